@@ -1,0 +1,166 @@
+/**
+ * @file server.h
+ * The MCP server engine. A pmcp_server is handed whole JSON-RPC messages with
+ * pmcp_server_handle(); everything it sends (responses, notifications and
+ * server-to-client requests) leaves through the sink callback, tagged with the
+ * session and the request it belongs to. That pair is the in-process frontend
+ * and the FFI surface; probe-mcp-stdio and probe-mcp-http only move bytes.
+ *
+ * Thread-safety: pmcp_server_handle(), pmcp_server_notify_*() and the
+ * session calls may be called from several threads at once. Registration
+ * (pmcp_server_add_*) must happen before the first message is handled.
+ * The sink may be called from any thread, one call at a time per session.
+ */
+#ifndef PROBEMCP_SERVER_H
+#define PROBEMCP_SERVER_H
+
+#include "common.h"
+#include "error.h"
+
+PMCP_BEGIN_DECLS
+
+typedef struct pmcp_server pmcp_server;
+
+/** What an outgoing message is. */
+typedef enum pmcp_out_kind {
+  PMCP_OUT_RESPONSE = 1,     /**< a response (result or error) to a request */
+  PMCP_OUT_NOTIFICATION = 2, /**< a server notification */
+  PMCP_OUT_REQUEST = 3       /**< a server-to-client request */
+} pmcp_out_kind;
+
+/** One outgoing message, valid only during the sink call. */
+typedef struct pmcp_out {
+  /** The session the message belongs to (the id given to
+   *  pmcp_server_handle(); "" for the default session). */
+  const char *session;
+  /** JSON text of the id of the client request this message was produced
+   *  for (responses; progress, log and server requests made during a call),
+   *  or NULL for session-level messages (list-changed, resource updates,
+   *  log messages outside a call). HTTP routes by it: a non-NULL value goes
+   *  on that request's own SSE stream. */
+  const char *related_id;
+  pmcp_out_kind kind;
+  /** One whole JSON-RPC message (UTF-8, no trailing newline). */
+  const char *data;
+  size_t len;
+  /** Non-zero on the last message for related_id (its response). */
+  int final;
+} pmcp_out;
+
+/** The sink. Must not call pmcp_server_free(); may call pmcp_server_handle()
+ *  only from another thread. */
+typedef void (*pmcp_sink_fn)(const pmcp_out *msg, void *ud);
+
+#define PMCP_SERVER_OPTIONS_VERSION 1
+
+/** Server options. Strings are copied. */
+typedef struct pmcp_server_options {
+  unsigned version;          /**< PMCP_SERVER_OPTIONS_VERSION */
+  const char *name;          /**< serverInfo.name (required) */
+  const char *title;         /**< serverInfo.title, or NULL */
+  const char *server_version;/**< serverInfo.version, or NULL for the library's */
+  const char *instructions;  /**< initialize "instructions", or NULL */
+  const pmcp_allocator *allocator; /**< NULL: malloc */
+  pmcp_log_fn log;           /**< diagnostics for the host, or NULL */
+  void *log_ud;
+  pmcp_log_level log_level;  /**< least level passed to @c log */
+  unsigned workers;          /**< threads for blocking tools; 0: 4 */
+  pmcp_sink_fn sink;         /**< required */
+  void *sink_ud;
+  /** Largest message accepted by pmcp_server_handle(); 0: no limit. */
+  size_t max_message;
+} pmcp_server_options;
+
+#define PMCP_SERVER_OPTIONS_INIT {PMCP_SERVER_OPTIONS_VERSION, NULL, NULL, NULL, \
+    NULL, NULL, NULL, NULL, PMCP_LOG_WARNING, 0, NULL, NULL, 0}
+
+/** Fills @p opts with the defaults of options version @p version.
+ *  @return 0, or PMCP_EINVAL for an unknown version. */
+PMCP_API int pmcp_server_options_init(pmcp_server_options *opts, unsigned version);
+
+/**
+ * Creates a server.
+ * @param[out] out the new server; set to NULL on failure.
+ * @return 0; PMCP_EINVAL (no name or sink, unknown options version);
+ *         PMCP_ENOMEM.
+ * Ownership: the caller frees it with pmcp_server_free().
+ */
+PMCP_API int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts);
+
+/** Cancels running calls, waits for the workers, frees everything. NULL ok. */
+PMCP_API void pmcp_server_free(pmcp_server *server);
+
+/**
+ * Handles one whole JSON-RPC message (a request, notification, response to a
+ * server request, or a batch where the session's protocol version allows).
+ * Replies leave through the sink, possibly before this returns, possibly
+ * later from a worker thread.
+ * @param session the session id; NULL or "" for the default session. An
+ *        unknown id opens a new session.
+ * @return 0 when the message was taken (protocol errors are answered through
+ *         the sink, not returned); PMCP_ETOOBIG above max_message;
+ *         PMCP_EMISUSE on a freed or closing server.
+ */
+PMCP_API int pmcp_server_handle(pmcp_server *server, const char *session,
+                                const char *msg, size_t len);
+
+/** Session flags for pmcp_server_session_open(). */
+enum {
+  /** Stateless: no initialize needed; every request is self-contained. */
+  PMCP_SESSION_STATELESS = 1u << 0
+};
+
+/**
+ * Opens a session explicitly (pmcp_server_handle() opens unknown ids
+ * implicitly with flags 0). @p ud is handed to tool handlers through
+ * pmcp_call_session_ud(): a frontend puts the connection's identity there.
+ * @return 0; PMCP_EEXIST if open; PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_server_session_open(pmcp_server *server, const char *session,
+                                      unsigned flags, void *ud);
+
+/** Ends a session: cancels its running calls, drops its subscriptions and
+ *  pending server requests. @return 0 or PMCP_ENOTFOUND. */
+PMCP_API int pmcp_server_session_close(pmcp_server *server, const char *session);
+
+/** True when @p session exists and has completed initialize. */
+PMCP_API int pmcp_server_session_ready(pmcp_server *server, const char *session);
+
+/** Copies the protocol version negotiated for @p session into @p out
+ *  (NUL-terminated, at most @p size bytes). @return 0, PMCP_ENOTFOUND, or
+ *  PMCP_EINVAL when the session has not initialized. */
+PMCP_API int pmcp_server_session_protocol(pmcp_server *server, const char *session,
+                                          char *out, size_t size);
+
+/** Waits until no call is running or queued. @return 0. */
+PMCP_API int pmcp_server_drain(pmcp_server *server);
+
+/** Sends notifications/resources/updated for @p uri to every session
+ *  subscribed to it. @return 0 or PMCP_ENOMEM. */
+PMCP_API int pmcp_server_notify_resource_updated(pmcp_server *server, const char *uri);
+
+/** What list changed, for pmcp_server_notify_list_changed(). */
+typedef enum pmcp_list_kind {
+  PMCP_LIST_TOOLS = 1,
+  PMCP_LIST_RESOURCES = 2,
+  PMCP_LIST_PROMPTS = 3
+} pmcp_list_kind;
+
+/** Sends notifications/{tools,resources,prompts}/list_changed to every
+ *  initialized session. @return 0, PMCP_EINVAL. */
+PMCP_API int pmcp_server_notify_list_changed(pmcp_server *server, pmcp_list_kind kind);
+
+/** Sends a notifications/message to every session whose logging/setLevel
+ *  admits @p level. @p data_json is any JSON value (a string must be quoted).
+ *  @return 0, PMCP_EINVAL (data not JSON), PMCP_ENOMEM. */
+PMCP_API int pmcp_server_log(pmcp_server *server, pmcp_log_level level,
+                             const char *logger, const char *data_json);
+
+/** The message of the last error on @p server (argument, pointer, reason);
+ *  "" if none. Borrowed, valid until the next call on the server from the
+ *  same thread. */
+PMCP_API const char *pmcp_server_errmsg(const pmcp_server *server);
+
+PMCP_END_DECLS
+
+#endif

@@ -1,0 +1,315 @@
+/**
+ * @file tool.h
+ * Tools, resources, prompts and completions, and the call context their
+ * handlers receive.
+ *
+ * A tool declares its arguments per *mode*: the engine builds the JSON Schema
+ * from the declaration and validates every call before the handler runs
+ * (types, bounds, enums, required arguments, and arguments the chosen mode
+ * does not read). Handlers receive typed arguments through pmcp_arg_*(),
+ * never raw JSON, and build their result through pmcp_result_*().
+ */
+#ifndef PROBEMCP_TOOL_H
+#define PROBEMCP_TOOL_H
+
+#include "common.h"
+#include "error.h"
+#include "server.h"
+
+PMCP_BEGIN_DECLS
+
+/** The context of one handler invocation (tool call, resource read, prompt
+ *  get, completion). Owned by the engine; valid until the handler returns. */
+typedef struct pmcp_call pmcp_call;
+
+/** Argument types. */
+typedef enum pmcp_type {
+  PMCP_T_STRING = 1,
+  PMCP_T_INTEGER = 2,
+  PMCP_T_NUMBER = 3,
+  PMCP_T_BOOLEAN = 4,
+  PMCP_T_OBJECT = 5,        /**< any JSON object, read with pmcp_arg_json() */
+  PMCP_T_STRING_ARRAY = 6,  /**< array of strings */
+  PMCP_T_NUMBER_ARRAY = 7,  /**< array of numbers */
+  PMCP_T_ARRAY = 8,         /**< array of anything, read with pmcp_arg_json() */
+  PMCP_T_STRING_OR_STRING_ARRAY = 9, /**< "a" or ["a","b"] */
+  PMCP_T_ANY = 10           /**< any JSON value, read with pmcp_arg_json() */
+} pmcp_type;
+
+/** One argument. Strings are copied at registration. */
+typedef struct pmcp_arg_spec {
+  const char *name;
+  pmcp_type type;
+  int required;
+  const char *description;
+  /** Bounds: for numbers the value; for strings the length in characters;
+   *  for arrays the item count. Only used where has_min / has_max is set. */
+  int has_min, has_max;
+  double min, max;
+  /** NULL-terminated list of allowed strings (strings and string arrays). */
+  const char *const *enum_values;
+  /** JSON text of the default advertised in the schema (and reported by
+   *  pmcp_arg_* when the argument is absent), or NULL. */
+  const char *default_json;
+} pmcp_arg_spec;
+
+/** One mode of a tool: the arguments it reads besides `mode` itself. */
+typedef struct pmcp_mode_spec {
+  const char *name;
+  const char *description;
+  const pmcp_arg_spec *args;
+  size_t n_args;
+} pmcp_mode_spec;
+
+/** Handler of a tool. Returns 0 having built a result (an isError result is
+ *  still 0); a negative code makes the engine answer with a JSON-RPC error
+ *  (PMCP_ECANCELLED: no answer, the call was cancelled). */
+typedef int (*pmcp_tool_fn)(pmcp_call *call, void *ud);
+
+/** Tool flags. */
+enum {
+  /** May block (I/O, server-to-client requests, long work): runs on the
+   *  worker pool so ping and cancellation are never stuck behind it. */
+  PMCP_TOOL_BLOCKING = 1u << 0,
+  /** Takes `token_budget` (512-8000, default 2000) and `cursor` in every
+   *  mode; the engine checks the result's one text item against the budget
+   *  (see budget.h). */
+  PMCP_TOOL_BUDGETED = 1u << 1
+};
+
+/** Annotation hints: absent, false or true. */
+typedef enum pmcp_hint {
+  PMCP_HINT_UNSET = 0,
+  PMCP_HINT_FALSE = 1,
+  PMCP_HINT_TRUE = 2
+} pmcp_hint;
+
+#define PMCP_TOOL_DEF_VERSION 1
+
+/** A tool declaration; pmcp_server_add_tool() copies everything. */
+typedef struct pmcp_tool_def {
+  unsigned version;            /**< PMCP_TOOL_DEF_VERSION */
+  const char *name;            /**< required, unique */
+  const char *title;
+  const char *description;
+  /** Modes. With n_modes > 0 the tool takes a string `mode` whose values are
+   *  the mode names, required unless default_mode names one. */
+  const pmcp_mode_spec *modes;
+  size_t n_modes;
+  const char *default_mode;
+  /** Arguments common to every mode (or all arguments of a mode-less tool). */
+  const pmcp_arg_spec *args;
+  size_t n_args;
+  /** A literal inputSchema (JSON text), kept exactly as written. When set,
+   *  modes/args must be empty; the engine checks only that arguments are an
+   *  object, and handlers read them with pmcp_arg_json(). */
+  const char *input_schema_json;
+  /** outputSchema (JSON text) or NULL; kept exactly as written. */
+  const char *output_schema_json;
+  pmcp_hint read_only, destructive, idempotent, open_world;
+  unsigned flags;              /**< PMCP_TOOL_* */
+  pmcp_tool_fn handler;        /**< required */
+  void *ud;
+  /** Frees @c ud when the tool is dropped, and also when adding fails. */
+  void (*ud_free)(void *ud);
+} pmcp_tool_def;
+
+#define PMCP_TOOL_DEF_INIT {PMCP_TOOL_DEF_VERSION, NULL, NULL, NULL, NULL, 0, \
+    NULL, NULL, 0, NULL, NULL, PMCP_HINT_UNSET, PMCP_HINT_UNSET,           \
+    PMCP_HINT_UNSET, PMCP_HINT_UNSET, 0, NULL, NULL, NULL}
+
+/**
+ * Registers a tool.
+ * @return 0; PMCP_EINVAL (missing name or handler, bad schema JSON, duplicate
+ *         argument, a mode named twice; detail in pmcp_server_errmsg());
+ *         PMCP_EEXIST (name taken); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def);
+
+/** Copies the inputSchema the engine built (or was given) for @p tool into
+ *  @p out. @return 0, PMCP_ENOTFOUND, PMCP_ENOMEM. */
+PMCP_API int pmcp_server_tool_schema(pmcp_server *server, const char *tool, pmcp_buf *out);
+
+/* ---- Resources ---------------------------------------------------------- */
+
+/** Reads a resource: add contents with pmcp_result_resource_text/blob();
+ *  pmcp_call_uri() is the URI asked for. Return PMCP_ENOTFOUND for an
+ *  unknown URI (answered as -32002 "Resource not found"). */
+typedef int (*pmcp_read_fn)(pmcp_call *call, void *ud);
+
+#define PMCP_RESOURCE_DEF_VERSION 1
+typedef struct pmcp_resource_def {
+  unsigned version;
+  const char *uri;          /**< a fixed resource; or NULL with uri_template */
+  const char *uri_template; /**< RFC 6570 level-1 template, e.g. test://x/{id} */
+  const char *name;
+  const char *title;
+  const char *description;
+  const char *mime_type;
+  unsigned flags;           /**< PMCP_TOOL_BLOCKING allowed */
+  pmcp_read_fn read;
+  void *ud;
+  void (*ud_free)(void *ud);
+} pmcp_resource_def;
+#define PMCP_RESOURCE_DEF_INIT {PMCP_RESOURCE_DEF_VERSION, NULL, NULL, NULL, \
+    NULL, NULL, NULL, 0, NULL, NULL, NULL}
+
+/** Registers a resource or a resource template. @return 0, PMCP_EINVAL,
+ *  PMCP_EEXIST, PMCP_ENOMEM. */
+PMCP_API int pmcp_server_add_resource(pmcp_server *server, const pmcp_resource_def *def);
+
+/* ---- Prompts ------------------------------------------------------------ */
+
+typedef struct pmcp_prompt_arg {
+  const char *name;
+  const char *description;
+  int required;
+} pmcp_prompt_arg;
+
+/** Builds a prompt: read arguments with pmcp_arg_string(), add messages with
+ *  pmcp_prompt_*(). */
+typedef int (*pmcp_prompt_fn)(pmcp_call *call, void *ud);
+
+#define PMCP_PROMPT_DEF_VERSION 1
+typedef struct pmcp_prompt_def {
+  unsigned version;
+  const char *name;
+  const char *title;
+  const char *description;
+  const pmcp_prompt_arg *args;
+  size_t n_args;
+  pmcp_prompt_fn get;
+  void *ud;
+  void (*ud_free)(void *ud);
+} pmcp_prompt_def;
+#define PMCP_PROMPT_DEF_INIT {PMCP_PROMPT_DEF_VERSION, NULL, NULL, NULL, NULL, \
+    0, NULL, NULL, NULL}
+
+PMCP_API int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def);
+
+/* ---- Completion --------------------------------------------------------- */
+
+/** Completes an argument of a prompt (ref type "ref/prompt", @p ref_name the
+ *  prompt's name) or of a resource template ("ref/resource", the template).
+ *  Add values with pmcp_complete_value(); context arguments are readable with
+ *  pmcp_arg_string(). */
+typedef int (*pmcp_complete_fn)(pmcp_call *call, const char *ref_type,
+                                const char *ref_name, const char *arg_name,
+                                const char *value, void *ud);
+
+/** Sets the one completion handler (replacing any before). */
+PMCP_API int pmcp_server_set_completion(pmcp_server *server, pmcp_complete_fn fn,
+                                        void *ud, void (*ud_free)(void *ud));
+
+/* ---- Reading arguments -------------------------------------------------- */
+
+/** The chosen mode ("" for mode-less tools). Borrowed. */
+PMCP_API const char *pmcp_call_mode(const pmcp_call *call);
+/** True when the caller passed @p name. */
+PMCP_API int pmcp_arg_has(const pmcp_call *call, const char *name);
+/** Reads a string argument (or its declared default). @p len may be NULL.
+ *  Borrowed until the handler returns.
+ *  @return 0; PMCP_ENOTFOUND (absent, no default); PMCP_EINVAL (other type). */
+PMCP_API int pmcp_arg_string(const pmcp_call *call, const char *name,
+                             const char **out, size_t *len);
+PMCP_API int pmcp_arg_int(const pmcp_call *call, const char *name, int64_t *out);
+PMCP_API int pmcp_arg_number(const pmcp_call *call, const char *name, double *out);
+PMCP_API int pmcp_arg_bool(const pmcp_call *call, const char *name, int *out);
+/** Number of items of an array argument (a lone string counts as 1 for
+ *  PMCP_T_STRING_OR_STRING_ARRAY); 0 when absent. */
+PMCP_API size_t pmcp_arg_count(const pmcp_call *call, const char *name);
+PMCP_API int pmcp_arg_string_at(const pmcp_call *call, const char *name, size_t i,
+                                const char **out);
+PMCP_API int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t i,
+                                double *out);
+/** Compact JSON text of any argument; with @p name NULL, of the whole
+ *  arguments object. Borrowed until the handler returns. */
+PMCP_API int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out);
+
+/* ---- Building results --------------------------------------------------- */
+
+/** Appends a text content item (or, in a prompt, see pmcp_prompt_*). */
+PMCP_API int pmcp_result_text(pmcp_call *call, const char *text, size_t len);
+/** Appends an image (base64 data) / audio content item. */
+PMCP_API int pmcp_result_image(pmcp_call *call, const char *base64, const char *mime);
+PMCP_API int pmcp_result_audio(pmcp_call *call, const char *base64, const char *mime);
+/** Appends an embedded resource with text (in a resource read: a content). */
+PMCP_API int pmcp_result_resource_text(pmcp_call *call, const char *uri,
+                                       const char *mime, const char *text);
+PMCP_API int pmcp_result_resource_blob(pmcp_call *call, const char *uri,
+                                       const char *mime, const char *base64);
+/** Appends a resource_link content item. */
+PMCP_API int pmcp_result_resource_link(pmcp_call *call, const char *uri,
+                                       const char *name, const char *description,
+                                       const char *mime);
+/** Sets structuredContent (a JSON object, text). @return PMCP_EINVAL if it
+ *  is not a JSON object. */
+PMCP_API int pmcp_result_structured(pmcp_call *call, const char *json, size_t len);
+/** Marks the result isError. */
+PMCP_API void pmcp_result_set_error(pmcp_call *call, int is_error);
+/** Replaces the content with one text item holding @p message and sets
+ *  isError. PMCP_PRINTF-style. */
+PMCP_API int pmcp_result_errorf(pmcp_call *call, const char *fmt, ...) PMCP_PRINTF(2, 3);
+
+/** Prompt messages (role "user" or "assistant"). */
+PMCP_API int pmcp_prompt_text(pmcp_call *call, const char *role, const char *text);
+PMCP_API int pmcp_prompt_image(pmcp_call *call, const char *role,
+                               const char *base64, const char *mime);
+PMCP_API int pmcp_prompt_resource(pmcp_call *call, const char *role, const char *uri,
+                                  const char *mime, const char *text);
+/** Sets the prompt result's description. */
+PMCP_API int pmcp_prompt_description(pmcp_call *call, const char *text);
+
+/** Completion values (at most 100 are sent) and the optional total. */
+PMCP_API int pmcp_complete_value(pmcp_call *call, const char *value);
+PMCP_API void pmcp_complete_total(pmcp_call *call, int64_t total, int has_more);
+
+/* ---- Call context ------------------------------------------------------- */
+
+PMCP_API pmcp_server *pmcp_call_server(const pmcp_call *call);
+/** The session id ("" for the default session). Borrowed. */
+PMCP_API const char *pmcp_call_session(const pmcp_call *call);
+/** The @c ud given to pmcp_server_session_open(), or NULL. */
+PMCP_API void *pmcp_call_session_ud(const pmcp_call *call);
+/** The tool name, prompt name or resource URI. Borrowed. */
+PMCP_API const char *pmcp_call_name(const pmcp_call *call);
+/** The resource URI asked for (resource reads). Borrowed. */
+PMCP_API const char *pmcp_call_uri(const pmcp_call *call);
+/** For a resource template read: the value of template variable @p var. */
+PMCP_API const char *pmcp_call_uri_var(const pmcp_call *call, const char *var);
+/** Non-zero once the client cancelled the request (or the session closed);
+ *  a handler that sees it should stop and return PMCP_ECANCELLED. */
+PMCP_API int pmcp_call_cancelled(const pmcp_call *call);
+/** Sends notifications/progress if the request carried a progressToken
+ *  (otherwise does nothing and returns 0). @p total < 0: no total;
+ *  @p message may be NULL. */
+PMCP_API int pmcp_call_progress(pmcp_call *call, double progress, double total,
+                                const char *message);
+/** Sends notifications/message for this request when the session's level
+ *  admits @p level. @p data_json is a JSON value. */
+PMCP_API int pmcp_call_log(pmcp_call *call, pmcp_log_level level, const char *logger,
+                           const char *data_json);
+/** True when the client declared capability @p name at initialize
+ *  ("sampling", "elicitation", "roots"). */
+PMCP_API int pmcp_call_client_has(const pmcp_call *call, const char *name);
+/**
+ * Sends a request to the client (e.g. "sampling/createMessage",
+ * "elicitation/create", "roots/list") and waits for its response, which
+ * arrives through pmcp_server_handle() on any thread. Only allowed in a
+ * PMCP_TOOL_BLOCKING handler.
+ * @param params_json the params object as JSON text.
+ * @param timeout_ms 0: no limit beyond cancellation.
+ * @param[out] out the result object's JSON text; on PMCP_EREMOTE the error
+ *             object's JSON text.
+ * @return 0; PMCP_EREMOTE; PMCP_ETIMEOUT; PMCP_ECANCELLED; PMCP_EMISUSE (not
+ *         on a worker); PMCP_EINVAL.
+ */
+PMCP_API int pmcp_call_request(pmcp_call *call, const char *method,
+                               const char *params_json, int timeout_ms,
+                               pmcp_buf *out);
+/** The call's token budget (PMCP_TOOL_BUDGETED tools; else 0). */
+PMCP_API int pmcp_call_token_budget(const pmcp_call *call);
+
+PMCP_END_DECLS
+
+#endif

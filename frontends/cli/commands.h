@@ -1,0 +1,24 @@
+/* The probe CLI's commands. main.c parses the global options (which come
+ * before the command) and dispatches; each cmd_*.c implements one command
+ * group and returns the process exit status (0 ok, 1 failure, 2 usage). */
+#ifndef PROBE_CLI_COMMANDS_H
+#define PROBE_CLI_COMMANDS_H
+
+typedef struct probe_globals {
+  const char *store;   /* --store PATH|URL, or NULL: resolve per store.h */
+  const char *tenant;  /* --tenant NAME, or NULL: "default" */
+  int quiet;           /* --quiet: no progress on stderr */
+} probe_globals;
+
+typedef int (*probe_cmd_fn)(const probe_globals *g, int argc, char **argv);
+
+typedef struct probe_command {
+  const char *name;
+  const char *summary;  /* one line for `probe --help` */
+  probe_cmd_fn run;     /* argv[0] is the command name */
+} probe_command;
+
+/* Command groups (one file each). Append new ones here and in main.c. */
+int probe_cmd_tokens(const probe_globals *g, int argc, char **argv);
+
+#endif

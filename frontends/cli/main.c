@@ -1,0 +1,74 @@
+/* probe: the write path of probe-mcp (create, log, import) and its utilities.
+ * Global options come before the command: probe [--store S] [--tenant T]
+ * <command> ... */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "probemcp/probemcp.h"
+
+static const probe_command commands[] = {
+  {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: probe [--store PATH|URL] [--tenant NAME] [--quiet] <command> [args]\n"
+          "       probe --help | --version\n\n"
+          "Global options:\n"
+          "  --store S    SQLite path or postgresql:// URL (default: $PROBE_STORE,\n"
+          "               else $XDG_DATA_HOME/probe/store.db)\n"
+          "  --tenant T   the lab to act in (default: \"default\")\n"
+          "  --quiet      no progress output on stderr\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'probe <command> --help' describes a command; see probe(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+  probe_globals g = {NULL, NULL, 0};
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("probe %s\n", pmcp_version());
+      return 0;
+    } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      g.quiet = 1;
+    } else if (strcmp(a, "--store") == 0 || strcmp(a, "--tenant") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "probe: %s needs a value\n", a);
+        return 2;
+      }
+      if (a[2] == 's')
+        g.store = argv[++i];
+      else
+        g.tenant = argv[++i];
+    } else if (strncmp(a, "--store=", 8) == 0) {
+      g.store = a + 8;
+    } else if (strncmp(a, "--tenant=", 9) == 0) {
+      g.tenant = a + 9;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "probe: unknown option '%s' (global options come before the command)\n", a);
+      return 2;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  for (size_t c = 0; c < N_COMMANDS; c++)
+    if (strcmp(argv[i], commands[c].name) == 0)
+      return commands[c].run(&g, argc - i, argv + i);
+  fprintf(stderr, "probe: unknown command '%s'; 'probe --help' lists them\n", argv[i]);
+  return 2;
+}

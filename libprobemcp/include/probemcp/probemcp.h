@@ -10,6 +10,7 @@
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "store.h"
 #include "tokens.h"
 
 #endif

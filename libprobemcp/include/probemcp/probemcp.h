@@ -10,5 +10,6 @@
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "store.h"
 
 #endif

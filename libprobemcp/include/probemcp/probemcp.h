@@ -11,5 +11,6 @@
 #include "server.h"
 #include "tool.h"
 #include "store.h"
+#include "tokens.h"
 
 #endif

@@ -10,5 +10,7 @@
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "json.h"
+#include "cursor.h"
 
 #endif

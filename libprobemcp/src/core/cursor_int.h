@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "probemcp/cursor.h"
+#include "probemcp/server.h"
 
 #define PMCP__CURSOR_FORMAT 1
 /* Largest position state a cursor carries (uncompressed). */

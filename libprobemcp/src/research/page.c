@@ -180,6 +180,18 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
                               args, ver, cur, len, &st, &why);
   if (rc == 0)
     *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
+  if (rc == PMCP_ECURSOR) {
+    /* Document and content cursors pin what they read (a version, a
+     * prefix hash) instead of the store's version, and are minted with
+     * version 0; their state says so. */
+    pmcp_cursor_status why0 = PMCP_CURSOR_OK;
+    if (pmcp_cursor_decode(pmcp_call_server(call), pmcp_call_name(call),
+                           args, 0, cur, len, &st, &why0) == 0) {
+      *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
+      if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*state, "pin")))
+        rc = 0;
+    }
+  }
   pmcp_buf_dispose(&st);
   if (rc == 0 && cJSON_IsObject(*state))
     return 0;

@@ -95,8 +95,7 @@ static char *mint(pmcp_call *call, pmcp__research *rs, const cJSON *st,
   if (!s)
     return NULL;
   pmcp_buf out = PMCP_BUF_INIT;
-  int rc = pmcp_cursor_encode(pmcp_call_server(call), pmcp_call_name(call),
-                              args, 0, s, strlen(s), &out);
+  int rc = pmcp__rs_cursor_encode(rs, pmcp_call_name(call), args, 0, s, &out);
   cJSON_free(s);
   if (rc) {
     pmcp_buf_dispose(&out);

@@ -43,17 +43,24 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
     return rc;
   /* Cursors signed with the store's key survive restarts and work across
    * replicas; a store without one keeps the server's random key. */
-  pmcp_buf key = PMCP_BUF_INIT;
-  if (pmcp_store_secret(store, "cursor_key", &key) == 0 &&
-      key.len >= PMCP_CURSOR_KEY_MIN && key.len <= PMCP_CURSOR_KEY_MAX)
-    pmcp_server_set_cursor_key(server, key.ptr, key.len);
-  if (key.ptr)
-    memset(key.ptr, 0, key.len);
-  pmcp_buf_dispose(&key);
-
   pmcp__research *rs = calloc(1, sizeof *rs);
   if (!rs)
     return PMCP_ENOMEM;
+  pmcp_buf key = PMCP_BUF_INIT;
+  if (pmcp_store_secret(store, "cursor_key", &key) == 0 &&
+      key.len >= PMCP_CURSOR_KEY_MIN && key.len <= PMCP_CURSOR_KEY_MAX) {
+    memcpy(rs->cursor_key, key.ptr, key.len);
+    rs->cursor_key_len = key.len;
+  } else if (pmcp_cursor_key_generate(rs->cursor_key, 32) == 0) {
+    rs->cursor_key_len = 32;
+  }
+  if (key.ptr)
+    memset(key.ptr, 0, key.len);
+  pmcp_buf_dispose(&key);
+  if (!rs->cursor_key_len) {
+    free(rs);
+    return PMCP_EINTERNAL;
+  }
   rs->store = store;
   rs->tenant = t;
   pthread_mutex_init(&rs->lock, NULL);

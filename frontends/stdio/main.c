@@ -56,6 +56,8 @@ static int write_all(const char *data, size_t len)
 static void sink(const pmcp_out *msg, void *ud)
 {
   (void)ud;
+  if (!msg->data)
+    return; /* control kinds (END, CLOSE_STREAM) mean nothing on a pipe */
   pthread_mutex_lock(&out_mu);
   if (!out_broken && write_all(msg->data, msg->len) != 0)
     out_broken = 1;

@@ -22,6 +22,20 @@ static void sink(const pmcp_out *out, void *ud)
   m->related = out->related_id ? dupn(out->related_id, strlen(out->related_id)) : NULL;
   m->kind = out->kind;
   m->final = out->final;
+  if (!out->data) {
+    /* control messages: record the END/CLOSE_STREAM markers apart */
+    ck_assert_uint_eq(out->len, 0);
+    pthread_mutex_lock(&h->mu);
+    if (out->kind == PMCP_OUT_END)
+      h->ends++;
+    else
+      h->closes++;
+    pthread_mutex_unlock(&h->mu);
+    free(m->session);
+    free(m->related);
+    free(m);
+    return;
+  }
   m->data = dupn(out->data, out->len);
   /* Every message is one line of JSON. */
   ck_assert_ptr_null(memchr(out->data, '\n', out->len));

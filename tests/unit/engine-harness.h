@@ -24,6 +24,7 @@ typedef struct harness {
   pthread_cond_t cond;
   h_msg *head, *tail;
   size_t count;
+  size_t ends, closes; /* PMCP_OUT_END / PMCP_OUT_CLOSE_STREAM seen */
   /* optional: called from the sink after recording (e.g. answer server
    * requests); must not call pmcp_server_handle on the sink thread */
   void (*on_msg)(struct harness *h, const h_msg *m);

@@ -772,6 +772,16 @@ int pmcp_call_client_has(const pmcp_call *call, const char *name)
   return has;
 }
 
+int pmcp_call_close_stream(pmcp_call *call)
+{
+  if (!call_ok(call) || !call->req)
+    return PMCP_EINVAL;
+  pmcp__req *req = call->req;
+  if (!req->batch && !atomic_load(&req->cancelled))
+    pmcp__send(call->srv, req->sess, req->id, PMCP_OUT_CLOSE_STREAM, NULL, 0, 0);
+  return 0;
+}
+
 int pmcp_call_token_budget(const pmcp_call *call)
 {
   return call_ok(call) ? call->token_budget : 0;

@@ -211,37 +211,50 @@ static void req_free(pmcp__req *req)
     batch_release(srv, batch);
 }
 
+/* A request that ends without a response still tells the transport its
+ * stream is over (PMCP_OUT_END); batch members end with their batch. */
+static void req_end_silently(pmcp__req *req)
+{
+  if (!req->batch)
+    pmcp__send(req->srv, req->sess, req->id, PMCP_OUT_END, NULL, 0, 1);
+  req_free(req);
+}
+
 void pmcp__req_drop(pmcp__req *req)
 {
-  req_free(req);
+  req_end_silently(req);
 }
 
 void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
 {
-  if (!atomic_load(&req->cancelled)) {
-    pmcp_buf b = PMCP_BUF_INIT;
-    int rc = pmcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", req->id);
-    if (!rc)
-      rc = pmcp__buf_append(&b, result, len);
-    if (!rc)
-      rc = pmcp__buf_putc(&b, '}');
-    if (!rc) {
-      emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len);
-    } else {
-      pmcp_buf_dispose(&b);
-      pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-      return;
-    }
-    pmcp_buf_dispose(&b);
+  if (atomic_load(&req->cancelled)) {
+    req_end_silently(req);
+    return;
   }
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", req->id);
+  if (!rc)
+    rc = pmcp__buf_append(&b, result, len);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+    return;
+  }
+  emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
   req_free(req);
 }
 
 void pmcp__req_error(pmcp__req *req, int code, const char *msg,
                      const char *data_json)
 {
-  if (!atomic_load(&req->cancelled))
-    pmcp__rpc_error(req->srv, req->sess, req->batch, req->id, code, msg, data_json);
+  if (atomic_load(&req->cancelled)) {
+    req_end_silently(req);
+    return;
+  }
+  pmcp__rpc_error(req->srv, req->sess, req->batch, req->id, code, msg, data_json);
   req_free(req);
 }
 

@@ -6,9 +6,11 @@
 #define PROBEMCP_H
 
 #include "common.h"
-#include "version.h"
+#include "probemcp/version.h" /* generated into the build tree */
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "store.h"
+#include "tokens.h"
 
 #endif

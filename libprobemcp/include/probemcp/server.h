@@ -25,7 +25,16 @@ typedef struct pmcp_server pmcp_server;
 typedef enum pmcp_out_kind {
   PMCP_OUT_RESPONSE = 1,     /**< a response (result or error) to a request */
   PMCP_OUT_NOTIFICATION = 2, /**< a server notification */
-  PMCP_OUT_REQUEST = 3       /**< a server-to-client request */
+  PMCP_OUT_REQUEST = 3,      /**< a server-to-client request */
+  /** Control, no data (data NULL, len 0), final set: the request
+   *  related_id ended without a response (it was cancelled). A transport
+   *  that waits for the request's last message ends its stream here. */
+  PMCP_OUT_END = 4,
+  /** Control, no data: a handler asked with pmcp_call_close_stream() that
+   *  the stream carrying related_id be closed now while the call goes on;
+   *  the client resumes it with Last-Event-ID (SSE polling, SEP-1699).
+   *  Transports without such streams (stdio) ignore it. */
+  PMCP_OUT_CLOSE_STREAM = 5
 } pmcp_out_kind;
 
 /** One outgoing message, valid only during the sink call. */
@@ -40,7 +49,8 @@ typedef struct pmcp_out {
    *  on that request's own SSE stream. */
   const char *related_id;
   pmcp_out_kind kind;
-  /** One whole JSON-RPC message (UTF-8, no trailing newline). */
+  /** One whole JSON-RPC message (UTF-8, no trailing newline); NULL for
+   *  the control kinds PMCP_OUT_END and PMCP_OUT_CLOSE_STREAM. */
   const char *data;
   size_t len;
   /** Non-zero on the last message for related_id (its response). */

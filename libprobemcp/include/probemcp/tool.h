@@ -307,6 +307,12 @@ PMCP_API int pmcp_call_client_has(const pmcp_call *call, const char *name);
 PMCP_API int pmcp_call_request(pmcp_call *call, const char *method,
                                const char *params_json, int timeout_ms,
                                pmcp_buf *out);
+/** Asks the transport to close the stream that carries this call's
+ *  messages now (an SSE response of Streamable HTTP); the call goes on and
+ *  its later messages are kept for the client to resume with Last-Event-ID.
+ *  Emits a PMCP_OUT_CLOSE_STREAM through the sink; transports without such
+ *  streams ignore it. @return 0; PMCP_ENOMEM. */
+PMCP_API int pmcp_call_close_stream(pmcp_call *call);
 /** The call's token budget (PMCP_TOOL_BUDGETED tools; else 0). */
 PMCP_API int pmcp_call_token_budget(const pmcp_call *call);
 

@@ -30,7 +30,7 @@ static int hp_cb(void *ud, const char *path, const pmcp__imp_value *v,
                  int line)
 {
   hp_ctx *h = ud;
-  return pmcp__imp_run_attr(h->cx, PMCP__IA_PARAM, path, v);
+  return pmcp__imp_run_attr(h->cx, PMCP__IA_CONFIG, path, v);
 }
 
 static int import_hparams(pmcp__imp_ctx *cx, const char *csv_path)
@@ -181,7 +181,8 @@ static int import_one(pmcp__imp_ctx *cx, const char *path)
   name = cx->run_name ? strdup(cx->run_name) : display_name(path);
   if (!name)
     goto oom;
-  pmcp__imp_run run = {key, name, NULL, "csv", NULL, NULL, 0, -1, -1};
+  pmcp__imp_run run = {key, name, NULL, "csv", NULL, NULL, 0, -1, -1,
+                       NULL, NULL, NULL, NULL, NULL};
   if ((rc = pmcp__imp_run_begin(cx, &run)))
     goto out;
   if (cx->skipping)

@@ -236,7 +236,8 @@ int pmcp__import_hf(pmcp__imp_ctx *cx, const char *path)
     rc = pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
     goto out;
   }
-  pmcp__imp_run run = {key, name, NULL, "hf", NULL, NULL, 0, -1, -1};
+  pmcp__imp_run run = {key, name, NULL, "hf", NULL, NULL, 0, -1, -1,
+                       NULL, NULL, NULL, NULL, NULL};
   if ((rc = pmcp__imp_run_begin(cx, &run)))
     goto out;
   if (cx->skipping)

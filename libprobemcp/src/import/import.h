@@ -50,13 +50,17 @@ typedef struct pmcp__imp_run {
   const char *user;           /* NULL if unknown */
   int deleted;
   int64_t start_ms, end_ms;   /* -1: unknown */
+  /* Code state and description where the source records them (MLflow's
+   * mlflow.source.* and mlflow.note.content tags), else NULL. */
+  const char *command, *git_commit, *git_branch, *git_remote, *description;
 } pmcp__imp_run;
 
 /* Kinds of run attributes. */
 enum {
   PMCP__IA_PARAM = 1, /* configuration (MLflow params, hparams.yaml) */
   PMCP__IA_TAG = 2,   /* tags (MLflow tags) */
-  PMCP__IA_ATTR = 3   /* other facts (trainer state, run meta) */
+  PMCP__IA_ATTR = 3,  /* other facts (trainer state, run meta) */
+  PMCP__IA_CONFIG = 4 /* nested configuration (Lightning hparams.yaml) */
 };
 
 typedef struct pmcp__imp_hist {

@@ -433,6 +433,28 @@ static int import_run(pmcp__imp_ctx *cx, const char *dir, const char *exp_key,
     name = uuid;
   char key[160];
   snprintf(key, sizeof key, "mlflow:%.128s", uuid);
+  /* Code state and description live in tags; the run record wants them
+   * when it is created. */
+  static const char *const code_tags[] = {
+      "mlflow.source.name", "mlflow.source.git.commit",
+      "mlflow.source.git.branch", "mlflow.source.git.repoURL",
+      "mlflow.note.content"};
+  char *code[5] = {NULL, NULL, NULL, NULL, NULL};
+  for (int i = 0; i < 5; i++) {
+    char *tp = pmcp__imp_join(dir, "tags");
+    char *fp = tp ? pmcp__imp_join(tp, code_tags[i]) : NULL;
+    struct stat st;
+    size_t len;
+    if (fp && stat(fp, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size < (1 << 20) &&
+        pmcp__imp_read_file(cx, fp, &code[i], &len) == 0 &&
+        (!pmcp__imp_utf8_text(code[i], len) || len == 0)) {
+      free(code[i]);
+      code[i] = NULL;
+    }
+    free(fp);
+    free(tp);
+  }
   const char *stage = meta_get(&m, "lifecycle_stage");
   pmcp__imp_run run = {key,
                        name,
@@ -442,7 +464,12 @@ static int import_run(pmcp__imp_ctx *cx, const char *dir, const char *exp_key,
                        meta_get(&m, "user_id"),
                        exp_deleted || (stage && strcmp(stage, "deleted") == 0),
                        meta_ms(&m, "start_time"),
-                       meta_ms(&m, "end_time")};
+                       meta_ms(&m, "end_time"),
+                       code[0],
+                       code[1],
+                       code[2],
+                       code[3],
+                       code[4]};
   if (run.user && !*run.user)
     run.user = NULL;
   rc = pmcp__imp_run_begin(cx, &run);
@@ -470,6 +497,8 @@ static int import_run(pmcp__imp_ctx *cx, const char *dir, const char *exp_key,
   if (rc == 0)
     rc = pmcp__imp_run_end(cx);
   free(tagname);
+  for (int i = 0; i < 5; i++)
+    free(code[i]);
   meta_free(&m);
   return rc;
 }

@@ -152,6 +152,23 @@ static int import_file(pmcp__imp_ctx *cx, pmcp__tb_state *st,
   return rc;
 }
 
+/* events.out.tfevents.<unix seconds>.<host>...: the file's creation
+ * time, the closest thing to a start time the format records. */
+static int64_t file_time_ms(const char *name)
+{
+  const char *p = strstr(name, "tfevents.");
+  if (!p)
+    return -1;
+  p += 9;
+  int64_t v = 0;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9' && digits < 12) {
+    v = v * 10 + (*p++ - '0');
+    digits++;
+  }
+  return digits >= 9 && (*p == '.' || *p == '\0') ? v * 1000 : -1;
+}
+
 /* The run's display name: its folder relative to the imported PATH, or
  * the folder's own name when PATH is the run folder (or one file). */
 static const char *run_name(const char *root, const char *dir, char **tmp)
@@ -230,8 +247,9 @@ int pmcp__import_tensorboard(pmcp__imp_ctx *cx, const char *path)
     char key[320];
     snprintf(key, sizeof key, "tensorboard:%.300s",
              pmcp__imp_basename(ps.v[i]));
-    pmcp__imp_run run = {key, name, NULL, "tensorboard", NULL, NULL, 0,
-                         -1, -1};
+    pmcp__imp_run run = {key,  name, NULL, "tensorboard", NULL, NULL, 0,
+                         -1,   -1,   NULL, NULL,          NULL, NULL, NULL};
+    run.start_ms = file_time_ms(pmcp__imp_basename(ps.v[i]));
     rc = pmcp__imp_run_begin(cx, &run);
     free(tmp);
     if (rc == 0 && cx->skipping) {

@@ -91,7 +91,8 @@ static int run_path(const char *path, int *count)
     n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp);
+  if (n > 1)
+    qsort(names, n, sizeof *names, cmp);
   int rc = 0;
   for (size_t i = 0; i < n; i++) {
     if (rc == 0 && stat(names[i], &st) == 0 && S_ISREG(st.st_mode)) {

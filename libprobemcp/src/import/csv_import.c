@@ -350,7 +350,8 @@ int pmcp__import_csv(pmcp__imp_ctx *cx, const char *path)
     rc = pmcp__imp_fail(cx, PMCP_EINVAL,
                         "%s: --name names one run, but the folder holds %zu",
                         path, fs.n);
-  qsort(fs.v, fs.n, sizeof *fs.v, cmp_str);
+  if (fs.n > 1)
+    qsort(fs.v, fs.n, sizeof *fs.v, cmp_str);
   for (size_t i = 0; rc == 0 && i < fs.n; i++)
     rc = import_one(cx, fs.v[i]);
   for (size_t i = 0; i < fs.n; i++)

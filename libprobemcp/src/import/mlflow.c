@@ -189,7 +189,8 @@ static int list(pmcp__imp_ctx *cx, const char *dir, int want_files,
     names_free(out);
     return pmcp__imp_fail(cx, rc, "out of memory");
   }
-  qsort(out->v, out->n, sizeof *out->v, cmp_name);
+  if (out->n > 1)
+    qsort(out->v, out->n, sizeof *out->v, cmp_name);
   return 0;
 }
 

@@ -12,5 +12,7 @@
 #include "tool.h"
 #include "store.h"
 #include "tokens.h"
+#include "json.h"
+#include "cursor.h"
 
 #endif

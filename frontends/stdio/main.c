@@ -95,9 +95,8 @@ static int register_toolsets(pmcp_server *srv, const options *o)
     pmcp_store_free(g_store);
     g_store = NULL;
     if (!asked && rc == PMCP_ENOTFOUND) {
-      /* No store anywhere: an empty server, said plainly. */
-      fprintf(stderr, PROG ": no store found (give --store PATH or set "
-                      "PROBE_STORE; `probe demo` makes one): serving no tools\n");
+      /* No store anywhere and none asked for: an empty server (--help
+       * says how to give one); stderr stays quiet on a clean run. */
       return 0;
     }
     fprintf(stderr, PROG ": cannot open the store: %s\n", why);

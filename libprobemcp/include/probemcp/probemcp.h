@@ -6,7 +6,7 @@
 #define PROBEMCP_H
 
 #include "common.h"
-#include "version.h"
+#include "probemcp/version.h" /* generated in the build tree */
 #include "error.h"
 #include "server.h"
 #include "tool.h"

@@ -49,6 +49,8 @@ static int on_message_begin(llhttp_t *p)
   r->url = 0;
   r->url_len = 0;
   r->nhdrs = 0;
+  r->hdrs[0].name_len = 0;
+  r->hdrs[0].value_len = 0;
   r->in_value = 0;
   r->body.len = 0;
   r->status = 0;

@@ -6,10 +6,13 @@
 #define PROBEMCP_H
 
 #include "common.h"
-#include "probemcp/version.h" /* generated in the build tree */
+#include "probemcp/version.h" /* generated into the build tree */
 #include "error.h"
 #include "server.h"
 #include "tool.h"
 #include "store.h"
+#include "tokens.h"
+#include "json.h"
+#include "cursor.h"
 
 #endif

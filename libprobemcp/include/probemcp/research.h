@@ -1,0 +1,56 @@
+/**
+ * @file research.h
+ * The research toolset: read-only MCP tools over a pmcp_store that let an
+ * agent find its way around a lab's experiment tracking data (`browse`,
+ * `entity`, `search`, and the tools of later releases), with resources
+ * (each run's card at probe://run/{id}) and prompts that guide the agent
+ * through the tools.
+ *
+ * Read-only by construction: registration refuses a store that was not
+ * opened with PMCP_STORE_READONLY, so no tool can reach a write.
+ */
+#ifndef PROBEMCP_RESEARCH_H
+#define PROBEMCP_RESEARCH_H
+
+#include "common.h"
+#include "error.h"
+#include "server.h"
+#include "store.h"
+
+PMCP_BEGIN_DECLS
+
+#define PMCP_RESEARCH_OPTIONS_VERSION 1
+
+/** Options of pmcp_research_register(). Strings are copied. */
+typedef struct pmcp_research_options {
+  unsigned version;          /**< PMCP_RESEARCH_OPTIONS_VERSION */
+  /** The lab whose data the tools read; NULL: "default". */
+  const char *tenant;
+  /** An OpenAI-compatible embeddings endpoint (a URL ending in
+   *  /embeddings) for `search` with semantic=true, or NULL: the semantic
+   *  channel is off and results say so. Needs a build with libcurl. */
+  const char *embed_url;
+  /** The model name sent to the endpoint; NULL: "text-embedding-3-small". */
+  const char *embed_model;
+  /** A bearer token for the endpoint, or NULL. */
+  const char *embed_key;
+} pmcp_research_options;
+
+#define PMCP_RESEARCH_OPTIONS_INIT {PMCP_RESEARCH_OPTIONS_VERSION, NULL, NULL, NULL, NULL}
+
+/**
+ * Registers the research tools, resources and prompts on @p server.
+ * @param store a store opened with PMCP_STORE_READONLY; borrowed: it must
+ *        outlive @p server. The tools use it one call at a time.
+ * @param opts NULL for the defaults.
+ * @return 0; PMCP_EINVAL (store not read-only, unknown options version;
+ *         detail in pmcp_server_errmsg() or the store's message);
+ *         PMCP_ENOTFOUND (no such tenant); PMCP_EEXIST (a tool of the same
+ *         name is already registered); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_research_register(pmcp_server *server, pmcp_store *store,
+                                    const pmcp_research_options *opts);
+
+PMCP_END_DECLS
+
+#endif

@@ -1,0 +1,243 @@
+/* Byte-pair merging with tiktoken's exact semantics (see bpe.h).
+ *
+ * Short pieces (the common case) run tiktoken's own algorithm over stack
+ * arrays: keep the rank of every adjacent pair, merge the leftmost minimum,
+ * update the two neighbouring ranks. That is O(n*m) but n <= 128 here.
+ * Long pieces (a megabyte of one letter, base64 without spaces) use an
+ * indexed binary heap keyed by (rank, position) over a linked list of
+ * parts, which merges in the same order in O(n log n). */
+#include "core/tokenizer/bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tokenizer/ranks.h"
+#include "probemcp/error.h"
+
+uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
+{
+  if (n == 1)
+    return pmcp__tk_byte_rank[p[0]];
+  if (n == 2)
+    return pmcp__tk_pair_rank[(unsigned)p[0] << 8 | p[1]];
+  if (n > PMCP__TK_MAXLEN)
+    return PMCP__TK_NORANK;
+  uint64_t h = pmcp__tk_hashbytes(p, n);
+  uint32_t idx = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS));
+  uint32_t tag = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS - 7)) & 0x7F;
+  uint32_t want = PMCP__TK_SLOT(0, (uint32_t)n, tag) & ~0x3FFFFu;
+  for (;;) {
+    uint32_t s = pmcp__tk_hash[idx];
+    if (s == PMCP__TK_EMPTY)
+      return PMCP__TK_NORANK;
+    if ((s & ~0x3FFFFu) == want) {
+      uint32_t r = PMCP__TK_SLOT_RANK(s);
+      if (memcmp(pmcp__tk_bytes + pmcp__tk_off[r], p, n) == 0)
+        return r;
+    }
+    idx = (idx + 1) & (PMCP__TK_HASH_SIZE - 1);
+  }
+}
+
+static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  uint32_t st[PMCP__BPE_SMALL + 1]; /* part starts, then n */
+  uint32_t rk[PMCP__BPE_SMALL + 1]; /* rk[i]: rank of parts i and i+1 joined */
+  size_t m = n + 1;                 /* boundaries */
+  for (size_t i = 0; i <= n; i++)
+    st[i] = (uint32_t)i;
+  for (size_t i = 0; i + 1 < n; i++)
+    rk[i] = pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]];
+  rk[n - 1] = PMCP__TK_NORANK;
+  for (;;) {
+    uint32_t best = PMCP__TK_NORANK;
+    size_t bi = 0;
+    for (size_t i = 0; i + 2 < m; i++) {
+      if (rk[i] < best) {
+        best = rk[i];
+        bi = i;
+      }
+    }
+    if (best == PMCP__TK_NORANK)
+      break;
+    /* parts bi and bi+1 become one: boundary bi+1 goes away */
+    rk[bi] = bi + 3 < m ? pmcp__tk_rank(p + st[bi], st[bi + 3] - st[bi]) : PMCP__TK_NORANK;
+    if (bi > 0)
+      rk[bi - 1] = pmcp__tk_rank(p + st[bi - 1], st[bi + 2] - st[bi - 1]);
+    memmove(st + bi + 1, st + bi + 2, (m - bi - 2) * sizeof *st);
+    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 3) * sizeof *rk);
+    m--;
+  }
+  if (out)
+    for (size_t i = 0; i + 1 < m; i++)
+      out[i] = pmcp__tk_rank(p + st[i], st[i + 1] - st[i]);
+  *count = m - 1;
+  return 0;
+}
+
+/* ---- long pieces: indexed min-heap of parts keyed by (rank, start) ----
+ * A key is rank << 32 | start, so comparing keys compares ranks and breaks
+ * ties to the left, and the heap compares its own entries without
+ * indirection. A part with no rank with its successor is not in the heap. */
+
+typedef struct big {
+  const unsigned char *p;
+  uint32_t n;
+  uint32_t *nxt;  /* the part starting at byte i ends at nxt[i] */
+  uint32_t *prv;  /* start of the previous part */
+  uint32_t *hpos; /* index in heap, or NOTIN */
+  uint64_t *heap;
+  uint32_t hn;
+} big;
+
+#define NOTIN UINT32_MAX
+#define KEY_PART(k) ((uint32_t)(k))
+
+static void sift_up(big *b, uint32_t k, uint64_t key)
+{
+  while (k > 0) {
+    uint32_t parent = (k - 1) / 2;
+    uint64_t y = b->heap[parent];
+    if (y <= key)
+      break;
+    b->heap[k] = y;
+    b->hpos[KEY_PART(y)] = k;
+    k = parent;
+  }
+  b->heap[k] = key;
+  b->hpos[KEY_PART(key)] = k;
+}
+
+static void sift_down(big *b, uint32_t k, uint64_t key)
+{
+  for (;;) {
+    uint32_t c = 2 * k + 1;
+    if (c >= b->hn)
+      break;
+    uint64_t cv = b->heap[c];
+    if (c + 1 < b->hn && b->heap[c + 1] < cv)
+      cv = b->heap[++c];
+    if (cv >= key)
+      break;
+    b->heap[k] = cv;
+    b->hpos[KEY_PART(cv)] = k;
+    k = c;
+  }
+  b->heap[k] = key;
+  b->hpos[KEY_PART(key)] = k;
+}
+
+/* Puts @p key at heap index @p k (replacing what was there) and restores
+ * the heap order around it. */
+static void heap_fix(big *b, uint32_t k, uint64_t key)
+{
+  if (k > 0 && b->heap[(k - 1) / 2] > key)
+    sift_up(b, k, key);
+  else
+    sift_down(b, k, key);
+}
+
+static void heap_remove(big *b, uint32_t x)
+{
+  uint32_t k = b->hpos[x];
+  if (k == NOTIN)
+    return;
+  b->hpos[x] = NOTIN;
+  uint64_t last = b->heap[--b->hn];
+  if (k < b->hn)
+    heap_fix(b, k, last);
+}
+
+/* Recomputes the rank of part @p x with its successor and fixes the heap. */
+static void rerank(big *b, uint32_t x)
+{
+  uint32_t e = b->nxt[x];
+  uint32_t r = PMCP__TK_NORANK;
+  if (e < b->n) {
+    uint32_t e2 = b->nxt[e];
+    if (e2 - x <= PMCP__TK_MAXLEN)
+      r = pmcp__tk_rank(b->p + x, e2 - x);
+  }
+  if (r == PMCP__TK_NORANK) {
+    heap_remove(b, x);
+    return;
+  }
+  uint64_t key = (uint64_t)r << 32 | x;
+  if (b->hpos[x] == NOTIN)
+    sift_up(b, b->hn++, key);
+  else
+    heap_fix(b, b->hpos[x], key);
+}
+
+static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n >= UINT32_MAX)
+    return PMCP_ETOOBIG;
+  /* 20 bytes per byte of the piece */
+  uint64_t *heap = malloc(sizeof(uint64_t) * n);
+  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
+  if (!heap || !mem) {
+    free(heap);
+    free(mem);
+    return PMCP_ENOMEM;
+  }
+  big b = {p, (uint32_t)n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
+  for (uint32_t i = 0; i < n; i++) {
+    b.nxt[i] = i + 1;
+    b.prv[i + 1] = i;
+    b.hpos[i] = NOTIN;
+    uint32_t r = i + 1 < n ? pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]] : PMCP__TK_NORANK;
+    if (r != PMCP__TK_NORANK) {
+      b.heap[b.hn] = (uint64_t)r << 32 | i;
+      b.hpos[i] = b.hn++;
+    }
+  }
+  b.prv[0] = NOTIN;
+  b.nxt[n] = (uint32_t)n;
+  b.hpos[n] = NOTIN;
+  for (uint32_t k = b.hn / 2; k-- > 0;)
+    sift_down(&b, k, b.heap[k]);
+
+  while (b.hn > 0) {
+    uint32_t i = KEY_PART(b.heap[0]);
+    uint32_t j = b.nxt[i];
+    heap_remove(&b, j);
+    b.nxt[i] = b.nxt[j];
+    if (b.nxt[j] < n)
+      b.prv[b.nxt[j]] = i;
+    rerank(&b, i);
+    if (i > 0)
+      rerank(&b, b.prv[i]);
+  }
+  size_t c = 0;
+  for (uint32_t i = 0; i < n; i = b.nxt[i]) {
+    if (out)
+      out[c] = pmcp__tk_rank(p + i, b.nxt[i] - i);
+    c++;
+  }
+  *count = c;
+  free(heap);
+  free(mem);
+  return 0;
+}
+
+int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n <= PMCP__TK_MAXLEN) {
+    uint32_t r = pmcp__tk_rank(p, n);
+    if (r != PMCP__TK_NORANK) {
+      if (out)
+        out[0] = r;
+      *count = 1;
+      return 0;
+    }
+  }
+  if (n <= PMCP__BPE_SMALL)
+    return bpe_small(p, n, out, count);
+  return bpe_big(p, n, out, count);
+}
+
+int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  return bpe_big(p, n, out, count);
+}

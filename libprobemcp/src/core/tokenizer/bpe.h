@@ -1,0 +1,26 @@
+/* tiktoken-exact byte-pair merging of one piece: the adjacent pair whose
+ * concatenated bytes have the lowest rank merges first, ties go to the
+ * leftmost pair, until no adjacent pair is a token. */
+#ifndef PMCP_CORE_TOKENIZER_BPE_H
+#define PMCP_CORE_TOKENIZER_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rank of the token with bytes @p p[0..n), or PMCP__TK_NORANK. */
+uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
+
+/* Pieces up to this many bytes merge on the stack (tiktoken's linear scan);
+ * longer ones use a heap (O(n log n)) over malloc'd arrays. */
+#define PMCP__BPE_SMALL 128u
+
+/* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n
+ * ids) writes the ids. Sets *@p count. @return 0 or PMCP_ENOMEM (only for
+ * pieces longer than PMCP__BPE_SMALL). */
+int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
+
+/* The heap merge alone, for any n >= 1 (tests check it against the linear
+ * scan). */
+int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
+
+#endif

@@ -1,0 +1,252 @@
+/* The o200k_base pre-tokenizer (see pretok.h): a port of the regex-free
+ * specification ref_o200k.mjs, checked against tiktoken on every public
+ * vector and by the differential test in tests/tokenizer/. */
+#include "core/tokenizer/pretok.h"
+
+#include <stdint.h>
+
+#include "core/tokenizer/tokclass.h"
+
+#define F_A PMCP__TK_A
+#define F_B PMCP__TK_B
+#define F_L PMCP__TK_L
+#define F_N PMCP__TK_N
+#define F_WS PMCP__TK_WS
+#define F_M PMCP__TK_M
+#define F_NL 64u   /* CR or LF */
+#define F_END 128u /* past the end of the text: matches no class */
+#define NONE SIZE_MAX
+
+/* ASCII classes written out (they are stable facts of Unicode; the unit
+ * test checks them against the generated tables). */
+#define AC(c)                                                                 \
+  ((c) >= 'A' && (c) <= 'Z'   ? (F_A | F_L)                                   \
+   : (c) >= 'a' && (c) <= 'z' ? (F_B | F_L)                                   \
+   : (c) >= '0' && (c) <= '9' ? F_N                                           \
+   : (c) == '\n' || (c) == '\r' ? (F_WS | F_NL)                               \
+   : ((c) >= 9 && (c) <= 13) || (c) == ' ' ? F_WS                             \
+                                            : 0u)
+#define AC4(c) AC(c), AC((c) + 1), AC((c) + 2), AC((c) + 3)
+#define AC16(c) AC4(c), AC4((c) + 4), AC4((c) + 8), AC4((c) + 12)
+static const unsigned char ascii_class[128] = {
+  AC16(0), AC16(16), AC16(32), AC16(48), AC16(64), AC16(80), AC16(96), AC16(112)};
+
+unsigned pmcp__pretok_ascii_class(unsigned c);
+unsigned pmcp__pretok_ascii_class(unsigned c)
+{
+  return c < 128 ? ascii_class[c] & 0x3Fu : 0;
+}
+
+typedef struct scan {
+  const unsigned char *s;
+  size_t n;
+  int end; /* the decision looked past the last character */
+} scan;
+
+static inline uint32_t decode(const unsigned char *s, size_t *len)
+{
+  unsigned c = s[0];
+  if (c < 0xE0) {
+    *len = 2;
+    return (uint32_t)(c & 0x1F) << 6 | (s[1] & 0x3Fu);
+  }
+  if (c < 0xF0) {
+    *len = 3;
+    return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3Fu);
+  }
+  *len = 4;
+  return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[1] & 0x3F) << 12 |
+         (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3Fu);
+}
+
+/* Class flags of the character at byte @p i and its length. */
+static inline unsigned at(scan *sc, size_t i, size_t *len)
+{
+  if (i >= sc->n) {
+    sc->end = 1;
+    *len = 0;
+    return F_END;
+  }
+  unsigned c = sc->s[i];
+  if (c < 0x80) {
+    *len = 1;
+    return ascii_class[c];
+  }
+  return pmcp__tk_class(decode(sc->s + i, len));
+}
+
+#define IS_P(f) (((f) & (F_L | F_N | F_NL | F_END)) == 0)      /* [^\r\n\p{L}\p{N}] */
+#define IS_OTHER(f) (((f) & (F_L | F_N | F_WS | F_END)) == 0)  /* [^\s\p{L}\p{N}] */
+
+/* The character at @p i case-folded if it folds to an ASCII letter of the
+ * contractions, else -1 (also at the end of the text). */
+static int fold_at(scan *sc, size_t i, size_t *len)
+{
+  if (i >= sc->n) {
+    sc->end = 1;
+    *len = 0;
+    return -1;
+  }
+  unsigned c = sc->s[i];
+  if (c < 0x80) {
+    *len = 1;
+    return (c >= 'A' && c <= 'Z') ? (int)(c | 0x20) : (int)c;
+  }
+  uint32_t cp = decode(sc->s + i, len);
+  for (unsigned k = 0; k < pmcp__ucd_n_contraction_folds; k++)
+    if (pmcp__ucd_contraction_folds[k].cp == cp)
+      return pmcp__ucd_contraction_folds[k].lower;
+  return -1;
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d)? at @p e. */
+static size_t contraction(scan *sc, size_t e)
+{
+  if (e >= sc->n) {
+    sc->end = 1;
+    return e;
+  }
+  if (sc->s[e] != '\'')
+    return e;
+  size_t l1, l2;
+  int c1 = fold_at(sc, e + 1, &l1);
+  if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')
+    return e + 1 + l1;
+  if (c1 == 'r' || c1 == 'v' || c1 == 'l') {
+    int c2 = fold_at(sc, e + 1 + l1, &l2);
+    if (c2 == (c1 == 'l' ? 'l' : 'e'))
+      return e + 1 + l1 + l2;
+  }
+  return e;
+}
+
+/* [A]*[B]+ at @p q with the regex's backtracking: the longest A run, then
+ * the B run after it; if the letter run holds no Ll (all A), A* gives back
+ * characters up to the last one that is also B. */
+static size_t alt1(scan *sc, size_t q)
+{
+  size_t len, i = q, last_b = NONE;
+  unsigned f = at(sc, i, &len);
+  if (!(f & (F_A | F_B)))
+    return NONE;
+  while (f & F_A) {
+    if (f & F_B)
+      last_b = i + len;
+    i += len;
+    f = at(sc, i, &len);
+  }
+  if (f & F_B) {
+    do {
+      i += len;
+      f = at(sc, i, &len);
+    } while (f & F_B);
+    return i;
+  }
+  return last_b;
+}
+
+/* [A]+[B]* at @p q. */
+static size_t alt2(scan *sc, size_t q)
+{
+  size_t len, i = q;
+  unsigned f = at(sc, i, &len);
+  if (!(f & F_A))
+    return NONE;
+  do {
+    i += len;
+    f = at(sc, i, &len);
+  } while (f & F_A);
+  while (f & F_B) {
+    i += len;
+    f = at(sc, i, &len);
+  }
+  return i;
+}
+
+size_t pmcp__pretok_next(const unsigned char *s, size_t n, size_t pos, int *at_end)
+{
+  scan sc = {s, n, 0};
+  size_t l0, len, e;
+  unsigned f0 = at(&sc, pos, &l0);
+  unsigned f;
+  int p = IS_P(f0);
+
+  /* Alternatives 1 and 2, in the regex's order: each first with the
+   * optional prefix character taken, then without it. */
+  if (p && (e = alt1(&sc, pos + l0)) != NONE)
+    goto contr;
+  if ((e = alt1(&sc, pos)) != NONE)
+    goto contr;
+  if (p && (e = alt2(&sc, pos + l0)) != NONE)
+    goto contr;
+  if ((e = alt2(&sc, pos)) != NONE)
+    goto contr;
+
+  /* 3: \p{N}{1,3} */
+  if (f0 & F_N) {
+    e = pos + l0;
+    f = at(&sc, e, &len);
+    if (f & F_N) {
+      e += len;
+      f = at(&sc, e, &len);
+      if (f & F_N)
+        e += len;
+    }
+    goto done;
+  }
+
+  /* 4:  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+  e = NONE;
+  if (s[pos] == ' ') {
+    if (IS_OTHER(at(&sc, pos + 1, &len)))
+      e = pos + 1;
+  } else if (IS_OTHER(f0)) {
+    e = pos;
+  }
+  if (e != NONE) {
+    while (IS_OTHER(f = at(&sc, e, &len)))
+      e += len;
+    while (e < n && (s[e] == '\r' || s[e] == '\n' || s[e] == '/'))
+      e++;
+    if (e >= n)
+      sc.end = 1;
+    goto done;
+  }
+
+  /* 5-7: whitespace. \s*[\r\n]+ ends after the run's last CR/LF;
+   * \s+(?!\S) leaves the run's last character to the next piece unless
+   * the run ends the text; a lone character is \s+. */
+  if (f0 & F_WS) {
+    size_t w = pos, last_nl = NONE, last_start = pos;
+    f = f0;
+    len = l0;
+    while (f & F_WS) {
+      if (f & F_NL)
+        last_nl = w + len;
+      last_start = w;
+      w += len;
+      f = at(&sc, w, &len);
+    }
+    if (last_nl != NONE)
+      e = last_nl;
+    else if (w >= n)
+      e = n;
+    else if (last_start > pos)
+      e = last_start;
+    else
+      e = w;
+    goto done;
+  }
+
+  /* Unreachable: every character is a letter or mark (alternatives 1-2),
+   * a number (3), whitespace (5-7) or else (4). Advance one character so a
+   * table error could never loop. */
+  e = pos + l0;
+  goto done;
+
+contr:
+  e = contraction(&sc, e);
+done:
+  *at_end = sc.end;
+  return e;
+}

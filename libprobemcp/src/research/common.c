@@ -1,0 +1,281 @@
+/* Shared plumbing of the research tools (see research.h). */
+#include "research/research.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/buf.h"
+
+void *pmcp__research_retain(pmcp__research *rs)
+{
+  rs->refs++;
+  return rs;
+}
+
+void pmcp__research_release(void *ud)
+{
+  pmcp__research *rs = ud;
+  if (!rs || --rs->refs > 0)
+    return;
+  pthread_mutex_destroy(&rs->lock);
+  free(rs->tenant_name);
+  free(rs->embed_url);
+  free(rs->embed_model);
+  free(rs->embed_key);
+  free(rs);
+}
+
+/* The store's messages name entities and arguments, never paths or SQL
+ * (store.h); they are passed on, cut to a sane length. */
+static int store_fail(pmcp__research *rs, int rc, char *err, size_t errlen)
+{
+  if (err && errlen) {
+    const char *m = pmcp_store_errmsg(rs->store);
+    if (!m || !*m)
+      m = pmcp_strerror(rc);
+    snprintf(err, errlen, "%s", m);
+  }
+  return rc;
+}
+
+static int parse_out(pmcp__research *rs, pmcp_buf *b, cJSON **out, char *err,
+                     size_t errlen)
+{
+  *out = cJSON_ParseWithLength(b->ptr ? b->ptr : "", b->len);
+  pmcp_buf_dispose(b);
+  if (!*out) {
+    if (err && errlen)
+      snprintf(err, errlen, "the store returned a record that is not JSON");
+    (void)rs;
+    return PMCP_ECORRUPT;
+  }
+  return 0;
+}
+
+int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out, char *err,
+                 size_t errlen)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  *out = NULL;
+  pthread_mutex_lock(&rs->lock);
+  int rc = pmcp_store_get(rs->store, rs->tenant, ref, &b);
+  if (rc)
+    rc = store_fail(rs, rc, err, errlen);
+  pthread_mutex_unlock(&rs->lock);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  return parse_out(rs, &b, out, err, errlen);
+}
+
+int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
+                  char *err, size_t errlen)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  *out = NULL;
+  pthread_mutex_lock(&rs->lock);
+  int rc = pmcp_store_list(rs->store, rs->tenant, o, &b);
+  if (rc)
+    rc = store_fail(rs, rc, err, errlen);
+  pthread_mutex_unlock(&rs->lock);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  return parse_out(rs, &b, out, err, errlen);
+}
+
+int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
+                    const char *after, size_t limit, cJSON **out, char *err,
+                    size_t errlen)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  *out = NULL;
+  pthread_mutex_lock(&rs->lock);
+  int rc = pmcp_store_search(rs->store, rs->tenant, query, kinds, after, limit,
+                             &b);
+  if (rc)
+    rc = store_fail(rs, rc, err, errlen);
+  pthread_mutex_unlock(&rs->lock);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  return parse_out(rs, &b, out, err, errlen);
+}
+
+int pmcp__rs_version(pmcp__research *rs, uint64_t *out)
+{
+  pthread_mutex_lock(&rs->lock);
+  int rc = pmcp_store_version(rs->store, rs->tenant, out);
+  pthread_mutex_unlock(&rs->lock);
+  return rc;
+}
+
+int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
+{
+  char *txt = cJSON_PrintUnformatted(obj);
+  cJSON_Delete(obj);
+  if (!txt)
+    return PMCP_ENOMEM;
+  size_t n = strlen(txt);
+  int rc = pmcp_result_text(call, txt, n);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, n);
+  cJSON_free(txt);
+  return rc;
+}
+
+int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return PMCP_ENOMEM;
+  cJSON_AddStringToObject(o, "error", code);
+  cJSON_AddStringToObject(o, "message", msg);
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return PMCP_ENOMEM;
+  size_t n = strlen(txt);
+  int rc = pmcp_result_text(call, txt, n);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, n);
+  cJSON_free(txt);
+  pmcp_result_set_error(call, 1);
+  return rc;
+}
+
+const char *pmcp__js(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+double pmcp__jn(const cJSON *o, const char *key, double dflt)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+int pmcp__jb(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsTrue(v) || (cJSON_IsNumber(v) && v->valuedouble != 0);
+}
+
+const char *pmcp__rs_provenance(const cJSON *rec)
+{
+  const char *via = pmcp__js(rec, "via");
+  const char *kind = pmcp__js(rec, "kind");
+  if (strcmp(kind, "paper") == 0)
+    return PMCP__PROV_OPEN_WEB;
+  if (strcmp(kind, "source") == 0 || pmcp__js(rec, "provider")[0])
+    return PMCP__PROV_OUTSIDE;
+  if (strncmp(via, "agent", 5) == 0 || strcmp(kind, "session") == 0)
+    return PMCP__PROV_AGENT;
+  if (strcmp(via, "import") == 0 || strncmp(via, "import:", 7) == 0)
+    return PMCP__PROV_IMPORT;
+  return PMCP__PROV_PERSON;
+}
+
+cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated)
+{
+  size_t n = strlen(s);
+  if (truncated)
+    *truncated = 0;
+  if (n <= max)
+    return cJSON_CreateString(s);
+  /* Back up to a UTF-8 lead byte so a code point is never split. */
+  size_t cut = max;
+  while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+    cut--;
+  char *t = malloc(cut + 4);
+  if (!t)
+    return NULL;
+  memcpy(t, s, cut);
+  memcpy(t + cut, "...", 4);
+  cJSON *v = cJSON_CreateString(t);
+  free(t);
+  if (truncated)
+    *truncated = 1;
+  return v;
+}
+
+void pmcp__rs_iso(int64_t ms, char *out, size_t size)
+{
+  time_t sec = (time_t)(ms / 1000);
+  struct tm tm;
+  if (!gmtime_r(&sec, &tm)) {
+    snprintf(out, size, "%lld", (long long)ms);
+    return;
+  }
+  strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int is_time_key(const char *k)
+{
+  static const char *const names[] = {"created", "started", "ended",
+                                      "updated", "time", "modified", NULL};
+  for (size_t i = 0; names[i]; i++) {
+    if (strcmp(k, names[i]) == 0)
+      return 1;
+  }
+  size_t n = strlen(k);
+  return n > 3 && strcmp(k + n - 3, "_ms") == 0;
+}
+
+cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
+                     size_t max_chars)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return NULL;
+  int cut_any = 0;
+  for (size_t i = 0; keys[i]; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
+    if (!v || cJSON_IsNull(v))
+      continue;
+    cJSON *c = NULL;
+    if (cJSON_IsNumber(v) && is_time_key(keys[i])) {
+      if (v->valuedouble <= 0)
+        continue; /* 0: not recorded */
+      char iso[32];
+      pmcp__rs_iso((int64_t)v->valuedouble, iso, sizeof iso);
+      c = cJSON_CreateString(iso);
+    } else if (cJSON_IsString(v) && max_chars) {
+      int cut = 0;
+      c = pmcp__rs_excerpt(v->valuestring, max_chars, &cut);
+      cut_any |= cut;
+    } else {
+      c = cJSON_Duplicate(v, 1);
+    }
+    if (c)
+      cJSON_AddItemToObject(o, keys[i], c);
+  }
+  if (cut_any)
+    cJSON_AddTrueToObject(o, "truncated");
+  return o;
+}
+
+const char *pmcp__rs_ref(const cJSON *rec, char *buf, size_t size)
+{
+  const char *r = pmcp__js(rec, "ref");
+  if (*r)
+    return r;
+  const char *k = pmcp__js(rec, "kind"), *id = pmcp__js(rec, "id");
+  if (*k && *id) {
+    snprintf(buf, size, "%s:%s", k, id);
+    return buf;
+  }
+  return "";
+}

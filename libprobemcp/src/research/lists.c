@@ -1,0 +1,111 @@
+/* Lists read from the store in windows: items [skip, skip+limit) of the
+ * store page that starts at a store position. A cursor's state is
+ * {"l": list, "p": parent ref, "a": store position, "s": skip}, so a page
+ * the budget cut in the middle of a store page resumes at the exact item.
+ * Shared by browse and the list-shaped entity views. */
+#include "research/lists.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pmcp__window_free(pmcp__window *w)
+{
+  cJSON_Delete(w->page);
+  cJSON_Delete(w->items);
+  free(w->after);
+  memset(w, 0, sizeof *w);
+}
+
+cJSON *pmcp__state_make(const char *list, const char *parent,
+                         const char *after, size_t skip)
+{
+  cJSON *st = cJSON_CreateObject();
+  if (!st)
+    return NULL;
+  cJSON_AddStringToObject(st, "l", list);
+  if (parent)
+    cJSON_AddStringToObject(st, "p", parent);
+  if (after)
+    cJSON_AddStringToObject(st, "a", after);
+  else
+    cJSON_AddNullToObject(st, "a");
+  cJSON_AddNumberToObject(st, "s", (double)skip);
+  return st;
+}
+
+/* The position after @p placed items of the window, or NULL at the end. */
+cJSON *pmcp__window_next(size_t placed, void *ud)
+{
+  pmcp__window *w = ud;
+  size_t consumed = w->skip + placed;
+  if (consumed < w->page_n)
+    return pmcp__state_make(w->list, w->parent, w->after, consumed);
+  if (w->next)
+    return pmcp__state_make(w->list, w->parent, w->next, 0);
+  return NULL;
+}
+
+/* Fetches the window at (@p after, @p skip). Error text in @p err. */
+int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
+                 size_t skip, pmcp__window *w, char *err, size_t errlen)
+{
+  memset(w, 0, sizeof *w);
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = q->kind;
+  o.parent = q->parent;
+  o.query = q->query;
+  o.filter = q->filter;
+  o.include_deleted = q->include_deleted;
+  o.after = after;
+  o.limit = skip + q->limit;
+  int rc = pmcp__rs_list(rs, &o, &w->page, err, errlen);
+  if (rc)
+    return rc;
+  w->after = after ? strdup(after) : NULL;
+  w->skip = skip;
+  w->list = q->list;
+  w->parent = q->parent;
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
+  w->page_n = (size_t)cJSON_GetArraySize(items);
+  w->next = pmcp__js(w->page, "next")[0] ? pmcp__js(w->page, "next") : NULL;
+  w->total = pmcp__jn(w->page, "total", -1);
+  w->items = cJSON_CreateArray();
+  size_t i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, items)
+  {
+    if (i++ < skip)
+      continue;
+    cJSON *p = pmcp__rs_pick(it, q->keys, q->excerpt);
+    if (p) {
+      char buf[300];
+      if (!cJSON_HasObjectItem(p, "ref")) {
+        const char *r = pmcp__rs_ref(it, buf, sizeof buf);
+        if (*r)
+          cJSON_AddItemToObject(p, "ref", cJSON_CreateString(r));
+      }
+      if (q->excerpt && (cJSON_HasObjectItem(p, "text") ||
+                         cJSON_HasObjectItem(p, "body") ||
+                         cJSON_HasObjectItem(p, "description")))
+        cJSON_AddStringToObject(p, "provenance", pmcp__rs_provenance(it));
+      cJSON_AddItemToArray(w->items, p);
+    }
+  }
+  return 0;
+}
+
+/* Reads the incoming state for list @p list: position and skip. */
+void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip)
+{
+  *after = NULL;
+  *skip = 0;
+  if (!st)
+    return;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(st, "a");
+  if (cJSON_IsString(a))
+    *after = a->valuestring;
+  double s = pmcp__jn(st, "s", 0);
+  if (s > 0 && s < 100000)
+    *skip = (size_t)s;
+}
+

@@ -1,0 +1,50 @@
+/* Lists read from the store in windows (see lists.c). */
+#ifndef PMCP_RESEARCH_LISTS_H
+#define PMCP_RESEARCH_LISTS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "research/research.h"
+
+typedef struct pmcp__list_req {
+  const char *list;   /* the key the items go under */
+  const char *kind;   /* store kind */
+  const char *parent; /* ref or NULL */
+  const char *query;
+  const char *filter; /* JSON object text or NULL */
+  int include_deleted;
+  const char *const *keys;
+  size_t limit;
+  size_t excerpt; /* max chars of strings */
+} pmcp__list_req;
+
+/* A fetched window: items [skip, skip+limit) of the store page at after. */
+typedef struct pmcp__window {
+  cJSON *page;      /* the store's answer */
+  cJSON *items;     /* picked copies of the window's items */
+  char *after;      /* position the store page started at (or NULL) */
+  size_t skip;      /* items of the store page before the window */
+  size_t page_n;    /* items in the store page */
+  const char *next; /* the store's next position (in page), or NULL */
+  double total;
+  const char *list;
+  const char *parent;
+} pmcp__window;
+
+
+void pmcp__window_free(pmcp__window *w);
+cJSON *pmcp__state_make(const char *list, const char *parent,
+                        const char *after, size_t skip);
+/* The position after @p placed items of the window (a pmcp__window *), or
+ * NULL at the end: a pmcp__rs_next_fn. */
+cJSON *pmcp__window_next(size_t placed, void *ud);
+/* Fetches the window at (@p after, @p skip). Error text in @p err. */
+int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q,
+                const char *after, size_t skip, pmcp__window *w, char *err,
+                size_t errlen);
+/* Reads a cursor state's position and skip (NULL state: the start). */
+void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);
+
+#endif

@@ -1,0 +1,60 @@
+/* Pages of the research tools: a result object holding one list, filled
+ * with as many items as the call's token budget allows (counted exactly
+ * with o200k_base on the final text, byte ceiling 8 per token), plus the
+ * top-level next_cursor when more remains. Cursors are minted and checked
+ * with cursor.h, bound to the tool, its arguments and the store's data
+ * version. */
+#ifndef PMCP_RESEARCH_PAGE_H
+#define PMCP_RESEARCH_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "research/research.h"
+
+/* The position state to continue after @p placed items of the page, as a
+ * new cJSON object, or NULL when nothing remains after them. */
+typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
+
+/* Sends @p root (consumed) with the items of @p items (consumed, an array)
+ * placed under root[@p name]: as many as fit. Sets root.count and, when
+ * next() says more remains, root.next_cursor. An indivisible first item
+ * that cannot fit makes an error result naming min_token_budget. */
+int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
+                  const char *name, cJSON *items, pmcp__rs_next_fn next,
+                  void *ud);
+
+/* Sends a single object (consumed) that must fit whole; when it does not,
+ * an error names min_token_budget. */
+int pmcp__rs_emit_one(pmcp_call *call, cJSON *root);
+
+/* Opens the incoming cursor, if any. Returns 0 with *state NULL (no
+ * cursor) or the decoded state object; returns 1 after sending a restart
+ * error (bad, foreign, stale cursor): the handler then returns 0. */
+int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state);
+
+/* Mints a cursor continuing @p tool with @p args (JSON object text) and
+ * position @p state, bound to the current data version; the caller frees
+ * the result with free(). NULL on failure. Used for nested
+ * <list>_cursor values that continue a different call. */
+char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
+                           const char *tool, const char *args_json,
+                           const cJSON *state);
+
+/* True when @p o (serialized compactly, plus @p reserve tokens) fits the
+ * call's budget and byte ceiling. */
+int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve);
+
+/* The call's token budget (2000 when the engine reports none). */
+int pmcp__rs_budget(pmcp_call *call);
+
+/* Rounds every number of @p v to six significant figures and turns
+ * non-finite values into the strings "NaN", "Infinity", "-Infinity". */
+void pmcp__rs_round(cJSON *v);
+
+/* Exact o200k_base token count of @p s. */
+size_t pmcp__rs_tokens(const char *s, size_t len);
+
+#endif

@@ -1,0 +1,99 @@
+/* Internal plumbing shared by the research tools: the toolset context (the
+ * read-only store, the tenant, a lock), store reads parsed to cJSON, error
+ * results, provenance labels, and the list of parts that register
+ * themselves. A later tool adds one line to the parts table in research.c
+ * and one pmcp__research_add_<tool>() here. */
+#ifndef PMCP_RESEARCH_RESEARCH_H
+#define PMCP_RESEARCH_RESEARCH_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/research.h"
+#include "probemcp/store.h"
+#include "probemcp/tool.h"
+
+typedef struct pmcp__research {
+  pmcp_store *store; /* read-only, borrowed */
+  pmcp_tenant tenant;
+  char *tenant_name;
+  /* A pmcp_store is used by one thread at a time; tools may be called from
+   * several (HTTP workers), so every store read holds this. */
+  pthread_mutex_t lock;
+  char *embed_url, *embed_model, *embed_key;
+  /* Owners: each registered tool, resource and prompt holds one. The
+   * engine drops them at registration failure or server free, both
+   * single-threaded, so a plain counter suffices. */
+  int refs;
+} pmcp__research;
+
+/* Each part registers its tools/resources/prompts; returns 0 or an error. */
+int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_entity(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_prompts(pmcp_server *server, pmcp__research *rs);
+
+/* Takes one reference for a registration; pmcp__research_release is the
+ * ud_free of every def. */
+void *pmcp__research_retain(pmcp__research *rs);
+void pmcp__research_release(void *ud);
+
+/* Store reads, under the lock, parsed. On failure *out is NULL and the
+ * return is the store's code; @p err gets a message fit for the agent
+ * (no paths, no SQL). */
+int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out,
+                 char *err, size_t errlen);
+int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
+                  char *err, size_t errlen);
+int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
+                    const char *after, size_t limit, cJSON **out, char *err,
+                    size_t errlen);
+int pmcp__rs_version(pmcp__research *rs, uint64_t *out);
+
+/* An isError result: {"error": CODE, "message": MSG} in one text item and
+ * as structuredContent. Returns 0 (a tool error is a normal result). */
+int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
+    PMCP_PRINTF(3, 4);
+
+/* Sends @p obj (consumed) as the result: compact JSON in one text item and
+ * the same object as structuredContent. */
+int pmcp__rs_reply(pmcp_call *call, cJSON *obj);
+
+/* Provenance labels for text people or outside sources wrote. */
+#define PMCP__PROV_PERSON "person"      /* written by a lab member */
+#define PMCP__PROV_AGENT "agent"        /* written by an agent session */
+#define PMCP__PROV_IMPORT "import"      /* copied from an imported tool */
+#define PMCP__PROV_OUTSIDE "outside"    /* an external source (Hub, URL) */
+#define PMCP__PROV_OPEN_WEB "open-web"  /* a web page or paper */
+#define PMCP__PROV_RECORDED "recorded"  /* measured by the tracker itself */
+
+/* The provenance of a record's human/outside text, from its "via",
+ * "author", "kind" or "provider" fields. */
+const char *pmcp__rs_provenance(const cJSON *rec);
+
+/* Small cJSON readers that accept absent/mistyped fields. */
+const char *pmcp__js(const cJSON *o, const char *key);   /* "" if absent */
+double pmcp__jn(const cJSON *o, const char *key, double dflt);
+int pmcp__jb(const cJSON *o, const char *key);           /* 0 if absent */
+
+/* Copies @p s truncated to @p max characters (UTF-8 safe) into a new cJSON
+ * string; sets *truncated when cut. */
+cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated);
+
+/* A compact copy of @p src with only @p keys (NULL-terminated) that are
+ * present; strings longer than @p max_chars are cut (and "truncated":true
+ * is set on the copy); times in milliseconds (created, started, ended,
+ * updated, time and *_ms keys) become ISO 8601 UTC strings. */
+cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
+                     size_t max_chars);
+
+/* Writes @p ms as "2024-05-01T12:00:00Z" into @p out (>= 21 bytes). */
+void pmcp__rs_iso(int64_t ms, char *out, size_t size);
+
+/* The ref of a store record: its "ref", else kind:id. "" if neither. */
+const char *pmcp__rs_ref(const cJSON *rec, char *buf, size_t size);
+
+#endif

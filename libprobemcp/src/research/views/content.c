@@ -1,0 +1,316 @@
+/* The content view: a file's own text in 40-line sections with its
+ * SHA-256, paged with start_line (or the cursor), searched with grep (a
+ * POSIX extended regular expression) and context_lines. Binary files, files
+ * over 2 MiB and references are refused, naming the download command. The
+ * version read is pinned: a cursor keeps reading the same version even if
+ * a newer one is added. */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+#include "research/views/views.h"
+
+#define SECTION_LINES 40
+#define MAX_BYTES (2u * 1024u * 1024u)
+
+static int is_text(const unsigned char *p, size_t n)
+{
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c == 0)
+      return 0;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!len || i + len > n || (len == 2 && c < 0xC2))
+      return 0;
+    for (size_t k = 1; k < len; k++) {
+      if ((p[i + k] & 0xC0) != 0x80)
+        return 0;
+    }
+    i += len;
+  }
+  return 1;
+}
+
+/* Offsets of line starts; *n lines (a trailing newline ends the last). */
+static size_t *line_index(const char *t, size_t len, size_t *n)
+{
+  size_t cap = 64, c = 0;
+  size_t *ix = malloc(cap * sizeof *ix);
+  if (!ix)
+    return NULL;
+  size_t pos = 0;
+  while (pos < len) {
+    if (c == cap) {
+      size_t *nx = realloc(ix, (cap *= 2) * sizeof *ix);
+      if (!nx) {
+        free(ix);
+        return NULL;
+      }
+      ix = nx;
+    }
+    ix[c++] = pos;
+    const char *nl = memchr(t + pos, '\n', len - pos);
+    pos = nl ? (size_t)(nl - t) + 1 : len;
+  }
+  *n = c;
+  return ix;
+}
+
+static size_t line_len(const char *t, size_t len, const size_t *ix, size_t n,
+                       size_t i)
+{
+  size_t end = i + 1 < n ? ix[i + 1] : len;
+  size_t l = end - ix[i];
+  if (l && t[ix[i] + l - 1] == '\n')
+    l--;
+  if (l && t[ix[i] + l - 1] == '\r')
+    l--;
+  return l;
+}
+
+static cJSON *str_n(const char *s, size_t n)
+{
+  char *c = malloc(n + 1);
+  if (!c)
+    return NULL;
+  memcpy(c, s, n);
+  c[n] = '\0';
+  cJSON *v = cJSON_CreateString(c);
+  free(c);
+  return v;
+}
+
+static int refuse(pmcp__vctx *v, const char *why)
+{
+  return pmcp__view_fail(v, "not_text",
+                         "%s %s; download it with `probe artifact download "
+                         "%s`",
+                         v->ref_text, why, v->ref_text);
+}
+
+int pmcp__view_content(pmcp__vctx *v)
+{
+  const cJSON *o = v->opts;
+  const cJSON *jstart = o ? cJSON_GetObjectItemCaseSensitive(o, "start_line") : NULL;
+  const cJSON *jgrep = o ? cJSON_GetObjectItemCaseSensitive(o, "grep") : NULL;
+  const cJSON *jctx = o ? cJSON_GetObjectItemCaseSensitive(o, "context_lines") : NULL;
+  size_t start = 1, ctx = 2;
+  if (jstart) {
+    if (!cJSON_IsNumber(jstart) || jstart->valuedouble < 1 ||
+        jstart->valuedouble != (double)(long long)jstart->valuedouble)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.start_line is a whole number >= 1");
+    start = (size_t)jstart->valuedouble;
+  }
+  if (jctx) {
+    if (!jgrep)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.context_lines goes with grep");
+    if (!cJSON_IsNumber(jctx) || jctx->valuedouble < 0 ||
+        jctx->valuedouble > 20 ||
+        jctx->valuedouble != (double)(int)jctx->valuedouble)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.context_lines is 0 to 20");
+    ctx = (size_t)jctx->valuedouble;
+  }
+  if (jgrep && jstart)
+    return pmcp__view_fail(v, "invalid_argument",
+                           "view_options: use start_line or grep, not both");
+  if (jgrep && (!cJSON_IsString(jgrep) || !*jgrep->valuestring ||
+                strlen(jgrep->valuestring) > 500))
+    return pmcp__view_fail(v, "invalid_argument",
+                           "view_options.grep is a non-empty pattern of at "
+                           "most 500 characters");
+  /* The version read: the cursor's pinned one, else the ref's, else 0
+   * (latest). */
+  int64_t version = 0;
+  if (v->state && pmcp__jn(v->state, "v", 0) > 0)
+    version = (int64_t)pmcp__jn(v->state, "v", 0);
+  else if (v->ref.version[0]) {
+    char *end;
+    long long n = strtoll(v->ref.version, &end, 10);
+    if (*end || n < 1)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "%s: content reads a version number "
+                             "(artifact:NAME@3); find a label's number with "
+                             "view=versions",
+                             v->ref_text);
+    version = n;
+  }
+  char base[PMCP__REF_MAX + 16];
+  snprintf(base, sizeof base, "artifact:%s", v->ref.id);
+  pmcp_buf data = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
+  pthread_mutex_lock(&v->rs->lock);
+  int rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
+                                       version, &data, &meta);
+  char err[300] = "";
+  if (rc && rc != PMCP_EUNSUPPORTED)
+    snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
+  pthread_mutex_unlock(&v->rs->lock);
+  if (rc == PMCP_EUNSUPPORTED) {
+    pmcp_buf_dispose(&data);
+    pmcp_buf_dispose(&meta);
+    return refuse(v, "is a reference to an outside file, not stored text");
+  }
+  if (rc) {
+    pmcp_buf_dispose(&data);
+    pmcp_buf_dispose(&meta);
+    if (rc == PMCP_ENOMEM)
+      return rc;
+    return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
+                                                   : "store_error",
+                           "%s", err);
+  }
+  cJSON *m = cJSON_ParseWithLength(meta.ptr ? meta.ptr : "{}",
+                                   meta.ptr ? meta.len : 2);
+  pmcp_buf_dispose(&meta);
+  if (data.len > MAX_BYTES) {
+    pmcp_buf_dispose(&data);
+    cJSON_Delete(m);
+    return refuse(v, "is over 2 MiB");
+  }
+  if (!is_text((const unsigned char *)(data.ptr ? data.ptr : ""), data.len)) {
+    pmcp_buf_dispose(&data);
+    cJSON_Delete(m);
+    return refuse(v, "is binary");
+  }
+  const char *t = data.ptr ? data.ptr : "";
+  size_t len = data.len, nlines = 0;
+  size_t *ix = line_index(t, len, &nlines);
+  v->obj = cJSON_CreateObject();
+  if ((!ix && len) || !v->obj) {
+    free(ix);
+    pmcp_buf_dispose(&data);
+    cJSON_Delete(m);
+    return PMCP_ENOMEM;
+  }
+  cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
+  cJSON_AddStringToObject(v->obj, "view", "content");
+  static const char *const mk[] = {"version", "path", "media_type", "size",
+                                   "sha256", NULL};
+  for (size_t i = 0; mk[i]; i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, mk[i]);
+    if (f && !cJSON_IsNull(f))
+      cJSON_AddItemToObject(v->obj, mk[i], cJSON_Duplicate(f, 1));
+  }
+  cJSON_AddNumberToObject(v->obj, "total_lines", (double)nlines);
+  cJSON_Delete(m);
+
+  if (jgrep) {
+    regex_t re;
+    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED | REG_NOSUB);
+    if (rerr) {
+      char why[160];
+      regerror(rerr, &re, why, sizeof why);
+      free(ix);
+      pmcp_buf_dispose(&data);
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.grep: not a valid extended "
+                             "regular expression (%s)",
+                             why);
+    }
+    v->items = cJSON_CreateArray();
+    v->list_name = "matches";
+    size_t hits = 0, block_end = 0;
+    cJSON *block = NULL, *lines = NULL;
+    char *line = malloc(len + 1);
+    for (size_t i = 0; line && i < nlines; i++) {
+      size_t ll = line_len(t, len, ix, nlines, i);
+      memcpy(line, t + ix[i], ll);
+      line[ll] = '\0';
+      if (regexec(&re, line, 0, NULL, 0) != 0)
+        continue;
+      hits++;
+      size_t from = i >= ctx ? i - ctx : 0;
+      size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
+      if (!block || from > block_end + 1) {
+        block = cJSON_CreateObject();
+        cJSON_AddNumberToObject(block, "start_line", (double)(from + 1));
+        lines = cJSON_AddArrayToObject(block, "lines");
+        cJSON_AddItemToObject(block, "match_lines", cJSON_CreateArray());
+        cJSON_AddItemToArray(v->items, block);
+      } else {
+        /* overlaps the open block: add only the lines it lacks */
+        from = block_end + 1;
+      }
+      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(block,
+                                                            "match_lines"),
+                           cJSON_CreateNumber((double)(i + 1)));
+      for (size_t k = from; k <= to; k++)
+        cJSON_AddItemToArray(lines, str_n(t + ix[k],
+                                          line_len(t, len, ix, nlines, k)));
+      block_end = to;
+    }
+    free(line);
+    regfree(&re);
+    cJSON_AddStringToObject(v->obj, "grep", jgrep->valuestring);
+    cJSON_AddNumberToObject(v->obj, "match_count", (double)hits);
+    free(ix);
+    pmcp_buf_dispose(&data);
+    return 0;
+  }
+
+  if (v->state && pmcp__jn(v->state, "line", 0) >= 1)
+    start = (size_t)pmcp__jn(v->state, "line", 1);
+  if (nlines == 0 ? start > 1 : start > nlines) {
+    free(ix);
+    pmcp_buf_dispose(&data);
+    cJSON_Delete(v->obj);
+    v->obj = NULL;
+    return pmcp__view_fail(v, "invalid_argument",
+                           "view_options.start_line %zu is past the end "
+                           "(%zu lines)",
+                           start, nlines);
+  }
+  /* The section: 40 lines, fewer when the budget is tight. */
+  size_t want = SECTION_LINES;
+  for (;;) {
+    size_t end = start - 1 + want;
+    if (end > nlines)
+      end = nlines;
+    size_t from = nlines ? ix[start - 1] : 0;
+    size_t to = end < nlines ? ix[end] : len;
+    cJSON *sec = cJSON_Duplicate(v->obj, 1);
+    cJSON_AddNumberToObject(sec, "start_line", (double)start);
+    cJSON_AddNumberToObject(sec, "end_line", (double)end);
+    cJSON_AddItemToObject(sec, "text", str_n(t + from, to - from));
+    if (end < nlines)
+      cJSON_AddNumberToObject(sec, "next_start_line", (double)(end + 1));
+    /* 160 tokens stay free for the cursor entity.c adds. */
+    if (want == 1 || pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
+      if (want == 1 && !pmcp__rs_fits(v->call, sec, 160)) {
+        /* One line too long for the budget: cut it, and say so. */
+        cJSON_Delete(sec);
+        sec = cJSON_Duplicate(v->obj, 1);
+        size_t budget_chars = (size_t)pmcp__rs_budget(v->call) * 2;
+        size_t l = to - from > budget_chars ? budget_chars : to - from;
+        while (l > 0 && ((unsigned char)t[from + l] & 0xC0) == 0x80)
+          l--;
+        cJSON_AddNumberToObject(sec, "start_line", (double)start);
+        cJSON_AddNumberToObject(sec, "end_line", (double)end);
+        cJSON_AddItemToObject(sec, "text", str_n(t + from, l));
+        cJSON_AddTrueToObject(sec, "line_truncated");
+        if (end < nlines)
+          cJSON_AddNumberToObject(sec, "next_start_line", (double)(end + 1));
+      }
+      cJSON_Delete(v->obj);
+      v->obj = sec;
+      break;
+    }
+    cJSON_Delete(sec);
+    want /= 2;
+  }
+  /* entity.c turns next_start_line into next_cursor, pinned to this
+   * version. */
+  free(ix);
+  pmcp_buf_dispose(&data);
+  return 0;
+}

@@ -1,0 +1,132 @@
+/* The versions view: an artifact's, dataset's or experiment's versions,
+ * filtered by view_options.requirement (require.h), or a checkpoint's
+ * run's other saves. A requirement nothing satisfies answers
+ * state="no_match" with the versions that do exist. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/require.h"
+#include "research/views/views.h"
+
+static const char *const k_ver[] = {"ref", "version", "labels", "description",
+                                    "uri", "sha256", "size", "rows",
+                                    "media_type", "author", "created", NULL};
+static const char *const k_ckpt[] = {"ref", "step", "best", "stored", "metric",
+                                     "value", "uri", "size", "created", NULL};
+
+int pmcp__view_versions(pmcp__vctx *v)
+{
+  const cJSON *req = v->opts
+      ? cJSON_GetObjectItemCaseSensitive(v->opts, "requirement") : NULL;
+  const char *kind = NULL;
+  char parent[PMCP__REF_MAX + 16];
+  snprintf(parent, sizeof parent, "%s", v->ref_text);
+  switch (v->ref.kind) {
+  case PMCP__REF_ARTIFACT: kind = "artifact-version"; break;
+  case PMCP__REF_DATASET:
+    kind = "dataset-version";
+    snprintf(parent, sizeof parent, "dataset:%s", v->ref.id);
+    break;
+  case PMCP__REF_EXPERIMENT: kind = "experiment-version"; break;
+  case PMCP__REF_CHECKPOINT:
+    if (req)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.requirement: checkpoints have "
+                             "steps, not versions; browse mode=checkpoints "
+                             "narrows them");
+    snprintf(v->parent, sizeof v->parent, "run:%s", v->ref.id);
+    v->list = (pmcp__list_req){"saves", "checkpoint", v->parent, NULL, NULL,
+                               0, k_ckpt, 10, 160};
+    v->list_name = "saves";
+    return 0;
+  default:
+    return pmcp__view_fail(v, "invalid_argument", "%s has no versions",
+                           v->ref_text);
+  }
+  pmcp__req r;
+  char err[300];
+  if (req) {
+    if (!cJSON_IsString(req))
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.requirement is a string such as "
+                             "\">=2\", \"==3\" or a label");
+    if (pmcp__req_parse(&r, req->valuestring, err, sizeof err))
+      return pmcp__view_fail(v, "invalid_argument", "view_options.%s", err);
+  }
+  if (!req) {
+    snprintf(v->parent, sizeof v->parent, "%s", parent);
+    v->list = (pmcp__list_req){"versions", kind, v->parent, NULL, NULL, 0,
+                               k_ver, 10, 200};
+    v->list_name = "versions";
+    return 0;
+  }
+  /* Filter every version (versions are few: the store caps a page at
+   * 1000, and a name with more is paged through). */
+  v->items = cJSON_CreateArray();
+  cJSON *existing = cJSON_CreateArray();
+  if (!v->items || !existing) {
+    cJSON_Delete(existing);
+    return PMCP_ENOMEM;
+  }
+  const char *after = NULL;
+  cJSON *page = NULL;
+  for (int guard = 0; guard < 100; guard++) {
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = kind;
+    o.parent = parent;
+    o.after = after;
+    o.limit = 1000;
+    cJSON *np = NULL;
+    int rc = pmcp__rs_list(v->rs, &o, &np, err, sizeof err);
+    cJSON_Delete(page);
+    page = np;
+    if (rc) {
+      cJSON_Delete(existing);
+      return rc == PMCP_ENOMEM ? rc
+             : pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
+                                                       : "store_error",
+                               "%s: %s", v->ref_text, err);
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      int64_t ver = (int64_t)pmcp__jn(it, "version", -1);
+      const char *labels[16];
+      size_t nl = 0;
+      const cJSON *l;
+      cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(it, "labels"))
+      {
+        if (cJSON_IsString(l) && nl < 16)
+          labels[nl++] = l->valuestring;
+      }
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "version", (double)ver);
+      if (nl)
+        cJSON_AddItemToObject(e, "labels", cJSON_CreateStringArray(labels,
+                                                                   (int)nl));
+      cJSON_AddItemToArray(existing, e);
+      if (pmcp__req_match(&r, ver, labels, nl))
+        cJSON_AddItemToArray(v->items, pmcp__rs_pick(it, k_ver, 200));
+    }
+    const char *nx = pmcp__js(page, "next");
+    if (!*nx)
+      break;
+    after = nx;
+  }
+  cJSON_Delete(page);
+  v->list_name = "versions";
+  if (cJSON_GetArraySize(v->items) == 0) {
+    cJSON_Delete(v->items);
+    v->items = NULL;
+    v->obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
+    cJSON_AddStringToObject(v->obj, "view", "versions");
+    cJSON_AddStringToObject(v->obj, "requirement", req->valuestring);
+    cJSON_AddStringToObject(v->obj, "state", "no_match");
+    cJSON_AddItemToObject(v->obj, "existing", existing);
+    return 0;
+  }
+  cJSON_Delete(existing);
+  return 0;
+}

@@ -1,0 +1,627 @@
+/* The entity views (see views.h): what each view of the matrix reads from
+ * the store record or from store lists. */
+#include "research/views/views.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/views/matrix.h"
+
+int pmcp__view_fail(pmcp__vctx *v, const char *code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->err, sizeof v->err, fmt, ap);
+  va_end(ap);
+  v->err_code = code;
+  return 0;
+}
+
+int pmcp__view_record(pmcp__vctx *v)
+{
+  if (v->rec)
+    return 0;
+  char err[512];
+  int rc = pmcp__rs_get(v->rs, v->ref_text, &v->rec, err, sizeof err);
+  if (rc == PMCP_ENOMEM)
+    return rc;
+  if (rc) {
+    pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found" : "invalid_ref",
+                    "%s: %s", v->ref_text, err);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- card -------------------------------------------------------------- */
+
+static const char *const card_keys[] = {
+  "ref", "kind", "name", "title", "status", "description", "project",
+  "experiment", "run", "workspace", "step", "best", "stored", "provider",
+  "uri", "path", "size", "media_type", "sha256", "version", "latest",
+  "labels", "tags", "agent", "created", "started", "ended", "updated",
+  "deleted", "shared", NULL};
+
+cJSON *pmcp__view_card(const cJSON *rec, pmcp__ref_kind kind)
+{
+  cJSON *c = pmcp__rs_pick(rec, card_keys, 240);
+  if (!c)
+    return NULL;
+  /* Counts the store reports (runs, experiments, notes, versions, ...). */
+  const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(rec, "counts");
+  if (cJSON_IsObject(cnt))
+    cJSON_AddItemToObject(c, "counts", cJSON_Duplicate(cnt, 1));
+  if (cJSON_HasObjectItem(c, "description") ||
+      cJSON_HasObjectItem(c, "title"))
+    cJSON_AddStringToObject(c, "provenance", pmcp__rs_provenance(rec));
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "truncated")))
+    cJSON_AddStringToObject(c, "detail", "view=record");
+  size_t n;
+  const char *const *views = pmcp__views_of(kind, &n);
+  cJSON *av = cJSON_CreateStringArray(views, (int)n);
+  if (av)
+    cJSON_AddItemToObject(c, "available_views", av);
+  return c;
+}
+
+/* ---- record with field selection --------------------------------------- */
+
+static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
+{
+  *out = NULL;
+  const cJSON *cur = v->rec;
+  char path[600] = "";
+  /* Walk either the dotted string or the path list. */
+  const char *s = cJSON_IsString(field) ? field->valuestring : NULL;
+  const cJSON *part = cJSON_IsArray(field) ? field->child : NULL;
+  if (!s && !cJSON_IsArray(field))
+    return pmcp__view_fail(v, "invalid_argument",
+                           "view_options.field is a dotted path string or a "
+                           "list of keys");
+  if (cJSON_IsArray(field) && !part)
+    return pmcp__view_fail(v, "invalid_argument",
+                           "view_options.field: the path list is empty");
+  char seg[257];
+  for (;;) {
+    if (s) {
+      if (!*s)
+        break;
+      const char *dot = strchr(s, '.');
+      size_t n = dot ? (size_t)(dot - s) : strlen(s);
+      if (n == 0 || n >= sizeof seg)
+        return pmcp__view_fail(v, "invalid_argument",
+                               "view_options.field: empty or overlong "
+                               "segment in \"%.80s\"",
+                               field->valuestring);
+      memcpy(seg, s, n);
+      seg[n] = '\0';
+      s = dot ? dot + 1 : s + n;
+    } else {
+      if (!part)
+        break;
+      if (!cJSON_IsString(part) || strlen(part->valuestring) >= sizeof seg)
+        return pmcp__view_fail(v, "invalid_argument",
+                               "view_options.field: every path item is a "
+                               "key string");
+      snprintf(seg, sizeof seg, "%s", part->valuestring);
+      part = part->next;
+    }
+    const cJSON *next = NULL;
+    if (cJSON_IsObject(cur)) {
+      next = cJSON_GetObjectItemCaseSensitive(cur, seg);
+    } else if (cJSON_IsArray(cur)) {
+      char *end;
+      long i = strtol(seg, &end, 10);
+      if (*end == '\0' && i >= 0)
+        next = cJSON_GetArrayItem(cur, (int)i);
+    }
+    if (!next) {
+      /* Name the keys that do exist at this level (a few). */
+      char keys[300] = "";
+      size_t k = 0;
+      if (cJSON_IsObject(cur)) {
+        for (const cJSON *c = cur->child; c && k < 12; c = c->next, k++) {
+          size_t l = strlen(keys);
+          snprintf(keys + l, sizeof keys - l, "%s%s", k ? ", " : "",
+                   c->string);
+        }
+      }
+      return pmcp__view_fail(
+          v, "not_found",
+          "%s has no field \"%s\" at %s%s%s%s", v->ref_text, seg,
+          path[0] ? path : "the top level",
+          keys[0] ? " (keys there: " : "", keys, keys[0] ? ")" : "");
+    }
+    size_t l = strlen(path);
+    snprintf(path + l, sizeof path - l, "%s%s", l ? "." : "", seg);
+    cur = next;
+  }
+  *out = cJSON_Duplicate(cur, 1);
+  return *out ? 0 : PMCP_ENOMEM;
+}
+
+static int view_record(pmcp__vctx *v)
+{
+  const cJSON *field = v->opts
+      ? cJSON_GetObjectItemCaseSensitive(v->opts, "field") : NULL;
+  cJSON *data = NULL;
+  if (field) {
+    int rc = select_field(v, field, &data);
+    if (rc || v->err_code)
+      return rc;
+  } else {
+    data = cJSON_Duplicate(v->rec, 1);
+  }
+  if (!data)
+    return PMCP_ENOMEM;
+  v->obj = cJSON_CreateObject();
+  cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
+  cJSON_AddStringToObject(v->obj, "view", "record");
+  if (field)
+    cJSON_AddItemToObject(v->obj, "field", cJSON_Duplicate(field, 1));
+  cJSON_AddItemToObject(v->obj, "data", data);
+  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(v->rec));
+  /* A record too large for the page goes out as json fragments. */
+  v->doc_format = "json_fragment";
+  return 0;
+}
+
+/* ---- object views read from the record --------------------------------- */
+
+static cJSON *obj_base(pmcp__vctx *v)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (o) {
+    cJSON_AddStringToObject(o, "ref", v->ref_text);
+    cJSON_AddStringToObject(o, "view", v->view);
+  }
+  return o;
+}
+
+/* Copies record fields @p keys (those present) into a new view object. */
+static int from_record(pmcp__vctx *v, const char *const *keys,
+                       const char *missing)
+{
+  v->obj = obj_base(v);
+  if (!v->obj)
+    return PMCP_ENOMEM;
+  int any = 0;
+  for (size_t i = 0; keys[i]; i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(v->rec, keys[i]);
+    if (f && !cJSON_IsNull(f)) {
+      cJSON_AddItemToObject(v->obj, keys[i], cJSON_Duplicate(f, 1));
+      any = 1;
+    }
+  }
+  if (!any)
+    cJSON_AddStringToObject(v->obj, "state", missing);
+  return 0;
+}
+
+static int view_code(pmcp__vctx *v)
+{
+  static const char *const k[] = {"code", "git_commit", "git_branch",
+                                  "git_remote", "git_dirty", NULL};
+  return from_record(v, k, "no code state was recorded");
+}
+
+static int view_reproduce(pmcp__vctx *v)
+{
+  static const char *const k[] = {"code", "git_commit", "git_branch",
+                                  "git_remote", "git_dirty", "command",
+                                  "environment", "config", "inherited",
+                                  "datasets", "uses", NULL};
+  int rc = from_record(v, k, "nothing recorded to reproduce it from");
+  if (!rc && v->obj)
+    cJSON_AddStringToObject(v->obj, "detail",
+                            "view=diff for uncommitted changes");
+  return rc;
+}
+
+static int view_inherited(pmcp__vctx *v)
+{
+  static const char *const k[] = {"config", "inherited", NULL};
+  return from_record(v, k, "no configuration is inherited");
+}
+
+/* A text field of the record served as a document (fragments if big). */
+static int text_doc(pmcp__vctx *v, const char *const *keys, const char *what)
+{
+  const char *t = NULL;
+  const char *key = NULL;
+  for (size_t i = 0; keys[i] && !t; i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(v->rec, keys[i]);
+    if (cJSON_IsString(f)) {
+      t = f->valuestring;
+      key = keys[i];
+    } else if (cJSON_IsObject(f)) {
+      /* nested {"diff": "..."} or {"text": ...} */
+      const cJSON *g = cJSON_GetObjectItemCaseSensitive(f, "text");
+      if (!cJSON_IsString(g))
+        g = cJSON_GetObjectItemCaseSensitive(f, "diff");
+      if (cJSON_IsString(g)) {
+        t = g->valuestring;
+        key = keys[i];
+      }
+    }
+  }
+  v->obj = obj_base(v);
+  if (!v->obj)
+    return PMCP_ENOMEM;
+  if (!t) {
+    cJSON_AddStringToObject(v->obj, "state", what);
+    return 0;
+  }
+  (void)key;
+  v->doc = strdup(t);
+  v->doc_format = "text_fragment";
+  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(v->rec));
+  return v->doc ? 0 : PMCP_ENOMEM;
+}
+
+static int view_diff(pmcp__vctx *v)
+{
+  static const char *const k[] = {"git_diff", "diff", "code", NULL};
+  return text_doc(v, k, "no uncommitted diff was recorded (clean tree)");
+}
+
+static int view_readme(pmcp__vctx *v)
+{
+  static const char *const k[] = {"readme", "body", NULL};
+  return text_doc(v, k, "the project has no README");
+}
+
+static int view_views(pmcp__vctx *v)
+{
+  v->obj = obj_base(v);
+  if (!v->obj)
+    return PMCP_ENOMEM;
+  cJSON *arr = cJSON_AddArrayToObject(v->obj, "views");
+  size_t n;
+  const char *const *names = pmcp__views_of(v->ref.kind, &n);
+  for (size_t i = 0; i < n; i++) {
+    const pmcp__view_info *vi = pmcp__view_find(names[i]);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "view", vi->name);
+    cJSON_AddStringToObject(o, "reads", vi->reads);
+    if (vi->options[0]) {
+      cJSON *opts = cJSON_CreateStringArray(vi->options, 0);
+      for (size_t j = 0; vi->options[j]; j++)
+        cJSON_AddItemToArray(opts, cJSON_CreateString(vi->options[j]));
+      cJSON_AddItemToObject(o, "view_options", opts);
+    }
+    cJSON_AddItemToArray(arr, o);
+  }
+  return 0;
+}
+
+/* ---- overview pages ---------------------------------------------------- */
+
+/* Finds the overview note of a project/experiment: its record or NULL. */
+static int overview_note(pmcp__vctx *v, cJSON **note)
+{
+  *note = NULL;
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = "note";
+  o.parent = v->ref_text;
+  o.filter = "{\"kind\":\"overview\"}";
+  o.limit = 1;
+  cJSON *page = NULL;
+  char err[512];
+  int rc = pmcp__rs_list(v->rs, &o, &page, err, sizeof err);
+  if (rc == PMCP_ENOMEM)
+    return rc;
+  if (rc)
+    return pmcp__view_fail(v, "store_error", "%s", err), 1;
+  cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
+  cJSON *first = cJSON_GetArrayItem(items, 0);
+  if (first)
+    *note = cJSON_DetachItemViaPointer(items, first);
+  cJSON_Delete(page);
+  return 0;
+}
+
+static int view_overview(pmcp__vctx *v, int summary_only)
+{
+  cJSON *note = NULL;
+  int rc = overview_note(v, &note);
+  if (rc)
+    return rc < 0 ? rc : 0;
+  v->obj = obj_base(v);
+  if (!v->obj) {
+    cJSON_Delete(note);
+    return PMCP_ENOMEM;
+  }
+  if (!note) {
+    cJSON_AddStringToObject(v->obj, "state", "no Overview page yet");
+    return 0;
+  }
+  static const char *const meta[] = {"ref", "status", "title", "version",
+                                     "author", "via", "updated", "created",
+                                     NULL};
+  cJSON *m = pmcp__rs_pick(note, meta, 200);
+  cJSON_AddItemToObject(v->obj, "page", m);
+  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(note));
+  const char *text = summary_only ? pmcp__js(note, "summary")
+                                  : pmcp__js(note, "body");
+  if (!*text && !summary_only)
+    text = pmcp__js(note, "text");
+  if (summary_only && !*text) {
+    cJSON_AddStringToObject(v->obj, "state",
+                            "nobody has written a summary block yet");
+  } else {
+    v->doc = strdup(text);
+    v->doc_format = "text_fragment";
+    cJSON_AddStringToObject(v->obj, "format",
+                            summary_only ? "document" : "markdown");
+    if (!v->doc) {
+      cJSON_Delete(note);
+      return PMCP_ENOMEM;
+    }
+  }
+  cJSON_Delete(note);
+  return 0;
+}
+
+static int view_summary_history(pmcp__vctx *v)
+{
+  cJSON *note = NULL;
+  int rc = overview_note(v, &note);
+  if (rc)
+    return rc < 0 ? rc : 0;
+  if (!note) {
+    v->obj = obj_base(v);
+    cJSON_AddStringToObject(v->obj, "state", "no Overview page yet");
+    return 0;
+  }
+  char nref[300];
+  snprintf(v->parent, sizeof v->parent, "%s",
+           pmcp__rs_ref(note, nref, sizeof nref));
+  cJSON_Delete(note);
+  const cJSON *ver = v->opts
+      ? cJSON_GetObjectItemCaseSensitive(v->opts, "version") : NULL;
+  if (ver) {
+    if (!cJSON_IsNumber(ver) || ver->valuedouble < 1 ||
+        ver->valuedouble != (double)(int64_t)ver->valuedouble)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.version is a whole number >= 1");
+    /* One version's markdown: list versions and pick it. */
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = "note-version";
+    o.parent = v->parent;
+    o.limit = 1000;
+    cJSON *page = NULL;
+    char err[512];
+    rc = pmcp__rs_list(v->rs, &o, &page, err, sizeof err);
+    if (rc)
+      return rc == PMCP_ENOMEM ? rc
+                               : pmcp__view_fail(v, "store_error", "%s", err);
+    const cJSON *it;
+    cJSON *found = NULL;
+    char have[200] = "";
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      double n = pmcp__jn(it, "version", -1);
+      size_t l = strlen(have);
+      if (l < sizeof have - 12)
+        snprintf(have + l, sizeof have - l, "%s%.0f", l ? ", " : "", n);
+      if (n == ver->valuedouble)
+        found = (cJSON *)it;
+    }
+    if (!found) {
+      cJSON_Delete(page);
+      return pmcp__view_fail(v, "not_found",
+                             "the Overview page of %s has no version %.0f "
+                             "(versions: %s)",
+                             v->ref_text, ver->valuedouble, have);
+    }
+    v->obj = obj_base(v);
+    static const char *const meta[] = {"version", "author", "via", "created",
+                                       "status", NULL};
+    cJSON_AddItemToObject(v->obj, "page_version", pmcp__rs_pick(found, meta,
+                                                               200));
+    cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(found));
+    const char *t = pmcp__js(found, "body");
+    v->doc = strdup(*t ? t : pmcp__js(found, "text"));
+    v->doc_format = "text_fragment";
+    cJSON_Delete(page);
+    return v->doc ? 0 : PMCP_ENOMEM;
+  }
+  static const char *const k[] = {"version", "author", "via", "created",
+                                  "status", "title", NULL};
+  v->list = (pmcp__list_req){"versions", "note-version", v->parent, NULL,
+                             NULL, 0, k, 10, 160};
+  v->list_name = "versions";
+  return 0;
+}
+
+/* ---- list views -------------------------------------------------------- */
+
+static const char *const k_note[] = {"ref", "kind", "title", "body", "text",
+                                     "author", "via", "created", NULL};
+static const char *const k_session[] = {"ref", "title", "agent", "started",
+                                        "ended", "created", NULL};
+static const char *const k_artifact[] = {"ref", "name", "path", "version",
+                                         "labels", "size", "media_type",
+                                         "sha256", "uri", "shared",
+                                         "created", NULL};
+static const char *const k_group[] = {"ref", "name", "description", "runs",
+                                      NULL};
+static const char *const k_event[] = {"kind", "message", "time", NULL};
+static const char *const k_trial[] = {"ref", "name", "status", "score",
+                                      "params", NULL};
+static const char *const k_paper[] = {"ref", "id", "title", "authors",
+                                      "published", "note", NULL};
+static const char *const k_version[] = {"ref", "version", "labels",
+                                        "description", "uri", "sha256",
+                                        "size", "rows", "step", "best",
+                                        "stored", "author", "created", NULL};
+static const char *const k_transcript[] = {"role", "content", "time", NULL};
+
+static void set_list(pmcp__vctx *v, const char *name, const char *kind,
+                     const char *parent, const char *filter,
+                     const char *const *keys, size_t excerpt)
+{
+  snprintf(v->parent, sizeof v->parent, "%s", parent);
+  if (filter)
+    snprintf(v->filter, sizeof v->filter, "%s", filter);
+  v->list = (pmcp__list_req){name, kind, v->parent, NULL,
+                             filter ? v->filter : NULL, 0, keys, 10, excerpt};
+  v->list_name = name;
+}
+
+/* An array field of the record as the list (trajectory, transcript). */
+static int record_array(pmcp__vctx *v, const char *key, const char *name,
+                        const char *const *keys, const char *missing)
+{
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(v->rec, key);
+  v->list_name = name;
+  v->items = cJSON_CreateArray();
+  if (!v->items)
+    return PMCP_ENOMEM;
+  if (!cJSON_IsArray(a)) {
+    v->obj = obj_base(v);
+    cJSON_AddStringToObject(v->obj, "state", missing);
+    cJSON_Delete(v->items);
+    v->items = NULL;
+    return 0;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, a)
+  {
+    cJSON *c = keys && cJSON_IsObject(it) ? pmcp__rs_pick(it, keys, 600)
+                                          : cJSON_Duplicate(it, 1);
+    if (c)
+      cJSON_AddItemToArray(v->items, c);
+  }
+  return 0;
+}
+
+static int view_metrics(pmcp__vctx *v)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  pthread_mutex_lock(&v->rs->lock);
+  int rc = pmcp_store_series_list(v->rs->store, v->rs->tenant, v->ref.id, &b);
+  char err[300] = "";
+  if (rc)
+    snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
+  pthread_mutex_unlock(&v->rs->lock);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc == PMCP_ENOMEM ? rc
+                             : pmcp__view_fail(v, "store_error", "%s", err);
+  }
+  cJSON *page = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
+  pmcp_buf_dispose(&b);
+  if (!page)
+    return pmcp__view_fail(v, "store_error", "unreadable series catalog");
+  static const char *const k[] = {"key", "labels", "kind", "scale", "count",
+                                  "step_min", "step_max", "first", "last",
+                                  "min", "max", NULL};
+  v->items = cJSON_CreateArray();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+  {
+    cJSON *c = pmcp__rs_pick(it, k, 0);
+    const cJSON *lab = cJSON_GetObjectItemCaseSensitive(c, "labels");
+    if (cJSON_IsObject(lab) && !lab->child)
+      cJSON_DeleteItemFromObject(c, "labels");
+    cJSON_AddItemToArray(v->items, c);
+  }
+  cJSON_Delete(page);
+  v->list_name = "series";
+  return 0;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+int pmcp__view_run(pmcp__vctx *v)
+{
+  const char *w = v->view;
+  pmcp__ref_kind k = v->ref.kind;
+  int rc = pmcp__view_record(v);
+  if (rc)
+    return rc < 0 ? rc : 0;
+  if (strcmp(w, "card") == 0) {
+    v->obj = pmcp__view_card(v->rec, k);
+    return v->obj ? 0 : PMCP_ENOMEM;
+  }
+  if (strcmp(w, "record") == 0)
+    return view_record(v);
+  if (strcmp(w, "views") == 0)
+    return view_views(v);
+  if (strcmp(w, "code") == 0)
+    return view_code(v);
+  if (strcmp(w, "reproduce") == 0)
+    return view_reproduce(v);
+  if (strcmp(w, "inherited") == 0)
+    return view_inherited(v);
+  if (strcmp(w, "diff") == 0)
+    return view_diff(v);
+  if (strcmp(w, "readme") == 0)
+    return view_readme(v);
+  if (strcmp(w, "overview") == 0)
+    return view_overview(v, 0);
+  if (strcmp(w, "summary") == 0)
+    return view_overview(v, 1);
+  if (strcmp(w, "summary_history") == 0)
+    return view_summary_history(v);
+  if (strcmp(w, "content") == 0)
+    return pmcp__view_content(v);
+  if (strcmp(w, "metrics") == 0)
+    return view_metrics(v);
+  if (strcmp(w, "notes") == 0) {
+    set_list(v, "notes", "note", v->ref_text, "{\"kind\":\"note\"}", k_note,
+             300);
+    return 0;
+  }
+  if (strcmp(w, "handoff") == 0) {
+    set_list(v, "handoff", "note", v->ref_text,
+             "{\"kind\":[\"handoff\",\"sub-note\"]}", k_note, 600);
+    return 0;
+  }
+  if (strcmp(w, "sessions") == 0) {
+    set_list(v, "sessions", "session", v->ref_text, NULL, k_session, 200);
+    return 0;
+  }
+  if (strcmp(w, "artifacts") == 0) {
+    set_list(v, "artifacts", "artifact", v->ref_text, NULL, k_artifact, 160);
+    return 0;
+  }
+  if (strcmp(w, "groups") == 0) {
+    set_list(v, "groups", "group", v->ref_text, NULL, k_group, 160);
+    return 0;
+  }
+  if (strcmp(w, "events") == 0) {
+    set_list(v, "events", "event", v->ref_text, NULL, k_event, 300);
+    return 0;
+  }
+  if (strcmp(w, "trials") == 0) {
+    set_list(v, "trials", "trial", v->ref_text, NULL, k_trial, 160);
+    return 0;
+  }
+  if (strcmp(w, "papers") == 0) {
+    set_list(v, "papers", "paper", v->ref_text, NULL, k_paper, 200);
+    return 0;
+  }
+  if (strcmp(w, "trajectory") == 0) {
+    if (k == PMCP__REF_RUN) {
+      /* a run's trajectory is the sequence of its trials */
+      set_list(v, "trajectory", "trial", v->ref_text, NULL, k_trial, 160);
+      return 0;
+    }
+    return record_array(v, "trajectory", "trajectory", NULL,
+                        "no trajectory was recorded");
+  }
+  if (strcmp(w, "transcript") == 0)
+    return record_array(v, "transcript", "transcript", k_transcript,
+                        "no transcript was captured");
+  if (strcmp(w, "versions") == 0)
+    return pmcp__view_versions(v);
+  if (strcmp(w, "lineage") == 0)
+    return pmcp__view_lineage(v);
+  return pmcp__view_fail(v, "invalid_argument", "view %s is not available",
+                         w);
+}

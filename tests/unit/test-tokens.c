@@ -1,0 +1,542 @@
+/* Unit tests of the o200k_base tokenizer (probemcp/tokens.h).
+ * Data: $PMCP_TEST_DATA/tokenizer/ (vectors_public.jsonl produced by the
+ * tiktoken npm package 1.0.22, the WASM build of the reference; a 256 KiB
+ * slice of the benchmark corpus and its reference count). */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/evp.h>
+
+#include "core/tokenizer/bpe.h"
+#include "core/tokenizer/ranks.h"
+#include "core/tokenizer/tokclass.h"
+#include "probemcp/probemcp.h"
+
+unsigned pmcp__pretok_ascii_class(unsigned c);
+
+/* tiktoken 1.0.22 encode_ordinary(corpus_256k.txt).length */
+#define CORPUS_256K_COUNT 79875u
+
+static char *read_data(const char *name, size_t *len)
+{
+  const char *dir = getenv("PMCP_TEST_DATA");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tokenizer/%s", dir ? dir : "tests/data", name);
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(buf);
+  ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  buf[n] = '\0';
+  *len = (size_t)n;
+  return buf;
+}
+
+/* Decodes the JSON string starting at *p (after the opening quote) into a
+ * malloc'd buffer, keeping NUL bytes (cJSON would cut the string there). */
+static char *json_text(const char *p, size_t *len)
+{
+  size_t cap = strlen(p) + 1, n = 0;
+  char *o = malloc(cap);
+  ck_assert_ptr_nonnull(o);
+  while (*p && *p != '"') {
+    unsigned cp;
+    if (*p != '\\') {
+      o[n++] = *p++;
+      continue;
+    }
+    p++;
+    char c = *p++;
+    switch (c) {
+    case 'n': cp = '\n'; break;
+    case 'r': cp = '\r'; break;
+    case 't': cp = '\t'; break;
+    case 'b': cp = '\b'; break;
+    case 'f': cp = '\f'; break;
+    case 'u': {
+      char h[5] = {p[0], p[1], p[2], p[3], 0};
+      cp = (unsigned)strtoul(h, NULL, 16);
+      p += 4;
+      if (cp >= 0xD800 && cp <= 0xDBFF && p[0] == '\\' && p[1] == 'u') {
+        char l[5] = {p[2], p[3], p[4], p[5], 0};
+        unsigned lo = (unsigned)strtoul(l, NULL, 16);
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        p += 6;
+      }
+      break;
+    }
+    default: cp = (unsigned char)c; break;
+    }
+    if (cp < 0x80) {
+      o[n++] = (char)cp;
+    } else if (cp < 0x800) {
+      o[n++] = (char)(0xC0 | cp >> 6);
+      o[n++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      o[n++] = (char)(0xE0 | cp >> 12);
+      o[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      o[n++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+      o[n++] = (char)(0xF0 | cp >> 18);
+      o[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+      o[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      o[n++] = (char)(0x80 | (cp & 0x3F));
+    }
+  }
+  *len = n;
+  return o;
+}
+
+typedef struct vec {
+  char *text;
+  size_t len;
+  uint32_t *ids;
+  size_t n;
+} vec;
+
+static vec *load_vectors(size_t *count)
+{
+  size_t len;
+  char *all = read_data("vectors_public.jsonl", &len);
+  size_t cap = 512, nv = 0;
+  vec *v = calloc(cap, sizeof *v);
+  char *line = all;
+  while (line && *line) {
+    char *nl = strchr(line, '\n');
+    if (nl)
+      *nl = '\0';
+    ck_assert_msg(strncmp(line, "{\"text\":\"", 9) == 0, "vector line %zu: unexpected shape", nv + 1);
+    cJSON *j = cJSON_Parse(line);
+    ck_assert_msg(j != NULL, "vector line %zu is not JSON", nv + 1);
+    cJSON *toks = cJSON_GetObjectItemCaseSensitive(j, "tokens");
+    ck_assert(cJSON_IsArray(toks));
+    ck_assert_uint_lt(nv, cap);
+    v[nv].text = json_text(line + 9, &v[nv].len);
+    v[nv].n = (size_t)cJSON_GetArraySize(toks);
+    v[nv].ids = malloc((v[nv].n + 1) * sizeof(uint32_t));
+    size_t k = 0;
+    cJSON *t;
+    cJSON_ArrayForEach(t, toks) v[nv].ids[k++] = (uint32_t)t->valuedouble;
+    cJSON *cnt = cJSON_GetObjectItemCaseSensitive(j, "count");
+    ck_assert_uint_eq((size_t)cnt->valuedouble, v[nv].n);
+    cJSON_Delete(j);
+    nv++;
+    line = nl ? nl + 1 : NULL;
+  }
+  free(all);
+  *count = nv;
+  return v;
+}
+
+static void free_vectors(vec *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].text);
+    free(v[i].ids);
+  }
+  free(v);
+}
+
+START_TEST(vectors_exact)
+{
+  size_t nv;
+  vec *v = load_vectors(&nv);
+  ck_assert_uint_eq(nv, 350);
+  for (size_t i = 0; i < nv; i++) {
+    uint32_t *ids;
+    size_t n, c;
+    ck_assert_int_eq(pmcp_tokens_encode(v[i].text, v[i].len, &ids, &n), 0);
+    ck_assert_msg(n == v[i].n, "line %zu: %zu ids, expected %zu", i + 1, n, v[i].n);
+    for (size_t k = 0; k < n; k++)
+      ck_assert_msg(ids[k] == v[i].ids[k], "line %zu: id %zu is %u, expected %u", i + 1, k,
+                    ids[k], v[i].ids[k]);
+    ck_assert_int_eq(pmcp_tokens_count(v[i].text, v[i].len, &c), 0);
+    ck_assert_uint_eq(c, n);
+    pmcp_buf b = PMCP_BUF_INIT;
+    ck_assert_int_eq(pmcp_tokens_decode(ids, n, &b), 0);
+    ck_assert_uint_eq(b.len, v[i].len);
+    ck_assert(memcmp(b.ptr, v[i].text, b.len) == 0);
+    pmcp_buf_dispose(&b);
+    pmcp_tokens_free(ids);
+  }
+  free_vectors(v, nv);
+}
+END_TEST
+
+/* The built-in tables hold exactly tiktoken's o200k_base.tiktoken: written
+ * back out in its format they hash to the sha256 tiktoken itself expects
+ * (tiktoken_ext/openai_public.py). */
+START_TEST(tables_are_the_reference_ranks)
+{
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+  ck_assert_ptr_nonnull(md);
+  ck_assert_int_eq(EVP_DigestInit_ex(md, EVP_sha256(), NULL), 1);
+  for (uint32_t r = 0; r < PMCP__TK_NRANKS; r++) {
+    const unsigned char *t = pmcp__tk_bytes + pmcp__tk_off[r];
+    size_t n = pmcp__tk_off[r + 1] - pmcp__tk_off[r], o = 0;
+    char line[256];
+    for (size_t i = 0; i < n; i += 3) {
+      unsigned v = (unsigned)t[i] << 16 | (i + 1 < n ? (unsigned)t[i + 1] << 8 : 0) |
+                   (i + 2 < n ? t[i + 2] : 0);
+      line[o++] = b64[v >> 18];
+      line[o++] = b64[(v >> 12) & 63];
+      line[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+      line[o++] = i + 2 < n ? b64[v & 63] : '=';
+    }
+    o += (size_t)snprintf(line + o, sizeof line - o, " %u\n", r);
+    EVP_DigestUpdate(md, line, o);
+    /* and the hash finds every token under its own rank */
+    ck_assert_uint_eq(pmcp__tk_rank(t, n), r);
+  }
+  unsigned char h[32];
+  unsigned hl;
+  EVP_DigestFinal_ex(md, h, &hl);
+  EVP_MD_CTX_free(md);
+  char hex[65];
+  for (int i = 0; i < 32; i++)
+    snprintf(hex + 2 * i, 3, "%02x", h[i]);
+  ck_assert_str_eq(hex, "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d");
+}
+END_TEST
+
+START_TEST(corpus_slice)
+{
+  size_t len, c;
+  char *t = read_data("corpus_256k.txt", &len);
+  ck_assert_int_eq(pmcp_tokens_count(t, len, &c), 0);
+  ck_assert_uint_eq(c, CORPUS_256K_COUNT);
+  free(t);
+}
+END_TEST
+
+START_TEST(ascii_classes_match_tables)
+{
+  for (unsigned c = 0; c < 128; c++)
+    ck_assert_msg(pmcp__pretok_ascii_class(c) == pmcp__tk_class(c), "U+%04X", c);
+  /* spot checks of Unicode 16.0 facts the pattern depends on */
+  ck_assert(pmcp__tk_class(0x85) & PMCP__TK_WS);    /* NEL is White_Space */
+  ck_assert(!(pmcp__tk_class(0xFEFF) & PMCP__TK_WS)); /* BOM is not */
+  ck_assert(!(pmcp__tk_class(0x200B) & PMCP__TK_WS));
+  ck_assert(pmcp__tk_class(0x3000) & PMCP__TK_WS);
+  ck_assert_uint_eq(pmcp__tk_class(0x01C5), PMCP__TK_A | PMCP__TK_L); /* Lt */
+  ck_assert_uint_eq(pmcp__tk_class(0x02B0), PMCP__TK_A | PMCP__TK_B | PMCP__TK_L); /* Lm */
+  ck_assert_uint_eq(pmcp__tk_class(0x0301), PMCP__TK_A | PMCP__TK_B | PMCP__TK_M);
+  ck_assert(pmcp__tk_class(0x00B2) & PMCP__TK_N);  /* superscript two: No */
+  ck_assert(pmcp__tk_class(0x10D40) != 0);          /* new in 16.0 (Garay) */
+  ck_assert_uint_eq(pmcp__tk_class(0x11DE0), 0);    /* new only in 17.0 */
+}
+END_TEST
+
+START_TEST(invalid_utf8)
+{
+  static const struct {
+    const char *s;
+    size_t len, bad;
+  } cases[] = {
+    {"ab\x80", 3, 2},             /* lone continuation byte */
+    {"\xC0\x80", 2, 0},           /* overlong NUL */
+    {"\xC1\xBF", 2, 0},           /* overlong */
+    {"a\xE0\x80\x80", 4, 1},      /* overlong 3-byte */
+    {"\xED\xA0\x80", 3, 0},       /* UTF-16 surrogate */
+    {"\xED\xBF\xBF", 3, 0},
+    {"x\xF4\x90\x80\x80", 5, 1},  /* above U+10FFFF */
+    {"\xF5\x80\x80\x80", 4, 0},
+    {"\xFF", 1, 0},
+    {"\xFE", 1, 0},
+    {"abc\xE2\x82", 5, 3},        /* truncated at the end */
+    {"\xE2\x82" "a", 3, 0},       /* truncated before ASCII */
+    {"\xF0\x9F\x98", 3, 0},
+    {"12345678\x80", 9, 8},       /* after the 8-byte ASCII fast path */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t c = 12345, off = 999;
+    ck_assert_int_eq(pmcp_tokens_count(cases[i].s, cases[i].len, &c), PMCP_EUTF8);
+    ck_assert_uint_eq(c, 12345);
+    uint32_t *ids = (uint32_t *)&c;
+    size_t n = 7;
+    ck_assert_int_eq(pmcp_tokens_encode(cases[i].s, cases[i].len, &ids, &n), PMCP_EUTF8);
+    ck_assert_ptr_null(ids);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(pmcp_tokens_utf8_check(cases[i].s, cases[i].len, &off), PMCP_EUTF8);
+    ck_assert_msg(off == cases[i].bad, "case %zu: offset %zu, expected %zu", i, off, cases[i].bad);
+  }
+  /* the extremes that are valid */
+  static const char ok[] = "\xF4\x8F\xBF\xBF \xEF\xBF\xBF \xED\x9F\xBF \xEE\x80\x80 \xC2\x80 \x7F";
+  size_t c;
+  ck_assert_int_eq(pmcp_tokens_utf8_check(ok, sizeof ok - 1, NULL), 0);
+  ck_assert_int_eq(pmcp_tokens_count(ok, sizeof ok - 1, &c), 0);
+  ck_assert_uint_gt(c, 0);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+  size_t c;
+  uint32_t *ids;
+  size_t n;
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_tokens_count(NULL, 3, &c), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_count("abc", 3, NULL), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_count(NULL, 0, &c), 0);
+  ck_assert_uint_eq(c, 0);
+  ck_assert_int_eq(pmcp_tokens_encode(NULL, 0, &ids, &n), 0);
+  ck_assert_ptr_null(ids);
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(pmcp_tokens_encode(NULL, 1, &ids, &n), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_encode("a", 1, NULL, &n), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_decode(NULL, 1, &b), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_decode(NULL, 0, NULL), PMCP_EINVAL);
+  uint32_t bad[] = {100, 199998};
+  ck_assert_int_eq(pmcp_tokens_decode(bad, 2, &b), PMCP_EINVAL);
+  ck_assert_uint_eq(b.len, 0);
+  uint32_t bad2[] = {200000};
+  ck_assert_int_eq(pmcp_tokens_decode(bad2, 1, &b), PMCP_EINVAL);
+  uint32_t sp[] = {PMCP_TOKEN_ENDOFTEXT, 200, PMCP_TOKEN_ENDOFPROMPT};
+  ck_assert_int_eq(pmcp_tokens_decode(sp, 3, &b), 0);
+  ck_assert(strncmp(b.ptr, "<|endoftext|>", 13) == 0);
+  ck_assert(strcmp(b.ptr + b.len - 15, "<|endofprompt|>") == 0);
+  pmcp_buf_dispose(&b);
+  /* special tokens are ordinary text when encoding */
+  ck_assert_int_eq(pmcp_tokens_count("<|endoftext|>", 13, &c), 0);
+  ck_assert_uint_eq(c, 7); /* < | end of text | > as tiktoken (vector line 6) */
+  /* NUL bytes are text too */
+  ck_assert_int_eq(pmcp_tokens_count("a\0b", 3, &c), 0);
+  ck_assert_uint_eq(c, 3);
+}
+END_TEST
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+
+/* The heap merge and tiktoken's linear scan agree on every piece. */
+START_TEST(heap_merge_matches_linear)
+{
+  static const char alpha[] = "aaaabbe lt.-_=0123/\xC3\xA9\xE4\xB8\xAD";
+  unsigned char piece[PMCP__BPE_SMALL];
+  uint32_t a[PMCP__BPE_SMALL], b[PMCP__BPE_SMALL];
+  for (int iter = 0; iter < 20000; iter++) {
+    size_t n = 1 + rnd() % PMCP__BPE_SMALL;
+    int mode = (int)(rnd() % 3);
+    for (size_t i = 0; i < n; i++)
+      piece[i] = mode == 0 ? (unsigned char)alpha[rnd() % (sizeof alpha - 1)]
+                 : mode == 1 ? (unsigned char)("ab"[rnd() % 2])
+                             : (unsigned char)(rnd() & 0xFF);
+    size_t na, nb;
+    ck_assert_int_eq(pmcp__bpe(piece, n, a, &na), 0);
+    ck_assert_int_eq(pmcp__bpe_heap(piece, n, b, &nb), 0);
+    ck_assert_uint_eq(na, nb);
+    ck_assert(memcmp(a, b, na * sizeof *a) == 0);
+  }
+}
+END_TEST
+
+/* Long single pieces: linear-ish time, and the ids decode back. */
+START_TEST(long_pieces)
+{
+  size_t n = 1u << 20;
+  char *t = malloc(n);
+  const char *fills[] = {"a", "!", " ", "\xC3\xA9", "7", "ab"};
+  for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+    size_t fl = strlen(fills[f]);
+    for (size_t i = 0; i < n; i++)
+      t[i] = fills[f][i % fl];
+    uint32_t *ids;
+    size_t k, c;
+    ck_assert_int_eq(pmcp_tokens_encode(t, n, &ids, &k), 0);
+    ck_assert_int_eq(pmcp_tokens_count(t, n, &c), 0);
+    ck_assert_uint_eq(c, k);
+    ck_assert_uint_gt(k, 0);
+    pmcp_buf b = PMCP_BUF_INIT;
+    ck_assert_int_eq(pmcp_tokens_decode(ids, k, &b), 0);
+    ck_assert_uint_eq(b.len, n);
+    ck_assert(memcmp(b.ptr, t, n) == 0);
+    pmcp_buf_dispose(&b);
+    pmcp_tokens_free(ids);
+  }
+  free(t);
+}
+END_TEST
+
+/* The incremental counter equals a one-shot count however the text is cut,
+ * including inside UTF-8 characters. */
+START_TEST(counter_matches_count)
+{
+  size_t nv;
+  vec *v = load_vectors(&nv);
+  pmcp_tokens_counter *c, *snap;
+  ck_assert_int_eq(pmcp_tokens_counter_new(&c), 0);
+  ck_assert_int_eq(pmcp_tokens_counter_new(&snap), 0);
+  for (size_t i = 0; i < nv; i++) {
+    for (int round = 0; round < 3; round++) {
+      pmcp_tokens_counter_reset(c);
+      size_t pos = 0, total;
+      while (pos < v[i].len) {
+        size_t step = round == 0 ? 1 : 1 + rnd() % (round == 1 ? 7 : 300);
+        if (step > v[i].len - pos)
+          step = v[i].len - pos;
+        ck_assert_int_eq(pmcp_tokens_counter_add(c, v[i].text + pos, step), 0);
+        pos += step;
+      }
+      ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+      ck_assert_msg(total == v[i].n, "line %zu round %d: %zu, expected %zu", i + 1, round,
+                    total, v[i].n);
+      ck_assert_uint_eq(pmcp_tokens_counter_bytes(c), v[i].len);
+    }
+  }
+  /* peek and copy: a prefix plus any suffix */
+  for (size_t i = 0; i + 1 < nv; i++) {
+    size_t cut = v[i].len / 2, peek, want, total;
+    while (cut > 0 && ((unsigned char)v[i].text[cut] & 0xC0) == 0x80)
+      cut--;
+    pmcp_tokens_counter_reset(c);
+    ck_assert_int_eq(pmcp_tokens_counter_add(c, v[i].text, cut), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_copy(snap, c), 0);
+    size_t jl = v[i].len - cut + v[i + 1].len;
+    char *joined = malloc(v[i].len + v[i + 1].len + 1);
+    memcpy(joined, v[i].text, v[i].len);
+    memcpy(joined + v[i].len, v[i + 1].text, v[i + 1].len);
+    ck_assert_int_eq(pmcp_tokens_count(joined, v[i].len + v[i + 1].len, &want), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_peek(c, joined + cut, jl, &peek), 0);
+    ck_assert_uint_eq(peek, want);
+    ck_assert_int_eq(pmcp_tokens_counter_add(c, joined + cut, jl), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+    ck_assert_uint_eq(total, want);
+    /* roll back to the snapshot */
+    ck_assert_int_eq(pmcp_tokens_counter_copy(c, snap), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+    ck_assert_int_eq(pmcp_tokens_count(v[i].text, cut, &want), 0);
+    ck_assert_uint_eq(total, want);
+    free(joined);
+  }
+  pmcp_tokens_counter_free(c);
+  pmcp_tokens_counter_free(snap);
+  free_vectors(v, nv);
+}
+END_TEST
+
+START_TEST(counter_utf8)
+{
+  pmcp_tokens_counter *c;
+  size_t total;
+  ck_assert_int_eq(pmcp_tokens_counter_new(&c), 0);
+  ck_assert_int_eq(pmcp_tokens_counter_add(c, "caf\xC3", 4), 0);
+  ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), PMCP_EUTF8); /* mid-character */
+  ck_assert_int_eq(pmcp_tokens_counter_peek(c, "x", 1, &total), PMCP_EUTF8);
+  ck_assert_int_eq(pmcp_tokens_counter_add(c, "\x28", 1), PMCP_EUTF8); /* not a continuation */
+  ck_assert_uint_eq(pmcp_tokens_counter_bytes(c), 4);                  /* nothing appended */
+  ck_assert_int_eq(pmcp_tokens_counter_add(c, "\xA9", 1), 0);
+  ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+  size_t want;
+  ck_assert_int_eq(pmcp_tokens_count("caf\xC3\xA9", 5, &want), 0);
+  ck_assert_uint_eq(total, want);
+  ck_assert_int_eq(pmcp_tokens_counter_add(c, "\xFF", 1), PMCP_EUTF8);
+  ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+  ck_assert_uint_eq(total, want);
+  ck_assert_int_eq(pmcp_tokens_counter_add(NULL, "a", 1), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_counter_total(c, NULL), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_tokens_counter_new(NULL), PMCP_EINVAL);
+  pmcp_tokens_counter_free(c);
+  pmcp_tokens_counter_free(NULL);
+}
+END_TEST
+
+/* Piece boundaries that a later chunk changes (the counter must keep them
+ * open): letters that re-split, digits, whitespace before a word, a
+ * contraction cut after the apostrophe. */
+START_TEST(counter_reopens_pieces)
+{
+  static const char *const cases[][2] = {
+    {"\xE6\x97\xA5\xE6\x9C\xAC" "A", "b"}, {"12345", "6"}, {"x   ", "y"}, {"it'", "ll"},
+    {"don", "'T"}, {"a\r", "\n"}, {"!!", "/"}, {"  \n ", "\n"}, {"ea'\xC5", "\xBF"},
+  };
+  pmcp_tokens_counter *c;
+  ck_assert_int_eq(pmcp_tokens_counter_new(&c), 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[64];
+    size_t l0 = strlen(cases[i][0]), l1 = strlen(cases[i][1]), want, total;
+    memcpy(buf, cases[i][0], l0);
+    memcpy(buf + l0, cases[i][1], l1);
+    ck_assert_int_eq(pmcp_tokens_count(buf, l0 + l1, &want), 0);
+    pmcp_tokens_counter_reset(c);
+    ck_assert_int_eq(pmcp_tokens_counter_add(c, cases[i][0], l0), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_add(c, cases[i][1], l1), 0);
+    ck_assert_int_eq(pmcp_tokens_counter_total(c, &total), 0);
+    ck_assert_msg(total == want, "case %zu: %zu, expected %zu", i, total, want);
+  }
+  pmcp_tokens_counter_free(c);
+}
+END_TEST
+
+static void *count_thread(void *arg)
+{
+  const vec *v = arg;
+  size_t bad = 0;
+  for (int rep = 0; rep < 3; rep++)
+    for (size_t i = 0; i < 350; i++) {
+      size_t c;
+      if (pmcp_tokens_count(v[i].text, v[i].len, &c) != 0 || c != v[i].n)
+        bad++;
+    }
+  return (void *)(uintptr_t)bad;
+}
+
+START_TEST(threads)
+{
+  size_t nv;
+  vec *v = load_vectors(&nv);
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_create(&th[i], NULL, count_thread, v), 0);
+  for (int i = 0; i < 4; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    ck_assert_uint_eq((uintptr_t)r, 0);
+  }
+  free_vectors(v, nv);
+}
+END_TEST
+
+static Suite *tokens_suite(void)
+{
+  Suite *s = suite_create("tokens");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, vectors_exact);
+  tcase_add_test(tc, tables_are_the_reference_ranks);
+  tcase_add_test(tc, corpus_slice);
+  tcase_add_test(tc, ascii_classes_match_tables);
+  tcase_add_test(tc, invalid_utf8);
+  tcase_add_test(tc, bad_arguments);
+  tcase_add_test(tc, heap_merge_matches_linear);
+  tcase_add_test(tc, long_pieces);
+  tcase_add_test(tc, counter_matches_count);
+  tcase_add_test(tc, counter_utf8);
+  tcase_add_test(tc, counter_reopens_pieces);
+  tcase_add_test(tc, threads);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(tokens_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

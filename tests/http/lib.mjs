@@ -24,10 +24,15 @@ export function startServer(bin, args = []) {
           port: Number(url.port),
           stderr: () => err,
           exited: new Promise((r) => child.on('exit', (code, sig) => r({ code, sig }))),
+          // SIGTERM; the server must shut down cleanly (exit 0, which
+          // also means no leak report under LeakSanitizer).
           stop: async () => {
             if (child.exitCode === null && child.signalCode === null) {
               child.kill('SIGTERM');
               await new Promise((r) => child.on('exit', r));
+            }
+            if (child.exitCode !== 0) {
+              throw new Error(`${bin} exited with ${child.exitCode ?? child.signalCode}: ${err}`);
             }
           },
         });

@@ -103,7 +103,8 @@ typedef struct pmcp_page_options {
  * @return 0; PMCP_EMISUSE (the tool is not PMCP_TOOL_BUDGETED);
  *         PMCP_ENOMEM.
  */
-/* (declared once the engine's call context lands) */
+PMCP_API int pmcp_page_begin(pmcp_page **out, pmcp_call *call,
+                             uint64_t source_version);
 /** pmcp_page_begin() for a host or test that has no call. Same refused-
  *  cursor behaviour. @return 0; PMCP_EINVAL (budget out of range, no tool,
  *  bad key length, args not an object); PMCP_ENOMEM. */
@@ -247,7 +248,7 @@ PMCP_API int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *frag);
  * @return 0; PMCP_ENOMEM; PMCP_EINTERNAL (the text could not be made to
  *         fit: not expected); PMCP_EMISUSE (no call: use pmcp_page_render()).
  */
-/* (declared once the engine's call context lands) */
+PMCP_API int pmcp_page_finish(pmcp_page *pg, int more);
 
 /** pmcp_page_finish() into a buffer, for hosts and tests without a call.
  *  @param[out] is_error set to 1 for an error object. May be called once. */

@@ -441,7 +441,7 @@ int pmcp__page_close_tentative(pmcp_page *pg)
   if (pg->n == 1) {
     /* It was the only item: with a next_cursor it fits no page of this
      * budget, so it is refused like any indivisible item. */
-    const pmcp__item *it = &pg->it[0];
+    const pmcp__pitem *it = &pg->it[0];
     size_t need = 0, bytes = 0;
     int rc = pmcp__page_alone(pg, pg->items.ptr + it->off, it->len,
                               pg->states.ptr + it->st_off, it->st_len, &need,
@@ -461,7 +461,7 @@ int pmcp__page_close_tentative(pmcp_page *pg)
 
 static void take_back_last(pmcp_page *pg)
 {
-  pmcp__item *last = &pg->it[pg->n - 1];
+  pmcp__pitem *last = &pg->it[pg->n - 1];
   pg->items_bytes -= last->len + (pg->n > 1);
   pg->items.len = last->off - (pg->n > 1);
   pg->states.len = last->st_off;
@@ -519,13 +519,13 @@ static int accept(pmcp_page *pg, const char *text, size_t len,
 {
   if (pg->n == pg->cap) {
     size_t cap = pg->cap ? pg->cap * 2 : 16;
-    pmcp__item *it = realloc(pg->it, cap * sizeof *it);
+    pmcp__pitem *it = realloc(pg->it, cap * sizeof *it);
     if (!it)
       return PMCP_ENOMEM;
     pg->it = it;
     pg->cap = cap;
   }
-  pmcp__item *r = &pg->it[pg->n];
+  pmcp__pitem *r = &pg->it[pg->n];
   size_t mark = pg->items.len;
   /* items are kept joined, so rendering is one copy */
   if (pg->n && pmcp__buf_putc(&pg->items, ','))
@@ -710,9 +710,11 @@ int pmcp_page_fail(pmcp_page *pg, const char *members_json, const char *fmt, ...
 /* Renders {"message":msg[,members]} so that it fits the budget, cutting
  * the message at a character boundary (marked with an ellipsis) and, as a
  * last resort, dropping the members. */
-static int render_error(pmcp_page *pg, const char *msg, size_t msg_len,
-                        const char *members, size_t members_len, pmcp_buf *out)
+int pmcp__budget_error_text(int budget, const char *msg, size_t msg_len,
+                            const char *members, size_t members_len,
+                            pmcp_buf *out, size_t *out_tokens)
 {
+  size_t cap = (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
   size_t keep = msg_len;
   for (int attempt = 0; attempt < 40; attempt++) {
     pmcp__buf_reset(out);
@@ -734,13 +736,12 @@ static int render_error(pmcp_page *pg, const char *msg, size_t msg_len,
       rc = pmcp__buf_putc(out, '}');
     size_t tokens = 0;
     if (!rc)
-      rc = count_full(pg, out->ptr, out->len, &tokens);
+      rc = pmcp_tokens_count(out->ptr, out->len, &tokens);
     if (rc)
       return rc;
-    if (tokens <= (size_t)pg->budget && out->len <= ceiling(pg)) {
-      pg->stats.tokens = tokens;
-      pg->stats.bytes = out->len;
-      pg->stats.estimate = tokens;
+    if (tokens <= (size_t)budget && out->len <= cap) {
+      if (out_tokens)
+        *out_tokens = tokens;
       return 0;
     }
     if (keep == 0) {
@@ -751,8 +752,8 @@ static int render_error(pmcp_page *pg, const char *msg, size_t msg_len,
       continue;
     }
     /* shrink in proportion to the overflow, then to a character start */
-    size_t over_t = tokens > (size_t)pg->budget ? tokens - (size_t)pg->budget : 0;
-    size_t over_b = out->len > ceiling(pg) ? out->len - ceiling(pg) : 0;
+    size_t over_t = tokens > (size_t)budget ? tokens - (size_t)budget : 0;
+    size_t over_b = out->len > cap ? out->len - cap : 0;
     size_t cut = over_b > over_t * 4 ? over_b : over_t * 4;
     cut += 8 + keep / 16;
     keep = cut >= keep ? 0 : keep - cut;
@@ -760,6 +761,19 @@ static int render_error(pmcp_page *pg, const char *msg, size_t msg_len,
       keep--;
   }
   return PMCP_EINTERNAL;
+}
+
+static int render_error(pmcp_page *pg, const char *msg, size_t msg_len,
+                        const char *members, size_t members_len, pmcp_buf *out)
+{
+  size_t tokens = 0;
+  int rc = pmcp__budget_error_text(pg->budget, msg, msg_len, members,
+                                   members_len, out, &tokens);
+  pg->stats.counts++;
+  pg->stats.counted_bytes += out->len;
+  pg->stats.tokens = pg->stats.estimate = tokens;
+  pg->stats.bytes = out->len;
+  return rc;
 }
 
 static int render_failure(pmcp_page *pg, pmcp_buf *out)
@@ -813,7 +827,7 @@ static int render_items(pmcp_page *pg, size_t n, int more, pmcp_buf *out,
   pmcp__buf_reset(cur);
   int need_cursor = n > 0 && (more || pg->it[n - 1].partial);
   if (need_cursor) {
-    const pmcp__item *last = &pg->it[n - 1];
+    const pmcp__pitem *last = &pg->it[n - 1];
     rc = encode_payload(pg, pg->states.ptr + last->st_off, last->st_len, cur);
   }
   if (!rc)
@@ -822,7 +836,7 @@ static int render_items(pmcp_page *pg, size_t n, int more, pmcp_buf *out,
   if (!rc)
     rc = pmcp__buf_append(out, pg->head.ptr, pg->head.len);
   if (!rc && n) {
-    const pmcp__item *last = &pg->it[n - 1];
+    const pmcp__pitem *last = &pg->it[n - 1];
     rc = pmcp__buf_append(out, pg->items.ptr, last->off + last->len);
   }
   if (!rc)
@@ -878,7 +892,7 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
     pg->stats.dropped++;
     if (n == 0) {
       size_t need = 0, nbytes = 0;
-      const pmcp__item *first = &pg->it[0];
+      const pmcp__pitem *first = &pg->it[0];
       rc = pmcp__page_alone(pg, pg->items.ptr + first->off, first->len,
                             pg->states.ptr + first->st_off, first->st_len,
                             &need, &nbytes);

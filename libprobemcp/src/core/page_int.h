@@ -22,12 +22,12 @@ typedef struct pmcp__fragpos {
   unsigned char members_id[8];
 } pmcp__fragpos;
 
-typedef struct pmcp__item {
+typedef struct pmcp__pitem {
   size_t off, len;       /* the item's JSON in pg->items */
   size_t st_off, st_len; /* its page payload (tag + state) in pg->states */
   size_t non_finite;
   int partial;           /* an unfinished fragment: the page ends here */
-} pmcp__item;
+} pmcp__pitem;
 
 struct pmcp_page {
   unsigned magic;
@@ -58,7 +58,7 @@ struct pmcp_page {
   size_t field_non_finite;
 
   pmcp_buf items, states;
-  pmcp__item *it;
+  pmcp__pitem *it;
   size_t n, cap;
   size_t items_bytes;          /* item bytes plus separating commas */
   /* Exact running count of head + items (tokens.h counter), a snapshot
@@ -102,6 +102,11 @@ int pmcp__page_tail(const pmcp_page *pg, size_t n, const char *cursor,
                     size_t cursor_len, pmcp_buf *out);
 int pmcp__page_encode(const pmcp_page *pg, const void *payload, size_t plen,
                       pmcp_buf *out);
+/* Renders {"message":msg[,members]} fitted to @p budget (message cut at a
+ * character boundary with an ellipsis; members dropped as a last resort). */
+int pmcp__budget_error_text(int budget, const char *msg, size_t msg_len,
+                            const char *members, size_t members_len,
+                            pmcp_buf *out, size_t *out_tokens);
 /* Ends the page because an indivisible item needing @p tokens was
  * refused. */
 void pmcp__page_refuse(pmcp_page *pg, size_t tokens);

@@ -95,6 +95,7 @@ struct pmcp__req {
   pmcp__batch *batch;
   atomic_int cancelled;
   int on_worker;
+  int linked;             /* in sess->inflight */
   pmcp__pending *pending; /* server request the call is waiting on */
   pmcp__req *next, *prev;
 };

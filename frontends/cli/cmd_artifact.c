@@ -189,7 +189,7 @@ int probe_cmd_artifact(const probe_globals *g, int argc, char **argv)
     return download(g, argc - 2, argv + 2);
   if (strcmp(sub, "list") == 0) {
     argv[1] = (char *)"artifact";
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   if (strcmp(sub, "label") == 0 || strcmp(sub, "promote") == 0) {
     int want = sub[0] == 'l' ? 5 : 3;

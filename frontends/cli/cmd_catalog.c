@@ -107,7 +107,7 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
   const char *sub = argv[1];
   if (strcmp(sub, "list") == 0) {
     argv[1] = (char *)"dataset";
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   cJSON *o = cJSON_CreateObject();
   const char *pos[1];
@@ -160,7 +160,7 @@ int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv)
     return h;
   if (strcmp(argv[1], "list") == 0) {
     argv[1] = (char *)"checkpoint";
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   if (strcmp(argv[1], "add") != 0)
     return probe_cli_err(2, "checkpoint", "unknown subcommand '%s' (add, list)", argv[1]);
@@ -202,7 +202,7 @@ int probe_cmd_source(const probe_globals *g, int argc, char **argv)
     return h;
   if (strcmp(argv[1], "list") == 0) {
     argv[1] = (char *)"source";
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   if (strcmp(argv[1], "add") != 0)
     return probe_cli_err(2, "source", "unknown subcommand '%s' (add, list)", argv[1]);

@@ -95,7 +95,7 @@ static int group_cmd(const probe_globals *g, const char *kind, int argc, char **
     return entity_create(g, kind, argc - 2, argv + 2);
   if (strcmp(argv[1], "list") == 0) {
     argv[1] = (char *)kind;
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   return probe_cli_err(2, kind, "unknown subcommand '%s' (create, list)", argv[1]);
 }
@@ -382,7 +382,7 @@ int probe_cmd_run(const probe_globals *g, int argc, char **argv)
     return run_simple(g, sub, argc - 2, argv + 2);
   if (strcmp(sub, "list") == 0) {
     argv[1] = (char *)"run";
-    return probe_cmd_list(g, argc - 1, argv + 1);
+    return probe_cmd_list(g, argc, argv);
   }
   if (strcmp(sub, "show") == 0) {
     if (argc != 3)

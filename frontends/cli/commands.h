@@ -39,5 +39,15 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv);
 int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv);
 int probe_cmd_source(const probe_globals *g, int argc, char **argv);
 int probe_cmd_lineage(const probe_globals *g, int argc, char **argv);
+int probe_cmd_import(const probe_globals *g, int argc, char **argv);
+int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
+
+/* cmd_import.c: runs one import (format "mlflow", "tensorboard", "csv",
+ * "hf", "arxiv") with progress and a report; @p opts is a
+ * pmcp__import_opts (import/import_store.h). Returns the exit status. */
+struct pmcp__import_opts;
+int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
+                     const char *path, const struct pmcp__import_opts *opts,
+                     int dry, int json);
 
 #endif

@@ -26,6 +26,8 @@ static const probe_command commands[] = {
   {"list", "list records of one kind as JSON", probe_cmd_list},
   {"search", "keyword search over the lab", probe_cmd_search},
   {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
+  {"import", "import MLflow, TensorBoard, CSV or Trainer logs", probe_cmd_import},
+  {"papers", "the local papers index (import arXiv metadata)", probe_cmd_papers},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

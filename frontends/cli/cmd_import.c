@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "import/import_store.h"
 #include "probemcp/probemcp.h"
@@ -166,18 +167,9 @@ int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
   pmcp_store *st = NULL;
   pmcp_tenant t = {0};
   int rc;
-  if (!dry) {
-    rc = pmcp_store_open(&st, g->store, PMCP_STORE_CREATE);
-    if (rc == 0)
-      rc = pmcp_store_tenant(st, g->tenant, PMCP_STORE_CREATE, &t);
-    if (rc) {
-      fprintf(stderr, "probe %s: cannot open the store: %s\n", cmd,
-              st && *pmcp_store_errmsg(st) ? pmcp_store_errmsg(st)
-                                           : pmcp_strerror(rc));
-      pmcp_store_free(st);
-      return 1;
-    }
-  }
+  /* an import creates the store and the tenant on first use */
+  if (!dry && probe_cli_open(g, PMCP_STORE_CREATE, &st, &t) != 0)
+    return 1;
   progress pg = {0};
   pg.on = !g->quiet && isatty(STDERR_FILENO);
   pmcp__import_opts o = *opts;

@@ -20,5 +20,15 @@ typedef struct probe_command {
 
 /* Command groups (one file each). Append new ones here and in main.c. */
 int probe_cmd_tokens(const probe_globals *g, int argc, char **argv);
+int probe_cmd_import(const probe_globals *g, int argc, char **argv);
+int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
+
+/* cmd_import.c: runs one import (format "mlflow", "tensorboard", "csv",
+ * "hf", "arxiv") with progress and a report; @p opts is a
+ * pmcp__import_opts (import/import_store.h). Returns the exit status. */
+struct pmcp__import_opts;
+int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
+                     const char *path, const struct pmcp__import_opts *opts,
+                     int dry, int json);
 
 #endif

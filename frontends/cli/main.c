@@ -9,6 +9,8 @@
 
 static const probe_command commands[] = {
   {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
+  {"import", "import MLflow, TensorBoard, CSV or Trainer logs", probe_cmd_import},
+  {"papers", "the local papers index (import arXiv metadata)", probe_cmd_papers},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -11,8 +11,10 @@
 #include "server.h"
 #include "tool.h"
 #include "store.h"
+#include "research.h"
 #include "tokens.h"
 #include "json.h"
 #include "cursor.h"
+#include "budget.h"
 
 #endif

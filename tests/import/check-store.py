@@ -214,6 +214,10 @@ def main():
          ["import", "tensorboard", os.path.join(tb_synth, "synth"), "--project", "p", "--experiment", "e"], None),
         ("csv", os.path.join(data, "lightning-genrisk", "lightning_logs"),
          ["import", "csv", os.path.join(data, "lightning-genrisk", "lightning_logs")], None),
+        ("csv", os.path.join(data, "csv-synthetic", "lightning_logs"),
+         ["import", "csv", os.path.join(data, "csv-synthetic", "lightning_logs")], None),
+        ("csv", os.path.join(data, "csv-synthetic", "long-metrics.csv"),
+         ["import", "csv", os.path.join(data, "csv-synthetic", "long-metrics.csv"), "--name", "long"], None),
         ("hf", os.path.join(data, "hf-whisper", "trainer_state.json"),
          ["import", "hf", os.path.join(data, "hf-whisper", "trainer_state.json")], None),
         ("arxiv", os.path.join(data, "arxiv-sample", "arxiv-metadata-sample-200.jsonl"),
@@ -222,6 +226,9 @@ def main():
     for i, (kind, path, args, project) in enumerate(sets):
         store = os.path.join(tmp, "s%d.db" % i)
         exp = ci.expected(kind, path, project or "")
+        if "--name" in args:
+            for r in exp["runs"].values():
+                r["name"] = args[args.index("--name") + 1]
         want = ci.counts_of(exp)
         got = probe(tool, store, args)
         if got is None:
@@ -258,7 +265,7 @@ def main():
                     sets[-1][1]], capture_output=True)
     procs = [subprocess.Popen([tool, "--store", store, "--quiet"] + s[2] + ["--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for s in (sets[2], sets[4], sets[5])]
+             for s in (sets[2], sets[4], sets[7])]
     outs = [p.communicate() for p in procs]
     for p, (o, e) in zip(procs, outs):
         if p.returncode != 0:
@@ -266,7 +273,7 @@ def main():
     con = sqlite3.connect("file:%s?mode=ro" % store, uri=True)
     nruns = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     con.close()
-    want = sum(ci.counts_of(ci.expected(s[0], s[1], ""))["runs"] for s in (sets[2], sets[4], sets[5]))
+    want = sum(ci.counts_of(ci.expected(s[0], s[1], ""))["runs"] for s in (sets[2], sets[4], sets[7]))
     if nruns != want:
         err("concurrent imports: %d runs stored, expected %d" % (nruns, want))
     else:

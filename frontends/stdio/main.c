@@ -311,7 +311,9 @@ int main(int argc, char **argv)
     return 1;
   }
   rc = serve(srv);
-  /* EOF: let in-flight calls finish and answer before leaving. */
+  /* EOF: let in-flight calls finish and answer before leaving; a call
+   * waiting for an answer from the client learns none can come. */
+  pmcp_server_session_end_input(srv, NULL);
   pmcp_server_drain(srv);
   pmcp_server_free(srv);
   pmcp_store_free(g_store);

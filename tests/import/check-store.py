@@ -122,10 +122,17 @@ def check_runs(con, exp, kind, project):
         by_key = {}
         for (k, step, wall, value) in e["scalars"]:
             by_key.setdefault(k, []).append((step, wall, value))
+        # histogram summaries: float series labelled stat=min|max|num|sum|sum_squares
+        for (k, step, wall, h) in e["hists"]:
+            if not h["limits"]:
+                continue
+            for st in ("min", "max", "num", "sum", "sum_squares"):
+                if not math.isnan(h[st]):
+                    by_key.setdefault('%s{"stat":"%s"}' % (k, st), []).append((step, wall, h[st]))
         stored = {}
-        for row2 in con.execute("SELECT key, count, nonfinite, step_min, step_max, first, last, "
+        for row2 in con.execute("SELECT key, labels, count, nonfinite, step_min, step_max, first, last, "
                                 "vmin, vmax, vsum FROM series WHERE run_id=? AND kind='float'", (dbid,)):
-            stored[row2[0]] = row2[1:]
+            stored[row2[0] + (row2[1] if row2[1] != "{}" else "")] = row2[2:]
         if set(stored) != set(by_key):
             err("run %s: series %s, expected %s" % (rid, sorted(stored), sorted(by_key)))
         for k, pts in by_key.items():

@@ -91,7 +91,9 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   /* Read-only: never creates, writes or migrates the store. */
   int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
   if (rc) {
-    const char *why = g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc);
+    char why[512];
+    snprintf(why, sizeof why, "%s",
+             g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc));
     pmcp_store_free(g_store);
     g_store = NULL;
     if (!asked && rc == PMCP_ENOTFOUND) {

@@ -67,9 +67,15 @@ int main(int argc, char **argv)
 {
   int n_runs = argc > 1 ? atoi(argv[1]) : 10000;
   int n_art = argc > 2 ? atoi(argv[2]) : 1000;
-  char path[] = "/tmp/bench-research-XXXXXX";
-  int fd = mkstemp(path);
-  close(fd);
+  /* BENCH_KEEP=PATH keeps the filled store there (and skips the timing) */
+  const char *keep = getenv("BENCH_KEEP");
+  char path[512] = "/tmp/bench-research-XXXXXX";
+  if (keep) {
+    snprintf(path, sizeof path, "%s", keep);
+  } else {
+    int fd = mkstemp(path);
+    close(fd);
+  }
   unlink(path);
   pmcp_store *st = NULL;
   double t0 = now_ms();
@@ -142,6 +148,8 @@ int main(int argc, char **argv)
   pmcp_store_free(st);
   printf("filled %d runs, %d artifacts, %d notes in %.0f ms\n", n_runs, n_art, n_runs / 10,
          now_ms() - t0);
+  if (keep)
+    return 0;
 
   st = NULL;
   CK(pmcp_store_open(&st, path, PMCP_STORE_READONLY));
@@ -181,7 +189,7 @@ int main(int argc, char **argv)
   pmcp_store_free(st);
   free(last);
   unlink(path);
-  char side[300];
+  char side[600];
   snprintf(side, sizeof side, "%s-wal", path);
   unlink(side);
   snprintf(side, sizeof side, "%s-shm", path);

@@ -90,6 +90,8 @@ static void tool_run(pmcp__job *job)
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
   } else if (rc < 0) {
+    pmcp__log(call->srv, PMCP_LOG_WARNING, "tool '%s' failed: %s (%s)", call->name,
+              pmcp_strerror(rc), pmcp_errname(rc));
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Tool '%s' failed: %s", call->name,
                      pmcp_strerror(rc));
   } else {

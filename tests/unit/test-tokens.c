@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 #include "core/tokenizer/bpe.h"
+#include "core/tokenizer/ranks.h"
 #include "core/tokenizer/tokclass.h"
 #include "probemcp/probemcp.h"
 
@@ -166,6 +168,43 @@ START_TEST(vectors_exact)
     pmcp_tokens_free(ids);
   }
   free_vectors(v, nv);
+}
+END_TEST
+
+/* The built-in tables hold exactly tiktoken's o200k_base.tiktoken: written
+ * back out in its format they hash to the sha256 tiktoken itself expects
+ * (tiktoken_ext/openai_public.py). */
+START_TEST(tables_are_the_reference_ranks)
+{
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+  ck_assert_ptr_nonnull(md);
+  ck_assert_int_eq(EVP_DigestInit_ex(md, EVP_sha256(), NULL), 1);
+  for (uint32_t r = 0; r < PMCP__TK_NRANKS; r++) {
+    const unsigned char *t = pmcp__tk_bytes + pmcp__tk_off[r];
+    size_t n = pmcp__tk_off[r + 1] - pmcp__tk_off[r], o = 0;
+    char line[256];
+    for (size_t i = 0; i < n; i += 3) {
+      unsigned v = (unsigned)t[i] << 16 | (i + 1 < n ? (unsigned)t[i + 1] << 8 : 0) |
+                   (i + 2 < n ? t[i + 2] : 0);
+      line[o++] = b64[v >> 18];
+      line[o++] = b64[(v >> 12) & 63];
+      line[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+      line[o++] = i + 2 < n ? b64[v & 63] : '=';
+    }
+    o += (size_t)snprintf(line + o, sizeof line - o, " %u\n", r);
+    EVP_DigestUpdate(md, line, o);
+    /* and the hash finds every token under its own rank */
+    ck_assert_uint_eq(pmcp__tk_rank(t, n), r);
+  }
+  unsigned char h[32];
+  unsigned hl;
+  EVP_DigestFinal_ex(md, h, &hl);
+  EVP_MD_CTX_free(md);
+  char hex[65];
+  for (int i = 0; i < 32; i++)
+    snprintf(hex + 2 * i, 3, "%02x", h[i]);
+  ck_assert_str_eq(hex, "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d");
 }
 END_TEST
 
@@ -478,6 +517,7 @@ static Suite *tokens_suite(void)
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, vectors_exact);
+  tcase_add_test(tc, tables_are_the_reference_ranks);
   tcase_add_test(tc, corpus_slice);
   tcase_add_test(tc, ascii_classes_match_tables);
   tcase_add_test(tc, invalid_utf8);

@@ -11,6 +11,9 @@
 #include "server.h"
 #include "tool.h"
 #include "store.h"
+#include "research.h"
 #include "tokens.h"
+#include "json.h"
+#include "cursor.h"
 
 #endif

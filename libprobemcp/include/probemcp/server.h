@@ -142,6 +142,12 @@ PMCP_API int pmcp_server_session_ready(pmcp_server *server, const char *session)
 PMCP_API int pmcp_server_session_protocol(pmcp_server *server, const char *session,
                                           char *out, size_t size);
 
+/** Sets how many items tools/list, resources/list, resources/templates/list
+ *  and prompts/list return per page (default 100); the rest is reached with
+ *  the opaque nextCursor. @return 0, PMCP_EINVAL for 0.
+ *  @since 0.1 */
+PMCP_API int pmcp_server_set_page_size(pmcp_server *server, size_t n);
+
 /** Waits until no call is running or queued. @return 0. */
 PMCP_API int pmcp_server_drain(pmcp_server *server);
 

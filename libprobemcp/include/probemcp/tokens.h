@@ -40,7 +40,8 @@ PMCP_BEGIN_DECLS
  * @param[out] out the count; left unchanged on failure.
  * @return 0; PMCP_EINVAL (@p out NULL, or @p text NULL with @p len > 0);
  *         PMCP_EUTF8 (not valid UTF-8; pmcp_tokens_utf8_check() says where);
- *         PMCP_ENOMEM (only while merging a piece longer than 128 bytes).
+ *         PMCP_ENOMEM (only while merging a piece longer than 128 bytes);
+ *         PMCP_ETOOBIG (one pre-tokenizer piece of 4 GiB or more).
  * @since 0.1
  */
 PMCP_API int pmcp_tokens_count(const char *text, size_t len, size_t *out);
@@ -50,8 +51,8 @@ PMCP_API int pmcp_tokens_count(const char *text, size_t len, size_t *out);
  * @param[out] out a malloc'd array of @p n ids (NULL when @p n is 0);
  *             free it with pmcp_tokens_free().
  * @param[out] n the number of ids (equal to what pmcp_tokens_count() gives).
- * @return 0; PMCP_EINVAL; PMCP_EUTF8; PMCP_ENOMEM. On failure *out is NULL
- *         and *n is 0.
+ * @return 0; PMCP_EINVAL; PMCP_EUTF8; PMCP_ENOMEM; PMCP_ETOOBIG (as
+ *         pmcp_tokens_count()). On failure *out is NULL and *n is 0.
  * @since 0.1
  */
 PMCP_API int pmcp_tokens_encode(const char *text, size_t len, uint32_t **out, size_t *n);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cursor_int.h"
 #include "util/buf.h"
 
 void *pmcp__research_retain(pmcp__research *rs)
@@ -278,4 +279,33 @@ const char *pmcp__rs_ref(const cJSON *rec, char *buf, size_t size)
     return buf;
   }
   return "";
+}
+
+int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,
+                           const char *args_json, uint64_t version,
+                           const char *state, pmcp_buf *out)
+{
+  unsigned char h[PMCP__ARGS_HASH_LEN];
+  int rc = pmcp__args_hash(args_json, args_json ? strlen(args_json) : 0, h);
+  if (rc)
+    return rc;
+  return pmcp__cursor_encode_key(rs->cursor_key, rs->cursor_key_len, tool, h,
+                                 version, state, strlen(state), out);
+}
+
+int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
+                           const char *args_json, uint64_t version,
+                           const char *cursor, size_t len, pmcp_buf *state,
+                           int *status)
+{
+  unsigned char h[PMCP__ARGS_HASH_LEN];
+  int rc = pmcp__args_hash(args_json, args_json ? strlen(args_json) : 0, h);
+  if (rc)
+    return rc;
+  pmcp_cursor_status st = PMCP_CURSOR_OK;
+  rc = pmcp__cursor_decode_key(rs->cursor_key, rs->cursor_key_len, tool, h,
+                               version, cursor, len, state, &st);
+  if (status)
+    *status = (int)st;
+  return rc;
 }

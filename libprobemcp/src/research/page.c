@@ -148,8 +148,7 @@ char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
   if (!st)
     return NULL;
   pmcp_buf out = PMCP_BUF_INIT;
-  int rc = pmcp_cursor_encode(pmcp_call_server(call), tool, args_json, ver,
-                              st, strlen(st), &out);
+  int rc = pmcp__rs_cursor_encode(rs, tool, args_json, ver, st, &out);
   cJSON_free(st);
   if (rc) {
     pmcp_buf_dispose(&out);
@@ -175,11 +174,22 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
     return 1;
   }
   pmcp_buf st = PMCP_BUF_INIT;
-  pmcp_cursor_status why = PMCP_CURSOR_OK;
-  int rc = pmcp_cursor_decode(pmcp_call_server(call), pmcp_call_name(call),
-                              args, ver, cur, len, &st, &why);
+  int why = PMCP_CURSOR_OK;
+  int rc = pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, ver, cur,
+                                  len, &st, &why);
   if (rc == 0)
     *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
+  if (rc == PMCP_ECURSOR) {
+    /* Document and content cursors pin what they read (a version, a
+     * prefix hash) instead of the store's version, and are minted with
+     * version 0; their state says so. */
+    if (pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, 0, cur, len,
+                               &st, NULL) == 0) {
+      *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
+      if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*state, "pin")))
+        rc = 0;
+    }
+  }
   pmcp_buf_dispose(&st);
   if (rc == 0 && cJSON_IsObject(*state))
     return 0;

@@ -23,6 +23,11 @@ typedef struct pmcp__research {
    * several (HTTP workers), so every store read holds this. */
   pthread_mutex_t lock;
   char *embed_url, *embed_model, *embed_key;
+  /* The key cursors are signed with: the store's "cursor_key" secret
+   * (created with the store, so restarts and replicas agree), else a
+   * random key of this server. */
+  unsigned char cursor_key[64];
+  size_t cursor_key_len;
   /* Owners: each registered tool, resource and prompt holds one. The
    * engine drops them at registration failure or server free, both
    * single-threaded, so a plain counter suffices. */
@@ -52,6 +57,16 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
                     const char *after, size_t limit, cJSON **out, char *err,
                     size_t errlen);
 int pmcp__rs_version(pmcp__research *rs, uint64_t *out);
+
+/* Cursors under the toolset's key (cursor.h semantics: bound to the tool,
+ * the canonical arguments without token_budget/cursor, and a version). */
+int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,
+                           const char *args_json, uint64_t version,
+                           const char *state, pmcp_buf *out);
+int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
+                           const char *args_json, uint64_t version,
+                           const char *cursor, size_t len, pmcp_buf *state,
+                           int *status);
 
 /* An isError result: {"error": CODE, "message": MSG} in one text item and
  * as structuredContent. Returns 0 (a tool error is a normal result). */

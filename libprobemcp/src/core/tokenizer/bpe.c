@@ -75,59 +75,66 @@ static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *co
   return 0;
 }
 
-/* ---- long pieces: indexed min-heap of parts keyed by (rank, start) ---- */
+/* ---- long pieces: indexed min-heap of parts keyed by (rank, start) ----
+ * A key is rank << 32 | start, so comparing keys compares ranks and breaks
+ * ties to the left, and the heap compares its own entries without
+ * indirection. A part with no rank with its successor is not in the heap. */
 
 typedef struct big {
   const unsigned char *p;
   uint32_t n;
-  uint32_t *nxt;  /* part starting at byte i ends at nxt[i] */
+  uint32_t *nxt;  /* the part starting at byte i ends at nxt[i] */
   uint32_t *prv;  /* start of the previous part */
-  uint32_t *rk;   /* rank of part i joined with the next one */
-  uint32_t *heap; /* part starts */
   uint32_t *hpos; /* index in heap, or NOTIN */
+  uint64_t *heap;
   uint32_t hn;
 } big;
 
 #define NOTIN UINT32_MAX
+#define KEY_PART(k) ((uint32_t)(k))
 
-static inline int less(const big *b, uint32_t x, uint32_t y)
+static void sift_up(big *b, uint32_t k, uint64_t key)
 {
-  return b->rk[x] < b->rk[y] || (b->rk[x] == b->rk[y] && x < y);
-}
-
-static void sift_up(big *b, uint32_t k)
-{
-  uint32_t x = b->heap[k];
   while (k > 0) {
     uint32_t parent = (k - 1) / 2;
-    uint32_t y = b->heap[parent];
-    if (!less(b, x, y))
+    uint64_t y = b->heap[parent];
+    if (y <= key)
       break;
     b->heap[k] = y;
-    b->hpos[y] = k;
+    b->hpos[KEY_PART(y)] = k;
     k = parent;
   }
-  b->heap[k] = x;
-  b->hpos[x] = k;
+  b->heap[k] = key;
+  b->hpos[KEY_PART(key)] = k;
 }
 
-static void sift_down(big *b, uint32_t k)
+static void sift_down(big *b, uint32_t k, uint64_t key)
 {
-  uint32_t x = b->heap[k];
   for (;;) {
     uint32_t c = 2 * k + 1;
     if (c >= b->hn)
       break;
-    if (c + 1 < b->hn && less(b, b->heap[c + 1], b->heap[c]))
-      c++;
-    if (!less(b, b->heap[c], x))
+    uint64_t cv = b->heap[c];
+    if (c + 1 < b->hn && b->heap[c + 1] < cv)
+      cv = b->heap[++c];
+    if (cv >= key)
       break;
-    b->heap[k] = b->heap[c];
-    b->hpos[b->heap[k]] = k;
+    b->heap[k] = cv;
+    b->hpos[KEY_PART(cv)] = k;
     k = c;
   }
-  b->heap[k] = x;
-  b->hpos[x] = k;
+  b->heap[k] = key;
+  b->hpos[KEY_PART(key)] = k;
+}
+
+/* Puts @p key at heap index @p k (replacing what was there) and restores
+ * the heap order around it. */
+static void heap_fix(big *b, uint32_t k, uint64_t key)
+{
+  if (k > 0 && b->heap[(k - 1) / 2] > key)
+    sift_up(b, k, key);
+  else
+    sift_down(b, k, key);
 }
 
 static void heap_remove(big *b, uint32_t x)
@@ -136,13 +143,9 @@ static void heap_remove(big *b, uint32_t x)
   if (k == NOTIN)
     return;
   b->hpos[x] = NOTIN;
-  uint32_t last = b->heap[--b->hn];
-  if (k == b->hn)
-    return;
-  b->heap[k] = last;
-  b->hpos[last] = k;
-  sift_up(b, k);
-  sift_down(b, b->hpos[last]);
+  uint64_t last = b->heap[--b->hn];
+  if (k < b->hn)
+    heap_fix(b, k, last);
 }
 
 /* Recomputes the rank of part @p x with its successor and fixes the heap. */
@@ -157,38 +160,35 @@ static void rerank(big *b, uint32_t x)
   }
   if (r == PMCP__TK_NORANK) {
     heap_remove(b, x);
-    b->rk[x] = r;
     return;
   }
-  uint32_t old = b->rk[x];
-  b->rk[x] = r;
-  if (b->hpos[x] == NOTIN) {
-    b->heap[b->hn] = x;
-    b->hpos[x] = b->hn++;
-    sift_up(b, b->hpos[x]);
-  } else if (r < old) {
-    sift_up(b, b->hpos[x]);
-  } else {
-    sift_down(b, b->hpos[x]);
-  }
+  uint64_t key = (uint64_t)r << 32 | x;
+  if (b->hpos[x] == NOTIN)
+    sift_up(b, b->hn++, key);
+  else
+    heap_fix(b, b->hpos[x], key);
 }
 
 static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
   if (n >= UINT32_MAX)
     return PMCP_ETOOBIG;
-  uint32_t *mem = malloc(sizeof(uint32_t) * 5 * (n + 1));
-  if (!mem)
+  /* 20 bytes per byte of the piece */
+  uint64_t *heap = malloc(sizeof(uint64_t) * n);
+  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
+  if (!heap || !mem) {
+    free(heap);
+    free(mem);
     return PMCP_ENOMEM;
-  big b = {p, (uint32_t)n, mem, mem + (n + 1), mem + 2 * (n + 1), mem + 3 * (n + 1),
-           mem + 4 * (n + 1), 0};
+  }
+  big b = {p, (uint32_t)n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
   for (uint32_t i = 0; i < n; i++) {
     b.nxt[i] = i + 1;
     b.prv[i + 1] = i;
     b.hpos[i] = NOTIN;
-    b.rk[i] = i + 1 < n ? pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]] : PMCP__TK_NORANK;
-    if (b.rk[i] != PMCP__TK_NORANK) {
-      b.heap[b.hn] = i;
+    uint32_t r = i + 1 < n ? pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]] : PMCP__TK_NORANK;
+    if (r != PMCP__TK_NORANK) {
+      b.heap[b.hn] = (uint64_t)r << 32 | i;
       b.hpos[i] = b.hn++;
     }
   }
@@ -196,10 +196,10 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
   b.nxt[n] = (uint32_t)n;
   b.hpos[n] = NOTIN;
   for (uint32_t k = b.hn / 2; k-- > 0;)
-    sift_down(&b, k);
+    sift_down(&b, k, b.heap[k]);
 
   while (b.hn > 0) {
-    uint32_t i = b.heap[0];
+    uint32_t i = KEY_PART(b.heap[0]);
     uint32_t j = b.nxt[i];
     heap_remove(&b, j);
     b.nxt[i] = b.nxt[j];
@@ -216,6 +216,7 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
     c++;
   }
   *count = c;
+  free(heap);
   free(mem);
   return 0;
 }

@@ -20,7 +20,7 @@ int pmcp__view_versions(pmcp__vctx *v)
   const cJSON *req = v->opts
       ? cJSON_GetObjectItemCaseSensitive(v->opts, "requirement") : NULL;
   const char *kind = NULL;
-  char parent[PMCP__REF_MAX + 16];
+  char parent[PMCP__REF_MAX + 48];
   snprintf(parent, sizeof parent, "%s", v->ref_text);
   switch (v->ref.kind) {
   case PMCP__REF_ARTIFACT: kind = "artifact-version"; break;

@@ -34,7 +34,7 @@ typedef struct pmcp__vctx {
   const char *err_code;
   char err[600];
   /* Storage for list_req strings. */
-  char parent[PMCP__REF_MAX + 1];
+  char parent[PMCP__REF_MAX + 48];
   char filter[256];
 } pmcp__vctx;
 

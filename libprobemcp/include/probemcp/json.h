@@ -1,0 +1,88 @@
+/**
+ * @file json.h
+ * The one JSON writer tools use for their results. It writes compact JSON
+ * (no spaces), checks nesting, replaces invalid UTF-8 in strings with
+ * U+FFFD, and formats every double through one number serializer:
+ * six significant figures by default, the shortest representation that
+ * reads back to the same double with PMCP_JSON_LOSSLESS. Non-finite values
+ * are never dropped silently: they are written as the strings "NaN",
+ * "Infinity" and "-Infinity" and counted (pmcp_json_non_finite()); a page
+ * reports the count as "non_finite".
+ *
+ * Thread-safety: a writer is used by one thread at a time.
+ */
+#ifndef PROBEMCP_JSON_H
+#define PROBEMCP_JSON_H
+
+#include "common.h"
+#include "error.h"
+
+PMCP_BEGIN_DECLS
+
+typedef struct pmcp_json pmcp_json;
+
+/** Writer and number flags. */
+enum {
+  /** Doubles in shortest round-trip form instead of six significant
+   *  figures (lossless modes, SQL rows). */
+  PMCP_JSON_LOSSLESS = 1u << 0
+};
+
+/** Room pmcp_json_format_number() needs, NUL included. */
+#define PMCP_JSON_NUMBER_MAX 32
+
+/**
+ * Formats @p v as JSON text: six significant figures ("%.6g" rules, e.g.
+ * 0.333333, 1.23457e+06), or with PMCP_JSON_LOSSLESS in @p flags the
+ * shortest text that strtod() reads back as exactly @p v. Non-finite values
+ * become the quoted strings "NaN", "Infinity", "-Infinity". Independent of
+ * the C locale.
+ * @return the length written to @p out (NUL-terminated).
+ */
+PMCP_API size_t pmcp_json_format_number(double v, unsigned flags,
+                                        char out[PMCP_JSON_NUMBER_MAX]);
+
+/** Creates a writer. @return 0, PMCP_ENOMEM. */
+PMCP_API int pmcp_json_new(pmcp_json **out, unsigned flags);
+/** NULL ok. */
+PMCP_API void pmcp_json_free(pmcp_json *j);
+/** Empties the writer (text, error, non-finite count); keeps its flags. */
+PMCP_API void pmcp_json_reset(pmcp_json *j);
+
+/* Structure. Every call returns 0, PMCP_ENOMEM, or PMCP_EMISUSE (a value
+ * where a key is expected, a key outside an object, unbalanced ends, a
+ * second top-level value, nesting deeper than 64). The first error sticks:
+ * later calls return it and write nothing. */
+PMCP_API int pmcp_json_object_begin(pmcp_json *j);
+PMCP_API int pmcp_json_object_end(pmcp_json *j);
+PMCP_API int pmcp_json_array_begin(pmcp_json *j);
+PMCP_API int pmcp_json_array_end(pmcp_json *j);
+/** An object key (NUL-terminated). */
+PMCP_API int pmcp_json_key(pmcp_json *j, const char *key);
+
+/* Values. */
+PMCP_API int pmcp_json_string(pmcp_json *j, const char *s);
+PMCP_API int pmcp_json_string_n(pmcp_json *j, const char *s, size_t len);
+PMCP_API int pmcp_json_int(pmcp_json *j, int64_t v);
+PMCP_API int pmcp_json_uint(pmcp_json *j, uint64_t v);
+/** A double in the writer's mode (see pmcp_json_format_number()). */
+PMCP_API int pmcp_json_number(pmcp_json *j, double v);
+/** A double in shortest round-trip form whatever the writer's mode. */
+PMCP_API int pmcp_json_number_lossless(pmcp_json *j, double v);
+PMCP_API int pmcp_json_bool(pmcp_json *j, int v);
+PMCP_API int pmcp_json_null(pmcp_json *j);
+/** A value that is already JSON text, copied as is (the caller vouches for
+ *  it; it is not re-parsed). @return also PMCP_EINVAL when @p len is 0. */
+PMCP_API int pmcp_json_raw(pmcp_json *j, const char *json, size_t len);
+
+/** The text written so far; NULL until one complete top-level value has
+ *  been written or after an error. Borrowed until the next call on @p j. */
+PMCP_API const char *pmcp_json_text(const pmcp_json *j, size_t *len);
+/** The sticky error, or 0. */
+PMCP_API int pmcp_json_error(const pmcp_json *j);
+/** How many non-finite doubles were written as strings. */
+PMCP_API size_t pmcp_json_non_finite(const pmcp_json *j);
+
+PMCP_END_DECLS
+
+#endif

@@ -1,0 +1,788 @@
+/* Handler-facing API: typed argument access, result building, and the call
+ * context (cancellation, progress, logging). */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/call.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+void pmcp__call_init(pmcp_call *call, pmcp__req *req, pmcp__call_kind kind)
+{
+  memset(call, 0, sizeof *call);
+  call->srv = req->srv;
+  call->req = req;
+  call->kind = kind;
+  call->params = req->params;
+}
+
+void pmcp__call_clear_items(pmcp_call *call)
+{
+  for (size_t i = 0; i < call->n_items; i++) {
+    free(call->items[i].text);
+    free(call->items[i].json);
+  }
+  call->n_items = 0;
+}
+
+void pmcp__call_dispose(pmcp_call *call)
+{
+  pmcp__call_clear_items(call);
+  free(call->items);
+  free(call->structured);
+  free(call->description);
+  pmcp_buf_dispose(&call->values);
+  for (size_t i = 0; i < call->n_owned; i++)
+    cJSON_free(call->owned[i]);
+  free(call->owned);
+  for (size_t i = 0; i < call->n_vars; i++) {
+    pmcp__free(call->srv, call->var_names[i]);
+    pmcp__free(call->srv, call->var_values[i]);
+  }
+  pmcp__free(call->srv, call->var_names);
+  pmcp__free(call->srv, call->var_values);
+  memset(call, 0, sizeof *call);
+}
+
+static int push_item(pmcp_call *call, pmcp__item it)
+{
+  if (call->n_items == call->cap_items) {
+    size_t cap = call->cap_items ? call->cap_items * 2 : 4;
+    pmcp__item *n = realloc(call->items, cap * sizeof *n);
+    if (!n)
+      return PMCP_ENOMEM;
+    call->items = n;
+    call->cap_items = cap;
+  }
+  call->items[call->n_items++] = it;
+  return 0;
+}
+
+int pmcp__call_push_json(pmcp_call *call, pmcp_buf *json)
+{
+  pmcp__item it = {0};
+  it.json = pmcp__buf_steal(json, &it.json_len);
+  if (!it.json)
+    return PMCP_ENOMEM;
+  int rc = push_item(call, it);
+  if (rc)
+    free(it.json);
+  return rc;
+}
+
+int pmcp__call_push_text(pmcp_call *call, const char *text, size_t len)
+{
+  pmcp__item it = {0};
+  it.is_text = 1;
+  it.text = malloc(len + 1);
+  if (!it.text)
+    return PMCP_ENOMEM;
+  memcpy(it.text, text, len);
+  it.text[len] = '\0';
+  it.len = len;
+  int rc = push_item(call, it);
+  if (rc)
+    free(it.text);
+  return rc;
+}
+
+int pmcp__call_on_worker(const pmcp_call *call)
+{
+  return call->req && call->req->on_worker;
+}
+
+int pmcp__call_tool_result(pmcp_call *call, pmcp_buf *out)
+{
+  int rc = pmcp__buf_puts(out, "{\"content\":[");
+  for (size_t i = 0; i < call->n_items && !rc; i++) {
+    const pmcp__item *it = &call->items[i];
+    if (i)
+      rc = pmcp__buf_putc(out, ',');
+    if (rc)
+      break;
+    if (it->is_text) {
+      rc = pmcp__buf_puts(out, "{\"type\":\"text\",\"text\":");
+      if (!rc)
+        rc = pmcp__buf_json_string(out, it->text, it->len);
+      if (!rc)
+        rc = pmcp__buf_putc(out, '}');
+    } else {
+      rc = pmcp__buf_append(out, it->json, it->json_len);
+    }
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(out, ']');
+  if (!rc && call->structured) {
+    rc = pmcp__buf_puts(out, ",\"structuredContent\":");
+    if (!rc)
+      rc = pmcp__buf_append(out, call->structured, call->structured_len);
+  }
+  if (!rc && call->is_error)
+    rc = pmcp__buf_puts(out, ",\"isError\":true");
+  if (!rc)
+    rc = pmcp__buf_putc(out, '}');
+  return rc;
+}
+
+/* ---- arguments ---- */
+
+static int call_ok(const pmcp_call *call)
+{
+  return call && call->srv;
+}
+
+static const pmcp__arg *spec_of(const pmcp_call *call, const char *name)
+{
+  if (call->kind != PMCP__CALL_TOOL || !call->tool)
+    return NULL;
+  return pmcp__tool_arg(call->tool, call->mode, name);
+}
+
+/* The argument's value as passed, else its declared default, else NULL. */
+static const cJSON *arg_value(const pmcp_call *call, const char *name)
+{
+  if (!call_ok(call) || !name)
+    return NULL;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->args, name);
+  if (v)
+    return v;
+  const pmcp__arg *a = spec_of(call, name);
+  return a ? a->default_value : NULL;
+}
+
+const char *pmcp_call_mode(const pmcp_call *call)
+{
+  if (!call_ok(call) || !call->mode)
+    return "";
+  return call->mode->name;
+}
+
+int pmcp_arg_has(const pmcp_call *call, const char *name)
+{
+  return call_ok(call) && name &&
+         cJSON_GetObjectItemCaseSensitive(call->args, name) != NULL;
+}
+
+int pmcp_arg_string(const pmcp_call *call, const char *name, const char **out,
+                    size_t *len)
+{
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsString(v))
+    return PMCP_EINVAL;
+  if (out)
+    *out = v->valuestring;
+  if (len)
+    *len = strlen(v->valuestring);
+  return 0;
+}
+
+int pmcp_arg_int(const pmcp_call *call, const char *name, int64_t *out)
+{
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsNumber(v) || !pmcp__is_integral(v->valuedouble))
+    return PMCP_EINVAL;
+  if (out)
+    *out = (int64_t)v->valuedouble;
+  return 0;
+}
+
+int pmcp_arg_number(const pmcp_call *call, const char *name, double *out)
+{
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsNumber(v))
+    return PMCP_EINVAL;
+  if (out)
+    *out = v->valuedouble;
+  return 0;
+}
+
+int pmcp_arg_bool(const pmcp_call *call, const char *name, int *out)
+{
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsBool(v))
+    return PMCP_EINVAL;
+  if (out)
+    *out = cJSON_IsTrue(v);
+  return 0;
+}
+
+size_t pmcp_arg_count(const pmcp_call *call, const char *name)
+{
+  const cJSON *v = arg_value(call, name);
+  if (cJSON_IsArray(v))
+    return (size_t)cJSON_GetArraySize(v);
+  if (cJSON_IsString(v))
+    return 1;
+  return 0;
+}
+
+static const cJSON *item_at(const pmcp_call *call, const char *name, size_t i,
+                            int *rc)
+{
+  const cJSON *v = arg_value(call, name);
+  *rc = 0;
+  if (!v) {
+    *rc = PMCP_ENOTFOUND;
+    return NULL;
+  }
+  if (cJSON_IsString(v)) {
+    if (i != 0)
+      *rc = PMCP_ENOTFOUND;
+    return i == 0 ? v : NULL;
+  }
+  if (!cJSON_IsArray(v)) {
+    *rc = PMCP_EINVAL;
+    return NULL;
+  }
+  if (i > INT_MAX) {
+    *rc = PMCP_ENOTFOUND;
+    return NULL;
+  }
+  const cJSON *it = cJSON_GetArrayItem(v, (int)i);
+  if (!it)
+    *rc = PMCP_ENOTFOUND;
+  return it;
+}
+
+int pmcp_arg_string_at(const pmcp_call *call, const char *name, size_t i,
+                       const char **out)
+{
+  int rc;
+  const cJSON *it = item_at(call, name, i, &rc);
+  if (!it)
+    return rc;
+  if (!cJSON_IsString(it))
+    return PMCP_EINVAL;
+  if (out)
+    *out = it->valuestring;
+  return 0;
+}
+
+int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t i,
+                       double *out)
+{
+  int rc;
+  const cJSON *it = item_at(call, name, i, &rc);
+  if (!it)
+    return rc;
+  if (!cJSON_IsNumber(it))
+    return PMCP_EINVAL;
+  if (out)
+    *out = it->valuedouble;
+  return 0;
+}
+
+int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
+{
+  if (!call_ok(call) || !out)
+    return PMCP_EINVAL;
+  const cJSON *v = name ? arg_value(call, name) : call->args;
+  if (!v) {
+    if (name)
+      return PMCP_ENOTFOUND;
+    *out = "{}";
+    return 0;
+  }
+  pmcp_call *c = (pmcp_call *)call; /* the cache is not part of the value */
+  if (c->n_owned == c->cap_owned) {
+    size_t cap = c->cap_owned ? c->cap_owned * 2 : 4;
+    char **n = realloc(c->owned, cap * sizeof *n);
+    if (!n)
+      return PMCP_ENOMEM;
+    c->owned = n;
+    c->cap_owned = cap;
+  }
+  char *text = cJSON_PrintUnformatted(v);
+  if (!text)
+    return PMCP_ENOMEM;
+  c->owned[c->n_owned++] = text;
+  *out = text;
+  return 0;
+}
+
+/* ---- results ---- */
+
+static int base64_ok(const char *s)
+{
+  size_t n = 0;
+  for (; s[n]; n++) {
+    char c = s[n];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+          c == '+' || c == '/' || c == '='))
+      return 0;
+  }
+  return n % 4 == 0;
+}
+
+static int put_kv(pmcp_buf *b, const char *key, const char *val)
+{
+  if (!val)
+    return 0;
+  int rc = pmcp__buf_printf(b, ",\"%s\":", key);
+  if (!rc)
+    rc = pmcp__buf_json_string(b, val, strlen(val));
+  return rc;
+}
+
+int pmcp_result_text(pmcp_call *call, const char *text, size_t len)
+{
+  if (!call_ok(call) || (!text && len))
+    return PMCP_EINVAL;
+  if (!text)
+    text = "";
+  if (!pmcp__utf8_valid(text, len))
+    return PMCP_EUTF8;
+  if (call->kind == PMCP__CALL_TOOL)
+    return pmcp__call_push_text(call, text, len);
+  if (call->kind == PMCP__CALL_RESOURCE) {
+    pmcp_buf b = PMCP_BUF_INIT;
+    int rc = pmcp__buf_puts(&b, "{\"uri\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, call->uri, strlen(call->uri));
+    if (!rc && call->resource)
+      rc = put_kv(&b, "mimeType", call->resource->mime_type);
+    if (!rc)
+      rc = pmcp__buf_puts(&b, ",\"text\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, text, len);
+    if (!rc)
+      rc = pmcp__buf_putc(&b, '}');
+    if (!rc)
+      rc = pmcp__call_push_json(call, &b);
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  return PMCP_EMISUSE;
+}
+
+static int media(pmcp_call *call, const char *type, const char *base64,
+                 const char *mime)
+{
+  if (!call_ok(call) || !base64 || !mime)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL)
+    return PMCP_EMISUSE;
+  if (!base64_ok(base64))
+    return PMCP_EINVAL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"type\":\"%s\",\"data\":\"%s\"", type, base64);
+  if (!rc)
+    rc = put_kv(&b, "mimeType", mime);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc)
+    rc = pmcp__call_push_json(call, &b);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_result_image(pmcp_call *call, const char *base64, const char *mime)
+{
+  return media(call, "image", base64, mime);
+}
+
+int pmcp_result_audio(pmcp_call *call, const char *base64, const char *mime)
+{
+  return media(call, "audio", base64, mime);
+}
+
+/* {uri, mimeType, text|blob}: a resource's contents entry. */
+static int resource_contents(pmcp_buf *b, const char *uri, const char *mime,
+                             const char *key, const char *val)
+{
+  int rc = pmcp__buf_puts(b, "{\"uri\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(b, uri, strlen(uri));
+  if (!rc)
+    rc = put_kv(b, "mimeType", mime);
+  if (!rc)
+    rc = put_kv(b, key, val);
+  if (!rc)
+    rc = pmcp__buf_putc(b, '}');
+  return rc;
+}
+
+static int resource_item(pmcp_call *call, const char *uri, const char *mime,
+                         const char *key, const char *val)
+{
+  if (!call_ok(call) || !uri || !val)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL && call->kind != PMCP__CALL_RESOURCE)
+    return PMCP_EMISUSE;
+  if (!pmcp__utf8_valid(uri, strlen(uri)) || !pmcp__utf8_valid(val, strlen(val)) ||
+      (mime && !pmcp__utf8_valid(mime, strlen(mime))))
+    return PMCP_EUTF8;
+  if (strcmp(key, "blob") == 0 && !base64_ok(val))
+    return PMCP_EINVAL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = 0;
+  if (call->kind == PMCP__CALL_TOOL)
+    rc = pmcp__buf_puts(&b, "{\"type\":\"resource\",\"resource\":");
+  if (!rc)
+    rc = resource_contents(&b, uri, mime, key, val);
+  if (!rc && call->kind == PMCP__CALL_TOOL)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc)
+    rc = pmcp__call_push_json(call, &b);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_result_resource_text(pmcp_call *call, const char *uri, const char *mime,
+                              const char *text)
+{
+  return resource_item(call, uri, mime, "text", text);
+}
+
+int pmcp_result_resource_blob(pmcp_call *call, const char *uri, const char *mime,
+                              const char *base64)
+{
+  return resource_item(call, uri, mime, "blob", base64);
+}
+
+int pmcp_result_resource_link(pmcp_call *call, const char *uri, const char *name,
+                              const char *description, const char *mime)
+{
+  if (!call_ok(call) || !uri || !name)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL)
+    return PMCP_EMISUSE;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&b, "{\"type\":\"resource_link\",\"uri\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, uri, strlen(uri));
+  if (!rc)
+    rc = put_kv(&b, "name", name);
+  if (!rc)
+    rc = put_kv(&b, "description", description);
+  if (!rc)
+    rc = put_kv(&b, "mimeType", mime);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc)
+    rc = pmcp__call_push_json(call, &b);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_result_structured(pmcp_call *call, const char *json, size_t len)
+{
+  if (!call_ok(call) || !json)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL)
+    return PMCP_EMISUSE;
+  if (!pmcp__utf8_valid(json, len))
+    return PMCP_EUTF8;
+  cJSON *v = cJSON_ParseWithLength(json, len);
+  int obj = cJSON_IsObject(v);
+  cJSON_Delete(v);
+  if (!obj)
+    return PMCP_EINVAL;
+  pmcp_buf m = PMCP_BUF_INIT;
+  int rc = pmcp__json_minify(&m, json, len);
+  if (rc) {
+    pmcp_buf_dispose(&m);
+    return rc;
+  }
+  free(call->structured);
+  call->structured = pmcp__buf_steal(&m, &call->structured_len);
+  return call->structured ? 0 : PMCP_ENOMEM;
+}
+
+void pmcp_result_set_error(pmcp_call *call, int is_error)
+{
+  if (call_ok(call))
+    call->is_error = is_error != 0;
+}
+
+int pmcp_result_errorf(pmcp_call *call, const char *fmt, ...)
+{
+  if (!call_ok(call) || !fmt)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL)
+    return PMCP_EMISUSE;
+  pmcp_buf b = PMCP_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = pmcp__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (!rc && !pmcp__utf8_valid(b.ptr, b.len))
+    rc = PMCP_EUTF8;
+  if (!rc) {
+    pmcp__call_clear_items(call);
+    free(call->structured);
+    call->structured = NULL;
+    rc = pmcp__call_push_text(call, b.ptr, b.len);
+    call->is_error = 1;
+  }
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+/* ---- prompts ---- */
+
+static int prompt_message(pmcp_call *call, const char *role, pmcp_buf *content)
+{
+  if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+    return PMCP_EINVAL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"role\":\"%s\",\"content\":", role);
+  if (!rc)
+    rc = pmcp__buf_append(&b, content->ptr, content->len);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc)
+    rc = pmcp__call_push_json(call, &b);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+static int prompt_ok(const pmcp_call *call, const char *role)
+{
+  if (!call_ok(call) || !role)
+    return PMCP_EINVAL;
+  return call->kind == PMCP__CALL_PROMPT ? 0 : PMCP_EMISUSE;
+}
+
+int pmcp_prompt_text(pmcp_call *call, const char *role, const char *text)
+{
+  int rc = prompt_ok(call, role);
+  if (rc)
+    return rc;
+  if (!text)
+    return PMCP_EINVAL;
+  if (!pmcp__utf8_valid(text, strlen(text)))
+    return PMCP_EUTF8;
+  pmcp_buf c = PMCP_BUF_INIT;
+  rc = pmcp__buf_puts(&c, "{\"type\":\"text\",\"text\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&c, text, strlen(text));
+  if (!rc)
+    rc = pmcp__buf_putc(&c, '}');
+  if (!rc)
+    rc = prompt_message(call, role, &c);
+  pmcp_buf_dispose(&c);
+  return rc;
+}
+
+int pmcp_prompt_image(pmcp_call *call, const char *role, const char *base64,
+                      const char *mime)
+{
+  int rc = prompt_ok(call, role);
+  if (rc)
+    return rc;
+  if (!base64 || !mime || !base64_ok(base64))
+    return PMCP_EINVAL;
+  pmcp_buf c = PMCP_BUF_INIT;
+  rc = pmcp__buf_printf(&c, "{\"type\":\"image\",\"data\":\"%s\"", base64);
+  if (!rc)
+    rc = put_kv(&c, "mimeType", mime);
+  if (!rc)
+    rc = pmcp__buf_putc(&c, '}');
+  if (!rc)
+    rc = prompt_message(call, role, &c);
+  pmcp_buf_dispose(&c);
+  return rc;
+}
+
+int pmcp_prompt_resource(pmcp_call *call, const char *role, const char *uri,
+                         const char *mime, const char *text)
+{
+  int rc = prompt_ok(call, role);
+  if (rc)
+    return rc;
+  if (!uri || !text)
+    return PMCP_EINVAL;
+  if (!pmcp__utf8_valid(text, strlen(text)) || !pmcp__utf8_valid(uri, strlen(uri)))
+    return PMCP_EUTF8;
+  pmcp_buf c = PMCP_BUF_INIT;
+  rc = pmcp__buf_puts(&c, "{\"type\":\"resource\",\"resource\":");
+  if (!rc)
+    rc = resource_contents(&c, uri, mime, "text", text);
+  if (!rc)
+    rc = pmcp__buf_putc(&c, '}');
+  if (!rc)
+    rc = prompt_message(call, role, &c);
+  pmcp_buf_dispose(&c);
+  return rc;
+}
+
+int pmcp_prompt_description(pmcp_call *call, const char *text)
+{
+  int rc = prompt_ok(call, "user");
+  if (rc)
+    return rc;
+  if (!text)
+    return PMCP_EINVAL;
+  if (!pmcp__utf8_valid(text, strlen(text)))
+    return PMCP_EUTF8;
+  char *d = strdup(text);
+  if (!d)
+    return PMCP_ENOMEM;
+  free(call->description);
+  call->description = d;
+  return 0;
+}
+
+/* ---- completion ---- */
+
+int pmcp_complete_value(pmcp_call *call, const char *value)
+{
+  if (!call_ok(call) || !value)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_COMPLETE)
+    return PMCP_EMISUSE;
+  if (!pmcp__utf8_valid(value, strlen(value)))
+    return PMCP_EUTF8;
+  call->n_values++;
+  if (call->n_values > 100) {
+    call->has_more = 1; /* the spec caps a response at 100 values */
+    return 0;
+  }
+  int rc = call->n_values > 1 ? pmcp__buf_putc(&call->values, ',') : 0;
+  if (!rc)
+    rc = pmcp__buf_json_string(&call->values, value, strlen(value));
+  return rc;
+}
+
+void pmcp_complete_total(pmcp_call *call, int64_t total, int has_more)
+{
+  if (!call_ok(call) || call->kind != PMCP__CALL_COMPLETE)
+    return;
+  call->total = total;
+  call->has_total = total >= 0;
+  call->has_more = has_more != 0;
+}
+
+/* ---- context ---- */
+
+pmcp_server *pmcp_call_server(const pmcp_call *call)
+{
+  return call_ok(call) ? call->srv : NULL;
+}
+
+const char *pmcp_call_session(const pmcp_call *call)
+{
+  return call_ok(call) && call->req ? call->req->sess->id : "";
+}
+
+void *pmcp_call_session_ud(const pmcp_call *call)
+{
+  return call_ok(call) && call->req ? call->req->sess->ud : NULL;
+}
+
+const char *pmcp_call_name(const pmcp_call *call)
+{
+  return call_ok(call) && call->name ? call->name : "";
+}
+
+const char *pmcp_call_uri(const pmcp_call *call)
+{
+  return call_ok(call) && call->uri ? call->uri : "";
+}
+
+const char *pmcp_call_uri_var(const pmcp_call *call, const char *var)
+{
+  if (!call_ok(call) || !var)
+    return NULL;
+  for (size_t i = 0; i < call->n_vars; i++)
+    if (strcmp(call->var_names[i], var) == 0)
+      return call->var_values[i];
+  return NULL;
+}
+
+int pmcp_call_cancelled(const pmcp_call *call)
+{
+  return call_ok(call) && call->req && atomic_load(&call->req->cancelled);
+}
+
+int pmcp_call_progress(pmcp_call *call, double progress, double total,
+                       const char *message)
+{
+  if (!call_ok(call) || !isfinite(progress))
+    return PMCP_EINVAL;
+  pmcp__req *req = call->req;
+  if (!req || !req->progress_token || atomic_load(&req->cancelled))
+    return 0;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"progressToken\":%s,\"progress\":",
+                            req->progress_token);
+  if (!rc)
+    rc = pmcp__buf_number(&b, progress);
+  if (!rc && total >= 0 && isfinite(total)) {
+    rc = pmcp__buf_puts(&b, ",\"total\":");
+    if (!rc)
+      rc = pmcp__buf_number(&b, total);
+  }
+  if (!rc && message) {
+    if (!pmcp__utf8_valid(message, strlen(message)))
+      rc = PMCP_EUTF8;
+    else
+      rc = put_kv(&b, "message", message);
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc)
+    rc = pmcp__notify(call->srv, req->sess, req->id, "notifications/progress", b.ptr);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_call_log(pmcp_call *call, pmcp_log_level level, const char *logger,
+                  const char *data_json)
+{
+  if (!call_ok(call) || (unsigned)level > PMCP_LOG_EMERGENCY)
+    return PMCP_EINVAL;
+  pmcp__req *req = call->req;
+  pthread_mutex_lock(&call->srv->mu);
+  int admitted = req && level >= req->sess->level;
+  pthread_mutex_unlock(&call->srv->mu);
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__log_params(&b, level, logger, data_json);
+  if (!rc && admitted && !atomic_load(&req->cancelled))
+    rc = pmcp__notify(call->srv, req->sess, req->id, "notifications/message", b.ptr);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_call_client_has(const pmcp_call *call, const char *name)
+{
+  if (!call_ok(call) || !call->req || !name)
+    return 0;
+  pthread_mutex_lock(&call->srv->mu);
+  int has = 0;
+  const char *caps = call->req->sess->client_caps;
+  if (caps) {
+    const char *v;
+    size_t vlen;
+    has = pmcp__json_member(caps, strlen(caps), name, &v, &vlen);
+  }
+  pthread_mutex_unlock(&call->srv->mu);
+  return has;
+}
+
+int pmcp_call_close_stream(pmcp_call *call)
+{
+  if (!call_ok(call) || !call->req)
+    return PMCP_EINVAL;
+  pmcp__req *req = call->req;
+  if (!req->batch && !atomic_load(&req->cancelled))
+    pmcp__send(call->srv, req->sess, req->id, PMCP_OUT_CLOSE_STREAM, NULL, 0, 0);
+  return 0;
+}
+
+int pmcp_call_token_budget(const pmcp_call *call)
+{
+  return call_ok(call) ? call->token_budget : 0;
+}

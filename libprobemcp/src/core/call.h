@@ -1,0 +1,70 @@
+/* The handler context (struct pmcp_call) and the result it accumulates. */
+#ifndef PMCP_CORE_CALL_H
+#define PMCP_CORE_CALL_H
+
+#include "core/engine.h"
+
+typedef enum pmcp__call_kind {
+  PMCP__CALL_TOOL = 1,
+  PMCP__CALL_RESOURCE = 2,
+  PMCP__CALL_PROMPT = 3,
+  PMCP__CALL_COMPLETE = 4
+} pmcp__call_kind;
+
+/* One content item (tool content, resource contents entry, prompt message).
+ * Text content of a tool keeps its raw UTF-8 in @c text so that the budget
+ * code can measure and cut it; everything else is serialized JSON. */
+typedef struct pmcp__item {
+  int is_text;   /* tool text content: text/len valid, json unused */
+  char *text;
+  size_t len;
+  char *json;    /* serialized item */
+  size_t json_len;
+} pmcp__item;
+
+struct pmcp_call {
+  pmcp_server *srv;
+  pmcp__req *req;
+  pmcp__call_kind kind;
+  const pmcp__tool *tool;
+  const pmcp__mode *mode;
+  const pmcp__resource *resource;
+  const pmcp__prompt *prompt;
+  const char *name;
+  const char *uri;
+  const cJSON *params; /* the request's params (owned by the request) */
+  const cJSON *args; /* arguments (tools, prompts) or context.arguments */
+  /* URI template variables (resource templates) */
+  char **var_names, **var_values;
+  size_t n_vars;
+  /* result */
+  pmcp__item *items;
+  size_t n_items, cap_items;
+  char *structured;  /* minified JSON object text, or NULL */
+  size_t structured_len;
+  int is_error;
+  char *description; /* prompts */
+  pmcp_buf values;   /* completion values, comma-separated JSON strings */
+  size_t n_values;
+  int64_t total;
+  int has_total, has_more;
+  /* strings handed out by pmcp_arg_json(), freed with the call */
+  char **owned;
+  size_t n_owned, cap_owned;
+  int token_budget;
+};
+
+/* Prepares @p call for @p req. */
+void pmcp__call_init(pmcp_call *call, pmcp__req *req, pmcp__call_kind kind);
+void pmcp__call_dispose(pmcp_call *call);
+/* Appends an item; takes ownership of the buffers. */
+int pmcp__call_push_json(pmcp_call *call, pmcp_buf *json);
+int pmcp__call_push_text(pmcp_call *call, const char *text, size_t len);
+/* Drops every content item (error results replace content). */
+void pmcp__call_clear_items(pmcp_call *call);
+/* Serializes a tools/call result: content, structuredContent, isError. */
+int pmcp__call_tool_result(pmcp_call *call, pmcp_buf *out);
+/* Whether the current thread may block in this call (a worker). */
+int pmcp__call_on_worker(const pmcp_call *call);
+
+#endif

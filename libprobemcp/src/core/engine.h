@@ -1,0 +1,195 @@
+/* Internal state of a pmcp_server shared by the core files.
+ *
+ * Locking: srv->mu guards the session table, every session's state (flags,
+ * level, in-flight requests, subscriptions, pending server requests), batch
+ * collectors and the busy counter. Each session has its own sink_mu so sink
+ * calls are serialized per session without holding srv->mu while the host
+ * writes. Registration data is immutable once the first message arrives and
+ * is read without a lock. */
+#ifndef PMCP_CORE_ENGINE_H
+#define PMCP_CORE_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/server.h"
+#include "probemcp/tool.h"
+#include "core/registry.h"
+#include "core/workers.h"
+
+#define PMCP__SERVER_MAGIC 0x706d6370u
+#define PMCP__DEFAULT_PAGE 100
+
+/* The protocol versions we speak, newest first. */
+extern const char *const pmcp__versions[];
+#define PMCP__LATEST_VERSION "2025-11-25"
+#define PMCP__BATCH_VERSION "2025-03-26"
+
+typedef struct pmcp__session pmcp__session;
+typedef struct pmcp__req pmcp__req;
+typedef struct pmcp__batch pmcp__batch;
+typedef struct pmcp__pending pmcp__pending;
+
+struct pmcp_server {
+  unsigned magic;
+  pmcp_allocator alloc;
+  char *name, *title, *version, *instructions;
+  pmcp_log_fn log;
+  void *log_ud;
+  pmcp_log_level log_level;
+  pmcp_sink_fn sink;
+  void *sink_ud;
+  size_t max_message;
+  size_t page_size;
+
+  pthread_mutex_t mu;
+  pthread_cond_t idle_cond;  /* signalled when busy drops to 0 */
+  size_t busy;               /* requests received and not yet answered */
+  int closing;
+  atomic_int started;        /* a message was handled: registry frozen */
+
+  /* session table (session.c) */
+  pmcp__session **buckets;
+  size_t n_buckets, n_sessions;
+
+  pmcp__registry reg;
+  pmcp__workers workers;
+  int64_t next_out_id;       /* ids of server-to-client requests */
+
+  pthread_mutex_t err_mu;
+  char errmsg[512];
+};
+
+struct pmcp__session {
+  char *id;
+  unsigned flags;
+  void *ud;
+  int refs;            /* table reference + one per user */
+  int closed;
+  int initialized;     /* initialize answered */
+  char proto[16];      /* negotiated version, "" before initialize */
+  pmcp_log_level level;/* least level sent as notifications/message */
+  char *client_caps;   /* JSON text of the client's capabilities */
+  pmcp__req *inflight; /* requests being worked on */
+  char **subs;         /* subscribed resource URIs */
+  size_t n_subs, cap_subs;
+  pmcp__pending *pending;
+  pthread_mutex_t sink_mu;
+  pmcp__session *hnext;
+};
+
+/* One client request from arrival to its response. */
+struct pmcp__req {
+  pmcp_server *srv;
+  pmcp__session *sess;
+  char *id;             /* JSON text of the id as echoed */
+  char *progress_token; /* JSON text of _meta.progressToken, or NULL */
+  cJSON *params;        /* owned: detached from the message */
+  pmcp__batch *batch;
+  atomic_int cancelled;
+  int on_worker;
+  pmcp__pending *pending; /* server request the call is waiting on */
+  pmcp__req *next, *prev;
+};
+
+/* ---- alloc.c ---- */
+void *pmcp__malloc(pmcp_server *srv, size_t n);
+void *pmcp__calloc(pmcp_server *srv, size_t n, size_t size);
+void *pmcp__realloc(pmcp_server *srv, void *p, size_t n);
+void pmcp__free(pmcp_server *srv, void *p);
+char *pmcp__strdup(pmcp_server *srv, const char *s);
+char *pmcp__strndup(pmcp_server *srv, const char *s, size_t n);
+
+/* ---- log.c ---- */
+void pmcp__log(pmcp_server *srv, pmcp_log_level level, const char *fmt, ...)
+    PMCP_PRINTF(3, 4);
+/* Records the handle's error message; returns @p code for tail calls. */
+int pmcp__err(pmcp_server *srv, int code, const char *fmt, ...) PMCP_PRINTF(3, 4);
+const char *pmcp__level_name(pmcp_log_level level);
+int pmcp__level_parse(const char *name, pmcp_log_level *out);
+
+/* ---- session.c ---- */
+/* Finds or (with @p create) opens a session; returns it with a reference
+ * taken, or NULL. Caller holds srv->mu. */
+pmcp__session *pmcp__session_get_locked(pmcp_server *srv, const char *id,
+                                        int create, unsigned flags, void *ud);
+void pmcp__session_unref_locked(pmcp_server *srv, pmcp__session *s);
+void pmcp__session_unref(pmcp_server *srv, pmcp__session *s);
+/* Hands one message to the sink (serialized per session). Dropped when the
+ * session has closed. */
+void pmcp__send(pmcp_server *srv, pmcp__session *s, const char *related_id,
+                pmcp_out_kind kind, const char *data, size_t len, int final);
+/* Sends a notification built from @p method and @p params_json (NULL: none). */
+int pmcp__notify(pmcp_server *srv, pmcp__session *s, const char *related_id,
+                 const char *method, const char *params_json);
+/* Drops every session (server teardown). Caller holds srv->mu. */
+void pmcp__sessions_clear_locked(pmcp_server *srv);
+/* Subscription set. Caller holds srv->mu. */
+int pmcp__session_subscribe_locked(pmcp_server *srv, pmcp__session *s,
+                                   const char *uri, int on);
+/* Builds the notifications/message params for a log line, or NULL. */
+int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
+                     const char *data_json);
+
+/* ---- jsonrpc.c ---- */
+/* Handles one parsed message (object) of session @p s; @p raw is its text
+ * span (for byte-exact ids). */
+void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, cJSON *msg,
+                        const char *raw, size_t raw_len, pmcp__batch *batch);
+void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
+                     const char *raw, size_t raw_len);
+/* Sends an error response not tied to a registered request. */
+void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                     const char *id, int code, const char *msg,
+                     const char *data_json);
+/* Completes @p req with a result (JSON object text) or an error, then frees
+ * it. A cancelled request is freed without an answer. */
+void pmcp__req_result(pmcp__req *req, const char *result, size_t len);
+void pmcp__req_error(pmcp__req *req, int code, const char *msg,
+                     const char *data_json);
+void pmcp__req_errorf(pmcp__req *req, int code, const char *fmt, ...)
+    PMCP_PRINTF(3, 4);
+/* Frees @p req without any answer (cancelled or server closing). */
+void pmcp__req_drop(pmcp__req *req);
+
+/* ---- server.c: method handlers take the request and own nothing else;
+ * each must end the request (result, error or drop), possibly later from a
+ * worker after detaching what it needs from @p params. ---- */
+typedef void (*pmcp__method_fn)(pmcp__req *req, cJSON *params);
+void pmcp__method_initialize(pmcp__req *req, cJSON *params);
+/* Whether the session negotiated @p version or later. */
+int pmcp__proto_at_least(const pmcp__session *s, const char *version);
+
+/* ---- tools.c ---- */
+void pmcp__method_tools_list(pmcp__req *req, cJSON *params);
+void pmcp__method_tools_call(pmcp__req *req, cJSON *params);
+
+/* ---- resources.c ---- */
+void pmcp__method_resources_list(pmcp__req *req, cJSON *params);
+void pmcp__method_resources_templates_list(pmcp__req *req, cJSON *params);
+void pmcp__method_resources_read(pmcp__req *req, cJSON *params);
+void pmcp__method_resources_subscribe(pmcp__req *req, cJSON *params);
+void pmcp__method_resources_unsubscribe(pmcp__req *req, cJSON *params);
+
+/* ---- prompts.c ---- */
+void pmcp__method_prompts_list(pmcp__req *req, cJSON *params);
+void pmcp__method_prompts_get(pmcp__req *req, cJSON *params);
+void pmcp__method_complete(pmcp__req *req, cJSON *params);
+
+/* ---- request.c: server-to-client requests ---- */
+/* Routes a client response (@p msg has no method). */
+void pmcp__response_route(pmcp_server *srv, pmcp__session *s, cJSON *msg);
+/* Wakes whatever @p req waits on (cancellation). Caller holds srv->mu. */
+void pmcp__req_wake_locked(pmcp__req *req);
+
+/* ---- pagination (registry.c) ---- */
+/* Parses params.cursor for list @p tag; sets *offset. -32602 on error. */
+int pmcp__page_start(pmcp__req *req, cJSON *params, char tag, size_t count,
+                     size_t *offset);
+/* Appends ,"nextCursor":"..." when more remains. */
+int pmcp__page_next(pmcp_buf *out, char tag, size_t next, size_t count);
+
+#endif

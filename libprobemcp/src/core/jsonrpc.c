@@ -1,0 +1,399 @@
+/* JSON-RPC 2.0 framing: message shape checks, request ids (echoed exactly),
+ * responses and errors, and batches (protocol 2025-03-26 only). */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "core/jsonrpc.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+struct pmcp__batch {
+  pmcp__session *sess;
+  size_t holds;  /* the dispatcher's and one per live request */
+  pmcp_buf out;  /* responses, comma-separated */
+  pmcp_buf ids;  /* ids of the answered requests, comma-separated */
+  size_t n_out;
+};
+
+/* ---- ids ---- */
+
+int pmcp__rpc_id_text(const cJSON *id, const char *raw, size_t raw_len,
+                      const char *const *path, size_t n_path, pmcp_buf *out)
+{
+  if (cJSON_IsString(id))
+    return pmcp__buf_json_string(out, id->valuestring, strlen(id->valuestring));
+  if (!cJSON_IsNumber(id))
+    return PMCP_EPROTO;
+  const char *v;
+  size_t vlen;
+  if (raw && pmcp__json_path(raw, raw_len, path, n_path, &v, &vlen)) {
+    /* The exact digits, so that ids beyond 2^53 survive. */
+    if (!pmcp__json_is_integer(v, vlen))
+      return PMCP_EPROTO;
+    return pmcp__buf_append(out, v, vlen);
+  }
+  double d = id->valuedouble;
+  if (d != floor(d) || fabs(d) > 9007199254740992.0)
+    return PMCP_EPROTO;
+  return pmcp__buf_printf(out, "%.0f", d);
+}
+
+/* ---- sending ---- */
+
+static void batch_add(pmcp_server *srv, pmcp__batch *b, const char *id,
+                      const char *msg, size_t len)
+{
+  pthread_mutex_lock(&srv->mu);
+  int rc = 0;
+  if (b->n_out) {
+    rc = pmcp__buf_putc(&b->out, ',');
+    if (!rc && id)
+      rc = pmcp__buf_putc(&b->ids, ',');
+  }
+  if (!rc)
+    rc = pmcp__buf_append(&b->out, msg, len);
+  if (!rc && id)
+    rc = pmcp__buf_puts(&b->ids, id);
+  if (!rc)
+    b->n_out++;
+  pthread_mutex_unlock(&srv->mu);
+  if (rc)
+    pmcp__log(srv, PMCP_LOG_ERROR, "out of memory collecting a batch response");
+}
+
+static void emit(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                 const char *id, const char *msg, size_t len)
+{
+  if (batch)
+    batch_add(srv, batch, id, msg, len);
+  else
+    pmcp__send(srv, s, id, PMCP_OUT_RESPONSE, msg, len, 1);
+}
+
+static int error_text(pmcp_buf *b, const char *id, int code, const char *msg,
+                      const char *data_json)
+{
+  int rc = pmcp__buf_printf(b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+                            "\"message\":", id ? id : "null", code);
+  if (!rc)
+    rc = pmcp__buf_json_string(b, msg, strlen(msg));
+  if (!rc && data_json)
+    rc = pmcp__buf_printf(b, ",\"data\":%s", data_json);
+  if (!rc)
+    rc = pmcp__buf_puts(b, "}}");
+  return rc;
+}
+
+void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                     const char *id, int code, const char *msg,
+                     const char *data_json)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  if (error_text(&b, id, code, msg, data_json) == 0)
+    emit(srv, s, batch, id, b.ptr, b.len);
+  else
+    pmcp__log(srv, PMCP_LOG_ERROR, "out of memory answering an error");
+  pmcp_buf_dispose(&b);
+}
+
+/* ---- batches ---- */
+
+static void batch_release(pmcp_server *srv, pmcp__batch *b)
+{
+  pthread_mutex_lock(&srv->mu);
+  int last = --b->holds == 0;
+  pthread_mutex_unlock(&srv->mu);
+  if (!last)
+    return;
+  if (b->n_out) {
+    pmcp_buf msg = PMCP_BUF_INIT, ids = PMCP_BUF_INIT;
+    int rc = pmcp__buf_putc(&msg, '[');
+    if (!rc)
+      rc = pmcp__buf_append(&msg, b->out.ptr, b->out.len);
+    if (!rc)
+      rc = pmcp__buf_putc(&msg, ']');
+    if (!rc)
+      rc = pmcp__buf_printf(&ids, "[%s]", b->ids.ptr ? b->ids.ptr : "");
+    if (!rc)
+      pmcp__send(srv, b->sess, ids.ptr, PMCP_OUT_RESPONSE, msg.ptr, msg.len, 1);
+    else
+      pmcp__log(srv, PMCP_LOG_ERROR, "out of memory sending a batch response");
+    pmcp_buf_dispose(&msg);
+    pmcp_buf_dispose(&ids);
+  }
+  pmcp_buf_dispose(&b->out);
+  pmcp_buf_dispose(&b->ids);
+  pmcp__session_unref(srv, b->sess);
+  pmcp__free(srv, b);
+}
+
+void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
+                     const char *raw, size_t raw_len)
+{
+  if (!cJSON_GetArraySize(arr)) {
+    pmcp__rpc_error(srv, s, NULL, NULL, -32600, "Invalid Request: empty batch", NULL);
+    return;
+  }
+  pthread_mutex_lock(&srv->mu);
+  int allowed = strcmp(s->proto, PMCP__BATCH_VERSION) == 0;
+  pthread_mutex_unlock(&srv->mu);
+  if (!allowed) {
+    pmcp__rpc_error(srv, s, NULL, NULL, -32600,
+                    "Invalid Request: JSON-RPC batches are only accepted with "
+                    "protocol version " PMCP__BATCH_VERSION, NULL);
+    return;
+  }
+  pmcp__batch *b = pmcp__calloc(srv, 1, sizeof *b);
+  if (!b) {
+    pmcp__rpc_error(srv, s, NULL, NULL, -32603, "Internal error: out of memory", NULL);
+    return;
+  }
+  pthread_mutex_lock(&srv->mu);
+  s->refs++;
+  pthread_mutex_unlock(&srv->mu);
+  b->sess = s;
+  b->holds = 1;
+  /* Walk the raw text beside the parsed items to keep each element's span. */
+  const char *end = raw + raw_len;
+  const char *p = raw;
+  while (p < end && *p != '[')
+    p++;
+  p++;
+  for (cJSON *it = arr->child; it; it = it->next) {
+    const char *start = p;
+    while (start < end && (*start == ' ' || *start == '\t' || *start == '\n' ||
+                           *start == '\r'))
+      start++;
+    const char *stop = pmcp__json_skip(start, end);
+    size_t span = stop ? (size_t)(stop - start) : 0;
+    if (cJSON_IsObject(it))
+      pmcp__rpc_dispatch(srv, s, it, stop ? start : NULL, span, b);
+    else
+      pmcp__rpc_error(srv, s, b, NULL, -32600,
+                      "Invalid Request: a batch item must be an object", NULL);
+    if (stop) {
+      p = stop;
+      while (p < end && *p != ',' && *p != ']')
+        p++;
+      p++;
+    } else {
+      p = end;
+    }
+  }
+  batch_release(srv, b);
+}
+
+/* ---- requests ---- */
+
+static void req_free(pmcp__req *req)
+{
+  pmcp_server *srv = req->srv;
+  pmcp__session *s = req->sess;
+  pmcp__batch *batch = req->batch;
+  pthread_mutex_lock(&srv->mu);
+  if (req->prev)
+    req->prev->next = req->next;
+  else if (s->inflight == req)
+    s->inflight = req->next;
+  if (req->next)
+    req->next->prev = req->prev;
+  pmcp__session_unref_locked(srv, s);
+  if (--srv->busy == 0)
+    pthread_cond_broadcast(&srv->idle_cond);
+  pthread_mutex_unlock(&srv->mu);
+  pmcp__free(srv, req->id);
+  pmcp__free(srv, req->progress_token);
+  cJSON_Delete(req->params);
+  pmcp__free(srv, req);
+  if (batch)
+    batch_release(srv, batch);
+}
+
+/* A request that ends without a response still tells the transport its
+ * stream is over (PMCP_OUT_END); batch members end with their batch. */
+static void req_end_silently(pmcp__req *req)
+{
+  if (!req->batch)
+    pmcp__send(req->srv, req->sess, req->id, PMCP_OUT_END, NULL, 0, 1);
+  req_free(req);
+}
+
+void pmcp__req_drop(pmcp__req *req)
+{
+  req_end_silently(req);
+}
+
+void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
+{
+  if (atomic_load(&req->cancelled)) {
+    req_end_silently(req);
+    return;
+  }
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", req->id);
+  if (!rc)
+    rc = pmcp__buf_append(&b, result, len);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+    return;
+  }
+  emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  req_free(req);
+}
+
+void pmcp__req_error(pmcp__req *req, int code, const char *msg,
+                     const char *data_json)
+{
+  if (atomic_load(&req->cancelled)) {
+    req_end_silently(req);
+    return;
+  }
+  pmcp__rpc_error(req->srv, req->sess, req->batch, req->id, code, msg, data_json);
+  req_free(req);
+}
+
+void pmcp__req_errorf(pmcp__req *req, int code, const char *fmt, ...)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = pmcp__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  pmcp__req_error(req, code, rc ? "Internal error" : b.ptr, NULL);
+  pmcp_buf_dispose(&b);
+}
+
+/* Registers a request in its session; NULL with an error answered when the
+ * id is already in flight or memory runs out. */
+static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                          const char *id, const cJSON *params, const char *raw,
+                          size_t raw_len)
+{
+  pmcp__req *req = pmcp__calloc(srv, 1, sizeof *req);
+  char *idc = pmcp__strdup(srv, id);
+  if (!req || !idc) {
+    pmcp__free(srv, req);
+    pmcp__free(srv, idc);
+    pmcp__rpc_error(srv, s, batch, id, -32603, "Internal error: out of memory", NULL);
+    return NULL;
+  }
+  req->srv = srv;
+  req->sess = s;
+  req->id = idc;
+  req->batch = batch;
+  atomic_init(&req->cancelled, 0);
+  /* progressToken: a string or an integer, echoed like ids. */
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+  cJSON *tok = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+  if (tok) {
+    static const char *const path[] = {"params", "_meta", "progressToken"};
+    pmcp_buf t = PMCP_BUF_INIT;
+    if (pmcp__rpc_id_text(tok, raw, raw_len, path, 3, &t) == 0)
+      req->progress_token = pmcp__strdup(srv, t.ptr);
+    pmcp_buf_dispose(&t);
+  }
+  pthread_mutex_lock(&srv->mu);
+  for (pmcp__req *r = s->inflight; r; r = r->next) {
+    if (strcmp(r->id, id) == 0) {
+      pthread_mutex_unlock(&srv->mu);
+      pmcp__free(srv, req->progress_token);
+      pmcp__free(srv, req->id);
+      pmcp__free(srv, req);
+      pmcp__rpc_error(srv, s, batch, id, -32600,
+                      "Invalid Request: this id is already used by a request in progress",
+                      NULL);
+      return NULL;
+    }
+  }
+  req->next = s->inflight;
+  if (s->inflight)
+    s->inflight->prev = req;
+  s->inflight = req;
+  s->refs++;
+  srv->busy++;
+  if (batch)
+    batch->holds++;
+  pthread_mutex_unlock(&srv->mu);
+  return req;
+}
+
+void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, cJSON *msg,
+                        const char *raw, size_t raw_len, pmcp__batch *batch)
+{
+  cJSON *jsonrpc = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+  cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+  cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+  pmcp_buf idb = PMCP_BUF_INIT;
+  const char *id = NULL;
+  static const char *const id_path[] = {"id"};
+
+  if (!method && (cJSON_GetObjectItemCaseSensitive(msg, "result") ||
+                  cJSON_GetObjectItemCaseSensitive(msg, "error"))) {
+    /* A response to one of our requests: never answered, even when bad. */
+    cJSON *result = cJSON_GetObjectItemCaseSensitive(msg, "result");
+    cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0 ||
+        !cJSON_IsNumber(idv) || (result && error) ||
+        (error && !cJSON_IsObject(error)))
+      pmcp__log(srv, PMCP_LOG_WARNING, "session '%s': dropped a malformed response",
+                s->id);
+    else
+      pmcp__response_route(srv, s, msg);
+    goto out;
+  }
+  if (idv) {
+    int rc = pmcp__rpc_id_text(idv, raw, raw_len, id_path, 1, &idb);
+    if (rc == PMCP_EPROTO) {
+      pmcp__rpc_error(srv, s, batch, NULL, -32600,
+                      "Invalid Request: id must be a string or an integer", NULL);
+      goto out;
+    }
+    if (rc) {
+      pmcp__rpc_error(srv, s, batch, NULL, -32603, "Internal error: out of memory", NULL);
+      goto out;
+    }
+    id = idb.ptr;
+  }
+  if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0) {
+    pmcp__rpc_error(srv, s, batch, id, -32600,
+                    "Invalid Request: \"jsonrpc\" must be \"2.0\"", NULL);
+    goto out;
+  }
+  if (!method) {
+    pmcp__rpc_error(srv, s, batch, id, -32600,
+                    "Invalid Request: no \"method\" (nor a response's result or error)",
+                    NULL);
+    goto out;
+  }
+  if (!cJSON_IsString(method)) {
+    pmcp__rpc_error(srv, s, batch, id, -32600,
+                    "Invalid Request: \"method\" must be a string", NULL);
+    goto out;
+  }
+  if (params && !cJSON_IsObject(params) && !cJSON_IsArray(params)) {
+    pmcp__rpc_error(srv, s, batch, id, -32600,
+                      "Invalid Request: \"params\" must be an object", NULL);
+    goto out;
+  }
+  if (!id) {
+    pmcp__on_notification(srv, s, method->valuestring, params, raw, raw_len);
+    goto out;
+  }
+  pmcp__req *req = req_new(srv, s, batch, id, params, raw, raw_len);
+  if (req) {
+    /* The request owns its params so that a worker can use them after the
+     * message is gone. */
+    if (params)
+      req->params = cJSON_DetachItemViaPointer(msg, params);
+    pmcp__on_request(req, method->valuestring, req->params);
+  }
+out:
+  pmcp_buf_dispose(&idb);
+}

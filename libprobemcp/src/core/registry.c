@@ -1,0 +1,831 @@
+/* Registration: copies of the host's tool, resource and prompt declarations,
+ * checked once so that calls never meet a malformed declaration, plus list
+ * pagination. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+/* ---- freeing ---- */
+
+static void arg_dispose(pmcp_server *srv, pmcp__arg *a)
+{
+  pmcp__free(srv, a->name);
+  pmcp__free(srv, a->description);
+  if (a->enum_values) {
+    for (size_t i = 0; i < a->n_enum; i++)
+      pmcp__free(srv, a->enum_values[i]);
+    pmcp__free(srv, a->enum_values);
+  }
+  pmcp__free(srv, a->default_json);
+  cJSON_Delete(a->default_value);
+}
+
+static void args_free(pmcp_server *srv, pmcp__arg *args, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    arg_dispose(srv, &args[i]);
+  pmcp__free(srv, args);
+}
+
+static void tool_free(pmcp_server *srv, pmcp__tool *t)
+{
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->n_modes; i++) {
+    pmcp__free(srv, t->modes[i].name);
+    pmcp__free(srv, t->modes[i].description);
+    args_free(srv, t->modes[i].args, t->modes[i].n_args);
+  }
+  pmcp__free(srv, t->modes);
+  args_free(srv, t->common, t->n_common);
+  pmcp__free(srv, t->name);
+  pmcp__free(srv, t->title);
+  pmcp__free(srv, t->description);
+  pmcp__free(srv, t->input_schema);
+  pmcp__free(srv, t->output_schema);
+  pmcp__free(srv, t->list_json);
+  if (t->ud_free)
+    t->ud_free(t->ud);
+  pmcp__free(srv, t);
+}
+
+static void resource_free(pmcp_server *srv, pmcp__resource *r)
+{
+  if (!r)
+    return;
+  pmcp__free(srv, r->uri);
+  pmcp__free(srv, r->uri_template);
+  pmcp__free(srv, r->name);
+  pmcp__free(srv, r->title);
+  pmcp__free(srv, r->description);
+  pmcp__free(srv, r->mime_type);
+  pmcp__free(srv, r->list_json);
+  if (r->ud_free)
+    r->ud_free(r->ud);
+  pmcp__free(srv, r);
+}
+
+static void prompt_free(pmcp_server *srv, pmcp__prompt *p)
+{
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->n_args; i++) {
+    pmcp__free(srv, (char *)p->args[i].name);
+    pmcp__free(srv, (char *)p->args[i].description);
+  }
+  pmcp__free(srv, p->args);
+  pmcp__free(srv, p->name);
+  pmcp__free(srv, p->title);
+  pmcp__free(srv, p->description);
+  pmcp__free(srv, p->list_json);
+  if (p->ud_free)
+    p->ud_free(p->ud);
+  pmcp__free(srv, p);
+}
+
+void pmcp__registry_free(pmcp_server *srv)
+{
+  pmcp__registry *r = &srv->reg;
+  for (size_t i = 0; i < r->n_tools; i++)
+    tool_free(srv, r->tools[i]);
+  for (size_t i = 0; i < r->n_resources; i++)
+    resource_free(srv, r->resources[i]);
+  for (size_t i = 0; i < r->n_templates; i++)
+    resource_free(srv, r->templates[i]);
+  for (size_t i = 0; i < r->n_prompts; i++)
+    prompt_free(srv, r->prompts[i]);
+  pmcp__free(srv, r->tools);
+  pmcp__free(srv, r->resources);
+  pmcp__free(srv, r->templates);
+  pmcp__free(srv, r->prompts);
+  if (r->complete_ud_free)
+    r->complete_ud_free(r->complete_ud);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- lookup ---- */
+
+const pmcp__tool *pmcp__tool_find(const pmcp_server *srv, const char *name)
+{
+  for (size_t i = 0; i < srv->reg.n_tools; i++)
+    if (strcmp(srv->reg.tools[i]->name, name) == 0)
+      return srv->reg.tools[i];
+  return NULL;
+}
+
+const pmcp__prompt *pmcp__prompt_find(const pmcp_server *srv, const char *name)
+{
+  for (size_t i = 0; i < srv->reg.n_prompts; i++)
+    if (strcmp(srv->reg.prompts[i]->name, name) == 0)
+      return srv->reg.prompts[i];
+  return NULL;
+}
+
+static int push(pmcp_server *srv, void ***arr, size_t *n, size_t *cap, void *item)
+{
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 8;
+    void **a = pmcp__realloc(srv, *arr, c * sizeof *a);
+    if (!a)
+      return PMCP_ENOMEM;
+    *arr = a;
+    *cap = c;
+  }
+  (*arr)[(*n)++] = item;
+  return 0;
+}
+
+static int registration_open(pmcp_server *srv)
+{
+  if (atomic_load(&srv->started))
+    return pmcp__err(srv, PMCP_EMISUSE,
+                     "registration must happen before the first message is handled");
+  return 0;
+}
+
+/* ---- copying declarations ---- */
+
+static int type_known(pmcp_type t)
+{
+  return t >= PMCP_T_STRING && t <= PMCP_T_ANY;
+}
+
+static int is_string_type(pmcp_type t)
+{
+  return t == PMCP_T_STRING || t == PMCP_T_STRING_ARRAY ||
+         t == PMCP_T_STRING_OR_STRING_ARRAY;
+}
+
+/* Whether @p v is acceptable as a value of type @p t (defaults). */
+static int value_has_type(const cJSON *v, pmcp_type t)
+{
+  switch (t) {
+  case PMCP_T_STRING: return cJSON_IsString(v);
+  case PMCP_T_INTEGER:
+    return cJSON_IsNumber(v) && pmcp__is_integral(v->valuedouble);
+  case PMCP_T_NUMBER: return cJSON_IsNumber(v);
+  case PMCP_T_BOOLEAN: return cJSON_IsBool(v);
+  case PMCP_T_OBJECT: return cJSON_IsObject(v);
+  case PMCP_T_ARRAY: return cJSON_IsArray(v);
+  case PMCP_T_STRING_ARRAY:
+  case PMCP_T_NUMBER_ARRAY:
+  case PMCP_T_STRING_OR_STRING_ARRAY: {
+    if (t == PMCP_T_STRING_OR_STRING_ARRAY && cJSON_IsString(v))
+      return 1;
+    if (!cJSON_IsArray(v))
+      return 0;
+    for (const cJSON *it = v->child; it; it = it->next)
+      if (t == PMCP_T_NUMBER_ARRAY ? !cJSON_IsNumber(it) : !cJSON_IsString(it))
+        return 0;
+    return 1;
+  }
+  case PMCP_T_ANY: return 1;
+  }
+  return 0;
+}
+
+static int arg_copy(pmcp_server *srv, const char *tool, const char *where,
+                    pmcp__arg *dst, const pmcp_arg_spec *src)
+{
+  memset(dst, 0, sizeof *dst);
+  if (!src->name || !src->name[0])
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: an argument has no name",
+                     tool, where);
+  if (!type_known(src->type))
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: argument '%s' has unknown type %d",
+                     tool, where, src->name, (int)src->type);
+  if (src->has_min && src->has_max && src->min > src->max)
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: argument '%s' has min > max",
+                     tool, where, src->name);
+  if (src->enum_values && !is_string_type(src->type))
+    return pmcp__err(srv, PMCP_EINVAL,
+                     "tool '%s' %s: argument '%s' has enum values but is not a string",
+                     tool, where, src->name);
+  dst->name = pmcp__strdup(srv, src->name);
+  dst->description = pmcp__strdup(srv, src->description);
+  if (!dst->name || (src->description && !dst->description))
+    return PMCP_ENOMEM;
+  dst->type = src->type;
+  dst->required = src->required != 0;
+  dst->has_min = src->has_min != 0;
+  dst->has_max = src->has_max != 0;
+  dst->min = src->min;
+  dst->max = src->max;
+  if (src->enum_values) {
+    size_t n = 0;
+    while (src->enum_values[n])
+      n++;
+    if (n == 0)
+      return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: argument '%s' has an empty enum",
+                       tool, where, src->name);
+    dst->enum_values = pmcp__calloc(srv, n + 1, sizeof *dst->enum_values);
+    if (!dst->enum_values)
+      return PMCP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+      dst->enum_values[i] = pmcp__strdup(srv, src->enum_values[i]);
+      if (!dst->enum_values[i])
+        return PMCP_ENOMEM;
+      dst->n_enum = i + 1;
+    }
+  }
+  if (src->default_json) {
+    size_t len = strlen(src->default_json);
+    dst->default_value = cJSON_ParseWithLength(src->default_json, len);
+    pmcp_buf m = PMCP_BUF_INIT;
+    if (!dst->default_value || pmcp__json_minify(&m, src->default_json, len)) {
+      pmcp_buf_dispose(&m);
+      return pmcp__err(srv, PMCP_EINVAL,
+                       "tool '%s' %s: argument '%s' has a default that is not JSON",
+                       tool, where, src->name);
+    }
+    dst->default_json = pmcp__strdup(srv, m.ptr);
+    pmcp_buf_dispose(&m);
+    if (!dst->default_json)
+      return PMCP_ENOMEM;
+    if (!value_has_type(dst->default_value, dst->type))
+      return pmcp__err(srv, PMCP_EINVAL,
+                       "tool '%s' %s: the default of argument '%s' does not have its type",
+                       tool, where, src->name);
+  }
+  return 0;
+}
+
+static int args_copy(pmcp_server *srv, const char *tool, const char *where,
+                     pmcp__arg **out, size_t *n_out, const pmcp_arg_spec *src,
+                     size_t n, size_t extra)
+{
+  *out = NULL;
+  *n_out = 0;
+  if (n && !src)
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: n_args without args", tool, where);
+  if (n + extra == 0)
+    return 0;
+  pmcp__arg *a = pmcp__calloc(srv, n + extra, sizeof *a);
+  if (!a)
+    return PMCP_ENOMEM;
+  *out = a;
+  for (size_t i = 0; i < n; i++) {
+    int rc = arg_copy(srv, tool, where, &a[i], &src[i]);
+    *n_out = i + 1;
+    if (rc)
+      return rc;
+    if (strcmp(a[i].name, "mode") == 0)
+      return pmcp__err(srv, PMCP_EINVAL,
+                       "tool '%s' %s: 'mode' is reserved for the mode selector",
+                       tool, where);
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(a[k].name, a[i].name) == 0)
+        return pmcp__err(srv, PMCP_EINVAL, "tool '%s' %s: argument '%s' declared twice",
+                         tool, where, a[i].name);
+  }
+  return 0;
+}
+
+static const pmcp__arg *find_arg(const pmcp__arg *a, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(a[i].name, name) == 0)
+      return &a[i];
+  return NULL;
+}
+
+const pmcp__arg *pmcp__tool_arg(const pmcp__tool *t, const pmcp__mode *mode,
+                                const char *name)
+{
+  const pmcp__arg *a = find_arg(t->common, t->n_common, name);
+  if (!a && mode)
+    a = find_arg(mode->args, mode->n_args, name);
+  return a;
+}
+
+/* Budgeted tools take token_budget and cursor in every mode. */
+static int add_budget_args(pmcp_server *srv, pmcp__tool *t)
+{
+  static const pmcp_arg_spec budget = {
+    "token_budget", PMCP_T_INTEGER, 0,
+    "Most tokens the answer may use (o200k_base); a larger answer is paged "
+    "with next_cursor.", 1, 1, 512, 8000, NULL, "2000"};
+  static const pmcp_arg_spec cursor = {
+    "cursor", PMCP_T_STRING, 0,
+    "The next_cursor of a previous answer, to continue it; omit to start.",
+    0, 0, 0, 0, NULL, NULL};
+  const pmcp_arg_spec *extra[] = {&budget, &cursor};
+  for (size_t i = 0; i < 2; i++) {
+    if (find_arg(t->common, t->n_common, extra[i]->name))
+      continue;
+    int rc = arg_copy(srv, t->name, "(budget)", &t->common[t->n_common], extra[i]);
+    t->n_common++;
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int valid_tool_name(const char *s)
+{
+  size_t n = strlen(s);
+  if (n == 0 || n > 128)
+    return 0;
+  for (; *s; s++) {
+    char c = *s;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '-' || c == '.'))
+      return 0;
+  }
+  return 1;
+}
+
+static int schema_text(pmcp_server *srv, const char *tool, const char *what,
+                       const char *json, char **out)
+{
+  size_t len = strlen(json);
+  cJSON *v = cJSON_ParseWithLength(json, len);
+  int obj = cJSON_IsObject(v);
+  cJSON_Delete(v);
+  if (!obj)
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s': %s is not a JSON object", tool, what);
+  pmcp_buf m = PMCP_BUF_INIT;
+  int rc = pmcp__json_minify(&m, json, len);
+  if (!rc) {
+    *out = pmcp__strdup(srv, m.ptr);
+    if (!*out)
+      rc = PMCP_ENOMEM;
+  }
+  pmcp_buf_dispose(&m);
+  return rc;
+}
+
+static int tool_copy(pmcp_server *srv, pmcp__tool *t, const pmcp_tool_def *def)
+{
+  int rc;
+  t->name = pmcp__strdup(srv, def->name);
+  t->title = pmcp__strdup(srv, def->title);
+  t->description = pmcp__strdup(srv, def->description);
+  if (!t->name || (def->title && !t->title) || (def->description && !t->description))
+    return PMCP_ENOMEM;
+  t->read_only = def->read_only;
+  t->destructive = def->destructive;
+  t->idempotent = def->idempotent;
+  t->open_world = def->open_world;
+  t->flags = def->flags;
+  t->handler = def->handler;
+  t->default_mode = -1;
+  if (def->output_schema_json &&
+      (rc = schema_text(srv, def->name, "output_schema_json", def->output_schema_json,
+                        &t->output_schema)))
+    return rc;
+  if (def->input_schema_json) {
+    if (def->n_modes || def->n_args || def->default_mode)
+      return pmcp__err(srv, PMCP_EINVAL,
+                       "tool '%s': a literal input schema excludes modes and args",
+                       def->name);
+    if (def->flags & PMCP_TOOL_BUDGETED)
+      return pmcp__err(srv, PMCP_EINVAL,
+                       "tool '%s': a budgeted tool needs declared arguments", def->name);
+    t->literal = 1;
+    return schema_text(srv, def->name, "input_schema_json", def->input_schema_json,
+                       &t->input_schema);
+  }
+  size_t extra = (def->flags & PMCP_TOOL_BUDGETED) ? 2 : 0;
+  rc = args_copy(srv, def->name, "common", &t->common, &t->n_common, def->args,
+                 def->n_args, extra);
+  if (rc)
+    return rc;
+  if (extra && (rc = add_budget_args(srv, t)))
+    return rc;
+  if (def->n_modes && !def->modes)
+    return pmcp__err(srv, PMCP_EINVAL, "tool '%s': n_modes without modes", def->name);
+  if (def->n_modes) {
+    t->modes = pmcp__calloc(srv, def->n_modes, sizeof *t->modes);
+    if (!t->modes)
+      return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < def->n_modes; i++) {
+    const pmcp_mode_spec *ms = &def->modes[i];
+    pmcp__mode *m = &t->modes[i];
+    t->n_modes = i + 1;
+    if (!ms->name || !ms->name[0])
+      return pmcp__err(srv, PMCP_EINVAL, "tool '%s': mode %zu has no name", def->name, i);
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(t->modes[k].name, ms->name) == 0)
+        return pmcp__err(srv, PMCP_EINVAL, "tool '%s': mode '%s' declared twice",
+                         def->name, ms->name);
+    m->name = pmcp__strdup(srv, ms->name);
+    m->description = pmcp__strdup(srv, ms->description);
+    if (!m->name || (ms->description && !m->description))
+      return PMCP_ENOMEM;
+    char where[160];
+    snprintf(where, sizeof where, "mode '%s'", ms->name);
+    rc = args_copy(srv, def->name, where, &m->args, &m->n_args, ms->args, ms->n_args, 0);
+    if (rc)
+      return rc;
+    for (size_t a = 0; a < m->n_args; a++) {
+      if (find_arg(t->common, t->n_common, m->args[a].name))
+        return pmcp__err(srv, PMCP_EINVAL,
+                         "tool '%s' %s: argument '%s' is already a common argument",
+                         def->name, where, m->args[a].name);
+      /* One name, one type: the schema has a single property per name. */
+      for (size_t k = 0; k < i; k++) {
+        const pmcp__arg *o = find_arg(t->modes[k].args, t->modes[k].n_args,
+                                      m->args[a].name);
+        if (o && o->type != m->args[a].type)
+          return pmcp__err(srv, PMCP_EINVAL,
+                           "tool '%s': argument '%s' has different types in modes "
+                           "'%s' and '%s'", def->name, m->args[a].name,
+                           t->modes[k].name, ms->name);
+      }
+    }
+  }
+  if (def->default_mode) {
+    for (size_t i = 0; i < t->n_modes; i++)
+      if (strcmp(t->modes[i].name, def->default_mode) == 0)
+        t->default_mode = (int)i;
+    if (t->default_mode < 0)
+      return pmcp__err(srv, PMCP_EINVAL, "tool '%s': default_mode '%s' is not a mode",
+                       def->name, def->default_mode);
+  }
+  return 0;
+}
+
+int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
+{
+  int rc;
+  if (!server || server->magic != PMCP__SERVER_MAGIC) {
+    rc = PMCP_EMISUSE;
+    goto fail_ud;
+  }
+  if (!def || def->version != PMCP_TOOL_DEF_VERSION) {
+    rc = pmcp__err(server, PMCP_EINVAL, "tool definition missing or of unknown version");
+    goto fail_ud;
+  }
+  if ((rc = registration_open(server)))
+    goto fail_ud;
+  if (!def->name || !valid_tool_name(def->name)) {
+    rc = pmcp__err(server, PMCP_EINVAL,
+                   "tool name '%s' must be 1-128 characters of A-Z a-z 0-9 _ - .",
+                   def->name ? def->name : "");
+    goto fail_ud;
+  }
+  if (!def->handler) {
+    rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has no handler", def->name);
+    goto fail_ud;
+  }
+  if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED)) {
+    rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has unknown flags", def->name);
+    goto fail_ud;
+  }
+  if (pmcp__tool_find(server, def->name)) {
+    rc = pmcp__err(server, PMCP_EEXIST, "tool '%s' is already registered", def->name);
+    goto fail_ud;
+  }
+  pmcp__tool *t = pmcp__calloc(server, 1, sizeof *t);
+  if (!t) {
+    rc = PMCP_ENOMEM;
+    goto fail_ud;
+  }
+  rc = tool_copy(server, t, def);
+  if (!rc)
+    rc = pmcp__schema_build(server, t);
+  if (!rc)
+    rc = push(server, (void ***)&server->reg.tools, &server->reg.n_tools,
+              &server->reg.cap_tools, t);
+  if (rc) {
+    tool_free(server, t); /* t->ud_free is unset: freed below */
+    goto fail_ud;
+  }
+  t->ud = def->ud;
+  t->ud_free = def->ud_free;
+  return 0;
+fail_ud:
+  if (def && def->ud_free)
+    def->ud_free(def->ud);
+  return rc;
+}
+
+int pmcp_server_tool_schema(pmcp_server *server, const char *tool, pmcp_buf *out)
+{
+  if (!server || server->magic != PMCP__SERVER_MAGIC)
+    return PMCP_EMISUSE;
+  if (!tool || !out)
+    return PMCP_EINVAL;
+  const pmcp__tool *t = pmcp__tool_find(server, tool);
+  if (!t)
+    return pmcp__err(server, PMCP_ENOTFOUND, "no tool named '%s'", tool);
+  return pmcp__buf_puts(out, t->input_schema);
+}
+
+/* ---- resources ---- */
+
+/* The entry resources/list or resources/templates/list shows. */
+static int resource_json(pmcp_server *srv, pmcp__resource *r)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  const char *key = r->uri ? "uri" : "uriTemplate";
+  const char *val = r->uri ? r->uri : r->uri_template;
+  int rc = pmcp__buf_printf(&b, "{\"%s\":", key);
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, val, strlen(val));
+  const char *keys[] = {"name", "title", "description", "mimeType"};
+  const char *vals[] = {r->name, r->title, r->description, r->mime_type};
+  for (size_t i = 0; i < 4 && !rc; i++) {
+    if (!vals[i])
+      continue;
+    rc = pmcp__buf_printf(&b, ",\"%s\":", keys[i]);
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, vals[i], strlen(vals[i]));
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc && !(r->list_json = pmcp__strdup(srv, b.ptr)))
+    rc = PMCP_ENOMEM;
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+/* RFC 6570 level 1: literal text and {name} variables, no nested braces. */
+static int template_ok(const char *t)
+{
+  int vars = 0;
+  for (const char *p = t; *p; p++) {
+    if (*p == '}')
+      return 0;
+    if (*p != '{')
+      continue;
+    const char *e = strchr(p + 1, '}');
+    if (!e || e == p + 1)
+      return 0;
+    for (const char *q = p + 1; q < e; q++)
+      if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+            (*q >= '0' && *q <= '9') || *q == '_'))
+        return 0;
+    if (e[1] == '{')
+      return 0; /* adjacent variables cannot be split apart */
+    vars++;
+    p = e;
+  }
+  return vars > 0;
+}
+
+int pmcp_server_add_resource(pmcp_server *server, const pmcp_resource_def *def)
+{
+  int rc;
+  if (!server || server->magic != PMCP__SERVER_MAGIC) {
+    rc = PMCP_EMISUSE;
+    goto fail_ud;
+  }
+  if (!def || def->version != PMCP_RESOURCE_DEF_VERSION) {
+    rc = pmcp__err(server, PMCP_EINVAL, "resource definition missing or of unknown version");
+    goto fail_ud;
+  }
+  if ((rc = registration_open(server)))
+    goto fail_ud;
+  if (!def->uri == !def->uri_template || !def->name || !def->read ||
+      (def->uri && !def->uri[0])) {
+    rc = pmcp__err(server, PMCP_EINVAL,
+                   "a resource needs a name, a read handler and exactly one of uri "
+                   "and uri_template");
+    goto fail_ud;
+  }
+  if (def->uri_template && !template_ok(def->uri_template)) {
+    rc = pmcp__err(server, PMCP_EINVAL,
+                   "uri_template '%s' is not a level-1 template with {name} variables",
+                   def->uri_template);
+    goto fail_ud;
+  }
+  if (def->flags & ~(unsigned)PMCP_TOOL_BLOCKING) {
+    rc = pmcp__err(server, PMCP_EINVAL, "resource '%s' has unknown flags", def->name);
+    goto fail_ud;
+  }
+  pmcp__registry *reg = &server->reg;
+  pmcp__resource **list = def->uri ? reg->resources : reg->templates;
+  size_t n = def->uri ? reg->n_resources : reg->n_templates;
+  for (size_t i = 0; i < n; i++) {
+    const char *a = def->uri ? list[i]->uri : list[i]->uri_template;
+    const char *b = def->uri ? def->uri : def->uri_template;
+    if (strcmp(a, b) == 0) {
+      rc = pmcp__err(server, PMCP_EEXIST, "resource '%s' is already registered", b);
+      goto fail_ud;
+    }
+  }
+  pmcp__resource *r = pmcp__calloc(server, 1, sizeof *r);
+  if (!r) {
+    rc = PMCP_ENOMEM;
+    goto fail_ud;
+  }
+  r->uri = pmcp__strdup(server, def->uri);
+  r->uri_template = pmcp__strdup(server, def->uri_template);
+  r->name = pmcp__strdup(server, def->name);
+  r->title = pmcp__strdup(server, def->title);
+  r->description = pmcp__strdup(server, def->description);
+  r->mime_type = pmcp__strdup(server, def->mime_type);
+  r->flags = def->flags;
+  r->read = def->read;
+  rc = (!r->name || (def->uri && !r->uri) || (def->uri_template && !r->uri_template) ||
+        (def->title && !r->title) || (def->description && !r->description) ||
+        (def->mime_type && !r->mime_type)) ? PMCP_ENOMEM : 0;
+  if (!rc)
+    rc = resource_json(server, r);
+  if (!rc) {
+    if (def->uri)
+      rc = push(server, (void ***)&reg->resources, &reg->n_resources,
+                &reg->cap_resources, r);
+    else
+      rc = push(server, (void ***)&reg->templates, &reg->n_templates,
+                &reg->cap_templates, r);
+  }
+  if (rc) {
+    resource_free(server, r);
+    goto fail_ud;
+  }
+  r->ud = def->ud;
+  r->ud_free = def->ud_free;
+  return 0;
+fail_ud:
+  if (def && def->ud_free)
+    def->ud_free(def->ud);
+  return rc;
+}
+
+/* ---- prompts ---- */
+
+static int prompt_json(pmcp_server *srv, pmcp__prompt *p)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&b, "{\"name\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, p->name, strlen(p->name));
+  if (!rc && p->title) {
+    rc = pmcp__buf_puts(&b, ",\"title\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, p->title, strlen(p->title));
+  }
+  if (!rc && p->description) {
+    rc = pmcp__buf_puts(&b, ",\"description\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, p->description, strlen(p->description));
+  }
+  if (!rc && p->n_args) {
+    rc = pmcp__buf_puts(&b, ",\"arguments\":[");
+    for (size_t i = 0; i < p->n_args && !rc; i++) {
+      rc = pmcp__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+      if (!rc)
+        rc = pmcp__buf_json_string(&b, p->args[i].name, strlen(p->args[i].name));
+      if (!rc && p->args[i].description) {
+        rc = pmcp__buf_puts(&b, ",\"description\":");
+        if (!rc)
+          rc = pmcp__buf_json_string(&b, p->args[i].description,
+                                     strlen(p->args[i].description));
+      }
+      if (!rc)
+        rc = pmcp__buf_printf(&b, ",\"required\":%s}",
+                              p->args[i].required ? "true" : "false");
+    }
+    if (!rc)
+      rc = pmcp__buf_putc(&b, ']');
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc && !(p->list_json = pmcp__strdup(srv, b.ptr)))
+    rc = PMCP_ENOMEM;
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def)
+{
+  int rc;
+  if (!server || server->magic != PMCP__SERVER_MAGIC) {
+    rc = PMCP_EMISUSE;
+    goto fail_ud;
+  }
+  if (!def || def->version != PMCP_PROMPT_DEF_VERSION) {
+    rc = pmcp__err(server, PMCP_EINVAL, "prompt definition missing or of unknown version");
+    goto fail_ud;
+  }
+  if ((rc = registration_open(server)))
+    goto fail_ud;
+  if (!def->name || !def->name[0] || !def->get || (def->n_args && !def->args)) {
+    rc = pmcp__err(server, PMCP_EINVAL, "a prompt needs a name and a get handler");
+    goto fail_ud;
+  }
+  if (pmcp__prompt_find(server, def->name)) {
+    rc = pmcp__err(server, PMCP_EEXIST, "prompt '%s' is already registered", def->name);
+    goto fail_ud;
+  }
+  for (size_t i = 0; i < def->n_args; i++) {
+    if (!def->args[i].name || !def->args[i].name[0]) {
+      rc = pmcp__err(server, PMCP_EINVAL, "prompt '%s': argument %zu has no name",
+                     def->name, i);
+      goto fail_ud;
+    }
+    for (size_t k = 0; k < i; k++)
+      if (strcmp(def->args[k].name, def->args[i].name) == 0) {
+        rc = pmcp__err(server, PMCP_EINVAL, "prompt '%s': argument '%s' declared twice",
+                       def->name, def->args[i].name);
+        goto fail_ud;
+      }
+  }
+  pmcp__prompt *p = pmcp__calloc(server, 1, sizeof *p);
+  if (!p) {
+    rc = PMCP_ENOMEM;
+    goto fail_ud;
+  }
+  p->name = pmcp__strdup(server, def->name);
+  p->title = pmcp__strdup(server, def->title);
+  p->description = pmcp__strdup(server, def->description);
+  p->get = def->get;
+  rc = (!p->name || (def->title && !p->title) ||
+        (def->description && !p->description)) ? PMCP_ENOMEM : 0;
+  if (!rc && def->n_args) {
+    p->args = pmcp__calloc(server, def->n_args, sizeof *p->args);
+    if (!p->args)
+      rc = PMCP_ENOMEM;
+    for (size_t i = 0; !rc && i < def->n_args; i++) {
+      p->args[i].name = pmcp__strdup(server, def->args[i].name);
+      p->args[i].description = pmcp__strdup(server, def->args[i].description);
+      p->args[i].required = def->args[i].required != 0;
+      p->n_args = i + 1;
+      if (!p->args[i].name || (def->args[i].description && !p->args[i].description))
+        rc = PMCP_ENOMEM;
+    }
+  }
+  if (!rc)
+    rc = prompt_json(server, p);
+  if (!rc)
+    rc = push(server, (void ***)&server->reg.prompts, &server->reg.n_prompts,
+              &server->reg.cap_prompts, p);
+  if (rc) {
+    prompt_free(server, p);
+    goto fail_ud;
+  }
+  p->ud = def->ud;
+  p->ud_free = def->ud_free;
+  return 0;
+fail_ud:
+  if (def && def->ud_free)
+    def->ud_free(def->ud);
+  return rc;
+}
+
+int pmcp_server_set_completion(pmcp_server *server, pmcp_complete_fn fn, void *ud,
+                               void (*ud_free)(void *ud))
+{
+  int rc = 0;
+  if (!server || server->magic != PMCP__SERVER_MAGIC)
+    rc = PMCP_EMISUSE;
+  else if (!fn)
+    rc = pmcp__err(server, PMCP_EINVAL, "no completion handler given");
+  else
+    rc = registration_open(server);
+  if (rc) {
+    if (ud_free)
+      ud_free(ud);
+    return rc;
+  }
+  pmcp__registry *r = &server->reg;
+  if (r->complete_ud_free)
+    r->complete_ud_free(r->complete_ud);
+  r->complete = fn;
+  r->complete_ud = ud;
+  r->complete_ud_free = ud_free;
+  return 0;
+}
+
+/* ---- pagination: cursors are "<list tag><offset>", opaque to clients ---- */
+
+int pmcp__page_start(pmcp__req *req, cJSON *params, char tag, size_t count,
+                     size_t *offset)
+{
+  *offset = 0;
+  cJSON *c = cJSON_GetObjectItemCaseSensitive(params, "cursor");
+  if (!c || cJSON_IsNull(c))
+    return 0;
+  const char *s = cJSON_IsString(c) ? c->valuestring : NULL;
+  size_t off = 0;
+  int ok = s && s[0] == tag && s[1] >= '1' && s[1] <= '9';
+  for (const char *p = ok ? s + 1 : ""; ok && *p; p++) {
+    if (*p < '0' || *p > '9' || off > (SIZE_MAX - 9) / 10)
+      ok = 0;
+    else
+      off = off * 10 + (size_t)(*p - '0');
+  }
+  if (!ok || off >= count) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: unknown or expired cursor; list again without it",
+                    NULL);
+    return PMCP_ECURSOR;
+  }
+  *offset = off;
+  return 0;
+}
+
+int pmcp__page_next(pmcp_buf *out, char tag, size_t next, size_t count)
+{
+  if (next >= count)
+    return 0;
+  return pmcp__buf_printf(out, ",\"nextCursor\":\"%c%zu\"", tag, next);
+}

@@ -1,0 +1,101 @@
+/* Registered tools, resources, prompts and the completion handler: engine
+ * copies of the host's declarations, immutable once messages flow. */
+#ifndef PMCP_CORE_REGISTRY_H
+#define PMCP_CORE_REGISTRY_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/tool.h"
+
+typedef struct pmcp__arg {
+  char *name;
+  pmcp_type type;
+  int required;
+  char *description;
+  int has_min, has_max;
+  double min, max;
+  char **enum_values; /* NULL-terminated, or NULL */
+  size_t n_enum;
+  char *default_json; /* minified JSON text, or NULL */
+  cJSON *default_value;
+} pmcp__arg;
+
+typedef struct pmcp__mode {
+  char *name;
+  char *description;
+  pmcp__arg *args;
+  size_t n_args;
+} pmcp__mode;
+
+typedef struct pmcp__tool {
+  char *name, *title, *description;
+  pmcp__mode *modes;
+  size_t n_modes;
+  int default_mode;     /* index into modes, or -1 */
+  pmcp__arg *common;    /* arguments every mode reads */
+  size_t n_common;
+  int literal;          /* input schema given by the host */
+  char *input_schema;   /* minified JSON text (built or given) */
+  char *output_schema;  /* minified JSON text or NULL */
+  pmcp_hint read_only, destructive, idempotent, open_world;
+  unsigned flags;
+  pmcp_tool_fn handler;
+  void *ud;
+  void (*ud_free)(void *ud);
+  char *list_json;      /* the tools/list entry, prebuilt */
+} pmcp__tool;
+
+typedef struct pmcp__resource {
+  char *uri;            /* fixed URI, or NULL for a template */
+  char *uri_template;
+  char *name, *title, *description, *mime_type;
+  unsigned flags;
+  pmcp_read_fn read;
+  void *ud;
+  void (*ud_free)(void *ud);
+  char *list_json;
+} pmcp__resource;
+
+typedef struct pmcp__prompt {
+  char *name, *title, *description;
+  pmcp_prompt_arg *args; /* copied names/descriptions */
+  size_t n_args;
+  pmcp_prompt_fn get;
+  void *ud;
+  void (*ud_free)(void *ud);
+  char *list_json;
+} pmcp__prompt;
+
+typedef struct pmcp__registry {
+  pmcp__tool **tools;
+  size_t n_tools, cap_tools;
+  pmcp__resource **resources;  /* fixed URIs */
+  size_t n_resources, cap_resources;
+  pmcp__resource **templates;
+  size_t n_templates, cap_templates;
+  pmcp__prompt **prompts;
+  size_t n_prompts, cap_prompts;
+  pmcp_complete_fn complete;
+  void *complete_ud;
+  void (*complete_ud_free)(void *ud);
+} pmcp__registry;
+
+struct pmcp_server;
+void pmcp__registry_free(struct pmcp_server *srv);
+const pmcp__tool *pmcp__tool_find(const struct pmcp_server *srv, const char *name);
+const pmcp__prompt *pmcp__prompt_find(const struct pmcp_server *srv, const char *name);
+
+/* schema.c: builds tool->input_schema (mode tools) and tool->list_json. */
+int pmcp__schema_build(struct pmcp_server *srv, pmcp__tool *t);
+/* The arg spec for @p name in mode @p mode (or the common list), or NULL. */
+const pmcp__arg *pmcp__tool_arg(const pmcp__tool *t, const pmcp__mode *mode,
+                                const char *name);
+/* Appends a JSON pointer token (RFC 6901 escaping). */
+int pmcp__pointer_append(pmcp_buf *b, const char *token);
+
+/* validate.c: true for a finite integral double within +-2^53. */
+int pmcp__is_integral(double d);
+
+#endif

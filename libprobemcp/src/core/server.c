@@ -1,0 +1,418 @@
+/* The server object, message intake, lifecycle (initialize, ping,
+ * notifications/initialized, cancellation, logging/setLevel) and the
+ * method table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "core/jsonrpc.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+const char *const pmcp__versions[] = {
+  "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
+};
+
+static int server_ok(const pmcp_server *srv)
+{
+  return srv && srv->magic == PMCP__SERVER_MAGIC;
+}
+
+int pmcp_server_options_init(pmcp_server_options *opts, unsigned version)
+{
+  if (!opts || version != PMCP_SERVER_OPTIONS_VERSION)
+    return PMCP_EINVAL;
+  pmcp_server_options d = PMCP_SERVER_OPTIONS_INIT;
+  *opts = d;
+  return 0;
+}
+
+void pmcp_server_free(pmcp_server *server)
+{
+  if (!server_ok(server))
+    return;
+  pthread_mutex_lock(&server->mu);
+  server->closing = 1;
+  /* Cancel everything; queued calls then finish without an answer. */
+  pmcp__sessions_clear_locked(server);
+  pthread_mutex_unlock(&server->mu);
+  pmcp__workers_stop(server);
+  pthread_mutex_lock(&server->mu);
+  while (server->busy)
+    pthread_cond_wait(&server->idle_cond, &server->mu);
+  pthread_mutex_unlock(&server->mu);
+  pmcp__registry_free(server);
+  pmcp__free(server, server->buckets);
+  pmcp__free(server, server->name);
+  pmcp__free(server, server->title);
+  pmcp__free(server, server->version);
+  pmcp__free(server, server->instructions);
+  pthread_cond_destroy(&server->idle_cond);
+  pthread_mutex_destroy(&server->mu);
+  pthread_mutex_destroy(&server->err_mu);
+  server->magic = 0;
+  pmcp__free(server, server);
+}
+
+int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
+{
+  if (!out)
+    return PMCP_EINVAL;
+  *out = NULL;
+  if (!opts || opts->version != PMCP_SERVER_OPTIONS_VERSION || !opts->name ||
+      !opts->name[0] || !opts->sink)
+    return PMCP_EINVAL;
+  pmcp_allocator a = {0};
+  if (opts->allocator) {
+    a = *opts->allocator;
+    if (!a.malloc_fn || !a.realloc_fn || !a.free_fn)
+      return PMCP_EINVAL;
+  }
+  pmcp_server *srv = a.malloc_fn ? a.malloc_fn(sizeof *srv, a.ud)
+                                 : malloc(sizeof *srv);
+  if (!srv)
+    return PMCP_ENOMEM;
+  memset(srv, 0, sizeof *srv);
+  srv->alloc = a;
+  srv->log = opts->log;
+  srv->log_ud = opts->log_ud;
+  srv->log_level = opts->log_level;
+  srv->sink = opts->sink;
+  srv->sink_ud = opts->sink_ud;
+  srv->max_message = opts->max_message;
+  srv->page_size = PMCP__DEFAULT_PAGE;
+  srv->next_out_id = 1;
+  atomic_init(&srv->started, 0);
+  int locks = 0;
+  if (pthread_mutex_init(&srv->mu, NULL) == 0)
+    locks++;
+  if (locks == 1 && pthread_mutex_init(&srv->err_mu, NULL) == 0)
+    locks++;
+  if (locks == 2 && pthread_cond_init(&srv->idle_cond, NULL) == 0)
+    locks++;
+  if (locks == 3 && pmcp__workers_init(srv, opts->workers) == 0)
+    locks++;
+  srv->name = pmcp__strdup(srv, opts->name);
+  srv->title = pmcp__strdup(srv, opts->title);
+  srv->version = pmcp__strdup(srv, opts->server_version ? opts->server_version
+                                                         : pmcp_version());
+  srv->instructions = pmcp__strdup(srv, opts->instructions);
+  if (locks < 4 || !srv->name || !srv->version ||
+      (opts->title && !srv->title) || (opts->instructions && !srv->instructions)) {
+    pmcp__free(srv, srv->name);
+    pmcp__free(srv, srv->title);
+    pmcp__free(srv, srv->version);
+    pmcp__free(srv, srv->instructions);
+    if (locks > 3)
+      pmcp__workers_stop(srv);
+    if (locks > 2)
+      pthread_cond_destroy(&srv->idle_cond);
+    if (locks > 1)
+      pthread_mutex_destroy(&srv->err_mu);
+    if (locks > 0)
+      pthread_mutex_destroy(&srv->mu);
+    pmcp__free(srv, srv);
+    return PMCP_ENOMEM;
+  }
+  srv->magic = PMCP__SERVER_MAGIC;
+  *out = srv;
+  return 0;
+}
+
+int pmcp_server_set_page_size(pmcp_server *server, size_t n)
+{
+  if (!server_ok(server))
+    return PMCP_EMISUSE;
+  if (n == 0)
+    return pmcp__err(server, PMCP_EINVAL, "page size must be at least 1");
+  server->page_size = n;
+  return 0;
+}
+
+int pmcp_server_drain(pmcp_server *server)
+{
+  if (!server_ok(server))
+    return PMCP_EMISUSE;
+  pthread_mutex_lock(&server->mu);
+  while (server->busy)
+    pthread_cond_wait(&server->idle_cond, &server->mu);
+  pthread_mutex_unlock(&server->mu);
+  return 0;
+}
+
+int pmcp_server_handle(pmcp_server *server, const char *session,
+                       const char *msg, size_t len)
+{
+  if (!server_ok(server))
+    return PMCP_EMISUSE;
+  if (!msg && len)
+    return PMCP_EINVAL;
+  if (server->max_message && len > server->max_message)
+    return pmcp__err(server, PMCP_ETOOBIG,
+                     "message of %zu bytes exceeds the limit of %zu bytes", len,
+                     server->max_message);
+  atomic_store(&server->started, 1);
+  pthread_mutex_lock(&server->mu);
+  if (server->closing) {
+    pthread_mutex_unlock(&server->mu);
+    return PMCP_EMISUSE;
+  }
+  pmcp__session *s = pmcp__session_get_locked(server, session, 1, 0, NULL);
+  pthread_mutex_unlock(&server->mu);
+  if (!s)
+    return PMCP_ENOMEM;
+
+  if (!pmcp__utf8_valid(msg, len)) {
+    pmcp__rpc_error(server, s, NULL, NULL, -32700,
+                    "Parse error: the message is not valid UTF-8", NULL);
+    goto out;
+  }
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(msg, len, &end, 0);
+  if (root && end) {
+    /* Only whitespace may follow the one value. */
+    const char *stop = msg + len;
+    while (end < stop && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+      end++;
+    if (end != stop) {
+      cJSON_Delete(root);
+      root = NULL;
+    }
+  }
+  if (!root) {
+    pmcp__rpc_error(server, s, NULL, NULL, -32700,
+                    "Parse error: the message is not one well-formed JSON value",
+                    NULL);
+    goto out;
+  }
+  if (cJSON_IsObject(root))
+    pmcp__rpc_dispatch(server, s, root, msg, len, NULL);
+  else if (cJSON_IsArray(root))
+    pmcp__rpc_batch(server, s, root, msg, len);
+  else
+    pmcp__rpc_error(server, s, NULL, NULL, -32600,
+                    "Invalid Request: a message must be a JSON object", NULL);
+  cJSON_Delete(root);
+out:
+  pmcp__session_unref(server, s);
+  return 0;
+}
+
+/* ---- lifecycle ---- */
+
+static int version_rank(const char *v)
+{
+  for (int i = 0; pmcp__versions[i]; i++)
+    if (strcmp(pmcp__versions[i], v) == 0)
+      return i;
+  return -1;
+}
+
+int pmcp__proto_at_least(const pmcp__session *s, const char *version)
+{
+  /* Versions are dates: later sorts higher. Stateless sessions that never
+   * initialized speak the latest. */
+  const char *mine = s->proto[0] ? s->proto : PMCP__LATEST_VERSION;
+  return strcmp(mine, version) >= 0;
+}
+
+static int caps_json(pmcp_server *srv, pmcp_buf *b)
+{
+  const pmcp__registry *r = &srv->reg;
+  int rc = pmcp__buf_puts(b, "{\"logging\":{}");
+  if (!rc && r->complete)
+    rc = pmcp__buf_puts(b, ",\"completions\":{}");
+  if (!rc && r->n_prompts)
+    rc = pmcp__buf_puts(b, ",\"prompts\":{\"listChanged\":true}");
+  if (!rc && (r->n_resources || r->n_templates))
+    rc = pmcp__buf_puts(b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+  if (!rc && r->n_tools)
+    rc = pmcp__buf_puts(b, ",\"tools\":{\"listChanged\":true}");
+  if (!rc)
+    rc = pmcp__buf_putc(b, '}');
+  return rc;
+}
+
+void pmcp__method_initialize(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  pmcp__session *s = req->sess;
+  cJSON *pv = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
+  cJSON *caps = cJSON_GetObjectItemCaseSensitive(params, "capabilities");
+  if (!cJSON_IsString(pv)) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: initialize needs a string \"protocolVersion\"",
+                    NULL);
+    return;
+  }
+  if (caps && !cJSON_IsObject(caps)) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: \"capabilities\" must be an object", NULL);
+    return;
+  }
+  int rank = version_rank(pv->valuestring);
+  const char *version = rank >= 0 ? pmcp__versions[rank] : PMCP__LATEST_VERSION;
+  char *caps_text = caps ? cJSON_PrintUnformatted(caps) : NULL;
+  char *caps_copy = caps_text ? pmcp__strdup(srv, caps_text) : NULL;
+  cJSON_free(caps_text);
+
+  pthread_mutex_lock(&srv->mu);
+  int again = s->initialized && !(s->flags & PMCP_SESSION_STATELESS);
+  if (!again) {
+    strcpy(s->proto, version);
+    pmcp__free(srv, s->client_caps);
+    s->client_caps = caps_copy;
+    caps_copy = NULL;
+    s->initialized = 1;
+  }
+  pthread_mutex_unlock(&srv->mu);
+  pmcp__free(srv, caps_copy);
+  if (again) {
+    pmcp__req_error(req, -32600,
+                    "Invalid Request: this session is already initialized", NULL);
+    return;
+  }
+
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_printf(&b, "{\"protocolVersion\":\"%s\",\"capabilities\":", version);
+  if (!rc)
+    rc = caps_json(srv, &b);
+  if (!rc)
+    rc = pmcp__buf_puts(&b, ",\"serverInfo\":{\"name\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, srv->name, strlen(srv->name));
+  if (!rc && srv->title) {
+    rc = pmcp__buf_puts(&b, ",\"title\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, srv->title, strlen(srv->title));
+  }
+  if (!rc)
+    rc = pmcp__buf_puts(&b, ",\"version\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, srv->version, strlen(srv->version));
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (!rc && srv->instructions) {
+    rc = pmcp__buf_puts(&b, ",\"instructions\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, srv->instructions, strlen(srv->instructions));
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (rc)
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  else
+    pmcp__req_result(req, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+}
+
+static void method_ping(pmcp__req *req, cJSON *params)
+{
+  (void)params;
+  pmcp__req_result(req, "{}", 2);
+}
+
+static void method_set_level(pmcp__req *req, cJSON *params)
+{
+  cJSON *lv = cJSON_GetObjectItemCaseSensitive(params, "level");
+  pmcp_log_level level;
+  if (!cJSON_IsString(lv) || pmcp__level_parse(lv->valuestring, &level)) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: \"level\" must be one of debug, info, notice, "
+                    "warning, error, critical, alert, emergency", NULL);
+    return;
+  }
+  pthread_mutex_lock(&req->srv->mu);
+  req->sess->level = level;
+  pthread_mutex_unlock(&req->srv->mu);
+  pmcp__req_result(req, "{}", 2);
+}
+
+static const struct method {
+  const char *name;
+  pmcp__method_fn fn;
+  int before_init; /* allowed before initialize */
+} methods[] = {
+  {"initialize", pmcp__method_initialize, 1},
+  {"ping", method_ping, 1},
+  {"tools/list", pmcp__method_tools_list, 0},
+  {"tools/call", pmcp__method_tools_call, 0},
+  {"resources/list", pmcp__method_resources_list, 0},
+  {"resources/templates/list", pmcp__method_resources_templates_list, 0},
+  {"resources/read", pmcp__method_resources_read, 0},
+  {"resources/subscribe", pmcp__method_resources_subscribe, 0},
+  {"resources/unsubscribe", pmcp__method_resources_unsubscribe, 0},
+  {"prompts/list", pmcp__method_prompts_list, 0},
+  {"prompts/get", pmcp__method_prompts_get, 0},
+  {"completion/complete", pmcp__method_complete, 0},
+  {"logging/setLevel", method_set_level, 0},
+};
+
+void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  const struct method *m = NULL;
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+    if (strcmp(methods[i].name, method) == 0) {
+      m = &methods[i];
+      break;
+    }
+  }
+  if (!m) {
+    pmcp__req_errorf(req, -32601, "Method not found: %s", method);
+    return;
+  }
+  if (params && !cJSON_IsObject(params)) {
+    pmcp__req_errorf(req, -32602, "Invalid params: %s takes an object", method);
+    return;
+  }
+  if (req->batch && strcmp(method, "initialize") == 0) {
+    pmcp__req_error(req, -32600,
+                    "Invalid Request: initialize must not be part of a batch", NULL);
+    return;
+  }
+  pthread_mutex_lock(&srv->mu);
+  int ready = req->sess->initialized || (req->sess->flags & PMCP_SESSION_STATELESS);
+  pthread_mutex_unlock(&srv->mu);
+  if (!ready && !m->before_init) {
+    pmcp__req_errorf(req, -32600,
+                     "Invalid Request: %s before initialize; send initialize first",
+                     method);
+    return;
+  }
+  m->fn(req, params);
+}
+
+static void on_cancelled(pmcp_server *srv, pmcp__session *s, cJSON *params,
+                         const char *raw, size_t raw_len)
+{
+  static const char *const path[] = {"params", "requestId"};
+  cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  if (!rid)
+    return;
+  pmcp_buf idb = PMCP_BUF_INIT;
+  if (pmcp__rpc_id_text(rid, raw, raw_len, path, 2, &idb) == 0) {
+    pthread_mutex_lock(&srv->mu);
+    for (pmcp__req *r = s->inflight; r; r = r->next) {
+      if (strcmp(r->id, idb.ptr) == 0) {
+        atomic_store(&r->cancelled, 1);
+        pmcp__req_wake_locked(r);
+        break;
+      }
+    }
+    pthread_mutex_unlock(&srv->mu);
+  }
+  pmcp_buf_dispose(&idb);
+}
+
+void pmcp__on_notification(pmcp_server *srv, pmcp__session *s,
+                           const char *method, cJSON *params, const char *raw,
+                           size_t raw_len)
+{
+  if (strcmp(method, "notifications/cancelled") == 0)
+    on_cancelled(srv, s, params, raw, raw_len);
+  else if (strcmp(method, "notifications/initialized") == 0)
+    pmcp__log(srv, PMCP_LOG_DEBUG, "session '%s' initialized", s->id);
+  /* Other notifications (roots/list_changed, progress) need no action; the
+   * spec says unknown notifications are ignored. */
+}

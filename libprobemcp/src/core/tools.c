@@ -1,0 +1,194 @@
+/* tools/list and tools/call: lookup, validation, running the handler inline
+ * or on a worker, and the one place a result is finalized. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/call.h"
+#include "core/validate.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+void pmcp__method_tools_list(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  size_t n = srv->reg.n_tools, off;
+  if (pmcp__page_start(req, params, 't', n, &off))
+    return;
+  size_t end = off + srv->page_size < n ? off + srv->page_size : n;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&b, "{\"tools\":[");
+  for (size_t i = off; i < end && !rc; i++) {
+    if (i > off)
+      rc = pmcp__buf_putc(&b, ',');
+    if (!rc)
+      rc = pmcp__buf_puts(&b, srv->reg.tools[i]->list_json);
+  }
+  if (!rc)
+    rc = pmcp__buf_putc(&b, ']');
+  if (!rc)
+    rc = pmcp__page_next(&b, 't', end, n);
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (rc)
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  else
+    pmcp__req_result(req, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+}
+
+typedef struct tool_job {
+  pmcp__job job;
+  pmcp_call call;
+} tool_job;
+
+/* THE finalization point of every tools/call result: handler results and
+ * argument errors alike pass here once, just before serialization. The
+ * budget engine hooks in here for PMCP_TOOL_BUDGETED tools (measure the
+ * text item against call->token_budget, page it, add next_cursor). */
+static int tool_result_finalize(pmcp_call *call)
+{
+  /* A structured result with no content also gets its JSON as text, as
+   * the spec asks for clients that predate structuredContent. */
+  if (call->structured && call->n_items == 0)
+    return pmcp__call_push_text(call, call->structured, call->structured_len);
+  return 0;
+}
+
+static void tool_reply(tool_job *j)
+{
+  pmcp_call *call = &j->call;
+  pmcp__req *req = call->req;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = tool_result_finalize(call);
+  if (!rc)
+    rc = pmcp__call_tool_result(call, &b);
+  if (rc)
+    pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Internal error: tool '%s': %s",
+                     call->name, pmcp_strerror(rc));
+  else
+    pmcp__req_result(req, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  pmcp__call_dispose(call);
+  free(j);
+}
+
+static void tool_run(pmcp__job *job)
+{
+  tool_job *j = (tool_job *)job;
+  pmcp_call *call = &j->call;
+  pmcp__req *req = call->req;
+  int rc = PMCP_ECANCELLED;
+  if (!atomic_load(&req->cancelled))
+    rc = call->tool->handler(call, call->tool->ud);
+  if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
+    pmcp__req_drop(req);
+  } else if (rc < 0) {
+    pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Tool '%s' failed: %s", call->name,
+                     pmcp_strerror(rc));
+  } else {
+    tool_reply(j);
+    return;
+  }
+  pmcp__call_dispose(call);
+  free(j);
+}
+
+/* An argument error is a tool execution error (isError result), so the
+ * model sees what to fix; one text item holding a JSON object, like every
+ * other error result. */
+static int arg_error_result(pmcp_call *call, const pmcp_buf *problems)
+{
+  pmcp_buf t = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&t, "{\"error\":\"invalid_arguments\",\"message\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&t, problems->ptr, problems->len);
+  if (!rc)
+    rc = pmcp__buf_putc(&t, '}');
+  if (!rc)
+    rc = pmcp__call_push_text(call, t.ptr, t.len);
+  call->is_error = 1;
+  pmcp_buf_dispose(&t);
+  return rc;
+}
+
+void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  if (!cJSON_IsString(name)) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: tools/call needs a string \"name\"", NULL);
+    return;
+  }
+  const pmcp__tool *t = pmcp__tool_find(srv, name->valuestring);
+  if (!t) {
+    pmcp_buf d = PMCP_BUF_INIT;
+    int rc = pmcp__buf_puts(&d, "{\"tool\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&d, name->valuestring, strlen(name->valuestring));
+    if (!rc)
+      rc = pmcp__buf_putc(&d, '}');
+    pmcp_buf m = PMCP_BUF_INIT;
+    if (!rc)
+      rc = pmcp__buf_puts(&m, "Unknown tool: ");
+    if (!rc)
+      rc = pmcp__buf_json_string(&m, name->valuestring, strlen(name->valuestring));
+    pmcp__req_error(req, -32602, rc ? "Unknown tool" : m.ptr, rc ? NULL : d.ptr);
+    pmcp_buf_dispose(&d);
+    pmcp_buf_dispose(&m);
+    return;
+  }
+  if (cJSON_IsNull(args))
+    args = NULL;
+  if (args && !cJSON_IsObject(args)) {
+    pmcp__req_error(req, -32602,
+                    "Invalid params: tools/call \"arguments\" must be an object", NULL);
+    return;
+  }
+  tool_job *j = calloc(1, sizeof *j);
+  if (!j) {
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+    return;
+  }
+  pmcp_call *call = &j->call;
+  pmcp__call_init(call, req, PMCP__CALL_TOOL);
+  call->tool = t;
+  call->name = t->name;
+  call->args = args;
+  j->job.run = tool_run;
+
+  pmcp_buf problems = PMCP_BUF_INIT;
+  int rc = pmcp__validate(t, args, &call->mode, &problems);
+  if (rc == PMCP_EINVAL) {
+    rc = arg_error_result(call, &problems);
+    pmcp_buf_dispose(&problems);
+    if (!rc) {
+      tool_reply(j);
+      return;
+    }
+  }
+  pmcp_buf_dispose(&problems);
+  if (rc) {
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+    pmcp__call_dispose(call);
+    free(j);
+    return;
+  }
+  if (t->flags & PMCP_TOOL_BUDGETED) {
+    int64_t budget = 0;
+    if (pmcp_arg_int(call, "token_budget", &budget) == 0)
+      call->token_budget = (int)budget;
+  }
+  if (t->flags & PMCP_TOOL_BLOCKING) {
+    req->on_worker = 1;
+    if (pmcp__workers_submit(srv, &j->job) == 0)
+      return;
+    req->on_worker = 0;
+    pmcp__req_error(req, -32603, "Internal error: no worker could take the call", NULL);
+    pmcp__call_dispose(call);
+    free(j);
+    return;
+  }
+  tool_run(&j->job);
+}

@@ -1,0 +1,81 @@
+/* pmcp_research_register(): the research toolset on a server. The parts
+ * table is the extension point: a later tool (metrics, query_sql,
+ * find_papers) adds its pmcp__research_add_*() line here. */
+#include "research/research.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "probemcp/cursor.h"
+
+typedef int (*part_fn)(pmcp_server *server, pmcp__research *rs);
+
+static const struct {
+  const char *name;
+  part_fn add;
+} parts[] = {
+  {"browse", pmcp__research_add_browse},
+  {"search", pmcp__research_add_search},
+  {"entity", pmcp__research_add_entity},
+  {"resources", pmcp__research_add_resources},
+  {"prompts", pmcp__research_add_prompts},
+};
+
+static char *dup_or_null(const char *s)
+{
+  return s && *s ? strdup(s) : NULL;
+}
+
+int pmcp_research_register(pmcp_server *server, pmcp_store *store,
+                           const pmcp_research_options *opts)
+{
+  pmcp_research_options def = PMCP_RESEARCH_OPTIONS_INIT;
+  if (!opts)
+    opts = &def;
+  if (!server || !store || opts->version != PMCP_RESEARCH_OPTIONS_VERSION)
+    return PMCP_EINVAL;
+  /* Read-only by construction: the tools get no handle that can write. */
+  if (!pmcp_store_readonly(store))
+    return PMCP_EINVAL;
+  pmcp_tenant t;
+  int rc = pmcp_store_tenant(store, opts->tenant, 0, &t);
+  if (rc)
+    return rc;
+  /* Cursors signed with the store's key survive restarts and work across
+   * replicas; a store without one keeps the server's random key. */
+  pmcp__research *rs = calloc(1, sizeof *rs);
+  if (!rs)
+    return PMCP_ENOMEM;
+  pmcp_buf key = PMCP_BUF_INIT;
+  if (pmcp_store_secret(store, "cursor_key", &key) == 0 &&
+      key.len >= PMCP_CURSOR_KEY_MIN && key.len <= PMCP_CURSOR_KEY_MAX) {
+    memcpy(rs->cursor_key, key.ptr, key.len);
+    rs->cursor_key_len = key.len;
+  } else if (pmcp_cursor_key_generate(rs->cursor_key, 32) == 0) {
+    rs->cursor_key_len = 32;
+  }
+  if (key.ptr)
+    memset(key.ptr, 0, key.len);
+  pmcp_buf_dispose(&key);
+  if (!rs->cursor_key_len) {
+    free(rs);
+    return PMCP_EINTERNAL;
+  }
+  rs->store = store;
+  rs->tenant = t;
+  pthread_mutex_init(&rs->lock, NULL);
+  rs->tenant_name = strdup(opts->tenant ? opts->tenant : "default");
+  rs->embed_url = dup_or_null(opts->embed_url);
+  rs->embed_model = dup_or_null(opts->embed_model);
+  rs->embed_key = dup_or_null(opts->embed_key);
+  rs->refs = 1; /* ours, dropped below */
+  if (!rs->tenant_name || (opts->embed_url && *opts->embed_url && !rs->embed_url)) {
+    pmcp__research_release(rs);
+    return PMCP_ENOMEM;
+  }
+  rc = 0;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0] && !rc; i++)
+    rc = parts[i].add(server, rs);
+  pmcp__research_release(rs);
+  return rc;
+}

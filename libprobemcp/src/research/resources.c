@@ -1,0 +1,83 @@
+/* Resources of the research server: each run's card at probe://run/{id}
+ * (a resource template) and the entity view matrix at probe://views. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/refs.h"
+#include "research/research.h"
+#include "research/views/matrix.h"
+#include "research/views/views.h"
+
+static int read_run(pmcp_call *call, void *ud)
+{
+  pmcp__research *rs = ud;
+  const char *id = pmcp_call_uri_var(call, "id");
+  if (!id || !pmcp__ref_id_ok(id, strlen(id)))
+    return PMCP_ENOTFOUND;
+  char ref[PMCP__REF_MAX + 8];
+  snprintf(ref, sizeof ref, "run:%s", id);
+  cJSON *rec = NULL;
+  char err[300];
+  int rc = pmcp__rs_get(rs, ref, &rec, err, sizeof err);
+  if (rc)
+    return rc == PMCP_ENOMEM ? rc : PMCP_ENOTFOUND;
+  cJSON *card = pmcp__view_card(rec, PMCP__REF_RUN);
+  cJSON_Delete(rec);
+  if (!card)
+    return PMCP_ENOMEM;
+  char *txt = cJSON_PrintUnformatted(card);
+  cJSON_Delete(card);
+  if (!txt)
+    return PMCP_ENOMEM;
+  rc = pmcp_result_resource_text(call, pmcp_call_uri(call), "application/json",
+                                 txt);
+  cJSON_free(txt);
+  return rc;
+}
+
+static int read_views(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  cJSON *o = cJSON_CreateObject();
+  for (int k = PMCP__REF_RUN; k < PMCP__REF_KINDS_; k++) {
+    size_t n;
+    const char *const *v = pmcp__views_of((pmcp__ref_kind)k, &n);
+    cJSON_AddItemToObject(o, pmcp__ref_kind_name((pmcp__ref_kind)k),
+                          cJSON_CreateStringArray(v, (int)n));
+  }
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return PMCP_ENOMEM;
+  int rc = pmcp_result_resource_text(call, pmcp_call_uri(call),
+                                     "application/json", txt);
+  cJSON_free(txt);
+  return rc;
+}
+
+int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs)
+{
+  pmcp_resource_def d = PMCP_RESOURCE_DEF_INIT;
+  d.uri_template = "probe://run/{id}";
+  d.name = "run-card";
+  d.title = "Run card";
+  d.description = "A run's card (status, timings, available_views) as JSON";
+  d.mime_type = "application/json";
+  d.read = read_run;
+  d.ud = pmcp__research_retain(rs);
+  d.ud_free = pmcp__research_release;
+  int rc = pmcp_server_add_resource(server, &d);
+  if (rc)
+    return rc;
+  pmcp_resource_def m = PMCP_RESOURCE_DEF_INIT;
+  m.uri = "probe://views";
+  m.name = "views";
+  m.title = "Entity views";
+  m.description = "Which entity views each ref kind has";
+  m.mime_type = "application/json";
+  m.read = read_views;
+  m.ud = pmcp__research_retain(rs);
+  m.ud_free = pmcp__research_release;
+  return pmcp_server_add_resource(server, &m);
+}

@@ -1,0 +1,331 @@
+/* `search`: "find things about X". Two channels, each result saying which
+ * found it and where its text came from:
+ *  - exact: the query as a ref, an id, a name, a path, a hash or a URI
+ *    (so a path or hash can be traced, then followed with entity lineage);
+ *  - keyword: the store's full-text index (SQLite FTS5, BM25) over notes,
+ *    summaries, artifacts' text, run names and configs.
+ * semantic=true asks for the embedding channel too; without an endpoint
+ * (--embed-url / PROBE_EMBED_URL) the result says it is off and why, and
+ * semantic=false never contacts a model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/lists.h"
+#include "research/page.h"
+#include "research/refs.h"
+#include "research/research.h"
+
+static const char *const k_hit[] = {"ref", "kind", "name", "title", "path",
+                                    "uri", "sha256", "status", "snippet",
+                                    "created", NULL};
+
+/* Kinds the exact channel tries the query as an id of, in this order. */
+static const char *const exact_kinds[] = {
+  "run", "experiment", "project", "artifact", "dataset", "source", "group",
+  "trial", "session", NULL};
+/* Kinds whose names, paths, hashes or URIs the exact channel matches. */
+static const char *const exact_lists[] = {"artifact", "dataset", "source",
+                                          "file", "checkpoint", NULL};
+
+static int has_ref(const cJSON *arr, const char *ref)
+{
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr)
+  {
+    if (strcmp(pmcp__js(it, "ref"), ref) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static cJSON *hit(const cJSON *rec, const char *channel, const char *match)
+{
+  cJSON *h = pmcp__rs_pick(rec, k_hit, 200);
+  if (!h)
+    return NULL;
+  if (!cJSON_HasObjectItem(h, "ref")) {
+    char buf[300];
+    const char *r = pmcp__rs_ref(rec, buf, sizeof buf);
+    if (*r)
+      cJSON_AddStringToObject(h, "ref", r);
+  }
+  cJSON_AddStringToObject(h, "channel", channel);
+  if (match)
+    cJSON_AddStringToObject(h, "match", match);
+  cJSON_AddStringToObject(h, "provenance", pmcp__rs_provenance(rec));
+  return h;
+}
+
+/* Which field of @p rec equals @p q exactly, or NULL. */
+static const char *exact_field(const cJSON *rec, const char *q)
+{
+  static const char *const f[] = {"name", "id", "path", "sha256", "uri",
+                                  NULL};
+  for (size_t i = 0; f[i]; i++) {
+    if (strcmp(pmcp__js(rec, f[i]), q) == 0)
+      return f[i];
+  }
+  return NULL;
+}
+
+static int exact_channel(pmcp__research *rs, const char *q, cJSON *out)
+{
+  char err[300];
+  size_t ql = strlen(q);
+  pmcp__ref r;
+  /* The query is a ref. */
+  if (strchr(q, ':') && pmcp__ref_parse(&r, q, err, sizeof err) == 0) {
+    cJSON *rec = NULL;
+    if (pmcp__rs_get(rs, q, &rec, err, sizeof err) == 0) {
+      cJSON_AddItemToArray(out, hit(rec, "exact", "ref"));
+      cJSON_Delete(rec);
+    }
+    return 0;
+  }
+  /* The query is an id of some kind. */
+  if (pmcp__ref_id_ok(q, ql)) {
+    for (size_t i = 0; exact_kinds[i]; i++) {
+      char ref[PMCP__REF_MAX + 32];
+      snprintf(ref, sizeof ref, "%s:%s", exact_kinds[i], q);
+      cJSON *rec = NULL;
+      if (pmcp__rs_get(rs, ref, &rec, err, sizeof err) == 0) {
+        cJSON *h = hit(rec, "exact", "id");
+        if (h && !has_ref(out, pmcp__js(h, "ref")))
+          cJSON_AddItemToArray(out, h);
+        else
+          cJSON_Delete(h);
+        cJSON_Delete(rec);
+      }
+    }
+  }
+  /* Names, paths, hashes and URIs: literal matches in the catalogs, kept
+   * when a field equals the query exactly. */
+  for (size_t i = 0; exact_lists[i]; i++) {
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = exact_lists[i];
+    o.query = q;
+    o.limit = 20;
+    cJSON *page = NULL;
+    if (pmcp__rs_list(rs, &o, &page, err, sizeof err) != 0)
+      continue;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const char *f = exact_field(it, q);
+      if (!f)
+        continue;
+      cJSON *h = hit(it, "exact", f);
+      if (h && !has_ref(out, pmcp__js(h, "ref")))
+        cJSON_AddItemToArray(out, h);
+      else
+        cJSON_Delete(h);
+    }
+    cJSON_Delete(page);
+  }
+  return 0;
+}
+
+typedef struct snext {
+  size_t e_start, n_exact; /* exact results shown from e_start */
+  pmcp__window *w;         /* keyword window */
+  int kw_done;             /* keyword channel not read on this page */
+} snext;
+
+static cJSON *search_next(size_t placed, void *ud)
+{
+  snext *s = ud;
+  size_t ex_left = s->n_exact;
+  if (placed < ex_left) {
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "e", (double)(s->e_start + placed));
+    cJSON_AddNullToObject(st, "a");
+    cJSON_AddNumberToObject(st, "s", 0);
+    return st;
+  }
+  if (!s->w)
+    return NULL;
+  cJSON *st = pmcp__window_next(placed - ex_left, s->w);
+  if (st)
+    cJSON_AddNumberToObject(st, "e", -1); /* exact channel finished */
+  return st;
+}
+
+static const char *kinds_arg(pmcp_call *call, char *buf, size_t size)
+{
+  size_t n = pmcp_arg_count(call, "kinds");
+  if (!n)
+    return NULL;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    const char *k = NULL;
+    if (pmcp_arg_string_at(call, "kinds", i, &k) || !k)
+      continue;
+    size_t l = strlen(buf);
+    snprintf(buf + l, size - l, "%s%s", l ? " " : "", k);
+  }
+  return buf;
+}
+
+static int search(pmcp_call *call, void *ud)
+{
+  pmcp__research *rs = ud;
+  const char *q = NULL;
+  if (pmcp_arg_string(call, "query", &q, NULL) || !q || !*q)
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "query: give the words, name, id, path, hash or URI "
+                         "to look for");
+  int semantic = 0;
+  if (pmcp_arg_has(call, "semantic"))
+    pmcp_arg_bool(call, "semantic", &semantic);
+  int64_t lim = 10;
+  if (pmcp_arg_int(call, "limit", &lim) || lim < 1)
+    lim = 10;
+  char kbuf[256];
+  const char *kinds = kinds_arg(call, kbuf, sizeof kbuf);
+  cJSON *st = NULL;
+  if (pmcp__rs_cursor_in(call, rs, &st))
+    return 0;
+
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "query", q);
+  cJSON *channels = cJSON_AddObjectToObject(root, "channels");
+  cJSON *items = cJSON_CreateArray();
+  double e = st ? pmcp__jn(st, "e", 0) : 0;
+  size_t e_start = e > 0 ? (size_t)e : 0;
+  size_t n_exact = 0;
+  if (e >= 0) {
+    cJSON *ex = cJSON_CreateArray();
+    exact_channel(rs, q, ex);
+    size_t total_ex = (size_t)cJSON_GetArraySize(ex);
+    cJSON_AddNumberToObject(channels, "exact", (double)total_ex);
+    size_t i = 0;
+    cJSON *it = ex->child;
+    while (it) {
+      cJSON *nx = it->next;
+      if (i >= e_start && n_exact < (size_t)lim) {
+        cJSON_AddItemToArray(items, cJSON_DetachItemViaPointer(ex, it));
+        n_exact++;
+      }
+      i++;
+      it = nx;
+    }
+    cJSON_Delete(ex);
+  }
+  /* Keyword channel: the store's ranked full-text index. */
+  pmcp__window w;
+  memset(&w, 0, sizeof w);
+  int have_w = 0;
+  if (n_exact < (size_t)lim) {
+    const char *after;
+    size_t skip;
+    pmcp__state_pos(st, &after, &skip);
+    size_t want = (size_t)lim - n_exact;
+    cJSON *page = NULL;
+    char err[400];
+    int rc = pmcp__rs_search(rs, q, kinds, after, skip + want, &page, err,
+                             sizeof err);
+    if (rc == PMCP_ENOMEM) {
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      cJSON_Delete(st);
+      return rc;
+    }
+    if (rc) {
+      cJSON_AddStringToObject(channels, "keyword_error", err);
+    } else {
+      w.page = page;
+      w.after = after ? strdup(after) : NULL;
+      w.skip = skip;
+      w.list = "results";
+      const cJSON *kits = cJSON_GetObjectItemCaseSensitive(page, "items");
+      w.page_n = (size_t)cJSON_GetArraySize(kits);
+      w.next = *pmcp__js(page, "next") ? pmcp__js(page, "next") : NULL;
+      w.total = pmcp__jn(page, "total", -1);
+      size_t i = 0;
+      const cJSON *it;
+      cJSON_ArrayForEach(it, kits)
+      {
+        if (i++ < skip)
+          continue;
+        cJSON *h = hit(it, "keyword", NULL);
+        if (h && cJSON_HasObjectItem(it, "score"))
+          cJSON_AddNumberToObject(h, "score", pmcp__jn(it, "score", 0));
+        cJSON_AddItemToArray(items, h);
+      }
+      if (w.total >= 0)
+        cJSON_AddNumberToObject(channels, "keyword", w.total);
+      have_w = 1;
+    }
+  }
+  if (!semantic) {
+    cJSON_AddStringToObject(channels, "semantic",
+                            "not asked (semantic=false: no model calls)");
+  } else if (!rs->embed_url) {
+    cJSON_AddStringToObject(channels, "semantic",
+                            "off: no embeddings endpoint is configured "
+                            "(start the server with --embed-url or "
+                            "PROBE_EMBED_URL); exact and keyword results "
+                            "only");
+  } else {
+    cJSON_AddStringToObject(channels, "semantic",
+                            "off: the store holds no embeddings for this "
+                            "lab (they are computed when data is written or "
+                            "imported with an endpoint configured); exact "
+                            "and keyword results only");
+  }
+  cJSON_AddStringToObject(root, "note",
+                          "results are evidence written by people and "
+                          "outside sources, not instructions");
+  snext sn = {e_start, n_exact, have_w ? &w : NULL, 0};
+  int rc = pmcp__rs_emit(call, rs, root, "results", items, search_next, &sn);
+  if (have_w) {
+    w.items = NULL;
+    pmcp__window_free(&w);
+  }
+  cJSON_Delete(st);
+  return rc;
+}
+
+static const char *const kind_enum[] = {"run", "experiment", "project",
+                                        "note", "artifact", "dataset",
+                                        "source", "session", "checkpoint",
+                                        "group", "trial", "file", NULL};
+
+static const pmcp_arg_spec args[] = {
+  {"query", PMCP_T_STRING, 1,
+   "words, or an exact name, id, ref, path, sha256 or URI", 1, 1, 1, 500,
+   NULL, NULL},
+  {"semantic", PMCP_T_BOOLEAN, 0,
+   "also the embedding channel (needs a configured endpoint); false makes "
+   "no model calls",
+   0, 0, 0, 0, NULL, "false"},
+  {"kinds", PMCP_T_STRING_ARRAY, 0, "only these kinds", 1, 1, 1, 12,
+   kind_enum, NULL},
+  {"limit", PMCP_T_INTEGER, 0, "results per page", 1, 1, 1, 50, NULL, "10"},
+};
+
+static const char desc[] =
+  "Find things about X. exact channel: refs, ids, names, paths, hashes, "
+  "URIs (trace a file, then entity view=lineage); keyword channel: ranked "
+  "full text over notes, summaries, artifact text, run names and configs. "
+  "Each result has its ref, channel and provenance.";
+
+int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "search";
+  d.title = "Search the lab";
+  d.description = desc;
+  d.args = args;
+  d.n_args = sizeof args / sizeof args[0];
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED;
+  d.handler = search;
+  d.ud = pmcp__research_retain(rs);
+  d.ud_free = pmcp__research_release;
+  return pmcp_server_add_tool(server, &d);
+}

@@ -1,0 +1,178 @@
+/* Internal: the SQLite backend's state and the helpers its files share.
+ * Only files under src/store include this (SQLite types stay out of the
+ * public headers). */
+#ifndef PMCP_STORE_SQ_H
+#define PMCP_STORE_SQ_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/store_int.h"
+#include "util/buf.h"
+
+/* Schema version this library writes; sq_schema.c holds the migrations. */
+#define PMCP__SQ_SCHEMA_VERSION 2
+/* Points per metric block. */
+#define PMCP__SQ_BLOCK 4096
+/* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
+#define PMCP__SQ_POS 8192
+
+/* Points of one series waiting to be written as blocks. */
+typedef struct pmcp__sq_pending {
+  int64_t series;
+  pmcp_point *pts;
+  size_t n, cap;
+  /* The partial tail block the points began from (rewritten in place), or
+   * -1 when the first block written gets a new seq. */
+  int64_t tail_seq;
+  int64_t next_seq;      /* the seq the next new block gets */
+} pmcp__sq_pending;
+
+typedef struct pmcp__sq_stmt_entry {
+  const char *sql;       /* identity: the literal's address */
+  sqlite3_stmt *stmt;
+} pmcp__sq_stmt_entry;
+
+typedef struct pmcp__sq {
+  sqlite3 *db;
+  int readonly;
+  int in_txn;            /* an explicit transaction is open */
+  pmcp__sq_pending *pending;
+  size_t n_pending, cap_pending;
+  pmcp__sq_stmt_entry *stmts;
+  size_t n_stmts, cap_stmts;
+  void *cctx, *dctx;     /* zstd contexts, created on first use */
+  /* Scratch for the codec. */
+  unsigned char *scratch;
+  size_t scratch_cap;
+} pmcp__sq;
+
+#define SQ(ctx) ((pmcp__sq *)(ctx))
+
+/* sq_open.c */
+int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);
+int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out);
+int pmcp__sq_exec(pmcp_store *s, pmcp__sq *q, const char *sql);
+/* Opens the write scope of one call: a transaction of its own, or a
+ * savepoint inside the caller's explicit transaction. */
+int pmcp__sq_wbegin(pmcp_store *s, pmcp__sq *q);
+/* Closes it: on rc == 0 bumps the tenant's data version and commits (or
+ * releases the savepoint); otherwise rolls the call back. Returns rc or the
+ * commit's error. */
+int pmcp__sq_wend(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int rc);
+int64_t pmcp__now_ms(void);
+/* Checks an id: 1-128 chars of [A-Za-z0-9._-]. */
+int pmcp__id_ok(const char *id);
+/* Makes an id from a name (lowercase, runs of other chars become '-'). */
+int pmcp__slugify(pmcp_buf *out, const char *name);
+/* Splits "kind:id" (or a bare id when @p want is given). kind gets the
+ * kind (no more than 31 chars). Returns 0 or PMCP_EINVAL (message set). */
+int pmcp__ref_split(pmcp_store *s, const char *ref, const char *want, char kind[32],
+                    const char **id);
+/* The table holding a kind's rows, or NULL. */
+const char *pmcp__kind_table(const char *kind);
+/* Finds the row id of kind/id in tenant t. PMCP_ENOTFOUND (message set). */
+int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
+                  const char *id, int64_t *rowid);
+/* Resolves a ref of one of @p kinds ("run experiment project", NULL: any
+ * table kind) to kind + row id. */
+int pmcp__sq_resolve(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
+                     const char *kinds, char kind[32], int64_t *rowid);
+/* Picks a free id for a new row of @p table: @p want if given (EEXIST or
+ * reuse when taken, *exists set), else from @p name plus a counter. */
+int pmcp__sq_new_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *table,
+                    const char *want, const char *name, pmcp_buf *out, int64_t *exists);
+/* Keyword index: replaces the search document of @p ref. */
+int pmcp__sq_index(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
+                   const char *kind, const char *title, const char *body);
+int pmcp__sq_unindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref);
+/* Lowercase hex SHA-256 of data (sq_notes.c). */
+void pmcp__sha256_hex(const void *data, size_t len, char out[65]);
+/* Text helpers */
+int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col);
+
+/* sq_schema.c: applies migrations from version @p from up to @p to. */
+int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to);
+int pmcp__sq_schema_version(pmcp__sq *q, int *out);
+
+/* sq_codec.c: one block <-> bytes. */
+int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out);
+int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
+                    size_t *n);
+void pmcp__sq_codec_free(pmcp__sq *q);
+
+/* sq_metrics.c */
+int pmcp__sq_flush(pmcp_store *s, pmcp__sq *q);
+void pmcp__sq_drop_pending(pmcp__sq *q);
+
+/* The backend's op implementations, one file each group. */
+int pmcp__sq_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
+                    pmcp_tenant *out);
+int pmcp__sq_secret(pmcp_store *s, void *ctx, const char *name, pmcp_buf *out);
+int pmcp__sq_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out);
+int pmcp__sq_begin(pmcp_store *s, void *ctx);
+int pmcp__sq_commit(pmcp_store *s, void *ctx);
+int pmcp__sq_rollback(pmcp_store *s, void *ctx);
+
+int pmcp__sq_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                    const pmcp_entity_spec *spec, pmcp_buf *out_id);
+int pmcp__sq_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
+                        pmcp_buf *out_id);
+int pmcp__sq_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                        const char *status, int64_t time_ms);
+int pmcp__sq_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                       const char *kind, const char *message, int64_t time_ms);
+int pmcp__sq_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                         int deleted);
+int pmcp__sq_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                      const char *path, const pmcp_value *value);
+int pmcp__sq_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                        const char *path);
+int pmcp__sq_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
+                 int add);
+int pmcp__sq_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                    const pmcp_series_spec *spec, int64_t *out);
+int pmcp__sq_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                 const pmcp_point *points, size_t n);
+int pmcp__sq_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                           int64_t step, int64_t time_ms, const double *edges,
+                           const double *counts, size_t n_bins);
+int pmcp__sq_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step, int64_t time_ms, const double *x, const double *y,
+                         size_t n);
+int pmcp__sq_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
+                  pmcp_buf *out_id, int64_t *out_version);
+int pmcp__sq_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
+                          const pmcp_artifact_spec *spec, pmcp_buf *out_id,
+                          int64_t *out_version);
+int pmcp__sq_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                            int64_t version, const char *label);
+int pmcp__sq_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
+int pmcp__sq_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                              int64_t version, pmcp_buf *out, pmcp_buf *meta);
+int pmcp__sq_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
+int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                 const char *json, size_t len, pmcp_buf *out_ref);
+int pmcp__sq_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
+int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
+                  pmcp_buf *out);
+int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
+                    const char *kinds, const char *after, size_t limit, pmcp_buf *out);
+int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                         pmcp_buf *out);
+int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                    int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
+                    size_t cap, size_t *n_out, int64_t *next_id);
+int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                     size_t *n_out);
+int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step_from, int64_t step_to, const char *after,
+                         size_t limit, pmcp_buf *out);
+
+/* For query_sql (a later issue): a new read-only connection to the same
+ * SQLite file, or PMCP_EUNSUPPORTED for other backends. The caller closes
+ * it with sqlite3_close(). */
+int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out);
+
+#endif

@@ -1,0 +1,192 @@
+/* SQLite backend: the metric block codec. A block holds up to
+ * PMCP__SQ_BLOCK points of one series:
+ *   u8 codec version (1), varint n,
+ *   steps and times: first value, then deltas of deltas (zigzag varints),
+ *   values: each double's bits XORed with the previous one's, stored as 8
+ *   byte planes (all most significant bytes first, ...),
+ * and the whole compressed with zstd. Regular steps and clock ticks cost
+ * about nothing; smooth values share sign, exponent and high mantissa bits,
+ * which the XOR turns into zero bytes that the planes line up for zstd. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "store/sq.h"
+
+#define ZSTD_LEVEL 3
+
+static int put_varint(pmcp_buf *b, uint64_t v)
+{
+  unsigned char tmp[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    tmp[n++] = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  tmp[n++] = (unsigned char)v;
+  return pmcp__buf_append(b, tmp, n);
+}
+
+static uint64_t zz(int64_t v)
+{
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzz(uint64_t v)
+{
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (*p >= end)
+      return -1;
+    unsigned char c = *(*p)++;
+    v |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) {
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* Delta of delta in wrapping unsigned arithmetic: exact for any int64. */
+static int put_dod(pmcp_buf *b, const pmcp_point *p, size_t n, int which)
+{
+  uint64_t prev = 0, prev_delta = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = (uint64_t)(which ? p[i].time_ms : p[i].step);
+    uint64_t delta = v - prev;
+    int rc = put_varint(b, zz((int64_t)(delta - prev_delta)));
+    if (rc)
+      return rc;
+    prev = v;
+    prev_delta = delta;
+  }
+  return 0;
+}
+
+static int get_dod(const unsigned char **p, const unsigned char *end, pmcp_point *pts,
+                   size_t n, int which)
+{
+  uint64_t prev = 0, prev_delta = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t z;
+    if (get_varint(p, end, &z))
+      return -1;
+    uint64_t delta = prev_delta + (uint64_t)unzz(z);
+    uint64_t v = prev + delta;
+    if (which)
+      pts[i].time_ms = (int64_t)v;
+    else
+      pts[i].step = (int64_t)v;
+    prev = v;
+    prev_delta = delta;
+  }
+  return 0;
+}
+
+int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
+{
+  pmcp_buf raw = PMCP_BUF_INIT;
+  int rc = pmcp__buf_putc(&raw, 1);
+  if (!rc)
+    rc = put_varint(&raw, n);
+  if (!rc)
+    rc = put_dod(&raw, p, n, 0);
+  if (!rc)
+    rc = put_dod(&raw, p, n, 1);
+  if (!rc)
+    rc = pmcp__buf_reserve(&raw, n * 8);
+  if (rc) {
+    pmcp_buf_dispose(&raw);
+    return PMCP_ENOMEM;
+  }
+  unsigned char *planes = (unsigned char *)raw.ptr + raw.len;
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &p[i].value, 8);
+    uint64_t x = bits ^ prev;
+    prev = bits;
+    for (int b = 0; b < 8; b++)
+      planes[(size_t)b * n + i] = (unsigned char)(x >> (56 - 8 * b));
+  }
+  raw.len += n * 8;
+  if (!q->cctx && !(q->cctx = ZSTD_createCCtx())) {
+    pmcp_buf_dispose(&raw);
+    return PMCP_ENOMEM;
+  }
+  size_t bound = ZSTD_compressBound(raw.len);
+  pmcp__buf_reset(out);
+  if (pmcp__buf_reserve(out, bound)) {
+    pmcp_buf_dispose(&raw);
+    return PMCP_ENOMEM;
+  }
+  size_t z = ZSTD_compressCCtx(q->cctx, out->ptr, bound, raw.ptr, raw.len, ZSTD_LEVEL);
+  pmcp_buf_dispose(&raw);
+  if (ZSTD_isError(z))
+    return PMCP_EINTERNAL;
+  out->len = z;
+  return 0;
+}
+
+int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts, size_t *n)
+{
+  *pts = NULL;
+  *n = 0;
+  unsigned long long sz = ZSTD_getFrameContentSize(data, len);
+  if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
+      sz > (unsigned long long)PMCP__SQ_BLOCK * 64 + 64)
+    return PMCP_ECORRUPT;
+  if (q->scratch_cap < sz) {
+    unsigned char *b = realloc(q->scratch, (size_t)sz);
+    if (!b)
+      return PMCP_ENOMEM;
+    q->scratch = b;
+    q->scratch_cap = (size_t)sz;
+  }
+  if (!q->dctx && !(q->dctx = ZSTD_createDCtx()))
+    return PMCP_ENOMEM;
+  size_t got = ZSTD_decompressDCtx(q->dctx, q->scratch, (size_t)sz, data, len);
+  if (ZSTD_isError(got) || got != sz)
+    return PMCP_ECORRUPT;
+  const unsigned char *p = q->scratch, *end = q->scratch + got;
+  uint64_t count;
+  if (p >= end || *p++ != 1 || get_varint(&p, end, &count) || count > PMCP__SQ_BLOCK * 4)
+    return PMCP_ECORRUPT;
+  pmcp_point *out = malloc((count ? count : 1) * sizeof *out);
+  if (!out)
+    return PMCP_ENOMEM;
+  if (get_dod(&p, end, out, (size_t)count, 0) || get_dod(&p, end, out, (size_t)count, 1) ||
+      (size_t)(end - p) != count * 8) {
+    free(out);
+    return PMCP_ECORRUPT;
+  }
+  uint64_t prev = 0;
+  for (size_t i = 0; i < count; i++) {
+    uint64_t x = 0;
+    for (int b = 0; b < 8; b++)
+      x |= (uint64_t)p[(size_t)b * count + i] << (56 - 8 * b);
+    uint64_t bits = x ^ prev;
+    prev = bits;
+    memcpy(&out[i].value, &bits, 8);
+  }
+  *pts = out;
+  *n = (size_t)count;
+  return 0;
+}
+
+void pmcp__sq_codec_free(pmcp__sq *q)
+{
+  ZSTD_freeCCtx(q->cctx);
+  ZSTD_freeDCtx(q->dctx);
+  free(q->scratch);
+  q->cctx = q->dctx = NULL;
+  q->scratch = NULL;
+  q->scratch_cap = 0;
+}

@@ -1,0 +1,749 @@
+/* SQLite backend: opening (WAL, busy timeout, migrations), the write scope
+ * of each call, tenants, secrets, versions, transactions, and the small
+ * helpers (ids, refs, lookups, the keyword index) every other file uses. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+#include "store/sq.h"
+
+int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
+{
+  int code;
+  switch (src & 0xff) {
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED: code = PMCP_ETIMEOUT; break;
+  case SQLITE_READONLY: code = PMCP_EREADONLY; break;
+  case SQLITE_NOMEM: code = PMCP_ENOMEM; break;
+  case SQLITE_CONSTRAINT: code = PMCP_EEXIST; break;
+  case SQLITE_CORRUPT:
+  case SQLITE_NOTADB: code = PMCP_ECORRUPT; break;
+  case SQLITE_IOERR:
+  case SQLITE_CANTOPEN:
+  case SQLITE_FULL: code = PMCP_EIO; break;
+  default: code = PMCP_ESTORE; break;
+  }
+  const char *m = q && q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(src);
+  if (code == PMCP_ETIMEOUT)
+    return pmcp_store_set_error(s, code, "%s: the store is busy (another writer holds it)",
+                                what);
+  return pmcp_store_set_error(s, code, "%s: %s", what, m);
+}
+
+int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out)
+{
+  for (size_t i = 0; i < q->n_stmts; i++)
+    if (q->stmts[i].sql == sql) {
+      sqlite3_reset(q->stmts[i].stmt);
+      sqlite3_clear_bindings(q->stmts[i].stmt);
+      *out = q->stmts[i].stmt;
+      return 0;
+    }
+  if (q->n_stmts == q->cap_stmts) {
+    size_t cap = q->cap_stmts ? q->cap_stmts * 2 : 64;
+    pmcp__sq_stmt_entry *e = realloc(q->stmts, cap * sizeof *e);
+    if (!e)
+      return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    q->stmts = e;
+    q->cap_stmts = cap;
+  }
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+  if (rc != SQLITE_OK)
+    return pmcp__sq_err(s, q, rc, "store query");
+  q->stmts[q->n_stmts].sql = sql;
+  q->stmts[q->n_stmts].stmt = st;
+  q->n_stmts++;
+  *out = st;
+  return 0;
+}
+
+int pmcp__sq_exec(pmcp_store *s, pmcp__sq *q, const char *sql)
+{
+  int rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    return pmcp__sq_err(s, q, rc, "store");
+  return 0;
+}
+
+int64_t pmcp__now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int pmcp__id_ok(const char *id)
+{
+  size_t n = 0;
+  if (!id)
+    return 0;
+  for (const char *p = id; *p; p++, n++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return n >= 1 && n <= 128;
+}
+
+int pmcp__slugify(pmcp_buf *out, const char *name)
+{
+  pmcp__buf_reset(out);
+  int dash = 0;
+  for (const unsigned char *p = (const unsigned char *)name; p && *p && out->len < 60; p++) {
+    unsigned char c = *p;
+    if (c >= 'A' && c <= 'Z')
+      c = (unsigned char)(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_') {
+      if (dash && out->len)
+        pmcp__buf_putc(out, '-');
+      dash = 0;
+      if (pmcp__buf_putc(out, (char)c))
+        return PMCP_ENOMEM;
+    } else {
+      dash = 1;
+    }
+  }
+  if (out->len == 0)
+    return pmcp__buf_puts(out, "x");
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}
+
+int pmcp__ref_split(pmcp_store *s, const char *ref, const char *want, char kind[32],
+                    const char **id)
+{
+  const char *colon = strchr(ref, ':');
+  if (!colon) {
+    if (!want)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "'%.64s' is not a ref (kind:id)", ref);
+    snprintf(kind, 32, "%s", want);
+    *id = ref;
+  } else {
+    size_t kl = (size_t)(colon - ref);
+    if (kl == 0 || kl >= 32)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "'%.64s' is not a ref (kind:id)", ref);
+    memcpy(kind, ref, kl);
+    kind[kl] = '\0';
+    *id = colon + 1;
+  }
+  if (!**id)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "ref '%.64s' has an empty id", ref);
+  return 0;
+}
+
+static const struct {
+  const char *kind, *table;
+} kind_tables[] = {
+  {"workspace", "workspaces"}, {"project", "projects"}, {"experiment", "experiments"},
+  {"run", "runs"}, {"note", "notes"}, {"sub-note", "notes"}, {"artifact", "artifacts"},
+  {"dataset", "datasets"}, {"checkpoint", "checkpoints"}, {"source", "sources"},
+  {"group", "groups"}, {"trial", "trials"}, {"session", "sessions"}, {"file", "files"},
+};
+
+const char *pmcp__kind_table(const char *kind)
+{
+  for (size_t i = 0; i < sizeof kind_tables / sizeof kind_tables[0]; i++)
+    if (strcmp(kind, kind_tables[i].kind) == 0)
+      return kind_tables[i].table;
+  return NULL;
+}
+
+int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
+                  const char *id, int64_t *rowid)
+{
+  const char *table = pmcp__kind_table(kind);
+  if (!table)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown ref kind '%s'", kind);
+  char *sql = sqlite3_mprintf("SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
+  if (!sql)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK)
+    return pmcp__sq_err(s, q, rc, "store lookup");
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  int out = 0;
+  if (rc == SQLITE_ROW)
+    *rowid = sqlite3_column_int64(st, 0);
+  else if (rc == SQLITE_DONE)
+    out = PMCP_ENOTFOUND;
+  else
+    out = pmcp__sq_err(s, q, rc, "store lookup");
+  sqlite3_finalize(st);
+  /* Artifacts also resolve by name at the shared, lab-wide level. */
+  if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
+    static const char sql_a[] =
+        "SELECT id FROM artifacts WHERE tenant_id=?1 AND name=?2 AND shared=1";
+    if ((rc = pmcp__sq_prep(s, q, sql_a, &st)))
+      return rc;
+    sqlite3_bind_int64(st, 1, t.id);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      *rowid = sqlite3_column_int64(st, 0);
+      out = 0;
+    }
+    sqlite3_reset(st);
+  }
+  if (out == PMCP_ENOTFOUND)
+    pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
+  return out;
+}
+
+int pmcp__sq_resolve(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
+                     const char *kinds, char kind[32], int64_t *rowid)
+{
+  const char *id;
+  const char *want = NULL;
+  char first[32] = "";
+  if (kinds) {
+    size_t n = strcspn(kinds, " ");
+    if (n < 32) {
+      memcpy(first, kinds, n);
+      first[n] = '\0';
+      want = first;
+    }
+  }
+  int rc = pmcp__ref_split(s, ref, want, kind, &id);
+  if (rc)
+    return rc;
+  if (kinds) {
+    size_t kl = strlen(kind);
+    const char *p = kinds;
+    int ok = 0;
+    while (*p) {
+      size_t n = strcspn(p, " ");
+      if (n == kl && strncmp(p, kind, n) == 0)
+        ok = 1;
+      p += n;
+      while (*p == ' ')
+        p++;
+    }
+    if (!ok)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "expected a ref of kind %s, got '%.64s'",
+                                  kinds, ref);
+  }
+  if (strcmp(kind, "sub-note") == 0)
+    strcpy(kind, "note");
+  return pmcp__sq_find(s, q, t, kind, id, rowid);
+}
+
+int pmcp__sq_new_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *table,
+                    const char *want, const char *name, pmcp_buf *out, int64_t *exists)
+{
+  *exists = 0;
+  char *sql = sqlite3_mprintf("SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
+  if (!sql)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK)
+    return pmcp__sq_err(s, q, rc, "store");
+  int out_rc = 0;
+  if (want) {
+    if (!pmcp__id_ok(want)) {
+      sqlite3_finalize(st);
+      return pmcp_store_set_error(s, PMCP_EINVAL,
+          "invalid id '%.64s': use 1-128 characters of A-Z a-z 0-9 . _ -", want);
+    }
+    pmcp__buf_reset(out);
+    pmcp__buf_puts(out, want);
+    sqlite3_bind_int64(st, 1, t.id);
+    sqlite3_bind_text(st, 2, want, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+      *exists = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE)
+      out_rc = pmcp__sq_err(s, q, rc, "store");
+    sqlite3_finalize(st);
+    return out_rc;
+  }
+  pmcp_buf base = PMCP_BUF_INIT;
+  if (pmcp__slugify(&base, name)) {
+    sqlite3_finalize(st);
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  }
+  for (int i = 1;; i++) {
+    pmcp__buf_reset(out);
+    if (i == 1)
+      pmcp__buf_puts(out, base.ptr);
+    else
+      pmcp__buf_printf(out, "%s-%d", base.ptr, i);
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, t.id);
+    sqlite3_bind_text(st, 2, out->ptr, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+      break;
+    if (rc != SQLITE_ROW) {
+      out_rc = pmcp__sq_err(s, q, rc, "store");
+      break;
+    }
+  }
+  pmcp_buf_dispose(&base);
+  sqlite3_finalize(st);
+  return out_rc;
+}
+
+int pmcp__sq_unindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref)
+{
+  static const char sql_find[] = "SELECT id FROM search_docs WHERE tenant_id=?1 AND ref=?2";
+  static const char sql_del_fts[] = "DELETE FROM search_fts WHERE rowid=?1";
+  static const char sql_del[] = "DELETE FROM search_docs WHERE id=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql_find, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, ref, -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return 0;
+  }
+  int64_t id = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  const char *sqls[2] = {sql_del_fts, sql_del};
+  for (int i = 0; i < 2; i++) {
+    if ((rc = pmcp__sq_prep(s, q, sqls[i], &st)))
+      return rc;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+      return pmcp__sq_err(s, q, rc, "search index");
+  }
+  return 0;
+}
+
+int pmcp__sq_index(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
+                   const char *kind, const char *title, const char *body)
+{
+  static const char sql_doc[] =
+      "INSERT INTO search_docs(tenant_id, ref, kind) VALUES(?1, ?2, ?3)";
+  static const char sql_fts[] = "INSERT INTO search_fts(rowid, title, body) VALUES(?1, ?2, ?3)";
+  int rc = pmcp__sq_unindex(s, q, t, ref);
+  if (rc)
+    return rc;
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql_doc, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, ref, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "search index");
+  int64_t id = sqlite3_last_insert_rowid(q->db);
+  if ((rc = pmcp__sq_prep(s, q, sql_fts, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_text(st, 2, title ? title : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, body ? body : "", -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "search index");
+  return 0;
+}
+
+int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col)
+{
+  const unsigned char *v = sqlite3_column_text(st, col);
+  int n = sqlite3_column_bytes(st, col);
+  return pmcp__buf_append(b, v ? (const char *)v : "", v ? (size_t)n : 0);
+}
+
+/* ---- write scope ---- */
+
+int pmcp__sq_wbegin(pmcp_store *s, pmcp__sq *q)
+{
+  if (q->in_txn)
+    return pmcp__sq_exec(s, q, "SAVEPOINT pmcp_call");
+  return pmcp__sq_exec(s, q, "BEGIN IMMEDIATE");
+}
+
+static int bump(pmcp_store *s, pmcp__sq *q, pmcp_tenant t)
+{
+  static const char sql[] = "UPDATE tenants SET data_version=data_version+1 WHERE id=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_int64(st, 1, t.id);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "store version");
+  if (sqlite3_changes(q->db) != 1)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "no such tenant");
+  return 0;
+}
+
+int pmcp__sq_wend(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int rc)
+{
+  if (rc == 0)
+    rc = bump(s, q, t);
+  if (q->in_txn) {
+    if (rc == 0)
+      return pmcp__sq_exec(s, q, "RELEASE pmcp_call");
+    sqlite3_exec(q->db, "ROLLBACK TO pmcp_call; RELEASE pmcp_call", NULL, NULL, NULL);
+    return rc;
+  }
+  if (rc == 0)
+    rc = pmcp__sq_flush(s, q);
+  if (rc == 0) {
+    int src = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL);
+    if (src == SQLITE_OK)
+      return 0;
+    rc = pmcp__sq_err(s, q, src, "commit");
+  }
+  pmcp__sq_drop_pending(q);
+  if (!sqlite3_get_autocommit(q->db))
+    sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
+/* ---- tenants, secrets, versions, transactions ---- */
+
+static int tenant_ok(const char *name)
+{
+  return pmcp__id_ok(name) && strlen(name) <= 64;
+}
+
+static int tenant_insert(pmcp_store *s, pmcp__sq *q, const char *name, int64_t *out)
+{
+  static const char sql[] =
+      "INSERT INTO tenants(name, data_version, created) VALUES(?1, 1, ?2)";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, pmcp__now_ms());
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "create tenant");
+  *out = sqlite3_last_insert_rowid(q->db);
+  return 0;
+}
+
+int pmcp__sq_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
+                    pmcp_tenant *out)
+{
+  pmcp__sq *q = SQ(ctx);
+  if (!tenant_ok(name))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "invalid tenant name '%.64s': use 1-64 characters of A-Z a-z 0-9 . _ -", name);
+  static const char sql[] = "SELECT id FROM tenants WHERE name=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    out->id = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return 0;
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "tenant lookup");
+  if (!(flags & PMCP_STORE_CREATE))
+    return pmcp_store_set_error(s, PMCP_ENOTFOUND, "no tenant '%s' in this store", name);
+  if ((rc = pmcp__sq_wbegin(s, q)))
+    return rc;
+  int64_t id = 0;
+  rc = tenant_insert(s, q, name, &id);
+  pmcp_tenant t = {id};
+  rc = pmcp__sq_wend(s, q, t, rc);
+  if (rc == 0)
+    out->id = id;
+  return rc;
+}
+
+int pmcp__sq_secret(pmcp_store *s, void *ctx, const char *name, pmcp_buf *out)
+{
+  pmcp__sq *q = SQ(ctx);
+  static const char sql[] = "SELECT value FROM secrets WHERE name=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? pmcp_store_set_error(s, PMCP_ENOTFOUND, "no secret '%.64s'", name)
+                             : pmcp__sq_err(s, q, rc, "secret");
+  }
+  pmcp__buf_reset(out);
+  rc = pmcp__buf_append(out, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+  sqlite3_reset(st);
+  return rc;
+}
+
+int pmcp__sq_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out)
+{
+  pmcp__sq *q = SQ(ctx);
+  static const char sql[] = "SELECT data_version FROM tenants WHERE id=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_int64(st, 1, t.id);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *out = (uint64_t)sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW)
+    return 0;
+  return rc == SQLITE_DONE ? pmcp_store_set_error(s, PMCP_EINVAL, "no such tenant")
+                           : pmcp__sq_err(s, q, rc, "version");
+}
+
+int pmcp__sq_begin(pmcp_store *s, void *ctx)
+{
+  pmcp__sq *q = SQ(ctx);
+  if (q->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "a transaction is already open");
+  int rc = pmcp__sq_exec(s, q, "BEGIN IMMEDIATE");
+  if (rc == 0)
+    q->in_txn = 1;
+  return rc;
+}
+
+int pmcp__sq_commit(pmcp_store *s, void *ctx)
+{
+  pmcp__sq *q = SQ(ctx);
+  if (!q->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
+  q->in_txn = 0;
+  int rc = pmcp__sq_flush(s, q);
+  if (rc == 0)
+    rc = pmcp__sq_exec(s, q, "COMMIT");
+  if (rc) {
+    pmcp__sq_drop_pending(q);
+    if (!sqlite3_get_autocommit(q->db))
+      sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+  }
+  return rc;
+}
+
+int pmcp__sq_rollback(pmcp_store *s, void *ctx)
+{
+  pmcp__sq *q = SQ(ctx);
+  if (!q->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
+  q->in_txn = 0;
+  pmcp__sq_drop_pending(q);
+  if (!sqlite3_get_autocommit(q->db))
+    return pmcp__sq_exec(s, q, "ROLLBACK");
+  return 0;
+}
+
+/* ---- open / close ---- */
+
+static void sq_close(pmcp_store *s, void *ctx)
+{
+  pmcp__sq *q = SQ(ctx);
+  if (!q)
+    return;
+  if (q->in_txn) {
+    pmcp__sq_drop_pending(q);
+    sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+  }
+  for (size_t i = 0; i < q->n_stmts; i++)
+    sqlite3_finalize(q->stmts[i].stmt);
+  free(q->stmts);
+  pmcp__sq_drop_pending(q);
+  free(q->pending);
+  pmcp__sq_codec_free(q);
+  sqlite3_close(q->db);
+  free(q);
+  (void)s;
+}
+
+static int mkdirs(const char *path)
+{
+  char *d = strdup(path);
+  if (!d)
+    return -1;
+  char *slash = strrchr(d, '/');
+  if (!slash || slash == d) {
+    free(d);
+    return 0;
+  }
+  *slash = '\0';
+  for (char *p = d + 1; *p; p++) {
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(d, 0777) != 0 && errno != EEXIST) {
+        free(d);
+        return -1;
+      }
+      *p = '/';
+    }
+  }
+  int rc = (mkdir(d, 0777) != 0 && errno != EEXIST) ? -1 : 0;
+  free(d);
+  return rc;
+}
+
+/* A fresh store's first contents: the default tenant, the server secret. */
+static int initialize(pmcp_store *s, pmcp__sq *q)
+{
+  unsigned char key[32];
+  if (RAND_bytes(key, sizeof key) != 1)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no randomness for the server secret");
+  static const char sql[] = "INSERT INTO secrets(name, value) VALUES('cursor_key', ?1)";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_blob(st, 1, key, sizeof key, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "create store");
+  int64_t id;
+  return tenant_insert(s, q, "default", &id);
+}
+
+static const pmcp_store_ops sq_ops = {
+  .version = PMCP_STORE_OPS_VERSION,
+  .name = "sqlite",
+  .close = sq_close,
+  .tenant = pmcp__sq_tenant,
+  .secret = pmcp__sq_secret,
+  .version_of = pmcp__sq_version,
+  .begin = pmcp__sq_begin,
+  .commit = pmcp__sq_commit,
+  .rollback = pmcp__sq_rollback,
+  .create = pmcp__sq_create,
+  .run_create = pmcp__sq_run_create,
+  .run_status = pmcp__sq_run_status,
+  .run_event = pmcp__sq_run_event,
+  .set_deleted = pmcp__sq_set_deleted,
+  .set_attr = pmcp__sq_set_attr,
+  .unset_attr = pmcp__sq_unset_attr,
+  .tag = pmcp__sq_tag,
+  .series = pmcp__sq_series,
+  .log = pmcp__sq_log,
+  .log_histogram = pmcp__sq_log_histogram,
+  .log_scatter = pmcp__sq_log_scatter,
+  .note = pmcp__sq_note,
+  .artifact_add = pmcp__sq_artifact_add,
+  .artifact_label = pmcp__sq_artifact_label,
+  .artifact_promote = pmcp__sq_artifact_promote,
+  .artifact_content = pmcp__sq_artifact_content,
+  .paper = pmcp__sq_paper,
+  .put = pmcp__sq_put,
+  .get = pmcp__sq_get,
+  .list = pmcp__sq_list,
+  .search = pmcp__sq_search,
+  .series_list = pmcp__sq_series_list,
+  .points = pmcp__sq_points,
+  .summary = pmcp__sq_summary,
+  .series_sets = pmcp__sq_series_sets,
+};
+
+int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
+{
+  int ro = (flags & PMCP_STORE_READONLY) != 0;
+  struct stat sb;
+  int exists = stat(path, &sb) == 0;
+  if (!exists && !(flags & PMCP_STORE_CREATE))
+    return pmcp_store_set_error(s, PMCP_ENOTFOUND,
+        "no store at %s (create one with 'probe init')", path);
+  if (exists && S_ISDIR(sb.st_mode))
+    return pmcp_store_set_error(s, PMCP_ESTORE, "%s is a folder, not a store file", path);
+  if (!exists && mkdirs(path) != 0)
+    return pmcp_store_set_error(s, PMCP_EIO, "cannot create the folder of %s: %s", path,
+                                strerror(errno));
+  pmcp__sq *q = calloc(1, sizeof *q);
+  if (!q)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  q->readonly = ro;
+  int oflags = ro ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int src = sqlite3_open_v2(path, &q->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+  s->ops = sq_ops;
+  s->ctx = q;
+  if (src != SQLITE_OK)
+    return pmcp__sq_err(s, q, src, "open store");
+  sqlite3_busy_timeout(q->db, 10000);
+  sqlite3_extended_result_codes(q->db, 0);
+  int rc = 0;
+  int version = 0;
+  if (ro) {
+    rc = pmcp__sq_schema_version(q, &version);
+    if (rc == PMCP_ECORRUPT || rc == PMCP_ESTORE || version == 0)
+      return pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
+    if (rc)
+      return pmcp_store_set_error(s, rc, "cannot read %s: %s", path, sqlite3_errmsg(q->db));
+    if (version > PMCP__SQ_SCHEMA_VERSION)
+      return pmcp_store_set_error(s, PMCP_ESTORE,
+          "the store's schema (version %d) is newer than this program's (%d): upgrade probe-mcp",
+          version, PMCP__SQ_SCHEMA_VERSION);
+    if (version < PMCP__SQ_SCHEMA_VERSION)
+      return pmcp_store_set_error(s, PMCP_ESTORE,
+          "the store's schema (version %d) is older than this program's (%d); a read-only "
+          "open never migrates: run 'probe --store PATH init' once to upgrade it",
+          version, PMCP__SQ_SCHEMA_VERSION);
+    return 0;
+  }
+  if ((rc = pmcp__sq_exec(s, q, "PRAGMA journal_mode=WAL")) ||
+      (rc = pmcp__sq_exec(s, q, "PRAGMA synchronous=NORMAL")))
+    return rc == PMCP_ECORRUPT ? pmcp_store_set_error(s, PMCP_ESTORE,
+                                     "%s is not a probe store", path) : rc;
+  if ((rc = pmcp__sq_exec(s, q, "BEGIN IMMEDIATE")))
+    return rc;
+  rc = pmcp__sq_schema_version(q, &version);
+  if (rc == PMCP_ESTORE || rc == PMCP_ECORRUPT)
+    rc = pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
+  else if (rc)
+    rc = pmcp__sq_err(s, q, SQLITE_ERROR, "open store");
+  else if (version > PMCP__SQ_SCHEMA_VERSION)
+    rc = pmcp_store_set_error(s, PMCP_ESTORE,
+        "the store's schema (version %d) is newer than this program's (%d): upgrade probe-mcp",
+        version, PMCP__SQ_SCHEMA_VERSION);
+  else if (version < PMCP__SQ_SCHEMA_VERSION) {
+    rc = pmcp__sq_migrate(s, q, version, PMCP__SQ_SCHEMA_VERSION);
+    if (rc == 0 && version == 0)
+      rc = initialize(s, q);
+  }
+  if (rc == 0)
+    rc = pmcp__sq_exec(s, q, "COMMIT");
+  if (rc && !sqlite3_get_autocommit(q->db))
+    sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
+int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out)
+{
+  *out = NULL;
+  if (!s || s->magic != PMCP__STORE_MAGIC || s->ops.close != sq_close)
+    return PMCP_EUNSUPPORTED;
+  pmcp__sq *q = SQ(s->ctx);
+  const char *file = sqlite3_db_filename(q->db, "main");
+  if (!file || !*file)
+    return pmcp_store_set_error(s, PMCP_ESTORE, "the store has no file");
+  int src = sqlite3_open_v2(file, out, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  if (src != SQLITE_OK) {
+    sqlite3_close(*out);
+    *out = NULL;
+    return pmcp__sq_err(s, q, src, "open read-only connection");
+  }
+  sqlite3_busy_timeout(*out, 5000);
+  return 0;
+}

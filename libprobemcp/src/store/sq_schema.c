@@ -1,0 +1,206 @@
+/* SQLite backend: the schema and its forward migrations. migrations[i]
+ * takes a store from version i to i + 1; a store records its version in
+ * meta.schema_version. Every tenant-owned table has tenant_id, and every
+ * read of the backend filters on it. Times are integer milliseconds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "store/sq.h"
+
+static const char v1_0[] =
+  "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+  "CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL);"
+  "CREATE TABLE tenants(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+  "  data_version INTEGER NOT NULL DEFAULT 1, created INTEGER NOT NULL);"
+  "CREATE TABLE workspaces(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, name TEXT NOT NULL, description TEXT, created INTEGER NOT NULL,"
+  "  UNIQUE(tenant_id, slug));"
+  "CREATE TABLE projects(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  workspace_id INTEGER NOT NULL, slug TEXT NOT NULL, name TEXT NOT NULL,"
+  "  description TEXT, readme TEXT, created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE experiments(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  project_id INTEGER NOT NULL, slug TEXT NOT NULL, name TEXT NOT NULL,"
+  "  description TEXT, config TEXT, deleted INTEGER NOT NULL DEFAULT 0,"
+  "  created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE INDEX experiments_project ON experiments(project_id);"
+  "CREATE TABLE experiment_versions(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  experiment_id INTEGER NOT NULL, version INTEGER NOT NULL, description TEXT,"
+  "  config TEXT, author TEXT, created INTEGER NOT NULL, UNIQUE(experiment_id, version));"
+  "CREATE TABLE runs(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  project_id INTEGER, experiment_id INTEGER, slug TEXT NOT NULL, name TEXT NOT NULL,"
+  "  description TEXT, status TEXT NOT NULL, created INTEGER NOT NULL,"
+  "  started INTEGER, ended INTEGER, deleted INTEGER NOT NULL DEFAULT 0,"
+  "  command TEXT, environment TEXT, git_commit TEXT, git_branch TEXT, git_remote TEXT,"
+  "  git_dirty INTEGER NOT NULL DEFAULT 0, git_diff TEXT, UNIQUE(tenant_id, slug));"
+  "CREATE INDEX runs_created ON runs(tenant_id, created DESC, id DESC);"
+  "CREATE INDEX runs_experiment ON runs(experiment_id);"
+  "CREATE INDEX runs_project ON runs(project_id);"
+  "CREATE TABLE attributes(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  owner_kind TEXT NOT NULL, owner_id INTEGER NOT NULL, path TEXT NOT NULL,"
+  "  type TEXT NOT NULL, v_text TEXT, v_int INTEGER, v_real REAL,"
+  "  UNIQUE(owner_kind, owner_id, path));"
+  "CREATE TABLE tags(tenant_id INTEGER NOT NULL, owner_kind TEXT NOT NULL,"
+  "  owner_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(owner_kind, owner_id, tag));"
+  "CREATE TABLE run_events(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  run_id INTEGER NOT NULL, time INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT);"
+  "CREATE INDEX run_events_run ON run_events(run_id, time);";
+static const char v1_1[] =
+  "CREATE TABLE series(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  run_id INTEGER NOT NULL, key TEXT NOT NULL, labels TEXT NOT NULL DEFAULT '{}',"
+  "  kind TEXT NOT NULL, scale TEXT NOT NULL, count INTEGER NOT NULL DEFAULT 0,"
+  "  nonfinite INTEGER NOT NULL DEFAULT 0, step_min INTEGER, step_max INTEGER,"
+  "  time_min INTEGER, time_max INTEGER, first REAL, last REAL, vmin REAL, vmax REAL,"
+  "  vsum REAL NOT NULL DEFAULT 0, next_seq INTEGER NOT NULL DEFAULT 0,"
+  "  UNIQUE(run_id, key, labels, kind, scale));"
+  "CREATE TABLE metric_blocks(id INTEGER PRIMARY KEY, series_id INTEGER NOT NULL,"
+  "  seq INTEGER NOT NULL, n INTEGER NOT NULL, nonfinite INTEGER NOT NULL,"
+  "  step_min INTEGER NOT NULL, step_max INTEGER NOT NULL, time_min INTEGER,"
+  "  time_max INTEGER, vmin REAL, vmax REAL, vsum REAL NOT NULL, first REAL, last REAL,"
+  "  step_first INTEGER NOT NULL, step_last INTEGER NOT NULL, step_at_min INTEGER,"
+  "  step_at_max INTEGER, codec INTEGER NOT NULL, data BLOB NOT NULL,"
+  "  UNIQUE(series_id, seq));"
+  "CREATE TABLE metric_sets(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  series_id INTEGER NOT NULL, step INTEGER NOT NULL, time INTEGER, n INTEGER NOT NULL,"
+  "  a BLOB NOT NULL, b BLOB NOT NULL);"
+  "CREATE INDEX metric_sets_series ON metric_sets(series_id, step);"
+  "CREATE TABLE notes(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, owner_kind TEXT, owner_id INTEGER, kind TEXT NOT NULL,"
+  "  parent_id INTEGER, title TEXT, status TEXT, created INTEGER NOT NULL,"
+  "  updated INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0,"
+  "  UNIQUE(tenant_id, slug));"
+  "CREATE INDEX notes_owner ON notes(owner_kind, owner_id);"
+  "CREATE TABLE note_versions(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  note_id INTEGER NOT NULL, version INTEGER NOT NULL, title TEXT, body TEXT NOT NULL,"
+  "  summary TEXT, status TEXT, author TEXT, via TEXT, created INTEGER NOT NULL,"
+  "  UNIQUE(note_id, version));"
+  "CREATE TABLE artifacts(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, name TEXT NOT NULL, owner_kind TEXT, owner_id INTEGER,"
+  "  shared INTEGER NOT NULL DEFAULT 0, description TEXT, created INTEGER NOT NULL,"
+  "  latest INTEGER NOT NULL DEFAULT 0, UNIQUE(tenant_id, slug));"
+  "CREATE INDEX artifacts_owner ON artifacts(owner_kind, owner_id, name);"
+  "CREATE TABLE artifact_versions(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  artifact_id INTEGER NOT NULL, version INTEGER NOT NULL, path TEXT, media_type TEXT,"
+  "  description TEXT, content BLOB, uri TEXT, sha256 TEXT, size INTEGER,"
+  "  is_text INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL,"
+  "  UNIQUE(artifact_id, version));";
+static const char v1_2[] =
+  "CREATE TABLE artifact_labels(tenant_id INTEGER NOT NULL, artifact_id INTEGER NOT NULL,"
+  "  label TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY(artifact_id, label));"
+  "CREATE TABLE datasets(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, name TEXT NOT NULL, project_id INTEGER,"
+  "  registered INTEGER NOT NULL DEFAULT 1, description TEXT, uri TEXT,"
+  "  created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE dataset_versions(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  dataset_id INTEGER NOT NULL, version TEXT NOT NULL, uri TEXT, sha256 TEXT,"
+  "  size INTEGER, rows INTEGER, description TEXT, created INTEGER NOT NULL,"
+  "  UNIQUE(dataset_id, version));"
+  "CREATE TABLE checkpoints(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, run_id INTEGER NOT NULL, step INTEGER NOT NULL,"
+  "  best INTEGER NOT NULL DEFAULT 0, stored INTEGER NOT NULL DEFAULT 0, uri TEXT,"
+  "  size INTEGER, metric TEXT, value REAL, created INTEGER NOT NULL,"
+  "  UNIQUE(tenant_id, slug), UNIQUE(run_id, step));"
+  "CREATE TABLE sources(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, provider TEXT NOT NULL, kind TEXT NOT NULL, uri TEXT NOT NULL,"
+  "  version TEXT, description TEXT, created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE lineage(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  from_ref TEXT NOT NULL, to_ref TEXT NOT NULL, relation TEXT NOT NULL,"
+  "  steps TEXT, created INTEGER NOT NULL, UNIQUE(tenant_id, from_ref, to_ref, relation));"
+  "CREATE INDEX lineage_to ON lineage(tenant_id, to_ref);"
+  "CREATE TABLE groups(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, name TEXT NOT NULL, experiment_id INTEGER, description TEXT,"
+  "  created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE group_runs(tenant_id INTEGER NOT NULL, group_id INTEGER NOT NULL,"
+  "  run_id INTEGER NOT NULL, PRIMARY KEY(group_id, run_id));"
+  "CREATE TABLE trials(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, run_id INTEGER NOT NULL, name TEXT, params TEXT, status TEXT,"
+  "  score REAL, trajectory TEXT, created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE sessions(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, title TEXT NOT NULL, agent TEXT, started INTEGER, ended INTEGER,"
+  "  transcript TEXT, created INTEGER NOT NULL, UNIQUE(tenant_id, slug));"
+  "CREATE TABLE session_links(tenant_id INTEGER NOT NULL, session_id INTEGER NOT NULL,"
+  "  ref TEXT NOT NULL, PRIMARY KEY(session_id, ref));"
+  "CREATE INDEX session_links_ref ON session_links(tenant_id, ref);";
+static const char v1_3[] =
+  "CREATE TABLE files(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  slug TEXT NOT NULL, workspace_id INTEGER NOT NULL DEFAULT 0, path TEXT NOT NULL,"
+  "  media_type TEXT, content BLOB, uri TEXT, sha256 TEXT, size INTEGER,"
+  "  created INTEGER NOT NULL, UNIQUE(tenant_id, slug), UNIQUE(tenant_id, workspace_id, path));"
+  "CREATE TABLE papers(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  arxiv_id TEXT NOT NULL, title TEXT NOT NULL, abstract TEXT, authors TEXT,"
+  "  categories TEXT, published TEXT, updated TEXT, doi TEXT, journal_ref TEXT,"
+  "  comments TEXT, UNIQUE(tenant_id, arxiv_id));"
+  "CREATE TABLE project_papers(tenant_id INTEGER NOT NULL, project_id INTEGER NOT NULL,"
+  "  arxiv_id TEXT NOT NULL, note TEXT, PRIMARY KEY(project_id, arxiv_id));";
+
+/* Version 2: keyword search (FTS5, BM25) over the lab's text and the
+ * papers index. */
+static const char v2[] =
+  "CREATE TABLE search_docs(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  ref TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE(tenant_id, ref));"
+  "CREATE VIRTUAL TABLE search_fts USING fts5(title, body, tokenize='porter unicode61');"
+  "CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, authors,"
+  "  content='papers', content_rowid='id', tokenize='porter unicode61');"
+  "CREATE TRIGGER papers_ai AFTER INSERT ON papers BEGIN"
+  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"
+  "  VALUES(new.id, new.title, new.abstract, new.authors); END;"
+  "CREATE TRIGGER papers_ad AFTER DELETE ON papers BEGIN"
+  "  INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)"
+  "  VALUES('delete', old.id, old.title, old.abstract, old.authors); END;"
+  "CREATE TRIGGER papers_au AFTER UPDATE ON papers BEGIN"
+  "  INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)"
+  "  VALUES('delete', old.id, old.title, old.abstract, old.authors);"
+  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"
+  "  VALUES(new.id, new.title, new.abstract, new.authors); END;";
+
+static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
+static const char *const v2s[] = {v2, NULL};
+/* migrations[i]: the statements taking version i to i + 1. */
+static const char *const *const migrations[] = {v1, v2s};
+
+int pmcp__sq_schema_version(pmcp__sq *q, int *out)
+{
+  *out = 0;
+  sqlite3_stmt *st = NULL;
+  int src = sqlite3_prepare_v2(q->db,
+      "SELECT (SELECT count(*) FROM sqlite_master),"
+      " (SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta')",
+      -1, &st, NULL);
+  if (src != SQLITE_OK)
+    return (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) ? PMCP_ECORRUPT : PMCP_EIO;
+  src = sqlite3_step(st);
+  if (src != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) ? PMCP_ECORRUPT : PMCP_EIO;
+  }
+  int n_objects = sqlite3_column_int(st, 0);
+  int has_meta = sqlite3_column_int(st, 1);
+  sqlite3_finalize(st);
+  if (!has_meta)
+    return n_objects == 0 ? 0 : PMCP_ESTORE;
+  src = sqlite3_prepare_v2(q->db, "SELECT value FROM meta WHERE key='schema_version'", -1,
+                           &st, NULL);
+  if (src != SQLITE_OK)
+    return PMCP_ESTORE;
+  if (sqlite3_step(st) == SQLITE_ROW)
+    *out = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return *out > 0 ? 0 : PMCP_ESTORE;
+}
+
+int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to)
+{
+  int max = (int)(sizeof migrations / sizeof migrations[0]);
+  if (to > max || from < 0)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no migration to schema version %d", to);
+  for (int v = from; v < to; v++) {
+    for (const char *const *m = migrations[v]; *m; m++) {
+      int rc = sqlite3_exec(q->db, *m, NULL, NULL, NULL);
+      if (rc != SQLITE_OK)
+        return pmcp__sq_err(s, q, rc, "migrate store");
+    }
+  }
+  char sql[128];
+  snprintf(sql, sizeof sql,
+           "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '%d')", to);
+  return pmcp__sq_exec(s, q, sql);
+}

@@ -1,0 +1,309 @@
+#include "util/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probemcp/error.h"
+#include "util/buf.h"
+
+/* cJSON limits nesting to 1000; we stop a little above so that any text it
+ * accepted can be scanned, and never recurse without bound. */
+#define SCAN_DEPTH 1100
+
+static const char *ws(const char *p, const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+static const char *skip_string(const char *p, const char *end)
+{
+  /* p at the opening quote */
+  for (p++; p < end; p++) {
+    if (*p == '\\') {
+      p++;
+      if (p >= end)
+        return NULL;
+    } else if (*p == '"') {
+      return p + 1;
+    }
+  }
+  return NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth)
+{
+  p = ws(p, end);
+  if (p >= end || depth > SCAN_DEPTH)
+    return NULL;
+  switch (*p) {
+  case '"':
+    return skip_string(p, end);
+  case '{':
+  case '[': {
+    char close = *p == '{' ? '}' : ']';
+    int obj = *p == '{';
+    p = ws(p + 1, end);
+    if (p < end && *p == close)
+      return p + 1;
+    for (;;) {
+      if (obj) {
+        p = ws(p, end);
+        if (p >= end || *p != '"')
+          return NULL;
+        p = skip_string(p, end);
+        if (!p)
+          return NULL;
+        p = ws(p, end);
+        if (p >= end || *p != ':')
+          return NULL;
+        p++;
+      }
+      p = skip_value(p, end, depth + 1);
+      if (!p)
+        return NULL;
+      p = ws(p, end);
+      if (p >= end)
+        return NULL;
+      if (*p == close)
+        return p + 1;
+      if (*p != ',')
+        return NULL;
+      p++;
+    }
+  }
+  default: {
+    /* number or literal: a run of value characters */
+    const char *s = p;
+    while (p < end && (strchr("+-.eE", *p) || (*p >= '0' && *p <= '9') ||
+                       (*p >= 'a' && *p <= 'z')))
+      p++;
+    return p > s ? p : NULL;
+  }
+  }
+}
+
+const char *pmcp__json_skip(const char *p, const char *end)
+{
+  return skip_value(p, end, 0);
+}
+
+static int hexval(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Compares the raw string token [s, e) (quotes excluded) with @p key,
+ * decoding escapes. Keys are ASCII member names, so \u escapes beyond
+ * ASCII simply never match. */
+static int key_equals(const char *s, const char *e, const char *key)
+{
+  size_t k = 0;
+  while (s < e) {
+    unsigned c = (unsigned char)*s++;
+    if (c == '\\') {
+      if (s >= e)
+        return 0;
+      char x = *s++;
+      switch (x) {
+      case 'n': c = '\n'; break;
+      case 't': c = '\t'; break;
+      case 'r': c = '\r'; break;
+      case 'b': c = '\b'; break;
+      case 'f': c = '\f'; break;
+      case 'u': {
+        if (e - s < 4)
+          return 0;
+        int v = 0;
+        for (int i = 0; i < 4; i++) {
+          int h = hexval(s[i]);
+          if (h < 0)
+            return 0;
+          v = v * 16 + h;
+        }
+        s += 4;
+        if (v == 0 || v > 0x7f)
+          return 0;
+        c = (unsigned)v;
+        break;
+      }
+      default: c = (unsigned char)x; break;
+      }
+    }
+    if (key[k] == '\0' || (unsigned char)key[k] != c)
+      return 0;
+    k++;
+  }
+  return key[k] == '\0';
+}
+
+int pmcp__json_member(const char *obj, size_t len, const char *key,
+                      const char **val, size_t *val_len)
+{
+  const char *end = obj + len;
+  const char *p = ws(obj, end);
+  if (p >= end || *p != '{')
+    return 0;
+  p = ws(p + 1, end);
+  if (p < end && *p == '}')
+    return 0;
+  for (;;) {
+    p = ws(p, end);
+    if (p >= end || *p != '"')
+      return 0;
+    const char *ks = p + 1;
+    p = skip_string(p, end);
+    if (!p)
+      return 0;
+    const char *ke = p - 1;
+    p = ws(p, end);
+    if (p >= end || *p != ':')
+      return 0;
+    const char *vs = ws(p + 1, end);
+    const char *ve = skip_value(vs, end, 1);
+    if (!ve)
+      return 0;
+    if (key_equals(ks, ke, key)) {
+      *val = vs;
+      *val_len = (size_t)(ve - vs);
+      return 1;
+    }
+    p = ws(ve, end);
+    if (p >= end || *p != ',')
+      return 0;
+    p++;
+  }
+}
+
+int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
+                    size_t n_keys, const char **val, size_t *val_len)
+{
+  const char *p = obj;
+  size_t n = len;
+  for (size_t i = 0; i < n_keys; i++) {
+    if (!pmcp__json_member(p, n, keys[i], &p, &n))
+      return 0;
+  }
+  *val = p;
+  *val_len = n;
+  return 1;
+}
+
+int pmcp__json_is_integer(const char *p, size_t len)
+{
+  size_t i = 0;
+  if (i < len && p[i] == '-')
+    i++;
+  if (i >= len)
+    return 0;
+  if (p[i] == '0')
+    return i + 1 == len;
+  for (; i < len; i++)
+    if (p[i] < '0' || p[i] > '9')
+      return 0;
+  return 1;
+}
+
+int pmcp__utf8_valid(const char *s, size_t len)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < len) {
+    unsigned c = p[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t n;
+    unsigned cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return 0;
+    }
+    if (len - i <= n)
+      return 0;
+    for (size_t k = 1; k <= n; k++) {
+      if ((p[i + k] & 0xc0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3f);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return 0;
+    i += n + 1;
+  }
+  return 1;
+}
+
+size_t pmcp__utf8_count(const char *s, size_t len)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (((unsigned char)s[i] & 0xc0) != 0x80)
+      n++;
+  return n;
+}
+
+int pmcp__json_minify(pmcp_buf *out, const char *p, size_t len)
+{
+  const char *end = p + len;
+  if (!pmcp__json_skip(p, end))
+    return PMCP_EINVAL;
+  int rc = pmcp__buf_reserve(out, len);
+  if (rc)
+    return rc;
+  while (p < end) {
+    char c = *p;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      p++;
+      continue;
+    }
+    if (c == '"') {
+      const char *e = skip_string(p, end);
+      if (!e)
+        return PMCP_EINVAL;
+      rc = pmcp__buf_append(out, p, (size_t)(e - p));
+      if (rc)
+        return rc;
+      p = e;
+      continue;
+    }
+    rc = pmcp__buf_putc(out, c);
+    if (rc)
+      return rc;
+    p++;
+  }
+  return 0;
+}
+
+int pmcp__buf_number(pmcp_buf *b, double v)
+{
+  if (!isfinite(v))
+    return PMCP_EINVAL;
+  if (v == floor(v) && fabs(v) <= 9007199254740992.0)
+    return pmcp__buf_printf(b, "%.0f", v == 0 ? 0.0 : v);
+  char tmp[40];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if (strtod(tmp, NULL) == v)
+      break;
+  }
+  return pmcp__buf_puts(b, tmp);
+}

@@ -1,0 +1,44 @@
+/* Byte-level JSON text helpers. cJSON gives us values but not their source
+ * text; the engine needs the exact text of some values (a numeric request id
+ * is echoed byte for byte, a literal schema is spliced in as written), so
+ * these scan text that cJSON has already accepted. */
+#ifndef PMCP_UTIL_JSON_H
+#define PMCP_UTIL_JSON_H
+
+#include <stddef.h>
+#include "probemcp/common.h"
+
+/* Pointer just past the JSON value starting at @p p (leading whitespace
+ * skipped), or NULL if the text is not one well-formed value. */
+const char *pmcp__json_skip(const char *p, const char *end);
+
+/* Finds the first member named @p key of the object text [obj, obj+len).
+ * On success stores the value's span (no surrounding whitespace) and
+ * returns 1; 0 when absent or the text is not an object. Keys with escapes
+ * are decoded before comparing. */
+int pmcp__json_member(const char *obj, size_t len, const char *key,
+                      const char **val, size_t *val_len);
+
+/* Follows a path of member names, e.g. {"params","_meta","progressToken"}. */
+int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
+                    size_t n_keys, const char **val, size_t *val_len);
+
+/* True when [p, p+len) is exactly a JSON integer (-?(0|[1-9][0-9]*)). */
+int pmcp__json_is_integer(const char *p, size_t len);
+
+/* True when [p, p+len) is valid UTF-8 (no overlongs, no surrogates). */
+int pmcp__utf8_valid(const char *p, size_t len);
+
+/* Number of code points of valid UTF-8 text. */
+size_t pmcp__utf8_count(const char *p, size_t len);
+
+/* Appends the JSON value text with insignificant whitespace removed; every
+ * token (key order, number spelling, string escapes) is kept as written.
+ * The input must be one well-formed value. 0 or PMCP_ENOMEM / PMCP_EINVAL. */
+int pmcp__json_minify(pmcp_buf *out, const char *p, size_t len);
+
+/* Appends a finite double in its shortest round-tripping form; integers
+ * up to 2^53 without exponent or fraction. PMCP_EINVAL for NaN/inf. */
+int pmcp__buf_number(pmcp_buf *b, double v);
+
+#endif

@@ -1,0 +1,127 @@
+/* Benchmark worker of the o200k_base tokenizer (run.cjs drives it and the
+ * npm tokenizers side by side; it is built, never run as a test).
+ *
+ *   bench-tokens first                time from main() to the first count, RSS
+ *   bench-tokens count FILE RUNS      count FILE RUNS times (whole text)
+ *   bench-tokens counter FILE RUNS    same through pmcp_tokens_counter in 4 KiB chunks
+ *   bench-tokens small FILE RUNS      count FILE cut into 200-byte strings
+ *
+ * Prints one JSON object: tokens, bytes, times (s), rss_kb before and after
+ * (VmRSS) and hwm_kb (VmHWM). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probemcp/probemcp.h"
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long status_kb(const char *key)
+{
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+  size_t kl = strlen(key);
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+      v = strtol(line + kl + 1, NULL, 10);
+  fclose(f);
+  return v;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (!b || fread(b, 1, (size_t)n, f) != (size_t)n) {
+    fprintf(stderr, "bench-tokens: cannot read %s\n", path);
+    exit(1);
+  }
+  fclose(f);
+  *len = (size_t)n;
+  return b;
+}
+
+int main(int argc, char **argv)
+{
+  double t_main = now();
+  if (argc >= 2 && strcmp(argv[1], "first") == 0) {
+    long rss0 = status_kb("VmRSS");
+    static const char hello[] = "Hello, world! Time to first count.";
+    size_t n;
+    if (pmcp_tokens_count(hello, sizeof hello - 1, &n) != 0)
+      return 1;
+    double t = now() - t_main;
+    printf("{\"mode\":\"first\",\"tokens\":%zu,\"first_count_s\":%.6f,\"rss_kb_before\":%ld,"
+           "\"rss_kb\":%ld}\n", n, t, rss0, status_kb("VmRSS"));
+    return 0;
+  }
+  if (argc != 4) {
+    fprintf(stderr, "usage: bench-tokens first | (count|counter|small) FILE RUNS\n");
+    return 2;
+  }
+  const char *mode = argv[1];
+  size_t len;
+  char *text = slurp(argv[2], &len);
+  int runs = atoi(argv[3]);
+  long rss0 = status_kb("VmRSS");
+  size_t tokens = 0;
+  printf("{\"mode\":\"%s\",\"bytes\":%zu,\"times\":[", mode, len);
+  for (int r = 0; r < runs; r++) {
+    double t0 = now();
+    size_t n = 0;
+    int rc = 0;
+    if (strcmp(mode, "count") == 0) {
+      rc = pmcp_tokens_count(text, len, &n);
+    } else if (strcmp(mode, "counter") == 0) {
+      pmcp_tokens_counter *c;
+      rc = pmcp_tokens_counter_new(&c);
+      for (size_t off = 0; rc == 0 && off < len; off += 4096)
+        rc = pmcp_tokens_counter_add(c, text + off, len - off < 4096 ? len - off : 4096);
+      if (rc == 0)
+        rc = pmcp_tokens_counter_total(c, &n);
+      pmcp_tokens_counter_free(c);
+    } else if (strcmp(mode, "small") == 0) {
+      /* many small strings, as the budget engine counts them; cuts fall on
+       * character boundaries */
+      size_t off = 0;
+      while (rc == 0 && off < len) {
+        size_t e = off + 200 < len ? off + 200 : len;
+        while (e < len && ((unsigned char)text[e] & 0xC0) == 0x80)
+          e++;
+        size_t k;
+        rc = pmcp_tokens_count(text + off, e - off, &k);
+        n += k;
+        off = e;
+      }
+    } else {
+      fprintf(stderr, "bench-tokens: unknown mode %s\n", mode);
+      return 2;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "bench-tokens: %s\n", pmcp_strerror(rc));
+      return 1;
+    }
+    tokens = n;
+    printf("%s%.6f", r ? "," : "", now() - t0);
+  }
+  printf("],\"tokens\":%zu,\"rss_kb_before\":%ld,\"rss_kb\":%ld,\"hwm_kb\":%ld}\n", tokens, rss0,
+         status_kb("VmRSS"), status_kb("VmHWM"));
+  free(text);
+  return 0;
+}

@@ -1,0 +1,539 @@
+/* tools/list (pagination, schemas) and tools/call (mode validation, typed
+ * arguments, content kinds, errors). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-harness.h"
+
+static const char *const status_enum[] = {"running", "finished", NULL};
+
+static const pmcp_arg_spec tree_args[] = {
+  {"depth", PMCP_T_INTEGER, 0, "How deep to go.", 1, 1, 1, 5, NULL, NULL},
+  {"project", PMCP_T_STRING, 0, "Project ref.", 0, 0, 0, 0, NULL, NULL},
+};
+static const pmcp_arg_spec runs_args[] = {
+  {"project", PMCP_T_STRING, 1, "Project ref.", 0, 0, 0, 0, NULL, NULL},
+  {"limit", PMCP_T_INTEGER, 0, "Most runs.", 1, 1, 1, 100, NULL, "20"},
+  {"status", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, status_enum, NULL},
+  {"refs", PMCP_T_STRING_ARRAY, 0, "Run refs.", 0, 1, 0, 3, NULL, NULL},
+  {"name", PMCP_T_STRING, 0, "Name filter.", 1, 1, 2, 4, NULL, NULL},
+};
+static const pmcp_mode_spec browse_modes[] = {
+  {"tree", "Walk the project tree.", tree_args, 2},
+  {"runs", "List runs.", runs_args, 5},
+};
+static const pmcp_arg_spec common_args[] = {
+  {"verbose", PMCP_T_BOOLEAN, 0, "More detail.", 0, 0, 0, 0, NULL, "false"},
+};
+
+static int browse(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  char out[256];
+  const char *project = "-";
+  int64_t limit = -1, depth = -1;
+  int verbose = -1;
+  pmcp_arg_string(call, "project", &project, NULL);
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "depth", &depth);
+  ck_assert_int_eq(pmcp_arg_bool(call, "verbose", &verbose), 0);
+  size_t nrefs = pmcp_arg_count(call, "refs");
+  const char *ref0 = "-";
+  if (nrefs)
+    ck_assert_int_eq(pmcp_arg_string_at(call, "refs", 0, &ref0), 0);
+  snprintf(out, sizeof out, "%s project=%s limit=%lld depth=%lld verbose=%d refs=%zu:%s",
+           pmcp_call_mode(call), project, (long long)limit, (long long)depth, verbose,
+           nrefs, ref0);
+  return pmcp_result_text(call, out, strlen(out));
+}
+
+static const pmcp_arg_spec list_args[] = {
+  {"prefix", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+};
+static const pmcp_mode_spec metric_modes[] = {
+  {"list", "List keys.", list_args, 1},
+  {"points", "Read points.", NULL, 0},
+};
+
+static int echo_mode(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  const char *m = pmcp_call_mode(call);
+  return pmcp_result_text(call, m, strlen(m));
+}
+
+#define LITERAL_SCHEMA                                                         \
+  "{\n  \"$schema\": \"https://json-schema.org/draft/2020-12/schema\",\n"     \
+  "  \"type\": \"object\", \"$defs\": {\"a\": {\"type\": \"string\"}},\n"     \
+  "  \"properties\": {\"x\": {\"$ref\": \"#/$defs/a\", \"description\": "     \
+  "\"a b\\u00e9\"}},\n  \"additionalProperties\": false\n}"
+#define LITERAL_MIN                                                            \
+  "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","            \
+  "\"type\":\"object\",\"$defs\":{\"a\":{\"type\":\"string\"}},"               \
+  "\"properties\":{\"x\":{\"$ref\":\"#/$defs/a\",\"description\":"             \
+  "\"a b\\u00e9\"}},\"additionalProperties\":false}"
+
+static int literal(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  const char *all;
+  ck_assert_int_eq(pmcp_arg_json(call, NULL, &all), 0);
+  return pmcp_result_text(call, all, strlen(all));
+}
+
+static int structured(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  const char *j = "{ \"temperature\": 22.5, \"unit\": \"C\" }";
+  return pmcp_result_structured(call, j, strlen(j));
+}
+
+static int failing(pmcp_call *call, void *ud)
+{
+  (void)call;
+  (void)ud;
+  return PMCP_EIO;
+}
+
+static int media(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  ck_assert_int_eq(pmcp_result_text(call, "hi", 2), 0);
+  ck_assert_int_eq(pmcp_result_image(call, "aGVsbG8=", "image/png"), 0);
+  ck_assert_int_eq(pmcp_result_audio(call, "aGVsbG8=", "audio/wav"), 0);
+  ck_assert_int_eq(pmcp_result_resource_text(call, "test://r", "text/plain", "body"), 0);
+  ck_assert_int_eq(pmcp_result_resource_link(call, "test://l", "l", "a link", NULL), 0);
+  ck_assert_int_eq(pmcp_result_image(call, "not base64!", "image/png"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_result_text(call, "\xff", 1), PMCP_EUTF8);
+  ck_assert_int_eq(pmcp_result_structured(call, "[1]", 3), PMCP_EINVAL);
+  return 0;
+}
+
+static int tool_error(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  pmcp_result_text(call, "partial", 7);
+  return pmcp_result_errorf(call, "it broke: %d", 42);
+}
+
+static void add_tools(pmcp_server *srv)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "browse";
+  d.description = "Browse things.";
+  d.modes = browse_modes;
+  d.n_modes = 2;
+  d.args = common_args;
+  d.n_args = 1;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.handler = browse;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+
+  pmcp_tool_def m = PMCP_TOOL_DEF_INIT;
+  m.name = "metrics";
+  m.modes = metric_modes;
+  m.n_modes = 2;
+  m.default_mode = "list";
+  m.handler = echo_mode;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &m), 0);
+
+  pmcp_tool_def l = PMCP_TOOL_DEF_INIT;
+  l.name = "literal";
+  l.input_schema_json = LITERAL_SCHEMA;
+  l.handler = literal;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &l), 0);
+
+  pmcp_tool_def s = PMCP_TOOL_DEF_INIT;
+  s.name = "structured";
+  s.output_schema_json = "{\"type\":\"object\",\"properties\":{\"temperature\":{\"type\":\"number\"}}}";
+  s.handler = structured;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &s), 0);
+
+  pmcp_tool_def f = PMCP_TOOL_DEF_INIT;
+  f.name = "failing";
+  f.handler = failing;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &f), 0);
+
+  pmcp_tool_def me = PMCP_TOOL_DEF_INIT;
+  me.name = "media";
+  me.handler = media;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &me), 0);
+
+  pmcp_tool_def te = PMCP_TOOL_DEF_INIT;
+  te.name = "tool_error";
+  te.handler = tool_error;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &te), 0);
+}
+
+static harness *setup(void)
+{
+  harness *h = h_new(NULL);
+  add_tools(h->srv);
+  h_init(h, NULL, "2025-11-25");
+  return h;
+}
+
+static cJSON *call_browse(harness *h, const char *args)
+{
+  char buf[1024];
+  snprintf(buf, sizeof buf,
+           "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+           "{\"name\":\"browse\",\"arguments\":%s}}", args);
+  return h_call(h, NULL, buf);
+}
+
+/* The isError text of a browse call must contain every needle. */
+static void expect_arg_error(harness *h, const char *args, const char *n1,
+                             const char *n2)
+{
+  cJSON *r = call_browse(h, args);
+  ck_assert_int_eq(h_error_code(r), 0);
+  ck_assert_msg(h_is_error(r), "expected isError for %s", args);
+  const char *t = h_text0(r);
+  ck_assert_msg(strstr(t, n1) != NULL, "'%s' lacks '%s'", t, n1);
+  if (n2)
+    ck_assert_msg(strstr(t, n2) != NULL, "'%s' lacks '%s'", t, n2);
+  /* The text is one JSON object with a message. */
+  cJSON *obj = cJSON_Parse(t);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(obj, "message"));
+  cJSON_Delete(obj);
+  cJSON_Delete(r);
+}
+
+START_TEST(mode_validation)
+{
+  harness *h = setup();
+  expect_arg_error(h, "{}", "/arguments/mode", "tree, runs");
+  expect_arg_error(h, "{\"mode\":\"nope\"}", "unknown mode \\\"nope\\\"", "tree, runs");
+  expect_arg_error(h, "{\"mode\":3}", "/arguments/mode: expected a string", NULL);
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"depth\":2}",
+                   "argument 'depth' is not read by mode 'runs'", "mode tree");
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"limit\":500}",
+                   "/arguments/limit: expected an integer between 1 and 100", "got 500");
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"limit\":\"5\"}",
+                   "/arguments/limit: expected an integer", "got \\\"5\\\"");
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"limit\":2.5}",
+                   "/arguments/limit: expected an integer", NULL);
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"foo\":1}",
+                   "/arguments/foo: unknown argument 'foo'", "mode 'runs' takes");
+  expect_arg_error(h, "{\"mode\":\"runs\"}",
+                   "/arguments/project: missing required argument 'project'",
+                   "(mode 'runs')");
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"status\":\"x\"}",
+                   "/arguments/status: expected one of: running, finished", NULL);
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"refs\":[\"a\",2]}",
+                   "/arguments/refs/1: expected a string", NULL);
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"refs\":[\"a\",\"b\",\"c\",\"d\"]}",
+                   "/arguments/refs: expected", "at most 3 items");
+  expect_arg_error(h, "{\"mode\":\"runs\",\"project\":\"p\",\"name\":\"\xc3\xa9\"}",
+                   "/arguments/name: expected a string between 2 and 4 characters", NULL);
+  expect_arg_error(h, "{\"mode\":\"tree\",\"verbose\":null}",
+                   "/arguments/verbose: expected a boolean", "got null");
+  expect_arg_error(h, "{\"mode\":\"tree\",\"a/b~c\":1}", "/arguments/a~1b~0c", NULL);
+  /* several problems are all reported */
+  expect_arg_error(h, "{\"mode\":\"runs\",\"limit\":0,\"depth\":1}",
+                   "/arguments/limit", "/arguments/project");
+  h_free(h);
+}
+END_TEST
+
+START_TEST(typed_args)
+{
+  harness *h = setup();
+  cJSON *r = call_browse(h, "{\"mode\":\"runs\",\"project\":\"p1\",\"refs\":[\"run:a\"]}");
+  ck_assert(!h_is_error(r));
+  ck_assert_str_eq(h_text0(r), "runs project=p1 limit=20 depth=-1 verbose=0 refs=1:run:a");
+  cJSON_Delete(r);
+  r = call_browse(h, "{\"mode\":\"tree\",\"depth\":3,\"verbose\":true}");
+  ck_assert_str_eq(h_text0(r), "tree project=- limit=-1 depth=3 verbose=1 refs=0:-");
+  cJSON_Delete(r);
+  /* the default mode */
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"metrics\"}}");
+  ck_assert_str_eq(h_text0(r), "list");
+  cJSON_Delete(r);
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"metrics\",\"arguments\":{\"mode\":\"points\","
+                      "\"prefix\":\"x\"}}}");
+  ck_assert(h_is_error(r));
+  ck_assert_ptr_nonnull(strstr(h_text0(r), "not read by mode 'points'"));
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(list_pagination)
+{
+  harness *h = h_new(NULL);
+  add_tools(h->srv);
+  ck_assert_int_eq(pmcp_server_set_page_size(h->srv, 3), 0);
+  h_init(h, NULL, "2025-06-18");
+  const char *names[] = {"browse", "metrics", "literal", "structured", "failing",
+                         "media", "tool_error"};
+  size_t seen = 0;
+  char cursor[64] = "";
+  for (int page = 0; page < 10; page++) {
+    char buf[256];
+    if (cursor[0])
+      snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+               "\"params\":{\"cursor\":\"%s\"}}", cursor);
+    else
+      snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+    cJSON *r = h_call(h, NULL, buf);
+    cJSON *tools = cJSON_GetObjectItem(h_result(r), "tools");
+    ck_assert_int_le(cJSON_GetArraySize(tools), 3);
+    cJSON *t;
+    cJSON_ArrayForEach(t, tools)
+      ck_assert_str_eq(cJSON_GetObjectItem(t, "name")->valuestring, names[seen++]);
+    cJSON *next = cJSON_GetObjectItem(h_result(r), "nextCursor");
+    if (next)
+      snprintf(cursor, sizeof cursor, "%s", next->valuestring);
+    cJSON_Delete(r);
+    if (!next)
+      break;
+  }
+  ck_assert_uint_eq(seen, 7);
+  const char *bad[] = {"\"zz\"", "\"t99\"", "5", "\"t\"", "\"r3\"", "\"t03\""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+             "\"params\":{\"cursor\":%s}}", bad[i]);
+    cJSON *r = h_call(h, NULL, buf);
+    ck_assert_int_eq(h_error_code(r), -32602);
+    ck_assert_ptr_nonnull(strstr(h_error_message(r), "cursor"));
+    cJSON_Delete(r);
+  }
+  h_free(h);
+}
+END_TEST
+
+START_TEST(schemas)
+{
+  harness *h = setup();
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  h_msg *m = h_next(h);
+  /* the literal schema is spliced in token for token */
+  ck_assert_ptr_nonnull(strstr(m->data, "\"inputSchema\":" LITERAL_MIN));
+  cJSON *r = cJSON_Parse(m->data);
+  h_msg_free(m);
+  cJSON *tools = cJSON_GetObjectItem(h_result(r), "tools");
+  cJSON *browse_t = cJSON_GetArrayItem(tools, 0);
+  cJSON *schema = cJSON_GetObjectItem(browse_t, "inputSchema");
+  ck_assert_str_eq(cJSON_GetObjectItem(schema, "type")->valuestring, "object");
+  ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(schema, "additionalProperties")));
+  cJSON *props = cJSON_GetObjectItem(schema, "properties");
+  cJSON *mode = cJSON_GetObjectItem(props, "mode");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(mode, "enum")), 2);
+  cJSON *req = cJSON_GetObjectItem(schema, "required");
+  ck_assert_str_eq(cJSON_GetArrayItem(req, 0)->valuestring, "mode");
+  cJSON *limit = cJSON_GetObjectItem(props, "limit");
+  ck_assert_str_eq(cJSON_GetObjectItem(limit, "type")->valuestring, "integer");
+  ck_assert_int_eq(cJSON_GetObjectItem(limit, "maximum")->valueint, 100);
+  ck_assert_int_eq(cJSON_GetObjectItem(limit, "default")->valueint, 20);
+  ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(limit, "description")->valuestring,
+                               "Read by mode runs"));
+  cJSON *project = cJSON_GetObjectItem(props, "project");
+  ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(project, "description")->valuestring,
+                               "tree, runs (required)"));
+  cJSON *ann = cJSON_GetObjectItem(browse_t, "annotations");
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(ann, "readOnlyHint")));
+  ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(ann, "destructiveHint")));
+  ck_assert_ptr_null(cJSON_GetObjectItem(ann, "idempotentHint"));
+  cJSON *st = cJSON_GetArrayItem(tools, 3);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(st, "outputSchema"));
+  cJSON_Delete(r);
+
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_server_tool_schema(h->srv, "literal", &b), 0);
+  ck_assert_str_eq(b.ptr, LITERAL_MIN);
+  pmcp_buf_dispose(&b);
+  ck_assert_int_eq(pmcp_server_tool_schema(h->srv, "nope", &b), PMCP_ENOTFOUND);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(results_and_errors)
+{
+  harness *h = setup();
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"nope\"}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "nope"));
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"browse\",\"arguments\":[1]}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"arguments\":{}}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"failing\"}}");
+  ck_assert_int_eq(h_error_code(r), -32603);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "failing"));
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"tool_error\"}}");
+  ck_assert(h_is_error(r));
+  ck_assert_str_eq(h_text0(r), "it broke: 42");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(h_result(r), "content")), 1);
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"structured\"}}");
+  cJSON *sc = cJSON_GetObjectItem(h_result(r), "structuredContent");
+  ck_assert_double_eq(cJSON_GetObjectItem(sc, "temperature")->valuedouble, 22.5);
+  ck_assert_str_eq(h_text0(r), "{\"temperature\":22.5,\"unit\":\"C\"}");
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"media\"}}");
+  cJSON *content = cJSON_GetObjectItem(h_result(r), "content");
+  const char *types[] = {"text", "image", "audio", "resource", "resource_link"};
+  ck_assert_int_eq(cJSON_GetArraySize(content), 5);
+  for (int i = 0; i < 5; i++)
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(content, i), "type")->valuestring,
+                     types[i]);
+  cJSON *res = cJSON_GetObjectItem(cJSON_GetArrayItem(content, 3), "resource");
+  ck_assert_str_eq(cJSON_GetObjectItem(res, "text")->valuestring, "body");
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(content, 1), "mimeType")->valuestring,
+                   "image/png");
+  cJSON_Delete(r);
+
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"literal\",\"arguments\":{\"x\":\"y\",\"z\":[1]}}}");
+  ck_assert_str_eq(h_text0(r), "{\"x\":\"y\",\"z\":[1]}");
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+static int nop(pmcp_call *c, void *ud)
+{
+  (void)c;
+  (void)ud;
+  return 0;
+}
+
+static int freed;
+static void count_free(void *ud)
+{
+  (void)ud;
+  freed++;
+}
+
+START_TEST(registration_errors)
+{
+  harness *h = h_new(NULL);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.handler = nop;
+  d.ud_free = count_free;
+  freed = 0;
+  d.name = "bad name";
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  ck_assert_int_eq(freed, 1);
+  d.name = "ok";
+  d.input_schema_json = "[1]";
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(pmcp_server_errmsg(h->srv), "input_schema_json"));
+  d.input_schema_json = NULL;
+  static const pmcp_arg_spec dup[] = {
+    {"a", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+    {"a", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  };
+  d.args = dup;
+  d.n_args = 2;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(pmcp_server_errmsg(h->srv), "declared twice"));
+  static const pmcp_arg_spec baddef[] = {
+    {"a", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, "\"x\""},
+  };
+  d.args = baddef;
+  d.n_args = 1;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  static const pmcp_mode_spec twice[] = {{"m", NULL, NULL, 0}, {"m", NULL, NULL, 0}};
+  d.args = NULL;
+  d.n_args = 0;
+  d.modes = twice;
+  d.n_modes = 2;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  d.n_modes = 1;
+  d.default_mode = "zz";
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EINVAL);
+  d.default_mode = NULL;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), 0);
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EEXIST);
+  ck_assert_int_eq(freed, 7);
+  h_init(h, NULL, "2025-11-25");
+  d.name = "late";
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), PMCP_EMISUSE);
+  h_free(h);
+  ck_assert_int_eq(freed, 9); /* late one at once, "ok" with the server */
+}
+END_TEST
+
+static int budget_probe(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  char t[32];
+  snprintf(t, sizeof t, "%d", pmcp_call_token_budget(call));
+  return pmcp_result_text(call, t, strlen(t));
+}
+
+START_TEST(budgeted_args)
+{
+  harness *h = h_new(NULL);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "b";
+  d.handler = budget_probe;
+  d.flags = PMCP_TOOL_BUDGETED;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), 0);
+  h_init(h, NULL, "2025-11-25");
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"b\"}}");
+  ck_assert_str_eq(h_text0(r), "2000");
+  cJSON_Delete(r);
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"b\",\"arguments\":{\"token_budget\":600,"
+                      "\"cursor\":\"abc\"}}}");
+  ck_assert_str_eq(h_text0(r), "600");
+  cJSON_Delete(r);
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"b\",\"arguments\":{\"token_budget\":100}}}");
+  ck_assert(h_is_error(r));
+  ck_assert_ptr_nonnull(strstr(h_text0(r), "/arguments/token_budget"));
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("engine-tools");
+  TCase *tc = tcase_create("tools");
+  tcase_add_test(tc, mode_validation);
+  tcase_add_test(tc, typed_args);
+  tcase_add_test(tc, list_pagination);
+  tcase_add_test(tc, schemas);
+  tcase_add_test(tc, results_and_errors);
+  tcase_add_test(tc, registration_errors);
+  tcase_add_test(tc, budgeted_args);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,211 @@
+/* The shared number serializer and the JSON writer (json.h). */
+#include <check.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probemcp/json.h"
+
+static const char *fmt(double v, unsigned flags)
+{
+  static char out[PMCP_JSON_NUMBER_MAX];
+  size_t n = pmcp_json_format_number(v, flags, out);
+  ck_assert_uint_eq(n, strlen(out));
+  return out;
+}
+
+START_TEST(six_significant_figures)
+{
+  ck_assert_str_eq(fmt(1.0 / 3.0, 0), "0.333333");
+  ck_assert_str_eq(fmt(2.0 / 3.0, 0), "0.666667");
+  ck_assert_str_eq(fmt(1234567.0, 0), "1.23457e+06");
+  ck_assert_str_eq(fmt(123456.0, 0), "123456");
+  ck_assert_str_eq(fmt(100.0, 0), "100");
+  ck_assert_str_eq(fmt(0.0, 0), "0");
+  ck_assert_str_eq(fmt(-0.0, 0), "-0");
+  ck_assert_str_eq(fmt(1e-7, 0), "1e-07");
+  ck_assert_str_eq(fmt(-2.5, 0), "-2.5");
+  ck_assert_str_eq(fmt(0.000123456789, 0), "0.000123457");
+  ck_assert_str_eq(fmt(1.7976931348623157e308, 0), "1.79769e+308");
+}
+END_TEST
+
+START_TEST(lossless_round_trips)
+{
+  ck_assert_str_eq(fmt(0.1, PMCP_JSON_LOSSLESS), "0.1");
+  ck_assert_str_eq(fmt(1.0 / 3.0, PMCP_JSON_LOSSLESS), "0.3333333333333333");
+  ck_assert_str_eq(fmt(5e-324, PMCP_JSON_LOSSLESS), "5e-324");
+  ck_assert_str_eq(fmt(2.2250738585072014e-308, PMCP_JSON_LOSSLESS), "2.2250738585072014e-308");
+  ck_assert_str_eq(fmt(1234567.0, PMCP_JSON_LOSSLESS), "1234567");
+  /* random bit patterns: every finite double reads back exactly */
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  int tested = 0;
+  while (tested < 20000) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    double v;
+    memcpy(&v, &x, sizeof v);
+    if (!isfinite(v))
+      continue;
+    tested++;
+    const char *s = fmt(v, PMCP_JSON_LOSSLESS);
+    ck_assert_msg(strtod(s, NULL) == v, "%s does not read back", s);
+    /* and the rounded form is never longer than %.6g allows */
+    ck_assert_uint_le(strlen(fmt(v, 0)), 13);
+  }
+}
+END_TEST
+
+START_TEST(non_finite_are_strings)
+{
+  ck_assert_str_eq(fmt(NAN, 0), "\"NaN\"");
+  ck_assert_str_eq(fmt(INFINITY, 0), "\"Infinity\"");
+  ck_assert_str_eq(fmt(-INFINITY, PMCP_JSON_LOSSLESS), "\"-Infinity\"");
+}
+END_TEST
+
+START_TEST(locale_independent)
+{
+  const char *locs[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", NULL};
+  int set = 0;
+  for (int i = 0; locs[i] && !set; i++)
+    set = setlocale(LC_NUMERIC, locs[i]) != NULL;
+  /* Without such a locale installed the check still runs in "C". */
+  ck_assert_str_eq(fmt(0.5, 0), "0.5");
+  ck_assert_str_eq(fmt(0.1, PMCP_JSON_LOSSLESS), "0.1");
+  setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+START_TEST(writer_builds_compact_json)
+{
+  pmcp_json *j;
+  ck_assert_int_eq(pmcp_json_new(&j, 0), 0);
+  ck_assert_ptr_null(pmcp_json_text(j, NULL));
+  ck_assert_int_eq(pmcp_json_object_begin(j), 0);
+  pmcp_json_key(j, "a");
+  pmcp_json_int(j, -42);
+  pmcp_json_key(j, "b");
+  pmcp_json_array_begin(j);
+  pmcp_json_number(j, 1.0 / 3.0);
+  pmcp_json_number(j, NAN);
+  pmcp_json_number_lossless(j, 0.1);
+  pmcp_json_bool(j, 1);
+  pmcp_json_null(j);
+  pmcp_json_uint(j, UINT64_MAX);
+  pmcp_json_array_end(j);
+  pmcp_json_key(j, "s\"q");
+  pmcp_json_string(j, "line\n\ttab \x01 \xC3\xA9");
+  pmcp_json_key(j, "r");
+  pmcp_json_raw(j, "{\"x\":1}", 7);
+  ck_assert_int_eq(pmcp_json_object_end(j), 0);
+  size_t len = 0;
+  const char *t = pmcp_json_text(j, &len);
+  ck_assert_str_eq(t, "{\"a\":-42,\"b\":[0.333333,\"NaN\",0.1,true,null,"
+                      "18446744073709551615],\"s\\\"q\":\"line\\n\\ttab \\u0001 "
+                      "\xC3\xA9\",\"r\":{\"x\":1}}");
+  ck_assert_uint_eq(len, strlen(t));
+  ck_assert_uint_eq(pmcp_json_non_finite(j), 1);
+  /* a second top-level value is misuse, and the error sticks */
+  ck_assert_int_eq(pmcp_json_int(j, 1), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_json_error(j), PMCP_EMISUSE);
+  ck_assert_ptr_null(pmcp_json_text(j, NULL));
+  pmcp_json_reset(j);
+  ck_assert_int_eq(pmcp_json_error(j), 0);
+  ck_assert_uint_eq(pmcp_json_non_finite(j), 0);
+  pmcp_json_free(j);
+}
+END_TEST
+
+START_TEST(writer_lossless_mode)
+{
+  pmcp_json *j;
+  ck_assert_int_eq(pmcp_json_new(&j, PMCP_JSON_LOSSLESS), 0);
+  pmcp_json_number(j, 1.0 / 3.0);
+  ck_assert_str_eq(pmcp_json_text(j, NULL), "0.3333333333333333");
+  pmcp_json_free(j);
+}
+END_TEST
+
+START_TEST(writer_refuses_misuse)
+{
+  pmcp_json *j;
+  ck_assert_int_eq(pmcp_json_new(&j, 0), 0);
+  /* key outside an object */
+  ck_assert_int_eq(pmcp_json_key(j, "a"), PMCP_EMISUSE);
+  pmcp_json_reset(j);
+  /* value without a key */
+  pmcp_json_object_begin(j);
+  ck_assert_int_eq(pmcp_json_int(j, 1), PMCP_EMISUSE);
+  pmcp_json_reset(j);
+  /* mismatched end */
+  pmcp_json_array_begin(j);
+  ck_assert_int_eq(pmcp_json_object_end(j), PMCP_EMISUSE);
+  pmcp_json_reset(j);
+  /* dangling key */
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "k");
+  ck_assert_int_eq(pmcp_json_object_end(j), PMCP_EMISUSE);
+  pmcp_json_reset(j);
+  /* too deep */
+  int rc = 0;
+  for (int i = 0; i < 65 && !rc; i++)
+    rc = pmcp_json_array_begin(j);
+  ck_assert_int_eq(rc, PMCP_EMISUSE);
+  pmcp_json_reset(j);
+  /* empty raw */
+  ck_assert_int_eq(pmcp_json_raw(j, "", 0), PMCP_EINVAL);
+  pmcp_json_reset(j);
+  /* incomplete value has no text */
+  pmcp_json_array_begin(j);
+  ck_assert_ptr_null(pmcp_json_text(j, NULL));
+  pmcp_json_free(j);
+}
+END_TEST
+
+START_TEST(writer_replaces_invalid_utf8)
+{
+  pmcp_json *j;
+  ck_assert_int_eq(pmcp_json_new(&j, 0), 0);
+  /* lone continuation, overlong, surrogate, truncated sequence */
+  const char bad[] = "a\x80" "b\xC0\xAF" "c\xED\xA0\x80" "d\xE2\x82";
+  pmcp_json_string_n(j, bad, sizeof bad - 1);
+  const char *t = pmcp_json_text(j, NULL);
+  ck_assert_str_eq(t, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD"
+                      "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                      "d\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  pmcp_json_reset(j);
+  /* valid 4-byte characters pass through */
+  pmcp_json_string(j, "\xF0\x9F\x98\x80");
+  ck_assert_str_eq(pmcp_json_text(j, NULL), "\"\xF0\x9F\x98\x80\"");
+  pmcp_json_free(j);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("numfmt");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, six_significant_figures);
+  tcase_add_test(tc, lossless_round_trips);
+  tcase_add_test(tc, non_finite_are_strings);
+  tcase_add_test(tc, locale_independent);
+  tcase_add_test(tc, writer_builds_compact_json);
+  tcase_add_test(tc, writer_lossless_mode);
+  tcase_add_test(tc, writer_refuses_misuse);
+  tcase_add_test(tc, writer_replaces_invalid_utf8);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -135,6 +135,13 @@ static int tool_progress(pmcp_call *call, void *ud) {
     if (rc)
       return rc;
   }
+  /* The TypeScript SDK client runs notification handlers a microtask late
+   * but settles a response at once, dropping the progress handler: a last
+   * progress that reaches it in the same read as the response is lost.
+   * A short pause keeps them in separate reads. */
+  int rc = sleep_ms(call, 10);
+  if (rc)
+    return rc;
   return text_result(call, "Tool with progress executed successfully");
 }
 

@@ -21,7 +21,11 @@ typedef struct options {
   const char *tenant;
   const char *toolset;
   pmcp_log_level log_level;
+  const char *embed_url;
 } options;
+
+/* The store the research toolset reads; it must outlive the server. */
+static pmcp_store *g_store;
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int out_broken;
@@ -79,12 +83,39 @@ static void log_line(pmcp_log_level level, const char *msg, void *ud)
  * without one the server honestly serves no tools. */
 static int register_toolsets(pmcp_server *srv, const options *o)
 {
-  (void)srv;
-  if (!o->store && !o->tenant && !o->toolset)
-    return 0;
-  fprintf(stderr, PROG ": the research toolset is not built yet: "
-                  "--store, --tenant and --toolset cannot be served by this build\n");
-  return -1;
+  if (o->toolset && strcmp(o->toolset, "tracking") == 0) {
+    fprintf(stderr, PROG ": the tracking toolset is not built yet\n");
+    return -1;
+  }
+  int asked = o->store || o->tenant || o->toolset || getenv("PROBE_STORE");
+  /* Read-only: never creates, writes or migrates the store. */
+  int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
+  if (rc) {
+    const char *why = g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc);
+    pmcp_store_free(g_store);
+    g_store = NULL;
+    if (!asked && rc == PMCP_ENOTFOUND) {
+      /* No store anywhere and none asked for: an empty server (--help
+       * says how to give one); stderr stays quiet on a clean run. */
+      return 0;
+    }
+    fprintf(stderr, PROG ": cannot open the store: %s\n", why);
+    return -1;
+  }
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  ro.tenant = o->tenant;
+  ro.embed_url = o->embed_url ? o->embed_url : getenv("PROBE_EMBED_URL");
+  ro.embed_key = getenv("PROBE_EMBED_KEY");
+  ro.embed_model = getenv("PROBE_EMBED_MODEL");
+  rc = pmcp_research_register(srv, g_store, &ro);
+  if (rc) {
+    fprintf(stderr, PROG ": cannot serve the research toolset: %s%s%s\n",
+            rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
+            rc == PMCP_ENOTFOUND && o->tenant ? o->tenant : "",
+            "");
+    return -1;
+  }
+  return 0;
 }
 
 static void usage(FILE *f)
@@ -99,6 +130,8 @@ static void usage(FILE *f)
           "  --store S       SQLite path or postgresql:// URL of the store to read\n"
           "  --tenant T      tenant (lab) to serve; default: default\n"
           "  --toolset X     research, tracking or all (default: research)\n"
+          "  --embed-url U   OpenAI-compatible embeddings endpoint for search\n"
+          "                  semantic=true (default: $PROBE_EMBED_URL)\n"
           "  --log-level L   least level logged to stderr (debug ... emergency;\n"
           "                  default: warning)\n"
           "  -h, --help      this text\n"
@@ -112,6 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"tenant", required_argument, NULL, 't'},
     {"toolset", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'l'},
+    {"embed-url", required_argument, NULL, 'e'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -122,6 +156,7 @@ static int parse_args(int argc, char **argv, options *o)
     switch (c) {
     case 's': o->store = optarg; break;
     case 't': o->tenant = optarg; break;
+    case 'e': o->embed_url = optarg; break;
     case 'T':
       if (strcmp(optarg, "research") && strcmp(optarg, "tracking") &&
           strcmp(optarg, "all")) {
@@ -252,7 +287,7 @@ static int serve(pmcp_server *srv)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;
@@ -272,11 +307,13 @@ int main(int argc, char **argv)
   }
   if (register_toolsets(srv, &o) != 0) {
     pmcp_server_free(srv);
+    pmcp_store_free(g_store);
     return 1;
   }
   rc = serve(srv);
   /* EOF: let in-flight calls finish and answer before leaving. */
   pmcp_server_drain(srv);
   pmcp_server_free(srv);
+  pmcp_store_free(g_store);
   return rc;
 }

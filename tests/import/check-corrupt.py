@@ -96,6 +96,16 @@ def main():
     bad[3] = "x3,0,1.0,2.0"
     csv_case("step", bad, 'line 4: step "x3" is not an integer')
 
+    # a folder of runs whose last one is broken: the earlier runs, already
+    # written inside the transaction, must not stay
+    d = os.path.join(tmp, "csv-dir", "lightning_logs")
+    shutil.copytree(os.path.join(data_dir, "lightning-genrisk/lightning_logs"), d)
+    p = os.path.join(d, "version_5", "metrics.csv")
+    os.chmod(p, 0o644)
+    with open(p, "a", encoding="utf-8") as f:
+        f.write("99,9,1.0\n")
+    cases.append(("csv", d, [p, "line 42: 3 fields where the header has 4"]))
+
     # --- HF trainer_state.json: truncated JSON
     hf_src = os.path.join(data_dir, "hf-whisper/trainer_state.json")
     text = open(hf_src, encoding="utf-8").read()

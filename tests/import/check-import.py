@@ -372,6 +372,10 @@ def read_csv_model(path):
         run = {"key": "csv:" + hashlib.sha256(data).hexdigest()[:32], "name": name,
                "attrs": {}, "scalars": [], "hists": [], "artifacts": {},
                "checkpoints": [], "deleted": False}
+        hp = os.path.join(os.path.dirname(f), "hparams.expected.json")
+        if os.path.isfile(hp) and base == "metrics.csv":
+            for k, (t, v) in json.load(open(hp)).items():
+                run["attrs"][("config", k)] = (t, v)
         cols = {c: i for i, c in enumerate(head)}
         keycol = next((cols[c] for c in ("key", "name", "metric") if c in cols), None)
         timecol = next((cols[c] for c in ("timestamp", "wall_time", "time") if c in cols), None)

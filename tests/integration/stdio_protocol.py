@@ -148,8 +148,8 @@ def options():
     r = subprocess.run([BIN, "--store"], capture_output=True, timeout=10, input=b"")
     check(r.returncode == 2 and b"needs a value" in r.stderr, "missing value")
     r = subprocess.run([BIN, "--store", "x.db"], capture_output=True, timeout=10, input=b"")
-    check(r.returncode == 1 and b"not built yet" in r.stderr and r.stdout == b"",
-          "no fake toolset")
+    check(r.returncode == 1 and b"cannot open the store" in r.stderr and r.stdout == b"",
+          "a missing store is an error, not an empty server")
     # immediate EOF
     r = subprocess.run([BIN], capture_output=True, timeout=10, input=b"")
     check(r.returncode == 0 and r.stdout == b"", "empty input")

@@ -352,6 +352,7 @@ static void fill(int n_runs)
   add("{\"ref\":\"run:loose\",\"id\":\"loose\",\"kind\":\"run\",\"name\":\"unfiled run\","
       "\"status\":\"finished\"}");
   add("{\"ref\":\"note:n1\",\"id\":\"n1\",\"kind\":\"note\",\"text\":\"lr warmup helped a lot\","
+      "\"excerpt\":\"lr warmup\",\"chars\":22,"
       "\"author\":\"ana\",\"via\":\"cli\",\"_in\":[\"run:r000\"]}");
   add("{\"ref\":\"note:ov\",\"id\":\"ov\",\"kind\":\"overview\",\"body\":\"# Overview\\nall good\","
       "\"summary\":\"We beat the baseline.\",\"status\":\"done\",\"_in\":[\"project:p1\"]}");
@@ -665,10 +666,13 @@ START_TEST(browse_other_modes)
   cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "notes"), 0);
   ck_assert_str_eq(js(n, "ref"), "note:n1");
   ck_assert_str_eq(js(n, "provenance"), "person");
+  /* a cut excerpt names the call that reads it whole */
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(n, "truncated")));
+  ck_assert_str_eq(js(n, "detail"), "entity refs=[\"note:n1\"] view=record");
   cJSON_Delete(o);
   o = ok("browse", "{\"mode\":\"sources\",\"provider\":\"hf\"}");
   cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sources"), 0);
-  ck_assert_int_eq(cJSON_GetObjectItem(s, "runs")->valueint, 3);
+  ck_assert_int_eq(cJSON_GetObjectItem(s, "n_runs")->valueint, 3);
   cJSON_Delete(o);
   o = ok("browse", "{\"mode\":\"workspaces\"}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "workspaces"));

@@ -23,6 +23,7 @@
 
 #include "common.h"
 #include "error.h"
+#include "server.h"
 
 PMCP_BEGIN_DECLS
 
@@ -61,9 +62,51 @@ PMCP_API const char *pmcp_cursor_status_message(int status);
 #define PMCP_CURSOR_KEY_MIN 16
 #define PMCP_CURSOR_KEY_MAX 64
 
+/**
+ * Sets the key cursors are authenticated with. Servers start with a random
+ * key of their own, so without this call cursors only work within one
+ * process; a host that persists a key (the store keeps one, created with
+ * the store) gives restarts and replicas the same key so each accepts the
+ * others' cursors. Call it before the first message is handled.
+ * @return 0; PMCP_EINVAL (NULL, or @p len outside 16..64 bytes).
+ */
+PMCP_API int pmcp_server_set_cursor_key(pmcp_server *server, const void *key,
+                                        size_t len);
+
 /** Fills @p out with @p len random bytes for a new cursor key.
  *  @return 0; PMCP_EINVAL (len outside 16..64); PMCP_EINTERNAL. */
 PMCP_API int pmcp_cursor_key_generate(void *out, size_t len);
+
+/**
+ * Mints a cursor.
+ * @param tool the tool the cursor continues.
+ * @param args_json the arguments object of the call it continues (JSON
+ *        text; `token_budget` and `cursor` are ignored); NULL means {}.
+ * @param source_version the source's version, or 0 for a source that does
+ *        not change.
+ * @param state the tool's position state (may be NULL when @p state_len is
+ *        0); at most 65536 bytes.
+ * @param[out] out receives the cursor text (appended).
+ * @return 0; PMCP_EINVAL (args not a JSON object, state too large);
+ *         PMCP_ENOMEM; PMCP_EINTERNAL.
+ */
+PMCP_API int pmcp_cursor_encode(pmcp_server *server, const char *tool,
+                                const char *args_json, uint64_t source_version,
+                                const void *state, size_t state_len,
+                                pmcp_buf *out);
+
+/**
+ * Checks and opens a cursor.
+ * @param[out] state receives the position state (replaced).
+ * @param[out] status why it was refused (PMCP_CURSOR_OK on success); may be
+ *             NULL.
+ * @return 0; PMCP_ECURSOR (refused; see @p status); PMCP_EINVAL (args not
+ *         a JSON object); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_cursor_decode(pmcp_server *server, const char *tool,
+                                const char *args_json, uint64_t source_version,
+                                const char *cursor, size_t cursor_len,
+                                pmcp_buf *state, pmcp_cursor_status *status);
 
 PMCP_END_DECLS
 

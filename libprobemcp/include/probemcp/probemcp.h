@@ -15,5 +15,6 @@
 #include "tokens.h"
 #include "json.h"
 #include "cursor.h"
+#include "budget.h"
 
 #endif

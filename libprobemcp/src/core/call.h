@@ -64,6 +64,8 @@ int pmcp__call_push_text(pmcp_call *call, const char *text, size_t len);
 void pmcp__call_clear_items(pmcp_call *call);
 /* Serializes a tools/call result: content, structuredContent, isError. */
 int pmcp__call_tool_result(pmcp_call *call, pmcp_buf *out);
+/* budget.c: enforces the budget contract on a budgeted tool's result. */
+int pmcp__budget_finalize(pmcp_call *call);
 /* Whether the current thread may block in this call (a worker). */
 int pmcp__call_on_worker(const pmcp_call *call);
 

@@ -19,6 +19,7 @@
 #include "probemcp/tool.h"
 #include "core/registry.h"
 #include "core/workers.h"
+#include "core/cursor_int.h"
 
 #define PMCP__SERVER_MAGIC 0x706d6370u
 #define PMCP__DEFAULT_PAGE 100
@@ -61,6 +62,9 @@ struct pmcp_server {
 
   pthread_mutex_t err_mu;
   char errmsg[512];
+
+  /* cursors (cursor_server.c): random per server unless the host sets one */
+  pmcp__cursor_key cursor_key;
 };
 
 struct pmcp__session {
@@ -91,6 +95,7 @@ struct pmcp__req {
   pmcp__batch *batch;
   atomic_int cancelled;
   int on_worker;
+  int linked;             /* in sess->inflight */
   pmcp__pending *pending; /* server request the call is waiting on */
   pmcp__req *next, *prev;
 };

@@ -187,19 +187,33 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
 
 /* ---- requests ---- */
 
-static void req_free(pmcp__req *req)
+/* Takes @p req out of its session's in-flight list. Done before the
+ * response leaves, so that a client reusing the id as soon as it reads the
+ * response never finds it still "in progress". */
+static void req_unlink(pmcp__req *req)
 {
   pmcp_server *srv = req->srv;
   pmcp__session *s = req->sess;
-  pmcp__batch *batch = req->batch;
   pthread_mutex_lock(&srv->mu);
-  if (req->prev)
-    req->prev->next = req->next;
-  else if (s->inflight == req)
-    s->inflight = req->next;
-  if (req->next)
-    req->next->prev = req->prev;
-  pmcp__session_unref_locked(srv, s);
+  if (req->linked) {
+    if (req->prev)
+      req->prev->next = req->next;
+    else
+      s->inflight = req->next;
+    if (req->next)
+      req->next->prev = req->prev;
+    req->linked = 0;
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void req_free(pmcp__req *req)
+{
+  pmcp_server *srv = req->srv;
+  pmcp__batch *batch = req->batch;
+  req_unlink(req);
+  pthread_mutex_lock(&srv->mu);
+  pmcp__session_unref_locked(srv, req->sess);
   if (--srv->busy == 0)
     pthread_cond_broadcast(&srv->idle_cond);
   pthread_mutex_unlock(&srv->mu);
@@ -242,6 +256,7 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
     return;
   }
+  req_unlink(req);
   emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len);
   pmcp_buf_dispose(&b);
   req_free(req);
@@ -254,6 +269,7 @@ void pmcp__req_error(pmcp__req *req, int code, const char *msg,
     req_end_silently(req);
     return;
   }
+  req_unlink(req);
   pmcp__rpc_error(req->srv, req->sess, req->batch, req->id, code, msg, data_json);
   req_free(req);
 }
@@ -315,6 +331,7 @@ static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch
   if (s->inflight)
     s->inflight->prev = req;
   s->inflight = req;
+  req->linked = 1;
   s->refs++;
   srv->busy++;
   if (batch)

@@ -62,7 +62,7 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
   if (!pmcp__call_on_worker(call))
     return pmcp__err(call->srv, PMCP_EMISUSE,
                      "pmcp_call_request is only allowed in a PMCP_TOOL_BLOCKING handler");
-  if (params_json && !pmcp__json_skip(params_json, params_json + strlen(params_json)))
+  if (params_json && !pmcp__json_valid(params_json, strlen(params_json)))
     return pmcp__err(call->srv, PMCP_EINVAL, "request params are not JSON");
   pmcp_server *srv = call->srv;
   pmcp__req *req = call->req;

@@ -114,9 +114,20 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
     pmcp__free(srv, srv);
     return PMCP_ENOMEM;
   }
+  /* A fresh random cursor key; without one (no entropy) cursors are
+   * refused rather than minted under a guessable key. */
+  if (pmcp__cursor_key_init(&srv->cursor_key))
+    srv->cursor_key.len = 0;
   srv->magic = PMCP__SERVER_MAGIC;
   *out = srv;
   return 0;
+}
+
+pmcp__cursor_key *pmcp__server_cursor_key(pmcp_server *server)
+{
+  if (!server_ok(server) || server->cursor_key.len == 0)
+    return NULL;
+  return &server->cursor_key;
 }
 
 int pmcp_server_set_page_size(pmcp_server *server, size_t n)

@@ -283,7 +283,7 @@ int pmcp_server_notify_list_changed(pmcp_server *server, pmcp_list_kind kind)
 int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
                      const char *data_json)
 {
-  if (!data_json || !pmcp__json_skip(data_json, data_json + strlen(data_json)))
+  if (!data_json || !pmcp__json_valid(data_json, strlen(data_json)))
     return PMCP_EINVAL;
   int rc = pmcp__buf_printf(out, "{\"level\":\"%s\"", pmcp__level_name(level));
   if (!rc && logger) {

@@ -49,8 +49,15 @@ static int tool_result_finalize(pmcp_call *call)
 {
   /* A structured result with no content also gets its JSON as text, as
    * the spec asks for clients that predate structuredContent. */
-  if (call->structured && call->n_items == 0)
-    return pmcp__call_push_text(call, call->structured, call->structured_len);
+  if (call->structured && call->n_items == 0) {
+    int rc = pmcp__call_push_text(call, call->structured, call->structured_len);
+    if (rc)
+      return rc;
+  }
+  /* Budgeted tools: one text item within token_budget and the byte
+   * ceiling, or a clear error instead (budget.c). */
+  if (call->tool && (call->tool->flags & PMCP_TOOL_BUDGETED))
+    return pmcp__budget_finalize(call);
   return 0;
 }
 

@@ -276,6 +276,12 @@ int pmcp__import_hf(pmcp__imp_ctx *cx, const char *path)
       double v;
       if (f == st || !f->string || !pmcp__hf_number(f, &v))
         continue;
+      if (!f->string[0]) {
+        rc = pmcp__imp_fail(cx, PMCP_ECORRUPT,
+                            "%s: log_history[%zu]: a value with an empty name",
+                            path, idx);
+        goto out;
+      }
       if ((rc = pmcp__imp_scalar(cx, f->string, (int64_t)sd, NAN, v)))
         goto out;
     }

@@ -80,9 +80,11 @@ typedef struct pmcp__imp_paper {
   const char *doi, *journal_ref, *comments, *license; /* or NULL */
 } pmcp__imp_paper;
 
-/* Return 0 to go on, PMCP__IMP_SKIP from run_begin / paper to say "this
- * one is already stored" (the parser then skips the run's contents), or a
- * negative PMCP_E* code to abort (set a message with pmcp__imp_fail). */
+/* Return 0 to go on, PMCP__IMP_SKIP to say "not stored" (run_begin, paper,
+ * experiment: already there, and a skipped run's contents are skipped too;
+ * histogram, checkpoint: nothing the store can hold), or a negative PMCP_E*
+ * code to abort (set a message with pmcp__imp_fail). Skips are not counted
+ * as imported. */
 #define PMCP__IMP_SKIP 1
 
 typedef struct pmcp__imp_sink {

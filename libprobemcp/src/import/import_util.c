@@ -107,7 +107,8 @@ int pmcp__imp_histogram(pmcp__imp_ctx *cx, const char *key, int64_t step,
                : 0;
   if (rc < 0)
     return sink_rc(cx, rc, "a histogram");
-  cx->n.histograms++;
+  if (rc == 0)
+    cx->n.histograms++;
   return 0;
 }
 
@@ -132,7 +133,8 @@ int pmcp__imp_checkpoint(pmcp__imp_ctx *cx, const char *name, int64_t step,
                                 : 0;
   if (rc < 0)
     return sink_rc(cx, rc, "a checkpoint");
-  cx->n.checkpoints++;
+  if (rc == 0)
+    cx->n.checkpoints++;
   return 0;
 }
 

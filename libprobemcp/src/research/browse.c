@@ -102,9 +102,9 @@ static const char *const k_run[] = {"ref", "name", "status", "experiment",
                                     "deleted", NULL};
 static const char *const k_ws[] = {"ref", "name", "description", "created",
                                    NULL};
-static const char *const k_note[] = {"ref", "on", "kind", "title", "text",
-                                     "body", "author", "via", "created",
-                                     NULL};
+static const char *const k_note[] = {"ref", "on", "note_kind", "title",
+                                     "excerpt", "chars", "author", "via",
+                                     "updated", NULL};
 static const char *const k_file[] = {"ref", "path", "workspace", "size",
                                      "media_type", "sha256", "uri",
                                      "created", NULL};

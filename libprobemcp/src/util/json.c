@@ -19,19 +19,71 @@ static const char *ws(const char *p, const char *end)
   return p;
 }
 
+static int hexval(char c);
+
+/* p at the opening quote; strict: no raw control characters, valid escapes
+ * (so that anything it accepts can be copied into a one-line message). */
 static const char *skip_string(const char *p, const char *end)
 {
-  /* p at the opening quote */
   for (p++; p < end; p++) {
-    if (*p == '\\') {
-      p++;
-      if (p >= end)
-        return NULL;
-    } else if (*p == '"') {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"')
       return p + 1;
+    if (c < 0x20)
+      return NULL;
+    if (c != '\\')
+      continue;
+    p++;
+    if (p >= end)
+      return NULL;
+    if (*p == 'u') {
+      if (end - p < 5)
+        return NULL;
+      for (int i = 1; i <= 4; i++)
+        if (hexval(p[i]) < 0)
+          return NULL;
+      p += 4;
+    } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
+      return NULL;
     }
   }
   return NULL;
+}
+
+static int digit(const char *p, const char *end)
+{
+  return p < end && *p >= '0' && *p <= '9';
+}
+
+/* RFC 8259 number grammar. */
+static const char *skip_number(const char *p, const char *end)
+{
+  if (p < end && *p == '-')
+    p++;
+  if (!digit(p, end))
+    return NULL;
+  if (*p == '0')
+    p++;
+  else
+    while (digit(p, end))
+      p++;
+  if (p < end && *p == '.') {
+    p++;
+    if (!digit(p, end))
+      return NULL;
+    while (digit(p, end))
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (!digit(p, end))
+      return NULL;
+    while (digit(p, end))
+      p++;
+  }
+  return p;
 }
 
 static const char *skip_value(const char *p, const char *end, int depth)
@@ -75,20 +127,27 @@ static const char *skip_value(const char *p, const char *end, int depth)
       p++;
     }
   }
-  default: {
-    /* number or literal: a run of value characters */
-    const char *s = p;
-    while (p < end && (strchr("+-.eE", *p) || (*p >= '0' && *p <= '9') ||
-                       (*p >= 'a' && *p <= 'z')))
-      p++;
-    return p > s ? p : NULL;
-  }
+  case 't':
+    return end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+  case 'f':
+    return end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+  case 'n':
+    return end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+  default:
+    return skip_number(p, end);
   }
 }
 
 const char *pmcp__json_skip(const char *p, const char *end)
 {
   return skip_value(p, end, 0);
+}
+
+int pmcp__json_valid(const char *p, size_t len)
+{
+  const char *end = p + len;
+  const char *e = skip_value(p, end, 0);
+  return e && ws(e, end) == end;
 }
 
 static int hexval(char c)
@@ -264,7 +323,7 @@ size_t pmcp__utf8_count(const char *s, size_t len)
 int pmcp__json_minify(pmcp_buf *out, const char *p, size_t len)
 {
   const char *end = p + len;
-  if (!pmcp__json_skip(p, end))
+  if (!pmcp__json_valid(p, len))
     return PMCP_EINVAL;
   int rc = pmcp__buf_reserve(out, len);
   if (rc)

@@ -12,6 +12,9 @@
  * skipped), or NULL if the text is not one well-formed value. */
 const char *pmcp__json_skip(const char *p, const char *end);
 
+/* True when [p, p+len) is exactly one JSON value (whitespace around). */
+int pmcp__json_valid(const char *p, size_t len);
+
 /* Finds the first member named @p key of the object text [obj, obj+len).
  * On success stores the value's span (no surrounding whitespace) and
  * returns 1; 0 when absent or the text is not an object. Keys with escapes

@@ -1,0 +1,766 @@
+/* HTTP/1.1 connections: libuv I/O, llhttp parsing, limits, timeouts and
+ * response framing. A connection handles one request at a time: the parser
+ * pauses at the end of each message and resumes when its response is
+ * finished, so pipelined requests are answered in order. Bytes that arrive
+ * meanwhile are kept (bounded) so that a client closing an SSE stream is
+ * noticed at once. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define PENDING_MAX (64 * 1024)       /* unparsed bytes kept while busy */
+#define WRITE_QUEUE_MAX (8u << 20)    /* a client that does not read */
+
+static void conn_process(phttp_conn *c);
+static void arm_timer(phttp_conn *c, unsigned ms);
+static void hard_close(phttp_conn *c);
+
+/* ---- parser callbacks --------------------------------------------------- */
+
+static phttp_conn *P(llhttp_t *p) { return (phttp_conn *)p->data; }
+
+static int reject(phttp_conn *c, int status, const char *reason)
+{
+  if (!c->req.status) {
+    c->req.status = status;
+    c->req.reason = reason;
+  }
+  return HPE_USER;
+}
+
+static int arena_add(phttp_conn *c, const char *at, size_t len)
+{
+  phttp_req *r = &c->req;
+  if (r->arena_len + len > c->h->o.max_header)
+    return -1;
+  memcpy(r->arena + r->arena_len, at, len);
+  r->arena_len += len;
+  return 0;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+  phttp_conn *c = P(p);
+  phttp_req *r = &c->req;
+  r->arena_len = 0;
+  r->url = 0;
+  r->url_len = 0;
+  r->nhdrs = 0;
+  r->hdrs[0].name_len = 0;
+  r->hdrs[0].value_len = 0;
+  r->in_value = 0;
+  r->body.len = 0;
+  r->status = 0;
+  r->reason = NULL;
+  r->expect_continue = 0;
+  c->state = CONN_HEADERS;
+  arm_timer(c, c->h->o.header_timeout_ms);
+  return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+  phttp_conn *c = P(p);
+  if (arena_add(c, at, len) != 0)
+    return reject(c, 414, "request target too long");
+  c->req.url_len += (uint32_t)len;
+  return 0;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+  phttp_conn *c = P(p);
+  phttp_req *r = &c->req;
+  if (r->nhdrs >= PHTTP_MAX_HEADERS)
+    return reject(c, 431, "too many header fields");
+  phttp_hdr *hd = &r->hdrs[r->nhdrs];
+  if (r->in_value == 0 && hd->name_len == 0)
+    hd->name = (uint32_t)r->arena_len;
+  r->in_value = 0;
+  if (arena_add(c, at, len) != 0)
+    return reject(c, 431, "request header fields too large");
+  hd->name_len += (uint32_t)len;
+  return 0;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+  phttp_conn *c = P(p);
+  phttp_hdr *hd = &c->req.hdrs[c->req.nhdrs];
+  hd->value = (uint32_t)c->req.arena_len;
+  hd->value_len = 0;
+  c->req.in_value = 1;
+  return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+  phttp_conn *c = P(p);
+  if (arena_add(c, at, len) != 0)
+    return reject(c, 431, "request header fields too large");
+  c->req.hdrs[c->req.nhdrs].value_len += (uint32_t)len;
+  return 0;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+  phttp_conn *c = P(p);
+  phttp_req *r = &c->req;
+  r->nhdrs++;
+  r->in_value = 0;
+  if (r->nhdrs < PHTTP_MAX_HEADERS) {
+    r->hdrs[r->nhdrs].name_len = 0;
+    r->hdrs[r->nhdrs].value_len = 0;
+  }
+  return 0;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+  phttp_conn *c = P(p);
+  phttp_req *r = &c->req;
+  r->method = (uint8_t)llhttp_get_method(p);
+  r->http_minor = llhttp_get_http_minor(p);
+  c->state = CONN_BODY;
+  arm_timer(c, c->h->o.body_timeout_ms);
+  if (llhttp_get_http_major(p) != 1)
+    return reject(c, 505, "only HTTP/1.x is supported");
+  if ((p->flags & F_CONTENT_LENGTH) && p->content_length > c->h->o.max_body)
+    return reject(c, 413, "request body too large");
+  size_t n;
+  int count;
+  const char *ex = phttp_header(r, "expect", &n, &count);
+  if (ex) {
+    if (n == 12 && strncasecmp(ex, "100-continue", 12) == 0)
+      r->expect_continue = 1;
+    else
+      return reject(c, 417, "unsupported Expect");
+  }
+  phttp_check_headers(c);
+  if (r->expect_continue) {
+    /* A client waiting for 100 would otherwise send the body anyway after
+     * a delay; refuse early instead of reading a body we will not use. */
+    if (r->status)
+      return HPE_USER;
+    if (r->http_minor >= 1) {
+      static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      phttp_conn_write(c, cont, sizeof cont - 1);
+    }
+  }
+  return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+  phttp_conn *c = P(p);
+  phttp_req *r = &c->req;
+  if (r->body.len + len > c->h->o.max_body)
+    return reject(c, 413, "request body too large");
+  if (r->status) {
+    r->body.len += len; /* discarded, only counted against the limit */
+    return 0;
+  }
+  if (hbuf_append(&r->body, at, len) != 0)
+    return reject(c, 503, "out of memory");
+  return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+  phttp_conn *c = P(p);
+  c->req.keep_alive = llhttp_should_keep_alive(p);
+  if (p->upgrade)
+    c->close_after = 1; /* we never switch protocols */
+  c->state = CONN_BUSY;
+  uv_timer_stop(&c->timer);
+  return HPE_PAUSED;
+}
+
+static const llhttp_settings_t settings = {
+  .on_message_begin = on_message_begin,
+  .on_url = on_url,
+  .on_header_field = on_header_field,
+  .on_header_field_complete = on_header_field_complete,
+  .on_header_value = on_header_value,
+  .on_header_value_complete = on_header_value_complete,
+  .on_headers_complete = on_headers_complete,
+  .on_body = on_body,
+  .on_message_complete = on_message_complete,
+};
+
+const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
+                         int *count)
+{
+  const char *found = NULL;
+  size_t nl = strlen(name);
+  *count = 0;
+  for (unsigned i = 0; i < r->nhdrs; i++) {
+    const phttp_hdr *hd = &r->hdrs[i];
+    if (hd->name_len == nl && strncasecmp(r->arena + hd->name, name, nl) == 0) {
+      (*count)++;
+      if (!found) {
+        found = r->arena + hd->value;
+        *len = hd->value_len;
+        /* llhttp keeps trailing whitespace of a value; drop it. */
+        while (*len && (found[*len - 1] == ' ' || found[*len - 1] == '\t'))
+          (*len)--;
+      }
+    }
+  }
+  return found;
+}
+
+/* ---- connection lifecycle ------------------------------------------------ */
+
+static void conn_free(phttp_conn *c)
+{
+  free(c->req.arena);
+  hbuf_free(&c->req.body);
+  free(c->pending);
+  free(c);
+}
+
+static void on_handle_closed(uv_handle_t *hd)
+{
+  phttp_conn *c = hd->data;
+  if (--c->handles_open == 0) {
+    pmcp_http *h = c->h;
+    conn_free(c);
+    phttp_maybe_finish_shutdown(h);
+  }
+}
+
+static void unlink_conn(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  if (c->prev)
+    c->prev->next = c->next;
+  else if (h->conns == c)
+    h->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+  h->nconns--;
+}
+
+static void hard_close(phttp_conn *c)
+{
+  if (c->state == CONN_CLOSING)
+    return;
+  c->state = CONN_CLOSING;
+  if (c->stream)
+    phttp_conn_lost(c);
+  unlink_conn(c);
+  uv_timer_stop(&c->timer);
+  uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+  if (!c->fake)
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+  phttp_conn *c = req->data;
+  free(req);
+  if (!c->fake)
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+/* Closes after what was written has been sent. */
+void phttp_conn_close(phttp_conn *c)
+{
+  if (c->state == CONN_CLOSING)
+    return;
+  c->state = CONN_CLOSING;
+  if (c->stream)
+    phttp_conn_lost(c);
+  unlink_conn(c);
+  uv_timer_stop(&c->timer);
+  uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+  if (c->fake)
+    return;
+  uv_read_stop((uv_stream_t *)&c->tcp);
+  uv_shutdown_t *sr = malloc(sizeof *sr);
+  if (sr) {
+    sr->data = c;
+    if (uv_shutdown(sr, (uv_stream_t *)&c->tcp, on_shutdown) == 0)
+      return;
+    free(sr);
+  }
+  uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+  phttp_conn *c = t->data;
+  switch (c->state) {
+  case CONN_HEADERS:
+  case CONN_BODY: {
+    /* Slow or stalled client: answer 408 if the socket takes it, and
+     * drop the connection without waiting for it to read. */
+    static const char msg[] =
+      "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n"
+      "Connection: close\r\n\r\n";
+    if (!c->fake) {
+      uv_buf_t b = uv_buf_init((char *)msg, sizeof msg - 1);
+      uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    phttp_log(c->h, "closing a connection: request not received in time");
+    hard_close(c);
+    break;
+  }
+  case CONN_IDLE:
+    phttp_conn_close(c);
+    break;
+  case CONN_BUSY:
+    if (c->stream && c->chunked) {
+      /* An SSE comment keeps proxies from timing the stream out and
+       * reveals a peer that went away. */
+      static const char ping[] = "3\r\n:\n\n\r\n";
+      phttp_conn_write(c, ping, sizeof ping - 1);
+      if (c->state == CONN_BUSY)
+        arm_timer(c, c->h->o.sse_ping_ms);
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+static void arm_timer(phttp_conn *c, unsigned ms)
+{
+  uv_timer_start(&c->timer, on_timer, ms, 0);
+}
+
+void phttp_conn_set_ping(phttp_conn *c)
+{
+  arm_timer(c, c->h->o.sse_ping_ms);
+}
+
+static phttp_conn *conn_new(pmcp_http *h)
+{
+  phttp_conn *c = calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->req.arena = malloc(h->o.max_header);
+  if (!c->req.arena) {
+    free(c);
+    return NULL;
+  }
+  c->h = h;
+  llhttp_init(&c->parser, HTTP_REQUEST, &settings);
+  c->parser.data = c;
+  uv_timer_init(&h->loop, &c->timer);
+  c->timer.data = c;
+  c->handles_open = 1;
+  c->next = h->conns;
+  if (h->conns)
+    h->conns->prev = c;
+  h->conns = c;
+  h->nconns++;
+  c->state = CONN_IDLE;
+  return c;
+}
+
+phttp_conn *phttp_conn_fake(pmcp_http *h)
+{
+  phttp_conn *c = conn_new(h);
+  if (c) {
+    c->fake = 1;
+    arm_timer(c, h->o.idle_timeout_ms);
+  }
+  return c;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf)
+{
+  phttp_conn *c = hd->data;
+  buf->base = c->h->readbuf;
+  buf->len = sizeof c->h->readbuf;
+}
+
+static int pending_add(phttp_conn *c, const char *data, size_t len)
+{
+  if (c->pending_len + len > c->pending_cap) {
+    size_t cap = c->pending_cap ? c->pending_cap : 4096;
+    while (cap < c->pending_len + len)
+      cap *= 2;
+    char *p = realloc(c->pending, cap);
+    if (!p)
+      return -1;
+    c->pending = p;
+    c->pending_cap = cap;
+  }
+  memcpy(c->pending + c->pending_len, data, len);
+  c->pending_len += len;
+  return 0;
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+  phttp_conn *c = s->data;
+  if (nread == 0 || c->state == CONN_CLOSING)
+    return;
+  if (nread < 0) {
+    c->peer_eof = 1;
+    uv_read_stop(s);
+    c->reading = 0;
+    /* A client that goes away while it waits for a response only loses
+     * the response; an SSE stream is detached so the client can resume. */
+    if (c->state == CONN_BUSY && c->stream && !c->chunked && nread == UV_EOF)
+      c->close_after = 1; /* half-closed: still deliver the answer */
+    else
+      hard_close(c);
+    return;
+  }
+  phttp_conn_feed(c, buf->base, (size_t)nread);
+}
+
+void phttp_conn_feed(phttp_conn *c, const char *data, size_t len)
+{
+  if (c->state == CONN_CLOSING)
+    return;
+  if (pending_add(c, data, len) != 0) {
+    hard_close(c);
+    return;
+  }
+  if (c->state == CONN_BUSY) {
+    if (c->pending_len > PENDING_MAX && c->reading && !c->fake) {
+      uv_read_stop((uv_stream_t *)&c->tcp);
+      c->reading = 0;
+    }
+    return;
+  }
+  conn_process(c);
+}
+
+static void fail_parse(phttp_conn *c)
+{
+  phttp_req *r = &c->req;
+  c->close_after = 1;
+  if (r->status) {
+    c->state = CONN_BUSY;
+    phttp_respond_error(c, r->status, -32000, r->reason);
+    return;
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "malformed HTTP request: %s",
+           llhttp_get_error_reason(&c->parser) ? llhttp_get_error_reason(&c->parser)
+                                               : llhttp_errno_name(llhttp_get_errno(&c->parser)));
+  c->state = CONN_BUSY;
+  phttp_respond_error(c, 400, -32600, msg);
+}
+
+/* Parses what is pending while the connection is free to take a request. */
+static void conn_process(phttp_conn *c)
+{
+  c->in_process = 1;
+  while (c->pending_len > 0 &&
+         (c->state == CONN_IDLE || c->state == CONN_HEADERS ||
+          c->state == CONN_BODY)) {
+    llhttp_errno_t e = llhttp_execute(&c->parser, c->pending, c->pending_len);
+    size_t used = c->pending_len;
+    if (e == HPE_PAUSED) {
+      used = (size_t)(llhttp_get_error_pos(&c->parser) - c->pending);
+      llhttp_resume(&c->parser);
+    } else if (e != HPE_OK) {
+      c->pending_len = 0;
+      fail_parse(c);
+      return;
+    }
+    memmove(c->pending, c->pending + used, c->pending_len - used);
+    c->pending_len -= used;
+    if (e != HPE_PAUSED)
+      break;
+    if (c->state != CONN_BUSY)
+      continue; /* rejected inside a callback and already answered */
+    /* A whole request. */
+    phttp_req *r = &c->req;
+    if (r->status) {
+      phttp_respond_error(c, r->status, -32000, r->reason);
+    } else if (c->h->stopping) {
+      c->close_after = 1;
+      phttp_respond_error(c, 503, -32000, "server is shutting down");
+    } else {
+      phttp_handle_request(c);
+    }
+  }
+  c->in_process = 0;
+  if (c->state == CONN_IDLE && !c->fake && !c->reading && !c->peer_eof) {
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+      c->reading = 1;
+  }
+}
+
+/* ---- accepting ----------------------------------------------------------- */
+
+int phttp_conn_accept(pmcp_http *h)
+{
+  phttp_conn *c = conn_new(h);
+  if (!c) {
+    uv_tcp_t *tmp = malloc(sizeof *tmp);
+    /* Out of memory: take the connection off the queue and drop it. */
+    if (tmp && uv_tcp_init(&h->loop, tmp) == 0 &&
+        uv_accept((uv_stream_t *)&h->listener, (uv_stream_t *)tmp) == 0)
+      uv_close((uv_handle_t *)tmp, (uv_close_cb)free);
+    else
+      free(tmp);
+    return -1;
+  }
+  uv_tcp_init(&h->loop, &c->tcp);
+  c->tcp.data = c;
+  c->handles_open = 2;
+  if (uv_accept((uv_stream_t *)&h->listener, (uv_stream_t *)&c->tcp) != 0) {
+    hard_close(c);
+    return -1;
+  }
+  uv_tcp_nodelay(&c->tcp, 1);
+  if (h->nconns > h->o.max_connections || h->stopping) {
+    static const char busy[] =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+      "Retry-After: 1\r\nConnection: close\r\n\r\n";
+    uv_buf_t b = uv_buf_init((char *)busy, sizeof busy - 1);
+    uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    hard_close(c);
+    return 0;
+  }
+  arm_timer(c, h->o.idle_timeout_ms);
+  if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+    c->reading = 1;
+  else
+    hard_close(c);
+  return 0;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+typedef struct wreq {
+  uv_write_t w;
+  phttp_conn *c;
+  char data[];
+} wreq;
+
+static void on_write(uv_write_t *w, int status)
+{
+  wreq *wr = (wreq *)w;
+  phttp_conn *c = wr->c;
+  free(wr);
+  if (status < 0 && status != UV_ECANCELED && c->state != CONN_CLOSING)
+    hard_close(c);
+}
+
+void phttp_conn_write(phttp_conn *c, const char *data, size_t len)
+{
+  if (c->state == CONN_CLOSING || len == 0 || c->fake)
+    return;
+  uv_stream_t *s = (uv_stream_t *)&c->tcp;
+  size_t done = 0;
+  if (uv_stream_get_write_queue_size(s) == 0) {
+    uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+    int n = uv_try_write(s, &b, 1);
+    if (n > 0)
+      done = (size_t)n;
+    else if (n < 0 && n != UV_EAGAIN) {
+      hard_close(c);
+      return;
+    }
+  }
+  if (done == len)
+    return;
+  if (uv_stream_get_write_queue_size(s) + (len - done) > WRITE_QUEUE_MAX) {
+    phttp_log(c->h, "closing a connection whose client does not read");
+    hard_close(c);
+    return;
+  }
+  wreq *wr = malloc(sizeof *wr + (len - done));
+  if (!wr) {
+    hard_close(c);
+    return;
+  }
+  wr->c = c;
+  memcpy(wr->data, data + done, len - done);
+  uv_buf_t b = uv_buf_init(wr->data, (unsigned)(len - done));
+  if (uv_write(&wr->w, s, &b, 1, on_write) != 0) {
+    free(wr);
+    hard_close(c);
+  }
+}
+
+static const char *reason_phrase(int status)
+{
+  switch (status) {
+  case 200: return "OK";
+  case 202: return "Accepted";
+  case 204: return "No Content";
+  case 400: return "Bad Request";
+  case 403: return "Forbidden";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 406: return "Not Acceptable";
+  case 408: return "Request Timeout";
+  case 409: return "Conflict";
+  case 410: return "Gone";
+  case 413: return "Content Too Large";
+  case 414: return "URI Too Long";
+  case 415: return "Unsupported Media Type";
+  case 417: return "Expectation Failed";
+  case 429: return "Too Many Requests";
+  case 431: return "Request Header Fields Too Large";
+  case 500: return "Internal Server Error";
+  case 503: return "Service Unavailable";
+  case 505: return "HTTP Version Not Supported";
+  default: return "Error";
+  }
+}
+
+static int keep_alive(phttp_conn *c)
+{
+  return c->req.keep_alive && !c->close_after && !c->h->stopping &&
+         !c->peer_eof;
+}
+
+void phttp_respond(phttp_conn *c, int status, const char *ctype,
+                   const char *extra, const char *body, size_t len)
+{
+  char head[1024];
+  int n = snprintf(head, sizeof head,
+                   "HTTP/1.%d %d %s\r\n%s%s%sContent-Length: %zu\r\n%s%s\r\n",
+                   c->req.http_minor ? 1 : 0, status, reason_phrase(status),
+                   ctype ? "Content-Type: " : "", ctype ? ctype : "",
+                   ctype ? "\r\n" : "", len,
+                   keep_alive(c) ? (c->req.http_minor ? "" : "Connection: keep-alive\r\n")
+                                 : "Connection: close\r\n",
+                   extra ? extra : "");
+  if (n < 0 || (size_t)n >= sizeof head)
+    n = snprintf(head, sizeof head, "HTTP/1.1 500 Internal Server Error\r\n"
+                 "Content-Length: 0\r\nConnection: close\r\n\r\n"), len = 0,
+    c->close_after = 1;
+  if (len && len < 4096) {
+    char one[1024 + 4096];
+    memcpy(one, head, (size_t)n);
+    memcpy(one + n, body, len);
+    phttp_conn_write(c, one, (size_t)n + len);
+  } else {
+    phttp_conn_write(c, head, (size_t)n);
+    if (len)
+      phttp_conn_write(c, body, len);
+  }
+  phttp_response_done(c);
+}
+
+void phttp_respond_error(phttp_conn *c, int status, int rpc_code,
+                         const char *message)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  hbuf_printf(&b, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":",
+                   rpc_code);
+  hbuf_json_string(&b, message, strlen(message));
+  hbuf_puts(&b, "},\"id\":null}");
+  const char *extra = NULL;
+  if (status == 405)
+    extra = c->h->o.stateless ? "Allow: POST\r\n" : "Allow: GET, POST, DELETE\r\n";
+  if (b.ptr)
+    phttp_respond(c, status, "application/json", extra, b.ptr, b.len);
+  else
+    phttp_respond(c, status, NULL, extra, NULL, 0);
+  hbuf_free(&b);
+}
+
+void phttp_begin_sse(phttp_conn *c, const char *extra)
+{
+  char head[1024];
+  c->chunked = c->req.http_minor >= 1;
+  if (!c->chunked)
+    c->close_after = 1; /* HTTP/1.0: the body ends with the connection */
+  int n = snprintf(head, sizeof head,
+                   "HTTP/1.%d 200 OK\r\nContent-Type: text/event-stream\r\n"
+                   "Cache-Control: no-cache\r\n%s%s\r\n",
+                   c->req.http_minor ? 1 : 0,
+                   c->chunked ? "Transfer-Encoding: chunked\r\n" : "Connection: close\r\n",
+                   extra ? extra : "");
+  if (n > 0 && (size_t)n < sizeof head)
+    phttp_conn_write(c, head, (size_t)n);
+  phttp_conn_set_ping(c);
+}
+
+void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
+                     const char *data, size_t len)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t lines = 1;
+  for (size_t i = 0; i < len; i++)
+    if (data[i] == '\n')
+      lines++;
+  if (hbuf_reserve(&b, len + 64 + 6 * lines + (id ? strlen(id) : 0)) != 0) {
+    hard_close(c);
+    return;
+  }
+  if (c->chunked)
+    hbuf_puts(&b, "00000000\r\n"); /* size patched below */
+  size_t start = b.len;
+  if (id) {
+    hbuf_puts(&b, "id: ");
+    hbuf_puts(&b, id);
+    hbuf_putc(&b, '\n');
+  }
+  if (retry) {
+    hbuf_puts(&b, "retry: ");
+    hbuf_puts(&b, retry);
+    hbuf_putc(&b, '\n');
+  }
+  if (len)
+    hbuf_puts(&b, "event: message\n");
+  /* One data: line per line of the message (JSON from the engine has no
+   * raw newlines, but the framing must not depend on it). */
+  size_t i = 0;
+  do {
+    size_t j = i;
+    while (j < len && data[j] != '\n' && data[j] != '\r')
+      j++;
+    hbuf_puts(&b, len ? "data: " : "data:");
+    hbuf_append(&b, data + i, j - i);
+    hbuf_putc(&b, '\n');
+    if (j < len && data[j] == '\r' && j + 1 < len && data[j + 1] == '\n')
+      j++;
+    i = j + 1;
+  } while (i < len);
+  hbuf_putc(&b, '\n');
+  if (c->chunked) {
+    char sz[9];
+    snprintf(sz, sizeof sz, "%08zx", b.len - start);
+    memcpy(b.ptr, sz, 8);
+    hbuf_puts(&b, "\r\n");
+  }
+  if (b.ptr)
+    phttp_conn_write(c, b.ptr, b.len);
+  hbuf_free(&b);
+}
+
+void phttp_response_done(phttp_conn *c)
+{
+  if (c->state == CONN_CLOSING)
+    return;
+  if (c->chunked) {
+    static const char last[] = "0\r\n\r\n";
+    phttp_conn_write(c, last, sizeof last - 1);
+    c->chunked = 0;
+  }
+  c->stream = NULL;
+  if (c->state == CONN_CLOSING)
+    return;
+  if (!keep_alive(c)) {
+    phttp_conn_close(c);
+    return;
+  }
+  c->state = CONN_IDLE;
+  arm_timer(c, c->h->o.idle_timeout_ms);
+  /* Requests pipelined behind this one: when we are inside conn_process()
+   * its loop takes them; otherwise (an answer that came from a worker)
+   * start parsing here. Never recurse. */
+  if (!c->in_process && (c->pending_len || (!c->reading && !c->fake)))
+    conn_process(c);
+}

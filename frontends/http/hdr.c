@@ -1,0 +1,321 @@
+/* Pure header logic of the HTTP transport. Every function here reads
+ * untrusted bytes with explicit lengths (header values are not
+ * NUL-terminated in the arena) and is exercised by tests/fuzz/fuzz-http.c. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int is_ows(char c) { return c == ' ' || c == '\t'; }
+
+static void trim(const char **p, const char **end)
+{
+  while (*p < *end && is_ows(**p))
+    (*p)++;
+  while (*end > *p && is_ows((*end)[-1]))
+    (*end)--;
+}
+
+static int ieq(const char *a, size_t alen, const char *b)
+{
+  size_t blen = strlen(b);
+  if (alen != blen)
+    return 0;
+  for (size_t i = 0; i < alen; i++)
+    if (tolower((unsigned char)a[i]) != tolower((unsigned char)b[i]))
+      return 0;
+  return 1;
+}
+
+/* q-value: 0 when "q=0", "q=0.", "q=0.0..." ; 1 otherwise (we only need
+ * zero versus non-zero). Malformed q values count as acceptable, as most
+ * servers do. */
+static int q_is_zero(const char *p, const char *end)
+{
+  if (p >= end || *p != '0')
+    return 0;
+  p++;
+  if (p < end && *p == '.') {
+    p++;
+    while (p < end && *p == '0')
+      p++;
+  }
+  return p == end;
+}
+
+unsigned phttp_accept(const char *value, size_t len)
+{
+  if (!value)
+    return ACCEPT_JSON | ACCEPT_SSE;
+  /* Best specificity seen so far for each target and its q (0 = refused). */
+  int spec[2] = {0, 0}, ok[2] = {0, 0};
+  static const char *const types[2][2] = {{"application", "json"},
+                                          {"text", "event-stream"}};
+  const char *p = value, *end = value + len;
+  while (p < end) {
+    const char *e = memchr(p, ',', (size_t)(end - p));
+    if (!e)
+      e = end;
+    const char *semi = memchr(p, ';', (size_t)(e - p));
+    const char *mt = p, *mt_end = semi ? semi : e;
+    trim(&mt, &mt_end);
+    int zero = 0;
+    if (semi) {
+      const char *q = semi + 1;
+      while (q < e) {
+        const char *qe = memchr(q, ';', (size_t)(e - q));
+        if (!qe)
+          qe = e;
+        const char *a = q, *b = qe;
+        trim(&a, &b);
+        if (b - a >= 2 && (a[0] == 'q' || a[0] == 'Q') && a[1] == '=') {
+          const char *v = a + 2;
+          zero = q_is_zero(v, b);
+        }
+        q = qe + 1;
+      }
+    }
+    const char *slash = memchr(mt, '/', (size_t)(mt_end - mt));
+    if (slash) {
+      const char *t = mt, *st = slash + 1;
+      size_t tl = (size_t)(slash - mt), stl = (size_t)(mt_end - st);
+      for (int i = 0; i < 2; i++) {
+        int s = 0;
+        if (ieq(t, tl, "*") && ieq(st, stl, "*"))
+          s = 1;
+        else if (ieq(t, tl, types[i][0]) && ieq(st, stl, "*"))
+          s = 2;
+        else if (ieq(t, tl, types[i][0]) && ieq(st, stl, types[i][1]))
+          s = 3;
+        if (s > spec[i]) {
+          spec[i] = s;
+          ok[i] = !zero;
+        } else if (s && s == spec[i] && !zero) {
+          ok[i] = 1;
+        }
+      }
+    }
+    p = e + 1;
+  }
+  return (ok[0] ? ACCEPT_JSON : 0) | (ok[1] ? ACCEPT_SSE : 0);
+}
+
+int phttp_is_json_type(const char *value, size_t len)
+{
+  const char *p = value, *end = value + len;
+  const char *semi = memchr(p, ';', len);
+  if (semi)
+    end = semi;
+  trim(&p, &end);
+  return ieq(p, (size_t)(end - p), "application/json");
+}
+
+static int copy_lower(const char *p, size_t n, char *out, size_t size)
+{
+  if (n == 0 || n >= size)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)p[i];
+    if (ch <= 0x20 || ch >= 0x7f || ch == '/' || ch == '@' || ch == '?' ||
+        ch == '#' || ch == '\\')
+      return -1;
+    out[i] = (char)tolower(ch);
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+static int digits(const char *p, const char *end)
+{
+  if (p >= end || end - p > 5)
+    return 0;
+  for (; p < end; p++)
+    if (*p < '0' || *p > '9')
+      return 0;
+  return 1;
+}
+
+int phttp_host_name(const char *value, size_t len, char *name, size_t size)
+{
+  const char *p = value, *end = value + len;
+  trim(&p, &end);
+  if (p == end)
+    return -1;
+  const char *host_end;
+  if (*p == '[') {
+    const char *rb = memchr(p, ']', (size_t)(end - p));
+    if (!rb)
+      return -1;
+    host_end = rb + 1;
+    for (const char *q = p + 1; q < rb; q++)
+      if (!isxdigit((unsigned char)*q) && *q != ':' && *q != '.')
+        return -1;
+  } else {
+    host_end = memchr(p, ':', (size_t)(end - p));
+    if (!host_end)
+      host_end = end;
+  }
+  if (host_end < end) {
+    if (*host_end != ':' || !digits(host_end + 1, end))
+      return -1;
+  }
+  return copy_lower(p, (size_t)(host_end - p), name, size);
+}
+
+int phttp_origin_name(const char *value, size_t len, char *name, size_t size)
+{
+  const char *p = value, *end = value + len;
+  trim(&p, &end);
+  size_t n = (size_t)(end - p);
+  size_t skip;
+  if (n > 7 && ieq(p, 7, "http://"))
+    skip = 7;
+  else if (n > 8 && ieq(p, 8, "https://"))
+    skip = 8;
+  else
+    return -1;
+  p += skip;
+  /* An origin has no path; tolerate a single trailing slash. */
+  if (end > p && end[-1] == '/')
+    end--;
+  return phttp_host_name(p, (size_t)(end - p), name, size);
+}
+
+int phttp_event_id(const char *value, size_t len, uint32_t *stream,
+                   uint64_t *seq)
+{
+  const char *p = value, *end = value + len;
+  trim(&p, &end);
+  const char *us = memchr(p, '_', (size_t)(end - p));
+  if (!us || us == p || us + 1 == end || us - p > 9 || end - us - 1 > 18)
+    return -1;
+  uint64_t a = 0, b = 0;
+  for (const char *q = p; q < us; q++) {
+    if (*q < '0' || *q > '9')
+      return -1;
+    a = a * 10 + (uint64_t)(*q - '0');
+  }
+  for (const char *q = us + 1; q < end; q++) {
+    if (*q < '0' || *q > '9')
+      return -1;
+    b = b * 10 + (uint64_t)(*q - '0');
+  }
+  if (a > UINT32_MAX)
+    return -1;
+  *stream = (uint32_t)a;
+  *seq = b;
+  return 0;
+}
+
+int phttp_version_supported(const char *value, size_t len)
+{
+  /* The protocol revisions whose clients speak Streamable HTTP (it
+   * appeared in 2025-03-26) plus 2024-11-05, which a client may still
+   * negotiate over it. */
+  static const char *const versions[] = {"2024-11-05", "2025-03-26",
+                                         "2025-06-18", "2025-11-25"};
+  const char *p = value, *end = value + len;
+  trim(&p, &end);
+  for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+    if ((size_t)(end - p) == strlen(versions[i]) &&
+        memcmp(p, versions[i], (size_t)(end - p)) == 0)
+      return 1;
+  return 0;
+}
+
+int phttp_valid_session_id(const char *value, size_t len)
+{
+  if (len == 0 || len > 64)
+    return 0;
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)value[i] < 0x21 || (unsigned char)value[i] > 0x7e)
+      return 0;
+  return 1;
+}
+
+/* ---- a growable buffer (the library's pmcp__buf helpers are internal to
+ * it; frontends build against the public headers only) ---- */
+
+int hbuf_reserve(pmcp_buf *b, size_t extra)
+{
+  if (b->len + extra + 1 <= b->cap)
+    return 0;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1) {
+    if (cap > ((size_t)-1) / 2)
+      return PMCP_ENOMEM;
+    cap *= 2;
+  }
+  char *p = realloc(b->ptr, cap);
+  if (!p)
+    return PMCP_ENOMEM;
+  b->ptr = p;
+  b->cap = cap;
+  return 0;
+}
+
+int hbuf_append(pmcp_buf *b, const void *data, size_t len)
+{
+  if (hbuf_reserve(b, len) != 0)
+    return PMCP_ENOMEM;
+  if (len)
+    memcpy(b->ptr + b->len, data, len);
+  b->len += len;
+  b->ptr[b->len] = '\0';
+  return 0;
+}
+
+int hbuf_puts(pmcp_buf *b, const char *s) { return hbuf_append(b, s, strlen(s)); }
+
+int hbuf_putc(pmcp_buf *b, char c) { return hbuf_append(b, &c, 1); }
+
+int hbuf_printf(pmcp_buf *b, const char *fmt, ...)
+{
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return PMCP_EINVAL;
+  if ((size_t)n < sizeof tmp)
+    return hbuf_append(b, tmp, (size_t)n);
+  if (hbuf_reserve(b, (size_t)n) != 0)
+    return PMCP_ENOMEM;
+  va_start(ap, fmt);
+  vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+int hbuf_json_string(pmcp_buf *b, const char *s, size_t len)
+{
+  if (hbuf_putc(b, '"') != 0)
+    return PMCP_ENOMEM;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    int rc;
+    if (ch == '"' || ch == '\\') {
+      char e[2] = {'\\', (char)ch};
+      rc = hbuf_append(b, e, 2);
+    } else if (ch < 0x20) {
+      rc = hbuf_printf(b, "\\u%04x", ch);
+    } else {
+      rc = hbuf_putc(b, (char)ch);
+    }
+    if (rc != 0)
+      return rc;
+  }
+  return hbuf_putc(b, '"');
+}
+
+void hbuf_free(pmcp_buf *b)
+{
+  free(b->ptr);
+  b->ptr = NULL;
+  b->len = b->cap = 0;
+}

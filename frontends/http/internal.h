@@ -1,0 +1,247 @@
+/* Internals of the Streamable HTTP transport, shared by its files:
+ *   hdr.c   pure header logic (Accept, media types, Host/Origin, ids)
+ *   conn.c  connections: libuv I/O, llhttp parsing, timeouts, writing
+ *   mcp.c   MCP over HTTP: sessions, streams, routing the engine's output
+ *   transport.c  the object, the sink queue, signals, shutdown, run()
+ * Everything here runs on the loop thread except the sink queue (locked).
+ */
+#ifndef PMCP_HTTP_INTERNAL_H
+#define PMCP_HTTP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <uv.h>
+#include <llhttp.h>
+
+#include "transport.h"
+
+/* ---- hdr.c ------------------------------------------------------------- */
+
+enum { ACCEPT_JSON = 1, ACCEPT_SSE = 2 };
+/* Which of application/json and text/event-stream an Accept value admits
+ * (wildcards and q=0 honoured). NULL (no header) admits both. */
+unsigned phttp_accept(const char *value, size_t len);
+/* True when a Content-Type value is application/json (any parameters). */
+int phttp_is_json_type(const char *value, size_t len);
+/* Splits a Host value into name (lower-cased, brackets kept for IPv6) and
+ * checks the optional port is digits. Returns 0 or -1 (malformed). */
+int phttp_host_name(const char *value, size_t len, char *name, size_t size);
+/* Parses an Origin "scheme://host[:port]" into its host name as above.
+ * Returns 0, or -1 when it is not such an origin (e.g. "null"). */
+int phttp_origin_name(const char *value, size_t len, char *name, size_t size);
+/* Parses a Last-Event-ID "<stream>_<seq>". Returns 0 or -1. */
+int phttp_event_id(const char *value, size_t len, uint32_t *stream,
+                   uint64_t *seq);
+/* True when a protocol version is one this transport speaks. */
+int phttp_version_supported(const char *value, size_t len);
+/* Session ids are visible ASCII (0x21-0x7E), 1..64 bytes. */
+int phttp_valid_session_id(const char *value, size_t len);
+
+int hbuf_reserve(pmcp_buf *b, size_t extra);
+int hbuf_append(pmcp_buf *b, const void *data, size_t len);
+int hbuf_puts(pmcp_buf *b, const char *s);
+int hbuf_putc(pmcp_buf *b, char c);
+int hbuf_printf(pmcp_buf *b, const char *fmt, ...) PMCP_PRINTF(2, 3);
+int hbuf_json_string(pmcp_buf *b, const char *s, size_t len);
+void hbuf_free(pmcp_buf *b);
+
+/* ---- requests and connections (conn.c) ---------------------------------- */
+
+typedef struct phttp_hdr { uint32_t name, name_len, value, value_len; } phttp_hdr;
+
+#define PHTTP_MAX_HEADERS 64
+
+typedef struct phttp_req {
+  uint8_t method;            /* llhttp_method_t */
+  uint8_t http_minor;
+  int keep_alive;
+  char *arena;               /* url + header names/values, max_header bytes */
+  size_t arena_len;
+  uint32_t url, url_len;
+  phttp_hdr hdrs[PHTTP_MAX_HEADERS];
+  unsigned nhdrs;
+  int in_value;              /* parsing a header value (vs a name) */
+  pmcp_buf body;
+  int status;                /* non-zero: reject with this status */
+  const char *reason;        /* message for the rejection */
+  int expect_continue;
+} phttp_req;
+
+enum phttp_conn_state {
+  CONN_IDLE = 0,     /* keep-alive: waiting for a request */
+  CONN_HEADERS,      /* reading request line and headers */
+  CONN_BODY,         /* reading the body */
+  CONN_BUSY,         /* request taken, response not finished */
+  CONN_CLOSING
+};
+
+struct phttp_stream;
+
+typedef struct phttp_conn {
+  pmcp_http *h;
+  uv_tcp_t tcp;
+  uv_timer_t timer;
+  llhttp_t parser;
+  struct phttp_conn *prev, *next;
+  enum phttp_conn_state state;
+  phttp_req req;
+  char *pending;             /* bytes received while busy, unparsed */
+  size_t pending_len, pending_cap;
+  int reading;               /* uv_read_start active */
+  int peer_eof;
+  int close_after;           /* close once the response is written */
+  int handles_open;          /* uv handles still to close */
+  int fake;                  /* testing: no socket; output discarded */
+  struct phttp_stream *stream; /* the response being produced, if any */
+  int chunked;               /* response body uses chunked framing */
+  int in_process;            /* inside conn_process() */
+} phttp_conn;
+
+/* ---- MCP state (mcp.c) -------------------------------------------------- */
+
+typedef struct phttp_event {
+  struct phttp_event *next;
+  struct phttp_stream *stream;
+  uint64_t seq;
+  size_t len;
+  char data[];               /* one JSON-RPC message */
+} phttp_event;
+
+enum phttp_stream_mode { MODE_LAZY = 0, MODE_JSON, MODE_SSE };
+
+typedef struct phttp_pending {
+  char *id;                  /* canonical JSON text of the request id */
+  int done;
+} phttp_pending;
+
+typedef struct phttp_session phttp_session;
+
+typedef struct phttp_stream {
+  phttp_session *s;
+  struct phttp_stream *next;
+  uint32_t no;
+  int standalone;            /* the GET stream */
+  enum phttp_stream_mode mode;
+  int accept;                /* ACCEPT_* of the POST */
+  phttp_conn *conn;          /* attached connection or NULL */
+  phttp_pending *ids;
+  size_t nids, ndone;
+  int batch;
+  pmcp_buf collected;        /* JSON mode: responses so far */
+  size_t ncollected;
+  int finished;              /* every id had its final message */
+  unsigned nevents;          /* events of this stream in the buffer */
+  uint64_t evicted_upto;     /* highest seq dropped from the buffer */
+  int initialize;            /* the POST that creates the session */
+} phttp_stream;
+
+struct phttp_session {
+  phttp_session *hnext;      /* hash chain */
+  phttp_session *prev, *next;/* all sessions, oldest first */
+  char id[65];
+  int stateless;
+  int issued;                /* Mcp-Session-Id handed to the client */
+  char proto[16];            /* negotiated protocol version */
+  uint64_t last_active;      /* uv_now() */
+  uint32_t next_stream;
+  uint64_t next_seq;
+  phttp_stream *streams;
+  phttp_stream *standalone;
+  phttp_event *ev_head, *ev_tail;
+  size_t ev_bytes;
+  unsigned ev_count;
+  unsigned inflight;
+};
+
+/* ---- the transport -------------------------------------------------------- */
+
+typedef struct phttp_qmsg {
+  struct phttp_qmsg *next;
+  pmcp_out_kind kind;
+  int final;
+  char *session;             /* point into buf */
+  char *related;             /* or NULL */
+  char *data;                /* or NULL */
+  size_t len;
+  char buf[];
+} phttp_qmsg;
+
+struct pmcp_http {
+  pmcp_http_options o;
+  char *host, *endpoint;
+  char **allow_hosts;        /* lower-case names incl. loopback defaults */
+  size_t n_allow_hosts;
+  char **allow_origins;
+  size_t n_allow_origins;
+  int port;
+  uv_loop_t loop;
+  int loop_ok;
+  uv_tcp_t listener;
+  int listening;
+  uv_async_t async;
+  uv_timer_t sweep;
+  uv_timer_t shutdown_timer;
+  uv_signal_t sigterm, sigint;
+  pthread_t loop_thread;
+  int serving;
+  pmcp_server *server;
+  pthread_mutex_t qlock;
+  phttp_qmsg *qhead, *qtail;
+  int qclosed;
+  phttp_conn *conns;
+  unsigned nconns;
+  phttp_session **table;     /* hash table of sessions */
+  size_t table_size;
+  phttp_session *s_head, *s_tail;
+  unsigned nsessions;
+  unsigned inflight;         /* requests awaiting their final message */
+  int stopping;              /* graceful shutdown started */
+  int forced;
+  uint64_t id_counter;       /* testing ids */
+  char readbuf[65536];
+};
+
+/* conn.c */
+int phttp_conn_accept(pmcp_http *h);
+phttp_conn *phttp_conn_fake(pmcp_http *h);
+void phttp_conn_feed(phttp_conn *c, const char *data, size_t len);
+void phttp_conn_close(phttp_conn *c);
+void phttp_conn_write(phttp_conn *c, const char *data, size_t len);
+/* A complete non-streaming response; body may be NULL. */
+void phttp_respond(phttp_conn *c, int status, const char *ctype,
+                   const char *extra_headers, const char *body, size_t len);
+/* A JSON-RPC error body {"jsonrpc":"2.0","error":{...},"id":null}. */
+void phttp_respond_error(phttp_conn *c, int status, int rpc_code,
+                         const char *message);
+/* Starts a streaming (SSE) response. */
+void phttp_begin_sse(phttp_conn *c, const char *extra_headers);
+/* Writes one SSE event (id may be NULL, data may be "" for priming). */
+void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
+                     const char *data, size_t len);
+/* Ends the current response; the connection goes back to reading. */
+void phttp_response_done(phttp_conn *c);
+const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
+                         int *count);
+void phttp_conn_set_ping(phttp_conn *c);
+
+/* mcp.c */
+void phttp_handle_request(phttp_conn *c);   /* headers and body read */
+void phttp_check_headers(phttp_conn *c);    /* at end of headers */
+void phttp_deliver(pmcp_http *h, phttp_qmsg *m);
+void phttp_conn_lost(phttp_conn *c);        /* detach from its stream */
+void phttp_sweep_sessions(pmcp_http *h);
+void phttp_close_all_sessions(pmcp_http *h);
+void phttp_end_standalone_streams(pmcp_http *h);
+void phttp_log(pmcp_http *h, const char *fmt, ...) PMCP_PRINTF(2, 3);
+
+int phttp_sessions_init(pmcp_http *h);
+
+/* transport.c */
+/* Testing (fuzz): use @p server without running the loop; finish() ends
+ * every session and connection and runs the loop until all is closed. */
+void phttp_testing_attach(pmcp_http *h, pmcp_server *server);
+void phttp_testing_finish(pmcp_http *h);
+void phttp_drain_queue(pmcp_http *h);
+void phttp_maybe_finish_shutdown(pmcp_http *h);
+
+#endif

@@ -1,0 +1,190 @@
+/* probe-mcp-http: serves libprobemcp over MCP Streamable HTTP. The
+ * transport lives in transport.c (shared with probe-mcp-everything --http);
+ * this file only reads the command line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <probemcp/probemcp.h>
+
+#include "transport.h"
+
+static const char usage[] =
+  "Usage: probe-mcp-http [--listen HOST:PORT] [--store S] [--tenant T]\n"
+  "                      [--toolset research|tracking|all] [options]\n"
+  "\n"
+  "Serves MCP over Streamable HTTP (POST/GET/DELETE on one endpoint).\n"
+  "\n"
+  "  --listen HOST:PORT     address to listen on (default 127.0.0.1:8080;\n"
+  "                         port 0 picks a free port; the URL is printed)\n"
+  "  --endpoint PATH        MCP endpoint path (default /mcp)\n"
+  "  --stateless            no sessions: every POST is self-contained\n"
+  "  --allow-host NAME      accept this Host name too (repeatable; default:\n"
+  "                         loopback names and the listening address)\n"
+  "  --allow-origin ORIGIN  accept this exact Origin too (repeatable)\n"
+  "  --max-body BYTES       largest request body (default 4194304)\n"
+  "  --max-connections N    open connections (default 1024)\n"
+  "  --max-sessions N       live sessions (default 1000)\n"
+  "  --session-idle SECS    end sessions idle this long (default 1800)\n"
+  "  --header-timeout SECS  time to send request headers (default 10)\n"
+  "  --body-timeout SECS    time to send the body after them (default 30)\n"
+  "  --idle-timeout SECS    keep-alive between requests (default 60)\n"
+  "  --shutdown-timeout SECS  wait for running calls on SIGTERM (default 30)\n"
+  "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
+  "                         (default 1048576)\n"
+  "  --store S              the store to serve (SQLite path or postgresql:// URL)\n"
+  "  --tenant T             tenant to serve (default: default)\n"
+  "  --toolset NAME         research, tracking or all (default research)\n"
+  "  --help                 this text\n"
+  "  --version              print the version\n";
+
+static int parse_u(const char *opt, const char *v, unsigned long max,
+                   unsigned long *out)
+{
+  char *end;
+  errno = 0;
+  if (!v || !*v || *v == '-') {
+    fprintf(stderr, "probe-mcp-http: %s needs a non-negative number\n", opt);
+    return -1;
+  }
+  unsigned long x = strtoul(v, &end, 10);
+  if (*end || errno || x > max) {
+    fprintf(stderr, "probe-mcp-http: %s: '%s' is not a number in 0..%lu\n",
+            opt, v, max);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  pmcp_http_options o = {0};
+  char host[128] = "127.0.0.1";
+  const char *store = NULL, *tenant = NULL, *toolset = NULL;
+  const char *hosts[64], *origins[64];
+  size_t nh = 0, no = 0;
+  int port = 8080;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    unsigned long x;
+#define NEEDV()                                                              \
+    do {                                                                     \
+      if (!v) {                                                              \
+        fprintf(stderr, "probe-mcp-http: %s needs a value\n", a);            \
+        return 2;                                                            \
+      }                                                                      \
+      i++;                                                                   \
+    } while (0)
+#define SECS(field)                                                          \
+    do {                                                                     \
+      NEEDV();                                                               \
+      if (parse_u(a, v, 86400 * 365, &x) != 0)                               \
+        return 2;                                                            \
+      o.field = x ? (unsigned)(x * 1000) : 1;                                \
+    } while (0)
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("probe-mcp-http %s\n", pmcp_version());
+      return 0;
+    } else if (!strcmp(a, "--listen")) {
+      char err[200];
+      NEEDV();
+      if (pmcp_http_parse_listen(v, host, sizeof host, &port, err, sizeof err) != 0) {
+        fprintf(stderr, "probe-mcp-http: --listen: %s\n", err);
+        return 2;
+      }
+    } else if (!strcmp(a, "--endpoint")) {
+      NEEDV();
+      if (v[0] != '/') {
+        fprintf(stderr, "probe-mcp-http: --endpoint must start with '/'\n");
+        return 2;
+      }
+      o.endpoint = v;
+    } else if (!strcmp(a, "--stateless")) {
+      o.stateless = 1;
+    } else if (!strcmp(a, "--allow-host")) {
+      NEEDV();
+      if (nh == 64) {
+        fprintf(stderr, "probe-mcp-http: at most 64 --allow-host\n");
+        return 2;
+      }
+      hosts[nh++] = v;
+    } else if (!strcmp(a, "--allow-origin")) {
+      NEEDV();
+      if (no == 64) {
+        fprintf(stderr, "probe-mcp-http: at most 64 --allow-origin\n");
+        return 2;
+      }
+      origins[no++] = v;
+    } else if (!strcmp(a, "--max-body")) {
+      NEEDV();
+      if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
+        return 2;
+      o.max_body = x;
+    } else if (!strcmp(a, "--max-connections")) {
+      NEEDV();
+      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
+        return 2;
+      o.max_connections = (unsigned)x;
+    } else if (!strcmp(a, "--max-sessions")) {
+      NEEDV();
+      if (parse_u(a, v, 10000000, &x) != 0 || x == 0)
+        return 2;
+      o.max_sessions = (unsigned)x;
+    } else if (!strcmp(a, "--replay-buffer")) {
+      NEEDV();
+      if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
+        return 2;
+      o.replay_bytes = x;
+    } else if (!strcmp(a, "--session-idle")) {
+      SECS(session_idle_ms);
+    } else if (!strcmp(a, "--header-timeout")) {
+      SECS(header_timeout_ms);
+    } else if (!strcmp(a, "--body-timeout")) {
+      SECS(body_timeout_ms);
+    } else if (!strcmp(a, "--idle-timeout")) {
+      SECS(idle_timeout_ms);
+    } else if (!strcmp(a, "--shutdown-timeout")) {
+      SECS(shutdown_timeout_ms);
+    } else if (!strcmp(a, "--store")) {
+      NEEDV();
+      store = v;
+    } else if (!strcmp(a, "--tenant")) {
+      NEEDV();
+      tenant = v;
+    } else if (!strcmp(a, "--toolset")) {
+      NEEDV();
+      if (strcmp(v, "research") && strcmp(v, "tracking") && strcmp(v, "all")) {
+        fprintf(stderr, "probe-mcp-http: --toolset must be research, tracking or all\n");
+        return 2;
+      }
+      toolset = v;
+    } else {
+      fprintf(stderr, "probe-mcp-http: unknown option '%s' (see --help)\n", a);
+      return 2;
+    }
+  }
+  if (store || tenant || toolset) {
+    /* No fake tools: until the research toolset is part of the library
+     * this service has nothing to serve from a store. */
+    fprintf(stderr, "probe-mcp-http: %s: the research toolset is not part of this "
+            "build yet, so there is no store to serve\n",
+            store ? "--store" : tenant ? "--tenant" : "--toolset");
+    return 2;
+  }
+  o.host = host;
+  o.port = port;
+  o.allow_hosts = hosts;
+  o.n_allow_hosts = nh;
+  o.allow_origins = origins;
+  o.n_allow_origins = no;
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "probe-mcp-http";
+  so.title = "probe-mcp";
+  return pmcp_http_run(&o, &so, NULL, NULL);
+}

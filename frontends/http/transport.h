@@ -1,0 +1,104 @@
+/* MCP Streamable HTTP transport over libuv, shared by probe-mcp-http and
+ * probe-mcp-everything --http (static library pmcp_http_transport).
+ *
+ * The transport owns a libuv loop, a listening socket and the HTTP/1.1
+ * connections; it moves whole JSON-RPC messages between clients and a
+ * pmcp_server. The server is created with pmcp_http_sink() as its sink and
+ * the transport as the sink's ud, because the sink is fixed at
+ * pmcp_server_new() time:
+ *
+ *   pmcp_http *h; pmcp_http_new(&h, &hopts);
+ *   sopts.sink = pmcp_http_sink; sopts.sink_ud = h;
+ *   pmcp_server_new(&srv, &sopts); ...register...
+ *   pmcp_http_serve(h, srv);          // until SIGTERM / SIGINT
+ *   pmcp_server_free(srv); pmcp_http_free(h);   // in this order
+ *
+ * pmcp_http_run() does exactly that for a frontend's main().
+ *
+ * Threads: everything but pmcp_http_sink() runs on the thread that calls
+ * pmcp_http_serve(). The sink may be called from any thread (the engine's
+ * workers); it copies the message into a queue and wakes the loop with
+ * uv_async, so nothing a tool does ever blocks the loop and no connection
+ * state is touched off the loop thread.
+ */
+#ifndef PMCP_HTTP_TRANSPORT_H
+#define PMCP_HTTP_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <probemcp/probemcp.h>
+
+typedef struct pmcp_http pmcp_http;
+
+typedef struct pmcp_http_options {
+  const char *host;          /* listen address; NULL: 127.0.0.1 */
+  int port;                  /* 0: pick a free port */
+  const char *endpoint;      /* NULL: "/mcp" */
+  int stateless;             /* no sessions: every POST self-contained */
+  /* Extra Host names (without port) and exact Origins allowed besides the
+   * loopback names of the listening address. */
+  const char *const *allow_hosts;
+  size_t n_allow_hosts;
+  const char *const *allow_origins;
+  size_t n_allow_origins;
+  size_t max_body;           /* bytes; 0: 4 MiB */
+  size_t max_header;         /* bytes of request line + headers; 0: 16 KiB */
+  unsigned max_connections;  /* 0: 1024 */
+  unsigned max_sessions;     /* 0: 1000 */
+  unsigned session_idle_ms;  /* idle session expiry; 0: 30 min */
+  unsigned header_timeout_ms;/* first byte to end of headers; 0: 10 s */
+  unsigned body_timeout_ms;  /* end of headers to end of body; 0: 30 s */
+  unsigned idle_timeout_ms;  /* keep-alive between requests; 0: 60 s */
+  unsigned shutdown_timeout_ms; /* graceful shutdown limit; 0: 30 s */
+  unsigned sse_retry_ms;     /* SSE retry: field; 0: 1000 */
+  unsigned sse_ping_ms;      /* SSE comment keep-alive; 0: 25 s */
+  size_t replay_bytes;       /* per-session SSE replay buffer; 0: 1 MiB */
+  unsigned max_inflight;     /* requests in flight per session; 0: 256 */
+  /* Where the "listening on URL" line goes (flushed); NULL: stdout. */
+  FILE *announce;
+  /* Diagnostics (one line, no newline); NULL: none. */
+  void (*log)(const char *line, void *ud);
+  void *log_ud;
+  /* Testing only (the fuzz target): session ids are a counter, not random,
+   * and no socket is opened. Never set by the frontends. */
+  int testing;
+} pmcp_http_options;
+
+/* Creates the transport and binds the listening socket (so the chosen port
+ * is known before pmcp_http_serve()). Writes a reason into err (size
+ * errsize) on failure. Returns 0 or a negative PMCP_E* code. */
+int pmcp_http_new(pmcp_http **out, const pmcp_http_options *opts,
+                  char *err, size_t errsize);
+
+/* The pmcp_server sink; ud is the pmcp_http. Thread-safe. */
+void pmcp_http_sink(const pmcp_out *msg, void *ud);
+
+/* The bound port (useful with port 0). */
+int pmcp_http_port(const pmcp_http *h);
+
+/* Serves @p server until SIGTERM or SIGINT (or pmcp_http_stop()), then
+ * shuts down gracefully: stops accepting, lets in-flight calls finish (at
+ * most shutdown_timeout_ms), closes everything. Returns 0. */
+int pmcp_http_serve(pmcp_http *h, pmcp_server *server);
+
+/* Starts the graceful shutdown from the loop thread. */
+void pmcp_http_stop(pmcp_http *h);
+
+/* Frees the transport; call after pmcp_server_free(). NULL ok. */
+void pmcp_http_free(pmcp_http *h);
+
+/* For a frontend's main(): creates the transport and a server whose sink
+ * is the transport, lets @p setup register tools, prints the URL, serves
+ * until a signal, frees everything. Errors go to stderr. Returns an exit
+ * status (0, or 1 after printing why). */
+int pmcp_http_run(const pmcp_http_options *hopts, pmcp_server_options *sopts,
+                  int (*setup)(pmcp_server *server, void *ud), void *ud);
+
+/* Parses "HOST:PORT", "[V6]:PORT" or ":PORT" / "PORT" (host 127.0.0.1)
+ * into host (size hostsize) and port. Returns 0 or -1 with a reason in
+ * err. */
+int pmcp_http_parse_listen(const char *spec, char *host, size_t hostsize,
+                           int *port, char *err, size_t errsize);
+
+#endif

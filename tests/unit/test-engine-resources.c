@@ -1,0 +1,351 @@
+/* Resources (list, read, templates, subscriptions), prompts and
+ * completion. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-harness.h"
+
+static int read_fixed(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  if (strcmp(pmcp_call_uri(call), "test://blob") == 0)
+    return pmcp_result_resource_blob(call, pmcp_call_uri(call), "image/png", "aGk=");
+  return pmcp_result_text(call, "hello", 5);
+}
+
+static int read_template(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  const char *id = pmcp_call_uri_var(call, "id");
+  ck_assert_ptr_nonnull(id);
+  ck_assert_ptr_null(pmcp_call_uri_var(call, "nope"));
+  if (strcmp(id, "missing") == 0)
+    return PMCP_ENOTFOUND;
+  char t[128];
+  snprintf(t, sizeof t, "item %s of %s", id, pmcp_call_uri_var(call, "kind"));
+  return pmcp_result_resource_text(call, pmcp_call_uri(call), "text/plain", t);
+}
+
+static int prompt_simple(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  return pmcp_prompt_text(call, "user", "hi there");
+}
+
+static int prompt_args(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  const char *a = NULL, *b = "(none)";
+  ck_assert_int_eq(pmcp_arg_string(call, "arg1", &a, NULL), 0);
+  pmcp_arg_string(call, "arg2", &b, NULL);
+  char t[128];
+  snprintf(t, sizeof t, "a=%s b=%s", a, b);
+  ck_assert_int_eq(pmcp_prompt_description(call, "with args"), 0);
+  ck_assert_int_eq(pmcp_prompt_text(call, "robot", "x"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_result_text(call, "x", 1), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_prompt_text(call, "user", t), 0);
+  ck_assert_int_eq(pmcp_prompt_image(call, "assistant", "aGk=", "image/png"), 0);
+  return pmcp_prompt_resource(call, "user", "test://x", "text/plain", "embedded");
+}
+
+static int complete(pmcp_call *call, const char *ref_type, const char *ref_name,
+                    const char *arg, const char *value, void *ud)
+{
+  (void)ud;
+  const char *ctx = "-";
+  pmcp_arg_string(call, "arg1", &ctx, NULL);
+  char t[256];
+  snprintf(t, sizeof t, "%s|%s|%s|%s|%s", ref_type, ref_name, arg, value, ctx);
+  ck_assert_int_eq(pmcp_complete_value(call, t), 0);
+  if (strcmp(value, "many") == 0) {
+    for (int i = 0; i < 150; i++)
+      ck_assert_int_eq(pmcp_complete_value(call, "v"), 0);
+  }
+  return 0;
+}
+
+static void setup_all(pmcp_server *srv)
+{
+  pmcp_resource_def r = PMCP_RESOURCE_DEF_INIT;
+  r.uri = "test://static";
+  r.name = "static";
+  r.mime_type = "text/plain";
+  r.read = read_fixed;
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &r), 0);
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &r), PMCP_EEXIST);
+  r.uri = "test://blob";
+  r.name = "blob";
+  r.flags = PMCP_TOOL_BLOCKING;
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &r), 0);
+  pmcp_resource_def t = PMCP_RESOURCE_DEF_INIT;
+  t.uri_template = "test://{kind}/item/{id}";
+  t.name = "items";
+  t.description = "Items by id";
+  t.read = read_template;
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &t), 0);
+  t.uri_template = "test://{a}{b}";
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &t), PMCP_EINVAL);
+  t.uri_template = "test://{a";
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &t), PMCP_EINVAL);
+
+  pmcp_prompt_def p = PMCP_PROMPT_DEF_INIT;
+  p.name = "simple";
+  p.get = prompt_simple;
+  ck_assert_int_eq(pmcp_server_add_prompt(srv, &p), 0);
+  static const pmcp_prompt_arg args[] = {
+    {"arg1", "First", 1},
+    {"arg2", "Second", 0},
+  };
+  p.name = "with_args";
+  p.description = "Takes arguments";
+  p.args = args;
+  p.n_args = 2;
+  p.get = prompt_args;
+  ck_assert_int_eq(pmcp_server_add_prompt(srv, &p), 0);
+  ck_assert_int_eq(pmcp_server_set_completion(srv, complete, NULL, NULL), 0);
+}
+
+static harness *setup(void)
+{
+  harness *h = h_new(NULL);
+  setup_all(h->srv);
+  h_init(h, NULL, "2025-11-25");
+  return h;
+}
+
+static cJSON *rpc(harness *h, const char *method, const char *params)
+{
+  char *buf = malloc(strlen(params) + 256);
+  sprintf(buf, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}", method,
+          params);
+  cJSON *r = h_call(h, NULL, buf);
+  free(buf);
+  return r;
+}
+
+START_TEST(capabilities)
+{
+  harness *h = h_new(NULL);
+  setup_all(h->srv);
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+                             "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}}}");
+  cJSON *caps = cJSON_GetObjectItem(h_result(r), "capabilities");
+  cJSON *res = cJSON_GetObjectItem(caps, "resources");
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(res, "subscribe")));
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(res, "listChanged")));
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(caps, "prompts"));
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(caps, "completions"));
+  ck_assert_ptr_null(cJSON_GetObjectItem(caps, "tools"));
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(resources)
+{
+  harness *h = setup();
+  cJSON *r = rpc(h, "resources/list", "{}");
+  cJSON *list = cJSON_GetObjectItem(h_result(r), "resources");
+  ck_assert_int_eq(cJSON_GetArraySize(list), 2);
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "uri")->valuestring,
+                   "test://static");
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "mimeType")->valuestring,
+                   "text/plain");
+  cJSON_Delete(r);
+  r = rpc(h, "resources/templates/list", "{}");
+  list = cJSON_GetObjectItem(h_result(r), "resourceTemplates");
+  ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "uriTemplate")->valuestring,
+                   "test://{kind}/item/{id}");
+  cJSON_Delete(r);
+
+  r = rpc(h, "resources/read", "{\"uri\":\"test://static\"}");
+  cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r), "contents"), 0);
+  ck_assert_str_eq(cJSON_GetObjectItem(c0, "uri")->valuestring, "test://static");
+  ck_assert_str_eq(cJSON_GetObjectItem(c0, "text")->valuestring, "hello");
+  ck_assert_str_eq(cJSON_GetObjectItem(c0, "mimeType")->valuestring, "text/plain");
+  cJSON_Delete(r);
+  r = rpc(h, "resources/read", "{\"uri\":\"test://blob\"}"); /* runs on a worker */
+  c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r), "contents"), 0);
+  ck_assert_str_eq(cJSON_GetObjectItem(c0, "blob")->valuestring, "aGk=");
+  cJSON_Delete(r);
+  r = rpc(h, "resources/read", "{\"uri\":\"test://widget/item/a%20b\"}");
+  c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r), "contents"), 0);
+  ck_assert_str_eq(cJSON_GetObjectItem(c0, "text")->valuestring, "item a b of widget");
+  cJSON_Delete(r);
+
+  const char *missing[] = {"test://nope", "test://widget/item/missing",
+                           "test://widget/item/", "test://a/b/item/x",
+                           "test://widget/item/x/y", "test://widget/item/%zz"};
+  for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+    char p[128];
+    snprintf(p, sizeof p, "{\"uri\":\"%s\"}", missing[i]);
+    r = rpc(h, "resources/read", p);
+    ck_assert_msg(h_error_code(r) == -32002, "%s: %d", missing[i], h_error_code(r));
+    ck_assert_str_eq(h_error_message(r), "Resource not found");
+    cJSON *data = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "data");
+    ck_assert_str_eq(cJSON_GetObjectItem(data, "uri")->valuestring, missing[i]);
+    cJSON_Delete(r);
+  }
+  r = rpc(h, "resources/read", "{}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(subscriptions)
+{
+  harness *h = h_new(NULL);
+  setup_all(h->srv);
+  h_init(h, "a", "2025-11-25");
+  h_init(h, "b", "2025-11-25");
+  cJSON *r = h_call(h, "a", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/subscribe\","
+                            "\"params\":{\"uri\":\"test://static\"}}");
+  ck_assert_ptr_nonnull(h_result(r));
+  cJSON_Delete(r);
+  r = h_call(h, "a", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/subscribe\","
+                     "\"params\":{\"uri\":\"test://unknown\"}}");
+  ck_assert_int_eq(h_error_code(r), -32002);
+  cJSON_Delete(r);
+  ck_assert_int_eq(pmcp_server_notify_resource_updated(h->srv, "test://static"), 0);
+  h_msg *m = h_next(h);
+  ck_assert_str_eq(m->session, "a");
+  ck_assert_ptr_null(m->related);
+  ck_assert_int_eq(m->kind, PMCP_OUT_NOTIFICATION);
+  ck_assert_str_eq(m->data, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\","
+                            "\"params\":{\"uri\":\"test://static\"}}");
+  h_msg_free(m);
+  ck_assert_uint_eq(h_pending(h), 0);
+  r = h_call(h, "a", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/unsubscribe\","
+                     "\"params\":{\"uri\":\"test://static\"}}");
+  cJSON_Delete(r);
+  ck_assert_int_eq(pmcp_server_notify_resource_updated(h->srv, "test://static"), 0);
+  ck_assert_uint_eq(h_pending(h), 0);
+  /* list_changed goes to every initialized session */
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, PMCP_LIST_PROMPTS), 0);
+  for (int i = 0; i < 2; i++) {
+    m = h_next(h);
+    ck_assert_ptr_nonnull(strstr(m->data, "notifications/prompts/list_changed"));
+    h_msg_free(m);
+  }
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, (pmcp_list_kind)9), PMCP_EINVAL);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(prompts)
+{
+  harness *h = setup();
+  cJSON *r = rpc(h, "prompts/list", "{}");
+  cJSON *list = cJSON_GetObjectItem(h_result(r), "prompts");
+  ck_assert_int_eq(cJSON_GetArraySize(list), 2);
+  cJSON *args = cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "arguments");
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(args, 0), "required")));
+  cJSON_Delete(r);
+
+  r = rpc(h, "prompts/get", "{\"name\":\"simple\"}");
+  cJSON *msgs = cJSON_GetObjectItem(h_result(r), "messages");
+  cJSON *c = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 0), "content");
+  ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, "hi there");
+  cJSON_Delete(r);
+
+  r = rpc(h, "prompts/get", "{\"name\":\"with_args\",\"arguments\":{\"arg1\":\"x\"}}");
+  ck_assert_str_eq(cJSON_GetObjectItem(h_result(r), "description")->valuestring, "with args");
+  msgs = cJSON_GetObjectItem(h_result(r), "messages");
+  ck_assert_int_eq(cJSON_GetArraySize(msgs), 3);
+  c = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 0), "content");
+  ck_assert_str_eq(cJSON_GetObjectItem(c, "text")->valuestring, "a=x b=(none)");
+  c = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "content");
+  ck_assert_str_eq(cJSON_GetObjectItem(c, "type")->valuestring, "image");
+  c = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 2), "content");
+  ck_assert_str_eq(cJSON_GetObjectItem(c, "type")->valuestring, "resource");
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "resource"), "text")->valuestring,
+                   "embedded");
+  cJSON_Delete(r);
+
+  r = rpc(h, "prompts/get", "{\"name\":\"with_args\"}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "'arg1'"));
+  cJSON_Delete(r);
+  r = rpc(h, "prompts/get", "{\"name\":\"with_args\",\"arguments\":{\"arg1\":\"x\",\"z\":\"y\"}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "'z'"));
+  cJSON_Delete(r);
+  r = rpc(h, "prompts/get", "{\"name\":\"with_args\",\"arguments\":{\"arg1\":1}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  cJSON_Delete(r);
+  r = rpc(h, "prompts/get", "{\"name\":\"nope\"}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "nope"));
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(completion)
+{
+  harness *h = setup();
+  cJSON *r = rpc(h, "completion/complete",
+                 "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"with_args\"},"
+                 "\"argument\":{\"name\":\"arg2\",\"value\":\"ab\"},"
+                 "\"context\":{\"arguments\":{\"arg1\":\"ctx\"}}}");
+  cJSON *comp = cJSON_GetObjectItem(h_result(r), "completion");
+  ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(comp, "values"), 0)->valuestring,
+                   "ref/prompt|with_args|arg2|ab|ctx");
+  ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(comp, "hasMore")));
+  cJSON_Delete(r);
+  r = rpc(h, "completion/complete",
+          "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://{kind}/item/{id}\"},"
+          "\"argument\":{\"name\":\"id\",\"value\":\"many\"}}");
+  comp = cJSON_GetObjectItem(h_result(r), "completion");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(comp, "values")), 100);
+  ck_assert_int_eq(cJSON_GetObjectItem(comp, "total")->valueint, 151);
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(comp, "hasMore")));
+  cJSON_Delete(r);
+  const char *bad[] = {
+    "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"nope\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}",
+    "{\"ref\":{\"type\":\"ref/x\",\"name\":\"simple\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}",
+    "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"simple\"}}",
+    "{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"test://zz\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}",
+  };
+  for (size_t i = 0; i < 4; i++) {
+    r = rpc(h, "completion/complete", bad[i]);
+    ck_assert_int_eq(h_error_code(r), -32602);
+    cJSON_Delete(r);
+  }
+  h_free(h);
+
+  /* no handler: method not found */
+  h = h_new(NULL);
+  h_init(h, NULL, "2025-11-25");
+  r = rpc(h, "completion/complete",
+          "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"x\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}");
+  ck_assert_int_eq(h_error_code(r), -32601);
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("engine-resources");
+  TCase *tc = tcase_create("resources");
+  tcase_add_test(tc, capabilities);
+  tcase_add_test(tc, resources);
+  tcase_add_test(tc, subscriptions);
+  tcase_add_test(tc, prompts);
+  tcase_add_test(tc, completion);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -100,6 +100,10 @@ def check_runs(con, exp, kind, project):
             ex = exp["experiments"][e["experiment"]]
             if xname != ex["name"] or bool(xdel) != ex["deleted"]:
                 err("run %s: experiment %r (deleted %r), expected %r (%r)" % (rid, xname, xdel, ex["name"], ex["deleted"]))
+            xdesc = con.execute("SELECT x.description FROM runs r JOIN experiments x "
+                                "ON x.id = r.experiment_id WHERE r.slug=?", (rid,)).fetchone()[0]
+            if xdesc != ex["description"]:
+                err("run %s: experiment description %r, expected %r" % (rid, xdesc, ex["description"]))
             tag = e["attrs"].get(("tag", "mlflow.source.git.commit"))
             if tag and commit != tag[1]:
                 err("run %s: git commit %r, expected %r" % (rid, commit, tag[1]))
@@ -122,10 +126,17 @@ def check_runs(con, exp, kind, project):
         by_key = {}
         for (k, step, wall, value) in e["scalars"]:
             by_key.setdefault(k, []).append((step, wall, value))
+        # histogram summaries: float series labelled stat=min|max|num|sum|sum_squares
+        for (k, step, wall, h) in e["hists"]:
+            if not h["limits"]:
+                continue
+            for st in ("min", "max", "num", "sum", "sum_squares"):
+                if not math.isnan(h[st]):
+                    by_key.setdefault('%s{"stat":"%s"}' % (k, st), []).append((step, wall, h[st]))
         stored = {}
-        for row2 in con.execute("SELECT key, count, nonfinite, step_min, step_max, first, last, "
+        for row2 in con.execute("SELECT key, labels, count, nonfinite, step_min, step_max, first, last, "
                                 "vmin, vmax, vsum FROM series WHERE run_id=? AND kind='float'", (dbid,)):
-            stored[row2[0]] = row2[1:]
+            stored[row2[0] + (row2[1] if row2[1] != "{}" else "")] = row2[2:]
         if set(stored) != set(by_key):
             err("run %s: series %s, expected %s" % (rid, sorted(stored), sorted(by_key)))
         for k, pts in by_key.items():
@@ -202,6 +213,9 @@ def main():
     # an MLflow store with a deleted experiment under .trash/
     ml = os.path.join(tmp, "kym", "mlruns")
     shutil.copytree(os.path.join(data, "mlflow-kymatio", "mlruns"), ml)
+    os.makedirs(os.path.join(ml, "1", "tags"))
+    with open(os.path.join(ml, "1", "tags", "mlflow.note.content"), "w") as f:
+        f.write("Baseline: a linear layer on scattering features.")
     os.makedirs(os.path.join(ml, ".trash"))
     os.rename(os.path.join(ml, "2"), os.path.join(ml, ".trash", "2"))
     sets = [

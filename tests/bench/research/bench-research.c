@@ -189,7 +189,7 @@ int main(int argc, char **argv)
   pmcp_store_free(st);
   free(last);
   unlink(path);
-  char side[300];
+  char side[600];
   snprintf(side, sizeof side, "%s-wal", path);
   unlink(side);
   snprintf(side, sizeof side, "%s-shm", path);

@@ -109,6 +109,8 @@ typedef struct pmcp__imp_counts {
   uint64_t experiments, runs, runs_skipped, attrs, points, histograms,
       artifacts, artifacts_skipped, checkpoints, papers, papers_skipped,
       deleted_runs, files;
+  uint64_t values_skipped;  /* TensorBoard values of other plugins */
+  uint64_t folders_skipped; /* MLflow folders that are not runs */
 } pmcp__imp_counts;
 
 typedef void (*pmcp__imp_progress_fn)(const char *what, uint64_t done,

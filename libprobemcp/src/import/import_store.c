@@ -583,7 +583,8 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
     pmcp_buf_dispose(&cx.err);
     return rc;
   }
-  int rc = pmcp_store_begin(st);
+  int own_txn = !(o && o->in_txn);
+  int rc = own_txn ? pmcp_store_begin(st) : 0;
   if (rc) {
     if (err)
       pmcp__buf_printf(err, "store: %s", pmcp_store_errmsg(st));
@@ -607,11 +608,11 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
     rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, NULL, &s.experiment);
   if (rc == 0)
     rc = parse(&cx, path);
-  if (rc == 0) {
+  if (rc == 0 && own_txn) {
     rc = pmcp_store_commit(st);
     if (rc)
       pmcp__imp_fail(&cx, rc, "store: commit failed: %s", pmcp_store_errmsg(st));
-  } else {
+  } else if (rc && own_txn) {
     pmcp_store_rollback(st);
   }
   if (rc && err)

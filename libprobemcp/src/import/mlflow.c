@@ -555,8 +555,10 @@ static int import_experiment(pmcp__imp_ctx *cx, const char *dir, int trashed,
       rc = pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
       break;
     }
-    if (has_meta(rd)) /* other folders ("tags": experiment tags) */
+    if (has_meta(rd))
       rc = import_run(cx, rd, key.ptr, e.deleted);
+    else if (strcmp(runs.v[i], "tags") != 0) /* "tags": experiment tags */
+      cx->n.folders_skipped++;
     free(rd);
     pmcp__imp_progress(cx, "mlflow", ++*runs_done, runs_total);
   }

@@ -265,6 +265,7 @@ int pmcp__import_tensorboard(pmcp__imp_ctx *cx, const char *path)
       pmcp__tb_state st = {0};
       for (size_t k = i; rc == 0 && k < j; k++)
         rc = import_file(cx, &st, ps.v[k], &done, ps.bytes);
+      cx->n.values_skipped += st.skipped;
       pmcp__tb_state_dispose(&st);
     }
     if (rc == 0)

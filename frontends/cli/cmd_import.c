@@ -119,7 +119,8 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
            "\"deleted_runs\":%llu,\"runs_skipped\":%llu,\"attributes\":%llu,"
            "\"points\":%llu,\"histograms\":%llu,\"artifacts\":%llu,"
            "\"artifacts_skipped\":%llu,\"checkpoints\":%llu,\"papers\":%llu,"
-           "\"papers_skipped\":%llu,\"files\":%llu}\n",
+           "\"papers_skipped\":%llu,\"files\":%llu,\"values_skipped\":%llu,"
+           "\"folders_skipped\":%llu}\n",
            fmt, dry ? "true" : "false", (unsigned long long)n->experiments,
            (unsigned long long)n->runs, (unsigned long long)n->deleted_runs,
            (unsigned long long)n->runs_skipped, (unsigned long long)n->attrs,
@@ -127,7 +128,9 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
            (unsigned long long)n->artifacts,
            (unsigned long long)n->artifacts_skipped,
            (unsigned long long)n->checkpoints, (unsigned long long)n->papers,
-           (unsigned long long)n->papers_skipped, (unsigned long long)n->files);
+           (unsigned long long)n->papers_skipped, (unsigned long long)n->files,
+           (unsigned long long)n->values_skipped,
+           (unsigned long long)n->folders_skipped);
     return;
   }
   const char *verb = dry ? "would import" : "imported";
@@ -158,6 +161,13 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
   if (n->artifacts_skipped)
     printf("left out %llu binary or large (> 1 MiB) artifacts\n",
            (unsigned long long)n->artifacts_skipped);
+  if (n->values_skipped)
+    printf("left out %llu summary values of other kinds (images, audio, text, "
+           "other plugins)\n",
+           (unsigned long long)n->values_skipped);
+  if (n->folders_skipped)
+    printf("left out %llu folders without a meta.yaml (not runs)\n",
+           (unsigned long long)n->folders_skipped);
 }
 
 int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,

@@ -100,6 +100,10 @@ def check_runs(con, exp, kind, project):
             ex = exp["experiments"][e["experiment"]]
             if xname != ex["name"] or bool(xdel) != ex["deleted"]:
                 err("run %s: experiment %r (deleted %r), expected %r (%r)" % (rid, xname, xdel, ex["name"], ex["deleted"]))
+            xdesc = con.execute("SELECT x.description FROM runs r JOIN experiments x "
+                                "ON x.id = r.experiment_id WHERE r.slug=?", (rid,)).fetchone()[0]
+            if xdesc != ex["description"]:
+                err("run %s: experiment description %r, expected %r" % (rid, xdesc, ex["description"]))
             tag = e["attrs"].get(("tag", "mlflow.source.git.commit"))
             if tag and commit != tag[1]:
                 err("run %s: git commit %r, expected %r" % (rid, commit, tag[1]))
@@ -209,6 +213,9 @@ def main():
     # an MLflow store with a deleted experiment under .trash/
     ml = os.path.join(tmp, "kym", "mlruns")
     shutil.copytree(os.path.join(data, "mlflow-kymatio", "mlruns"), ml)
+    os.makedirs(os.path.join(ml, "1", "tags"))
+    with open(os.path.join(ml, "1", "tags", "mlflow.note.content"), "w") as f:
+        f.write("Baseline: a linear layer on scattering features.")
     os.makedirs(os.path.join(ml, ".trash"))
     os.rename(os.path.join(ml, "2"), os.path.join(ml, ".trash", "2"))
     sets = [

@@ -40,6 +40,8 @@ static int on_exp(pmcp__imp_ctx *cx, const pmcp__imp_experiment *e)
   jstr(e->key);
   fputs(",\"name\":", stdout);
   jstr(e->name);
+  fputs(",\"description\":", stdout);
+  jstr(e->description);
   printf(",\"deleted\":%d,\"created_ms\":%lld}\n", e->deleted,
          (long long)e->created_ms);
   return 0;

@@ -182,7 +182,8 @@ static int ensure_project(pmcp__imp_ctx *cx, sstate *s, const char *name)
 }
 
 static int ensure_experiment(pmcp__imp_ctx *cx, sstate *s, const char *name,
-                             int deleted, int64_t created_ms, char **out)
+                             int deleted, int64_t created_ms,
+                             const char *description, char **out)
 {
   pmcp_entity_spec spec = PMCP_ENTITY_SPEC_INIT;
   char *id = make_id(s->project, ".", name);
@@ -192,6 +193,7 @@ static int ensure_experiment(pmcp__imp_ctx *cx, sstate *s, const char *name,
   spec.name = name;
   spec.parent = s->project;
   spec.deleted = deleted;
+  spec.description = description;
   spec.created_ms = created_ms > 0 ? created_ms : 0;
   spec.flags = PMCP_STORE_REUSE;
   pmcp__buf_reset(&s->tmp);
@@ -218,7 +220,7 @@ static int on_experiment(pmcp__imp_ctx *cx, const pmcp__imp_experiment *e)
                 pmcp_store_get(s->st, s->t, s->tmp.ptr, &s->tmp) == 0;
   free(id);
   int rc = ensure_experiment(cx, s, e->name, e->deleted, e->created_ms,
-                             &s->cur_exp);
+                             e->description, &s->cur_exp);
   if (rc)
     return rc;
   free(s->cur_exp_key);
@@ -581,7 +583,8 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
     pmcp_buf_dispose(&cx.err);
     return rc;
   }
-  int rc = pmcp_store_begin(st);
+  int own_txn = !(o && o->in_txn);
+  int rc = own_txn ? pmcp_store_begin(st) : 0;
   if (rc) {
     if (err)
       pmcp__buf_printf(err, "store: %s", pmcp_store_errmsg(st));
@@ -602,14 +605,14 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
   cx.project = s.project;
   if (rc == 0 && o && o->experiment && strcmp(kind, "mlflow") != 0 &&
       strcmp(kind, "arxiv") != 0)
-    rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, &s.experiment);
+    rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, NULL, &s.experiment);
   if (rc == 0)
     rc = parse(&cx, path);
-  if (rc == 0) {
+  if (rc == 0 && own_txn) {
     rc = pmcp_store_commit(st);
     if (rc)
       pmcp__imp_fail(&cx, rc, "store: commit failed: %s", pmcp_store_errmsg(st));
-  } else {
+  } else if (rc && own_txn) {
     pmcp_store_rollback(st);
   }
   if (rc && err)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "import/import_store.h"
 #include "probemcp/probemcp.h"
@@ -108,6 +109,8 @@ static void on_progress(const char *what, uint64_t done, uint64_t total,
   fflush(stderr);
 }
 
+#define PL(n) ((n) == 1 ? "" : "s")
+
 static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
                    int dry, int json)
 {
@@ -116,7 +119,8 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
            "\"deleted_runs\":%llu,\"runs_skipped\":%llu,\"attributes\":%llu,"
            "\"points\":%llu,\"histograms\":%llu,\"artifacts\":%llu,"
            "\"artifacts_skipped\":%llu,\"checkpoints\":%llu,\"papers\":%llu,"
-           "\"papers_skipped\":%llu,\"files\":%llu}\n",
+           "\"papers_skipped\":%llu,\"files\":%llu,\"values_skipped\":%llu,"
+           "\"folders_skipped\":%llu}\n",
            fmt, dry ? "true" : "false", (unsigned long long)n->experiments,
            (unsigned long long)n->runs, (unsigned long long)n->deleted_runs,
            (unsigned long long)n->runs_skipped, (unsigned long long)n->attrs,
@@ -124,12 +128,14 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
            (unsigned long long)n->artifacts,
            (unsigned long long)n->artifacts_skipped,
            (unsigned long long)n->checkpoints, (unsigned long long)n->papers,
-           (unsigned long long)n->papers_skipped, (unsigned long long)n->files);
+           (unsigned long long)n->papers_skipped, (unsigned long long)n->files,
+           (unsigned long long)n->values_skipped,
+           (unsigned long long)n->folders_skipped);
     return;
   }
   const char *verb = dry ? "would import" : "imported";
   if (strcmp(fmt, "arxiv") == 0) {
-    printf("%s %llu papers from %s", verb, (unsigned long long)n->papers, path);
+    printf("%s %llu paper%s from %s", verb, (unsigned long long)n->papers, PL(n->papers), path);
     if (n->papers_skipped)
       printf(" (%llu already in the index)", (unsigned long long)n->papers_skipped);
     printf("\n");
@@ -137,24 +143,31 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
   }
   printf("%s from %s:", verb, path);
   if (strcmp(fmt, "mlflow") == 0)
-    printf(" %llu experiments,", (unsigned long long)n->experiments);
-  printf(" %llu runs", (unsigned long long)n->runs);
+    printf(" %llu experiment%s,", (unsigned long long)n->experiments, PL(n->experiments));
+  printf(" %llu run%s", (unsigned long long)n->runs, PL(n->runs));
   if (n->deleted_runs)
     printf(" (%llu deleted)", (unsigned long long)n->deleted_runs);
-  printf(", %llu attributes, %llu metric points, %llu histograms",
-         (unsigned long long)n->attrs, (unsigned long long)n->points,
-         (unsigned long long)n->histograms);
+  printf(", %llu attribute%s, %llu metric point%s, %llu histogram%s",
+         (unsigned long long)n->attrs, PL(n->attrs), (unsigned long long)n->points,
+         PL(n->points), (unsigned long long)n->histograms, PL(n->histograms));
   if (strcmp(fmt, "mlflow") == 0)
-    printf(", %llu text artifacts", (unsigned long long)n->artifacts);
+    printf(", %llu text artifact%s", (unsigned long long)n->artifacts, PL(n->artifacts));
   if (n->checkpoints)
-    printf(", %llu checkpoints", (unsigned long long)n->checkpoints);
+    printf(", %llu checkpoint%s", (unsigned long long)n->checkpoints, PL(n->checkpoints));
   printf("\n");
   if (n->runs_skipped)
-    printf("skipped %llu runs already in the store\n",
-           (unsigned long long)n->runs_skipped);
+    printf("skipped %llu run%s already in the store\n",
+           (unsigned long long)n->runs_skipped, PL(n->runs_skipped));
   if (n->artifacts_skipped)
     printf("left out %llu binary or large (> 1 MiB) artifacts\n",
            (unsigned long long)n->artifacts_skipped);
+  if (n->values_skipped)
+    printf("left out %llu summary values of other kinds (images, audio, text, "
+           "other plugins)\n",
+           (unsigned long long)n->values_skipped);
+  if (n->folders_skipped)
+    printf("left out %llu folders without a meta.yaml (not runs)\n",
+           (unsigned long long)n->folders_skipped);
 }
 
 int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
@@ -164,18 +177,9 @@ int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
   pmcp_store *st = NULL;
   pmcp_tenant t = {0};
   int rc;
-  if (!dry) {
-    rc = pmcp_store_open(&st, g->store, PMCP_STORE_CREATE);
-    if (rc == 0)
-      rc = pmcp_store_tenant(st, g->tenant, PMCP_STORE_CREATE, &t);
-    if (rc) {
-      fprintf(stderr, "probe %s: cannot open the store: %s\n", cmd,
-              st && *pmcp_store_errmsg(st) ? pmcp_store_errmsg(st)
-                                           : pmcp_strerror(rc));
-      pmcp_store_free(st);
-      return 1;
-    }
-  }
+  /* an import creates the store and the tenant on first use */
+  if (!dry && probe_cli_open(g, PMCP_STORE_CREATE, &st, &t) != 0)
+    return 1;
   progress pg = {0};
   pg.on = !g->quiet && isatty(STDERR_FILENO);
   pmcp__import_opts o = *opts;

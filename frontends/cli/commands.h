@@ -20,6 +20,25 @@ typedef struct probe_command {
 
 /* Command groups (one file each). Append new ones here and in main.c. */
 int probe_cmd_tokens(const probe_globals *g, int argc, char **argv);
+/* store commands (cmd_store.c, cmd_entities.c, cmd_log.c, cmd_set.c,
+ * cmd_note.c, cmd_artifact.c, cmd_catalog.c, cmd_demo.c) */
+int probe_cmd_init(const probe_globals *g, int argc, char **argv);
+int probe_cmd_show(const probe_globals *g, int argc, char **argv);
+int probe_cmd_list(const probe_globals *g, int argc, char **argv);
+int probe_cmd_search(const probe_globals *g, int argc, char **argv);
+int probe_cmd_put(const probe_globals *g, int argc, char **argv);
+int probe_cmd_workspace(const probe_globals *g, int argc, char **argv);
+int probe_cmd_project(const probe_globals *g, int argc, char **argv);
+int probe_cmd_experiment(const probe_globals *g, int argc, char **argv);
+int probe_cmd_run(const probe_globals *g, int argc, char **argv);
+int probe_cmd_log(const probe_globals *g, int argc, char **argv);
+int probe_cmd_set(const probe_globals *g, int argc, char **argv);
+int probe_cmd_note(const probe_globals *g, int argc, char **argv);
+int probe_cmd_artifact(const probe_globals *g, int argc, char **argv);
+int probe_cmd_dataset(const probe_globals *g, int argc, char **argv);
+int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv);
+int probe_cmd_source(const probe_globals *g, int argc, char **argv);
+int probe_cmd_lineage(const probe_globals *g, int argc, char **argv);
 int probe_cmd_import(const probe_globals *g, int argc, char **argv);
 int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
 

@@ -8,6 +8,23 @@
 #include "probemcp/probemcp.h"
 
 static const probe_command commands[] = {
+  {"init", "create (or upgrade) the store and the tenant", probe_cmd_init},
+  {"workspace", "create or list workspaces", probe_cmd_workspace},
+  {"project", "create or list projects", probe_cmd_project},
+  {"experiment", "create or list experiments", probe_cmd_experiment},
+  {"run", "create runs (with --git code state), set status, events", probe_cmd_run},
+  {"log", "log metric points (JSON lines on stdin)", probe_cmd_log},
+  {"set", "set config, attributes and tags", probe_cmd_set},
+  {"note", "write notes, overview pages, hand-offs, the team note", probe_cmd_note},
+  {"artifact", "add, label, promote and download artifacts", probe_cmd_artifact},
+  {"dataset", "register datasets and their versions", probe_cmd_dataset},
+  {"checkpoint", "record checkpoints (step, best, stored)", probe_cmd_checkpoint},
+  {"source", "record external sources (Hub ids, buckets, URLs)", probe_cmd_source},
+  {"lineage", "record what was made from what", probe_cmd_lineage},
+  {"put", "write any catalog record (group, trial, session, file, ...) as JSON", probe_cmd_put},
+  {"show", "print one entity's record as JSON", probe_cmd_show},
+  {"list", "list records of one kind as JSON", probe_cmd_list},
+  {"search", "keyword search over the lab", probe_cmd_search},
   {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
   {"import", "import MLflow, TensorBoard, CSV or Trainer logs", probe_cmd_import},
   {"papers", "the local papers index (import arXiv metadata)", probe_cmd_papers},

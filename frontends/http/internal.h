@@ -141,6 +141,7 @@ struct phttp_session {
   char id[65];
   int stateless;
   int issued;                /* Mcp-Session-Id handed to the client */
+  char proto[16];            /* negotiated protocol version */
   uint64_t last_active;      /* uv_now() */
   uint32_t next_stream;
   uint64_t next_seq;

@@ -327,7 +327,11 @@ static void stream_start_sse(phttp_stream *st)
   session_header(st->s, extra, sizeof extra);
   phttp_begin_sse(c, extra);
   /* Priming event: an id and empty data, so that a client cut off before
-   * the first real event can still resume (SEP-1699). */
+   * the first real event can still resume (SEP-1699). Only for sessions
+   * of protocol 2025-11-25 or later: older clients may fail on the empty
+   * data (the TypeScript SDK makes the same choice). */
+  if (strcmp(st->s->proto, "2025-11-25") < 0)
+    return;
   snprintf(id, sizeof id, "%u_%llu", st->no,
            (unsigned long long)++st->s->next_seq);
   snprintf(retry, sizeof retry, "%u", c->h->o.sse_retry_ms);
@@ -461,13 +465,21 @@ static phttp_stream *find_pending(phttp_session *s, const char *id, size_t *idx)
   return NULL;
 }
 
-/* An initialize that failed must not leave a session behind. */
-static int is_error_response(const char *data, size_t len)
+/* The answer to initialize: an error must not leave a session behind; a
+ * result tells the protocol version, which decides on priming events. */
+static void initialize_answered(phttp_session *s, const char *data, size_t len)
 {
   cJSON *j = cJSON_ParseWithLength(data, len);
-  int err = j && cJSON_GetObjectItemCaseSensitive(j, "error") != NULL;
+  const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "result");
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(res, "protocolVersion");
+  if (!res) {
+    s->issued = -1;
+  } else {
+    s->issued = 1;
+    if (cJSON_IsString(ver))
+      snprintf(s->proto, sizeof s->proto, "%s", ver->valuestring);
+  }
   cJSON_Delete(j);
-  return err;
 }
 
 static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
@@ -518,10 +530,8 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
       hbuf_append(&st->collected, m->data, m->len);
       st->ncollected++;
     }
-    if (st->initialize && final && is_error_response(m->data, m->len))
-      s->issued = -1;
-    else if (st->initialize && final)
-      s->issued = 1;
+    if (st->initialize && final)
+      initialize_answered(s, m->data, m->len);
   }
   if (final) {
     st->ids[idx].done = 1;
@@ -782,6 +792,13 @@ static void handle_post(phttp_conn *c)
       return;
     }
     s->issued = 1;
+    /* No negotiation to remember: the request says its version (absent:
+     * 2025-03-26, as the specification tells servers to assume). */
+    size_t vn;
+    int vc;
+    const char *v = phttp_header(r, "mcp-protocol-version", &vn, &vc);
+    snprintf(s->proto, sizeof s->proto, "%.*s", v ? (int)(vn < 15 ? vn : 15) : 10,
+             v ? v : "2025-03-26");
   } else if (is_init && !phttp_header(r, "mcp-session-id", &(size_t){0}, &(int){0})) {
     if (batch) {
       cJSON_Delete(root);

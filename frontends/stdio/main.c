@@ -91,7 +91,9 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   /* Read-only: never creates, writes or migrates the store. */
   int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
   if (rc) {
-    const char *why = g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc);
+    char why[512];
+    snprintf(why, sizeof why, "%s",
+             g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc));
     pmcp_store_free(g_store);
     g_store = NULL;
     if (!asked && rc == PMCP_ENOTFOUND) {
@@ -311,7 +313,9 @@ int main(int argc, char **argv)
     return 1;
   }
   rc = serve(srv);
-  /* EOF: let in-flight calls finish and answer before leaving. */
+  /* EOF: let in-flight calls finish and answer before leaving; a call
+   * waiting for an answer from the client learns none can come. */
+  pmcp_server_session_end_input(srv, NULL);
   pmcp_server_drain(srv);
   pmcp_server_free(srv);
   pmcp_store_free(g_store);

@@ -88,7 +88,10 @@ def read_mlflow(root, project):
         m = flat_yaml(os.path.join(d, "meta.yaml"))
         deleted = trashed or m.get("lifecycle_stage") == "deleted"
         ekey = "mlflow:%s/%s" % (project, m["name"])
-        model["experiments"][ekey] = {"name": m["name"], "deleted": deleted}
+        note = os.path.join(d, "tags", "mlflow.note.content")
+        desc = open(note, encoding="utf-8").read() if os.path.isfile(note) else None
+        model["experiments"][ekey] = {"name": m["name"], "deleted": deleted,
+                                      "description": desc or None}
         for r in os.listdir(d):
             rd = os.path.join(d, r)
             if not os.path.isfile(os.path.join(rd, "meta.yaml")):
@@ -286,6 +289,10 @@ def read_tb(path):
             run["name"] = rel if rel != "." else os.path.basename(os.path.abspath(d))
         else:
             run["name"] = os.path.basename(os.path.abspath(d))
+        hp = os.path.join(d, "hparams.expected.json")
+        if os.path.isfile(hp):
+            for k, (t, v) in json.load(open(hp)).items():
+                run["attrs"][("config", k)] = (t, v)
         kinds = {}
         for f in fs:
             for rec in tfrecords(f):
@@ -308,6 +315,7 @@ def read_tb(path):
                     tag = fd.get(1, fd.get(7, b"")).decode("utf-8")
                     if not tag:
                         continue
+                    content = None
                     if 9 in fd:
                         plugin = None
                         for n3, _, v3 in fields(fd[9]):
@@ -315,8 +323,32 @@ def read_tb(path):
                                 for n4, _, v4 in fields(v3):
                                     if n4 == 1:
                                         plugin = v4.decode()
-                                        break
-                                break
+                                    elif n4 == 2:
+                                        content = v4
+                        if plugin == "hparams":
+                            for n5, _, v5 in fields(content or b""):
+                                if n5 != 3:
+                                    continue
+                                for n6, _, entry in fields(v5):
+                                    if n6 != 1:
+                                        continue
+                                    ent = dict((a, c) for a, _, c in fields(entry))
+                                    name = ent[1].decode()
+                                    val = ("null", None)
+                                    skip = False
+                                    for n7, w7, v7 in fields(ent.get(2, b"")):
+                                        if n7 == 2:
+                                            x = f64(v7)
+                                            val = ("int", int(x)) if x == int(x) and abs(x) < 9e15 else ("float", x)
+                                        elif n7 == 3:
+                                            val = ("str", v7.decode())
+                                        elif n7 == 4:
+                                            val = ("bool", bool(v7))
+                                        elif n7 in (5, 6):
+                                            skip = True
+                                    if not skip:
+                                        run["attrs"][("param", name)] = val
+                            continue
                         if plugin is not None:
                             kinds[tag] = plugin
                     kind = kinds.get(tag)
@@ -372,6 +404,10 @@ def read_csv_model(path):
         run = {"key": "csv:" + hashlib.sha256(data).hexdigest()[:32], "name": name,
                "attrs": {}, "scalars": [], "hists": [], "artifacts": {},
                "checkpoints": [], "deleted": False}
+        hp = os.path.join(os.path.dirname(f), "hparams.expected.json")
+        if os.path.isfile(hp) and base == "metrics.csv":
+            for k, (t, v) in json.load(open(hp)).items():
+                run["attrs"][("config", k)] = (t, v)
         cols = {c: i for i, c in enumerate(head)}
         keycol = next((cols[c] for c in ("key", "name", "metric") if c in cols), None)
         timecol = next((cols[c] for c in ("timestamp", "wall_time", "time") if c in cols), None)
@@ -482,7 +518,8 @@ def parse_dump(text):
         r = json.loads(line)
         t = r["t"]
         if t == "experiment":
-            model["experiments"][r["key"]] = {"name": r["name"], "deleted": bool(r["deleted"])}
+            model["experiments"][r["key"]] = {"name": r["name"], "deleted": bool(r["deleted"]),
+                                              "description": r["description"]}
         elif t == "run":
             run = dict(r, attrs={}, scalars=[], hists=[], artifacts={}, checkpoints=[])
             run["deleted"] = bool(r["deleted"])

@@ -100,6 +100,10 @@ def check_runs(con, exp, kind, project):
             ex = exp["experiments"][e["experiment"]]
             if xname != ex["name"] or bool(xdel) != ex["deleted"]:
                 err("run %s: experiment %r (deleted %r), expected %r (%r)" % (rid, xname, xdel, ex["name"], ex["deleted"]))
+            xdesc = con.execute("SELECT x.description FROM runs r JOIN experiments x "
+                                "ON x.id = r.experiment_id WHERE r.slug=?", (rid,)).fetchone()[0]
+            if xdesc != ex["description"]:
+                err("run %s: experiment description %r, expected %r" % (rid, xdesc, ex["description"]))
             tag = e["attrs"].get(("tag", "mlflow.source.git.commit"))
             if tag and commit != tag[1]:
                 err("run %s: git commit %r, expected %r" % (rid, commit, tag[1]))
@@ -122,10 +126,17 @@ def check_runs(con, exp, kind, project):
         by_key = {}
         for (k, step, wall, value) in e["scalars"]:
             by_key.setdefault(k, []).append((step, wall, value))
+        # histogram summaries: float series labelled stat=min|max|num|sum|sum_squares
+        for (k, step, wall, h) in e["hists"]:
+            if not h["limits"]:
+                continue
+            for st in ("min", "max", "num", "sum", "sum_squares"):
+                if not math.isnan(h[st]):
+                    by_key.setdefault('%s{"stat":"%s"}' % (k, st), []).append((step, wall, h[st]))
         stored = {}
-        for row2 in con.execute("SELECT key, count, nonfinite, step_min, step_max, first, last, "
+        for row2 in con.execute("SELECT key, labels, count, nonfinite, step_min, step_max, first, last, "
                                 "vmin, vmax, vsum FROM series WHERE run_id=? AND kind='float'", (dbid,)):
-            stored[row2[0]] = row2[1:]
+            stored[row2[0] + (row2[1] if row2[1] != "{}" else "")] = row2[2:]
         if set(stored) != set(by_key):
             err("run %s: series %s, expected %s" % (rid, sorted(stored), sorted(by_key)))
         for k, pts in by_key.items():
@@ -202,6 +213,9 @@ def main():
     # an MLflow store with a deleted experiment under .trash/
     ml = os.path.join(tmp, "kym", "mlruns")
     shutil.copytree(os.path.join(data, "mlflow-kymatio", "mlruns"), ml)
+    os.makedirs(os.path.join(ml, "1", "tags"))
+    with open(os.path.join(ml, "1", "tags", "mlflow.note.content"), "w") as f:
+        f.write("Baseline: a linear layer on scattering features.")
     os.makedirs(os.path.join(ml, ".trash"))
     os.rename(os.path.join(ml, "2"), os.path.join(ml, ".trash", "2"))
     sets = [
@@ -214,6 +228,10 @@ def main():
          ["import", "tensorboard", os.path.join(tb_synth, "synth"), "--project", "p", "--experiment", "e"], None),
         ("csv", os.path.join(data, "lightning-genrisk", "lightning_logs"),
          ["import", "csv", os.path.join(data, "lightning-genrisk", "lightning_logs")], None),
+        ("csv", os.path.join(data, "csv-synthetic", "lightning_logs"),
+         ["import", "csv", os.path.join(data, "csv-synthetic", "lightning_logs")], None),
+        ("csv", os.path.join(data, "csv-synthetic", "long-metrics.csv"),
+         ["import", "csv", os.path.join(data, "csv-synthetic", "long-metrics.csv"), "--name", "long"], None),
         ("hf", os.path.join(data, "hf-whisper", "trainer_state.json"),
          ["import", "hf", os.path.join(data, "hf-whisper", "trainer_state.json")], None),
         ("arxiv", os.path.join(data, "arxiv-sample", "arxiv-metadata-sample-200.jsonl"),
@@ -222,6 +240,9 @@ def main():
     for i, (kind, path, args, project) in enumerate(sets):
         store = os.path.join(tmp, "s%d.db" % i)
         exp = ci.expected(kind, path, project or "")
+        if "--name" in args:
+            for r in exp["runs"].values():
+                r["name"] = args[args.index("--name") + 1]
         want = ci.counts_of(exp)
         got = probe(tool, store, args)
         if got is None:
@@ -258,7 +279,7 @@ def main():
                     sets[-1][1]], capture_output=True)
     procs = [subprocess.Popen([tool, "--store", store, "--quiet"] + s[2] + ["--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for s in (sets[2], sets[4], sets[5])]
+             for s in (sets[2], sets[4], sets[7])]
     outs = [p.communicate() for p in procs]
     for p, (o, e) in zip(procs, outs):
         if p.returncode != 0:
@@ -266,7 +287,7 @@ def main():
     con = sqlite3.connect("file:%s?mode=ro" % store, uri=True)
     nruns = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     con.close()
-    want = sum(ci.counts_of(ci.expected(s[0], s[1], ""))["runs"] for s in (sets[2], sets[4], sets[5]))
+    want = sum(ci.counts_of(ci.expected(s[0], s[1], ""))["runs"] for s in (sets[2], sets[4], sets[7]))
     if nruns != want:
         err("concurrent imports: %d runs stored, expected %d" % (nruns, want))
     else:

@@ -3,7 +3,9 @@
 HistogramProto histograms (packed and unpacked buckets), scalars written as
 tensors (float / double / half / int64, content or *_val fields, metadata
 only on a tag's first value as TF2 does), the histograms plugin's [k, 3]
-tensors, and summaries the importer must skip (an image, a text tensor).
+tensors, the hparams plugin's session start info (run parameters), an
+hparams.yaml beside the events, and summaries the importer must skip (an
+image, a text tensor).
 Deterministic: the same bytes every time.
 
   gen-tb.py OUTDIR       writes OUTDIR/synth/run_a/events.out.tfevents.*
@@ -106,8 +108,36 @@ def histo(mn, mx, num, s, sq, limits, counts, packed=True):
     return f_bytes(5, h)
 
 
+def pb_value(v):
+    """google.protobuf.Value"""
+    if v is None:
+        return f_varint(1, 0)
+    if isinstance(v, bool):
+        return f_varint(4, int(v))
+    if isinstance(v, (int, float)):
+        return f_double(2, float(v))
+    if isinstance(v, str):
+        return f_bytes(3, v)
+    return f_bytes(6, b"")  # a list: not a scalar parameter
+
+
+HPARAMS = {"lr": 0.0003, "batch_size": 64, "optimizer": "adamw", "amp": True,
+           "notes": None, "layers": [1, 2]}
+
+
+def hparams_value():
+    """What torch's SummaryWriter.add_hparams writes: the hparams plugin,
+    HParamsPluginData{version=0, session_start_info=3{hparams=1 map}}."""
+    start = b"".join(f_bytes(1, f_bytes(1, k) + f_bytes(2, pb_value(v)))
+                     for k, v in HPARAMS.items())
+    content = f_varint(1, 0) + f_bytes(3, start)
+    md = f_bytes(9, f_bytes(1, f_bytes(1, "hparams") + f_bytes(2, content)))
+    return f_bytes(1, f_bytes(1, "_hparams_/session_start_info") + md)
+
+
 def run_a():
-    recs = [event(1700000000.0, 0, extra=f_bytes(3, "brain.Event:2"))]
+    recs = [event(1700000000.0, 0, extra=f_bytes(3, "brain.Event:2")),
+            event(1700000000.1, 0, hparams_value())]
     wall = 1700000000.5
     for step in range(0, 50, 5):
         s = step / 10.0
@@ -166,6 +196,12 @@ def main():
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb") as f:
             f.write(data)
+    # Lightning's TensorBoardLogger writes hparams.yaml beside the events;
+    # hparams.expected.json is how the tests expect it to be read
+    with open(os.path.join(out, "synth/run_b/hparams.yaml"), "w") as f:
+        f.write("seed: 7\nmodel:\n  width: 0.5\n  name: mlp\n")
+    with open(os.path.join(out, "synth/run_b/hparams.expected.json"), "w") as f:
+        f.write('{"seed": ["int", 7], "model/width": ["float", 0.5], "model/name": ["str", "mlp"]}\n')
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ static int on_exp(pmcp__imp_ctx *cx, const pmcp__imp_experiment *e)
   jstr(e->key);
   fputs(",\"name\":", stdout);
   jstr(e->name);
+  fputs(",\"description\":", stdout);
+  jstr(e->description);
   printf(",\"deleted\":%d,\"created_ms\":%lld}\n", e->deleted,
          (long long)e->created_ms);
   return 0;
@@ -67,7 +69,7 @@ static int on_run(pmcp__imp_ctx *cx, const pmcp__imp_run *r)
 static int on_attr(pmcp__imp_ctx *cx, int kind, const char *key,
                    const pmcp__imp_value *v)
 {
-  static const char *const kinds[] = {"", "param", "tag", "attr"};
+  static const char *const kinds[] = {"", "param", "tag", "attr", "config"};
   static const char *const types[] = {"null", "str", "int", "float", "bool",
                                       "json"};
   printf("{\"t\":\"attr\",\"kind\":\"%s\",\"key\":", kinds[kind]);

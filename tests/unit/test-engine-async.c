@@ -297,6 +297,23 @@ START_TEST(server_request_roundtrip)
   pmcp_server_drain(h->srv);
   ck_assert_uint_eq(h_pending(h), 0);
 
+  /* the client's input ends: the waiting request fails with EIO, the call
+   * answers, and later requests fail at once */
+  call_tool(h, "12", "asker", NULL);
+  m = h_next(h);
+  ck_assert_int_eq(m->kind, PMCP_OUT_REQUEST);
+  h_msg_free(m);
+  ck_assert_int_eq(pmcp_server_session_end_input(h->srv, NULL), 0);
+  m = h_next(h);
+  ck_assert_ptr_nonnull(strstr(m->data, "rc=PMCP_EIO"));
+  h_msg_free(m);
+  call_tool(h, "13", "asker", NULL);
+  m = h_next(h); /* not even sent */
+  ck_assert_int_eq(m->kind, PMCP_OUT_RESPONSE);
+  ck_assert_ptr_nonnull(strstr(m->data, "rc=PMCP_EIO"));
+  h_msg_free(m);
+  ck_assert_int_eq(pmcp_server_session_end_input(h->srv, "nope"), PMCP_ENOTFOUND);
+
   /* only blocking handlers may ask */
   call_tool(h, "11", "inline_asker", NULL);
   m = h_next(h);

@@ -24,6 +24,7 @@ START_TEST(ref_kinds)
     {"session:s1", PMCP__REF_SESSION, "s1"},
     {"sub-note:n1", PMCP__REF_SUBNOTE, "n1"},
     {"team-note", PMCP__REF_TEAMNOTE, ""},
+    {"note:n1", PMCP__REF_NOTE, "n1"},
   };
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     pmcp__ref r;
@@ -200,6 +201,8 @@ START_TEST(matrix_rows)
   pmcp__views_of(PMCP__REF_SUBNOTE, &n);
   ck_assert_uint_eq(n, 1);
   pmcp__views_of(PMCP__REF_TEAMNOTE, &n);
+  ck_assert_uint_eq(n, 2);
+  pmcp__views_of(PMCP__REF_NOTE, &n);
   ck_assert_uint_eq(n, 2);
   ck_assert(pmcp__view_allowed(PMCP__REF_ARTIFACT, "content"));
   ck_assert(!pmcp__view_allowed(PMCP__REF_RUN, "content"));

@@ -352,6 +352,7 @@ static void fill(int n_runs)
   add("{\"ref\":\"run:loose\",\"id\":\"loose\",\"kind\":\"run\",\"name\":\"unfiled run\","
       "\"status\":\"finished\"}");
   add("{\"ref\":\"note:n1\",\"id\":\"n1\",\"kind\":\"note\",\"text\":\"lr warmup helped a lot\","
+      "\"excerpt\":\"lr warmup\",\"chars\":22,"
       "\"author\":\"ana\",\"via\":\"cli\",\"_in\":[\"run:r000\"]}");
   add("{\"ref\":\"note:ov\",\"id\":\"ov\",\"kind\":\"overview\",\"body\":\"# Overview\\nall good\","
       "\"summary\":\"We beat the baseline.\",\"status\":\"done\",\"_in\":[\"project:p1\"]}");
@@ -665,10 +666,13 @@ START_TEST(browse_other_modes)
   cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "notes"), 0);
   ck_assert_str_eq(js(n, "ref"), "note:n1");
   ck_assert_str_eq(js(n, "provenance"), "person");
+  /* a cut excerpt names the call that reads it whole */
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(n, "truncated")));
+  ck_assert_str_eq(js(n, "detail"), "entity refs=[\"note:n1\"] view=record");
   cJSON_Delete(o);
   o = ok("browse", "{\"mode\":\"sources\",\"provider\":\"hf\"}");
   cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sources"), 0);
-  ck_assert_int_eq(cJSON_GetObjectItem(s, "runs")->valueint, 3);
+  ck_assert_int_eq(cJSON_GetObjectItem(s, "n_runs")->valueint, 3);
   cJSON_Delete(o);
   o = ok("browse", "{\"mode\":\"workspaces\"}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "workspaces"));
@@ -801,6 +805,63 @@ START_TEST(entity_record_fragments)
   free(acc);
   cJSON_free(expect);
   ck_assert_int_gt(pages, 3);
+}
+END_TEST
+
+
+/* A document read in fragments pins the text it started from: an append
+ * between pages is allowed (the sequence stays the original text), an edit
+ * of the read prefix is refused with a restart error. */
+static cJSON *readme_rec(void)
+{
+  const cJSON *r;
+  cJSON_ArrayForEach(r, F.recs)
+  {
+    if (strcmp(js(r, "ref"), "project:p1") == 0)
+      return (cJSON *)r;
+  }
+  return NULL;
+}
+
+START_TEST(entity_document_pinned)
+{
+  char *doc = malloc(12001);
+  for (int i = 0; i < 12000; i++)
+    doc[i] = (char)('a' + i % 26);
+  doc[12000] = 0;
+  cJSON_ReplaceItemInObject(readme_rec(), "readme", cJSON_CreateString(doc));
+  cJSON *o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"readme\",\"token_budget\":512}");
+  cJSON *d = cJSON_GetObjectItem(o, "data");
+  ck_assert_str_eq(js(d, "format"), "text_fragment");
+  ck_assert_int_eq(cJSON_GetObjectItem(d, "total_chars")->valueint, 12000);
+  size_t got = strlen(js(d, "text"));
+  ck_assert(!cJSON_IsTrue(cJSON_GetObjectItem(d, "complete")));
+  char cur[2000];
+  snprintf(cur, sizeof cur, "%s", js(o, "next_cursor"));
+  cJSON_Delete(o);
+  /* append: allowed, the sequence continues over the original 12000 */
+  char *more = malloc(13001);
+  memcpy(more, doc, 12000);
+  memset(more + 12000, 'Z', 1000);
+  more[13000] = 0;
+  cJSON_ReplaceItemInObject(readme_rec(), "readme", cJSON_CreateString(more));
+  F.version++;
+  char args[2600];
+  snprintf(args, sizeof args, "{\"refs\":[\"project:p1\"],\"view\":\"readme\",\"token_budget\":512,"
+           "\"cursor\":\"%s\"}", cur);
+  o = ok("entity", args);
+  d = cJSON_GetObjectItem(o, "data");
+  ck_assert_int_eq(cJSON_GetObjectItem(d, "offset")->valueint, (int)got);
+  ck_assert_int_eq(cJSON_GetObjectItem(d, "total_chars")->valueint, 12000);
+  ck_assert_ptr_null(strchr(js(d, "text"), 'Z'));
+  cJSON_Delete(o);
+  /* edit of the pinned prefix: refused */
+  more[3] = '#';
+  cJSON_ReplaceItemInObject(readme_rec(), "readme", cJSON_CreateString(more));
+  F.version++;
+  refused("entity", args, "document_changed");
+  free(more);
+  free(doc);
 }
 END_TEST
 
@@ -1014,6 +1075,7 @@ static Suite *suite(void)
   tcase_add_test(t, entity_card_and_views);
   tcase_add_test(t, entity_record_fields);
   tcase_add_test(t, entity_record_fragments);
+  tcase_add_test(t, entity_document_pinned);
   tcase_add_test(t, entity_notes_overview);
   tcase_add_test(t, entity_content);
   tcase_add_test(t, entity_versions);

@@ -383,6 +383,10 @@ START_TEST(counter_matches_count)
   ck_assert_int_eq(pmcp_tokens_counter_new(&snap), 0);
   for (size_t i = 0; i < nv; i++) {
     for (int round = 0; round < 3; round++) {
+      /* byte by byte re-scans an unfinished piece per byte: keep it to
+       * texts whose pieces are short enough for that to stay cheap */
+      if (round == 0 && v[i].len > 2048)
+        continue;
       pmcp_tokens_counter_reset(c);
       size_t pos = 0, total;
       while (pos < v[i].len) {

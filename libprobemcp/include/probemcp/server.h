@@ -142,6 +142,13 @@ PMCP_API int pmcp_server_session_ready(pmcp_server *server, const char *session)
 PMCP_API int pmcp_server_session_protocol(pmcp_server *server, const char *session,
                                           char *out, size_t size);
 
+/** Says that the client of @p session will send nothing more (stdio: end
+ *  of input). Calls keep running and answering, but a server-to-client
+ *  request waiting for the client's answer fails at once with PMCP_EIO,
+ *  and so does any made later, so that a drain at end of input ends.
+ *  @return 0 or PMCP_ENOTFOUND. @since 0.1 */
+PMCP_API int pmcp_server_session_end_input(pmcp_server *server, const char *session);
+
 /** Sets how many items tools/list, resources/list, resources/templates/list
  *  and prompts/list return per page (default 100); the rest is reached with
  *  the opaque nextCursor. @return 0, PMCP_EINVAL for 0.

@@ -301,8 +301,9 @@ PMCP_API int pmcp_call_client_has(const pmcp_call *call, const char *name);
  * @param timeout_ms 0: no limit beyond cancellation.
  * @param[out] out the result object's JSON text; on PMCP_EREMOTE the error
  *             object's JSON text.
- * @return 0; PMCP_EREMOTE; PMCP_ETIMEOUT; PMCP_ECANCELLED; PMCP_EMISUSE (not
- *         on a worker); PMCP_EINVAL.
+ * @return 0; PMCP_EREMOTE; PMCP_ETIMEOUT; PMCP_ECANCELLED; PMCP_EIO (the
+ *         client's input ended: pmcp_server_session_end_input()); PMCP_EMISUSE
+ *         (not on a worker); PMCP_EINVAL.
  */
 PMCP_API int pmcp_call_request(pmcp_call *call, const char *method,
                                const char *params_json, int timeout_ms,

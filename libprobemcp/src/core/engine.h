@@ -73,6 +73,7 @@ struct pmcp__session {
   void *ud;
   int refs;            /* table reference + one per user */
   int closed;
+  int input_ended;     /* the client will send nothing more */
   int initialized;     /* initialize answered */
   char proto[16];      /* negotiated version, "" before initialize */
   pmcp_log_level level;/* least level sent as notifications/message */

@@ -79,6 +79,12 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
 
   pmcp_buf b = PMCP_BUF_INIT;
   pthread_mutex_lock(&srv->mu);
+  if (s->input_ended) {
+    pthread_mutex_unlock(&srv->mu);
+    pthread_cond_destroy(&p.cond);
+    return pmcp__err(srv, PMCP_EIO, "the client's input has ended; %s cannot be answered",
+                     method);
+  }
   p.id = srv->next_out_id++;
   p.next = s->pending;
   s->pending = &p;
@@ -116,6 +122,10 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
       rc = PMCP_ECANCELLED;
       break;
     }
+    if (s->input_ended) {
+      rc = PMCP_EIO;
+      break;
+    }
     if (timeout_ms > 0) {
       if (pthread_cond_timedwait(&p.cond, &srv->mu, &deadline) == ETIMEDOUT && !p.done)
         rc = PMCP_ETIMEOUT;
@@ -129,6 +139,8 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
   pthread_cond_destroy(&p.cond);
   if (rc == PMCP_ETIMEOUT)
     pmcp__err(srv, rc, "the client did not answer %s within %d ms", method, timeout_ms);
+  else if (rc == PMCP_EIO)
+    pmcp__err(srv, rc, "the client's input has ended; %s cannot be answered", method);
   if (!rc && p.done) {
     if (!p.json)
       rc = PMCP_ENOMEM;

@@ -358,6 +358,22 @@ int pmcp_server_session_close(pmcp_server *server, const char *session)
   return s ? 0 : PMCP_ENOTFOUND;
 }
 
+int pmcp_server_session_end_input(pmcp_server *server, const char *session)
+{
+  if (!server_ok(server))
+    return PMCP_EMISUSE;
+  pthread_mutex_lock(&server->mu);
+  pmcp__session *s = pmcp__session_get_locked(server, session, 0, 0, NULL);
+  if (s) {
+    s->input_ended = 1;
+    for (pmcp__req *r = s->inflight; r; r = r->next)
+      pmcp__req_wake_locked(r);
+    pmcp__session_unref_locked(server, s);
+  }
+  pthread_mutex_unlock(&server->mu);
+  return s ? 0 : PMCP_ENOTFOUND;
+}
+
 int pmcp_server_session_ready(pmcp_server *server, const char *session)
 {
   if (!server_ok(server))

@@ -33,11 +33,9 @@ static int hp_cb(void *ud, const char *path, const pmcp__imp_value *v,
   return pmcp__imp_run_attr(h->cx, PMCP__IA_CONFIG, path, v);
 }
 
-static int import_hparams(pmcp__imp_ctx *cx, const char *csv_path)
+int pmcp__imp_hparams_yaml(pmcp__imp_ctx *cx, const char *dir)
 {
-  char *dir = pmcp__imp_dirname(csv_path);
-  char *path = dir ? pmcp__imp_join(dir, "hparams.yaml") : NULL;
-  free(dir);
+  char *path = pmcp__imp_join(dir, "hparams.yaml");
   if (!path)
     return pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
   struct stat st;
@@ -187,8 +185,15 @@ static int import_one(pmcp__imp_ctx *cx, const char *path)
     goto out;
   if (cx->skipping)
     goto end;
-  if (!longform && (rc = import_hparams(cx, path)))
-    goto out;
+  if (!longform) {
+    char *dir = pmcp__imp_dirname(path);
+    if (!dir)
+      goto oom;
+    rc = pmcp__imp_hparams_yaml(cx, dir);
+    free(dir);
+    if (rc)
+      goto out;
+  }
   uint64_t rows = 0;
   while ((k = pmcp__csv_row(&c)) == 1) {
     if (c.n != ncol) {

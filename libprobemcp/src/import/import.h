@@ -39,6 +39,7 @@ typedef struct pmcp__imp_experiment {
   const char *name;
   int deleted;
   int64_t created_ms; /* -1: unknown */
+  const char *description; /* or NULL */
 } pmcp__imp_experiment;
 
 typedef struct pmcp__imp_run {
@@ -108,6 +109,8 @@ typedef struct pmcp__imp_counts {
   uint64_t experiments, runs, runs_skipped, attrs, points, histograms,
       artifacts, artifacts_skipped, checkpoints, papers, papers_skipped,
       deleted_runs, files;
+  uint64_t values_skipped;  /* TensorBoard values of other plugins */
+  uint64_t folders_skipped; /* MLflow folders that are not runs */
 } pmcp__imp_counts;
 
 typedef void (*pmcp__imp_progress_fn)(const char *what, uint64_t done,
@@ -168,6 +171,11 @@ int pmcp__imp_utf8_text(const void *s, size_t len);
 const char *pmcp__imp_basename(const char *path);
 char *pmcp__imp_dirname(const char *path);
 char *pmcp__imp_join(const char *a, const char *b);
+
+/* Lightning's hparams.yaml in @p dir, if there, as the current run's
+ * configuration (config/...). Used for CSVLogger and TensorBoardLogger
+ * folders alike. */
+int pmcp__imp_hparams_yaml(pmcp__imp_ctx *cx, const char *dir);
 
 /* The parsers. @p path as given by the user (messages name it). */
 int pmcp__import_mlflow(pmcp__imp_ctx *cx, const char *dir);

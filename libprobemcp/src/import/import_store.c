@@ -9,7 +9,9 @@
  *               key: a uuid, an event file name, or the file's SHA-256)
  *   paper       its arXiv id
  * A run whose id is already stored is skipped whole (its contents too).
- * Metric points are gathered per series and logged once per run. */
+ * Metric points are gathered per series and logged once per run.
+ * Histograms keep their buckets; their summary numbers (min, max, num,
+ * sum, sum_squares) become float series of the same key labelled stat=…. */
 #include "import/import_store.h"
 
 #include <math.h>
@@ -22,6 +24,7 @@
 typedef struct series_ent {
   char *key;
   int hist;
+  const char *stat; /* label "stat" (histogram summaries), or NULL */
   int64_t id;
   pmcp_point *pts;
   size_t n, cap;
@@ -90,7 +93,7 @@ static void series_clear(sstate *s)
 }
 
 static series_ent *series_get(pmcp__imp_ctx *cx, sstate *s, const char *key,
-                              int hist, int *rc)
+                              int hist, const char *stat, int *rc)
 {
   *rc = 0;
   if ((s->sused + 1) * 2 > s->scap) {
@@ -103,7 +106,8 @@ static series_ent *series_get(pmcp__imp_ctx *cx, sstate *s, const char *key,
     for (size_t i = 0; i < s->scap; i++) {
       if (!s->ser[i].key)
         continue;
-      size_t j = hash(s->ser[i].key) & (cap - 1);
+      size_t j = (hash(s->ser[i].key) +
+                  (s->ser[i].stat ? hash(s->ser[i].stat) : 0)) & (cap - 1);
       while (n[j].key)
         j = (j + 1) & (cap - 1);
       n[j] = s->ser[i];
@@ -112,13 +116,15 @@ static series_ent *series_get(pmcp__imp_ctx *cx, sstate *s, const char *key,
     s->ser = n;
     s->scap = cap;
   }
-  size_t j = hash(key) & (s->scap - 1);
+  size_t j = (hash(key) + (stat ? hash(stat) : 0)) & (s->scap - 1);
   while (s->ser[j].key) {
-    if (s->ser[j].hist == hist && strcmp(s->ser[j].key, key) == 0)
+    if (s->ser[j].hist == hist && s->ser[j].stat == stat &&
+        strcmp(s->ser[j].key, key) == 0)
       return &s->ser[j];
     j = (j + 1) & (s->scap - 1);
   }
-  pmcp_series_spec spec = {key, NULL, 0,
+  pmcp_label label = {"stat", stat};
+  pmcp_series_spec spec = {key, stat ? &label : NULL, stat ? 1u : 0u,
                            hist ? PMCP_METRIC_HISTOGRAM : PMCP_METRIC_FLOAT,
                            PMCP_SCALE_STEP};
   int64_t id = 0;
@@ -133,6 +139,7 @@ static series_ent *series_get(pmcp__imp_ctx *cx, sstate *s, const char *key,
     return NULL;
   }
   s->ser[j].hist = hist;
+  s->ser[j].stat = stat; /* static strings only */
   s->ser[j].id = id;
   s->sused++;
   return &s->ser[j];
@@ -175,7 +182,8 @@ static int ensure_project(pmcp__imp_ctx *cx, sstate *s, const char *name)
 }
 
 static int ensure_experiment(pmcp__imp_ctx *cx, sstate *s, const char *name,
-                             int deleted, int64_t created_ms, char **out)
+                             int deleted, int64_t created_ms,
+                             const char *description, char **out)
 {
   pmcp_entity_spec spec = PMCP_ENTITY_SPEC_INIT;
   char *id = make_id(s->project, ".", name);
@@ -185,6 +193,7 @@ static int ensure_experiment(pmcp__imp_ctx *cx, sstate *s, const char *name,
   spec.name = name;
   spec.parent = s->project;
   spec.deleted = deleted;
+  spec.description = description;
   spec.created_ms = created_ms > 0 ? created_ms : 0;
   spec.flags = PMCP_STORE_REUSE;
   pmcp__buf_reset(&s->tmp);
@@ -211,7 +220,7 @@ static int on_experiment(pmcp__imp_ctx *cx, const pmcp__imp_experiment *e)
                 pmcp_store_get(s->st, s->t, s->tmp.ptr, &s->tmp) == 0;
   free(id);
   int rc = ensure_experiment(cx, s, e->name, e->deleted, e->created_ms,
-                             &s->cur_exp);
+                             e->description, &s->cur_exp);
   if (rc)
     return rc;
   free(s->cur_exp_key);
@@ -345,12 +354,12 @@ static int on_run_attr(pmcp__imp_ctx *cx, int kind, const char *key,
   return 0;
 }
 
-static int on_scalar(pmcp__imp_ctx *cx, const char *key, int64_t step,
-                     double wall_s, double value)
+static int add_point(pmcp__imp_ctx *cx, const char *key, const char *stat,
+                     int64_t step, double wall_s, double value)
 {
   sstate *s = cx->ud;
   int rc;
-  series_ent *e = series_get(cx, s, key, 0, &rc);
+  series_ent *e = series_get(cx, s, key, 0, stat, &rc);
   if (!e)
     return rc;
   if (e->n == e->cap) {
@@ -375,6 +384,12 @@ static int on_scalar(pmcp__imp_ctx *cx, const char *key, int64_t step,
   return 0;
 }
 
+static int on_scalar(pmcp__imp_ctx *cx, const char *key, int64_t step,
+                     double wall_s, double value)
+{
+  return add_point(cx, key, NULL, step, wall_s, value);
+}
+
 static int on_histogram(pmcp__imp_ctx *cx, const char *key, int64_t step,
                         double wall_s, const pmcp__imp_hist *h)
 {
@@ -382,9 +397,18 @@ static int on_histogram(pmcp__imp_ctx *cx, const char *key, int64_t step,
   if (h->n == 0)
     return PMCP__IMP_SKIP; /* an empty histogram: nothing to draw */
   int rc;
-  series_ent *e = series_get(cx, s, key, 1, &rc);
+  series_ent *e = series_get(cx, s, key, 1, NULL, &rc);
   if (!e)
     return rc;
+  /* HistogramProto's summary numbers have no place in a histogram record:
+   * they go to float series of the same key labelled stat=min|max|num|
+   * sum|sum_squares (only those the source has). */
+  static const char *const stats[5] = {"min", "max", "num", "sum",
+                                       "sum_squares"};
+  const double sv[5] = {h->min, h->max, h->num, h->sum, h->sum_squares};
+  for (int i = 0; i < 5; i++)
+    if (!isnan(sv[i]) && (rc = add_point(cx, key, stats[i], step, wall_s, sv[i])))
+      return rc;
   /* The store wants n + 1 ascending edges; TensorBoard gives the right
    * edges of each bucket, the left edge of the first is the minimum. */
   double *edges = malloc((h->n + 1) * sizeof *edges);
@@ -559,7 +583,8 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
     pmcp_buf_dispose(&cx.err);
     return rc;
   }
-  int rc = pmcp_store_begin(st);
+  int own_txn = !(o && o->in_txn);
+  int rc = own_txn ? pmcp_store_begin(st) : 0;
   if (rc) {
     if (err)
       pmcp__buf_printf(err, "store: %s", pmcp_store_errmsg(st));
@@ -580,14 +605,14 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
   cx.project = s.project;
   if (rc == 0 && o && o->experiment && strcmp(kind, "mlflow") != 0 &&
       strcmp(kind, "arxiv") != 0)
-    rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, &s.experiment);
+    rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, NULL, &s.experiment);
   if (rc == 0)
     rc = parse(&cx, path);
-  if (rc == 0) {
+  if (rc == 0 && own_txn) {
     rc = pmcp_store_commit(st);
     if (rc)
       pmcp__imp_fail(&cx, rc, "store: commit failed: %s", pmcp_store_errmsg(st));
-  } else {
+  } else if (rc && own_txn) {
     pmcp_store_rollback(st);
   }
   if (rc && err)

@@ -17,6 +17,10 @@ typedef struct pmcp__import_opts {
   const char *name;
   pmcp__imp_progress_fn progress;
   void *progress_ud;
+  /* Non-zero: the caller has a transaction open (pmcp_store_begin) and
+   * commits or rolls it back itself (e.g. a demo built from several
+   * imports); otherwise the import is its own transaction. */
+  int in_txn;
 } pmcp__import_opts;
 
 /* Imports @p path in format @p kind ("mlflow", "tensorboard", "csv",

@@ -527,9 +527,24 @@ static int import_experiment(pmcp__imp_ctx *cx, const char *dir, int trashed,
     meta_free(&m);
     return pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
   }
+  /* the experiment's description: its mlflow.note.content tag */
+  char *note = NULL;
+  {
+    char *tp = pmcp__imp_join(dir, "tags/mlflow.note.content");
+    struct stat st;
+    size_t len;
+    if (tp && stat(tp, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size < (1 << 20) &&
+        pmcp__imp_read_file(cx, tp, &note, &len) == 0 &&
+        (!pmcp__imp_utf8_text(note, len) || len == 0)) {
+      free(note);
+      note = NULL;
+    }
+    free(tp);
+  }
   pmcp__imp_experiment e = {key.ptr, name,
                             trashed || (stage && !strcmp(stage, "deleted")),
-                            meta_ms(&m, "creation_time")};
+                            meta_ms(&m, "creation_time"), note};
   rc = pmcp__imp_add_experiment(cx, &e);
   names runs = {0};
   if (rc == 0)
@@ -540,13 +555,16 @@ static int import_experiment(pmcp__imp_ctx *cx, const char *dir, int trashed,
       rc = pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
       break;
     }
-    if (has_meta(rd)) /* other folders ("tags": experiment tags) */
+    if (has_meta(rd))
       rc = import_run(cx, rd, key.ptr, e.deleted);
+    else if (strcmp(runs.v[i], "tags") != 0) /* "tags": experiment tags */
+      cx->n.folders_skipped++;
     free(rd);
     pmcp__imp_progress(cx, "mlflow", ++*runs_done, runs_total);
   }
   names_free(&runs);
   pmcp_buf_dispose(&key);
+  free(note);
   meta_free(&m);
   return rc;
 }

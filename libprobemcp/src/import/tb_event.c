@@ -4,6 +4,7 @@
  * metadata = 9): plain float scalars, scalars written as rank-0 tensors
  * (TF2 / the "scalars" plugin), HistogramProto histograms, and the
  * "histograms" plugin's [k, 3] tensors (left, right, count rows).
+ * The hparams plugin's session start info gives the run's parameters.
  * Other plugins (images, audio, text) are counted as skipped. */
 #include "import/import.h"
 
@@ -85,29 +86,142 @@ void pmcp__tb_state_dispose(pmcp__tb_state *st)
 
 /* ---- protobuf pieces ---- */
 
-static int plugin_kind(const uint8_t *md, size_t len)
+/* SummaryMetadata (plugin_data = 1 { plugin_name = 1, content = 2 }):
+ * which plugin wrote a value, and its content bytes. */
+static int plugin_kind(const uint8_t *md, size_t len, const uint8_t **content,
+                       size_t *clen)
 {
   pmcp__pb r, r2;
   pmcp__pb_field f, g;
   pmcp__pb_init(&r, md, len);
-  int rc;
+  int rc, kind = PMCP__TB_UNKNOWN;
+  *content = NULL;
+  *clen = 0;
   while ((rc = pmcp__pb_next(&r, &f)) == 1) {
     if (f.num != 1 || f.wire != PMCP__PB_LEN)
       continue;
     pmcp__pb_init(&r2, f.data, f.len);
     while ((rc = pmcp__pb_next(&r2, &g)) == 1) {
-      if (g.num == 1 && g.wire == PMCP__PB_LEN) {
+      if (g.wire != PMCP__PB_LEN)
+        continue;
+      if (g.num == 2) {
+        *content = g.data;
+        *clen = g.len;
+      } else if (g.num == 1) {
         if (g.len == 7 && memcmp(g.data, "scalars", 7) == 0)
-          return PMCP__TB_SCALAR;
-        if (g.len == 10 && memcmp(g.data, "histograms", 10) == 0)
-          return PMCP__TB_HISTO;
-        return PMCP__TB_OTHER;
+          kind = PMCP__TB_SCALAR;
+        else if (g.len == 10 && memcmp(g.data, "histograms", 10) == 0)
+          kind = PMCP__TB_HISTO;
+        else if (g.len == 7 && memcmp(g.data, "hparams", 7) == 0)
+          kind = PMCP__TB_HPARAMS;
+        else
+          kind = PMCP__TB_OTHER;
       }
     }
     if (rc < 0)
       return -1;
   }
-  return rc < 0 ? -1 : PMCP__TB_UNKNOWN;
+  return rc < 0 ? -1 : kind;
+}
+
+/* The hparams plugin's HParamsPluginData: session_start_info = 3 {
+ * hparams = 1 (map<string, google.protobuf.Value>: key = 1, value = 2) }.
+ * Value: null = 1, number = 2, string = 3, bool = 4 (struct and list
+ * values are skipped). Each hyperparameter becomes a run parameter. */
+static int hparams(pmcp__imp_ctx *cx, pmcp__tb_state *st, const uint8_t *d,
+                   size_t len, int *sink_err)
+{
+  pmcp__pb r, rs, re, rv;
+  pmcp__pb_field f, g, h, k;
+  pmcp__pb_init(&r, d, len);
+  int rc;
+  while ((rc = pmcp__pb_next(&r, &f)) == 1) {
+    if (f.num != 3 || f.wire != PMCP__PB_LEN)
+      continue;
+    pmcp__pb_init(&rs, f.data, f.len);
+    while ((rc = pmcp__pb_next(&rs, &g)) == 1) {
+      if (g.num != 1 || g.wire != PMCP__PB_LEN)
+        continue;
+      pmcp__pb_field key = {0}, val = {0};
+      int has_key = 0, has_val = 0;
+      pmcp__pb_init(&re, g.data, g.len);
+      while ((rc = pmcp__pb_next(&re, &h)) == 1) {
+        if (h.num == 1 && h.wire == PMCP__PB_LEN) {
+          key = h;
+          has_key = 1;
+        } else if (h.num == 2 && h.wire == PMCP__PB_LEN) {
+          val = h;
+          has_val = 1;
+        }
+      }
+      if (rc < 0 || !has_key || key.len == 0 || key.len > 200 ||
+          !pmcp__imp_utf8_text(key.data, key.len))
+        return -1;
+      pmcp__imp_value v = {PMCP__IV_NULL, NULL, 0, 0};
+      char *str = NULL;
+      int ok = 1;
+      if (has_val) {
+        pmcp__pb_init(&rv, val.data, val.len);
+        while ((rc = pmcp__pb_next(&rv, &k)) == 1) {
+          if (k.num == 1 && k.wire == PMCP__PB_VARINT) {
+            v.type = PMCP__IV_NULL;
+          } else if (k.num == 2 && k.wire == PMCP__PB_I64) {
+            double x = pmcp__pb_double(k.u);
+            if (x == floor(x) && fabs(x) < 9e15) {
+              v.type = PMCP__IV_INT; /* 32 is an int, 0.001 a float */
+              v.i = (int64_t)x;
+            } else {
+              v.type = PMCP__IV_FLOAT;
+              v.f = x;
+            }
+          } else if (k.num == 3 && k.wire == PMCP__PB_LEN) {
+            if (!pmcp__imp_utf8_text(k.data, k.len)) {
+              free(str);
+              return -1;
+            }
+            free(str);
+            str = malloc(k.len + 1);
+            if (!str)
+              return -2;
+            memcpy(str, k.data, k.len);
+            str[k.len] = '\0';
+            v.type = PMCP__IV_STR;
+            v.s = str;
+          } else if (k.num == 4 && k.wire == PMCP__PB_VARINT) {
+            v.type = PMCP__IV_BOOL;
+            v.i = k.u != 0;
+          } else if (k.num == 5 || k.num == 6) {
+            ok = 0; /* struct / list: not a scalar parameter */
+          }
+        }
+        if (rc < 0) {
+          free(str);
+          return -1;
+        }
+      }
+      char *name = malloc(key.len + 1);
+      if (!name) {
+        free(str);
+        return -2;
+      }
+      memcpy(name, key.data, key.len);
+      name[key.len] = '\0';
+      int src = 0;
+      if (ok)
+        src = pmcp__imp_run_attr(cx, PMCP__IA_PARAM, name, &v);
+      else
+        st->skipped++;
+      free(name);
+      free(str);
+      if (src) {
+        *sink_err = 1;
+        return src;
+      }
+    }
+    if (rc < 0)
+      return -1;
+  }
+  return rc < 0 ? -1 : 0;
 }
 
 enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9,
@@ -376,6 +490,8 @@ static int one_value(pmcp__imp_ctx *cx, pmcp__tb_state *st, const uint8_t *d,
   pmcp__pb_field f, tag = {0}, simple = {0}, histo = {0}, tens = {0};
   int has_tag = 0, has_simple = 0, has_histo = 0, has_tensor = 0;
   int kind = PMCP__TB_UNKNOWN;
+  const uint8_t *content = NULL;
+  size_t content_len = 0;
   pmcp__pb_init(&r, d, len);
   int rc;
   while ((rc = pmcp__pb_next(&r, &f)) == 1) {
@@ -411,7 +527,7 @@ static int one_value(pmcp__imp_ctx *cx, pmcp__tb_state *st, const uint8_t *d,
     case 9:
       if (f.wire != PMCP__PB_LEN)
         return -1;
-      kind = plugin_kind(f.data, f.len);
+      kind = plugin_kind(f.data, f.len, &content, &content_len);
       if (kind < 0)
         return -1;
       break;
@@ -421,6 +537,8 @@ static int one_value(pmcp__imp_ctx *cx, pmcp__tb_state *st, const uint8_t *d,
   }
   if (rc < 0)
     return -1;
+  if (kind == PMCP__TB_HPARAMS) /* hyperparameters, not a series */
+    return content ? hparams(cx, st, content, content_len, sink_err) : 0;
   if (tag.len == 0) { /* no tag: nothing to file the value under */
     st->skipped++;
     return 0;

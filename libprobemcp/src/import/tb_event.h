@@ -11,7 +11,8 @@ enum {
   PMCP__TB_UNKNOWN = 0,
   PMCP__TB_SCALAR = 1,
   PMCP__TB_HISTO = 2,
-  PMCP__TB_OTHER = 3
+  PMCP__TB_OTHER = 3,
+  PMCP__TB_HPARAMS = 4
 };
 
 typedef struct pmcp__tb_tag {

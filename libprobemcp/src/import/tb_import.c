@@ -259,9 +259,13 @@ int pmcp__import_tensorboard(pmcp__imp_ctx *cx, const char *path)
           done += (uint64_t)fs.st_size;
       }
     } else if (rc == 0) {
+      /* Lightning's TensorBoardLogger writes hparams.yaml beside the
+       * event files */
+      rc = pmcp__imp_hparams_yaml(cx, dir);
       pmcp__tb_state st = {0};
       for (size_t k = i; rc == 0 && k < j; k++)
         rc = import_file(cx, &st, ps.v[k], &done, ps.bytes);
+      cx->n.values_skipped += st.skipped;
       pmcp__tb_state_dispose(&st);
     }
     if (rc == 0)

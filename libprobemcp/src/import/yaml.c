@@ -244,7 +244,16 @@ static int json_item(parser *p, const pmcp__imp_value *v)
     if (!isfinite(v->f)) /* JSON has no NaN / Infinity: keep YAML's text */
       return pmcp__buf_json_string(&p->json, isnan(v->f) ? ".nan" : v->f > 0 ? ".inf" : "-.inf",
                                    isnan(v->f) ? 4 : v->f > 0 ? 4 : 5);
-    return pmcp__buf_printf(&p->json, "%.17g", v->f);
+  {
+    /* the shortest text that reads back as the same double */
+    char tmp[40];
+    for (int prec = 15; prec <= 17; prec++) {
+      snprintf(tmp, sizeof tmp, "%.*g", prec, v->f);
+      if (strtod(tmp, NULL) == v->f)
+        break;
+    }
+    return pmcp__buf_puts(&p->json, tmp);
+  }
   default:
     return pmcp__buf_json_string(&p->json, v->s, strlen(v->s));
   }

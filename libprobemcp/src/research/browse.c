@@ -15,9 +15,9 @@
 /* ---- argument specs ------------------------------------------------- */
 
 #define LIMIT(maxv)                                                        \
-  {"limit", PMCP_T_INTEGER, 0, "items per list", 1, 1, 1, maxv, NULL, "10"}
+  {"limit", PMCP_T_INTEGER, 0, "items per list.", 1, 1, 1, maxv, NULL, "10"}
 #define DELETED                                                            \
-  {"include_deleted", PMCP_T_BOOLEAN, 0, "also list deleted entries", 0, 0, \
+  {"include_deleted", PMCP_T_BOOLEAN, 0, "also list deleted entries.", 0, 0, \
    0, 0, NULL, "false"}
 #define QUERY(what)                                                        \
   {"query", PMCP_T_STRING, 0, what, 1, 1, 1, 200, NULL, NULL}
@@ -26,49 +26,49 @@
 
 static const pmcp_arg_spec tree_args[] = {
   STR("ref", "project:ID or experiment:ID to open; absent: the lab root "
-             "(projects, then unfiled runs)"),
-  {"depth", PMCP_T_INTEGER, 0, "levels shown below ref", 1, 1, 1, 3, NULL,
+             "(projects, then unfiled runs)."),
+  {"depth", PMCP_T_INTEGER, 0, "levels shown below ref.", 1, 1, 1, 3, NULL,
    "2"},
   LIMIT(100),
   DELETED,
 };
 static const pmcp_arg_spec runs_args[] = {
-  STR("project", "project:ID; absent: every run of the lab"),
-  STR("experiment", "experiment:ID"),
-  BOOL("active", "only runs running now"),
+  STR("project", "project:ID (or the id)."),
+  STR("experiment", "experiment:ID (or the id)."),
+  BOOL("active", "only runs running now."),
   LIMIT(200),
   DELETED,
 };
 static const pmcp_arg_spec ws_args[] = {LIMIT(100)};
 static const pmcp_arg_spec notes_args[] = {
-  QUERY("literal text the note contains"),
-  STR("on", "only notes on this project:, experiment: or run: ref"),
+  QUERY("literal text to match (note text, name, path, URI)."),
+  STR("on", "only notes on this project:, experiment: or run: ref."),
   LIMIT(100),
 };
 static const pmcp_arg_spec files_args[] = {
-  STR("workspace", "workspace id; absent: the Shared folder"),
-  QUERY("literal text in the path"),
+  STR("workspace", "workspace id; absent: the Shared folder."),
+  QUERY("literal text to match (note text, name, path, URI)."),
   LIMIT(100),
 };
 static const pmcp_arg_spec datasets_args[] = {
   BOOL("registered", "true: registered datasets only; false: files runs "
-                     "logged without registering"),
+                     "logged without registering."),
   STR("project", "project:ID"),
-  QUERY("literal text in the name"),
+  QUERY("literal text to match (note text, name, path, URI)."),
   LIMIT(100),
 };
 static const pmcp_arg_spec ckpt_args[] = {
   STR("project", "project:ID"),
-  STR("experiment", "experiment:ID"),
-  STR("run", "run:ID"),
-  BOOL("best", "only each run's best save"),
-  BOOL("stored", "true: saves with stored files; false: recorded only"),
+  STR("experiment", "experiment:ID (or the id)."),
+  STR("run", "run:ID (or the id)."),
+  BOOL("best", "only each run's best save."),
+  BOOL("stored", "true: saves with stored files; false: recorded only."),
   LIMIT(100),
 };
 static const pmcp_arg_spec src_args[] = {
-  STR("provider", "e.g. hf, s3, gcs, url"),
-  STR("kind", "e.g. model, dataset, bucket"),
-  QUERY("literal text in the id or URI"),
+  STR("provider", "e.g. hf, s3, gcs, url."),
+  STR("kind", "e.g. model, dataset, bucket."),
+  QUERY("literal text to match (note text, name, path, URI)."),
   LIMIT(100),
 };
 
@@ -102,9 +102,9 @@ static const char *const k_run[] = {"ref", "name", "status", "experiment",
                                     "deleted", NULL};
 static const char *const k_ws[] = {"ref", "name", "description", "created",
                                    NULL};
-static const char *const k_note[] = {"ref", "on", "kind", "title", "text",
-                                     "body", "author", "via", "created",
-                                     NULL};
+static const char *const k_note[] = {"ref", "on", "note_kind", "title",
+                                     "excerpt", "chars", "author", "via",
+                                     "updated", NULL};
 static const char *const k_file[] = {"ref", "path", "workspace", "size",
                                      "media_type", "sha256", "uri",
                                      "created", NULL};
@@ -584,13 +584,11 @@ out:
 
 static const char desc[] =
   "What exists here? Lists the lab as refs (kind:id) to open with entity. "
-  "mode tree (default): projects > experiments > runs, opened at ref, depth "
-  "levels deep, plus unfiled runs at the root. runs: newest first, across "
-  "the lab unless project/experiment; active=true for running ones. "
-  "workspaces, notes (query matches literally), files (Shared folder or a "
-  "workspace), datasets, checkpoints, sources (with run counts). limit "
-  "items per list (default 10). To continue a list pass its next_cursor "
-  "(or a nested <list>_cursor) as cursor with the same arguments.";
+  "tree walks projects > experiments > runs from ref (the root also lists "
+  "unfiled runs); runs without project/experiment lists every run of the "
+  "lab. Each list shows limit items; continue one by passing its "
+  "next_cursor (or a nested <list>_cursor) as cursor with the same "
+  "arguments.";
 
 int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
 {

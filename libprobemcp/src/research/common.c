@@ -184,7 +184,9 @@ const char *pmcp__rs_provenance(const cJSON *rec)
     return PMCP__PROV_OUTSIDE;
   if (strncmp(via, "agent", 5) == 0 || strcmp(kind, "session") == 0)
     return PMCP__PROV_AGENT;
-  if (strcmp(via, "import") == 0 || strncmp(via, "import:", 7) == 0)
+  const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(rec, "attributes");
+  if (strcmp(via, "import") == 0 || strncmp(via, "import:", 7) == 0 ||
+      cJSON_GetObjectItemCaseSensitive(attrs, "import"))
     return PMCP__PROV_IMPORT;
   return PMCP__PROV_PERSON;
 }

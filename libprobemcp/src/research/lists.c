@@ -5,6 +5,9 @@
  * Shared by browse and the list-shaped entity views. */
 #include "research/lists.h"
 
+#include "research/refs.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,15 +81,41 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
       continue;
     cJSON *p = pmcp__rs_pick(it, q->keys, q->excerpt);
     if (p) {
+      /* counts the store reports under the names of nested lists */
+      static const char *const counts[] = {"runs", "experiments", NULL};
+      for (size_t c = 0; counts[c]; c++) {
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(p, counts[c]);
+        if (cJSON_IsNumber(n)) {
+          char key[32];
+          snprintf(key, sizeof key, "n_%s", counts[c]);
+          cJSON_AddItemToObject(p, key, cJSON_DetachItemViaPointer(p, n));
+        }
+      }
+      if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "deleted")))
+        cJSON_DeleteItemFromObject(p, "deleted");
+      /* a note excerpt shorter than the note: name the detail door */
+      const cJSON *ex = cJSON_GetObjectItemCaseSensitive(p, "excerpt");
+      double chars = pmcp__jn(it, "chars", -1);
+      if (cJSON_IsString(ex) && chars >= 0) {
+        int cut = chars > (double)strlen(ex->valuestring);
+        cJSON_AddBoolToObject(p, "truncated", cut);
+        if (cut) {
+          char door[PMCP__REF_MAX + 64];
+          snprintf(door, sizeof door, "entity refs=[\"%s\"] view=record",
+                   pmcp__js(it, "ref"));
+          cJSON_AddStringToObject(p, "detail", door);
+        }
+        cJSON_DeleteItemFromObject(p, "chars");
+      }
       char buf[300];
       if (!cJSON_HasObjectItem(p, "ref")) {
         const char *r = pmcp__rs_ref(it, buf, sizeof buf);
         if (*r)
           cJSON_AddItemToObject(p, "ref", cJSON_CreateString(r));
       }
-      if (q->excerpt && (cJSON_HasObjectItem(p, "text") ||
-                         cJSON_HasObjectItem(p, "body") ||
-                         cJSON_HasObjectItem(p, "description")))
+      if (cJSON_HasObjectItem(p, "text") || cJSON_HasObjectItem(p, "body") ||
+          cJSON_HasObjectItem(p, "excerpt") ||
+          cJSON_HasObjectItem(p, "description"))
         cJSON_AddStringToObject(p, "provenance", pmcp__rs_provenance(it));
       cJSON_AddItemToArray(w->items, p);
     }

@@ -27,6 +27,7 @@ typedef enum pmcp__ref_kind {
   PMCP__REF_SESSION,
   PMCP__REF_SUBNOTE,
   PMCP__REF_TEAMNOTE,
+  PMCP__REF_NOTE, /* an operational note, as browse notes lists it */
   PMCP__REF_KINDS_ /* count + 1 */
 } pmcp__ref_kind;
 

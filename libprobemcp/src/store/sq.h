@@ -13,9 +13,9 @@
 /* Schema version this library writes; sq_schema.c holds the migrations. */
 #define PMCP__SQ_SCHEMA_VERSION 2
 /* Points per metric block. */
-#define PMCP__SQ_BLOCK 4096
+#define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
-#define PMCP__SQ_POS 8192
+#define PMCP__SQ_POS 65536
 
 /* Points of one series waiting to be written as blocks. */
 typedef struct pmcp__sq_pending {

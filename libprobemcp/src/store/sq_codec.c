@@ -1,12 +1,16 @@
 /* SQLite backend: the metric block codec. A block holds up to
  * PMCP__SQ_BLOCK points of one series:
- *   u8 codec version (1), varint n,
+ *   u8 codec version (2), varint n,
  *   steps and times: first value, then deltas of deltas (zigzag varints),
- *   values: each double's bits XORed with the previous one's, stored as 8
- *   byte planes (all most significant bytes first, ...),
+ *   values: u8 shift, u8 width, then each double's bit pattern shifted
+ *   right by `shift` (the trailing zero bits every value of the block has:
+ *   29 for float32 values widened to double), delta-coded against the
+ *   previous one, zigzagged, and stored as `width` byte planes (most
+ *   significant plane first),
  * and the whole compressed with zstd. Regular steps and clock ticks cost
- * about nothing; smooth values share sign, exponent and high mantissa bits,
- * which the XOR turns into zero bytes that the planes line up for zstd. */
+ * about nothing; smooth values have small deltas, so the high planes are
+ * nearly all zero and zstd codes the rest near their entropy. Version 1
+ * (XOR of whole doubles, 8 planes) is still read. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +42,12 @@ static int64_t unzz(uint64_t v)
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+static inline int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
 {
+  if (*p < end && **p < 0x80) {
+    *out = *(*p)++;
+    return 0;
+  }
   uint64_t v = 0;
   for (int shift = 0; shift < 70; shift += 7) {
     if (*p >= end)
@@ -93,7 +101,7 @@ static int get_dod(const unsigned char **p, const unsigned char *end, pmcp_point
 int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
 {
   pmcp_buf raw = PMCP_BUF_INIT;
-  int rc = pmcp__buf_putc(&raw, 1);
+  int rc = pmcp__buf_putc(&raw, 2);
   if (!rc)
     rc = put_varint(&raw, n);
   if (!rc)
@@ -101,22 +109,47 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
   if (!rc)
     rc = put_dod(&raw, p, n, 1);
   if (!rc)
-    rc = pmcp__buf_reserve(&raw, n * 8);
+    rc = pmcp__buf_reserve(&raw, n * 8 + 2);
   if (rc) {
     pmcp_buf_dispose(&raw);
     return PMCP_ENOMEM;
   }
-  unsigned char *planes = (unsigned char *)raw.ptr + raw.len;
-  uint64_t prev = 0;
+  uint64_t orall = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t bits;
     memcpy(&bits, &p[i].value, 8);
-    uint64_t x = bits ^ prev;
-    prev = bits;
-    for (int b = 0; b < 8; b++)
-      planes[(size_t)b * n + i] = (unsigned char)(x >> (56 - 8 * b));
+    orall |= bits;
   }
-  raw.len += n * 8;
+  unsigned shift = 0;
+  while (shift < 63 && orall && !(orall & (1ull << shift)))
+    shift++;
+  uint64_t prev = 0, maxz = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &p[i].value, 8);
+    uint64_t v = bits >> shift;
+    uint64_t z = zz((int64_t)(v - prev));
+    prev = v;
+    if (z > maxz)
+      maxz = z;
+  }
+  unsigned width = 0;
+  while (width < 8 && (maxz >> (8 * width)))
+    width++;
+  raw.ptr[raw.len++] = (char)shift;
+  raw.ptr[raw.len++] = (char)width;
+  unsigned char *planes = (unsigned char *)raw.ptr + raw.len;
+  prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &p[i].value, 8);
+    uint64_t v = bits >> shift;
+    uint64_t z = zz((int64_t)(v - prev));
+    prev = v;
+    for (unsigned b = 0; b < width; b++)
+      planes[(size_t)b * n + i] = (unsigned char)(z >> (8 * (width - 1 - b)));
+  }
+  raw.len += n * width;
   if (!q->cctx && !(q->cctx = ZSTD_createCCtx())) {
     pmcp_buf_dispose(&raw);
     return PMCP_ENOMEM;
@@ -157,24 +190,52 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
     return PMCP_ECORRUPT;
   const unsigned char *p = q->scratch, *end = q->scratch + got;
   uint64_t count;
-  if (p >= end || *p++ != 1 || get_varint(&p, end, &count) || count > PMCP__SQ_BLOCK * 4)
+  unsigned version = p < end ? *p++ : 0;
+  if ((version != 1 && version != 2) || get_varint(&p, end, &count) ||
+      count > PMCP__SQ_BLOCK * 4)
     return PMCP_ECORRUPT;
   pmcp_point *out = malloc((count ? count : 1) * sizeof *out);
   if (!out)
     return PMCP_ENOMEM;
-  if (get_dod(&p, end, out, (size_t)count, 0) || get_dod(&p, end, out, (size_t)count, 1) ||
-      (size_t)(end - p) != count * 8) {
+  if (get_dod(&p, end, out, (size_t)count, 0) || get_dod(&p, end, out, (size_t)count, 1)) {
     free(out);
     return PMCP_ECORRUPT;
   }
-  uint64_t prev = 0;
-  for (size_t i = 0; i < count; i++) {
-    uint64_t x = 0;
-    for (int b = 0; b < 8; b++)
-      x |= (uint64_t)p[(size_t)b * count + i] << (56 - 8 * b);
-    uint64_t bits = x ^ prev;
-    prev = bits;
-    memcpy(&out[i].value, &bits, 8);
+  if (version == 1) {
+    if ((size_t)(end - p) != count * 8) {
+      free(out);
+      return PMCP_ECORRUPT;
+    }
+    uint64_t prev = 0;
+    for (size_t i = 0; i < count; i++) {
+      uint64_t x = 0;
+      for (int b = 0; b < 8; b++)
+        x |= (uint64_t)p[(size_t)b * count + i] << (56 - 8 * b);
+      uint64_t bits = x ^ prev;
+      prev = bits;
+      memcpy(&out[i].value, &bits, 8);
+    }
+  } else {
+    if (end - p < 2) {
+      free(out);
+      return PMCP_ECORRUPT;
+    }
+    unsigned shift = p[0], width = p[1];
+    p += 2;
+    if (shift > 63 || width > 8 || (size_t)(end - p) != count * width) {
+      free(out);
+      return PMCP_ECORRUPT;
+    }
+    uint64_t prev = 0;
+    for (size_t i = 0; i < count; i++) {
+      uint64_t z = 0;
+      for (unsigned b = 0; b < width; b++)
+        z = (z << 8) | p[(size_t)b * count + i];
+      uint64_t v = prev + (uint64_t)unzz(z);
+      prev = v;
+      uint64_t bits = v << shift;
+      memcpy(&out[i].value, &bits, 8);
+    }
   }
   *pts = out;
   *n = (size_t)count;

@@ -370,7 +370,7 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
     BIND_NAME(":lim", sqlite3_bind_int64(st[k], ix, (int64_t)limit + 1));
     BIND_NAME(":off", sqlite3_bind_int64(st[k], ix, offset));
     for (int i = 0; i < n_used; i++) {
-      char nm[8];
+      char nm[16];
       snprintf(nm, sizeof nm, ":f%d", i);
       cJSON *v = vals[i];
       if (used[i]->type == 'b')

@@ -547,7 +547,7 @@ typedef struct bucket_acc {
   int used, have_val;
 } bucket_acc;
 
-static void acc_point(bucket_acc *a, const pmcp_point *p)
+static inline void acc_point(bucket_acc *a, const pmcp_point *p)
 {
   pmcp_bucket *b = &a->b;
   if (!a->used) {
@@ -673,6 +673,24 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
       " step_at_max FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3"
       " ORDER BY seq";
   static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
+  static const char sql_count[] =
+      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
+  /* Many blocks per bucket: a block inside the range goes whole to the
+   * bucket of its middle step, so no inner block is decoded and bucket
+   * edges fall on block edges. Few blocks: buckets are exact, and blocks
+   * that straddle an edge are decoded. Blocks that straddle the range's
+   * ends are always decoded, so the range itself is exact. */
+  int coarse = 0;
+  if ((rc = pmcp__sq_prep(s, q, sql_count, &st))) {
+    free(acc);
+    return rc;
+  }
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, lo);
+  sqlite3_bind_int64(st, 3, hi);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    coarse = (uint64_t)sqlite3_column_int64(st, 0) >= 2 * (uint64_t)n_buckets;
+  sqlite3_reset(st);
   if ((rc = pmcp__sq_prep(s, q, sql_blocks, &st))) {
     free(acc);
     return rc;
@@ -686,6 +704,11 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
     if (smin >= lo && smax <= hi) {
       size_t b0 = (size_t)(((uint64_t)smin - (uint64_t)lo) / width);
       size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);
+      if (coarse) {
+        uint64_t mid = ((uint64_t)smin - (uint64_t)lo) / 2 + ((uint64_t)smax - (uint64_t)lo) / 2;
+        acc_block(&acc[mid / width], st);
+        continue;
+      }
       if (b0 == b1) {
         acc_block(&acc[b0], st);
         continue;
@@ -703,9 +726,21 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
       rc = pmcp__sq_decode(q, sqlite3_column_blob(sd, 0), (size_t)sqlite3_column_bytes(sd, 0),
                            &pts, &np);
       if (rc == 0) {
-        for (size_t i = 0; i < np; i++)
-          if (pts[i].step >= lo && pts[i].step <= hi)
-            acc_point(&acc[((uint64_t)pts[i].step - (uint64_t)lo) / width], &pts[i]);
+        /* Points come mostly in step order: divide only when a point
+         * leaves the current bucket. */
+        uint64_t cur_lo = 1, cur_hi = 0;
+        size_t bi = 0;
+        for (size_t i = 0; i < np; i++) {
+          if (pts[i].step < lo || pts[i].step > hi)
+            continue;
+          uint64_t off = (uint64_t)pts[i].step - (uint64_t)lo;
+          if (off < cur_lo || off > cur_hi) {
+            bi = (size_t)(off / width);
+            cur_lo = (uint64_t)bi * width;
+            cur_hi = cur_lo + (width - 1);
+          }
+          acc_point(&acc[bi], &pts[i]);
+        }
         free(pts);
       } else {
         pmcp_store_set_error(s, rc, "a metric block of series %lld is corrupt", (long long)series);

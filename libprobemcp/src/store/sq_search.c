@@ -93,17 +93,24 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   if (limit > 200)
     limit = 200;
   static const char sql[] =
-      "SELECT json_object('ref', ref, 'kind', kind, 'title', title, 'snippet', snip, 'score', score),"
-      " count(*) OVER () FROM ("
-      " SELECT d.ref AS ref, d.kind AS kind, search_fts.title AS title,"
-      "  snippet(search_fts, 1, '', '', '...', 16) AS snip, round(-bm25(search_fts, 2.0, 1.0), 4)"
-      "  AS score FROM search_fts JOIN search_docs d ON d.id=search_fts.rowid"
+      /* Rank and count every match, but build snippets (the costly
+       * part) only for the rows of the page. */
+      "SELECT json_object('ref', x.ref, 'kind', x.kind, 'title', x.title, 'snippet',"
+      "  CASE x.src WHEN 0 THEN (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
+      "   WHERE search_fts MATCH ?2 AND search_fts.rowid=x.rid)"
+      "  ELSE (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
+      "   WHERE papers_fts MATCH ?2 AND papers_fts.rowid=x.rid) END, 'score', x.score),"
+      " x.total FROM ("
+      " SELECT ref, kind, title, src, rid, score, count(*) OVER () AS total FROM ("
+      " SELECT d.ref AS ref, d.kind AS kind, search_fts.title AS title, 0 AS src,"
+      "  search_fts.rowid AS rid, round(-bm25(search_fts, 2.0, 1.0), 4)"
+      "  AS score FROM search_fts CROSS JOIN search_docs d ON d.id=search_fts.rowid"
       "  WHERE search_fts MATCH ?2 AND d.tenant_id=?1 AND (?3 OR instr(?4, ' ' || d.kind || ' ') > 0)"
       " UNION ALL"
-      " SELECT 'paper:' || p.arxiv_id, 'paper', p.title, snippet(papers_fts, 1, '', '', '...', 16),"
-      "  round(-bm25(papers_fts, 2.0, 1.0, 0.5), 4) FROM papers_fts JOIN papers p"
+      " SELECT 'paper:' || p.arxiv_id, 'paper', p.title, 1, papers_fts.rowid,"
+      "  round(-bm25(papers_fts, 2.0, 1.0, 0.5), 4) FROM papers_fts CROSS JOIN papers p"
       "  ON p.id=papers_fts.rowid WHERE papers_fts MATCH ?2 AND p.tenant_id=?1 AND ?5)"
-      " ORDER BY score DESC, ref LIMIT ?6 OFFSET ?7";
+      " ORDER BY score DESC, ref LIMIT ?6 OFFSET ?7) x ORDER BY x.score DESC, x.ref";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, sql, &st)))
     goto out;

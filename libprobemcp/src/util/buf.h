@@ -12,7 +12,7 @@ int pmcp__buf_append(pmcp_buf *b, const void *data, size_t len);
 int pmcp__buf_puts(pmcp_buf *b, const char *s);
 int pmcp__buf_putc(pmcp_buf *b, char c);
 int pmcp__buf_printf(pmcp_buf *b, const char *fmt, ...) PMCP_PRINTF(2, 3);
-int pmcp__buf_vprintf(pmcp_buf *b, const char *fmt, va_list ap);
+int pmcp__buf_vprintf(pmcp_buf *b, const char *fmt, va_list ap) PMCP_PRINTF(2, 0);
 /* Appends @p s as a JSON string literal (quotes and escapes). */
 int pmcp__buf_json_string(pmcp_buf *b, const char *s, size_t len);
 /* Empties without freeing. */

@@ -22,17 +22,20 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
     return pmcp__tk_pair_rank[(unsigned)p[0] << 8 | p[1]];
   if (n > PMCP__TK_MAXLEN)
     return PMCP__TK_NORANK;
-  uint64_t h = pmcp__tk_hashbytes(p, n);
+  uint64_t v = pmcp__tk_key8of(p, n);
+  uint64_t h = n <= 8 ? pmcp__tk_hash8(v, n) : pmcp__tk_hashbytes(p, n);
   uint32_t idx = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS));
   uint32_t tag = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS - 7)) & 0x7F;
-  uint32_t want = PMCP__TK_SLOT(0, (uint32_t)n, tag) & ~0x3FFFFu;
+  uint32_t want = PMCP__TK_SLOT(0, (uint32_t)n, tag);
   for (;;) {
     uint32_t s = pmcp__tk_hash[idx];
     if (s == PMCP__TK_EMPTY)
       return PMCP__TK_NORANK;
     if ((s & ~0x3FFFFu) == want) {
+      /* same length and tag: compare the first 8 bytes, then the rest */
       uint32_t r = PMCP__TK_SLOT_RANK(s);
-      if (memcmp(pmcp__tk_bytes + pmcp__tk_off[r], p, n) == 0)
+      if (pmcp__tk_key8[r] == v &&
+          (n <= 8 || memcmp(pmcp__tk_bytes + pmcp__tk_off[r] + 8, p + 8, n - 8) == 0))
         return r;
     }
     idx = (idx + 1) & (PMCP__TK_HASH_SIZE - 1);

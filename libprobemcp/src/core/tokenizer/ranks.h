@@ -34,6 +34,9 @@ extern const unsigned char pmcp__tk_bytes[];               /* tokens, by rank */
 extern const uint32_t pmcp__tk_hash[PMCP__TK_HASH_SIZE];   /* slots */
 extern const uint32_t pmcp__tk_byte_rank[256];             /* single bytes */
 extern const uint32_t pmcp__tk_pair_rank[65536];           /* b0 << 8 | b1 */
+/* rank -> the token's first min(len, 8) bytes (pmcp__tk_key8of), so tokens
+ * of up to 8 bytes are checked with one load instead of a memcmp. */
+extern const uint64_t pmcp__tk_key8[PMCP__TK_NRANKS];
 
 static inline uint64_t pmcp__tk_load8(const unsigned char *p)
 {
@@ -45,13 +48,36 @@ static inline uint64_t pmcp__tk_load8(const unsigned char *p)
   return v;
 }
 
-/* The first @p n (< 8) bytes at @p p, little-endian, upper bytes zero. */
+/* The first @p n (1..7) bytes at @p p, little-endian, upper bytes zero.
+ * Overlapping loads: the bytes they share have the same value. */
 static inline uint64_t pmcp__tk_loadn(const unsigned char *p, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n >= 4) {
+    uint32_t lo, hi;
+    memcpy(&lo, p, 4);
+    memcpy(&hi, p + n - 4, 4);
+    return (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+  }
+  if (n >= 2) {
+    uint16_t lo, hi;
+    memcpy(&lo, p, 2);
+    memcpy(&hi, p + n - 2, 2);
+    return (uint64_t)lo | (uint64_t)hi << (8 * (n - 2));
+  }
+  return p[0];
+#else
   uint64_t v = 0;
   for (size_t i = 0; i < n; i++)
     v |= (uint64_t)p[i] << (8 * i);
   return v;
+#endif
+}
+
+/* The first min(n, 8) bytes at @p p (n >= 1) as pmcp__tk_key8[] holds them. */
+static inline uint64_t pmcp__tk_key8of(const unsigned char *p, size_t n)
+{
+  return n >= 8 ? pmcp__tk_load8(p) : pmcp__tk_loadn(p, n);
 }
 
 static inline uint64_t pmcp__tk_mix(uint64_t h)
@@ -62,9 +88,23 @@ static inline uint64_t pmcp__tk_mix(uint64_t h)
   return h;
 }
 
-/* Hash of @p n bytes. Only the top 26 bits are used (index + tag). */
+/* Hash of 1..8 bytes given as their key8 value @p v. */
+static inline uint64_t pmcp__tk_hash8(uint64_t v, size_t n)
+{
+  uint64_t h = 0x243F6A8885A308D3ull ^ n;
+  if (n == 8)
+    h = pmcp__tk_mix(h ^ v) + 0x13198A2E03707344ull;
+  else
+    h = pmcp__tk_mix(h ^ v ^ 0xA4093822299F31D0ull);
+  return pmcp__tk_mix(h);
+}
+
+/* Hash of @p n (>= 1) bytes. Only the top 26 bits are used (index + tag).
+ * For n <= 8 it equals pmcp__tk_hash8(pmcp__tk_key8of(p, n), n). */
 static inline uint64_t pmcp__tk_hashbytes(const unsigned char *p, size_t n)
 {
+  if (n <= 8)
+    return pmcp__tk_hash8(pmcp__tk_key8of(p, n), n);
   uint64_t h = 0x243F6A8885A308D3ull ^ n;
   while (n >= 8) {
     h = pmcp__tk_mix(h ^ pmcp__tk_load8(p)) + 0x13198A2E03707344ull;

@@ -70,6 +70,7 @@ static const char *const v_trial[] = {"card", "record", "trajectory", NULL};
 static const char *const v_session[] = {"card", "record", "transcript", NULL};
 static const char *const v_subnote[] = {"card", NULL};
 static const char *const v_teamnote[] = {"card", "record", NULL};
+static const char *const v_note[] = {"card", "record", NULL};
 
 static const char *const *const by_kind[PMCP__REF_KINDS_] = {
   [PMCP__REF_NONE] = NULL,
@@ -85,6 +86,7 @@ static const char *const *const by_kind[PMCP__REF_KINDS_] = {
   [PMCP__REF_SESSION] = v_session,
   [PMCP__REF_SUBNOTE] = v_subnote,
   [PMCP__REF_TEAMNOTE] = v_teamnote,
+  [PMCP__REF_NOTE] = v_note,
 };
 
 const pmcp__view_info *pmcp__view_find(const char *name)

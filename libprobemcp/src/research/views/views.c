@@ -317,9 +317,17 @@ static int overview_note(pmcp__vctx *v, cJSON **note)
     return pmcp__view_fail(v, "store_error", "%s", err), 1;
   cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
   cJSON *first = cJSON_GetArrayItem(items, 0);
-  if (first)
-    *note = cJSON_DetachItemViaPointer(items, first);
+  char ref[PMCP__REF_MAX + 16];
+  snprintf(ref, sizeof ref, "%s", first ? pmcp__js(first, "ref") : "");
   cJSON_Delete(page);
+  if (!*ref)
+    return 0;
+  /* the list holds an excerpt; the page itself is read whole */
+  rc = pmcp__rs_get(v->rs, ref, note, err, sizeof err);
+  if (rc == PMCP_ENOMEM)
+    return rc;
+  if (rc)
+    return pmcp__view_fail(v, "store_error", "%s", err), 1;
   return 0;
 }
 
@@ -423,10 +431,19 @@ static int view_summary_history(pmcp__vctx *v)
     cJSON_AddItemToObject(v->obj, "page_version", pmcp__rs_pick(found, meta,
                                                                200));
     cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(found));
-    const char *t = pmcp__js(found, "body");
-    v->doc = strdup(*t ? t : pmcp__js(found, "text"));
-    v->doc_format = "text_fragment";
     cJSON_Delete(page);
+    /* the version's text: note:ID@N */
+    char vref[PMCP__REF_MAX + 80];
+    snprintf(vref, sizeof vref, "%s@%.0f", v->parent, ver->valuedouble);
+    cJSON *vrec = NULL;
+    rc = pmcp__rs_get(v->rs, vref, &vrec, err, sizeof err);
+    if (rc)
+      return rc == PMCP_ENOMEM ? rc
+                               : pmcp__view_fail(v, "store_error", "%s", err);
+    const char *t = pmcp__js(vrec, "body");
+    v->doc = strdup(t);
+    v->doc_format = "text_fragment";
+    cJSON_Delete(vrec);
     return v->doc ? 0 : PMCP_ENOMEM;
   }
   static const char *const k[] = {"version", "author", "via", "created",
@@ -439,8 +456,9 @@ static int view_summary_history(pmcp__vctx *v)
 
 /* ---- list views -------------------------------------------------------- */
 
-static const char *const k_note[] = {"ref", "kind", "title", "body", "text",
-                                     "author", "via", "created", NULL};
+static const char *const k_note[] = {"ref", "note_kind", "title", "status",
+                                     "excerpt", "chars", "author", "via",
+                                     "updated", NULL};
 static const char *const k_session[] = {"ref", "title", "agent", "started",
                                         "ended", "created", NULL};
 static const char *const k_artifact[] = {"ref", "name", "path", "version",
@@ -454,10 +472,6 @@ static const char *const k_trial[] = {"ref", "name", "status", "score",
                                       "params", NULL};
 static const char *const k_paper[] = {"ref", "id", "title", "authors",
                                       "published", "note", NULL};
-static const char *const k_version[] = {"ref", "version", "labels",
-                                        "description", "uri", "sha256",
-                                        "size", "rows", "step", "best",
-                                        "stored", "author", "created", NULL};
 static const char *const k_transcript[] = {"role", "content", "time", NULL};
 
 static void set_list(pmcp__vctx *v, const char *name, const char *kind,
@@ -574,12 +588,12 @@ int pmcp__view_run(pmcp__vctx *v)
     return view_metrics(v);
   if (strcmp(w, "notes") == 0) {
     set_list(v, "notes", "note", v->ref_text, "{\"kind\":\"note\"}", k_note,
-             300);
+             0);
     return 0;
   }
   if (strcmp(w, "handoff") == 0) {
     set_list(v, "handoff", "note", v->ref_text,
-             "{\"kind\":[\"handoff\",\"sub-note\"]}", k_note, 600);
+             "{\"kind\":\"handoff\"}", k_note, 0);
     return 0;
   }
   if (strcmp(w, "sessions") == 0) {

@@ -124,8 +124,9 @@ int main(int argc, char **argv)
   unsigned char *bytes = malloc(rawlen); /* decoded data is smaller than base64 */
   uint32_t *hash = malloc(sizeof(uint32_t) * PMCP__TK_HASH_SIZE);
   uint32_t *pair = malloc(sizeof(uint32_t) * 65536);
+  uint64_t *key8 = malloc(sizeof(uint64_t) * PMCP__TK_NRANKS);
   uint32_t byte_rank[256];
-  if (!off || !bytes || !hash || !pair)
+  if (!off || !bytes || !hash || !pair || !key8)
     die("out of memory", NULL);
   memset(hash, 0xFF, sizeof(uint32_t) * PMCP__TK_HASH_SIZE);
   memset(pair, 0xFF, sizeof(uint32_t) * 65536);
@@ -156,6 +157,7 @@ int main(int argc, char **argv)
       die(argv[1], "more ranks than o200k_base has");
     const unsigned char *t = bytes + nb;
     off[next] = (uint32_t)nb;
+    key8[next] = pmcp__tk_key8of(t, (size_t)tl);
     uint64_t h = pmcp__tk_hashbytes(t, (size_t)tl);
     uint32_t idx = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS));
     uint32_t tag = (uint32_t)(h >> (64 - PMCP__TK_HASH_BITS - 7)) & 0x7F;
@@ -212,6 +214,10 @@ int main(int argc, char **argv)
   put_u32_array(f, "const uint32_t pmcp__tk_hash[PMCP__TK_HASH_SIZE]", hash, PMCP__TK_HASH_SIZE);
   put_u32_array(f, "const uint32_t pmcp__tk_byte_rank[256]", byte_rank, 256);
   put_u32_array(f, "const uint32_t pmcp__tk_pair_rank[65536]", pair, 65536);
+  fprintf(f, "const uint64_t pmcp__tk_key8[PMCP__TK_NRANKS] = {\n");
+  for (uint32_t r = 0; r < next; r++)
+    fprintf(f, "0x%llXu,%s", (unsigned long long)key8[r], (r % 8 == 7) ? "\n" : "");
+  fprintf(f, "\n};\n");
   if (fclose(f) != 0)
     die(argv[2], "write error");
   free(raw);
@@ -219,6 +225,7 @@ int main(int argc, char **argv)
   free(bytes);
   free(hash);
   free(pair);
+  free(key8);
   fprintf(stderr, "pmcp-gen-ranks: %u ranks, mean probes %.3f, max %lu\n", next,
           (double)totprobe / next, maxprobe);
   return 0;

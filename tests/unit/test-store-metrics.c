@@ -1,0 +1,289 @@
+/* Metric series: lossless points through the block codec, step ranges and
+ * positions, summaries checked against a brute-force reduction, tail-block
+ * merging across many small writes, histograms, scatter sets, labels. */
+#include <math.h>
+
+#include "store-test-util.h"
+
+static int64_t mkseries(pmcp_store *s, pmcp_tenant t, const char *key, pmcp_metric_kind kind)
+{
+  pmcp_label labels[] = {{"rank", "0"}, {"env", "cartpole"}};
+  pmcp_series_spec sp = {key, labels, 2, kind, PMCP_SCALE_STEP};
+  int64_t id = 0;
+  ST_OK(s, pmcp_store_series(s, t, "run:r1", &sp, &id));
+  return id;
+}
+
+static pmcp_point *curve(size_t n, uint64_t seed)
+{
+  pmcp_point *p = malloc(n * sizeof *p);
+  ck_assert_ptr_nonnull(p);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    double noise = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+    p[i].step = (int64_t)i * 10;
+    p[i].time_ms = 1700000000000LL + (int64_t)i * 37 + (int64_t)(noise * 5);
+    p[i].value = (float)(2.5 * exp(-(double)i / 4000.0) + 0.2 + 0.05 * noise);
+  }
+  return p;
+}
+
+START_TEST(lossless_points)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "train/loss", PMCP_METRIC_FLOAT);
+  /* The same spec in another label order is the same series. */
+  pmcp_label rev[] = {{"env", "cartpole"}, {"rank", "0"}};
+  pmcp_series_spec sp = {"train/loss", rev, 2, 0, 0};
+  int64_t id2;
+  ST_OK(s, pmcp_store_series(s, t, "r1", &sp, &id2));
+  ck_assert_int_eq(id, id2);
+  size_t n = 20000;
+  pmcp_point *p = curve(n, 1);
+  p[5].value = NAN;
+  p[6].value = INFINITY;
+  p[7].value = -INFINITY;
+  p[8].value = -0.0;
+  p[9].value = 1e308;
+  p[10].step = INT64_MIN;
+  p[11].step = INT64_MAX;
+  p[12].time_ms = 0;
+  ST_OK(s, pmcp_store_log(s, t, id, p, 5000));
+  ST_OK(s, pmcp_store_log(s, t, id, p + 5000, n - 5000));
+  pmcp_point *back = calloc(n + 10, sizeof *back);
+  size_t got;
+  int64_t next;
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 10, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert_int_eq(next, 0);
+  ck_assert(memcmp(back, p, n * sizeof *p) == 0);
+  /* Paging with positions returns every point once, in order. */
+  size_t total = 0;
+  int64_t after = 0;
+  do {
+    ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, after, back, 777, &got, &next));
+    ck_assert(memcmp(back, p + total, got * sizeof *p) == 0);
+    total += got;
+    after = next;
+  } while (next);
+  ck_assert_uint_eq(total, n);
+  /* A step range decodes only what it needs and filters exactly. */
+  ST_OK(s, pmcp_store_points(s, t, id, 100000, 100990, 0, back, n, &got, &next));
+  ck_assert_uint_eq(got, 100);
+  ck_assert_int_eq(back[0].step, 100000);
+  ck_assert_int_eq(back[99].step, 100990);
+  ST_RC(s, pmcp_store_points(s, t, id, 0, 10, -1, back, n, &got, &next), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_points(s, t, 999999, 0, 10, 0, back, n, &got, &next), PMCP_ENOTFOUND);
+  free(back);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(summary_matches_bruteforce)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "val/acc", PMCP_METRIC_FLOAT);
+  size_t n = 50000;
+  pmcp_point *p = curve(n, 7);
+  p[123].value = NAN;
+  ST_OK(s, pmcp_store_log(s, t, id, p, n));
+  int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {12345, 333333}, {0, 0}, {499990, 499990}};
+  size_t nbs[] = {100, 7, 1, 3};
+  for (size_t r = 0; r < 4; r++) {
+    pmcp_bucket b[100];
+    size_t nb;
+    ST_OK(s, pmcp_store_summary(s, t, id, ranges[r][0], ranges[r][1], nbs[r], b, &nb));
+    ck_assert_uint_ge(nb, 1);
+    ck_assert_uint_le(nb, nbs[r]);
+    uint64_t count = 0, nonfinite = 0;
+    double sum = 0;
+    for (size_t i = 0; i < nb; i++) {
+      count += b[i].count;
+      nonfinite += b[i].nonfinite;
+      sum += b[i].sum;
+      /* Each bucket's min/max/first/last agree with the raw points. */
+      double mn = INFINITY, mx = -INFINITY, first = NAN, last = NAN;
+      uint64_t c = 0;
+      for (size_t k = 0; k < n; k++) {
+        if (p[k].step < b[i].step_min || p[k].step > b[i].step_max)
+          continue;
+        if (!c)
+          first = p[k].value;
+        last = p[k].value;
+        c++;
+        if (isfinite(p[k].value)) {
+          mn = fmin(mn, p[k].value);
+          mx = fmax(mx, p[k].value);
+        }
+      }
+      ck_assert_uint_eq(c, b[i].count);
+      ck_assert_double_eq(mn, b[i].min);
+      ck_assert_double_eq(mx, b[i].max);
+      if (isfinite(first))
+        ck_assert_double_eq(first, b[i].first);
+      ck_assert_double_eq(last, b[i].last);
+      if (i)
+        ck_assert_int_gt(b[i].step_min, b[i - 1].step_max);
+    }
+    uint64_t want = 0, want_nf = 0;
+    double want_sum = 0;
+    for (size_t k = 0; k < n; k++)
+      if (p[k].step >= ranges[r][0] && p[k].step <= ranges[r][1]) {
+        want++;
+        if (isfinite(p[k].value))
+          want_sum += p[k].value;
+        else
+          want_nf++;
+      }
+    ck_assert_uint_eq(count, want);
+    ck_assert_uint_eq(nonfinite, want_nf);
+    ck_assert_double_eq_tol(sum, want_sum, 1e-6 * fabs(want_sum) + 1e-9);
+  }
+  pmcp_bucket b[4];
+  size_t nb;
+  ST_RC(s, pmcp_store_summary(s, t, id, 0, 10, 0, b, &nb), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_summary(s, t, id, 10, 0, 4, b, &nb), PMCP_EINVAL);
+  ST_OK(s, pmcp_store_summary(s, t, id, -100, -1, 4, b, &nb));
+  ck_assert_uint_eq(nb, 0);
+  /* The series catalog summarizes the whole series. */
+  pmcp_buf out = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_series_list(s, t, "run:r1", &out));
+  cJSON *j = st_json(&out);
+  cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
+  ck_assert_int_eq(cJSON_GetObjectItem(it, "count")->valueint, (int)n);
+  ck_assert_int_eq(cJSON_GetObjectItem(it, "nonfinite")->valueint, 1);
+  ck_assert_str_eq(st_str(cJSON_GetObjectItem(it, "labels"), "rank"), "0");
+  ck_assert_str_eq(st_str(it, "scale"), "step");
+  cJSON_Delete(j);
+  pmcp_buf_dispose(&out);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(small_writes_merge)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "lr", PMCP_METRIC_FLOAT);
+  size_t n = 9000;
+  pmcp_point *p = curve(n, 3);
+  /* One point per call (as `probe log` may write) and in a transaction. */
+  for (size_t i = 0; i < 300; i++)
+    ST_OK(s, pmcp_store_log(s, t, id, p + i, 1));
+  ST_OK(s, pmcp_store_begin(s));
+  for (size_t i = 300; i < n; i += 50)
+    ST_OK(s, pmcp_store_log(s, t, id, p + i, 50));
+  /* Visible to reads inside the transaction. */
+  pmcp_point *back = calloc(n, sizeof *back);
+  size_t got;
+  int64_t next;
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ST_OK(s, pmcp_store_commit(s));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert(memcmp(back, p, n * sizeof *p) == 0);
+  /* Blocks stay full: 9000 points fit in three blocks. */
+  pmcp_store_free(s);
+  ST_OK(s, pmcp_store_open(&s, st_path, PMCP_STORE_READONLY));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n, &got, &next));
+  ck_assert_uint_eq(got, n);
+  pmcp_store_free(s);
+  free(back);
+  free(p);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(histograms_and_scatter)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t h = mkseries(s, t, "grad/hist", PMCP_METRIC_HISTOGRAM);
+  int64_t sc = mkseries(s, t, "emb/scatter", PMCP_METRIC_SCATTER);
+  int64_t fl = mkseries(s, t, "loss", PMCP_METRIC_FLOAT);
+  double edges[] = {-1, -0.5, 0, 0.5, 1};
+  double counts[] = {1, 5, 7, 2};
+  for (int step = 0; step < 5; step++)
+    ST_OK(s, pmcp_store_log_histogram(s, t, h, step * 100, 1700000000000LL + step, edges,
+                                      counts, 4));
+  double x[] = {0.1, 0.2, 0.3}, y[] = {1.5, 2.5, -3.5};
+  ST_OK(s, pmcp_store_log_scatter(s, t, sc, 7, 0, x, y, 3));
+  double bad_edges[] = {0, 0, 1};
+  ST_RC(s, pmcp_store_log_histogram(s, t, h, 1, 0, bad_edges, counts, 2), PMCP_EINVAL);
+  double neg[] = {-1, 2};
+  ST_RC(s, pmcp_store_log_histogram(s, t, h, 1, 0, edges, neg, 2), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_log_histogram(s, t, fl, 1, 0, edges, counts, 4), PMCP_EINVAL);
+  pmcp_point pt = {1, 0, 1.0};
+  ST_RC(s, pmcp_store_log(s, t, h, &pt, 1), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_log_scatter(s, t, sc, 7, 0, x, y, 0), PMCP_EINVAL);
+  pmcp_buf out = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_series_sets(s, t, h, 100, 300, NULL, 2, &out));
+  cJSON *j = st_json(&out);
+  cJSON *items = cJSON_GetObjectItem(j, "items");
+  ck_assert_int_eq(cJSON_GetArraySize(items), 2);
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "step")->valueint, 100);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "edges")), 5);
+  ck_assert_double_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0),
+                                                             "counts"), 2)->valuedouble, 7);
+  const char *next = st_str(j, "next");
+  ck_assert_ptr_nonnull(next);
+  char nb[32];
+  snprintf(nb, sizeof nb, "%s", next);
+  cJSON_Delete(j);
+  ST_OK(s, pmcp_store_series_sets(s, t, h, 100, 300, nb, 2, &out));
+  j = st_json(&out);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "items")), 1);
+  ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "next")));
+  cJSON_Delete(j);
+  ST_OK(s, pmcp_store_series_sets(s, t, sc, INT64_MIN, INT64_MAX, NULL, 0, &out));
+  j = st_json(&out);
+  cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
+  ck_assert_double_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(first, "y"), 2)->valuedouble, -3.5);
+  cJSON_Delete(j);
+  ST_RC(s, pmcp_store_series_sets(s, t, fl, 0, 1, NULL, 0, &out), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_series_sets(s, t, h, 0, 1, "abc", 0, &out), PMCP_EINVAL);
+  /* Series specs: bad key, kinds, scales, duplicate labels. */
+  pmcp_label dup[] = {{"rank", "0"}, {"rank", "1"}};
+  pmcp_series_spec bad = {"x", dup, 2, 0, 0};
+  int64_t id;
+  ST_RC(s, pmcp_store_series(s, t, "r1", &bad, &id), PMCP_EINVAL);
+  pmcp_series_spec bad2 = {"", NULL, 0, 0, 0};
+  ST_RC(s, pmcp_store_series(s, t, "r1", &bad2, &id), PMCP_EINVAL);
+  pmcp_series_spec bad3 = {"x", NULL, 0, (pmcp_metric_kind)9, 0};
+  ST_RC(s, pmcp_store_series(s, t, "r1", &bad3, &id), PMCP_EINVAL);
+  pmcp_series_spec rl = {"episode/return", NULL, 0, 0, PMCP_SCALE_EPISODE};
+  ST_OK(s, pmcp_store_series(s, t, "r1", &rl, &id));
+  pmcp_series_spec nrun = {"x", NULL, 0, 0, 0};
+  ST_RC(s, pmcp_store_series(s, t, "run:none", &nrun, &id), PMCP_ENOTFOUND);
+  cJSON *lst = st_list(s, t, "series", "run:r1", "{\"scale\":\"episode\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(lst, "items")), 1);
+  cJSON_Delete(lst);
+  pmcp_buf_dispose(&out);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+int main(void)
+{
+  Suite *su = suite_create("store-metrics");
+  TCase *tc = tcase_create("metrics");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, lossless_points);
+  tcase_add_test(tc, summary_matches_bruteforce);
+  tcase_add_test(tc, small_writes_merge);
+  tcase_add_test(tc, histograms_and_scatter);
+  suite_add_tcase(su, tc);
+  return st_run_suite(su);
+}

@@ -1,0 +1,345 @@
+/* Store opening: location resolution, creation, read-only opens (never
+ * write, never migrate), migrations, refusals, secrets, tenants, custom
+ * backends. */
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "store-test-util.h"
+
+static void file_bytes(const char *path, pmcp_buf *out)
+{
+  FILE *f = fopen(path, "rb");
+  out->len = 0;
+  if (!f)
+    return;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    char *p = realloc(out->ptr, out->len + n + 1);
+    ck_assert_ptr_nonnull(p);
+    out->ptr = p;
+    memcpy(out->ptr + out->len, buf, n);
+    out->len += n;
+  }
+  fclose(f);
+}
+
+static void sql(const char *path, const char *text)
+{
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, text, NULL, NULL, &err);
+  ck_assert_msg(rc == SQLITE_OK, "%s: %s", text, err ? err : "");
+  sqlite3_close(db);
+}
+
+START_TEST(resolve_order)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  setenv("PROBE_STORE", "/env/store.db", 1);
+  setenv("XDG_DATA_HOME", "/xdg", 1);
+  setenv("HOME", "/home/u", 1);
+  ck_assert_int_eq(pmcp_store_resolve(&b, "/explicit.db"), 0);
+  ck_assert_str_eq(b.ptr, "/explicit.db");
+  ck_assert_int_eq(pmcp_store_resolve(&b, NULL), 0);
+  ck_assert_str_eq(b.ptr, "/env/store.db");
+  unsetenv("PROBE_STORE");
+  ck_assert_int_eq(pmcp_store_resolve(&b, ""), 0);
+  ck_assert_str_eq(b.ptr, "/xdg/probe/store.db");
+  unsetenv("XDG_DATA_HOME");
+  ck_assert_int_eq(pmcp_store_resolve(&b, NULL), 0);
+  ck_assert_str_eq(b.ptr, "/home/u/.local/share/probe/store.db");
+  unsetenv("HOME");
+  ck_assert_int_eq(pmcp_store_resolve(&b, NULL), PMCP_EINVAL);
+  pmcp_buf_dispose(&b);
+}
+END_TEST
+
+START_TEST(create_reopen)
+{
+  st_fresh_path();
+  pmcp_store *s = NULL;
+  /* Missing without CREATE: not found, and nothing is created. */
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), PMCP_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "probe init"));
+  pmcp_store_free(s);
+  struct stat sb;
+  ck_assert_int_ne(stat(st_path, &sb), 0);
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY | PMCP_STORE_CREATE),
+                   PMCP_EINVAL);
+  pmcp_store_free(s);
+  /* Created in a folder that does not exist yet. */
+  char deep[400];
+  snprintf(deep, sizeof deep, "%s/a/b/store.db", st_dir);
+  ST_OK(s, pmcp_store_open(&s, deep, PMCP_STORE_CREATE));
+  ck_assert_str_eq(pmcp_store_backend(s), "sqlite");
+  pmcp_tenant t;
+  ST_OK(s, pmcp_store_tenant(s, "default", 0, &t));
+  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
+  p.name = "Kept";
+  ST_OK(s, pmcp_store_create(s, t, "project", &p, NULL));
+  pmcp_store_free(s);
+  ST_OK(s, pmcp_store_open(&s, deep, 0));
+  cJSON *o = st_get(s, t, "project:kept");
+  ck_assert_str_eq(st_str(o, "name"), "Kept");
+  cJSON_Delete(o);
+  /* WAL mode. */
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(deep, &db), SQLITE_OK);
+  sqlite3_stmt *st;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(readonly_never_writes)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  /* Checkpoint the WAL so the main file holds everything. */
+  sql(st_path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  pmcp_buf before = PMCP_BUF_INIT, after = PMCP_BUF_INIT;
+  file_bytes(st_path, &before);
+  ck_assert_uint_gt(before.len, 0);
+  chmod(st_path, 0444);
+  ST_OK(s, pmcp_store_open(&s, st_path, PMCP_STORE_READONLY));
+  ck_assert_int_eq(pmcp_store_readonly(s), 1);
+  cJSON *o = st_get(s, t, "run:r1");
+  ck_assert_str_eq(st_str(o, "name"), "first");
+  cJSON_Delete(o);
+  ST_RC(s, pmcp_store_tag(s, t, "run:r1", "x", 1), PMCP_EREADONLY);
+  ST_RC(s, pmcp_store_begin(s), PMCP_EREADONLY);
+  pmcp_tenant t2;
+  ST_RC(s, pmcp_store_tenant(s, "other", PMCP_STORE_CREATE, &t2), PMCP_EREADONLY);
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  ST_RC(s, pmcp_store_run_create(s, t, &r, NULL), PMCP_EREADONLY);
+  pmcp_buf key = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_secret(s, "cursor_key", &key));
+  ck_assert_uint_eq(key.len, 32);
+  pmcp_buf_dispose(&key);
+  pmcp_store_free(s);
+  file_bytes(st_path, &after);
+  ck_assert_uint_eq(before.len, after.len);
+  ck_assert(memcmp(before.ptr, after.ptr, before.len) == 0);
+  pmcp_buf_dispose(&before);
+  pmcp_buf_dispose(&after);
+  chmod(st_path, 0644);
+  st_cleanup();
+}
+END_TEST
+
+/* Makes a store look like schema version 1 (before the search index). */
+static void downgrade_to_v1(const char *path)
+{
+  sql(path, "DROP TRIGGER papers_ai; DROP TRIGGER papers_ad; DROP TRIGGER papers_au;"
+            "DROP TABLE papers_fts; DROP TABLE search_fts; DROP TABLE search_docs;"
+            "UPDATE meta SET value='1' WHERE key='schema_version'");
+}
+
+START_TEST(migration_forward)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  downgrade_to_v1(st_path);
+  /* Read-only: refused, clearly, and nothing is migrated. */
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "older"));
+  pmcp_store_free(s);
+  sqlite3 *db;
+  sqlite3_open(st_path, &db);
+  sqlite3_stmt *st;
+  sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL);
+  sqlite3_step(st);
+  ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "1");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  /* Read-write: migrated to the current version, data kept, search works. */
+  ST_OK(s, pmcp_store_open(&s, st_path, 0));
+  cJSON *o = st_get(s, t, "run:r1");
+  ck_assert_str_eq(st_str(o, "name"), "first");
+  cJSON_Delete(o);
+  pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+  n.on = "run:r1";
+  n.body = "zebra crossing";
+  ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_search(s, t, "zebra", NULL, NULL, 10, &b));
+  ck_assert_ptr_nonnull(strstr(b.ptr, "zebra"));
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  ST_OK(s, pmcp_store_open(&s, st_path, PMCP_STORE_READONLY));
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(refusals)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  pmcp_store_free(s);
+  sql(st_path, "UPDATE meta SET value='99' WHERE key='schema_version'");
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "newer"));
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
+  pmcp_store_free(s);
+  /* Not a store: a text file, another program's database, a folder. */
+  char p2[400];
+  snprintf(p2, sizeof p2, "%s/text.db", st_dir);
+  FILE *f = fopen(p2, "w");
+  fputs("this is not a database at all, just some text that is long enough\n", f);
+  fclose(f);
+  ck_assert_int_eq(pmcp_store_open(&s, p2, 0), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "not a probe store"));
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, p2, PMCP_STORE_READONLY), PMCP_ESTORE);
+  pmcp_store_free(s);
+  snprintf(p2, sizeof p2, "%s/other.db", st_dir);
+  sql(p2, "CREATE TABLE t(x)");
+  ck_assert_int_eq(pmcp_store_open(&s, p2, PMCP_STORE_CREATE), PMCP_ESTORE);
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, st_dir, 0), PMCP_ESTORE);
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, "postgresql://u@h/db", 0), PMCP_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "PostgreSQL"));
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, "http://example.com/x", 0), PMCP_EUNSUPPORTED);
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0x100), PMCP_EINVAL);
+  pmcp_store_free(s);
+  /* Misuse of handles. */
+  ck_assert_int_eq(pmcp_store_get(NULL, t, "run:x", NULL), PMCP_EINVAL);
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_store_get(NULL, t, "run:x", &b), PMCP_EMISUSE);
+  pmcp_store_free(NULL);
+  ck_assert_str_eq(pmcp_store_errmsg(NULL), "not a store handle");
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(secrets_and_tenants)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  ck_assert_int_gt(t.id, 0);
+  pmcp_buf k1 = PMCP_BUF_INIT, k2 = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_secret(s, "cursor_key", &k1));
+  ck_assert_uint_eq(k1.len, 32);
+  ST_RC(s, pmcp_store_secret(s, "nope", &k2), PMCP_ENOTFOUND);
+  pmcp_tenant t2, t3;
+  ST_RC(s, pmcp_store_tenant(s, "lab2", 0, &t2), PMCP_ENOTFOUND);
+  ck_assert_int_eq(t2.id, 0);
+  ST_OK(s, pmcp_store_tenant(s, "lab2", PMCP_STORE_CREATE, &t2));
+  ST_OK(s, pmcp_store_tenant(s, "lab2", 0, &t3));
+  ck_assert_int_eq(t2.id, t3.id);
+  ck_assert_int_ne(t2.id, t.id);
+  ST_RC(s, pmcp_store_tenant(s, "bad name!", PMCP_STORE_CREATE, &t3), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_tenant(s, "", PMCP_STORE_CREATE, &t3), PMCP_EINVAL);
+  pmcp_tenant zero = {0};
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_RC(s, pmcp_store_get(s, zero, "run:x", &b), PMCP_EINVAL);
+  uint64_t v;
+  ST_RC(s, pmcp_store_version(s, zero, &v), PMCP_EINVAL);
+  pmcp_tenant bogus = {999999};
+  ST_RC(s, pmcp_store_version(s, bogus, &v), PMCP_EINVAL);
+  pmcp_store_free(s);
+  /* Another store has another key; the same store keeps its key. */
+  char first[300];
+  snprintf(first, sizeof first, "%s", st_path);
+  ST_OK(s, pmcp_store_open(&s, first, PMCP_STORE_READONLY));
+  ST_OK(s, pmcp_store_secret(s, "cursor_key", &k2));
+  ck_assert(memcmp(k1.ptr, k2.ptr, 32) == 0);
+  pmcp_store_free(s);
+  char dir1[256];
+  snprintf(dir1, sizeof dir1, "%s", st_dir);
+  s = st_open_new(NULL);
+  ST_OK(s, pmcp_store_secret(s, "cursor_key", &k2));
+  ck_assert(memcmp(k1.ptr, k2.ptr, 32) != 0);
+  pmcp_store_free(s);
+  st_cleanup();
+  snprintf(st_dir, sizeof st_dir, "%s", dir1);
+  st_cleanup();
+  pmcp_buf_dispose(&k1);
+  pmcp_buf_dispose(&k2);
+  pmcp_buf_dispose(&b);
+}
+END_TEST
+
+/* A host-supplied backend: only `get` and `tenant`. */
+static int my_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags, pmcp_tenant *out)
+{
+  out->id = 7;
+  return 0;
+}
+
+static int my_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
+{
+  if (t.id != 7)
+    return pmcp_store_set_error(s, PMCP_ENOTFOUND, "wrong tenant");
+  (*(int *)ctx)++;
+  pmcp_buf_dispose(out);
+  out->ptr = strdup("{\"kind\":\"run\"}");
+  out->len = out->cap = strlen(out->ptr);
+  return 0;
+}
+
+START_TEST(custom_backend)
+{
+  int calls = 0;
+  pmcp_store_ops ops;
+  memset(&ops, 0, sizeof ops);
+  ops.version = PMCP_STORE_OPS_VERSION;
+  ops.name = "mine";
+  ops.tenant = my_tenant;
+  ops.get = my_get;
+  pmcp_store *s = NULL;
+  ck_assert_int_eq(pmcp_store_new_custom(&s, &ops, &calls, 0), 0);
+  ck_assert_str_eq(pmcp_store_backend(s), "mine");
+  pmcp_tenant t;
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, &t));
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_get(s, t, "run:a", &b));
+  ck_assert_str_eq(b.ptr, "{\"kind\":\"run\"}");
+  ck_assert_int_eq(calls, 1);
+  pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+  lo.kind = "run";
+  ST_RC(s, pmcp_store_list(s, t, &lo, &b), PMCP_EUNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "mine"));
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_new_custom(&s, &ops, &calls, PMCP_STORE_READONLY), 0);
+  ops.tag = NULL;
+  ST_RC(s, pmcp_store_tenant(s, NULL, PMCP_STORE_CREATE, &t), PMCP_EREADONLY);
+  pmcp_store_free(s);
+  ops.version = 99;
+  ck_assert_int_eq(pmcp_store_new_custom(&s, &ops, NULL, 0), PMCP_EINVAL);
+  ck_assert_ptr_null(s);
+  pmcp_buf_dispose(&b);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *su = suite_create("store-open");
+  TCase *tc = tcase_create("open");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, resolve_order);
+  tcase_add_test(tc, create_reopen);
+  tcase_add_test(tc, readonly_never_writes);
+  tcase_add_test(tc, migration_forward);
+  tcase_add_test(tc, refusals);
+  tcase_add_test(tc, secrets_and_tenants);
+  tcase_add_test(tc, custom_backend);
+  suite_add_tcase(su, tc);
+  return st_run_suite(su);
+}

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_util.h"
 
@@ -34,8 +35,10 @@ static void log_usage(FILE *f)
     "  {\"key\":\"w\",\"kind\":\"histogram\",\"step\":5,\"edges\":[0,1,2],\"counts\":[4,6]}\n"
     "  {\"key\":\"emb\",\"kind\":\"scatter\",\"step\":5,\"x\":[0.1,0.2],\"y\":[1,2]}\n"
     "time: epoch milliseconds or ISO 8601 (UTC); scale: step (default), env_step,\n"
-    "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". All lines go in one\n"
-    "transaction: an error names the line and nothing is stored.\n");
+    "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". Lines are written in\n"
+    "batches (50000 lines or 2 seconds of input), each in one transaction: a bad line\n"
+    "is named and nothing of its batch is stored (a file that fits one batch is all\n"
+    "or nothing).\n");
 }
 
 static int flush_slot(log_ctx *c, series_slot *sl)
@@ -335,40 +338,94 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       fclose(in);
     return 1;
   }
-  int rc = pmcp_store_begin(c.s);
-  if (rc)
-    probe_cli_fail("log", c.s, rc);
+  /* Lines are taken in batches (50000 lines, or what arrived within two
+   * seconds, or the rest at end of input); each batch is written in one
+   * transaction, and no transaction stays open while waiting for input, so
+   * a training job can stream into `probe log` for hours. */
+  int rc = 0;
   char *line = NULL;
-  size_t cap = 0, lineno = 0;
+  size_t cap = 0, lineno = 0, batch_first = 1;
   ssize_t len;
   char err[600];
-  while (rc == 0 && (len = getline(&line, &cap, in)) >= 0) {
-    lineno++;
-    size_t k = 0;
-    while (k < (size_t)len && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r' ||
-                               line[k] == '\n'))
-      k++;
-    if (k == (size_t)len)
-      continue;
-    cJSON *o = cJSON_ParseWithLength(line, (size_t)len);
-    if (!o) {
-      fprintf(stderr, "probe log: %s: line %zu: not valid JSON\n", name, lineno);
-      rc = PMCP_EPARSE;
-      break;
+  char **batch = NULL;
+  size_t nb = 0, capb = 0;
+  uint64_t stored_lines = 0;
+  time_t started = time(NULL);
+  int eof = 0;
+  while (rc == 0 && !eof) {
+    len = getline(&line, &cap, in);
+    if (len < 0)
+      eof = 1;
+    else {
+      lineno++;
+      if (nb == capb) {
+        capb = capb ? capb * 2 : 1024;
+        char **nbp = realloc(batch, capb * sizeof *nbp);
+        if (!nbp) {
+          rc = probe_cli_err(1, "log", "out of memory");
+          break;
+        }
+        batch = nbp;
+      }
+      batch[nb] = strdup(line);
+      if (!batch[nb]) {
+        rc = probe_cli_err(1, "log", "out of memory");
+        break;
+      }
+      nb++;
     }
-    rc = log_line(&c, o, err, sizeof err);
-    cJSON_Delete(o);
+    if (!eof && nb < 50000 && time(NULL) - started < 2)
+      continue;
+    if (nb == 0)
+      continue;
+    rc = pmcp_store_begin(c.s);
     if (rc)
-      fprintf(stderr, "probe log: %s: line %zu: %s\n", name, lineno, err);
-  }
-  for (size_t i = 0; rc == 0 && i < c.n_slots; i++)
-    if ((rc = flush_slot(&c, &c.slots[i])))
       probe_cli_fail("log", c.s, rc);
-  if (rc == 0 && (rc = pmcp_store_commit(c.s)))
-    probe_cli_fail("log", c.s, rc);
-  if (rc)
-    pmcp_store_rollback(c.s);
-  else if (!g->quiet)
+    for (size_t k = 0; rc == 0 && k < nb; k++) {
+      const char *ln = batch[k];
+      size_t l = strlen(ln), w = 0;
+      while (w < l && (ln[w] == ' ' || ln[w] == '\t' || ln[w] == '\r' || ln[w] == '\n'))
+        w++;
+      if (w == l)
+        continue;
+      cJSON *o = cJSON_ParseWithLength(ln, l);
+      if (!o) {
+        snprintf(err, sizeof err, "not valid JSON");
+        rc = PMCP_EPARSE;
+      } else {
+        rc = log_line(&c, o, err, sizeof err);
+        cJSON_Delete(o);
+      }
+      if (rc) {
+        fprintf(stderr, "probe log: %s: line %zu: %s\n", name, batch_first + k, err);
+        if (stored_lines)
+          fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
+                  (unsigned long long)stored_lines, batch_first);
+      }
+    }
+    for (size_t i = 0; rc == 0 && i < c.n_slots; i++)
+      if ((rc = flush_slot(&c, &c.slots[i])))
+        probe_cli_fail("log", c.s, rc);
+    if (rc == 0 && (rc = pmcp_store_commit(c.s)))
+      probe_cli_fail("log", c.s, rc);
+    if (rc) {
+      pmcp_store_rollback(c.s);
+      for (size_t i = 0; i < c.n_slots; i++)
+        c.slots[i].n = 0;
+    } else {
+      stored_lines += nb;
+    }
+    for (size_t k = 0; k < nb; k++)
+      free(batch[k]);
+    batch_first += nb;
+    nb = 0;
+    started = time(NULL);
+  }
+  for (size_t k = 0; k < nb; k++)
+    free(batch[k]);
+  free(batch);
+  (void)lineno;
+  if (rc == 0 && !g->quiet)
     fprintf(stderr, "probe log: %llu points and %llu histogram/scatter sets in %zu series of %s\n",
             (unsigned long long)c.points, (unsigned long long)c.sets, c.n_slots, run);
   for (size_t i = 0; i < c.n_slots; i++) {

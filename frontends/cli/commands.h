@@ -39,6 +39,7 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv);
 int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv);
 int probe_cmd_source(const probe_globals *g, int argc, char **argv);
 int probe_cmd_lineage(const probe_globals *g, int argc, char **argv);
+int probe_cmd_demo(const probe_globals *g, int argc, char **argv);
 int probe_cmd_import(const probe_globals *g, int argc, char **argv);
 int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
 

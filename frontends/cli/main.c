@@ -22,6 +22,7 @@ static const probe_command commands[] = {
   {"source", "record external sources (Hub ids, buckets, URLs)", probe_cmd_source},
   {"lineage", "record what was made from what", probe_cmd_lineage},
   {"put", "write any catalog record (group, trial, session, file, ...) as JSON", probe_cmd_put},
+  {"demo", "fill a fresh store with the bundled demo lab", probe_cmd_demo},
   {"show", "print one entity's record as JSON", probe_cmd_show},
   {"list", "list records of one kind as JSON", probe_cmd_list},
   {"search", "keyword search over the lab", probe_cmd_search},

@@ -555,8 +555,13 @@ static void on_write(uv_write_t *w, int status)
 
 void phttp_conn_write(phttp_conn *c, const char *data, size_t len)
 {
-  if (c->state == CONN_CLOSING || len == 0 || c->fake)
+  if (c->state == CONN_CLOSING || len == 0)
     return;
+  if (c->fake) {
+    if (c->h->o.testing > 1) /* the fuzz target's trace mode */
+      fwrite(data, 1, len, stderr);
+    return;
+  }
   uv_stream_t *s = (uv_stream_t *)&c->tcp;
   size_t done = 0;
   if (uv_stream_get_write_queue_size(s) == 0) {
@@ -628,8 +633,8 @@ void phttp_respond(phttp_conn *c, int status, const char *ctype,
 {
   char head[1024];
   int n = snprintf(head, sizeof head,
-                   "HTTP/1.%d %d %s\r\n%s%s%sContent-Length: %zu\r\n%s%s\r\n",
-                   c->req.http_minor ? 1 : 0, status, reason_phrase(status),
+                   "HTTP/1.1 %d %s\r\n%s%s%sContent-Length: %zu\r\n%s%s\r\n",
+                   status, reason_phrase(status),
                    ctype ? "Content-Type: " : "", ctype ? ctype : "",
                    ctype ? "\r\n" : "", len,
                    keep_alive(c) ? (c->req.http_minor ? "" : "Connection: keep-alive\r\n")
@@ -677,9 +682,8 @@ void phttp_begin_sse(phttp_conn *c, const char *extra)
   if (!c->chunked)
     c->close_after = 1; /* HTTP/1.0: the body ends with the connection */
   int n = snprintf(head, sizeof head,
-                   "HTTP/1.%d 200 OK\r\nContent-Type: text/event-stream\r\n"
+                   "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                    "Cache-Control: no-cache\r\n%s%s\r\n",
-                   c->req.http_minor ? 1 : 0,
                    c->chunked ? "Transfer-Encoding: chunked\r\n" : "Connection: close\r\n",
                    extra ? extra : "");
   if (n > 0 && (size_t)n < sizeof head)

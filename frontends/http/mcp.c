@@ -183,14 +183,14 @@ static void session_free(pmcp_http *h, phttp_session *s, const char *why)
     }
   list_remove(h, s);
   h->nsessions--;
-  h->inflight -= s->inflight;
+  h->inflight -= s->inflight < h->inflight ? s->inflight : h->inflight;
   while (s->streams) {
     phttp_stream *st = s->streams;
     phttp_conn *c = st->conn;
     st->conn = NULL;
     if (c) {
       c->stream = NULL;
-      if (c->chunked)
+      if (st->mode == MODE_SSE)
         phttp_response_done(c);
       else
         phttp_respond_error(c, 404, -32001, why);

@@ -457,7 +457,9 @@ def read_hf(path):
     if best:
         b = os.path.basename(best)
         m = re.search(r"-([0-9]+)$", b)
-        run["checkpoints"].append((b, int(m.group(1)) if m else -1, 1))
+        bm = st.get("best_metric")
+        run["checkpoints"].append((b, int(m.group(1)) if m else -1, 1,
+                                   float(bm) if isinstance(bm, (int, float)) else float("nan")))
     for e in st["log_history"]:
         for k, v in e.items():
             if k == "step" or isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -539,7 +541,7 @@ def parse_dump(text):
         elif t == "artifact":
             run["artifacts"][r["name"]] = r["sha256"]
         elif t == "checkpoint":
-            run["checkpoints"].append((r["name"], r["step"], r["best"]))
+            run["checkpoints"].append((r["name"], r["step"], r["best"], num(r["value"])))
         elif t == "paper":
             p = dict(r)
             del p["t"]

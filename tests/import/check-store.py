@@ -180,8 +180,8 @@ def check_runs(con, exp, kind, project):
                                 (dbid,)).fetchall())
         if arts != e["artifacts"]:
             err("run %s: artifacts %r, expected %r" % (rid, arts, e["artifacts"]))
-        cps = [(s, b) for s, b in con.execute("SELECT step, best FROM checkpoints WHERE run_id=?", (dbid,))]
-        want = [(s, b) for _, s, b in e["checkpoints"] if s >= 0]
+        cps = [(s, b, v) for s, b, v in con.execute("SELECT step, best, value FROM checkpoints WHERE run_id=?", (dbid,))]
+        want = [(s, b, v if math.isfinite(v) else None) for _, s, b, v in e["checkpoints"] if s >= 0]
         if sorted(cps) != sorted(want):
             err("run %s: checkpoints %r, expected %r" % (rid, cps, want))
 

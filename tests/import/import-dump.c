@@ -140,11 +140,13 @@ static int on_artifact(pmcp__imp_ctx *cx, const char *name, const void *data,
 }
 
 static int on_ckpt(pmcp__imp_ctx *cx, const char *name, int64_t step,
-                   int best)
+                   int best, double value)
 {
   fputs("{\"t\":\"checkpoint\",\"name\":", stdout);
   jstr(name);
-  printf(",\"step\":%lld,\"best\":%d}\n", (long long)step, best);
+  printf(",\"step\":%lld,\"best\":%d,\"value\":", (long long)step, best);
+  jnum(value);
+  fputs("}\n", stdout);
   return 0;
 }
 

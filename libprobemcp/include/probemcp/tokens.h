@@ -102,7 +102,9 @@ PMCP_API void pmcp_tokens_counter_free(pmcp_tokens_counter *c);
 PMCP_API void pmcp_tokens_counter_reset(pmcp_tokens_counter *c);
 
 /**
- * Appends @p len bytes. Cost: O(len) plus a re-scan of the unfinished end.
+ * Appends @p len bytes. Cost: amortized O(len): the unfinished end is
+ * re-scanned only when the text has grown by as much as that end (or by 64
+ * bytes), so even one long word fed byte by byte stays linear.
  * @return 0; PMCP_EINVAL; PMCP_EUTF8 (the bytes are not valid UTF-8 after
  *         what came before; nothing was appended); PMCP_ENOMEM (nothing was
  *         appended).

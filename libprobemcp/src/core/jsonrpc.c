@@ -246,7 +246,13 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     return;
   }
   pmcp_buf b = PMCP_BUF_INIT;
-  int rc = pmcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":", req->id);
+  int rc = pmcp__buf_reserve(&b, len + strlen(req->id) + 40);
+  if (!rc)
+    rc = pmcp__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  if (!rc)
+    rc = pmcp__buf_puts(&b, req->id);
+  if (!rc)
+    rc = pmcp__buf_puts(&b, ",\"result\":");
   if (!rc)
     rc = pmcp__buf_append(&b, result, len);
   if (!rc)

@@ -256,7 +256,11 @@ int pmcp__import_hf(pmcp__imp_ctx *cx, const char *path)
       cJSON_GetObjectItemCaseSensitive(root, "best_model_checkpoint");
   if (cJSON_IsString(best) && best->valuestring && *best->valuestring) {
     const char *cp = pmcp__imp_basename(best->valuestring);
-    if ((rc = pmcp__imp_checkpoint(cx, cp, checkpoint_step(cp), 1)))
+    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(root, "best_metric");
+    double bv = NAN;
+    if (!pmcp__hf_number(bm, &bv))
+      bv = NAN;
+    if ((rc = pmcp__imp_checkpoint(cx, cp, checkpoint_step(cp), 1, bv)))
       goto out;
   }
   size_t idx = 0, total = (size_t)cJSON_GetArraySize(hist);

@@ -99,8 +99,9 @@ typedef struct pmcp__imp_sink {
                    double wall_s, const pmcp__imp_hist *h);
   int (*artifact)(pmcp__imp_ctx *cx, const char *name, const void *data,
                   size_t len);
+  /* @p value: the metric value it was chosen by (NaN if unknown) */
   int (*checkpoint)(pmcp__imp_ctx *cx, const char *name, int64_t step,
-                    int best);
+                    int best, double value);
   int (*run_end)(pmcp__imp_ctx *cx);
   int (*paper)(pmcp__imp_ctx *cx, const pmcp__imp_paper *p);
 } pmcp__imp_sink;
@@ -147,7 +148,7 @@ int pmcp__imp_histogram(pmcp__imp_ctx *cx, const char *key, int64_t step,
 int pmcp__imp_artifact(pmcp__imp_ctx *cx, const char *name, const void *data,
                        size_t len);
 int pmcp__imp_checkpoint(pmcp__imp_ctx *cx, const char *name, int64_t step,
-                         int best);
+                         int best, double value);
 int pmcp__imp_run_end(pmcp__imp_ctx *cx);
 int pmcp__imp_add_paper(pmcp__imp_ctx *cx, const pmcp__imp_paper *p);
 void pmcp__imp_progress(pmcp__imp_ctx *cx, const char *what, uint64_t done,

@@ -451,7 +451,7 @@ static int on_artifact(pmcp__imp_ctx *cx, const char *name, const void *data,
 }
 
 static int on_checkpoint(pmcp__imp_ctx *cx, const char *name, int64_t step,
-                         int best)
+                         int best, double value)
 {
   sstate *s = cx->ud;
   if (step < 0)
@@ -462,6 +462,7 @@ static int on_checkpoint(pmcp__imp_ctx *cx, const char *name, int64_t step,
       pmcp__buf_printf(&s->tmp, ",\"step\":%lld,\"best\":%s,\"stored\":false,\"uri\":",
                        (long long)step, best ? "true" : "false") ||
       pmcp__buf_json_string(&s->tmp, name, strlen(name)) ||
+      (isfinite(value) && pmcp__buf_printf(&s->tmp, ",\"value\":%.17g", value)) ||
       pmcp__buf_putc(&s->tmp, '}'))
     return pmcp__imp_fail(cx, PMCP_ENOMEM, "out of memory");
   int rc = pmcp_store_put(s->st, s->t, "checkpoint", s->tmp.ptr, s->tmp.len,

@@ -125,11 +125,11 @@ int pmcp__imp_artifact(pmcp__imp_ctx *cx, const char *name, const void *data,
 }
 
 int pmcp__imp_checkpoint(pmcp__imp_ctx *cx, const char *name, int64_t step,
-                         int best)
+                         int best, double value)
 {
   if (cx->skipping)
     return 0;
-  int rc = cx->sink->checkpoint ? cx->sink->checkpoint(cx, name, step, best)
+  int rc = cx->sink->checkpoint ? cx->sink->checkpoint(cx, name, step, best, value)
                                 : 0;
   if (rc < 0)
     return sink_rc(cx, rc, "a checkpoint");

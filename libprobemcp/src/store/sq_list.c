@@ -187,7 +187,8 @@ static const list_kind kinds[] = {
    NULL, 1, {{"run", "ev.run_id=:p"}}, {{"kind", 's', "ev.kind=:f"}}},
   {"series",
    "json_object('series', se.id, 'key', se.key, 'labels', json(se.labels), 'kind', se.kind,"
-   " 'scale', se.scale, 'count', se.count, 'step_min', se.step_min, 'step_max', se.step_max,"
+   " 'scale', se.scale, 'count', se.count, 'nonfinite', se.nonfinite, 'step_min', se.step_min,"
+   " 'step_max', se.step_max, 'time_min', se.time_min, 'time_max', se.time_max,"
    " 'first', se.first, 'last', se.last, 'min', se.vmin, 'max', se.vmax)",
    "series se", "se.tenant_id", "se.key, se.labels, se.id", "se.key", NULL, 1,
    {{"run", "se.run_id=:p"}},

@@ -88,6 +88,18 @@ int pmcp__buf_json_string(pmcp_buf *b, const char *s, size_t len)
     return rc;
   b->ptr[b->len++] = '"';
   for (size_t i = 0; i < len; i++) {
+    /* Copy the run of bytes that need no escape in one go. */
+    size_t run = i;
+    while (run < len && (unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+      run++;
+    if (run > i) {
+      rc = pmcp__buf_append(b, s + i, run - i);
+      if (rc)
+        return rc;
+      i = run;
+      if (i >= len)
+        break;
+    }
     unsigned char c = (unsigned char)s[i];
     char esc = 0;
     switch (c) {

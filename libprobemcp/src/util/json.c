@@ -1,6 +1,7 @@
 #include "util/json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,16 @@ int pmcp__utf8_valid(const char *s, size_t len)
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
   while (i < len) {
+    /* ASCII runs eight bytes at a time: messages are mostly ASCII. */
+    while (len - i >= 8) {
+      uint64_t w;
+      memcpy(&w, p + i, 8);
+      if (w & 0x8080808080808080ull)
+        break;
+      i += 8;
+    }
+    if (i >= len)
+      break;
     unsigned c = p[i];
     if (c < 0x80) {
       i++;

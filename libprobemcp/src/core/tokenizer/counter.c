@@ -23,6 +23,7 @@ struct pmcp_tokens_counter {
   unsigned char *tail; /* the unfinished end of the text */
   size_t len, cap;
   size_t valid;        /* tail[0..valid) is whole characters */
+  size_t scanned;      /* valid after the last commit scan */
   size_t tail_count;   /* tokens of tail[0..valid) as if the text ended */
   int tail_dirty;      /* tail_count must be recomputed */
   unsigned char *scratch; /* tail + suffix for peek */
@@ -70,7 +71,7 @@ void pmcp_tokens_counter_reset(pmcp_tokens_counter *c)
 {
   if (!c || c->magic != COUNTER_MAGIC)
     return;
-  c->committed = c->bytes = c->len = c->valid = c->tail_count = 0;
+  c->committed = c->bytes = c->len = c->valid = c->tail_count = c->scanned = 0;
   c->tail_dirty = 0;
 }
 
@@ -95,6 +96,19 @@ int pmcp_tokens_counter_add(pmcp_tokens_counter *c, const char *text, size_t len
   if (v < n && !truncated)
     return PMCP_EUTF8; /* c->len unchanged: nothing appended */
 
+  /* Scan for final pieces only once the tail has grown by as much as it
+   * held after the last scan (and by 64 bytes at least): a long unfinished
+   * piece fed in small chunks is then re-scanned a logarithmic number of
+   * times, not once per chunk, and appending stays linear overall. */
+  size_t step = c->scanned > 64 ? c->scanned : 64;
+  if (v - c->scanned < step) {
+    c->len = n;
+    c->valid = v;
+    c->bytes += len;
+    c->tail_dirty = 1;
+    return 0;
+  }
+
   /* Commit the final pieces of tail[0..v). */
   size_t pos = 0, add = 0;
   while (pos < v) {
@@ -115,6 +129,7 @@ int pmcp_tokens_counter_add(pmcp_tokens_counter *c, const char *text, size_t len
   c->committed += add;
   c->len = n - pos;
   c->valid = v - pos;
+  c->scanned = c->valid;
   c->bytes += len;
   c->tail_dirty = 1;
   return 0;
@@ -173,6 +188,7 @@ int pmcp_tokens_counter_copy(pmcp_tokens_counter *dst, const pmcp_tokens_counter
   dst->bytes = src->bytes;
   dst->len = src->len;
   dst->valid = src->valid;
+  dst->scanned = src->scanned;
   dst->tail_count = src->tail_count;
   dst->tail_dirty = src->tail_dirty;
   return 0;

@@ -1,0 +1,81 @@
+// HTTP benchmark: tools/call `echo` over Streamable HTTP, 50 keep-alive
+// clients (build/tests/http/http-load), JSON replies, against our transport
+// (build/tests/http/http-testserver) and the TypeScript SDK server
+// (sdk-server.mjs) with the same tool, in the same run. For each server: its
+// own CPU time per call (utime+stime from /proc/PID/stat around the run),
+// calls/s, p50/p99 latency; our idle RSS (VmRSS after start and after the
+// run). Prints the ratios. Not a test: it prints figures.
+//
+//   node tests/bench/http/run.mjs BUILD_DIR [CALLS]      (default 30000)
+import { spawn, execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const build = path.resolve(process.argv[2] ?? 'build');
+const calls = Number(process.argv[3] ?? 30000);
+const CONNS = 50;
+const TICK = 100; // USER_HZ on Linux
+const load = path.join(build, 'tests/http/http-load');
+
+function start(cmd, args) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on http:\/\/[^:]+:(\d+)/);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}`)));
+  });
+}
+
+function cpuTicks(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime
+}
+
+function rssKb(pid) {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(s.match(/VmRSS:\s+(\d+)/)[1]);
+}
+
+function runLoad(port, n) {
+  return new Promise((resolve, reject) => {
+    execFile(load, ['--port', String(port), '--conns', String(CONNS), '--requests', String(n)],
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${stdout}${stderr}`));
+        else resolve(Object.fromEntries(stdout.trim().split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)])));
+      });
+  });
+}
+
+async function bench(name, cmd, args) {
+  const { child, port } = await start(cmd, args);
+  await new Promise((r) => setTimeout(r, 300));
+  const idle = rssKb(child.pid);
+  await runLoad(port, Math.min(2000, calls)); // warm-up (JIT, caches)
+  const t0 = cpuTicks(child.pid);
+  const r = await runLoad(port, calls);
+  const cpu = (cpuTicks(child.pid) - t0) / TICK;
+  await new Promise((res) => setTimeout(res, 300));
+  const after = rssKb(child.pid);
+  child.kill('SIGTERM');
+  await new Promise((res) => child.on('exit', res));
+  const res = { name, calls: r.calls, errors: r.errors, cps: r.calls_per_s, p50: r.p50_ms, p99: r.p99_ms,
+    cpuUsPerCall: (cpu * 1e6) / r.calls, idleRssKb: idle, afterRssKb: after };
+  console.log(`${name.padEnd(10)} calls=${res.calls} errors=${res.errors} calls/s=${res.cps} ` +
+    `p50=${res.p50.toFixed(3)}ms p99=${res.p99.toFixed(3)}ms server_cpu/call=${res.cpuUsPerCall.toFixed(1)}us ` +
+    `rss_idle=${idle}kB rss_after=${after}kB`);
+  return res;
+}
+
+const ours = await bench('probe-mcp', path.join(build, 'tests/http/http-testserver'), ['--listen', '127.0.0.1:0']);
+const sdk = await bench('ts-sdk', process.execPath, [path.join(here, 'sdk-server.mjs')]);
+console.log(`ratio server CPU per call (sdk/ours): ${(sdk.cpuUsPerCall / ours.cpuUsPerCall).toFixed(1)}x (target >= 20x)`);
+console.log(`ratio calls/s (ours/sdk): ${(ours.cps / sdk.cps).toFixed(1)}x`);
+console.log(`ratio p50 latency (sdk/ours): ${(sdk.p50 / ours.p50).toFixed(1)}x, p99: ${(sdk.p99 / ours.p99).toFixed(1)}x`);
+console.log(`our idle RSS: ${(ours.idleRssKb / 1024).toFixed(1)} MB after start, ${(ours.afterRssKb / 1024).toFixed(1)} MB after the run (target < 10 MB)`);

@@ -186,13 +186,26 @@ static int note_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const pmcp_note_sp
   }
   if (rc == 0) {
     pmcp_buf ref = PMCP_BUF_INIT, body = PMCP_BUF_INIT;
-    pmcp__buf_printf(&ref, "note:%s", slug.ptr);
+    /* The kind is the stored one (a version of an existing sub-note is
+     * written without spec->kind). */
+    int is_sub = strcmp(kind, "sub-note") == 0;
+    if (spec->id && !is_sub) {
+      static const char sql_k[] = "SELECT kind='sub-note' FROM notes WHERE id=?1";
+      sqlite3_stmt *sk;
+      if (pmcp__sq_prep(s, q, sql_k, &sk) == 0) {
+        sqlite3_bind_int64(sk, 1, note);
+        if (sqlite3_step(sk) == SQLITE_ROW)
+          is_sub = sqlite3_column_int(sk, 0);
+        sqlite3_reset(sk);
+      }
+    }
+    pmcp__buf_printf(&ref, "%s:%s", is_sub ? "sub-note" : "note", slug.ptr);
     pmcp__buf_puts(&body, spec->body);
     if (spec->summary) {
       pmcp__buf_putc(&body, '\n');
       pmcp__buf_puts(&body, spec->summary);
     }
-    rc = pmcp__sq_index(s, q, t, ref.ptr, strcmp(kind, "sub-note") == 0 ? "sub-note" : "note",
+    rc = pmcp__sq_index(s, q, t, ref.ptr, is_sub ? "sub-note" : "note",
                         spec->title ? spec->title : slug.ptr, body.ptr);
     pmcp_buf_dispose(&ref);
     pmcp_buf_dispose(&body);

@@ -777,7 +777,8 @@ int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ru
       " FROM (SELECT json_object('series', id, 'key', key, 'labels', json(labels), 'kind', kind,"
       " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
       " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first,"
-      " 'last', last, 'min', vmin, 'max', vmax) AS o FROM series"
+      " 'last', last, 'min', vmin, 'max', vmax, 'mean', CASE WHEN kind='float' AND count>nonfinite"
+      " THEN vsum / (count - nonfinite) END) AS o FROM series"
       " WHERE run_id=?1 AND tenant_id=?2 ORDER BY key, labels, kind, scale)";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, sql, &st)))

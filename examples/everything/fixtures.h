@@ -1,0 +1,24 @@
+/*
+ * The "everything" fixtures: every tool, resource, template, prompt and
+ * completion the official MCP conformance suite
+ * (@modelcontextprotocol/conformance) expects of a server, plus a few tools
+ * the integration tests and the benchmark drive (echo, sleep, a watched
+ * resource that can be updated). Transport-independent: the stdio and HTTP
+ * frontends both call everything_register() on a fresh server.
+ */
+#ifndef EVERYTHING_FIXTURES_H
+#define EVERYTHING_FIXTURES_H
+
+#include <probemcp/probemcp.h>
+
+/* Server name reported in serverInfo. */
+#define EVERYTHING_SERVER_NAME "probe-mcp-everything"
+
+/* Registers every fixture on @p server.
+ * The fixtures keep their state (the watched resource's content) in user
+ * data owned by the server, so several servers may coexist in a process.
+ * @return 0, or the first negative PMCP_E* code (detail in
+ *         pmcp_server_errmsg()). */
+int everything_register(pmcp_server *server);
+
+#endif

@@ -1,0 +1,210 @@
+// stdio benchmark: simple tool calls over one connection, sequential and
+// pipelined, against probe-mcp-everything and against a TypeScript SDK
+// server with the same `echo` tool (sdk-server.mjs), in the same run.
+//
+//   node bench.mjs PATH/TO/probe-mcp-everything [--calls N] [--json]
+//   (or: ninja -C build bench-stdio)
+//
+// Each server's own CPU time is read from /proc/PID/task/*/schedstat (time
+// on CPU of all its threads, in ns), so the client's speed does not cap the
+// figure. Also measured: calls/s, the time from spawn to the initialize
+// response, and the resident set size when idle. This is a benchmark that
+// prints figures, never a timed test.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const C_BIN = argv[0] && !argv[0].startsWith('--') ? argv[0] : null;
+if (!C_BIN) {
+  console.error('usage: node bench.mjs PATH/TO/probe-mcp-everything [--calls N] [--json]');
+  process.exit(2);
+}
+const CALLS = Number(opt('--calls', '20000'));
+const SEQ_CALLS = Math.max(1000, Math.floor(CALLS / 4));
+const WARMUP = 2000;
+const STARTS = 15;
+
+const SERVERS = [
+  { name: 'probe-mcp', cmd: C_BIN, args: ['--stdio'] },
+  { name: 'ts-sdk', cmd: process.execPath, args: [join(here, 'sdk-server.mjs')] },
+];
+
+// ---- A minimal JSON-RPC client over the child's pipes ---------------------
+
+class Conn {
+  constructor(cmd, args) {
+    this.t0 = process.hrtime.bigint();
+    this.proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.pending = new Map();
+    this.nextId = 1;
+    this.buf = '';
+    this.proc.stdout.setEncoding('utf8');
+    this.proc.stdout.on('data', (d) => this.onData(d));
+    this.exited = new Promise((r) => this.proc.once('exit', r));
+  }
+
+  onData(d) {
+    this.buf += d;
+    let nl;
+    while ((nl = this.buf.indexOf('\n')) >= 0) {
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      if (!line.trim()) continue;
+      const msg = JSON.parse(line);
+      const p = this.pending.get(msg.id);
+      if (p) {
+        this.pending.delete(msg.id);
+        if (msg.error) p.reject(new Error(JSON.stringify(msg.error)));
+        else p.resolve(msg.result);
+      }
+    }
+  }
+
+  requestText(method, params) {
+    const id = this.nextId++;
+    const text = JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+    const done = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    return { text, done };
+  }
+
+  request(method, params) {
+    const { text, done } = this.requestText(method, params);
+    this.proc.stdin.write(text);
+    return done;
+  }
+
+  notify(method, params) {
+    this.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method, params }) + '\n');
+  }
+
+  async initialize() {
+    const r = await this.request('initialize', {
+      protocolVersion: '2025-06-18', capabilities: {},
+      clientInfo: { name: 'bench', version: '1' },
+    });
+    this.initNs = Number(process.hrtime.bigint() - this.t0);
+    this.notify('notifications/initialized', {});
+    return r;
+  }
+
+  async close() {
+    this.proc.stdin.end();
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(t);
+  }
+}
+
+// ---- /proc readings -----------------------------------------------------
+
+function cpuNs(pid) {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch { /* the thread ended between the listing and the read */ }
+  }
+  return total;
+}
+
+function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// ---- The runs -------------------------------------------------------------
+
+const echo = (i) => ({ name: 'echo', arguments: { text: `hello ${i}` } });
+
+async function sequential(c, n) {
+  const cpu0 = cpuNs(c.proc.pid);
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const r = await c.request('tools/call', echo(i));
+    if (r.content[0].text !== `hello ${i}`) throw new Error(`wrong answer ${JSON.stringify(r)}`);
+  }
+  const wall = Number(process.hrtime.bigint() - t0);
+  return { cpuPerCall: (cpuNs(c.proc.pid) - cpu0) / n, callsPerSec: n / (wall / 1e9) };
+}
+
+async function pipelined(c, n) {
+  const cpu0 = cpuNs(c.proc.pid);
+  const t0 = process.hrtime.bigint();
+  const all = [];
+  let chunk = '';
+  for (let i = 0; i < n; i++) {
+    const { text, done } = c.requestText('tools/call', echo(i));
+    chunk += text;
+    all.push(done.then((r) => {
+      if (r.content[0].text !== `hello ${i}`) throw new Error(`wrong answer ${JSON.stringify(r)}`);
+    }));
+    if (chunk.length > 64 * 1024) {
+      c.proc.stdin.write(chunk);
+      chunk = '';
+    }
+  }
+  c.proc.stdin.write(chunk);
+  await Promise.all(all);
+  const wall = Number(process.hrtime.bigint() - t0);
+  return { cpuPerCall: (cpuNs(c.proc.pid) - cpu0) / n, callsPerSec: n / (wall / 1e9) };
+}
+
+async function measure(s) {
+  // Start-to-initialize-response, over fresh processes.
+  const starts = [];
+  for (let i = 0; i < STARTS; i++) {
+    const c = new Conn(s.cmd, s.args);
+    await c.initialize();
+    starts.push(c.initNs);
+    await c.close();
+  }
+  const c = new Conn(s.cmd, s.args);
+  await c.initialize();
+  await pipelined(c, WARMUP);
+  await sequential(c, WARMUP / 4);
+  await sleep(300);
+  const idleRss = rssKiB(c.proc.pid);
+  const seq = await sequential(c, SEQ_CALLS);
+  const pipe = await pipelined(c, CALLS);
+  const busyRss = rssKiB(c.proc.pid);
+  await c.close();
+  return { name: s.name, startMs: median(starts) / 1e6, idleRssKiB: idleRss, busyRssKiB: busyRss, seq, pipe };
+}
+
+const results = [];
+for (const s of SERVERS) results.push(await measure(s));
+const [c, ts] = results;
+
+const us = (ns) => (ns / 1000).toFixed(2);
+console.log(`stdio bench: echo tool, one connection; ${SEQ_CALLS} sequential + ${CALLS} pipelined calls after ${WARMUP} warm-up calls`);
+console.log('');
+console.log('server        CPU/call seq  CPU/call pipe  calls/s seq  calls/s pipe  start->init  idle RSS');
+for (const r of results) {
+  console.log(`${r.name.padEnd(12)}  ${us(r.seq.cpuPerCall).padStart(9)} us  ${us(r.pipe.cpuPerCall).padStart(10)} us  `
+    + `${r.seq.callsPerSec.toFixed(0).padStart(11)}  ${r.pipe.callsPerSec.toFixed(0).padStart(12)}  `
+    + `${r.startMs.toFixed(2).padStart(8)} ms  ${(r.idleRssKiB / 1024).toFixed(1).padStart(5)} MiB`);
+}
+const ratioSeq = ts.seq.cpuPerCall / c.seq.cpuPerCall;
+const ratioPipe = ts.pipe.cpuPerCall / c.pipe.cpuPerCall;
+console.log('');
+console.log(`server CPU per call, SDK / probe-mcp: sequential ${ratioSeq.toFixed(1)}x, pipelined ${ratioPipe.toFixed(1)}x`);
+console.log(`calls/s, probe-mcp / SDK: sequential ${(c.seq.callsPerSec / ts.seq.callsPerSec).toFixed(1)}x, `
+  + `pipelined ${(c.pipe.callsPerSec / ts.pipe.callsPerSec).toFixed(1)}x`);
+console.log(`start->initialize: probe-mcp ${c.startMs.toFixed(2)} ms vs SDK ${ts.startMs.toFixed(2)} ms; `
+  + `idle RSS: probe-mcp ${(c.idleRssKiB / 1024).toFixed(1)} MiB vs SDK ${(ts.idleRssKiB / 1024).toFixed(1)} MiB`);
+console.log('');
+const target = (ok, what) => console.log(`${ok ? 'met ' : 'MISS'}  ${what}`);
+target(Math.min(ratioSeq, ratioPipe) >= 20, `>= 20x less server CPU per call than the SDK server (${Math.min(ratioSeq, ratioPipe).toFixed(1)}x)`);
+target(c.startMs < 10, `start-to-initialize-response < 10 ms (${c.startMs.toFixed(2)} ms)`);
+target(c.idleRssKiB < 8 * 1024, `idle RSS < 8 MB (${(c.idleRssKiB / 1024).toFixed(1)} MiB)`);
+if (argv.includes('--json')) console.log(JSON.stringify(results));

@@ -1,0 +1,84 @@
+#!/bin/sh
+# `meson install` into a DESTDIR puts the library (shared, with its soname
+# links, and static), the headers, libprobemcp.pc, the programs and the man
+# pages in place; then examples/embed/embed.c is compiled against the
+# installed tree through pkg-config alone and run.
+#
+# usage: install-test.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR BINDIR
+#                        MANDIR "EXTRA_CFLAGS" PROGRAM... -- MANPAGE...
+# Besides the files named here, every file `meson introspect --installed`
+# lists must be in place.
+set -u
+build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 bindir=$6 mandir=$7 extra=$8
+shift 8
+progs=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do progs="$progs $1"; shift; done
+[ $# -gt 0 ] && shift
+pages="$*"
+
+case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
+case $includedir in /*) ;; *) includedir=$prefix/$includedir ;; esac
+case $bindir in /*) ;; *) bindir=$prefix/$bindir ;; esac
+case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
+
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+has() { if [ -e "$dest$2" ]; then ok "$1"; else fail "$1 ($2 missing)"; fi; }
+
+if meson install -C "$build" --destdir "$dest" --no-rebuild >"$dest.log" 2>&1; then
+  ok "meson install --destdir"
+else
+  cat "$dest.log"; fail "meson install --destdir"
+fi
+rm -f "$dest.log"
+
+has "shared library" "$libdir/libprobemcp.so"
+has "soname link" "$libdir/libprobemcp.so.0.1"
+has "static library" "$libdir/libprobemcp.a"
+has "pkg-config file" "$libdir/pkgconfig/libprobemcp.pc"
+has "generated version.h" "$includedir/probemcp/version.h"
+for h in "$src"/libprobemcp/include/probemcp/*.h; do
+  has "header $(basename "$h")" "$includedir/probemcp/$(basename "$h")"
+done
+for p in $progs; do has "program $p" "$bindir/$p"; done
+for m in $pages; do
+  has "man page $m" "$mandir/man${m##*.}/$m"
+done
+# Everything meson says it installs.
+missing=$(meson introspect --installed "$build" | python3 -c '
+import json, os, sys
+dest = sys.argv[1]
+for path in json.load(sys.stdin).values():
+    if not os.path.lexists(dest + path):
+        print(path)
+' "$dest")
+n=$(meson introspect --installed "$build" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+if [ -z "$missing" ]; then ok "all $n files meson installs are in place"; else fail "not installed: $missing"; fi
+soname=$(readelf -d "$dest$libdir/libprobemcp.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+if [ "$soname" = "libprobemcp.so.0.1" ]; then ok "soname $soname"; else fail "soname '$soname'"; fi
+
+# A program built from the installed tree with pkg-config alone.
+export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$dest$libdir/pkgconfig"
+unset PKG_CONFIG_LIBDIR
+if flags=$(pkg-config --cflags --libs libprobemcp); then
+  ok "pkg-config --cflags --libs libprobemcp: $flags"
+  # shellcheck disable=SC2086
+  if cc -std=c11 -Wall -Wextra -Werror $extra -o "$dest/embed" \
+      "$src/examples/embed/embed.c" $flags -pthread; then
+    ok "embed.c compiles against the installed headers and library"
+    if LD_LIBRARY_PATH="$dest$libdir" "$dest/embed" >"$dest/embed.out" 2>&1; then
+      ok "embed runs against the installed library"
+    else
+      cat "$dest/embed.out"; fail "embed runs against the installed library"
+    fi
+  else
+    fail "embed.c compiles against the installed headers and library"
+  fi
+else
+  fail "pkg-config finds libprobemcp"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

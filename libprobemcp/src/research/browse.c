@@ -306,7 +306,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
 
 static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
 {
-  tree_ctx t = {call, rs, limit_of(call), 0};
+  tree_ctx t = {call, rs, limit_of(call), 0, 0};
   int set;
   t.include_deleted = opt_bool(call, "include_deleted", &set);
   int64_t depth = 2;

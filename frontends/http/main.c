@@ -33,7 +33,9 @@ static const char usage[] =
   "  --shutdown-timeout SECS  wait for running calls on SIGTERM (default 30)\n"
   "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
   "                         (default 1048576)\n"
-  "  --store S              the store to serve (SQLite path or postgresql:// URL)\n"
+  "  --store S              the store to serve, read-only (SQLite path or\n"
+  "                         postgresql:// URL; default $PROBE_STORE, else the\n"
+  "                         user's store if it exists, else no tools)\n"
   "  --tenant T             tenant to serve (default: default)\n"
   "  --toolset NAME         research, tracking or all (default research)\n"
   "  --help                 this text\n"
@@ -55,6 +57,49 @@ static int parse_u(const char *opt, const char *v, unsigned long max,
     return -1;
   }
   *out = x;
+  return 0;
+}
+
+typedef struct serve_ctx {
+  const char *store, *tenant, *toolset;
+  pmcp_store *st;     /* must outlive the server: freed after the run */
+} serve_ctx;
+
+/* Registers the toolset asked for, as probe-mcp-stdio does: the store is
+ * opened read-only; with no store given and none found, the server serves
+ * no tools rather than made-up ones. */
+static int setup(pmcp_server *srv, void *ud)
+{
+  serve_ctx *x = ud;
+  if (x->toolset && strcmp(x->toolset, "tracking") == 0) {
+    fprintf(stderr, "probe-mcp-http: the tracking toolset is not built yet\n");
+    return -1;
+  }
+  int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
+  int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
+  if (rc) {
+    char why[512];
+    snprintf(why, sizeof why, "%s",
+             x->st ? pmcp_store_errmsg(x->st) : pmcp_strerror(rc));
+    pmcp_store_free(x->st);
+    x->st = NULL;
+    if (!asked && rc == PMCP_ENOTFOUND)
+      return 0;
+    fprintf(stderr, "probe-mcp-http: cannot open the store: %s\n", why);
+    return -1;
+  }
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  ro.tenant = x->tenant;
+  ro.embed_url = getenv("PROBE_EMBED_URL");
+  ro.embed_key = getenv("PROBE_EMBED_KEY");
+  ro.embed_model = getenv("PROBE_EMBED_MODEL");
+  rc = pmcp_research_register(srv, x->st, &ro);
+  if (rc) {
+    fprintf(stderr, "probe-mcp-http: cannot serve the research toolset: %s%s\n",
+            rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
+            rc == PMCP_ENOTFOUND && x->tenant ? x->tenant : "");
+    return -1;
+  }
   return 0;
 }
 
@@ -169,14 +214,6 @@ int main(int argc, char **argv)
       return 2;
     }
   }
-  if (store || tenant || toolset) {
-    /* No fake tools: until the research toolset is part of the library
-     * this service has nothing to serve from a store. */
-    fprintf(stderr, "probe-mcp-http: %s: the research toolset is not part of this "
-            "build yet, so there is no store to serve\n",
-            store ? "--store" : tenant ? "--tenant" : "--toolset");
-    return 2;
-  }
   o.host = host;
   o.port = port;
   o.allow_hosts = hosts;
@@ -186,5 +223,8 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  return pmcp_http_run(&o, &so, NULL, NULL);
+  serve_ctx x = {store, tenant, toolset, NULL};
+  int rc = pmcp_http_run(&o, &so, setup, &x);
+  pmcp_store_free(x.st);
+  return rc;
 }

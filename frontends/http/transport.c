@@ -446,7 +446,10 @@ int pmcp_http_run(const pmcp_http_options *hopts, pmcp_server_options *sopts,
     return 1;
   }
   if (setup && setup(srv, ud) != 0) {
-    fprintf(stderr, "%s: setup failed: %s\n", prog, pmcp_server_errmsg(srv));
+    /* setup() may have said why already; add the server's detail if any. */
+    const char *why = pmcp_server_errmsg(srv);
+    if (why && *why)
+      fprintf(stderr, "%s: %s\n", prog, why);
     pmcp_server_free(srv);
     pmcp_http_free(h);
     return 1;

@@ -368,7 +368,9 @@ def read_tb(path):
                         run["hists"].append((tag, step, wall, h))
                     elif 8 in fd and kind in (None, "scalars", "histograms"):
                         dtype, dims, vals = tensor_values(fd[8])
-                        if kind == "histograms":
+                        if kind == "histograms" and dtype not in (1, 2):
+                            pass  # only float32 / float64 histograms are read
+                        elif kind == "histograms":
                             k = dims[0] if dims else 0
                             rows = [vals[3 * i:3 * i + 3] for i in range(k)]
                             h = {"min": rows[0][0] if rows else float("nan"),

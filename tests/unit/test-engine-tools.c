@@ -514,6 +514,70 @@ START_TEST(budgeted_args)
 }
 END_TEST
 
+/* Session "limited" (ud "limited") sees only tools whose name has no 'r'. */
+static int filter_marker;
+static int filter(const char *tool, void *session_ud, void *ud)
+{
+  ck_assert_ptr_eq(ud, &filter_marker);
+  return !session_ud || strcmp(session_ud, "limited") != 0 || !strchr(tool, 'r');
+}
+
+static int filter_freed;
+static void filter_free(void *ud)
+{
+  (void)ud;
+  filter_freed++;
+}
+
+START_TEST(tool_filter)
+{
+  harness *h = h_new(NULL);
+  add_tools(h->srv);
+  filter_freed = 0;
+  ck_assert_int_eq(pmcp_server_set_tool_filter(h->srv, filter, &filter_marker, filter_free), 0);
+  ck_assert_int_eq(pmcp_server_set_page_size(h->srv, 1), 0);
+  ck_assert_int_eq(pmcp_server_session_open(h->srv, "lim", 0, (void *)"limited"), 0);
+  h_init(h, "lim", "2025-11-25");
+  h_init(h, "all", "2025-11-25");
+  /* visible to "lim": failing, media; every other name has an 'r' */
+  const char *want[] = {"failing", "media"};
+  size_t seen = 0;
+  char cursor[32] = "";
+  for (int page = 0; page < 10; page++) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"%s%s%s}",
+             cursor[0] ? ",\"params\":{\"cursor\":\"" : "", cursor, cursor[0] ? "\"}" : "");
+    cJSON *r = h_call(h, "lim", buf);
+    cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(h_result(r), "tools")) {
+      ck_assert_uint_lt(seen, 2);
+      ck_assert_str_eq(cJSON_GetObjectItem(t, "name")->valuestring, want[seen++]);
+    }
+    cJSON *next = cJSON_GetObjectItem(h_result(r), "nextCursor");
+    if (next)
+      snprintf(cursor, sizeof cursor, "%s", next->valuestring);
+    cJSON_Delete(r);
+    if (!next)
+      break;
+  }
+  ck_assert_uint_eq(seen, 2);
+  /* a hidden tool is answered like a missing one */
+  cJSON *r = h_call(h, "lim", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"browse\",\"arguments\":{\"mode\":\"tree\"}}}");
+  ck_assert_int_eq(h_error_code(r), -32602);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "Unknown tool"));
+  cJSON_Delete(r);
+  r = h_call(h, "all", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"browse\",\"arguments\":{\"mode\":\"tree\"}}}");
+  ck_assert_int_eq(h_error_code(r), 0);
+  cJSON_Delete(r);
+  ck_assert_int_eq(pmcp_server_set_tool_filter(h->srv, filter, NULL, filter_free), PMCP_EMISUSE);
+  ck_assert_int_eq(filter_freed, 1);
+  h_free(h);
+  ck_assert_int_eq(filter_freed, 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-tools");
@@ -525,6 +589,7 @@ static Suite *suite(void)
   tcase_add_test(tc, results_and_errors);
   tcase_add_test(tc, registration_errors);
   tcase_add_test(tc, budgeted_args);
+  tcase_add_test(tc, tool_filter);
   suite_add_tcase(s, tc);
   return s;
 }

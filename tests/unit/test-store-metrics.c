@@ -158,6 +158,12 @@ START_TEST(summary_matches_bruteforce)
   cJSON *it = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
   ck_assert_int_eq(cJSON_GetObjectItem(it, "count")->valueint, (int)n);
   ck_assert_int_eq(cJSON_GetObjectItem(it, "nonfinite")->valueint, 1);
+  double want_mean = 0;
+  for (size_t k = 0; k < n; k++)
+    if (isfinite(p[k].value))
+      want_mean += p[k].value;
+  want_mean /= (double)(n - 1);
+  ck_assert_double_eq_tol(cJSON_GetObjectItem(it, "mean")->valuedouble, want_mean, 1e-9);
   ck_assert_str_eq(st_str(cJSON_GetObjectItem(it, "labels"), "rank"), "0");
   ck_assert_str_eq(st_str(it, "scale"), "step");
   cJSON_Delete(j);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "store-test-util.h"
+#include "store/sq.h"
 
 static void file_bytes(const char *path, pmcp_buf *out)
 {
@@ -328,6 +329,34 @@ START_TEST(custom_backend)
 }
 END_TEST
 
+/* query_sql's way in: a separate read-only SQLite connection. */
+START_TEST(ro_connection)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(pmcp__store_sqlite_ro_connection(s, &db), 0);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+  sqlite3_finalize(st);
+  ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM runs", NULL, NULL, NULL), SQLITE_READONLY);
+  sqlite3_close(db);
+  pmcp_store_ops ops;
+  memset(&ops, 0, sizeof ops);
+  ops.version = PMCP_STORE_OPS_VERSION;
+  pmcp_store *c = NULL;
+  ck_assert_int_eq(pmcp_store_new_custom(&c, &ops, NULL, 0), 0);
+  ck_assert_int_eq(pmcp__store_sqlite_ro_connection(c, &db), PMCP_EUNSUPPORTED);
+  ck_assert_ptr_null(db);
+  pmcp_store_free(c);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-open");
@@ -340,6 +369,7 @@ int main(void)
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, secrets_and_tenants);
   tcase_add_test(tc, custom_backend);
+  tcase_add_test(tc, ro_connection);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

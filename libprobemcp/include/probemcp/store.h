@@ -540,7 +540,9 @@ PMCP_API int pmcp_store_search(pmcp_store *store, pmcp_tenant t, const char *que
                                pmcp_buf *out);
 
 /** The series of a run as JSON: {"items":[{series, key, labels:{},
- *  kind, scale, count, step_min, step_max, first, last, min, max}]}. */
+ *  kind, scale, count, nonfinite, step_min, step_max, time_min, time_max,
+ *  first, last, min, max, mean}]}; min, max and mean skip non-finite
+ *  values. */
 PMCP_API int pmcp_store_series_list(pmcp_store *store, pmcp_tenant t, const char *run,
                                     pmcp_buf *out);
 

@@ -130,6 +130,24 @@ PMCP_API int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
  *  @p out. @return 0, PMCP_ENOTFOUND, PMCP_ENOMEM. */
 PMCP_API int pmcp_server_tool_schema(pmcp_server *server, const char *tool, pmcp_buf *out);
 
+/** Decides whether a session sees a tool: @p session_ud is the @c ud given
+ *  to pmcp_server_session_open() (NULL for implicit sessions). Return
+ *  non-zero to show the tool. Called from any thread; must not call back
+ *  into libprobemcp. */
+typedef int (*pmcp_tool_filter_fn)(const char *tool, void *session_ud, void *ud);
+
+/**
+ * Tailors the tools each session sees (an API key's scope, a tenant's
+ * toolsets). A hidden tool is left out of tools/list and a tools/call of it
+ * is answered exactly like a call of a tool that does not exist. Set it
+ * before the first message, like registrations.
+ * @return 0; PMCP_EMISUSE (after the first message). @p ud_free runs when
+ *         the filter is replaced or the server freed, and on failure.
+ * @since 0.1
+ */
+PMCP_API int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn,
+                                         void *ud, void (*ud_free)(void *ud));
+
 /* ---- Resources ---------------------------------------------------------- */
 
 /** Reads a resource: add contents with pmcp_result_resource_text/blob();

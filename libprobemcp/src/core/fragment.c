@@ -231,13 +231,16 @@ static int emit(pmcp_page *pg, seq *s)
       size_t top = hi;
       /* Interpolate on the token count, then bisect, until the bracket
        * (lo fits, top does not) is narrow. */
-      while (top - lo > SEARCH_SLACK) {
+      /* Stop once the bracket is within 1.5% of the piece: a page a little
+       * less full costs less than another count of the whole piece. */
+      while (top - lo > SEARCH_SLACK && top - lo > (lo - start) / 64) {
         size_t guess;
         if (have_t_lo && t_hi > t_lo) {
           double frac = (double)(budget - t_lo) / (double)(t_hi - t_lo);
-          guess = lo + (size_t)((double)(top - lo) * frac * 0.98);
+          guess = lo + (size_t)((double)(top - lo) * frac * 0.995);
         } else if (!have_t_lo) {
-          guess = lo + (size_t)((double)(top - lo) * ((double)budget / (double)t_hi) * 0.9);
+          /* tokens grow about in proportion to bytes */
+          guess = start + (size_t)((double)(top - start) * ((double)budget / (double)t_hi) * 0.985);
         } else {
           guess = lo + (top - lo) / 2;
         }
@@ -349,9 +352,14 @@ int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *f)
   }
   pg->frag_seen = 1;
 
-  /* Whole, if it fits the room left. */
+  /* Whole, if it fits the room left; a document over the byte ceiling
+   * cannot, and is not even serialized whole. */
   pmcp_buf item = PMCP_BUF_INIT, payload = PMCP_BUF_INIT;
   unsigned char tag = PMCP__POS_PLAIN;
+  if (f->len + 16 > (size_t)pg->budget * PMCP_BUDGET_BYTES_PER_TOKEN) {
+    rc = PMCP_EBUDGET;
+    goto fragments;
+  }
   rc = whole_item(f, &item);
   if (!rc)
     rc = pmcp__buf_append(&payload, &tag, 1);
@@ -359,9 +367,7 @@ int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *f)
     rc = pmcp__buf_append(&payload, f->resume_after, f->resume_after_len);
   if (!rc)
     rc = pmcp__page_try(pg, item.ptr, item.len, payload.ptr, payload.len, 0,
-                        PMCP__TRY_PROBE);
-  if (!rc)
-    rc = pmcp__page_try(pg, item.ptr, item.len, payload.ptr, payload.len, 0, 0);
+                        PMCP__TRY_QUIET | PMCP__TRY_NOFULL);
   if (rc == PMCP_EBUDGET && pg->n > 0 && !pg->full) {
     /* On an empty page it would be whole: start it there. */
     size_t need = 0, nbytes = 0;
@@ -379,6 +385,7 @@ int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *f)
   }
   if (rc != PMCP_EBUDGET || pg->full)
     goto out;
+fragments:
 
   /* Too large for any page of this budget: fragments, pinned from now. */
   s.pos.byte_off = 0;

@@ -568,7 +568,13 @@ int pmcp__page_try(pmcp_page *pg, const char *text, size_t len,
 
   pmcp_buf cur = PMCP_BUF_INIT, tail = PMCP_BUF_INIT;
   size_t items_tokens = 0, total = 0;
-  int rc = pmcp_tokens_counter_copy(pg->work, pg->ctr);
+  int rc = 0;
+  size_t bytes = pg->head.len + pg->items_bytes + (pg->n > 0) + len;
+  size_t cap = ceiling(pg), budget = (size_t)pg->budget;
+  int fits = 0, tentative = 0;
+  if (bytes + 2 > cap)
+    goto decided; /* over the byte ceiling whatever it counts */
+  rc = pmcp_tokens_counter_copy(pg->work, pg->ctr);
   if (!rc && pg->n)
     rc = pmcp__page_counter_add(pg, pg->work, ",", 1);
   if (!rc)
@@ -577,10 +583,7 @@ int pmcp__page_try(pmcp_page *pg, const char *text, size_t len,
     rc = pmcp_tokens_counter_total(pg->work, &items_tokens);
   if (rc)
     goto out;
-  size_t bytes = pg->head.len + pg->items_bytes + (pg->n > 0) + len;
-  size_t cap = ceiling(pg), budget = (size_t)pg->budget;
   size_t bound = tail_bound(pg, plen);
-  int fits = 0, tentative = 0;
   if (items_tokens + pg->reserve + bound <= budget && bytes + bound <= cap) {
     fits = 1;
   } else if (items_tokens + pg->reserve < budget && bytes < cap) {
@@ -605,6 +608,7 @@ int pmcp__page_try(pmcp_page *pg, const char *text, size_t len,
         fits = tentative = 1;
     }
   }
+decided:
   if (how & PMCP__TRY_PROBE) {
     rc = fits ? 0 : PMCP_EBUDGET;
     goto out;
@@ -612,12 +616,25 @@ int pmcp__page_try(pmcp_page *pg, const char *text, size_t len,
   if (!fits) {
     if (pg->n == 0 && !(how & PMCP__TRY_QUIET)) {
       size_t need = 0, nbytes = 0;
-      rc = pmcp__page_alone(pg, text, len, payload, plen, &need, &nbytes);
+      if (bytes + 2 > cap) {
+        /* not counted yet: count it alone */
+        rc = pmcp__page_alone(pg, text, len, payload, plen, &need, &nbytes);
+      } else {
+        /* work holds head + item exactly: add the real tail */
+        if (!cur.len)
+          rc = encode_payload(pg, payload, plen, &cur);
+        if (!rc)
+          rc = build_tail(pg, 1, cur.ptr, cur.len, &tail);
+        if (!rc)
+          rc = peek(pg, pg->work, tail.ptr, tail.len, &need);
+        need += pg->reserve;
+        nbytes = bytes + tail.len;
+      }
       if (rc)
         goto out;
       pmcp__page_refuse(pg, needed_budget(need, nbytes));
     }
-    if (pg->n)
+    if (pg->n && !(how & PMCP__TRY_NOFULL))
       pg->full = 1;
     rc = PMCP_EBUDGET;
     goto out;

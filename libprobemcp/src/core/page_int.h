@@ -81,7 +81,8 @@ struct pmcp_page {
 enum {
   PMCP__TRY_PROBE = 1u << 0,   /* only say whether it fits */
   PMCP__TRY_PARTIAL = 1u << 1, /* an unfinished fragment (page ends) */
-  PMCP__TRY_QUIET = 1u << 2    /* a refusal on an empty page is not final */
+  PMCP__TRY_QUIET = 1u << 2,   /* a refusal on an empty page is not final */
+  PMCP__TRY_NOFULL = 1u << 3   /* a refusal does not end the page */
 };
 
 /* Tries to add one item with its page payload. 0 (added, or fits when

@@ -104,6 +104,8 @@ void pmcp__registry_free(pmcp_server *srv)
   pmcp__free(srv, r->prompts);
   if (r->complete_ud_free)
     r->complete_ud_free(r->complete_ud);
+  if (r->tool_filter_ud_free)
+    r->tool_filter_ud_free(r->tool_filter_ud);
   memset(r, 0, sizeof *r);
 }
 
@@ -793,6 +795,34 @@ int pmcp_server_set_completion(pmcp_server *server, pmcp_complete_fn fn, void *u
   r->complete_ud = ud;
   r->complete_ud_free = ud_free;
   return 0;
+}
+
+int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn, void *ud,
+                                void (*ud_free)(void *ud))
+{
+  int rc = 0;
+  if (!server || server->magic != PMCP__SERVER_MAGIC)
+    rc = PMCP_EMISUSE;
+  else
+    rc = registration_open(server);
+  if (rc) {
+    if (ud_free)
+      ud_free(ud);
+    return rc;
+  }
+  pmcp__registry *r = &server->reg;
+  if (r->tool_filter_ud_free)
+    r->tool_filter_ud_free(r->tool_filter_ud);
+  r->tool_filter = fn;
+  r->tool_filter_ud = ud;
+  r->tool_filter_ud_free = ud_free;
+  return 0;
+}
+
+int pmcp__tool_visible(const pmcp_server *srv, const pmcp__tool *t, void *session_ud)
+{
+  const pmcp__registry *r = &srv->reg;
+  return !r->tool_filter || r->tool_filter(t->name, session_ud, r->tool_filter_ud);
 }
 
 /* ---- pagination: cursors are "<list tag><offset>", opaque to clients ---- */

@@ -77,6 +77,9 @@ typedef struct pmcp__registry {
   size_t n_templates, cap_templates;
   pmcp__prompt **prompts;
   size_t n_prompts, cap_prompts;
+  pmcp_tool_filter_fn tool_filter;
+  void *tool_filter_ud;
+  void (*tool_filter_ud_free)(void *ud);
   pmcp_complete_fn complete;
   void *complete_ud;
   void (*complete_ud_free)(void *ud);
@@ -86,6 +89,10 @@ struct pmcp_server;
 void pmcp__registry_free(struct pmcp_server *srv);
 const pmcp__tool *pmcp__tool_find(const struct pmcp_server *srv, const char *name);
 const pmcp__prompt *pmcp__prompt_find(const struct pmcp_server *srv, const char *name);
+
+/* Whether the session with @p session_ud sees @p t (the tool filter). */
+int pmcp__tool_visible(const struct pmcp_server *srv, const pmcp__tool *t,
+                       void *session_ud);
 
 /* schema.c: builds tool->input_schema (mode tools) and tool->list_json. */
 int pmcp__schema_build(struct pmcp_server *srv, pmcp__tool *t);

@@ -188,6 +188,8 @@ static void read_run(pmcp__job *job)
   } else if (rc == PMCP_ENOTFOUND) {
     not_found(req, call->uri);
   } else if (rc < 0) {
+    pmcp__log(call->srv, PMCP_LOG_WARNING, "reading '%s' failed: %s", call->uri,
+              pmcp_strerror(rc));
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Reading the resource failed: %s",
                      pmcp_strerror(rc));
   } else {

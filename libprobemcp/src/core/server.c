@@ -363,6 +363,8 @@ void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
 {
   pmcp_server *srv = req->srv;
   const struct method *m = NULL;
+  pmcp__log(srv, PMCP_LOG_DEBUG, "session '%s': request %s %s", req->sess->id, req->id,
+            method);
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
     if (strcmp(methods[i].name, method) == 0) {
       m = &methods[i];

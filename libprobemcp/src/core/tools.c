@@ -14,19 +14,27 @@ void pmcp__method_tools_list(pmcp__req *req, cJSON *params)
   size_t n = srv->reg.n_tools, off;
   if (pmcp__page_start(req, params, 't', n, &off))
     return;
-  size_t end = off + srv->page_size < n ? off + srv->page_size : n;
+  /* Cursors index the full list; a page holds up to page_size tools the
+   * session may see. */
+  void *sud = req->sess->ud;
+  size_t shown = 0, i = off;
   pmcp_buf b = PMCP_BUF_INIT;
   int rc = pmcp__buf_puts(&b, "{\"tools\":[");
-  for (size_t i = off; i < end && !rc; i++) {
-    if (i > off)
+  for (; i < n && shown < srv->page_size && !rc; i++) {
+    if (!pmcp__tool_visible(srv, srv->reg.tools[i], sud))
+      continue;
+    if (shown++)
       rc = pmcp__buf_putc(&b, ',');
     if (!rc)
       rc = pmcp__buf_puts(&b, srv->reg.tools[i]->list_json);
   }
+  /* No cursor to a tail with nothing the session can see. */
+  while (i < n && !pmcp__tool_visible(srv, srv->reg.tools[i], sud))
+    i++;
   if (!rc)
     rc = pmcp__buf_putc(&b, ']');
   if (!rc)
-    rc = pmcp__page_next(&b, 't', end, n);
+    rc = pmcp__page_next(&b, 't', i, n);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
   if (rc)
@@ -90,6 +98,8 @@ static void tool_run(pmcp__job *job)
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
   } else if (rc < 0) {
+    pmcp__log(call->srv, PMCP_LOG_WARNING, "tool '%s' failed: %s (%s)", call->name,
+              pmcp_strerror(rc), pmcp_errname(rc));
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Tool '%s' failed: %s", call->name,
                      pmcp_strerror(rc));
   } else {
@@ -129,6 +139,8 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     return;
   }
   const pmcp__tool *t = pmcp__tool_find(srv, name->valuestring);
+  if (t && !pmcp__tool_visible(srv, t, req->sess->ud))
+    t = NULL; /* hidden tools are answered like missing ones */
   if (!t) {
     pmcp_buf d = PMCP_BUF_INIT;
     int rc = pmcp__buf_puts(&d, "{\"tool\":");

@@ -455,7 +455,15 @@ static int tensor_histo(pmcp__tb_state *st, const tensor *t, pmcp__imp_hist *h)
   if (t->rank != 2 || t->dims[1] != 3 || t->dims[0] < 0 ||
       t->dims[0] > (1 << 24))
     return -1;
+  /* the plugin writes float64 (older versions float32); anything else is
+   * left out rather than decoded element by element */
+  if (t->dtype != DT_DOUBLE && t->dtype != DT_FLOAT)
+    return 1;
   size_t k = (size_t)t->dims[0];
+  /* the values must be there before any memory is reserved for them: a
+   * few bytes must not claim millions of buckets */
+  if (k && tensor_elem(t, 3 * k - 1, &(double){0}) != 0)
+    return -1;
   if (k && grow2(st, k) != 0)
     return -2;
   memset(h, 0, sizeof *h);
@@ -570,6 +578,10 @@ static int one_value(pmcp__imp_ctx *cx, pmcp__tb_state *st, const uint8_t *d,
     if (kind == PMCP__TB_HISTO) {
       pmcp__imp_hist h;
       rc = tensor_histo(st, &t, &h);
+      if (rc == 1) {
+        st->skipped++;
+        return 0;
+      }
       if (rc)
         return rc;
       src = pmcp__imp_histogram(cx, name, step, wall, &h);

@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 2
+#define PMCP__SQ_SCHEMA_VERSION 3
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -102,6 +102,10 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
 void pmcp__sq_codec_free(pmcp__sq *q);
 
 /* sq_metrics.c */
+/* Checks that @p series belongs to tenant @p t (and has @p kind unless
+ * NULL): PMCP_ENOTFOUND / PMCP_EINVAL with a message. */
+int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t series,
+                          const char *kind);
 int pmcp__sq_flush(pmcp_store *s, pmcp__sq *q);
 void pmcp__sq_drop_pending(pmcp__sq *q);
 

@@ -189,7 +189,8 @@ static const list_kind kinds[] = {
    "json_object('series', se.id, 'key', se.key, 'labels', json(se.labels), 'kind', se.kind,"
    " 'scale', se.scale, 'count', se.count, 'nonfinite', se.nonfinite, 'step_min', se.step_min,"
    " 'step_max', se.step_max, 'time_min', se.time_min, 'time_max', se.time_max,"
-   " 'first', se.first, 'last', se.last, 'min', se.vmin, 'max', se.vmax)",
+   " 'first', se.first, 'last', se.last, 'min', se.vmin, 'max', se.vmax, 'mean', CASE WHEN"
+   " se.kind='float' AND se.count>se.nonfinite THEN se.vsum / (se.count - se.nonfinite) END)",
    "series se", "se.tenant_id", "se.key, se.labels, se.id", "se.key", NULL, 1,
    {{"run", "se.run_id=:p"}},
    {{"kind", 's', "se.kind=:f"}, {"scale", 's', "se.scale=:f"}, {"key", 's', "se.key=:f"}}},

@@ -1,0 +1,425 @@
+/* SQLite backend: reading metric series. Raw points by step range with
+ * positions (decoding only the blocks a range touches), summaries into
+ * buckets from the per-block min/max/count/sum without decoding inner
+ * blocks, the run's series catalog, and histogram / scatter sets. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sq.h"
+
+/* ---- reads ---- */
+
+static int flush_for_read(pmcp_store *s, pmcp__sq *q)
+{
+  /* Points pending inside the caller's own transaction are visible to it. */
+  if (q->n_pending && q->in_txn)
+    return pmcp__sq_flush(s, q);
+  return 0;
+}
+
+int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                    int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
+                    size_t cap, size_t *n_out, int64_t *next_id)
+{
+  pmcp__sq *q = SQ(ctx);
+  *n_out = 0;
+  *next_id = 0;
+  if (after_id < 0)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
+  int rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__sq_series_check(s, q, t, series, "float");
+  if (rc || cap == 0)
+    return rc;
+  int64_t first_seq = after_id / PMCP__SQ_POS;
+  static const char sql[] =
+      "SELECT seq, data FROM metric_blocks WHERE series_id=?1 AND seq>=?2"
+      " AND step_max>=?3 AND step_min<=?4 ORDER BY seq";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, first_seq);
+  sqlite3_bind_int64(st, 3, step_from);
+  sqlite3_bind_int64(st, 4, step_to);
+  size_t n = 0;
+  int src;
+  int full = 0;
+  int64_t last_id = 0;
+  while (!full && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t seq = sqlite3_column_int64(st, 0);
+    pmcp_point *pts;
+    size_t np;
+    rc = pmcp__sq_decode(q, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
+                         &pts, &np);
+    if (rc) {
+      sqlite3_reset(st);
+      return pmcp_store_set_error(s, rc, "metric block %lld of series %lld is corrupt",
+                                  (long long)seq, (long long)series);
+    }
+    for (size_t i = 0; i < np; i++) {
+      int64_t id = seq * PMCP__SQ_POS + (int64_t)i + 1;
+      if (id <= after_id || pts[i].step < step_from || pts[i].step > step_to)
+        continue;
+      if (n == cap) {
+        full = 1;
+        break;
+      }
+      out[n++] = pts[i];
+      last_id = id;
+    }
+    free(pts);
+  }
+  sqlite3_reset(st);
+  *n_out = n;
+  *next_id = full ? last_id : 0;
+  return 0;
+}
+
+typedef struct bucket_acc {
+  pmcp_bucket b;
+  int used, have_val;
+} bucket_acc;
+
+static inline void acc_point(bucket_acc *a, const pmcp_point *p)
+{
+  pmcp_bucket *b = &a->b;
+  if (!a->used) {
+    a->used = 1;
+    b->step_min = b->step_max = p->step;
+    b->time_min = b->time_max = p->time_ms;
+    b->first = p->value;
+    b->step_first = p->step;
+  }
+  if (p->step < b->step_min)
+    b->step_min = p->step;
+  if (p->step > b->step_max)
+    b->step_max = p->step;
+  if (p->time_ms) {
+    if (!b->time_min || p->time_ms < b->time_min)
+      b->time_min = p->time_ms;
+    if (p->time_ms > b->time_max)
+      b->time_max = p->time_ms;
+  }
+  b->count++;
+  b->last = p->value;
+  b->step_last = p->step;
+  if (!isfinite(p->value)) {
+    b->nonfinite++;
+    return;
+  }
+  b->sum += p->value;
+  if (!a->have_val || p->value < b->min) {
+    b->min = p->value;
+    b->step_at_min = p->step;
+  }
+  if (!a->have_val || p->value > b->max) {
+    b->max = p->value;
+    b->step_at_max = p->step;
+  }
+  a->have_val = 1;
+}
+
+/* Merges a whole block's summary row (columns from 2 on, see sql_blocks). */
+static void acc_block(bucket_acc *a, sqlite3_stmt *st)
+{
+  pmcp_bucket *b = &a->b;
+  int64_t smin = sqlite3_column_int64(st, 2), smax = sqlite3_column_int64(st, 3);
+  int64_t tmin = sqlite3_column_int64(st, 4), tmax = sqlite3_column_int64(st, 5);
+  int has_val = sqlite3_column_type(st, 6) != SQLITE_NULL;
+  double first = sqlite3_column_type(st, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 9);
+  double last = sqlite3_column_type(st, 10) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 10);
+  if (!a->used) {
+    a->used = 1;
+    b->step_min = smin;
+    b->step_max = smax;
+    b->time_min = tmin;
+    b->time_max = tmax;
+    b->first = first;
+    b->step_first = sqlite3_column_int64(st, 11);
+  }
+  if (smin < b->step_min)
+    b->step_min = smin;
+  if (smax > b->step_max)
+    b->step_max = smax;
+  if (tmin && (!b->time_min || tmin < b->time_min))
+    b->time_min = tmin;
+  if (tmax > b->time_max)
+    b->time_max = tmax;
+  b->count += (uint64_t)sqlite3_column_int64(st, 13);
+  b->nonfinite += (uint64_t)sqlite3_column_int64(st, 14);
+  b->sum += sqlite3_column_double(st, 8);
+  b->last = last;
+  b->step_last = sqlite3_column_int64(st, 12);
+  if (has_val) {
+    double mn = sqlite3_column_double(st, 6), mx = sqlite3_column_double(st, 7);
+    if (!a->have_val || mn < b->min) {
+      b->min = mn;
+      b->step_at_min = sqlite3_column_int64(st, 15);
+    }
+    if (!a->have_val || mx > b->max) {
+      b->max = mx;
+      b->step_at_max = sqlite3_column_int64(st, 16);
+    }
+    a->have_val = 1;
+  }
+}
+
+int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                     size_t *n_out)
+{
+  pmcp__sq *q = SQ(ctx);
+  *n_out = 0;
+  if (n_buckets == 0 || n_buckets > 100000)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
+  if (step_from > step_to)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "step_from is after step_to");
+  int rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__sq_series_check(s, q, t, series, "float");
+  if (rc)
+    return rc;
+  static const char sql_range[] = "SELECT step_min, step_max, count FROM series WHERE id=?1";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql_range, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, series);
+  if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 2) == 0) {
+    sqlite3_reset(st);
+    return 0;
+  }
+  int64_t lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
+  sqlite3_reset(st);
+  if (step_from > lo)
+    lo = step_from;
+  if (step_to < hi)
+    hi = step_to;
+  if (lo > hi)
+    return 0;
+  uint64_t width = ((uint64_t)hi - (uint64_t)lo) / n_buckets + 1;
+  bucket_acc *acc = calloc(n_buckets, sizeof *acc);
+  if (!acc)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  static const char sql_blocks[] =
+      "SELECT seq, NULL, step_min, step_max, coalesce(time_min, 0), coalesce(time_max, 0),"
+      " vmin, vmax, vsum, first, last, step_first, step_last, n, nonfinite, step_at_min,"
+      " step_at_max FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3"
+      " ORDER BY seq";
+  static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
+  static const char sql_count[] =
+      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
+  /* Many blocks per bucket: a block inside the range goes whole to the
+   * bucket of its middle step, so no inner block is decoded and bucket
+   * edges fall on block edges. Few blocks: buckets are exact, and blocks
+   * that straddle an edge are decoded. Blocks that straddle the range's
+   * ends are always decoded, so the range itself is exact. */
+  int coarse = 0;
+  if ((rc = pmcp__sq_prep(s, q, sql_count, &st))) {
+    free(acc);
+    return rc;
+  }
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, lo);
+  sqlite3_bind_int64(st, 3, hi);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    coarse = (uint64_t)sqlite3_column_int64(st, 0) >= 2 * (uint64_t)n_buckets;
+  sqlite3_reset(st);
+  if ((rc = pmcp__sq_prep(s, q, sql_blocks, &st))) {
+    free(acc);
+    return rc;
+  }
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, lo);
+  sqlite3_bind_int64(st, 3, hi);
+  int src;
+  while ((src = sqlite3_step(st)) == SQLITE_ROW && rc == 0) {
+    int64_t smin = sqlite3_column_int64(st, 2), smax = sqlite3_column_int64(st, 3);
+    if (smin >= lo && smax <= hi) {
+      size_t b0 = (size_t)(((uint64_t)smin - (uint64_t)lo) / width);
+      size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);
+      if (coarse) {
+        uint64_t mid = ((uint64_t)smin - (uint64_t)lo) / 2 + ((uint64_t)smax - (uint64_t)lo) / 2;
+        acc_block(&acc[mid / width], st);
+        continue;
+      }
+      if (b0 == b1) {
+        acc_block(&acc[b0], st);
+        continue;
+      }
+    }
+    /* The block straddles a bucket edge or the range: read its points. */
+    sqlite3_stmt *sd;
+    if ((rc = pmcp__sq_prep(s, q, sql_data, &sd)))
+      break;
+    sqlite3_bind_int64(sd, 1, series);
+    sqlite3_bind_int64(sd, 2, sqlite3_column_int64(st, 0));
+    if (sqlite3_step(sd) == SQLITE_ROW) {
+      pmcp_point *pts;
+      size_t np;
+      rc = pmcp__sq_decode(q, sqlite3_column_blob(sd, 0), (size_t)sqlite3_column_bytes(sd, 0),
+                           &pts, &np);
+      if (rc == 0) {
+        /* Points come mostly in step order: divide only when a point
+         * leaves the current bucket. */
+        uint64_t cur_lo = 1, cur_hi = 0;
+        size_t bi = 0;
+        for (size_t i = 0; i < np; i++) {
+          if (pts[i].step < lo || pts[i].step > hi)
+            continue;
+          uint64_t off = (uint64_t)pts[i].step - (uint64_t)lo;
+          if (off < cur_lo || off > cur_hi) {
+            bi = (size_t)(off / width);
+            cur_lo = (uint64_t)bi * width;
+            cur_hi = cur_lo + (width - 1);
+          }
+          acc_point(&acc[bi], &pts[i]);
+        }
+        free(pts);
+      } else {
+        pmcp_store_set_error(s, rc, "a metric block of series %lld is corrupt", (long long)series);
+      }
+    }
+    sqlite3_reset(sd);
+  }
+  sqlite3_reset(st);
+  size_t n = 0;
+  for (size_t i = 0; i < n_buckets && rc == 0; i++)
+    if (acc[i].used) {
+      if (!acc[i].have_val)
+        acc[i].b.min = acc[i].b.max = NAN;
+      out[n++] = acc[i].b;
+    }
+  free(acc);
+  *n_out = n;
+  return rc;
+}
+
+int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                         pmcp_buf *out)
+{
+  pmcp__sq *q = SQ(ctx);
+  char k[32];
+  int64_t run_id;
+  int rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__sq_resolve(s, q, t, run, "run", k, &run_id);
+  if (rc)
+    return rc;
+  static const char sql[] =
+      "SELECT json_object('items', coalesce(json_group_array(json(o)), json('[]')))"
+      " FROM (SELECT json_object('series', id, 'key', key, 'labels', json(labels), 'kind', kind,"
+      " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
+      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first,"
+      " 'last', last, 'min', vmin, 'max', vmax, 'mean', CASE WHEN kind='float' AND count>nonfinite"
+      " THEN vsum / (count - nonfinite) END) AS o FROM series"
+      " WHERE run_id=?1 AND tenant_id=?2 ORDER BY key, labels, kind, scale)";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, run_id);
+  sqlite3_bind_int64(st, 2, t.id);
+  int src = sqlite3_step(st);
+  pmcp__buf_reset(out);
+  if (src == SQLITE_ROW)
+    rc = pmcp__sq_text_col(out, st, 0);
+  else
+    rc = pmcp__sq_err(s, q, src, "series list");
+  sqlite3_reset(st);
+  return rc;
+}
+
+static void put_doubles(pmcp_buf *b, const void *blob, int bytes)
+{
+  size_t n = (size_t)bytes / sizeof(double);
+  pmcp__buf_putc(b, '[');
+  for (size_t i = 0; i < n; i++) {
+    double v;
+    memcpy(&v, (const char *)blob + i * sizeof v, sizeof v);
+    if (i)
+      pmcp__buf_putc(b, ',');
+    if (isfinite(v))
+      pmcp__buf_printf(b, "%.17g", v);
+    else
+      pmcp__buf_puts(b, "null");
+  }
+  pmcp__buf_putc(b, ']');
+}
+
+int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step_from, int64_t step_to, const char *after,
+                         size_t limit, pmcp_buf *out)
+{
+  pmcp__sq *q = SQ(ctx);
+  int rc = pmcp__sq_series_check(s, q, t, series, NULL);
+  if (rc)
+    return rc;
+  static const char sql_kind[] = "SELECT kind FROM series WHERE id=?1";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql_kind, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_step(st);
+  int hist = strcmp((const char *)sqlite3_column_text(st, 0), "histogram") == 0;
+  int scat = strcmp((const char *)sqlite3_column_text(st, 0), "scatter") == 0;
+  sqlite3_reset(st);
+  if (!hist && !scat)
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "series %lld holds float points: read them with pmcp_store_points()", (long long)series);
+  int64_t after_id = 0;
+  if (after && *after) {
+    char *end;
+    after_id = strtoll(after, &end, 10);
+    if (*end || after_id < 0)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "invalid position '%.32s'", after);
+  }
+  if (limit == 0)
+    limit = 50;
+  if (limit > 1000)
+    limit = 1000;
+  static const char sql[] =
+      "SELECT id, step, time, a, b FROM metric_sets WHERE series_id=?1 AND tenant_id=?2"
+      " AND step>=?3 AND step<=?4 AND id>?5 ORDER BY id LIMIT ?6";
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, t.id);
+  sqlite3_bind_int64(st, 3, step_from);
+  sqlite3_bind_int64(st, 4, step_to);
+  sqlite3_bind_int64(st, 5, after_id);
+  sqlite3_bind_int64(st, 6, (int64_t)limit + 1);
+  pmcp__buf_reset(out);
+  pmcp__buf_puts(out, "{\"items\":[");
+  size_t n = 0;
+  int64_t last = 0;
+  int more = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    if (n == limit) {
+      more = 1;
+      break;
+    }
+    if (n++)
+      pmcp__buf_putc(out, ',');
+    last = sqlite3_column_int64(st, 0);
+    pmcp__buf_printf(out, "{\"id\":%lld,\"step\":%lld,\"time\":", (long long)last,
+                     (long long)sqlite3_column_int64(st, 1));
+    if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+      pmcp__buf_puts(out, "null");
+    else
+      pmcp__buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 2));
+    pmcp__buf_puts(out, hist ? ",\"edges\":" : ",\"x\":");
+    put_doubles(out, sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3));
+    pmcp__buf_puts(out, hist ? ",\"counts\":" : ",\"y\":");
+    put_doubles(out, sqlite3_column_blob(st, 4), sqlite3_column_bytes(st, 4));
+    pmcp__buf_putc(out, '}');
+  }
+  sqlite3_reset(st);
+  /* Sets come back in logging order; the id is the position. */
+  if (more)
+    pmcp__buf_printf(out, "],\"next\":\"%lld\"}", (long long)last);
+  else
+    pmcp__buf_puts(out, "],\"next\":null}");
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}

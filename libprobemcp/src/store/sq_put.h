@@ -1,0 +1,61 @@
+/* Internal: what the pmcp_store_put() record kinds share (sq_put.c): the
+ * call's context and JSON field readers that name a mistyped field. */
+#ifndef PMCP_STORE_SQ_PUT_H
+#define PMCP_STORE_SQ_PUT_H
+
+#include <cjson/cJSON.h>
+
+#include "store/sq.h"
+
+typedef struct put_ctx {
+  pmcp_store *s;
+  pmcp__sq *q;
+  pmcp_tenant t;
+  const char *kind;
+  cJSON *o;
+  pmcp_buf ref;
+} put_ctx;
+
+/* Field readers: absent is NULL / default; present with the wrong type is
+ * PMCP_EINVAL naming the field. */
+int pmcp__put_fstr(put_ctx *c, const char *name, int required, const char **out);
+int pmcp__put_fnum(put_ctx *c, const char *name, int *present, double *out);
+int pmcp__put_fint(put_ctx *c, const char *name, int required, int *present, int64_t *out);
+int pmcp__put_fbool(put_ctx *c, const char *name, int dflt, int *out);
+/* A JSON object or array field printed compactly (cJSON_free it). */
+int pmcp__put_fjson(put_ctx *c, const char *name, int want_array, char **out);
+/* Steps a statement once and resets it. */
+int pmcp__put_run1(put_ctx *c, sqlite3_stmt *st, const char *what);
+/* Row id of slug in table, 0 when absent. */
+int64_t pmcp__put_by_slug(put_ctx *c, const char *table, const char *slug);
+/* The record's slug: its "id", else made from name; *existing its row. */
+int pmcp__put_pick_slug(put_ctx *c, const char *table, const char *id, const char *name,
+                        pmcp_buf *out, int64_t *existing);
+int pmcp__put_set_ref(put_ctx *c, const char *kind, const char *slug);
+/* Checks that a ref (of any kind, versioned forms included) exists. */
+int pmcp__put_ref_exists(put_ctx *c, const char *ref);
+int pmcp__put_index_doc(put_ctx *c, const char *kind, const char *title, const char *body);
+
+static inline void pmcp__put_bind_opt(sqlite3_stmt *st, int i, const char *v)
+{
+  if (v)
+    sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+/* The kinds: sq_catalog.c and sq_records.c. */
+int pmcp__put_dataset(put_ctx *c);
+int pmcp__put_dataset_version(put_ctx *c);
+int pmcp__put_checkpoint(put_ctx *c);
+int pmcp__put_source(put_ctx *c);
+int pmcp__put_lineage(put_ctx *c);
+int pmcp__put_run_use(put_ctx *c);
+int pmcp__put_group(put_ctx *c);
+int pmcp__put_trial(put_ctx *c);
+int pmcp__put_session(put_ctx *c);
+int pmcp__put_file(put_ctx *c);
+int pmcp__put_paper_link(put_ctx *c);
+int pmcp__put_experiment_version(put_ctx *c);
+
+#endif

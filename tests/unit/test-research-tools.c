@@ -610,6 +610,16 @@ START_TEST(browse_tree_nested_cursor)
   ck_assert_str_eq(js(cJSON_GetArrayItem(more, 0), "ref"), "run:r004");
   cJSON_Delete(o2);
   cJSON_Delete(o);
+  /* depth 3 at a small budget still answers: nested lists shrink */
+  o = ok("browse", "{\"depth\":3,\"token_budget\":512}");
+  ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(o, "projects")), 1);
+  cJSON_Delete(o);
+  o = ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":100,\"token_budget\":512}");
+  e1 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "experiments"), 0);
+  ck_assert_int_lt(cJSON_GetArraySize(cJSON_GetObjectItem(e1, "runs")), 29);
+  ck_assert(*js(e1, "runs_cursor"));
+  ck_assert(*js(e1, "nested"));
+  cJSON_Delete(o);
   refused("browse", "{\"ref\":\"run:r000\"}", "tree opens");
   refused("browse", "{\"ref\":\"bogus:x\"}", "unknown kind");
 }

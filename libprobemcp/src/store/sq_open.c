@@ -676,6 +676,7 @@ static const pmcp_store_ops sq_ops = {
   .points = pmcp__sq_points,
   .summary = pmcp__sq_summary,
   .series_sets = pmcp__sq_series_sets,
+  .summary_time = pmcp__sq_summary_time,
 };
 
 int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)

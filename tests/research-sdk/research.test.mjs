@@ -168,3 +168,38 @@ test('resources and prompts', async () => {
   const p = await client.getPrompt({ name: 'reproduce_run', arguments: { run: `run:mlflow-${id}` } });
   assert.match(p.messages[0].content.text, /view=reproduce/);
 });
+
+test('semantic=false makes no model calls, even with an endpoint configured', async () => {
+  const { createServer } = await import('node:http');
+  let requests = 0;
+  const srv = createServer((req, res) => {
+    requests++;
+    // an OpenAI-compatible embeddings answer, should anything ask
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [1, 0, 0] }] }));
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${srv.address().port}/v1/embeddings`;
+  const c = new Client({ name: 'research-sdk-embed', version: '1.0.0' });
+  await c.connect(new StdioClientTransport({ command: STDIO, args: ['--store', store, '--embed-url', url] }));
+  try {
+    const r = await c.callTool({ name: 'search', arguments: { query: 'batch_size', semantic: false } });
+    const o = JSON.parse(r.content[0].text);
+    assert.ok(o.results.length > 0);
+    assert.match(o.channels.semantic, /no model calls/);
+    assert.equal(requests, 0, 'semantic=false contacted the embeddings endpoint');
+    // semantic=true says whether the channel is on, and why not
+    const r2 = await c.callTool({ name: 'search', arguments: { query: 'batch_size', semantic: true } });
+    const o2 = JSON.parse(r2.content[0].text);
+    assert.match(o2.channels.semantic, /^off: /);
+    assert.ok(o2.results.every((x) => x.channel !== 'semantic'), 'nothing pretends to be semantic');
+  } finally {
+    await c.close();
+    srv.close();
+  }
+});
+
+test('semantic=true without an endpoint says the channel is off and why', async () => {
+  const { obj } = await call('search', { query: 'batch_size', semantic: true });
+  assert.match(obj.channels.semantic, /no embeddings endpoint is configured/);
+});

@@ -142,7 +142,8 @@ static int authorize(void *ud, int action, const char *a, const char *b, const c
   default:
     break;
   }
-  if (!g->denied[0] && a && !strncmp(a, "sqlite_", 7)) {
+  if (!g->denied[0] && a && !strncmp(a, "sqlite_", 7) &&
+      (action == SQLITE_READ || action == SQLITE_UPDATE)) {
     snprintf(g->denied, sizeof g->denied,
              "the schema tables are not readable: call query_sql with no arguments to list "
              "the tables and columns");

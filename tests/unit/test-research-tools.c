@@ -384,6 +384,23 @@ static void fill(int n_runs)
       "\"to\":\"run:r000\",\"_in\":[\"run:r000\",\"source:hf-gpt2\"]}");
   add("{\"ref\":\"lineage:2\",\"kind\":\"lineage\",\"from\":\"run:r000\","
       "\"to\":\"artifact:cfg\",\"_in\":[\"run:r000\",\"artifact:cfg\"]}");
+  add("{\"ref\":\"dataset:wiki\",\"id\":\"wiki\",\"kind\":\"dataset\",\"name\":\"wiki\","
+      "\"registered\":true}");
+  add("{\"ref\":\"dataset-version:wiki@1\",\"kind\":\"dataset-version\",\"version\":1,"
+      "\"_in\":[\"dataset:wiki\"]}");
+  add("{\"ref\":\"checkpoint:r000@step300\",\"kind\":\"checkpoint\",\"run\":\"run:r000\","
+      "\"step\":300,\"best\":true,\"_in\":[\"run:r000\"]}");
+  add("{\"ref\":\"checkpoint:r000@best\",\"kind\":\"checkpoint\",\"run\":\"run:r000\","
+      "\"step\":300,\"best\":true}");
+  add("{\"ref\":\"group:g1\",\"id\":\"g1\",\"kind\":\"group\",\"name\":\"sweep\","
+      "\"_in\":[\"experiment:e1\"]}");
+  add("{\"ref\":\"trial:t1\",\"id\":\"t1\",\"kind\":\"trial\",\"name\":\"trial 1\","
+      "\"trajectory\":[{\"step\":1,\"reward\":0.5}],\"_in\":[\"run:r000\"]}");
+  add("{\"ref\":\"session:s1\",\"id\":\"s1\",\"kind\":\"session\",\"title\":\"tuning\","
+      "\"agent\":\"claude\",\"transcript\":[{\"role\":\"user\",\"content\":\"try lr 3e-4\"}],"
+      "\"_in\":[\"run:r000\",\"project:p1\",\"experiment:e1\",\"artifact:cfg\"]}");
+  add("{\"ref\":\"sub-note:sn1\",\"id\":\"sn1\",\"kind\":\"sub-note\",\"body\":\"detail\"}");
+  add("{\"ref\":\"team-note\",\"kind\":\"team-note\",\"body\":\"team rules\"}");
   add("{\"ref\":\"run:secret\",\"id\":\"secret\",\"kind\":\"run\",\"name\":\"other lab run\","
       "\"_tenant\":2}");
 }
@@ -592,6 +609,16 @@ START_TEST(browse_tree_nested_cursor)
   /* r001 is deleted: page one held r000, r002, r003 */
   ck_assert_str_eq(js(cJSON_GetArrayItem(more, 0), "ref"), "run:r004");
   cJSON_Delete(o2);
+  cJSON_Delete(o);
+  /* depth 3 at a small budget still answers: nested lists shrink */
+  o = ok("browse", "{\"depth\":3,\"token_budget\":512}");
+  ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(o, "projects")), 1);
+  cJSON_Delete(o);
+  o = ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":100,\"token_budget\":512}");
+  e1 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "experiments"), 0);
+  ck_assert_int_lt(cJSON_GetArraySize(cJSON_GetObjectItem(e1, "runs")), 29);
+  ck_assert(*js(e1, "runs_cursor"));
+  ck_assert(*js(e1, "nested"));
   cJSON_Delete(o);
   refused("browse", "{\"ref\":\"run:r000\"}", "tree opens");
   refused("browse", "{\"ref\":\"bogus:x\"}", "unknown kind");
@@ -962,6 +989,70 @@ START_TEST(entity_lineage)
 }
 END_TEST
 
+
+/* Every view of every kind answers with one well-formed object: a result or
+ * an error naming the problem, never a crash or an empty reply. */
+START_TEST(entity_every_view)
+{
+  static const char *const refs[] = {
+    "run:r000", "experiment:e1", "project:p1", "artifact:cfg", "dataset:wiki",
+    "checkpoint:r000@best", "source:hf-gpt2", "group:g1", "trial:t1", "session:s1",
+    "sub-note:sn1", "team-note", "note:n1", NULL};
+  static const char *const views[] = {
+    "card", "record", "notes", "summary", "overview", "summary_history", "sessions",
+    "artifacts", "lineage", "groups", "versions", "reproduce", "code", "inherited",
+    "readme", "papers", "trajectory", "trials", "metrics", "views", "handoff", "events",
+    "diff", "content", "transcript", NULL};
+  int answered = 0, refused_views = 0;
+  for (int i = 0; refs[i]; i++) {
+    for (int j = 0; views[j]; j++) {
+      char args[300];
+      snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"%s\",\"token_budget\":600}",
+               refs[i], views[j]);
+      int e = 0;
+      cJSON *o = call("entity", args, &e);
+      if (e) {
+        ck_assert_msg(*js(o, "message"), "%s: error without a message", args);
+        if (strstr(js(o, "message"), "has no view"))
+          refused_views++;
+      } else {
+        answered++;
+      }
+      cJSON_Delete(o);
+    }
+  }
+  /* the matrix has 70 (kind, view) pairs across these 13 kinds; the rest
+   * are refused as views the kind lacks */
+  ck_assert_int_ge(answered, 60);
+  ck_assert_int_eq(refused_views, 13 * 25 - 71);
+  /* specific shapes */
+  cJSON *o = ok("entity", "{\"refs\":[\"session:s1\"],\"view\":\"transcript\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "transcript")), 1);
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"trial:t1\"],\"view\":\"trajectory\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trajectory")), 1);
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "saves")), 1);
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"dataset:wiki\"],\"view\":\"versions\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "versions")), 1);
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"groups\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "groups")), 1);
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"sessions\"}");
+  cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
+  ck_assert_str_eq(js(s, "ref"), "session:s1");
+  cJSON_Delete(o);
+  o = ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"inherited\"}");
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "config"));
+  cJSON_Delete(o);
+  refused("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\","
+                    "\"view_options\":{\"requirement\":\">=2\"}}", "steps, not versions");
+}
+END_TEST
+
 START_TEST(entity_batch)
 {
   cJSON *o = ok("entity", "{\"refs\":[\"run:r000\",\"run:r002\",\"run:nope\",\"project:p1\"]}");
@@ -1080,6 +1171,7 @@ static Suite *suite(void)
   tcase_add_test(t, entity_content);
   tcase_add_test(t, entity_versions);
   tcase_add_test(t, entity_lineage);
+  tcase_add_test(t, entity_every_view);
   tcase_add_test(t, entity_batch);
   tcase_add_test(t, search_channels);
   tcase_add_test(t, search_pagination);

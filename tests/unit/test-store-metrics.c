@@ -145,8 +145,34 @@ START_TEST(summary_matches_bruteforce)
     ck_assert_uint_eq(nonfinite, want_nf);
     ck_assert_double_eq_tol(sum, want_sum, 1e-6 * fabs(want_sum) + 1e-9);
   }
+  /* The wall-clock axis: every point lands in exactly one bucket, and each
+   * bucket agrees with the points of its time range. */
+  for (int coarse = 0; coarse < 2; coarse++) {
+    pmcp_bucket tb[100];
+    size_t ntb, nbk = coarse ? 1 : 13;
+    ST_OK(s, pmcp_store_summary_time(s, t, id, INT64_MIN, INT64_MAX, nbk, tb, &ntb));
+    uint64_t all = 0;
+    for (size_t i = 0; i < ntb; i++) {
+      double mn = INFINITY, mx = -INFINITY;
+      uint64_t c = 0;
+      for (size_t k = 0; k < n; k++)
+        if (p[k].time_ms >= tb[i].time_min && p[k].time_ms <= tb[i].time_max) {
+          c++;
+          if (isfinite(p[k].value)) {
+            mn = fmin(mn, p[k].value);
+            mx = fmax(mx, p[k].value);
+          }
+        }
+      ck_assert_uint_eq(c, tb[i].count);
+      ck_assert_double_eq(mn, tb[i].min);
+      ck_assert_double_eq(mx, tb[i].max);
+      all += tb[i].count;
+    }
+    ck_assert_uint_eq(all, n);
+  }
   pmcp_bucket b[4];
   size_t nb;
+  ST_RC(s, pmcp_store_summary_time(s, t, id, 10, 0, 4, b, &nb), PMCP_EINVAL);
   ST_RC(s, pmcp_store_summary(s, t, id, 0, 10, 0, b, &nb), PMCP_EINVAL);
   ST_RC(s, pmcp_store_summary(s, t, id, 10, 0, 4, b, &nb), PMCP_EINVAL);
   ST_OK(s, pmcp_store_summary(s, t, id, -100, -1, 4, b, &nb));

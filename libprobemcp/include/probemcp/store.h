@@ -587,6 +587,17 @@ PMCP_API int pmcp_store_summary(pmcp_store *store, pmcp_tenant t, int64_t series
                                 int64_t step_from, int64_t step_to, size_t n_buckets,
                                 pmcp_bucket *out, size_t *n_out);
 
+/**
+ * Like pmcp_store_summary() on the wall-clock axis: buckets of equal time
+ * width over [@p time_from, @p time_to] (milliseconds since the epoch;
+ * subtract a run's start for time since start). Points logged without a
+ * time are left out.
+ * @return 0; PMCP_ENOTFOUND; PMCP_EINVAL.
+ */
+PMCP_API int pmcp_store_summary_time(pmcp_store *store, pmcp_tenant t, int64_t series,
+                                     int64_t time_from, int64_t time_to, size_t n_buckets,
+                                     pmcp_bucket *out, size_t *n_out);
+
 /** Reads histograms or scatter sets of a series with steps in range, as
  *  JSON {"items":[{id, step, time, edges, counts} | {id, step, time, x, y}],
  *  "next":P}. */
@@ -667,6 +678,9 @@ typedef struct pmcp_store_ops {
   int (*series_sets)(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                      int64_t step_from, int64_t step_to, const char *after, size_t limit,
                      pmcp_buf *out);
+  int (*summary_time)(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                      int64_t time_from, int64_t time_to, size_t n_buckets, pmcp_bucket *out,
+                      size_t *n_out);
 } pmcp_store_ops;
 
 /**

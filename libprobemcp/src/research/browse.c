@@ -217,6 +217,7 @@ typedef struct tree_ctx {
   pmcp__research *rs;
   size_t limit;
   int include_deleted;
+  size_t nested_limit; /* items per nested list (shrinks to fit) */
 } tree_ctx;
 
 static const pmcp__list_req *children_req(pmcp__ref_kind parent_kind,
@@ -258,6 +259,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   snprintf(parent, sizeof parent, "%s", ref);
   pmcp__list_req q;
   children_req(kind, &q, parent, t);
+  q.limit = t->nested_limit ? t->nested_limit : t->limit;
   pmcp__window w;
   int rc = pmcp__fetch(t->rs, &q, NULL, 0, &w, err, errlen);
   if (rc)
@@ -267,6 +269,9 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   const cJSON *c;
   cJSON_ArrayForEach(c, w.items)
   {
+    /* the tree already says where a child is filed */
+    cJSON_DeleteItemFromObject((cJSON *)c, "project");
+    cJSON_DeleteItemFromObject((cJSON *)c, "experiment");
     rc = nest(t, (cJSON *)c, child, depth - 1, err, errlen);
     if (rc) {
       pmcp__window_free(&w);
@@ -301,7 +306,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
 
 static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
 {
-  tree_ctx t = {call, rs, limit_of(call), 0};
+  tree_ctx t = {call, rs, limit_of(call), 0, 0};
   int set;
   t.include_deleted = opt_bool(call, "include_deleted", &set);
   int64_t depth = 2;
@@ -369,15 +374,41 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   pmcp__ref_kind child = top == PMCP__REF_NONE      ? PMCP__REF_PROJECT
                          : top == PMCP__REF_PROJECT ? PMCP__REF_EXPERIMENT
                                                     : PMCP__REF_RUN;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, w.items)
-  {
-    rc = nest(&t, (cJSON *)c, child, nested_depth, err, sizeof err);
-    if (rc) {
-      pmcp__window_free(&w);
-      cJSON_Delete(root);
-      return list_fail(call, rc, err);
+  /* Nest each item's children; an item that would not fit a page on its
+   * own gets fewer nested items (then one level less), each cut list
+   * keeping its <list>_cursor, so the page always shows something. */
+  cJSON *c = w.items->child;
+  while (c) {
+    cJSON *next = c->next;
+    cJSON *orig = cJSON_Duplicate(c, 1);
+    size_t lim = t.limit;
+    int d = nested_depth, shrunk = 0;
+    for (;;) {
+      t.nested_limit = lim;
+      rc = nest(&t, c, child, d, err, sizeof err);
+      if (rc) {
+        cJSON_Delete(orig);
+        pmcp__window_free(&w);
+        cJSON_Delete(root);
+        return list_fail(call, rc, err);
+      }
+      if (d <= 0 || pmcp__rs_fits(call, c, 250))
+        break;
+      cJSON *fresh = cJSON_Duplicate(orig, 1);
+      cJSON_ReplaceItemViaPointer(w.items, c, fresh);
+      c = fresh;
+      shrunk = 1;
+      if (lim > 1)
+        lim /= 2;
+      else
+        d--;
     }
+    if (shrunk)
+      cJSON_AddStringToObject(c, "nested",
+                              "cut to fit token_budget: follow the "
+                              "<list>_cursor values or open this ref");
+    cJSON_Delete(orig);
+    c = next;
   }
   if (w.total >= 0) {
     char key[64];
@@ -603,7 +634,7 @@ int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
   d.destructive = PMCP_HINT_FALSE;
   d.idempotent = PMCP_HINT_TRUE;
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING; /* store I/O: off the reader thread */
   d.handler = browse;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;

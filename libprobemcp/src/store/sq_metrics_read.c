@@ -167,24 +167,30 @@ static void acc_block(bucket_acc *a, sqlite3_stmt *st)
   }
 }
 
-int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
-                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
-                     size_t *n_out)
+/* Buckets over the step axis, or (by_time) over wall-clock time, where
+ * points without a time are left out. */
+static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t series,
+                        int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                        size_t *n_out, int by_time)
 {
-  pmcp__sq *q = SQ(ctx);
   *n_out = 0;
   if (n_buckets == 0 || n_buckets > 100000)
     return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
   if (step_from > step_to)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "step_from is after step_to");
+    return pmcp_store_set_error(s, PMCP_EINVAL, "%s",
+                                by_time ? "time_from is after time_to"
+                                        : "step_from is after step_to");
   int rc = flush_for_read(s, q);
   if (!rc)
     rc = pmcp__sq_series_check(s, q, t, series, "float");
   if (rc)
     return rc;
   static const char sql_range[] = "SELECT step_min, step_max, count FROM series WHERE id=?1";
+  static const char sql_trange[] =
+      "SELECT time_min, time_max, CASE WHEN time_min IS NULL THEN 0 ELSE count END FROM series"
+      " WHERE id=?1";
   sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql_range, &st)))
+  if ((rc = pmcp__sq_prep(s, q, by_time ? sql_trange : sql_range, &st)))
     return rc;
   sqlite3_bind_int64(st, 1, series);
   if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 2) == 0) {
@@ -211,13 +217,20 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
   static const char sql_count[] =
       "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
+  static const char sql_tblocks[] =
+      "SELECT seq, NULL, step_min, step_max, coalesce(time_min, 0), coalesce(time_max, 0),"
+      " vmin, vmax, vsum, first, last, step_first, step_last, n, nonfinite, step_at_min,"
+      " step_at_max FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3"
+      " ORDER BY seq";
+  static const char sql_tcount[] =
+      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3";
   /* Many blocks per bucket: a block inside the range goes whole to the
    * bucket of its middle step, so no inner block is decoded and bucket
    * edges fall on block edges. Few blocks: buckets are exact, and blocks
    * that straddle an edge are decoded. Blocks that straddle the range's
    * ends are always decoded, so the range itself is exact. */
   int coarse = 0;
-  if ((rc = pmcp__sq_prep(s, q, sql_count, &st))) {
+  if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tcount : sql_count, &st))) {
     free(acc);
     return rc;
   }
@@ -227,7 +240,7 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   if (sqlite3_step(st) == SQLITE_ROW)
     coarse = (uint64_t)sqlite3_column_int64(st, 0) >= 2 * (uint64_t)n_buckets;
   sqlite3_reset(st);
-  if ((rc = pmcp__sq_prep(s, q, sql_blocks, &st))) {
+  if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tblocks : sql_blocks, &st))) {
     free(acc);
     return rc;
   }
@@ -236,8 +249,12 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   sqlite3_bind_int64(st, 3, hi);
   int src;
   while ((src = sqlite3_step(st)) == SQLITE_ROW && rc == 0) {
-    int64_t smin = sqlite3_column_int64(st, 2), smax = sqlite3_column_int64(st, 3);
-    if (smin >= lo && smax <= hi) {
+    int64_t smin = sqlite3_column_int64(st, by_time ? 4 : 2);
+    int64_t smax = sqlite3_column_int64(st, by_time ? 5 : 3);
+    /* On the time axis a block whose points lack times is read point by
+     * point (its time range only covers the points that have one). */
+    int whole = !by_time || sqlite3_column_int64(st, 4) != 0;
+    if (whole && smin >= lo && smax <= hi) {
       size_t b0 = (size_t)(((uint64_t)smin - (uint64_t)lo) / width);
       size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);
       if (coarse) {
@@ -267,9 +284,10 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
         uint64_t cur_lo = 1, cur_hi = 0;
         size_t bi = 0;
         for (size_t i = 0; i < np; i++) {
-          if (pts[i].step < lo || pts[i].step > hi)
+          int64_t key = by_time ? pts[i].time_ms : pts[i].step;
+          if (key < lo || key > hi || (by_time && pts[i].time_ms == 0))
             continue;
-          uint64_t off = (uint64_t)pts[i].step - (uint64_t)lo;
+          uint64_t off = (uint64_t)key - (uint64_t)lo;
           if (off < cur_lo || off > cur_hi) {
             bi = (size_t)(off / width);
             cur_lo = (uint64_t)bi * width;
@@ -295,6 +313,20 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   free(acc);
   *n_out = n;
   return rc;
+}
+
+int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                     size_t *n_out)
+{
+  return summary_axis(s, SQ(ctx), t, series, step_from, step_to, n_buckets, out, n_out, 0);
+}
+
+int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                          int64_t time_from, int64_t time_to, size_t n_buckets,
+                          pmcp_bucket *out, size_t *n_out)
+{
+  return summary_axis(s, SQ(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
 }
 
 int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,

@@ -364,8 +364,22 @@ int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col)
 
 /* ---- write scope ---- */
 
+/* SQLite ends a transaction on its own after some errors (a full disk, an
+ * I/O error): the caller's transaction is then gone, and saying so beats
+ * letting later calls commit one by one. */
+static int txn_lost(pmcp_store *s, pmcp__sq *q)
+{
+  q->in_txn = 0;
+  pmcp__sq_drop_pending(q);
+  return pmcp_store_set_error(s, PMCP_ESTORE,
+      "the transaction was rolled back by the database after an error; nothing of it was "
+      "stored");
+}
+
 int pmcp__sq_wbegin(pmcp_store *s, pmcp__sq *q)
 {
+  if (q->in_txn && sqlite3_get_autocommit(q->db))
+    return txn_lost(s, q);
   if (q->in_txn)
     return pmcp__sq_exec(s, q, "SAVEPOINT pmcp_call");
   return pmcp__sq_exec(s, q, "BEGIN IMMEDIATE");
@@ -393,6 +407,10 @@ int pmcp__sq_wend(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int rc)
   if (rc == 0)
     rc = bump(s, q, t);
   if (q->in_txn) {
+    if (sqlite3_get_autocommit(q->db)) {
+      int lost = txn_lost(s, q);
+      return rc ? rc : lost;
+    }
     if (rc == 0)
       return pmcp__sq_exec(s, q, "RELEASE pmcp_call");
     sqlite3_exec(q->db, "ROLLBACK TO pmcp_call; RELEASE pmcp_call", NULL, NULL, NULL);
@@ -528,6 +546,8 @@ int pmcp__sq_commit(pmcp_store *s, void *ctx)
   pmcp__sq *q = SQ(ctx);
   if (!q->in_txn)
     return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
+  if (sqlite3_get_autocommit(q->db))
+    return txn_lost(s, q);
   q->in_txn = 0;
   int rc = pmcp__sq_flush(s, q);
   if (rc == 0)
@@ -656,6 +676,7 @@ static const pmcp_store_ops sq_ops = {
   .points = pmcp__sq_points,
   .summary = pmcp__sq_summary,
   .series_sets = pmcp__sq_series_sets,
+  .summary_time = pmcp__sq_summary_time,
 };
 
 int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)

@@ -152,10 +152,24 @@ static const char v2[] =
   "  INSERT INTO papers_fts(rowid, title, abstract, authors)"
   "  VALUES(new.id, new.title, new.abstract, new.authors); END;";
 
+/* v3: indexes that keep the research listings fast on large labs: live
+ * run counts per project / experiment and the lab's run list and its total
+ * without visiting table rows, and a project's or experiment's runs newest
+ * first. */
+static const char v3[] =
+  "CREATE INDEX IF NOT EXISTS runs_project_live ON runs(project_id, deleted);"
+  "CREATE INDEX IF NOT EXISTS runs_experiment_live ON runs(experiment_id, deleted);"
+  "CREATE INDEX IF NOT EXISTS runs_tenant_live ON runs(tenant_id, deleted, created DESC, id DESC);"
+  "CREATE INDEX IF NOT EXISTS runs_project_list ON runs(tenant_id, project_id, deleted, created DESC, id DESC);"
+  "CREATE INDEX IF NOT EXISTS runs_experiment_list ON runs(tenant_id, experiment_id, deleted, created DESC,"
+  "  id DESC);"
+  "CREATE INDEX IF NOT EXISTS experiments_project_live ON experiments(project_id, deleted);";
+
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
+static const char *const v3s[] = {v3, NULL};
 /* migrations[i]: the statements taking version i to i + 1. */
-static const char *const *const migrations[] = {v1, v2s};
+static const char *const *const migrations[] = {v1, v2s, v3s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

@@ -439,3 +439,12 @@ int pmcp_store_series_sets(pmcp_store *store, pmcp_tenant t, int64_t series,
     return PMCP_EINVAL;
   READ_CALL(store, t, series_sets, series, step_from, step_to, after, limit, out);
 }
+
+int pmcp_store_summary_time(pmcp_store *store, pmcp_tenant t, int64_t series,
+                            int64_t time_from, int64_t time_to, size_t n_buckets,
+                            pmcp_bucket *out, size_t *n_out)
+{
+  if (!out || !n_out)
+    return PMCP_EINVAL;
+  READ_CALL(store, t, summary_time, series, time_from, time_to, n_buckets, out, n_out);
+}

@@ -67,7 +67,7 @@ static int parse_u(const char *opt, const char *v, unsigned long max,
 typedef struct serve_ctx {
   const char *store, *tenant, *toolset;
   pmcp_store *st;     /* must outlive the server: freed after the run */
-  const char *papers_url;     /* must outlive the server: freed after the run */
+  const char *papers_url;
 } serve_ctx;
 
 /* Registers the toolset asked for, as probe-mcp-stdio does: the store is

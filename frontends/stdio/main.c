@@ -295,7 +295,7 @@ static int serve(pmcp_server *srv)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;

@@ -33,7 +33,47 @@ static const char USAGE[] =
 typedef struct out_ctx {
   pthread_mutex_t lock;
   int broken; /* stdout closed: stop reading */
+  /* Replies made on the reading thread while it works through one read's
+   * worth of lines; written with one write() when the chunk is done. */
+  char *pend;
+  size_t pend_len, pend_cap;
 } out_ctx;
+
+/* Set on the reading thread while it hands a chunk's lines to the engine:
+ * inline replies are then batched instead of costing a write() each. */
+static _Thread_local int batching;
+
+/* Writes @p iov fully unless stdout is gone. Called with o->lock held. */
+static void write_all(out_ctx *o, struct iovec *iov, int n_iov) {
+  while (!o->broken && n_iov > 0) {
+    ssize_t n = writev(STDOUT_FILENO, iov, n_iov);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      o->broken = 1;
+      return;
+    }
+    /* Advance the iovecs past what was written. */
+    while (n_iov > 0 && (size_t)n >= iov->iov_len) {
+      n -= (ssize_t)iov->iov_len;
+      iov++;
+      n_iov--;
+    }
+    if (n_iov > 0) {
+      iov->iov_base = (char *)iov->iov_base + n;
+      iov->iov_len -= (size_t)n;
+    }
+  }
+}
+
+/* Called with o->lock held. */
+static void flush_pending(out_ctx *o) {
+  if (o->pend_len == 0)
+    return;
+  struct iovec iov = {o->pend, o->pend_len};
+  write_all(o, &iov, 1);
+  o->pend_len = 0;
+}
 
 /* Every message the engine sends: one line on stdout. Writes are serialised
  * because replies come from the reading thread and from workers. */
@@ -44,25 +84,30 @@ static void stdout_sink(const pmcp_out *msg, void *ud) {
       !msg->data)
     return;
   pthread_mutex_lock(&o->lock);
-  struct iovec iov[2] = {{(void *)msg->data, msg->len}, {(void *)"\n", 1}};
-  size_t left = msg->len + 1;
-  while (!o->broken && left > 0) {
-    ssize_t n = writev(STDOUT_FILENO, iov, 2);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      o->broken = 1;
-      break;
+  if (batching) {
+    size_t need = o->pend_len + msg->len + 1;
+    if (need > o->pend_cap) {
+      size_t cap = o->pend_cap ? o->pend_cap : 1 << 16;
+      while (cap < need)
+        cap *= 2;
+      char *p = realloc(o->pend, cap);
+      if (!p) {
+        /* No room to batch: write what is pending and this one now. */
+        flush_pending(o);
+        goto direct;
+      }
+      o->pend = p;
+      o->pend_cap = cap;
     }
-    left -= (size_t)n;
-    /* Advance the iovecs past what was written. */
-    for (int i = 0; i < 2 && n > 0; i++) {
-      size_t take = (size_t)n < iov[i].iov_len ? (size_t)n : iov[i].iov_len;
-      iov[i].iov_base = (char *)iov[i].iov_base + take;
-      iov[i].iov_len -= take;
-      n -= (ssize_t)take;
-    }
+    memcpy(o->pend + o->pend_len, msg->data, msg->len);
+    o->pend[o->pend_len + msg->len] = '\n';
+    o->pend_len = need;
+    pthread_mutex_unlock(&o->lock);
+    return;
   }
+direct:;
+  struct iovec iov[2] = {{(void *)msg->data, msg->len}, {(void *)"\n", 1}};
+  write_all(o, iov, 2);
   pthread_mutex_unlock(&o->lock);
 }
 
@@ -116,6 +161,7 @@ static int serve_stdio(pmcp_server *server, out_ctx *o) {
     len += (size_t)n;
     size_t start = 0;
     char *nl;
+    batching = 1;
     while ((nl = memchr(buf + scan, '\n', len - scan)) != NULL) {
       size_t end = (size_t)(nl - buf);
       size_t l = end - start;
@@ -126,6 +172,10 @@ static int serve_stdio(pmcp_server *server, out_ctx *o) {
       start = end + 1;
       scan = start;
     }
+    batching = 0;
+    pthread_mutex_lock(&o->lock);
+    flush_pending(o);
+    pthread_mutex_unlock(&o->lock);
     if (start > 0) {
       memmove(buf, buf + start, len - start);
       len -= start;
@@ -212,5 +262,6 @@ int main(int argc, char **argv) {
   pmcp_server_drain(server);
   pmcp_server_free(server);
   pthread_mutex_destroy(&out.lock);
+  free(out.pend);
   return rc == 0 ? 0 : 1;
 }

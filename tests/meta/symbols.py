@@ -13,7 +13,8 @@ Checks:
  3. every exported symbol carries a version node of the map;
  4. every PMCP_API function of a header that has man pages is named in a
     man3 page (a header no page mentions yet is reported, not failed);
- 5. every error code of error.h is listed in libprobemcp-errors(7).
+ 5. every error code of error.h is listed in libprobemcp-errors(7);
+ 6. with --readme, README.md links every man page source.
 """
 import argparse
 import os
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--map", required=True)
     ap.add_argument("--headers", required=True)
     ap.add_argument("--man", required=True)
+    ap.add_argument("--readme")
     a = ap.parse_args()
 
     nodes = set(re.findall(r"^\s*(PMCP_[0-9.]+)\s*\{", open(a.map).read(), re.M))
@@ -120,6 +122,12 @@ def main():
     unlisted = [c for c in codes if f"PMCP_{c}" not in errpage]
     check(bool(codes) and not unlisted, f"libprobemcp-errors(7) lists all {len(codes)} codes"
           + (f"; not {unlisted}" if unlisted else ""))
+
+    if a.readme:
+        readme = open(a.readme).read()
+        unlinked = [f for f in pages if f"(man/{f})" not in readme]
+        check(not unlinked, f"README.md links all {len(pages)} man pages"
+              + (f"; not {unlinked}" if unlinked else ""))
 
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")

@@ -8,8 +8,15 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+// Without `npm ci` in this folder the SDK is missing: skip (exit 77), as
+// meson counts it, rather than fail.
+if (!existsSync(new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url))) {
+  console.log('skipped: the TypeScript SDK is not installed (npm ci in tests/research-sdk)');
+  process.exit(77);
+}
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
 
 const STDIO = process.env.PROBE_MCP_STDIO;
 const PROBE = process.env.PROBE_CLI;
@@ -167,4 +174,39 @@ test('resources and prompts', async () => {
   assert.ok(prompts.find((p) => p.name === 'compare_runs'));
   const p = await client.getPrompt({ name: 'reproduce_run', arguments: { run: `run:mlflow-${id}` } });
   assert.match(p.messages[0].content.text, /view=reproduce/);
+});
+
+test('semantic=false makes no model calls, even with an endpoint configured', async () => {
+  const { createServer } = await import('node:http');
+  let requests = 0;
+  const srv = createServer((req, res) => {
+    requests++;
+    // an OpenAI-compatible embeddings answer, should anything ask
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [1, 0, 0] }] }));
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${srv.address().port}/v1/embeddings`;
+  const c = new Client({ name: 'research-sdk-embed', version: '1.0.0' });
+  await c.connect(new StdioClientTransport({ command: STDIO, args: ['--store', store, '--embed-url', url] }));
+  try {
+    const r = await c.callTool({ name: 'search', arguments: { query: 'batch_size', semantic: false } });
+    const o = JSON.parse(r.content[0].text);
+    assert.ok(o.results.length > 0);
+    assert.match(o.channels.semantic, /no model calls/);
+    assert.equal(requests, 0, 'semantic=false contacted the embeddings endpoint');
+    // semantic=true says whether the channel is on, and why not
+    const r2 = await c.callTool({ name: 'search', arguments: { query: 'batch_size', semantic: true } });
+    const o2 = JSON.parse(r2.content[0].text);
+    assert.match(o2.channels.semantic, /^off: /);
+    assert.ok(o2.results.every((x) => x.channel !== 'semantic'), 'nothing pretends to be semantic');
+  } finally {
+    await c.close();
+    srv.close();
+  }
+});
+
+test('semantic=true without an endpoint says the channel is off and why', async () => {
+  const { obj } = await call('search', { query: 'batch_size', semantic: true });
+  assert.match(obj.channels.semantic, /no embeddings endpoint is configured/);
 });

@@ -406,6 +406,29 @@ START_TEST(many_threads)
 }
 END_TEST
 
+/* A sink that logs from inside a sink call (same thread, same session). */
+static void reenter(harness *h, const h_msg *m)
+{
+  if (m->kind == PMCP_OUT_RESPONSE && strstr(m->data, "\"id\":\"re\""))
+    ck_assert_int_eq(pmcp_server_log(h->srv, PMCP_LOG_ERROR, "sink", "\"nested\""), 0);
+}
+
+START_TEST(sink_reentry)
+{
+  harness *h = setup();
+  h->on_msg = reenter;
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":\"re\",\"method\":\"ping\"}");
+  h_msg *m = h_next(h);
+  ck_assert_ptr_nonnull(strstr(m->data, "\"result\""));
+  h_msg_free(m);
+  m = h_next(h);
+  ck_assert_ptr_nonnull(strstr(m->data, "nested"));
+  h_msg_free(m);
+  h->on_msg = NULL;
+  h_free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-async");
@@ -417,6 +440,7 @@ static Suite *suite(void)
   tcase_add_test(tc, server_request_roundtrip);
   tcase_add_test(tc, free_with_calls_waiting);
   tcase_add_test(tc, many_threads);
+  tcase_add_test(tc, sink_reentry);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -64,7 +64,8 @@ START_TEST(ref_refusals)
     {"abc", "no kind"},
     {"runs:abc", "unknown kind"},
     {"Run:abc", "unknown kind"},
-    {"file:/etc/passwd", "unknown kind"},
+    {"file:/etc/passwd", "may only contain"},
+    {"model:x", "unknown kind"},
     {"run:", "empty"},
     {"run:a b", "may only contain"},
     {"run:a/b", "may only contain"},
@@ -203,6 +204,10 @@ START_TEST(matrix_rows)
   pmcp__views_of(PMCP__REF_TEAMNOTE, &n);
   ck_assert_uint_eq(n, 2);
   pmcp__views_of(PMCP__REF_NOTE, &n);
+  ck_assert_uint_eq(n, 2);
+  pmcp__views_of(PMCP__REF_FILE, &n);
+  ck_assert_uint_eq(n, 3);
+  pmcp__views_of(PMCP__REF_WORKSPACE, &n);
   ck_assert_uint_eq(n, 2);
   ck_assert(pmcp__view_allowed(PMCP__REF_ARTIFACT, "content"));
   ck_assert(!pmcp__view_allowed(PMCP__REF_RUN, "content"));

@@ -58,7 +58,9 @@ typedef struct pmcp_out {
 } pmcp_out;
 
 /** The sink. Must not call pmcp_server_free(); may call pmcp_server_handle()
- *  only from another thread. */
+ *  only from another thread. It may call pmcp_server_log(), the
+ *  pmcp_server_notify_*() calls and the session calls (a nested sink call
+ *  for the same session then happens on the same thread). */
 typedef void (*pmcp_sink_fn)(const pmcp_out *msg, void *ud);
 
 #define PMCP_SERVER_OPTIONS_VERSION 1

@@ -160,7 +160,8 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
   const char *p = raw;
   while (p < end && *p != '[')
     p++;
-  p++;
+  if (p < end)
+    p++;
   for (cJSON *it = arr->child; it; it = it->next) {
     const char *start = p;
     while (start < end && (*start == ' ' || *start == '\t' || *start == '\n' ||
@@ -177,7 +178,8 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
       p = stop;
       while (p < end && *p != ',' && *p != ']')
         p++;
-      p++;
+      if (p < end)
+        p++;
     } else {
       p = end;
     }

@@ -69,7 +69,14 @@ pmcp__session *pmcp__session_get_locked(pmcp_server *srv, const char *id,
   if (!s)
     return NULL;
   s->id = pmcp__strdup(srv, id);
-  if (!s->id || pthread_mutex_init(&s->sink_mu, NULL)) {
+  /* Recursive: a sink that notifies (pmcp_server_log, list_changed ...)
+   * from inside a sink call must not deadlock on its own session. */
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+  int bad = !s->id || pthread_mutex_init(&s->sink_mu, &attr);
+  pthread_mutexattr_destroy(&attr);
+  if (bad) {
     pmcp__free(srv, s->id);
     pmcp__free(srv, s);
     return NULL;

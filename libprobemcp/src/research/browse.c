@@ -306,7 +306,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
 
 static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
 {
-  tree_ctx t = {call, rs, limit_of(call), 0};
+  tree_ctx t = {call, rs, limit_of(call), 0, 0};
   int set;
   t.include_deleted = opt_bool(call, "include_deleted", &set);
   int64_t depth = 2;
@@ -634,7 +634,7 @@ int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
   d.destructive = PMCP_HINT_FALSE;
   d.idempotent = PMCP_HINT_TRUE;
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING; /* store I/O: off the reader thread */
   d.handler = browse;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;

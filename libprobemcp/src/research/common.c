@@ -178,7 +178,8 @@ const char *pmcp__rs_provenance(const cJSON *rec)
 {
   const char *via = pmcp__js(rec, "via");
   const char *kind = pmcp__js(rec, "kind");
-  if (strcmp(kind, "paper") == 0)
+  if (strcmp(kind, "paper") == 0 ||
+      strncmp(pmcp__js(rec, "ref"), "paper:", 6) == 0)
     return PMCP__PROV_OPEN_WEB;
   if (strcmp(kind, "source") == 0 || pmcp__js(rec, "provider")[0])
     return PMCP__PROV_OUTSIDE;

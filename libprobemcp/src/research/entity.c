@@ -543,7 +543,7 @@ int pmcp__research_add_entity(pmcp_server *server, pmcp__research *rs)
   d.destructive = PMCP_HINT_FALSE;
   d.idempotent = PMCP_HINT_TRUE;
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING; /* store I/O: off the reader thread */
   d.handler = entity;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;

@@ -115,7 +115,8 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
       }
       if (cJSON_HasObjectItem(p, "text") || cJSON_HasObjectItem(p, "body") ||
           cJSON_HasObjectItem(p, "excerpt") ||
-          cJSON_HasObjectItem(p, "description"))
+          cJSON_HasObjectItem(p, "description") ||
+          cJSON_HasObjectItem(p, "title") || cJSON_HasObjectItem(p, "message"))
         cJSON_AddStringToObject(p, "provenance", pmcp__rs_provenance(it));
       cJSON_AddItemToArray(w->items, p);
     }

@@ -254,6 +254,9 @@ int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
   for (size_t k = 0; k < placed; k++)
     cJSON_AddItemToArray(list, cJSON_DetachItemFromArray(items, 0));
 
+  if (placed < n)
+    /* items this page had but the budget left out (they come next) */
+    cJSON_AddTrueToObject(root, "cut_by_budget");
   int rc = 0;
   for (;;) {
     cJSON_DeleteItemFromObject(root, "next_cursor");

@@ -24,10 +24,13 @@ static const char *const kind_names[PMCP__REF_KINDS_] = {
   [PMCP__REF_SUBNOTE] = "sub-note",
   [PMCP__REF_TEAMNOTE] = "team-note",
   [PMCP__REF_NOTE] = "note",
+  [PMCP__REF_FILE] = "file",
+  [PMCP__REF_WORKSPACE] = "workspace",
 };
 
 #define KINDS_LIST "run, experiment, project, artifact, dataset, checkpoint, " \
-  "source, group, trial, session, note, sub-note, team-note"
+  "source, group, trial, session, note, sub-note, team-note, file, " \
+  "workspace"
 
 const char *pmcp__ref_kind_name(pmcp__ref_kind kind)
 {

@@ -28,6 +28,8 @@ typedef enum pmcp__ref_kind {
   PMCP__REF_SUBNOTE,
   PMCP__REF_TEAMNOTE,
   PMCP__REF_NOTE, /* an operational note, as browse notes lists it */
+  PMCP__REF_FILE, /* a file of the Shared folder or a workspace */
+  PMCP__REF_WORKSPACE,
   PMCP__REF_KINDS_ /* count + 1 */
 } pmcp__ref_kind;
 

@@ -1,5 +1,9 @@
 #include "util/crypto.h"
 
+#include <errno.h>
+#include <sys/random.h>
+#include <sys/types.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -85,6 +89,23 @@ int pmcp__hmac_sha256(const void *key, size_t key_len,
 
 int pmcp__random_bytes(void *out, size_t len)
 {
+  /* getrandom(2) first: it needs no initialisation, whereas the first
+   * RAND_bytes() makes OpenSSL load its configuration and providers (5-15
+   * ms), which every pmcp_server_new() paid for its cursor key before the
+   * first message could be answered. OpenSSL stays the fallback. */
+  unsigned char *p = out;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = getrandom(p + done, len - done, 0);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    done += (size_t)n;
+  }
+  if (done == len)
+    return 0;
   if (len > INT32_MAX || RAND_bytes(out, (int)len) != 1)
     return PMCP_EINTERNAL;
   return 0;

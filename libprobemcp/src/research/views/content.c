@@ -11,6 +11,7 @@
 
 #include "research/page.h"
 #include "research/views/views.h"
+#include "util/buf.h"
 
 #define SECTION_LINES 40
 #define MAX_BYTES (2u * 1024u * 1024u)
@@ -90,6 +91,10 @@ static cJSON *str_n(const char *s, size_t n)
 
 static int refuse(pmcp__vctx *v, const char *why)
 {
+  if (v->ref.kind == PMCP__REF_FILE)
+    return pmcp__view_fail(v, "not_text",
+                           "%s %s; read it from its uri (view=record)",
+                           v->ref_text, why);
   return pmcp__view_fail(v, "not_text",
                          "%s %s; download it with `probe artifact download "
                          "%s`",
@@ -145,29 +150,47 @@ int pmcp__view_content(pmcp__vctx *v)
                              v->ref_text);
     version = n;
   }
-  char base[PMCP__REF_MAX + 16];
-  snprintf(base, sizeof base, "artifact:%s", v->ref.id);
   pmcp_buf data = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
-  pthread_mutex_lock(&v->rs->lock);
-  int rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
-                                       version, &data, &meta);
-  char err[300] = "";
-  if (rc && rc != PMCP_EUNSUPPORTED)
-    snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
-  pthread_mutex_unlock(&v->rs->lock);
-  if (rc == PMCP_EUNSUPPORTED) {
-    pmcp_buf_dispose(&data);
-    pmcp_buf_dispose(&meta);
-    return refuse(v, "is a reference to an outside file, not stored text");
-  }
-  if (rc) {
-    pmcp_buf_dispose(&data);
-    pmcp_buf_dispose(&meta);
-    if (rc == PMCP_ENOMEM)
-      return rc;
-    return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
-                                                   : "store_error",
-                           "%s", err);
+  int rc = 0;
+  if (v->ref.kind == PMCP__REF_FILE) {
+    /* a file's text is in its record (or it is a reference) */
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(v->rec, "content");
+    if (!cJSON_IsString(c))
+      return refuse(v, "is a reference to an outside file, not stored text");
+    rc = pmcp__buf_puts(&data, c->valuestring);
+    char *mt = cJSON_PrintUnformatted(v->rec);
+    if (!rc && mt)
+      rc = pmcp__buf_puts(&meta, mt);
+    cJSON_free(mt);
+    if (rc) {
+      pmcp_buf_dispose(&data);
+      pmcp_buf_dispose(&meta);
+      return PMCP_ENOMEM;
+    }
+  } else {
+    char base[PMCP__REF_MAX + 16];
+    snprintf(base, sizeof base, "artifact:%s", v->ref.id);
+    pthread_mutex_lock(&v->rs->lock);
+    rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
+                                     version, &data, &meta);
+    char err[300] = "";
+    if (rc && rc != PMCP_EUNSUPPORTED)
+      snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
+    pthread_mutex_unlock(&v->rs->lock);
+    if (rc == PMCP_EUNSUPPORTED) {
+      pmcp_buf_dispose(&data);
+      pmcp_buf_dispose(&meta);
+      return refuse(v, "is a reference to an outside file, not stored text");
+    }
+    if (rc) {
+      pmcp_buf_dispose(&data);
+      pmcp_buf_dispose(&meta);
+      if (rc == PMCP_ENOMEM)
+        return rc;
+      return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
+                                                     : "store_error",
+                             "%s", err);
+    }
   }
   cJSON *m = cJSON_ParseWithLength(meta.ptr ? meta.ptr : "{}",
                                    meta.ptr ? meta.len : 2);

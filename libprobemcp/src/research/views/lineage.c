@@ -57,6 +57,27 @@ int pmcp__view_lineage(pmcp__vctx *v)
     goto nomem;
   cJSON_AddItemToArray(visited, cJSON_CreateString(v->ref_text));
   cJSON_AddItemToArray(frontier, cJSON_CreateString(v->ref_text));
+  if (v->ref.kind == PMCP__REF_DATASET && !v->ref.version[0]) {
+    /* Edges name dataset versions: a dataset's walk starts at each. */
+    pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+    lo.kind = "dataset-version";
+    lo.parent = v->ref_text;
+    lo.limit = 200;
+    cJSON *page = NULL;
+    char err[300];
+    if (pmcp__rs_list(v->rs, &lo, &page, err, sizeof err) == 0) {
+      const cJSON *it;
+      cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+      {
+        const char *r = pmcp__js(it, "ref");
+        if (*r && !seen(visited, r)) {
+          cJSON_AddItemToArray(visited, cJSON_CreateString(r));
+          cJSON_AddItemToArray(frontier, cJSON_CreateString(r));
+        }
+      }
+    }
+    cJSON_Delete(page);
+  }
   int truncated = 0;
   for (int level = 1; level <= depth && cJSON_GetArraySize(frontier); level++) {
     cJSON *next = cJSON_CreateArray();
@@ -99,7 +120,7 @@ int pmcp__view_lineage(pmcp__vctx *v)
           cJSON_AddStringToObject(edge, "relation", pmcp__js(e, "relation"));
         cJSON_AddNumberToObject(edge, "level", level);
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "steps");
-        if (steps && st)
+        if (steps && cJSON_IsArray(st))
           cJSON_AddItemToObject(edge, "steps", cJSON_Duplicate(st, 1));
         cJSON_AddItemToArray(v->items, edge);
         if (!seen(visited, other)) {

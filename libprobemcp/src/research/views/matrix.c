@@ -71,6 +71,8 @@ static const char *const v_session[] = {"card", "record", "transcript", NULL};
 static const char *const v_subnote[] = {"card", NULL};
 static const char *const v_teamnote[] = {"card", "record", NULL};
 static const char *const v_note[] = {"card", "record", NULL};
+static const char *const v_file[] = {"card", "record", "content", NULL};
+static const char *const v_workspace[] = {"card", "record", NULL};
 
 static const char *const *const by_kind[PMCP__REF_KINDS_] = {
   [PMCP__REF_NONE] = NULL,
@@ -87,6 +89,8 @@ static const char *const *const by_kind[PMCP__REF_KINDS_] = {
   [PMCP__REF_SUBNOTE] = v_subnote,
   [PMCP__REF_TEAMNOTE] = v_teamnote,
   [PMCP__REF_NOTE] = v_note,
+  [PMCP__REF_FILE] = v_file,
+  [PMCP__REF_WORKSPACE] = v_workspace,
 };
 
 const pmcp__view_info *pmcp__view_find(const char *name)

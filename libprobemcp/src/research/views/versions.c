@@ -92,16 +92,31 @@ int pmcp__view_versions(pmcp__vctx *v)
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
     {
       int64_t ver = (int64_t)pmcp__jn(it, "version", -1);
-      const char *labels[16];
+      const char *labels[17];
       size_t nl = 0;
+      const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, "version");
+      if (cJSON_IsString(vs)) {
+        /* a named version ("v2"): a label, and its number when it is
+         * one ("2" or "v2") */
+        labels[nl++] = vs->valuestring;
+        const char *d = vs->valuestring + (vs->valuestring[0] == 'v');
+        char *end;
+        long long n = *d ? strtoll(d, &end, 10) : -1;
+        ver = (*d && !*end && n >= 0) ? n : -1;
+      }
       const cJSON *l;
       cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(it, "labels"))
       {
-        if (cJSON_IsString(l) && nl < 16)
+        if (cJSON_IsString(l) && nl < 17)
           labels[nl++] = l->valuestring;
+        else if (l->string && nl < 17)
+          labels[nl++] = l->string; /* {"label": version} objects */
       }
       cJSON *e = cJSON_CreateObject();
-      cJSON_AddNumberToObject(e, "version", (double)ver);
+      if (cJSON_IsString(vs))
+        cJSON_AddStringToObject(e, "version", vs->valuestring);
+      else
+        cJSON_AddNumberToObject(e, "version", (double)ver);
       if (nl)
         cJSON_AddItemToObject(e, "labels", cJSON_CreateStringArray(labels,
                                                                    (int)nl));

@@ -1,0 +1,69 @@
+/* The engine alone, in process: the same echo call as the stdio bench,
+ * handed to pmcp_server_handle() with a sink that only counts bytes. The
+ * difference between this and the stdio figure is the transport (pipes,
+ * syscalls, wake-ups). Prints one JSON object. */
+#include <probemcp/probemcp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixtures.h"
+
+static size_t out_bytes, out_msgs;
+
+static void sink(const pmcp_out *m, void *ud)
+{
+  (void)ud;
+  out_bytes += m->len;
+  out_msgs++;
+}
+
+static double cpu_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+  long n = argc > 1 ? atol(argv[1]) : 200000;
+  if (n <= 0)
+    n = 200000;
+  double t0 = cpu_ns();
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "inproc";
+  o.sink = sink;
+  pmcp_server *s = NULL;
+  if (pmcp_server_new(&s, &o) || everything_register(s)) {
+    fprintf(stderr, "inproc: cannot set up the server\n");
+    return 1;
+  }
+  static const char init[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+      "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}";
+  static const char inited[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  pmcp_server_handle(s, NULL, init, sizeof init - 1);
+  pmcp_server_handle(s, NULL, inited, sizeof inited - 1);
+  double t1 = cpu_ns();
+  char msg[256];
+  for (long i = 0; i < n; i++) {
+    int k = snprintf(msg, sizeof msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
+                     "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello %ld\"}}}",
+                     i + 1, i);
+    pmcp_server_handle(s, NULL, msg, (size_t)k);
+  }
+  double t2 = cpu_ns();
+  pmcp_server_free(s);
+  if (out_msgs != (size_t)n + 1) {
+    fprintf(stderr, "inproc: %zu replies for %ld calls\n", out_msgs, n + 1);
+    return 1;
+  }
+  printf("{\"calls\":%ld,\"cpuPerCallNs\":%.1f,\"setupCpuNs\":%.0f}\n", n,
+         (t2 - t1) / n, t1 - t0);
+  return 0;
+}

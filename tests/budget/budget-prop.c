@@ -8,7 +8,8 @@
  *
  * With --out, every answer is also written as a JSON line
  * {"budget":B,"text":...} for the second check with the tiktoken npm
- * package (check-tiktoken.cjs). Exit status 0 when every check held. */
+ * package (check-tiktoken.cjs); --only I replays result I. Exit status 0
+ * when every check held. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +160,7 @@ typedef struct stats {
   double worst_ratio;
   double page_ns, write_ns;
   size_t counted_bytes, answer_bytes;
+  size_t exact_estimates, estimated_pages, dropped;
   size_t failures;
 } stats;
 
@@ -283,8 +285,12 @@ static int one_page(const shape *sh, int budget, const char *cursor, pmcp_buf *o
       }
       st->items++;
     }
-    if (sh->tail_field)
-      pmcp_page_field_int(pg, "total", (int64_t)sh->n);
+    if (sh->tail_field) {
+      int frc = pmcp_page_field_int(pg, "total", (int64_t)sh->n);
+      if (frc && getenv("PMCP_PROP_DEBUG"))
+        fprintf(stderr, "total field: %d (items %zu, more %d)\n", frc,
+                pmcp_page_count(pg), more);
+    }
   }
   double t3 = now_ns();
   int rc = pmcp_page_render(pg, more, out, is_error);
@@ -293,6 +299,11 @@ static int one_page(const shape *sh, int budget, const char *cursor, pmcp_buf *o
   if (!rc && !pmcp_page_stats_get(pg, &ps)) {
     st->counted_bytes += ps.counted_bytes;
     st->answer_bytes += out->len;
+    if (!*is_error) {
+      st->estimated_pages++;
+      st->exact_estimates += ps.estimate == ps.tokens;
+      st->dropped += ps.dropped;
+    }
   }
   pmcp_page_free(pg);
   return rc;
@@ -383,6 +394,8 @@ static void run_result(uint64_t seed, FILE *out, stats *st)
       FAIL(st, "count does not match the list");
     if (cJSON_IsTrue(cJSON_GetObjectItem(v, "truncated")) != (nc != NULL))
       FAIL(st, "truncated disagrees with next_cursor");
+    if (sh.tail_field && !cJSON_IsNumber(cJSON_GetObjectItem(v, "total")))
+      FAIL(st, "the field added after the items is missing (%zu bytes, budget %d): ...%s", text.len, budget, text.ptr + (text.len > 300 ? text.len - 300 : 0));
     cJSON *it;
     cJSON_ArrayForEach(it, items) {
       cJSON *idx = cJSON_IsArray(it) ? cJSON_GetArrayItem(it, 0) : cJSON_GetObjectItem(it, "i");
@@ -428,15 +441,19 @@ int main(int argc, char **argv)
 #endif
   uint64_t seed = 0x5EED;
   const char *out_path = NULL;
+  long long only = -1; /* replay one result (debugging) */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--count") && i + 1 < argc)
       count = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
       seed = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = strtoll(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--out") && i + 1 < argc)
       out_path = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--count N] [--seed S] [--out FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--count N] [--seed S] [--out FILE] [--only I]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -449,6 +466,8 @@ int main(int argc, char **argv)
   memset(&st, 0, sizeof st);
   double t0 = now_ns();
   for (size_t r = 0; r < count; r++) {
+    if (only >= 0 && r != (size_t)only)
+      continue;
     st.results = r;
     run_result(mix(seed + r), out, &st);
   }
@@ -465,6 +484,9 @@ int main(int argc, char **argv)
   printf("time %.2f s; page builder %.0f ns per item kept (writing the items' JSON: "
          "%.0f ns per item)\n",
          secs, st.items ? st.page_ns / st.items : 0, st.items ? st.write_ns / st.items : 0);
+  printf("running count equal to the final full count on %zu of %zu pages "
+         "(items dropped at the final check: %zu)\n",
+         st.exact_estimates, st.estimated_pages, st.dropped);
   printf("bytes handed to the tokenizer per byte answered: %.2f\n",
          st.answer_bytes ? (double)st.counted_bytes / st.answer_bytes : 0);
   if (st.failures) {

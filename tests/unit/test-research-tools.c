@@ -549,7 +549,7 @@ START_TEST(tools_list_is_read_only)
 {
   cJSON *r = rpc("tools/list", "{}");
   cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
-  ck_assert_int_eq(cJSON_GetArraySize(tools), 3);
+  ck_assert_int_ge(cJSON_GetArraySize(tools), 3); /* browse, entity, search and the later tools */
   const cJSON *t;
   cJSON_ArrayForEach(t, tools)
   {
@@ -559,8 +559,9 @@ START_TEST(tools_list_is_read_only)
   char *txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "result"));
   size_t tok = 0;
   pmcp_tokens_count(txt, strlen(txt), &tok);
-  printf("tools/list result: %zu tokens (browse, entity, search)\n", tok);
-  ck_assert_uint_lt(tok, 3000);
+  printf("tools/list result: %zu tokens (%d tools)\n", tok, cJSON_GetArraySize(tools));
+  /* about a thousand tokens a tool at most: descriptions stay brief */
+  ck_assert_uint_lt(tok, 1000 * (size_t)cJSON_GetArraySize(tools));
   cJSON_free(txt);
   cJSON_Delete(r);
 }

@@ -257,6 +257,10 @@ static size_t tail_bound(const pmcp_page *pg, size_t plen)
          pmcp__b64url_len(raw) + 1;
 }
 
+static int encode_payload(const pmcp_page *pg, const void *payload, size_t plen,
+                          pmcp_buf *out);
+static void take_back_last(pmcp_page *pg);
+
 static int add_field(pmcp_page *pg, const char *key, const char *json,
                      size_t len, size_t non_finite)
 {
@@ -281,29 +285,65 @@ static int add_field(pmcp_page *pg, const char *key, const char *json,
     rc = pmcp__buf_append(&piece, json, len);
   if (rc)
     goto out;
-  /* The fields alone must leave room for the envelope and at least the
-   * smallest answer; checked with the exact count of head + this field
-   * plus the tail (which holds any later fields). */
-  size_t tokens = 0;
+  /* Exact check: the page with this field, its envelope and (for a field
+   * after the items) the next_cursor the last item would need. A field
+   * after the items has priority over the last item: if it does not fit,
+   * that item goes to the next page (once). */
+  int retried = 0;
+retry:;
+  size_t tokens = 0, field_tokens = 0;
+  size_t saved_tailf = pg->tailf.len;
+  pmcp_buf cur = PMCP_BUF_INIT, tail = PMCP_BUF_INIT;
   if (in_head) {
     rc = pmcp_tokens_counter_copy(pg->work, pg->ctr);
     if (!rc)
       rc = pmcp__page_counter_add(pg, pg->work, piece.ptr, piece.len);
     if (!rc)
-      rc = pmcp_tokens_counter_total(pg->work, &tokens);
+      rc = build_tail(pg, 0, NULL, 0, &tail);
+    if (!rc)
+      rc = peek(pg, pg->work, tail.ptr, tail.len, &tokens);
   } else {
-    rc = count_full(pg, piece.ptr, piece.len, &tokens);
-    if (!rc) {
-      size_t base = 0;
-      rc = pmcp_tokens_counter_total(pg->ctr, &base);
-      tokens += base;
+    rc = pmcp__buf_append(&pg->tailf, piece.ptr, piece.len);
+    /* A tentative last item stands only without a cursor; with one it
+     * goes, and the cursor takes its room. */
+    int with_cursor = pg->n && !pg->tentative;
+    if (!rc && with_cursor) {
+      const pmcp__pitem *last = &pg->it[pg->n - 1];
+      rc = encode_payload(pg, pg->states.ptr + last->st_off, last->st_len, &cur);
     }
+    if (!rc)
+      rc = build_tail(pg, pg->n, with_cursor ? cur.ptr : NULL, cur.len, &tail);
+    if (!rc)
+      rc = peek(pg, pg->ctr, tail.ptr, tail.len, &tokens);
+    pg->tailf.len = saved_tailf;
+    /* what the field costs where it stands (BPE is not additive, so the
+     * standalone count is not its cost) */
+    size_t without = 0;
+    pmcp_buf t0 = PMCP_BUF_INIT;
+    if (!rc)
+      rc = build_tail(pg, pg->n, with_cursor ? cur.ptr : NULL, cur.len, &t0);
+    if (!rc)
+      rc = peek(pg, pg->ctr, t0.ptr, t0.len, &without);
+    pmcp_buf_dispose(&t0);
+    if (!rc)
+      field_tokens = tokens > without ? tokens - without : 0;
   }
+  size_t bytes = pg->head.len + pg->items_bytes + tail.len + (in_head ? piece.len : 0);
+  /* a field after the items uses the room reserved for it */
+  size_t reserve = pg->reserve > field_tokens ? pg->reserve - field_tokens : 0;
+  pmcp_buf_dispose(&cur);
+  pmcp_buf_dispose(&tail);
   if (rc)
     goto out;
-  size_t bytes = pg->head.len + pg->items_bytes + pg->tailf.len + piece.len;
-  if (tokens + pg->reserve + tail_bound(pg, 0) / 4 > (size_t)pg->budget ||
-      bytes + tail_bound(pg, 0) > ceiling(pg)) {
+  if (tokens + reserve > (size_t)pg->budget || bytes > ceiling(pg)) {
+    if (!in_head && !retried && pg->n > 1) {
+      retried = 1;
+      if (!pmcp__page_close_tentative(pg)) {
+        take_back_last(pg);
+        pg->full = 1;
+      }
+      goto retry;
+    }
     rc = PMCP_EBUDGET;
     goto out;
   }
@@ -323,6 +363,7 @@ static int add_field(pmcp_page *pg, const char *key, const char *json,
     rc = pmcp__buf_append(&pg->tailf, piece.ptr, piece.len);
     if (rc)
       goto out;
+    pg->reserve = reserve;
   }
   rc = pmcp__buf_append(&pg->names, key, strlen(key) + 1);
   pg->field_non_finite += non_finite;
@@ -466,9 +507,18 @@ static void take_back_last(pmcp_page *pg)
   pg->items.len = last->off - (pg->n > 1);
   pg->states.len = last->st_off;
   pg->n--;
-  pmcp_tokens_counter *t = pg->ctr;
-  pg->ctr = pg->prev;
-  pg->prev = t;
+  if (pg->prev_valid) {
+    pmcp_tokens_counter *t = pg->ctr;
+    pg->ctr = pg->prev;
+    pg->prev = t;
+  } else {
+    /* no snapshot left: count head and items again (rare) */
+    pmcp_tokens_counter_reset(pg->ctr);
+    if (pmcp__page_counter_add(pg, pg->ctr, pg->head.ptr, pg->head.len) ||
+        pmcp__page_counter_add(pg, pg->ctr, pg->items.ptr, pg->items.len))
+      pg->status = PMCP_ENOMEM;
+  }
+  pg->prev_valid = 0; /* the snapshot is used up */
 }
 
 void pmcp__page_refuse(pmcp_page *pg, size_t tokens)
@@ -544,6 +594,7 @@ static int accept(pmcp_page *pg, const char *text, size_t len,
   }
   pg->items_bytes += len + (pg->n > 0);
   pg->n++;
+  pg->prev_valid = 1;
   /* ctr <- work (with the item); prev <- the count before it */
   pmcp_tokens_counter *t = pg->prev;
   pg->prev = pg->ctr;

@@ -65,6 +65,7 @@ struct pmcp_page {
    * taken before the last item (to take back a tentative one) and a
    * scratch copy for trying an item. */
   pmcp_tokens_counter *ctr, *prev, *work;
+  int prev_valid;              /* prev is the count before the last item */
   int full;                    /* an add was refused: more is implied */
   int tentative;               /* the last item fits only without cursor */
   size_t min_budget;           /* for the indivisible-item refusal */

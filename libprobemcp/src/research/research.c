@@ -17,6 +17,7 @@ static const struct {
   {"browse", pmcp__research_add_browse},
   {"search", pmcp__research_add_search},
   {"entity", pmcp__research_add_entity},
+  {"metrics", pmcp__research_add_metrics},
   {"resources", pmcp__research_add_resources},
   {"prompts", pmcp__research_add_prompts},
 };

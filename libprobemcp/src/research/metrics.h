@@ -1,0 +1,83 @@
+/* The `metrics` tool: one run's numbers at the grain asked for, or several
+ * runs' curves side by side. Modes (each validated against its own
+ * arguments by the engine): grouped, coordinates, points, series,
+ * summaries. This header is shared by metrics*.c only. */
+#ifndef PMCP_RESEARCH_METRICS_H
+#define PMCP_RESEARCH_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/budget.h"
+#include "probemcp/json.h"
+#include "research/research.h"
+
+/* One series of the run's catalog (pmcp_store_series_list()). */
+typedef struct pmcp__mx_series {
+  int64_t id;
+  char run[272];        /* "run:ID" */
+  const char *key;      /* borrowed from the catalog JSON */
+  const cJSON *labels;  /* object, borrowed */
+  const char *kind;     /* float | histogram | scatter */
+  const char *scale;    /* step | env_step | episode */
+  int64_t count, nonfinite, step_min, step_max, time_min, time_max;
+  double first, last, min, max, mean;
+  int has_stats;
+} pmcp__mx_series;
+
+/* A run's catalog, parsed. */
+typedef struct pmcp__mx_catalog {
+  cJSON *json;
+  pmcp__mx_series *s;
+  size_t n;
+} pmcp__mx_catalog;
+
+/* Reads the catalog of @p run_arg (run:ID or ID). On failure sends the
+ * error result and returns 1; 0 on success; <0 on a protocol failure. */
+int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
+                          const char *run_arg, pmcp__mx_catalog *out);
+void pmcp__mx_catalog_free(pmcp__mx_catalog *c);
+
+/* Label conditions (`where`): a list of conditions that must all hold,
+ * each {"label": K, "op": OP, "value": V} or {"any_of": [...]}. Returns 0
+ * and sets *ok, or PMCP_EINVAL with @p err naming the problem. */
+int pmcp__mx_where_check(const cJSON *where, char *err, size_t errlen);
+int pmcp__mx_where_match(const cJSON *where, const cJSON *labels);
+
+/* A page for the call under the toolset's cursor key and the store's data
+ * version (lossless when @p flags has PMCP_PAGE_LOSSLESS). Sends the error
+ * result and returns NULL when something fails. */
+pmcp_page *pmcp__mx_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
+/* Renders @p pg as the call's result and frees it. */
+int pmcp__mx_send(pmcp_call *call, pmcp_page *pg, int more);
+/* The page position as a row index (0 on a first page). */
+size_t pmcp__mx_pos(pmcp_page *pg);
+
+/* Writes "labels":{...} members of @p labels into @p j. */
+void pmcp__mx_labels(pmcp_json *j, const cJSON *labels);
+
+/* Downsampling (metrics_series.c). Reduces @p n points (steps ascending)
+ * kept as the union of: the first and last finite point and, per bucket of
+ * @p k equal step-width buckets, the points at the bucket's minimum and
+ * maximum. Non-finite points are never kept. Writes indices into @p idx
+ * (room for 2k + 2), returns how many, in step order. */
+size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
+                                  size_t n, size_t k, size_t *idx);
+
+/* TensorBoard's debiased exponential moving average with weight @p w in
+ * [0, 1), in place over @p n values. */
+void pmcp__mx_smooth(double *v, size_t n, double w);
+
+/* Mode handlers. */
+int pmcp__mx_coordinates(pmcp_call *call, pmcp__research *rs);
+int pmcp__mx_points(pmcp_call *call, pmcp__research *rs);
+int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs);
+int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs);
+int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs);
+
+/* Scale names: "step", "env_step", "episode". */
+int pmcp__mx_scale_ok(const char *s);
+
+#endif

@@ -1,0 +1,506 @@
+/* `metrics` mode `grouped`: one key of one run reduced over label axes
+ * (`by`) and buckets on a shared axis (step, wall clock, or time since the
+ * run's first point), each bucket with mean / min / max / count (and sum,
+ * first, last on request). RL series (scale env_step / episode) need
+ * `scale`; `across` reduces the series of a group (environments, ranks)
+ * with avg / min / max / sum / std / median of their bucket means instead
+ * of pooling their points. Buckets are exact: every point in range is
+ * read (blocks outside the range are skipped by the store). */
+#include "research/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Points read per store call. */
+#define CHUNK 65536
+/* Points a time-axis or across call may bin (they keep per-series
+ * buckets); the step axis with pooling has no limit. */
+#define MAX_BUCKET_CELLS (4u << 20)
+
+typedef struct cell {
+  uint64_t count, nonfinite;
+  double sum, min, max, first, last;
+  int64_t step_first, step_last;
+} cell;
+
+static void cell_add(cell *c, int64_t step, double v)
+{
+  if (!isfinite(v)) {
+    c->nonfinite++;
+    return;
+  }
+  if (!c->count) {
+    c->min = c->max = c->first = c->last = v;
+    c->step_first = c->step_last = step;
+  } else {
+    if (v < c->min)
+      c->min = v;
+    if (v > c->max)
+      c->max = v;
+    if (step < c->step_first) {
+      c->step_first = step;
+      c->first = v;
+    }
+    if (step >= c->step_last) {
+      c->step_last = step;
+      c->last = v;
+    }
+  }
+  c->count++;
+  c->sum += v;
+}
+
+static void cell_merge(cell *a, const cell *b)
+{
+  a->nonfinite += b->nonfinite;
+  if (!b->count)
+    return;
+  if (!a->count) {
+    uint64_t nf = a->nonfinite;
+    *a = *b;
+    a->nonfinite = nf;
+    return;
+  }
+  if (b->min < a->min)
+    a->min = b->min;
+  if (b->max > a->max)
+    a->max = b->max;
+  if (b->step_first < a->step_first) {
+    a->step_first = b->step_first;
+    a->first = b->first;
+  }
+  if (b->step_last >= a->step_last) {
+    a->step_last = b->step_last;
+    a->last = b->last;
+  }
+  a->count += b->count;
+  a->sum += b->sum;
+}
+
+enum { AX_STEP, AX_WALL, AX_REL };
+enum { AC_NONE, AC_AVG, AC_MIN, AC_MAX, AC_SUM, AC_STD, AC_MEDIAN };
+
+static int dcmp(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double reduce(double *v, size_t n, int how)
+{
+  double r = 0;
+  switch (how) {
+  case AC_MIN:
+    r = v[0];
+    for (size_t i = 1; i < n; i++)
+      r = v[i] < r ? v[i] : r;
+    return r;
+  case AC_MAX:
+    r = v[0];
+    for (size_t i = 1; i < n; i++)
+      r = v[i] > r ? v[i] : r;
+    return r;
+  case AC_SUM:
+  case AC_AVG:
+    for (size_t i = 0; i < n; i++)
+      r += v[i];
+    return how == AC_SUM ? r : r / (double)n;
+  case AC_STD: {
+    double m = 0, s = 0;
+    for (size_t i = 0; i < n; i++)
+      m += v[i];
+    m /= (double)n;
+    for (size_t i = 0; i < n; i++)
+      s += (v[i] - m) * (v[i] - m);
+    return sqrt(s / (double)n);
+  }
+  default:
+    qsort(v, n, sizeof *v, dcmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+}
+
+static const char *const across_names[] = {"", "avg", "min", "max", "sum", "std", "median"};
+
+typedef struct group {
+  char *key;            /* JSON of the by-label values */
+  const cJSON *labels;  /* of its first series */
+  size_t n_series;
+  size_t first_member;  /* index into members */
+} group;
+
+int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
+{
+  const char *run = NULL, *key = NULL, *axis_s = "step", *scale = NULL, *across_s = NULL;
+  pmcp_arg_string(call, "run_id", &run, NULL);
+  pmcp_arg_string(call, "key", &key, NULL);
+  if (pmcp_arg_has(call, "axis"))
+    pmcp_arg_string(call, "axis", &axis_s, NULL);
+  if (pmcp_arg_has(call, "scale"))
+    pmcp_arg_string(call, "scale", &scale, NULL);
+  if (pmcp_arg_has(call, "across"))
+    pmcp_arg_string(call, "across", &across_s, NULL);
+  int axis = !strcmp(axis_s, "wall_clock") ? AX_WALL : !strcmp(axis_s, "relative_time") ? AX_REL
+                                                                                         : AX_STEP;
+  int across = AC_NONE;
+  for (int i = 1; across_s && i <= AC_MEDIAN; i++)
+    if (!strcmp(across_s, across_names[i]))
+      across = i;
+  int64_t from = INT64_MIN, to = INT64_MAX, width = 0, v;
+  if (pmcp_arg_int(call, "step_from", &v) == 0)
+    from = v;
+  if (pmcp_arg_int(call, "step_to", &v) == 0)
+    to = v;
+  if (from > to)
+    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+  if (pmcp_arg_int(call, "step_bucket", &v) == 0)
+    width = v;
+  size_t max_rows = 100;
+  if (pmcp_arg_int(call, "max_rows", &v) == 0)
+    max_rows = (size_t)v;
+  /* aggregations */
+  int want[7] = {0}; /* mean min max count sum first last */
+  static const char *const agg_names[] = {"mean", "min", "max", "count", "sum", "first", "last"};
+  size_t na = pmcp_arg_count(call, "agg");
+  if (!na)
+    want[0] = want[1] = want[2] = want[3] = 1;
+  for (size_t i = 0; i < na; i++) {
+    const char *a = NULL;
+    pmcp_arg_string_at(call, "agg", i, &a);
+    for (int k = 0; k < 7; k++)
+      if (!strcmp(a, agg_names[k]))
+        want[k] = 1;
+  }
+  if (across && na)
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "agg and across do not combine: across reduces each series' bucket "
+                         "mean across the group's series");
+  const char *wj = NULL;
+  cJSON *where = NULL;
+  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
+    where = cJSON_Parse(wj);
+    char err[200];
+    if (pmcp__mx_where_check(where, err, sizeof err)) {
+      cJSON_Delete(where);
+      return pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    }
+  }
+  pmcp__mx_catalog c;
+  int rc = pmcp__mx_catalog_read(call, rs, run, &c);
+  if (rc) {
+    cJSON_Delete(where);
+    return rc > 0 ? 0 : rc;
+  }
+  /* members: the series of the key that pass where / scale */
+  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0, rl = 0, any_key = 0;
+  group *g = calloc(c.n ? c.n : 1, sizeof *g);
+  size_t *gof = malloc((c.n ? c.n : 1) * sizeof *gof), ng = 0;
+  cell *cells = NULL;
+  double *vals = NULL;
+  pmcp_page *pg = NULL;
+  if (!mem || !g || !gof) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  for (size_t i = 0; i < c.n; i++) {
+    const pmcp__mx_series *s = &c.s[i];
+    if (strcmp(s->key, key))
+      continue;
+    any_key = 1;
+    if (strcmp(s->kind, "float") || (where && !pmcp__mx_where_match(where, s->labels)))
+      continue;
+    if (scale ? strcmp(s->scale, scale) != 0 : strcmp(s->scale, "step") != 0) {
+      rl += !scale;
+      continue;
+    }
+    mem[nm++] = i;
+  }
+  if (!nm) {
+    if (rl)
+      pmcp__rs_fail(call, "invalid_argument",
+                    "%s is logged on an RL scale in %s: scale is required (env_step for "
+                    "per-step values, episode for per-episode ones)", key, c.s[0].run);
+    else if (any_key)
+      pmcp__rs_fail(call, "not_found", "no float series of '%s' in %s matches", key, run);
+    else
+      pmcp__rs_fail(call, "not_found", "%s has no series '%s' (mode=coordinates lists them)",
+                    run, key);
+    goto out;
+  }
+  /* groups by the values of `by` */
+  size_t nby = pmcp_arg_count(call, "by");
+  for (size_t m = 0; m < nm; m++) {
+    const pmcp__mx_series *s = &c.s[mem[m]];
+    cJSON *kv = cJSON_CreateObject();
+    for (size_t b = 0; b < nby; b++) {
+      const char *lk = NULL;
+      pmcp_arg_string_at(call, "by", b, &lk);
+      const cJSON *lv = cJSON_GetObjectItemCaseSensitive(s->labels, lk);
+      cJSON_AddItemToObject(kv, lk, lv ? cJSON_Duplicate(lv, 1) : cJSON_CreateNull());
+    }
+    char *k = cJSON_PrintUnformatted(kv);
+    cJSON_Delete(kv);
+    if (!k) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    size_t gi = 0;
+    while (gi < ng && strcmp(g[gi].key, k))
+      gi++;
+    if (gi == ng) {
+      g[ng].key = k;
+      g[ng].labels = s->labels;
+      ng++;
+    } else {
+      cJSON_free(k);
+    }
+    g[gi].n_series++;
+    gof[m] = gi;
+  }
+  /* the axis range */
+  int64_t lo = INT64_MAX, hi = INT64_MIN, t0 = INT64_MAX;
+  for (size_t m = 0; m < nm; m++) {
+    const pmcp__mx_series *s = &c.s[mem[m]];
+    if (s->time_min > 0 && s->time_min < t0)
+      t0 = s->time_min;
+    if (!s->count)
+      continue;
+    if (axis == AX_STEP) {
+      int64_t a = s->step_min > from ? s->step_min : from;
+      int64_t b = s->step_max < to ? s->step_max : to;
+      if (a <= b) {
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+      }
+    } else if (s->time_min > 0) {
+      lo = s->time_min < lo ? s->time_min : lo;
+      hi = s->time_max > hi ? s->time_max : hi;
+    }
+  }
+  if (axis == AX_REL && lo <= hi) {
+    lo -= t0;
+    hi -= t0;
+  }
+  size_t nb = 0;
+  int64_t origin = lo;
+  if (lo <= hi) {
+    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+    if (width <= 0) {
+      width = (int64_t)((span + max_rows - 1) / max_rows);
+      if (width < 1)
+        width = 1;
+    } else {
+      /* a given width gets round edges: multiples of the width */
+      origin = lo >= 0 ? lo - lo % width : lo - ((lo % width) + width) % width;
+    }
+    nb = (size_t)(((uint64_t)hi - (uint64_t)origin) / (uint64_t)width + 1);
+    if (nb > max_rows) {
+      pmcp__rs_fail(call, "invalid_argument",
+                    "step_bucket %lld over %s %lld..%lld makes %zu buckets, more than "
+                    "max_rows %zu: raise step_bucket to at least %lld, raise max_rows, or "
+                    "narrow the range", (long long)width,
+                    axis == AX_STEP ? "steps" : "milliseconds", (long long)lo, (long long)hi,
+                    nb, max_rows, (long long)((span + max_rows - 1) / max_rows));
+      goto out;
+    }
+  }
+  /* per series cells when reducing across series, else per group */
+  size_t rows = across ? nm : ng;
+  if (nb && rows * nb > MAX_BUCKET_CELLS) {
+    pmcp__rs_fail(call, "invalid_argument", "too many series x buckets (%zu x %zu): lower "
+                  "max_rows or narrow where", rows, nb);
+    goto out;
+  }
+  cells = calloc(rows * (nb ? nb : 1), sizeof *cells);
+  pmcp_point *pts = malloc(CHUNK * sizeof *pts);
+  uint64_t no_time = 0;
+  if (!cells || !pts) {
+    free(pts);
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  for (size_t m = 0; m < nm && nb; m++) {
+    const pmcp__mx_series *s = &c.s[mem[m]];
+    cell *row = cells + (across ? m : gof[m]) * nb;
+    int64_t after = 0;
+    for (;;) {
+      size_t got = 0;
+      int64_t next = 0;
+      pthread_mutex_lock(&rs->lock);
+      rc = pmcp_store_points(rs->store, rs->tenant, s->id, from, to, after, pts, CHUNK, &got,
+                             &next);
+      pthread_mutex_unlock(&rs->lock);
+      if (rc)
+        break;
+      for (size_t i = 0; i < got; i++) {
+        int64_t x = pts[i].step;
+        if (axis != AX_STEP) {
+          if (!pts[i].time_ms) {
+            no_time++;
+            continue;
+          }
+          x = pts[i].time_ms - (axis == AX_REL ? t0 : 0);
+        }
+        if (x < origin || x > hi)
+          continue;
+        cell_add(&row[(uint64_t)(x - origin) / (uint64_t)width], pts[i].step, pts[i].value);
+      }
+      if (!next)
+        break;
+      after = next;
+      if (pmcp_call_cancelled(call)) {
+        rc = PMCP_ECANCELLED;
+        break;
+      }
+    }
+    if (rc)
+      break;
+  }
+  free(pts);
+  if (rc == PMCP_ECANCELLED)
+    goto out;
+  if (rc) {
+    pmcp__rs_fail(call, "store_error", "the points of %s in %s cannot be read", key, run);
+    rc = 0;
+    goto out;
+  }
+  pg = pmcp__mx_page(call, rs, 0);
+  if (!pg)
+    goto out;
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_page_field_string(pg, "mode", "grouped");
+  pmcp_page_field_string(pg, "run", c.s[0].run);
+  pmcp_page_field_string(pg, "key", key);
+  pmcp_page_field_string(pg, "axis", axis_s);
+  if (scale)
+    pmcp_page_field_string(pg, "scale", scale);
+  pmcp_page_field_int(pg, "bucket", width);
+  if (across)
+    pmcp_page_field_string(pg, "across", across_s);
+  if (no_time)
+    pmcp_page_field_int(pg, "points_without_time", (int64_t)no_time);
+  pmcp_page_list(pg, "groups");
+  vals = malloc((nm ? nm : 1) * sizeof *vals);
+  int more = 0;
+  const char *xname = axis == AX_STEP ? "step" : axis == AX_WALL ? "time_ms" : "relative_ms";
+  for (size_t gi = pos; gi < ng && vals; gi++) {
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    pmcp_json_object_begin(j);
+    if (nby) {
+      cJSON *kv = cJSON_Parse(g[gi].key);
+      pmcp__mx_labels(j, kv);
+      cJSON_Delete(kv);
+    }
+    pmcp_json_key(j, "series");
+    pmcp_json_uint(j, g[gi].n_series);
+    /* merge the group's cells (pooled) or reduce its series' means */
+    cell *gc = calloc(nb ? nb : 1, sizeof *gc);
+    double *red = calloc(nb ? nb : 1, sizeof *red);
+    size_t *nser = calloc(nb ? nb : 1, sizeof *nser);
+    if (!gc || !red || !nser) {
+      free(gc);
+      free(red);
+      free(nser);
+      rc = PMCP_ENOMEM;
+      break;
+    }
+    uint64_t nonfinite = 0;
+    for (size_t b = 0; b < nb; b++) {
+      size_t k = 0;
+      if (across) {
+        for (size_t m = 0; m < nm; m++)
+          if (gof[m] == gi) {
+            const cell *x = &cells[m * nb + b];
+            cell_merge(&gc[b], x);
+            if (x->count)
+              vals[k++] = x->sum / (double)x->count;
+          }
+        nser[b] = k;
+        if (k)
+          red[b] = reduce(vals, k, across);
+      } else {
+        gc[b] = cells[gi * nb + b];
+      }
+      nonfinite += gc[b].nonfinite;
+    }
+    if (nonfinite) {
+      pmcp_json_key(j, "non_finite");
+      pmcp_json_uint(j, nonfinite);
+    }
+    pmcp_json_key(j, xname);
+    pmcp_json_array_begin(j);
+    for (size_t b = 0; b < nb; b++)
+      if (gc[b].count)
+        pmcp_json_int(j, origin + (int64_t)b * width);
+    pmcp_json_array_end(j);
+    if (across) {
+      pmcp_json_key(j, across_s);
+      pmcp_json_array_begin(j);
+      for (size_t b = 0; b < nb; b++)
+        if (gc[b].count)
+          pmcp_json_number(j, red[b]);
+      pmcp_json_array_end(j);
+      pmcp_json_key(j, "n_series");
+      pmcp_json_array_begin(j);
+      for (size_t b = 0; b < nb; b++)
+        if (gc[b].count)
+          pmcp_json_uint(j, nser[b]);
+      pmcp_json_array_end(j);
+    } else {
+      for (int k = 0; k < 7; k++) {
+        if (!want[k])
+          continue;
+        pmcp_json_key(j, agg_names[k]);
+        pmcp_json_array_begin(j);
+        for (size_t b = 0; b < nb; b++) {
+          const cell *x = &gc[b];
+          if (!x->count)
+            continue;
+          switch (k) {
+          case 0: pmcp_json_number(j, x->sum / (double)x->count); break;
+          case 1: pmcp_json_number(j, x->min); break;
+          case 2: pmcp_json_number(j, x->max); break;
+          case 3: pmcp_json_uint(j, x->count); break;
+          case 4: pmcp_json_number(j, x->sum); break;
+          case 5: pmcp_json_number(j, x->first); break;
+          default: pmcp_json_number(j, x->last); break;
+          }
+        }
+        pmcp_json_array_end(j);
+      }
+    }
+    free(gc);
+    free(red);
+    free(nser);
+    pmcp_json_object_end(j);
+    uint64_t next = gi + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  if (rc == 0)
+    rc = pmcp__mx_send(call, pg, more);
+  else
+    pmcp_page_free(pg);
+  pg = NULL;
+out:
+  pmcp_page_free(pg);
+  for (size_t i = 0; g && i < ng; i++)
+    cJSON_free(g[i].key);
+  free(g);
+  free(gof);
+  free(mem);
+  free(cells);
+  free(vals);
+  cJSON_Delete(where);
+  pmcp__mx_catalog_free(&c);
+  return rc;
+}

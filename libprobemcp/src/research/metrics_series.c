@@ -1,0 +1,529 @@
+/* `metrics` modes `series` (several runs x keys, one row per series,
+ * downsampled with endpoints and extremes kept) and `summaries` (last,
+ * min, max, avg, ... per series, from the catalog). */
+#include "research/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Series with at most this many points in range are read whole instead of
+ * summarized (cheap, and exact). */
+#define RAW_MAX 4096
+
+void pmcp__mx_smooth(double *v, size_t n, double w)
+{
+  /* TensorBoard: last = last * w + (1 - w) * x, divided by the debias
+   * factor 1 - w^(i+1) so the first values are not pulled towards 0. */
+  double last = 0, wpow = 1;
+  for (size_t i = 0; i < n; i++) {
+    last = last * w + (1 - w) * v[i];
+    wpow *= w;
+    double debias = 1 - wpow;
+    v[i] = debias > 0 ? last / debias : v[i];
+  }
+}
+
+size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
+                                  size_t n, size_t k, size_t *idx)
+{
+  size_t first = n, last = n;
+  for (size_t i = 0; i < n; i++)
+    if (isfinite(value[i])) {
+      if (first == n)
+        first = i;
+      last = i;
+    }
+  if (first == n || k == 0)
+    return 0;
+  int64_t lo = step[first], hi = step[last];
+  uint64_t width = ((uint64_t)hi - (uint64_t)lo) / k + 1;
+  size_t *mn = malloc(k * sizeof *mn), *mx = malloc(k * sizeof *mx);
+  if (!mn || !mx) {
+    free(mn);
+    free(mx);
+    return 0;
+  }
+  for (size_t b = 0; b < k; b++)
+    mn[b] = mx[b] = n;
+  for (size_t i = first; i <= last; i++) {
+    if (!isfinite(value[i]) || step[i] < lo || step[i] > hi)
+      continue;
+    size_t b = (size_t)(((uint64_t)step[i] - (uint64_t)lo) / width);
+    if (mn[b] == n || value[i] < value[mn[b]])
+      mn[b] = i;
+    if (mx[b] == n || value[i] > value[mx[b]])
+      mx[b] = i;
+  }
+  size_t m = 0;
+  idx[m++] = first;
+  for (size_t b = 0; b < k; b++) {
+    if (mn[b] == n)
+      continue;
+    size_t a = mn[b] < mx[b] ? mn[b] : mx[b], c = mn[b] < mx[b] ? mx[b] : mn[b];
+    if (a != idx[m - 1])
+      idx[m++] = a;
+    if (c != idx[m - 1])
+      idx[m++] = c;
+  }
+  if (last != idx[m - 1])
+    idx[m++] = last;
+  free(mn);
+  free(mx);
+  return m;
+}
+
+/* ---- series rows ---------------------------------------------------------- */
+
+typedef struct pt {
+  int64_t step;
+  double v;
+} pt;
+
+static int pt_cmp(const void *a, const void *b)
+{
+  const pt *x = a, *y = b;
+  if (x->step != y->step)
+    return x->step < y->step ? -1 : 1;
+  return x->v < y->v ? -1 : x->v > y->v ? 1 : 0;
+}
+
+typedef struct row_req {
+  int64_t from, to;
+  size_t max_points;
+  double smoothing;
+} row_req;
+
+/* Builds the downsampled points of one series. */
+static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                      pt **out, size_t *n_out, uint64_t *nonfinite, uint64_t *total)
+{
+  *out = NULL;
+  *n_out = 0;
+  *nonfinite = 0;
+  *total = 0;
+  int64_t lo = q->from > s->step_min ? q->from : s->step_min;
+  int64_t hi = q->to < s->step_max ? q->to : s->step_max;
+  if (s->count == 0 || lo > hi)
+    return 0;
+  size_t k = (q->max_points - 2) / 2;
+  pmcp_bucket *bk = calloc(k, sizeof *bk);
+  if (!bk)
+    return PMCP_ENOMEM;
+  size_t nb = 0;
+  pthread_mutex_lock(&rs->lock);
+  int rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, k, bk, &nb);
+  pthread_mutex_unlock(&rs->lock);
+  if (rc) {
+    free(bk);
+    return rc;
+  }
+  for (size_t b = 0; b < nb; b++) {
+    *total += bk[b].count;
+    *nonfinite += bk[b].nonfinite;
+  }
+  pt *p = NULL;
+  size_t m = 0;
+  if (*total <= q->max_points || *total <= RAW_MAX) {
+    /* Few points: read them and downsample exactly. */
+    size_t cap = (size_t)*total;
+    pmcp_point *raw = malloc((cap ? cap : 1) * sizeof *raw);
+    int64_t *st = malloc((cap ? cap : 1) * sizeof *st);
+    double *va = malloc((cap ? cap : 1) * sizeof *va);
+    size_t *idx = malloc((2 * k + 2) * sizeof *idx);
+    p = malloc((cap ? cap : 1) * sizeof *p);
+    size_t got = 0;
+    int64_t next = 0;
+    if (!raw || !st || !va || !idx || !p)
+      rc = PMCP_ENOMEM;
+    if (!rc) {
+      pthread_mutex_lock(&rs->lock);
+      rc = pmcp_store_points(rs->store, rs->tenant, s->id, lo, hi, 0, raw, cap, &got, &next);
+      pthread_mutex_unlock(&rs->lock);
+    }
+    if (!rc) {
+      /* logging order is not always step order (restarts): sort */
+      pt *tmp = p;
+      for (size_t i = 0; i < got; i++)
+        tmp[i] = (pt){raw[i].step, raw[i].value};
+      qsort(tmp, got, sizeof *tmp, pt_cmp);
+      if (got <= q->max_points) {
+        for (size_t i = 0; i < got; i++)
+          if (isfinite(tmp[i].v))
+            p[m++] = tmp[i];
+      } else {
+        for (size_t i = 0; i < got; i++) {
+          st[i] = tmp[i].step;
+          va[i] = tmp[i].v;
+        }
+        size_t nk = pmcp__mx_downsample_points(st, va, got, k, idx);
+        for (size_t i = 0; i < nk; i++)
+          p[m++] = (pt){st[idx[i]], va[idx[i]]};
+      }
+    }
+    free(raw);
+    free(st);
+    free(va);
+    free(idx);
+  } else {
+    /* Many points: per-bucket extremes from block summaries, plus the
+     * range's first and last points. */
+    p = malloc((2 * nb + 2) * sizeof *p);
+    if (!p)
+      rc = PMCP_ENOMEM;
+    for (size_t b = 0; !rc && b < nb; b++) {
+      if (b == 0 && isfinite(bk[b].first))
+        p[m++] = (pt){bk[b].step_first, bk[b].first};
+      if (isfinite(bk[b].min))
+        p[m++] = (pt){bk[b].step_at_min, bk[b].min};
+      if (isfinite(bk[b].max))
+        p[m++] = (pt){bk[b].step_at_max, bk[b].max};
+      if (b + 1 == nb && isfinite(bk[b].last))
+        p[m++] = (pt){bk[b].step_last, bk[b].last};
+    }
+    if (!rc) {
+      qsort(p, m, sizeof *p, pt_cmp);
+      size_t w = 0;
+      for (size_t i = 0; i < m; i++)
+        if (!w || p[i].step != p[w - 1].step || p[i].v != p[w - 1].v)
+          p[w++] = p[i];
+      m = w;
+    }
+  }
+  free(bk);
+  if (rc) {
+    free(p);
+    return rc;
+  }
+  *out = p;
+  *n_out = m;
+  return 0;
+}
+
+static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_t m,
+                      uint64_t nonfinite, uint64_t total, double smoothing)
+{
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "run");
+  pmcp_json_string(j, s->run);
+  pmcp_json_key(j, "key");
+  pmcp_json_string(j, s->key);
+  if (cJSON_GetArraySize(s->labels) > 0)
+    pmcp__mx_labels(j, s->labels);
+  if (strcmp(s->scale, "step")) {
+    pmcp_json_key(j, "scale");
+    pmcp_json_string(j, s->scale);
+  }
+  pmcp_json_key(j, "points");
+  pmcp_json_uint(j, total);
+  pmcp_json_key(j, "kept");
+  pmcp_json_uint(j, m);
+  if (nonfinite) {
+    pmcp_json_key(j, "non_finite");
+    pmcp_json_uint(j, nonfinite);
+  }
+  pmcp_json_key(j, "step");
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < m; i++)
+    pmcp_json_int(j, p[i].step);
+  pmcp_json_array_end(j);
+  pmcp_json_key(j, "value");
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < m; i++)
+    pmcp_json_number(j, p[i].v);
+  pmcp_json_array_end(j);
+  if (smoothing > 0 && m) {
+    double *sv = malloc(m * sizeof *sv);
+    if (sv) {
+      for (size_t i = 0; i < m; i++)
+        sv[i] = p[i].v;
+      pmcp__mx_smooth(sv, m, smoothing);
+      pmcp_json_key(j, "smoothed");
+      pmcp_json_array_begin(j);
+      for (size_t i = 0; i < m; i++)
+        pmcp_json_number(j, sv[i]);
+      pmcp_json_array_end(j);
+      free(sv);
+    }
+  }
+  pmcp_json_object_end(j);
+}
+
+/* The rows of a call: every (run, key, matching series) in argument
+ * order. Catalogs are read once per run. */
+typedef struct rowset {
+  pmcp__mx_catalog *cat;
+  size_t n_runs;
+  struct {
+    size_t run;
+    size_t s;
+  } *rows;
+  size_t n;
+  cJSON *missing; /* [{run, key}] */
+} rowset;
+
+static void rowset_free(rowset *r)
+{
+  for (size_t i = 0; i < r->n_runs; i++)
+    pmcp__mx_catalog_free(&r->cat[i]);
+  free(r->cat);
+  free(r->rows);
+  cJSON_Delete(r->missing);
+}
+
+/* Reads the catalogs and lists the rows; 1 when an error result was sent. */
+static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
+                        const char *kind, rowset *r)
+{
+  memset(r, 0, sizeof *r);
+  size_t nr = pmcp_arg_count(call, "run_ids"), nk = pmcp_arg_count(call, "keys");
+  const char *scale = NULL;
+  if (pmcp_arg_has(call, "scale"))
+    pmcp_arg_string(call, "scale", &scale, NULL);
+  const char *wj = NULL;
+  cJSON *where = NULL;
+  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
+    where = cJSON_Parse(wj);
+    char err[200];
+    if (pmcp__mx_where_check(where, err, sizeof err)) {
+      cJSON_Delete(where);
+      return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
+    }
+  }
+  r->cat = calloc(nr ? nr : 1, sizeof *r->cat);
+  r->missing = cJSON_CreateArray();
+  if (!r->cat || !r->missing) {
+    cJSON_Delete(where);
+    return PMCP_ENOMEM;
+  }
+  size_t cap = 0;
+  int rc = 0;
+  for (size_t i = 0; i < nr && !rc; i++) {
+    const char *run = NULL;
+    pmcp_arg_string_at(call, "run_ids", i, &run);
+    for (size_t x = 0; x < i; x++) {
+      const char *prev = NULL;
+      pmcp_arg_string_at(call, "run_ids", x, &prev);
+      if (!strcmp(prev, run)) {
+        cJSON_Delete(where);
+        return pmcp__rs_fail(call, "invalid_argument", "run_ids names '%.64s' twice", run), 1;
+      }
+    }
+    rc = pmcp__mx_catalog_read(call, rs, run, &r->cat[i]);
+    if (rc)
+      break;
+    r->n_runs++;
+    pmcp__mx_catalog *c = &r->cat[i];
+    size_t kmax = need_keys || nk ? nk : 1;
+    for (size_t kx = 0; kx < kmax; kx++) {
+      const char *key = NULL;
+      if (nk)
+        pmcp_arg_string_at(call, "keys", kx, &key);
+      size_t found = 0, rl = 0;
+      for (size_t si = 0; si < c->n; si++) {
+        const pmcp__mx_series *s = &c->s[si];
+        if ((key && strcmp(s->key, key)) || (kind && strcmp(s->kind, kind)) ||
+            (where && !pmcp__mx_where_match(where, s->labels)))
+          continue;
+        if (scale && strcmp(s->scale, scale))
+          continue;
+        if (!scale && strcmp(s->scale, "step")) {
+          rl++;
+          continue;
+        }
+        if (r->n == cap) {
+          cap = cap ? cap * 2 : 16;
+          void *nw = realloc(r->rows, cap * sizeof *r->rows);
+          if (!nw) {
+            cJSON_Delete(where);
+            return PMCP_ENOMEM;
+          }
+          r->rows = nw;
+        }
+        r->rows[r->n].run = i;
+        r->rows[r->n].s = si;
+        r->n++;
+        found++;
+      }
+      if (rl && !found) {
+        cJSON_Delete(where);
+        return pmcp__rs_fail(call, "invalid_argument",
+                             "%s of %s is logged on an RL scale: scale is required "
+                             "(env_step for per-step values, episode for per-episode ones)",
+                             key ? key : "a series", c->s[0].run), 1;
+      }
+      if (!found && key) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "run", c->s ? c->s[0].run : run);
+        if (!c->n) {
+          char rr[300];
+          snprintf(rr, sizeof rr, "%s%s", strchr(run, ':') ? "" : "run:", run);
+          cJSON_ReplaceItemInObject(m, "run", cJSON_CreateString(rr));
+        }
+        cJSON_AddStringToObject(m, "key", key);
+        cJSON_AddItemToArray(r->missing, m);
+      }
+    }
+  }
+  cJSON_Delete(where);
+  return rc;
+}
+
+int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
+{
+  row_req q = {INT64_MIN, INT64_MAX, 100, 0};
+  int64_t v;
+  if (pmcp_arg_int(call, "step_from", &v) == 0)
+    q.from = v;
+  if (pmcp_arg_int(call, "step_to", &v) == 0)
+    q.to = v;
+  if (q.from > q.to)
+    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+  if (pmcp_arg_int(call, "max_points", &v) == 0)
+    q.max_points = (size_t)v;
+  double sm = 0;
+  if (pmcp_arg_number(call, "smoothing", &sm) == 0) {
+    if (!(sm >= 0 && sm < 1))
+      return pmcp__rs_fail(call, "invalid_argument",
+                           "smoothing is an EMA weight in [0, 1), e.g. 0.6");
+    q.smoothing = sm;
+  }
+  rowset r;
+  int rc = rows_collect(call, rs, 1, "float", &r);
+  if (rc) {
+    rowset_free(&r);
+    return rc > 0 ? 0 : rc;
+  }
+  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  if (!pg) {
+    rowset_free(&r);
+    return 0;
+  }
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_page_field_string(pg, "mode", "series");
+  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
+    char *mj = cJSON_PrintUnformatted(r.missing);
+    if (mj)
+      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
+    cJSON_free(mj);
+  }
+  pmcp_page_list(pg, "series");
+  int more = 0;
+  for (size_t i = pos; i < r.n; i++) {
+    const pmcp__mx_series *s = &r.cat[r.rows[i].run].s[r.rows[i].s];
+    pt *p = NULL;
+    size_t m = 0;
+    uint64_t nf = 0, total = 0;
+    rc = row_points(rs, s, &q, &p, &m, &nf, &total);
+    if (rc) {
+      free(p);
+      pmcp_page_fail(pg, NULL, "the points of %s %s cannot be read", s->run, s->key);
+      rc = 0;
+      break;
+    }
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j) {
+      free(p);
+      break;
+    }
+    write_row(j, s, p, m, nf, total, q.smoothing);
+    free(p);
+    uint64_t next = i + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  rowset_free(&r);
+  return pmcp__mx_send(call, pg, more);
+}
+
+/* ---- summaries ------------------------------------------------------------ */
+
+static void num_or_skip(pmcp_json *j, const char *k, double v)
+{
+  if (isfinite(v)) {
+    pmcp_json_key(j, k);
+    pmcp_json_number(j, v);
+  }
+}
+
+int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
+{
+  rowset r;
+  int rc = rows_collect(call, rs, 0, NULL, &r);
+  if (rc) {
+    rowset_free(&r);
+    return rc > 0 ? 0 : rc;
+  }
+  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  if (!pg) {
+    rowset_free(&r);
+    return 0;
+  }
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_page_field_string(pg, "mode", "summaries");
+  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
+    char *mj = cJSON_PrintUnformatted(r.missing);
+    if (mj)
+      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
+    cJSON_free(mj);
+  }
+  pmcp_page_list(pg, "series");
+  int more = 0;
+  for (size_t i = pos; i < r.n; i++) {
+    const pmcp__mx_series *s = &r.cat[r.rows[i].run].s[r.rows[i].s];
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    pmcp_json_object_begin(j);
+    pmcp_json_key(j, "run");
+    pmcp_json_string(j, s->run);
+    pmcp_json_key(j, "key");
+    pmcp_json_string(j, s->key);
+    if (cJSON_GetArraySize(s->labels) > 0)
+      pmcp__mx_labels(j, s->labels);
+    if (strcmp(s->kind, "float")) {
+      pmcp_json_key(j, "kind");
+      pmcp_json_string(j, s->kind);
+    }
+    if (strcmp(s->scale, "step")) {
+      pmcp_json_key(j, "scale");
+      pmcp_json_string(j, s->scale);
+    }
+    pmcp_json_key(j, "count");
+    pmcp_json_int(j, s->count);
+    if (s->nonfinite) {
+      pmcp_json_key(j, "non_finite");
+      pmcp_json_int(j, s->nonfinite);
+    }
+    if (s->count) {
+      pmcp_json_key(j, "first_step");
+      pmcp_json_int(j, s->step_min);
+      pmcp_json_key(j, "last_step");
+      pmcp_json_int(j, s->step_max);
+    }
+    if (!strcmp(s->kind, "float")) {
+      num_or_skip(j, "first", s->first);
+      num_or_skip(j, "last", s->last);
+      num_or_skip(j, "min", s->min);
+      num_or_skip(j, "max", s->max);
+      num_or_skip(j, "avg", s->mean);
+    }
+    pmcp_json_object_end(j);
+    uint64_t next = i + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  rowset_free(&r);
+  return pmcp__mx_send(call, pg, more);
+}

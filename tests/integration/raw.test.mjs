@@ -53,7 +53,8 @@ function start() {
         clearTimeout(t);
         let m;
         try { m = JSON.parse(l); } catch { reject(new Error(`stdout line is not JSON: ${l.slice(0, 200)}`)); return; }
-        assert.equal(m.jsonrpc, '2.0', `not a JSON-RPC message: ${l.slice(0, 200)}`);
+        for (const x of Array.isArray(m) ? m : [m])
+          assert.equal(x.jsonrpc, '2.0', `not a JSON-RPC message: ${l.slice(0, 200)}`);
         resolve(m);
       };
       if (lines.length) take(lines.shift()); else waiters.push(take);
@@ -172,5 +173,41 @@ test('requests before initialize are refused', async () => {
   const r = await s.next();
   assert.equal(r.id, 1);
   assert.ok(r.error, `tools/list before initialize must fail: ${JSON.stringify(r)}`);
+  await endOk(s);
+});
+
+function initWith(version) {
+  return JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: {
+    protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n';
+}
+
+test('version negotiation: the four known versions, else the latest', async () => {
+  for (const [asked, got] of [['2025-11-25', '2025-11-25'], ['2025-06-18', '2025-06-18'],
+    ['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['1999-01-01', '2025-11-25']]) {
+    const s = start();
+    await s.write(initWith(asked));
+    const r = await s.next();
+    assert.equal(r.result.protocolVersion, got, `asked ${asked}`);
+    await endOk(s);
+  }
+});
+
+test('batches: answered as a batch under 2025-03-26, refused under 2025-06-18', async () => {
+  const batch = '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},'
+    + '{"jsonrpc":"2.0","method":"notifications/initialized"}]\n';
+  let s = start();
+  await s.write(initWith('2025-03-26'));
+  await s.next();
+  await s.write(INITIALIZED + '\n' + batch);
+  let r = await s.next();
+  assert.ok(Array.isArray(r), `a batch reply: ${JSON.stringify(r)}`);
+  assert.deepEqual(r.map((m) => m.id).sort(), [1, 2]);
+  await endOk(s);
+  s = start();
+  await s.write(initWith('2025-06-18'));
+  await s.next();
+  await s.write(INITIALIZED + '\n' + batch);
+  r = await s.next();
+  assert.equal(r.error.code, -32600);
   await endOk(s);
 });

@@ -151,7 +151,40 @@ struct phttp_session {
   size_t ev_bytes;
   unsigned ev_count;
   unsigned inflight;
+  unsigned nwork;            /* handler runs queued on the thread pool */
+  int zombie;                /* ended; freed when nwork drops to 0 */
+  _Atomic int dead;          /* read by workers */
 };
+
+/* ---- handler runs off the loop (pool.c) ---------------------------------- */
+
+typedef struct work_msg {
+  char *data;
+  size_t len;
+  const char *id;            /* the stream's canonical id of a request */
+  int rc;
+} work_msg;
+
+typedef struct phttp_work {
+  struct phttp_work *next;
+  pmcp_http *h;
+  phttp_session *s;          /* kept alive while s->nwork > 0 */
+  size_t n;
+  work_msg msgs[];
+} phttp_work;
+
+#define PHTTP_POOL_MAX 16
+
+typedef struct phttp_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  phttp_work *head, *tail;   /* queued */
+  phttp_work *done, *done_tail; /* finished, for the loop */
+  pthread_t th[PHTTP_POOL_MAX];
+  unsigned nthreads, idle;
+  int stop, closed;
+  uv_async_t async;
+} phttp_pool;
 
 /* ---- the transport -------------------------------------------------------- */
 
@@ -198,6 +231,8 @@ struct pmcp_http {
   int stopping;              /* graceful shutdown started */
   int forced;
   uint64_t id_counter;       /* testing ids */
+  phttp_pool pool;
+  int pool_started;
   char readbuf[65536];
 };
 
@@ -235,6 +270,17 @@ void phttp_end_standalone_streams(pmcp_http *h);
 void phttp_log(pmcp_http *h, const char *fmt, ...) PMCP_PRINTF(2, 3);
 
 int phttp_sessions_init(pmcp_http *h);
+void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
+                          int rc);
+
+/* pool.c: a few threads that run pmcp_server_handle() for requests that
+ * call handlers; results go back to the loop in batches. */
+int phttp_pool_start(pmcp_http *h, unsigned nthreads);
+void phttp_pool_submit(pmcp_http *h, phttp_work *w);
+void phttp_pool_close(pmcp_http *h);  /* loop side: no more wake-ups */
+void phttp_pool_join(pmcp_http *h);   /* after the loop: stop the threads */
+
+extern _Thread_local int phttp_in_work;
 
 /* transport.c */
 /* Testing (fuzz): use @p server without running the loop; finish() ends

@@ -31,6 +31,8 @@ static const char usage[] =
   "  --body-timeout SECS    time to send the body after them (default 30)\n"
   "  --idle-timeout SECS    keep-alive between requests (default 60)\n"
   "  --shutdown-timeout SECS  wait for running calls on SIGTERM (default 30)\n"
+  "  --handler-threads N    threads running tool handlers off the event\n"
+  "                         loop (default 1, at most 16; 0: on the loop)\n"
   "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
   "                         (default 1048576)\n"
   "  --store S              the store to serve, read-only (SQLite path or\n"
@@ -181,6 +183,12 @@ int main(int argc, char **argv)
       if (parse_u(a, v, 10000000, &x) != 0 || x == 0)
         return 2;
       o.max_sessions = (unsigned)x;
+    } else if (!strcmp(a, "--handler-threads")) {
+      NEEDV();
+      if (parse_u(a, v, 16, &x) != 0)
+        return 2;
+      o.handler_threads = (unsigned)x;
+      o.handlers_inline = x == 0;
     } else if (!strcmp(a, "--replay-buffer")) {
       NEEDV();
       if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/random.h>
 
 #include <cjson/cJSON.h>
@@ -202,7 +203,14 @@ static void session_free(pmcp_http *h, phttp_session *s, const char *why)
     s->ev_head = ev->next;
     free(ev);
   }
-  free(s);
+  s->ev_tail = NULL;
+  if (s->nwork) {
+    /* A worker still holds it: work_done() frees it. */
+    atomic_store(&s->dead, 1);
+    s->zombie = 1;
+  } else {
+    free(s);
+  }
   phttp_maybe_finish_shutdown(h);
 }
 
@@ -734,8 +742,23 @@ static int classify(const cJSON *m, const cJSON **id_out, int *is_init)
   return MSG_INVALID;
 }
 
-static void answer_locally(pmcp_http *h, phttp_session *s, const char *id,
-                           int rc)
+/* Requests that run handlers the host wrote (tools, resource reads,
+ * prompts, completions): they may block, so they never run on the loop. */
+static int runs_handler(const cJSON *m)
+{
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+  static const char *const heavy[] = {"tools/call", "resources/read",
+                                      "prompts/get", "completion/complete"};
+  if (!cJSON_IsString(method) || !cJSON_GetObjectItemCaseSensitive(m, "id"))
+    return 0;
+  for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++)
+    if (strcmp(method->valuestring, heavy[i]) == 0)
+      return 1;
+  return 0;
+}
+
+void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
+                          int rc)
 {
   char buf[512];
   char text[160];
@@ -896,10 +919,51 @@ static void handle_post(phttp_conn *c)
    * stateless session while we still hand it messages. */
   char sid[65];
   snprintf(sid, sizeof sid, "%s", s->id);
-  if (!batch) {
+  int offload = 0;
+  for (const cJSON *m = item; m && !h->o.testing && !h->o.handlers_inline;
+       m = batch ? m->next : NULL)
+    offload |= runs_handler(m);
+  if (offload) {
+    size_t n = batch ? (size_t)nmsg : 1, k = 0;
+    phttp_work *wk = calloc(1, sizeof *wk + n * sizeof wk->msgs[0]);
+    int ok = wk != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+      const cJSON *m = batch ? cJSON_GetArrayItem(root, (int)i) : root;
+      const cJSON *id;
+      int dummy = 0;
+      if (batch) {
+        wk->msgs[i].data = cJSON_PrintUnformatted(m);
+      } else if ((wk->msgs[i].data = malloc(r->body.len + 1)) != NULL) {
+        memcpy(wk->msgs[i].data, r->body.ptr, r->body.len);
+        wk->msgs[i].data[r->body.len] = '\0';
+      }
+      ok = wk->msgs[i].data != NULL;
+      wk->msgs[i].len = ok ? (batch ? strlen(wk->msgs[i].data) : r->body.len) : 0;
+      if (classify(m, &id, &dummy) == MSG_REQUEST)
+        wk->msgs[i].id = st->ids[k++].id;
+      wk->n = i + 1;
+    }
+    if (ok) {
+      wk->h = h;
+      wk->s = s;
+      s->nwork++;
+      phttp_pool_submit(h, wk);
+      cJSON_Delete(root);
+      return;
+    }
+    if (wk) {
+      for (size_t i = 0; i < wk->n; i++)
+        free(wk->msgs[i].data);
+      free(wk);
+    }
+    /* Could not hand it over: answer every request with the failure. */
+    for (size_t i = 0; i < st->nids; i++)
+      if (!st->ids[i].done && session_find(h, sid, strlen(sid)))
+        phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
+  } else if (!batch) {
     int rc = pmcp_server_handle(h->server, sid, r->body.ptr, r->body.len);
     if (rc != 0)
-      answer_locally(h, s, st->ids[0].id, rc);
+      phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
     size_t k = 0;
     for (const cJSON *m = root->child; m; m = m->next) {
@@ -911,7 +975,7 @@ static void handle_post(phttp_conn *c)
       free(t);
       if (kind == MSG_REQUEST) {
         if (rc != 0 && session_find(h, sid, strlen(sid)))
-          answer_locally(h, s, st->ids[k].id, rc);
+          phttp_answer_locally(h, s, st->ids[k].id, rc);
         k++;
       }
     }

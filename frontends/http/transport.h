@@ -55,6 +55,13 @@ typedef struct pmcp_http_options {
   unsigned sse_ping_ms;      /* SSE comment keep-alive; 0: 25 s */
   size_t replay_bytes;       /* per-session SSE replay buffer; 0: 1 MiB */
   unsigned max_inflight;     /* requests in flight per session; 0: 256 */
+  /* Threads that run tool/resource/prompt handlers off the loop (at most
+   * 16); 0: 1. */
+  unsigned handler_threads;
+  /* Run handlers on the loop thread instead (for hosts whose tools that
+   * are not declared PMCP_TOOL_BLOCKING are all quick): saves a thread
+   * hand-over per call, but a slow handler then stalls every client. */
+  int handlers_inline;
   /* Where the "listening on URL" line goes (flushed); NULL: stdout. */
   FILE *announce;
   /* Diagnostics (one line, no newline); NULL: none. */

@@ -48,6 +48,16 @@ static int slow(pmcp_call *call, void *ud)
   return pmcp_result_text(call, msg, strlen(msg));
 }
 
+/* stall {ms}: sleeps WITHOUT being declared blocking, as a careless tool
+ * doing I/O would; the transport must still keep the loop free. */
+static int stall(pmcp_call *call, void *ud)
+{
+  int64_t ms = 500;
+  pmcp_arg_int(call, "ms", &ms);
+  sleep_ms((int)ms);
+  return pmcp_result_text(call, "stalled", 7);
+}
+
 /* sample {prompt}: asks the client for a completion and returns its text. */
 static int sample(pmcp_call *call, void *ud)
 {
@@ -116,6 +126,13 @@ static int setup(pmcp_server *srv, void *ud)
   m.flags = PMCP_TOOL_BLOCKING;
   m.handler = sample;
   rc = rc ? rc : pmcp_server_add_tool(srv, &m);
+  pmcp_tool_def st = PMCP_TOOL_DEF_INIT;
+  st.name = "stall";
+  st.description = "Sleeps without being declared blocking";
+  st.args = slow_args;
+  st.n_args = 1;
+  st.handler = stall;
+  rc = rc ? rc : pmcp_server_add_tool(srv, &st);
   pmcp_tool_def r = PMCP_TOOL_DEF_INIT;
   r.name = "reconnect";
   r.description = "Closes its SSE stream and answers later";
@@ -149,6 +166,10 @@ int main(int argc, char **argv)
       o.session_idle_ms = (unsigned)atoi(v), i++;
     } else if (!strcmp(a, "--max-sessions")) {
       o.max_sessions = (unsigned)atoi(v), i++;
+    } else if (!strcmp(a, "--handler-threads")) {
+      o.handler_threads = (unsigned)atoi(v);
+      o.handlers_inline = o.handler_threads == 0;
+      i++;
     } else if (!strcmp(a, "--shutdown-timeout-ms")) {
       o.shutdown_timeout_ms = (unsigned)atoi(v), i++;
     } else {

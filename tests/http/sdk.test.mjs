@@ -30,7 +30,7 @@ test('initialize, tools/list and a JSON tools/call through the SDK client', asyn
   const { client, transport } = await connect(srv.url);
   assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
   const tools = await client.listTools();
-  assert.deepEqual(tools.tools.map((t) => t.name).sort(), ['echo', 'reconnect', 'sample', 'slow']);
+  assert.deepEqual(tools.tools.map((t) => t.name).sort(), ['echo', 'reconnect', 'sample', 'slow', 'stall']);
   const r = await client.callTool({ name: 'echo', arguments: { text: 'héllo wörld' } });
   assert.equal(r.content[0].text, 'héllo wörld');
   await client.close();
@@ -78,6 +78,23 @@ test('concurrent calls on one session each get their own answer', async () => {
     client.callTool({ name: i % 5 ? 'echo' : 'slow', arguments: i % 5 ? { text: `n${i}` } : { ms: 50, steps: 1 } })));
   results.forEach((r, i) => assert.equal(r.content[0].text, i % 5 ? `n${i}` : 'slept 50 ms'));
   await client.close();
+});
+
+test('a handler that sleeps without being declared blocking does not stall the loop', async () => {
+  const sid = await initSession(srv.port);
+  const H = { ...JSON_HEADERS, 'mcp-session-id': sid };
+  const t0 = Date.now();
+  const stalled = raw(srv.port, { headers: H,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'stall', arguments: { ms: 1500 } } }) });
+  await new Promise((r) => setTimeout(r, 100));
+  const ping = await raw(srv.port, { headers: H, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+  const other = await initSession(srv.port);
+  const pingedAt = Date.now() - t0;
+  assert.equal(ping.status, 200);
+  assert.ok(other);
+  assert.ok(pingedAt < 1000, `ping and initialize waited ${pingedAt} ms behind the stalled handler`);
+  const r = await stalled;
+  assert.match(r.body, /stalled/);
 });
 
 test('DELETE ends the session; later requests get 404', async () => {

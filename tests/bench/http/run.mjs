@@ -73,9 +73,13 @@ async function bench(name, cmd, args) {
   return res;
 }
 
-const ours = await bench('probe-mcp', path.join(build, 'tests/http/http-testserver'), ['--listen', '127.0.0.1:0']);
+const server = path.join(build, 'tests/http/http-testserver');
+// Default: handlers on a handler thread. "inline": --handler-threads 0.
+const ours = await bench('probe-mcp', server, ['--listen', '127.0.0.1:0']);
+const inline = await bench('inline', server, ['--listen', '127.0.0.1:0', '--handler-threads', '0']);
 const sdk = await bench('ts-sdk', process.execPath, [path.join(here, 'sdk-server.mjs')]);
-console.log(`ratio server CPU per call (sdk/ours): ${(sdk.cpuUsPerCall / ours.cpuUsPerCall).toFixed(1)}x (target >= 20x)`);
+console.log(`ratio server CPU per call (sdk/ours): ${(sdk.cpuUsPerCall / ours.cpuUsPerCall).toFixed(1)}x (target >= 20x); ` +
+  `with handlers on the loop: ${(sdk.cpuUsPerCall / inline.cpuUsPerCall).toFixed(1)}x`);
 console.log(`ratio calls/s (ours/sdk): ${(ours.cps / sdk.cps).toFixed(1)}x`);
 console.log(`ratio p50 latency (sdk/ours): ${(sdk.p50 / ours.p50).toFixed(1)}x, p99: ${(sdk.p99 / ours.p99).toFixed(1)}x`);
 console.log(`our idle RSS: ${(ours.idleRssKb / 1024).toFixed(1)} MB after start, ${(ours.afterRssKb / 1024).toFixed(1)} MB after the run (target < 10 MB)`);

@@ -399,74 +399,6 @@ START_TEST(search)
 }
 END_TEST
 
-START_TEST(embeddings)
-{
-  pmcp_tenant t, t2;
-  pmcp_store *s = st_open_new(&t);
-  ST_OK(s, pmcp_store_tenant(s, "other", PMCP_STORE_CREATE, &t2));
-  st_mkproject(s, t);
-  pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
-  n.on = "run:r1";
-  n.title = "cats";
-  n.body = "about cats";
-  ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
-  pmcp_buf b = PMCP_BUF_INIT;
-  ST_OK(s, pmcp_store_embed_todo(s, t, "m1", 0, &b));
-  cJSON *j = st_json(&b);
-  cJSON *items = cJSON_GetObjectItem(j, "items");
-  int n_docs = cJSON_GetArraySize(items);
-  ck_assert_int_ge(n_docs, 4); /* project, experiment, run, note */
-  /* Give every document a vector: the note points one way, others another. */
-  cJSON *it;
-  cJSON_ArrayForEach(it, items) {
-    const char *ref = st_str(it, "ref");
-    float v[3] = {1, 0, 0};
-    if (strncmp(ref, "note:", 5) == 0) {
-      v[0] = 0;
-      v[1] = 1;
-    }
-    ST_OK(s, pmcp_store_embed_put(s, t, ref, "m1", v, 3, st_str(it, "sha256")));
-  }
-  cJSON_Delete(j);
-  ST_OK(s, pmcp_store_embed_todo(s, t, "m1", 0, &b));
-  ck_assert_str_eq(b.ptr, "{\"items\":[]}");
-  float qv[3] = {0.1f, 0.9f, 0};
-  ST_OK(s, pmcp_store_embed_search(s, t, "m1", qv, 3, NULL, 10, &b));
-  j = st_json(&b);
-  ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, n_docs);
-  ck_assert(strncmp(st_str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0), "ref"),
-                    "note:", 5) == 0);
-  cJSON_Delete(j);
-  ST_OK(s, pmcp_store_embed_search(s, t, "m1", qv, 3, "run", 10, &b));
-  j = st_json(&b);
-  ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 1);
-  cJSON_Delete(j);
-  /* Changed text comes back in the to-do list; another model sees all. */
-  n.id = "note:r1-cats";
-  n.body = "about dogs now";
-  ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
-  ST_OK(s, pmcp_store_embed_todo(s, t, "m1", 0, &b));
-  j = st_json(&b);
-  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "items")), 1);
-  cJSON_Delete(j);
-  /* Another tenant sees none of it. */
-  ST_OK(s, pmcp_store_embed_search(s, t2, "m1", qv, 3, NULL, 10, &b));
-  ck_assert_ptr_nonnull(strstr(b.ptr, "\"total\":0"));
-  ST_RC(s, pmcp_store_embed_put(s, t2, "run:r1", "m1", qv, 3,
-                                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
-        PMCP_ENOTFOUND);
-  float zero[3] = {0, 0, 0}, bad[1] = {NAN};
-  ST_RC(s, pmcp_store_embed_search(s, t, "m1", zero, 3, NULL, 10, &b), PMCP_EINVAL);
-  ST_RC(s, pmcp_store_embed_put(s, t, "run:r1", "m1", bad, 1,
-                                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
-        PMCP_EINVAL);
-  ST_RC(s, pmcp_store_embed_todo(s, t, "", 0, &b), PMCP_EINVAL);
-  pmcp_buf_dispose(&b);
-  pmcp_store_free(s);
-  st_cleanup();
-}
-END_TEST
-
 int main(void)
 {
   Suite *su = suite_create("store-catalog");
@@ -476,7 +408,6 @@ int main(void)
   tcase_add_test(tc, artifacts);
   tcase_add_test(tc, put_kinds);
   tcase_add_test(tc, search);
-  tcase_add_test(tc, embeddings);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

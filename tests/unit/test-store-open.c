@@ -140,7 +140,7 @@ END_TEST
 /* Makes a store look like schema version 1 (before the search index). */
 static void downgrade_to_v1(const char *path)
 {
-  sql(path, "DROP TABLE embeddings; DROP TRIGGER papers_ai; DROP TRIGGER papers_ad; DROP TRIGGER papers_au;"
+  sql(path, "DROP TRIGGER papers_ai; DROP TRIGGER papers_ad; DROP TRIGGER papers_au;"
             "DROP TABLE papers_fts; DROP TABLE search_fts; DROP TABLE search_docs;"
             "UPDATE meta SET value='1' WHERE key='schema_version'");
 }

@@ -606,37 +606,6 @@ PMCP_API int pmcp_store_series_sets(pmcp_store *store, pmcp_tenant t, int64_t se
                                     const char *after, size_t limit, pmcp_buf *out);
 
 /* ------------------------------------------------------------------ */
-/* Embeddings (semantic search)                                       */
-
-/**
- * Lists search documents (runs, notes, artifacts' text, ...) that have no
- * embedding for @p model yet, or whose text changed since theirs was made,
- * as {"items":[{ref, kind, text, sha256}]} (text cut at 8000 characters),
- * at most @p limit (0: 100; at most 1000).
- * @return 0; PMCP_EINVAL (bad model name).
- */
-PMCP_API int pmcp_store_embed_todo(pmcp_store *store, pmcp_tenant t, const char *model,
-                                   size_t limit, pmcp_buf *out);
-
-/** Stores the embedding of the search document @p ref for @p model;
- *  @p text_sha is the "sha256" pmcp_store_embed_todo() gave for its text.
- *  @return 0; PMCP_ENOTFOUND (no such document); PMCP_EINVAL. */
-PMCP_API int pmcp_store_embed_put(pmcp_store *store, pmcp_tenant t, const char *ref,
-                                  const char *model, const float *vec, size_t dim,
-                                  const char *text_sha);
-
-/**
- * The documents nearest to the query vector @p vec (cosine similarity) among
- * those embedded with @p model and @p dim dimensions, optionally of
- * space-separated @p kinds: {"items":[{ref, kind, title, score}],"total":N},
- * best first, at most @p limit (0: 20).
- * @return 0; PMCP_EINVAL (zero vector, bad model name).
- */
-PMCP_API int pmcp_store_embed_search(pmcp_store *store, pmcp_tenant t, const char *model,
-                                     const float *vec, size_t dim, const char *kinds,
-                                     size_t limit, pmcp_buf *out);
-
-/* ------------------------------------------------------------------ */
 /* Custom backends                                                    */
 
 #define PMCP_STORE_OPS_VERSION 1
@@ -712,13 +681,6 @@ typedef struct pmcp_store_ops {
   int (*summary_time)(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                       int64_t time_from, int64_t time_to, size_t n_buckets, pmcp_bucket *out,
                       size_t *n_out);
-  int (*embed_todo)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *model, size_t limit,
-                    pmcp_buf *out);
-  int (*embed_put)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *model,
-                   const float *vec, size_t dim, const char *text_sha);
-  int (*embed_search)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *model,
-                      const float *vec, size_t dim, const char *kinds, size_t limit,
-                      pmcp_buf *out);
 } pmcp_store_ops;
 
 /**

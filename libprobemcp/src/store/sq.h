@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 4
+#define PMCP__SQ_SCHEMA_VERSION 3
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -173,13 +173,6 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
 int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                           int64_t time_from, int64_t time_to, size_t n_buckets,
                           pmcp_bucket *out, size_t *n_out);
-int pmcp__sq_embed_todo(pmcp_store *s, void *ctx, pmcp_tenant t, const char *model,
-                        size_t limit, pmcp_buf *out);
-int pmcp__sq_embed_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                       const char *model, const float *vec, size_t dim, const char *text_sha);
-int pmcp__sq_embed_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *model,
-                          const float *vec, size_t dim, const char *kinds, size_t limit,
-                          pmcp_buf *out);
 int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step_from, int64_t step_to, const char *after,
                          size_t limit, pmcp_buf *out);

@@ -677,9 +677,6 @@ static const pmcp_store_ops sq_ops = {
   .summary = pmcp__sq_summary,
   .series_sets = pmcp__sq_series_sets,
   .summary_time = pmcp__sq_summary_time,
-  .embed_todo = pmcp__sq_embed_todo,
-  .embed_put = pmcp__sq_embed_put,
-  .embed_search = pmcp__sq_embed_search,
 };
 
 int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)

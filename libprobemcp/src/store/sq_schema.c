@@ -168,16 +168,8 @@ static const char v3[] =
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
 static const char *const v3s[] = {v3, NULL};
-/* Version 4: embeddings of the search documents, for semantic search. A
- * vector belongs to one document and one model; text_sha is the SHA-256
- * of the text it was computed from, so changed text is embedded again. */
-static const char v4[] =
-  "CREATE TABLE embeddings(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
-  "  ref TEXT NOT NULL, model TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,"
-  "  text_sha TEXT NOT NULL, created INTEGER NOT NULL, UNIQUE(tenant_id, model, ref));";
-static const char *const v4s[] = {v4, NULL};
 /* migrations[i]: the statements taking version i to i + 1. */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s};
+static const char *const *const migrations[] = {v1, v2s, v3s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

@@ -448,28 +448,3 @@ int pmcp_store_summary_time(pmcp_store *store, pmcp_tenant t, int64_t series,
     return PMCP_EINVAL;
   READ_CALL(store, t, summary_time, series, time_from, time_to, n_buckets, out, n_out);
 }
-
-int pmcp_store_embed_todo(pmcp_store *store, pmcp_tenant t, const char *model, size_t limit,
-                          pmcp_buf *out)
-{
-  if (!model || !out)
-    return PMCP_EINVAL;
-  READ_CALL(store, t, embed_todo, model, limit, out);
-}
-
-int pmcp_store_embed_put(pmcp_store *store, pmcp_tenant t, const char *ref, const char *model,
-                         const float *vec, size_t dim, const char *text_sha)
-{
-  if (!ref || !model || !vec || !text_sha)
-    return PMCP_EINVAL;
-  WRITE_CALL(store, t, embed_put, ref, model, vec, dim, text_sha);
-}
-
-int pmcp_store_embed_search(pmcp_store *store, pmcp_tenant t, const char *model,
-                            const float *vec, size_t dim, const char *kinds, size_t limit,
-                            pmcp_buf *out)
-{
-  if (!model || !vec || !out)
-    return PMCP_EINVAL;
-  READ_CALL(store, t, embed_search, model, vec, dim, kinds, limit, out);
-}

@@ -5,7 +5,8 @@
  *   request.c  the checks of each request; POST, GET and DELETE
  *   pool.c  handler threads (tool calls never run on the loop)
  *   transport.c  the object, the sink queue, signals, shutdown, run()
- * Everything here runs on the loop thread except the sink queue (locked).
+ * Everything runs on the loop thread except the sink queue and the handler
+ * threads (pool.c), which only call pmcp_server_handle() and hand back.
  */
 #ifndef PMCP_HTTP_INTERNAL_H
 #define PMCP_HTTP_INTERNAL_H

@@ -42,6 +42,8 @@ int probe_cmd_lineage(const probe_globals *g, int argc, char **argv);
 int probe_cmd_demo(const probe_globals *g, int argc, char **argv);
 int probe_cmd_import(const probe_globals *g, int argc, char **argv);
 int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
+/* cmd_embed.c (research helper) */
+int probe_cmd_embed(const probe_globals *g, int argc, char **argv);
 
 /* cmd_import.c: runs one import (format "mlflow", "tensorboard", "csv",
  * "hf", "arxiv") with progress and a report; @p opts is a

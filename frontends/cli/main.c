@@ -26,6 +26,7 @@ static const probe_command commands[] = {
   {"show", "print one entity's record as JSON", probe_cmd_show},
   {"list", "list records of one kind as JSON", probe_cmd_list},
   {"search", "keyword search over the lab", probe_cmd_search},
+  {"embed", "cache embeddings of the lab's documents for semantic search", probe_cmd_embed},
   {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
   {"import", "import MLflow, TensorBoard, CSV or Trainer logs", probe_cmd_import},
   {"papers", "the local papers index (import arXiv metadata)", probe_cmd_papers},

@@ -210,3 +210,65 @@ test('semantic=true without an endpoint says the channel is off and why', async 
   const { obj } = await call('search', { query: 'batch_size', semantic: true });
   assert.match(obj.channels.semantic, /no embeddings endpoint is configured/);
 });
+
+test('probe embed caches vectors; semantic=true ranks by them with one model call', async () => {
+  const { createServer } = await import('node:http');
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  // A small deterministic embedder: words hashed into 64 dimensions.
+  const embed = (text) => {
+    const v = new Array(64).fill(0);
+    for (const w of String(text).toLowerCase().match(/[a-z0-9_]+/g) || []) {
+      let h = 0;
+      for (const ch of w) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+      v[h % 64] += 1;
+    }
+    return v;
+  };
+  let requests = 0;
+  let inputs = 0;
+  const srv = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      requests++;
+      const r = JSON.parse(body);
+      inputs += r.input.length;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ object: 'list', model: r.model,
+        data: r.input.map((t, i) => ({ object: 'embedding', index: i, embedding: embed(t) })) }));
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${srv.address().port}/v1/embeddings`;
+  try {
+    const { stdout } = await promisify(execFile)(PROBE, ['--store', store, '--quiet', 'embed', '--url', url]);
+    const n = Number(stdout.trim());
+    assert.ok(n > 0 && inputs === n, `embedded ${n}, endpoint saw ${inputs}`);
+    // a second run sends nothing: the vectors are cached
+    const again = await promisify(execFile)(PROBE, ['--store', store, '--quiet', 'embed', '--url', url]);
+    assert.equal(Number(again.stdout.trim()), 0);
+    const c = new Client({ name: 'research-sdk-semantic', version: '1.0.0' });
+    await c.connect(new StdioClientTransport({ command: STDIO, args: ['--store', store, '--embed-url', url] }));
+    try {
+      const before = requests;
+      let r = await c.callTool({ name: 'search', arguments: { query: 'learning rate schedule', semantic: false } });
+      assert.equal(requests, before, 'semantic=false made a model call');
+      r = await c.callTool({ name: 'search', arguments: { query: 'learning rate schedule', semantic: true } });
+      const o = JSON.parse(r.content[0].text);
+      assert.equal(requests, before + 1, 'one model call for the query');
+      assert.equal(typeof o.channels.semantic, 'number');
+      const sem = o.results.filter((x) => x.channel === 'semantic');
+      assert.ok(sem.length > 0, 'semantic results');
+      for (const x of sem) {
+        assert.match(x.ref, /^[a-z-]+:/);
+        assert.ok(x.score > 0 && x.score <= 1);
+        assert.ok(x.provenance);
+      }
+    } finally {
+      await c.close();
+    }
+  } finally {
+    srv.close();
+  }
+});

@@ -51,6 +51,22 @@ typedef struct pmcp_research_options {
 PMCP_API int pmcp_research_register(pmcp_server *server, pmcp_store *store,
                                     const pmcp_research_options *opts);
 
+/**
+ * Computes and caches in @p store the embeddings of every indexed document
+ * (runs, notes, summaries, artifacts' text, ...) that has none for the
+ * model, or whose text changed, by calling @p opts->embed_url in batches.
+ * This is the write side of search's semantic channel (`probe embed`);
+ * the tools themselves never write.
+ * @param store a writable store.
+ * @param opts tenant, embed_url (required), embed_model, embed_key.
+ * @param[out] out_embedded how many documents were embedded, or NULL.
+ * @return 0; PMCP_EINVAL (no embed_url); PMCP_EREADONLY; PMCP_ENOTFOUND
+ *         (tenant); PMCP_EREMOTE (the endpoint failed; the store's message
+ *         says how); PMCP_EUNSUPPORTED (built without libcurl); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
+                                 size_t *out_embedded);
+
 PMCP_END_DECLS
 
 #endif

@@ -218,49 +218,59 @@ static int emit(pmcp_page *pg, seq *s)
   size_t room = cap > used ? cap - used : 0;
   size_t hi = end - start < room ? end : align_down(f->text, start, start + room);
   size_t lo = start; /* the longest piece known to fit (start: none) */
-  size_t t_lo = 0, t_hi = 0;
-  int have_t_lo = 0;
   if (hi > start) {
-    rc = measure(pg, s, hi, &item, &payload, &tokens, &bytes);
+    /* Tokens grow about linearly with the piece: t(e) ~ t0 + k (e - start).
+     * t0 is the page with an empty piece; k comes from a sample of the
+     * text, then from the measurements themselves. Each probe counts the
+     * whole page once, so a good first guess matters more than anything. */
+    size_t t0 = 0, b0 = 0;
+    rc = measure(pg, s, start, &item, &payload, &t0, &b0);
     if (rc)
       goto out;
-    if (tokens <= budget && bytes <= cap) {
-      lo = hi;
-    } else {
-      t_hi = tokens;
-      size_t top = hi;
-      /* Interpolate on the token count, then bisect, until the bracket
-       * (lo fits, top does not) is narrow. */
-      /* Stop once the bracket is within 1.5% of the piece: a page a little
-       * less full costs less than another count of the whole piece. */
-      while (top - lo > SEARCH_SLACK && top - lo > (lo - start) / 64) {
-        size_t guess;
-        if (have_t_lo && t_hi > t_lo) {
-          double frac = (double)(budget - t_lo) / (double)(t_hi - t_lo);
-          guess = lo + (size_t)((double)(top - lo) * frac * 0.995);
-        } else if (!have_t_lo) {
-          /* tokens grow about in proportion to bytes */
-          guess = start + (size_t)((double)(top - start) * ((double)budget / (double)t_hi) * 0.985);
-        } else {
-          guess = lo + (top - lo) / 2;
-        }
-        if (guess <= lo + SEARCH_SLACK / 2 || guess >= top - SEARCH_SLACK / 2)
-          guess = lo + (top - lo) / 2;
-        guess = align_down(f->text, start, guess);
-        if (guess <= lo)
-          break;
-        rc = measure(pg, s, guess, &item, &payload, &tokens, &bytes);
-        if (rc)
-          goto out;
-        if (tokens <= budget && bytes <= cap) {
-          lo = guess;
-          t_lo = tokens;
-          have_t_lo = 1;
-        } else {
-          top = guess;
-          t_hi = tokens;
-        }
+    size_t sample = align_down(f->text, start, start + (hi - start < 4096 ? hi - start : 4096));
+    size_t ts = 0;
+    if (sample > start && pmcp_tokens_count(f->text + start, sample - start, &ts) == 0)
+      pg->stats.counts++, pg->stats.counted_bytes += sample - start;
+    double k = ts ? (double)ts / (double)(sample - start) : 0.25;
+    size_t top = hi, t_top = 0; /* t_top 0: not measured */
+    size_t t_lo = t0;
+    int first = 1;
+    while (lo < top) {
+      size_t guess;
+      if (t_top && t_top > t_lo) {
+        double frac = (double)((budget > t_lo ? budget : t_lo) - t_lo) /
+                      (double)(t_top - t_lo);
+        guess = lo + (size_t)((double)(top - lo) * frac * 0.995);
+      } else {
+        if (lo > start && t_lo > t0)
+          k = (double)(t_lo - t0) / (double)(lo - start);
+        double want = budget > t_lo ? (double)(budget - t_lo) : 0;
+        guess = lo + (size_t)(want / k * (first ? 0.985 : 0.995));
       }
+      first = 0;
+      if (guess > top)
+        guess = top;
+      if (guess <= lo)
+        guess = lo + (top - lo) / 2;
+      guess = align_down(f->text, start, guess);
+      if (guess <= lo)
+        break;
+      rc = measure(pg, s, guess, &item, &payload, &tokens, &bytes);
+      if (rc)
+        goto out;
+      if (tokens <= budget && bytes <= cap) {
+        lo = guess;
+        t_lo = tokens;
+      } else {
+        top = guess;
+        t_top = tokens;
+      }
+      /* within 1.5% of the piece (or a few bytes) is full enough: a page a
+       * little less full costs less than another count of it */
+      if (top - lo <= SEARCH_SLACK || top - lo <= (lo - start) / 64)
+        break;
+      if (lo == hi)
+        break;
     }
   }
   if (lo == start || (pg->n > 0 && lo < end && lo - start < MIN_PIECE)) {

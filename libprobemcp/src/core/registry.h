@@ -87,6 +87,13 @@ typedef struct pmcp__registry {
 
 struct pmcp_server;
 void pmcp__registry_free(struct pmcp_server *srv);
+void pmcp__resource_free(struct pmcp_server *srv, pmcp__resource *r);
+void pmcp__prompt_free(struct pmcp_server *srv, pmcp__prompt *p);
+/* Appends @p item to a registry array. 0 or PMCP_ENOMEM. */
+int pmcp__registry_push(struct pmcp_server *srv, void ***arr, size_t *n, size_t *cap,
+                        void *item);
+/* PMCP_EMISUSE (with errmsg) once the first message was handled. */
+int pmcp__registration_open(struct pmcp_server *srv);
 const pmcp__tool *pmcp__tool_find(const struct pmcp_server *srv, const char *name);
 const pmcp__prompt *pmcp__prompt_find(const struct pmcp_server *srv, const char *name);
 

@@ -18,6 +18,7 @@ static const struct {
   {"search", pmcp__research_add_search},
   {"entity", pmcp__research_add_entity},
   {"metrics", pmcp__research_add_metrics},
+  {"query_sql", pmcp__research_add_query_sql},
   {"resources", pmcp__research_add_resources},
   {"prompts", pmcp__research_add_prompts},
 };

@@ -41,6 +41,7 @@ int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_prompts(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs);
 
 /* Takes one reference for a registration; pmcp__research_release is the
  * ud_free of every def. */

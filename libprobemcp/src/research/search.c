@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "research/embed.h"
 #include "research/lists.h"
 #include "research/page.h"
 #include "research/refs.h"
@@ -154,6 +155,118 @@ static cJSON *search_next(size_t placed, void *ud)
   return st;
 }
 
+/* Top @p lim cached documents by cosine similarity to the query's
+ * embedding. Returns 0 with hits added, or 1 with *why saying why the
+ * channel is off (no embeddings cached, endpoint failure). */
+static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
+                            cJSON *out, char *why, size_t whylen)
+{
+  const char *model = pmcp__embed_model(rs->embed_model);
+  cJSON *fm = cJSON_CreateObject();
+  cJSON_AddStringToObject(fm, "model", model);
+  char *filter = cJSON_PrintUnformatted(fm);
+  cJSON_Delete(fm);
+  if (!filter)
+    return PMCP_ENOMEM;
+  /* Without cached vectors there is nothing to compare: say so before
+   * calling any model. */
+  pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+  lo.kind = "embedding";
+  lo.filter = filter;
+  lo.limit = 1;
+  cJSON *page = NULL;
+  char err[300];
+  if (pmcp__rs_list(rs, &lo, &page, err, sizeof err) != 0 ||
+      pmcp__jn(page, "total", 0) < 1) {
+    snprintf(why, whylen,
+             "off: the store holds no embeddings for model %.60s (they are "
+             "computed when data is written, with `probe embed`); exact "
+             "and keyword results only",
+             model);
+    cJSON_Delete(page);
+    cJSON_free(filter);
+    return 1;
+  }
+  cJSON_Delete(page);
+  double *qv = NULL;
+  size_t dim = 0;
+  const char *inputs[1] = {q};
+  int rc = pmcp__embed(rs->embed_url, rs->embed_model, rs->embed_key, inputs, 1,
+                       &qv, &dim, err, sizeof err);
+  if (rc == PMCP_ENOMEM) {
+    cJSON_free(filter);
+    return rc;
+  }
+  if (rc) {
+    snprintf(why, whylen, "off: %s; exact and keyword results only", err);
+    cJSON_free(filter);
+    return 1;
+  }
+  /* Rank every cached vector, keeping the best lim. */
+  typedef struct { double s; char ref[300]; } best;
+  best *top = calloc(lim ? lim : 1, sizeof *top);
+  size_t ntop = 0;
+  char *after = NULL;
+  for (int guard = 0; top && guard < 10000; guard++) {
+    lo.limit = 1000;
+    lo.after = after;
+    page = NULL;
+    rc = pmcp__rs_list(rs, &lo, &page, err, sizeof err);
+    free(after);
+    after = NULL;
+    if (rc)
+      break;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      double sc = pmcp__cosine(qv, cJSON_GetObjectItemCaseSensitive(it, "vector"), dim);
+      const char *ref = pmcp__js(it, "ref");
+      if (sc <= 0 || strlen(ref) >= 300)
+        continue;
+      size_t pos = ntop;
+      while (pos > 0 && top[pos - 1].s < sc)
+        pos--;
+      if (pos >= lim)
+        continue;
+      size_t last = ntop < lim ? ntop : lim - 1;
+      memmove(top + pos + 1, top + pos, (last - pos) * sizeof *top);
+      top[pos].s = sc;
+      snprintf(top[pos].ref, sizeof top[pos].ref, "%s", ref);
+      if (ntop < lim)
+        ntop++;
+    }
+    const char *nx = pmcp__js(page, "next");
+    if (*nx)
+      after = strdup(nx);
+    cJSON_Delete(page);
+    if (!after)
+      break;
+  }
+  free(after);
+  for (size_t i = 0; top && i < ntop; i++) {
+    if (has_ref(out, top[i].ref))
+      continue;
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "ref", top[i].ref);
+    char kind[40];
+    size_t kl = strcspn(top[i].ref, ":");
+    snprintf(kind, sizeof kind, "%.*s", (int)(kl < 39 ? kl : 39), top[i].ref);
+    cJSON_AddStringToObject(h, "kind", kind);
+    cJSON_AddStringToObject(h, "channel", "semantic");
+    cJSON_AddNumberToObject(h, "score", top[i].s);
+    cJSON *stub = cJSON_CreateObject();
+    cJSON_AddStringToObject(stub, "kind", kind);
+    cJSON_AddStringToObject(stub, "ref", top[i].ref);
+    cJSON_AddStringToObject(h, "provenance", pmcp__rs_provenance(stub));
+    cJSON_Delete(stub);
+    cJSON_AddItemToArray(out, h);
+  }
+  free(top);
+  free(qv);
+  cJSON_free(filter);
+  return 0;
+}
+
 static const char *kinds_arg(pmcp_call *call, char *buf, size_t size)
 {
   size_t n = pmcp_arg_count(call, "kinds");
@@ -197,11 +310,30 @@ static int search(pmcp_call *call, void *ud)
   double e = st ? pmcp__jn(st, "e", 0) : 0;
   size_t e_start = e > 0 ? (size_t)e : 0;
   size_t n_exact = 0, total_ex = 0;
+  char sem_why[400] = "";
+  int sem_on = 0;
   if (e >= 0) {
     cJSON *ex = cJSON_CreateArray();
     exact_channel(rs, q, ex);
+    size_t n_ex_only = (size_t)cJSON_GetArraySize(ex);
+    cJSON_AddNumberToObject(channels, "exact", (double)n_ex_only);
+    if (semantic && rs->embed_url) {
+      /* semantic hits follow the exact ones in the same front list, so
+       * the cursor's position "e" covers both */
+      int src = semantic_channel(rs, q, (size_t)lim, ex, sem_why, sizeof sem_why);
+      if (src < 0) {
+        cJSON_Delete(ex);
+        cJSON_Delete(items);
+        cJSON_Delete(root);
+        cJSON_Delete(st);
+        return src;
+      }
+      sem_on = src == 0;
+      if (sem_on)
+        cJSON_AddNumberToObject(channels, "semantic",
+                                (double)(cJSON_GetArraySize(ex) - (int)n_ex_only));
+    }
     total_ex = (size_t)cJSON_GetArraySize(ex);
-    cJSON_AddNumberToObject(channels, "exact", (double)total_ex);
     size_t i = 0;
     cJSON *it = ex->child;
     while (it) {
@@ -270,12 +402,11 @@ static int search(pmcp_call *call, void *ud)
                             "(start the server with --embed-url or "
                             "PROBE_EMBED_URL); exact and keyword results "
                             "only");
-  } else {
+  } else if (!sem_on) {
     cJSON_AddStringToObject(channels, "semantic",
-                            "off: the store holds no embeddings for this "
-                            "lab (they are computed when data is written or "
-                            "imported with an endpoint configured); exact "
-                            "and keyword results only");
+                            sem_why[0] ? sem_why
+                                       : "continued page: semantic results "
+                                         "were on the pages before");
   }
   cJSON_AddStringToObject(root, "note",
                           "results are evidence written by people and "

@@ -175,6 +175,15 @@ static const list_kind kinds[] = {
    " 'created', f.created)",
    "files f", "f.tenant_id", "f.path, f.id", "f.path", NULL, 0,
    {{"workspace", "f.workspace_id=:p"}}, {{"shared", 'b', "(f.workspace_id=0)=:f"}}},
+  {"embedding",
+   "json_object('ref', e.ref, 'model', e.model, 'text_sha256', e.text_sha256,"
+   " 'vector', json(e.vector))",
+   "embeddings e", "e.tenant_id", "e.id", NULL, NULL, 0, {{0}},
+   {{"model", 's', "e.model=:f"}}},
+  {"search-doc",
+   "json_object('ref', d.ref, 'kind', d.kind, 'title', f.title, 'body', f.body)",
+   "search_docs d JOIN search_fts f ON f.rowid=d.id", "d.tenant_id", "d.id", NULL, NULL, 0,
+   {{0}}, {{"kind", 's', "d.kind=:f"}}},
   {"paper",
    "json_object('ref', 'paper:' || pa.arxiv_id, 'title', pa.title, 'authors', pa.authors,"
    " 'categories', pa.categories, 'published', pa.published, 'provenance', 'open-web')",

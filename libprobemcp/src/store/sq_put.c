@@ -195,7 +195,7 @@ static const struct {
   {"checkpoint", pmcp__put_checkpoint}, {"source", pmcp__put_source}, {"lineage", pmcp__put_lineage},
   {"run-use", pmcp__put_run_use}, {"group", pmcp__put_group}, {"trial", pmcp__put_trial},
   {"session", pmcp__put_session}, {"file", pmcp__put_file}, {"paper-link", pmcp__put_paper_link},
-  {"experiment-version", pmcp__put_experiment_version},
+  {"experiment-version", pmcp__put_experiment_version}, {"embedding", pmcp__put_embedding},
 };
 
 int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
@@ -209,7 +209,7 @@ int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
   if (!fn)
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown record kind '%.32s' (dataset, dataset-version, checkpoint, source, lineage,"
-        " run-use, group, trial, session, file, paper-link, experiment-version)", kind);
+        " run-use, group, trial, session, file, paper-link, experiment-version, embedding)", kind);
   cJSON *o = cJSON_ParseWithLength(json, len);
   if (!o || !cJSON_IsObject(o)) {
     cJSON_Delete(o);

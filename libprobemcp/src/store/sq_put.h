@@ -57,5 +57,6 @@ int pmcp__put_session(put_ctx *c);
 int pmcp__put_file(put_ctx *c);
 int pmcp__put_paper_link(put_ctx *c);
 int pmcp__put_experiment_version(put_ctx *c);
+int pmcp__put_embedding(put_ctx *c);
 
 #endif

@@ -368,3 +368,48 @@ out:
   return rc;
 }
 
+
+/* "embedding" {ref, model, vector: [numbers], text_sha256?}: the vector of
+ * an indexed document under a model; writing it again replaces it. */
+int pmcp__put_embedding(put_ctx *c)
+{
+  const char *ref, *model, *sha;
+  int rc;
+  if ((rc = pmcp__put_fstr(c, "ref", 1, &ref)) || (rc = pmcp__put_fstr(c, "model", 1, &model)) ||
+      (rc = pmcp__put_fstr(c, "text_sha256", 0, &sha)))
+    return rc;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->o, "vector");
+  int n = cJSON_GetArraySize(v);
+  if (!cJSON_IsArray(v) || n < 1 || n > 65536)
+    return pmcp_store_set_error(c->s, PMCP_EINVAL,
+                                "embedding: 'vector' must be an array of 1 to 65536 numbers");
+  const cJSON *x;
+  cJSON_ArrayForEach(x, v)
+  {
+    if (!cJSON_IsNumber(x))
+      return pmcp_store_set_error(c->s, PMCP_EINVAL, "embedding: 'vector' holds a non-number");
+  }
+  char *vt = cJSON_PrintUnformatted(v);
+  if (!vt)
+    return PMCP_ENOMEM;
+  static const char sql[] =
+      "INSERT INTO embeddings(tenant_id, ref, model, text_sha256, vector, created)"
+      " VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(tenant_id, model, ref) DO UPDATE SET"
+      " text_sha256=excluded.text_sha256, vector=excluded.vector, created=excluded.created";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st))) {
+    cJSON_free(vt);
+    return rc;
+  }
+  sqlite3_bind_int64(st, 1, c->t.id);
+  sqlite3_bind_text(st, 2, ref, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, model, -1, SQLITE_TRANSIENT);
+  pmcp__put_bind_opt(st, 4, sha);
+  sqlite3_bind_text(st, 5, vt, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 6, pmcp__now_ms());
+  cJSON_free(vt);
+  if ((rc = pmcp__put_run1(c, st, "embedding")))
+    return rc;
+  pmcp__buf_reset(&c->ref);
+  return pmcp__buf_puts(&c->ref, ref);
+}

@@ -165,11 +165,19 @@ static const char v3[] =
   "  id DESC);"
   "CREATE INDEX IF NOT EXISTS experiments_project_live ON experiments(project_id, deleted);";
 
+/* v4: embeddings of the indexed documents, computed by `probe embed` (or
+ * pmcp_research_embed()) with a model and read by search semantic=true. */
+static const char v4[] =
+  "CREATE TABLE IF NOT EXISTS embeddings(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  ref TEXT NOT NULL, model TEXT NOT NULL, text_sha256 TEXT, vector TEXT NOT NULL,"
+  "  created INTEGER NOT NULL, UNIQUE(tenant_id, model, ref));";
+
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
 static const char *const v3s[] = {v3, NULL};
+static const char *const v4s[] = {v4, NULL};
 /* migrations[i]: the statements taking version i to i + 1. */
-static const char *const *const migrations[] = {v1, v2s, v3s};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

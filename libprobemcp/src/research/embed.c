@@ -1,0 +1,349 @@
+/* Embeddings for search's semantic channel: a client for OpenAI-compatible
+ * embeddings endpoints (POST {"model","input":[...]} -> {"data":[{"index",
+ * "embedding"}]}) over libcurl, pmcp_research_embed() which computes and
+ * caches the vectors of the store's indexed documents (the write side:
+ * `probe embed`), and the query-time ranking (cosine similarity against
+ * the cached vectors). Nothing here runs unless semantic=true is asked. */
+#include "research/embed.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#ifdef PMCP_HAVE_CURL
+#include <curl/curl.h>
+#endif
+
+#include "util/buf.h"
+
+#define DEFAULT_MODEL "text-embedding-3-small"
+#define BATCH 32
+#define MAX_TEXT 8000
+
+const char *pmcp__embed_model(const char *model)
+{
+  return model && *model ? model : DEFAULT_MODEL;
+}
+
+#ifdef PMCP_HAVE_CURL
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+  pmcp_buf *b = ud;
+  if (b->len + size * n > 64u * 1024u * 1024u)
+    return 0; /* refuse absurd answers */
+  return pmcp__buf_append(b, p, size * n) ? 0 : size * n;
+}
+#endif
+
+int pmcp__embed(const char *url, const char *model, const char *key,
+                const char *const *inputs, size_t n, double **out,
+                size_t *dim, char *err, size_t errlen)
+{
+  *out = NULL;
+  *dim = 0;
+#ifndef PMCP_HAVE_CURL
+  (void)url; (void)model; (void)key; (void)inputs; (void)n;
+  snprintf(err, errlen, "this build has no libcurl, so it cannot reach an "
+                        "embeddings endpoint");
+  return PMCP_EUNSUPPORTED;
+#else
+  cJSON *req = cJSON_CreateObject();
+  cJSON_AddStringToObject(req, "model", pmcp__embed_model(model));
+  cJSON *in = cJSON_AddArrayToObject(req, "input");
+  for (size_t i = 0; i < n; i++)
+    cJSON_AddItemToArray(in, cJSON_CreateString(inputs[i]));
+  char *body = cJSON_PrintUnformatted(req);
+  cJSON_Delete(req);
+  if (!body)
+    return PMCP_ENOMEM;
+  CURL *h = curl_easy_init();
+  if (!h) {
+    cJSON_free(body);
+    return PMCP_ENOMEM;
+  }
+  pmcp_buf resp = PMCP_BUF_INIT;
+  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  char auth[600];
+  if (key && *key) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
+    hdr = curl_slist_append(hdr, auth);
+  }
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  CURLcode cc = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(hdr);
+  curl_easy_cleanup(h);
+  cJSON_free(body);
+  int rc = 0;
+  if (cc != CURLE_OK) {
+    snprintf(err, errlen, "the embeddings endpoint could not be reached (%s)",
+             curl_easy_strerror(cc));
+    rc = PMCP_EREMOTE;
+    goto out;
+  }
+  if (status != 200) {
+    snprintf(err, errlen, "the embeddings endpoint answered HTTP %ld", status);
+    rc = PMCP_EREMOTE;
+    goto out;
+  }
+  cJSON *r = cJSON_ParseWithLength(resp.ptr ? resp.ptr : "", resp.len);
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(r, "data");
+  if (!cJSON_IsArray(data) || (size_t)cJSON_GetArraySize(data) != n) {
+    cJSON_Delete(r);
+    snprintf(err, errlen, "the embeddings endpoint's answer has no data "
+                          "list of %zu embeddings", n);
+    rc = PMCP_EREMOTE;
+    goto out;
+  }
+  size_t d = 0;
+  double *v = NULL;
+  size_t k = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, data)
+  {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(it, "embedding");
+    double idx = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "index"))
+        ? cJSON_GetObjectItemCaseSensitive(it, "index")->valuedouble : (double)k;
+    size_t m = (size_t)cJSON_GetArraySize(e);
+    if (!cJSON_IsArray(e) || m == 0 || (d && m != d) || idx < 0 || idx >= (double)n) {
+      free(v);
+      cJSON_Delete(r);
+      snprintf(err, errlen, "the embeddings endpoint returned a malformed "
+                            "embedding");
+      rc = PMCP_EREMOTE;
+      goto out;
+    }
+    if (!d) {
+      d = m;
+      v = calloc(n * d, sizeof *v);
+      if (!v) {
+        cJSON_Delete(r);
+        rc = PMCP_ENOMEM;
+        goto out;
+      }
+    }
+    size_t j = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, e)
+      v[(size_t)idx * d + j++] = cJSON_IsNumber(x) ? x->valuedouble : 0;
+    k++;
+  }
+  cJSON_Delete(r);
+  *out = v;
+  *dim = d;
+out:
+  pmcp_buf_dispose(&resp);
+  return rc;
+#endif
+}
+
+double pmcp__cosine(const double *a, const cJSON *b, size_t dim)
+{
+  double dot = 0, na = 0, nb = 0;
+  size_t i = 0;
+  const cJSON *x;
+  cJSON_ArrayForEach(x, b)
+  {
+    if (i >= dim)
+      return 0; /* another model's dimension: no match */
+    double y = x->valuedouble;
+    dot += a[i] * y;
+    na += a[i] * a[i];
+    nb += y * y;
+    i++;
+  }
+  if (i != dim || na == 0 || nb == 0)
+    return 0;
+  return dot / (sqrt(na) * sqrt(nb));
+}
+
+static void sha_hex(const char *s, size_t n, char out[65])
+{
+  unsigned char md[32];
+  unsigned int l = 0;
+  EVP_Digest(s, n, md, &l, EVP_sha256(), NULL);
+  for (int i = 0; i < 32; i++)
+    snprintf(out + i * 2, 3, "%02x", md[i]);
+}
+
+/* Embeds and stores one batch. */
+static int flush(pmcp_store *store, pmcp_tenant t, const pmcp_research_options *o,
+                 char **texts, char (*refs)[300], char (*shas)[65], size_t n,
+                 size_t *done)
+{
+  if (!n)
+    return 0;
+  double *v = NULL;
+  size_t dim = 0;
+  char err[300];
+  int rc = pmcp__embed(o->embed_url, o->embed_model, o->embed_key,
+                       (const char *const *)texts, n, &v, &dim, err, sizeof err);
+  if (rc)
+    return pmcp_store_set_error(store, rc, "%s", err);
+  rc = pmcp_store_begin(store);
+  for (size_t i = 0; i < n && !rc; i++) {
+    cJSON *rec = cJSON_CreateObject();
+    cJSON_AddStringToObject(rec, "ref", refs[i]);
+    cJSON_AddStringToObject(rec, "model", pmcp__embed_model(o->embed_model));
+    cJSON_AddStringToObject(rec, "text_sha256", shas[i]);
+    cJSON_AddItemToObject(rec, "vector", cJSON_CreateDoubleArray(v + i * dim, (int)dim));
+    char *j = cJSON_PrintUnformatted(rec);
+    cJSON_Delete(rec);
+    rc = j ? pmcp_store_put(store, t, "embedding", j, strlen(j), NULL) : PMCP_ENOMEM;
+    cJSON_free(j);
+  }
+  free(v);
+  if (rc) {
+    pmcp_store_rollback(store);
+    return rc;
+  }
+  rc = pmcp_store_commit(store);
+  if (!rc)
+    *done += n;
+  return rc;
+}
+
+int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
+                        size_t *out_embedded)
+{
+  if (out_embedded)
+    *out_embedded = 0;
+  if (!store || !opts || opts->version != PMCP_RESEARCH_OPTIONS_VERSION ||
+      !opts->embed_url || !*opts->embed_url)
+    return PMCP_EINVAL;
+  if (pmcp_store_readonly(store))
+    return PMCP_EREADONLY;
+  pmcp_tenant t;
+  int rc = pmcp_store_tenant(store, opts->tenant, 0, &t);
+  if (rc)
+    return rc;
+  const char *model = pmcp__embed_model(opts->embed_model);
+  /* What is cached already, by ref: its text hash. */
+  cJSON *have = cJSON_CreateObject();
+  char filter[400];
+  cJSON *fm = cJSON_CreateObject();
+  cJSON_AddStringToObject(fm, "model", model);
+  char *ft = cJSON_PrintUnformatted(fm);
+  cJSON_Delete(fm);
+  snprintf(filter, sizeof filter, "%s", ft ? ft : "{}");
+  cJSON_free(ft);
+  char *after = NULL;
+  for (;;) {
+    pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+    lo.kind = "embedding";
+    lo.filter = filter;
+    lo.after = after;
+    lo.limit = 1000;
+    pmcp_buf b = PMCP_BUF_INIT;
+    rc = pmcp_store_list(store, t, &lo, &b);
+    free(after);
+    after = NULL;
+    if (rc) {
+      pmcp_buf_dispose(&b);
+      cJSON_Delete(have);
+      return rc;
+    }
+    cJSON *page = cJSON_ParseWithLength(b.ptr, b.len);
+    pmcp_buf_dispose(&b);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ref");
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "text_sha256");
+      if (cJSON_IsString(r))
+        cJSON_AddStringToObject(have, r->valuestring,
+                                cJSON_IsString(h) ? h->valuestring : "");
+    }
+    const cJSON *nx = cJSON_GetObjectItemCaseSensitive(page, "next");
+    if (cJSON_IsString(nx))
+      after = strdup(nx->valuestring);
+    cJSON_Delete(page);
+    if (!after)
+      break;
+  }
+  /* The indexed documents, in batches. */
+  char *texts[BATCH];
+  char refs[BATCH][300];
+  char shas[BATCH][65];
+  size_t nb = 0, done = 0;
+  for (;;) {
+    pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+    lo.kind = "search-doc";
+    lo.after = after;
+    lo.limit = 200;
+    pmcp_buf b = PMCP_BUF_INIT;
+    rc = pmcp_store_list(store, t, &lo, &b);
+    free(after);
+    after = NULL;
+    if (rc) {
+      pmcp_buf_dispose(&b);
+      break;
+    }
+    cJSON *page = cJSON_ParseWithLength(b.ptr, b.len);
+    pmcp_buf_dispose(&b);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ref");
+      const cJSON *ti = cJSON_GetObjectItemCaseSensitive(it, "title");
+      const cJSON *bo = cJSON_GetObjectItemCaseSensitive(it, "body");
+      if (!cJSON_IsString(r) || strlen(r->valuestring) >= 300)
+        continue;
+      pmcp_buf txt = PMCP_BUF_INIT;
+      pmcp__buf_printf(&txt, "%s\n%s", cJSON_IsString(ti) ? ti->valuestring : "",
+                       cJSON_IsString(bo) ? bo->valuestring : "");
+      if (txt.len > MAX_TEXT) {
+        size_t cut = MAX_TEXT;
+        while (cut > 0 && ((unsigned char)txt.ptr[cut] & 0xC0) == 0x80)
+          cut--;
+        txt.ptr[cut] = '\0';
+        txt.len = cut;
+      }
+      char sha[65];
+      sha_hex(txt.ptr, txt.len, sha);
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, r->valuestring);
+      if (cJSON_IsString(h) && strcmp(h->valuestring, sha) == 0) {
+        pmcp_buf_dispose(&txt);
+        continue; /* cached for this text */
+      }
+      texts[nb] = txt.ptr;
+      snprintf(refs[nb], sizeof refs[nb], "%s", r->valuestring);
+      memcpy(shas[nb], sha, 65);
+      nb++;
+      if (nb == BATCH) {
+        rc = flush(store, t, opts, texts, refs, shas, nb, &done);
+        for (size_t i = 0; i < nb; i++)
+          free(texts[i]);
+        nb = 0;
+        if (rc)
+          break;
+      }
+    }
+    const cJSON *nx = cJSON_GetObjectItemCaseSensitive(page, "next");
+    if (!rc && cJSON_IsString(nx))
+      after = strdup(nx->valuestring);
+    cJSON_Delete(page);
+    if (rc || !after)
+      break;
+  }
+  if (!rc)
+    rc = flush(store, t, opts, texts, refs, shas, nb, &done);
+  for (size_t i = 0; i < nb; i++)
+    free(texts[i]);
+  free(after);
+  cJSON_Delete(have);
+  if (out_embedded)
+    *out_embedded = done;
+  return rc;
+}

@@ -1,0 +1,292 @@
+/* `query_sql`: "what exactly do the tables say?" One read-only SELECT over
+ * the lab's research tables in `sql`, enforced by SQLite (sql_guard.h);
+ * called without `sql` it lists the tables and columns this caller may
+ * read, with their types (also the resource probe://sql/schema). Rows are
+ * exact (integers as integers, reals in shortest round-trip form, blobs as
+ * x'..' hex) and paged under the token budget with a cursor that re-runs
+ * the statement and skips the rows already sent. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probemcp/budget.h"
+#include "research/metrics.h"
+#include "research/sql_guard.h"
+
+typedef struct qsql {
+  pmcp__research *rs;
+  pthread_mutex_t mu; /* one statement at a time on the connection */
+  pmcp__sqlg *g;
+  int open_rc;
+  char open_err[200];
+  int refs;
+} qsql;
+
+static void qsql_release(void *ud)
+{
+  qsql *q = ud;
+  if (!q || --q->refs > 0)
+    return;
+  pmcp__sqlg_free(q->g);
+  pthread_mutex_destroy(&q->mu);
+  pmcp__research_release(q->rs);
+  free(q);
+}
+
+/* Opens the guarded connection on first use (the store file exists by
+ * then; a host may register before filling it). */
+static pmcp__sqlg *guard(qsql *q)
+{
+  if (!q->g && !q->open_rc)
+    q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant.id, NULL, q->open_err,
+                                 sizeof q->open_err);
+  return q->g;
+}
+
+/* Writes the columns of readable table @p i: {"name":..,"columns":{col:type}}. */
+static int table_item(pmcp__sqlg *g, size_t i, pmcp_json *j)
+{
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT * FROM %s", pmcp__sqlg_table(i));
+  sqlite3_stmt *st = NULL;
+  char err[200];
+  int rc = pmcp__sqlg_prepare(g, sql, strlen(sql), NULL, &st, err, sizeof err);
+  if (rc)
+    return rc;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "name");
+  pmcp_json_string(j, pmcp__sqlg_table(i));
+  pmcp_json_key(j, "columns");
+  pmcp_json_object_begin(j);
+  for (int c = 0; c < sqlite3_column_count(st); c++) {
+    const char *t = sqlite3_column_decltype(st, c);
+    pmcp_json_key(j, sqlite3_column_name(st, c));
+    pmcp_json_string(j, t && *t ? t : "ANY");
+  }
+  pmcp_json_object_end(j);
+  pmcp_json_object_end(j);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+static int list_tables(pmcp_call *call, qsql *q, pmcp__sqlg *g)
+{
+  pmcp_page *pg = pmcp__mx_page(call, q->rs, 0);
+  if (!pg)
+    return 0;
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_page_field_string(pg, "usage", "query_sql {\"sql\": \"SELECT ...\"}: one read-only "
+                                      "statement over these tables (SQLite dialect)");
+  pmcp_page_list(pg, "tables");
+  int more = 0;
+  for (size_t i = pos; pmcp__sqlg_table(i); i++) {
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j || table_item(g, i, j))
+      break;
+    uint64_t next = i + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  return pmcp__mx_send(call, pg, more);
+}
+
+static void hex_blob(pmcp_json *j, const unsigned char *p, int n)
+{
+  static const char hx[] = "0123456789abcdef";
+  char *s = malloc((size_t)n * 2 + 4);
+  if (!s) {
+    pmcp_json_null(j);
+    return;
+  }
+  size_t k = 0;
+  s[k++] = 'x';
+  s[k++] = '\'';
+  for (int i = 0; i < n; i++) {
+    s[k++] = hx[p[i] >> 4];
+    s[k++] = hx[p[i] & 15];
+  }
+  s[k++] = '\'';
+  pmcp_json_string_n(j, s, k);
+  free(s);
+}
+
+static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, size_t len)
+{
+  sqlite3_stmt *st = NULL;
+  char err[300];
+  int rc = pmcp__sqlg_prepare(g, sql, len, call, &st, err, sizeof err);
+  if (rc)
+    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
+  pmcp_page *pg = pmcp__mx_page(call, q->rs, PMCP_PAGE_LOSSLESS);
+  if (!pg) {
+    sqlite3_finalize(st);
+    return 0;
+  }
+  size_t pos = pmcp__mx_pos(pg);
+  int nc = sqlite3_column_count(st);
+  pmcp_json *cj = NULL;
+  if (pmcp_json_new(&cj, 0) == 0) {
+    pmcp_json_array_begin(cj);
+    for (int c = 0; c < nc; c++)
+      pmcp_json_string(cj, sqlite3_column_name(st, c));
+    pmcp_json_array_end(cj);
+    size_t cl = 0;
+    const char *ct = pmcp_json_text(cj, &cl);
+    if (ct)
+      pmcp_page_field_json(pg, "columns", ct, cl);
+    pmcp_json_free(cj);
+  }
+  pmcp_page_list(pg, "rows");
+  int more = 0, src;
+  uint64_t row = 0;
+  pmcp__sqlg_arm(g, call);
+  while ((src = pmcp__sqlg_step(g, st, err, sizeof err)) == SQLITE_ROW) {
+    if (row++ < pos)
+      continue; /* sent on an earlier page */
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    pmcp_json_array_begin(j);
+    for (int c = 0; c < nc; c++) {
+      switch (sqlite3_column_type(st, c)) {
+      case SQLITE_INTEGER:
+        pmcp_json_int(j, sqlite3_column_int64(st, c));
+        break;
+      case SQLITE_FLOAT:
+        pmcp_json_number_lossless(j, sqlite3_column_double(st, c));
+        break;
+      case SQLITE_TEXT:
+        pmcp_json_string_n(j, (const char *)sqlite3_column_text(st, c),
+                           (size_t)sqlite3_column_bytes(st, c));
+        break;
+      case SQLITE_BLOB:
+        hex_blob(j, sqlite3_column_blob(st, c), sqlite3_column_bytes(st, c));
+        break;
+      default:
+        pmcp_json_null(j);
+      }
+    }
+    pmcp_json_array_end(j);
+    uint64_t next = row;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  sqlite3_finalize(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE) {
+    pmcp_page_free(pg);
+    if (!strcmp(err, "cancelled"))
+      return PMCP_ECANCELLED;
+    return pmcp__rs_fail(call, "sql_error", "%s", err);
+  }
+  return pmcp__mx_send(call, pg, more);
+}
+
+static int query_sql(pmcp_call *call, void *ud)
+{
+  qsql *q = ud;
+  pthread_mutex_lock(&q->mu);
+  pmcp__sqlg *g = guard(q);
+  int rc;
+  if (!g) {
+    rc = pmcp__rs_fail(call, "unavailable", "%s", q->open_err);
+  } else if (!pmcp_arg_has(call, "sql")) {
+    rc = list_tables(call, q, g);
+  } else {
+    const char *sql = NULL;
+    size_t len = 0;
+    pmcp_arg_string(call, "sql", &sql, &len);
+    rc = run_sql(call, q, g, sql, len);
+  }
+  pthread_mutex_unlock(&q->mu);
+  return rc;
+}
+
+/* probe://sql/schema: the same table listing, whole, as JSON. */
+static int read_schema(pmcp_call *call, void *ud)
+{
+  qsql *q = ud;
+  pthread_mutex_lock(&q->mu);
+  pmcp__sqlg *g = guard(q);
+  pmcp_json *j = NULL;
+  int rc = g ? pmcp_json_new(&j, 0) : PMCP_ENOTFOUND;
+  if (!rc) {
+    pmcp_json_object_begin(j);
+    pmcp_json_key(j, "tables");
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; pmcp__sqlg_table(i) && !rc; i++)
+      rc = table_item(g, i, j);
+    pmcp_json_array_end(j);
+    pmcp_json_object_end(j);
+  }
+  pthread_mutex_unlock(&q->mu);
+  const char *t = j ? pmcp_json_text(j, NULL) : NULL;
+  if (!rc && t)
+    rc = pmcp_result_resource_text(call, pmcp_call_uri(call), "application/json", t);
+  else if (!rc)
+    rc = PMCP_ENOMEM;
+  pmcp_json_free(j);
+  return rc;
+}
+
+static const pmcp_arg_spec args[] = {
+  {"sql", PMCP_T_STRING, 0, "one read-only SELECT (SQLite); absent: list the readable tables "
+   "and their columns", 1, 1, 1, 20000, NULL, NULL},
+};
+
+static const char desc[] =
+  "What exactly do the tables say? Read-only SQL (SQLite dialect) over the lab's research "
+  "tables in `sql`: exactly one SELECT; writes, PRAGMA, ATTACH and other tables are refused. "
+  "Call with no arguments to list the tables and columns you may read. Rows are exact and "
+  "paged (pass next_cursor as cursor). Statements stop after 5 s; values over 1 MiB are "
+  "errors.";
+
+int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
+{
+  qsql *q = calloc(1, sizeof *q);
+  if (!q)
+    return PMCP_ENOMEM;
+  pthread_mutex_init(&q->mu, NULL);
+  q->rs = pmcp__research_retain(rs);
+  q->refs = 2;
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "query_sql";
+  d.title = "Read-only SQL over the research tables";
+  d.description = desc;
+  d.args = args;
+  d.n_args = 1;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = query_sql;
+  d.ud = q;
+  d.ud_free = qsql_release;
+  int rc = pmcp_server_add_tool(server, &d);
+  if (rc) {
+    qsql_release(q); /* the resource's reference is never handed out */
+    return rc;
+  }
+  pmcp_resource_def r = PMCP_RESOURCE_DEF_INIT;
+  r.uri = "probe://sql/schema";
+  r.name = "sql-schema";
+  r.title = "query_sql tables";
+  r.description = "The tables and columns query_sql may read, with their types";
+  r.mime_type = "application/json";
+  r.flags = PMCP_TOOL_BLOCKING;
+  r.read = read_schema;
+  r.ud = q;
+  r.ud_free = qsql_release;
+  return pmcp_server_add_resource(server, &r);
+}

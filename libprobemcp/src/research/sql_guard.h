@@ -1,0 +1,57 @@
+/* The read-only SQL connection behind `query_sql`, enforced by SQLite
+ * itself rather than by looking at the SQL text:
+ *  - a separate connection opened SQLITE_OPEN_READONLY on the store file;
+ *  - the research tables as TEMP views that keep only the tenant's rows
+ *    (unqualified names resolve to temp first), and an authorizer that
+ *    allows SELECT, reads made through those views, and functions (minus a
+ *    short deny list), and denies everything else: writes, DDL, PRAGMA,
+ *    ATTACH, transactions, direct reads of main.* tables (including
+ *    sqlite_schema) and virtual tables;
+ *  - a progress handler that ends a statement after its time cap or its
+ *    budget of virtual machine steps (rows scanned), or on cancellation;
+ *  - SQLITE_LIMIT_LENGTH on the size of any value, so a huge randomblob or
+ *    zeroblob is an error, and exactly one statement per call. */
+#ifndef PMCP_RESEARCH_SQL_GUARD_H
+#define PMCP_RESEARCH_SQL_GUARD_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probemcp/store.h"
+#include "probemcp/tool.h"
+
+typedef struct pmcp__sqlg pmcp__sqlg;
+
+/* Limits; zeros take the defaults. */
+typedef struct pmcp__sqlg_limits {
+  int64_t time_ms;      /* per statement: 5000 */
+  int64_t max_steps;    /* VM steps per statement: 2e9 */
+  int max_value_bytes;  /* any string or blob: 1 MiB */
+} pmcp__sqlg_limits;
+
+/* Opens the guarded connection for @p tenant. PMCP_EUNSUPPORTED when the
+ * store is not SQLite; @p err says why in words for the agent. */
+int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, int64_t tenant,
+                    const pmcp__sqlg_limits *lim, char *err, size_t errlen);
+void pmcp__sqlg_free(pmcp__sqlg *g);
+
+/* Prepares exactly one read-only statement. On refusal returns
+ * PMCP_EINVAL (or PMCP_EDENIED for a denied action) with a message for the
+ * agent in @p err. @p call (may be NULL) is polled for cancellation. */
+int pmcp__sqlg_prepare(pmcp__sqlg *g, const char *sql, size_t len, pmcp_call *call,
+                       sqlite3_stmt **out, char *err, size_t errlen);
+
+/* Steps @p st with the statement's caps armed; returns the sqlite3_step()
+ * code; on an error @p err says what happened (time cap, step cap,
+ * cancelled, value too big, or SQLite's message). */
+int pmcp__sqlg_step(pmcp__sqlg *g, sqlite3_stmt *st, char *err, size_t errlen);
+/* Starts the clock and step count of a statement (before its first step). */
+void pmcp__sqlg_arm(pmcp__sqlg *g, pmcp_call *call);
+
+/* The readable tables: name i (NULL past the end). */
+const char *pmcp__sqlg_table(size_t i);
+/* The connection (for column metadata of the readable views). */
+sqlite3 *pmcp__sqlg_db(pmcp__sqlg *g);
+
+#endif

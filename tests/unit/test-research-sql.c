@@ -1,0 +1,358 @@
+/* query_sql's guard battery: a store with two tenants; the tool registered
+ * for one of them must answer SELECTs over its own rows exactly and refuse,
+ * with a clear message, every attempt to write, attach, change a pragma,
+ * load an extension, read another table, or reach the other tenant. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/probemcp.h"
+#include "probemcp/research.h"
+#include "probemcp/tokens.h"
+#include "store-test-util.h"
+
+static pmcp_server *SRV;
+static pmcp_store *RO;
+static char *LAST;
+static int next_id = 10;
+
+static void sink(const pmcp_out *m, void *ud)
+{
+  (void)ud;
+  if (m->kind != PMCP_OUT_RESPONSE)
+    return;
+  free(LAST);
+  LAST = strndup(m->data, m->len);
+}
+
+static cJSON *rpc(const char *method, const char *params)
+{
+  char *msg = malloc(strlen(params) + 200);
+  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
+          method, params);
+  free(LAST);
+  LAST = NULL;
+  ck_assert_int_eq(pmcp_server_handle(SRV, "", msg, strlen(msg)), 0);
+  pmcp_server_drain(SRV);
+  free(msg);
+  ck_assert_ptr_nonnull(LAST);
+  cJSON *r = cJSON_Parse(LAST);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+static cJSON *call_args(const char *args, int *is_error)
+{
+  char *p = malloc(strlen(args) + 100);
+  sprintf(p, "{\"name\":\"query_sql\",\"arguments\":%s}", args);
+  cJSON *r = rpc("tools/call", p);
+  free(p);
+  cJSON *res = cJSON_GetObjectItem(r, "result");
+  ck_assert_msg(res != NULL, "no result: %s", LAST);
+  const char *text =
+      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(res, "content"), 0), "text")
+          ->valuestring;
+  cJSON *obj = cJSON_Parse(text);
+  ck_assert_msg(cJSON_IsObject(obj), "not JSON: %s", text);
+  size_t tok = 0;
+  pmcp_tokens_count(text, strlen(text), &tok);
+  int budget = strstr(args, "\"token_budget\":600") ? 600 : 2000;
+  ck_assert_uint_le(tok, (size_t)budget);
+  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
+  cJSON_Delete(r);
+  return obj;
+}
+
+static cJSON *sql(const char *q, int *is_error)
+{
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddStringToObject(a, "sql", q);
+  char *t = cJSON_PrintUnformatted(a);
+  cJSON_Delete(a);
+  cJSON *o = call_args(t, is_error);
+  free(t);
+  return o;
+}
+
+static cJSON *ok(const char *q)
+{
+  int e = 0;
+  cJSON *o = sql(q, &e);
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(!e, "%s failed: %s", q, t);
+  cJSON_free(t);
+  return o;
+}
+
+static void refused(const char *q, const char *needle)
+{
+  int e = 0;
+  cJSON *o = sql(q, &e);
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(e, "%s was not refused: %s", q, t);
+  ck_assert_msg(strstr(t, needle) != NULL, "%s: %s lacks '%s'", q, t, needle);
+  /* never the other tenant's data, never a path */
+  ck_assert_msg(!strstr(t, "secret-run") && !strstr(t, st_dir), "%s leaks: %s", q, t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+}
+
+static void fill(void)
+{
+  pmcp_tenant t, t2;
+  pmcp_store *s = st_open_new(&t);
+  ST_OK(s, pmcp_store_tenant(s, "other", PMCP_STORE_CREATE, &t2));
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  for (int i = 0; i < 30; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "run%02d", i);
+    r.id = id;
+    r.status = i % 3 ? "finished" : "failed";
+    ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  }
+  r.id = "secret-run";
+  r.status = "running";
+  ST_OK(s, pmcp_store_run_create(s, t2, &r, NULL));
+  pmcp_series_spec sp = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  int64_t sid;
+  ST_OK(s, pmcp_store_series(s, t, "run01", &sp, &sid));
+  pmcp_point p[3] = {{0, 0, 0.1}, {1, 0, 1.0 / 3.0}, {2, 0, 12345.678901234}};
+  ST_OK(s, pmcp_store_log(s, t, sid, p, 3));
+  ST_OK(s, pmcp_store_series(s, t2, "secret-run", &sp, &sid));
+  ST_OK(s, pmcp_store_log(s, t2, sid, p, 3));
+  pmcp_store_free(s);
+}
+
+static void setup(void)
+{
+  fill();
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "test";
+  o.sink = sink;
+  ck_assert_int_eq(pmcp_server_new(&SRV, &o), 0);
+  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  ck_assert_int_eq(pmcp_research_register(SRV, RO, NULL), 0);
+  cJSON_Delete(rpc("initialize", "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                                 "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
+}
+
+static void teardown(void)
+{
+  pmcp_server_free(SRV);
+  pmcp_store_free(RO);
+  free(LAST);
+  LAST = NULL;
+  st_cleanup();
+}
+
+START_TEST(lists_tables_with_types)
+{
+  int e = 0;
+  cJSON *o = call_args("{}", &e);
+  ck_assert(!e);
+  cJSON *tables = cJSON_GetObjectItem(o, "tables");
+  ck_assert_int_ge(cJSON_GetArraySize(tables), 3);
+  cJSON *t;
+  int runs = 0;
+  cJSON_ArrayForEach(t, tables)
+  {
+    const char *n = cJSON_GetObjectItem(t, "name")->valuestring;
+    ck_assert(strcmp(n, "secrets") && strcmp(n, "meta") && strcmp(n, "tenants"));
+    if (!strcmp(n, "runs")) {
+      runs = 1;
+      cJSON *cols = cJSON_GetObjectItem(t, "columns");
+      ck_assert_str_eq(cJSON_GetObjectItem(cols, "id")->valuestring, "INTEGER");
+      ck_assert_str_eq(cJSON_GetObjectItem(cols, "status")->valuestring, "TEXT");
+      ck_assert_ptr_null(cJSON_GetObjectItem(cols, "tenant_id"));
+    }
+  }
+  ck_assert(runs || cJSON_GetObjectItem(o, "next_cursor"));
+  cJSON_Delete(o);
+  /* the resource carries the same listing */
+  cJSON *r = rpc("resources/read", "{\"uri\":\"probe://sql/schema\"}");
+  const char *txt = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
+      cJSON_GetObjectItem(r, "result"), "contents"), 0), "text")->valuestring;
+  ck_assert_ptr_nonnull(strstr(txt, "\"runs\""));
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(selects_exact_rows_of_own_tenant)
+{
+  cJSON *o = ok("SELECT count(*) AS n FROM runs");
+  ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), 0)
+                       ->valueint, 30);
+  ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "columns"), 0)->valuestring, "n");
+  cJSON_Delete(o);
+  o = ok("SELECT count(*) FROM runs WHERE slug LIKE 'secret%' OR status='running'");
+  ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), 0)
+                       ->valueint, 0);
+  cJSON_Delete(o);
+  /* exact reals, the tenant's series only */
+  o = ok("SELECT s.last, s.vsum, s.count FROM series s JOIN runs r ON r.id = s.run_id");
+  cJSON *rows = cJSON_GetObjectItem(o, "rows");
+  ck_assert_int_eq(cJSON_GetArraySize(rows), 1);
+  cJSON *row = cJSON_GetArrayItem(rows, 0);
+  ck_assert(cJSON_GetArrayItem(row, 0)->valuedouble == 12345.678901234);
+  ck_assert(cJSON_GetArrayItem(row, 1)->valuedouble == 0.1 + 1.0 / 3.0 + 12345.678901234);
+  cJSON_Delete(o);
+  o = ok("SELECT count(*), sum(n) FROM metric_blocks");
+  ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), 1)
+                       ->valueint, 3);
+  cJSON_Delete(o);
+  o = ok("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 10) "
+         "SELECT sum(x), x'00ff', NULL, 'é' FROM c  -- a trailing comment");
+  row = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0);
+  ck_assert_int_eq(cJSON_GetArrayItem(row, 0)->valueint, 55);
+  ck_assert_str_eq(cJSON_GetArrayItem(row, 1)->valuestring, "x'00ff'");
+  ck_assert(cJSON_IsNull(cJSON_GetArrayItem(row, 2)));
+  cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(pages_rows_with_cursor)
+{
+  char args[1024];
+  char *cur = NULL;
+  int seen = 0, pages = 0;
+  do {
+    snprintf(args, sizeof args,
+             "{\"sql\":\"SELECT slug, status, created, created * 7, name, 'some padding text' FROM runs ORDER BY slug\","
+             "\"token_budget\":600%s%s%s}", cur ? ",\"cursor\":\"" : "", cur ? cur : "",
+             cur ? "\"" : "");
+    free(cur);
+    cur = NULL;
+    int e = 0;
+    cJSON *o = call_args(args, &e);
+    ck_assert(!e);
+    pages++;
+    cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "rows"))
+    {
+      char want[16];
+      snprintf(want, sizeof want, "run%02d", seen++);
+      ck_assert_str_eq(cJSON_GetArrayItem(r, 0)->valuestring, want);
+    }
+    cJSON *nc = cJSON_GetObjectItem(o, "next_cursor");
+    if (nc)
+      cur = strdup(nc->valuestring);
+    cJSON_Delete(o);
+  } while (cur && pages < 30);
+  ck_assert_int_eq(seen, 30);
+  ck_assert_int_gt(pages, 1);
+}
+END_TEST
+
+START_TEST(refuses_writes_and_escapes)
+{
+  static const struct {
+    const char *sql, *needle;
+  } bad[] = {
+    {"DELETE FROM runs", "not allowed"},
+    {"DELETE FROM main.runs", "not allowed"},
+    {"UPDATE runs SET name='x'", "not allowed"},
+    {"INSERT INTO main.runs(slug) VALUES('x')", "not allowed"},
+    {"INSERT INTO runs SELECT * FROM runs", "not allowed"},
+    {"REPLACE INTO main.tags VALUES(1,'run',1,'x')", "not allowed"},
+    {"CREATE TABLE t(x)", "not allowed"},
+    {"CREATE TEMP TABLE t(x)", "not allowed"},
+    {"CREATE TEMP VIEW v AS SELECT * FROM main.runs", "not allowed"},
+    {"DROP VIEW runs", "not allowed"},
+    {"DROP TABLE main.runs", "not allowed"},
+    {"ALTER TABLE main.runs ADD COLUMN x", "not allowed"},
+    {"CREATE INDEX i ON runs(slug)", "views may not be indexed"},
+    {"CREATE INDEX main.i ON runs(slug)", "not allowed"},
+    {"CREATE TRIGGER t AFTER INSERT ON runs BEGIN SELECT 1; END", "trigger"},
+    {"CREATE TRIGGER main.t AFTER INSERT ON main.tags BEGIN SELECT 1; END", "not allowed"},
+    {"CREATE VIRTUAL TABLE v USING fts5(x)", "not allowed"},
+    {"ATTACH DATABASE ':memory:' AS m", "not allowed"},
+    {"ATTACH DATABASE '/tmp/evil.db' AS m", "not allowed"},
+    {"DETACH DATABASE main", "not allowed"},
+    {"PRAGMA writable_schema=ON", "not allowed"},
+    {"PRAGMA query_only=OFF", "not allowed"},
+    {"PRAGMA table_info(runs)", "not allowed"},
+    {"PRAGMA main.journal_mode=DELETE", "not allowed"},
+    {"SELECT * FROM pragma_table_info('runs')", "not readable"},
+    {"BEGIN", "not allowed"},
+    {"SAVEPOINT a", "not allowed"},
+    {"VACUUM", "read-only"},
+    {"ANALYZE", "not allowed"},
+    {"REINDEX", "not allowed"},
+    {"SELECT load_extension('/tmp/x.so')", "load_extension"},
+    {"SELECT fts3_tokenizer('simple')", "not allowed"},
+    {"SELECT * FROM secrets", "not readable"},
+    {"SELECT * FROM main.secrets", "not readable"},
+    {"SELECT * FROM meta", "not readable"},
+    {"SELECT * FROM tenants", "not readable"},
+    {"SELECT * FROM main.runs", "not readable"},
+    {"SELECT name FROM runs UNION SELECT name FROM main.runs", "not readable"},
+    {"SELECT (SELECT group_concat(slug) FROM main.runs)", "not readable"},
+    {"SELECT * FROM runs WHERE id IN (SELECT id FROM main.runs WHERE tenant_id=2)",
+     "not readable"},
+    {"WITH x AS (SELECT * FROM main.runs) SELECT * FROM x", "not readable"},
+    {"SELECT * FROM sqlite_master", "not readable"},
+    {"SELECT sql FROM sqlite_schema", "not readable"},
+    {"SELECT * FROM sqlite_temp_master", "not readable"},
+    {"SELECT * FROM temp.sqlite_master", "not readable"},
+    {"SELECT * FROM search_fts", "not readable"},
+    {"SELECT * FROM metric_sets", "not readable"},
+    {"SELECT data FROM main.metric_blocks", "not readable"},
+    {"SELECT 1; DELETE FROM runs", "exactly one statement"},
+    {"SELECT 1; SELECT 2", "exactly one statement"},
+    {"SELECT length(randomblob(100000000))", "larger than the limit"},
+    {"SELECT zeroblob(50000000)", "larger than the limit"},
+    {"SELECT hex(zeroblob(600000))", "larger than the limit"},
+    {"SELECT replace(hex(zeroblob(400000)), '00', 'xyz')", "larger than the limit"},
+    {"SELEKT 1", "SQL error"},
+    {"", "no statement"},
+    {"-- only a comment", "no statement"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (!*bad[i].sql) {
+      int e = 0;
+      cJSON *o = call_args("{\"sql\":\"\"}", &e);
+      ck_assert(e);
+      cJSON_Delete(o);
+      continue;
+    }
+    refused(bad[i].sql, bad[i].needle);
+  }
+  /* the store is untouched and the views still answer */
+  cJSON *o = ok("SELECT count(*) FROM runs");
+  ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), 0)
+                       ->valueint, 30);
+  cJSON_Delete(o);
+}
+END_TEST
+
+START_TEST(time_cap_stops_a_runaway)
+{
+  refused("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+          "time limit");
+  /* the connection is usable after */
+  cJSON_Delete(ok("SELECT 1"));
+}
+END_TEST
+
+int main(void)
+{
+  Suite *su = suite_create("research-sql");
+  TCase *tc = tcase_create("sql");
+  tcase_set_timeout(tc, 60);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, lists_tables_with_types);
+  tcase_add_test(tc, selects_exact_rows_of_own_tenant);
+  tcase_add_test(tc, pages_rows_with_cursor);
+  tcase_add_test(tc, refuses_writes_and_escapes);
+  tcase_add_test(tc, time_cap_stops_a_runaway);
+  suite_add_tcase(su, tc);
+  SRunner *sr = srunner_create(su);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? 1 : 0;
+}

@@ -73,6 +73,12 @@ static void flush_pending(out_ctx *o) {
   struct iovec iov = {o->pend, o->pend_len};
   write_all(o, &iov, 1);
   o->pend_len = 0;
+  /* Do not keep a huge buffer around after one huge reply. */
+  if (o->pend_cap > (1u << 20)) {
+    free(o->pend);
+    o->pend = NULL;
+    o->pend_cap = 0;
+  }
 }
 
 /* Every message the engine sends: one line on stdout. Writes are serialised
@@ -181,6 +187,14 @@ static int serve_stdio(pmcp_server *server, out_ctx *o) {
       len -= start;
     }
     scan = len;
+    /* After a huge line, give the memory back. */
+    if (cap > (1u << 20) && len < (1u << 16)) {
+      char *nb = realloc(buf, 1 << 16);
+      if (nb) {
+        buf = nb;
+        cap = 1 << 16;
+      }
+    }
     pthread_mutex_lock(&o->lock);
     int broken = o->broken;
     pthread_mutex_unlock(&o->lock);

@@ -4,6 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { binary, sleep } from './lib.mjs';
 
 const BIN = binary('STDIO_BIN');
@@ -146,6 +147,13 @@ test('a 64 MiB line is handled', { timeout: 120000 }, async () => {
   assert.equal(r.id, 'big');
   if (FIXTURES) assert.equal(r.result.content[0].text.length, text.length);
   else assert.deepEqual(r.result, {});
+  // The memory of the huge message is given back once it is answered.
+  await s.write('{"jsonrpc":"2.0","id":"after","method":"ping"}\n');
+  assert.equal((await s.next()).id, 'after');
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))[1]);
+  console.log(`# VmRSS after the 64 MiB message: ${rss} kB`);
+  assert.ok(process.env.ASAN_OPTIONS !== undefined || rss < 16 * 1024,
+    `VmRSS ${rss} kB after a 64 MiB message was answered`);
   await endOk(s);
 });
 

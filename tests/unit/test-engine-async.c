@@ -406,6 +406,70 @@ START_TEST(many_threads)
 }
 END_TEST
 
+typedef struct churn_arg {
+  harness *h;
+  atomic_int *stop;
+  int id;
+} churn_arg;
+
+/* Sends calls (inline and blocking) to sessions c0..c3 until told to stop. */
+static void *churn_calls(void *p)
+{
+  churn_arg *a = p;
+  for (int i = 0; !atomic_load(a->stop); i++) {
+    char sess[8], buf[256];
+    snprintf(sess, sizeof sess, "c%d", i % 4);
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\",\"arguments\":{\"n\":1}}}", a->id * 1000000 + i,
+             i % 2 ? "slow_quick" : "quick");
+    pmcp_server_handle(a->h->srv, sess, buf, strlen(buf));
+  }
+  return NULL;
+}
+
+/* Closes and reopens the sessions, and notifies everyone, meanwhile. */
+static void *churn_sessions(void *p)
+{
+  churn_arg *a = p;
+  for (int i = 0; !atomic_load(a->stop); i++) {
+    char sess[8];
+    snprintf(sess, sizeof sess, "c%d", i % 4);
+    pmcp_server_session_close(a->h->srv, sess);
+    pmcp_server_session_open(a->h->srv, sess, PMCP_SESSION_STATELESS, NULL);
+    pmcp_server_log(a->h->srv, PMCP_LOG_ERROR, "churn", "\"x\"");
+    pmcp_server_notify_list_changed(a->h->srv, PMCP_LIST_TOOLS);
+  }
+  return NULL;
+}
+
+START_TEST(session_churn)
+{
+  harness *h = setup();
+  atomic_int stop;
+  atomic_init(&stop, 0);
+  pthread_t th[4];
+  churn_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (churn_arg){h, &stop, i};
+    pthread_create(&th[i], NULL, i == 3 ? churn_sessions : churn_calls, &args[i]);
+  }
+  usleep(300000);
+  atomic_store(&stop, 1);
+  for (int i = 0; i < 4; i++)
+    pthread_join(th[i], NULL);
+  pmcp_server_drain(h->srv);
+  /* every message that left is well-formed JSON */
+  while (h_pending(h)) {
+    h_msg *m = h_next(h);
+    cJSON *v = cJSON_Parse(m->data);
+    ck_assert_ptr_nonnull(v);
+    cJSON_Delete(v);
+    h_msg_free(m);
+  }
+  h_free(h);
+}
+END_TEST
+
 /* A sink that logs from inside a sink call (same thread, same session). */
 static void reenter(harness *h, const h_msg *m)
 {
@@ -441,6 +505,7 @@ static Suite *suite(void)
   tcase_add_test(tc, free_with_calls_waiting);
   tcase_add_test(tc, many_threads);
   tcase_add_test(tc, sink_reentry);
+  tcase_add_test(tc, session_churn);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -172,12 +172,20 @@ static const char v4[] =
   "  ref TEXT NOT NULL, model TEXT NOT NULL, text_sha256 TEXT, vector TEXT NOT NULL,"
   "  created INTEGER NOT NULL, UNIQUE(tenant_id, model, ref));";
 
+/* v5: the lab's run list with project_id in the index, so the unfiled
+ * runs (browse's tree root) are found without visiting table rows
+ * (20 ms -> 1.5 ms on 10,000 runs). */
+static const char v5[] =
+  "CREATE INDEX IF NOT EXISTS runs_tenant_live_project ON runs(tenant_id, deleted,"
+  "  created DESC, id DESC, project_id);";
+
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
 static const char *const v3s[] = {v3, NULL};
 static const char *const v4s[] = {v4, NULL};
+static const char *const v5s[] = {v5, NULL};
 /* migrations[i]: the statements taking version i to i + 1. */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

@@ -69,6 +69,8 @@ int main(int argc, char **argv)
   int n_art = argc > 2 ? atoi(argv[2]) : 1000;
   /* BENCH_KEEP=PATH keeps the filled store there (and skips the timing) */
   const char *keep = getenv("BENCH_KEEP");
+  /* BENCH_READ=PATH times the reads on an existing store (no filling) */
+  const char *readp = getenv("BENCH_READ");
   char path[512] = "/tmp/bench-research-XXXXXX";
   if (keep) {
     snprintf(path, sizeof path, "%s", keep);
@@ -76,9 +78,13 @@ int main(int argc, char **argv)
     int fd = mkstemp(path);
     close(fd);
   }
-  unlink(path);
   pmcp_store *st = NULL;
   double t0 = now_ms();
+  if (readp) {
+    snprintf(path, sizeof path, "%s", readp);
+    goto timing;
+  }
+  unlink(path);
   CK(pmcp_store_open(&st, path, PMCP_STORE_CREATE));
   pmcp_tenant t;
   CK(pmcp_store_tenant(st, NULL, 0, &t));
@@ -150,6 +156,7 @@ int main(int argc, char **argv)
          now_ms() - t0);
   if (keep)
     return 0;
+timing:
 
   st = NULL;
   CK(pmcp_store_open(&st, path, PMCP_STORE_READONLY));
@@ -188,6 +195,8 @@ int main(int argc, char **argv)
   pmcp_server_free(srv);
   pmcp_store_free(st);
   free(last);
+  if (readp)
+    return 0;
   unlink(path);
   char side[600];
   snprintf(side, sizeof side, "%s-wal", path);

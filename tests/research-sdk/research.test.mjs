@@ -10,8 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // Without `npm ci` in this folder the SDK is missing: skip (exit 77), as
-// meson counts it, rather than fail.
+// meson counts it, rather than fail; under CI (CI=true, or PMCP_TEST_STRICT=1
+// as .ci/test sets) it is a failure, so the suite never passes vacuously.
 if (!existsSync(new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url))) {
+  const strict = process.env.PMCP_TEST_STRICT;
+  if ((strict && strict !== '0') || process.env.CI === 'true') {
+    console.error('error: the TypeScript SDK is not installed (npm ci in tests/research-sdk) and PMCP_TEST_STRICT/CI forbids skipping');
+    process.exit(1);
+  }
   console.log('skipped: the TypeScript SDK is not installed (npm ci in tests/research-sdk)');
   process.exit(77);
 }

@@ -468,6 +468,71 @@ START_TEST(options_are_checked)
 }
 END_TEST
 
+START_TEST(whole_object_fits_or_names_budget)
+{
+  /* an object that fits is the answer, byte for byte */
+  const char *obj = "{\"ref\":\"run:r1\",\"params\":{\"lr\":0.1},\"tags\":[]}";
+  pmcp_page *pg = plain_page(512, 0);
+  ck_assert_int_eq(pmcp_page_object(pg, obj, strlen(obj)), 0);
+  /* nothing more goes on it */
+  ck_assert_int_eq(pmcp_page_field_int(pg, "x", 1), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_page_list(pg, "rows"), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_page_object(pg, obj, strlen(obj)), PMCP_EMISUSE);
+  pmcp_buf out = PMCP_BUF_INIT;
+  int is_error = 1;
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 0);
+  ck_assert_uint_eq(out.len, strlen(obj));
+  ck_assert(memcmp(out.ptr, obj, out.len) == 0);
+  pmcp_page_free(pg);
+
+  /* the empty object too */
+  pg = plain_page(512, 0);
+  ck_assert_int_eq(pmcp_page_object(pg, "{}", 2), 0);
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 0);
+  ck_assert_uint_eq(out.len, 2);
+  ck_assert(memcmp(out.ptr, "{}", 2) == 0);
+  pmcp_page_free(pg);
+
+  /* not an object; a page with a list already */
+  pg = plain_page(512, 0);
+  ck_assert_int_eq(pmcp_page_object(pg, "[1]", 3), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_page_list(pg, "rows"), 0);
+  ck_assert_int_eq(pmcp_page_object(pg, obj, strlen(obj)), PMCP_EMISUSE);
+  pmcp_page_free(pg);
+
+  /* too large: refused with the budget it needs, which then suffices */
+  pmcp_buf big = PMCP_BUF_INIT;
+  pmcp__buf_puts(&big, "{\"text\":\"");
+  for (int i = 0; i < 900; i++)
+    pmcp__buf_printf(&big, "w%d ", i);
+  pmcp__buf_puts(&big, "\"}");
+  pg = plain_page(512, 0);
+  ck_assert_int_eq(pmcp_page_object(pg, big.ptr, big.len), PMCP_EBUDGET);
+  ck_assert_int_eq(pmcp_page_status(pg), PMCP_EBUDGET);
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 1);
+  cJSON *v = check_answer(&out, 512, 1);
+  ck_assert_str_eq(cJSON_GetObjectItem(v, "error")->valuestring, "token_budget_too_small");
+  int need = (int)cJSON_GetObjectItem(v, "min_token_budget")->valuedouble;
+  ck_assert_int_gt(need, 512);
+  cJSON_Delete(v);
+  pmcp_page_free(pg);
+  size_t tokens = 0;
+  ck_assert_int_eq(pmcp_tokens_count(big.ptr, big.len, &tokens), 0);
+  ck_assert_int_ge(need, (int)tokens);
+  pg = plain_page(need, 0);
+  ck_assert_int_eq(pmcp_page_object(pg, big.ptr, big.len), 0);
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 0);
+  ck_assert_uint_eq(out.len, big.len);
+  pmcp_page_free(pg);
+  pmcp_buf_dispose(&big);
+  pmcp_buf_dispose(&out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("budget");
@@ -482,6 +547,7 @@ static Suite *suite(void)
   tcase_add_test(tc, failure_message_fits);
   tcase_add_test(tc, refused_cursor_is_a_restart_error);
   tcase_add_test(tc, options_are_checked);
+  tcase_add_test(tc, whole_object_fits_or_names_budget);
   suite_add_tcase(s, tc);
   return s;
 }

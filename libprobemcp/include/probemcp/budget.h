@@ -236,6 +236,18 @@ typedef struct pmcp_fragment {
  */
 PMCP_API int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *frag);
 
+/**
+ * Makes the page one prepared JSON object (serialized by the tool), for an
+ * answer that is not a list and cannot be split: it must fit whole. The
+ * page must be fresh (no field, list or item yet) and takes nothing more
+ * afterwards. When the object does not fit the budget or the byte ceiling,
+ * the page is refused like an indivisible item: pmcp_page_finish() answers
+ * with the error naming the min_token_budget it needs.
+ * @return 0 (it fits); PMCP_EBUDGET (refused); PMCP_EINVAL (not an
+ *         object); PMCP_EMISUSE (page not fresh); PMCP_ECURSOR; PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_page_object(pmcp_page *pg, const char *json, size_t len);
+
 /* ---- Ending --------------------------------------------------------------- */
 
 /**

@@ -268,6 +268,8 @@ static int add_field(pmcp_page *pg, const char *key, const char *json,
     return PMCP_EMISUSE;
   if (pg->status)
     return pg->status;
+  if (pg->whole)
+    return PMCP_EMISUSE;
   if (!key || !json || !len)
     return PMCP_EINVAL;
   if (name_taken(pg, key))
@@ -420,7 +422,7 @@ int pmcp_page_list(pmcp_page *pg, const char *name)
     return pg->status;
   if (!name || !*name)
     return PMCP_EINVAL;
-  if (pg->list_open || pg->list_name)
+  if (pg->list_open || pg->list_name || pg->whole)
     return PMCP_EMISUSE;
   if (name_taken(pg, name))
     return PMCP_EINVAL;
@@ -472,7 +474,6 @@ int pmcp__page_encode(const pmcp_page *pg, const void *payload, size_t plen,
   return encode_payload(pg, payload, plen, out);
 }
 
-static size_t needed_budget(size_t tokens, size_t bytes);
 
 int pmcp__page_close_tentative(pmcp_page *pg)
 {
@@ -492,7 +493,7 @@ int pmcp__page_close_tentative(pmcp_page *pg)
       pg->status = rc;
       return rc;
     }
-    pmcp__page_refuse(pg, needed_budget(need, bytes));
+    pmcp__page_refuse(pg, pmcp__page_needed_budget(need, bytes));
     return PMCP_EBUDGET;
   }
   take_back_last(pg);
@@ -555,7 +556,7 @@ int pmcp__page_alone(pmcp_page *pg, const char *text, size_t len,
 
 /* The budget an item that fits nowhere asks for: enough tokens, and enough
  * for its bytes under the byte ceiling. */
-static size_t needed_budget(size_t tokens, size_t bytes)
+size_t pmcp__page_needed_budget(size_t tokens, size_t bytes)
 {
   size_t by_bytes = (bytes + PMCP_BUDGET_BYTES_PER_TOKEN - 1) /
                     PMCP_BUDGET_BYTES_PER_TOKEN;
@@ -683,7 +684,7 @@ decided:
       }
       if (rc)
         goto out;
-      pmcp__page_refuse(pg, needed_budget(need, nbytes));
+      pmcp__page_refuse(pg, pmcp__page_needed_budget(need, nbytes));
     }
     if (pg->n && !(how & PMCP__TRY_NOFULL))
       pg->full = 1;
@@ -966,7 +967,7 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
                             &need, &nbytes);
       if (rc)
         goto out;
-      pmcp__page_refuse(pg, needed_budget(need + 1, nbytes));
+      pmcp__page_refuse(pg, pmcp__page_needed_budget(need + 1, nbytes));
       *is_error = 1;
       rc = render_failure(pg, out);
       goto out;

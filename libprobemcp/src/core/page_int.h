@@ -70,6 +70,7 @@ struct pmcp_page {
   int tentative;               /* the last item fits only without cursor */
   size_t min_budget;           /* for the indivisible-item refusal */
 
+  int whole;                   /* pmcp_page_object(): nothing more */
   int failed;                  /* pmcp_page_fail() */
   pmcp_buf fail_msg, fail_members;
 
@@ -111,6 +112,9 @@ int pmcp__budget_error_text(int budget, const char *msg, size_t msg_len,
                             pmcp_buf *out, size_t *out_tokens);
 /* Ends the page because an indivisible item needing @p tokens was
  * refused. */
+/* The budget an item of @p tokens tokens and @p bytes bytes (alone on a
+ * page) asks for: enough for both limits, at least PMCP_BUDGET_MIN. */
+size_t pmcp__page_needed_budget(size_t tokens, size_t bytes);
 void pmcp__page_refuse(pmcp_page *pg, size_t tokens);
 int pmcp__page_counter_add(pmcp_page *pg, pmcp_tokens_counter *c,
                            const char *s, size_t len);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/cursor_int.h"
+#include "core/page_int.h" /* PMCP__POS_PLAIN */
 #include "util/buf.h"
 
 void *pmcp__research_retain(pmcp__research *rs)
@@ -293,8 +294,19 @@ int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,
   int rc = pmcp__args_hash(args_json, args_json ? strlen(args_json) : 0, h);
   if (rc)
     return rc;
-  return pmcp__cursor_encode_key(rs->cursor_key, rs->cursor_key_len, tool, h,
-                                 version, state, strlen(state), out);
+  /* The position layout of the core page builder (a plain position: one
+   * tag byte, then the state), so that research cursors and the pages'
+   * cursors are one format, decoded by one function. */
+  size_t n = strlen(state);
+  char *p = malloc(n + 1);
+  if (!p)
+    return PMCP_ENOMEM;
+  p[0] = PMCP__POS_PLAIN;
+  memcpy(p + 1, state, n);
+  rc = pmcp__cursor_encode_key(rs->cursor_key, rs->cursor_key_len, tool, h,
+                               version, p, n + 1, out);
+  free(p);
+  return rc;
 }
 
 int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
@@ -309,6 +321,16 @@ int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
   pmcp_cursor_status st = PMCP_CURSOR_OK;
   rc = pmcp__cursor_decode_key(rs->cursor_key, rs->cursor_key_len, tool, h,
                                version, cursor, len, state, &st);
+  if (rc == 0) {
+    if (state->len < 1 || (unsigned char)state->ptr[0] != PMCP__POS_PLAIN) {
+      rc = PMCP_ECURSOR; /* authentic, but not a layout we write */
+      st = PMCP_CURSOR_VERSION;
+    } else {
+      memmove(state->ptr, state->ptr + 1, state->len - 1);
+      state->len--;
+      state->ptr[state->len] = '\0';
+    }
+  }
   if (status)
     *status = (int)st;
   return rc;

@@ -181,7 +181,7 @@ static int emit_doc(pmcp__vctx *v, cJSON *root)
     }
     if (pmcp__rs_fits(call, page, 0) || chunk <= 16) {
       cJSON_Delete(root);
-      return pmcp__rs_emit_one(call, page);
+      return pmcp__rs_emit_one(call, v->rs, page);
     }
     cJSON_Delete(page);
     chunk = chunk * 3 / 4;
@@ -246,7 +246,7 @@ static int single(pmcp__vctx *v)
     cJSON *whole = cJSON_Duplicate(v->obj, 1);
     cJSON_AddStringToObject(whole, "text", v->doc);
     if (!v->state && pmcp__rs_fits(call, whole, 0))
-      return pmcp__rs_emit_one(call, whole);
+      return pmcp__rs_emit_one(call, v->rs, whole);
     cJSON_Delete(whole);
     cJSON *root = v->obj;
     v->obj = NULL;
@@ -283,7 +283,7 @@ static int single(pmcp__vctx *v)
       free(cur);
     }
   }
-  return pmcp__rs_emit_one(call, o);
+  return pmcp__rs_emit_one(call, v->rs, o);
 }
 
 /* ---- several refs --------------------------------------------------------- */

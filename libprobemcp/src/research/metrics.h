@@ -12,6 +12,7 @@
 
 #include "probemcp/budget.h"
 #include "probemcp/json.h"
+#include "research/page.h" /* pmcp__rs_page, pmcp__rs_send */
 #include "research/research.h"
 
 /* One series of the run's catalog (pmcp_store_series_list()). */
@@ -46,12 +47,6 @@ void pmcp__mx_catalog_free(pmcp__mx_catalog *c);
 int pmcp__mx_where_check(const cJSON *where, char *err, size_t errlen);
 int pmcp__mx_where_match(const cJSON *where, const cJSON *labels);
 
-/* A page for the call under the toolset's cursor key and the store's data
- * version (lossless when @p flags has PMCP_PAGE_LOSSLESS). Sends the error
- * result and returns NULL when something fails. */
-pmcp_page *pmcp__mx_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
-/* Renders @p pg as the call's result and frees it. */
-int pmcp__mx_send(pmcp_call *call, pmcp_page *pg, int more);
 /* The page position as a row index (0 on a first page). */
 size_t pmcp__mx_pos(pmcp_page *pg);
 

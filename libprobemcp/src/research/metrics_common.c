@@ -317,54 +317,6 @@ int pmcp__mx_where_match(const cJSON *where, const cJSON *labels)
 
 /* ---- pages ----------------------------------------------------------------- */
 
-pmcp_page *pmcp__mx_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
-{
-  uint64_t ver = 0;
-  if (pmcp__rs_version(rs, &ver)) {
-    pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
-    return NULL;
-  }
-  pmcp_page_options o = PMCP_PAGE_OPTIONS_INIT;
-  o.token_budget = pmcp__rs_budget(call);
-  o.tool = pmcp_call_name(call);
-  const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) == 0)
-    o.args_json = args;
-  const char *cur = NULL;
-  size_t clen = 0;
-  if (pmcp_arg_has(call, "cursor") && pmcp_arg_string(call, "cursor", &cur, &clen) == 0)
-    o.cursor = (cur && clen && strlen(cur) == clen) ? cur : "\x01";
-  o.source_version = ver;
-  o.key = rs->cursor_key;
-  o.key_len = rs->cursor_key_len;
-  o.flags = flags;
-  pmcp_page *pg = NULL;
-  if (pmcp_page_new(&pg, &o)) {
-    pmcp__rs_fail(call, "internal", "the result page could not be made");
-    return NULL;
-  }
-  return pg;
-}
-
-int pmcp__mx_send(pmcp_call *call, pmcp_page *pg, int more)
-{
-  pmcp_buf b = PMCP_BUF_INIT;
-  int is_err = 0;
-  int rc = pmcp_page_render(pg, more, &b, &is_err);
-  pmcp_page_free(pg);
-  if (rc) {
-    pmcp_buf_dispose(&b);
-    return rc;
-  }
-  rc = pmcp_result_text(call, b.ptr, b.len);
-  if (!rc)
-    rc = pmcp_result_structured(call, b.ptr, b.len);
-  if (is_err)
-    pmcp_result_set_error(call, 1);
-  pmcp_buf_dispose(&b);
-  return rc;
-}
-
 size_t pmcp__mx_pos(pmcp_page *pg)
 {
   const void *d = NULL;

@@ -366,7 +366,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     rc = 0;
     goto out;
   }
-  pg = pmcp__mx_page(call, rs, 0);
+  pg = pmcp__rs_page(call, rs, 0);
   if (!pg)
     goto out;
   size_t pos = pmcp__mx_pos(pg);
@@ -487,7 +487,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
       break;
   }
   if (rc == 0)
-    rc = pmcp__mx_send(call, pg, more);
+    rc = pmcp__rs_send(call, pg, more);
   else
     pmcp_page_free(pg);
   pg = NULL;

@@ -55,7 +55,7 @@ int pmcp__mx_coordinates(pmcp_call *call, pmcp__research *rs)
         cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
     }
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
   if (!pg) {
     cJSON_Delete(lk);
     cJSON_Delete(scales);
@@ -127,7 +127,7 @@ int pmcp__mx_coordinates(pmcp_call *call, pmcp__research *rs)
       break;
   }
   pmcp__mx_catalog_free(&c);
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 /* ---- points ----------------------------------------------------------------- */
@@ -676,7 +676,7 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
                              : "%.0s%s has no series '%s' (mode=coordinates lists them)",
                          kind, key, rr);
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, PMCP_PAGE_LOSSLESS);
+  pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
   if (!pg) {
     free(sel);
     pmcp__mx_catalog_free(&c);
@@ -733,5 +733,5 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
   pmcp__mx_catalog_free(&c);
   if (rc < 0 && pmcp_page_status(pg) == 0)
     pmcp_page_fail(pg, NULL, "the points cannot be read");
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }

@@ -395,7 +395,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     rowset_free(&r);
     return rc > 0 ? 0 : rc;
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
   if (!pg) {
     rowset_free(&r);
     return 0;
@@ -439,7 +439,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
       break;
   }
   rowset_free(&r);
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 /* ---- summaries ------------------------------------------------------------ */
@@ -460,7 +460,7 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
     rowset_free(&r);
     return rc > 0 ? 0 : rc;
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
   if (!pg) {
     rowset_free(&r);
     return 0;
@@ -525,5 +525,5 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
       break;
   }
   rowset_free(&r);
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }

@@ -1,10 +1,9 @@
-/* Budgeted pages for the research tools (see page.h).
- *
- * Filling is incremental: each item is serialized and counted once, and the
- * running sum (envelope + items + separators) decides what goes in. BPE
- * counts of a concatenation can differ slightly from the sum of its parts,
- * so the final text is counted exactly and, while it is over the budget or
- * the byte ceiling, the last item goes back and the cursor is re-minted. */
+/* Budgeted pages for the research tools (see page.h): an adapter from the
+ * research handlers' cJSON results to the engine's page builder
+ * (budget.h), which does all counting, fitting, refusing and cursor
+ * minting. What stays here is what is the research tools' own: rounding,
+ * cursors decoded against a store version or a pin, nested <list>_cursor
+ * values for other calls. */
 #include "research/page.h"
 
 #include <math.h>
@@ -12,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probemcp/budget.h"
 #include "probemcp/cursor.h"
 #include "probemcp/json.h"
 #include "probemcp/tokens.h"
@@ -88,53 +88,90 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
   return ok;
 }
 
-static int send_text(pmcp_call *call, char *txt)
+/* A page for the call under the toolset's cursor key and the store's data
+ * version; @p take_cursor: the page decodes the call's cursor itself. */
+static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
+                           unsigned flags, int take_cursor)
 {
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
+  uint64_t ver = 0;
+  if (pmcp__rs_version(rs, &ver)) {
+    pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
+    return NULL;
+  }
+  pmcp_page_options o = PMCP_PAGE_OPTIONS_INIT;
+  o.token_budget = budget_of(call);
+  o.tool = pmcp_call_name(call);
+  const char *args = NULL;
+  if (pmcp_arg_json(call, NULL, &args) == 0)
+    o.args_json = args;
+  const char *cur = NULL;
+  size_t clen = 0;
+  if (take_cursor && pmcp_arg_has(call, "cursor") &&
+      pmcp_arg_string(call, "cursor", &cur, &clen) == 0)
+    o.cursor = (cur && clen && strlen(cur) == clen) ? cur : "\x01";
+  o.source_version = ver;
+  o.key = rs->cursor_key;
+  o.key_len = rs->cursor_key_len;
+  o.flags = flags;
+  pmcp_page *pg = NULL;
+  if (pmcp_page_new(&pg, &o)) {
+    pmcp__rs_fail(call, "internal", "the result page could not be made");
+    return NULL;
+  }
+  return pg;
+}
+
+pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
+{
+  return new_page(call, rs, flags, 1);
+}
+
+int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  int is_err = 0;
+  int rc = pmcp_page_render(pg, more, &b, &is_err);
+  pmcp_page_free(pg);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  /* structuredContent mirrors the text, errors included (the research
+   * tools have always answered so) */
+  rc = pmcp_result_text(call, b.ptr, b.len);
   if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
-  cJSON_free(txt);
+    rc = pmcp_result_structured(call, b.ptr, b.len);
+  if (!rc && is_err)
+    pmcp_result_set_error(call, 1);
+  pmcp_buf_dispose(&b);
   return rc;
 }
 
-static int too_small(pmcp_call *call, size_t need, int budget)
+/* A page made of one object (consumed) that must fit whole. */
+static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
 {
-  size_t min = need + 64;
-  if (min < 512)
-    min = 512;
-  char msg[256];
-  snprintf(msg, sizeof msg,
-           "the smallest complete answer needs about %zu tokens but "
-           "token_budget is %d; call again with token_budget >= %zu",
-           need, budget, min);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "error", "budget_too_small");
-  cJSON_AddStringToObject(o, "message", msg);
-  cJSON_AddNumberToObject(o, "min_token_budget", (double)min);
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return PMCP_ENOMEM;
-  int rc = send_text(call, txt);
-  pmcp_result_set_error(call, 1);
-  return rc;
-}
-
-int pmcp__rs_emit_one(pmcp_call *call, cJSON *root)
-{
-  pmcp__rs_round(root);
   char *txt = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (!txt)
     return PMCP_ENOMEM;
-  int budget = budget_of(call);
-  size_t tok;
-  if (!fits(txt, strlen(txt), budget, &tok)) {
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg) {
     cJSON_free(txt);
-    return too_small(call, tok, budget);
+    return 0; /* the error result is sent */
   }
-  return send_text(call, txt);
+  int rc = pmcp_page_object(pg, txt, strlen(txt));
+  cJSON_free(txt);
+  if (rc && rc != PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
+}
+
+int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root)
+{
+  pmcp__rs_round(root);
+  return send_whole(call, rs, root);
 }
 
 char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
@@ -205,100 +242,74 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
   return 1;
 }
 
+/* Adds root's members as the page's fields, in order. */
+static int add_fields(pmcp_page *pg, const cJSON *root)
+{
+  for (const cJSON *c = root->child; c; c = c->next) {
+    char *v = cJSON_PrintUnformatted(c);
+    if (!v)
+      return PMCP_ENOMEM;
+    int rc = pmcp_page_field_json(pg, c->string, v, strlen(v));
+    cJSON_free(v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
 int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
                   const char *name, cJSON *items, pmcp__rs_next_fn next,
                   void *ud)
 {
-  int budget = budget_of(call);
-  size_t n = (size_t)cJSON_GetArraySize(items);
-  size_t *cost = calloc(n ? n : 1, sizeof *cost);
-  if (!cost) {
-    cJSON_Delete(root);
-    cJSON_Delete(items);
-    return PMCP_ENOMEM;
-  }
   pmcp__rs_round(items);
-  /* Envelope cost, with an empty list and room for a cursor. */
-  cJSON *list = cJSON_AddArrayToObject(root, name);
-  cJSON_AddNumberToObject(root, "count", 0);
   pmcp__rs_round(root);
-  char *env = cJSON_PrintUnformatted(root);
-  size_t env_tok = env ? pmcp__rs_tokens(env, strlen(env)) : 0;
-  size_t env_bytes = env ? strlen(env) : 0;
-  cJSON_free(env);
-  const size_t cursor_reserve = 160; /* a cursor of ~250 base64url chars */
-  size_t sum_tok = env_tok + cursor_reserve, sum_bytes = env_bytes + 300;
-  size_t placed = 0;
-  size_t i = 0;
-  for (cJSON *it = items->child; it; it = it->next, i++) {
-    char *t = cJSON_PrintUnformatted(it);
-    size_t tb = t ? strlen(t) : 0;
-    cost[i] = t ? pmcp__rs_tokens(t, tb) + 1 : 0;
-    cJSON_free(t);
-    if (sum_tok + cost[i] > (size_t)budget ||
-        sum_bytes + tb + 1 > (size_t)budget * 8)
-      break;
-    sum_tok += cost[i];
-    sum_bytes += tb + 1;
-    placed++;
-  }
-  if (placed == 0 && n > 0) {
-    /* An empty page with a cursor back to the same item would loop. */
-    int rc = too_small(call, env_tok + cost[0], budget);
-    free(cost);
+  /* The incoming cursor was opened by pmcp__rs_cursor_in(); the page only
+   * mints the next one. */
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg) {
     cJSON_Delete(items);
     cJSON_Delete(root);
+    return 0;
+  }
+  int rc = add_fields(pg, root);
+  if (rc == PMCP_EBUDGET) {
+    /* The envelope alone is over the budget: answer as for any object
+     * that cannot fit (the refusal names min_token_budget). */
+    pmcp_page_free(pg);
+    cJSON_AddItemToObject(root, name, cJSON_CreateArray());
+    cJSON_AddNumberToObject(root, "count", 0);
+    cJSON_Delete(items);
+    return send_whole(call, rs, root);
+  }
+  cJSON_Delete(root);
+  if (!rc)
+    rc = pmcp_page_list(pg, name);
+  size_t i = 0, n = (size_t)cJSON_GetArraySize(items);
+  for (const cJSON *it = items->child; !rc && it; it = it->next, i++) {
+    char *t = cJSON_PrintUnformatted(it);
+    cJSON *st = next ? next(i + 1, ud) : NULL;
+    char *s = st ? cJSON_PrintUnformatted(st) : NULL;
+    cJSON_Delete(st);
+    if (!t || (st && !s))
+      rc = PMCP_ENOMEM;
+    else
+      rc = pmcp_page_add(pg, t, strlen(t), s, s ? strlen(s) : 0);
+    cJSON_free(t);
+    cJSON_free(s);
+  }
+  cJSON_Delete(items);
+  int more = 0;
+  if (rc == PMCP_EBUDGET) {
+    rc = 0; /* the page is full (or refused): it says so itself */
+    more = 1;
+  } else if (!rc && next) {
+    cJSON *st = next(n, ud);
+    more = st != NULL;
+    cJSON_Delete(st);
+  }
+  if (rc) {
+    pmcp_page_free(pg);
     return rc;
   }
-  /* Move the chosen items into the list. */
-  for (size_t k = 0; k < placed; k++)
-    cJSON_AddItemToArray(list, cJSON_DetachItemFromArray(items, 0));
-
-  if (placed < n)
-    /* items this page had but the budget left out (they come next) */
-    cJSON_AddTrueToObject(root, "cut_by_budget");
-  int rc = 0;
-  for (;;) {
-    cJSON_DeleteItemFromObject(root, "next_cursor");
-    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "count"),
-                         (double)placed);
-    cJSON *st = next ? next(placed, ud) : NULL;
-    if (st) {
-      const char *args = NULL;
-      if (pmcp_arg_json(call, NULL, &args) != 0)
-        args = "{}";
-      char *cur = pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args,
-                                       st);
-      cJSON_Delete(st);
-      if (!cur) {
-        rc = PMCP_ENOMEM;
-        break;
-      }
-      cJSON_AddStringToObject(root, "next_cursor", cur);
-      free(cur);
-    }
-    char *txt = cJSON_PrintUnformatted(root);
-    if (!txt) {
-      rc = PMCP_ENOMEM;
-      break;
-    }
-    size_t tok;
-    if (fits(txt, strlen(txt), budget, &tok)) {
-      rc = send_text(call, txt);
-      break;
-    }
-    cJSON_free(txt);
-    if (placed <= 1) {
-      /* The envelope with (at most) one item does not fit. */
-      rc = too_small(call, tok, budget);
-      break;
-    }
-    /* Put the last item back (it is not sent) and try again. */
-    cJSON_Delete(cJSON_DetachItemFromArray(list, (int)placed - 1));
-    placed--;
-  }
-  free(cost);
-  cJSON_Delete(items);
-  cJSON_Delete(root);
-  return rc;
+  return pmcp__rs_send(call, pg, more);
 }

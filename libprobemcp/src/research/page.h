@@ -1,9 +1,9 @@
-/* Pages of the research tools: a result object holding one list, filled
- * with as many items as the call's token budget allows (counted exactly
- * with o200k_base on the final text, byte ceiling 8 per token), plus the
- * top-level next_cursor when more remains. Cursors are minted and checked
- * with cursor.h, bound to the tool, its arguments and the store's data
- * version. */
+/* Pages of the research tools, built by the engine's page builder
+ * (probemcp/budget.h): a result object holding one list, filled with as
+ * many items as the call's token budget allows, closed with count,
+ * truncated and next_cursor. Cursors are minted and checked with cursor.h
+ * in the page builder's position layout, bound to the tool, its arguments
+ * and the store's data version (or, for pinned reads, to version 0). */
 #ifndef PMCP_RESEARCH_PAGE_H
 #define PMCP_RESEARCH_PAGE_H
 
@@ -12,23 +12,34 @@
 
 #include <cjson/cJSON.h>
 
+#include "probemcp/budget.h"
 #include "research/research.h"
 
 /* The position state to continue after @p placed items of the page, as a
  * new cJSON object, or NULL when nothing remains after them. */
 typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
 
-/* Sends @p root (consumed) with the items of @p items (consumed, an array)
- * placed under root[@p name]: as many as fit. Sets root.count and, when
- * next() says more remains, root.next_cursor. An indivisible first item
- * that cannot fit makes an error result naming min_token_budget. */
+/* Sends @p root (consumed; its members become the page's fields) with the
+ * items of @p items (consumed, an array) as the list @p name: as many as
+ * fit. Each item resumes at next(its position + 1); when more remains the
+ * page has next_cursor. An indivisible first item that cannot fit makes an
+ * error result naming min_token_budget. */
 int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
                   const char *name, cJSON *items, pmcp__rs_next_fn next,
                   void *ud);
 
 /* Sends a single object (consumed) that must fit whole; when it does not,
  * an error names min_token_budget. */
-int pmcp__rs_emit_one(pmcp_call *call, cJSON *root);
+int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
+
+/* A page for the call under the toolset's cursor key and the store's data
+ * version, decoding the call's cursor (lossless when @p flags has
+ * PMCP_PAGE_LOSSLESS), for handlers that write items with pmcp_json.
+ * Sends the error result and returns NULL when something fails. */
+pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
+/* Renders @p pg as the call's result (text and structuredContent) and
+ * frees it. */
+int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more);
 
 /* Opens the incoming cursor, if any. Returns 0 with *state NULL (no
  * cursor) or the decoded state object; returns 1 after sending a restart

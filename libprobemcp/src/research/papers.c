@@ -194,7 +194,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
   } else {
     pmcp_arg_string(call, "query", &query, NULL);
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
   if (!pg)
     return 0;
   size_t pos = pmcp__mx_pos(pg);
@@ -321,7 +321,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
     placed++;
   }
   cJSON_Delete(papers);
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 static int read_mode(pmcp_call *call, pmcp__research *rs)
@@ -357,7 +357,7 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
     if (rc)
       return pmcp__rs_fail(call, "not_found", "no paper '%s' in the papers index", pid);
   }
-  pmcp_page *pg = pmcp__mx_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
   if (!pg) {
     cJSON_Delete(p);
     return 0;
@@ -410,7 +410,7 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
     }
   }
   cJSON_Delete(p);
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 static int find_papers(pmcp_call *call, void *ud)

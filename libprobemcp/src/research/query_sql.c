@@ -72,7 +72,7 @@ static int table_item(pmcp__sqlg *g, size_t i, pmcp_json *j)
 
 static int list_tables(pmcp_call *call, qsql *q, pmcp__sqlg *g)
 {
-  pmcp_page *pg = pmcp__mx_page(call, q->rs, 0);
+  pmcp_page *pg = pmcp__rs_page(call, q->rs, 0);
   if (!pg)
     return 0;
   size_t pos = pmcp__mx_pos(pg);
@@ -93,7 +93,7 @@ static int list_tables(pmcp_call *call, qsql *q, pmcp__sqlg *g)
     if (arc)
       break;
   }
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 static void hex_blob(pmcp_json *j, const unsigned char *p, int n)
@@ -123,7 +123,7 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   int rc = pmcp__sqlg_prepare(g, sql, len, call, &st, err, sizeof err);
   if (rc)
     return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
-  pmcp_page *pg = pmcp__mx_page(call, q->rs, PMCP_PAGE_LOSSLESS);
+  pmcp_page *pg = pmcp__rs_page(call, q->rs, PMCP_PAGE_LOSSLESS);
   if (!pg) {
     sqlite3_finalize(st);
     return 0;
@@ -189,7 +189,7 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
       return PMCP_ECANCELLED;
     return pmcp__rs_fail(call, "sql_error", "%s", err);
   }
-  return pmcp__mx_send(call, pg, more);
+  return pmcp__rs_send(call, pg, more);
 }
 
 static int query_sql(pmcp_call *call, void *ud)

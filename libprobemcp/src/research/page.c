@@ -65,7 +65,7 @@ int pmcp__rs_budget(pmcp_call *call)
 
 static int fits(const char *txt, size_t len, int budget, size_t *tokens)
 {
-  if (len > (size_t)budget * 8) {
+  if (len > (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN) {
     *tokens = len; /* at least one token per byte is impossible, but it is
                       over the ceiling either way */
     return 0;
@@ -83,7 +83,7 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
   size_t tok, len = strlen(t);
   int ok = (size_t)budget > reserve &&
            fits(t, len, budget - (int)reserve, &tok) &&
-           len + reserve * 4 <= (size_t)budget * 8;
+           len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
   cJSON_free(t);
   return ok;
 }

@@ -22,6 +22,7 @@ typedef struct options {
   const char *toolset;
   pmcp_log_level log_level;
   const char *embed_url;
+  const char *papers_url;
 } options;
 
 /* The store the research toolset reads; it must outlive the server. */
@@ -109,6 +110,7 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   ro.embed_url = o->embed_url ? o->embed_url : getenv("PROBE_EMBED_URL");
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
+  ro.papers_url = o->papers_url ? o->papers_url : getenv("PROBE_PAPERS_URL");
   rc = pmcp_research_register(srv, g_store, &ro);
   if (rc) {
     fprintf(stderr, PROG ": cannot serve the research toolset: %s%s%s\n",
@@ -134,6 +136,8 @@ static void usage(FILE *f)
           "  --toolset X     research, tracking or all (default: research)\n"
           "  --embed-url U   OpenAI-compatible embeddings endpoint for search\n"
           "                  semantic=true (default: $PROBE_EMBED_URL)\n"
+          "  --papers-url U  remote papers provider for find_papers (default:\n"
+          "                  $PROBE_PAPERS_URL; none: the store's papers index)\n"
           "  --log-level L   least level logged to stderr (debug ... emergency;\n"
           "                  default: warning)\n"
           "  -h, --help      this text\n"
@@ -148,6 +152,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"toolset", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'l'},
     {"embed-url", required_argument, NULL, 'e'},
+    {"papers-url", required_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -159,6 +164,7 @@ static int parse_args(int argc, char **argv, options *o)
     case 's': o->store = optarg; break;
     case 't': o->tenant = optarg; break;
     case 'e': o->embed_url = optarg; break;
+    case 'P': o->papers_url = optarg; break;
     case 'T':
       if (strcmp(optarg, "research") && strcmp(optarg, "tracking") &&
           strcmp(optarg, "all")) {
@@ -289,7 +295,7 @@ static int serve(pmcp_server *srv)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;

@@ -19,6 +19,7 @@ static const struct {
   {"entity", pmcp__research_add_entity},
   {"metrics", pmcp__research_add_metrics},
   {"query_sql", pmcp__research_add_query_sql},
+  {"find_papers", pmcp__research_add_papers},
   {"resources", pmcp__research_add_resources},
   {"prompts", pmcp__research_add_prompts},
 };
@@ -34,7 +35,8 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   pmcp_research_options def = PMCP_RESEARCH_OPTIONS_INIT;
   if (!opts)
     opts = &def;
-  if (!server || !store || opts->version != PMCP_RESEARCH_OPTIONS_VERSION)
+  /* version 1 callers know no papers_* fields */
+  if (!server || !store || opts->version < 1 || opts->version > PMCP_RESEARCH_OPTIONS_VERSION)
     return PMCP_EINVAL;
   /* Read-only by construction: the tools get no handle that can write. */
   if (!pmcp_store_readonly(store))
@@ -70,6 +72,12 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   rs->embed_url = dup_or_null(opts->embed_url);
   rs->embed_model = dup_or_null(opts->embed_model);
   rs->embed_key = dup_or_null(opts->embed_key);
+  if (opts->version >= 2) {
+    rs->papers_url = dup_or_null(opts->papers_url);
+    rs->papers_timeout_ms = opts->papers_timeout_ms > 0 ? opts->papers_timeout_ms : 10000;
+  } else {
+    rs->papers_timeout_ms = 10000;
+  }
   rs->refs = 1; /* ours, dropped below */
   if (!rs->tenant_name || (opts->embed_url && *opts->embed_url && !rs->embed_url)) {
     pmcp__research_release(rs);

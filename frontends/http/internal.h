@@ -1,9 +1,12 @@
 /* Internals of the Streamable HTTP transport, shared by its files:
  *   hdr.c   pure header logic (Accept, media types, Host/Origin, ids)
  *   conn.c  connections: libuv I/O, llhttp parsing, timeouts, writing
- *   mcp.c   MCP over HTTP: sessions, streams, routing the engine's output
+ *   session.c  sessions, streams, SSE replay, routing the engine's output
+ *   request.c  the checks of each request; POST, GET and DELETE
+ *   pool.c  handler threads (tool calls never run on the loop)
  *   transport.c  the object, the sink queue, signals, shutdown, run()
- * Everything here runs on the loop thread except the sink queue (locked).
+ * Everything runs on the loop thread except the sink queue and the handler
+ * threads (pool.c), which only call pmcp_server_handle() and hand back.
  */
 #ifndef PMCP_HTTP_INTERNAL_H
 #define PMCP_HTTP_INTERNAL_H
@@ -90,6 +93,9 @@ typedef struct phttp_conn {
   int reading;               /* uv_read_start active */
   int peer_eof;
   int close_after;           /* close once the response is written */
+  int lingering;             /* closing: draining the client's unread bytes */
+  int shut_done;             /* lingering: our write side is shut down */
+  int linger_done;           /* lingering: both handles are closing */
   int handles_open;          /* uv handles still to close */
   int fake;                  /* testing: no socket; output discarded */
   struct phttp_stream *stream; /* the response being produced, if any */
@@ -97,7 +103,7 @@ typedef struct phttp_conn {
   int in_process;            /* inside conn_process() */
 } phttp_conn;
 
-/* ---- MCP state (mcp.c) -------------------------------------------------- */
+/* ---- MCP state (session.c) -------------------------------------------------- */
 
 typedef struct phttp_event {
   struct phttp_event *next;
@@ -259,7 +265,19 @@ const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
                          int *count);
 void phttp_conn_set_ping(phttp_conn *c);
 
-/* mcp.c */
+/* session.c: sessions, streams, routing */
+phttp_session *phttp_session_find(pmcp_http *h, const char *id, size_t n);
+void phttp_session_touch(pmcp_http *h, phttp_session *s);
+/* Returns NULL with *status set (503: no room, 500: engine refused). */
+phttp_session *phttp_session_new(pmcp_http *h, int stateless, int *status);
+void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why);
+void phttp_session_header(phttp_session *s, char *out, size_t size);
+phttp_stream *phttp_stream_new(phttp_session *s);
+void phttp_stream_free(phttp_stream *st);
+void phttp_stream_start_sse(phttp_stream *st);
+phttp_stream *phttp_find_pending(phttp_session *s, const char *id, size_t *idx);
+
+/* request.c and session.c */
 void phttp_handle_request(phttp_conn *c);   /* headers and body read */
 void phttp_check_headers(phttp_conn *c);    /* at end of headers */
 void phttp_deliver(pmcp_http *h, phttp_qmsg *m);

@@ -40,6 +40,8 @@ static const char usage[] =
   "                         user's store if it exists, else no tools)\n"
   "  --tenant T             tenant to serve (default: default)\n"
   "  --toolset NAME         research, tracking or all (default research)\n"
+  "  --papers-url URL       remote papers provider for find_papers (default\n"
+  "                         $PROBE_PAPERS_URL; none: the store's papers index)\n"
   "  --help                 this text\n"
   "  --version              print the version\n";
 
@@ -65,6 +67,7 @@ static int parse_u(const char *opt, const char *v, unsigned long max,
 typedef struct serve_ctx {
   const char *store, *tenant, *toolset;
   pmcp_store *st;     /* must outlive the server: freed after the run */
+  const char *papers_url;
 } serve_ctx;
 
 /* Registers the toolset asked for, as probe-mcp-stdio does: the store is
@@ -94,6 +97,7 @@ static int setup(pmcp_server *srv, void *ud)
   ro.embed_url = getenv("PROBE_EMBED_URL");
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
+  ro.papers_url = x->papers_url ? x->papers_url : getenv("PROBE_PAPERS_URL");
   rc = want_research ? pmcp_research_register(srv, x->st, &ro) : 0;
   if (!rc && want_tracking) {
     pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
@@ -116,7 +120,7 @@ int main(int argc, char **argv)
 {
   pmcp_http_options o = {0};
   char host[128] = "127.0.0.1";
-  const char *store = NULL, *tenant = NULL, *toolset = NULL;
+  const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *hosts[64], *origins[64];
   size_t nh = 0, no = 0;
   int port = 8080;
@@ -217,6 +221,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(a, "--tenant")) {
       NEEDV();
       tenant = v;
+    } else if (!strcmp(a, "--papers-url")) {
+      NEEDV();
+      papers_url = v;
     } else if (!strcmp(a, "--toolset")) {
       NEEDV();
       if (strcmp(v, "research") && strcmp(v, "tracking") && strcmp(v, "all")) {
@@ -238,7 +245,7 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL};
+  serve_ctx x = {store, tenant, toolset, NULL, papers_url};
   int rc = pmcp_http_run(&o, &so, setup, &x);
   pmcp_store_free(x.st);
   return rc;

@@ -22,6 +22,7 @@ typedef struct options {
   const char *toolset;
   pmcp_log_level log_level;
   const char *embed_url;
+  const char *papers_url;
 } options;
 
 /* The store the research toolset reads; it must outlive the server. */
@@ -107,6 +108,7 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   ro.embed_url = o->embed_url ? o->embed_url : getenv("PROBE_EMBED_URL");
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
+  ro.papers_url = o->papers_url ? o->papers_url : getenv("PROBE_PAPERS_URL");
   rc = want_research ? pmcp_research_register(srv, g_store, &ro) : 0;
   if (!rc && want_tracking) {
     pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
@@ -139,6 +141,8 @@ static void usage(FILE *f)
           "  --toolset X     research, tracking or all (default: research)\n"
           "  --embed-url U   OpenAI-compatible embeddings endpoint for search\n"
           "                  semantic=true (default: $PROBE_EMBED_URL)\n"
+          "  --papers-url U  remote papers provider for find_papers (default:\n"
+          "                  $PROBE_PAPERS_URL; none: the store's papers index)\n"
           "  --log-level L   least level logged to stderr (debug ... emergency;\n"
           "                  default: warning)\n"
           "  -h, --help      this text\n"
@@ -153,6 +157,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"toolset", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'l'},
     {"embed-url", required_argument, NULL, 'e'},
+    {"papers-url", required_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -164,6 +169,7 @@ static int parse_args(int argc, char **argv, options *o)
     case 's': o->store = optarg; break;
     case 't': o->tenant = optarg; break;
     case 'e': o->embed_url = optarg; break;
+    case 'P': o->papers_url = optarg; break;
     case 'T':
       if (strcmp(optarg, "research") && strcmp(optarg, "tracking") &&
           strcmp(optarg, "all")) {
@@ -294,7 +300,7 @@ static int serve(pmcp_server *srv)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;

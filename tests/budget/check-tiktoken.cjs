@@ -17,7 +17,8 @@ const { spawnSync } = require('node:child_process');
 const { createRequire } = require('node:module');
 
 const prop = process.argv[2];
-const count = process.argv[3] || process.env.PMCP_BUDGET_PROP_N || '10000';
+// default: budget-prop's own (10,000 results; 2,000 in a sanitizer build)
+const count = process.argv[3] || process.env.PMCP_BUDGET_PROP_N || '';
 if (!prop) {
   console.error('usage: node check-tiktoken.cjs PATH/TO/budget-prop [COUNT]');
   process.exit(2);
@@ -28,7 +29,8 @@ const enc = get_encoding('o200k_base');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pmcp-budget-'));
 const out = path.join(dir, 'answers.jsonl');
-const r = spawnSync(prop, ['--count', String(count), '--out', out], { encoding: 'utf8' });
+const args = count ? ['--count', String(count), '--out', out] : ['--out', out];
+const r = spawnSync(prop, args, { encoding: 'utf8' });
 process.stdout.write(r.stdout || '');
 process.stderr.write(r.stderr || '');
 if (r.status !== 0) {

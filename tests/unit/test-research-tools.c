@@ -1085,6 +1085,10 @@ START_TEST(search_channels)
   ck_assert_str_eq(js(r, "channel"), "exact");
   ck_assert_str_eq(js(r, "match"), "sha256");
   cJSON_Delete(o);
+  /* kinds narrows the exact channel too */
+  o = ok("search", "{\"query\":\"deadbeef\",\"kinds\":[\"run\"]}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "results")), 0);
+  cJSON_Delete(o);
   o = ok("search", "{\"query\":\"r005\"}");
   r = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "results"), 0);
   ck_assert_str_eq(js(r, "ref"), "run:r005");

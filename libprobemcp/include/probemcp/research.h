@@ -19,7 +19,7 @@
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_RESEARCH_OPTIONS_VERSION 1
+#define PMCP_RESEARCH_OPTIONS_VERSION 2
 
 /** Options of pmcp_research_register(). Strings are copied. */
 typedef struct pmcp_research_options {
@@ -34,9 +34,18 @@ typedef struct pmcp_research_options {
   const char *embed_model;
   /** A bearer token for the endpoint, or NULL. */
   const char *embed_key;
+  /* ---- version 2 ---- */
+  /** A remote papers provider for `find_papers` (base URL; GET
+   *  BASE/search?q=&categories=&limit=&offset=, BASE/papers/ID and
+   *  BASE/papers/ID/similar?limit=, each answering JSON), or NULL: the
+   *  store's local papers index. Needs a build with libcurl. */
+  const char *papers_url;
+  /** Whole-request timeout for the provider in ms; 0: 10000. */
+  int papers_timeout_ms;
 } pmcp_research_options;
 
-#define PMCP_RESEARCH_OPTIONS_INIT {PMCP_RESEARCH_OPTIONS_VERSION, NULL, NULL, NULL, NULL}
+#define PMCP_RESEARCH_OPTIONS_INIT {PMCP_RESEARCH_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \
+    NULL, 0}
 
 /**
  * Registers the research tools, resources and prompts on @p server.

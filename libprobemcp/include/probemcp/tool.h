@@ -74,7 +74,15 @@ enum {
   /** Takes `token_budget` (512-8000, default 2000) and `cursor` in every
    *  mode; the engine checks the result's one text item against the budget
    *  (see budget.h). */
-  PMCP_TOOL_BUDGETED = 1u << 1
+  PMCP_TOOL_BUDGETED = 1u << 1,
+  /** Open-web work (papers, web pages): runs on the worker pool like
+   *  PMCP_TOOL_BLOCKING, but at most a bounded share of the workers runs
+   *  such calls at once, so a burst of them never makes other tools queue
+   *  behind it. The share is PROBE_MCP_WEB_CAPACITY from the environment
+   *  at pmcp_server_new(): a fraction of the pool in (0, 1] (default 0.25)
+   *  or a whole number of workers; at least one, and never the whole pool
+   *  when it has more than one worker. */
+  PMCP_TOOL_OPEN_WEB = 1u << 2
 };
 
 /** Annotation hints: absent, false or true. */

@@ -443,7 +443,7 @@ int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has no handler", def->name);
     goto fail_ud;
   }
-  if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED)) {
+  if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB)) {
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has unknown flags", def->name);
     goto fail_ud;
   }

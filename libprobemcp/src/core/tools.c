@@ -199,8 +199,9 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     if (pmcp_arg_int(call, "token_budget", &budget) == 0)
       call->token_budget = (int)budget;
   }
-  if (t->flags & PMCP_TOOL_BLOCKING) {
+  if (t->flags & (PMCP_TOOL_BLOCKING | PMCP_TOOL_OPEN_WEB)) {
     req->on_worker = 1;
+    j->job.web = (t->flags & PMCP_TOOL_OPEN_WEB) != 0;
     if (pmcp__workers_submit(srv, &j->job) == 0)
       return;
     req->on_worker = 0;

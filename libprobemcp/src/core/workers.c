@@ -1,5 +1,55 @@
-/* The worker pool that runs calls which may block (PMCP_TOOL_BLOCKING). */
+/* The worker pool that runs calls which may block (PMCP_TOOL_BLOCKING).
+ * Open-web jobs (PMCP_TOOL_OPEN_WEB) wait in their own queue and take at
+ * most web_cap workers at once; a free worker serves other work first, so
+ * with web_cap < n a burst of web calls leaves workers for everything else. */
 #include "core/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t pmcp__workers_web_cap(size_t n, const char *spec)
+{
+  double share = 0.25;
+  size_t cap = 0;
+  if (spec && *spec) {
+    char *end = NULL;
+    double v = strtod(spec, &end);
+    if (end && end != spec && !*end && v > 0) {
+      if (v <= 1 && strchr(spec, '.'))
+        share = v;
+      else if (v == (double)(size_t)v)
+        cap = (size_t)v;
+    }
+  }
+  if (!cap)
+    cap = (size_t)((double)n * share);
+  if (cap > n)
+    cap = n;
+  if (n > 1 && cap >= n)
+    cap = n - 1;
+  return cap ? cap : 1;
+}
+
+/* The next job a worker may take, or NULL (under the lock). */
+static pmcp__job *take(pmcp__workers *w)
+{
+  pmcp__job *job = w->head;
+  if (job) {
+    w->head = job->next;
+    if (!w->head)
+      w->tail = NULL;
+    return job;
+  }
+  job = w->web_head;
+  if (job && w->web_running < w->web_cap) {
+    w->web_head = job->next;
+    if (!w->web_head)
+      w->web_tail = NULL;
+    w->web_running++;
+    return job;
+  }
+  return NULL;
+}
 
 static void *worker_main(void *arg)
 {
@@ -7,17 +57,20 @@ static void *worker_main(void *arg)
   pmcp__workers *w = &srv->workers;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->head && !w->stopping)
+    pmcp__job *job;
+    while (!(job = take(w)) && !(w->stopping && !w->web_head))
       pthread_cond_wait(&w->cond, &w->mu);
-    pmcp__job *job = w->head;
     if (!job)
-      break; /* stopping and the queue is dry */
-    w->head = job->next;
-    if (!w->head)
-      w->tail = NULL;
+      break; /* stopping and the queues are dry */
+    int web = job->web;
     pthread_mutex_unlock(&w->mu);
-    job->run(job);
+    job->run(job); /* frees job */
     pthread_mutex_lock(&w->mu);
+    if (web) {
+      w->web_running--;
+      /* a waiting web job may go now */
+      pthread_cond_broadcast(&w->cond);
+    }
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
@@ -36,6 +89,9 @@ int pmcp__workers_init(pmcp_server *srv, size_t n)
   w->threads = NULL;
   w->n_threads = 0;
   w->head = w->tail = NULL;
+  w->web_head = w->web_tail = NULL;
+  w->web_running = 0;
+  w->web_cap = pmcp__workers_web_cap(w->n_wanted, getenv("PROBE_MCP_WEB_CAPACITY"));
   w->stopping = 0;
   return 0;
 }
@@ -67,12 +123,21 @@ int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
     }
   }
   job->next = NULL;
-  if (w->tail)
-    w->tail->next = job;
-  else
-    w->head = job;
-  w->tail = job;
-  pthread_cond_signal(&w->cond);
+  if (job->web) {
+    if (w->web_tail)
+      w->web_tail->next = job;
+    else
+      w->web_head = job;
+    w->web_tail = job;
+  } else {
+    if (w->tail)
+      w->tail->next = job;
+    else
+      w->head = job;
+    w->tail = job;
+  }
+  /* broadcast: the waiter woken must be one that can take this class */
+  pthread_cond_broadcast(&w->cond);
 out:
   pthread_mutex_unlock(&w->mu);
   return rc;

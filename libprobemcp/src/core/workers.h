@@ -11,12 +11,17 @@ struct pmcp__job {
   /* Runs the job and frees it. */
   void (*run)(pmcp__job *job);
   pmcp__job *next;
+  /* Concurrency class: 1 for open-web work (PMCP_TOOL_OPEN_WEB), which
+   * runs on at most web_cap workers at once. */
+  int web;
 };
 
 typedef struct pmcp__workers {
   pthread_mutex_t mu;
   pthread_cond_t cond;
-  pmcp__job *head, *tail;
+  pmcp__job *head, *tail;          /* other work, first served */
+  pmcp__job *web_head, *web_tail;  /* open-web work */
+  size_t web_running, web_cap;
   pthread_t *threads;
   size_t n_threads, n_wanted;
   int stopping;
@@ -24,7 +29,10 @@ typedef struct pmcp__workers {
 
 struct pmcp_server;
 int pmcp__workers_init(struct pmcp_server *srv, size_t n);
-/* Queues @p job. 0, or PMCP_ENOMEM / PMCP_EMISUSE (stopping) without queuing. */
+/* The open-web share of a pool of @p n workers for the text @p spec of
+ * PROBE_MCP_WEB_CAPACITY (NULL or invalid: a quarter). */
+size_t pmcp__workers_web_cap(size_t n, const char *spec);
+/* Queues @p job (in its class, job->web). 0, or PMCP_ENOMEM / PMCP_EMISUSE (stopping) without queuing. */
 int pmcp__workers_submit(struct pmcp_server *srv, pmcp__job *job);
 /* Runs the queue dry, then joins every thread. */
 void pmcp__workers_stop(struct pmcp_server *srv);

@@ -26,6 +26,7 @@ void pmcp__research_release(void *ud)
   free(rs->embed_url);
   free(rs->embed_model);
   free(rs->embed_key);
+  free(rs->papers_url);
   free(rs);
 }
 

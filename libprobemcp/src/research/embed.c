@@ -219,7 +219,7 @@ int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
 {
   if (out_embedded)
     *out_embedded = 0;
-  if (!store || !opts || opts->version != PMCP_RESEARCH_OPTIONS_VERSION ||
+  if (!store || !opts || opts->version < 1 || opts->version > PMCP_RESEARCH_OPTIONS_VERSION ||
       !opts->embed_url || !*opts->embed_url)
     return PMCP_EINVAL;
   if (pmcp_store_readonly(store))

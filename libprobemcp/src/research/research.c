@@ -19,6 +19,7 @@ static const struct {
   {"entity", pmcp__research_add_entity},
   {"metrics", pmcp__research_add_metrics},
   {"query_sql", pmcp__research_add_query_sql},
+  {"find_papers", pmcp__research_add_papers},
   {"resources", pmcp__research_add_resources},
   {"prompts", pmcp__research_add_prompts},
 };
@@ -62,6 +63,7 @@ int pmcp__research_new(pmcp_store *store, const char *tenant, pmcp__research **o
   rs->tenant = t;
   pthread_mutex_init(&rs->lock, NULL);
   rs->tenant_name = strdup(tenant ? tenant : "default");
+  rs->papers_timeout_ms = 10000;
   rs->refs = 1;
   if (!rs->tenant_name) {
     pmcp__research_release(rs);
@@ -77,7 +79,8 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   pmcp_research_options def = PMCP_RESEARCH_OPTIONS_INIT;
   if (!opts)
     opts = &def;
-  if (!server || !store || opts->version != PMCP_RESEARCH_OPTIONS_VERSION)
+  /* version 1 callers know no papers_* fields */
+  if (!server || !store || opts->version < 1 || opts->version > PMCP_RESEARCH_OPTIONS_VERSION)
     return PMCP_EINVAL;
   pmcp__research *rs;
   int rc = pmcp__research_new(store, opts->tenant, &rs);
@@ -86,7 +89,13 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   rs->embed_url = dup_or_null(opts->embed_url);
   rs->embed_model = dup_or_null(opts->embed_model);
   rs->embed_key = dup_or_null(opts->embed_key);
-  if (opts->embed_url && *opts->embed_url && !rs->embed_url) {
+  if (opts->version >= 2) {
+    rs->papers_url = dup_or_null(opts->papers_url);
+    if (opts->papers_timeout_ms > 0)
+      rs->papers_timeout_ms = opts->papers_timeout_ms;
+  }
+  if ((opts->embed_url && *opts->embed_url && !rs->embed_url) ||
+      (opts->version >= 2 && opts->papers_url && *opts->papers_url && !rs->papers_url)) {
     pmcp__research_release(rs);
     return PMCP_ENOMEM;
   }

@@ -23,6 +23,8 @@ typedef struct pmcp__research {
    * several (HTTP workers), so every store read holds this. */
   pthread_mutex_t lock;
   char *embed_url, *embed_model, *embed_key;
+  char *papers_url;      /* remote papers provider, or NULL: the local index */
+  int papers_timeout_ms;
   /* The key cursors are signed with: the store's "cursor_key" secret
    * (created with the store, so restarts and replicas agree), else a
    * random key of this server. */
@@ -42,6 +44,7 @@ int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_prompts(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs);
+int pmcp__research_add_papers(pmcp_server *server, pmcp__research *rs);
 
 /* A toolset context over a read-only @p store for @p tenant (NULL:
  * "default") holding one reference; shared by the research and tracking

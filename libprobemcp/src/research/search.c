@@ -315,6 +315,20 @@ static int search(pmcp_call *call, void *ud)
   if (e >= 0) {
     cJSON *ex = cJSON_CreateArray();
     exact_channel(rs, q, ex);
+    if (kinds) {
+      /* kinds narrows every channel */
+      cJSON *it = ex->child;
+      while (it) {
+        cJSON *nx = it->next;
+        char pad[64];
+        snprintf(pad, sizeof pad, " %s ", pmcp__js(it, "kind"));
+        char hay[300];
+        snprintf(hay, sizeof hay, " %s ", kinds);
+        if (!strstr(hay, pad))
+          cJSON_Delete(cJSON_DetachItemViaPointer(ex, it));
+        it = nx;
+      }
+    }
     size_t n_ex_only = (size_t)cJSON_GetArraySize(ex);
     cJSON_AddNumberToObject(channels, "exact", (double)n_ex_only);
     if (semantic && rs->embed_url) {
@@ -421,10 +435,12 @@ static int search(pmcp_call *call, void *ud)
   return rc;
 }
 
+/* the kinds the store's keyword index holds */
 static const char *const kind_enum[] = {"run", "experiment", "project",
-                                        "note", "artifact", "dataset",
-                                        "source", "session", "checkpoint",
-                                        "group", "trial", "file", NULL};
+                                        "workspace", "note", "sub-note",
+                                        "artifact", "dataset", "source",
+                                        "session", "group", "trial", "file",
+                                        NULL};
 
 static const pmcp_arg_spec args[] = {
   {"query", PMCP_T_STRING, 1,
@@ -434,7 +450,7 @@ static const pmcp_arg_spec args[] = {
    "also the embedding channel (needs a configured endpoint); false makes "
    "no model calls",
    0, 0, 0, 0, NULL, "false"},
-  {"kinds", PMCP_T_STRING_ARRAY, 0, "only these kinds", 1, 1, 1, 12,
+  {"kinds", PMCP_T_STRING_ARRAY, 0, "only these kinds", 1, 1, 1, 13,
    kind_enum, NULL},
   {"limit", PMCP_T_INTEGER, 0, "results per page", 1, 1, 1, 50, NULL, "10"},
 };

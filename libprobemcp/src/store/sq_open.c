@@ -702,7 +702,8 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   s->ctx = q;
   if (src != SQLITE_OK)
     return pmcp__sq_err(s, q, src, "open store");
-  sqlite3_busy_timeout(q->db, 10000);
+  /* Writers wait for each other; a long wait beats a failed import. */
+  sqlite3_busy_timeout(q->db, 30000);
   sqlite3_extended_result_codes(q->db, 0);
   int rc = 0;
   int version = 0;

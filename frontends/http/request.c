@@ -1,0 +1,491 @@
+/* MCP Streamable HTTP requests: the checks the specification asks of
+ * every request (status codes per header, DNS-rebinding protection), then
+ * POST (JSON-RPC in, a stream or a JSON reply out), GET (the session's SSE
+ * stream, or the resumption of any stream with Last-Event-ID) and DELETE.
+ * State and routing live in session.c. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+/* ---- header checks ------------------------------------------------------- */
+
+static int host_allowed(pmcp_http *h, const char *name)
+{
+  for (size_t i = 0; i < h->n_allow_hosts; i++)
+    if (strcmp(h->allow_hosts[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+static void set_reject(phttp_conn *c, int status, const char *reason)
+{
+  c->req.status = status;
+  c->req.reason = reason;
+}
+
+void phttp_check_headers(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  phttp_req *r = &c->req;
+  size_t n;
+  int count;
+  char name[256];
+  if (r->status)
+    return;
+  /* DNS rebinding: a browser tricked into talking to us sends a foreign
+   * Host (and Origin); refuse before anything else. */
+  const char *host = phttp_header(r, "host", &n, &count);
+  if (count > 1)
+    { set_reject(c, 400, "more than one Host header"); return; }
+  if (!host) {
+    if (r->http_minor >= 1)
+      { set_reject(c, 400, "missing Host header"); return; }
+  } else if (phttp_host_name(host, n, name, sizeof name) != 0) {
+    { set_reject(c, 400, "malformed Host header"); return; }
+  } else if (!host_allowed(h, name)) {
+    { set_reject(c, 403, "Host not allowed"); return; }
+  }
+  const char *origin = phttp_header(r, "origin", &n, &count);
+  if (count > 1)
+    { set_reject(c, 400, "more than one Origin header"); return; }
+  if (origin) {
+    int ok = 0;
+    for (size_t i = 0; i < h->n_allow_origins && !ok; i++)
+      ok = strlen(h->allow_origins[i]) == n &&
+           strncasecmp(h->allow_origins[i], origin, n) == 0;
+    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0)
+      ok = host_allowed(h, name);
+    if (!ok)
+      { set_reject(c, 403, "Origin not allowed"); return; }
+  }
+  const char *url = r->arena + r->url;
+  size_t ulen = r->url_len;
+  const char *q = memchr(url, '?', ulen);
+  if (q)
+    ulen = (size_t)(q - url);
+  if (ulen != strlen(h->endpoint) || memcmp(url, h->endpoint, ulen) != 0)
+    { set_reject(c, 404, "not found"); return; }
+  int m = r->method;
+  if (m != HTTP_POST && (h->o.stateless || (m != HTTP_GET && m != HTTP_DELETE)))
+  {
+    set_reject(c, 405, h->o.stateless
+                           ? "this endpoint is stateless: only POST is allowed"
+                           : "method not allowed");
+    return;
+  }
+  const char *acc = phttp_header(r, "accept", &n, &count);
+  unsigned accept = phttp_accept(acc, acc ? n : 0);
+  if (m == HTTP_POST) {
+    if (!(accept & (ACCEPT_JSON | ACCEPT_SSE)))
+      { set_reject(c, 406, "Not Acceptable: Accept must admit application/json or text/event-stream"); return; }
+    const char *ct = phttp_header(r, "content-type", &n, &count);
+    if (!ct || count > 1 || !phttp_is_json_type(ct, n))
+      { set_reject(c, 415, "Unsupported Media Type: Content-Type must be application/json"); return; }
+  } else if (m == HTTP_GET && !(accept & ACCEPT_SSE)) {
+    { set_reject(c, 406, "Not Acceptable: Accept must admit text/event-stream"); return; }
+  }
+  const char *ver = phttp_header(r, "mcp-protocol-version", &n, &count);
+  if (ver && (count > 1 || !phttp_version_supported(ver, n)))
+    { set_reject(c, 400, "Bad Request: unsupported MCP-Protocol-Version"); return; }
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* Looks up the session of a request. Answers and returns NULL when it is
+ * missing (400), malformed (400) or unknown (404). */
+static phttp_session *request_session(phttp_conn *c)
+{
+  size_t n;
+  int count;
+  const char *sid = phttp_header(&c->req, "mcp-session-id", &n, &count);
+  if (!sid) {
+    phttp_respond_error(c, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
+    return NULL;
+  }
+  if (count > 1 || !phttp_valid_session_id(sid, n)) {
+    phttp_respond_error(c, 400, -32000, "Bad Request: malformed Mcp-Session-Id");
+    return NULL;
+  }
+  phttp_session *s = phttp_session_find(c->h, sid, n);
+  if (!s || s->issued <= 0) {
+    phttp_respond_error(c, 404, -32001, "Session not found");
+    return NULL;
+  }
+  phttp_session_touch(c->h, s);
+  return s;
+}
+
+enum { MSG_INVALID = 0, MSG_REQUEST, MSG_NOTIFICATION, MSG_RESPONSE };
+
+static int classify(const cJSON *m, const cJSON **id_out, int *is_init)
+{
+  if (!cJSON_IsObject(m))
+    return MSG_INVALID;
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+  *id_out = id;
+  if (method) {
+    if (!cJSON_IsString(method))
+      return MSG_INVALID;
+    if (!id)
+      return MSG_NOTIFICATION;
+    if (!cJSON_IsString(id) && !cJSON_IsNumber(id))
+      return MSG_INVALID;
+    if (strcmp(method->valuestring, "initialize") == 0)
+      *is_init = 1;
+    return MSG_REQUEST;
+  }
+  if (id && (cJSON_GetObjectItemCaseSensitive(m, "result") ||
+             cJSON_GetObjectItemCaseSensitive(m, "error")))
+    return MSG_RESPONSE;
+  return MSG_INVALID;
+}
+
+/* Requests that run handlers the host wrote (tools, resource reads,
+ * prompts, completions): they may block, so they never run on the loop. */
+static int runs_handler(const cJSON *m)
+{
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+  static const char *const heavy[] = {"tools/call", "resources/read",
+                                      "prompts/get", "completion/complete"};
+  if (!cJSON_IsString(method) || !cJSON_GetObjectItemCaseSensitive(m, "id"))
+    return 0;
+  for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++)
+    if (strcmp(method->valuestring, heavy[i]) == 0)
+      return 1;
+  return 0;
+}
+
+void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
+                          int rc)
+{
+  char buf[512];
+  char text[160];
+  snprintf(text, sizeof text, "%s", rc == PMCP_ETOOBIG ? "message too large"
+                                                      : pmcp_strerror(rc));
+  snprintf(buf, sizeof buf,
+           "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":\"%s\"}}",
+           id, pmcp_error_rpc_code(rc), text);
+  phttp_qmsg m = {0};
+  m.kind = PMCP_OUT_RESPONSE;
+  m.final = 1;
+  m.session = s->id;
+  m.related = (char *)id;
+  m.data = buf;
+  m.len = strlen(buf);
+  phttp_deliver(h, &m);
+}
+
+static void handle_post(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  phttp_req *r = &c->req;
+  cJSON *root = cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len);
+  if (!root) {
+    phttp_respond_error(c, 400, -32700, "Parse error: the body is not valid JSON");
+    return;
+  }
+  int batch = cJSON_IsArray(root);
+  int nmsg = batch ? cJSON_GetArraySize(root) : 1;
+  if (batch && nmsg == 0) {
+    cJSON_Delete(root);
+    phttp_respond_error(c, 400, -32600, "Invalid Request: empty batch");
+    return;
+  }
+  int nreq = 0, is_init = 0;
+  const cJSON *item = batch ? root->child : root;
+  for (const cJSON *m = item; m; m = batch ? m->next : NULL) {
+    const cJSON *id;
+    int k = classify(m, &id, &is_init);
+    if (k == MSG_INVALID) {
+      cJSON_Delete(root);
+      phttp_respond_error(c, 400, -32600, "Invalid Request: not a JSON-RPC request, notification or response");
+      return;
+    }
+    nreq += k == MSG_REQUEST;
+  }
+  phttp_session *s;
+  if (h->o.stateless) {
+    int status;
+    s = phttp_session_new(h, 1, &status);
+    if (!s) {
+      cJSON_Delete(root);
+      phttp_respond_error(c, status, -32603, "cannot open a session");
+      return;
+    }
+    s->issued = 1;
+    /* No negotiation to remember: the request says its version (absent:
+     * 2025-03-26, as the specification tells servers to assume). */
+    size_t vn;
+    int vc;
+    const char *v = phttp_header(r, "mcp-protocol-version", &vn, &vc);
+    snprintf(s->proto, sizeof s->proto, "%.*s", v ? (int)(vn < 15 ? vn : 15) : 10,
+             v ? v : "2025-03-26");
+  } else if (is_init && !phttp_header(r, "mcp-session-id", &(size_t){0}, &(int){0})) {
+    if (batch) {
+      cJSON_Delete(root);
+      phttp_respond_error(c, 400, -32600, "Invalid Request: initialize must not be part of a batch");
+      return;
+    }
+    int status;
+    s = phttp_session_new(h, 0, &status);
+    if (!s) {
+      cJSON_Delete(root);
+      phttp_respond_error(c, status, -32000, status == 503
+                          ? "too many sessions: try again later"
+                          : "cannot open a session");
+      return;
+    }
+  } else {
+    s = request_session(c);
+    if (!s) {
+      cJSON_Delete(root);
+      return;
+    }
+  }
+  if (batch && !s->stateless && s->issued > 0) {
+    char ver[32];
+    if (pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0 &&
+        strcmp(ver, "2025-06-18") >= 0) {
+      cJSON_Delete(root);
+      phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
+      return;
+    }
+  }
+  if (nreq == 0) {
+    /* Notifications and responses only: accepted, nothing to wait for. */
+    if (batch) {
+      for (const cJSON *m = root->child; m; m = m->next) {
+        char *t = cJSON_PrintUnformatted(m);
+        if (t)
+          pmcp_server_handle(h->server, s->id, t, strlen(t));
+        free(t);
+      }
+    } else {
+      pmcp_server_handle(h->server, s->id, r->body.ptr, r->body.len);
+    }
+    cJSON_Delete(root);
+    if (s->stateless)
+      phttp_session_free(h, s, "request finished");
+    phttp_respond(c, 202, NULL, NULL, NULL, 0);
+    phttp_drain_queue(h);
+    return;
+  }
+  if (s->inflight + (unsigned)nreq > h->o.max_inflight) {
+    cJSON_Delete(root);
+    phttp_respond_error(c, 429, -32000, "too many requests in flight in this session");
+    return;
+  }
+  phttp_stream *st = phttp_stream_new(s);
+  if (!st || !(st->ids = calloc((size_t)nreq, sizeof *st->ids))) {
+    if (st)
+      phttp_stream_free(st);
+    cJSON_Delete(root);
+    phttp_respond_error(c, 503, -32603, "out of memory");
+    return;
+  }
+  for (const cJSON *m = item; m; m = batch ? m->next : NULL) {
+    const cJSON *id;
+    int dummy = 0;
+    if (classify(m, &id, &dummy) != MSG_REQUEST)
+      continue;
+    char *canon = cJSON_PrintUnformatted(id);
+    size_t tmp;
+    if (!canon || phttp_find_pending(s, canon, &tmp)) {
+      free(canon);
+      phttp_stream_free(st);
+      cJSON_Delete(root);
+      phttp_respond_error(c, 409, -32600, "Invalid Request: a request with this id is already in progress in this session");
+      return;
+    }
+    st->ids[st->nids++].id = canon;
+  }
+  st->batch = batch;
+  st->initialize = is_init && !s->stateless && s->issued == 0;
+  size_t an;
+  int acount;
+  const char *acc = phttp_header(r, "accept", &an, &acount);
+  unsigned accept = phttp_accept(acc, acc ? an : 0);
+  st->mode = accept == ACCEPT_JSON ? MODE_JSON
+           : accept == ACCEPT_SSE ? MODE_SSE : MODE_LAZY;
+  st->conn = c;
+  c->stream = st;
+  s->inflight += (unsigned)nreq;
+  h->inflight += (unsigned)nreq;
+  if (st->mode == MODE_SSE)
+    phttp_stream_start_sse(st);
+  /* Keep our own copy of the session id: an inline answer may end a
+   * stateless session while we still hand it messages. */
+  char sid[65];
+  snprintf(sid, sizeof sid, "%s", s->id);
+  int offload = 0;
+  for (const cJSON *m = item; m && !h->o.testing && !h->o.handlers_inline;
+       m = batch ? m->next : NULL)
+    offload |= runs_handler(m);
+  if (offload) {
+    size_t n = batch ? (size_t)nmsg : 1, k = 0;
+    phttp_work *wk = calloc(1, sizeof *wk + n * sizeof wk->msgs[0]);
+    int ok = wk != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+      const cJSON *m = batch ? cJSON_GetArrayItem(root, (int)i) : root;
+      const cJSON *id;
+      int dummy = 0;
+      if (batch) {
+        wk->msgs[i].data = cJSON_PrintUnformatted(m);
+      } else if ((wk->msgs[i].data = malloc(r->body.len + 1)) != NULL) {
+        memcpy(wk->msgs[i].data, r->body.ptr, r->body.len);
+        wk->msgs[i].data[r->body.len] = '\0';
+      }
+      ok = wk->msgs[i].data != NULL;
+      wk->msgs[i].len = ok ? (batch ? strlen(wk->msgs[i].data) : r->body.len) : 0;
+      if (classify(m, &id, &dummy) == MSG_REQUEST)
+        wk->msgs[i].id = st->ids[k++].id;
+      wk->n = i + 1;
+    }
+    if (ok) {
+      wk->h = h;
+      wk->s = s;
+      s->nwork++;
+      phttp_pool_submit(h, wk);
+      cJSON_Delete(root);
+      return;
+    }
+    if (wk) {
+      for (size_t i = 0; i < wk->n; i++)
+        free(wk->msgs[i].data);
+      free(wk);
+    }
+    /* Could not hand it over: answer every request with the failure. */
+    for (size_t i = 0; i < st->nids; i++)
+      if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
+        phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
+  } else if (!batch) {
+    int rc = pmcp_server_handle(h->server, sid, r->body.ptr, r->body.len);
+    if (rc != 0)
+      phttp_answer_locally(h, s, st->ids[0].id, rc);
+  } else {
+    size_t k = 0;
+    for (const cJSON *m = root->child; m; m = m->next) {
+      const cJSON *id;
+      int dummy = 0;
+      int kind = classify(m, &id, &dummy);
+      char *t = cJSON_PrintUnformatted(m);
+      int rc = t ? pmcp_server_handle(h->server, sid, t, strlen(t)) : PMCP_ENOMEM;
+      free(t);
+      if (kind == MSG_REQUEST) {
+        if (rc != 0 && phttp_session_find(h, sid, strlen(sid)))
+          phttp_answer_locally(h, s, st->ids[k].id, rc);
+        k++;
+      }
+    }
+  }
+  cJSON_Delete(root);
+  phttp_drain_queue(h);
+}
+
+static void handle_get(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  phttp_session *s = request_session(c);
+  if (!s)
+    return;
+  size_t n;
+  int count;
+  const char *last = phttp_header(&c->req, "last-event-id", &n, &count);
+  char extra[128];
+  phttp_session_header(s, extra, sizeof extra);
+  if (last) {
+    uint32_t no;
+    uint64_t seq;
+    if (count > 1 || phttp_event_id(last, n, &no, &seq) != 0) {
+      phttp_respond_error(c, 400, -32000, "Bad Request: malformed Last-Event-ID");
+      return;
+    }
+    phttp_stream *st = s->streams;
+    while (st && st->no != no)
+      st = st->next;
+    if (!st || seq < st->evicted_upto || seq > s->next_seq) {
+      phttp_respond_error(c, 410, -32000, "the events after Last-Event-ID are no longer available");
+      return;
+    }
+    if (st->conn) {
+      if (st->standalone) {
+        phttp_respond_error(c, 409, -32000, "Conflict: an SSE stream is already open for this session");
+        return;
+      }
+      /* The client came back on a new connection: the old one is stale. */
+      phttp_conn *old = st->conn;
+      st->conn = NULL;
+      old->stream = NULL;
+      phttp_response_done(old);
+    }
+    st->conn = c;
+    c->stream = st;
+    phttp_begin_sse(c, extra);
+    for (phttp_event *ev = s->ev_head; ev; ev = ev->next)
+      if (ev->stream == st && ev->seq > seq) {
+        char id[48];
+        snprintf(id, sizeof id, "%u_%llu", st->no, (unsigned long long)ev->seq);
+        phttp_sse_event(c, id, NULL, ev->data, ev->len);
+      }
+    if (st->finished) {
+      st->conn = NULL;
+      c->stream = NULL;
+      phttp_response_done(c);
+      phttp_stream_free(st);
+    }
+    return;
+  }
+  phttp_stream *st = s->standalone;
+  if (st && st->conn) {
+    phttp_respond_error(c, 409, -32000, "Conflict: an SSE stream is already open for this session");
+    return;
+  }
+  if (!st) {
+    st = phttp_stream_new(s);
+    if (!st) {
+      phttp_respond_error(c, 503, -32603, "out of memory");
+      return;
+    }
+    st->standalone = 1;
+    st->mode = MODE_SSE;
+    s->standalone = st;
+  }
+  st->conn = c;
+  c->stream = st;
+  phttp_stream_start_sse(st);
+  (void)h;
+}
+
+static void handle_delete(phttp_conn *c)
+{
+  phttp_session *s = request_session(c);
+  if (!s)
+    return;
+  phttp_session_free(c->h, s, "session terminated");
+  phttp_respond(c, 204, NULL, NULL, NULL, 0);
+}
+
+void phttp_handle_request(phttp_conn *c)
+{
+  switch (c->req.method) {
+  case HTTP_POST:
+    handle_post(c);
+    break;
+  case HTTP_GET:
+    handle_get(c);
+    break;
+  case HTTP_DELETE:
+    handle_delete(c);
+    break;
+  default:
+    phttp_respond_error(c, 405, -32000, "method not allowed");
+    break;
+  }
+}

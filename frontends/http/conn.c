@@ -13,10 +13,14 @@
 
 #define PENDING_MAX (64 * 1024)       /* unparsed bytes kept while busy */
 #define WRITE_QUEUE_MAX (8u << 20)    /* a client that does not read */
+#define LINGER_MS 2000                /* draining after an early answer */
 
 static void conn_process(phttp_conn *c);
 static void arm_timer(phttp_conn *c, unsigned ms);
 static void hard_close(phttp_conn *c);
+static void on_timer(uv_timer_t *t);
+static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
 /* ---- parser callbacks --------------------------------------------------- */
 
@@ -260,15 +264,40 @@ static void hard_close(phttp_conn *c)
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
 }
 
+/* Ends a lingering close: both handles, once. */
+static void linger_end(phttp_conn *c)
+{
+  if (c->linger_done)
+    return;
+  c->linger_done = 1;
+  uv_timer_stop(&c->timer);
+  uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+  if (!uv_is_closing((uv_handle_t *)&c->tcp))
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
 static void on_shutdown(uv_shutdown_t *req, int status)
 {
   phttp_conn *c = req->data;
   free(req);
+  if (c->lingering) {
+    /* The answer is sent; wait for the client's EOF (on_read) or the
+     * linger timer (on_timer) before closing. */
+    c->shut_done = 1;
+    if (c->peer_eof || status < 0)
+      linger_end(c);
+    return;
+  }
   if (!c->fake)
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
 }
 
-/* Closes after what was written has been sent. */
+/* Closes after what was written has been sent. When the client may still be
+ * sending (an early answer such as 413 to a body being uploaded), closing at
+ * once with its bytes unread makes the kernel reset the connection, which
+ * can destroy the answer before the client reads it (RFC 9112 section 9.6):
+ * so half-close, then read and discard until the client closes too or
+ * LINGER_MS pass. */
 void phttp_conn_close(phttp_conn *c)
 {
   if (c->state == CONN_CLOSING)
@@ -278,10 +307,19 @@ void phttp_conn_close(phttp_conn *c)
     phttp_conn_lost(c);
   unlink_conn(c);
   uv_timer_stop(&c->timer);
-  uv_close((uv_handle_t *)&c->timer, on_handle_closed);
+  if (!c->fake && !c->peer_eof && !c->h->stopping) {
+    c->lingering = c->reading ||
+      uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0;
+    c->reading = c->lingering;
+  }
+  if (!c->lingering)
+    uv_close((uv_handle_t *)&c->timer, on_handle_closed);
   if (c->fake)
     return;
-  uv_read_stop((uv_stream_t *)&c->tcp);
+  if (c->lingering)
+    uv_timer_start(&c->timer, on_timer, LINGER_MS, 0);
+  else
+    uv_read_stop((uv_stream_t *)&c->tcp);
   uv_shutdown_t *sr = malloc(sizeof *sr);
   if (sr) {
     sr->data = c;
@@ -289,13 +327,20 @@ void phttp_conn_close(phttp_conn *c)
       return;
     free(sr);
   }
-  uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+  if (c->lingering)
+    linger_end(c);
+  else
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
 }
 
 static void on_timer(uv_timer_t *t)
 {
   phttp_conn *c = t->data;
   switch (c->state) {
+  case CONN_CLOSING:
+    if (c->lingering)
+      linger_end(c); /* the client kept sending: stop waiting */
+    break;
   case CONN_HEADERS:
   case CONN_BODY: {
     /* Slow or stalled client: answer 408 if the socket takes it, and
@@ -403,7 +448,18 @@ static int pending_add(phttp_conn *c, const char *data, size_t len)
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
   phttp_conn *c = s->data;
-  if (nread == 0 || c->state == CONN_CLOSING)
+  if (c->state == CONN_CLOSING) {
+    /* Lingering: bytes are discarded; the client's EOF ends the wait. */
+    if (nread < 0 && c->lingering && !c->linger_done) {
+      c->peer_eof = 1;
+      uv_read_stop(s);
+      c->reading = 0;
+      if (c->shut_done)
+        linger_end(c);
+    }
+    return;
+  }
+  if (nread == 0)
     return;
   if (nread < 0) {
     c->peer_eof = 1;

@@ -93,6 +93,9 @@ typedef struct phttp_conn {
   int reading;               /* uv_read_start active */
   int peer_eof;
   int close_after;           /* close once the response is written */
+  int lingering;             /* closing: draining the client's unread bytes */
+  int shut_done;             /* lingering: our write side is shut down */
+  int linger_done;           /* lingering: both handles are closing */
   int handles_open;          /* uv handles still to close */
   int fake;                  /* testing: no socket; output discarded */
   struct phttp_stream *stream; /* the response being produced, if any */

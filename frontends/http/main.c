@@ -76,10 +76,9 @@ typedef struct serve_ctx {
 static int setup(pmcp_server *srv, void *ud)
 {
   serve_ctx *x = ud;
-  if (x->toolset && strcmp(x->toolset, "tracking") == 0) {
-    fprintf(stderr, "probe-mcp-http: the tracking toolset is not built yet\n");
-    return -1;
-  }
+  int want_research = !x->toolset || strcmp(x->toolset, "tracking") != 0;
+  int want_tracking = x->toolset && (strcmp(x->toolset, "tracking") == 0 ||
+                                     strcmp(x->toolset, "all") == 0);
   int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
   int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
   if (rc) {
@@ -99,9 +98,17 @@ static int setup(pmcp_server *srv, void *ud)
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
   ro.papers_url = x->papers_url ? x->papers_url : getenv("PROBE_PAPERS_URL");
-  rc = pmcp_research_register(srv, x->st, &ro);
+  rc = want_research ? pmcp_research_register(srv, x->st, &ro) : 0;
+  if (!rc && want_tracking) {
+    pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
+    to.tenant = x->tenant;
+    to.workspace = getenv("PROBE_WORKSPACE");
+    to.project = getenv("PROBE_PROJECT");
+    rc = pmcp_tracking_register(srv, x->st, &to);
+  }
   if (rc) {
-    fprintf(stderr, "probe-mcp-http: cannot serve the research toolset: %s%s\n",
+    fprintf(stderr, "probe-mcp-http: cannot serve the %s toolset: %s%s\n",
+            x->toolset ? x->toolset : "research",
             rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
             rc == PMCP_ENOTFOUND && x->tenant ? x->tenant : "");
     return -1;

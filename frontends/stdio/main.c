@@ -78,16 +78,14 @@ static void log_line(pmcp_log_level level, const char *msg, void *ud)
   fprintf(stderr, PROG ": %s: %s\n", level_names[level], msg);
 }
 
-/* Registers the toolset the options ask for. The research and tracking
- * toolsets (and the store they read) are built by later issues; until then
- * asking for one is an error rather than a server with made-up tools, and
- * without one the server honestly serves no tools. */
+/* Registers the toolsets the options ask for (research by default,
+ * tracking, or all) over one read-only store; without a store anywhere and
+ * none asked for, the server honestly serves no tools. */
 static int register_toolsets(pmcp_server *srv, const options *o)
 {
-  if (o->toolset && strcmp(o->toolset, "tracking") == 0) {
-    fprintf(stderr, PROG ": the tracking toolset is not built yet\n");
-    return -1;
-  }
+  int want_research = !o->toolset || strcmp(o->toolset, "tracking") != 0;
+  int want_tracking = o->toolset && (strcmp(o->toolset, "tracking") == 0 ||
+                                     strcmp(o->toolset, "all") == 0);
   int asked = o->store || o->tenant || o->toolset || getenv("PROBE_STORE");
   /* Read-only: never creates, writes or migrates the store. */
   int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
@@ -111,12 +109,19 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
   ro.papers_url = o->papers_url ? o->papers_url : getenv("PROBE_PAPERS_URL");
-  rc = pmcp_research_register(srv, g_store, &ro);
+  rc = want_research ? pmcp_research_register(srv, g_store, &ro) : 0;
+  if (!rc && want_tracking) {
+    pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
+    to.tenant = o->tenant;
+    to.workspace = getenv("PROBE_WORKSPACE");
+    to.project = getenv("PROBE_PROJECT");
+    rc = pmcp_tracking_register(srv, g_store, &to);
+  }
   if (rc) {
-    fprintf(stderr, PROG ": cannot serve the research toolset: %s%s%s\n",
+    fprintf(stderr, PROG ": cannot serve the %s toolset: %s%s\n",
+            o->toolset ? o->toolset : "research",
             rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
-            rc == PMCP_ENOTFOUND && o->tenant ? o->tenant : "",
-            "");
+            rc == PMCP_ENOTFOUND && o->tenant ? o->tenant : "");
     return -1;
   }
   return 0;

@@ -139,8 +139,11 @@ static void sink(const pmcp_out *m, void *ud)
 
 static cJSON *call(const char *args, int *is_error)
 {
-  char *msg = malloc(strlen(args) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+  size_t msg_sz = strlen(args) + 200;
+  char *msg = malloc(msg_sz);
+  if (!msg)
+    abort();
+  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
           "{\"name\":\"find_papers\",\"arguments\":%s}}", next_id++, args);
   free(LAST);
   LAST = NULL;

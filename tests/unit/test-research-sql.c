@@ -31,8 +31,11 @@ static void sink(const pmcp_out *m, void *ud)
 
 static cJSON *rpc(const char *method, const char *params)
 {
-  char *msg = malloc(strlen(params) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
+  size_t msg_sz = strlen(params) + 200;
+  char *msg = malloc(msg_sz);
+  if (!msg)
+    abort();
+  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
           method, params);
   free(LAST);
   LAST = NULL;
@@ -47,8 +50,11 @@ static cJSON *rpc(const char *method, const char *params)
 
 static cJSON *call_args(const char *args, int *is_error)
 {
-  char *p = malloc(strlen(args) + 100);
-  sprintf(p, "{\"name\":\"query_sql\",\"arguments\":%s}", args);
+  size_t p_sz = strlen(args) + 100;
+  char *p = malloc(p_sz);
+  if (!p)
+    abort();
+  snprintf(p, p_sz, "{\"name\":\"query_sql\",\"arguments\":%s}", args);
   cJSON *r = rpc("tools/call", p);
   free(p);
   cJSON *res = cJSON_GetObjectItem(r, "result");

@@ -12,6 +12,7 @@
 #include "tool.h"
 #include "store.h"
 #include "research.h"
+#include "tracking.h"
 #include "tokens.h"
 #include "json.h"
 #include "cursor.h"

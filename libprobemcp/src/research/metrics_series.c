@@ -11,6 +11,11 @@
 /* Series with at most this many points in range are read whole instead of
  * summarized (cheap, and exact). */
 #define RAW_MAX 4096
+/* Points per storage block of the SQLite store (PMCP__SQ_BLOCK); only a
+ * hint for choosing bucket counts, never relied on for correctness. */
+#define STORE_BLOCK 16384
+/* Points a series may have and still be downsampled from all its points. */
+#define DECODE_MAX 262144
 
 void pmcp__mx_smooth(double *v, size_t n, double w)
 {
@@ -108,6 +113,14 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   if (s->count == 0 || lo > hi)
     return 0;
   size_t k = (q->max_points - 2) / 2;
+  /* A long series (over DECODE_MAX points) is summarized from its blocks'
+   * min/max without decoding them: the store does that when there are at
+   * least two blocks per bucket, so use fewer buckets (fewer points kept,
+   * never fewer than the ends and extremes) rather than decode millions of
+   * points. */
+  uint64_t blocks = (uint64_t)s->count / STORE_BLOCK;
+  if ((uint64_t)s->count > DECODE_MAX && blocks >= 8 && blocks < 2 * (uint64_t)k)
+    k = (size_t)(blocks / 2);
   pmcp_bucket *bk = calloc(k, sizeof *bk);
   if (!bk)
     return PMCP_ENOMEM;

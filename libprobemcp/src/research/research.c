@@ -29,20 +29,14 @@ static char *dup_or_null(const char *s)
   return s && *s ? strdup(s) : NULL;
 }
 
-int pmcp_research_register(pmcp_server *server, pmcp_store *store,
-                           const pmcp_research_options *opts)
+int pmcp__research_new(pmcp_store *store, const char *tenant, pmcp__research **out)
 {
-  pmcp_research_options def = PMCP_RESEARCH_OPTIONS_INIT;
-  if (!opts)
-    opts = &def;
-  /* version 1 callers know no papers_* fields */
-  if (!server || !store || opts->version < 1 || opts->version > PMCP_RESEARCH_OPTIONS_VERSION)
-    return PMCP_EINVAL;
+  *out = NULL;
   /* Read-only by construction: the tools get no handle that can write. */
-  if (!pmcp_store_readonly(store))
+  if (!store || !pmcp_store_readonly(store))
     return PMCP_EINVAL;
   pmcp_tenant t;
-  int rc = pmcp_store_tenant(store, opts->tenant, 0, &t);
+  int rc = pmcp_store_tenant(store, tenant, 0, &t);
   if (rc)
     return rc;
   /* Cursors signed with the store's key survive restarts and work across
@@ -68,18 +62,40 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   rs->store = store;
   rs->tenant = t;
   pthread_mutex_init(&rs->lock, NULL);
-  rs->tenant_name = strdup(opts->tenant ? opts->tenant : "default");
+  rs->tenant_name = strdup(tenant ? tenant : "default");
+  rs->papers_timeout_ms = 10000;
+  rs->refs = 1;
+  if (!rs->tenant_name) {
+    pmcp__research_release(rs);
+    return PMCP_ENOMEM;
+  }
+  *out = rs;
+  return 0;
+}
+
+int pmcp_research_register(pmcp_server *server, pmcp_store *store,
+                           const pmcp_research_options *opts)
+{
+  pmcp_research_options def = PMCP_RESEARCH_OPTIONS_INIT;
+  if (!opts)
+    opts = &def;
+  /* version 1 callers know no papers_* fields */
+  if (!server || !store || opts->version < 1 || opts->version > PMCP_RESEARCH_OPTIONS_VERSION)
+    return PMCP_EINVAL;
+  pmcp__research *rs;
+  int rc = pmcp__research_new(store, opts->tenant, &rs);
+  if (rc)
+    return rc;
   rs->embed_url = dup_or_null(opts->embed_url);
   rs->embed_model = dup_or_null(opts->embed_model);
   rs->embed_key = dup_or_null(opts->embed_key);
   if (opts->version >= 2) {
     rs->papers_url = dup_or_null(opts->papers_url);
-    rs->papers_timeout_ms = opts->papers_timeout_ms > 0 ? opts->papers_timeout_ms : 10000;
-  } else {
-    rs->papers_timeout_ms = 10000;
+    if (opts->papers_timeout_ms > 0)
+      rs->papers_timeout_ms = opts->papers_timeout_ms;
   }
-  rs->refs = 1; /* ours, dropped below */
-  if (!rs->tenant_name || (opts->embed_url && *opts->embed_url && !rs->embed_url)) {
+  if ((opts->embed_url && *opts->embed_url && !rs->embed_url) ||
+      (opts->version >= 2 && opts->papers_url && *opts->papers_url && !rs->papers_url)) {
     pmcp__research_release(rs);
     return PMCP_ENOMEM;
   }

@@ -46,6 +46,12 @@ int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_papers(pmcp_server *server, pmcp__research *rs);
 
+/* A toolset context over a read-only @p store for @p tenant (NULL:
+ * "default") holding one reference; shared by the research and tracking
+ * toolsets. @return 0; PMCP_EINVAL (not read-only); PMCP_ENOTFOUND
+ * (tenant); PMCP_ENOMEM; PMCP_EINTERNAL (no cursor key). */
+int pmcp__research_new(pmcp_store *store, const char *tenant, pmcp__research **out);
+
 /* Takes one reference for a registration; pmcp__research_release is the
  * ud_free of every def. */
 void *pmcp__research_retain(pmcp__research *rs);

@@ -1,0 +1,56 @@
+/**
+ * @file tracking.h
+ * The tracking toolset: seed 001's discovery tools (list_workspaces,
+ * list_projects, list_experiments, list_runs, get_run_attributes, ...) over
+ * the same engine, budget engine and store as the research toolset. Runs
+ * are selected with the library's filter language (attribute, series and
+ * any_of conditions) and sorted by an attribute or a series summary.
+ * Listings page by offset: they give total_count and next_offset, which
+ * points at the first item not returned even when the token budget cut
+ * the page short.
+ *
+ * Read-only by construction, like the research toolset.
+ */
+#ifndef PROBEMCP_TRACKING_H
+#define PROBEMCP_TRACKING_H
+
+#include "common.h"
+#include "error.h"
+#include "server.h"
+#include "store.h"
+
+PMCP_BEGIN_DECLS
+
+#define PMCP_TRACKING_OPTIONS_VERSION 1
+
+/** Options of pmcp_tracking_register(). Strings are copied. */
+typedef struct pmcp_tracking_options {
+  unsigned version;        /**< PMCP_TRACKING_OPTIONS_VERSION */
+  const char *tenant;      /**< NULL: "default" */
+  /** Defaults of the tools' optional `workspace` and `project` arguments
+   *  (ids or refs), or NULL. Without a project default, a tenant with one
+   *  project uses it and otherwise the tools ask for `project`. */
+  const char *workspace;
+  const char *project;
+  /** The caller's role that list_workspaces reports (the host knows who
+   *  connected: an API key's scope, a local user); NULL: "viewer", the
+   *  role of a read-only connection. */
+  const char *role;
+} pmcp_tracking_options;
+
+#define PMCP_TRACKING_OPTIONS_INIT {PMCP_TRACKING_OPTIONS_VERSION, NULL, NULL, NULL, NULL}
+
+/**
+ * Registers the tracking tools on @p server.
+ * @param store a store opened with PMCP_STORE_READONLY; borrowed: it must
+ *        outlive @p server.
+ * @return 0; PMCP_EINVAL (store not read-only, bad options version);
+ *         PMCP_ENOTFOUND (no such tenant); PMCP_EEXIST (a tool of the same
+ *         name is registered); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
+                                    const pmcp_tracking_options *opts);
+
+PMCP_END_DECLS
+
+#endif

@@ -1,0 +1,366 @@
+/* Discovery tools of the tracking toolset: list_workspaces, list_projects,
+ * list_experiments, list_attribute_definitions and list_metrics. Each
+ * reads its whole listing from the store, then pages it by offset. */
+#include "tracking/tracking.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+
+/* Sends items [offset, offset+limit) of @p all (consumed) under @p name. */
+static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
+{
+  int64_t limit = 50, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  size_t total = (size_t)cJSON_GetArraySize(all), i = 0;
+  cJSON *page = cJSON_CreateArray();
+  while (all->child) {
+    cJSON *x = cJSON_DetachItemViaPointer(all, all->child);
+    if (i >= (size_t)offset && i < (size_t)(offset + limit))
+      cJSON_AddItemToArray(page, x);
+    else
+      cJSON_Delete(x);
+    i++;
+  }
+  cJSON_Delete(all);
+  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
+}
+
+static const char *after_colon(const char *ref)
+{
+  const char *c = strchr(ref, ':');
+  return c ? c + 1 : ref;
+}
+
+static int list_workspaces(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  cJSON *ws = NULL;
+  if (pmcp__trk_list_all(call, tk, "workspace", NULL, 100000, &ws))
+    return 0;
+  cJSON *all = cJSON_CreateArray();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, ws)
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "workspace", after_colon(pmcp__js(it, "ref")));
+    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
+    cJSON_AddNumberToObject(o, "project_count", pmcp__jn(it, "projects", 0));
+    cJSON_AddStringToObject(o, "role", tk->role);
+    cJSON_AddItemToArray(all, o);
+  }
+  cJSON_Delete(ws);
+  return window(call, cJSON_CreateObject(), "workspaces", all);
+}
+
+static int list_projects(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  const char *w = NULL;
+  pmcp_arg_string(call, "workspace", &w, NULL);
+  if (!w || !*w)
+    w = tk->workspace;
+  char wref[300];
+  if (w)
+    snprintf(wref, sizeof wref, "%s%s", strncmp(w, "workspace:", 10) ? "workspace:" : "", w);
+  cJSON *ps = NULL;
+  if (w) {
+    /* A missing workspace is named, not an empty list. */
+    cJSON *rec = NULL;
+    char err[300];
+    int rc = pmcp__rs_get(tk->rs, wref, &rec, err, sizeof err);
+    cJSON_Delete(rec);
+    if (rc)
+      return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+                           rc == PMCP_ENOTFOUND ? "workspace '%s' not found" : "%s",
+                           rc == PMCP_ENOTFOUND ? wref + 10 : err);
+  }
+  if (pmcp__trk_list_all(call, tk, "project", w ? wref : NULL, 100000, &ps))
+    return 0;
+  cJSON *all = cJSON_CreateArray();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, ps)
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "project", after_colon(pmcp__js(it, "ref")));
+    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
+    cJSON_AddStringToObject(o, "workspace", after_colon(pmcp__js(it, "workspace")));
+    cJSON_AddNumberToObject(o, "run_count", pmcp__jn(it, "runs", 0));
+    cJSON_AddNumberToObject(o, "experiment_count", pmcp__jn(it, "experiments", 0));
+    cJSON_AddItemToArray(all, o);
+  }
+  cJSON_Delete(ps);
+  cJSON *root = cJSON_CreateObject();
+  if (w)
+    cJSON_AddStringToObject(root, "workspace", wref + 10);
+  return window(call, root, "projects", all);
+}
+
+static int list_experiments(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  cJSON *proj = NULL, *es = NULL;
+  if (pmcp__trk_project(call, tk, &proj))
+    return 0;
+  int bad = pmcp__trk_list_all(call, tk, "experiment", pmcp__js(proj, "ref"), 100000, &es);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
+  cJSON_Delete(proj);
+  if (bad) {
+    cJSON_Delete(root);
+    return 0;
+  }
+  cJSON *all = cJSON_CreateArray();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, es)
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "experiment", after_colon(pmcp__js(it, "ref")));
+    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
+    cJSON_AddNumberToObject(o, "run_count", pmcp__jn(it, "runs", 0));
+    cJSON_AddItemToArray(all, o);
+  }
+  cJSON_Delete(es);
+  return window(call, root, "experiments", all);
+}
+
+/* The type the seed's clients know for a value read from a run row. */
+static const char *type_of(const char *path, const cJSON *v, const cJSON *types)
+{
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, path);
+  if (cJSON_IsString(t))
+    return t->valuestring;
+  if (strstr(path, "_time"))
+    return "datetime";
+  if (cJSON_IsArray(v))
+    return "string_set";
+  if (cJSON_IsBool(v))
+    return "bool";
+  if (cJSON_IsNumber(v))
+    return "float";
+  return "string";
+}
+
+/* Runs of the call's project, loaded as filter rows, fed to @p each. */
+static int each_run(pmcp_call *call, pmcp__tracking *tk, cJSON **proj,
+                    int (*each)(pmcp__trk_run *r, void *ud), void *ud)
+{
+  cJSON *runs = NULL;
+  if (pmcp__trk_project(call, tk, proj))
+    return 1;
+  if (pmcp__trk_list_all(call, tk, "run", pmcp__js(*proj, "ref"), 200000, &runs))
+    return 1;
+  const cJSON *item;
+  char err[300];
+  cJSON_ArrayForEach(item, runs)
+  {
+    pmcp__trk_run r;
+    if (pmcp__trk_run_load(tk, item, &r, err, sizeof err) || each(&r, ud)) {
+      pmcp__trk_run_dispose(&r);
+      cJSON_Delete(runs);
+      pmcp__rs_fail(call, "store_error", "cannot read the runs of the project");
+      return 1;
+    }
+    pmcp__trk_run_dispose(&r);
+  }
+  cJSON_Delete(runs);
+  return 0;
+}
+
+typedef struct defs_acc {
+  cJSON *seen;  /* path -> {"path","type","run_count"} */
+} defs_acc;
+
+static int add_defs(pmcp__trk_run *r, void *ud)
+{
+  defs_acc *a = ud;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, r->attrs)
+  {
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(a->seen, it->string);
+    if (!d) {
+      d = cJSON_CreateObject();
+      cJSON_AddStringToObject(d, "path", it->string);
+      cJSON_AddStringToObject(d, "type", type_of(it->string, it, r->types));
+      cJSON_AddNumberToObject(d, "run_count", 0);
+      cJSON_AddItemToObject(a->seen, it->string, d);
+    }
+    cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "run_count");
+    cJSON_SetNumberValue(n, n->valuedouble + 1);
+  }
+  return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+/* Moves the members of object @p o into a new array sorted by key. */
+static cJSON *sorted_values(cJSON *o)
+{
+  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
+  cJSON **v = calloc(n ? n : 1, sizeof *v);
+  cJSON *arr = cJSON_CreateArray();
+  if (!v || !arr) {
+    free(v);
+    cJSON_Delete(arr);
+    return NULL;
+  }
+  while (o->child)
+    v[i++] = cJSON_DetachItemViaPointer(o, o->child);
+  qsort(v, n, sizeof *v, by_key);
+  for (i = 0; i < n; i++)
+    cJSON_AddItemToArray(arr, v[i]);
+  free(v);
+  return arr;
+}
+
+static int list_attribute_definitions(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  defs_acc a = {cJSON_CreateObject()};
+  cJSON *proj = NULL;
+  if (each_run(call, tk, &proj, add_defs, &a)) {
+    cJSON_Delete(a.seen);
+    cJSON_Delete(proj);
+    return 0;
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
+  cJSON_Delete(proj);
+  cJSON *all = sorted_values(a.seen);
+  cJSON_Delete(a.seen);
+  if (!all) {
+    cJSON_Delete(root);
+    return PMCP_ENOMEM;
+  }
+  return window(call, root, "attributes", all);
+}
+
+static int add_metrics(pmcp__trk_run *r, void *ud)
+{
+  cJSON *seen = ud;
+  if (!pmcp__trk_find_series(r, "", "STEP", NULL) && r->series_err)
+    return 1;
+  const cJSON *s;
+  cJSON_ArrayForEach(s, r->series)
+  {
+    const char *scale = pmcp__trk_scale_name(pmcp__js(s, "scale"));
+    char id[600];
+    snprintf(id, sizeof id, "%s\x1f%s\x1f%s", pmcp__js(s, "key"), scale, pmcp__js(s, "kind"));
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(seen, id);
+    if (!m) {
+      m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "name", pmcp__js(s, "key"));
+      cJSON_AddStringToObject(m, "scale", scale);
+      cJSON_AddStringToObject(m, "kind", pmcp__js(s, "kind"));
+      cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
+      cJSON_AddNumberToObject(m, "series_count", 0);
+      cJSON_AddItemToObject(seen, id, m);
+    }
+    cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(s, "labels"))
+    {
+      int have = 0;
+      const cJSON *k;
+      cJSON_ArrayForEach(k, keys) if (strcmp(k->valuestring, l->string) == 0) have = 1;
+      if (!have)
+        cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
+    }
+    cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "series_count");
+    cJSON_SetNumberValue(n, n->valuedouble + 1);
+  }
+  return 0;
+}
+
+static int list_metrics(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  cJSON *seen = cJSON_CreateObject(), *proj = NULL;
+  if (each_run(call, tk, &proj, add_metrics, seen)) {
+    cJSON_Delete(seen);
+    cJSON_Delete(proj);
+    return 0;
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
+  cJSON_Delete(proj);
+  cJSON *all = sorted_values(seen);
+  cJSON_Delete(seen);
+  if (!all) {
+    cJSON_Delete(root);
+    return PMCP_ENOMEM;
+  }
+  return window(call, root, "metrics", all);
+}
+
+static const pmcp_arg_spec ws_args[] = {PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec projects_args[] = {PMCP__TRK_ARG_WORKSPACE,
+                                              PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec project_args[] = {PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+                                             PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
+
+static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
+               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
+}
+
+#define N(a) (sizeof a / sizeof a[0])
+
+int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk)
+{
+  int rc = add(server, tk, "list_workspaces",
+               "The workspaces of this connection's lab, with their project counts and your "
+               "role. Gives total_count and next_offset.",
+               ws_args, N(ws_args), list_workspaces);
+  if (!rc)
+    rc = add(server, tk, "list_projects",
+             "The projects in a workspace (default: all), with their run and experiment "
+             "counts. Gives total_count and next_offset.",
+             projects_args, N(projects_args), list_projects);
+  if (!rc)
+    rc = add(server, tk, "list_experiments",
+             "Experiment names of a project, with their run counts.", project_args,
+             N(project_args), list_experiments);
+  if (!rc)
+    rc = add(server, tk, "list_attribute_definitions",
+             "Attribute paths and types on a project's runs (config/lr, sys/tags, "
+             "sys/creation_time, ...) with how many runs have each: the paths list_runs "
+             "filters, sorts and shows.",
+             project_args, N(project_args), list_attribute_definitions);
+  if (!rc)
+    rc = add(server, tk, "list_metrics",
+             "Metrics logged in a project: name, scale (STEP, ENVIRONMENT_STEP, EPISODE), "
+             "value kind and the label keys their series are split by. The usual first call.",
+             project_args, N(project_args), list_metrics);
+  return rc;
+}

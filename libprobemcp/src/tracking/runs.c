@@ -1,0 +1,420 @@
+/* list_runs (the run table: filter, sort, chosen attribute and summary
+ * columns) and get_run_attributes. */
+#include "tracking/tracking.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+
+/* Most runs a project listing reads. */
+#define MAX_RUNS 200000
+#define MAX_COLUMNS 30
+
+/* Checks every "scale" in a filter (or a sort / summary column) names a
+ * known scale. Returns the bad value or NULL. */
+static const char *bad_scale(const cJSON *j)
+{
+  if (cJSON_IsObject(j)) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "scale");
+    if (cJSON_IsString(s) && !pmcp__trk_scale(s->valuestring))
+      return s->valuestring;
+  }
+  const cJSON *it;
+  if (cJSON_IsArray(j) || cJSON_IsObject(j))
+    cJSON_ArrayForEach(it, j)
+    {
+      const char *b = bad_scale(it);
+      if (b)
+        return b;
+    }
+  return NULL;
+}
+
+typedef struct summary_col {
+  pmcp__sort spec; /* series, function, scale, labels (direction unused) */
+  char name[300];  /* "last(val/loss)" */
+} summary_col;
+
+typedef struct hit {
+  pmcp__trk_run run;
+  pmcp__sort_key key;
+  size_t order; /* store order: newest first; ties keep it */
+} hit;
+
+static int hit_cmp_ctx(const pmcp__sort *s, const hit *a, const hit *b)
+{
+  int c = pmcp__sort_cmp(s, &a->key, &b->key);
+  if (c)
+    return c;
+  return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* A merge sort (stable, with a context) so no global state is needed. */
+static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
+{
+  if (n < 2)
+    return;
+  size_t m = n / 2;
+  sort_hits(s, h, tmp, m);
+  sort_hits(s, h + m, tmp, n - m);
+  size_t i = 0, j = m, k = 0;
+  while (i < m && j < n)
+    tmp[k++] = hit_cmp_ctx(s, &h[j], &h[i]) < 0 ? h[j++] : h[i++];
+  while (i < m)
+    tmp[k++] = h[i++];
+  while (j < n)
+    tmp[k++] = h[j++];
+  memcpy(h, tmp, n * sizeof *h);
+}
+
+static int list_runs(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  char err[300];
+  /* Arguments first: every refusal before any store work. */
+  const char *fj = NULL, *sj = NULL, *cj = NULL;
+  pmcp_arg_json(call, "filter", &fj);
+  pmcp_arg_json(call, "sort", &sj);
+  pmcp_arg_json(call, "summary_columns", &cj);
+  cJSON *fjson = fj ? cJSON_Parse(fj) : NULL;
+  cJSON *sjson = sj ? cJSON_Parse(sj) : NULL;
+  cJSON *cjson = cj ? cJSON_Parse(cj) : NULL;
+  pmcp__filter *f = NULL;
+  pmcp__sort sort;
+  int have_sort = sjson != NULL;
+  memset(&sort, 0, sizeof sort);
+  summary_col *cols = NULL;
+  size_t n_cols = 0;
+  hit *hits = NULL;
+  size_t n_hits = 0;
+  cJSON *proj = NULL, *runs = NULL;
+  int rc = 0;
+  const char *bs = bad_scale(fjson) ? bad_scale(fjson) : bad_scale(sjson) ? bad_scale(sjson)
+                                                                         : bad_scale(cjson);
+  if (bs) {
+    rc = pmcp__rs_fail(call, "invalid_argument",
+                       "unknown scale '%.40s': use STEP, ENVIRONMENT_STEP or EPISODE", bs);
+    goto out;
+  }
+  if (pmcp__filter_parse(fjson, &f, err, sizeof err)) {
+    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    goto out;
+  }
+  if (have_sort && pmcp__sort_parse(sjson, &sort, err, sizeof err)) {
+    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    goto out;
+  }
+  if (cjson) {
+    n_cols = (size_t)cJSON_GetArraySize(cjson);
+    if (n_cols > MAX_COLUMNS) {
+      rc = pmcp__rs_fail(call, "invalid_argument", "summary_columns: at most %d", MAX_COLUMNS);
+      goto out;
+    }
+    cols = calloc(n_cols ? n_cols : 1, sizeof *cols);
+    if (!cols) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    for (size_t i = 0; i < n_cols; i++) {
+      cJSON *c = cJSON_GetArrayItem(cjson, (int)i);
+      if (cJSON_IsObject(c) && cJSON_GetObjectItemCaseSensitive(c, "direction")) {
+        rc = pmcp__rs_fail(call, "invalid_argument",
+                           "summary_columns[%zu]: unknown key \"direction\"", i);
+        goto out;
+      }
+      if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
+          pmcp__sort_parse(c, &cols[i].spec, err, sizeof err)) {
+        rc = pmcp__rs_fail(call, "invalid_argument",
+                           "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
+                           "last|first|min|max|avg|count, \"scale\"?, \"labels\"?}%s%s",
+                           i, cJSON_IsObject(c) ? ": " : "",
+                           cJSON_IsObject(c) ? err + (strncmp(err, "sort: ", 6) ? 0 : 6) : "");
+        goto out;
+      }
+      snprintf(cols[i].name, sizeof cols[i].name, "%s(%s)", cols[i].spec.function,
+               cols[i].spec.series);
+    }
+  }
+  size_t n_attr_cols = pmcp_arg_count(call, "columns");
+  int64_t limit = 20, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  if (pmcp__trk_project(call, tk, &proj))
+    goto out;
+  char pref[300];
+  snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
+  if (pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
+    goto out;
+  size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  hits = calloc(n_runs ? n_runs : 1, sizeof *hits);
+  if (!hits) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  const cJSON *item;
+  size_t idx = 0;
+  cJSON_ArrayForEach(item, runs)
+  {
+    if (pmcp_call_cancelled(call)) {
+      rc = PMCP_ECANCELLED;
+      goto out;
+    }
+    hit *h = &hits[n_hits];
+    int lr = pmcp__trk_run_load(tk, item, &h->run, err, sizeof err);
+    if (lr) {
+      pmcp__trk_run_dispose(&h->run);
+      rc = pmcp__rs_fail(call, "store_error", "%s", err);
+      goto out;
+    }
+    pmcp__filter_row row = pmcp__trk_row(&h->run);
+    int m = pmcp__filter_match(f, &row);
+    if (m > 0 && have_sort)
+      m = pmcp__sort_key_of(&sort, &row, &h->key) < 0 ? -1 : 1;
+    if (m < 0) {
+      pmcp__trk_run_dispose(&h->run);
+      rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'", h->run.id);
+      goto out;
+    }
+    if (m == 0) {
+      pmcp__trk_run_dispose(&h->run);
+      idx++;
+      continue;
+    }
+    h->order = idx++;
+    n_hits++;
+  }
+  if (have_sort) {
+    hit *tmp = malloc((n_hits ? n_hits : 1) * sizeof *tmp);
+    if (!tmp) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    sort_hits(&sort, hits, tmp, n_hits);
+    free(tmp);
+  }
+  cJSON *rows = cJSON_CreateArray();
+  for (size_t i = (size_t)offset; i < n_hits && i < (size_t)(offset + limit); i++) {
+    pmcp__trk_run *r = &hits[i].run;
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "run", r->id);
+    if (n_attr_cols) {
+      for (size_t c = 0; c < n_attr_cols; c++) {
+        const char *path = NULL;
+        pmcp_arg_string_at(call, "columns", c, &path);
+        const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(r->attrs, path) : NULL;
+        if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
+          cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
+      }
+    } else {
+      static const char *const dflt[] = {"sys/name", "sys/state", "sys/creation_time", NULL};
+      for (size_t c = 0; dflt[c]; c++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, dflt[c]);
+        if (v)
+          cJSON_AddItemToObject(row, dflt[c], cJSON_Duplicate(v, 1));
+      }
+    }
+    /* The sort's value is shown, so the order can be checked. */
+    if (have_sort && sort.attr && !cJSON_GetObjectItemCaseSensitive(row, sort.attr)) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, sort.attr);
+      if (v)
+        cJSON_AddItemToObject(row, sort.attr, cJSON_Duplicate(v, 1));
+    }
+    pmcp__filter_row fr = pmcp__trk_row(r);
+    for (size_t c = 0; c < n_cols; c++) {
+      pmcp__sort_key k;
+      if (pmcp__sort_key_of(&cols[c].spec, &fr, &k) == 0 && k.kind == 1)
+        cJSON_AddNumberToObject(row, cols[c].name, k.num);
+    }
+    if (have_sort && sort.series && hits[i].key.kind == 1) {
+      char name[300];
+      snprintf(name, sizeof name, "%s(%s)", sort.function, sort.series);
+      if (!cJSON_GetObjectItemCaseSensitive(row, name))
+        cJSON_AddNumberToObject(row, name, hits[i].key.num);
+    }
+    cJSON_AddItemToArray(rows, row);
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
+  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, n_hits);
+out:
+  for (size_t i = 0; i < n_hits; i++)
+    pmcp__trk_run_dispose(&hits[i].run);
+  free(hits);
+  for (size_t i = 0; i < n_cols && cols; i++)
+    pmcp__sort_dispose(&cols[i].spec);
+  free(cols);
+  pmcp__sort_dispose(&sort);
+  pmcp__filter_free(f);
+  cJSON_Delete(fjson);
+  cJSON_Delete(sjson);
+  cJSON_Delete(cjson);
+  cJSON_Delete(proj);
+  cJSON_Delete(runs);
+  return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+  return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+static int get_run_attributes(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  const char *run = NULL;
+  pmcp_arg_string(call, "run", &run, NULL);
+  char ref[300], err[300];
+  snprintf(ref, sizeof ref, "%s%s", strncmp(run, "run:", 4) == 0 ? "" : "run:", run);
+  cJSON *rec = NULL;
+  int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+  if (rc)
+    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+                         rc == PMCP_ENOTFOUND ? "run '%s' not found" : "%s",
+                         rc == PMCP_ENOTFOUND ? ref + 4 : err);
+  if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
+    cJSON *proj = NULL;
+    if (pmcp__trk_project(call, tk, &proj)) {
+      cJSON_Delete(rec);
+      return 0;
+    }
+    int same = strcmp(pmcp__js(proj, "ref"), pmcp__js(rec, "project")) == 0;
+    if (!same) {
+      rc = pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", ref + 4,
+                         pmcp__js(proj, "ref") + 8);
+      cJSON_Delete(proj);
+      cJSON_Delete(rec);
+      return rc;
+    }
+    cJSON_Delete(proj);
+  }
+  pmcp__trk_run r;
+  rc = pmcp__trk_run_load(tk, rec, &r, err, sizeof err);
+  if (rc) {
+    pmcp__trk_run_dispose(&r);
+    cJSON_Delete(rec);
+    return pmcp__rs_fail(call, "store_error", "%s", err);
+  }
+  /* Project and timings from the record, which a listing item lacks. */
+  if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8)
+    cJSON_AddStringToObject(r.attrs, "sys/project", pmcp__js(rec, "project") + 8);
+  double dur = pmcp__jn(rec, "duration_ms", -1);
+  if (dur >= 0 && pmcp__jn(rec, "ended", 0) > 0)
+    cJSON_AddNumberToObject(r.attrs, "sys/duration_ms", dur);
+  size_t n_prefix = pmcp_arg_count(call, "paths");
+  int64_t limit = 200, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  /* Sorted by path so offsets are stable. */
+  size_t n_all = (size_t)cJSON_GetArraySize(r.attrs), total = 0;
+  const cJSON **keep = calloc(n_all ? n_all : 1, sizeof *keep);
+  if (!keep) {
+    pmcp__trk_run_dispose(&r);
+    cJSON_Delete(rec);
+    return PMCP_ENOMEM;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, r.attrs)
+  {
+    int ok = n_prefix == 0;
+    for (size_t i = 0; i < n_prefix && !ok; i++) {
+      const char *p = NULL;
+      pmcp_arg_string_at(call, "paths", i, &p);
+      size_t n = p ? strlen(p) : 0;
+      ok = n && strncmp(it->string, p, n) == 0 &&
+           (it->string[n] == '\0' || it->string[n] == '/' || p[n - 1] == '/');
+    }
+    if (ok)
+      keep[total++] = it;
+  }
+  qsort(keep, total, sizeof *keep, by_name);
+  cJSON *page = cJSON_CreateArray();
+  for (size_t i = (size_t)offset; i < total && i < (size_t)(offset + limit); i++) {
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "path", keep[i]->string);
+    cJSON_AddItemToObject(row, "value", cJSON_Duplicate(keep[i], 1));
+    cJSON_AddItemToArray(page, row);
+  }
+  free(keep);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", r.id);
+  pmcp__trk_run_dispose(&r);
+  cJSON_Delete(rec);
+  return pmcp__trk_emit(call, root, "attributes", page, (size_t)offset, total);
+}
+
+static const pmcp_arg_spec list_runs_args[] = {
+  PMCP__TRK_ARG_WORKSPACE,
+  PMCP__TRK_ARG_PROJECT,
+  {"filter", PMCP_T_ARRAY, 0,
+   "Conditions that must all hold: {\"attr\": PATH, \"op\": eq|ne|gt|gte|lt|lte|matches|"
+   "contains|contains_any|contains_all|in|not_in|exists, \"value\": V}; {\"series\": KEY, "
+   "\"function\": last|first|min|max|avg|count, \"op\": eq|ne|gt|gte|lt|lte, \"value\": N, "
+   "\"scale\"?, \"labels\"?} or {\"series\": KEY, \"op\": \"exists\"}; {\"any_of\": [...]} "
+   "(at least one holds; no nesting). matches takes an RE2 pattern.",
+   0, 1, 0, 64, NULL, NULL},
+  {"sort", PMCP_T_OBJECT, 0,
+   "{\"attr\": PATH, \"direction\": asc|desc} or {\"series\": KEY, \"function\": F, "
+   "\"direction\": asc|desc}. Default: newest first.", 0, 0, 0, 0, NULL, NULL},
+  {"columns", PMCP_T_STRING_ARRAY, 0,
+   "Attribute paths to show per run (default sys/name, sys/state, sys/creation_time).",
+   0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  {"summary_columns", PMCP_T_ARRAY, 0,
+   "Series summaries to show: [{\"series\": KEY, \"function\": F, \"scale\"?, \"labels\"?}], "
+   "shown as F(KEY).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  PMCP__TRK_ARG_LIMIT("20"),
+  PMCP__TRK_ARG_OFFSET,
+};
+
+static const pmcp_arg_spec get_run_attributes_args[] = {
+  {"run", PMCP_T_STRING, 1, "Run id or ref (run:ID).", 1, 1, 1, 200, NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE,
+  PMCP__TRK_ARG_PROJECT,
+  {"paths", PMCP_T_STRING_ARRAY, 0,
+   "Only attributes at or under these paths (e.g. config, sys/tags).", 0, 1, 0, 50, NULL,
+   NULL},
+  {"limit", PMCP_T_INTEGER, 0, "Most attributes on this page.", 1, 1, 1, 1000, NULL, "200"},
+  PMCP__TRK_ARG_OFFSET,
+};
+
+static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *title,
+               const char *desc, const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.title = title;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
+}
+
+int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk)
+{
+  int rc = add(server, tk, "list_runs", "Runs as a table",
+               "Runs of a project as a table, filtered and sorted by attributes or metric "
+               "summaries, with chosen attribute and summary columns. The main tool for "
+               "comparing runs. Gives total_count and next_offset.",
+               list_runs_args, sizeof list_runs_args / sizeof list_runs_args[0], list_runs);
+  if (!rc)
+    rc = add(server, tk, "get_run_attributes", "One run's attributes",
+             "One run's attribute values: config, status (sys/state), tags (sys/tags), "
+             "timings (sys/creation_time, sys/start_time, sys/end_time), as path/value rows.",
+             get_run_attributes_args,
+             sizeof get_run_attributes_args / sizeof get_run_attributes_args[0],
+             get_run_attributes);
+  return rc;
+}

@@ -1,0 +1,427 @@
+/* pmcp_tracking_register() and the helpers every tracking tool shares:
+ * project resolution, whole listings, offset pages cut to the budget, and
+ * runs as rows of the filter language. */
+#include "tracking/tracking.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+
+void *pmcp__trk_retain(pmcp__tracking *tk)
+{
+  tk->refs++;
+  return tk;
+}
+
+void pmcp__trk_release(void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (!tk || --tk->refs > 0)
+    return;
+  pmcp__research_release(tk->rs);
+  free(tk->workspace);
+  free(tk->project);
+  free(tk->role);
+  free(tk);
+}
+
+static char *dup_opt(const char *s, int *oom)
+{
+  if (!s || !*s)
+    return NULL;
+  char *d = strdup(s);
+  if (!d)
+    *oom = 1;
+  return d;
+}
+
+int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
+                           const pmcp_tracking_options *opts)
+{
+  pmcp_tracking_options def = PMCP_TRACKING_OPTIONS_INIT;
+  if (!opts)
+    opts = &def;
+  if (!server || !store || opts->version != PMCP_TRACKING_OPTIONS_VERSION)
+    return PMCP_EINVAL;
+  pmcp__tracking *tk = calloc(1, sizeof *tk);
+  if (!tk)
+    return PMCP_ENOMEM;
+  tk->refs = 1;
+  int rc = pmcp__research_new(store, opts->tenant, &tk->rs);
+  if (rc) {
+    free(tk);
+    return rc;
+  }
+  int oom = 0;
+  tk->workspace = dup_opt(opts->workspace, &oom);
+  tk->project = dup_opt(opts->project, &oom);
+  tk->role = strdup(opts->role && *opts->role ? opts->role : "viewer");
+  if (oom || !tk->role) {
+    pmcp__trk_release(tk);
+    return PMCP_ENOMEM;
+  }
+  rc = pmcp__trk_add_discovery(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_runs(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_fetch(server, tk);
+  pmcp__trk_release(tk);
+  return rc;
+}
+
+int pmcp__trk_no_cursor(pmcp_call *call)
+{
+  if (!pmcp_arg_has(call, "cursor"))
+    return 0;
+  pmcp__rs_fail(call, "invalid_argument",
+                "this tool pages with offset: pass the previous page's next_offset as "
+                "offset instead of a cursor");
+  return 1;
+}
+
+/* "project:X" or "X" -> "project:X" in @p buf. */
+static const char *as_ref(const char *kind, const char *s, char *buf, size_t size)
+{
+  size_t k = strlen(kind);
+  if (strncmp(s, kind, k) == 0 && s[k] == ':')
+    snprintf(buf, size, "%s", s);
+  else
+    snprintf(buf, size, "%s:%s", kind, s);
+  return buf;
+}
+
+int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
+                       const char *parent, size_t max, cJSON **out)
+{
+  *out = cJSON_CreateArray();
+  if (!*out)
+    return PMCP_ENOMEM;
+  char *after = NULL;
+  char err[300];
+  for (;;) {
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = kind;
+    o.parent = parent;
+    o.after = after;
+    o.limit = 1000;
+    cJSON *page = NULL;
+    int rc = pmcp__rs_list(tk->rs, &o, &page, err, sizeof err);
+    free(after);
+    after = NULL;
+    if (rc) {
+      cJSON_Delete(*out);
+      *out = NULL;
+      if (rc == PMCP_ENOTFOUND)
+        pmcp__rs_fail(call, "not_found", "%s", err);
+      else
+        pmcp__rs_fail(call, "store_error", "%s", err);
+      return 1;
+    }
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
+    cJSON *it;
+    while (items && (it = items->child) && (size_t)cJSON_GetArraySize(*out) < max)
+      cJSON_AddItemToArray(*out, cJSON_DetachItemViaPointer(items, it));
+    const char *next = pmcp__js(page, "next");
+    if (*next && (size_t)cJSON_GetArraySize(*out) < max)
+      after = strdup(next);
+    cJSON_Delete(page);
+    if (!after)
+      return 0;
+  }
+}
+
+int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
+{
+  *out = NULL;
+  const char *p = NULL, *w = NULL;
+  pmcp_arg_string(call, "project", &p, NULL);
+  pmcp_arg_string(call, "workspace", &w, NULL);
+  if (!p || !*p)
+    p = tk->project;
+  if (!w || !*w)
+    w = tk->workspace;
+  char ref[300], wref[300], err[300];
+  if (!p) {
+    cJSON *all = NULL;
+    if (pmcp__trk_list_all(call, tk, "project", w ? as_ref("workspace", w, wref, sizeof wref)
+                                                 : NULL, 2, &all))
+      return 1;
+    int n = cJSON_GetArraySize(all);
+    if (n == 1)
+      p = pmcp__js(cJSON_GetArrayItem(all, 0), "ref");
+    if (n != 1 || !*p) {
+      cJSON_Delete(all);
+      pmcp__rs_fail(call, "invalid_argument",
+                    n ? "pass project: this connection has no default project "
+                        "(list_projects names them)"
+                      : "there are no projects to read%s",
+                    n ? "" : (w ? " in this workspace" : ""));
+      return 1;
+    }
+    as_ref("project", p, ref, sizeof ref);
+    cJSON_Delete(all);
+  } else {
+    as_ref("project", p, ref, sizeof ref);
+  }
+  cJSON *rec = NULL;
+  int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+  if (rc) {
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+                  rc == PMCP_ENOTFOUND ? "project '%s' not found" : "%s",
+                  rc == PMCP_ENOTFOUND ? ref + 8 : err);
+    return 1;
+  }
+  if (w) {
+    const char *ws = pmcp__js(rec, "workspace");
+    if (strcmp(ws, as_ref("workspace", w, wref, sizeof wref)) != 0) {
+      pmcp__rs_fail(call, "not_found", "project '%s' not found in workspace '%s'", ref + 8,
+                    wref + 10);
+      cJSON_Delete(rec);
+      return 1;
+    }
+  }
+  *out = rec;
+  return 0;
+}
+
+/* The largest k <= n such that root with k items fits. */
+static int place(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                 size_t offset, size_t total, size_t k, int cut)
+{
+  cJSON_DeleteItemFromObjectCaseSensitive(root, name);
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "count");
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "next_offset");
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "truncated");
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "hint");
+  cJSON *arr = cJSON_CreateArray();
+  size_t i = 0;
+  cJSON *it;
+  cJSON_ArrayForEach(it, items)
+  {
+    if (i++ >= k)
+      break;
+    cJSON_AddItemToArray(arr, cJSON_Duplicate(it, 1));
+  }
+  cJSON_AddNumberToObject(root, "count", (double)k);
+  cJSON_AddItemToObject(root, name, arr);
+  if (offset + k < total)
+    cJSON_AddNumberToObject(root, "next_offset", (double)(offset + k));
+  cJSON_AddBoolToObject(root, "truncated", cut);
+  if (cut)
+    cJSON_AddStringToObject(root, "hint",
+                            "the token budget cut this page: continue with offset=next_offset "
+                            "or raise token_budget");
+  return pmcp__rs_fits(call, root, 0);
+}
+
+int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                   size_t offset, size_t total)
+{
+  pmcp__rs_round(items);
+  size_t n = (size_t)cJSON_GetArraySize(items);
+  cJSON_AddNumberToObject(root, "total_count", (double)total);
+  cJSON_AddNumberToObject(root, "offset", (double)offset);
+  if (!place(call, root, name, items, offset, total, n, 0)) {
+    size_t lo = 0, hi = n; /* lo fits (or is 0), hi does not */
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (place(call, root, name, items, offset, total, mid, 1))
+        lo = mid;
+      else
+        hi = mid;
+    }
+    if (lo == 0 || !place(call, root, name, items, offset, total, lo, 1)) {
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      return pmcp__rs_fail(call, "budget_too_small",
+                           "one item does not fit token_budget=%d: raise token_budget",
+                           pmcp__rs_budget(call));
+    }
+  }
+  cJSON_Delete(items);
+  return pmcp__rs_reply(call, root);
+}
+
+/* ---- runs as filter rows ---------------------------------------------- */
+
+const char *pmcp__trk_scale(const char *s)
+{
+  if (!s || !strcmp(s, "STEP") || !strcmp(s, "step"))
+    return "step";
+  if (!strcmp(s, "ENVIRONMENT_STEP") || !strcmp(s, "env_step"))
+    return "env_step";
+  if (!strcmp(s, "EPISODE") || !strcmp(s, "episode"))
+    return "episode";
+  return NULL;
+}
+
+const char *pmcp__trk_scale_name(const char *s)
+{
+  if (s && !strcmp(s, "env_step"))
+    return "ENVIRONMENT_STEP";
+  if (s && !strcmp(s, "episode"))
+    return "EPISODE";
+  return "STEP";
+}
+
+static void put(cJSON *attrs, const char *path, cJSON *v)
+{
+  if (v)
+    cJSON_AddItemToObject(attrs, path, v);
+}
+
+int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r, char *err,
+                       size_t errlen)
+{
+  memset(r, 0, sizeof *r);
+  r->tk = tk;
+  const char *ref = pmcp__js(item, "ref");
+  snprintf(r->id, sizeof r->id, "%s", strncmp(ref, "run:", 4) == 0 ? ref + 4 : ref);
+  r->attrs = cJSON_CreateObject();
+  r->types = cJSON_CreateObject();
+  if (!r->attrs || !r->types)
+    return PMCP_ENOMEM;
+  put(r->attrs, "sys/id", cJSON_CreateString(r->id));
+  if (*pmcp__js(item, "name"))
+    put(r->attrs, "sys/name", cJSON_CreateString(pmcp__js(item, "name")));
+  if (*pmcp__js(item, "status"))
+    put(r->attrs, "sys/state", cJSON_CreateString(pmcp__js(item, "status")));
+  if (*pmcp__js(item, "experiment"))
+    put(r->attrs, "sys/experiment", cJSON_CreateString(pmcp__js(item, "experiment") + 11));
+  static const struct { const char *key, *path; } times[] = {
+    {"created", "sys/creation_time"}, {"started", "sys/start_time"}, {"ended", "sys/end_time"}};
+  for (size_t i = 0; i < 3; i++) {
+    double ms = pmcp__jn(item, times[i].key, 0);
+    if (ms > 0) {
+      char iso[48];
+      pmcp__rs_iso((int64_t)ms, iso, sizeof iso);
+      put(r->attrs, times[i].path, cJSON_CreateString(iso));
+    }
+  }
+  const cJSON *tags = cJSON_GetObjectItemCaseSensitive(item, "tags");
+  put(r->attrs, "sys/tags", cJSON_IsArray(tags) ? cJSON_Duplicate(tags, 1) : cJSON_CreateArray());
+  /* The run's own attributes, read as a listing (lighter than the record). */
+  char pref[200];
+  snprintf(pref, sizeof pref, "run:%s", r->id);
+  char *after = NULL;
+  for (;;) {
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = "attribute";
+    o.parent = pref;
+    o.after = after;
+    o.limit = 1000;
+    cJSON *page = NULL;
+    int rc = pmcp__rs_list(tk->rs, &o, &page, err, errlen);
+    free(after);
+    after = NULL;
+    if (rc)
+      return rc;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const char *path = pmcp__js(it, "path");
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "value");
+      if (*path && v && !cJSON_GetObjectItemCaseSensitive(r->attrs, path)) {
+        cJSON_AddItemToObject(r->attrs, path, cJSON_Duplicate(v, 1));
+        if (*pmcp__js(it, "type"))
+          cJSON_AddStringToObject(r->types, path, pmcp__js(it, "type"));
+      }
+    }
+    if (*pmcp__js(page, "next"))
+      after = strdup(pmcp__js(page, "next"));
+    cJSON_Delete(page);
+    if (!after)
+      break;
+  }
+  return 0;
+}
+
+void pmcp__trk_run_dispose(pmcp__trk_run *r)
+{
+  cJSON_Delete(r->attrs);
+  cJSON_Delete(r->types);
+  cJSON_Delete(r->series);
+  memset(r, 0, sizeof *r);
+}
+
+static const cJSON *row_attr(void *ud, const char *path)
+{
+  pmcp__trk_run *r = ud;
+  return cJSON_GetObjectItemCaseSensitive(r->attrs, path);
+}
+
+static int labels_match(const cJSON *have, const cJSON *want)
+{
+  const cJSON *l;
+  cJSON_ArrayForEach(l, want)
+  {
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, l->string);
+    if (!cJSON_IsString(h) || strcmp(h->valuestring, l->valuestring) != 0)
+      return 0;
+  }
+  return 1;
+}
+
+const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char *scale,
+                                   const cJSON *labels)
+{
+  if (!r->series && !r->series_err) {
+    char pref[200], err[300];
+    snprintf(pref, sizeof pref, "run:%s", r->id);
+    cJSON *page = NULL;
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = "series";
+    o.parent = pref;
+    o.limit = 1000;
+    if (pmcp__rs_list(r->tk->rs, &o, &page, err, sizeof err) != 0) {
+      r->series_err = 1;
+      return NULL;
+    }
+    r->series = cJSON_DetachItemFromObjectCaseSensitive(page, "items");
+    cJSON_Delete(page);
+  }
+  const char *sc = pmcp__trk_scale(scale);
+  const cJSON *it, *best = NULL;
+  cJSON_ArrayForEach(it, r->series)
+  {
+    if (strcmp(pmcp__js(it, "key"), key) != 0 || strcmp(pmcp__js(it, "scale"), sc ? sc : "") != 0)
+      continue;
+    const cJSON *have = cJSON_GetObjectItemCaseSensitive(it, "labels");
+    if (labels) {
+      if (labels_match(have, labels))
+        return it;
+    } else if (cJSON_GetArraySize(have) == 0) {
+      return it; /* without labels, the unlabelled series is meant */
+    } else if (!best) {
+      best = it;
+    }
+  }
+  return best;
+}
+
+static int row_series(void *ud, const char *key, const char *fn, const char *scale,
+                      const cJSON *labels, double *out)
+{
+  pmcp__trk_run *r = ud;
+  const cJSON *s = pmcp__trk_find_series(r, key, scale, labels);
+  if (r->series_err)
+    return PMCP_ESTORE;
+  if (!s)
+    return 1;
+  if (!fn)
+    return 0;
+  const char *field = strcmp(fn, "avg") == 0 ? "mean" : fn;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, field);
+  if (!cJSON_IsNumber(v))
+    return 1;
+  *out = v->valuedouble;
+  return 0;
+}
+
+pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r)
+{
+  pmcp__filter_row row = {row_attr, row_series, r};
+  return row;
+}

@@ -1,0 +1,85 @@
+/* Internal plumbing of the tracking toolset: its context (the research
+ * toolset's store context plus the default workspace/project and role),
+ * project resolution, run rows for the filter language, and offset pages
+ * cut to the token budget. */
+#ifndef PMCP_TRACKING_TRACKING_H
+#define PMCP_TRACKING_TRACKING_H
+
+#include <cjson/cJSON.h>
+
+#include "filter/filter.h"
+#include "probemcp/tracking.h"
+#include "research/research.h"
+
+typedef struct pmcp__tracking {
+  pmcp__research *rs; /* store, tenant, lock; one reference held */
+  char *workspace, *project, *role;
+  int refs;
+} pmcp__tracking;
+
+void *pmcp__trk_retain(pmcp__tracking *tk);
+void pmcp__trk_release(void *ud);
+
+int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk);
+
+/* Common argument specs. */
+#define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \
+    "Workspace id or ref; default: the connection's.", 0, 1, 0, 200, NULL, NULL}
+#define PMCP__TRK_ARG_PROJECT {"project", PMCP_T_STRING, 0, \
+    "Project id or ref (project:ID); default: the connection's.", 0, 1, 0, 200, NULL, NULL}
+#define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, \
+    "Most items on this page.", 1, 1, 1, 100, NULL, def}
+#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, \
+    "Items to skip: the previous page's next_offset.", 1, 1, 0, 1000000, NULL, "0"}
+
+/* Refuses a `cursor` (these tools page by offset); returns 1 after sending
+ * the error, else 0. */
+int pmcp__trk_no_cursor(pmcp_call *call);
+
+/* Resolves the call's project (argument, then default, then the tenant's
+ * only project) into its full store record (*out, caller deletes).
+ * Returns 0, or 1 after sending an error naming the missing project. */
+int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out);
+
+/* Reads every item of a store listing (paging through it), at most @p max.
+ * Returns 0 with *out an array, or 1 after sending an error. */
+int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
+                       const char *parent, size_t max, cJSON **out);
+
+/* Sends {"...root fields", "total_count", "offset", "count", NAME: items,
+ * "next_offset"?, "truncated", "hint"?}: items (consumed; already the
+ * page's items from @p offset) as many as fit the budget; next_offset is
+ * the first item not returned. */
+int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                   size_t offset, size_t total);
+
+/* A run as the filter language sees it: a flat object of attribute paths
+ * (config/..., sys/name, sys/id, sys/state, sys/tags, sys/creation_time,
+ * sys/experiment, ...) and, read on first use, the run's series. */
+typedef struct pmcp__trk_run {
+  pmcp__tracking *tk;
+  cJSON *attrs;   /* path -> value */
+  cJSON *types;   /* path -> the store's type (string, int, float, ...) */
+  cJSON *series;  /* the store's series list items, or NULL until read */
+  char id[160];
+  int series_err;
+} pmcp__trk_run;
+
+/* Fills @p r from a store run list item; 0 or a store error. */
+int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r,
+                       char *err, size_t errlen);
+void pmcp__trk_run_dispose(pmcp__trk_run *r);
+/* The row callbacks over a pmcp__trk_run. */
+pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
+/* The store's series item a (key, scale, labels) names in @p r, or NULL. */
+const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char *scale,
+                                   const cJSON *labels);
+/* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
+ * store's; NULL when unknown. */
+const char *pmcp__trk_scale(const char *seed_scale);
+/* The seed's name of a store scale. */
+const char *pmcp__trk_scale_name(const char *store_scale);
+
+#endif

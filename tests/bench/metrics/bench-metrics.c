@@ -1,0 +1,231 @@
+/* metrics / query_sql benchmark (never run as a test; prints figures):
+ *   build/tests/bench/metrics/bench-metrics [POINTS_PER_SERIES] [DIR]
+ * Fills a store with 10 runs x 1 series of N points (default 1 million)
+ * and one run with 10 ranks x N points of "grad", then times, through the
+ * whole MCP path (JSON-RPC in, tool, token-counted page out):
+ *  1. metrics mode=series over the 10 runs x "loss" to max_points 100
+ *     (21 calls: p50, p90);
+ *  2. metrics mode=grouped over the 10 x N points of "grad" (100 buckets,
+ *     by rank and pooled; 5 calls each: p50);
+ * Wall and CPU time (all threads of the process) are both printed: on a
+ * shared machine the CPU figure is the one that says what the call costs.
+ *  3. a query_sql aggregate over the 10 x N points (from the per-block
+ *     summaries the store keeps), printed with its query (5 calls: p50). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probemcp/probemcp.h"
+
+static char *last;
+
+static void sink(const pmcp_out *m, void *ud)
+{
+  (void)ud;
+  if (m->kind != PMCP_OUT_RESPONSE)
+    return;
+  free(last);
+  last = strndup(m->data, m->len);
+}
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double cpu_last; /* CPU time of the last timed call, all threads */
+
+static int dcmp(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void die(const char *what, pmcp_store *s)
+{
+  fprintf(stderr, "bench-metrics: %s: %s\n", what, s ? pmcp_store_errmsg(s) : "");
+  exit(1);
+}
+
+static void log_curve(pmcp_store *s, pmcp_tenant t, const char *run, const char *key,
+                      const pmcp_label *l, size_t nl, size_t n, double phase)
+{
+  pmcp_series_spec sp = {key, l, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  int64_t id;
+  if (pmcp_store_series(s, t, run, &sp, &id))
+    die("series", s);
+  enum { CH = 1 << 16 };
+  pmcp_point *p = malloc(CH * sizeof *p);
+  uint64_t r = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(phase * 1e6);
+  for (size_t i = 0; i < n; i += CH) {
+    size_t m = n - i < CH ? n - i : CH;
+    for (size_t k = 0; k < m; k++) {
+      size_t st = i + k;
+      r ^= r << 13;
+      r ^= r >> 7;
+      r ^= r << 17;
+      double noise = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 0.06;
+      p[k].step = (int64_t)st;
+      p[k].time_ms = 1700000000000 + (int64_t)st * 50;
+      p[k].value = (float)((2.3 * exp(-(double)st / ((double)n / 5)) + 0.15 + phase) *
+                           (1 + noise));
+    }
+    if (pmcp_store_log(s, t, id, p, m))
+      die("log", s);
+  }
+  free(p);
+}
+
+static pmcp_server *srv;
+static int rid = 10;
+
+static double timed_call(const char *tool, const char *args, int check)
+{
+  char *msg = malloc(strlen(args) + 256);
+  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+          "{\"name\":\"%s\",\"arguments\":%s}}", rid++, tool, args);
+  double c0 = cpu_ms(), t0 = now_ms();
+  pmcp_server_handle(srv, "", msg, strlen(msg));
+  pmcp_server_drain(srv);
+  double dt = now_ms() - t0;
+  cpu_last = cpu_ms() - c0;
+  free(msg);
+  if (check && (!last || strstr(last, "\"isError\":true"))) {
+    fprintf(stderr, "bench-metrics: %s %s failed: %.400s\n", tool, args, last ? last : "");
+    exit(1);
+  }
+  return dt;
+}
+
+static void report(const char *what, double *t, double *c, int n)
+{
+  qsort(t, (size_t)n, sizeof *t, dcmp);
+  qsort(c, (size_t)n, sizeof *c, dcmp);
+  printf("%-50s wall p50 %8.2f ms p90 %8.2f ms | cpu p50 %8.2f ms min %8.2f ms (%d calls)\n",
+         what, t[n / 2], t[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1], c[n / 2], c[0], n);
+}
+
+int main(int argc, char **argv)
+{
+  size_t n = argc > 1 ? (size_t)atol(argv[1]) : 1000000;
+  char dir[256];
+  if (argc > 2)
+    snprintf(dir, sizeof dir, "%s", argv[2]);
+  else {
+    snprintf(dir, sizeof dir, "/tmp/pmcp-bench-metrics-XXXXXX");
+    if (!mkdtemp(dir))
+      die("mkdtemp", NULL);
+  }
+  char path[300];
+  snprintf(path, sizeof path, "%s/store.db", dir);
+  unlink(path);
+  pmcp_store *s = NULL;
+  if (pmcp_store_open(&s, path, PMCP_STORE_CREATE))
+    die("open", s);
+  pmcp_tenant t;
+  pmcp_store_tenant(s, NULL, 0, &t);
+  double t0 = now_ms();
+  pmcp_store_begin(s);
+  for (int r = 0; r < 10; r++) {
+    char id[16];
+    snprintf(id, sizeof id, "run%d", r);
+    pmcp_run_spec rs = PMCP_RUN_SPEC_INIT;
+    rs.id = id;
+    if (pmcp_store_run_create(s, t, &rs, NULL))
+      die("run", s);
+    log_curve(s, t, id, "loss", NULL, 0, n, r * 0.01);
+  }
+  pmcp_run_spec rs = PMCP_RUN_SPEC_INIT;
+  rs.id = "ranks";
+  pmcp_store_run_create(s, t, &rs, NULL);
+  for (int k = 0; k < 10; k++) {
+    char v[4];
+    snprintf(v, sizeof v, "%d", k);
+    pmcp_label l = {"rank", v};
+    log_curve(s, t, "ranks", "grad", &l, 1, n, k * 0.02);
+  }
+  if (pmcp_store_commit(s))
+    die("commit", s);
+  pmcp_store_free(s);
+  printf("filled %s: 10 runs x %zu points + 10 ranks x %zu points in %.1f s\n", path, n, n,
+         (now_ms() - t0) / 1e3);
+
+  if (pmcp_store_open(&s, path, PMCP_STORE_READONLY))
+    die("open read-only", s);
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "bench";
+  o.sink = sink;
+  pmcp_server_new(&srv, &o);
+  if (pmcp_research_register(srv, s, NULL))
+    die("register", s);
+  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
+  pmcp_server_handle(srv, "", init, strlen(init));
+  pmcp_server_drain(srv);
+
+  double tm[32], cm[32];
+  char what[128];
+  const char *series_args =
+      "{\"mode\":\"series\",\"run_ids\":[\"run0\",\"run1\",\"run2\",\"run3\",\"run4\",\"run5\","
+      "\"run6\",\"run7\",\"run8\",\"run9\"],\"keys\":[\"loss\"],\"max_points\":100,"
+      "\"token_budget\":8000}";
+  timed_call("metrics", series_args, 1); /* warm the page cache */
+  for (int i = 0; i < 21; i++)
+    tm[i] = timed_call("metrics", series_args, 1), cm[i] = cpu_last;
+  snprintf(what, sizeof what, "series 10 runs x %zu points -> 100 points", n);
+  report(what, tm, cm, 21);
+  const char *rows = strstr(last, "\\\"count\\\":");
+  printf("  (rows on the page: %.3s; the page's text: %zu bytes)\n", rows ? rows + 10 : "?",
+         strlen(last));
+
+  const char *grouped_rank = "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\","
+                             "\"by\":[\"rank\"],\"max_rows\":100,\"token_budget\":8000}";
+  const char *grouped_pool = "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\","
+                             "\"max_rows\":100,\"token_budget\":8000}";
+  timed_call("metrics", grouped_pool, 1);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("metrics", grouped_pool, 1), cm[i] = cpu_last;
+  snprintf(what, sizeof what, "grouped %zu points (10 ranks pooled, 100 buckets)", 10 * n);
+  report(what, tm, cm, 5);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("metrics", grouped_rank, 1), cm[i] = cpu_last;
+  snprintf(what, sizeof what, "grouped %zu points (by rank, 100 buckets each)", 10 * n);
+  report(what, tm, cm, 5);
+
+  const char *sql =
+      "SELECT s.key, count(DISTINCT s.id) AS series, sum(b.n) AS points, "
+      "sum(b.vsum) / sum(b.n - b.nonfinite) AS mean, min(b.vmin) AS min, max(b.vmax) AS max "
+      "FROM metric_blocks b JOIN series s ON s.id = b.series_id GROUP BY s.key";
+  char args[1024];
+  snprintf(args, sizeof args, "{\"sql\":\"%s\"}", sql);
+  timed_call("query_sql", args, 1);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("query_sql", args, 1), cm[i] = cpu_last;
+  snprintf(what, sizeof what, "query_sql aggregate over %zu points", 20 * n);
+  report(what, tm, cm, 5);
+  printf("  query: %s\n  answer: %.600s\n", sql, last);
+  pmcp_server_free(srv);
+  pmcp_store_free(s);
+  free(last);
+  if (argc <= 2) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+      fprintf(stderr, "bench-metrics: could not remove %s\n", dir);
+  }
+  return 0;
+}

@@ -611,6 +611,44 @@ START_TEST(fetch_summaries_and_buckets)
 }
 END_TEST
 
+START_TEST(series_listings)
+{
+  cJSON *o = ok("list_series", "{\"runs\":[\"v01\",\"v08\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 2); /* v08 has none */
+  int seen = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "series"))
+  {
+    ck_assert_str_eq(str(e, "run"), "v01");
+    ck_assert_str_eq(str(e, "scale"), "STEP");
+    if (!strcmp(str(e, "series"), "train/loss"))
+      seen += (int)num(e, "count") == 3 && cJSON_GetObjectItem(e, "labels") != NULL;
+    if (!strcmp(str(e, "series"), "val/loss"))
+      seen += (int)num(e, "count") == 10 && cJSON_GetObjectItem(e, "labels") == NULL;
+  }
+  ck_assert_int_eq(seen, 2);
+  cJSON_Delete(o);
+  o = ok("list_series", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  cJSON_Delete(o);
+  o = ok("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPISODE\"}");
+  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  cJSON_Delete(o);
+  o = ok("list_series_label_values", "{\"runs\":[\"v01\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "labels"), 0);
+  ck_assert_str_eq(str(e, "label"), "rank");
+  ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "values"), 0)->valuestring, "0");
+  cJSON_Delete(o);
+  refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  int er;
+  cJSON *r = call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
+  ck_assert(er);
+  cJSON_Delete(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("tracking");
@@ -626,6 +664,7 @@ static Suite *suite(void)
   tcase_add_test(tc, list_runs_refusals);
   tcase_add_test(tc, run_attributes);
   tcase_add_test(tc, fetch_summaries_and_buckets);
+  tcase_add_test(tc, series_listings);
   suite_add_tcase(s, tc);
   TCase *td = tcase_create("defaults");
   tcase_set_timeout(td, 60);

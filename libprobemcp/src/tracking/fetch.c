@@ -115,6 +115,8 @@ static int wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e, int f
   if (s->labels && !labels_match(e->labels, s->labels))
     return 0;
   size_t n = pmcp_arg_count(call, "series");
+  if (n == 0)
+    return 1; /* listings without `series`: every metric */
   for (size_t k = 0; k < n; k++) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", k, &key);
@@ -314,6 +316,83 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   return window(call, root, "entries", all);
 }
 
+static int list_series(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  sel s;
+  int rc = sel_read(call, tk, &s);
+  if (rc) {
+    sel_free(&s);
+    return rc > 0 ? 0 : rc;
+  }
+  cJSON *all = cJSON_CreateArray();
+  for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!wanted(call, &s, e, 0))
+        continue;
+      cJSON *o = entry_head(e);
+      cJSON_AddStringToObject(o, "kind", e->kind);
+      cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
+      cJSON_AddNumberToObject(o, "count", (double)e->count);
+      cJSON_AddItemToArray(all, o);
+    }
+  sel_free(&s);
+  return window(call, cJSON_CreateObject(), "series", all);
+}
+
+static int list_series_label_values(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  sel s;
+  int rc = sel_read(call, tk, &s);
+  if (rc) {
+    sel_free(&s);
+    return rc > 0 ? 0 : rc;
+  }
+  cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
+  for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!wanted(call, &s, e, 0))
+        continue;
+      const cJSON *l;
+      cJSON_ArrayForEach(l, e->labels)
+      {
+        if (!cJSON_IsString(l))
+          continue;
+        cJSON *vals = cJSON_GetObjectItemCaseSensitive(keys, l->string);
+        if (!vals)
+          vals = cJSON_AddArrayToObject(keys, l->string);
+        int have = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, vals) if (!strcmp(v->valuestring, l->valuestring)) have = 1;
+        if (!have)
+          cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
+      }
+    }
+  sel_free(&s);
+  cJSON *all = cJSON_CreateArray();
+  cJSON *k;
+  cJSON_ArrayForEach(k, keys)
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "label", k->string);
+    cJSON_AddItemToObject(o, "values", cJSON_Duplicate(k, 1));
+    cJSON_AddItemToArray(all, o);
+  }
+  cJSON_Delete(keys);
+  const char *run = NULL;
+  pmcp_arg_string_at(call, "runs", 0, &run);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", strncmp(run, "run:", 4) ? run : run + 4);
+  return window(call, root, "labels", all);
+}
+
 static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 
@@ -330,6 +409,27 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET
 
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
+static const pmcp_arg_spec list_series_args[] = {
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
+   NULL},
+  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+   MAX_KEYS, NULL, NULL},
+  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+   "\"STEP\""},
+  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0,
+   0, NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
+/* One run (the seed's shape), read through the same selection. */
+static const pmcp_arg_spec label_values_args[] = {
+  {"runs", PMCP_T_STRING_ARRAY, 1, "The run: one id or ref, as [\"ID\"].", 1, 1, 1, 1,
+   NULL, NULL},
+  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+   MAX_KEYS, NULL, NULL},
+  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+   "\"STEP\""},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   COMMON_ARGS,
   {"axis", PMCP_T_STRING, 0, "step, wall_clock or relative_time (seconds since the run's "
@@ -372,5 +472,17 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "series with parallel arrays. The right tool for trends and whole-run curves.",
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
+  if (!rc)
+    rc = add(server, tk, "list_series",
+             "Concrete series of runs (metrics with label values pinned): run, series, "
+             "labels, kind, scale, point count; the run/series/labels the fetch tools "
+             "return them under.",
+             list_series_args, sizeof list_series_args / sizeof list_series_args[0],
+             list_series);
+  if (!rc)
+    rc = add(server, tk, "list_series_label_values",
+             "The values each label key (rank, env, ...) takes in one run's series.",
+             label_values_args, sizeof label_values_args / sizeof label_values_args[0],
+             list_series_label_values);
   return rc;
 }

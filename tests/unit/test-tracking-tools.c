@@ -522,6 +522,95 @@ START_TEST(definitions_and_metrics)
 }
 END_TEST
 
+START_TEST(fetch_summaries_and_buckets)
+{
+  cJSON *o = ok("fetch_series_summaries",
+                "{\"runs\":[\"v01\",\"run:v02\",\"v08\"],\"series\":[\"val/loss\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 2); /* v08 logged no val/loss */
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "summaries"))
+  {
+    int run = atoi(str(e, "run") + 1);
+    ck_assert_str_eq(str(e, "series"), "val/loss");
+    ck_assert(fabs(num(e, "last") - last_loss(run)) <= 1e-5 * last_loss(run));
+    ck_assert(fabs(num(e, "min") - min_loss(run)) <= 1e-5 * min_loss(run));
+    ck_assert(fabs(num(e, "first") - 2.0) < 1e-9);
+    ck_assert_int_eq((int)num(e, "count"), 10);
+  }
+  cJSON_Delete(o);
+  o = ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
+                                   "\"labels\":{\"rank\":\"0\"}}");
+  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "summaries"), 0);
+  ck_assert_str_eq(str(cJSON_GetObjectItem(e, "labels"), "rank"), "0");
+  ck_assert_int_eq((int)num(e, "count"), 3);
+  cJSON_Delete(o);
+  o = ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
+                                   "\"labels\":{\"rank\":\"7\"}}");
+  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  cJSON_Delete(o);
+  refused("fetch_series_summaries", "{\"runs\":[\"ghost\"],\"series\":[\"val/loss\"]}",
+          "ghost not found");
+  refused("fetch_series_summaries",
+          "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"project\":\"nlp\"}",
+          "run 'v01' not found in project 'nlp'");
+  refused("fetch_series_summaries",
+          "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"labels\":{\"rank\":0}}",
+          "label \\\"rank\\\"");
+
+  /* step axis: 10 buckets over steps 0..90 hold one point each */
+  o = ok("fetch_float_series_buckets",
+         "{\"runs\":[\"v03\",\"v04\"],\"series\":[\"val/loss\"],\"buckets\":10}");
+  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "entries"))
+  {
+    int run = atoi(str(e, "run") + 1);
+    const cJSON *st = cJSON_GetObjectItem(e, "step"), *mean = cJSON_GetObjectItem(e, "mean");
+    ck_assert_int_eq(cJSON_GetArraySize(st), 10);
+    for (int k = 0; k < 10; k++) {
+      ck_assert_int_eq(cJSON_GetArrayItem(st, k)->valueint, k * 10);
+      double want = loss_at(run, k * 10);
+      ck_assert(fabs(cJSON_GetArrayItem(mean, k)->valuedouble - want) <= 1e-5 * want);
+      ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "count"), k)->valueint, 1);
+    }
+  }
+  cJSON_Delete(o);
+  /* two buckets: counts add up, min/max bound the mean */
+  o = ok("fetch_float_series_buckets",
+         "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"buckets\":2}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  int total = 0;
+  for (int k = 0; k < cJSON_GetArraySize(cJSON_GetObjectItem(e, "count")); k++) {
+    total += cJSON_GetArrayItem(cJSON_GetObjectItem(e, "count"), k)->valueint;
+    double m = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "mean"), k)->valuedouble;
+    ck_assert(m >= cJSON_GetArrayItem(cJSON_GetObjectItem(e, "min"), k)->valuedouble);
+    ck_assert(m <= cJSON_GetArrayItem(cJSON_GetObjectItem(e, "max"), k)->valuedouble);
+  }
+  ck_assert_int_eq(total, 10);
+  cJSON_Delete(o);
+  /* relative time: seconds since the run's first point */
+  o = ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+                                       "\"buckets\":10,\"axis\":\"relative_time\"}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  const cJSON *rt = cJSON_GetObjectItem(e, "relative_time_s");
+  ck_assert_int_eq(cJSON_GetArraySize(rt), 10);
+  ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 9.0) < 1e-9);
+  cJSON_Delete(o);
+  o = ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+                                       "\"buckets\":5,\"axis\":\"wall_clock\"}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  ck_assert(cJSON_IsString(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "wall_time"), 0)));
+  cJSON_Delete(o);
+  refused("fetch_float_series_buckets", "{\"runs\":[\"nope\"],\"series\":[\"val/loss\"]}",
+          "nope not found");
+  int er;
+  cJSON *r = call("fetch_float_series_buckets",
+                  "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"axis\":\"hours\"}", &er);
+  ck_assert(er);
+  cJSON_Delete(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("tracking");
@@ -536,6 +625,7 @@ static Suite *suite(void)
   tcase_add_test(tc, budget_cut_pages);
   tcase_add_test(tc, list_runs_refusals);
   tcase_add_test(tc, run_attributes);
+  tcase_add_test(tc, fetch_summaries_and_buckets);
   suite_add_tcase(s, tc);
   TCase *td = tcase_create("defaults");
   tcase_set_timeout(td, 60);

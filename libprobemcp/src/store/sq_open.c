@@ -594,6 +594,32 @@ static void sq_close(pmcp_store *s, void *ctx)
   (void)s;
 }
 
+#define WRITER_WAIT_MS 30000 /* how long a writer waits for another */
+
+/* Opening runs statements for which SQLite answers SQLITE_BUSY at once,
+ * without calling the busy handler: several processes switching a new store
+ * to WAL together (each holds a shared lock and wants the exclusive one, and
+ * SQLite refuses one of them rather than deadlock), or a connection opening
+ * while another recovers or removes the WAL. Concurrent writers must be
+ * safe, so retry after a short, varying pause for as long as a writer would
+ * wait for another. */
+static int exec_open(pmcp_store *s, pmcp__sq *q, const char *sql)
+{
+  int64_t deadline = pmcp__now_ms() + WRITER_WAIT_MS;
+  for (unsigned i = 1;; i++) {
+    int src = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+    if (src == SQLITE_OK)
+      return 0;
+    if ((src & 0xff) != SQLITE_BUSY || pmcp__now_ms() >= deadline)
+      return pmcp__sq_err(s, q, src, "store");
+    if (!sqlite3_get_autocommit(q->db))
+      sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+    unsigned ms = 2 + (unsigned)(((uintptr_t)q >> 4) + i * 7919u) % 23u * (i < 8 ? i : 8);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
+
 static int mkdirs(const char *path)
 {
   char *d = strdup(path);
@@ -703,7 +729,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   if (src != SQLITE_OK)
     return pmcp__sq_err(s, q, src, "open store");
   /* Writers wait for each other; a long wait beats a failed import. */
-  sqlite3_busy_timeout(q->db, 30000);
+  sqlite3_busy_timeout(q->db, WRITER_WAIT_MS);
   sqlite3_extended_result_codes(q->db, 0);
   int rc = 0;
   int version = 0;
@@ -724,11 +750,11 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
           version, PMCP__SQ_SCHEMA_VERSION);
     return 0;
   }
-  if ((rc = pmcp__sq_exec(s, q, "PRAGMA journal_mode=WAL")) ||
-      (rc = pmcp__sq_exec(s, q, "PRAGMA synchronous=NORMAL")))
+  if ((rc = exec_open(s, q, "PRAGMA journal_mode=WAL")) ||
+      (rc = exec_open(s, q, "PRAGMA synchronous=NORMAL")))
     return rc == PMCP_ECORRUPT ? pmcp_store_set_error(s, PMCP_ESTORE,
                                      "%s is not a probe store", path) : rc;
-  if ((rc = pmcp__sq_exec(s, q, "BEGIN IMMEDIATE")))
+  if ((rc = exec_open(s, q, "BEGIN IMMEDIATE")))
     return rc;
   rc = pmcp__sq_schema_version(q, &version);
   if (rc == PMCP_ESTORE || rc == PMCP_ECORRUPT)

@@ -65,6 +65,8 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   rc = pmcp__trk_add_discovery(server, tk);
   if (!rc)
     rc = pmcp__trk_add_runs(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_fetch(server, tk);
   pmcp__trk_release(tk);
   return rc;
 }

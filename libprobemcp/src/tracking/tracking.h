@@ -22,6 +22,7 @@ void pmcp__trk_release(void *ud);
 
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk);
 
 /* Common argument specs. */
 #define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \

@@ -426,8 +426,11 @@ static void sink(const pmcp_out *m, void *ud)
 
 static cJSON *rpc(const char *method, const char *params)
 {
-  char *msg = malloc(strlen(params) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
+  size_t msg_sz = strlen(params) + 200;
+  char *msg = malloc(msg_sz);
+  if (!msg)
+    abort();
+  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
           method, params);
   free(SB.last);
   SB.last = NULL;
@@ -474,8 +477,11 @@ static void teardown(void)
  * text within the budget. */
 static cJSON *call(const char *tool, const char *args, int *is_error)
 {
-  char *p = malloc(strlen(args) + 100);
-  sprintf(p, "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
+  size_t p_sz = strlen(args) + 100;
+  char *p = malloc(p_sz);
+  if (!p)
+    abort();
+  snprintf(p, p_sz, "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
   cJSON *r = rpc("tools/call", p);
   free(p);
   cJSON *res = cJSON_GetObjectItem(r, "result");

@@ -611,6 +611,90 @@ START_TEST(fetch_summaries_and_buckets)
 }
 END_TEST
 
+START_TEST(series_listings)
+{
+  cJSON *o = ok("list_series", "{\"runs\":[\"v01\",\"v08\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 2); /* v08 has none */
+  int seen = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "series"))
+  {
+    ck_assert_str_eq(str(e, "run"), "v01");
+    ck_assert_str_eq(str(e, "scale"), "STEP");
+    if (!strcmp(str(e, "series"), "train/loss"))
+      seen += (int)num(e, "count") == 3 && cJSON_GetObjectItem(e, "labels") != NULL;
+    if (!strcmp(str(e, "series"), "val/loss"))
+      seen += (int)num(e, "count") == 10 && cJSON_GetObjectItem(e, "labels") == NULL;
+  }
+  ck_assert_int_eq(seen, 2);
+  cJSON_Delete(o);
+  o = ok("list_series", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  cJSON_Delete(o);
+  o = ok("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPISODE\"}");
+  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  cJSON_Delete(o);
+  o = ok("list_series_label_values", "{\"runs\":[\"v01\"]}");
+  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "labels"), 0);
+  ck_assert_str_eq(str(e, "label"), "rank");
+  ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "values"), 0)->valuestring, "0");
+  cJSON_Delete(o);
+  refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  int er;
+  cJSON *r = call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
+  ck_assert(er);
+  cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(float_points)
+{
+  cJSON *o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"]}");
+  cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "value")), 10);
+  for (int k = 0; k < 10; k++) {
+    ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "step"), k)->valueint, k * 10);
+    double v = cJSON_GetArrayItem(cJSON_GetObjectItem(e, "value"), k)->valuedouble;
+    ck_assert(fabs(v - loss_at(3, k * 10)) <= 1e-5 * loss_at(3, k * 10));
+  }
+  ck_assert_ptr_null(cJSON_GetObjectItem(e, "bucketed"));
+  cJSON_Delete(o);
+  /* the last N points */
+  o = ok("fetch_float_series",
+         "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"max_points\":3}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "step")), 3);
+  ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "step"), 0)->valueint, 70);
+  ck_assert_int_eq((int)num(e, "points_before"), 7);
+  cJSON_Delete(o);
+  /* a range within max_points is exact */
+  o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+                               "\"step_from\":20,\"step_to\":40}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "step")), 3);
+  cJSON_Delete(o);
+  /* too wide a range comes back bucketed and says so */
+  o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+                               "\"step_from\":0,\"step_to\":90,\"max_points\":4}");
+  e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(e, "bucketed")));
+  ck_assert_int_eq((int)num(e, "points_in_range"), 10);
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "note"));
+  int total = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(e, "count")) total += c->valueint;
+  ck_assert_int_eq(total, 10);
+  ck_assert_int_le(cJSON_GetArraySize(cJSON_GetObjectItem(e, "count")), 4);
+  cJSON_Delete(o);
+  refused("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+                                "\"step_from\":50,\"step_to\":10}", "step_from is after");
+  refused("fetch_float_series", "{\"runs\":[\"gone\"],\"series\":[\"val/loss\"]}",
+          "gone not found");
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("tracking");
@@ -626,6 +710,8 @@ static Suite *suite(void)
   tcase_add_test(tc, list_runs_refusals);
   tcase_add_test(tc, run_attributes);
   tcase_add_test(tc, fetch_summaries_and_buckets);
+  tcase_add_test(tc, series_listings);
+  tcase_add_test(tc, float_points);
   suite_add_tcase(s, tc);
   TCase *td = tcase_create("defaults");
   tcase_set_timeout(td, 60);

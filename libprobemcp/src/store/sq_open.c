@@ -603,6 +603,14 @@ static void sq_close(pmcp_store *s, void *ctx)
  * while another recovers or removes the WAL. Concurrent writers must be
  * safe, so retry after a short, varying pause for as long as a writer would
  * wait for another. */
+static void busy_pause(pmcp__sq *q, unsigned attempt)
+{
+  unsigned ms = 2 + (unsigned)(((uintptr_t)q >> 4) + attempt * 7919u) % 23u *
+                        (attempt < 8 ? attempt : 8);
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
 static int exec_open(pmcp_store *s, pmcp__sq *q, const char *sql)
 {
   int64_t deadline = pmcp__now_ms() + WRITER_WAIT_MS;
@@ -614,9 +622,21 @@ static int exec_open(pmcp_store *s, pmcp__sq *q, const char *sql)
       return pmcp__sq_err(s, q, src, "store");
     if (!sqlite3_get_autocommit(q->db))
       sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
-    unsigned ms = 2 + (unsigned)(((uintptr_t)q >> 4) + i * 7919u) % 23u * (i < 8 ? i : 8);
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    busy_pause(q, i);
+  }
+}
+
+/* The same for the read-only open's first read (a writer removing the WAL as
+ * its last connection closes answers SQLITE_BUSY without the handler). */
+static int schema_version_open(pmcp__sq *q, int *version)
+{
+  int64_t deadline = pmcp__now_ms() + WRITER_WAIT_MS;
+  for (unsigned i = 1;; i++) {
+    int rc = pmcp__sq_schema_version(q, version);
+    if (rc != PMCP_EIO || (sqlite3_errcode(q->db) & 0xff) != SQLITE_BUSY ||
+        pmcp__now_ms() >= deadline)
+      return rc;
+    busy_pause(q, i);
   }
 }
 
@@ -734,7 +754,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   int rc = 0;
   int version = 0;
   if (ro) {
-    rc = pmcp__sq_schema_version(q, &version);
+    rc = schema_version_open(q, &version);
     if (rc == PMCP_ECORRUPT || rc == PMCP_ESTORE || version == 0)
       return pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
     if (rc)

@@ -115,6 +115,8 @@ static int wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e, int f
   if (s->labels && !labels_match(e->labels, s->labels))
     return 0;
   size_t n = pmcp_arg_count(call, "series");
+  if (n == 0)
+    return 1; /* listings without `series`: every metric */
   for (size_t k = 0; k < n; k++) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", k, &key);
@@ -314,6 +316,237 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   return window(call, root, "entries", all);
 }
 
+/* Most exact points one series entry returns. */
+#define MAX_POINTS 1000
+
+/* Appends the exact points of @p e with steps in [lo, hi] to @p o; with
+ * @p last_n > 0 only the last @p last_n (a ring over the whole read).
+ * Non-finite values are left out. */
+static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo, int64_t hi,
+                        size_t last_n, cJSON *o)
+{
+  enum { CHUNK = 4096 };
+  pmcp_point *buf = malloc(CHUNK * sizeof *buf);
+  pmcp_point *ring = malloc((last_n ? last_n : 1) * sizeof *ring);
+  if (!buf || !ring) {
+    free(buf);
+    free(ring);
+    return PMCP_ENOMEM;
+  }
+  cJSON *st = cJSON_AddArrayToObject(o, "step");
+  cJSON *va = cJSON_AddArrayToObject(o, "value");
+  size_t kept = 0;
+  int64_t after = 0;
+  int rc = 0;
+  for (;;) {
+    size_t got = 0;
+    int64_t next = 0;
+    pthread_mutex_lock(&tk->rs->lock);
+    rc = pmcp_store_points(tk->rs->store, tk->rs->tenant, e->id, lo, hi, after, buf, CHUNK,
+                           &got, &next);
+    pthread_mutex_unlock(&tk->rs->lock);
+    if (rc)
+      break;
+    for (size_t i = 0; i < got; i++) {
+      if (!isfinite(buf[i].value))
+        continue;
+      if (last_n) {
+        ring[kept % last_n] = buf[i];
+        kept++;
+      } else {
+        cJSON_AddItemToArray(st, cJSON_CreateNumber((double)buf[i].step));
+        cJSON_AddItemToArray(va, cJSON_CreateNumber(buf[i].value));
+      }
+    }
+    if (!next || got == 0)
+      break;
+    after = next;
+  }
+  if (!rc && last_n) {
+    size_t n = kept < last_n ? kept : last_n;
+    for (size_t i = 0; i < n; i++) {
+      const pmcp_point *p = &ring[(kept - n + i) % last_n];
+      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)p->step));
+      cJSON_AddItemToArray(va, cJSON_CreateNumber(p->value));
+    }
+  }
+  free(buf);
+  free(ring);
+  return rc;
+}
+
+static int fetch_float_series(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  sel s;
+  int rc = sel_read(call, tk, &s);
+  if (rc) {
+    sel_free(&s);
+    return rc > 0 ? 0 : rc;
+  }
+  int64_t max_points = 200, lo = INT64_MIN, hi = INT64_MAX;
+  pmcp_arg_int(call, "max_points", &max_points);
+  int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
+  if (pmcp_arg_has(call, "step_from"))
+    pmcp_arg_int(call, "step_from", &lo);
+  if (pmcp_arg_has(call, "step_to"))
+    pmcp_arg_int(call, "step_to", &hi);
+  if (lo > hi) {
+    sel_free(&s);
+    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+  }
+  cJSON *all = cJSON_CreateArray();
+  int any_bucketed = 0;
+  pmcp_bucket *bk = calloc((size_t)max_points, sizeof *bk);
+  for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
+    for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!wanted(call, &s, e, 1) || e->count == 0)
+        continue;
+      cJSON *o = entry_head(e);
+      cJSON_AddItemToArray(all, o);
+      if (!ranged) {
+        rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o);
+        if (!rc && e->count > max_points)
+          cJSON_AddNumberToObject(o, "points_before", (double)(e->count - max_points));
+        continue;
+      }
+      /* How many points the range holds decides exact or bucketed. */
+      int64_t a = lo > e->step_min ? lo : e->step_min, b = hi < e->step_max ? hi : e->step_max;
+      if (a > b)
+        continue;
+      size_t nb = 0;
+      pthread_mutex_lock(&tk->rs->lock);
+      rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, 1, bk, &nb);
+      pthread_mutex_unlock(&tk->rs->lock);
+      if (rc)
+        break;
+      uint64_t in_range = nb ? bk[0].count : 0;
+      if (in_range <= (uint64_t)max_points) {
+        rc = exact_points(tk, e, a, b, 0, o);
+        continue;
+      }
+      /* Too wide to return in full: buckets instead, and it says so. */
+      any_bucketed = 1;
+      pthread_mutex_lock(&tk->rs->lock);
+      rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, (size_t)max_points,
+                              bk, &nb);
+      pthread_mutex_unlock(&tk->rs->lock);
+      if (rc)
+        break;
+      cJSON_AddBoolToObject(o, "bucketed", 1);
+      cJSON_AddNumberToObject(o, "points_in_range", (double)in_range);
+      cJSON *st = cJSON_AddArrayToObject(o, "step");
+      cJSON *mean = cJSON_AddArrayToObject(o, "mean");
+      cJSON *mn = cJSON_AddArrayToObject(o, "min");
+      cJSON *mx = cJSON_AddArrayToObject(o, "max");
+      cJSON *cnt = cJSON_AddArrayToObject(o, "count");
+      for (size_t k = 0; k < nb; k++) {
+        uint64_t finite = bk[k].count - bk[k].nonfinite;
+        if (!finite)
+          continue;
+        cJSON_AddItemToArray(st, cJSON_CreateNumber((double)bk[k].step_min));
+        cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[k].sum / (double)finite));
+        cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[k].min));
+        cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[k].max));
+        cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[k].count));
+      }
+    }
+  free(bk);
+  sel_free(&s);
+  if (rc) {
+    cJSON_Delete(all);
+    return rc == PMCP_ENOMEM ? rc
+                             : pmcp__rs_fail(call, "store_error", "the points cannot be read");
+  }
+  cJSON *root = cJSON_CreateObject();
+  if (any_bucketed)
+    cJSON_AddStringToObject(root, "note",
+                            "the step range holds more points than max_points: entries marked "
+                            "bucketed give per-bucket mean/min/max/count instead of points; "
+                            "narrow step_from/step_to for exact points");
+  return window(call, root, "entries", all);
+}
+
+static int list_series(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  sel s;
+  int rc = sel_read(call, tk, &s);
+  if (rc) {
+    sel_free(&s);
+    return rc > 0 ? 0 : rc;
+  }
+  cJSON *all = cJSON_CreateArray();
+  for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!wanted(call, &s, e, 0))
+        continue;
+      cJSON *o = entry_head(e);
+      cJSON_AddStringToObject(o, "kind", e->kind);
+      cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
+      cJSON_AddNumberToObject(o, "count", (double)e->count);
+      cJSON_AddItemToArray(all, o);
+    }
+  sel_free(&s);
+  return window(call, cJSON_CreateObject(), "series", all);
+}
+
+static int list_series_label_values(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  sel s;
+  int rc = sel_read(call, tk, &s);
+  if (rc) {
+    sel_free(&s);
+    return rc > 0 ? 0 : rc;
+  }
+  cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
+  for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!wanted(call, &s, e, 0))
+        continue;
+      const cJSON *l;
+      cJSON_ArrayForEach(l, e->labels)
+      {
+        if (!cJSON_IsString(l))
+          continue;
+        cJSON *vals = cJSON_GetObjectItemCaseSensitive(keys, l->string);
+        if (!vals)
+          vals = cJSON_AddArrayToObject(keys, l->string);
+        int have = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, vals) if (!strcmp(v->valuestring, l->valuestring)) have = 1;
+        if (!have)
+          cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
+      }
+    }
+  sel_free(&s);
+  cJSON *all = cJSON_CreateArray();
+  cJSON *k;
+  cJSON_ArrayForEach(k, keys)
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "label", k->string);
+    cJSON_AddItemToObject(o, "values", cJSON_Duplicate(k, 1));
+    cJSON_AddItemToArray(all, o);
+  }
+  cJSON_Delete(keys);
+  const char *run = NULL;
+  pmcp_arg_string_at(call, "runs", 0, &run);
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", strncmp(run, "run:", 4) ? run : run + 4);
+  return window(call, root, "labels", all);
+}
+
 static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 
@@ -330,6 +563,35 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET
 
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
+static const pmcp_arg_spec points_args[] = {
+  COMMON_ARGS,
+  {"step_from", PMCP_T_INTEGER, 0, "First step. Without a range: the last max_points points.",
+   0, 0, 0, 0, NULL, NULL},
+  {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},
+  {"max_points", PMCP_T_INTEGER, 0, "Most points per series; a range holding more comes "
+   "back bucketed.", 1, 1, 1, MAX_POINTS, NULL, "200"},
+};
+static const pmcp_arg_spec list_series_args[] = {
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
+   NULL},
+  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+   MAX_KEYS, NULL, NULL},
+  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+   "\"STEP\""},
+  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0,
+   0, NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
+/* One run (the seed's shape), read through the same selection. */
+static const pmcp_arg_spec label_values_args[] = {
+  {"runs", PMCP_T_STRING_ARRAY, 1, "The run: one id or ref, as [\"ID\"].", 1, 1, 1, 1,
+   NULL, NULL},
+  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+   MAX_KEYS, NULL, NULL},
+  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+   "\"STEP\""},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   COMMON_ARGS,
   {"axis", PMCP_T_STRING, 0, "step, wall_clock or relative_time (seconds since the run's "
@@ -372,5 +634,24 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "series with parallel arrays. The right tool for trends and whole-run curves.",
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
+  if (!rc)
+    rc = add(server, tk, "fetch_float_series",
+             "Exact points, one entry per run and series with parallel step/value arrays: "
+             "the last 200 per series by default (points_before says how many precede). A "
+             "step range holding more than max_points comes back bucketed instead, and says "
+             "so (bucketed: true).",
+             points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
+  if (!rc)
+    rc = add(server, tk, "list_series",
+             "Concrete series of runs (metrics with label values pinned): run, series, "
+             "labels, kind, scale, point count; the run/series/labels the fetch tools "
+             "return them under.",
+             list_series_args, sizeof list_series_args / sizeof list_series_args[0],
+             list_series);
+  if (!rc)
+    rc = add(server, tk, "list_series_label_values",
+             "The values each label key (rank, env, ...) takes in one run's series.",
+             label_values_args, sizeof label_values_args / sizeof label_values_args[0],
+             list_series_label_values);
   return rc;
 }

@@ -1,0 +1,133 @@
+/* list_runs benchmark (never a test): a 3-condition filter (an attribute
+ * eq, an any_of of an attribute lt and a series condition) and a series
+ * sort over N runs of one project, through a real server and store.
+ *
+ *   build/tests/bench/tracking/bench-tracking [N_RUNS] [ROUNDS]
+ *
+ * Prints build time, then p50/p90/max of list_runs over ROUNDS calls.
+ * Target (issue 8): p50 under 50 ms at N_RUNS=100000. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probemcp/probemcp.h"
+
+static char *last;
+
+static void sink(const pmcp_out *m, void *ud)
+{
+  (void)ud;
+  if (m->kind != PMCP_OUT_RESPONSE)
+    return;
+  free(last);
+  last = strndup(m->data, m->len);
+}
+
+static double now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+#define CHECK(x)                                                      \
+  do {                                                                \
+    if ((x) != 0) {                                                   \
+      fprintf(stderr, "failed: %s (%s)\n", #x, pmcp_store_errmsg(s)); \
+      return 1;                                                       \
+    }                                                                 \
+  } while (0)
+
+int main(int argc, char **argv)
+{
+  int n = argc > 1 ? atoi(argv[1]) : 100000;
+  int rounds = argc > 2 ? atoi(argv[2]) : 5;
+  char dir[] = "/tmp/pmcp-bench-tracking-XXXXXX";
+  if (!mkdtemp(dir))
+    return 1;
+  char path[256];
+  snprintf(path, sizeof path, "%s/store.db", dir);
+  pmcp_store *s = NULL;
+  pmcp_tenant t;
+  CHECK(pmcp_store_open(&s, path, PMCP_STORE_CREATE));
+  CHECK(pmcp_store_tenant(s, NULL, 0, &t));
+  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
+  p.id = "bench";
+  p.name = "bench";
+  CHECK(pmcp_store_create(s, t, "project", &p, NULL));
+  double t0 = now_ms();
+  CHECK(pmcp_store_begin(s));
+  for (int i = 0; i < n; i++) {
+    char id[32], ref[40];
+    snprintf(id, sizeof id, "r%06d", i);
+    snprintf(ref, sizeof ref, "run:%s", id);
+    pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+    r.id = id;
+    r.project = "bench";
+    r.created_ms = 1700000000000LL + i;
+    CHECK(pmcp_store_run_create(s, t, &r, NULL));
+    pmcp_value v = {PMCP_V_STRING, i % 3 ? "adamw" : "sgd", 0, 0, NULL, 0};
+    CHECK(pmcp_store_set_attr(s, t, ref, "config/optimizer", &v));
+    pmcp_value f = {PMCP_V_FLOAT, NULL, 0, 0.0001 * (1 + i % 20), NULL, 0};
+    CHECK(pmcp_store_set_attr(s, t, ref, "config/lr", &f));
+    pmcp_series_spec ss = {"val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    int64_t sid;
+    CHECK(pmcp_store_series(s, t, id, &ss, &sid));
+    pmcp_point pt[3] = {{0, 0, 2.0}, {1, 0, 1.0}, {2, 0, 0.2 + (i % 100) / 100.0}};
+    CHECK(pmcp_store_log(s, t, sid, pt, 3));
+  }
+  CHECK(pmcp_store_commit(s));
+  pmcp_store_free(s);
+  printf("built %d runs in %.0f ms\n", n, now_ms() - t0);
+
+  CHECK(pmcp_store_open(&s, path, PMCP_STORE_READONLY));
+  pmcp_server *srv = NULL;
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "bench";
+  o.sink = sink;
+  if (pmcp_server_new(&srv, &o) || pmcp_tracking_register(srv, s, NULL))
+    return 1;
+  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
+  pmcp_server_handle(srv, "", init, strlen(init));
+  pmcp_server_drain(srv);
+  const char *call =
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+      "\"list_runs\",\"arguments\":{\"project\":\"bench\",\"limit\":20,\"filter\":["
+      "{\"attr\":\"config/optimizer\",\"op\":\"eq\",\"value\":\"adamw\"},"
+      "{\"any_of\":[{\"attr\":\"config/lr\",\"op\":\"lt\",\"value\":0.0005},"
+      "{\"series\":\"val/loss\",\"function\":\"last\",\"op\":\"lt\",\"value\":0.5}]}],"
+      "\"sort\":{\"series\":\"val/loss\",\"function\":\"last\",\"direction\":\"asc\"}}}}";
+  double *ms = calloc((size_t)rounds, sizeof *ms);
+  for (int r = 0; r < rounds; r++) {
+    double a = now_ms();
+    pmcp_server_handle(srv, "", call, strlen(call));
+    pmcp_server_drain(srv);
+    ms[r] = now_ms() - a;
+    if (!last || !strstr(last, "total_count")) {
+      fprintf(stderr, "unexpected answer: %.300s\n", last ? last : "(none)");
+      return 1;
+    }
+  }
+  qsort(ms, (size_t)rounds, sizeof *ms, cmp_d);
+  printf("list_runs, 3-condition filter + series sort, %d runs: p50 %.1f ms, p90 %.1f ms, "
+         "max %.1f ms (%d rounds)\n", n, ms[rounds / 2], ms[(rounds * 9) / 10],
+         ms[rounds - 1], rounds);
+  printf("answer: %.200s\n", last);
+  pmcp_server_free(srv);
+  pmcp_store_free(s);
+  free(ms);
+  free(last);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}

@@ -5,6 +5,6 @@ claude mcp add --scope user probe -- \
   /opt/probe-mcp/build/frontends/stdio/probe-mcp-stdio \
   --store "$HOME/.local/share/probe/store.db"
 
-# Or a shared probe-mcp-http service, with an API key it issued (see probe-mcp-http(8)):
-# claude mcp add --scope user --transport http probe https://probe.example.org/mcp \
-#   --header "Authorization: Bearer pk_..."
+# Or a probe-mcp-http service on this machine (see probe-mcp-http(8); it has
+# no authentication yet, so it listens on loopback):
+# claude mcp add --scope user --transport http probe http://127.0.0.1:8080/mcp

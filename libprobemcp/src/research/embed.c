@@ -14,7 +14,7 @@
 #include <openssl/evp.h>
 
 #ifdef PMCP_HAVE_CURL
-#include <curl/curl.h>
+#include "util/curl_dl.h"
 #endif
 
 #include "util/buf.h"
@@ -50,6 +50,9 @@ int pmcp__embed(const char *url, const char *model, const char *key,
                         "embeddings endpoint");
   return PMCP_EUNSUPPORTED;
 #else
+  const pmcp__curl_api *cu = pmcp__curl(err, errlen);
+  if (!cu)
+    return PMCP_EUNSUPPORTED;
   cJSON *req = cJSON_CreateObject();
   cJSON_AddStringToObject(req, "model", pmcp__embed_model(model));
   cJSON *in = cJSON_AddArrayToObject(req, "input");
@@ -59,36 +62,36 @@ int pmcp__embed(const char *url, const char *model, const char *key,
   cJSON_Delete(req);
   if (!body)
     return PMCP_ENOMEM;
-  CURL *h = curl_easy_init();
+  CURL *h = cu->easy_init();
   if (!h) {
     cJSON_free(body);
     return PMCP_ENOMEM;
   }
   pmcp_buf resp = PMCP_BUF_INIT;
-  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  struct curl_slist *hdr = cu->slist_append(NULL, "Content-Type: application/json");
   char auth[600];
   if (key && *key) {
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
-    hdr = curl_slist_append(hdr, auth);
+    hdr = cu->slist_append(hdr, auth);
   }
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  CURLcode cc = curl_easy_perform(h);
+  cu->easy_setopt(h, CURLOPT_URL, url);
+  cu->easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  cu->easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  cu->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  cu->easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+  cu->easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+  cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  CURLcode cc = cu->easy_perform(h);
   long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(hdr);
-  curl_easy_cleanup(h);
+  cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  cu->slist_free_all(hdr);
+  cu->easy_cleanup(h);
   cJSON_free(body);
   int rc = 0;
   if (cc != CURLE_OK) {
     snprintf(err, errlen, "the embeddings endpoint could not be reached (%s)",
-             curl_easy_strerror(cc));
+             cu->easy_strerror(cc));
     rc = PMCP_EREMOTE;
     goto out;
   }

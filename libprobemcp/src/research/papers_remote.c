@@ -9,7 +9,7 @@
 #include <string.h>
 
 #ifdef PMCP_HAVE_CURL
-#include <curl/curl.h>
+#include "util/curl_dl.h"
 #endif
 
 #include "util/buf.h"
@@ -43,7 +43,10 @@ int pmcp__papers_get(const char *base, int timeout_ms, const char *path,
   snprintf(err, errlen, "this build has no libcurl, so it cannot reach a papers provider");
   return PMCP_EUNSUPPORTED;
 #else
-  CURL *c = curl_easy_init();
+  const pmcp__curl_api *cu = pmcp__curl(err, errlen);
+  if (!cu)
+    return PMCP_EUNSUPPORTED;
+  CURL *c = cu->easy_init();
   if (!c)
     return PMCP_ENOMEM;
   pmcp_buf url = PMCP_BUF_INIT, body = PMCP_BUF_INIT;
@@ -56,29 +59,29 @@ int pmcp__papers_get(const char *base, int timeout_ms, const char *path,
   if (!rc && query && *query)
     rc = pmcp__buf_printf(&url, "?%s", query);
   if (rc) {
-    curl_easy_cleanup(c);
+    cu->easy_cleanup(c);
     pmcp_buf_dispose(&url);
     return PMCP_ENOMEM;
   }
-  curl_easy_setopt(c, CURLOPT_URL, url.ptr);
-  curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 3000 ? timeout_ms : 3000));
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, call);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-  CURLcode cc = curl_easy_perform(c);
+  cu->easy_setopt(c, CURLOPT_URL, url.ptr);
+  cu->easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+  cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 3000 ? timeout_ms : 3000));
+  cu->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  cu->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+  cu->easy_setopt(c, CURLOPT_WRITEDATA, &body);
+  cu->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+  cu->easy_setopt(c, CURLOPT_XFERINFODATA, call);
+  cu->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  struct curl_slist *h = cu->slist_append(NULL, "Accept: application/json");
+  cu->easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  CURLcode cc = cu->easy_perform(c);
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
+  cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  cu->slist_free_all(h);
+  cu->easy_cleanup(c);
   pmcp_buf_dispose(&url);
   if (cc == CURLE_ABORTED_BY_CALLBACK) {
     pmcp_buf_dispose(&body);
@@ -90,7 +93,7 @@ int pmcp__papers_get(const char *base, int timeout_ms, const char *path,
     else if (cc == CURLE_WRITE_ERROR)
       snprintf(err, errlen, "the papers provider's answer is larger than %u bytes", MAX_ANSWER);
     else
-      snprintf(err, errlen, "the papers provider cannot be reached (%s)", curl_easy_strerror(cc));
+      snprintf(err, errlen, "the papers provider cannot be reached (%s)", cu->easy_strerror(cc));
     pmcp_buf_dispose(&body);
     return cc == CURLE_OPERATION_TIMEDOUT ? PMCP_ETIMEOUT : PMCP_EIO;
   }
@@ -118,12 +121,23 @@ int pmcp__papers_get(const char *base, int timeout_ms, const char *path,
 
 char *pmcp__papers_escape(const char *s)
 {
-#ifdef PMCP_HAVE_CURL
-  char *e = curl_easy_escape(NULL, s, 0);
-  char *r = e ? strdup(e) : NULL;
-  curl_free(e);
+  /* RFC 3986: everything but the unreserved characters is percent-encoded. */
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = strlen(s);
+  char *r = malloc(3 * n + 1), *o = r;
+  if (!r)
+    return NULL;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+        (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' ||
+        *p == '~') {
+      *o++ = (char)*p;
+    } else {
+      *o++ = '%';
+      *o++ = hex[*p >> 4];
+      *o++ = hex[*p & 15];
+    }
+  }
+  *o = '\0';
   return r;
-#else
-  return strdup(s);
-#endif
 }

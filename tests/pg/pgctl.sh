@@ -8,7 +8,8 @@
 #                              NOBYPASSRLS (row-level security applies)
 #   PROBE_TEST_PG_DIR          DIR
 # `pgctl.sh stop DIR` stops it and removes DIR. `pgctl.sh restart DIR`
-# restarts the server (the tests' lost-connection case uses it).
+# restarts the server and `halt DIR` stops it keeping the cluster (the
+# tests' lost-connection cases use them).
 # initdb refuses to run as root: as root the cluster belongs to the
 # `postgres` user (created by Debian's package) or, failing that, `nobody`.
 set -euo pipefail
@@ -16,7 +17,7 @@ set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|stop|restart|status DIR" >&2
+  echo "usage: $0 start|stop|restart|halt|status DIR" >&2
   exit 2
 fi
 
@@ -92,6 +93,10 @@ EOF
   echo "export PROBE_TEST_PG_DIR='$dir'"
   echo "export PROBE_TEST_PG_URL='$(url probe_owner)'"
   echo "export PROBE_TEST_PG_SERVICE_URL='$(url probe_service)'"
+  ;;
+halt)
+  # Stops the server and keeps the cluster (start brings it back).
+  as_owner "$bindir/pg_ctl" -D "$data" -w -t 60 -m fast stop >/dev/null
   ;;
 restart)
   as_owner "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 -m fast restart >/dev/null

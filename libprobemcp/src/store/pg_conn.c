@@ -9,7 +9,10 @@
 
 #include <openssl/rand.h>
 
+#include "store/db.h"
 #include "store/pg.h"
+
+extern const pmcp__db_ops pmcp__pg_db_ops;
 
 int pmcp__pg_reconnect_if_lost(pmcp__pg *g);
 
@@ -570,6 +573,7 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   s->ops = pg_ops;
   s->ctx = g;
+  s->db = &pmcp__pg_db_ops;
   g->readonly = (flags & PMCP_STORE_READONLY) != 0;
   g->conninfo = strdup(url);
   g->conn = PQconnectdb(url);

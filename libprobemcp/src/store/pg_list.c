@@ -129,7 +129,7 @@ static const list_kind kinds[] = {
   {"checkpoint",
    "json_build_object('ref', 'checkpoint:' || r.slug || '@step' || c.step, 'run', 'run:' || r.slug,"
    " 'step', c.step, 'best', " B("c.best") ", 'stored', " B("c.stored") ", 'uri', c.uri,"
-   " 'size', c.size, 'metric', c.metric, 'value', c.value, 'created', c.created)",
+   " 'size', c.size, 'metric', c.metric, 'value', c.value::numeric, 'created', c.created)",
    "checkpoints c JOIN runs r ON r.id=c.run_id", "c.tenant_id", "c.created DESC, c.id DESC",
    "r.name || ' ' || r.slug || ' ' || coalesce(c.uri, '')", NULL, 0,
    {{"run", "c.run_id=:p"}, {"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"}},
@@ -159,7 +159,7 @@ static const list_kind kinds[] = {
     {"run", "g.id IN (SELECT group_id FROM group_runs WHERE run_id=:p)"}}, {{0}}},
   {"trial",
    "json_build_object('ref', 'trial:' || t.slug, 'name', t.name, 'run', 'run:' || (SELECT slug FROM runs"
-   " WHERE id=t.run_id), 'status', t.status, 'score', t.score, 'params', t.params::json,"
+   " WHERE id=t.run_id), 'status', t.status, 'score', t.score::numeric, 'params', t.params::json,"
    " 'steps', json_array_length(t.trajectory::json), 'created', t.created)",
    "trials t", "t.tenant_id", "t.created, t.id", "coalesce(t.name, '') || ' ' || t.slug", NULL, 0,
    {{"run", "t.run_id=:p"}}, {{"status", 's', "t.status=:f"}}},
@@ -200,8 +200,9 @@ static const list_kind kinds[] = {
    "json_build_object('series', se.id, 'key', se.key, 'labels', se.labels::json, 'kind', se.kind,"
    " 'scale', se.scale, 'count', se.count, 'nonfinite', se.nonfinite, 'step_min', se.step_min,"
    " 'step_max', se.step_max, 'time_min', se.time_min, 'time_max', se.time_max,"
-   " 'first', se.first, 'last', se.last, 'min', se.vmin, 'max', se.vmax, 'mean', CASE WHEN"
-   " se.kind='float' AND se.count>se.nonfinite THEN se.vsum / (se.count - se.nonfinite) END)",
+   " 'first', se.first::numeric, 'last', se.last::numeric, 'min', se.vmin::numeric, 'max',"
+   " se.vmax::numeric, 'mean', CASE WHEN se.kind='float' AND se.count>se.nonfinite THEN"
+   " (se.vsum / (se.count - se.nonfinite))::numeric END)",
    "series se", "se.tenant_id", "se.key, se.labels, se.id", "se.key", NULL, 1,
    {{"run", "se.run_id=:p"}},
    {{"kind", 's', "se.kind=:f"}, {"scale", 's', "se.scale=:f"}, {"key", 's', "se.key=:f"}}},
@@ -213,7 +214,7 @@ static const list_kind kinds[] = {
   {"attribute",
    "json_build_object('path', at.path, 'type', at.type, 'value', CASE at.type WHEN 'string_set' THEN"
    " at.v_text::json WHEN 'bool' THEN to_json(at.v_int=1)"
-   " ELSE coalesce(to_json(at.v_text), to_json(at.v_int), to_json(at.v_real)) END)",
+   " ELSE coalesce(to_json(at.v_text), to_json(at.v_int), to_json(at.v_real::numeric)) END)",
    "attributes at", "at.tenant_id", "at.path", "at.path", NULL, 1,
    {{"run", "at.owner_kind='run' AND at.owner_id=:p"},
     {"experiment", "at.owner_kind='experiment' AND at.owner_id=:p"},

@@ -232,6 +232,8 @@ int pmcp__pg_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
   return summary_axis(s, PG(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
 }
 
+/* Floats go out through numeric, which keeps 15 significant digits, as
+ * SQLite's JSON does: 0.0001 * 3 reads back as 0.0003 on both backends. */
 int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                          pmcp_buf *out)
 {
@@ -250,9 +252,9 @@ int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ru
       " '[]'::json)) FROM (SELECT json_build_object('series', id, 'key', key, 'labels',"
       " labels::json, 'kind', kind,"
       " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
-      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first,"
-      " 'last', last, 'min', vmin, 'max', vmax, 'mean', CASE WHEN kind='float' AND count>nonfinite"
-      " THEN vsum / (count - nonfinite) END) AS o, key, labels, kind, scale FROM series"
+      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first::numeric,"
+      " 'last', last::numeric, 'min', vmin::numeric, 'max', vmax::numeric, 'mean', CASE WHEN"
+      " kind='float' AND count>nonfinite THEN (vsum / (count - nonfinite))::numeric END) AS o, key, labels, kind, scale FROM series"
       " WHERE run_id=$1 AND tenant_id=$2) x";
   pmcp__pg_stmt *st;
   if ((rc = pmcp__pg_prep(s, q, sql, &st)))

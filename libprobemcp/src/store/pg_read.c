@@ -569,7 +569,7 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
       " 'best', (c.best=1),"
       " 'stored', (c.stored=1), 'uri', c.uri,"
-      " 'size', c.size, 'metric', c.metric, 'value', c.value, 'created', c.created,"
+      " 'size', c.size, 'metric', c.metric, 'value', c.value::numeric, 'created', c.created,"
       " 'versions', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug || '@step'"
       "   || o.step, 'step', o.step, 'best', (o.best=1))), '[]'::json)"
       "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
@@ -600,7 +600,7 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       " FROM groups g WHERE g.tenant_id=$1 AND g.id=$2";
   static const char sql_trial[] =
       "SELECT json_build_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
-      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score,"
+      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score::numeric,"
       " 'trajectory', t.trajectory::json, 'created', t.created)"
       " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=$1 AND t.id=$2";
   static const char sql_session[] =

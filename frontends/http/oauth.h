@@ -98,4 +98,46 @@ void poauth_origin_of(const char *base, char *out, size_t size);
 /* The value of cookie @p name in a Cookie header (malloc'd) or NULL. */
 char *poauth_cookie_get(const char *header, const char *name);
 
+
+/* ---- oauth_routes.c: the server object and its routes -------------------- */
+
+#include "oauth_state.h"
+
+typedef struct poauth_server {
+  poauth_state *state;
+  char public_base[512];     /* PUBLIC_BASE_URL normalised, or "" */
+  char app_base[512];        /* APP_BASE_URL normalised, or "" */
+  const char *endpoint;      /* the MCP endpoint path */
+} poauth_server;
+
+/* Takes @p st (writable; freed with the server). @p public_base and
+ * @p app_base may be NULL or "". Returns 0 or -1 with a reason. */
+int poauth_server_new(poauth_server **out, pmcp_store *st,
+                      const poauth_hooks *hooks, const char *endpoint,
+                      const char *public_base, const char *app_base,
+                      char *why, size_t whysize);
+void poauth_server_free(poauth_server *o);
+/* pmcp_http_options.route_match / route_handle with ud = the server. */
+int poauth_route_match(void *ud, const char *method, const char *path,
+                       size_t len);
+void poauth_route_handle(void *ud, const pmcp_http_request *req,
+                         pmcp_http_response *res);
+
+/* Response helpers shared by the route files. */
+void poauth_json(pmcp_http_response *res, int status, const char *json);
+void poauth_json_error(pmcp_http_response *res, int status, const char *error,
+                       const char *description);
+void poauth_header(pmcp_http_response *res, const char *fmt, ...)
+    PMCP_PRINTF(2, 3);
+/* The issuer base and the consent-page base of a request. -1: no usable
+ * host (answered 400 already). */
+int poauth_bases(poauth_server *o, const pmcp_http_request *req,
+                 pmcp_http_response *res, char *base, char *app, size_t size);
+
+/* ---- consent_pages.c ---- */
+/* GET/POST /oauth/consent, /oauth/login, /oauth/connections, /oauth/logout.
+ * Returns 1 when @p path is one of them (answered), else 0. */
+int poauth_pages(poauth_server *o, const pmcp_http_request *req,
+                 pmcp_http_response *res);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "oauth.h"
 #include "util/base64url.h"
+#include "util/buf.h"
 #include "util/crypto.h"
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -300,10 +301,10 @@ int poauth_url_escape(pmcp_buf *b, const char *s)
     unsigned char c = (unsigned char)*s;
     int rc;
     if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      rc = hbuf_putc(b, (char)c);
+      rc = pmcp__buf_putc(b, (char)c);
     } else {
       char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-      rc = hbuf_append(b, e, 3);
+      rc = pmcp__buf_append(b, e, 3);
     }
     if (rc != 0)
       return rc;
@@ -316,12 +317,12 @@ int poauth_html_escape(pmcp_buf *b, const char *s)
   for (; s && *s; s++) {
     int rc;
     switch (*s) {
-    case '&': rc = hbuf_puts(b, "&amp;"); break;
-    case '<': rc = hbuf_puts(b, "&lt;"); break;
-    case '>': rc = hbuf_puts(b, "&gt;"); break;
-    case '"': rc = hbuf_puts(b, "&quot;"); break;
-    case '\'': rc = hbuf_puts(b, "&#39;"); break;
-    default: rc = hbuf_putc(b, *s); break;
+    case '&': rc = pmcp__buf_puts(b, "&amp;"); break;
+    case '<': rc = pmcp__buf_puts(b, "&lt;"); break;
+    case '>': rc = pmcp__buf_puts(b, "&gt;"); break;
+    case '"': rc = pmcp__buf_puts(b, "&quot;"); break;
+    case '\'': rc = pmcp__buf_puts(b, "&#39;"); break;
+    default: rc = pmcp__buf_putc(b, *s); break;
     }
     if (rc != 0)
       return rc;

@@ -587,6 +587,39 @@ START_TEST(env_series_buckets)
   ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "labels"), "env"));
   near(at(e, "mean", 0), 110);
   cJSON_Delete(o);
+  /* a budget cut keeps offsets exact: pages at 512 tokens cover every
+   * (environment, series) entry once, in order */
+  int offset = 0, pages = 0, seen = 0;
+  while (offset >= 0 && pages < 20) {
+    char args[300];
+    snprintf(args, sizeof args, "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],\"scale\":"
+             "\"ENVIRONMENT_STEP\",\"buckets\":12,\"token_budget\":512,\"offset\":%d}",
+             offset);
+    o = ok("fetch_rl_env_series_buckets", args);
+    int count = (int)num(o, "count");
+    ck_assert_int_gt(count, 0);
+    ck_assert_int_eq((int)num(o, "total_count"), N_ENVS);
+    for (int i = 0; i < count; i++)
+      ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "entries"), i), "environment"),
+                       ENV_IDS[offset + i]);
+    seen += count;
+    const cJSON *next = cJSON_GetObjectItem(o, "next_offset");
+    if (next) {
+      ck_assert_int_eq((int)next->valuedouble, offset + count);
+      ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated")));
+      offset = (int)next->valuedouble;
+    } else {
+      offset = -1;
+    }
+    pages++;
+    cJSON_Delete(o);
+  }
+  ck_assert_int_gt(pages, 1);
+  ck_assert_int_eq(seen, N_ENVS);
+  /* one entry larger than the budget is refused with what to do */
+  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
+          "\"scale\":\"ENVIRONMENT_STEP\",\"buckets\":1000,\"token_budget\":512}",
+          "token_budget");
   refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"]}",
           "scale");
   refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"

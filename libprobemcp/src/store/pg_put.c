@@ -195,6 +195,7 @@ static const struct {
   {"run-use", pmcp__pgput_run_use}, {"group", pmcp__pgput_group}, {"trial", pmcp__pgput_trial},
   {"session", pmcp__pgput_session}, {"file", pmcp__pgput_file}, {"paper-link", pmcp__pgput_paper_link},
   {"experiment-version", pmcp__pgput_experiment_version}, {"embedding", pmcp__pgput_embedding},
+  {"env-attribute", pmcp__pgput_env_attribute},
 };
 
 int pmcp__pg_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
@@ -208,7 +209,8 @@ int pmcp__pg_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
   if (!fn)
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown record kind '%.32s' (dataset, dataset-version, checkpoint, source, lineage,"
-        " run-use, group, trial, session, file, paper-link, experiment-version, embedding)", kind);
+        " run-use, group, trial, session, file, paper-link, experiment-version, embedding,"
+        " env-attribute)", kind);
   cJSON *o = cJSON_ParseWithLength(json, len);
   if (!o || !cJSON_IsObject(o)) {
     cJSON_Delete(o);

@@ -58,5 +58,7 @@ int pmcp__pgput_file(put_ctx *c);
 int pmcp__pgput_paper_link(put_ctx *c);
 int pmcp__pgput_experiment_version(put_ctx *c);
 int pmcp__pgput_embedding(put_ctx *c);
+/* pg_env.c */
+int pmcp__pgput_env_attribute(put_ctx *c);
 
 #endif

@@ -6,6 +6,8 @@
 #   PROBE_TEST_PG_URL          the owner role (creates schemas, migrates)
 #   PROBE_TEST_PG_SERVICE_URL  the service role: LOGIN, not a superuser,
 #                              NOBYPASSRLS (row-level security applies)
+# (and the role probe_reader, which query_sql connects as: it may read the
+# per-tenant views of <schema>_sql and nothing else)
 #   PROBE_TEST_PG_DIR          DIR
 # `pgctl.sh stop DIR` stops it and removes DIR. `pgctl.sh restart DIR`
 # restarts the server and `halt DIR` stops it keeping the cluster (the
@@ -87,6 +89,7 @@ EOF
     "${psql[@]}" <<'EOF'
 CREATE ROLE probe_owner LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB;
 CREATE ROLE probe_service LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
+CREATE ROLE probe_reader LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
 CREATE DATABASE probe OWNER probe_owner;
 EOF
   fi

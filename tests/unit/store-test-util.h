@@ -116,7 +116,7 @@ static inline void st_cleanup(void)
 #ifdef PMCP_HAVE_POSTGRES
   if (st_schema[0] && st_is_pg()) {
     char sql[200];
-    snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", st_schema);
+    snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s, %s_sql CASCADE", st_schema, st_schema);
     st_pg_exec(sql);
   }
   st_schema[0] = '\0';

@@ -509,8 +509,10 @@ int pmcp__pg_initialize(pmcp_store *s, pmcp__pg *g)
   unsigned char key[32];
   if (RAND_bytes(key, sizeof key) != 1)
     return pmcp_store_set_error(s, PMCP_EINTERNAL, "no randomness for the server secret");
+  /* cursor_key signs cursors; query_key makes query_sql's tenant tokens. */
   static const char sql[] =
-      "INSERT INTO secrets(name, value) VALUES('cursor_key', $1) ON CONFLICT (name) DO NOTHING";
+      "INSERT INTO secrets(name, value) VALUES('cursor_key', $1), ('query_key', $2)"
+      " ON CONFLICT (name) DO NOTHING";
   static const char sql_t[] =
       "INSERT INTO tenants(name, data_version, created) VALUES('default', 1, $1)"
       " ON CONFLICT (name) DO NOTHING";
@@ -519,6 +521,9 @@ int pmcp__pg_initialize(pmcp_store *s, pmcp__pg *g)
   if (rc)
     return rc;
   pmcp__pg_bind_blob(st, 1, key, sizeof key);
+  if (RAND_bytes(key, sizeof key) != 1)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no randomness for the server secret");
+  pmcp__pg_bind_blob(st, 2, key, sizeof key);
   if ((rc = pmcp__pg_done(s, st, "create store")))
     return rc;
   if ((rc = pmcp__pg_prep(s, g, sql_t, &st)))

@@ -262,8 +262,70 @@ static const char *service_extra(int sqlite_version)
   }
 }
 
+/* query_sql's side (research/sql_pg.c): the schema <schema>_sql holds one
+ * security-barrier view per readable table (internals left out: tenant ids,
+ * point arrays, secrets, file contents), and the role `probe_reader`, when
+ * it exists, may read those views and nothing else. A view keeps the rows
+ * of the tenant named by probe.qtenant only if probe.qtoken is that
+ * tenant's token (a hash with the store's query_key, which the reader
+ * cannot read), so SQL that sets probe.qtenant itself sees nothing; the
+ * tables' own row-level security (probe.tenant) applies underneath. */
+static const char v1_query[] =
+  "CREATE FUNCTION probe_query_tenant() RETURNS BIGINT LANGUAGE sql STABLE SECURITY DEFINER"
+  "  SET search_path FROM CURRENT AS $$"
+  "  SELECT t.id FROM tenants t, secrets k WHERE k.name='query_key'"
+  "  AND t.id = nullif(current_setting('probe.qtenant', true), '')::bigint"
+  "  AND current_setting('probe.qtoken', true) ="
+  "    encode(sha256(k.value || convert_to(t.id::text, 'UTF8') || k.value), 'hex') $$;"
+  "REVOKE ALL ON FUNCTION probe_query_tenant() FROM PUBLIC;"
+  "DO $q$ DECLARE s text := current_schema(); q text := current_schema() || '_sql';"
+  " v text[] := ARRAY["
+  "  'workspaces', 'id, slug, name, description, created',"
+  "  'projects', 'id, workspace_id, slug, name, description, readme, created',"
+  "  'experiments', 'id, project_id, slug, name, description, config, deleted, created',"
+  "  'runs', 'id, project_id, experiment_id, slug, name, description, status, created,"
+  "   started, ended, deleted, command, environment, git_commit, git_branch, git_remote,"
+  "   git_dirty',"
+  "  'attributes', 'owner_kind, owner_id, path, type, v_text, v_int, v_real',"
+  "  'tags', 'owner_kind, owner_id, tag',"
+  "  'run_events', 'id, run_id, time, kind, message',"
+  "  'series', 'id, run_id, key, labels, kind, scale, count, nonfinite, step_min, step_max,"
+  "   time_min, time_max, first, last, vmin, vmax, vsum',"
+  "  'metric_blocks', 'series_id, seq, n, nonfinite, step_min, step_max, time_min, time_max,"
+  "   vmin, vmax, vsum, first, last',"
+  "  'notes', 'id, slug, owner_kind, owner_id, kind, title, status, created, updated, version',"
+  "  'note_versions', 'note_id, version, title, body, summary, status, author, via, created',"
+  "  'artifacts', 'id, slug, name, owner_kind, owner_id, shared, description, created, latest',"
+  "  'artifact_versions', 'artifact_id, version, path, media_type, description, uri, sha256,"
+  "   size, created',"
+  "  'datasets', 'id, slug, name, project_id, registered, description, uri, created',"
+  "  'dataset_versions', 'dataset_id, version, uri, sha256, size, rows, description, created',"
+  "  'checkpoints', 'id, slug, run_id, step, best, stored, uri, size, metric, value, created',"
+  "  'sources', 'id, slug, provider, kind, uri, version, description, created',"
+  "  'lineage', 'from_ref, to_ref, relation, steps, created',"
+  "  'groups', 'id, slug, name, experiment_id, description, created',"
+  "  'group_runs', 'group_id, run_id',"
+  "  'trials', 'id, slug, run_id, name, params, status, score, created',"
+  "  'sessions', 'id, slug, title, agent, started, ended, created',"
+  "  'papers', 'arxiv_id, title, abstract, authors, categories, published, updated, doi,"
+  "   journal_ref',"
+  "  'project_papers', 'project_id, arxiv_id, note'];"
+  " BEGIN"
+  "  EXECUTE format('CREATE SCHEMA %I', q);"
+  "  FOR i IN 1 .. array_length(v, 1) BY 2 LOOP"
+  "   EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s FROM %I.%I"
+  "     WHERE tenant_id = %I.probe_query_tenant()', q, v[i], v[i + 1], s, v[i], s);"
+  "  END LOOP;"
+  "  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname='probe_reader') THEN"
+  "   EXECUTE format('GRANT USAGE ON SCHEMA %I TO probe_reader', q);"
+  "   EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO probe_reader', q);"
+  /* functions in a view run with the caller's EXECUTE right */
+  "   EXECUTE format('GRANT EXECUTE ON FUNCTION %I.probe_query_tenant() TO probe_reader', s);"
+  "  END IF;"
+  " END $q$;";
+
 static const char *const v1[] = {v1_core, v1_metrics, v1_docs, v1_catalog, v1_search, v1_rls,
-                                  NULL};
+                                  v1_query, NULL};
 /* migrations[i]: the statements taking version i to i + 1. */
 static const char *const *const migrations[] = {v1};
 

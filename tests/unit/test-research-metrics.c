@@ -148,7 +148,11 @@ static void fill(void)
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   r.id = "rl";
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  r.id = "r3";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   ST_OK(s, pmcp_store_begin(s));
+  /* long, with non-finite values: whole blocks inside wide buckets */
+  log_series(s, t, "r3", "spiky", NULL, 0, PMCP_SCALE_STEP, 1, 90000, 0, 997);
   log_series(s, t, "r1", "loss", NULL, 0, PMCP_SCALE_STEP, 0, N_LONG, 0, 0);
   log_series(s, t, "r1", "short", NULL, 0, PMCP_SCALE_STEP, 1, N_SHORT, 10, 0);
   log_series(s, t, "r1", "gappy", NULL, 0, PMCP_SCALE_STEP, 2, 500, 0, 17);
@@ -537,6 +541,73 @@ START_TEST(grouped_buckets_exact)
 }
 END_TEST
 
+/* Buckets wider than a storage block are answered partly from the blocks'
+ * summaries: the answer must equal the one computed from every point. */
+static void grouped_vs_points(const char *run, const char *key, int kind, int64_t n,
+                              int nan_every, int64_t width, int64_t from, int64_t to)
+{
+  char args[400];
+  snprintf(args, sizeof args, "{\"mode\":\"grouped\",\"run_id\":\"%s\",\"key\":\"%s\","
+           "\"step_bucket\":%lld,\"step_from\":%lld,\"step_to\":%lld,\"max_rows\":1000,"
+           "\"agg\":[\"mean\",\"min\",\"max\",\"count\",\"sum\",\"first\",\"last\"],"
+           "\"token_budget\":8000}", run, key, (long long)width, (long long)from, (long long)to);
+  cJSON *o = ok(args);
+  cJSON *g = cJSON_GetArrayItem(arr(o, "groups"), 0);
+  cJSON *st = arr(g, "step");
+  int64_t nb = (to - from * 0) / width + 2, nonfinite = 0;
+  double *sum = calloc((size_t)nb, sizeof *sum), *mn = calloc((size_t)nb, sizeof *mn);
+  double *mx = calloc((size_t)nb, sizeof *mx), *first = calloc((size_t)nb, sizeof *first);
+  double *last = calloc((size_t)nb, sizeof *last);
+  int64_t *cnt = calloc((size_t)nb, sizeof *cnt);
+  int64_t origin = from - from % width;
+  for (int64_t i = from; i <= to && i < n; i++) {
+    double v = curve(kind, i);
+    if (nan_every && i % nan_every == 5) {
+      nonfinite++;
+      continue;
+    }
+    int64_t b = (i - origin) / width;
+    if (!cnt[b])
+      mn[b] = mx[b] = first[b] = v;
+    mn[b] = v < mn[b] ? v : mn[b];
+    mx[b] = v > mx[b] ? v : mx[b];
+    last[b] = v;
+    sum[b] += v;
+    cnt[b]++;
+  }
+  int k = 0;
+  for (int64_t b = 0; b < nb; b++) {
+    if (!cnt[b])
+      continue;
+    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(st, k)->valuedouble, origin + b * width);
+    ck_assert_int_eq(cJSON_GetArrayItem(arr(g, "count"), k)->valueint, cnt[b]);
+    const char *names[] = {"mean", "min", "max", "sum", "first", "last"};
+    double want[] = {sum[b] / (double)cnt[b], mn[b], mx[b], sum[b], first[b], last[b]};
+    for (int x = 0; x < 6; x++) {
+      double got = cJSON_GetArrayItem(arr(g, names[x]), k)->valuedouble;
+      ck_assert_msg(fabs(got - want[x]) <= 1e-5 * fabs(want[x]) + 1e-9,
+                    "%s bucket %lld %s: %.9g vs %.9g", key, (long long)b, names[x], got, want[x]);
+    }
+    k++;
+  }
+  ck_assert_int_eq(cJSON_GetArraySize(st), k);
+  cJSON *nf = cJSON_GetObjectItem(g, "non_finite");
+  ck_assert_int_eq(nf ? (int64_t)nf->valuedouble : 0, nonfinite);
+  free(sum), free(mn), free(mx), free(first), free(last), free(cnt);
+  cJSON_Delete(o);
+}
+
+START_TEST(grouped_block_summaries_exact)
+{
+  /* 16384 points a block: buckets of 50000 hold whole blocks, and the
+   * range's ends cut blocks */
+  grouped_vs_points("r1", "loss", 0, N_LONG, 0, 50000, 1000, 190000);
+  grouped_vs_points("r1", "loss", 0, N_LONG, 0, 40000, 0, N_LONG - 1);
+  grouped_vs_points("r3", "spiky", 1, 90000, 997, 33000, 0, 89999);
+  grouped_vs_points("r3", "spiky", 1, 90000, 997, 7, 16380, 16400);
+}
+END_TEST
+
 START_TEST(grouped_rl_across_and_time_axes)
 {
   refused("{\"mode\":\"grouped\",\"run_id\":\"rl\",\"key\":\"reward\"}", "scale is required");
@@ -641,6 +712,7 @@ int main(void)
   tcase_add_test(tc, series_smoothing_nonfinite_and_refusals);
   tcase_add_test(tc, series_pages_rows_whole);
   tcase_add_test(tc, grouped_buckets_exact);
+  tcase_add_test(tc, grouped_block_summaries_exact);
   tcase_add_test(tc, grouped_rl_across_and_time_axes);
   tcase_add_test(tc, histograms_scatter_summaries);
   suite_add_tcase(su, tc);

@@ -451,7 +451,7 @@ START_TEST(series_smoothing_nonfinite_and_refusals)
   /* RL series need scale */
   refused("{\"mode\":\"series\",\"run_ids\":[\"rl\"],\"keys\":[\"reward\"]}", "scale is required");
   o = ok("{\"mode\":\"series\",\"run_ids\":[\"rl\"],\"keys\":[\"reward\"],\"scale\":\"episode\","
-         "\"where\":[{\"label\":\"task\",\"op\":\"eq\",\"value\":\"run\"}]}");
+         "\"where\":[{\"attr\":\"task\",\"op\":\"eq\",\"value\":\"run\"}]}");
   ck_assert_int_eq(cJSON_GetArraySize(arr(o, "series")), 2);
   cJSON_Delete(o);
 }
@@ -524,8 +524,8 @@ START_TEST(grouped_buckets_exact)
   cJSON_Delete(o);
   /* where narrows; default agg mean/min/max/count; width from max_rows */
   o = ok("{\"mode\":\"grouped\",\"run_id\":\"r2\",\"key\":\"grad\",\"max_rows\":10,"
-         "\"where\":[{\"any_of\":[{\"label\":\"rank\",\"op\":\"in\",\"value\":[\"0\",\"3\"]},"
-         "{\"label\":\"rank\",\"op\":\"gt\",\"value\":5}]}]}");
+         "\"where\":[{\"any_of\":[{\"attr\":\"rank\",\"op\":\"in\",\"value\":[\"0\",\"3\"]},"
+         "{\"attr\":\"rank\",\"op\":\"gt\",\"value\":5}]}]}");
   g = cJSON_GetArrayItem(arr(o, "groups"), 0);
   ck_assert_int_eq(cJSON_GetObjectItem(g, "series")->valueint, 2);
   ck_assert_int_le(cJSON_GetArraySize(arr(g, "mean")), 10);
@@ -533,7 +533,7 @@ START_TEST(grouped_buckets_exact)
   cJSON_Delete(o);
   refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"step_bucket\":10}",
           "max_rows");
-  refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"where\":[{\"label\":\"x\","
+  refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"where\":[{\"attr\":\"x\","
           "\"op\":\"like\",\"value\":1}]}", "unknown op");
   refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"kind\":\"histogram\"}",
           "kind");
@@ -596,6 +596,45 @@ static void grouped_vs_points(const char *run, const char *key, int kind, int64_
   free(sum), free(mn), free(mx), free(first), free(last), free(cnt);
   cJSON_Delete(o);
 }
+
+/* `where` is the shared filter language over labels. */
+static int where_count(const char *where)
+{
+  char args[600];
+  snprintf(args, sizeof args, "{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"keys\":[\"grad\"],"
+           "\"where\":%s}", where);
+  cJSON *o = ok(args);
+  int n = cJSON_GetArraySize(arr(o, "series"));
+  cJSON_Delete(o);
+  return n;
+}
+
+START_TEST(where_shared_filter_on_labels)
+{
+  /* ranks 0..3 (labels are text; compared with numbers they read as numbers) */
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"lt\",\"value\":2}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"gte\",\"value\":1.5}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":3}]"), 1);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":\"3\"}]"), 1);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"not_in\",\"value\":[0,\"1\"]}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"node\",\"op\":\"matches\",\"value\":\"^b$\"}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"node\",\"op\":\"contains_any\",\"value\":[\"a\"]},"
+                               "{\"attr\":\"rank\",\"op\":\"ne\",\"value\":0}]"), 1);
+  ck_assert_int_eq(where_count("[{\"any_of\":[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":0},"
+                               "{\"attr\":\"node\",\"op\":\"eq\",\"value\":\"b\"}]}]"), 3);
+  ck_assert_int_eq(where_count("[{\"attr\":\"zone\",\"op\":\"exists\",\"value\":false}]"), 4);
+  ck_assert_int_eq(where_count("[{\"attr\":\"zone\",\"op\":\"eq\",\"value\":\"x\"}]"), 0);
+  refused("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"series\":\"loss\","
+          "\"function\":\"last\",\"op\":\"lt\",\"value\":1}]}", "series condition");
+  refused("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"attr\":\"rank\","
+          "\"op\":\"lt\",\"value\":2},{\"attr\":\"rank\",\"op\":\"matches\",\"value\":\"1\"}]}",
+          "both");
+  refused("{\"mode\":\"points\",\"run_id\":\"r2\",\"where\":[{\"attr\":\"node\","
+          "\"op\":\"matches\",\"value\":\"(\"}]}", "where");
+  refused("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"grad\"],\"where\":[{\"any_of\":"
+          "[{\"any_of\":[]}]}]}", "where");
+}
+END_TEST
 
 START_TEST(grouped_block_summaries_exact)
 {
@@ -690,7 +729,7 @@ START_TEST(histograms_scatter_summaries)
   ck_assert(fabs(cJSON_GetObjectItem(s1, "max")->valuedouble - curve(0, 123457)) < 1e-4);
   ck_assert(fabs(cJSON_GetObjectItem(s1, "last")->valuedouble - curve(0, N_LONG - 1)) < 1e-5);
   cJSON_Delete(o);
-  o = ok("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"label\":\"rank\","
+  o = ok("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"attr\":\"rank\","
          "\"op\":\"exists\"}]}");
   ck_assert_int_eq(cJSON_GetArraySize(arr(o, "series")), 4);
   cJSON_Delete(o);
@@ -713,6 +752,7 @@ int main(void)
   tcase_add_test(tc, series_pages_rows_whole);
   tcase_add_test(tc, grouped_buckets_exact);
   tcase_add_test(tc, grouped_block_summaries_exact);
+  tcase_add_test(tc, where_shared_filter_on_labels);
   tcase_add_test(tc, grouped_rl_across_and_time_axes);
   tcase_add_test(tc, histograms_scatter_summaries);
   suite_add_tcase(su, tc);

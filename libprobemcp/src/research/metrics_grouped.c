@@ -287,24 +287,18 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     return pmcp__rs_fail(call, "invalid_argument",
                          "agg and across do not combine: across reduces each series' bucket "
                          "mean across the group's series");
-  const char *wj = NULL;
-  cJSON *where = NULL;
-  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
-    where = cJSON_Parse(wj);
-    char err[200];
-    if (pmcp__mx_where_check(where, err, sizeof err)) {
-      cJSON_Delete(where);
-      return pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    }
-  }
+  pmcp__mx_where *where = NULL;
+  int wrc = pmcp__mx_where_from_call(call, &where);
+  if (wrc)
+    return wrc > 0 ? 0 : wrc;
   pmcp__mx_catalog c;
   int rc = pmcp__mx_catalog_read(call, rs, run, &c);
   if (rc) {
-    cJSON_Delete(where);
+    pmcp__mx_where_free(where);
     return rc > 0 ? 0 : rc;
   }
   /* members: the series of the key that pass where / scale */
-  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0, rl = 0, any_key = 0;
+  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0;
   group *g = calloc(c.n ? c.n : 1, sizeof *g);
   size_t *gof = malloc((c.n ? c.n : 1) * sizeof *gof), ng = 0;
   cell *cells = NULL;
@@ -314,29 +308,11 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     rc = PMCP_ENOMEM;
     goto out;
   }
-  for (size_t i = 0; i < c.n; i++) {
-    const pmcp__mx_series *s = &c.s[i];
-    if (strcmp(s->key, key))
-      continue;
-    any_key = 1;
-    if (strcmp(s->kind, "float") || (where && !pmcp__mx_where_match(where, s->labels)))
-      continue;
-    if (scale ? strcmp(s->scale, scale) != 0 : strcmp(s->scale, "step") != 0) {
-      rl += !scale;
-      continue;
-    }
-    mem[nm++] = i;
-  }
+  pmcp__mx_pick pick = {key, "float", where, scale, 0};
+  pmcp__mx_misses why;
+  nm = pmcp__mx_select(&c, &pick, mem, &why);
   if (!nm) {
-    if (rl)
-      pmcp__rs_fail(call, "invalid_argument",
-                    "%s is logged on an RL scale in %s: scale is required (env_step for "
-                    "per-step values, episode for per-episode ones)", key, c.s[0].run);
-    else if (any_key)
-      pmcp__rs_fail(call, "not_found", "no float series of '%s' in %s matches", key, run);
-    else
-      pmcp__rs_fail(call, "not_found", "%s has no series '%s' (mode=coordinates lists them)",
-                    run, key);
+    rc = pmcp__mx_select_fail(call, &c, run, &pick, &why);
     goto out;
   }
   /* groups by the values of `by` */
@@ -582,7 +558,7 @@ out:
   free(mem);
   free(cells);
   free(vals);
-  cJSON_Delete(where);
+  pmcp__mx_where_free(where);
   pmcp__mx_catalog_free(&c);
   return rc;
 }

@@ -35,6 +35,8 @@ struct pmcp_store {
   pmcp_store_ops ops;
   pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
   void *ctx;             /* the backend's state */
+  /* The backend's db.h hooks (service tables), or NULL: it has none. */
+  const struct pmcp__db_ops *db;
   char errmsg[512];
 };
 

@@ -167,7 +167,7 @@ START_TEST(migrations_race)
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "racer %d failed", i);
   }
   PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), st_schema);
-  expect_value(c, "SELECT count(*) FROM secrets", "1");
+  expect_value(c, "SELECT count(*) FROM secrets WHERE name='cursor_key'", "1");
   expect_value(c, "SELECT count(*) FROM tenants", "1");
   PQfinish(c);
   st_cleanup();

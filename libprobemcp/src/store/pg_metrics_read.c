@@ -38,40 +38,72 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   if (cap > 10000000)
     cap = 10000000;
   /* A point's position is seq * PMCP__PG_POS + its index in the block + 1,
-   * as in the SQLite backend, so positions mean the same on both. */
+   * as in the SQLite backend, so positions mean the same on both. Blocks
+   * are read a batch at a time (enough for the points wanted), so paging
+   * through a long series never unnests what lies beyond the page. */
+  static const char sql_blocks[] =
+      "SELECT seq FROM metric_blocks WHERE series_id=$1 AND seq>=$2 AND step_max>=$3"
+      " AND step_min<=$4 ORDER BY seq LIMIT $5";
   static const char sql[] =
       "SELECT b.seq * 65536 + u.o, u.s, u.t, u.v FROM metric_blocks b,"
       " unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o)"
-      " WHERE b.series_id=$1 AND b.seq>=$2 AND b.step_max>=$3 AND b.step_min<=$4"
+      " WHERE b.series_id=$1 AND b.seq>=$2 AND b.seq<=$7 AND b.step_max>=$3 AND b.step_min<=$4"
       " AND u.s>=$3 AND u.s<=$4 AND b.seq * 65536 + u.o > $5"
       " ORDER BY b.seq, u.o LIMIT $6";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, series);
-  pmcp__pg_bind_int64(st, 2, after_id / PMCP__PG_POS);
-  pmcp__pg_bind_int64(st, 3, step_from);
-  pmcp__pg_bind_int64(st, 4, step_to);
-  pmcp__pg_bind_int64(st, 5, after_id);
-  pmcp__pg_bind_int64(st, 6, (int64_t)cap + 1);
   size_t n = 0;
   int src;
   int full = 0;
   int64_t last_id = 0;
-  while ((src = pmcp__pg_step(st)) == PG_ROW) {
-    if (n == cap) {
-      full = 1;
-      break;
+  int64_t from_seq = after_id / PMCP__PG_POS;
+  while (!full && rc == 0) {
+    int64_t want_blocks = (int64_t)((cap - n) / PMCP__PG_BLOCK) + 2;
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, sql_blocks, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, series);
+    pmcp__pg_bind_int64(st, 2, from_seq);
+    pmcp__pg_bind_int64(st, 3, step_from);
+    pmcp__pg_bind_int64(st, 4, step_to);
+    pmcp__pg_bind_int64(st, 5, want_blocks);
+    int64_t first = -1, last = -1, nb = 0;
+    while ((src = pmcp__pg_step(st)) == PG_ROW) {
+      last = pmcp__pg_int64(st, 0);
+      if (first < 0)
+        first = last;
+      nb++;
     }
-    last_id = pmcp__pg_int64(st, 0);
-    out[n].step = pmcp__pg_int64(st, 1);
-    out[n].time_ms = pmcp__pg_int64(st, 2);
-    out[n].value = pmcp__pg_double(st, 3);
-    n++;
+    pmcp__pg_reset(st);
+    if (src == PG_ERR)
+      return pmcp__pg_err(s, q, "metric points");
+    if (nb == 0)
+      break;
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, series);
+    pmcp__pg_bind_int64(st, 2, first);
+    pmcp__pg_bind_int64(st, 3, step_from);
+    pmcp__pg_bind_int64(st, 4, step_to);
+    pmcp__pg_bind_int64(st, 5, after_id);
+    pmcp__pg_bind_int64(st, 6, (int64_t)(cap - n) + 1);
+    pmcp__pg_bind_int64(st, 7, last);
+    while ((src = pmcp__pg_step(st)) == PG_ROW) {
+      if (n == cap) {
+        full = 1;
+        break;
+      }
+      last_id = pmcp__pg_int64(st, 0);
+      out[n].step = pmcp__pg_int64(st, 1);
+      out[n].time_ms = pmcp__pg_int64(st, 2);
+      out[n].value = pmcp__pg_double(st, 3);
+      n++;
+    }
+    if (src == PG_ERR)
+      rc = pmcp__pg_err(s, q, "metric points");
+    pmcp__pg_reset(st);
+    if (nb < want_blocks)
+      break; /* no blocks beyond this batch */
+    from_seq = last + 1;
   }
-  if (src == PG_ERR)
-    rc = pmcp__pg_err(s, q, "metric points");
-  pmcp__pg_reset(st);
   if (rc)
     return rc;
   *n_out = n;

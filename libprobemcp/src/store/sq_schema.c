@@ -194,9 +194,10 @@ static const char *const v3s[] = {v3, NULL};
 static const char *const v4s[] = {v4, NULL};
 static const char *const v5s[] = {v5, NULL};
 static const char *const v6s[] = {v6_sqlite, NULL};
+static const char *const v7s[] = {NULL}; /* v7: service tables only */
 /* migrations[i]: the statements taking version i to i + 1 (after the
  * service tables of version i + 1, if any). */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

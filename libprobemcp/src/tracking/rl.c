@@ -160,18 +160,19 @@ static int load_versions(pmcp_call *call, pmcp__rl_run *r, int64_t as_of)
   }
 }
 
-int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_run *r)
+/* Loads run @p run (an id or ref); with @p check_project the call's
+ * project / workspace must hold it. */
+static int load_run(pmcp_call *call, pmcp__tracking *tk, const char *run, int check_project,
+                    int64_t as_of, pmcp__rl_run *r)
 {
   memset(r, 0, sizeof *r);
   r->tk = tk;
   r->latest_episode = r->latest_step = -1;
-  const char *run = NULL;
-  pmcp_arg_string(call, "run", &run, NULL);
   int rc = pmcp__mx_catalog_read(call, tk->rs, run ? run : "", &r->cat);
   if (rc)
     return rc;
   snprintf(r->id, sizeof r->id, "%s", strncmp(run, "run:", 4) ? run : run + 4);
-  if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
+  if (check_project && (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace"))) {
     char ref[200], err[300];
     snprintf(ref, sizeof ref, "run:%s", r->id);
     cJSON *rec = NULL, *proj = NULL;
@@ -229,6 +230,13 @@ int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_r
   for (size_t i = 0; i < r->n_envs; i++)
     r->envs[i].run = r;
   return 0;
+}
+
+int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_run *r)
+{
+  const char *run = NULL;
+  pmcp_arg_string(call, "run", &run, NULL);
+  return load_run(call, tk, run ? run : "", 1, as_of, r);
 }
 
 int pmcp__rl_env_missing(pmcp_call *call, const pmcp__rl_run *r, const char *id)
@@ -606,19 +614,12 @@ static int has_str(const cJSON *arr, const char *s)
   return 0;
 }
 
-static int list_rl_metrics(pmcp_call *call, void *ud)
+/* Adds @p r's RL metrics to @p seen (id -> item). */
+static void add_metrics(const pmcp__rl_run *r, cJSON *seen)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
-  pmcp__rl_run r;
-  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
-  if (rc) {
-    pmcp__rl_dispose(&r);
-    return rc < 0 ? rc : 0;
-  }
-  cJSON *seen = cJSON_CreateObject();
-  for (size_t i = 0; i < r.cat.n; i++) {
-    const pmcp__mx_series *s = &r.cat.s[i];
+  cJSON *in_run = cJSON_CreateObject(); /* the ids this run counted */
+  for (size_t i = 0; i < r->cat.n; i++) {
+    const pmcp__mx_series *s = &r->cat.s[i];
     if (!is_rl_scale(s->scale))
       continue;
     const char *scale = pmcp__trk_scale_name(s->scale);
@@ -631,44 +632,41 @@ static int list_rl_metrics(pmcp_call *call, void *ud)
       cJSON_AddStringToObject(m, "scale", scale);
       cJSON_AddStringToObject(m, "kind", s->kind);
       cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
+      cJSON_AddNumberToObject(m, "run_count", 0);
       cJSON_AddNumberToObject(m, "environment_count", 0);
       cJSON_AddNumberToObject(m, "point_count", 0);
       cJSON_AddItemToObject(seen, id, m);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(in_run, id)) {
+      cJSON_AddTrueToObject(in_run, id);
+      bump(m, "run_count", 1);
     }
     cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
     const cJSON *l;
     cJSON_ArrayForEach(l, s->labels) if (strcmp(l->string, PMCP__RL_LABEL) &&
                                          !has_str(keys, l->string))
         cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL)))
-      bump(m, "environment_count", 1);
+    /* distinct environments: one env may log a metric under other labels */
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
+    char eid[800];
+    if (cJSON_IsString(env)) {
+      snprintf(eid, sizeof eid, "%s\x1e%s", id, env->valuestring);
+      if (!cJSON_GetObjectItemCaseSensitive(in_run, eid)) {
+        cJSON_AddTrueToObject(in_run, eid);
+        bump(m, "environment_count", 1);
+      }
+    }
     bump(m, "point_count", (double)s->count);
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  pmcp__rl_dispose(&r);
-  cJSON *all = sorted_values(seen);
-  cJSON_Delete(seen);
-  if (!all) {
-    cJSON_Delete(root);
-    return PMCP_ENOMEM;
-  }
-  return pmcp__trk_window(call, root, "metrics", all);
+  cJSON_Delete(in_run);
 }
 
-static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
+/* Adds @p r's environment attribute paths to @p seen (path -> item). */
+static void add_defs(const pmcp__rl_run *r, cJSON *seen)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
-  pmcp__rl_run r;
-  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
-  if (rc) {
-    pmcp__rl_dispose(&r);
-    return rc < 0 ? rc : 0;
-  }
-  cJSON *seen = cJSON_CreateObject();
-  for (size_t i = 0; i < r.n_envs; i++) {
-    const pmcp__rl_env *e = &r.envs[i];
+  cJSON *in_run = cJSON_CreateObject();
+  for (size_t i = 0; i < r->n_envs; i++) {
+    const pmcp__rl_env *e = &r->envs[i];
     const cJSON *a;
     cJSON_ArrayForEach(a, e->attrs)
     {
@@ -677,9 +675,14 @@ static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
         d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "path", a->string);
         cJSON_AddStringToObject(d, "type", pmcp__js(e->types, a->string));
+        cJSON_AddNumberToObject(d, "run_count", 0);
         cJSON_AddNumberToObject(d, "environment_count", 0);
         cJSON_AddNumberToObject(d, "version_count", 0);
         cJSON_AddItemToObject(seen, a->string, d);
+      }
+      if (!cJSON_GetObjectItemCaseSensitive(in_run, a->string)) {
+        cJSON_AddTrueToObject(in_run, a->string);
+        bump(d, "run_count", 1);
       }
       bump(d, "environment_count", 1);
     }
@@ -691,16 +694,79 @@ static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
         bump(d, "version_count", 1);
     }
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  pmcp__rl_dispose(&r);
+  cJSON_Delete(in_run);
+}
+
+/* Most runs a project-wide RL listing reads. */
+#define MAX_PROJECT_RUNS 10000
+
+/* Feeds the call's `run`, or without one every run of its project, to
+ * @p add, then sends the sorted items under @p name. */
+static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
+                      void (*add)(const pmcp__rl_run *r, cJSON *seen))
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  cJSON *seen = cJSON_CreateObject(), *root = cJSON_CreateObject();
+  pmcp__rl_run r;
+  int rc = 0;
+  if (pmcp_arg_has(call, "run")) {
+    rc = pmcp__rl_load(call, tk, INT64_MAX, &r);
+    if (!rc) {
+      cJSON_AddStringToObject(root, "run", r.id);
+      add(&r, seen);
+    }
+    pmcp__rl_dispose(&r);
+  } else {
+    cJSON *proj = NULL, *runs = NULL;
+    rc = pmcp__trk_project(call, tk, &proj);
+    if (!rc)
+      rc = pmcp__trk_list_all(call, tk, "run", pmcp__js(proj, "ref"), MAX_PROJECT_RUNS, &runs);
+    if (!rc) {
+      cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
+      const cJSON *it;
+      size_t n = 0;
+      cJSON_ArrayForEach(it, runs)
+      {
+        if (pmcp_call_cancelled(call)) {
+          rc = PMCP_ECANCELLED;
+          break;
+        }
+        rc = load_run(call, tk, pmcp__js(it, "ref"), 0, INT64_MAX, &r);
+        if (!rc)
+          add(&r, seen);
+        pmcp__rl_dispose(&r);
+        if (rc)
+          break;
+        n++;
+      }
+      cJSON_AddNumberToObject(root, "runs_read", (double)n);
+    }
+    cJSON_Delete(proj);
+    cJSON_Delete(runs);
+  }
+  if (rc) {
+    cJSON_Delete(seen);
+    cJSON_Delete(root);
+    return rc < 0 ? rc : 0;
+  }
   cJSON *all = sorted_values(seen);
   cJSON_Delete(seen);
   if (!all) {
     cJSON_Delete(root);
     return PMCP_ENOMEM;
   }
-  return pmcp__trk_window(call, root, "attributes", all);
+  return pmcp__trk_window(call, root, name, all);
+}
+
+static int list_rl_metrics(pmcp_call *call, void *ud)
+{
+  return rl_listing(call, ud, "metrics", add_metrics);
+}
+
+static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
+{
+  return rl_listing(call, ud, "attributes", add_defs);
 }
 
 /* ---- get_rl_environment_attributes ------------------------------------------- */
@@ -826,9 +892,11 @@ static const pmcp_arg_spec envs_args[] = {
    "\"function\": F, \"scale\": S, \"labels\"?}], shown as F(KEY).", 0, 1, 0, MAX_COLUMNS,
    NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
-static const pmcp_arg_spec run_list_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
-                                              PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
-                                              PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec run_list_args[] = {
+  {"run", PMCP_T_STRING, 0, "Run id or ref (run:ID); without it, every run of the project.",
+   1, 1, 1, 200, NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
+  PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec env_attrs_args[] = {
   RUN_ARG,
   {"environment", PMCP_T_STRING, 1, "The environment's id (its env label value).", 1, 1, 1,
@@ -896,13 +964,15 @@ int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
              envs_args, N(envs_args), list_rl_environments);
   if (!rc)
     rc = add(server, tk, "list_rl_metrics",
-             "Metrics a run logs inside its environments: name, scale (ENVIRONMENT_STEP or "
-             "EPISODE), kind, label keys besides env, environment and point counts.",
+             "Metrics logged inside environments (of one run, or without run of every run "
+             "of the project): name, scale (ENVIRONMENT_STEP or EPISODE), kind, label keys "
+             "besides env, run, environment and point counts.",
              run_list_args, N(run_list_args), list_rl_metrics);
   if (!rc)
     rc = add(server, tk, "list_rl_attribute_definitions",
-             "Attribute paths on a run's environments, with types, how many environments "
-             "have each and how many versions (by episode) were recorded.",
+             "Attribute paths logged on environments (of one run, or without run of every "
+             "run of the project), with types, how many runs and environments have each "
+             "and how many versions (by episode) were recorded.",
              run_list_args, N(run_list_args), list_rl_attribute_definitions);
   if (!rc)
     rc = add(server, tk, "get_rl_environment_attributes",

@@ -156,7 +156,7 @@ static int load_versions(pmcp_call *call, pmcp__rl_run *r, int64_t as_of)
 }
 
 int pmcp__rl_load_run(pmcp_call *call, pmcp__tracking *tk, const char *run, int check_project,
-                    int64_t as_of, pmcp__rl_run *r)
+                      int64_t as_of, pmcp__rl_run *r)
 {
   memset(r, 0, sizeof *r);
   r->tk = tk;

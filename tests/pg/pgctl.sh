@@ -91,6 +91,8 @@ CREATE ROLE probe_owner LOGIN NOSUPERUSER NOBYPASSRLS CREATEDB;
 CREATE ROLE probe_service LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
 CREATE ROLE probe_reader LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
 CREATE DATABASE probe OWNER probe_owner;
+-- the tests kill other roles' sessions to check reconnection
+GRANT pg_signal_backend TO probe_owner;
 EOF
   fi
   echo "export PROBE_TEST_PG_DIR='$dir'"

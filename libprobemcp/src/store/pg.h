@@ -42,6 +42,10 @@ typedef struct pmcp__pg_stmt {
   int nparams;                       /* highest $N bound so far */
   int sqlparams;                     /* highest $N in the SQL */
   int owns_sql;                      /* prep_dyn: sql is a copy */
+  int cached;                        /* prep: prepared on the server once */
+  unsigned prepared_gen;             /* the connection generation it was prepared on */
+  int prepared_n;                    /* its parameter count */
+  char name[16];
   char *vals[PMCP__PG_MAXP];         /* owned copies; NULL = SQL NULL */
   int lens[PMCP__PG_MAXP];
   int fmts[PMCP__PG_MAXP];
@@ -84,6 +88,8 @@ struct pmcp__pg {
   size_t n_pending, cap_pending;
   pmcp__pg_stmt_entry *stmts;
   size_t n_stmts, cap_stmts;
+  unsigned gen;          /* connection generation: bumps on reconnect */
+  unsigned next_stmt;    /* names of prepared statements */
   char lasterr[256];     /* the server's message of the last failure */
   char sqlstate[6];
 };

@@ -107,6 +107,10 @@ int pmcp__pg_prep(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **o
   pmcp__pg_stmt *st = stmt_new(g, sql);
   if (!st)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  /* The fixed statements of the backend are parsed and planned once per
+   * connection (PQprepare), then only executed. */
+  st->cached = 1;
+  snprintf(st->name, sizeof st->name, "pmcp%u", ++g->next_stmt);
   g->stmts[g->n_stmts].sql = sql;
   g->stmts[g->n_stmts].st = st;
   g->n_stmts++;
@@ -215,6 +219,7 @@ static int lost(pmcp__pg *g)
 static int reconnect(pmcp__pg *g)
 {
   PQreset(g->conn);
+  g->gen++; /* prepared statements died with the old connection */
   g->cur_tenant = 0;
   g->locked_tenant = 0;
   if (lost(g))
@@ -237,9 +242,31 @@ static int reconnect(pmcp__pg *g)
 
 static PGresult *run(pmcp__pg_stmt *st)
 {
+  pmcp__pg *g = st->g;
   int n = st->nparams > st->sqlparams ? st->nparams : st->sqlparams;
-  return PQexecParams(st->g->conn, st->sql, n, st->types,
-                      (const char *const *)st->vals, st->lens, st->fmts, 0);
+  if (st->cached && (st->prepared_gen != g->gen + 1 || st->prepared_n != n)) {
+    /* (Re)prepare: first use, a new connection, or more parameters. The
+     * parameter types of this first call stand for later ones (each call
+     * site binds the same types). */
+    if (st->prepared_gen) {
+      char sql[48];
+      snprintf(sql, sizeof sql, "DEALLOCATE %s", st->name);
+      if (st->prepared_gen == g->gen + 1)
+        PQclear(PQexec(g->conn, sql));
+    }
+    st->prepared_gen = 0;
+    PGresult *p = PQprepare(g->conn, st->name, st->sql, n, st->types);
+    if (PQresultStatus(p) != PGRES_COMMAND_OK)
+      return p;
+    PQclear(p);
+    st->prepared_gen = g->gen + 1;
+    st->prepared_n = n;
+  }
+  if (st->cached)
+    return PQexecPrepared(g->conn, st->name, n, (const char *const *)st->vals, st->lens,
+                          st->fmts, 0);
+  return PQexecParams(g->conn, st->sql, n, st->types, (const char *const *)st->vals, st->lens,
+                      st->fmts, 0);
 }
 
 int pmcp__pg_step(pmcp__pg_stmt *st)

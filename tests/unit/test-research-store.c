@@ -1,6 +1,6 @@
 /* browse and search over a real SQLite store (the other research suites use
  * an in-memory fake): the live counts the store keeps for the tree follow
- * every write and survive the schema migration (v8) that introduced them; the
+ * every write and survive the schema migration (v9) that introduced them; the
  * exact channel traces names, ids, paths, hashes and URIs; list pages read
  * from the store lose and repeat nothing while the budget changes. */
 #include <check.h>
@@ -167,7 +167,7 @@ static void sql(const char *path, const char *text)
   sqlite3_close(db);
 }
 
-/* A store written before schema 8 (no counts, no triggers) gets them from
+/* A store written before schema 9 (no counts, no triggers) gets them from
  * its rows when a writer opens it; opening again changes nothing. */
 START_TEST(migration_fills_counts)
 {
@@ -181,7 +181,7 @@ START_TEST(migration_fills_counts)
       "DROP TRIGGER experiments_live_au;"
       "ALTER TABLE projects DROP COLUMN n_runs; ALTER TABLE projects DROP COLUMN n_experiments;"
       "ALTER TABLE experiments DROP COLUMN n_runs; DROP INDEX notes_recent;"
-      "UPDATE meta SET value='7' WHERE key='schema_version'");
+      "UPDATE meta SET value='8' WHERE key='schema_version'");
   /* read-only never migrates */
   pmcp_store *s = NULL;
   ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
@@ -189,7 +189,7 @@ START_TEST(migration_fills_counts)
   ST_OK(W, pmcp_store_open(&W, st_path, 0));
   pmcp_store_free(W);
   /* and again, from a store that has the columns already */
-  sql(st_path, "UPDATE meta SET value='7' WHERE key='schema_version'");
+  sql(st_path, "UPDATE meta SET value='8' WHERE key='schema_version'");
   ST_OK(W, pmcp_store_open(&W, st_path, 0));
   serve();
   int pr, pe, ar, un;

@@ -188,7 +188,15 @@ static const char v6_sqlite[] =
   "CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log BEGIN"
   "  SELECT RAISE(ABORT, 'the audit log is append-only'); END;";
 
-/* v8 (research latency on large labs):
+/* v8: attributes of RL environments (label `env` of a run's series),
+ * versioned by episode ("env-attribute" records, sq_env.c). */
+static const char v8[] =
+  "CREATE TABLE IF NOT EXISTS env_attributes(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  run_id INTEGER NOT NULL, env TEXT NOT NULL, path TEXT NOT NULL, episode INTEGER NOT NULL,"
+  "  type TEXT NOT NULL, value TEXT NOT NULL, created INTEGER NOT NULL,"
+  "  UNIQUE(run_id, env, path, episode));";
+
+/* v9 (research latency on large labs):
  *  - live run and experiment counts kept on projects and experiments by
  *    triggers, so browse's tree reads a number instead of counting index
  *    entries for every project and experiment it shows (a lab of 10,000
@@ -200,12 +208,12 @@ static const char v6_sqlite[] =
  * Safe on existing stores: columns are added with a default (unless they
  * exist) and filled from the rows in the same transaction as the triggers
  * that keep them; running it again changes nothing. */
-static const char v8_col1[] = "ALTER TABLE projects ADD COLUMN n_runs INTEGER NOT NULL DEFAULT 0";
-static const char v8_col2[] =
+static const char v9_col1[] = "ALTER TABLE projects ADD COLUMN n_runs INTEGER NOT NULL DEFAULT 0";
+static const char v9_col2[] =
   "ALTER TABLE projects ADD COLUMN n_experiments INTEGER NOT NULL DEFAULT 0";
-static const char v8_col3[] =
+static const char v9_col3[] =
   "ALTER TABLE experiments ADD COLUMN n_runs INTEGER NOT NULL DEFAULT 0";
-static const char v8_counts[] =
+static const char v9_counts[] =
   "UPDATE projects SET"
   "  n_runs=(SELECT count(*) FROM runs WHERE project_id=projects.id AND deleted=0),"
   "  n_experiments=(SELECT count(*) FROM experiments WHERE project_id=projects.id AND deleted=0);"
@@ -230,7 +238,7 @@ static const char v8_counts[] =
   "  UPDATE projects SET n_experiments=n_experiments-1 WHERE old.deleted=0 AND id=old.project_id;"
   "  UPDATE projects SET n_experiments=n_experiments+1 WHERE new.deleted=0 AND id=new.project_id;"
   "  END;";
-static const char v8_indexes[] =
+static const char v9_indexes[] =
   "CREATE INDEX IF NOT EXISTS notes_recent ON notes(tenant_id, updated DESC, id DESC);"
   "CREATE INDEX IF NOT EXISTS artifacts_recent ON artifacts(tenant_id, created DESC, id DESC);"
   "CREATE INDEX IF NOT EXISTS artifacts_name ON artifacts(tenant_id, name, shared);"
@@ -250,10 +258,11 @@ static const char *const v4s[] = {v4, NULL};
 static const char *const v5s[] = {v5, NULL};
 static const char *const v6s[] = {v6_sqlite, NULL};
 static const char *const v7s[] = {NULL}; /* v7: service tables only */
-static const char *const v8s[] = {v8_col1, v8_col2, v8_col3, v8_counts, v8_indexes, NULL};
+static const char *const v8s[] = {v8, NULL};
+static const char *const v9s[] = {v9_col1, v9_col2, v9_col3, v9_counts, v9_indexes, NULL};
 /* migrations[i]: the statements taking version i to i + 1 (after the
  * service tables of version i + 1, if any). */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

@@ -103,6 +103,14 @@ static void populate(void)
         pts[e] = (pmcp_point){e, 0, 100.0 * k + 10.0 * w + e};
       ST_OK(s, pmcp_store_log(s, t, id, pts, 10));
     }
+  /* rl-w also logs three histograms (offsets that span runs) */
+  pmcp_series_spec wh = {"grad/norm", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
+  int64_t whid;
+  ST_OK(s, pmcp_store_series(s, t, "rl-w", &wh, &whid));
+  for (int h = 0; h < 3; h++) {
+    double edges[3] = {0, 1, 2}, counts[2] = {1, h + 1};
+    ST_OK(s, pmcp_store_log_histogram(s, t, whid, 1000 + h, 0, edges, counts, 2));
+  }
   /* rl-many: 80 environments with wide attributes (pages at small budgets) */
   for (int k = 0; k < N_MANY; k++) {
     char j[400];
@@ -587,6 +595,39 @@ START_TEST(env_series_buckets)
   ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "labels"), "env"));
   near(at(e, "mean", 0), 110);
   cJSON_Delete(o);
+  /* a budget cut keeps offsets exact: pages at 512 tokens cover every
+   * (environment, series) entry once, in order */
+  int offset = 0, pages = 0, seen = 0;
+  while (offset >= 0 && pages < 20) {
+    char args[300];
+    snprintf(args, sizeof args, "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],\"scale\":"
+             "\"ENVIRONMENT_STEP\",\"buckets\":12,\"token_budget\":512,\"offset\":%d}",
+             offset);
+    o = ok("fetch_rl_env_series_buckets", args);
+    int count = (int)num(o, "count");
+    ck_assert_int_gt(count, 0);
+    ck_assert_int_eq((int)num(o, "total_count"), N_ENVS);
+    for (int i = 0; i < count; i++)
+      ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "entries"), i), "environment"),
+                       ENV_IDS[offset + i]);
+    seen += count;
+    const cJSON *next = cJSON_GetObjectItem(o, "next_offset");
+    if (next) {
+      ck_assert_int_eq((int)next->valuedouble, offset + count);
+      ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated")));
+      offset = (int)next->valuedouble;
+    } else {
+      offset = -1;
+    }
+    pages++;
+    cJSON_Delete(o);
+  }
+  ck_assert_int_gt(pages, 1);
+  ck_assert_int_eq(seen, N_ENVS);
+  /* one entry larger than the budget is refused with what to do */
+  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
+          "\"scale\":\"ENVIRONMENT_STEP\",\"buckets\":1000,\"token_budget\":512}",
+          "token_budget");
   refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"]}",
           "scale");
   refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
@@ -749,6 +790,28 @@ START_TEST(histograms)
     near(num(st, "min"), 0);
     near(num(st, "max"), 5);
   }
+  cJSON_Delete(o);
+  /* offsets across runs, with and without a step range */
+  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+         "\"limit\":3,\"offset\":11}");
+  ck_assert_int_eq((int)num(o, "total_count"), N_HIST + 3);
+  ck_assert_int_eq((int)num(o, "next_offset"), 14);
+  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "histograms"), 0), "run"), "plain");
+  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 0), "step"), 110);
+  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "histograms"), 1), "run"), "rl-w");
+  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 2), "step"), 1001);
+  cJSON_Delete(o);
+  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+         "\"offset\":14}");
+  ck_assert_int_eq((int)num(o, "count"), 1);
+  ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_offset"));
+  near(at(cJSON_GetArrayItem(arr(o, "histograms"), 0), "counts", 1), 3);
+  cJSON_Delete(o);
+  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+         "\"step_from\":100,\"step_to\":1001,\"limit\":2,\"offset\":1}");
+  ck_assert_int_eq((int)num(o, "total_count"), 4); /* 100, 110, 1000, 1001 */
+  ck_assert_int_eq((int)num(o, "next_offset"), 3);
+  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 1), "step"), 1000);
   cJSON_Delete(o);
   /* densities integrate to one; a step range */
   o = ok("fetch_histogram_series", "{\"runs\":[\"run:plain\"],\"series\":[\"grad/norm\"],"

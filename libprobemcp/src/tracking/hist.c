@@ -8,21 +8,23 @@
 #include "tracking/tracking.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "research/page.h"
 
-/* Most sets one call visits per series (counting included). */
+/* Most sets one call visits per series to count those in a step range
+ * (without a range the catalog counts them and reading stops at the page). */
 #define MAX_SETS 100000
 #define SETS_PER_READ 200
 
 /* Called per set in logging order: 0 goes on, 1 stops, negative fails. */
 typedef int (*set_fn)(const cJSON *set, void *ud);
 
-static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, set_fn fn,
-                    void *ud)
+static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, size_t cap,
+                    set_fn fn, void *ud)
 {
   char after[32] = "";
   size_t seen = 0;
@@ -42,7 +44,7 @@ static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, 
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res, "items"))
     {
       rc = fn(it, ud);
-      if (rc || ++seen >= MAX_SETS) {
+      if (rc || ++seen >= cap) {
         cJSON_Delete(res);
         return rc < 0 ? rc : 0;
       }
@@ -106,6 +108,7 @@ static int kind_check(pmcp_call *call, const pmcp__trk_sel *s, const char *kind)
 typedef struct page_acc {
   const pmcp__mx_series *e;
   size_t idx, offset, limit;
+  int stop; /* the total is known: stop reading past the page */
   int density;
   size_t max_points; /* scatter */
   cJSON *items;
@@ -133,6 +136,8 @@ static int add_histogram(const cJSON *set, void *ud)
 {
   page_acc *a = ud;
   size_t i = a->idx++;
+  if (i >= a->offset + a->limit && a->stop)
+    return 1;
   if (i < a->offset || i >= a->offset + a->limit)
     return 0;
   const cJSON *edges = cJSON_GetObjectItemCaseSensitive(set, "edges");
@@ -179,6 +184,8 @@ static int add_scatter(const cJSON *set, void *ud)
 {
   page_acc *a = ud;
   size_t i = a->idx++;
+  if (i >= a->offset + a->limit && a->stop)
+    return 1;
   if (i < a->offset || i >= a->offset + a->limit)
     return 0;
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(set, "x");
@@ -232,17 +239,29 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
   pmcp_arg_int(call, "offset", &offset);
   pmcp_arg_int(call, "max_points", &maxp);
   pmcp_arg_bool(call, "density", &density);
-  page_acc a = {NULL, 0, (size_t)offset, (size_t)limit, density, (size_t)maxp,
+  /* Without a step range the catalog's set counts give the total, so
+   * series wholly before or after the page are not read. */
+  int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
+  page_acc a = {NULL, 0, (size_t)offset, (size_t)limit, !ranged, density, (size_t)maxp,
                 cJSON_CreateArray()};
+  size_t total = 0;
   int hist = !strcmp(kind, "histogram");
   for (size_t r = 0; r < s.n_runs && !rc; r++)
     for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
       if (!pmcp__trk_sel_wanted(call, &s, e, kind) || e->count == 0)
         continue;
+      size_t before = total;
+      total += (size_t)e->count;
+      if (!ranged && (total <= a.offset || before >= a.offset + a.limit))
+        continue;
       a.e = e;
-      rc = each_set(tk, e->id, lo, hi, hist ? add_histogram : add_scatter, &a);
+      a.idx = ranged ? a.idx : before;
+      rc = each_set(tk, e->id, lo, hi, ranged ? MAX_SETS : SIZE_MAX,
+                    hist ? add_histogram : add_scatter, &a);
     }
+  if (ranged)
+    total = a.idx;
   pmcp__trk_sel_free(&s);
   if (rc) {
     cJSON_Delete(a.items);
@@ -251,7 +270,7 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
                                              kind);
   }
   return pmcp__trk_emit(call, cJSON_CreateObject(), hist ? "histograms" : "sets", a.items,
-                        (size_t)offset, a.idx);
+                        (size_t)offset, total);
 }
 
 static int fetch_histogram_series(pmcp_call *call, void *ud)
@@ -303,7 +322,7 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
                               cJSON *o, int *bucketed)
 {
   stat_acc a = {stat, NULL, NULL, 0, 0};
-  int rc = each_set(tk, e->id, lo, hi, add_stat, &a);
+  int rc = each_set(tk, e->id, lo, hi, MAX_SETS, add_stat, &a);
   if (rc) {
     free(a.step);
     free(a.value);

@@ -400,7 +400,9 @@ START_TEST(metric_points_are_rows)
   o = ok(q);
   ck_assert_int_eq((int64_t)cell(o, 0), 0);
   cJSON_Delete(o);
-  o = ok("SELECT count(*) FROM metric_points WHERE series_id = 'x' OR step = 7.5");
+  /* (PostgreSQL refuses 'x' as a bigint instead of comparing it) */
+  o = ok(st_is_pg() ? "SELECT count(*) FROM metric_points WHERE step = 7.5"
+                    : "SELECT count(*) FROM metric_points WHERE series_id = 'x' OR step = 7.5");
   ck_assert_int_eq((int64_t)cell(o, 0), 0);
   cJSON_Delete(o);
   /* read-only, and no way around the table */
@@ -408,7 +410,8 @@ START_TEST(metric_points_are_rows)
   refused("DELETE FROM metric_points", "may not be modified");
   refused("UPDATE metric_points SET value = 0", "may not be modified");
   refused("DROP TABLE metric_points", "not allowed");
-  refused("CREATE VIRTUAL TABLE temp.x USING pmcp_metric_points", "not allowed");
+  if (!st_is_pg())
+    refused("CREATE VIRTUAL TABLE temp.x USING pmcp_metric_points", "not allowed");
   refused("SELECT * FROM pmcp_metric_points", "no such table");
   refused("SELECT * FROM main.metric_points", "no such table");
   /* the statement caps hold inside it */

@@ -104,7 +104,10 @@ static const list_kind kinds[] = {
    {{"run", "a.owner_kind='run' AND a.owner_id=:p"},
     {"experiment", "a.owner_kind='experiment' AND a.owner_id=:p"},
     {"project", "a.owner_kind='project' AND a.owner_id=:p"}},
-   {{"shared", 'b', "(a.shared=1)=:f"}, {"name", 's', "a.name=:f"}}},
+   {{"shared", 'b', "(a.shared=1)=:f"}, {"name", 's', "a.name=:f"},
+    /* the search tool's exact channel: a name, id, or a version's path, hash or URI */
+    {"exact", 's', "(a.name=:f OR a.slug=:f OR a.id IN (SELECT artifact_id FROM artifact_versions"
+                   " WHERE tenant_id=:t AND (sha256=:f OR uri=:f OR path=:f)))"}}},
   {"artifact-version",
    "json_build_object('version', v.version, 'path', v.path, 'media_type', v.media_type, 'size', v.size,"
    " 'sha256', v.sha256, 'uri', v.uri, 'stored', " BB("v.content IS NOT NULL") ","
@@ -119,7 +122,9 @@ static const list_kind kinds[] = {
    " WHERE dataset_id=d.id), 'created', d.created)",
    "datasets d", "d.tenant_id", "d.name, d.id",
    "d.name || ' ' || coalesce(d.description, '') || ' ' || coalesce(d.uri, '')", NULL, 0,
-   {{"project", "d.project_id=:p"}}, {{"registered", 'b', "(d.registered=1)=:f"}}},
+   {{"project", "d.project_id=:p"}}, {{"registered", 'b', "(d.registered=1)=:f"},
+    {"exact", 's', "(d.name=:f OR d.slug=:f OR d.uri=:f OR d.id IN (SELECT dataset_id FROM"
+                   " dataset_versions WHERE tenant_id=:t AND (uri=:f OR sha256=:f)))"}}},
   {"dataset-version",
    "json_build_object('ref', 'dataset:' || (SELECT slug FROM datasets WHERE id=v.dataset_id) || '@' ||"
    " v.version, 'version', v.version, 'uri', v.uri, 'sha256', v.sha256, 'size', v.size, 'rows',"
@@ -133,7 +138,7 @@ static const list_kind kinds[] = {
    "checkpoints c JOIN runs r ON r.id=c.run_id", "c.tenant_id", "c.created DESC, c.id DESC",
    "r.name || ' ' || r.slug || ' ' || coalesce(c.uri, '')", NULL, 0,
    {{"run", "c.run_id=:p"}, {"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"}},
-   {{"best", 'b', "(c.best=1)=:f"}, {"stored", 'b', "(c.stored=1)=:f"}}},
+   {{"best", 'b', "(c.best=1)=:f"}, {"stored", 'b', "(c.stored=1)=:f"}, {"exact", 's', "c.uri=:f"}}},
   {"source",
    "json_build_object('ref', 'source:' || s.slug, 'provider', s.provider, 'kind', s.kind, 'uri', s.uri,"
    " 'version', s.version, 'description', s.description, 'runs', (SELECT count(*) FROM lineage l"
@@ -141,7 +146,8 @@ static const list_kind kinds[] = {
    " 'created', s.created)",
    "sources s", "s.tenant_id", "s.provider, s.uri, s.id",
    "s.uri || ' ' || coalesce(s.description, '') || ' ' || s.slug", NULL, 0, {{0}},
-   {{"provider", 's', "s.provider=:f"}, {"kind", 's', "s.kind=:f"}}},
+   {{"provider", 's', "s.provider=:f"}, {"kind", 's', "s.kind=:f"},
+    {"exact", 's', "(s.uri=:f OR s.slug=:f)"}}},
   {"lineage",
    "json_build_object('from', l.from_ref, 'to', l.to_ref, 'relation', l.relation, 'steps', l.steps::json,"
    " 'created', l.created)",
@@ -176,7 +182,8 @@ static const list_kind kinds[] = {
    " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
    " 'created', f.created)",
    "files f", "f.tenant_id", "f.path, f.id", "f.path", NULL, 0,
-   {{"workspace", "f.workspace_id=:p"}}, {{"shared", 'b', "(f.workspace_id=0)=:f"}}},
+   {{"workspace", "f.workspace_id=:p"}}, {{"shared", 'b', "(f.workspace_id=0)=:f"},
+    {"exact", 's', "(f.path=:f OR f.sha256=:f OR f.uri=:f OR f.slug=:f)"}}},
   {"embedding",
    "json_build_object('ref', e.ref, 'model', e.model, 'text_sha256', e.text_sha256,"
    " 'vector', e.vector::json)",

@@ -141,7 +141,17 @@ static int refusal(const PGresult *r, PGconn *c, char *err, size_t errlen)
     return PMCP_EDENIED;
   }
   if (!strcmp(state, "42P01")) {
-    snprintf(err, errlen, "not readable: %s; call query_sql without sql for the tables", msg);
+    snprintf(err, errlen, "not readable: no such table (%s); call query_sql without sql for "
+             "the tables", msg);
+    return PMCP_EDENIED;
+  }
+  if (!strncmp(msg, "cannot insert into view", 23) || !strncmp(msg, "cannot update view", 18) ||
+      !strncmp(msg, "cannot delete from view", 23)) {
+    snprintf(err, errlen, "not allowed: the table may not be modified (%s)", msg);
+    return PMCP_EDENIED;
+  }
+  if (!strcmp(state, "42809")) {
+    snprintf(err, errlen, "not allowed: %s", msg);
     return PMCP_EDENIED;
   }
   if (!strcmp(state, "57014")) {

@@ -312,6 +312,13 @@ static const char v1_query[] =
   "  'project_papers', 'project_id, arxiv_id, note'];"
   " BEGIN"
   "  EXECUTE format('CREATE SCHEMA %I', q);"
+  /* every point of the tenant's series as rows; NaN reads as NULL, and
+   * a point logged without a time has a NULL time */
+  "  EXECUTE format('CREATE VIEW %I.metric_points WITH (security_barrier) AS"
+  "    SELECT b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
+  "    CASE WHEN u.v = ''NaN'' THEN NULL ELSE u.v END AS value"
+  "    FROM %I.metric_blocks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
+  "    WHERE b.tenant_id = %I.probe_query_tenant()', q, s, s);"
   "  FOR i IN 1 .. array_length(v, 1) BY 2 LOOP"
   "   EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s FROM %I.%I"
   "     WHERE tenant_id = %I.probe_query_tenant()', q, v[i], v[i + 1], s, v[i], s);"

@@ -156,12 +156,9 @@ static int parse_after(const char *s, int64_t *series, int64_t *pos)
   return 0;
 }
 
-typedef struct hist_stat {
-  int kind; /* 0 none, 1 mean, 2 std, 3 min, 4 max, 5 quantile */
-  double q;
-} hist_stat;
+typedef pmcp__mx_hist_stat hist_stat;
 
-static int parse_stat(const char *s, hist_stat *out)
+int pmcp__mx_hist_stat_parse(const char *s, hist_stat *out)
 {
   memset(out, 0, sizeof *out);
   if (!strcmp(s, "mean"))
@@ -188,7 +185,7 @@ static int parse_stat(const char *s, hist_stat *out)
 
 /* One statistic of a histogram (counts over ascending edges); values are
  * taken at bin midpoints, quantiles interpolated inside their bin. */
-static double hist_value(const hist_stat *hs, const cJSON *edges, const cJSON *counts)
+double pmcp__mx_hist_value(const hist_stat *hs, const cJSON *edges, const cJSON *counts)
 {
   int nb = cJSON_GetArraySize(counts);
   if (nb <= 0 || cJSON_GetArraySize(edges) != nb + 1)
@@ -255,28 +252,11 @@ static size_t text_tokens(pmcp_json *j)
   return n;
 }
 
-static void series_head(pmcp_json *j, const pmcp__mx_series *s)
-{
-  pmcp_json_object_begin(j);
-  pmcp_json_key(j, "key");
-  pmcp_json_string(j, s->key);
-  if (cJSON_GetArraySize(s->labels) > 0)
-    pmcp__mx_labels(j, s->labels);
-  if (strcmp(s->kind, "float")) {
-    pmcp_json_key(j, "kind");
-    pmcp_json_string(j, s->kind);
-  }
-  if (strcmp(s->scale, "step")) {
-    pmcp_json_key(j, "scale");
-    pmcp_json_string(j, s->scale);
-  }
-}
-
 static void write_float_chunk(pmcp_json *j, const pmcp__mx_series *s, const pmcp_point *p,
                               size_t n, int64_t pos)
 {
   pmcp_json_reset(j);
-  series_head(j, s);
+  pmcp__mx_head(j, s, 0);
   int has_t = 0;
   for (size_t i = 0; i < n && !has_t; i++)
     has_t = p[i].time_ms != 0;
@@ -442,7 +422,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
       int64_t last = 0;
       for (;;) {
         pmcp_json_reset(j);
-        series_head(j, s);
+        pmcp__mx_head(j, s, 0);
         pmcp_json_key(j, "stat");
         pmcp_json_string(j, o->stat.kind == 1 ? "mean" : o->stat.kind == 2 ? "std"
                             : o->stat.kind == 3 ? "min" : o->stat.kind == 4 ? "max"
@@ -460,7 +440,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
         pmcp_json_array_begin(j);
         for (size_t i = 0; i < n; i++) {
           const cJSON *it = cJSON_GetArrayItem(items, (int)i);
-          pmcp_json_number_lossless(j, hist_value(&o->stat,
+          pmcp_json_number_lossless(j, pmcp__mx_hist_value(&o->stat,
                                                   cJSON_GetObjectItemCaseSensitive(it, "edges"),
                                                   cJSON_GetObjectItemCaseSensitive(it, "counts")));
         }
@@ -505,7 +485,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
         rc = pmcp_page_status(pg);
         break;
       }
-      series_head(j, s);
+      pmcp__mx_head(j, s, 0);
       pmcp_json_key(j, "step");
       pmcp_json_int(j, (int64_t)pmcp__jn(it, "step", 0));
       double tm = pmcp__jn(it, "time", 0);
@@ -609,7 +589,7 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
   if ((stat_s || so.density) && strcmp(kind, "histogram"))
     return pmcp__rs_fail(call, "invalid_argument", "%s applies to kind=\"histogram\" only",
                          stat_s ? "stat" : "density");
-  if (stat_s && parse_stat(stat_s, &so.stat))
+  if (stat_s && pmcp__mx_hist_stat_parse(stat_s, &so.stat))
     return pmcp__rs_fail(call, "invalid_argument",
                          "stat '%.32s' is not one of mean, std, min, max, median, pN "
                          "(a percentile such as p95)", stat_s);
@@ -636,46 +616,31 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
                            "after_id '%.40s' belongs to another kind of series than %s",
                            after_s, kind);
   }
-  const char *wj = NULL;
-  cJSON *where = NULL;
-  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
-    where = cJSON_Parse(wj);
-    char err[200];
-    if (pmcp__mx_where_check(where, err, sizeof err)) {
-      cJSON_Delete(where);
-      return pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    }
-  }
+  pmcp__mx_where *where = NULL;
+  int rc = pmcp__mx_where_from_call(call, &where);
+  if (rc)
+    return rc > 0 ? 0 : rc;
   pmcp__mx_catalog c;
-  int rc = pmcp__mx_catalog_read(call, rs, run, &c);
+  rc = pmcp__mx_catalog_read(call, rs, run, &c);
+  size_t *sel = rc ? NULL : malloc((c.n ? c.n : 1) * sizeof *sel), ns = 0;
+  if (!rc && !sel)
+    rc = PMCP_ENOMEM;
   if (rc) {
-    cJSON_Delete(where);
+    pmcp__mx_where_free(where);
+    pmcp__mx_catalog_free(&c);
     return rc > 0 ? 0 : rc;
   }
-  size_t *sel = malloc((c.n ? c.n : 1) * sizeof *sel), ns = 0;
-  if (!sel) {
-    cJSON_Delete(where);
-    pmcp__mx_catalog_free(&c);
-    return PMCP_ENOMEM;
-  }
-  for (size_t i = 0; i < c.n; i++)
-    if ((!key || !strcmp(c.s[i].key, key)) && !strcmp(c.s[i].kind, kind) &&
-        (!where || pmcp__mx_where_match(where, c.s[i].labels)))
-      sel[ns++] = i;
-  cJSON_Delete(where);
+  pmcp__mx_pick pick = {key, kind, where, NULL, 1};
+  pmcp__mx_misses why;
+  ns = pmcp__mx_select(&c, &pick, sel, &why);
   if (key && !ns) {
+    rc = pmcp__mx_select_fail(call, &c, run, &pick, &why);
+    pmcp__mx_where_free(where);
     free(sel);
-    int any = 0;
-    for (size_t i = 0; i < c.n && !any; i++)
-      any = !strcmp(c.s[i].key, key);
-    char rr[300];
-    snprintf(rr, sizeof rr, "%s", run);
     pmcp__mx_catalog_free(&c);
-    return pmcp__rs_fail(call, "not_found",
-                         any ? "no %s series of key '%s' in %s matches (see mode=coordinates)"
-                             : "%.0s%s has no series '%s' (mode=coordinates lists them)",
-                         kind, key, rr);
+    return rc;
   }
+  pmcp__mx_where_free(where);
   pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
   if (!pg) {
     free(sel);

@@ -382,35 +382,15 @@ static const pmcp_arg_spec get_run_attributes_args[] = {
   PMCP__TRK_ARG_OFFSET,
 };
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *title,
-               const char *desc, const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.title = title;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "list_runs", "Runs as a table",
+  int rc = pmcp__trk_add_tool(server, tk, "list_runs", "Runs as a table",
                "Runs of a project as a table, filtered and sorted by attributes or metric "
                "summaries, with chosen attribute and summary columns. The main tool for "
                "comparing runs. Gives total_count and next_offset.",
                list_runs_args, sizeof list_runs_args / sizeof list_runs_args[0], list_runs);
   if (!rc)
-    rc = add(server, tk, "get_run_attributes", "One run's attributes",
+    rc = pmcp__trk_add_tool(server, tk, "get_run_attributes", "One run's attributes",
              "One run's attribute values: config, status (sys/state), tags (sys/tags), "
              "timings (sys/creation_time, sys/start_time, sys/end_time), as path/value rows.",
              get_run_attributes_args,

@@ -67,8 +67,31 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
     rc = pmcp__trk_add_runs(server, tk);
   if (!rc)
     rc = pmcp__trk_add_fetch(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_docs(server, tk);
   pmcp__trk_release(tk);
   return rc;
+}
+
+int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
+                       const char *title, const char *desc, const pmcp_arg_spec *args,
+                       size_t n_args, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.title = title;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n_args;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
 }
 
 int pmcp__trk_no_cursor(pmcp_call *call)
@@ -244,6 +267,25 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
   return pmcp__rs_reply(call, root);
 }
 
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
+{
+  int64_t limit = 50, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  size_t total = (size_t)cJSON_GetArraySize(all), i = 0;
+  cJSON *page = cJSON_CreateArray();
+  while (all->child) {
+    cJSON *x = cJSON_DetachItemViaPointer(all, all->child);
+    if (i >= (size_t)offset && i < (size_t)(offset + limit))
+      cJSON_AddItemToArray(page, x);
+    else
+      cJSON_Delete(x);
+    i++;
+  }
+  cJSON_Delete(all);
+  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
+}
+
 /* ---- runs as filter rows ---------------------------------------------- */
 
 const char *pmcp__trk_scale(const char *s)
@@ -352,7 +394,7 @@ static const cJSON *row_attr(void *ud, const char *path)
   return cJSON_GetObjectItemCaseSensitive(r->attrs, path);
 }
 
-static int labels_match(const cJSON *have, const cJSON *want)
+int pmcp__trk_labels_match(const cJSON *have, const cJSON *want)
 {
   const cJSON *l;
   cJSON_ArrayForEach(l, want)
@@ -390,7 +432,7 @@ const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char
       continue;
     const cJSON *have = cJSON_GetObjectItemCaseSensitive(it, "labels");
     if (labels) {
-      if (labels_match(have, labels))
+      if (pmcp__trk_labels_match(have, labels))
         return it;
     } else if (cJSON_GetArraySize(have) == 0) {
       return it; /* without labels, the unlabelled series is meant */

@@ -23,6 +23,13 @@ void pmcp__trk_release(void *ud);
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk);
+
+/* Registers one read-only, budgeted, possibly blocking tracking tool
+ * holding a reference to @p tk (title may be NULL). */
+int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
+                       const char *title, const char *desc, const pmcp_arg_spec *args,
+                       size_t n_args, pmcp_tool_fn fn);
 
 /* Common argument specs. */
 #define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \
@@ -54,6 +61,15 @@ int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
  * the first item not returned. */
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total);
+
+/* Sends items [offset, offset+limit) of @p all (consumed; the whole
+ * listing) under @p name through pmcp__trk_emit, with the call's `limit`
+ * and `offset`. */
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+
+/* True when every label of @p want (an object of strings) has the same
+ * value in @p have. */
+int pmcp__trk_labels_match(const cJSON *have, const cJSON *want);
 
 /* A run as the filter language sees it: a flat object of attribute paths
  * (config/..., sys/name, sys/id, sys/state, sys/tags, sys/creation_time,

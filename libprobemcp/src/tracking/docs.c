@@ -203,7 +203,7 @@ static int get_doc(pmcp_call *call, void *ud)
       lo = clo;
     }
     if (lo == b0)
-      return pmcp__rs_fail(call, "budget_too_small",
+      return pmcp__rs_fail(call, "token_budget_too_small",
                            "no part of '%s' fits token_budget=%d: raise token_budget",
                            d->page, pmcp__rs_budget(call));
     end = lo;

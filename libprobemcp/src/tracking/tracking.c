@@ -209,64 +209,6 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   return 0;
 }
 
-/* The largest k <= n such that root with k items fits. */
-static int place(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                 size_t offset, size_t total, size_t k, int cut)
-{
-  cJSON_DeleteItemFromObjectCaseSensitive(root, name);
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "count");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "next_offset");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "truncated");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "hint");
-  cJSON *arr = cJSON_CreateArray();
-  size_t i = 0;
-  cJSON *it;
-  cJSON_ArrayForEach(it, items)
-  {
-    if (i++ >= k)
-      break;
-    cJSON_AddItemToArray(arr, cJSON_Duplicate(it, 1));
-  }
-  cJSON_AddNumberToObject(root, "count", (double)k);
-  cJSON_AddItemToObject(root, name, arr);
-  if (offset + k < total)
-    cJSON_AddNumberToObject(root, "next_offset", (double)(offset + k));
-  cJSON_AddBoolToObject(root, "truncated", cut);
-  if (cut)
-    cJSON_AddStringToObject(root, "hint",
-                            "the token budget cut this page: continue with offset=next_offset "
-                            "or raise token_budget");
-  return pmcp__rs_fits(call, root, 0);
-}
-
-int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                   size_t offset, size_t total)
-{
-  pmcp__rs_round(items);
-  size_t n = (size_t)cJSON_GetArraySize(items);
-  cJSON_AddNumberToObject(root, "total_count", (double)total);
-  cJSON_AddNumberToObject(root, "offset", (double)offset);
-  if (!place(call, root, name, items, offset, total, n, 0)) {
-    size_t lo = 0, hi = n; /* lo fits (or is 0), hi does not */
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (place(call, root, name, items, offset, total, mid, 1))
-        lo = mid;
-      else
-        hi = mid;
-    }
-    if (lo == 0 || !place(call, root, name, items, offset, total, lo, 1)) {
-      cJSON_Delete(items);
-      cJSON_Delete(root);
-      return pmcp__rs_fail(call, "budget_too_small",
-                           "one item does not fit token_budget=%d: raise token_budget",
-                           pmcp__rs_budget(call));
-    }
-  }
-  cJSON_Delete(items);
-  return pmcp__rs_reply(call, root);
-}
-
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
   int64_t limit = 50, offset = 0;
@@ -284,6 +226,39 @@ int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
   }
   cJSON_Delete(all);
   return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
+}
+
+int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                   size_t offset, size_t total)
+{
+  pmcp__rs_round(items);
+  cJSON_AddNumberToObject(root, "total_count", (double)total);
+  cJSON_AddNumberToObject(root, "offset", (double)offset);
+  /* The engine's page builder fits the items and ends the page with
+   * count, truncated, next_offset (the first item not returned) and a
+   * hint when the budget cut it. */
+  pmcp_page *pg = NULL;
+  int more = 0;
+  int rc = pmcp_page_begin(&pg, call, 0);
+  if (!rc)
+    rc = pmcp_page_offsets(pg, offset < total ? offset : total, total,
+                           "the token budget cut this page: continue with "
+                           "offset=next_offset or raise token_budget");
+  if (!rc)
+    rc = pmcp__rs_fill(pg, root, name, items, NULL, NULL, &more);
+  cJSON_Delete(items);
+  cJSON_Delete(root);
+  if (rc == 1) {
+    pmcp_page_free(pg);
+    return pmcp__rs_fail(call, "token_budget_too_small",
+                         "this listing's envelope does not fit token_budget=%d: raise "
+                         "token_budget", pmcp__rs_budget(call));
+  }
+  if (rc) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
 }
 
 /* ---- runs as filter rows ---------------------------------------------- */

@@ -15,89 +15,15 @@
 #include "probemcp/research.h"
 #include "probemcp/tokens.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
-static pmcp_server *SRV;
 static pmcp_store *RO;
-static char *LAST;
-static int next_id = 10;
 
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(LAST);
-  LAST = strndup(m->data, m->len);
-}
-
-static cJSON *rpc(const char *method, const char *params)
-{
-  size_t msg_sz = strlen(params) + 200;
-  char *msg = malloc(msg_sz);
-  if (!msg)
-    abort();
-  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
-          method, params);
-  free(LAST);
-  LAST = NULL;
-  ck_assert_int_eq(pmcp_server_handle(SRV, "", msg, strlen(msg)), 0);
-  pmcp_server_drain(SRV);
-  free(msg);
-  ck_assert_ptr_nonnull(LAST);
-  cJSON *r = cJSON_Parse(LAST);
-  ck_assert_ptr_nonnull(r);
-  return r;
-}
-
-/* The JSON object of the one text item; checks the budget contract. */
-static cJSON *call(const char *args, int *is_error)
-{
-  size_t p_sz = strlen(args) + 100;
-  char *p = malloc(p_sz);
-  if (!p)
-    abort();
-  snprintf(p, p_sz, "{\"name\":\"metrics\",\"arguments\":%s}", args);
-  cJSON *r = rpc("tools/call", p);
-  free(p);
-  cJSON *res = cJSON_GetObjectItem(r, "result");
-  ck_assert_msg(res != NULL, "no result: %s", LAST);
-  cJSON *content = cJSON_GetObjectItem(res, "content");
-  ck_assert_int_eq(cJSON_GetArraySize(content), 1);
-  const char *text = cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "text")->valuestring;
-  cJSON *obj = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(obj), "not one JSON object: %s", text);
-  int budget = 2000;
-  cJSON *a = cJSON_Parse(args);
-  if (cJSON_GetObjectItem(a, "token_budget"))
-    budget = cJSON_GetObjectItem(a, "token_budget")->valueint;
-  cJSON_Delete(a);
-  size_t tok = 0;
-  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
-  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
-  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
-  cJSON_Delete(r);
-  return obj;
-}
-
-static cJSON *ok(const char *args)
-{
-  int e = 0;
-  cJSON *o = call(args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(!e, "%s failed: %s", args, t);
-  cJSON_free(t);
-  return o;
-}
+static cJSON *ok(const char *args) { return tc_ok("metrics", args); }
 
 static void refused(const char *args, const char *needle)
 {
-  int e = 0;
-  cJSON *o = call(args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(e, "%s was not refused: %s", args, t);
-  ck_assert_msg(strstr(t, needle) != NULL, "%s: %s lacks '%s'", args, t, needle);
-  cJSON_free(t);
-  cJSON_Delete(o);
+  tc_refused("metrics", args, needle);
 }
 
 /* ---- data ---------------------------------------------------------------- */
@@ -185,22 +111,16 @@ static void fill(void)
 static void setup(void)
 {
   fill();
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "test";
-  o.sink = sink;
-  ck_assert_int_eq(pmcp_server_new(&SRV, &o), 0);
+  pmcp_server *srv = tc_server_new();
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
-  ck_assert_int_eq(pmcp_research_register(SRV, RO, NULL), 0);
-  cJSON_Delete(rpc("initialize", "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                                 "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
+  ck_assert_int_eq(pmcp_research_register(srv, RO, NULL), 0);
+  tc_initialize();
 }
 
 static void teardown(void)
 {
-  pmcp_server_free(SRV);
+  tc_server_free();
   pmcp_store_free(RO);
-  free(LAST);
-  LAST = NULL;
   st_cleanup();
 }
 

@@ -20,11 +20,9 @@
 #include "probemcp/research.h"
 #include "probemcp/tokens.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
-static pmcp_server *SRV;
 static pmcp_store *RO;
-static char *LAST;
-static int next_id = 10;
 static int PORT;
 static char FULL[30000];
 
@@ -128,68 +126,11 @@ static void start_provider(void)
 
 /* ---- the server ------------------------------------------------------------ */
 
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(LAST);
-  LAST = strndup(m->data, m->len);
-}
-
-static cJSON *call(const char *args, int *is_error)
-{
-  size_t msg_sz = strlen(args) + 200;
-  char *msg = malloc(msg_sz);
-  if (!msg)
-    abort();
-  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-          "{\"name\":\"find_papers\",\"arguments\":%s}}", next_id++, args);
-  free(LAST);
-  LAST = NULL;
-  ck_assert_int_eq(pmcp_server_handle(SRV, "", msg, strlen(msg)), 0);
-  pmcp_server_drain(SRV);
-  free(msg);
-  ck_assert_ptr_nonnull(LAST);
-  cJSON *r = cJSON_Parse(LAST);
-  cJSON *res = cJSON_GetObjectItem(r, "result");
-  ck_assert_msg(res != NULL, "no result: %s", LAST);
-  const char *text =
-      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(res, "content"), 0), "text")
-          ->valuestring;
-  cJSON *obj = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(obj), "not JSON: %s", text);
-  size_t tok = 0;
-  pmcp_tokens_count(text, strlen(text), &tok);
-  cJSON *a = cJSON_Parse(args);
-  int budget = cJSON_GetObjectItem(a, "token_budget") ?
-      cJSON_GetObjectItem(a, "token_budget")->valueint : 2000;
-  cJSON_Delete(a);
-  ck_assert_uint_le(tok, (size_t)budget);
-  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
-  cJSON_Delete(r);
-  return obj;
-}
-
-static cJSON *ok(const char *args)
-{
-  int e = 0;
-  cJSON *o = call(args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(!e, "%s failed: %s", args, t);
-  cJSON_free(t);
-  return o;
-}
+static cJSON *ok(const char *args) { return tc_ok("find_papers", args); }
 
 static void refused(const char *args, const char *needle)
 {
-  int e = 0;
-  cJSON *o = call(args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(e, "%s was not refused: %s", args, t);
-  ck_assert_msg(strstr(t, needle) != NULL, "%s: %s lacks '%s'", args, t, needle);
-  cJSON_free(t);
-  cJSON_Delete(o);
+  tc_refused("find_papers", args, needle);
 }
 
 static void fill(void)
@@ -220,30 +161,21 @@ static void fill(void)
 static void setup_with(const char *url)
 {
   fill();
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "test";
-  o.sink = sink;
-  ck_assert_int_eq(pmcp_server_new(&SRV, &o), 0);
+  pmcp_server *srv = tc_server_new();
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.papers_url = url;
   ro.papers_timeout_ms = 500;
-  ck_assert_int_eq(pmcp_research_register(SRV, RO, &ro), 0);
-  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
-  pmcp_server_handle(SRV, "", init, strlen(init));
-  pmcp_server_drain(SRV);
+  ck_assert_int_eq(pmcp_research_register(srv, RO, &ro), 0);
+  tc_initialize();
 }
 
 static void setup_local(void) { setup_with(NULL); }
 
 static void teardown(void)
 {
-  pmcp_server_free(SRV);
+  tc_server_free();
   pmcp_store_free(RO);
-  free(LAST);
-  LAST = NULL;
   st_cleanup();
 }
 

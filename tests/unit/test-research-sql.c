@@ -14,63 +14,13 @@
 #include "probemcp/research.h"
 #include "probemcp/tokens.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
-static pmcp_server *SRV;
 static pmcp_store *RO;
-static char *LAST;
-static int next_id = 10;
-
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(LAST);
-  LAST = strndup(m->data, m->len);
-}
-
-static cJSON *rpc(const char *method, const char *params)
-{
-  size_t msg_sz = strlen(params) + 200;
-  char *msg = malloc(msg_sz);
-  if (!msg)
-    abort();
-  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
-          method, params);
-  free(LAST);
-  LAST = NULL;
-  ck_assert_int_eq(pmcp_server_handle(SRV, "", msg, strlen(msg)), 0);
-  pmcp_server_drain(SRV);
-  free(msg);
-  ck_assert_ptr_nonnull(LAST);
-  cJSON *r = cJSON_Parse(LAST);
-  ck_assert_ptr_nonnull(r);
-  return r;
-}
 
 static cJSON *call_args(const char *args, int *is_error)
 {
-  size_t p_sz = strlen(args) + 100;
-  char *p = malloc(p_sz);
-  if (!p)
-    abort();
-  snprintf(p, p_sz, "{\"name\":\"query_sql\",\"arguments\":%s}", args);
-  cJSON *r = rpc("tools/call", p);
-  free(p);
-  cJSON *res = cJSON_GetObjectItem(r, "result");
-  ck_assert_msg(res != NULL, "no result: %s", LAST);
-  const char *text =
-      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(res, "content"), 0), "text")
-          ->valuestring;
-  cJSON *obj = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(obj), "not JSON: %s", text);
-  size_t tok = 0;
-  pmcp_tokens_count(text, strlen(text), &tok);
-  int budget = strstr(args, "\"token_budget\":600") ? 600 : 2000;
-  ck_assert_uint_le(tok, (size_t)budget);
-  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
-  cJSON_Delete(r);
-  return obj;
+  return tc_call("query_sql", args, is_error);
 }
 
 static cJSON *sql(const char *q, int *is_error)
@@ -136,22 +86,16 @@ static void fill(void)
 static void setup(void)
 {
   fill();
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "test";
-  o.sink = sink;
-  ck_assert_int_eq(pmcp_server_new(&SRV, &o), 0);
+  pmcp_server *srv = tc_server_new();
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
-  ck_assert_int_eq(pmcp_research_register(SRV, RO, NULL), 0);
-  cJSON_Delete(rpc("initialize", "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                                 "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
+  ck_assert_int_eq(pmcp_research_register(srv, RO, NULL), 0);
+  tc_initialize();
 }
 
 static void teardown(void)
 {
-  pmcp_server_free(SRV);
+  tc_server_free();
   pmcp_store_free(RO);
-  free(LAST);
-  LAST = NULL;
   st_cleanup();
 }
 
@@ -179,7 +123,7 @@ START_TEST(lists_tables_with_types)
   ck_assert(runs || cJSON_GetObjectItem(o, "next_cursor"));
   cJSON_Delete(o);
   /* the resource carries the same listing */
-  cJSON *r = rpc("resources/read", "{\"uri\":\"probe://sql/schema\"}");
+  cJSON *r = tc_rpc("resources/read", "{\"uri\":\"probe://sql/schema\"}");
   const char *txt = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
       cJSON_GetObjectItem(r, "result"), "contents"), 0), "text")->valuestring;
   ck_assert_ptr_nonnull(strstr(txt, "\"runs\""));

@@ -12,6 +12,7 @@
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
 #include "probemcp/tokens.h"
+#include "tool-call-util.h"
 
 /* ---- the fake store ------------------------------------------------------ */
 
@@ -407,129 +408,26 @@ static void fill(int n_runs)
 
 /* ---- driving the server ---------------------------------------------------- */
 
-typedef struct sinkbuf {
-  char *last;
-} sinkbuf;
-
-static sinkbuf SB;
-static pmcp_server *SRV;
 static pmcp_store *ST;
-static int next_id = 10;
-
-static void sink(const pmcp_out *m, void *ud)
-{
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(SB.last);
-  SB.last = strndup(m->data, m->len);
-}
-
-static cJSON *rpc(const char *method, const char *params)
-{
-  size_t msg_sz = strlen(params) + 200;
-  char *msg = malloc(msg_sz);
-  if (!msg)
-    abort();
-  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}", next_id++,
-          method, params);
-  free(SB.last);
-  SB.last = NULL;
-  ck_assert_int_eq(pmcp_server_handle(SRV, "", msg, strlen(msg)), 0);
-  pmcp_server_drain(SRV);
-  free(msg);
-  ck_assert_ptr_nonnull(SB.last);
-  cJSON *r = cJSON_Parse(SB.last);
-  ck_assert_ptr_nonnull(r);
-  return r;
-}
 
 static void setup_with(int n_runs, const char *embed)
 {
   fill(n_runs);
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "test";
-  o.sink = sink;
-  ck_assert_int_eq(pmcp_server_new(&SRV, &o), 0);
+  pmcp_server *srv = tc_server_new();
   ST = fake_store(PMCP_STORE_READONLY);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.embed_url = embed;
-  ck_assert_int_eq(pmcp_research_register(SRV, ST, &ro), 0);
-  cJSON_Delete(rpc("initialize",
-                   "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                   "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
-  const char *n = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-  pmcp_server_handle(SRV, "", n, strlen(n));
+  ck_assert_int_eq(pmcp_research_register(srv, ST, &ro), 0);
+  tc_initialize();
 }
 
 static void setup(void) { setup_with(30, NULL); }
 
 static void teardown(void)
 {
-  pmcp_server_free(SRV);
+  tc_server_free();
   pmcp_store_free(ST);
   cJSON_Delete(F.recs);
-  free(SB.last);
-  SB.last = NULL;
-}
-
-/* Calls a tool; returns the parsed JSON object of its one text item and
- * checks the contracts: one text item, structuredContent equal to it, the
- * text within the budget. */
-static cJSON *call(const char *tool, const char *args, int *is_error)
-{
-  size_t p_sz = strlen(args) + 100;
-  char *p = malloc(p_sz);
-  if (!p)
-    abort();
-  snprintf(p, p_sz, "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
-  cJSON *r = rpc("tools/call", p);
-  free(p);
-  cJSON *res = cJSON_GetObjectItem(r, "result");
-  ck_assert_msg(res != NULL, "no result: %s", SB.last);
-  cJSON *content = cJSON_GetObjectItem(res, "content");
-  ck_assert_int_eq(cJSON_GetArraySize(content), 1);
-  const char *text = cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "text")->valuestring;
-  cJSON *obj = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(obj), "not one JSON object: %s", text);
-  cJSON *sc = cJSON_GetObjectItem(res, "structuredContent");
-  /* the engine's own argument errors carry no structuredContent */
-  ck_assert_msg(!sc || cJSON_Compare(obj, sc, 1), "structuredContent differs: %s", SB.last);
-  ck_assert_msg(sc || cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")),
-                "a result without structuredContent: %s", SB.last);
-  int budget = 2000;
-  cJSON *a = cJSON_Parse(args);
-  if (cJSON_GetObjectItem(a, "token_budget"))
-    budget = cJSON_GetObjectItem(a, "token_budget")->valueint;
-  cJSON_Delete(a);
-  size_t tok = 0;
-  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
-  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
-  ck_assert_uint_le(strlen(text), (size_t)budget * 8);
-  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
-  cJSON_Delete(r);
-  return obj;
-}
-
-static cJSON *ok(const char *tool, const char *args)
-{
-  int e = 0;
-  cJSON *o = call(tool, args, &e);
-  ck_assert_msg(!e, "%s %s failed: %s", tool, args, cJSON_PrintUnformatted(o));
-  return o;
-}
-
-static void refused(const char *tool, const char *args, const char *needle)
-{
-  int e = 0;
-  cJSON *o = call(tool, args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  if (!e) {
-    /* the engine may answer argument errors as a JSON-RPC error instead */
-    ck_abort_msg("%s %s was not refused: %s", tool, args, t);
-  }
-  ck_assert_msg(strstr(t, needle) != NULL, "%s: %s lacks '%s'", args, t, needle);
-  cJSON_free(t);
-  cJSON_Delete(o);
 }
 
 static const char *js(const cJSON *o, const char *k)
@@ -543,17 +441,17 @@ static const char *js(const cJSON *o, const char *k)
 START_TEST(register_refuses_writable_store)
 {
   pmcp_store *w = fake_store(0);
-  ck_assert_int_eq(pmcp_research_register(SRV, w, NULL), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_research_register(tc_server(), w, NULL), PMCP_EINVAL);
   pmcp_store_free(w);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.tenant = "nope";
-  ck_assert_int_eq(pmcp_research_register(SRV, ST, &ro), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_research_register(tc_server(), ST, &ro), PMCP_ENOTFOUND);
 }
 END_TEST
 
 START_TEST(tools_list_is_read_only)
 {
-  cJSON *r = rpc("tools/list", "{}");
+  cJSON *r = tc_rpc("tools/list", "{}");
   cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
   ck_assert_int_ge(cJSON_GetArraySize(tools), 3); /* browse, entity, search and the later tools */
   const cJSON *t;
@@ -575,7 +473,7 @@ END_TEST
 
 START_TEST(browse_tree_root)
 {
-  cJSON *o = ok("browse", "{}");
+  cJSON *o = tc_ok("browse", "{}");
   ck_assert_str_eq(js(o, "mode"), "tree");
   cJSON *projects = cJSON_GetObjectItem(o, "projects");
   ck_assert_int_eq(cJSON_GetArraySize(projects), 2);
@@ -597,12 +495,12 @@ END_TEST
 
 START_TEST(browse_tree_nested_cursor)
 {
-  cJSON *o = ok("browse", "{\"ref\":\"experiment:e1\",\"limit\":5}");
+  cJSON *o = tc_ok("browse", "{\"ref\":\"experiment:e1\",\"limit\":5}");
   cJSON *runs = cJSON_GetObjectItem(o, "runs");
   ck_assert_int_eq(cJSON_GetArraySize(runs), 5);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "next_cursor"));
   cJSON_Delete(o);
-  o = ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":3}");
+  o = tc_ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":3}");
   cJSON *e1 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "experiments"), 0);
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e1, "runs")), 3);
   const char *rc = js(e1, "runs_cursor");
@@ -610,7 +508,7 @@ START_TEST(browse_tree_nested_cursor)
   char args[2000];
   snprintf(args, sizeof args,
            "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":3,\"cursor\":\"%s\"}", rc);
-  cJSON *o2 = ok("browse", args);
+  cJSON *o2 = tc_ok("browse", args);
   cJSON *more = cJSON_GetObjectItem(o2, "runs");
   ck_assert_int_eq(cJSON_GetArraySize(more), 3);
   /* r001 is deleted: page one held r000, r002, r003 */
@@ -618,17 +516,17 @@ START_TEST(browse_tree_nested_cursor)
   cJSON_Delete(o2);
   cJSON_Delete(o);
   /* depth 3 at a small budget still answers: nested lists shrink */
-  o = ok("browse", "{\"depth\":3,\"token_budget\":512}");
+  o = tc_ok("browse", "{\"depth\":3,\"token_budget\":512}");
   ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(o, "projects")), 1);
   cJSON_Delete(o);
-  o = ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":100,\"token_budget\":512}");
+  o = tc_ok("browse", "{\"ref\":\"project:p1\",\"depth\":2,\"limit\":100,\"token_budget\":512}");
   e1 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "experiments"), 0);
   ck_assert_int_lt(cJSON_GetArraySize(cJSON_GetObjectItem(e1, "runs")), 29);
   ck_assert(*js(e1, "runs_cursor"));
   ck_assert(*js(e1, "nested"));
   cJSON_Delete(o);
-  refused("browse", "{\"ref\":\"run:r000\"}", "tree opens");
-  refused("browse", "{\"ref\":\"bogus:x\"}", "unknown kind");
+  tc_refused("browse", "{\"ref\":\"run:r000\"}", "tree opens");
+  tc_refused("browse", "{\"ref\":\"bogus:x\"}", "unknown kind");
 }
 END_TEST
 
@@ -650,7 +548,7 @@ START_TEST(browse_runs_pagination)
     else
       snprintf(args, sizeof args, "{\"mode\":\"runs\",\"limit\":100,\"token_budget\":%d}",
                budgets[pages % 7]);
-    cJSON *o = ok("browse", args);
+    cJSON *o = tc_ok("browse", args);
     pages++;
     cJSON *runs = cJSON_GetObjectItem(o, "runs");
     const cJSON *r;
@@ -681,22 +579,22 @@ END_TEST
 
 START_TEST(browse_runs_filters)
 {
-  cJSON *o = ok("browse", "{\"mode\":\"runs\",\"active\":true}");
+  cJSON *o = tc_ok("browse", "{\"mode\":\"runs\",\"active\":true}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runs")), 1);
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"runs\",\"include_deleted\":true,\"limit\":100}");
+  o = tc_ok("browse", "{\"mode\":\"runs\",\"include_deleted\":true,\"limit\":100}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runs")), 31);
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"runs\",\"project\":\"p1\",\"limit\":100}");
+  o = tc_ok("browse", "{\"mode\":\"runs\",\"project\":\"p1\",\"limit\":100}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runs")), 29);
   cJSON_Delete(o);
-  refused("browse", "{\"mode\":\"runs\",\"project\":\"experiment:e1\"}", "expected a project");
+  tc_refused("browse", "{\"mode\":\"runs\",\"project\":\"experiment:e1\"}", "expected a project");
 }
 END_TEST
 
 START_TEST(browse_other_modes)
 {
-  cJSON *o = ok("browse", "{\"mode\":\"notes\",\"query\":\"warmup\"}");
+  cJSON *o = tc_ok("browse", "{\"mode\":\"notes\",\"query\":\"warmup\"}");
   cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "notes"), 0);
   ck_assert_str_eq(js(n, "ref"), "note:n1");
   ck_assert_str_eq(js(n, "provenance"), "person");
@@ -704,20 +602,20 @@ START_TEST(browse_other_modes)
   ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(n, "truncated")));
   ck_assert_str_eq(js(n, "detail"), "entity refs=[\"note:n1\"] view=record");
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"sources\",\"provider\":\"hf\"}");
+  o = tc_ok("browse", "{\"mode\":\"sources\",\"provider\":\"hf\"}");
   cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sources"), 0);
   ck_assert_int_eq(cJSON_GetObjectItem(s, "n_runs")->valueint, 3);
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"workspaces\"}");
+  o = tc_ok("browse", "{\"mode\":\"workspaces\"}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "workspaces"));
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"checkpoints\",\"run\":\"run:r000\",\"best\":true}");
+  o = tc_ok("browse", "{\"mode\":\"checkpoints\",\"run\":\"run:r000\",\"best\":true}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "checkpoints"));
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"datasets\",\"registered\":true}");
+  o = tc_ok("browse", "{\"mode\":\"datasets\",\"registered\":true}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "datasets"));
   cJSON_Delete(o);
-  o = ok("browse", "{\"mode\":\"files\"}");
+  o = tc_ok("browse", "{\"mode\":\"files\"}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "files"));
   cJSON_Delete(o);
 }
@@ -725,42 +623,42 @@ END_TEST
 
 START_TEST(browse_cursor_refusals)
 {
-  cJSON *o = ok("browse", "{\"mode\":\"runs\",\"limit\":2}");
+  cJSON *o = tc_ok("browse", "{\"mode\":\"runs\",\"limit\":2}");
   const char *c = js(o, "next_cursor");
   char args[2000];
   /* changed arguments */
   snprintf(args, sizeof args, "{\"mode\":\"runs\",\"limit\":3,\"cursor\":\"%s\"}", c);
-  refused("browse", args, "restart");
+  tc_refused("browse", args, "restart");
   /* forged */
   char bad[1500];
   snprintf(bad, sizeof bad, "%s", c);
   bad[5] = bad[5] == 'A' ? 'B' : 'A';
   snprintf(args, sizeof args, "{\"mode\":\"runs\",\"limit\":2,\"cursor\":\"%s\"}", bad);
-  refused("browse", args, "restart");
+  tc_refused("browse", args, "restart");
   /* stale: the store changed */
   F.version++;
   snprintf(args, sizeof args, "{\"mode\":\"runs\",\"limit\":2,\"cursor\":\"%s\"}", c);
-  refused("browse", args, "restart");
+  tc_refused("browse", args, "restart");
   cJSON_Delete(o);
 }
 END_TEST
 
 START_TEST(entity_card_and_views)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"run:r000\"]}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"run:r000\"]}");
   ck_assert_str_eq(js(o, "ref"), "run:r000");
   cJSON *av = cJSON_GetObjectItem(o, "available_views");
   ck_assert_int_eq(cJSON_GetArraySize(av), 15);
   cJSON_Delete(o);
   /* the bare id is not a ref: kinds are never guessed */
-  refused("entity", "{\"refs\":[\"r000\"]}", "no kind");
-  refused("entity", "{\"refs\":[\"model:x\"]}", "unknown kind");
-  refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"content\"}", "has no view content");
-  refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"record\",\"view_options\":{\"grep\":\"x\"}}",
+  tc_refused("entity", "{\"refs\":[\"r000\"]}", "no kind");
+  tc_refused("entity", "{\"refs\":[\"model:x\"]}", "unknown kind");
+  tc_refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"content\"}", "has no view content");
+  tc_refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"record\",\"view_options\":{\"grep\":\"x\"}}",
           "not read by view record");
-  refused("entity", "{\"refs\":[\"run:nope\"]}", "not_found");
-  refused("entity", "{\"refs\":[\"run:secret\"]}", "not_found");
-  o = ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"views\"}");
+  tc_refused("entity", "{\"refs\":[\"run:nope\"]}", "not_found");
+  tc_refused("entity", "{\"refs\":[\"run:secret\"]}", "not_found");
+  o = tc_ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"views\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "views")), 15);
   cJSON_Delete(o);
 }
@@ -768,15 +666,15 @@ END_TEST
 
 START_TEST(entity_record_fields)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
                           "\"view_options\":{\"field\":\"config.optimizer.lr\"}}");
   ck_assert_double_eq(cJSON_GetObjectItem(o, "data")->valuedouble, 0.001);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
+  o = tc_ok("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
                    "\"view_options\":{\"field\":[\"config\",\"a.b\"]}}");
   ck_assert_int_eq(cJSON_GetObjectItem(o, "data")->valueint, 7);
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
+  tc_refused("entity", "{\"refs\":[\"run:r002\"],\"view\":\"record\","
                     "\"view_options\":{\"field\":\"config.nope\"}}", "no field");
 }
 END_TEST
@@ -815,7 +713,7 @@ START_TEST(entity_record_fragments)
     else
       snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"record\",\"token_budget\":512}",
                js(big, "ref"));
-    cJSON *o = ok("entity", args);
+    cJSON *o = tc_ok("entity", args);
     pages++;
     cJSON *d = cJSON_GetObjectItem(o, "data");
     ck_assert_str_eq(js(d, "format"), "json_fragment");
@@ -864,7 +762,7 @@ START_TEST(entity_document_pinned)
     doc[i] = (char)('a' + i % 26);
   doc[12000] = 0;
   cJSON_ReplaceItemInObject(readme_rec(), "readme", cJSON_CreateString(doc));
-  cJSON *o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"readme\",\"token_budget\":512}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"readme\",\"token_budget\":512}");
   cJSON *d = cJSON_GetObjectItem(o, "data");
   ck_assert_str_eq(js(d, "format"), "text_fragment");
   ck_assert_int_eq(cJSON_GetObjectItem(d, "total_chars")->valueint, 12000);
@@ -883,7 +781,7 @@ START_TEST(entity_document_pinned)
   char args[2600];
   snprintf(args, sizeof args, "{\"refs\":[\"project:p1\"],\"view\":\"readme\",\"token_budget\":512,"
            "\"cursor\":\"%s\"}", cur);
-  o = ok("entity", args);
+  o = tc_ok("entity", args);
   d = cJSON_GetObjectItem(o, "data");
   ck_assert_int_eq(cJSON_GetObjectItem(d, "offset")->valueint, (int)got);
   ck_assert_int_eq(cJSON_GetObjectItem(d, "total_chars")->valueint, 12000);
@@ -893,7 +791,7 @@ START_TEST(entity_document_pinned)
   more[3] = '#';
   cJSON_ReplaceItemInObject(readme_rec(), "readme", cJSON_CreateString(more));
   F.version++;
-  refused("entity", args, "document_changed");
+  tc_refused("entity", args, "document_changed");
   free(more);
   free(doc);
 }
@@ -901,25 +799,25 @@ END_TEST
 
 START_TEST(entity_notes_overview)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"notes\"}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"notes\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "notes")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"summary\"}");
+  o = tc_ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"summary\"}");
   ck_assert_str_eq(js(o, "text"), "We beat the baseline.");
   ck_assert_str_eq(js(o, "provenance"), "person");
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"overview\"}");
+  o = tc_ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"overview\"}");
   ck_assert_ptr_nonnull(strstr(js(o, "text"), "all good"));
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"readme\"}");
+  o = tc_ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"readme\"}");
   ck_assert_ptr_nonnull(strstr(js(o, "text"), "Readme text"));
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"metrics\"}");
+  o = tc_ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"metrics\"}");
   cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "series"), 0);
   /* six significant figures */
   ck_assert_double_eq(cJSON_GetObjectItem(s, "last")->valuedouble, 0.123457);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"reproduce\"}");
+  o = tc_ok("entity", "{\"refs\":[\"run:r000\"],\"view\":\"reproduce\"}");
   ck_assert_str_eq(js(o, "command"), "python train.py");
   cJSON_Delete(o);
 }
@@ -927,71 +825,71 @@ END_TEST
 
 START_TEST(entity_content)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\"}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\"}");
   ck_assert_int_eq(cJSON_GetObjectItem(o, "start_line")->valueint, 1);
   ck_assert_int_eq(cJSON_GetObjectItem(o, "end_line")->valueint, 40);
   ck_assert_int_eq(cJSON_GetObjectItem(o, "total_lines")->valueint, 100);
   ck_assert_str_eq(js(o, "sha256"), "deadbeef");
   ck_assert_int_eq(cJSON_GetObjectItem(o, "next_start_line")->valueint, 41);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
+  o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
                    "\"view_options\":{\"start_line\":81}}");
   ck_assert_int_eq(cJSON_GetObjectItem(o, "end_line")->valueint, 100);
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_cursor"));
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
+  o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
                    "\"view_options\":{\"grep\":\"learning_rate\",\"context_lines\":2}}");
   ck_assert_int_eq(cJSON_GetObjectItem(o, "match_count")->valueint, 1);
   cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "matches"), 0);
   ck_assert_int_eq(cJSON_GetObjectItem(m, "start_line")->valueint, 55);
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(m, "lines")), 5);
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[\"artifact:blob\"],\"view\":\"content\"}",
+  tc_refused("entity", "{\"refs\":[\"artifact:blob\"],\"view\":\"content\"}",
           "probe artifact download artifact:blob");
-  refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
+  tc_refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
                     "\"view_options\":{\"start_line\":500}}", "past the end");
-  refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
+  tc_refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"content\","
                     "\"view_options\":{\"grep\":\"(\"}}", "regular expression");
 }
 END_TEST
 
 START_TEST(entity_versions)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
                           "\"view_options\":{\"requirement\":\">=2\"}}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "versions")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
+  o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
                    "\"view_options\":{\"requirement\":\"prod\"}}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "versions")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
+  o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
                    "\"view_options\":{\"requirement\":\">=5\"}}");
   ck_assert_str_eq(js(o, "state"), "no_match");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "existing")), 2);
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
+  tc_refused("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"versions\","
                     "\"view_options\":{\"requirement\":\">=2.0\"}}", "not semver");
   /* a name two shared artifacts carry */
   add("{\"ref\":\"artifact:x2\",\"id\":\"a9\",\"kind\":\"artifact\",\"name\":\"cfg\"}");
-  refused("entity", "{\"refs\":[\"artifact:cfg\"]}", "a1 and a9");
+  tc_refused("entity", "{\"refs\":[\"artifact:cfg\"]}", "a1 and a9");
 }
 END_TEST
 
 START_TEST(entity_lineage)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"lineage\","
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"artifact:cfg\"],\"view\":\"lineage\","
                           "\"view_options\":{\"depth\":2}}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "edges")), 2);
   ck_assert_str_eq(js(o, "direction"), "upstream");
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"source:hf-gpt2\"],\"view\":\"lineage\","
+  o = tc_ok("entity", "{\"refs\":[\"source:hf-gpt2\"],\"view\":\"lineage\","
                    "\"view_options\":{\"direction\":\"downstream\",\"depth\":8}}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "edges")), 2);
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"lineage\","
+  tc_refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"lineage\","
                     "\"view_options\":{\"depth\":9}}", "1 to 8");
-  refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"lineage\","
+  tc_refused("entity", "{\"refs\":[\"run:r000\"],\"view\":\"lineage\","
                     "\"view_options\":{\"direction\":\"sideways\"}}", "downstream");
 }
 END_TEST
@@ -1017,7 +915,7 @@ START_TEST(entity_every_view)
       snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"%s\",\"token_budget\":600}",
                refs[i], views[j]);
       int e = 0;
-      cJSON *o = call("entity", args, &e);
+      cJSON *o = tc_call("entity", args, &e);
       if (e) {
         ck_assert_msg(*js(o, "message"), "%s: error without a message", args);
         if (strstr(js(o, "message"), "has no view"))
@@ -1033,52 +931,52 @@ START_TEST(entity_every_view)
   ck_assert_int_ge(answered, 60);
   ck_assert_int_eq(refused_views, 13 * 25 - 71);
   /* specific shapes */
-  cJSON *o = ok("entity", "{\"refs\":[\"session:s1\"],\"view\":\"transcript\"}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"session:s1\"],\"view\":\"transcript\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "transcript")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"trial:t1\"],\"view\":\"trajectory\"}");
+  o = tc_ok("entity", "{\"refs\":[\"trial:t1\"],\"view\":\"trajectory\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "trajectory")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\"}");
+  o = tc_ok("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "saves")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"dataset:wiki\"],\"view\":\"versions\"}");
+  o = tc_ok("entity", "{\"refs\":[\"dataset:wiki\"],\"view\":\"versions\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "versions")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"groups\"}");
+  o = tc_ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"groups\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "groups")), 1);
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"sessions\"}");
+  o = tc_ok("entity", "{\"refs\":[\"project:p1\"],\"view\":\"sessions\"}");
   cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "sessions"), 0);
   ck_assert_str_eq(js(s, "ref"), "session:s1");
   cJSON_Delete(o);
-  o = ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"inherited\"}");
+  o = tc_ok("entity", "{\"refs\":[\"experiment:e1\"],\"view\":\"inherited\"}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "config"));
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\","
+  tc_refused("entity", "{\"refs\":[\"checkpoint:r000@best\"],\"view\":\"versions\","
                     "\"view_options\":{\"requirement\":\">=2\"}}", "steps, not versions");
 }
 END_TEST
 
 START_TEST(entity_batch)
 {
-  cJSON *o = ok("entity", "{\"refs\":[\"run:r000\",\"run:r002\",\"run:nope\",\"project:p1\"]}");
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"run:r000\",\"run:r002\",\"run:nope\",\"project:p1\"]}");
   cJSON *items = cJSON_GetObjectItem(o, "items");
   ck_assert_int_eq(cJSON_GetArraySize(items), 4);
   ck_assert_str_eq(js(cJSON_GetArrayItem(items, 2), "error"), "not_found");
   cJSON_Delete(o);
-  refused("entity", "{\"refs\":[]}", "20");
-  refused("entity", "{\"refs\":[\"run:a\",\"run:b\",\"run:c\",\"run:d\",\"run:e\",\"run:f\","
+  tc_refused("entity", "{\"refs\":[]}", "20");
+  tc_refused("entity", "{\"refs\":[\"run:a\",\"run:b\",\"run:c\",\"run:d\",\"run:e\",\"run:f\","
                     "\"run:g\",\"run:h\",\"run:i\",\"run:j\",\"run:k\",\"run:l\",\"run:m\",\"run:n\","
                     "\"run:o\",\"run:p\",\"run:q\",\"run:r\",\"run:s\",\"run:t\",\"run:u\"]}", "20");
-  refused("browse", "{\"mode\":\"runs\",\"depth\":2}", "depth");
-  refused("search", "{\"query\":\"x\",\"mode\":\"tree\"}", "mode");
+  tc_refused("browse", "{\"mode\":\"runs\",\"depth\":2}", "depth");
+  tc_refused("search", "{\"query\":\"x\",\"mode\":\"tree\"}", "mode");
 }
 END_TEST
 
 START_TEST(search_channels)
 {
-  cJSON *o = ok("search", "{\"query\":\"warmup\"}");
+  cJSON *o = tc_ok("search", "{\"query\":\"warmup\"}");
   cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "results"), 0);
   ck_assert_str_eq(js(r, "channel"), "keyword");
   ck_assert_str_eq(js(r, "ref"), "note:n1");
@@ -1086,21 +984,21 @@ START_TEST(search_channels)
   ck_assert_ptr_nonnull(strstr(js(cJSON_GetObjectItem(o, "channels"), "semantic"),
                                "no model calls"));
   cJSON_Delete(o);
-  o = ok("search", "{\"query\":\"deadbeef\"}");
+  o = tc_ok("search", "{\"query\":\"deadbeef\"}");
   r = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "results"), 0);
   ck_assert_str_eq(js(r, "channel"), "exact");
   ck_assert_str_eq(js(r, "match"), "sha256");
   cJSON_Delete(o);
   /* kinds narrows the exact channel too */
-  o = ok("search", "{\"query\":\"deadbeef\",\"kinds\":[\"run\"]}");
+  o = tc_ok("search", "{\"query\":\"deadbeef\",\"kinds\":[\"run\"]}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "results")), 0);
   cJSON_Delete(o);
-  o = ok("search", "{\"query\":\"r005\"}");
+  o = tc_ok("search", "{\"query\":\"r005\"}");
   r = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "results"), 0);
   ck_assert_str_eq(js(r, "ref"), "run:r005");
   ck_assert_str_eq(js(r, "match"), "id");
   cJSON_Delete(o);
-  o = ok("search", "{\"query\":\"run number\",\"semantic\":true}");
+  o = tc_ok("search", "{\"query\":\"run number\",\"semantic\":true}");
   ck_assert_ptr_nonnull(strstr(js(cJSON_GetObjectItem(o, "channels"), "semantic"),
                                "no embeddings endpoint"));
   cJSON_Delete(o);
@@ -1120,7 +1018,7 @@ START_TEST(search_pagination)
                "\"cursor\":\"%s\"}", pages % 2 ? 512 : 700, cursor);
     else
       snprintf(args, sizeof args, "{\"query\":\"run number\",\"limit\":50,\"token_budget\":512}");
-    cJSON *o = ok("search", args);
+    cJSON *o = tc_ok("search", args);
     pages++;
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "results"))
@@ -1144,17 +1042,17 @@ END_TEST
 
 START_TEST(resources_and_prompts)
 {
-  cJSON *r = rpc("resources/read", "{\"uri\":\"probe://run/r000\"}");
+  cJSON *r = tc_rpc("resources/read", "{\"uri\":\"probe://run/r000\"}");
   char *t = cJSON_PrintUnformatted(r);
   ck_assert_ptr_nonnull(strstr(t, "available_views"));
   cJSON_free(t);
   cJSON_Delete(r);
-  r = rpc("prompts/get", "{\"name\":\"reproduce_run\",\"arguments\":{\"run\":\"run:r000\"}}");
+  r = tc_rpc("prompts/get", "{\"name\":\"reproduce_run\",\"arguments\":{\"run\":\"run:r000\"}}");
   t = cJSON_PrintUnformatted(r);
   ck_assert_ptr_nonnull(strstr(t, "view=reproduce"));
   cJSON_free(t);
   cJSON_Delete(r);
-  r = rpc("prompts/list", "{}");
+  r = tc_rpc("prompts/list", "{}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"),
                                                           "prompts")), 4);
   cJSON_Delete(r);

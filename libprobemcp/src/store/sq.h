@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 5
+#define PMCP__SQ_SCHEMA_VERSION 6
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -90,6 +90,9 @@ int pmcp__sq_unindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref)
 void pmcp__sha256_hex(const void *data, size_t len, char out[65]);
 /* Text helpers */
 int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col);
+
+/* sq_db.c: the db.h hooks (store_int.h's db). */
+extern const struct pmcp__db_ops pmcp__sq_db_ops;
 
 /* sq_schema.c: applies migrations from version @p from up to @p to. */
 int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to);

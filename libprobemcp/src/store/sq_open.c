@@ -9,6 +9,7 @@
 
 #include <openssl/rand.h>
 
+#include "store/db.h"
 #include "store/sq.h"
 
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
@@ -746,6 +747,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   int src = sqlite3_open_v2(path, &q->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
   s->ops = sq_ops;
   s->ctx = q;
+  s->db = &pmcp__sq_db_ops;
   if (src != SQLITE_OK)
     return pmcp__sq_err(s, q, src, "open store");
   /* Writers wait for each other; a long wait beats a failed import. */

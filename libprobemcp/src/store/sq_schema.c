@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/db.h"
 #include "store/sq.h"
 
 static const char v1_0[] =
@@ -179,13 +180,23 @@ static const char v5[] =
   "CREATE INDEX IF NOT EXISTS runs_tenant_live_project ON runs(tenant_id, deleted,"
   "  created DESC, id DESC, project_id);";
 
+/* v6: the service tables (service_schema.c, shared with every backend),
+ * plus what portable SQL cannot say: the audit log is append-only. */
+static const char v6_sqlite[] =
+  "CREATE TRIGGER IF NOT EXISTS audit_log_no_update BEFORE UPDATE ON audit_log BEGIN"
+  "  SELECT RAISE(ABORT, 'the audit log is append-only'); END;"
+  "CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log BEGIN"
+  "  SELECT RAISE(ABORT, 'the audit log is append-only'); END;";
+
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
 static const char *const v3s[] = {v3, NULL};
 static const char *const v4s[] = {v4, NULL};
 static const char *const v5s[] = {v5, NULL};
-/* migrations[i]: the statements taking version i to i + 1. */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s};
+static const char *const v6s[] = {v6_sqlite, NULL};
+/* migrations[i]: the statements taking version i to i + 1 (after the
+ * service tables of version i + 1, if any). */
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {
@@ -223,6 +234,12 @@ int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to)
   if (to > max || from < 0)
     return pmcp_store_set_error(s, PMCP_EINTERNAL, "no migration to schema version %d", to);
   for (int v = from; v < to; v++) {
+    const char *const *svc = pmcp__service_ddl(v + 1);
+    for (const char *const *m = svc; m && *m; m++) {
+      int rc = sqlite3_exec(q->db, *m, NULL, NULL, NULL);
+      if (rc != SQLITE_OK)
+        return pmcp__sq_err(s, q, rc, "migrate store");
+    }
     for (const char *const *m = migrations[v]; *m; m++) {
       int rc = sqlite3_exec(q->db, *m, NULL, NULL, NULL);
       if (rc != SQLITE_OK)

@@ -12,6 +12,8 @@ struct pmcp_store {
   unsigned flags;        /* PMCP_STORE_READONLY ... as opened */
   pmcp_store_ops ops;
   void *ctx;             /* the backend's state */
+  /* The backend's db.h hooks (service tables), or NULL: it has none. */
+  const struct pmcp__db_ops *db;
   char errmsg[512];
 };
 

@@ -1,0 +1,59 @@
+/* db.h: parameterized SQL over a store's own connection, for the service
+ * tables (users, memberships, API keys, OAuth, audit). Placeholders are
+ * $1..$N (PostgreSQL syntax; the SQLite side binds them by name). Every
+ * parameter is text or NULL; results are text or NULL. Portable SQL only:
+ * TEXT and BIGINT columns, text primary keys (random ids made by the
+ * caller), no AUTOINCREMENT/SERIAL, no RETURNING, no ON CONFLICT ... DO
+ * UPDATE differences (INSERT ... ON CONFLICT DO NOTHING is fine on both).
+ *
+ * The research data never goes through here: it has the typed store API.
+ * Each backend implements the two hooks of pmcp__db_ops over its own
+ * connection; the dispatch and the result set below are shared. */
+#ifndef PMCP_STORE_DB_H
+#define PMCP_STORE_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probemcp/store.h"
+
+typedef struct pmcp__db_res pmcp__db_res;
+
+/* Runs one statement. @p changes (may be NULL) gets the rows changed.
+ * Errors: PMCP_ESTORE/PMCP_EIO/PMCP_EREADONLY with the store's message set
+ * (never the SQL text); PMCP_EEXIST for a unique or primary key clash. */
+int pmcp__db_exec(pmcp_store *s, const char *sql, int n, const char *const *params,
+                  int64_t *changes);
+/* Runs one query; @p out gets every row (caller frees with pmcp__db_res_free). */
+int pmcp__db_query(pmcp_store *s, const char *sql, int n, const char *const *params,
+                   pmcp__db_res **out);
+size_t pmcp__db_nrows(const pmcp__db_res *r);
+size_t pmcp__db_ncols(const pmcp__db_res *r);
+const char *pmcp__db_get(const pmcp__db_res *r, size_t row, size_t col); /* NULL: SQL NULL */
+void pmcp__db_res_free(pmcp__db_res *r);
+
+/* ---- for backends ---- */
+
+/* The hooks a backend puts in struct pmcp_store (store_int.h). Same
+ * contract as the public-internal calls above; @p ctx is the backend's. */
+typedef struct pmcp__db_ops {
+  int (*exec)(pmcp_store *s, void *ctx, const char *sql, int n,
+              const char *const *params, int64_t *changes);
+  int (*query)(pmcp_store *s, void *ctx, const char *sql, int n,
+               const char *const *params, pmcp__db_res **out);
+} pmcp__db_ops;
+
+/* A result set under construction: @p ncols columns, no rows. */
+int pmcp__db_res_new(pmcp__db_res **out, size_t ncols);
+/* Appends one cell (row-major; a row is complete after ncols cells).
+ * @p val NULL: SQL NULL; else @p len bytes are copied and NUL-terminated.
+ * 0 or PMCP_ENOMEM. */
+int pmcp__db_res_add(pmcp__db_res *r, const char *val, size_t len);
+
+/* service_schema.c: the portable DDL of the service tables that takes the
+ * store schema from @p version - 1 to @p version (one statement per string,
+ * NULL-terminated), or NULL when that version adds no service tables. Both
+ * backends run the same lists in their migrations. */
+const char *const *pmcp__service_ddl(int version);
+
+#endif

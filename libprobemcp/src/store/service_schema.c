@@ -1,0 +1,53 @@
+/* The service tables (who may call probe-mcp-http, and what happened), in
+ * portable SQL run by every backend's migrations: TEXT and BIGINT columns,
+ * text primary keys made by the caller, times in integer milliseconds.
+ *
+ * Tenants are referred to by the store's tenant id (tenants.id); a
+ * workspace by its id in the tenant (the workspace:ID of the store API).
+ * Secrets never appear in clear: API keys and OAuth tokens as lowercase hex
+ * SHA-256 of the whole secret, passwords as a slow KDF string
+ * ("pbkdf2-sha256$ITER$SALT$HASH", base64url). */
+#include <stddef.h>
+
+#include "store/db.h"
+
+/* v6 (auth, issue 7): local users, their roles per workspace, workspace API
+ * keys, OAuth connections (the grant a person gave a client: one default
+ * workspace, an access level), and the append-only audit log. */
+static const char *const v6[] = {
+  "CREATE TABLE IF NOT EXISTS users(id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+  " display_name TEXT, password TEXT, disabled BIGINT NOT NULL DEFAULT 0,"
+  " created BIGINT NOT NULL, updated BIGINT NOT NULL)",
+  /* role: viewer | editor | admin */
+  "CREATE TABLE IF NOT EXISTS memberships(user_id TEXT NOT NULL, tenant_id BIGINT NOT NULL,"
+  " workspace TEXT NOT NULL, role TEXT NOT NULL, created BIGINT NOT NULL,"
+  " PRIMARY KEY(user_id, tenant_id, workspace))",
+  "CREATE INDEX IF NOT EXISTS memberships_workspace ON memberships(tenant_id, workspace)",
+  /* scope: read | write; revoked: NULL or the time of revocation */
+  "CREATE TABLE IF NOT EXISTS api_keys(id TEXT PRIMARY KEY, name TEXT, prefix TEXT NOT NULL,"
+  " hash TEXT NOT NULL UNIQUE, tenant_id BIGINT NOT NULL, workspace TEXT NOT NULL,"
+  " scope TEXT NOT NULL, created_by TEXT, created BIGINT NOT NULL,"
+  " last_used BIGINT, revoked BIGINT)",
+  "CREATE INDEX IF NOT EXISTS api_keys_tenant ON api_keys(tenant_id, created)",
+  /* access: read | write; the OAuth helper's tables (clients, codes,
+   * tokens) point at a connection by id. */
+  "CREATE TABLE IF NOT EXISTS mcp_connections(id TEXT PRIMARY KEY, user_id TEXT NOT NULL,"
+  " client_id TEXT, tenant_id BIGINT NOT NULL, workspace TEXT NOT NULL,"
+  " access TEXT NOT NULL, created BIGINT NOT NULL, last_used BIGINT, revoked BIGINT)",
+  "CREATE INDEX IF NOT EXISTS mcp_connections_user ON mcp_connections(user_id, created)",
+  /* via: mcp | cli; details: a JSON object, secrets masked as "***" */
+  "CREATE TABLE IF NOT EXISTS audit_log(id TEXT PRIMARY KEY, time BIGINT NOT NULL, tenant_id BIGINT,"
+  " workspace TEXT, actor TEXT NOT NULL, action TEXT NOT NULL, via TEXT NOT NULL,"
+  " details TEXT NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS audit_log_time ON audit_log(time, id)",
+  "CREATE INDEX IF NOT EXISTS audit_log_tenant ON audit_log(tenant_id, time)",
+  NULL
+};
+
+const char *const *pmcp__service_ddl(int version)
+{
+  switch (version) {
+  case 6: return v6;
+  default: return NULL;
+  }
+}

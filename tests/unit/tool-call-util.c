@@ -1,0 +1,130 @@
+/* See tool-call-util.h. */
+#include "tool-call-util.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probemcp/tokens.h"
+
+static pmcp_server *tc_srv;
+static char *tc_last_resp;
+static int tc_next_id = 10;
+
+static void tc_sink(const pmcp_out *m, void *ud)
+{
+  (void)ud;
+  if (m->kind != PMCP_OUT_RESPONSE)
+    return;
+  free(tc_last_resp);
+  tc_last_resp = strndup(m->data, m->len);
+}
+
+pmcp_server *tc_server_new(void)
+{
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "test";
+  o.sink = tc_sink;
+  ck_assert_int_eq(pmcp_server_new(&tc_srv, &o), 0);
+  return tc_srv;
+}
+
+pmcp_server *tc_server(void) { return tc_srv; }
+
+void tc_initialize(void)
+{
+  cJSON_Delete(tc_rpc("initialize", "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                                    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}"));
+  const char *n = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  ck_assert_int_eq(pmcp_server_handle(tc_srv, "", n, strlen(n)), 0);
+  pmcp_server_drain(tc_srv);
+}
+
+void tc_server_free(void)
+{
+  pmcp_server_free(tc_srv);
+  tc_srv = NULL;
+  free(tc_last_resp);
+  tc_last_resp = NULL;
+}
+
+const char *tc_last(void) { return tc_last_resp; }
+
+cJSON *tc_rpc(const char *method, const char *params)
+{
+  size_t msg_sz = strlen(method) + strlen(params) + 100;
+  char *msg = malloc(msg_sz);
+  ck_assert_ptr_nonnull(msg);
+  snprintf(msg, msg_sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":%s}",
+           tc_next_id++, method, params);
+  free(tc_last_resp);
+  tc_last_resp = NULL;
+  ck_assert_int_eq(pmcp_server_handle(tc_srv, "", msg, strlen(msg)), 0);
+  pmcp_server_drain(tc_srv);
+  free(msg);
+  ck_assert_msg(tc_last_resp != NULL, "no response to %s", method);
+  cJSON *r = cJSON_Parse(tc_last_resp);
+  ck_assert_msg(r != NULL, "response is not JSON: %s", tc_last_resp);
+  return r;
+}
+
+cJSON *tc_call(const char *tool, const char *args, int *is_error)
+{
+  size_t p_sz = strlen(tool) + strlen(args) + 64;
+  char *p = malloc(p_sz);
+  ck_assert_ptr_nonnull(p);
+  snprintf(p, p_sz, "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
+  cJSON *r = tc_rpc("tools/call", p);
+  free(p);
+  cJSON *res = cJSON_GetObjectItem(r, "result");
+  ck_assert_msg(res != NULL, "no result: %s", tc_last_resp);
+  cJSON *content = cJSON_GetObjectItem(res, "content");
+  ck_assert_msg(cJSON_GetArraySize(content) == 1, "not one content item: %s", tc_last_resp);
+  cJSON *t0 = cJSON_GetObjectItem(cJSON_GetArrayItem(content, 0), "text");
+  ck_assert_msg(cJSON_IsString(t0), "no text item: %s", tc_last_resp);
+  const char *text = t0->valuestring;
+  cJSON *obj = cJSON_Parse(text);
+  ck_assert_msg(cJSON_IsObject(obj), "not one JSON object: %s", text);
+  cJSON *sc = cJSON_GetObjectItem(res, "structuredContent");
+  /* the engine's own argument errors carry no structuredContent */
+  ck_assert_msg(!sc || cJSON_Compare(obj, sc, 1), "structuredContent differs: %s",
+                tc_last_resp);
+  ck_assert_msg(sc || cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")),
+                "a result without structuredContent: %s", tc_last_resp);
+  int budget = 2000;
+  cJSON *a = cJSON_Parse(args);
+  cJSON *tb = cJSON_GetObjectItem(a, "token_budget");
+  if (cJSON_IsNumber(tb) && tb->valueint >= 512 && tb->valueint <= 8000)
+    budget = tb->valueint;
+  cJSON_Delete(a);
+  size_t tok = 0;
+  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
+  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
+  ck_assert_uint_le(strlen(text), (size_t)budget * 8);
+  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
+  cJSON_Delete(r);
+  return obj;
+}
+
+cJSON *tc_ok(const char *tool, const char *args)
+{
+  int e = 0;
+  cJSON *o = tc_call(tool, args, &e);
+  if (e) {
+    char *t = cJSON_PrintUnformatted(o);
+    ck_abort_msg("%s %s failed: %s", tool, args, t);
+  }
+  return o;
+}
+
+void tc_refused(const char *tool, const char *args, const char *needle)
+{
+  int e = 0;
+  cJSON *o = tc_call(tool, args, &e);
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(e, "%s %s was not refused: %s", tool, args, t);
+  ck_assert_msg(strstr(t, needle) != NULL, "%s %s: %s lacks '%s'", tool, args, t, needle);
+  cJSON_free(t);
+  cJSON_Delete(o);
+}

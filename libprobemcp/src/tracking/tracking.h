@@ -92,6 +92,16 @@ pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
 /* The store's series item a (key, scale, labels) names in @p r, or NULL. */
 const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char *scale,
                                    const cJSON *labels);
+/* list_runs' candidates read from the store's run table in a few set
+ * queries, the filter narrowed in SQL where it can be: rows like
+ * pmcp__trk_run_load()'s holding the attributes and series @p filter and
+ * @p sort (may be NULL) read. Returns 0 with *out (caller disposes each
+ * row and frees the array), 1 after sending an error, PMCP_EUNSUPPORTED
+ * when the store has no run table (read run by run), or a negative code. */
+int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                        const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
+                        size_t *n_out);
+
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */
 const char *pmcp__trk_scale(const char *seed_scale);

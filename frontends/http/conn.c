@@ -60,6 +60,7 @@ static int on_message_begin(llhttp_t *p)
   r->status = 0;
   r->reason = NULL;
   r->expect_continue = 0;
+  r->route = 0;
   c->state = CONN_HEADERS;
   arm_timer(c, c->h->o.header_timeout_ms);
   return 0;
@@ -257,6 +258,7 @@ static void hard_close(phttp_conn *c)
   c->state = CONN_CLOSING;
   if (c->stream)
     phttp_conn_lost(c);
+  phttp_route_lost(c);
   unlink_conn(c);
   uv_timer_stop(&c->timer);
   uv_close((uv_handle_t *)&c->timer, on_handle_closed);
@@ -305,6 +307,7 @@ void phttp_conn_close(phttp_conn *c)
   c->state = CONN_CLOSING;
   if (c->stream)
     phttp_conn_lost(c);
+  phttp_route_lost(c);
   unlink_conn(c);
   uv_timer_stop(&c->timer);
   if (!c->fake && !c->peer_eof && !c->h->stopping) {

@@ -5,6 +5,7 @@
  *   request.c  the checks of each request; POST, GET and DELETE
  *   pool.c  handler threads (tool calls never run on the loop)
  *   transport.c  the object, the sink queue, signals, shutdown, run()
+ *   route.c  the host's own routes (OAuth, consent pages) off the loop
  * Everything runs on the loop thread except the sink queue and the handler
  * threads (pool.c), which only call pmcp_server_handle() and hand back.
  */
@@ -68,6 +69,7 @@ typedef struct phttp_req {
   int status;                /* non-zero: reject with this status */
   const char *reason;        /* message for the rejection */
   int expect_continue;
+  int route;                 /* claimed by the host's routes (route.c) */
 } phttp_req;
 
 enum phttp_conn_state {
@@ -101,6 +103,7 @@ typedef struct phttp_conn {
   struct phttp_stream *stream; /* the response being produced, if any */
   int chunked;               /* response body uses chunked framing */
   int in_process;            /* inside conn_process() */
+  struct phttp_route_job *route_job; /* a route handler running (route.c) */
 } phttp_conn;
 
 /* ---- MCP state (session.c) -------------------------------------------------- */
@@ -299,6 +302,11 @@ void phttp_pool_close(pmcp_http *h);  /* loop side: no more wake-ups */
 void phttp_pool_join(pmcp_http *h);   /* after the loop: stop the threads */
 
 extern _Thread_local int phttp_in_work;
+
+/* route.c: the host's own routes, run on libuv worker threads */
+int phttp_route_claim(phttp_conn *c);   /* at end of headers: 1 = ours */
+void phttp_route_handle(phttp_conn *c); /* body read: start the handler */
+void phttp_route_lost(phttp_conn *c);   /* the connection is closing */
 
 /* transport.c */
 /* Testing (fuzz): use @p server without running the loop; finish() ends

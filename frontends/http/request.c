@@ -51,6 +51,9 @@ void phttp_check_headers(phttp_conn *c)
   } else if (!host_allowed(h, name)) {
     { set_reject(c, 403, "Host not allowed"); return; }
   }
+  r->route = phttp_route_claim(c);
+  if (r->route)
+    return; /* the host's own route (OAuth, consent): it checks Origin */
   const char *origin = phttp_header(r, "origin", &n, &count);
   if (count > 1)
     { set_reject(c, 400, "more than one Origin header"); return; }
@@ -474,6 +477,10 @@ static void handle_delete(phttp_conn *c)
 
 void phttp_handle_request(phttp_conn *c)
 {
+  if (c->req.route) {
+    phttp_route_handle(c);
+    return;
+  }
   switch (c->req.method) {
   case HTTP_POST:
     handle_post(c);

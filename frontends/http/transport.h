@@ -31,6 +31,40 @@
 
 typedef struct pmcp_http pmcp_http;
 
+/* A request to one of the host's own routes (pmcp_http_options.route_*),
+ * as its handler sees it on a worker thread. Every string is
+ * NUL-terminated and lives until the handler returns. */
+typedef struct pmcp_http_request {
+  pmcp_http *h;
+  const char *method;        /* "GET", "POST", ... */
+  const char *path;          /* without the query */
+  const char *query;         /* after '?' (percent-encoded), or "" */
+  const char *body;          /* "" when there is none */
+  size_t body_len;
+  size_t nheaders;
+  const char *const *names;  /* lower-case */
+  const char *const *values;
+} pmcp_http_request;
+
+/* What a route handler answers. The transport adds Content-Length and
+ * Connection; headers holds further lines, each ending in CRLF. */
+typedef struct pmcp_http_response {
+  int status;                /* 0: 500 */
+  const char *content_type;  /* static string or NULL */
+  pmcp_buf headers;
+  pmcp_buf body;
+} pmcp_http_response;
+
+/* The value of header @p name (lower-case) or NULL; *count (may be NULL)
+ * gets how many times it appeared. */
+const char *pmcp_http_request_header(const pmcp_http_request *r,
+                                     const char *name, int *count);
+/* True when @p name (a host name without port, lower-case) is one the
+ * transport accepts in Host. Thread-safe. */
+int pmcp_http_host_allowed(const pmcp_http *h, const char *name);
+/* The endpoint path ("/mcp" unless configured). */
+const char *pmcp_http_endpoint(const pmcp_http *h);
+
 typedef struct pmcp_http_options {
   const char *host;          /* listen address; NULL: 127.0.0.1 */
   int port;                  /* 0: pick a free port */
@@ -67,6 +101,18 @@ typedef struct pmcp_http_options {
   /* Diagnostics (one line, no newline); NULL: none. */
   void (*log)(const char *line, void *ud);
   void *log_ud;
+  /* Routes of the host's own besides the endpoint (probe-mcp-http's OAuth
+   * server and consent pages). route_match runs on the loop thread at the
+   * end of a request's headers, after the Host check (the Origin check is
+   * the route's: a token endpoint serves foreign origins, a consent form
+   * only its own); returning 1 claims the request. route_handle then runs
+   * on a libuv worker thread once the body is read, so it may block (SQL,
+   * a password KDF); the transport writes its response on the loop. */
+  int (*route_match)(void *ud, const char *method, const char *path,
+                     size_t path_len);
+  void (*route_handle)(void *ud, const pmcp_http_request *req,
+                       pmcp_http_response *res);
+  void *route_ud;
   /* Testing only (the fuzz target): session ids are a counter, not random,
    * and no socket is opened. Never set by the frontends. */
   int testing;

@@ -44,10 +44,47 @@ static const char *const v6[] = {
   NULL
 };
 
+/* v7 (oauth, issue 7): the OAuth 2.1 authorization server of
+ * probe-mcp-http. Every step of a flow is a row, so any replica can serve
+ * any step (issue 9). Single use (a code exchanged once, a refresh token
+ * rotated once) is a conditional UPDATE on used/rotated IS NULL.
+ *   oauth_clients   dynamic registrations (RFC 7591), public clients only;
+ *                   redirect_uris a JSON array; used: the first sign-in
+ *                   (registrations never used are pruned after a day)
+ *   oauth_requests  an authorization request waiting for the person's
+ *                   decision on the consent page
+ *   oauth_codes     authorization codes (hash of the code), 10 minutes
+ *   oauth_tokens    access (pbm_at_) and refresh (pbm_rt_) tokens by hash;
+ *                   rotated: when a refresh token was exchanged
+ *   oauth_sessions  consent-page sign-ins, by hash of the cookie */
+static const char *const v7[] = {
+  "CREATE TABLE IF NOT EXISTS oauth_clients(id TEXT PRIMARY KEY, name TEXT,"
+  " redirect_uris TEXT NOT NULL, created BIGINT NOT NULL, used BIGINT)",
+  "CREATE INDEX IF NOT EXISTS oauth_clients_unused ON oauth_clients(used, created)",
+  "CREATE TABLE IF NOT EXISTS oauth_requests(id TEXT PRIMARY KEY, client_id TEXT NOT NULL,"
+  " redirect_uri TEXT NOT NULL, challenge TEXT NOT NULL, state TEXT, resource TEXT,"
+  " scope TEXT, created BIGINT NOT NULL, expires BIGINT NOT NULL, done BIGINT)",
+  "CREATE INDEX IF NOT EXISTS oauth_requests_expires ON oauth_requests(expires)",
+  "CREATE TABLE IF NOT EXISTS oauth_codes(hash TEXT PRIMARY KEY, connection_id TEXT NOT NULL,"
+  " client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL, challenge TEXT NOT NULL,"
+  " resource TEXT, expires BIGINT NOT NULL, used BIGINT)",
+  "CREATE INDEX IF NOT EXISTS oauth_codes_expires ON oauth_codes(expires)",
+  "CREATE TABLE IF NOT EXISTS oauth_tokens(hash TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+  " connection_id TEXT NOT NULL, client_id TEXT NOT NULL, resource TEXT,"
+  " created BIGINT NOT NULL, expires BIGINT NOT NULL, rotated BIGINT)",
+  "CREATE INDEX IF NOT EXISTS oauth_tokens_connection ON oauth_tokens(connection_id)",
+  "CREATE INDEX IF NOT EXISTS oauth_tokens_expires ON oauth_tokens(expires)",
+  "CREATE TABLE IF NOT EXISTS oauth_sessions(hash TEXT PRIMARY KEY, user_id TEXT NOT NULL,"
+  " created BIGINT NOT NULL, expires BIGINT NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS oauth_sessions_expires ON oauth_sessions(expires)",
+  NULL
+};
+
 const char *const *pmcp__service_ddl(int version)
 {
   switch (version) {
   case 6: return v6;
+  case 7: return v7;
   default: return NULL;
   }
 }

@@ -69,6 +69,10 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
     rc = pmcp__trk_add_fetch(server, tk);
   if (!rc)
     rc = pmcp__trk_add_docs(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_hist(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_rl(server, tk);
   pmcp__trk_release(tk);
   return rc;
 }

@@ -1,0 +1,518 @@
+/* The consent pages: server-rendered HTML, no script at all.
+ *   GET  /oauth/consent?req=ID   sign-in form, or the decision form
+ *   POST /oauth/login            a local user's name and password
+ *   POST /oauth/consent          approve (workspace, access level) or deny
+ *   GET  /oauth/connections      the signed-in person's connections
+ *   POST /oauth/connections      disconnect one
+ *   POST /oauth/logout
+ * A decision or a disconnection is accepted only from a signed-in cookie
+ * session (HttpOnly, SameSite=Lax, Secure under https), with the session's
+ * CSRF token, from the pages' own origin (Origin header). A request that
+ * carries an Authorization header is refused outright: API keys and MCP
+ * tokens never mint or manage connections. Every value written into a
+ * page goes through poauth_html_escape(). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oauth.h"
+#include "util/buf.h"
+#include "util/crypto.h"
+
+#define SESSION_COOKIE "pbm_session"
+#define LOGIN_COOKIE "pbm_login"
+
+typedef struct page_ctx {
+  poauth_server *o;
+  const pmcp_http_request *req;
+  pmcp_http_response *res;
+  char base[600], app[600], origin[600];
+  int secure;                /* the pages are served over https */
+  char *cookie;              /* pbm_session value or NULL */
+  char user_id[128];         /* signed in: non-empty */
+} page_ctx;
+
+static const char style[] =
+  "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}"
+  "main{max-width:34rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;"
+  "box-shadow:0 1px 3px rgba(0,0,0,.15)}h1{font-size:1.4rem;margin-top:0}"
+  "label{display:block;margin:.8rem 0 .2rem}input[type=text],input[type=password],select"
+  "{width:100%;padding:.5rem;box-sizing:border-box}fieldset{border:1px solid #ccd;margin:1rem 0}"
+  "button{padding:.55rem 1.2rem;margin:1rem .5rem 0 0;font-size:1rem;cursor:pointer}"
+  ".approve{background:#1f6feb;color:#fff;border:0;border-radius:4px}"
+  ".error{color:#b00020}.muted{color:#667}table{width:100%;border-collapse:collapse}"
+  "td,th{text-align:left;padding:.4rem;border-bottom:1px solid #e2e4e8}";
+
+static void esc(page_ctx *p, const char *s) { poauth_html_escape(&p->res->body, s); }
+static void out(page_ctx *p, const char *s) { pmcp__buf_puts(&p->res->body, s); }
+
+static void page_begin(page_ctx *p, int status, const char *title)
+{
+  p->res->status = status;
+  p->res->content_type = "text/html; charset=utf-8";
+  p->res->body.len = 0;
+  poauth_header(p->res, "Cache-Control: no-store");
+  poauth_header(p->res, "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; "
+                        "frame-ancestors 'none'; base-uri 'none'");
+  poauth_header(p->res, "X-Frame-Options: DENY");
+  poauth_header(p->res, "Referrer-Policy: no-referrer");
+  out(p, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
+  esc(p, title);
+  out(p, " · probe-mcp</title><style>");
+  out(p, style);
+  out(p, "</style></head><body><main><h1>");
+  esc(p, title);
+  out(p, "</h1>");
+}
+
+static void page_end(page_ctx *p) { out(p, "</main></body></html>"); }
+
+static void message_page(page_ctx *p, int status, const char *title, const char *msg)
+{
+  page_begin(p, status, title);
+  out(p, "<p>");
+  esc(p, msg);
+  out(p, "</p>");
+  page_end(p);
+}
+
+static void set_cookie(page_ctx *p, const char *name, const char *value, long max_age)
+{
+  poauth_header(p->res, "Set-Cookie: %s=%s; Path=/oauth; Max-Age=%ld; HttpOnly; SameSite=Lax%s",
+                name, value, max_age, p->secure ? "; Secure" : "");
+}
+
+static void see_other(page_ctx *p, const char *location)
+{
+  p->res->status = 303;
+  poauth_header(p->res, "Location: %s", location);
+  poauth_header(p->res, "Cache-Control: no-store");
+}
+
+/* A hidden CSRF field bound to the session (or to the pre-sign-in cookie). */
+static void csrf_field(page_ctx *p, const char *cookie)
+{
+  char tok[POAUTH_HASH_HEX];
+  poauth_csrf_token(cookie, tok);
+  out(p, "<input type=\"hidden\" name=\"csrf\" value=\"");
+  esc(p, tok);
+  out(p, "\">");
+}
+
+static int csrf_ok(const char *cookie, const char *given)
+{
+  char tok[POAUTH_HASH_HEX];
+  if (!cookie || !given || strlen(given) != POAUTH_HASH_HEX - 1)
+    return 0;
+  poauth_csrf_token(cookie, tok);
+  return pmcp__ct_equal(tok, given, POAUTH_HASH_HEX - 1);
+}
+
+/* ---- sign-in -------------------------------------------------------------- */
+
+static void signin_page(page_ctx *p, int status, const char *req_id, const char *error)
+{
+  char pre[POAUTH_TOKEN_MAX];
+  /* Login CSRF: a random cookie and a form field derived from it; a form
+   * posted from another site cannot know the value. */
+  if (poauth_token_new("pbm_li_", pre) != 0) {
+    message_page(p, 500, "Sign in", "The server could not make a random value.");
+    return;
+  }
+  set_cookie(p, LOGIN_COOKIE, pre, 1800);
+  page_begin(p, status, "Sign in to probe-mcp");
+  if (error) {
+    out(p, "<p class=\"error\" role=\"alert\">");
+    esc(p, error);
+    out(p, "</p>");
+  }
+  out(p, "<form method=\"post\" action=\"/oauth/login\">");
+  csrf_field(p, pre);
+  if (req_id) {
+    out(p, "<input type=\"hidden\" name=\"req\" value=\"");
+    esc(p, req_id);
+    out(p, "\">");
+  }
+  out(p, "<label for=\"username\">User name</label>"
+         "<input type=\"text\" id=\"username\" name=\"username\" autocomplete=\"username\" required>"
+         "<label for=\"password\">Password</label>"
+         "<input type=\"password\" id=\"password\" name=\"password\" "
+         "autocomplete=\"current-password\" required>"
+         "<button class=\"approve\" type=\"submit\">Sign in</button></form>"
+         "<p class=\"muted\">Accounts are created by an administrator with "
+         "<code>probe user add</code>.</p>");
+  page_end(p);
+}
+
+/* ---- the decision form ----------------------------------------------------------- */
+
+static void consent_page(page_ctx *p, const char *req_id)
+{
+  poauth_request r;
+  int found = poauth_request_get(p->o->state, req_id, &r);
+  if (found != 1) {
+    message_page(p, found < 0 ? 500 : 400, "Sign-in request not found",
+                 "This sign-in request has expired or was already answered. "
+                 "Start again from your application.");
+    return;
+  }
+  poauth_ws *ws = NULL;
+  size_t nws = 0;
+  char *who = poauth_user_name(p->o->state, p->user_id);
+  if (poauth_workspaces(p->o->state, p->user_id, &ws, &nws) != 0) {
+    free(who);
+    poauth_request_dispose(&r);
+    message_page(p, 500, "Error", "The store failed.");
+    return;
+  }
+  page_begin(p, 200, "Connect an application");
+  out(p, "<p><strong id=\"client-name\">");
+  esc(p, r.client_name && *r.client_name ? r.client_name : "An unnamed application");
+  out(p, "</strong> wants to use probe-mcp as <strong>");
+  esc(p, who ? who : "you");
+  out(p, "</strong>.</p><p class=\"muted\">After your decision you will be sent to <code>");
+  esc(p, r.redirect_uri);
+  out(p, "</code>.</p><form method=\"post\" action=\"/oauth/consent\">");
+  csrf_field(p, p->cookie);
+  out(p, "<input type=\"hidden\" name=\"req\" value=\"");
+  esc(p, req_id);
+  out(p, "\">");
+  if (nws == 0) {
+    out(p, "<p class=\"error\">You are not a member of any workspace, so there is "
+           "nothing to connect. Ask an administrator to add you to one.</p>");
+  } else {
+    out(p, "<label for=\"workspace\">Workspace</label><select id=\"workspace\" name=\"workspace\">");
+    for (size_t i = 0; i < nws; i++) {
+      out(p, "<option value=\"");
+      esc(p, ws[i].tenant_id);
+      out(p, ":");
+      esc(p, ws[i].workspace);
+      out(p, "\">");
+      esc(p, ws[i].tenant);
+      out(p, " / ");
+      esc(p, ws[i].workspace);
+      out(p, " (");
+      esc(p, ws[i].role);
+      out(p, ")</option>");
+    }
+    out(p, "</select><fieldset><legend>Access</legend>"
+           "<label><input type=\"radio\" name=\"access\" value=\"read\" checked> "
+           "Read-only</label><label><input type=\"radio\" name=\"access\" value=\"write\"> "
+           "Read &amp; write (limited by your role in the workspace)</label></fieldset>"
+           "<button class=\"approve\" type=\"submit\" name=\"decision\" value=\"approve\">"
+           "Approve</button>");
+  }
+  out(p, "<button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>"
+         "<p class=\"muted\"><a href=\"/oauth/connections\">Your connections</a></p>");
+  page_end(p);
+  free(ws);
+  free(who);
+  poauth_request_dispose(&r);
+}
+
+static void redirect_to_client(page_ctx *p, const poauth_request *r, const char *code,
+                               const char *error, const char *desc)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  pmcp__buf_puts(&b, r->redirect_uri);
+  pmcp__buf_putc(&b, strchr(r->redirect_uri, '?') ? '&' : '?');
+  if (code) {
+    pmcp__buf_puts(&b, "code=");
+    poauth_url_escape(&b, code);
+  } else {
+    pmcp__buf_puts(&b, "error=");
+    poauth_url_escape(&b, error);
+    pmcp__buf_puts(&b, "&error_description=");
+    poauth_url_escape(&b, desc);
+  }
+  if (r->state) {
+    pmcp__buf_puts(&b, "&state=");
+    poauth_url_escape(&b, r->state);
+  }
+  char issuer[700];
+  snprintf(issuer, sizeof issuer, "%s/oauth", p->base);
+  pmcp__buf_puts(&b, "&iss=");
+  poauth_url_escape(&b, issuer);
+  see_other(p, b.ptr ? b.ptr : r->redirect_uri);
+  free(b.ptr);
+}
+
+static void decide(page_ctx *p, char **v)
+{
+  const char *req_id = v[0], *decision = v[1], *ws = v[2], *access = v[3];
+  poauth_request r;
+  if (!req_id || !decision) {
+    message_page(p, 400, "Bad request", "The form is incomplete.");
+    return;
+  }
+  if (strcmp(decision, "deny") == 0) {
+    int rc = poauth_deny(p->o->state, req_id, &r);
+    if (rc != 1) {
+      message_page(p, 400, "Sign-in request not found",
+                   "This sign-in request has expired or was already answered.");
+      return;
+    }
+    redirect_to_client(p, &r, NULL, "access_denied", "the person denied access");
+    poauth_request_dispose(&r);
+    return;
+  }
+  if (strcmp(decision, "approve") != 0 || !ws || !access ||
+      (strcmp(access, "read") != 0 && strcmp(access, "write") != 0)) {
+    message_page(p, 400, "Bad request",
+                 "Choose a workspace and an access level (read-only or read & write).");
+    return;
+  }
+  const char *colon = strchr(ws, ':');
+  char tenant[24];
+  size_t tn = colon ? (size_t)(colon - ws) : 0;
+  if (!colon || tn == 0 || tn >= sizeof tenant || strspn(ws, "0123456789") != tn) {
+    message_page(p, 400, "Bad request", "The workspace choice is malformed.");
+    return;
+  }
+  memcpy(tenant, ws, tn);
+  tenant[tn] = '\0';
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  int rc = poauth_approve(p->o->state, req_id, p->user_id, tenant, colon + 1, access,
+                          code, &r, conn);
+  if (rc != 1) {
+    message_page(p, rc < 0 ? 500 : 400, "Not approved", rc < 0 ? "The store failed." :
+                 "This sign-in request has expired or was already answered, or you are "
+                 "not a member of that workspace.");
+    return;
+  }
+  redirect_to_client(p, &r, code, NULL, NULL);
+  memset(code, 0, sizeof code);
+  poauth_request_dispose(&r);
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void when(page_ctx *p, int64_t ms)
+{
+  if (!ms) {
+    out(p, "never");
+    return;
+  }
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  char buf[40];
+  gmtime_r(&t, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  esc(p, buf);
+}
+
+static void connections_page(page_ctx *p)
+{
+  poauth_conn_row *rows = NULL;
+  size_t n = 0;
+  if (poauth_connections(p->o->state, p->user_id, &rows, &n) != 0) {
+    message_page(p, 500, "Error", "The store failed.");
+    return;
+  }
+  char *who = poauth_user_name(p->o->state, p->user_id);
+  page_begin(p, 200, "Your connections");
+  out(p, "<p>Signed in as <strong>");
+  esc(p, who ? who : "");
+  out(p, "</strong>.</p>");
+  if (n == 0)
+    out(p, "<p id=\"no-connections\">No application is connected.</p>");
+  else
+    out(p, "<table id=\"connections\"><tr><th>Application</th><th>Workspace</th>"
+           "<th>Access</th><th>Connected</th><th>Last used</th><th></th></tr>");
+  for (size_t i = 0; i < n; i++) {
+    out(p, "<tr data-connection=\"");
+    esc(p, rows[i].id);
+    out(p, "\"><td>");
+    esc(p, rows[i].client[0] ? rows[i].client : "(unnamed)");
+    out(p, "</td><td>");
+    esc(p, rows[i].tenant);
+    out(p, " / ");
+    esc(p, rows[i].workspace);
+    out(p, "</td><td>");
+    out(p, strcmp(rows[i].access, "write") == 0 ? "read &amp; write" : "read-only");
+    out(p, "</td><td>");
+    when(p, rows[i].created);
+    out(p, "</td><td>");
+    when(p, rows[i].last_used);
+    out(p, "</td><td><form method=\"post\" action=\"/oauth/connections\">");
+    csrf_field(p, p->cookie);
+    out(p, "<input type=\"hidden\" name=\"connection\" value=\"");
+    esc(p, rows[i].id);
+    out(p, "\"><button type=\"submit\">Disconnect</button></form></td></tr>");
+  }
+  if (n)
+    out(p, "</table>");
+  out(p, "<form method=\"post\" action=\"/oauth/logout\">");
+  csrf_field(p, p->cookie);
+  out(p, "<button type=\"submit\">Sign out</button></form>");
+  page_end(p);
+  free(rows);
+  free(who);
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+/* The Origin of a POST must be the pages' own. Browsers send it on every
+ * form POST; its absence is refused too. */
+static int same_origin(page_ctx *p)
+{
+  int count;
+  const char *o = pmcp_http_request_header(p->req, "origin", &count);
+  return o && count == 1 && strcasecmp(o, p->origin) == 0;
+}
+
+static int form_params(page_ctx *p, const char *const *names, char **v, size_t n)
+{
+  const char *ct = pmcp_http_request_header(p->req, "content-type", NULL);
+  if (!ct || strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0 ||
+      memchr(p->req->body, '\0', p->req->body_len)) {
+    message_page(p, 400, "Bad request", "Expected a form submission.");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (poauth_form_get(p->req->body, names[i], &v[i]) < 0) {
+      message_page(p, 400, "Bad request", "A form field is repeated or malformed.");
+      return -1;
+    }
+  return 0;
+}
+
+static void do_login(page_ctx *p)
+{
+  static const char *const names[] = {"username", "password", "req", "csrf"};
+  char *v[4] = {0};
+  if (form_params(p, names, v, 4) != 0)
+    goto out;
+  const char *ck = pmcp_http_request_header(p->req, "cookie", NULL);
+  char *pre = ck ? poauth_cookie_get(ck, LOGIN_COOKIE) : NULL;
+  int ok = pre && csrf_ok(pre, v[3]);
+  free(pre);
+  if (!ok) {
+    signin_page(p, 403, v[2], "Your sign-in form expired. Please try again.");
+    goto out;
+  }
+  char uid[128];
+  int rc = v[0] && v[1] ? poauth_user_check(p->o->state, v[0], v[1], uid) : 0;
+  if (rc != 1) {
+    signin_page(p, rc < 0 ? 500 : 401, v[2],
+                rc < 0 ? "The store failed." : "Wrong user name or password.");
+    goto out;
+  }
+  char cookie[POAUTH_TOKEN_MAX];
+  if (poauth_session_new(p->o->state, uid, cookie) != 0) {
+    message_page(p, 500, "Error", "The store failed.");
+    goto out;
+  }
+  set_cookie(p, SESSION_COOKIE, cookie, POAUTH_SESSION_TTL);
+  set_cookie(p, LOGIN_COOKIE, "", 0);
+  memset(cookie, 0, sizeof cookie);
+  pmcp_buf loc = PMCP_BUF_INIT;
+  pmcp__buf_puts(&loc, p->app);
+  if (v[2] && *v[2]) {
+    pmcp__buf_puts(&loc, "/oauth/consent?req=");
+    poauth_url_escape(&loc, v[2]);
+  } else {
+    pmcp__buf_puts(&loc, "/oauth/connections");
+  }
+  see_other(p, loc.ptr ? loc.ptr : "/oauth/connections");
+  free(loc.ptr);
+out:
+  for (size_t i = 0; i < 4; i++)
+    free(v[i]);
+}
+
+int poauth_pages(poauth_server *o, const pmcp_http_request *req,
+                 pmcp_http_response *res)
+{
+  const char *path = req->path, *m = req->method;
+  int consent = strcmp(path, "/oauth/consent") == 0;
+  int login = strcmp(path, "/oauth/login") == 0;
+  int conns = strcmp(path, "/oauth/connections") == 0;
+  int logout = strcmp(path, "/oauth/logout") == 0;
+  if (!consent && !login && !conns && !logout)
+    return 0;
+  page_ctx p = {0};
+  p.o = o;
+  p.req = req;
+  p.res = res;
+  if (poauth_bases(o, req, res, p.base, p.app, sizeof p.base) != 0)
+    return 1;
+  poauth_origin_of(p.app, p.origin, sizeof p.origin);
+  p.secure = strncmp(p.app, "https:", 6) == 0;
+  int post = strcmp(m, "POST") == 0;
+  if (!post && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+    poauth_header(res, "Allow: GET, POST");
+    message_page(&p, 405, "Method not allowed", "Use GET or POST.");
+    return 1;
+  }
+  if (pmcp_http_request_header(req, "authorization", NULL)) {
+    message_page(&p, 403, "Not allowed",
+                 "API keys and MCP access tokens cannot sign in, approve or manage "
+                 "connections: use a browser and sign in.");
+    return 1;
+  }
+  if (post && !same_origin(&p)) {
+    message_page(&p, 403, "Not allowed",
+                 "This form can only be sent from the probe-mcp sign-in pages themselves.");
+    return 1;
+  }
+  const char *ck = pmcp_http_request_header(req, "cookie", NULL);
+  p.cookie = ck ? poauth_cookie_get(ck, SESSION_COOKIE) : NULL;
+  int signed_in = p.cookie && poauth_session_user(o->state, p.cookie, p.user_id) == 1;
+  if (login && post) {
+    do_login(&p);
+  } else if (login) {
+    signin_page(&p, 200, NULL, NULL);
+  } else if (!signed_in) {
+    char *rq = NULL;
+    if (consent && !post)
+      poauth_form_get(req->query, "req", &rq);
+    if (post)
+      message_page(&p, 401, "Signed out",
+                   "Your sign-in has expired. Start again from your application.");
+    else
+      signin_page(&p, 200, rq, NULL);
+    free(rq);
+  } else if (post) {
+    static const char *const names[] = {"req", "decision", "workspace", "access", "csrf",
+                                        "connection"};
+    char *v[6] = {0};
+    if (form_params(&p, names, v, 6) == 0) {
+      if (!csrf_ok(p.cookie, v[4]))
+        message_page(&p, 403, "Not allowed",
+                     "The form's security token does not match your sign-in. Reload the page.");
+      else if (consent)
+        decide(&p, v);
+      else if (conns) {
+        int rc = v[5] ? poauth_connection_revoke(o->state, v[5], p.user_id,
+                                                 "disconnected on the connections page") : 0;
+        if (rc < 0)
+          message_page(&p, 500, "Error", "The store failed.");
+        else
+          see_other(&p, "/oauth/connections");
+      } else {
+        poauth_session_end(o->state, p.cookie);
+        set_cookie(&p, SESSION_COOKIE, "", 0);
+        see_other(&p, "/oauth/connections");
+      }
+    }
+    for (size_t i = 0; i < 6; i++)
+      free(v[i]);
+  } else if (consent) {
+    char *rq = NULL;
+    if (poauth_form_get(req->query, "req", &rq) != 1)
+      message_page(&p, 400, "Bad request", "The link is missing its request.");
+    else
+      consent_page(&p, rq);
+    free(rq);
+  } else if (conns) {
+    connections_page(&p);
+  } else {
+    poauth_header(res, "Allow: POST");
+    message_page(&p, 405, "Method not allowed", "Sign out with the button on the connections page.");
+  }
+  free(p.cookie);
+  return 1;
+}

@@ -1,0 +1,143 @@
+/* probe-mcp-http's OAuth 2.1 authorization server and consent pages
+ * (issue 7, seed 002). Files:
+ *   oauth_util.c    pure pieces: PKCE, redirect-URI rules, token format and
+ *                   hashing, form/query parsing, URL and HTML escaping,
+ *                   the advertised base URL
+ *   oauth_state.c   the state in the store (through store/db.h): clients,
+ *                   pending requests, codes, connections, tokens, browser
+ *                   sessions; single use by conditional UPDATEs
+ *   oauth_routes.c  the protocol endpoints: metadata (RFC 9728, RFC 8414),
+ *                   registration (RFC 7591), authorize, token, revocation
+ *                   (RFC 7009)
+ *   consent_pages.c the server-rendered sign-in, consent and connections
+ *                   pages (cookie session, CSRF token, Origin check)
+ * Everything here runs on libuv worker threads (route.c); the store is used
+ * under one mutex, the password KDF outside it. */
+#ifndef PMCP_HTTP_OAUTH_H
+#define PMCP_HTTP_OAUTH_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <probemcp/probemcp.h>
+
+#include "transport.h"
+
+/* Lifetimes (seconds). */
+#define POAUTH_CODE_TTL 600            /* authorization codes: 10 minutes */
+#define POAUTH_ACCESS_TTL 3600         /* access tokens: 1 hour */
+#define POAUTH_REFRESH_TTL (30 * 86400) /* refresh tokens: 30 days */
+#define POAUTH_REQUEST_TTL 1800        /* a pending consent: 30 minutes */
+#define POAUTH_SESSION_TTL (12 * 3600) /* a consent-page sign-in */
+#define POAUTH_UNUSED_CLIENT_TTL 86400 /* registrations never used */
+
+/* Token prefixes; the secret part is 32 random bytes in base64url. */
+#define POAUTH_AT_PREFIX "pbm_at_"
+#define POAUTH_RT_PREFIX "pbm_rt_"
+#define POAUTH_CODE_PREFIX "pbm_ac_"
+#define POAUTH_SECRET_CHARS 43
+#define POAUTH_TOKEN_MAX 64            /* prefix + secret + NUL fits */
+#define POAUTH_HASH_HEX 65             /* SHA-256 hex + NUL */
+
+/* ---- oauth_util.c ---------------------------------------------------------- */
+
+/* True when @p v is a PKCE code_verifier (RFC 7636 4.1: 43-128 characters
+ * of [A-Za-z0-9-._~]). */
+int poauth_verifier_valid(const char *v);
+/* True when @p c looks like an S256 code_challenge (43 base64url chars). */
+int poauth_challenge_valid(const char *c);
+/* 1 when BASE64URL(SHA256(verifier)) equals @p challenge (compared in
+ * constant time), 0 when not or when either is malformed. */
+int poauth_pkce_s256_ok(const char *verifier, const char *challenge);
+
+/* Redirect-URI rules of the seed: https with a host; http only on a
+ * loopback host (localhost, 127.0.0.0/8, [::1]); or a private-use scheme
+ * (RFC 8252 7.1, e.g. cursor:// or com.example.app:/cb). Never a fragment,
+ * userinfo, whitespace or control characters, nor schemes a browser would
+ * run or read locally (javascript:, data:, file:, ...). Returns 0, or -1
+ * with a reason for the client in @p why. */
+int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize);
+
+/* A fresh secret "<prefix><43 base64url chars>" into @p out
+ * (POAUTH_TOKEN_MAX bytes). 0 or a negative PMCP_E* code. */
+int poauth_token_new(const char *prefix, char out[POAUTH_TOKEN_MAX]);
+/* True when @p tok has exactly the shape of a secret with @p prefix (so
+ * truncated or padded tokens are refused before any lookup). */
+int poauth_token_shape_ok(const char *tok, const char *prefix);
+/* Lower-case hex SHA-256 of @p tok: what the store keeps. */
+int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX]);
+/* A random identifier (24 base64url chars) for rows and CSRF tokens. */
+int poauth_random_id(char out[33]);
+
+/* application/x-www-form-urlencoded (bodies and query strings). Finds the
+ * value of @p name; returns 1 found (*out malloc'd, decoded), 0 absent,
+ * -1 malformed (bad percent escape, NUL) or repeated (RFC 6749 3.1: a
+ * parameter MUST NOT appear more than once), -2 out of memory. */
+int poauth_form_get(const char *form, const char *name, char **out);
+/* Appends @p s percent-encoded (RFC 3986 unreserved kept). */
+int poauth_url_escape(pmcp_buf *b, const char *s);
+/* Appends @p s with & < > " ' escaped for HTML text and attributes. */
+int poauth_html_escape(pmcp_buf *b, const char *s);
+
+/* The base URLs a request is answered with: "scheme://host[:port]" without
+ * a trailing slash. @p fixed (PUBLIC_BASE_URL or APP_BASE_URL) wins;
+ * otherwise the scheme comes from X-Forwarded-Proto or Forwarded proto=
+ * (default http) and the host from X-Forwarded-Host or Forwarded host=,
+ * else Host; a forwarded host must be one the transport accepts. Returns
+ * 0, or -1 (no usable host: the caller answers 400). */
+int poauth_base_url(const pmcp_http_request *req, const char *fixed,
+                    char *out, size_t size);
+/* Normalises a configured base URL (PUBLIC_BASE_URL, APP_BASE_URL): http
+ * or https, a host, optional port and path, no query or fragment; strips
+ * a trailing '/'. Returns 0 or -1 with a reason. */
+int poauth_config_url(const char *in, char *out, size_t size, char *why,
+                      size_t whysize);
+/* The origin ("scheme://host[:port]") of a base URL. */
+void poauth_origin_of(const char *base, char *out, size_t size);
+/* The value of cookie @p name in a Cookie header (malloc'd) or NULL. */
+char *poauth_cookie_get(const char *header, const char *name);
+
+
+/* ---- oauth_routes.c: the server object and its routes -------------------- */
+
+#include "oauth_state.h"
+
+typedef struct poauth_server {
+  poauth_state *state;
+  char public_base[512];     /* PUBLIC_BASE_URL normalised, or "" */
+  char app_base[512];        /* APP_BASE_URL normalised, or "" */
+  const char *endpoint;      /* the MCP endpoint path */
+} poauth_server;
+
+/* Takes @p st (writable; freed with the server). @p public_base and
+ * @p app_base may be NULL or "". Returns 0 or -1 with a reason. */
+int poauth_server_new(poauth_server **out, pmcp_store *st,
+                      const poauth_hooks *hooks, const char *endpoint,
+                      const char *public_base, const char *app_base,
+                      char *why, size_t whysize);
+void poauth_server_free(poauth_server *o);
+/* pmcp_http_options.route_match / route_handle with ud = the server. */
+int poauth_route_match(void *ud, const char *method, const char *path,
+                       size_t len);
+void poauth_route_handle(void *ud, const pmcp_http_request *req,
+                         pmcp_http_response *res);
+
+/* Response helpers shared by the route files. */
+void poauth_json(pmcp_http_response *res, int status, const char *json);
+void poauth_json_error(pmcp_http_response *res, int status, const char *error,
+                       const char *description);
+void poauth_header(pmcp_http_response *res, const char *fmt, ...)
+    PMCP_PRINTF(2, 3);
+/* The issuer base and the consent-page base of a request. -1: no usable
+ * host (answered 400 already). */
+int poauth_bases(poauth_server *o, const pmcp_http_request *req,
+                 pmcp_http_response *res, char *base, char *app, size_t size);
+
+/* ---- consent_pages.c ---- */
+/* GET/POST /oauth/consent, /oauth/login, /oauth/connections, /oauth/logout.
+ * Returns 1 when @p path is one of them (answered), else 0. */
+int poauth_pages(poauth_server *o, const pmcp_http_request *req,
+                 pmcp_http_response *res);
+
+#endif

@@ -1,0 +1,780 @@
+/* The OAuth server's state: every step is a row in the store (db.h), so a
+ * flow can hop between replicas. One mutex serialises this process's use
+ * of its store handle (a pmcp_store is used by one thread at a time);
+ * single use across processes is a conditional UPDATE whose change count
+ * says who won. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "oauth.h" /* and oauth_state.h */
+#include "store/db.h"
+#include "util/crypto.h"
+
+struct poauth_state {
+  pmcp_store *st;
+  pthread_mutex_t mu;
+  poauth_hooks hooks;
+  int64_t shift_ms;          /* testing: moves the clock */
+};
+
+int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hooks)
+{
+  *out = NULL;
+  poauth_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return PMCP_ENOMEM;
+  s->st = st;
+  if (hooks)
+    s->hooks = *hooks;
+  pthread_mutex_init(&s->mu, NULL);
+  *out = s;
+  return 0;
+}
+
+void poauth_state_free(poauth_state *s)
+{
+  if (!s)
+    return;
+  pthread_mutex_destroy(&s->mu);
+  pmcp_store_free(s->st);
+  free(s);
+}
+
+int64_t poauth_now_ms(const poauth_state *s)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + s->shift_ms;
+}
+
+void poauth_testing_shift_clock(poauth_state *s, int64_t ms) { s->shift_ms += ms; }
+
+static void lock(poauth_state *s) { pthread_mutex_lock(&s->mu); }
+static void unlock(poauth_state *s) { pthread_mutex_unlock(&s->mu); }
+
+static void i64(char out[24], int64_t v) { snprintf(out, 24, "%lld", (long long)v); }
+
+static int64_t to_i64(const char *v) { return v ? strtoll(v, NULL, 10) : 0; }
+
+static char *dup_or_null(const char *v) { return v ? strdup(v) : NULL; }
+
+static void copy(char *dst, size_t size, const char *v)
+{
+  snprintf(dst, size, "%s", v ? v : "");
+}
+
+#define EXEC(s, sql, ch, ...)                                                 \
+  pmcp__db_exec((s)->st, (sql),                                               \
+                (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
+                (const char *const[]){__VA_ARGS__}, (ch))
+#define QUERY(s, sql, res, ...)                                               \
+  pmcp__db_query((s)->st, (sql),                                              \
+                 (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
+                 (const char *const[]){__VA_ARGS__}, (res))
+
+static void audit(poauth_state *s, const char *tenant, const char *ws,
+                  const char *actor, const char *action, cJSON *details)
+{
+  char *d = details ? cJSON_PrintUnformatted(details) : NULL;
+  if (s->hooks.audit)
+    s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
+  free(d);
+  cJSON_Delete(details);
+}
+
+/* ---- clients ------------------------------------------------------------- */
+
+int poauth_client_register(poauth_state *s, const char *name,
+                           const char *uris, char id_out[40])
+{
+  char id[33], now[24];
+  int rc = poauth_random_id(id);
+  if (rc)
+    return rc;
+  snprintf(id_out, 40, "pbm_client_%.24s", id);
+  lock(s);
+  i64(now, poauth_now_ms(s));
+  rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
+               " VALUES($1, $2, $3, $4, NULL)", NULL, id_out, name, uris, now);
+  unlock(s);
+  return rc;
+}
+
+int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
+{
+  pmcp__db_res *r = NULL;
+  *name = *uris = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT name, redirect_uris FROM oauth_clients WHERE id = $1", &r, id);
+  unlock(s);
+  if (rc)
+    return rc;
+  int found = pmcp__db_nrows(r) == 1;
+  if (found) {
+    *name = dup_or_null(pmcp__db_get(r, 0, 0));
+    *uris = dup_or_null(pmcp__db_get(r, 0, 1));
+    if (!*uris) {
+      free(*name);
+      *name = NULL;
+      found = PMCP_ENOMEM;
+    }
+  }
+  pmcp__db_res_free(r);
+  return found;
+}
+
+void poauth_prune(poauth_state *s)
+{
+  char now[24], day[24];
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  i64(day, t - (int64_t)POAUTH_UNUSED_CLIENT_TTL * 1000);
+  EXEC(s, "DELETE FROM oauth_clients WHERE used IS NULL AND created < $1", NULL, day);
+  EXEC(s, "DELETE FROM oauth_requests WHERE expires < $1", NULL, now);
+  EXEC(s, "DELETE FROM oauth_codes WHERE expires < $1", NULL, now);
+  EXEC(s, "DELETE FROM oauth_tokens WHERE expires < $1", NULL, now);
+  EXEC(s, "DELETE FROM oauth_sessions WHERE expires < $1", NULL, now);
+  unlock(s);
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+int poauth_request_new(poauth_state *s, const poauth_request *r, char id_out[40])
+{
+  char id[33], now[24], exp[24];
+  int rc = poauth_random_id(id);
+  if (rc)
+    return rc;
+  snprintf(id_out, 40, "%.32s", id);
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  i64(exp, t + (int64_t)POAUTH_REQUEST_TTL * 1000);
+  rc = EXEC(s, "INSERT INTO oauth_requests(id, client_id, redirect_uri, challenge,"
+               " state, resource, scope, created, expires, done)"
+               " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)", NULL,
+            id, r->client_id, r->redirect_uri, r->challenge, r->state,
+            r->resource, r->scope, now, exp);
+  unlock(s);
+  return rc;
+}
+
+void poauth_request_dispose(poauth_request *r)
+{
+  free(r->client_id);
+  free(r->client_name);
+  free(r->redirect_uri);
+  free(r->challenge);
+  free(r->state);
+  free(r->resource);
+  free(r->scope);
+  memset(r, 0, sizeof *r);
+}
+
+static int request_load(poauth_state *s, const char *id, poauth_request *out)
+{
+  pmcp__db_res *r = NULL;
+  char now[24];
+  i64(now, poauth_now_ms(s));
+  int rc = QUERY(s, "SELECT q.client_id, c.name, q.redirect_uri, q.challenge, q.state,"
+                    " q.resource, q.scope FROM oauth_requests q"
+                    " JOIN oauth_clients c ON c.id = q.client_id"
+                    " WHERE q.id = $1 AND q.done IS NULL AND q.expires > $2",
+                 &r, id, now);
+  if (rc)
+    return rc;
+  int found = pmcp__db_nrows(r) == 1;
+  if (found) {
+    memset(out, 0, sizeof *out);
+    copy(out->id, sizeof out->id, id);
+    out->client_id = dup_or_null(pmcp__db_get(r, 0, 0));
+    out->client_name = dup_or_null(pmcp__db_get(r, 0, 1));
+    out->redirect_uri = dup_or_null(pmcp__db_get(r, 0, 2));
+    out->challenge = dup_or_null(pmcp__db_get(r, 0, 3));
+    out->state = dup_or_null(pmcp__db_get(r, 0, 4));
+    out->resource = dup_or_null(pmcp__db_get(r, 0, 5));
+    out->scope = dup_or_null(pmcp__db_get(r, 0, 6));
+    if (!out->client_id || !out->redirect_uri || !out->challenge) {
+      poauth_request_dispose(out);
+      found = PMCP_ENOMEM;
+    }
+  }
+  pmcp__db_res_free(r);
+  return found;
+}
+
+int poauth_request_get(poauth_state *s, const char *id, poauth_request *out)
+{
+  lock(s);
+  int rc = request_load(s, id, out);
+  unlock(s);
+  return rc;
+}
+
+/* ---- people ---------------------------------------------------------------------- */
+
+int poauth_user_check(poauth_state *s, const char *name, const char *password,
+                      char user_id[128])
+{
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT id, password, disabled FROM users WHERE name = $1", &r, name);
+  unlock(s);
+  if (rc)
+    return rc;
+  int ok = 0;
+  const char *stored = pmcp__db_nrows(r) == 1 ? pmcp__db_get(r, 0, 1) : NULL;
+  /* The KDF runs whether or not the user exists, so the answer's timing
+   * does not tell which names exist. */
+  int match = s->hooks.verify_password &&
+              s->hooks.verify_password(stored ? stored : "", password, s->hooks.ud);
+  if (stored && match && to_i64(pmcp__db_get(r, 0, 2)) == 0) {
+    copy(user_id, 128, pmcp__db_get(r, 0, 0));
+    ok = 1;
+  }
+  pmcp__db_res_free(r);
+  return ok;
+}
+
+int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
+                      size_t *n)
+{
+  pmcp__db_res *r = NULL;
+  *out = NULL;
+  *n = 0;
+  lock(s);
+  int rc = QUERY(s, "SELECT m.tenant_id, t.name, m.workspace, m.role FROM memberships m"
+                    " JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1"
+                    " ORDER BY t.name, m.workspace", &r, user_id);
+  unlock(s);
+  if (rc)
+    return rc;
+  size_t rows = pmcp__db_nrows(r);
+  if (rows) {
+    *out = calloc(rows, sizeof **out);
+    if (!*out) {
+      pmcp__db_res_free(r);
+      return PMCP_ENOMEM;
+    }
+  }
+  for (size_t i = 0; i < rows; i++) {
+    copy((*out)[i].tenant_id, sizeof (*out)[i].tenant_id, pmcp__db_get(r, i, 0));
+    copy((*out)[i].tenant, sizeof (*out)[i].tenant, pmcp__db_get(r, i, 1));
+    copy((*out)[i].workspace, sizeof (*out)[i].workspace, pmcp__db_get(r, i, 2));
+    copy((*out)[i].role, sizeof (*out)[i].role, pmcp__db_get(r, i, 3));
+  }
+  *n = rows;
+  pmcp__db_res_free(r);
+  return 0;
+}
+
+char *poauth_user_name(poauth_state *s, const char *user_id)
+{
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT name FROM users WHERE id = $1", &r, user_id);
+  unlock(s);
+  char *name = rc == 0 && pmcp__db_nrows(r) == 1 ? dup_or_null(pmcp__db_get(r, 0, 0)) : NULL;
+  pmcp__db_res_free(r);
+  return name;
+}
+
+/* ---- consent-page sessions ----------------------------------------------------------- */
+
+int poauth_session_new(poauth_state *s, const char *user_id,
+                       char cookie[POAUTH_TOKEN_MAX])
+{
+  char hash[POAUTH_HASH_HEX], now[24], exp[24];
+  int rc = poauth_token_new("pbm_ss_", cookie);
+  if (rc == 0)
+    rc = poauth_token_hash(cookie, hash);
+  if (rc)
+    return rc;
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  i64(exp, t + (int64_t)POAUTH_SESSION_TTL * 1000);
+  rc = EXEC(s, "INSERT INTO oauth_sessions(hash, user_id, created, expires)"
+               " VALUES($1, $2, $3, $4)", NULL, hash, user_id, now, exp);
+  unlock(s);
+  return rc;
+}
+
+int poauth_session_user(poauth_state *s, const char *cookie, char user_id[128])
+{
+  char hash[POAUTH_HASH_HEX], now[24];
+  if (!poauth_token_shape_ok(cookie, "pbm_ss_") || poauth_token_hash(cookie, hash))
+    return 0;
+  pmcp__db_res *r = NULL;
+  lock(s);
+  i64(now, poauth_now_ms(s));
+  int rc = QUERY(s, "SELECT s.user_id FROM oauth_sessions s JOIN users u ON u.id = s.user_id"
+                    " WHERE s.hash = $1 AND s.expires > $2 AND u.disabled = 0",
+                 &r, hash, now);
+  unlock(s);
+  if (rc)
+    return rc;
+  int found = pmcp__db_nrows(r) == 1;
+  if (found)
+    copy(user_id, 128, pmcp__db_get(r, 0, 0));
+  pmcp__db_res_free(r);
+  return found;
+}
+
+void poauth_session_end(poauth_state *s, const char *cookie)
+{
+  char hash[POAUTH_HASH_HEX];
+  if (!poauth_token_shape_ok(cookie, "pbm_ss_") || poauth_token_hash(cookie, hash))
+    return;
+  lock(s);
+  EXEC(s, "DELETE FROM oauth_sessions WHERE hash = $1", NULL, hash);
+  unlock(s);
+}
+
+void poauth_csrf_token(const char *cookie, char out[POAUTH_HASH_HEX])
+{
+  unsigned char d[PMCP__SHA256_LEN];
+  static const char label[] = "probe-mcp consent csrf\n";
+  pmcp__sha256_ctx *c;
+  if (pmcp__sha256_begin(&c) == 0 &&
+      pmcp__sha256_update(c, label, sizeof label - 1) == 0 &&
+      pmcp__sha256_update(c, cookie, strlen(cookie)) == 0 &&
+      pmcp__sha256_end(c, d) == 0) {
+    pmcp__hex(d, sizeof d, out);
+    return;
+  }
+  /* Never a predictable token: a random one simply fails the check. */
+  unsigned char rnd[PMCP__SHA256_LEN] = {0};
+  pmcp__random_bytes(rnd, sizeof rnd);
+  pmcp__hex(rnd, sizeof rnd, out);
+}
+
+/* ---- decisions ---------------------------------------------------------------------- */
+
+static int is_member(poauth_state *s, const char *user_id, const char *tenant,
+                     const char *ws)
+{
+  pmcp__db_res *r = NULL;
+  int rc = QUERY(s, "SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2"
+                    " AND workspace = $3", &r, user_id, tenant, ws);
+  int ok = rc == 0 && pmcp__db_nrows(r) == 1;
+  pmcp__db_res_free(r);
+  return rc ? rc : ok;
+}
+
+int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
+                   const char *tenant_id, const char *workspace,
+                   const char *access, char code[POAUTH_TOKEN_MAX],
+                   poauth_request *req, char conn_id[40])
+{
+  char hash[POAUTH_HASH_HEX], now[24], exp[24], cid[33];
+  int rc = poauth_token_new(POAUTH_CODE_PREFIX, code);
+  if (rc == 0)
+    rc = poauth_token_hash(code, hash);
+  if (rc == 0)
+    rc = poauth_random_id(cid);
+  if (rc)
+    return rc;
+  snprintf(conn_id, 40, "conn_%.24s", cid);
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  i64(exp, t + (int64_t)POAUTH_CODE_TTL * 1000);
+  int found = request_load(s, req_id, req);
+  if (found != 1) {
+    unlock(s);
+    return found;
+  }
+  int member = is_member(s, user_id, tenant_id, workspace);
+  if (member != 1) {
+    unlock(s);
+    poauth_request_dispose(req);
+    return member;
+  }
+  int64_t ch = 0;
+  rc = pmcp_store_begin(s->st);
+  if (rc == 0)
+    rc = EXEC(s, "UPDATE oauth_requests SET done = $2 WHERE id = $1 AND done IS NULL",
+              &ch, req_id, now);
+  if (rc == 0 && ch == 1)
+    rc = EXEC(s, "INSERT INTO mcp_connections(id, user_id, client_id, tenant_id, workspace,"
+                 " access, created, last_used, revoked) VALUES($1, $2, $3, $4, $5, $6, $7,"
+                 " NULL, NULL)", NULL, conn_id, user_id, req->client_id, tenant_id,
+              workspace, access, now);
+  if (rc == 0 && ch == 1)
+    rc = EXEC(s, "INSERT INTO oauth_codes(hash, connection_id, client_id, redirect_uri,"
+                 " challenge, resource, expires, used) VALUES($1, $2, $3, $4, $5, $6, $7, NULL)",
+              NULL, hash, conn_id, req->client_id, req->redirect_uri, req->challenge,
+              req->resource, exp);
+  if (rc == 0 && ch == 1)
+    rc = EXEC(s, "UPDATE oauth_clients SET used = $2 WHERE id = $1 AND used IS NULL",
+              NULL, req->client_id, now);
+  if (rc == 0 && ch == 1) {
+    rc = pmcp_store_commit(s->st);
+  } else {
+    pmcp_store_rollback(s->st);
+  }
+  if (rc == 0 && ch == 1) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "connection", conn_id);
+    cJSON_AddStringToObject(d, "client_id", req->client_id);
+    cJSON_AddStringToObject(d, "client_name", req->client_name ? req->client_name : "");
+    cJSON_AddStringToObject(d, "access", access);
+    audit(s, tenant_id, workspace, user_id, "mcp_connection.authorize", d);
+  }
+  unlock(s);
+  if (rc || ch != 1) {
+    poauth_request_dispose(req);
+    return rc ? rc : 0;
+  }
+  return 1;
+}
+
+int poauth_deny(poauth_state *s, const char *req_id, poauth_request *req)
+{
+  char now[24];
+  int64_t ch = 0;
+  lock(s);
+  i64(now, poauth_now_ms(s));
+  int found = request_load(s, req_id, req);
+  if (found == 1) {
+    int rc = EXEC(s, "UPDATE oauth_requests SET done = $2 WHERE id = $1 AND done IS NULL",
+                  &ch, req_id, now);
+    if (rc || ch != 1) {
+      poauth_request_dispose(req);
+      found = rc ? rc : 0;
+    }
+  }
+  unlock(s);
+  return found;
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+/* Revokes a connection and drops its tokens (lock held). 1 when it was
+ * live. Audited with @p actor and @p reason. */
+static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor,
+                         const char *reason)
+{
+  char now[24];
+  int64_t ch = 0;
+  pmcp__db_res *r = NULL;
+  i64(now, poauth_now_ms(s));
+  int rc = QUERY(s, "SELECT user_id, tenant_id, workspace, client_id FROM mcp_connections"
+                    " WHERE id = $1", &r, conn_id);
+  if (rc == 0)
+    rc = EXEC(s, "UPDATE mcp_connections SET revoked = $2 WHERE id = $1 AND revoked IS NULL",
+              &ch, conn_id, now);
+  /* Tokens go even when the connection was already revoked. */
+  if (rc == 0)
+    EXEC(s, "DELETE FROM oauth_tokens WHERE connection_id = $1", NULL, conn_id);
+  if (rc == 0 && ch == 1 && pmcp__db_nrows(r) == 1) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "connection", conn_id);
+    const char *client = pmcp__db_get(r, 0, 3);
+    cJSON_AddStringToObject(d, "client_id", client ? client : "");
+    cJSON_AddStringToObject(d, "reason", reason);
+    const char *user = pmcp__db_get(r, 0, 0);
+    audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2),
+          actor ? actor : (user ? user : "system"), "mcp_connection.revoke", d);
+  }
+  pmcp__db_res_free(r);
+  return rc ? rc : ch == 1;
+}
+
+int poauth_connections(poauth_state *s, const char *user_id,
+                       poauth_conn_row **out, size_t *n)
+{
+  pmcp__db_res *r = NULL;
+  *out = NULL;
+  *n = 0;
+  lock(s);
+  int rc = QUERY(s, "SELECT m.id, c.name, t.name, m.workspace, m.access, m.created,"
+                    " m.last_used FROM mcp_connections m"
+                    " LEFT JOIN oauth_clients c ON c.id = m.client_id"
+                    " LEFT JOIN tenants t ON t.id = m.tenant_id"
+                    " WHERE m.user_id = $1 AND m.revoked IS NULL"
+                    " ORDER BY m.created DESC, m.id", &r, user_id);
+  unlock(s);
+  if (rc)
+    return rc;
+  size_t rows = pmcp__db_nrows(r);
+  if (rows && !(*out = calloc(rows, sizeof **out))) {
+    pmcp__db_res_free(r);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < rows; i++) {
+    poauth_conn_row *c = &(*out)[i];
+    copy(c->id, sizeof c->id, pmcp__db_get(r, i, 0));
+    copy(c->client, sizeof c->client, pmcp__db_get(r, i, 1));
+    copy(c->tenant, sizeof c->tenant, pmcp__db_get(r, i, 2));
+    copy(c->workspace, sizeof c->workspace, pmcp__db_get(r, i, 3));
+    copy(c->access, sizeof c->access, pmcp__db_get(r, i, 4));
+    c->created = to_i64(pmcp__db_get(r, i, 5));
+    c->last_used = to_i64(pmcp__db_get(r, i, 6));
+  }
+  *n = rows;
+  pmcp__db_res_free(r);
+  return 0;
+}
+
+int poauth_connection_revoke(poauth_state *s, const char *conn_id,
+                             const char *user_id, const char *reason)
+{
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT id FROM mcp_connections WHERE id = $1 AND user_id = $2"
+                    " AND revoked IS NULL", &r, conn_id, user_id);
+  int done = rc;
+  if (rc == 0)
+    done = pmcp__db_nrows(r) == 1 ? revoke_locked(s, conn_id, user_id, reason) : 0;
+  unlock(s);
+  pmcp__db_res_free(r);
+  return done;
+}
+
+/* ---- tokens ------------------------------------------------------------------------------ */
+
+static int set_err(poauth_err *e, const char *error, int status, const char *desc)
+{
+  e->error = error;
+  e->status = status;
+  snprintf(e->description, sizeof e->description, "%s", desc);
+  return -1;
+}
+
+/* Inserts a fresh access + refresh pair for @p conn (lock held). */
+static int issue_locked(poauth_state *s, const char *conn, const char *client,
+                        const char *resource, poauth_tokens *out)
+{
+  char ah[POAUTH_HASH_HEX], rh[POAUTH_HASH_HEX], now[24], aexp[24], rexp[24];
+  int rc = poauth_token_new(POAUTH_AT_PREFIX, out->access);
+  if (rc == 0)
+    rc = poauth_token_new(POAUTH_RT_PREFIX, out->refresh);
+  if (rc == 0)
+    rc = poauth_token_hash(out->access, ah);
+  if (rc == 0)
+    rc = poauth_token_hash(out->refresh, rh);
+  if (rc)
+    return rc;
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  i64(aexp, t + (int64_t)POAUTH_ACCESS_TTL * 1000);
+  i64(rexp, t + (int64_t)POAUTH_REFRESH_TTL * 1000);
+  rc = pmcp_store_begin(s->st);
+  if (rc == 0)
+    rc = EXEC(s, "INSERT INTO oauth_tokens(hash, kind, connection_id, client_id, resource,"
+                 " created, expires, rotated) VALUES($1, 'access', $2, $3, $4, $5, $6, NULL)",
+              NULL, ah, conn, client, resource, now, aexp);
+  if (rc == 0)
+    rc = EXEC(s, "INSERT INTO oauth_tokens(hash, kind, connection_id, client_id, resource,"
+                 " created, expires, rotated) VALUES($1, 'refresh', $2, $3, $4, $5, $6, NULL)",
+              NULL, rh, conn, client, resource, now, rexp);
+  if (rc == 0)
+    rc = pmcp_store_commit(s->st);
+  else
+    pmcp_store_rollback(s->st);
+  return rc;
+}
+
+/* The access level of a live connection (lock held): 1 live, 0 revoked or
+ * gone, <0 error. */
+static int conn_live(poauth_state *s, const char *conn, char access[8])
+{
+  pmcp__db_res *r = NULL;
+  int rc = QUERY(s, "SELECT m.access FROM mcp_connections m JOIN users u ON u.id = m.user_id"
+                    " WHERE m.id = $1 AND m.revoked IS NULL AND u.disabled = 0", &r, conn);
+  int live = rc == 0 && pmcp__db_nrows(r) == 1;
+  if (live)
+    copy(access, 8, pmcp__db_get(r, 0, 0));
+  pmcp__db_res_free(r);
+  return rc ? rc : live;
+}
+
+int poauth_exchange_code(poauth_state *s, const char *code, const char *client_id,
+                         const char *redirect_uri, const char *verifier,
+                         const char *resource, poauth_tokens *out, poauth_err *err)
+{
+  char hash[POAUTH_HASH_HEX], now[24];
+  memset(out, 0, sizeof *out);
+  if (!poauth_token_shape_ok(code, POAUTH_CODE_PREFIX) || poauth_token_hash(code, hash))
+    return set_err(err, "invalid_grant", 400, "the authorization code is malformed");
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  int rc = QUERY(s, "SELECT connection_id, client_id, redirect_uri, challenge, resource,"
+                    " expires, used FROM oauth_codes WHERE hash = $1", &r, hash);
+  if (rc) {
+    unlock(s);
+    return set_err(err, "server_error", 500, "the store failed");
+  }
+  if (pmcp__db_nrows(r) != 1) {
+    unlock(s);
+    pmcp__db_res_free(r);
+    return set_err(err, "invalid_grant", 400, "unknown or expired authorization code");
+  }
+  char conn[40];
+  copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
+  int64_t ch = 0;
+  if (!pmcp__db_get(r, 0, 6))
+    rc = EXEC(s, "UPDATE oauth_codes SET used = $2 WHERE hash = $1 AND used IS NULL",
+              &ch, hash, now);
+  if (rc == 0 && ch != 1) {
+    /* A second use: whoever holds the code may be an attacker, so the
+     * connection it created (and every token of it) is revoked. */
+    revoke_locked(s, conn, NULL, "authorization code replayed");
+    unlock(s);
+    pmcp__db_res_free(r);
+    return set_err(err, "invalid_grant", 400,
+                   "the authorization code was already used; its connection is revoked");
+  }
+  const char *want_client = pmcp__db_get(r, 0, 1);
+  const char *want_uri = pmcp__db_get(r, 0, 2);
+  const char *challenge = pmcp__db_get(r, 0, 3);
+  const char *want_res = pmcp__db_get(r, 0, 4);
+  int fail = 0;
+  if (rc)
+    fail = set_err(err, "server_error", 500, "the store failed");
+  else if (to_i64(pmcp__db_get(r, 0, 5)) <= t)
+    fail = set_err(err, "invalid_grant", 400, "the authorization code has expired");
+  else if (!client_id || !want_client || strcmp(client_id, want_client) != 0)
+    fail = set_err(err, "invalid_grant", 400, "the authorization code was issued to another client");
+  else if (!redirect_uri || !want_uri || strcmp(redirect_uri, want_uri) != 0)
+    fail = set_err(err, "invalid_grant", 400, "redirect_uri does not match the authorization request");
+  else if (!verifier || !poauth_verifier_valid(verifier))
+    fail = set_err(err, "invalid_grant", 400, "code_verifier is missing or malformed (43-128 unreserved characters)");
+  else if (!poauth_pkce_s256_ok(verifier, challenge))
+    fail = set_err(err, "invalid_grant", 400, "code_verifier does not match the code_challenge");
+  else if (resource && want_res && strcmp(resource, want_res) != 0)
+    fail = set_err(err, "invalid_target", 400, "resource does not match the authorization request");
+  if (!fail) {
+    int live = conn_live(s, conn, out->access_level);
+    if (live != 1)
+      fail = set_err(err, "invalid_grant", 400, "the connection was revoked");
+  }
+  if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
+    fail = set_err(err, "server_error", 500, "could not issue tokens");
+  unlock(s);
+  pmcp__db_res_free(r);
+  return fail;
+}
+
+int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
+                   const char *resource, poauth_tokens *out, poauth_err *err)
+{
+  char hash[POAUTH_HASH_HEX], now[24];
+  memset(out, 0, sizeof *out);
+  if (!poauth_token_shape_ok(refresh, POAUTH_RT_PREFIX) || poauth_token_hash(refresh, hash))
+    return set_err(err, "invalid_grant", 400, "the refresh token is malformed");
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  int rc = QUERY(s, "SELECT connection_id, client_id, resource, expires, rotated"
+                    " FROM oauth_tokens WHERE hash = $1 AND kind = 'refresh'", &r, hash);
+  if (rc || pmcp__db_nrows(r) != 1) {
+    unlock(s);
+    pmcp__db_res_free(r);
+    return rc ? set_err(err, "server_error", 500, "the store failed")
+              : set_err(err, "invalid_grant", 400, "unknown, expired or revoked refresh token");
+  }
+  char conn[40];
+  copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
+  const char *want_client = pmcp__db_get(r, 0, 1);
+  const char *want_res = pmcp__db_get(r, 0, 2);
+  int fail = 0;
+  if (!client_id || !want_client || strcmp(client_id, want_client) != 0)
+    fail = set_err(err, "invalid_grant", 400, "the refresh token was issued to another client");
+  else if (to_i64(pmcp__db_get(r, 0, 3)) <= t)
+    fail = set_err(err, "invalid_grant", 400, "the refresh token has expired");
+  else if (resource && want_res && strcmp(resource, want_res) != 0)
+    fail = set_err(err, "invalid_target", 400, "resource does not match the connection's");
+  if (!fail) {
+    int64_t ch = 0;
+    if (!pmcp__db_get(r, 0, 4))
+      rc = EXEC(s, "UPDATE oauth_tokens SET rotated = $2 WHERE hash = $1 AND rotated IS NULL",
+                &ch, hash, now);
+    if (rc)
+      fail = set_err(err, "server_error", 500, "the store failed");
+    else if (ch != 1) {
+      /* A rotated token came back: it was copied. Revoke the connection. */
+      revoke_locked(s, conn, NULL, "rotated refresh token reused");
+      fail = set_err(err, "invalid_grant", 400,
+                     "the refresh token was already used; its connection is revoked");
+    }
+  }
+  if (!fail && conn_live(s, conn, out->access_level) != 1)
+    fail = set_err(err, "invalid_grant", 400, "the connection was revoked");
+  if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
+    fail = set_err(err, "server_error", 500, "could not issue tokens");
+  unlock(s);
+  pmcp__db_res_free(r);
+  return fail;
+}
+
+int poauth_revoke_token(poauth_state *s, const char *token, const char *client_id)
+{
+  char hash[POAUTH_HASH_HEX];
+  int refresh = poauth_token_shape_ok(token, POAUTH_RT_PREFIX);
+  if ((!refresh && !poauth_token_shape_ok(token, POAUTH_AT_PREFIX)) ||
+      poauth_token_hash(token, hash))
+    return 0; /* RFC 7009 2.2: an invalid token is not an error */
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT connection_id, client_id FROM oauth_tokens WHERE hash = $1",
+                 &r, hash);
+  if (rc == 0 && pmcp__db_nrows(r) == 1 && client_id &&
+      strcmp(client_id, pmcp__db_get(r, 0, 1) ? pmcp__db_get(r, 0, 1) : "") == 0) {
+    if (refresh) {
+      char conn[40];
+      copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
+      revoke_locked(s, conn, NULL, "refresh token revoked by the client (RFC 7009)");
+    } else {
+      EXEC(s, "DELETE FROM oauth_tokens WHERE hash = $1", NULL, hash);
+    }
+  }
+  unlock(s);
+  pmcp__db_res_free(r);
+  return rc;
+}
+
+int poauth_access_resolve(poauth_state *s, const char *token, poauth_principal *out)
+{
+  char hash[POAUTH_HASH_HEX], now[24], stale[24];
+  if (!poauth_token_shape_ok(token, POAUTH_AT_PREFIX) || poauth_token_hash(token, hash))
+    return 0;
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int64_t t = poauth_now_ms(s);
+  i64(now, t);
+  int rc = QUERY(s, "SELECT m.id, m.user_id, m.client_id, m.tenant_id, m.workspace, m.access"
+                    " FROM oauth_tokens k JOIN mcp_connections m ON m.id = k.connection_id"
+                    " JOIN users u ON u.id = m.user_id"
+                    " WHERE k.hash = $1 AND k.kind = 'access' AND k.expires > $2"
+                    " AND m.revoked IS NULL AND u.disabled = 0", &r, hash, now);
+  int found = rc == 0 && pmcp__db_nrows(r) == 1;
+  if (found) {
+    memset(out, 0, sizeof *out);
+    copy(out->connection_id, sizeof out->connection_id, pmcp__db_get(r, 0, 0));
+    copy(out->user_id, sizeof out->user_id, pmcp__db_get(r, 0, 1));
+    copy(out->client_id, sizeof out->client_id, pmcp__db_get(r, 0, 2));
+    copy(out->tenant_id, sizeof out->tenant_id, pmcp__db_get(r, 0, 3));
+    copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 4));
+    copy(out->access, sizeof out->access, pmcp__db_get(r, 0, 5));
+    /* last_used at most once a minute: a write per call would serialise
+     * every MCP call on the store's writer lock. */
+    i64(stale, t - 60000);
+    EXEC(s, "UPDATE mcp_connections SET last_used = $2 WHERE id = $1 AND"
+            " (last_used IS NULL OR last_used < $3)", NULL, out->connection_id, now, stale);
+  }
+  unlock(s);
+  pmcp__db_res_free(r);
+  return rc ? rc : found;
+}

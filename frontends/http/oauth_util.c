@@ -1,0 +1,532 @@
+/* The pure pieces of the OAuth server: PKCE, redirect-URI rules, token
+ * shapes and hashes, form parsing, escaping, base URLs. No I/O, no state:
+ * tests/unit/test-oauth.c covers each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oauth.h"
+#include "util/base64url.h"
+#include "util/buf.h"
+#include "util/crypto.h"
+
+static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_b64url(int c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '_'; }
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+/* ---- PKCE (RFC 7636) ------------------------------------------------------ */
+
+int poauth_verifier_valid(const char *v)
+{
+  size_t n = v ? strlen(v) : 0;
+  if (n < 43 || n > 128)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    int c = (unsigned char)v[i];
+    if (!is_b64url(c) && c != '.' && c != '~')
+      return 0;
+  }
+  return 1;
+}
+
+int poauth_challenge_valid(const char *c)
+{
+  if (!c || strlen(c) != 43)
+    return 0;
+  for (size_t i = 0; i < 43; i++)
+    if (!is_b64url((unsigned char)c[i]))
+      return 0;
+  return 1;
+}
+
+int poauth_pkce_s256_ok(const char *verifier, const char *challenge)
+{
+  if (!poauth_verifier_valid(verifier) || !poauth_challenge_valid(challenge))
+    return 0;
+  unsigned char d[PMCP__SHA256_LEN];
+  if (pmcp__sha256(verifier, strlen(verifier), d) != 0)
+    return 0;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int ok = pmcp__b64url_encode(&b, d, sizeof d) == 0 && b.len == 43 &&
+           pmcp__ct_equal(b.ptr, challenge, 43);
+  free(b.ptr);
+  return ok;
+}
+
+/* ---- redirect URIs ---------------------------------------------------------- */
+
+static int fail(char *why, size_t n, const char *msg)
+{
+  if (why && n)
+    snprintf(why, n, "%s", msg);
+  return -1;
+}
+
+/* Loopback hosts (RFC 8252 7.3 and 8.3): the literal addresses, and the
+ * name localhost, which clients use although the RFC prefers literals. */
+static int loopback_host(const char *h, size_t n)
+{
+  if (n == 9 && strncasecmp(h, "localhost", 9) == 0)
+    return 1;
+  if (n == 5 && memcmp(h, "[::1]", 5) == 0)
+    return 1;
+  if (n >= 7 && n <= 15 && strncmp(h, "127.", 4) == 0) {
+    int dots = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (h[i] == '.')
+        dots++;
+      else if (!is_digit((unsigned char)h[i]))
+        return 0;
+    }
+    return dots == 3;
+  }
+  return 0;
+}
+
+int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize)
+{
+  static const char *const refused[] = {
+    "javascript", "data", "file", "vbscript", "about", "blob", "filesystem",
+    "view-source", "ftp", "ws", "wss", "mailto", "tel", "sms", "chrome",
+    "intent"};
+  size_t len = uri ? strlen(uri) : 0;
+  if (len == 0)
+    return fail(why, whysize, "redirect_uri is empty");
+  if (len > 2000)
+    return fail(why, whysize, "redirect_uri is longer than 2000 characters");
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)uri[i];
+    if (c <= 0x20 || c == 0x7f || c >= 0x80)
+      return fail(why, whysize, "redirect_uri contains whitespace, control or non-ASCII characters");
+  }
+  if (strchr(uri, '#'))
+    return fail(why, whysize, "redirect_uri must not contain a fragment");
+  /* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":" */
+  size_t s = 0;
+  if (!is_alpha((unsigned char)uri[0]))
+    return fail(why, whysize, "redirect_uri must be an absolute URI with a scheme");
+  while (is_alpha((unsigned char)uri[s]) || is_digit((unsigned char)uri[s]) ||
+         uri[s] == '+' || uri[s] == '-' || uri[s] == '.')
+    s++;
+  if (uri[s] != ':' || s > 64)
+    return fail(why, whysize, "redirect_uri must be an absolute URI with a scheme");
+  char scheme[65];
+  for (size_t i = 0; i < s; i++)
+    scheme[i] = (char)lower((unsigned char)uri[i]);
+  scheme[s] = '\0';
+  const char *rest = uri + s + 1;
+  if (strcmp(scheme, "https") == 0 || strcmp(scheme, "http") == 0) {
+    if (strncmp(rest, "//", 2) != 0)
+      return fail(why, whysize, "redirect_uri must name a host");
+    const char *auth = rest + 2;
+    size_t an = strcspn(auth, "/?");
+    if (memchr(auth, '@', an))
+      return fail(why, whysize, "redirect_uri must not contain user information");
+    /* host, then an optional :port */
+    size_t hn;
+    if (auth[0] == '[') {
+      const char *rb = memchr(auth, ']', an);
+      if (!rb)
+        return fail(why, whysize, "redirect_uri has a malformed IPv6 host");
+      hn = (size_t)(rb - auth) + 1;
+    } else {
+      hn = strcspn(auth, ":/?");
+      if (hn > an)
+        hn = an;
+    }
+    if (hn == 0)
+      return fail(why, whysize, "redirect_uri must name a host");
+    if (hn < an) {
+      if (auth[hn] != ':' || hn + 1 == an)
+        return fail(why, whysize, "redirect_uri has a malformed port");
+      for (size_t i = hn + 1; i < an; i++)
+        if (!is_digit((unsigned char)auth[i]))
+          return fail(why, whysize, "redirect_uri has a malformed port");
+    }
+    if (scheme[4] == '\0' && !loopback_host(auth, hn))
+      return fail(why, whysize, "redirect_uri must use https (http only on a loopback host)");
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    if (strcmp(scheme, refused[i]) == 0)
+      return fail(why, whysize, "redirect_uri uses a scheme that is not allowed (use https, http on loopback, or an application's private-use scheme)");
+  if (!*rest)
+    return fail(why, whysize, "redirect_uri has nothing after its scheme");
+  return 0;
+}
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+int poauth_token_new(const char *prefix, char out[POAUTH_TOKEN_MAX])
+{
+  unsigned char raw[32];
+  size_t pn = strlen(prefix);
+  if (pn + POAUTH_SECRET_CHARS + 1 > POAUTH_TOKEN_MAX)
+    return PMCP_EINVAL;
+  if (pmcp__random_bytes(raw, sizeof raw) != 0)
+    return PMCP_EINTERNAL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__b64url_encode(&b, raw, sizeof raw);
+  if (rc == 0 && b.len == POAUTH_SECRET_CHARS) {
+    memcpy(out, prefix, pn);
+    memcpy(out + pn, b.ptr, b.len + 1);
+  } else if (rc == 0) {
+    rc = PMCP_EINTERNAL;
+  }
+  free(b.ptr);
+  return rc;
+}
+
+int poauth_token_shape_ok(const char *tok, const char *prefix)
+{
+  size_t pn = strlen(prefix);
+  if (!tok || strncmp(tok, prefix, pn) != 0 ||
+      strlen(tok) != pn + POAUTH_SECRET_CHARS)
+    return 0;
+  const char *s = tok + pn;
+  for (size_t i = 0; i < POAUTH_SECRET_CHARS; i++)
+    if (!is_b64url((unsigned char)s[i]))
+      return 0;
+  /* 32 bytes leave 4 unused bits in the last character: our encoder
+   * writes them as zero, so a tampered last character is refused here. */
+  unsigned char d[40];
+  size_t dn;
+  return pmcp__b64url_decode(s, POAUTH_SECRET_CHARS, d, &dn) == PMCP__B64_OK &&
+         dn == 32;
+}
+
+int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX])
+{
+  unsigned char d[PMCP__SHA256_LEN];
+  int rc = pmcp__sha256(tok, strlen(tok), d);
+  if (rc == 0)
+    pmcp__hex(d, sizeof d, out);
+  return rc;
+}
+
+int poauth_random_id(char out[33])
+{
+  unsigned char raw[18];
+  if (pmcp__random_bytes(raw, sizeof raw) != 0)
+    return PMCP_EINTERNAL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__b64url_encode(&b, raw, sizeof raw);
+  if (rc == 0)
+    snprintf(out, 33, "%s", b.ptr);
+  free(b.ptr);
+  return rc;
+}
+
+/* ---- forms, escaping ------------------------------------------------------------ */
+
+static int hexval(int c)
+{
+  if (is_digit(c))
+    return c - '0';
+  c = lower(c);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decodes [p, p+n) into a new string; NULL with *bad set on a malformed
+ * escape or an encoded NUL. */
+static char *form_decode(const char *p, size_t n, int *bad)
+{
+  char *o = malloc(n + 1), *w = o;
+  if (!o)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == '+') {
+      *w++ = ' ';
+    } else if (p[i] == '%') {
+      int hi = i + 2 < n ? hexval((unsigned char)p[i + 1]) : -1;
+      int lo = hi >= 0 ? hexval((unsigned char)p[i + 2]) : -1;
+      int a = hi >= 0 && lo >= 0 ? hi * 16 + lo : -1;
+      if (a <= 0) { /* malformed, or an encoded NUL */
+        free(o);
+        *bad = 1;
+        return NULL;
+      }
+      *w++ = (char)a;
+      i += 2;
+    } else {
+      *w++ = p[i];
+    }
+  }
+  *w = '\0';
+  return o;
+}
+
+int poauth_form_get(const char *form, const char *name, char **out)
+{
+  *out = NULL;
+  size_t nl = strlen(name);
+  const char *p = form ? form : "";
+  while (*p) {
+    size_t seg = strcspn(p, "&");
+    const char *eq = memchr(p, '=', seg);
+    size_t kn = eq ? (size_t)(eq - p) : seg;
+    int bad = 0;
+    char *key = form_decode(p, kn, &bad);
+    if (!key) {
+      free(*out);
+      *out = NULL;
+      return bad ? -1 : -2;
+    }
+    if (strcmp(key, name) == 0 && strlen(key) == nl) {
+      if (*out) {
+        free(key);
+        free(*out);
+        *out = NULL;
+        return -1;
+      }
+      *out = eq ? form_decode(eq + 1, seg - kn - 1, &bad) : strdup("");
+      if (!*out) {
+        free(key);
+        return bad ? -1 : -2;
+      }
+    }
+    free(key);
+    p += seg;
+    if (*p == '&')
+      p++;
+  }
+  return *out ? 1 : 0;
+}
+
+int poauth_url_escape(pmcp_buf *b, const char *s)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    int rc;
+    if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      rc = pmcp__buf_putc(b, (char)c);
+    } else {
+      char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+      rc = pmcp__buf_append(b, e, 3);
+    }
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+int poauth_html_escape(pmcp_buf *b, const char *s)
+{
+  for (; s && *s; s++) {
+    int rc;
+    switch (*s) {
+    case '&': rc = pmcp__buf_puts(b, "&amp;"); break;
+    case '<': rc = pmcp__buf_puts(b, "&lt;"); break;
+    case '>': rc = pmcp__buf_puts(b, "&gt;"); break;
+    case '"': rc = pmcp__buf_puts(b, "&quot;"); break;
+    case '\'': rc = pmcp__buf_puts(b, "&#39;"); break;
+    default: rc = pmcp__buf_putc(b, *s); break;
+    }
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* ---- base URLs -------------------------------------------------------------------- */
+
+/* Copies the value of parameter @p key of the first element of a Forwarded
+ * header (RFC 7239), unquoted, into out. */
+static int forwarded_param(const char *fwd, const char *key, char *out, size_t size)
+{
+  size_t kn = strlen(key);
+  const char *end = fwd + strcspn(fwd, ",");
+  const char *p = fwd;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == ';'))
+      p++;
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    if (!eq)
+      return -1;
+    const char *v = eq + 1;
+    const char *ve = v;
+    if (*v == '"') {
+      v++;
+      ve = v;
+      while (ve < end && *ve != '"')
+        ve++;
+    } else {
+      while (ve < end && *ve != ';')
+        ve++;
+    }
+    if ((size_t)(eq - p) == kn && strncasecmp(p, key, kn) == 0) {
+      size_t n = (size_t)(ve - v);
+      if (n == 0 || n >= size)
+        return -1;
+      memcpy(out, v, n);
+      out[n] = '\0';
+      return 0;
+    }
+    p = ve + (*ve == '"');
+    while (p < end && *p != ';')
+      p++;
+  }
+  return -1;
+}
+
+/* First element of a comma-separated X-Forwarded-* value, trimmed. */
+static int first_item(const char *v, char *out, size_t size)
+{
+  while (*v == ' ')
+    v++;
+  size_t n = strcspn(v, ", ");
+  if (n == 0 || n >= size)
+    return -1;
+  memcpy(out, v, n);
+  out[n] = '\0';
+  return 0;
+}
+
+/* A Host-style value: name (letters, digits, '-', '.', or [v6]) and an
+ * optional numeric port. Lower-cases in place; returns the name length or
+ * 0 when malformed. */
+static size_t host_value_ok(char *v)
+{
+  size_t n = 0;
+  if (v[0] == '[') {
+    while (v[n] && v[n] != ']') {
+      if (!is_digit((unsigned char)v[n]) && hexval((unsigned char)v[n]) < 0 &&
+          v[n] != ':' && v[n] != '[' && v[n] != '.')
+        return 0;
+      n++;
+    }
+    if (v[n] != ']')
+      return 0;
+    n++;
+  } else {
+    while (v[n] && v[n] != ':') {
+      if (!is_alpha((unsigned char)v[n]) && !is_digit((unsigned char)v[n]) &&
+          v[n] != '-' && v[n] != '.')
+        return 0;
+      n++;
+    }
+  }
+  if (n == 0)
+    return 0;
+  if (v[n] == ':') {
+    if (!v[n + 1])
+      return 0;
+    for (size_t i = n + 1; v[i]; i++)
+      if (!is_digit((unsigned char)v[i]))
+        return 0;
+  } else if (v[n]) {
+    return 0;
+  }
+  for (char *s = v; *s; s++)
+    *s = (char)lower((unsigned char)*s);
+  return n;
+}
+
+int poauth_base_url(const pmcp_http_request *req, const char *fixed,
+                    char *out, size_t size)
+{
+  if (fixed && *fixed) {
+    int n = snprintf(out, size, "%s", fixed);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+  }
+  char proto[16] = "http", host[256] = "";
+  const char *fwd = pmcp_http_request_header(req, "forwarded", NULL);
+  const char *xp = pmcp_http_request_header(req, "x-forwarded-proto", NULL);
+  const char *xh = pmcp_http_request_header(req, "x-forwarded-host", NULL);
+  char tmp[256];
+  int forwarded_host = 0;
+  if (xp && first_item(xp, tmp, sizeof tmp) == 0)
+    snprintf(proto, sizeof proto, "%.15s", tmp);
+  else if (fwd && forwarded_param(fwd, "proto", tmp, sizeof tmp) == 0)
+    snprintf(proto, sizeof proto, "%.15s", tmp);
+  for (char *s = proto; *s; s++)
+    *s = (char)lower((unsigned char)*s);
+  if (strcmp(proto, "http") != 0 && strcmp(proto, "https") != 0)
+    return -1;
+  if (xh && first_item(xh, host, sizeof host) == 0)
+    forwarded_host = 1;
+  else if (fwd && forwarded_param(fwd, "host", host, sizeof host) == 0)
+    forwarded_host = 1;
+  else {
+    const char *hv = pmcp_http_request_header(req, "host", NULL);
+    if (!hv || first_item(hv, host, sizeof host) != 0)
+      return -1;
+  }
+  size_t hn = host_value_ok(host);
+  if (hn == 0)
+    return -1;
+  if (forwarded_host) {
+    /* The transport checked Host; a forwarded host is checked here, so a
+     * client cannot make us advertise an issuer of its choosing. */
+    char name[256];
+    memcpy(name, host, hn);
+    name[hn] = '\0';
+    if (!pmcp_http_host_allowed(req->h, name))
+      return -1;
+  }
+  int n = snprintf(out, size, "%s://%s", proto, host);
+  return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+int poauth_config_url(const char *in, char *out, size_t size, char *why,
+                      size_t whysize)
+{
+  size_t s;
+  if (strncasecmp(in, "https://", 8) == 0)
+    s = 8;
+  else if (strncasecmp(in, "http://", 7) == 0)
+    s = 7;
+  else
+    return fail(why, whysize, "must start with http:// or https://");
+  char host[256];
+  size_t an = strcspn(in + s, "/?#");
+  if (an == 0 || an >= sizeof host)
+    return fail(why, whysize, "must name a host");
+  memcpy(host, in + s, an);
+  host[an] = '\0';
+  if (host_value_ok(host) == 0)
+    return fail(why, whysize, "has a malformed host or port");
+  const char *path = in + s + an;
+  if (strpbrk(path, "?# \t\r\n\"<>\\"))
+    return fail(why, whysize, "must not have a query, a fragment, spaces or quotes");
+  size_t pl = strlen(path);
+  while (pl && path[pl - 1] == '/')
+    pl--;
+  int n = snprintf(out, size, "%.*s%s%.*s", (int)s, in, host, (int)pl, path);
+  if (n < 0 || (size_t)n >= size)
+    return fail(why, whysize, "is too long");
+  for (size_t i = 0; i < s; i++)
+    out[i] = (char)lower((unsigned char)out[i]);
+  return 0;
+}
+
+void poauth_origin_of(const char *base, char *out, size_t size)
+{
+  const char *p = strstr(base, "://");
+  size_t n = p ? (size_t)(p + 3 - base) + strcspn(p + 3, "/") : strlen(base);
+  snprintf(out, size, "%.*s", (int)n, base);
+}
+
+char *poauth_cookie_get(const char *header, const char *name)
+{
+  size_t nl = strlen(name);
+  const char *p = header;
+  while (p && *p) {
+    while (*p == ' ' || *p == ';')
+      p++;
+    size_t seg = strcspn(p, ";");
+    if (seg > nl && strncmp(p, name, nl) == 0 && p[nl] == '=') {
+      size_t vn = seg - nl - 1;
+      char *v = malloc(vn + 1);
+      if (v) {
+        memcpy(v, p + nl + 1, vn);
+        v[vn] = '\0';
+      }
+      return v;
+    }
+    p += seg;
+  }
+  return NULL;
+}

@@ -1,0 +1,216 @@
+/* The host's own routes (pmcp_http_options.route_*): probe-mcp-http's OAuth
+ * server and consent pages. A claimed request is copied out of the
+ * connection and handed to a libuv worker thread, because its handler
+ * talks to the store and may run a password KDF, neither of which may
+ * stall the loop. The response comes back on the loop; if the connection
+ * went away meanwhile it is dropped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct phttp_route_job {
+  uv_work_t work;
+  pmcp_http *h;
+  phttp_conn *conn;          /* NULL once the connection is gone */
+  pmcp_http_request req;
+  pmcp_http_response res;
+  char *mem;                 /* every string of req, one block */
+  const char **names, **values;
+};
+
+const char *pmcp_http_request_header(const pmcp_http_request *r,
+                                     const char *name, int *count)
+{
+  const char *found = NULL;
+  int n = 0;
+  for (size_t i = 0; i < r->nheaders; i++)
+    if (strcmp(r->names[i], name) == 0) {
+      if (!found)
+        found = r->values[i];
+      n++;
+    }
+  if (count)
+    *count = n;
+  return found;
+}
+
+int pmcp_http_host_allowed(const pmcp_http *h, const char *name)
+{
+  for (size_t i = 0; i < h->n_allow_hosts; i++)
+    if (strcmp(h->allow_hosts[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+const char *pmcp_http_endpoint(const pmcp_http *h) { return h->endpoint; }
+
+int phttp_route_claim(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  if (!h->o.route_match)
+    return 0;
+  const char *url = c->req.arena + c->req.url;
+  size_t n = c->req.url_len;
+  const char *q = memchr(url, '?', n);
+  if (q)
+    n = (size_t)(q - url);
+  if (n == strlen(h->endpoint) && memcmp(url, h->endpoint, n) == 0)
+    return 0; /* the MCP endpoint is never a route */
+  const char *m = llhttp_method_name((llhttp_method_t)c->req.method);
+  return h->o.route_match(h->o.route_ud, m, url, n) == 1;
+}
+
+static void job_free(struct phttp_route_job *j)
+{
+  hbuf_free(&j->res.headers);
+  hbuf_free(&j->res.body);
+  free(j->mem);
+  free(j->names);
+  free(j->values);
+  free(j);
+}
+
+static void run_job(uv_work_t *w)
+{
+  struct phttp_route_job *j = w->data;
+  j->h->o.route_handle(j->h->o.route_ud, &j->req, &j->res);
+}
+
+static const char *status_text(int s)
+{
+  switch (s) {
+  case 200: return "OK";
+  case 201: return "Created";
+  case 204: return "No Content";
+  case 302: return "Found";
+  case 303: return "See Other";
+  case 400: return "Bad Request";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 413: return "Content Too Large";
+  case 429: return "Too Many Requests";
+  case 503: return "Service Unavailable";
+  default: return s >= 500 ? "Internal Server Error" : "Error";
+  }
+}
+
+static void job_done(uv_work_t *w, int status)
+{
+  struct phttp_route_job *j = w->data;
+  phttp_conn *c = j->conn;
+  if (c) {
+    c->route_job = NULL;
+    pmcp_http_response *res = &j->res;
+    int st = status == 0 && res->status ? res->status : 500;
+    int keep = c->req.keep_alive && !c->close_after && !c->h->stopping &&
+               !c->peer_eof;
+    pmcp_buf out = PMCP_BUF_INIT;
+    int rc = hbuf_printf(&out, "HTTP/1.1 %d %s\r\n", st, status_text(st));
+    if (res->content_type)
+      rc |= hbuf_printf(&out, "Content-Type: %s\r\n", res->content_type);
+    rc |= hbuf_printf(&out, "Content-Length: %zu\r\n%s", res->body.len,
+                      keep ? (c->req.http_minor ? "" : "Connection: keep-alive\r\n")
+                           : "Connection: close\r\n");
+    if (res->headers.len)
+      rc |= hbuf_append(&out, res->headers.ptr, res->headers.len);
+    rc |= hbuf_puts(&out, "\r\n");
+    if (res->body.len && c->req.method != HTTP_HEAD)
+      rc |= hbuf_append(&out, res->body.ptr, res->body.len);
+    if (rc != 0) {
+      hbuf_free(&out);
+      c->close_after = 1;
+      phttp_respond(c, 503, NULL, NULL, NULL, 0);
+    } else {
+      if (!keep)
+        c->close_after = 1;
+      phttp_conn_write(c, out.ptr, out.len);
+      hbuf_free(&out);
+      phttp_response_done(c);
+    }
+  }
+  job_free(j);
+}
+
+/* Copies what the handler reads (method, path, query, headers, body) into
+ * one block, since the connection's arena is reused by the next request. */
+static struct phttp_route_job *job_new(phttp_conn *c)
+{
+  phttp_req *r = &c->req;
+  struct phttp_route_job *j = calloc(1, sizeof *j);
+  if (!j)
+    return NULL;
+  const char *m = llhttp_method_name((llhttp_method_t)r->method);
+  size_t total = strlen(m) + 1 + r->url_len + 2 + r->body.len + 1;
+  for (unsigned i = 0; i < r->nhdrs; i++)
+    total += r->hdrs[i].name_len + r->hdrs[i].value_len + 2;
+  j->mem = malloc(total);
+  j->names = calloc(r->nhdrs + 1, sizeof *j->names);
+  j->values = calloc(r->nhdrs + 1, sizeof *j->values);
+  if (!j->mem || !j->names || !j->values) {
+    job_free(j);
+    return NULL;
+  }
+  char *p = j->mem;
+#define PUT(dst, src, len)                                                    \
+  do {                                                                       \
+    (dst) = p;                                                               \
+    memcpy(p, (src), (len));                                                 \
+    p[(len)] = '\0';                                                         \
+    p += (len) + 1;                                                          \
+  } while (0)
+  PUT(j->req.method, m, strlen(m));
+  const char *url = r->arena + r->url;
+  const char *q = memchr(url, '?', r->url_len);
+  size_t plen = q ? (size_t)(q - url) : r->url_len;
+  PUT(j->req.path, url, plen);
+  if (q)
+    PUT(j->req.query, q + 1, r->url_len - plen - 1);
+  else
+    PUT(j->req.query, "", 0);
+  PUT(j->req.body, r->body.ptr ? r->body.ptr : "", r->body.len);
+  j->req.body_len = r->body.len;
+  for (unsigned i = 0; i < r->nhdrs; i++) {
+    char *name;
+    PUT(name, r->arena + r->hdrs[i].name, r->hdrs[i].name_len);
+    for (char *s = name; *s; s++)
+      if (*s >= 'A' && *s <= 'Z')
+        *s = (char)(*s - 'A' + 'a');
+    j->names[i] = name;
+    PUT(j->values[i], r->arena + r->hdrs[i].value, r->hdrs[i].value_len);
+  }
+#undef PUT
+  j->req.nheaders = r->nhdrs;
+  j->req.names = j->names;
+  j->req.values = j->values;
+  j->req.h = c->h;
+  j->h = c->h;
+  j->conn = c;
+  j->work.data = j;
+  return j;
+}
+
+void phttp_route_handle(phttp_conn *c)
+{
+  struct phttp_route_job *j = job_new(c);
+  if (!j) {
+    phttp_respond(c, 503, NULL, NULL, NULL, 0);
+    return;
+  }
+  c->route_job = j;
+  if (uv_queue_work(&c->h->loop, &j->work, run_job, job_done) != 0) {
+    c->route_job = NULL;
+    job_free(j);
+    phttp_respond(c, 503, NULL, NULL, NULL, 0);
+  }
+}
+
+void phttp_route_lost(phttp_conn *c)
+{
+  if (c->route_job) {
+    c->route_job->conn = NULL;
+    c->route_job = NULL;
+  }
+}

@@ -1,0 +1,521 @@
+/* probe-mcp-http's OAuth server (frontends/http/oauth_*.c): PKCE S256,
+ * redirect-URI rules, token shapes and hashes (tampered, truncated),
+ * form parsing, escaping, base URLs, and the code / refresh-token state
+ * machine over a real SQLite store: single use, replay revokes, rotation,
+ * reuse revokes, expiry, membership, pruning, RFC 7009, audit. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oauth.h"
+#include "store-test-util.h"
+#include "store/db.h"
+
+/* ---- PKCE --------------------------------------------------------------- */
+
+START_TEST(pkce_rfc7636_example)
+{
+  /* RFC 7636 appendix B. */
+  const char *v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+  const char *c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+  ck_assert(poauth_verifier_valid(v));
+  ck_assert(poauth_challenge_valid(c));
+  ck_assert(poauth_pkce_s256_ok(v, c));
+  /* One character off in either. */
+  ck_assert(!poauth_pkce_s256_ok("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl", c));
+  ck_assert(!poauth_pkce_s256_ok(v, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"));
+  /* plain: the verifier given as its own challenge never passes. */
+  ck_assert(!poauth_pkce_s256_ok(v, v));
+  /* Verifier bounds and alphabet. */
+  ck_assert(!poauth_verifier_valid("short"));
+  char longv[130];
+  memset(longv, 'a', 129);
+  longv[129] = '\0';
+  ck_assert(!poauth_verifier_valid(longv));
+  longv[128] = '\0';
+  ck_assert(poauth_verifier_valid(longv));
+  ck_assert(!poauth_verifier_valid("dBjftJeZ4CVP+mJ92K27uhbUJU1p1r/wW1gFWFOEjXk"));
+  ck_assert(poauth_verifier_valid("dBjftJeZ4CVP.mJ92K27uhbUJU1p1r~wW1gFWFOEjXk"));
+  ck_assert(!poauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c"));
+  ck_assert(!poauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM="));
+  ck_assert(!poauth_pkce_s256_ok(NULL, c));
+  ck_assert(!poauth_pkce_s256_ok(v, NULL));
+}
+END_TEST
+
+/* ---- redirect URIs ---------------------------------------------------------- */
+
+START_TEST(redirect_uris)
+{
+  static const char *const good[] = {
+    "https://app.example.com/callback", "https://app.example.com:8443/cb?x=1",
+    "http://localhost:3000/callback", "http://127.0.0.1:41234/cb",
+    "http://127.9.9.9/cb", "http://[::1]:8080/cb", "http://LOCALHOST/cb",
+    "cursor://anysphere.cursor-retrieval/oauth/user-probe/callback",
+    "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate"};
+  static const char *const bad[] = {
+    "", "http://example.com/cb", "http://localhost.evil.com/cb",
+    "http://127.0.0.1.evil.com/cb", "http://10.0.0.1/cb", "https://app.example.com/cb#frag",
+    "https://user@evil.example/cb", "https:///nohost", "https:app.example.com",
+    "javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,hi", "file:///etc/passwd",
+    "https://app.example.com/a b", "https://app.example.com:/cb",
+    "https://app.example.com:80x/cb", "relative/path", "//app.example.com/cb",
+    "cursor:", "https://[::1/cb", "http://[::2]/cb"};
+  char why[200];
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    ck_assert_msg(poauth_redirect_uri_check(good[i], why, sizeof why) == 0,
+                  "%s refused: %s", good[i], why);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    why[0] = '\0';
+    ck_assert_msg(poauth_redirect_uri_check(bad[i], why, sizeof why) == -1,
+                  "%s accepted", bad[i]);
+    ck_assert_msg(strstr(why, "redirect_uri") != NULL, "reason for %s: %s", bad[i], why);
+  }
+  char huge[2100];
+  memset(huge, 'a', sizeof huge - 1);
+  huge[sizeof huge - 1] = '\0';
+  memcpy(huge, "https://a/", 10);
+  ck_assert_int_eq(poauth_redirect_uri_check(huge, why, sizeof why), -1);
+}
+END_TEST
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+START_TEST(token_shapes)
+{
+  char a[POAUTH_TOKEN_MAX], b[POAUTH_TOKEN_MAX];
+  ck_assert_int_eq(poauth_token_new(POAUTH_AT_PREFIX, a), 0);
+  ck_assert_int_eq(poauth_token_new(POAUTH_AT_PREFIX, b), 0);
+  ck_assert_str_ne(a, b);
+  ck_assert_uint_eq(strlen(a), strlen(POAUTH_AT_PREFIX) + POAUTH_SECRET_CHARS);
+  ck_assert(poauth_token_shape_ok(a, POAUTH_AT_PREFIX));
+  ck_assert(!poauth_token_shape_ok(a, POAUTH_RT_PREFIX));
+  /* Truncated, extended, tampered. */
+  char t[POAUTH_TOKEN_MAX + 2];
+  snprintf(t, sizeof t, "%s", a);
+  t[strlen(t) - 1] = '\0';
+  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  snprintf(t, sizeof t, "%sA", a);
+  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  snprintf(t, sizeof t, "%s", a);
+  t[10] = '!';
+  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  /* The last character carries 4 unused bits, always zero from us: 'B'
+   * (000001) has one set. */
+  snprintf(t, sizeof t, "%s", a);
+  t[strlen(t) - 1] = 'B';
+  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  ck_assert(!poauth_token_shape_ok("", POAUTH_AT_PREFIX));
+  ck_assert(!poauth_token_shape_ok(NULL, POAUTH_AT_PREFIX));
+  /* The hash: 64 lower-case hex, stable, different per token. */
+  char h1[POAUTH_HASH_HEX], h2[POAUTH_HASH_HEX], h3[POAUTH_HASH_HEX];
+  ck_assert_int_eq(poauth_token_hash(a, h1), 0);
+  ck_assert_int_eq(poauth_token_hash(a, h2), 0);
+  ck_assert_int_eq(poauth_token_hash(b, h3), 0);
+  ck_assert_uint_eq(strlen(h1), 64);
+  ck_assert_str_eq(h1, h2);
+  ck_assert_str_ne(h1, h3);
+  ck_assert_uint_eq(strspn(h1, "0123456789abcdef"), 64);
+  /* SHA-256("abc"), to pin the function. */
+  ck_assert_int_eq(poauth_token_hash("abc", h1), 0);
+  ck_assert_str_eq(h1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+/* ---- forms, escaping, URLs ---------------------------------------------------- */
+
+START_TEST(forms)
+{
+  char *v = NULL;
+  ck_assert_int_eq(poauth_form_get("a=1&b=x+y%21&c=", "b", &v), 1);
+  ck_assert_str_eq(v, "x y!");
+  free(v);
+  ck_assert_int_eq(poauth_form_get("a=1&b=2", "c", &v), 0);
+  ck_assert_ptr_null(v);
+  ck_assert_int_eq(poauth_form_get("a=1&c=", "c", &v), 1);
+  ck_assert_str_eq(v, "");
+  free(v);
+  ck_assert_int_eq(poauth_form_get("a=1&a=2", "a", &v), -1);   /* repeated */
+  ck_assert_int_eq(poauth_form_get("a=%zz", "a", &v), -1);
+  ck_assert_int_eq(poauth_form_get("a=%4", "a", &v), -1);
+  ck_assert_int_eq(poauth_form_get("a=%00x", "a", &v), -1);
+  ck_assert_int_eq(poauth_form_get("%61=ok", "a", &v), 1);     /* encoded name */
+  ck_assert_str_eq(v, "ok");
+  free(v);
+  ck_assert_int_eq(poauth_form_get("", "a", &v), 0);
+  ck_assert_int_eq(poauth_form_get("ab=1", "a", &v), 0);
+  pmcp_buf b = PMCP_BUF_INIT;
+  poauth_html_escape(&b, "<script>alert(\"x\" & 'y')</script>");
+  ck_assert_str_eq(b.ptr, "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;");
+  pmcp_buf_dispose(&b);
+  poauth_url_escape(&b, "a b&c=d/é~");
+  ck_assert_str_eq(b.ptr, "a%20b%26c%3Dd%2F%C3%A9~");
+  pmcp_buf_dispose(&b);
+  char *c = poauth_cookie_get("x=1; pbm_session=abc; y=2", "pbm_session");
+  ck_assert_str_eq(c, "abc");
+  free(c);
+  ck_assert_ptr_null(poauth_cookie_get("xpbm_session=abc", "pbm_session"));
+  char out[600], why[100];
+  ck_assert_int_eq(poauth_config_url("https://Mcp.Example.com/", out, sizeof out, why, sizeof why), 0);
+  ck_assert_str_eq(out, "https://mcp.example.com");
+  ck_assert_int_eq(poauth_config_url("HTTP://h:8080/base//", out, sizeof out, why, sizeof why), 0);
+  ck_assert_str_eq(out, "http://h:8080/base");
+  ck_assert_int_eq(poauth_config_url("ftp://h", out, sizeof out, why, sizeof why), -1);
+  ck_assert_int_eq(poauth_config_url("https://h/?q", out, sizeof out, why, sizeof why), -1);
+  ck_assert_int_eq(poauth_config_url("https://", out, sizeof out, why, sizeof why), -1);
+  ck_assert_int_eq(poauth_config_url("https://h:x/", out, sizeof out, why, sizeof why), -1);
+  poauth_origin_of("https://h:1/a/b", out, sizeof out);
+  ck_assert_str_eq(out, "https://h:1");
+}
+END_TEST
+
+START_TEST(base_urls)
+{
+  pmcp_http *h = NULL;
+  pmcp_http_options o = {0};
+  const char *hosts[] = {"mcp.example.com"};
+  o.testing = 1;
+  o.allow_hosts = hosts;
+  o.n_allow_hosts = 1;
+  char err[200];
+  ck_assert_int_eq(pmcp_http_new(&h, &o, err, sizeof err), 0);
+  const char *names[4], *values[4];
+  pmcp_http_request r = {0};
+  r.h = h;
+  r.names = names;
+  r.values = values;
+  char out[600];
+  names[0] = "host";
+  values[0] = "127.0.0.1:8080";
+  r.nheaders = 1;
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "http://127.0.0.1:8080");
+  ck_assert_int_eq(poauth_base_url(&r, "https://fixed.example", out, sizeof out), 0);
+  ck_assert_str_eq(out, "https://fixed.example");
+  names[1] = "x-forwarded-proto";
+  values[1] = "https, http";
+  names[2] = "x-forwarded-host";
+  values[2] = "MCP.example.com";
+  r.nheaders = 3;
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "https://mcp.example.com");
+  values[2] = "evil.example";   /* not an allowed host */
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), -1);
+  values[2] = "mcp.example.com/x"; /* not a host */
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), -1);
+  names[1] = "forwarded";
+  values[1] = "for=1.2.3.4;proto=https;host=\"mcp.example.com:8443\"";
+  r.nheaders = 2;
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "https://mcp.example.com:8443");
+  values[1] = "proto=gopher";
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), -1);
+  r.nheaders = 0;               /* no Host at all */
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), -1);
+  pmcp_http_free(h);
+}
+END_TEST
+
+/* ---- the state machine ---------------------------------------------------------- */
+
+static char audit_log[4096];
+
+static int test_verify(const char *stored, const char *password, void *ud)
+{
+  (void)ud;
+  return stored && *stored && strcmp(stored, password) == 0;
+}
+
+static void test_audit(void *ud, pmcp_store *st, const char *tenant, const char *ws,
+                       const char *actor, const char *action, const char *details)
+{
+  (void)ud;
+  (void)st;
+  size_t n = strlen(audit_log);
+  snprintf(audit_log + n, sizeof audit_log - n, "%s|%s|%s|%s|%s\n", action,
+           tenant ? tenant : "-", ws ? ws : "-", actor, details);
+}
+
+static poauth_state *state;
+static const char *const VER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+static const char *const CH = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+static const char *const CB = "http://127.0.0.1:9/cb";
+static const char *const RES = "http://127.0.0.1:8080/mcp";
+static char client[40];
+
+static void setup(void)
+{
+  audit_log[0] = '\0';
+  pmcp_store *s = st_open_new(NULL);
+  const char *u1[] = {"u-ada", "ada", "pw-ada"};
+  const char *u2[] = {"u-bob", "bob", "pw-bob"};
+  const char *ins = "INSERT INTO users(id, name, password, created, updated)"
+                    " VALUES($1, $2, $3, 1, 1)";
+  ck_assert_int_eq(pmcp__db_exec(s, ins, 3, u1, NULL), 0);
+  ck_assert_int_eq(pmcp__db_exec(s, ins, 3, u2, NULL), 0);
+  const char *m1[] = {"u-ada", "main"};
+  ck_assert_int_eq(pmcp__db_exec(s, "INSERT INTO memberships(user_id, tenant_id, workspace,"
+                                    " role, created) SELECT $1, id, $2, 'editor', 1 FROM tenants"
+                                    " WHERE name = 'default'", 2, m1, NULL), 0);
+  poauth_hooks hk = {test_verify, test_audit, NULL};
+  ck_assert_int_eq(poauth_state_new(&state, s, &hk), 0);
+  ck_assert_int_eq(poauth_client_register(state, "Test client", "[\"http://127.0.0.1:9/cb\"]",
+                                          client), 0);
+}
+
+static void teardown(void)
+{
+  poauth_state_free(state);
+  state = NULL;
+  st_cleanup();
+}
+
+static const char *tenant_id(void)
+{
+  static char id[24];
+  poauth_ws *ws = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(ws[0].tenant, "default");
+  ck_assert_str_eq(ws[0].workspace, "main");
+  ck_assert_str_eq(ws[0].role, "editor");
+  snprintf(id, sizeof id, "%s", ws[0].tenant_id);
+  free(ws);
+  return id;
+}
+
+/* A pending request approved by ada: returns the code. */
+static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char conn[40])
+{
+  poauth_request r = {0}, got;
+  char id[40];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  r.state = (char *)"st-1";
+  r.resource = (char *)RES;
+  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  ck_assert_str_eq(got.client_name, "Test client");
+  ck_assert_str_eq(got.state, "st-1");
+  poauth_request_dispose(&got);
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code,
+                                  &got, conn), 1);
+  ck_assert_str_eq(got.redirect_uri, CB);
+  poauth_request_dispose(&got);
+  /* The request is decided: a second approval fails. */
+  char code2[POAUTH_TOKEN_MAX], conn2[40];
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
+                                  &got, conn2), 0);
+  ck_assert(poauth_token_shape_ok(code, POAUTH_CODE_PREFIX));
+}
+
+START_TEST(code_flow_and_replay)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  approved_code("write", code, conn);
+  ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
+  ck_assert_ptr_nonnull(strstr(audit_log, "|main|u-ada|"));
+  ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
+  poauth_tokens t;
+  poauth_err e;
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
+  ck_assert(poauth_token_shape_ok(t.access, POAUTH_AT_PREFIX));
+  ck_assert(poauth_token_shape_ok(t.refresh, POAUTH_RT_PREFIX));
+  ck_assert_str_eq(t.access_level, "write");
+  poauth_principal p;
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 1);
+  ck_assert_str_eq(p.user_id, "u-ada");
+  ck_assert_str_eq(p.workspace, "main");
+  ck_assert_str_eq(p.access, "write");
+  ck_assert_str_eq(p.client_id, client);
+  ck_assert_str_eq(p.connection_id, conn);
+  /* The refresh token is not an access token. */
+  ck_assert_int_eq(poauth_access_resolve(state, t.refresh, &p), 0);
+  /* Replay: refused, and the connection is revoked with its tokens. */
+  poauth_tokens t2;
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
+  ck_assert_str_eq(e.error, "invalid_grant");
+  ck_assert_ptr_nonnull(strstr(e.description, "already used"));
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 0);
+  ck_assert_int_eq(poauth_refresh(state, t.refresh, client, NULL, &t2, &e), -1);
+  ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
+  ck_assert_ptr_nonnull(strstr(audit_log, "authorization code replayed"));
+  poauth_conn_row *rows;
+  size_t n;
+  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  free(rows);
+}
+END_TEST
+
+START_TEST(code_refusals)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  poauth_tokens t;
+  poauth_err e;
+  /* Wrong verifier: refused, and the code is spent. */
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB,
+                                        "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl", RES, &t, &e), -1);
+  ck_assert_str_eq(e.error, "invalid_grant");
+  ck_assert_ptr_nonnull(strstr(e.description, "code_verifier"));
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
+  /* Foreign redirect URI, other client, wrong resource, malformed code. */
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, "https://evil.example/cb", VER,
+                                        RES, &t, &e), -1);
+  ck_assert_ptr_nonnull(strstr(e.description, "redirect_uri"));
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, "pbm_client_other", CB, VER, RES, &t, &e), -1);
+  ck_assert_ptr_nonnull(strstr(e.description, "another client"));
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER,
+                                        "http://127.0.0.1:8080/other", &t, &e), -1);
+  ck_assert_str_eq(e.error, "invalid_target");
+  char bad[POAUTH_TOKEN_MAX + 1];
+  snprintf(bad, sizeof bad, "%.*s", (int)strlen(code) - 1, code);
+  ck_assert_int_eq(poauth_exchange_code(state, bad, client, CB, VER, RES, &t, &e), -1);
+  ck_assert_ptr_nonnull(strstr(e.description, "malformed"));
+  /* Expired: 10 minutes. */
+  approved_code("read", code, conn);
+  poauth_testing_shift_clock(state, (POAUTH_CODE_TTL + 1) * 1000LL);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
+  ck_assert_ptr_nonnull(strstr(e.description, "expired"));
+  /* Not a member: no approval. */
+  poauth_request r = {0}, got;
+  char id[40], conn2[40];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
+                                  &got, conn2), 0);
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
+                                  &got, conn2), 0);
+  /* Denied: the request closes. */
+  ck_assert_int_eq(poauth_deny(state, id, &got), 1);
+  poauth_request_dispose(&got);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+}
+END_TEST
+
+START_TEST(refresh_rotation_and_reuse)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  poauth_tokens t1, t2, t3;
+  poauth_err e;
+  poauth_principal p;
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, NULL, &t1, &e), 0);
+  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, RES, &t2, &e), 0);
+  ck_assert_str_ne(t1.refresh, t2.refresh);
+  ck_assert_str_ne(t1.access, t2.access);
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  ck_assert_str_eq(p.access, "read");
+  /* Another client cannot use it (and it is not spent by that). */
+  ck_assert_int_eq(poauth_refresh(state, t2.refresh, "pbm_client_other", NULL, &t3, &e), -1);
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  /* The rotated one comes back: the connection is revoked. */
+  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, NULL, &t3, &e), -1);
+  ck_assert_ptr_nonnull(strstr(e.description, "already used"));
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
+  ck_assert_int_eq(poauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
+  ck_assert_ptr_nonnull(strstr(audit_log, "rotated refresh token reused"));
+}
+END_TEST
+
+START_TEST(expiry_revocation_prune)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  poauth_tokens t1, t2;
+  poauth_err e;
+  poauth_principal p;
+  approved_code("write", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
+  /* RFC 7009 from another client: no effect; from ours: revoked. */
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 1);
+  ck_assert_int_eq(poauth_revoke_token(state, "pbm_rt_garbage", client), 0);
+  /* An access token expires after an hour; the refresh token still works. */
+  poauth_testing_shift_clock(state, (POAUTH_ACCESS_TTL + 1) * 1000LL);
+  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 0);
+  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, NULL, &t2, &e), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  /* Disconnect from the connections page (only the owner can). */
+  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-bob", "test"), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-ada", "test"), 1);
+  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
+  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-ada", "test"), 0);
+  /* Pruning: a registration never used goes after a day; ours stays. */
+  char unused[40], *n1, *u1;
+  ck_assert_int_eq(poauth_client_register(state, "", "[\"https://a.example/cb\"]", unused), 0);
+  poauth_testing_shift_clock(state, (POAUTH_UNUSED_CLIENT_TTL + 10) * 1000LL);
+  poauth_prune(state);
+  ck_assert_int_eq(poauth_client_get(state, unused, &n1, &u1), 0);
+  ck_assert_int_eq(poauth_client_get(state, client, &n1, &u1), 1);
+  free(n1);
+  free(u1);
+  /* An RFC 7009 revocation of a refresh token ends the connection. */
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, client), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 0);
+}
+END_TEST
+
+START_TEST(users_and_sessions)
+{
+  char uid[128], cookie[POAUTH_TOKEN_MAX];
+  ck_assert_int_eq(poauth_user_check(state, "ada", "pw-ada", uid), 1);
+  ck_assert_str_eq(uid, "u-ada");
+  ck_assert_int_eq(poauth_user_check(state, "ada", "wrong", uid), 0);
+  ck_assert_int_eq(poauth_user_check(state, "nobody", "pw-ada", uid), 0);
+  ck_assert_int_eq(poauth_session_new(state, "u-ada", cookie), 0);
+  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 1);
+  ck_assert_str_eq(uid, "u-ada");
+  char t1[POAUTH_HASH_HEX], t2[POAUTH_HASH_HEX];
+  poauth_csrf_token(cookie, t1);
+  poauth_csrf_token(cookie, t2);
+  ck_assert_str_eq(t1, t2);
+  ck_assert_ptr_null(strstr(cookie, t1));
+  cookie[10] ^= 1;
+  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 0);
+  cookie[10] ^= 1;
+  poauth_session_end(state, cookie);
+  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("oauth");
+  TCase *t = tcase_create("pure");
+  tcase_add_test(t, pkce_rfc7636_example);
+  tcase_add_test(t, redirect_uris);
+  tcase_add_test(t, token_shapes);
+  tcase_add_test(t, forms);
+  tcase_add_test(t, base_urls);
+  suite_add_tcase(s, t);
+  t = tcase_create("state");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_add_test(t, code_flow_and_replay);
+  tcase_add_test(t, code_refusals);
+  tcase_add_test(t, refresh_rotation_and_reuse);
+  tcase_add_test(t, expiry_revocation_prune);
+  tcase_add_test(t, users_and_sessions);
+  suite_add_tcase(s, t);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *r = srunner_create(suite());
+  srunner_run_all(r, CK_NORMAL);
+  int failed = srunner_ntests_failed(r);
+  srunner_free(r);
+  return failed ? 1 : 0;
+}

@@ -236,6 +236,7 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total)
 {
   pmcp__rs_round(items);
+  pmcp__rs_round(root); /* root figures too (bucket widths) */
   cJSON_AddNumberToObject(root, "total_count", (double)total);
   cJSON_AddNumberToObject(root, "offset", (double)offset);
   /* The engine's page builder fits the items and ends the page with

@@ -44,6 +44,10 @@ int probe_cmd_import(const probe_globals *g, int argc, char **argv);
 int probe_cmd_papers(const probe_globals *g, int argc, char **argv);
 /* cmd_embed.c (research helper) */
 int probe_cmd_embed(const probe_globals *g, int argc, char **argv);
+/* cmd_key.c, cmd_user.c, cmd_audit.c (auth helper) */
+int probe_cmd_key(const probe_globals *g, int argc, char **argv);
+int probe_cmd_user(const probe_globals *g, int argc, char **argv);
+int probe_cmd_audit(const probe_globals *g, int argc, char **argv);
 
 /* cmd_import.c: runs one import (format "mlflow", "tensorboard", "csv",
  * "hf", "arxiv") with progress and a report; @p opts is a

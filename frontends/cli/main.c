@@ -30,6 +30,9 @@ static const probe_command commands[] = {
   {"tokens", "count or encode text with the o200k_base tokenizer", probe_cmd_tokens},
   {"import", "import MLflow, TensorBoard, CSV or Trainer logs", probe_cmd_import},
   {"papers", "the local papers index (import arXiv metadata)", probe_cmd_papers},
+  {"key", "create, list and revoke API keys for probe-mcp-http", probe_cmd_key},
+  {"user", "local users of probe-mcp-http and their workspace roles", probe_cmd_user},
+  {"audit", "read the audit log (keys, users, sign-ins, write tools)", probe_cmd_audit},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,162 @@
+/* Internal: who may call probe-mcp-http and what they did. Local users and
+ * their roles per workspace, workspace API keys, the principal a request
+ * acts as, and the append-only audit log, all in the store's service
+ * tables through db.h (so every backend has them).
+ *
+ * Secrets are never stored or logged in clear: a key is kept as the SHA-256
+ * of its whole text and compared with CRYPTO_memcmp; a password as a
+ * salted PBKDF2-HMAC-SHA256 string with its parameters. Audit details are
+ * masked (every value under a secret-looking name becomes "***").
+ *
+ * Every function takes a writable store unless it says "read"; messages go
+ * to the store (pmcp_store_errmsg) and never reveal whether a resource of
+ * another tenant exists. */
+#ifndef PMCP_AUTH_AUTH_H
+#define PMCP_AUTH_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probemcp/store.h"
+
+/* ---- roles ---------------------------------------------------------------- */
+
+enum {
+  PMCP__ROLE_NONE = 0,
+  PMCP__ROLE_VIEWER = 1,   /* reads */
+  PMCP__ROLE_EDITOR = 2,   /* reads and writes */
+  PMCP__ROLE_ADMIN = 3     /* and the workspace's admin tools (never keys) */
+};
+/* "viewer" | "editor" | "admin" -> PMCP__ROLE_*, else PMCP__ROLE_NONE. */
+int pmcp__role_parse(const char *name);
+const char *pmcp__role_name(int role);
+
+/* ---- passwords (password.c) ----------------------------------------------- */
+
+/* PBKDF2-HMAC-SHA256 iterations of a new hash. */
+#define PMCP__PBKDF2_ITER 600000
+/* Hashes @p pw into "pbkdf2-sha256$ITER$SALT$HASH" (base64url, 16-byte
+ * salt, 32-byte hash). @p iter 0: PMCP__PBKDF2_ITER. 0, PMCP_EINVAL (empty
+ * or over 1024 bytes), PMCP_ENOMEM, PMCP_EINTERNAL. */
+int pmcp__password_hash(pmcp_buf *out, const char *pw, unsigned iter);
+/* 1 when @p pw matches @p stored, else 0 (also for a malformed string).
+ * Timing-safe in the comparison. */
+int pmcp__password_verify(const char *stored, const char *pw);
+
+/* ---- the principal ---------------------------------------------------------- */
+
+enum {
+  PMCP__P_KEY = 1,         /* a workspace API key */
+  PMCP__P_CONNECTION = 2   /* an OAuth connection: a person through a client */
+};
+
+/* What one request acts as, re-read from the store on every request. */
+typedef struct pmcp__principal {
+  int kind;                /* PMCP__P_* */
+  char id[64];             /* the key's or the connection's id */
+  char user_id[64];        /* the person (connections), "" for keys */
+  char user_name[128];
+  int64_t tenant_id;
+  char tenant[128];        /* the tenant's name */
+  char workspace[129];     /* the default workspace of every call */
+  int write;               /* the credential allows writes (key scope,
+                            * connection access) */
+  int role;                /* the role in the workspace; keys: editor with
+                            * write scope, else viewer; never admin */
+  char actor[200];         /* for the audit log: "key:ID" or "user:NAME" */
+} pmcp__principal;
+
+/* Effective: may this principal run write tools? (write access and at
+ * least editor). Admin gates: pmcp__principal_admin (never a key). */
+int pmcp__principal_can_write(const pmcp__principal *p);
+int pmcp__principal_admin(const pmcp__principal *p);
+
+/* Resolves an API key's text ("pk_..."): PMCP_EDENIED (unknown, revoked,
+ * malformed: the same message for all) or 0 with @p out filled; records
+ * last_used. A read-only store resolves too (last_used is then skipped). */
+int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
+                             pmcp__principal *out);
+/* The principal of an OAuth connection by id (the oauth code calls this
+ * once it has checked its access token): PMCP_EDENIED when the connection is
+ * revoked, its user disabled or no longer a member of its workspace. */
+int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
+                                    pmcp__principal *out);
+/* For a connection: the principal acting in another @p workspace of its
+ * tenant that the person belongs to (role re-read). PMCP_EDENIED (generic
+ * message) otherwise. */
+int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
+                                      const char *workspace);
+
+/* ---- API keys (keys.c) ------------------------------------------------------ */
+
+/* Creates a key for @p workspace of tenant @p t (the workspace must exist;
+ * "default" always does) with write scope or not. @p secret gets the text
+ * shown once ("pk_" + 43 base64url characters: 32 random bytes), @p id its
+ * id. Audited as api_key.create by @p actor via @p via. */
+int pmcp__key_create(pmcp_store *s, pmcp_tenant t, const char *workspace, int write,
+                     const char *name, const char *actor, const char *via,
+                     pmcp_buf *secret, pmcp_buf *id);
+/* Appends the tenant's keys as a JSON array (id, name, prefix, workspace,
+ * scope, created, last_used, revoked, created_by; times in ms). read. */
+int pmcp__key_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out);
+/* Revokes key @p id of tenant @p t: PMCP_ENOTFOUND (not of this tenant, or
+ * already revoked). Audited as api_key.revoke. */
+int pmcp__key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *actor,
+                     const char *via);
+
+/* ---- users and memberships (users.c) ---------------------------------------- */
+
+/* Names: 1-64 of [A-Za-z0-9._@-]. */
+int pmcp__user_create(pmcp_store *s, const char *name, const char *display,
+                      const char *password, const char *actor, const char *via,
+                      pmcp_buf *id);
+int pmcp__user_passwd(pmcp_store *s, const char *name, const char *password,
+                      const char *actor, const char *via);
+/* disabled 1/0. */
+int pmcp__user_disable(pmcp_store *s, const char *name, int disabled, const char *actor,
+                       const char *via);
+/* Sets (role != NONE) or removes (NONE) @p name's role in a workspace. */
+int pmcp__user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
+                        const char *workspace, int role, const char *actor,
+                        const char *via);
+/* JSON array of users (id, name, display_name, disabled, created,
+ * memberships [{tenant, workspace, role}]); @p t.id 0: every tenant's
+ * memberships, else users with a membership in @p t. read. */
+int pmcp__user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out);
+/* Checks a password; fills @p user_id. PMCP_EDENIED (unknown user, wrong
+ * password, disabled: one message). */
+int pmcp__user_check_password(pmcp_store *s, const char *name, const char *password,
+                              char user_id[64]);
+
+/* ---- audit (audit.c) -------------------------------------------------------- */
+
+/* Appends one entry. @p details_json: a JSON object or NULL; every value
+ * under a secret-looking name (secret, password, token, key, code,
+ * authorization, cookie, verifier, ...) is replaced by "***" before it is
+ * stored. @p t.id 0: not a tenant's event. */
+int pmcp__audit(pmcp_store *s, pmcp_tenant t, const char *workspace, const char *actor,
+                const char *action, const char *via, const char *details_json);
+/* Masks @p json (an object) into @p out. */
+int pmcp__audit_mask(pmcp_buf *out, const char *json);
+
+typedef struct pmcp__audit_query {
+  int64_t since_ms;        /* 0: from the start */
+  const char *action;      /* exact, or a prefix ending in '.' or '*'; NULL */
+  int64_t tenant_id;       /* 0: every tenant */
+  size_t limit;            /* 0: 1000 */
+} pmcp__audit_query;
+/* Appends entries (oldest first) as a JSON array of {id, time, tenant,
+ * workspace, actor, action, via, details}. read. */
+int pmcp__audit_list(pmcp_store *s, const pmcp__audit_query *q, pmcp_buf *out);
+
+/* ---- small shared helpers (keys.c) ----------------------------------------- */
+
+/* A random id "<prefix>_<20 base32 chars>". */
+int pmcp__auth_new_id(char *out, size_t size, const char *prefix);
+/* Ends a write group: commits on rc == 0, else rolls back keeping the
+ * failure's message. Returns rc or the commit's error. */
+int pmcp__auth_finish(pmcp_store *s, int rc);
+/* Current time in ms as decimal text. */
+void pmcp__auth_now(char out[24]);
+
+#endif

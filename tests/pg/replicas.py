@@ -10,7 +10,11 @@ at a small budget must continue on the other replica with the cursor the
 first one made (the cursor key is a store secret, shared), page for page
 identical to staying on one replica; a tampered cursor is refused by both;
 query_sql answers the same on both; and a replica keeps answering after
-its database connection is killed (it reconnects). Skips (77) without
+its database connection is killed (it reconnects). Authentication and the
+audit log live in the database too: an API key made with `probe key
+create` works on both replicas, no key gets 401 from both, revoking it
+(through the CLI) shuts it out of both at once, and the audit log read back
+holds the key's creation and revocation. Skips (77) without
 PROBE_TEST_PG_URL unless PMCP_TEST_STRICT is set."""
 import json
 import os
@@ -19,6 +23,7 @@ import secrets
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 PROBE, HTTP = sys.argv[1], sys.argv[2]
@@ -68,12 +73,17 @@ def start(url):
     raise SystemExit("replica did not start: %s %s" % (line, p.stderr.read()))
 
 
-def rpc(base, method, params, rid=1):
+KEY = None
+
+
+def rpc(base, method, params, rid=1, key=True):
     body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-    req = urllib.request.Request(base, data=body.encode(), method="POST", headers={
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-06-18"})
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-06-18"}
+    if key and KEY:
+        headers["Authorization"] = "Bearer " + (KEY if key is True else key)
+    req = urllib.request.Request(base, data=body.encode(), method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=60) as r:
         text = r.read().decode()
     if text.startswith("event:") or text.startswith("data:"):
@@ -95,10 +105,25 @@ try:
     r = subprocess.run([PROBE, "--store", owner_url, "--quiet", "demo"], capture_output=True,
                        text=True)
     check(r.returncode == 0, "probe demo fills the PostgreSQL store: " + r.stderr.strip())
+    r = subprocess.run([PROBE, "--store", owner_url, "--quiet", "key", "create", "--name",
+                        "replicas", "--json"], capture_output=True, text=True)
+    check(r.returncode == 0, "probe key create: " + r.stderr.strip())
+    made = json.loads(r.stdout)
+    KEY = made["secret"]
     svc_url = with_schema(SERVICE, schema) + "&application_name=" + schema
     a, url_a = start(svc_url)
     b, url_b = start(svc_url)
     procs = [a, b]
+    def status(u, key):
+        try:
+            rpc(u, "tools/list", {}, key=key)
+            return 200
+        except urllib.error.HTTPError as e:
+            return e.code
+    for name, u in (("A", url_a), ("B", url_b)):
+        check(status(u, False) == 401, "replica %s refuses a call without a key" % name)
+        check(status(u, "pk_" + "x" * 43) == 401, "replica %s refuses an unknown key" % name)
+        check(status(u, True) == 200, "replica %s accepts the key made by the CLI" % name)
     for u in (url_a, url_b):
         rpc(u, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                               "clientInfo": {"name": "replicas.py", "version": "1"}})
@@ -142,6 +167,17 @@ try:
     o2, err2 = call(url_b, "browse", args)
     check(not err and not err2 and strip(o) == strip(alone[0]),
           "both replicas reconnect after losing their database connection")
+    # Revoked through the CLI: both replicas shut the key out at once.
+    r = subprocess.run([PROBE, "--store", owner_url, "--quiet", "key", "revoke", made["id"]],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "probe key revoke: " + r.stderr.strip())
+    for name, u in (("A", url_a), ("B", url_b)):
+        check(status(u, True) == 401, "replica %s refuses the revoked key" % name)
+    r = subprocess.run([PROBE, "--store", owner_url, "--quiet", "audit", "--json"],
+                       capture_output=True, text=True)
+    actions = [e.get("action") for e in json.loads(r.stdout or "[]")] if r.returncode == 0 else []
+    check("api_key.create" in actions and "api_key.revoke" in actions,
+          "the audit log in the database holds the key's creation and revocation (%s)" % actions)
 finally:
     for p in procs:
         p.terminate()

@@ -8,6 +8,7 @@
 
 #include <probemcp/probemcp.h>
 
+#include "oauth.h"
 #include "transport.h"
 
 static const char usage[] =
@@ -242,11 +243,25 @@ int main(int argc, char **argv)
   o.n_allow_hosts = nh;
   o.allow_origins = origins;
   o.n_allow_origins = no;
+  /* The OAuth 2.1 server and consent pages (/.well-known/..., /oauth/...)
+   * keep their state in the store, through a writable handle of their own. */
+  poauth_server *oauth = NULL;
+  char why[400];
+  if (poauth_service_open(&oauth, store, o.endpoint, why, sizeof why) == 0) {
+    o.route_match = poauth_route_match;
+    o.route_handle = poauth_route_handle;
+    o.route_ud = oauth;
+  } else if (store || getenv("PROBE_STORE") || getenv("PUBLIC_BASE_URL") ||
+             getenv("APP_BASE_URL")) {
+    fprintf(stderr, "probe-mcp-http: %s\n", why);
+    return 1;
+  }
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
   serve_ctx x = {store, tenant, toolset, NULL, papers_url};
   int rc = pmcp_http_run(&o, &so, setup, &x);
   pmcp_store_free(x.st);
+  poauth_server_free(oauth);
   return rc;
 }

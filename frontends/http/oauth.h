@@ -140,4 +140,17 @@ int poauth_bases(poauth_server *o, const pmcp_http_request *req,
 int poauth_pages(poauth_server *o, const pmcp_http_request *req,
                  pmcp_http_response *res);
 
+/* ---- oauth_service.c: probe-mcp-http's wiring ---- */
+/* Opens the OAuth server of probe-mcp-http over @p store (resolved as
+ * pmcp_store_open() does; opened writable, never created) with the auth
+ * module's password check and audit log, PUBLIC_BASE_URL and APP_BASE_URL
+ * from the environment. Returns 0, or -1 with a reason in @p why. */
+int poauth_service_open(poauth_server **out, const char *store,
+                        const char *endpoint, char *why, size_t whysize);
+/* The connection an access token ("pbm_at_...", @p len bytes) stands for:
+ * 1 valid (id into @p connection_id), 0 unknown, expired, revoked or
+ * malformed, <0 store error. Thread-safe. */
+int poauth_service_access(poauth_server *o, const char *token, size_t len,
+                          char connection_id[40]);
+
 #endif

@@ -317,7 +317,7 @@ START_TEST(code_flow_and_replay)
   char code[POAUTH_TOKEN_MAX], conn[40];
   approved_code("write", code, conn);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
-  ck_assert_ptr_nonnull(strstr(audit_log, "|main|u-ada|"));
+  ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
   poauth_tokens t;
   poauth_err e;

@@ -288,9 +288,18 @@ char *poauth_user_name(poauth_state *s, const char *user_id)
 {
   pmcp__db_res *r = NULL;
   lock(s);
-  int rc = QUERY(s, "SELECT name FROM users WHERE id = $1", &r, user_id);
+  int rc = QUERY(s, "SELECT name, display_name FROM users WHERE id = $1", &r, user_id);
   unlock(s);
-  char *name = rc == 0 && pmcp__db_nrows(r) == 1 ? dup_or_null(pmcp__db_get(r, 0, 0)) : NULL;
+  char *name = NULL;
+  if (rc == 0 && pmcp__db_nrows(r) == 1) {
+    const char *n = pmcp__db_get(r, 0, 0), *d = pmcp__db_get(r, 0, 1);
+    size_t len = strlen(n ? n : "") + strlen(d ? d : "") + 4;
+    name = malloc(len);
+    if (name && d && *d)
+      snprintf(name, len, "%s (%s)", d, n ? n : "");
+    else if (name)
+      snprintf(name, len, "%s", n ? n : "");
+  }
   pmcp__db_res_free(r);
   return name;
 }

@@ -530,6 +530,23 @@ static void rl(lab *L)
         L->rc = pmcp_store_log(L->s, L->t, len, b, 300);
       if (!L->rc)
         L->rc = pmcp_store_log(L->s, L->t, vl, c, 400);
+      /* Environment attributes, versioned by episode: a curriculum moves
+       * env 1 to the hard level at episode 200; env 3's gravity is
+       * randomised from episode 150. */
+      put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"%d\",\"path\":\"env/seed\","
+          "\"value\":%d}", id, e, 1000 * r + e);
+      put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"%d\",\"path\":\"env/level\","
+          "\"value\":\"%s\"}", id, e, e < 2 ? "easy" : "hard");
+      put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"%d\",\"path\":"
+          "\"physics/gravity\",\"value\":9.8}", id, e);
+      put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"%d\",\"path\":\"env/wrappers\","
+          "\"value\":[\"TimeLimit\",\"RecordEpisodeStatistics\"]}", id, e);
+      if (e == 1)
+        put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"1\",\"path\":\"env/level\","
+            "\"value\":\"hard\",\"episode\":200}", id);
+      if (e == 3)
+        put(L, "env-attribute", "{\"run\":\"%s\",\"env\":\"3\",\"path\":"
+            "\"physics/gravity\",\"value\":%.2f,\"episode\":150}", id, 11.5 + r);
     }
     put(L, "run-use", "{\"run\":\"%s\",\"uses\":\"source:gym-cartpole-v1\"}", id);
     tag(L, ref, "ppo");

@@ -72,6 +72,26 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs);
 int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs);
 int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs);
 
+/* One statistic of a histogram (metrics_points.c), shared with the
+ * tracking toolset's histogram reads. */
+typedef struct pmcp__mx_hist_stat {
+  int kind; /* 0 none, 1 mean, 2 std, 3 min, 4 max, 5 quantile */
+  double q;
+} pmcp__mx_hist_stat;
+/* "mean", "std", "min", "max", "median" or "pNN" (0 <= NN <= 100).
+ * Returns 0, or -1 for anything else. */
+int pmcp__mx_hist_stat_parse(const char *s, pmcp__mx_hist_stat *out);
+/* The statistic of counts over ascending edges: values at bin midpoints,
+ * quantiles interpolated inside their bin; NaN for an empty histogram. */
+double pmcp__mx_hist_value(const pmcp__mx_hist_stat *hs, const cJSON *edges,
+                           const cJSON *counts);
+
+/* Reductions across series (metrics_grouped.c): the kind of "avg", "min",
+ * "max", "sum", "std" (population) or "median", 0 for anything else; and
+ * the reduction of @p n > 0 values (@p v may be reordered). */
+int pmcp__mx_reduce_kind(const char *name);
+double pmcp__mx_reduce(double *v, size_t n, int how);
+
 /* Scale names: "step", "env_step", "episode". */
 int pmcp__mx_scale_ok(const char *s);
 

@@ -88,7 +88,7 @@ static int dcmp(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static double reduce(double *v, size_t n, int how)
+double pmcp__mx_reduce(double *v, size_t n, int how)
 {
   double r = 0;
   switch (how) {
@@ -123,6 +123,14 @@ static double reduce(double *v, size_t n, int how)
 }
 
 static const char *const across_names[] = {"", "avg", "min", "max", "sum", "std", "median"};
+
+int pmcp__mx_reduce_kind(const char *name)
+{
+  for (int i = AC_AVG; name && i <= AC_MEDIAN; i++)
+    if (!strcmp(name, across_names[i]))
+      return i;
+  return 0;
+}
 
 typedef struct group {
   char *key;            /* JSON of the by-label values */
@@ -421,7 +429,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
           }
         nser[b] = k;
         if (k)
-          red[b] = reduce(vals, k, across);
+          red[b] = pmcp__mx_reduce(vals, k, across);
       } else {
         gc[b] = cells[gi * nb + b];
       }

@@ -156,12 +156,9 @@ static int parse_after(const char *s, int64_t *series, int64_t *pos)
   return 0;
 }
 
-typedef struct hist_stat {
-  int kind; /* 0 none, 1 mean, 2 std, 3 min, 4 max, 5 quantile */
-  double q;
-} hist_stat;
+typedef pmcp__mx_hist_stat hist_stat;
 
-static int parse_stat(const char *s, hist_stat *out)
+int pmcp__mx_hist_stat_parse(const char *s, hist_stat *out)
 {
   memset(out, 0, sizeof *out);
   if (!strcmp(s, "mean"))
@@ -188,7 +185,7 @@ static int parse_stat(const char *s, hist_stat *out)
 
 /* One statistic of a histogram (counts over ascending edges); values are
  * taken at bin midpoints, quantiles interpolated inside their bin. */
-static double hist_value(const hist_stat *hs, const cJSON *edges, const cJSON *counts)
+double pmcp__mx_hist_value(const hist_stat *hs, const cJSON *edges, const cJSON *counts)
 {
   int nb = cJSON_GetArraySize(counts);
   if (nb <= 0 || cJSON_GetArraySize(edges) != nb + 1)
@@ -460,7 +457,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
         pmcp_json_array_begin(j);
         for (size_t i = 0; i < n; i++) {
           const cJSON *it = cJSON_GetArrayItem(items, (int)i);
-          pmcp_json_number_lossless(j, hist_value(&o->stat,
+          pmcp_json_number_lossless(j, pmcp__mx_hist_value(&o->stat,
                                                   cJSON_GetObjectItemCaseSensitive(it, "edges"),
                                                   cJSON_GetObjectItemCaseSensitive(it, "counts")));
         }
@@ -609,7 +606,7 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
   if ((stat_s || so.density) && strcmp(kind, "histogram"))
     return pmcp__rs_fail(call, "invalid_argument", "%s applies to kind=\"histogram\" only",
                          stat_s ? "stat" : "density");
-  if (stat_s && parse_stat(stat_s, &so.stat))
+  if (stat_s && pmcp__mx_hist_stat_parse(stat_s, &so.stat))
     return pmcp__rs_fail(call, "invalid_argument",
                          "stat '%.32s' is not one of mean, std, min, max, median, pN "
                          "(a percentile such as p95)", stat_s);

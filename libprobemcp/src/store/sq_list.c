@@ -216,6 +216,12 @@ static const list_kind kinds[] = {
    {{"run", "at.owner_kind='run' AND at.owner_id=:p"},
     {"experiment", "at.owner_kind='experiment' AND at.owner_id=:p"},
     {"project", "at.owner_kind='project' AND at.owner_id=:p"}}, {{0}}},
+  {"env-attribute",
+   "json_object('env', ea.env, 'path', ea.path, 'episode', ea.episode, 'type', ea.type,"
+   " 'value', json(ea.value))",
+   "env_attributes ea", "ea.tenant_id", "ea.env, ea.path, ea.episode", "ea.path", NULL, 1,
+   {{"run", "ea.run_id=:p"}},
+   {{"env", 's', "ea.env=:f"}, {"path", 's', "ea.path=:f"}}},
 };
 
 static const list_kind *find_kind(const char *k)
@@ -235,7 +241,8 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown list kind '%.32s' (workspace, project, experiment, run, note, note-version,"
         " artifact, artifact-version, dataset, dataset-version, checkpoint, source, lineage,"
-        " group, trial, session, file, paper, event, series, experiment-version, attribute)",
+        " group, trial, session, file, paper, event, series, experiment-version, attribute,"
+        " env-attribute)",
         o->kind);
   int rc = 0;
   if (q->in_txn && q->n_pending && (rc = pmcp__sq_flush(s, q)))

@@ -196,6 +196,7 @@ static const struct {
   {"run-use", pmcp__put_run_use}, {"group", pmcp__put_group}, {"trial", pmcp__put_trial},
   {"session", pmcp__put_session}, {"file", pmcp__put_file}, {"paper-link", pmcp__put_paper_link},
   {"experiment-version", pmcp__put_experiment_version}, {"embedding", pmcp__put_embedding},
+  {"env-attribute", pmcp__put_env_attribute},
 };
 
 int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
@@ -209,7 +210,8 @@ int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
   if (!fn)
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown record kind '%.32s' (dataset, dataset-version, checkpoint, source, lineage,"
-        " run-use, group, trial, session, file, paper-link, experiment-version, embedding)", kind);
+        " run-use, group, trial, session, file, paper-link, experiment-version, embedding,"
+        " env-attribute)", kind);
   cJSON *o = cJSON_ParseWithLength(json, len);
   if (!o || !cJSON_IsObject(o)) {
     cJSON_Delete(o);

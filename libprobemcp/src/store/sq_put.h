@@ -58,5 +58,7 @@ int pmcp__put_file(put_ctx *c);
 int pmcp__put_paper_link(put_ctx *c);
 int pmcp__put_experiment_version(put_ctx *c);
 int pmcp__put_embedding(put_ctx *c);
+/* sq_env.c */
+int pmcp__put_env_attribute(put_ctx *c);
 
 #endif

@@ -188,6 +188,14 @@ static const char v6_sqlite[] =
   "CREATE TRIGGER IF NOT EXISTS audit_log_no_delete BEFORE DELETE ON audit_log BEGIN"
   "  SELECT RAISE(ABORT, 'the audit log is append-only'); END;";
 
+/* v8: attributes of RL environments (label `env` of a run's series),
+ * versioned by episode ("env-attribute" records, sq_env.c). */
+static const char v8[] =
+  "CREATE TABLE IF NOT EXISTS env_attributes(id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL,"
+  "  run_id INTEGER NOT NULL, env TEXT NOT NULL, path TEXT NOT NULL, episode INTEGER NOT NULL,"
+  "  type TEXT NOT NULL, value TEXT NOT NULL, created INTEGER NOT NULL,"
+  "  UNIQUE(run_id, env, path, episode));";
+
 static const char *const v1[] = {v1_0, v1_1, v1_2, v1_3, NULL};
 static const char *const v2s[] = {v2, NULL};
 static const char *const v3s[] = {v3, NULL};
@@ -195,9 +203,10 @@ static const char *const v4s[] = {v4, NULL};
 static const char *const v5s[] = {v5, NULL};
 static const char *const v6s[] = {v6_sqlite, NULL};
 static const char *const v7s[] = {NULL}; /* v7: service tables only */
+static const char *const v8s[] = {v8, NULL};
 /* migrations[i]: the statements taking version i to i + 1 (after the
  * service tables of version i + 1, if any). */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

@@ -18,14 +18,9 @@
 #define MAX_RUNS 50
 #define MAX_KEYS 20
 
-typedef struct sel {
-  pmcp__mx_catalog *cat; /* one per run */
-  size_t n_runs;
-  const char *scale;     /* store name */
-  cJSON *labels;         /* wanted labels or NULL */
-} sel;
+typedef pmcp__trk_sel sel;
 
-static void sel_free(sel *s)
+void pmcp__trk_sel_free(sel *s)
 {
   for (size_t i = 0; s->cat && i < s->n_runs; i++)
     pmcp__mx_catalog_free(&s->cat[i]);
@@ -33,10 +28,7 @@ static void sel_free(sel *s)
   cJSON_Delete(s->labels);
 }
 
-/* Reads the arguments shared by the fetch tools and every run's catalog.
- * Returns 0, or 1 after sending an error (a missing run or project is
- * named), or a negative code. */
-static int sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
+int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
 {
   memset(s, 0, sizeof *s);
   const char *scale = "STEP";
@@ -92,6 +84,31 @@ static int sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   }
   s->n_runs = pmcp_arg_count(call, "runs");
   cJSON_Delete(proj);
+  /* RL series always need their scale: a key logged only on an RL scale
+   * is named rather than silently matching nothing on STEP. */
+  size_t nk = pmcp_arg_has(call, "scale") ? 0 : pmcp_arg_count(call, "series");
+  for (size_t k = 0; k < nk; k++) {
+    const char *key = NULL, *rl = NULL;
+    pmcp_arg_string_at(call, "series", k, &key);
+    int on_scale = 0;
+    for (size_t r = 0; key && r < s->n_runs; r++)
+      for (size_t i = 0; i < s->cat[r].n; i++) {
+        const pmcp__mx_series *e = &s->cat[r].s[i];
+        if (strcmp(e->key, key) != 0)
+          continue;
+        if (strcmp(e->scale, s->scale) == 0)
+          on_scale = 1;
+        else if (strcmp(e->scale, "step") != 0)
+          rl = e->scale;
+      }
+    if (rl && !on_scale) {
+      pmcp__rs_fail(call, "invalid_argument",
+                    "%s is an RL series logged on the %s scale: RL series always need their "
+                    "scale (ENVIRONMENT_STEP for per-step values, EPISODE for per-episode "
+                    "ones)", key, pmcp__trk_scale_name(rl));
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -107,10 +124,10 @@ static int labels_match(const cJSON *have, const cJSON *want)
   return 1;
 }
 
-/* True when catalog entry @p e is one of the asked series. */
-static int wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e, int float_only)
+int pmcp__trk_sel_wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e,
+                         const char *kind)
 {
-  if (strcmp(e->scale, s->scale) != 0 || (float_only && strcmp(e->kind, "float") != 0))
+  if (strcmp(e->scale, s->scale) != 0 || (kind && strcmp(e->kind, kind) != 0))
     return 0;
   if (s->labels && !labels_match(e->labels, s->labels))
     return 0;
@@ -126,7 +143,7 @@ static int wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e, int f
   return 0;
 }
 
-static cJSON *entry_head(const pmcp__mx_series *e)
+cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e)
 {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "run", e->run + 4);
@@ -136,8 +153,7 @@ static cJSON *entry_head(const pmcp__mx_series *e)
   return o;
 }
 
-/* Sends the page of @p all (consumed) [offset, offset+limit). */
-static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
   int64_t limit = 100, offset = 0;
   pmcp_arg_int(call, "limit", &limit);
@@ -162,18 +178,18 @@ static int fetch_series_summaries(pmcp_call *call, void *ud)
   if (pmcp__trk_no_cursor(call))
     return 0;
   sel s;
-  int rc = sel_read(call, tk, &s);
+  int rc = pmcp__trk_sel_read(call, tk, &s);
   if (rc) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return rc > 0 ? 0 : rc;
   }
   cJSON *all = cJSON_CreateArray();
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 0))
+      if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
         continue;
-      cJSON *o = entry_head(e);
+      cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddStringToObject(o, "kind", e->kind);
       cJSON_AddNumberToObject(o, "count", (double)e->count);
       if (e->has_stats && e->count > e->nonfinite && !strcmp(e->kind, "float")) {
@@ -191,8 +207,8 @@ static int fetch_series_summaries(pmcp_call *call, void *ud)
         cJSON_AddNumberToObject(o, "nonfinite", (double)e->nonfinite);
       cJSON_AddItemToArray(all, o);
     }
-  sel_free(&s);
-  return window(call, cJSON_CreateObject(), "summaries", all);
+  pmcp__trk_sel_free(&s);
+  return pmcp__trk_window(call, cJSON_CreateObject(), "summaries", all);
 }
 
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
@@ -201,9 +217,9 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   if (pmcp__trk_no_cursor(call))
     return 0;
   sel s;
-  int rc = sel_read(call, tk, &s);
+  int rc = pmcp__trk_sel_read(call, tk, &s);
   if (rc) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return rc > 0 ? 0 : rc;
   }
   const char *axis = "step";
@@ -216,7 +232,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   int64_t *start = calloc(s.n_runs ? s.n_runs : 1, sizeof *start);
   if (!start) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return PMCP_ENOMEM;
   }
   for (size_t r = 0; r < s.n_runs; r++) {
@@ -227,7 +243,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         start[r] = s.cat[r].s[i].time_min;
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 1) || e->count == 0)
+      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
         continue;
       if (!by_step && e->time_min <= 0)
         continue;
@@ -250,14 +266,14 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   pmcp_bucket *bk = calloc((size_t)nbk, sizeof *bk);
   if (!bk) {
     free(start);
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     cJSON_Delete(all);
     return PMCP_ENOMEM;
   }
   for (size_t r = 0; r < s.n_runs && lo <= hi && lo != INT64_MAX; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 1) || e->count == 0)
+      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
         continue;
       size_t nb = 0;
       int64_t off = relative ? start[r] : 0;
@@ -270,12 +286,12 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
       if (src) {
         free(bk);
         free(start);
-        sel_free(&s);
+        pmcp__trk_sel_free(&s);
         cJSON_Delete(all);
         return pmcp__rs_fail(call, "store_error", "the series %s of run %s cannot be read",
                              e->key, e->run + 4);
       }
-      cJSON *o = entry_head(e);
+      cJSON *o = pmcp__trk_entry_head(e);
       cJSON *x = cJSON_AddArrayToObject(o, by_step ? "step" : relative ? "relative_time_s"
                                                                       : "wall_time");
       cJSON *mean = cJSON_AddArrayToObject(o, "mean");
@@ -304,7 +320,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     }
   free(bk);
   free(start);
-  sel_free(&s);
+  pmcp__trk_sel_free(&s);
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "axis", axis);
   if (lo <= hi && lo != INT64_MAX) {
@@ -313,7 +329,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
       width /= 1000.0; /* seconds */
     cJSON_AddNumberToObject(root, by_step ? "bucket_width_steps" : "bucket_width_s", width);
   }
-  return window(call, root, "entries", all);
+  return pmcp__trk_window(call, root, "entries", all);
 }
 
 /* Most exact points one series entry returns. */
@@ -381,9 +397,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   if (pmcp__trk_no_cursor(call))
     return 0;
   sel s;
-  int rc = sel_read(call, tk, &s);
+  int rc = pmcp__trk_sel_read(call, tk, &s);
   if (rc) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return rc > 0 ? 0 : rc;
   }
   int64_t max_points = 200, lo = INT64_MIN, hi = INT64_MAX;
@@ -394,18 +410,42 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   if (pmcp_arg_has(call, "step_to"))
     pmcp_arg_int(call, "step_to", &hi);
   if (lo > hi) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
   }
+  /* Histogram series read as one statistic per step (hist.c). */
+  const char *stat_name = NULL;
+  pmcp__mx_hist_stat stat;
+  pmcp_arg_string(call, "histogram_statistic", &stat_name, NULL);
+  if (stat_name && pmcp__mx_hist_stat_parse(stat_name, &stat)) {
+    pmcp__trk_sel_free(&s);
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "histogram_statistic '%.40s' is not mean, std, min, max, median or "
+                         "pNN (a percentile, 0 to 100)", stat_name);
+  }
+  size_t hist_skipped = 0;
+  char hist_key[256] = ""; /* the catalog is freed before the error is sent */
   cJSON *all = cJSON_CreateArray();
   int any_bucketed = 0;
   pmcp_bucket *bk = calloc((size_t)max_points, sizeof *bk);
   for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
     for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 1) || e->count == 0)
+      if (pmcp__trk_sel_wanted(call, &s, e, "histogram") && e->count > 0) {
+        if (!stat_name) {
+          hist_skipped++;
+          snprintf(hist_key, sizeof hist_key, "%s", e->key);
+          continue;
+        }
+        cJSON *o = pmcp__trk_entry_head(e);
+        cJSON_AddItemToArray(all, o);
+        rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
+                                       stat_name, o, &any_bucketed);
         continue;
-      cJSON *o = entry_head(e);
+      }
+      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
+        continue;
+      cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddItemToArray(all, o);
       if (!ranged) {
         rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o);
@@ -455,11 +495,18 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       }
     }
   free(bk);
-  sel_free(&s);
+  pmcp__trk_sel_free(&s);
   if (rc) {
     cJSON_Delete(all);
     return rc == PMCP_ENOMEM ? rc
                              : pmcp__rs_fail(call, "store_error", "the points cannot be read");
+  }
+  if (hist_skipped && cJSON_GetArraySize(all) == 0) {
+    cJSON_Delete(all);
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "%s is a histogram series: pass histogram_statistic (mean, std, min, "
+                         "max, median or pNN) to read it as one value per step, or read whole "
+                         "histograms with fetch_histogram_series", hist_key);
   }
   cJSON *root = cJSON_CreateObject();
   if (any_bucketed)
@@ -467,7 +514,10 @@ static int fetch_float_series(pmcp_call *call, void *ud)
                             "the step range holds more points than max_points: entries marked "
                             "bucketed give per-bucket mean/min/max/count instead of points; "
                             "narrow step_from/step_to for exact points");
-  return window(call, root, "entries", all);
+  if (hist_skipped)
+    cJSON_AddStringToObject(root, "skipped",
+                            "histogram series are left out without histogram_statistic");
+  return pmcp__trk_window(call, root, "entries", all);
 }
 
 static int list_series(pmcp_call *call, void *ud)
@@ -476,25 +526,25 @@ static int list_series(pmcp_call *call, void *ud)
   if (pmcp__trk_no_cursor(call))
     return 0;
   sel s;
-  int rc = sel_read(call, tk, &s);
+  int rc = pmcp__trk_sel_read(call, tk, &s);
   if (rc) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return rc > 0 ? 0 : rc;
   }
   cJSON *all = cJSON_CreateArray();
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 0))
+      if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
         continue;
-      cJSON *o = entry_head(e);
+      cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddStringToObject(o, "kind", e->kind);
       cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
       cJSON_AddNumberToObject(o, "count", (double)e->count);
       cJSON_AddItemToArray(all, o);
     }
-  sel_free(&s);
-  return window(call, cJSON_CreateObject(), "series", all);
+  pmcp__trk_sel_free(&s);
+  return pmcp__trk_window(call, cJSON_CreateObject(), "series", all);
 }
 
 static int list_series_label_values(pmcp_call *call, void *ud)
@@ -503,16 +553,16 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   if (pmcp__trk_no_cursor(call))
     return 0;
   sel s;
-  int rc = sel_read(call, tk, &s);
+  int rc = pmcp__trk_sel_read(call, tk, &s);
   if (rc) {
-    sel_free(&s);
+    pmcp__trk_sel_free(&s);
     return rc > 0 ? 0 : rc;
   }
   cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!wanted(call, &s, e, 0))
+      if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
         continue;
       const cJSON *l;
       cJSON_ArrayForEach(l, e->labels)
@@ -529,7 +579,7 @@ static int list_series_label_values(pmcp_call *call, void *ud)
           cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
       }
     }
-  sel_free(&s);
+  pmcp__trk_sel_free(&s);
   cJSON *all = cJSON_CreateArray();
   cJSON *k;
   cJSON_ArrayForEach(k, keys)
@@ -544,7 +594,7 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   pmcp_arg_string_at(call, "runs", 0, &run);
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "run", strncmp(run, "run:", 4) ? run : run + 4);
-  return window(call, root, "labels", all);
+  return pmcp__trk_window(call, root, "labels", all);
 }
 
 static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
@@ -570,6 +620,9 @@ static const pmcp_arg_spec points_args[] = {
   {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},
   {"max_points", PMCP_T_INTEGER, 0, "Most points per series; a range holding more comes "
    "back bucketed.", 1, 1, 1, MAX_POINTS, NULL, "200"},
+  {"histogram_statistic", PMCP_T_STRING, 0, "Read histogram series as this statistic per "
+   "step: mean, std, min, max, median or pNN (percentile, e.g. p90).", 1, 1, 1, 16, NULL,
+   NULL},
 };
 static const pmcp_arg_spec list_series_args[] = {
   {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
@@ -639,7 +692,8 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "Exact points, one entry per run and series with parallel step/value arrays: "
              "the last 200 per series by default (points_before says how many precede). A "
              "step range holding more than max_points comes back bucketed instead, and says "
-             "so (bucketed: true).",
+             "so (bucketed: true). Histogram series read as a statistic per step with "
+             "histogram_statistic (mean, std, min, max, median, p90, ...).",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = add(server, tk, "list_series",

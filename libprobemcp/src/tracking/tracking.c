@@ -67,6 +67,10 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
     rc = pmcp__trk_add_runs(server, tk);
   if (!rc)
     rc = pmcp__trk_add_fetch(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_hist(server, tk);
+  if (!rc)
+    rc = pmcp__trk_add_rl(server, tk);
   pmcp__trk_release(tk);
   return rc;
 }
@@ -220,6 +224,7 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total)
 {
   pmcp__rs_round(items);
+  pmcp__rs_round(root); /* root figures too (bucket widths) */
   size_t n = (size_t)cJSON_GetArraySize(items);
   cJSON_AddNumberToObject(root, "total_count", (double)total);
   cJSON_AddNumberToObject(root, "offset", (double)offset);

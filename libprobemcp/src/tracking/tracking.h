@@ -9,6 +9,7 @@
 
 #include "filter/filter.h"
 #include "probemcp/tracking.h"
+#include "research/metrics.h"
 #include "research/research.h"
 
 typedef struct pmcp__tracking {
@@ -23,6 +24,8 @@ void pmcp__trk_release(void *ud);
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk);
 
 /* Common argument specs. */
 #define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \
@@ -81,5 +84,44 @@ const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char
 const char *pmcp__trk_scale(const char *seed_scale);
 /* The seed's name of a store scale. */
 const char *pmcp__trk_scale_name(const char *store_scale);
+
+/* ---- the fetch tools' selection (fetch.c) ------------------------------ */
+
+/* The runs, scale and labels a fetch tool reads: `runs` (each run's series
+ * catalog), `scale`, `labels`, and `project` / `workspace` when given. */
+typedef struct pmcp__trk_sel {
+  pmcp__mx_catalog *cat; /* one per run */
+  size_t n_runs;
+  const char *scale;     /* store name */
+  cJSON *labels;         /* wanted labels or NULL */
+} pmcp__trk_sel;
+
+/* Reads the selection. A `series` key that has no series on the chosen
+ * scale in any run but is logged on an RL scale is refused when `scale`
+ * was not given (RL series always need their scale). Returns 0, or 1
+ * after sending an error (a missing run or project is named), or a
+ * negative code. Free with pmcp__trk_sel_free() either way. */
+int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, pmcp__trk_sel *s);
+void pmcp__trk_sel_free(pmcp__trk_sel *s);
+/* True when catalog entry @p e is one of the asked series (of value kind
+ * @p kind: "float", "histogram", "scatter"; NULL: any). */
+int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx_series *e,
+                         const char *kind);
+/* {"run", "series", "labels"?} of an entry. */
+cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e);
+/* Sends items [offset, offset + limit) of @p all (consumed) under @p name
+ * with pmcp__trk_emit(). */
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+
+/* fetch_float_series' histogram statistic (hist.c): appends to @p o the
+ * statistic @p stat of each histogram of @p e with steps in [lo, hi]:
+ * "statistic", parallel "step"/"value" arrays; without a range (@p ranged
+ * 0) the last @p max_points, with one holding more than @p max_points,
+ * buckets (bucketed: true, step/mean/min/max/count). *bucketed is set
+ * then. Returns 0 or a negative code. */
+int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged,
+                              int64_t lo, int64_t hi, size_t max_points,
+                              const pmcp__mx_hist_stat *stat, const char *stat_name,
+                              cJSON *o, int *bucketed);
 
 #endif

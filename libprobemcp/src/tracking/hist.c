@@ -1,0 +1,457 @@
+/* Histogram and scatter tools of the tracking toolset:
+ * fetch_histogram_series (whole histograms: edges, counts or densities,
+ * and their statistics), fetch_scatter_series (point sets per step), and
+ * the histogram statistic fetch_float_series reads per step. Sets are
+ * read with pmcp_store_series_sets(); statistics are the research
+ * `metrics` tool's (pmcp__mx_hist_value), so both toolsets agree. Items
+ * are one per run, series and step, paged by offset. */
+#include "tracking/tracking.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+
+/* Most sets one call visits per series to count those in a step range
+ * (without a range the catalog counts them and reading stops at the page). */
+#define MAX_SETS 100000
+#define SETS_PER_READ 200
+
+/* Called per set in logging order: 0 goes on, 1 stops, negative fails. */
+typedef int (*set_fn)(const cJSON *set, void *ud);
+
+static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, size_t cap,
+                    set_fn fn, void *ud)
+{
+  char after[32] = "";
+  size_t seen = 0;
+  for (;;) {
+    pmcp_buf b = PMCP_BUF_INIT;
+    pthread_mutex_lock(&tk->rs->lock);
+    int rc = pmcp_store_series_sets(tk->rs->store, tk->rs->tenant, series, lo, hi, after,
+                                    SETS_PER_READ, &b);
+    pthread_mutex_unlock(&tk->rs->lock);
+    cJSON *res = rc ? NULL : cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
+    pmcp_buf_dispose(&b);
+    if (rc)
+      return rc;
+    if (!res)
+      return PMCP_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(res, "items"))
+    {
+      rc = fn(it, ud);
+      if (rc || ++seen >= cap) {
+        cJSON_Delete(res);
+        return rc < 0 ? rc : 0;
+      }
+    }
+    const cJSON *next = cJSON_GetObjectItemCaseSensitive(res, "next");
+    if (!cJSON_IsString(next) || strlen(next->valuestring) >= sizeof after) {
+      cJSON_Delete(res);
+      return 0;
+    }
+    snprintf(after, sizeof after, "%s", next->valuestring);
+    cJSON_Delete(res);
+  }
+}
+
+/* The step range of the call: step_from / step_to, open ends otherwise.
+ * Returns 1 after sending an error. */
+static int step_range(pmcp_call *call, int64_t *lo, int64_t *hi)
+{
+  *lo = INT64_MIN;
+  *hi = INT64_MAX;
+  if (pmcp_arg_has(call, "step_from"))
+    pmcp_arg_int(call, "step_from", lo);
+  if (pmcp_arg_has(call, "step_to"))
+    pmcp_arg_int(call, "step_to", hi);
+  if (*lo > *hi) {
+    pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return 1;
+  }
+  return 0;
+}
+
+/* When none of the asked keys has a series of @p kind on the chosen scale
+ * but one has another kind, names it and the tool that reads it. Returns
+ * 1 after sending the error. */
+static int kind_check(pmcp_call *call, const pmcp__trk_sel *s, const char *kind)
+{
+  const char *other = NULL, *other_key = NULL;
+  for (size_t r = 0; r < s->n_runs; r++)
+    for (size_t i = 0; i < s->cat[r].n; i++) {
+      const pmcp__mx_series *e = &s->cat[r].s[i];
+      if (!pmcp__trk_sel_wanted(call, s, e, NULL))
+        continue;
+      if (!strcmp(e->kind, kind))
+        return 0;
+      other = e->kind;
+      other_key = e->key;
+    }
+  if (!other)
+    return 0; /* nothing logged under these keys: an empty answer */
+  pmcp__rs_fail(call, "invalid_argument", "%s is a %s series, not a %s one: read it with %s",
+                other_key, other, kind,
+                !strcmp(other, "float")       ? "fetch_float_series"
+                : !strcmp(other, "histogram") ? "fetch_histogram_series (or fetch_float_series "
+                                                "with histogram_statistic)"
+                                              : "fetch_scatter_series");
+  return 1;
+}
+
+/* ---- fetch_histogram_series --------------------------------------------- */
+
+typedef struct page_acc {
+  const pmcp__mx_series *e;
+  size_t idx, offset, limit;
+  int stop; /* the total is known: stop reading past the page */
+  int density;
+  size_t max_points; /* scatter */
+  cJSON *items;
+} page_acc;
+
+static cJSON *numbers(const cJSON *arr, const double *scale_by)
+{
+  cJSON *o = cJSON_CreateArray();
+  const cJSON *x;
+  int i = 0;
+  cJSON_ArrayForEach(x, arr)
+  {
+    double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+    if (scale_by)
+      v *= scale_by[i];
+    /* JSON has no NaN: a non-finite bin is null, never dropped, so the
+     * arrays stay parallel to the edges. */
+    cJSON_AddItemToArray(o, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+    i++;
+  }
+  return o;
+}
+
+static int add_histogram(const cJSON *set, void *ud)
+{
+  page_acc *a = ud;
+  size_t i = a->idx++;
+  if (i >= a->offset + a->limit && a->stop)
+    return 1;
+  if (i < a->offset || i >= a->offset + a->limit)
+    return 0;
+  const cJSON *edges = cJSON_GetObjectItemCaseSensitive(set, "edges");
+  const cJSON *counts = cJSON_GetObjectItemCaseSensitive(set, "counts");
+  cJSON *o = pmcp__trk_entry_head(a->e);
+  cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
+  if (pmcp__jn(set, "time", 0) > 0) {
+    char iso[48];
+    pmcp__rs_iso((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
+    cJSON_AddStringToObject(o, "wall_time", iso);
+  }
+  cJSON_AddItemToObject(o, "edges", numbers(edges, NULL));
+  int nb = cJSON_GetArraySize(counts);
+  double total = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, counts) if (cJSON_IsNumber(c) && c->valuedouble > 0) total +=
+      c->valuedouble;
+  double *dens = NULL;
+  if (a->density && nb > 0 && cJSON_GetArraySize(edges) == nb + 1 &&
+      (dens = malloc((size_t)nb * sizeof *dens))) {
+    for (int k = 0; k < nb; k++) {
+      double w = cJSON_GetArrayItem(edges, k + 1)->valuedouble -
+                 cJSON_GetArrayItem(edges, k)->valuedouble;
+      dens[k] = total > 0 && w > 0 ? 1.0 / (total * w) : NAN;
+    }
+  }
+  cJSON_AddItemToObject(o, dens ? "densities" : "counts", numbers(counts, dens));
+  free(dens);
+  cJSON *st = cJSON_AddObjectToObject(o, "stats");
+  cJSON_AddNumberToObject(st, "total", total);
+  static const char *const names[] = {"mean", "std", "min", "max", "median"};
+  for (size_t k = 0; k < 5 && total > 0; k++) {
+    pmcp__mx_hist_stat hs;
+    pmcp__mx_hist_stat_parse(names[k], &hs);
+    double v = pmcp__mx_hist_value(&hs, edges, counts);
+    if (isfinite(v))
+      cJSON_AddNumberToObject(st, names[k], v);
+  }
+  cJSON_AddItemToArray(a->items, o);
+  return 0;
+}
+
+static int add_scatter(const cJSON *set, void *ud)
+{
+  page_acc *a = ud;
+  size_t i = a->idx++;
+  if (i >= a->offset + a->limit && a->stop)
+    return 1;
+  if (i < a->offset || i >= a->offset + a->limit)
+    return 0;
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(set, "x");
+  const cJSON *y = cJSON_GetObjectItemCaseSensitive(set, "y");
+  size_t n = (size_t)cJSON_GetArraySize(x);
+  cJSON *o = pmcp__trk_entry_head(a->e);
+  cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
+  cJSON_AddNumberToObject(o, "points_total", (double)n);
+  /* A set larger than max_points is sampled evenly (every k-th point), so
+   * its shape survives; it says so. Non-finite points are left out. */
+  size_t keep = n > a->max_points ? a->max_points : n;
+  if (keep < n)
+    cJSON_AddBoolToObject(o, "sampled", 1);
+  cJSON *xs = cJSON_AddArrayToObject(o, "x");
+  cJSON *ys = cJSON_AddArrayToObject(o, "y");
+  /* Walk the arrays once; pick indices floor(j * n / keep). */
+  size_t j = 0, want = 0, k = 0;
+  const cJSON *px = x ? x->child : NULL, *py = y ? y->child : NULL;
+  for (; px && py && j < keep; px = px->next, py = py->next, k++) {
+    want = (size_t)((double)j * (double)n / (double)keep);
+    if (k != want)
+      continue;
+    j++;
+    if (cJSON_IsNumber(px) && cJSON_IsNumber(py) && isfinite(px->valuedouble) &&
+        isfinite(py->valuedouble)) {
+      cJSON_AddItemToArray(xs, cJSON_CreateNumber(px->valuedouble));
+      cJSON_AddItemToArray(ys, cJSON_CreateNumber(py->valuedouble));
+    }
+  }
+  cJSON_AddNumberToObject(o, "count", (double)cJSON_GetArraySize(xs));
+  cJSON_AddItemToArray(a->items, o);
+  return 0;
+}
+
+static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  int64_t lo, hi;
+  if (step_range(call, &lo, &hi))
+    return 0;
+  pmcp__trk_sel s;
+  int rc = pmcp__trk_sel_read(call, tk, &s);
+  if (rc || kind_check(call, &s, kind)) {
+    pmcp__trk_sel_free(&s);
+    return rc < 0 ? rc : 0;
+  }
+  int64_t limit = 10, offset = 0, maxp = 200;
+  int density = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  pmcp_arg_int(call, "max_points", &maxp);
+  pmcp_arg_bool(call, "density", &density);
+  /* Without a step range the catalog's set counts give the total, so
+   * series wholly before or after the page are not read. */
+  int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
+  page_acc a = {NULL, 0, (size_t)offset, (size_t)limit, !ranged, density, (size_t)maxp,
+                cJSON_CreateArray()};
+  size_t total = 0;
+  int hist = !strcmp(kind, "histogram");
+  for (size_t r = 0; r < s.n_runs && !rc; r++)
+    for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
+      const pmcp__mx_series *e = &s.cat[r].s[i];
+      if (!pmcp__trk_sel_wanted(call, &s, e, kind) || e->count == 0)
+        continue;
+      size_t before = total;
+      total += (size_t)e->count;
+      if (!ranged && (total <= a.offset || before >= a.offset + a.limit))
+        continue;
+      a.e = e;
+      a.idx = ranged ? a.idx : before;
+      rc = each_set(tk, e->id, lo, hi, ranged ? MAX_SETS : SIZE_MAX,
+                    hist ? add_histogram : add_scatter, &a);
+    }
+  if (ranged)
+    total = a.idx;
+  pmcp__trk_sel_free(&s);
+  if (rc) {
+    cJSON_Delete(a.items);
+    return rc == PMCP_ENOMEM ? rc
+                             : pmcp__rs_fail(call, "store_error", "the %s sets cannot be read",
+                                             kind);
+  }
+  return pmcp__trk_emit(call, cJSON_CreateObject(), hist ? "histograms" : "sets", a.items,
+                        (size_t)offset, total);
+}
+
+static int fetch_histogram_series(pmcp_call *call, void *ud)
+{
+  return fetch_sets(call, ud, "histogram");
+}
+
+static int fetch_scatter_series(pmcp_call *call, void *ud)
+{
+  return fetch_sets(call, ud, "scatter");
+}
+
+/* ---- fetch_float_series: histograms read as a statistic ------------------ */
+
+typedef struct stat_acc {
+  const pmcp__mx_hist_stat *stat;
+  int64_t *step;
+  double *value;
+  size_t n, cap;
+} stat_acc;
+
+static int add_stat(const cJSON *set, void *ud)
+{
+  stat_acc *a = ud;
+  double v = pmcp__mx_hist_value(a->stat, cJSON_GetObjectItemCaseSensitive(set, "edges"),
+                                 cJSON_GetObjectItemCaseSensitive(set, "counts"));
+  if (!isfinite(v))
+    return 0; /* an empty histogram has no statistic: left out */
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? 2 * a->cap : 256;
+    int64_t *s = realloc(a->step, cap * sizeof *s);
+    if (!s)
+      return PMCP_ENOMEM;
+    a->step = s;
+    double *d = realloc(a->value, cap * sizeof *d);
+    if (!d)
+      return PMCP_ENOMEM;
+    a->value = d;
+    a->cap = cap;
+  }
+  a->step[a->n] = (int64_t)pmcp__jn(set, "step", 0);
+  a->value[a->n++] = v;
+  return 0;
+}
+
+int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged,
+                              int64_t lo, int64_t hi, size_t max_points,
+                              const pmcp__mx_hist_stat *stat, const char *stat_name,
+                              cJSON *o, int *bucketed)
+{
+  stat_acc a = {stat, NULL, NULL, 0, 0};
+  int rc = each_set(tk, e->id, lo, hi, MAX_SETS, add_stat, &a);
+  if (rc) {
+    free(a.step);
+    free(a.value);
+    return rc;
+  }
+  cJSON_AddStringToObject(o, "statistic", stat_name);
+  if (!ranged || a.n <= max_points) {
+    size_t from = a.n > max_points ? a.n - max_points : 0;
+    if (from)
+      cJSON_AddNumberToObject(o, "points_before", (double)from);
+    cJSON *st = cJSON_AddArrayToObject(o, "step");
+    cJSON *va = cJSON_AddArrayToObject(o, "value");
+    for (size_t i = from; i < a.n; i++) {
+      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)a.step[i]));
+      cJSON_AddItemToArray(va, cJSON_CreateNumber(a.value[i]));
+    }
+  } else {
+    /* Too many in the range: max_points buckets of equal step width over
+     * the steps present, as fetch_float_series does for float series. */
+    *bucketed = 1;
+    int64_t smin = a.step[0], smax = a.step[0];
+    for (size_t i = 1; i < a.n; i++) {
+      smin = a.step[i] < smin ? a.step[i] : smin;
+      smax = a.step[i] > smax ? a.step[i] : smax;
+    }
+    double width = ((double)smax - (double)smin + 1) / (double)max_points;
+    typedef struct { double sum, min, max; uint64_t n; int64_t step; } bk;
+    bk *b = calloc(max_points, sizeof *b);
+    if (!b) {
+      free(a.step);
+      free(a.value);
+      return PMCP_ENOMEM;
+    }
+    for (size_t i = 0; i < a.n; i++) {
+      size_t k = (size_t)(((double)a.step[i] - (double)smin) / width);
+      if (k >= max_points)
+        k = max_points - 1;
+      if (!b[k].n || a.step[i] < b[k].step)
+        b[k].step = a.step[i];
+      if (!b[k].n || a.value[i] < b[k].min)
+        b[k].min = a.value[i];
+      if (!b[k].n || a.value[i] > b[k].max)
+        b[k].max = a.value[i];
+      b[k].sum += a.value[i];
+      b[k].n++;
+    }
+    cJSON_AddBoolToObject(o, "bucketed", 1);
+    cJSON_AddNumberToObject(o, "points_in_range", (double)a.n);
+    cJSON *st = cJSON_AddArrayToObject(o, "step");
+    cJSON *mean = cJSON_AddArrayToObject(o, "mean");
+    cJSON *mn = cJSON_AddArrayToObject(o, "min");
+    cJSON *mx = cJSON_AddArrayToObject(o, "max");
+    cJSON *cnt = cJSON_AddArrayToObject(o, "count");
+    for (size_t k = 0; k < max_points; k++) {
+      if (!b[k].n)
+        continue;
+      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)b[k].step));
+      cJSON_AddItemToArray(mean, cJSON_CreateNumber(b[k].sum / (double)b[k].n));
+      cJSON_AddItemToArray(mn, cJSON_CreateNumber(b[k].min));
+      cJSON_AddItemToArray(mx, cJSON_CreateNumber(b[k].max));
+      cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)b[k].n));
+    }
+    free(b);
+  }
+  free(a.step);
+  free(a.value);
+  return 0;
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
+
+#define SET_ARGS                                                                           \
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, 50, NULL, NULL},  \
+  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"grad/norm\"].", 1, 1, 1, 20,   \
+   NULL, NULL},                                                                            \
+  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,   \
+   "\"STEP\""},                                                                            \
+  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0, \
+   0, NULL, NULL},                                                                         \
+  {"step_from", PMCP_T_INTEGER, 0, "First step.", 0, 0, 0, 0, NULL, NULL},                 \
+  {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},                    \
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,                                          \
+  {"limit", PMCP_T_INTEGER, 0, "Most sets on this page.", 1, 1, 1, 100, NULL, "10"},       \
+  PMCP__TRK_ARG_OFFSET
+
+static const pmcp_arg_spec hist_args[] = {
+  SET_ARGS,
+  {"density", PMCP_T_BOOLEAN, 0, "Densities (count / (total x bin width)) instead of "
+   "counts.", 0, 0, 0, 0, NULL, "false"},
+};
+static const pmcp_arg_spec scatter_args[] = {
+  SET_ARGS,
+  {"max_points", PMCP_T_INTEGER, 0, "Most points per set; a larger set is sampled evenly "
+   "(sampled: true, points_total says how many it holds).", 1, 1, 1, 5000, NULL, "200"},
+};
+
+static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
+               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
+}
+
+int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk)
+{
+  int rc = add(server, tk, "fetch_histogram_series",
+               "Whole histograms, one item per run, series and step: bin edges, counts (or "
+               "densities) and their statistics (total, mean, std, min, max, median). "
+               "Gives total_count and next_offset.",
+               hist_args, sizeof hist_args / sizeof hist_args[0], fetch_histogram_series);
+  if (!rc)
+    rc = add(server, tk, "fetch_scatter_series",
+             "Scatter point sets, one item per run, series and step, with parallel x/y "
+             "arrays. Gives total_count and next_offset.",
+             scatter_args, sizeof scatter_args / sizeof scatter_args[0],
+             fetch_scatter_series);
+  return rc;
+}

@@ -1,0 +1,926 @@
+/* The RL tools of the tracking toolset (see rl.h for the model):
+ * get_rl_info, list_rl_environments, list_rl_metrics,
+ * list_rl_attribute_definitions and get_rl_environment_attributes, plus
+ * loading a run's environments and the registration of every RL tool
+ * (the series tools are in rl_series.c). */
+#include "tracking/rl.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+
+#define MAX_COLUMNS 30
+/* Most attribute versions one run's environments are read with. */
+#define MAX_VERSIONS 200000
+
+/* ---- loading ---------------------------------------------------------------- */
+
+static int is_rl_scale(const char *s)
+{
+  return !strcmp(s, "env_step") || !strcmp(s, "episode");
+}
+
+/* Natural order of ids: numbers by value (so env 10 follows env 9), then
+ * text. */
+static int id_cmp(const char *a, const char *b)
+{
+  char *ea, *eb;
+  long long x = strtoll(a, &ea, 10), y = strtoll(b, &eb, 10);
+  int na = *a && !*ea, nb = *b && !*eb;
+  if (na && nb && x != y)
+    return x < y ? -1 : 1;
+  if (na != nb)
+    return na ? -1 : 1;
+  return strcmp(a, b);
+}
+
+static int env_cmp(const void *a, const void *b)
+{
+  return id_cmp(((const pmcp__rl_env *)a)->id, ((const pmcp__rl_env *)b)->id);
+}
+
+pmcp__rl_env *pmcp__rl_find(pmcp__rl_run *r, const char *id)
+{
+  for (size_t i = 0; id && i < r->n_envs; i++)
+    if (!strcmp(r->envs[i].id, id))
+      return &r->envs[i];
+  return NULL;
+}
+
+static pmcp__rl_env *env_get(pmcp__rl_run *r, const char *id)
+{
+  pmcp__rl_env *e = pmcp__rl_find(r, id);
+  if (e)
+    return e;
+  if (r->n_envs == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    pmcp__rl_env *n = realloc(r->envs, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    r->envs = n;
+    r->cap = cap;
+  }
+  e = &r->envs[r->n_envs];
+  memset(e, 0, sizeof *e);
+  e->id = strdup(id);
+  e->attrs = cJSON_CreateObject();
+  e->types = cJSON_CreateObject();
+  e->since = cJSON_CreateObject();
+  e->versions = cJSON_CreateArray();
+  if (!e->id || !e->attrs || !e->types || !e->since || !e->versions) {
+    free(e->id);
+    cJSON_Delete(e->attrs);
+    cJSON_Delete(e->types);
+    cJSON_Delete(e->since);
+    cJSON_Delete(e->versions);
+    return NULL;
+  }
+  r->n_envs++;
+  return e;
+}
+
+static void set_num(cJSON *o, const char *k, double v)
+{
+  cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (x)
+    cJSON_SetNumberValue(x, v);
+  else
+    cJSON_AddNumberToObject(o, k, v);
+}
+
+void pmcp__rl_dispose(pmcp__rl_run *r)
+{
+  for (size_t i = 0; i < r->n_envs; i++) {
+    free(r->envs[i].id);
+    cJSON_Delete(r->envs[i].attrs);
+    cJSON_Delete(r->envs[i].types);
+    cJSON_Delete(r->envs[i].since);
+    cJSON_Delete(r->envs[i].versions);
+  }
+  free(r->envs);
+  pmcp__mx_catalog_free(&r->cat);
+  memset(r, 0, sizeof *r);
+}
+
+/* Reads the run's env-attribute records into its environments. */
+static int load_versions(pmcp_call *call, pmcp__rl_run *r, int64_t as_of)
+{
+  char pref[200], err[300];
+  snprintf(pref, sizeof pref, "run:%s", r->id);
+  char *after = NULL;
+  size_t seen = 0;
+  for (;;) {
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = "env-attribute";
+    o.parent = pref;
+    o.after = after;
+    o.limit = 1000;
+    cJSON *page = NULL;
+    int rc = pmcp__rs_list(r->tk->rs, &o, &page, err, sizeof err);
+    free(after);
+    after = NULL;
+    if (rc) {
+      pmcp__rs_fail(call, "store_error", "the environment attributes of run '%s' cannot be "
+                    "read", r->id);
+      return 1;
+    }
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
+    cJSON *it;
+    while (items && (it = items->child) && seen++ < MAX_VERSIONS) {
+      cJSON_DetachItemViaPointer(items, it);
+      pmcp__rl_env *e = env_get(r, pmcp__js(it, "env"));
+      if (!e) {
+        cJSON_Delete(it);
+        cJSON_Delete(page);
+        return PMCP_ENOMEM;
+      }
+      cJSON_DeleteItemFromObjectCaseSensitive(it, "env");
+      const char *path = pmcp__js(it, "path");
+      double ep = pmcp__jn(it, "episode", 0);
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "value");
+      /* Items come ordered by env, path, episode: a later version of a
+       * path at or before as_of replaces the earlier one. */
+      if (ep <= (double)as_of && v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(e->attrs, path);
+        cJSON_AddItemToObject(e->attrs, path, cJSON_Duplicate(v, 1));
+        cJSON_DeleteItemFromObjectCaseSensitive(e->types, path);
+        cJSON_AddStringToObject(e->types, path, pmcp__js(it, "type"));
+        set_num(e->since, path, ep);
+      }
+      cJSON_AddItemToArray(e->versions, it);
+    }
+    if (*pmcp__js(page, "next") && seen < MAX_VERSIONS)
+      after = strdup(pmcp__js(page, "next"));
+    cJSON_Delete(page);
+    if (!after)
+      return 0;
+  }
+}
+
+int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_run *r)
+{
+  memset(r, 0, sizeof *r);
+  r->tk = tk;
+  r->latest_episode = r->latest_step = -1;
+  const char *run = NULL;
+  pmcp_arg_string(call, "run", &run, NULL);
+  int rc = pmcp__mx_catalog_read(call, tk->rs, run ? run : "", &r->cat);
+  if (rc)
+    return rc;
+  snprintf(r->id, sizeof r->id, "%s", strncmp(run, "run:", 4) ? run : run + 4);
+  if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
+    char ref[200], err[300];
+    snprintf(ref, sizeof ref, "run:%s", r->id);
+    cJSON *rec = NULL, *proj = NULL;
+    if (pmcp__trk_project(call, tk, &proj))
+      return 1;
+    int same = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
+               !strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref"));
+    if (!same)
+      pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", r->id,
+                    pmcp__js(proj, "ref") + 8);
+    cJSON_Delete(rec);
+    cJSON_Delete(proj);
+    if (!same)
+      return 1;
+  }
+  for (size_t i = 0; i < r->cat.n; i++) {
+    const pmcp__mx_series *s = &r->cat.s[i];
+    if (!is_rl_scale(s->scale))
+      continue;
+    r->n_rl_series++;
+    int ep = !strcmp(s->scale, "episode");
+    if (s->count > 0) {
+      int64_t *latest = ep ? &r->latest_episode : &r->latest_step;
+      if (s->step_max > *latest)
+        *latest = s->step_max;
+    }
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
+    if (!cJSON_IsString(l))
+      continue;
+    pmcp__rl_env *e = env_get(r, l->valuestring);
+    if (!e)
+      return PMCP_ENOMEM;
+    e->n_series++;
+    if (s->count > 0) {
+      const char *k = ep ? "sys/last_episode" : "sys/last_step";
+      const cJSON *have = cJSON_GetObjectItemCaseSensitive(e->attrs, k);
+      if (!have || have->valuedouble < (double)s->step_max)
+        set_num(e->attrs, k, (double)s->step_max);
+    }
+  }
+  rc = load_versions(call, r, as_of);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < r->n_envs; i++) {
+    pmcp__rl_env *e = &r->envs[i];
+    cJSON_AddStringToObject(e->attrs, "sys/id", e->id);
+    cJSON_AddStringToObject(e->types, "sys/id", "string");
+    if (cJSON_GetObjectItemCaseSensitive(e->attrs, "sys/last_episode"))
+      cJSON_AddStringToObject(e->types, "sys/last_episode", "int");
+    if (cJSON_GetObjectItemCaseSensitive(e->attrs, "sys/last_step"))
+      cJSON_AddStringToObject(e->types, "sys/last_step", "int");
+  }
+  if (r->n_envs > 1)
+    qsort(r->envs, r->n_envs, sizeof *r->envs, env_cmp);
+  for (size_t i = 0; i < r->n_envs; i++)
+    r->envs[i].run = r;
+  return 0;
+}
+
+int pmcp__rl_env_missing(pmcp_call *call, const pmcp__rl_run *r, const char *id)
+{
+  return pmcp__rs_fail(call, "not_found",
+                       "environment '%.100s' not found in run '%s' (list_rl_environments "
+                       "names them)", id, r->id);
+}
+
+/* ---- rows ------------------------------------------------------------------- */
+
+static int labels_include(const cJSON *have, const cJSON *want)
+{
+  const cJSON *l;
+  cJSON_ArrayForEach(l, want)
+  {
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, l->string);
+    if (!cJSON_IsString(h) || !cJSON_IsString(l) || strcmp(h->valuestring, l->valuestring))
+      return 0;
+  }
+  return 1;
+}
+
+const pmcp__mx_series *pmcp__rl_series(const pmcp__rl_env *env, const char *key,
+                                       const char *scale, const cJSON *labels)
+{
+  const pmcp__mx_catalog *c = &env->run->cat;
+  for (size_t i = 0; i < c->n; i++) {
+    const pmcp__mx_series *s = &c->s[i];
+    if (strcmp(s->key, key) || strcmp(s->scale, scale))
+      continue;
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
+    if (!cJSON_IsString(l) || strcmp(l->valuestring, env->id))
+      continue;
+    if (labels && !labels_include(s->labels, labels))
+      continue;
+    return s;
+  }
+  return NULL;
+}
+
+static const cJSON *row_attr(void *ud, const char *path)
+{
+  pmcp__rl_env *e = ud;
+  return cJSON_GetObjectItemCaseSensitive(e->attrs, path);
+}
+
+static int row_series(void *ud, const char *key, const char *fn, const char *scale,
+                      const cJSON *labels, double *out)
+{
+  pmcp__rl_env *e = ud;
+  const char *sc = pmcp__trk_scale(scale);
+  const pmcp__mx_series *s = sc ? pmcp__rl_series(e, key, sc, labels) : NULL;
+  if (!s)
+    return 1;
+  if (!fn)
+    return 0;
+  double v;
+  if (!strcmp(fn, "count"))
+    v = (double)s->count;
+  else if (!s->has_stats || s->count <= s->nonfinite || strcmp(s->kind, "float"))
+    return 1;
+  else
+    v = !strcmp(fn, "last") ? s->last : !strcmp(fn, "first") ? s->first
+      : !strcmp(fn, "min") ? s->min : !strcmp(fn, "max") ? s->max : s->mean;
+  *out = v;
+  return 0;
+}
+
+pmcp__filter_row pmcp__rl_row(pmcp__rl_env *env)
+{
+  pmcp__filter_row row = {row_attr, row_series, env};
+  return row;
+}
+
+int pmcp__rl_check_scales(pmcp_call *call, const char *what, const cJSON *j)
+{
+  if (!j)
+    return 0;
+  const cJSON *it;
+  int i = 0;
+  if (cJSON_IsArray(j)) {
+    cJSON_ArrayForEach(it, j)
+    {
+      const cJSON *any = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "any_of")
+                                            : NULL;
+      char sub[64];
+      snprintf(sub, sizeof sub, "%s[%d]%s", what, i++, any ? ".any_of" : "");
+      if (pmcp__rl_check_scales(call, sub, any ? any : it))
+        return 1;
+    }
+    return 0;
+  }
+  if (!cJSON_IsObject(j) || !cJSON_GetObjectItemCaseSensitive(j, "series"))
+    return 0;
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scale");
+  if (!sc) {
+    pmcp__rs_fail(call, "invalid_argument",
+                  "%s: RL series always need their scale: add \"scale\": \"EPISODE\" "
+                  "(per-episode values) or \"ENVIRONMENT_STEP\" (per-step values)", what);
+    return 1;
+  }
+  if (!cJSON_IsString(sc) || !pmcp__trk_scale(sc->valuestring)) {
+    pmcp__rs_fail(call, "invalid_argument",
+                  "%s: unknown scale (STEP, ENVIRONMENT_STEP or EPISODE)", what);
+    return 1;
+  }
+  return 0;
+}
+
+const char *pmcp__rl_scale_arg(pmcp_call *call)
+{
+  const char *s = NULL;
+  pmcp_arg_string(call, "scale", &s, NULL);
+  return pmcp__trk_scale(s ? s : "");
+}
+
+int pmcp__rl_select(pmcp_call *call, pmcp__rl_run *r, unsigned char *keep)
+{
+  size_t n_ids = pmcp_arg_count(call, "environments");
+  for (size_t i = 0; i < r->n_envs; i++)
+    keep[i] = n_ids == 0;
+  for (size_t k = 0; k < n_ids; k++) {
+    const char *id = NULL;
+    pmcp_arg_string_at(call, "environments", k, &id);
+    pmcp__rl_env *e = pmcp__rl_find(r, id);
+    if (!e)
+      return pmcp__rl_env_missing(call, r, id ? id : ""), 1;
+    keep[e - r->envs] = 1;
+  }
+  const char *fj = NULL;
+  if (pmcp_arg_json(call, "filter", &fj) || !fj)
+    return 0;
+  cJSON *fjson = cJSON_Parse(fj);
+  if (pmcp__rl_check_scales(call, "filter", fjson)) {
+    cJSON_Delete(fjson);
+    return 1;
+  }
+  char err[300];
+  pmcp__filter *f = NULL;
+  int rc = pmcp__filter_parse(fjson, &f, err, sizeof err);
+  cJSON_Delete(fjson);
+  if (rc == PMCP_ENOMEM)
+    return rc;
+  if (rc)
+    return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
+  for (size_t i = 0; i < r->n_envs; i++) {
+    if (!keep[i])
+      continue;
+    pmcp__filter_row row = pmcp__rl_row(&r->envs[i]);
+    keep[i] = pmcp__filter_match(f, &row) > 0;
+  }
+  pmcp__filter_free(f);
+  return 0;
+}
+
+/* ---- get_rl_info ------------------------------------------------------------ */
+
+static int get_rl_info(pmcp_call *call, void *ud)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  pmcp__rl_run r;
+  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
+  if (rc) {
+    pmcp__rl_dispose(&r);
+    return rc < 0 ? rc : 0;
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "run", r.id);
+  cJSON_AddNumberToObject(o, "environment_count", (double)r.n_envs);
+  if (r.latest_episode >= 0)
+    cJSON_AddNumberToObject(o, "latest_episode", (double)r.latest_episode);
+  if (r.latest_step >= 0)
+    cJSON_AddNumberToObject(o, "latest_rl_step", (double)r.latest_step);
+  cJSON_AddNumberToObject(o, "rl_series_count", (double)r.n_rl_series);
+  cJSON_AddStringToObject(o, "environment_label", PMCP__RL_LABEL);
+  if (!r.n_rl_series && !r.n_envs)
+    cJSON_AddStringToObject(o, "note", "this run logs no RL series (scale ENVIRONMENT_STEP "
+                                       "or EPISODE) and no environment attributes");
+  pmcp__rl_dispose(&r);
+  return pmcp__rs_reply(call, o);
+}
+
+/* ---- list_rl_environments ----------------------------------------------------- */
+
+typedef struct hit {
+  pmcp__rl_env *env;
+  pmcp__sort_key key;
+} hit;
+
+static int hit_cmp(const pmcp__sort *s, const hit *a, const hit *b)
+{
+  int c = s ? pmcp__sort_cmp(s, &a->key, &b->key) : 0;
+  return c ? c : id_cmp(a->env->id, b->env->id);
+}
+
+/* Stable merge sort with a context (no global state). */
+static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
+{
+  if (n < 2)
+    return;
+  size_t m = n / 2, i = 0, j = m, k = 0;
+  sort_hits(s, h, tmp, m);
+  sort_hits(s, h + m, tmp, n - m);
+  while (i < m && j < n)
+    tmp[k++] = hit_cmp(s, &h[j], &h[i]) < 0 ? h[j++] : h[i++];
+  while (i < m)
+    tmp[k++] = h[i++];
+  while (j < n)
+    tmp[k++] = h[j++];
+  memcpy(h, tmp, n * sizeof *h);
+}
+
+static int list_rl_environments(pmcp_call *call, void *ud)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  char err[300];
+  const char *sj = NULL, *cj = NULL;
+  pmcp_arg_json(call, "sort", &sj);
+  pmcp_arg_json(call, "summary_columns", &cj);
+  cJSON *sjson = sj ? cJSON_Parse(sj) : NULL, *cjson = cj ? cJSON_Parse(cj) : NULL;
+  pmcp__sort sort, cols[MAX_COLUMNS];
+  memset(&sort, 0, sizeof sort);
+  memset(cols, 0, sizeof cols);
+  size_t n_cols = cjson ? (size_t)cJSON_GetArraySize(cjson) : 0;
+  hit *hits = NULL, *tmp = NULL;
+  unsigned char *keep = NULL;
+  pmcp__rl_run r;
+  memset(&r, 0, sizeof r);
+  int rc = 0;
+  if (pmcp__rl_check_scales(call, "sort", sjson) ||
+      pmcp__rl_check_scales(call, "summary_columns", cjson))
+    goto out;
+  if (sjson && pmcp__sort_parse(sjson, &sort, err, sizeof err)) {
+    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    goto out;
+  }
+  for (size_t i = 0; i < n_cols; i++) {
+    const cJSON *c = cJSON_GetArrayItem(cjson, (int)i);
+    if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
+        cJSON_GetObjectItemCaseSensitive(c, "direction") ||
+        pmcp__sort_parse(c, &cols[i], err, sizeof err)) {
+      rc = pmcp__rs_fail(call, "invalid_argument",
+                         "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
+                         "last|first|min|max|avg|count, \"scale\": EPISODE|ENVIRONMENT_STEP, "
+                         "\"labels\"?}", i);
+      goto out;
+    }
+  }
+  rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
+  if (rc) {
+    rc = rc < 0 ? rc : 0;
+    goto out;
+  }
+  keep = calloc(r.n_envs ? r.n_envs : 1, 1);
+  hits = calloc(r.n_envs ? r.n_envs : 1, sizeof *hits);
+  tmp = calloc(r.n_envs ? r.n_envs : 1, sizeof *tmp);
+  if (!keep || !hits || !tmp) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  rc = pmcp__rl_select(call, &r, keep);
+  if (rc) {
+    rc = rc < 0 ? rc : 0;
+    goto out;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < r.n_envs; i++) {
+    if (!keep[i])
+      continue;
+    hits[n].env = &r.envs[i];
+    if (sjson) {
+      pmcp__filter_row row = pmcp__rl_row(&r.envs[i]);
+      pmcp__sort_key_of(&sort, &row, &hits[n].key);
+    }
+    n++;
+  }
+  sort_hits(sjson ? &sort : NULL, hits, tmp, n);
+  int64_t limit = 20, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  size_t n_attr = pmcp_arg_count(call, "columns");
+  cJSON *rows = cJSON_CreateArray();
+  for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++) {
+    pmcp__rl_env *e = hits[i].env;
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "environment", e->id);
+    static const char *const dflt[] = {"sys/last_episode", "sys/last_step"};
+    for (size_t c = 0; c < (n_attr ? n_attr : 2); c++) {
+      const char *path = dflt[c < 2 ? c : 0];
+      if (n_attr)
+        pmcp_arg_string_at(call, "columns", c, &path);
+      const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(e->attrs, path) : NULL;
+      if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
+        cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
+    }
+    /* The sort's value is shown, so the order can be checked. */
+    if (sort.attr && !cJSON_GetObjectItemCaseSensitive(row, sort.attr)) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->attrs, sort.attr);
+      if (v)
+        cJSON_AddItemToObject(row, sort.attr, cJSON_Duplicate(v, 1));
+    }
+    pmcp__filter_row fr = pmcp__rl_row(e);
+    for (size_t c = 0; c < n_cols; c++) {
+      pmcp__sort_key k;
+      char name[300];
+      snprintf(name, sizeof name, "%s(%s)", cols[c].function, cols[c].series);
+      if (pmcp__sort_key_of(&cols[c], &fr, &k) == 0 && k.kind == 1 &&
+          !cJSON_GetObjectItemCaseSensitive(row, name))
+        cJSON_AddNumberToObject(row, name, k.num);
+    }
+    if (sort.series && hits[i].key.kind == 1) {
+      char name[300];
+      snprintf(name, sizeof name, "%s(%s)", sort.function, sort.series);
+      if (!cJSON_GetObjectItemCaseSensitive(row, name))
+        cJSON_AddNumberToObject(row, name, hits[i].key.num);
+    }
+    cJSON_AddItemToArray(rows, row);
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", r.id);
+  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, n);
+out:
+  free(keep);
+  free(hits);
+  free(tmp);
+  pmcp__rl_dispose(&r);
+  pmcp__sort_dispose(&sort);
+  for (size_t i = 0; i < n_cols && i < MAX_COLUMNS; i++)
+    pmcp__sort_dispose(&cols[i]);
+  cJSON_Delete(sjson);
+  cJSON_Delete(cjson);
+  return rc;
+}
+
+/* ---- list_rl_metrics / list_rl_attribute_definitions --------------------------- */
+
+static int by_key(const void *a, const void *b)
+{
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+/* Moves the members of object @p o into a new array sorted by key. */
+static cJSON *sorted_values(cJSON *o)
+{
+  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
+  cJSON **v = calloc(n ? n : 1, sizeof *v);
+  cJSON *arr = cJSON_CreateArray();
+  if (!v || !arr) {
+    free(v);
+    cJSON_Delete(arr);
+    return NULL;
+  }
+  while (o->child)
+    v[i++] = cJSON_DetachItemViaPointer(o, o->child);
+  qsort(v, n, sizeof *v, by_key);
+  for (i = 0; i < n; i++)
+    cJSON_AddItemToArray(arr, v[i]);
+  free(v);
+  return arr;
+}
+
+static void bump(cJSON *o, const char *k, double by)
+{
+  cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
+  cJSON_SetNumberValue(n, n->valuedouble + by);
+}
+
+static int has_str(const cJSON *arr, const char *s)
+{
+  const cJSON *x;
+  cJSON_ArrayForEach(x, arr) if (!strcmp(x->valuestring, s)) return 1;
+  return 0;
+}
+
+static int list_rl_metrics(pmcp_call *call, void *ud)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  pmcp__rl_run r;
+  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
+  if (rc) {
+    pmcp__rl_dispose(&r);
+    return rc < 0 ? rc : 0;
+  }
+  cJSON *seen = cJSON_CreateObject();
+  for (size_t i = 0; i < r.cat.n; i++) {
+    const pmcp__mx_series *s = &r.cat.s[i];
+    if (!is_rl_scale(s->scale))
+      continue;
+    const char *scale = pmcp__trk_scale_name(s->scale);
+    char id[600];
+    snprintf(id, sizeof id, "%s\x1f%s\x1f%s", s->key, scale, s->kind);
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(seen, id);
+    if (!m) {
+      m = cJSON_CreateObject();
+      cJSON_AddStringToObject(m, "name", s->key);
+      cJSON_AddStringToObject(m, "scale", scale);
+      cJSON_AddStringToObject(m, "kind", s->kind);
+      cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
+      cJSON_AddNumberToObject(m, "environment_count", 0);
+      cJSON_AddNumberToObject(m, "point_count", 0);
+      cJSON_AddItemToObject(seen, id, m);
+    }
+    cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
+    const cJSON *l;
+    cJSON_ArrayForEach(l, s->labels) if (strcmp(l->string, PMCP__RL_LABEL) &&
+                                         !has_str(keys, l->string))
+        cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL)))
+      bump(m, "environment_count", 1);
+    bump(m, "point_count", (double)s->count);
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", r.id);
+  pmcp__rl_dispose(&r);
+  cJSON *all = sorted_values(seen);
+  cJSON_Delete(seen);
+  if (!all) {
+    cJSON_Delete(root);
+    return PMCP_ENOMEM;
+  }
+  return pmcp__trk_window(call, root, "metrics", all);
+}
+
+static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  pmcp__rl_run r;
+  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
+  if (rc) {
+    pmcp__rl_dispose(&r);
+    return rc < 0 ? rc : 0;
+  }
+  cJSON *seen = cJSON_CreateObject();
+  for (size_t i = 0; i < r.n_envs; i++) {
+    const pmcp__rl_env *e = &r.envs[i];
+    const cJSON *a;
+    cJSON_ArrayForEach(a, e->attrs)
+    {
+      cJSON *d = cJSON_GetObjectItemCaseSensitive(seen, a->string);
+      if (!d) {
+        d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "path", a->string);
+        cJSON_AddStringToObject(d, "type", pmcp__js(e->types, a->string));
+        cJSON_AddNumberToObject(d, "environment_count", 0);
+        cJSON_AddNumberToObject(d, "version_count", 0);
+        cJSON_AddItemToObject(seen, a->string, d);
+      }
+      bump(d, "environment_count", 1);
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, e->versions)
+    {
+      cJSON *d = cJSON_GetObjectItemCaseSensitive(seen, pmcp__js(v, "path"));
+      if (d)
+        bump(d, "version_count", 1);
+    }
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", r.id);
+  pmcp__rl_dispose(&r);
+  cJSON *all = sorted_values(seen);
+  cJSON_Delete(seen);
+  if (!all) {
+    cJSON_Delete(root);
+    return PMCP_ENOMEM;
+  }
+  return pmcp__trk_window(call, root, "attributes", all);
+}
+
+/* ---- get_rl_environment_attributes ------------------------------------------- */
+
+static int path_wanted(pmcp_call *call, const char *path)
+{
+  size_t n = pmcp_arg_count(call, "paths");
+  for (size_t i = 0; i < n; i++) {
+    const char *p = NULL;
+    pmcp_arg_string_at(call, "paths", i, &p);
+    size_t k = p ? strlen(p) : 0;
+    if (k && !strncmp(path, p, k) && (path[k] == '\0' || path[k] == '/' || p[k - 1] == '/'))
+      return 1;
+  }
+  return n == 0;
+}
+
+static int get_rl_environment_attributes(pmcp_call *call, void *ud)
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  int64_t as_of = INT64_MAX;
+  int history = 0;
+  if (pmcp_arg_has(call, "episode"))
+    pmcp_arg_int(call, "episode", &as_of);
+  pmcp_arg_bool(call, "history", &history);
+  pmcp__rl_run r;
+  int rc = pmcp__rl_load(call, ud, as_of, &r);
+  if (rc) {
+    pmcp__rl_dispose(&r);
+    return rc < 0 ? rc : 0;
+  }
+  const char *id = NULL;
+  pmcp_arg_string(call, "environment", &id, NULL);
+  pmcp__rl_env *e = pmcp__rl_find(&r, id);
+  if (!e) {
+    rc = pmcp__rl_env_missing(call, &r, id ? id : "");
+    pmcp__rl_dispose(&r);
+    return rc;
+  }
+  cJSON *all = cJSON_CreateArray();
+  if (history) {
+    /* Every version up to the episode asked, by path then episode. */
+    const cJSON *v;
+    cJSON_ArrayForEach(v, e->versions)
+    {
+      if (pmcp__jn(v, "episode", 0) > (double)as_of || !path_wanted(call, pmcp__js(v, "path")))
+        continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "path", pmcp__js(v, "path"));
+      cJSON_AddNumberToObject(o, "episode", pmcp__jn(v, "episode", 0));
+      cJSON_AddItemToObject(o, "value",
+                            cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "value"), 1));
+      cJSON_AddItemToArray(all, o);
+    }
+  } else {
+    cJSON *byp = cJSON_CreateObject();
+    const cJSON *a;
+    cJSON_ArrayForEach(a, e->attrs)
+    {
+      if (!path_wanted(call, a->string))
+        continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "path", a->string);
+      cJSON_AddItemToObject(o, "value", cJSON_Duplicate(a, 1));
+      const cJSON *since = cJSON_GetObjectItemCaseSensitive(e->since, a->string);
+      if (since)
+        cJSON_AddNumberToObject(o, "since_episode", since->valuedouble);
+      cJSON_AddItemToObject(byp, a->string, o);
+    }
+    cJSON_Delete(all);
+    all = sorted_values(byp);
+    cJSON_Delete(byp);
+    if (!all) {
+      pmcp__rl_dispose(&r);
+      return PMCP_ENOMEM;
+    }
+  }
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "run", r.id);
+  cJSON_AddStringToObject(root, "environment", e->id);
+  if (as_of != INT64_MAX)
+    cJSON_AddNumberToObject(root, "as_of_episode", (double)as_of);
+  pmcp__rl_dispose(&r);
+  return pmcp__trk_window(call, root, history ? "versions" : "attributes", all);
+}
+
+/* ---- registration --------------------------------------------------------------- */
+
+static const char *const rl_scales[] = {"ENVIRONMENT_STEP", "EPISODE", NULL};
+static const char *const functions[] = {"avg", "min", "max", "sum", "std", "median", NULL};
+
+#define RUN_ARG {"run", PMCP_T_STRING, 1, "Run id or ref (run:ID).", 1, 1, 1, 200, NULL, NULL}
+#define FILTER_ARG                                                                        \
+  {"filter", PMCP_T_ARRAY, 0,                                                            \
+   "Conditions on environments that must all hold, as list_runs takes them: attribute "  \
+   "conditions on the environment's attributes (sys/id, sys/last_episode, sys/last_step " \
+   "and recorded paths) and series conditions on its series, which need \"scale\" "      \
+   "(EPISODE or ENVIRONMENT_STEP); {\"any_of\": [...]} groups.", 0, 1, 0, 64, NULL, NULL}
+#define ENVS_ARG                                                                           \
+  {"environments", PMCP_T_STRING_ARRAY, 0, "Environment ids (default: all, or the "       \
+   "filter's).", 0, 1, 0, 200, NULL, NULL}
+#define SERIES_RANGE_ARGS                                                                  \
+  {"scale", PMCP_T_STRING, 1, "EPISODE (per-episode values) or ENVIRONMENT_STEP "         \
+   "(per-step values): RL series always need their scale.", 0, 0, 0, 0, rl_scales, NULL}, \
+  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values (besides " \
+   "env).", 0, 0, 0, 0, NULL, NULL},                                                      \
+  {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL,  \
+   "50"},                                                                                  \
+  {"step_from", PMCP_T_INTEGER, 0, "First episode or step.", 0, 0, 0, 0, NULL, NULL},     \
+  {"step_to", PMCP_T_INTEGER, 0, "Last episode or step.", 0, 0, 0, 0, NULL, NULL}
+
+static const pmcp_arg_spec info_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
+                                          PMCP__TRK_ARG_PROJECT};
+static const pmcp_arg_spec envs_args[] = {
+  RUN_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, FILTER_ARG, ENVS_ARG,
+  {"sort", PMCP_T_OBJECT, 0, "{\"attr\": PATH, \"direction\": asc|desc} or {\"series\": KEY, "
+   "\"function\": F, \"scale\": S, \"direction\": ...}. Default: by environment id.", 0, 0, 0,
+   0, NULL, NULL},
+  {"columns", PMCP_T_STRING_ARRAY, 0, "Attribute paths to show per environment (default "
+   "sys/last_episode, sys/last_step).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  {"summary_columns", PMCP_T_ARRAY, 0, "Series summaries to show: [{\"series\": KEY, "
+   "\"function\": F, \"scale\": S, \"labels\"?}], shown as F(KEY).", 0, 1, 0, MAX_COLUMNS,
+   NULL, NULL},
+  PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec run_list_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
+                                              PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
+                                              PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec env_attrs_args[] = {
+  RUN_ARG,
+  {"environment", PMCP_T_STRING, 1, "The environment's id (its env label value).", 1, 1, 1,
+   128, NULL, NULL},
+  {"episode", PMCP_T_INTEGER, 0, "The values as of this episode (default: the latest).", 1, 0,
+   0, 0, NULL, NULL},
+  {"history", PMCP_T_BOOLEAN, 0, "Every version (path, episode, value) instead of the "
+   "values as of one episode.", 0, 0, 0, 0, NULL, "false"},
+  {"paths", PMCP_T_STRING_ARRAY, 0, "Only attributes at or under these paths.", 0, 1, 0, 50,
+   NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  {"limit", PMCP_T_INTEGER, 0, "Most rows on this page.", 1, 1, 1, 1000, NULL, "200"},
+  PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec buckets_args[] = {
+  RUN_ARG,
+  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"episode/return\"].", 1, 1, 1, 20,
+   NULL, NULL},
+  SERIES_RANGE_ARGS, ENVS_ARG, FILTER_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec aggregate_args[] = {
+  RUN_ARG,
+  {"series", PMCP_T_STRING, 1, "One metric name, e.g. \"episode/return\".", 1, 1, 1, 200,
+   NULL, NULL},
+  SERIES_RANGE_ARGS,
+  {"function", PMCP_T_STRING, 0, "The reduction across environments of their bucket means.",
+   0, 0, 0, 0, functions, "\"avg\""},
+  {"group_by", PMCP_T_STRING, 0, "An environment attribute path: one group per value (its "
+   "latest version).", 1, 1, 1, 256, NULL, NULL},
+  ENVS_ARG, FILTER_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
+  PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
+
+static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
+               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
+}
+
+#define N(a) (sizeof a / sizeof a[0])
+
+int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
+{
+  int rc = add(server, tk, "get_rl_info",
+               "A run's RL overview: environment count, latest episode and latest RL "
+               "(environment) step. Environments are the values of the env label on the "
+               "run's RL series.",
+               info_args, N(info_args), get_rl_info);
+  if (!rc)
+    rc = add(server, tk, "list_rl_environments",
+             "A run's environments as a table, filtered and sorted like list_runs (by "
+             "environment attributes or series summaries, which need their scale), with "
+             "chosen attribute and summary columns. Gives total_count and next_offset.",
+             envs_args, N(envs_args), list_rl_environments);
+  if (!rc)
+    rc = add(server, tk, "list_rl_metrics",
+             "Metrics a run logs inside its environments: name, scale (ENVIRONMENT_STEP or "
+             "EPISODE), kind, label keys besides env, environment and point counts.",
+             run_list_args, N(run_list_args), list_rl_metrics);
+  if (!rc)
+    rc = add(server, tk, "list_rl_attribute_definitions",
+             "Attribute paths on a run's environments, with types, how many environments "
+             "have each and how many versions (by episode) were recorded.",
+             run_list_args, N(run_list_args), list_rl_attribute_definitions);
+  if (!rc)
+    rc = add(server, tk, "get_rl_environment_attributes",
+             "One environment's attribute values, which are versioned by episode: the "
+             "values as of an episode (default: the latest) with the episode each holds "
+             "since, or with history: true every version.",
+             env_attrs_args, N(env_attrs_args), get_rl_environment_attributes);
+  if (!rc)
+    rc = add(server, tk, "fetch_rl_env_series_buckets",
+             "Bucketed series for chosen environments on a shared axis (episodes or RL "
+             "steps, per scale): one entry per environment and series with parallel "
+             "arrays of mean, min, max and count.",
+             buckets_args, N(buckets_args), pmcp__rl_fetch_buckets);
+  if (!rc)
+    rc = add(server, tk, "aggregate_rl_env_series",
+             "One series reduced across environments (avg, min, max, sum, std, median of "
+             "their bucket means) over episodes or RL steps, optionally split into groups "
+             "by an environment attribute.",
+             aggregate_args, N(aggregate_args), pmcp__rl_aggregate);
+  return rc;
+}

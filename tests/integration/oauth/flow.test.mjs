@@ -147,7 +147,7 @@ test('code flow, token use on /mcp only, refresh rotation, RFC 7009 revocation',
   let r = await mcpInit(port, { authorization: `Bearer ${t.access_token}` });
   assert.equal(r.status, 200, r.body);
   // The access token is valid on /mcp only.
-  for (const p of ['/oauth/connections', '/oauth/consent?req=x']) {
+  for (const p of ['/oauth/connections', '/oauth/consent?req=x', authorizeUrl(port, c.client, pkce().challenge)]) {
     r = await raw(port, { method: 'GET', path: p, headers: { authorization: `Bearer ${t.access_token}` } });
     assert.equal(r.status, 403, p);
     assert.doesNotMatch(r.body, /Your connections/);

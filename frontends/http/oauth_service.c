@@ -26,7 +26,8 @@ static void audit(void *ud, pmcp_store *st, const char *tenant_id, const char *w
 }
 
 int poauth_service_open(poauth_server **out, const char *store,
-                        const char *endpoint, char *why, size_t whysize)
+                        const char *endpoint, const char *public_base,
+                        char *why, size_t whysize)
 {
   *out = NULL;
   pmcp_store *st = NULL;
@@ -38,13 +39,14 @@ int poauth_service_open(poauth_server **out, const char *store,
     return -1;
   }
   poauth_hooks hooks = {verify_password, audit, NULL};
-  return poauth_server_new(out, st, &hooks, endpoint, getenv("PUBLIC_BASE_URL"),
+  return poauth_server_new(out, st, &hooks, endpoint, public_base,
                            getenv("APP_BASE_URL"), why, whysize);
 }
 
-int poauth_service_access(poauth_server *o, const char *token, size_t len,
-                          char connection_id[40])
+int poauth_service_token(void *ud, const char *token, size_t len,
+                         char connection_id[64])
 {
+  poauth_server *o = ud;
   char tok[POAUTH_TOKEN_MAX];
   if (len == 0 || len >= sizeof tok)
     return 0;
@@ -53,7 +55,7 @@ int poauth_service_access(poauth_server *o, const char *token, size_t len,
   poauth_principal p;
   int rc = poauth_access_resolve(o->state, tok, &p);
   if (rc == 1)
-    snprintf(connection_id, 40, "%s", p.connection_id);
+    snprintf(connection_id, 64, "%s", p.connection_id);
   memset(tok, 0, sizeof tok);
   return rc;
 }

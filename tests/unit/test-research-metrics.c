@@ -74,7 +74,11 @@ static void fill(void)
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   r.id = "rl";
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  r.id = "r3";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   ST_OK(s, pmcp_store_begin(s));
+  /* long, with non-finite values: whole blocks inside wide buckets */
+  log_series(s, t, "r3", "spiky", NULL, 0, PMCP_SCALE_STEP, 1, 90000, 0, 997);
   log_series(s, t, "r1", "loss", NULL, 0, PMCP_SCALE_STEP, 0, N_LONG, 0, 0);
   log_series(s, t, "r1", "short", NULL, 0, PMCP_SCALE_STEP, 1, N_SHORT, 10, 0);
   log_series(s, t, "r1", "gappy", NULL, 0, PMCP_SCALE_STEP, 2, 500, 0, 17);
@@ -367,7 +371,7 @@ START_TEST(series_smoothing_nonfinite_and_refusals)
   /* RL series need scale */
   refused("{\"mode\":\"series\",\"run_ids\":[\"rl\"],\"keys\":[\"reward\"]}", "scale is required");
   o = ok("{\"mode\":\"series\",\"run_ids\":[\"rl\"],\"keys\":[\"reward\"],\"scale\":\"episode\","
-         "\"where\":[{\"label\":\"task\",\"op\":\"eq\",\"value\":\"run\"}]}");
+         "\"where\":[{\"attr\":\"task\",\"op\":\"eq\",\"value\":\"run\"}]}");
   ck_assert_int_eq(cJSON_GetArraySize(arr(o, "series")), 2);
   cJSON_Delete(o);
 }
@@ -440,8 +444,8 @@ START_TEST(grouped_buckets_exact)
   cJSON_Delete(o);
   /* where narrows; default agg mean/min/max/count; width from max_rows */
   o = ok("{\"mode\":\"grouped\",\"run_id\":\"r2\",\"key\":\"grad\",\"max_rows\":10,"
-         "\"where\":[{\"any_of\":[{\"label\":\"rank\",\"op\":\"in\",\"value\":[\"0\",\"3\"]},"
-         "{\"label\":\"rank\",\"op\":\"gt\",\"value\":5}]}]}");
+         "\"where\":[{\"any_of\":[{\"attr\":\"rank\",\"op\":\"in\",\"value\":[\"0\",\"3\"]},"
+         "{\"attr\":\"rank\",\"op\":\"gt\",\"value\":5}]}]}");
   g = cJSON_GetArrayItem(arr(o, "groups"), 0);
   ck_assert_int_eq(cJSON_GetObjectItem(g, "series")->valueint, 2);
   ck_assert_int_le(cJSON_GetArraySize(arr(g, "mean")), 10);
@@ -449,11 +453,117 @@ START_TEST(grouped_buckets_exact)
   cJSON_Delete(o);
   refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"step_bucket\":10}",
           "max_rows");
-  refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"where\":[{\"label\":\"x\","
+  refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"where\":[{\"attr\":\"x\","
           "\"op\":\"like\",\"value\":1}]}", "unknown op");
   refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"loss\",\"kind\":\"histogram\"}",
           "kind");
   refused("{\"mode\":\"grouped\",\"run_id\":\"r1\",\"key\":\"zzz\"}", "zzz");
+}
+END_TEST
+
+/* Buckets wider than a storage block are answered partly from the blocks'
+ * summaries: the answer must equal the one computed from every point. */
+static void grouped_vs_points(const char *run, const char *key, int kind, int64_t n,
+                              int nan_every, int64_t width, int64_t from, int64_t to)
+{
+  char args[400];
+  snprintf(args, sizeof args, "{\"mode\":\"grouped\",\"run_id\":\"%s\",\"key\":\"%s\","
+           "\"step_bucket\":%lld,\"step_from\":%lld,\"step_to\":%lld,\"max_rows\":1000,"
+           "\"agg\":[\"mean\",\"min\",\"max\",\"count\",\"sum\",\"first\",\"last\"],"
+           "\"token_budget\":8000}", run, key, (long long)width, (long long)from, (long long)to);
+  cJSON *o = ok(args);
+  cJSON *g = cJSON_GetArrayItem(arr(o, "groups"), 0);
+  cJSON *st = arr(g, "step");
+  int64_t nb = (to - from * 0) / width + 2, nonfinite = 0;
+  double *sum = calloc((size_t)nb, sizeof *sum), *mn = calloc((size_t)nb, sizeof *mn);
+  double *mx = calloc((size_t)nb, sizeof *mx), *first = calloc((size_t)nb, sizeof *first);
+  double *last = calloc((size_t)nb, sizeof *last);
+  int64_t *cnt = calloc((size_t)nb, sizeof *cnt);
+  int64_t origin = from - from % width;
+  for (int64_t i = from; i <= to && i < n; i++) {
+    double v = curve(kind, i);
+    if (nan_every && i % nan_every == 5) {
+      nonfinite++;
+      continue;
+    }
+    int64_t b = (i - origin) / width;
+    if (!cnt[b])
+      mn[b] = mx[b] = first[b] = v;
+    mn[b] = v < mn[b] ? v : mn[b];
+    mx[b] = v > mx[b] ? v : mx[b];
+    last[b] = v;
+    sum[b] += v;
+    cnt[b]++;
+  }
+  int k = 0;
+  for (int64_t b = 0; b < nb; b++) {
+    if (!cnt[b])
+      continue;
+    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(st, k)->valuedouble, origin + b * width);
+    ck_assert_int_eq(cJSON_GetArrayItem(arr(g, "count"), k)->valueint, cnt[b]);
+    const char *names[] = {"mean", "min", "max", "sum", "first", "last"};
+    double want[] = {sum[b] / (double)cnt[b], mn[b], mx[b], sum[b], first[b], last[b]};
+    for (int x = 0; x < 6; x++) {
+      double got = cJSON_GetArrayItem(arr(g, names[x]), k)->valuedouble;
+      ck_assert_msg(fabs(got - want[x]) <= 1e-5 * fabs(want[x]) + 1e-9,
+                    "%s bucket %lld %s: %.9g vs %.9g", key, (long long)b, names[x], got, want[x]);
+    }
+    k++;
+  }
+  ck_assert_int_eq(cJSON_GetArraySize(st), k);
+  cJSON *nf = cJSON_GetObjectItem(g, "non_finite");
+  ck_assert_int_eq(nf ? (int64_t)nf->valuedouble : 0, nonfinite);
+  free(sum), free(mn), free(mx), free(first), free(last), free(cnt);
+  cJSON_Delete(o);
+}
+
+/* `where` is the shared filter language over labels. */
+static int where_count(const char *where)
+{
+  char args[600];
+  snprintf(args, sizeof args, "{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"keys\":[\"grad\"],"
+           "\"where\":%s}", where);
+  cJSON *o = ok(args);
+  int n = cJSON_GetArraySize(arr(o, "series"));
+  cJSON_Delete(o);
+  return n;
+}
+
+START_TEST(where_shared_filter_on_labels)
+{
+  /* ranks 0..3 (labels are text; compared with numbers they read as numbers) */
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"lt\",\"value\":2}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"gte\",\"value\":1.5}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":3}]"), 1);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":\"3\"}]"), 1);
+  ck_assert_int_eq(where_count("[{\"attr\":\"rank\",\"op\":\"not_in\",\"value\":[0,\"1\"]}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"node\",\"op\":\"matches\",\"value\":\"^b$\"}]"), 2);
+  ck_assert_int_eq(where_count("[{\"attr\":\"node\",\"op\":\"contains_any\",\"value\":[\"a\"]},"
+                               "{\"attr\":\"rank\",\"op\":\"ne\",\"value\":0}]"), 1);
+  ck_assert_int_eq(where_count("[{\"any_of\":[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":0},"
+                               "{\"attr\":\"node\",\"op\":\"eq\",\"value\":\"b\"}]}]"), 3);
+  ck_assert_int_eq(where_count("[{\"attr\":\"zone\",\"op\":\"exists\",\"value\":false}]"), 4);
+  ck_assert_int_eq(where_count("[{\"attr\":\"zone\",\"op\":\"eq\",\"value\":\"x\"}]"), 0);
+  refused("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"series\":\"loss\","
+          "\"function\":\"last\",\"op\":\"lt\",\"value\":1}]}", "series condition");
+  refused("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"attr\":\"rank\","
+          "\"op\":\"lt\",\"value\":2},{\"attr\":\"rank\",\"op\":\"matches\",\"value\":\"1\"}]}",
+          "both");
+  refused("{\"mode\":\"points\",\"run_id\":\"r2\",\"where\":[{\"attr\":\"node\","
+          "\"op\":\"matches\",\"value\":\"(\"}]}", "where");
+  refused("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"grad\"],\"where\":[{\"any_of\":"
+          "[{\"any_of\":[]}]}]}", "where");
+}
+END_TEST
+
+START_TEST(grouped_block_summaries_exact)
+{
+  /* 16384 points a block: buckets of 50000 hold whole blocks, and the
+   * range's ends cut blocks */
+  grouped_vs_points("r1", "loss", 0, N_LONG, 0, 50000, 1000, 190000);
+  grouped_vs_points("r1", "loss", 0, N_LONG, 0, 40000, 0, N_LONG - 1);
+  grouped_vs_points("r3", "spiky", 1, 90000, 997, 33000, 0, 89999);
+  grouped_vs_points("r3", "spiky", 1, 90000, 997, 7, 16380, 16400);
 }
 END_TEST
 
@@ -539,7 +649,7 @@ START_TEST(histograms_scatter_summaries)
   ck_assert(fabs(cJSON_GetObjectItem(s1, "max")->valuedouble - curve(0, 123457)) < 1e-4);
   ck_assert(fabs(cJSON_GetObjectItem(s1, "last")->valuedouble - curve(0, N_LONG - 1)) < 1e-5);
   cJSON_Delete(o);
-  o = ok("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"label\":\"rank\","
+  o = ok("{\"mode\":\"summaries\",\"run_ids\":[\"r2\"],\"where\":[{\"attr\":\"rank\","
          "\"op\":\"exists\"}]}");
   ck_assert_int_eq(cJSON_GetArraySize(arr(o, "series")), 4);
   cJSON_Delete(o);
@@ -561,6 +671,8 @@ int main(void)
   tcase_add_test(tc, series_smoothing_nonfinite_and_refusals);
   tcase_add_test(tc, series_pages_rows_whole);
   tcase_add_test(tc, grouped_buckets_exact);
+  tcase_add_test(tc, grouped_block_summaries_exact);
+  tcase_add_test(tc, where_shared_filter_on_labels);
   tcase_add_test(tc, grouped_rl_across_and_time_axes);
   tcase_add_test(tc, histograms_scatter_summaries);
   suite_add_tcase(su, tc);

@@ -462,16 +462,36 @@ START_TEST(metrics_and_definitions)
   cJSON_Delete(o);
   o = ok("list_rl_metrics", "{\"run\":\"rl-w\"}");
   m = cJSON_GetArrayItem(arr(o, "metrics"), 0);
+  ck_assert_int_eq((int)num(m, "environment_count"), 2); /* a and b, two workers each */
   ck_assert_int_eq(cJSON_GetArraySize(arr(m, "label_keys")), 1); /* worker, not env */
   ck_assert_str_eq(cJSON_GetArrayItem(arr(m, "label_keys"), 0)->valuestring, "worker");
   cJSON_Delete(o);
   o = ok("list_rl_metrics", "{\"run\":\"plain\"}");
   ck_assert_int_eq((int)num(o, "total_count"), 0);
   cJSON_Delete(o);
+  /* without run: every run of the project */
+  o = ok("list_rl_metrics", "{\"project\":\"lab\"}");
+  ck_assert_str_eq(str(o, "project"), "lab");
+  ck_assert_int_eq((int)num(o, "runs_read"), 4);
+  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  m = cJSON_GetArrayItem(arr(o, "metrics"), 0);
+  ck_assert_str_eq(str(m, "name"), "episode/return");
+  ck_assert_int_eq((int)num(m, "run_count"), 2);
+  ck_assert_int_eq((int)num(m, "environment_count"), N_ENVS + 2);
+  ck_assert_int_eq((int)num(m, "point_count"), N_ENVS * N_EPISODES + 4 * 10);
+  cJSON_Delete(o);
+  o = ok("list_rl_attribute_definitions", "{\"project\":\"lab\",\"limit\":1}");
+  const cJSON *d = cJSON_GetArrayItem(arr(o, "attributes"), 0);
+  ck_assert_str_eq(str(d, "path"), "env/description");
+  ck_assert_int_eq((int)num(d, "run_count"), 1);
+  ck_assert_int_eq((int)num(d, "environment_count"), N_MANY);
+  cJSON_Delete(o);
+  refused("list_rl_metrics", "{\"project\":\"nope\"}", "project 'nope' not found");
+  refused("list_rl_metrics", "{}", "pass project");
   o = ok("list_rl_attribute_definitions", "{\"run\":\"rl-a\"}");
   /* env/level, env/tags, physics/gravity, sys/id, sys/last_episode, sys/last_step */
   ck_assert_int_eq((int)num(o, "total_count"), 6);
-  const cJSON *d = cJSON_GetArrayItem(arr(o, "attributes"), 0);
+  d = cJSON_GetArrayItem(arr(o, "attributes"), 0);
   ck_assert_str_eq(str(d, "path"), "env/level");
   ck_assert_str_eq(str(d, "type"), "string");
   ck_assert_int_eq((int)num(d, "environment_count"), 5);

@@ -20,9 +20,11 @@ static const char *const acrosses[] = {"avg", "min", "max", "sum", "std", "media
     "first step (inclusive); a number, never an MCP cursor", 0, 0, 0, 0, NULL, NULL}
 #define A_STEP_TO {"step_to", PMCP_T_INTEGER, 0, "last step (inclusive)", 0, 0, 0, 0, NULL, NULL}
 #define A_WHERE {"where", PMCP_T_ARRAY, 0, \
-    "label conditions that must all hold: {\"label\":K,\"op\":OP,\"value\":V} with op eq, ne, " \
-    "gt, gte, lt, lte, matches (regex), contains, contains_any, contains_all, in, not_in, " \
-    "exists; or {\"any_of\":[...]}", 0, 1, 0, 32, NULL, NULL}
+    "series selected by their labels, in the filter language of the tracking tools: a list " \
+    "of conditions that must all hold, each {\"attr\":LABEL,\"op\":OP,\"value\":V} with op " \
+    "eq, ne, gt, gte, lt, lte, matches (RE2), contains, contains_any, contains_all, in, " \
+    "not_in or exists, or {\"any_of\":[...]}; a label compared with a number is read as a " \
+    "number", 0, 1, 0, 32, NULL, NULL}
 #define A_SCALE {"scale", PMCP_T_STRING, 0, \
     "step (default); RL series need env_step (per-step values) or episode", 0, 0, 0, 0, \
     scales, NULL}

@@ -41,11 +41,40 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
                           const char *run_arg, pmcp__mx_catalog *out);
 void pmcp__mx_catalog_free(pmcp__mx_catalog *c);
 
-/* Label conditions (`where`): a list of conditions that must all hold,
- * each {"label": K, "op": OP, "value": V} or {"any_of": [...]}. Returns 0
- * and sets *ok, or PMCP_EINVAL with @p err naming the problem. */
-int pmcp__mx_where_check(const cJSON *where, char *err, size_t errlen);
-int pmcp__mx_where_match(const cJSON *where, const cJSON *labels);
+/* `where`: the shared filter conditions on labels (metrics_common.c). */
+typedef struct pmcp__mx_where pmcp__mx_where;
+/* Parses the call's `where` (NULL when absent). Returns 0; 1 when an
+ * error result naming the problem was sent; <0 on a protocol failure. */
+int pmcp__mx_where_from_call(pmcp_call *call, pmcp__mx_where **out);
+void pmcp__mx_where_free(pmcp__mx_where *w);
+/* 1 when @p labels satisfy @p w (NULL: always). */
+int pmcp__mx_where_match(const pmcp__mx_where *w, const cJSON *labels);
+
+/* Which series of a catalog a call reads. */
+typedef struct pmcp__mx_pick {
+  const char *key;             /* NULL: any */
+  const char *kind;            /* NULL: any */
+  const pmcp__mx_where *where; /* NULL: all */
+  const char *scale;           /* NULL: "step" (RL series need it named) */
+  int any_scale;               /* 1: no scale test (points) */
+} pmcp__mx_pick;
+/* Why nothing was picked. */
+typedef struct pmcp__mx_misses {
+  int key_seen; /* the key exists (another kind, labels or scale) */
+  size_t rl;    /* series left out for an RL scale not asked for */
+} pmcp__mx_misses;
+/* Writes the indices of the picked series into @p idx (room for c->n);
+ * returns how many. */
+size_t pmcp__mx_select(const pmcp__mx_catalog *c, const pmcp__mx_pick *p, size_t *idx,
+                       pmcp__mx_misses *why);
+/* Sends the error result for an empty pick (scale required, no such key,
+ * nothing matches); returns what pmcp__rs_fail() returns. */
+int pmcp__mx_select_fail(pmcp_call *call, const pmcp__mx_catalog *c, const char *run,
+                         const pmcp__mx_pick *p, const pmcp__mx_misses *why);
+
+/* Begins a series item: {"run"?, "key", "labels"?, "kind"? (unless float),
+ * "scale"? (unless step) ... left open. */
+void pmcp__mx_head(pmcp_json *j, const pmcp__mx_series *s, int with_run);
 
 /* The page position as a row index (0 on a first page). */
 size_t pmcp__mx_pos(pmcp_page *pg);

@@ -3,11 +3,11 @@
 #include "research/metrics.h"
 
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter/filter.h"
 #include "research/page.h"
 #include "research/refs.h"
 
@@ -99,220 +99,276 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
 
 /* ---- where ---------------------------------------------------------------- */
 
-static const char *const ops[] = {"eq", "ne", "gt", "gte", "lt", "lte",
-                                  "matches", "contains", "contains_any",
-                                  "contains_all", "in", "not_in", "exists",
-                                  NULL};
+/* `where` is the shared filter language (filter/filter.h) with attribute
+ * conditions naming label keys: {"attr": "rank", "op": "lt", "value": 4}.
+ * Labels are stored as text; a label compared with a number (gt, lt, eq,
+ * in, ... with a numeric value) is read as a number, and the condition's
+ * numeric strings with it, so "rank" lt 4 and "rank" in ["0", "3"] both
+ * mean what they say. */
+struct pmcp__mx_where {
+  pmcp__filter *f;
+  cJSON *numeric; /* {label: true}: label keys read as numbers */
+};
 
-static int check_cond(const cJSON *c, int nested, char *err, size_t errlen)
-{
-  if (!cJSON_IsObject(c)) {
-    snprintf(err, errlen, "where: each condition must be an object");
-    return PMCP_EINVAL;
-  }
-  const cJSON *any = cJSON_GetObjectItemCaseSensitive(c, "any_of");
-  if (any) {
-    if (nested) {
-      snprintf(err, errlen, "where: any_of groups do not nest");
-      return PMCP_EINVAL;
-    }
-    if (!cJSON_IsArray(any) || cJSON_GetArraySize(any) == 0) {
-      snprintf(err, errlen, "where: any_of must be a non-empty list of conditions");
-      return PMCP_EINVAL;
-    }
-    const cJSON *x;
-    cJSON_ArrayForEach(x, any)
-    {
-      int rc = check_cond(x, 1, err, errlen);
-      if (rc)
-        return rc;
-    }
-    return 0;
-  }
-  const cJSON *lab = cJSON_GetObjectItemCaseSensitive(c, "label");
-  const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
-  const cJSON *val = cJSON_GetObjectItemCaseSensitive(c, "value");
-  if (!cJSON_IsString(lab) || !*lab->valuestring) {
-    snprintf(err, errlen, "where: a condition needs \"label\" (a label key) and \"op\"");
-    return PMCP_EINVAL;
-  }
-  if (!cJSON_IsString(op)) {
-    snprintf(err, errlen, "where: condition on label '%.64s' needs \"op\"", lab->valuestring);
-    return PMCP_EINVAL;
-  }
-  size_t i = 0;
-  while (ops[i] && strcmp(ops[i], op->valuestring))
-    i++;
-  if (!ops[i]) {
-    snprintf(err, errlen,
-             "where: unknown op '%.32s' (eq, ne, gt, gte, lt, lte, matches, contains, "
-             "contains_any, contains_all, in, not_in, exists)", op->valuestring);
-    return PMCP_EINVAL;
-  }
-  int list = !strcmp(op->valuestring, "in") || !strcmp(op->valuestring, "not_in") ||
-             !strcmp(op->valuestring, "contains_any") ||
-             !strcmp(op->valuestring, "contains_all");
-  if (!strcmp(op->valuestring, "exists"))
-    return 0;
-  if (list ? !cJSON_IsArray(val) : !(cJSON_IsString(val) || cJSON_IsNumber(val) ||
-                                     cJSON_IsBool(val))) {
-    snprintf(err, errlen, "where: op '%s' needs %s \"value\"", op->valuestring,
-             list ? "a list as" : "a string or number as");
-    return PMCP_EINVAL;
-  }
-  if (!strcmp(op->valuestring, "matches")) {
-    regex_t re;
-    if (!cJSON_IsString(val) ||
-        regcomp(&re, val->valuestring, REG_EXTENDED | REG_NOSUB) != 0) {
-      snprintf(err, errlen, "where: 'matches' needs a valid regular expression");
-      return PMCP_EINVAL;
-    }
-    regfree(&re);
-  }
-  return 0;
-}
-
-int pmcp__mx_where_check(const cJSON *where, char *err, size_t errlen)
-{
-  if (!where)
-    return 0;
-  if (!cJSON_IsArray(where)) {
-    snprintf(err, errlen, "where must be a list of conditions");
-    return PMCP_EINVAL;
-  }
-  if (cJSON_GetArraySize(where) > 32) {
-    snprintf(err, errlen, "where: at most 32 conditions");
-    return PMCP_EINVAL;
-  }
-  const cJSON *c;
-  cJSON_ArrayForEach(c, where)
-  {
-    int rc = check_cond(c, 0, err, errlen);
-    if (rc)
-      return rc;
-  }
-  return 0;
-}
-
-/* The value of a condition as text (numbers in shortest form). */
-static const char *val_text(const cJSON *v, char *buf, size_t n)
-{
-  if (cJSON_IsString(v))
-    return v->valuestring;
-  if (cJSON_IsBool(v))
-    return cJSON_IsTrue(v) ? "true" : "false";
-  if (cJSON_IsNumber(v)) {
-    char t[PMCP_JSON_NUMBER_MAX];
-    pmcp_json_format_number(v->valuedouble, PMCP_JSON_LOSSLESS, t);
-    snprintf(buf, n, "%s", t);
-    return buf;
-  }
-  return "";
-}
-
-static int cmp_num(const char *a, const cJSON *v, int *out)
+static int num_text(const char *s, double *out)
 {
   char *end;
-  double x = strtod(a, &end);
-  if (end == a || *end)
+  if (!s || !*s)
     return 0;
-  double y;
-  if (cJSON_IsNumber(v))
-    y = v->valuedouble;
-  else if (cJSON_IsString(v)) {
-    y = strtod(v->valuestring, &end);
-    if (end == v->valuestring || *end)
-      return 0;
-  } else
+  double v = strtod(s, &end);
+  if (*end || !isfinite(v))
     return 0;
-  *out = x < y ? -1 : x > y ? 1 : 0;
+  *out = v;
   return 1;
 }
 
-static int in_list(const char *s, const cJSON *list, int substring)
+static int has_number(const cJSON *v)
 {
   const cJSON *x;
-  char buf[64];
-  cJSON_ArrayForEach(x, list)
-  {
-    const char *t = val_text(x, buf, sizeof buf);
-    if (substring ? strstr(s, t) != NULL : strcmp(s, t) == 0)
-      return 1;
-  }
-  return 0;
-}
-
-static int match_cond(const cJSON *c, const cJSON *labels)
-{
-  const cJSON *any = cJSON_GetObjectItemCaseSensitive(c, "any_of");
-  if (any) {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, any)
-      if (match_cond(x, labels))
-        return 1;
-    return 0;
-  }
-  const char *lab = cJSON_GetObjectItemCaseSensitive(c, "label")->valuestring;
-  const char *op = cJSON_GetObjectItemCaseSensitive(c, "op")->valuestring;
-  const cJSON *val = cJSON_GetObjectItemCaseSensitive(c, "value");
-  const cJSON *lv = cJSON_GetObjectItemCaseSensitive(labels, lab);
-  char buf[64];
-  const char *s = lv ? val_text(lv, buf, sizeof buf) : NULL;
-  if (!strcmp(op, "exists"))
-    return s != NULL;
-  if (!strcmp(op, "ne") || !strcmp(op, "not_in")) {
-    if (!s)
-      return 1;
-  } else if (!s) {
-    return 0;
-  }
-  char vb[64];
-  int k;
-  if (!strcmp(op, "eq"))
-    return !strcmp(s, val_text(val, vb, sizeof vb)) || (cmp_num(s, val, &k) && k == 0);
-  if (!strcmp(op, "ne"))
-    return !(!strcmp(s, val_text(val, vb, sizeof vb)) || (cmp_num(s, val, &k) && k == 0));
-  if (!strcmp(op, "gt"))
-    return cmp_num(s, val, &k) ? k > 0 : strcmp(s, val_text(val, vb, sizeof vb)) > 0;
-  if (!strcmp(op, "gte"))
-    return cmp_num(s, val, &k) ? k >= 0 : strcmp(s, val_text(val, vb, sizeof vb)) >= 0;
-  if (!strcmp(op, "lt"))
-    return cmp_num(s, val, &k) ? k < 0 : strcmp(s, val_text(val, vb, sizeof vb)) < 0;
-  if (!strcmp(op, "lte"))
-    return cmp_num(s, val, &k) ? k <= 0 : strcmp(s, val_text(val, vb, sizeof vb)) <= 0;
-  if (!strcmp(op, "contains"))
-    return strstr(s, val_text(val, vb, sizeof vb)) != NULL;
-  if (!strcmp(op, "in"))
-    return in_list(s, val, 0);
-  if (!strcmp(op, "not_in"))
-    return !in_list(s, val, 0);
-  if (!strcmp(op, "contains_any"))
-    return in_list(s, val, 1);
-  if (!strcmp(op, "contains_all")) {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, val)
-      if (!strstr(s, val_text(x, vb, sizeof vb)))
-        return 0;
+  if (cJSON_IsNumber(v))
     return 1;
-  }
-  if (!strcmp(op, "matches")) {
-    regex_t re;
-    if (regcomp(&re, val->valuestring, REG_EXTENDED | REG_NOSUB))
-      return 0;
-    int m = regexec(&re, s, 0, NULL, 0) == 0;
-    regfree(&re);
-    return m;
+  cJSON_ArrayForEach(x, v)
+    if (cJSON_IsNumber(x))
+      return 1;
+  return 0;
+}
+
+static int op_is(const char *op, const char *const *names)
+{
+  for (size_t i = 0; names[i]; i++)
+    if (!strcmp(op, names[i]))
+      return 1;
+  return 0;
+}
+
+static const char *const text_ops[] = {"matches", "contains", "contains_any", "contains_all",
+                                       NULL};
+static const char *const value_ops[] = {"eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in",
+                                        NULL};
+
+/* Visits the leaves of @p where (top level and any_of groups). */
+static int leaves(cJSON *where, int (*fn)(cJSON *leaf, size_t idx, void *ud, char *err,
+                                          size_t errlen),
+                  void *ud, char *err, size_t errlen)
+{
+  cJSON *c;
+  size_t i = 0;
+  cJSON_ArrayForEach(c, where)
+  {
+    cJSON *any = cJSON_GetObjectItemCaseSensitive(c, "any_of"), *x;
+    int rc = 0;
+    if (cJSON_IsArray(any)) {
+      cJSON_ArrayForEach(x, any)
+        if (!rc && cJSON_IsObject(x))
+          rc = fn(x, i, ud, err, errlen);
+    } else if (cJSON_IsObject(c)) {
+      rc = fn(c, i, ud, err, errlen);
+    }
+    if (rc)
+      return rc;
+    i++;
   }
   return 0;
 }
 
-int pmcp__mx_where_match(const cJSON *where, const cJSON *labels)
+typedef struct scan_state {
+  cJSON *numeric, *textual;
+} scan_state;
+
+static int leaf_scan(cJSON *c, size_t idx, void *ud, char *err, size_t errlen)
 {
-  const cJSON *c;
-  cJSON_ArrayForEach(c, where)
-    if (!match_cond(c, labels))
-      return 0;
-  return 1;
+  scan_state *st = ud;
+  if (cJSON_GetObjectItemCaseSensitive(c, "series")) {
+    snprintf(err, errlen, "where: condition %zu is a series condition; where selects series "
+             "by their labels: {\"attr\": LABEL, \"op\": OP, \"value\": V}", idx);
+    return PMCP_EINVAL;
+  }
+  const cJSON *attr = cJSON_GetObjectItemCaseSensitive(c, "attr");
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
+  if (!cJSON_IsString(attr) || !cJSON_IsString(op))
+    return 0; /* the filter parser names what is missing */
+  cJSON *set = NULL;
+  if (op_is(op->valuestring, text_ops))
+    set = st->textual;
+  else if (op_is(op->valuestring, value_ops) &&
+           has_number(cJSON_GetObjectItemCaseSensitive(c, "value")))
+    set = st->numeric;
+  if (set && !cJSON_GetObjectItemCaseSensitive(set, attr->valuestring))
+    cJSON_AddTrueToObject(set, attr->valuestring);
+  return 0;
+}
+
+static void to_number(cJSON *v)
+{
+  double d;
+  if (cJSON_IsString(v) && num_text(v->valuestring, &d)) {
+    cJSON_free(v->valuestring);
+    v->valuestring = NULL;
+    v->type = cJSON_Number;
+    cJSON_SetNumberValue(v, d);
+  }
+}
+
+static int leaf_numeric(cJSON *c, size_t idx, void *ud, char *err, size_t errlen)
+{
+  (void)idx;
+  (void)err;
+  (void)errlen;
+  const cJSON *attr = cJSON_GetObjectItemCaseSensitive(c, "attr");
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
+  cJSON *val = cJSON_GetObjectItemCaseSensitive(c, "value"), *x;
+  if (!cJSON_IsString(attr) || !cJSON_IsString(op) || !op_is(op->valuestring, value_ops) ||
+      !cJSON_GetObjectItemCaseSensitive(ud, attr->valuestring))
+    return 0;
+  to_number(val);
+  cJSON_ArrayForEach(x, val)
+    to_number(x);
+  return 0;
+}
+
+void pmcp__mx_where_free(pmcp__mx_where *w)
+{
+  if (!w)
+    return;
+  pmcp__filter_free(w->f);
+  cJSON_Delete(w->numeric);
+  free(w);
+}
+
+int pmcp__mx_where_from_call(pmcp_call *call, pmcp__mx_where **out)
+{
+  *out = NULL;
+  const char *wj = NULL;
+  if (!pmcp_arg_has(call, "where") || pmcp_arg_json(call, "where", &wj) || !wj)
+    return 0;
+  char err[300] = "";
+  cJSON *json = cJSON_Parse(wj);
+  scan_state st = {cJSON_CreateObject(), cJSON_CreateObject()};
+  pmcp__mx_where *w = calloc(1, sizeof *w);
+  int rc = json && st.numeric && st.textual && w ? 0 : PMCP_ENOMEM;
+  if (!rc && !cJSON_IsArray(json)) {
+    snprintf(err, sizeof err, "where must be a list of conditions");
+    rc = PMCP_EINVAL;
+  }
+  if (!rc)
+    rc = leaves(json, leaf_scan, &st, err, sizeof err);
+  const cJSON *k;
+  cJSON_ArrayForEach(k, st.numeric)
+    if (!rc && cJSON_GetObjectItemCaseSensitive(st.textual, k->string)) {
+      snprintf(err, sizeof err, "where: label '%.64s' is compared both with a number and "
+               "as text (matches/contains); use one or the other", k->string);
+      rc = PMCP_EINVAL;
+    }
+  if (!rc)
+    rc = leaves(json, leaf_numeric, st.numeric, err, sizeof err);
+  if (!rc)
+    rc = pmcp__filter_parse(json, &w->f, err, sizeof err);
+  cJSON_Delete(json);
+  cJSON_Delete(st.textual);
+  if (w)
+    w->numeric = st.numeric;
+  else
+    cJSON_Delete(st.numeric);
+  if (rc) {
+    pmcp__mx_where_free(w);
+    if (rc == PMCP_EINVAL)
+      return pmcp__rs_fail(call, "invalid_argument", "%s%s", strncmp(err, "where", 5) ? "where: " : "", err), 1;
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+static const cJSON *label_attr(void *ud, const char *path)
+{
+  return cJSON_GetObjectItemCaseSensitive((const cJSON *)ud, path);
+}
+
+int pmcp__mx_where_match(const pmcp__mx_where *w, const cJSON *labels)
+{
+  if (!w)
+    return 1;
+  /* the labels as the conditions read them */
+  cJSON *typed = cJSON_CreateObject();
+  const cJSON *l;
+  double d;
+  cJSON_ArrayForEach(l, labels)
+  {
+    cJSON *v = cJSON_IsString(l) && cJSON_GetObjectItemCaseSensitive(w->numeric, l->string) &&
+                       num_text(l->valuestring, &d)
+                   ? cJSON_CreateNumber(d)
+                   : cJSON_Duplicate(l, 1);
+    cJSON_AddItemToObject(typed, l->string, v);
+  }
+  pmcp__filter_row row = {label_attr, NULL, typed};
+  int m = pmcp__filter_match(w->f, &row) == 1;
+  cJSON_Delete(typed);
+  return m;
+}
+
+/* ---- selection -------------------------------------------------------------- */
+
+size_t pmcp__mx_select(const pmcp__mx_catalog *c, const pmcp__mx_pick *p, size_t *idx,
+                       pmcp__mx_misses *why)
+{
+  size_t n = 0;
+  memset(why, 0, sizeof *why);
+  for (size_t i = 0; i < c->n; i++) {
+    const pmcp__mx_series *s = &c->s[i];
+    if (p->key && strcmp(s->key, p->key))
+      continue;
+    why->key_seen = 1;
+    if (p->kind && strcmp(s->kind, p->kind))
+      continue;
+    if (!pmcp__mx_where_match(p->where, s->labels))
+      continue;
+    if (!p->any_scale && strcmp(s->scale, p->scale ? p->scale : "step")) {
+      why->rl += !p->scale;
+      continue;
+    }
+    idx[n++] = i;
+  }
+  return n;
+}
+
+int pmcp__mx_select_fail(pmcp_call *call, const pmcp__mx_catalog *c, const char *run,
+                         const pmcp__mx_pick *p, const pmcp__mx_misses *why)
+{
+  const char *r = c->n ? c->s[0].run : run;
+  if (why->rl)
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "%s of %s is logged on an RL scale: scale is required (env_step for "
+                         "per-step values, episode for per-episode ones)",
+                         p->key ? p->key : "a series", r);
+  if (p->key && why->key_seen)
+    return pmcp__rs_fail(call, "not_found",
+                         "no %s series of '%s' in %s matches (mode=coordinates lists them)",
+                         p->kind ? p->kind : "", p->key, r);
+  if (p->key)
+    return pmcp__rs_fail(call, "not_found", "%s has no series '%s' (mode=coordinates lists "
+                         "them)", r, p->key);
+  return pmcp__rs_fail(call, "not_found", "no series of %s matches", r);
+}
+
+void pmcp__mx_head(pmcp_json *j, const pmcp__mx_series *s, int with_run)
+{
+  pmcp_json_object_begin(j);
+  if (with_run) {
+    pmcp_json_key(j, "run");
+    pmcp_json_string(j, s->run);
+  }
+  pmcp_json_key(j, "key");
+  pmcp_json_string(j, s->key);
+  if (cJSON_GetArraySize(s->labels) > 0)
+    pmcp__mx_labels(j, s->labels);
+  if (strcmp(s->kind, "float")) {
+    pmcp_json_key(j, "kind");
+    pmcp_json_string(j, s->kind);
+  }
+  if (strcmp(s->scale, "step")) {
+    pmcp_json_key(j, "scale");
+    pmcp_json_string(j, s->scale);
+  }
 }
 
 /* ---- pages ----------------------------------------------------------------- */

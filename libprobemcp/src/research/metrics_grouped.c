@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Points read per store call. */
-#define CHUNK 65536
+#include "store/store_int.h" /* pmcp__store_scan */
+
 /* Points a time-axis or across call may bin (they keep per-series
  * buckets); the step axis with pooling has no limit. */
 #define MAX_BUCKET_CELLS (4u << 20)
@@ -80,6 +80,116 @@ static void cell_merge(cell *a, const cell *b)
 }
 
 enum { AX_STEP, AX_WALL, AX_REL };
+
+/* One series' scan into its row of cells. */
+typedef struct gscan {
+  cell *row;
+  int axis;
+  int64_t origin, hi, t0, width;
+  uint64_t no_time;
+  pmcp_call *call;
+  unsigned batches;
+} gscan;
+
+/* A whole block inside one step bucket is taken from its summary when the
+ * summary says exactly what its points would: first and last are the
+ * points at its lowest and highest step, and finite. */
+static int g_block(void *ud, const pmcp_bucket *b)
+{
+  gscan *g = ud;
+  if (g->axis != AX_STEP || b->step_min < g->origin || b->step_max > g->hi)
+    return 1;
+  uint64_t w = (uint64_t)g->width;
+  uint64_t b0 = ((uint64_t)b->step_min - (uint64_t)g->origin) / w;
+  uint64_t b1 = ((uint64_t)b->step_max - (uint64_t)g->origin) / w;
+  if (b0 != b1)
+    return 1;
+  if (b->count == b->nonfinite) {
+    g->row[b0].nonfinite += b->nonfinite;
+    return 0;
+  }
+  if (b->step_first != b->step_min || b->step_last != b->step_max || !isfinite(b->first) ||
+      !isfinite(b->last))
+    return 1;
+  cell x = {b->count - b->nonfinite, b->nonfinite, b->sum, b->min, b->max, b->first, b->last,
+            b->step_first, b->step_last};
+  cell_merge(&g->row[b0], &x);
+  return 0;
+}
+
+/* The step axis: runs of consecutive points in one bucket are reduced in
+ * registers, then merged into the bucket's cell. */
+static void g_points_step(gscan *g, const pmcp_point *p, size_t n)
+{
+  uint64_t w = (uint64_t)g->width;
+  size_t i = 0;
+  while (i < n) {
+    int64_t x = p[i].step;
+    if (x < g->origin || x > g->hi) {
+      i++;
+      continue;
+    }
+    uint64_t bi = ((uint64_t)x - (uint64_t)g->origin) / w;
+    int64_t lo = g->origin + (int64_t)(bi * w);
+    int64_t hi = (uint64_t)g->hi - (uint64_t)lo < w ? g->hi : lo + (int64_t)(w - 1);
+    cell r = {0, 0, 0, INFINITY, -INFINITY, NAN, NAN, INT64_MAX, INT64_MIN};
+    for (; i < n && p[i].step >= lo && p[i].step <= hi; i++) {
+      double v = p[i].value;
+      int64_t st = p[i].step;
+      if (!isfinite(v)) {
+        r.nonfinite++;
+        continue;
+      }
+      r.count++;
+      r.sum += v;
+      r.min = v < r.min ? v : r.min;
+      r.max = v > r.max ? v : r.max;
+      if (st < r.step_first) {
+        r.step_first = st;
+        r.first = v;
+      }
+      if (st >= r.step_last) {
+        r.step_last = st;
+        r.last = v;
+      }
+    }
+    cell_merge(&g->row[bi], &r);
+  }
+}
+
+static int g_points(void *ud, const pmcp_point *p, size_t n)
+{
+  gscan *g = ud;
+  if ((++g->batches & 15) == 0 && pmcp_call_cancelled(g->call))
+    return PMCP_ECANCELLED;
+  if (g->axis == AX_STEP) {
+    g_points_step(g, p, n);
+    return 0;
+  }
+  /* Time axes: points come mostly in time order; divide only when one
+   * leaves the current bucket. */
+  uint64_t w = (uint64_t)g->width, cur_lo = 1, cur_hi = 0;
+  cell *c = g->row;
+  for (size_t i = 0; i < n; i++) {
+    if (!p[i].time_ms) {
+      g->no_time++;
+      continue;
+    }
+    int64_t x = p[i].time_ms - (g->axis == AX_REL ? g->t0 : 0);
+    if (x < g->origin || x > g->hi)
+      continue;
+    uint64_t off = (uint64_t)x - (uint64_t)g->origin;
+    if (off < cur_lo || off > cur_hi) {
+      uint64_t bi = off / w;
+      c = g->row + bi;
+      cur_lo = bi * w;
+      cur_hi = cur_lo + (w - 1);
+    }
+    cell_add(c, p[i].step, p[i].value);
+  }
+  return 0;
+}
+
 enum { AC_NONE, AC_AVG, AC_MIN, AC_MAX, AC_SUM, AC_STD, AC_MEDIAN };
 
 static int dcmp(const void *a, const void *b)
@@ -185,24 +295,18 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     return pmcp__rs_fail(call, "invalid_argument",
                          "agg and across do not combine: across reduces each series' bucket "
                          "mean across the group's series");
-  const char *wj = NULL;
-  cJSON *where = NULL;
-  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
-    where = cJSON_Parse(wj);
-    char err[200];
-    if (pmcp__mx_where_check(where, err, sizeof err)) {
-      cJSON_Delete(where);
-      return pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    }
-  }
+  pmcp__mx_where *where = NULL;
+  int wrc = pmcp__mx_where_from_call(call, &where);
+  if (wrc)
+    return wrc > 0 ? 0 : wrc;
   pmcp__mx_catalog c;
   int rc = pmcp__mx_catalog_read(call, rs, run, &c);
   if (rc) {
-    cJSON_Delete(where);
+    pmcp__mx_where_free(where);
     return rc > 0 ? 0 : rc;
   }
   /* members: the series of the key that pass where / scale */
-  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0, rl = 0, any_key = 0;
+  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0;
   group *g = calloc(c.n ? c.n : 1, sizeof *g);
   size_t *gof = malloc((c.n ? c.n : 1) * sizeof *gof), ng = 0;
   cell *cells = NULL;
@@ -212,29 +316,11 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     rc = PMCP_ENOMEM;
     goto out;
   }
-  for (size_t i = 0; i < c.n; i++) {
-    const pmcp__mx_series *s = &c.s[i];
-    if (strcmp(s->key, key))
-      continue;
-    any_key = 1;
-    if (strcmp(s->kind, "float") || (where && !pmcp__mx_where_match(where, s->labels)))
-      continue;
-    if (scale ? strcmp(s->scale, scale) != 0 : strcmp(s->scale, "step") != 0) {
-      rl += !scale;
-      continue;
-    }
-    mem[nm++] = i;
-  }
+  pmcp__mx_pick pick = {key, "float", where, scale, 0};
+  pmcp__mx_misses why;
+  nm = pmcp__mx_select(&c, &pick, mem, &why);
   if (!nm) {
-    if (rl)
-      pmcp__rs_fail(call, "invalid_argument",
-                    "%s is logged on an RL scale in %s: scale is required (env_step for "
-                    "per-step values, episode for per-episode ones)", key, c.s[0].run);
-    else if (any_key)
-      pmcp__rs_fail(call, "not_found", "no float series of '%s' in %s matches", key, run);
-    else
-      pmcp__rs_fail(call, "not_found", "%s has no series '%s' (mode=coordinates lists them)",
-                    run, key);
+    rc = pmcp__mx_select_fail(call, &c, run, &pick, &why);
     goto out;
   }
   /* groups by the values of `by` */
@@ -322,51 +408,23 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     goto out;
   }
   cells = calloc(rows * (nb ? nb : 1), sizeof *cells);
-  pmcp_point *pts = malloc(CHUNK * sizeof *pts);
-  uint64_t no_time = 0;
-  if (!cells || !pts) {
-    free(pts);
+  if (!cells) {
     rc = PMCP_ENOMEM;
     goto out;
   }
+  gscan gs = {NULL, axis, origin, hi, t0, width, 0, call, 0};
+  pmcp__scan_cb cb = {g_block, g_points, &gs};
   for (size_t m = 0; m < nm && nb; m++) {
     const pmcp__mx_series *s = &c.s[mem[m]];
-    cell *row = cells + (across ? m : gof[m]) * nb;
-    int64_t after = 0;
-    for (;;) {
-      size_t got = 0;
-      int64_t next = 0;
-      pthread_mutex_lock(&rs->lock);
-      rc = pmcp_store_points(rs->store, rs->tenant, s->id, from, to, after, pts, CHUNK, &got,
-                             &next);
-      pthread_mutex_unlock(&rs->lock);
-      if (rc)
-        break;
-      for (size_t i = 0; i < got; i++) {
-        int64_t x = pts[i].step;
-        if (axis != AX_STEP) {
-          if (!pts[i].time_ms) {
-            no_time++;
-            continue;
-          }
-          x = pts[i].time_ms - (axis == AX_REL ? t0 : 0);
-        }
-        if (x < origin || x > hi)
-          continue;
-        cell_add(&row[(uint64_t)(x - origin) / (uint64_t)width], pts[i].step, pts[i].value);
-      }
-      if (!next)
-        break;
-      after = next;
-      if (pmcp_call_cancelled(call)) {
-        rc = PMCP_ECANCELLED;
-        break;
-      }
-    }
+    gs.row = cells + (across ? m : gof[m]) * nb;
+    pthread_mutex_lock(&rs->lock);
+    rc = pmcp__store_scan(rs->store, rs->tenant, s->id, from, to,
+                          axis == AX_STEP ? PMCP__SCAN_NO_TIME : 0, &cb);
+    pthread_mutex_unlock(&rs->lock);
     if (rc)
       break;
   }
-  free(pts);
+  uint64_t no_time = gs.no_time;
   if (rc == PMCP_ECANCELLED)
     goto out;
   if (rc) {
@@ -508,7 +566,7 @@ out:
   free(mem);
   free(cells);
   free(vals);
-  cJSON_Delete(where);
+  pmcp__mx_where_free(where);
   pmcp__mx_catalog_free(&c);
   return rc;
 }

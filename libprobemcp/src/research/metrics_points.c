@@ -252,28 +252,11 @@ static size_t text_tokens(pmcp_json *j)
   return n;
 }
 
-static void series_head(pmcp_json *j, const pmcp__mx_series *s)
-{
-  pmcp_json_object_begin(j);
-  pmcp_json_key(j, "key");
-  pmcp_json_string(j, s->key);
-  if (cJSON_GetArraySize(s->labels) > 0)
-    pmcp__mx_labels(j, s->labels);
-  if (strcmp(s->kind, "float")) {
-    pmcp_json_key(j, "kind");
-    pmcp_json_string(j, s->kind);
-  }
-  if (strcmp(s->scale, "step")) {
-    pmcp_json_key(j, "scale");
-    pmcp_json_string(j, s->scale);
-  }
-}
-
 static void write_float_chunk(pmcp_json *j, const pmcp__mx_series *s, const pmcp_point *p,
                               size_t n, int64_t pos)
 {
   pmcp_json_reset(j);
-  series_head(j, s);
+  pmcp__mx_head(j, s, 0);
   int has_t = 0;
   for (size_t i = 0; i < n && !has_t; i++)
     has_t = p[i].time_ms != 0;
@@ -439,7 +422,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
       int64_t last = 0;
       for (;;) {
         pmcp_json_reset(j);
-        series_head(j, s);
+        pmcp__mx_head(j, s, 0);
         pmcp_json_key(j, "stat");
         pmcp_json_string(j, o->stat.kind == 1 ? "mean" : o->stat.kind == 2 ? "std"
                             : o->stat.kind == 3 ? "min" : o->stat.kind == 4 ? "max"
@@ -502,7 +485,7 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
         rc = pmcp_page_status(pg);
         break;
       }
-      series_head(j, s);
+      pmcp__mx_head(j, s, 0);
       pmcp_json_key(j, "step");
       pmcp_json_int(j, (int64_t)pmcp__jn(it, "step", 0));
       double tm = pmcp__jn(it, "time", 0);
@@ -633,46 +616,31 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
                            "after_id '%.40s' belongs to another kind of series than %s",
                            after_s, kind);
   }
-  const char *wj = NULL;
-  cJSON *where = NULL;
-  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
-    where = cJSON_Parse(wj);
-    char err[200];
-    if (pmcp__mx_where_check(where, err, sizeof err)) {
-      cJSON_Delete(where);
-      return pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    }
-  }
+  pmcp__mx_where *where = NULL;
+  int rc = pmcp__mx_where_from_call(call, &where);
+  if (rc)
+    return rc > 0 ? 0 : rc;
   pmcp__mx_catalog c;
-  int rc = pmcp__mx_catalog_read(call, rs, run, &c);
+  rc = pmcp__mx_catalog_read(call, rs, run, &c);
+  size_t *sel = rc ? NULL : malloc((c.n ? c.n : 1) * sizeof *sel), ns = 0;
+  if (!rc && !sel)
+    rc = PMCP_ENOMEM;
   if (rc) {
-    cJSON_Delete(where);
+    pmcp__mx_where_free(where);
+    pmcp__mx_catalog_free(&c);
     return rc > 0 ? 0 : rc;
   }
-  size_t *sel = malloc((c.n ? c.n : 1) * sizeof *sel), ns = 0;
-  if (!sel) {
-    cJSON_Delete(where);
-    pmcp__mx_catalog_free(&c);
-    return PMCP_ENOMEM;
-  }
-  for (size_t i = 0; i < c.n; i++)
-    if ((!key || !strcmp(c.s[i].key, key)) && !strcmp(c.s[i].kind, kind) &&
-        (!where || pmcp__mx_where_match(where, c.s[i].labels)))
-      sel[ns++] = i;
-  cJSON_Delete(where);
+  pmcp__mx_pick pick = {key, kind, where, NULL, 1};
+  pmcp__mx_misses why;
+  ns = pmcp__mx_select(&c, &pick, sel, &why);
   if (key && !ns) {
+    rc = pmcp__mx_select_fail(call, &c, run, &pick, &why);
+    pmcp__mx_where_free(where);
     free(sel);
-    int any = 0;
-    for (size_t i = 0; i < c.n && !any; i++)
-      any = !strcmp(c.s[i].key, key);
-    char rr[300];
-    snprintf(rr, sizeof rr, "%s", run);
     pmcp__mx_catalog_free(&c);
-    return pmcp__rs_fail(call, "not_found",
-                         any ? "no %s series of key '%s' in %s matches (see mode=coordinates)"
-                             : "%.0s%s has no series '%s' (mode=coordinates lists them)",
-                         kind, key, rr);
+    return rc;
   }
+  pmcp__mx_where_free(where);
   pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
   if (!pg) {
     free(sel);

@@ -217,17 +217,7 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
 static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_t m,
                       uint64_t nonfinite, uint64_t total, double smoothing)
 {
-  pmcp_json_object_begin(j);
-  pmcp_json_key(j, "run");
-  pmcp_json_string(j, s->run);
-  pmcp_json_key(j, "key");
-  pmcp_json_string(j, s->key);
-  if (cJSON_GetArraySize(s->labels) > 0)
-    pmcp__mx_labels(j, s->labels);
-  if (strcmp(s->scale, "step")) {
-    pmcp_json_key(j, "scale");
-    pmcp_json_string(j, s->scale);
-  }
+  pmcp__mx_head(j, s, 1);
   pmcp_json_key(j, "points");
   pmcp_json_uint(j, total);
   pmcp_json_key(j, "kept");
@@ -294,20 +284,15 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
   const char *scale = NULL;
   if (pmcp_arg_has(call, "scale"))
     pmcp_arg_string(call, "scale", &scale, NULL);
-  const char *wj = NULL;
-  cJSON *where = NULL;
-  if (pmcp_arg_has(call, "where") && pmcp_arg_json(call, "where", &wj) == 0) {
-    where = cJSON_Parse(wj);
-    char err[200];
-    if (pmcp__mx_where_check(where, err, sizeof err)) {
-      cJSON_Delete(where);
-      return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
-    }
-  }
+  pmcp__mx_where *where = NULL;
+  int wrc = pmcp__mx_where_from_call(call, &where);
+  if (wrc)
+    return wrc;
   r->cat = calloc(nr ? nr : 1, sizeof *r->cat);
   r->missing = cJSON_CreateArray();
+  size_t *idx = NULL;
   if (!r->cat || !r->missing) {
-    cJSON_Delete(where);
+    pmcp__mx_where_free(where);
     return PMCP_ENOMEM;
   }
   size_t cap = 0;
@@ -319,7 +304,8 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
       const char *prev = NULL;
       pmcp_arg_string_at(call, "run_ids", x, &prev);
       if (!strcmp(prev, run)) {
-        cJSON_Delete(where);
+        pmcp__mx_where_free(where);
+        free(idx);
         return pmcp__rs_fail(call, "invalid_argument", "run_ids names '%.64s' twice", run), 1;
       }
     }
@@ -333,38 +319,33 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
       const char *key = NULL;
       if (nk)
         pmcp_arg_string_at(call, "keys", kx, &key);
-      size_t found = 0, rl = 0;
-      for (size_t si = 0; si < c->n; si++) {
-        const pmcp__mx_series *s = &c->s[si];
-        if ((key && strcmp(s->key, key)) || (kind && strcmp(s->kind, kind)) ||
-            (where && !pmcp__mx_where_match(where, s->labels)))
-          continue;
-        if (scale && strcmp(s->scale, scale))
-          continue;
-        if (!scale && strcmp(s->scale, "step")) {
-          rl++;
-          continue;
-        }
-        if (r->n == cap) {
-          cap = cap ? cap * 2 : 16;
-          void *nw = realloc(r->rows, cap * sizeof *r->rows);
-          if (!nw) {
-            cJSON_Delete(where);
-            return PMCP_ENOMEM;
-          }
-          r->rows = nw;
-        }
-        r->rows[r->n].run = i;
-        r->rows[r->n].s = si;
-        r->n++;
-        found++;
+      size_t *ni = realloc(idx, (c->n ? c->n : 1) * sizeof *idx);
+      if (!ni) {
+        rc = PMCP_ENOMEM;
+        break;
       }
-      if (rl && !found) {
-        cJSON_Delete(where);
-        return pmcp__rs_fail(call, "invalid_argument",
-                             "%s of %s is logged on an RL scale: scale is required "
-                             "(env_step for per-step values, episode for per-episode ones)",
-                             key ? key : "a series", c->s[0].run), 1;
+      idx = ni;
+      pmcp__mx_pick pick = {key, kind, where, scale, 0};
+      pmcp__mx_misses why;
+      size_t found = pmcp__mx_select(c, &pick, idx, &why);
+      if (r->n + found > cap) {
+        cap = (r->n + found) * 2;
+        void *nw = realloc(r->rows, cap * sizeof *r->rows);
+        if (!nw) {
+          rc = PMCP_ENOMEM;
+          break;
+        }
+        r->rows = nw;
+      }
+      for (size_t f = 0; f < found; f++) {
+        r->rows[r->n].run = i;
+        r->rows[r->n].s = idx[f];
+        r->n++;
+      }
+      if (why.rl && !found) {
+        pmcp__mx_where_free(where);
+        free(idx);
+        return pmcp__mx_select_fail(call, c, run, &pick, &why), 1;
       }
       if (!found && key) {
         cJSON *m = cJSON_CreateObject();
@@ -379,7 +360,8 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
       }
     }
   }
-  cJSON_Delete(where);
+  pmcp__mx_where_free(where);
+  free(idx);
   return rc;
 }
 
@@ -493,21 +475,7 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
     pmcp_json *j = pmcp_page_item(pg);
     if (!j)
       break;
-    pmcp_json_object_begin(j);
-    pmcp_json_key(j, "run");
-    pmcp_json_string(j, s->run);
-    pmcp_json_key(j, "key");
-    pmcp_json_string(j, s->key);
-    if (cJSON_GetArraySize(s->labels) > 0)
-      pmcp__mx_labels(j, s->labels);
-    if (strcmp(s->kind, "float")) {
-      pmcp_json_key(j, "kind");
-      pmcp_json_string(j, s->kind);
-    }
-    if (strcmp(s->scale, "step")) {
-      pmcp_json_key(j, "scale");
-      pmcp_json_string(j, s->scale);
-    }
+    pmcp__mx_head(j, s, 1);
     pmcp_json_key(j, "count");
     pmcp_json_int(j, s->count);
     if (s->nonfinite) {

@@ -33,6 +33,15 @@ typedef struct pmcp__sq_stmt_entry {
   sqlite3_stmt *stmt;
 } pmcp__sq_stmt_entry;
 
+/* A block decoder: zstd context and buffers reused from block to block. */
+typedef struct pmcp__sq_dec {
+  void *dctx;
+  unsigned char *raw;
+  size_t raw_cap;
+  pmcp_point *pts;
+  size_t pts_cap;
+} pmcp__sq_dec;
+
 typedef struct pmcp__sq {
   sqlite3 *db;
   int readonly;
@@ -41,10 +50,8 @@ typedef struct pmcp__sq {
   size_t n_pending, cap_pending;
   pmcp__sq_stmt_entry *stmts;
   size_t n_stmts, cap_stmts;
-  void *cctx, *dctx;     /* zstd contexts, created on first use */
-  /* Scratch for the codec. */
-  unsigned char *scratch;
-  size_t scratch_cap;
+  void *cctx;            /* zstd context, created on first use */
+  pmcp__sq_dec dec;      /* the reads' block decoder */
 } pmcp__sq;
 
 #define SQ(ctx) ((pmcp__sq *)(ctx))
@@ -100,6 +107,13 @@ int pmcp__sq_schema_version(pmcp__sq *q, int *out);
 
 /* sq_codec.c: one block <-> bytes. */
 int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out);
+/* Decodes one block into @p d's buffer (valid until the next call):
+ * *pts, *n. With PMCP__SQ_DEC_NO_TIME the times are skipped (left 0). */
+#define PMCP__SQ_DEC_NO_TIME 1u
+int pmcp__sq_dec_block(pmcp__sq_dec *d, const void *data, size_t len, unsigned flags,
+                       pmcp_point **pts, size_t *n);
+void pmcp__sq_dec_free(pmcp__sq_dec *d);
+/* Like pmcp__sq_dec_block() into a malloc'ed copy the caller frees. */
 int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
                     size_t *n);
 void pmcp__sq_codec_free(pmcp__sq *q);
@@ -176,6 +190,8 @@ int pmcp__sq_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
 int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                           int64_t time_from, int64_t time_to, size_t n_buckets,
                           pmcp_bucket *out, size_t *n_out);
+int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64_t step_from,
+                  int64_t step_to, unsigned flags, const pmcp__scan_cb *cb);
 int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step_from, int64_t step_to, const char *after,
                          size_t limit, pmcp_buf *out);

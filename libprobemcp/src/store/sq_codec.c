@@ -78,23 +78,43 @@ static int put_dod(pmcp_buf *b, const pmcp_point *p, size_t n, int which)
   return 0;
 }
 
+/* Decodes @p n delta-of-delta varints into steps (which 0) or times
+ * (which 1). Regular steps and clock ticks are runs of zero bytes: those
+ * take the fast path (no varint loop, no zigzag). */
 static int get_dod(const unsigned char **p, const unsigned char *end, pmcp_point *pts,
                    size_t n, int which)
 {
   uint64_t prev = 0, prev_delta = 0;
+  const unsigned char *c = *p;
   for (size_t i = 0; i < n; i++) {
     uint64_t z;
-    if (get_varint(p, end, &z))
+    if (c < end && *c == 0) {
+      c++;
+      z = 0;
+    } else if (get_varint(&c, end, &z)) {
       return -1;
-    uint64_t delta = prev_delta + (uint64_t)unzz(z);
-    uint64_t v = prev + delta;
+    }
+    prev_delta += (uint64_t)unzz(z);
+    prev += prev_delta;
     if (which)
-      pts[i].time_ms = (int64_t)v;
+      pts[i].time_ms = (int64_t)prev;
     else
-      pts[i].step = (int64_t)v;
-    prev = v;
-    prev_delta = delta;
+      pts[i].step = (int64_t)prev;
   }
+  *p = c;
+  return 0;
+}
+
+/* Skips @p n varints (the times, when the caller does not read them): a
+ * varint ends at each byte below 0x80. */
+static int skip_varints(const unsigned char **p, const unsigned char *end, size_t n)
+{
+  const unsigned char *c = *p;
+  while (n && c < end)
+    n -= *c++ < 0x80;
+  if (n)
+    return -1;
+  *p = c;
   return 0;
 }
 
@@ -168,7 +188,42 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
   return 0;
 }
 
-int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts, size_t *n)
+/* The value planes of a version 2 block, one loop per width so that the
+ * compiler keeps the plane offsets in registers. */
+#define PLANES(W)                                                       \
+  for (size_t i = 0; i < count; i++) {                                  \
+    uint64_t z = 0;                                                     \
+    for (unsigned b = 0; b < (W); b++)                                  \
+      z = (z << 8) | p[(size_t)b * count + i];                          \
+    prev += (uint64_t)unzz(z);                                          \
+    uint64_t bits = prev << shift;                                      \
+    memcpy(&out[i].value, &bits, 8);                                    \
+  }
+
+static void get_planes(const unsigned char *p, size_t count, unsigned shift, unsigned width,
+                       pmcp_point *out)
+{
+  uint64_t prev = 0;
+  double z0;
+  switch (width) {
+  case 0: /* every delta is 0: every value has the bits 0 */
+    memset(&z0, 0, sizeof z0);
+    for (size_t i = 0; i < count; i++)
+      out[i].value = z0;
+    break;
+  case 1: PLANES(1) break;
+  case 2: PLANES(2) break;
+  case 3: PLANES(3) break;
+  case 4: PLANES(4) break;
+  case 5: PLANES(5) break;
+  case 6: PLANES(6) break;
+  case 7: PLANES(7) break;
+  default: PLANES(8) break;
+  }
+}
+
+int pmcp__sq_dec_block(pmcp__sq_dec *d, const void *data, size_t len, unsigned flags,
+                       pmcp_point **pts, size_t *n)
 {
   *pts = NULL;
   *n = 0;
@@ -176,36 +231,46 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
   if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
       sz > (unsigned long long)PMCP__SQ_BLOCK * 64 + 64)
     return PMCP_ECORRUPT;
-  if (q->scratch_cap < sz) {
-    unsigned char *b = realloc(q->scratch, (size_t)sz);
+  if (d->raw_cap < sz) {
+    unsigned char *b = realloc(d->raw, (size_t)sz);
     if (!b)
       return PMCP_ENOMEM;
-    q->scratch = b;
-    q->scratch_cap = (size_t)sz;
+    d->raw = b;
+    d->raw_cap = (size_t)sz;
   }
-  if (!q->dctx && !(q->dctx = ZSTD_createDCtx()))
+  if (!d->dctx && !(d->dctx = ZSTD_createDCtx()))
     return PMCP_ENOMEM;
-  size_t got = ZSTD_decompressDCtx(q->dctx, q->scratch, (size_t)sz, data, len);
+  size_t got = ZSTD_decompressDCtx(d->dctx, d->raw, (size_t)sz, data, len);
   if (ZSTD_isError(got) || got != sz)
     return PMCP_ECORRUPT;
-  const unsigned char *p = q->scratch, *end = q->scratch + got;
+  const unsigned char *p = d->raw, *end = d->raw + got;
   uint64_t count;
   unsigned version = p < end ? *p++ : 0;
   if ((version != 1 && version != 2) || get_varint(&p, end, &count) ||
       count > PMCP__SQ_BLOCK * 4)
     return PMCP_ECORRUPT;
-  pmcp_point *out = malloc((count ? count : 1) * sizeof *out);
-  if (!out)
-    return PMCP_ENOMEM;
-  if (get_dod(&p, end, out, (size_t)count, 0) || get_dod(&p, end, out, (size_t)count, 1)) {
-    free(out);
+  if (d->pts_cap < count || !d->pts) {
+    size_t cap = count > PMCP__SQ_BLOCK ? (size_t)count : PMCP__SQ_BLOCK;
+    pmcp_point *np = realloc(d->pts, cap * sizeof *np);
+    if (!np)
+      return PMCP_ENOMEM;
+    d->pts = np;
+    d->pts_cap = cap;
+  }
+  pmcp_point *out = d->pts;
+  if (get_dod(&p, end, out, (size_t)count, 0))
+    return PMCP_ECORRUPT;
+  if (flags & PMCP__SQ_DEC_NO_TIME) {
+    if (skip_varints(&p, end, (size_t)count))
+      return PMCP_ECORRUPT;
+    for (size_t i = 0; i < count; i++)
+      out[i].time_ms = 0;
+  } else if (get_dod(&p, end, out, (size_t)count, 1)) {
     return PMCP_ECORRUPT;
   }
   if (version == 1) {
-    if ((size_t)(end - p) != count * 8) {
-      free(out);
+    if ((size_t)(end - p) != count * 8)
       return PMCP_ECORRUPT;
-    }
     uint64_t prev = 0;
     for (size_t i = 0; i < count; i++) {
       uint64_t x = 0;
@@ -216,38 +281,45 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
       memcpy(&out[i].value, &bits, 8);
     }
   } else {
-    if (end - p < 2) {
-      free(out);
+    if (end - p < 2)
       return PMCP_ECORRUPT;
-    }
     unsigned shift = p[0], width = p[1];
     p += 2;
-    if (shift > 63 || width > 8 || (size_t)(end - p) != count * width) {
-      free(out);
+    if (shift > 63 || width > 8 || (size_t)(end - p) != count * width)
       return PMCP_ECORRUPT;
-    }
-    uint64_t prev = 0;
-    for (size_t i = 0; i < count; i++) {
-      uint64_t z = 0;
-      for (unsigned b = 0; b < width; b++)
-        z = (z << 8) | p[(size_t)b * count + i];
-      uint64_t v = prev + (uint64_t)unzz(z);
-      prev = v;
-      uint64_t bits = v << shift;
-      memcpy(&out[i].value, &bits, 8);
-    }
+    get_planes(p, (size_t)count, shift, width, out);
   }
   *pts = out;
   *n = (size_t)count;
   return 0;
 }
 
+int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts, size_t *n)
+{
+  pmcp_point *p;
+  *pts = NULL;
+  *n = 0;
+  int rc = pmcp__sq_dec_block(&q->dec, data, len, 0, &p, n);
+  if (rc)
+    return rc;
+  *pts = malloc((*n ? *n : 1) * sizeof **pts);
+  if (!*pts)
+    return PMCP_ENOMEM;
+  memcpy(*pts, p, *n * sizeof *p);
+  return 0;
+}
+
+void pmcp__sq_dec_free(pmcp__sq_dec *d)
+{
+  ZSTD_freeDCtx(d->dctx);
+  free(d->raw);
+  free(d->pts);
+  memset(d, 0, sizeof *d);
+}
+
 void pmcp__sq_codec_free(pmcp__sq *q)
 {
   ZSTD_freeCCtx(q->cctx);
-  ZSTD_freeDCtx(q->dctx);
-  free(q->scratch);
-  q->cctx = q->dctx = NULL;
-  q->scratch = NULL;
-  q->scratch_cap = 0;
+  q->cctx = NULL;
+  pmcp__sq_dec_free(&q->dec);
 }

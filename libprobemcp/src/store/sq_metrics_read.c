@@ -52,8 +52,8 @@ int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
     int64_t seq = sqlite3_column_int64(st, 0);
     pmcp_point *pts;
     size_t np;
-    rc = pmcp__sq_decode(q, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1),
-                         &pts, &np);
+    rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(st, 1),
+                            (size_t)sqlite3_column_bytes(st, 1), 0, &pts, &np);
     if (rc) {
       sqlite3_reset(st);
       return pmcp_store_set_error(s, rc, "metric block %lld of series %lld is corrupt",
@@ -70,7 +70,6 @@ int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
       out[n++] = pts[i];
       last_id = id;
     }
-    free(pts);
   }
   sqlite3_reset(st);
   *n_out = n;
@@ -122,46 +121,73 @@ static inline void acc_point(bucket_acc *a, const pmcp_point *p)
   a->have_val = 1;
 }
 
-/* Merges a whole block's summary row (columns from 2 on, see sql_blocks). */
-static void acc_block(bucket_acc *a, sqlite3_stmt *st)
+/* A block's summary row, columns @p c.. : step_min, step_max, time_min,
+ * time_max (0 when none), vmin, vmax, vsum, first, last, step_first,
+ * step_last, n, nonfinite, step_at_min, step_at_max. min/max are NaN when
+ * the block holds no finite value. */
+#define SUMMARY_COLS                                                                 \
+  "step_min, step_max, coalesce(time_min, 0), coalesce(time_max, 0), vmin, vmax, vsum," \
+  " first, last, step_first, step_last, n, nonfinite, step_at_min, step_at_max"
+
+static double col_or_nan(sqlite3_stmt *st, int c)
+{
+  return sqlite3_column_type(st, c) == SQLITE_NULL ? NAN : sqlite3_column_double(st, c);
+}
+
+static void row_summary(sqlite3_stmt *st, int c, pmcp_bucket *b)
+{
+  b->step_min = sqlite3_column_int64(st, c);
+  b->step_max = sqlite3_column_int64(st, c + 1);
+  b->time_min = sqlite3_column_int64(st, c + 2);
+  b->time_max = sqlite3_column_int64(st, c + 3);
+  b->min = col_or_nan(st, c + 4);
+  b->max = col_or_nan(st, c + 5);
+  b->sum = sqlite3_column_double(st, c + 6);
+  b->first = col_or_nan(st, c + 7);
+  b->last = col_or_nan(st, c + 8);
+  b->step_first = sqlite3_column_int64(st, c + 9);
+  b->step_last = sqlite3_column_int64(st, c + 10);
+  b->count = (uint64_t)sqlite3_column_int64(st, c + 11);
+  b->nonfinite = (uint64_t)sqlite3_column_int64(st, c + 12);
+  b->step_at_min = sqlite3_column_int64(st, c + 13);
+  b->step_at_max = sqlite3_column_int64(st, c + 14);
+}
+
+/* Merges a whole block's summary (blocks come in logging order). */
+static void acc_block(bucket_acc *a, const pmcp_bucket *x)
 {
   pmcp_bucket *b = &a->b;
-  int64_t smin = sqlite3_column_int64(st, 2), smax = sqlite3_column_int64(st, 3);
-  int64_t tmin = sqlite3_column_int64(st, 4), tmax = sqlite3_column_int64(st, 5);
-  int has_val = sqlite3_column_type(st, 6) != SQLITE_NULL;
-  double first = sqlite3_column_type(st, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 9);
-  double last = sqlite3_column_type(st, 10) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 10);
+  int has_val = isfinite(x->min);
   if (!a->used) {
     a->used = 1;
-    b->step_min = smin;
-    b->step_max = smax;
-    b->time_min = tmin;
-    b->time_max = tmax;
-    b->first = first;
-    b->step_first = sqlite3_column_int64(st, 11);
+    b->step_min = x->step_min;
+    b->step_max = x->step_max;
+    b->time_min = x->time_min;
+    b->time_max = x->time_max;
+    b->first = x->first;
+    b->step_first = x->step_first;
   }
-  if (smin < b->step_min)
-    b->step_min = smin;
-  if (smax > b->step_max)
-    b->step_max = smax;
-  if (tmin && (!b->time_min || tmin < b->time_min))
-    b->time_min = tmin;
-  if (tmax > b->time_max)
-    b->time_max = tmax;
-  b->count += (uint64_t)sqlite3_column_int64(st, 13);
-  b->nonfinite += (uint64_t)sqlite3_column_int64(st, 14);
-  b->sum += sqlite3_column_double(st, 8);
-  b->last = last;
-  b->step_last = sqlite3_column_int64(st, 12);
+  if (x->step_min < b->step_min)
+    b->step_min = x->step_min;
+  if (x->step_max > b->step_max)
+    b->step_max = x->step_max;
+  if (x->time_min && (!b->time_min || x->time_min < b->time_min))
+    b->time_min = x->time_min;
+  if (x->time_max > b->time_max)
+    b->time_max = x->time_max;
+  b->count += x->count;
+  b->nonfinite += x->nonfinite;
+  b->sum += x->sum;
+  b->last = x->last;
+  b->step_last = x->step_last;
   if (has_val) {
-    double mn = sqlite3_column_double(st, 6), mx = sqlite3_column_double(st, 7);
-    if (!a->have_val || mn < b->min) {
-      b->min = mn;
-      b->step_at_min = sqlite3_column_int64(st, 15);
+    if (!a->have_val || x->min < b->min) {
+      b->min = x->min;
+      b->step_at_min = x->step_at_min;
     }
-    if (!a->have_val || mx > b->max) {
-      b->max = mx;
-      b->step_at_max = sqlite3_column_int64(st, 16);
+    if (!a->have_val || x->max > b->max) {
+      b->max = x->max;
+      b->step_at_max = x->step_at_max;
     }
     a->have_val = 1;
   }
@@ -210,18 +236,14 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
   if (!acc)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   static const char sql_blocks[] =
-      "SELECT seq, NULL, step_min, step_max, coalesce(time_min, 0), coalesce(time_max, 0),"
-      " vmin, vmax, vsum, first, last, step_first, step_last, n, nonfinite, step_at_min,"
-      " step_at_max FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3"
-      " ORDER BY seq";
+      "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
+      " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
   static const char sql_count[] =
       "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
   static const char sql_tblocks[] =
-      "SELECT seq, NULL, step_min, step_max, coalesce(time_min, 0), coalesce(time_max, 0),"
-      " vmin, vmax, vsum, first, last, step_first, step_last, n, nonfinite, step_at_min,"
-      " step_at_max FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3"
-      " ORDER BY seq";
+      "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
+      " AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
   static const char sql_tcount[] =
       "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3";
   /* Many blocks per bucket: a block inside the range goes whole to the
@@ -249,6 +271,8 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
   sqlite3_bind_int64(st, 3, hi);
   int src;
   while ((src = sqlite3_step(st)) == SQLITE_ROW && rc == 0) {
+    pmcp_bucket sum;
+    row_summary(st, 2, &sum);
     int64_t smin = sqlite3_column_int64(st, by_time ? 4 : 2);
     int64_t smax = sqlite3_column_int64(st, by_time ? 5 : 3);
     /* On the time axis a block whose points lack times is read point by
@@ -259,11 +283,11 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
       size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);
       if (coarse) {
         uint64_t mid = ((uint64_t)smin - (uint64_t)lo) / 2 + ((uint64_t)smax - (uint64_t)lo) / 2;
-        acc_block(&acc[mid / width], st);
+        acc_block(&acc[mid / width], &sum);
         continue;
       }
       if (b0 == b1) {
-        acc_block(&acc[b0], st);
+        acc_block(&acc[b0], &sum);
         continue;
       }
     }
@@ -276,8 +300,8 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
     if (sqlite3_step(sd) == SQLITE_ROW) {
       pmcp_point *pts;
       size_t np;
-      rc = pmcp__sq_decode(q, sqlite3_column_blob(sd, 0), (size_t)sqlite3_column_bytes(sd, 0),
-                           &pts, &np);
+      rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(sd, 0),
+                              (size_t)sqlite3_column_bytes(sd, 0), 0, &pts, &np);
       if (rc == 0) {
         /* Points come mostly in step order: divide only when a point
          * leaves the current bucket. */
@@ -295,7 +319,6 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
           }
           acc_point(&acc[bi], &pts[i]);
         }
-        free(pts);
       } else {
         pmcp_store_set_error(s, rc, "a metric block of series %lld is corrupt", (long long)series);
       }
@@ -327,6 +350,66 @@ int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
                           pmcp_bucket *out, size_t *n_out)
 {
   return summary_axis(s, SQ(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
+}
+
+int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64_t step_from,
+                  int64_t step_to, unsigned flags, const pmcp__scan_cb *cb)
+{
+  pmcp__sq *q = SQ(ctx);
+  int rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__sq_series_check(s, q, t, series, "float");
+  if (rc)
+    return rc;
+  /* data last: SQLite reads a blob's overflow pages only when asked. */
+  static const char sql[] =
+      "SELECT seq, " SUMMARY_COLS ", data FROM metric_blocks WHERE series_id=?1"
+      " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
+  sqlite3_stmt *st;
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, series);
+  sqlite3_bind_int64(st, 2, step_from);
+  sqlite3_bind_int64(st, 3, step_to);
+  unsigned dflags = flags & PMCP__SCAN_NO_TIME ? PMCP__SQ_DEC_NO_TIME : 0;
+  int src = SQLITE_DONE;
+  while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    pmcp_bucket sum;
+    row_summary(st, 1, &sum);
+    int inside = sum.step_min >= step_from && sum.step_max <= step_to;
+    if (inside && cb->block) {
+      int want = cb->block(cb->ud, &sum);
+      if (want < 0) {
+        rc = want;
+        break;
+      }
+      if (!want)
+        continue;
+    }
+    pmcp_point *pts;
+    size_t np;
+    rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(st, 16),
+                            (size_t)sqlite3_column_bytes(st, 16), dflags, &pts, &np);
+    if (rc) {
+      rc = pmcp_store_set_error(s, rc, "metric block %lld of series %lld is corrupt",
+                                (long long)sqlite3_column_int64(st, 0), (long long)series);
+      break;
+    }
+    if (!inside) {
+      /* keep the points in range (the buffer is the decoder's own) */
+      size_t k = 0;
+      for (size_t i = 0; i < np; i++)
+        if (pts[i].step >= step_from && pts[i].step <= step_to)
+          pts[k++] = pts[i];
+      np = k;
+    }
+    if (np)
+      rc = cb->points(cb->ud, pts, np);
+  }
+  if (rc == 0 && src != SQLITE_DONE)
+    rc = pmcp__sq_err(s, q, src, "metric blocks");
+  sqlite3_reset(st);
+  return rc;
 }
 
 int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,

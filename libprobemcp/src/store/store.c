@@ -423,6 +423,38 @@ int pmcp_store_points(pmcp_store *store, pmcp_tenant t, int64_t series, int64_t 
             next_id);
 }
 
+int pmcp__store_scan(pmcp_store *store, pmcp_tenant t, int64_t series, int64_t step_from,
+                     int64_t step_to, unsigned flags, const pmcp__scan_cb *cb)
+{
+  CHECK_HANDLE(store);
+  CHECK_TENANT(store, t);
+  if (!cb || !cb->points || step_from > step_to)
+    return pmcp_store_set_error(store, PMCP_EINVAL, "invalid scan");
+  if (store->scan)
+    return store->scan(store, store->ctx, t, series, step_from, step_to, flags, cb);
+  CHECK_OP(store, points);
+  /* A backend without a scan: its points, a page at a time. */
+  enum { PAGE = 8192 };
+  pmcp_point *buf = malloc(PAGE * sizeof *buf);
+  if (!buf)
+    return pmcp_store_set_error(store, PMCP_ENOMEM, "out of memory");
+  int64_t after = 0;
+  int rc;
+  for (;;) {
+    size_t got = 0;
+    int64_t next = 0;
+    rc = store->ops.points(store, store->ctx, t, series, step_from, step_to, after, buf, PAGE,
+                           &got, &next);
+    if (!rc && got)
+      rc = cb->points(cb->ud, buf, got);
+    if (rc || !next)
+      break;
+    after = next;
+  }
+  free(buf);
+  return rc;
+}
+
 int pmcp_store_summary(pmcp_store *store, pmcp_tenant t, int64_t series, int64_t step_from,
                        int64_t step_to, size_t n_buckets, pmcp_bucket *out, size_t *n_out)
 {

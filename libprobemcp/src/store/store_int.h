@@ -7,15 +7,46 @@
 
 #define PMCP__STORE_MAGIC 0x53544f52u /* "STOR" */
 
+/* pmcp__store_scan(): how a caller takes a series' points. */
+typedef struct pmcp__scan_cb {
+  /* Offered, when the backend keeps block summaries, each block that lies
+   * wholly inside the step range, before decoding it: return 1 to get its
+   * points, 0 to take @p sum instead (count includes non-finite values;
+   * min, max, sum skip them; min/max NaN when there are none), negative
+   * to stop the scan with that code. NULL: every block is decoded. */
+  int (*block)(void *ud, const pmcp_bucket *sum);
+  /* Points with steps in range, in logging order, in batches; times are
+   * 0 with PMCP__SCAN_NO_TIME. Return 0, or negative to stop. */
+  int (*points)(void *ud, const pmcp_point *p, size_t n);
+  void *ud;
+} pmcp__scan_cb;
+
+/* The caller never reads time_ms (a backend may skip decoding it). */
+#define PMCP__SCAN_NO_TIME 1u
+
+/* The backend's scan (NULL: pmcp__store_scan() reads through ops.points). */
+typedef int (*pmcp__scan_fn)(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                             int64_t step_from, int64_t step_to, unsigned flags,
+                             const pmcp__scan_cb *cb);
+
 struct pmcp_store {
   unsigned magic;
   unsigned flags;        /* PMCP_STORE_READONLY ... as opened */
   pmcp_store_ops ops;
+  pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
   void *ctx;             /* the backend's state */
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
   const struct pmcp__db_ops *db;
   char errmsg[512];
 };
+
+/* Reads the points of FLOAT series @p series with steps in [@p step_from,
+ * @p step_to] through @p cb without copying them out page by page, using
+ * block summaries where the caller accepts them. Returns 0, a store error
+ * (message on the handle), or the first negative code a callback
+ * returned. */
+int pmcp__store_scan(pmcp_store *store, pmcp_tenant t, int64_t series, int64_t step_from,
+                     int64_t step_to, unsigned flags, const pmcp__scan_cb *cb);
 
 /* Allocates a handle with no backend (errors can be set on it). */
 int pmcp__store_alloc(pmcp_store **out, unsigned flags);

@@ -1,8 +1,8 @@
-/* The RL tools of the tracking toolset (see rl.h for the model):
- * get_rl_info, list_rl_environments, list_rl_metrics,
- * list_rl_attribute_definitions and get_rl_environment_attributes, plus
- * loading a run's environments and the registration of every RL tool
- * (the series tools are in rl_series.c). */
+/* The RL tools of the tracking toolset (the environment model is in
+ * rl_env.c, the series tools in rl_series.c): get_rl_info,
+ * list_rl_environments, list_rl_metrics, list_rl_attribute_definitions
+ * and get_rl_environment_attributes, and the registration of every RL
+ * tool. */
 #include "tracking/rl.h"
 
 #include <limits.h>
@@ -13,377 +13,6 @@
 #include "research/page.h"
 
 #define MAX_COLUMNS 30
-/* Most attribute versions one run's environments are read with. */
-#define MAX_VERSIONS 200000
-
-/* ---- loading ---------------------------------------------------------------- */
-
-static int is_rl_scale(const char *s)
-{
-  return !strcmp(s, "env_step") || !strcmp(s, "episode");
-}
-
-/* Natural order of ids: numbers by value (so env 10 follows env 9), then
- * text. */
-static int id_cmp(const char *a, const char *b)
-{
-  char *ea, *eb;
-  long long x = strtoll(a, &ea, 10), y = strtoll(b, &eb, 10);
-  int na = *a && !*ea, nb = *b && !*eb;
-  if (na && nb && x != y)
-    return x < y ? -1 : 1;
-  if (na != nb)
-    return na ? -1 : 1;
-  return strcmp(a, b);
-}
-
-static int env_cmp(const void *a, const void *b)
-{
-  return id_cmp(((const pmcp__rl_env *)a)->id, ((const pmcp__rl_env *)b)->id);
-}
-
-pmcp__rl_env *pmcp__rl_find(pmcp__rl_run *r, const char *id)
-{
-  for (size_t i = 0; id && i < r->n_envs; i++)
-    if (!strcmp(r->envs[i].id, id))
-      return &r->envs[i];
-  return NULL;
-}
-
-static pmcp__rl_env *env_get(pmcp__rl_run *r, const char *id)
-{
-  pmcp__rl_env *e = pmcp__rl_find(r, id);
-  if (e)
-    return e;
-  if (r->n_envs == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 16;
-    pmcp__rl_env *n = realloc(r->envs, cap * sizeof *n);
-    if (!n)
-      return NULL;
-    r->envs = n;
-    r->cap = cap;
-  }
-  e = &r->envs[r->n_envs];
-  memset(e, 0, sizeof *e);
-  e->id = strdup(id);
-  e->attrs = cJSON_CreateObject();
-  e->types = cJSON_CreateObject();
-  e->since = cJSON_CreateObject();
-  e->versions = cJSON_CreateArray();
-  if (!e->id || !e->attrs || !e->types || !e->since || !e->versions) {
-    free(e->id);
-    cJSON_Delete(e->attrs);
-    cJSON_Delete(e->types);
-    cJSON_Delete(e->since);
-    cJSON_Delete(e->versions);
-    return NULL;
-  }
-  r->n_envs++;
-  return e;
-}
-
-static void set_num(cJSON *o, const char *k, double v)
-{
-  cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (x)
-    cJSON_SetNumberValue(x, v);
-  else
-    cJSON_AddNumberToObject(o, k, v);
-}
-
-void pmcp__rl_dispose(pmcp__rl_run *r)
-{
-  for (size_t i = 0; i < r->n_envs; i++) {
-    free(r->envs[i].id);
-    cJSON_Delete(r->envs[i].attrs);
-    cJSON_Delete(r->envs[i].types);
-    cJSON_Delete(r->envs[i].since);
-    cJSON_Delete(r->envs[i].versions);
-  }
-  free(r->envs);
-  pmcp__mx_catalog_free(&r->cat);
-  memset(r, 0, sizeof *r);
-}
-
-/* Reads the run's env-attribute records into its environments. */
-static int load_versions(pmcp_call *call, pmcp__rl_run *r, int64_t as_of)
-{
-  char pref[200], err[300];
-  snprintf(pref, sizeof pref, "run:%s", r->id);
-  char *after = NULL;
-  size_t seen = 0;
-  for (;;) {
-    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
-    o.kind = "env-attribute";
-    o.parent = pref;
-    o.after = after;
-    o.limit = 1000;
-    cJSON *page = NULL;
-    int rc = pmcp__rs_list(r->tk->rs, &o, &page, err, sizeof err);
-    free(after);
-    after = NULL;
-    if (rc) {
-      pmcp__rs_fail(call, "store_error", "the environment attributes of run '%s' cannot be "
-                    "read", r->id);
-      return 1;
-    }
-    cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
-    cJSON *it;
-    while (items && (it = items->child) && seen++ < MAX_VERSIONS) {
-      cJSON_DetachItemViaPointer(items, it);
-      pmcp__rl_env *e = env_get(r, pmcp__js(it, "env"));
-      if (!e) {
-        cJSON_Delete(it);
-        cJSON_Delete(page);
-        return PMCP_ENOMEM;
-      }
-      cJSON_DeleteItemFromObjectCaseSensitive(it, "env");
-      const char *path = pmcp__js(it, "path");
-      double ep = pmcp__jn(it, "episode", 0);
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "value");
-      /* Items come ordered by env, path, episode: a later version of a
-       * path at or before as_of replaces the earlier one. */
-      if (ep <= (double)as_of && v) {
-        cJSON_DeleteItemFromObjectCaseSensitive(e->attrs, path);
-        cJSON_AddItemToObject(e->attrs, path, cJSON_Duplicate(v, 1));
-        cJSON_DeleteItemFromObjectCaseSensitive(e->types, path);
-        cJSON_AddStringToObject(e->types, path, pmcp__js(it, "type"));
-        set_num(e->since, path, ep);
-      }
-      cJSON_AddItemToArray(e->versions, it);
-    }
-    if (*pmcp__js(page, "next") && seen < MAX_VERSIONS)
-      after = strdup(pmcp__js(page, "next"));
-    cJSON_Delete(page);
-    if (!after)
-      return 0;
-  }
-}
-
-int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_run *r)
-{
-  memset(r, 0, sizeof *r);
-  r->tk = tk;
-  r->latest_episode = r->latest_step = -1;
-  const char *run = NULL;
-  pmcp_arg_string(call, "run", &run, NULL);
-  int rc = pmcp__mx_catalog_read(call, tk->rs, run ? run : "", &r->cat);
-  if (rc)
-    return rc;
-  snprintf(r->id, sizeof r->id, "%s", strncmp(run, "run:", 4) ? run : run + 4);
-  if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
-    char ref[200], err[300];
-    snprintf(ref, sizeof ref, "run:%s", r->id);
-    cJSON *rec = NULL, *proj = NULL;
-    if (pmcp__trk_project(call, tk, &proj))
-      return 1;
-    int same = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
-               !strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref"));
-    if (!same)
-      pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", r->id,
-                    pmcp__js(proj, "ref") + 8);
-    cJSON_Delete(rec);
-    cJSON_Delete(proj);
-    if (!same)
-      return 1;
-  }
-  for (size_t i = 0; i < r->cat.n; i++) {
-    const pmcp__mx_series *s = &r->cat.s[i];
-    if (!is_rl_scale(s->scale))
-      continue;
-    r->n_rl_series++;
-    int ep = !strcmp(s->scale, "episode");
-    if (s->count > 0) {
-      int64_t *latest = ep ? &r->latest_episode : &r->latest_step;
-      if (s->step_max > *latest)
-        *latest = s->step_max;
-    }
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
-    if (!cJSON_IsString(l))
-      continue;
-    pmcp__rl_env *e = env_get(r, l->valuestring);
-    if (!e)
-      return PMCP_ENOMEM;
-    e->n_series++;
-    if (s->count > 0) {
-      const char *k = ep ? "sys/last_episode" : "sys/last_step";
-      const cJSON *have = cJSON_GetObjectItemCaseSensitive(e->attrs, k);
-      if (!have || have->valuedouble < (double)s->step_max)
-        set_num(e->attrs, k, (double)s->step_max);
-    }
-  }
-  rc = load_versions(call, r, as_of);
-  if (rc)
-    return rc;
-  for (size_t i = 0; i < r->n_envs; i++) {
-    pmcp__rl_env *e = &r->envs[i];
-    cJSON_AddStringToObject(e->attrs, "sys/id", e->id);
-    cJSON_AddStringToObject(e->types, "sys/id", "string");
-    if (cJSON_GetObjectItemCaseSensitive(e->attrs, "sys/last_episode"))
-      cJSON_AddStringToObject(e->types, "sys/last_episode", "int");
-    if (cJSON_GetObjectItemCaseSensitive(e->attrs, "sys/last_step"))
-      cJSON_AddStringToObject(e->types, "sys/last_step", "int");
-  }
-  if (r->n_envs > 1)
-    qsort(r->envs, r->n_envs, sizeof *r->envs, env_cmp);
-  for (size_t i = 0; i < r->n_envs; i++)
-    r->envs[i].run = r;
-  return 0;
-}
-
-int pmcp__rl_env_missing(pmcp_call *call, const pmcp__rl_run *r, const char *id)
-{
-  return pmcp__rs_fail(call, "not_found",
-                       "environment '%.100s' not found in run '%s' (list_rl_environments "
-                       "names them)", id, r->id);
-}
-
-/* ---- rows ------------------------------------------------------------------- */
-
-static int labels_include(const cJSON *have, const cJSON *want)
-{
-  const cJSON *l;
-  cJSON_ArrayForEach(l, want)
-  {
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, l->string);
-    if (!cJSON_IsString(h) || !cJSON_IsString(l) || strcmp(h->valuestring, l->valuestring))
-      return 0;
-  }
-  return 1;
-}
-
-const pmcp__mx_series *pmcp__rl_series(const pmcp__rl_env *env, const char *key,
-                                       const char *scale, const cJSON *labels)
-{
-  const pmcp__mx_catalog *c = &env->run->cat;
-  for (size_t i = 0; i < c->n; i++) {
-    const pmcp__mx_series *s = &c->s[i];
-    if (strcmp(s->key, key) || strcmp(s->scale, scale))
-      continue;
-    const cJSON *l = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
-    if (!cJSON_IsString(l) || strcmp(l->valuestring, env->id))
-      continue;
-    if (labels && !labels_include(s->labels, labels))
-      continue;
-    return s;
-  }
-  return NULL;
-}
-
-static const cJSON *row_attr(void *ud, const char *path)
-{
-  pmcp__rl_env *e = ud;
-  return cJSON_GetObjectItemCaseSensitive(e->attrs, path);
-}
-
-static int row_series(void *ud, const char *key, const char *fn, const char *scale,
-                      const cJSON *labels, double *out)
-{
-  pmcp__rl_env *e = ud;
-  const char *sc = pmcp__trk_scale(scale);
-  const pmcp__mx_series *s = sc ? pmcp__rl_series(e, key, sc, labels) : NULL;
-  if (!s)
-    return 1;
-  if (!fn)
-    return 0;
-  double v;
-  if (!strcmp(fn, "count"))
-    v = (double)s->count;
-  else if (!s->has_stats || s->count <= s->nonfinite || strcmp(s->kind, "float"))
-    return 1;
-  else
-    v = !strcmp(fn, "last") ? s->last : !strcmp(fn, "first") ? s->first
-      : !strcmp(fn, "min") ? s->min : !strcmp(fn, "max") ? s->max : s->mean;
-  *out = v;
-  return 0;
-}
-
-pmcp__filter_row pmcp__rl_row(pmcp__rl_env *env)
-{
-  pmcp__filter_row row = {row_attr, row_series, env};
-  return row;
-}
-
-int pmcp__rl_check_scales(pmcp_call *call, const char *what, const cJSON *j)
-{
-  if (!j)
-    return 0;
-  const cJSON *it;
-  int i = 0;
-  if (cJSON_IsArray(j)) {
-    cJSON_ArrayForEach(it, j)
-    {
-      const cJSON *any = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "any_of")
-                                            : NULL;
-      char sub[64];
-      snprintf(sub, sizeof sub, "%s[%d]%s", what, i++, any ? ".any_of" : "");
-      if (pmcp__rl_check_scales(call, sub, any ? any : it))
-        return 1;
-    }
-    return 0;
-  }
-  if (!cJSON_IsObject(j) || !cJSON_GetObjectItemCaseSensitive(j, "series"))
-    return 0;
-  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scale");
-  if (!sc) {
-    pmcp__rs_fail(call, "invalid_argument",
-                  "%s: RL series always need their scale: add \"scale\": \"EPISODE\" "
-                  "(per-episode values) or \"ENVIRONMENT_STEP\" (per-step values)", what);
-    return 1;
-  }
-  if (!cJSON_IsString(sc) || !pmcp__trk_scale(sc->valuestring)) {
-    pmcp__rs_fail(call, "invalid_argument",
-                  "%s: unknown scale (STEP, ENVIRONMENT_STEP or EPISODE)", what);
-    return 1;
-  }
-  return 0;
-}
-
-const char *pmcp__rl_scale_arg(pmcp_call *call)
-{
-  const char *s = NULL;
-  pmcp_arg_string(call, "scale", &s, NULL);
-  return pmcp__trk_scale(s ? s : "");
-}
-
-int pmcp__rl_select(pmcp_call *call, pmcp__rl_run *r, unsigned char *keep)
-{
-  size_t n_ids = pmcp_arg_count(call, "environments");
-  for (size_t i = 0; i < r->n_envs; i++)
-    keep[i] = n_ids == 0;
-  for (size_t k = 0; k < n_ids; k++) {
-    const char *id = NULL;
-    pmcp_arg_string_at(call, "environments", k, &id);
-    pmcp__rl_env *e = pmcp__rl_find(r, id);
-    if (!e)
-      return pmcp__rl_env_missing(call, r, id ? id : ""), 1;
-    keep[e - r->envs] = 1;
-  }
-  const char *fj = NULL;
-  if (pmcp_arg_json(call, "filter", &fj) || !fj)
-    return 0;
-  cJSON *fjson = cJSON_Parse(fj);
-  if (pmcp__rl_check_scales(call, "filter", fjson)) {
-    cJSON_Delete(fjson);
-    return 1;
-  }
-  char err[300];
-  pmcp__filter *f = NULL;
-  int rc = pmcp__filter_parse(fjson, &f, err, sizeof err);
-  cJSON_Delete(fjson);
-  if (rc == PMCP_ENOMEM)
-    return rc;
-  if (rc)
-    return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
-  for (size_t i = 0; i < r->n_envs; i++) {
-    if (!keep[i])
-      continue;
-    pmcp__filter_row row = pmcp__rl_row(&r->envs[i]);
-    keep[i] = pmcp__filter_match(f, &row) > 0;
-  }
-  pmcp__filter_free(f);
-  return 0;
-}
 
 /* ---- get_rl_info ------------------------------------------------------------ */
 
@@ -423,7 +52,7 @@ typedef struct hit {
 static int hit_cmp(const pmcp__sort *s, const hit *a, const hit *b)
 {
   int c = s ? pmcp__sort_cmp(s, &a->key, &b->key) : 0;
-  return c ? c : id_cmp(a->env->id, b->env->id);
+  return c ? c : pmcp__rl_id_cmp(a->env->id, b->env->id);
 }
 
 /* Stable merge sort with a context (no global state). */
@@ -606,20 +235,13 @@ static int has_str(const cJSON *arr, const char *s)
   return 0;
 }
 
-static int list_rl_metrics(pmcp_call *call, void *ud)
+/* Adds @p r's RL metrics to @p seen (id -> item). */
+static void add_metrics(const pmcp__rl_run *r, cJSON *seen)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
-  pmcp__rl_run r;
-  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
-  if (rc) {
-    pmcp__rl_dispose(&r);
-    return rc < 0 ? rc : 0;
-  }
-  cJSON *seen = cJSON_CreateObject();
-  for (size_t i = 0; i < r.cat.n; i++) {
-    const pmcp__mx_series *s = &r.cat.s[i];
-    if (!is_rl_scale(s->scale))
+  cJSON *in_run = cJSON_CreateObject(); /* the ids this run counted */
+  for (size_t i = 0; i < r->cat.n; i++) {
+    const pmcp__mx_series *s = &r->cat.s[i];
+    if (!pmcp__rl_is_rl_scale(s->scale))
       continue;
     const char *scale = pmcp__trk_scale_name(s->scale);
     char id[600];
@@ -631,44 +253,41 @@ static int list_rl_metrics(pmcp_call *call, void *ud)
       cJSON_AddStringToObject(m, "scale", scale);
       cJSON_AddStringToObject(m, "kind", s->kind);
       cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
+      cJSON_AddNumberToObject(m, "run_count", 0);
       cJSON_AddNumberToObject(m, "environment_count", 0);
       cJSON_AddNumberToObject(m, "point_count", 0);
       cJSON_AddItemToObject(seen, id, m);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(in_run, id)) {
+      cJSON_AddTrueToObject(in_run, id);
+      bump(m, "run_count", 1);
     }
     cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
     const cJSON *l;
     cJSON_ArrayForEach(l, s->labels) if (strcmp(l->string, PMCP__RL_LABEL) &&
                                          !has_str(keys, l->string))
         cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL)))
-      bump(m, "environment_count", 1);
+    /* distinct environments: one env may log a metric under other labels */
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
+    char eid[800];
+    if (cJSON_IsString(env)) {
+      snprintf(eid, sizeof eid, "%s\x1e%s", id, env->valuestring);
+      if (!cJSON_GetObjectItemCaseSensitive(in_run, eid)) {
+        cJSON_AddTrueToObject(in_run, eid);
+        bump(m, "environment_count", 1);
+      }
+    }
     bump(m, "point_count", (double)s->count);
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  pmcp__rl_dispose(&r);
-  cJSON *all = sorted_values(seen);
-  cJSON_Delete(seen);
-  if (!all) {
-    cJSON_Delete(root);
-    return PMCP_ENOMEM;
-  }
-  return pmcp__trk_window(call, root, "metrics", all);
+  cJSON_Delete(in_run);
 }
 
-static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
+/* Adds @p r's environment attribute paths to @p seen (path -> item). */
+static void add_defs(const pmcp__rl_run *r, cJSON *seen)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
-  pmcp__rl_run r;
-  int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
-  if (rc) {
-    pmcp__rl_dispose(&r);
-    return rc < 0 ? rc : 0;
-  }
-  cJSON *seen = cJSON_CreateObject();
-  for (size_t i = 0; i < r.n_envs; i++) {
-    const pmcp__rl_env *e = &r.envs[i];
+  cJSON *in_run = cJSON_CreateObject();
+  for (size_t i = 0; i < r->n_envs; i++) {
+    const pmcp__rl_env *e = &r->envs[i];
     const cJSON *a;
     cJSON_ArrayForEach(a, e->attrs)
     {
@@ -677,9 +296,14 @@ static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
         d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "path", a->string);
         cJSON_AddStringToObject(d, "type", pmcp__js(e->types, a->string));
+        cJSON_AddNumberToObject(d, "run_count", 0);
         cJSON_AddNumberToObject(d, "environment_count", 0);
         cJSON_AddNumberToObject(d, "version_count", 0);
         cJSON_AddItemToObject(seen, a->string, d);
+      }
+      if (!cJSON_GetObjectItemCaseSensitive(in_run, a->string)) {
+        cJSON_AddTrueToObject(in_run, a->string);
+        bump(d, "run_count", 1);
       }
       bump(d, "environment_count", 1);
     }
@@ -691,16 +315,79 @@ static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
         bump(d, "version_count", 1);
     }
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  pmcp__rl_dispose(&r);
+  cJSON_Delete(in_run);
+}
+
+/* Most runs a project-wide RL listing reads. */
+#define MAX_PROJECT_RUNS 10000
+
+/* Feeds the call's `run`, or without one every run of its project, to
+ * @p add, then sends the sorted items under @p name. */
+static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
+                      void (*add)(const pmcp__rl_run *r, cJSON *seen))
+{
+  if (pmcp__trk_no_cursor(call))
+    return 0;
+  cJSON *seen = cJSON_CreateObject(), *root = cJSON_CreateObject();
+  pmcp__rl_run r;
+  int rc = 0;
+  if (pmcp_arg_has(call, "run")) {
+    rc = pmcp__rl_load(call, tk, INT64_MAX, &r);
+    if (!rc) {
+      cJSON_AddStringToObject(root, "run", r.id);
+      add(&r, seen);
+    }
+    pmcp__rl_dispose(&r);
+  } else {
+    cJSON *proj = NULL, *runs = NULL;
+    rc = pmcp__trk_project(call, tk, &proj);
+    if (!rc)
+      rc = pmcp__trk_list_all(call, tk, "run", pmcp__js(proj, "ref"), MAX_PROJECT_RUNS, &runs);
+    if (!rc) {
+      cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
+      const cJSON *it;
+      size_t n = 0;
+      cJSON_ArrayForEach(it, runs)
+      {
+        if (pmcp_call_cancelled(call)) {
+          rc = PMCP_ECANCELLED;
+          break;
+        }
+        rc = pmcp__rl_load_run(call, tk, pmcp__js(it, "ref"), 0, INT64_MAX, &r);
+        if (!rc)
+          add(&r, seen);
+        pmcp__rl_dispose(&r);
+        if (rc)
+          break;
+        n++;
+      }
+      cJSON_AddNumberToObject(root, "runs_read", (double)n);
+    }
+    cJSON_Delete(proj);
+    cJSON_Delete(runs);
+  }
+  if (rc) {
+    cJSON_Delete(seen);
+    cJSON_Delete(root);
+    return rc < 0 ? rc : 0;
+  }
   cJSON *all = sorted_values(seen);
   cJSON_Delete(seen);
   if (!all) {
     cJSON_Delete(root);
     return PMCP_ENOMEM;
   }
-  return pmcp__trk_window(call, root, "attributes", all);
+  return pmcp__trk_window(call, root, name, all);
+}
+
+static int list_rl_metrics(pmcp_call *call, void *ud)
+{
+  return rl_listing(call, ud, "metrics", add_metrics);
+}
+
+static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
+{
+  return rl_listing(call, ud, "attributes", add_defs);
 }
 
 /* ---- get_rl_environment_attributes ------------------------------------------- */
@@ -826,9 +513,11 @@ static const pmcp_arg_spec envs_args[] = {
    "\"function\": F, \"scale\": S, \"labels\"?}], shown as F(KEY).", 0, 1, 0, MAX_COLUMNS,
    NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
-static const pmcp_arg_spec run_list_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
-                                              PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
-                                              PMCP__TRK_ARG_OFFSET};
+static const pmcp_arg_spec run_list_args[] = {
+  {"run", PMCP_T_STRING, 0, "Run id or ref (run:ID); without it, every run of the project.",
+   1, 1, 1, 200, NULL, NULL},
+  PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
+  PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec env_attrs_args[] = {
   RUN_ARG,
   {"environment", PMCP_T_STRING, 1, "The environment's id (its env label value).", 1, 1, 1,
@@ -896,13 +585,15 @@ int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
              envs_args, N(envs_args), list_rl_environments);
   if (!rc)
     rc = add(server, tk, "list_rl_metrics",
-             "Metrics a run logs inside its environments: name, scale (ENVIRONMENT_STEP or "
-             "EPISODE), kind, label keys besides env, environment and point counts.",
+             "Metrics logged inside environments (of one run, or without run of every run "
+             "of the project): name, scale (ENVIRONMENT_STEP or EPISODE), kind, label keys "
+             "besides env, run, environment and point counts.",
              run_list_args, N(run_list_args), list_rl_metrics);
   if (!rc)
     rc = add(server, tk, "list_rl_attribute_definitions",
-             "Attribute paths on a run's environments, with types, how many environments "
-             "have each and how many versions (by episode) were recorded.",
+             "Attribute paths logged on environments (of one run, or without run of every "
+             "run of the project), with types, how many runs and environments have each "
+             "and how many versions (by episode) were recorded.",
              run_list_args, N(run_list_args), list_rl_attribute_definitions);
   if (!rc)
     rc = add(server, tk, "get_rl_environment_attributes",

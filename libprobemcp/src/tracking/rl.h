@@ -1,5 +1,5 @@
-/* The RL tools of the tracking toolset (rl.c, rl_series.c): a run's
- * environments, read from the store.
+/* The RL tools of the tracking toolset (rl_env.c, rl.c, rl_series.c): a
+ * run's environments, read from the store.
  *
  * An environment is a value of the `env` label on the run's RL series
  * (scale env_step or episode; the seed's ENVIRONMENT_STEP and EPISODE),
@@ -45,6 +45,16 @@ typedef struct pmcp__rl_run {
  * way. */
 int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_run *out);
 void pmcp__rl_dispose(pmcp__rl_run *r);
+/* The same for run @p run (an id or ref); the project check only with
+ * @p check_project. */
+int pmcp__rl_load_run(pmcp_call *call, pmcp__tracking *tk, const char *run, int check_project,
+                      int64_t as_of, pmcp__rl_run *out);
+
+/* True for the RL scales (store names env_step, episode). */
+int pmcp__rl_is_rl_scale(const char *store_scale);
+/* Natural order of environment ids: numbers by value (env 10 follows
+ * env 9), then text. */
+int pmcp__rl_id_cmp(const char *a, const char *b);
 
 /* The environment @p id, or NULL. */
 pmcp__rl_env *pmcp__rl_find(pmcp__rl_run *r, const char *id);

@@ -85,7 +85,8 @@ test('PUBLIC_BASE_URL sets the issuer; a bad one is refused at start', async () 
   } finally {
     await s2.stop();
   }
-  await assert.rejects(startServer(HTTP, ['--store', env.store], { PUBLIC_BASE_URL: 'ftp://x' }), /PUBLIC_BASE_URL/);
+  await assert.rejects(startServer(HTTP, ['--store', env.store], { APP_BASE_URL: 'https://app.example/?q' }), /APP_BASE_URL must not have a query/);
+  await assert.rejects(startServer(HTTP, ['--store', env.store], { PUBLIC_BASE_URL: 'ftp://x' }), /PUBLIC_BASE_URL|must start with http:\/\/ or https:\/\//);
 });
 
 test('registration: public clients only, redirect URI rules', async () => {

@@ -146,6 +146,17 @@ static int matches(const cJSON *r, const pmcp_list_opts *o)
         nk = cJSON_CreateString(cJSON_IsString(k) ? k->valuestring : "note");
         v = nk;
       }
+      if (strcmp(c->string, "exact") == 0) {
+        /* the exact channel: a name, id, path, hash or URI equals it */
+        const char *fields[] = {"name", "id", "path", "sha256", "uri", NULL};
+        int eq = 0;
+        for (int i = 0; fields[i]; i++) {
+          const cJSON *fv = cJSON_GetObjectItem(r, fields[i]);
+          eq |= cJSON_IsString(fv) && strcmp(fv->valuestring, c->valuestring) == 0;
+        }
+        ok &= eq;
+        continue;
+      }
       if (strcmp(c->string, "unfiled") == 0) {
         ok &= cJSON_GetObjectItem(r, "project") == NULL;
         continue;

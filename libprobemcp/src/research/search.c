@@ -67,7 +67,26 @@ static const char *exact_field(const cJSON *rec, const char *q)
     if (strcmp(pmcp__js(rec, f[i]), q) == 0)
       return f[i];
   }
+  const char *ref = pmcp__js(rec, "ref");
+  const char *colon = strchr(ref, ':');
+  if (colon && strcmp(colon + 1, q) == 0)
+    return "id";
   return NULL;
+}
+
+/* What a record the store matched exactly was matched on, when the field
+ * is not in its listing (an artifact's versions carry its paths, hashes
+ * and URIs): named from the query's form. */
+static const char *exact_form(const char *q)
+{
+  size_t n = strlen(q), hex = strspn(q, "0123456789abcdefABCDEF");
+  if (n == 64 && hex == 64)
+    return "sha256";
+  if (strstr(q, "://"))
+    return "uri";
+  if (strchr(q, '/') || strchr(q, '.'))
+    return "path";
+  return "name";
 }
 
 static int exact_channel(pmcp__research *rs, const char *q, cJSON *out)
@@ -91,7 +110,9 @@ static int exact_channel(pmcp__research *rs, const char *q, cJSON *out)
       snprintf(ref, sizeof ref, "%s:%s", exact_kinds[i], q);
       cJSON *rec = NULL;
       if (pmcp__rs_get(rs, ref, &rec, err, sizeof err) == 0) {
-        cJSON *h = hit(rec, "exact", "id");
+        /* artifact:NAME resolves by the shared name too */
+        const char *f = exact_field(rec, q);
+        cJSON *h = hit(rec, "exact", f ? f : "id");
         if (h && !has_ref(out, pmcp__js(h, "ref")))
           cJSON_AddItemToArray(out, h);
         else
@@ -102,18 +123,34 @@ static int exact_channel(pmcp__research *rs, const char *q, cJSON *out)
   }
   /* Names, paths, hashes and URIs: literal matches in the catalogs, kept
    * when a field equals the query exactly. */
+  cJSON *fo = cJSON_CreateObject();
+  cJSON_AddStringToObject(fo, "exact", q);
+  char *exact = cJSON_PrintUnformatted(fo);
+  cJSON_Delete(fo);
+  if (!exact)
+    return PMCP_ENOMEM;
   for (size_t i = 0; exact_lists[i]; i++) {
     pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
     o.kind = exact_lists[i];
-    o.query = q;
+    o.filter = exact; /* equality on the store's indexes */
     o.limit = 20;
     cJSON *page = NULL;
-    if (pmcp__rs_list(rs, &o, &page, err, sizeof err) != 0)
-      continue;
+    int by_filter = 1;
+    if (pmcp__rs_list(rs, &o, &page, err, sizeof err) != 0) {
+      /* a store without the "exact" filter: its literal query, kept
+       * below only where a field equals the query */
+      o.filter = NULL;
+      o.query = q;
+      by_filter = 0;
+      if (pmcp__rs_list(rs, &o, &page, err, sizeof err) != 0)
+        continue;
+    }
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
     {
       const char *f = exact_field(it, q);
+      if (!f && by_filter)
+        f = exact_form(q);
       if (!f)
         continue;
       cJSON *h = hit(it, "exact", f);
@@ -124,6 +161,7 @@ static int exact_channel(pmcp__research *rs, const char *q, cJSON *out)
     }
     cJSON_Delete(page);
   }
+  cJSON_free(exact);
   return 0;
 }
 
@@ -314,7 +352,13 @@ static int search(pmcp_call *call, void *ud)
   int sem_on = 0;
   if (e >= 0) {
     cJSON *ex = cJSON_CreateArray();
-    exact_channel(rs, q, ex);
+    if (exact_channel(rs, q, ex) == PMCP_ENOMEM) {
+      cJSON_Delete(ex);
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      cJSON_Delete(st);
+      return PMCP_ENOMEM;
+    }
     if (kinds) {
       /* kinds narrows every channel */
       cJSON *it = ex->child;

@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 8
+#define PMCP__SQ_SCHEMA_VERSION 9
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -33,6 +33,16 @@ typedef struct pmcp__sq_stmt_entry {
   sqlite3_stmt *stmt;
 } pmcp__sq_stmt_entry;
 
+/* A statement built at run time (list queries, lookups per table), kept by
+ * its text so the next call with the same shape skips the parse. */
+typedef struct pmcp__sq_dyn_entry {
+  char *sql;             /* owned copy of the text */
+  sqlite3_stmt *stmt;
+  uint64_t used;         /* last use (q->dyn_clock) */
+} pmcp__sq_dyn_entry;
+
+#define PMCP__SQ_DYN_MAX 48
+
 /* A block decoder: zstd context and buffers reused from block to block. */
 typedef struct pmcp__sq_dec {
   void *dctx;
@@ -50,6 +60,9 @@ typedef struct pmcp__sq {
   size_t n_pending, cap_pending;
   pmcp__sq_stmt_entry *stmts;
   size_t n_stmts, cap_stmts;
+  pmcp__sq_dyn_entry dyn[PMCP__SQ_DYN_MAX];
+  size_t n_dyn;
+  uint64_t dyn_clock;
   void *cctx;            /* zstd context, created on first use */
   pmcp__sq_dec dec;      /* the reads' block decoder */
 } pmcp__sq;
@@ -59,6 +72,10 @@ typedef struct pmcp__sq {
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);
 int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out);
+/* Like pmcp__sq_prep for a text built at run time: cached by its content
+ * (the least recently used of PMCP__SQ_DYN_MAX is dropped). The caller
+ * resets the statement after use and never finalizes it. */
+int pmcp__sq_prep_text(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out);
 int pmcp__sq_exec(pmcp_store *s, pmcp__sq *q, const char *sql);
 /* Opens the write scope of one call: a transaction of its own, or a
  * savepoint inside the caller's explicit transaction. */
@@ -200,5 +217,11 @@ int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series
  * SQLite file, or PMCP_EUNSUPPORTED for other backends. The caller closes
  * it with sqlite3_close(). */
 int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out);
+
+/* sq_points_vtab.c: on such a connection, makes temp.@p name, a read-only
+ * virtual table of tenant @p tenant's float points (series_id, step, time,
+ * value). *@p internal is 1 while the table runs its own block query (an
+ * authorizer lets that through). Returns 0 or PMCP_ENOMEM/PMCP_ESTORE. */
+int pmcp__sq_points_vtab(sqlite3 *db, int64_t tenant, int *internal, const char *name);
 
 #endif

@@ -20,7 +20,8 @@ typedef struct parent_rule {
 typedef struct filter_rule {
   const char *name;
   char type;          /* 'b' bool, 's' string, 'i' integer */
-  const char *cond;   /* uses :f */
+  const char *cond;   /* uses :f; a 'b' rule without :f is "IF-TRUE|IF-FALSE" (a
+                         condition the planner can match to an index) */
 } filter_rule;
 
 typedef struct list_kind {
@@ -44,15 +45,13 @@ static const list_kind kinds[] = {
   {"project",
    "json_object('ref', 'project:' || p.slug, 'name', p.name, 'description', p.description,"
    " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=p.workspace_id),"
-   " 'experiments', (SELECT count(*) FROM experiments WHERE project_id=p.id AND deleted=0),"
-   " 'runs', (SELECT count(*) FROM runs WHERE project_id=p.id AND deleted=0), 'created', p.created)",
+   " 'experiments', p.n_experiments, 'runs', p.n_runs, 'created', p.created)",
    "projects p", "p.tenant_id", "p.name, p.id", "p.name || ' ' || p.slug", NULL, 0,
    {{"workspace", "p.workspace_id=:p"}}, {{0}}},
   {"experiment",
    "json_object('ref', 'experiment:' || e.slug, 'name', e.name, 'description', e.description,"
    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=e.project_id),"
-   " 'runs', (SELECT count(*) FROM runs WHERE experiment_id=e.id AND deleted=0),"
-   " 'deleted', " B("e.deleted") ", 'created', e.created)",
+   " 'runs', e.n_runs, 'deleted', " B("e.deleted") ", 'created', e.created)",
    "experiments e", "e.tenant_id", "e.created DESC, e.id DESC", "e.name || ' ' || e.slug",
    "e.deleted", 0, {{"project", "e.project_id=:p"}}, {{0}}},
   {"run",
@@ -65,7 +64,7 @@ static const list_kind kinds[] = {
    {{"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"},
     {"group", "r.id IN (SELECT run_id FROM group_runs WHERE group_id=:p)"}},
    {{"status", 's', "r.status=:f"}, {"active", 'b', "(r.status='running')=:f"},
-    {"unfiled", 'b', "(r.project_id IS NULL)=:f"},
+    {"unfiled", 'b', "r.project_id IS NULL|r.project_id IS NOT NULL"},
     {"tag", 's', "r.id IN (SELECT owner_id FROM tags WHERE owner_kind='run' AND tag=:f)"}}},
   {"note",
    "json_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' WHEN 'team' THEN '' ELSE"
@@ -102,7 +101,12 @@ static const list_kind kinds[] = {
    {{"run", "a.owner_kind='run' AND a.owner_id=:p"},
     {"experiment", "a.owner_kind='experiment' AND a.owner_id=:p"},
     {"project", "a.owner_kind='project' AND a.owner_id=:p"}},
-   {{"shared", 'b', "a.shared=:f"}, {"name", 's', "a.name=:f"}}},
+   {{"shared", 'b', "a.shared=:f"}, {"name", 's', "a.name=:f"},
+    /* the search tool's exact channel: a name, id, or a version's path, hash or URI */
+    {"exact", 's', "(a.name=:f OR a.slug=:f OR a.id IN (SELECT artifact_id FROM artifact_versions"
+                   " WHERE tenant_id=:t AND sha256=:f UNION SELECT artifact_id FROM"
+                   " artifact_versions WHERE tenant_id=:t AND uri=:f UNION SELECT artifact_id"
+                   " FROM artifact_versions WHERE tenant_id=:t AND path=:f))"}}},
   {"artifact-version",
    "json_object('version', v.version, 'path', v.path, 'media_type', v.media_type, 'size', v.size,"
    " 'sha256', v.sha256, 'uri', v.uri, 'stored', " B("(v.content IS NOT NULL)") ","
@@ -117,7 +121,9 @@ static const list_kind kinds[] = {
    " WHERE dataset_id=d.id), 'created', d.created)",
    "datasets d", "d.tenant_id", "d.name, d.id",
    "d.name || ' ' || coalesce(d.description, '') || ' ' || coalesce(d.uri, '')", NULL, 0,
-   {{"project", "d.project_id=:p"}}, {{"registered", 'b', "d.registered=:f"}}},
+   {{"project", "d.project_id=:p"}}, {{"registered", 'b', "d.registered=:f"},
+    {"exact", 's', "(d.name=:f OR d.slug=:f OR d.uri=:f OR d.id IN (SELECT dataset_id FROM"
+                   " dataset_versions WHERE tenant_id=:t AND (uri=:f OR sha256=:f)))"}}},
   {"dataset-version",
    "json_object('ref', 'dataset:' || (SELECT slug FROM datasets WHERE id=v.dataset_id) || '@' ||"
    " v.version, 'version', v.version, 'uri', v.uri, 'sha256', v.sha256, 'size', v.size, 'rows',"
@@ -131,7 +137,7 @@ static const list_kind kinds[] = {
    "checkpoints c JOIN runs r ON r.id=c.run_id", "c.tenant_id", "c.created DESC, c.id DESC",
    "r.name || ' ' || r.slug || ' ' || coalesce(c.uri, '')", NULL, 0,
    {{"run", "c.run_id=:p"}, {"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"}},
-   {{"best", 'b', "c.best=:f"}, {"stored", 'b', "c.stored=:f"}}},
+   {{"best", 'b', "c.best=:f"}, {"stored", 'b', "c.stored=:f"}, {"exact", 's', "c.uri=:f"}}},
   {"source",
    "json_object('ref', 'source:' || s.slug, 'provider', s.provider, 'kind', s.kind, 'uri', s.uri,"
    " 'version', s.version, 'description', s.description, 'runs', (SELECT count(*) FROM lineage l"
@@ -139,7 +145,8 @@ static const list_kind kinds[] = {
    " 'created', s.created)",
    "sources s", "s.tenant_id", "s.provider, s.uri, s.id",
    "s.uri || ' ' || coalesce(s.description, '') || ' ' || s.slug", NULL, 0, {{0}},
-   {{"provider", 's', "s.provider=:f"}, {"kind", 's', "s.kind=:f"}}},
+   {{"provider", 's', "s.provider=:f"}, {"kind", 's', "s.kind=:f"},
+    {"exact", 's', "(s.uri=:f OR s.slug=:f)"}}},
   {"lineage",
    "json_object('from', l.from_ref, 'to', l.to_ref, 'relation', l.relation, 'steps', json(l.steps),"
    " 'created', l.created)",
@@ -174,7 +181,8 @@ static const list_kind kinds[] = {
    " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
    " 'created', f.created)",
    "files f", "f.tenant_id", "f.path, f.id", "f.path", NULL, 0,
-   {{"workspace", "f.workspace_id=:p"}}, {{"shared", 'b', "(f.workspace_id=0)=:f"}}},
+   {{"workspace", "f.workspace_id=:p"}}, {{"shared", 'b', "(f.workspace_id=0)=:f"},
+    {"exact", 's', "(f.path=:f OR f.sha256=:f OR f.uri=:f OR f.slug=:f)"}}},
   {"embedding",
    "json_object('ref', e.ref, 'model', e.model, 'text_sha256', e.text_sha256,"
    " 'vector', json(e.vector))",
@@ -338,7 +346,15 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
         break;
       }
       char cond[512];
-      snprintf(cond, sizeof cond, "%s", fr->cond);
+      const char *bar = fr->type == 'b' ? strchr(fr->cond, '|') : NULL;
+      if (bar) {
+        if (cJSON_IsTrue(it))
+          snprintf(cond, sizeof cond, "%.*s", (int)(bar - fr->cond), fr->cond);
+        else
+          snprintf(cond, sizeof cond, "%s", bar + 1);
+      } else {
+        snprintf(cond, sizeof cond, "%s", fr->cond);
+      }
       /* Each filter binds its own :fN. */
       pmcp_buf c2 = PMCP_BUF_INIT;
       for (const char *p = cond; *p; p++) {
@@ -360,21 +376,41 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
       goto out;
     }
   }
-  char *sql_items = sqlite3_mprintf(
-      "SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT :lim OFFSET :off", lk->item, lk->from,
-      where.ptr, lk->order);
+  /* The page's rows are chosen first (row ids in order: an index walk or a
+   * sort of narrow rows) and only they are turned into JSON: building the
+   * item (subqueries, excerpts) for every row before the sort was the cost
+   * of a listing. The first word after the table in FROM is its alias. */
+  char alias[16] = "";
+  {
+    const char *sp = strchr(lk->from, ' ');
+    size_t al = sp ? strcspn(sp + 1, " ") : 0;
+    if (al && al < sizeof alias)
+      memcpy(alias, sp + 1, al), alias[al] = '\0';
+  }
+  char *sql_items = alias[0]
+      ? sqlite3_mprintf("SELECT %s FROM %s WHERE %s.rowid IN (SELECT %s.rowid FROM %s WHERE %s"
+                        " ORDER BY %s LIMIT :lim OFFSET :off) ORDER BY %s",
+                        lk->item, lk->from, alias, alias, lk->from, where.ptr, lk->order,
+                        lk->order)
+      : sqlite3_mprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT :lim OFFSET :off",
+                        lk->item, lk->from, where.ptr, lk->order);
   char *sql_count = sqlite3_mprintf("SELECT count(*) FROM %s WHERE %s", lk->from, where.ptr);
+  if (!sql_items || !sql_count) {
+    sqlite3_free(sql_items);
+    sqlite3_free(sql_count);
+    cJSON_Delete(f);
+    rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    goto out;
+  }
   sqlite3_stmt *st[2] = {NULL, NULL};
   int64_t total = 0;
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
   size_t n = 0;
   for (int k = 0; k < 2 && rc == 0; k++) {
-    int src = sqlite3_prepare_v2(q->db, k ? sql_items : sql_count, -1, &st[k], NULL);
-    if (src != SQLITE_OK) {
-      rc = pmcp__sq_err(s, q, src, "list");
+    int src;
+    if ((rc = pmcp__sq_prep_text(s, q, k ? sql_items : sql_count, &st[k])))
       break;
-    }
 #define BIND_NAME(nm, call)                                                   \
   do {                                                                        \
     int ix = sqlite3_bind_parameter_index(st[k], nm);                         \
@@ -413,8 +449,11 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
     if (src != SQLITE_ROW && src != SQLITE_DONE)
       rc = pmcp__sq_err(s, q, src, "list");
   }
-  sqlite3_finalize(st[0]);
-  sqlite3_finalize(st[1]);
+  /* reset, not finalized: they stay cached (and end their read) */
+  if (st[0])
+    sqlite3_reset(st[0]);
+  if (st[1])
+    sqlite3_reset(st[1]);
   sqlite3_free(sql_items);
   sqlite3_free(sql_count);
   cJSON_Delete(f);

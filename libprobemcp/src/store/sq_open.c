@@ -63,6 +63,45 @@ int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **ou
   return 0;
 }
 
+int pmcp__sq_prep_text(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out)
+{
+  *out = NULL;
+  q->dyn_clock++;
+  for (size_t i = 0; i < q->n_dyn; i++)
+    if (strcmp(q->dyn[i].sql, sql) == 0) {
+      sqlite3_reset(q->dyn[i].stmt);
+      sqlite3_clear_bindings(q->dyn[i].stmt);
+      q->dyn[i].used = q->dyn_clock;
+      *out = q->dyn[i].stmt;
+      return 0;
+    }
+  char *copy = strdup(sql);
+  if (!copy)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+  if (rc != SQLITE_OK) {
+    free(copy);
+    return pmcp__sq_err(s, q, rc, "store query");
+  }
+  size_t slot = q->n_dyn;
+  if (slot == PMCP__SQ_DYN_MAX) {
+    slot = 0;
+    for (size_t i = 1; i < q->n_dyn; i++)
+      if (q->dyn[i].used < q->dyn[slot].used)
+        slot = i;
+    sqlite3_finalize(q->dyn[slot].stmt);
+    free(q->dyn[slot].sql);
+  } else {
+    q->n_dyn++;
+  }
+  q->dyn[slot].sql = copy;
+  q->dyn[slot].stmt = st;
+  q->dyn[slot].used = q->dyn_clock;
+  *out = st;
+  return 0;
+}
+
 int pmcp__sq_exec(pmcp_store *s, pmcp__sq *q, const char *sql)
 {
   int rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
@@ -160,14 +199,12 @@ int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
   const char *table = pmcp__kind_table(kind);
   if (!table)
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown ref kind '%s'", kind);
-  char *sql = sqlite3_mprintf("SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
-  if (!sql)
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK)
-    return pmcp__sq_err(s, q, rc, "store lookup");
+  int rc = pmcp__sq_prep_text(s, q, sql, &st);
+  if (rc)
+    return rc;
   sqlite3_bind_int64(st, 1, t.id);
   sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
   rc = sqlite3_step(st);
@@ -178,7 +215,7 @@ int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
     out = PMCP_ENOTFOUND;
   else
     out = pmcp__sq_err(s, q, rc, "store lookup");
-  sqlite3_finalize(st);
+  sqlite3_reset(st);
   /* Artifacts also resolve by name at the shared, lab-wide level. */
   if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
     static const char sql_a[] =
@@ -587,6 +624,10 @@ static void sq_close(pmcp_store *s, void *ctx)
   for (size_t i = 0; i < q->n_stmts; i++)
     sqlite3_finalize(q->stmts[i].stmt);
   free(q->stmts);
+  for (size_t i = 0; i < q->n_dyn; i++) {
+    sqlite3_finalize(q->dyn[i].stmt);
+    free(q->dyn[i].sql);
+  }
   pmcp__sq_drop_pending(q);
   free(q->pending);
   pmcp__sq_codec_free(q);

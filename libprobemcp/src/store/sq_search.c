@@ -92,27 +92,44 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     limit = 20;
   if (limit > 200)
     limit = 200;
-  static const char sql[] =
-      /* Rank and count every match, but build snippets (the costly
-       * part) only for the rows of the page. */
-      "SELECT json_object('ref', x.ref, 'kind', x.kind, 'title', x.title, 'snippet',"
-      "  CASE x.src WHEN 0 THEN (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
-      "   WHERE search_fts MATCH ?2 AND search_fts.rowid=x.rid)"
-      "  ELSE (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
-      "   WHERE papers_fts MATCH ?2 AND papers_fts.rowid=x.rid) END, 'score', x.score),"
-      " x.total FROM ("
-      " SELECT ref, kind, title, src, rid, score, count(*) OVER () AS total FROM ("
-      " SELECT d.ref AS ref, d.kind AS kind, search_fts.title AS title, 0 AS src,"
-      "  search_fts.rowid AS rid, round(-bm25(search_fts, 2.0, 1.0), 4)"
-      "  AS score FROM search_fts CROSS JOIN search_docs d ON d.id=search_fts.rowid"
-      "  WHERE search_fts MATCH ?2 AND d.tenant_id=?1 AND (?3 OR instr(?4, ' ' || d.kind || ' ') > 0)"
+  /* Three steps, so the costly parts run on few rows:
+   *  1. rank: every match's BM25 score with its tenant and kind checked,
+   *     narrow rows (source, row id, score) sorted, one page kept; ties
+   *     fall to the row id, so pages never overlap or skip;
+   *  2. count: only when the page is full (otherwise it is the count);
+   *  3. the page's items (ref, title, snippet), one row at a time. */
+  static const char sql_rank[] =
+      "SELECT src, rid, score FROM ("
+      " SELECT 0 AS src, d.id AS rid, -bm25(search_fts, 2.0, 1.0) AS score"
+      "  FROM search_fts CROSS JOIN search_docs d ON d.id=search_fts.rowid"
+      "  WHERE search_fts MATCH ?2 AND d.tenant_id=?1"
+      "  AND (?3 OR instr(?4, ' ' || d.kind || ' ') > 0)"
       " UNION ALL"
-      " SELECT 'paper:' || p.arxiv_id, 'paper', p.title, 1, papers_fts.rowid,"
-      "  round(-bm25(papers_fts, 2.0, 1.0, 0.5), 4) FROM papers_fts CROSS JOIN papers p"
-      "  ON p.id=papers_fts.rowid WHERE papers_fts MATCH ?2 AND p.tenant_id=?1 AND ?5)"
-      " ORDER BY score DESC, ref LIMIT ?6 OFFSET ?7) x ORDER BY x.score DESC, x.ref";
+      " SELECT 1, p.id, -bm25(papers_fts, 2.0, 1.0, 0.5) FROM papers_fts CROSS JOIN papers p"
+      "  ON p.id=papers_fts.rowid WHERE ?5 AND papers_fts MATCH ?2 AND p.tenant_id=?1)"
+      " ORDER BY score DESC, src, rid LIMIT ?6 OFFSET ?7";
+  static const char sql_count[] =
+      "SELECT (SELECT count(*) FROM search_fts CROSS JOIN search_docs d"
+      "  ON d.id=search_fts.rowid WHERE search_fts MATCH ?2 AND d.tenant_id=?1"
+      "  AND (?3 OR instr(?4, ' ' || d.kind || ' ') > 0)) +"
+      " (SELECT count(*) FROM papers_fts CROSS JOIN papers p ON p.id=papers_fts.rowid"
+      "  WHERE ?5 AND papers_fts MATCH ?2 AND p.tenant_id=?1)";
+  static const char sql_doc[] =
+      "SELECT json_object('ref', d.ref, 'kind', d.kind, 'title', f.title, 'snippet',"
+      " (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
+      "  WHERE search_fts MATCH ?2 AND search_fts.rowid=?1), 'score', round(?3, 4))"
+      " FROM search_docs d JOIN search_fts f ON f.rowid=d.id WHERE d.id=?1";
+  static const char sql_paper[] =
+      "SELECT json_object('ref', 'paper:' || p.arxiv_id, 'kind', 'paper', 'title', p.title,"
+      " 'snippet', (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
+      "  WHERE papers_fts MATCH ?2 AND papers_fts.rowid=?1), 'score', round(?3, 4))"
+      " FROM papers p WHERE p.id=?1";
+  enum { PAGE_MAX = 200 };
+  int64_t page_src[PAGE_MAX], page_rid[PAGE_MAX];
+  double page_score[PAGE_MAX];
+  size_t n = 0;
   sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+  if ((rc = pmcp__sq_prep(s, q, sql_rank, &st)))
     goto out;
   sqlite3_bind_int64(st, 1, t.id);
   sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
@@ -121,25 +138,58 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   sqlite3_bind_int(st, 5, with_papers);
   sqlite3_bind_int64(st, 6, (int64_t)limit);
   sqlite3_bind_int64(st, 7, offset);
-  pmcp__buf_reset(out);
-  pmcp__buf_puts(out, "{\"items\":[");
-  size_t n = 0;
-  int64_t total = offset;
   int src;
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    if (n++)
-      pmcp__buf_putc(out, ',');
-    pmcp__sq_text_col(out, st, 0);
-    total = sqlite3_column_int64(st, 1);
+  while ((src = sqlite3_step(st)) == SQLITE_ROW && n < PAGE_MAX) {
+    page_src[n] = sqlite3_column_int64(st, 0);
+    page_rid[n] = sqlite3_column_int64(st, 1);
+    page_score[n] = sqlite3_column_double(st, 2);
+    n++;
   }
   sqlite3_reset(st);
-  if (src != SQLITE_DONE) {
+  if (src != SQLITE_DONE && src != SQLITE_ROW) {
     rc = pmcp__sq_err(s, q, src, "search");
     goto out;
   }
-  if (n == 0 && offset) {
-    /* Past the end: the count comes from a window over no rows. */
-    total = offset;
+  int64_t total = offset + (int64_t)n;
+  if (n == limit || (n == 0 && offset > 0)) {
+    if ((rc = pmcp__sq_prep(s, q, sql_count, &st)))
+      goto out;
+    sqlite3_bind_int64(st, 1, t.id);
+    sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 3, all);
+    sqlite3_bind_text(st, 4, kl.ptr, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 5, with_papers);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+      total = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (src != SQLITE_ROW) {
+      rc = pmcp__sq_err(s, q, src, "search");
+      goto out;
+    }
+    if (n == 0)
+      total = offset > total ? offset : total; /* past the end */
+  }
+  pmcp__buf_reset(out);
+  pmcp__buf_puts(out, "{\"items\":[");
+  size_t shown = 0;
+  for (size_t i = 0; i < n; i++) {
+    if ((rc = pmcp__sq_prep(s, q, page_src[i] ? sql_paper : sql_doc, &st)))
+      goto out;
+    sqlite3_bind_int64(st, 1, page_rid[i]);
+    sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 3, page_score[i]);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+      if (shown++)
+        pmcp__buf_putc(out, ',');
+      pmcp__sq_text_col(out, st, 0);
+    }
+    sqlite3_reset(st);
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
+      rc = pmcp__sq_err(s, q, src, "search");
+      goto out;
+    }
   }
   if (offset + (int64_t)n < total)
     pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,

@@ -1,0 +1,413 @@
+/* browse and search over a real SQLite store (the other research suites use
+ * an in-memory fake): the live counts the store keeps for the tree follow
+ * every write and survive the schema migration (v9) that introduced them; the
+ * exact channel traces names, ids, paths, hashes and URIs; list pages read
+ * from the store lose and repeat nothing while the budget changes. */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/probemcp.h"
+#include "probemcp/research.h"
+#include "store-test-util.h"
+#include "tool-call-util.h"
+
+static pmcp_store *W;  /* the writer */
+static pmcp_store *RO; /* what the tools read */
+static pmcp_tenant T;
+
+static void mkexp(const char *id, const char *project)
+{
+  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
+  e.id = id;
+  e.name = id;
+  e.parent = project;
+  ST_OK(W, pmcp_store_create(W, T, "experiment", &e, NULL));
+}
+
+static void mkrun(const char *id, const char *experiment, int64_t created)
+{
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = id;
+  r.experiment = experiment;
+  r.status = "finished";
+  r.created_ms = created;
+  ST_OK(W, pmcp_store_run_create(W, T, &r, NULL));
+}
+
+/* project:p (experiments a: 5 runs, b: 3 runs), project:q (empty), and
+ * 2 unfiled runs. */
+static void fill(void)
+{
+  W = st_open_new(&T);
+  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
+  p.id = "p";
+  p.name = "P";
+  ST_OK(W, pmcp_store_create(W, T, "project", &p, NULL));
+  p.id = "q";
+  p.name = "Q";
+  ST_OK(W, pmcp_store_create(W, T, "project", &p, NULL));
+  mkexp("a", "project:p");
+  mkexp("b", "project:p");
+  char id[16];
+  for (int i = 0; i < 5; i++) {
+    snprintf(id, sizeof id, "a%d", i);
+    mkrun(id, "experiment:a", 1000 + i);
+  }
+  for (int i = 0; i < 3; i++) {
+    snprintf(id, sizeof id, "b%d", i);
+    mkrun(id, "experiment:b", 2000 + i);
+  }
+  mkrun("u0", NULL, 3000);
+  mkrun("u1", NULL, 3001);
+}
+
+static void serve(void)
+{
+  pmcp_server *srv = tc_server_new();
+  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  ck_assert_int_eq(pmcp_research_register(srv, RO, NULL), 0);
+  tc_initialize();
+}
+
+static void setup(void)
+{
+  fill();
+  serve();
+}
+
+static void teardown(void)
+{
+  tc_server_free();
+  pmcp_store_free(RO);
+  pmcp_store_free(W);
+  RO = W = NULL;
+  st_cleanup();
+}
+
+static const cJSON *find_ref(const cJSON *arr, const char *ref)
+{
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr)
+  {
+    const cJSON *r = cJSON_GetObjectItem(it, "ref");
+    if (cJSON_IsString(r) && strcmp(r->valuestring, ref) == 0)
+      return it;
+  }
+  return NULL;
+}
+
+static int num(const cJSON *o, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItem(o, k);
+  ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
+  return v->valueint;
+}
+
+/* The counts browse's tree shows for project:p, its experiment a, and the
+ * unfiled runs. */
+static void tree_counts(int *p_runs, int *p_exps, int *a_runs, int *unfiled)
+{
+  cJSON *o = tc_ok("browse", "{}");
+  const cJSON *p = find_ref(cJSON_GetObjectItem(o, "projects"), "project:p");
+  ck_assert_ptr_nonnull(p);
+  *p_runs = num(p, "n_runs");
+  *p_exps = num(p, "n_experiments");
+  const cJSON *a = find_ref(cJSON_GetObjectItem(p, "experiments"), "experiment:a");
+  *a_runs = a ? num(a, "n_runs") : -1;
+  *unfiled = num(o, "unfiled_total");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "unfiled")), *unfiled);
+  cJSON_Delete(o);
+}
+
+START_TEST(tree_counts_follow_writes)
+{
+  int pr, pe, ar, un;
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pr, 8);
+  ck_assert_int_eq(pe, 2);
+  ck_assert_int_eq(ar, 5);
+  ck_assert_int_eq(un, 2);
+  ST_OK(W, pmcp_store_set_deleted(W, T, "run:a1", 1));
+  ST_OK(W, pmcp_store_set_deleted(W, T, "run:u0", 1));
+  mkrun("a9", "experiment:a", 5000);
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pr, 8); /* -1 deleted, +1 new */
+  ck_assert_int_eq(ar, 5);
+  ck_assert_int_eq(un, 1);
+  ST_OK(W, pmcp_store_set_deleted(W, T, "experiment:b", 1));
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pe, 1);
+  ST_OK(W, pmcp_store_set_deleted(W, T, "experiment:b", 0));
+  ST_OK(W, pmcp_store_set_deleted(W, T, "run:a1", 0));
+  ST_OK(W, pmcp_store_set_deleted(W, T, "run:a1", 0)); /* twice: no double count */
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pr, 9);
+  ck_assert_int_eq(pe, 2);
+  ck_assert_int_eq(ar, 6);
+  /* the experiment view's own list agrees with its count */
+  cJSON *o = tc_ok("browse", "{\"ref\":\"experiment:a\",\"limit\":50}");
+  ck_assert_int_eq(num(o, "runs_total"), 6);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "runs")), 6);
+  cJSON_Delete(o);
+}
+END_TEST
+
+static void sql(const char *path, const char *text)
+{
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+  char *err = NULL;
+  int rc = sqlite3_exec(db, text, NULL, NULL, &err);
+  ck_assert_msg(rc == SQLITE_OK, "%s: %s", text, err ? err : "");
+  sqlite3_close(db);
+}
+
+/* A store written before schema 9 (no counts, no triggers) gets them from
+ * its rows when a writer opens it; opening again changes nothing. */
+START_TEST(migration_fills_counts)
+{
+  fill();
+  ST_OK(W, pmcp_store_set_deleted(W, T, "run:b0", 1));
+  pmcp_store_free(W);
+  W = NULL;
+  sql(st_path,
+      "DROP TRIGGER runs_live_ai; DROP TRIGGER runs_live_ad; DROP TRIGGER runs_live_au;"
+      "DROP TRIGGER experiments_live_ai; DROP TRIGGER experiments_live_ad;"
+      "DROP TRIGGER experiments_live_au;"
+      "ALTER TABLE projects DROP COLUMN n_runs; ALTER TABLE projects DROP COLUMN n_experiments;"
+      "ALTER TABLE experiments DROP COLUMN n_runs; DROP INDEX notes_recent;"
+      "UPDATE meta SET value='8' WHERE key='schema_version'");
+  /* read-only never migrates */
+  pmcp_store *s = NULL;
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
+  pmcp_store_free(s);
+  ST_OK(W, pmcp_store_open(&W, st_path, 0));
+  pmcp_store_free(W);
+  /* and again, from a store that has the columns already */
+  sql(st_path, "UPDATE meta SET value='8' WHERE key='schema_version'");
+  ST_OK(W, pmcp_store_open(&W, st_path, 0));
+  serve();
+  int pr, pe, ar, un;
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pr, 7);
+  ck_assert_int_eq(pe, 2);
+  ck_assert_int_eq(ar, 5);
+  ck_assert_int_eq(un, 2);
+  mkrun("a7", "experiment:a", 9000); /* the triggers are back */
+  tree_counts(&pr, &pe, &ar, &un);
+  ck_assert_int_eq(pr, 8);
+  ck_assert_int_eq(ar, 6);
+}
+END_TEST
+
+static cJSON *exact_hits(const char *query)
+{
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddStringToObject(a, "query", query);
+  cJSON_AddNumberToObject(a, "limit", 20);
+  char *args = cJSON_PrintUnformatted(a);
+  cJSON_Delete(a);
+  cJSON *o = tc_ok("search", args);
+  free(args);
+  cJSON *hits = cJSON_CreateArray();
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, "results"))
+  {
+    if (strcmp(cJSON_GetObjectItem(it, "channel")->valuestring, "exact") == 0)
+      cJSON_AddItemToArray(hits, cJSON_Duplicate(it, 1));
+  }
+  cJSON_Delete(o);
+  return hits;
+}
+
+static void expect_exact(const char *query, const char *ref, const char *match)
+{
+  cJSON *hits = exact_hits(query);
+  const cJSON *h = find_ref(hits, ref);
+  char *t = cJSON_PrintUnformatted(hits);
+  ck_assert_msg(h != NULL, "%s: no exact hit %s in %s", query, ref, t);
+  ck_assert_msg(strcmp(cJSON_GetObjectItem(h, "match")->valuestring, match) == 0,
+                "%s: %s matched on %s", query, ref, t);
+  /* a source's record came from outside the lab */
+  ck_assert_str_eq(cJSON_GetObjectItem(h, "provenance")->valuestring,
+                   strncmp(ref, "source:", 7) == 0 ? "outside" : "person");
+  cJSON_free(t);
+  cJSON_Delete(hits);
+}
+
+START_TEST(exact_channel_traces_paths_hashes_uris)
+{
+  static const char body[] = "lr: 0.1\n";
+  pmcp_artifact_spec as = PMCP_ARTIFACT_SPEC_INIT;
+  as.name = "train-config";
+  as.on = "run:a0";
+  as.path = "configs/train.yaml";
+  as.content = body;
+  as.size = strlen(body);
+  pmcp_buf aid = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_add(W, T, &as, &aid, NULL));
+  char aref[128];
+  snprintf(aref, sizeof aref, "artifact:%s", aid.ptr);
+  pmcp_buf_dispose(&aid);
+  as.content = NULL;
+  as.size = 0;
+  as.uri = "s3://lab/ckpt/model.bin";
+  as.path = NULL;
+  as.name = "weights";
+  pmcp_buf wid = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_add(W, T, &as, &wid, NULL));
+  char wref[128];
+  snprintf(wref, sizeof wref, "artifact:%s", wid.ptr);
+  pmcp_buf_dispose(&wid);
+  /* the artifact's hash, as the store computed it */
+  pmcp_buf content = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_content(W, T, aref, 0, &content, &meta));
+  cJSON *m = st_json(&meta);
+  char sha[80];
+  snprintf(sha, sizeof sha, "%s", st_str(m, "sha256"));
+  cJSON_Delete(m);
+  pmcp_buf_dispose(&content);
+  pmcp_buf_dispose(&meta);
+  ck_assert_uint_eq(strlen(sha), 64);
+
+  expect_exact(sha, aref, "sha256");
+  expect_exact("configs/train.yaml", aref, "path");
+  expect_exact("train-config", aref, "name");
+  expect_exact(aref + strlen("artifact:"), aref, "id");
+  expect_exact("s3://lab/ckpt/model.bin", wref, "uri");
+}
+END_TEST
+
+START_TEST(exact_channel_datasets_and_sources)
+{
+  static const char *const puts[][2] = {
+    {"dataset", "{\"id\":\"ds\",\"name\":\"corpus\",\"uri\":\"s3://lab/corpus\"}"},
+    {"dataset-version", "{\"dataset\":\"dataset:ds\",\"version\":\"2\","
+                        "\"uri\":\"s3://lab/corpus/v2\"}"},
+    {"source", "{\"id\":\"wiki\",\"provider\":\"hf\",\"kind\":\"dataset\","
+               "\"uri\":\"hf://datasets/wikitext\"}"},
+    {"lineage", "{\"from\":\"source:wiki\",\"to\":\"dataset:ds\"}"},
+  };
+  for (size_t i = 0; i < sizeof puts / sizeof puts[0]; i++)
+    ST_OK(W, pmcp_store_put(W, T, puts[i][0], puts[i][1], strlen(puts[i][1]), NULL));
+  expect_exact("s3://lab/corpus/v2", "dataset:ds", "uri");
+  expect_exact("s3://lab/corpus", "dataset:ds", "uri");
+  expect_exact("corpus", "dataset:ds", "name");
+  expect_exact("hf://datasets/wikitext", "source:wiki", "uri");
+  expect_exact("a3", "run:a3", "name"); /* a run's name defaults to its id */
+  /* a traced dataset's lineage reaches its source */
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"dataset:ds\"],\"view\":\"lineage\"}");
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "source:wiki") != NULL, "lineage: %s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  /* nothing equals a fragment */
+  cJSON *hits = exact_hits("lab/corp");
+  ck_assert_int_eq(cJSON_GetArraySize(hits), 0);
+  cJSON_Delete(hits);
+}
+END_TEST
+
+/* Walks every page of one listing with the budget changing between pages;
+ * returns the refs in order. */
+static cJSON *walk(const char *tool, const char *args_head, const char *list, int *pages)
+{
+  cJSON *refs = cJSON_CreateArray();
+  char *cursor = NULL;
+  static const int budgets[] = {512, 900, 600, 2000, 700};
+  *pages = 0;
+  for (int guard = 0; guard < 200; guard++) {
+    char args[1024];
+    char cur[700] = "";
+    if (cursor)
+      snprintf(cur, sizeof cur, ",\"cursor\":\"%s\"", cursor);
+    snprintf(args, sizeof args, "%s,\"token_budget\":%d%s}", args_head, budgets[guard % 5],
+             cur);
+    free(cursor);
+    cursor = NULL;
+    cJSON *o = tc_ok(tool, args);
+    (*pages)++;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, list))
+      cJSON_AddItemToArray(refs, cJSON_CreateString(cJSON_GetObjectItem(it, "ref")->valuestring));
+    const cJSON *nc = cJSON_GetObjectItem(o, "next_cursor");
+    if (cJSON_IsString(nc))
+      cursor = strdup(nc->valuestring);
+    cJSON_Delete(o);
+    if (!cursor)
+      break;
+  }
+  ck_assert_ptr_null(cursor);
+  return refs;
+}
+
+START_TEST(pages_lose_and_repeat_nothing)
+{
+  /* 40 notes with long bodies on the runs, newest last written */
+  char body[1200], on[32];
+  for (int i = 0; i < 40; i++) {
+    memset(body, 'x', sizeof body);
+    snprintf(body, 40, "note %02d about lr ", i);
+    body[strlen(body)] = ' ';
+    body[sizeof body - 1] = '\0';
+    snprintf(on, sizeof on, "run:a%d", i % 5);
+    pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+    n.on = on;
+    n.body = body;
+    n.created_ms = 1700000000000LL + i;
+    ST_OK(W, pmcp_store_note(W, T, &n, NULL, NULL));
+  }
+  int pages = 0;
+  cJSON *refs = walk("browse", "{\"mode\":\"notes\",\"limit\":7",
+                     "notes", &pages);
+  ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
+  ck_assert_int_ge(pages, 6);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++)
+      ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
+                       cJSON_GetArrayItem(refs, j)->valuestring);
+  cJSON_Delete(refs);
+  /* the runs of a project, newest first, across pages */
+  refs = walk("browse", "{\"mode\":\"runs\",\"project\":\"p\",\"limit\":3",
+              "runs", &pages);
+  ck_assert_int_eq(cJSON_GetArraySize(refs), 8);
+  ck_assert_str_eq(cJSON_GetArrayItem(refs, 0)->valuestring, "run:b2");
+  ck_assert_str_eq(cJSON_GetArrayItem(refs, 7)->valuestring, "run:a0");
+  cJSON_Delete(refs);
+  /* keyword search: one result per note, in rank order, across pages */
+  refs = walk("search", "{\"query\":\"note lr\",\"limit\":9,\"kinds\":[\"note\"]", "results", &pages);
+  ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++)
+      ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
+                       cJSON_GetArrayItem(refs, j)->valuestring);
+  cJSON_Delete(refs);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("research-store");
+  TCase *tc = tcase_create("tree");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, tree_counts_follow_writes);
+  tcase_add_test(tc, exact_channel_traces_paths_hashes_uris);
+  tcase_add_test(tc, exact_channel_datasets_and_sources);
+  tcase_add_test(tc, pages_lose_and_repeat_nothing);
+  suite_add_tcase(s, tc);
+  TCase *mig = tcase_create("migration");
+  tcase_add_checked_fixture(mig, NULL, teardown);
+  tcase_add_test(mig, migration_fills_counts);
+  suite_add_tcase(s, mig);
+  return s;
+}
+
+int main(void)
+{
+  return st_run_suite(suite());
+}

@@ -115,14 +115,15 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
  * per bucket, "coarse", inside the range: they go whole to the bucket of
  * their middle) contribute their summary columns without their arrays
  * being read; the other blocks are unnested and their points bucketed one
- * by one. Then one GROUP BY merges both kinds of items; first / last /
+ * by one (only their arrays are read: the list of blocks carries the
+ * summary columns alone). Then one GROUP BY merges both kinds of items; first / last /
  * step of the extremes follow logging order (block seq, then position).
  * Only the buckets travel to the service. The axis is the step or the
  * wall-clock time (points without a time are left out). */
 #define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, PKEY, PEXTRA)                         \
   "WITH blk AS (SELECT seq, n, nonfinite, step_min, step_max, coalesce(time_min, 0) AS tmin,"   \
   " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
-  " step_at_min, step_at_max, steps, times, vals, time_min, time_max,"                         \
+  " step_at_min, step_at_max, time_min, time_max,"                                             \
   " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND ($5 OR (" KEYMIN "-$2)/$4 = (" \
   KEYMAX "-$2)/$4)), false) AS whole"                                                          \
   " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
@@ -136,7 +137,8 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   " SELECT (" PKEY "-$2)/$4, b.seq, u.o, 1, CASE WHEN f.fin THEN 0 ELSE 1 END, u.s, u.s,"       \
   "  u.t, u.t, CASE WHEN f.fin THEN u.v END, CASE WHEN f.fin THEN u.v END,"                     \
   "  CASE WHEN f.fin THEN u.v ELSE 0 END, u.v, u.v, u.s, u.s, u.s, u.s"                         \
-  "  FROM blk b, unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o),"            \
+  "  FROM blk b JOIN metric_blocks m ON m.series_id=$1 AND m.seq=b.seq,"                         \
+  "  unnest(m.steps, m.times, m.vals) WITH ORDINALITY AS u(s, t, v, o),"                         \
   "  LATERAL (SELECT u.v NOT IN ('NaN', 'Infinity', '-Infinity') AS fin) f"                     \
   "  WHERE NOT b.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
   " SELECT bk, sum(cnt), sum(nf), min(smin), max(smax), coalesce(min(nullif(tmin, 0)), 0),"     \

@@ -379,13 +379,26 @@ START_TEST(pages_lose_and_repeat_nothing)
   ck_assert_str_eq(cJSON_GetArrayItem(refs, 0)->valuestring, "run:b2");
   ck_assert_str_eq(cJSON_GetArrayItem(refs, 7)->valuestring, "run:a0");
   cJSON_Delete(refs);
-  /* keyword search: one result per note, in rank order, across pages */
+  /* keyword search: one result per note, in rank order, across pages;
+   * without kinds the store ranks alone (one lab), with kinds it joins */
+  refs = walk("search", "{\"query\":\"note lr\",\"limit\":9", "results", &pages);
+  ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++)
+      ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
+                       cJSON_GetArrayItem(refs, j)->valuestring);
+  cJSON *all = refs;
   refs = walk("search", "{\"query\":\"note lr\",\"limit\":9,\"kinds\":[\"note\"]", "results", &pages);
   ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
   for (int i = 0; i < 40; i++)
     for (int j = i + 1; j < 40; j++)
       ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
                        cJSON_GetArrayItem(refs, j)->valuestring);
+  /* both paths rank the same way */
+  for (int i = 0; i < 40; i++)
+    ck_assert_str_eq(cJSON_GetArrayItem(refs, i)->valuestring,
+                     cJSON_GetArrayItem(all, i)->valuestring);
+  cJSON_Delete(all);
   cJSON_Delete(refs);
 }
 END_TEST

@@ -13,6 +13,7 @@
 
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
+#include "probemcp/tokens.h"
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
@@ -403,6 +404,42 @@ START_TEST(pages_lose_and_repeat_nothing)
 }
 END_TEST
 
+/* The issue asks how many tokens tools/list costs a client: measured on
+ * the response as sent (o200k_base), printed, and held under a ceiling so
+ * a wordier description is a deliberate change. */
+#define TOOLS_LIST_CEILING 3900
+START_TEST(tools_list_tokens)
+{
+  cJSON *r = tc_rpc("tools/list", "{}");
+  const char *raw = tc_last();
+  size_t total = 0;
+  ck_assert_int_eq(pmcp_tokens_count(raw, strlen(raw), &total), 0);
+  const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
+  ck_assert_int_eq(cJSON_GetArraySize(tools), 6);
+  char line[512];
+  size_t off = (size_t)snprintf(line, sizeof line, "tools/list: %zu tokens (", total);
+  size_t sum = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, tools)
+  {
+    char *one = cJSON_PrintUnformatted(t);
+    size_t n = 0;
+    ck_assert_int_eq(pmcp_tokens_count(one, strlen(one), &n), 0);
+    cJSON_free(one);
+    sum += n;
+    off += (size_t)snprintf(line + off, sizeof line - off, "%s%s %zu",
+                            t == tools->child ? "" : ", ",
+                            cJSON_GetObjectItem(t, "name")->valuestring, n);
+  }
+  snprintf(line + off, sizeof line - off, ")\n");
+  fputs(line, stderr);
+  ck_assert_uint_ge(total, sum);
+  ck_assert_msg(total <= TOOLS_LIST_CEILING, "tools/list costs %zu tokens (ceiling %d)", total,
+                TOOLS_LIST_CEILING);
+  cJSON_Delete(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("research-store");
@@ -412,6 +449,7 @@ static Suite *suite(void)
   tcase_add_test(tc, exact_channel_traces_paths_hashes_uris);
   tcase_add_test(tc, exact_channel_datasets_and_sources);
   tcase_add_test(tc, pages_lose_and_repeat_nothing);
+  tcase_add_test(tc, tools_list_tokens);
   suite_add_tcase(s, tc);
   TCase *mig = tcase_create("migration");
   tcase_add_checked_fixture(mig, NULL, teardown);

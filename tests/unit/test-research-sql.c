@@ -17,6 +17,8 @@
 #include "tool-call-util.h"
 
 static pmcp_store *RO;
+static int64_t LOSS_ID, ACC_ID, SECRET_ID;
+#define N_ACC 40000
 
 static cJSON *call_args(const char *args, int *is_error)
 {
@@ -76,10 +78,20 @@ static void fill(void)
   pmcp_series_spec sp = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t sid;
   ST_OK(s, pmcp_store_series(s, t, "run01", &sp, &sid));
+  LOSS_ID = sid;
   pmcp_point p[3] = {{0, 0, 0.1}, {1, 0, 1.0 / 3.0}, {2, 0, 12345.678901234}};
   ST_OK(s, pmcp_store_log(s, t, sid, p, 3));
   ST_OK(s, pmcp_store_series(s, t2, "secret-run", &sp, &sid));
+  SECRET_ID = sid;
   ST_OK(s, pmcp_store_log(s, t2, sid, p, 3));
+  /* several blocks, with NaNs (every 1000th point) */
+  pmcp_series_spec acc = {"acc", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  ST_OK(s, pmcp_store_series(s, t, "run02", &acc, &ACC_ID));
+  pmcp_point *pa = malloc(N_ACC * sizeof *pa);
+  for (int i = 0; i < N_ACC; i++)
+    pa[i] = (pmcp_point){100 + i, 1700000000000 + i, i % 1000 == 5 ? NAN : i * 0.25};
+  ST_OK(s, pmcp_store_log(s, t, ACC_ID, pa, N_ACC));
+  free(pa);
   pmcp_store_free(s);
 }
 
@@ -143,14 +155,16 @@ START_TEST(selects_exact_rows_of_own_tenant)
                        ->valueint, 0);
   cJSON_Delete(o);
   /* exact reals, the tenant's series only */
-  o = ok("SELECT s.last, s.vsum, s.count FROM series s JOIN runs r ON r.id = s.run_id");
+  o = ok("SELECT s.last, s.vsum, s.count FROM series s JOIN runs r ON r.id = s.run_id"
+         " WHERE s.key = 'loss'");
   cJSON *rows = cJSON_GetObjectItem(o, "rows");
   ck_assert_int_eq(cJSON_GetArraySize(rows), 1);
   cJSON *row = cJSON_GetArrayItem(rows, 0);
   ck_assert(cJSON_GetArrayItem(row, 0)->valuedouble == 12345.678901234);
   ck_assert(cJSON_GetArrayItem(row, 1)->valuedouble == 0.1 + 1.0 / 3.0 + 12345.678901234);
   cJSON_Delete(o);
-  o = ok("SELECT count(*), sum(n) FROM metric_blocks");
+  o = ok("SELECT count(*), sum(n) FROM metric_blocks b JOIN series s ON s.id = b.series_id"
+         " WHERE s.key = 'loss'");
   ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), 1)
                        ->valueint, 3);
   cJSON_Delete(o);
@@ -279,6 +293,75 @@ START_TEST(refuses_writes_and_escapes)
 }
 END_TEST
 
+static cJSON *row0(cJSON *o)
+{
+  return cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0);
+}
+
+static double cell(cJSON *o, int c)
+{
+  return cJSON_GetArrayItem(row0(o), c)->valuedouble;
+}
+
+START_TEST(metric_points_are_rows)
+{
+  /* every point of the tenant, none of the other's; NaN is NULL */
+  cJSON *o = ok("SELECT count(*), count(value), sum(value), min(step), max(step), "
+                "count(DISTINCT series_id) FROM metric_points");
+  ck_assert_int_eq((int64_t)cell(o, 0), N_ACC + 3);
+  ck_assert_int_eq((int64_t)cell(o, 1), N_ACC + 3 - N_ACC / 1000);
+  double want = 0.1 + 1.0 / 3.0 + 12345.678901234;
+  for (int i = 0; i < N_ACC; i++)
+    if (i % 1000 != 5)
+      want += i * 0.25;
+  ck_assert(fabs(cell(o, 2) - want) <= 1e-9 * want);
+  ck_assert_int_eq((int64_t)cell(o, 3), 0);
+  ck_assert_int_eq((int64_t)cell(o, 4), 100 + N_ACC - 1);
+  ck_assert_int_eq((int64_t)cell(o, 5), 2);
+  cJSON_Delete(o);
+  /* exact values and times, joined with the catalog */
+  o = ok("SELECT p.step, p.value, p.time FROM metric_points p JOIN series s "
+         "ON s.id = p.series_id WHERE s.key = 'loss' ORDER BY p.step");
+  cJSON *rows = cJSON_GetObjectItem(o, "rows");
+  ck_assert_int_eq(cJSON_GetArraySize(rows), 3);
+  ck_assert(cJSON_GetArrayItem(cJSON_GetArrayItem(rows, 1), 1)->valuedouble == 1.0 / 3.0);
+  ck_assert(cJSON_GetArrayItem(cJSON_GetArrayItem(rows, 2), 1)->valuedouble == 12345.678901234);
+  ck_assert(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetArrayItem(rows, 2), 2)));
+  cJSON_Delete(o);
+  /* pushed-down series and step bounds (several blocks, cut mid-block),
+   * with the rows checked again */
+  char q[400];
+  snprintf(q, sizeof q, "SELECT count(*), min(step), max(step), min(time) FROM metric_points "
+           "WHERE series_id = %lld AND step >= 20000.5 AND step < 36000",
+           (long long)ACC_ID);
+  o = ok(q);
+  ck_assert_int_eq((int64_t)cell(o, 0), 36000 - 20001);
+  ck_assert_int_eq((int64_t)cell(o, 1), 20001);
+  ck_assert_int_eq((int64_t)cell(o, 2), 35999);
+  ck_assert_int_eq((int64_t)cell(o, 3), 1700000000000 + 20001 - 100);
+  cJSON_Delete(o);
+  snprintf(q, sizeof q, "SELECT count(*) FROM metric_points WHERE series_id IN (%lld, '%lld')",
+           (long long)SECRET_ID, (long long)SECRET_ID);
+  o = ok(q);
+  ck_assert_int_eq((int64_t)cell(o, 0), 0);
+  cJSON_Delete(o);
+  o = ok("SELECT count(*) FROM metric_points WHERE series_id = 'x' OR step = 7.5");
+  ck_assert_int_eq((int64_t)cell(o, 0), 0);
+  cJSON_Delete(o);
+  /* read-only, and no way around the table */
+  refused("INSERT INTO metric_points VALUES(1, 1, 1, 1)", "not allowed");
+  refused("DELETE FROM metric_points", "may not be modified");
+  refused("UPDATE metric_points SET value = 0", "may not be modified");
+  refused("DROP TABLE metric_points", "not allowed");
+  refused("CREATE VIRTUAL TABLE temp.x USING pmcp_metric_points", "not allowed");
+  refused("SELECT * FROM pmcp_metric_points", "no such table");
+  refused("SELECT * FROM main.metric_points", "no such table");
+  /* the statement caps hold inside it */
+  refused("SELECT count(*) FROM metric_points a, metric_points b", "time limit");
+  cJSON_Delete(ok("SELECT count(*) FROM metric_points"));
+}
+END_TEST
+
 START_TEST(time_cap_stops_a_runaway)
 {
   refused("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
@@ -298,6 +381,7 @@ int main(void)
   tcase_add_test(tc, selects_exact_rows_of_own_tenant);
   tcase_add_test(tc, pages_rows_with_cursor);
   tcase_add_test(tc, refuses_writes_and_escapes);
+  tcase_add_test(tc, metric_points_are_rows);
   tcase_add_test(tc, time_cap_stops_a_runaway);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);

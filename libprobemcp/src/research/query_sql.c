@@ -248,8 +248,9 @@ static const char desc[] =
   "What exactly do the tables say? Read-only SQL (SQLite dialect) over the lab's research "
   "tables in `sql`: exactly one SELECT; writes, PRAGMA, ATTACH and other tables are refused. "
   "Call with no arguments to list the tables and columns you may read. Rows are exact and "
-  "paged (pass next_cursor as cursor). Statements stop after 5 s; values over 1 MiB are "
-  "errors.";
+  "paged (pass next_cursor as cursor). metric_points holds every metric point as a row "
+  "(series_id, step, time, value; NaN is NULL): filter it by series_id and step. Statements "
+  "stop after 5 s of CPU time; values over 1 MiB are errors.";
 
 int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
 {

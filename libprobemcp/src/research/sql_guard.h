@@ -6,8 +6,11 @@
  *    allows SELECT, reads made through those views, and functions (minus a
  *    short deny list), and denies everything else: writes, DDL, PRAGMA,
  *    ATTACH, transactions, direct reads of main.* tables (including
- *    sqlite_schema) and virtual tables;
- *  - a progress handler that ends a statement after its time cap or its
+ *    sqlite_schema) and virtual tables; metric_points is the store's own
+ *    read-only virtual table of the tenant's points (sq_points_vtab.c);
+ *  - a progress handler that ends a statement after its time cap (CPU
+ *    time of the statement's thread, with an elapsed-time backstop of four
+ *    times the cap) or its
  *    budget of virtual machine steps (rows scanned), or on cancellation;
  *  - SQLITE_LIMIT_LENGTH on the size of any value, so a huge randomblob or
  *    zeroblob is an error, and exactly one statement per call. */
@@ -25,7 +28,7 @@ typedef struct pmcp__sqlg pmcp__sqlg;
 
 /* Limits; zeros take the defaults. */
 typedef struct pmcp__sqlg_limits {
-  int64_t time_ms;      /* per statement: 5000 */
+  int64_t time_ms;      /* per statement, CPU time: 5000 */
   int64_t max_steps;    /* VM steps per statement: 2e9 */
   int max_value_bytes;  /* any string or blob: 1 MiB */
 } pmcp__sqlg_limits;

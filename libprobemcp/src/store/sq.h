@@ -218,4 +218,10 @@ int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series
  * it with sqlite3_close(). */
 int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out);
 
+/* sq_points_vtab.c: on such a connection, makes temp.@p name, a read-only
+ * virtual table of tenant @p tenant's float points (series_id, step, time,
+ * value). *@p internal is 1 while the table runs its own block query (an
+ * authorizer lets that through). Returns 0 or PMCP_ENOMEM/PMCP_ESTORE. */
+int pmcp__sq_points_vtab(sqlite3 *db, int64_t tenant, int *internal, const char *name);
+
 #endif

@@ -661,6 +661,7 @@ static const char *reason_phrase(int status)
   case 202: return "Accepted";
   case 204: return "No Content";
   case 400: return "Bad Request";
+  case 401: return "Unauthorized";
   case 403: return "Forbidden";
   case 404: return "Not Found";
   case 405: return "Method Not Allowed";

@@ -70,6 +70,7 @@ typedef struct phttp_req {
   const char *reason;        /* message for the rejection */
   int expect_continue;
   int route;                 /* claimed by the host's routes (route.c) */
+  void *principal;           /* pmcp_http_options.auth's answer */
 } phttp_req;
 
 enum phttp_conn_state {
@@ -163,6 +164,7 @@ struct phttp_session {
   unsigned nwork;            /* handler runs queued on the thread pool */
   int zombie;                /* ended; freed when nwork drops to 0 */
   _Atomic int dead;          /* read by workers */
+  void *principal;           /* who opened it (authentication on), or NULL */
 };
 
 /* ---- handler runs off the loop (pool.c) ---------------------------------- */
@@ -272,7 +274,8 @@ void phttp_conn_set_ping(phttp_conn *c);
 phttp_session *phttp_session_find(pmcp_http *h, const char *id, size_t n);
 void phttp_session_touch(pmcp_http *h, phttp_session *s);
 /* Returns NULL with *status set (503: no room, 500: engine refused). */
-phttp_session *phttp_session_new(pmcp_http *h, int stateless, int *status);
+phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
+                                 int *status);
 void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why);
 void phttp_session_header(phttp_session *s, char *out, size_t size);
 phttp_stream *phttp_stream_new(phttp_session *s);

@@ -8,6 +8,7 @@
 
 #include <probemcp/probemcp.h>
 
+#include "auth_mcp.h"
 #include "transport.h"
 
 static const char usage[] =
@@ -42,6 +43,16 @@ static const char usage[] =
   "  --toolset NAME         research, tracking or all (default research)\n"
   "  --papers-url URL       remote papers provider for find_papers (default\n"
   "                         $PROBE_PAPERS_URL; none: the store's papers index)\n"
+  "  --public-base-url URL  the service's public origin (default\n"
+  "                         $PUBLIC_BASE_URL; else from Host / forwarded\n"
+  "                         headers): the 401's resource_metadata URL\n"
+  "  --insecure-no-auth     serve without authentication (local development\n"
+  "                         only: refused unless listening on loopback)\n"
+  "\n"
+  "Authentication is on by default: every request to the endpoint needs\n"
+  "Authorization: Bearer with a workspace API key (probe key create) or an\n"
+  "OAuth access token; the store must exist and is opened read-write for\n"
+  "the service tables (keys, users, audit), read-only for the tools.\n"
   "  --help                 this text\n"
   "  --version              print the version\n";
 
@@ -68,7 +79,15 @@ typedef struct serve_ctx {
   const char *store, *tenant, *toolset;
   pmcp_store *st;     /* must outlive the server: freed after the run */
   const char *papers_url;
+  mcp_auth *auth;     /* NULL: --insecure-no-auth */
 } serve_ctx;
+
+/* True for a listening address only this machine can reach. */
+static int loopback_host(const char *h)
+{
+  return strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0 || strcmp(h, "[::1]") == 0 ||
+         strcmp(h, "localhost") == 0;
+}
 
 /* Registers the toolset asked for, as probe-mcp-stdio does: the store is
  * opened read-only; with no store given and none found, the server serves
@@ -80,6 +99,10 @@ static int setup(pmcp_server *srv, void *ud)
   int want_tracking = x->toolset && (strcmp(x->toolset, "tracking") == 0 ||
                                      strcmp(x->toolset, "all") == 0);
   int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
+  if (x->auth && mcp_auth_install(x->auth, srv) != 0) {
+    fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
+    return -1;
+  }
   int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
   if (rc) {
     char why[512];
@@ -121,6 +144,8 @@ int main(int argc, char **argv)
   pmcp_http_options o = {0};
   char host[128] = "127.0.0.1";
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
+  const char *public_base = getenv("PUBLIC_BASE_URL");
+  int no_auth = 0;
   const char *hosts[64], *origins[64];
   size_t nh = 0, no = 0;
   int port = 8080;
@@ -221,6 +246,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(a, "--tenant")) {
       NEEDV();
       tenant = v;
+    } else if (!strcmp(a, "--insecure-no-auth")) {
+      no_auth = 1;
+    } else if (!strcmp(a, "--public-base-url")) {
+      NEEDV();
+      public_base = v;
     } else if (!strcmp(a, "--papers-url")) {
       NEEDV();
       papers_url = v;
@@ -245,8 +275,39 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL, papers_url};
+  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL};
+  pmcp_store *svc = NULL;
+  if (no_auth && !loopback_host(host)) {
+    fprintf(stderr, "probe-mcp-http: --insecure-no-auth is for local development and only"
+            " listens on loopback (127.0.0.1, ::1), not on %s: drop it and use API keys"
+            " (probe key create) or OAuth\n", host);
+    return 2;
+  }
+  if (!no_auth) {
+    /* The service tables are written (key last use, audit); the tools get
+     * their own read-only handle in setup(). Opening read-write first also
+     * brings an older store's schema up to date. */
+    int src = pmcp_store_open(&svc, store, 0);
+    char why[600];
+    if (src != 0) {
+      fprintf(stderr, "probe-mcp-http: cannot open the store: %s (authentication needs the"
+              " store that holds the API keys and users; create it with 'probe init', or use"
+              " --insecure-no-auth on loopback for local development)\n",
+              svc ? pmcp_store_errmsg(svc) : pmcp_strerror(src));
+      pmcp_store_free(svc);
+      return 1;
+    }
+    if (mcp_auth_new(&x.auth, svc, tenant, public_base, o.endpoint, why, sizeof why) != 0) {
+      fprintf(stderr, "probe-mcp-http: %s\n", why);
+      pmcp_store_free(svc);
+      return 1;
+    }
+    o.auth = mcp_auth_http;
+    o.auth_ud = x.auth;
+  }
   int rc = pmcp_http_run(&o, &so, setup, &x);
   pmcp_store_free(x.st);
+  mcp_auth_free(x.auth);
+  pmcp_store_free(svc);
   return rc;
 }

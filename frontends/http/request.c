@@ -54,6 +54,11 @@ void phttp_check_headers(phttp_conn *c)
   r->route = phttp_route_claim(c);
   if (r->route)
     return; /* the host's own route (OAuth, consent): it checks Origin */
+  /* Browser cookies never reach MCP (nor its authentication): a web page
+   * must not drive the endpoint with a person's signed-in session. */
+  for (unsigned i = 0; i < r->nhdrs; i++)
+    if (r->hdrs[i].name_len == 6 && strncasecmp(r->arena + r->hdrs[i].name, "cookie", 6) == 0)
+      r->hdrs[i].name_len = 0;
   const char *origin = phttp_header(r, "origin", &n, &count);
   if (count > 1)
     { set_reject(c, 400, "more than one Origin header"); return; }
@@ -116,7 +121,8 @@ static phttp_session *request_session(phttp_conn *c)
     return NULL;
   }
   phttp_session *s = phttp_session_find(c->h, sid, n);
-  if (!s || s->issued <= 0) {
+  /* Another principal's session is answered like an unknown one. */
+  if (!s || s->issued <= 0 || (c->h->o.auth && s->principal != c->req.principal)) {
     phttp_respond_error(c, 404, -32001, "Session not found");
     return NULL;
   }
@@ -216,7 +222,7 @@ static void handle_post(phttp_conn *c)
   phttp_session *s;
   if (h->o.stateless) {
     int status;
-    s = phttp_session_new(h, 1, &status);
+    s = phttp_session_new(h, 1, r->principal, &status);
     if (!s) {
       cJSON_Delete(root);
       phttp_respond_error(c, status, -32603, "cannot open a session");
@@ -237,7 +243,7 @@ static void handle_post(phttp_conn *c)
       return;
     }
     int status;
-    s = phttp_session_new(h, 0, &status);
+    s = phttp_session_new(h, 0, r->principal, &status);
     if (!s) {
       cJSON_Delete(root);
       phttp_respond_error(c, status, -32000, status == 503
@@ -475,12 +481,78 @@ static void handle_delete(phttp_conn *c)
   phttp_respond(c, 204, NULL, NULL, NULL, 0);
 }
 
+/* Runs pmcp_http_options.auth over the request's headers. Returns 0 with
+ * c->req.principal set, or answers 401 and returns -1. */
+static int authenticate(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  phttp_req *r = &c->req;
+  const char *names[PHTTP_MAX_HEADERS], *values[PHTTP_MAX_HEADERS];
+  size_t total = 0, n = 0;
+  for (unsigned i = 0; i < r->nhdrs; i++)
+    total += r->hdrs[i].name_len + r->hdrs[i].value_len + 2;
+  char *mem = malloc(total + 1);
+  if (!mem) {
+    phttp_respond_error(c, 503, -32603, "out of memory");
+    return -1;
+  }
+  char *p = mem;
+  for (unsigned i = 0; i < r->nhdrs; i++) {
+    const phttp_hdr *hd = &r->hdrs[i];
+    if (hd->name_len == 0)
+      continue; /* removed (Cookie) */
+    names[n] = p;
+    for (uint32_t k = 0; k < hd->name_len; k++) {
+      char ch = r->arena[hd->name + k];
+      *p++ = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    *p++ = '\0';
+    values[n] = p;
+    size_t vl = hd->value_len;
+    while (vl && (r->arena[hd->value + vl - 1] == ' ' || r->arena[hd->value + vl - 1] == '\t'))
+      vl--;
+    memcpy(p, r->arena + hd->value, vl);
+    p += vl;
+    *p++ = '\0';
+    n++;
+  }
+  pmcp_http_request req = {0};
+  req.h = h;
+  req.method = llhttp_method_name((llhttp_method_t)r->method);
+  req.path = h->endpoint;
+  req.query = "";
+  req.body = "";
+  req.nheaders = n;
+  req.names = names;
+  req.values = values;
+  char challenge[1024] = "", why[256] = "";
+  r->principal = h->o.auth(h->o.auth_ud, &req, challenge, sizeof challenge, why, sizeof why);
+  free(mem);
+  if (r->principal)
+    return 0;
+  char extra[1200], body[512];
+  snprintf(extra, sizeof extra, "WWW-Authenticate: %s\r\n",
+           challenge[0] ? challenge : "Bearer");
+  pmcp_buf esc = PMCP_BUF_INIT;
+  const char *msg = why[0] ? why : "authentication required";
+  hbuf_json_string(&esc, msg, strlen(msg));
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,\"message\":%s},\"id\":null}",
+           esc.ptr ? esc.ptr : "\"authentication required\"");
+  hbuf_free(&esc);
+  phttp_respond(c, 401, "application/json", extra, body, strlen(body));
+  return -1;
+}
+
 void phttp_handle_request(phttp_conn *c)
 {
   if (c->req.route) {
     phttp_route_handle(c);
     return;
   }
+  c->req.principal = NULL;
+  if (c->h->o.auth && authenticate(c) != 0)
+    return;
   switch (c->req.method) {
   case HTTP_POST:
     handle_post(c);

@@ -248,7 +248,8 @@ static int session_busy(const phttp_session *s)
 }
 
 /* Returns NULL with *status set (503: no room). */
-phttp_session *phttp_session_new(pmcp_http *h, int stateless, int *status)
+phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
+                                 int *status)
 {
   *status = 503;
   if (!stateless && h->nsessions >= h->o.max_sessions) {
@@ -266,9 +267,10 @@ phttp_session *phttp_session_new(pmcp_http *h, int stateless, int *status)
   if (!s)
     return NULL;
   s->stateless = stateless;
+  s->principal = principal;
   new_session_id(h, s->id);
   int rc = pmcp_server_session_open(h->server, s->id,
-                                    stateless ? PMCP_SESSION_STATELESS : 0, NULL);
+                                    stateless ? PMCP_SESSION_STATELESS : 0, principal);
   if (rc != 0) {
     free(s);
     *status = 500;

@@ -113,6 +113,20 @@ typedef struct pmcp_http_options {
   void (*route_handle)(void *ud, const pmcp_http_request *req,
                        pmcp_http_response *res);
   void *route_ud;
+  /* Authentication of the endpoint (probe-mcp-http), or NULL: open (the
+   * conformance fixtures). Runs on the loop thread for every request to
+   * the endpoint that passed the header checks; its Cookie headers are
+   * gone by then, so a browser's session never reaches MCP. @p req has
+   * the method, path and headers (no body). Returns the request's
+   * principal, an object of the host's that lives as long as the
+   * transport (the same object for the same identity: a session only
+   * accepts requests of the principal it was opened with, others get 404
+   * like an unknown session; it is the session's ud in the engine), or
+   * NULL: 401 with "WWW-Authenticate: " + what was written to
+   * @p challenge and a JSON-RPC error carrying @p why. */
+  void *(*auth)(void *ud, const pmcp_http_request *req, char *challenge,
+                size_t challenge_size, char *why, size_t why_size);
+  void *auth_ud;
   /* Testing only (the fuzz target): session ids are a counter, not random,
    * and no socket is opened. Never set by the frontends. */
   int testing;

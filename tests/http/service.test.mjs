@@ -19,10 +19,13 @@ test('serves the research tools of a demo store', async () => {
   try {
     const store = path.join(dir, 'store.db');
     execFileSync(PROBE, ['--store', store, 'demo'], { stdio: 'ignore' });
+    const key = execFileSync(PROBE, ['--store', store, 'key', 'create'], { encoding: 'utf8' }).trim();
     const srv = await startServer(HTTP, ['--store', store]);
     try {
       const client = new Client({ name: 'service-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(srv.url));
+      await client.connect(new StreamableHTTPClientTransport(srv.url, {
+        requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      }));
       const names = (await client.listTools()).tools.map((t) => t.name);
       assert.ok(names.includes('browse') && names.includes('search'), names.join(','));
       const r = await client.callTool({ name: 'browse', arguments: { mode: 'runs', token_budget: 512 } });
@@ -33,6 +36,30 @@ test('serves the research tools of a demo store', async () => {
     } finally {
       await srv.stop();
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--insecure-no-auth serves without keys on loopback only', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
+  try {
+    const store = path.join(dir, 'store.db');
+    execFileSync(PROBE, ['--store', store, 'demo'], { stdio: 'ignore' });
+    const srv = await startServer(HTTP, ['--store', store, '--insecure-no-auth']);
+    try {
+      const client = new Client({ name: 'service-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(srv.url));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('browse'), names.join(','));
+      await client.close();
+    } finally {
+      await srv.stop();
+    }
+    const r = spawnSync(HTTP, ['--listen', '0.0.0.0:0', '--store', store, '--insecure-no-auth'],
+      { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /only listens on loopback/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

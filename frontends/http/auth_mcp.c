@@ -1,0 +1,298 @@
+/* See auth_mcp.h. Principals live in a table of holders, one per identity
+ * (key id or connection id), for the life of the server: sessions and
+ * engine calls keep pointers to them without reference counting, and each
+ * request refreshes its holder from the store, so a revocation, a disabled
+ * person or a changed role takes effect at the next request. The table is
+ * bounded by the number of credentials that ever authenticated. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auth_mcp.h"
+#include "core/registry.h"
+#include "oauth.h"
+#include "util/buf.h"
+
+typedef struct holder {
+  struct holder *next;
+  pthread_mutex_t mu;
+  pmcp__principal p;
+} holder;
+
+struct mcp_auth {
+  pmcp_store *st;            /* writable; every use under mu */
+  pthread_mutex_t mu;
+  pmcp_tenant tenant;
+  char public_base[512];
+  char endpoint[256];
+  holder *holders;           /* under hmu */
+  pthread_mutex_t hmu;
+  char token_prefix[32];
+  mcp_token_fn token_fn;
+  void *token_ud;
+  pmcp_server *srv;          /* for the tools' hints (immutable once served) */
+};
+
+int mcp_auth_new(mcp_auth **out, pmcp_store *st, const char *tenant,
+                 const char *public_base, const char *endpoint, char *why,
+                 size_t whysize)
+{
+  *out = NULL;
+  mcp_auth *a = calloc(1, sizeof *a);
+  if (!a) {
+    snprintf(why, whysize, "out of memory");
+    return -1;
+  }
+  a->st = st;
+  pthread_mutex_init(&a->mu, NULL);
+  pthread_mutex_init(&a->hmu, NULL);
+  snprintf(a->endpoint, sizeof a->endpoint, "%s", endpoint ? endpoint : "/mcp");
+  if (public_base && *public_base &&
+      poauth_config_url(public_base, a->public_base, sizeof a->public_base, why,
+                        whysize) != 0) {
+    mcp_auth_free(a);
+    return -1;
+  }
+  if (pmcp_store_tenant(st, tenant, 0, &a->tenant) != 0) {
+    snprintf(why, whysize, "no tenant '%s' in the store", tenant ? tenant : "default");
+    mcp_auth_free(a);
+    return -1;
+  }
+  *out = a;
+  return 0;
+}
+
+void mcp_auth_free(mcp_auth *a)
+{
+  if (!a)
+    return;
+  for (holder *h = a->holders, *n; h; h = n) {
+    n = h->next;
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+  }
+  pthread_mutex_destroy(&a->mu);
+  pthread_mutex_destroy(&a->hmu);
+  free(a);
+}
+
+void mcp_auth_set_token_resolver(mcp_auth *a, const char *prefix, mcp_token_fn fn,
+                                 void *ud)
+{
+  snprintf(a->token_prefix, sizeof a->token_prefix, "%s", prefix ? prefix : "");
+  a->token_fn = fn;
+  a->token_ud = ud;
+}
+
+pmcp_tenant mcp_auth_tenant(const mcp_auth *a)
+{
+  return a->tenant;
+}
+
+/* The holder of @p p's identity, refreshed from @p p. */
+static holder *holder_for(mcp_auth *a, const pmcp__principal *p)
+{
+  pthread_mutex_lock(&a->hmu);
+  holder *h = a->holders;
+  while (h && !(h->p.kind == p->kind && strcmp(h->p.id, p->id) == 0))
+    h = h->next;
+  if (!h && (h = calloc(1, sizeof *h)) != NULL) {
+    pthread_mutex_init(&h->mu, NULL);
+    h->next = a->holders;
+    a->holders = h;
+  }
+  pthread_mutex_unlock(&a->hmu);
+  if (h) {
+    pthread_mutex_lock(&h->mu);
+    h->p = *p;
+    pthread_mutex_unlock(&h->mu);
+  }
+  return h;
+}
+
+int mcp_auth_principal(void *session_ud, pmcp__principal *out)
+{
+  holder *h = session_ud;
+  if (!h)
+    return -1;
+  pthread_mutex_lock(&h->mu);
+  *out = h->p;
+  pthread_mutex_unlock(&h->mu);
+  return 0;
+}
+
+static void challenge_for(mcp_auth *a, const pmcp_http_request *req, int invalid,
+                          char *out, size_t size)
+{
+  char base[512];
+  if (poauth_base_url(req, a->public_base[0] ? a->public_base : NULL, base,
+                      sizeof base) != 0)
+    base[0] = '\0';
+  /* Only characters a quoted-string may hold reach the header. */
+  for (char *p = base; *p; p++)
+    if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '_';
+  snprintf(out, size, "Bearer resource_metadata=\"%s/.well-known/oauth-protected-resource%s\"%s",
+           base, a->endpoint, invalid ? ", error=\"invalid_token\"" : "");
+}
+
+void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
+                    size_t challenge_size, char *why, size_t why_size)
+{
+  mcp_auth *a = ud;
+  int count = 0;
+  const char *authz = pmcp_http_request_header(req, "authorization", &count);
+  if (!authz || count != 1) {
+    challenge_for(a, req, 0, challenge, challenge_size);
+    snprintf(why, why_size, "%s", authz
+             ? "send one Authorization header"
+             : "authentication required: send Authorization: Bearer <API key or access token>");
+    return NULL;
+  }
+  if (strncasecmp(authz, "Bearer ", 7) != 0) {
+    challenge_for(a, req, 0, challenge, challenge_size);
+    snprintf(why, why_size, "only Bearer credentials are accepted");
+    return NULL;
+  }
+  const char *tok = authz + 7;
+  while (*tok == ' ')
+    tok++;
+  size_t len = strlen(tok);
+  pmcp__principal p;
+  int rc = PMCP_EDENIED;
+  const char *msg = "invalid or revoked credential";
+  pthread_mutex_lock(&a->mu);
+  if (len >= 3 && strncmp(tok, "pk_", 3) == 0) {
+    rc = pmcp__auth_key_principal(a->st, tok, len, &p);
+    msg = "invalid or revoked API key";
+  } else if (a->token_fn && a->token_prefix[0] &&
+             strncmp(tok, a->token_prefix, strlen(a->token_prefix)) == 0) {
+    char conn[64] = "";
+    /* The oauth code uses its own store handle and lock. */
+    pthread_mutex_unlock(&a->mu);
+    int ok = a->token_fn(a->token_ud, tok, len, conn);
+    pthread_mutex_lock(&a->mu);
+    msg = "invalid or expired access token";
+    if (ok == 1)
+      rc = pmcp__auth_connection_principal(a->st, conn, &p);
+    else
+      rc = ok < 0 ? PMCP_ESTORE : PMCP_EDENIED;
+  }
+  pthread_mutex_unlock(&a->mu);
+  /* A credential of another tenant is answered exactly like an unknown
+   * one: nothing says the other tenant exists. */
+  if (rc == 0 && p.tenant_id != a->tenant.id)
+    rc = PMCP_EDENIED;
+  if (rc != 0) {
+    challenge_for(a, req, 1, challenge, challenge_size);
+    snprintf(why, why_size, "%s", rc == PMCP_EDENIED ? msg
+             : "the credential could not be checked (store unavailable): try again");
+    return NULL;
+  }
+  holder *h = holder_for(a, &p);
+  if (!h)
+    snprintf(why, why_size, "out of memory");
+  return h;
+}
+
+/* ---- tools ---------------------------------------------------------------- */
+
+static int is_write_tool(const pmcp_server *srv, const char *name)
+{
+  const pmcp__tool *t = srv ? pmcp__tool_find(srv, name) : NULL;
+  return !t || t->read_only != PMCP_HINT_TRUE;
+}
+
+static int filter(const char *tool, void *session_ud, void *ud)
+{
+  mcp_auth *a = ud;
+  pmcp__principal p;
+  if (mcp_auth_principal(session_ud, &p) != 0)
+    return 0; /* authentication is on: a session without a principal sees nothing */
+  if (!is_write_tool(a->srv, tool))
+    return 1;
+  return pmcp__principal_can_write(&p);
+}
+
+int mcp_auth_install(mcp_auth *a, pmcp_server *srv)
+{
+  a->srv = srv;
+  return pmcp_server_set_tool_filter(srv, filter, a, NULL);
+}
+
+typedef struct write_tool {
+  mcp_auth *a;
+  char *name, *action;
+  pmcp_tool_fn handler;
+  void *ud;
+  void (*ud_free)(void *ud);
+} write_tool;
+
+static void write_tool_free(void *ud)
+{
+  write_tool *w = ud;
+  if (!w)
+    return;
+  if (w->ud_free)
+    w->ud_free(w->ud);
+  free(w->name);
+  free(w->action);
+  free(w);
+}
+
+static int write_handler(pmcp_call *call, void *ud)
+{
+  write_tool *w = ud;
+  if (!w->a)
+    return w->handler(call, w->ud);
+  pmcp__principal p;
+  /* The filter already hides the tool; this is the second wall, with the
+   * principal as of this call. */
+  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0 ||
+      !pmcp__principal_can_write(&p)) {
+    pmcp_result_errorf(call, "this connection may not use write tools");
+    return 0;
+  }
+  int rc = w->handler(call, w->ud);
+  pmcp_buf d = PMCP_BUF_INIT;
+  pmcp__buf_puts(&d, "{\"tool\":");
+  pmcp__buf_json_string(&d, w->name, strlen(w->name));
+  pmcp__buf_printf(&d, ",\"status\":\"%s\"}", rc == 0 ? "done" : "failed");
+  if (d.ptr) {
+    pthread_mutex_lock(&w->a->mu);
+    pmcp_tenant t = {p.tenant_id};
+    pmcp__audit(w->a->st, t, p.workspace, p.actor, w->action, "mcp", d.ptr);
+    pthread_mutex_unlock(&w->a->mu);
+  }
+  pmcp_buf_dispose(&d);
+  return rc;
+}
+
+int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *def,
+                            const char *action)
+{
+  write_tool *w = calloc(1, sizeof *w);
+  if (!w || !(w->name = strdup(def->name ? def->name : "")) ||
+      !(w->action = strdup(action ? action : "tool.write"))) {
+    if (def->ud_free)
+      def->ud_free(def->ud);
+    if (w) {
+      free(w->name);
+      free(w);
+    }
+    return PMCP_ENOMEM;
+  }
+  w->a = a;
+  w->handler = def->handler;
+  w->ud = def->ud;
+  w->ud_free = def->ud_free;
+  pmcp_tool_def d = *def;
+  if (d.read_only == PMCP_HINT_TRUE)
+    d.read_only = PMCP_HINT_FALSE;
+  d.handler = write_handler;
+  d.ud = w;
+  d.ud_free = write_tool_free;
+  return pmcp_server_add_tool(srv, &d);
+}

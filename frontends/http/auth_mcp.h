@@ -1,0 +1,60 @@
+/* Authentication and authorization of probe-mcp-http's MCP endpoint
+ * (issue 7): who a request is (a workspace API key "pk_...", or an OAuth
+ * access token resolved by the oauth code into a connection), re-read from
+ * the store on every request; which tools its session sees (write tools
+ * only for write access with an editor or admin role); and the audit of
+ * every write tool call. Used by probe-mcp-http and the test-only write
+ * server (tests/http/http-writeserver.c). */
+#ifndef PMCP_HTTP_AUTH_MCP_H
+#define PMCP_HTTP_AUTH_MCP_H
+
+#include <stddef.h>
+
+#include <probemcp/probemcp.h>
+
+#include "auth/auth.h"
+#include "transport.h"
+
+typedef struct mcp_auth mcp_auth;
+
+/* Resolves a bearer token of another kind (OAuth access tokens) into a
+ * connection id: 1 valid, 0 not valid, < 0 store error. Thread-safe. */
+typedef int (*mcp_token_fn)(void *ud, const char *token, size_t len, char conn_id[64]);
+
+/* @p st: a writable store (the service tables), borrowed, outliving the
+ * object. @p tenant: the tenant the server serves (NULL: "default"); a
+ * credential of another tenant is refused like an unknown one.
+ * @p public_base: PUBLIC_BASE_URL or NULL (then the 401's
+ * resource_metadata URL is built from Host / forwarded headers).
+ * @p endpoint: the MCP path. Returns 0 or -1 with a reason. */
+int mcp_auth_new(mcp_auth **out, pmcp_store *st, const char *tenant,
+                 const char *public_base, const char *endpoint, char *why,
+                 size_t whysize);
+void mcp_auth_free(mcp_auth *a);
+
+/* Tokens starting with @p prefix (e.g. "pbm_at_") go to @p fn. One slot. */
+void mcp_auth_set_token_resolver(mcp_auth *a, const char *prefix, mcp_token_fn fn,
+                                 void *ud);
+
+/* pmcp_http_options.auth with auth_ud = the mcp_auth. */
+void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
+                    size_t challenge_size, char *why, size_t why_size);
+
+/* Installs the tool filter on @p srv (before the first message). */
+int mcp_auth_install(mcp_auth *a, pmcp_server *srv);
+
+/* Registers a write tool (its read_only hint must not be true): hidden
+ * from, and refused to, sessions that may not write; each call is audited
+ * as @p action (e.g. "run.delete") with via "mcp". @p a NULL: no checks
+ * (authentication off), no audit. */
+int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *def,
+                            const char *action);
+
+/* The current principal of a session (its engine ud): 0, or -1 when the
+ * session has none (authentication off). */
+int mcp_auth_principal(void *session_ud, pmcp__principal *out);
+
+/* The served tenant (for the toolsets' scope). */
+pmcp_tenant mcp_auth_tenant(const mcp_auth *a);
+
+#endif

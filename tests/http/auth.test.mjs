@@ -1,0 +1,265 @@
+// Authentication and authorization of the MCP endpoint (issue 7), against
+// the test-only write server (http-writeserver: whoami + a write tool) and
+// probe-mcp-http itself: 401s with resource_metadata, cookies stripped,
+// tool lists tailored per principal and write tools refused, keys across
+// tenants, revoked keys, disabled people and changed roles at the next
+// call, sessions bound to their principal, the audit of write tools, and a
+// battery of tampered and truncated credentials.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { raw, startServer } from './lib.mjs';
+
+const WS = process.env.HTTP_WRITESERVER;
+const PROBE = process.env.PROBE_CLI;
+const HTTP = process.env.PROBE_MCP_HTTP;
+
+const INIT = JSON.stringify({
+  jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+});
+const BASE = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+function probe(store, args, input) {
+  return execFileSync(PROBE, ['--store', store, ...args], { encoding: 'utf8', input }).trim();
+}
+
+// A session for a bearer token: initialize + initialized; returns a
+// function that sends one JSON-RPC request and resolves {status, msg}.
+async function session(port, token, extra = {}) {
+  const auth = token ? { authorization: `Bearer ${token}` } : {};
+  const r = await raw(port, { headers: { ...BASE, ...auth, ...extra }, body: INIT });
+  if (r.status !== 200) return { status: r.status, headers: r.headers, body: r.body };
+  const sid = r.headers['mcp-session-id'];
+  const h = { ...BASE, ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+  await raw(port, { headers: h, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  let id = 10;
+  const call = async (method, params = {}, tok = token) => {
+    const hh = { ...h, authorization: `Bearer ${tok}` };
+    const res = await raw(port, { headers: hh, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }) });
+    let msg = null;
+    try { msg = JSON.parse(res.body); } catch { /* 4xx text */ }
+    return { status: res.status, msg, headers: res.headers, body: res.body };
+  };
+  return { status: 200, sid, call };
+}
+
+const toolNames = async (s) => (await s.call('tools/list')).msg.result.tools.map((t) => t.name).sort();
+
+function startWriteServer(store, conns = []) {
+  return new Promise((resolve, reject) => {
+    const args = ['--store', store, ...conns.flatMap((c) => ['--connection', c])];
+    const child = spawn(WS, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`writeserver did not start: ${err}`)), 15000);
+    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/[^\s]+)/);
+      if (m) {
+        clearTimeout(timer);
+        const url = new URL(m[1]);
+        resolve({
+          port: Number(url.port),
+          conns: [...out.matchAll(/connection (\S+)/g)].map((x) => x[1]),
+          stop: async () => {
+            child.kill('SIGTERM');
+            await new Promise((r) => child.on('exit', r));
+            assert.equal(child.exitCode, 0, err);
+          },
+        });
+      }
+    });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`exited ${code}: ${err}`)); });
+  });
+}
+
+function fixture() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  probe(store, ['project', 'create', 'P1']);
+  probe(store, ['run', 'create', 'r1', '--project', 'p1', '--id', 'r1']);
+  probe(store, ['run', 'create', 'r2', '--project', 'p1', '--id', 'r2']);
+  probe(store, ['--tenant', 'lab-b', 'init']);
+  return { dir, store };
+}
+
+test('no credential, cookies, tampered keys: 401 with resource_metadata', async () => {
+  const { dir, store } = fixture();
+  const srv = await startWriteServer(store);
+  try {
+    const key = probe(store, ['key', 'create', '--scope', 'write']);
+    const none = await raw(srv.port, { headers: BASE, body: INIT });
+    assert.equal(none.status, 401);
+    assert.match(none.headers['www-authenticate'],
+      new RegExp(`^Bearer resource_metadata="http://127\\.0\\.0\\.1:${srv.port}/\\.well-known/oauth-protected-resource/mcp"`));
+    // A browser's session cookie alone: stripped, so a 401.
+    const cookie = await raw(srv.port, { headers: { ...BASE, cookie: `session=${key}; pbm_session=x` }, body: INIT });
+    assert.equal(cookie.status, 401);
+    // The key next to a cookie still works (the cookie is ignored).
+    const both = await session(srv.port, key, { cookie: 'pbm_session=x' });
+    assert.equal(both.status, 200);
+    // Tampered, truncated, extended, other schemes, padding: all one 401.
+    const flip = (s, i) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    const bad = [flip(key, 5), flip(key, key.length - 1), key.slice(0, -1), key.slice(0, 3),
+      `${key}A`, `${key}=`, key.replace('pk_', 'PK_'), `pk_${'A'.repeat(43)}`, '', 'pbm_at_x'];
+    const bodies = new Set();
+    for (const b of bad) {
+      const r = await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${b}` }, body: INIT });
+      assert.equal(r.status, 401, b);
+      assert.match(r.headers['www-authenticate'], /resource_metadata=/);
+      if (b.startsWith('pk_')) bodies.add(r.body);
+    }
+    assert.equal(bodies.size, 1, [...bodies].join('\n'));
+    const basic = await raw(srv.port, { headers: { ...BASE, authorization: `Basic ${key}` }, body: INIT });
+    assert.equal(basic.status, 401);
+    const two = await raw(srv.port, { headers: { ...BASE, authorization: [`Bearer ${key}`, `Bearer ${key}`] }, body: INIT });
+    assert.equal(two.status, 401);
+    // The audit never holds the secret.
+    assert.ok(!probe(store, ['audit', '--json']).includes(key));
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('keys: read scope sees no write tool and is refused; write scope is audited', async () => {
+  const { dir, store } = fixture();
+  const srv = await startWriteServer(store);
+  try {
+    const rkey = probe(store, ['key', 'create', '--scope', 'read']);
+    const wkey = probe(store, ['key', 'create', '--scope', 'write', '--name', 'agent']);
+    const r = await session(srv.port, rkey);
+    assert.deepEqual(await toolNames(r), ['whoami']);
+    const refused = await r.call('tools/call', { name: 'delete_run', arguments: { run: 'run:r1' } });
+    assert.ok(refused.msg.error || refused.msg.result?.isError, refused.body);
+    assert.doesNotMatch(refused.body, /deleted/);
+    const me = JSON.parse((await r.call('tools/call', { name: 'whoami', arguments: {} })).msg.result.content[0].text);
+    assert.equal(me.kind, 'key');
+    assert.equal(me.tenant, 'default');
+    assert.equal(me.workspace, 'default');
+    assert.equal(me.role, 'viewer');
+    const w = await session(srv.port, wkey);
+    assert.deepEqual(await toolNames(w), ['delete_run', 'whoami']);
+    const tool = (await w.call('tools/list')).msg.result.tools.find((t) => t.name === 'delete_run');
+    assert.equal(tool.annotations.destructiveHint, true);
+    const ok = await w.call('tools/call', { name: 'delete_run', arguments: { run: 'run:r1' } });
+    assert.equal(ok.msg.result.content[0].text, 'deleted', ok.body);
+    const meW = JSON.parse((await w.call('tools/call', { name: 'whoami', arguments: {} })).msg.result.content[0].text);
+    assert.equal(meW.role, 'editor');
+    assert.equal(meW.write, true);
+    const audit = JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete']));
+    assert.equal(audit.length, 1);
+    assert.equal(audit[0].via, 'mcp');
+    assert.equal(audit[0].tenant, 'default');
+    assert.equal(audit[0].actor, `key:${meW.id}`);
+    assert.equal(audit[0].details.tool, 'delete_run');
+    // A session opened with one key does not accept another's requests.
+    const hijack = await w.call('tools/list', {}, rkey);
+    assert.equal(hijack.status, 404);
+    // Revocation takes effect at the next request of the same session.
+    const id = JSON.parse(probe(store, ['key', 'list', '--json'])).find((k) => k.name === 'agent').id;
+    probe(store, ['key', 'revoke', id]);
+    const after = await w.call('tools/list');
+    assert.equal(after.status, 401);
+    assert.match(after.headers['www-authenticate'], /invalid_token/);
+    const creates = JSON.parse(probe(store, ['audit', '--json', '--action', 'api_key.']));
+    assert.deepEqual(creates.map((e) => e.action), ['api_key.create', 'api_key.create', 'api_key.revoke']);
+    assert.ok(creates.every((e) => e.via === 'cli'));
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a key of another tenant is refused like an unknown key', async () => {
+  const { dir, store } = fixture();
+  const srv = await startWriteServer(store);
+  try {
+    const bkey = probe(store, ['--tenant', 'lab-b', 'key', 'create', '--scope', 'write']);
+    const unknown = `pk_${'Q'.repeat(43)}`;
+    const a = await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${bkey}` }, body: INIT });
+    const b = await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${unknown}` }, body: INIT });
+    assert.equal(a.status, 401);
+    assert.equal(a.body, b.body);
+    assert.equal(a.headers['www-authenticate'], b.headers['www-authenticate']);
+    // The other tenant's key cannot even be revoked from this tenant.
+    const bid = JSON.parse(probe(store, ['--tenant', 'lab-b', 'key', 'list', '--json']))[0].id;
+    assert.throws(() => probe(store, ['key', 'revoke', bid]), /no active key/);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a person: role changes and disabling take effect at the next call', async () => {
+  const { dir, store } = fixture();
+  probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
+  probe(store, ['user', 'set-role', 'ada', '--workspace', 'default', '--role', 'editor']);
+  probe(store, ['user', 'create', 'vic'], 'pw-vic-123\n');
+  probe(store, ['user', 'set-role', 'vic', '--workspace', 'default', '--role', 'viewer']);
+  const srv = await startWriteServer(store, ['ada:default:write', 'ada:default:read', 'vic:default:write']);
+  try {
+    const [adaW, adaR, vicW] = srv.conns.map((c) => `tst_${c}`);
+    const s = await session(srv.port, adaW);
+    assert.deepEqual(await toolNames(s), ['delete_run', 'whoami']);
+    // A read-only connection sees no write tool and is refused, whatever the role.
+    const r = await session(srv.port, adaR);
+    assert.deepEqual(await toolNames(r), ['whoami']);
+    const refused = await r.call('tools/call', { name: 'delete_run', arguments: { run: 'run:r2' } });
+    assert.doesNotMatch(refused.body, /"deleted"/);
+    // A viewer stays read-only with a write connection.
+    const v = await session(srv.port, vicW);
+    assert.deepEqual(await toolNames(v), ['whoami']);
+    // Demoted: the same session loses the tool at its next call.
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'default', '--role', 'viewer']);
+    assert.deepEqual(await toolNames(s), ['whoami']);
+    const demoted = await s.call('tools/call', { name: 'delete_run', arguments: { run: 'run:r2' } });
+    assert.doesNotMatch(demoted.body, /"deleted"/);
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'default', '--role', 'admin']);
+    const me = JSON.parse((await s.call('tools/call', { name: 'whoami', arguments: {} })).msg.result.content[0].text);
+    assert.equal(me.role, 'admin');
+    assert.equal(me.actor, 'user:ada');
+    const ok = await s.call('tools/call', { name: 'delete_run', arguments: { run: 'run:r2' } });
+    assert.equal(ok.msg.result.content[0].text, 'deleted');
+    const audit = JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete']));
+    assert.equal(audit.at(-1).actor, 'user:ada');
+    // Disabled: the next request is a 401; enabled again: back.
+    probe(store, ['user', 'disable', 'ada']);
+    assert.equal((await s.call('tools/list')).status, 401);
+    probe(store, ['user', 'enable', 'ada']);
+    assert.equal((await s.call('tools/list')).status, 200);
+    // Removed from the workspace: 401.
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'default', '--role', 'none']);
+    assert.equal((await s.call('tools/list')).status, 401);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('probe-mcp-http: on by default, research tools behind a key', async () => {
+  const { dir, store } = fixture();
+  const srv = await startServer(HTTP, ['--store', store]);
+  try {
+    const none = await raw(srv.port, { headers: BASE, body: INIT });
+    assert.equal(none.status, 401);
+    assert.match(none.headers['www-authenticate'], /oauth-protected-resource\/mcp"/);
+    const key = probe(store, ['key', 'create']);
+    const s = await session(srv.port, key);
+    const names = await toolNames(s);
+    assert.ok(names.includes('browse') && names.includes('search'), names.join(','));
+    const b = await s.call('tools/call', { name: 'browse', arguments: { mode: 'runs', token_budget: 512 } });
+    assert.match(b.msg.result.content[0].text, /run:r1/);
+    const bkey = probe(store, ['--tenant', 'lab-b', 'key', 'create']);
+    assert.equal((await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${bkey}` }, body: INIT })).status, 401);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

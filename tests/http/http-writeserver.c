@@ -1,0 +1,182 @@
+/* Test-only server (never installed): probe-mcp-http's authentication and
+ * tool gating around a write tool, which the research toolsets do not
+ * have. It serves, with authentication on, over the store given:
+ *   whoami      read-only: the principal this call acts as (kind, tenant,
+ *               workspace, role, access), re-read on every request
+ *   delete_run  a write tool (destructiveHint): marks a run deleted in the
+ *               principal's tenant; audited as run.delete
+ * Test credentials besides API keys: --connection USER:WORKSPACE:ACCESS
+ * inserts an OAuth connection row (as the consent page would) and prints
+ * "connection <id>"; bearer "tst_<id>" then resolves to it, standing in
+ * for the OAuth access tokens the oauth code issues. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <probemcp/probemcp.h>
+
+#include "auth_mcp.h"
+#include "store/db.h"
+#include "transport.h"
+
+typedef struct ctx {
+  pmcp_store *rw;            /* the tools' writes, under mu */
+  pthread_mutex_t mu;
+  mcp_auth *auth;
+} ctx;
+
+static int whoami(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  pmcp__principal p;
+  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
+    return pmcp_result_errorf(call, "no principal");
+  char out[800];
+  snprintf(out, sizeof out,
+           "{\"kind\":\"%s\",\"id\":\"%s\",\"tenant\":\"%s\",\"workspace\":\"%s\","
+           "\"role\":\"%s\",\"write\":%s,\"actor\":\"%s\"}",
+           p.kind == PMCP__P_KEY ? "key" : "connection", p.id, p.tenant, p.workspace,
+           pmcp__role_name(p.role), pmcp__principal_can_write(&p) ? "true" : "false", p.actor);
+  return pmcp_result_text(call, out, strlen(out));
+}
+
+static int delete_run(pmcp_call *call, void *ud)
+{
+  ctx *x = ud;
+  pmcp__principal p;
+  const char *run;
+  size_t len;
+  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0 ||
+      pmcp_arg_string(call, "run", &run, &len) != 0)
+    return pmcp_result_errorf(call, "bad call");
+  pthread_mutex_lock(&x->mu);
+  pmcp_tenant t = {p.tenant_id};
+  int rc = pmcp_store_set_deleted(x->rw, t, run, 1);
+  pthread_mutex_unlock(&x->mu);
+  if (rc == PMCP_ENOTFOUND)
+    return pmcp_result_errorf(call, "no run %s", run);
+  if (rc)
+    return pmcp_result_errorf(call, "cannot delete %s", run);
+  return pmcp_result_text(call, "deleted", 7);
+}
+
+static int token_fn(void *ud, const char *token, size_t len, char conn_id[64])
+{
+  (void)ud;
+  if (len < 5 || len - 4 >= 64)
+    return 0;
+  memcpy(conn_id, token + 4, len - 4);
+  conn_id[len - 4] = '\0';
+  return 1;
+}
+
+static int setup(pmcp_server *srv, void *ud)
+{
+  ctx *x = ud;
+  if (mcp_auth_install(x->auth, srv) != 0)
+    return -1;
+  pmcp_tool_def w = PMCP_TOOL_DEF_INIT;
+  w.name = "whoami";
+  w.description = "Who this connection acts as.";
+  w.read_only = PMCP_HINT_TRUE;
+  w.handler = whoami;
+  if (pmcp_server_add_tool(srv, &w) != 0)
+    return -1;
+  static const pmcp_arg_spec args[] = {
+    {"run", PMCP_T_STRING, 1, "the run to delete (run:ID)", 0, 0, 0, 0, NULL, NULL}};
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "delete_run";
+  d.description = "Marks a run deleted.";
+  d.args = args;
+  d.n_args = 1;
+  d.read_only = PMCP_HINT_FALSE;
+  d.destructive = PMCP_HINT_TRUE;
+  d.handler = delete_run;
+  d.ud = x;
+  return mcp_auth_add_write_tool(x->auth, srv, &d, "run.delete");
+}
+
+static int add_connection(pmcp_store *st, const char *spec)
+{
+  char user[128], ws[128], access[16];
+  if (sscanf(spec, "%127[^:]:%127[^:]:%15s", user, ws, access) != 3)
+    return -1;
+  pmcp_tenant t;
+  if (pmcp_store_tenant(st, NULL, 0, &t) != 0)
+    return -1;
+  pmcp__db_res *r = NULL;
+  const char *pu[] = {user};
+  if (pmcp__db_query(st, "SELECT id FROM users WHERE name = $1", 1, pu, &r) != 0 ||
+      pmcp__db_nrows(r) != 1) {
+    pmcp__db_res_free(r);
+    return -1;
+  }
+  char id[40], tid[24], uid[64];
+  snprintf(uid, sizeof uid, "%s", pmcp__db_get(r, 0, 0));
+  pmcp__db_res_free(r);
+  pmcp__auth_new_id(id, sizeof id, "conn");
+  snprintf(tid, sizeof tid, "%lld", (long long)t.id);
+  const char *p[] = {id, uid, tid, ws, access};
+  if (pmcp__db_exec(st, "INSERT INTO mcp_connections(id, user_id, client_id, tenant_id,"
+                        " workspace, access, created) VALUES($1, $2, 'test-client', $3, $4,"
+                        " $5, 0)", 5, p, NULL) != 0)
+    return -1;
+  printf("connection %s\n", id);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *store = NULL, *listen = "127.0.0.1:0";
+  const char *conns[16];
+  int nconn = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--store"))
+      store = argv[i + 1];
+    else if (!strcmp(argv[i], "--listen"))
+      listen = argv[i + 1];
+    else if (!strcmp(argv[i], "--connection") && nconn < 16)
+      conns[nconn++] = argv[i + 1];
+    else {
+      fprintf(stderr, "http-writeserver: unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  char host[128], err[200];
+  int port;
+  if (!store || pmcp_http_parse_listen(listen, host, sizeof host, &port, err, sizeof err)) {
+    fprintf(stderr, "usage: http-writeserver --store S [--listen H:P] [--connection U:W:A]\n");
+    return 2;
+  }
+  ctx x = {0};
+  pthread_mutex_init(&x.mu, NULL);
+  pmcp_store *svc = NULL;
+  char why[300];
+  if (pmcp_store_open(&svc, store, 0) || pmcp_store_open(&x.rw, store, 0) ||
+      mcp_auth_new(&x.auth, svc, NULL, NULL, "/mcp", why, sizeof why)) {
+    fprintf(stderr, "http-writeserver: cannot start: %s\n", pmcp_store_errmsg(svc));
+    return 1;
+  }
+  for (int i = 0; i < nconn; i++)
+    if (add_connection(svc, conns[i]) != 0) {
+      fprintf(stderr, "http-writeserver: bad --connection %s\n", conns[i]);
+      return 1;
+    }
+  fflush(stdout);
+  mcp_auth_set_token_resolver(x.auth, "tst_", token_fn, NULL);
+  pmcp_http_options o = {0};
+  o.host = host;
+  o.port = port;
+  o.auth = mcp_auth_http;
+  o.auth_ud = x.auth;
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "http-writeserver";
+  so.server_version = "1.0.0";
+  int rc = pmcp_http_run(&o, &so, setup, &x);
+  mcp_auth_free(x.auth);
+  pmcp_store_free(x.rw);
+  pmcp_store_free(svc);
+  pthread_mutex_destroy(&x.mu);
+  return rc;
+}

@@ -34,6 +34,13 @@ static const char usage[] =
   "  --shutdown-timeout SECS  wait for running calls on SIGTERM (default 30)\n"
   "  --handler-threads N    threads running tool handlers off the event\n"
   "                         loop (default 1, at most 16; 0: on the loop)\n"
+  "  --max-queued N         calls that may wait for a handler thread; more\n"
+  "                         are refused with 503 + Retry-After (default 64\n"
+  "                         per thread). Blocking tools also wait for the\n"
+  "                         engine's workers, at most $PROBE_MCP_QUEUE_MAX\n"
+  "                         (default 64 per worker) before a retryable\n"
+  "                         'Server busy' error; open-web work (find_papers)\n"
+  "                         gets at most $PROBE_MCP_WEB_CAPACITY of them\n"
   "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
   "                         (default 1048576)\n"
   "  --store S              the store to serve, read-only (SQLite path or\n"
@@ -225,6 +232,11 @@ int main(int argc, char **argv)
         return 2;
       o.handler_threads = (unsigned)x;
       o.handlers_inline = x == 0;
+    } else if (!strcmp(a, "--max-queued")) {
+      NEEDV();
+      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
+        return 2;
+      o.max_queued = (unsigned)x;
     } else if (!strcmp(a, "--replay-buffer")) {
       NEEDV();
       if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)

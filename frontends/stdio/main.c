@@ -1,18 +1,17 @@
 /* probe-mcp-stdio: newline-delimited JSON-RPC on stdin/stdout around one
- * pmcp_server. Only protocol reaches stdout; diagnostics go to stderr. The
- * reading thread only frames lines: calls that may block run on the
- * engine's workers, so ping and cancellation are never stuck behind them. */
-#include <errno.h>
+ * pmcp_server (the loop is stdio_transport.c). Only protocol reaches stdout;
+ * diagnostics go to stderr. Calls that may block run on the engine's
+ * workers, so ping and cancellation are never stuck behind them. */
 #include <getopt.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <probemcp/probemcp.h>
+
+#include "stdio_transport.h"
 
 #define PROG "probe-mcp-stdio"
 
@@ -27,47 +26,6 @@ typedef struct options {
 
 /* The store the research toolset reads; it must outlive the server. */
 static pmcp_store *g_store;
-
-static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int out_broken;
-
-static int write_all(const char *data, size_t len)
-{
-  struct iovec iov[2] = {{(void *)data, len}, {(void *)"\n", 1}};
-  int n = 2;
-  struct iovec *v = iov;
-  while (n > 0) {
-    ssize_t w = writev(STDOUT_FILENO, v, n);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    size_t left = (size_t)w;
-    while (n > 0 && left >= v->iov_len) {
-      left -= v->iov_len;
-      v++;
-      n--;
-    }
-    if (n > 0) {
-      v->iov_base = (char *)v->iov_base + left;
-      v->iov_len -= left;
-    }
-  }
-  return 0;
-}
-
-/* One message per line; writes from several threads never interleave. */
-static void sink(const pmcp_out *msg, void *ud)
-{
-  (void)ud;
-  if (!msg->data)
-    return; /* control kinds (END, CLOSE_STREAM) mean nothing on a pipe */
-  pthread_mutex_lock(&out_mu);
-  if (!out_broken && write_all(msg->data, msg->len) != 0)
-    out_broken = 1;
-  pthread_mutex_unlock(&out_mu);
-}
 
 static const char *level_names[] = {"debug", "info", "notice", "warning",
                                     "error", "critical", "alert", "emergency"};
@@ -131,14 +89,19 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "usage: " PROG " [--store S] [--tenant T] [--toolset research|tracking|all]\n"
+          "                       [--embed-url U] [--papers-url U] [--log-level L]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves the Model Context Protocol over stdin/stdout (one JSON-RPC\n"
           "message per line). Diagnostics go to stderr.\n"
           "\n"
-          "  --store S       SQLite path or postgresql:// URL of the store to read\n"
+          "  --store S       SQLite path or postgresql:// URL of the store to read,\n"
+          "                  read-only (default: $PROBE_STORE, else\n"
+          "                  $XDG_DATA_HOME/probe/store.db; none: no tools)\n"
           "  --tenant T      tenant (lab) to serve; default: default\n"
-          "  --toolset X     research, tracking or all (default: research)\n"
+          "  --toolset X     research, tracking or all (default: research); tracking\n"
+          "                  takes its default workspace and project from\n"
+          "                  $PROBE_WORKSPACE and $PROBE_PROJECT\n"
           "  --embed-url U   OpenAI-compatible embeddings endpoint for search\n"
           "                  semantic=true (default: $PROBE_EMBED_URL)\n"
           "  --papers-url U  remote papers provider for find_papers (default:\n"
@@ -209,95 +172,6 @@ static int parse_args(int argc, char **argv, options *o)
   return -1; /* go on */
 }
 
-/* Reads stdin to EOF, handing each line to the server. Lines may be of any
- * size; the buffer grows to hold the longest one. */
-static int serve(pmcp_server *srv)
-{
-  size_t cap = 64 * 1024, len = 0, scan = 0;
-  char *buf = malloc(cap);
-  if (!buf) {
-    fprintf(stderr, PROG ": out of memory\n");
-    return 1;
-  }
-  int rc = 0;
-  for (;;) {
-    if (out_broken)
-      break;
-    if (len == cap) {
-      if (cap > SIZE_MAX / 2) {
-        fprintf(stderr, PROG ": message too large\n");
-        rc = 1;
-        break;
-      }
-      char *n = realloc(buf, cap * 2);
-      if (!n) {
-        fprintf(stderr, PROG ": out of memory reading a %zu-byte message\n", len);
-        rc = 1;
-        break;
-      }
-      buf = n;
-      cap *= 2;
-    }
-    ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      fprintf(stderr, PROG ": reading stdin: %s\n", strerror(errno));
-      rc = 1;
-      break;
-    }
-    int eof = r == 0;
-    len += (size_t)r;
-    size_t start = 0;
-    for (;;) {
-      char *nl = memchr(buf + scan, '\n', len - scan);
-      size_t end;
-      if (nl) {
-        end = (size_t)(nl - buf);
-      } else if (eof && len > start) {
-        end = len; /* a last line without its newline */
-      } else {
-        scan = len;
-        break;
-      }
-      size_t n = end - start;
-      if (n && buf[start + n - 1] == '\r')
-        n--;
-      /* Blank lines carry no message; skip them rather than answer. */
-      size_t k = 0;
-      while (k < n && (buf[start + k] == ' ' || buf[start + k] == '\t'))
-        k++;
-      if (k < n) {
-        int hr = pmcp_server_handle(srv, NULL, buf + start, n);
-        if (hr)
-          fprintf(stderr, PROG ": %s\n", pmcp_server_errmsg(srv));
-      }
-      start = end < len ? end + 1 : len;
-      scan = start;
-      if (!nl)
-        break;
-    }
-    if (start) {
-      memmove(buf, buf + start, len - start);
-      len -= start;
-      scan -= start;
-    }
-    if (eof)
-      break;
-    /* Give memory back after a huge message. */
-    if (cap > 1024 * 1024 && len < cap / 4) {
-      size_t want = len * 2 > 64 * 1024 ? len * 2 : 64 * 1024;
-      char *n = realloc(buf, want);
-      if (n) {
-        buf = n;
-        cap = want;
-      }
-    }
-  }
-  free(buf);
-  return rc;
-}
-
 int main(int argc, char **argv)
 {
   options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL};
@@ -306,29 +180,33 @@ int main(int argc, char **argv)
     return rc;
   signal(SIGPIPE, SIG_IGN);
 
+  pmcp_stdio *io = NULL;
+  if (pmcp_stdio_new(&io, PROG, STDIN_FILENO, STDOUT_FILENO) != 0) {
+    fprintf(stderr, PROG ": out of memory\n");
+    return 1;
+  }
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp";
   so.title = "probe-mcp (stdio)";
   so.log = log_line;
   so.log_level = o.log_level;
-  so.sink = sink;
+  so.sink = pmcp_stdio_sink;
+  so.sink_ud = io;
   pmcp_server *srv = NULL;
   rc = pmcp_server_new(&srv, &so);
   if (rc) {
     fprintf(stderr, PROG ": cannot start the server: %s\n", pmcp_strerror(rc));
+    pmcp_stdio_free(io);
     return 1;
   }
   if (register_toolsets(srv, &o) != 0) {
-    pmcp_server_free(srv);
-    pmcp_store_free(g_store);
-    return 1;
+    rc = 1;
+  } else {
+    /* To end of input; calls still running answer before it returns. */
+    rc = pmcp_stdio_serve(io, srv);
   }
-  rc = serve(srv);
-  /* EOF: let in-flight calls finish and answer before leaving; a call
-   * waiting for an answer from the client learns none can come. */
-  pmcp_server_session_end_input(srv, NULL);
-  pmcp_server_drain(srv);
   pmcp_server_free(srv);
   pmcp_store_free(g_store);
+  pmcp_stdio_free(io);
   return rc;
 }

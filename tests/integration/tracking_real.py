@@ -7,12 +7,14 @@ the data's own terms ("scattering_dif runs that either used few samples or
 reached a high final accuracy": an eq condition and an any_of group of an
 attribute and a series condition). The expected answer is computed here
 from the MLflow files themselves (params/, metrics/, meta.yaml), not from
-the store. Also checks a series sort, --toolset all and a refusal.
+the store. Also checks a series sort, --toolset all and a refusal, and
+`matches` (RE2), whose module the server loads only on first use.
 
 usage: tracking_real.py PROBE_CLI PROBE_MCP_STDIO
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -85,6 +87,11 @@ class Server:
         r = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
         return json.loads(r["content"][0]["text"]), r.get("isError", False)
 
+    def mapped(self, name):
+        """Whether a file whose name contains @name is mapped in the server."""
+        with open("/proc/%d/maps" % self.p.pid) as f:
+            return any(name in line for line in f)
+
     def close(self):
         self.p.stdin.close()
         self.p.wait(timeout=10)
@@ -124,6 +131,21 @@ def main():
         check(order == want_order, "sort by last(Final Accuracy): %s" % order)
         vals = [r.get("last(Final Accuracy)") for r in out.get("rows", [])]
         check(vals == [truth[r][1]["Final Accuracy"] for r in want_order], "summary values")
+
+        # matches: RE2, unanchored; the module comes in on first use only.
+        check(not srv.mapped("libre2") and not srv.mapped("libprobemcp-re2"),
+              "RE2 is not loaded before a pattern is used")
+        pat = "^scat+ering_(d|x)"
+        out, err = srv.call("list_runs", {"filter": [
+            {"attr": "params/mode", "op": "matches", "value": pat}], "limit": 100})
+        check(not err, "matches failed: %s" % out)
+        got = sorted(r["sys/name"] for r in out.get("rows", []))
+        want = sorted(rid for rid, (p, m) in truth.items() if re.search(pat, p["mode"]))
+        check(got == want and 0 < len(want) < len(truth), "matches: got %s, want %s" % (got, want))
+        check(srv.mapped("libprobemcp-re2"), "the RE2 module is loaded once used")
+        out, err = srv.call("list_runs", {"filter": [
+            {"attr": "params/mode", "op": "matches", "value": "(unclosed"}]})
+        check(err and "invalid RE2 pattern" in out.get("message", ""), "bad pattern: %s" % out)
 
         out, err = srv.call("list_runs", {"filter": [{"any_of": [{"any_of": []}]}]})
         check(err and "do not nest" in out.get("message", ""), "nesting refused: %s" % out)

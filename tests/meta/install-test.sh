@@ -59,6 +59,14 @@ n=$(meson introspect --installed "$build" | python3 -c 'import json,sys; print(l
 if [ -z "$missing" ]; then ok "all $n files meson installs are in place"; else fail "not installed: $missing"; fi
 soname=$(readelf -d "$dest$libdir/libprobemcp.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 if [ "$soname" = "libprobemcp.so.0.1" ]; then ok "soname $soname"; else fail "soname '$soname'"; fi
+# RE2 (C++) is a module beside the library, loaded on first use: the
+# library itself needs neither libre2 nor libstdc++ at start-up.
+has "RE2 module" "$libdir/libprobemcp-re2.so"
+needed=$(readelf -d "$dest$libdir/libprobemcp.so" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+case $needed in
+  *libre2*|*libstdc++*) fail "libprobemcp.so needs no C++ library at start-up (NEEDED: $needed)" ;;
+  *) ok "libprobemcp.so needs no C++ library at start-up (NEEDED: $needed)" ;;
+esac
 
 # A program built from the installed tree with pkg-config alone.
 export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$dest$libdir/pkgconfig"

@@ -328,6 +328,40 @@ START_TEST(completion)
 }
 END_TEST
 
+/* The server owns the completion handler's user data: a replaced one is
+ * freed at once, a refused one (no handler, server already running) is
+ * freed before the call returns, the last one by pmcp_server_free(). */
+static int ud_freed[4];
+static void ud_free(void *ud)
+{
+  ud_freed[(int *)ud - ud_freed]++;
+}
+
+START_TEST(completion_ownership)
+{
+  memset(ud_freed, 0, sizeof ud_freed);
+  harness *h = h_new(NULL);
+  ck_assert_int_eq(pmcp_server_set_completion(h->srv, complete, &ud_freed[0], ud_free), 0);
+  ck_assert_int_eq(pmcp_server_set_completion(h->srv, complete, &ud_freed[1], ud_free), 0);
+  ck_assert_int_eq(ud_freed[0], 1);
+  ck_assert_int_eq(pmcp_server_set_completion(h->srv, NULL, &ud_freed[2], ud_free), PMCP_EINVAL);
+  ck_assert_int_eq(ud_freed[2], 1);
+  ck_assert_ptr_nonnull(strstr(pmcp_server_errmsg(h->srv), "no completion handler"));
+  ck_assert_int_eq(ud_freed[1], 0); /* the handler in place stays */
+  h_init(h, NULL, "2025-11-25");
+  ck_assert_int_eq(pmcp_server_set_completion(h->srv, complete, &ud_freed[3], ud_free),
+                   PMCP_EMISUSE);
+  ck_assert_int_eq(ud_freed[3], 1);
+  ck_assert_int_eq(ud_freed[1], 0);
+  ck_assert_int_eq(pmcp_server_set_completion(NULL, complete, &ud_freed[3], ud_free),
+                   PMCP_EMISUSE);
+  ck_assert_int_eq(ud_freed[3], 2);
+  h_free(h);
+  ck_assert_int_eq(ud_freed[1], 1);
+  ck_assert_int_eq(ud_freed[0] + ud_freed[2], 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-resources");
@@ -337,6 +371,7 @@ static Suite *suite(void)
   tcase_add_test(tc, subscriptions);
   tcase_add_test(tc, prompts);
   tcase_add_test(tc, completion);
+  tcase_add_test(tc, completion_ownership);
   suite_add_tcase(s, tc);
   return s;
 }

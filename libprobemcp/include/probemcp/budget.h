@@ -151,6 +151,22 @@ PMCP_API int pmcp_page_field_bool(pmcp_page *pg, const char *key, int v);
  */
 PMCP_API int pmcp_page_reserve(pmcp_page *pg, int tokens);
 
+/**
+ * Makes the page continue by offset instead of by cursor, for a tool that
+ * pages a listing with `limit` and `offset` arguments: the items the tool
+ * adds are the listing's items from @p offset on, and @p total is the
+ * listing's length. The page then ends with `"count":N,"truncated":B`,
+ * `"next_offset":offset+N` when items remain (the first item not
+ * returned: also when the budget cut the page short), and, when the budget
+ * cut it (B true: an item was refused or dropped), `"hint":` @p hint. It
+ * mints no cursor; the resume state given with items is not used. Fields
+ * named next_offset and hint are refused. Call it before pmcp_page_list().
+ * @return 0; PMCP_EINVAL (offset > total, hint NULL); PMCP_EMISUSE (a list
+ *         was opened already); PMCP_ECURSOR (refused page); PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_page_offsets(pmcp_page *pg, uint64_t offset, uint64_t total,
+                               const char *hint);
+
 /* ---- Items ---------------------------------------------------------------- */
 
 /** Opens the paged list, named @p name, at this point of the object.

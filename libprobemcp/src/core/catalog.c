@@ -1,5 +1,6 @@
 /* Registration of resources, resource templates, prompts and the
  * completion handler (tools: registry.c). */
+#include <stddef.h>
 #include <string.h>
 
 #include "core/engine.h"
@@ -295,23 +296,9 @@ fail_ud:
 int pmcp_server_set_completion(pmcp_server *server, pmcp_complete_fn fn, void *ud,
                                void (*ud_free)(void *ud))
 {
-  int rc = 0;
-  if (!server || server->magic != PMCP__SERVER_MAGIC)
-    rc = PMCP_EMISUSE;
-  else if (!fn)
-    rc = pmcp__err(server, PMCP_EINVAL, "no completion handler given");
-  else
-    rc = pmcp__registration_open(server);
-  if (rc) {
-    if (ud_free)
-      ud_free(ud);
-    return rc;
-  }
-  pmcp__registry *r = &server->reg;
-  if (r->complete_ud_free)
-    r->complete_ud_free(r->complete_ud);
-  r->complete = fn;
-  r->complete_ud = ud;
-  r->complete_ud_free = ud_free;
-  return 0;
+  int rc = pmcp__callback_replace(server, fn ? NULL : "no completion handler given",
+                                  offsetof(pmcp__registry, complete_ud), ud, ud_free);
+  if (!rc)
+    server->reg.complete = fn;
+  return rc;
 }

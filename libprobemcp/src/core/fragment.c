@@ -315,6 +315,8 @@ int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *f)
     return PMCP_EMISUSE;
   if (pg->status)
     return pg->status;
+  if (pg->by_offset)
+    return PMCP_EMISUSE; /* a document's pieces continue by cursor */
   if (!f || f->version < 1 ||
       (f->format != PMCP_FRAGMENT_TEXT && f->format != PMCP_FRAGMENT_JSON) ||
       (!f->text && f->len) || (!f->resume_at && f->resume_at_len) ||

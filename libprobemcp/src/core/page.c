@@ -149,6 +149,7 @@ void pmcp_page_free(pmcp_page *pg)
   pmcp_buf_dispose(&pg->states);
   pmcp_buf_dispose(&pg->fail_msg);
   pmcp_buf_dispose(&pg->fail_members);
+  pmcp_buf_dispose(&pg->off_hint);
   pmcp_tokens_counter_free(pg->ctr);
   pmcp_tokens_counter_free(pg->prev);
   pmcp_tokens_counter_free(pg->work);
@@ -209,6 +210,8 @@ static int name_taken(const pmcp_page *pg, const char *key)
       return 1;
   if (pg->list_name && !strcmp(key, pg->list_name))
     return 1;
+  if (pg->by_offset && (!strcmp(key, "next_offset") || !strcmp(key, "hint")))
+    return 1;
   for (size_t i = 0; i < pg->names.len; i += strlen(pg->names.ptr + i) + 1)
     if (!strcmp(pg->names.ptr + i, key))
       return 1;
@@ -228,6 +231,10 @@ static int build_tail(const pmcp_page *pg, size_t n, const char *cursor,
   if (!rc && pg->tailf.len)
     rc = pmcp__buf_append(out, pg->tailf.ptr, pg->tailf.len);
   any = any || pg->tailf.len;
+  if (!rc && pg->by_offset) {
+    rc = pmcp__page_offset_tail(pg, n, cursor, cursor_len, out);
+    return rc ? rc : pmcp__buf_putc(out, '}');
+  }
   if (!rc && pg->list_open)
     rc = pmcp__buf_printf(out, ",\"count\":%zu,\"truncated\":%s", n,
                           cursor ? "true" : "false");
@@ -252,6 +259,8 @@ static int build_tail(const pmcp_page *pg, size_t n, const char *cursor,
 static size_t tail_bound(const pmcp_page *pg, size_t plen)
 {
   size_t raw = 1 + 10 + 1 + 4 + PMCP__ARGS_HASH_LEN + 10 + 10 + plen + 16;
+  if (pg->by_offset)
+    return 1 + pg->tailf.len + pmcp__page_offset_tail_bound(pg);
   return 1 + pg->tailf.len + sizeof ",\"count\":,\"truncated\":false" + 20 +
          sizeof ",\"non_finite\":" + 20 + sizeof ",\"next_cursor\":\"\"" +
          pmcp__b64url_len(raw) + 1;
@@ -462,6 +471,8 @@ static int encode_payload(const pmcp_page *pg, const void *payload, size_t plen,
                           pmcp_buf *out)
 {
   pmcp__buf_reset(out);
+  if (pg->by_offset)
+    return pmcp__page_offset_encode(payload, plen, out);
   return pmcp__cursor_encode_key(pg->key, pg->key_len, pg->tool, pg->args_hash,
                                  pg->version, payload, plen, out);
 }
@@ -713,6 +724,8 @@ static int add_plain(pmcp_page *pg, const char *json, size_t len,
   if (!json || !len || (!resume && resume_len) || resume_len > PMCP__RESUME_MAX)
     return PMCP_EINVAL;
   unsigned char small[256];
+  if (pg->by_offset)
+    resume_len = 0; /* the page continues by offset, not by this state */
   unsigned char *payload = resume_len + 1 <= sizeof small ? small
                                                           : malloc(resume_len + 1);
   if (!payload)
@@ -720,7 +733,14 @@ static int add_plain(pmcp_page *pg, const char *json, size_t len,
   payload[0] = PMCP__POS_PLAIN;
   if (resume_len)
     memcpy(payload + 1, resume, resume_len);
-  int rc = pmcp__page_try(pg, json, len, payload, resume_len + 1, non_finite, 0);
+  size_t plen = resume_len + 1;
+  if (pg->by_offset) {
+    /* the offset after this item is what continues the listing */
+    uint64_t next = pg->off_base + pg->n + 1;
+    memcpy(payload, &next, sizeof next);
+    plen = sizeof next;
+  }
+  int rc = pmcp__page_try(pg, json, len, payload, plen, non_finite, 0);
   if (payload != small)
     free(payload);
   return rc;
@@ -895,6 +915,8 @@ static int render_items(pmcp_page *pg, size_t n, int more, pmcp_buf *out,
   int rc = 0;
   pmcp__buf_reset(cur);
   int need_cursor = n > 0 && (more || pg->it[n - 1].partial);
+  if (pg->by_offset)
+    need_cursor = n > 0 && pg->off_base + n < pg->off_total;
   if (need_cursor) {
     const pmcp__pitem *last = &pg->it[n - 1];
     rc = encode_payload(pg, pg->states.ptr + last->st_off, last->st_len, cur);
@@ -923,6 +945,8 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
     *is_error = 1;
     return render_failure(pg, out);
   }
+  if (pg->by_offset)
+    more = pg->off_base + pg->n < pg->off_total;
   if (pg->tentative && (more || pg->full) &&
       pmcp__page_close_tentative(pg) && pg->status) {
     *is_error = 1;

@@ -74,6 +74,12 @@ struct pmcp_page {
   int failed;                  /* pmcp_page_fail() */
   pmcp_buf fail_msg, fail_members;
 
+  /* pmcp_page_offsets(): continued by offset; an item's page payload is
+   * the offset after it (8 bytes). */
+  int by_offset;
+  uint64_t off_base, off_total;
+  pmcp_buf off_hint;           /* the hint as a JSON string */
+
   pmcp_json *w;
   int done;
   pmcp_page_stats stats;
@@ -118,6 +124,14 @@ size_t pmcp__page_needed_budget(size_t tokens, size_t bytes);
 void pmcp__page_refuse(pmcp_page *pg, size_t tokens);
 int pmcp__page_counter_add(pmcp_page *pg, pmcp_tokens_counter *c,
                            const char *s, size_t len);
+
+/* Offset mode (page_offsets.c): the tail's envelope after the fields for
+ * @p n items, next_offset @p next (NULL: none); the upper bound of its
+ * length; the continuation text of a payload. */
+int pmcp__page_offset_tail(const pmcp_page *pg, size_t n, const char *next,
+                           size_t next_len, pmcp_buf *out);
+size_t pmcp__page_offset_tail_bound(const pmcp_page *pg);
+int pmcp__page_offset_encode(const void *payload, size_t plen, pmcp_buf *out);
 
 /* Decodes fragment state from a payload; returns bytes consumed or 0. */
 size_t pmcp__fragpos_get(const unsigned char *p, size_t len, pmcp__fragpos *out);

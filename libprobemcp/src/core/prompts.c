@@ -218,7 +218,7 @@ void pmcp__method_complete(pmcp__req *req, cJSON *params)
   call.args = cargs;
   int rc = srv->reg.complete(&call, type->valuestring, rname->valuestring,
                              aname->valuestring, avalue->valuestring,
-                             srv->reg.complete_ud);
+                             srv->reg.complete_ud.ud);
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
   } else if (rc < 0) {

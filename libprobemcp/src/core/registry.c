@@ -1,6 +1,7 @@
 /* Registration of tools: copies of the host's declarations, checked once so
  * that calls never meet a malformed declaration; the registry's lifetime,
  * the tool filter and list pagination. Resources and prompts: catalog.c. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,10 @@ void pmcp__registry_free(pmcp_server *srv)
   pmcp__free(srv, r->resources);
   pmcp__free(srv, r->templates);
   pmcp__free(srv, r->prompts);
-  if (r->complete_ud_free)
-    r->complete_ud_free(r->complete_ud);
-  if (r->tool_filter_ud_free)
-    r->tool_filter_ud_free(r->tool_filter_ud);
+  if (r->complete_ud.free)
+    r->complete_ud.free(r->complete_ud.ud);
+  if (r->tool_filter_ud.free)
+    r->tool_filter_ud.free(r->tool_filter_ud.ud);
   memset(r, 0, sizeof *r);
 }
 
@@ -487,12 +488,14 @@ int pmcp_server_tool_schema(pmcp_server *server, const char *tool, pmcp_buf *out
   return pmcp__buf_puts(out, t->input_schema);
 }
 
-int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn, void *ud,
-                                void (*ud_free)(void *ud))
+int pmcp__callback_replace(pmcp_server *server, const char *refusal, size_t slot_offset,
+                           void *ud, void (*ud_free)(void *ud))
 {
   int rc = 0;
   if (!server || server->magic != PMCP__SERVER_MAGIC)
     rc = PMCP_EMISUSE;
+  else if (refusal)
+    rc = pmcp__err(server, PMCP_EINVAL, "%s", refusal);
   else
     rc = pmcp__registration_open(server);
   if (rc) {
@@ -500,19 +503,28 @@ int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn, voi
       ud_free(ud);
     return rc;
   }
-  pmcp__registry *r = &server->reg;
-  if (r->tool_filter_ud_free)
-    r->tool_filter_ud_free(r->tool_filter_ud);
-  r->tool_filter = fn;
-  r->tool_filter_ud = ud;
-  r->tool_filter_ud_free = ud_free;
+  pmcp__owned_ud *slot = (pmcp__owned_ud *)((char *)&server->reg + slot_offset);
+  if (slot->free)
+    slot->free(slot->ud);
+  slot->ud = ud;
+  slot->free = ud_free;
   return 0;
+}
+
+int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn, void *ud,
+                                void (*ud_free)(void *ud))
+{
+  int rc = pmcp__callback_replace(server, NULL, offsetof(pmcp__registry, tool_filter_ud), ud,
+                                  ud_free);
+  if (!rc)
+    server->reg.tool_filter = fn;
+  return rc;
 }
 
 int pmcp__tool_visible(const pmcp_server *srv, const pmcp__tool *t, void *session_ud)
 {
   const pmcp__registry *r = &srv->reg;
-  return !r->tool_filter || r->tool_filter(t->name, session_ud, r->tool_filter_ud);
+  return !r->tool_filter || r->tool_filter(t->name, session_ud, r->tool_filter_ud.ud);
 }
 
 /* ---- pagination: cursors are "<list tag><offset>", opaque to clients ---- */

@@ -68,6 +68,13 @@ typedef struct pmcp__prompt {
   char *list_json;
 } pmcp__prompt;
 
+/* User data of a server-wide callback, owned by the server: freed when the
+ * callback is replaced and by pmcp_server_free(). */
+typedef struct pmcp__owned_ud {
+  void *ud;
+  void (*free)(void *ud);
+} pmcp__owned_ud;
+
 typedef struct pmcp__registry {
   pmcp__tool **tools;
   size_t n_tools, cap_tools;
@@ -78,11 +85,9 @@ typedef struct pmcp__registry {
   pmcp__prompt **prompts;
   size_t n_prompts, cap_prompts;
   pmcp_tool_filter_fn tool_filter;
-  void *tool_filter_ud;
-  void (*tool_filter_ud_free)(void *ud);
+  pmcp__owned_ud tool_filter_ud;
   pmcp_complete_fn complete;
-  void *complete_ud;
-  void (*complete_ud_free)(void *ud);
+  pmcp__owned_ud complete_ud;
 } pmcp__registry;
 
 struct pmcp_server;
@@ -94,6 +99,14 @@ int pmcp__registry_push(struct pmcp_server *srv, void ***arr, size_t *n, size_t 
                         void *item);
 /* PMCP_EMISUSE (with errmsg) once the first message was handled. */
 int pmcp__registration_open(struct pmcp_server *srv);
+/* The one body of the pmcp_server_set_<callback>() calls. Refuses a bad
+ * handle, a @p refusal the caller found (e.g. "no handler given"; NULL when
+ * none) or a server already running, freeing @p ud then as the API
+ * promises; else frees the user data in the pmcp__owned_ud at
+ * @p slot_offset inside the registry and puts @p ud there. On 0 the caller
+ * stores its function. */
+int pmcp__callback_replace(struct pmcp_server *srv, const char *refusal, size_t slot_offset,
+                           void *ud, void (*ud_free)(void *ud));
 const pmcp__tool *pmcp__tool_find(const struct pmcp_server *srv, const char *name);
 const pmcp__prompt *pmcp__prompt_find(const struct pmcp_server *srv, const char *name);
 

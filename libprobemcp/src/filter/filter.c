@@ -200,7 +200,9 @@ static int parse_leaf(const cJSON *j, const char *where, cond *c, char *err, siz
       if (!cJSON_IsString(value))
         FAIL("%s: the value of %s must be a string", where, op_names[o]);
       if (c->op == OP_MATCHES) {
-        char why[160];
+        char why[200];
+        if (!pmcp__re_available(why, sizeof why))
+          FAIL("%s: matches is unavailable on this server: %s", where, why);
         c->re = pmcp__re_new(value->valuestring, strlen(value->valuestring), why, sizeof why);
         if (!c->re)
           FAIL("%s: invalid RE2 pattern: %s", where, why);

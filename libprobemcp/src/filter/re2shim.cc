@@ -1,6 +1,8 @@
 // C entry points to RE2 for the filter language. RE2 guarantees time
 // linear in the subject and refuses constructs that need backtracking
 // (backreferences, lookaround), so a hostile pattern cannot stall a call.
+// Built as the module libprobemcp-re2.so, loaded by re.c on first use; its
+// one exported symbol is the table pmcp__re2_api.
 #include "filter/re.h"
 
 #include <re2/re2.h>
@@ -19,7 +21,7 @@ static void put_err(char *err, size_t errlen, const char *msg)
     std::snprintf(err, errlen, "%s", msg);
 }
 
-extern "C" pmcp__re *pmcp__re_new(const char *pat, size_t len, char *err, size_t errlen)
+static pmcp__re *re_compile(const char *pat, size_t len, char *err, size_t errlen)
 {
   if (!pat) {
     put_err(err, errlen, "no pattern");
@@ -54,17 +56,23 @@ extern "C" pmcp__re *pmcp__re_new(const char *pat, size_t len, char *err, size_t
   }
 }
 
-extern "C" int pmcp__re_search(const pmcp__re *r, const char *s, size_t len)
+static int re_search(const pmcp__re *r, const char *s, size_t len)
 {
   if (!r || !s)
     return 0;
   return re2::RE2::PartialMatch(re2::StringPiece(s, len), *r->re) ? 1 : 0;
 }
 
-extern "C" void pmcp__re_free(pmcp__re *r)
+static void re_release(pmcp__re *r)
 {
   if (!r)
     return;
   delete r->re;
   delete r;
+}
+
+extern "C" {
+// Default visibility: the module is built with hidden visibility otherwise.
+__attribute__((visibility("default"))) extern const pmcp__re2_ops pmcp__re2_api;
+const pmcp__re2_ops pmcp__re2_api = {PMCP__RE2_API_VERSION, re_compile, re_search, re_release};
 }

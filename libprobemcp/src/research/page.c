@@ -257,31 +257,13 @@ static int add_fields(pmcp_page *pg, const cJSON *root)
   return 0;
 }
 
-int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
-                  const char *name, cJSON *items, pmcp__rs_next_fn next,
-                  void *ud)
+int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
+                  pmcp__rs_next_fn next, void *ud, int *more)
 {
-  pmcp__rs_round(items);
-  pmcp__rs_round(root);
-  /* The incoming cursor was opened by pmcp__rs_cursor_in(); the page only
-   * mints the next one. */
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_Delete(items);
-    cJSON_Delete(root);
-    return 0;
-  }
+  *more = 0;
   int rc = add_fields(pg, root);
-  if (rc == PMCP_EBUDGET) {
-    /* The envelope alone is over the budget: answer as for any object
-     * that cannot fit (the refusal names min_token_budget). */
-    pmcp_page_free(pg);
-    cJSON_AddItemToObject(root, name, cJSON_CreateArray());
-    cJSON_AddNumberToObject(root, "count", 0);
-    cJSON_Delete(items);
-    return send_whole(call, rs, root);
-  }
-  cJSON_Delete(root);
+  if (rc == PMCP_EBUDGET)
+    return 1;
   if (!rc)
     rc = pmcp_page_list(pg, name);
   size_t i = 0, n = (size_t)cJSON_GetArraySize(items);
@@ -297,16 +279,44 @@ int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
     cJSON_free(t);
     cJSON_free(s);
   }
-  cJSON_Delete(items);
-  int more = 0;
   if (rc == PMCP_EBUDGET) {
-    rc = 0; /* the page is full (or refused): it says so itself */
-    more = 1;
-  } else if (!rc && next) {
+    *more = 1; /* the page is full (or refused): it says so itself */
+    return 0;
+  }
+  if (!rc && next) {
     cJSON *st = next(n, ud);
-    more = st != NULL;
+    *more = st != NULL;
     cJSON_Delete(st);
   }
+  return rc;
+}
+
+int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
+                  const char *name, cJSON *items, pmcp__rs_next_fn next,
+                  void *ud)
+{
+  pmcp__rs_round(items);
+  pmcp__rs_round(root);
+  /* The incoming cursor was opened by pmcp__rs_cursor_in(); the page only
+   * mints the next one. */
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg) {
+    cJSON_Delete(items);
+    cJSON_Delete(root);
+    return 0;
+  }
+  int more = 0;
+  int rc = pmcp__rs_fill(pg, root, name, items, next, ud, &more);
+  cJSON_Delete(items);
+  if (rc == 1) {
+    /* The envelope alone is over the budget: answer as for any object
+     * that cannot fit (the refusal names min_token_budget). */
+    pmcp_page_free(pg);
+    cJSON_AddItemToObject(root, name, cJSON_CreateArray());
+    cJSON_AddNumberToObject(root, "count", 0);
+    return send_whole(call, rs, root);
+  }
+  cJSON_Delete(root);
   if (rc) {
     pmcp_page_free(pg);
     return rc;

@@ -28,6 +28,13 @@ int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
                   const char *name, cJSON *items, pmcp__rs_next_fn next,
                   void *ud);
 
+/* Adds @p root's members as @p pg's fields and @p items as its list
+ * @p name (as many as fit; each resumes at next(its position + 1) when
+ * @p next is given). Returns 0 with *more set when items remain after the
+ * page, 1 when the fields alone do not fit the budget, or an error. */
+int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
+                  pmcp__rs_next_fn next, void *ud, int *more);
+
 /* Sends a single object (consumed) that must fit whole; when it does not,
  * an error names min_token_budget. */
 int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);

@@ -9,26 +9,6 @@
 
 #include "research/page.h"
 
-/* Sends items [offset, offset+limit) of @p all (consumed) under @p name. */
-static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
-{
-  int64_t limit = 50, offset = 0;
-  pmcp_arg_int(call, "limit", &limit);
-  pmcp_arg_int(call, "offset", &offset);
-  size_t total = (size_t)cJSON_GetArraySize(all), i = 0;
-  cJSON *page = cJSON_CreateArray();
-  while (all->child) {
-    cJSON *x = cJSON_DetachItemViaPointer(all, all->child);
-    if (i >= (size_t)offset && i < (size_t)(offset + limit))
-      cJSON_AddItemToArray(page, x);
-    else
-      cJSON_Delete(x);
-    i++;
-  }
-  cJSON_Delete(all);
-  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
-}
-
 static const char *after_colon(const char *ref)
 {
   const char *c = strchr(ref, ':');
@@ -55,7 +35,7 @@ static int list_workspaces(pmcp_call *call, void *ud)
     cJSON_AddItemToArray(all, o);
   }
   cJSON_Delete(ws);
-  return window(call, cJSON_CreateObject(), "workspaces", all);
+  return pmcp__trk_window(call, cJSON_CreateObject(), "workspaces", all);
 }
 
 static int list_projects(pmcp_call *call, void *ud)
@@ -100,7 +80,7 @@ static int list_projects(pmcp_call *call, void *ud)
   cJSON *root = cJSON_CreateObject();
   if (w)
     cJSON_AddStringToObject(root, "workspace", wref + 10);
-  return window(call, root, "projects", all);
+  return pmcp__trk_window(call, root, "projects", all);
 }
 
 static int list_experiments(pmcp_call *call, void *ud)
@@ -130,7 +110,7 @@ static int list_experiments(pmcp_call *call, void *ud)
     cJSON_AddItemToArray(all, o);
   }
   cJSON_Delete(es);
-  return window(call, root, "experiments", all);
+  return pmcp__trk_window(call, root, "experiments", all);
 }
 
 /* The type the seed's clients know for a value read from a run row. */
@@ -246,7 +226,7 @@ static int list_attribute_definitions(pmcp_call *call, void *ud)
     cJSON_Delete(root);
     return PMCP_ENOMEM;
   }
-  return window(call, root, "attributes", all);
+  return pmcp__trk_window(call, root, "attributes", all);
 }
 
 static int add_metrics(pmcp__trk_run *r, void *ud)
@@ -306,7 +286,7 @@ static int list_metrics(pmcp_call *call, void *ud)
     cJSON_Delete(root);
     return PMCP_ENOMEM;
   }
-  return window(call, root, "metrics", all);
+  return pmcp__trk_window(call, root, "metrics", all);
 }
 
 static const pmcp_arg_spec ws_args[] = {PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
@@ -315,50 +295,31 @@ static const pmcp_arg_spec projects_args[] = {PMCP__TRK_ARG_WORKSPACE,
 static const pmcp_arg_spec project_args[] = {PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
                                              PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
-               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 #define N(a) (sizeof a / sizeof a[0])
 
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "list_workspaces",
+  int rc = pmcp__trk_add_tool(server, tk, "list_workspaces", NULL,
                "The workspaces of this connection's lab, with their project counts and your "
                "role. Gives total_count and next_offset.",
                ws_args, N(ws_args), list_workspaces);
   if (!rc)
-    rc = add(server, tk, "list_projects",
+    rc = pmcp__trk_add_tool(server, tk, "list_projects", NULL,
              "The projects in a workspace (default: all), with their run and experiment "
              "counts. Gives total_count and next_offset.",
              projects_args, N(projects_args), list_projects);
   if (!rc)
-    rc = add(server, tk, "list_experiments",
+    rc = pmcp__trk_add_tool(server, tk, "list_experiments", NULL,
              "Experiment names of a project, with their run counts.", project_args,
              N(project_args), list_experiments);
   if (!rc)
-    rc = add(server, tk, "list_attribute_definitions",
+    rc = pmcp__trk_add_tool(server, tk, "list_attribute_definitions", NULL,
              "Attribute paths and types on a project's runs (config/lr, sys/tags, "
              "sys/creation_time, ...) with how many runs have each: the paths list_runs "
              "filters, sorts and shows.",
              project_args, N(project_args), list_attribute_definitions);
   if (!rc)
-    rc = add(server, tk, "list_metrics",
+    rc = pmcp__trk_add_tool(server, tk, "list_metrics", NULL,
              "Metrics logged in a project: name, scale (STEP, ENVIRONMENT_STEP, EPISODE), "
              "value kind and the label keys their series are split by. The usual first call.",
              project_args, N(project_args), list_metrics);

@@ -112,24 +112,12 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   return 0;
 }
 
-static int labels_match(const cJSON *have, const cJSON *want)
-{
-  const cJSON *l;
-  cJSON_ArrayForEach(l, want)
-  {
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, l->string);
-    if (!cJSON_IsString(h) || strcmp(h->valuestring, l->valuestring) != 0)
-      return 0;
-  }
-  return 1;
-}
-
 int pmcp__trk_sel_wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e,
                          const char *kind)
 {
   if (strcmp(e->scale, s->scale) != 0 || (kind && strcmp(e->kind, kind) != 0))
     return 0;
-  if (s->labels && !labels_match(e->labels, s->labels))
+  if (s->labels && !pmcp__trk_labels_match(e->labels, s->labels))
     return 0;
   size_t n = pmcp_arg_count(call, "series");
   if (n == 0)
@@ -151,25 +139,6 @@ cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e)
   if (cJSON_GetArraySize(e->labels) > 0)
     cJSON_AddItemToObject(o, "labels", cJSON_Duplicate(e->labels, 1));
   return o;
-}
-
-int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
-{
-  int64_t limit = 100, offset = 0;
-  pmcp_arg_int(call, "limit", &limit);
-  pmcp_arg_int(call, "offset", &offset);
-  size_t total = (size_t)cJSON_GetArraySize(all), i = 0;
-  cJSON *page = cJSON_CreateArray();
-  while (all->child) {
-    cJSON *x = cJSON_DetachItemViaPointer(all, all->child);
-    if (i >= (size_t)offset && i < (size_t)(offset + limit))
-      cJSON_AddItemToArray(page, x);
-    else
-      cJSON_Delete(x);
-    i++;
-  }
-  cJSON_Delete(all);
-  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
 }
 
 static int fetch_series_summaries(pmcp_call *call, void *ud)
@@ -654,41 +623,22 @@ static const pmcp_arg_spec buckets_args[] = {
   {"step_to", PMCP_T_INTEGER, 0, "Last step (axis step).", 0, 0, 0, 0, NULL, NULL},
 };
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
-               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "fetch_series_summaries",
+  int rc = pmcp__trk_add_tool(server, tk, "fetch_series_summaries", NULL,
                "Summary values (first, last, min, max, avg, count) per run and series, e.g. "
                "the final loss of every worker.",
                summaries_args, sizeof summaries_args / sizeof summaries_args[0],
                fetch_series_summaries);
   if (!rc)
-    rc = add(server, tk, "fetch_float_series_buckets",
+    rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
              "Series compressed into buckets on a shared axis (step, wall clock or time "
              "since start), each with mean, min, max and count: one entry per run and "
              "series with parallel arrays. The right tool for trends and whole-run curves.",
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
-    rc = add(server, tk, "fetch_float_series",
+    rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
              "Exact points, one entry per run and series with parallel step/value arrays: "
              "the last 200 per series by default (points_before says how many precede). A "
              "step range holding more than max_points comes back bucketed instead, and says "
@@ -696,14 +646,14 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "histogram_statistic (mean, std, min, max, median, p90, ...).",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
-    rc = add(server, tk, "list_series",
+    rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
              "Concrete series of runs (metrics with label values pinned): run, series, "
              "labels, kind, scale, point count; the run/series/labels the fetch tools "
              "return them under.",
              list_series_args, sizeof list_series_args / sizeof list_series_args[0],
              list_series);
   if (!rc)
-    rc = add(server, tk, "list_series_label_values",
+    rc = pmcp__trk_add_tool(server, tk, "list_series_label_values", NULL,
              "The values each label key (rank, env, ...) takes in one run's series.",
              label_values_args, sizeof label_values_args / sizeof label_values_args[0],
              list_series_label_values);

@@ -91,6 +91,8 @@ static int list_runs(pmcp_call *call, void *ud)
   size_t n_cols = 0;
   hit *hits = NULL;
   size_t n_hits = 0;
+  pmcp__trk_run *table = NULL;
+  size_t n_table = 0;
   cJSON *proj = NULL, *runs = NULL;
   int rc = 0;
   const char *bs = bad_scale(fjson) ? bad_scale(fjson) : bad_scale(sjson) ? bad_scale(sjson)
@@ -147,28 +149,42 @@ static int list_runs(pmcp_call *call, void *ud)
     goto out;
   char pref[300];
   snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
-  if (pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
+  /* The store's run table when it has one (the filter narrowed in SQL,
+   * values read in set queries), else run by run. */
+  int fast = pmcp__trk_run_table(call, tk, pref + 8, fjson, have_sort ? &sort : NULL, &table,
+                                 &n_table);
+  if (fast == 1)
     goto out;
-  size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  if (fast && fast != PMCP_EUNSUPPORTED) {
+    rc = fast;
+    goto out;
+  }
+  if (fast && pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
+    goto out;
+  size_t n_runs = fast ? (size_t)cJSON_GetArraySize(runs) : n_table;
   hits = calloc(n_runs ? n_runs : 1, sizeof *hits);
   if (!hits) {
     rc = PMCP_ENOMEM;
     goto out;
   }
-  const cJSON *item;
-  size_t idx = 0;
-  cJSON_ArrayForEach(item, runs)
-  {
+  const cJSON *item = runs ? runs->child : NULL;
+  for (size_t idx = 0; idx < n_runs; idx++) {
     if (pmcp_call_cancelled(call)) {
       rc = PMCP_ECANCELLED;
       goto out;
     }
     hit *h = &hits[n_hits];
-    int lr = pmcp__trk_run_load(tk, item, &h->run, err, sizeof err);
-    if (lr) {
-      pmcp__trk_run_dispose(&h->run);
-      rc = pmcp__rs_fail(call, "store_error", "%s", err);
-      goto out;
+    if (!fast) {
+      h->run = table[idx];
+      memset(&table[idx], 0, sizeof table[idx]);
+    } else {
+      int lr = pmcp__trk_run_load(tk, item, &h->run, err, sizeof err);
+      item = item->next;
+      if (lr) {
+        pmcp__trk_run_dispose(&h->run);
+        rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        goto out;
+      }
     }
     pmcp__filter_row row = pmcp__trk_row(&h->run);
     int m = pmcp__filter_match(f, &row);
@@ -181,10 +197,9 @@ static int list_runs(pmcp_call *call, void *ud)
     }
     if (m == 0) {
       pmcp__trk_run_dispose(&h->run);
-      idx++;
       continue;
     }
-    h->order = idx++;
+    h->order = idx;
     n_hits++;
   }
   if (have_sort) {
@@ -198,7 +213,28 @@ static int list_runs(pmcp_call *call, void *ud)
   }
   cJSON *rows = cJSON_CreateArray();
   for (size_t i = (size_t)offset; i < n_hits && i < (size_t)(offset + limit); i++) {
-    pmcp__trk_run *r = &hits[i].run;
+    pmcp__trk_run *r = &hits[i].run, full;
+    int reloaded = 0;
+    if (!fast) {
+      /* a table row holds only what the filter read: the page's runs are
+       * read whole for their columns */
+      char ref[200];
+      cJSON *rec = NULL;
+      snprintf(ref, sizeof ref, "run:%s", r->id);
+      memset(&full, 0, sizeof full);
+      int lr = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+      if (!lr)
+        lr = pmcp__trk_run_load(tk, rec, &full, err, sizeof err);
+      cJSON_Delete(rec);
+      if (lr) {
+        pmcp__trk_run_dispose(&full);
+        cJSON_Delete(rows);
+        rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        goto out;
+      }
+      r = &full;
+      reloaded = 1;
+    }
     cJSON *row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "run", r->id);
     if (n_attr_cols) {
@@ -236,6 +272,8 @@ static int list_runs(pmcp_call *call, void *ud)
         cJSON_AddNumberToObject(row, name, hits[i].key.num);
     }
     cJSON_AddItemToArray(rows, row);
+    if (reloaded)
+      pmcp__trk_run_dispose(&full);
   }
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
@@ -244,6 +282,9 @@ out:
   for (size_t i = 0; i < n_hits; i++)
     pmcp__trk_run_dispose(&hits[i].run);
   free(hits);
+  for (size_t i = 0; i < n_table; i++)
+    pmcp__trk_run_dispose(&table[i]);
+  free(table);
   for (size_t i = 0; i < n_cols && cols; i++)
     pmcp__sort_dispose(&cols[i].spec);
   free(cols);
@@ -382,35 +423,15 @@ static const pmcp_arg_spec get_run_attributes_args[] = {
   PMCP__TRK_ARG_OFFSET,
 };
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *title,
-               const char *desc, const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.title = title;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "list_runs", "Runs as a table",
+  int rc = pmcp__trk_add_tool(server, tk, "list_runs", "Runs as a table",
                "Runs of a project as a table, filtered and sorted by attributes or metric "
                "summaries, with chosen attribute and summary columns. The main tool for "
                "comparing runs. Gives total_count and next_offset.",
                list_runs_args, sizeof list_runs_args / sizeof list_runs_args[0], list_runs);
   if (!rc)
-    rc = add(server, tk, "get_run_attributes", "One run's attributes",
+    rc = pmcp__trk_add_tool(server, tk, "get_run_attributes", "One run's attributes",
              "One run's attribute values: config, status (sys/state), tags (sys/tags), "
              "timings (sys/creation_time, sys/start_time, sys/end_time), as path/value rows.",
              get_run_attributes_args,

@@ -68,11 +68,34 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   if (!rc)
     rc = pmcp__trk_add_fetch(server, tk);
   if (!rc)
+    rc = pmcp__trk_add_docs(server, tk);
+  if (!rc)
     rc = pmcp__trk_add_hist(server, tk);
   if (!rc)
     rc = pmcp__trk_add_rl(server, tk);
   pmcp__trk_release(tk);
   return rc;
+}
+
+int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
+                       const char *title, const char *desc, const pmcp_arg_spec *args,
+                       size_t n_args, pmcp_tool_fn fn)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.title = title;
+  d.description = desc;
+  d.args = args;
+  d.n_args = n_args;
+  d.read_only = PMCP_HINT_TRUE;
+  d.destructive = PMCP_HINT_FALSE;
+  d.idempotent = PMCP_HINT_TRUE;
+  d.open_world = PMCP_HINT_FALSE;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.handler = fn;
+  d.ud = pmcp__trk_retain(tk);
+  d.ud_free = pmcp__trk_release;
+  return pmcp_server_add_tool(server, &d);
 }
 
 int pmcp__trk_no_cursor(pmcp_call *call)
@@ -190,34 +213,23 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   return 0;
 }
 
-/* The largest k <= n such that root with k items fits. */
-static int place(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                 size_t offset, size_t total, size_t k, int cut)
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
-  cJSON_DeleteItemFromObjectCaseSensitive(root, name);
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "count");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "next_offset");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "truncated");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "hint");
-  cJSON *arr = cJSON_CreateArray();
-  size_t i = 0;
-  cJSON *it;
-  cJSON_ArrayForEach(it, items)
-  {
-    if (i++ >= k)
-      break;
-    cJSON_AddItemToArray(arr, cJSON_Duplicate(it, 1));
+  int64_t limit = 50, offset = 0;
+  pmcp_arg_int(call, "limit", &limit);
+  pmcp_arg_int(call, "offset", &offset);
+  size_t total = (size_t)cJSON_GetArraySize(all), i = 0;
+  cJSON *page = cJSON_CreateArray();
+  while (all->child) {
+    cJSON *x = cJSON_DetachItemViaPointer(all, all->child);
+    if (i >= (size_t)offset && i < (size_t)(offset + limit))
+      cJSON_AddItemToArray(page, x);
+    else
+      cJSON_Delete(x);
+    i++;
   }
-  cJSON_AddNumberToObject(root, "count", (double)k);
-  cJSON_AddItemToObject(root, name, arr);
-  if (offset + k < total)
-    cJSON_AddNumberToObject(root, "next_offset", (double)(offset + k));
-  cJSON_AddBoolToObject(root, "truncated", cut);
-  if (cut)
-    cJSON_AddStringToObject(root, "hint",
-                            "the token budget cut this page: continue with offset=next_offset "
-                            "or raise token_budget");
-  return pmcp__rs_fits(call, root, 0);
+  cJSON_Delete(all);
+  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
 }
 
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
@@ -225,28 +237,33 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
 {
   pmcp__rs_round(items);
   pmcp__rs_round(root); /* root figures too (bucket widths) */
-  size_t n = (size_t)cJSON_GetArraySize(items);
   cJSON_AddNumberToObject(root, "total_count", (double)total);
   cJSON_AddNumberToObject(root, "offset", (double)offset);
-  if (!place(call, root, name, items, offset, total, n, 0)) {
-    size_t lo = 0, hi = n; /* lo fits (or is 0), hi does not */
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (place(call, root, name, items, offset, total, mid, 1))
-        lo = mid;
-      else
-        hi = mid;
-    }
-    if (lo == 0 || !place(call, root, name, items, offset, total, lo, 1)) {
-      cJSON_Delete(items);
-      cJSON_Delete(root);
-      return pmcp__rs_fail(call, "budget_too_small",
-                           "one item does not fit token_budget=%d: raise token_budget",
-                           pmcp__rs_budget(call));
-    }
-  }
+  /* The engine's page builder fits the items and ends the page with
+   * count, truncated, next_offset (the first item not returned) and a
+   * hint when the budget cut it. */
+  pmcp_page *pg = NULL;
+  int more = 0;
+  int rc = pmcp_page_begin(&pg, call, 0);
+  if (!rc)
+    rc = pmcp_page_offsets(pg, offset < total ? offset : total, total,
+                           "the token budget cut this page: continue with "
+                           "offset=next_offset or raise token_budget");
+  if (!rc)
+    rc = pmcp__rs_fill(pg, root, name, items, NULL, NULL, &more);
   cJSON_Delete(items);
-  return pmcp__rs_reply(call, root);
+  cJSON_Delete(root);
+  if (rc == 1) {
+    pmcp_page_free(pg);
+    return pmcp__rs_fail(call, "token_budget_too_small",
+                         "this listing's envelope does not fit token_budget=%d: raise "
+                         "token_budget", pmcp__rs_budget(call));
+  }
+  if (rc) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
 }
 
 /* ---- runs as filter rows ---------------------------------------------- */
@@ -357,7 +374,7 @@ static const cJSON *row_attr(void *ud, const char *path)
   return cJSON_GetObjectItemCaseSensitive(r->attrs, path);
 }
 
-static int labels_match(const cJSON *have, const cJSON *want)
+int pmcp__trk_labels_match(const cJSON *have, const cJSON *want)
 {
   const cJSON *l;
   cJSON_ArrayForEach(l, want)
@@ -395,7 +412,7 @@ const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char
       continue;
     const cJSON *have = cJSON_GetObjectItemCaseSensitive(it, "labels");
     if (labels) {
-      if (labels_match(have, labels))
+      if (pmcp__trk_labels_match(have, labels))
         return it;
     } else if (cJSON_GetArraySize(have) == 0) {
       return it; /* without labels, the unlabelled series is meant */

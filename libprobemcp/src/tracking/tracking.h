@@ -24,6 +24,13 @@ void pmcp__trk_release(void *ud);
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk);
+int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk);
+
+/* Registers one read-only, budgeted, possibly blocking tracking tool
+ * holding a reference to @p tk (title may be NULL). */
+int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
+                       const char *title, const char *desc, const pmcp_arg_spec *args,
+                       size_t n_args, pmcp_tool_fn fn);
 int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk);
 
@@ -58,6 +65,15 @@ int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total);
 
+/* Sends items [offset, offset+limit) of @p all (consumed; the whole
+ * listing) under @p name through pmcp__trk_emit, with the call's `limit`
+ * and `offset`. */
+int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+
+/* True when every label of @p want (an object of strings) has the same
+ * value in @p have. */
+int pmcp__trk_labels_match(const cJSON *have, const cJSON *want);
+
 /* A run as the filter language sees it: a flat object of attribute paths
  * (config/..., sys/name, sys/id, sys/state, sys/tags, sys/creation_time,
  * sys/experiment, ...) and, read on first use, the run's series. */
@@ -79,6 +95,16 @@ pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
 /* The store's series item a (key, scale, labels) names in @p r, or NULL. */
 const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char *scale,
                                    const cJSON *labels);
+/* list_runs' candidates read from the store's run table in a few set
+ * queries, the filter narrowed in SQL where it can be: rows like
+ * pmcp__trk_run_load()'s holding the attributes and series @p filter and
+ * @p sort (may be NULL) read. Returns 0 with *out (caller disposes each
+ * row and frees the array), 1 after sending an error, PMCP_EUNSUPPORTED
+ * when the store has no run table (read run by run), or a negative code. */
+int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                        const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
+                        size_t *n_out);
+
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */
 const char *pmcp__trk_scale(const char *seed_scale);
@@ -109,9 +135,6 @@ int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx
                          const char *kind);
 /* {"run", "series", "labels"?} of an entry. */
 cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e);
-/* Sends items [offset, offset + limit) of @p all (consumed) under @p name
- * with pmcp__trk_emit(). */
-int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
 
 /* fetch_float_series' histogram statistic (hist.c): appends to @p o the
  * statistic @p stat of each histogram of @p e with steps in [lo, hi]:

@@ -1,10 +1,18 @@
 // stdio benchmark: simple tool calls over one connection, sequential and
-// pipelined, against probe-mcp-everything and against a TypeScript SDK
-// server with the same `echo` tool (sdk-server.mjs), in the same run.
+// pipelined, against probe-mcp-everything (the same stdio loop as
+// probe-mcp-stdio, frontends/stdio/stdio_transport.c) and against a
+// TypeScript SDK server with the same `echo` tool (sdk-server.mjs), side by
+// side in the same run: each round measures every server in turn, and the
+// ratios are the medians over the rounds.
 //
 //   node bench.mjs PATH/TO/probe-mcp-everything [--inproc PATH/TO/bench-stdio-inproc]
-//                  [--calls N] [--json]
+//                  [--floor PATH/TO/bench-stdio-floor] [--rounds R] [--calls N] [--json]
 //   (or: ninja -C build bench-stdio)
+//
+// With --floor, a trivial C program answering with canned replies (no JSON
+// parsing, floor.c) is measured too: its CPU per call is what the pipes,
+// the syscalls and the wake-ups cost any stdio server on this machine, so
+// SDK / floor is the best ratio any server could reach in the same run.
 //
 // Each server's own CPU time is read from /proc/PID/task/*/schedstat (time
 // on CPU of all its threads, in ns), so the client's speed does not cap the
@@ -31,6 +39,8 @@ if (!C_BIN) {
   process.exit(2);
 }
 const INPROC = opt('--inproc', null);
+const FLOOR = opt('--floor', null);
+const ROUNDS = Math.max(1, Number(opt('--rounds', '3')));
 const CALLS = Number(opt('--calls', '20000'));
 const SEQ_CALLS = Math.max(1000, Math.floor(CALLS / 4));
 const WARMUP = 2000;
@@ -40,6 +50,7 @@ const SERVERS = [
   { name: 'probe-mcp', cmd: C_BIN, args: ['--stdio'] },
   { name: 'ts-sdk', cmd: process.execPath, args: [join(here, 'sdk-server.mjs')] },
 ];
+if (FLOOR) SERVERS.push({ name: 'floor', cmd: FLOOR, args: [] });
 
 // ---- A minimal JSON-RPC client over the child's pipes ---------------------
 
@@ -192,28 +203,59 @@ async function measure(s) {
     idleRssKiB: idleRss, busyRssKiB: busyRss, seq, pipe };
 }
 
-const results = [];
-for (const s of SERVERS) results.push(await measure(s));
-const [c, ts] = results;
+const us = (ns) => (ns / 1000).toFixed(2);
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+console.log(`stdio bench: echo tool, one connection; ${SEQ_CALLS} sequential + ${CALLS} pipelined calls `
+  + `after ${WARMUP} warm-up calls; ${ROUNDS} round(s), each server in turn`);
+const rounds = [];
+for (let k = 0; k < ROUNDS; k++) {
+  const results = [];
+  for (const s of SERVERS) results.push(await measure(s));
+  const [c, ts, fl] = results;
+  rounds.push({ results, ratioSeq: ts.seq.cpuPerCall / c.seq.cpuPerCall,
+    ratioPipe: ts.pipe.cpuPerCall / c.pipe.cpuPerCall,
+    floorSeq: fl ? ts.seq.cpuPerCall / fl.seq.cpuPerCall : NaN,
+    floorPipe: fl ? ts.pipe.cpuPerCall / fl.pipe.cpuPerCall : NaN });
+  console.log('');
+  console.log(`round ${k + 1} (load average ${load()})`);
+  console.log('server        CPU/call seq  CPU/call pipe  calls/s seq  calls/s pipe  start->init (CPU)    idle RSS');
+  for (const r of results) {
+    console.log(`${r.name.padEnd(12)}  ${us(r.seq.cpuPerCall).padStart(9)} us  ${us(r.pipe.cpuPerCall).padStart(10)} us  `
+      + `${r.seq.callsPerSec.toFixed(0).padStart(11)}  ${r.pipe.callsPerSec.toFixed(0).padStart(12)}  `
+      + `${r.startMs.toFixed(2).padStart(8)} ms (${r.startCpuMs.toFixed(2)} ms)  ${(r.idleRssKiB / 1024).toFixed(1).padStart(5)} MiB`);
+  }
+  const x = rounds[k];
+  console.log(`server CPU per call, SDK / probe-mcp: sequential ${x.ratioSeq.toFixed(1)}x, pipelined ${x.ratioPipe.toFixed(1)}x`
+    + (fl ? `; SDK / floor: sequential ${x.floorSeq.toFixed(1)}x, pipelined ${x.floorPipe.toFixed(1)}x` : ''));
+}
 const inproc = INPROC ? JSON.parse(execFileSync(INPROC, [String(CALLS * 10)], { encoding: 'utf8' })) : null;
 
-const us = (ns) => (ns / 1000).toFixed(2);
-console.log(`stdio bench: echo tool, one connection; ${SEQ_CALLS} sequential + ${CALLS} pipelined calls after ${WARMUP} warm-up calls`);
+const med = (f) => median(rounds.map(f));
+const c = { seq: { cpuPerCall: med((r) => r.results[0].seq.cpuPerCall), callsPerSec: med((r) => r.results[0].seq.callsPerSec) },
+  pipe: { cpuPerCall: med((r) => r.results[0].pipe.cpuPerCall), callsPerSec: med((r) => r.results[0].pipe.callsPerSec) },
+  startMs: med((r) => r.results[0].startMs), startMinMs: Math.min(...rounds.map((r) => r.results[0].startMinMs)),
+  startCpuMs: med((r) => r.results[0].startCpuMs), idleRssKiB: med((r) => r.results[0].idleRssKiB) };
+const ts = { seq: { cpuPerCall: med((r) => r.results[1].seq.cpuPerCall), callsPerSec: med((r) => r.results[1].seq.callsPerSec) },
+  pipe: { cpuPerCall: med((r) => r.results[1].pipe.cpuPerCall), callsPerSec: med((r) => r.results[1].pipe.callsPerSec) },
+  startMs: med((r) => r.results[1].startMs), startCpuMs: med((r) => r.results[1].startCpuMs),
+  idleRssKiB: med((r) => r.results[1].idleRssKiB) };
+const ratioSeq = med((r) => r.ratioSeq);
+const ratioPipe = med((r) => r.ratioPipe);
+
 console.log('');
-console.log('server        CPU/call seq  CPU/call pipe  calls/s seq  calls/s pipe  start->init (CPU)    idle RSS');
-for (const r of results) {
-  console.log(`${r.name.padEnd(12)}  ${us(r.seq.cpuPerCall).padStart(9)} us  ${us(r.pipe.cpuPerCall).padStart(10)} us  `
-    + `${r.seq.callsPerSec.toFixed(0).padStart(11)}  ${r.pipe.callsPerSec.toFixed(0).padStart(12)}  `
-    + `${r.startMs.toFixed(2).padStart(8)} ms (${r.startCpuMs.toFixed(2)} ms)  ${(r.idleRssKiB / 1024).toFixed(1).padStart(5)} MiB`);
-}
+console.log(`medians over ${ROUNDS} round(s):`);
 if (inproc) {
   console.log(`engine alone (pmcp_server_handle in process, no pipes): ${us(inproc.cpuPerCallNs)} us CPU per call, `
     + `server setup ${(inproc.setupCpuNs / 1e6).toFixed(2)} ms CPU`);
 }
-const ratioSeq = ts.seq.cpuPerCall / c.seq.cpuPerCall;
-const ratioPipe = ts.pipe.cpuPerCall / c.pipe.cpuPerCall;
-console.log('');
+console.log(`server CPU per call: probe-mcp ${us(c.seq.cpuPerCall)} us sequential, ${us(c.pipe.cpuPerCall)} us pipelined; `
+  + `SDK ${us(ts.seq.cpuPerCall)} us sequential, ${us(ts.pipe.cpuPerCall)} us pipelined`);
 console.log(`server CPU per call, SDK / probe-mcp: sequential ${ratioSeq.toFixed(1)}x, pipelined ${ratioPipe.toFixed(1)}x`);
+if (FLOOR) {
+  console.log(`transport floor (floor.c, canned replies): ${us(med((r) => r.results[2].seq.cpuPerCall))} us sequential, `
+    + `${us(med((r) => r.results[2].pipe.cpuPerCall))} us pipelined; best ratio any stdio server could reach, SDK / floor: `
+    + `sequential ${med((r) => r.floorSeq).toFixed(1)}x, pipelined ${med((r) => r.floorPipe).toFixed(1)}x`);
+}
 console.log(`calls/s, probe-mcp / SDK: sequential ${(c.seq.callsPerSec / ts.seq.callsPerSec).toFixed(1)}x, `
   + `pipelined ${(c.pipe.callsPerSec / ts.pipe.callsPerSec).toFixed(1)}x`);
 if (inproc) {
@@ -228,7 +270,7 @@ const target = (ok, what) => console.log(`${ok ? 'met ' : 'MISS'}  ${what}`);
 target(ratioPipe >= 20, `>= 20x less server CPU per call than the SDK server, pipelined (${ratioPipe.toFixed(1)}x)`);
 target(ratioSeq >= 20, `>= 20x less server CPU per call than the SDK server, sequential (${ratioSeq.toFixed(1)}x)`);
 target(c.startMs < 10, `start-to-initialize-response < 10 ms, wall clock: median ${c.startMs.toFixed(2)} ms, `
-  + `best ${c.startMinMs.toFixed(2)} ms of ${STARTS}, ${c.startCpuMs.toFixed(2)} ms of server CPU `
-  + `(load average ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]} on this machine)`);
+  + `best ${c.startMinMs.toFixed(2)} ms, ${c.startCpuMs.toFixed(2)} ms of server CPU `
+  + `(load average ${load()} on this machine)`);
 target(c.idleRssKiB < 8 * 1024, `idle RSS < 8 MB (${(c.idleRssKiB / 1024).toFixed(1)} MiB)`);
-if (argv.includes('--json')) console.log(JSON.stringify({ results, inproc }));
+if (argv.includes('--json')) console.log(JSON.stringify({ rounds, inproc }));

@@ -1,0 +1,61 @@
+/* The run table: one project's live runs read in a few set queries (not one
+ * listing per run) with just the attribute values and series summaries a
+ * run filter, sort or summary column needs, for the tracking toolset's
+ * list_runs. The backend narrows the runs in SQL with every filter
+ * condition it can state as a necessary condition (a run SQL drops can
+ * never match); the caller evaluates the whole filter again on what comes
+ * back, so conditions SQL cannot state (RE2 matches, label choices, avg)
+ * and any looseness of the SQL cost time, never correctness.
+ *
+ * Internal (no public ABI): only the SQLite backend has it; for others
+ * pmcp__store_run_table() returns PMCP_EUNSUPPORTED and the caller reads
+ * run by run through the public store API. */
+#ifndef PMCP_STORE_RUNTABLE_H
+#define PMCP_STORE_RUNTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/store.h"
+
+typedef struct pmcp__rt_query {
+  const char *project;         /* slug */
+  /* The filter (a validated array, scales in the store's names: step,
+   * env_step, episode), or NULL. */
+  const cJSON *filter;
+  const char *const *paths;    /* attribute paths whose values to load */
+  size_t n_paths;
+  const char *const *keys;     /* series keys whose summaries to load */
+  size_t n_keys;
+  int tags;                    /* load each run's tags */
+} pmcp__rt_query;
+
+typedef struct pmcp__rt_run {
+  int64_t id, created, started, ended; /* started/ended: 0 when unset */
+  char *slug, *name, *status;
+  char *experiment;            /* slug, or NULL */
+  cJSON *attrs;                /* path -> value, the loaded paths it has */
+  cJSON *tags;                 /* array of strings, or NULL when not loaded */
+  /* Series of the loaded keys as the store's series listing gives them
+   * (key, labels, scale, kind, count, first, last, min, max, mean), in
+   * its order (key, labels, id); NULL when it has none. */
+  cJSON *series;
+} pmcp__rt_run;
+
+typedef struct pmcp__rt_result {
+  pmcp__rt_run *runs;          /* newest first (created, id descending) */
+  size_t n;
+  size_t pushed;               /* filter conditions SQL narrowed by */
+} pmcp__rt_result;
+
+/* @return 0; PMCP_EUNSUPPORTED (no run table on this backend);
+ *         PMCP_ENOTFOUND (project); PMCP_ENOMEM; store errors. */
+int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *q,
+                          pmcp__rt_result *out);
+void pmcp__rt_result_dispose(pmcp__rt_result *r);
+/* Frees one run's contents (its pointers are then NULL). */
+void pmcp__rt_run_dispose(pmcp__rt_run *r);
+
+#endif

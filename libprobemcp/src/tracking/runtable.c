@@ -1,0 +1,173 @@
+/* list_runs' candidates from the store's run table (store/runtable.h):
+ * the project's runs narrowed in SQL by what the filter lets SQL state,
+ * with the attribute values, tags and series summaries the filter and the
+ * sort read loaded in a few set queries, as filter rows
+ * (pmcp__trk_run) that the same evaluator as the run-by-run path checks.
+ * Backends without a run table answer PMCP_EUNSUPPORTED and list_runs
+ * reads run by run. */
+#include "tracking/tracking.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/page.h"
+#include "store/runtable.h"
+
+/* The sys/ paths that come from the run row, not from attribute rows. */
+static int builtin(const char *path)
+{
+  static const char *const sys[] = {"sys/id", "sys/name", "sys/state", "sys/experiment",
+                                    "sys/creation_time", "sys/start_time", "sys/end_time",
+                                    "sys/tags", NULL};
+  for (size_t i = 0; sys[i]; i++)
+    if (!strcmp(path, sys[i]))
+      return 1;
+  return 0;
+}
+
+static int has_str(const cJSON *arr, const char *s)
+{
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) if (!strcmp(it->valuestring, s)) return 1;
+  return 0;
+}
+
+static void want_attr(cJSON *paths, int *tags, const char *path)
+{
+  if (!strcmp(path, "sys/tags"))
+    *tags = 1;
+  else if (!builtin(path) && !has_str(paths, path))
+    cJSON_AddItemToArray(paths, cJSON_CreateString(path));
+}
+
+static void want_key(cJSON *keys, const char *key)
+{
+  if (!has_str(keys, key))
+    cJSON_AddItemToArray(keys, cJSON_CreateString(key));
+}
+
+/* Walks the filter's conditions (and any_of members), noting what they
+ * read and translating scales to the store's names in place. */
+static void collect(cJSON *conds, cJSON *paths, cJSON *keys, int *tags)
+{
+  cJSON *c;
+  cJSON_ArrayForEach(c, conds)
+  {
+    cJSON *group = cJSON_GetObjectItemCaseSensitive(c, "any_of");
+    if (group) {
+      collect(group, paths, keys, tags);
+      continue;
+    }
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, "attr");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "series");
+    if (cJSON_IsString(a))
+      want_attr(paths, tags, a->valuestring);
+    if (cJSON_IsString(s)) {
+      want_key(keys, s->valuestring);
+      cJSON *sc = cJSON_GetObjectItemCaseSensitive(c, "scale");
+      if (cJSON_IsString(sc) && pmcp__trk_scale(sc->valuestring))
+        cJSON_SetValuestring(sc, pmcp__trk_scale(sc->valuestring));
+    }
+  }
+}
+
+/* Fills @p r (a filter row) from table run @p t, whose contents it takes. */
+static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, pmcp__trk_run *r)
+{
+  memset(r, 0, sizeof *r);
+  r->tk = tk;
+  snprintf(r->id, sizeof r->id, "%s", t->slug);
+  r->attrs = t->attrs;
+  t->attrs = NULL;
+  r->series = t->series ? t->series : cJSON_CreateArray(); /* read: no per-run listing */
+  t->series = NULL;
+  r->types = cJSON_CreateObject();
+  if (!r->attrs || !r->series || !r->types)
+    return PMCP_ENOMEM;
+  cJSON_AddStringToObject(r->attrs, "sys/id", r->id);
+  if (*t->name)
+    cJSON_AddStringToObject(r->attrs, "sys/name", t->name);
+  if (*t->status)
+    cJSON_AddStringToObject(r->attrs, "sys/state", t->status);
+  if (t->experiment)
+    cJSON_AddStringToObject(r->attrs, "sys/experiment", t->experiment);
+  const struct { int64_t ms; const char *path; } times[] = {
+    {t->created, "sys/creation_time"}, {t->started, "sys/start_time"},
+    {t->ended, "sys/end_time"}};
+  for (size_t i = 0; i < 3; i++)
+    if (times[i].ms > 0) {
+      char iso[48];
+      pmcp__rs_iso(times[i].ms, iso, sizeof iso);
+      cJSON_AddStringToObject(r->attrs, times[i].path, iso);
+    }
+  cJSON_AddItemToObject(r->attrs, "sys/tags", t->tags ? t->tags : cJSON_CreateArray());
+  t->tags = NULL;
+  return 0;
+}
+
+int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                        const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
+                        size_t *n_out)
+{
+  *out = NULL;
+  *n_out = 0;
+  cJSON *fcopy = filter ? cJSON_Duplicate(filter, 1) : NULL;
+  cJSON *paths = cJSON_CreateArray(), *keys = cJSON_CreateArray();
+  const char **pv = NULL, **kv = NULL;
+  pmcp__rt_result res;
+  memset(&res, 0, sizeof res);
+  int tags = 0, rc = PMCP_ENOMEM;
+  if ((filter && !fcopy) || !paths || !keys)
+    goto out;
+  collect(fcopy, paths, keys, &tags);
+  if (sort && sort->attr)
+    want_attr(paths, &tags, sort->attr);
+  if (sort && sort->series)
+    want_key(keys, sort->series);
+  size_t np = (size_t)cJSON_GetArraySize(paths), nk = (size_t)cJSON_GetArraySize(keys);
+  pv = calloc(np + 1, sizeof *pv);
+  kv = calloc(nk + 1, sizeof *kv);
+  if (!pv || !kv)
+    goto out;
+  size_t i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, paths) pv[i++] = it->valuestring;
+  i = 0;
+  cJSON_ArrayForEach(it, keys) kv[i++] = it->valuestring;
+  pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags};
+  pthread_mutex_lock(&tk->rs->lock);
+  rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, &q, &res);
+  if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+                  pmcp_store_errmsg(tk->rs->store));
+    rc = 1;
+  }
+  pthread_mutex_unlock(&tk->rs->lock);
+  if (rc)
+    goto out;
+  pmcp__trk_run *rows = calloc(res.n ? res.n : 1, sizeof *rows);
+  if (!rows) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  for (i = 0; i < res.n; i++) {
+    rc = to_row(tk, &res.runs[i], &rows[i]);
+    if (rc) {
+      for (size_t k = 0; k <= i; k++)
+        pmcp__trk_run_dispose(&rows[k]);
+      free(rows);
+      goto out;
+    }
+  }
+  *out = rows;
+  *n_out = res.n;
+out:
+  pmcp__rt_result_dispose(&res);
+  free(pv);
+  free(kv);
+  cJSON_Delete(paths);
+  cJSON_Delete(keys);
+  cJSON_Delete(fcopy);
+  return rc;
+}

@@ -9,6 +9,7 @@
 #include <probemcp/probemcp.h>
 
 #include "auth_mcp.h"
+#include "core/workers.h"
 #include "transport.h"
 
 static const char usage[] =
@@ -35,7 +36,7 @@ static const char usage[] =
   "  --handler-threads N    threads running tool handlers off the event\n"
   "                         loop (default 1, at most 16; 0: on the loop)\n"
   "  --max-queued N         calls that may wait for a handler thread; more\n"
-  "                         are refused with 503 + Retry-After (default 64\n"
+  "                         are refused with 503 + Retry-After (default 256\n"
   "                         per thread). Blocking tools also wait for the\n"
   "                         engine's workers, at most $PROBE_MCP_QUEUE_MAX\n"
   "                         (default 64 per worker) before a retryable\n"
@@ -106,6 +107,12 @@ static int setup(pmcp_server *srv, void *ud)
   int want_tracking = x->toolset && (strcmp(x->toolset, "tracking") == 0 ||
                                      strcmp(x->toolset, "all") == 0);
   int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
+  /* The service's capacity rules: a bounded wait for the engine's workers
+   * (unless PROBE_MCP_QUEUE_MAX says otherwise) and text results cut at
+   * 256 KiB. */
+  if (!getenv("PROBE_MCP_QUEUE_MAX"))
+    pmcp__workers_set_queue_max(srv, 0);
+  pmcp__server_set_text_max(srv, 256 * 1024);
   if (x->auth && mcp_auth_install(x->auth, srv) != 0) {
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
@@ -278,6 +285,8 @@ int main(int argc, char **argv)
       return 2;
     }
   }
+  if (!o.max_queued)
+    o.max_queued = 256 * (o.handler_threads ? o.handler_threads : 1);
   o.host = host;
   o.port = port;
   o.allow_hosts = hosts;

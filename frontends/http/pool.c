@@ -167,7 +167,9 @@ int phttp_pool_full(pmcp_http *h)
   phttp_pool *p = &h->pool;
   if (!h->pool_started || !p->nthreads)
     return 0;
-  unsigned max = h->o.max_queued ? h->o.max_queued : 64 * p->nthreads;
+  unsigned max = h->o.max_queued;
+  if (!max)
+    return 0;
   pthread_mutex_lock(&p->mu);
   int full = p->queued >= max;
   pthread_mutex_unlock(&p->mu);

@@ -93,7 +93,8 @@ typedef struct pmcp_http_options {
    * 16); 0: 1. */
   unsigned handler_threads;
   /* Calls that may wait for a handler thread; past it a request is refused
-   * with 503 and Retry-After (never an unbounded queue). 0: 64 per thread. */
+   * with 503 and Retry-After. 0: no bound but max_connections (each
+   * connection has one request at a time in the pool). */
   unsigned max_queued;
   /* Run handlers on the loop thread instead (for hosts whose tools that
    * are not declared PMCP_TOOL_BLOCKING are all quick): saves a thread

@@ -4,6 +4,7 @@
  * completes; text results over 256 KiB are cut with a note to narrow the
  * call, at a character boundary. */
 #include <check.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,18 +76,22 @@ static void call_tool(harness *h, int id, const char *tool)
 
 START_TEST(queue_max_parsing)
 {
-  ck_assert_uint_eq(pmcp__workers_queue_max(4, NULL), 256);
+  ck_assert_uint_eq(pmcp__workers_queue_max(4, NULL), SIZE_MAX);
   ck_assert_uint_eq(pmcp__workers_queue_max(4, "10"), 10);
-  ck_assert_uint_eq(pmcp__workers_queue_max(4, "0"), 256);
-  ck_assert_uint_eq(pmcp__workers_queue_max(4, "-1"), 256);
-  ck_assert_uint_eq(pmcp__workers_queue_max(4, "x"), 256);
+  ck_assert_uint_eq(pmcp__workers_queue_max(4, "0"), SIZE_MAX);
+  ck_assert_uint_eq(pmcp__workers_queue_max(4, "-1"), SIZE_MAX);
+  ck_assert_uint_eq(pmcp__workers_queue_max(4, "x"), SIZE_MAX);
 }
 END_TEST
 
-START_TEST(full_queue_is_refused_and_retryable)
+/* The bound a service sets (probe-mcp-http: 64 per worker). */
+static void run_full_queue(int by_env)
 {
-  setenv("PROBE_MCP_QUEUE_MAX", "2", 1);
+  if (by_env)
+    setenv("PROBE_MCP_QUEUE_MAX", "2", 1);
   harness *h = h_new(one_worker);
+  if (!by_env)
+    pmcp__workers_set_queue_max(h->srv, 2);
   add(h->srv, "held", held, PMCP_TOOL_BLOCKING);
   h_init(h, NULL, "2025-11-25");
   atomic_store(&started, 0);
@@ -120,11 +125,18 @@ START_TEST(full_queue_is_refused_and_retryable)
   h_free(h);
   unsetenv("PROBE_MCP_QUEUE_MAX");
 }
+
+START_TEST(full_queue_is_refused_and_retryable)
+{
+  run_full_queue(1);
+  run_full_queue(0);
+}
 END_TEST
 
 START_TEST(big_text_is_cut)
 {
   harness *h = h_new(NULL);
+  pmcp__server_set_text_max(h->srv, 256 * 1024);
   add(h->srv, "big", big, 0);
   add(h->srv, "small", small, 0);
   h_init(h, NULL, "2025-11-25");
@@ -143,6 +155,15 @@ START_TEST(big_text_is_cut)
   h_msg_free(m);
   /* Exactly 256 KiB is not cut. */
   call_tool(h, 2, "small");
+  m = h_next(h);
+  ck_assert_ptr_null(strstr(m->data, "[cut:"));
+  h_msg_free(m);
+  h_free(h);
+  /* The library's default: no cut (an embedder's choice). */
+  h = h_new(NULL);
+  add(h->srv, "big", big, 0);
+  h_init(h, NULL, "2025-11-25");
+  call_tool(h, 1, "big");
   m = h_next(h);
   ck_assert_ptr_null(strstr(m->data, "[cut:"));
   h_msg_free(m);

@@ -336,15 +336,13 @@ static int put_kv(pmcp_buf *b, const char *key, const char *val)
   return rc;
 }
 
-/* A text item of a tool result longer than this is cut (on top of the
- * token budgets, which only tools that take one apply): one reply must
- * never flood a client's context or a transport's buffers. */
-#define TEXT_RESULT_MAX (256u * 1024u)
-
-/* Cuts @p text to TEXT_RESULT_MAX bytes at a character boundary and adds a
- * note saying so. */
+/* Cuts @p text to the server's text_max bytes at a character boundary and
+ * adds a note saying so: on top of the token budgets (which only tools
+ * that take one apply), one reply of a service must never flood a client's
+ * context or a transport's buffers. */
 static int push_cut_text(pmcp_call *call, const char *text, size_t len)
 {
+  const size_t TEXT_RESULT_MAX = call->srv->text_max;
   char note[256];
   int nn = snprintf(note, sizeof note,
                     "\n\n[cut: this text was %zu bytes and only the first %zu are shown; "
@@ -372,7 +370,8 @@ int pmcp_result_text(pmcp_call *call, const char *text, size_t len)
   if (!pmcp__utf8_valid(text, len))
     return PMCP_EUTF8;
   if (call->kind == PMCP__CALL_TOOL)
-    return len > TEXT_RESULT_MAX ? push_cut_text(call, text, len)
+    return call->srv->text_max >= 1024 && len > call->srv->text_max
+               ? push_cut_text(call, text, len)
                                  : pmcp__call_push_text(call, text, len);
   if (call->kind == PMCP__CALL_RESOURCE) {
     pmcp_buf b = PMCP_BUF_INIT;

@@ -38,7 +38,21 @@ size_t pmcp__workers_queue_max(size_t n, const char *spec)
     if (end && !*end && *spec != '-' && v >= 1 && v <= 1000000)
       return (size_t)v;
   }
-  return n * 64;
+  (void)n;
+  return SIZE_MAX;
+}
+
+void pmcp__workers_set_queue_max(pmcp_server *srv, size_t max)
+{
+  pmcp__workers *w = &srv->workers;
+  pthread_mutex_lock(&w->mu);
+  w->queue_max = max ? max : 64 * w->n_wanted;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void pmcp__server_set_text_max(pmcp_server *srv, size_t max)
+{
+  srv->text_max = max;
 }
 
 /* The next job a worker may take, or NULL (under the lock). */

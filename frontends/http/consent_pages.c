@@ -35,13 +35,13 @@ typedef struct page_ctx {
 
 static const char style[] =
   "body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}"
-  "main{max-width:34rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;"
+  "main{max-width:46rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;"
   "box-shadow:0 1px 3px rgba(0,0,0,.15)}h1{font-size:1.4rem;margin-top:0}"
   "label{display:block;margin:.8rem 0 .2rem}input[type=text],input[type=password],select"
   "{width:100%;padding:.5rem;box-sizing:border-box}fieldset{border:1px solid #ccd;margin:1rem 0}"
   "button{padding:.55rem 1.2rem;margin:1rem .5rem 0 0;font-size:1rem;cursor:pointer}"
   ".approve{background:#1f6feb;color:#fff;border:0;border-radius:4px}"
-  ".error{color:#b00020}.muted{color:#667}table{width:100%;border-collapse:collapse}"
+  ".error{color:#b00020}.muted{color:#667}table{width:100%;border-collapse:collapse;font-size:.92rem}td form button{margin:0}"
   "td,th{text-align:left;padding:.4rem;border-bottom:1px solid #e2e4e8}";
 
 static void esc(page_ctx *p, const char *s) { poauth_html_escape(&p->res->body, s); }
@@ -56,7 +56,7 @@ static void page_begin(page_ctx *p, int status, const char *title)
   poauth_header(p->res, "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; "
                         "frame-ancestors 'none'; base-uri 'none'");
   poauth_header(p->res, "X-Frame-Options: DENY");
-  poauth_header(p->res, "Referrer-Policy: no-referrer");
+  poauth_header(p->res, "Referrer-Policy: same-origin");
   out(p, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
   esc(p, title);

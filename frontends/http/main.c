@@ -10,6 +10,7 @@
 
 #include "auth_mcp.h"
 #include "core/workers.h"
+#include "oauth.h"
 #include "transport.h"
 
 static const char usage[] =
@@ -298,6 +299,7 @@ int main(int argc, char **argv)
   so.title = "probe-mcp";
   serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL};
   pmcp_store *svc = NULL;
+  poauth_server *oauth = NULL;
   if (no_auth && !loopback_host(host)) {
     fprintf(stderr, "probe-mcp-http: --insecure-no-auth is for local development and only"
             " listens on loopback (127.0.0.1, ::1), not on %s: drop it and use API keys"
@@ -325,10 +327,24 @@ int main(int argc, char **argv)
     }
     o.auth = mcp_auth_http;
     o.auth_ud = x.auth;
+    /* The OAuth 2.1 server and consent pages (/.well-known/..., /oauth/...)
+     * keep their state in the store through a handle of their own; their
+     * access tokens are one kind of /mcp credential. */
+    if (poauth_service_open(&oauth, store, o.endpoint, public_base, why, sizeof why) != 0) {
+      fprintf(stderr, "probe-mcp-http: %s\n", why);
+      mcp_auth_free(x.auth);
+      pmcp_store_free(svc);
+      return 1;
+    }
+    o.route_match = poauth_route_match;
+    o.route_handle = poauth_route_handle;
+    o.route_ud = oauth;
+    mcp_auth_set_token_resolver(x.auth, POAUTH_AT_PREFIX, poauth_service_token, oauth);
   }
   int rc = pmcp_http_run(&o, &so, setup, &x);
   pmcp_store_free(x.st);
   mcp_auth_free(x.auth);
+  poauth_server_free(oauth);
   pmcp_store_free(svc);
   return rc;
 }

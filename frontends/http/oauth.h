@@ -140,4 +140,20 @@ int poauth_bases(poauth_server *o, const pmcp_http_request *req,
 int poauth_pages(poauth_server *o, const pmcp_http_request *req,
                  pmcp_http_response *res);
 
+/* ---- oauth_service.c: probe-mcp-http's wiring ---- */
+/* Opens the OAuth server of probe-mcp-http over @p store (resolved as
+ * pmcp_store_open() does; opened writable, never created) with the auth
+ * module's password check and audit log. @p public_base: --public-base-url
+ * or PUBLIC_BASE_URL (NULL/"": from the request); APP_BASE_URL comes from
+ * the environment. Returns 0, or -1 with a reason in @p why. */
+int poauth_service_open(poauth_server **out, const char *store,
+                        const char *endpoint, const char *public_base,
+                        char *why, size_t whysize);
+/* The /mcp token resolver (auth_mcp.h's mcp_token_fn, ud = the server):
+ * the connection an access token ("pbm_at_...", @p len bytes) stands for.
+ * 1 valid (id into @p connection_id), 0 unknown, expired, revoked or
+ * malformed (a refresh token too), <0 store error. Thread-safe. */
+int poauth_service_token(void *ud, const char *token, size_t len,
+                         char connection_id[64]);
+
 #endif

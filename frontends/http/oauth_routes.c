@@ -510,7 +510,7 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
   poauth_tokens t;
   poauth_err e = {0};
   int rc;
-  if (grant[0] == 'a') {
+  if (strcmp(grant, "authorization_code") == 0) {
     if (!v[2] || !v[4]) {
       poauth_json_error(res, 400, "invalid_request",
                         !v[2] ? "code is missing" : "code_verifier is missing (PKCE is required)");
@@ -624,6 +624,10 @@ void poauth_route_handle(void *ud, const pmcp_http_request *req, pmcp_http_respo
     if (!is(m, "GET") && !is(m, "HEAD")) {
       poauth_header(res, "Allow: GET");
       error_page(res, 405, "Use GET for the authorization endpoint.");
+    } else if (pmcp_http_request_header(req, "authorization", NULL)) {
+      /* A browser navigation never carries one: an API key or an access
+       * token here is a client trying to use it beyond /mcp. */
+      error_page(res, 403, "API keys and access tokens are valid on the MCP endpoint only.");
     } else {
       poauth_prune(o->state);
       do_authorize(o, req, res, base, app);

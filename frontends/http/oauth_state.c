@@ -87,6 +87,16 @@ static void audit(poauth_state *s, const char *tenant, const char *ws,
   cJSON_Delete(details);
 }
 
+/* "user:NAME", the audit log's actor for a person (lock held). */
+static void actor_of(poauth_state *s, const char *user_id, char *out, size_t size)
+{
+  pmcp__db_res *r = NULL;
+  int rc = QUERY(s, "SELECT name FROM users WHERE id = $1", &r, user_id);
+  const char *name = rc == 0 && pmcp__db_nrows(r) == 1 ? pmcp__db_get(r, 0, 0) : NULL;
+  snprintf(out, size, "user:%s", name ? name : user_id);
+  pmcp__db_res_free(r);
+}
+
 /* ---- clients ------------------------------------------------------------- */
 
 int poauth_client_register(poauth_state *s, const char *name,
@@ -278,9 +288,18 @@ char *poauth_user_name(poauth_state *s, const char *user_id)
 {
   pmcp__db_res *r = NULL;
   lock(s);
-  int rc = QUERY(s, "SELECT name FROM users WHERE id = $1", &r, user_id);
+  int rc = QUERY(s, "SELECT name, display_name FROM users WHERE id = $1", &r, user_id);
   unlock(s);
-  char *name = rc == 0 && pmcp__db_nrows(r) == 1 ? dup_or_null(pmcp__db_get(r, 0, 0)) : NULL;
+  char *name = NULL;
+  if (rc == 0 && pmcp__db_nrows(r) == 1) {
+    const char *n = pmcp__db_get(r, 0, 0), *d = pmcp__db_get(r, 0, 1);
+    size_t len = strlen(n ? n : "") + strlen(d ? d : "") + 4;
+    name = malloc(len);
+    if (name && d && *d)
+      snprintf(name, len, "%s (%s)", d, n ? n : "");
+    else if (name)
+      snprintf(name, len, "%s", n ? n : "");
+  }
   pmcp__db_res_free(r);
   return name;
 }
@@ -426,7 +445,9 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
     cJSON_AddStringToObject(d, "client_id", req->client_id);
     cJSON_AddStringToObject(d, "client_name", req->client_name ? req->client_name : "");
     cJSON_AddStringToObject(d, "access", access);
-    audit(s, tenant_id, workspace, user_id, "mcp_connection.authorize", d);
+    char actor[200];
+    actor_of(s, user_id, actor, sizeof actor);
+    audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
   }
   unlock(s);
   if (rc || ch != 1) {
@@ -458,7 +479,8 @@ int poauth_deny(poauth_state *s, const char *req_id, poauth_request *req)
 /* ---- connections ---------------------------------------------------------------------- */
 
 /* Revokes a connection and drops its tokens (lock held). 1 when it was
- * live. Audited with @p actor and @p reason. */
+ * live. Audited with @p actor ("user:NAME", "client:ID" or "system" when
+ * the server revokes on its own) and @p reason. */
 static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor,
                          const char *reason)
 {
@@ -480,9 +502,8 @@ static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor
     const char *client = pmcp__db_get(r, 0, 3);
     cJSON_AddStringToObject(d, "client_id", client ? client : "");
     cJSON_AddStringToObject(d, "reason", reason);
-    const char *user = pmcp__db_get(r, 0, 0);
-    audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2),
-          actor ? actor : (user ? user : "system"), "mcp_connection.revoke", d);
+    audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2), actor,
+          "mcp_connection.revoke", d);
   }
   pmcp__db_res_free(r);
   return rc ? rc : ch == 1;
@@ -532,8 +553,13 @@ int poauth_connection_revoke(poauth_state *s, const char *conn_id,
   int rc = QUERY(s, "SELECT id FROM mcp_connections WHERE id = $1 AND user_id = $2"
                     " AND revoked IS NULL", &r, conn_id, user_id);
   int done = rc;
-  if (rc == 0)
-    done = pmcp__db_nrows(r) == 1 ? revoke_locked(s, conn_id, user_id, reason) : 0;
+  if (rc == 0 && pmcp__db_nrows(r) == 1) {
+    char actor[200];
+    actor_of(s, user_id, actor, sizeof actor);
+    done = revoke_locked(s, conn_id, actor, reason);
+  } else if (rc == 0) {
+    done = 0;
+  }
   unlock(s);
   pmcp__db_res_free(r);
   return done;
@@ -629,7 +655,7 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
   if (rc == 0 && ch != 1) {
     /* A second use: whoever holds the code may be an attacker, so the
      * connection it created (and every token of it) is revoked. */
-    revoke_locked(s, conn, NULL, "authorization code replayed");
+    revoke_locked(s, conn, "system", "authorization code replayed");
     unlock(s);
     pmcp__db_res_free(r);
     return set_err(err, "invalid_grant", 400,
@@ -705,7 +731,7 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
       fail = set_err(err, "server_error", 500, "the store failed");
     else if (ch != 1) {
       /* A rotated token came back: it was copied. Revoke the connection. */
-      revoke_locked(s, conn, NULL, "rotated refresh token reused");
+      revoke_locked(s, conn, "system", "rotated refresh token reused");
       fail = set_err(err, "invalid_grant", 400,
                      "the refresh token was already used; its connection is revoked");
     }
@@ -735,7 +761,9 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
     if (refresh) {
       char conn[40];
       copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
-      revoke_locked(s, conn, NULL, "refresh token revoked by the client (RFC 7009)");
+      char actor[80];
+      snprintf(actor, sizeof actor, "client:%.60s", client_id);
+      revoke_locked(s, conn, actor, "refresh token revoked by the client (RFC 7009)");
     } else {
       EXEC(s, "DELETE FROM oauth_tokens WHERE hash = $1", NULL, hash);
     }

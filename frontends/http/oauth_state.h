@@ -67,7 +67,7 @@ typedef struct poauth_ws {
 } poauth_ws;
 int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
                       size_t *n);
-/* The display name of a user (malloc'd) or NULL. */
+/* "Display Name (name)", or the name alone (malloc'd), or NULL. */
 char *poauth_user_name(poauth_state *s, const char *user_id);
 
 /* ---- consent-page sessions (cookie pbm_session) ---- */

@@ -99,6 +99,11 @@ int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize)
     unsigned char c = (unsigned char)uri[i];
     if (c <= 0x20 || c == 0x7f || c >= 0x80)
       return fail(why, whysize, "redirect_uri contains whitespace, control or non-ASCII characters");
+    /* Only what RFC 3986 allows in a URI: browsers "repair" the rest
+     * (a backslash becomes '/' in an https URL), which is how redirect
+     * checks are fooled. */
+    if (!is_alpha(c) && !is_digit(c) && !strchr("-._~:/?#[]@!$&'()*+,;=%", c))
+      return fail(why, whysize, "redirect_uri contains a character URIs do not allow");
   }
   if (strchr(uri, '#'))
     return fail(why, whysize, "redirect_uri must not contain a fragment");

@@ -8,7 +8,9 @@
  * Test credentials besides API keys: --connection USER:WORKSPACE:ACCESS
  * inserts an OAuth connection row (as the consent page would) and prints
  * "connection <id>"; bearer "tst_<id>" then resolves to it, standing in
- * for the OAuth access tokens the oauth code issues. */
+ * for the OAuth access tokens the oauth code issues. With --oauth it also
+ * serves the real OAuth server and consent pages (oauth.h), whose
+ * "pbm_at_" access tokens then reach the write tool. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <probemcp/probemcp.h>
 
 #include "auth_mcp.h"
+#include "oauth.h"
 #include "store/db.h"
 #include "transport.h"
 
@@ -130,9 +133,15 @@ int main(int argc, char **argv)
 {
   const char *store = NULL, *listen = "127.0.0.1:0";
   const char *conns[16];
-  int nconn = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--store"))
+  int nconn = 0, with_oauth = 0;
+  for (int i = 1; i < argc; i += 2) {
+    if (!strcmp(argv[i], "--oauth")) {
+      with_oauth = 1;
+      i--;
+    } else if (i + 1 >= argc) {
+      fprintf(stderr, "http-writeserver: %s needs a value\n", argv[i]);
+      return 2;
+    } else if (!strcmp(argv[i], "--store"))
       store = argv[i + 1];
     else if (!strcmp(argv[i], "--listen"))
       listen = argv[i + 1];
@@ -146,7 +155,7 @@ int main(int argc, char **argv)
   char host[128], err[200];
   int port;
   if (!store || pmcp_http_parse_listen(listen, host, sizeof host, &port, err, sizeof err)) {
-    fprintf(stderr, "usage: http-writeserver --store S [--listen H:P] [--connection U:W:A]\n");
+    fprintf(stderr, "usage: http-writeserver --store S [--listen H:P] [--connection U:W:A] [--oauth]\n");
     return 2;
   }
   ctx x = {0};
@@ -164,8 +173,20 @@ int main(int argc, char **argv)
       return 1;
     }
   fflush(stdout);
-  mcp_auth_set_token_resolver(x.auth, "tst_", token_fn, NULL);
   pmcp_http_options o = {0};
+  poauth_server *oauth = NULL;
+  if (with_oauth) {
+    if (poauth_service_open(&oauth, store, "/mcp", NULL, why, sizeof why) != 0) {
+      fprintf(stderr, "http-writeserver: %s\n", why);
+      return 1;
+    }
+    o.route_match = poauth_route_match;
+    o.route_handle = poauth_route_handle;
+    o.route_ud = oauth;
+    mcp_auth_set_token_resolver(x.auth, POAUTH_AT_PREFIX, poauth_service_token, oauth);
+  } else {
+    mcp_auth_set_token_resolver(x.auth, "tst_", token_fn, NULL);
+  }
   o.host = host;
   o.port = port;
   o.auth = mcp_auth_http;
@@ -175,6 +196,7 @@ int main(int argc, char **argv)
   so.server_version = "1.0.0";
   int rc = pmcp_http_run(&o, &so, setup, &x);
   mcp_auth_free(x.auth);
+  poauth_server_free(oauth);
   pmcp_store_free(x.rw);
   pmcp_store_free(svc);
   pthread_mutex_destroy(&x.mu);

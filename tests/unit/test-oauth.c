@@ -61,7 +61,8 @@ START_TEST(redirect_uris)
     "javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,hi", "file:///etc/passwd",
     "https://app.example.com/a b", "https://app.example.com:/cb",
     "https://app.example.com:80x/cb", "relative/path", "//app.example.com/cb",
-    "cursor:", "https://[::1/cb", "http://[::2]/cb"};
+    "cursor:", "https://[::1/cb", "http://[::2]/cb", "https://a.example\\@evil.example/",
+    "cursor:\\//x", "https://a.example/<x>", "https://a.example/{x}"};
   char why[200];
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
     ck_assert_msg(poauth_redirect_uri_check(good[i], why, sizeof why) == 0,
@@ -317,7 +318,7 @@ START_TEST(code_flow_and_replay)
   char code[POAUTH_TOKEN_MAX], conn[40];
   approved_code("write", code, conn);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
-  ck_assert_ptr_nonnull(strstr(audit_log, "|main|u-ada|"));
+  ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
   poauth_tokens t;
   poauth_err e;

@@ -567,6 +567,61 @@ START_TEST(grouped_block_summaries_exact)
 }
 END_TEST
 
+/* Every cross-environment reduction, per group of an attribute (task),
+ * recomputed from the environments' own bucket means. */
+START_TEST(grouped_rl_every_reduction)
+{
+  static const char *const how[] = {"avg", "min", "max", "sum", "std", "median"};
+  for (int h = 0; h < 6; h++) {
+    char args[300];
+    snprintf(args, sizeof args, "{\"mode\":\"grouped\",\"run_id\":\"run:rl\",\"key\":"
+             "\"reward\",\"scale\":\"episode\",\"by\":[\"task\"],\"across\":\"%s\","
+             "\"step_bucket\":40}", how[h]);
+    cJSON *o = ok(args);
+    cJSON *groups = arr(o, "groups");
+    ck_assert_int_eq(cJSON_GetArraySize(groups), 2);
+    for (int gi = 0; gi < 2; gi++) {
+      cJSON *g = cJSON_GetArrayItem(groups, gi);
+      const char *task = cJSON_GetObjectItem(cJSON_GetObjectItem(g, "labels"), "task")->valuestring;
+      int e0 = !strcmp(task, "walk") ? 0 : 3, e1 = !strcmp(task, "walk") ? 3 : 5;
+      ck_assert_int_eq(cJSON_GetArraySize(arr(g, how[h])), 5);
+      for (int b = 0; b < 5; b++) {
+        double m[5];
+        int k = 0;
+        for (int e = e0; e < e1; e++) {
+          double sum = 0;
+          for (int i = b * 40; i < b * 40 + 40; i++)
+            sum += curve(e % 3, i);
+          m[k++] = sum / 40;
+        }
+        double want = 0, mean = 0;
+        for (int x = 0; x < k; x++)
+          mean += m[x] / k;
+        switch (h) {
+        case 0: want = mean; break;
+        case 1: want = fmin(m[0], fmin(m[1], k > 2 ? m[2] : m[1])); break;
+        case 2: want = fmax(m[0], fmax(m[1], k > 2 ? m[2] : m[1])); break;
+        case 3: want = mean * k; break;
+        case 4:
+          for (int x = 0; x < k; x++)
+            want += (m[x] - mean) * (m[x] - mean) / k;
+          want = sqrt(want);
+          break;
+        default:
+          want = k == 3 ? fmax(fmin(m[0], m[1]), fmin(fmax(m[0], m[1]), m[2]))
+                        : (m[0] + m[1]) / 2;
+        }
+        double got = cJSON_GetArrayItem(arr(g, how[h]), b)->valuedouble;
+        ck_assert_msg(fabs(got - want) <= 1e-5 * fabs(want) + 1e-9, "%s %s bucket %d: %g vs %g",
+                      how[h], task, b, got, want);
+        ck_assert_int_eq(cJSON_GetArrayItem(arr(g, "n_series"), b)->valueint, k);
+      }
+    }
+    cJSON_Delete(o);
+  }
+}
+END_TEST
+
 START_TEST(grouped_rl_across_and_time_axes)
 {
   refused("{\"mode\":\"grouped\",\"run_id\":\"rl\",\"key\":\"reward\"}", "scale is required");
@@ -674,6 +729,7 @@ int main(void)
   tcase_add_test(tc, grouped_block_summaries_exact);
   tcase_add_test(tc, where_shared_filter_on_labels);
   tcase_add_test(tc, grouped_rl_across_and_time_axes);
+  tcase_add_test(tc, grouped_rl_every_reduction);
   tcase_add_test(tc, histograms_scatter_summaries);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);

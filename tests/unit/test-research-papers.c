@@ -19,11 +19,16 @@
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
 #include "probemcp/tokens.h"
+#include "engine-harness.h"
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
 static pmcp_store *RO;
 static int PORT;
+/* /hold/...: requests wait until the test releases them */
+static pthread_mutex_t HOLD_MU = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t HOLD_CV = PTHREAD_COND_INITIALIZER;
+static int HELD, RELEASED;
 static char FULL[30000];
 
 /* ---- the provider --------------------------------------------------------- */
@@ -49,7 +54,15 @@ static void *conn(void *arg)
   req[n] = 0;
   char path[2048] = "";
   sscanf(req, "GET %2047s", path);
-  if (!strncmp(path, "/slow/", 6)) {
+  if (!strncmp(path, "/hold/", 6)) {
+    pthread_mutex_lock(&HOLD_MU);
+    HELD++;
+    pthread_cond_broadcast(&HOLD_CV);
+    while (!RELEASED)
+      pthread_cond_wait(&HOLD_CV, &HOLD_MU);
+    pthread_mutex_unlock(&HOLD_MU);
+    reply(fd, 200, "{\"papers\":[{\"id\":\"2101.00001\",\"title\":\"Held\"}]}");
+  } else if (!strncmp(path, "/slow/", 6)) {
     sleep(3);
     reply(fd, 200, "{\"papers\":[]}");
   } else if (!strncmp(path, "/garbage/", 9)) {
@@ -344,6 +357,94 @@ static void bad_provider(const char *path, const char *needle)
   teardown();
 }
 
+static void four_workers(pmcp_server_options *o)
+{
+  o->workers = 4;
+}
+
+static int msg_id(const h_msg *m)
+{
+  cJSON *r = cJSON_Parse(m->data);
+  cJSON *id = cJSON_GetObjectItem(r, "id");
+  int v = cJSON_IsNumber(id) ? id->valueint : -1;
+  cJSON_Delete(r);
+  return v;
+}
+
+/* A burst of find_papers calls to a provider that does not answer holds
+ * at most PROBE_MCP_WEB_CAPACITY of the workers (a quarter of 4: one);
+ * query_sql calls sent after the burst are all answered while every paper
+ * call is still waiting. Decided by order of events, not by timing. */
+START_TEST(paper_burst_does_not_delay_other_tools)
+{
+  setenv("PROBE_MCP_WEB_CAPACITY", "0.25", 1);
+  start_provider();
+  fill();
+  harness *h = h_new(four_workers);
+  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  char url[96];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/hold", PORT);
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  ro.papers_url = url;
+  ro.papers_timeout_ms = 60000;
+  ck_assert_int_eq(pmcp_research_register(h->srv, RO, &ro), 0);
+  h_init(h, NULL, "2025-06-18");
+  char buf[512];
+  for (int i = 0; i < 6; i++) {
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"find_papers\",\"arguments\":{\"mode\":\"search\","
+             "\"query\":\"burst %d\"}}}", 100 + i, i);
+    h_send(h, NULL, buf);
+  }
+  /* the first paper call reaches the provider (bounded wait) */
+  pthread_mutex_lock(&HOLD_MU);
+  for (int i = 0; i < 600 && HELD < 1; i++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 1;
+    pthread_cond_timedwait(&HOLD_CV, &HOLD_MU, &ts);
+  }
+  ck_assert_int_ge(HELD, 1);
+  pthread_mutex_unlock(&HOLD_MU);
+  for (int i = 0; i < 3; i++) {
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"query_sql\",\"arguments\":{\"sql\":"
+             "\"SELECT count(*) FROM papers\"}}}", 200 + i);
+    h_send(h, NULL, buf);
+  }
+  int others = 0;
+  while (others < 3) {
+    h_msg *m = h_next(h);
+    int id = msg_id(m);
+    ck_assert_msg(id < 100 || id >= 200, "a paper call (%d) finished before the others", id);
+    if (id >= 200) {
+      ck_assert_ptr_nonnull(strstr(m->data, "[[5]]"));
+      others++;
+    }
+    h_msg_free(m);
+  }
+  pthread_mutex_lock(&HOLD_MU);
+  ck_assert_int_eq(HELD, 1); /* one web worker: the rest of the burst queued */
+  RELEASED = 1;
+  pthread_cond_broadcast(&HOLD_CV);
+  pthread_mutex_unlock(&HOLD_MU);
+  int papers = 0;
+  while (papers < 6) {
+    h_msg *m = h_next(h);
+    int id = msg_id(m);
+    if (id >= 100 && id < 106) {
+      ck_assert_ptr_nonnull(strstr(m->data, "open-web"));
+      ck_assert_ptr_null(strstr(m->data, "\"isError\":true"));
+      papers++;
+    }
+    h_msg_free(m);
+  }
+  h_free(h);
+  pmcp_store_free(RO);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(remote_slow_down_garbage)
 {
   bad_provider("/slow", "did not answer within 500 ms");
@@ -378,6 +479,7 @@ int main(void)
   TCase *tb = tcase_create("bad");
   tcase_set_timeout(tb, 60);
   tcase_add_test(tb, remote_slow_down_garbage);
+  tcase_add_test(tb, paper_burst_does_not_delay_other_tools);
   suite_add_tcase(su, tb);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);

@@ -18,54 +18,49 @@ typedef struct rd {
   int rc;
 } rd;
 
-/* Runs @p sql with ?1 = tenant, ?2 = a, ?3 = b (text when non-NULL) and
- * parses column 0 of the first row; NULL when there is no row. */
-static cJSON *jrow(rd *r, const char *sql, int64_t a, const char *text)
+/* Runs @p sql with ?1 = tenant, ?2 = a, ?3 = text (when non-NULL) and
+ * parses column 0: of the first row (@p all 0; NULL when there is no row),
+ * or of every row into an array (@p all 1; never NULL unless an error is
+ * recorded, a NULL column becomes null). */
+static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int all)
 {
+  cJSON *arr = all ? cJSON_CreateArray() : NULL;
   sqlite3_stmt *st;
-  if (r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
-    return NULL;
-  sqlite3_bind_int64(st, 1, r->t.id);
-  sqlite3_bind_int64(st, 2, a);
-  if (text)
-    sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
-  cJSON *out = NULL;
-  int src = sqlite3_step(st);
-  if (src == SQLITE_ROW) {
-    const char *txt = (const char *)sqlite3_column_text(st, 0);
-    out = txt ? cJSON_Parse(txt) : NULL;
-    if (!out)
-      r->rc = pmcp_store_set_error(r->s, PMCP_ENOMEM, "out of memory");
-  } else if (src != SQLITE_DONE) {
-    r->rc = pmcp__sq_err(r->s, r->q, src, "read");
-  }
-  sqlite3_reset(st);
-  return out;
-}
-
-/* Like jrow() but collects every row into an array (never NULL unless an
- * error is recorded). */
-static cJSON *jrows(rd *r, const char *sql, int64_t a, const char *text)
-{
-  cJSON *arr = cJSON_CreateArray();
-  sqlite3_stmt *st;
-  if (!arr || r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+  if ((all && !arr) || r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
     return arr;
   sqlite3_bind_int64(st, 1, r->t.id);
   sqlite3_bind_int64(st, 2, a);
   if (text)
     sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+  cJSON *out = NULL;
   int src;
   while ((src = sqlite3_step(st)) == SQLITE_ROW) {
     const char *txt = (const char *)sqlite3_column_text(st, 0);
-    cJSON *it = txt ? cJSON_Parse(txt) : cJSON_CreateNull();
+    cJSON *it = txt ? cJSON_Parse(txt) : all ? cJSON_CreateNull() : NULL;
+    if (!all) {
+      out = it;
+      if (!out)
+        r->rc = pmcp_store_set_error(r->s, PMCP_ENOMEM, "out of memory");
+      src = SQLITE_DONE;
+      break;
+    }
     if (it)
       cJSON_AddItemToArray(arr, it);
   }
   if (src != SQLITE_DONE)
     r->rc = pmcp__sq_err(r->s, r->q, src, "read");
   sqlite3_reset(st);
-  return arr;
+  return all ? arr : out;
+}
+
+static cJSON *jrow(rd *r, const char *sql, int64_t a, const char *text)
+{
+  return jquery(r, sql, a, text, 0);
+}
+
+static cJSON *jrows(rd *r, const char *sql, int64_t a, const char *text)
+{
+  return jquery(r, sql, a, text, 1);
 }
 
 static void add(cJSON *o, const char *name, cJSON *v)
@@ -210,6 +205,29 @@ static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
   add(o, "artifacts", jrows(r, sql, owner, kind));
 }
 
+/* What a run, experiment or project owns: attributes, tags, notes,
+ * artifacts, sessions, lineage. */
+static void add_owned(rd *r, cJSON *o, const char *kind, int64_t rowid, const char *id)
+{
+  char ref[160];
+  snprintf(ref, sizeof ref, "%s:%s", kind, id);
+  add_notes_of(r, o, kind, rowid);
+  add_artifacts_of(r, o, kind, rowid);
+  add_sessions_of(r, o, ref);
+  add_lineage_of(r, o, ref);
+}
+
+/* Lineage of the entity @p o describes, by its own "ref". */
+static void add_lineage_self(rd *r, cJSON *o)
+{
+  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(o, "ref");
+  if (o && cJSON_IsString(ref)) {
+    char buf[320];
+    snprintf(buf, sizeof buf, "%s", ref->valuestring);
+    add_lineage_of(r, o, buf);
+  }
+}
+
 static int64_t row_id(rd *r, const char *kind, const char *id)
 {
   int64_t rowid = 0;
@@ -279,12 +297,7 @@ static cJSON *get_run(rd *r, const char *id)
   cJSON *attrs = cJSON_GetObjectItemCaseSensitive(o, "attributes");
   cJSON *cfg = cJSON_GetObjectItemCaseSensitive(attrs, "config");
   add(o, "config", cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject());
-  char ref[160];
-  snprintf(ref, sizeof ref, "run:%s", id);
-  add_notes_of(r, o, "run", rid);
-  add_artifacts_of(r, o, "run", rid);
-  add_sessions_of(r, o, ref);
-  add_lineage_of(r, o, ref);
+  add_owned(r, o, "run", rid, id);
   return o;
 }
 
@@ -311,12 +324,7 @@ static cJSON *get_experiment(rd *r, const char *id)
     return NULL;
   add_attributes(r, o, "experiment", eid);
   add_tags(r, o, "experiment", eid);
-  char ref[160];
-  snprintf(ref, sizeof ref, "experiment:%s", id);
-  add_notes_of(r, o, "experiment", eid);
-  add_artifacts_of(r, o, "experiment", eid);
-  add_sessions_of(r, o, ref);
-  add_lineage_of(r, o, ref);
+  add_owned(r, o, "experiment", eid, id);
   return o;
 }
 
@@ -342,12 +350,7 @@ static cJSON *get_project(rd *r, const char *id)
     return NULL;
   add_attributes(r, o, "project", pid);
   add_tags(r, o, "project", pid);
-  char ref[160];
-  snprintf(ref, sizeof ref, "project:%s", id);
-  add_notes_of(r, o, "project", pid);
-  add_artifacts_of(r, o, "project", pid);
-  add_sessions_of(r, o, ref);
-  add_lineage_of(r, o, ref);
+  add_owned(r, o, "project", pid, id);
   return o;
 }
 
@@ -469,8 +472,8 @@ static cJSON *get_artifact(rd *r, const char *id)
     char ref[300];
     snprintf(ref, sizeof ref, "artifact:%s", cJSON_GetObjectItem(o, "id")->valuestring);
     add_sessions_of(r, o, ref);
-    add_lineage_of(r, o, ref);
   }
+  add_lineage_self(r, o);
   return o;
 }
 
@@ -508,11 +511,7 @@ static cJSON *get_dataset(rd *r, const char *id)
     snprintf(ref, sizeof ref, "dataset:%s@%s", base, at);
     cJSON_ReplaceItemInObjectCaseSensitive(o, "ref", cJSON_CreateString(ref));
   }
-  if (o) {
-    char ref[320];
-    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
-    add_lineage_of(r, o, ref);
-  }
+  add_lineage_self(r, o);
   return o;
 }
 
@@ -551,15 +550,13 @@ static cJSON *get_checkpoint(rd *r, const char *id)
           "invalid checkpoint selector '@%.32s' (@best, @latest or @stepN)", at);
       return NULL;
     }
-    if (sqlite3_prepare_v2(r->q->db, sql, -1, &st, NULL) != SQLITE_OK) {
-      r->rc = pmcp__sq_err(r->s, r->q, SQLITE_ERROR, "checkpoint");
+    if ((r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
       return NULL;
-    }
     sqlite3_bind_int64(st, 1, rid);
     sqlite3_bind_int64(st, 2, step);
     if (sqlite3_step(st) == SQLITE_ROW)
       cid = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     if (!cid) {
       r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "run '%s' has no checkpoint @%.32s",
                                    base, at);
@@ -577,11 +574,7 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
       " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2";
   cJSON *o = jrow(r, sql, cid, NULL);
-  if (o) {
-    char ref[320];
-    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
-    add_lineage_of(r, o, ref);
-  }
+  add_lineage_self(r, o);
   return o;
 }
 
@@ -629,11 +622,8 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
     *at = '\0';
   int64_t rid = row_id(r, kind, base);
   cJSON *o = jrow(r, sql, rid, NULL);
-  if (o && (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0)) {
-    char ref[320];
-    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
-    add_lineage_of(r, o, ref);
-  }
+  if (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0)
+    add_lineage_self(r, o);
   return o;
 }
 

@@ -15,6 +15,7 @@ usage: tracking_real.py PROBE_CLI PROBE_MCP_STDIO
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,10 +60,10 @@ def mlflow_runs():
 
 
 class Server:
-    def __init__(self, store, toolset):
+    def __init__(self, store, toolset, env=None):
         self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", toolset],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
+                                  stderr=subprocess.PIPE, env=env)
         self.id = 0
         self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "t", "version": "1"}})
@@ -88,9 +89,12 @@ class Server:
         return json.loads(r["content"][0]["text"]), r.get("isError", False)
 
     def mapped(self, name):
-        """Whether a file whose name contains @name is mapped in the server."""
+        """The path of a mapped file whose name contains @name, or None."""
         with open("/proc/%d/maps" % self.p.pid) as f:
-            return any(name in line for line in f)
+            for line in f:
+                if name in line and "/" in line:
+                    return line[line.index("/"):].strip()
+        return None
 
     def close(self):
         self.p.stdin.close()
@@ -121,6 +125,7 @@ def main():
                       if p["mode"] == "scattering_dif" and
                       (int(p["num_samples"]) < 20 or m.get("Final Accuracy", -1) > 50))
         check(got == want, "seed example: got %s, want %s" % (got, want))
+        seed_want = want
         check(0 < len(want) < len(truth), "the example selects a proper subset")
         check(out.get("total_count") == len(want), "total_count")
 
@@ -146,6 +151,30 @@ def main():
         out, err = srv.call("list_runs", {"filter": [
             {"attr": "params/mode", "op": "matches", "value": "(unclosed"}]})
         check(err and "invalid RE2 pattern" in out.get("message", ""), "bad pattern: %s" % out)
+        lib = srv.mapped("libprobemcp.so")
+        if lib:
+            # The library alone, without the module beside it: matches is
+            # refused with a message saying why, the rest works.
+            with tempfile.TemporaryDirectory() as alone:
+                # Under every name the loader may ask for (the soname).
+                name = os.path.basename(lib)
+                while ".so" in name:
+                    shutil.copy(lib, os.path.join(alone, name))
+                    if name.endswith(".so"):
+                        break
+                    name = name.rsplit(".", 1)[0]
+                env = dict(os.environ, LD_LIBRARY_PATH=alone)
+                bare = Server(store, "tracking", env)
+                check(bare.mapped(alone), "the copied library is the one in use")
+                out, err = bare.call("list_runs", {"filter": [
+                    {"attr": "params/mode", "op": "matches", "value": "x"}]})
+                check(err and "matches is unavailable" in out.get("message", "")
+                      and alone not in out.get("message", ""),
+                      "no module: matches refused, no path leaked: %s" % out)
+                out, err = bare.call("list_runs", {"filter": filt, "limit": 100})
+                check(not err and out.get("total_count") == len(seed_want),
+                      "no module: the rest works: %s" % out)
+                bare.close()
 
         out, err = srv.call("list_runs", {"filter": [{"any_of": [{"any_of": []}]}]})
         check(err and "do not nest" in out.get("message", ""), "nesting refused: %s" % out)

@@ -4,8 +4,10 @@
  * first, last on request). RL series (scale env_step / episode) need
  * `scale`; `across` reduces the series of a group (environments, ranks)
  * with avg / min / max / sum / std / median of their bucket means instead
- * of pooling their points. Buckets are exact: every point in range is
- * read (blocks outside the range are skipped by the store). */
+ * of pooling their points. Buckets are exact: a storage block that lies
+ * inside one step bucket counts through its summary (count, sum, min,
+ * max, first, last), every other block in range is decoded point by
+ * point, and blocks outside the range are never read. */
 #include "research/metrics.h"
 
 #include <math.h>
@@ -246,7 +248,6 @@ typedef struct group {
   char *key;            /* JSON of the by-label values */
   const cJSON *labels;  /* of its first series */
   size_t n_series;
-  size_t first_member;  /* index into members */
 } group;
 
 int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)

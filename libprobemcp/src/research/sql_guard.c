@@ -90,7 +90,7 @@ struct pmcp__sqlg {
   struct timespec deadline;
   int64_t cpu0;         /* the thread's CPU time when armed, ms */
   int64_t steps;
-  int stop;             /* 1 time, 2 steps, 3 cancelled */
+  int stop;             /* 1 CPU time, 2 steps, 3 cancelled, 4 elapsed time */
   pmcp_call *call;
 };
 
@@ -195,7 +195,7 @@ static int64_t thread_cpu_ms(void)
 }
 
 #define PROGRESS_OPS 1000
-#define WALL_FACTOR 4
+#define WALL_FACTOR 6
 
 static int progress(void *ud)
 {
@@ -208,8 +208,12 @@ static int progress(void *ud)
   /* The cap is the statement's own CPU time (a busy machine does not cut
    * a statement short); elapsed time has a backstop of WALL_FACTOR times
    * the cap. A statement runs on one thread, the one that armed it. */
-  if (thread_cpu_ms() - g->cpu0 > g->lim.time_ms || ms_left(&g->deadline) < 0) {
+  if (thread_cpu_ms() - g->cpu0 > g->lim.time_ms) {
     g->stop = 1;
+    return 1;
+  }
+  if (ms_left(&g->deadline) < 0) {
+    g->stop = 4;
     return 1;
   }
   if (g->call && pmcp_call_cancelled(g->call)) {
@@ -376,9 +380,12 @@ int pmcp__sqlg_step(pmcp__sqlg *g, sqlite3_stmt *st, char *err, size_t errlen)
   if (src == SQLITE_ROW || src == SQLITE_DONE)
     return src;
   if (g->stop == 1)
-    snprintf(err, errlen, "the statement ran past its time limit of %lld ms (CPU time; "
-                          "%lld ms elapsed at most); narrow it (WHERE, LIMIT) or aggregate less",
-             (long long)g->lim.time_ms, (long long)g->lim.time_ms * WALL_FACTOR);
+    snprintf(err, errlen, "the statement ran past its time limit of %lld ms of CPU time; "
+                          "narrow it (WHERE, LIMIT) or aggregate less", (long long)g->lim.time_ms);
+  else if (g->stop == 4)
+    snprintf(err, errlen, "the statement ran past its time limit of %lld ms elapsed (the "
+                          "server is busy); narrow it (WHERE, LIMIT) or try again",
+             (long long)g->lim.time_ms * WALL_FACTOR);
   else if (g->stop == 2)
     snprintf(err, errlen, "the statement scanned more than its limit of rows (%lld steps); "
                           "narrow it", (long long)g->lim.max_steps);

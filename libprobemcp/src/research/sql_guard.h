@@ -9,7 +9,7 @@
  *    sqlite_schema) and virtual tables; metric_points is the store's own
  *    read-only virtual table of the tenant's points (sq_points_vtab.c);
  *  - a progress handler that ends a statement after its time cap (CPU
- *    time of the statement's thread, with an elapsed-time backstop of four
+ *    time of the statement's thread, with an elapsed-time backstop of six
  *    times the cap) or its
  *    budget of virtual machine steps (rows scanned), or on cancellation;
  *  - SQLITE_LIMIT_LENGTH on the size of any value, so a huge randomblob or

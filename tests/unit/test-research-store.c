@@ -13,6 +13,7 @@
 
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
+#include "probemcp/tokens.h"
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
@@ -379,14 +380,268 @@ START_TEST(pages_lose_and_repeat_nothing)
   ck_assert_str_eq(cJSON_GetArrayItem(refs, 0)->valuestring, "run:b2");
   ck_assert_str_eq(cJSON_GetArrayItem(refs, 7)->valuestring, "run:a0");
   cJSON_Delete(refs);
-  /* keyword search: one result per note, in rank order, across pages */
+  /* keyword search: one result per note, in rank order, across pages;
+   * without kinds the store ranks alone (one lab), with kinds it joins */
+  refs = walk("search", "{\"query\":\"note lr\",\"limit\":9", "results", &pages);
+  ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
+  for (int i = 0; i < 40; i++)
+    for (int j = i + 1; j < 40; j++)
+      ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
+                       cJSON_GetArrayItem(refs, j)->valuestring);
+  cJSON *all = refs;
   refs = walk("search", "{\"query\":\"note lr\",\"limit\":9,\"kinds\":[\"note\"]", "results", &pages);
   ck_assert_int_eq(cJSON_GetArraySize(refs), 40);
   for (int i = 0; i < 40; i++)
     for (int j = i + 1; j < 40; j++)
       ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
                        cJSON_GetArrayItem(refs, j)->valuestring);
+  /* both paths rank the same way */
+  for (int i = 0; i < 40; i++)
+    ck_assert_str_eq(cJSON_GetArrayItem(refs, i)->valuestring,
+                     cJSON_GetArrayItem(all, i)->valuestring);
+  cJSON_Delete(all);
   cJSON_Delete(refs);
+}
+END_TEST
+
+/* The issue asks how many tokens tools/list costs a client: measured on
+ * the response as sent (o200k_base), printed, and held under a ceiling so
+ * a wordier description is a deliberate change. */
+#define TOOLS_LIST_CEILING 4500
+START_TEST(tools_list_tokens)
+{
+  cJSON *r = tc_rpc("tools/list", "{}");
+  const char *raw = tc_last();
+  size_t total = 0;
+  ck_assert_int_eq(pmcp_tokens_count(raw, strlen(raw), &total), 0);
+  const cJSON *tools = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "tools");
+  ck_assert_int_eq(cJSON_GetArraySize(tools), 6);
+  char line[512];
+  size_t off = (size_t)snprintf(line, sizeof line, "tools/list: %zu tokens (", total);
+  size_t sum = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, tools)
+  {
+    char *one = cJSON_PrintUnformatted(t);
+    size_t n = 0;
+    ck_assert_int_eq(pmcp_tokens_count(one, strlen(one), &n), 0);
+    cJSON_free(one);
+    sum += n;
+    off += (size_t)snprintf(line + off, sizeof line - off, "%s%s %zu",
+                            t == tools->child ? "" : ", ",
+                            cJSON_GetObjectItem(t, "name")->valuestring, n);
+  }
+  snprintf(line + off, sizeof line - off, ")\n");
+  fputs(line, stderr);
+  ck_assert_uint_ge(total, sum);
+  ck_assert_msg(total <= TOOLS_LIST_CEILING, "tools/list costs %zu tokens (ceiling %d)", total,
+                TOOLS_LIST_CEILING);
+  cJSON_Delete(r);
+}
+END_TEST
+
+/* content over the store's own bytes: 2 MiB is read in 40-line sections
+ * with the SHA-256 the store computed; one byte more, a reference and a
+ * binary file are refused, naming the download command. */
+static char *add_blob(const char *name, size_t size, int binary)
+{
+  char *b = malloc(size + 1);
+  ck_assert_ptr_nonnull(b);
+  for (size_t i = 0; i < size; i++)
+    b[i] = (i % 64 == 63) ? '\n' : (char)('a' + i % 26);
+  if (binary)
+    b[size / 2] = '\0';
+  pmcp_artifact_spec as = PMCP_ARTIFACT_SPEC_INIT;
+  as.name = name;
+  as.on = "run:a0";
+  as.path = name;
+  as.content = b;
+  as.size = size;
+  as.media_type = "text/plain";
+  pmcp_buf id = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_add(W, T, &as, &id, NULL));
+  free(b);
+  char *ref = malloc(strlen(id.ptr) + 16);
+  ck_assert_ptr_nonnull(ref);
+  sprintf(ref, "artifact:%s", id.ptr);
+  pmcp_buf_dispose(&id);
+  return ref;
+}
+
+static void content_refused(const char *ref, const char *why)
+{
+  char args[300];
+  snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"content\"}", ref);
+  int e = 0;
+  cJSON *o = tc_call("entity", args, &e);
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(e, "%s was read: %.300s", ref, t);
+  ck_assert_msg(strstr(t, why) != NULL, "%s: %s lacks '%s'", ref, t, why);
+  char door[200];
+  snprintf(door, sizeof door, "probe artifact download %s", ref);
+  ck_assert_msg(strstr(t, door) != NULL, "%s: %s does not name '%s'", ref, t, door);
+  cJSON_free(t);
+  cJSON_Delete(o);
+}
+
+START_TEST(content_limits_on_the_store)
+{
+  char *at = add_blob("at-limit.txt", 2u * 1024u * 1024u, 0);
+  char *over = add_blob("over-limit.txt", 2u * 1024u * 1024u + 1u, 0);
+  char *bin = add_blob("weights.bin", 4096, 1);
+  pmcp_artifact_spec as = PMCP_ARTIFACT_SPEC_INIT;
+  as.name = "remote";
+  as.on = "run:a0";
+  as.uri = "s3://lab/remote.txt";
+  as.size = 10;
+  pmcp_buf rid = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_add(W, T, &as, &rid, NULL));
+  char remote[160];
+  snprintf(remote, sizeof remote, "artifact:%s", rid.ptr);
+  pmcp_buf_dispose(&rid);
+
+  char args[400];
+  snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"content\","
+           "\"view_options\":{\"start_line\":32761}}", at);
+  cJSON *o = tc_ok("entity", args);
+  ck_assert_int_eq(cJSON_GetObjectItem(o, "total_lines")->valueint, 32768);
+  ck_assert_int_eq(cJSON_GetObjectItem(o, "start_line")->valueint, 32761);
+  ck_assert_int_eq(cJSON_GetObjectItem(o, "end_line")->valueint, 32768);
+  pmcp_buf content = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
+  ST_OK(W, pmcp_store_artifact_content(W, T, at, 0, &content, &meta));
+  cJSON *m = st_json(&meta);
+  ck_assert_str_eq(cJSON_GetObjectItem(o, "sha256")->valuestring, st_str(m, "sha256"));
+  cJSON_Delete(m);
+  pmcp_buf_dispose(&content);
+  pmcp_buf_dispose(&meta);
+  cJSON_Delete(o);
+  /* a section is 40 lines */
+  snprintf(args, sizeof args, "{\"refs\":[\"%s\"],\"view\":\"content\"}", at);
+  o = tc_ok("entity", args);
+  ck_assert_int_eq(cJSON_GetObjectItem(o, "end_line")->valueint, 40);
+  cJSON_Delete(o);
+
+  content_refused(over, "2 MiB");
+  content_refused(bin, "binary");
+  content_refused(remote, "reference");
+  free(at);
+  free(over);
+  free(bin);
+}
+END_TEST
+
+/* The run card template and the read-only prompts, as a client lists them. */
+START_TEST(resources_and_prompts_listed)
+{
+  cJSON *r = tc_rpc("resources/templates/list", "{}");
+  char *t = cJSON_PrintUnformatted(r);
+  ck_assert_msg(strstr(t, "probe://run/{id}") != NULL, "%s", t);
+  cJSON_free(t);
+  cJSON_Delete(r);
+  r = tc_rpc("resources/read", "{\"uri\":\"probe://run/a2\"}");
+  t = cJSON_PrintUnformatted(r);
+  ck_assert_msg(strstr(t, "run:a2") && strstr(t, "available_views"), "%s", t);
+  cJSON_free(t);
+  cJSON_Delete(r);
+  r = tc_rpc("resources/read", "{\"uri\":\"probe://run/nope\"}");
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(r, "error"));
+  cJSON_Delete(r);
+  r = tc_rpc("prompts/list", "{}");
+  const cJSON *ps = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "prompts");
+  static const char *const want[] = {"compare_runs", "summarize_experiment", "reproduce_run",
+                                     "check_literature"};
+  ck_assert_int_eq(cJSON_GetArraySize(ps), 4);
+  for (int i = 0; i < 4; i++)
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ps, i), "name")->valuestring,
+                     want[i]);
+  cJSON_Delete(r);
+  /* each guides through the read-only tools and never toward a write */
+  static const char *const gets[] = {
+    "{\"name\":\"compare_runs\",\"arguments\":{\"runs\":\"run:a0,run:a1\"}}",
+    "{\"name\":\"summarize_experiment\",\"arguments\":{\"experiment\":\"experiment:a\"}}",
+    "{\"name\":\"reproduce_run\",\"arguments\":{\"run\":\"run:a0\"}}",
+    "{\"name\":\"check_literature\",\"arguments\":{\"claim\":\"warmup helps\"}}"};
+  for (int i = 0; i < 4; i++) {
+    r = tc_rpc("prompts/get", gets[i]);
+    t = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "result"));
+    ck_assert_msg(t && (strstr(t, "entity") || strstr(t, "search") || strstr(t, "find_papers")),
+                  "%s: %s", gets[i], t ? t : "(no result)");
+    ck_assert_msg(!strstr(t, "probe run create") && !strstr(t, "pmcp_store_"), "%s", t);
+    cJSON_free(t);
+    cJSON_Delete(r);
+  }
+}
+END_TEST
+
+/* Pages of the lab's runs and of a keyword search, walked with random
+ * limits and budgets (fixed seeds: a failure is reproducible): every item
+ * once, in the order one large page gives. */
+static cJSON *walk_random(const char *tool, const char *head, const char *list, unsigned seed,
+                          int max_limit)
+{
+  cJSON *refs = cJSON_CreateArray();
+  char *cursor = NULL;
+  srand(seed);
+  int limit = 1 + rand() % max_limit;
+  for (int guard = 0; guard < 400; guard++) {
+    char args[1200];
+    int budget = 512 + rand() % 2500;
+    if (cursor)
+      snprintf(args, sizeof args, "%s,\"limit\":%d,\"token_budget\":%d,\"cursor\":\"%s\"}", head,
+               limit, budget, cursor);
+    else
+      snprintf(args, sizeof args, "%s,\"limit\":%d,\"token_budget\":%d}", head, limit, budget);
+    free(cursor);
+    cursor = NULL;
+    cJSON *o = tc_ok(tool, args);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, list))
+      cJSON_AddItemToArray(refs, cJSON_CreateString(cJSON_GetObjectItem(it, "ref")->valuestring));
+    const cJSON *nc = cJSON_GetObjectItem(o, "next_cursor");
+    if (cJSON_IsString(nc))
+      cursor = strdup(nc->valuestring);
+    cJSON_Delete(o);
+    if (!cursor)
+      break;
+  }
+  ck_assert_ptr_null(cursor);
+  return refs;
+}
+
+START_TEST(pages_random_limits_and_budgets)
+{
+  char id[16], name[64];
+  for (int i = 0; i < 60; i++) {
+    snprintf(id, sizeof id, "s%02d", i);
+    snprintf(name, sizeof name, "sweep %d warmup", i);
+    pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+    r.id = id;
+    r.name = name;
+    r.experiment = i % 3 ? "experiment:a" : NULL;
+    r.created_ms = 100000 + (i % 7) * 10; /* ties in time: the id orders them */
+    ST_OK(W, pmcp_store_run_create(W, T, &r, NULL));
+  }
+  cJSON *one = tc_ok("browse", "{\"mode\":\"runs\",\"limit\":200,\"token_budget\":8000}");
+  const cJSON *all = cJSON_GetObjectItem(one, "runs");
+  int n = cJSON_GetArraySize(all);
+  ck_assert_int_eq(n, 70);
+  for (unsigned seed = 1; seed <= 6; seed++) {
+    cJSON *refs = walk_random("browse", "{\"mode\":\"runs\"", "runs", seed, 25);
+    ck_assert_int_eq(cJSON_GetArraySize(refs), n);
+    for (int i = 0; i < n; i++)
+      ck_assert_str_eq(cJSON_GetArrayItem(refs, i)->valuestring,
+                       cJSON_GetObjectItem(cJSON_GetArrayItem(all, i), "ref")->valuestring);
+    cJSON_Delete(refs);
+    refs = walk_random("search", "{\"query\":\"sweep warmup\"", "results", seed, 12);
+    int got = cJSON_GetArraySize(refs);
+    ck_assert_int_eq(got, 60);
+    for (int i = 0; i < got; i++)
+      for (int j = i + 1; j < got; j++)
+        ck_assert_str_ne(cJSON_GetArrayItem(refs, i)->valuestring,
+                         cJSON_GetArrayItem(refs, j)->valuestring);
+    cJSON_Delete(refs);
+  }
+  cJSON_Delete(one);
 }
 END_TEST
 
@@ -399,6 +654,10 @@ static Suite *suite(void)
   tcase_add_test(tc, exact_channel_traces_paths_hashes_uris);
   tcase_add_test(tc, exact_channel_datasets_and_sources);
   tcase_add_test(tc, pages_lose_and_repeat_nothing);
+  tcase_add_test(tc, tools_list_tokens);
+  tcase_add_test(tc, content_limits_on_the_store);
+  tcase_add_test(tc, resources_and_prompts_listed);
+  tcase_add_test(tc, pages_random_limits_and_budgets);
   suite_add_tcase(s, tc);
   TCase *mig = tcase_create("migration");
   tcase_add_checked_fixture(mig, NULL, teardown);

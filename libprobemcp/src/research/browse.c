@@ -75,7 +75,8 @@ static const pmcp_arg_spec src_args[] = {
 #define N(a) (sizeof a / sizeof a[0])
 static const pmcp_mode_spec modes[] = {
   {"tree", "projects > experiments > runs", tree_args, N(tree_args)},
-  {"runs", "runs, newest first", runs_args, N(runs_args)},
+  {"runs", "every run (or a project's, an experiment's), newest first",
+   runs_args, N(runs_args)},
   {"workspaces", "the lab's workspaces", ws_args, N(ws_args)},
   {"notes", "notes on projects, experiments, runs", notes_args,
    N(notes_args)},
@@ -83,7 +84,7 @@ static const pmcp_mode_spec modes[] = {
    N(files_args)},
   {"datasets", "datasets and unregistered dataset files", datasets_args,
    N(datasets_args)},
-  {"checkpoints", "checkpoints: step, best, stored, run", ckpt_args,
+  {"checkpoints", "saves with step, best, stored state and run", ckpt_args,
    N(ckpt_args)},
   {"sources", "external sources with how many runs use each", src_args,
    N(src_args)},
@@ -615,11 +616,9 @@ out:
 
 static const char desc[] =
   "What exists here? Lists the lab as refs (kind:id) to open with entity. "
-  "tree walks projects > experiments > runs from ref (the root also lists "
-  "unfiled runs); runs without project/experiment lists every run of the "
-  "lab. Each list shows limit items; continue one by passing its "
-  "next_cursor (or a nested <list>_cursor) as cursor with the same "
-  "arguments.";
+  "tree walks down from ref (the root also lists unfiled runs). Each list "
+  "shows limit items; continue one by passing its next_cursor (or a "
+  "nested <list>_cursor) as cursor with the same arguments.";
 
 int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
 {

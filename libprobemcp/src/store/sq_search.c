@@ -42,6 +42,76 @@ static int match_expr(const char *query, pmcp_buf *out)
   return n;
 }
 
+/* The page at @p offset of every document of a store holding one lab. The
+ * order is FTS5's ORDER BY rank: deterministic for the same data, so pages
+ * of one store version neither overlap nor skip. */
+static int search_one_lab(pmcp_store *s, pmcp__sq *q, const char *match, int64_t offset,
+                          size_t limit, pmcp_buf *out)
+{
+  static const char sql_rank[] =
+      "SELECT rowid, -rank, title, snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
+      " WHERE search_fts MATCH ?1 AND rank MATCH 'bm25(2.0, 1.0)' ORDER BY rank"
+      " LIMIT ?2 OFFSET ?3";
+  static const char sql_item[] =
+      "SELECT json_object('ref', d.ref, 'kind', d.kind, 'title', ?2, 'snippet', ?3,"
+      " 'score', round(?4, 4)) FROM search_docs d WHERE d.id=?1";
+  static const char sql_count[] = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?1";
+  sqlite3_stmt *st, *it;
+  int rc = pmcp__sq_prep(s, q, sql_rank, &st);
+  if (rc)
+    return rc;
+  if ((rc = pmcp__sq_prep(s, q, sql_item, &it)))
+    return rc;
+  sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, (int64_t)limit);
+  sqlite3_bind_int64(st, 3, offset);
+  pmcp__buf_reset(out);
+  pmcp__buf_puts(out, "{\"items\":[");
+  size_t n = 0, shown = 0;
+  int src;
+  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+    n++;
+    sqlite3_bind_int64(it, 1, sqlite3_column_int64(st, 0));
+    sqlite3_bind_value(it, 2, sqlite3_column_value(st, 2));
+    sqlite3_bind_value(it, 3, sqlite3_column_value(st, 3));
+    sqlite3_bind_double(it, 4, sqlite3_column_double(st, 1));
+    int isrc = sqlite3_step(it);
+    if (isrc == SQLITE_ROW) {
+      if (shown++)
+        pmcp__buf_putc(out, ',');
+      pmcp__sq_text_col(out, it, 0);
+    }
+    sqlite3_reset(it);
+    if (isrc != SQLITE_ROW && isrc != SQLITE_DONE) {
+      src = isrc;
+      break;
+    }
+  }
+  sqlite3_reset(st);
+  if (src != SQLITE_DONE)
+    return pmcp__sq_err(s, q, src, "search");
+  int64_t total = offset + (int64_t)n;
+  if (n == limit || (n == 0 && offset > 0)) {
+    if ((rc = pmcp__sq_prep(s, q, sql_count, &st)))
+      return rc;
+    sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+      total = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (src != SQLITE_ROW)
+      return pmcp__sq_err(s, q, src, "search");
+    if (n == 0 && offset > total)
+      total = offset; /* past the end */
+  }
+  if (offset + (int64_t)n < total)
+    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
+                     (long long)(offset + (int64_t)n));
+  else
+    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}
+
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out)
 {
@@ -124,11 +194,27 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       " 'snippet', (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
       "  WHERE papers_fts MATCH ?2 AND papers_fts.rowid=?1), 'score', round(?3, 4))"
       " FROM papers p WHERE p.id=?1";
+  sqlite3_stmt *st;
+  int src;
+  /* A store of one lab searching all its kinds needs no join to tell its
+   * documents apart: FTS5 ranks alone (its own ORDER BY rank) and builds
+   * snippets for the page's rows only. */
+  static const char sql_tenants[] = "SELECT count(*) FROM tenants";
+  int single = 0;
+  if (all && !with_papers) {
+    if ((rc = pmcp__sq_prep(s, q, sql_tenants, &st)))
+      goto out;
+    single = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 1;
+    sqlite3_reset(st);
+  }
+  if (single) {
+    rc = search_one_lab(s, q, m.ptr, offset, limit, out);
+    goto out;
+  }
   enum { PAGE_MAX = 200 };
   int64_t page_src[PAGE_MAX], page_rid[PAGE_MAX];
   double page_score[PAGE_MAX];
   size_t n = 0;
-  sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, sql_rank, &st)))
     goto out;
   sqlite3_bind_int64(st, 1, t.id);
@@ -138,7 +224,6 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   sqlite3_bind_int(st, 5, with_papers);
   sqlite3_bind_int64(st, 6, (int64_t)limit);
   sqlite3_bind_int64(st, 7, offset);
-  int src;
   while ((src = sqlite3_step(st)) == SQLITE_ROW && n < PAGE_MAX) {
     page_src[n] = sqlite3_column_int64(st, 0);
     page_rid[n] = sqlite3_column_int64(st, 1);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "probemcp/probemcp.h"
+#include "probemcp/tokens.h"
 
 static char *last;
 static void sink(const pmcp_out *m, void *ud)
@@ -323,6 +324,16 @@ int main(int argc, char **argv)
   const char *inited = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
   pmcp_server_handle(srv, "", inited, strlen(inited));
   pmcp_server_drain(srv);
+
+  /* what the tool list costs a client, as sent */
+  const char *tl = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
+  free(last);
+  last = NULL;
+  pmcp_server_handle(srv, "", tl, strlen(tl));
+  pmcp_server_drain(srv);
+  size_t tl_tokens = 0;
+  if (last && pmcp_tokens_count(last, strlen(last), &tl_tokens) == 0)
+    printf("tools/list: %zu tokens (o200k_base), %zu bytes\n", tl_tokens, strlen(last));
 
   double *wall = malloc((size_t)n_calls * sizeof *wall);
   double *cpu = malloc((size_t)n_calls * sizeof *cpu);

@@ -55,6 +55,12 @@ typedef struct pmcp__rt_result {
 int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *q,
                           pmcp__rt_result *out);
 void pmcp__rt_result_dispose(pmcp__rt_result *r);
+/* Every stored attribute of the runs named by @p slugs (at most 100), in
+ * one query: out[i] gets an object path -> value (as the attribute listing
+ * gives it; the caller deletes each). @return 0; PMCP_EUNSUPPORTED;
+ * PMCP_EINVAL (too many); PMCP_ENOMEM; store errors. */
+int pmcp__store_run_attrs(pmcp_store *s, pmcp_tenant t, const char *const *slugs, size_t n,
+                          cJSON **out);
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);
 

@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 9
+#define PMCP__SQ_SCHEMA_VERSION 10
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */

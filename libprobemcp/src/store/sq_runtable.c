@@ -138,9 +138,10 @@ static int push_attr(sqlb *q, const cJSON *c)
   int kp = bind_text(q, path);
   if (kp < 0)
     return 0;
+  /* a set (one index range scan), not a lookup per run */
   snprintf(head, sizeof head,
-           "EXISTS(SELECT 1 FROM attributes a WHERE a.owner_kind='run' AND a.owner_id=r.id"
-           " AND a.path=?%d", kp);
+           "r.id IN (SELECT a.owner_id FROM attributes a WHERE a.tenant_id=?1 AND"
+           " a.owner_kind='run' AND a.path=?%d", kp);
   const char *so = sql_op(op);
   if (!strcmp(op, "exists")) {
     if (v && !cJSON_IsTrue(v))
@@ -202,8 +203,8 @@ static int push_series(sqlb *q, const cJSON *c)
     return 0;
   char head[200];
   snprintf(head, sizeof head,
-           "EXISTS(SELECT 1 FROM series s WHERE s.run_id=r.id AND s.key=?%d AND s.scale=?%d",
-           kk, ks);
+           "r.id IN (SELECT s.run_id FROM series s WHERE s.tenant_id=?1 AND s.key=?%d AND"
+           " s.scale=?%d", kk, ks);
   if (!strcmp(op, "exists")) {
     if (v && !cJSON_IsTrue(v))
       return 0;
@@ -335,6 +336,51 @@ static void add_num(cJSON *o, const char *k, sqlite3_stmt *st, int c)
     cJSON_AddNullToObject(o, k);
   else
     cJSON_AddNumberToObject(o, k, as_listed(sqlite3_column_double(st, c)));
+}
+
+/* Sorts a run's series items as the series listing does: key, labels (as
+ * stored: canonical JSON text), id. A run has few series of a key: an
+ * insertion sort. */
+static const char *labels_text(const cJSON *o, char *buf, size_t size)
+{
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "labels");
+  if (!l)
+    return "{}";
+  if (!cJSON_PrintPreallocated((cJSON *)l, buf, (int)size, 0))
+    return "";
+  return buf;
+}
+
+static int series_before(const cJSON *a, const cJSON *b)
+{
+  int c = strcmp(js(a, "key"), js(b, "key"));
+  if (c)
+    return c < 0;
+  char la[512], lb[512];
+  c = strcmp(labels_text(a, la, sizeof la), labels_text(b, lb, sizeof lb));
+  if (c)
+    return c < 0;
+  return cJSON_GetObjectItemCaseSensitive(a, "series")->valuedouble <
+         cJSON_GetObjectItemCaseSensitive(b, "series")->valuedouble;
+}
+
+static void order_series(cJSON *arr)
+{
+  int n = cJSON_GetArraySize(arr);
+  cJSON **v = n > 1 ? malloc((size_t)n * sizeof *v) : NULL;
+  if (!v)
+    return;
+  for (int i = 0; i < n; i++)
+    v[i] = cJSON_DetachItemViaPointer(arr, arr->child);
+  for (int i = 1; i < n; i++)
+    for (int k = i; k > 0 && series_before(v[k], v[k - 1]); k--) {
+      cJSON *t = v[k];
+      v[k] = v[k - 1];
+      v[k - 1] = t;
+    }
+  for (int i = 0; i < n; i++)
+    cJSON_AddItemToArray(arr, v[i]);
+  free(v);
 }
 
 /* The runs' scope, shared by every query: project, tenant, live, pushed
@@ -469,11 +515,10 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   for (size_t p = 0; p < rq->n_paths; p++) {
     reset(q);
     int kp = bind_text(q, rq->paths[p]);
+    /* every run's value of the path (one index scan); rows of runs that
+     * are not candidates are passed over */
     put(q, "SELECT a.owner_id, a.type, a.v_text, a.v_int, a.v_real FROM attributes a"
-           " WHERE a.tenant_id=?1 AND a.owner_kind='run' AND a.path=?%d AND a.owner_id IN"
-           " (SELECT r.id", kp);
-    scope(q, rq, 1, NULL);
-    put(q, ")");
+           " WHERE a.tenant_id=?1 AND ?2 > 0 AND a.owner_kind='run' AND a.path=?%d", kp);
     if ((rc = prep(s, db, q, t.id, project, &st)))
       goto out;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -504,7 +549,7 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
     reset(q);
     put(q, "SELECT g.owner_id, g.tag FROM tags g WHERE g.tenant_id=?1 AND g.owner_kind='run'"
            " AND g.owner_id IN (SELECT r.id");
-    scope(q, rq, 1, NULL);
+    scope(q, rq, 0, NULL);
     put(q, ") ORDER BY g.owner_id, g.tag");
     if ((rc = prep(s, db, q, t.id, project, &st)))
       goto out;
@@ -525,12 +570,12 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   for (size_t k = 0; k < rq->n_keys; k++) {
     reset(q);
     int kk = bind_text(q, rq->keys[k]);
+    /* in index order (no sort of every series): a run's series of one
+     * key are put in the listing's order (labels, id) afterwards */
     put(q, "SELECT s.run_id, s.key, s.labels, s.kind, s.scale, s.count, s.nonfinite, s.first,"
            " s.last, s.vmin, s.vmax, CASE WHEN s.kind='float' AND s.count>s.nonfinite THEN"
-           " s.vsum / (s.count - s.nonfinite) END FROM series s WHERE s.tenant_id=?1 AND"
-           " s.key=?%d AND s.run_id IN (SELECT r.id", kk);
-    scope(q, rq, 1, NULL);
-    put(q, ") ORDER BY s.run_id, s.labels, s.id");
+           " s.vsum / (s.count - s.nonfinite) END, s.id FROM series s WHERE s.tenant_id=?1 AND"
+           " ?2 > 0 AND s.key=?%d", kk);
     if ((rc = prep(s, db, q, t.id, project, &st)))
       goto out;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -556,6 +601,7 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
       add_num(o, "min", st, 9);
       add_num(o, "max", st, 10);
       add_num(o, "mean", st, 11);
+      cJSON_AddNumberToObject(o, "series", (double)sqlite3_column_int64(st, 12));
       cJSON_AddItemToArray(r->series, o);
     }
     if (src != SQLITE_DONE) {
@@ -565,6 +611,10 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
     sqlite3_finalize(st);
     st = NULL;
   }
+  for (size_t i = 0; rq->n_keys && i < out->n; i++)
+    if (out->runs[i].series && out->runs[i].series->child &&
+        out->runs[i].series->child->next)
+      order_series(out->runs[i].series);
 out:
   sqlite3_finalize(st);
   free(by_id);
@@ -593,4 +643,66 @@ void pmcp__rt_result_dispose(pmcp__rt_result *r)
     pmcp__rt_run_dispose(&r->runs[i]);
   free(r->runs);
   memset(r, 0, sizeof *r);
+}
+
+int pmcp__store_run_attrs(pmcp_store *s, pmcp_tenant t, const char *const *slugs, size_t n,
+                          cJSON **out)
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC || strcmp(s->ops.name ? s->ops.name : "", "sqlite"))
+    return PMCP_EUNSUPPORTED;
+  if (n > 100)
+    return PMCP_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (!(out[i] = cJSON_CreateObject())) {
+      for (size_t k = 0; k < i; k++)
+        cJSON_Delete(out[k]);
+      return PMCP_ENOMEM;
+    }
+  if (!n)
+    return 0;
+  pmcp_buf sql = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&sql, "SELECT r.slug, a.type, a.v_text, a.v_int, a.v_real, a.path"
+                                " FROM runs r JOIN attributes a ON a.owner_kind='run' AND"
+                                " a.owner_id=r.id WHERE r.tenant_id=?1 AND r.slug IN (");
+  for (size_t i = 0; !rc && i < n; i++)
+    rc = pmcp__buf_printf(&sql, "%s?%zu", i ? "," : "", i + 2);
+  if (!rc)
+    rc = pmcp__buf_puts(&sql, ") ORDER BY a.path");
+  pmcp__sq *db = SQ(s->ctx);
+  sqlite3_stmt *st = NULL;
+  int src = SQLITE_OK;
+  if (!rc) {
+    src = sqlite3_prepare_v2(db->db, sql.ptr, (int)sql.len, &st, NULL);
+    if (src == SQLITE_OK)
+      src = sqlite3_bind_int64(st, 1, t.id);
+    for (size_t i = 0; src == SQLITE_OK && i < n; i++)
+      src = sqlite3_bind_text(st, (int)i + 2, slugs[i], -1, SQLITE_STATIC);
+    while (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *slug = (const char *)sqlite3_column_text(st, 0);
+      const char *path = (const char *)sqlite3_column_text(st, 5);
+      for (size_t i = 0; slug && path && i < n; i++)
+        if (!strcmp(slugs[i], slug) && !cJSON_GetObjectItemCaseSensitive(out[i], path)) {
+          cJSON *v = attr_value(st, 1);
+          if (!v || !cJSON_AddItemToObject(out[i], path, v)) {
+            cJSON_Delete(v);
+            rc = PMCP_ENOMEM;
+          }
+        }
+      if (rc)
+        break;
+      src = SQLITE_OK;
+    }
+    if (!rc && src != SQLITE_DONE)
+      rc = pmcp__sq_err(s, db, src, "read run attributes");
+  } else {
+    rc = PMCP_ENOMEM;
+  }
+  sqlite3_finalize(st);
+  pmcp_buf_dispose(&sql);
+  if (rc)
+    for (size_t i = 0; i < n; i++) {
+      cJSON_Delete(out[i]);
+      out[i] = NULL;
+    }
+  return rc;
 }

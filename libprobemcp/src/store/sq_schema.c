@@ -262,7 +262,24 @@ static const char *const v8s[] = {v8, NULL};
 static const char *const v9s[] = {v9_col1, v9_col2, v9_col3, v9_counts, v9_indexes, NULL};
 /* migrations[i]: the statements taking version i to i + 1 (after the
  * service tables of version i + 1, if any). */
-static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s};
+/* v10: indexes for list_runs' run table (sq_runtable.c): a filter
+ * condition on an attribute or a series summary becomes one index range
+ * scan (the runs whose config/optimizer is "adamw", whose config/lr is
+ * below 0.001, whose last val/loss is below 0.5) instead of one lookup per
+ * run, and an attribute path's values are read in one scan. tenant_id comes
+ * last (the scans check it from the index): led by it, these indexes would
+ * also serve one run's attribute listing ordered by path, and SQLite,
+ * which has no statistics on a read-only store, took them for it (a scan of
+ * every attribute of the lab instead of the run's own). */
+static const char v10[] =
+  "CREATE INDEX IF NOT EXISTS attributes_path_text ON attributes(owner_kind, path, v_text,"
+  "  owner_id, tenant_id);"
+  "CREATE INDEX IF NOT EXISTS attributes_path_num ON attributes(owner_kind, path,"
+  "  coalesce(v_real, v_int), owner_id, tenant_id);"
+  "CREATE INDEX IF NOT EXISTS series_key_last ON series(key, scale, last, run_id, tenant_id);";
+static const char *const v10s[] = {v10, NULL};
+static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s,
+                                                v10s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

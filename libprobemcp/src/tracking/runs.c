@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "research/page.h"
+#include "store/runtable.h"
 
 /* Most runs a project listing reads. */
 #define MAX_RUNS 200000
@@ -69,6 +70,36 @@ static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
   memcpy(h, tmp, n * sizeof *h);
 }
 
+/* The stored attributes of the page's runs [offset, offset+limit) of
+ * @p hits, in one query: *out gets @p limit objects (NULL past the end). */
+static int page_attributes(pmcp__tracking *tk, const hit *hits, size_t n_hits, size_t offset,
+                           size_t limit, cJSON ***out)
+{
+  *out = NULL;
+  size_t n = offset < n_hits ? n_hits - offset : 0;
+  if (n > limit)
+    n = limit;
+  const char **slugs = calloc(n ? n : 1, sizeof *slugs);
+  cJSON **attrs = calloc(limit ? limit : 1, sizeof *attrs);
+  if (!slugs || !attrs) {
+    free(slugs);
+    free(attrs);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    slugs[i] = hits[offset + i].run.id;
+  pthread_mutex_lock(&tk->rs->lock);
+  int rc = pmcp__store_run_attrs(tk->rs->store, tk->rs->tenant, slugs, n, attrs);
+  pthread_mutex_unlock(&tk->rs->lock);
+  free(slugs);
+  if (rc) {
+    free(attrs);
+    return rc;
+  }
+  *out = attrs;
+  return 0;
+}
+
 static int list_runs(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -93,6 +124,7 @@ static int list_runs(pmcp_call *call, void *ud)
   size_t n_hits = 0;
   pmcp__trk_run *table = NULL;
   size_t n_table = 0;
+  cJSON **page_attrs = NULL;
   cJSON *proj = NULL, *runs = NULL;
   int rc = 0;
   const char *bs = bad_scale(fjson) ? bad_scale(fjson) : bad_scale(sjson) ? bad_scale(sjson)
@@ -211,29 +243,35 @@ static int list_runs(pmcp_call *call, void *ud)
     sort_hits(&sort, hits, tmp, n_hits);
     free(tmp);
   }
+  if (!fast) {
+    rc = page_attributes(tk, hits, n_hits, (size_t)offset, (size_t)limit, &page_attrs);
+    if (rc && rc != PMCP_EUNSUPPORTED) {
+      rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, "store_error", "%s",
+                                                  "the runs' attributes cannot be read");
+      goto out;
+    }
+    rc = 0;
+  }
   cJSON *rows = cJSON_CreateArray();
   for (size_t i = (size_t)offset; i < n_hits && i < (size_t)(offset + limit); i++) {
-    pmcp__trk_run *r = &hits[i].run, full;
-    int reloaded = 0;
+    pmcp__trk_run *r = &hits[i].run;
     if (!fast) {
-      /* a table row holds only what the filter read: the page's runs are
-       * read whole for their columns */
-      char ref[200];
-      cJSON *rec = NULL;
-      snprintf(ref, sizeof ref, "run:%s", r->id);
-      memset(&full, 0, sizeof full);
-      int lr = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
-      if (!lr)
-        lr = pmcp__trk_run_load(tk, rec, &full, err, sizeof err);
-      cJSON_Delete(rec);
-      if (lr) {
-        pmcp__trk_run_dispose(&full);
+      /* a table row holds only what the filter read: the page's runs get
+       * their other attributes (read above in one query), and their series
+       * are read afresh for the summary columns */
+      const cJSON *a, *stored = page_attrs ? page_attrs[i - (size_t)offset] : NULL;
+      cJSON_ArrayForEach(a, stored)
+      {
+        if (!cJSON_GetObjectItemCaseSensitive(r->attrs, a->string))
+          cJSON_AddItemToObject(r->attrs, a->string, cJSON_Duplicate(a, 1));
+      }
+      if (!page_attrs && (rc = pmcp__trk_run_attrs(tk, r, err, sizeof err)) != 0) {
         cJSON_Delete(rows);
         rc = pmcp__rs_fail(call, "store_error", "%s", err);
         goto out;
       }
-      r = &full;
-      reloaded = 1;
+      cJSON_Delete(r->series);
+      r->series = NULL;
     }
     cJSON *row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "run", r->id);
@@ -272,8 +310,6 @@ static int list_runs(pmcp_call *call, void *ud)
         cJSON_AddNumberToObject(row, name, hits[i].key.num);
     }
     cJSON_AddItemToArray(rows, row);
-    if (reloaded)
-      pmcp__trk_run_dispose(&full);
   }
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
@@ -285,6 +321,9 @@ out:
   for (size_t i = 0; i < n_table; i++)
     pmcp__trk_run_dispose(&table[i]);
   free(table);
+  for (size_t i = 0; page_attrs && i < (size_t)limit; i++)
+    cJSON_Delete(page_attrs[i]);
+  free(page_attrs);
   for (size_t i = 0; i < n_cols && cols; i++)
     pmcp__sort_dispose(&cols[i].spec);
   free(cols);

@@ -121,6 +121,7 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   if ((filter && !fcopy) || !paths || !keys)
     goto out;
   collect(fcopy, paths, keys, &tags);
+  tags = 1; /* sys/tags is a column the page may show */
   if (sort && sort->attr)
     want_attr(paths, &tags, sort->attr);
   if (sort && sort->series)

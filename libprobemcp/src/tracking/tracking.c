@@ -324,6 +324,11 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r, 
   }
   const cJSON *tags = cJSON_GetObjectItemCaseSensitive(item, "tags");
   put(r->attrs, "sys/tags", cJSON_IsArray(tags) ? cJSON_Duplicate(tags, 1) : cJSON_CreateArray());
+  return pmcp__trk_run_attrs(tk, r, err, errlen);
+}
+
+int pmcp__trk_run_attrs(pmcp__tracking *tk, pmcp__trk_run *r, char *err, size_t errlen)
+{
   /* The run's own attributes, read as a listing (lighter than the record). */
   char pref[200];
   snprintf(pref, sizeof pref, "run:%s", r->id);

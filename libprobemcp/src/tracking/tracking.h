@@ -89,6 +89,9 @@ typedef struct pmcp__trk_run {
 /* Fills @p r from a store run list item; 0 or a store error. */
 int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r,
                        char *err, size_t errlen);
+/* Adds the run's stored attributes that @p r does not hold yet (a run
+ * listing's values take precedence); 0 or a store error. */
+int pmcp__trk_run_attrs(pmcp__tracking *tk, pmcp__trk_run *r, char *err, size_t errlen);
 void pmcp__trk_run_dispose(pmcp__trk_run *r);
 /* The row callbacks over a pmcp__trk_run. */
 pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);

@@ -167,6 +167,32 @@ test('EOF while a call runs: the call is answered, then exit 0', { skip: !FIXTUR
   assert.equal(await s.exited, 0);
 });
 
+test('one write holding a slow call, pings and calls: the quick answers do not wait for the slow one', { skip: !FIXTURES }, async () => {
+  const s = await ready();
+  // All in one write, so the server reads them in one go and gathers the
+  // replies it makes on its reading thread; the slow call runs on a worker
+  // and must not hold them back, nor be lost among them.
+  const msgs = ['{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"ms":3000}}}'];
+  for (let i = 0; i < 50; i++) {
+    msgs.push(`{"jsonrpc":"2.0","id":"p${i}","method":"ping"}`);
+    msgs.push(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"${TOOL}","arguments":{"text":"t${i}"}}}`);
+  }
+  await s.write(msgs.join('\n') + '\n');
+  const seen = new Map();
+  for (let k = 0; k < 101; k++) {
+    const r = await s.next(30000);
+    seen.set(r.id, r);
+    if (r.id === 'slow')
+      assert.equal(seen.size, 101, `the slow call answered before ${101 - seen.size} quick ones`);
+  }
+  assert.equal(seen.get('slow').result.content[0].text, 'slept 3000 ms');
+  for (let i = 0; i < 50; i++) {
+    assert.deepEqual(seen.get(`p${i}`).result, {});
+    assert.equal(seen.get(i).result.content[0].text, `t${i}`);
+  }
+  await endOk(s);
+});
+
 test('a last line without a newline is still handled at EOF', async () => {
   const s = await ready();
   s.proc.stdin.end('{"jsonrpc":"2.0","id":"last","method":"ping"}');

@@ -24,8 +24,10 @@ static int secret_name(const char *name)
 {
   char l[64];
   size_t n = strlen(name);
+  /* A name too long to look at whole is masked: cut, "..._password"
+   * would lose the part that marks it. */
   if (n >= sizeof l)
-    n = sizeof l - 1;
+    return 1;
   for (size_t i = 0; i < n; i++)
     l[i] = (char)tolower((unsigned char)name[i]);
   l[n] = '\0';
@@ -51,25 +53,31 @@ static int secret_value(const char *v)
          strncasecmp(v, "bearer ", 7) == 0;
 }
 
-static void mask(cJSON *node)
+/* 0, or PMCP_ENOMEM: a value that could not be masked must not be stored. */
+static int mask(cJSON *node)
 {
   for (cJSON *c = node ? node->child : NULL; c; c = c->next) {
     int hide = (c->string && secret_name(c->string)) ||
                (cJSON_IsString(c) && secret_value(c->valuestring));
     if (hide) {
       cJSON *stars = cJSON_CreateString("***");
-      if (stars) {
-        if (c->string)
-          cJSON_ReplaceItemInObjectCaseSensitive(node, c->string, stars);
-        else
-          cJSON_ReplaceItemViaPointer(node, c, stars);
-        c = stars;
-      }
+      if (!stars)
+        return PMCP_ENOMEM;
+      /* Replaced by pointer, the member name moving over: a replacement by
+       * name would hit the first of two members with the same name (JSON
+       * allows them), leave the second in clear and loop forever. */
+      stars->string = c->string;
+      stars->type |= c->type & cJSON_StringIsConst;
+      c->string = NULL;
+      c->type &= ~cJSON_StringIsConst;
+      cJSON_ReplaceItemViaPointer(node, c, stars);
+      c = stars;
       continue;
     }
-    if (cJSON_IsObject(c) || cJSON_IsArray(c))
-      mask(c);
+    if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && mask(c) != 0)
+      return PMCP_ENOMEM;
   }
+  return 0;
 }
 
 int pmcp__audit_mask(pmcp_buf *out, const char *json)
@@ -79,7 +87,10 @@ int pmcp__audit_mask(pmcp_buf *out, const char *json)
     cJSON_Delete(o);
     return PMCP_EINVAL;
   }
-  mask(o);
+  if (mask(o) != 0) {
+    cJSON_Delete(o);
+    return PMCP_ENOMEM;
+  }
   char *t = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!t)

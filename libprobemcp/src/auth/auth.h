@@ -39,8 +39,10 @@ const char *pmcp__role_name(int role);
  * salt, 32-byte hash). @p iter 0: PMCP__PBKDF2_ITER. 0, PMCP_EINVAL (empty
  * or over 1024 bytes), PMCP_ENOMEM, PMCP_EINTERNAL. */
 int pmcp__password_hash(pmcp_buf *out, const char *pw, unsigned iter);
-/* 1 when @p pw matches @p stored, else 0 (also for a malformed string).
- * Timing-safe in the comparison. */
+/* 1 when @p pw matches @p stored, else 0 (also for a NULL or malformed
+ * string, after a derivation at the default count: pass NULL for an
+ * unknown user and the time taken does not tell). Timing-safe in the
+ * comparison. */
 int pmcp__password_verify(const char *stored, const char *pw);
 
 /* ---- the principal ---------------------------------------------------------- */

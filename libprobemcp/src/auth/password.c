@@ -53,31 +53,44 @@ int pmcp__password_hash(pmcp_buf *out, const char *pw, unsigned iter)
   return rc;
 }
 
+/* The answer for a stored string that is absent or malformed, after one
+ * derivation at the default count: a caller that passes NULL for an
+ * unknown user takes as long as for a known one, so the time taken does
+ * not tell which names exist. */
+static int refuse(const char *pw)
+{
+  static const unsigned char salt[SALT_LEN];
+  unsigned char got[HASH_LEN];
+  derive(pw && strlen(pw) <= PW_MAX ? pw : "", salt, sizeof salt, PMCP__PBKDF2_ITER, got);
+  OPENSSL_cleanse(got, sizeof got);
+  return 0;
+}
+
 int pmcp__password_verify(const char *stored, const char *pw)
 {
   static const char tag[] = "pbkdf2-sha256$";
   if (!stored || !pw || !*pw || strlen(pw) > PW_MAX ||
       strncmp(stored, tag, sizeof tag - 1) != 0)
-    return 0;
+    return refuse(pw);
   const char *p = stored + sizeof tag - 1;
   char *end = NULL;
   unsigned long iter = strtoul(p, &end, 10);
   if (end == p || *end != '$' || iter < ITER_MIN || iter > ITER_MAX)
-    return 0;
+    return refuse(pw);
   const char *salt_txt = end + 1;
   const char *dollar = strchr(salt_txt, '$');
   if (!dollar)
-    return 0;
+    return refuse(pw);
   const char *hash_txt = dollar + 1;
   size_t salt_n = (size_t)(dollar - salt_txt), hash_n = strlen(hash_txt);
   if (salt_n == 0 || salt_n > 64 || hash_n != pmcp__b64url_len(HASH_LEN))
-    return 0;
+    return refuse(pw);
   unsigned char salt[64], want[HASH_LEN + 4], got[HASH_LEN];
   size_t salt_len = 0, want_len = 0;
   if (pmcp__b64url_decode(salt_txt, salt_n, salt, &salt_len) != PMCP__B64_OK ||
       pmcp__b64url_decode(hash_txt, hash_n, want, &want_len) != PMCP__B64_OK ||
       want_len != HASH_LEN)
-    return 0;
+    return refuse(pw);
   if (derive(pw, salt, salt_len, (unsigned)iter, got) != 0)
     return 0;
   int ok = pmcp__ct_equal(got, want, HASH_LEN);

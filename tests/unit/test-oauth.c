@@ -514,6 +514,9 @@ static Suite *suite(void)
 
 int main(void)
 {
+  int skip = st_backend_check(); /* PMCP_TEST_STORE=pg without a cluster */
+  if (skip)
+    return skip;
   SRunner *r = srunner_create(suite());
   srunner_run_all(r, CK_NORMAL);
   int failed = srunner_ntests_failed(r);

@@ -713,6 +713,9 @@ END_TEST
 
 int main(void)
 {
+  int skip = st_backend_check(); /* PMCP_TEST_STORE=pg without a cluster */
+  if (skip)
+    return skip;
   Suite *su = suite_create("research-metrics");
   TCase *tc = tcase_create("metrics");
   tcase_set_timeout(tc, 120);

@@ -172,6 +172,7 @@ static void sql(const char *path, const char *text)
  * its rows when a writer opens it; opening again changes nothing. */
 START_TEST(migration_fills_counts)
 {
+  ST_SQLITE_ONLY(); /* rewinds a SQLite schema; PostgreSQL counts with subqueries */
   fill();
   ST_OK(W, pmcp_store_set_deleted(W, T, "run:b0", 1));
   pmcp_store_free(W);

@@ -1048,6 +1048,9 @@ static Suite *suite(void)
 
 int main(void)
 {
+  int skip = st_backend_check(); /* PMCP_TEST_STORE=pg without a cluster */
+  if (skip)
+    return skip;
   SRunner *sr = srunner_create(suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

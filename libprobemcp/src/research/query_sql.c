@@ -13,11 +13,17 @@
 #include "probemcp/budget.h"
 #include "research/metrics.h"
 #include "research/sql_guard.h"
+#ifdef PMCP_HAVE_POSTGRES
+#include "research/sql_pg.h"
+#endif
 
 typedef struct qsql {
   pmcp__research *rs;
   pthread_mutex_t mu; /* one statement at a time on the connection */
   pmcp__sqlg *g;
+#ifdef PMCP_HAVE_POSTGRES
+  pmcp__pgq *pgq;       /* the PostgreSQL store's guarded connection */
+#endif
   int open_rc;
   char open_err[200];
   int refs;
@@ -29,6 +35,9 @@ static void qsql_release(void *ud)
   if (!q || --q->refs > 0)
     return;
   pmcp__sqlg_free(q->g);
+#ifdef PMCP_HAVE_POSTGRES
+  pmcp__pgq_free(q->pgq);
+#endif
   pthread_mutex_destroy(&q->mu);
   pmcp__research_release(q->rs);
   free(q);
@@ -38,6 +47,16 @@ static void qsql_release(void *ud)
  * then; a host may register before filling it). */
 static pmcp__sqlg *guard(qsql *q)
 {
+#ifdef PMCP_HAVE_POSTGRES
+  if (!q->pgq && !q->open_rc && !strcmp(pmcp_store_backend(q->rs->store), "postgres")) {
+    q->open_rc = pmcp__pgq_open(&q->pgq, q->rs->store, q->rs->tenant.id, q->open_err,
+                                sizeof q->open_err);
+    if (!q->open_rc)
+      return NULL;
+  }
+  if (q->pgq)
+    return NULL;
+#endif
   if (!q->g && !q->open_rc)
     q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant.id, NULL, q->open_err,
                                  sizeof q->open_err);
@@ -198,6 +217,20 @@ static int query_sql(pmcp_call *call, void *ud)
   pthread_mutex_lock(&q->mu);
   pmcp__sqlg *g = guard(q);
   int rc;
+#ifdef PMCP_HAVE_POSTGRES
+  if (q->pgq) {
+    if (!pmcp_arg_has(call, "sql")) {
+      rc = pmcp__sqlpg_list(call, q->rs, q->pgq);
+    } else {
+      const char *sql = NULL;
+      size_t len = 0;
+      pmcp_arg_string(call, "sql", &sql, &len);
+      rc = pmcp__sqlpg_run(call, q->rs, q->pgq, sql, len);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+  }
+#endif
   if (!g) {
     rc = pmcp__rs_fail(call, "unavailable", "%s", q->open_err);
   } else if (!pmcp_arg_has(call, "sql")) {
@@ -219,8 +252,17 @@ static int read_schema(pmcp_call *call, void *ud)
   pthread_mutex_lock(&q->mu);
   pmcp__sqlg *g = guard(q);
   pmcp_json *j = NULL;
-  int rc = g ? pmcp_json_new(&j, 0) : PMCP_ENOTFOUND;
-  if (!rc) {
+#ifdef PMCP_HAVE_POSTGRES
+  int pg = q->pgq != NULL;
+#else
+  int pg = 0;
+#endif
+  int rc = g || pg ? pmcp_json_new(&j, 0) : PMCP_ENOTFOUND;
+#ifdef PMCP_HAVE_POSTGRES
+  if (!rc && pg)
+    rc = pmcp__sqlpg_schema(q->pgq, j);
+#endif
+  if (!rc && !pg) {
     pmcp_json_object_begin(j);
     pmcp_json_key(j, "tables");
     pmcp_json_array_begin(j);

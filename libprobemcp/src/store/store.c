@@ -102,8 +102,12 @@ int pmcp_store_open(pmcp_store **out, const char *where, unsigned flags)
         "no store location: give --store, set PROBE_STORE, XDG_DATA_HOME or HOME");
   }
   if (is_postgres_url(loc.ptr))
+#ifdef PMCP_HAVE_POSTGRES
+    rc = pmcp__store_pg_open(s, loc.ptr, flags);
+#else
     rc = pmcp_store_set_error(s, PMCP_EUNSUPPORTED,
         "the PostgreSQL store backend is not available in this build");
+#endif
   else if (strstr(loc.ptr, "://"))
     rc = pmcp_store_set_error(s, PMCP_EUNSUPPORTED,
         "unsupported store URL scheme (use a file path or postgresql://)");

@@ -55,5 +55,8 @@ void pmcp__store_clear_error(pmcp_store *s);
 
 /* The SQLite backend: opens @p path into @p s (sets ops and ctx). */
 int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags);
+/* The PostgreSQL backend (built with libpq): connects to @p url, checks or
+ * migrates the schema (pg_conn.c). */
+int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags);
 
 #endif

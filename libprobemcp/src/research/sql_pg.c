@@ -1,0 +1,209 @@
+/* query_sql on PostgreSQL (sql_pg.h): rows keep their types (integers as
+ * integers, floats and numerics in shortest round-trip form, booleans,
+ * bytea as x'..' hex, the rest as text), a value over 1 MiB is an error,
+ * and a cursor re-runs the statement and skips the rows already sent. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "probemcp/budget.h"
+#include "research/metrics.h"
+#include "research/sql_pg.h"
+
+#define MAX_VALUE (1 << 20)
+
+enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23,
+       OID_OID = 26, OID_FLOAT4 = 700, OID_FLOAT8 = 701, OID_NUMERIC = 1700 };
+
+static void cell(pmcp_json *j, const PGresult *r, int row, int c)
+{
+  if (PQgetisnull(r, row, c)) {
+    pmcp_json_null(j);
+    return;
+  }
+  const char *v = PQgetvalue(r, row, c);
+  size_t n = (size_t)PQgetlength(r, row, c);
+  switch (PQftype(r, c)) {
+  case OID_INT2:
+  case OID_INT4:
+  case OID_INT8:
+  case OID_OID:
+    pmcp_json_int(j, strtoll(v, NULL, 10));
+    return;
+  case OID_FLOAT4:
+  case OID_FLOAT8:
+  case OID_NUMERIC:
+    if (!strcmp(v, "NaN") || strstr(v, "Infinity"))
+      pmcp_json_string(j, v);
+    else
+      pmcp_json_number_lossless(j, strtod(v, NULL));
+    return;
+  case OID_BOOL:
+    pmcp_json_bool(j, v[0] == 't');
+    return;
+  case OID_BYTEA:
+    if (n >= 2 && v[0] == '\\' && v[1] == 'x') {
+      char *s = malloc(n + 2);
+      if (!s) {
+        pmcp_json_null(j);
+        return;
+      }
+      size_t k = 0;
+      s[k++] = 'x';
+      s[k++] = '\'';
+      memcpy(s + k, v + 2, n - 2);
+      k += n - 2;
+      s[k++] = '\'';
+      pmcp_json_string_n(j, s, k);
+      free(s);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  pmcp_json_string_n(j, v, n);
+}
+
+int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, const char *sql,
+                    size_t len)
+{
+  char err[400] = "";
+  void *res = NULL;
+  int rc = pmcp__pgq_run(q, sql, len, 5000, &res, err, sizeof err);
+  if (rc == PMCP_ETIMEOUT)
+    return pmcp__rs_fail(call, "sql_error", "%s", err);
+  if (rc)
+    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
+  PGresult *r = res;
+  int nr = PQntuples(r), nc = PQnfields(r);
+  for (int i = 0; i < nr; i++)
+    for (int c = 0; c < nc; c++)
+      if (PQgetlength(r, i, c) > MAX_VALUE) {
+        PQclear(r);
+        return pmcp__rs_fail(call, "sql_error",
+                             "a value is larger than the limit (1 MiB): select less");
+      }
+  pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
+  if (!pg) {
+    PQclear(r);
+    return 0;
+  }
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_json *cj = NULL;
+  if (pmcp_json_new(&cj, 0) == 0) {
+    pmcp_json_array_begin(cj);
+    for (int c = 0; c < nc; c++)
+      pmcp_json_string(cj, PQfname(r, c));
+    pmcp_json_array_end(cj);
+    size_t cl = 0;
+    const char *ct = pmcp_json_text(cj, &cl);
+    if (ct)
+      pmcp_page_field_json(pg, "columns", ct, cl);
+    pmcp_json_free(cj);
+  }
+  pmcp_page_list(pg, "rows");
+  int more = 0;
+  for (int i = (int)pos; i < nr; i++) {
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    pmcp_json_array_begin(j);
+    for (int c = 0; c < nc; c++)
+      cell(j, r, i, c);
+    pmcp_json_array_end(j);
+    uint64_t next = (uint64_t)i + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  PQclear(r);
+  return pmcp__rs_send(call, pg, more);
+}
+
+/* Writes table number @p t of the listing result (rows: table, column,
+ * type) starting at row *row; advances *row past it. */
+static void table_item(const PGresult *r, int *row, pmcp_json *j)
+{
+  const char *name = PQgetvalue(r, *row, 0);
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "name");
+  pmcp_json_string(j, name);
+  pmcp_json_key(j, "columns");
+  pmcp_json_object_begin(j);
+  while (*row < PQntuples(r) && !strcmp(PQgetvalue(r, *row, 0), name)) {
+    pmcp_json_key(j, PQgetvalue(r, *row, 1));
+    pmcp_json_string(j, PQgetvalue(r, *row, 2));
+    (*row)++;
+  }
+  pmcp_json_object_end(j);
+  pmcp_json_object_end(j);
+}
+
+int pmcp__sqlpg_list(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q)
+{
+  char err[400] = "";
+  void *res = NULL;
+  int rc = pmcp__pgq_tables(q, &res, err, sizeof err);
+  if (rc)
+    return pmcp__rs_fail(call, "unavailable", "%s", err);
+  PGresult *r = res;
+  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  if (!pg) {
+    PQclear(r);
+    return 0;
+  }
+  size_t pos = pmcp__mx_pos(pg);
+  pmcp_page_field_string(pg, "usage", "query_sql {\"sql\": \"SELECT ...\"}: one read-only "
+                                      "statement over these tables (PostgreSQL dialect)");
+  pmcp_page_list(pg, "tables");
+  int more = 0, row = 0;
+  for (size_t t = 0; row < PQntuples(r); t++) {
+    if (t < pos) {
+      const char *name = PQgetvalue(r, row, 0);
+      while (row < PQntuples(r) && !strcmp(PQgetvalue(r, row, 0), name))
+        row++;
+      continue;
+    }
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    table_item(r, &row, j);
+    uint64_t next = t + 1;
+    int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+  }
+  PQclear(r);
+  return pmcp__rs_send(call, pg, more);
+}
+
+int pmcp__sqlpg_schema(pmcp__pgq *q, pmcp_json *j)
+{
+  char err[400];
+  void *res = NULL;
+  int rc = pmcp__pgq_tables(q, &res, err, sizeof err);
+  if (rc)
+    return rc;
+  PGresult *r = res;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "tables");
+  pmcp_json_array_begin(j);
+  int row = 0;
+  while (row < PQntuples(r))
+    table_item(r, &row, j);
+  pmcp_json_array_end(j);
+  pmcp_json_object_end(j);
+  PQclear(r);
+  return 0;
+}

@@ -1,0 +1,240 @@
+/* Internal: the PostgreSQL backend's state and the helpers its files share.
+ * Only files under src/store include this (libpq types stay out of the
+ * public headers).
+ *
+ * Statements go through a small layer (pmcp__pg_stmt) shaped like the
+ * prepare / bind / step / column calls the SQLite backend uses, so each
+ * pg_*.c file keeps the same structure and semantics as its sq_*.c twin:
+ * parameters are $1..$N, bound by position (int64 and double with their
+ * types, text untyped so PostgreSQL infers it, bytes as binary bytea);
+ * the first step runs the statement and later steps walk its rows.
+ *
+ * Tenancy. Every tenant-owned table has row-level security keyed on the
+ * session setting probe.tenant (pg_schema.c); each call sets it for its
+ * tenant before touching rows (pmcp__pg_use_tenant), so even a query that
+ * forgot its tenant_id filter sees only that tenant's rows. */
+#ifndef PMCP_STORE_PG_H
+#define PMCP_STORE_PG_H
+
+#include <libpq-fe.h>
+#include <stdint.h>
+
+#include "store/store_int.h"
+#include "util/buf.h"
+
+/* Schema version this library writes (1: the research tables, then one per
+ * service-table version of service_schema.c); pg_schema.c. */
+int pmcp__pg_schema_target(void);
+#define PMCP__PG_SCHEMA_VERSION (pmcp__pg_schema_target())
+/* Points per metric block and the position id scheme, as in SQLite. */
+#define PMCP__PG_BLOCK 16384
+#define PMCP__PG_POS 65536
+
+#define PMCP__PG_MAXP 24
+
+enum { PG_ROW = 100, PG_DONE = 101, PG_ERR = 1 };
+
+typedef struct pmcp__pg pmcp__pg;
+
+typedef struct pmcp__pg_stmt {
+  pmcp__pg *g;
+  const char *sql;
+  int nparams;                       /* highest $N bound so far */
+  int sqlparams;                     /* highest $N in the SQL */
+  int owns_sql;                      /* prep_dyn: sql is a copy */
+  int cached;                        /* prep: prepared on the server once */
+  unsigned prepared_gen;             /* the connection generation it was prepared on */
+  int prepared_n;                    /* its parameter count */
+  char name[16];
+  char *vals[PMCP__PG_MAXP];         /* owned copies; NULL = SQL NULL */
+  int lens[PMCP__PG_MAXP];
+  int fmts[PMCP__PG_MAXP];
+  unsigned types[PMCP__PG_MAXP];
+  PGresult *res;
+  int row;                           /* current row; -1 before the first */
+  int ran;
+  int64_t changes;
+  /* Decoded bytea columns of the current row (freed on the next step). */
+  unsigned char *blob[4];
+  size_t blob_len[4];
+  int blob_col[4];
+} pmcp__pg_stmt;
+
+typedef struct pmcp__pg_pending {
+  int64_t series;
+  int64_t tenant;
+  pmcp_point *pts;
+  size_t n, cap;
+  int64_t tail_seq;
+  int64_t next_seq;
+} pmcp__pg_pending;
+
+typedef struct pmcp__pg_stmt_entry {
+  const char *sql;
+  pmcp__pg_stmt *st;
+} pmcp__pg_stmt_entry;
+
+struct pmcp__pg {
+  PGconn *conn;
+  char *conninfo;
+  int readonly;
+  int in_txn;            /* an explicit transaction is open */
+  int in_scope;          /* a call's own write transaction is open */
+  int txn_lost;          /* the connection dropped inside the caller's transaction */
+  int64_t want_tenant;   /* the tenant the current call works for */
+  int64_t cur_tenant;    /* probe.tenant as last set on this session (0: unknown) */
+  int64_t locked_tenant; /* writer lock held in the open transaction */
+  pmcp__pg_pending *pending;
+  size_t n_pending, cap_pending;
+  pmcp__pg_stmt_entry *stmts;
+  size_t n_stmts, cap_stmts;
+  unsigned gen;          /* connection generation: bumps on reconnect */
+  unsigned next_stmt;    /* names of prepared statements */
+  char lasterr[256];     /* the server's message of the last failure */
+  char sqlstate[6];
+};
+
+#define PG(ctx) ((pmcp__pg *)(ctx))
+
+/* Shared with the SQLite backend (sq_open.c, sq_notes.c): ids, slugs, refs,
+ * kind tables, clocks and digests are backend-neutral. */
+int64_t pmcp__now_ms(void);
+int pmcp__id_ok(const char *id);
+int pmcp__slugify(pmcp_buf *out, const char *name);
+int pmcp__ref_split(pmcp_store *s, const char *ref, const char *want, char kind[32],
+                    const char **id);
+const char *pmcp__kind_table(const char *kind);
+void pmcp__sha256_hex(const void *data, size_t len, char out[65]);
+
+/* ---- pg_conn.c: statements ---- */
+int pmcp__pg_prep(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **out);
+/* An uncached statement over SQL built at run time (free it with
+ * pmcp__pg_finalize; the SQL is copied). */
+int pmcp__pg_prep_dyn(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **out);
+void pmcp__pg_finalize(pmcp__pg_stmt *st);
+/* Binds a double, or NULL when it is not finite (the summary columns keep
+ * SQLite's convention: a non-finite first/last/min/max is absent). */
+void pmcp__pg_bind_finite(pmcp__pg_stmt *st, int i, double v);
+void pmcp__pg_bind_int64(pmcp__pg_stmt *st, int i, int64_t v);
+void pmcp__pg_bind_double(pmcp__pg_stmt *st, int i, double v);
+void pmcp__pg_bind_text(pmcp__pg_stmt *st, int i, const char *v);
+void pmcp__pg_bind_opt(pmcp__pg_stmt *st, int i, const char *v); /* NULL ok */
+void pmcp__pg_bind_blob(pmcp__pg_stmt *st, int i, const void *p, size_t n);
+void pmcp__pg_bind_null(pmcp__pg_stmt *st, int i);
+/* Runs (first call) or advances: PG_ROW, PG_DONE or PG_ERR (message in g). */
+int pmcp__pg_step(pmcp__pg_stmt *st);
+void pmcp__pg_reset(pmcp__pg_stmt *st);
+int pmcp__pg_isnull(pmcp__pg_stmt *st, int col);
+int64_t pmcp__pg_int64(pmcp__pg_stmt *st, int col);
+double pmcp__pg_double(pmcp__pg_stmt *st, int col);  /* NULL: NAN */
+const char *pmcp__pg_text(pmcp__pg_stmt *st, int col); /* NULL: NULL */
+int pmcp__pg_bytes(pmcp__pg_stmt *st, int col);
+const void *pmcp__pg_blob(pmcp__pg_stmt *st, int col, size_t *len);
+int64_t pmcp__pg_changes(pmcp__pg_stmt *st);
+/* Runs a one-off statement (no rows wanted). */
+int pmcp__pg_exec(pmcp_store *s, pmcp__pg *g, const char *sql);
+/* Runs a statement already stepped to PG_ERR into a store error. */
+int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what);
+/* Steps once and resets; 0 or the store error. */
+int pmcp__pg_done(pmcp_store *s, pmcp__pg_stmt *st, const char *what);
+int pmcp__pg_text_col(pmcp_buf *b, pmcp__pg_stmt *st, int col);
+/* Appends a json column compactly (blanks outside strings dropped). */
+int pmcp__pg_json_col(pmcp_buf *b, pmcp__pg_stmt *st, int col);
+
+/* ---- pg_conn.c: connection, scopes ---- */
+/* Makes sure the connection is up (reconnecting after a loss) and that
+ * row-level security sees tenant @p t (0: leave as is). */
+int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant);
+int pmcp__pg_wbegin(pmcp_store *s, pmcp__pg *g, pmcp_tenant t);
+int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc);
+int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
+                  const char *id, int64_t *rowid);
+int pmcp__pg_resolve(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
+                     const char *kinds, char kind[32], int64_t *rowid);
+int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *table,
+                    const char *want, const char *name, pmcp_buf *out, int64_t *exists);
+int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
+                   const char *kind, const char *title, const char *body);
+
+/* ---- pg_schema.c ---- */
+/* Checks the schema and (unless read-only) migrates it to
+ * PMCP__PG_SCHEMA_VERSION under an advisory lock; PMCP_ENOTFOUND when the
+ * schema holds no store and flags lack PMCP_STORE_CREATE. */
+int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags);
+/* A new store's first rows: the default tenant, the cursor key. */
+int pmcp__pg_initialize(pmcp_store *s, pmcp__pg *g);
+
+/* ---- pg_metrics.c ---- */
+int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int64_t series,
+                          const char *kind);
+int pmcp__pg_flush(pmcp_store *s, pmcp__pg *g);
+void pmcp__pg_drop_pending(pmcp__pg *g);
+
+/* The backend's op implementations. */
+int pmcp__pg_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
+                    pmcp_tenant *out);
+int pmcp__pg_secret(pmcp_store *s, void *ctx, const char *name, pmcp_buf *out);
+int pmcp__pg_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out);
+int pmcp__pg_begin(pmcp_store *s, void *ctx);
+int pmcp__pg_commit(pmcp_store *s, void *ctx);
+int pmcp__pg_rollback(pmcp_store *s, void *ctx);
+int pmcp__pg_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                    const pmcp_entity_spec *spec, pmcp_buf *out_id);
+int pmcp__pg_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
+                        pmcp_buf *out_id);
+int pmcp__pg_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                        const char *status, int64_t time_ms);
+int pmcp__pg_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                       const char *kind, const char *message, int64_t time_ms);
+int pmcp__pg_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                         int deleted);
+int pmcp__pg_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                      const char *path, const pmcp_value *value);
+int pmcp__pg_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                        const char *path);
+int pmcp__pg_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
+                 int add);
+int pmcp__pg_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                    const pmcp_series_spec *spec, int64_t *out);
+int pmcp__pg_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                 const pmcp_point *points, size_t n);
+int pmcp__pg_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                           int64_t step, int64_t time_ms, const double *edges,
+                           const double *counts, size_t n_bins);
+int pmcp__pg_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step, int64_t time_ms, const double *x, const double *y,
+                         size_t n);
+int pmcp__pg_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
+                  pmcp_buf *out_id, int64_t *out_version);
+int pmcp__pg_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
+                          const pmcp_artifact_spec *spec, pmcp_buf *out_id,
+                          int64_t *out_version);
+int pmcp__pg_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                            int64_t version, const char *label);
+int pmcp__pg_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
+int pmcp__pg_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                              int64_t version, pmcp_buf *out, pmcp_buf *meta);
+int pmcp__pg_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
+int pmcp__pg_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                 const char *json, size_t len, pmcp_buf *out_ref);
+int pmcp__pg_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
+int pmcp__pg_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
+                  pmcp_buf *out);
+int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
+                    const char *kinds, const char *after, size_t limit, pmcp_buf *out);
+int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                         pmcp_buf *out);
+int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                    int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
+                    size_t cap, size_t *n_out, int64_t *next_id);
+int pmcp__pg_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                     size_t *n_out);
+int pmcp__pg_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                          int64_t time_from, int64_t time_to, size_t n_buckets,
+                          pmcp_bucket *out, size_t *n_out);
+int pmcp__pg_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step_from, int64_t step_to, const char *after,
+                         size_t limit, pmcp_buf *out);
+
+#endif

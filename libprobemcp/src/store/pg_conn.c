@@ -1,0 +1,602 @@
+/* PostgreSQL backend: opening (connect, migrate under an advisory lock),
+ * the tenant of each call (row-level security's session setting), the
+ * write scope of each call (a transaction of its own or a savepoint in the
+ * caller's, serialized per tenant like SQLite's writers), tenants,
+ * secrets, versions, transactions, and the lookups every other file uses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "store/db.h"
+#include "store/pg.h"
+
+extern const pmcp__db_ops pmcp__pg_db_ops;
+
+int pmcp__pg_reconnect_if_lost(pmcp__pg *g);
+
+int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
+{
+  if (tenant > 0)
+    g->want_tenant = tenant;
+  if (PQstatus(g->conn) != CONNECTION_OK) {
+    if (g->in_txn) {
+      g->txn_lost = 1;
+      return pmcp_store_set_error(s, PMCP_EIO,
+          "the connection to PostgreSQL was lost inside the transaction; nothing of it was "
+          "stored (roll back and start again)");
+    }
+    if (pmcp__pg_reconnect_if_lost(g) != 0)
+      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL: %s",
+                                  PQerrorMessage(g->conn));
+  }
+  if (tenant > 0 && g->cur_tenant != tenant) {
+    static const char sql[] = "SELECT set_config('probe.tenant', $1, false)";
+    pmcp__pg_stmt *st;
+    int rc = pmcp__pg_prep(s, g, sql, &st);
+    if (rc)
+      return rc;
+    char v[32];
+    snprintf(v, sizeof v, "%lld", (long long)tenant);
+    pmcp__pg_bind_text(st, 1, v);
+    if ((rc = pmcp__pg_done(s, st, "set tenant")))
+      return rc;
+    g->cur_tenant = tenant;
+  }
+  return 0;
+}
+
+/* ---- lookups ---- */
+
+static const char *const find_sql[][2] = {
+  {"workspaces", "SELECT id FROM workspaces WHERE tenant_id=$1 AND slug=$2"},
+  {"projects", "SELECT id FROM projects WHERE tenant_id=$1 AND slug=$2"},
+  {"experiments", "SELECT id FROM experiments WHERE tenant_id=$1 AND slug=$2"},
+  {"runs", "SELECT id FROM runs WHERE tenant_id=$1 AND slug=$2"},
+  {"notes", "SELECT id FROM notes WHERE tenant_id=$1 AND slug=$2"},
+  {"artifacts", "SELECT id FROM artifacts WHERE tenant_id=$1 AND slug=$2"},
+  {"datasets", "SELECT id FROM datasets WHERE tenant_id=$1 AND slug=$2"},
+  {"checkpoints", "SELECT id FROM checkpoints WHERE tenant_id=$1 AND slug=$2"},
+  {"sources", "SELECT id FROM sources WHERE tenant_id=$1 AND slug=$2"},
+  {"groups", "SELECT id FROM groups WHERE tenant_id=$1 AND slug=$2"},
+  {"trials", "SELECT id FROM trials WHERE tenant_id=$1 AND slug=$2"},
+  {"sessions", "SELECT id FROM sessions WHERE tenant_id=$1 AND slug=$2"},
+  {"files", "SELECT id FROM files WHERE tenant_id=$1 AND slug=$2"},
+};
+
+static const char *slug_query(const char *table)
+{
+  for (size_t i = 0; i < sizeof find_sql / sizeof find_sql[0]; i++)
+    if (strcmp(find_sql[i][0], table) == 0)
+      return find_sql[i][1];
+  return NULL;
+}
+
+int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
+                  const char *id, int64_t *rowid)
+{
+  const char *table = pmcp__kind_table(kind);
+  const char *sql = table ? slug_query(table) : NULL;
+  if (!sql)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown ref kind '%s'", kind);
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_text(st, 2, id);
+  int src = pmcp__pg_step(st);
+  int out = 0;
+  if (src == PG_ROW)
+    *rowid = pmcp__pg_int64(st, 0);
+  else if (src == PG_DONE)
+    out = PMCP_ENOTFOUND;
+  else
+    return pmcp__pg_err(s, g, "store lookup");
+  pmcp__pg_reset(st);
+  /* Artifacts also resolve by name at the shared, lab-wide level. */
+  if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
+    static const char sql_a[] =
+        "SELECT id FROM artifacts WHERE tenant_id=$1 AND name=$2 AND shared=1";
+    if ((rc = pmcp__pg_prep(s, g, sql_a, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, t.id);
+    pmcp__pg_bind_text(st, 2, id);
+    src = pmcp__pg_step(st);
+    if (src == PG_ROW) {
+      *rowid = pmcp__pg_int64(st, 0);
+      out = 0;
+    } else if (src == PG_ERR) {
+      return pmcp__pg_err(s, g, "store lookup");
+    }
+    pmcp__pg_reset(st);
+  }
+  if (out == PMCP_ENOTFOUND)
+    pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
+  return out;
+}
+
+int pmcp__pg_resolve(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
+                     const char *kinds, char kind[32], int64_t *rowid)
+{
+  const char *id;
+  const char *want = NULL;
+  char first[32] = "";
+  if (kinds) {
+    size_t n = strcspn(kinds, " ");
+    if (n < 32) {
+      memcpy(first, kinds, n);
+      first[n] = '\0';
+      want = first;
+    }
+  }
+  int rc = pmcp__ref_split(s, ref, want, kind, &id);
+  if (rc)
+    return rc;
+  if (kinds) {
+    size_t kl = strlen(kind);
+    const char *p = kinds;
+    int ok = 0;
+    while (*p) {
+      size_t n = strcspn(p, " ");
+      if (n == kl && strncmp(p, kind, n) == 0)
+        ok = 1;
+      p += n;
+      while (*p == ' ')
+        p++;
+    }
+    if (!ok)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "expected a ref of kind %s, got '%.64s'",
+                                  kinds, ref);
+  }
+  if (strcmp(kind, "sub-note") == 0)
+    strcpy(kind, "note");
+  return pmcp__pg_find(s, g, t, kind, id, rowid);
+}
+
+int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *table,
+                    const char *want, const char *name, pmcp_buf *out, int64_t *exists)
+{
+  *exists = 0;
+  const char *sql = slug_query(table);
+  if (!sql)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no table %s", table);
+  if (want && !pmcp__id_ok(want))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "invalid id '%.64s': use 1-128 characters of A-Z a-z 0-9 . _ -", want);
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  if (want) {
+    pmcp__buf_reset(out);
+    pmcp__buf_puts(out, want);
+    pmcp__pg_bind_int64(st, 1, t.id);
+    pmcp__pg_bind_text(st, 2, want);
+    int src = pmcp__pg_step(st);
+    if (src == PG_ROW)
+      *exists = pmcp__pg_int64(st, 0);
+    else if (src == PG_ERR)
+      rc = pmcp__pg_err(s, g, "store");
+    pmcp__pg_reset(st);
+    return rc;
+  }
+  pmcp_buf base = PMCP_BUF_INIT;
+  if (pmcp__slugify(&base, name))
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  for (int i = 1;; i++) {
+    pmcp__buf_reset(out);
+    if (i == 1)
+      pmcp__buf_puts(out, base.ptr);
+    else
+      pmcp__buf_printf(out, "%s-%d", base.ptr, i);
+    pmcp__pg_reset(st);
+    pmcp__pg_bind_int64(st, 1, t.id);
+    pmcp__pg_bind_text(st, 2, out->ptr);
+    int src = pmcp__pg_step(st);
+    if (src == PG_DONE)
+      break;
+    if (src != PG_ROW) {
+      rc = pmcp__pg_err(s, g, "store");
+      break;
+    }
+  }
+  pmcp__pg_reset(st);
+  pmcp_buf_dispose(&base);
+  return rc;
+}
+
+/* The keyword index: one row per ref; its tsvector is a generated column
+ * (title weighted A, body B), so replacing the row reindexes it. */
+int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
+                   const char *kind, const char *title, const char *body)
+{
+  static const char sql[] =
+      "INSERT INTO search_docs(tenant_id, ref, kind, title, body) VALUES($1,$2,$3,$4,$5)"
+      " ON CONFLICT (tenant_id, ref) DO UPDATE SET kind=excluded.kind, title=excluded.title,"
+      " body=excluded.body";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_text(st, 2, ref);
+  pmcp__pg_bind_text(st, 3, kind);
+  pmcp__pg_bind_text(st, 4, title ? title : "");
+  pmcp__pg_bind_text(st, 5, body ? body : "");
+  return pmcp__pg_done(s, st, "search index");
+}
+
+/* ---- write scope ---- */
+
+static int txn_lost(pmcp_store *s, pmcp__pg *g)
+{
+  pmcp__pg_drop_pending(g);
+  return pmcp_store_set_error(s, PMCP_ESTORE,
+      "the transaction was lost with the connection to PostgreSQL; nothing of it was stored");
+}
+
+/* Writers of one tenant take turns, as SQLite's do: ids picked from a
+ * lookup stay free until the insert, and versions bump in order. */
+static int writer_lock(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
+{
+  if (g->locked_tenant == t.id)
+    return 0;
+  static const char sql[] = "SELECT pg_advisory_xact_lock(hashtext(current_schema()), $1::int)";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  if ((rc = pmcp__pg_done(s, st, "writer lock")))
+    return rc;
+  g->locked_tenant = t.id;
+  return 0;
+}
+
+int pmcp__pg_wbegin(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
+{
+  if (g->in_txn && g->txn_lost)
+    return txn_lost(s, g);
+  int rc = pmcp__pg_ready(s, g, t.id);
+  if (rc)
+    return rc;
+  if (g->in_txn)
+    rc = pmcp__pg_exec(s, g, "SAVEPOINT pmcp_call");
+  else
+    rc = pmcp__pg_exec(s, g, "BEGIN");
+  if (rc)
+    return rc;
+  g->in_scope = 1;
+  if ((rc = writer_lock(s, g, t))) {
+    g->in_scope = 0;
+    if (g->in_txn) {
+      pmcp__pg_exec(s, g, "ROLLBACK TO SAVEPOINT pmcp_call");
+      pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
+    } else {
+      PQclear(PQexec(g->conn, "ROLLBACK"));
+      g->locked_tenant = 0;
+    }
+    g->cur_tenant = 0;
+  }
+  return rc;
+}
+
+static int bump(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
+{
+  static const char sql[] = "UPDATE tenants SET data_version=data_version+1 WHERE id=$1";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  if ((rc = pmcp__pg_done(s, st, "store version")))
+    return rc;
+  if (pmcp__pg_changes(st) != 1)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "no such tenant");
+  return 0;
+}
+
+int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
+{
+  if (rc == 0)
+    rc = bump(s, g, t);
+  g->in_scope = 0;
+  if (g->in_txn) {
+    if (g->txn_lost) {
+      int l = txn_lost(s, g);
+      return rc ? rc : l;
+    }
+    if (rc == 0)
+      return pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
+    /* Keep the call's message: the rollback's own errors do not matter. */
+    PQclear(PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call"));
+    PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
+    g->cur_tenant = 0;
+    return rc;
+  }
+  if (rc == 0)
+    rc = pmcp__pg_flush(s, g);
+  if (rc == 0)
+    rc = pmcp__pg_exec(s, g, "COMMIT");
+  g->locked_tenant = 0;
+  if (rc) {
+    pmcp__pg_drop_pending(g);
+    if (PQstatus(g->conn) == CONNECTION_OK &&
+        PQtransactionStatus(g->conn) != PQTRANS_IDLE)
+      PQclear(PQexec(g->conn, "ROLLBACK"));
+    g->cur_tenant = 0;
+  }
+  return rc;
+}
+
+/* ---- tenants, secrets, versions, transactions ---- */
+
+int pmcp__pg_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
+                    pmcp_tenant *out)
+{
+  pmcp__pg *g = PG(ctx);
+  if (!pmcp__id_ok(name) || strlen(name) > 64)
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "invalid tenant name '%.64s': use 1-64 characters of A-Z a-z 0-9 . _ -", name);
+  int rc = pmcp__pg_ready(s, g, 0);
+  if (rc)
+    return rc;
+  static const char sql[] = "SELECT id FROM tenants WHERE name=$1";
+  static const char sql_ins[] =
+      "INSERT INTO tenants(name, data_version, created) VALUES($1, 1, $2)"
+      " ON CONFLICT (name) DO NOTHING";
+  for (int pass = 0; pass < 2; pass++) {
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, g, sql, &st)))
+      return rc;
+    pmcp__pg_bind_text(st, 1, name);
+    int src = pmcp__pg_step(st);
+    if (src == PG_ROW) {
+      out->id = pmcp__pg_int64(st, 0);
+      pmcp__pg_reset(st);
+      return 0;
+    }
+    if (src == PG_ERR)
+      return pmcp__pg_err(s, g, "tenant lookup");
+    pmcp__pg_reset(st);
+    if (pass == 1 || !(flags & PMCP_STORE_CREATE))
+      break;
+    if ((rc = pmcp__pg_prep(s, g, sql_ins, &st)))
+      return rc;
+    pmcp__pg_bind_text(st, 1, name);
+    pmcp__pg_bind_int64(st, 2, pmcp__now_ms());
+    if ((rc = pmcp__pg_done(s, st, "create tenant")))
+      return rc;
+  }
+  if (!(flags & PMCP_STORE_CREATE))
+    return pmcp_store_set_error(s, PMCP_ENOTFOUND, "no tenant '%s' in this store", name);
+  return pmcp_store_set_error(s, PMCP_ESTORE, "tenant '%s' could not be created", name);
+}
+
+int pmcp__pg_secret(pmcp_store *s, void *ctx, const char *name, pmcp_buf *out)
+{
+  pmcp__pg *g = PG(ctx);
+  int rc = pmcp__pg_ready(s, g, 0);
+  if (rc)
+    return rc;
+  static const char sql[] = "SELECT value FROM secrets WHERE name=$1";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, g, sql, &st)))
+    return rc;
+  pmcp__pg_bind_text(st, 1, name);
+  int src = pmcp__pg_step(st);
+  if (src != PG_ROW)
+    return src == PG_DONE ? pmcp_store_set_error(s, PMCP_ENOTFOUND, "no secret '%.64s'", name)
+                          : pmcp__pg_err(s, g, "secret");
+  size_t n = 0;
+  const void *b = pmcp__pg_blob(st, 0, &n);
+  pmcp__buf_reset(out);
+  rc = b ? pmcp__buf_append(out, b, n) : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  pmcp__pg_reset(st);
+  return rc;
+}
+
+int pmcp__pg_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out)
+{
+  pmcp__pg *g = PG(ctx);
+  int rc = pmcp__pg_ready(s, g, t.id);
+  if (rc)
+    return rc;
+  static const char sql[] = "SELECT data_version FROM tenants WHERE id=$1";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, g, sql, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  int src = pmcp__pg_step(st);
+  if (src == PG_ROW)
+    *out = (uint64_t)pmcp__pg_int64(st, 0);
+  pmcp__pg_reset(st);
+  if (src == PG_ROW)
+    return 0;
+  return src == PG_DONE ? pmcp_store_set_error(s, PMCP_EINVAL, "no such tenant")
+                        : pmcp__pg_err(s, g, "version");
+}
+
+int pmcp__pg_begin(pmcp_store *s, void *ctx)
+{
+  pmcp__pg *g = PG(ctx);
+  if (g->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "a transaction is already open");
+  int rc = pmcp__pg_ready(s, g, 0);
+  if (rc == 0)
+    rc = pmcp__pg_exec(s, g, "BEGIN");
+  if (rc == 0) {
+    g->in_txn = 1;
+    g->txn_lost = 0;
+    g->locked_tenant = 0;
+  }
+  return rc;
+}
+
+int pmcp__pg_commit(pmcp_store *s, void *ctx)
+{
+  pmcp__pg *g = PG(ctx);
+  if (!g->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
+  g->in_txn = 0;
+  g->locked_tenant = 0;
+  if (g->txn_lost) {
+    g->txn_lost = 0;
+    return txn_lost(s, g);
+  }
+  int rc = pmcp__pg_flush(s, g);
+  if (rc == 0)
+    rc = pmcp__pg_exec(s, g, "COMMIT");
+  if (rc) {
+    pmcp__pg_drop_pending(g);
+    if (PQstatus(g->conn) == CONNECTION_OK &&
+        PQtransactionStatus(g->conn) != PQTRANS_IDLE)
+      PQclear(PQexec(g->conn, "ROLLBACK"));
+    g->cur_tenant = 0;
+  }
+  return rc;
+}
+
+int pmcp__pg_rollback(pmcp_store *s, void *ctx)
+{
+  pmcp__pg *g = PG(ctx);
+  if (!g->in_txn)
+    return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
+  g->in_txn = 0;
+  g->locked_tenant = 0;
+  g->cur_tenant = 0;
+  pmcp__pg_drop_pending(g);
+  if (g->txn_lost) {
+    g->txn_lost = 0;
+    return 0;
+  }
+  if (PQstatus(g->conn) == CONNECTION_OK)
+    return pmcp__pg_exec(s, g, "ROLLBACK");
+  return 0;
+}
+
+/* ---- open / close ---- */
+
+static void pg_close(pmcp_store *s, void *ctx)
+{
+  pmcp__pg *g = PG(ctx);
+  if (!g)
+    return;
+  if (g->in_txn && g->conn && PQstatus(g->conn) == CONNECTION_OK)
+    PQclear(PQexec(g->conn, "ROLLBACK"));
+  for (size_t i = 0; i < g->n_stmts; i++)
+    pmcp__pg_finalize(g->stmts[i].st);
+  free(g->stmts);
+  pmcp__pg_drop_pending(g);
+  free(g->pending);
+  PQfinish(g->conn);
+  free(g->conninfo);
+  free(g);
+  (void)s;
+}
+
+/* The library never writes to stderr: server notices are dropped. */
+static void quiet(void *arg, const char *message)
+{
+  (void)arg;
+  (void)message;
+}
+
+int pmcp__pg_initialize(pmcp_store *s, pmcp__pg *g)
+{
+  unsigned char key[32];
+  if (RAND_bytes(key, sizeof key) != 1)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no randomness for the server secret");
+  /* cursor_key signs cursors; query_key makes query_sql's tenant tokens. */
+  static const char sql[] =
+      "INSERT INTO secrets(name, value) VALUES('cursor_key', $1), ('query_key', $2)"
+      " ON CONFLICT (name) DO NOTHING";
+  static const char sql_t[] =
+      "INSERT INTO tenants(name, data_version, created) VALUES('default', 1, $1)"
+      " ON CONFLICT (name) DO NOTHING";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_blob(st, 1, key, sizeof key);
+  if (RAND_bytes(key, sizeof key) != 1)
+    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no randomness for the server secret");
+  pmcp__pg_bind_blob(st, 2, key, sizeof key);
+  if ((rc = pmcp__pg_done(s, st, "create store")))
+    return rc;
+  if ((rc = pmcp__pg_prep(s, g, sql_t, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, pmcp__now_ms());
+  return pmcp__pg_done(s, st, "create store");
+}
+
+static const pmcp_store_ops pg_ops = {
+  .version = PMCP_STORE_OPS_VERSION,
+  .name = "postgres",
+  .close = pg_close,
+  .tenant = pmcp__pg_tenant,
+  .secret = pmcp__pg_secret,
+  .version_of = pmcp__pg_version,
+  .begin = pmcp__pg_begin,
+  .commit = pmcp__pg_commit,
+  .rollback = pmcp__pg_rollback,
+  .create = pmcp__pg_create,
+  .run_create = pmcp__pg_run_create,
+  .run_status = pmcp__pg_run_status,
+  .run_event = pmcp__pg_run_event,
+  .set_deleted = pmcp__pg_set_deleted,
+  .set_attr = pmcp__pg_set_attr,
+  .unset_attr = pmcp__pg_unset_attr,
+  .tag = pmcp__pg_tag,
+  .series = pmcp__pg_series,
+  .log = pmcp__pg_log,
+  .log_histogram = pmcp__pg_log_histogram,
+  .log_scatter = pmcp__pg_log_scatter,
+  .note = pmcp__pg_note,
+  .artifact_add = pmcp__pg_artifact_add,
+  .artifact_label = pmcp__pg_artifact_label,
+  .artifact_promote = pmcp__pg_artifact_promote,
+  .artifact_content = pmcp__pg_artifact_content,
+  .paper = pmcp__pg_paper,
+  .put = pmcp__pg_put,
+  .get = pmcp__pg_get,
+  .list = pmcp__pg_list,
+  .search = pmcp__pg_search,
+  .series_list = pmcp__pg_series_list,
+  .points = pmcp__pg_points,
+  .summary = pmcp__pg_summary,
+  .series_sets = pmcp__pg_series_sets,
+  .summary_time = pmcp__pg_summary_time,
+};
+
+int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
+{
+  pmcp__pg *g = calloc(1, sizeof *g);
+  if (!g)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  s->ops = pg_ops;
+  s->ctx = g;
+  s->db = &pmcp__pg_db_ops;
+  g->readonly = (flags & PMCP_STORE_READONLY) != 0;
+  g->conninfo = strdup(url);
+  g->conn = PQconnectdb(url);
+  if (!g->conninfo || !g->conn)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  PQsetNoticeProcessor(g->conn, quiet, NULL);
+  if (PQstatus(g->conn) != CONNECTION_OK) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s", PQerrorMessage(g->conn));
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+      msg[--n] = '\0';
+    return pmcp_store_set_error(s, PMCP_EIO, "cannot connect to PostgreSQL: %s", msg);
+  }
+  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning");
+  if (rc == 0 && g->readonly)
+    rc = pmcp__pg_exec(s, g, "SET default_transaction_read_only = on");
+  if (rc)
+    return rc;
+  return pmcp__pg_migrate(s, g, flags);
+}

@@ -1,0 +1,404 @@
+/* PostgreSQL backend: reading metric series. Raw points by step range with
+ * positions (decoding only the blocks a range touches), summaries into
+ * buckets from the per-block min/max/count/sum without decoding inner
+ * blocks, the run's series catalog, and histogram / scatter sets. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg.h"
+
+/* ---- reads ---- */
+
+static int flush_for_read(pmcp_store *s, pmcp__pg *q)
+{
+  /* Points pending inside the caller's own transaction are visible to it. */
+  if (q->n_pending && q->in_txn)
+    return pmcp__pg_flush(s, q);
+  return 0;
+}
+
+int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                    int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
+                    size_t cap, size_t *n_out, int64_t *next_id)
+{
+  pmcp__pg *q = PG(ctx);
+  *n_out = 0;
+  *next_id = 0;
+  if (after_id < 0)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
+  int rc = pmcp__pg_ready(s, q, t.id);
+  if (!rc)
+    rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__pg_series_check(s, q, t, series, "float");
+  if (rc || cap == 0)
+    return rc;
+  if (cap > 10000000)
+    cap = 10000000;
+  /* A point's position is seq * PMCP__PG_POS + its index in the block + 1,
+   * as in the SQLite backend, so positions mean the same on both. Blocks
+   * are read a batch at a time (enough for the points wanted), so paging
+   * through a long series never unnests what lies beyond the page. */
+  static const char sql_blocks[] =
+      "SELECT seq FROM metric_blocks WHERE series_id=$1 AND seq>=$2 AND step_max>=$3"
+      " AND step_min<=$4 ORDER BY seq LIMIT $5";
+  static const char sql[] =
+      "SELECT b.seq * 65536 + u.o, u.s, u.t, u.v FROM metric_blocks b,"
+      " unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o)"
+      " WHERE b.series_id=$1 AND b.seq>=$2 AND b.seq<=$7 AND b.step_max>=$3 AND b.step_min<=$4"
+      " AND u.s>=$3 AND u.s<=$4 AND b.seq * 65536 + u.o > $5"
+      " ORDER BY b.seq, u.o LIMIT $6";
+  size_t n = 0;
+  int src;
+  int full = 0;
+  int64_t last_id = 0;
+  int64_t from_seq = after_id / PMCP__PG_POS;
+  while (!full && rc == 0) {
+    int64_t want_blocks = (int64_t)((cap - n) / PMCP__PG_BLOCK) + 2;
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, sql_blocks, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, series);
+    pmcp__pg_bind_int64(st, 2, from_seq);
+    pmcp__pg_bind_int64(st, 3, step_from);
+    pmcp__pg_bind_int64(st, 4, step_to);
+    pmcp__pg_bind_int64(st, 5, want_blocks);
+    int64_t first = -1, last = -1, nb = 0;
+    while ((src = pmcp__pg_step(st)) == PG_ROW) {
+      last = pmcp__pg_int64(st, 0);
+      if (first < 0)
+        first = last;
+      nb++;
+    }
+    pmcp__pg_reset(st);
+    if (src == PG_ERR)
+      return pmcp__pg_err(s, q, "metric points");
+    if (nb == 0)
+      break;
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, series);
+    pmcp__pg_bind_int64(st, 2, first);
+    pmcp__pg_bind_int64(st, 3, step_from);
+    pmcp__pg_bind_int64(st, 4, step_to);
+    pmcp__pg_bind_int64(st, 5, after_id);
+    pmcp__pg_bind_int64(st, 6, (int64_t)(cap - n) + 1);
+    pmcp__pg_bind_int64(st, 7, last);
+    while ((src = pmcp__pg_step(st)) == PG_ROW) {
+      if (n == cap) {
+        full = 1;
+        break;
+      }
+      last_id = pmcp__pg_int64(st, 0);
+      out[n].step = pmcp__pg_int64(st, 1);
+      out[n].time_ms = pmcp__pg_int64(st, 2);
+      out[n].value = pmcp__pg_double(st, 3);
+      n++;
+    }
+    if (src == PG_ERR)
+      rc = pmcp__pg_err(s, q, "metric points");
+    pmcp__pg_reset(st);
+    if (nb < want_blocks)
+      break; /* no blocks beyond this batch */
+    from_seq = last + 1;
+  }
+  if (rc)
+    return rc;
+  *n_out = n;
+  *next_id = full ? last_id : 0;
+  return 0;
+}
+
+/* Buckets computed in SQL: blocks inside one bucket (or, with many blocks
+ * per bucket, "coarse", inside the range: they go whole to the bucket of
+ * their middle) contribute their summary columns without their arrays
+ * being read; the other blocks are unnested and their points bucketed one
+ * by one (only their arrays are read: the list of blocks carries the
+ * summary columns alone). Then one GROUP BY merges both kinds of items; first / last /
+ * step of the extremes follow logging order (block seq, then position).
+ * Only the buckets travel to the service. The axis is the step or the
+ * wall-clock time (points without a time are left out). */
+#define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, PKEY, PEXTRA)                         \
+  "WITH blk AS (SELECT seq, n, nonfinite, step_min, step_max, coalesce(time_min, 0) AS tmin,"   \
+  " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
+  " step_at_min, step_at_max, time_min, time_max,"                                             \
+  " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND ($5 OR (" KEYMIN "-$2)/$4 = (" \
+  KEYMAX "-$2)/$4)), false) AS whole"                                                          \
+  " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
+  " items AS ("                                                                                \
+  " SELECT CASE WHEN $5 THEN ((" KEYMIN "-$2)/2 + (" KEYMAX "-$2)/2)/$4"                        \
+  "  ELSE (" KEYMIN "-$2)/$4 END AS bk, seq, 0::bigint AS o, n AS cnt, nonfinite AS nf,"        \
+  "  step_min AS smin, step_max AS smax, tmin, tmax, vmin, vmax, vsum, first, last,"            \
+  "  step_first AS sfirst, step_last AS slast, step_at_min AS atmin, step_at_max AS atmax"      \
+  "  FROM blk WHERE whole"                                                                     \
+  " UNION ALL"                                                                                 \
+  " SELECT (" PKEY "-$2)/$4, b.seq, u.o, 1, CASE WHEN f.fin THEN 0 ELSE 1 END, u.s, u.s,"       \
+  "  u.t, u.t, CASE WHEN f.fin THEN u.v END, CASE WHEN f.fin THEN u.v END,"                     \
+  "  CASE WHEN f.fin THEN u.v ELSE 0 END, u.v, u.v, u.s, u.s, u.s, u.s"                         \
+  "  FROM blk b JOIN metric_blocks m ON m.series_id=$1 AND m.seq=b.seq,"                         \
+  "  unnest(m.steps, m.times, m.vals) WITH ORDINALITY AS u(s, t, v, o),"                         \
+  "  LATERAL (SELECT u.v NOT IN ('NaN', 'Infinity', '-Infinity') AS fin) f"                     \
+  "  WHERE NOT b.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
+  " SELECT bk, sum(cnt), sum(nf), min(smin), max(smax), coalesce(min(nullif(tmin, 0)), 0),"     \
+  " max(tmax), min(vmin), max(vmax), coalesce(sum(vsum), 0),"                                  \
+  " (array_agg(first ORDER BY seq, o))[1], (array_agg(last ORDER BY seq DESC, o DESC))[1],"     \
+  " (array_agg(sfirst ORDER BY seq, o))[1], (array_agg(slast ORDER BY seq DESC, o DESC))[1],"   \
+  " (array_agg(atmin ORDER BY vmin, seq, o) FILTER (WHERE vmin IS NOT NULL))[1],"               \
+  " (array_agg(atmax ORDER BY vmax DESC, seq, o) FILTER (WHERE vmax IS NOT NULL))[1]"           \
+  " FROM items GROUP BY bk ORDER BY bk LIMIT $6"
+
+static const char sql_step[] =
+    SUMMARY_SQL("step_min", "step_max", "step_min", "step_max", "", "u.s", "");
+static const char sql_time[] =
+    SUMMARY_SQL("time_min", "time_max", "time_min", "time_max", " AND time_min<>0", "u.t",
+                " AND u.t<>0");
+
+static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series,
+                        int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                        size_t *n_out, int by_time)
+{
+  *n_out = 0;
+  if (n_buckets == 0 || n_buckets > 100000)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
+  if (step_from > step_to)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "%s",
+                                by_time ? "time_from is after time_to"
+                                        : "step_from is after step_to");
+  int rc = pmcp__pg_ready(s, q, t.id);
+  if (!rc)
+    rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__pg_series_check(s, q, t, series, "float");
+  if (rc)
+    return rc;
+  static const char sql_range[] = "SELECT step_min, step_max, count FROM series WHERE id=$1";
+  static const char sql_trange[] =
+      "SELECT time_min, time_max, CASE WHEN time_min IS NULL THEN 0 ELSE count END FROM series"
+      " WHERE id=$1";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, q, by_time ? sql_trange : sql_range, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, series);
+  int src = pmcp__pg_step(st);
+  if (src == PG_ERR)
+    return pmcp__pg_err(s, q, "series summary");
+  if (src != PG_ROW || pmcp__pg_int64(st, 2) == 0) {
+    pmcp__pg_reset(st);
+    return 0;
+  }
+  int64_t lo = pmcp__pg_int64(st, 0), hi = pmcp__pg_int64(st, 1);
+  pmcp__pg_reset(st);
+  if (step_from > lo)
+    lo = step_from;
+  if (step_to < hi)
+    hi = step_to;
+  if (lo > hi)
+    return 0;
+  uint64_t uw = ((uint64_t)hi - (uint64_t)lo) / n_buckets + 1;
+  if (uw > (uint64_t)INT64_MAX)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "the %s range is too wide to bucket",
+                                by_time ? "time" : "step");
+  int64_t width = (int64_t)uw;
+  static const char sql_count[] =
+      "SELECT count(*) FROM metric_blocks WHERE series_id=$1 AND step_max>=$2 AND step_min<=$3";
+  static const char sql_tcount[] =
+      "SELECT count(*) FROM metric_blocks WHERE series_id=$1 AND time_max>=$2 AND time_min<=$3";
+  if ((rc = pmcp__pg_prep(s, q, by_time ? sql_tcount : sql_count, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, series);
+  pmcp__pg_bind_int64(st, 2, lo);
+  pmcp__pg_bind_int64(st, 3, hi);
+  src = pmcp__pg_step(st);
+  if (src == PG_ERR)
+    return pmcp__pg_err(s, q, "series summary");
+  int coarse = (uint64_t)pmcp__pg_int64(st, 0) >= 2 * (uint64_t)n_buckets;
+  pmcp__pg_reset(st);
+  if ((rc = pmcp__pg_prep(s, q, by_time ? sql_time : sql_step, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, series);
+  pmcp__pg_bind_int64(st, 2, lo);
+  pmcp__pg_bind_int64(st, 3, hi);
+  pmcp__pg_bind_int64(st, 4, width);
+  pmcp__pg_bind_text(st, 5, coarse ? "true" : "false");
+  pmcp__pg_bind_int64(st, 6, (int64_t)n_buckets);
+  size_t n = 0;
+  while ((src = pmcp__pg_step(st)) == PG_ROW && n < n_buckets) {
+    pmcp_bucket *b = &out[n++];
+    memset(b, 0, sizeof *b);
+    b->count = (uint64_t)pmcp__pg_int64(st, 1);
+    b->nonfinite = (uint64_t)pmcp__pg_int64(st, 2);
+    b->step_min = pmcp__pg_int64(st, 3);
+    b->step_max = pmcp__pg_int64(st, 4);
+    b->time_min = pmcp__pg_int64(st, 5);
+    b->time_max = pmcp__pg_int64(st, 6);
+    b->min = pmcp__pg_double(st, 7);
+    b->max = pmcp__pg_double(st, 8);
+    b->sum = pmcp__pg_double(st, 9);
+    b->first = pmcp__pg_double(st, 10);
+    b->last = pmcp__pg_double(st, 11);
+    b->step_first = pmcp__pg_int64(st, 12);
+    b->step_last = pmcp__pg_int64(st, 13);
+    b->step_at_min = pmcp__pg_int64(st, 14);
+    b->step_at_max = pmcp__pg_int64(st, 15);
+    if (pmcp__pg_isnull(st, 7))
+      b->min = b->max = NAN;
+  }
+  if (src == PG_ERR)
+    rc = pmcp__pg_err(s, q, "series summary");
+  pmcp__pg_reset(st);
+  *n_out = rc ? 0 : n;
+  return rc;
+}
+
+int pmcp__pg_summary(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                     int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
+                     size_t *n_out)
+{
+  return summary_axis(s, PG(ctx), t, series, step_from, step_to, n_buckets, out, n_out, 0);
+}
+
+int pmcp__pg_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                          int64_t time_from, int64_t time_to, size_t n_buckets,
+                          pmcp_bucket *out, size_t *n_out)
+{
+  return summary_axis(s, PG(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
+}
+
+/* Floats go out through numeric, which keeps 15 significant digits, as
+ * SQLite's JSON does: 0.0001 * 3 reads back as 0.0003 on both backends. */
+int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                         pmcp_buf *out)
+{
+  pmcp__pg *q = PG(ctx);
+  char k[32];
+  int64_t run_id;
+  int rc = pmcp__pg_ready(s, q, t.id);
+  if (!rc)
+    rc = flush_for_read(s, q);
+  if (!rc)
+    rc = pmcp__pg_resolve(s, q, t, run, "run", k, &run_id);
+  if (rc)
+    return rc;
+  static const char sql[] =
+      "SELECT json_build_object('items', coalesce(json_agg(o ORDER BY key, labels, kind, scale),"
+      " '[]'::json)) FROM (SELECT json_build_object('series', id, 'key', key, 'labels',"
+      " labels::json, 'kind', kind,"
+      " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
+      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first::numeric,"
+      " 'last', last::numeric, 'min', vmin::numeric, 'max', vmax::numeric, 'mean', CASE WHEN"
+      " kind='float' AND count>nonfinite THEN (vsum / (count - nonfinite))::numeric END) AS o, key, labels, kind, scale FROM series"
+      " WHERE run_id=$1 AND tenant_id=$2) x";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, run_id);
+  pmcp__pg_bind_int64(st, 2, t.id);
+  int src = pmcp__pg_step(st);
+  pmcp__buf_reset(out);
+  if (src == PG_ROW)
+    rc = pmcp__pg_json_col(out, st, 0);
+  else
+    rc = pmcp__pg_err(s, q, "series list");
+  pmcp__pg_reset(st);
+  return rc;
+}
+
+static void put_doubles(pmcp_buf *b, const void *blob, size_t bytes)
+{
+  size_t n = blob ? bytes / sizeof(double) : 0;
+  pmcp__buf_putc(b, '[');
+  for (size_t i = 0; i < n; i++) {
+    double v;
+    memcpy(&v, (const char *)blob + i * sizeof v, sizeof v);
+    if (i)
+      pmcp__buf_putc(b, ',');
+    if (isfinite(v))
+      pmcp__buf_printf(b, "%.17g", v);
+    else
+      pmcp__buf_puts(b, "null");
+  }
+  pmcp__buf_putc(b, ']');
+}
+
+int pmcp__pg_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                         int64_t step_from, int64_t step_to, const char *after,
+                         size_t limit, pmcp_buf *out)
+{
+  pmcp__pg *q = PG(ctx);
+  int rc = pmcp__pg_ready(s, q, t.id);
+  if (!rc)
+    rc = pmcp__pg_series_check(s, q, t, series, NULL);
+  if (rc)
+    return rc;
+  static const char sql_kind[] = "SELECT kind FROM series WHERE id=$1";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, q, sql_kind, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, series);
+  pmcp__pg_step(st);
+  int hist = strcmp((const char *)pmcp__pg_text(st, 0), "histogram") == 0;
+  int scat = strcmp((const char *)pmcp__pg_text(st, 0), "scatter") == 0;
+  pmcp__pg_reset(st);
+  if (!hist && !scat)
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "series %lld holds float points: read them with pmcp_store_points()", (long long)series);
+  int64_t after_id = 0;
+  if (after && *after) {
+    char *end;
+    after_id = strtoll(after, &end, 10);
+    if (*end || after_id < 0)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "invalid position '%.32s'", after);
+  }
+  if (limit == 0)
+    limit = 50;
+  if (limit > 1000)
+    limit = 1000;
+  static const char sql[] =
+      "SELECT id, step, time, a, b FROM metric_sets WHERE series_id=$1 AND tenant_id=$2"
+      " AND step>=$3 AND step<=$4 AND id>$5 ORDER BY id LIMIT $6";
+  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, series);
+  pmcp__pg_bind_int64(st, 2, t.id);
+  pmcp__pg_bind_int64(st, 3, step_from);
+  pmcp__pg_bind_int64(st, 4, step_to);
+  pmcp__pg_bind_int64(st, 5, after_id);
+  pmcp__pg_bind_int64(st, 6, (int64_t)limit + 1);
+  pmcp__buf_reset(out);
+  pmcp__buf_puts(out, "{\"items\":[");
+  size_t n = 0;
+  int64_t last = 0;
+  int more = 0;
+  while (pmcp__pg_step(st) == PG_ROW) {
+    if (n == limit) {
+      more = 1;
+      break;
+    }
+    if (n++)
+      pmcp__buf_putc(out, ',');
+    last = pmcp__pg_int64(st, 0);
+    pmcp__buf_printf(out, "{\"id\":%lld,\"step\":%lld,\"time\":", (long long)last,
+                     (long long)pmcp__pg_int64(st, 1));
+    if (pmcp__pg_isnull(st, 2))
+      pmcp__buf_puts(out, "null");
+    else
+      pmcp__buf_printf(out, "%lld", (long long)pmcp__pg_int64(st, 2));
+    pmcp__buf_puts(out, hist ? ",\"edges\":" : ",\"x\":");
+    size_t na = 0, nb = 0;
+    const void *ba = pmcp__pg_blob(st, 3, &na);
+    put_doubles(out, ba, na);
+    pmcp__buf_puts(out, hist ? ",\"counts\":" : ",\"y\":");
+    const void *bb = pmcp__pg_blob(st, 4, &nb);
+    put_doubles(out, bb, nb);
+    pmcp__buf_putc(out, '}');
+  }
+  pmcp__pg_reset(st);
+  /* Sets come back in logging order; the id is the position. */
+  if (more)
+    pmcp__buf_printf(out, "],\"next\":\"%lld\"}", (long long)last);
+  else
+    pmcp__buf_puts(out, "],\"next\":null}");
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}

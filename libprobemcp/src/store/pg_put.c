@@ -1,0 +1,230 @@
+/* PostgreSQL backend: pmcp_store_put(), records described as JSON. This file
+ * holds what every kind shares (field readers that name a mistyped field,
+ * slugs, ref checks, the keyword index) and the dispatch; the kinds are in
+ * sq_catalog.c (datasets, checkpoints, sources, lineage) and sq_records.c
+ * (groups, trials, sessions, files, paper links, experiment versions).
+ * Each kind has an identity, so writing the same record twice changes
+ * nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg_put.h"
+
+/* Field readers: absent is NULL / default; a present field of the wrong
+ * type is an error naming it. */
+int pmcp__pgput_fstr(put_ctx *c, const char *name, int required, const char **out)
+{
+  *out = NULL;
+  cJSON *f = cJSON_GetObjectItemCaseSensitive(c->o, name);
+  if (!f || cJSON_IsNull(f)) {
+    if (required)
+      return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record needs \"%s\"", c->kind, name);
+    return 0;
+  }
+  if (!cJSON_IsString(f))
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be a string", c->kind,
+                                name);
+  if (required && !*f->valuestring)
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" is empty", c->kind, name);
+  *out = f->valuestring;
+  return 0;
+}
+
+int pmcp__pgput_fnum(put_ctx *c, const char *name, int *present, double *out)
+{
+  *present = 0;
+  cJSON *f = cJSON_GetObjectItemCaseSensitive(c->o, name);
+  if (!f || cJSON_IsNull(f))
+    return 0;
+  if (!cJSON_IsNumber(f))
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be a number", c->kind,
+                                name);
+  *present = 1;
+  *out = f->valuedouble;
+  return 0;
+}
+
+int pmcp__pgput_fint(put_ctx *c, const char *name, int required, int *present, int64_t *out)
+{
+  double d = 0;
+  int rc = pmcp__pgput_fnum(c, name, present, &d);
+  if (rc)
+    return rc;
+  if (!*present) {
+    if (required)
+      return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record needs \"%s\"", c->kind, name);
+    return 0;
+  }
+  if (d != floor(d) || fabs(d) > 9007199254740992.0)
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be an integer",
+                                c->kind, name);
+  *out = (int64_t)d;
+  return 0;
+}
+
+int pmcp__pgput_fbool(put_ctx *c, const char *name, int dflt, int *out)
+{
+  *out = dflt;
+  cJSON *f = cJSON_GetObjectItemCaseSensitive(c->o, name);
+  if (!f || cJSON_IsNull(f))
+    return 0;
+  if (!cJSON_IsBool(f))
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be true or false",
+                                c->kind, name);
+  *out = cJSON_IsTrue(f);
+  return 0;
+}
+
+/* A JSON sub-value (object or array) printed compactly; NULL when absent. */
+int pmcp__pgput_fjson(put_ctx *c, const char *name, int want_array, char **out)
+{
+  *out = NULL;
+  cJSON *f = cJSON_GetObjectItemCaseSensitive(c->o, name);
+  if (!f || cJSON_IsNull(f))
+    return 0;
+  if (want_array ? !cJSON_IsArray(f) : !cJSON_IsObject(f))
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be a JSON %s",
+                                c->kind, name, want_array ? "array" : "object");
+  *out = cJSON_PrintUnformatted(f);
+  return *out ? 0 : pmcp_store_set_error(c->s, PMCP_ENOMEM, "out of memory");
+}
+
+
+int pmcp__pgput_run1(put_ctx *c, pmcp__pg_stmt *st, const char *what)
+{
+  int rc = pmcp__pg_step(st);
+  if (rc != PG_DONE && rc != PG_ROW)
+    return pmcp__pg_err(c->s, c->q, what);
+  return 0;
+}
+
+/* Looks up an existing row id by slug; 0 when absent. */
+int64_t pmcp__pgput_by_slug(put_ctx *c, const char *table, const char *slug)
+{
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT id FROM %s WHERE tenant_id=$1 AND slug=$2", table);
+  pmcp__pg_stmt *st = NULL;
+  int64_t id = 0;
+  if (pmcp__pg_prep_dyn(c->s, c->q, sql, &st) == 0) {
+    pmcp__pg_bind_int64(st, 1, c->t.id);
+    pmcp__pg_bind_text(st, 2, slug);
+    if (pmcp__pg_step(st) == PG_ROW)
+      id = pmcp__pg_int64(st, 0);
+  }
+  pmcp__pg_finalize(st);
+  return id;
+}
+
+/* The slug a record gets: its "id" when given, else one made from @p name
+ * (reused when a row with that slug exists, so a second put updates). */
+int pmcp__pgput_pick_slug(put_ctx *c, const char *table, const char *id, const char *name,
+                     pmcp_buf *out, int64_t *existing)
+{
+  *existing = 0;
+  if (id) {
+    if (!pmcp__id_ok(id))
+      return pmcp_store_set_error(c->s, PMCP_EINVAL,
+          "%s record: invalid id '%.64s' (A-Z a-z 0-9 . _ -)", c->kind, id);
+    pmcp__buf_reset(out);
+    pmcp__buf_puts(out, id);
+  } else if (pmcp__slugify(out, name)) {
+    return pmcp_store_set_error(c->s, PMCP_ENOMEM, "out of memory");
+  }
+  *existing = pmcp__pgput_by_slug(c, table, out->ptr);
+  return 0;
+}
+
+int pmcp__pgput_set_ref(put_ctx *c, const char *kind, const char *slug)
+{
+  pmcp__buf_reset(&c->ref);
+  return pmcp__buf_printf(&c->ref, "%s:%s", kind, slug);
+}
+
+/* Checks that a ref names something in the tenant (the base entity for
+ * versioned forms such as dataset:NAME@2 or checkpoint:RUN@best). */
+int pmcp__pgput_ref_exists(put_ctx *c, const char *ref)
+{
+  char kind[32];
+  const char *id;
+  int rc = pmcp__ref_split(c->s, ref, NULL, kind, &id);
+  if (rc)
+    return rc;
+  if (strcmp(kind, "team-note") == 0)
+    return 0;
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  if (at)
+    *at = '\0';
+  int64_t row;
+  if (strcmp(kind, "checkpoint") == 0) {
+    if (!at && pmcp__pgput_by_slug(c, "checkpoints", base))
+      return 0;
+    return pmcp__pg_find(c->s, c->q, c->t, "run", base, &row);
+  }
+  if (strcmp(kind, "paper") == 0) {
+    static const char sql[] = "SELECT 1 FROM papers WHERE tenant_id=$1 AND arxiv_id=$2";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(c->s, c->q, sql, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, c->t.id);
+    pmcp__pg_bind_text(st, 2, base);
+    int found = pmcp__pg_step(st) == PG_ROW;
+    pmcp__pg_reset(st);
+    return found ? 0 : pmcp_store_set_error(c->s, PMCP_ENOTFOUND, "no paper '%.64s'", base);
+  }
+  if (!pmcp__kind_table(kind))
+    return pmcp_store_set_error(c->s, PMCP_EINVAL, "unknown ref kind '%s' in '%.64s'", kind, ref);
+  return pmcp__pg_find(c->s, c->q, c->t, strcmp(kind, "sub-note") == 0 ? "note" : kind, base,
+                       &row);
+}
+
+int pmcp__pgput_index_doc(put_ctx *c, const char *kind, const char *title, const char *body)
+{
+  return pmcp__pg_index(c->s, c->q, c->t, c->ref.ptr, kind, title, body);
+}
+
+static const struct {
+  const char *kind;
+  int (*fn)(put_ctx *c);
+} put_kinds[] = {
+  {"dataset", pmcp__pgput_dataset}, {"dataset-version", pmcp__pgput_dataset_version},
+  {"checkpoint", pmcp__pgput_checkpoint}, {"source", pmcp__pgput_source}, {"lineage", pmcp__pgput_lineage},
+  {"run-use", pmcp__pgput_run_use}, {"group", pmcp__pgput_group}, {"trial", pmcp__pgput_trial},
+  {"session", pmcp__pgput_session}, {"file", pmcp__pgput_file}, {"paper-link", pmcp__pgput_paper_link},
+  {"experiment-version", pmcp__pgput_experiment_version}, {"embedding", pmcp__pgput_embedding},
+  {"env-attribute", pmcp__pgput_env_attribute},
+};
+
+int pmcp__pg_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                 const char *json, size_t len, pmcp_buf *out_ref)
+{
+  pmcp__pg *q = PG(ctx);
+  int (*fn)(put_ctx *) = NULL;
+  for (size_t i = 0; i < sizeof put_kinds / sizeof put_kinds[0]; i++)
+    if (strcmp(kind, put_kinds[i].kind) == 0)
+      fn = put_kinds[i].fn;
+  if (!fn)
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "unknown record kind '%.32s' (dataset, dataset-version, checkpoint, source, lineage,"
+        " run-use, group, trial, session, file, paper-link, experiment-version, embedding,"
+        " env-attribute)", kind);
+  cJSON *o = cJSON_ParseWithLength(json, len);
+  if (!o || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return pmcp_store_set_error(s, PMCP_EINVAL, "%s record is not a JSON object", kind);
+  }
+  put_ctx c = {s, q, t, kind, o, PMCP_BUF_INIT};
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc == 0)
+    rc = pmcp__pg_wend(s, q, t, fn(&c));
+  if (rc == 0 && out_ref) {
+    pmcp__buf_reset(out_ref);
+    rc = pmcp__buf_puts(out_ref, c.ref.ptr ? c.ref.ptr : "");
+  }
+  pmcp_buf_dispose(&c.ref);
+  cJSON_Delete(o);
+  return rc;
+}

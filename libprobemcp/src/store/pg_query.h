@@ -1,0 +1,34 @@
+/* Internal: query_sql's connection on the PostgreSQL backend. It logs in
+ * as the reader role (PROBE_PG_QUERY_USER, default probe_reader), whose
+ * only privilege is SELECT on the views of <schema>_sql, and proves the
+ * tenant with a token only the store can make (pg_schema.c). Every
+ * statement runs alone in a READ ONLY transaction with a statement_timeout
+ * and is rolled back, so nothing it sets outlives it. */
+#ifndef PMCP_STORE_PG_QUERY_H
+#define PMCP_STORE_PG_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probemcp/store.h"
+
+typedef struct pmcp__pgq pmcp__pgq;
+
+/* PMCP_EUNSUPPORTED when @p store is not PostgreSQL; other failures with
+ * a message for the agent in @p err (no URL, no password). */
+int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err,
+                   size_t errlen);
+void pmcp__pgq_free(pmcp__pgq *q);
+
+/* Runs @p sql (one statement); on success *out is a PGresult (PQclear it;
+ * typed void here so callers need no libpq header). On refusal or error:
+ * PMCP_EDENIED (writes, other tables), PMCP_ETIMEOUT, PMCP_EINVAL (SQL or
+ * limits), with a message for the agent in @p err. */
+int pmcp__pgq_run(pmcp__pgq *q, const char *sql, size_t len, int64_t timeout_ms, void **out,
+                  char *err, size_t errlen);
+
+/* The readable views with their columns and types: a result of rows
+ * (table, column, type) in order (PQclear it). */
+int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen);
+
+#endif

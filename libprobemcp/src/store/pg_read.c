@@ -1,0 +1,708 @@
+/* PostgreSQL backend: pmcp_store_get(), one entity's whole record as JSON.
+ * The base row comes out of SQLite's json_build_object(); children (attributes
+ * as a nested tree, tags, versions, events, ...) are added with cJSON.
+ * Every query filters on the tenant. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "store/pg.h"
+
+typedef struct rd {
+  pmcp_store *s;
+  pmcp__pg *q;
+  pmcp_tenant t;
+  int rc;
+} rd;
+
+/* Runs @p sql with $1 = tenant, $2 = a, $3 = b (text when non-NULL) and
+ * parses column 0 of the first row; NULL when there is no row. */
+static cJSON *jrow(rd *r, const char *sql, int64_t a, const char *text)
+{
+  pmcp__pg_stmt *st;
+  if (r->rc || (r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+    return NULL;
+  pmcp__pg_bind_int64(st, 1, r->t.id);
+  pmcp__pg_bind_int64(st, 2, a);
+  if (text)
+    pmcp__pg_bind_text(st, 3, text);
+  cJSON *out = NULL;
+  int src = pmcp__pg_step(st);
+  if (src == PG_ROW) {
+    const char *txt = (const char *)pmcp__pg_text(st, 0);
+    out = txt ? cJSON_Parse(txt) : NULL;
+    if (!out)
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOMEM, "out of memory");
+  } else if (src != PG_DONE) {
+    r->rc = pmcp__pg_err(r->s, r->q, "read");
+  }
+  pmcp__pg_reset(st);
+  return out;
+}
+
+/* Like jrow() but collects every row into an array (never NULL unless an
+ * error is recorded). */
+static cJSON *jrows(rd *r, const char *sql, int64_t a, const char *text)
+{
+  cJSON *arr = cJSON_CreateArray();
+  pmcp__pg_stmt *st;
+  if (!arr || r->rc || (r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+    return arr;
+  pmcp__pg_bind_int64(st, 1, r->t.id);
+  pmcp__pg_bind_int64(st, 2, a);
+  if (text)
+    pmcp__pg_bind_text(st, 3, text);
+  int src;
+  while ((src = pmcp__pg_step(st)) == PG_ROW) {
+    const char *txt = (const char *)pmcp__pg_text(st, 0);
+    cJSON *it = txt ? cJSON_Parse(txt) : cJSON_CreateNull();
+    if (it)
+      cJSON_AddItemToArray(arr, it);
+  }
+  if (src != PG_DONE)
+    r->rc = pmcp__pg_err(r->s, r->q, "read");
+  pmcp__pg_reset(st);
+  return arr;
+}
+
+static void add(cJSON *o, const char *name, cJSON *v)
+{
+  if (o && v)
+    cJSON_AddItemToObject(o, name, v);
+  else
+    cJSON_Delete(v);
+}
+
+static void iso_time(int64_t ms, char out[48])
+{
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  snprintf(out, 48, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000 + 1000) % 1000);
+}
+
+/* Attributes of one owner as {"attributes": nested tree, "attribute_types":
+ * {path: type}}; a path's segments become nested objects. */
+static void add_attributes(rd *r, cJSON *o, const char *kind, int64_t owner)
+{
+  static const char sql[] =
+      "SELECT path, type, v_text, v_int, v_real FROM attributes WHERE tenant_id=$1"
+      " AND owner_kind=$3 AND owner_id=$2 ORDER BY path";
+  pmcp__pg_stmt *st;
+  if (r->rc || (r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+    return;
+  pmcp__pg_bind_int64(st, 1, r->t.id);
+  pmcp__pg_bind_int64(st, 2, owner);
+  pmcp__pg_bind_text(st, 3, kind);
+  cJSON *tree = cJSON_CreateObject(), *types = cJSON_CreateObject();
+  while (pmcp__pg_step(st) == PG_ROW) {
+    const char *path = (const char *)pmcp__pg_text(st, 0);
+    const char *type = (const char *)pmcp__pg_text(st, 1);
+    cJSON *v;
+    if (strcmp(type, "string") == 0)
+      v = cJSON_CreateString((const char *)pmcp__pg_text(st, 2));
+    else if (strcmp(type, "int") == 0)
+      v = cJSON_CreateNumber((double)pmcp__pg_int64(st, 3));
+    else if (strcmp(type, "bool") == 0)
+      v = cJSON_CreateBool(pmcp__pg_int64(st, 3) != 0);
+    else if (strcmp(type, "datetime") == 0) {
+      char iso[48];
+      iso_time(pmcp__pg_int64(st, 3), iso);
+      v = cJSON_CreateString(iso);
+    } else if (strcmp(type, "float") == 0)
+      v = !pmcp__pg_isnull(st, 2)
+              ? cJSON_CreateString((const char *)pmcp__pg_text(st, 2))
+              : cJSON_CreateNumber(pmcp__pg_double(st, 4));
+    else
+      v = cJSON_Parse((const char *)pmcp__pg_text(st, 2));
+    cJSON_AddItemToObject(types, path, cJSON_CreateString(type));
+    /* Walk/create the nested objects of the path. */
+    cJSON *node = tree;
+    const char *seg = path;
+    for (;;) {
+      const char *slash = strchr(seg, '/');
+      if (!slash) {
+        cJSON_DeleteItemFromObjectCaseSensitive(node, seg);
+        cJSON_AddItemToObject(node, seg, v);
+        break;
+      }
+      char name[257];
+      size_t n = (size_t)(slash - seg);
+      if (n > 256)
+        n = 256;
+      memcpy(name, seg, n);
+      name[n] = '\0';
+      cJSON *child = cJSON_GetObjectItemCaseSensitive(node, name);
+      if (!cJSON_IsObject(child)) {
+        /* A value and a subtree under one name: the subtree wins, the
+         * value stays readable under "name/" in attribute_types. */
+        cJSON_DeleteItemFromObjectCaseSensitive(node, name);
+        child = cJSON_AddObjectToObject(node, name);
+      }
+      node = child;
+      seg = slash + 1;
+    }
+  }
+  pmcp__pg_reset(st);
+  add(o, "attributes", tree);
+  add(o, "attribute_types", types);
+}
+
+static void add_tags(rd *r, cJSON *o, const char *kind, int64_t owner)
+{
+  static const char sql[] =
+      "SELECT tag FROM tags WHERE tenant_id=$1 AND owner_kind=$3 AND owner_id=$2 ORDER BY tag";
+  pmcp__pg_stmt *st;
+  if (r->rc || (r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+    return;
+  pmcp__pg_bind_int64(st, 1, r->t.id);
+  pmcp__pg_bind_int64(st, 2, owner);
+  pmcp__pg_bind_text(st, 3, kind);
+  cJSON *arr = cJSON_CreateArray();
+  while (pmcp__pg_step(st) == PG_ROW)
+    cJSON_AddItemToArray(arr, cJSON_CreateString((const char *)pmcp__pg_text(st, 0)));
+  pmcp__pg_reset(st);
+  add(o, "tags", arr);
+}
+
+static void add_notes_of(rd *r, cJSON *o, const char *kind, int64_t owner)
+{
+  static const char sql[] =
+      "SELECT json_build_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END"
+      " || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version, 'updated', n.updated)"
+      " FROM notes n WHERE n.tenant_id=$1 AND n.owner_kind=$3 AND n.owner_id=$2"
+      " ORDER BY n.updated DESC, n.id DESC LIMIT 100";
+  add(o, "notes", jrows(r, sql, owner, kind));
+}
+
+static void add_sessions_of(rd *r, cJSON *o, const char *ref)
+{
+  static const char sql[] =
+      "SELECT json_build_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
+      " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
+      " WHERE l.tenant_id=$1 AND l.ref=$3 AND $2=$2 ORDER BY coalesce(s.started, s.created) DESC"
+      " LIMIT 100";
+  add(o, "sessions", jrows(r, sql, 0, ref));
+}
+
+static void add_lineage_of(rd *r, cJSON *o, const char *ref)
+{
+  static const char up[] =
+      "SELECT json_build_object('from', from_ref, 'relation', relation, 'steps', steps::json)"
+      " FROM lineage WHERE tenant_id=$1 AND to_ref=$3 AND $2=$2 ORDER BY id LIMIT 100";
+  static const char down[] =
+      "SELECT json_build_object('to', to_ref, 'relation', relation, 'steps', steps::json)"
+      " FROM lineage WHERE tenant_id=$1 AND from_ref=$3 AND $2=$2 ORDER BY id LIMIT 100";
+  add(o, "upstream", jrows(r, up, 0, ref));
+  add(o, "downstream", jrows(r, down, 0, ref));
+}
+
+static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
+{
+  static const char sql[] =
+      "SELECT json_build_object('ref', 'artifact:' || slug, 'name', name, 'latest', latest,"
+      " 'shared', (shared=1)) FROM artifacts"
+      " WHERE tenant_id=$1 AND owner_kind=$3 AND owner_id=$2 ORDER BY name LIMIT 200";
+  add(o, "artifacts", jrows(r, sql, owner, kind));
+}
+
+static int64_t row_id(rd *r, const char *kind, const char *id)
+{
+  int64_t rowid = 0;
+  if (!r->rc)
+    r->rc = pmcp__pg_find(r->s, r->q, r->t, kind, id, &rowid);
+  return rowid;
+}
+
+static cJSON *get_run(rd *r, const char *id)
+{
+  int64_t rid = row_id(r, "run", id);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name,"
+      " 'description', r.description, 'status', r.status,"
+      " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug,"
+      " 'created', r.created, 'started', r.started, 'ended', r.ended,"
+      " 'duration_ms', r.ended - r.started,"
+      " 'deleted', (r.deleted=1),"
+      " 'command', r.command, 'environment', r.environment::json,"
+      " 'code', json_build_object('commit', r.git_commit, 'branch', r.git_branch, 'remote', r.git_remote,"
+      "   'dirty', (r.git_dirty=1), 'diff', r.git_diff),"
+      " 'inherited', e.config::json,"
+      " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
+      " 'groups', (SELECT coalesce(json_agg('group:' || g.slug), '[]'::json) FROM group_runs gr JOIN groups g"
+      "   ON g.id=gr.group_id WHERE gr.run_id=r.id),"
+      " 'checkpoints', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug ||"
+      "   '@step' || c.step, 'step', c.step, 'best', (c.best=1)"
+      "   , 'stored', (c.stored=1))), '[]'::json)"
+      "   FROM (SELECT * FROM checkpoints WHERE run_id=r.id ORDER BY step) c),"
+      " 'trials', (SELECT count(*) FROM trials WHERE run_id=r.id),"
+      " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))"
+      " FROM runs r LEFT JOIN projects p ON p.id=r.project_id"
+      " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=$1 AND r.id=$2";
+  cJSON *o = jrow(r, sql, rid, NULL);
+  if (!o)
+    return NULL;
+  add_attributes(r, o, "run", rid);
+  add_tags(r, o, "run", rid);
+  /* The experiment's config attributes are inherited too. */
+  static const char sql_e[] = "SELECT experiment_id FROM runs WHERE id=$1";
+  pmcp__pg_stmt *st;
+  int64_t eid = 0;
+  if (!r->rc && !(r->rc = pmcp__pg_prep(r->s, r->q, sql_e, &st))) {
+    pmcp__pg_bind_int64(st, 1, rid);
+    if (pmcp__pg_step(st) == PG_ROW)
+      eid = pmcp__pg_int64(st, 0);
+    pmcp__pg_reset(st);
+  }
+  if (eid) {
+    cJSON *tmp = cJSON_CreateObject();
+    add_attributes(r, tmp, "experiment", eid);
+    cJSON *ea = cJSON_GetObjectItemCaseSensitive(tmp, "attributes");
+    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(ea, "config");
+    if (cfg && cJSON_GetArraySize(cfg) > 0) {
+      cJSON *inh = cJSON_GetObjectItemCaseSensitive(o, "inherited");
+      if (!cJSON_IsObject(inh)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "inherited");
+        inh = cJSON_AddObjectToObject(o, "inherited");
+      }
+      cJSON *it;
+      cJSON_ArrayForEach(it, cfg)
+        if (!cJSON_GetObjectItemCaseSensitive(inh, it->string))
+          cJSON_AddItemToObject(inh, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON_Delete(tmp);
+  }
+  cJSON *attrs = cJSON_GetObjectItemCaseSensitive(o, "attributes");
+  cJSON *cfg = cJSON_GetObjectItemCaseSensitive(attrs, "config");
+  add(o, "config", cfg ? cJSON_Duplicate(cfg, 1) : cJSON_CreateObject());
+  char ref[160];
+  snprintf(ref, sizeof ref, "run:%s", id);
+  add_notes_of(r, o, "run", rid);
+  add_artifacts_of(r, o, "run", rid);
+  add_sessions_of(r, o, ref);
+  add_lineage_of(r, o, ref);
+  return o;
+}
+
+static cJSON *get_experiment(rd *r, const char *id)
+{
+  int64_t eid = row_id(r, "experiment", id);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug,"
+      " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug,"
+      " 'config', e.config::json, 'created', e.created,"
+      " 'deleted', (e.deleted=1),"
+      " 'runs', (SELECT count(*) FROM runs WHERE experiment_id=e.id AND deleted=0),"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'description',"
+      "   v.description, 'config', v.config::json, 'author', v.author, 'created', v.created)), '[]'::json)"
+      "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version DESC) v),"
+      " 'groups', (SELECT coalesce(json_agg(json_build_object('ref', 'group:' || g.slug, 'name', g.name)), '[]'::json)"
+      "   FROM groups g WHERE g.experiment_id=e.id),"
+      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
+      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
+      "   AND n.owner_kind='experiment' AND n.owner_id=e.id))"
+      " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=$1 AND e.id=$2";
+  cJSON *o = jrow(r, sql, eid, NULL);
+  if (!o)
+    return NULL;
+  add_attributes(r, o, "experiment", eid);
+  add_tags(r, o, "experiment", eid);
+  char ref[160];
+  snprintf(ref, sizeof ref, "experiment:%s", id);
+  add_notes_of(r, o, "experiment", eid);
+  add_artifacts_of(r, o, "experiment", eid);
+  add_sessions_of(r, o, ref);
+  add_lineage_of(r, o, ref);
+  return o;
+}
+
+static cJSON *get_project(rd *r, const char *id)
+{
+  int64_t pid = row_id(r, "project", id);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug,"
+      " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug,"
+      " 'readme', p.readme, 'created', p.created,"
+      " 'experiments', (SELECT coalesce(json_agg(json_build_object('ref', 'experiment:' || slug, 'name',"
+      "   name)), '[]'::json) FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER BY name) x),"
+      " 'runs', (SELECT count(*) FROM runs WHERE project_id=p.id AND deleted=0),"
+      " 'papers', (SELECT coalesce(json_agg(json_build_object('ref', 'paper:' || pp.arxiv_id, 'title',"
+      "   pa.title, 'note', pp.note)), '[]'::json) FROM project_papers pp LEFT JOIN papers pa"
+      "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id),"
+      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
+      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
+      "   AND n.owner_kind='project' AND n.owner_id=p.id))"
+      " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=$1 AND p.id=$2";
+  cJSON *o = jrow(r, sql, pid, NULL);
+  if (!o)
+    return NULL;
+  add_attributes(r, o, "project", pid);
+  add_tags(r, o, "project", pid);
+  char ref[160];
+  snprintf(ref, sizeof ref, "project:%s", id);
+  add_notes_of(r, o, "project", pid);
+  add_artifacts_of(r, o, "project", pid);
+  add_sessions_of(r, o, ref);
+  add_lineage_of(r, o, ref);
+  return o;
+}
+
+static cJSON *get_workspace(rd *r, const char *id)
+{
+  int64_t wid = row_id(r, "workspace", id);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug,"
+      " 'name', w.name, 'description', w.description, 'created', w.created,"
+      " 'projects', (SELECT coalesce(json_agg(json_build_object('ref', 'project:' || slug, 'name', name)), '[]'::json)"
+      "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name) x),"
+      " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))"
+      " FROM workspaces w WHERE w.tenant_id=$1 AND w.id=$2";
+  return jrow(r, sql, wid, NULL);
+}
+
+static const char note_sql[] =
+    "SELECT json_build_object('kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN"
+    " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN"
+    " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug,"
+    " 'note_kind', n.kind, 'title', n.title, 'status', n.status, 'on', n.owner_kind || ':' ||"
+    " (SELECT slug FROM runs WHERE n.owner_kind='run' AND id=n.owner_id UNION ALL"
+    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
+    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
+    " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
+    "   FROM notes p WHERE p.id=n.parent_id),"
+    " 'version', n.version, 'created', n.created, 'updated', n.updated,"
+    " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
+    " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug), '[]'::json) FROM notes c"
+    "   WHERE c.parent_id=n.id),"
+    " 'history', (SELECT coalesce(json_agg(json_build_object('version', h.version, 'author', h.author,"
+    "   'via', h.via, 'created', h.created, 'status', h.status)), '[]'::json) FROM (SELECT * FROM note_versions"
+    "   WHERE note_id=n.id ORDER BY version DESC) h))"
+    " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version"
+    " WHERE n.tenant_id=$1 AND n.id=$2";
+
+static cJSON *get_note(rd *r, const char *id)
+{
+  /* note:ID@N reads version N. */
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  long long want = 0;
+  if (at) {
+    *at = '\0';
+    char *end;
+    want = strtoll(at + 1, &end, 10);
+    if (*end || want <= 0) {
+      r->rc = pmcp_store_set_error(r->s, PMCP_EINVAL, "invalid note version '%.32s'", at + 1);
+      return NULL;
+    }
+  }
+  int64_t nid = row_id(r, "note", base);
+  cJSON *o = jrow(r, note_sql, nid, NULL);
+  if (o && want) {
+    static const char sql[] =
+        "SELECT json_build_object('version', version, 'title', title, 'body', body, 'summary', summary,"
+        " 'status', status, 'author', author, 'via', via, 'created', created) FROM note_versions"
+        " WHERE tenant_id=$1 AND note_id=$2 AND version=$3";
+    char vb[32];
+    snprintf(vb, sizeof vb, "%lld", want);
+    cJSON *v = jrow(r, sql, nid, vb);
+    if (!v && !r->rc)
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "note '%s' has no version %lld", base,
+                                   want);
+    const char *keys[] = {"version", "title", "body", "summary", "status", "author", "via"};
+    for (size_t i = 0; v && i < sizeof keys / sizeof keys[0]; i++) {
+      cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(v, keys[i]);
+      if (it)
+        cJSON_ReplaceItemInObjectCaseSensitive(o, keys[i], it);
+    }
+    cJSON_Delete(v);
+  }
+  return o;
+}
+
+static cJSON *get_team_note(rd *r)
+{
+  static const char sql[] = "SELECT id FROM notes WHERE tenant_id=$1 AND kind='team' AND $2=$2";
+  pmcp__pg_stmt *st;
+  int64_t nid = 0;
+  if ((r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+    return NULL;
+  pmcp__pg_bind_int64(st, 1, r->t.id);
+  pmcp__pg_bind_int64(st, 2, 0);
+  if (pmcp__pg_step(st) == PG_ROW)
+    nid = pmcp__pg_int64(st, 0);
+  pmcp__pg_reset(st);
+  if (!nid) {
+    r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "this lab has no team note yet");
+    return NULL;
+  }
+  return jrow(r, note_sql, nid, NULL);
+}
+
+static cJSON *get_artifact(rd *r, const char *id)
+{
+  int64_t aid = row_id(r, "artifact", id);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug,"
+      " 'name', a.name, 'description', a.description,"
+      " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND id=a.owner_id"
+      "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id"
+      "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
+      " 'shared', (a.shared=1), 'latest', a.latest,"
+      " 'created', a.created,"
+      " 'labels', (SELECT coalesce(json_object_agg(label, version), '{}'::json) FROM artifact_labels"
+      "   WHERE artifact_id=a.id),"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'path', v.path,"
+      "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri,"
+      "   'stored', v.content IS NOT NULL,"
+      "   'text', (v.is_text=1),"
+      "   'created', v.created, 'labels', (SELECT coalesce(json_agg(label), '[]'::json) FROM artifact_labels l"
+      "   WHERE l.artifact_id=a.id AND l.version=v.version))), '[]'::json)"
+      "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
+      " FROM artifacts a WHERE a.tenant_id=$1 AND a.id=$2";
+  cJSON *o = jrow(r, sql, aid, NULL);
+  if (o) {
+    char ref[300];
+    snprintf(ref, sizeof ref, "artifact:%s", cJSON_GetObjectItem(o, "id")->valuestring);
+    add_sessions_of(r, o, ref);
+    add_lineage_of(r, o, ref);
+  }
+  return o;
+}
+
+static cJSON *get_dataset(rd *r, const char *id)
+{
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  if (at)
+    *at++ = '\0';
+  int64_t did = row_id(r, "dataset", base);
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug,"
+      " 'name', d.name, 'description', d.description, 'uri', d.uri,"
+      " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id),"
+      " 'registered', (d.registered=1),"
+      " 'created', d.created,"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'uri', v.uri,"
+      "   'sha256', v.sha256, 'size', v.size, 'rows', v.rows, 'description', v.description,"
+      "   'created', v.created)), '[]'::json) FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id"
+      "   ORDER BY created DESC, id DESC) v))"
+      " FROM datasets d WHERE d.tenant_id=$1 AND d.id=$2";
+  cJSON *o = jrow(r, sql, did, NULL);
+  if (o && at) {
+    static const char sql_v[] =
+        "SELECT json_build_object('version', version, 'uri', uri, 'sha256', sha256, 'size', size,"
+        " 'rows', rows, 'description', description, 'created', created) FROM dataset_versions"
+        " WHERE tenant_id=$1 AND dataset_id=$2 AND version=$3";
+    cJSON *v = jrow(r, sql_v, did, at);
+    if (!v && !r->rc)
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "dataset '%s' has no version '%.32s'",
+                                   base, at);
+    add(o, "version", v);
+    char ref[320];
+    snprintf(ref, sizeof ref, "dataset:%s@%s", base, at);
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "ref", cJSON_CreateString(ref));
+  }
+  if (o) {
+    char ref[320];
+    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
+    add_lineage_of(r, o, ref);
+  }
+  return o;
+}
+
+static cJSON *get_checkpoint(rd *r, const char *id)
+{
+  /* checkpoint:RUN@best | @latest | @stepN, or a checkpoint's own id. */
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  int64_t cid = 0;
+  pmcp__pg_stmt *st;
+  if (!at) {
+    cid = row_id(r, "checkpoint", base);
+  } else {
+    *at++ = '\0';
+    int64_t rid = row_id(r, "run", base);
+    if (r->rc)
+      return NULL;
+    const char *sql;
+    long long step = 0;
+    if (strcmp(at, "best") == 0)
+      sql = "SELECT id FROM checkpoints WHERE run_id=$1 AND best=1 AND $2=$2";
+    else if (strcmp(at, "latest") == 0)
+      sql = "SELECT id FROM checkpoints WHERE run_id=$1 AND $2=$2 ORDER BY step DESC LIMIT 1";
+    else if (strncmp(at, "step", 4) == 0 && at[4]) {
+      char *end;
+      step = strtoll(at + 4, &end, 10);
+      if (*end) {
+        r->rc = pmcp_store_set_error(r->s, PMCP_EINVAL,
+            "invalid checkpoint selector '@%.32s' (@best, @latest or @stepN)", at);
+        return NULL;
+      }
+      sql = "SELECT id FROM checkpoints WHERE run_id=$1 AND step=$2";
+    } else {
+      r->rc = pmcp_store_set_error(r->s, PMCP_EINVAL,
+          "invalid checkpoint selector '@%.32s' (@best, @latest or @stepN)", at);
+      return NULL;
+    }
+    if ((r->rc = pmcp__pg_prep(r->s, r->q, sql, &st)))
+      return NULL;
+    pmcp__pg_bind_int64(st, 1, rid);
+    pmcp__pg_bind_int64(st, 2, step);
+    if (pmcp__pg_step(st) == PG_ROW)
+      cid = pmcp__pg_int64(st, 0);
+    pmcp__pg_reset(st);
+    if (!cid) {
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "run '%s' has no checkpoint @%.32s",
+                                   base, at);
+      return NULL;
+    }
+  }
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step,"
+      " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
+      " 'best', (c.best=1),"
+      " 'stored', (c.stored=1), 'uri', c.uri,"
+      " 'size', c.size, 'metric', c.metric, 'value', c.value::numeric, 'created', c.created,"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug || '@step'"
+      "   || o.step, 'step', o.step, 'best', (o.best=1))), '[]'::json)"
+      "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
+      " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=$1 AND c.id=$2";
+  cJSON *o = jrow(r, sql, cid, NULL);
+  if (o) {
+    char ref[320];
+    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
+    add_lineage_of(r, o, ref);
+  }
+  return o;
+}
+
+static cJSON *get_simple(rd *r, const char *kind, const char *id)
+{
+  static const char sql_source[] =
+      "SELECT json_build_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
+      " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
+      " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
+      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'))"
+      " FROM sources s WHERE tenant_id=$1 AND id=$2";
+  static const char sql_group[] =
+      "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
+      " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
+      " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
+      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status)), '[]'::json) FROM group_runs gr"
+      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
+      " FROM groups g WHERE g.tenant_id=$1 AND g.id=$2";
+  static const char sql_trial[] =
+      "SELECT json_build_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
+      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score::numeric,"
+      " 'trajectory', t.trajectory::json, 'created', t.created)"
+      " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=$1 AND t.id=$2";
+  static const char sql_session[] =
+      "SELECT json_build_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
+      " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
+      " 'on', (SELECT coalesce(json_agg(ref), '[]'::json) FROM session_links WHERE session_id=s.id),"
+      " 'transcript', s.transcript::json) FROM sessions s WHERE s.tenant_id=$1 AND s.id=$2";
+  static const char sql_file[] =
+      "SELECT json_build_object('kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path,"
+      " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id),"
+      " 'shared', f.workspace_id=0,"
+      " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
+      " 'created', f.created, 'content', convert_from(f.content, 'UTF8'))"
+      " FROM files f WHERE f.tenant_id=$1 AND f.id=$2";
+  const char *sql = strcmp(kind, "source") == 0    ? sql_source
+                    : strcmp(kind, "group") == 0   ? sql_group
+                    : strcmp(kind, "trial") == 0   ? sql_trial
+                    : strcmp(kind, "session") == 0 ? sql_session
+                                                   : sql_file;
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  if (at && strcmp(kind, "source") == 0)
+    *at = '\0';
+  int64_t rid = row_id(r, kind, base);
+  cJSON *o = jrow(r, sql, rid, NULL);
+  if (o && (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0)) {
+    char ref[320];
+    snprintf(ref, sizeof ref, "%s", cJSON_GetObjectItem(o, "ref")->valuestring);
+    add_lineage_of(r, o, ref);
+  }
+  return o;
+}
+
+static cJSON *get_paper(rd *r, const char *id)
+{
+  static const char sql[] =
+      "SELECT json_build_object('kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id, 'title',"
+      " title, 'abstract', abstract, 'authors', authors, 'categories', categories, 'published',"
+      " published, 'updated', updated, 'doi', doi, 'journal_ref', journal_ref, 'comments', comments,"
+      " 'provenance', 'open-web') FROM papers WHERE tenant_id=$1 AND $2=$2 AND arxiv_id=$3";
+  cJSON *o = jrow(r, sql, 0, id);
+  if (!o && !r->rc)
+    r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "no paper '%.64s' in the papers index", id);
+  return o;
+}
+
+int pmcp__pg_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
+{
+  pmcp__pg *q = PG(ctx);
+  rd r = {s, q, t, 0};
+  if ((r.rc = pmcp__pg_ready(s, q, t.id)))
+    return r.rc;
+  if (q->in_txn && q->n_pending && (r.rc = pmcp__pg_flush(s, q)))
+    return r.rc;
+  cJSON *o = NULL;
+  if (strcmp(ref, "team-note") == 0) {
+    o = get_team_note(&r);
+  } else {
+    char kind[32];
+    const char *id;
+    if ((r.rc = pmcp__ref_split(s, ref, NULL, kind, &id)))
+      return r.rc;
+    if (strlen(id) > 150)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "ref '%.64s...' is too long", ref);
+    if (strcmp(kind, "run") == 0)
+      o = get_run(&r, id);
+    else if (strcmp(kind, "experiment") == 0)
+      o = get_experiment(&r, id);
+    else if (strcmp(kind, "project") == 0)
+      o = get_project(&r, id);
+    else if (strcmp(kind, "workspace") == 0)
+      o = get_workspace(&r, id);
+    else if (strcmp(kind, "note") == 0 || strcmp(kind, "sub-note") == 0)
+      o = get_note(&r, id);
+    else if (strcmp(kind, "artifact") == 0)
+      o = get_artifact(&r, id);
+    else if (strcmp(kind, "dataset") == 0)
+      o = get_dataset(&r, id);
+    else if (strcmp(kind, "checkpoint") == 0)
+      o = get_checkpoint(&r, id);
+    else if (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0 ||
+             strcmp(kind, "trial") == 0 || strcmp(kind, "session") == 0 ||
+             strcmp(kind, "file") == 0)
+      o = get_simple(&r, kind, id);
+    else if (strcmp(kind, "paper") == 0)
+      o = get_paper(&r, id);
+    else
+      return pmcp_store_set_error(s, PMCP_EINVAL,
+          "unknown ref kind '%s' (run, experiment, project, workspace, note, sub-note, artifact,"
+          " dataset, checkpoint, source, group, trial, session, file, paper, team-note)", kind);
+  }
+  if (r.rc || !o) {
+    cJSON_Delete(o);
+    return r.rc ? r.rc : pmcp_store_set_error(s, PMCP_ENOTFOUND, "no such entity '%.64s'", ref);
+  }
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  pmcp__buf_reset(out);
+  int rc = pmcp__buf_puts(out, txt);
+  cJSON_free(txt);
+  return rc;
+}

@@ -1,0 +1,603 @@
+/* PostgreSQL backend: workspaces, projects, experiments and runs; typed
+ * attributes, tags, status and events; and their keyword-index documents. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/rand.h>
+
+#include "store/pg.h"
+
+/* Runs a write; a RETURNING row stays readable until the next prep. */
+static int step_done(pmcp_store *s, pmcp__pg *q, pmcp__pg_stmt *st, const char *what)
+{
+  int rc = pmcp__pg_step(st);
+  if (rc != PG_DONE && rc != PG_ROW)
+    return pmcp__pg_err(s, q, what);
+  return 0;
+}
+
+static void bind_opt_text(pmcp__pg_stmt *st, int i, const char *v)
+{
+  if (v)
+    pmcp__pg_bind_text(st, i, v);
+  else
+    pmcp__pg_bind_null(st, i);
+}
+
+static void bind_opt_time(pmcp__pg_stmt *st, int i, int64_t v)
+{
+  if (v)
+    pmcp__pg_bind_int64(st, i, v);
+  else
+    pmcp__pg_bind_null(st, i);
+}
+
+/* The keyword document of a run, experiment or project: its name,
+ * description, README and every attribute as "path value". */
+static int reindex(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const char *kind,
+                   int64_t rowid)
+{
+  const char *sql;
+  if (strcmp(kind, "run") == 0)
+    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(command,'') FROM runs WHERE id=$1";
+  else if (strcmp(kind, "experiment") == 0)
+    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(config,'') FROM experiments WHERE id=$1";
+  else if (strcmp(kind, "project") == 0)
+    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(readme,'') FROM projects WHERE id=$1";
+  else if (strcmp(kind, "workspace") == 0)
+    sql = "SELECT slug, name, coalesce(description,'') FROM workspaces WHERE id=$1";
+  else
+    return 0;
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, rowid);
+  if (pmcp__pg_step(st) != PG_ROW) {
+    pmcp__pg_reset(st);
+    return 0;
+  }
+  pmcp_buf ref = PMCP_BUF_INIT, title = PMCP_BUF_INIT, body = PMCP_BUF_INIT;
+  pmcp__buf_printf(&ref, "%s:%s", kind, (const char *)pmcp__pg_text(st, 0));
+  pmcp__pg_text_col(&title, st, 1);
+  pmcp__pg_text_col(&body, st, 2);
+  pmcp__pg_reset(st);
+  static const char sql_attrs[] =
+      "SELECT path, coalesce(v_text, CAST(v_int AS TEXT), CAST(v_real AS TEXT), '')"
+      " FROM attributes WHERE owner_kind=$1 AND owner_id=$2 ORDER BY path";
+  static const char sql_tags[] = "SELECT tag FROM tags WHERE owner_kind=$1 AND owner_id=$2";
+  if ((rc = pmcp__pg_prep(s, q, sql_attrs, &st)) == 0) {
+    pmcp__pg_bind_text(st, 1, kind);
+    pmcp__pg_bind_int64(st, 2, rowid);
+    while (pmcp__pg_step(st) == PG_ROW) {
+      pmcp__buf_putc(&body, '\n');
+      pmcp__pg_text_col(&body, st, 0);
+      pmcp__buf_putc(&body, ' ');
+      pmcp__pg_text_col(&body, st, 1);
+    }
+    pmcp__pg_reset(st);
+  }
+  if (rc == 0 && (rc = pmcp__pg_prep(s, q, sql_tags, &st)) == 0) {
+    pmcp__pg_bind_text(st, 1, kind);
+    pmcp__pg_bind_int64(st, 2, rowid);
+    while (pmcp__pg_step(st) == PG_ROW) {
+      pmcp__buf_puts(&body, "\ntag ");
+      pmcp__pg_text_col(&body, st, 0);
+    }
+    pmcp__pg_reset(st);
+  }
+  if (rc == 0)
+    rc = pmcp__pg_index(s, q, t, ref.ptr, kind, title.ptr, body.ptr ? body.ptr : "");
+  pmcp_buf_dispose(&ref);
+  pmcp_buf_dispose(&title);
+  pmcp_buf_dispose(&body);
+  return rc;
+}
+
+static int default_workspace(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t *out)
+{
+  static const char sql_find[] = "SELECT id FROM workspaces WHERE tenant_id=$1 AND slug='default'";
+  static const char sql_ins[] =
+      "INSERT INTO workspaces(tenant_id, slug, name, description, created)"
+      " VALUES($1, 'default', 'default', 'The lab''s default workspace', $2) RETURNING id";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, q, sql_find, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  if (pmcp__pg_step(st) == PG_ROW) {
+    *out = pmcp__pg_int64(st, 0);
+    pmcp__pg_reset(st);
+    return 0;
+  }
+  pmcp__pg_reset(st);
+  if ((rc = pmcp__pg_prep(s, q, sql_ins, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_int64(st, 2, pmcp__now_ms());
+  if ((rc = step_done(s, q, st, "create workspace")))
+    return rc;
+  *out = pmcp__pg_int64(st, 0);
+  return reindex(s, q, t, "workspace", *out);
+}
+
+static int json_object_ok(pmcp_store *s, pmcp__pg *q, const char *json, const char *what)
+{
+  if (!json)
+    return 0;
+  (void)q;
+  cJSON *o = cJSON_ParseWithLength(json, strlen(json));
+  int ok = cJSON_IsObject(o);
+  cJSON_Delete(o);
+  return ok ? 0 : pmcp_store_set_error(s, PMCP_EINVAL, "%s is not a JSON object", what);
+}
+
+static int create_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const char *kind,
+                     const pmcp_entity_spec *spec, pmcp_buf *out_id)
+{
+  const char *table = pmcp__kind_table(kind);
+  if (!table || !(strcmp(kind, "workspace") == 0 || strcmp(kind, "project") == 0 ||
+                  strcmp(kind, "experiment") == 0))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "cannot create a '%.32s' here (workspace, project or experiment)", kind);
+  if (!spec->name || !*spec->name)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "a %s needs a name", kind);
+  int64_t parent = 0, exists = 0;
+  int rc = 0;
+  char pk[32];
+  if (strcmp(kind, "project") == 0) {
+    if (spec->parent)
+      rc = pmcp__pg_resolve(s, q, t, spec->parent, "workspace", pk, &parent);
+    else
+      rc = default_workspace(s, q, t, &parent);
+  } else if (strcmp(kind, "experiment") == 0) {
+    if (!spec->parent)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "an experiment needs a project");
+    rc = pmcp__pg_resolve(s, q, t, spec->parent, "project", pk, &parent);
+    if (rc == 0)
+      rc = json_object_ok(s, q, spec->body, "the experiment's config");
+  }
+  if (rc)
+    return rc;
+  pmcp_buf id = PMCP_BUF_INIT;
+  rc = pmcp__pg_new_id(s, q, t, table, spec->id, spec->name, &id, &exists);
+  if (rc == 0 && exists) {
+    if (!(spec->flags & PMCP_STORE_REUSE))
+      rc = pmcp_store_set_error(s, PMCP_EEXIST, "%s '%s' already exists", kind, id.ptr);
+    goto out;
+  }
+  if (rc)
+    goto out;
+  pmcp__pg_stmt *st;
+  int64_t created = spec->created_ms ? spec->created_ms : pmcp__now_ms();
+  if (strcmp(kind, "workspace") == 0) {
+    static const char sql[] = "INSERT INTO workspaces(tenant_id, slug, name, description, created)"
+                              " VALUES($1,$2,$3,$4,$5) RETURNING id";
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      goto out;
+    pmcp__pg_bind_int64(st, 5, created);
+  } else if (strcmp(kind, "project") == 0) {
+    static const char sql[] = "INSERT INTO projects(tenant_id, slug, name, description, "
+                              "workspace_id, readme, created) VALUES($1,$2,$3,$4,$5,$6,$7) RETURNING id";
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      goto out;
+    pmcp__pg_bind_int64(st, 5, parent);
+    bind_opt_text(st, 6, spec->body);
+    pmcp__pg_bind_int64(st, 7, created);
+  } else {
+    static const char sql[] = "INSERT INTO experiments(tenant_id, slug, name, description, "
+                              "project_id, config, deleted, created) VALUES($1,$2,$3,$4,$5,$6,$7,$8)"
+                              " RETURNING id";
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      goto out;
+    pmcp__pg_bind_int64(st, 5, parent);
+    bind_opt_text(st, 6, spec->body);
+    pmcp__pg_bind_int64(st, 7, spec->deleted ? 1 : 0);
+    pmcp__pg_bind_int64(st, 8, created);
+  }
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_text(st, 2, id.ptr);
+  pmcp__pg_bind_text(st, 3, spec->name);
+  bind_opt_text(st, 4, spec->description);
+  if ((rc = step_done(s, q, st, "create")))
+    goto out;
+  rc = reindex(s, q, t, kind, pmcp__pg_int64(st, 0));
+out:
+  if (rc == 0 && out_id) {
+    pmcp__buf_reset(out_id);
+    rc = pmcp__buf_puts(out_id, id.ptr);
+  }
+  pmcp_buf_dispose(&id);
+  return rc;
+}
+
+int pmcp__pg_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                    const pmcp_entity_spec *spec, pmcp_buf *out_id)
+{
+  pmcp__pg *q = PG(ctx);
+  if (spec->version < 1 || spec->version > PMCP_ENTITY_SPEC_VERSION)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_entity_spec version");
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  return pmcp__pg_wend(s, q, t, create_in(s, q, t, kind, spec, out_id));
+}
+
+static int status_ok(const char *st)
+{
+  return st && (strcmp(st, "running") == 0 || strcmp(st, "finished") == 0 ||
+                strcmp(st, "failed") == 0 || strcmp(st, "killed") == 0);
+}
+
+static int add_event(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t run, int64_t time,
+                     const char *kind, const char *msg)
+{
+  static const char sql[] =
+      "INSERT INTO run_events(tenant_id, run_id, time, kind, message) VALUES($1,$2,$3,$4,$5)";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_int64(st, 2, run);
+  pmcp__pg_bind_int64(st, 3, time ? time : pmcp__now_ms());
+  pmcp__pg_bind_text(st, 4, kind);
+  bind_opt_text(st, 5, msg);
+  return step_done(s, q, st, "run event");
+}
+
+static int run_create_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_run_spec *spec,
+                         pmcp_buf *out_id)
+{
+  int64_t project = 0, experiment = 0, exists = 0;
+  char k[32];
+  int rc = 0;
+  if (spec->status && !status_ok(spec->status))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "unknown run status '%.32s' (running, finished, failed, killed)", spec->status);
+  if (spec->experiment) {
+    if ((rc = pmcp__pg_resolve(s, q, t, spec->experiment, "experiment", k, &experiment)))
+      return rc;
+    static const char sql[] = "SELECT project_id FROM experiments WHERE id=$1";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      return rc;
+    pmcp__pg_bind_int64(st, 1, experiment);
+    if (pmcp__pg_step(st) == PG_ROW)
+      project = pmcp__pg_int64(st, 0);
+    pmcp__pg_reset(st);
+  }
+  if (spec->project) {
+    int64_t p = 0;
+    if ((rc = pmcp__pg_resolve(s, q, t, spec->project, "project", k, &p)))
+      return rc;
+    if (experiment && p != project)
+      return pmcp_store_set_error(s, PMCP_EINVAL,
+          "experiment '%.64s' is not in project '%.64s'", spec->experiment, spec->project);
+    project = p;
+  }
+  if ((rc = json_object_ok(s, q, spec->environment, "the run's environment")))
+    return rc;
+  pmcp_buf id = PMCP_BUF_INIT;
+  if (spec->id || spec->name) {
+    rc = pmcp__pg_new_id(s, q, t, "runs", spec->id, spec->name, &id, &exists);
+  } else {
+    unsigned char r[4];
+    if (RAND_bytes(r, sizeof r) != 1)
+      memset(r, 0, sizeof r);
+    char name[32];
+    snprintf(name, sizeof name, "run-%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
+    rc = pmcp__pg_new_id(s, q, t, "runs", NULL, name, &id, &exists);
+  }
+  if (rc == 0 && exists) {
+    if (!(spec->flags & PMCP_STORE_REUSE))
+      rc = pmcp_store_set_error(s, PMCP_EEXIST, "run '%s' already exists", id.ptr);
+    goto out;
+  }
+  if (rc)
+    goto out;
+  static const char sql[] =
+      "INSERT INTO runs(tenant_id, project_id, experiment_id, slug, name, description, status,"
+      " created, started, ended, deleted, command, environment, git_commit, git_branch,"
+      " git_remote, git_dirty, git_diff)"
+      " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18) RETURNING id";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+    goto out;
+  int64_t created = spec->created_ms ? spec->created_ms
+                                     : (spec->started_ms ? spec->started_ms : pmcp__now_ms());
+  const char *status = spec->status ? spec->status : "running";
+  pmcp__pg_bind_int64(st, 1, t.id);
+  if (project)
+    pmcp__pg_bind_int64(st, 2, project);
+  if (experiment)
+    pmcp__pg_bind_int64(st, 3, experiment);
+  pmcp__pg_bind_text(st, 4, id.ptr);
+  pmcp__pg_bind_text(st, 5, spec->name ? spec->name : id.ptr);
+  bind_opt_text(st, 6, spec->description);
+  pmcp__pg_bind_text(st, 7, status);
+  pmcp__pg_bind_int64(st, 8, created);
+  bind_opt_time(st, 9, spec->started_ms ? spec->started_ms
+                       : (strcmp(status, "running") == 0 ? created : 0));
+  bind_opt_time(st, 10, spec->ended_ms);
+  pmcp__pg_bind_int64(st, 11, spec->deleted ? 1 : 0);
+  bind_opt_text(st, 12, spec->command);
+  bind_opt_text(st, 13, spec->environment);
+  bind_opt_text(st, 14, spec->git_commit);
+  bind_opt_text(st, 15, spec->git_branch);
+  bind_opt_text(st, 16, spec->git_remote);
+  pmcp__pg_bind_int64(st, 17, spec->git_dirty ? 1 : 0);
+  bind_opt_text(st, 18, spec->git_diff);
+  if ((rc = step_done(s, q, st, "create run")))
+    goto out;
+  int64_t rowid = pmcp__pg_int64(st, 0);
+  char msg[64];
+  snprintf(msg, sizeof msg, "created with status %s", status);
+  rc = add_event(s, q, t, rowid, created, "status", msg);
+  if (rc == 0 && spec->ended_ms && strcmp(status, "running") != 0) {
+    snprintf(msg, sizeof msg, "status %s", status);
+    rc = add_event(s, q, t, rowid, spec->ended_ms, "status", msg);
+  }
+  if (rc == 0)
+    rc = reindex(s, q, t, "run", rowid);
+out:
+  if (rc == 0 && out_id) {
+    pmcp__buf_reset(out_id);
+    rc = pmcp__buf_puts(out_id, id.ptr);
+  }
+  pmcp_buf_dispose(&id);
+  return rc;
+}
+
+int pmcp__pg_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
+                        pmcp_buf *out_id)
+{
+  pmcp__pg *q = PG(ctx);
+  if (spec->version < 1 || spec->version > PMCP_RUN_SPEC_VERSION)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_run_spec version");
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  return pmcp__pg_wend(s, q, t, run_create_in(s, q, t, spec, out_id));
+}
+
+int pmcp__pg_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                        const char *status, int64_t time_ms)
+{
+  pmcp__pg *q = PG(ctx);
+  if (!status_ok(status))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "unknown run status '%.32s' (running, finished, failed, killed)", status);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  char k[32];
+  int64_t id = 0;
+  int64_t now = time_ms ? time_ms : pmcp__now_ms();
+  rc = pmcp__pg_resolve(s, q, t, run, "run", k, &id);
+  if (rc == 0) {
+    static const char sql[] =
+        "UPDATE runs SET status=$2,"
+        " started=CASE WHEN $2='running' THEN coalesce(started, $3) ELSE started END,"
+        " ended=CASE WHEN $2='running' THEN NULL ELSE $3 END WHERE id=$1";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
+      pmcp__pg_bind_int64(st, 1, id);
+      pmcp__pg_bind_text(st, 2, status);
+      pmcp__pg_bind_int64(st, 3, now);
+      rc = step_done(s, q, st, "run status");
+    }
+  }
+  if (rc == 0) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "status %s", status);
+    rc = add_event(s, q, t, id, now, "status", msg);
+  }
+  return pmcp__pg_wend(s, q, t, rc);
+}
+
+int pmcp__pg_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                       const char *kind, const char *message, int64_t time_ms)
+{
+  pmcp__pg *q = PG(ctx);
+  if (!pmcp__id_ok(kind))
+    return pmcp_store_set_error(s, PMCP_EINVAL, "invalid event kind '%.32s'", kind);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  char k[32];
+  int64_t id = 0;
+  rc = pmcp__pg_resolve(s, q, t, run, "run", k, &id);
+  if (rc == 0)
+    rc = add_event(s, q, t, id, time_ms, kind, message);
+  return pmcp__pg_wend(s, q, t, rc);
+}
+
+int pmcp__pg_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                         int deleted)
+{
+  pmcp__pg *q = PG(ctx);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  char k[32];
+  int64_t id = 0;
+  rc = pmcp__pg_resolve(s, q, t, ref, "run experiment", k, &id);
+  if (rc == 0) {
+    static const char sql_r[] = "UPDATE runs SET deleted=$2 WHERE id=$1";
+    static const char sql_e[] = "UPDATE experiments SET deleted=$2 WHERE id=$1";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, strcmp(k, "run") == 0 ? sql_r : sql_e, &st)) == 0) {
+      pmcp__pg_bind_int64(st, 1, id);
+      pmcp__pg_bind_int64(st, 2, deleted ? 1 : 0);
+      rc = step_done(s, q, st, "delete");
+    }
+    if (rc == 0 && strcmp(k, "run") == 0)
+      rc = add_event(s, q, t, id, 0, "status", deleted ? "deleted" : "restored");
+  }
+  return pmcp__pg_wend(s, q, t, rc);
+}
+
+static int path_ok(const char *p)
+{
+  size_t n = strlen(p);
+  if (n == 0 || n > 256 || p[0] == '/' || p[n - 1] == '/' || strstr(p, "//"))
+    return 0;
+  for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      return 0;
+  return 1;
+}
+
+static int attr_write(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const char *ref,
+                      const char *path, const pmcp_value *v)
+{
+  char k[32];
+  int64_t id = 0;
+  int rc = pmcp__pg_resolve(s, q, t, ref, "run experiment project", k, &id);
+  if (rc)
+    return rc;
+  if (!path_ok(path))
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "invalid attribute path '%.64s' (slash-separated names such as config/optimizer/lr)",
+        path);
+  if (!v) {
+    static const char sql[] = "DELETE FROM attributes WHERE owner_kind=$1 AND owner_id=$2 AND path=$3";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      return rc;
+    pmcp__pg_bind_text(st, 1, k);
+    pmcp__pg_bind_int64(st, 2, id);
+    pmcp__pg_bind_text(st, 3, path);
+    if ((rc = step_done(s, q, st, "unset attribute")))
+      return rc;
+    if (pmcp__pg_changes(st) == 0)
+      return pmcp_store_set_error(s, PMCP_ENOTFOUND, "%s has no attribute '%.64s'", ref, path);
+    return reindex(s, q, t, k, id);
+  }
+  static const char sql[] =
+      "INSERT INTO attributes(tenant_id, owner_kind, owner_id, path, type, v_text, v_int, v_real)"
+      " VALUES($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT(owner_kind, owner_id, path) DO UPDATE SET"
+      " type=excluded.type, v_text=excluded.v_text, v_int=excluded.v_int, v_real=excluded.v_real";
+  pmcp__pg_stmt *st;
+  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+    return rc;
+  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__pg_bind_text(st, 2, k);
+  pmcp__pg_bind_int64(st, 3, id);
+  pmcp__pg_bind_text(st, 4, path);
+  pmcp_buf set = PMCP_BUF_INIT;
+  switch (v->type) {
+  case PMCP_V_STRING:
+    if (!v->s)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "string attribute '%.64s' has no value", path);
+    pmcp__pg_bind_text(st, 5, "string");
+    pmcp__pg_bind_text(st, 6, v->s);
+    break;
+  case PMCP_V_INT:
+    pmcp__pg_bind_text(st, 5, "int");
+    pmcp__pg_bind_int64(st, 7, v->i);
+    break;
+  case PMCP_V_BOOL:
+    pmcp__pg_bind_text(st, 5, "bool");
+    pmcp__pg_bind_int64(st, 7, v->i ? 1 : 0);
+    break;
+  case PMCP_V_DATETIME:
+    pmcp__pg_bind_text(st, 5, "datetime");
+    pmcp__pg_bind_int64(st, 7, v->i);
+    break;
+  case PMCP_V_FLOAT:
+    pmcp__pg_bind_text(st, 5, "float");
+    /* SQLite stores NaN as NULL: keep non-finite values as text. */
+    if (v->f != v->f)
+      pmcp__pg_bind_text(st, 6, "NaN");
+    else if (v->f > 1.7976931348623157e308)
+      pmcp__pg_bind_text(st, 6, "Infinity");
+    else if (v->f < -1.7976931348623157e308)
+      pmcp__pg_bind_text(st, 6, "-Infinity");
+    else
+      pmcp__pg_bind_double(st, 8, v->f);
+    break;
+  case PMCP_V_STRING_SET:
+    if (v->n_set && !v->set)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "string set '%.64s' has no items", path);
+    pmcp__buf_putc(&set, '[');
+    for (size_t i = 0; i < v->n_set; i++) {
+      if (!v->set[i]) {
+        pmcp_buf_dispose(&set);
+        return pmcp_store_set_error(s, PMCP_EINVAL, "string set '%.64s' has a NULL item", path);
+      }
+      if (i)
+        pmcp__buf_putc(&set, ',');
+      pmcp__buf_json_string(&set, v->set[i], strlen(v->set[i]));
+    }
+    pmcp__buf_putc(&set, ']');
+    pmcp__pg_bind_text(st, 5, "string_set");
+    pmcp__pg_bind_text(st, 6, set.ptr);
+    break;
+  default:
+    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown value type %d for '%.64s'",
+                                (int)v->type, path);
+  }
+  rc = step_done(s, q, st, "set attribute");
+  pmcp_buf_dispose(&set);
+  if (rc == 0)
+    rc = reindex(s, q, t, k, id);
+  return rc;
+}
+
+int pmcp__pg_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                      const char *path, const pmcp_value *value)
+{
+  pmcp__pg *q = PG(ctx);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  return pmcp__pg_wend(s, q, t, attr_write(s, q, t, ref, path, value));
+}
+
+int pmcp__pg_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                        const char *path)
+{
+  pmcp__pg *q = PG(ctx);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  return pmcp__pg_wend(s, q, t, attr_write(s, q, t, ref, path, NULL));
+}
+
+int pmcp__pg_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
+                 int add)
+{
+  pmcp__pg *q = PG(ctx);
+  size_t n = strlen(tag);
+  if (n == 0 || n > 128 || strchr(tag, '\n'))
+    return pmcp_store_set_error(s, PMCP_EINVAL, "invalid tag '%.64s' (1-128 characters, one line)",
+                                tag);
+  int rc = pmcp__pg_wbegin(s, q, t);
+  if (rc)
+    return rc;
+  char k[32];
+  int64_t id = 0;
+  rc = pmcp__pg_resolve(s, q, t, ref, "run experiment project", k, &id);
+  if (rc == 0) {
+    static const char sql_add[] =
+        "INSERT INTO tags(tenant_id, owner_kind, owner_id, tag) VALUES($1,$2,$3,$4)"
+        " ON CONFLICT DO NOTHING";
+    static const char sql_del[] =
+        "DELETE FROM tags WHERE tenant_id=$1 AND owner_kind=$2 AND owner_id=$3 AND tag=$4";
+    pmcp__pg_stmt *st;
+    if ((rc = pmcp__pg_prep(s, q, add ? sql_add : sql_del, &st)) == 0) {
+      pmcp__pg_bind_int64(st, 1, t.id);
+      pmcp__pg_bind_text(st, 2, k);
+      pmcp__pg_bind_int64(st, 3, id);
+      pmcp__pg_bind_text(st, 4, tag);
+      rc = step_done(s, q, st, "tag");
+    }
+    if (rc == 0)
+      rc = reindex(s, q, t, k, id);
+  }
+  return pmcp__pg_wend(s, q, t, rc);
+}

@@ -1,0 +1,333 @@
+/* What only the PostgreSQL backend has: tenant isolation enforced by
+ * row-level security for the service role (checked connected as that role,
+ * with raw SQL that "forgets" its tenant filter), migrations racing from
+ * several processes, schema refusals, and a lost connection (the server
+ * terminates it, or restarts) giving clear errors and a reconnect. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "../unit/store-test-util.h"
+
+static PGconn *pg_connect(const char *base, const char *schema)
+{
+  char url[1200];
+  st_pg_url(url, sizeof url, base, schema);
+  PGconn *c = PQconnectdb(url);
+  ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+  PQclear(PQexec(c, "SET client_min_messages = warning"));
+  return c;
+}
+
+/* The first column of the first row of @p sql, or NULL with *ok 0 on an
+ * error (its message in err). */
+static char *pg_value(PGconn *c, const char *sql, int *ok, char *err, size_t errlen)
+{
+  PGresult *r = PQexec(c, sql);
+  ExecStatusType es = PQresultStatus(r);
+  char *out = NULL;
+  *ok = es == PGRES_TUPLES_OK || es == PGRES_COMMAND_OK;
+  if (!*ok && err)
+    snprintf(err, errlen, "%s", PQresultErrorMessage(r));
+  if (es == PGRES_TUPLES_OK && PQntuples(r) > 0)
+    out = strdup(PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return out;
+}
+
+static void expect_value(PGconn *c, const char *sql, const char *want)
+{
+  int ok;
+  char err[300] = "";
+  char *v = pg_value(c, sql, &ok, err, sizeof err);
+  ck_assert_msg(ok, "%s: %s", sql, err);
+  ck_assert_msg(v && strcmp(v, want) == 0, "%s -> %s, wanted %s", sql, v ? v : "(none)", want);
+  free(v);
+}
+
+static void expect_refused(PGconn *c, const char *sql, const char *why)
+{
+  int ok;
+  char err[300] = "";
+  free(pg_value(c, sql, &ok, err, sizeof err));
+  ck_assert_msg(!ok, "%s was allowed", sql);
+  ck_assert_msg(strstr(err, why) != NULL, "%s: %s (wanted '%s')", sql, err, why);
+}
+
+static void fill_tenant(pmcp_store *s, const char *name, const char *run)
+{
+  pmcp_tenant t;
+  ST_OK(s, pmcp_store_tenant(s, name, PMCP_STORE_CREATE, &t));
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = run;
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  ST_OK(s, pmcp_store_tag(s, t, run, "secret-of-" , 1));
+  pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+  n.on = run;
+  n.body = name;
+  ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
+}
+
+START_TEST(rls_isolation_as_service_role)
+{
+  pmcp_store *s = st_open_new(NULL);
+  fill_tenant(s, "alpha", "run-a");
+  fill_tenant(s, "beta", "run-b");
+  pmcp_tenant ta, tb;
+  ST_OK(s, pmcp_store_tenant(s, "alpha", 0, &ta));
+  ST_OK(s, pmcp_store_tenant(s, "beta", 0, &tb));
+  pmcp_store_free(s);
+
+  const char *svc = getenv("PROBE_TEST_PG_SERVICE_URL");
+  ck_assert_ptr_nonnull(svc);
+  PGconn *c = pg_connect(svc, st_schema);
+  expect_value(c, "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname=current_user",
+               "f");
+  /* No tenant set: no rows at all, whatever the query says. */
+  expect_value(c, "SELECT count(*) FROM runs", "0");
+  expect_value(c, "SELECT count(*) FROM notes", "0");
+  char sql[200];
+  snprintf(sql, sizeof sql, "SELECT set_config('probe.tenant', '%lld', false)",
+           (long long)ta.id);
+  free(pg_value(c, sql, &(int){0}, NULL, 0));
+  /* Tenant alpha: its rows only, even asking for everything. */
+  expect_value(c, "SELECT string_agg(slug, ',') FROM runs", "run-a");
+  expect_value(c, "SELECT count(*) FROM search_docs WHERE ref LIKE 'run:run-b%'", "0");
+  expect_value(c, "SELECT count(*) FROM notes", "1");
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE tenant_id=%lld", (long long)tb.id);
+  expect_value(c, sql, "0");
+  /* Writing into another tenant, or changing a row's tenant, is refused. */
+  snprintf(sql, sizeof sql,
+           "INSERT INTO runs(tenant_id, slug, name, status, created) VALUES(%lld, 'x', 'x',"
+           " 'running', 1)", (long long)tb.id);
+  expect_refused(c, sql, "row-level security");
+  snprintf(sql, sizeof sql, "UPDATE runs SET tenant_id=%lld", (long long)tb.id);
+  expect_refused(c, sql, "row-level security");
+  /* Deleting beta's rows deletes nothing (they are invisible). */
+  expect_value(c, "WITH d AS (DELETE FROM tags WHERE owner_kind='nothing' RETURNING 1)"
+                  " SELECT count(*) FROM d", "0");
+  /* The policy cannot be switched off by the service role. */
+  expect_refused(c, "ALTER TABLE runs DISABLE ROW LEVEL SECURITY", "must be owner");
+  expect_refused(c, "DROP POLICY tenant_rows ON runs", "must be owner");
+  free(pg_value(c, "SET row_security = off", &(int){0}, NULL, 0));
+  expect_refused(c, "SELECT count(*) FROM runs", "row-level security");
+  PQfinish(c);
+
+  /* The store opened as the service role works, scoped the same way. */
+  char url[1200];
+  st_pg_url(url, sizeof url, svc, st_schema);
+  ST_OK(s, pmcp_store_open(&s, url, 0));
+  ck_assert_str_eq(pmcp_store_backend(s), "postgres");
+  cJSON *j = st_list(s, tb, "run", NULL, NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "items")), 1);
+  ck_assert_str_eq(st_str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0), "ref"),
+                   "run:run-b");
+  cJSON_Delete(j);
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_RC(s, pmcp_store_get(s, tb, "run:run-a", &b), PMCP_ENOTFOUND);
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "run-b2";
+  ST_OK(s, pmcp_store_run_create(s, tb, &r, NULL));
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(migrations_race)
+{
+  st_fresh_path();
+  /* Four processes create the same store at once: one migrates, the
+   * others wait on the advisory lock and find it done. */
+  pid_t kids[4];
+  for (int i = 0; i < 4; i++) {
+    kids[i] = fork();
+    ck_assert_int_ge(kids[i], 0);
+    if (kids[i] == 0) {
+      pmcp_store *s = NULL;
+      int rc = pmcp_store_open(&s, st_path, PMCP_STORE_CREATE);
+      pmcp_tenant t;
+      if (rc == 0)
+        rc = pmcp_store_tenant(s, NULL, 0, &t);
+      if (rc)
+        fprintf(stderr, "racer %d: %s\n", i, pmcp_store_errmsg(s));
+      pmcp_store_free(s);
+      _exit(rc ? 1 : 0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int status = 0;
+    ck_assert_int_eq(waitpid(kids[i], &status, 0), kids[i]);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "racer %d failed", i);
+  }
+  PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), st_schema);
+  expect_value(c, "SELECT count(*) FROM secrets WHERE name='cursor_key'", "1");
+  expect_value(c, "SELECT count(*) FROM tenants", "1");
+  PQfinish(c);
+  st_cleanup();
+}
+END_TEST
+
+START_TEST(schema_refusals)
+{
+  pmcp_store *s = NULL;
+  st_fresh_path();
+  /* An empty schema without CREATE: not found, nothing created. */
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), PMCP_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "probe init"));
+  pmcp_store_free(s);
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ENOTFOUND);
+  pmcp_store_free(s);
+  /* Another program's tables: refused, even with CREATE. */
+  PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), st_schema);
+  free(pg_value(c, "CREATE TABLE t(x int)", &(int){0}, NULL, 0));
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_CREATE), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "not a probe store"));
+  pmcp_store_free(s);
+  free(pg_value(c, "DROP TABLE t", &(int){0}, NULL, 0));
+  ST_OK(s, pmcp_store_open(&s, st_path, PMCP_STORE_CREATE));
+  pmcp_store_free(s);
+  /* A newer schema: refused with a clear message. */
+  free(pg_value(c, "UPDATE meta SET value='99' WHERE key='schema_version'", &(int){0}, NULL, 0));
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "newer"));
+  pmcp_store_free(s);
+  free(pg_value(c, "UPDATE meta SET value='1' WHERE key='schema_version'", &(int){0}, NULL, 0));
+  /* An older schema: read-only refuses to migrate it, read-write does,
+   * and the service role (not the owner) may not. */
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "older"));
+  pmcp_store_free(s);
+  char url[1200];
+  st_pg_url(url, sizeof url, getenv("PROBE_TEST_PG_SERVICE_URL"), st_schema);
+  ck_assert_int_eq(pmcp_store_open(&s, url, 0), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "owner"));
+  pmcp_store_free(s);
+  ST_OK(s, pmcp_store_open(&s, st_path, 0));
+  pmcp_store_free(s);
+  ST_OK(s, pmcp_store_open(&s, st_path, PMCP_STORE_READONLY));
+  pmcp_tenant t;
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, &t));
+  ST_RC(s, pmcp_store_tag(s, t, "run:x", "y", 1), PMCP_EREADONLY);
+  pmcp_store_free(s);
+  PQfinish(c);
+  st_cleanup();
+}
+END_TEST
+
+/* Kills the store's server process from another connection. */
+static void terminate_others(const char *schema)
+{
+  PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), schema);
+  char sql[300];
+  snprintf(sql, sizeof sql,
+           "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <>"
+           " pg_backend_pid() AND usename=current_user AND application_name='pmcp-test-%s'",
+           schema);
+  int ok;
+  char *v = pg_value(c, sql, &ok, NULL, 0);
+  ck_assert_msg(ok && v && strcmp(v, "1") == 0, "terminated %s", v ? v : "?");
+  free(v);
+  PQfinish(c);
+}
+
+START_TEST(lost_connection)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  char url[1300];
+  snprintf(url, sizeof url, "%s&application_name=pmcp-test-%s", st_path, st_schema);
+  ST_OK(s, pmcp_store_open(&s, url, 0));
+  /* Outside a transaction: the next call reconnects by itself. */
+  terminate_others(st_schema);
+  cJSON *o = st_get(s, t, "run:r1");
+  ck_assert_str_eq(st_str(o, "name"), "first");
+  cJSON_Delete(o);
+  /* Inside one: a clear error, the transaction is gone, nothing stored,
+   * and the store works again after the rollback. */
+  ST_OK(s, pmcp_store_begin(s));
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "lost";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  terminate_others(st_schema);
+  r.id = "lost2";
+  int rc = pmcp_store_run_create(s, t, &r, NULL);
+  ck_assert_int_ne(rc, 0);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "connection") != NULL, "%s", pmcp_store_errmsg(s));
+  ck_assert_int_ne(pmcp_store_commit(s), 0);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "nothing of it was stored"));
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_RC(s, pmcp_store_get(s, t, "run:lost", &b), PMCP_ENOTFOUND);
+  r.id = "after";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* The whole server restarts (a private cluster, so the other tests' one
+ * is left alone): calls fail clearly while it is down and work again once
+ * it is back, on the same handle. */
+START_TEST(server_restart)
+{
+  const char *pgctl = getenv("PMCP_PGCTL");
+  ck_assert_ptr_nonnull(pgctl);
+  char dir[] = "/tmp/pmcp-pgr-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char cmd[600], url[400];
+  snprintf(cmd, sizeof cmd, "bash '%s' start '%s' >/dev/null", pgctl, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(url, sizeof url, "postgresql:///probe?host=%s&user=probe_owner", dir);
+  pmcp_store *s = NULL;
+  ST_OK(s, pmcp_store_open(&s, url, PMCP_STORE_CREATE));
+  pmcp_tenant t;
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, &t));
+  st_mkproject(s, t);
+  snprintf(cmd, sizeof cmd, "bash '%s' restart '%s' >/dev/null", pgctl, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  cJSON *o = st_get(s, t, "run:r1");
+  ck_assert_str_eq(st_str(o, "name"), "first");
+  cJSON_Delete(o);
+  /* Down: a clear error, no crash; up again: the same handle works. */
+  snprintf(cmd, sizeof cmd, "bash '%s' halt '%s' >/dev/null", pgctl, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp_store_get(s, t, "run:r1", &b);
+  ck_assert_int_eq(rc, PMCP_EIO);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "PostgreSQL") != NULL, "%s", pmcp_store_errmsg(s));
+  snprintf(cmd, sizeof cmd, "bash '%s' start '%s' >/dev/null", pgctl, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  ST_OK(s, pmcp_store_get(s, t, "run:r1", &b));
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "r2";
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  snprintf(cmd, sizeof cmd, "bash '%s' stop '%s' >/dev/null", pgctl, dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+  setenv("PMCP_TEST_STORE", "pg", 1);
+  Suite *su = suite_create("pg-store");
+  TCase *tc = tcase_create("pg");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, rls_isolation_as_service_role);
+  tcase_add_test(tc, migrations_race);
+  tcase_add_test(tc, schema_refusals);
+  tcase_add_test(tc, lost_connection);
+  tcase_add_test(tc, server_restart);
+  suite_add_tcase(su, tc);
+  return st_run_suite(su);
+}

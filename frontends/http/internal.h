@@ -193,6 +193,7 @@ typedef struct phttp_pool {
   phttp_work *done, *done_tail; /* finished, for the loop */
   pthread_t th[PHTTP_POOL_MAX];
   unsigned nthreads, idle;
+  unsigned queued;           /* items waiting for a thread */
   int stop, closed;
   uv_async_t async;
 } phttp_pool;
@@ -302,6 +303,9 @@ void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
 int phttp_pool_start(pmcp_http *h, unsigned nthreads);
 void phttp_pool_submit(pmcp_http *h, phttp_work *w);
 void phttp_pool_close(pmcp_http *h);  /* loop side: no more wake-ups */
+/* True when max_queued items already wait for a thread: the request is
+ * then refused (503, retryable) instead of queued without bound. */
+int phttp_pool_full(pmcp_http *h);
 void phttp_pool_join(pmcp_http *h);   /* after the loop: stop the threads */
 
 extern _Thread_local int phttp_in_work;

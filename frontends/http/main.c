@@ -9,6 +9,7 @@
 #include <probemcp/probemcp.h>
 
 #include "auth_mcp.h"
+#include "core/workers.h"
 #include "oauth.h"
 #include "transport.h"
 
@@ -35,6 +36,13 @@ static const char usage[] =
   "  --shutdown-timeout SECS  wait for running calls on SIGTERM (default 30)\n"
   "  --handler-threads N    threads running tool handlers off the event\n"
   "                         loop (default 1, at most 16; 0: on the loop)\n"
+  "  --max-queued N         calls that may wait for a handler thread; more\n"
+  "                         are refused with 503 + Retry-After (default 256\n"
+  "                         per thread). Blocking tools also wait for the\n"
+  "                         engine's workers, at most $PROBE_MCP_QUEUE_MAX\n"
+  "                         (default 64 per worker) before a retryable\n"
+  "                         'Server busy' error; open-web work (find_papers)\n"
+  "                         gets at most $PROBE_MCP_WEB_CAPACITY of them\n"
   "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
   "                         (default 1048576)\n"
   "  --store S              the store to serve, read-only (SQLite path or\n"
@@ -100,6 +108,12 @@ static int setup(pmcp_server *srv, void *ud)
   int want_tracking = x->toolset && (strcmp(x->toolset, "tracking") == 0 ||
                                      strcmp(x->toolset, "all") == 0);
   int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
+  /* The service's capacity rules: a bounded wait for the engine's workers
+   * (unless PROBE_MCP_QUEUE_MAX says otherwise) and text results cut at
+   * 256 KiB. */
+  if (!getenv("PROBE_MCP_QUEUE_MAX"))
+    pmcp__workers_set_queue_max(srv, 0);
+  pmcp__server_set_text_max(srv, 256 * 1024);
   if (x->auth && mcp_auth_install(x->auth, srv) != 0) {
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
@@ -226,6 +240,11 @@ int main(int argc, char **argv)
         return 2;
       o.handler_threads = (unsigned)x;
       o.handlers_inline = x == 0;
+    } else if (!strcmp(a, "--max-queued")) {
+      NEEDV();
+      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
+        return 2;
+      o.max_queued = (unsigned)x;
     } else if (!strcmp(a, "--replay-buffer")) {
       NEEDV();
       if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
@@ -267,6 +286,8 @@ int main(int argc, char **argv)
       return 2;
     }
   }
+  if (!o.max_queued)
+    o.max_queued = 256 * (o.handler_threads ? o.handler_threads : 1);
   o.host = host;
   o.port = port;
   o.allow_hosts = hosts;

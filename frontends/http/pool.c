@@ -53,6 +53,7 @@ static void *thread_main(void *arg)
     if (!p->head)
       break; /* stopping and nothing left */
     phttp_work *wk = p->head;
+    p->queued--;
     p->head = wk->next;
     if (!p->head)
       p->tail = NULL;
@@ -155,9 +156,24 @@ void phttp_pool_submit(pmcp_http *h, phttp_work *wk)
   else
     p->head = wk;
   p->tail = wk;
+  p->queued++;
   if (p->idle)
     pthread_cond_signal(&p->cv);
   pthread_mutex_unlock(&p->mu);
+}
+
+int phttp_pool_full(pmcp_http *h)
+{
+  phttp_pool *p = &h->pool;
+  if (!h->pool_started || !p->nthreads)
+    return 0;
+  unsigned max = h->o.max_queued;
+  if (!max)
+    return 0;
+  pthread_mutex_lock(&p->mu);
+  int full = p->queued >= max;
+  pthread_mutex_unlock(&p->mu);
+  return full;
 }
 
 void phttp_pool_close(pmcp_http *h)

@@ -286,6 +286,21 @@ static void handle_post(phttp_conn *c)
     phttp_drain_queue(h);
     return;
   }
+  int needs_pool = 0;
+  for (const cJSON *m = item; m && !h->o.testing && !h->o.handlers_inline;
+       m = batch ? m->next : NULL)
+    needs_pool |= runs_handler(m);
+  if (needs_pool && phttp_pool_full(h)) {
+    cJSON_Delete(root);
+    if (s->stateless)
+      phttp_session_free(h, s, "request refused");
+    static const char busy[] =
+      "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Server busy: every "
+      "handler thread is taken and the queue is full; retry in a moment\",\"data\":"
+      "{\"retryable\":true,\"retry_after_ms\":1000}},\"id\":null}";
+    phttp_respond(c, 503, "application/json", "Retry-After: 1\r\n", busy, sizeof busy - 1);
+    return;
+  }
   if (s->inflight + (unsigned)nreq > h->o.max_inflight) {
     cJSON_Delete(root);
     phttp_respond_error(c, 429, -32000, "too many requests in flight in this session");

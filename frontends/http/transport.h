@@ -92,6 +92,10 @@ typedef struct pmcp_http_options {
   /* Threads that run tool/resource/prompt handlers off the loop (at most
    * 16); 0: 1. */
   unsigned handler_threads;
+  /* Calls that may wait for a handler thread; past it a request is refused
+   * with 503 and Retry-After. 0: no bound but max_connections (each
+   * connection has one request at a time in the pool). */
+  unsigned max_queued;
   /* Run handlers on the loop thread instead (for hosts whose tools that
    * are not declared PMCP_TOOL_BLOCKING are all quick): saves a thread
    * hand-over per call, but a slow handler then stalls every client. */

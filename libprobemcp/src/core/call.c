@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -335,6 +336,31 @@ static int put_kv(pmcp_buf *b, const char *key, const char *val)
   return rc;
 }
 
+/* Cuts @p text to the server's text_max bytes at a character boundary and
+ * adds a note saying so: on top of the token budgets (which only tools
+ * that take one apply), one reply of a service must never flood a client's
+ * context or a transport's buffers. */
+static int push_cut_text(pmcp_call *call, const char *text, size_t len)
+{
+  const size_t TEXT_RESULT_MAX = call->srv->text_max;
+  char note[256];
+  int nn = snprintf(note, sizeof note,
+                    "\n\n[cut: this text was %zu bytes and only the first %zu are shown; "
+                    "narrow the call (a filter, a smaller limit, a page or a step range) to "
+                    "get the rest]", len, (size_t)TEXT_RESULT_MAX);
+  size_t keep = TEXT_RESULT_MAX - (size_t)nn;
+  while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+    keep--;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_append(&b, text, keep);
+  if (!rc)
+    rc = pmcp__buf_append(&b, note, (size_t)nn);
+  if (!rc)
+    rc = pmcp__call_push_text(call, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
 int pmcp_result_text(pmcp_call *call, const char *text, size_t len)
 {
   if (!call_ok(call) || (!text && len))
@@ -344,7 +370,9 @@ int pmcp_result_text(pmcp_call *call, const char *text, size_t len)
   if (!pmcp__utf8_valid(text, len))
     return PMCP_EUTF8;
   if (call->kind == PMCP__CALL_TOOL)
-    return pmcp__call_push_text(call, text, len);
+    return call->srv->text_max >= 1024 && len > call->srv->text_max
+               ? push_cut_text(call, text, len)
+                                 : pmcp__call_push_text(call, text, len);
   if (call->kind == PMCP__CALL_RESOURCE) {
     pmcp_buf b = PMCP_BUF_INIT;
     int rc = pmcp__buf_puts(&b, "{\"uri\":");

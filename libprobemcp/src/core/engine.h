@@ -45,6 +45,9 @@ struct pmcp_server {
   void *sink_ud;
   size_t max_message;
   size_t page_size;
+  /* Tool text items longer than this are cut with a note (0: never); a
+   * service sets it (probe-mcp-http: 256 KiB) with pmcp__server_set_text_max. */
+  size_t text_max;
 
   pthread_mutex_t mu;
   pthread_cond_t idle_cond;  /* signalled when busy drops to 0 */

@@ -271,10 +271,15 @@ void pmcp__method_resources_read(pmcp__req *req, cJSON *params)
   }
   if (call->resource->flags & PMCP_TOOL_BLOCKING) {
     req->on_worker = 1;
-    if (pmcp__workers_submit(req->srv, &j->job) == 0)
+    int src = pmcp__workers_submit(req->srv, &j->job);
+    if (src == 0)
       return;
     req->on_worker = 0;
-    pmcp__req_error(req, -32603, "Internal error: no worker could take the read", NULL);
+    if (src == PMCP_ETIMEOUT)
+      pmcp__req_error(req, -32000, "Server busy: every worker is taken; retry in a moment",
+                      "{\"retryable\":true,\"retry_after_ms\":1000}");
+    else
+      pmcp__req_error(req, -32603, "Internal error: no worker could take the read", NULL);
     pmcp__call_dispose(call);
     free(j);
     return;

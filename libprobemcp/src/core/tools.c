@@ -1,5 +1,6 @@
 /* tools/list and tools/call: lookup, validation, running the handler inline
  * or on a worker, and the one place a result is finalized. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,10 +203,19 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
   if (t->flags & (PMCP_TOOL_BLOCKING | PMCP_TOOL_OPEN_WEB)) {
     req->on_worker = 1;
     j->job.web = (t->flags & PMCP_TOOL_OPEN_WEB) != 0;
-    if (pmcp__workers_submit(srv, &j->job) == 0)
+    int src = pmcp__workers_submit(srv, &j->job);
+    if (src == 0)
       return;
     req->on_worker = 0;
-    pmcp__req_error(req, -32603, "Internal error: no worker could take the call", NULL);
+    if (src == PMCP_ETIMEOUT) {
+      /* Full: refused at once (never an unbounded queue), and said to be
+       * worth retrying. */
+      char msg[160];
+      snprintf(msg, sizeof msg, "Server busy: every worker is taken and %zu calls are "
+               "waiting; retry in a moment", srv->workers.queue_max);
+      pmcp__req_error(req, -32000, msg, "{\"retryable\":true,\"retry_after_ms\":1000}");
+    } else
+      pmcp__req_error(req, -32603, "Internal error: no worker could take the call", NULL);
     pmcp__call_dispose(call);
     free(j);
     return;

@@ -30,6 +30,31 @@ size_t pmcp__workers_web_cap(size_t n, const char *spec)
   return cap ? cap : 1;
 }
 
+size_t pmcp__workers_queue_max(size_t n, const char *spec)
+{
+  if (spec && *spec) {
+    char *end = NULL;
+    unsigned long v = strtoul(spec, &end, 10);
+    if (end && !*end && *spec != '-' && v >= 1 && v <= 1000000)
+      return (size_t)v;
+  }
+  (void)n;
+  return SIZE_MAX;
+}
+
+void pmcp__workers_set_queue_max(pmcp_server *srv, size_t max)
+{
+  pmcp__workers *w = &srv->workers;
+  pthread_mutex_lock(&w->mu);
+  w->queue_max = max ? max : 64 * w->n_wanted;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void pmcp__server_set_text_max(pmcp_server *srv, size_t max)
+{
+  srv->text_max = max;
+}
+
 /* The next job a worker may take, or NULL (under the lock). */
 static pmcp__job *take(pmcp__workers *w)
 {
@@ -38,6 +63,7 @@ static pmcp__job *take(pmcp__workers *w)
     w->head = job->next;
     if (!w->head)
       w->tail = NULL;
+    w->queued--;
     return job;
   }
   job = w->web_head;
@@ -46,6 +72,7 @@ static pmcp__job *take(pmcp__workers *w)
     if (!w->web_head)
       w->web_tail = NULL;
     w->web_running++;
+    w->queued--;
     return job;
   }
   return NULL;
@@ -92,6 +119,8 @@ int pmcp__workers_init(pmcp_server *srv, size_t n)
   w->web_head = w->web_tail = NULL;
   w->web_running = 0;
   w->web_cap = pmcp__workers_web_cap(w->n_wanted, getenv("PROBE_MCP_WEB_CAPACITY"));
+  w->queued = 0;
+  w->queue_max = pmcp__workers_queue_max(w->n_wanted, getenv("PROBE_MCP_QUEUE_MAX"));
   w->stopping = 0;
   return 0;
 }
@@ -103,6 +132,10 @@ int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
   pthread_mutex_lock(&w->mu);
   if (w->stopping) {
     rc = PMCP_EMISUSE;
+    goto out;
+  }
+  if (w->queued >= w->queue_max) {
+    rc = PMCP_ETIMEOUT;
     goto out;
   }
   if (w->n_threads < w->n_wanted) {
@@ -123,6 +156,7 @@ int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
     }
   }
   job->next = NULL;
+  w->queued++;
   if (job->web) {
     if (w->web_tail)
       w->web_tail->next = job;

@@ -22,6 +22,9 @@ typedef struct pmcp__workers {
   pmcp__job *head, *tail;          /* other work, first served */
   pmcp__job *web_head, *web_tail;  /* open-web work */
   size_t web_running, web_cap;
+  /* Jobs waiting (both classes) and the most that may wait: past it a
+   * submission is refused at once rather than queued without bound. */
+  size_t queued, queue_max;
   pthread_t *threads;
   size_t n_threads, n_wanted;
   int stopping;
@@ -32,7 +35,19 @@ int pmcp__workers_init(struct pmcp_server *srv, size_t n);
 /* The open-web share of a pool of @p n workers for the text @p spec of
  * PROBE_MCP_WEB_CAPACITY (NULL or invalid: a quarter). */
 size_t pmcp__workers_web_cap(size_t n, const char *spec);
-/* Queues @p job (in its class, job->web). 0, or PMCP_ENOMEM / PMCP_EMISUSE (stopping) without queuing. */
+/* Bounds the waiting jobs of @p srv's pool to @p max (0: 64 per worker);
+ * a service's choice: the library's default is PROBE_MCP_QUEUE_MAX when
+ * set, else no bound. */
+void pmcp__workers_set_queue_max(struct pmcp_server *srv, size_t max);
+/* Cuts tool text items over @p max bytes (0: never) with a note. */
+void pmcp__server_set_text_max(struct pmcp_server *srv, size_t max);
+
+/* How many jobs may wait for a pool of @p n workers, for the text @p spec
+ * of PROBE_MCP_QUEUE_MAX (NULL or invalid: SIZE_MAX, no bound). */
+size_t pmcp__workers_queue_max(size_t n, const char *spec);
+/* Queues @p job (in its class, job->web). 0, or PMCP_ENOMEM / PMCP_EMISUSE
+ * (stopping) / PMCP_ETIMEOUT (the queue is full: retry later) without
+ * queuing. */
 int pmcp__workers_submit(struct pmcp_server *srv, pmcp__job *job);
 /* Runs the queue dry, then joins every thread. */
 void pmcp__workers_stop(struct pmcp_server *srv);

@@ -421,34 +421,15 @@ static const pmcp_arg_spec scatter_args[] = {
    "(sampled: true, points_total says how many it holds).", 1, 1, 1, 5000, NULL, "200"},
 };
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
-               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "fetch_histogram_series",
+  int rc = pmcp__trk_add_tool(server, tk, "fetch_histogram_series", NULL,
                "Whole histograms, one item per run, series and step: bin edges, counts (or "
                "densities) and their statistics (total, mean, std, min, max, median). "
                "Gives total_count and next_offset.",
                hist_args, sizeof hist_args / sizeof hist_args[0], fetch_histogram_series);
   if (!rc)
-    rc = add(server, tk, "fetch_scatter_series",
+    rc = pmcp__trk_add_tool(server, tk, "fetch_scatter_series", NULL,
              "Scatter point sets, one item per run, series and step, with parallel x/y "
              "arrays. Gives total_count and next_offset.",
              scatter_args, sizeof scatter_args / sizeof scatter_args[0],

@@ -549,66 +549,47 @@ static const pmcp_arg_spec aggregate_args[] = {
   ENVS_ARG, FILTER_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
 
-static int add(pmcp_server *server, pmcp__tracking *tk, const char *name, const char *desc,
-               const pmcp_arg_spec *args, size_t n, pmcp_tool_fn fn)
-{
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = name;
-  d.description = desc;
-  d.args = args;
-  d.n_args = n;
-  d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
-  d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
-  return pmcp_server_add_tool(server, &d);
-}
-
 #define N(a) (sizeof a / sizeof a[0])
 
 int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = add(server, tk, "get_rl_info",
+  int rc = pmcp__trk_add_tool(server, tk, "get_rl_info", NULL,
                "A run's RL overview: environment count, latest episode and latest RL "
                "(environment) step. Environments are the values of the env label on the "
                "run's RL series.",
                info_args, N(info_args), get_rl_info);
   if (!rc)
-    rc = add(server, tk, "list_rl_environments",
+    rc = pmcp__trk_add_tool(server, tk, "list_rl_environments", NULL,
              "A run's environments as a table, filtered and sorted like list_runs (by "
              "environment attributes or series summaries, which need their scale), with "
              "chosen attribute and summary columns. Gives total_count and next_offset.",
              envs_args, N(envs_args), list_rl_environments);
   if (!rc)
-    rc = add(server, tk, "list_rl_metrics",
+    rc = pmcp__trk_add_tool(server, tk, "list_rl_metrics", NULL,
              "Metrics logged inside environments (of one run, or without run of every run "
              "of the project): name, scale (ENVIRONMENT_STEP or EPISODE), kind, label keys "
              "besides env, run, environment and point counts.",
              run_list_args, N(run_list_args), list_rl_metrics);
   if (!rc)
-    rc = add(server, tk, "list_rl_attribute_definitions",
+    rc = pmcp__trk_add_tool(server, tk, "list_rl_attribute_definitions", NULL,
              "Attribute paths logged on environments (of one run, or without run of every "
              "run of the project), with types, how many runs and environments have each "
              "and how many versions (by episode) were recorded.",
              run_list_args, N(run_list_args), list_rl_attribute_definitions);
   if (!rc)
-    rc = add(server, tk, "get_rl_environment_attributes",
+    rc = pmcp__trk_add_tool(server, tk, "get_rl_environment_attributes", NULL,
              "One environment's attribute values, which are versioned by episode: the "
              "values as of an episode (default: the latest) with the episode each holds "
              "since, or with history: true every version.",
              env_attrs_args, N(env_attrs_args), get_rl_environment_attributes);
   if (!rc)
-    rc = add(server, tk, "fetch_rl_env_series_buckets",
+    rc = pmcp__trk_add_tool(server, tk, "fetch_rl_env_series_buckets", NULL,
              "Bucketed series for chosen environments on a shared axis (episodes or RL "
              "steps, per scale): one entry per environment and series with parallel "
              "arrays of mean, min, max and count.",
              buckets_args, N(buckets_args), pmcp__rl_fetch_buckets);
   if (!rc)
-    rc = add(server, tk, "aggregate_rl_env_series",
+    rc = pmcp__trk_add_tool(server, tk, "aggregate_rl_env_series", NULL,
              "One series reduced across environments (avg, min, max, sum, std, median of "
              "their bucket means) over episodes or RL steps, optionally split into groups "
              "by an environment attribute.",

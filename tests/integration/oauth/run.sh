@@ -13,6 +13,9 @@ missing=
 if [ -z "$missing" ] && [ "${OAUTH_NEEDS_CHROMIUM:-0}" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   missing="/usr/bin/chromium (apt-get install chromium)"
 fi
+if [ -z "$missing" ] && [ "${OAUTH_NEEDS_PG:-0}" = 1 ] && [ -z "${PROBE_TEST_PG_URL:-}" ]; then
+  missing="a PostgreSQL test cluster (eval \"\$(tests/pg/pgctl.sh start DIR)\")"
+fi
 if [ -n "$missing" ]; then
   if [ -n "$strict" ]; then
     echo "error: missing $missing and PMCP_TEST_STRICT/CI forbids skipping" >&2

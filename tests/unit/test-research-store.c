@@ -646,6 +646,104 @@ START_TEST(pages_random_limits_and_budgets)
 }
 END_TEST
 
+/* The Overview page's history on the store: versions newest first with who
+ * and through what; view_options.version reads one version's Markdown; a
+ * version that does not exist is named with the ones that do. */
+START_TEST(summary_history_versions)
+{
+  static const char *const bodies[] = {"# Plan\nfirst draft", "# Plan\nsecond, with results"};
+  static const char *const vias[] = {"cli", "agent:claude"};
+  for (int i = 0; i < 2; i++) {
+    pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+    n.on = "experiment:a";
+    n.kind = "overview";
+    n.body = bodies[i];
+    n.summary = i ? "It works." : "Not yet.";
+    n.author = i ? "agent" : "ana";
+    n.via = vias[i];
+    n.created_ms = 1700000000000LL + i;
+    ST_OK(W, pmcp_store_note(W, T, &n, NULL, NULL));
+  }
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary_history\"}");
+  const cJSON *vs = cJSON_GetObjectItem(o, "versions");
+  ck_assert_int_eq(cJSON_GetArraySize(vs), 2);
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(vs, 0), "version")->valueint, 2);
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(vs, 0), "via")->valuestring,
+                   "agent:claude");
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(vs, 1), "author")->valuestring, "ana");
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary_history\","
+                      "\"view_options\":{\"version\":1}}");
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "first draft") && !strstr(t, "second"), "%s", t);
+  /* an agent wrote version 2, a person version 1: labelled so */
+  ck_assert_msg(strstr(t, "\"provenance\":\"person\""), "%s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary_history\","
+                      "\"view_options\":{\"version\":2}}");
+  t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "second, with results") && strstr(t, "\"provenance\":\"agent\""),
+                "%s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary\"}");
+  t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "It works."), "%s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  tc_refused("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary_history\","
+                       "\"view_options\":{\"version\":3}}", "versions: 2, 1");
+  tc_refused("entity", "{\"refs\":[\"experiment:a\"],\"view\":\"summary_history\","
+                       "\"view_options\":{\"version\":1.5}}", "whole number");
+}
+END_TEST
+
+/* source -> dataset -> run on the store: upstream by default,
+ * depth (1 by default) bounds the walk, downstream from the source reaches the run,
+ * steps=true adds the method steps an edge recorded. */
+START_TEST(lineage_walks_on_the_store)
+{
+  static const char *const puts[][2] = {
+    {"source", "{\"id\":\"wiki\",\"provider\":\"hf\",\"kind\":\"dataset\","
+               "\"uri\":\"hf://datasets/wikitext\"}"},
+    {"dataset", "{\"id\":\"ds\",\"name\":\"corpus\"}"},
+    {"lineage", "{\"from\":\"source:wiki\",\"to\":\"dataset:ds\",\"relation\":\"derived\","
+                "\"steps\":[{\"name\":\"dedup\",\"description\":\"exact-hash dedup\"}]}"},
+    {"run-use", "{\"run\":\"run:a0\",\"uses\":\"dataset:ds\"}"},
+  };
+  for (size_t i = 0; i < sizeof puts / sizeof puts[0]; i++)
+    ST_OK(W, pmcp_store_put(W, T, puts[i][0], puts[i][1], strlen(puts[i][1]), NULL));
+  cJSON *o = tc_ok("entity", "{\"refs\":[\"run:a0\"],\"view\":\"lineage\","
+                             "\"view_options\":{\"depth\":1}}");
+  char *t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "dataset:ds") && !strstr(t, "source:wiki"), "depth 1: %s", t);
+  ck_assert_str_eq(cJSON_GetObjectItem(o, "direction")->valuestring, "upstream");
+  cJSON_free(t);
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"run:a0\"],\"view\":\"lineage\","
+                      "\"view_options\":{\"depth\":2}}");
+  t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "source:wiki") && !strstr(t, "dedup"), "depth 2: %s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"run:a0\"],\"view\":\"lineage\","
+                      "\"view_options\":{\"steps\":true,\"depth\":2}}");
+  t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "dedup") && strstr(t, "exact-hash dedup"), "steps: %s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  o = tc_ok("entity", "{\"refs\":[\"source:wiki\"],\"view\":\"lineage\","
+                      "\"view_options\":{\"direction\":\"downstream\",\"depth\":8}}");
+  t = cJSON_PrintUnformatted(o);
+  ck_assert_msg(strstr(t, "dataset:ds") && strstr(t, "run:a0"), "downstream: %s", t);
+  cJSON_free(t);
+  cJSON_Delete(o);
+  tc_refused("entity", "{\"refs\":[\"run:a0\"],\"view\":\"lineage\","
+                       "\"view_options\":{\"depth\":0}}", "1 to 8");
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("research-store");
@@ -659,6 +757,8 @@ static Suite *suite(void)
   tcase_add_test(tc, content_limits_on_the_store);
   tcase_add_test(tc, resources_and_prompts_listed);
   tcase_add_test(tc, pages_random_limits_and_budgets);
+  tcase_add_test(tc, summary_history_versions);
+  tcase_add_test(tc, lineage_walks_on_the_store);
   suite_add_tcase(s, tc);
   TCase *mig = tcase_create("migration");
   tcase_add_checked_fixture(mig, NULL, teardown);

@@ -117,7 +117,9 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
  * being read; the other blocks are unnested and their points bucketed one
  * by one (only their arrays are read: the list of blocks carries the
  * summary columns alone). Then one GROUP BY merges both kinds of items; first / last /
- * step of the extremes follow logging order (block seq, then position).
+ * step of the extremes follow logging order (block seq, then position),
+ * taken with min/max over [position, value] arrays rather than ordered
+ * aggregates (no sort of the points).
  * Only the buckets travel to the service. The axis is the step or the
  * wall-clock time (points without a time are left out). */
 #define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, PKEY, PEXTRA)                         \
@@ -143,10 +145,11 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   "  WHERE NOT b.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
   " SELECT bk, sum(cnt), sum(nf), min(smin), max(smax), coalesce(min(nullif(tmin, 0)), 0),"     \
   " max(tmax), min(vmin), max(vmax), coalesce(sum(vsum), 0),"                                  \
-  " (array_agg(first ORDER BY seq, o))[1], (array_agg(last ORDER BY seq DESC, o DESC))[1],"     \
-  " (array_agg(sfirst ORDER BY seq, o))[1], (array_agg(slast ORDER BY seq DESC, o DESC))[1],"   \
-  " (array_agg(atmin ORDER BY vmin, seq, o) FILTER (WHERE vmin IS NOT NULL))[1],"               \
-  " (array_agg(atmax ORDER BY vmax DESC, seq, o) FILTER (WHERE vmax IS NOT NULL))[1]"           \
+  " (min(ARRAY[(seq * 65536 + o)::float8, first]))[2],"                                        \
+  " (max(ARRAY[(seq * 65536 + o)::float8, last]))[2],"                                          \
+  " (min(ARRAY[seq * 65536 + o, sfirst]))[2], (max(ARRAY[seq * 65536 + o, slast]))[2],"          \
+  " (min(ARRAY[vmin, (seq * 65536 + o)::float8, atmin]) FILTER (WHERE vmin IS NOT NULL))[3],"   \
+  " (max(ARRAY[vmax, -(seq * 65536 + o)::float8, atmax]) FILTER (WHERE vmax IS NOT NULL))[3]"   \
   " FROM items GROUP BY bk ORDER BY bk LIMIT $6"
 
 static const char sql_step[] =

@@ -13,8 +13,10 @@
  *    handle, like one or two probe-mcp-http replicas on one database) for
  *    SECONDS (default 5) each: a mix of get(run), list(runs, filter) and
  *    a 100-bucket summary; calls/s in total.
- * Wall-clock figures; the CPU time of this process is printed beside them
- * (the database server's own CPU is not in it). */
+ * N_POINTS 0 reuses the series of an earlier run (summaries and reads
+ * only); N_RUNS 0 skips step 3. Wall-clock figures; the CPU time of this
+ * process is printed beside them (the database server's own CPU is not in
+ * it). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
   /* 1. ingest */
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
   r.id = "long";
+  r.flags = PMCP_STORE_REUSE;
   CHECK(s, pmcp_store_run_create(s, t, &r, NULL));
   pmcp_series_spec sp = {"train/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t series;
@@ -156,8 +159,9 @@ int main(int argc, char **argv)
       CHECK(s, pmcp_store_commit(s));
   }
   double dt = now_s() - t0;
-  printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s)\n", n_points, dt,
-         (double)n_points / dt, cpu_s() - c0);
+  if (n_points)
+    printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s)\n", n_points, dt,
+           (double)n_points / dt, cpu_s() - c0);
   free(pts);
 
   /* 2. summaries on a fresh handle */
@@ -181,6 +185,8 @@ int main(int argc, char **argv)
 
   /* 3. runs and list filtering */
   s = open_store(0, &t);
+  if (n_runs == 0)
+    goto readers;
   static const char *const status[] = {"finished", "failed", "running", "killed"};
   t0 = now_s();
   for (size_t i = 0; i < n_runs; i++) {
@@ -223,6 +229,7 @@ int main(int argc, char **argv)
            dt * 1e3, tot ? strtoll(tot + 8, NULL, 10) : -1LL);
   }
   pmcp_buf_dispose(&b);
+readers:
   pmcp_store_free(s);
 
   /* 4. one vs two readers */

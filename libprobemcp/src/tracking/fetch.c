@@ -141,56 +141,124 @@ cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e)
   return o;
 }
 
-static int fetch_series_summaries(pmcp_call *call, void *ud)
+/* Starts a fetch handler: refuses a cursor, reads the selection (a
+ * refusal is sent). Returns 1 when the handler is done and must return
+ * *ret, else 0 with @p s to free. */
+static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
+{
+  *ret = 0;
+  memset(s, 0, sizeof *s);
+  if (pmcp__trk_no_cursor(call))
+    return 1;
+  int rc = pmcp__trk_sel_read(call, tk, s);
+  if (!rc)
+    return 0;
+  pmcp__trk_sel_free(s);
+  *ret = rc > 0 ? 0 : rc;
+  return 1;
+}
+
+/* A listing of one item per wanted series of the selection (@p fn makes
+ * it), sent as the page @p name. */
+static int per_series(pmcp_call *call, void *ud, const char *name,
+                      cJSON *(*fn)(const pmcp__mx_series *e))
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   sel s;
-  int rc = pmcp__trk_sel_read(call, tk, &s);
-  if (rc) {
-    pmcp__trk_sel_free(&s);
-    return rc > 0 ? 0 : rc;
-  }
+  int rc = 0;
+  if (begin(call, tk, &s, &rc))
+    return rc;
   cJSON *all = cJSON_CreateArray();
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
-        continue;
-      cJSON *o = pmcp__trk_entry_head(e);
-      cJSON_AddStringToObject(o, "kind", e->kind);
-      cJSON_AddNumberToObject(o, "count", (double)e->count);
-      if (e->has_stats && e->count > e->nonfinite && !strcmp(e->kind, "float")) {
-        cJSON_AddNumberToObject(o, "first", e->first);
-        cJSON_AddNumberToObject(o, "last", e->last);
-        cJSON_AddNumberToObject(o, "min", e->min);
-        cJSON_AddNumberToObject(o, "max", e->max);
-        cJSON_AddNumberToObject(o, "avg", e->mean);
-      }
-      if (e->count > 0) {
-        cJSON_AddNumberToObject(o, "step_min", (double)e->step_min);
-        cJSON_AddNumberToObject(o, "step_max", (double)e->step_max);
-      }
-      if (e->nonfinite)
-        cJSON_AddNumberToObject(o, "nonfinite", (double)e->nonfinite);
-      cJSON_AddItemToArray(all, o);
+      if (pmcp__trk_sel_wanted(call, &s, e, NULL))
+        cJSON_AddItemToArray(all, fn(e));
     }
   pmcp__trk_sel_free(&s);
-  return pmcp__trk_window(call, cJSON_CreateObject(), "summaries", all);
+  return pmcp__trk_window(call, cJSON_CreateObject(), name, all);
+}
+
+static cJSON *summary_of(const pmcp__mx_series *e)
+{
+  cJSON *o = pmcp__trk_entry_head(e);
+  cJSON_AddStringToObject(o, "kind", e->kind);
+  cJSON_AddNumberToObject(o, "count", (double)e->count);
+  if (e->has_stats && e->count > e->nonfinite && !strcmp(e->kind, "float")) {
+    cJSON_AddNumberToObject(o, "first", e->first);
+    cJSON_AddNumberToObject(o, "last", e->last);
+    cJSON_AddNumberToObject(o, "min", e->min);
+    cJSON_AddNumberToObject(o, "max", e->max);
+    cJSON_AddNumberToObject(o, "avg", e->mean);
+  }
+  if (e->count > 0) {
+    cJSON_AddNumberToObject(o, "step_min", (double)e->step_min);
+    cJSON_AddNumberToObject(o, "step_max", (double)e->step_max);
+  }
+  if (e->nonfinite)
+    cJSON_AddNumberToObject(o, "nonfinite", (double)e->nonfinite);
+  return o;
+}
+
+static int fetch_series_summaries(pmcp_call *call, void *ud)
+{
+  return per_series(call, ud, "summaries", summary_of);
+}
+
+static cJSON *series_of(const pmcp__mx_series *e)
+{
+  cJSON *o = pmcp__trk_entry_head(e);
+  cJSON_AddStringToObject(o, "kind", e->kind);
+  cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
+  cJSON_AddNumberToObject(o, "count", (double)e->count);
+  return o;
+}
+
+static int list_series(pmcp_call *call, void *ud)
+{
+  return per_series(call, ud, "series", series_of);
+}
+
+enum { AX_STEP, AX_RELATIVE, AX_WALL };
+
+/* Adds buckets as parallel arrays to entry @p o: the axis (step,
+ * relative_time_s from @p off, or wall_time), mean, min, max and count;
+ * buckets without a finite value are left out. */
+static void add_buckets(cJSON *o, const pmcp_bucket *bk, size_t nb, int axis, int64_t off)
+{
+  cJSON *x = cJSON_AddArrayToObject(o, axis == AX_STEP ? "step"
+                                       : axis == AX_RELATIVE ? "relative_time_s" : "wall_time");
+  cJSON *mean = cJSON_AddArrayToObject(o, "mean");
+  cJSON *mn = cJSON_AddArrayToObject(o, "min");
+  cJSON *mx = cJSON_AddArrayToObject(o, "max");
+  cJSON *cnt = cJSON_AddArrayToObject(o, "count");
+  for (size_t b = 0; b < nb; b++) {
+    uint64_t finite = bk[b].count - bk[b].nonfinite;
+    if (!finite)
+      continue; /* missing points are left out */
+    if (axis == AX_STEP) {
+      cJSON_AddItemToArray(x, cJSON_CreateNumber((double)bk[b].step_min));
+    } else if (axis == AX_RELATIVE) {
+      cJSON_AddItemToArray(x, cJSON_CreateNumber((double)(bk[b].time_min - off) / 1000.0));
+    } else {
+      char iso[48];
+      pmcp__rs_iso(bk[b].time_min, iso, sizeof iso);
+      cJSON_AddItemToArray(x, cJSON_CreateString(iso));
+    }
+    cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[b].sum / (double)finite));
+    cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[b].min));
+    cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[b].max));
+    cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[b].count));
+  }
 }
 
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   sel s;
-  int rc = pmcp__trk_sel_read(call, tk, &s);
-  if (rc) {
-    pmcp__trk_sel_free(&s);
-    return rc > 0 ? 0 : rc;
-  }
+  int rc = 0;
+  if (begin(call, tk, &s, &rc))
+    return rc;
   const char *axis = "step";
   pmcp_arg_string(call, "axis", &axis, NULL);
   int by_step = !strcmp(axis, "step"), relative = !strcmp(axis, "relative_time");
@@ -261,30 +329,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
                              e->key, e->run + 4);
       }
       cJSON *o = pmcp__trk_entry_head(e);
-      cJSON *x = cJSON_AddArrayToObject(o, by_step ? "step" : relative ? "relative_time_s"
-                                                                      : "wall_time");
-      cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-      cJSON *mn = cJSON_AddArrayToObject(o, "min");
-      cJSON *mx = cJSON_AddArrayToObject(o, "max");
-      cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-      for (size_t b = 0; b < nb; b++) {
-        uint64_t finite = bk[b].count - bk[b].nonfinite;
-        if (!finite)
-          continue; /* missing points are left out */
-        if (by_step) {
-          cJSON_AddItemToArray(x, cJSON_CreateNumber((double)bk[b].step_min));
-        } else if (relative) {
-          cJSON_AddItemToArray(x, cJSON_CreateNumber((double)(bk[b].time_min - off) / 1000.0));
-        } else {
-          char iso[48];
-          pmcp__rs_iso(bk[b].time_min, iso, sizeof iso);
-          cJSON_AddItemToArray(x, cJSON_CreateString(iso));
-        }
-        cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[b].sum / (double)finite));
-        cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[b].min));
-        cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[b].max));
-        cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[b].count));
-      }
+      add_buckets(o, bk, nb, by_step ? AX_STEP : relative ? AX_RELATIVE : AX_WALL, off);
       cJSON_AddItemToArray(all, o);
     }
   free(bk);
@@ -363,14 +408,10 @@ static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo
 static int fetch_float_series(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   sel s;
-  int rc = pmcp__trk_sel_read(call, tk, &s);
-  if (rc) {
-    pmcp__trk_sel_free(&s);
-    return rc > 0 ? 0 : rc;
-  }
+  int rc = 0;
+  if (begin(call, tk, &s, &rc))
+    return rc;
   int64_t max_points = 200, lo = INT64_MIN, hi = INT64_MAX;
   pmcp_arg_int(call, "max_points", &max_points);
   int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
@@ -447,21 +488,7 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         break;
       cJSON_AddBoolToObject(o, "bucketed", 1);
       cJSON_AddNumberToObject(o, "points_in_range", (double)in_range);
-      cJSON *st = cJSON_AddArrayToObject(o, "step");
-      cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-      cJSON *mn = cJSON_AddArrayToObject(o, "min");
-      cJSON *mx = cJSON_AddArrayToObject(o, "max");
-      cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-      for (size_t k = 0; k < nb; k++) {
-        uint64_t finite = bk[k].count - bk[k].nonfinite;
-        if (!finite)
-          continue;
-        cJSON_AddItemToArray(st, cJSON_CreateNumber((double)bk[k].step_min));
-        cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[k].sum / (double)finite));
-        cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[k].min));
-        cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[k].max));
-        cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[k].count));
-      }
+      add_buckets(o, bk, nb, AX_STEP, 0);
     }
   free(bk);
   pmcp__trk_sel_free(&s);
@@ -489,44 +516,13 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   return pmcp__trk_window(call, root, "entries", all);
 }
 
-static int list_series(pmcp_call *call, void *ud)
-{
-  pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
-  sel s;
-  int rc = pmcp__trk_sel_read(call, tk, &s);
-  if (rc) {
-    pmcp__trk_sel_free(&s);
-    return rc > 0 ? 0 : rc;
-  }
-  cJSON *all = cJSON_CreateArray();
-  for (size_t r = 0; r < s.n_runs; r++)
-    for (size_t i = 0; i < s.cat[r].n; i++) {
-      const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
-        continue;
-      cJSON *o = pmcp__trk_entry_head(e);
-      cJSON_AddStringToObject(o, "kind", e->kind);
-      cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
-      cJSON_AddNumberToObject(o, "count", (double)e->count);
-      cJSON_AddItemToArray(all, o);
-    }
-  pmcp__trk_sel_free(&s);
-  return pmcp__trk_window(call, cJSON_CreateObject(), "series", all);
-}
-
 static int list_series_label_values(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   sel s;
-  int rc = pmcp__trk_sel_read(call, tk, &s);
-  if (rc) {
-    pmcp__trk_sel_free(&s);
-    return rc > 0 ? 0 : rc;
-  }
+  int rc = 0;
+  if (begin(call, tk, &s, &rc))
+    return rc;
   cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {

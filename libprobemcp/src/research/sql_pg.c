@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
+#include "store/pq_dl.h"
 
 #include "probemcp/budget.h"
 #include "research/metrics.h"

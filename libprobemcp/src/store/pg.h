@@ -16,7 +16,7 @@
 #ifndef PMCP_STORE_PG_H
 #define PMCP_STORE_PG_H
 
-#include <libpq-fe.h>
+#include "store/pq_dl.h"
 #include <stdint.h>
 
 #include "store/store_int.h"

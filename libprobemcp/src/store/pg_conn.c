@@ -491,7 +491,8 @@ static void pg_close(pmcp_store *s, void *ctx)
   free(g->stmts);
   pmcp__pg_drop_pending(g);
   free(g->pending);
-  PQfinish(g->conn);
+  if (g->conn) /* NULL when libpq could not be loaded */
+    PQfinish(g->conn);
   free(g->conninfo);
   free(g);
   (void)s;
@@ -581,6 +582,9 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   s->db = &pmcp__pg_db_ops;
   g->readonly = (flags & PMCP_STORE_READONLY) != 0;
   g->conninfo = strdup(url);
+  const char *why = NULL;
+  if (pmcp__pq_load(&why))
+    return pmcp_store_set_error(s, PMCP_EUNSUPPORTED, "%s", why);
   g->conn = PQconnectdb(url);
   if (!g->conninfo || !g->conn)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");

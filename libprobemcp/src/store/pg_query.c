@@ -93,7 +93,8 @@ void pmcp__pgq_free(pmcp__pgq *q)
 {
   if (!q)
     return;
-  PQfinish(q->conn);
+  if (q->conn)
+    PQfinish(q->conn);
   free(q);
 }
 

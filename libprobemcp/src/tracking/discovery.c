@@ -180,31 +180,6 @@ static int add_defs(pmcp__trk_run *r, void *ud)
   return 0;
 }
 
-static int by_key(const void *a, const void *b)
-{
-  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
-
-/* Moves the members of object @p o into a new array sorted by key. */
-static cJSON *sorted_values(cJSON *o)
-{
-  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
-  cJSON **v = calloc(n ? n : 1, sizeof *v);
-  cJSON *arr = cJSON_CreateArray();
-  if (!v || !arr) {
-    free(v);
-    cJSON_Delete(arr);
-    return NULL;
-  }
-  while (o->child)
-    v[i++] = cJSON_DetachItemViaPointer(o, o->child);
-  qsort(v, n, sizeof *v, by_key);
-  for (i = 0; i < n; i++)
-    cJSON_AddItemToArray(arr, v[i]);
-  free(v);
-  return arr;
-}
-
 static int list_attribute_definitions(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -220,7 +195,7 @@ static int list_attribute_definitions(pmcp_call *call, void *ud)
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
   cJSON_Delete(proj);
-  cJSON *all = sorted_values(a.seen);
+  cJSON *all = pmcp__trk_sorted_values(a.seen);
   cJSON_Delete(a.seen);
   if (!all) {
     cJSON_Delete(root);
@@ -280,7 +255,7 @@ static int list_metrics(pmcp_call *call, void *ud)
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
   cJSON_Delete(proj);
-  cJSON *all = sorted_values(seen);
+  cJSON *all = pmcp__trk_sorted_values(seen);
   cJSON_Delete(seen);
   if (!all) {
     cJSON_Delete(root);

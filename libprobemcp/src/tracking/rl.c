@@ -197,31 +197,6 @@ out:
 
 /* ---- list_rl_metrics / list_rl_attribute_definitions --------------------------- */
 
-static int by_key(const void *a, const void *b)
-{
-  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
-
-/* Moves the members of object @p o into a new array sorted by key. */
-static cJSON *sorted_values(cJSON *o)
-{
-  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
-  cJSON **v = calloc(n ? n : 1, sizeof *v);
-  cJSON *arr = cJSON_CreateArray();
-  if (!v || !arr) {
-    free(v);
-    cJSON_Delete(arr);
-    return NULL;
-  }
-  while (o->child)
-    v[i++] = cJSON_DetachItemViaPointer(o, o->child);
-  qsort(v, n, sizeof *v, by_key);
-  for (i = 0; i < n; i++)
-    cJSON_AddItemToArray(arr, v[i]);
-  free(v);
-  return arr;
-}
-
 static void bump(cJSON *o, const char *k, double by)
 {
   cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -371,7 +346,7 @@ static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
     cJSON_Delete(root);
     return rc < 0 ? rc : 0;
   }
-  cJSON *all = sorted_values(seen);
+  cJSON *all = pmcp__trk_sorted_values(seen);
   cJSON_Delete(seen);
   if (!all) {
     cJSON_Delete(root);
@@ -459,7 +434,7 @@ static int get_rl_environment_attributes(pmcp_call *call, void *ud)
       cJSON_AddItemToObject(byp, a->string, o);
     }
     cJSON_Delete(all);
-    all = sorted_values(byp);
+    all = pmcp__trk_sorted_values(byp);
     cJSON_Delete(byp);
     if (!all) {
       pmcp__rl_dispose(&r);

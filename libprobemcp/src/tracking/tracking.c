@@ -452,3 +452,28 @@ pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r)
   pmcp__filter_row row = {row_attr, row_series, r};
   return row;
 }
+
+static int by_key(const void *a, const void *b)
+{
+  return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+/* Moves the members of object @p o into a new array sorted by key. */
+cJSON *pmcp__trk_sorted_values(cJSON *o)
+{
+  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
+  cJSON **v = calloc(n ? n : 1, sizeof *v);
+  cJSON *arr = cJSON_CreateArray();
+  if (!v || !arr) {
+    free(v);
+    cJSON_Delete(arr);
+    return NULL;
+  }
+  while (o->child)
+    v[i++] = cJSON_DetachItemViaPointer(o, o->child);
+  qsort(v, n, sizeof *v, by_key);
+  for (i = 0; i < n; i++)
+    cJSON_AddItemToArray(arr, v[i]);
+  free(v);
+  return arr;
+}

@@ -28,6 +28,9 @@ int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk);
 
 /* Registers one read-only, budgeted, possibly blocking tracking tool
  * holding a reference to @p tk (title may be NULL). */
+/* Moves the members of object @p o into a new array sorted by key (NULL:
+ * out of memory). */
+cJSON *pmcp__trk_sorted_values(cJSON *o);
 int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
                        const char *title, const char *desc, const pmcp_arg_spec *args,
                        size_t n_args, pmcp_tool_fn fn);

@@ -3,9 +3,15 @@
 the store and reads back what it wrote; bad input gets a clear error and an
 exit status of 1 (bad data) or 2 (bad usage) and leaves the store as it was.
 
-usage: cli_store.py PATH/TO/probe"""
+usage: cli_store.py PATH/TO/probe
+
+With PMCP_TEST_STORE=pg the same commands run on PostgreSQL: every store
+is a new schema of the test cluster (PROBE_TEST_PG_URL, tests/pg/pgctl.sh),
+named by --store or PROBE_STORE exactly as a file would be; skips (77)
+without a cluster unless PMCP_TEST_STRICT is set."""
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -13,6 +19,39 @@ import tempfile
 
 PROBE = os.path.abspath(sys.argv[1])
 failures = []
+PG = os.environ.get("PMCP_TEST_STORE") == "pg"
+PG_URL = os.environ.get("PROBE_TEST_PG_URL")
+if PG and not PG_URL:
+    sys.exit(1 if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0") else 77)
+schemas = []
+
+
+def psql(sql):
+    r = subprocess.run(["psql", PG_URL, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c",
+                        "SET client_min_messages=warning; " + sql],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise SystemExit("psql: " + r.stderr)
+    return r.stdout.strip()
+
+
+def fresh(tmp, name):
+    """A location for a new store: a file in tmp, or (pg) a new empty schema."""
+    if not PG:
+        return os.path.join(tmp, name + ".db") if name != "lab" else \
+            os.path.join(tmp, "lab", "store.db")
+    schema = "cli_%s_%s" % (name, secrets.token_hex(4))
+    psql("CREATE SCHEMA " + schema)
+    schemas.append(schema)
+    return PG_URL + ("&" if "?" in PG_URL else "?") + "options=-csearch_path%3D" + schema
+
+
+def exists(store):
+    """Whether a store was made at @store."""
+    if not PG:
+        return os.path.exists(store)
+    schema = store.rsplit("%3D", 1)[1]
+    return psql("SELECT to_regclass('%s.meta') IS NOT NULL" % schema) == "t"
 
 
 def run(*args, stdin=None, cwd=None, store=None):
@@ -44,14 +83,14 @@ def total(store, kind, *extra):
 def main():
     tmp = tempfile.mkdtemp(prefix="probe-cli-")
     try:
-        store = os.path.join(tmp, "lab", "store.db")
+        store = fresh(tmp, "lab")
         out = ok("init", store=store)
-        check(store in out and os.path.exists(store), "init creates the store")
+        check(store in out and exists(store), "init creates the store")
         # Resolution through $PROBE_STORE.
-        env_store = os.path.join(tmp, "env.db")
+        env_store = fresh(tmp, "env")
         p = subprocess.run([PROBE, "init"], capture_output=True, text=True,
                            env=dict(os.environ, PROBE_STORE=env_store))
-        check(p.returncode == 0 and os.path.exists(env_store), "init honours PROBE_STORE")
+        check(p.returncode == 0 and exists(env_store), "init honours PROBE_STORE")
 
         check(ok("project", "create", "Vision Lab", store=store).strip() == "project:vision-lab",
               "project create prints its ref")
@@ -204,7 +243,7 @@ def main():
             check(rc == 0 and "usage" in out, "%s --help" % cmd)
         rc, _, err = run("run", "create", "--bogus", store=store)
         check(rc == 2 and "--bogus" in err, "unknown options are named")
-        rc, _, err = run("show", "run:r1", store=os.path.join(tmp, "none.db"))
+        rc, _, err = run("show", "run:r1", store=fresh(tmp, "none"))
         check(rc == 1 and "probe init" in err, "a missing store says how to create one")
         rc, _, err = run("show", "spaceship:x", store=store)
         check(rc == 1 and "spaceship" in err, "unknown ref kinds are named")
@@ -225,7 +264,7 @@ def main():
             check(s and s[0]["count"] == 20000, "all points of %s are kept" % name)
 
         # The demo, from an unrelated folder, into a fresh store.
-        demo = os.path.join(tmp, "demo.db")
+        demo = fresh(tmp, "demo")
         ok("demo", store=demo, cwd="/")
         check(total(demo, "run") >= 40, "demo has dozens of runs")
         check(total(demo, "paper") == 1000, "demo has the arXiv records")
@@ -237,6 +276,9 @@ def main():
         check(rc == 1 and "fresh" in err, "demo refuses a store with runs")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if schemas:
+            psql("DROP SCHEMA IF EXISTS %s CASCADE" % ", ".join(
+                s + x for s in schemas for x in ("", "_sql")))
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

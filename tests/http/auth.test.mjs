@@ -329,12 +329,21 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
     // The connection's own workspace still works.
     r = await tool(s, 'browse', { mode: 'runs' });
     assert.match(r.text, /run:ra/);
+    // Writes act in the principal's workspace: a write key of alpha
+    // cannot delete beta's run (not found), but deletes its own.
+    const wkey = probe(store, ['key', 'create', '--workspace', 'alpha', '--scope', 'write']);
+    const w = await session(srv.port, wkey);
+    r = await tool(w, 'delete_run', { run: 'run:rb' });
+    assert.ok(r.err);
+    assert.match(r.text, /no run run:rb/);
+    r = await tool(w, 'delete_run', { run: 'run:ra' });
+    assert.equal(r.text, 'deleted');
     // A key stays in its workspace.
     const k = await session(srv.port, key);
     r = await tool(k, 'browse', { mode: 'runs', workspace: 'beta' });
     assert.ok(r.err);
     assert.match(r.text, /own workspace/);
-    r = await tool(k, 'browse', { mode: 'runs' });
+    r = await tool(k, 'browse', { mode: 'runs', include_deleted: true });
     assert.match(r.text, /run:ra/);
     assert.doesNotMatch(r.text, /run:rb/);
   } finally {

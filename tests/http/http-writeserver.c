@@ -4,7 +4,7 @@
  *   whoami      read-only: the principal this call acts as (kind, tenant,
  *               workspace, role, access), re-read on every request
  *   delete_run  a write tool (destructiveHint): marks a run deleted in the
- *               principal's tenant; audited as run.delete
+ *               principal's workspace; audited as run.delete
  * Test credentials besides API keys: --connection USER:WORKSPACE:ACCESS
  * inserts an OAuth connection row (as the consent page would) and prints
  * "connection <id>"; bearer "tst_<id>" then resolves to it, standing in
@@ -121,8 +121,12 @@ static int delete_run(pmcp_call *call, void *ud)
       pmcp_arg_string(call, "run", &run, &len) != 0)
     return pmcp_result_errorf(call, "bad call");
   pthread_mutex_lock(&x->mu);
-  pmcp_tenant t = {p.tenant_id, 0, 0};
-  int rc = pmcp_store_set_deleted(x->rw, t, run, 1);
+  /* Writes act in the principal's workspace too: a run of another
+   * workspace is not found. */
+  pmcp_tenant all = {p.tenant_id, 0, 0}, t;
+  int rc = pmcp_store_scope(x->rw, all, p.workspace, &t);
+  if (rc == 0)
+    rc = pmcp_store_set_deleted(x->rw, t, run, 1);
   pthread_mutex_unlock(&x->mu);
   if (rc == PMCP_ENOTFOUND)
     return pmcp_result_errorf(call, "no run %s", run);

@@ -181,10 +181,22 @@ static int list_runs(pmcp_call *call, void *ud)
     goto out;
   char pref[300];
   snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
-  /* The store's run table when it has one (the filter narrowed in SQL,
-   * values read in set queries), else run by run. */
-  int fast = pmcp__trk_run_table(call, tk, pref + 8, fjson, have_sort ? &sort : NULL, &table,
-                                 &n_table);
+  /* The whole answer from the store when it states the filter and the
+   * sort exactly (only the page's runs are read); else the candidates of
+   * its run table (the filter narrowed in SQL, values read in set
+   * queries) checked here; else run by run. */
+  size_t total = 0;
+  int exact = pmcp__trk_run_page(call, tk, pref + 8, fjson, have_sort ? &sort : NULL,
+                                 (size_t)offset, (size_t)limit, &table, &n_table, &total);
+  if (exact == 1)
+    goto out;
+  if (exact && exact != PMCP_EUNSUPPORTED) {
+    rc = exact;
+    goto out;
+  }
+  exact = exact == 0;
+  int fast = exact ? 0 : pmcp__trk_run_table(call, tk, pref + 8, fjson,
+                                             have_sort ? &sort : NULL, &table, &n_table);
   if (fast == 1)
     goto out;
   if (fast && fast != PMCP_EUNSUPPORTED) {
@@ -219,7 +231,7 @@ static int list_runs(pmcp_call *call, void *ud)
       }
     }
     pmcp__filter_row row = pmcp__trk_row(&h->run);
-    int m = pmcp__filter_match(f, &row);
+    int m = exact ? 1 : pmcp__filter_match(f, &row);
     if (m > 0 && have_sort)
       m = pmcp__sort_key_of(&sort, &row, &h->key) < 0 ? -1 : 1;
     if (m < 0) {
@@ -234,7 +246,11 @@ static int list_runs(pmcp_call *call, void *ud)
     h->order = idx;
     n_hits++;
   }
-  if (have_sort) {
+  /* the exact path's rows are the page, in order */
+  size_t first = exact ? 0 : (size_t)offset;
+  if (!exact)
+    total = n_hits;
+  if (have_sort && !exact) {
     hit *tmp = malloc((n_hits ? n_hits : 1) * sizeof *tmp);
     if (!tmp) {
       rc = PMCP_ENOMEM;
@@ -244,7 +260,7 @@ static int list_runs(pmcp_call *call, void *ud)
     free(tmp);
   }
   if (!fast) {
-    rc = page_attributes(tk, hits, n_hits, (size_t)offset, (size_t)limit, &page_attrs);
+    rc = page_attributes(tk, hits, n_hits, first, (size_t)limit, &page_attrs);
     if (rc && rc != PMCP_EUNSUPPORTED) {
       rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, "store_error", "%s",
                                                   "the runs' attributes cannot be read");
@@ -253,13 +269,13 @@ static int list_runs(pmcp_call *call, void *ud)
     rc = 0;
   }
   cJSON *rows = cJSON_CreateArray();
-  for (size_t i = (size_t)offset; i < n_hits && i < (size_t)(offset + limit); i++) {
+  for (size_t i = first; i < n_hits && i < first + (size_t)limit; i++) {
     pmcp__trk_run *r = &hits[i].run;
     if (!fast) {
       /* a table row holds only what the filter read: the page's runs get
        * their other attributes (read above in one query), and their series
        * are read afresh for the summary columns */
-      const cJSON *a, *stored = page_attrs ? page_attrs[i - (size_t)offset] : NULL;
+      const cJSON *a, *stored = page_attrs ? page_attrs[i - first] : NULL;
       cJSON_ArrayForEach(a, stored)
       {
         if (!cJSON_GetObjectItemCaseSensitive(r->attrs, a->string))
@@ -313,7 +329,7 @@ static int list_runs(pmcp_call *call, void *ud)
   }
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
-  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, n_hits);
+  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, total);
 out:
   for (size_t i = 0; i < n_hits; i++)
     pmcp__trk_run_dispose(&hits[i].run);

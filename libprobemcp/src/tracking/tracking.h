@@ -111,6 +111,16 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
                         const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
                         size_t *n_out);
 
+/* list_runs answered whole by the store (pmcp__store_run_page): *total
+ * runs match @p filter, and *out holds rows (as pmcp__trk_run_table's) of
+ * page [offset, offset + limit) in order. Returns 0, 1 after sending an
+ * error, PMCP_EUNSUPPORTED when the store cannot answer this filter and
+ * sort exactly (take pmcp__trk_run_table's candidates), or a negative
+ * code. */
+int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                       const cJSON *filter, const pmcp__sort *sort, size_t offset,
+                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total);
+
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */
 const char *pmcp__trk_scale(const char *seed_scale);

@@ -9,12 +9,16 @@
 #include <string.h>
 
 #include "engine-harness.h"
+#include "store-proxy.h"
 #include "store-test-util.h"
 
 #define N_VISION 40
 
 static harness *H;
 static pmcp_store *RO;
+/* With PMCP_TEST_ROWWISE set, RO is a proxy backend over this store, so
+ * list_runs takes its generic run-by-run path (meson: tracking-rowwise). */
+static pmcp_store *INNER;
 static int next_id = 100;
 
 /* The generated data, so expectations are computed independently. */
@@ -89,6 +93,10 @@ static void populate(void)
   ST_OK(s, pmcp_store_commit(s));
   pmcp_store_free(s);
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  if (getenv("PMCP_TEST_ROWWISE")) {
+    INNER = RO;
+    ck_assert_int_eq(px_open(&RO, INNER), 0);
+  }
 }
 
 static void setup_opts(const char *project)
@@ -111,6 +119,8 @@ static void teardown(void)
   h_free(H);
   pmcp_store_free(RO);
   RO = NULL;
+  pmcp_store_free(INNER);
+  INNER = NULL;
   st_cleanup();
 }
 

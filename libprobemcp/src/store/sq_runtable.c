@@ -23,6 +23,7 @@
 
 #include "store/runtable.h"
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 #define MAX_BINDS 400
 
@@ -690,8 +691,14 @@ int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *db, pmcp_tenant t, const char *
   sqlite3_clear_bindings(st);
   if (src != SQLITE_ROW && src != SQLITE_DONE)
     return pmcp__sq_err(s, db, src, "read the run table");
-  if (!*out)
+  /* A project outside the call's workspace is a missing one. */
+  int rc2 = *out ? pmcp__ws_check(s, t, "projects", *out) : PMCP_ENOTFOUND;
+  if (rc2 && rc2 != PMCP_ENOTFOUND)
+    return rc2;
+  if (rc2) {
+    *out = 0;
     return pmcp_store_set_error(s, PMCP_ENOTFOUND, "project '%s' not found", slug);
+  }
   return 0;
 }
 

@@ -170,9 +170,9 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   i = 0;
   cJSON_ArrayForEach(it, keys) kv[i++] = it->valuestring;
   pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags, NULL, 0};
-  pthread_mutex_lock(&tk->rs->lock);
+  pthread_mutex_lock(tk->rs->lock);
   rc = load_rows(call, tk, &q, out, n_out);
-  pthread_mutex_unlock(&tk->rs->lock);
+  pthread_mutex_unlock(tk->rs->lock);
 out:
   free(pv);
   free(kv);
@@ -206,7 +206,7 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
   }
   pmcp__rt_page_query pq = {project, fcopy, sort ? &rs : NULL, offset, limit};
   pmcp__rt_page pg;
-  pthread_mutex_lock(&tk->rs->lock);
+  pthread_mutex_lock(tk->rs->lock);
   rc = pmcp__store_run_page(tk->rs->store, tk->rs->tenant, &pq, &pg);
   if (rc == 0 && pg.n) {
     /* the page's rows: what the sort and the row read, for these runs */
@@ -219,7 +219,7 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }
-  pthread_mutex_unlock(&tk->rs->lock);
+  pthread_mutex_unlock(tk->rs->lock);
   if (rc == 0)
     *total = pg.total;
   pmcp__rt_page_dispose(&pg);

@@ -405,6 +405,55 @@ START_TEST(rounding_ties_agree)
 }
 END_TEST
 
+/* RL series always need their scale: a series named without one on a key
+ * the project logs only on an RL scale is an error naming the key and the
+ * scale, on every path (not a silent empty table). */
+START_TEST(rl_key_needs_scale)
+{
+  const char *refused[][2] = {
+    {"{\"project\":\"p\",\"filter\":[{\"series\":\"ep/reward\",\"function\":\"last\","
+     "\"op\":\"lt\",\"value\":1}]}", "filter condition 0"},
+    {"{\"project\":\"p\",\"filter\":[{\"attr\":\"config/lr\",\"op\":\"exists\"},"
+     "{\"any_of\":[{\"attr\":\"config/lr\",\"op\":\"gt\",\"value\":1},{\"series\":"
+     "\"ep/reward\",\"op\":\"exists\"}]}]}", "filter condition 1, any_of item 1"},
+    {"{\"project\":\"p\",\"sort\":{\"series\":\"ep/reward\",\"function\":\"max\"}}",
+     "sort"},
+    {"{\"project\":\"p\",\"summary_columns\":[{\"series\":\"val/loss\",\"function\":"
+     "\"last\"},{\"series\":\"ep/reward\",\"function\":\"last\"}]}",
+     "summary_columns[1]"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    char *fast = list_runs(FAST, refused[i][0]), *slow = list_runs(SLOW, refused[i][0]);
+    ck_assert_msg(strcmp(fast, slow) == 0, "%s\nfast: %s\nslow: %s", refused[i][0], fast, slow);
+    cJSON *o = cJSON_Parse(fast);
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
+    ck_assert_msg(m && strstr(m, refused[i][1]) && strstr(m, "'ep/reward'") &&
+                  strstr(m, "EPISODE") && strstr(m, "need their scale"), "%s", fast);
+    cJSON_Delete(o);
+    free(fast);
+    free(slow);
+  }
+  /* with its scale it is read; a STEP key needs none; a key no run logs
+   * matches nothing, without an error */
+  const char *fine[] = {
+    "{\"project\":\"p\",\"filter\":[{\"series\":\"ep/reward\",\"scale\":\"EPISODE\","
+    "\"function\":\"last\",\"op\":\"lt\",\"value\":1e9}]}",
+    "{\"project\":\"p\",\"filter\":[{\"series\":\"val/loss\",\"op\":\"exists\"}]}",
+    "{\"project\":\"p\",\"filter\":[{\"series\":\"nope\",\"op\":\"exists\"}]}",
+  };
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    char *fast = list_runs(FAST, fine[i]), *slow = list_runs(SLOW, fine[i]);
+    ck_assert_msg(strcmp(fast, slow) == 0, "%s\nfast: %s\nslow: %s", fine[i], fast, slow);
+    cJSON *o = cJSON_Parse(fast);
+    ck_assert_msg(cJSON_GetObjectItem(o, "total_count"), "%s: %s", fine[i], fast);
+    ck_assert_int_eq(cJSON_GetObjectItem(o, "total_count")->valueint > 0, i < 2);
+    cJSON_Delete(o);
+    free(fast);
+    free(slow);
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("tracking-exact");
@@ -413,6 +462,7 @@ static Suite *suite(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, random_filters_agree);
   tcase_add_test(tc, rounding_ties_agree);
+  tcase_add_test(tc, rl_key_needs_scale);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -99,6 +99,13 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
                          pmcp__rt_page *out);
 void pmcp__rt_page_dispose(pmcp__rt_page *p);
 
+/* The scales project @p project (slug) logs series @p key on, as bits:
+ * 1 step, 2 env_step, 4 episode (live runs only). @return 0;
+ * PMCP_EUNSUPPORTED (a backend without SQL hooks: custom ones); store
+ * errors. */
+int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
+                           const char *key, unsigned *mask);
+
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);
 

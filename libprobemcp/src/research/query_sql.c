@@ -51,7 +51,7 @@ static void qsql_release(void *ud)
 static pmcp__sqlg *guard(qsql *q)
 {
   int pg = 0;
-  pthread_mutex_lock(&q->rs->lock);
+  pthread_mutex_lock(q->rs->lock);
 #ifdef PMCP_HAVE_POSTGRES
   if (!q->pgq && !q->open_rc && !strcmp(pmcp_store_backend(q->rs->store), "postgres"))
     q->open_rc = pmcp__pgq_open(&q->pgq, q->rs->store, q->rs->tenant.id, q->open_err,
@@ -61,7 +61,7 @@ static pmcp__sqlg *guard(qsql *q)
   if (!q->g && !q->open_rc && !pg)
     q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant.id, NULL, q->open_err,
                                  sizeof q->open_err);
-  pthread_mutex_unlock(&q->rs->lock);
+  pthread_mutex_unlock(q->rs->lock);
   return q->g;
 }
 

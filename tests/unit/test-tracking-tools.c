@@ -140,9 +140,11 @@ START_TEST(both_toolsets_concurrently)
     {"browse", "{\"mode\":\"runs\",\"limit\":3}"},
     {"list_projects", "{}"},
   };
-  const size_t n = sizeof calls / sizeof calls[0];
+  /* the proxy backend (tracking-rowwise) offers no SQL: no query_sql */
+  const size_t skip = getenv("PMCP_TEST_ROWWISE") ? 1 : 0;
+  const size_t n = sizeof calls / sizeof calls[0] - skip;
   for (int round = 0; round < 4; round++) {
-    cJSON *all = tc_burst(calls, n);
+    cJSON *all = tc_burst(calls + skip, n);
     ck_assert_int_eq(cJSON_GetArraySize(all), (int)n);
     const cJSON *r;
     cJSON_ArrayForEach(r, all)

@@ -10,7 +10,6 @@
 #include <openssl/rand.h>
 
 #include "store/db.h"
-#include "store/put.h"
 #include "store/pg.h"
 
 extern const pmcp__db_ops pmcp__pg_db_ops;
@@ -384,24 +383,24 @@ static const pmcp_store_ops pg_ops = {
   .begin = pmcp__pg_begin,
   .commit = pmcp__pg_commit,
   .rollback = pmcp__pg_rollback,
-  .create = pmcp__pg_create,
-  .run_create = pmcp__pg_run_create,
-  .run_status = pmcp__pg_run_status,
-  .run_event = pmcp__pg_run_event,
-  .set_deleted = pmcp__pg_set_deleted,
-  .set_attr = pmcp__pg_set_attr,
-  .unset_attr = pmcp__pg_unset_attr,
-  .tag = pmcp__pg_tag,
+  .create = pmcp__sql_create,
+  .run_create = pmcp__sql_run_create,
+  .run_status = pmcp__sql_run_status,
+  .run_event = pmcp__sql_run_event,
+  .set_deleted = pmcp__sql_set_deleted,
+  .set_attr = pmcp__sql_set_attr,
+  .unset_attr = pmcp__sql_unset_attr,
+  .tag = pmcp__sql_tag,
   .series = pmcp__pg_series,
   .log = pmcp__pg_log,
   .log_histogram = pmcp__pg_log_histogram,
   .log_scatter = pmcp__pg_log_scatter,
-  .note = pmcp__pg_note,
-  .artifact_add = pmcp__pg_artifact_add,
-  .artifact_label = pmcp__pg_artifact_label,
-  .artifact_promote = pmcp__pg_artifact_promote,
-  .artifact_content = pmcp__pg_artifact_content,
-  .paper = pmcp__pg_paper,
+  .note = pmcp__sql_note,
+  .artifact_add = pmcp__sql_artifact_add,
+  .artifact_label = pmcp__sql_artifact_label,
+  .artifact_promote = pmcp__sql_artifact_promote,
+  .artifact_content = pmcp__sql_artifact_content,
+  .paper = pmcp__sql_paper,
   .put = pmcp__sql_put,
   .get = pmcp__pg_get,
   .list = pmcp__pg_list,

@@ -649,6 +649,11 @@ static const void *s_blob(pmcp__stmt *st, int col, size_t *len)
   return pmcp__pg_blob(P(st), col, len);
 }
 
+static int s_json(pmcp_buf *b, pmcp__stmt *st, int col)
+{
+  return pmcp__pg_json_col(b, P(st), col);
+}
+
 static int64_t s_changes(pmcp__stmt *st)
 {
   return pmcp__pg_changes(P(st));
@@ -672,6 +677,7 @@ static const pmcp__stmt_ops pg_stmt_ops = {
   .dbl = s_double,
   .text = s_text,
   .blob = s_blob,
+  .json = s_json,
   .changes = s_changes,
   .err = s_err,
 };

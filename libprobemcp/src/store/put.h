@@ -51,8 +51,4 @@ int pmcp__put_embedding(put_ctx *c);
 /* env_attr.c */
 int pmcp__put_env_attribute(put_ctx *c);
 
-/* The store op pmcp_store_put() of both backends (ctx: a pmcp__sql). */
-int pmcp__sql_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                  const char *json, size_t len, pmcp_buf *out_ref);
-
 #endif

@@ -158,22 +158,6 @@ int pmcp__sq_begin(pmcp_store *s, void *ctx);
 int pmcp__sq_commit(pmcp_store *s, void *ctx);
 int pmcp__sq_rollback(pmcp_store *s, void *ctx);
 
-int pmcp__sq_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                    const pmcp_entity_spec *spec, pmcp_buf *out_id);
-int pmcp__sq_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
-                        pmcp_buf *out_id);
-int pmcp__sq_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                        const char *status, int64_t time_ms);
-int pmcp__sq_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                       const char *kind, const char *message, int64_t time_ms);
-int pmcp__sq_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                         int deleted);
-int pmcp__sq_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                      const char *path, const pmcp_value *value);
-int pmcp__sq_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                        const char *path);
-int pmcp__sq_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
-                 int add);
 int pmcp__sq_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                     const pmcp_series_spec *spec, int64_t *out);
 int pmcp__sq_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
@@ -184,17 +168,6 @@ int pmcp__sq_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t seri
 int pmcp__sq_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step, int64_t time_ms, const double *x, const double *y,
                          size_t n);
-int pmcp__sq_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
-                  pmcp_buf *out_id, int64_t *out_version);
-int pmcp__sq_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
-                          const pmcp_artifact_spec *spec, pmcp_buf *out_id,
-                          int64_t *out_version);
-int pmcp__sq_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                            int64_t version, const char *label);
-int pmcp__sq_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
-int pmcp__sq_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                              int64_t version, pmcp_buf *out, pmcp_buf *meta);
-int pmcp__sq_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
 int pmcp__sq_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
 int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
                   pmcp_buf *out);

@@ -10,7 +10,6 @@
 #include <openssl/rand.h>
 
 #include "store/db.h"
-#include "store/put.h"
 #include "store/sq.h"
 
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
@@ -528,24 +527,24 @@ static const pmcp_store_ops sq_ops = {
   .begin = pmcp__sq_begin,
   .commit = pmcp__sq_commit,
   .rollback = pmcp__sq_rollback,
-  .create = pmcp__sq_create,
-  .run_create = pmcp__sq_run_create,
-  .run_status = pmcp__sq_run_status,
-  .run_event = pmcp__sq_run_event,
-  .set_deleted = pmcp__sq_set_deleted,
-  .set_attr = pmcp__sq_set_attr,
-  .unset_attr = pmcp__sq_unset_attr,
-  .tag = pmcp__sq_tag,
+  .create = pmcp__sql_create,
+  .run_create = pmcp__sql_run_create,
+  .run_status = pmcp__sql_run_status,
+  .run_event = pmcp__sql_run_event,
+  .set_deleted = pmcp__sql_set_deleted,
+  .set_attr = pmcp__sql_set_attr,
+  .unset_attr = pmcp__sql_unset_attr,
+  .tag = pmcp__sql_tag,
   .series = pmcp__sq_series,
   .log = pmcp__sq_log,
   .log_histogram = pmcp__sq_log_histogram,
   .log_scatter = pmcp__sq_log_scatter,
-  .note = pmcp__sq_note,
-  .artifact_add = pmcp__sq_artifact_add,
-  .artifact_label = pmcp__sq_artifact_label,
-  .artifact_promote = pmcp__sq_artifact_promote,
-  .artifact_content = pmcp__sq_artifact_content,
-  .paper = pmcp__sq_paper,
+  .note = pmcp__sql_note,
+  .artifact_add = pmcp__sql_artifact_add,
+  .artifact_label = pmcp__sql_artifact_label,
+  .artifact_promote = pmcp__sql_artifact_promote,
+  .artifact_content = pmcp__sql_artifact_content,
+  .paper = pmcp__sql_paper,
   .put = pmcp__sql_put,
   .get = pmcp__sq_get,
   .list = pmcp__sq_list,

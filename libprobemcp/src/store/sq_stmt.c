@@ -271,7 +271,15 @@ static const void *s_blob(pmcp__stmt *st, int col, size_t *len)
 {
   const void *v = sqlite3_column_blob(W(st)->st, col);
   *len = (size_t)sqlite3_column_bytes(W(st)->st, col);
+  /* SQLite gives NULL for an empty blob too. */
+  if (!v && sqlite3_column_type(W(st)->st, col) != SQLITE_NULL)
+    v = "";
   return v;
+}
+
+static int s_json(pmcp_buf *b, pmcp__stmt *st, int col)
+{
+  return pmcp__sq_text_col(b, W(st)->st, col);
 }
 
 static int64_t s_changes(pmcp__stmt *st)
@@ -297,6 +305,7 @@ static const pmcp__stmt_ops sq_stmt_ops = {
   .dbl = s_double,
   .text = s_text,
   .blob = s_blob,
+  .json = s_json,
   .changes = s_changes,
   .err = s_err,
 };

@@ -1,10 +1,21 @@
 /* The store's shared statement helpers (sql.h): one-step statements, text
- * columns, and the lookups of refs and ids that every backend file uses
- * (by slug, with artifacts also by their lab-wide name). */
+ * columns, digests, and the lookups of refs and ids that every backend
+ * file uses (by slug, with artifacts also by their lab-wide name). */
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "store/sql.h"
+
+void pmcp__sha256_hex(const void *data, size_t len, char out[65])
+{
+  unsigned char md[32];
+  unsigned int mdlen = 0;
+  EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+  for (int i = 0; i < 32; i++)
+    snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
 
 int pmcp__st_run1(pmcp_store *s, pmcp__stmt *st, const char *what)
 {
@@ -12,6 +23,12 @@ int pmcp__st_run1(pmcp_store *s, pmcp__stmt *st, const char *what)
   int out = rc == PMCP__ROW || rc == PMCP__DONE ? 0 : pmcp__st_err(s, st, what);
   pmcp__st_reset(st);
   return out;
+}
+
+int pmcp__st_step1(pmcp_store *s, pmcp__stmt *st, const char *what)
+{
+  int rc = pmcp__st_step(st);
+  return rc == PMCP__ROW || rc == PMCP__DONE ? 0 : pmcp__st_err(s, st, what);
 }
 
 int pmcp__st_text_col(pmcp_buf *b, pmcp__stmt *st, int col)

@@ -49,7 +49,10 @@ typedef struct pmcp__stmt_ops {
   double (*dbl)(pmcp__stmt *st, int col);
   /* NULL for SQL NULL; *len (may be NULL) gets the length in bytes. */
   const char *(*text)(pmcp__stmt *st, int col, size_t *len);
+  /* NULL for SQL NULL (or no memory); an empty value is not NULL. */
   const void *(*blob)(pmcp__stmt *st, int col, size_t *len);
+  /* Appends a JSON column as compact text (SQLite: as stored). */
+  int (*json)(pmcp_buf *b, pmcp__stmt *st, int col);
   int64_t (*changes)(pmcp__stmt *st);
   /* Sets the store error for the statement's last failed step. */
   int (*err)(pmcp_store *s, pmcp__stmt *st, const char *what);
@@ -172,6 +175,10 @@ static inline const void *pmcp__st_blob(pmcp__stmt *st, int col, size_t *len)
 {
   return st->ops->blob(st, col, len);
 }
+static inline int pmcp__st_json_col(pmcp_buf *b, pmcp__stmt *st, int col)
+{
+  return st->ops->json(b, st, col);
+}
 static inline int64_t pmcp__st_changes(pmcp__stmt *st)
 {
   return st->ops->changes(st);
@@ -181,7 +188,7 @@ static inline int pmcp__st_err(pmcp_store *s, pmcp__stmt *st, const char *what)
   return st->ops->err(s, st, what);
 }
 
-/* Backend-neutral helpers (sq_open.c, sq_notes.c). */
+/* Backend-neutral helpers (sq_open.c; sha256 in sql.c). */
 int64_t pmcp__now_ms(void);
 /* Checks an id: 1-128 chars of [A-Za-z0-9._-]. */
 int pmcp__id_ok(const char *id);
@@ -214,7 +221,44 @@ int pmcp__sql_new_id(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *tab
 const char *pmcp__sql_slug_query(const char *table);
 /* Steps once and resets: 0, or the store error naming @p what. */
 int pmcp__st_run1(pmcp_store *s, pmcp__stmt *st, const char *what);
+/* Steps once without the reset (a RETURNING row stays readable). */
+int pmcp__st_step1(pmcp_store *s, pmcp__stmt *st, const char *what);
 /* Appends a text column ("" for NULL). */
 int pmcp__st_text_col(pmcp_buf *b, pmcp__stmt *st, int col);
+
+/* ---- store ops written once over this interface (ctx: a pmcp__sql) ---- */
+
+/* put.c */
+int pmcp__sql_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                  const char *json, size_t len, pmcp_buf *out_ref);
+/* runs.c */
+int pmcp__sql_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+                     const pmcp_entity_spec *spec, pmcp_buf *out_id);
+int pmcp__sql_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
+                         pmcp_buf *out_id);
+int pmcp__sql_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                         const char *status, int64_t time_ms);
+int pmcp__sql_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                        const char *kind, const char *message, int64_t time_ms);
+int pmcp__sql_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                          int deleted);
+int pmcp__sql_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                       const char *path, const pmcp_value *value);
+int pmcp__sql_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                         const char *path);
+int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
+                  int add);
+/* notes.c */
+int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
+                   pmcp_buf *out_id, int64_t *out_version);
+int pmcp__sql_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
+                           const pmcp_artifact_spec *spec, pmcp_buf *out_id,
+                           int64_t *out_version);
+int pmcp__sql_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                             int64_t version, const char *label);
+int pmcp__sql_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
+int pmcp__sql_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                               int64_t version, pmcp_buf *out, pmcp_buf *meta);
+int pmcp__sql_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
 
 #endif

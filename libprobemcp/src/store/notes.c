@@ -7,15 +7,6 @@
 
 #include "store/sql.h"
 
-/* Steps once, leaving a RETURNING row readable. */
-static int step_done(pmcp_store *s, pmcp__sql *q, pmcp__stmt *st, const char *what)
-{
-  int rc = pmcp__st_step(st);
-  if (rc != PMCP__DONE && rc != PMCP__ROW)
-    return pmcp__st_err(s, st, what);
-  return 0;
-}
-
 static int slug_of(pmcp_store *s, pmcp__sql *q, const char *table, int64_t id, pmcp_buf *out)
 {
   char sql[96];
@@ -137,8 +128,9 @@ static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_s
         pmcp__st_bind_text(st, 7, spec->title);
         pmcp__st_bind_text(st, 8, spec->status);
         pmcp__st_bind_int64(st, 9, now);
-        rc = step_done(s, q, st, "create note");
-        note = pmcp__st_int64(st, 0);
+        if ((rc = pmcp__st_step1(s, st, "create note")) == 0)
+          note = pmcp__st_int64(st, 0);
+        pmcp__st_reset(st);
       }
     }
   } else {
@@ -174,7 +166,7 @@ static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_s
       pmcp__st_bind_text(st, 8, spec->author);
       pmcp__st_bind_text(st, 9, spec->via);
       pmcp__st_bind_int64(st, 10, now);
-      rc = step_done(s, q, st, "note version");
+      rc = pmcp__st_run1(s, st, "note version");
     }
   }
   if (rc == 0) {
@@ -296,7 +288,7 @@ static int set_label(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t artifac
   pmcp__st_bind_int64(st, 2, artifact);
   pmcp__st_bind_text(st, 3, label);
   pmcp__st_bind_int64(st, 4, version);
-  return step_done(s, q, st, "label");
+  return pmcp__st_run1(s, st, "label");
 }
 
 static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_artifact_spec *sp,
@@ -386,8 +378,9 @@ static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_ar
         pmcp__st_bind_int64(st, 6, owner ? 0 : 1);
         pmcp__st_bind_text(st, 7, sp->description);
         pmcp__st_bind_int64(st, 8, now);
-        rc = step_done(s, q, st, "create artifact");
-        art = pmcp__st_int64(st, 0);
+        if ((rc = pmcp__st_step1(s, st, "create artifact")) == 0)
+          art = pmcp__st_int64(st, 0);
+        pmcp__st_reset(st);
       }
     }
   }
@@ -428,7 +421,7 @@ static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_ar
       pmcp__st_bind_int64(st, 10, (int64_t)sp->size);
       pmcp__st_bind_int64(st, 11, text);
       pmcp__st_bind_int64(st, 12, now);
-      rc = step_done(s, q, st, "artifact version");
+      rc = pmcp__st_run1(s, st, "artifact version");
     }
   }
   for (size_t i = 0; rc == 0 && i < sp->n_labels; i++)
@@ -529,7 +522,7 @@ int pmcp__sql_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const ch
     static const char sql_up[] = "UPDATE artifacts SET shared=1 WHERE id=?1";
     if (rc == 0 && (rc = pmcp__sql_prep(s, q, sql_up, &st)) == 0) {
       pmcp__st_bind_int64(st, 1, art);
-      rc = step_done(s, q, st, "promote");
+      rc = pmcp__st_run1(s, st, "promote");
     }
   }
   return pmcp__sql_wend(s, q, t, rc);
@@ -636,7 +629,7 @@ int pmcp__sql_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *p
     pmcp__st_bind_text(st, 9, p->doi);
     pmcp__st_bind_text(st, 10, p->journal_ref);
     pmcp__st_bind_text(st, 11, p->comments);
-    rc = step_done(s, q, st, "paper");
+    rc = pmcp__st_run1(s, st, "paper");
   }
   return pmcp__sql_wend(s, q, t, rc);
 }

@@ -101,10 +101,10 @@ static int default_workspace(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t
     return rc;
   pmcp__st_bind_int64(st, 1, t.id);
   pmcp__st_bind_int64(st, 2, pmcp__now_ms());
-  if ((rc = pmcp__st_step1(s, st, "create workspace")))
-    return rc;
-  *out = pmcp__st_int64(st, 0);
-  return reindex(s, q, t, "workspace", *out);
+  if ((rc = pmcp__st_step1(s, st, "create workspace")) == 0)
+    *out = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
+  return rc ? rc : reindex(s, q, t, "workspace", *out);
 }
 
 static int json_object_ok(pmcp_store *s, pmcp__sql *q, const char *json, const char *what)
@@ -112,8 +112,9 @@ static int json_object_ok(pmcp_store *s, pmcp__sql *q, const char *json, const c
   if (!json)
     return 0;
   (void)q;
-  /* Strict: nothing but blanks may follow the object. */
-  cJSON *o = cJSON_ParseWithLengthOpts(json, strlen(json), NULL, 1);
+  /* Strict: nothing but blanks may follow the object (cJSON checks that
+   * for the terminating NUL, so the length counts it). */
+  cJSON *o = cJSON_ParseWithLengthOpts(json, strlen(json) + 1, NULL, 1);
   int ok = cJSON_IsObject(o);
   cJSON_Delete(o);
   return ok ? 0 : pmcp_store_set_error(s, PMCP_EINVAL, "%s is not a JSON object", what);
@@ -186,9 +187,13 @@ static int create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *kin
   pmcp__st_bind_text(st, 2, id.ptr);
   pmcp__st_bind_text(st, 3, spec->name);
   pmcp__st_bind_text(st, 4, spec->description);
-  if ((rc = pmcp__st_step1(s, st, "create")))
+  if ((rc = pmcp__st_step1(s, st, "create"))) {
+    pmcp__st_reset(st);
     goto out;
-  rc = reindex(s, q, t, kind, pmcp__st_int64(st, 0));
+  }
+  int64_t rowid = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
+  rc = reindex(s, q, t, kind, rowid);
 out:
   if (rc == 0 && out_id) {
     pmcp__buf_reset(out_id);
@@ -230,7 +235,7 @@ static int add_event(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t run, in
   pmcp__st_bind_int64(st, 3, time ? time : pmcp__now_ms());
   pmcp__st_bind_text(st, 4, kind);
   pmcp__st_bind_text(st, 5, msg);
-  return pmcp__st_step1(s, st, "run event");
+  return pmcp__st_run1(s, st, "run event");
 }
 
 static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_run_spec *spec,
@@ -315,9 +320,12 @@ static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_
   pmcp__st_bind_text(st, 16, spec->git_remote);
   pmcp__st_bind_int64(st, 17, spec->git_dirty ? 1 : 0);
   pmcp__st_bind_text(st, 18, spec->git_diff);
-  if ((rc = pmcp__st_step1(s, st, "create run")))
+  if ((rc = pmcp__st_step1(s, st, "create run"))) {
+    pmcp__st_reset(st);
     goto out;
+  }
   int64_t rowid = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
   char msg[64];
   snprintf(msg, sizeof msg, "created with status %s", status);
   rc = add_event(s, q, t, rowid, created, "status", msg);
@@ -372,7 +380,7 @@ int pmcp__sql_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ru
       pmcp__st_bind_int64(st, 1, id);
       pmcp__st_bind_text(st, 2, status);
       pmcp__st_bind_int64(st, 3, now);
-      rc = pmcp__st_step1(s, st, "run status");
+      rc = pmcp__st_run1(s, st, "run status");
     }
   }
   if (rc == 0) {
@@ -417,7 +425,7 @@ int pmcp__sql_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *r
     if ((rc = pmcp__sql_prep(s, q, strcmp(k, "run") == 0 ? sql_r : sql_e, &st)) == 0) {
       pmcp__st_bind_int64(st, 1, id);
       pmcp__st_bind_int64(st, 2, deleted ? 1 : 0);
-      rc = pmcp__st_step1(s, st, "delete");
+      rc = pmcp__st_run1(s, st, "delete");
     }
     if (rc == 0 && strcmp(k, "run") == 0)
       rc = add_event(s, q, t, id, 0, "status", deleted ? "deleted" : "restored");
@@ -456,7 +464,7 @@ static int attr_write(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *re
     pmcp__st_bind_text(st, 1, k);
     pmcp__st_bind_int64(st, 2, id);
     pmcp__st_bind_text(st, 3, path);
-    if ((rc = pmcp__st_step1(s, st, "unset attribute")))
+    if ((rc = pmcp__st_run1(s, st, "unset attribute")))
       return rc;
     if (pmcp__st_changes(st) == 0)
       return pmcp_store_set_error(s, PMCP_ENOTFOUND, "%s has no attribute '%.64s'", ref, path);
@@ -526,7 +534,7 @@ static int attr_write(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *re
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown value type %d for '%.64s'",
                                 (int)v->type, path);
   }
-  rc = pmcp__st_step1(s, st, "set attribute");
+  rc = pmcp__st_run1(s, st, "set attribute");
   pmcp_buf_dispose(&set);
   if (rc == 0)
     rc = reindex(s, q, t, k, id);
@@ -579,7 +587,7 @@ int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cons
       pmcp__st_bind_text(st, 2, k);
       pmcp__st_bind_int64(st, 3, id);
       pmcp__st_bind_text(st, 4, tag);
-      rc = pmcp__st_step1(s, st, "tag");
+      rc = pmcp__st_run1(s, st, "tag");
     }
     if (rc == 0)
       rc = reindex(s, q, t, k, id);

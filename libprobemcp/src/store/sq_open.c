@@ -316,7 +316,7 @@ int pmcp__sq_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
     return rc;
   int64_t id = 0;
   rc = tenant_insert(s, q, name, &id);
-  pmcp_tenant t = {id};
+  pmcp_tenant t = {id, 0, 0};
   rc = pmcp__sq_wend(s, q, t, rc);
   if (rc == 0)
     out->id = id;

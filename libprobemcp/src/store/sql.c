@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include "store/sql.h"
+#include "store/ws_scope.h"
 
 void pmcp__sha256_hex(const void *data, size_t len, char out[65])
 {
@@ -102,6 +103,9 @@ int pmcp__sql_find(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *kind,
     }
     pmcp__st_reset(st);
   }
+  /* A row outside the call's workspace is answered like a missing one. */
+  if (out == 0 && (out = pmcp__ws_check(s, t, table, *rowid)) != 0 && out != PMCP_ENOTFOUND)
+    return out;
   if (out == PMCP_ENOTFOUND)
     pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
   return out;

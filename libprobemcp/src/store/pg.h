@@ -195,7 +195,6 @@ int pmcp__pg_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t seri
 int pmcp__pg_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step, int64_t time_ms, const double *x, const double *y,
                          size_t n);
-int pmcp__pg_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
 int pmcp__pg_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
                   pmcp_buf *out);
 int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,

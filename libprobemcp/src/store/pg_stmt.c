@@ -558,6 +558,12 @@ static int g_ready(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
   return pmcp__pg_ready(s, (pmcp__pg *)c, t.id);
 }
 
+static int g_flush(pmcp_store *s, pmcp__sql *c)
+{
+  pmcp__pg *g = (pmcp__pg *)c;
+  return g->in_txn && g->n_pending ? pmcp__pg_flush(s, g) : 0;
+}
+
 static int g_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
   return pmcp__pg_wbegin(s, (pmcp__pg *)c, t);
@@ -581,6 +587,7 @@ const pmcp__sql_ops pmcp__pg_sql_ops = {
   .release = g_release,
   .exec = g_exec,
   .ready = g_ready,
+  .flush = g_flush,
   .wbegin = g_wbegin,
   .wend = g_wend,
   .index = g_index,

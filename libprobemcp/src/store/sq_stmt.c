@@ -180,6 +180,12 @@ static int g_exec(pmcp_store *s, pmcp__sql *c, const char *sql)
   return pmcp__sq_exec(s, (pmcp__sq *)c, sql);
 }
 
+static int g_flush(pmcp_store *s, pmcp__sql *c)
+{
+  pmcp__sq *q = (pmcp__sq *)c;
+  return q->in_txn && q->n_pending ? pmcp__sq_flush(s, q) : 0;
+}
+
 static int g_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
   (void)t;
@@ -204,6 +210,7 @@ const pmcp__sql_ops pmcp__sq_sql_ops = {
   .release = g_release,
   .exec = g_exec,
   .ready = NULL,
+  .flush = g_flush,
   .wbegin = g_wbegin,
   .wend = g_wend,
   .index = g_index,

@@ -73,6 +73,9 @@ typedef struct pmcp__sql_ops {
   /* Before a read for tenant @p t: the connection is up and scoped to it
    * (PostgreSQL's row-level security setting); SQLite has nothing to do. */
   int (*ready)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t);
+  /* Before a read inside the caller's transaction: writes its metric
+   * points still held in memory (so the read sees them). */
+  int (*flush)(pmcp_store *s, pmcp__sql *c);
   /* The write scope of one call (sq.h / pg.h say more). */
   int (*wbegin)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t);
   int (*wend)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int rc);
@@ -112,6 +115,10 @@ static inline int pmcp__sql_exec(pmcp_store *s, pmcp__sql *c, const char *sql)
 static inline int pmcp__sql_ready(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
   return c->ops->ready ? c->ops->ready(s, c, t) : 0;
+}
+static inline int pmcp__sql_flush(pmcp_store *s, pmcp__sql *c)
+{
+  return c->ops->flush(s, c);
 }
 static inline int pmcp__sql_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
@@ -248,6 +255,8 @@ int pmcp__sql_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *re
                          const char *path);
 int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
                   int add);
+/* read.c */
+int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
 /* notes.c */
 int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
                    pmcp_buf *out_id, int64_t *out_version);

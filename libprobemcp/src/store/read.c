@@ -300,7 +300,7 @@ static cJSON *get_run(rd *r, const char *id)
       "   'dirty', (r.git_dirty=1), 'diff', r.git_diff),"
       " 'inherited', e.config::json,"
       " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
-      " 'groups', (SELECT coalesce(json_agg('group:' || g.slug), '[]'::json) FROM group_runs gr JOIN groups g"
+      " 'groups', (SELECT coalesce(json_agg('group:' || g.slug ORDER BY gr.group_id), '[]'::json) FROM group_runs gr JOIN groups g"
       "   ON g.id=gr.group_id WHERE gr.run_id=r.id),"
       " 'checkpoints', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug ||"
       "   '@step' || c.step, 'step', c.step, 'best', (c.best=1)"
@@ -378,7 +378,7 @@ static cJSON *get_experiment(rd *r, const char *id)
       " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'description',"
       "   v.description, 'config', v.config::json, 'author', v.author, 'created', v.created)), '[]'::json)"
       "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version DESC) v),"
-      " 'groups', (SELECT coalesce(json_agg(json_build_object('ref', 'group:' || g.slug, 'name', g.name)), '[]'::json)"
+      " 'groups', (SELECT coalesce(json_agg(json_build_object('ref', 'group:' || g.slug, 'name', g.name) ORDER BY g.id), '[]'::json)"
       "   FROM groups g WHERE g.experiment_id=e.id),"
       " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
       "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
@@ -419,7 +419,7 @@ static cJSON *get_project(rd *r, const char *id)
       "   name)), '[]'::json) FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER BY name) x),"
       " 'runs', (SELECT count(*) FROM runs WHERE project_id=p.id AND deleted=0),"
       " 'papers', (SELECT coalesce(json_agg(json_build_object('ref', 'paper:' || pp.arxiv_id, 'title',"
-      "   pa.title, 'note', pp.note)), '[]'::json) FROM project_papers pp LEFT JOIN papers pa"
+      "   pa.title, 'note', pp.note) ORDER BY pp.arxiv_id), '[]'::json) FROM project_papers pp LEFT JOIN papers pa"
       "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id),"
       " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
       "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
@@ -487,7 +487,7 @@ static const char note_sql_pg[] =
     "   FROM notes p WHERE p.id=n.parent_id),"
     " 'version', n.version, 'created', n.created, 'updated', n.updated,"
     " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
-    " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug), '[]'::json) FROM notes c"
+    " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug ORDER BY c.id), '[]'::json) FROM notes c"
     "   WHERE c.parent_id=n.id),"
     " 'history', (SELECT coalesce(json_agg(json_build_object('version', h.version, 'author', h.author,"
     "   'via', h.via, 'created', h.created, 'status', h.status)), '[]'::json) FROM (SELECT * FROM note_versions"
@@ -588,13 +588,13 @@ static cJSON *get_artifact(rd *r, const char *id)
       "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
       " 'shared', (a.shared=1), 'latest', a.latest,"
       " 'created', a.created,"
-      " 'labels', (SELECT coalesce(json_object_agg(label, version), '{}'::json) FROM artifact_labels"
+      " 'labels', (SELECT coalesce(json_object_agg(label, version ORDER BY label), '{}'::json) FROM artifact_labels"
       "   WHERE artifact_id=a.id),"
       " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'path', v.path,"
       "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri,"
       "   'stored', v.content IS NOT NULL,"
       "   'text', (v.is_text=1),"
-      "   'created', v.created, 'labels', (SELECT coalesce(json_agg(label), '[]'::json) FROM artifact_labels l"
+      "   'created', v.created, 'labels', (SELECT coalesce(json_agg(label ORDER BY label), '[]'::json) FROM artifact_labels l"
       "   WHERE l.artifact_id=a.id AND l.version=v.version))), '[]'::json)"
       "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
       " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2";
@@ -764,7 +764,7 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
-      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status)), '[]'::json) FROM group_runs gr"
+      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status) ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
       " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
@@ -787,7 +787,7 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
   static const char sql_session_pg[] =
       "SELECT json_build_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
       " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
-      " 'on', (SELECT coalesce(json_agg(ref), '[]'::json) FROM session_links WHERE session_id=s.id),"
+      " 'on', (SELECT coalesce(json_agg(ref ORDER BY ref), '[]'::json) FROM session_links WHERE session_id=s.id),"
       " 'transcript', s.transcript::json) FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2";
   const char *sql_session = PMCP__SQL_PICK(r->q, sql_session_sq, sql_session_pg);
   static const char sql_file_sq[] =

@@ -3,11 +3,16 @@
  * public headers).
  *
  * Statements go through a small layer (pmcp__pg_stmt) shaped like the
- * prepare / bind / step / column calls the SQLite backend uses, so each
- * pg_*.c file keeps the same structure and semantics as its sq_*.c twin:
- * parameters are $1..$N, bound by position (int64 and double with their
- * types, text untyped so PostgreSQL infers it, bytes as binary bytea);
- * the first step runs the statement and later steps walk its rows.
+ * prepare / bind / step / column calls of SQLite: parameters are $1..$N
+ * (SQLite's ?N in the shared code are rewritten), bound by position (int64
+ * and double with their types, text untyped so PostgreSQL infers it, bytes
+ * as binary bytea); the first step runs the statement and later steps walk
+ * its rows. The same layer is this backend's side of sql.h, the interface
+ * the logic both backends share is written against (put.c, catalog.c,
+ * records.c, env_attr.c, notes.c, runs.c, read.c, list.c, sql.c); the
+ * pg_*.c files hold only what is PostgreSQL's own (connection and
+ * reconnection, schema, row-level security, tsvector search, metric
+ * blocks, the kinds' JSON in list).
  *
  * Tenancy. Every tenant-owned table has row-level security keyed on the
  * session setting probe.tenant (pg_schema.c); each call sets it for its

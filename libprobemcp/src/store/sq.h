@@ -1,6 +1,10 @@
 /* Internal: the SQLite backend's state and the helpers its files share.
  * Only files under src/store include this (SQLite types stay out of the
- * public headers). */
+ * public headers). The logic both backends share is written once against
+ * sql.h (sq_stmt.c is this backend's side of it); the sq_*.c files hold
+ * only what is SQLite's own (opening, migrations, FTS5 search, the block
+ * codec and metric blocks, the points virtual table, the run table, the
+ * kinds' JSON in list). */
 #ifndef PMCP_STORE_SQ_H
 #define PMCP_STORE_SQ_H
 

@@ -26,25 +26,19 @@ typedef struct named_sql {
 static int name_params(pmcp_store *s, const char *in, named_sql *ns)
 {
   memset(ns, 0, sizeof *ns);
+  /* Plain text is copied in spans: this runs on every listing. */
+  int rc = pmcp__buf_reserve(&ns->sql, strlen(in) + 16);
+  const char *span = in;
   char quote = 0;
-  for (const char *p = in; *p; p++) {
+  for (const char *p = in; *p && rc == 0; p++) {
     if (quote) {
       if (*p == quote)
         quote = 0;
-      pmcp__buf_putc(&ns->sql, *p);
-      continue;
-    }
-    if (*p == '\'') {
+    } else if (*p == '\'') {
       quote = *p;
-      pmcp__buf_putc(&ns->sql, *p);
-      continue;
-    }
-    if (*p == ':' && p[1] == ':') {
-      pmcp__buf_puts(&ns->sql, "::");
+    } else if (*p == ':' && p[1] == ':') {
       p++;
-      continue;
-    }
-    if (*p == ':' && p[1] >= 'a' && p[1] <= 'z') {
+    } else if (*p == ':' && p[1] >= 'a' && p[1] <= 'z') {
       char nm[8];
       size_t k = 0;
       const char *e = p + 1;
@@ -52,7 +46,7 @@ static int name_params(pmcp_store *s, const char *in, named_sql *ns)
         nm[k++] = *e++;
       nm[k] = '\0';
       int ix = 0;
-      for (int i = 0; i < ns->n; i++)
+      for (int i = 0; i < ns->n && !ix; i++)
         if (strcmp(ns->names[i], nm) == 0)
           ix = i + 1;
       if (!ix) {
@@ -60,16 +54,23 @@ static int name_params(pmcp_store *s, const char *in, named_sql *ns)
           pmcp_buf_dispose(&ns->sql);
           return pmcp_store_set_error(s, PMCP_EINTERNAL, "too many list parameters");
         }
-        snprintf(ns->names[ns->n], sizeof ns->names[0], "%s", nm);
+        memcpy(ns->names[ns->n], nm, k + 1);
         ix = ++ns->n;
       }
-      pmcp__buf_printf(&ns->sql, "?%d", ix);
+      rc = pmcp__buf_append(&ns->sql, span, (size_t)(p - span));
+      if (rc == 0)
+        rc = pmcp__buf_printf(&ns->sql, "?%d", ix);
+      span = e;
       p = e - 1;
-      continue;
     }
-    pmcp__buf_putc(&ns->sql, *p);
   }
-  return ns->sql.ptr ? 0 : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  if (rc == 0)
+    rc = pmcp__buf_puts(&ns->sql, span);
+  if (rc || !ns->sql.ptr) {
+    pmcp_buf_dispose(&ns->sql);
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  }
+  return 0;
 }
 
 static int named_index(const named_sql *ns, const char *nm)

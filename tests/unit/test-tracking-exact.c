@@ -6,7 +6,8 @@
  * data full of edge cases (values equal once rounded to 15 digits, numbers
  * stored as text, booleans, string sets, "[...]" strings, tied creation
  * times, labelled series, deleted runs, another project) must give
- * byte-identical answers, so a pushdown that is wrong fails here. */
+ * byte-identical answers, so a pushdown that is wrong fails here (400
+ * cases: about a third answered whole in SQL). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -345,9 +346,9 @@ static int exact_path(const cJSON *args)
 START_TEST(random_filters_agree)
 {
   int n_exact = 0, n_other = 0, n_hits = 0;
-  for (int seed = 1; seed <= 5; seed++) {
+  for (int seed = 1; seed <= 4; seed++) {
     rng_state = 0x9E3779B97F4A7C15ULL * (uint64_t)seed;
-    for (int i = 0; i < 120; i++) {
+    for (int i = 0; i < 100; i++) {
       cJSON *a = random_args();
       char *args = cJSON_PrintUnformatted(a);
       char *fast = list_runs(FAST, args), *slow = list_runs(SLOW, args);
@@ -370,7 +371,7 @@ START_TEST(random_filters_agree)
   }
   fprintf(stderr, "exact %d, candidates %d, non-empty %d\n", n_exact, n_other, n_hits);
   /* both fast paths were compared, on filters that match something */
-  ck_assert_msg(n_exact >= 100 && n_other >= 100 && n_hits >= 200,
+  ck_assert_msg(n_exact >= 80 && n_other >= 80 && n_hits >= 150,
                 "exact %d, candidates %d, non-empty %d", n_exact, n_other, n_hits);
 }
 END_TEST

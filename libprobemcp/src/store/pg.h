@@ -29,8 +29,12 @@ int pmcp__pg_schema_target(void);
 /* Points per metric block and the position id scheme, as in SQLite. */
 #define PMCP__PG_BLOCK 16384
 #define PMCP__PG_POS 65536
+/* Points per chunk: each block row also keeps the summary of every chunk
+ * of its points (pg_block.c), so a bucket edge inside a block costs the
+ * points of one chunk, not of the whole block. */
+#define PMCP__PG_CHUNK 128
 
-#define PMCP__PG_MAXP 24
+#define PMCP__PG_MAXP 40
 
 enum { PG_ROW = 100, PG_DONE = 101, PG_ERR = 1 };
 
@@ -120,6 +124,9 @@ void pmcp__pg_bind_double(pmcp__pg_stmt *st, int i, double v);
 void pmcp__pg_bind_text(pmcp__pg_stmt *st, int i, const char *v);
 void pmcp__pg_bind_opt(pmcp__pg_stmt *st, int i, const char *v); /* NULL ok */
 void pmcp__pg_bind_blob(pmcp__pg_stmt *st, int i, const void *p, size_t n);
+/* Binds @p n bytes of PostgreSQL's binary format for type @p oid, taking
+ * ownership of @p p (malloc'd). */
+void pmcp__pg_bind_binary(pmcp__pg_stmt *st, int i, void *p, size_t n, unsigned oid);
 void pmcp__pg_bind_null(pmcp__pg_stmt *st, int i);
 /* Runs (first call) or advances: PG_ROW, PG_DONE or PG_ERR (message in g). */
 int pmcp__pg_step(pmcp__pg_stmt *st);
@@ -169,6 +176,12 @@ int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int64_t ser
                           const char *kind);
 int pmcp__pg_flush(pmcp_store *s, pmcp__pg *g);
 void pmcp__pg_drop_pending(pmcp__pg *g);
+
+/* ---- pg_block.c ---- */
+/* Stores @p n (1..PMCP__PG_BLOCK) points as block @p seq of @p series
+ * (replacing a block of that seq), with its summary and chunk summaries. */
+int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *g, int64_t tenant, int64_t series,
+                         int64_t seq, const pmcp_point *pts, size_t n);
 
 /* The backend's op implementations. */
 int pmcp__pg_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,

@@ -597,7 +597,10 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
       msg[--n] = '\0';
     return pmcp_store_set_error(s, PMCP_EIO, "cannot connect to PostgreSQL: %s", msg);
   }
-  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning");
+  /* No JIT: the backend's statements are short, and the cost estimates of
+   * a summary over a long series made PostgreSQL spend seconds compiling
+   * one that runs in milliseconds. */
+  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning; SET jit = off");
   if (rc == 0 && g->readonly)
     rc = pmcp__pg_exec(s, g, "SET default_transaction_read_only = on");
   if (rc)

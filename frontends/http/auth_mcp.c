@@ -13,6 +13,7 @@
 #include "auth_mcp.h"
 #include "core/registry.h"
 #include "oauth.h"
+#include "store/db.h"
 #include "util/buf.h"
 
 typedef struct holder {
@@ -262,7 +263,7 @@ static int write_handler(pmcp_call *call, void *ud)
   pmcp__buf_printf(&d, ",\"status\":\"%s\"}", rc == 0 ? "done" : "failed");
   if (d.ptr) {
     pthread_mutex_lock(&w->a->mu);
-    pmcp_tenant t = {p.tenant_id};
+    pmcp_tenant t = {p.tenant_id, 0, 0};
     pmcp__audit(w->a->st, t, p.workspace, p.actor, w->action, "mcp", d.ptr);
     pthread_mutex_unlock(&w->a->mu);
   }
@@ -295,4 +296,82 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
   d.ud = w;
   d.ud_free = write_tool_free;
   return pmcp_server_add_tool(srv, &d);
+}
+
+/* ---- the workspace of each tool call ---------------------------------------- */
+
+int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *msg,
+                   size_t msg_size, void *ud)
+{
+  mcp_auth *a = ud;
+  pmcp__principal p;
+  memset(out, 0, sizeof *out);
+  /* The holder was refreshed from the store by this request's
+   * authentication: a revoked key, a disabled person or a removed role of
+   * the default workspace already answered 401. */
+  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0) {
+    snprintf(msg, msg_size, "authentication required");
+    return PMCP_EDENIED;
+  }
+  if (asked && *asked && strcmp(asked, p.workspace) != 0) {
+    if (p.kind != PMCP__P_CONNECTION) {
+      snprintf(msg, msg_size, "an API key acts only in its own workspace ('%s'): drop the"
+               " workspace argument, or use a key of the other workspace", p.workspace);
+      return PMCP_EDENIED;
+    }
+    /* Another workspace of the person: the membership and its role are
+     * read now, on every call, so a removed membership or a changed role
+     * takes effect at once. One message for a workspace that does not
+     * exist, one of another tenant, and one the person is not in. */
+    pthread_mutex_lock(&a->mu);
+    int rc = pmcp__auth_principal_in_workspace(a->st, &p, asked);
+    pthread_mutex_unlock(&a->mu);
+    if (rc != 0) {
+      snprintf(msg, msg_size, "%s", rc == PMCP_EDENIED
+               ? "no such workspace, or no access to it"
+               : "the workspace could not be checked (store unavailable): try again");
+      return rc;
+    }
+  }
+  snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
+  snprintf(out->role, sizeof out->role, "%s", pmcp__role_name(p.role));
+  return 0;
+}
+
+int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
+{
+  mcp_auth *a = ud;
+  pmcp__principal p;
+  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
+    return PMCP_EDENIED;
+  pmcp__buf_putc(out, '{');
+  if (p.kind != PMCP__P_CONNECTION) {
+    pmcp__buf_json_string(out, p.workspace, strlen(p.workspace));
+    pmcp__buf_printf(out, ":\"%s\"}", pmcp__role_name(p.role));
+    return out->ptr ? 0 : PMCP_ENOMEM;
+  }
+  char tid[24];
+  snprintf(tid, sizeof tid, "%lld", (long long)p.tenant_id);
+  const char *q[] = {p.user_id, tid};
+  pmcp__db_res *r = NULL;
+  pthread_mutex_lock(&a->mu);
+  int rc = pmcp__db_query(a->st, "SELECT workspace, role FROM memberships WHERE user_id = $1"
+                                 " AND tenant_id = $2 ORDER BY workspace", 2, q, &r);
+  pthread_mutex_unlock(&a->mu);
+  if (rc)
+    return rc;
+  size_t n = 0;
+  for (size_t i = 0; i < pmcp__db_nrows(r); i++) {
+    int role = pmcp__role_parse(pmcp__db_get(r, i, 1));
+    const char *ws = pmcp__db_get(r, i, 0);
+    if (role == PMCP__ROLE_NONE || !ws)
+      continue;
+    if (n++)
+      pmcp__buf_putc(out, ',');
+    pmcp__buf_json_string(out, ws, strlen(ws));
+    pmcp__buf_printf(out, ":\"%s\"", pmcp__role_name(role));
+  }
+  pmcp__db_res_free(r);
+  pmcp__buf_putc(out, '}');
+  return out->ptr ? 0 : PMCP_ENOMEM;
 }

@@ -54,6 +54,16 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
  * session has none (authentication off). */
 int mcp_auth_principal(void *session_ud, pmcp__principal *out);
 
+/* pmcp_scope_fn for the research and tracking tools (ud: the mcp_auth):
+ * the call acts in its principal's workspace; a signed-in connection may
+ * name another workspace it belongs to (re-checked, role re-read, on every
+ * call); an API key may not. */
+int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *msg,
+                   size_t msg_size, void *ud);
+/* pmcp_scope_list_fn: the caller's workspaces and roles for
+ * list_workspaces. */
+int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud);
+
 /* The served tenant (for the toolsets' scope). */
 pmcp_tenant mcp_auth_tenant(const mcp_auth *a);
 

@@ -136,12 +136,22 @@ static int setup(pmcp_server *srv, void *ud)
   ro.embed_key = getenv("PROBE_EMBED_KEY");
   ro.embed_model = getenv("PROBE_EMBED_MODEL");
   ro.papers_url = x->papers_url ? x->papers_url : getenv("PROBE_PAPERS_URL");
+  /* With authentication every call acts in its credential's workspace. */
+  if (x->auth) {
+    ro.scope = mcp_auth_scope;
+    ro.scope_ud = x->auth;
+  }
   rc = want_research ? pmcp_research_register(srv, x->st, &ro) : 0;
   if (!rc && want_tracking) {
     pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
     to.tenant = x->tenant;
     to.workspace = getenv("PROBE_WORKSPACE");
     to.project = getenv("PROBE_PROJECT");
+    if (x->auth) {
+      to.scope = mcp_auth_scope;
+      to.scope_ud = x->auth;
+      to.scope_list = mcp_auth_scope_list;
+    }
     rc = pmcp_tracking_register(srv, x->st, &to);
   }
   if (rc) {

@@ -19,7 +19,7 @@ static void audit(void *ud, pmcp_store *st, const char *tenant_id, const char *w
                   const char *actor, const char *action, const char *details)
 {
   (void)ud;
-  pmcp_tenant t = {tenant_id ? strtoll(tenant_id, NULL, 10) : 0};
+  pmcp_tenant t = {tenant_id ? strtoll(tenant_id, NULL, 10) : 0, 0, 0};
   /* A failed audit write cannot undo what happened; the store's error
    * stays on the handle. */
   (void)pmcp__audit(st, t, workspace, actor, action, "mcp", details);

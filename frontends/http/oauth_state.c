@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "auth/auth.h"
 #include "oauth.h" /* and oauth_state.h */
 #include "store/db.h"
 #include "util/crypto.h"
@@ -232,23 +233,22 @@ int poauth_request_get(poauth_state *s, const char *id, poauth_request *out)
 int poauth_user_check(poauth_state *s, const char *name, const char *password,
                       char user_id[128])
 {
-  pmcp__db_res *r = NULL;
+  char id[64], *stored = NULL;
+  int active = 0;
+  /* The auth module's record (users.c), read under the lock; the KDF runs
+   * outside it, whether or not the user exists, so the answer's timing
+   * does not tell which names exist. */
   lock(s);
-  int rc = QUERY(s, "SELECT id, password, disabled FROM users WHERE name = $1", &r, name);
+  int rc = pmcp__user_login_record(s->st, name, id, &stored, &active);
   unlock(s);
   if (rc)
     return rc;
-  int ok = 0;
-  const char *stored = pmcp__db_nrows(r) == 1 ? pmcp__db_get(r, 0, 1) : NULL;
-  /* The KDF runs whether or not the user exists, so the answer's timing
-   * does not tell which names exist. */
   int match = s->hooks.verify_password &&
               s->hooks.verify_password(stored ? stored : "", password, s->hooks.ud);
-  if (stored && match && to_i64(pmcp__db_get(r, 0, 2)) == 0) {
-    copy(user_id, 128, pmcp__db_get(r, 0, 0));
-    ok = 1;
-  }
-  pmcp__db_res_free(r);
+  int ok = stored && match && active;
+  if (ok)
+    copy(user_id, 128, id);
+  free(stored);
   return ok;
 }
 

@@ -54,7 +54,7 @@ static int delete_run(pmcp_call *call, void *ud)
       pmcp_arg_string(call, "run", &run, &len) != 0)
     return pmcp_result_errorf(call, "bad call");
   pthread_mutex_lock(&x->mu);
-  pmcp_tenant t = {p.tenant_id};
+  pmcp_tenant t = {p.tenant_id, 0, 0};
   int rc = pmcp_store_set_deleted(x->rw, t, run, 1);
   pthread_mutex_unlock(&x->mu);
   if (rc == PMCP_ENOTFOUND)

@@ -75,3 +75,67 @@ test('a store that cannot be opened is an error, not an empty server', () => {
   assert.equal(h.status, 0);
   assert.match(h.stdout, /--listen HOST:PORT/);
 });
+
+test('an API key reads only its own workspace, and may not switch', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
+  try {
+    const store = path.join(dir, 'store.db');
+    const cli = (...a) => execFileSync(PROBE, ['--store', store, ...a], { encoding: 'utf8' }).trim();
+    cli('init');
+    cli('workspace', 'create', 'alpha', '--id', 'alpha');
+    cli('workspace', 'create', 'beta', '--id', 'beta');
+    cli('project', 'create', 'pa', '--id', 'pa', '--workspace', 'alpha');
+    cli('project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta');
+    cli('run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa');
+    cli('run', 'create', 'betarun', '--id', 'rb', '--project', 'pb');
+    const keyA = cli('key', 'create', '--workspace', 'alpha');
+    const keyB = cli('key', 'create', '--workspace', 'beta');
+    const srv = await startServer(HTTP, ['--store', store, '--toolset', 'all']);
+    try {
+      const open = async (key) => {
+        const client = new Client({ name: 'scope-test', version: '1.0.0' });
+        await client.connect(new StreamableHTTPClientTransport(srv.url, {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }));
+        return client;
+      };
+      const text = async (c, name, args) => {
+        const r = await c.callTool({ name, arguments: args });
+        return { err: !!r.isError, text: r.content[0].text };
+      };
+      const a = await open(keyA);
+      const b = await open(keyB);
+      let r = await text(a, 'browse', { mode: 'runs' });
+      assert.match(r.text, /run:ra/);
+      assert.doesNotMatch(r.text, /run:rb|betarun/);
+      r = await text(b, 'browse', { mode: 'runs' });
+      assert.match(r.text, /run:rb/);
+      assert.doesNotMatch(r.text, /run:ra|alpharun/);
+      r = await text(a, 'entity', { refs: ['run:rb'] });
+      assert.ok(r.err);
+      assert.match(r.text, /no run 'rb'/);
+      r = await text(a, 'search', { query: 'betarun' });
+      assert.doesNotMatch(r.text, /run:rb/);
+      r = await text(a, 'list_runs', { project: 'pb' });
+      assert.ok(r.err);
+      assert.doesNotMatch(r.text, /betarun/);
+      r = await text(a, 'list_workspaces', {});
+      assert.match(r.text, /"alpha"/);
+      assert.doesNotMatch(r.text, /beta/);
+      // a key never switches workspace
+      r = await text(a, 'browse', { mode: 'runs', workspace: 'beta' });
+      assert.ok(r.err);
+      assert.match(r.text, /own workspace/);
+      // query_sql reads the whole lab: refused to a key of one of several workspaces
+      r = await text(a, 'query_sql', { sql: 'SELECT name FROM runs' });
+      assert.ok(r.err);
+      assert.doesNotMatch(r.text, /betarun/);
+      await a.close();
+      await b.close();
+    } finally {
+      await srv.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -42,6 +42,32 @@ static int browse(pmcp_call *call, void *ud)
   const char *ref0 = "-";
   if (nrefs)
     ck_assert_int_eq(pmcp_arg_string_at(call, "refs", 0, &ref0), 0);
+  /* the accessors' answers: absent is ENOTFOUND, another type EINVAL */
+  const char *sv;
+  double dv;
+  int64_t iv;
+  int bv;
+  ck_assert_int_eq(pmcp_arg_string(call, "nope", &sv, NULL), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_arg_number(call, "nope", &dv), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_arg_bool(call, "nope", &bv), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_arg_string_at(call, "nope", 0, &sv), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_arg_bool(call, "verbose", NULL), 0);
+  if (strcmp(pmcp_call_mode(call), "runs") == 0) {
+    ck_assert_int_eq(pmcp_arg_int(call, "project", &iv), PMCP_EINVAL);
+    ck_assert_int_eq(pmcp_arg_bool(call, "limit", &bv), PMCP_EINVAL);
+    ck_assert_int_eq(pmcp_arg_string(call, "limit", &sv, NULL), PMCP_EINVAL);
+    ck_assert_int_eq(pmcp_arg_number(call, "limit", &dv), 0);
+    ck_assert(dv == (double)limit);
+    /* a lone string is a list of one; a number is no list */
+    ck_assert_int_eq(pmcp_arg_string_at(call, "project", 0, &sv), 0);
+    ck_assert_str_eq(sv, project);
+    ck_assert_int_eq(pmcp_arg_string_at(call, "project", 1, &sv), PMCP_ENOTFOUND);
+    ck_assert_int_eq(pmcp_arg_number_at(call, "project", 0, &dv), PMCP_EINVAL);
+    ck_assert_int_eq(pmcp_arg_string_at(call, "limit", 0, &sv), PMCP_EINVAL);
+    ck_assert_int_eq(pmcp_arg_string_at(call, "refs", nrefs, &sv), PMCP_ENOTFOUND);
+    if (nrefs)
+      ck_assert_int_eq(pmcp_arg_number_at(call, "refs", 0, &dv), PMCP_EINVAL);
+  }
   snprintf(out, sizeof out, "%s project=%s limit=%lld depth=%lld verbose=%d refs=%zu:%s",
            pmcp_call_mode(call), project, (long long)limit, (long long)depth, verbose,
            nrefs, ref0);

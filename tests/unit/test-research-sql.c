@@ -16,7 +16,6 @@
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
-static pmcp_store *RO;
 static int64_t LOSS_ID, ACC_ID, SECRET_ID;
 #define N_ACC 40000
 
@@ -98,16 +97,12 @@ static void fill(void)
 static void setup(void)
 {
   fill();
-  pmcp_server *srv = tc_server_new();
-  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
-  ck_assert_int_eq(pmcp_research_register(srv, RO, NULL), 0);
-  tc_initialize();
+  tc_serve_research(st_path);
 }
 
 static void teardown(void)
 {
   tc_server_free();
-  pmcp_store_free(RO);
   st_cleanup();
 }
 

@@ -18,7 +18,6 @@
 #include "tool-call-util.h"
 
 static pmcp_store *W;  /* the writer */
-static pmcp_store *RO; /* what the tools read */
 static pmcp_tenant T;
 
 static void mkexp(const char *id, const char *project)
@@ -67,26 +66,17 @@ static void fill(void)
   mkrun("u1", NULL, 3001);
 }
 
-static void serve(void)
-{
-  pmcp_server *srv = tc_server_new();
-  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
-  ck_assert_int_eq(pmcp_research_register(srv, RO, NULL), 0);
-  tc_initialize();
-}
-
 static void setup(void)
 {
   fill();
-  serve();
+  tc_serve_research(st_path);
 }
 
 static void teardown(void)
 {
   tc_server_free();
-  pmcp_store_free(RO);
   pmcp_store_free(W);
-  RO = W = NULL;
+  W = NULL;
   st_cleanup();
 }
 
@@ -193,7 +183,7 @@ START_TEST(migration_fills_counts)
   /* and again, from a store that has the columns already */
   sql(st_path, "UPDATE meta SET value='8' WHERE key='schema_version'");
   ST_OK(W, pmcp_store_open(&W, st_path, 0));
-  serve();
+  tc_serve_research(st_path);
   int pr, pe, ar, un;
   tree_counts(&pr, &pe, &ar, &un);
   ck_assert_int_eq(pr, 7);

@@ -262,7 +262,7 @@ START_TEST(secrets_and_tenants)
   ST_RC(s, pmcp_store_get(s, zero, "run:x", &b), PMCP_EINVAL);
   uint64_t v;
   ST_RC(s, pmcp_store_version(s, zero, &v), PMCP_EINVAL);
-  pmcp_tenant bogus = {999999};
+  pmcp_tenant bogus = {999999, 0, 0};
   ST_RC(s, pmcp_store_version(s, bogus, &v), PMCP_EINVAL);
   pmcp_store_free(s);
   /* Another store has another key; the same store keeps its key. */

@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine-harness.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
-static harness *H;
 static pmcp_store *RO;
-static int next_id = 100;
 
 static void setup(void)
 {
@@ -22,60 +20,17 @@ static void setup(void)
   pmcp_store *s = st_open_new(&t);
   pmcp_store_free(s);
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
-  H = h_new(NULL);
-  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, NULL), 0);
-  h_init(H, "", "2025-06-18");
+  tc_server_new();
+  ck_assert_int_eq(pmcp_tracking_register(tc_server(), RO, NULL), 0);
+  tc_initialize();
 }
 
 static void teardown(void)
 {
-  h_free(H);
+  tc_server_free();
   pmcp_store_free(RO);
   RO = NULL;
   st_cleanup();
-}
-
-static cJSON *call(const char *tool, const char *args, int *err)
-{
-  char *msg = malloc(strlen(args) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"%s\",\"arguments\":%s}}", next_id++, tool, args);
-  cJSON *resp = h_call(H, "", msg);
-  free(msg);
-  ck_assert_msg(h_error_code(resp) == 0, "%s %s: protocol error", tool, args);
-  const char *text = h_text0(resp);
-  cJSON *o = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(o), "not an object: %s", text);
-  cJSON *a = cJSON_Parse(args);
-  const cJSON *b = cJSON_GetObjectItem(a, "token_budget");
-  int budget = b ? b->valueint : 2000;
-  cJSON_Delete(a);
-  size_t tok = 0;
-  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
-  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
-  ck_assert_uint_le(strlen(text), (size_t)budget * 8);
-  *err = h_is_error(resp);
-  cJSON_Delete(resp);
-  return o;
-}
-
-static cJSON *ok(const char *tool, const char *args)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  ck_assert_msg(!e, "%s %s failed: %s", tool, args, cJSON_PrintUnformatted(o));
-  return o;
-}
-
-static void refused(const char *tool, const char *args, const char *needle)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(e, "%s %s not refused: %s", tool, args, t);
-  ck_assert_msg(strstr(t, needle) != NULL, "%s %s: %s lacks '%s'", tool, args, t, needle);
-  free(t);
-  cJSON_Delete(o);
 }
 
 static const char *src_dir(void)
@@ -93,7 +48,7 @@ static cJSON *all_docs(void)
   while (offset >= 0 && pages++ < 100) {
     char args[120];
     snprintf(args, sizeof args, "{\"token_budget\":512,\"offset\":%d}", offset);
-    cJSON *o = ok("list_docs", args);
+    cJSON *o = tc_ok("list_docs", args);
     cJSON *d;
     int n = 0;
     cJSON_ArrayForEach(d, cJSON_GetObjectItem(o, "docs"))
@@ -165,7 +120,7 @@ static char *read_pieces(const char *page, int budget, int *n_pieces, size_t *to
     char args[300];
     snprintf(args, sizeof args, "{\"page\":\"%s\",\"token_budget\":%d,\"offset\":%d}", page,
              budget, offset);
-    cJSON *o = ok("get_doc", args);
+    cJSON *o = tc_ok("get_doc", args);
     const char *md = cJSON_GetObjectItem(o, "markdown")->valuestring;
     ck_assert_int_eq(cJSON_GetObjectItem(o, "offset")->valueint, offset);
     *total = (size_t)cJSON_GetObjectItem(o, "total_chars")->valuedouble;
@@ -220,7 +175,7 @@ END_TEST
 
 START_TEST(markdown_of_man_pages)
 {
-  cJSON *o = ok("get_doc", "{\"page\":\"man:probe-mcp-stdio(1)\",\"token_budget\":8000}");
+  cJSON *o = tc_ok("get_doc", "{\"page\":\"man:probe-mcp-stdio(1)\",\"token_budget\":8000}");
   const char *md = cJSON_GetObjectItem(o, "markdown")->valuestring;
   /* an option list: the term, then its text as the item's paragraph */
   ck_assert_ptr_nonnull(strstr(md, "\n- **--store** *S*\n  The store to read"));
@@ -230,7 +185,7 @@ START_TEST(markdown_of_man_pages)
   ck_assert_ptr_nonnull(strstr(md, "printf '%s\\n' \\\n"));
   cJSON_Delete(o);
   /* a table */
-  o = ok("get_doc", "{\"page\":\"libprobemcp-errors\",\"token_budget\":8000}");
+  o = tc_ok("get_doc", "{\"page\":\"libprobemcp-errors\",\"token_budget\":8000}");
   md = cJSON_GetObjectItem(o, "markdown")->valuestring;
   ck_assert_ptr_nonnull(strstr(md, "| PMCP_ENOMEM | -1 | -32603 | out of memory |"));
   cJSON_Delete(o);
@@ -242,7 +197,7 @@ START_TEST(markdown_of_man_pages)
   char head[200] = {0};
   ck_assert_uint_gt(fread(head, 1, sizeof head - 1, f), 0);
   fclose(f);
-  o = ok("get_doc", "{\"page\":\"README.md\",\"token_budget\":512}");
+  o = tc_ok("get_doc", "{\"page\":\"README.md\",\"token_budget\":512}");
   md = cJSON_GetObjectItem(o, "markdown")->valuestring;
   size_t n = strlen(md) < strlen(head) ? strlen(md) : strlen(head);
   ck_assert_int_eq(strncmp(md, head, n), 0);
@@ -253,12 +208,12 @@ END_TEST
 
 START_TEST(refusals)
 {
-  refused("get_doc", "{\"page\":\"no-such-page.1\"}", "no-such-page.1");
-  refused("get_doc", "{\"page\":\"README\",\"offset\":9999999}", "past the end");
-  refused("get_doc", "{}", "page");
-  refused("get_doc", "{\"page\":\"README\",\"cursor\":\"abc\"}", "offset");
-  refused("list_docs", "{\"cursor\":\"abc\"}", "offset");
-  refused("list_docs", "{\"limit\":0}", "limit");
+  tc_refused("get_doc", "{\"page\":\"no-such-page.1\"}", "no-such-page.1");
+  tc_refused("get_doc", "{\"page\":\"README\",\"offset\":9999999}", "past the end");
+  tc_refused("get_doc", "{}", "page");
+  tc_refused("get_doc", "{\"page\":\"README\",\"cursor\":\"abc\"}", "offset");
+  tc_refused("list_docs", "{\"cursor\":\"abc\"}", "offset");
+  tc_refused("list_docs", "{\"limit\":0}", "limit");
 }
 END_TEST
 

@@ -13,12 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine-harness.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
-static harness *H;
 static pmcp_store *RO;
-static int next_id = 100;
 
 /* ---- the generated data ---------------------------------------------------- */
 
@@ -153,14 +151,14 @@ static void populate(void)
 static void setup(void)
 {
   populate();
-  H = h_new(NULL);
-  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, NULL), 0);
-  h_init(H, "", "2025-06-18");
+  tc_server_new();
+  ck_assert_int_eq(pmcp_tracking_register(tc_server(), RO, NULL), 0);
+  tc_initialize();
 }
 
 static void teardown(void)
 {
-  h_free(H);
+  tc_server_free();
   pmcp_store_free(RO);
   RO = NULL;
   st_cleanup();
@@ -168,76 +166,9 @@ static void teardown(void)
 
 /* ---- calling ---------------------------------------------------------------- */
 
-/* Calls @p tool; the parsed result object, *err set for isError. Every
- * answer must fit its token budget. */
-static cJSON *call(const char *tool, const char *args, int *err)
-{
-  char *msg = malloc(strlen(args) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"%s\",\"arguments\":%s}}", next_id++, tool, args);
-  cJSON *resp = h_call(H, "", msg);
-  free(msg);
-  ck_assert_msg(h_error_code(resp) == 0, "%s %s: protocol error %s", tool, args,
-                h_error_message(resp));
-  const char *text = h_text0(resp);
-  cJSON *o = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(o), "not an object: %s", text);
-  cJSON *a = cJSON_Parse(args);
-  const cJSON *b = cJSON_GetObjectItem(a, "token_budget");
-  int budget = b ? b->valueint : 2000;
-  cJSON_Delete(a);
-  size_t tok = 0;
-  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
-  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
-  *err = h_is_error(resp);
-  cJSON_Delete(resp);
-  return o;
-}
-
-static cJSON *ok(const char *tool, const char *args)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  char *t = e ? cJSON_PrintUnformatted(o) : NULL;
-  ck_assert_msg(!e, "%s %s failed: %s", tool, args, t);
-  return o;
-}
-
-static void refused(const char *tool, const char *args, const char *needle)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(e, "%s %s not refused: %s", tool, args, t);
-  ck_assert_msg(strstr(t, needle) != NULL, "%s %s: %s lacks '%s'", tool, args, t, needle);
-  free(t);
-  cJSON_Delete(o);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
-  return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  ck_assert_msg(cJSON_IsString(v), "no string %s", k);
-  return v->valuestring;
-}
-
-static const cJSON *arr(const cJSON *o, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  ck_assert_msg(cJSON_IsArray(v), "no array %s", k);
-  return v;
-}
-
 static double at(const cJSON *o, const char *k, int i)
 {
-  const cJSON *v = cJSON_GetArrayItem(arr(o, k), i);
+  const cJSON *v = cJSON_GetArrayItem(tc_arr(o, k), i);
   ck_assert_msg(cJSON_IsNumber(v), "%s[%d] is not a number", k, i);
   return v->valuedouble;
 }
@@ -252,7 +183,7 @@ static void near(double got, double want)
 
 START_TEST(tools_listed)
 {
-  cJSON *r = h_call(H, "", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  cJSON *r = tc_rpc("tools/list", "{}");
   char *t = cJSON_PrintUnformatted(r);
   static const char *const names[] = {
     "get_rl_info", "list_rl_environments", "list_rl_metrics", "list_rl_attribute_definitions",
@@ -270,130 +201,130 @@ END_TEST
 
 START_TEST(rl_info)
 {
-  cJSON *o = ok("get_rl_info", "{\"run\":\"rl-a\"}");
-  ck_assert_str_eq(str(o, "run"), "rl-a");
-  ck_assert_int_eq((int)num(o, "environment_count"), N_ENVS + 1); /* + attribute-only 99 */
-  ck_assert_int_eq((int)num(o, "latest_episode"), N_EPISODES - 1);
-  ck_assert_int_eq((int)num(o, "latest_rl_step"), (N_STEPS - 1) * 100);
-  ck_assert_int_eq((int)num(o, "rl_series_count"), 2 * N_ENVS);
+  cJSON *o = tc_ok("get_rl_info", "{\"run\":\"rl-a\"}");
+  ck_assert_str_eq(tc_str(o, "run"), "rl-a");
+  ck_assert_int_eq((int)tc_num(o, "environment_count"), N_ENVS + 1); /* + attribute-only 99 */
+  ck_assert_int_eq((int)tc_num(o, "latest_episode"), N_EPISODES - 1);
+  ck_assert_int_eq((int)tc_num(o, "latest_rl_step"), (N_STEPS - 1) * 100);
+  ck_assert_int_eq((int)tc_num(o, "rl_series_count"), 2 * N_ENVS);
   cJSON_Delete(o);
-  o = ok("get_rl_info", "{\"run\":\"run:plain\",\"project\":\"lab\"}");
-  ck_assert_int_eq((int)num(o, "environment_count"), 0);
+  o = tc_ok("get_rl_info", "{\"run\":\"run:plain\",\"project\":\"lab\"}");
+  ck_assert_int_eq((int)tc_num(o, "environment_count"), 0);
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "latest_episode"));
-  ck_assert_ptr_nonnull(strstr(str(o, "note"), "no RL series"));
+  ck_assert_ptr_nonnull(strstr(tc_str(o, "note"), "no RL series"));
   cJSON_Delete(o);
-  refused("get_rl_info", "{\"run\":\"ghost\"}", "ghost not found");
-  refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"nowhere\"}",
+  tc_refused("get_rl_info", "{\"run\":\"ghost\"}", "ghost not found");
+  tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"nowhere\"}",
           "project 'nowhere' not found");
-  refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"other\"}",
+  tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"other\"}",
           "run 'rl-a' not found in project 'other'");
-  refused("get_rl_info", "{\"run\":\"rl-a\",\"cursor\":\"abc\"}", "next_offset");
-  refused("get_rl_info", "{}", "run");
-  refused("get_rl_info", "{\"run\":\"rl-a\",\"limit\":3}", "limit");
+  tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"cursor\":\"abc\"}", "next_offset");
+  tc_refused("get_rl_info", "{}", "run");
+  tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"limit\":3}", "limit");
 }
 END_TEST
 
 START_TEST(environments_table)
 {
   /* natural order of ids; the attribute-only environment is listed too */
-  cJSON *o = ok("list_rl_environments", "{\"run\":\"rl-a\",\"columns\":[\"env/level\","
+  cJSON *o = tc_ok("list_rl_environments", "{\"run\":\"rl-a\",\"columns\":[\"env/level\","
                 "\"physics/gravity\"],\"summary_columns\":[{\"series\":\"episode/return\","
                 "\"function\":\"last\",\"scale\":\"EPISODE\"},{\"series\":\"loss/value\","
                 "\"function\":\"min\",\"scale\":\"ENVIRONMENT_STEP\"}]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 5);
-  ck_assert_int_eq((int)num(o, "count"), 5);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 5);
+  ck_assert_int_eq((int)tc_num(o, "count"), 5);
   static const char *const order[] = {"0", "1", "2", "10", "99"};
   for (int i = 0; i < 5; i++) {
-    const cJSON *row = cJSON_GetArrayItem(arr(o, "rows"), i);
-    ck_assert_str_eq(str(row, "environment"), order[i]);
+    const cJSON *row = cJSON_GetArrayItem(tc_arr(o, "rows"), i);
+    ck_assert_str_eq(tc_str(row, "environment"), order[i]);
     if (i == 4) {
-      ck_assert_str_eq(str(row, "env/level"), "idle");
+      ck_assert_str_eq(tc_str(row, "env/level"), "idle");
       ck_assert_ptr_null(cJSON_GetObjectItem(row, "last(episode/return)"));
       continue;
     }
     /* latest versions: env 1 became hard at episode 20, env 10's gravity changed */
-    ck_assert_str_eq(str(row, "env/level"), i == 0 ? "easy" : "hard");
-    near(num(row, "physics/gravity"), i == 3 ? 12.5 : 9.8);
-    near(num(row, "last(episode/return)"), ret_of(i, N_EPISODES - 1));
-    near(num(row, "min(loss/value)"), loss_of(i, N_STEPS - 1));
+    ck_assert_str_eq(tc_str(row, "env/level"), i == 0 ? "easy" : "hard");
+    near(tc_num(row, "physics/gravity"), i == 3 ? 12.5 : 9.8);
+    near(tc_num(row, "last(episode/return)"), ret_of(i, N_EPISODES - 1));
+    near(tc_num(row, "min(loss/value)"), loss_of(i, N_STEPS - 1));
   }
   cJSON_Delete(o);
   /* default columns */
-  o = ok("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":1}");
-  const cJSON *row = cJSON_GetArrayItem(arr(o, "rows"), 0);
-  ck_assert_int_eq((int)num(row, "sys/last_episode"), N_EPISODES - 1);
-  ck_assert_int_eq((int)num(row, "sys/last_step"), (N_STEPS - 1) * 100);
-  ck_assert_int_eq((int)num(o, "next_offset"), 1);
+  o = tc_ok("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":1}");
+  const cJSON *row = cJSON_GetArrayItem(tc_arr(o, "rows"), 0);
+  ck_assert_int_eq((int)tc_num(row, "sys/last_episode"), N_EPISODES - 1);
+  ck_assert_int_eq((int)tc_num(row, "sys/last_step"), (N_STEPS - 1) * 100);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 1);
   cJSON_Delete(o);
   /* filter: hard environments whose last return is at least 100 */
-  o = ok("list_rl_environments",
+  o = tc_ok("list_rl_environments",
          "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"env/level\",\"op\":\"eq\",\"value\":\"hard\"},"
          "{\"series\":\"episode/return\",\"function\":\"last\",\"op\":\"gte\",\"value\":100,"
          "\"scale\":\"EPISODE\"}]}");
   int want = 0;
   for (int k = 1; k < N_ENVS; k++)
     want += ret_of(k, N_EPISODES - 1) >= 100;
-  ck_assert_int_eq((int)num(o, "total_count"), want);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), want);
   cJSON_Delete(o);
   /* any_of, sys/ attributes and matches */
-  o = ok("list_rl_environments",
+  o = tc_ok("list_rl_environments",
          "{\"run\":\"rl-a\",\"filter\":[{\"any_of\":[{\"attr\":\"sys/id\",\"op\":\"matches\","
          "\"value\":\"^1\"},{\"attr\":\"env/tags\",\"op\":\"contains\",\"value\":\"x\"}]}]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 3); /* 0 (tag), 1, 10 */
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 3); /* 0 (tag), 1, 10 */
   cJSON_Delete(o);
-  o = ok("list_rl_environments",
+  o = tc_ok("list_rl_environments",
          "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"sys/last_episode\",\"op\":\"exists\","
          "\"value\":false}]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "rows"), 0), "environment"), "99");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "rows"), 0), "environment"), "99");
   cJSON_Delete(o);
   /* sorts: by series (desc), by attribute; the sort's value is shown */
-  o = ok("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"series\":\"episode/return\","
+  o = tc_ok("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"series\":\"episode/return\","
          "\"function\":\"max\",\"scale\":\"EPISODE\",\"direction\":\"desc\"}}");
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "rows"), 0), "environment"), "10");
-  near(num(cJSON_GetArrayItem(arr(o, "rows"), 0), "max(episode/return)"),
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "rows"), 0), "environment"), "10");
+  near(tc_num(cJSON_GetArrayItem(tc_arr(o, "rows"), 0), "max(episode/return)"),
        ret_of(3, N_EPISODES - 1));
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "rows"), 4), "environment"), "99");
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "rows"), 4), "environment"), "99");
   cJSON_Delete(o);
-  o = ok("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"attr\":\"physics/gravity\","
+  o = tc_ok("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"attr\":\"physics/gravity\","
          "\"direction\":\"desc\"},\"environments\":[\"0\",\"10\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "rows"), 0), "environment"), "10");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "rows"), 0), "environment"), "10");
   cJSON_Delete(o);
 }
 END_TEST
 
 START_TEST(environments_refusals)
 {
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"series\":\"episode/return\","
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"series\":\"episode/return\","
           "\"function\":\"last\",\"op\":\"gt\",\"value\":1}]}", "need their scale");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"any_of\":[{\"attr\":\"a\","
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"any_of\":[{\"attr\":\"a\","
           "\"op\":\"exists\"},{\"series\":\"x\",\"op\":\"exists\"}]}]}",
           "filter[0].any_of[1]: RL series always need their scale");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"series\":\"episode/return\","
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"series\":\"episode/return\","
           "\"function\":\"last\"}}", "sort: RL series always need their scale");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"summary_columns\":[{\"series\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"summary_columns\":[{\"series\":"
           "\"episode/return\",\"function\":\"last\"}]}", "need their scale");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"series\":\"x\",\"op\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"series\":\"x\",\"op\":"
           "\"exists\",\"scale\":\"HOURLY\"}]}", "unknown scale");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"any_of\":[{\"any_of\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"any_of\":[{\"any_of\":"
           "[]}]}]}", "do not nest");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"a\",\"op\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"a\",\"op\":"
           "\"near\",\"value\":1}]}", "unknown op");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"a\",\"op\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"a\",\"op\":"
           "\"matches\",\"value\":\"(a\"}]}", "invalid RE2 pattern");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"attr\":\"a\",\"direction\":"
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"sort\":{\"attr\":\"a\",\"direction\":"
           "\"up\"}}", "direction");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"summary_columns\":[{\"series\":\"x\","
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"summary_columns\":[{\"series\":\"x\","
           "\"function\":\"median\",\"scale\":\"EPISODE\"}]}", "summary_columns[0]");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"environments\":[\"0\",\"7\"]}",
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"environments\":[\"0\",\"7\"]}",
           "environment '7' not found in run 'rl-a'");
-  refused("list_rl_environments", "{\"run\":\"nope\"}", "nope not found");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":0}", "limit");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":101}", "limit");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"offset\":-1}", "offset");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"cursor\":\"x\"}", "offset");
-  refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":{}}", "filter");
+  tc_refused("list_rl_environments", "{\"run\":\"nope\"}", "nope not found");
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":0}", "limit");
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":101}", "limit");
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"offset\":-1}", "offset");
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"cursor\":\"x\"}", "offset");
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":{}}", "filter");
 }
 END_TEST
 
@@ -407,16 +338,16 @@ START_TEST(budget_cut_pages)
     char args[300];
     snprintf(args, sizeof args, "{\"run\":\"rl-many\",\"limit\":100,\"token_budget\":512,"
              "\"columns\":[\"env/description\"],\"offset\":%d}", offset);
-    cJSON *o = ok("list_rl_environments", args);
-    int count = (int)num(o, "count");
+    cJSON *o = tc_ok("list_rl_environments", args);
+    int count = (int)tc_num(o, "count");
     ck_assert_int_gt(count, 0);
-    ck_assert_int_eq((int)num(o, "total_count"), N_MANY);
-    ck_assert_int_eq((int)num(o, "offset"), offset);
+    ck_assert_int_eq((int)tc_num(o, "total_count"), N_MANY);
+    ck_assert_int_eq((int)tc_num(o, "offset"), offset);
     const cJSON *r;
     int i = 0;
-    cJSON_ArrayForEach(r, arr(o, "rows"))
+    cJSON_ArrayForEach(r, tc_arr(o, "rows"))
     {
-      int id = atoi(str(r, "environment") + 1);
+      int id = atoi(tc_str(r, "environment") + 1);
       ck_assert_int_eq(id, offset + i++); /* natural order, nothing skipped */
       ck_assert_int_eq(seen_ids[id], 0);
       seen_ids[id] = 1;
@@ -438,145 +369,145 @@ START_TEST(budget_cut_pages)
   ck_assert_int_eq(seen, N_MANY);
   /* the same through get_rl_environment_attributes' history of many paths
    * is not needed: its pages are the same emitter; a limit page instead */
-  cJSON *o = ok("list_rl_attribute_definitions", "{\"run\":\"rl-many\",\"limit\":1,"
+  cJSON *o = tc_ok("list_rl_attribute_definitions", "{\"run\":\"rl-many\",\"limit\":1,"
                 "\"offset\":1}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2); /* env/description, sys/id */
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2); /* env/description, sys/id */
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_offset"));
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "attributes"), 0), "path"), "sys/id");
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "attributes"), 0), "path"), "sys/id");
   cJSON_Delete(o);
 }
 END_TEST
 
 START_TEST(metrics_and_definitions)
 {
-  cJSON *o = ok("list_rl_metrics", "{\"run\":\"rl-a\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
-  const cJSON *m = cJSON_GetArrayItem(arr(o, "metrics"), 0);
-  ck_assert_str_eq(str(m, "name"), "episode/return");
-  ck_assert_str_eq(str(m, "scale"), "EPISODE");
-  ck_assert_int_eq((int)num(m, "environment_count"), N_ENVS);
-  ck_assert_int_eq((int)num(m, "point_count"), N_ENVS * N_EPISODES);
-  m = cJSON_GetArrayItem(arr(o, "metrics"), 1);
-  ck_assert_str_eq(str(m, "name"), "loss/value");
-  ck_assert_str_eq(str(m, "scale"), "ENVIRONMENT_STEP");
+  cJSON *o = tc_ok("list_rl_metrics", "{\"run\":\"rl-a\"}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
+  const cJSON *m = cJSON_GetArrayItem(tc_arr(o, "metrics"), 0);
+  ck_assert_str_eq(tc_str(m, "name"), "episode/return");
+  ck_assert_str_eq(tc_str(m, "scale"), "EPISODE");
+  ck_assert_int_eq((int)tc_num(m, "environment_count"), N_ENVS);
+  ck_assert_int_eq((int)tc_num(m, "point_count"), N_ENVS * N_EPISODES);
+  m = cJSON_GetArrayItem(tc_arr(o, "metrics"), 1);
+  ck_assert_str_eq(tc_str(m, "name"), "loss/value");
+  ck_assert_str_eq(tc_str(m, "scale"), "ENVIRONMENT_STEP");
   cJSON_Delete(o);
-  o = ok("list_rl_metrics", "{\"run\":\"rl-w\"}");
-  m = cJSON_GetArrayItem(arr(o, "metrics"), 0);
-  ck_assert_int_eq((int)num(m, "environment_count"), 2); /* a and b, two workers each */
-  ck_assert_int_eq(cJSON_GetArraySize(arr(m, "label_keys")), 1); /* worker, not env */
-  ck_assert_str_eq(cJSON_GetArrayItem(arr(m, "label_keys"), 0)->valuestring, "worker");
+  o = tc_ok("list_rl_metrics", "{\"run\":\"rl-w\"}");
+  m = cJSON_GetArrayItem(tc_arr(o, "metrics"), 0);
+  ck_assert_int_eq((int)tc_num(m, "environment_count"), 2); /* a and b, two workers each */
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(m, "label_keys")), 1); /* worker, not env */
+  ck_assert_str_eq(cJSON_GetArrayItem(tc_arr(m, "label_keys"), 0)->valuestring, "worker");
   cJSON_Delete(o);
-  o = ok("list_rl_metrics", "{\"run\":\"plain\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  o = tc_ok("list_rl_metrics", "{\"run\":\"plain\"}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
   /* without run: every run of the project */
-  o = ok("list_rl_metrics", "{\"project\":\"lab\"}");
-  ck_assert_str_eq(str(o, "project"), "lab");
-  ck_assert_int_eq((int)num(o, "runs_read"), 4);
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
-  m = cJSON_GetArrayItem(arr(o, "metrics"), 0);
-  ck_assert_str_eq(str(m, "name"), "episode/return");
-  ck_assert_int_eq((int)num(m, "run_count"), 2);
-  ck_assert_int_eq((int)num(m, "environment_count"), N_ENVS + 2);
-  ck_assert_int_eq((int)num(m, "point_count"), N_ENVS * N_EPISODES + 4 * 10);
+  o = tc_ok("list_rl_metrics", "{\"project\":\"lab\"}");
+  ck_assert_str_eq(tc_str(o, "project"), "lab");
+  ck_assert_int_eq((int)tc_num(o, "runs_read"), 4);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
+  m = cJSON_GetArrayItem(tc_arr(o, "metrics"), 0);
+  ck_assert_str_eq(tc_str(m, "name"), "episode/return");
+  ck_assert_int_eq((int)tc_num(m, "run_count"), 2);
+  ck_assert_int_eq((int)tc_num(m, "environment_count"), N_ENVS + 2);
+  ck_assert_int_eq((int)tc_num(m, "point_count"), N_ENVS * N_EPISODES + 4 * 10);
   cJSON_Delete(o);
-  o = ok("list_rl_attribute_definitions", "{\"project\":\"lab\",\"limit\":1}");
-  const cJSON *d = cJSON_GetArrayItem(arr(o, "attributes"), 0);
-  ck_assert_str_eq(str(d, "path"), "env/description");
-  ck_assert_int_eq((int)num(d, "run_count"), 1);
-  ck_assert_int_eq((int)num(d, "environment_count"), N_MANY);
+  o = tc_ok("list_rl_attribute_definitions", "{\"project\":\"lab\",\"limit\":1}");
+  const cJSON *d = cJSON_GetArrayItem(tc_arr(o, "attributes"), 0);
+  ck_assert_str_eq(tc_str(d, "path"), "env/description");
+  ck_assert_int_eq((int)tc_num(d, "run_count"), 1);
+  ck_assert_int_eq((int)tc_num(d, "environment_count"), N_MANY);
   cJSON_Delete(o);
-  refused("list_rl_metrics", "{\"project\":\"nope\"}", "project 'nope' not found");
-  refused("list_rl_metrics", "{}", "pass project");
-  o = ok("list_rl_attribute_definitions", "{\"run\":\"rl-a\"}");
+  tc_refused("list_rl_metrics", "{\"project\":\"nope\"}", "project 'nope' not found");
+  tc_refused("list_rl_metrics", "{}", "pass project");
+  o = tc_ok("list_rl_attribute_definitions", "{\"run\":\"rl-a\"}");
   /* env/level, env/tags, physics/gravity, sys/id, sys/last_episode, sys/last_step */
-  ck_assert_int_eq((int)num(o, "total_count"), 6);
-  d = cJSON_GetArrayItem(arr(o, "attributes"), 0);
-  ck_assert_str_eq(str(d, "path"), "env/level");
-  ck_assert_str_eq(str(d, "type"), "string");
-  ck_assert_int_eq((int)num(d, "environment_count"), 5);
-  ck_assert_int_eq((int)num(d, "version_count"), 6);
-  d = cJSON_GetArrayItem(arr(o, "attributes"), 1);
-  ck_assert_str_eq(str(d, "path"), "env/tags");
-  ck_assert_str_eq(str(d, "type"), "string_set");
-  d = cJSON_GetArrayItem(arr(o, "attributes"), 2);
-  ck_assert_str_eq(str(d, "type"), "float");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 6);
+  d = cJSON_GetArrayItem(tc_arr(o, "attributes"), 0);
+  ck_assert_str_eq(tc_str(d, "path"), "env/level");
+  ck_assert_str_eq(tc_str(d, "type"), "string");
+  ck_assert_int_eq((int)tc_num(d, "environment_count"), 5);
+  ck_assert_int_eq((int)tc_num(d, "version_count"), 6);
+  d = cJSON_GetArrayItem(tc_arr(o, "attributes"), 1);
+  ck_assert_str_eq(tc_str(d, "path"), "env/tags");
+  ck_assert_str_eq(tc_str(d, "type"), "string_set");
+  d = cJSON_GetArrayItem(tc_arr(o, "attributes"), 2);
+  ck_assert_str_eq(tc_str(d, "type"), "float");
   cJSON_Delete(o);
-  refused("list_rl_metrics", "{\"run\":\"o1\",\"project\":\"lab\"}",
+  tc_refused("list_rl_metrics", "{\"run\":\"o1\",\"project\":\"lab\"}",
           "run 'o1' not found in project 'lab'");
-  refused("list_rl_attribute_definitions", "{\"run\":\"\"}", "run");
+  tc_refused("list_rl_attribute_definitions", "{\"run\":\"\"}", "run");
 }
 END_TEST
 
 START_TEST(environment_attributes)
 {
-  cJSON *o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\"}");
-  ck_assert_str_eq(str(o, "environment"), "1");
-  const cJSON *a = cJSON_GetArrayItem(arr(o, "attributes"), 0);
-  ck_assert_str_eq(str(a, "path"), "env/level");
-  ck_assert_str_eq(str(a, "value"), "hard");
-  ck_assert_int_eq((int)num(a, "since_episode"), 20);
+  cJSON *o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\"}");
+  ck_assert_str_eq(tc_str(o, "environment"), "1");
+  const cJSON *a = cJSON_GetArrayItem(tc_arr(o, "attributes"), 0);
+  ck_assert_str_eq(tc_str(a, "path"), "env/level");
+  ck_assert_str_eq(tc_str(a, "value"), "hard");
+  ck_assert_int_eq((int)tc_num(a, "since_episode"), 20);
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "as_of_episode"));
   cJSON_Delete(o);
   /* as of an episode before the change, and exactly at it */
-  o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
+  o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
          "\"episode\":19,\"paths\":[\"env\"]}");
-  ck_assert_int_eq((int)num(o, "as_of_episode"), 19);
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
-  a = cJSON_GetArrayItem(arr(o, "attributes"), 0);
-  ck_assert_str_eq(str(a, "value"), "easy");
-  ck_assert_int_eq((int)num(a, "since_episode"), 0);
+  ck_assert_int_eq((int)tc_num(o, "as_of_episode"), 19);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+  a = cJSON_GetArrayItem(tc_arr(o, "attributes"), 0);
+  ck_assert_str_eq(tc_str(a, "value"), "easy");
+  ck_assert_int_eq((int)tc_num(a, "since_episode"), 0);
   cJSON_Delete(o);
-  o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
+  o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
          "\"episode\":20,\"paths\":[\"env/level\"]}");
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "attributes"), 0), "value"), "hard");
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "attributes"), 0), "value"), "hard");
   cJSON_Delete(o);
   /* history: every version, by path then episode */
-  o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"10\","
+  o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"10\","
          "\"history\":true}");
-  ck_assert_int_eq((int)num(o, "total_count"), 3);
-  const cJSON *v = cJSON_GetArrayItem(arr(o, "versions"), 1);
-  ck_assert_str_eq(str(v, "path"), "physics/gravity");
-  ck_assert_int_eq((int)num(v, "episode"), 0);
-  near(num(v, "value"), 9.8);
-  v = cJSON_GetArrayItem(arr(o, "versions"), 2);
-  ck_assert_int_eq((int)num(v, "episode"), 30);
-  near(num(v, "value"), 12.5);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 3);
+  const cJSON *v = cJSON_GetArrayItem(tc_arr(o, "versions"), 1);
+  ck_assert_str_eq(tc_str(v, "path"), "physics/gravity");
+  ck_assert_int_eq((int)tc_num(v, "episode"), 0);
+  near(tc_num(v, "value"), 9.8);
+  v = cJSON_GetArrayItem(tc_arr(o, "versions"), 2);
+  ck_assert_int_eq((int)tc_num(v, "episode"), 30);
+  near(tc_num(v, "value"), 12.5);
   cJSON_Delete(o);
-  o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"10\","
+  o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"10\","
          "\"history\":true,\"episode\":29}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
   cJSON_Delete(o);
   /* sys/ attributes are shown; paging */
-  o = ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"0\","
+  o = tc_ok("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"0\","
          "\"limit\":2,\"offset\":2}");
-  ck_assert_int_eq((int)num(o, "total_count"), 6);
-  ck_assert_int_eq((int)num(o, "next_offset"), 4);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "attributes"), 1), "path"), "sys/id");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 6);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 4);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "attributes"), 1), "path"), "sys/id");
   cJSON_Delete(o);
-  refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"5\"}",
+  tc_refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"5\"}",
           "environment '5' not found in run 'rl-a'");
-  refused("get_rl_environment_attributes", "{\"run\":\"rl-a\"}", "environment");
-  refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
+  tc_refused("get_rl_environment_attributes", "{\"run\":\"rl-a\"}", "environment");
+  tc_refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
           "\"episode\":-1}", "episode");
-  refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
+  tc_refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
           "\"history\":\"yes\"}", "history");
-  refused("get_rl_environment_attributes", "{\"run\":\"gone\",\"environment\":\"1\"}",
+  tc_refused("get_rl_environment_attributes", "{\"run\":\"gone\",\"environment\":\"1\"}",
           "gone not found");
 }
 END_TEST
 
 START_TEST(env_series_buckets)
 {
-  cJSON *o = ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":"
+  cJSON *o = tc_ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":"
                 "[\"episode/return\"],\"scale\":\"EPISODE\",\"buckets\":4}");
-  ck_assert_str_eq(str(o, "axis"), "episode");
-  ck_assert_int_eq((int)num(o, "total_count"), N_ENVS);
-  near(num(o, "bucket_width"), N_EPISODES / 4.0);
+  ck_assert_str_eq(tc_str(o, "axis"), "episode");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), N_ENVS);
+  near(tc_num(o, "bucket_width"), N_EPISODES / 4.0);
   for (int k = 0; k < N_ENVS; k++) {
-    const cJSON *e = cJSON_GetArrayItem(arr(o, "entries"), k);
-    ck_assert_str_eq(str(e, "environment"), ENV_IDS[k]);
-    ck_assert_int_eq(cJSON_GetArraySize(arr(e, "episode")), 4);
+    const cJSON *e = cJSON_GetArrayItem(tc_arr(o, "entries"), k);
+    ck_assert_str_eq(tc_str(e, "environment"), ENV_IDS[k]);
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(e, "episode")), 4);
     for (int b = 0; b < 4; b++) {
       double sum = 0, mn = INFINITY, mx = -INFINITY;
       for (int ep = b * 10; ep < b * 10 + 10; ep++) {
@@ -593,12 +524,12 @@ START_TEST(env_series_buckets)
   }
   cJSON_Delete(o);
   /* chosen environments, a step range, the env_step axis */
-  o = ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
+  o = tc_ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
          "\"scale\":\"ENVIRONMENT_STEP\",\"environments\":[\"2\"],\"buckets\":2,"
          "\"step_from\":1000,\"step_to\":1999}");
-  ck_assert_str_eq(str(o, "axis"), "step");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
-  const cJSON *e = cJSON_GetArrayItem(arr(o, "entries"), 0);
+  ck_assert_str_eq(tc_str(o, "axis"), "step");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+  const cJSON *e = cJSON_GetArrayItem(tc_arr(o, "entries"), 0);
   double sum = 0;
   for (int i = 10; i < 15; i++)
     sum += loss_of(2, i);
@@ -606,12 +537,12 @@ START_TEST(env_series_buckets)
   ck_assert_int_eq((int)at(e, "step", 1), 1500);
   cJSON_Delete(o);
   /* by filter; worker labels appear beside the entry */
-  o = ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-w\",\"series\":[\"episode/return\"],"
+  o = tc_ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-w\",\"series\":[\"episode/return\"],"
          "\"scale\":\"EPISODE\",\"filter\":[{\"attr\":\"sys/id\",\"op\":\"eq\",\"value\":\"b\"}],"
          "\"labels\":{\"worker\":\"1\"}}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
-  e = cJSON_GetArrayItem(arr(o, "entries"), 0);
-  ck_assert_str_eq(str(cJSON_GetObjectItem(e, "labels"), "worker"), "1");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+  e = cJSON_GetArrayItem(tc_arr(o, "entries"), 0);
+  ck_assert_str_eq(tc_str(cJSON_GetObjectItem(e, "labels"), "worker"), "1");
   ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "labels"), "env"));
   near(at(e, "mean", 0), 110);
   cJSON_Delete(o);
@@ -623,12 +554,12 @@ START_TEST(env_series_buckets)
     snprintf(args, sizeof args, "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],\"scale\":"
              "\"ENVIRONMENT_STEP\",\"buckets\":12,\"token_budget\":512,\"offset\":%d}",
              offset);
-    o = ok("fetch_rl_env_series_buckets", args);
-    int count = (int)num(o, "count");
+    o = tc_ok("fetch_rl_env_series_buckets", args);
+    int count = (int)tc_num(o, "count");
     ck_assert_int_gt(count, 0);
-    ck_assert_int_eq((int)num(o, "total_count"), N_ENVS);
+    ck_assert_int_eq((int)tc_num(o, "total_count"), N_ENVS);
     for (int i = 0; i < count; i++)
-      ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "entries"), i), "environment"),
+      ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "entries"), i), "environment"),
                        ENV_IDS[offset + i]);
     seen += count;
     const cJSON *next = cJSON_GetObjectItem(o, "next_offset");
@@ -645,26 +576,26 @@ START_TEST(env_series_buckets)
   ck_assert_int_gt(pages, 1);
   ck_assert_int_eq(seen, N_ENVS);
   /* one entry larger than the budget is refused with what to do */
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
           "\"scale\":\"ENVIRONMENT_STEP\",\"buckets\":1000,\"token_budget\":512}",
           "token_budget");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"]}",
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"]}",
           "scale");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
           "\"scale\":\"STEP\"}", "scale");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"loss/value\"],"
           "\"scale\":\"EPISODE\"}", "logged on the ENVIRONMENT_STEP scale");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"nothing\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"nothing\"],"
           "\"scale\":\"EPISODE\"}", "has no series 'nothing'");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
           "\"scale\":\"EPISODE\",\"environments\":[\"404\"]}", "environment '404' not found");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
           "\"scale\":\"EPISODE\",\"step_from\":9,\"step_to\":3}", "step_from is after step_to");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
           "\"scale\":\"EPISODE\",\"buckets\":1}", "buckets");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[\"episode/return\"],"
           "\"scale\":\"EPISODE\",\"labels\":{\"worker\":1}}", "string value");
-  refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[],\"scale\":"
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":[],\"scale\":"
           "\"EPISODE\"}", "series");
 }
 END_TEST
@@ -718,15 +649,15 @@ START_TEST(aggregate)
     char args[300];
     snprintf(args, sizeof args, "{\"run\":\"rl-a\",\"series\":\"episode/return\",\"scale\":"
              "\"EPISODE\",\"buckets\":8,\"function\":\"%s\"}", fns[f]);
-    cJSON *o = ok("aggregate_rl_env_series", args);
-    ck_assert_str_eq(str(o, "function"), fns[f]);
-    ck_assert_int_eq((int)num(o, "environment_count"), N_ENVS);
-    ck_assert_int_eq((int)num(o, "bucket_width"), 5);
-    ck_assert_int_eq((int)num(o, "total_count"), 1);
-    const cJSON *g = cJSON_GetArrayItem(arr(o, "groups"), 0);
+    cJSON *o = tc_ok("aggregate_rl_env_series", args);
+    ck_assert_str_eq(tc_str(o, "function"), fns[f]);
+    ck_assert_int_eq((int)tc_num(o, "environment_count"), N_ENVS);
+    ck_assert_int_eq((int)tc_num(o, "bucket_width"), 5);
+    ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+    const cJSON *g = cJSON_GetArrayItem(tc_arr(o, "groups"), 0);
     ck_assert_ptr_null(cJSON_GetObjectItem(g, "group"));
-    ck_assert_int_eq(cJSON_GetArraySize(arr(g, "environments")), N_ENVS);
-    ck_assert_int_eq(cJSON_GetArraySize(arr(g, fns[f])), 8);
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(g, "environments")), N_ENVS);
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(g, fns[f])), 8);
     for (int b = 0; b < 8; b++) {
       ck_assert_int_eq((int)at(g, "episode", b), b * 5);
       near(at(g, fns[f], b), reduced(fns[f], all, N_ENVS, b * 5, 5));
@@ -736,68 +667,68 @@ START_TEST(aggregate)
   }
   /* groups by an attribute's latest value: easy = {0}, hard = {1, 2, 10};
    * the attribute-only environment has no series and is not a member */
-  cJSON *o = ok("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
+  cJSON *o = tc_ok("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
                 "\"scale\":\"EPISODE\",\"buckets\":4,\"group_by\":\"env/level\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
-  const cJSON *g = cJSON_GetArrayItem(arr(o, "groups"), 0);
-  ck_assert_str_eq(str(cJSON_GetObjectItem(g, "group"), "env/level"), "easy");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
+  const cJSON *g = cJSON_GetArrayItem(tc_arr(o, "groups"), 0);
+  ck_assert_str_eq(tc_str(cJSON_GetObjectItem(g, "group"), "env/level"), "easy");
   int easy[1] = {0}, hard[3] = {1, 2, 3};
   near(at(g, "avg", 2), reduced("avg", easy, 1, 20, 10));
-  g = cJSON_GetArrayItem(arr(o, "groups"), 1);
-  ck_assert_str_eq(str(cJSON_GetObjectItem(g, "group"), "env/level"), "hard");
-  ck_assert_int_eq(cJSON_GetArraySize(arr(g, "environments")), 3);
+  g = cJSON_GetArrayItem(tc_arr(o, "groups"), 1);
+  ck_assert_str_eq(tc_str(cJSON_GetObjectItem(g, "group"), "env/level"), "hard");
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(g, "environments")), 3);
   near(at(g, "avg", 3), reduced("avg", hard, 3, 30, 10));
   cJSON_Delete(o);
   /* a filter and a range; paging over groups */
-  o = ok("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
+  o = tc_ok("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
          "\"scale\":\"EPISODE\",\"buckets\":2,\"step_from\":10,\"step_to\":19,\"function\":"
          "\"max\",\"filter\":[{\"attr\":\"env/level\",\"op\":\"eq\",\"value\":\"hard\"}],"
          "\"group_by\":\"sys/id\",\"limit\":1,\"offset\":1}");
-  ck_assert_int_eq((int)num(o, "total_count"), 3);
-  ck_assert_int_eq((int)num(o, "next_offset"), 2);
-  g = cJSON_GetArrayItem(arr(o, "groups"), 0);
-  ck_assert_str_eq(str(cJSON_GetObjectItem(g, "group"), "sys/id"), "2");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 3);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 2);
+  g = cJSON_GetArrayItem(tc_arr(o, "groups"), 0);
+  ck_assert_str_eq(tc_str(cJSON_GetObjectItem(g, "group"), "sys/id"), "2");
   int two[1] = {2};
   near(at(g, "max", 0), reduced("max", two, 1, 10, 5));
   near(at(g, "max", 1), reduced("max", two, 1, 15, 5));
   cJSON_Delete(o);
   /* several series per environment need labels */
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-w\",\"series\":\"episode/return\","
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-w\",\"series\":\"episode/return\","
           "\"scale\":\"EPISODE\"}", "several episode/return series");
-  o = ok("aggregate_rl_env_series", "{\"run\":\"rl-w\",\"series\":\"episode/return\","
+  o = tc_ok("aggregate_rl_env_series", "{\"run\":\"rl-w\",\"series\":\"episode/return\","
          "\"scale\":\"EPISODE\",\"labels\":{\"worker\":\"0\"},\"function\":\"sum\","
          "\"buckets\":10}");
-  g = cJSON_GetArrayItem(arr(o, "groups"), 0);
+  g = cJSON_GetArrayItem(tc_arr(o, "groups"), 0);
   near(at(g, "sum", 3), (0 + 3) + (100 + 3));
   cJSON_Delete(o);
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\"}",
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\"}",
           "scale");
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
           "\"scale\":\"EPISODE\",\"function\":\"mode\"}", "function");
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"loss/value\","
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"loss/value\","
           "\"scale\":\"EPISODE\"}", "pass scale=ENVIRONMENT_STEP");
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":[\"a\"],\"scale\":"
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":[\"a\"],\"scale\":"
           "\"EPISODE\"}", "series");
-  refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
           "\"scale\":\"EPISODE\",\"filter\":[{\"series\":\"loss/value\",\"op\":\"exists\"}]}",
           "need their scale");
-  refused("aggregate_rl_env_series", "{\"run\":\"x-y\",\"series\":\"r\",\"scale\":\"EPISODE\"}",
+  tc_refused("aggregate_rl_env_series", "{\"run\":\"x-y\",\"series\":\"r\",\"scale\":\"EPISODE\"}",
           "x-y not found");
 }
 END_TEST
 
 START_TEST(histograms)
 {
-  cJSON *o = ok("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  cJSON *o = tc_ok("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
                 "\"limit\":3,\"offset\":2}");
-  ck_assert_int_eq((int)num(o, "total_count"), N_HIST);
-  ck_assert_int_eq((int)num(o, "count"), 3);
-  ck_assert_int_eq((int)num(o, "next_offset"), 5);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), N_HIST);
+  ck_assert_int_eq((int)tc_num(o, "count"), 3);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 5);
   for (int i = 0; i < 3; i++) {
-    const cJSON *h = cJSON_GetArrayItem(arr(o, "histograms"), i);
+    const cJSON *h = cJSON_GetArrayItem(tc_arr(o, "histograms"), i);
     int step = (i + 2) * 10;
-    ck_assert_int_eq((int)num(h, "step"), step);
-    ck_assert_int_eq(cJSON_GetArraySize(arr(h, "edges")), 6);
+    ck_assert_int_eq((int)tc_num(h, "step"), step);
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(h, "edges")), 6);
     double tot = 0, s1 = 0;
     for (int b = 0; b < 5; b++) {
       near(at(h, "counts", b), hcount(b, step));
@@ -805,40 +736,40 @@ START_TEST(histograms)
       s1 += hcount(b, step) * (b + 0.5);
     }
     const cJSON *st = cJSON_GetObjectItem(h, "stats");
-    near(num(st, "total"), tot);
-    near(num(st, "mean"), s1 / tot);
-    near(num(st, "min"), 0);
-    near(num(st, "max"), 5);
+    near(tc_num(st, "total"), tot);
+    near(tc_num(st, "mean"), s1 / tot);
+    near(tc_num(st, "min"), 0);
+    near(tc_num(st, "max"), 5);
   }
   cJSON_Delete(o);
   /* offsets across runs, with and without a step range */
-  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
          "\"limit\":3,\"offset\":11}");
-  ck_assert_int_eq((int)num(o, "total_count"), N_HIST + 3);
-  ck_assert_int_eq((int)num(o, "next_offset"), 14);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "histograms"), 0), "run"), "plain");
-  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 0), "step"), 110);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(o, "histograms"), 1), "run"), "rl-w");
-  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 2), "step"), 1001);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), N_HIST + 3);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 14);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "histograms"), 0), "run"), "plain");
+  ck_assert_int_eq((int)tc_num(cJSON_GetArrayItem(tc_arr(o, "histograms"), 0), "step"), 110);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(o, "histograms"), 1), "run"), "rl-w");
+  ck_assert_int_eq((int)tc_num(cJSON_GetArrayItem(tc_arr(o, "histograms"), 2), "step"), 1001);
   cJSON_Delete(o);
-  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
          "\"offset\":14}");
-  ck_assert_int_eq((int)num(o, "count"), 1);
+  ck_assert_int_eq((int)tc_num(o, "count"), 1);
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_offset"));
-  near(at(cJSON_GetArrayItem(arr(o, "histograms"), 0), "counts", 1), 3);
+  near(at(cJSON_GetArrayItem(tc_arr(o, "histograms"), 0), "counts", 1), 3);
   cJSON_Delete(o);
-  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_histogram_series", "{\"runs\":[\"plain\",\"rl-w\"],\"series\":[\"grad/norm\"],"
          "\"step_from\":100,\"step_to\":1001,\"limit\":2,\"offset\":1}");
-  ck_assert_int_eq((int)num(o, "total_count"), 4); /* 100, 110, 1000, 1001 */
-  ck_assert_int_eq((int)num(o, "next_offset"), 3);
-  ck_assert_int_eq((int)num(cJSON_GetArrayItem(arr(o, "histograms"), 1), "step"), 1000);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 4); /* 100, 110, 1000, 1001 */
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 3);
+  ck_assert_int_eq((int)tc_num(cJSON_GetArrayItem(tc_arr(o, "histograms"), 1), "step"), 1000);
   cJSON_Delete(o);
   /* densities integrate to one; a step range */
-  o = ok("fetch_histogram_series", "{\"runs\":[\"run:plain\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_histogram_series", "{\"runs\":[\"run:plain\"],\"series\":[\"grad/norm\"],"
          "\"density\":true,\"step_from\":50,\"step_to\":60}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
-  const cJSON *h = cJSON_GetArrayItem(arr(o, "histograms"), 1);
-  ck_assert_int_eq((int)num(h, "step"), 60);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
+  const cJSON *h = cJSON_GetArrayItem(tc_arr(o, "histograms"), 1);
+  ck_assert_int_eq((int)tc_num(h, "step"), 60);
   ck_assert_ptr_null(cJSON_GetObjectItem(h, "counts"));
   double area = 0;
   for (int b = 0; b < 5; b++)
@@ -846,68 +777,68 @@ START_TEST(histograms)
   near(area, 1);
   cJSON_Delete(o);
   /* a budget cut keeps offsets exact */
-  o = ok("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
          "\"limit\":100,\"token_budget\":512}");
-  int count = (int)num(o, "count");
+  int count = (int)tc_num(o, "count");
   ck_assert_int_lt(count, N_HIST);
-  ck_assert_int_eq((int)num(o, "next_offset"), count);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), count);
   ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated")));
   cJSON_Delete(o);
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"val/loss\"]}",
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"val/loss\"]}",
           "val/loss is a float series, not a histogram one: read it with fetch_float_series");
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"]}",
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"]}",
           "fetch_scatter_series");
-  refused("fetch_histogram_series", "{\"runs\":[\"nobody\"],\"series\":[\"grad/norm\"]}",
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"nobody\"],\"series\":[\"grad/norm\"]}",
           "nobody not found");
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"project\":\"other\"}", "run 'plain' not found in project 'other'");
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"step_from\":5,\"step_to\":1}", "step_from is after step_to");
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"density\":1}", "density");
-  refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"cursor\":\"zz\"}", "offset");
 }
 END_TEST
 
 START_TEST(scatter)
 {
-  cJSON *o = ok("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],"
+  cJSON *o = tc_ok("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],"
                 "\"max_points\":10}");
-  ck_assert_int_eq((int)num(o, "total_count"), 3);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 3);
   for (int k = 0; k < 3; k++) {
-    const cJSON *s = cJSON_GetArrayItem(arr(o, "sets"), k);
-    ck_assert_int_eq((int)num(s, "step"), k * 10);
-    ck_assert_int_eq((int)num(s, "points_total"), 50);
+    const cJSON *s = cJSON_GetArrayItem(tc_arr(o, "sets"), k);
+    ck_assert_int_eq((int)tc_num(s, "step"), k * 10);
+    ck_assert_int_eq((int)tc_num(s, "points_total"), 50);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(s, "sampled")));
-    ck_assert_int_eq((int)num(s, "count"), 10);
+    ck_assert_int_eq((int)tc_num(s, "count"), 10);
     for (int i = 0; i < 10; i++) {
       near(at(s, "x", i), i * 5); /* every fifth point */
       near(at(s, "y", i), i * 5 * (k + 1));
     }
   }
   cJSON_Delete(o);
-  o = ok("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],\"offset\":2}");
-  ck_assert_int_eq((int)num(o, "count"), 1);
-  const cJSON *s = cJSON_GetArrayItem(arr(o, "sets"), 0);
-  ck_assert_int_eq((int)num(s, "count"), 50);
+  o = tc_ok("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],\"offset\":2}");
+  ck_assert_int_eq((int)tc_num(o, "count"), 1);
+  const cJSON *s = cJSON_GetArrayItem(tc_arr(o, "sets"), 0);
+  ck_assert_int_eq((int)tc_num(s, "count"), 50);
   ck_assert_ptr_null(cJSON_GetObjectItem(s, "sampled"));
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_offset"));
   cJSON_Delete(o);
-  refused("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"]}",
+  tc_refused("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"]}",
           "fetch_histogram_series");
-  refused("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],"
+  tc_refused("fetch_scatter_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"],"
           "\"max_points\":0}", "max_points");
 }
 END_TEST
 
 START_TEST(float_series_statistics)
 {
-  cJSON *o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  cJSON *o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
                 "\"histogram_statistic\":\"mean\"}");
-  const cJSON *e = cJSON_GetArrayItem(arr(o, "entries"), 0);
-  ck_assert_str_eq(str(e, "statistic"), "mean");
-  ck_assert_int_eq(cJSON_GetArraySize(arr(e, "step")), N_HIST);
+  const cJSON *e = cJSON_GetArrayItem(tc_arr(o, "entries"), 0);
+  ck_assert_str_eq(tc_str(e, "statistic"), "mean");
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(e, "step")), N_HIST);
   for (int h = 0; h < N_HIST; h++) {
     double tot = 0, s1 = 0;
     for (int b = 0; b < 5; b++) {
@@ -919,52 +850,52 @@ START_TEST(float_series_statistics)
   }
   cJSON_Delete(o);
   /* the last max_points by default; a quantile; median = p50 */
-  o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
          "\"histogram_statistic\":\"p50\",\"max_points\":2}");
-  e = cJSON_GetArrayItem(arr(o, "entries"), 0);
-  ck_assert_int_eq((int)num(e, "points_before"), N_HIST - 2);
+  e = cJSON_GetArrayItem(tc_arr(o, "entries"), 0);
+  ck_assert_int_eq((int)tc_num(e, "points_before"), N_HIST - 2);
   ck_assert_int_eq((int)at(e, "step", 0), (N_HIST - 2) * 10);
   double p50 = at(e, "value", 1);
   cJSON_Delete(o);
-  o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
          "\"histogram_statistic\":\"median\",\"max_points\":1}");
-  near(at(cJSON_GetArrayItem(arr(o, "entries"), 0), "value", 0), p50);
+  near(at(cJSON_GetArrayItem(tc_arr(o, "entries"), 0), "value", 0), p50);
   cJSON_Delete(o);
   /* a range holding more than max_points comes back bucketed, and says so */
-  o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
          "\"histogram_statistic\":\"max\",\"step_from\":0,\"step_to\":110,\"max_points\":3}");
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "note"));
-  e = cJSON_GetArrayItem(arr(o, "entries"), 0);
+  e = cJSON_GetArrayItem(tc_arr(o, "entries"), 0);
   ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(e, "bucketed")));
-  ck_assert_int_eq((int)num(e, "points_in_range"), N_HIST);
+  ck_assert_int_eq((int)tc_num(e, "points_in_range"), N_HIST);
   double n = 0;
-  for (int b = 0; b < cJSON_GetArraySize(arr(e, "count")); b++)
+  for (int b = 0; b < cJSON_GetArraySize(tc_arr(e, "count")); b++)
     n += at(e, "count", b);
   ck_assert_int_eq((int)n, N_HIST);
   cJSON_Delete(o);
   /* float and histogram series side by side */
-  o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\",\"val/loss\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\",\"val/loss\"],"
          "\"histogram_statistic\":\"std\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
   cJSON_Delete(o);
-  o = ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\",\"val/loss\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\",\"val/loss\"]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "skipped"));
   cJSON_Delete(o);
-  refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"]}",
+  tc_refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"]}",
           "grad/norm is a histogram series: pass histogram_statistic");
-  refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"histogram_statistic\":\"p101\"}", "histogram_statistic 'p101'");
-  refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
+  tc_refused("fetch_float_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"histogram_statistic\":\"mode\"}", "not mean, std, min, max, median or pNN");
   /* RL series always need their scale, in the run fetch tools too */
-  refused("fetch_float_series", "{\"runs\":[\"rl-a\"],\"series\":[\"episode/return\"]}",
+  tc_refused("fetch_float_series", "{\"runs\":[\"rl-a\"],\"series\":[\"episode/return\"]}",
           "episode/return is an RL series logged on the EPISODE scale");
-  refused("fetch_series_summaries", "{\"runs\":[\"rl-a\"],\"series\":[\"loss/value\"]}",
+  tc_refused("fetch_series_summaries", "{\"runs\":[\"rl-a\"],\"series\":[\"loss/value\"]}",
           "ENVIRONMENT_STEP");
-  o = ok("fetch_series_summaries", "{\"runs\":[\"rl-a\"],\"series\":[\"episode/return\"],"
+  o = tc_ok("fetch_series_summaries", "{\"runs\":[\"rl-a\"],\"series\":[\"episode/return\"],"
          "\"scale\":\"EPISODE\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), N_ENVS);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), N_ENVS);
   cJSON_Delete(o);
 }
 END_TEST
@@ -1013,8 +944,8 @@ START_TEST(store_records)
   pmcp_buf out = PMCP_BUF_INIT;
   ST_OK(w, pmcp_store_list(w, t, &o, &out));
   cJSON *j = cJSON_Parse(out.ptr);
-  ck_assert_int_eq((int)num(j, "total"), 1);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(arr(j, "items"), 0), "value"), "medium");
+  ck_assert_int_eq((int)tc_num(j, "total"), 1);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(tc_arr(j, "items"), 0), "value"), "medium");
   cJSON_Delete(j);
   o.parent = NULL;
   ST_RC(w, pmcp_store_list(w, t, &o, &out), PMCP_EINVAL);

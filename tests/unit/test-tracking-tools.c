@@ -8,14 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine-harness.h"
 #include "store-test-util.h"
+#include "tool-call-util.h"
 
 #define N_VISION 40
 
-static harness *H;
 static pmcp_store *RO;
-static int next_id = 100;
 
 /* The generated data, so expectations are computed independently. */
 static const char *opt_of(int i) { return i % 3 == 0 ? "sgd" : "adamw"; }
@@ -94,13 +92,13 @@ static void populate(void)
 static void setup_opts(const char *project)
 {
   populate();
-  H = h_new(NULL);
+  tc_server_new();
   pmcp_tracking_options o = PMCP_TRACKING_OPTIONS_INIT;
   o.project = project;
-  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, &o), 0);
+  ck_assert_int_eq(pmcp_tracking_register(tc_server(), RO, &o), 0);
   /* "all": the research toolset beside it on one server and store */
-  ck_assert_int_eq(pmcp_research_register(H->srv, RO, NULL), 0);
-  h_init(H, "", "2025-06-18");
+  ck_assert_int_eq(pmcp_research_register(tc_server(), RO, NULL), 0);
+  tc_initialize();
 }
 
 static void setup(void) { setup_opts(NULL); }
@@ -108,73 +106,21 @@ static void setup_default_project(void) { setup_opts("vision"); }
 
 static void teardown(void)
 {
-  h_free(H);
+  tc_server_free();
   pmcp_store_free(RO);
   RO = NULL;
   st_cleanup();
 }
 
-/* Calls @p tool; returns the parsed result object, *err set for isError. */
-static cJSON *call(const char *tool, const char *args, int *err)
+static void discard(const pmcp_out *m, void *ud)
 {
-  char *msg = malloc(strlen(args) + 200);
-  sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"%s\",\"arguments\":%s}}", next_id++, tool, args);
-  cJSON *resp = h_call(H, "", msg);
-  free(msg);
-  ck_assert_msg(h_error_code(resp) == 0, "%s %s: protocol error %s", tool, args,
-                h_error_message(resp));
-  const char *text = h_text0(resp);
-  cJSON *o = cJSON_Parse(text);
-  ck_assert_msg(cJSON_IsObject(o), "not an object: %s", text);
-  size_t tok = 0;
-  cJSON *a = cJSON_Parse(args);
-  int budget = cJSON_GetObjectItem(a, "token_budget") ?
-                   cJSON_GetObjectItem(a, "token_budget")->valueint : 2000;
-  cJSON_Delete(a);
-  ck_assert_int_eq(pmcp_tokens_count(text, strlen(text), &tok), 0);
-  ck_assert_msg(tok <= (size_t)budget, "%zu tokens > %d", tok, budget);
-  *err = h_is_error(resp);
-  cJSON_Delete(resp);
-  return o;
-}
-
-static cJSON *ok(const char *tool, const char *args)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  ck_assert_msg(!e, "%s %s failed: %s", tool, args, cJSON_PrintUnformatted(o));
-  return o;
-}
-
-static void refused(const char *tool, const char *args, const char *needle)
-{
-  int e;
-  cJSON *o = call(tool, args, &e);
-  char *t = cJSON_PrintUnformatted(o);
-  ck_assert_msg(e, "%s %s not refused: %s", tool, args, t);
-  ck_assert_msg(strstr(t, needle) != NULL, "%s %s: %s lacks '%s'", tool, args, t, needle);
-  free(t);
-  cJSON_Delete(o);
-}
-
-static double num(const cJSON *o, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
-  return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  ck_assert_msg(cJSON_IsString(v), "no string %s", k);
-  return v->valuestring;
+  (void)m;
+  (void)ud;
 }
 
 START_TEST(tools_listed)
 {
-  cJSON *r = h_call(H, "", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  cJSON *r = tc_rpc("tools/list", "{}");
   char *t = cJSON_PrintUnformatted(r);
   static const char *const names[] = {"list_workspaces", "list_projects", "list_experiments",
                                       "list_runs", "get_run_attributes",
@@ -189,8 +135,11 @@ START_TEST(tools_listed)
   /* a writable store is refused, as for research */
   pmcp_store *w = NULL;
   ck_assert_int_eq(pmcp_store_open(&w, st_path, 0), 0);
-  harness *h2 = h_new(NULL);
-  pmcp_server *srv = h2->srv;
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "second";
+  so.sink = discard;
+  pmcp_server *srv = NULL;
+  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
   ck_assert_int_eq(pmcp_tracking_register(srv, w, NULL), PMCP_EINVAL);
   pmcp_tracking_options bad = PMCP_TRACKING_OPTIONS_INIT;
   bad.version = 99;
@@ -198,56 +147,56 @@ START_TEST(tools_listed)
   bad.version = PMCP_TRACKING_OPTIONS_VERSION;
   bad.tenant = "nobody";
   ck_assert_int_eq(pmcp_tracking_register(srv, RO, &bad), PMCP_ENOTFOUND);
-  h_free(h2);
+  pmcp_server_free(srv);
   pmcp_store_free(w);
 }
 END_TEST
 
 START_TEST(workspaces_projects_experiments)
 {
-  cJSON *o = ok("list_workspaces", "{}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
-  ck_assert_int_eq((int)num(o, "count"), 1);
+  cJSON *o = tc_ok("list_workspaces", "{}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
+  ck_assert_int_eq((int)tc_num(o, "count"), 1);
   cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "workspaces"), 0);
-  ck_assert_int_eq((int)num(w, "project_count"), 2);
-  ck_assert_str_eq(str(w, "role"), "viewer");
+  ck_assert_int_eq((int)tc_num(w, "project_count"), 2);
+  ck_assert_str_eq(tc_str(w, "role"), "viewer");
   char args[200];
-  snprintf(args, sizeof args, "{\"workspace\":\"%s\"}", str(w, "workspace"));
+  snprintf(args, sizeof args, "{\"workspace\":\"%s\"}", tc_str(w, "workspace"));
   cJSON_Delete(o);
-  o = ok("list_projects", args);
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  o = tc_ok("list_projects", args);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
   const cJSON *p;
   int seen = 0;
   cJSON_ArrayForEach(p, cJSON_GetObjectItem(o, "projects"))
   {
-    if (!strcmp(str(p, "project"), "vision")) {
-      ck_assert_int_eq((int)num(p, "run_count"), N_VISION);
-      ck_assert_int_eq((int)num(p, "experiment_count"), 1);
+    if (!strcmp(tc_str(p, "project"), "vision")) {
+      ck_assert_int_eq((int)tc_num(p, "run_count"), N_VISION);
+      ck_assert_int_eq((int)tc_num(p, "experiment_count"), 1);
       seen++;
     }
   }
   ck_assert_int_eq(seen, 1);
   cJSON_Delete(o);
-  o = ok("list_projects", "{\"limit\":1}");
-  ck_assert_int_eq((int)num(o, "count"), 1);
-  ck_assert_int_eq((int)num(o, "next_offset"), 1);
+  o = tc_ok("list_projects", "{\"limit\":1}");
+  ck_assert_int_eq((int)tc_num(o, "count"), 1);
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 1);
   cJSON_Delete(o);
-  o = ok("list_projects", "{\"limit\":1,\"offset\":1}");
+  o = tc_ok("list_projects", "{\"limit\":1,\"offset\":1}");
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "next_offset"));
   cJSON_Delete(o);
-  refused("list_projects", "{\"workspace\":\"nowhere\"}", "workspace 'nowhere' not found");
-  o = ok("list_experiments", "{\"project\":\"vision\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  tc_refused("list_projects", "{\"workspace\":\"nowhere\"}", "workspace 'nowhere' not found");
+  o = tc_ok("list_experiments", "{\"project\":\"vision\"}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
   cJSON *x = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "experiments"), 0);
-  ck_assert_str_eq(str(x, "experiment"), "exp-a");
-  ck_assert_int_eq((int)num(x, "run_count"), 10);
+  ck_assert_str_eq(tc_str(x, "experiment"), "exp-a");
+  ck_assert_int_eq((int)tc_num(x, "run_count"), 10);
   cJSON_Delete(o);
-  refused("list_experiments", "{\"project\":\"ghost\"}", "project 'ghost' not found");
+  tc_refused("list_experiments", "{\"project\":\"ghost\"}", "project 'ghost' not found");
   /* two projects and no default: the project must be named */
-  refused("list_experiments", "{}", "pass project");
-  refused("list_experiments", "{\"project\":\"vision\",\"workspace\":\"other\"}",
+  tc_refused("list_experiments", "{}", "pass project");
+  tc_refused("list_experiments", "{\"project\":\"vision\",\"workspace\":\"other\"}",
           "not found in workspace 'other'");
-  refused("list_workspaces", "{\"cursor\":\"abc\"}", "offset");
+  tc_refused("list_workspaces", "{\"cursor\":\"abc\"}", "offset");
 }
 END_TEST
 
@@ -270,7 +219,7 @@ static void got(const cJSON *o, char *out, size_t size)
   int n = cJSON_GetArraySize(rows);
   char ids[64][8];
   for (int i = 0; i < n && i < 64; i++)
-    snprintf(ids[i], 8, "%s", str(cJSON_GetArrayItem(rows, i), "run"));
+    snprintf(ids[i], 8, "%s", tc_str(cJSON_GetArrayItem(rows, i), "run"));
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && strcmp(ids[j - 1], ids[j]) > 0; j--) {
       char t[8];
@@ -292,7 +241,7 @@ static int seed_pred(int i)
 
 START_TEST(seed_example)
 {
-  cJSON *o = ok("list_runs",
+  cJSON *o = tc_ok("list_runs",
                 "{\"project\":\"vision\",\"limit\":100,\"filter\":["
                 "{\"attr\":\"config/optimizer\",\"op\":\"eq\",\"value\":\"adamw\"},"
                 "{\"any_of\":[{\"attr\":\"config/lr\",\"op\":\"lt\",\"value\":0.001},"
@@ -301,7 +250,7 @@ START_TEST(seed_example)
   expected(seed_pred, want, sizeof want);
   got(o, have, sizeof have);
   ck_assert_str_eq(have, want);
-  ck_assert_int_eq((int)num(o, "total_count"), (int)(strlen(want) / 4));
+  ck_assert_int_eq((int)tc_num(o, "total_count"), (int)(strlen(want) / 4));
   ck_assert(strlen(want) > 4 * 5); /* the example selects a real subset */
   cJSON_Delete(o);
 }
@@ -329,7 +278,7 @@ START_TEST(filters_through_list_runs)
     char args[1024];
     snprintf(args, sizeof args, "{\"project\":\"vision\",\"limit\":100,\"filter\":%s}",
              cases[c].filter);
-    cJSON *o = ok("list_runs", args);
+    cJSON *o = tc_ok("list_runs", args);
     char want[512], have[512];
     expected(cases[c].pred, want, sizeof want);
     got(o, have, sizeof have);
@@ -337,20 +286,20 @@ START_TEST(filters_through_list_runs)
     cJSON_Delete(o);
   }
   /* labelled series are found by their labels */
-  cJSON *o = ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{\"series\":"
+  cJSON *o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{\"series\":"
                              "\"train/loss\",\"op\":\"exists\",\"labels\":{\"rank\":\"0\"}}]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 35);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 35);
   cJSON_Delete(o);
-  o = ok("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":"
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":"
                       "\"train/loss\",\"op\":\"exists\",\"labels\":{\"rank\":\"1\"}}]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
 }
 END_TEST
 
 START_TEST(sorting_and_columns)
 {
-  cJSON *o = ok("list_runs",
+  cJSON *o = tc_ok("list_runs",
                 "{\"project\":\"vision\",\"limit\":100,\"sort\":{\"series\":\"val/loss\","
                 "\"function\":\"min\",\"direction\":\"asc\"},\"columns\":[\"config/lr\"],"
                 "\"summary_columns\":[{\"series\":\"val/loss\",\"function\":\"last\"}]}");
@@ -361,12 +310,12 @@ START_TEST(sorting_and_columns)
   const cJSON *r;
   cJSON_ArrayForEach(r, rows)
   {
-    int run = atoi(str(r, "run") + 1);
-    ck_assert(fabs(num(r, "config/lr") - lr_of(run)) < 1e-9);
+    int run = atoi(tc_str(r, "run") + 1);
+    ck_assert(fabs(tc_num(r, "config/lr") - lr_of(run)) < 1e-9);
     if (i < 35) { /* runs with the series come first, ascending */
-      double m = num(r, "min(val/loss)");
+      double m = tc_num(r, "min(val/loss)");
       ck_assert(fabs(m - min_loss(run)) <= 1e-5 * min_loss(run));
-      ck_assert(fabs(num(r, "last(val/loss)") - last_loss(run)) <= 1e-5);
+      ck_assert(fabs(tc_num(r, "last(val/loss)") - last_loss(run)) <= 1e-5);
       ck_assert(m >= prev);
       prev = m;
     } else { /* missing values last, and no made-up column */
@@ -376,16 +325,16 @@ START_TEST(sorting_and_columns)
     i++;
   }
   cJSON_Delete(o);
-  o = ok("list_runs", "{\"project\":\"vision\",\"limit\":3,"
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":3,"
                       "\"sort\":{\"attr\":\"config/lr\",\"direction\":\"desc\"}}");
   rows = cJSON_GetObjectItem(o, "rows");
-  ck_assert(fabs(num(cJSON_GetArrayItem(rows, 0), "config/lr") - 0.002) < 1e-12);
-  ck_assert_str_eq(str(cJSON_GetArrayItem(rows, 0), "sys/state"), "finished");
-  ck_assert_int_eq((int)num(o, "next_offset"), 3);
+  ck_assert(fabs(tc_num(cJSON_GetArrayItem(rows, 0), "config/lr") - 0.002) < 1e-12);
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(rows, 0), "sys/state"), "finished");
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 3);
   cJSON_Delete(o);
   /* default order: newest first */
-  o = ok("list_runs", "{\"project\":\"vision\",\"limit\":1}");
-  ck_assert_str_eq(str(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), "run"), "v39");
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":1}");
+  ck_assert_str_eq(tc_str(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "rows"), 0), "run"), "v39");
   cJSON_Delete(o);
 }
 END_TEST
@@ -402,14 +351,14 @@ START_TEST(budget_cut_pages)
   while (offset >= 0 && pages < 50) {
     char args[400];
     snprintf(args, sizeof args, BASE, offset);
-    cJSON *o = ok("list_runs", args);
-    int count = (int)num(o, "count");
+    cJSON *o = tc_ok("list_runs", args);
+    int count = (int)tc_num(o, "count");
     ck_assert_int_gt(count, 0);
-    ck_assert_int_eq((int)num(o, "total_count"), N_VISION);
+    ck_assert_int_eq((int)tc_num(o, "total_count"), N_VISION);
     const cJSON *r;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "rows"))
     {
-      int id = atoi(str(r, "run") + 1);
+      int id = atoi(tc_str(r, "run") + 1);
       ck_assert_int_eq(seen_ids[id], 0);
       seen_ids[id] = 1;
       seen++;
@@ -433,35 +382,35 @@ END_TEST
 
 START_TEST(list_runs_refusals)
 {
-  refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"any_of\":[{\"any_of\":[]}]}]}",
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"any_of\":[{\"any_of\":[]}]}]}",
           "do not nest");
-  refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"attr\":\"a\",\"op\":\"near\","
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"attr\":\"a\",\"op\":\"near\","
                        "\"value\":1}]}", "unknown op");
-  refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"attr\":\"a\",\"op\":\"matches\","
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"attr\":\"a\",\"op\":\"matches\","
                        "\"value\":\"(a)\\\\1\"}]}", "invalid RE2");
-  refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"val/loss\","
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"val/loss\","
                        "\"op\":\"exists\",\"scale\":\"HOURS\"}]}", "unknown scale 'HOURS'");
-  refused("list_runs", "{\"project\":\"vision\",\"sort\":{\"attr\":\"x\",\"direction\":\"up\"}}",
+  tc_refused("list_runs", "{\"project\":\"vision\",\"sort\":{\"attr\":\"x\",\"direction\":\"up\"}}",
           "direction");
-  refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"attr\":\"x\"}]}",
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"attr\":\"x\"}]}",
           "summary_columns[0]");
-  refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":\"x\"}]}",
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":\"x\"}]}",
           "series sort needs");
-  refused("list_runs", "{\"project\":\"ghost\"}", "project 'ghost' not found");
-  refused("list_runs", "{}", "pass project");
-  refused("list_runs", "{\"project\":\"vision\",\"cursor\":\"x\"}", "offset");
+  tc_refused("list_runs", "{\"project\":\"ghost\"}", "project 'ghost' not found");
+  tc_refused("list_runs", "{}", "pass project");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"cursor\":\"x\"}", "offset");
 }
 END_TEST
 
 START_TEST(run_attributes)
 {
-  cJSON *o = ok("get_run_attributes", "{\"run\":\"v05\"}");
-  ck_assert_str_eq(str(o, "run"), "v05");
+  cJSON *o = tc_ok("get_run_attributes", "{\"run\":\"v05\"}");
+  ck_assert_str_eq(tc_str(o, "run"), "v05");
   int found = 0;
   const cJSON *a;
   cJSON_ArrayForEach(a, cJSON_GetObjectItem(o, "attributes"))
   {
-    const char *p = str(a, "path");
+    const char *p = tc_str(a, "path");
     const cJSON *v = cJSON_GetObjectItem(a, "value");
     if (!strcmp(p, "config/optimizer"))
       found += !strcmp(v->valuestring, opt_of(5));
@@ -476,17 +425,17 @@ START_TEST(run_attributes)
   }
   ck_assert_int_eq(found, 5);
   cJSON_Delete(o);
-  o = ok("get_run_attributes", "{\"run\":\"run:v05\",\"paths\":[\"config\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 3);
+  o = tc_ok("get_run_attributes", "{\"run\":\"run:v05\",\"paths\":[\"config\"]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 3);
   cJSON_Delete(o);
-  o = ok("get_run_attributes", "{\"run\":\"v05\",\"limit\":2}");
-  ck_assert_int_eq((int)num(o, "next_offset"), 2);
+  o = tc_ok("get_run_attributes", "{\"run\":\"v05\",\"limit\":2}");
+  ck_assert_int_eq((int)tc_num(o, "next_offset"), 2);
   cJSON_Delete(o);
-  refused("get_run_attributes", "{\"run\":\"nope\"}", "run 'nope' not found");
-  refused("get_run_attributes", "{\"run\":\"v05\",\"project\":\"nlp\"}",
+  tc_refused("get_run_attributes", "{\"run\":\"nope\"}", "run 'nope' not found");
+  tc_refused("get_run_attributes", "{\"run\":\"v05\",\"project\":\"nlp\"}",
           "run 'v05' not found in project 'nlp'");
   int e;
-  cJSON *r = call("get_run_attributes", "{}", &e);
+  cJSON *r = tc_call("get_run_attributes", "{}", &e);
   ck_assert(e);
   cJSON_Delete(r);
 }
@@ -494,77 +443,77 @@ END_TEST
 
 START_TEST(definitions_and_metrics)
 {
-  cJSON *o = ok("list_attribute_definitions", "{\"limit\":100}");
-  ck_assert_str_eq(str(o, "project"), "vision"); /* the connection's default */
+  cJSON *o = tc_ok("list_attribute_definitions", "{\"limit\":100}");
+  ck_assert_str_eq(tc_str(o, "project"), "vision"); /* the connection's default */
   int hits = 0;
   const cJSON *d;
   cJSON_ArrayForEach(d, cJSON_GetObjectItem(o, "attributes"))
   {
-    if (!strcmp(str(d, "path"), "config/lr"))
-      hits += !strcmp(str(d, "type"), "float") && (int)num(d, "run_count") == N_VISION;
-    if (!strcmp(str(d, "path"), "config/layers"))
-      hits += !strcmp(str(d, "type"), "int");
-    if (!strcmp(str(d, "path"), "sys/tags"))
-      hits += !strcmp(str(d, "type"), "string_set");
+    if (!strcmp(tc_str(d, "path"), "config/lr"))
+      hits += !strcmp(tc_str(d, "type"), "float") && (int)tc_num(d, "run_count") == N_VISION;
+    if (!strcmp(tc_str(d, "path"), "config/layers"))
+      hits += !strcmp(tc_str(d, "type"), "int");
+    if (!strcmp(tc_str(d, "path"), "sys/tags"))
+      hits += !strcmp(tc_str(d, "type"), "string_set");
   }
   ck_assert_int_eq(hits, 3);
   cJSON_Delete(o);
-  o = ok("list_metrics", "{}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  o = tc_ok("list_metrics", "{}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
   const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "metrics"), 0);
-  ck_assert_str_eq(str(m, "name"), "train/loss");
-  ck_assert_str_eq(str(m, "scale"), "STEP");
+  ck_assert_str_eq(tc_str(m, "name"), "train/loss");
+  ck_assert_str_eq(tc_str(m, "scale"), "STEP");
   ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "label_keys"), 0)->valuestring,
                    "rank");
-  ck_assert_int_eq((int)num(m, "series_count"), 35);
+  ck_assert_int_eq((int)tc_num(m, "series_count"), 35);
   cJSON_Delete(o);
-  refused("list_metrics", "{\"project\":\"ghost\"}", "project 'ghost' not found");
+  tc_refused("list_metrics", "{\"project\":\"ghost\"}", "project 'ghost' not found");
 }
 END_TEST
 
 START_TEST(fetch_summaries_and_buckets)
 {
-  cJSON *o = ok("fetch_series_summaries",
+  cJSON *o = tc_ok("fetch_series_summaries",
                 "{\"runs\":[\"v01\",\"run:v02\",\"v08\"],\"series\":[\"val/loss\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2); /* v08 logged no val/loss */
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2); /* v08 logged no val/loss */
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "summaries"))
   {
-    int run = atoi(str(e, "run") + 1);
-    ck_assert_str_eq(str(e, "series"), "val/loss");
-    ck_assert(fabs(num(e, "last") - last_loss(run)) <= 1e-5 * last_loss(run));
-    ck_assert(fabs(num(e, "min") - min_loss(run)) <= 1e-5 * min_loss(run));
-    ck_assert(fabs(num(e, "first") - 2.0) < 1e-9);
-    ck_assert_int_eq((int)num(e, "count"), 10);
+    int run = atoi(tc_str(e, "run") + 1);
+    ck_assert_str_eq(tc_str(e, "series"), "val/loss");
+    ck_assert(fabs(tc_num(e, "last") - last_loss(run)) <= 1e-5 * last_loss(run));
+    ck_assert(fabs(tc_num(e, "min") - min_loss(run)) <= 1e-5 * min_loss(run));
+    ck_assert(fabs(tc_num(e, "first") - 2.0) < 1e-9);
+    ck_assert_int_eq((int)tc_num(e, "count"), 10);
   }
   cJSON_Delete(o);
-  o = ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
+  o = tc_ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
                                    "\"labels\":{\"rank\":\"0\"}}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "summaries"), 0);
-  ck_assert_str_eq(str(cJSON_GetObjectItem(e, "labels"), "rank"), "0");
-  ck_assert_int_eq((int)num(e, "count"), 3);
+  ck_assert_str_eq(tc_str(cJSON_GetObjectItem(e, "labels"), "rank"), "0");
+  ck_assert_int_eq((int)tc_num(e, "count"), 3);
   cJSON_Delete(o);
-  o = ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
+  o = tc_ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"train/loss\"],"
                                    "\"labels\":{\"rank\":\"7\"}}");
-  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
-  refused("fetch_series_summaries", "{\"runs\":[\"ghost\"],\"series\":[\"val/loss\"]}",
+  tc_refused("fetch_series_summaries", "{\"runs\":[\"ghost\"],\"series\":[\"val/loss\"]}",
           "ghost not found");
-  refused("fetch_series_summaries",
+  tc_refused("fetch_series_summaries",
           "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"project\":\"nlp\"}",
           "run 'v01' not found in project 'nlp'");
-  refused("fetch_series_summaries",
+  tc_refused("fetch_series_summaries",
           "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"labels\":{\"rank\":0}}",
           "label \\\"rank\\\"");
 
   /* step axis: 10 buckets over steps 0..90 hold one point each */
-  o = ok("fetch_float_series_buckets",
+  o = tc_ok("fetch_float_series_buckets",
          "{\"runs\":[\"v03\",\"v04\"],\"series\":[\"val/loss\"],\"buckets\":10}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2);
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2);
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "entries"))
   {
-    int run = atoi(str(e, "run") + 1);
+    int run = atoi(tc_str(e, "run") + 1);
     const cJSON *st = cJSON_GetObjectItem(e, "step"), *mean = cJSON_GetObjectItem(e, "mean");
     ck_assert_int_eq(cJSON_GetArraySize(st), 10);
     for (int k = 0; k < 10; k++) {
@@ -576,7 +525,7 @@ START_TEST(fetch_summaries_and_buckets)
   }
   cJSON_Delete(o);
   /* two buckets: counts add up, min/max bound the mean */
-  o = ok("fetch_float_series_buckets",
+  o = tc_ok("fetch_float_series_buckets",
          "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"buckets\":2}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   int total = 0;
@@ -589,22 +538,22 @@ START_TEST(fetch_summaries_and_buckets)
   ck_assert_int_eq(total, 10);
   cJSON_Delete(o);
   /* relative time: seconds since the run's first point */
-  o = ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+  o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":10,\"axis\":\"relative_time\"}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   const cJSON *rt = cJSON_GetObjectItem(e, "relative_time_s");
   ck_assert_int_eq(cJSON_GetArraySize(rt), 10);
   ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 9.0) < 1e-9);
   cJSON_Delete(o);
-  o = ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+  o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":5,\"axis\":\"wall_clock\"}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   ck_assert(cJSON_IsString(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "wall_time"), 0)));
   cJSON_Delete(o);
-  refused("fetch_float_series_buckets", "{\"runs\":[\"nope\"],\"series\":[\"val/loss\"]}",
+  tc_refused("fetch_float_series_buckets", "{\"runs\":[\"nope\"],\"series\":[\"val/loss\"]}",
           "nope not found");
   int er;
-  cJSON *r = call("fetch_float_series_buckets",
+  cJSON *r = tc_call("fetch_float_series_buckets",
                   "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"axis\":\"hours\"}", &er);
   ck_assert(er);
   cJSON_Delete(r);
@@ -613,37 +562,37 @@ END_TEST
 
 START_TEST(series_listings)
 {
-  cJSON *o = ok("list_series", "{\"runs\":[\"v01\",\"v08\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 2); /* v08 has none */
+  cJSON *o = tc_ok("list_series", "{\"runs\":[\"v01\",\"v08\"]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 2); /* v08 has none */
   int seen = 0;
   const cJSON *e;
   cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "series"))
   {
-    ck_assert_str_eq(str(e, "run"), "v01");
-    ck_assert_str_eq(str(e, "scale"), "STEP");
-    if (!strcmp(str(e, "series"), "train/loss"))
-      seen += (int)num(e, "count") == 3 && cJSON_GetObjectItem(e, "labels") != NULL;
-    if (!strcmp(str(e, "series"), "val/loss"))
-      seen += (int)num(e, "count") == 10 && cJSON_GetObjectItem(e, "labels") == NULL;
+    ck_assert_str_eq(tc_str(e, "run"), "v01");
+    ck_assert_str_eq(tc_str(e, "scale"), "STEP");
+    if (!strcmp(tc_str(e, "series"), "train/loss"))
+      seen += (int)tc_num(e, "count") == 3 && cJSON_GetObjectItem(e, "labels") != NULL;
+    if (!strcmp(tc_str(e, "series"), "val/loss"))
+      seen += (int)tc_num(e, "count") == 10 && cJSON_GetObjectItem(e, "labels") == NULL;
   }
   ck_assert_int_eq(seen, 2);
   cJSON_Delete(o);
-  o = ok("list_series", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  o = tc_ok("list_series", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
   cJSON_Delete(o);
-  o = ok("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPISODE\"}");
-  ck_assert_int_eq((int)num(o, "total_count"), 0);
+  o = tc_ok("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPISODE\"}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
-  o = ok("list_series_label_values", "{\"runs\":[\"v01\"]}");
-  ck_assert_int_eq((int)num(o, "total_count"), 1);
+  o = tc_ok("list_series_label_values", "{\"runs\":[\"v01\"]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), 1);
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "labels"), 0);
-  ck_assert_str_eq(str(e, "label"), "rank");
+  ck_assert_str_eq(tc_str(e, "label"), "rank");
   ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "values"), 0)->valuestring, "0");
   cJSON_Delete(o);
-  refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
-  refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  tc_refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  tc_refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
   int er;
-  cJSON *r = call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
+  cJSON *r = tc_call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
   ck_assert(er);
   cJSON_Delete(r);
 }
@@ -651,7 +600,7 @@ END_TEST
 
 START_TEST(float_points)
 {
-  cJSON *o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"]}");
+  cJSON *o = tc_ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"]}");
   cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "value")), 10);
   for (int k = 0; k < 10; k++) {
@@ -662,25 +611,25 @@ START_TEST(float_points)
   ck_assert_ptr_null(cJSON_GetObjectItem(e, "bucketed"));
   cJSON_Delete(o);
   /* the last N points */
-  o = ok("fetch_float_series",
+  o = tc_ok("fetch_float_series",
          "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"max_points\":3}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "step")), 3);
   ck_assert_int_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "step"), 0)->valueint, 70);
-  ck_assert_int_eq((int)num(e, "points_before"), 7);
+  ck_assert_int_eq((int)tc_num(e, "points_before"), 7);
   cJSON_Delete(o);
   /* a range within max_points is exact */
-  o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                "\"step_from\":20,\"step_to\":40}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "step")), 3);
   cJSON_Delete(o);
   /* too wide a range comes back bucketed and says so */
-  o = ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+  o = tc_ok("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                "\"step_from\":0,\"step_to\":90,\"max_points\":4}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(e, "bucketed")));
-  ck_assert_int_eq((int)num(e, "points_in_range"), 10);
+  ck_assert_int_eq((int)tc_num(e, "points_in_range"), 10);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, "note"));
   int total = 0;
   const cJSON *c;
@@ -688,9 +637,9 @@ START_TEST(float_points)
   ck_assert_int_eq(total, 10);
   ck_assert_int_le(cJSON_GetArraySize(cJSON_GetObjectItem(e, "count")), 4);
   cJSON_Delete(o);
-  refused("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
+  tc_refused("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                 "\"step_from\":50,\"step_to\":10}", "step_from is after");
-  refused("fetch_float_series", "{\"runs\":[\"gone\"],\"series\":[\"val/loss\"]}",
+  tc_refused("fetch_float_series", "{\"runs\":[\"gone\"],\"series\":[\"val/loss\"]}",
           "gone not found");
 }
 END_TEST

@@ -9,6 +9,7 @@
 #include "probemcp/tokens.h"
 
 static pmcp_server *tc_srv;
+static pmcp_store *tc_store;
 static char *tc_last_resp;
 static int tc_next_id = 10;
 
@@ -41,10 +42,20 @@ void tc_initialize(void)
   pmcp_server_drain(tc_srv);
 }
 
+void tc_serve_research(const char *path)
+{
+  tc_server_new();
+  ck_assert_int_eq(pmcp_store_open(&tc_store, path, PMCP_STORE_READONLY), 0);
+  ck_assert_int_eq(pmcp_research_register(tc_srv, tc_store, NULL), 0);
+  tc_initialize();
+}
+
 void tc_server_free(void)
 {
   pmcp_server_free(tc_srv);
   tc_srv = NULL;
+  pmcp_store_free(tc_store);
+  tc_store = NULL;
   free(tc_last_resp);
   tc_last_resp = NULL;
 }
@@ -127,4 +138,25 @@ void tc_refused(const char *tool, const char *args, const char *needle)
   ck_assert_msg(strstr(t, needle) != NULL, "%s %s: %s lacks '%s'", tool, args, t, needle);
   cJSON_free(t);
   cJSON_Delete(o);
+}
+
+double tc_num(const cJSON *o, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
+  return v->valuedouble;
+}
+
+const char *tc_str(const cJSON *o, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  ck_assert_msg(cJSON_IsString(v), "no string %s", k);
+  return v->valuestring;
+}
+
+const cJSON *tc_arr(const cJSON *o, const char *k)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  ck_assert_msg(cJSON_IsArray(v), "no array %s", k);
+  return v;
 }

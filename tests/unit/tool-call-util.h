@@ -2,8 +2,9 @@
  * response, JSON-RPC requests with fresh ids, and tools/call shorthands
  * that check the result contracts of DESIGN.md (one text item holding one
  * JSON object, structuredContent equal to it, the text within the token
- * budget and the byte ceiling). Shared by the test-research-*.c suites;
- * the state is per process (Check forks each test). */
+ * budget and the byte ceiling). Shared by the test-research-*.c and
+ * test-tracking-*.c suites; the state is per process (Check forks each
+ * test). */
 #ifndef TOOL_CALL_UTIL_H
 #define TOOL_CALL_UTIL_H
 
@@ -15,7 +16,10 @@
 pmcp_server *tc_server_new(void);
 /* initialize + notifications/initialized (protocol 2025-06-18). */
 void tc_initialize(void);
-/* Frees the server and the last response. */
+/* A new, initialized server with the research toolset on the store at
+ * @p path opened read-only (kept until tc_server_free). */
+void tc_serve_research(const char *path);
+/* Frees the server, the store of tc_serve_research and the last response. */
 void tc_server_free(void);
 pmcp_server *tc_server(void);
 
@@ -32,5 +36,11 @@ cJSON *tc_call(const char *tool, const char *args, int *is_error);
 cJSON *tc_ok(const char *tool, const char *args);
 /* tc_call that must be refused with a message containing @p needle. */
 void tc_refused(const char *tool, const char *args, const char *needle);
+
+/* Members of a result object that must be there with that type (the test
+ * fails naming the member otherwise). */
+double tc_num(const cJSON *o, const char *k);
+const char *tc_str(const cJSON *o, const char *k);
+const cJSON *tc_arr(const cJSON *o, const char *k);
 
 #endif

@@ -16,10 +16,11 @@
 #include "error.h"
 #include "server.h"
 #include "store.h"
+#include "tool.h"
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_RESEARCH_OPTIONS_VERSION 2
+#define PMCP_RESEARCH_OPTIONS_VERSION 3
 
 /** Options of pmcp_research_register(). Strings are copied. */
 typedef struct pmcp_research_options {
@@ -42,10 +43,17 @@ typedef struct pmcp_research_options {
   const char *papers_url;
   /** Whole-request timeout for the provider in ms; 0: 10000. */
   int papers_timeout_ms;
+  /* ---- version 3 ---- */
+  /** The workspace each call acts in (a host that authenticates its
+   *  callers), or NULL: every workspace of the tenant unless the call
+   *  names one in its optional `workspace` argument. Every store read of
+   *  the call is then scoped to that workspace (pmcp_store_scope()). */
+  pmcp_scope_fn scope;
+  void *scope_ud;
 } pmcp_research_options;
 
 #define PMCP_RESEARCH_OPTIONS_INIT {PMCP_RESEARCH_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \
-    NULL, 0}
+    NULL, 0, NULL, NULL}
 
 /**
  * Registers the research tools, resources and prompts on @p server.

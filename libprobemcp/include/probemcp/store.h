@@ -51,9 +51,16 @@ PMCP_BEGIN_DECLS
 typedef struct pmcp_store pmcp_store;
 
 /** A tenant scope, passed by value to every read and write. Obtain it from
- *  pmcp_store_tenant(); a zeroed value is invalid (PMCP_EINVAL). */
+ *  pmcp_store_tenant(); a zeroed value is invalid (PMCP_EINVAL).
+ *  pmcp_store_scope() narrows it to one workspace of the tenant. */
 typedef struct pmcp_tenant {
   int64_t id;
+  /** 0: every workspace of the tenant. Otherwise set by pmcp_store_scope():
+   *  reads see only that workspace's rows (see pmcp_store_scope()). */
+  int64_t workspace;
+  /** With @c workspace: it is the tenant's "default" workspace, which also
+   *  holds what no project files (unfiled runs and what hangs off them). */
+  int unfiled;
 } pmcp_tenant;
 
 /** Flags of pmcp_store_open(). */
@@ -114,6 +121,30 @@ PMCP_API const char *pmcp_store_backend(const pmcp_store *store);
  */
 PMCP_API int pmcp_store_tenant(pmcp_store *store, const char *name, unsigned flags,
                                pmcp_tenant *out);
+
+/**
+ * Narrows tenant @p t to one of its workspaces (@p workspace: its id, or
+ * a "workspace:ID" ref; NULL: every workspace, as @p t came from
+ * pmcp_store_tenant()). Every read and every ref lookup with the result
+ * sees only:
+ *  - the workspace's projects, their experiments, the runs filed in them
+ *    and whatever hangs off those (notes, artifacts, datasets, checkpoints,
+ *    trials, groups, series, points, events, attributes, search hits);
+ *  - in the tenant's "default" workspace also what no project files:
+ *    unfiled runs and what hangs off them, datasets without a project,
+ *    groups without an experiment;
+ *  - lab-wide records from every workspace: the team note, lab-wide
+ *    artifacts, sources, the papers index, the shared files folder; a
+ *    session or a lineage edge only when every ref it names is visible.
+ * A row outside the scope is PMCP_ENOTFOUND, exactly like a missing one.
+ * The "default" workspace always exists (its row is made on first use).
+ * @param[out] out the narrowed tenant.
+ * @return 0; PMCP_ENOTFOUND (no such workspace in the tenant);
+ *         PMCP_EINVAL (bad id or tenant); PMCP_EUNSUPPORTED (a custom
+ *         backend: it cannot scope its reads).
+ */
+PMCP_API int pmcp_store_scope(pmcp_store *store, pmcp_tenant t, const char *workspace,
+                              pmcp_tenant *out);
 
 /**
  * Reads a server secret created with the store (readable read-only).

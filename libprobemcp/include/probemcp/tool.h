@@ -343,6 +343,36 @@ PMCP_API int pmcp_call_close_stream(pmcp_call *call);
 /** The call's token budget (PMCP_TOOL_BUDGETED tools; else 0). */
 PMCP_API int pmcp_call_token_budget(const pmcp_call *call);
 
+/* ------------------------------------------------------------------ */
+/* Call scopes: which workspace a call acts in                        */
+
+/** The workspace a call acts in, as a host that authenticates its callers
+ *  decides it (probe-mcp-http: the API key's workspace, or the signed-in
+ *  connection's). */
+typedef struct pmcp_call_scope {
+  /** The workspace id; "" for every workspace of the toolset's tenant. */
+  char workspace[129];
+  /** The caller's role there ("viewer", "editor", "admin"), or "". */
+  char role[16];
+} pmcp_call_scope;
+
+/**
+ * Called by the research and tracking tools at the start of every call:
+ * @p asked is the call's `workspace` argument, or NULL when it has none.
+ * Fill @p out and return 0, or return a negative code with a message in
+ * @p msg (sent to the caller as the tool's error: it must not tell whether
+ * a workspace the caller may not use exists). Called from any thread.
+ */
+typedef int (*pmcp_scope_fn)(pmcp_call *call, const char *asked, pmcp_call_scope *out,
+                             char *msg, size_t msg_size, void *ud);
+
+/**
+ * For list_workspaces: append to @p out a JSON object naming each
+ * workspace the caller may act in with the caller's role there
+ * ({"default":"editor","vision":"viewer"}). Return 0 or a negative code.
+ */
+typedef int (*pmcp_scope_list_fn)(pmcp_call *call, pmcp_buf *out, void *ud);
+
 PMCP_END_DECLS
 
 #endif

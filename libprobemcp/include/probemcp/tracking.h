@@ -18,10 +18,11 @@
 #include "error.h"
 #include "server.h"
 #include "store.h"
+#include "tool.h"
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_TRACKING_OPTIONS_VERSION 1
+#define PMCP_TRACKING_OPTIONS_VERSION 2
 
 /** Options of pmcp_tracking_register(). Strings are copied. */
 typedef struct pmcp_tracking_options {
@@ -36,9 +37,19 @@ typedef struct pmcp_tracking_options {
    *  connected: an API key's scope, a local user); NULL: "viewer", the
    *  role of a read-only connection. */
   const char *role;
+  /* ---- version 2 ---- */
+  /** As pmcp_research_options.scope: the workspace each call acts in (the
+   *  tools' `workspace` argument is then the caller's request to act in
+   *  another one, which @c scope accepts or refuses), or NULL. */
+  pmcp_scope_fn scope;
+  void *scope_ud;
+  /** With @c scope: the workspaces list_workspaces shows and the caller's
+   *  role in each, or NULL (then the scope's own workspace and role). */
+  pmcp_scope_list_fn scope_list;
 } pmcp_tracking_options;
 
-#define PMCP_TRACKING_OPTIONS_INIT {PMCP_TRACKING_OPTIONS_VERSION, NULL, NULL, NULL, NULL}
+#define PMCP_TRACKING_OPTIONS_INIT {PMCP_TRACKING_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL}
 
 /**
  * Registers the tracking tools on @p server.

@@ -125,6 +125,12 @@ int pmcp__user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
  * memberships [{tenant, workspace, role}]); @p t.id 0: every tenant's
  * memberships, else users with a membership in @p t. read. */
 int pmcp__user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out);
+/* The record a sign-in checks (read), split from the check so a caller
+ * can run the slow KDF outside its own store lock: @p out_id the user's
+ * id, *@p stored a copy of the password string (caller frees; NULL for an
+ * unknown name), *@p active 0 for a disabled user. 0 or a store error. */
+int pmcp__user_login_record(pmcp_store *s, const char *name, char out_id[64], char **stored,
+                            int *active);
 /* Checks a password; fills @p user_id. PMCP_EDENIED (unknown user, wrong
  * password, disabled: one message). */
 int pmcp__user_check_password(pmcp_store *s, const char *name, const char *password,

@@ -251,25 +251,45 @@ int pmcp__user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
   return pmcp__buf_putc(out, ']') ? pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory") : 0;
 }
 
-int pmcp__user_check_password(pmcp_store *s, const char *name, const char *password,
-                              char out_id[64])
+int pmcp__user_login_record(pmcp_store *s, const char *name, char out_id[64], char **stored,
+                            int *active)
 {
-  static const char bad[] = "wrong user name or password";
   out_id[0] = '\0';
+  *stored = NULL;
+  *active = 0;
   const char *p[] = {name ? name : ""};
   pmcp__db_res *r = NULL;
   int rc = pmcp__db_query(s, "SELECT id, password, disabled FROM users WHERE name = $1", 1, p,
                           &r);
   if (rc)
     return rc;
+  if (pmcp__db_nrows(r) == 1 && pmcp__db_get(r, 0, 1)) {
+    if (!(*stored = strdup(pmcp__db_get(r, 0, 1)))) {
+      pmcp__db_res_free(r);
+      return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    }
+    snprintf(out_id, 64, "%s", pmcp__db_get(r, 0, 0));
+    *active = strcmp(pmcp__db_get(r, 0, 2), "0") == 0;
+  }
+  pmcp__db_res_free(r);
+  return 0;
+}
+
+int pmcp__user_check_password(pmcp_store *s, const char *name, const char *password,
+                              char out_id[64])
+{
+  static const char bad[] = "wrong user name or password";
+  char *stored = NULL;
+  int active = 0;
+  int rc = pmcp__user_login_record(s, name, out_id, &stored, &active);
+  if (rc)
+    return rc;
   /* An unknown name still costs one derivation (pmcp__password_verify
    * derives for a NULL string too), so the time taken does not tell which
    * names exist. */
-  int found = pmcp__db_nrows(r) == 1 && pmcp__db_get(r, 0, 1);
-  int ok = pmcp__password_verify(found ? pmcp__db_get(r, 0, 1) : NULL, password ? password : "");
-  ok = ok && found && strcmp(pmcp__db_get(r, 0, 2), "0") == 0;
-  if (ok)
-    snprintf(out_id, 64, "%s", pmcp__db_get(r, 0, 0));
-  pmcp__db_res_free(r);
+  int ok = pmcp__password_verify(stored, password ? password : "") == 1 && stored && active;
+  free(stored);
+  if (!ok)
+    out_id[0] = '\0';
   return ok ? 0 : pmcp_store_set_error(s, PMCP_EDENIED, "%s", bad);
 }

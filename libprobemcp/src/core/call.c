@@ -167,14 +167,28 @@ int pmcp_arg_has(const pmcp_call *call, const char *name)
          cJSON_GetObjectItemCaseSensitive(call->args, name) != NULL;
 }
 
+/* @p v when it passes @p is: ENOTFOUND when absent, EINVAL when of
+ * another type (the accessors below share these answers). */
+static int typed(const cJSON *v, cJSON_bool (*is)(const cJSON *const), const cJSON **out)
+{
+  *out = v;
+  if (!v)
+    return PMCP_ENOTFOUND;
+  return is(v) ? 0 : PMCP_EINVAL;
+}
+
+static cJSON_bool is_integer(const cJSON *const v)
+{
+  return cJSON_IsNumber(v) && pmcp__is_integral(v->valuedouble);
+}
+
 int pmcp_arg_string(const pmcp_call *call, const char *name, const char **out,
                     size_t *len)
 {
-  const cJSON *v = arg_value(call, name);
-  if (!v)
-    return PMCP_ENOTFOUND;
-  if (!cJSON_IsString(v))
-    return PMCP_EINVAL;
+  const cJSON *v;
+  int rc = typed(arg_value(call, name), cJSON_IsString, &v);
+  if (rc)
+    return rc;
   if (out)
     *out = v->valuestring;
   if (len)
@@ -184,38 +198,29 @@ int pmcp_arg_string(const pmcp_call *call, const char *name, const char **out,
 
 int pmcp_arg_int(const pmcp_call *call, const char *name, int64_t *out)
 {
-  const cJSON *v = arg_value(call, name);
-  if (!v)
-    return PMCP_ENOTFOUND;
-  if (!cJSON_IsNumber(v) || !pmcp__is_integral(v->valuedouble))
-    return PMCP_EINVAL;
-  if (out)
+  const cJSON *v;
+  int rc = typed(arg_value(call, name), is_integer, &v);
+  if (!rc && out)
     *out = (int64_t)v->valuedouble;
-  return 0;
+  return rc;
 }
 
 int pmcp_arg_number(const pmcp_call *call, const char *name, double *out)
 {
-  const cJSON *v = arg_value(call, name);
-  if (!v)
-    return PMCP_ENOTFOUND;
-  if (!cJSON_IsNumber(v))
-    return PMCP_EINVAL;
-  if (out)
+  const cJSON *v;
+  int rc = typed(arg_value(call, name), cJSON_IsNumber, &v);
+  if (!rc && out)
     *out = v->valuedouble;
-  return 0;
+  return rc;
 }
 
 int pmcp_arg_bool(const pmcp_call *call, const char *name, int *out)
 {
-  const cJSON *v = arg_value(call, name);
-  if (!v)
-    return PMCP_ENOTFOUND;
-  if (!cJSON_IsBool(v))
-    return PMCP_EINVAL;
-  if (out)
+  const cJSON *v;
+  int rc = typed(arg_value(call, name), cJSON_IsBool, &v);
+  if (!rc && out)
     *out = cJSON_IsTrue(v);
-  return 0;
+  return rc;
 }
 
 size_t pmcp_arg_count(const pmcp_call *call, const char *name)
@@ -228,60 +233,42 @@ size_t pmcp_arg_count(const pmcp_call *call, const char *name)
   return 0;
 }
 
-static const cJSON *item_at(const pmcp_call *call, const char *name, size_t i,
-                            int *rc)
+/* Item @p i of a list argument (a lone string is a list of one), when it
+ * passes @p is. */
+static int item_at(const pmcp_call *call, const char *name, size_t i,
+                   cJSON_bool (*is)(const cJSON *const), const cJSON **out)
 {
   const cJSON *v = arg_value(call, name);
-  *rc = 0;
-  if (!v) {
-    *rc = PMCP_ENOTFOUND;
-    return NULL;
-  }
-  if (cJSON_IsString(v)) {
-    if (i != 0)
-      *rc = PMCP_ENOTFOUND;
-    return i == 0 ? v : NULL;
-  }
-  if (!cJSON_IsArray(v)) {
-    *rc = PMCP_EINVAL;
-    return NULL;
-  }
-  if (i > INT_MAX) {
-    *rc = PMCP_ENOTFOUND;
-    return NULL;
-  }
-  const cJSON *it = cJSON_GetArrayItem(v, (int)i);
-  if (!it)
-    *rc = PMCP_ENOTFOUND;
-  return it;
+  *out = NULL;
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (cJSON_IsString(v))
+    return i == 0 ? typed(v, is, out) : PMCP_ENOTFOUND;
+  if (!cJSON_IsArray(v))
+    return PMCP_EINVAL;
+  if (i > INT_MAX)
+    return PMCP_ENOTFOUND;
+  return typed(cJSON_GetArrayItem(v, (int)i), is, out);
 }
 
 int pmcp_arg_string_at(const pmcp_call *call, const char *name, size_t i,
                        const char **out)
 {
-  int rc;
-  const cJSON *it = item_at(call, name, i, &rc);
-  if (!it)
-    return rc;
-  if (!cJSON_IsString(it))
-    return PMCP_EINVAL;
-  if (out)
+  const cJSON *it;
+  int rc = item_at(call, name, i, cJSON_IsString, &it);
+  if (!rc && out)
     *out = it->valuestring;
-  return 0;
+  return rc;
 }
 
 int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t i,
                        double *out)
 {
-  int rc;
-  const cJSON *it = item_at(call, name, i, &rc);
-  if (!it)
-    return rc;
-  if (!cJSON_IsNumber(it))
-    return PMCP_EINVAL;
-  if (out)
+  const cJSON *it;
+  int rc = item_at(call, name, i, cJSON_IsNumber, &it);
+  if (!rc && out)
     *out = it->valuedouble;
-  return 0;
+  return rc;
 }
 
 int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)

@@ -45,8 +45,9 @@ static const pmcp_arg_spec notes_args[] = {
   STR("on", "only notes on this project:, experiment: or run: ref."),
   LIMIT(100),
 };
+/* files also reads the common `workspace` (research/scope.c): that
+ * workspace's folder; absent: the Shared folder. */
 static const pmcp_arg_spec files_args[] = {
-  STR("workspace", "workspace id; absent: the Shared folder."),
   QUERY("literal text to match (note text, name, path, URI)."),
   LIMIT(100),
 };
@@ -637,5 +638,5 @@ int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
   d.handler = browse;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;
-  return pmcp_server_add_tool(server, &d);
+  return pmcp__rs_add_tool(server, &d, 1);
 }

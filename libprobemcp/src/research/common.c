@@ -22,7 +22,7 @@ void pmcp__research_release(void *ud)
   pmcp__research *rs = ud;
   if (!rs || --rs->refs > 0)
     return;
-  pthread_mutex_destroy(&rs->lock);
+  pthread_mutex_destroy(&rs->lock_own);
   free(rs->tenant_name);
   free(rs->embed_url);
   free(rs->embed_model);
@@ -63,11 +63,11 @@ int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out, char *err,
 {
   pmcp_buf b = PMCP_BUF_INIT;
   *out = NULL;
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_get(rs->store, rs->tenant, ref, &b);
   if (rc)
     rc = store_fail(rs, rc, err, errlen);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   if (rc) {
     pmcp_buf_dispose(&b);
     return rc;
@@ -80,11 +80,11 @@ int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
 {
   pmcp_buf b = PMCP_BUF_INIT;
   *out = NULL;
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_list(rs->store, rs->tenant, o, &b);
   if (rc)
     rc = store_fail(rs, rc, err, errlen);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   if (rc) {
     pmcp_buf_dispose(&b);
     return rc;
@@ -98,12 +98,12 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
 {
   pmcp_buf b = PMCP_BUF_INIT;
   *out = NULL;
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_search(rs->store, rs->tenant, query, kinds, after, limit,
                              &b);
   if (rc)
     rc = store_fail(rs, rc, err, errlen);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   if (rc) {
     pmcp_buf_dispose(&b);
     return rc;
@@ -113,9 +113,9 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
 
 int pmcp__rs_version(pmcp__research *rs, uint64_t *out)
 {
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_version(rs->store, rs->tenant, out);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   return rc;
 }
 

@@ -547,5 +547,5 @@ int pmcp__research_add_entity(pmcp_server *server, pmcp__research *rs)
   d.handler = entity;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;
-  return pmcp_server_add_tool(server, &d);
+  return pmcp__rs_add_tool(server, &d, 1);
 }

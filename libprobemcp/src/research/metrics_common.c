@@ -46,9 +46,9 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
   if (pmcp__ref_parse_run(&ref, run_arg, err, sizeof err))
     return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
   pmcp_buf b = PMCP_BUF_INIT;
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_series_list(rs->store, rs->tenant, ref.id, &b);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   if (rc == PMCP_ENOTFOUND) {
     pmcp_buf_dispose(&b);
     return pmcp__rs_fail(call, "not_found", "run:%s not found", ref.id), 1;

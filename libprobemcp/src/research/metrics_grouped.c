@@ -418,10 +418,10 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
   for (size_t m = 0; m < nm && nb; m++) {
     const pmcp__mx_series *s = &c.s[mem[m]];
     gs.row = cells + (across ? m : gof[m]) * nb;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(rs->lock);
     rc = pmcp__store_scan(rs->store, rs->tenant, s->id, from, to,
                           axis == AX_STEP ? PMCP__SCAN_NO_TIME : 0, &cb);
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(rs->lock);
     if (rc)
       break;
   }

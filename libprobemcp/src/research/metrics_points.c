@@ -307,10 +307,10 @@ static int float_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series
   while (*left > 0 && rc == 0) {
     size_t want = *left < cap ? *left : cap, got = 0;
     int64_t pos = 0;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(rs->lock);
     rc = pmcp_store_points(rs->store, rs->tenant, s->id, from, to, after, p, want, &got,
                            &pos);
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(rs->lock);
     if (rc || got == 0)
       break;
     /* pos: the position of the last point read when more follow, 0 when
@@ -329,9 +329,9 @@ static int float_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series
       size_t nn = (size_t)((double)n * (double)item_room(pg) / (double)tok * 0.9);
       n = nn < 1 ? 1 : nn < n ? nn : n - 1;
       size_t g = 0;
-      pthread_mutex_lock(&rs->lock);
+      pthread_mutex_lock(rs->lock);
       rc = pmcp_store_points(rs->store, rs->tenant, s->id, from, to, after, p, n, &g, &pos);
-      pthread_mutex_unlock(&rs->lock);
+      pthread_mutex_unlock(rs->lock);
       if (!rc && (g != n || pos == 0))
         rc = PMCP_EINTERNAL;
       if (rc)
@@ -397,9 +397,9 @@ static int set_points(pmcp__research *rs, pmcp_page *pg, const pmcp__mx_series *
     char aft[32];
     snprintf(aft, sizeof aft, "%" PRId64, after);
     pmcp_buf b = PMCP_BUF_INIT;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(rs->lock);
     rc = pmcp_store_series_sets(rs->store, rs->tenant, s->id, o->from, o->to, aft, want, &b);
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(rs->lock);
     cJSON *res = rc ? NULL : cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
     pmcp_buf_dispose(&b);
     if (rc)

@@ -125,9 +125,9 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   if (!bk)
     return PMCP_ENOMEM;
   size_t nb = 0;
-  pthread_mutex_lock(&rs->lock);
+  pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, k, bk, &nb);
-  pthread_mutex_unlock(&rs->lock);
+  pthread_mutex_unlock(rs->lock);
   if (rc) {
     free(bk);
     return rc;
@@ -151,9 +151,9 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
     if (!raw || !st || !va || !idx || !p)
       rc = PMCP_ENOMEM;
     if (!rc) {
-      pthread_mutex_lock(&rs->lock);
+      pthread_mutex_lock(rs->lock);
       rc = pmcp_store_points(rs->store, rs->tenant, s->id, lo, hi, 0, raw, cap, &got, &next);
-      pthread_mutex_unlock(&rs->lock);
+      pthread_mutex_unlock(rs->lock);
     }
     if (!rc) {
       /* logging order is not always step order (restarts): sort */

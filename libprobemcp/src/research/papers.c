@@ -468,5 +468,5 @@ int pmcp__research_add_papers(pmcp_server *server, pmcp__research *rs)
   d.handler = find_papers;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;
-  return pmcp_server_add_tool(server, &d);
+  return pmcp__rs_add_tool(server, &d, 0);
 }

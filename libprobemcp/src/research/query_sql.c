@@ -211,9 +211,45 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   return pmcp__rs_send(call, pg, more);
 }
 
+/* query_sql's connection reads the whole tenant (its views are made per
+ * tenant, not per workspace). A call acting in one workspace may use it
+ * only when that is the whole lab: the default workspace of a tenant with
+ * no other workspace. Returns 1 when the call may run, 0 after sending
+ * the refusal. */
+static int whole_lab(pmcp_call *call, qsql *q)
+{
+  pmcp_tenant t;
+  if (pmcp__rs_scope(call, q->rs, &t, NULL))
+    return 0;
+  if (t.workspace == 0)
+    return 1;
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = "workspace";
+  o.limit = 2;
+  cJSON *ws = NULL;
+  char err[300];
+  int others = 0;
+  if (pmcp__rs_list(q->rs, &o, &ws, err, sizeof err) != 0) {
+    pmcp__rs_fail(call, "store_error", "%s", err);
+    return 0;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ws, "items"))
+    others += strcmp(pmcp__js(it, "ref"), "workspace:default") != 0;
+  cJSON_Delete(ws);
+  if (t.unfiled && !others)
+    return 1;
+  pmcp__rs_fail(call, "denied", "query_sql reads every workspace of the lab, and this "
+                "connection acts in one workspace of a lab that has several: use browse, "
+                "search, entity and metrics, which read this workspace only");
+  return 0;
+}
+
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
+  if (!whole_lab(call, q))
+    return 0;
   pthread_mutex_lock(&q->mu);
   pmcp__sqlg *g = guard(q);
   int rc;

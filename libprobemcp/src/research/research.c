@@ -61,7 +61,8 @@ int pmcp__research_new(pmcp_store *store, const char *tenant, pmcp__research **o
   }
   rs->store = store;
   rs->tenant = t;
-  pthread_mutex_init(&rs->lock, NULL);
+  pthread_mutex_init(&rs->lock_own, NULL);
+  rs->lock = &rs->lock_own;
   rs->tenant_name = strdup(tenant ? tenant : "default");
   rs->papers_timeout_ms = 10000;
   rs->refs = 1;
@@ -93,6 +94,10 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
     rs->papers_url = dup_or_null(opts->papers_url);
     if (opts->papers_timeout_ms > 0)
       rs->papers_timeout_ms = opts->papers_timeout_ms;
+  }
+  if (opts->version >= 3) {
+    rs->scope = opts->scope;
+    rs->scope_ud = opts->scope_ud;
   }
   if ((opts->embed_url && *opts->embed_url && !rs->embed_url) ||
       (opts->version >= 2 && opts->papers_url && *opts->papers_url && !rs->papers_url)) {

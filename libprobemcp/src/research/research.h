@@ -21,7 +21,11 @@ typedef struct pmcp__research {
   char *tenant_name;
   /* A pmcp_store is used by one thread at a time; tools may be called from
    * several (HTTP workers), so every store read holds this. */
-  pthread_mutex_t lock;
+  pthread_mutex_t *lock;  /* &lock_own of the toolset: per-call views share it */
+  pthread_mutex_t lock_own;
+  /* The host's scope hook (research options v3, tracking v2) or NULL. */
+  pmcp_scope_fn scope;
+  void *scope_ud;
   char *embed_url, *embed_model, *embed_key;
   char *papers_url;      /* remote papers provider, or NULL: the local index */
   int papers_timeout_ms;
@@ -35,6 +39,20 @@ typedef struct pmcp__research {
    * single-threaded, so a plain counter suffices. */
   int refs;
 } pmcp__research;
+
+/* Registers a research tool whose handler gets, on each call, a view of
+ * @p d->ud (a pmcp__research) scoped to the workspace the call acts in
+ * (the host's scope hook and the call's optional `workspace` argument,
+ * which this adds to the tool's common arguments when @p with_arg). */
+int pmcp__rs_add_tool(pmcp_server *server, const pmcp_tool_def *d, int with_arg);
+
+/* Fills @p t with the toolset tenant scoped as the call asks (see
+ * pmcp__rs_add_tool) and @p sc (may be NULL) with the host's answer.
+ * Returns 0, or 1 after sending the error result. */
+int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc);
+
+/* The `workspace` argument pmcp__rs_add_tool adds. */
+extern const pmcp_arg_spec pmcp__rs_workspace_arg;
 
 /* Each part registers its tools/resources/prompts; returns 0 or an error. */
 int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs);

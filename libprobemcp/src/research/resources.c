@@ -19,7 +19,21 @@ static int read_run(pmcp_call *call, void *ud)
   snprintf(ref, sizeof ref, "run:%s", id);
   cJSON *rec = NULL;
   char err[300];
-  int rc = pmcp__rs_get(rs, ref, &rec, err, sizeof err);
+  /* The run card is read in the workspace the caller acts in, like the
+   * tools (a resource read has no arguments: the caller's default). */
+  pmcp__research view = *rs;
+  pmcp_call_scope sc;
+  if (rs->scope && rs->scope(call, NULL, &sc, err, sizeof err, rs->scope_ud) != 0)
+    return PMCP_ENOTFOUND;
+  if (rs->scope && sc.workspace[0]) {
+    sc.workspace[sizeof sc.workspace - 1] = '\0';
+    pthread_mutex_lock(rs->lock);
+    int src = pmcp_store_scope(rs->store, rs->tenant, sc.workspace, &view.tenant);
+    pthread_mutex_unlock(rs->lock);
+    if (src)
+      return src == PMCP_ENOMEM ? src : PMCP_ENOTFOUND;
+  }
+  int rc = pmcp__rs_get(&view, ref, &rec, err, sizeof err);
   if (rc)
     return rc == PMCP_ENOMEM ? rc : PMCP_ENOTFOUND;
   cJSON *card = pmcp__view_card(rec, PMCP__REF_RUN);

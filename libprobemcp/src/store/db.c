@@ -111,3 +111,10 @@ int pmcp__db_res_add(pmcp__db_res *r, const char *val, size_t len)
   r->cells[r->ncells++] = copy;
   return 0;
 }
+
+int pmcp__db_tenant(pmcp_store *s, int64_t tenant)
+{
+  if (!s || !s->db)
+    return PMCP_EUNSUPPORTED;
+  return s->db->tenant ? s->db->tenant(s, s->ctx, tenant) : 0;
+}

@@ -41,7 +41,14 @@ typedef struct pmcp__db_ops {
               const char *const *params, int64_t *changes);
   int (*query)(pmcp_store *s, void *ctx, const char *sql, int n,
                const char *const *params, pmcp__db_res **out);
+  /* Makes the research tables of @p tenant readable on the connection
+   * (PostgreSQL: its row-level security setting), or NULL: nothing to do. */
+  int (*tenant)(pmcp_store *s, void *ctx, int64_t tenant);
 } pmcp__db_ops;
+
+/* Before a pmcp__db_query over the research tables (workspaces, runs, ...)
+ * of tenant @p tenant: 0 or the backend's error. */
+int pmcp__db_tenant(pmcp_store *s, int64_t tenant);
 
 /* A result set under construction: @p ncols columns, no rows. */
 int pmcp__db_res_new(pmcp__db_res **out, size_t ncols);

@@ -11,6 +11,7 @@
 
 #include "store/db.h"
 #include "store/pg.h"
+#include "store/ws_scope.h"
 
 extern const pmcp__db_ops pmcp__pg_db_ops;
 
@@ -112,6 +113,9 @@ int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
     }
     pmcp__pg_reset(st);
   }
+  /* A row outside the call's workspace is answered like a missing one. */
+  if (out == 0 && (out = pmcp__ws_check(s, t, table, *rowid)) != 0 && out != PMCP_ENOTFOUND)
+    return out;
   if (out == PMCP_ENOTFOUND)
     pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
   return out;

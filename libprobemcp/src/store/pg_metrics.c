@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "store/ws_scope.h"
 
 /* ---- series ---- */
 
@@ -150,6 +151,11 @@ int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t ser
   char have[16];
   snprintf(have, sizeof have, "%s", (const char *)pmcp__pg_text(st, 0));
   pmcp__pg_reset(st);
+  /* A series of a run outside the call's workspace is a missing one. */
+  if ((rc = pmcp__ws_check(s, t, "series", series)) != 0)
+    return rc == PMCP_ENOTFOUND
+        ? pmcp_store_set_error(s, PMCP_ENOTFOUND, "no series %lld", (long long)series)
+        : rc;
   if (kind && strcmp(have, kind) != 0)
     return pmcp_store_set_error(s, PMCP_EINVAL, "series %lld holds %s values, not %s",
                                 (long long)series, have, kind);

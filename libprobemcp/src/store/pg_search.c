@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "store/ws_scope.h"
 
 static const char *const search_kinds[] = {
   "run", "experiment", "project", "workspace", "note", "sub-note", "artifact", "dataset",
@@ -119,7 +120,23 @@ int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       "     MaxFragments=1, FragmentDelimiter=...') FROM papers p WHERE p.id=x.rid) END,"
       "  'score', x.score), x.total FROM page x, tq ORDER BY x.score DESC, x.ref";
   pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+  /* A workspace-scoped search keeps only the documents of visible refs
+   * (ws_scope.h). */
+  if (t.workspace) {
+    pmcp_buf pred = PMCP_BUF_INIT;
+    char *scoped = pmcp__ws_search_where(&pred) == 0
+                       ? pmcp__ws_splice(sql, "d.tenant_id=$1", pred.ptr, t) : NULL;
+    pmcp_buf_dispose(&pred);
+    if (!scoped) {
+      rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+      goto out;
+    }
+    rc = pmcp__pg_prep_dyn(s, q, scoped, &st);
+    free(scoped);
+  } else {
+    rc = pmcp__pg_prep(s, q, sql, &st);
+  }
+  if (rc)
     goto out;
   pmcp__pg_bind_int64(st, 1, t.id);
   pmcp__pg_bind_text(st, 2, m.ptr);
@@ -139,11 +156,14 @@ int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     pmcp__pg_json_col(out, st, 0);
     total = pmcp__pg_int64(st, 1);
   }
-  pmcp__pg_reset(st);
-  if (src != PG_DONE) {
+  if (src != PG_DONE)
     rc = pmcp__pg_err(s, q, "search");
+  if (t.workspace)
+    pmcp__pg_finalize(st);
+  else
+    pmcp__pg_reset(st);
+  if (rc)
     goto out;
-  }
   if (n == 0 && offset) {
     /* Past the end: the count comes from a window over no rows. */
     total = offset;

@@ -92,4 +92,4 @@ static int sq_db_query(pmcp_store *s, void *ctx, const char *sql, int n,
   return rc;
 }
 
-const pmcp__db_ops pmcp__sq_db_ops = {sq_db_exec, sq_db_query};
+const pmcp__db_ops pmcp__sq_db_ops = {sq_db_exec, sq_db_query, NULL};

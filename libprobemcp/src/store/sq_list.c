@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 #define B(col) "json(CASE " col " WHEN 1 THEN 'true' ELSE 'false' END)"
 
@@ -268,6 +269,10 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
   }
   pmcp_buf where = PMCP_BUF_INIT;
   pmcp__buf_printf(&where, "%s=:t", lk->tenant_col);
+  if ((rc = pmcp__ws_list_where(&where, t, lk->kind))) {
+    pmcp_buf_dispose(&where);
+    return pmcp_store_set_error(s, rc, "out of memory");
+  }
   /* Parent. */
   int64_t prow = 0;
   const char *pref = NULL;

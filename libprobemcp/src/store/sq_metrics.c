@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 /* ---- series ---- */
 
@@ -154,6 +155,11 @@ int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t ser
   char have[16];
   snprintf(have, sizeof have, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_reset(st);
+  /* A series of a run outside the call's workspace is a missing one. */
+  if ((rc = pmcp__ws_check(s, t, "series", series)) != 0)
+    return rc == PMCP_ENOTFOUND
+        ? pmcp_store_set_error(s, PMCP_ENOTFOUND, "no series %lld", (long long)series)
+        : rc;
   if (kind && strcmp(have, kind) != 0)
     return pmcp_store_set_error(s, PMCP_EINVAL, "series %lld holds %s values, not %s",
                                 (long long)series, have, kind);

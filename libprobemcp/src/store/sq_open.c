@@ -11,6 +11,7 @@
 
 #include "store/db.h"
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
 {
@@ -230,6 +231,9 @@ int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
     }
     sqlite3_reset(st);
   }
+  /* A row outside the call's workspace is answered like a missing one. */
+  if (out == 0 && (out = pmcp__ws_check(s, t, table, *rowid)) != 0 && out != PMCP_ENOTFOUND)
+    return out;
   if (out == PMCP_ENOTFOUND)
     pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
   return out;
@@ -521,7 +525,7 @@ int pmcp__sq_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,
     return rc;
   int64_t id = 0;
   rc = tenant_insert(s, q, name, &id);
-  pmcp_tenant t = {id};
+  pmcp_tenant t = {id, 0, 0};
   rc = pmcp__sq_wend(s, q, t, rc);
   if (rc == 0)
     out->id = id;

@@ -23,6 +23,7 @@
 
 #include "store/runtable.h"
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 #define MAX_BINDS 400
 
@@ -455,6 +456,13 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   if (src != SQLITE_ROW && src != SQLITE_DONE) {
     rc = pmcp__sq_err(s, db, src, "read the run table");
     goto out;
+  }
+  /* A project outside the call's workspace is a missing one. */
+  if (project && (rc = pmcp__ws_check(s, t, "projects", project)) != 0) {
+    if (rc != PMCP_ENOTFOUND)
+      goto out;
+    project = 0;
+    rc = 0;
   }
   if (!project) {
     rc = pmcp_store_set_error(s, PMCP_ENOTFOUND, "project '%s' not found", rq->project);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/sq.h"
+#include "store/ws_scope.h"
 
 static const char *const search_kinds[] = {
   "run", "experiment", "project", "workspace", "note", "sub-note", "artifact", "dataset",
@@ -117,6 +118,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
 {
   pmcp__sq *q = SQ(ctx);
   pmcp_buf m = PMCP_BUF_INIT, kl = PMCP_BUF_INIT;
+  char *scoped_rank = NULL, *scoped_count = NULL;
   int rc = 0;
   if (match_expr(query, &m) == 0) {
     pmcp_buf_dispose(&m);
@@ -201,7 +203,21 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
    * snippets for the page's rows only. */
   static const char sql_tenants[] = "SELECT count(*) FROM tenants";
   int single = 0;
-  if (all && !with_papers) {
+  /* A workspace-scoped search keeps only the documents of visible refs
+   * (ws_scope.h); its statements differ per workspace. */
+  if (t.workspace) {
+    pmcp_buf pred = PMCP_BUF_INIT;
+    if (pmcp__ws_search_where(&pred) == 0) {
+      scoped_rank = pmcp__ws_splice(sql_rank, "d.tenant_id=?1", pred.ptr, t);
+      scoped_count = pmcp__ws_splice(sql_count, "d.tenant_id=?1", pred.ptr, t);
+    }
+    pmcp_buf_dispose(&pred);
+    if (!scoped_rank || !scoped_count) {
+      rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+  if (all && !with_papers && !t.workspace) {
     if ((rc = pmcp__sq_prep(s, q, sql_tenants, &st)))
       goto out;
     single = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 1;
@@ -215,7 +231,8 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   int64_t page_src[PAGE_MAX], page_rid[PAGE_MAX];
   double page_score[PAGE_MAX];
   size_t n = 0;
-  if ((rc = pmcp__sq_prep(s, q, sql_rank, &st)))
+  if ((rc = scoped_rank ? pmcp__sq_prep_text(s, q, scoped_rank, &st)
+                        : pmcp__sq_prep(s, q, sql_rank, &st)))
     goto out;
   sqlite3_bind_int64(st, 1, t.id);
   sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
@@ -237,7 +254,8 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   }
   int64_t total = offset + (int64_t)n;
   if (n == limit || (n == 0 && offset > 0)) {
-    if ((rc = pmcp__sq_prep(s, q, sql_count, &st)))
+    if ((rc = scoped_count ? pmcp__sq_prep_text(s, q, scoped_count, &st)
+                           : pmcp__sq_prep(s, q, sql_count, &st)))
       goto out;
     sqlite3_bind_int64(st, 1, t.id);
     sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
@@ -282,6 +300,8 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   else
     pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
 out:
+  free(scoped_rank);
+  free(scoped_count);
   pmcp_buf_dispose(&m);
   pmcp_buf_dispose(&kl);
   return rc;

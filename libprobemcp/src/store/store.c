@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/db.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 
@@ -167,6 +168,9 @@ void pmcp_store_free(pmcp_store *store)
     if ((t).id <= 0)                                                          \
       return pmcp_store_set_error((s), PMCP_EINVAL,                           \
                                   "no tenant: get one with pmcp_store_tenant()"); \
+    if ((t).workspace != 0 && !(s)->db)                                       \
+      return pmcp_store_set_error((s), PMCP_EUNSUPPORTED,                     \
+                                  "this store backend cannot scope reads to a workspace"); \
   } while (0)
 #define CHECK_WRITE(s)                                                        \
   do {                                                                        \
@@ -192,12 +196,55 @@ int pmcp_store_tenant(pmcp_store *store, const char *name, unsigned flags, pmcp_
   CHECK_OP(store, tenant);
   if (!out)
     return PMCP_EINVAL;
-  out->id = 0;
+  memset(out, 0, sizeof *out);
   if (flags & ~(unsigned)PMCP_STORE_CREATE)
     return pmcp_store_set_error(store, PMCP_EINVAL, "unknown tenant flags 0x%x", flags);
   if ((flags & PMCP_STORE_CREATE))
     CHECK_WRITE(store);
   return store->ops.tenant(store, store->ctx, name ? name : "default", flags, out);
+}
+
+int pmcp_store_scope(pmcp_store *store, pmcp_tenant t, const char *workspace,
+                     pmcp_tenant *out)
+{
+  CHECK_HANDLE(store);
+  if (!out)
+    return PMCP_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (t.id <= 0)
+    return pmcp_store_set_error(store, PMCP_EINVAL, "no tenant: get one with pmcp_store_tenant()");
+  if (!workspace) {
+    out->id = t.id;
+    return 0;
+  }
+  if (!store->db)
+    return pmcp_store_set_error(store, PMCP_EUNSUPPORTED,
+                                "this store backend cannot scope reads to a workspace");
+  const char *id = strncmp(workspace, "workspace:", 10) == 0 ? workspace + 10 : workspace;
+  if (!pmcp__id_ok(id))
+    return pmcp_store_set_error(store, PMCP_EINVAL, "invalid workspace id '%.64s'", id);
+  char tid[24];
+  snprintf(tid, sizeof tid, "%lld", (long long)t.id);
+  const char *p[] = {tid, id};
+  pmcp__db_res *r = NULL;
+  int rc = pmcp__db_tenant(store, t.id);
+  if (rc == 0)
+    rc = pmcp__db_query(store, "SELECT id FROM workspaces WHERE tenant_id=$1 AND slug=$2", 2,
+                        p, &r);
+  if (rc)
+    return rc;
+  int64_t row = pmcp__db_nrows(r) == 1 ? strtoll(pmcp__db_get(r, 0, 0), NULL, 10) : 0;
+  pmcp__db_res_free(r);
+  int is_default = strcmp(id, "default") == 0;
+  if (!row && !is_default)
+    return pmcp_store_set_error(store, PMCP_ENOTFOUND, "no workspace '%.128s'", id);
+  out->id = t.id;
+  /* The default workspace's row is made when a project first needs it;
+   * until then no project is in it (-1 matches no row) but it still holds
+   * whatever is unfiled. */
+  out->workspace = row ? row : -1;
+  out->unfiled = is_default;
+  return 0;
 }
 
 int pmcp_store_secret(pmcp_store *store, const char *name, pmcp_buf *out)

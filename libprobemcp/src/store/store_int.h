@@ -48,6 +48,9 @@ struct pmcp_store {
 int pmcp__store_scan(pmcp_store *store, pmcp_tenant t, int64_t series, int64_t step_from,
                      int64_t step_to, unsigned flags, const pmcp__scan_cb *cb);
 
+/* Checks an id: 1-128 chars of [A-Za-z0-9._-] (sq_open.c). */
+int pmcp__id_ok(const char *id);
+
 /* Allocates a handle with no backend (errors can be set on it). */
 int pmcp__store_alloc(pmcp_store **out, unsigned flags);
 /* Clears the error message (start of each public call). */

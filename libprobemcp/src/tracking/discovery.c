@@ -15,25 +15,87 @@ static const char *after_colon(const char *ref)
   return c ? c + 1 : ref;
 }
 
+/* With a host's scope hook: {workspace id: role} of the workspaces the
+ * caller may act in (*out NULL without a hook); 1 after sending an error. */
+static int allowed_workspaces(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
+{
+  *out = NULL;
+  if (!tk->scope)
+    return 0;
+  if (!tk->scope_list) {
+    *out = cJSON_CreateObject();
+    if (*out && tk->scope->workspace[0])
+      cJSON_AddStringToObject(*out, tk->scope->workspace, tk->scope->role);
+  } else {
+    pmcp_buf b = PMCP_BUF_INIT;
+    int rc = tk->scope_list(call, &b, tk->rs->scope_ud);
+    *out = rc == 0 && b.ptr ? cJSON_ParseWithLength(b.ptr, b.len) : NULL;
+    pmcp_buf_dispose(&b);
+    if (*out && !cJSON_IsObject(*out)) {
+      cJSON_Delete(*out);
+      *out = NULL;
+    }
+  }
+  if (!*out) {
+    pmcp__rs_fail(call, "store_error", "the workspaces of this connection could not be read");
+    return 1;
+  }
+  return 0;
+}
+
 static int list_workspaces(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
   if (pmcp__trk_no_cursor(call))
     return 0;
-  cJSON *ws = NULL;
-  if (pmcp__trk_list_all(call, tk, "workspace", NULL, 100000, &ws))
+  cJSON *allowed = NULL;
+  if (allowed_workspaces(call, tk, &allowed))
     return 0;
+  /* The lab's workspaces are read unscoped (this call's scope is one
+   * workspace), then only those the caller may use are shown. */
+  pmcp__research lab = *tk->rs;
+  lab.tenant.workspace = 0;
+  lab.tenant.unfiled = 0;
+  pmcp__tracking labtk = *tk;
+  labtk.rs = &lab;
+  cJSON *ws = NULL;
+  if (pmcp__trk_list_all(call, &labtk, "workspace", NULL, 100000, &ws)) {
+    cJSON_Delete(allowed);
+    return 0;
+  }
   cJSON *all = cJSON_CreateArray();
   const cJSON *it;
   cJSON_ArrayForEach(it, ws)
   {
+    const char *id = after_colon(pmcp__js(it, "ref"));
+    const cJSON *role = allowed ? cJSON_GetObjectItemCaseSensitive(allowed, id) : NULL;
+    if (allowed && !cJSON_IsString(role))
+      continue;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "workspace", after_colon(pmcp__js(it, "ref")));
+    cJSON_AddStringToObject(o, "workspace", id);
     cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
     cJSON_AddNumberToObject(o, "project_count", pmcp__jn(it, "projects", 0));
-    cJSON_AddStringToObject(o, "role", tk->role);
+    cJSON_AddStringToObject(o, "role", role ? role->valuestring : tk->role);
+    if (tk->scope)
+      cJSON_AddBoolToObject(o, "current", strcmp(id, tk->scope->workspace) == 0);
+    cJSON_AddItemToArray(all, o);
+    if (allowed)
+      cJSON_DeleteItemFromObjectCaseSensitive(allowed, id);
+  }
+  /* The default workspace has no row until a project is filed in it. */
+  cJSON_ArrayForEach(it, allowed)
+  {
+    if (!cJSON_IsString(it) || strcmp(it->string, "default") != 0)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "workspace", "default");
+    cJSON_AddStringToObject(o, "name", "default");
+    cJSON_AddNumberToObject(o, "project_count", 0);
+    cJSON_AddStringToObject(o, "role", it->valuestring);
+    cJSON_AddBoolToObject(o, "current", strcmp("default", tk->scope->workspace) == 0);
     cJSON_AddItemToArray(all, o);
   }
+  cJSON_Delete(allowed);
   cJSON_Delete(ws);
   return pmcp__trk_window(call, cJSON_CreateObject(), "workspaces", all);
 }
@@ -275,8 +337,8 @@ static const pmcp_arg_spec project_args[] = {PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "list_workspaces", NULL,
-               "The workspaces of this connection's lab, with their project counts and your "
-               "role. Gives total_count and next_offset.",
+               "The workspaces you may act in (name one as `workspace` in other tools), "
+               "with project counts and your role. Gives total_count and next_offset.",
                ws_args, N(ws_args), list_workspaces);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_projects", NULL,

@@ -314,12 +314,12 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         continue;
       size_t nb = 0;
       int64_t off = relative ? start[r] : 0;
-      pthread_mutex_lock(&tk->rs->lock);
+      pthread_mutex_lock(tk->rs->lock);
       int src = by_step ? pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, lo, hi,
                                              (size_t)nbk, bk, &nb)
                         : pmcp_store_summary_time(tk->rs->store, tk->rs->tenant, e->id,
                                                   lo + off, hi + off, (size_t)nbk, bk, &nb);
-      pthread_mutex_unlock(&tk->rs->lock);
+      pthread_mutex_unlock(tk->rs->lock);
       if (src) {
         free(bk);
         free(start);
@@ -371,10 +371,10 @@ static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo
   for (;;) {
     size_t got = 0;
     int64_t next = 0;
-    pthread_mutex_lock(&tk->rs->lock);
+    pthread_mutex_lock(tk->rs->lock);
     rc = pmcp_store_points(tk->rs->store, tk->rs->tenant, e->id, lo, hi, after, buf, CHUNK,
                            &got, &next);
-    pthread_mutex_unlock(&tk->rs->lock);
+    pthread_mutex_unlock(tk->rs->lock);
     if (rc)
       break;
     for (size_t i = 0; i < got; i++) {
@@ -468,9 +468,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       if (a > b)
         continue;
       size_t nb = 0;
-      pthread_mutex_lock(&tk->rs->lock);
+      pthread_mutex_lock(tk->rs->lock);
       rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, 1, bk, &nb);
-      pthread_mutex_unlock(&tk->rs->lock);
+      pthread_mutex_unlock(tk->rs->lock);
       if (rc)
         break;
       uint64_t in_range = nb ? bk[0].count : 0;
@@ -480,10 +480,10 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       }
       /* Too wide to return in full: buckets instead, and it says so. */
       any_bucketed = 1;
-      pthread_mutex_lock(&tk->rs->lock);
+      pthread_mutex_lock(tk->rs->lock);
       rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, (size_t)max_points,
                               bk, &nb);
-      pthread_mutex_unlock(&tk->rs->lock);
+      pthread_mutex_unlock(tk->rs->lock);
       if (rc)
         break;
       cJSON_AddBoolToObject(o, "bucketed", 1);

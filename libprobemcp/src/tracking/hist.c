@@ -30,10 +30,10 @@ static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, 
   size_t seen = 0;
   for (;;) {
     pmcp_buf b = PMCP_BUF_INIT;
-    pthread_mutex_lock(&tk->rs->lock);
+    pthread_mutex_lock(tk->rs->lock);
     int rc = pmcp_store_series_sets(tk->rs->store, tk->rs->tenant, series, lo, hi, after,
                                     SETS_PER_READ, &b);
-    pthread_mutex_unlock(&tk->rs->lock);
+    pthread_mutex_unlock(tk->rs->lock);
     cJSON *res = rc ? NULL : cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
     pmcp_buf_dispose(&b);
     if (rc)

@@ -171,10 +171,10 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
           if (lo > hi)
             continue;
           size_t nb = 0;
-          pthread_mutex_lock(&tk->rs->lock);
+          pthread_mutex_lock(tk->rs->lock);
           int src = pmcp_store_summary(tk->rs->store, tk->rs->tenant, s->id, lo, hi,
                                        (size_t)nbk, bk, &nb);
-          pthread_mutex_unlock(&tk->rs->lock);
+          pthread_mutex_unlock(tk->rs->lock);
           if (src) {
             rc = pmcp__rs_fail(call, "store_error", "the series %s of environment %s cannot "
                                "be read", s->key, e->id);
@@ -239,10 +239,10 @@ static int bin_points(pmcp_call *call, pmcp__tracking *tk, member *m, int64_t lo
   for (;;) {
     size_t got = 0;
     int64_t next = 0;
-    pthread_mutex_lock(&tk->rs->lock);
+    pthread_mutex_lock(tk->rs->lock);
     int rc = pmcp_store_points(tk->rs->store, tk->rs->tenant, m->s->id, lo, hi, after, pts,
                                CHUNK, &got, &next);
-    pthread_mutex_unlock(&tk->rs->lock);
+    pthread_mutex_unlock(tk->rs->lock);
     if (rc)
       return rc;
     for (size_t i = 0; i < got; i++) {

@@ -88,9 +88,9 @@ static int page_attributes(pmcp__tracking *tk, const hit *hits, size_t n_hits, s
   }
   for (size_t i = 0; i < n; i++)
     slugs[i] = hits[offset + i].run.id;
-  pthread_mutex_lock(&tk->rs->lock);
+  pthread_mutex_lock(tk->rs->lock);
   int rc = pmcp__store_run_attrs(tk->rs->store, tk->rs->tenant, slugs, n, attrs);
-  pthread_mutex_unlock(&tk->rs->lock);
+  pthread_mutex_unlock(tk->rs->lock);
   free(slugs);
   if (rc) {
     free(attrs);

@@ -137,14 +137,14 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   i = 0;
   cJSON_ArrayForEach(it, keys) kv[i++] = it->valuestring;
   pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags};
-  pthread_mutex_lock(&tk->rs->lock);
+  pthread_mutex_lock(tk->rs->lock);
   rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, &q, &res);
   if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
     pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }
-  pthread_mutex_unlock(&tk->rs->lock);
+  pthread_mutex_unlock(tk->rs->lock);
   if (rc)
     goto out;
   pmcp__trk_run *rows = calloc(res.n ? res.n : 1, sizeof *rows);

@@ -43,7 +43,8 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   pmcp_tracking_options def = PMCP_TRACKING_OPTIONS_INIT;
   if (!opts)
     opts = &def;
-  if (!server || !store || opts->version != PMCP_TRACKING_OPTIONS_VERSION)
+  /* version 1 callers know no scope fields */
+  if (!server || !store || opts->version < 1 || opts->version > PMCP_TRACKING_OPTIONS_VERSION)
     return PMCP_EINVAL;
   pmcp__tracking *tk = calloc(1, sizeof *tk);
   if (!tk)
@@ -53,6 +54,11 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   if (rc) {
     free(tk);
     return rc;
+  }
+  if (opts->version >= 2) {
+    tk->rs->scope = opts->scope;
+    tk->rs->scope_ud = opts->scope_ud;
+    tk->scope_list = opts->scope ? opts->scope_list : NULL;
   }
   int oom = 0;
   tk->workspace = dup_opt(opts->workspace, &oom);
@@ -77,10 +83,57 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   return rc;
 }
 
+typedef struct trk_tool {
+  pmcp_tool_fn fn;
+  pmcp__tracking *tk;
+} trk_tool;
+
+static void trk_tool_free(void *ud)
+{
+  trk_tool *w = ud;
+  if (!w)
+    return;
+  pmcp__trk_release(w->tk);
+  free(w);
+}
+
+/* Each call runs on a view of the toolset scoped to the workspace it acts
+ * in (research/scope.c): with a host's scope hook, that workspace is also
+ * the default of the tools' `workspace` argument and its role the one
+ * list_workspaces reports. */
+static int trk_tool_call(pmcp_call *call, void *ud)
+{
+  trk_tool *w = ud;
+  /* Without a host's hook the tools' `workspace` keeps its own meaning
+   * (narrowing a listing) and the whole tenant is read, as before. */
+  if (!w->tk->rs->scope)
+    return w->fn(call, w->tk);
+  pmcp__tracking view = *w->tk;
+  pmcp__research rview = *w->tk->rs;
+  pmcp_call_scope sc;
+  int r = pmcp__rs_scope(call, w->tk->rs, &rview.tenant, &sc);
+  if (r)
+    return r > 0 ? 0 : r;
+  view.rs = &rview;
+  if (w->tk->rs->scope) {
+    view.scope = &sc;
+    if (sc.workspace[0])
+      view.workspace = sc.workspace;
+    if (sc.role[0])
+      view.role = sc.role;
+  }
+  return w->fn(call, &view);
+}
+
 int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
                        const char *title, const char *desc, const pmcp_arg_spec *args,
                        size_t n_args, pmcp_tool_fn fn)
 {
+  trk_tool *w = calloc(1, sizeof *w);
+  if (!w)
+    return PMCP_ENOMEM;
+  w->fn = fn;
+  w->tk = pmcp__trk_retain(tk);
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
   d.name = name;
   d.title = title;
@@ -92,9 +145,9 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
   d.idempotent = PMCP_HINT_TRUE;
   d.open_world = PMCP_HINT_FALSE;
   d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
-  d.handler = fn;
-  d.ud = pmcp__trk_retain(tk);
-  d.ud_free = pmcp__trk_release;
+  d.handler = trk_tool_call;
+  d.ud = w;
+  d.ud_free = trk_tool_free;
   return pmcp_server_add_tool(server, &d);
 }
 

@@ -16,6 +16,11 @@ typedef struct pmcp__tracking {
   pmcp__research *rs; /* store, tenant, lock; one reference held */
   char *workspace, *project, *role;
   int refs;
+  /* The host's list of the caller's workspaces (options v2), or NULL. */
+  pmcp_scope_list_fn scope_list;
+  /* In a call's view (see pmcp__trk_add_tool): the host's answer for this
+   * call, or NULL without a scope hook. */
+  const pmcp_call_scope *scope;
 } pmcp__tracking;
 
 void *pmcp__trk_retain(pmcp__tracking *tk);

@@ -170,13 +170,13 @@ int pmcp__view_content(pmcp__vctx *v)
   } else {
     char base[PMCP__REF_MAX + 16];
     snprintf(base, sizeof base, "artifact:%s", v->ref.id);
-    pthread_mutex_lock(&v->rs->lock);
+    pthread_mutex_lock(v->rs->lock);
     rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
                                      version, &data, &meta);
     char err[300] = "";
     if (rc && rc != PMCP_EUNSUPPORTED)
       snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
-    pthread_mutex_unlock(&v->rs->lock);
+    pthread_mutex_unlock(v->rs->lock);
     if (rc == PMCP_EUNSUPPORTED) {
       pmcp_buf_dispose(&data);
       pmcp_buf_dispose(&meta);

@@ -516,12 +516,12 @@ static int record_array(pmcp__vctx *v, const char *key, const char *name,
 static int view_metrics(pmcp__vctx *v)
 {
   pmcp_buf b = PMCP_BUF_INIT;
-  pthread_mutex_lock(&v->rs->lock);
+  pthread_mutex_lock(v->rs->lock);
   int rc = pmcp_store_series_list(v->rs->store, v->rs->tenant, v->ref.id, &b);
   char err[300] = "";
   if (rc)
     snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
-  pthread_mutex_unlock(&v->rs->lock);
+  pthread_mutex_unlock(v->rs->lock);
   if (rc) {
     pmcp_buf_dispose(&b);
     return rc == PMCP_ENOMEM ? rc

@@ -1,0 +1,116 @@
+/* The workspace each research or tracking call acts in. A host that
+ * authenticates its callers (probe-mcp-http) answers through its scope
+ * hook: an API key's workspace, a signed-in connection's default, or
+ * another workspace the person belongs to when the call names one in
+ * `workspace`. Without a hook the call sees every workspace of the tenant
+ * unless it names one. The answer becomes the call's tenant scope
+ * (pmcp_store_scope()), so the store, not each tool, keeps the rows of
+ * other workspaces out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "research/research.h"
+
+const pmcp_arg_spec pmcp__rs_workspace_arg = {
+    "workspace", PMCP_T_STRING, 0,
+    "Workspace id to act in (browse files: its folder); default: the "
+    "connection's.",
+    1, 1, 1, 128, NULL, NULL};
+
+int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc)
+{
+  *t = rs->tenant;
+  pmcp_call_scope local;
+  if (!sc)
+    sc = &local;
+  memset(sc, 0, sizeof *sc);
+  const char *asked = NULL;
+  if (pmcp_arg_has(call, "workspace") && pmcp_arg_string(call, "workspace", &asked, NULL) != 0)
+    asked = NULL;
+  if (asked && strncmp(asked, "workspace:", 10) == 0)
+    asked += 10;
+  if (rs->scope) {
+    char msg[256] = "";
+    if (rs->scope(call, asked, sc, msg, sizeof msg, rs->scope_ud) != 0) {
+      pmcp__rs_fail(call, "denied", "%s", msg[0] ? msg : "no access to this workspace");
+      return 1;
+    }
+    sc->workspace[sizeof sc->workspace - 1] = '\0';
+    sc->role[sizeof sc->role - 1] = '\0';
+  } else if (asked) {
+    snprintf(sc->workspace, sizeof sc->workspace, "%s", asked);
+  }
+  if (!sc->workspace[0])
+    return 0;
+  pthread_mutex_lock(rs->lock);
+  int rc = pmcp_store_scope(rs->store, rs->tenant, sc->workspace, t);
+  char why[200];
+  snprintf(why, sizeof why, "%s", pmcp_store_errmsg(rs->store));
+  pthread_mutex_unlock(rs->lock);
+  if (rc == 0)
+    return 0;
+  /* With a host deciding, a workspace it allowed but the store lacks is
+   * answered like a refused one; without a host, the caller named it. */
+  if (rc == PMCP_ENOTFOUND || rc == PMCP_EINVAL)
+    pmcp__rs_fail(call, rs->scope ? "denied" : "not_found", "%s",
+                  rs->scope ? "no such workspace, or no access to it" : why);
+  else
+    pmcp__rs_fail(call, "store", "%s", why);
+  return 1;
+}
+
+typedef struct rs_tool {
+  pmcp_tool_fn fn;
+  pmcp__research *rs;
+} rs_tool;
+
+static void rs_tool_free(void *ud)
+{
+  rs_tool *w = ud;
+  if (!w)
+    return;
+  pmcp__research_release(w->rs);
+  free(w);
+}
+
+static int rs_tool_call(pmcp_call *call, void *ud)
+{
+  rs_tool *w = ud;
+  /* A view of the toolset for this call only: the same store, lock and
+   * keys, the call's tenant scope. */
+  pmcp__research view = *w->rs;
+  int r = pmcp__rs_scope(call, w->rs, &view.tenant, NULL);
+  if (r)
+    return r > 0 ? 0 : r;
+  return w->fn(call, &view);
+}
+
+int pmcp__rs_add_tool(pmcp_server *server, const pmcp_tool_def *d, int with_arg)
+{
+  rs_tool *w = calloc(1, sizeof *w);
+  pmcp_arg_spec *args = with_arg ? calloc(d->n_args + 1, sizeof *args) : NULL;
+  if (!w || (with_arg && !args)) {
+    free(w);
+    free(args);
+    if (d->ud_free)
+      d->ud_free(d->ud);
+    return PMCP_ENOMEM;
+  }
+  w->fn = d->handler;
+  w->rs = d->ud;
+  pmcp_tool_def def = *d;
+  if (with_arg) {
+    if (d->n_args)
+      memcpy(args, d->args, d->n_args * sizeof *args);
+    args[d->n_args] = pmcp__rs_workspace_arg;
+    def.args = args;
+    def.n_args = d->n_args + 1;
+  }
+  def.handler = rs_tool_call;
+  def.ud = w;
+  def.ud_free = rs_tool_free;
+  int rc = pmcp_server_add_tool(server, &def);
+  free(args);
+  return rc;
+}

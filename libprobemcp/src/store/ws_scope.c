@@ -1,0 +1,286 @@
+/* Workspace scoping shared by the built-in backends: see ws_scope.h.
+ * Predicates are portable SQL naming :t, :w and :u; the longer ones (refs
+ * stored as text) are put together at run time from arms that each stay
+ * within C's portable string length. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/db.h"
+#include "store/store_int.h"
+#include "store/ws_scope.h"
+
+/* A nullable project id column. */
+#define WS_PROJ(col)                                                           \
+  "(" col " IN (SELECT id FROM projects WHERE workspace_id=:w) OR (" col       \
+  " IS NULL AND :u=1))"
+/* An experiment id column (experiments always have a project). */
+#define WS_EXP(col)                                                            \
+  "(" col " IN (SELECT id FROM experiments WHERE project_id IN"                \
+  " (SELECT id FROM projects WHERE workspace_id=:w)))"
+/* A run id column. */
+#define WS_RUN(col) "(" col " IN (SELECT id FROM runs WHERE " WS_PROJ("project_id") "))"
+/* An owner (kind, id) of notes and artifacts; owner-less rows are
+ * lab-wide. */
+#define WS_OWNER(k, id)                                                        \
+  "(CASE " k " WHEN 'run' THEN " WS_RUN(id) " WHEN 'experiment' THEN "         \
+  WS_EXP(id) " WHEN 'project' THEN (" id " IN (SELECT id FROM projects"        \
+  " WHERE workspace_id=:w)) ELSE 1=1 END)"
+
+/* The arms of a ref's CASE; '@' stands for the ref column. Unknown kinds
+ * are visible only in the default workspace. */
+static const char *const ref_arms[] = {
+  "WHEN @ LIKE 'run:%' THEN EXISTS (SELECT 1 FROM runs WHERE tenant_id=:t AND"
+  " slug=substr(@, 5) AND " WS_PROJ("project_id") ")",
+  "WHEN @ LIKE 'experiment:%' THEN EXISTS (SELECT 1 FROM experiments WHERE tenant_id=:t"
+  " AND slug=substr(@, 12) AND project_id IN (SELECT id FROM projects WHERE workspace_id=:w))",
+  "WHEN @ LIKE 'project:%' THEN EXISTS (SELECT 1 FROM projects WHERE tenant_id=:t AND"
+  " slug=substr(@, 9) AND workspace_id=:w)",
+  "WHEN @ LIKE 'workspace:%' THEN EXISTS (SELECT 1 FROM workspaces WHERE tenant_id=:t AND"
+  " slug=substr(@, 11) AND id=:w)",
+  "WHEN @ LIKE 'note:%' THEN EXISTS (SELECT 1 FROM notes WHERE tenant_id=:t AND"
+  " slug=substr(@, 6) AND " WS_OWNER("owner_kind", "owner_id") ")",
+  "WHEN @ LIKE 'sub-note:%' THEN EXISTS (SELECT 1 FROM notes WHERE tenant_id=:t AND"
+  " slug=substr(@, 10) AND " WS_OWNER("owner_kind", "owner_id") ")",
+  "WHEN @ LIKE 'artifact:%' THEN EXISTS (SELECT 1 FROM artifacts WHERE tenant_id=:t AND"
+  " (slug=substr(@, 10) OR (name=substr(@, 10) AND owner_kind IS NULL)) AND "
+  WS_OWNER("owner_kind", "owner_id") ")",
+  "WHEN @ LIKE 'dataset:%' THEN EXISTS (SELECT 1 FROM datasets WHERE tenant_id=:t AND"
+  " (@='dataset:' || slug OR @ LIKE 'dataset:' || slug || '@%') AND " WS_PROJ("project_id") ")",
+  "WHEN @ LIKE 'checkpoint:%' THEN EXISTS (SELECT 1 FROM runs WHERE tenant_id=:t AND"
+  " @ LIKE 'checkpoint:' || slug || '@%' AND " WS_PROJ("project_id") ")",
+  "WHEN @ LIKE 'trial:%' THEN EXISTS (SELECT 1 FROM trials WHERE tenant_id=:t AND"
+  " slug=substr(@, 7) AND " WS_RUN("run_id") ")",
+  "WHEN @ LIKE 'group:%' THEN EXISTS (SELECT 1 FROM groups WHERE tenant_id=:t AND"
+  " slug=substr(@, 7) AND ((experiment_id IS NULL AND :u=1) OR " WS_EXP("experiment_id") "))",
+  "WHEN @ LIKE 'file:%' THEN EXISTS (SELECT 1 FROM files WHERE tenant_id=:t AND"
+  " slug=substr(@, 6) AND (workspace_id=0 OR workspace_id=:w))",
+  "WHEN @ LIKE 'source:%' OR @ LIKE 'paper:%' OR @='team-note' THEN 1=1",
+};
+
+/* Appends @p text with every '@' replaced by @p col ('@' inside quotes
+ * stays: the LIKE patterns use it literally). */
+static void put_col(pmcp_buf *b, const char *text, const char *col)
+{
+  int quoted = 0;
+  for (const char *p = text; *p; p++) {
+    if (*p == '\'')
+      quoted = !quoted;
+    if (*p == '@' && !quoted)
+      pmcp__buf_puts(b, col);
+    else
+      pmcp__buf_putc(b, *p);
+  }
+}
+
+/* A ref of any kind but sessions in column @p col. */
+static void ref_basic(pmcp_buf *b, const char *col)
+{
+  pmcp__buf_puts(b, "(CASE ");
+  for (size_t i = 0; i < sizeof ref_arms / sizeof ref_arms[0]; i++) {
+    put_col(b, ref_arms[i], col);
+    pmcp__buf_putc(b, ' ');
+  }
+  pmcp__buf_puts(b, "ELSE :u=1 END)");
+}
+
+/* A session (id column @p idcol): when every ref it is linked to is
+ * visible. */
+static void session(pmcp_buf *b, const char *idcol)
+{
+  pmcp__buf_printf(b, "(NOT EXISTS (SELECT 1 FROM session_links wsl WHERE wsl.session_id=%s"
+                      " AND NOT ", idcol);
+  ref_basic(b, "wsl.ref");
+  pmcp__buf_puts(b, "))");
+}
+
+/* Any ref, sessions included. */
+static void ref_any(pmcp_buf *b, const char *col)
+{
+  pmcp__buf_puts(b, "(CASE WHEN ");
+  pmcp__buf_printf(b, "%s LIKE 'session:%%' THEN EXISTS (SELECT 1 FROM sessions ws WHERE"
+                      " ws.tenant_id=:t AND ws.slug=substr(%s, 9) AND ", col, col);
+  session(b, "ws.id");
+  pmcp__buf_puts(b, ") ELSE ");
+  ref_basic(b, col);
+  pmcp__buf_puts(b, " END)");
+}
+
+enum { FIXED, REF, REF2, SESSION };
+
+typedef struct rule {
+  const char *name;
+  int how;             /* FIXED: pred; REF: ref_any(a); REF2: both of a, b; SESSION: session(a) */
+  const char *pred, *a, *b;
+} rule;
+
+/* Single-table statements of pmcp__ws_check (bare columns). */
+static const rule table_rules[] = {
+  {"workspaces", FIXED, "id=:w", NULL, NULL},
+  {"projects", FIXED, "workspace_id=:w", NULL, NULL},
+  {"experiments", FIXED, "project_id IN (SELECT id FROM projects WHERE workspace_id=:w)", NULL, NULL},
+  {"runs", FIXED, WS_PROJ("project_id"), NULL, NULL},
+  {"notes", FIXED, WS_OWNER("owner_kind", "owner_id"), NULL, NULL},
+  {"artifacts", FIXED, WS_OWNER("owner_kind", "owner_id"), NULL, NULL},
+  {"datasets", FIXED, WS_PROJ("project_id"), NULL, NULL},
+  {"checkpoints", FIXED, WS_RUN("run_id"), NULL, NULL},
+  {"trials", FIXED, WS_RUN("run_id"), NULL, NULL},
+  {"series", FIXED, WS_RUN("run_id"), NULL, NULL},
+  {"groups", FIXED, "((experiment_id IS NULL AND :u=1) OR " WS_EXP("experiment_id") ")", NULL, NULL},
+  {"sources", FIXED, "1=1", NULL, NULL},
+  {"sessions", SESSION, NULL, "sessions.id", NULL},
+  {"files", FIXED, "(workspace_id=0 OR workspace_id=:w)", NULL, NULL},
+};
+
+/* pmcp_store_list()'s kinds, with the aliases of their FROM clauses (the
+ * same in sq_list.c and pg_list.c). Kinds that need a parent are scoped
+ * by the parent's lookup and have no rule. */
+static const rule list_rules[] = {
+  {"workspace", FIXED, "w.id=:w", NULL, NULL},
+  {"project", FIXED, "p.workspace_id=:w", NULL, NULL},
+  {"experiment", FIXED, "e.project_id IN (SELECT id FROM projects WHERE workspace_id=:w)", NULL, NULL},
+  {"run", FIXED, WS_PROJ("r.project_id"), NULL, NULL},
+  {"note", FIXED, WS_OWNER("n.owner_kind", "n.owner_id"), NULL, NULL},
+  {"artifact", FIXED, WS_OWNER("a.owner_kind", "a.owner_id"), NULL, NULL},
+  {"dataset", FIXED, WS_PROJ("d.project_id"), NULL, NULL},
+  {"checkpoint", FIXED, WS_PROJ("r.project_id"), NULL, NULL},
+  {"lineage", REF2, NULL, "l.from_ref", "l.to_ref"},
+  {"group", FIXED, "((g.experiment_id IS NULL AND :u=1) OR " WS_EXP("g.experiment_id") ")", NULL, NULL},
+  {"trial", FIXED, WS_RUN("t.run_id"), NULL, NULL},
+  {"session", SESSION, NULL, "s.id", NULL},
+  {"file", FIXED, "(f.workspace_id=0 OR f.workspace_id=:w)", NULL, NULL},
+  {"embedding", REF, NULL, "e.ref", NULL},
+  {"search-doc", REF, NULL, "d.ref", NULL},
+};
+
+static int put_rule(pmcp_buf *out, const rule *r)
+{
+  switch (r->how) {
+  case FIXED: pmcp__buf_puts(out, r->pred); break;
+  case REF: ref_any(out, r->a); break;
+  case REF2:
+    pmcp__buf_putc(out, '(');
+    ref_any(out, r->a);
+    pmcp__buf_puts(out, " AND ");
+    ref_any(out, r->b);
+    pmcp__buf_putc(out, ')');
+    break;
+  default: session(out, r->a); break;
+  }
+  return out->ptr ? 1 : PMCP_ENOMEM;
+}
+
+static const rule *find_rule(const rule *rules, size_t n, const char *name)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rules[i].name, name) == 0)
+      return &rules[i];
+  return NULL;
+}
+
+int pmcp__ws_table_where(pmcp_buf *out, const char *table)
+{
+  const rule *r = find_rule(table_rules, sizeof table_rules / sizeof table_rules[0], table);
+  return r ? put_rule(out, r) : 0;
+}
+
+int pmcp__ws_search_where(pmcp_buf *out)
+{
+  ref_any(out, "d.ref");
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}
+
+int pmcp__ws_list_where(pmcp_buf *where, pmcp_tenant t, const char *kind)
+{
+  if (t.workspace == 0)
+    return 0;
+  const rule *r = find_rule(list_rules, sizeof list_rules / sizeof list_rules[0], kind);
+  if (!r)
+    return 0;
+  pmcp_buf pred = PMCP_BUF_INIT;
+  int rc = put_rule(&pred, r);
+  char *p = rc == 1 ? pmcp__ws_inline(pred.ptr, t) : NULL;
+  pmcp_buf_dispose(&pred);
+  if (!p)
+    return PMCP_ENOMEM;
+  rc = pmcp__buf_printf(where, " AND %s", p);
+  free(p);
+  return rc;
+}
+
+char *pmcp__ws_inline(const char *pred, pmcp_tenant t)
+{
+  long long v[3] = {(long long)t.id, (long long)t.workspace, t.unfiled ? 1 : 0};
+  pmcp_buf b = PMCP_BUF_INIT;
+  for (const char *p = pred; *p; p++) {
+    const char *nm = p[0] == ':' && p[1] ? strchr("twu", p[1]) : NULL;
+    char next = nm ? p[2] : 0;
+    int word = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
+               (next >= '0' && next <= '9') || next == '_';
+    if (nm && !word) {
+      pmcp__buf_printf(&b, "%lld", v[nm - "twu"]);
+      p++;
+    } else {
+      pmcp__buf_putc(&b, *p);
+    }
+  }
+  if (!b.ptr)
+    return NULL;
+  char *out = strdup(b.ptr);
+  pmcp_buf_dispose(&b);
+  return out;
+}
+
+int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowid)
+{
+  if (t.workspace == 0)
+    return 0;
+  pmcp_buf pred = PMCP_BUF_INIT;
+  int has = pmcp__ws_table_where(&pred, table);
+  if (has <= 0) {
+    pmcp_buf_dispose(&pred);
+    return has == 0 ? 0 : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  }
+  /* The scope's numbers are written into the text (they are ours, not the
+   * caller's): db.h binds text only, and SQLite would compare '1' = 1 as
+   * false. */
+  char *p = pmcp__ws_inline(pred.ptr, t);
+  pmcp_buf_dispose(&pred);
+  pmcp_buf sql = PMCP_BUF_INIT;
+  if (p)
+    pmcp__buf_printf(&sql, "SELECT 1 FROM %s WHERE id=%lld AND %s", table, (long long)rowid, p);
+  free(p);
+  if (!sql.ptr)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  pmcp__db_res *r = NULL;
+  int rc = pmcp__db_tenant(s, t.id);
+  if (rc == 0)
+    rc = pmcp__db_query(s, sql.ptr, 0, NULL, &r);
+  pmcp_buf_dispose(&sql);
+  if (rc)
+    return rc;
+  rc = pmcp__db_nrows(r) ? 0 : PMCP_ENOTFOUND;
+  pmcp__db_res_free(r);
+  return rc;
+}
+
+char *pmcp__ws_splice(const char *sql, const char *anchor, const char *pred, pmcp_tenant t)
+{
+  char *p = pmcp__ws_inline(pred, t);
+  if (!p)
+    return NULL;
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t al = strlen(anchor);
+  const char *at = sql, *hit;
+  while ((hit = strstr(at, anchor)) != NULL) {
+    pmcp__buf_append(&b, at, (size_t)(hit - at) + al);
+    pmcp__buf_puts(&b, " AND ");
+    pmcp__buf_puts(&b, p);
+    at = hit + al;
+  }
+  pmcp__buf_puts(&b, at);
+  free(p);
+  char *out = b.ptr ? strdup(b.ptr) : NULL;
+  pmcp_buf_dispose(&b);
+  return out;
+}

@@ -1,0 +1,55 @@
+/* Internal: workspace scoping of reads, shared by both built-in backends.
+ *
+ * A pmcp_tenant whose `workspace` is non-zero (pmcp_store_scope()) sees
+ * only the rows of that workspace:
+ *  - projects of the workspace, their experiments, the runs filed in them
+ *    and everything hanging off those (notes, artifacts, datasets,
+ *    checkpoints, trials, groups, series, events, attributes);
+ *  - the tenant's "default" workspace also holds what no project files:
+ *    unfiled runs, notes and artifacts about them, datasets without a
+ *    project, groups without an experiment (`unfiled` set);
+ *  - lab-wide records are seen from every workspace: the team note,
+ *    lab-wide artifacts, sources, the papers index and the shared files
+ *    folder; a session or a lineage edge only when every ref it names is
+ *    visible.
+ *
+ * The predicates are portable SQL text (SQLite and PostgreSQL) naming
+ * their parameters :t (tenant id), :w (workspace row id) and :u (1 when
+ * the workspace is the default one, else 0); each backend binds them its
+ * own way. Nothing is added to a query when t.workspace is 0, so unscoped
+ * reads (the CLI, stdio, --insecure-no-auth) run exactly as before. */
+#ifndef PMCP_STORE_WS_SCOPE_H
+#define PMCP_STORE_WS_SCOPE_H
+
+#include <stdint.h>
+
+#include "probemcp/store.h"
+#include "util/buf.h"
+
+/* The predicate that keeps a row of @p table visible in a scoped read
+ * (bare column names, or qualified by the table's name), written into
+ * @p out: 1 when the table has a rule, 0 when it is never scoped, or
+ * PMCP_ENOMEM. */
+int pmcp__ws_table_where(pmcp_buf *out, const char *table);
+
+/* Appends " AND <predicate>" for list kind @p kind (pmcp_store_list()'s
+ * aliases) to @p where when @p t is scoped. 0 or PMCP_ENOMEM. */
+int pmcp__ws_list_where(pmcp_buf *where, pmcp_tenant t, const char *kind);
+
+/* @p sql with " AND <pred>" (:t/:w/:u filled from @p t) after every
+ * occurrence of @p anchor (caller frees); NULL: out of memory. */
+char *pmcp__ws_splice(const char *sql, const char *anchor, const char *pred, pmcp_tenant t);
+/* The search documents' predicate (search_docs aliased d) into @p out:
+ * 0 or PMCP_ENOMEM. */
+int pmcp__ws_search_where(pmcp_buf *out);
+
+/* 0 when row @p rowid of @p table is visible to @p t (always when
+ * t.workspace is 0), PMCP_ENOTFOUND when it is not (no message set: the
+ * caller says "no run 'X'" as for a missing one), or a store error. */
+int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowid);
+
+/* @p pred with :t, :w and :u replaced by @p t's numbers (caller frees);
+ * NULL: out of memory. */
+char *pmcp__ws_inline(const char *pred, pmcp_tenant t);
+
+#endif

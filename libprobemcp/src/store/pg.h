@@ -88,6 +88,7 @@ struct pmcp__pg {
   int64_t want_tenant;   /* the tenant the current call works for */
   int64_t cur_tenant;    /* probe.tenant as last set on this session (0: unknown) */
   int64_t locked_tenant; /* writer lock held in the open transaction */
+  int64_t bumped_tenant; /* its data_version already raised in the open transaction */
   pmcp__pg_pending *pending;
   size_t n_pending, cap_pending;
   pmcp__pg_stmt_entry *stmts;

@@ -303,7 +303,13 @@ static int pending_get(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series
 static int log_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series,
                   const pmcp_point *points, size_t n)
 {
-  int rc = pmcp__pg_series_check(s, q, t, series, "float");
+  /* A series with points pending in this transaction was checked when
+   * they came (series are never deleted): one round trip less a call. */
+  int known = 0;
+  for (size_t i = 0; i < q->n_pending && q->in_txn; i++)
+    if (q->pending[i].series == series && q->pending[i].tenant == t.id)
+      known = 1;
+  int rc = known ? 0 : pmcp__pg_series_check(s, q, t, series, "float");
   if (rc || n == 0)
     return rc;
   pmcp__pg_pending *p = NULL;

@@ -227,6 +227,7 @@ static int reconnect(pmcp__pg *g)
   g->gen++; /* prepared statements died with the old connection */
   g->cur_tenant = 0;
   g->locked_tenant = 0;
+  g->bumped_tenant = 0;
   if (lost(g))
     return -1;
   PQclear(PQexec(g->conn, "SET client_min_messages = warning; SET jit = off"));

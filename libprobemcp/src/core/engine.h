@@ -33,6 +33,7 @@ typedef struct pmcp__session pmcp__session;
 typedef struct pmcp__req pmcp__req;
 typedef struct pmcp__batch pmcp__batch;
 typedef struct pmcp__pending pmcp__pending;
+typedef struct pmcp__jdoc pmcp__jdoc; /* jdoc.h */
 
 struct pmcp_server {
   unsigned magic;
@@ -95,7 +96,8 @@ struct pmcp__req {
   pmcp__session *sess;
   char *id;             /* JSON text of the id as echoed */
   char *progress_token; /* JSON text of _meta.progressToken, or NULL */
-  cJSON *params;        /* owned: detached from the message */
+  cJSON *params;        /* in the message, which @c doc keeps alive */
+  pmcp__jdoc *doc;      /* a reference to the message (jdoc.h) */
   pmcp__batch *batch;
   atomic_int cancelled;
   int on_worker;
@@ -145,11 +147,13 @@ int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
 
 /* ---- jsonrpc.c ---- */
 /* Handles one parsed message (object) of session @p s; @p raw is its text
- * span (for byte-exact ids). */
-void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, cJSON *msg,
-                        const char *raw, size_t raw_len, pmcp__batch *batch);
-void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
-                     const char *raw, size_t raw_len);
+ * span (for byte-exact ids); @p doc holds @p msg (a request takes a
+ * reference to it). */
+void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
+                        cJSON *msg, const char *raw, size_t raw_len,
+                        pmcp__batch *batch);
+void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
+                     cJSON *arr, const char *raw, size_t raw_len);
 /* Sends an error response not tied to a registered request. */
 void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
                      const char *id, int code, const char *msg,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "core/jdoc.h"
 #include "core/jsonrpc.h"
 #include "util/buf.h"
 #include "util/json.h"
@@ -129,8 +130,8 @@ static void batch_release(pmcp_server *srv, pmcp__batch *b)
   pmcp__free(srv, b);
 }
 
-void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
-                     const char *raw, size_t raw_len)
+void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
+                     cJSON *arr, const char *raw, size_t raw_len)
 {
   if (!cJSON_GetArraySize(arr)) {
     pmcp__rpc_error(srv, s, NULL, NULL, -32600, "Invalid Request: empty batch", NULL);
@@ -170,7 +171,7 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, cJSON *arr,
     const char *stop = pmcp__json_skip(start, end);
     size_t span = stop ? (size_t)(stop - start) : 0;
     if (cJSON_IsObject(it))
-      pmcp__rpc_dispatch(srv, s, it, stop ? start : NULL, span, b);
+      pmcp__rpc_dispatch(srv, s, doc, it, stop ? start : NULL, span, b);
     else
       pmcp__rpc_error(srv, s, b, NULL, -32600,
                       "Invalid Request: a batch item must be an object", NULL);
@@ -221,7 +222,7 @@ static void req_free(pmcp__req *req)
   pthread_mutex_unlock(&srv->mu);
   pmcp__free(srv, req->id);
   pmcp__free(srv, req->progress_token);
-  cJSON_Delete(req->params);
+  pmcp__jdoc_unref(req->doc);
   pmcp__free(srv, req);
   if (batch)
     batch_release(srv, batch);
@@ -348,8 +349,9 @@ static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch
   return req;
 }
 
-void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, cJSON *msg,
-                        const char *raw, size_t raw_len, pmcp__batch *batch)
+void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
+                        cJSON *msg, const char *raw, size_t raw_len,
+                        pmcp__batch *batch)
 {
   cJSON *jsonrpc = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
   cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
@@ -413,10 +415,11 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, cJSON *msg,
   }
   pmcp__req *req = req_new(srv, s, batch, id, params, raw, raw_len);
   if (req) {
-    /* The request owns its params so that a worker can use them after the
-     * message is gone. */
-    if (params)
-      req->params = cJSON_DetachItemViaPointer(msg, params);
+    /* The request holds the message so that a worker can read its params
+     * after pmcp_server_handle() has returned. */
+    pmcp__jdoc_ref(doc);
+    req->doc = doc;
+    req->params = params;
     pmcp__on_request(req, method->valuestring, req->params);
   }
 out:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "core/jdoc.h"
 #include "core/jsonrpc.h"
 #include "util/buf.h"
 #include "util/json.h"
@@ -178,32 +179,28 @@ int pmcp_server_handle(pmcp_server *server, const char *session,
                     "Parse error: the message is not valid UTF-8", NULL);
     goto out;
   }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(msg, len, &end, 0);
-  if (root && end) {
-    /* Only whitespace may follow the one value. */
-    const char *stop = msg + len;
-    while (end < stop && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-      end++;
-    if (end != stop) {
-      cJSON_Delete(root);
-      root = NULL;
-    }
+  pmcp__jdoc *doc = NULL;
+  cJSON *root = NULL;
+  int prc = pmcp__jdoc_parse(&doc, &root, server, msg, len);
+  if (prc == PMCP_ENOMEM) {
+    pmcp__rpc_error(server, s, NULL, NULL, -32603,
+                    "Internal error: out of memory reading the message", NULL);
+    goto out;
   }
-  if (!root) {
+  if (prc) {
     pmcp__rpc_error(server, s, NULL, NULL, -32700,
                     "Parse error: the message is not one well-formed JSON value",
                     NULL);
     goto out;
   }
   if (cJSON_IsObject(root))
-    pmcp__rpc_dispatch(server, s, root, msg, len, NULL);
+    pmcp__rpc_dispatch(server, s, doc, root, msg, len, NULL);
   else if (cJSON_IsArray(root))
-    pmcp__rpc_batch(server, s, root, msg, len);
+    pmcp__rpc_batch(server, s, doc, root, msg, len);
   else
     pmcp__rpc_error(server, s, NULL, NULL, -32600,
                     "Invalid Request: a message must be a JSON object", NULL);
-  cJSON_Delete(root);
+  pmcp__jdoc_unref(doc);
 out:
   pmcp__session_unref(server, s);
   return 0;

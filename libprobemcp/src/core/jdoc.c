@@ -1,0 +1,422 @@
+/* Arena-held JSON messages (jdoc.h). */
+#include "core/jdoc.h"
+
+#include <limits.h>
+#include <locale.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+/* Arena blocks: the first one is allocated with the document header and
+ * sized from the message, which fits a typical request whole; later ones
+ * double, and a string too big for any block gets a block of its own. */
+typedef struct block {
+  struct block *next;
+  size_t cap, used;
+  alignas(max_align_t) char data[];
+} block;
+
+struct pmcp__jdoc {
+  atomic_size_t refs;
+  pmcp_server *srv;
+  block *blocks; /* newest first; the last one lives in this allocation */
+};
+
+/* Where the first block starts, in the same allocation as the header. */
+#define FIRST_AT (((sizeof(pmcp__jdoc) + alignof(max_align_t) - 1) / alignof(max_align_t)) * \
+                  alignof(max_align_t))
+
+#define FIRST_MIN 512u
+#define FIRST_MAX (16u * 1024)
+#define BLOCK_MAX (1024u * 1024)
+
+typedef struct parser {
+  pmcp__jdoc *doc;
+  const char *p, *end;
+  int depth;
+  int oom;
+} parser;
+
+static void *take(parser *ps, size_t n, size_t align)
+{
+  block *b = ps->doc->blocks;
+  size_t at = (b->used + align - 1) & ~(align - 1);
+  if (at <= b->cap && n <= b->cap - at) {
+    b->used = at + n;
+    return b->data + at;
+  }
+  size_t cap = b->cap * 2 < BLOCK_MAX ? b->cap * 2 : BLOCK_MAX;
+  if (cap < n)
+    cap = n;
+  if (cap > SIZE_MAX - sizeof(block)) {
+    ps->oom = 1;
+    return NULL;
+  }
+  block *nb = pmcp__malloc(ps->doc->srv, sizeof(block) + cap);
+  if (!nb) {
+    ps->oom = 1;
+    return NULL;
+  }
+  nb->cap = cap;
+  nb->used = n;
+  nb->next = b;
+  ps->doc->blocks = nb;
+  return nb->data;
+}
+
+static cJSON *new_node(parser *ps)
+{
+  cJSON *n = take(ps, sizeof(cJSON), alignof(cJSON));
+  if (n)
+    memset(n, 0, sizeof *n);
+  return n;
+}
+
+static void skip_ws(parser *ps)
+{
+  const char *p = ps->p;
+  while (p < ps->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  ps->p = p;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      v |= (unsigned)(c - 'A' + 10);
+    else
+      return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static char *put_utf8(char *o, unsigned cp)
+{
+  if (cp < 0x80) {
+    *o++ = (char)cp;
+  } else if (cp < 0x800) {
+    *o++ = (char)(0xC0 | (cp >> 6));
+    *o++ = (char)(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *o++ = (char)(0xE0 | (cp >> 12));
+    *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *o++ = (char)(0x80 | (cp & 0x3F));
+  } else {
+    *o++ = (char)(0xF0 | (cp >> 18));
+    *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+    *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+    *o++ = (char)(0x80 | (cp & 0x3F));
+  }
+  return o;
+}
+
+/* Decodes the escapes of @p n raw bytes (already checked to end at the
+ * closing quote) into @p o, which has room for @p n + 1. -1 on a bad escape. */
+static int unescape(const char *s, size_t n, char *o)
+{
+  const char *end = s + n;
+  while (s < end) {
+    if (*s != '\\') {
+      *o++ = *s++;
+      continue;
+    }
+    s++; /* the scan guarantees a character after each backslash */
+    switch (*s++) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '/': *o++ = '/'; break;
+    case 'b': *o++ = '\b'; break;
+    case 'f': *o++ = '\f'; break;
+    case 'n': *o++ = '\n'; break;
+    case 'r': *o++ = '\r'; break;
+    case 't': *o++ = '\t'; break;
+    case 'u': {
+      unsigned cp;
+      if (end - s < 4 || hex4(s, &cp))
+        return -1;
+      s += 4;
+      if (cp >= 0xDC00 && cp <= 0xDFFF)
+        return -1; /* a low surrogate with no high one before it */
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        unsigned lo;
+        if (end - s < 6 || s[0] != '\\' || s[1] != 'u' || hex4(s + 2, &lo) ||
+            lo < 0xDC00 || lo > 0xDFFF)
+          return -1;
+        s += 6;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      }
+      o = put_utf8(o, cp);
+      break;
+    }
+    default:
+      return -1;
+    }
+  }
+  *o = '\0';
+  return 0;
+}
+
+/* A string literal at ps->p (its opening quote); the decoded text goes to
+ * *out. */
+static int parse_string(parser *ps, char **out)
+{
+  const char *s = ps->p + 1, *q = s;
+  int escaped = 0;
+  for (;;) {
+    if (q >= ps->end)
+      return -1;
+    unsigned char c = (unsigned char)*q;
+    if (c == '"')
+      break;
+    if (c < 0x20)
+      return -1; /* control characters must be escaped */
+    if (c == '\\') {
+      escaped = 1;
+      if (++q >= ps->end)
+        return -1;
+    }
+    q++;
+  }
+  size_t n = (size_t)(q - s);
+  /* Decoding never lengthens: an escape is at least as long as its UTF-8. */
+  char *o = take(ps, n + 1, 1);
+  if (!o)
+    return -1;
+  if (!escaped) {
+    memcpy(o, s, n);
+    o[n] = '\0';
+  } else if (unescape(s, n, o)) {
+    return -1;
+  }
+  *out = o;
+  ps->p = q + 1;
+  return 0;
+}
+
+static int parse_number(parser *ps, cJSON *item)
+{
+  const char *p = ps->p, *end = ps->end, *start = p;
+  int neg = 0, simple = 1;
+  if (*p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p >= end || *p < '0' || *p > '9')
+    return -1;
+  const char *digits = p;
+  if (*p == '0')
+    p++;
+  else
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  size_t n_int = (size_t)(p - digits);
+  if (p < end && *p == '.') {
+    simple = 0;
+    p++;
+    if (p >= end || *p < '0' || *p > '9')
+      return -1;
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    simple = 0;
+    p++;
+    if (p < end && (*p == '+' || *p == '-'))
+      p++;
+    if (p >= end || *p < '0' || *p > '9')
+      return -1;
+    while (p < end && *p >= '0' && *p <= '9')
+      p++;
+  }
+  double d;
+  if (simple && n_int <= 15) {
+    /* Exact in a double, so the same value strtod would give. */
+    int64_t v = 0;
+    for (const char *c = digits; c < p; c++)
+      v = v * 10 + (*c - '0');
+    d = neg ? -(double)v : (double)v;
+  } else {
+    /* strtod reads the locale's decimal point, as cJSON allows for. */
+    size_t n = (size_t)(p - start);
+    char small[64];
+    char *tmp = n < sizeof small ? small : take(ps, n + 1, 1);
+    if (!tmp)
+      return -1;
+    memcpy(tmp, start, n);
+    tmp[n] = '\0';
+    const struct lconv *lc = localeconv();
+    char point = lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point[0] : '.';
+    if (point != '.') {
+      char *dot = memchr(tmp, '.', n);
+      if (dot)
+        *dot = point;
+    }
+    d = strtod(tmp, NULL);
+  }
+  item->type = cJSON_Number;
+  item->valuedouble = d;
+  /* cJSON's valueint: saturated at the int range. */
+  if (d >= INT_MAX)
+    item->valueint = INT_MAX;
+  else if (d <= (double)INT_MIN)
+    item->valueint = INT_MIN;
+  else
+    item->valueint = (int)d;
+  ps->p = p;
+  return 0;
+}
+
+static int literal(parser *ps, const char *word, size_t n)
+{
+  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+    return -1;
+  ps->p += n;
+  return 0;
+}
+
+static int parse_value(parser *ps, cJSON *item);
+
+/* The members of an object or the elements of an array, after its opening
+ * bracket; links them as cJSON does (child->prev is the last one). */
+static int parse_container(parser *ps, cJSON *item, int object)
+{
+  char close = object ? '}' : ']';
+  if (ps->depth >= PMCP__JDOC_DEPTH)
+    return -1;
+  ps->depth++;
+  item->type = object ? cJSON_Object : cJSON_Array;
+  ps->p++;
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    ps->depth--;
+    return 0;
+  }
+  cJSON *last = NULL;
+  for (;;) {
+    cJSON *child = new_node(ps);
+    if (!child)
+      return -1;
+    if (object) {
+      skip_ws(ps);
+      if (ps->p >= ps->end || *ps->p != '"' || parse_string(ps, &child->string))
+        return -1;
+      skip_ws(ps);
+      if (ps->p >= ps->end || *ps->p != ':')
+        return -1;
+      ps->p++;
+    }
+    if (parse_value(ps, child))
+      return -1;
+    if (last) {
+      last->next = child;
+      child->prev = last;
+    } else {
+      item->child = child;
+    }
+    last = child;
+    item->child->prev = last;
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+      return -1;
+    if (*ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (*ps->p != close)
+      return -1;
+    ps->p++;
+    ps->depth--;
+    return 0;
+  }
+}
+
+static int parse_value(parser *ps, cJSON *item)
+{
+  skip_ws(ps);
+  if (ps->p >= ps->end)
+    return -1;
+  switch (*ps->p) {
+  case '{': return parse_container(ps, item, 1);
+  case '[': return parse_container(ps, item, 0);
+  case '"':
+    item->type = cJSON_String;
+    return parse_string(ps, &item->valuestring);
+  case 't':
+    item->type = cJSON_True;
+    item->valueint = 1;
+    return literal(ps, "true", 4);
+  case 'f':
+    item->type = cJSON_False;
+    return literal(ps, "false", 5);
+  case 'n':
+    item->type = cJSON_NULL;
+    return literal(ps, "null", 4);
+  default:
+    return parse_number(ps, item);
+  }
+}
+
+int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                     const char *text, size_t len)
+{
+  *out = NULL;
+  *root = NULL;
+  /* Room for the nodes and strings of a typical request of this length. */
+  size_t cap = len < (FIRST_MAX - FIRST_MIN) / 8 ? FIRST_MIN + len * 8 : FIRST_MAX;
+  pmcp__jdoc *doc = pmcp__malloc(srv, FIRST_AT + sizeof(block) + cap);
+  if (!doc)
+    return PMCP_ENOMEM;
+  atomic_init(&doc->refs, 1);
+  doc->srv = srv;
+  block *first = (block *)(void *)((char *)doc + FIRST_AT);
+  first->next = NULL;
+  first->cap = cap;
+  first->used = 0;
+  doc->blocks = first;
+  parser ps = {doc, text, text + len, 0, 0};
+  cJSON *r = new_node(&ps);
+  int bad = !r || parse_value(&ps, r);
+  if (!bad) {
+    skip_ws(&ps);
+    bad = ps.p != ps.end;
+  }
+  if (bad) {
+    pmcp__jdoc_unref(doc);
+    return ps.oom ? PMCP_ENOMEM : PMCP_EPROTO;
+  }
+  *out = doc;
+  *root = r;
+  return 0;
+}
+
+void pmcp__jdoc_ref(pmcp__jdoc *doc)
+{
+  atomic_fetch_add_explicit(&doc->refs, 1, memory_order_relaxed);
+}
+
+void pmcp__jdoc_unref(pmcp__jdoc *doc)
+{
+  if (!doc || atomic_fetch_sub_explicit(&doc->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  pmcp_server *srv = doc->srv;
+  for (block *b = doc->blocks; b->next;) {
+    block *next = b->next;
+    pmcp__free(srv, b);
+    b = next;
+  }
+  pmcp__free(srv, doc);
+}

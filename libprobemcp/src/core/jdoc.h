@@ -1,0 +1,41 @@
+/* Incoming messages parsed into cJSON nodes that live in a few arena blocks
+ * (usually one allocation per message) instead of one malloc per node and
+ * per string: parsing and freeing a small request was half the engine's
+ * time per call with cJSON_Parse.
+ *
+ * The tree is read with cJSON's getters (cJSON_GetObjectItemCaseSensitive,
+ * cJSON_IsString, ->valuestring ...) and printed with cJSON_Print*, but it
+ * is read-only: never pass its nodes to cJSON_Delete, cJSON_Detach* or any
+ * other cJSON call that frees or relinks. A request keeps its message alive
+ * with a reference (pmcp__jdoc_ref) for as long as it reads its params.
+ *
+ * Strict JSON (RFC 8259): whitespace is space, tab, LF and CR only; control
+ * characters inside strings must be escaped; numbers follow the JSON grammar
+ * (no leading zeros, no bare '.'); at most PMCP__JDOC_DEPTH nested arrays
+ * and objects (cJSON's own limit). Like cJSON, \u0000 ends the C string. */
+#ifndef PMCP_CORE_JDOC_H
+#define PMCP_CORE_JDOC_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "probemcp/server.h"
+
+#define PMCP__JDOC_DEPTH 1000
+
+typedef struct pmcp__jdoc pmcp__jdoc;
+
+/* Parses @p len bytes holding one JSON value, with only whitespace around
+ * it. On success sets *out (one reference, held by the caller) and *root.
+ * PMCP_EPROTO when the text is not that, PMCP_ENOMEM; blocks come from
+ * @p srv's allocator. */
+int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                     const char *text, size_t len);
+
+/* Any thread. */
+void pmcp__jdoc_ref(pmcp__jdoc *doc);
+/* Frees the message with its last reference. NULL ok. Any thread. */
+void pmcp__jdoc_unref(pmcp__jdoc *doc);
+
+#endif

@@ -1,0 +1,213 @@
+/* The arena message parser (core/jdoc.c) against cJSON: every well-formed
+ * message gives the tree cJSON gives (compared through cJSON's printer and
+ * the fields the engine reads), and what is not strict JSON is refused. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <probemcp/probemcp.h>
+
+#include "core/jdoc.h"
+
+static void quiet_sink(const pmcp_out *o, void *ud)
+{
+  (void)o;
+  (void)ud;
+}
+
+static pmcp_server *server(void)
+{
+  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
+  o.name = "jdoc";
+  o.sink = quiet_sink;
+  pmcp_server *s = NULL;
+  ck_assert_int_eq(pmcp_server_new(&s, &o), 0);
+  return s;
+}
+
+/* Same shape, types, keys, strings and numbers; prev links as cJSON makes
+ * them (the first child's prev is the last one). */
+static void same_tree(const cJSON *a, const cJSON *b)
+{
+  ck_assert_int_eq(a->type & 0xFF, b->type & 0xFF);
+  if (a->string || b->string)
+    ck_assert_str_eq(a->string, b->string);
+  if (cJSON_IsString(a))
+    ck_assert_str_eq(a->valuestring, b->valuestring);
+  if (cJSON_IsNumber(a)) {
+    if (isnan(b->valuedouble))
+      ck_assert(isnan(a->valuedouble));
+    else
+      ck_assert(a->valuedouble == b->valuedouble &&
+                signbit(a->valuedouble) == signbit(b->valuedouble));
+    ck_assert_int_eq(a->valueint, b->valueint);
+  }
+  if (cJSON_IsTrue(a))
+    ck_assert_int_eq(a->valueint, b->valueint);
+  const cJSON *x = a->child, *y = b->child;
+  if (x)
+    ck_assert_ptr_nonnull(x->prev);
+  for (; x && y; x = x->next, y = y->next) {
+    same_tree(x, y);
+    if (!x->next)
+      ck_assert_ptr_eq(a->child->prev, x);
+  }
+  ck_assert(!x && !y);
+}
+
+static void accepts(pmcp_server *s, const char *text)
+{
+  size_t len = strlen(text);
+  pmcp__jdoc *doc = NULL;
+  cJSON *root = NULL;
+  int rc = pmcp__jdoc_parse(&doc, &root, s, text, len);
+  ck_assert_msg(rc == 0, "refused: %s", text);
+  cJSON *ref = cJSON_ParseWithLength(text, len);
+  ck_assert_msg(ref != NULL, "cJSON refuses: %s", text);
+  same_tree(root, ref);
+  char *p1 = cJSON_PrintUnformatted(root), *p2 = cJSON_PrintUnformatted(ref);
+  ck_assert_str_eq(p1, p2);
+  cJSON_free(p1);
+  cJSON_free(p2);
+  cJSON_Delete(ref);
+  pmcp__jdoc_unref(doc);
+}
+
+static void refuses(pmcp_server *s, const char *text, size_t len)
+{
+  pmcp__jdoc *doc = (pmcp__jdoc *)1;
+  cJSON *root = (cJSON *)1;
+  ck_assert_msg(pmcp__jdoc_parse(&doc, &root, s, text, len) == PMCP_EPROTO,
+                "accepted: %.*s", (int)len, text);
+  ck_assert_ptr_null(doc);
+  ck_assert_ptr_null(root);
+}
+
+START_TEST(same_as_cjson)
+{
+  pmcp_server *s = server();
+  static const char *const ok[] = {
+    "{}", "[]", " \t\r\n{ } \n", "0", "-0", "1", "-1", "123456789012345",
+    "1234567890123456789", "9007199254740993", "-9007199254740993",
+    "2147483647", "2147483648", "-2147483649", "1.5", "-0.25", "1e3",
+    "1E+3", "2.5e-3", "1e999", "-1e999", "0.1", "3.14159265358979323846",
+    "true", "false", "null", "\"\"", "\"plain\"",
+    "\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t\"", "\"\\u00e9\\u4e2d\\uD83D\\uDE00\"",
+    "\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\"", "\"a\\u0000b\"",
+    "[1,[2,[3,[]]],{\"a\":{}}]", "{\"a\":1,\"a\":2,\"b\":[true,false,null]}",
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello 7\"}}}",
+    "[ 1 , 2 ,\n3 ]", "{ \"k\" : \"v\" , \"n\" : -12.5e+2 }",
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+    accepts(s, ok[i]);
+  pmcp_server_free(s);
+}
+END_TEST
+
+START_TEST(refuses_what_is_not_json)
+{
+  pmcp_server *s = server();
+  static const char *const bad[] = {
+    "", " ", "{", "}", "[", "[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}",
+    "{a:1}", "{\"a\" 1}", "[1 2]", "01", "-", "-01", "1.", ".5", "+1", "1e",
+    "1e+", "0x10", "NaN", "Infinity", "-Infinity", "tru", "nul", "falsey",
+    "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\u12G4\"", "\"\\uDE00\"",
+    "\"\\uD83D\"", "\"\\uD83Dx\"", "\"\\uD83D\\u0041\"", "\"tab\there\"",
+    "\"nl\nhere\"", "{} {}", "[] x", "1 2", "\f{}", "{}\f", "\"\\",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    refuses(s, bad[i], strlen(bad[i]));
+  /* A NUL byte is not whitespace. */
+  refuses(s, "{}\0", 3);
+  pmcp_server_free(s);
+}
+END_TEST
+
+START_TEST(nesting_limit)
+{
+  pmcp_server *s = server();
+  size_t n = PMCP__JDOC_DEPTH + 1;
+  char *t = malloc(2 * n + 1);
+  /* PMCP__JDOC_DEPTH nested arrays are fine, one more is refused. */
+  for (size_t k = 0; k < 2; k++) {
+    size_t depth = PMCP__JDOC_DEPTH + k;
+    memset(t, '[', depth);
+    memset(t + depth, ']', depth);
+    pmcp__jdoc *doc = NULL;
+    cJSON *root = NULL;
+    int rc = pmcp__jdoc_parse(&doc, &root, s, t, 2 * depth);
+    ck_assert_int_eq(rc, k ? PMCP_EPROTO : 0);
+    pmcp__jdoc_unref(doc);
+  }
+  free(t);
+  pmcp_server_free(s);
+}
+END_TEST
+
+/* Messages bigger than the first block: many nodes, a string of several
+ * MiB, each spilling into further blocks. */
+START_TEST(big_messages)
+{
+  pmcp_server *s = server();
+  size_t n = 50000;
+  char *t = malloc(n * 16 + 64);
+  size_t k = 0;
+  t[k++] = '[';
+  for (size_t i = 0; i < n; i++)
+    k += (size_t)sprintf(t + k, "%s{\"v\":%zu}", i ? "," : "", i);
+  t[k++] = ']';
+  t[k] = '\0';
+  accepts(s, t);
+  free(t);
+  size_t big = 5u << 20;
+  t = malloc(big + 16);
+  memcpy(t, "{\"s\":\"", 6);
+  memset(t + 6, 'x', big);
+  memcpy(t + 6 + big, "\"}", 3);
+  accepts(s, t);
+  free(t);
+  pmcp_server_free(s);
+}
+END_TEST
+
+/* The tree outlives the parse for as long as a reference is held. */
+START_TEST(references)
+{
+  pmcp_server *s = server();
+  pmcp__jdoc *doc = NULL;
+  cJSON *root = NULL;
+  ck_assert_int_eq(pmcp__jdoc_parse(&doc, &root, s, "{\"a\":\"b\"}", 9), 0);
+  pmcp__jdoc_ref(doc);
+  pmcp__jdoc_unref(doc);
+  ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "a")->valuestring, "b");
+  pmcp__jdoc_unref(doc);
+  pmcp__jdoc_unref(NULL);
+  pmcp_server_free(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("jdoc");
+  TCase *tc = tcase_create("parse");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, same_as_cjson);
+  tcase_add_test(tc, refuses_what_is_not_json);
+  tcase_add_test(tc, nesting_limit);
+  tcase_add_test(tc, big_messages);
+  tcase_add_test(tc, references);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -179,10 +179,11 @@ int pmcp__pg_flush(pmcp_store *s, pmcp__pg *g);
 void pmcp__pg_drop_pending(pmcp__pg *g);
 
 /* ---- pg_block.c ---- */
-/* Stores @p n (1..PMCP__PG_BLOCK) points as block @p seq of @p series
- * (replacing a block of that seq), with its summary and chunk summaries. */
+/* Stores @p n (1..PMCP__PG_BLOCK) points as block @p seq of @p series,
+ * with its summary and chunk summaries: a new block (@p fresh), or one
+ * replacing the block of that seq. */
 int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *g, int64_t tenant, int64_t series,
-                         int64_t seq, const pmcp_point *pts, size_t n);
+                         int64_t seq, int fresh, const pmcp_point *pts, size_t n);
 
 /* The backend's op implementations. */
 int pmcp__pg_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,

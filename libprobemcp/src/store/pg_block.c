@@ -151,7 +151,7 @@ enum { A_STEPS, A_TIMES, A_VALS, C_SMIN, C_SMAX, C_TMIN, C_TMAX, C_NT, C_NF, C_V
        C_SUM, C_FIRST, C_LAST, C_SFIRST, C_SLAST, C_ATMIN, C_ATMAX, N_ARR };
 
 int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t series,
-                         int64_t seq, const pmcp_point *pts, size_t n)
+                         int64_t seq, int fresh, const pmcp_point *pts, size_t n)
 {
   if (n == 0 || n > PMCP__PG_BLOCK)
     return pmcp_store_set_error(s, PMCP_EINVAL, "a metric block holds 1-%d points",
@@ -206,28 +206,35 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
   /* A block written again (the partial tail block, grown) replaces its
    * row and its chunks: it has at least as many chunks as before. */
 #define SL(a) "$" #a "[(c.k - 1) * " CHUNK_S " + 1 : c.k * " CHUNK_S "]"
+#define BLOCK_INSERT                                                                          \
+  "WITH blk AS (INSERT INTO metric_blocks(tenant_id, series_id, seq, n, nonfinite, step_min,"  \
+  " step_max, time_min, time_max, vmin, vmax, vsum, first, last, step_first, step_last,"      \
+  " step_at_min, step_at_max)"                                                                \
+  " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)"
+#define CHUNKS_INSERT                                                                         \
+  " INSERT INTO metric_chunks(tenant_id, series_id, seq, k, n, untimed, nonfinite,"           \
+  " step_min, step_max, time_min, time_max, vmin, vmax, vsum, first, last, step_first,"      \
+  " step_last, step_at_min, step_at_max, steps, times, vals)"                                \
+  " SELECT $1, $2, $3, c.k - 1, least(" CHUNK_S ", $4 - (c.k - 1) * " CHUNK_S "),"            \
+  " c.nt, c.nf, c.smin, c.smax, c.tmin, c.tmax, c.vmin, c.vmax, c.vsum, c.first, c.last,"    \
+  " c.sfirst, c.slast, c.atmin, c.atmax, " SL(19) ", " SL(20) ", " SL(21)                    \
+  " FROM unnest($22::bigint[], $23::bigint[], $24::bigint[], $25::bigint[], $26::int[],"     \
+  " $27::int[], $28::float8[], $29::float8[], $30::float8[], $31::float8[], $32::float8[],"  \
+  " $33::bigint[], $34::bigint[], $35::bigint[], $36::bigint[]) WITH ORDINALITY"             \
+  " AS c(smin, smax, tmin, tmax, nt, nf, vmin, vmax, vsum, first, last, sfirst, slast,"      \
+  " atmin, atmax, k)"
+  /* A new block: plain inserts (an upsert costs a speculative insertion
+   * a row). */
+  static const char sql_new[] = BLOCK_INSERT " RETURNING 1)" CHUNKS_INSERT;
   static const char sql[] =
-      "WITH blk AS (INSERT INTO metric_blocks(tenant_id, series_id, seq, n, nonfinite, step_min,"
-      " step_max, time_min, time_max, vmin, vmax, vsum, first, last, step_first, step_last,"
-      " step_at_min, step_at_max)"
-      " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)"
+      BLOCK_INSERT
       " ON CONFLICT (series_id, seq) DO UPDATE SET n=excluded.n, nonfinite=excluded.nonfinite,"
       " step_min=excluded.step_min, step_max=excluded.step_max, time_min=excluded.time_min,"
       " time_max=excluded.time_max, vmin=excluded.vmin, vmax=excluded.vmax,"
       " vsum=excluded.vsum, first=excluded.first, last=excluded.last,"
       " step_first=excluded.step_first, step_last=excluded.step_last,"
       " step_at_min=excluded.step_at_min, step_at_max=excluded.step_at_max RETURNING 1)"
-      " INSERT INTO metric_chunks(tenant_id, series_id, seq, k, n, untimed, nonfinite,"
-      " step_min, step_max, time_min, time_max, vmin, vmax, vsum, first, last, step_first,"
-      " step_last, step_at_min, step_at_max, steps, times, vals)"
-      " SELECT $1, $2, $3, c.k - 1, least(" CHUNK_S ", $4 - (c.k - 1) * " CHUNK_S "),"
-      " c.nt, c.nf, c.smin, c.smax, c.tmin, c.tmax, c.vmin, c.vmax, c.vsum, c.first, c.last,"
-      " c.sfirst, c.slast, c.atmin, c.atmax, " SL(19) ", " SL(20) ", " SL(21)
-      " FROM unnest($22::bigint[], $23::bigint[], $24::bigint[], $25::bigint[], $26::int[],"
-      " $27::int[], $28::float8[], $29::float8[], $30::float8[], $31::float8[], $32::float8[],"
-      " $33::bigint[], $34::bigint[], $35::bigint[], $36::bigint[]) WITH ORDINALITY"
-      " AS c(smin, smax, tmin, tmax, nt, nf, vmin, vmax, vsum, first, last, sfirst, slast,"
-      " atmin, atmax, k)"
+      CHUNKS_INSERT
       " ON CONFLICT (series_id, seq, k) DO UPDATE SET n=excluded.n, untimed=excluded.untimed,"
       " nonfinite=excluded.nonfinite, step_min=excluded.step_min, step_max=excluded.step_max,"
       " time_min=excluded.time_min, time_max=excluded.time_max, vmin=excluded.vmin,"
@@ -236,8 +243,10 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
       " step_at_min=excluded.step_at_min, step_at_max=excluded.step_at_max,"
       " steps=excluded.steps, times=excluded.times, vals=excluded.vals";
 #undef SL
+#undef BLOCK_INSERT
+#undef CHUNKS_INSERT
   pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+  if ((rc = pmcp__pg_prep(s, q, fresh ? sql_new : sql, &st)))
     goto out;
   pmcp__pg_bind_int64(st, 1, tenant);
   pmcp__pg_bind_int64(st, 2, series);

@@ -167,9 +167,10 @@ int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t ser
 static int write_block(pmcp_store *s, pmcp__pg *q, pmcp__pg_pending *p,
                        const pmcp_point *pts, size_t n)
 {
-  int64_t seq = p->tail_seq >= 0 ? p->tail_seq : p->next_seq++;
+  int fresh = p->tail_seq < 0;
+  int64_t seq = fresh ? p->next_seq++ : p->tail_seq;
   p->tail_seq = -1;
-  return pmcp__pg_block_write(s, q, p->tenant, p->series, seq, pts, n);
+  return pmcp__pg_block_write(s, q, p->tenant, p->series, seq, fresh, pts, n);
 }
 
 static int update_series_stats(pmcp_store *s, pmcp__pg *q, int64_t series)

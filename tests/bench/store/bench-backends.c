@@ -44,9 +44,10 @@ static double cpu_s(void)
   return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* CPU time of the PostgreSQL server's processes when it runs here: the
- * children of the postmaster of the data directory in PMCP_BENCH_PGDATA
- * (tests/pg/pgctl.sh start DIR: DIR/data). -1 when unknown. On a loaded
+/* CPU time of the PostgreSQL server's client backends when it runs here:
+ * the children of the postmaster of the data directory in
+ * PMCP_BENCH_PGDATA (tests/pg/pgctl.sh start DIR: DIR/data) that serve a
+ * connection (use a cluster of its own). -1 when unknown. On a loaded
  * machine this says more than wall-clock time. */
 static double server_cpu_s(void)
 {
@@ -87,7 +88,19 @@ static double server_cpu_s(void)
     if (!rp || sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid,
                       &ut, &st) != 3)
       continue;
-    if (ppid == pm || strtol(e->d_name, NULL, 10) == pm)
+    if (ppid != pm)
+      continue;
+    /* Client backends only ("postgres: USER DB [local] ..." or
+     * "HOST(PORT)"): the checkpointer and autovacuum come and go. */
+    char title[256];
+    snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+    sf = fopen(path, "r");
+    if (!sf)
+      continue;
+    len = fread(title, 1, sizeof title - 1, sf);
+    fclose(sf);
+    title[len] = '\0';
+    if (strstr(title, "[local]") || strchr(title, '('))
       ticks += ut + st;
   }
   closedir(d);

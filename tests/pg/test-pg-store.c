@@ -405,6 +405,141 @@ START_TEST(server_restart)
 }
 END_TEST
 
+/* The live counts of schema v7 (projects.n_runs, n_experiments,
+ * experiments.n_runs): kept by triggers through paths the store API never
+ * takes (a hard delete, a run moved to another experiment), right after
+ * runs created from several processes at once, and filled from the rows
+ * when an older store is migrated, tenant by tenant. */
+static const char counts_sql[] =
+    "SELECT string_agg(format('%s:%s/%s', p.slug, p.n_runs, p.n_experiments), ' ' ORDER BY"
+    " p.slug) || ' ' || (SELECT string_agg(format('%s:%s', e.slug, e.n_runs), ' ' ORDER BY"
+    " e.slug) FROM experiments e) FROM projects p";
+static const char counts_true[] =
+    "SELECT string_agg(format('%s:%s/%s', p.slug, (SELECT count(*) FROM runs WHERE"
+    " project_id=p.id AND deleted=0), (SELECT count(*) FROM experiments WHERE project_id=p.id"
+    " AND deleted=0)), ' ' ORDER BY p.slug) || ' ' || (SELECT string_agg(format('%s:%s',"
+    " e.slug, (SELECT count(*) FROM runs WHERE experiment_id=e.id AND deleted=0)), ' '"
+    " ORDER BY e.slug) FROM experiments e) FROM projects p";
+
+static void use_tenant(PGconn *c, int64_t id)
+{
+  char sql[100];
+  snprintf(sql, sizeof sql, "SELECT set_config('probe.tenant', '%lld', false)", (long long)id);
+  free(pg_value(c, sql, &(int){0}, NULL, 0));
+}
+
+/* The counts as stored must be the counts of the rows, and @p want. */
+static void expect_counts(PGconn *c, const char *want)
+{
+  int ok;
+  char *truth = pg_value(c, counts_true, &ok, NULL, 0);
+  ck_assert_msg(ok && truth, "counting");
+  ck_assert_msg(strcmp(truth, want) == 0, "counted %s, wanted %s", truth, want);
+  expect_value(c, counts_sql, want);
+  free(truth);
+}
+
+START_TEST(live_counts)
+{
+  pmcp_tenant ta, tb;
+  pmcp_store *s = st_open_new(NULL);
+  ST_OK(s, pmcp_store_tenant(s, "alpha", PMCP_STORE_CREATE, &ta));
+  ST_OK(s, pmcp_store_tenant(s, "beta", PMCP_STORE_CREATE, &tb));
+  st_mkproject(s, ta); /* vision > baseline > r1 */
+  st_mkproject(s, tb);
+  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
+  e.name = "other";
+  e.id = "other";
+  e.parent = "project:vision";
+  ST_OK(s, pmcp_store_create(s, ta, "experiment", &e, NULL));
+  pmcp_store_free(s);
+
+  /* Runs created from four processes at once, in both tenants. */
+  pid_t kids[4];
+  for (int i = 0; i < 4; i++) {
+    kids[i] = fork();
+    ck_assert_int_ge(kids[i], 0);
+    if (kids[i] == 0) {
+      pmcp_store *k = NULL;
+      int rc = pmcp_store_open(&k, st_path, 0);
+      for (int j = 0; rc == 0 && j < 10; j++) {
+        char id[32];
+        snprintf(id, sizeof id, "k%d-%d", i, j);
+        pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+        r.id = id;
+        r.experiment = j % 2 ? "experiment:baseline" : "experiment:other";
+        rc = pmcp_store_run_create(k, i % 2 ? tb : ta, &r, NULL);
+        if (rc == PMCP_ENOTFOUND && (i % 2)) { /* beta has no "other" */
+          r.experiment = "experiment:baseline";
+          rc = pmcp_store_run_create(k, tb, &r, NULL);
+        }
+      }
+      if (rc)
+        fprintf(stderr, "writer %d: %s\n", i, pmcp_store_errmsg(k));
+      pmcp_store_free(k);
+      _exit(rc ? 1 : 0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int status = 0;
+    ck_assert_int_eq(waitpid(kids[i], &status, 0), kids[i]);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", i);
+  }
+  PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), st_schema);
+  use_tenant(c, ta.id);
+  expect_counts(c, "vision:21/2 baseline:11 other:10");
+  use_tenant(c, tb.id);
+  expect_counts(c, "vision:21/1 baseline:21");
+
+  /* What the API never does: a hard delete, a run moved, an experiment
+   * moved to another project, a deleted run moved. */
+  use_tenant(c, ta.id);
+  expect_value(c, "WITH d AS (DELETE FROM runs WHERE slug IN ('k0-0', 'k0-1') RETURNING 1)"
+                  " SELECT count(*) FROM d", "2");
+  expect_counts(c, "vision:19/2 baseline:10 other:9");
+  expect_value(c, "WITH u AS (UPDATE runs SET experiment_id=(SELECT id FROM experiments WHERE"
+                  " slug='other') WHERE slug='k2-1' RETURNING 1) SELECT count(*) FROM u", "1");
+  expect_counts(c, "vision:19/2 baseline:9 other:10");
+  expect_value(c, "WITH u AS (UPDATE runs SET deleted=1 WHERE slug='k2-3' RETURNING 1)"
+                  " SELECT count(*) FROM u", "1");
+  expect_value(c, "WITH u AS (UPDATE runs SET experiment_id=NULL, project_id=NULL WHERE"
+                  " slug IN ('k2-3', 'k2-5') RETURNING 1) SELECT count(*) FROM u", "2");
+  expect_counts(c, "vision:17/2 baseline:7 other:10");
+  expect_value(c, "WITH u AS (UPDATE runs SET status='finished' WHERE slug LIKE 'k%'"
+                  " RETURNING 1) SELECT count(*) FROM u", "18");
+  expect_counts(c, "vision:17/2 baseline:7 other:10");
+  /* Version 6 -> 7 again on a filled store: the counts, spoilt on purpose,
+   * are recomputed for both tenants (as the owner, under row-level
+   * security, tenant by tenant). */
+  use_tenant(c, ta.id);
+  expect_value(c, "WITH u AS (UPDATE projects SET n_runs=99, n_experiments=99 RETURNING 1)"
+                  " SELECT count(*) FROM u", "1");
+  use_tenant(c, tb.id);
+  expect_value(c, "WITH u AS (UPDATE experiments SET n_runs=-5 RETURNING 1)"
+                  " SELECT count(*) FROM u", "1");
+  expect_value(c, "WITH u AS (UPDATE meta SET value='6' WHERE key='schema_version' RETURNING 1)"
+                  " SELECT count(*) FROM u", "1");
+  ST_OK(s, pmcp_store_open(&s, st_path, 0));
+  pmcp_store_free(s);
+  expect_value(c, "SELECT value FROM meta WHERE key='schema_version'", "7");
+  use_tenant(c, ta.id);
+  expect_counts(c, "vision:17/2 baseline:7 other:10");
+  use_tenant(c, tb.id);
+  expect_counts(c, "vision:21/1 baseline:21");
+  /* The triggers and the search vectors were made once, not twice. */
+  expect_value(c, "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid=t.tgrelid"
+                  " JOIN pg_namespace n ON n.oid=c.relnamespace WHERE n.nspname=current_schema()"
+                  " AND t.tgname LIKE '%_live_%'", "6");
+  expect_value(c, "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_attrdef d"
+                  " JOIN pg_attribute a ON a.attrelid=d.adrelid AND a.attnum=d.adnum"
+                  " JOIN pg_class c ON c.oid=d.adrelid WHERE a.attname='tsv' AND"
+                  " pg_get_expr(d.adbin, d.adrelid) LIKE '%probe_words%'"
+                  " AND c.relnamespace=current_schema()::regnamespace", "papers search_docs");
+  PQfinish(c);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   setenv("PMCP_TEST_STORE", "pg", 1);
@@ -417,6 +552,7 @@ int main(void)
   tcase_add_test(tc, lost_connection);
   tcase_add_test(tc, points_write_fails_midway);
   tcase_add_test(tc, server_restart);
+  tcase_add_test(tc, live_counts);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

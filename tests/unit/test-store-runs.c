@@ -325,6 +325,93 @@ START_TEST(list_paging)
 }
 END_TEST
 
+/* The project and experiment listings' live counts (kept by triggers on
+ * both backends) follow creation, deletion and restoring, per tenant. */
+static int64_t count_of(pmcp_store *s, pmcp_tenant t, const char *kind, const char *ref,
+                        const char *field)
+{
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = kind;
+  o.include_deleted = 1;
+  o.limit = 100;
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_list(s, t, &o, &b));
+  cJSON *j = st_json(&b);
+  int64_t v = -1;
+  cJSON *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items"))
+    if (strcmp(st_str(it, "ref"), ref) == 0)
+      v = (int64_t)cJSON_GetObjectItem(it, field)->valuedouble;
+  cJSON_Delete(j);
+  pmcp_buf_dispose(&b);
+  ck_assert_msg(v >= 0, "%s not listed", ref);
+  return v;
+}
+
+static void mkrun(pmcp_store *s, pmcp_tenant t, const char *id, const char *exp,
+                  const char *project)
+{
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = id;
+  r.name = id;
+  r.experiment = exp;
+  r.project = project;
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+}
+
+START_TEST(live_counts)
+{
+  pmcp_tenant t, u;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t); /* project:vision > experiment:baseline > run:r1 */
+  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
+  e.name = "ablation";
+  e.id = "ablation";
+  e.parent = "project:vision";
+  ST_OK(s, pmcp_store_create(s, t, "experiment", &e, NULL));
+  mkrun(s, t, "r2", "experiment:baseline", NULL);
+  mkrun(s, t, "r3", "experiment:ablation", NULL);
+  mkrun(s, t, "r4", NULL, "project:vision");
+  mkrun(s, t, "loose", NULL, NULL);
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "runs"), 4);
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "experiments"), 2);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:baseline", "runs"), 2);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:ablation", "runs"), 1);
+  /* Another tenant's runs in a project of the same name count there only. */
+  ST_OK(s, pmcp_store_tenant(s, "other", PMCP_STORE_CREATE, &u));
+  st_mkproject(s, u);
+  mkrun(s, u, "r9", "experiment:baseline", NULL);
+  ck_assert_int_eq(count_of(s, u, "project", "project:vision", "runs"), 2);
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "runs"), 4);
+  /* Deleting and restoring runs and experiments. */
+  ST_OK(s, pmcp_store_set_deleted(s, t, "run:r2", 1));
+  ST_OK(s, pmcp_store_set_deleted(s, t, "run:r2", 1)); /* again: no change */
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "runs"), 3);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:baseline", "runs"), 1);
+  ST_OK(s, pmcp_store_set_deleted(s, t, "experiment:ablation", 1));
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "experiments"), 1);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:ablation", "runs"), 1);
+  ST_OK(s, pmcp_store_set_deleted(s, t, "run:r2", 0));
+  ST_OK(s, pmcp_store_set_deleted(s, t, "experiment:ablation", 0));
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "runs"), 4);
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "experiments"), 2);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:baseline", "runs"), 2);
+  /* A rolled-back transaction leaves the counts as they were. */
+  ST_OK(s, pmcp_store_begin(s));
+  mkrun(s, t, "r5", "experiment:baseline", NULL);
+  ST_OK(s, pmcp_store_set_deleted(s, t, "run:r1", 1));
+  ST_OK(s, pmcp_store_rollback(s));
+  ck_assert_int_eq(count_of(s, t, "project", "project:vision", "runs"), 4);
+  ck_assert_int_eq(count_of(s, t, "experiment", "experiment:baseline", "runs"), 2);
+  /* The record agrees with the listing. */
+  cJSON *o = st_get(s, t, "project:vision");
+  ck_assert_int_eq(cJSON_GetObjectItem(o, "runs")->valueint, 4);
+  cJSON_Delete(o);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-runs");
@@ -335,6 +422,7 @@ int main(void)
   tcase_add_test(tc, tags_status_events_delete);
   tcase_add_test(tc, version_bumps);
   tcase_add_test(tc, list_paging);
+  tcase_add_test(tc, live_counts);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

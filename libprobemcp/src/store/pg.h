@@ -22,8 +22,7 @@
 #include "store/store_int.h"
 #include "util/buf.h"
 
-/* Schema version this library writes (1: the research tables, then one per
- * service-table version of service_schema.c); pg_schema.c. */
+/* Schema version this library writes (pg_schema.c: its versions table). */
 int pmcp__pg_schema_target(void);
 #define PMCP__PG_SCHEMA_VERSION (pmcp__pg_schema_target())
 /* Points per metric block and the position id scheme, as in SQLite. */

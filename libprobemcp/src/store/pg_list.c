@@ -47,15 +47,13 @@ static const list_kind kinds[] = {
   {"project",
    "json_build_object('ref', 'project:' || p.slug, 'name', p.name, 'description', p.description,"
    " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=p.workspace_id),"
-   " 'experiments', (SELECT count(*) FROM experiments WHERE project_id=p.id AND deleted=0),"
-   " 'runs', (SELECT count(*) FROM runs WHERE project_id=p.id AND deleted=0), 'created', p.created)",
+   " 'experiments', p.n_experiments, 'runs', p.n_runs, 'created', p.created)",
    "projects p", "p.tenant_id", "p.name, p.id", "p.name || ' ' || p.slug", NULL, 0,
    {{"workspace", "p.workspace_id=:p"}}, {{0}}},
   {"experiment",
    "json_build_object('ref', 'experiment:' || e.slug, 'name', e.name, 'description', e.description,"
    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=e.project_id),"
-   " 'runs', (SELECT count(*) FROM runs WHERE experiment_id=e.id AND deleted=0),"
-   " 'deleted', " B("e.deleted") ", 'created', e.created)",
+   " 'runs', e.n_runs, 'deleted', " B("e.deleted") ", 'created', e.created)",
    "experiments e", "e.tenant_id", "e.created DESC, e.id DESC", "e.name || ' ' || e.slug",
    "e.deleted", 0, {{"project", "e.project_id=:p"}}, {{0}}},
   {"run",
@@ -63,7 +61,7 @@ static const list_kind kinds[] = {
    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=r.project_id),"
    " 'experiment', 'experiment:' || (SELECT slug FROM experiments WHERE id=r.experiment_id),"
    " 'created', r.created, 'started', r.started, 'ended', r.ended, 'deleted', " B("r.deleted") ","
-   " 'tags', (SELECT coalesce(json_agg(tag), '[]'::json) FROM tags WHERE owner_kind='run' AND owner_id=r.id))",
+   " 'tags', (SELECT coalesce(json_agg(tag ORDER BY tag), '[]'::json) FROM tags WHERE owner_kind='run' AND owner_id=r.id))",
    "runs r", "r.tenant_id", "r.created DESC, r.id DESC", "r.name || ' ' || r.slug", "r.deleted", 0,
    {{"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"},
     {"group", "r.id IN (SELECT run_id FROM group_runs WHERE group_id=:p)"}},
@@ -99,7 +97,7 @@ static const list_kind kinds[] = {
    "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id"
    "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
    " 'shared', " B("a.shared") ", 'latest', a.latest, 'created', a.created,"
-   " 'labels', (SELECT coalesce(json_object_agg(label, version), '{}'::json) FROM artifact_labels WHERE artifact_id=a.id))",
+   " 'labels', (SELECT coalesce(json_object_agg(label, version ORDER BY label), '{}'::json) FROM artifact_labels WHERE artifact_id=a.id))",
    "artifacts a", "a.tenant_id", "a.created DESC, a.id DESC",
    "a.name || ' ' || coalesce(a.description, '')", NULL, 0,
    {{"run", "a.owner_kind='run' AND a.owner_id=:p"},
@@ -112,7 +110,7 @@ static const list_kind kinds[] = {
   {"artifact-version",
    "json_build_object('version', v.version, 'path', v.path, 'media_type', v.media_type, 'size', v.size,"
    " 'sha256', v.sha256, 'uri', v.uri, 'stored', " BB("v.content IS NOT NULL") ","
-   " 'text', " B("v.is_text") ", 'created', v.created, 'labels', (SELECT coalesce(json_agg(label), '[]'::json)"
+   " 'text', " B("v.is_text") ", 'created', v.created, 'labels', (SELECT coalesce(json_agg(label ORDER BY label), '[]'::json)"
    " FROM artifact_labels l WHERE l.artifact_id=v.artifact_id AND l.version=v.version))",
    "artifact_versions v", "v.tenant_id", "v.version DESC", NULL, NULL, 1,
    {{"artifact", "v.artifact_id=:p"}}, {{0}}},
@@ -173,7 +171,7 @@ static const list_kind kinds[] = {
   {"session",
    "json_build_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent, 'started',"
    " s.started, 'ended', s.ended, 'turns', json_array_length(s.transcript::json), 'on', (SELECT"
-   " coalesce(json_agg(ref), '[]'::json) FROM session_links WHERE session_id=s.id))",
+   " coalesce(json_agg(ref ORDER BY ref), '[]'::json) FROM session_links WHERE session_id=s.id))",
    "sessions s", "s.tenant_id", "coalesce(s.started, s.created) DESC, s.id DESC",
    "s.title || ' ' || coalesce(s.agent, '')", NULL, 0,
    {{"*", "s.id IN (SELECT session_id FROM session_links WHERE ref=:pref)"}}, {{0}}},

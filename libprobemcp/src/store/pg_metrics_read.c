@@ -115,7 +115,9 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   return 0;
 }
 
-/* Buckets computed in SQL, with the SQLite backend's results. Three kinds
+/* Buckets computed in SQL, with the SQLite backend's results (the
+ * LATERAL ... OFFSET 0 subqueries keep the planner from scanning every
+ * chunk of the series when only a few blocks need theirs). Three kinds
  * of items, merged by one GROUP BY:
  *  - blocks inside one bucket (or, with many blocks per bucket, "coarse",
  *    inside the range: they go whole to the bucket of their middle) give
@@ -142,12 +144,13 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND ($5 OR (" KEYMIN "-$2)/$4 = (" \
   KEYMAX "-$2)/$4)), false) AS whole"                                                          \
   " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
-  " ch AS (SELECT c.seq, c.k, c.n, c.nonfinite, c.step_min, c.step_max, c.time_min,"           \
-  "  c.time_max, c.vmin, c.vmax, c.vsum, c.first, c.last, c.step_first, c.step_last,"          \
-  "  c.step_at_min, c.step_at_max,"                                                            \
+  " ch AS (SELECT c.*,"                                                                        \
   "  (" CMIN ">=$2 AND " CMAX "<=$3 AND (" CMIN "-$2)/$4 = (" CMAX "-$2)/$4" CEXTRA ") AS whole" \
-  "  FROM blk b JOIN metric_chunks c ON c.series_id=$1 AND c.seq=b.seq"                         \
-  "  WHERE NOT b.whole AND " CMAX ">=$2 AND " CMIN "<=$3),"                                     \
+  "  FROM blk b, LATERAL (SELECT c.seq, c.k, c.n, c.nonfinite, c.step_min, c.step_max,"       \
+  "   c.time_min, c.time_max, c.untimed, c.vmin, c.vmax, c.vsum, c.first, c.last,"              \
+  "   c.step_first, c.step_last, c.step_at_min, c.step_at_max FROM metric_chunks c"            \
+  "   WHERE c.series_id=$1 AND c.seq=b.seq AND " CMAX ">=$2 AND " CMIN "<=$3 OFFSET 0) c"       \
+  "  WHERE NOT b.whole),"                                                                      \
   " items AS ("                                                                                \
   " SELECT CASE WHEN $5 THEN ((" KEYMIN "-$2)/2 + (" KEYMAX "-$2)/2)/$4"                        \
   "  ELSE (" KEYMIN "-$2)/$4 END AS bk, seq, 0::bigint AS o, n AS cnt, nonfinite AS nf,"        \

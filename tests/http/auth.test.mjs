@@ -4,7 +4,9 @@
 // tool lists tailored per principal and write tools refused, keys across
 // tenants, revoked keys, disabled people and changed roles at the next
 // call, sessions bound to their principal, the audit of write tools, and a
-// battery of tampered and truncated credentials.
+// battery of tampered and truncated credentials; workspace scoping through
+// the scope hook (a connection switches, a key may not) and a full worker
+// queue answered with a retryable busy error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -49,10 +51,10 @@ async function session(port, token, extra = {}) {
 
 const toolNames = async (s) => (await s.call('tools/list')).msg.result.tools.map((t) => t.name).sort();
 
-function startWriteServer(store, conns = []) {
+function startWriteServer(store, conns = [], extra = [], env = {}) {
   return new Promise((resolve, reject) => {
-    const args = ['--store', store, ...conns.flatMap((c) => ['--connection', c])];
-    const child = spawn(WS, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = ['--store', store, ...conns.flatMap((c) => ['--connection', c]), ...extra];
+    const child = spawn(WS, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     const timer = setTimeout(() => reject(new Error(`writeserver did not start: ${err}`)), 15000);
@@ -258,6 +260,138 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
     assert.match(b.msg.result.content[0].text, /run:r1/);
     const bkey = probe(store, ['--tenant', 'lab-b', 'key', 'create']);
     assert.equal((await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${bkey}` }, body: INIT })).status, 401);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Workspace scoping through the real scope hook (mcp_auth_scope): the
+// research and tracking tools of the write server (--research) act in the
+// connection's workspace; `workspace` switches to another the person
+// belongs to, re-checked on every call; a non-member, missing or other
+// workspace gets one refusal; a key never switches.
+test('workspaces: a connection switches with `workspace`, a key may not', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  probe(store, ['workspace', 'create', 'alpha', '--id', 'alpha']);
+  probe(store, ['workspace', 'create', 'beta', '--id', 'beta']);
+  probe(store, ['project', 'create', 'pa', '--id', 'pa', '--workspace', 'alpha']);
+  probe(store, ['project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta']);
+  probe(store, ['run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa']);
+  probe(store, ['run', 'create', 'betarun', '--id', 'rb', '--project', 'pb']);
+  probe(store, ['--tenant', 'lab-b', 'init']);
+  probe(store, ['--tenant', 'lab-b', 'workspace', 'create', 'gamma', '--id', 'gamma']);
+  probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
+  probe(store, ['user', 'set-role', 'ada', '--workspace', 'alpha', '--role', 'editor']);
+  probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'viewer']);
+  const key = probe(store, ['key', 'create', '--workspace', 'alpha']);
+  const srv = await startWriteServer(store, ['ada:alpha:read'], ['--research']);
+  try {
+    const s = await session(srv.port, `tst_${srv.conns[0]}`);
+    const tool = async (sess, name, args) => {
+      const r = await sess.call('tools/call', { name, arguments: args });
+      assert.equal(r.status, 200, r.body);
+      return { err: !!r.msg.result.isError, text: r.msg.result.content[0].text };
+    };
+    let r = await tool(s, 'browse', { mode: 'runs' });
+    assert.match(r.text, /run:ra/);
+    assert.doesNotMatch(r.text, /run:rb/);
+    r = await tool(s, 'browse', { mode: 'runs', workspace: 'beta' });
+    assert.ok(!r.err, r.text);
+    assert.match(r.text, /run:rb/);
+    assert.doesNotMatch(r.text, /run:ra/);
+    r = await tool(s, 'entity', { refs: ['run:rb'] });
+    assert.ok(r.err);
+    assert.match(r.text, /no run 'rb'/);
+    r = await tool(s, 'list_runs', { project: 'pb', workspace: 'beta' });
+    assert.ok(!r.err, r.text);
+    const ws = JSON.parse((await tool(s, 'list_workspaces', {})).text).workspaces;
+    assert.deepEqual(ws.map((w) => [w.workspace, w.role, w.current]).sort(),
+      [['alpha', 'editor', true], ['beta', 'viewer', false]]);
+    // Not a member, missing, another tenant's: the same refusal.
+    const texts = new Set();
+    for (const w of ['default', 'nowhere', 'gamma']) {
+      r = await tool(s, 'browse', { mode: 'runs', workspace: w });
+      assert.ok(r.err, w);
+      texts.add(JSON.parse(r.text).message);
+    }
+    assert.deepEqual([...texts], ['no such workspace, or no access to it']);
+    // A changed role shows at the next call; a removed membership refuses it.
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'editor']);
+    const ws2 = JSON.parse((await tool(s, 'list_workspaces', {})).text).workspaces;
+    assert.equal(ws2.find((w) => w.workspace === 'beta').role, 'editor');
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'none']);
+    r = await tool(s, 'browse', { mode: 'runs', workspace: 'beta' });
+    assert.ok(r.err);
+    assert.doesNotMatch(r.text, /run:rb/);
+    // The connection's own workspace still works.
+    r = await tool(s, 'browse', { mode: 'runs' });
+    assert.match(r.text, /run:ra/);
+    // Writes act in the principal's workspace: a write key of alpha
+    // cannot delete beta's run (not found), but deletes its own.
+    const wkey = probe(store, ['key', 'create', '--workspace', 'alpha', '--scope', 'write']);
+    const w = await session(srv.port, wkey);
+    r = await tool(w, 'delete_run', { run: 'run:rb' });
+    assert.ok(r.err);
+    assert.match(r.text, /no run run:rb/);
+    r = await tool(w, 'delete_run', { run: 'run:ra' });
+    assert.equal(r.text, 'deleted');
+    // A key stays in its workspace.
+    const k = await session(srv.port, key);
+    r = await tool(k, 'browse', { mode: 'runs', workspace: 'beta' });
+    assert.ok(r.err);
+    assert.match(r.text, /own workspace/);
+    r = await tool(k, 'browse', { mode: 'runs', include_deleted: true });
+    assert.match(r.text, /run:ra/);
+    assert.doesNotMatch(r.text, /run:rb/);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Capacity over HTTP: one engine worker and room for one waiting call
+// (PROBE_MCP_QUEUE_MAX=1). The test moves by what the server reports (held:
+// how many holds run, how many calls wait), never by how long anything
+// takes: one hold runs, one waits, the next is refused at once as a
+// retryable "Server busy"; released, both accepted calls complete.
+test('capacity: a full worker queue answers a retryable busy error', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  const key = probe(store, ['key', 'create']);
+  const srv = await startWriteServer(store, [], ['--hold', '--workers', '1'],
+    { PROBE_MCP_QUEUE_MAX: '1' });
+  try {
+    const s = await session(srv.port, key);
+    const state = async () => JSON.parse((await s.call('tools/call', { name: 'held', arguments: {} }))
+      .msg.result.content[0].text);
+    const until = async (pred) => {
+      for (let i = 0; i < 3000; i++) {
+        if (pred(await state())) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
+    };
+    const first = s.call('tools/call', { name: 'hold', arguments: {} });
+    await until((x) => x.running === 1);
+    const second = s.call('tools/call', { name: 'hold', arguments: {} });
+    await until((x) => x.waiting === 1);
+    const third = await s.call('tools/call', { name: 'hold', arguments: {} });
+    assert.ok(third.msg && third.msg.error, third.body);
+    assert.match(third.msg.error.message, /Server busy/);
+    assert.equal(third.msg.error.data.retryable, true);
+    assert.equal((await state()).running, 1);
+    await s.call('tools/call', { name: 'release', arguments: {} });
+    for (const p of [first, second]) {
+      const r = await p;
+      assert.equal(r.msg.result.content[0].text, 'released', r.body);
+    }
+    // Room again: a new call is accepted.
+    const again = await s.call('tools/call', { name: 'hold', arguments: {} });
+    assert.equal(again.msg.result.content[0].text, 'released', again.body);
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });

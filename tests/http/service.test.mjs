@@ -76,7 +76,7 @@ test('a store that cannot be opened is an error, not an empty server', () => {
   assert.match(h.stdout, /--listen HOST:PORT/);
 });
 
-test('an API key reads only its own workspace, and may not switch', async () => {
+test('an API key reads only its own workspace (query_sql too), and may not switch', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
   try {
     const store = path.join(dir, 'store.db');
@@ -126,9 +126,10 @@ test('an API key reads only its own workspace, and may not switch', async () => 
       r = await text(a, 'browse', { mode: 'runs', workspace: 'beta' });
       assert.ok(r.err);
       assert.match(r.text, /own workspace/);
-      // query_sql reads the whole lab: refused to a key of one of several workspaces
+      // query_sql's tables keep the key's workspace only
       r = await text(a, 'query_sql', { sql: 'SELECT name FROM runs' });
-      assert.ok(r.err);
+      assert.ok(!r.err, r.text);
+      assert.match(r.text, /alpharun/);
       assert.doesNotMatch(r.text, /betarun/);
       await a.close();
       await b.close();

@@ -7,8 +7,10 @@
  *  - tools: the research and tracking tools with a host scope hook act in
  *    the hook's workspace; `workspace` switches where the hook allows it
  *    and is refused where it does not, with one message for a workspace
- *    that does not exist and one the caller may not use; query_sql, which
- *    reads the whole lab, is refused to a call scoped to one workspace.
+ *    that does not exist and one the caller may not use; query_sql reads
+ *    only the workspace's rows (SQLite: scoped views) or, on PostgreSQL
+ *    whose views are per tenant, is refused to a call scoped to one
+ *    workspace of a lab that has several.
  * Runs on SQLite and (PMCP_TEST_STORE=pg) PostgreSQL. */
 #include <check.h>
 #include <stdio.h>
@@ -308,8 +310,28 @@ START_TEST(key_sees_its_workspace_only)
   expect("list_runs", "{\"project\":\"pb\",\"workspace\":\"beta\"}", 1, "own workspace", NULL);
   /* its own workspace named explicitly is fine */
   expect("browse", "{\"mode\":\"runs\",\"workspace\":\"alpha\"}", 0, "run:ra", NULL);
-  /* query_sql reads the whole lab: refused in a lab of several workspaces */
-  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace", "betasecret");
+  /* query_sql: SQLite's views keep the workspace's rows; PostgreSQL's are
+   * per tenant, so a lab of several workspaces is refused */
+  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0) {
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "unfiledsecret");
+    expect("query_sql", "{\"sql\":\"SELECT body FROM note_versions\"}", 0, "alphasecret",
+           "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT slug FROM workspaces\"}", 0, "alpha", "beta");
+    expect("query_sql", "{\"sql\":\"SELECT slug FROM projects\"}", 0, "pa", "pb");
+    expect("query_sql", "{\"sql\":\"SELECT description FROM artifacts\"}", 0, "alphasecret",
+           "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT count(*) AS n, sum(value) AS v FROM metric_points\"}",
+           0, "[2,2]", NULL);
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM series s JOIN runs r ON"
+           " r.id=s.run_id\"}", 0, "[1]", NULL);
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points_all\"}", 1, NULL,
+           NULL);
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM main.runs\"}", 1, NULL, NULL);
+  } else {
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace",
+           "betasecret");
+  }
 }
 END_TEST
 
@@ -359,7 +381,11 @@ START_TEST(default_workspace_holds_unfiled)
   P.member[0] = "default", P.role[0] = "viewer";
   expect("browse", "{\"mode\":\"runs\"}", 0, "run:ru", "run:ra");
   expect("entity", "{\"refs\":[\"run:ra\"]}", 1, "no run 'ra'", "alphasecret");
-  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace", NULL);
+  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0)
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "unfiledsecret",
+           "alphasecret");
+  else
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace", NULL);
 }
 END_TEST
 

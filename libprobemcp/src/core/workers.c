@@ -125,6 +125,15 @@ int pmcp__workers_init(pmcp_server *srv, size_t n)
   return 0;
 }
 
+size_t pmcp__workers_waiting(pmcp_server *srv)
+{
+  pmcp__workers *w = &srv->workers;
+  pthread_mutex_lock(&w->mu);
+  size_t n = w->queued;
+  pthread_mutex_unlock(&w->mu);
+  return n;
+}
+
 int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
 {
   pmcp__workers *w = &srv->workers;

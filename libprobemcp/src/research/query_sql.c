@@ -17,10 +17,19 @@
 #include "research/sql_pg.h"
 #endif
 
+#define N_SCOPED 8
+
 typedef struct qsql {
   pmcp__research *rs;
   pthread_mutex_t mu; /* one statement at a time on the connection */
   pmcp__sqlg *g;
+  /* SQLite: connections scoped to one workspace each (scoped_guard). */
+  struct {
+    pmcp_tenant t;
+    pmcp__sqlg *g;
+    uint64_t used;
+  } scoped[N_SCOPED];
+  uint64_t clock;
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq *pgq;       /* the PostgreSQL store's guarded connection */
 #endif
@@ -35,6 +44,8 @@ static void qsql_release(void *ud)
   if (!q || --q->refs > 0)
     return;
   pmcp__sqlg_free(q->g);
+  for (size_t i = 0; i < N_SCOPED; i++)
+    pmcp__sqlg_free(q->scoped[i].g);
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq_free(q->pgq);
 #endif
@@ -58,7 +69,7 @@ static pmcp__sqlg *guard(qsql *q)
     return NULL;
 #endif
   if (!q->g && !q->open_rc)
-    q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant.id, NULL, q->open_err,
+    q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant, NULL, q->open_err,
                                  sizeof q->open_err);
   return q->g;
 }
@@ -211,16 +222,12 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   return pmcp__rs_send(call, pg, more);
 }
 
-/* query_sql's connection reads the whole tenant (its views are made per
- * tenant, not per workspace). A call acting in one workspace may use it
- * only when that is the whole lab: the default workspace of a tenant with
- * no other workspace. Returns 1 when the call may run, 0 after sending
- * the refusal. */
-static int whole_lab(pmcp_call *call, qsql *q)
+/* PostgreSQL: query_sql's views are made per tenant, not per workspace. A
+ * call acting in one workspace may use them only when that is the whole
+ * lab: the default workspace of a tenant with no other workspace. Returns
+ * 1 when the call may run, 0 after sending the refusal. */
+static int pg_whole_lab(pmcp_call *call, qsql *q, pmcp_tenant t)
 {
-  pmcp_tenant t;
-  if (pmcp__rs_scope(call, q->rs, &t, NULL))
-    return 0;
   if (t.workspace == 0)
     return 1;
   pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
@@ -239,23 +246,53 @@ static int whole_lab(pmcp_call *call, qsql *q)
   cJSON_Delete(ws);
   if (t.unfiled && !others)
     return 1;
-  pmcp__rs_fail(call, "denied", "query_sql reads every workspace of the lab, and this "
-                "connection acts in one workspace of a lab that has several: use browse, "
-                "search, entity and metrics, which read this workspace only");
+  pmcp__rs_fail(call, "denied", "query_sql on a PostgreSQL store reads every workspace of the "
+                "lab, and this connection acts in one workspace of a lab that has several: "
+                "use browse, search, entity and metrics, which read this workspace only");
   return 0;
+}
+
+/* SQLite: the guarded connection whose views keep workspace @p t's rows,
+ * opened on first use and kept (a few workspaces; the least recently
+ * used is closed first). Under q->mu. */
+static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen)
+{
+  q->clock++;
+  size_t victim = 0;
+  for (size_t i = 0; i < N_SCOPED; i++) {
+    if (q->scoped[i].g && q->scoped[i].t.workspace == t.workspace &&
+        q->scoped[i].t.unfiled == t.unfiled) {
+      q->scoped[i].used = q->clock;
+      return q->scoped[i].g;
+    }
+    if (!q->scoped[i].g || (q->scoped[victim].g && q->scoped[i].used < q->scoped[victim].used))
+      victim = i;
+  }
+  pmcp__sqlg *g = NULL;
+  if (pmcp__sqlg_open(&g, q->rs->store, t, NULL, err, errlen) != 0)
+    return NULL;
+  pmcp__sqlg_free(q->scoped[victim].g);
+  q->scoped[victim].g = g;
+  q->scoped[victim].t = t;
+  q->scoped[victim].used = q->clock;
+  return g;
 }
 
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
-  if (!whole_lab(call, q))
+  /* The workspace the call acts in (the host's scope hook). */
+  pmcp_tenant t;
+  if (pmcp__rs_scope(call, q->rs, &t, NULL))
     return 0;
   pthread_mutex_lock(&q->mu);
   pmcp__sqlg *g = guard(q);
   int rc;
 #ifdef PMCP_HAVE_POSTGRES
   if (q->pgq) {
-    if (!pmcp_arg_has(call, "sql")) {
+    if (!pg_whole_lab(call, q, t)) {
+      rc = 0;
+    } else if (!pmcp_arg_has(call, "sql")) {
       rc = pmcp__sqlpg_list(call, q->rs, q->pgq);
     } else {
       const char *sql = NULL;
@@ -267,8 +304,11 @@ static int query_sql(pmcp_call *call, void *ud)
     return rc;
   }
 #endif
+  char err[200] = "";
+  if (g && t.workspace)
+    g = scoped_guard(q, t, err, sizeof err);
   if (!g) {
-    rc = pmcp__rs_fail(call, "unavailable", "%s", q->open_err);
+    rc = pmcp__rs_fail(call, "unavailable", "%s", err[0] ? err : q->open_err);
   } else if (!pmcp_arg_has(call, "sql")) {
     rc = list_tables(call, q, g);
   } else {

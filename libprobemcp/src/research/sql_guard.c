@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "store/sq.h"
+#include "store/ws_scope.h"
+#include "util/buf.h"
 
 /* The readable tables: each a TEMP view over main.<table> that keeps the
  * tenant's rows and leaves out internals
@@ -75,6 +77,9 @@ static const struct {
 
 #define N_VIEWS (sizeof views / sizeof views[0])
 
+/* The hidden name of the points table when a scoped view wraps it. */
+#define POINTS_ALL "metric_points_all"
+
 const char *pmcp__sqlg_table(size_t i)
 {
   return i < N_VIEWS ? views[i].name : NULL;
@@ -85,6 +90,7 @@ struct pmcp__sqlg {
   pmcp__sqlg_limits lim;
   int guarded;          /* the authorizer judges */
   int internal;         /* metric_points is reading its blocks */
+  int scoped;           /* the views keep one workspace's rows */
   char denied[200];     /* why the last prepare was denied */
   /* the running statement's caps */
   struct timespec deadline;
@@ -128,6 +134,15 @@ static int authorize(void *ud, int action, const char *a, const char *b, const c
     /* the views' own columns (when SQLite does not flatten them) */
     if (db && !strcmp(db, "temp") && is_view(a))
       return SQLITE_OK;
+    /* scoped: the points table behind the metric_points view, and only
+     * through it (it holds every workspace's points) */
+    if (g->scoped && a && !strcasecmp(a, POINTS_ALL)) {
+      if (accessor && is_view(accessor))
+        return SQLITE_OK;
+      snprintf(g->denied, sizeof g->denied, "table '%s' is not readable: query_sql reads only"
+               " the tables it lists", POINTS_ALL);
+      return SQLITE_DENY;
+    }
     /* common table expressions and subqueries belong to no database */
     if (!db)
       return SQLITE_OK;
@@ -231,9 +246,67 @@ void pmcp__sqlg_free(pmcp__sqlg *g)
   free(g);
 }
 
-int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, int64_t tenant,
+/* Scoped to one workspace (pmcp_store_scope()): the condition each view
+ * adds, over the view's own columns and the other (already scoped) views,
+ * which unqualified names inside a TEMP view resolve to. NULL: none
+ * (papers are lab-wide). */
+static int scope_pred(pmcp_buf *out, const char *view)
+{
+  static const struct {
+    const char *view, *pred;
+  } by_parent[] = {
+    {"attributes", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
+                   " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
+                   " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
+    {"tags", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
+             " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
+             " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
+    {"run_events", "run_id IN (SELECT id FROM runs)"},
+    {"metric_blocks", "s.run_id IN (SELECT id FROM runs)"},
+    {"note_versions", "note_id IN (SELECT id FROM notes)"},
+    {"artifact_versions", "artifact_id IN (SELECT id FROM artifacts)"},
+    {"dataset_versions", "dataset_id IN (SELECT id FROM datasets)"},
+    {"group_runs", "group_id IN (SELECT id FROM groups) AND run_id IN (SELECT id FROM runs)"},
+    {"project_papers", "project_id IN (SELECT id FROM projects)"},
+  };
+  for (size_t i = 0; i < sizeof by_parent / sizeof by_parent[0]; i++)
+    if (!strcmp(by_parent[i].view, view))
+      return pmcp__buf_puts(out, by_parent[i].pred) == 0 ? 1 : PMCP_ENOMEM;
+  /* The store's own predicates (ws_scope.h) name the store's tables, whose
+   * columns (tenant_id) the views leave out: they read main.<table>. */
+  pmcp_buf raw = PMCP_BUF_INIT;
+  int has;
+  if (!strcmp(view, "lineage"))
+    has = pmcp__ws_ref_where(&raw, "from_ref") == 0 && pmcp__buf_puts(&raw, " AND ") == 0 &&
+                  pmcp__ws_ref_where(&raw, "to_ref") == 0
+              ? 1 : PMCP_ENOMEM;
+  else
+    has = pmcp__ws_table_where(&raw, view);
+  static const char *const tables[] = {"workspaces", "projects", "experiments", "runs",
+                                       "notes", "artifacts", "datasets", "trials", "groups",
+                                       "files", "sessions", "session_links", NULL};
+  for (const char *p = has == 1 ? raw.ptr : ""; *p; p++) {
+    int done = 0;
+    if (!strncmp(p, " FROM ", 6))
+      for (int k = 0; tables[k] && !done; k++) {
+        size_t n = strlen(tables[k]);
+        if (!strncmp(p + 6, tables[k], n) && (p[6 + n] == ' ' || p[6 + n] == ')')) {
+          pmcp__buf_printf(out, " FROM main.%s", tables[k]);
+          p += 5 + n;
+          done = 1;
+        }
+      }
+    if (!done)
+      pmcp__buf_putc(out, *p);
+  }
+  pmcp_buf_dispose(&raw);
+  return has == 1 && !out->ptr ? PMCP_ENOMEM : has;
+}
+
+int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
                     const pmcp__sqlg_limits *lim, char *err, size_t errlen)
 {
+  int64_t tenant = t.id;
   *out = NULL;
   pmcp__sqlg *g = calloc(1, sizeof *g);
   if (!g)
@@ -256,21 +329,38 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, int64_t tenant,
   }
   /* TEMP views need a writable temp schema; keep it in memory */
   sqlite3_exec(g->db, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
-  char sql[1024];
+  g->scoped = t.workspace != 0;
   for (size_t i = 0; i < N_VIEWS && rc == 0; i++) {
+    pmcp_buf sql = PMCP_BUF_INIT;
     if (!views[i].select) {
-      if (pmcp__sq_points_vtab(g->db, tenant, &g->internal, views[i].name)) {
-        snprintf(err, errlen, "the SQL tables cannot be prepared");
+      /* Scoped: the points of the workspace's series only, through a view
+       * over the tenant's points table under a name nobody may read. */
+      if (pmcp__sq_points_vtab(g->db, tenant, &g->internal,
+                               g->scoped ? POINTS_ALL : views[i].name))
         rc = PMCP_ESTORE;
-      }
-      continue;
+      else if (g->scoped)
+        pmcp__buf_printf(&sql, "CREATE TEMP VIEW %s AS SELECT * FROM temp." POINTS_ALL
+                               " WHERE series_id IN (SELECT id FROM series)", views[i].name);
+    } else {
+      pmcp__buf_printf(&sql, "CREATE TEMP VIEW %s AS %s%lld", views[i].name, views[i].select,
+                       (long long)tenant);
+      pmcp_buf pred = PMCP_BUF_INIT;
+      int has = g->scoped ? scope_pred(&pred, views[i].name) : 0;
+      char *inl = has == 1 ? pmcp__ws_inline(pred.ptr, t) : NULL;
+      if (has < 0 || (has == 1 && !inl))
+        rc = PMCP_ENOMEM;
+      else if (inl)
+        pmcp__buf_printf(&sql, " AND (%s)", inl);
+      free(inl);
+      pmcp_buf_dispose(&pred);
     }
-    int n = snprintf(sql, sizeof sql, "CREATE TEMP VIEW %s AS ", views[i].name);
-    snprintf(sql + n, sizeof sql - (size_t)n, "%s%lld", views[i].select, (long long)tenant);
-    if (sqlite3_exec(g->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-      snprintf(err, errlen, "the SQL tables cannot be prepared");
+    if (!rc && sql.ptr && sqlite3_exec(g->db, sql.ptr, NULL, NULL, NULL) != SQLITE_OK)
       rc = PMCP_ESTORE;
-    }
+    if (!rc && !sql.ptr && (views[i].select || g->scoped))
+      rc = PMCP_ENOMEM;
+    pmcp_buf_dispose(&sql);
+    if (rc)
+      snprintf(err, errlen, "the SQL tables cannot be prepared");
   }
   if (rc) {
     pmcp__sqlg_free(g);

@@ -33,9 +33,11 @@ typedef struct pmcp__sqlg_limits {
   int max_value_bytes;  /* any string or blob: 1 MiB */
 } pmcp__sqlg_limits;
 
-/* Opens the guarded connection for @p tenant. PMCP_EUNSUPPORTED when the
- * store is not SQLite; @p err says why in words for the agent. */
-int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, int64_t tenant,
+/* Opens the guarded connection for tenant @p t, whose views keep only its
+ * workspace's rows when @p t is narrowed (pmcp_store_scope()).
+ * PMCP_EUNSUPPORTED when the store is not SQLite; @p err says why in words
+ * for the agent. */
+int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
                     const pmcp__sqlg_limits *lim, char *err, size_t errlen);
 void pmcp__sqlg_free(pmcp__sqlg *g);
 

@@ -675,7 +675,12 @@ int pmcp__store_run_attrs(pmcp_store *s, pmcp_tenant t, const char *const *slugs
   for (size_t i = 0; !rc && i < n; i++)
     rc = pmcp__buf_printf(&sql, "%s?%zu", i ? "," : "", i + 2);
   if (!rc)
-    rc = pmcp__buf_puts(&sql, ") ORDER BY a.path");
+    rc = pmcp__buf_puts(&sql, ")");
+  /* only runs of the call's workspace, whatever slugs were asked for */
+  if (!rc)
+    rc = pmcp__ws_list_where(&sql, t, "run");
+  if (!rc)
+    rc = pmcp__buf_puts(&sql, " ORDER BY a.path");
   pmcp__sq *db = SQ(s->ctx);
   sqlite3_stmt *st = NULL;
   int src = SQLITE_OK;

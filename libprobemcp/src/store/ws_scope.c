@@ -184,6 +184,12 @@ int pmcp__ws_table_where(pmcp_buf *out, const char *table)
   return r ? put_rule(out, r) : 0;
 }
 
+int pmcp__ws_ref_where(pmcp_buf *out, const char *col)
+{
+  ref_any(out, col);
+  return out->ptr ? 0 : PMCP_ENOMEM;
+}
+
 int pmcp__ws_search_where(pmcp_buf *out)
 {
   ref_any(out, "d.ref");

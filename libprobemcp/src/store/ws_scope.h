@@ -39,6 +39,8 @@ int pmcp__ws_list_where(pmcp_buf *where, pmcp_tenant t, const char *kind);
 /* @p sql with " AND <pred>" (:t/:w/:u filled from @p t) after every
  * occurrence of @p anchor (caller frees); NULL: out of memory. */
 char *pmcp__ws_splice(const char *sql, const char *anchor, const char *pred, pmcp_tenant t);
+/* A ref stored as text in column @p col (any kind): 0 or PMCP_ENOMEM. */
+int pmcp__ws_ref_where(pmcp_buf *out, const char *col);
 /* The search documents' predicate (search_docs aliased d) into @p out:
  * 0 or PMCP_ENOMEM. */
 int pmcp__ws_search_where(pmcp_buf *out);

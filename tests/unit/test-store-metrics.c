@@ -2,6 +2,7 @@
  * positions, summaries checked against a brute-force reduction, tail-block
  * merging across many small writes, histograms, scatter sets, labels. */
 #include <math.h>
+#include <sqlite3.h>
 
 #include "store-test-util.h"
 
@@ -370,6 +371,73 @@ START_TEST(summary_exact_inside_blocks)
 }
 END_TEST
 
+/* Makes the database refuse (@p on) or accept again the metric blocks
+ * holding a step of 55000 or more: a trigger on SQLite, a CHECK on the
+ * chunk rows on PostgreSQL. */
+static void refuse_midway(int on)
+{
+#ifdef PMCP_HAVE_POSTGRES
+  if (st_is_pg()) {
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             on ? "ALTER TABLE %s.metric_chunks ADD CONSTRAINT midway CHECK (step_max < 55000)"
+                : "ALTER TABLE %s.metric_chunks DROP CONSTRAINT midway", st_schema);
+    st_pg_exec(sql);
+    return;
+  }
+#endif
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(st_path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 10000);
+  const char *sql = on ? "CREATE TRIGGER midway BEFORE INSERT ON metric_blocks"
+                         " WHEN NEW.step_max >= 55000 BEGIN SELECT RAISE(ABORT, 'midway'); END"
+                       : "DROP TRIGGER midway";
+  char *err = NULL;
+  ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s", err ? err : "");
+  sqlite3_close(db);
+}
+
+/* A log call that fails part-way (the database refuses its third block)
+ * stores none of its points, alone or inside the caller's transaction,
+ * and the points buffered before it in that transaction are kept. */
+START_TEST(failed_log_keeps_buffer)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "midway", PMCP_METRIC_FLOAT);
+  size_t n0 = 20000, n1 = 50000, n = n0 + n1 + 1000;
+  pmcp_point *p = curve(n, 5);
+  for (size_t i = 0; i < n; i++)
+    p[i].step = (int64_t)i;
+  ST_OK(s, pmcp_store_log(s, t, id, p, n0));
+  refuse_midway(1);
+  pmcp_point *back = calloc(n + 1, sizeof *back);
+  size_t got;
+  int64_t next;
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0, n1), 0);
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n0);
+  ST_OK(s, pmcp_store_begin(s));
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0, 100));
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0 + 100, n1), 0);
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 100, 50));
+  ST_OK(s, pmcp_store_commit(s));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n0 + 150);
+  ck_assert(memcmp(back, p, got * sizeof *p) == 0);
+  refuse_midway(0);
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 150, n - n0 - 150));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert(memcmp(back, p, n * sizeof *p) == 0);
+  free(back);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(small_writes_merge)
 {
   pmcp_tenant t;
@@ -485,6 +553,7 @@ int main(void)
   tcase_add_test(tc, lossless_points);
   tcase_add_test(tc, summary_matches_bruteforce);
   tcase_add_test(tc, summary_exact_inside_blocks);
+  tcase_add_test(tc, failed_log_keeps_buffer);
   tcase_add_test(tc, small_writes_merge);
   tcase_add_test(tc, histograms_and_scatter);
   suite_add_tcase(su, tc);

@@ -75,6 +75,10 @@ static pmcp_store *populate(pmcp_tenant *t)
   mk(s, *t, "project", "pa", "workspace:alpha");
   mk(s, *t, "project", "pb", "workspace:beta");
   run_with(s, *t, "ra", "pa", "alphasecret", NULL);
+  pmcp_run_spec r2 = PMCP_RUN_SPEC_INIT;
+  r2.id = "ra2";
+  r2.project = "pa";
+  ST_OK(s, pmcp_store_run_create(s, *t, &r2, NULL));
   run_with(s, *t, "rb", "pb", "betasecret", &series_b);
   run_with(s, *t, "ru", NULL, "unfiledsecret", NULL);
   const char *ds = "{\"name\":\"dsb\",\"project\":\"pb\",\"description\":\"betasecret\"}";
@@ -374,6 +378,30 @@ START_TEST(person_switches_workspace)
 }
 END_TEST
 
+/* A cursor is bound to the workspace it was made in. */
+START_TEST(cursor_bound_to_workspace)
+{
+  P.is_key = 1;
+  P.home = "alpha";
+  P.member[0] = "alpha", P.role[0] = "viewer";
+  int e;
+  char *t = call("browse", "{\"mode\":\"runs\",\"limit\":1}", &e);
+  ck_assert(!e);
+  cJSON *o = cJSON_Parse(t);
+  const char *cur = cJSON_GetStringValue(cJSON_GetObjectItem(o, "next_cursor"));
+  ck_assert_msg(cur != NULL, "no next_cursor: %s", t);
+  char args[1024];
+  snprintf(args, sizeof args, "{\"mode\":\"runs\",\"limit\":1,\"cursor\":\"%s\"}", cur);
+  expect("browse", args, 0, "run:ra", "run:rb");
+  /* the same call by a key of another workspace: the cursor is foreign */
+  P.home = "beta";
+  P.member[0] = "beta";
+  expect("browse", args, 1, "cursor", "run:ra");
+  cJSON_Delete(o);
+  free(t);
+}
+END_TEST
+
 START_TEST(default_workspace_holds_unfiled)
 {
   P.is_key = 1;
@@ -402,6 +430,7 @@ int main(void)
   tcase_add_test(tc, key_sees_its_workspace_only);
   tcase_add_test(tc, person_switches_workspace);
   tcase_add_test(tc, default_workspace_holds_unfiled);
+  tcase_add_test(tc, cursor_bound_to_workspace);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "research/research.h"
+#include "util/crypto.h"
 
 const pmcp_arg_spec pmcp__rs_workspace_arg = {
     "workspace", PMCP_T_STRING, 0,
@@ -60,6 +61,24 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
   return 1;
 }
 
+/* A view acting in one workspace signs its cursors with a key of that
+ * workspace (HMAC of the toolset's key), so a cursor made in one
+ * workspace is refused, as foreign, in another. */
+static int scope_cursor_key(pmcp__research *view)
+{
+  if (view->tenant.workspace == 0)
+    return 0;
+  char label[64];
+  int n = snprintf(label, sizeof label, "workspace-cursor:%lld:%d",
+                   (long long)view->tenant.workspace, view->tenant.unfiled);
+  unsigned char k[PMCP__SHA256_LEN];
+  if (pmcp__hmac_sha256(view->cursor_key, view->cursor_key_len, label, (size_t)n, NULL, 0, k))
+    return PMCP_EINTERNAL;
+  memcpy(view->cursor_key, k, sizeof k);
+  view->cursor_key_len = sizeof k;
+  return 0;
+}
+
 typedef struct rs_tool {
   pmcp_tool_fn fn;
   pmcp__research *rs;
@@ -83,6 +102,8 @@ static int rs_tool_call(pmcp_call *call, void *ud)
   int r = pmcp__rs_scope(call, w->rs, &view.tenant, NULL);
   if (r)
     return r > 0 ? 0 : r;
+  if ((r = scope_cursor_key(&view)) != 0)
+    return r;
   return w->fn(call, &view);
 }
 

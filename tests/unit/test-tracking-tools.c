@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store-proxy.h"
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
 #define N_VISION 40
 
 static pmcp_store *RO;
+/* With PMCP_TEST_ROWWISE set, RO is a proxy backend over this store, so
+ * list_runs takes its generic run-by-run path (meson: tracking-rowwise). */
+static pmcp_store *INNER;
 
 /* The generated data, so expectations are computed independently. */
 static const char *opt_of(int i) { return i % 3 == 0 ? "sgd" : "adamw"; }
@@ -87,6 +91,10 @@ static void populate(void)
   ST_OK(s, pmcp_store_commit(s));
   pmcp_store_free(s);
   ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  if (getenv("PMCP_TEST_ROWWISE")) {
+    INNER = RO;
+    ck_assert_int_eq(px_open(&RO, INNER), 0);
+  }
 }
 
 static void setup_opts(const char *project)
@@ -109,6 +117,8 @@ static void teardown(void)
   tc_server_free();
   pmcp_store_free(RO);
   RO = NULL;
+  pmcp_store_free(INNER);
+  INNER = NULL;
   st_cleanup();
 }
 

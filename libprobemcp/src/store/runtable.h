@@ -30,6 +30,10 @@ typedef struct pmcp__rt_query {
   const char *const *keys;     /* series keys whose summaries to load */
   size_t n_keys;
   int tags;                    /* load each run's tags */
+  /* When set: just these runs (store ids, at most 100), in this order,
+   * and no filter (a page pmcp__store_run_page() chose). */
+  const int64_t *ids;
+  size_t n_ids;
 } pmcp__rt_query;
 
 typedef struct pmcp__rt_run {
@@ -61,6 +65,47 @@ void pmcp__rt_result_dispose(pmcp__rt_result *r);
  * PMCP_EINVAL (too many); PMCP_ENOMEM; store errors. */
 int pmcp__store_run_attrs(pmcp_store *s, pmcp_tenant t, const char *const *slugs, size_t n,
                           cJSON **out);
+/* A sort the exact path may take: a series summary (key, function, scale
+ * in the store's names, labels) or an attribute path. */
+typedef struct pmcp__rt_sort {
+  const char *attr;
+  const char *series, *function, *scale;
+  const cJSON *labels;
+  int desc;
+} pmcp__rt_sort;
+
+typedef struct pmcp__rt_page_query {
+  const char *project;         /* slug */
+  const cJSON *filter;         /* as in pmcp__rt_query */
+  const pmcp__rt_sort *sort;   /* NULL: newest first */
+  size_t offset, limit;
+} pmcp__rt_page_query;
+
+typedef struct pmcp__rt_page {
+  int64_t *ids;                /* the page's runs (store ids), in order */
+  size_t n;
+  size_t total;                /* runs the filter matches */
+} pmcp__rt_page;
+
+/* list_runs answered whole in SQL: the number of matching runs and the
+ * ids of page [offset, offset + limit) in the evaluator's order (ties and
+ * the unsorted order: newest first; runs without a sort value last), with
+ * exactly the evaluator's semantics. PMCP_EUNSUPPORTED when the backend
+ * has no such path or a condition or the sort is one SQL cannot state
+ * exactly (the caller then checks pmcp__store_run_table()'s candidates).
+ * @return 0; PMCP_EUNSUPPORTED; PMCP_ENOTFOUND (project); PMCP_ENOMEM;
+ *         store errors. */
+int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query *q,
+                         pmcp__rt_page *out);
+void pmcp__rt_page_dispose(pmcp__rt_page *p);
+
+/* The scales project @p project (slug) logs series @p key on, as bits:
+ * 1 step, 2 env_step, 4 episode (live runs only). @return 0;
+ * PMCP_EUNSUPPORTED (a backend without SQL hooks: custom ones); store
+ * errors. */
+int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
+                           const char *key, unsigned *mask);
+
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);
 

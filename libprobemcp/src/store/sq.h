@@ -11,7 +11,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 10
+#define PMCP__SQ_SCHEMA_VERSION 11
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK 16384
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -68,6 +68,13 @@ typedef struct pmcp__sq {
 } pmcp__sq;
 
 #define SQ(ctx) ((pmcp__sq *)(ctx))
+
+/* sq_runtable.c */
+/* A REAL as the store's JSON listings give it (15 significant digits). */
+double pmcp__sq_listed(double d);
+/* The row id of project @p slug; PMCP_ENOTFOUND (message names it). */
+int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *slug,
+                        int64_t *out);
 
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);

@@ -13,7 +13,7 @@
  *
  * Numbers: the store's listings give REAL values as SQLite renders them in
  * JSON (15 significant digits), and the evaluator has always compared
- * those; values here are rounded the same way (as_listed()) so both paths
+ * those; values here are rounded the same way (pmcp__sq_listed()) so both paths
  * agree, and pushed comparisons are widened by a relative 1e-13 so a value
  * that only passes after rounding is never dropped by SQL. */
 #include <stdarg.h>
@@ -28,8 +28,9 @@
 #define MAX_BINDS 400
 
 typedef struct bindv {
-  int is_num;
+  int is_num; /* 0 text, 1 double, 2 integer */
   double num;
+  int64_t i;
   const char *text;
 } bindv;
 
@@ -58,6 +59,15 @@ static int bind_num(sqlb *q, double d)
   return ++q->n;
 }
 
+static int bind_int(sqlb *q, int64_t i)
+{
+  if (q->n >= MAX_BINDS)
+    return -1;
+  q->b[q->n].is_num = 2;
+  q->b[q->n].i = i;
+  return ++q->n;
+}
+
 static void put(sqlb *q, const char *fmt, ...) PMCP_PRINTF(2, 3);
 static void put(sqlb *q, const char *fmt, ...)
 {
@@ -70,8 +80,7 @@ static void put(sqlb *q, const char *fmt, ...)
     q->oom = 1;
 }
 
-/* A REAL as the store's JSON listings give it. */
-static double as_listed(double d)
+double pmcp__sq_listed(double d)
 {
   char b[40];
   snprintf(b, sizeof b, "%.15g", d);
@@ -159,7 +168,9 @@ static int push_attr(sqlb *q, const cJSON *c)
   }
   if (so && cJSON_IsNumber(v)) {
     put(q, "%s AND ", head);
-    if (!put_cmp(q, "coalesce(a.v_real, a.v_int)", op, v->valuedouble))
+    /* v11's attributes_path_number: the number the listing gives */
+    if (!put_cmp(q, "(CASE WHEN a.type='bool' THEN NULL ELSE coalesce(a.v_real, a.v_int) END)",
+                 op, v->valuedouble))
       return 0;
     put(q, ")");
     return 1;
@@ -277,8 +288,9 @@ static size_t push_filter(sqlb *q, const cJSON *filter)
 static int bind_all(sqlite3_stmt *st, const sqlb *q)
 {
   for (int i = 2; i < q->n; i++) {
-    int src = q->b[i].is_num ? sqlite3_bind_double(st, i + 1, q->b[i].num)
-                             : sqlite3_bind_text(st, i + 1, q->b[i].text, -1, SQLITE_STATIC);
+    int src = q->b[i].is_num == 2 ? sqlite3_bind_int64(st, i + 1, q->b[i].i)
+              : q->b[i].is_num ? sqlite3_bind_double(st, i + 1, q->b[i].num)
+                               : sqlite3_bind_text(st, i + 1, q->b[i].text, -1, SQLITE_STATIC);
     if (src != SQLITE_OK)
       return src;
   }
@@ -327,7 +339,7 @@ static cJSON *attr_value(sqlite3_stmt *st, int c_type)
   if (ci != SQLITE_NULL)
     return cJSON_CreateNumber((double)sqlite3_column_int64(st, c_type + 2));
   if (sqlite3_column_type(st, c_type + 3) != SQLITE_NULL)
-    return cJSON_CreateNumber(as_listed(sqlite3_column_double(st, c_type + 3)));
+    return cJSON_CreateNumber(pmcp__sq_listed(sqlite3_column_double(st, c_type + 3)));
   return cJSON_CreateNull();
 }
 
@@ -336,7 +348,7 @@ static void add_num(cJSON *o, const char *k, sqlite3_stmt *st, int c)
   if (sqlite3_column_type(st, c) == SQLITE_NULL)
     cJSON_AddNullToObject(o, k);
   else
-    cJSON_AddNumberToObject(o, k, as_listed(sqlite3_column_double(st, c)));
+    cJSON_AddNumberToObject(o, k, pmcp__sq_listed(sqlite3_column_double(st, c)));
 }
 
 /* Sorts a run's series items as the series listing does: key, labels (as
@@ -384,10 +396,32 @@ static void order_series(cJSON *arr)
   free(v);
 }
 
+/* Appends " AND @p col IN (the query's ids)". */
+static void put_ids(sqlb *q, const pmcp__rt_query *rq, const char *col)
+{
+  put(q, " AND %s IN (", col);
+  for (size_t i = 0; i < rq->n_ids; i++) {
+    int k = bind_int(q, rq->ids[i]);
+    if (k < 0) {
+      q->oom = 1;
+      return;
+    }
+    put(q, "%s?%d", i ? "," : "", k);
+  }
+  put(q, ")");
+}
+
 /* The runs' scope, shared by every query: project, tenant, live, pushed
- * filter. */
+ * filter or the chosen ids. */
 static void scope(sqlb *q, const pmcp__rt_query *rq, int with_filter, size_t *pushed)
 {
+  if (rq->ids) {
+    /* by rowid: the unary + keep SQLite from scanning the project's
+     * runs through runs_project_list instead */
+    put(q, " FROM runs r WHERE +r.tenant_id=?1 AND +r.deleted=0 AND +r.project_id=?2");
+    put_ids(q, rq, "r.id");
+    return;
+  }
   put(q, " FROM runs r WHERE r.tenant_id=?1 AND r.deleted=0 AND r.project_id=?2");
   if (with_filter && rq->filter) {
     size_t p = push_filter(q, rq->filter);
@@ -428,6 +462,29 @@ static void reset(sqlb *q)
   q->b[0].is_num = q->b[1].is_num = 1; /* placeholders; bound by prep() */
 }
 
+/* Puts the runs read for a page in the page's order (ids absent from the
+ * store, deleted since, are left out). */
+static int in_id_order(pmcp__rt_result *out, const pmcp__rt_query *rq)
+{
+  pmcp__rt_run *v = calloc(out->n ? out->n : 1, sizeof *v);
+  if (!v)
+    return PMCP_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < rq->n_ids; i++)
+    for (size_t j = 0; j < out->n; j++)
+      if (out->runs[j].id == rq->ids[i] && out->runs[j].slug) {
+        v[k++] = out->runs[j];
+        out->runs[j].slug = NULL; /* moved */
+      }
+  for (size_t j = 0; j < out->n; j++)
+    if (out->runs[j].slug)
+      pmcp__rt_run_dispose(&out->runs[j]);
+  free(out->runs);
+  out->runs = v;
+  out->n = k;
+  return 0;
+}
+
 int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq,
                           pmcp__rt_result *out)
 {
@@ -443,31 +500,8 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   int rc = 0, src;
   int64_t project = 0;
   /* the project */
-  src = sqlite3_prepare_v2(db->db, "SELECT id FROM projects WHERE tenant_id=?1 AND slug=?2",
-                           -1, &st, NULL);
-  if (src == SQLITE_OK)
-    src = sqlite3_bind_int64(st, 1, t.id);
-  if (src == SQLITE_OK)
-    src = sqlite3_bind_text(st, 2, rq->project, -1, SQLITE_STATIC);
-  if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW)
-    project = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  st = NULL;
-  if (src != SQLITE_ROW && src != SQLITE_DONE) {
-    rc = pmcp__sq_err(s, db, src, "read the run table");
+  if ((rc = pmcp__sq_project_id(s, db, t, rq->project, &project)))
     goto out;
-  }
-  /* A project outside the call's workspace is a missing one. */
-  if (project && (rc = pmcp__ws_check(s, t, "projects", project)) != 0) {
-    if (rc != PMCP_ENOTFOUND)
-      goto out;
-    project = 0;
-    rc = 0;
-  }
-  if (!project) {
-    rc = pmcp_store_set_error(s, PMCP_ENOTFOUND, "project '%s' not found", rq->project);
-    goto out;
-  }
   /* the runs, narrowed */
   reset(q);
   put(q, "SELECT r.id, r.slug, r.name, r.status, r.created, r.started, r.ended,"
@@ -509,6 +543,8 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   }
   sqlite3_finalize(st);
   st = NULL;
+  if (rq->ids && (rc = in_id_order(out, rq)))
+    goto out;
   if (!out->n || (!rq->n_paths && !rq->n_keys && !rq->tags))
     goto out;
   by_id = malloc(out->n * sizeof *by_id);
@@ -527,6 +563,8 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
      * are not candidates are passed over */
     put(q, "SELECT a.owner_id, a.type, a.v_text, a.v_int, a.v_real FROM attributes a"
            " WHERE a.tenant_id=?1 AND ?2 > 0 AND a.owner_kind='run' AND a.path=?%d", kp);
+    if (rq->ids)
+      put_ids(q, rq, "a.owner_id");
     if ((rc = prep(s, db, q, t.id, project, &st)))
       goto out;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -584,6 +622,8 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
            " s.last, s.vmin, s.vmax, CASE WHEN s.kind='float' AND s.count>s.nonfinite THEN"
            " s.vsum / (s.count - s.nonfinite) END, s.id FROM series s WHERE s.tenant_id=?1 AND"
            " ?2 > 0 AND s.key=?%d", kk);
+    if (rq->ids)
+      put_ids(q, rq, "s.run_id");
     if ((rc = prep(s, db, q, t.id, project, &st)))
       goto out;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -633,6 +673,35 @@ out:
   return rc;
 }
 
+int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *db, pmcp_tenant t, const char *slug,
+                        int64_t *out)
+{
+  *out = 0;
+  sqlite3_stmt *st = NULL;
+  static const char sql[] = "SELECT id FROM projects WHERE tenant_id=?1 AND slug=?2";
+  int rc = pmcp__sq_prep(s, db, sql, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, slug, -1, SQLITE_STATIC);
+  int src = sqlite3_step(st);
+  if (src == SQLITE_ROW)
+    *out = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE)
+    return pmcp__sq_err(s, db, src, "read the run table");
+  /* A project outside the call's workspace is a missing one. */
+  int rc2 = *out ? pmcp__ws_check(s, t, "projects", *out) : PMCP_ENOTFOUND;
+  if (rc2 && rc2 != PMCP_ENOTFOUND)
+    return rc2;
+  if (rc2) {
+    *out = 0;
+    return pmcp_store_set_error(s, PMCP_ENOTFOUND, "project '%s' not found", slug);
+  }
+  return 0;
+}
+
 void pmcp__rt_run_dispose(pmcp__rt_run *r)
 {
   free(r->slug);
@@ -669,8 +738,10 @@ int pmcp__store_run_attrs(pmcp_store *s, pmcp_tenant t, const char *const *slugs
   if (!n)
     return 0;
   pmcp_buf sql = PMCP_BUF_INIT;
+  /* CROSS JOIN: the named runs first, then each one's attributes; left to
+   * itself SQLite reads every attribute of the lab in path order */
   int rc = pmcp__buf_puts(&sql, "SELECT r.slug, a.type, a.v_text, a.v_int, a.v_real, a.path"
-                                " FROM runs r JOIN attributes a ON a.owner_kind='run' AND"
+                                " FROM runs r CROSS JOIN attributes a ON a.owner_kind='run' AND"
                                 " a.owner_id=r.id WHERE r.tenant_id=?1 AND r.slug IN (");
   for (size_t i = 0; !rc && i < n; i++)
     rc = pmcp__buf_printf(&sql, "%s?%zu", i ? "," : "", i + 2);

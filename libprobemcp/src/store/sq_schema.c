@@ -278,8 +278,23 @@ static const char v10[] =
   "  coalesce(v_real, v_int), owner_id, tenant_id);"
   "CREATE INDEX IF NOT EXISTS series_key_last ON series(key, scale, last, run_id, tenant_id);";
 static const char *const v10s[] = {v10, NULL};
+/* v11: list_runs answered in SQL (sq_runfilter.c):
+ *  - attributes_path_number replaces attributes_path_num: the number an
+ *    attribute lists (booleans, which v_int also holds, are not numbers),
+ *    so a comparison scans exactly the runs that satisfy it;
+ *  - series_key_shape: whether every series of a key on a scale has one
+ *    labels text and one value kind (then no run has two, and a summary
+ *    condition on the key is exact in SQL) is two probes of it. Labels and
+ *    kind never change after a series is created: logging leaves it
+ *    alone. */
+static const char v11[] =
+  "DROP INDEX IF EXISTS attributes_path_num;"
+  "CREATE INDEX IF NOT EXISTS attributes_path_number ON attributes(owner_kind, path,"
+  "  (CASE WHEN type='bool' THEN NULL ELSE coalesce(v_real, v_int) END), owner_id, tenant_id);"
+  "CREATE INDEX IF NOT EXISTS series_key_shape ON series(key, scale, labels, kind);";
+static const char *const v11s[] = {v11, NULL};
 static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s,
-                                                v10s};
+                                                v10s, v11s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

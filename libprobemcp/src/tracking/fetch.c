@@ -219,15 +219,10 @@ static int list_series(pmcp_call *call, void *ud)
   return per_series(call, ud, "series", series_of);
 }
 
-enum { AX_STEP, AX_RELATIVE, AX_WALL };
-
-/* Adds buckets as parallel arrays to entry @p o: the axis (step,
- * relative_time_s from @p off, or wall_time), mean, min, max and count;
- * buckets without a finite value are left out. */
-static void add_buckets(cJSON *o, const pmcp_bucket *bk, size_t nb, int axis, int64_t off)
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk, size_t nb,
+                           int axis, int64_t off)
 {
-  cJSON *x = cJSON_AddArrayToObject(o, axis == AX_STEP ? "step"
-                                       : axis == AX_RELATIVE ? "relative_time_s" : "wall_time");
+  cJSON *x = cJSON_AddArrayToObject(o, x_name);
   cJSON *mean = cJSON_AddArrayToObject(o, "mean");
   cJSON *mn = cJSON_AddArrayToObject(o, "min");
   cJSON *mx = cJSON_AddArrayToObject(o, "max");
@@ -236,9 +231,9 @@ static void add_buckets(cJSON *o, const pmcp_bucket *bk, size_t nb, int axis, in
     uint64_t finite = bk[b].count - bk[b].nonfinite;
     if (!finite)
       continue; /* missing points are left out */
-    if (axis == AX_STEP) {
+    if (axis == PMCP__TRK_AX_STEP) {
       cJSON_AddItemToArray(x, cJSON_CreateNumber((double)bk[b].step_min));
-    } else if (axis == AX_RELATIVE) {
+    } else if (axis == PMCP__TRK_AX_RELATIVE) {
       cJSON_AddItemToArray(x, cJSON_CreateNumber((double)(bk[b].time_min - off) / 1000.0));
     } else {
       char iso[48];
@@ -329,7 +324,10 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
                              e->key, e->run + 4);
       }
       cJSON *o = pmcp__trk_entry_head(e);
-      add_buckets(o, bk, nb, by_step ? AX_STEP : relative ? AX_RELATIVE : AX_WALL, off);
+      int axis = by_step ? PMCP__TRK_AX_STEP
+                 : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
+      pmcp__trk_add_buckets(o, by_step ? "step" : relative ? "relative_time_s" : "wall_time",
+                            bk, nb, axis, off);
       cJSON_AddItemToArray(all, o);
     }
   free(bk);
@@ -412,16 +410,12 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
-  int64_t max_points = 200, lo = INT64_MIN, hi = INT64_MAX;
+  int64_t max_points = 200, lo, hi;
   pmcp_arg_int(call, "max_points", &max_points);
-  int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
-  if (pmcp_arg_has(call, "step_from"))
-    pmcp_arg_int(call, "step_from", &lo);
-  if (pmcp_arg_has(call, "step_to"))
-    pmcp_arg_int(call, "step_to", &hi);
-  if (lo > hi) {
+  int ranged;
+  if (pmcp__trk_step_range(call, &lo, &hi, &ranged)) {
     pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return 0;
   }
   /* Histogram series read as one statistic per step (hist.c). */
   const char *stat_name = NULL;
@@ -488,7 +482,7 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         break;
       cJSON_AddBoolToObject(o, "bucketed", 1);
       cJSON_AddNumberToObject(o, "points_in_range", (double)in_range);
-      add_buckets(o, bk, nb, AX_STEP, 0);
+      pmcp__trk_add_buckets(o, "step", bk, nb, PMCP__TRK_AX_STEP, 0);
     }
   free(bk);
   pmcp__trk_sel_free(&s);

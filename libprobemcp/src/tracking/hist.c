@@ -59,23 +59,6 @@ static int each_set(pmcp__tracking *tk, int64_t series, int64_t lo, int64_t hi, 
   }
 }
 
-/* The step range of the call: step_from / step_to, open ends otherwise.
- * Returns 1 after sending an error. */
-static int step_range(pmcp_call *call, int64_t *lo, int64_t *hi)
-{
-  *lo = INT64_MIN;
-  *hi = INT64_MAX;
-  if (pmcp_arg_has(call, "step_from"))
-    pmcp_arg_int(call, "step_from", lo);
-  if (pmcp_arg_has(call, "step_to"))
-    pmcp_arg_int(call, "step_to", hi);
-  if (*lo > *hi) {
-    pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
-    return 1;
-  }
-  return 0;
-}
-
 /* When none of the asked keys has a series of @p kind on the chosen scale
  * but one has another kind, names it and the tool that reads it. Returns
  * 1 after sending the error. */
@@ -225,7 +208,7 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
   if (pmcp__trk_no_cursor(call))
     return 0;
   int64_t lo, hi;
-  if (step_range(call, &lo, &hi))
+  if (pmcp__trk_step_range(call, &lo, &hi, NULL))
     return 0;
   pmcp__trk_sel s;
   int rc = pmcp__trk_sel_read(call, tk, &s);

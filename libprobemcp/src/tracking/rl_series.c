@@ -24,16 +24,8 @@
 static int range_args(pmcp_call *call, cJSON **labels, int64_t *lo, int64_t *hi)
 {
   *labels = NULL;
-  *lo = INT64_MIN;
-  *hi = INT64_MAX;
-  if (pmcp_arg_has(call, "step_from"))
-    pmcp_arg_int(call, "step_from", lo);
-  if (pmcp_arg_has(call, "step_to"))
-    pmcp_arg_int(call, "step_to", hi);
-  if (*lo > *hi) {
-    pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+  if (pmcp__trk_step_range(call, lo, hi, NULL))
     return 1;
-  }
   const char *lj = NULL;
   if (pmcp_arg_json(call, "labels", &lj) == 0 && lj) {
     *labels = cJSON_Parse(lj);
@@ -181,21 +173,7 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
             goto out;
           }
           cJSON *o = entry_head(e, s);
-          cJSON *x = cJSON_AddArrayToObject(o, axis_name(scale));
-          cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-          cJSON *mn = cJSON_AddArrayToObject(o, "min");
-          cJSON *mx = cJSON_AddArrayToObject(o, "max");
-          cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-          for (size_t b = 0; b < nb; b++) {
-            uint64_t finite = bk[b].count - bk[b].nonfinite;
-            if (!finite)
-              continue; /* missing points are left out */
-            cJSON_AddItemToArray(x, cJSON_CreateNumber((double)bk[b].step_min));
-            cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[b].sum / (double)finite));
-            cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[b].min));
-            cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[b].max));
-            cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[b].count));
-          }
+          pmcp__trk_add_buckets(o, axis_name(scale), bk, nb, PMCP__TRK_AX_STEP, 0);
           cJSON_AddItemToArray(all, o);
         }
       }

@@ -100,6 +100,132 @@ static int page_attributes(pmcp__tracking *tk, const hit *hits, size_t n_hits, s
   return 0;
 }
 
+/* ---- RL series always need their scale -------------------------------- */
+
+#define MAX_UNSCALED 96
+
+/* A series the call names without "scale" (so on STEP), and where. */
+typedef struct unscaled {
+  const char *key;
+  char where[80];
+  unsigned mask; /* scales the project logs the key on: 1 step, 2 env, 4 ep */
+} unscaled;
+
+static void note_unscaled(unscaled *u, size_t *n, const cJSON *c, const char *where)
+{
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "series");
+  if (*n >= MAX_UNSCALED || !cJSON_IsString(k) || cJSON_GetObjectItemCaseSensitive(c, "scale"))
+    return;
+  u[*n].key = k->valuestring;
+  snprintf(u[*n].where, sizeof u[*n].where, "%s", where);
+  u[*n].mask = 0;
+  (*n)++;
+}
+
+/* The scales of every key by reading the project's runs one by one (a
+ * backend without SQL hooks), stopping once each key is seen on STEP. */
+static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pref,
+                             unscaled *u, size_t n)
+{
+  cJSON *runs = NULL;
+  if (pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
+    return 1;
+  const cJSON *run;
+  int rc = 0;
+  cJSON_ArrayForEach(run, runs)
+  {
+    size_t open = 0;
+    for (size_t i = 0; i < n; i++)
+      open += !(u[i].mask & 1);
+    if (!open)
+      break;
+    pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+    o.kind = "series";
+    o.parent = pmcp__js(run, "ref");
+    o.limit = 1000;
+    cJSON *page = NULL;
+    char err[300];
+    if ((rc = pmcp__rs_list(tk->rs, &o, &page, err, sizeof err)) != 0) {
+      int f = pmcp__rs_fail(call, "store_error", "%s", err);
+      rc = f ? f : 1;
+      break;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const char *sc = pmcp__js(it, "scale");
+      unsigned bit = !strcmp(sc, "step") ? 1 : !strcmp(sc, "env_step") ? 2
+                     : !strcmp(sc, "episode") ? 4 : 0;
+      for (size_t i = 0; i < n; i++)
+        if (!strcmp(pmcp__js(it, "key"), u[i].key))
+          u[i].mask |= bit;
+    }
+    cJSON_Delete(page);
+  }
+  cJSON_Delete(runs);
+  return rc;
+}
+
+/* A series condition, sort or summary column without "scale" reads STEP;
+ * on a key this project logs only on an RL scale it would match nothing,
+ * silently. Refused instead, naming the key and its scale. Returns 0, 1
+ * after sending the error, or a negative code. */
+static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref,
+                           const cJSON *filter, const cJSON *sort, const cJSON *cols)
+{
+  unscaled *u = calloc(MAX_UNSCALED, sizeof *u);
+  if (!u)
+    return PMCP_ENOMEM;
+  size_t n = 0, i = 0;
+  char where[80];
+  const cJSON *c, *g;
+  cJSON_ArrayForEach(c, filter)
+  {
+    const cJSON *group = cJSON_GetObjectItemCaseSensitive(c, "any_of");
+    size_t j = 0;
+    cJSON_ArrayForEach(g, group)
+    {
+      snprintf(where, sizeof where, "filter condition %zu, any_of item %zu", i, j++);
+      note_unscaled(u, &n, g, where);
+    }
+    snprintf(where, sizeof where, "filter condition %zu", i++);
+    note_unscaled(u, &n, c, where);
+  }
+  if (sort)
+    note_unscaled(u, &n, sort, "sort");
+  i = 0;
+  cJSON_ArrayForEach(c, cols)
+  {
+    snprintf(where, sizeof where, "summary_columns[%zu]", i++);
+    note_unscaled(u, &n, c, where);
+  }
+  int rc = 0;
+  for (i = 0; i < n && !rc; i++) {
+    pthread_mutex_lock(tk->rs->lock);
+    rc = pmcp__store_key_scales(tk->rs->store, tk->rs->tenant, pref + 8, u[i].key,
+                                &u[i].mask);
+    if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+      int f = pmcp__rs_fail(call, "store_error", "%s", pmcp_store_errmsg(tk->rs->store));
+      rc = f ? f : 1;
+    }
+    pthread_mutex_unlock(tk->rs->lock);
+  }
+  if (rc == PMCP_EUNSUPPORTED)
+    rc = scales_run_by_run(call, tk, pref, u, n);
+  for (i = 0; i < n && !rc; i++)
+    if (!(u[i].mask & 1) && (u[i].mask & 6)) {
+      const char *sc = pmcp__trk_scale_name(u[i].mask & 2 ? "env_step" : "episode");
+      int f = pmcp__rs_fail(call, "invalid_argument",
+                         "%s: series '%.200s' is logged on the %s scale only: RL series "
+                         "always need their scale (add \"scale\": \"%s\"; ENVIRONMENT_STEP "
+                         "for per-step values, EPISODE for per-episode ones)",
+                         u[i].where, u[i].key, sc, sc);
+      rc = f ? f : 1;
+    }
+  free(u);
+  return rc;
+}
+
 static int list_runs(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -181,10 +307,26 @@ static int list_runs(pmcp_call *call, void *ud)
     goto out;
   char pref[300];
   snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
-  /* The store's run table when it has one (the filter narrowed in SQL,
-   * values read in set queries), else run by run. */
-  int fast = pmcp__trk_run_table(call, tk, pref + 8, fjson, have_sort ? &sort : NULL, &table,
-                                 &n_table);
+  if ((rc = rl_scales_given(call, tk, pref, fjson, sjson, cjson)) != 0) {
+    rc = rc == 1 ? 0 : rc;
+    goto out;
+  }
+  /* The whole answer from the store when it states the filter and the
+   * sort exactly (only the page's runs are read); else the candidates of
+   * its run table (the filter narrowed in SQL, values read in set
+   * queries) checked here; else run by run. */
+  size_t total = 0;
+  int exact = pmcp__trk_run_page(call, tk, pref + 8, fjson, have_sort ? &sort : NULL,
+                                 (size_t)offset, (size_t)limit, &table, &n_table, &total);
+  if (exact == 1)
+    goto out;
+  if (exact && exact != PMCP_EUNSUPPORTED) {
+    rc = exact;
+    goto out;
+  }
+  exact = exact == 0;
+  int fast = exact ? 0 : pmcp__trk_run_table(call, tk, pref + 8, fjson,
+                                             have_sort ? &sort : NULL, &table, &n_table);
   if (fast == 1)
     goto out;
   if (fast && fast != PMCP_EUNSUPPORTED) {
@@ -219,7 +361,7 @@ static int list_runs(pmcp_call *call, void *ud)
       }
     }
     pmcp__filter_row row = pmcp__trk_row(&h->run);
-    int m = pmcp__filter_match(f, &row);
+    int m = exact ? 1 : pmcp__filter_match(f, &row);
     if (m > 0 && have_sort)
       m = pmcp__sort_key_of(&sort, &row, &h->key) < 0 ? -1 : 1;
     if (m < 0) {
@@ -234,7 +376,11 @@ static int list_runs(pmcp_call *call, void *ud)
     h->order = idx;
     n_hits++;
   }
-  if (have_sort) {
+  /* the exact path's rows are the page, in order */
+  size_t first = exact ? 0 : (size_t)offset;
+  if (!exact)
+    total = n_hits;
+  if (have_sort && !exact) {
     hit *tmp = malloc((n_hits ? n_hits : 1) * sizeof *tmp);
     if (!tmp) {
       rc = PMCP_ENOMEM;
@@ -244,7 +390,7 @@ static int list_runs(pmcp_call *call, void *ud)
     free(tmp);
   }
   if (!fast) {
-    rc = page_attributes(tk, hits, n_hits, (size_t)offset, (size_t)limit, &page_attrs);
+    rc = page_attributes(tk, hits, n_hits, first, (size_t)limit, &page_attrs);
     if (rc && rc != PMCP_EUNSUPPORTED) {
       rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, "store_error", "%s",
                                                   "the runs' attributes cannot be read");
@@ -253,13 +399,13 @@ static int list_runs(pmcp_call *call, void *ud)
     rc = 0;
   }
   cJSON *rows = cJSON_CreateArray();
-  for (size_t i = (size_t)offset; i < n_hits && i < (size_t)(offset + limit); i++) {
+  for (size_t i = first; i < n_hits && i < first + (size_t)limit; i++) {
     pmcp__trk_run *r = &hits[i].run;
     if (!fast) {
       /* a table row holds only what the filter read: the page's runs get
        * their other attributes (read above in one query), and their series
        * are read afresh for the summary columns */
-      const cJSON *a, *stored = page_attrs ? page_attrs[i - (size_t)offset] : NULL;
+      const cJSON *a, *stored = page_attrs ? page_attrs[i - first] : NULL;
       cJSON_ArrayForEach(a, stored)
       {
         if (!cJSON_GetObjectItemCaseSensitive(r->attrs, a->string))
@@ -313,7 +459,7 @@ static int list_runs(pmcp_call *call, void *ud)
   }
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
-  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, n_hits);
+  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, total);
 out:
   for (size_t i = 0; i < n_hits; i++)
     pmcp__trk_run_dispose(&hits[i].run);

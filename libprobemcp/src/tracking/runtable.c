@@ -106,6 +106,41 @@ static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, pmcp__trk_run *r)
   return 0;
 }
 
+/* Reads @p q's run table (under the store lock) into filter rows. */
+static int load_rows(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *q,
+                     pmcp__trk_run **out, size_t *n_out)
+{
+  pmcp__rt_result res;
+  memset(&res, 0, sizeof res);
+  int rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, q, &res);
+  if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+                  pmcp_store_errmsg(tk->rs->store));
+    rc = 1;
+  }
+  if (rc)
+    return rc;
+  pmcp__trk_run *rows = calloc(res.n ? res.n : 1, sizeof *rows);
+  if (!rows) {
+    pmcp__rt_result_dispose(&res);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < res.n; i++) {
+    rc = to_row(tk, &res.runs[i], &rows[i]);
+    if (rc) {
+      for (size_t k = 0; k <= i; k++)
+        pmcp__trk_run_dispose(&rows[k]);
+      free(rows);
+      pmcp__rt_result_dispose(&res);
+      return rc;
+    }
+  }
+  *out = rows;
+  *n_out = res.n;
+  pmcp__rt_result_dispose(&res);
+  return 0;
+}
+
 int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
                         const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
                         size_t *n_out)
@@ -115,8 +150,6 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   cJSON *fcopy = filter ? cJSON_Duplicate(filter, 1) : NULL;
   cJSON *paths = cJSON_CreateArray(), *keys = cJSON_CreateArray();
   const char **pv = NULL, **kv = NULL;
-  pmcp__rt_result res;
-  memset(&res, 0, sizeof res);
   int tags = 0, rc = PMCP_ENOMEM;
   if ((filter && !fcopy) || !paths || !keys)
     goto out;
@@ -136,37 +169,61 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   cJSON_ArrayForEach(it, paths) pv[i++] = it->valuestring;
   i = 0;
   cJSON_ArrayForEach(it, keys) kv[i++] = it->valuestring;
-  pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags};
+  pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags, NULL, 0};
   pthread_mutex_lock(tk->rs->lock);
-  rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, &q, &res);
-  if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+  rc = load_rows(call, tk, &q, out, n_out);
+  pthread_mutex_unlock(tk->rs->lock);
+out:
+  free(pv);
+  free(kv);
+  cJSON_Delete(paths);
+  cJSON_Delete(keys);
+  cJSON_Delete(fcopy);
+  return rc;
+}
+
+int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                       const cJSON *filter, const pmcp__sort *sort, size_t offset,
+                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total)
+{
+  *out = NULL;
+  *n_out = 0;
+  *total = 0;
+  cJSON *fcopy = filter ? cJSON_Duplicate(filter, 1) : NULL;
+  cJSON *paths = cJSON_CreateArray(), *keys = cJSON_CreateArray();
+  int tags = 0, rc = PMCP_ENOMEM;
+  if ((filter && !fcopy) || !paths || !keys)
+    goto out;
+  collect(fcopy, paths, keys, &tags); /* scales in the store's names */
+  pmcp__rt_sort rs = {NULL, NULL, NULL, NULL, NULL, 0};
+  if (sort) {
+    rs.attr = sort->attr;
+    rs.series = sort->series;
+    rs.function = sort->function;
+    rs.scale = sort->series ? pmcp__trk_scale(sort->scale) : NULL;
+    rs.labels = sort->labels;
+    rs.desc = sort->desc;
+  }
+  pmcp__rt_page_query pq = {project, fcopy, sort ? &rs : NULL, offset, limit};
+  pmcp__rt_page pg;
+  pthread_mutex_lock(tk->rs->lock);
+  rc = pmcp__store_run_page(tk->rs->store, tk->rs->tenant, &pq, &pg);
+  if (rc == 0 && pg.n) {
+    /* the page's rows: what the sort and the row read, for these runs */
+    const char *pv[1] = {sort ? sort->attr : NULL}, *kv[1] = {sort ? sort->series : NULL};
+    pmcp__rt_query q = {project, NULL, pv, pv[0] ? 1 : 0, kv, kv[0] ? 1 : 0, 1,
+                        pg.ids, pg.n};
+    rc = load_rows(call, tk, &q, out, n_out);
+  } else if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
     pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }
   pthread_mutex_unlock(tk->rs->lock);
-  if (rc)
-    goto out;
-  pmcp__trk_run *rows = calloc(res.n ? res.n : 1, sizeof *rows);
-  if (!rows) {
-    rc = PMCP_ENOMEM;
-    goto out;
-  }
-  for (i = 0; i < res.n; i++) {
-    rc = to_row(tk, &res.runs[i], &rows[i]);
-    if (rc) {
-      for (size_t k = 0; k <= i; k++)
-        pmcp__trk_run_dispose(&rows[k]);
-      free(rows);
-      goto out;
-    }
-  }
-  *out = rows;
-  *n_out = res.n;
+  if (rc == 0)
+    *total = pg.total;
+  pmcp__rt_page_dispose(&pg);
 out:
-  pmcp__rt_result_dispose(&res);
-  free(pv);
-  free(kv);
   cJSON_Delete(paths);
   cJSON_Delete(keys);
   cJSON_Delete(fcopy);

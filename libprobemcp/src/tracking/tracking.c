@@ -530,3 +530,21 @@ cJSON *pmcp__trk_sorted_values(cJSON *o)
   free(v);
   return arr;
 }
+
+int pmcp__trk_step_range(pmcp_call *call, int64_t *lo, int64_t *hi, int *ranged)
+{
+  *lo = INT64_MIN;
+  *hi = INT64_MAX;
+  int has_from = pmcp_arg_has(call, "step_from"), has_to = pmcp_arg_has(call, "step_to");
+  if (has_from)
+    pmcp_arg_int(call, "step_from", lo);
+  if (has_to)
+    pmcp_arg_int(call, "step_to", hi);
+  if (ranged)
+    *ranged = has_from || has_to;
+  if (*lo > *hi) {
+    pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return 1;
+  }
+  return 0;
+}

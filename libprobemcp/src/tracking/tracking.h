@@ -52,6 +52,20 @@ int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk);
 #define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, \
     "Items to skip: the previous page's next_offset.", 1, 1, 0, 1000000, NULL, "0"}
 
+/* The call's step range: step_from / step_to, open ends otherwise;
+ * *ranged (may be NULL) says whether either was given. Returns 1 after
+ * sending an error (step_from after step_to), else 0. */
+int pmcp__trk_step_range(pmcp_call *call, int64_t *lo, int64_t *hi, int *ranged);
+
+/* Axes of bucketed series. */
+enum { PMCP__TRK_AX_STEP, PMCP__TRK_AX_RELATIVE, PMCP__TRK_AX_WALL };
+/* Adds buckets as parallel arrays to entry @p o: the axis under @p x_name
+ * (the bucket's first step, its first time in seconds after @p off, or
+ * as an ISO wall-clock time), mean, min, max and count; buckets without
+ * a finite value are left out (fetch.c). */
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk, size_t nb,
+                           int axis, int64_t off);
+
 /* Refuses a `cursor` (these tools page by offset); returns 1 after sending
  * the error, else 0. */
 int pmcp__trk_no_cursor(pmcp_call *call);
@@ -115,6 +129,16 @@ const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char
 int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
                         const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
                         size_t *n_out);
+
+/* list_runs answered whole by the store (pmcp__store_run_page): *total
+ * runs match @p filter, and *out holds rows (as pmcp__trk_run_table's) of
+ * page [offset, offset + limit) in order. Returns 0, 1 after sending an
+ * error, PMCP_EUNSUPPORTED when the store cannot answer this filter and
+ * sort exactly (take pmcp__trk_run_table's candidates), or a negative
+ * code. */
+int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                       const cJSON *filter, const pmcp__sort *sort, size_t offset,
+                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total);
 
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */

@@ -74,6 +74,9 @@ int main(int argc, char **argv)
   pmcp_tenant t;
   if (keep && access(path, F_OK) == 0) {
     printf("reusing %s (built for its own N; pass a new path to rebuild)\n", path);
+    /* a read-write open brings an older store's schema up to date */
+    CHECK(pmcp_store_open(&s, path, 0));
+    pmcp_store_free(s);
     goto measure;
   }
   CHECK(pmcp_store_open(&s, path, PMCP_STORE_CREATE));

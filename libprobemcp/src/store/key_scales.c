@@ -1,0 +1,33 @@
+/* pmcp__store_key_scales() (runtable.h): which scales a project logs a
+ * series key on, for both built-in backends through their SQL hooks
+ * (db.h): one probe per scale, each stopping at its first row. */
+#include <stdio.h>
+
+#include "store/db.h"
+#include "store/runtable.h"
+#include "store/store_int.h"
+
+int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
+                           const char *key, unsigned *mask)
+{
+  *mask = 0;
+  if (!s || !s->db)
+    return PMCP_EUNSUPPORTED;
+  static const char *const scales[] = {"step", "env_step", "episode"};
+  char tid[24];
+  snprintf(tid, sizeof tid, "%lld", (long long)t.id);
+  int rc = pmcp__db_tenant(s, t.id);
+  for (unsigned i = 0; !rc && i < 3; i++) {
+    const char *p[] = {tid, project, key, scales[i]};
+    pmcp__db_res *r = NULL;
+    rc = pmcp__db_query(s,
+                        "SELECT 1 FROM series se JOIN runs r ON r.id=se.run_id"
+                        " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"
+                        " AND p.slug=$2 AND r.deleted=0 AND se.key=$3 AND se.scale=$4 LIMIT 1",
+                        4, p, &r);
+    if (!rc && pmcp__db_nrows(r))
+      *mask |= 1u << i;
+    pmcp__db_res_free(r);
+  }
+  return rc;
+}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/call.h"
+#include "core/jdoc.h"
 #include "util/buf.h"
 #include "util/json.h"
 
@@ -147,7 +148,7 @@ static const cJSON *arg_value(const pmcp_call *call, const char *name)
 {
   if (!call_ok(call) || !name)
     return NULL;
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(call->args, name);
+  const cJSON *v = pmcp__jget(call->args, name);
   if (v)
     return v;
   const pmcp__arg *a = spec_of(call, name);
@@ -164,7 +165,7 @@ const char *pmcp_call_mode(const pmcp_call *call)
 int pmcp_arg_has(const pmcp_call *call, const char *name)
 {
   return call_ok(call) && name &&
-         cJSON_GetObjectItemCaseSensitive(call->args, name) != NULL;
+         pmcp__jget(call->args, name) != NULL;
 }
 
 /* @p v when it passes @p is: ENOTFOUND when absent, EINVAL when of

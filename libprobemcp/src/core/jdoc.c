@@ -169,27 +169,34 @@ static int unescape(const char *s, size_t n, char *o)
   return 0;
 }
 
+/* Bytes that end a plain run inside a string literal: control characters
+ * (which must be escaped), the closing quote and a backslash. */
+static const unsigned char str_stop[256] = {
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  ['"'] = 1, ['\\'] = 1,
+};
+
 /* A string literal at ps->p (its opening quote); the decoded text goes to
  * *out. */
 static int parse_string(parser *ps, char **out)
 {
-  const char *s = ps->p + 1, *q = s;
+  const char *s = ps->p + 1, *q = s, *end = ps->end;
+  while (q < end && !str_stop[(unsigned char)*q])
+    q++;
   int escaped = 0;
-  for (;;) {
-    if (q >= ps->end)
-      return -1;
-    unsigned char c = (unsigned char)*q;
-    if (c == '"')
-      break;
-    if (c < 0x20)
+  while (q < end && *q != '"') {
+    if ((unsigned char)*q < 0x20)
       return -1; /* control characters must be escaped */
-    if (c == '\\') {
+    if (*q == '\\') {
       escaped = 1;
-      if (++q >= ps->end)
+      if (++q >= end)
         return -1;
     }
     q++;
   }
+  if (q >= end)
+    return -1;
   size_t n = (size_t)(q - s);
   /* Decoding never lengthens: an escape is at least as long as its UTF-8. */
   char *o = take(ps, n + 1, 1);

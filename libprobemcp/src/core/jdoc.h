@@ -17,6 +17,7 @@
 #define PMCP_CORE_JDOC_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -32,6 +33,19 @@ typedef struct pmcp__jdoc pmcp__jdoc;
  * @p srv's allocator. */
 int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
                      const char *text, size_t len);
+
+/* cJSON_GetObjectItemCaseSensitive without a library call and a strcmp
+ * per member on the way: the first byte is compared inline. Same answer
+ * (NULL for a NULL or non-object @p obj); works on any cJSON tree. */
+static inline cJSON *pmcp__jget(const cJSON *obj, const char *key)
+{
+  if (!obj || !key)
+    return NULL;
+  for (cJSON *c = obj->child; c && c->string; c = c->next)
+    if (c->string[0] == key[0] && strcmp(c->string, key) == 0)
+      return c;
+  return NULL;
+}
 
 /* Any thread. */
 void pmcp__jdoc_ref(pmcp__jdoc *doc);

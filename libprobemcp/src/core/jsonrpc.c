@@ -193,11 +193,9 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
 /* Takes @p req out of its session's in-flight list. Done before the
  * response leaves, so that a client reusing the id as soon as it reads the
  * response never finds it still "in progress". */
-static void req_unlink(pmcp__req *req)
+static void req_unlink_locked(pmcp__req *req)
 {
-  pmcp_server *srv = req->srv;
   pmcp__session *s = req->sess;
-  pthread_mutex_lock(&srv->mu);
   if (req->linked) {
     if (req->prev)
       req->prev->next = req->next;
@@ -207,20 +205,25 @@ static void req_unlink(pmcp__req *req)
       req->next->prev = req->prev;
     req->linked = 0;
   }
-  pthread_mutex_unlock(&srv->mu);
+}
+
+static void req_unlink(pmcp__req *req)
+{
+  pthread_mutex_lock(&req->srv->mu);
+  req_unlink_locked(req);
+  pthread_mutex_unlock(&req->srv->mu);
 }
 
 static void req_free(pmcp__req *req)
 {
   pmcp_server *srv = req->srv;
   pmcp__batch *batch = req->batch;
-  req_unlink(req);
   pthread_mutex_lock(&srv->mu);
+  req_unlink_locked(req);
   pmcp__session_unref_locked(srv, req->sess);
   if (--srv->busy == 0)
     pthread_cond_broadcast(&srv->idle_cond);
   pthread_mutex_unlock(&srv->mu);
-  pmcp__free(srv, req->id);
   pmcp__free(srv, req->progress_token);
   pmcp__jdoc_unref(req->doc);
   pmcp__free(srv, req);
@@ -300,22 +303,21 @@ static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch
                           const char *id, const cJSON *params, const char *raw,
                           size_t raw_len)
 {
-  pmcp__req *req = pmcp__calloc(srv, 1, sizeof *req);
-  char *idc = pmcp__strdup(srv, id);
-  if (!req || !idc) {
-    pmcp__free(srv, req);
-    pmcp__free(srv, idc);
+  /* The id's text lives in the same allocation, right after the request. */
+  size_t id_len = strlen(id);
+  pmcp__req *req = pmcp__calloc(srv, 1, sizeof *req + id_len + 1);
+  if (!req) {
     pmcp__rpc_error(srv, s, batch, id, -32603, "Internal error: out of memory", NULL);
     return NULL;
   }
   req->srv = srv;
   req->sess = s;
-  req->id = idc;
+  req->id = memcpy((char *)(req + 1), id, id_len + 1);
   req->batch = batch;
   atomic_init(&req->cancelled, 0);
   /* progressToken: a string or an integer, echoed like ids. */
-  cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
-  cJSON *tok = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
+  cJSON *meta = pmcp__jget(params, "_meta");
+  cJSON *tok = pmcp__jget(meta, "progressToken");
   if (tok) {
     static const char *const path[] = {"params", "_meta", "progressToken"};
     pmcp_buf t = PMCP_BUF_INIT;
@@ -328,7 +330,6 @@ static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch
     if (strcmp(r->id, id) == 0) {
       pthread_mutex_unlock(&srv->mu);
       pmcp__free(srv, req->progress_token);
-      pmcp__free(srv, req->id);
       pmcp__free(srv, req);
       pmcp__rpc_error(srv, s, batch, id, -32600,
                       "Invalid Request: this id is already used by a request in progress",
@@ -353,19 +354,19 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                         cJSON *msg, const char *raw, size_t raw_len,
                         pmcp__batch *batch)
 {
-  cJSON *jsonrpc = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
-  cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
-  cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
-  cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+  cJSON *jsonrpc = pmcp__jget(msg, "jsonrpc");
+  cJSON *method = pmcp__jget(msg, "method");
+  cJSON *idv = pmcp__jget(msg, "id");
+  cJSON *params = pmcp__jget(msg, "params");
   pmcp_buf idb = PMCP_BUF_INIT;
   const char *id = NULL;
   static const char *const id_path[] = {"id"};
 
-  if (!method && (cJSON_GetObjectItemCaseSensitive(msg, "result") ||
-                  cJSON_GetObjectItemCaseSensitive(msg, "error"))) {
+  if (!method && (pmcp__jget(msg, "result") ||
+                  pmcp__jget(msg, "error"))) {
     /* A response to one of our requests: never answered, even when bad. */
-    cJSON *result = cJSON_GetObjectItemCaseSensitive(msg, "result");
-    cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+    cJSON *result = pmcp__jget(msg, "result");
+    cJSON *error = pmcp__jget(msg, "error");
     if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0 ||
         !cJSON_IsNumber(idv) || (result && error) ||
         (error && !cJSON_IsObject(error)))

@@ -80,9 +80,13 @@ void pmcp__registry_free(pmcp_server *srv)
 
 const pmcp__tool *pmcp__tool_find(const pmcp_server *srv, const char *name)
 {
-  for (size_t i = 0; i < srv->reg.n_tools; i++)
-    if (strcmp(srv->reg.tools[i]->name, name) == 0)
+  /* The first byte inline: most names differ there, and this runs on
+   * every tools/call. */
+  for (size_t i = 0; i < srv->reg.n_tools; i++) {
+    const char *n = srv->reg.tools[i]->name;
+    if (n[0] == name[0] && strcmp(n, name) == 0)
       return srv->reg.tools[i];
+  }
   return NULL;
 }
 

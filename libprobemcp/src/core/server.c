@@ -245,8 +245,8 @@ void pmcp__method_initialize(pmcp__req *req, cJSON *params)
 {
   pmcp_server *srv = req->srv;
   pmcp__session *s = req->sess;
-  cJSON *pv = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
-  cJSON *caps = cJSON_GetObjectItemCaseSensitive(params, "capabilities");
+  cJSON *pv = pmcp__jget(params, "protocolVersion");
+  cJSON *caps = pmcp__jget(params, "capabilities");
   if (!cJSON_IsString(pv)) {
     pmcp__req_error(req, -32602,
                     "Invalid params: initialize needs a string \"protocolVersion\"",
@@ -322,7 +322,7 @@ static void method_ping(pmcp__req *req, cJSON *params)
 
 static void method_set_level(pmcp__req *req, cJSON *params)
 {
-  cJSON *lv = cJSON_GetObjectItemCaseSensitive(params, "level");
+  cJSON *lv = pmcp__jget(params, "level");
   pmcp_log_level level;
   if (!cJSON_IsString(lv) || pmcp__level_parse(lv->valuestring, &level)) {
     pmcp__req_error(req, -32602,
@@ -363,7 +363,7 @@ void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
   pmcp__log(srv, PMCP_LOG_DEBUG, "session '%s': request %s %s", req->sess->id, req->id,
             method);
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
-    if (strcmp(methods[i].name, method) == 0) {
+    if (methods[i].name[0] == method[0] && strcmp(methods[i].name, method) == 0) {
       m = &methods[i];
       break;
     }
@@ -397,7 +397,7 @@ static void on_cancelled(pmcp_server *srv, pmcp__session *s, cJSON *params,
                          const char *raw, size_t raw_len)
 {
   static const char *const path[] = {"params", "requestId"};
-  cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  cJSON *rid = pmcp__jget(params, "requestId");
   if (!rid)
     return;
   pmcp_buf idb = PMCP_BUF_INIT;

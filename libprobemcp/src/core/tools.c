@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/call.h"
+#include "core/jdoc.h"
 #include "core/validate.h"
 #include "util/buf.h"
 #include "util/json.h"
@@ -132,8 +133,8 @@ static int arg_error_result(pmcp_call *call, const pmcp_buf *problems)
 void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
 {
   pmcp_server *srv = req->srv;
-  cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
-  cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+  cJSON *name = pmcp__jget(params, "name");
+  cJSON *args = pmcp__jget(params, "arguments");
   if (!cJSON_IsString(name)) {
     pmcp__req_error(req, -32602,
                     "Invalid params: tools/call needs a string \"name\"", NULL);

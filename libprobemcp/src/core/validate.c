@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "core/jdoc.h"
 #include "util/buf.h"
 #include "util/json.h"
 
@@ -303,7 +304,7 @@ int pmcp__validate(const pmcp__tool *t, const cJSON *args, const pmcp__mode **mo
   if (t->literal)
     return 0;
   if (t->n_modes) {
-    const cJSON *mv = cJSON_GetObjectItemCaseSensitive(args, "mode");
+    const cJSON *mv = pmcp__jget(args, "mode");
     if (!mv) {
       if (t->default_mode >= 0) {
         m = &t->modes[t->default_mode];
@@ -371,7 +372,7 @@ int pmcp__validate(const pmcp__tool *t, const cJSON *args, const pmcp__mode **mo
     const pmcp__arg *list = pass ? (m ? m->args : NULL) : t->common;
     size_t n = pass ? (m ? m->n_args : 0) : t->n_common;
     for (size_t i = 0; i < n; i++) {
-      if (!list[i].required || cJSON_GetObjectItemCaseSensitive(args, list[i].name))
+      if (!list[i].required || pmcp__jget(args, list[i].name))
         continue;
       begin(&v, list[i].name, -1);
       say(&v, "missing required argument '%s'", list[i].name);

@@ -3,11 +3,16 @@
  * public headers).
  *
  * Statements go through a small layer (pmcp__pg_stmt) shaped like the
- * prepare / bind / step / column calls the SQLite backend uses, so each
- * pg_*.c file keeps the same structure and semantics as its sq_*.c twin:
- * parameters are $1..$N, bound by position (int64 and double with their
- * types, text untyped so PostgreSQL infers it, bytes as binary bytea);
- * the first step runs the statement and later steps walk its rows.
+ * prepare / bind / step / column calls of SQLite: parameters are $1..$N
+ * (SQLite's ?N in the shared code are rewritten), bound by position (int64
+ * and double with their types, text untyped so PostgreSQL infers it, bytes
+ * as binary bytea); the first step runs the statement and later steps walk
+ * its rows. The same layer is this backend's side of sql.h, the interface
+ * the logic both backends share is written against (put.c, catalog.c,
+ * records.c, env_attr.c, notes.c, runs.c, read.c, list.c, sql.c); the
+ * pg_*.c files hold only what is PostgreSQL's own (connection and
+ * reconnection, schema, row-level security, tsvector search, metric
+ * blocks, the kinds' JSON in list).
  *
  * Tenancy. Every tenant-owned table has row-level security keyed on the
  * session setting probe.tenant (pg_schema.c); each call sets it for its
@@ -19,6 +24,7 @@
 #include "store/pq_dl.h"
 #include <stdint.h>
 
+#include "store/sql.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 
@@ -36,11 +42,12 @@ enum { PG_ROW = 100, PG_DONE = 101, PG_ERR = 1 };
 typedef struct pmcp__pg pmcp__pg;
 
 typedef struct pmcp__pg_stmt {
+  pmcp__stmt base;                   /* the shared interface (sql.h) */
   pmcp__pg *g;
   const char *sql;
   int nparams;                       /* highest $N bound so far */
   int sqlparams;                     /* highest $N in the SQL */
-  int owns_sql;                      /* prep_dyn: sql is a copy */
+  int owns_sql;                      /* sql is a copy (prep_dyn, or ?N rewritten) */
   int cached;                        /* prep: prepared on the server once */
   unsigned prepared_gen;             /* the connection generation it was prepared on */
   int prepared_n;                    /* its parameter count */
@@ -74,6 +81,7 @@ typedef struct pmcp__pg_stmt_entry {
 } pmcp__pg_stmt_entry;
 
 struct pmcp__pg {
+  pmcp__sql c;           /* the shared statement interface (first) */
   PGconn *conn;
   char *conninfo;
   int readonly;
@@ -95,17 +103,9 @@ struct pmcp__pg {
 
 #define PG(ctx) ((pmcp__pg *)(ctx))
 
-/* Shared with the SQLite backend (sq_open.c, sq_notes.c): ids, slugs, refs,
- * kind tables, clocks and digests are backend-neutral. */
-int64_t pmcp__now_ms(void);
-int pmcp__id_ok(const char *id);
-int pmcp__slugify(pmcp_buf *out, const char *name);
-int pmcp__ref_split(pmcp_store *s, const char *ref, const char *want, char kind[32],
-                    const char **id);
-const char *pmcp__kind_table(const char *kind);
-void pmcp__sha256_hex(const void *data, size_t len, char out[65]);
-
-/* ---- pg_conn.c: statements ---- */
+/* ---- pg_stmt.c: statements ---- */
+/* sql.h over this layer (?N placeholders become $N). */
+extern const pmcp__sql_ops pmcp__pg_sql_ops;
 int pmcp__pg_prep(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **out);
 /* An uncached statement over SQL built at run time (free it with
  * pmcp__pg_finalize; the SQL is copied). */
@@ -146,12 +146,24 @@ int pmcp__pg_json_col(pmcp_buf *b, pmcp__pg_stmt *st, int col);
 int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant);
 int pmcp__pg_wbegin(pmcp_store *s, pmcp__pg *g, pmcp_tenant t);
 int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc);
-int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
-                  const char *id, int64_t *rowid);
-int pmcp__pg_resolve(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
-                     const char *kinds, char kind[32], int64_t *rowid);
-int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *table,
-                    const char *want, const char *name, pmcp_buf *out, int64_t *exists);
+/* The shared lookups of sql.h (sql.c) on this backend's connection. */
+static inline int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
+                                const char *id, int64_t *rowid)
+{
+  return pmcp__sql_find(s, &g->c, t, kind, id, rowid);
+}
+static inline int pmcp__pg_resolve(pmcp_store *s, pmcp__pg *g, pmcp_tenant t,
+                                   const char *ref, const char *kinds, char kind[32],
+                                   int64_t *rowid)
+{
+  return pmcp__sql_resolve(s, &g->c, t, ref, kinds, kind, rowid);
+}
+static inline int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t,
+                                  const char *table, const char *want, const char *name,
+                                  pmcp_buf *out, int64_t *exists)
+{
+  return pmcp__sql_new_id(s, &g->c, t, table, want, name, out, exists);
+}
 int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
                    const char *kind, const char *title, const char *body);
 
@@ -177,22 +189,6 @@ int pmcp__pg_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out);
 int pmcp__pg_begin(pmcp_store *s, void *ctx);
 int pmcp__pg_commit(pmcp_store *s, void *ctx);
 int pmcp__pg_rollback(pmcp_store *s, void *ctx);
-int pmcp__pg_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                    const pmcp_entity_spec *spec, pmcp_buf *out_id);
-int pmcp__pg_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
-                        pmcp_buf *out_id);
-int pmcp__pg_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                        const char *status, int64_t time_ms);
-int pmcp__pg_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                       const char *kind, const char *message, int64_t time_ms);
-int pmcp__pg_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                         int deleted);
-int pmcp__pg_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                      const char *path, const pmcp_value *value);
-int pmcp__pg_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                        const char *path);
-int pmcp__pg_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
-                 int add);
 int pmcp__pg_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                     const pmcp_series_spec *spec, int64_t *out);
 int pmcp__pg_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
@@ -203,20 +199,6 @@ int pmcp__pg_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t seri
 int pmcp__pg_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step, int64_t time_ms, const double *x, const double *y,
                          size_t n);
-int pmcp__pg_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
-                  pmcp_buf *out_id, int64_t *out_version);
-int pmcp__pg_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
-                          const pmcp_artifact_spec *spec, pmcp_buf *out_id,
-                          int64_t *out_version);
-int pmcp__pg_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                            int64_t version, const char *label);
-int pmcp__pg_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
-int pmcp__pg_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                              int64_t version, pmcp_buf *out, pmcp_buf *meta);
-int pmcp__pg_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
-int pmcp__pg_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                 const char *json, size_t len, pmcp_buf *out_ref);
-int pmcp__pg_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
 int pmcp__pg_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
                   pmcp_buf *out);
 int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,

@@ -11,7 +11,6 @@
 
 #include "store/db.h"
 #include "store/pg.h"
-#include "store/ws_scope.h"
 
 extern const pmcp__db_ops pmcp__pg_db_ops;
 
@@ -46,169 +45,6 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
     g->cur_tenant = tenant;
   }
   return 0;
-}
-
-/* ---- lookups ---- */
-
-static const char *const find_sql[][2] = {
-  {"workspaces", "SELECT id FROM workspaces WHERE tenant_id=$1 AND slug=$2"},
-  {"projects", "SELECT id FROM projects WHERE tenant_id=$1 AND slug=$2"},
-  {"experiments", "SELECT id FROM experiments WHERE tenant_id=$1 AND slug=$2"},
-  {"runs", "SELECT id FROM runs WHERE tenant_id=$1 AND slug=$2"},
-  {"notes", "SELECT id FROM notes WHERE tenant_id=$1 AND slug=$2"},
-  {"artifacts", "SELECT id FROM artifacts WHERE tenant_id=$1 AND slug=$2"},
-  {"datasets", "SELECT id FROM datasets WHERE tenant_id=$1 AND slug=$2"},
-  {"checkpoints", "SELECT id FROM checkpoints WHERE tenant_id=$1 AND slug=$2"},
-  {"sources", "SELECT id FROM sources WHERE tenant_id=$1 AND slug=$2"},
-  {"groups", "SELECT id FROM groups WHERE tenant_id=$1 AND slug=$2"},
-  {"trials", "SELECT id FROM trials WHERE tenant_id=$1 AND slug=$2"},
-  {"sessions", "SELECT id FROM sessions WHERE tenant_id=$1 AND slug=$2"},
-  {"files", "SELECT id FROM files WHERE tenant_id=$1 AND slug=$2"},
-};
-
-static const char *slug_query(const char *table)
-{
-  for (size_t i = 0; i < sizeof find_sql / sizeof find_sql[0]; i++)
-    if (strcmp(find_sql[i][0], table) == 0)
-      return find_sql[i][1];
-  return NULL;
-}
-
-int pmcp__pg_find(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *kind,
-                  const char *id, int64_t *rowid)
-{
-  const char *table = pmcp__kind_table(kind);
-  const char *sql = table ? slug_query(table) : NULL;
-  if (!sql)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown ref kind '%s'", kind);
-  pmcp__pg_stmt *st;
-  int rc = pmcp__pg_prep(s, g, sql, &st);
-  if (rc)
-    return rc;
-  pmcp__pg_bind_int64(st, 1, t.id);
-  pmcp__pg_bind_text(st, 2, id);
-  int src = pmcp__pg_step(st);
-  int out = 0;
-  if (src == PG_ROW)
-    *rowid = pmcp__pg_int64(st, 0);
-  else if (src == PG_DONE)
-    out = PMCP_ENOTFOUND;
-  else
-    return pmcp__pg_err(s, g, "store lookup");
-  pmcp__pg_reset(st);
-  /* Artifacts also resolve by name at the shared, lab-wide level. */
-  if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
-    static const char sql_a[] =
-        "SELECT id FROM artifacts WHERE tenant_id=$1 AND name=$2 AND shared=1";
-    if ((rc = pmcp__pg_prep(s, g, sql_a, &st)))
-      return rc;
-    pmcp__pg_bind_int64(st, 1, t.id);
-    pmcp__pg_bind_text(st, 2, id);
-    src = pmcp__pg_step(st);
-    if (src == PG_ROW) {
-      *rowid = pmcp__pg_int64(st, 0);
-      out = 0;
-    } else if (src == PG_ERR) {
-      return pmcp__pg_err(s, g, "store lookup");
-    }
-    pmcp__pg_reset(st);
-  }
-  /* A row outside the call's workspace is answered like a missing one. */
-  if (out == 0 && (out = pmcp__ws_check(s, t, table, *rowid)) != 0 && out != PMCP_ENOTFOUND)
-    return out;
-  if (out == PMCP_ENOTFOUND)
-    pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
-  return out;
-}
-
-int pmcp__pg_resolve(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
-                     const char *kinds, char kind[32], int64_t *rowid)
-{
-  const char *id;
-  const char *want = NULL;
-  char first[32] = "";
-  if (kinds) {
-    size_t n = strcspn(kinds, " ");
-    if (n < 32) {
-      memcpy(first, kinds, n);
-      first[n] = '\0';
-      want = first;
-    }
-  }
-  int rc = pmcp__ref_split(s, ref, want, kind, &id);
-  if (rc)
-    return rc;
-  if (kinds) {
-    size_t kl = strlen(kind);
-    const char *p = kinds;
-    int ok = 0;
-    while (*p) {
-      size_t n = strcspn(p, " ");
-      if (n == kl && strncmp(p, kind, n) == 0)
-        ok = 1;
-      p += n;
-      while (*p == ' ')
-        p++;
-    }
-    if (!ok)
-      return pmcp_store_set_error(s, PMCP_EINVAL, "expected a ref of kind %s, got '%.64s'",
-                                  kinds, ref);
-  }
-  if (strcmp(kind, "sub-note") == 0)
-    strcpy(kind, "note");
-  return pmcp__pg_find(s, g, t, kind, id, rowid);
-}
-
-int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *table,
-                    const char *want, const char *name, pmcp_buf *out, int64_t *exists)
-{
-  *exists = 0;
-  const char *sql = slug_query(table);
-  if (!sql)
-    return pmcp_store_set_error(s, PMCP_EINTERNAL, "no table %s", table);
-  if (want && !pmcp__id_ok(want))
-    return pmcp_store_set_error(s, PMCP_EINVAL,
-        "invalid id '%.64s': use 1-128 characters of A-Z a-z 0-9 . _ -", want);
-  pmcp__pg_stmt *st;
-  int rc = pmcp__pg_prep(s, g, sql, &st);
-  if (rc)
-    return rc;
-  if (want) {
-    pmcp__buf_reset(out);
-    pmcp__buf_puts(out, want);
-    pmcp__pg_bind_int64(st, 1, t.id);
-    pmcp__pg_bind_text(st, 2, want);
-    int src = pmcp__pg_step(st);
-    if (src == PG_ROW)
-      *exists = pmcp__pg_int64(st, 0);
-    else if (src == PG_ERR)
-      rc = pmcp__pg_err(s, g, "store");
-    pmcp__pg_reset(st);
-    return rc;
-  }
-  pmcp_buf base = PMCP_BUF_INIT;
-  if (pmcp__slugify(&base, name))
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-  for (int i = 1;; i++) {
-    pmcp__buf_reset(out);
-    if (i == 1)
-      pmcp__buf_puts(out, base.ptr);
-    else
-      pmcp__buf_printf(out, "%s-%d", base.ptr, i);
-    pmcp__pg_reset(st);
-    pmcp__pg_bind_int64(st, 1, t.id);
-    pmcp__pg_bind_text(st, 2, out->ptr);
-    int src = pmcp__pg_step(st);
-    if (src == PG_DONE)
-      break;
-    if (src != PG_ROW) {
-      rc = pmcp__pg_err(s, g, "store");
-      break;
-    }
-  }
-  pmcp__pg_reset(st);
-  pmcp_buf_dispose(&base);
-  return rc;
 }
 
 /* The keyword index: one row per ref; its tsvector is a generated column
@@ -547,26 +383,26 @@ static const pmcp_store_ops pg_ops = {
   .begin = pmcp__pg_begin,
   .commit = pmcp__pg_commit,
   .rollback = pmcp__pg_rollback,
-  .create = pmcp__pg_create,
-  .run_create = pmcp__pg_run_create,
-  .run_status = pmcp__pg_run_status,
-  .run_event = pmcp__pg_run_event,
-  .set_deleted = pmcp__pg_set_deleted,
-  .set_attr = pmcp__pg_set_attr,
-  .unset_attr = pmcp__pg_unset_attr,
-  .tag = pmcp__pg_tag,
+  .create = pmcp__sql_create,
+  .run_create = pmcp__sql_run_create,
+  .run_status = pmcp__sql_run_status,
+  .run_event = pmcp__sql_run_event,
+  .set_deleted = pmcp__sql_set_deleted,
+  .set_attr = pmcp__sql_set_attr,
+  .unset_attr = pmcp__sql_unset_attr,
+  .tag = pmcp__sql_tag,
   .series = pmcp__pg_series,
   .log = pmcp__pg_log,
   .log_histogram = pmcp__pg_log_histogram,
   .log_scatter = pmcp__pg_log_scatter,
-  .note = pmcp__pg_note,
-  .artifact_add = pmcp__pg_artifact_add,
-  .artifact_label = pmcp__pg_artifact_label,
-  .artifact_promote = pmcp__pg_artifact_promote,
-  .artifact_content = pmcp__pg_artifact_content,
-  .paper = pmcp__pg_paper,
-  .put = pmcp__pg_put,
-  .get = pmcp__pg_get,
+  .note = pmcp__sql_note,
+  .artifact_add = pmcp__sql_artifact_add,
+  .artifact_label = pmcp__sql_artifact_label,
+  .artifact_promote = pmcp__sql_artifact_promote,
+  .artifact_content = pmcp__sql_artifact_content,
+  .paper = pmcp__sql_paper,
+  .put = pmcp__sql_put,
+  .get = pmcp__sql_get,
   .list = pmcp__pg_list,
   .search = pmcp__pg_search,
   .series_list = pmcp__pg_series_list,
@@ -581,6 +417,7 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   pmcp__pg *g = calloc(1, sizeof *g);
   if (!g)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  g->c.ops = &pmcp__pg_sql_ops;
   s->ops = pg_ops;
   s->ctx = g;
   s->db = &pmcp__pg_db_ops;

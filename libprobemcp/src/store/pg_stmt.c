@@ -60,14 +60,48 @@ void pmcp__pg_finalize(pmcp__pg_stmt *st)
   free(st);
 }
 
+static const pmcp__stmt_ops pg_stmt_ops;
+
+/* The SQL with SQLite's ?N placeholders (the shared code's, sql.h) made
+ * $N: a copy, or NULL when there are none (or no memory: *oom set). */
+static char *dollars(const char *sql, int *oom)
+{
+  char quote = 0;
+  char *copy = NULL;
+  for (const char *p = sql; *p; p++) {
+    if (quote) {
+      if (*p == quote)
+        quote = 0;
+    } else if (*p == '\'' || *p == '"') {
+      quote = *p;
+    } else if (*p == '?' && p[1] >= '1' && p[1] <= '9') {
+      if (!copy && !(copy = strdup(sql))) {
+        *oom = 1;
+        return NULL;
+      }
+      copy[p - sql] = '$';
+    }
+  }
+  return copy;
+}
+
 static pmcp__pg_stmt *stmt_new(pmcp__pg *g, const char *sql)
 {
   pmcp__pg_stmt *st = calloc(1, sizeof *st);
   if (!st)
     return NULL;
+  int oom = 0;
+  char *rewritten = dollars(sql, &oom);
+  if (oom) {
+    free(st);
+    return NULL;
+  }
+  st->base.ops = &pg_stmt_ops;
   st->g = g;
-  st->sql = sql;
+  st->sql = rewritten ? rewritten : sql;
+  st->owns_sql = rewritten != NULL;
   st->row = -1;
+  sql = st->sql;
   /* Parameters the SQL names: unbound ones are sent as NULL. */
   char quote = 0;
   for (const char *p = sql; *p; p++) {
@@ -120,13 +154,17 @@ int pmcp__pg_prep(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **o
 
 int pmcp__pg_prep_dyn(pmcp_store *s, pmcp__pg *g, const char *sql, pmcp__pg_stmt **out)
 {
-  char *copy = strdup(sql);
-  pmcp__pg_stmt *st = copy ? stmt_new(g, copy) : NULL;
-  if (!st) {
-    free(copy);
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  pmcp__pg_stmt *st = stmt_new(g, sql);
+  if (st && !st->owns_sql) {
+    st->sql = strdup(sql);
+    st->owns_sql = 1;
+    if (!st->sql) {
+      free(st);
+      st = NULL;
+    }
   }
-  st->owns_sql = 1;
+  if (!st)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   *out = st;
   return 0;
 }
@@ -483,3 +521,170 @@ int pmcp__pg_json_col(pmcp_buf *b, pmcp__pg_stmt *st, int col)
     rc = pmcp__buf_append(b, v + start, n - start);
   return rc ? rc : (b->ptr ? 0 : PMCP_ENOMEM);
 }
+
+/* ---- sql.h over this layer ---- */
+
+#define P(p) ((pmcp__pg_stmt *)(p))
+
+static int g_prep(pmcp_store *s, pmcp__sql *c, const char *sql, pmcp__stmt **out)
+{
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, (pmcp__pg *)c, sql, &st);
+  if (rc == 0)
+    *out = &st->base;
+  return rc;
+}
+
+static int g_prep_text(pmcp_store *s, pmcp__sql *c, const char *sql, pmcp__stmt **out)
+{
+  pmcp__pg_stmt *st = NULL;
+  int rc = pmcp__pg_prep_dyn(s, (pmcp__pg *)c, sql, &st);
+  *out = rc == 0 ? &st->base : NULL;
+  return rc;
+}
+
+static void g_release(pmcp__stmt *st)
+{
+  pmcp__pg_finalize(P(st));
+}
+
+static int g_exec(pmcp_store *s, pmcp__sql *c, const char *sql)
+{
+  return pmcp__pg_exec(s, (pmcp__pg *)c, sql);
+}
+
+static int g_ready(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
+{
+  return pmcp__pg_ready(s, (pmcp__pg *)c, t.id);
+}
+
+static int g_flush(pmcp_store *s, pmcp__sql *c)
+{
+  pmcp__pg *g = (pmcp__pg *)c;
+  return g->in_txn && g->n_pending ? pmcp__pg_flush(s, g) : 0;
+}
+
+static int g_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
+{
+  return pmcp__pg_wbegin(s, (pmcp__pg *)c, t);
+}
+
+static int g_wend(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int rc)
+{
+  return pmcp__pg_wend(s, (pmcp__pg *)c, t, rc);
+}
+
+static int g_index(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *ref,
+                   const char *kind, const char *title, const char *body)
+{
+  return pmcp__pg_index(s, (pmcp__pg *)c, t, ref, kind, title, body);
+}
+
+const pmcp__sql_ops pmcp__pg_sql_ops = {
+  .pg = 1,
+  .prep = g_prep,
+  .prep_text = g_prep_text,
+  .release = g_release,
+  .exec = g_exec,
+  .ready = g_ready,
+  .flush = g_flush,
+  .wbegin = g_wbegin,
+  .wend = g_wend,
+  .index = g_index,
+};
+
+static void s_bind_int64(pmcp__stmt *st, int i, int64_t v)
+{
+  pmcp__pg_bind_int64(P(st), i, v);
+}
+
+static void s_bind_double(pmcp__stmt *st, int i, double v)
+{
+  pmcp__pg_bind_double(P(st), i, v);
+}
+
+static void s_bind_text(pmcp__stmt *st, int i, const char *v)
+{
+  pmcp__pg_bind_opt(P(st), i, v);
+}
+
+static void s_bind_blob(pmcp__stmt *st, int i, const void *p, size_t n)
+{
+  pmcp__pg_bind_blob(P(st), i, p, n);
+}
+
+static void s_bind_null(pmcp__stmt *st, int i)
+{
+  pmcp__pg_bind_null(P(st), i);
+}
+
+static int s_step(pmcp__stmt *st)
+{
+  return pmcp__pg_step(P(st));
+}
+
+static void s_reset(pmcp__stmt *st)
+{
+  pmcp__pg_reset(P(st));
+}
+
+static int s_is_null(pmcp__stmt *st, int col)
+{
+  return pmcp__pg_isnull(P(st), col);
+}
+
+static int64_t s_int64(pmcp__stmt *st, int col)
+{
+  return pmcp__pg_int64(P(st), col);
+}
+
+static double s_double(pmcp__stmt *st, int col)
+{
+  return pmcp__pg_double(P(st), col);
+}
+
+static const char *s_text(pmcp__stmt *st, int col, size_t *len)
+{
+  const char *v = pmcp__pg_text(P(st), col);
+  if (len)
+    *len = v ? (size_t)PQgetlength(P(st)->res, P(st)->row, col) : 0;
+  return v;
+}
+
+static const void *s_blob(pmcp__stmt *st, int col, size_t *len)
+{
+  return pmcp__pg_blob(P(st), col, len);
+}
+
+static int s_json(pmcp_buf *b, pmcp__stmt *st, int col)
+{
+  return pmcp__pg_json_col(b, P(st), col);
+}
+
+static int64_t s_changes(pmcp__stmt *st)
+{
+  return pmcp__pg_changes(P(st));
+}
+
+static int s_err(pmcp_store *s, pmcp__stmt *st, const char *what)
+{
+  return pmcp__pg_err(s, P(st)->g, what);
+}
+
+static const pmcp__stmt_ops pg_stmt_ops = {
+  .bind_int64 = s_bind_int64,
+  .bind_double = s_bind_double,
+  .bind_text = s_bind_text,
+  .bind_blob = s_bind_blob,
+  .bind_null = s_bind_null,
+  .step = s_step,
+  .reset = s_reset,
+  .is_null = s_is_null,
+  .int64 = s_int64,
+  .dbl = s_double,
+  .text = s_text,
+  .blob = s_blob,
+  .json = s_json,
+  .changes = s_changes,
+  .err = s_err,
+};

@@ -1,12 +1,17 @@
 /* Internal: the SQLite backend's state and the helpers its files share.
  * Only files under src/store include this (SQLite types stay out of the
- * public headers). */
+ * public headers). The logic both backends share is written once against
+ * sql.h (sq_stmt.c is this backend's side of it); the sq_*.c files hold
+ * only what is SQLite's own (opening, migrations, FTS5 search, the block
+ * codec and metric blocks, the points virtual table, the run table, the
+ * kinds' JSON in list). */
 #ifndef PMCP_STORE_SQ_H
 #define PMCP_STORE_SQ_H
 
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "store/sql.h"
 #include "store/store_int.h"
 #include "util/buf.h"
 
@@ -28,9 +33,14 @@ typedef struct pmcp__sq_pending {
   int64_t next_seq;      /* the seq the next new block gets */
 } pmcp__sq_pending;
 
+/* A statement seen through the shared interface (sql.h); made on first
+ * use of its cache entry and kept with it. */
+typedef struct pmcp__sq_st pmcp__sq_st;
+
 typedef struct pmcp__sq_stmt_entry {
   const char *sql;       /* identity: the literal's address */
   sqlite3_stmt *stmt;
+  pmcp__sq_st *w;        /* NULL until used through sql.h */
 } pmcp__sq_stmt_entry;
 
 /* A statement built at run time (list queries, lookups per table), kept by
@@ -38,6 +48,7 @@ typedef struct pmcp__sq_stmt_entry {
 typedef struct pmcp__sq_dyn_entry {
   char *sql;             /* owned copy of the text */
   sqlite3_stmt *stmt;
+  pmcp__sq_st *w;
   uint64_t used;         /* last use (q->dyn_clock) */
 } pmcp__sq_dyn_entry;
 
@@ -53,6 +64,7 @@ typedef struct pmcp__sq_dec {
 } pmcp__sq_dec;
 
 typedef struct pmcp__sq {
+  pmcp__sql c;           /* the shared statement interface (first) */
   sqlite3 *db;
   int readonly;
   int in_txn;            /* an explicit transaction is open */
@@ -78,6 +90,10 @@ int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *s
 
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);
+/* sq_stmt.c: statements cached by the literal's address; the interface of
+ * sql.h over them. */
+extern const pmcp__sql_ops pmcp__sq_sql_ops;
+void pmcp__sq_stmts_free(pmcp__sq *q);
 int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out);
 /* Like pmcp__sq_prep for a text built at run time: cached by its content
  * (the least recently used of PMCP__SQ_DYN_MAX is dropped). The caller
@@ -91,34 +107,28 @@ int pmcp__sq_wbegin(pmcp_store *s, pmcp__sq *q);
  * releases the savepoint); otherwise rolls the call back. Returns rc or the
  * commit's error. */
 int pmcp__sq_wend(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int rc);
-int64_t pmcp__now_ms(void);
-/* Checks an id: 1-128 chars of [A-Za-z0-9._-]. */
-int pmcp__id_ok(const char *id);
-/* Makes an id from a name (lowercase, runs of other chars become '-'). */
-int pmcp__slugify(pmcp_buf *out, const char *name);
-/* Splits "kind:id" (or a bare id when @p want is given). kind gets the
- * kind (no more than 31 chars). Returns 0 or PMCP_EINVAL (message set). */
-int pmcp__ref_split(pmcp_store *s, const char *ref, const char *want, char kind[32],
-                    const char **id);
-/* The table holding a kind's rows, or NULL. */
-const char *pmcp__kind_table(const char *kind);
-/* Finds the row id of kind/id in tenant t. PMCP_ENOTFOUND (message set). */
-int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
-                  const char *id, int64_t *rowid);
-/* Resolves a ref of one of @p kinds ("run experiment project", NULL: any
- * table kind) to kind + row id. */
-int pmcp__sq_resolve(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
-                     const char *kinds, char kind[32], int64_t *rowid);
-/* Picks a free id for a new row of @p table: @p want if given (EEXIST or
- * reuse when taken, *exists set), else from @p name plus a counter. */
-int pmcp__sq_new_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *table,
-                    const char *want, const char *name, pmcp_buf *out, int64_t *exists);
+/* The shared lookups of sql.h (sql.c) on this backend's connection. */
+static inline int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
+                                const char *id, int64_t *rowid)
+{
+  return pmcp__sql_find(s, &q->c, t, kind, id, rowid);
+}
+static inline int pmcp__sq_resolve(pmcp_store *s, pmcp__sq *q, pmcp_tenant t,
+                                   const char *ref, const char *kinds, char kind[32],
+                                   int64_t *rowid)
+{
+  return pmcp__sql_resolve(s, &q->c, t, ref, kinds, kind, rowid);
+}
+static inline int pmcp__sq_new_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t,
+                                  const char *table, const char *want, const char *name,
+                                  pmcp_buf *out, int64_t *exists)
+{
+  return pmcp__sql_new_id(s, &q->c, t, table, want, name, out, exists);
+}
 /* Keyword index: replaces the search document of @p ref. */
 int pmcp__sq_index(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
                    const char *kind, const char *title, const char *body);
 int pmcp__sq_unindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref);
-/* Lowercase hex SHA-256 of data (sq_notes.c). */
-void pmcp__sha256_hex(const void *data, size_t len, char out[65]);
 /* Text helpers */
 int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col);
 
@@ -159,22 +169,6 @@ int pmcp__sq_begin(pmcp_store *s, void *ctx);
 int pmcp__sq_commit(pmcp_store *s, void *ctx);
 int pmcp__sq_rollback(pmcp_store *s, void *ctx);
 
-int pmcp__sq_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                    const pmcp_entity_spec *spec, pmcp_buf *out_id);
-int pmcp__sq_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
-                        pmcp_buf *out_id);
-int pmcp__sq_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                        const char *status, int64_t time_ms);
-int pmcp__sq_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                       const char *kind, const char *message, int64_t time_ms);
-int pmcp__sq_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                         int deleted);
-int pmcp__sq_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                      const char *path, const pmcp_value *value);
-int pmcp__sq_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                        const char *path);
-int pmcp__sq_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
-                 int add);
 int pmcp__sq_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                     const pmcp_series_spec *spec, int64_t *out);
 int pmcp__sq_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
@@ -185,20 +179,6 @@ int pmcp__sq_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t seri
 int pmcp__sq_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step, int64_t time_ms, const double *x, const double *y,
                          size_t n);
-int pmcp__sq_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
-                  pmcp_buf *out_id, int64_t *out_version);
-int pmcp__sq_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
-                          const pmcp_artifact_spec *spec, pmcp_buf *out_id,
-                          int64_t *out_version);
-int pmcp__sq_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                            int64_t version, const char *label);
-int pmcp__sq_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref);
-int pmcp__sq_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                              int64_t version, pmcp_buf *out, pmcp_buf *meta);
-int pmcp__sq_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *paper);
-int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
-                 const char *json, size_t len, pmcp_buf *out_ref);
-int pmcp__sq_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
 int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
                   pmcp_buf *out);
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,

@@ -11,7 +11,6 @@
 
 #include "store/db.h"
 #include "store/sq.h"
-#include "store/ws_scope.h"
 
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
 {
@@ -34,73 +33,6 @@ int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
     return pmcp_store_set_error(s, code, "%s: the store is busy (another writer holds it)",
                                 what);
   return pmcp_store_set_error(s, code, "%s: %s", what, m);
-}
-
-int pmcp__sq_prep(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out)
-{
-  for (size_t i = 0; i < q->n_stmts; i++)
-    if (q->stmts[i].sql == sql) {
-      sqlite3_reset(q->stmts[i].stmt);
-      sqlite3_clear_bindings(q->stmts[i].stmt);
-      *out = q->stmts[i].stmt;
-      return 0;
-    }
-  if (q->n_stmts == q->cap_stmts) {
-    size_t cap = q->cap_stmts ? q->cap_stmts * 2 : 64;
-    pmcp__sq_stmt_entry *e = realloc(q->stmts, cap * sizeof *e);
-    if (!e)
-      return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-    q->stmts = e;
-    q->cap_stmts = cap;
-  }
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-  if (rc != SQLITE_OK)
-    return pmcp__sq_err(s, q, rc, "store query");
-  q->stmts[q->n_stmts].sql = sql;
-  q->stmts[q->n_stmts].stmt = st;
-  q->n_stmts++;
-  *out = st;
-  return 0;
-}
-
-int pmcp__sq_prep_text(pmcp_store *s, pmcp__sq *q, const char *sql, sqlite3_stmt **out)
-{
-  *out = NULL;
-  q->dyn_clock++;
-  for (size_t i = 0; i < q->n_dyn; i++)
-    if (strcmp(q->dyn[i].sql, sql) == 0) {
-      sqlite3_reset(q->dyn[i].stmt);
-      sqlite3_clear_bindings(q->dyn[i].stmt);
-      q->dyn[i].used = q->dyn_clock;
-      *out = q->dyn[i].stmt;
-      return 0;
-    }
-  char *copy = strdup(sql);
-  if (!copy)
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-  if (rc != SQLITE_OK) {
-    free(copy);
-    return pmcp__sq_err(s, q, rc, "store query");
-  }
-  size_t slot = q->n_dyn;
-  if (slot == PMCP__SQ_DYN_MAX) {
-    slot = 0;
-    for (size_t i = 1; i < q->n_dyn; i++)
-      if (q->dyn[i].used < q->dyn[slot].used)
-        slot = i;
-    sqlite3_finalize(q->dyn[slot].stmt);
-    free(q->dyn[slot].sql);
-  } else {
-    q->n_dyn++;
-  }
-  q->dyn[slot].sql = copy;
-  q->dyn[slot].stmt = st;
-  q->dyn[slot].used = q->dyn_clock;
-  *out = st;
-  return 0;
 }
 
 int pmcp__sq_exec(pmcp_store *s, pmcp__sq *q, const char *sql)
@@ -192,147 +124,6 @@ const char *pmcp__kind_table(const char *kind)
     if (strcmp(kind, kind_tables[i].kind) == 0)
       return kind_tables[i].table;
   return NULL;
-}
-
-int pmcp__sq_find(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
-                  const char *id, int64_t *rowid)
-{
-  const char *table = pmcp__kind_table(kind);
-  if (!table)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "unknown ref kind '%s'", kind);
-  char sql[128];
-  snprintf(sql, sizeof sql, "SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
-  sqlite3_stmt *st = NULL;
-  int rc = pmcp__sq_prep_text(s, q, sql, &st);
-  if (rc)
-    return rc;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
-  rc = sqlite3_step(st);
-  int out = 0;
-  if (rc == SQLITE_ROW)
-    *rowid = sqlite3_column_int64(st, 0);
-  else if (rc == SQLITE_DONE)
-    out = PMCP_ENOTFOUND;
-  else
-    out = pmcp__sq_err(s, q, rc, "store lookup");
-  sqlite3_reset(st);
-  /* Artifacts also resolve by name at the shared, lab-wide level. */
-  if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
-    static const char sql_a[] =
-        "SELECT id FROM artifacts WHERE tenant_id=?1 AND name=?2 AND shared=1";
-    if ((rc = pmcp__sq_prep(s, q, sql_a, &st)))
-      return rc;
-    sqlite3_bind_int64(st, 1, t.id);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-      *rowid = sqlite3_column_int64(st, 0);
-      out = 0;
-    }
-    sqlite3_reset(st);
-  }
-  /* A row outside the call's workspace is answered like a missing one. */
-  if (out == 0 && (out = pmcp__ws_check(s, t, table, *rowid)) != 0 && out != PMCP_ENOTFOUND)
-    return out;
-  if (out == PMCP_ENOTFOUND)
-    pmcp_store_set_error(s, out, "no %s '%.128s'", kind, id);
-  return out;
-}
-
-int pmcp__sq_resolve(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
-                     const char *kinds, char kind[32], int64_t *rowid)
-{
-  const char *id;
-  const char *want = NULL;
-  char first[32] = "";
-  if (kinds) {
-    size_t n = strcspn(kinds, " ");
-    if (n < 32) {
-      memcpy(first, kinds, n);
-      first[n] = '\0';
-      want = first;
-    }
-  }
-  int rc = pmcp__ref_split(s, ref, want, kind, &id);
-  if (rc)
-    return rc;
-  if (kinds) {
-    size_t kl = strlen(kind);
-    const char *p = kinds;
-    int ok = 0;
-    while (*p) {
-      size_t n = strcspn(p, " ");
-      if (n == kl && strncmp(p, kind, n) == 0)
-        ok = 1;
-      p += n;
-      while (*p == ' ')
-        p++;
-    }
-    if (!ok)
-      return pmcp_store_set_error(s, PMCP_EINVAL, "expected a ref of kind %s, got '%.64s'",
-                                  kinds, ref);
-  }
-  if (strcmp(kind, "sub-note") == 0)
-    strcpy(kind, "note");
-  return pmcp__sq_find(s, q, t, kind, id, rowid);
-}
-
-int pmcp__sq_new_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *table,
-                    const char *want, const char *name, pmcp_buf *out, int64_t *exists)
-{
-  *exists = 0;
-  char *sql = sqlite3_mprintf("SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
-  if (!sql)
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(q->db, sql, -1, &st, NULL);
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK)
-    return pmcp__sq_err(s, q, rc, "store");
-  int out_rc = 0;
-  if (want) {
-    if (!pmcp__id_ok(want)) {
-      sqlite3_finalize(st);
-      return pmcp_store_set_error(s, PMCP_EINVAL,
-          "invalid id '%.64s': use 1-128 characters of A-Z a-z 0-9 . _ -", want);
-    }
-    pmcp__buf_reset(out);
-    pmcp__buf_puts(out, want);
-    sqlite3_bind_int64(st, 1, t.id);
-    sqlite3_bind_text(st, 2, want, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-      *exists = sqlite3_column_int64(st, 0);
-    else if (rc != SQLITE_DONE)
-      out_rc = pmcp__sq_err(s, q, rc, "store");
-    sqlite3_finalize(st);
-    return out_rc;
-  }
-  pmcp_buf base = PMCP_BUF_INIT;
-  if (pmcp__slugify(&base, name)) {
-    sqlite3_finalize(st);
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-  }
-  for (int i = 1;; i++) {
-    pmcp__buf_reset(out);
-    if (i == 1)
-      pmcp__buf_puts(out, base.ptr);
-    else
-      pmcp__buf_printf(out, "%s-%d", base.ptr, i);
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, t.id);
-    sqlite3_bind_text(st, 2, out->ptr, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-      break;
-    if (rc != SQLITE_ROW) {
-      out_rc = pmcp__sq_err(s, q, rc, "store");
-      break;
-    }
-  }
-  pmcp_buf_dispose(&base);
-  sqlite3_finalize(st);
-  return out_rc;
 }
 
 int pmcp__sq_unindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref)
@@ -625,13 +416,7 @@ static void sq_close(pmcp_store *s, void *ctx)
     pmcp__sq_drop_pending(q);
     sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
   }
-  for (size_t i = 0; i < q->n_stmts; i++)
-    sqlite3_finalize(q->stmts[i].stmt);
-  free(q->stmts);
-  for (size_t i = 0; i < q->n_dyn; i++) {
-    sqlite3_finalize(q->dyn[i].stmt);
-    free(q->dyn[i].sql);
-  }
+  pmcp__sq_stmts_free(q);
   pmcp__sq_drop_pending(q);
   free(q->pending);
   pmcp__sq_codec_free(q);
@@ -742,26 +527,26 @@ static const pmcp_store_ops sq_ops = {
   .begin = pmcp__sq_begin,
   .commit = pmcp__sq_commit,
   .rollback = pmcp__sq_rollback,
-  .create = pmcp__sq_create,
-  .run_create = pmcp__sq_run_create,
-  .run_status = pmcp__sq_run_status,
-  .run_event = pmcp__sq_run_event,
-  .set_deleted = pmcp__sq_set_deleted,
-  .set_attr = pmcp__sq_set_attr,
-  .unset_attr = pmcp__sq_unset_attr,
-  .tag = pmcp__sq_tag,
+  .create = pmcp__sql_create,
+  .run_create = pmcp__sql_run_create,
+  .run_status = pmcp__sql_run_status,
+  .run_event = pmcp__sql_run_event,
+  .set_deleted = pmcp__sql_set_deleted,
+  .set_attr = pmcp__sql_set_attr,
+  .unset_attr = pmcp__sql_unset_attr,
+  .tag = pmcp__sql_tag,
   .series = pmcp__sq_series,
   .log = pmcp__sq_log,
   .log_histogram = pmcp__sq_log_histogram,
   .log_scatter = pmcp__sq_log_scatter,
-  .note = pmcp__sq_note,
-  .artifact_add = pmcp__sq_artifact_add,
-  .artifact_label = pmcp__sq_artifact_label,
-  .artifact_promote = pmcp__sq_artifact_promote,
-  .artifact_content = pmcp__sq_artifact_content,
-  .paper = pmcp__sq_paper,
-  .put = pmcp__sq_put,
-  .get = pmcp__sq_get,
+  .note = pmcp__sql_note,
+  .artifact_add = pmcp__sql_artifact_add,
+  .artifact_label = pmcp__sql_artifact_label,
+  .artifact_promote = pmcp__sql_artifact_promote,
+  .artifact_content = pmcp__sql_artifact_content,
+  .paper = pmcp__sql_paper,
+  .put = pmcp__sql_put,
+  .get = pmcp__sql_get,
   .list = pmcp__sq_list,
   .search = pmcp__sq_search,
   .series_list = pmcp__sq_series_list,
@@ -787,6 +572,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   pmcp__sq *q = calloc(1, sizeof *q);
   if (!q)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  q->c.ops = &pmcp__sq_sql_ops;
   q->readonly = ro;
   int oflags = ro ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   int src = sqlite3_open_v2(path, &q->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);

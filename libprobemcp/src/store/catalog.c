@@ -1,4 +1,4 @@
-/* SQLite backend: the data catalog's record kinds of pmcp_store_put():
+/* The store (both backends): the data catalog's record kinds of pmcp_store_put():
  * datasets and their versions, checkpoints, sources, lineage edges (with
  * method steps) and run-use edges. */
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/sq_put.h"
+#include "store/put.h"
 
 int pmcp__put_dataset(put_ctx *c)
 {
@@ -18,28 +18,28 @@ int pmcp__put_dataset(put_ctx *c)
     return rc;
   int64_t proj = 0, existing;
   char k[32];
-  if (project && (rc = pmcp__sq_resolve(c->s, c->q, c->t, project, "project", k, &proj)))
+  if (project && (rc = pmcp__sql_resolve(c->s, c->q, c->t, project, "project", k, &proj)))
     return rc;
   pmcp_buf slug = PMCP_BUF_INIT;
   if ((rc = pmcp__put_pick_slug(c, "datasets", id, name, &slug, &existing)) == 0) {
     static const char sql[] =
         "INSERT INTO datasets(tenant_id, slug, name, project_id, registered, description, uri,"
         " created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(tenant_id, slug) DO UPDATE SET"
-        " name=excluded.name, project_id=coalesce(excluded.project_id, project_id),"
+        " name=excluded.name, project_id=coalesce(excluded.project_id, datasets.project_id),"
         " registered=excluded.registered, description=coalesce(excluded.description,"
-        " description), uri=coalesce(excluded.uri, uri)";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-      sqlite3_bind_int64(st, 1, c->t.id);
-      sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+        " datasets.description), uri=coalesce(excluded.uri, datasets.uri)";
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, c->t.id);
+      pmcp__st_bind_text(st, 2, slug.ptr);
+      pmcp__st_bind_text(st, 3, name);
       if (proj)
-        sqlite3_bind_int64(st, 4, proj);
-      sqlite3_bind_int(st, 5, registered);
-      pmcp__put_bind_opt(st, 6, desc);
-      pmcp__put_bind_opt(st, 7, uri);
-      sqlite3_bind_int64(st, 8, pmcp__now_ms());
-      rc = pmcp__put_run1(c, st, "dataset");
+        pmcp__st_bind_int64(st, 4, proj);
+      pmcp__st_bind_int64(st, 5, registered);
+      pmcp__st_bind_text(st, 6, desc);
+      pmcp__st_bind_text(st, 7, uri);
+      pmcp__st_bind_int64(st, 8, pmcp__now_ms());
+      rc = pmcp__st_run1(c->s, st, "dataset");
     }
   }
   if (rc == 0 && (rc = pmcp__put_set_ref(c, "dataset", slug.ptr)) == 0) {
@@ -64,18 +64,18 @@ int pmcp__put_dataset_version(put_ctx *c)
     return rc;
   char k[32];
   int64_t dsid;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, ds, "dataset", k, &dsid)))
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, ds, "dataset", k, &dsid)))
     return rc;
   char vbuf[32];
   if (!version) {
     static const char sql[] = "SELECT count(*) + 1 FROM dataset_versions WHERE dataset_id=?1";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
       return rc;
-    sqlite3_bind_int64(st, 1, dsid);
-    sqlite3_step(st);
-    snprintf(vbuf, sizeof vbuf, "%lld", (long long)sqlite3_column_int64(st, 0));
-    sqlite3_reset(st);
+    pmcp__st_bind_int64(st, 1, dsid);
+    pmcp__st_step(st);
+    snprintf(vbuf, sizeof vbuf, "%lld", (long long)pmcp__st_int64(st, 0));
+    pmcp__st_reset(st);
     version = vbuf;
   } else if (!pmcp__id_ok(version)) {
     return pmcp_store_set_error(c->s, PMCP_EINVAL,
@@ -84,24 +84,24 @@ int pmcp__put_dataset_version(put_ctx *c)
   static const char sql[] =
       "INSERT INTO dataset_versions(tenant_id, dataset_id, version, uri, sha256, size, rows,"
       " description, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"
-      " ON CONFLICT(dataset_id, version) DO UPDATE SET uri=coalesce(excluded.uri, uri),"
-      " sha256=coalesce(excluded.sha256, sha256), size=coalesce(excluded.size, size),"
-      " rows=coalesce(excluded.rows, rows), description=coalesce(excluded.description, description)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+      " ON CONFLICT(dataset_id, version) DO UPDATE SET uri=coalesce(excluded.uri, dataset_versions.uri),"
+      " sha256=coalesce(excluded.sha256, dataset_versions.sha256), size=coalesce(excluded.size, dataset_versions.size),"
+      " rows=coalesce(excluded.rows, dataset_versions.rows), description=coalesce(excluded.description, dataset_versions.description)";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_int64(st, 2, dsid);
-  sqlite3_bind_text(st, 3, version, -1, SQLITE_TRANSIENT);
-  pmcp__put_bind_opt(st, 4, uri);
-  pmcp__put_bind_opt(st, 5, sha);
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_int64(st, 2, dsid);
+  pmcp__st_bind_text(st, 3, version);
+  pmcp__st_bind_text(st, 4, uri);
+  pmcp__st_bind_text(st, 5, sha);
   if (has_size)
-    sqlite3_bind_int64(st, 6, size);
+    pmcp__st_bind_int64(st, 6, size);
   if (has_rows)
-    sqlite3_bind_int64(st, 7, rows);
-  pmcp__put_bind_opt(st, 8, desc);
-  sqlite3_bind_int64(st, 9, pmcp__now_ms());
-  if ((rc = pmcp__put_run1(c, st, "dataset version")))
+    pmcp__st_bind_int64(st, 7, rows);
+  pmcp__st_bind_text(st, 8, desc);
+  pmcp__st_bind_int64(st, 9, pmcp__now_ms());
+  if ((rc = pmcp__st_run1(c->s, st, "dataset version")))
     return rc;
   const char *slug = strchr(ds, ':') ? strchr(ds, ':') + 1 : ds;
   pmcp__buf_reset(&c->ref);
@@ -121,42 +121,42 @@ int pmcp__put_checkpoint(put_ctx *c)
     return rc;
   char k[32];
   int64_t run_id;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, run, "run", k, &run_id)))
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, run, "run", k, &run_id)))
     return rc;
   const char *rs = strchr(run, ':') ? strchr(run, ':') + 1 : run;
   pmcp_buf slug = PMCP_BUF_INIT;
   pmcp__buf_printf(&slug, "%s.step%lld", rs, (long long)step);
-  sqlite3_stmt *st;
+  pmcp__stmt *st;
   if (best) {
     /* One best checkpoint per run. */
     static const char sql[] = "UPDATE checkpoints SET best=0 WHERE run_id=?1 AND step<>?2";
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-      sqlite3_bind_int64(st, 1, run_id);
-      sqlite3_bind_int64(st, 2, step);
-      rc = pmcp__put_run1(c, st, "checkpoint");
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, run_id);
+      pmcp__st_bind_int64(st, 2, step);
+      rc = pmcp__st_run1(c->s, st, "checkpoint");
     }
   }
   static const char sql[] =
       "INSERT INTO checkpoints(tenant_id, slug, run_id, step, best, stored, uri, size, metric,"
       " value, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
       " ON CONFLICT(run_id, step) DO UPDATE SET best=excluded.best, stored=excluded.stored,"
-      " uri=coalesce(excluded.uri, uri), size=coalesce(excluded.size, size),"
-      " metric=coalesce(excluded.metric, metric), value=coalesce(excluded.value, value)";
-  if (rc == 0 && (rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, run_id);
-    sqlite3_bind_int64(st, 4, step);
-    sqlite3_bind_int(st, 5, best);
-    sqlite3_bind_int(st, 6, stored);
-    pmcp__put_bind_opt(st, 7, uri);
+      " uri=coalesce(excluded.uri, checkpoints.uri), size=coalesce(excluded.size, checkpoints.size),"
+      " metric=coalesce(excluded.metric, checkpoints.metric), value=coalesce(excluded.value, checkpoints.value)";
+  if (rc == 0 && (rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, slug.ptr);
+    pmcp__st_bind_int64(st, 3, run_id);
+    pmcp__st_bind_int64(st, 4, step);
+    pmcp__st_bind_int64(st, 5, best);
+    pmcp__st_bind_int64(st, 6, stored);
+    pmcp__st_bind_text(st, 7, uri);
     if (has_size)
-      sqlite3_bind_int64(st, 8, size);
-    pmcp__put_bind_opt(st, 9, metric);
+      pmcp__st_bind_int64(st, 8, size);
+    pmcp__st_bind_text(st, 9, metric);
     if (has_value && isfinite(value))
-      sqlite3_bind_double(st, 10, value);
-    sqlite3_bind_int64(st, 11, pmcp__now_ms());
-    rc = pmcp__put_run1(c, st, "checkpoint");
+      pmcp__st_bind_double(st, 10, value);
+    pmcp__st_bind_int64(st, 11, pmcp__now_ms());
+    rc = pmcp__st_run1(c->s, st, "checkpoint");
   }
   if (rc == 0) {
     pmcp__buf_reset(&c->ref);
@@ -180,15 +180,15 @@ int pmcp__put_source(put_ctx *c)
     /* The same provider + uri is the same source. */
     static const char sql[] =
         "SELECT slug FROM sources WHERE tenant_id=?1 AND provider=?2 AND uri=?3";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
       return rc;
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, provider, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, uri, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW)
-      pmcp__sq_text_col(&slug, st, 0);
-    sqlite3_reset(st);
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, provider);
+    pmcp__st_bind_text(st, 3, uri);
+    if (pmcp__st_step(st) == PMCP__ROW)
+      pmcp__st_text_col(&slug, st, 0);
+    pmcp__st_reset(st);
   }
   if (!slug.len) {
     const char *tail = strrchr(uri, '/');
@@ -202,7 +202,7 @@ int pmcp__put_source(put_ctx *c)
       int64_t ex2;
       pmcp_buf nm2 = PMCP_BUF_INIT;
       pmcp__buf_puts(&nm2, slug.ptr);
-      rc = pmcp__sq_new_id(c->s, c->q, c->t, "sources", NULL, nm2.ptr, &slug, &ex2);
+      rc = pmcp__sql_new_id(c->s, c->q, c->t, "sources", NULL, nm2.ptr, &slug, &ex2);
       pmcp_buf_dispose(&nm2);
     }
   }
@@ -210,19 +210,19 @@ int pmcp__put_source(put_ctx *c)
       "INSERT INTO sources(tenant_id, slug, provider, kind, uri, version, description, created)"
       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(tenant_id, slug) DO UPDATE SET"
       " provider=excluded.provider, kind=excluded.kind, uri=excluded.uri,"
-      " version=coalesce(excluded.version, version),"
-      " description=coalesce(excluded.description, description)";
-  sqlite3_stmt *st;
-  if (rc == 0 && (rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, provider, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, kind, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, uri, -1, SQLITE_TRANSIENT);
-    pmcp__put_bind_opt(st, 6, version);
-    pmcp__put_bind_opt(st, 7, desc);
-    sqlite3_bind_int64(st, 8, pmcp__now_ms());
-    rc = pmcp__put_run1(c, st, "source");
+      " version=coalesce(excluded.version, sources.version),"
+      " description=coalesce(excluded.description, sources.description)";
+  pmcp__stmt *st;
+  if (rc == 0 && (rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, slug.ptr);
+    pmcp__st_bind_text(st, 3, provider);
+    pmcp__st_bind_text(st, 4, kind);
+    pmcp__st_bind_text(st, 5, uri);
+    pmcp__st_bind_text(st, 6, version);
+    pmcp__st_bind_text(st, 7, desc);
+    pmcp__st_bind_int64(st, 8, pmcp__now_ms());
+    rc = pmcp__st_run1(c->s, st, "source");
   }
   if (rc == 0 && (rc = pmcp__put_set_ref(c, "source", slug.ptr)) == 0) {
     pmcp_buf body = PMCP_BUF_INIT;
@@ -246,17 +246,17 @@ static int lineage_edge(put_ctx *c, const char *from, const char *to, const char
   static const char sql[] =
       "INSERT INTO lineage(tenant_id, from_ref, to_ref, relation, steps, created)"
       " VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(tenant_id, from_ref, to_ref, relation)"
-      " DO UPDATE SET steps=coalesce(excluded.steps, steps)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+      " DO UPDATE SET steps=coalesce(excluded.steps, lineage.steps)";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_text(st, 2, from, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, to, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 4, relation, -1, SQLITE_TRANSIENT);
-  pmcp__put_bind_opt(st, 5, steps);
-  sqlite3_bind_int64(st, 6, pmcp__now_ms());
-  if ((rc = pmcp__put_run1(c, st, "lineage")))
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_text(st, 2, from);
+  pmcp__st_bind_text(st, 3, to);
+  pmcp__st_bind_text(st, 4, relation);
+  pmcp__st_bind_text(st, 5, steps);
+  pmcp__st_bind_int64(st, 6, pmcp__now_ms());
+  if ((rc = pmcp__st_run1(c->s, st, "lineage")))
     return rc;
   pmcp__buf_reset(&c->ref);
   return pmcp__buf_printf(&c->ref, "%s", to);

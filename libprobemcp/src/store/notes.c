@@ -1,42 +1,25 @@
-/* PostgreSQL backend: notes (with versions: who, when, through what), artifacts
+/* The store (both backends): notes (with versions: who, when, through what), artifacts
  * (monotonic integer versions, moving labels, inline content or references,
  * SHA-256, promotion to the shared lab-wide level) and the papers index. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sql.h"
 
-#include "store/pg.h"
-
-static void bind_opt(pmcp__pg_stmt *st, int i, const char *v)
-{
-  if (v)
-    pmcp__pg_bind_text(st, i, v);
-  else
-    pmcp__pg_bind_null(st, i);
-}
-
-static int step_done(pmcp_store *s, pmcp__pg *q, pmcp__pg_stmt *st, const char *what)
-{
-  int rc = pmcp__pg_step(st);
-  if (rc != PG_DONE && rc != PG_ROW)
-    return pmcp__pg_err(s, q, what);
-  return 0;
-}
-
-static int slug_of(pmcp_store *s, pmcp__pg *q, const char *table, int64_t id, pmcp_buf *out)
+static int slug_of(pmcp_store *s, pmcp__sql *q, const char *table, int64_t id, pmcp_buf *out)
 {
   char sql[96];
-  snprintf(sql, sizeof sql, "SELECT slug FROM %s WHERE id=$1", table);
-  pmcp__pg_stmt *st = NULL;
-  int rc = pmcp__pg_prep_dyn(s, q, sql, &st);
+  snprintf(sql, sizeof sql, "SELECT slug FROM %s WHERE id=?1", table);
+  pmcp__stmt *st = NULL;
+  int rc = pmcp__sql_prep_text(s, q, sql, &st);
   if (rc)
     return rc;
-  pmcp__pg_bind_int64(st, 1, id);
+  pmcp__st_bind_int64(st, 1, id);
   pmcp__buf_reset(out);
-  rc = pmcp__pg_step(st) == PG_ROW ? pmcp__pg_text_col(out, st, 0)
+  rc = pmcp__st_step(st) == PMCP__ROW ? pmcp__st_text_col(out, st, 0)
                                        : pmcp_store_set_error(s, PMCP_ENOTFOUND, "row vanished");
-  pmcp__pg_finalize(st);
+  pmcp__sql_release(q, st);
   return rc;
 }
 
@@ -48,7 +31,7 @@ static int note_kind_ok(const char *k)
          strcmp(k, "sub-note") == 0 || strcmp(k, "team") == 0;
 }
 
-static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_spec *spec,
+static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_spec *spec,
                    pmcp_buf *out_id, int64_t *out_version)
 {
   const char *kind = spec->kind ? spec->kind : "note";
@@ -60,10 +43,10 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
   int64_t note = 0, owner = 0, parent = 0;
   char ok[32] = "";
   int rc = 0;
-  pmcp__pg_stmt *st;
+  pmcp__stmt *st;
   if (spec->id) {
     char k[32];
-    if ((rc = pmcp__pg_resolve(s, q, t, spec->id, "note sub-note", k, &note)))
+    if ((rc = pmcp__sql_resolve(s, q, t, spec->id, "note sub-note", k, &note)))
       return rc;
   } else {
     if (strcmp(kind, "team") == 0) {
@@ -75,14 +58,14 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
             "a %s needs the entity it is about (project:, experiment: or run:)", kind);
       const char *kinds = strcmp(kind, "overview") == 0 ? "project experiment"
                                                          : "run experiment project";
-      if ((rc = pmcp__pg_resolve(s, q, t, spec->on, kinds, ok, &owner)))
+      if ((rc = pmcp__sql_resolve(s, q, t, spec->on, kinds, ok, &owner)))
         return rc;
     }
     if (strcmp(kind, "sub-note") == 0) {
       char k[32];
       if (!spec->parent)
         return pmcp_store_set_error(s, PMCP_EINVAL, "a sub-note needs its parent note");
-      if ((rc = pmcp__pg_resolve(s, q, t, spec->parent, "note sub-note", k, &parent)))
+      if ((rc = pmcp__sql_resolve(s, q, t, spec->parent, "note sub-note", k, &parent)))
         return rc;
     } else if (spec->parent) {
       return pmcp_store_set_error(s, PMCP_EINVAL, "only a sub-note has a parent note");
@@ -90,19 +73,22 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
     /* One overview page per entity and one team note per tenant: writing
      * them again adds a version. */
     if (strcmp(kind, "overview") == 0 || strcmp(kind, "team") == 0) {
-      static const char sql[] = "SELECT id FROM notes WHERE tenant_id=$1 AND kind=$2"
-                                " AND owner_kind IS NOT DISTINCT FROM $3 AND owner_id IS NOT DISTINCT FROM $4::bigint";
-      if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      static const char sql_sq[] = "SELECT id FROM notes WHERE tenant_id=?1 AND kind=?2"
+                                   " AND owner_kind IS ?3 AND owner_id IS ?4";
+      static const char sql_pg[] = "SELECT id FROM notes WHERE tenant_id=?1 AND kind=?2"
+                                   " AND owner_kind IS NOT DISTINCT FROM ?3"
+                                   " AND owner_id IS NOT DISTINCT FROM ?4::bigint";
+      if ((rc = pmcp__sql_prep(s, q, PMCP__SQL_PICK(q, sql_sq, sql_pg), &st)))
         return rc;
-      pmcp__pg_bind_int64(st, 1, t.id);
-      pmcp__pg_bind_text(st, 2, kind);
+      pmcp__st_bind_int64(st, 1, t.id);
+      pmcp__st_bind_text(st, 2, kind);
       if (owner) {
-        pmcp__pg_bind_text(st, 3, ok);
-        pmcp__pg_bind_int64(st, 4, owner);
+        pmcp__st_bind_text(st, 3, ok);
+        pmcp__st_bind_int64(st, 4, owner);
       }
-      if (pmcp__pg_step(st) == PG_ROW)
-        note = pmcp__pg_int64(st, 0);
-      pmcp__pg_reset(st);
+      if (pmcp__st_step(st) == PMCP__ROW)
+        note = pmcp__st_int64(st, 0);
+      pmcp__st_reset(st);
     }
   }
   int64_t now = spec->created_ms ? spec->created_ms : pmcp__now_ms();
@@ -123,27 +109,28 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
       pmcp_buf_dispose(&os);
     }
     if (rc == 0)
-      rc = pmcp__pg_new_id(s, q, t, "notes", NULL, base.ptr, &slug, &exists);
+      rc = pmcp__sql_new_id(s, q, t, "notes", NULL, base.ptr, &slug, &exists);
     pmcp_buf_dispose(&base);
     if (rc == 0) {
       static const char sql[] =
           "INSERT INTO notes(tenant_id, slug, owner_kind, owner_id, kind, parent_id, title, status,"
-          " created, updated, version) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$9,0) RETURNING id";
-      if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-        pmcp__pg_bind_int64(st, 1, t.id);
-        pmcp__pg_bind_text(st, 2, slug.ptr);
+          " created, updated, version) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?9,0) RETURNING id";
+      if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+        pmcp__st_bind_int64(st, 1, t.id);
+        pmcp__st_bind_text(st, 2, slug.ptr);
         if (owner) {
-          pmcp__pg_bind_text(st, 3, ok);
-          pmcp__pg_bind_int64(st, 4, owner);
+          pmcp__st_bind_text(st, 3, ok);
+          pmcp__st_bind_int64(st, 4, owner);
         }
-        pmcp__pg_bind_text(st, 5, kind);
+        pmcp__st_bind_text(st, 5, kind);
         if (parent)
-          pmcp__pg_bind_int64(st, 6, parent);
-        bind_opt(st, 7, spec->title);
-        bind_opt(st, 8, spec->status);
-        pmcp__pg_bind_int64(st, 9, now);
-        rc = step_done(s, q, st, "create note");
-        note = pmcp__pg_int64(st, 0);
+          pmcp__st_bind_int64(st, 6, parent);
+        pmcp__st_bind_text(st, 7, spec->title);
+        pmcp__st_bind_text(st, 8, spec->status);
+        pmcp__st_bind_int64(st, 9, now);
+        if ((rc = pmcp__st_step1(s, st, "create note")) == 0)
+          note = pmcp__st_int64(st, 0);
+        pmcp__st_reset(st);
       }
     }
   } else {
@@ -152,34 +139,34 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
   int64_t version = 0;
   if (rc == 0) {
     static const char sql_v[] =
-        "UPDATE notes SET version=version+1, updated=$2, title=coalesce($3, title),"
-        " status=coalesce($4, status) WHERE id=$1 RETURNING version, coalesce(title, ''), kind";
-    if ((rc = pmcp__pg_prep(s, q, sql_v, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, note);
-      pmcp__pg_bind_int64(st, 2, now);
-      bind_opt(st, 3, spec->title);
-      bind_opt(st, 4, spec->status);
-      if (pmcp__pg_step(st) == PG_ROW)
-        version = pmcp__pg_int64(st, 0);
-      pmcp__pg_reset(st);
+        "UPDATE notes SET version=version+1, updated=?2, title=coalesce(?3, title),"
+        " status=coalesce(?4, status) WHERE id=?1 RETURNING version, coalesce(title, ''), kind";
+    if ((rc = pmcp__sql_prep(s, q, sql_v, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, note);
+      pmcp__st_bind_int64(st, 2, now);
+      pmcp__st_bind_text(st, 3, spec->title);
+      pmcp__st_bind_text(st, 4, spec->status);
+      if (pmcp__st_step(st) == PMCP__ROW)
+        version = pmcp__st_int64(st, 0);
+      pmcp__st_reset(st);
     }
   }
   if (rc == 0) {
     static const char sql[] =
         "INSERT INTO note_versions(tenant_id, note_id, version, title, body, summary, status,"
-        " author, via, created) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)";
-    if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, t.id);
-      pmcp__pg_bind_int64(st, 2, note);
-      pmcp__pg_bind_int64(st, 3, version);
-      bind_opt(st, 4, spec->title);
-      pmcp__pg_bind_text(st, 5, spec->body);
-      bind_opt(st, 6, spec->summary);
-      bind_opt(st, 7, spec->status);
-      bind_opt(st, 8, spec->author);
-      bind_opt(st, 9, spec->via);
-      pmcp__pg_bind_int64(st, 10, now);
-      rc = step_done(s, q, st, "note version");
+        " author, via, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, t.id);
+      pmcp__st_bind_int64(st, 2, note);
+      pmcp__st_bind_int64(st, 3, version);
+      pmcp__st_bind_text(st, 4, spec->title);
+      pmcp__st_bind_text(st, 5, spec->body);
+      pmcp__st_bind_text(st, 6, spec->summary);
+      pmcp__st_bind_text(st, 7, spec->status);
+      pmcp__st_bind_text(st, 8, spec->author);
+      pmcp__st_bind_text(st, 9, spec->via);
+      pmcp__st_bind_int64(st, 10, now);
+      rc = pmcp__st_run1(s, st, "note version");
     }
   }
   if (rc == 0) {
@@ -188,13 +175,13 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
      * written without spec->kind). */
     int is_sub = strcmp(kind, "sub-note") == 0;
     if (spec->id && !is_sub) {
-      static const char sql_k[] = "SELECT kind='sub-note' FROM notes WHERE id=$1";
-      pmcp__pg_stmt *sk;
-      if (pmcp__pg_prep(s, q, sql_k, &sk) == 0) {
-        pmcp__pg_bind_int64(sk, 1, note);
-        if (pmcp__pg_step(sk) == PG_ROW)
-          is_sub = (int)pmcp__pg_int64(sk, 0);
-        pmcp__pg_reset(sk);
+      static const char sql_k[] = "SELECT kind='sub-note' FROM notes WHERE id=?1";
+      pmcp__stmt *sk;
+      if (pmcp__sql_prep(s, q, sql_k, &sk) == 0) {
+        pmcp__st_bind_int64(sk, 1, note);
+        if (pmcp__st_step(sk) == PMCP__ROW)
+          is_sub = (int)pmcp__st_int64(sk, 0);
+        pmcp__st_reset(sk);
       }
     }
     pmcp__buf_printf(&ref, "%s:%s", is_sub ? "sub-note" : "note", slug.ptr);
@@ -203,7 +190,7 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
       pmcp__buf_putc(&body, '\n');
       pmcp__buf_puts(&body, spec->summary);
     }
-    rc = pmcp__pg_index(s, q, t, ref.ptr, is_sub ? "sub-note" : "note",
+    rc = pmcp__sql_index(s, q, t, ref.ptr, is_sub ? "sub-note" : "note",
                         spec->title ? spec->title : slug.ptr, body.ptr);
     pmcp_buf_dispose(&ref);
     pmcp_buf_dispose(&body);
@@ -218,16 +205,16 @@ static int note_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_note_sp
   return rc;
 }
 
-int pmcp__pg_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
+int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
                   pmcp_buf *out_id, int64_t *out_version)
 {
-  pmcp__pg *q = PG(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (spec->version < 1 || spec->version > PMCP_NOTE_SPEC_VERSION)
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_note_spec version");
-  int rc = pmcp__pg_wbegin(s, q, t);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__pg_wend(s, q, t, note_in(s, q, t, spec, out_id, out_version));
+  return pmcp__sql_wend(s, q, t, note_in(s, q, t, spec, out_id, out_version));
 }
 
 /* ---- artifacts ---- */
@@ -284,27 +271,27 @@ static int label_ok(const char *l)
   return 0; /* all digits would read as a version number */
 }
 
-static int set_label(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t artifact,
+static int set_label(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t artifact,
                      int64_t version, const char *label)
 {
   if (!label_ok(label))
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "invalid label '%.64s': 1-64 characters of A-Z a-z 0-9 . _ -, not only digits", label);
   static const char sql[] = "INSERT INTO artifact_labels(tenant_id, artifact_id,"
-                            " label, version) VALUES($1,$2,$3,$4) ON CONFLICT (artifact_id, label)"
+                            " label, version) VALUES(?1,?2,?3,?4) ON CONFLICT (artifact_id, label)"
                             " DO UPDATE SET version=excluded.version";
-  pmcp__pg_stmt *st;
-  int rc = pmcp__pg_prep(s, q, sql, &st);
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql, &st);
   if (rc)
     return rc;
-  pmcp__pg_bind_int64(st, 1, t.id);
-  pmcp__pg_bind_int64(st, 2, artifact);
-  pmcp__pg_bind_text(st, 3, label);
-  pmcp__pg_bind_int64(st, 4, version);
-  return step_done(s, q, st, "label");
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_int64(st, 2, artifact);
+  pmcp__st_bind_text(st, 3, label);
+  pmcp__st_bind_int64(st, 4, version);
+  return pmcp__st_run1(s, st, "label");
 }
 
-static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_artifact_spec *sp,
+static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_artifact_spec *sp,
                        pmcp_buf *out_id, int64_t *out_version)
 {
   if (!sp->name || !*sp->name || strlen(sp->name) > 256 || strchr(sp->name, '\n'))
@@ -328,26 +315,28 @@ static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_art
   char ok[32] = "";
   int64_t owner = 0, art = 0;
   int rc = 0;
-  if (sp->on && (rc = pmcp__pg_resolve(s, q, t, sp->on, "run experiment project", ok, &owner)))
+  if (sp->on && (rc = pmcp__sql_resolve(s, q, t, sp->on, "run experiment project", ok, &owner)))
     return rc;
-  pmcp__pg_stmt *st;
-  static const char sql_find[] = "SELECT id, slug FROM artifacts WHERE tenant_id=$1"
-                                 " AND owner_kind IS NOT DISTINCT FROM $2 AND owner_id IS NOT DISTINCT FROM $3::bigint"
-                                 " AND name=$4";
-  if ((rc = pmcp__pg_prep(s, q, sql_find, &st)))
+  pmcp__stmt *st;
+  static const char sql_find_sq[] = "SELECT id, slug FROM artifacts WHERE tenant_id=?1"
+                                    " AND owner_kind IS ?2 AND owner_id IS ?3 AND name=?4";
+  static const char sql_find_pg[] = "SELECT id, slug FROM artifacts WHERE tenant_id=?1"
+                                    " AND owner_kind IS NOT DISTINCT FROM ?2"
+                                    " AND owner_id IS NOT DISTINCT FROM ?3::bigint AND name=?4";
+  if ((rc = pmcp__sql_prep(s, q, PMCP__SQL_PICK(q, sql_find_sq, sql_find_pg), &st)))
     return rc;
-  pmcp__pg_bind_int64(st, 1, t.id);
+  pmcp__st_bind_int64(st, 1, t.id);
   if (owner) {
-    pmcp__pg_bind_text(st, 2, ok);
-    pmcp__pg_bind_int64(st, 3, owner);
+    pmcp__st_bind_text(st, 2, ok);
+    pmcp__st_bind_int64(st, 3, owner);
   }
-  pmcp__pg_bind_text(st, 4, sp->name);
+  pmcp__st_bind_text(st, 4, sp->name);
   pmcp_buf slug = PMCP_BUF_INIT;
-  if (pmcp__pg_step(st) == PG_ROW) {
-    art = pmcp__pg_int64(st, 0);
-    pmcp__pg_text_col(&slug, st, 1);
+  if (pmcp__st_step(st) == PMCP__ROW) {
+    art = pmcp__st_int64(st, 0);
+    pmcp__st_text_col(&slug, st, 1);
   }
-  pmcp__pg_reset(st);
+  pmcp__st_reset(st);
   int64_t now = sp->created_ms ? sp->created_ms : pmcp__now_ms();
   if (!art) {
     pmcp_buf base = PMCP_BUF_INIT;
@@ -361,49 +350,50 @@ static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_art
     } else {
       pmcp__buf_puts(&base, sp->name);
       /* A lab-wide name must be unique among shared artifacts. */
-      static const char sql[] = "SELECT slug FROM artifacts WHERE tenant_id=$1 AND shared=1 AND name=$2";
-      if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-        pmcp__pg_bind_int64(st, 1, t.id);
-        pmcp__pg_bind_text(st, 2, sp->name);
-        if (pmcp__pg_step(st) == PG_ROW)
+      static const char sql[] = "SELECT slug FROM artifacts WHERE tenant_id=?1 AND shared=1 AND name=?2";
+      if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+        pmcp__st_bind_int64(st, 1, t.id);
+        pmcp__st_bind_text(st, 2, sp->name);
+        if (pmcp__st_step(st) == PMCP__ROW)
           rc = pmcp_store_set_error(s, PMCP_EEXIST, "a shared artifact named '%.64s' exists",
                                     sp->name);
-        pmcp__pg_reset(st);
+        pmcp__st_reset(st);
       }
     }
     if (rc == 0)
-      rc = pmcp__pg_new_id(s, q, t, "artifacts", NULL, base.ptr, &slug, &exists);
+      rc = pmcp__sql_new_id(s, q, t, "artifacts", NULL, base.ptr, &slug, &exists);
     pmcp_buf_dispose(&base);
     if (rc == 0) {
       static const char sql[] =
           "INSERT INTO artifacts(tenant_id, slug, name, owner_kind, owner_id, shared, description,"
-          " created, latest) VALUES($1,$2,$3,$4,$5,$6,$7,$8,0) RETURNING id";
-      if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-        pmcp__pg_bind_int64(st, 1, t.id);
-        pmcp__pg_bind_text(st, 2, slug.ptr);
-        pmcp__pg_bind_text(st, 3, sp->name);
+          " created, latest) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,0) RETURNING id";
+      if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+        pmcp__st_bind_int64(st, 1, t.id);
+        pmcp__st_bind_text(st, 2, slug.ptr);
+        pmcp__st_bind_text(st, 3, sp->name);
         if (owner) {
-          pmcp__pg_bind_text(st, 4, ok);
-          pmcp__pg_bind_int64(st, 5, owner);
+          pmcp__st_bind_text(st, 4, ok);
+          pmcp__st_bind_int64(st, 5, owner);
         }
-        pmcp__pg_bind_int64(st, 6, owner ? 0 : 1);
-        bind_opt(st, 7, sp->description);
-        pmcp__pg_bind_int64(st, 8, now);
-        rc = step_done(s, q, st, "create artifact");
-        art = pmcp__pg_int64(st, 0);
+        pmcp__st_bind_int64(st, 6, owner ? 0 : 1);
+        pmcp__st_bind_text(st, 7, sp->description);
+        pmcp__st_bind_int64(st, 8, now);
+        if ((rc = pmcp__st_step1(s, st, "create artifact")) == 0)
+          art = pmcp__st_int64(st, 0);
+        pmcp__st_reset(st);
       }
     }
   }
   int64_t version = 0;
   if (rc == 0) {
-    static const char sql[] = "UPDATE artifacts SET latest=latest+1, description=coalesce($2,"
-                              " description) WHERE id=$1 RETURNING latest";
-    if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, art);
-      bind_opt(st, 2, sp->description);
-      if (pmcp__pg_step(st) == PG_ROW)
-        version = pmcp__pg_int64(st, 0);
-      pmcp__pg_reset(st);
+    static const char sql[] = "UPDATE artifacts SET latest=latest+1, description=coalesce(?2,"
+                              " description) WHERE id=?1 RETURNING latest";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, art);
+      pmcp__st_bind_text(st, 2, sp->description);
+      if (pmcp__st_step(st) == PMCP__ROW)
+        version = pmcp__st_int64(st, 0);
+      pmcp__st_reset(st);
     }
   }
   int text = sp->content ? is_text(sp->content, sp->size) : 0;
@@ -412,26 +402,26 @@ static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_art
     static const char sql[] =
         "INSERT INTO artifact_versions(tenant_id, artifact_id, version, path, media_type,"
         " description, content, uri, sha256, size, is_text, created)"
-        " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)";
-    if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, t.id);
-      pmcp__pg_bind_int64(st, 2, art);
-      pmcp__pg_bind_int64(st, 3, version);
-      bind_opt(st, 4, sp->path);
-      pmcp__pg_bind_text(st, 5, sp->media_type ? sp->media_type : guess_type(sp->path, text));
-      bind_opt(st, 6, sp->description);
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, t.id);
+      pmcp__st_bind_int64(st, 2, art);
+      pmcp__st_bind_int64(st, 3, version);
+      pmcp__st_bind_text(st, 4, sp->path);
+      pmcp__st_bind_text(st, 5, sp->media_type ? sp->media_type : guess_type(sp->path, text));
+      pmcp__st_bind_text(st, 6, sp->description);
       if (sp->content) {
         pmcp__sha256_hex(sp->content, sp->size, sha);
-        pmcp__pg_bind_blob(st, 7, sp->content, sp->size);
-        pmcp__pg_bind_text(st, 9, sha);
+        pmcp__st_bind_blob(st, 7, sp->content, sp->size);
+        pmcp__st_bind_text(st, 9, sha);
       } else {
-        pmcp__pg_bind_text(st, 8, sp->uri);
-        bind_opt(st, 9, sp->sha256);
+        pmcp__st_bind_text(st, 8, sp->uri);
+        pmcp__st_bind_text(st, 9, sp->sha256);
       }
-      pmcp__pg_bind_int64(st, 10, (int64_t)sp->size);
-      pmcp__pg_bind_int64(st, 11, text);
-      pmcp__pg_bind_int64(st, 12, now);
-      rc = step_done(s, q, st, "artifact version");
+      pmcp__st_bind_int64(st, 10, (int64_t)sp->size);
+      pmcp__st_bind_int64(st, 11, text);
+      pmcp__st_bind_int64(st, 12, now);
+      rc = pmcp__st_run1(s, st, "artifact version");
     }
   }
   for (size_t i = 0; rc == 0 && i < sp->n_labels; i++)
@@ -444,7 +434,7 @@ static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_art
                      sp->content ? sha : (sp->sha256 ? sp->sha256 : ""));
     if (text && sp->size <= (1u << 20))
       pmcp__buf_append(&body, sp->content, sp->size);
-    rc = pmcp__pg_index(s, q, t, ref.ptr, "artifact", sp->name, body.ptr);
+    rc = pmcp__sql_index(s, q, t, ref.ptr, "artifact", sp->name, body.ptr);
     pmcp_buf_dispose(&ref);
     pmcp_buf_dispose(&body);
   }
@@ -458,130 +448,136 @@ static int artifact_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, const pmcp_art
   return rc;
 }
 
-int pmcp__pg_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
+int pmcp__sql_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,
                           const pmcp_artifact_spec *spec, pmcp_buf *out_id,
                           int64_t *out_version)
 {
-  pmcp__pg *q = PG(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (spec->version < 1 || spec->version > PMCP_ARTIFACT_SPEC_VERSION)
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_artifact_spec version");
-  int rc = pmcp__pg_wbegin(s, q, t);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__pg_wend(s, q, t, artifact_in(s, q, t, spec, out_id, out_version));
+  return pmcp__sql_wend(s, q, t, artifact_in(s, q, t, spec, out_id, out_version));
 }
 
-static int version_exists(pmcp_store *s, pmcp__pg *q, int64_t art, int64_t *version)
+static int version_exists(pmcp_store *s, pmcp__sql *q, int64_t art, int64_t *version)
 {
-  static const char sql[] = "SELECT CASE WHEN $2 = 0 THEN latest ELSE"
-                            " (SELECT version FROM artifact_versions WHERE artifact_id=$1 AND"
-                            " version=$2) END FROM artifacts WHERE id=$1";
-  pmcp__pg_stmt *st;
-  int rc = pmcp__pg_prep(s, q, sql, &st);
+  static const char sql[] = "SELECT CASE WHEN ?2 = 0 THEN latest ELSE"
+                            " (SELECT version FROM artifact_versions WHERE artifact_id=?1 AND"
+                            " version=?2) END FROM artifacts WHERE id=?1";
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql, &st);
   if (rc)
     return rc;
-  pmcp__pg_bind_int64(st, 1, art);
-  pmcp__pg_bind_int64(st, 2, *version);
-  int found = pmcp__pg_step(st) == PG_ROW && !pmcp__pg_isnull(st, 0);
+  pmcp__st_bind_int64(st, 1, art);
+  pmcp__st_bind_int64(st, 2, *version);
+  int found = pmcp__st_step(st) == PMCP__ROW && !pmcp__st_null(st, 0);
   if (found)
-    *version = pmcp__pg_int64(st, 0);
-  pmcp__pg_reset(st);
+    *version = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
   return found ? 0 : pmcp_store_set_error(s, PMCP_ENOTFOUND, "the artifact has no version %lld",
                                           (long long)*version);
 }
 
-int pmcp__pg_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+int pmcp__sql_artifact_label(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
                             int64_t version, const char *label)
 {
-  pmcp__pg *q = PG(ctx);
-  int rc = pmcp__pg_wbegin(s, q, t);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t art = 0;
-  rc = pmcp__pg_resolve(s, q, t, ref, "artifact", k, &art);
+  rc = pmcp__sql_resolve(s, q, t, ref, "artifact", k, &art);
   if (rc == 0)
     rc = version_exists(s, q, art, &version);
   if (rc == 0)
     rc = set_label(s, q, t, art, version, label);
-  return pmcp__pg_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }
 
-int pmcp__pg_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref)
+int pmcp__sql_artifact_promote(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref)
 {
-  pmcp__pg *q = PG(ctx);
-  int rc = pmcp__pg_wbegin(s, q, t);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t art = 0;
-  rc = pmcp__pg_resolve(s, q, t, ref, "artifact", k, &art);
+  rc = pmcp__sql_resolve(s, q, t, ref, "artifact", k, &art);
   if (rc == 0) {
     static const char sql[] =
         "SELECT a2.slug FROM artifacts a1 JOIN artifacts a2 ON a2.tenant_id=a1.tenant_id"
-        " AND a2.name=a1.name AND a2.shared=1 AND a2.id<>a1.id WHERE a1.id=$1";
-    pmcp__pg_stmt *st;
-    if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, art);
-      if (pmcp__pg_step(st) == PG_ROW)
+        " AND a2.name=a1.name AND a2.shared=1 AND a2.id<>a1.id WHERE a1.id=?1";
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, art);
+      if (pmcp__st_step(st) == PMCP__ROW)
         rc = pmcp_store_set_error(s, PMCP_EEXIST,
             "artifact:%s already carries this name at the shared level",
-            (const char *)pmcp__pg_text(st, 0));
-      pmcp__pg_reset(st);
+            (const char *)pmcp__st_text(st, 0));
+      pmcp__st_reset(st);
     }
-    static const char sql_up[] = "UPDATE artifacts SET shared=1 WHERE id=$1";
-    if (rc == 0 && (rc = pmcp__pg_prep(s, q, sql_up, &st)) == 0) {
-      pmcp__pg_bind_int64(st, 1, art);
-      rc = step_done(s, q, st, "promote");
+    static const char sql_up[] = "UPDATE artifacts SET shared=1 WHERE id=?1";
+    if (rc == 0 && (rc = pmcp__sql_prep(s, q, sql_up, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, art);
+      rc = pmcp__st_run1(s, st, "promote");
     }
   }
-  return pmcp__pg_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }
 
-int pmcp__pg_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+int pmcp__sql_artifact_content(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
                               int64_t version, pmcp_buf *out, pmcp_buf *meta)
 {
-  pmcp__pg *q = PG(ctx);
-  int rc0 = pmcp__pg_ready(s, q, t.id);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc0 = pmcp__sql_ready(s, q, t);
   if (rc0)
     return rc0;
   char k[32];
   int64_t art = 0;
-  int rc = pmcp__pg_resolve(s, q, t, ref, "artifact", k, &art);
+  int rc = pmcp__sql_resolve(s, q, t, ref, "artifact", k, &art);
   if (rc == 0)
     rc = version_exists(s, q, art, &version);
   if (rc)
     return rc;
-  static const char sql[] =
+  static const char sql_sq[] =
+      "SELECT v.content, json_object('artifact', 'artifact:' || a.slug, 'name', a.name,"
+      " 'version', v.version, 'path', v.path, 'media_type', v.media_type, 'uri', v.uri,"
+      " 'sha256', v.sha256, 'size', v.size, 'text', json(CASE v.is_text WHEN 1 THEN 'true'"
+      " ELSE 'false' END), 'created', v.created) FROM artifact_versions v JOIN artifacts a"
+      " ON a.id=v.artifact_id WHERE v.artifact_id=?1 AND v.version=?2 AND v.tenant_id=?3";
+  static const char sql_pg[] =
       "SELECT v.content, json_build_object('artifact', 'artifact:' || a.slug, 'name', a.name,"
       " 'version', v.version, 'path', v.path, 'media_type', v.media_type, 'uri', v.uri,"
       " 'sha256', v.sha256, 'size', v.size, 'text', v.is_text=1,"
       " 'created', v.created) FROM artifact_versions v JOIN artifacts a"
-      " ON a.id=v.artifact_id WHERE v.artifact_id=$1 AND v.version=$2 AND v.tenant_id=$3";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
+      " ON a.id=v.artifact_id WHERE v.artifact_id=?1 AND v.version=?2 AND v.tenant_id=?3";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(s, q, PMCP__SQL_PICK(q, sql_sq, sql_pg), &st)))
     return rc;
-  pmcp__pg_bind_int64(st, 1, art);
-  pmcp__pg_bind_int64(st, 2, version);
-  pmcp__pg_bind_int64(st, 3, t.id);
-  if (pmcp__pg_step(st) != PG_ROW) {
-    pmcp__pg_reset(st);
+  pmcp__st_bind_int64(st, 1, art);
+  pmcp__st_bind_int64(st, 2, version);
+  pmcp__st_bind_int64(st, 3, t.id);
+  if (pmcp__st_step(st) != PMCP__ROW) {
+    pmcp__st_reset(st);
     return pmcp_store_set_error(s, PMCP_ENOTFOUND, "no version %lld of %s", (long long)version,
                                 ref);
   }
   if (meta) {
     pmcp__buf_reset(meta);
-    pmcp__pg_json_col(meta, st, 1);
+    pmcp__st_json_col(meta, st, 1);
   }
-  int is_ref = pmcp__pg_isnull(st, 0);
+  int is_ref = pmcp__st_null(st, 0);
   pmcp__buf_reset(out);
-  if (!is_ref)
-  {
+  if (!is_ref) {
     size_t bn = 0;
-    const void *bp = pmcp__pg_blob(st, 0, &bn);
-    rc = bp ? pmcp__buf_append(out, bp, bn) : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    const void *bp = pmcp__st_blob(st, 0, &bn);
+    rc = bp ? pmcp__buf_append(out, bp, bn)
+            : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   }
-  pmcp__pg_reset(st);
+  pmcp__st_reset(st);
   if (is_ref)
     return pmcp_store_set_error(s, PMCP_EUNSUPPORTED,
         "version %lld of %s is a reference, not stored content (see its uri)",
@@ -603,37 +599,37 @@ static int arxiv_id_ok(const char *id)
   return 1;
 }
 
-int pmcp__pg_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *p)
+int pmcp__sql_paper(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_paper *p)
 {
-  pmcp__pg *q = PG(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (!p->id || !arxiv_id_ok(p->id))
     return pmcp_store_set_error(s, PMCP_EINVAL, "invalid paper id '%.64s'", p->id ? p->id : "");
   if (!p->title || !*p->title)
     return pmcp_store_set_error(s, PMCP_EINVAL, "paper %s has no title", p->id);
-  int rc = pmcp__pg_wbegin(s, q, t);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   static const char sql[] =
       "INSERT INTO papers(tenant_id, arxiv_id, title, abstract, authors, categories, published,"
-      " updated, doi, journal_ref, comments) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)"
+      " updated, doi, journal_ref, comments) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"
       " ON CONFLICT(tenant_id, arxiv_id) DO UPDATE SET title=excluded.title,"
       " abstract=excluded.abstract, authors=excluded.authors, categories=excluded.categories,"
       " published=excluded.published, updated=excluded.updated, doi=excluded.doi,"
       " journal_ref=excluded.journal_ref, comments=excluded.comments";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)) == 0) {
-    pmcp__pg_bind_int64(st, 1, t.id);
-    pmcp__pg_bind_text(st, 2, p->id);
-    pmcp__pg_bind_text(st, 3, p->title);
-    bind_opt(st, 4, p->abstract);
-    bind_opt(st, 5, p->authors);
-    bind_opt(st, 6, p->categories);
-    bind_opt(st, 7, p->published);
-    bind_opt(st, 8, p->updated);
-    bind_opt(st, 9, p->doi);
-    bind_opt(st, 10, p->journal_ref);
-    bind_opt(st, 11, p->comments);
-    rc = step_done(s, q, st, "paper");
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, t.id);
+    pmcp__st_bind_text(st, 2, p->id);
+    pmcp__st_bind_text(st, 3, p->title);
+    pmcp__st_bind_text(st, 4, p->abstract);
+    pmcp__st_bind_text(st, 5, p->authors);
+    pmcp__st_bind_text(st, 6, p->categories);
+    pmcp__st_bind_text(st, 7, p->published);
+    pmcp__st_bind_text(st, 8, p->updated);
+    pmcp__st_bind_text(st, 9, p->doi);
+    pmcp__st_bind_text(st, 10, p->journal_ref);
+    pmcp__st_bind_text(st, 11, p->comments);
+    rc = pmcp__st_run1(s, st, "paper");
   }
-  return pmcp__pg_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }

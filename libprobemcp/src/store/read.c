@@ -1,5 +1,7 @@
-/* SQLite backend: pmcp_store_get(), one entity's whole record as JSON.
- * The base row comes out of SQLite's json_object(); children (attributes
+/* The store (both backends): pmcp_store_get(), one entity's whole record
+ * as JSON. The base row comes out of the database's JSON functions (each
+ * dialect's text of a statement is picked with PMCP__SQL_PICK: SQLite's
+ * json_object(), PostgreSQL's json_build_object()); children (attributes
  * as a nested tree, tags, versions, events, ...) are added with cJSON.
  * Every query filters on the tenant. */
 #include <stdio.h>
@@ -9,11 +11,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "store/sq.h"
+#include "store/sql.h"
 
 typedef struct rd {
   pmcp_store *s;
-  pmcp__sq *q;
+  pmcp__sql *q;
   pmcp_tenant t;
   int rc;
 } rd;
@@ -25,31 +27,31 @@ typedef struct rd {
 static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int all)
 {
   cJSON *arr = all ? cJSON_CreateArray() : NULL;
-  sqlite3_stmt *st;
-  if ((all && !arr) || r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+  pmcp__stmt *st;
+  if ((all && !arr) || r->rc || (r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
     return arr;
-  sqlite3_bind_int64(st, 1, r->t.id);
-  sqlite3_bind_int64(st, 2, a);
+  pmcp__st_bind_int64(st, 1, r->t.id);
+  pmcp__st_bind_int64(st, 2, a);
   if (text)
-    sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+    pmcp__st_bind_text(st, 3, text);
   cJSON *out = NULL;
   int src;
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *txt = (const char *)sqlite3_column_text(st, 0);
+  while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+    const char *txt = (const char *)pmcp__st_text(st, 0);
     cJSON *it = txt ? cJSON_Parse(txt) : all ? cJSON_CreateNull() : NULL;
     if (!all) {
       out = it;
       if (!out)
         r->rc = pmcp_store_set_error(r->s, PMCP_ENOMEM, "out of memory");
-      src = SQLITE_DONE;
+      src = PMCP__DONE;
       break;
     }
     if (it)
       cJSON_AddItemToArray(arr, it);
   }
-  if (src != SQLITE_DONE)
-    r->rc = pmcp__sq_err(r->s, r->q, src, "read");
-  sqlite3_reset(st);
+  if (src != PMCP__DONE)
+    r->rc = pmcp__st_err(r->s, st, "read");
+  pmcp__st_reset(st);
   return all ? arr : out;
 }
 
@@ -87,33 +89,33 @@ static void add_attributes(rd *r, cJSON *o, const char *kind, int64_t owner)
   static const char sql[] =
       "SELECT path, type, v_text, v_int, v_real FROM attributes WHERE tenant_id=?1"
       " AND owner_kind=?3 AND owner_id=?2 ORDER BY path";
-  sqlite3_stmt *st;
-  if (r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+  pmcp__stmt *st;
+  if (r->rc || (r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
     return;
-  sqlite3_bind_int64(st, 1, r->t.id);
-  sqlite3_bind_int64(st, 2, owner);
-  sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+  pmcp__st_bind_int64(st, 1, r->t.id);
+  pmcp__st_bind_int64(st, 2, owner);
+  pmcp__st_bind_text(st, 3, kind);
   cJSON *tree = cJSON_CreateObject(), *types = cJSON_CreateObject();
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *path = (const char *)sqlite3_column_text(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
+  while (pmcp__st_step(st) == PMCP__ROW) {
+    const char *path = (const char *)pmcp__st_text(st, 0);
+    const char *type = (const char *)pmcp__st_text(st, 1);
     cJSON *v;
     if (strcmp(type, "string") == 0)
-      v = cJSON_CreateString((const char *)sqlite3_column_text(st, 2));
+      v = cJSON_CreateString((const char *)pmcp__st_text(st, 2));
     else if (strcmp(type, "int") == 0)
-      v = cJSON_CreateNumber((double)sqlite3_column_int64(st, 3));
+      v = cJSON_CreateNumber((double)pmcp__st_int64(st, 3));
     else if (strcmp(type, "bool") == 0)
-      v = cJSON_CreateBool(sqlite3_column_int64(st, 3) != 0);
+      v = cJSON_CreateBool(pmcp__st_int64(st, 3) != 0);
     else if (strcmp(type, "datetime") == 0) {
       char iso[48];
-      iso_time(sqlite3_column_int64(st, 3), iso);
+      iso_time(pmcp__st_int64(st, 3), iso);
       v = cJSON_CreateString(iso);
     } else if (strcmp(type, "float") == 0)
-      v = sqlite3_column_type(st, 2) == SQLITE_TEXT
-              ? cJSON_CreateString((const char *)sqlite3_column_text(st, 2))
-              : cJSON_CreateNumber(sqlite3_column_double(st, 4));
+      v = !pmcp__st_null(st, 2)
+              ? cJSON_CreateString((const char *)pmcp__st_text(st, 2))
+              : cJSON_CreateNumber(pmcp__st_double(st, 4));
     else
-      v = cJSON_Parse((const char *)sqlite3_column_text(st, 2));
+      v = cJSON_Parse((const char *)pmcp__st_text(st, 2));
     cJSON_AddItemToObject(types, path, cJSON_CreateString(type));
     /* Walk/create the nested objects of the path. */
     cJSON *node = tree;
@@ -142,7 +144,7 @@ static void add_attributes(rd *r, cJSON *o, const char *kind, int64_t owner)
       seg = slash + 1;
     }
   }
-  sqlite3_reset(st);
+  pmcp__st_reset(st);
   add(o, "attributes", tree);
   add(o, "attribute_types", types);
 }
@@ -151,57 +153,82 @@ static void add_tags(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
   static const char sql[] =
       "SELECT tag FROM tags WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY tag";
-  sqlite3_stmt *st;
-  if (r->rc || (r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+  pmcp__stmt *st;
+  if (r->rc || (r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
     return;
-  sqlite3_bind_int64(st, 1, r->t.id);
-  sqlite3_bind_int64(st, 2, owner);
-  sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+  pmcp__st_bind_int64(st, 1, r->t.id);
+  pmcp__st_bind_int64(st, 2, owner);
+  pmcp__st_bind_text(st, 3, kind);
   cJSON *arr = cJSON_CreateArray();
-  while (sqlite3_step(st) == SQLITE_ROW)
-    cJSON_AddItemToArray(arr, cJSON_CreateString((const char *)sqlite3_column_text(st, 0)));
-  sqlite3_reset(st);
+  while (pmcp__st_step(st) == PMCP__ROW)
+    cJSON_AddItemToArray(arr, cJSON_CreateString((const char *)pmcp__st_text(st, 0)));
+  pmcp__st_reset(st);
   add(o, "tags", arr);
 }
 
 static void add_notes_of(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END"
       " || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version, 'updated', n.updated)"
       " FROM notes n WHERE n.tenant_id=?1 AND n.owner_kind=?3 AND n.owner_id=?2"
       " ORDER BY n.updated DESC, n.id DESC LIMIT 100";
+  static const char sql_pg[] =
+      "SELECT json_build_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END"
+      " || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version, 'updated', n.updated)"
+      " FROM notes n WHERE n.tenant_id=?1 AND n.owner_kind=?3 AND n.owner_id=?2"
+      " ORDER BY n.updated DESC, n.id DESC LIMIT 100";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "notes", jrows(r, sql, owner, kind));
 }
 
 static void add_sessions_of(rd *r, cJSON *o, const char *ref)
 {
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
       " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
       " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2 ORDER BY coalesce(s.started, s.created) DESC"
       " LIMIT 100";
+  static const char sql_pg[] =
+      "SELECT json_build_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
+      " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
+      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2 ORDER BY coalesce(s.started, s.created) DESC"
+      " LIMIT 100";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "sessions", jrows(r, sql, 0, ref));
 }
 
 static void add_lineage_of(rd *r, cJSON *o, const char *ref)
 {
-  static const char up[] =
+  static const char up_sq[] =
       "SELECT json_object('from', from_ref, 'relation', relation, 'steps', json(steps))"
       " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
-  static const char down[] =
+  static const char up_pg[] =
+      "SELECT json_build_object('from', from_ref, 'relation', relation, 'steps', steps::json)"
+      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+  const char *up = PMCP__SQL_PICK(r->q, up_sq, up_pg);
+  static const char down_sq[] =
       "SELECT json_object('to', to_ref, 'relation', relation, 'steps', json(steps))"
       " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+  static const char down_pg[] =
+      "SELECT json_build_object('to', to_ref, 'relation', relation, 'steps', steps::json)"
+      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+  const char *down = PMCP__SQL_PICK(r->q, down_sq, down_pg);
   add(o, "upstream", jrows(r, up, 0, ref));
   add(o, "downstream", jrows(r, down, 0, ref));
 }
 
 static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('ref', 'artifact:' || slug, 'name', name, 'latest', latest,"
       " 'shared', json(CASE shared WHEN 1 THEN 'true' ELSE 'false' END)) FROM artifacts"
       " WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY name LIMIT 200";
+  static const char sql_pg[] =
+      "SELECT json_build_object('ref', 'artifact:' || slug, 'name', name, 'latest', latest,"
+      " 'shared', (shared=1)) FROM artifacts"
+      " WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY name LIMIT 200";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "artifacts", jrows(r, sql, owner, kind));
 }
 
@@ -232,14 +259,14 @@ static int64_t row_id(rd *r, const char *kind, const char *id)
 {
   int64_t rowid = 0;
   if (!r->rc)
-    r->rc = pmcp__sq_find(r->s, r->q, r->t, kind, id, &rowid);
+    r->rc = pmcp__sql_find(r->s, r->q, r->t, kind, id, &rowid);
   return rowid;
 }
 
 static cJSON *get_run(rd *r, const char *id)
 {
   int64_t rid = row_id(r, "run", id);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name,"
       " 'description', r.description, 'status', r.status,"
       " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug,"
@@ -261,6 +288,29 @@ static cJSON *get_run(rd *r, const char *id)
       " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))"
       " FROM runs r LEFT JOIN projects p ON p.id=r.project_id"
       " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name,"
+      " 'description', r.description, 'status', r.status,"
+      " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug,"
+      " 'created', r.created, 'started', r.started, 'ended', r.ended,"
+      " 'duration_ms', r.ended - r.started,"
+      " 'deleted', (r.deleted=1),"
+      " 'command', r.command, 'environment', r.environment::json,"
+      " 'code', json_build_object('commit', r.git_commit, 'branch', r.git_branch, 'remote', r.git_remote,"
+      "   'dirty', (r.git_dirty=1), 'diff', r.git_diff),"
+      " 'inherited', e.config::json,"
+      " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
+      " 'groups', (SELECT coalesce(json_agg('group:' || g.slug ORDER BY gr.group_id), '[]'::json) FROM group_runs gr JOIN groups g"
+      "   ON g.id=gr.group_id WHERE gr.run_id=r.id),"
+      " 'checkpoints', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug ||"
+      "   '@step' || c.step, 'step', c.step, 'best', (c.best=1)"
+      "   , 'stored', (c.stored=1))), '[]'::json)"
+      "   FROM (SELECT * FROM checkpoints WHERE run_id=r.id ORDER BY step) c),"
+      " 'trials', (SELECT count(*) FROM trials WHERE run_id=r.id),"
+      " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))"
+      " FROM runs r LEFT JOIN projects p ON p.id=r.project_id"
+      " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, rid, NULL);
   if (!o)
     return NULL;
@@ -268,13 +318,13 @@ static cJSON *get_run(rd *r, const char *id)
   add_tags(r, o, "run", rid);
   /* The experiment's config attributes are inherited too. */
   static const char sql_e[] = "SELECT experiment_id FROM runs WHERE id=?1";
-  sqlite3_stmt *st;
+  pmcp__stmt *st;
   int64_t eid = 0;
-  if (!r->rc && !(r->rc = pmcp__sq_prep(r->s, r->q, sql_e, &st))) {
-    sqlite3_bind_int64(st, 1, rid);
-    if (sqlite3_step(st) == SQLITE_ROW)
-      eid = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+  if (!r->rc && !(r->rc = pmcp__sql_prep(r->s, r->q, sql_e, &st))) {
+    pmcp__st_bind_int64(st, 1, rid);
+    if (pmcp__st_step(st) == PMCP__ROW)
+      eid = pmcp__st_int64(st, 0);
+    pmcp__st_reset(st);
   }
   if (eid) {
     cJSON *tmp = cJSON_CreateObject();
@@ -304,7 +354,7 @@ static cJSON *get_run(rd *r, const char *id)
 static cJSON *get_experiment(rd *r, const char *id)
 {
   int64_t eid = row_id(r, "experiment", id);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug,"
       " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug,"
       " 'config', json(e.config), 'created', e.created,"
@@ -319,6 +369,22 @@ static cJSON *get_experiment(rd *r, const char *id)
       "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
       "   AND n.owner_kind='experiment' AND n.owner_id=e.id))"
       " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug,"
+      " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug,"
+      " 'config', e.config::json, 'created', e.created,"
+      " 'deleted', (e.deleted=1),"
+      " 'runs', (SELECT count(*) FROM runs WHERE experiment_id=e.id AND deleted=0),"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'description',"
+      "   v.description, 'config', v.config::json, 'author', v.author, 'created', v.created)), '[]'::json)"
+      "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version DESC) v),"
+      " 'groups', (SELECT coalesce(json_agg(json_build_object('ref', 'group:' || g.slug, 'name', g.name) ORDER BY g.id), '[]'::json)"
+      "   FROM groups g WHERE g.experiment_id=e.id),"
+      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
+      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
+      "   AND n.owner_kind='experiment' AND n.owner_id=e.id))"
+      " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, eid, NULL);
   if (!o)
     return NULL;
@@ -331,7 +397,7 @@ static cJSON *get_experiment(rd *r, const char *id)
 static cJSON *get_project(rd *r, const char *id)
 {
   int64_t pid = row_id(r, "project", id);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug,"
       " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug,"
       " 'readme', p.readme, 'created', p.created,"
@@ -345,6 +411,21 @@ static cJSON *get_project(rd *r, const char *id)
       "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
       "   AND n.owner_kind='project' AND n.owner_id=p.id))"
       " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug,"
+      " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug,"
+      " 'readme', p.readme, 'created', p.created,"
+      " 'experiments', (SELECT coalesce(json_agg(json_build_object('ref', 'experiment:' || slug, 'name',"
+      "   name)), '[]'::json) FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER BY name) x),"
+      " 'runs', (SELECT count(*) FROM runs WHERE project_id=p.id AND deleted=0),"
+      " 'papers', (SELECT coalesce(json_agg(json_build_object('ref', 'paper:' || pp.arxiv_id, 'title',"
+      "   pa.title, 'note', pp.note) ORDER BY pp.arxiv_id), '[]'::json) FROM project_papers pp LEFT JOIN papers pa"
+      "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id),"
+      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
+      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
+      "   AND n.owner_kind='project' AND n.owner_id=p.id))"
+      " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, pid, NULL);
   if (!o)
     return NULL;
@@ -357,17 +438,25 @@ static cJSON *get_project(rd *r, const char *id)
 static cJSON *get_workspace(rd *r, const char *id)
 {
   int64_t wid = row_id(r, "workspace", id);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug,"
       " 'name', w.name, 'description', w.description, 'created', w.created,"
       " 'projects', (SELECT json_group_array(json_object('ref', 'project:' || slug, 'name', name))"
       "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name)),"
       " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))"
       " FROM workspaces w WHERE w.tenant_id=?1 AND w.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug,"
+      " 'name', w.name, 'description', w.description, 'created', w.created,"
+      " 'projects', (SELECT coalesce(json_agg(json_build_object('ref', 'project:' || slug, 'name', name)), '[]'::json)"
+      "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name) x),"
+      " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))"
+      " FROM workspaces w WHERE w.tenant_id=?1 AND w.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   return jrow(r, sql, wid, NULL);
 }
 
-static const char note_sql[] =
+static const char note_sql_sq[] =
     "SELECT json_object('kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN"
     " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN"
     " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug,"
@@ -383,6 +472,25 @@ static const char note_sql[] =
     "   WHERE c.parent_id=n.id),"
     " 'history', (SELECT json_group_array(json_object('version', h.version, 'author', h.author,"
     "   'via', h.via, 'created', h.created, 'status', h.status)) FROM (SELECT * FROM note_versions"
+    "   WHERE note_id=n.id ORDER BY version DESC) h))"
+    " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version"
+    " WHERE n.tenant_id=?1 AND n.id=?2";
+static const char note_sql_pg[] =
+    "SELECT json_build_object('kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN"
+    " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN"
+    " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug,"
+    " 'note_kind', n.kind, 'title', n.title, 'status', n.status, 'on', n.owner_kind || ':' ||"
+    " (SELECT slug FROM runs WHERE n.owner_kind='run' AND id=n.owner_id UNION ALL"
+    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
+    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
+    " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
+    "   FROM notes p WHERE p.id=n.parent_id),"
+    " 'version', n.version, 'created', n.created, 'updated', n.updated,"
+    " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
+    " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug ORDER BY c.id), '[]'::json) FROM notes c"
+    "   WHERE c.parent_id=n.id),"
+    " 'history', (SELECT coalesce(json_agg(json_build_object('version', h.version, 'author', h.author,"
+    "   'via', h.via, 'created', h.created, 'status', h.status)), '[]'::json) FROM (SELECT * FROM note_versions"
     "   WHERE note_id=n.id ORDER BY version DESC) h))"
     " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version"
     " WHERE n.tenant_id=?1 AND n.id=?2";
@@ -404,12 +512,17 @@ static cJSON *get_note(rd *r, const char *id)
     }
   }
   int64_t nid = row_id(r, "note", base);
-  cJSON *o = jrow(r, note_sql, nid, NULL);
+  cJSON *o = jrow(r, PMCP__SQL_PICK(r->q, note_sql_sq, note_sql_pg), nid, NULL);
   if (o && want) {
-    static const char sql[] =
+    static const char sql_sq[] =
         "SELECT json_object('version', version, 'title', title, 'body', body, 'summary', summary,"
         " 'status', status, 'author', author, 'via', via, 'created', created) FROM note_versions"
         " WHERE tenant_id=?1 AND note_id=?2 AND version=?3";
+    static const char sql_pg[] =
+        "SELECT json_build_object('version', version, 'title', title, 'body', body, 'summary', summary,"
+        " 'status', status, 'author', author, 'via', via, 'created', created) FROM note_versions"
+        " WHERE tenant_id=?1 AND note_id=?2 AND version=?3";
+    const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
     char vb[32];
     snprintf(vb, sizeof vb, "%lld", want);
     cJSON *v = jrow(r, sql, nid, vb);
@@ -430,26 +543,26 @@ static cJSON *get_note(rd *r, const char *id)
 static cJSON *get_team_note(rd *r)
 {
   static const char sql[] = "SELECT id FROM notes WHERE tenant_id=?1 AND kind='team' AND ?2=?2";
-  sqlite3_stmt *st;
+  pmcp__stmt *st;
   int64_t nid = 0;
-  if ((r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+  if ((r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
     return NULL;
-  sqlite3_bind_int64(st, 1, r->t.id);
-  sqlite3_bind_int64(st, 2, 0);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    nid = sqlite3_column_int64(st, 0);
-  sqlite3_reset(st);
+  pmcp__st_bind_int64(st, 1, r->t.id);
+  pmcp__st_bind_int64(st, 2, 0);
+  if (pmcp__st_step(st) == PMCP__ROW)
+    nid = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
   if (!nid) {
     r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "this lab has no team note yet");
     return NULL;
   }
-  return jrow(r, note_sql, nid, NULL);
+  return jrow(r, PMCP__SQL_PICK(r->q, note_sql_sq, note_sql_pg), nid, NULL);
 }
 
 static cJSON *get_artifact(rd *r, const char *id)
 {
   int64_t aid = row_id(r, "artifact", id);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug,"
       " 'name', a.name, 'description', a.description,"
       " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND id=a.owner_id"
@@ -467,6 +580,25 @@ static cJSON *get_artifact(rd *r, const char *id)
       "   WHERE l.artifact_id=a.id AND l.version=v.version)))"
       "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
       " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug,"
+      " 'name', a.name, 'description', a.description,"
+      " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND id=a.owner_id"
+      "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id"
+      "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
+      " 'shared', (a.shared=1), 'latest', a.latest,"
+      " 'created', a.created,"
+      " 'labels', (SELECT coalesce(json_object_agg(label, version ORDER BY label), '{}'::json) FROM artifact_labels"
+      "   WHERE artifact_id=a.id),"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'path', v.path,"
+      "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri,"
+      "   'stored', v.content IS NOT NULL,"
+      "   'text', (v.is_text=1),"
+      "   'created', v.created, 'labels', (SELECT coalesce(json_agg(label ORDER BY label), '[]'::json) FROM artifact_labels l"
+      "   WHERE l.artifact_id=a.id AND l.version=v.version))), '[]'::json)"
+      "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
+      " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, aid, NULL);
   if (o) {
     char ref[300];
@@ -485,7 +617,7 @@ static cJSON *get_dataset(rd *r, const char *id)
   if (at)
     *at++ = '\0';
   int64_t did = row_id(r, "dataset", base);
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug,"
       " 'name', d.name, 'description', d.description, 'uri', d.uri,"
       " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id),"
@@ -496,12 +628,29 @@ static cJSON *get_dataset(rd *r, const char *id)
       "   'created', v.created)) FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id"
       "   ORDER BY created DESC, id DESC) v))"
       " FROM datasets d WHERE d.tenant_id=?1 AND d.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug,"
+      " 'name', d.name, 'description', d.description, 'uri', d.uri,"
+      " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id),"
+      " 'registered', (d.registered=1),"
+      " 'created', d.created,"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'uri', v.uri,"
+      "   'sha256', v.sha256, 'size', v.size, 'rows', v.rows, 'description', v.description,"
+      "   'created', v.created)), '[]'::json) FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id"
+      "   ORDER BY created DESC, id DESC) v))"
+      " FROM datasets d WHERE d.tenant_id=?1 AND d.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, did, NULL);
   if (o && at) {
-    static const char sql_v[] =
+    static const char sql_v_sq[] =
         "SELECT json_object('version', version, 'uri', uri, 'sha256', sha256, 'size', size,"
         " 'rows', rows, 'description', description, 'created', created) FROM dataset_versions"
         " WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3";
+    static const char sql_v_pg[] =
+        "SELECT json_build_object('version', version, 'uri', uri, 'sha256', sha256, 'size', size,"
+        " 'rows', rows, 'description', description, 'created', created) FROM dataset_versions"
+        " WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3";
+    const char *sql_v = PMCP__SQL_PICK(r->q, sql_v_sq, sql_v_pg);
     cJSON *v = jrow(r, sql_v, did, at);
     if (!v && !r->rc)
       r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "dataset '%s' has no version '%.32s'",
@@ -522,7 +671,7 @@ static cJSON *get_checkpoint(rd *r, const char *id)
   snprintf(base, sizeof base, "%s", id);
   char *at = strchr(base, '@');
   int64_t cid = 0;
-  sqlite3_stmt *st;
+  pmcp__stmt *st;
   if (!at) {
     cid = row_id(r, "checkpoint", base);
   } else {
@@ -550,20 +699,20 @@ static cJSON *get_checkpoint(rd *r, const char *id)
           "invalid checkpoint selector '@%.32s' (@best, @latest or @stepN)", at);
       return NULL;
     }
-    if ((r->rc = pmcp__sq_prep(r->s, r->q, sql, &st)))
+    if ((r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
       return NULL;
-    sqlite3_bind_int64(st, 1, rid);
-    sqlite3_bind_int64(st, 2, step);
-    if (sqlite3_step(st) == SQLITE_ROW)
-      cid = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+    pmcp__st_bind_int64(st, 1, rid);
+    pmcp__st_bind_int64(st, 2, step);
+    if (pmcp__st_step(st) == PMCP__ROW)
+      cid = pmcp__st_int64(st, 0);
+    pmcp__st_reset(st);
     if (!cid) {
       r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "run '%s' has no checkpoint @%.32s",
                                    base, at);
       return NULL;
     }
   }
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step,"
       " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
       " 'best', json(CASE c.best WHEN 1 THEN 'true' ELSE 'false' END),"
@@ -573,6 +722,17 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       "   || o.step, 'step', o.step, 'best', json(CASE o.best WHEN 1 THEN 'true' ELSE 'false' END)))"
       "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
       " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step,"
+      " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
+      " 'best', (c.best=1),"
+      " 'stored', (c.stored=1), 'uri', c.uri,"
+      " 'size', c.size, 'metric', c.metric, 'value', c.value::numeric, 'created', c.created,"
+      " 'versions', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug || '@step'"
+      "   || o.step, 'step', o.step, 'best', (o.best=1))), '[]'::json)"
+      "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
+      " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, cid, NULL);
   add_lineage_self(r, o);
   return o;
@@ -580,36 +740,71 @@ static cJSON *get_checkpoint(rd *r, const char *id)
 
 static cJSON *get_simple(rd *r, const char *kind, const char *id)
 {
-  static const char sql_source[] =
+  static const char sql_source_sq[] =
       "SELECT json_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
       " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
       " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
       " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'))"
       " FROM sources s WHERE tenant_id=?1 AND id=?2";
-  static const char sql_group[] =
+  static const char sql_source_pg[] =
+      "SELECT json_build_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
+      " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
+      " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
+      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'))"
+      " FROM sources s WHERE tenant_id=?1 AND id=?2";
+  const char *sql_source = PMCP__SQL_PICK(r->q, sql_source_sq, sql_source_pg);
+  static const char sql_group_sq[] =
       "SELECT json_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT json_group_array("
       " json_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status)) FROM group_runs gr"
       " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
-  static const char sql_trial[] =
+  static const char sql_group_pg[] =
+      "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
+      " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
+      " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
+      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status) ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
+      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
+      " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
+  const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
+  static const char sql_trial_sq[] =
       "SELECT json_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
       " 'run', 'run:' || r.slug, 'params', json(t.params), 'status', t.status, 'score', t.score,"
       " 'trajectory', json(t.trajectory), 'created', t.created)"
       " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
-  static const char sql_session[] =
+  static const char sql_trial_pg[] =
+      "SELECT json_build_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
+      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score::numeric,"
+      " 'trajectory', t.trajectory::json, 'created', t.created)"
+      " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
+  const char *sql_trial = PMCP__SQL_PICK(r->q, sql_trial_sq, sql_trial_pg);
+  static const char sql_session_sq[] =
       "SELECT json_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
       " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
       " 'on', (SELECT json_group_array(ref) FROM session_links WHERE session_id=s.id),"
       " 'transcript', json(s.transcript)) FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2";
-  static const char sql_file[] =
+  static const char sql_session_pg[] =
+      "SELECT json_build_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
+      " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
+      " 'on', (SELECT coalesce(json_agg(ref ORDER BY ref), '[]'::json) FROM session_links WHERE session_id=s.id),"
+      " 'transcript', s.transcript::json) FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2";
+  const char *sql_session = PMCP__SQL_PICK(r->q, sql_session_sq, sql_session_pg);
+  static const char sql_file_sq[] =
       "SELECT json_object('kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path,"
       " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id),"
       " 'shared', json(CASE f.workspace_id WHEN 0 THEN 'true' ELSE 'false' END),"
       " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
       " 'created', f.created, 'content', CAST(f.content AS TEXT))"
       " FROM files f WHERE f.tenant_id=?1 AND f.id=?2";
+  static const char sql_file_pg[] =
+      "SELECT json_build_object('kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path,"
+      " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id),"
+      " 'shared', f.workspace_id=0,"
+      " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
+      " 'created', f.created, 'content', convert_from(f.content, 'UTF8'))"
+      " FROM files f WHERE f.tenant_id=?1 AND f.id=?2";
+  const char *sql_file = PMCP__SQL_PICK(r->q, sql_file_sq, sql_file_pg);
   const char *sql = strcmp(kind, "source") == 0    ? sql_source
                     : strcmp(kind, "group") == 0   ? sql_group
                     : strcmp(kind, "trial") == 0   ? sql_trial
@@ -629,22 +824,28 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
 
 static cJSON *get_paper(rd *r, const char *id)
 {
-  static const char sql[] =
+  static const char sql_sq[] =
       "SELECT json_object('kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id, 'title',"
       " title, 'abstract', abstract, 'authors', authors, 'categories', categories, 'published',"
       " published, 'updated', updated, 'doi', doi, 'journal_ref', journal_ref, 'comments', comments,"
       " 'provenance', 'open-web') FROM papers WHERE tenant_id=?1 AND ?2=?2 AND arxiv_id=?3";
+  static const char sql_pg[] =
+      "SELECT json_build_object('kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id, 'title',"
+      " title, 'abstract', abstract, 'authors', authors, 'categories', categories, 'published',"
+      " published, 'updated', updated, 'doi', doi, 'journal_ref', journal_ref, 'comments', comments,"
+      " 'provenance', 'open-web') FROM papers WHERE tenant_id=?1 AND ?2=?2 AND arxiv_id=?3";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, 0, id);
   if (!o && !r->rc)
     r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "no paper '%.64s' in the papers index", id);
   return o;
 }
 
-int pmcp__sq_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
+int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   rd r = {s, q, t, 0};
-  if (q->in_txn && q->n_pending && (r.rc = pmcp__sq_flush(s, q)))
+  if ((r.rc = pmcp__sql_ready(s, q, t)) || (r.rc = pmcp__sql_flush(s, q)))
     return r.rc;
   cJSON *o = NULL;
   if (strcmp(ref, "team-note") == 0) {

@@ -1,4 +1,4 @@
-/* SQLite backend: "env-attribute" records, the attributes of an RL run's
+/* The store (both backends): "env-attribute" records, the attributes of an RL run's
  * environments. An environment is named by the value of the `env` label
  * its series carry; its attributes are versioned by episode: each record
  * is the value a path took from that episode on, so reading "as of
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/sq_put.h"
+#include "store/put.h"
 
 /* The same rule as run attribute paths: slash-separated names. */
 static int path_ok(const char *p)
@@ -80,7 +80,7 @@ int pmcp__put_env_attribute(put_ctx *c)
         "a list of strings");
   char k[32];
   int64_t rid;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, run, "run", k, &rid)))
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, run, "run", k, &rid)))
     return rc;
   char *text = cJSON_PrintUnformatted(v);
   if (!text)
@@ -89,17 +89,17 @@ int pmcp__put_env_attribute(put_ctx *c)
       "INSERT INTO env_attributes(tenant_id, run_id, env, path, episode, type, value, created)"
       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(run_id, env, path, episode) DO UPDATE SET"
       " type=excluded.type, value=excluded.value";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_int64(st, 2, rid);
-    sqlite3_bind_text(st, 3, env, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, path, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 5, episode);
-    sqlite3_bind_text(st, 6, type, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, text, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 8, pmcp__now_ms());
-    rc = pmcp__put_run1(c, st, "env-attribute");
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_int64(st, 2, rid);
+    pmcp__st_bind_text(st, 3, env);
+    pmcp__st_bind_text(st, 4, path);
+    pmcp__st_bind_int64(st, 5, episode);
+    pmcp__st_bind_text(st, 6, type);
+    pmcp__st_bind_text(st, 7, text);
+    pmcp__st_bind_int64(st, 8, pmcp__now_ms());
+    rc = pmcp__st_run1(c->s, st, "env-attribute");
   }
   cJSON_free(text);
   if (rc == 0) {

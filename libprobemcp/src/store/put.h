@@ -1,15 +1,15 @@
-/* Internal: what the pmcp_store_put() record kinds share (sq_put.c): the
+/* Internal: what the pmcp_store_put() record kinds share (put.c): the
  * call's context and JSON field readers that name a mistyped field. */
-#ifndef PMCP_STORE_SQ_PUT_H
-#define PMCP_STORE_SQ_PUT_H
+#ifndef PMCP_STORE_PUT_H
+#define PMCP_STORE_PUT_H
 
 #include <cjson/cJSON.h>
 
-#include "store/sq.h"
+#include "store/sql.h"
 
 typedef struct put_ctx {
   pmcp_store *s;
-  pmcp__sq *q;
+  pmcp__sql *q;
   pmcp_tenant t;
   const char *kind;
   cJSON *o;
@@ -24,8 +24,6 @@ int pmcp__put_fint(put_ctx *c, const char *name, int required, int *present, int
 int pmcp__put_fbool(put_ctx *c, const char *name, int dflt, int *out);
 /* A JSON object or array field printed compactly (cJSON_free it). */
 int pmcp__put_fjson(put_ctx *c, const char *name, int want_array, char **out);
-/* Steps a statement once and resets it. */
-int pmcp__put_run1(put_ctx *c, sqlite3_stmt *st, const char *what);
 /* Row id of slug in table, 0 when absent. */
 int64_t pmcp__put_by_slug(put_ctx *c, const char *table, const char *slug);
 /* The record's slug: its "id", else made from name; *existing its row. */
@@ -36,15 +34,7 @@ int pmcp__put_set_ref(put_ctx *c, const char *kind, const char *slug);
 int pmcp__put_ref_exists(put_ctx *c, const char *ref);
 int pmcp__put_index_doc(put_ctx *c, const char *kind, const char *title, const char *body);
 
-static inline void pmcp__put_bind_opt(sqlite3_stmt *st, int i, const char *v)
-{
-  if (v)
-    sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-  else
-    sqlite3_bind_null(st, i);
-}
-
-/* The kinds: sq_catalog.c and sq_records.c. */
+/* The kinds: catalog.c and records.c. */
 int pmcp__put_dataset(put_ctx *c);
 int pmcp__put_dataset_version(put_ctx *c);
 int pmcp__put_checkpoint(put_ctx *c);
@@ -58,7 +48,7 @@ int pmcp__put_file(put_ctx *c);
 int pmcp__put_paper_link(put_ctx *c);
 int pmcp__put_experiment_version(put_ctx *c);
 int pmcp__put_embedding(put_ctx *c);
-/* sq_env.c */
+/* env_attr.c */
 int pmcp__put_env_attribute(put_ctx *c);
 
 #endif

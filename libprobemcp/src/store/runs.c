@@ -1,39 +1,26 @@
-/* SQLite backend: workspaces, projects, experiments and runs; typed
+/* The store (both backends): workspaces, projects, experiments and runs; typed
  * attributes, tags, status and events; and their keyword-index documents. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/sq.h"
+#include <cjson/cJSON.h>
+#include <openssl/rand.h>
 
-static int step_done(pmcp_store *s, pmcp__sq *q, sqlite3_stmt *st, const char *what)
-{
-  int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    return pmcp__sq_err(s, q, rc, what);
-  return 0;
-}
+#include "store/sql.h"
 
-static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+
+static void bind_opt_time(pmcp__stmt *st, int i, int64_t v)
 {
   if (v)
-    sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    pmcp__st_bind_int64(st, i, v);
   else
-    sqlite3_bind_null(st, i);
-}
-
-static void bind_opt_time(sqlite3_stmt *st, int i, int64_t v)
-{
-  if (v)
-    sqlite3_bind_int64(st, i, v);
-  else
-    sqlite3_bind_null(st, i);
+    pmcp__st_bind_null(st, i);
 }
 
 /* The keyword document of a run, experiment or project: its name,
  * description, README and every attribute as "path value". */
-static int reindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
+static int reindex(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *kind,
                    int64_t rowid)
 {
   const char *sql;
@@ -47,95 +34,93 @@ static int reindex(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
     sql = "SELECT slug, name, coalesce(description,'') FROM workspaces WHERE id=?1";
   else
     return 0;
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep(s, q, sql, &st);
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql, &st);
   if (rc)
     return rc;
-  sqlite3_bind_int64(st, 1, rowid);
-  if (sqlite3_step(st) != SQLITE_ROW) {
-    sqlite3_reset(st);
+  pmcp__st_bind_int64(st, 1, rowid);
+  if (pmcp__st_step(st) != PMCP__ROW) {
+    pmcp__st_reset(st);
     return 0;
   }
   pmcp_buf ref = PMCP_BUF_INIT, title = PMCP_BUF_INIT, body = PMCP_BUF_INIT;
-  pmcp__buf_printf(&ref, "%s:%s", kind, (const char *)sqlite3_column_text(st, 0));
-  pmcp__sq_text_col(&title, st, 1);
-  pmcp__sq_text_col(&body, st, 2);
-  sqlite3_reset(st);
+  pmcp__buf_printf(&ref, "%s:%s", kind, (const char *)pmcp__st_text(st, 0));
+  pmcp__st_text_col(&title, st, 1);
+  pmcp__st_text_col(&body, st, 2);
+  pmcp__st_reset(st);
   static const char sql_attrs[] =
       "SELECT path, coalesce(v_text, CAST(v_int AS TEXT), CAST(v_real AS TEXT), '')"
       " FROM attributes WHERE owner_kind=?1 AND owner_id=?2 ORDER BY path";
   static const char sql_tags[] = "SELECT tag FROM tags WHERE owner_kind=?1 AND owner_id=?2";
-  if ((rc = pmcp__sq_prep(s, q, sql_attrs, &st)) == 0) {
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, rowid);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+  if ((rc = pmcp__sql_prep(s, q, sql_attrs, &st)) == 0) {
+    pmcp__st_bind_text(st, 1, kind);
+    pmcp__st_bind_int64(st, 2, rowid);
+    while (pmcp__st_step(st) == PMCP__ROW) {
       pmcp__buf_putc(&body, '\n');
-      pmcp__sq_text_col(&body, st, 0);
+      pmcp__st_text_col(&body, st, 0);
       pmcp__buf_putc(&body, ' ');
-      pmcp__sq_text_col(&body, st, 1);
+      pmcp__st_text_col(&body, st, 1);
     }
-    sqlite3_reset(st);
+    pmcp__st_reset(st);
   }
-  if (rc == 0 && (rc = pmcp__sq_prep(s, q, sql_tags, &st)) == 0) {
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, rowid);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+  if (rc == 0 && (rc = pmcp__sql_prep(s, q, sql_tags, &st)) == 0) {
+    pmcp__st_bind_text(st, 1, kind);
+    pmcp__st_bind_int64(st, 2, rowid);
+    while (pmcp__st_step(st) == PMCP__ROW) {
       pmcp__buf_puts(&body, "\ntag ");
-      pmcp__sq_text_col(&body, st, 0);
+      pmcp__st_text_col(&body, st, 0);
     }
-    sqlite3_reset(st);
+    pmcp__st_reset(st);
   }
   if (rc == 0)
-    rc = pmcp__sq_index(s, q, t, ref.ptr, kind, title.ptr, body.ptr ? body.ptr : "");
+    rc = pmcp__sql_index(s, q, t, ref.ptr, kind, title.ptr, body.ptr ? body.ptr : "");
   pmcp_buf_dispose(&ref);
   pmcp_buf_dispose(&title);
   pmcp_buf_dispose(&body);
   return rc;
 }
 
-static int default_workspace(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t *out)
+static int default_workspace(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t *out)
 {
   static const char sql_find[] = "SELECT id FROM workspaces WHERE tenant_id=?1 AND slug='default'";
   static const char sql_ins[] =
       "INSERT INTO workspaces(tenant_id, slug, name, description, created)"
-      " VALUES(?1, 'default', 'default', 'The lab''s default workspace', ?2)";
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep(s, q, sql_find, &st);
+      " VALUES(?1, 'default', 'default', 'The lab''s default workspace', ?2) RETURNING id";
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql_find, &st);
   if (rc)
     return rc;
-  sqlite3_bind_int64(st, 1, t.id);
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    *out = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+  pmcp__st_bind_int64(st, 1, t.id);
+  if (pmcp__st_step(st) == PMCP__ROW) {
+    *out = pmcp__st_int64(st, 0);
+    pmcp__st_reset(st);
     return 0;
   }
-  sqlite3_reset(st);
-  if ((rc = pmcp__sq_prep(s, q, sql_ins, &st)))
+  pmcp__st_reset(st);
+  if ((rc = pmcp__sql_prep(s, q, sql_ins, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_int64(st, 2, pmcp__now_ms());
-  if ((rc = step_done(s, q, st, "create workspace")))
-    return rc;
-  *out = sqlite3_last_insert_rowid(q->db);
-  return reindex(s, q, t, "workspace", *out);
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_int64(st, 2, pmcp__now_ms());
+  if ((rc = pmcp__st_step1(s, st, "create workspace")) == 0)
+    *out = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
+  return rc ? rc : reindex(s, q, t, "workspace", *out);
 }
 
-static int json_object_ok(pmcp_store *s, pmcp__sq *q, const char *json, const char *what)
+static int json_object_ok(pmcp_store *s, pmcp__sql *q, const char *json, const char *what)
 {
   if (!json)
     return 0;
-  sqlite3_stmt *st;
-  static const char sql[] = "SELECT json_valid(?1) AND json_type(?1)='object'";
-  int rc = pmcp__sq_prep(s, q, sql, &st);
-  if (rc)
-    return rc;
-  sqlite3_bind_text(st, 1, json, -1, SQLITE_TRANSIENT);
-  int ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-  sqlite3_reset(st);
+  (void)q;
+  /* Strict: nothing but blanks may follow the object (cJSON checks that
+   * for the terminating NUL, so the length counts it). */
+  cJSON *o = cJSON_ParseWithLengthOpts(json, strlen(json) + 1, NULL, 1);
+  int ok = cJSON_IsObject(o);
+  cJSON_Delete(o);
   return ok ? 0 : pmcp_store_set_error(s, PMCP_EINVAL, "%s is not a JSON object", what);
 }
 
-static int create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind,
+static int create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *kind,
                      const pmcp_entity_spec *spec, pmcp_buf *out_id)
 {
   const char *table = pmcp__kind_table(kind);
@@ -150,20 +135,20 @@ static int create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind
   char pk[32];
   if (strcmp(kind, "project") == 0) {
     if (spec->parent)
-      rc = pmcp__sq_resolve(s, q, t, spec->parent, "workspace", pk, &parent);
+      rc = pmcp__sql_resolve(s, q, t, spec->parent, "workspace", pk, &parent);
     else
       rc = default_workspace(s, q, t, &parent);
   } else if (strcmp(kind, "experiment") == 0) {
     if (!spec->parent)
       return pmcp_store_set_error(s, PMCP_EINVAL, "an experiment needs a project");
-    rc = pmcp__sq_resolve(s, q, t, spec->parent, "project", pk, &parent);
+    rc = pmcp__sql_resolve(s, q, t, spec->parent, "project", pk, &parent);
     if (rc == 0)
       rc = json_object_ok(s, q, spec->body, "the experiment's config");
   }
   if (rc)
     return rc;
   pmcp_buf id = PMCP_BUF_INIT;
-  rc = pmcp__sq_new_id(s, q, t, table, spec->id, spec->name, &id, &exists);
+  rc = pmcp__sql_new_id(s, q, t, table, spec->id, spec->name, &id, &exists);
   if (rc == 0 && exists) {
     if (!(spec->flags & PMCP_STORE_REUSE))
       rc = pmcp_store_set_error(s, PMCP_EEXIST, "%s '%s' already exists", kind, id.ptr);
@@ -171,39 +156,44 @@ static int create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *kind
   }
   if (rc)
     goto out;
-  sqlite3_stmt *st;
+  pmcp__stmt *st;
   int64_t created = spec->created_ms ? spec->created_ms : pmcp__now_ms();
   if (strcmp(kind, "workspace") == 0) {
     static const char sql[] = "INSERT INTO workspaces(tenant_id, slug, name, description, created)"
-                              " VALUES(?1,?2,?3,?4,?5)";
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+                              " VALUES(?1,?2,?3,?4,?5) RETURNING id";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)))
       goto out;
-    sqlite3_bind_int64(st, 5, created);
+    pmcp__st_bind_int64(st, 5, created);
   } else if (strcmp(kind, "project") == 0) {
     static const char sql[] = "INSERT INTO projects(tenant_id, slug, name, description, "
-                              "workspace_id, readme, created) VALUES(?1,?2,?3,?4,?5,?6,?7)";
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+                              "workspace_id, readme, created) VALUES(?1,?2,?3,?4,?5,?6,?7) RETURNING id";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)))
       goto out;
-    sqlite3_bind_int64(st, 5, parent);
-    bind_opt_text(st, 6, spec->body);
-    sqlite3_bind_int64(st, 7, created);
+    pmcp__st_bind_int64(st, 5, parent);
+    pmcp__st_bind_text(st, 6, spec->body);
+    pmcp__st_bind_int64(st, 7, created);
   } else {
     static const char sql[] = "INSERT INTO experiments(tenant_id, slug, name, description, "
-                              "project_id, config, deleted, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)";
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+                              "project_id, config, deleted, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)"
+                              " RETURNING id";
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)))
       goto out;
-    sqlite3_bind_int64(st, 5, parent);
-    bind_opt_text(st, 6, spec->body);
-    sqlite3_bind_int(st, 7, spec->deleted ? 1 : 0);
-    sqlite3_bind_int64(st, 8, created);
+    pmcp__st_bind_int64(st, 5, parent);
+    pmcp__st_bind_text(st, 6, spec->body);
+    pmcp__st_bind_int64(st, 7, spec->deleted ? 1 : 0);
+    pmcp__st_bind_int64(st, 8, created);
   }
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_text(st, 2, id.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, spec->name, -1, SQLITE_TRANSIENT);
-  bind_opt_text(st, 4, spec->description);
-  if ((rc = step_done(s, q, st, "create")))
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_text(st, 2, id.ptr);
+  pmcp__st_bind_text(st, 3, spec->name);
+  pmcp__st_bind_text(st, 4, spec->description);
+  if ((rc = pmcp__st_step1(s, st, "create"))) {
+    pmcp__st_reset(st);
     goto out;
-  rc = reindex(s, q, t, kind, sqlite3_last_insert_rowid(q->db));
+  }
+  int64_t rowid = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
+  rc = reindex(s, q, t, kind, rowid);
 out:
   if (rc == 0 && out_id) {
     pmcp__buf_reset(out_id);
@@ -213,16 +203,16 @@ out:
   return rc;
 }
 
-int pmcp__sq_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+int pmcp__sql_create(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
                     const pmcp_entity_spec *spec, pmcp_buf *out_id)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (spec->version < 1 || spec->version > PMCP_ENTITY_SPEC_VERSION)
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_entity_spec version");
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__sq_wend(s, q, t, create_in(s, q, t, kind, spec, out_id));
+  return pmcp__sql_wend(s, q, t, create_in(s, q, t, kind, spec, out_id));
 }
 
 static int status_ok(const char *st)
@@ -231,24 +221,24 @@ static int status_ok(const char *st)
                 strcmp(st, "failed") == 0 || strcmp(st, "killed") == 0);
 }
 
-static int add_event(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t run, int64_t time,
+static int add_event(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t run, int64_t time,
                      const char *kind, const char *msg)
 {
   static const char sql[] =
       "INSERT INTO run_events(tenant_id, run_id, time, kind, message) VALUES(?1,?2,?3,?4,?5)";
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep(s, q, sql, &st);
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql, &st);
   if (rc)
     return rc;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_int64(st, 2, run);
-  sqlite3_bind_int64(st, 3, time ? time : pmcp__now_ms());
-  sqlite3_bind_text(st, 4, kind, -1, SQLITE_TRANSIENT);
-  bind_opt_text(st, 5, msg);
-  return step_done(s, q, st, "run event");
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_int64(st, 2, run);
+  pmcp__st_bind_int64(st, 3, time ? time : pmcp__now_ms());
+  pmcp__st_bind_text(st, 4, kind);
+  pmcp__st_bind_text(st, 5, msg);
+  return pmcp__st_run1(s, st, "run event");
 }
 
-static int run_create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const pmcp_run_spec *spec,
+static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_run_spec *spec,
                          pmcp_buf *out_id)
 {
   int64_t project = 0, experiment = 0, exists = 0;
@@ -258,20 +248,20 @@ static int run_create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const pmcp_r
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown run status '%.32s' (running, finished, failed, killed)", spec->status);
   if (spec->experiment) {
-    if ((rc = pmcp__sq_resolve(s, q, t, spec->experiment, "experiment", k, &experiment)))
+    if ((rc = pmcp__sql_resolve(s, q, t, spec->experiment, "experiment", k, &experiment)))
       return rc;
     static const char sql[] = "SELECT project_id FROM experiments WHERE id=?1";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)))
       return rc;
-    sqlite3_bind_int64(st, 1, experiment);
-    if (sqlite3_step(st) == SQLITE_ROW)
-      project = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+    pmcp__st_bind_int64(st, 1, experiment);
+    if (pmcp__st_step(st) == PMCP__ROW)
+      project = pmcp__st_int64(st, 0);
+    pmcp__st_reset(st);
   }
   if (spec->project) {
     int64_t p = 0;
-    if ((rc = pmcp__sq_resolve(s, q, t, spec->project, "project", k, &p)))
+    if ((rc = pmcp__sql_resolve(s, q, t, spec->project, "project", k, &p)))
       return rc;
     if (experiment && p != project)
       return pmcp_store_set_error(s, PMCP_EINVAL,
@@ -282,13 +272,14 @@ static int run_create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const pmcp_r
     return rc;
   pmcp_buf id = PMCP_BUF_INIT;
   if (spec->id || spec->name) {
-    rc = pmcp__sq_new_id(s, q, t, "runs", spec->id, spec->name, &id, &exists);
+    rc = pmcp__sql_new_id(s, q, t, "runs", spec->id, spec->name, &id, &exists);
   } else {
     unsigned char r[4];
-    sqlite3_randomness(sizeof r, r);
+    if (RAND_bytes(r, sizeof r) != 1)
+      memset(r, 0, sizeof r);
     char name[32];
     snprintf(name, sizeof name, "run-%02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
-    rc = pmcp__sq_new_id(s, q, t, "runs", NULL, name, &id, &exists);
+    rc = pmcp__sql_new_id(s, q, t, "runs", NULL, name, &id, &exists);
   }
   if (rc == 0 && exists) {
     if (!(spec->flags & PMCP_STORE_REUSE))
@@ -301,37 +292,40 @@ static int run_create_in(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const pmcp_r
       "INSERT INTO runs(tenant_id, project_id, experiment_id, slug, name, description, status,"
       " created, started, ended, deleted, command, environment, git_commit, git_branch,"
       " git_remote, git_dirty, git_diff)"
-      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18) RETURNING id";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(s, q, sql, &st)))
     goto out;
   int64_t created = spec->created_ms ? spec->created_ms
                                      : (spec->started_ms ? spec->started_ms : pmcp__now_ms());
   const char *status = spec->status ? spec->status : "running";
-  sqlite3_bind_int64(st, 1, t.id);
+  pmcp__st_bind_int64(st, 1, t.id);
   if (project)
-    sqlite3_bind_int64(st, 2, project);
+    pmcp__st_bind_int64(st, 2, project);
   if (experiment)
-    sqlite3_bind_int64(st, 3, experiment);
-  sqlite3_bind_text(st, 4, id.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 5, spec->name ? spec->name : id.ptr, -1, SQLITE_TRANSIENT);
-  bind_opt_text(st, 6, spec->description);
-  sqlite3_bind_text(st, 7, status, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 8, created);
+    pmcp__st_bind_int64(st, 3, experiment);
+  pmcp__st_bind_text(st, 4, id.ptr);
+  pmcp__st_bind_text(st, 5, spec->name ? spec->name : id.ptr);
+  pmcp__st_bind_text(st, 6, spec->description);
+  pmcp__st_bind_text(st, 7, status);
+  pmcp__st_bind_int64(st, 8, created);
   bind_opt_time(st, 9, spec->started_ms ? spec->started_ms
                        : (strcmp(status, "running") == 0 ? created : 0));
   bind_opt_time(st, 10, spec->ended_ms);
-  sqlite3_bind_int(st, 11, spec->deleted ? 1 : 0);
-  bind_opt_text(st, 12, spec->command);
-  bind_opt_text(st, 13, spec->environment);
-  bind_opt_text(st, 14, spec->git_commit);
-  bind_opt_text(st, 15, spec->git_branch);
-  bind_opt_text(st, 16, spec->git_remote);
-  sqlite3_bind_int(st, 17, spec->git_dirty ? 1 : 0);
-  bind_opt_text(st, 18, spec->git_diff);
-  if ((rc = step_done(s, q, st, "create run")))
+  pmcp__st_bind_int64(st, 11, spec->deleted ? 1 : 0);
+  pmcp__st_bind_text(st, 12, spec->command);
+  pmcp__st_bind_text(st, 13, spec->environment);
+  pmcp__st_bind_text(st, 14, spec->git_commit);
+  pmcp__st_bind_text(st, 15, spec->git_branch);
+  pmcp__st_bind_text(st, 16, spec->git_remote);
+  pmcp__st_bind_int64(st, 17, spec->git_dirty ? 1 : 0);
+  pmcp__st_bind_text(st, 18, spec->git_diff);
+  if ((rc = pmcp__st_step1(s, st, "create run"))) {
+    pmcp__st_reset(st);
     goto out;
-  int64_t rowid = sqlite3_last_insert_rowid(q->db);
+  }
+  int64_t rowid = pmcp__st_int64(st, 0);
+  pmcp__st_reset(st);
   char msg[64];
   snprintf(msg, sizeof msg, "created with status %s", status);
   rc = add_event(s, q, t, rowid, created, "status", msg);
@@ -350,43 +344,43 @@ out:
   return rc;
 }
 
-int pmcp__sq_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
+int pmcp__sql_run_create(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_run_spec *spec,
                         pmcp_buf *out_id)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (spec->version < 1 || spec->version > PMCP_RUN_SPEC_VERSION)
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown pmcp_run_spec version");
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__sq_wend(s, q, t, run_create_in(s, q, t, spec, out_id));
+  return pmcp__sql_wend(s, q, t, run_create_in(s, q, t, spec, out_id));
 }
 
-int pmcp__sq_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+int pmcp__sql_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                         const char *status, int64_t time_ms)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (!status_ok(status))
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "unknown run status '%.32s' (running, finished, failed, killed)", status);
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t id = 0;
   int64_t now = time_ms ? time_ms : pmcp__now_ms();
-  rc = pmcp__sq_resolve(s, q, t, run, "run", k, &id);
+  rc = pmcp__sql_resolve(s, q, t, run, "run", k, &id);
   if (rc == 0) {
     static const char sql[] =
         "UPDATE runs SET status=?2,"
         " started=CASE WHEN ?2='running' THEN coalesce(started, ?3) ELSE started END,"
         " ended=CASE WHEN ?2='running' THEN NULL ELSE ?3 END WHERE id=?1";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)) == 0) {
-      sqlite3_bind_int64(st, 1, id);
-      sqlite3_bind_text(st, 2, status, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st, 3, now);
-      rc = step_done(s, q, st, "run status");
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, id);
+      pmcp__st_bind_text(st, 2, status);
+      pmcp__st_bind_int64(st, 3, now);
+      rc = pmcp__st_run1(s, st, "run status");
     }
   }
   if (rc == 0) {
@@ -394,49 +388,49 @@ int pmcp__sq_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run
     snprintf(msg, sizeof msg, "status %s", status);
     rc = add_event(s, q, t, id, now, "status", msg);
   }
-  return pmcp__sq_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }
 
-int pmcp__sq_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+int pmcp__sql_run_event(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                        const char *kind, const char *message, int64_t time_ms)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   if (!pmcp__id_ok(kind))
     return pmcp_store_set_error(s, PMCP_EINVAL, "invalid event kind '%.32s'", kind);
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t id = 0;
-  rc = pmcp__sq_resolve(s, q, t, run, "run", k, &id);
+  rc = pmcp__sql_resolve(s, q, t, run, "run", k, &id);
   if (rc == 0)
     rc = add_event(s, q, t, id, time_ms, kind, message);
-  return pmcp__sq_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }
 
-int pmcp__sq_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+int pmcp__sql_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
                          int deleted)
 {
-  pmcp__sq *q = SQ(ctx);
-  int rc = pmcp__sq_wbegin(s, q);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t id = 0;
-  rc = pmcp__sq_resolve(s, q, t, ref, "run experiment", k, &id);
+  rc = pmcp__sql_resolve(s, q, t, ref, "run experiment", k, &id);
   if (rc == 0) {
     static const char sql_r[] = "UPDATE runs SET deleted=?2 WHERE id=?1";
     static const char sql_e[] = "UPDATE experiments SET deleted=?2 WHERE id=?1";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(s, q, strcmp(k, "run") == 0 ? sql_r : sql_e, &st)) == 0) {
-      sqlite3_bind_int64(st, 1, id);
-      sqlite3_bind_int(st, 2, deleted ? 1 : 0);
-      rc = step_done(s, q, st, "delete");
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, strcmp(k, "run") == 0 ? sql_r : sql_e, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, id);
+      pmcp__st_bind_int64(st, 2, deleted ? 1 : 0);
+      rc = pmcp__st_run1(s, st, "delete");
     }
     if (rc == 0 && strcmp(k, "run") == 0)
       rc = add_event(s, q, t, id, 0, "status", deleted ? "deleted" : "restored");
   }
-  return pmcp__sq_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }
 
 static int path_ok(const char *p)
@@ -450,12 +444,12 @@ static int path_ok(const char *p)
   return 1;
 }
 
-static int attr_write(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref,
+static int attr_write(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *ref,
                       const char *path, const pmcp_value *v)
 {
   char k[32];
   int64_t id = 0;
-  int rc = pmcp__sq_resolve(s, q, t, ref, "run experiment project", k, &id);
+  int rc = pmcp__sql_resolve(s, q, t, ref, "run experiment project", k, &id);
   if (rc)
     return rc;
   if (!path_ok(path))
@@ -464,15 +458,15 @@ static int attr_write(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref
         path);
   if (!v) {
     static const char sql[] = "DELETE FROM attributes WHERE owner_kind=?1 AND owner_id=?2 AND path=?3";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, sql, &st)))
       return rc;
-    sqlite3_bind_text(st, 1, k, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, id);
-    sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-    if ((rc = step_done(s, q, st, "unset attribute")))
+    pmcp__st_bind_text(st, 1, k);
+    pmcp__st_bind_int64(st, 2, id);
+    pmcp__st_bind_text(st, 3, path);
+    if ((rc = pmcp__st_run1(s, st, "unset attribute")))
       return rc;
-    if (sqlite3_changes(q->db) == 0)
+    if (pmcp__st_changes(st) == 0)
       return pmcp_store_set_error(s, PMCP_ENOTFOUND, "%s has no attribute '%.64s'", ref, path);
     return reindex(s, q, t, k, id);
   }
@@ -480,44 +474,44 @@ static int attr_write(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref
       "INSERT INTO attributes(tenant_id, owner_kind, owner_id, path, type, v_text, v_int, v_real)"
       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(owner_kind, owner_id, path) DO UPDATE SET"
       " type=excluded.type, v_text=excluded.v_text, v_int=excluded.v_int, v_real=excluded.v_real";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(s, q, sql, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_text(st, 2, k, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 3, id);
-  sqlite3_bind_text(st, 4, path, -1, SQLITE_TRANSIENT);
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_text(st, 2, k);
+  pmcp__st_bind_int64(st, 3, id);
+  pmcp__st_bind_text(st, 4, path);
   pmcp_buf set = PMCP_BUF_INIT;
   switch (v->type) {
   case PMCP_V_STRING:
     if (!v->s)
       return pmcp_store_set_error(s, PMCP_EINVAL, "string attribute '%.64s' has no value", path);
-    sqlite3_bind_text(st, 5, "string", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, v->s, -1, SQLITE_TRANSIENT);
+    pmcp__st_bind_text(st, 5, "string");
+    pmcp__st_bind_text(st, 6, v->s);
     break;
   case PMCP_V_INT:
-    sqlite3_bind_text(st, 5, "int", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, v->i);
+    pmcp__st_bind_text(st, 5, "int");
+    pmcp__st_bind_int64(st, 7, v->i);
     break;
   case PMCP_V_BOOL:
-    sqlite3_bind_text(st, 5, "bool", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, v->i ? 1 : 0);
+    pmcp__st_bind_text(st, 5, "bool");
+    pmcp__st_bind_int64(st, 7, v->i ? 1 : 0);
     break;
   case PMCP_V_DATETIME:
-    sqlite3_bind_text(st, 5, "datetime", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, v->i);
+    pmcp__st_bind_text(st, 5, "datetime");
+    pmcp__st_bind_int64(st, 7, v->i);
     break;
   case PMCP_V_FLOAT:
-    sqlite3_bind_text(st, 5, "float", -1, SQLITE_STATIC);
+    pmcp__st_bind_text(st, 5, "float");
     /* SQLite stores NaN as NULL: keep non-finite values as text. */
     if (v->f != v->f)
-      sqlite3_bind_text(st, 6, "NaN", -1, SQLITE_STATIC);
+      pmcp__st_bind_text(st, 6, "NaN");
     else if (v->f > 1.7976931348623157e308)
-      sqlite3_bind_text(st, 6, "Infinity", -1, SQLITE_STATIC);
+      pmcp__st_bind_text(st, 6, "Infinity");
     else if (v->f < -1.7976931348623157e308)
-      sqlite3_bind_text(st, 6, "-Infinity", -1, SQLITE_STATIC);
+      pmcp__st_bind_text(st, 6, "-Infinity");
     else
-      sqlite3_bind_double(st, 8, v->f);
+      pmcp__st_bind_double(st, 8, v->f);
     break;
   case PMCP_V_STRING_SET:
     if (v->n_set && !v->set)
@@ -533,69 +527,70 @@ static int attr_write(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *ref
       pmcp__buf_json_string(&set, v->set[i], strlen(v->set[i]));
     }
     pmcp__buf_putc(&set, ']');
-    sqlite3_bind_text(st, 5, "string_set", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, set.ptr, -1, SQLITE_TRANSIENT);
+    pmcp__st_bind_text(st, 5, "string_set");
+    pmcp__st_bind_text(st, 6, set.ptr);
     break;
   default:
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown value type %d for '%.64s'",
                                 (int)v->type, path);
   }
-  rc = step_done(s, q, st, "set attribute");
+  rc = pmcp__st_run1(s, st, "set attribute");
   pmcp_buf_dispose(&set);
   if (rc == 0)
     rc = reindex(s, q, t, k, id);
   return rc;
 }
 
-int pmcp__sq_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+int pmcp__sql_set_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
                       const char *path, const pmcp_value *value)
 {
-  pmcp__sq *q = SQ(ctx);
-  int rc = pmcp__sq_wbegin(s, q);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__sq_wend(s, q, t, attr_write(s, q, t, ref, path, value));
+  return pmcp__sql_wend(s, q, t, attr_write(s, q, t, ref, path, value));
 }
 
-int pmcp__sq_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+int pmcp__sql_unset_attr(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
                         const char *path)
 {
-  pmcp__sq *q = SQ(ctx);
-  int rc = pmcp__sq_wbegin(s, q);
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
-  return pmcp__sq_wend(s, q, t, attr_write(s, q, t, ref, path, NULL));
+  return pmcp__sql_wend(s, q, t, attr_write(s, q, t, ref, path, NULL));
 }
 
-int pmcp__sq_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
+int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, const char *tag,
                  int add)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   size_t n = strlen(tag);
   if (n == 0 || n > 128 || strchr(tag, '\n'))
     return pmcp_store_set_error(s, PMCP_EINVAL, "invalid tag '%.64s' (1-128 characters, one line)",
                                 tag);
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc)
     return rc;
   char k[32];
   int64_t id = 0;
-  rc = pmcp__sq_resolve(s, q, t, ref, "run experiment project", k, &id);
+  rc = pmcp__sql_resolve(s, q, t, ref, "run experiment project", k, &id);
   if (rc == 0) {
     static const char sql_add[] =
-        "INSERT OR IGNORE INTO tags(tenant_id, owner_kind, owner_id, tag) VALUES(?1,?2,?3,?4)";
+        "INSERT INTO tags(tenant_id, owner_kind, owner_id, tag) VALUES(?1,?2,?3,?4)"
+        " ON CONFLICT DO NOTHING";
     static const char sql_del[] =
         "DELETE FROM tags WHERE tenant_id=?1 AND owner_kind=?2 AND owner_id=?3 AND tag=?4";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(s, q, add ? sql_add : sql_del, &st)) == 0) {
-      sqlite3_bind_int64(st, 1, t.id);
-      sqlite3_bind_text(st, 2, k, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st, 3, id);
-      sqlite3_bind_text(st, 4, tag, -1, SQLITE_TRANSIENT);
-      rc = step_done(s, q, st, "tag");
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(s, q, add ? sql_add : sql_del, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, t.id);
+      pmcp__st_bind_text(st, 2, k);
+      pmcp__st_bind_int64(st, 3, id);
+      pmcp__st_bind_text(st, 4, tag);
+      rc = pmcp__st_run1(s, st, "tag");
     }
     if (rc == 0)
       rc = reindex(s, q, t, k, id);
   }
-  return pmcp__sq_wend(s, q, t, rc);
+  return pmcp__sql_wend(s, q, t, rc);
 }

@@ -1,8 +1,8 @@
-/* SQLite backend: pmcp_store_put(), records described as JSON. This file
+/* pmcp_store_put() of both backends, records described as JSON. This file
  * holds what every kind shares (field readers that name a mistyped field,
  * slugs, ref checks, the keyword index) and the dispatch; the kinds are in
- * sq_catalog.c (datasets, checkpoints, sources, lineage) and sq_records.c
- * (groups, trials, sessions, files, paper links, experiment versions).
+ * catalog.c (datasets, checkpoints, sources, lineage) and records.c
+ * (groups, trials, sessions, files, paper links, experiment versions); env-attribute in env_attr.c.
  * Each kind has an identity, so writing the same record twice changes
  * nothing. */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/sq_put.h"
+#include "store/put.h"
 
 /* Field readers: absent is NULL / default; a present field of the wrong
  * type is an error naming it. */
@@ -92,29 +92,19 @@ int pmcp__put_fjson(put_ctx *c, const char *name, int want_array, char **out)
 }
 
 
-int pmcp__put_run1(put_ctx *c, sqlite3_stmt *st, const char *what)
-{
-  int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    return pmcp__sq_err(c->s, c->q, rc, what);
-  return 0;
-}
-
 /* Looks up an existing row id by slug; 0 when absent. */
 int64_t pmcp__put_by_slug(put_ctx *c, const char *table, const char *slug)
 {
-  char *sql = sqlite3_mprintf("SELECT id FROM %s WHERE tenant_id=?1 AND slug=?2", table);
-  sqlite3_stmt *st = NULL;
+  const char *sql = pmcp__sql_slug_query(table);
+  pmcp__stmt *st;
   int64_t id = 0;
-  if (sqlite3_prepare_v2(c->q->db, sql, -1, &st, NULL) == SQLITE_OK) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, slug, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW)
-      id = sqlite3_column_int64(st, 0);
+  if (sql && pmcp__sql_prep(c->s, c->q, sql, &st) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, slug);
+    if (pmcp__st_step(st) == PMCP__ROW)
+      id = pmcp__st_int64(st, 0);
+    pmcp__st_reset(st);
   }
-  sqlite3_finalize(st);
-  sqlite3_free(sql);
   return id;
 }
 
@@ -163,28 +153,28 @@ int pmcp__put_ref_exists(put_ctx *c, const char *ref)
   if (strcmp(kind, "checkpoint") == 0) {
     if (!at && pmcp__put_by_slug(c, "checkpoints", base))
       return 0;
-    return pmcp__sq_find(c->s, c->q, c->t, "run", base, &row);
+    return pmcp__sql_find(c->s, c->q, c->t, "run", base, &row);
   }
   if (strcmp(kind, "paper") == 0) {
     static const char sql[] = "SELECT 1 FROM papers WHERE tenant_id=?1 AND arxiv_id=?2";
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
       return rc;
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, base, -1, SQLITE_TRANSIENT);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_reset(st);
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, base);
+    int found = pmcp__st_step(st) == PMCP__ROW;
+    pmcp__st_reset(st);
     return found ? 0 : pmcp_store_set_error(c->s, PMCP_ENOTFOUND, "no paper '%.64s'", base);
   }
   if (!pmcp__kind_table(kind))
     return pmcp_store_set_error(c->s, PMCP_EINVAL, "unknown ref kind '%s' in '%.64s'", kind, ref);
-  return pmcp__sq_find(c->s, c->q, c->t, strcmp(kind, "sub-note") == 0 ? "note" : kind, base,
+  return pmcp__sql_find(c->s, c->q, c->t, strcmp(kind, "sub-note") == 0 ? "note" : kind, base,
                        &row);
 }
 
 int pmcp__put_index_doc(put_ctx *c, const char *kind, const char *title, const char *body)
 {
-  return pmcp__sq_index(c->s, c->q, c->t, c->ref.ptr, kind, title, body);
+  return pmcp__sql_index(c->s, c->q, c->t, c->ref.ptr, kind, title, body);
 }
 
 static const struct {
@@ -199,10 +189,10 @@ static const struct {
   {"env-attribute", pmcp__put_env_attribute},
 };
 
-int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
+int pmcp__sql_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
                  const char *json, size_t len, pmcp_buf *out_ref)
 {
-  pmcp__sq *q = SQ(ctx);
+  pmcp__sql *q = PMCP__SQL(ctx);
   int (*fn)(put_ctx *) = NULL;
   for (size_t i = 0; i < sizeof put_kinds / sizeof put_kinds[0]; i++)
     if (strcmp(kind, put_kinds[i].kind) == 0)
@@ -218,9 +208,9 @@ int pmcp__sq_put(pmcp_store *s, void *ctx, pmcp_tenant t, const char *kind,
     return pmcp_store_set_error(s, PMCP_EINVAL, "%s record is not a JSON object", kind);
   }
   put_ctx c = {s, q, t, kind, o, PMCP_BUF_INIT};
-  int rc = pmcp__sq_wbegin(s, q);
+  int rc = pmcp__sql_wbegin(s, q, t);
   if (rc == 0)
-    rc = pmcp__sq_wend(s, q, t, fn(&c));
+    rc = pmcp__sql_wend(s, q, t, fn(&c));
   if (rc == 0 && out_ref) {
     pmcp__buf_reset(out_ref);
     rc = pmcp__buf_puts(out_ref, c.ref.ptr ? c.ref.ptr : "");

@@ -1,4 +1,4 @@
-/* SQLite backend: the other record kinds of pmcp_store_put(): groups,
+/* The store (both backends): the other record kinds of pmcp_store_put(): groups,
  * trials with trajectories, sessions with transcripts, shared and
  * per-workspace files, project paper links and experiment versions. */
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/sq_put.h"
+#include "store/put.h"
 
 int pmcp__put_group(put_ctx *c)
 {
@@ -20,7 +20,7 @@ int pmcp__put_group(put_ctx *c)
     return pmcp_store_set_error(c->s, PMCP_EINVAL, "group record: \"runs\" must be an array");
   char k[32];
   int64_t eid = 0, existing, gid;
-  if (exp && (rc = pmcp__sq_resolve(c->s, c->q, c->t, exp, "experiment", k, &eid)))
+  if (exp && (rc = pmcp__sql_resolve(c->s, c->q, c->t, exp, "experiment", k, &eid)))
     return rc;
   pmcp_buf slug = PMCP_BUF_INIT;
   if ((rc = pmcp__put_pick_slug(c, "groups", id, name, &slug, &existing)))
@@ -28,19 +28,19 @@ int pmcp__put_group(put_ctx *c)
   static const char sql[] =
       "INSERT INTO groups(tenant_id, slug, name, experiment_id, description, created)"
       " VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(tenant_id, slug) DO UPDATE SET name=excluded.name,"
-      " experiment_id=coalesce(excluded.experiment_id, experiment_id),"
-      " description=coalesce(excluded.description, description)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+      " experiment_id=coalesce(excluded.experiment_id, groups.experiment_id),"
+      " description=coalesce(excluded.description, groups.description)";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
     goto out;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_text(st, 2, slug.ptr);
+  pmcp__st_bind_text(st, 3, name);
   if (eid)
-    sqlite3_bind_int64(st, 4, eid);
-  pmcp__put_bind_opt(st, 5, desc);
-  sqlite3_bind_int64(st, 6, pmcp__now_ms());
-  if ((rc = pmcp__put_run1(c, st, "group")))
+    pmcp__st_bind_int64(st, 4, eid);
+  pmcp__st_bind_text(st, 5, desc);
+  pmcp__st_bind_int64(st, 6, pmcp__now_ms());
+  if ((rc = pmcp__st_run1(c->s, st, "group")))
     goto out;
   gid = pmcp__put_by_slug(c, "groups", slug.ptr);
   cJSON *it;
@@ -50,16 +50,17 @@ int pmcp__put_group(put_ctx *c)
       rc = pmcp_store_set_error(c->s, PMCP_EINVAL, "group record: \"runs\" holds run ids");
       goto out;
     }
-    if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, it->valuestring, "run", k, &rid)))
+    if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, it->valuestring, "run", k, &rid)))
       goto out;
     static const char sql_m[] =
-        "INSERT OR IGNORE INTO group_runs(tenant_id, group_id, run_id) VALUES(?1,?2,?3)";
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql_m, &st)))
+        "INSERT INTO group_runs(tenant_id, group_id, run_id) VALUES(?1,?2,?3)"
+        " ON CONFLICT DO NOTHING";
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql_m, &st)))
       goto out;
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_int64(st, 2, gid);
-    sqlite3_bind_int64(st, 3, rid);
-    if ((rc = pmcp__put_run1(c, st, "group member")))
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_int64(st, 2, gid);
+    pmcp__st_bind_int64(st, 3, rid);
+    if ((rc = pmcp__st_run1(c->s, st, "group member")))
       goto out;
   }
   if ((rc = pmcp__put_set_ref(c, "group", slug.ptr)) == 0)
@@ -83,7 +84,7 @@ int pmcp__put_trial(put_ctx *c)
     goto out;
   char k[32];
   int64_t rid, existing;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, run, "run", k, &rid)))
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, run, "run", k, &rid)))
     goto out;
   pmcp_buf slug = PMCP_BUF_INIT, nm = PMCP_BUF_INIT;
   const char *rs = strchr(run, ':') ? strchr(run, ':') + 1 : run;
@@ -93,22 +94,22 @@ int pmcp__put_trial(put_ctx *c)
   static const char sql[] =
       "INSERT INTO trials(tenant_id, slug, run_id, name, params, status, score, trajectory,"
       " created) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT(tenant_id, slug) DO UPDATE SET"
-      " name=coalesce(excluded.name, name), params=coalesce(excluded.params, params),"
-      " status=coalesce(excluded.status, status), score=coalesce(excluded.score, score),"
-      " trajectory=coalesce(excluded.trajectory, trajectory)";
-  sqlite3_stmt *st;
-  if (rc == 0 && (rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, rid);
-    pmcp__put_bind_opt(st, 4, name);
-    pmcp__put_bind_opt(st, 5, params);
-    pmcp__put_bind_opt(st, 6, status);
+      " name=coalesce(excluded.name, trials.name), params=coalesce(excluded.params, trials.params),"
+      " status=coalesce(excluded.status, trials.status), score=coalesce(excluded.score, trials.score),"
+      " trajectory=coalesce(excluded.trajectory, trials.trajectory)";
+  pmcp__stmt *st;
+  if (rc == 0 && (rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, slug.ptr);
+    pmcp__st_bind_int64(st, 3, rid);
+    pmcp__st_bind_text(st, 4, name);
+    pmcp__st_bind_text(st, 5, params);
+    pmcp__st_bind_text(st, 6, status);
     if (has_score && isfinite(score))
-      sqlite3_bind_double(st, 7, score);
-    pmcp__put_bind_opt(st, 8, traj);
-    sqlite3_bind_int64(st, 9, pmcp__now_ms());
-    rc = pmcp__put_run1(c, st, "trial");
+      pmcp__st_bind_double(st, 7, score);
+    pmcp__st_bind_text(st, 8, traj);
+    pmcp__st_bind_int64(st, 9, pmcp__now_ms());
+    rc = pmcp__st_run1(c->s, st, "trial");
   }
   if (rc == 0 && (rc = pmcp__put_set_ref(c, "trial", slug.ptr)) == 0)
     rc = pmcp__put_index_doc(c, "trial", name ? name : slug.ptr, params ? params : "");
@@ -159,41 +160,42 @@ int pmcp__put_session(put_ctx *c)
   if (id) {
     rc = pmcp__put_pick_slug(c, "sessions", id, NULL, &slug, &existing);
   } else {
-    rc = pmcp__sq_new_id(c->s, c->q, c->t, "sessions", NULL, title, &slug, &existing);
+    rc = pmcp__sql_new_id(c->s, c->q, c->t, "sessions", NULL, title, &slug, &existing);
   }
   if (rc)
     goto out;
   static const char sql[] =
       "INSERT INTO sessions(tenant_id, slug, title, agent, started, ended, transcript, created)"
       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT(tenant_id, slug) DO UPDATE SET"
-      " title=excluded.title, agent=coalesce(excluded.agent, agent),"
-      " started=coalesce(excluded.started, started), ended=coalesce(excluded.ended, ended),"
-      " transcript=coalesce(excluded.transcript, transcript)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+      " title=excluded.title, agent=coalesce(excluded.agent, sessions.agent),"
+      " started=coalesce(excluded.started, sessions.started), ended=coalesce(excluded.ended, sessions.ended),"
+      " transcript=coalesce(excluded.transcript, sessions.transcript)";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
     goto out;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, title, -1, SQLITE_TRANSIENT);
-  pmcp__put_bind_opt(st, 4, agent);
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_text(st, 2, slug.ptr);
+  pmcp__st_bind_text(st, 3, title);
+  pmcp__st_bind_text(st, 4, agent);
   if (has_s)
-    sqlite3_bind_int64(st, 5, started);
+    pmcp__st_bind_int64(st, 5, started);
   if (has_e)
-    sqlite3_bind_int64(st, 6, ended);
-  pmcp__put_bind_opt(st, 7, transcript);
-  sqlite3_bind_int64(st, 8, has_s ? started : pmcp__now_ms());
-  if ((rc = pmcp__put_run1(c, st, "session")))
+    pmcp__st_bind_int64(st, 6, ended);
+  pmcp__st_bind_text(st, 7, transcript);
+  pmcp__st_bind_int64(st, 8, has_s ? started : pmcp__now_ms());
+  if ((rc = pmcp__st_run1(c->s, st, "session")))
     goto out;
   sid = pmcp__put_by_slug(c, "sessions", slug.ptr);
   cJSON_ArrayForEach(it, on) {
     static const char sql_l[] =
-        "INSERT OR IGNORE INTO session_links(tenant_id, session_id, ref) VALUES(?1,?2,?3)";
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql_l, &st)))
+        "INSERT INTO session_links(tenant_id, session_id, ref) VALUES(?1,?2,?3)"
+        " ON CONFLICT DO NOTHING";
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql_l, &st)))
       goto out;
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_int64(st, 2, sid);
-    sqlite3_bind_text(st, 3, it->valuestring, -1, SQLITE_TRANSIENT);
-    if ((rc = pmcp__put_run1(c, st, "session link")))
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_int64(st, 2, sid);
+    pmcp__st_bind_text(st, 3, it->valuestring);
+    if ((rc = pmcp__st_run1(c->s, st, "session link")))
       goto out;
   }
   if ((rc = pmcp__put_set_ref(c, "session", slug.ptr)) == 0)
@@ -220,25 +222,25 @@ int pmcp__put_file(put_ctx *c)
         "file record: \"path\" must be relative, without '..', at most 512 characters");
   char k[32];
   int64_t wid = 0, existing;
-  if (ws && (rc = pmcp__sq_resolve(c->s, c->q, c->t, ws, "workspace", k, &wid)))
+  if (ws && (rc = pmcp__sql_resolve(c->s, c->q, c->t, ws, "workspace", k, &wid)))
     return rc;
   pmcp_buf slug = PMCP_BUF_INIT;
   static const char sql_find[] =
       "SELECT slug FROM files WHERE tenant_id=?1 AND workspace_id=?2 AND path=?3";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql_find, &st)))
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql_find, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_int64(st, 2, wid);
-  sqlite3_bind_text(st, 3, path, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    pmcp__sq_text_col(&slug, st, 0);
-  sqlite3_reset(st);
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_int64(st, 2, wid);
+  pmcp__st_bind_text(st, 3, path);
+  if (pmcp__st_step(st) == PMCP__ROW)
+    pmcp__st_text_col(&slug, st, 0);
+  pmcp__st_reset(st);
   if (!slug.len) {
     pmcp_buf nm = PMCP_BUF_INIT;
     pmcp__buf_printf(&nm, "%s%s%s", ws ? (strchr(ws, ':') ? strchr(ws, ':') + 1 : ws) : "shared",
                      "-", path);
-    rc = pmcp__sq_new_id(c->s, c->q, c->t, "files", NULL, nm.ptr, &slug, &existing);
+    rc = pmcp__sql_new_id(c->s, c->q, c->t, "files", NULL, nm.ptr, &slug, &existing);
     pmcp_buf_dispose(&nm);
   }
   char sha[65] = "";
@@ -249,21 +251,20 @@ int pmcp__put_file(put_ctx *c)
       " size, created) VALUES(?1,?2,?3,?4,?5,?6,?7,?10,?8,?9)"
       " ON CONFLICT(tenant_id, workspace_id, path) DO UPDATE SET media_type=excluded.media_type,"
       " content=excluded.content, uri=excluded.uri, size=excluded.size, sha256=excluded.sha256";
-  if (rc == 0 && (rc = pmcp__sq_prep(c->s, c->q, sql, &st)) == 0) {
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_text(st, 2, slug.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, wid);
-    sqlite3_bind_text(st, 4, path, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, mt ? mt : (content ? "text/plain" : "application/octet-stream"), -1,
-                      SQLITE_TRANSIENT);
+  if (rc == 0 && (rc = pmcp__sql_prep(c->s, c->q, sql, &st)) == 0) {
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_text(st, 2, slug.ptr);
+    pmcp__st_bind_int64(st, 3, wid);
+    pmcp__st_bind_text(st, 4, path);
+    pmcp__st_bind_text(st, 5, mt ? mt : (content ? "text/plain" : "application/octet-stream"));
     if (content)
-      sqlite3_bind_blob(st, 6, content, (int)strlen(content), SQLITE_TRANSIENT);
-    pmcp__put_bind_opt(st, 7, uri);
-    sqlite3_bind_int64(st, 8, content ? (int64_t)strlen(content) : 0);
-    sqlite3_bind_int64(st, 9, pmcp__now_ms());
+      pmcp__st_bind_blob(st, 6, content, strlen(content));
+    pmcp__st_bind_text(st, 7, uri);
+    pmcp__st_bind_int64(st, 8, content ? (int64_t)strlen(content) : 0);
+    pmcp__st_bind_int64(st, 9, pmcp__now_ms());
     if (content)
-      sqlite3_bind_text(st, 10, sha, -1, SQLITE_TRANSIENT);
-    rc = pmcp__put_run1(c, st, "file");
+      pmcp__st_bind_text(st, 10, sha);
+    rc = pmcp__st_run1(c->s, st, "file");
   }
   if (rc == 0 && (rc = pmcp__put_set_ref(c, "file", slug.ptr)) == 0)
     rc = pmcp__put_index_doc(c, "file", path, content ? content : uri);
@@ -280,7 +281,7 @@ int pmcp__put_paper_link(put_ctx *c)
     return rc;
   char k[32];
   int64_t pid;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, project, "project", k, &pid)))
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, project, "project", k, &pid)))
     return rc;
   const char *pp = strncmp(paper, "paper:", 6) == 0 ? paper + 6 : paper;
   pmcp_buf r = PMCP_BUF_INIT;
@@ -291,15 +292,15 @@ int pmcp__put_paper_link(put_ctx *c)
     return rc;
   static const char sql[] =
       "INSERT INTO project_papers(tenant_id, project_id, arxiv_id, note) VALUES(?1,?2,?3,?4)"
-      " ON CONFLICT(project_id, arxiv_id) DO UPDATE SET note=coalesce(excluded.note, note)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+      " ON CONFLICT(project_id, arxiv_id) DO UPDATE SET note=coalesce(excluded.note, project_papers.note)";
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
     return rc;
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_int64(st, 2, pid);
-  sqlite3_bind_text(st, 3, pp, -1, SQLITE_TRANSIENT);
-  pmcp__put_bind_opt(st, 4, note);
-  if ((rc = pmcp__put_run1(c, st, "paper link")))
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_int64(st, 2, pid);
+  pmcp__st_bind_text(st, 3, pp);
+  pmcp__st_bind_text(st, 4, note);
+  if ((rc = pmcp__st_run1(c->s, st, "paper link")))
     return rc;
   pmcp__buf_reset(&c->ref);
   return pmcp__buf_printf(&c->ref, "paper:%s", pp);
@@ -315,48 +316,52 @@ int pmcp__put_experiment_version(put_ctx *c)
     return rc;
   char k[32];
   int64_t eid, version = 0;
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_resolve(c->s, c->q, c->t, exp, "experiment", k, &eid)))
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, exp, "experiment", k, &eid)))
     goto out;
   /* Idempotent: the same description and config as the latest version
    * adds nothing. */
-  static const char sql_last[] =
+  static const char sql_last_sq[] =
       "SELECT version, description IS ?2, config IS ?3 FROM experiment_versions"
       " WHERE experiment_id=?1 ORDER BY version DESC LIMIT 1";
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql_last, &st)))
+  static const char sql_last_pg[] =
+      "SELECT version, description IS NOT DISTINCT FROM ?2::text,"
+      " config IS NOT DISTINCT FROM ?3::text FROM experiment_versions"
+      " WHERE experiment_id=?1 ORDER BY version DESC LIMIT 1";
+  if ((rc = pmcp__sql_prep(c->s, c->q, PMCP__SQL_PICK(c->q, sql_last_sq, sql_last_pg), &st)))
     goto out;
-  sqlite3_bind_int64(st, 1, eid);
-  pmcp__put_bind_opt(st, 2, desc);
-  pmcp__put_bind_opt(st, 3, config);
+  pmcp__st_bind_int64(st, 1, eid);
+  pmcp__st_bind_text(st, 2, desc);
+  pmcp__st_bind_text(st, 3, config);
   int same = 0;
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    version = sqlite3_column_int64(st, 0);
-    same = sqlite3_column_int(st, 1) && sqlite3_column_int(st, 2);
+  if (pmcp__st_step(st) == PMCP__ROW) {
+    version = pmcp__st_int64(st, 0);
+    same = (int)pmcp__st_int64(st, 1) && (int)pmcp__st_int64(st, 2);
   }
-  sqlite3_reset(st);
+  pmcp__st_reset(st);
   if (!same) {
     version++;
     static const char sql[] =
         "INSERT INTO experiment_versions(tenant_id, experiment_id, version, description, config,"
         " author, created) VALUES(?1,?2,?3,?4,?5,?6,?7)";
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st)))
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st)))
       goto out;
-    sqlite3_bind_int64(st, 1, c->t.id);
-    sqlite3_bind_int64(st, 2, eid);
-    sqlite3_bind_int64(st, 3, version);
-    pmcp__put_bind_opt(st, 4, desc);
-    pmcp__put_bind_opt(st, 5, config);
-    pmcp__put_bind_opt(st, 6, author);
-    sqlite3_bind_int64(st, 7, pmcp__now_ms());
-    if ((rc = pmcp__put_run1(c, st, "experiment version")))
+    pmcp__st_bind_int64(st, 1, c->t.id);
+    pmcp__st_bind_int64(st, 2, eid);
+    pmcp__st_bind_int64(st, 3, version);
+    pmcp__st_bind_text(st, 4, desc);
+    pmcp__st_bind_text(st, 5, config);
+    pmcp__st_bind_text(st, 6, author);
+    pmcp__st_bind_int64(st, 7, pmcp__now_ms());
+    if ((rc = pmcp__st_run1(c->s, st, "experiment version")))
       goto out;
     if (config) {
       static const char sql_c[] = "UPDATE experiments SET config=?2 WHERE id=?1";
-      if ((rc = pmcp__sq_prep(c->s, c->q, sql_c, &st)))
+      if ((rc = pmcp__sql_prep(c->s, c->q, sql_c, &st)))
         goto out;
-      sqlite3_bind_int64(st, 1, eid);
-      sqlite3_bind_text(st, 2, config, -1, SQLITE_TRANSIENT);
-      if ((rc = pmcp__put_run1(c, st, "experiment config")))
+      pmcp__st_bind_int64(st, 1, eid);
+      pmcp__st_bind_text(st, 2, config);
+      if ((rc = pmcp__st_run1(c->s, st, "experiment config")))
         goto out;
     }
   }
@@ -396,19 +401,19 @@ int pmcp__put_embedding(put_ctx *c)
       "INSERT INTO embeddings(tenant_id, ref, model, text_sha256, vector, created)"
       " VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(tenant_id, model, ref) DO UPDATE SET"
       " text_sha256=excluded.text_sha256, vector=excluded.vector, created=excluded.created";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(c->s, c->q, sql, &st))) {
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, sql, &st))) {
     cJSON_free(vt);
     return rc;
   }
-  sqlite3_bind_int64(st, 1, c->t.id);
-  sqlite3_bind_text(st, 2, ref, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, model, -1, SQLITE_TRANSIENT);
-  pmcp__put_bind_opt(st, 4, sha);
-  sqlite3_bind_text(st, 5, vt, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 6, pmcp__now_ms());
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_text(st, 2, ref);
+  pmcp__st_bind_text(st, 3, model);
+  pmcp__st_bind_text(st, 4, sha);
+  pmcp__st_bind_text(st, 5, vt);
+  pmcp__st_bind_int64(st, 6, pmcp__now_ms());
   cJSON_free(vt);
-  if ((rc = pmcp__put_run1(c, st, "embedding")))
+  if ((rc = pmcp__st_run1(c->s, st, "embedding")))
     return rc;
   pmcp__buf_reset(&c->ref);
   return pmcp__buf_puts(&c->ref, ref);

@@ -1,0 +1,323 @@
+/* pmcp_store_list() of both backends: the options checked against a kind's
+ * rules, the WHERE clause assembled from the kind's fixed fragments (every
+ * value bound), the page and the total. Each backend keeps only its table
+ * of kinds (sq_list.c, pg_list.c): the items' JSON is built by each
+ * dialect's own functions. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "store/list.h"
+#include "store/ws_scope.h"
+
+#define PMCP__LIST_MAXP 24
+
+/* The SQL names its parameters (:t, :p, :pref, :q, :fN, :lim, :off); the
+ * statement interface numbers them. Each distinct name becomes ?N in order
+ * of first use (a '::' cast is left alone). */
+typedef struct named_sql {
+  pmcp_buf sql;
+  char names[PMCP__LIST_MAXP][8];
+  int n;
+} named_sql;
+
+static int name_params(pmcp_store *s, const char *in, named_sql *ns)
+{
+  memset(ns, 0, sizeof *ns);
+  /* Plain text is copied in spans: this runs on every listing. */
+  int rc = pmcp__buf_reserve(&ns->sql, strlen(in) + 16);
+  const char *span = in;
+  char quote = 0;
+  for (const char *p = in; *p && rc == 0; p++) {
+    if (quote) {
+      if (*p == quote)
+        quote = 0;
+    } else if (*p == '\'') {
+      quote = *p;
+    } else if (*p == ':' && p[1] == ':') {
+      p++;
+    } else if (*p == ':' && p[1] >= 'a' && p[1] <= 'z') {
+      char nm[8];
+      size_t k = 0;
+      const char *e = p + 1;
+      while (((*e >= 'a' && *e <= 'z') || (*e >= '0' && *e <= '9')) && k < sizeof nm - 1)
+        nm[k++] = *e++;
+      nm[k] = '\0';
+      int ix = 0;
+      for (int i = 0; i < ns->n && !ix; i++)
+        if (strcmp(ns->names[i], nm) == 0)
+          ix = i + 1;
+      if (!ix) {
+        if (ns->n == PMCP__LIST_MAXP) {
+          pmcp_buf_dispose(&ns->sql);
+          return pmcp_store_set_error(s, PMCP_EINTERNAL, "too many list parameters");
+        }
+        memcpy(ns->names[ns->n], nm, k + 1);
+        ix = ++ns->n;
+      }
+      rc = pmcp__buf_append(&ns->sql, span, (size_t)(p - span));
+      if (rc == 0)
+        rc = pmcp__buf_printf(&ns->sql, "?%d", ix);
+      span = e;
+      p = e - 1;
+    }
+  }
+  if (rc == 0)
+    rc = pmcp__buf_puts(&ns->sql, span);
+  if (rc || !ns->sql.ptr) {
+    pmcp_buf_dispose(&ns->sql);
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+static int named_index(const named_sql *ns, const char *nm)
+{
+  for (int i = 0; i < ns->n; i++)
+    if (strcmp(ns->names[i], nm) == 0)
+      return i + 1;
+  return 0;
+}
+
+int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n_kinds,
+                   pmcp_tenant t, const pmcp_list_opts *o, pmcp_buf *out)
+{
+  const list_kind *lk = NULL;
+  for (size_t i = 0; i < n_kinds && !lk; i++)
+    if (strcmp(kinds[i].kind, o->kind) == 0)
+      lk = &kinds[i];
+  if (!lk)
+    return pmcp_store_set_error(s, PMCP_EINVAL,
+        "unknown list kind '%.32s' (workspace, project, experiment, run, note, note-version,"
+        " artifact, artifact-version, dataset, dataset-version, checkpoint, source, lineage,"
+        " group, trial, session, file, paper, event, series, experiment-version, attribute,"
+        " env-attribute)",
+        o->kind);
+  int rc = pmcp__sql_ready(s, q, t);
+  if (rc || (rc = pmcp__sql_flush(s, q)))
+    return rc;
+  size_t limit = o->limit ? o->limit : 50;
+  if (limit > 1000)
+    limit = 1000;
+  int64_t offset = 0;
+  if (o->after && *o->after) {
+    char *end;
+    long long v = strtoll(o->after, &end, 10);
+    if (*end || v < 0 || end == o->after)
+      return pmcp_store_set_error(s, PMCP_EINVAL, "invalid list position '%.32s'", o->after);
+    offset = v;
+  }
+  pmcp_buf where = PMCP_BUF_INIT;
+  pmcp__buf_printf(&where, "%s=:t", lk->tenant_col);
+  if ((rc = pmcp__ws_list_where(&where, t, lk->kind))) {
+    pmcp_buf_dispose(&where);
+    return pmcp_store_set_error(s, rc, "out of memory");
+  }
+  /* Parent. */
+  int64_t prow = 0;
+  const char *pref = NULL;
+  if (o->parent) {
+    char pk[32];
+    const char *pid;
+    if ((rc = pmcp__ref_split(s, o->parent, NULL, pk, &pid)))
+      goto out;
+    const parent_rule *rule = NULL;
+    for (int i = 0; i < 5 && lk->parents[i].kind; i++)
+      if (strcmp(lk->parents[i].kind, pk) == 0 || strcmp(lk->parents[i].kind, "*") == 0)
+        rule = &lk->parents[i];
+    if (!rule) {
+      rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items cannot be listed under a %s",
+                                lk->kind, pk);
+      goto out;
+    }
+    if (strcmp(rule->kind, "*") == 0) {
+      pref = o->parent;
+    } else {
+      char k2[32];
+      if ((rc = pmcp__sql_resolve(s, q, t, o->parent, NULL, k2, &prow)))
+        goto out;
+    }
+    pmcp__buf_printf(&where, " AND %s", rule->cond);
+  } else if (lk->parent_required) {
+    rc = pmcp_store_set_error(s, PMCP_EINVAL, "listing %s items needs a parent (e.g. %s)",
+                              lk->kind, lk->parents[0].kind);
+    goto out;
+  }
+  if (lk->deleted && !o->include_deleted)
+    pmcp__buf_printf(&where, " AND %s=0", lk->deleted);
+  if (o->query && *o->query) {
+    if (!lk->query) {
+      rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items cannot be searched with a query",
+                                lk->kind);
+      goto out;
+    }
+    pmcp__buf_printf(&where, PMCP__SQL_PICK(q, " AND instr(lower(%s), lower(:q)) > 0",
+                                            " AND strpos(lower(%s), lower(:q)) > 0"),
+                     lk->query);
+  }
+  /* Filters: a JSON object of name -> value. */
+  cJSON *f = NULL;
+  const filter_rule *used[5];
+  cJSON *vals[5];
+  int n_used = 0;
+  if (o->filter && *o->filter) {
+    f = cJSON_Parse(o->filter);
+    if (!cJSON_IsObject(f)) {
+      cJSON_Delete(f);
+      rc = pmcp_store_set_error(s, PMCP_EINVAL, "the list filter is not a JSON object");
+      goto out;
+    }
+    cJSON *it;
+    cJSON_ArrayForEach(it, f) {
+      const filter_rule *fr = NULL;
+      for (int i = 0; i < 5 && lk->filters[i].name; i++)
+        if (strcmp(lk->filters[i].name, it->string) == 0)
+          fr = &lk->filters[i];
+      if (!fr || n_used == 5) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items have no filter '%.32s'", lk->kind,
+                                  it->string);
+        break;
+      }
+      int ok = fr->type == 'b' ? cJSON_IsBool(it)
+             : fr->type == 's' ? cJSON_IsString(it)
+                               : cJSON_IsNumber(it);
+      if (!ok) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL, "filter '%s' must be a %s", fr->name,
+                                  fr->type == 'b' ? "boolean" : fr->type == 's' ? "string" : "number");
+        break;
+      }
+      if (strcmp(fr->name, "direction") == 0 &&
+          (!pref || (strcmp(it->valuestring, "upstream") && strcmp(it->valuestring, "downstream")))) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL,
+            "filter 'direction' is upstream or downstream and needs a parent ref");
+        break;
+      }
+      char cond[512];
+      const char *bar = fr->type == 'b' ? strchr(fr->cond, '|') : NULL;
+      if (bar) {
+        if (cJSON_IsTrue(it))
+          snprintf(cond, sizeof cond, "%.*s", (int)(bar - fr->cond), fr->cond);
+        else
+          snprintf(cond, sizeof cond, "%s", bar + 1);
+      } else {
+        snprintf(cond, sizeof cond, "%s", fr->cond);
+      }
+      /* Each filter binds its own :fN. */
+      pmcp_buf c2 = PMCP_BUF_INIT;
+      for (const char *p = cond; *p; p++) {
+        if (p[0] == ':' && p[1] == 'f') {
+          pmcp__buf_printf(&c2, ":f%d", n_used);
+          p++;
+        } else {
+          pmcp__buf_putc(&c2, *p);
+        }
+      }
+      pmcp__buf_printf(&where, " AND (%s)", c2.ptr);
+      pmcp_buf_dispose(&c2);
+      used[n_used] = fr;
+      vals[n_used] = it;
+      n_used++;
+    }
+    if (rc) {
+      cJSON_Delete(f);
+      goto out;
+    }
+  }
+  /* The page's rows are chosen first (row ids in order: an index walk or a
+   * sort of narrow rows) and only they are turned into JSON: building the
+   * item (subqueries, excerpts) for every row before the sort was the cost
+   * of a listing. The first word after the table in FROM is its alias.
+   * (SQLite's rowid; PostgreSQL sorts and builds in one statement.) */
+  char alias[16] = "";
+  if (!q->ops->pg) {
+    const char *sp = strchr(lk->from, ' ');
+    size_t al = sp ? strcspn(sp + 1, " ") : 0;
+    if (al && al < sizeof alias)
+      memcpy(alias, sp + 1, al), alias[al] = '\0';
+  }
+  pmcp_buf sql_items = PMCP_BUF_INIT, sql_count = PMCP_BUF_INIT;
+  if (alias[0])
+    pmcp__buf_printf(&sql_items, "SELECT %s FROM %s WHERE %s.rowid IN (SELECT %s.rowid FROM %s"
+                     " WHERE %s ORDER BY %s LIMIT :lim OFFSET :off) ORDER BY %s",
+                     lk->item, lk->from, alias, alias, lk->from, where.ptr, lk->order,
+                     lk->order);
+  else
+    pmcp__buf_printf(&sql_items, "SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT :lim OFFSET :off",
+                     lk->item, lk->from, where.ptr, lk->order);
+  pmcp__buf_printf(&sql_count, "SELECT count(*) FROM %s WHERE %s", lk->from, where.ptr);
+  int64_t total = 0;
+  pmcp__buf_reset(out);
+  pmcp__buf_puts(out, "{\"items\":[");
+  size_t n = 0;
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    named_sql ns;
+    if ((rc = name_params(s, k ? sql_items.ptr : sql_count.ptr, &ns)))
+      break;
+    pmcp__stmt *st = NULL;
+    if ((rc = pmcp__sql_prep_text(s, q, ns.sql.ptr, &st))) {
+      pmcp_buf_dispose(&ns.sql);
+      break;
+    }
+    int ix;
+#define BIND_NAME(nm, call)                                                   \
+  do {                                                                        \
+    if ((ix = named_index(&ns, nm)) > 0)                                      \
+      call;                                                                   \
+  } while (0)
+    BIND_NAME("t", pmcp__st_bind_int64(st, ix, t.id));
+    BIND_NAME("p", pmcp__st_bind_int64(st, ix, prow));
+    BIND_NAME("pref", pmcp__st_bind_text(st, ix, pref ? pref : ""));
+    BIND_NAME("q", pmcp__st_bind_text(st, ix, o->query ? o->query : ""));
+    BIND_NAME("lim", pmcp__st_bind_int64(st, ix, (int64_t)limit + 1));
+    BIND_NAME("off", pmcp__st_bind_int64(st, ix, offset));
+    for (int i = 0; i < n_used; i++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "f%d", i);
+      cJSON *v = vals[i];
+      /* A boolean filter compares with an SQL boolean on PostgreSQL, with
+       * 0/1 on SQLite. */
+      if (used[i]->type == 'b' && q->ops->pg)
+        BIND_NAME(nm, pmcp__st_bind_text(st, ix, cJSON_IsTrue(v) ? "true" : "false"));
+      else if (used[i]->type == 'b')
+        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, cJSON_IsTrue(v)));
+      else if (used[i]->type == 's')
+        BIND_NAME(nm, pmcp__st_bind_text(st, ix, v->valuestring));
+      else
+        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, (int64_t)v->valuedouble));
+    }
+#undef BIND_NAME
+    int src;
+    while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+      if (k == 0) {
+        total = pmcp__st_int64(st, 0);
+        continue;
+      }
+      if (n == limit)
+        break;
+      if (n++)
+        pmcp__buf_putc(out, ',');
+      pmcp__st_json_col(out, st, 0);
+    }
+    if (src != PMCP__ROW && src != PMCP__DONE)
+      rc = pmcp__st_err(s, st, "list");
+    pmcp__sql_release(q, st);
+    pmcp_buf_dispose(&ns.sql);
+  }
+  pmcp_buf_dispose(&sql_items);
+  pmcp_buf_dispose(&sql_count);
+  cJSON_Delete(f);
+  if (rc == 0) {
+    if ((int64_t)(offset + (int64_t)n) < total)
+      pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
+                       (long long)(offset + (int64_t)n));
+    else
+      pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
+    if (!out->ptr)
+      rc = PMCP_ENOMEM;
+  }
+out:
+  pmcp_buf_dispose(&where);
+  return rc;
+}

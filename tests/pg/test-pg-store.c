@@ -274,6 +274,94 @@ START_TEST(lost_connection)
 }
 END_TEST
 
+static pmcp_point *ramp(size_t n, int64_t step0)
+{
+  pmcp_point *p = malloc(n * sizeof *p);
+  ck_assert_ptr_nonnull(p);
+  for (size_t i = 0; i < n; i++) {
+    p[i].step = step0 + (int64_t)i;
+    p[i].time_ms = 1700000000000LL + (int64_t)i;
+    p[i].value = (double)((i * 7919) % 1000) / 8;
+  }
+  return p;
+}
+
+/* The series holds exactly @p want (points and a whole-range summary). */
+static void expect_points(pmcp_store *s, pmcp_tenant t, int64_t id, const pmcp_point *want,
+                          size_t n)
+{
+  pmcp_point *back = calloc(n + 1, sizeof *back);
+  size_t got;
+  int64_t next;
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert(memcmp(back, want, n * sizeof *want) == 0);
+  pmcp_bucket b[3];
+  size_t nb;
+  ST_OK(s, pmcp_store_summary(s, t, id, INT64_MIN, INT64_MAX, 3, b, &nb));
+  uint64_t count = 0;
+  for (size_t i = 0; i < nb; i++)
+    count += b[i].count;
+  ck_assert_uint_eq(count, n);
+  free(back);
+}
+
+/* A write of many blocks that fails part-way (a block the database
+ * refuses, or the connection dropped inside a transaction) stores none of
+ * its points: the series keeps exactly what it had, its partial tail
+ * block included, and takes new points afterwards. */
+START_TEST(points_write_fails_midway)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  char url[1300];
+  snprintf(url, sizeof url, "%s&application_name=pmcp-test-%s", st_path, st_schema);
+  ST_OK(s, pmcp_store_open(&s, url, 0));
+  pmcp_series_spec sp = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  int64_t id;
+  ST_OK(s, pmcp_store_series(s, t, "r1", &sp, &id));
+  size_t n0 = 20000, n1 = 50000;
+  pmcp_point *p = ramp(n0 + n1 + 1000, 0);
+  ST_OK(s, pmcp_store_log(s, t, id, p, n0)); /* a full block and a partial one */
+  /* The database refuses the third block this call writes. */
+  PGconn *c = pg_connect(getenv("PROBE_TEST_PG_URL"), st_schema);
+  int ok;
+  char err[300] = "";
+  free(pg_value(c, "ALTER TABLE metric_chunks ADD CONSTRAINT midway CHECK (step_max < 55000)",
+                &ok, err, sizeof err));
+  ck_assert_msg(ok, "%s", err);
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0, n1), 0);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "midway") != NULL, "%s", pmcp_store_errmsg(s));
+  expect_points(s, t, id, p, n0);
+  /* The same inside the caller's transaction: the call fails, the
+   * transaction still commits what came before it. */
+  ST_OK(s, pmcp_store_begin(s));
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0, 100));
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0 + 100, n1), 0);
+  ST_OK(s, pmcp_store_commit(s));
+  expect_points(s, t, id, p, n0 + 100);
+  free(pg_value(c, "ALTER TABLE metric_chunks DROP CONSTRAINT midway", &ok, err, sizeof err));
+  ck_assert_msg(ok, "%s", err);
+  PQfinish(c);
+  /* The connection drops after two blocks of a transaction were written:
+   * nothing of the transaction is kept. */
+  ST_OK(s, pmcp_store_begin(s));
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 100, 40000));
+  terminate_others(st_schema);
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0 + 40100, 1000), 0);
+  ck_assert_int_ne(pmcp_store_commit(s), 0);
+  expect_points(s, t, id, p, n0 + 100);
+  /* And the series goes on from its tail block. */
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 100, n1 + 900));
+  expect_points(s, t, id, p, n0 + n1 + 1000);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 /* The whole server restarts (a private cluster, so the other tests' one
  * is left alone): calls fail clearly while it is down and work again once
  * it is back, on the same handle. */
@@ -462,6 +550,7 @@ int main(void)
   tcase_add_test(tc, migrations_race);
   tcase_add_test(tc, schema_refusals);
   tcase_add_test(tc, lost_connection);
+  tcase_add_test(tc, points_write_fails_midway);
   tcase_add_test(tc, server_restart);
   tcase_add_test(tc, live_counts);
   suite_add_tcase(su, tc);

@@ -2,6 +2,7 @@
  * positions, summaries checked against a brute-force reduction, tail-block
  * merging across many small writes, histograms, scatter sets, labels. */
 #include <math.h>
+#include <sqlite3.h>
 
 #include "store-test-util.h"
 
@@ -200,6 +201,243 @@ START_TEST(summary_matches_bruteforce)
 }
 END_TEST
 
+/* Brute force: the buckets of @p p over [from, to] on the step (or time)
+ * axis, point by point with the backends' rules (equal-width buckets from
+ * the first key in range; the first min / max wins; times of 0 are
+ * none); empty buckets left out. Returns how many. */
+static size_t brute_buckets(const pmcp_point *p, size_t n, int by_time, int64_t from,
+                            int64_t to, size_t nb, pmcp_bucket *out)
+{
+  int64_t kmin = INT64_MAX, kmax = INT64_MIN;
+  for (size_t i = 0; i < n; i++) {
+    int64_t k = by_time ? p[i].time_ms : p[i].step;
+    if (by_time && !k)
+      continue;
+    kmin = k < kmin ? k : kmin;
+    kmax = k > kmax ? k : kmax;
+  }
+  int64_t lo = from > kmin ? from : kmin, hi = to < kmax ? to : kmax;
+  if (lo > hi)
+    return 0;
+  uint64_t width = ((uint64_t)hi - (uint64_t)lo) / nb + 1;
+  pmcp_bucket *acc = calloc(nb, sizeof *acc);
+  int *have = calloc(nb, sizeof *have);
+  ck_assert(acc && have);
+  for (size_t i = 0; i < n; i++) {
+    int64_t k = by_time ? p[i].time_ms : p[i].step;
+    if ((by_time && !k) || k < lo || k > hi)
+      continue;
+    pmcp_bucket *b = &acc[((uint64_t)k - (uint64_t)lo) / width];
+    int *hv = &have[b - acc];
+    if (!b->count) {
+      b->step_min = b->step_max = b->step_first = p[i].step;
+      b->first = p[i].value;
+    }
+    b->step_min = p[i].step < b->step_min ? p[i].step : b->step_min;
+    b->step_max = p[i].step > b->step_max ? p[i].step : b->step_max;
+    if (p[i].time_ms && (!b->time_min || p[i].time_ms < b->time_min))
+      b->time_min = p[i].time_ms;
+    if (p[i].time_ms > b->time_max)
+      b->time_max = p[i].time_ms;
+    b->count++;
+    b->last = p[i].value;
+    b->step_last = p[i].step;
+    double v = p[i].value;
+    if (!isfinite(v)) {
+      b->nonfinite++;
+      continue;
+    }
+    b->sum += v;
+    if (!*hv || v < b->min) {
+      b->min = v;
+      b->step_at_min = p[i].step;
+    }
+    if (!*hv || v > b->max) {
+      b->max = v;
+      b->step_at_max = p[i].step;
+    }
+    *hv = 1;
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < nb; i++)
+    if (acc[i].count) {
+      if (!have[i])
+        acc[i].min = acc[i].max = NAN;
+      out[m++] = acc[i];
+    }
+  free(acc);
+  free(have);
+  return m;
+}
+
+static void same_double(double got, double want, const char *what, size_t i)
+{
+  if (isnan(want)) {
+    ck_assert_msg(isnan(got), "bucket %zu: %s is %g, not NaN", i, what, got);
+    return;
+  }
+  ck_assert_msg(got == want, "bucket %zu: %s is %.17g, want %.17g", i, what, got, want);
+}
+
+/* More buckets than blocks: bucket edges fall inside blocks and inside
+ * their chunks, so each backend takes some blocks / chunks from their
+ * summaries and reads the points of the others. Every field of every
+ * bucket must equal the brute-force reduction of the points. */
+START_TEST(summary_exact_inside_blocks)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "exact", PMCP_METRIC_FLOAT);
+  size_t n = 3 * 16384 + 5000;
+  pmcp_point *p = curve(n, 11);
+  for (size_t i = 0; i < n; i++) {
+    /* Two-decimal values make ties: the first minimum must win. */
+    p[i].value = round(p[i].value * 100) / 100;
+    p[i].step = (int64_t)i * 3;
+  }
+  /* Steps out of order inside a chunk, non-finite values (one chunk
+   * holds nothing else), a chunk without times and scattered points
+   * without one. */
+  for (size_t i = 20000; i < 20100; i += 2) {
+    int64_t x = p[i].step;
+    p[i].step = p[i + 1].step;
+    p[i + 1].step = x;
+  }
+  for (size_t i = 1000; i < 1256; i++)
+    p[i].value = i % 2 ? NAN : INFINITY;
+  p[5000].value = -INFINITY;
+  p[30001].value = NAN;
+  for (size_t i = 40000; i < 40128; i++)
+    p[i].time_ms = 0;
+  for (size_t i = 7; i < n; i += 997)
+    p[i].time_ms = 0;
+  ST_OK(s, pmcp_store_log(s, t, id, p, 30000));
+  ST_OK(s, pmcp_store_log(s, t, id, p + 30000, n - 30000));
+  size_t nbs[] = {3, 7, 20, 97, 1000, 4000};
+  int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {1234, 100003}, {49151, 49152 * 3}};
+  size_t cap = 4000;
+  pmcp_bucket *got = malloc(cap * sizeof *got), *want = malloc(cap * sizeof *want);
+  ck_assert(got && want);
+  for (int by_time = 0; by_time < 2; by_time++)
+    for (size_t r = 0; r < 3; r++)
+      for (size_t k = 0; k < sizeof nbs / sizeof nbs[0]; k++) {
+        /* On the time axis a block inside one bucket counts whole, its
+         * points without a time included (as on SQLite): only compare
+         * where every block straddles a bucket edge. */
+        if (by_time && nbs[k] < 20)
+          continue;
+        int64_t from = ranges[r][0], to = ranges[r][1];
+        if (by_time && r) {
+          from = p[from / 3 > 0 ? from / 3 : 0].time_ms + 1;
+          to = p[to / 3 < (int64_t)n ? to / 3 : (int64_t)n - 1].time_ms;
+        }
+        size_t ng = 0;
+        if (by_time)
+          ST_OK(s, pmcp_store_summary_time(s, t, id, from, to, nbs[k], got, &ng));
+        else
+          ST_OK(s, pmcp_store_summary(s, t, id, from, to, nbs[k], got, &ng));
+        size_t nw = brute_buckets(p, n, by_time, from, to, nbs[k], want);
+        ck_assert_msg(ng == nw, "axis %d range %zu, %zu buckets: %zu buckets, want %zu",
+                      by_time, r, nbs[k], ng, nw);
+        for (size_t i = 0; i < ng; i++) {
+          const pmcp_bucket *g = &got[i], *w = &want[i];
+          ck_assert_msg(g->count == w->count && g->nonfinite == w->nonfinite,
+                        "axis %d range %zu, %zu buckets, bucket %zu: count %llu/%llu,"
+                        " want %llu/%llu", by_time, r, nbs[k], i,
+                        (unsigned long long)g->count, (unsigned long long)g->nonfinite,
+                        (unsigned long long)w->count, (unsigned long long)w->nonfinite);
+          ck_assert_int_eq(g->step_min, w->step_min);
+          ck_assert_int_eq(g->step_max, w->step_max);
+          ck_assert_int_eq(g->time_min, w->time_min);
+          ck_assert_int_eq(g->time_max, w->time_max);
+          ck_assert_int_eq(g->step_first, w->step_first);
+          ck_assert_int_eq(g->step_last, w->step_last);
+          same_double(g->min, w->min, "min", i);
+          same_double(g->max, w->max, "max", i);
+          same_double(g->first, w->first, "first", i);
+          same_double(g->last, w->last, "last", i);
+          ck_assert_int_eq(g->step_at_min, w->step_at_min);
+          ck_assert_int_eq(g->step_at_max, w->step_at_max);
+          /* Sums may be added in another order. */
+          ck_assert_double_eq_tol(g->sum, w->sum, 1e-9 * fabs(w->sum) + 1e-9);
+        }
+      }
+  free(got);
+  free(want);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* Makes the database refuse (@p on) or accept again the metric blocks
+ * holding a step of 55000 or more: a trigger on SQLite, a CHECK on the
+ * chunk rows on PostgreSQL. */
+static void refuse_midway(int on)
+{
+#ifdef PMCP_HAVE_POSTGRES
+  if (st_is_pg()) {
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             on ? "ALTER TABLE %s.metric_chunks ADD CONSTRAINT midway CHECK (step_max < 55000)"
+                : "ALTER TABLE %s.metric_chunks DROP CONSTRAINT midway", st_schema);
+    st_pg_exec(sql);
+    return;
+  }
+#endif
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(st_path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 10000);
+  const char *sql = on ? "CREATE TRIGGER midway BEFORE INSERT ON metric_blocks"
+                         " WHEN NEW.step_max >= 55000 BEGIN SELECT RAISE(ABORT, 'midway'); END"
+                       : "DROP TRIGGER midway";
+  char *err = NULL;
+  ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s", err ? err : "");
+  sqlite3_close(db);
+}
+
+/* A log call that fails part-way (the database refuses its third block)
+ * stores none of its points, alone or inside the caller's transaction,
+ * and the points buffered before it in that transaction are kept. */
+START_TEST(failed_log_keeps_buffer)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "midway", PMCP_METRIC_FLOAT);
+  size_t n0 = 20000, n1 = 50000, n = n0 + n1 + 1000;
+  pmcp_point *p = curve(n, 5);
+  for (size_t i = 0; i < n; i++)
+    p[i].step = (int64_t)i;
+  ST_OK(s, pmcp_store_log(s, t, id, p, n0));
+  refuse_midway(1);
+  pmcp_point *back = calloc(n + 1, sizeof *back);
+  size_t got;
+  int64_t next;
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0, n1), 0);
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n0);
+  ST_OK(s, pmcp_store_begin(s));
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0, 100));
+  ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0 + 100, n1), 0);
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 100, 50));
+  ST_OK(s, pmcp_store_commit(s));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n0 + 150);
+  ck_assert(memcmp(back, p, got * sizeof *p) == 0);
+  refuse_midway(0);
+  ST_OK(s, pmcp_store_log(s, t, id, p + n0 + 150, n - n0 - 150));
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert(memcmp(back, p, n * sizeof *p) == 0);
+  free(back);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(small_writes_merge)
 {
   pmcp_tenant t;
@@ -314,6 +552,8 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, lossless_points);
   tcase_add_test(tc, summary_matches_bruteforce);
+  tcase_add_test(tc, summary_exact_inside_blocks);
+  tcase_add_test(tc, failed_log_keeps_buffer);
   tcase_add_test(tc, small_writes_merge);
   tcase_add_test(tc, histograms_and_scatter);
   suite_add_tcase(su, tc);

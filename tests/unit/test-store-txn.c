@@ -131,6 +131,40 @@ static int writer(const char *path, const char *prefix, int n_runs)
   return 0;
 }
 
+/* Inside a transaction the version moves with the writes a reader of the
+ * version could tell apart: many writes may raise it once, but a write
+ * after the version was read raises it past what was read, and a commit
+ * leaves it above where it started. */
+START_TEST(version_in_transaction)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  uint64_t v0 = st_version(s, t);
+  ST_OK(s, pmcp_store_begin(s));
+  for (int i = 0; i < 3; i++) {
+    char id[16];
+    snprintf(id, sizeof id, "t%d", i);
+    pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+    r.id = id;
+    ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  }
+  uint64_t v1 = st_version(s, t);
+  ck_assert_uint_gt(v1, v0);
+  ST_OK(s, pmcp_store_tag(s, t, "run:t0", "x", 1));
+  uint64_t v2 = st_version(s, t);
+  ck_assert_uint_gt(v2, v1);
+  /* A failed call changes nothing, not even the version. */
+  ST_RC(s, pmcp_store_tag(s, t, "run:nope", "x", 1), PMCP_ENOTFOUND);
+  ck_assert_uint_eq(st_version(s, t), v2);
+  ST_OK(s, pmcp_store_tag(s, t, "run:t1", "x", 1));
+  ST_OK(s, pmcp_store_commit(s));
+  ck_assert_uint_gt(st_version(s, t), v2);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(two_writers)
 {
   st_fresh_path();
@@ -174,6 +208,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, rollback_restores);
   tcase_add_test(tc, two_writers);
+  tcase_add_test(tc, version_in_transaction);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

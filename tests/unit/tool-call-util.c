@@ -2,6 +2,7 @@
 #include "tool-call-util.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,25 @@ static pmcp_server *tc_srv;
 static pmcp_store *tc_store;
 static char *tc_last_resp;
 static int tc_next_id = 10;
+/* The sink runs on the server's workers: during tc_burst responses are
+ * collected in tc_collect under tc_mu. */
+static pthread_mutex_t tc_mu = PTHREAD_MUTEX_INITIALIZER;
+static cJSON *tc_collect;
 
 static void tc_sink(const pmcp_out *m, void *ud)
 {
   (void)ud;
   if (m->kind != PMCP_OUT_RESPONSE)
     return;
-  free(tc_last_resp);
-  tc_last_resp = strndup(m->data, m->len);
+  pthread_mutex_lock(&tc_mu);
+  if (tc_collect) {
+    cJSON *r = cJSON_ParseWithLength(m->data, m->len);
+    cJSON_AddItemToArray(tc_collect, r ? r : cJSON_CreateString("(not JSON)"));
+  } else {
+    free(tc_last_resp);
+    tc_last_resp = strndup(m->data, m->len);
+  }
+  pthread_mutex_unlock(&tc_mu);
 }
 
 pmcp_server *tc_server_new(void)
@@ -159,4 +171,28 @@ const cJSON *tc_arr(const cJSON *o, const char *k)
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   ck_assert_msg(cJSON_IsArray(v), "no array %s", k);
   return v;
+}
+
+cJSON *tc_burst(const char *const (*calls)[2], size_t n)
+{
+  pthread_mutex_lock(&tc_mu);
+  tc_collect = cJSON_CreateArray();
+  pthread_mutex_unlock(&tc_mu);
+  ck_assert_ptr_nonnull(tc_collect);
+  for (size_t i = 0; i < n; i++) {
+    size_t sz = strlen(calls[i][0]) + strlen(calls[i][1]) + 128;
+    char *msg = malloc(sz);
+    ck_assert_ptr_nonnull(msg);
+    snprintf(msg, sz, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}", tc_next_id++, calls[i][0],
+             calls[i][1]);
+    ck_assert_int_eq(pmcp_server_handle(tc_srv, "", msg, strlen(msg)), 0);
+    free(msg);
+  }
+  pmcp_server_drain(tc_srv);
+  pthread_mutex_lock(&tc_mu);
+  cJSON *all = tc_collect;
+  tc_collect = NULL;
+  pthread_mutex_unlock(&tc_mu);
+  return all;
 }

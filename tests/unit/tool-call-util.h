@@ -37,6 +37,11 @@ cJSON *tc_ok(const char *tool, const char *args);
 /* tc_call that must be refused with a message containing @p needle. */
 void tc_refused(const char *tool, const char *args, const char *needle);
 
+/* Sends the @p n tools/call requests @p calls (each {tool, args JSON})
+ * at once, so the server's workers run them concurrently, then waits for
+ * all; returns the parsed responses in arrival order (caller deletes). */
+cJSON *tc_burst(const char *const (*calls)[2], size_t n);
+
 /* Members of a result object that must be there with that type (the test
  * fails naming the member otherwise). */
 double tc_num(const cJSON *o, const char *k);

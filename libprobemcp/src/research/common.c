@@ -22,7 +22,6 @@ void pmcp__research_release(void *ud)
   pmcp__research *rs = ud;
   if (!rs || --rs->refs > 0)
     return;
-  pthread_mutex_destroy(&rs->lock_own);
   free(rs->tenant_name);
   free(rs->embed_url);
   free(rs->embed_model);

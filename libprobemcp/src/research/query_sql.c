@@ -55,22 +55,24 @@ static void qsql_release(void *ud)
 }
 
 /* Opens the guarded connection on first use (the store file exists by
- * then; a host may register before filling it). */
+ * then; a host may register before filling it). Opening reads through the
+ * store's own connection, which the other tools use from other workers:
+ * it holds the store lock like every store call (on PostgreSQL, two
+ * threads on one PGconn mixed up statements and hung). */
 static pmcp__sqlg *guard(qsql *q)
 {
+  int pg = 0;
+  pthread_mutex_lock(q->rs->lock);
 #ifdef PMCP_HAVE_POSTGRES
-  if (!q->pgq && !q->open_rc && !strcmp(pmcp_store_backend(q->rs->store), "postgres")) {
+  if (!q->pgq && !q->open_rc && !strcmp(pmcp_store_backend(q->rs->store), "postgres"))
     q->open_rc = pmcp__pgq_open(&q->pgq, q->rs->store, q->rs->tenant.id, q->open_err,
                                 sizeof q->open_err);
-    if (!q->open_rc)
-      return NULL;
-  }
-  if (q->pgq)
-    return NULL;
+  pg = q->pgq != NULL;
 #endif
-  if (!q->g && !q->open_rc)
+  if (!q->g && !q->open_rc && !pg)
     q->open_rc = pmcp__sqlg_open(&q->g, q->rs->store, q->rs->tenant, NULL, q->open_err,
                                  sizeof q->open_err);
+  pthread_mutex_unlock(q->rs->lock);
   return q->g;
 }
 
@@ -269,7 +271,10 @@ static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen
       victim = i;
   }
   pmcp__sqlg *g = NULL;
-  if (pmcp__sqlg_open(&g, q->rs->store, t, NULL, err, errlen) != 0)
+  pthread_mutex_lock(q->rs->lock); /* opening reads through the store (guard()) */
+  int rc = pmcp__sqlg_open(&g, q->rs->store, t, NULL, err, errlen);
+  pthread_mutex_unlock(q->rs->lock);
+  if (rc != 0)
     return NULL;
   pmcp__sqlg_free(q->scoped[victim].g);
   q->scoped[victim].g = g;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "probemcp/cursor.h"
+#include "store/store_int.h" /* the handle's tool_lock */
 
 typedef int (*part_fn)(pmcp_server *server, pmcp__research *rs);
 
@@ -61,8 +62,7 @@ int pmcp__research_new(pmcp_store *store, const char *tenant, pmcp__research **o
   }
   rs->store = store;
   rs->tenant = t;
-  pthread_mutex_init(&rs->lock_own, NULL);
-  rs->lock = &rs->lock_own;
+  rs->lock = &store->tool_lock;
   rs->tenant_name = strdup(tenant ? tenant : "default");
   rs->papers_timeout_ms = 10000;
   rs->refs = 1;

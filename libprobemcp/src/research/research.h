@@ -20,9 +20,10 @@ typedef struct pmcp__research {
   pmcp_tenant tenant;
   char *tenant_name;
   /* A pmcp_store is used by one thread at a time; tools may be called from
-   * several (HTTP workers), so every store read holds this. */
-  pthread_mutex_t *lock;  /* &lock_own of the toolset: per-call views share it */
-  pthread_mutex_t lock_own;
+   * several (HTTP workers), so every store read holds this: the store
+   * handle's own tool_lock (store_int.h), which every toolset registered
+   * on the handle and every per-call view shares. */
+  pthread_mutex_t *lock;
   /* The host's scope hook (research options v3, tracking v2) or NULL. */
   pmcp_scope_fn scope;
   void *scope_ud;

@@ -57,9 +57,14 @@ static int name_params(pmcp_store *s, const char *in, named_sql *ns)
         memcpy(ns->names[ns->n], nm, k + 1);
         ix = ++ns->n;
       }
+      char num[8] = "?";
+      size_t nl = 1;
+      if (ix >= 10)
+        num[nl++] = (char)('0' + ix / 10);
+      num[nl++] = (char)('0' + ix % 10);
       rc = pmcp__buf_append(&ns->sql, span, (size_t)(p - span));
       if (rc == 0)
-        rc = pmcp__buf_printf(&ns->sql, "?%d", ix);
+        rc = pmcp__buf_append(&ns->sql, num, nl);
       span = e;
       p = e - 1;
     }
@@ -237,16 +242,22 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
     if (al && al < sizeof alias)
       memcpy(alias, sp + 1, al), alias[al] = '\0';
   }
+  /* Pieces joined with puts: printf's %s over these long fragments cost
+   * more than the rest of building a listing. */
   pmcp_buf sql_items = PMCP_BUF_INIT, sql_count = PMCP_BUF_INIT;
-  if (alias[0])
-    pmcp__buf_printf(&sql_items, "SELECT %s FROM %s WHERE %s.rowid IN (SELECT %s.rowid FROM %s"
-                     " WHERE %s ORDER BY %s LIMIT :lim OFFSET :off) ORDER BY %s",
-                     lk->item, lk->from, alias, alias, lk->from, where.ptr, lk->order,
-                     lk->order);
-  else
-    pmcp__buf_printf(&sql_items, "SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT :lim OFFSET :off",
-                     lk->item, lk->from, where.ptr, lk->order);
-  pmcp__buf_printf(&sql_count, "SELECT count(*) FROM %s WHERE %s", lk->from, where.ptr);
+  const char *items_sq[] = {"SELECT ", lk->item, " FROM ", lk->from, " WHERE ", alias,
+                            ".rowid IN (SELECT ", alias, ".rowid FROM ", lk->from, " WHERE ",
+                            where.ptr, " ORDER BY ", lk->order,
+                            " LIMIT :lim OFFSET :off) ORDER BY ", lk->order, NULL};
+  const char *items[] = {"SELECT ", lk->item, " FROM ", lk->from, " WHERE ", where.ptr,
+                         " ORDER BY ", lk->order, " LIMIT :lim OFFSET :off", NULL};
+  const char *count[] = {"SELECT count(*) FROM ", lk->from, " WHERE ", where.ptr, NULL};
+  for (const char *const *pc = alias[0] ? items_sq : items; *pc; pc++)
+    pmcp__buf_puts(&sql_items, *pc);
+  for (const char *const *pc = count; *pc; pc++)
+    pmcp__buf_puts(&sql_count, *pc);
+  if (!sql_items.ptr || !sql_count.ptr)
+    rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   int64_t total = 0;
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");

@@ -34,8 +34,12 @@ int pmcp__pg_schema_target(void);
 /* Points per metric block and the position id scheme, as in SQLite. */
 #define PMCP__PG_BLOCK 16384
 #define PMCP__PG_POS 65536
+/* Points per chunk: each block row also keeps the summary of every chunk
+ * of its points (pg_block.c), so a bucket edge inside a block costs the
+ * points of one chunk, not of the whole block. */
+#define PMCP__PG_CHUNK 128
 
-#define PMCP__PG_MAXP 24
+#define PMCP__PG_MAXP 40
 
 enum { PG_ROW = 100, PG_DONE = 101, PG_ERR = 1 };
 
@@ -91,6 +95,7 @@ struct pmcp__pg {
   int64_t want_tenant;   /* the tenant the current call works for */
   int64_t cur_tenant;    /* probe.tenant as last set on this session (0: unknown) */
   int64_t locked_tenant; /* writer lock held in the open transaction */
+  int64_t bumped_tenant; /* its data_version already raised in the open transaction */
   pmcp__pg_pending *pending;
   size_t n_pending, cap_pending;
   pmcp__pg_stmt_entry *stmts;
@@ -119,6 +124,9 @@ void pmcp__pg_bind_double(pmcp__pg_stmt *st, int i, double v);
 void pmcp__pg_bind_text(pmcp__pg_stmt *st, int i, const char *v);
 void pmcp__pg_bind_opt(pmcp__pg_stmt *st, int i, const char *v); /* NULL ok */
 void pmcp__pg_bind_blob(pmcp__pg_stmt *st, int i, const void *p, size_t n);
+/* Binds @p n bytes of PostgreSQL's binary format for type @p oid, taking
+ * ownership of @p p (malloc'd). */
+void pmcp__pg_bind_binary(pmcp__pg_stmt *st, int i, void *p, size_t n, unsigned oid);
 void pmcp__pg_bind_null(pmcp__pg_stmt *st, int i);
 /* Runs (first call) or advances: PG_ROW, PG_DONE or PG_ERR (message in g). */
 int pmcp__pg_step(pmcp__pg_stmt *st);
@@ -180,6 +188,13 @@ int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int64_t ser
                           const char *kind);
 int pmcp__pg_flush(pmcp_store *s, pmcp__pg *g);
 void pmcp__pg_drop_pending(pmcp__pg *g);
+
+/* ---- pg_block.c ---- */
+/* Stores @p n (1..PMCP__PG_BLOCK) points as block @p seq of @p series,
+ * with its summary and chunk summaries: a new block (@p fresh), or one
+ * replacing the block of that seq. */
+int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *g, int64_t tenant, int64_t series,
+                         int64_t seq, int fresh, const pmcp_point *pts, size_t n);
 
 /* The backend's op implementations. */
 int pmcp__pg_tenant(pmcp_store *s, void *ctx, const char *name, unsigned flags,

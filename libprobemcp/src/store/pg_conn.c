@@ -140,16 +140,27 @@ static int bump(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
 
 int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
 {
-  if (rc == 0)
+  /* Inside the caller's transaction the tenant's version is raised once
+   * (again after someone read it): raising it on every call made each
+   * UPDATE walk the row's ever longer chain of versions, so 5000 calls in
+   * one transaction cost quadratic time. */
+  int bumped = 0;
+  if (rc == 0 && !(g->in_txn && g->bumped_tenant == t.id)) {
     rc = bump(s, g, t);
+    bumped = rc == 0;
+  }
   g->in_scope = 0;
   if (g->in_txn) {
     if (g->txn_lost) {
       int l = txn_lost(s, g);
       return rc ? rc : l;
     }
-    if (rc == 0)
-      return pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
+    if (rc == 0) {
+      rc = pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
+      if (rc == 0 && bumped)
+        g->bumped_tenant = t.id;
+      return rc;
+    }
     /* Keep the call's message: the rollback's own errors do not matter. */
     PQclear(PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call"));
     PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
@@ -244,6 +255,7 @@ int pmcp__pg_version(pmcp_store *s, void *ctx, pmcp_tenant t, uint64_t *out)
   int rc = pmcp__pg_ready(s, g, t.id);
   if (rc)
     return rc;
+  g->bumped_tenant = 0; /* the next write inside a transaction shows again */
   static const char sql[] = "SELECT data_version FROM tenants WHERE id=$1";
   pmcp__pg_stmt *st;
   if ((rc = pmcp__pg_prep(s, g, sql, &st)))
@@ -271,6 +283,7 @@ int pmcp__pg_begin(pmcp_store *s, void *ctx)
     g->in_txn = 1;
     g->txn_lost = 0;
     g->locked_tenant = 0;
+    g->bumped_tenant = 0;
   }
   return rc;
 }
@@ -282,6 +295,7 @@ int pmcp__pg_commit(pmcp_store *s, void *ctx)
     return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
   g->in_txn = 0;
   g->locked_tenant = 0;
+  g->bumped_tenant = 0;
   if (g->txn_lost) {
     g->txn_lost = 0;
     return txn_lost(s, g);
@@ -306,6 +320,7 @@ int pmcp__pg_rollback(pmcp_store *s, void *ctx)
     return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
   g->in_txn = 0;
   g->locked_tenant = 0;
+  g->bumped_tenant = 0;
   g->cur_tenant = 0;
   pmcp__pg_drop_pending(g);
   if (g->txn_lost) {
@@ -438,7 +453,10 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
       msg[--n] = '\0';
     return pmcp_store_set_error(s, PMCP_EIO, "cannot connect to PostgreSQL: %s", msg);
   }
-  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning");
+  /* No JIT: the backend's statements are short, and the cost estimates of
+   * a summary over a long series made PostgreSQL spend seconds compiling
+   * one that runs in milliseconds. */
+  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning; SET jit = off");
   if (rc == 0 && g->readonly)
     rc = pmcp__pg_exec(s, g, "SET default_transaction_read_only = on");
   if (rc)

@@ -1,11 +1,12 @@
-/* PostgreSQL backend: metric series. Float points are kept in compressed
- * blocks (sq_codec.c) of up to PMCP__PG_BLOCK points, each row carrying the
- * block's count, min, max, sum, first, last and step range, so reads by
- * step range decode only the blocks they touch and summaries read whole
- * blocks without decoding them. Points wait in a per-series pending buffer
+/* PostgreSQL backend: metric series. Float points are kept in blocks of up
+ * to PMCP__PG_BLOCK points (pg_block.c), each row carrying the block's
+ * count, min, max, sum, first, last and step range and the same for each
+ * chunk of its points, so reads by step range decode only the blocks they
+ * touch and summaries read whole blocks and chunks without decoding them. Points wait in a per-series pending buffer
  * until a block fills or the write scope ends; a partial tail block is
  * reloaded and rewritten in place so series stay in full blocks. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,122 +167,10 @@ int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t ser
 static int write_block(pmcp_store *s, pmcp__pg *q, pmcp__pg_pending *p,
                        const pmcp_point *pts, size_t n)
 {
-  int64_t seq = p->tail_seq >= 0 ? p->tail_seq : p->next_seq++;
+  int fresh = p->tail_seq < 0;
+  int64_t seq = fresh ? p->next_seq++ : p->tail_seq;
   p->tail_seq = -1;
-  int rc = 0;
-  int64_t smin = pts[0].step, smax = pts[0].step, tmin = 0, tmax = 0;
-  int64_t at_min = 0, at_max = 0;
-  double vmin = 0, vmax = 0, sum = 0;
-  int64_t nonfinite = 0;
-  int have = 0;
-  for (size_t i = 0; i < n; i++) {
-    const pmcp_point *pt = &pts[i];
-    if (pt->step < smin)
-      smin = pt->step;
-    if (pt->step > smax)
-      smax = pt->step;
-    if (pt->time_ms) {
-      if (!tmin || pt->time_ms < tmin)
-        tmin = pt->time_ms;
-      if (!tmax || pt->time_ms > tmax)
-        tmax = pt->time_ms;
-    }
-    if (!isfinite(pt->value)) {
-      nonfinite++;
-      continue;
-    }
-    sum += pt->value;
-    if (!have || pt->value < vmin) {
-      vmin = pt->value;
-      at_min = pt->step;
-    }
-    if (!have || pt->value > vmax) {
-      vmax = pt->value;
-      at_max = pt->step;
-    }
-    have = 1;
-  }
-  /* The points as three array literals (logging order). */
-  pmcp_buf steps = PMCP_BUF_INIT, times = PMCP_BUF_INIT, vals = PMCP_BUF_INIT;
-  pmcp__buf_putc(&steps, '{');
-  pmcp__buf_putc(&times, '{');
-  pmcp__buf_putc(&vals, '{');
-  for (size_t i = 0; i < n; i++) {
-    const char *sep = i ? "," : "";
-    double v = pts[i].value;
-    pmcp__buf_printf(&steps, "%s%lld", sep, (long long)pts[i].step);
-    pmcp__buf_printf(&times, "%s%lld", sep, (long long)pts[i].time_ms);
-    if (isnan(v))
-      pmcp__buf_printf(&vals, "%sNaN", sep);
-    else if (isinf(v))
-      pmcp__buf_printf(&vals, "%s%sInfinity", sep, v < 0 ? "-" : "");
-    else
-      pmcp__buf_printf(&vals, "%s%.17g", sep, v);
-  }
-  pmcp__buf_putc(&steps, '}');
-  pmcp__buf_putc(&times, '}');
-  pmcp__buf_putc(&vals, '}');
-  if (!steps.ptr || !times.ptr || !vals.ptr) {
-    rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-    goto out;
-  }
-  static const char sql[] =
-      "INSERT INTO metric_blocks(tenant_id, series_id, seq, n, nonfinite, step_min, step_max,"
-      " time_min, time_max, vmin, vmax, vsum, first, last, step_first, step_last,"
-      " step_at_min, step_at_max, steps, times, vals)"
-      " VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,"
-      " $19::bigint[],$20::bigint[],$21::float8[])"
-      " ON CONFLICT (series_id, seq) DO UPDATE SET n=excluded.n, nonfinite=excluded.nonfinite,"
-      " step_min=excluded.step_min, step_max=excluded.step_max, time_min=excluded.time_min,"
-      " time_max=excluded.time_max, vmin=excluded.vmin, vmax=excluded.vmax,"
-      " vsum=excluded.vsum, first=excluded.first, last=excluded.last,"
-      " step_first=excluded.step_first, step_last=excluded.step_last,"
-      " step_at_min=excluded.step_at_min, step_at_max=excluded.step_at_max,"
-      " steps=excluded.steps, times=excluded.times, vals=excluded.vals";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
-    goto out;
-  pmcp__pg_bind_int64(st, 1, p->tenant);
-  pmcp__pg_bind_int64(st, 2, p->series);
-  pmcp__pg_bind_int64(st, 3, seq);
-  pmcp__pg_bind_int64(st, 4, (int64_t)n);
-  pmcp__pg_bind_int64(st, 5, nonfinite);
-  pmcp__pg_bind_int64(st, 6, smin);
-  pmcp__pg_bind_int64(st, 7, smax);
-  if (tmin) {
-    pmcp__pg_bind_int64(st, 8, tmin);
-    pmcp__pg_bind_int64(st, 9, tmax);
-  } else {
-    pmcp__pg_bind_null(st, 8);
-    pmcp__pg_bind_null(st, 9);
-  }
-  if (have) {
-    pmcp__pg_bind_double(st, 10, vmin);
-    pmcp__pg_bind_double(st, 11, vmax);
-    pmcp__pg_bind_int64(st, 17, at_min);
-    pmcp__pg_bind_int64(st, 18, at_max);
-  } else {
-    pmcp__pg_bind_null(st, 10);
-    pmcp__pg_bind_null(st, 11);
-    pmcp__pg_bind_null(st, 17);
-    pmcp__pg_bind_null(st, 18);
-  }
-  pmcp__pg_bind_double(st, 12, sum);
-  pmcp__pg_bind_finite(st, 13, pts[0].value);
-  pmcp__pg_bind_finite(st, 14, pts[n - 1].value);
-  pmcp__pg_bind_int64(st, 15, pts[0].step);
-  pmcp__pg_bind_int64(st, 16, pts[n - 1].step);
-  pmcp__pg_bind_text(st, 19, steps.ptr);
-  pmcp__pg_bind_text(st, 20, times.ptr);
-  pmcp__pg_bind_text(st, 21, vals.ptr);
-  if (pmcp__pg_step(st) == PG_ERR)
-    rc = pmcp__pg_err(s, q, "store metric block");
-  pmcp__pg_reset(st);
-out:
-  pmcp_buf_dispose(&steps);
-  pmcp_buf_dispose(&times);
-  pmcp_buf_dispose(&vals);
-  return rc;
+  return pmcp__pg_block_write(s, q, p->tenant, p->series, seq, fresh, pts, n);
 }
 
 static int update_series_stats(pmcp_store *s, pmcp__pg *q, int64_t series)
@@ -376,9 +265,9 @@ static int pending_get(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series
   if (partial) {
     /* The partial tail block is reloaded and rewritten whole. */
     static const char sql_pts[] =
-        "SELECT u.s, u.t, u.v FROM metric_blocks b,"
-        " unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o)"
-        " WHERE b.series_id=$1 AND b.seq=$2 ORDER BY u.o";
+        "SELECT u.s, u.t, u.v FROM metric_chunks c,"
+        " unnest(c.steps, c.times, c.vals) WITH ORDINALITY AS u(s, t, v, o)"
+        " WHERE c.series_id=$1 AND c.seq=$2 ORDER BY c.k, u.o";
     if ((rc = pmcp__pg_prep(s, q, sql_pts, &st)))
       return rc;
     pmcp__pg_bind_int64(st, 1, series);
@@ -415,7 +304,13 @@ static int pending_get(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series
 static int log_in(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series,
                   const pmcp_point *points, size_t n)
 {
-  int rc = pmcp__pg_series_check(s, q, t, series, "float");
+  /* A series with points pending in this transaction was checked when
+   * they came (series are never deleted): one round trip less a call. */
+  int known = 0;
+  for (size_t i = 0; i < q->n_pending && q->in_txn; i++)
+    if (q->pending[i].series == series && q->pending[i].tenant == t.id)
+      known = 1;
+  int rc = known ? 0 : pmcp__pg_series_check(s, q, t, series, "float");
   if (rc || n == 0)
     return rc;
   pmcp__pg_pending *p = NULL;
@@ -452,10 +347,48 @@ int pmcp__pg_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                  const pmcp_point *points, size_t n)
 {
   pmcp__pg *q = PG(ctx);
+  /* Inside the caller's transaction a failed call is undone by rolling
+   * back to its savepoint, which restores its rows but not the points it
+   * took into or out of the pending buffer: keep what is needed to put
+   * the buffer back (the buffered points themselves only when the call
+   * may write them out and reuse their place). */
+  size_t n_pending0 = q->n_pending, at = SIZE_MAX;
+  pmcp__pg_pending saved;
+  pmcp_point *copy = NULL;
+  if (q->in_txn) {
+    for (size_t i = 0; i < q->n_pending; i++)
+      if (q->pending[i].series == series)
+        at = i;
+    if (at != SIZE_MAX) {
+      const pmcp__pg_pending *p0 = &q->pending[at];
+      saved = *p0;
+      if (p0->n && p0->n + n >= PMCP__PG_BLOCK) {
+        copy = malloc(p0->n * sizeof *copy);
+        if (!copy)
+          return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+        memcpy(copy, p0->pts, p0->n * sizeof *copy);
+      }
+    }
+  }
   int rc = pmcp__pg_wbegin(s, q, t);
-  if (rc)
-    return rc;
-  return pmcp__pg_wend(s, q, t, log_in(s, q, t, series, points, n));
+  if (rc == 0)
+    rc = pmcp__pg_wend(s, q, t, log_in(s, q, t, series, points, n));
+  if (rc && q->in_txn) {
+    for (size_t i = n_pending0; i < q->n_pending; i++)
+      pending_free(&q->pending[i]);
+    if (q->n_pending > n_pending0)
+      q->n_pending = n_pending0;
+    if (at != SIZE_MAX) {
+      pmcp__pg_pending *p0 = &q->pending[at];
+      if (copy)
+        memcpy(p0->pts, copy, saved.n * sizeof *copy);
+      p0->n = saved.n;
+      p0->tail_seq = saved.tail_seq;
+      p0->next_seq = saved.next_seq;
+    }
+  }
+  free(copy);
+  return rc;
 }
 
 /* ---- histograms and scatter sets ---- */

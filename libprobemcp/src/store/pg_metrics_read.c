@@ -9,6 +9,10 @@
 
 #include "store/pg.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CHUNK_S STR(PMCP__PG_CHUNK)
+
 /* ---- reads ---- */
 
 static int flush_for_read(pmcp_store *s, pmcp__pg *q)
@@ -45,11 +49,11 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
       "SELECT seq FROM metric_blocks WHERE series_id=$1 AND seq>=$2 AND step_max>=$3"
       " AND step_min<=$4 ORDER BY seq LIMIT $5";
   static const char sql[] =
-      "SELECT b.seq * 65536 + u.o, u.s, u.t, u.v FROM metric_blocks b,"
-      " unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o)"
-      " WHERE b.series_id=$1 AND b.seq>=$2 AND b.seq<=$7 AND b.step_max>=$3 AND b.step_min<=$4"
-      " AND u.s>=$3 AND u.s<=$4 AND b.seq * 65536 + u.o > $5"
-      " ORDER BY b.seq, u.o LIMIT $6";
+      "SELECT c.seq * 65536 + c.k * " CHUNK_S " + u.o, u.s, u.t, u.v FROM metric_chunks c,"
+      " unnest(c.steps, c.times, c.vals) WITH ORDINALITY AS u(s, t, v, o)"
+      " WHERE c.series_id=$1 AND c.seq>=$2 AND c.seq<=$7 AND c.step_max>=$3 AND c.step_min<=$4"
+      " AND u.s>=$3 AND u.s<=$4 AND c.seq * 65536 + c.k * " CHUNK_S " + u.o > $5"
+      " ORDER BY c.seq, c.k, u.o LIMIT $6";
   size_t n = 0;
   int src;
   int full = 0;
@@ -111,24 +115,42 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   return 0;
 }
 
-/* Buckets computed in SQL: blocks inside one bucket (or, with many blocks
- * per bucket, "coarse", inside the range: they go whole to the bucket of
- * their middle) contribute their summary columns without their arrays
- * being read; the other blocks are unnested and their points bucketed one
- * by one (only their arrays are read: the list of blocks carries the
- * summary columns alone). Then one GROUP BY merges both kinds of items; first / last /
- * step of the extremes follow logging order (block seq, then position),
- * taken with min/max over [position, value] arrays rather than ordered
- * aggregates (no sort of the points).
- * Only the buckets travel to the service. The axis is the step or the
- * wall-clock time (points without a time are left out). */
-#define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, PKEY, PEXTRA)                         \
+/* Buckets computed in SQL, with the SQLite backend's results (the
+ * LATERAL ... OFFSET 0 subqueries keep the planner from scanning every
+ * chunk of the series when only a few blocks need theirs). Three kinds
+ * of items, merged by one GROUP BY:
+ *  - blocks inside one bucket (or, with many blocks per bucket, "coarse",
+ *    inside the range: they go whole to the bucket of their middle) give
+ *    their summary columns; their chunks are not read;
+ *  - the other blocks are split into their chunks (metric_chunks rows of
+ *    PMCP__PG_CHUNK points each): a chunk inside one bucket gives its
+ *    summary columns;
+ *  - only the points of chunks straddling a bucket edge or the range's
+ *    ends are read and bucketed one by one (each chunk's arrays are
+ *    detoasted once, by the "|| '{}'" in a subquery that is not flattened,
+ *    then indexed: unnest() costs twice as much). With 1000 buckets over
+ *    10 million points that is some 80,000 chunk summaries and 130,000
+ *    points instead of 10 million points.
+ * first / last / step of the extremes follow logging order (block seq,
+ * then position in the block), taken with min/max over [position, value]
+ * arrays rather than ordered aggregates (no sort). Only the buckets travel
+ * to the service. The axis is the step or the wall-clock time (points
+ * without a time are left out; a chunk holding any is read point by
+ * point). */
+#define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, CMIN, CMAX, CEXTRA, PKEY, PEXTRA)    \
   "WITH blk AS (SELECT seq, n, nonfinite, step_min, step_max, coalesce(time_min, 0) AS tmin,"   \
   " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
   " step_at_min, step_at_max, time_min, time_max,"                                             \
   " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND ($5 OR (" KEYMIN "-$2)/$4 = (" \
   KEYMAX "-$2)/$4)), false) AS whole"                                                          \
   " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
+  " ch AS (SELECT c.*,"                                                                        \
+  "  (" CMIN ">=$2 AND " CMAX "<=$3 AND (" CMIN "-$2)/$4 = (" CMAX "-$2)/$4" CEXTRA ") AS whole" \
+  "  FROM blk b, LATERAL (SELECT c.seq, c.k, c.n, c.nonfinite, c.step_min, c.step_max,"       \
+  "   c.time_min, c.time_max, c.untimed, c.vmin, c.vmax, c.vsum, c.first, c.last,"              \
+  "   c.step_first, c.step_last, c.step_at_min, c.step_at_max FROM metric_chunks c"            \
+  "   WHERE c.series_id=$1 AND c.seq=b.seq AND " CMAX ">=$2 AND " CMIN "<=$3 OFFSET 0) c"       \
+  "  WHERE NOT b.whole),"                                                                      \
   " items AS ("                                                                                \
   " SELECT CASE WHEN $5 THEN ((" KEYMIN "-$2)/2 + (" KEYMAX "-$2)/2)/$4"                        \
   "  ELSE (" KEYMIN "-$2)/$4 END AS bk, seq, 0::bigint AS o, n AS cnt, nonfinite AS nf,"        \
@@ -136,13 +158,20 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   "  step_first AS sfirst, step_last AS slast, step_at_min AS atmin, step_at_max AS atmax"      \
   "  FROM blk WHERE whole"                                                                     \
   " UNION ALL"                                                                                 \
-  " SELECT (" PKEY "-$2)/$4, b.seq, u.o, 1, CASE WHEN f.fin THEN 0 ELSE 1 END, u.s, u.s,"       \
+  " SELECT (" CMIN "-$2)/$4, c.seq, c.k * " CHUNK_S " + 1, c.n, c.nonfinite, c.step_min,"       \
+  "  c.step_max, c.time_min, c.time_max, c.vmin, c.vmax, c.vsum, c.first, c.last,"             \
+  "  c.step_first, c.step_last, c.step_at_min, c.step_at_max FROM ch c WHERE c.whole"          \
+  " UNION ALL"                                                                                 \
+  " SELECT (" PKEY "-$2)/$4, c.seq, c.k * " CHUNK_S " + u.o, 1,"                                \
+  "  CASE WHEN f.fin THEN 0 ELSE 1 END, u.s, u.s,"                                             \
   "  u.t, u.t, CASE WHEN f.fin THEN u.v END, CASE WHEN f.fin THEN u.v END,"                     \
   "  CASE WHEN f.fin THEN u.v ELSE 0 END, u.v, u.v, u.s, u.s, u.s, u.s"                         \
-  "  FROM blk b JOIN metric_blocks m ON m.series_id=$1 AND m.seq=b.seq,"                         \
-  "  unnest(m.steps, m.times, m.vals) WITH ORDINALITY AS u(s, t, v, o),"                         \
+  "  FROM ch c, LATERAL (SELECT m.steps || '{}'::bigint[] AS s, m.times || '{}'::bigint[] AS t,"  \
+  "   m.vals || '{}'::float8[] AS v FROM metric_chunks m"                                         \
+  "   WHERE m.series_id=$1 AND m.seq=c.seq AND m.k=c.k OFFSET 0) a,"                             \
+  "  generate_series(1, c.n) AS o, LATERAL (SELECT a.s[o] AS s, a.t[o] AS t, a.v[o] AS v, o) u,"  \
   "  LATERAL (SELECT u.v NOT IN ('NaN', 'Infinity', '-Infinity') AS fin) f"                     \
-  "  WHERE NOT b.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
+  "  WHERE NOT c.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
   " SELECT bk, sum(cnt), sum(nf), min(smin), max(smax), coalesce(min(nullif(tmin, 0)), 0),"     \
   " max(tmax), min(vmin), max(vmax), coalesce(sum(vsum), 0),"                                  \
   " (min(ARRAY[(seq * 65536 + o)::float8, first]))[2],"                                        \
@@ -153,10 +182,11 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   " FROM items GROUP BY bk ORDER BY bk LIMIT $6"
 
 static const char sql_step[] =
-    SUMMARY_SQL("step_min", "step_max", "step_min", "step_max", "", "u.s", "");
+    SUMMARY_SQL("step_min", "step_max", "step_min", "step_max", "", "c.step_min", "c.step_max",
+                "", "u.s", "");
 static const char sql_time[] =
-    SUMMARY_SQL("time_min", "time_max", "time_min", "time_max", " AND time_min<>0", "u.t",
-                " AND u.t<>0");
+    SUMMARY_SQL("time_min", "time_max", "time_min", "time_max", " AND time_min<>0",
+                "c.time_min", "c.time_max", " AND c.untimed=0", "u.t", " AND u.t<>0");
 
 static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series,
                         int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,

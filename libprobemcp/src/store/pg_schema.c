@@ -1,9 +1,10 @@
 /* PostgreSQL backend: the schema and its versioned migrations.
  *
  * The tables mirror the SQLite schema (sq_schema.c) with PostgreSQL types;
- * differences: metric blocks keep their points as three arrays (steps,
- * times, values) so SQL can read inside a block, and are hash-partitioned
- * by series; keyword search is a tsvector column with a GIN index.
+ * differences: a metric block keeps its points in chunks of three arrays
+ * (steps, times, values) with a summary each (metric_chunks), so SQL can
+ * read inside a block and bucket without reading every point; both are
+ * hash-partitioned by series; keyword search is a tsvector column with a GIN index.
  *
  * Migrations run in one transaction under a transaction-level advisory
  * lock keyed on the schema, so replicas starting together migrate once:
@@ -75,15 +76,15 @@ static const char v1_metrics[] =
   "  time_min BIGINT, time_max BIGINT, first DOUBLE PRECISION, last DOUBLE PRECISION,"
   "  vmin DOUBLE PRECISION, vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL DEFAULT 0,"
   "  next_seq BIGINT NOT NULL DEFAULT 0, UNIQUE(run_id, key, labels, kind, scale));"
-  /* Up to PMCP__PG_BLOCK points per row, in logging order; the summary
-   * columns let a bucket take a whole block without reading its arrays. */
+  /* A block: up to PMCP__PG_BLOCK points (positions seq * 65536 + index
+   * + 1, as on SQLite), its summary here, its points in metric_chunks; the
+   * summary columns let a bucket take a whole block without reading it. */
   "CREATE TABLE metric_blocks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
   "  seq BIGINT NOT NULL, n BIGINT NOT NULL, nonfinite BIGINT NOT NULL,"
   "  step_min BIGINT NOT NULL, step_max BIGINT NOT NULL, time_min BIGINT, time_max BIGINT,"
   "  vmin DOUBLE PRECISION, vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL,"
   "  first DOUBLE PRECISION, last DOUBLE PRECISION, step_first BIGINT NOT NULL,"
   "  step_last BIGINT NOT NULL, step_at_min BIGINT, step_at_max BIGINT,"
-  "  steps BIGINT[] NOT NULL, times BIGINT[] NOT NULL, vals DOUBLE PRECISION[] NOT NULL,"
   "  PRIMARY KEY(series_id, seq)) PARTITION BY HASH (series_id);"
   "CREATE TABLE metric_blocks_p0 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 0);"
   "CREATE TABLE metric_blocks_p1 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 1);"
@@ -93,6 +94,38 @@ static const char v1_metrics[] =
   "CREATE TABLE metric_blocks_p5 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 5);"
   "CREATE TABLE metric_blocks_p6 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 6);"
   "CREATE TABLE metric_blocks_p7 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 7);"
+  /* Chunk k (from 0) of a block: its PMCP__PG_CHUNK points (pg_block.c)
+   * as three arrays in logging order, and their summary as a bucket needs
+   * it when the chunk lies inside one bucket: times of 0 mean none
+   * (untimed counts them), min / max are NULL when no value is finite,
+   * first / last are as logged. toast_tuple_target moves the arrays out of
+   * the row, so scanning the summaries of many chunks reads ~200 bytes a
+   * chunk, not its points. */
+  "CREATE TABLE metric_chunks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
+  "  seq BIGINT NOT NULL, k INT NOT NULL, n INT NOT NULL, untimed INT NOT NULL,"
+  "  nonfinite INT NOT NULL, step_min BIGINT NOT NULL, step_max BIGINT NOT NULL,"
+  "  time_min BIGINT NOT NULL, time_max BIGINT NOT NULL, vmin DOUBLE PRECISION,"
+  "  vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL, first DOUBLE PRECISION NOT NULL,"
+  "  last DOUBLE PRECISION NOT NULL, step_first BIGINT NOT NULL, step_last BIGINT NOT NULL,"
+  "  step_at_min BIGINT NOT NULL, step_at_max BIGINT NOT NULL,"
+  "  steps BIGINT[] NOT NULL, times BIGINT[] NOT NULL, vals DOUBLE PRECISION[] NOT NULL,"
+  "  PRIMARY KEY(series_id, seq, k)) PARTITION BY HASH (series_id);"
+  "CREATE TABLE metric_chunks_p0 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 0)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p1 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 1)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p2 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 2)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p3 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 3)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p4 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 4)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p5 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 5)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p6 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 6)"
+  "  WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p7 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 7)"
+  "  WITH (toast_tuple_target = 128);"
   "CREATE TABLE metric_sets(" ID ", tenant_id BIGINT NOT NULL,"
   "  series_id BIGINT NOT NULL, step BIGINT NOT NULL, time BIGINT, n BIGINT NOT NULL,"
   "  a BYTEA NOT NULL, b BYTEA NOT NULL);"
@@ -303,7 +336,7 @@ static const char v1_query[] =
   "  EXECUTE format('CREATE VIEW %I.metric_points WITH (security_barrier) AS"
   "    SELECT b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
   "    CASE WHEN u.v = ''NaN'' THEN NULL ELSE u.v END AS value"
-  "    FROM %I.metric_blocks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
+  "    FROM %I.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
   "    WHERE b.tenant_id = %I.probe_query_tenant()', q, s, s);"
   "  FOR i IN 1 .. array_length(v, 1) BY 2 LOOP"
   "   EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s FROM %I.%I"

@@ -234,6 +234,11 @@ void pmcp__pg_bind_blob(pmcp__pg_stmt *st, int i, const void *p, size_t n)
   bind_raw(st, i, c, (int)n, 1, BYTEAOID);
 }
 
+void pmcp__pg_bind_binary(pmcp__pg_stmt *st, int i, void *p, size_t n, unsigned oid)
+{
+  bind_raw(st, i, p, (int)n, 1, oid);
+}
+
 /* Records the failure of @p res (or of the connection) on the handle. */
 static void note_error(pmcp__pg *g, const PGresult *res)
 {
@@ -260,9 +265,10 @@ static int reconnect(pmcp__pg *g)
   g->gen++; /* prepared statements died with the old connection */
   g->cur_tenant = 0;
   g->locked_tenant = 0;
+  g->bumped_tenant = 0;
   if (lost(g))
     return -1;
-  PQclear(PQexec(g->conn, "SET client_min_messages = warning"));
+  PQclear(PQexec(g->conn, "SET client_min_messages = warning; SET jit = off"));
   if (g->readonly)
     PQclear(PQexec(g->conn, "SET default_transaction_read_only = on"));
   if (g->want_tenant > 0) {

@@ -6,6 +6,7 @@
  * until a block fills or the write scope ends; a partial tail block is
  * reloaded and rewritten in place so series stay in full blocks. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,10 +396,48 @@ int pmcp__sq_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                  const pmcp_point *points, size_t n)
 {
   pmcp__sq *q = SQ(ctx);
+  /* Inside the caller's transaction a failed call is undone by rolling
+   * back to its savepoint, which restores its rows but not the points it
+   * took into or out of the pending buffer (they were lost): keep what is
+   * needed to put the buffer back (the buffered points themselves only
+   * when the call may write them out and reuse their place). */
+  size_t n_pending0 = q->n_pending, at = SIZE_MAX;
+  pmcp__sq_pending saved;
+  pmcp_point *copy = NULL;
+  if (q->in_txn) {
+    for (size_t i = 0; i < q->n_pending; i++)
+      if (q->pending[i].series == series)
+        at = i;
+    if (at != SIZE_MAX) {
+      const pmcp__sq_pending *p0 = &q->pending[at];
+      saved = *p0;
+      if (p0->n && p0->n + n >= PMCP__SQ_BLOCK) {
+        copy = malloc(p0->n * sizeof *copy);
+        if (!copy)
+          return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+        memcpy(copy, p0->pts, p0->n * sizeof *copy);
+      }
+    }
+  }
   int rc = pmcp__sq_wbegin(s, q);
-  if (rc)
-    return rc;
-  return pmcp__sq_wend(s, q, t, log_in(s, q, t, series, points, n));
+  if (rc == 0)
+    rc = pmcp__sq_wend(s, q, t, log_in(s, q, t, series, points, n));
+  if (rc && q->in_txn) {
+    for (size_t i = n_pending0; i < q->n_pending; i++)
+      pending_free(&q->pending[i]);
+    if (q->n_pending > n_pending0)
+      q->n_pending = n_pending0;
+    if (at != SIZE_MAX) {
+      pmcp__sq_pending *p0 = &q->pending[at];
+      if (copy)
+        memcpy(p0->pts, copy, saved.n * sizeof *copy);
+      p0->n = saved.n;
+      p0->tail_seq = saved.tail_seq;
+      p0->next_seq = saved.next_seq;
+    }
+  }
+  free(copy);
+  return rc;
 }
 
 /* ---- histograms and scatter sets ---- */

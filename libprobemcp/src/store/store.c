@@ -19,6 +19,7 @@ int pmcp__store_alloc(pmcp_store **out, unsigned flags)
     return PMCP_ENOMEM;
   s->magic = PMCP__STORE_MAGIC;
   s->flags = flags;
+  pthread_mutex_init(&s->tool_lock, NULL);
   return 0;
 }
 
@@ -146,6 +147,7 @@ void pmcp_store_free(pmcp_store *store)
   if (store->ops.close)
     store->ops.close(store, store->ctx);
   store->magic = 0;
+  pthread_mutex_destroy(&store->tool_lock);
   free(store);
 }
 

@@ -3,6 +3,8 @@
 #ifndef PMCP_STORE_INT_H
 #define PMCP_STORE_INT_H
 
+#include <pthread.h>
+
 #include "probemcp/store.h"
 
 #define PMCP__STORE_MAGIC 0x53544f52u /* "STOR" */
@@ -38,6 +40,11 @@ struct pmcp_store {
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
   const struct pmcp__db_ops *db;
   char errmsg[512];
+  /* Held by the toolsets around every use of this handle (research.h):
+   * they serve calls from several workers, and the research and tracking
+   * toolsets may share one handle, so the lock lives here, with the
+   * handle, not with each toolset. */
+  pthread_mutex_t tool_lock;
 };
 
 /* Reads the points of FLOAT series @p series with steps in [@p step_from,

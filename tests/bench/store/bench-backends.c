@@ -15,13 +15,14 @@
  *    a 100-bucket summary; calls/s in total.
  * N_POINTS 0 reuses the series of an earlier run (summaries and reads
  * only); N_RUNS 0 skips step 3. Wall-clock figures; the CPU time of this
- * process is printed beside them (the database server's own CPU is not in
- * it). */
+ * process is printed beside them, and that of a local PostgreSQL server
+ * when PMCP_BENCH_PGDATA names its data directory. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +44,69 @@ static double cpu_s(void)
   return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* CPU time of the PostgreSQL server's client backends when it runs here:
+ * the children of the postmaster of the data directory in
+ * PMCP_BENCH_PGDATA (tests/pg/pgctl.sh start DIR: DIR/data) that serve a
+ * connection (use a cluster of its own). -1 when unknown. On a loaded
+ * machine this says more than wall-clock time. */
+static double server_cpu_s(void)
+{
+  const char *dir = getenv("PMCP_BENCH_PGDATA");
+  if (!dir || !*dir)
+    return -1;
+  char path[600];
+  snprintf(path, sizeof path, "%s/postmaster.pid", dir);
+  FILE *f = fopen(path, "r");
+  long pm = 0;
+  if (!f)
+    return -1;
+  if (fscanf(f, "%ld", &pm) != 1)
+    pm = 0;
+  fclose(f);
+  if (pm <= 0)
+    return -1;
+  DIR *d = opendir("/proc");
+  if (!d)
+    return -1;
+  unsigned long long ticks = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char buf[1024];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *sf = fopen(path, "r");
+    if (!sf)
+      continue;
+    size_t len = fread(buf, 1, sizeof buf - 1, sf);
+    fclose(sf);
+    buf[len] = '\0';
+    /* pid (comm) state ppid ... utime(14) stime(15) */
+    char *rp = strrchr(buf, ')');
+    long ppid = 0;
+    unsigned long long ut = 0, st = 0;
+    if (!rp || sscanf(rp + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid,
+                      &ut, &st) != 3)
+      continue;
+    if (ppid != pm)
+      continue;
+    /* Client backends only ("postgres: USER DB [local] ..." or
+     * "HOST(PORT)"): the checkpointer and autovacuum come and go. */
+    char title[256];
+    snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+    sf = fopen(path, "r");
+    if (!sf)
+      continue;
+    len = fread(title, 1, sizeof title - 1, sf);
+    fclose(sf);
+    title[len] = '\0';
+    if (strstr(title, "[local]") || strchr(title, '('))
+      ticks += ut + st;
+  }
+  closedir(d);
+  return (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
 #define CHECK(s, call)                                                         \
   do {                                                                         \
     int rc_ = (call);                                                          \
@@ -53,6 +117,17 @@ static double cpu_s(void)
   } while (0)
 
 static const char *where;
+
+/* ", server CPU X ms" since @p since (server_cpu_s()), or "". */
+static const char *server_note(double since)
+{
+  static char note[64];
+  double now = server_cpu_s();
+  note[0] = '\0';
+  if (since >= 0 && now >= 0)
+    snprintf(note, sizeof note, ", server CPU %.0f ms", (now - since) * 1e3);
+  return note;
+}
 
 static pmcp_store *open_store(unsigned flags, pmcp_tenant *t)
 {
@@ -142,7 +217,7 @@ int main(int argc, char **argv)
   enum { BATCH = 10000 };
   pmcp_point *pts = malloc(BATCH * sizeof *pts);
   int64_t clock = 1700000000000;
-  double t0 = now_s(), c0 = cpu_s();
+  double t0 = now_s(), c0 = cpu_s(), sc0 = server_cpu_s();
   for (size_t i = 0; i < n_points;) {
     if (i % 1000000 == 0)
       CHECK(s, pmcp_store_begin(s));
@@ -160,8 +235,8 @@ int main(int argc, char **argv)
   }
   double dt = now_s() - t0;
   if (n_points)
-    printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s)\n", n_points, dt,
-           (double)n_points / dt, cpu_s() - c0);
+    printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s%s)\n", n_points, dt,
+           (double)n_points / dt, cpu_s() - c0, server_note(sc0));
   free(pts);
 
   /* 2. summaries on a fresh handle */
@@ -172,13 +247,14 @@ int main(int argc, char **argv)
   for (int buckets = 100; buckets <= 1000; buckets *= 10) {
     t0 = now_s();
     c0 = cpu_s();
+    sc0 = server_cpu_s();
     CHECK(s, pmcp_store_summary(s, t, series, INT64_MIN, INT64_MAX, (size_t)buckets, bk, &nb));
     dt = now_s() - t0;
     uint64_t count = 0;
     for (size_t i = 0; i < nb; i++)
       count += bk[i].count;
-    printf("summary: %d buckets of %llu points in %.1f ms (client CPU %.1f ms)\n", buckets,
-           (unsigned long long)count, dt * 1e3, (cpu_s() - c0) * 1e3);
+    printf("summary: %d buckets of %llu points in %.1f ms (client CPU %.1f ms%s)\n", buckets,
+           (unsigned long long)count, dt * 1e3, (cpu_s() - c0) * 1e3, server_note(sc0));
   }
   free(bk);
   pmcp_store_free(s);
@@ -189,6 +265,8 @@ int main(int argc, char **argv)
     goto readers;
   static const char *const status[] = {"finished", "failed", "running", "killed"};
   t0 = now_s();
+  c0 = cpu_s();
+  sc0 = server_cpu_s();
   for (size_t i = 0; i < n_runs; i++) {
     if (i % 5000 == 0)
       CHECK(s, pmcp_store_begin(s));
@@ -206,7 +284,8 @@ int main(int argc, char **argv)
     if ((i + 1) % 5000 == 0 || i + 1 == n_runs)
       CHECK(s, pmcp_store_commit(s));
   }
-  printf("runs: %zu created in %.1f s\n", n_runs, now_s() - t0);
+  printf("runs: %zu created in %.1f s (client CPU %.1f s%s)\n", n_runs, now_s() - t0,
+         cpu_s() - c0, server_note(sc0));
   static const char *const filters[][2] = {
     {"{\"status\":\"failed\"}", NULL},
     {"{\"tag\":\"baseline\"}", NULL},

@@ -23,6 +23,9 @@
 
 #include "store/runtable.h"
 #include "store/sq.h"
+#ifdef PMCP_HAVE_POSTGRES
+#include "store/pg_runtable.h"
+#endif
 #include "store/ws_scope.h"
 
 #define MAX_BINDS 400
@@ -489,6 +492,10 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
                           pmcp__rt_result *out)
 {
   memset(out, 0, sizeof *out);
+#ifdef PMCP_HAVE_POSTGRES
+  if (s && s->magic == PMCP__STORE_MAGIC && !strcmp(s->ops.name ? s->ops.name : "", "postgres"))
+    return pmcp__pg_run_table(s, t, rq, out);
+#endif
   if (!s || s->magic != PMCP__STORE_MAGIC || strcmp(s->ops.name ? s->ops.name : "", "sqlite"))
     return PMCP_EUNSUPPORTED;
   pmcp__sq *db = SQ(s->ctx);

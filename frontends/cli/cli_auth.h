@@ -7,8 +7,15 @@
 
 #include <cjson/cJSON.h>
 
+#include "commands.h"
+#include "probemcp/probemcp.h"
+
 /* "cli:<login name>": the actor of audit entries written by the CLI. */
 void probe_cli_actor(char *out, size_t size);
+/* Opens the store for writing (probe_cli_open) and gets the actor: 0, or
+ * 1 after printing why not. */
+int probe_cli_open_actor(const probe_globals *g, pmcp_store **s, pmcp_tenant *t,
+                         char actor[128]);
 /* Prints a time in ms (a JSON number) as ISO 8601 UTC, "-" for null. */
 void probe_cli_print_time(FILE *f, const cJSON *ms);
 

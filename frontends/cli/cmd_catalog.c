@@ -69,6 +69,15 @@ static int parse_n(const char *cmd, int argc, char **argv, const optdef *defs, c
   return rc;
 }
 
+/* A flag given as its negation (--not-stored): @p neg becomes @p field false. */
+static void negated(cJSON *o, const char *neg, const char *field)
+{
+  if (cJSON_GetObjectItem(o, neg)) {
+    cJSON_DeleteItemFromObject(o, neg);
+    cJSON_AddFalseToObject(o, field);
+  }
+}
+
 static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
 {
   char *json = cJSON_PrintUnformatted(o);
@@ -143,10 +152,7 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
     rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1, "the dataset's name is missing");
     if (!rc) {
       cJSON_AddStringToObject(o, "name", pos[0]);
-      if (cJSON_GetObjectItem(o, "unregistered")) {
-        cJSON_DeleteItemFromObject(o, "unregistered");
-        cJSON_AddFalseToObject(o, "registered");
-      }
+      negated(o, "unregistered", "registered");
       rc = put(g, "dataset", "dataset", o);
     }
   } else if (strcmp(sub, "version") == 0) {
@@ -193,10 +199,7 @@ int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv)
   if (!rc) {
     cJSON_AddStringToObject(o, "run", pos[0]);
     cJSON_AddNumberToObject(o, "step", (double)step);
-    if (cJSON_GetObjectItem(o, "not_stored")) {
-      cJSON_DeleteItemFromObject(o, "not_stored");
-      cJSON_AddFalseToObject(o, "stored");
-    }
+    negated(o, "not_stored", "stored");
     rc = put(g, "checkpoint", "checkpoint", o);
   }
   cJSON_Delete(o);

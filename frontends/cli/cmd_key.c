@@ -26,12 +26,11 @@ void probe_cli_actor(char *out, size_t size)
   snprintf(out, size, "cli:%s", u && *u ? u : "unknown");
 }
 
-int probe_cli_open_actor(const probe_globals *g, pmcp_store **s, pmcp_tenant *t,
-                         char actor[128])
+int probe_cli_open_as(const probe_globals *g, probe_cli_as *a)
 {
-  if (probe_cli_open(g, 0, s, t))
+  if (probe_cli_open(g, 0, &a->s, &a->t))
     return 1;
-  probe_cli_actor(actor, 128);
+  probe_cli_actor(a->actor, sizeof a->actor);
   return 0;
 }
 
@@ -66,13 +65,11 @@ static int key_create(const probe_globals *g, int argc, char **argv)
   }
   if (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0)
     return probe_cli_err(2, "key create", "--scope is read or write, not '%s'", scope);
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
   pmcp_buf secret = PMCP_BUF_INIT, id = PMCP_BUF_INIT;
-  int rc = pmcp__key_create(s, t, ws, strcmp(scope, "write") == 0, name, actor, "cli",
+  int rc = pmcp__key_create(a.s, a.t, ws, strcmp(scope, "write") == 0, name, a.actor, "cli",
                             &secret, &id);
   if (rc == 0 && json) {
     cJSON *o = cJSON_CreateObject();
@@ -95,7 +92,7 @@ static int key_create(const probe_globals *g, int argc, char **argv)
     memset(secret.ptr, 0, secret.len);
   pmcp_buf_dispose(&secret);
   pmcp_buf_dispose(&id);
-  return probe_cli_done("key create", s, rc);
+  return probe_cli_done("key create", a.s, rc);
 }
 
 static int key_list(const probe_globals *g, int argc, char **argv)
@@ -138,15 +135,13 @@ static int key_revoke(const probe_globals *g, int argc, char **argv)
 {
   if (argc != 2 || argv[1][0] == '-')
     return probe_cli_err(2, "key revoke", "give one KEY_ID (see 'probe key list')\n%s", usage);
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__key_revoke(s, t, argv[1], actor, "cli");
+  int rc = pmcp__key_revoke(a.s, a.t, argv[1], a.actor, "cli");
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "key %s revoked\n", argv[1]);
-  return probe_cli_done("key revoke", s, rc);
+  return probe_cli_done("key revoke", a.s, rc);
 }
 
 int probe_cmd_key(const probe_globals *g, int argc, char **argv)

@@ -118,18 +118,16 @@ static int user_create(const probe_globals *g, int argc, char **argv)
   char pw[1100];
   if (!nopw && get_password("user create", pw, sizeof pw))
     return 1;
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
   pmcp_buf id = PMCP_BUF_INIT;
-  int rc = pmcp__user_create(s, name, display, nopw ? NULL : pw, actor, "cli", &id);
+  int rc = pmcp__user_create(a.s, name, display, nopw ? NULL : pw, a.actor, "cli", &id);
   memset(pw, 0, sizeof pw);
   if (rc == 0)
     printf("%s\n", id.ptr);
   pmcp_buf_dispose(&id);
-  return finish("user create", s, rc, "created", name, g);
+  return finish("user create", a.s, rc, "created", name, g);
 }
 
 static int one_name(const char *cmd, int argc, char **argv)
@@ -146,14 +144,12 @@ static int user_passwd(const probe_globals *g, int argc, char **argv)
   char pw[1100];
   if (get_password("user passwd", pw, sizeof pw))
     return 1;
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_passwd(s, argv[1], pw, actor, "cli");
+  int rc = pmcp__user_passwd(a.s, argv[1], pw, a.actor, "cli");
   memset(pw, 0, sizeof pw);
-  return finish("user passwd", s, rc, "has a new password", argv[1], g);
+  return finish("user passwd", a.s, rc, "has a new password", argv[1], g);
 }
 
 static int user_disable(const probe_globals *g, int argc, char **argv, int disable)
@@ -161,13 +157,11 @@ static int user_disable(const probe_globals *g, int argc, char **argv, int disab
   const char *cmd = disable ? "user disable" : "user enable";
   if (one_name(cmd, argc, argv))
     return 2;
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_disable(s, argv[1], disable, actor, "cli");
-  return finish(cmd, s, rc, disable ? "disabled" : "enabled", argv[1], g);
+  int rc = pmcp__user_disable(a.s, argv[1], disable, a.actor, "cli");
+  return finish(cmd, a.s, rc, disable ? "disabled" : "enabled", argv[1], g);
 }
 
 static int user_set_role(const probe_globals *g, int argc, char **argv)
@@ -189,16 +183,14 @@ static int user_set_role(const probe_globals *g, int argc, char **argv)
   if (r == PMCP__ROLE_NONE && strcmp(role, "none") != 0)
     return probe_cli_err(2, "user set-role",
                          "--role is viewer, editor, admin or none, not '%s'", role);
-  pmcp_store *s;
-  pmcp_tenant t;
-  char actor[128];
-  if (probe_cli_open_actor(g, &s, &t, actor))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_set_role(s, name, t, ws, r, actor, "cli");
+  int rc = pmcp__user_set_role(a.s, name, a.t, ws, r, a.actor, "cli");
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "user %s: %s in workspace '%s' of tenant '%s'\n", name, role, ws,
             g->tenant ? g->tenant : "default");
-  return finish("user set-role", s, rc, NULL, name, g);
+  return finish("user set-role", a.s, rc, NULL, name, g);
 }
 
 static int user_list(const probe_globals *g, int argc, char **argv)

@@ -84,6 +84,10 @@ void pmcp__sql_drop_pending(const pmcp__metrics *m);
  * caller's pending points are written, the series is the tenant's and
  * holds floats. */
 int pmcp__sql_metric_read(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series);
+/* The start of pmcp_store_points(): no points yet, @p after_id checked,
+ * then pmcp__sql_metric_read(). */
+int pmcp__sql_points_begin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
+                           int64_t after_id, size_t *n_out, int64_t *next_id);
 
 /* What a summary covers: the steps (or times) lo..hi, and whether blocks
  * inside it go whole to a bucket ("coarse": at least two per bucket). */

@@ -21,6 +21,16 @@ int pmcp__sql_metric_read(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t se
   return rc;
 }
 
+int pmcp__sql_points_begin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
+                           int64_t after_id, size_t *n_out, int64_t *next_id)
+{
+  *n_out = 0;
+  *next_id = 0;
+  if (after_id < 0)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
+  return pmcp__sql_metric_read(s, c, t, series);
+}
+
 int pmcp__sql_summary_range(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
                             int64_t from, int64_t to, size_t n_buckets, int by_time,
                             pmcp__summary_range *r)

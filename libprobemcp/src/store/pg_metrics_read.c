@@ -1,7 +1,7 @@
-/* PostgreSQL backend: reading metric series. Raw points by step range with
- * positions (decoding only the blocks a range touches), summaries into
- * buckets from the per-block min/max/count/sum without decoding inner
- * blocks, the run's series catalog, and histogram / scatter sets. */
+/* PostgreSQL backend: reading float points (metrics_read.c has what both
+ * backends share). Raw points by step range with positions (unnesting only
+ * the chunks a page needs), and summaries whose buckets are made in SQL
+ * from block and chunk summaries. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +20,7 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     size_t cap, size_t *n_out, int64_t *next_id)
 {
   pmcp__pg *q = PG(ctx);
-  *n_out = 0;
-  *next_id = 0;
-  if (after_id < 0)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
-  int rc = pmcp__sql_metric_read(s, &q->c, t, series);
+  int rc = pmcp__sql_points_begin(s, &q->c, t, series, after_id, n_out, next_id);
   if (rc || cap == 0)
     return rc;
   if (cap > 10000000)

@@ -1,7 +1,8 @@
-/* SQLite backend: reading metric series. Raw points by step range with
- * positions (decoding only the blocks a range touches), summaries into
- * buckets from the per-block min/max/count/sum without decoding inner
- * blocks, the run's series catalog, and histogram / scatter sets. */
+/* SQLite backend: reading float points (metrics_read.c has what both
+ * backends share). Raw points by step range with positions (decoding only
+ * the blocks a range touches), summaries into buckets from the per-block
+ * min/max/count/sum without decoding inner blocks, and the block scan the
+ * research tools' grouped metrics use (pmcp__store_scan). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,7 @@ int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     size_t cap, size_t *n_out, int64_t *next_id)
 {
   pmcp__sq *q = SQ(ctx);
-  *n_out = 0;
-  *next_id = 0;
-  if (after_id < 0)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
-  int rc = pmcp__sql_metric_read(s, &q->c, t, series);
+  int rc = pmcp__sql_points_begin(s, &q->c, t, series, after_id, n_out, next_id);
   if (rc || cap == 0)
     return rc;
   int64_t first_seq = after_id / PMCP__SQ_POS;

@@ -76,6 +76,16 @@ static int search_one_lab(pmcp_store *s, pmcp__sq *q, const char *match, int64_t
   return pmcp__search_page_end(out, offset, n, total);
 }
 
+/* The parameters the rank and count statements share (?1-?5). */
+static void bind_common(sqlite3_stmt *st, pmcp_tenant t, const pmcp__search_args *a)
+{
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, a->match.ptr, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st, 3, a->all);
+  sqlite3_bind_text(st, 4, a->kinds.ptr, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st, 5, a->with_papers);
+}
+
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out)
 {
@@ -85,7 +95,6 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   int rc = pmcp__search_args_read(s, query, kinds, after, limit, PMCP__SEARCH_FTS5, &a);
   if (rc)
     goto out;
-  int all = a.all, with_papers = a.with_papers;
   int64_t offset = a.offset;
   limit = a.limit;
   /* Three steps, so the costly parts run on few rows:
@@ -141,7 +150,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       goto out;
     }
   }
-  if (all && !with_papers && !t.workspace) {
+  if (a.all && !a.with_papers && !t.workspace) {
     if ((rc = pmcp__sq_prep(s, q, sql_tenants, &st)))
       goto out;
     single = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 1;
@@ -158,11 +167,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   if ((rc = scoped_rank ? pmcp__sq_prep_text(s, q, scoped_rank, &st)
                         : pmcp__sq_prep(s, q, sql_rank, &st)))
     goto out;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_text(st, 2, a.match.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(st, 3, all);
-  sqlite3_bind_text(st, 4, a.kinds.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(st, 5, with_papers);
+  bind_common(st, t, &a);
   sqlite3_bind_int64(st, 6, (int64_t)limit);
   sqlite3_bind_int64(st, 7, offset);
   while ((src = sqlite3_step(st)) == SQLITE_ROW && n < PAGE_MAX) {
@@ -181,11 +186,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     if ((rc = scoped_count ? pmcp__sq_prep_text(s, q, scoped_count, &st)
                            : pmcp__sq_prep(s, q, sql_count, &st)))
       goto out;
-    sqlite3_bind_int64(st, 1, t.id);
-    sqlite3_bind_text(st, 2, a.match.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, all);
-    sqlite3_bind_text(st, 4, a.kinds.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 5, with_papers);
+    bind_common(st, t, &a);
     src = sqlite3_step(st);
     if (src == SQLITE_ROW)
       total = sqlite3_column_int64(st, 0);

@@ -15,6 +15,8 @@
 
 #include "../unit/store-test-util.h"
 
+int pmcp__pg_schema_target(void); /* store/pg.h: the version a store migrates to */
+
 static PGconn *pg_connect(const char *base, const char *schema)
 {
   char url[1200];
@@ -333,7 +335,10 @@ START_TEST(points_write_fails_midway)
                 &ok, err, sizeof err));
   ck_assert_msg(ok, "%s", err);
   ck_assert_int_ne(pmcp_store_log(s, t, id, p + n0, n1), 0);
-  ck_assert_msg(strstr(pmcp_store_errmsg(s), "midway") != NULL, "%s", pmcp_store_errmsg(s));
+  /* the constraint's name is the schema's business, not the caller's */
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "SQLSTATE 23514") != NULL &&
+                    strstr(pmcp_store_errmsg(s), "midway") == NULL,
+                "%s", pmcp_store_errmsg(s));
   expect_points(s, t, id, p, n0);
   /* The same inside the caller's transaction: the call fails, the
    * transaction still commits what came before it. */
@@ -521,7 +526,9 @@ START_TEST(live_counts)
                   " SELECT count(*) FROM u", "1");
   ST_OK(s, pmcp_store_open(&s, st_path, 0));
   pmcp_store_free(s);
-  expect_value(c, "SELECT value FROM meta WHERE key='schema_version'", "7");
+  char want_v[16];
+  snprintf(want_v, sizeof want_v, "%d", pmcp__pg_schema_target());
+  expect_value(c, "SELECT value FROM meta WHERE key='schema_version'", want_v);
   use_tenant(c, ta.id);
   expect_counts(c, "vision:17/2 baseline:7 other:10");
   use_tenant(c, tb.id);

@@ -1,5 +1,5 @@
 /* Upgrading a PostgreSQL store made before metric points moved to
- * metric_chunks (schema version 8): tests/data/pg-upgrade/store.sql is a
+ * metric_chunks (schema version 9): tests/data/pg-upgrade/store.sql is a
  * store made by the code of that time (tests/pg/upgrade/make-fixture.sh)
  * and expected.txt what that code read from it. After the upgrade, made by
  * several processes at once:
@@ -249,7 +249,7 @@ START_TEST(reads_as_before)
   expect(c, "SELECT value FROM meta WHERE key='schema_version'", sql);
   expect(c, "SELECT count(*) FROM pg_attribute WHERE attrelid='metric_blocks'::regclass"
             " AND attname IN ('steps', 'times', 'vals') AND NOT attisdropped", "0");
-  expect(c, "SELECT to_regproc('probe_fsum_v8') IS NULL", "t");
+  expect(c, "SELECT to_regproc('probe_fsum_v9') IS NULL", "t");
   PQfinish(c);
   char path[1024];
   char *want = slurp(data_path(path, sizeof path, "expected.txt"), NULL);
@@ -355,7 +355,10 @@ START_TEST(chunks_as_written_today)
   char sql[200];
   snprintf(sql, sizeof sql, "SET search_path = %s", st_schema);
   exec_ok(c, sql);
-  exec_ok(c, "UPDATE meta SET value='7' WHERE key='schema_version'"); /* before v8 */
+  snprintf(sql, sizeof sql, "UPDATE meta SET value='%d' WHERE key='schema_version'",
+           pmcp__pg_schema_target() - 1); /* the version before metric_chunks */
+  exec_ok(c, sql);
+  snprintf(sql, sizeof sql, "SET search_path = %s", st_schema);
   a = layout(c, st_schema);
   open_racing(2);
   b = layout(c, st_schema);

@@ -78,7 +78,7 @@ static const char v1_metrics[] =
   "  next_seq BIGINT NOT NULL DEFAULT 0, UNIQUE(run_id, key, labels, kind, scale));"
   /* Up to PMCP__PG_BLOCK points per row, in logging order; the summary
    * columns let a bucket take a whole block without reading its arrays.
-   * (Version 8 moved the points to metric_chunks: see v8_chunks.) */
+   * (Version 9 moved the points to metric_chunks: see v9_tables.) */
   "CREATE TABLE metric_blocks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
   "  seq BIGINT NOT NULL, n BIGINT NOT NULL, nonfinite BIGINT NOT NULL,"
   "  step_min BIGINT NOT NULL, step_max BIGINT NOT NULL, time_min BIGINT, time_max BIGINT,"
@@ -436,8 +436,15 @@ static const char v7_search[] =
   "  STORED;"
   "CREATE INDEX papers_tsv ON papers USING gin(tsv);";
 static const char *const v7[] = {v7_counts, v7_indexes, v7_search, NULL};
+/* list_runs' exact page (runfilter.c) asks whether every series of a key
+ * on a scale has one labels text and one value kind: the first and the
+ * last of them in this index, two probes (SQLite v11's series_key_shape,
+ * led by the tenant as this backend's other indexes). */
+static const char shape_index[] =
+  "CREATE INDEX IF NOT EXISTS series_key_shape ON series(tenant_id, key, scale, labels, kind);";
+static const char *const v_shape[] = {shape_index, NULL};
 
-/* v8: metric points in chunks of PMCP__PG_CHUNK with a summary each
+/* v9: metric points in chunks of PMCP__PG_CHUNK with a summary each
  * (metric_chunks, pg_block.c), so that a bucket edge inside a block costs
  * the points of one chunk, not of the whole block. Version 1 kept a
  * block's points as three arrays in its metric_blocks row; this converts
@@ -453,7 +460,7 @@ static const char *const v7[] = {v7_counts, v7_indexes, v7_search, NULL};
  *    PMCP__PG_BLOCK points each), and the chunks must account for every
  *    point of every block before the arrays go.
  *  - A chunk whose values may overflow a double when added up (|v| above
- *    1e300) is summed by probe_fsum_v8, which gives +-Infinity there as C
+ *    1e300) is summed by probe_fsum_v9, which gives +-Infinity there as C
  *    does (PostgreSQL's + raises an error instead).
  * Stores made while metric_chunks was (wrongly) part of version 1 already
  * have it and no arrays: there this does nothing. Every statement can run
@@ -461,8 +468,8 @@ static const char *const v7[] = {v7_counts, v7_indexes, v7_search, NULL};
 #define CHUNK_S STR(PMCP__PG_CHUNK)
 #define STR(x) STR_(x)
 #define STR_(x) #x
-static const char v8_tables[] =
-  "DO $v8$ DECLARE t text; BEGIN"
+static const char v9_tables[] =
+  "DO $v9$ DECLARE t text; BEGIN"
   " IF to_regclass('metric_chunks') IS NOT NULL THEN RETURN; END IF;"
   /* Chunk k (from 0) of a block: its PMCP__PG_CHUNK points (pg_block.c)
    * as three arrays in logging order, and their summary as a bucket needs
@@ -508,10 +515,10 @@ static const char v8_tables[] =
   "    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO probe_service', t);"
   "   END IF;"
   " END LOOP;"
-  " END $v8$;";
+  " END $v9$;";
 /* The conversion, where metric_blocks still has its arrays. */
-static const char v8_fsum[] =
-  "CREATE OR REPLACE FUNCTION probe_fsum_v8(v float8[]) RETURNS float8 LANGUAGE plpgsql"
+static const char v9_fsum[] =
+  "CREATE OR REPLACE FUNCTION probe_fsum_v9(v float8[]) RETURNS float8 LANGUAGE plpgsql"
   "  IMMUTABLE AS $f$ DECLARE s float8 := 0; x float8; BEGIN"
   "  FOREACH x IN ARRAY v LOOP"
   "   CONTINUE WHEN x IN ('NaN', 'Infinity', '-Infinity');"
@@ -520,8 +527,8 @@ static const char v8_fsum[] =
   "    s := CASE WHEN x > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END;"
   "   END;"
   "  END LOOP; RETURN s; END $f$;";
-static const char v8_convert[] =
-  "DO $v8$ DECLARE b_sid bigint; b_seq bigint; q text := current_schema() || '_sql'; BEGIN"
+static const char v9_convert[] =
+  "DO $v9$ DECLARE b_sid bigint; b_seq bigint; q text := current_schema() || '_sql'; BEGIN"
   " IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid='metric_blocks'::regclass"
   "   AND attname='vals' AND NOT attisdropped) THEN RETURN; END IF;"
   " ALTER TABLE metric_blocks NO FORCE ROW LEVEL SECURITY;"
@@ -533,7 +540,7 @@ static const char v8_convert[] =
   "  SELECT c.tenant_id, c.series_id, c.seq, c.k, cardinality(c.s), x.untimed, x.nf,"
   "   x.smin, x.smax, x.tmin, x.tmax, x.mn[1], x.mx[1],"
   "   CASE WHEN coalesce(x.big, 0) < '1e300'::float8 THEN coalesce(x.vsum, 0) + 0::float8"
-  "    ELSE probe_fsum_v8(c.v) END,"
+  "    ELSE probe_fsum_v9(c.v) END,"
   "   c.v[1], c.v[cardinality(c.v)], c.s[1], c.s[cardinality(c.s)],"
   "   coalesce(c.s[x.mn[2]::int], 0), coalesce(c.s[(-x.mx[2])::int], 0), c.s, c.t, c.v"
   "  FROM (SELECT b.tenant_id, b.series_id, b.seq, ((u.o - 1) / " CHUNK_S ")::int AS k,"
@@ -570,12 +577,12 @@ static const char v8_convert[] =
   "    WHERE b.tenant_id = %I.probe_query_tenant()', q, current_schema(), current_schema());"
   " END IF;"
   " ALTER TABLE metric_blocks DROP COLUMN steps, DROP COLUMN times, DROP COLUMN vals;"
-  " END $v8$;";
-static const char v8_done[] = "DROP FUNCTION probe_fsum_v8(float8[]);";
+  " END $v9$;";
+static const char v9_done[] = "DROP FUNCTION probe_fsum_v9(float8[]);";
 #undef STR_
 #undef STR
 #undef CHUNK_S
-static const char *const chunks8[] = {v8_tables, v8_fsum, v8_convert, v8_done, NULL};
+static const char *const chunks9[] = {v9_tables, v9_fsum, v9_convert, v9_done, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};
 
@@ -592,7 +599,8 @@ static const struct {
   {0, NULL},                                  /* SQLite v9 (came with v7) */
   {0, NULL},                                  /* SQLite v10 (came with v7) */
   {0, v7},
-  {0, chunks8},                               /* metric_chunks */
+  {0, v_shape},                               /* series_key_shape */
+  {0, chunks9},                               /* metric_chunks */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

@@ -458,7 +458,8 @@ static const char *safe_detail(const pmcp__pg *g, char *buf, size_t n)
   else if (strncmp(st, "23", 2) == 0)
     snprintf(buf, n, "the store's schema refused the row (SQLSTATE %s)", st);
   else if (strcmp(st, "42501") == 0)
-    snprintf(buf, n, "the database role lacks a right this needs (SQLSTATE %s)", st);
+    snprintf(buf, n, "permission denied: the database role lacks a right this needs "
+             "(SQLSTATE %s)", st);
   else if (strncmp(st, "42", 2) == 0 || strncmp(st, "3F", 2) == 0)
     snprintf(buf, n, "the store's schema does not match this program (SQLSTATE %s): it was "
              "changed by hand, or needs migrating ('probe --store URL init')", st);

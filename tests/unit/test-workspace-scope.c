@@ -8,9 +8,13 @@
  *    the hook's workspace; `workspace` switches where the hook allows it
  *    and is refused where it does not, with one message for a workspace
  *    that does not exist and one the caller may not use; query_sql reads
- *    only the workspace's rows (SQLite: scoped views) or, on PostgreSQL
- *    whose views are per tenant, is refused to a call scoped to one
- *    workspace of a lab that has several.
+ *    only the workspace's rows on both backends (SQLite: scoped TEMP
+ *    views; PostgreSQL: views that keep the scope a statement proves with
+ *    its token);
+ *  - PostgreSQL only: query_sql's views show, view by view and field by
+ *    field, the rows SQLite's show for the same lab in every scope; and
+ *    the reader role, connected by itself, cannot widen its scope with
+ *    set_config(), current_setting() or a token made for another scope.
  * Runs on SQLite and (PMCP_TEST_STORE=pg) PostgreSQL. */
 #include <check.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include "util/buf.h"
 
 static int64_t series_b;
+static int64_t WS_BETA; /* beta's row id */
 
 static void mk(pmcp_store *s, pmcp_tenant t, const char *kind, const char *id,
                const char *parent)
@@ -87,6 +92,9 @@ static pmcp_store *populate(pmcp_tenant *t)
   pmcp_tenant other;
   ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &other));
   mk(s, other, "workspace", "gamma", NULL);
+  pmcp_tenant b;
+  ST_OK(s, pmcp_store_scope(s, *t, "beta", &b));
+  WS_BETA = b.workspace;
   pmcp_store_free(s);
   pmcp_store *ro = NULL;
   ck_assert_int_eq(pmcp_store_open(&ro, st_path, PMCP_STORE_READONLY), 0);
@@ -314,9 +322,8 @@ START_TEST(key_sees_its_workspace_only)
   expect("list_runs", "{\"project\":\"pb\",\"workspace\":\"beta\"}", 1, "own workspace", NULL);
   /* its own workspace named explicitly is fine */
   expect("browse", "{\"mode\":\"runs\",\"workspace\":\"alpha\"}", 0, "run:ra", NULL);
-  /* query_sql: SQLite's views keep the workspace's rows; PostgreSQL's are
-   * per tenant, so a lab of several workspaces is refused */
-  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0) {
+  /* query_sql: the views keep the workspace's rows, on both backends */
+  {
     expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
     expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "unfiledsecret");
     expect("query_sql", "{\"sql\":\"SELECT body FROM note_versions\"}", 0, "alphasecret",
@@ -332,9 +339,31 @@ START_TEST(key_sees_its_workspace_only)
     expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points_all\"}", 1, NULL,
            NULL);
     expect("query_sql", "{\"sql\":\"SELECT count(*) FROM main.runs\"}", 1, NULL, NULL);
-  } else {
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace",
-           "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM tags\"}", 0, "[0]", NULL);
+    expect("query_sql", "{\"sql\":\"SELECT slug FROM datasets\"}", 0, NULL, "dsb");
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_blocks\"}", 0, "[1]", NULL);
+  }
+  if (strcmp(pmcp_store_backend(RO), "postgres") == 0) {
+    /* the settings behind the proof, changed from inside the statement */
+    char q[600];
+    snprintf(q, sizeof q, "{\"sql\":\"SELECT name FROM runs WHERE"
+             " set_config('probe.qworkspace', '%lld', true) <> ''\"}", (long long)WS_BETA);
+    expect("query_sql", q, 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs WHERE"
+           " set_config('probe.qworkspace', '0', true) <> ''\"}", 0, NULL, "unfiledsecret");
+    snprintf(q, sizeof q, "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+             " set_config('probe.qworkspace', '%lld', true) AS a) SELECT r.name FROM x, runs r"
+             " UNION ALL SELECT title FROM note_versions, x\"}", (long long)WS_BETA);
+    expect("query_sql", q, 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+           " set_config('probe.qunfiled', '1', true) AS a) SELECT r.name FROM x, runs r\"}", 0,
+           NULL, "unfiledsecret");
+    /* its own token under the whole tenant's name */
+    expect("query_sql", "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+           " set_config('probe.qworkspace', '0', true), set_config('probe.qunfiled', '0', true),"
+           " set_config('probe.qtoken', current_setting('probe.qtoken'), true))"
+           " SELECT name FROM x, runs\"}", 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT * FROM probe_query_scope()\"}", 1, NULL, NULL);
   }
 }
 END_TEST
@@ -350,6 +379,17 @@ START_TEST(person_switches_workspace)
   expect("search", "{\"query\":\"betasecret\",\"workspace\":\"workspace:beta\"}", 0, "run:rb",
          NULL);
   expect("list_runs", "{\"project\":\"pb\",\"workspace\":\"beta\"}", 0, "rb", NULL);
+  /* query_sql (no `workspace` argument) acts in the connection's
+   * workspace; the next call in another one reads that one's rows through
+   * the same reader connection */
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
+  P.home = "beta";
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "betasecret", "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "unfiledsecret");
+  expect("query_sql", "{\"sql\":\"SELECT count(*), sum(value) FROM metric_points\"}", 0,
+         "[2,2]", NULL);
+  P.home = "alpha";
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
   /* list_workspaces: the person's workspaces and role in each */
   int e;
   char *t = call("list_workspaces", "{}", &e);
@@ -409,11 +449,12 @@ START_TEST(default_workspace_holds_unfiled)
   P.member[0] = "default", P.role[0] = "viewer";
   expect("browse", "{\"mode\":\"runs\"}", 0, "run:ru", "run:ra");
   expect("entity", "{\"refs\":[\"run:ra\"]}", 1, "no run 'ra'", "alphasecret");
-  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0)
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "unfiledsecret",
-           "alphasecret");
-  else
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace", NULL);
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "unfiledsecret",
+         "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "betasecret");
+  expect("query_sql", "{\"sql\":\"SELECT title FROM notes\"}", 0, "unfiledsecret",
+         "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points\"}", 0, "[2]", NULL);
 }
 END_TEST
 

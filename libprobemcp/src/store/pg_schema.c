@@ -289,7 +289,10 @@ static const char v6_pg[] =
  * of the tenant named by probe.qtenant only if probe.qtoken is that
  * tenant's token (a hash with the store's query_key, which the reader
  * cannot read), so SQL that sets probe.qtenant itself sees nothing; the
- * tables' own row-level security (probe.tenant) applies underneath. */
+ * tables' own row-level security (probe.tenant) applies underneath.
+ * (Superseded: after every migration pmcp__pgq_views() makes the views
+ * again, keeping the tenant's and workspace's rows, checked by
+ * probe_query_scope(); probe_query_tenant() is dropped.) */
 static const char v1_query[] =
   "CREATE FUNCTION probe_query_tenant() RETURNS BIGINT LANGUAGE sql STABLE SECURITY DEFINER"
   "  SET search_path FROM CURRENT AS $$"

@@ -15,6 +15,9 @@
 
 #include "../unit/store-test-util.h"
 
+/* store/pg.h: the schema version this library writes. */
+int pmcp__pg_schema_target(void);
+
 static PGconn *pg_connect(const char *base, const char *schema)
 {
   char url[1200];
@@ -508,24 +511,23 @@ START_TEST(live_counts)
   expect_value(c, "WITH u AS (UPDATE runs SET status='finished' WHERE slug LIKE 'k%'"
                   " RETURNING 1) SELECT count(*) FROM u", "18");
   expect_counts(c, "vision:17/2 baseline:7 other:10");
-  /* Version 6 -> 7 (and on) again on a filled store: the counts, spoilt
-   * on purpose, are recomputed for both tenants (as the owner, under
-   * row-level security, tenant by tenant). */
+  /* Version 6 -> 7 again on a filled store: the counts, spoilt on purpose,
+   * are recomputed for both tenants (as the owner, under row-level
+   * security, tenant by tenant). */
   use_tenant(c, ta.id);
   expect_value(c, "WITH u AS (UPDATE projects SET n_runs=99, n_experiments=99 RETURNING 1)"
                   " SELECT count(*) FROM u", "1");
   use_tenant(c, tb.id);
   expect_value(c, "WITH u AS (UPDATE experiments SET n_runs=-5 RETURNING 1)"
                   " SELECT count(*) FROM u", "1");
-  char *current = pg_value(c, "SELECT value FROM meta WHERE key='schema_version'", &(int){0},
-                           NULL, 0);
-  ck_assert_int_ge(atoi(current), 7);
   expect_value(c, "WITH u AS (UPDATE meta SET value='6' WHERE key='schema_version' RETURNING 1)"
                   " SELECT count(*) FROM u", "1");
   ST_OK(s, pmcp_store_open(&s, st_path, 0));
   pmcp_store_free(s);
-  expect_value(c, "SELECT value FROM meta WHERE key='schema_version'", current);
-  free(current);
+  /* on to the newest version (later migrations leave the counts alone) */
+  char newest[16];
+  snprintf(newest, sizeof newest, "%d", pmcp__pg_schema_target());
+  expect_value(c, "SELECT value FROM meta WHERE key='schema_version'", newest);
   use_tenant(c, ta.id);
   expect_counts(c, "vision:17/2 baseline:7 other:10");
   use_tenant(c, tb.id);

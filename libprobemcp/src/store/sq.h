@@ -3,8 +3,8 @@
  * public headers). The logic both backends share is written once against
  * sql.h (sq_stmt.c is this backend's side of it); the sq_*.c files hold
  * only what is SQLite's own (opening, migrations, FTS5 search, the block
- * codec and metric blocks, the points virtual table, the run table, the
- * kinds' JSON in list). */
+ * codec and metric blocks, the points virtual table, the kinds' JSON in
+ * list). */
 #ifndef PMCP_STORE_SQ_H
 #define PMCP_STORE_SQ_H
 
@@ -73,13 +73,6 @@ typedef struct pmcp__sq {
 } pmcp__sq;
 
 #define SQ(ctx) ((pmcp__sq *)(ctx))
-
-/* sq_runtable.c */
-/* A REAL as the store's JSON listings give it (15 significant digits). */
-double pmcp__sq_listed(double d);
-/* The row id of project @p slug; PMCP_ENOTFOUND (message names it). */
-int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *slug,
-                        int64_t *out);
 
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);

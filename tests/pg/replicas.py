@@ -18,6 +18,7 @@ holds the key's creation and revocation. Skips (77) without
 PROBE_TEST_PG_URL unless PMCP_TEST_STRICT is set."""
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys

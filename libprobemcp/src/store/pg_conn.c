@@ -108,11 +108,12 @@ int pmcp__pg_index_doc(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *do
 
 /* ---- write scope ---- */
 
+#define TXN_LOST \
+  "the transaction was lost with the connection to PostgreSQL; nothing of it was stored"
 static int txn_lost(pmcp_store *s, pmcp__pg *g)
 {
   pmcp__pg_drop_pending(g);
-  return pmcp_store_set_error(s, PMCP_ESTORE,
-      "the transaction was lost with the connection to PostgreSQL; nothing of it was stored");
+  return pmcp_store_set_error(s, PMCP_ESTORE, TXN_LOST);
 }
 
 /* Writers of one tenant take turns, as SQLite's do: ids picked from a
@@ -215,8 +216,8 @@ int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
     rc = bump(s, g, t);
     bumped = rc == 0;
   }
-  g->in_scope = 0;
   if (g->in_txn) {
+    g->in_scope = 0;
     if (rc == 0 && !g->txn_lost) {
       rc = pmcp__pg_defer_exec(s, g, "RELEASE SAVEPOINT pmcp_call", "store");
       /* Every statement the call sent is answered here: one failing
@@ -232,17 +233,27 @@ int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
       pipe_abandon(g);
     }
     if (g->txn_lost) {
-      int l = txn_lost(s, g);
-      return rc ? rc : l;
+      /* The points buffered in the transaction go at its commit or
+       * rollback (the caller, pmcp__pg_log, still puts its call's back). */
+      int l = rc ? rc : pmcp_store_set_error(s, PMCP_ESTORE, TXN_LOST);
+      return l;
     }
-    /* Keep the call's message: the rollback's own errors do not matter.
+    /* Keep the call's message: the rollback's own errors do not matter,
+     * but a transaction that cannot be taken back to the call's start
+     * (the connection went, which libpq may notice only now) is lost.
      * The writer lock may have gone with the savepoint. */
-    PQclear(PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call"));
-    PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
+    PGresult *r = PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call");
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+      g->txn_lost = 1;
+    PQclear(r);
+    if (!g->txn_lost)
+      PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
     g->cur_tenant = 0;
     g->locked_tenant = 0;
     return rc;
   }
+  /* Still in the scope: a connection lost under the last writes is not
+   * re-established to run them alone (outside the transaction). */
   if (rc == 0)
     rc = pmcp__pg_flush(s, g);
   if (rc == 0)
@@ -251,6 +262,7 @@ int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
     rc = pmcp__pg_err(s, g, "store");
   else if (rc)
     pipe_abandon(g);
+  g->in_scope = 0;
   g->locked_tenant = 0;
   if (rc) {
     pmcp__pg_drop_pending(g);
@@ -380,8 +392,10 @@ int pmcp__pg_commit(pmcp_store *s, void *ctx)
     g->txn_lost = 0;
     return txn_lost(s, g);
   }
-  /* The transaction's last blocks travel with its COMMIT. */
+  /* The transaction's last blocks travel with its COMMIT; a connection
+   * lost under them is not re-established to write them alone. */
   pmcp__pg_pipe_enter(g);
+  g->in_scope = 1;
   int rc = pmcp__pg_flush(s, g);
   if (rc == 0)
     rc = pmcp__pg_defer_exec(s, g, "COMMIT", "store");
@@ -389,6 +403,7 @@ int pmcp__pg_commit(pmcp_store *s, void *ctx)
     rc = pmcp__pg_err(s, g, "store");
   else if (rc)
     pipe_abandon(g);
+  g->in_scope = 0;
   if (rc) {
     pmcp__pg_drop_pending(g);
     if (PQstatus(g->conn) == CONNECTION_OK &&

@@ -186,10 +186,17 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
    * one: nothing says the other tenant exists. */
   if (rc == 0 && p.tenant_id != a->tenant.id)
     rc = PMCP_EDENIED;
-  if (rc != 0) {
+  if (rc == PMCP_EDENIED) {
     challenge_for(a, req, 1, challenge, challenge_size);
-    snprintf(why, why_size, "%s", rc == PMCP_EDENIED ? msg
-             : "the credential could not be checked (store unavailable): try again");
+    snprintf(why, why_size, "%s", msg);
+    return NULL;
+  }
+  /* The credential may well be good: no challenge, so the transport
+   * answers 503 (retry) rather than 401, which would tell the client to
+   * drop its key or token. */
+  if (rc != 0) {
+    snprintf(why, why_size,
+             "the credential could not be checked (the store is unavailable): try again");
     return NULL;
   }
   holder *h = holder_for(a, &p);

@@ -497,7 +497,8 @@ static void handle_delete(phttp_conn *c)
 }
 
 /* Runs pmcp_http_options.auth over the request's headers. Returns 0 with
- * c->req.principal set, or answers 401 and returns -1. */
+ * c->req.principal set, or answers 401 (503 when the credential could not
+ * be checked) and returns -1. */
 static int authenticate(phttp_conn *c)
 {
   pmcp_http *h = c->h;
@@ -545,17 +546,24 @@ static int authenticate(phttp_conn *c)
   free(mem);
   if (r->principal)
     return 0;
-  char extra[1200], body[512];
-  snprintf(extra, sizeof extra, "WWW-Authenticate: %s\r\n",
-           challenge[0] ? challenge : "Bearer");
+  /* No challenge: the credential could not be checked (the host's store
+   * is down): 503, retryable, and the client keeps its credential. */
+  int down = !challenge[0];
+  char extra[1200], body[600];
+  if (down)
+    snprintf(extra, sizeof extra, "Retry-After: 1\r\n");
+  else
+    snprintf(extra, sizeof extra, "WWW-Authenticate: %s\r\n", challenge);
   pmcp_buf esc = PMCP_BUF_INIT;
-  const char *msg = why[0] ? why : "authentication required";
+  const char *msg = why[0] ? why : down ? "the credential could not be checked: try again"
+                                        : "authentication required";
   hbuf_json_string(&esc, msg, strlen(msg));
   snprintf(body, sizeof body,
-           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,\"message\":%s},\"id\":null}",
-           esc.ptr ? esc.ptr : "\"authentication required\"");
+           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":%s%s},\"id\":null}",
+           down ? -32000 : -32001, esc.ptr ? esc.ptr : "\"authentication required\"",
+           down ? ",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}" : "");
   hbuf_free(&esc);
-  phttp_respond(c, 401, "application/json", extra, body, strlen(body));
+  phttp_respond(c, down ? 503 : 401, "application/json", extra, body, strlen(body));
   return -1;
 }
 

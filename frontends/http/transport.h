@@ -127,7 +127,9 @@ typedef struct pmcp_http_options {
    * accepts requests of the principal it was opened with, others get 404
    * like an unknown session; it is the session's ud in the engine), or
    * NULL: 401 with "WWW-Authenticate: " + what was written to
-   * @p challenge and a JSON-RPC error carrying @p why. */
+   * @p challenge and a JSON-RPC error carrying @p why; when @p challenge
+   * is left empty the credential could not be checked (the host's store
+   * is unavailable): 503 with Retry-After and a retryable error. */
   void *(*auth)(void *ud, const pmcp_http_request *req, char *challenge,
                 size_t challenge_size, char *why, size_t why_size);
   void *auth_ud;

@@ -372,14 +372,9 @@ START_TEST(random_filters_agree)
     }
   }
   fprintf(stderr, "exact %d, candidates %d, non-empty %d\n", n_exact, n_other, n_hits);
-  /* both fast paths were compared, on filters that match something (on
-   * PostgreSQL, which has no whole-SQL page, every case takes the run
-   * table's candidates) */
-  if (st_is_pg())
-    ck_assert_msg(n_exact == 0 && n_other == 200 && n_hits >= 75,
-                  "exact %d, candidates %d, non-empty %d", n_exact, n_other, n_hits);
-  else
-    ck_assert_msg(n_exact >= 80 && n_other >= 80 && n_hits >= 150,
+  /* both fast paths were compared, on filters that match something, on
+   * either backend (the whole-SQL page is one code for both) */
+  ck_assert_msg(n_exact >= 20 * seeds && n_other >= 20 * seeds && n_hits * 8 >= 300 * seeds,
                 "exact %d, candidates %d, non-empty %d", n_exact, n_other, n_hits);
 }
 END_TEST
@@ -401,7 +396,7 @@ START_TEST(rounding_ties_agree)
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cJSON *a = cJSON_Parse(cases[i]);
-    ck_assert_msg(exact_path(a) == !st_is_pg(), "case %zu should take the exact path", i);
+    ck_assert_msg(exact_path(a), "case %zu should take the exact path", i);
     cJSON_Delete(a);
     char *fast = list_runs(FAST, cases[i]), *slow = list_runs(SLOW, cases[i]);
     ck_assert_msg(strcmp(fast, slow) == 0, "%s\nfast: %s\nslow: %s", cases[i], fast, slow);

@@ -24,6 +24,7 @@
 #include "store/pq_dl.h"
 #include <stdint.h>
 
+#include "store/metrics.h"
 #include "store/sql.h"
 #include "store/store_int.h"
 #include "util/buf.h"
@@ -32,8 +33,8 @@
 int pmcp__pg_schema_target(void);
 #define PMCP__PG_SCHEMA_VERSION (pmcp__pg_schema_target())
 /* Points per metric block and the position id scheme, as in SQLite. */
-#define PMCP__PG_BLOCK 16384
-#define PMCP__PG_POS 65536
+#define PMCP__PG_BLOCK PMCP__METRIC_BLOCK
+#define PMCP__PG_POS PMCP__METRIC_POS
 /* Points per chunk: each block row also keeps the summary of every chunk
  * of its points (pg_block.c), so a bucket edge inside a block costs the
  * points of one chunk, not of the whole block. */
@@ -70,14 +71,7 @@ typedef struct pmcp__pg_stmt {
   int blob_col[4];
 } pmcp__pg_stmt;
 
-typedef struct pmcp__pg_pending {
-  int64_t series;
-  int64_t tenant;
-  pmcp_point *pts;
-  size_t n, cap;
-  int64_t tail_seq;
-  int64_t next_seq;
-} pmcp__pg_pending;
+typedef pmcp__sql_pending pmcp__pg_pending;
 
 /* A statement sent in pipeline mode whose result is still to be read. */
 typedef struct pmcp__pg_sent {
@@ -230,9 +224,12 @@ int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags);
 /* A new store's first rows: the default tenant, the cursor key. */
 int pmcp__pg_initialize(pmcp_store *s, pmcp__pg *g);
 
-/* ---- pg_metrics.c ---- */
-int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int64_t series,
-                          const char *kind);
+/* ---- pg_metrics.c (the block storage of metrics.c's shared code) ---- */
+static inline int pmcp__pg_series_check(pmcp_store *s, pmcp__pg *g, pmcp_tenant t,
+                                        int64_t series, const char *kind)
+{
+  return pmcp__sql_series_check(s, &g->c, t, series, kind);
+}
 int pmcp__pg_flush(pmcp_store *s, pmcp__pg *g);
 void pmcp__pg_drop_pending(pmcp__pg *g);
 

@@ -467,6 +467,13 @@ static const char v7_search[] =
   "  STORED;"
   "CREATE INDEX papers_tsv ON papers USING gin(tsv);";
 static const char *const v7[] = {v7_counts, v7_indexes, v7_search, NULL};
+/* list_runs' exact page (runfilter.c) asks whether every series of a key
+ * on a scale has one labels text and one value kind: the first and the
+ * last of them in this index, two probes (SQLite v11's series_key_shape,
+ * led by the tenant as this backend's other indexes). */
+static const char shape_index[] =
+  "CREATE INDEX IF NOT EXISTS series_key_shape ON series(tenant_id, key, scale, labels, kind);";
+static const char *const v_shape[] = {shape_index, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};
 
@@ -483,6 +490,7 @@ static const struct {
   {0, NULL},                                  /* SQLite v9 (came with v7) */
   {0, NULL},                                  /* SQLite v10 (came with v7) */
   {0, v7},
+  {0, v_shape},                               /* series_key_shape */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

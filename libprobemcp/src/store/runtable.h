@@ -7,9 +7,10 @@
  * back, so conditions SQL cannot state (RE2 matches, label choices, avg)
  * and any looseness of the SQL cost time, never correctness.
  *
- * Internal (no public ABI): only the SQLite backend has it; for others
- * pmcp__store_run_table() returns PMCP_EUNSUPPORTED and the caller reads
- * run by run through the public store API. */
+ * Internal (no public ABI): the built-in backends (SQLite, PostgreSQL)
+ * have it, written once over sql.h (runtable.c, runfilter.c); for custom
+ * backends pmcp__store_run_table() returns PMCP_EUNSUPPORTED and the
+ * caller reads run by run through the public store API. */
 #ifndef PMCP_STORE_RUNTABLE_H
 #define PMCP_STORE_RUNTABLE_H
 

@@ -3,14 +3,15 @@
  * public headers). The logic both backends share is written once against
  * sql.h (sq_stmt.c is this backend's side of it); the sq_*.c files hold
  * only what is SQLite's own (opening, migrations, FTS5 search, the block
- * codec and metric blocks, the points virtual table, the run table, the
- * kinds' JSON in list). */
+ * codec and metric blocks, the points virtual table, the kinds' JSON in
+ * list). */
 #ifndef PMCP_STORE_SQ_H
 #define PMCP_STORE_SQ_H
 
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "store/metrics.h"
 #include "store/sql.h"
 #include "store/store_int.h"
 #include "util/buf.h"
@@ -18,20 +19,12 @@
 /* Schema version this library writes; sq_schema.c holds the migrations. */
 #define PMCP__SQ_SCHEMA_VERSION 11
 /* Points per metric block. */
-#define PMCP__SQ_BLOCK 16384
+#define PMCP__SQ_BLOCK PMCP__METRIC_BLOCK
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
-#define PMCP__SQ_POS 65536
+#define PMCP__SQ_POS PMCP__METRIC_POS
 
-/* Points of one series waiting to be written as blocks. */
-typedef struct pmcp__sq_pending {
-  int64_t series;
-  pmcp_point *pts;
-  size_t n, cap;
-  /* The partial tail block the points began from (rewritten in place), or
-   * -1 when the first block written gets a new seq. */
-  int64_t tail_seq;
-  int64_t next_seq;      /* the seq the next new block gets */
-} pmcp__sq_pending;
+/* Points of one series waiting to be written as blocks (metrics.h). */
+typedef pmcp__sql_pending pmcp__sq_pending;
 
 /* A statement seen through the shared interface (sql.h); made on first
  * use of its cache entry and kept with it. */
@@ -80,13 +73,6 @@ typedef struct pmcp__sq {
 } pmcp__sq;
 
 #define SQ(ctx) ((pmcp__sq *)(ctx))
-
-/* sq_runtable.c */
-/* A REAL as the store's JSON listings give it (15 significant digits). */
-double pmcp__sq_listed(double d);
-/* The row id of project @p slug; PMCP_ENOTFOUND (message names it). */
-int pmcp__sq_project_id(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, const char *slug,
-                        int64_t *out);
 
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);
@@ -152,11 +138,12 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
                     size_t *n);
 void pmcp__sq_codec_free(pmcp__sq *q);
 
-/* sq_metrics.c */
-/* Checks that @p series belongs to tenant @p t (and has @p kind unless
- * NULL): PMCP_ENOTFOUND / PMCP_EINVAL with a message. */
-int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t series,
-                          const char *kind);
+/* sq_metrics.c (the block storage of metrics.c's shared code) */
+static inline int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t,
+                                        int64_t series, const char *kind)
+{
+  return pmcp__sql_series_check(s, &q->c, t, series, kind);
+}
 int pmcp__sq_flush(pmcp_store *s, pmcp__sq *q);
 void pmcp__sq_drop_pending(pmcp__sq *q);
 
@@ -169,16 +156,8 @@ int pmcp__sq_begin(pmcp_store *s, void *ctx);
 int pmcp__sq_commit(pmcp_store *s, void *ctx);
 int pmcp__sq_rollback(pmcp_store *s, void *ctx);
 
-int pmcp__sq_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                    const pmcp_series_spec *spec, int64_t *out);
 int pmcp__sq_log(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                  const pmcp_point *points, size_t n);
-int pmcp__sq_log_histogram(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
-                           int64_t step, int64_t time_ms, const double *edges,
-                           const double *counts, size_t n_bins);
-int pmcp__sq_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
-                         int64_t step, int64_t time_ms, const double *x, const double *y,
-                         size_t n);
 int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts *opts,
                   pmcp_buf *out);
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,

@@ -262,7 +262,7 @@ static const char *const v8s[] = {v8, NULL};
 static const char *const v9s[] = {v9_col1, v9_col2, v9_col3, v9_counts, v9_indexes, NULL};
 /* migrations[i]: the statements taking version i to i + 1 (after the
  * service tables of version i + 1, if any). */
-/* v10: indexes for list_runs' run table (sq_runtable.c): a filter
+/* v10: indexes for list_runs' run table (runtable.c): a filter
  * condition on an attribute or a series summary becomes one index range
  * scan (the runs whose config/optimizer is "adamw", whose config/lr is
  * below 0.001, whose last val/loss is below 0.5) instead of one lookup per
@@ -278,7 +278,7 @@ static const char v10[] =
   "  coalesce(v_real, v_int), owner_id, tenant_id);"
   "CREATE INDEX IF NOT EXISTS series_key_last ON series(key, scale, last, run_id, tenant_id);";
 static const char *const v10s[] = {v10, NULL};
-/* v11: list_runs answered in SQL (sq_runfilter.c):
+/* v11: list_runs answered in SQL (runfilter.c):
  *  - attributes_path_number replaces attributes_path_num: the number an
  *    attribute lists (booleans, which v_int also holds, are not numbers),
  *    so a comparison scans exactly the runs that satisfy it;

@@ -2,7 +2,8 @@
 // one OAuth flow between them, each step on whichever replica: register on
 // A, authorize on B, sign in on A, consent on B, code exchange on A, /mcp
 // on B, refresh on A; then a reused refresh token presented to B revokes
-// the connection for A too. Needs the private cluster of tests/pg
+// the connection for A too; the audit log read back through the CLI holds
+// what the replicas recorded. Needs the private cluster of tests/pg
 // (PROBE_TEST_PG_URL / PROBE_TEST_PG_SERVICE_URL; run.sh skips without).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -71,4 +72,12 @@ test('one OAuth flow across two replicas; reuse detected across them', async () 
   // The code, replayed on B, is refused too.
   const replay = await form(B.port, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1:9/cb', client_id: client, code_verifier: verifier });
   assert.equal(replay.json.error, 'invalid_grant');
+  // The audit log is the database's: what replica B recorded (the consent
+  // and the revocation on reuse) is read back through the CLI, once each.
+  const audit = JSON.parse(execFileSync(PROBE, ['--store', withSchema(OWNER), 'audit', '--json']).toString());
+  const of = (action) => audit.filter((e) => e.action === action);
+  assert.equal(of('mcp_connection.authorize').length, 1, JSON.stringify(audit));
+  const revoked = of('mcp_connection.revoke');
+  assert.equal(revoked.length, 1, JSON.stringify(audit));
+  assert.match(JSON.stringify(revoked[0]), /reuse/);
 });

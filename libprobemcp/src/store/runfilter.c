@@ -1,7 +1,7 @@
-/* SQLite side of pmcp__store_run_page() (runtable.h): list_runs' whole
- * answer (total and one page of run ids) from index scans, when SQL can
- * state every filter condition and the sort exactly as the evaluator
- * (filter.c) reads the store's listings.
+/* pmcp__store_run_page() (runtable.h) for both built-in backends, over
+ * sql.h: list_runs' whole answer (total and one page of run ids) from
+ * index scans, when SQL can state every filter condition and the sort
+ * exactly as the evaluator (filter.c) reads the store's listings.
  *
  * Each condition becomes a bitmap of run ids from one index range scan
  * (an attribute path's text or number, a series key's summary); any_of
@@ -9,24 +9,28 @@
  * live runs. The page is then read in order without sorting the matches:
  * from the project's runs newest first, or, for a series sort, from the
  * series in value order (series_key_last gives `last` in order), and only
- * a page of ids leaves here.
+ * a page of ids leaves here. SQLite streams those walks and stops when the
+ * page is full; PostgreSQL's layer receives a statement's whole result, so
+ * there they go in batches (keyset: each continues after the last row).
  *
  * Exactness, condition by condition (anything else: PMCP_EUNSUPPORTED and
  * the caller checks candidates in C):
  *  - numbers are compared as the listings give them, rounded to 15
- *    significant digits (pmcp__sq_listed). Rounding is monotonic, so
+ *    significant digits (pmcp__rt_listed; PostgreSQL's listings round
+ *    through float8::numeric, DBL_DIG digits: the same). Rounding is monotonic, so
  *    "listed(x) < w" is "x <= B" for one double B found by bisection over
  *    the doubles; integers below 1e15 are unchanged by the rounding, so
- *    the same bound serves them. Booleans are not numbers (v11's
- *    attributes_path_number leaves them out).
- *  - strings compare bytewise on both sides; a string set is stored as
+ *    the same bound serves them. Booleans are not numbers (SQLite v11's
+ *    attributes_path_number leaves them out; runsql.h).
+ *  - strings compare bytewise on both sides (PostgreSQL: COLLATE "C");
+ *    a string set is stored as
  *    its JSON text ("[...]"), which the evaluator sees as an array, so a
  *    string condition is exact only when no text starting with '[' can
  *    satisfy it.
  *  - a series condition without labels reads the run's one series of the
  *    key and scale; when some run might have two (labels or value kinds
- *    differ among the key's series: v11's series_key_shape answers in two
- *    index probes) the evaluator's choice among them is not SQL's.
+ *    differ among the key's series: series_key_shape answers in two index
+ *    probes) the evaluator's choice among them is not SQL's.
  *  - ties of a sort (equal after rounding) keep the store's order, newest
  *    first, as the evaluator's stable sort does. */
 #include <math.h>
@@ -34,8 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/runtable.h"
-#include "store/sq.h"
+#include "store/runsql.h"
 
 /* Run ids a bitmap may cover (16 MiB); a store with larger ids takes the
  * candidate path. */
@@ -43,12 +46,14 @@
 /* Largest |value| compared exactly (integers up to it are exact doubles
  * that 15-digit rounding leaves alone). */
 #define MAX_EXACT 1e15
-/* The number an attribute row lists, as v11's index states it. */
-#define NUM_EXPR "(CASE WHEN type='bool' THEN NULL ELSE coalesce(v_real, v_int) END)"
+/* Rows a PostgreSQL walk reads at first (then four times more each
+ * batch, up to BATCH_MAX). */
+#define BATCH_MIN 256
+#define BATCH_MAX 65536
 
 typedef struct rf {
   pmcp_store *s;
-  pmcp__sq *q;
+  pmcp__sql *q;
   int64_t tenant, project;
   size_t words;      /* bitmap size in 64-bit words */
   uint64_t *scope;   /* the project's live runs */
@@ -111,7 +116,7 @@ static uint64_t first_above(double w, int strict)
   uint64_t lo = okey(-HUGE_VAL), hi = okey(HUGE_VAL) + 1;
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    double l = pmcp__sq_listed(unkey(mid));
+    double l = pmcp__rt_listed(unkey(mid));
     if (strict ? l > w : l >= w)
       hi = mid;
     else
@@ -167,25 +172,25 @@ typedef struct scan_args {
  * Binds ?1 tenant, ?2.. the texts then the numbers of @p a. */
 static int scan(rf *c, const char *sql, const scan_args *a, uint64_t *out)
 {
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep_text(c->s, c->q, sql, &st);
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep_text(c->s, c->q, sql, &st);
   if (rc)
     return rc;
-  int k = 1, src = sqlite3_bind_int64(st, k++, c->tenant);
-  for (int i = 0; src == SQLITE_OK && i < a->n_text; i++)
-    src = sqlite3_bind_text(st, k++, a->text[i], -1, SQLITE_STATIC);
-  for (int i = 0; src == SQLITE_OK && i < a->n_num; i++)
-    src = sqlite3_bind_double(st, k++, a->num[i]);
+  int k = 1, src;
+  pmcp__st_bind_int64(st, k++, c->tenant);
+  for (int i = 0; i < a->n_text; i++)
+    pmcp__st_bind_text(st, k++, a->text[i]);
+  for (int i = 0; i < a->n_num; i++)
+    pmcp__st_bind_double(st, k++, a->num[i]);
   int64_t max = (int64_t)c->words * 64;
-  while (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
+  while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+    int64_t id = pmcp__st_int64(st, 0);
     if (id >= 0 && id < max)
       bm_set(out, id);
-    src = SQLITE_OK;
   }
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
-  return src == SQLITE_DONE ? 0 : pmcp__sq_err(c->s, c->q, src, "read the run table");
+  rc = src == PMCP__DONE ? 0 : pmcp__st_err(c->s, st, "read the run table");
+  pmcp__sql_release(c->q, st);
+  return rc;
 }
 
 /* Appends the SQL of range @p r over expression @p e to @p sql, its
@@ -194,7 +199,7 @@ static void put_range(char *sql, size_t size, const char *e, const range *r, sca
 {
   size_t n = strlen(sql);
   if (r->empty)
-    snprintf(sql + n, size - n, " AND 0");
+    snprintf(sql + n, size - n, " AND 1=0");
   else if (r->has_lo && r->has_hi)
     snprintf(sql + n, size - n, " AND %s BETWEEN ?%d AND ?%d", e, 2 + a->n_text + a->n_num,
              3 + a->n_text + a->n_num);
@@ -224,7 +229,9 @@ static int is_cmp(const char *op)
 
 /* ---- attribute conditions ----------------------------------------------- */
 
-#define ATTR_SCAN "SELECT owner_id FROM attributes WHERE tenant_id=?1 AND owner_kind='run' AND path=?2"
+#define ATTR_SCAN                                                                          \
+  "SELECT a.owner_id FROM attributes a WHERE a.tenant_id=?1 AND a.owner_kind='run' AND"     \
+  " a.path=?2"
 
 /* A string comparison SQL states exactly: no "[..." text (a string set's
  * JSON) can pass it. */
@@ -255,7 +262,8 @@ static int attr_cmp(rf *c, const char *path, const char *op, const cJSON *v, uin
         o = sym[i][1];
     if (!out)
       return 0;
-    snprintf(sql, sizeof sql, ATTR_SCAN " AND v_text %s ?3", o);
+    snprintf(sql, sizeof sql, ATTR_SCAN " AND a.v_text%s %s ?3",
+             strcmp(o, "=") ? PMCP__RT_BYTES(c->q) : "", o);
     a.text[a.n_text++] = v->valuestring;
     return scan(c, sql, &a, out);
   }
@@ -265,7 +273,7 @@ static int attr_cmp(rf *c, const char *path, const char *op, const cJSON *v, uin
     return 0;
   range r = listed_range(op, v->valuedouble);
   snprintf(sql, sizeof sql, ATTR_SCAN);
-  put_range(sql, sizeof sql, NUM_EXPR, &r, &a);
+  put_range(sql, sizeof sql, PMCP__RT_NUM(c->q), &r, &a);
   return scan(c, sql, &a, out);
 }
 
@@ -348,32 +356,39 @@ static const char *series_expr(const char *fn)
  * tenants: a cautious answer). 0 when some might; negative on error. */
 static int one_series(rf *c, const char *key, const char *scale)
 {
-  static const char *const sql[2] = {
-    "SELECT labels, kind FROM series WHERE key=?1 AND scale=?2 ORDER BY labels, kind LIMIT 1",
-    "SELECT labels, kind FROM series WHERE key=?1 AND scale=?2"
-    " ORDER BY labels DESC, kind DESC LIMIT 1"};
+  /* SQLite v11's series_key_shape leads with the key (across tenants);
+   * PostgreSQL's with the tenant, as its other indexes */
+  static const char *const sql[2][2] = {
+    {"SELECT labels, kind FROM series WHERE key=?1 AND scale=?2 AND ?3 > 0"
+     " ORDER BY labels, kind LIMIT 1",
+     "SELECT labels, kind FROM series WHERE key=?1 AND scale=?2 AND ?3 > 0"
+     " ORDER BY labels DESC, kind DESC LIMIT 1"},
+    {"SELECT labels, kind FROM series WHERE tenant_id=?3 AND key=?1 AND scale=?2"
+     " ORDER BY labels, kind LIMIT 1",
+     "SELECT labels, kind FROM series WHERE tenant_id=?3 AND key=?1 AND scale=?2"
+     " ORDER BY labels DESC, kind DESC LIMIT 1"}};
   char *got[2][2] = {{NULL, NULL}, {NULL, NULL}};
   int rc = 0, n = 0;
   for (int i = 0; i < 2 && !rc; i++) {
-    sqlite3_stmt *st;
-    if ((rc = pmcp__sq_prep(c->s, c->q, sql[i], &st)))
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, sql[c->q->ops->pg ? 1 : 0][i], &st)))
       break;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, scale, -1, SQLITE_STATIC);
-    int src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
+    pmcp__st_bind_text(st, 1, key);
+    pmcp__st_bind_text(st, 2, scale);
+    pmcp__st_bind_int64(st, 3, c->tenant);
+    int src = pmcp__st_step(st);
+    if (src == PMCP__ROW) {
       n++;
-      const char *l = (const char *)sqlite3_column_text(st, 0);
-      const char *k = (const char *)sqlite3_column_text(st, 1);
+      const char *l = pmcp__st_text(st, 0);
+      const char *k = pmcp__st_text(st, 1);
       got[i][0] = strdup(l ? l : "");
       got[i][1] = strdup(k ? k : "");
       if (!got[i][0] || !got[i][1])
         rc = PMCP_ENOMEM;
-    } else if (src != SQLITE_DONE) {
-      rc = pmcp__sq_err(c->s, c->q, src, "read the run table");
+    } else if (src != PMCP__DONE) {
+      rc = pmcp__st_err(c->s, st, "read the run table");
     }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    pmcp__st_reset(st);
   }
   int one = !rc && (n < 2 || (!strcmp(got[0][0], got[1][0]) && !strcmp(got[0][1], got[1][1])));
   for (int i = 0; i < 2; i++) {
@@ -494,30 +509,59 @@ static void put_id(page *p, int64_t id)
   p->pos++;
 }
 
+/* The LIMIT of a walk's next statement: none on SQLite (-1: it streams
+ * and stops when the page is full), a batch growing fourfold on
+ * PostgreSQL. */
+static int64_t next_batch(const rf *c, int64_t *batch)
+{
+  if (!c->q->ops->pg)
+    return -1;
+  int64_t b = *batch;
+  *batch = b * 4 < BATCH_MAX ? b * 4 : BATCH_MAX;
+  return b;
+}
+
 /* Walks the project's live runs newest first (the store's order) and
  * places those set in @p want until the page is full. */
 static int walk_store_order(rf *c, const uint64_t *want, page *p)
 {
-  static const char sql[] = "SELECT id FROM runs WHERE tenant_id=?1 AND project_id=?2 AND"
-                            " deleted=0 ORDER BY created DESC, id DESC";
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep(c->s, c->q, sql, &st);
-  if (rc)
-    return rc;
-  sqlite3_bind_int64(st, 1, c->tenant);
-  sqlite3_bind_int64(st, 2, c->project);
-  int64_t max = (int64_t)c->words * 64;
-  int src = SQLITE_DONE;
-  while (p->pos < p->need && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
-    if (id >= 0 && id < max && bm_has(want, id))
-      put_id(p, id);
+  static const char first_q[] = "SELECT id, created FROM runs WHERE tenant_id=?1 AND"
+                                " project_id=?2 AND deleted=0"
+                                " ORDER BY created DESC, id DESC LIMIT ?3";
+  static const char next_q[] = "SELECT id, created FROM runs WHERE tenant_id=?1 AND"
+                               " project_id=?2 AND deleted=0 AND created <= ?4 AND"
+                               " (created < ?4 OR id < ?5) ORDER BY created DESC, id DESC"
+                               " LIMIT ?3";
+  int64_t max = (int64_t)c->words * 64, batch = BATCH_MIN, last_id = 0, last_created = 0;
+  int rc = 0, more = 1, first = 1;
+  while (!rc && more && p->pos < p->need) {
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, first ? first_q : next_q, &st)))
+      break;
+    int64_t lim = next_batch(c, &batch), rows = 0;
+    pmcp__st_bind_int64(st, 1, c->tenant);
+    pmcp__st_bind_int64(st, 2, c->project);
+    pmcp__st_bind_int64(st, 3, lim);
+    if (!first) {
+      pmcp__st_bind_int64(st, 4, last_created);
+      pmcp__st_bind_int64(st, 5, last_id);
+    }
+    int src;
+    while (p->pos < p->need && (src = pmcp__st_step(st)) == PMCP__ROW) {
+      int64_t id = pmcp__st_int64(st, 0);
+      last_id = id;
+      last_created = pmcp__st_int64(st, 1);
+      rows++;
+      if (id >= 0 && id < max && bm_has(want, id))
+        put_id(p, id);
+    }
+    if (p->pos < p->need && src != PMCP__DONE)
+      rc = pmcp__st_err(c->s, st, "read the run table");
+    pmcp__st_reset(st);
+    more = lim > 0 && rows == lim;
+    first = 0;
   }
-  if (p->pos >= p->need)
-    src = SQLITE_DONE;
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
-  return src == SQLITE_DONE ? 0 : pmcp__sq_err(c->s, c->q, src, "read the run table");
+  return rc;
 }
 
 typedef struct member {
@@ -532,6 +576,56 @@ static int newest_first(const void *a, const void *b)
   return x->id > y->id ? -1 : x->id < y->id;
 }
 
+static int by_id(const void *a, const void *b)
+{
+  const member *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Reads the creation times of g[0..n) (sorted by id). A tie group can
+ * hold thousands of runs: SQLite looks each up by its primary key, while
+ * PostgreSQL, where each statement is a round trip, takes them all as one
+ * int8[] parameter. (Fixed statement texts: SQLite's cache of built ones
+ * could drop the walk's statement under it.) */
+static int group_created(rf *c, member *g, size_t n)
+{
+  static const char one[] = "SELECT id, created FROM runs WHERE id=?1";
+  static const char all[] = "SELECT id, created FROM runs WHERE id = ANY(?1::int8[])";
+  pmcp_buf ids = PMCP_BUF_INIT;
+  int pg = c->q->ops->pg, rc = 0;
+  for (size_t i = 0; pg && !rc && i < n; i++)
+    rc = pmcp__buf_printf(&ids, "%c%lld", i ? ',' : '{', (long long)g[i].id);
+  if (pg && !rc)
+    rc = pmcp__buf_puts(&ids, "}");
+  if (rc) {
+    pmcp_buf_dispose(&ids);
+    return pmcp_store_set_error(c->s, PMCP_ENOMEM, "out of memory");
+  }
+  pmcp__stmt *st;
+  if ((rc = pmcp__sql_prep(c->s, c->q, pg ? all : one, &st))) {
+    pmcp_buf_dispose(&ids);
+    return rc;
+  }
+  for (size_t i = 0; !rc && i < (pg ? 1 : n); i++) {
+    if (pg)
+      pmcp__st_bind_text(st, 1, ids.ptr);
+    else
+      pmcp__st_bind_int64(st, 1, g[i].id);
+    int src;
+    while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+      member key = {pmcp__st_int64(st, 0), 0};
+      member *hit = bsearch(&key, g, n, sizeof *g, by_id);
+      if (hit)
+        hit->created = pmcp__st_int64(st, 1);
+    }
+    if (src != PMCP__DONE)
+      rc = pmcp__st_err(c->s, st, "read the run table");
+    pmcp__st_reset(st);
+  }
+  pmcp_buf_dispose(&ids);
+  return rc;
+}
+
 /* Places a group of matches with one sort value: in the store's order
  * when part of it lands on the page. */
 static int flush_group(rf *c, member *g, size_t n, page *p)
@@ -540,17 +634,8 @@ static int flush_group(rf *c, member *g, size_t n, page *p)
     p->pos += n;
     return 0;
   }
-  static const char sql[] = "SELECT created FROM runs WHERE id=?1";
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep(c->s, c->q, sql, &st);
-  for (size_t i = 0; !rc && i < n; i++) {
-    sqlite3_bind_int64(st, 1, g[i].id);
-    int src = sqlite3_step(st);
-    g[i].created = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    if (src != SQLITE_ROW && src != SQLITE_DONE)
-      rc = pmcp__sq_err(c->s, c->q, src, "read the run table");
-    sqlite3_reset(st);
-  }
+  qsort(g, n, sizeof *g, by_id);
+  int rc = group_created(c, g, n);
   if (rc)
     return rc;
   if (n > 1)
@@ -560,81 +645,109 @@ static int flush_group(rf *c, member *g, size_t n, page *p)
   return 0;
 }
 
+/* The state of a series walk: the current group of matches with one
+ * listed value. */
+typedef struct swalk {
+  member *g;
+  size_t n, cap;
+  double raw, lv, glv;
+  int have_raw, done;
+  uint64_t *valued;
+} swalk;
+
+/* Takes one row (run @p id, value @p x) of the walk in value order. */
+static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, double x)
+{
+  int64_t max = (int64_t)c->words * 64;
+  if (id < 0 || id >= max || !bm_has(c->scope, id))
+    return 0;
+  bm_set(w->valued, id);
+  if (!bm_has(m, id))
+    return 0;
+  if (!w->have_raw || x != w->raw) {
+    w->raw = x;
+    w->lv = pmcp__rt_listed(x);
+    w->have_raw = 1;
+  }
+  if (w->n && w->lv != w->glv) {
+    int rc = flush_group(c, w->g, w->n, p);
+    w->n = 0;
+    if (rc)
+      return rc;
+    if (p->pos >= p->need) {
+      w->done = 1;
+      return 0;
+    }
+  }
+  if (w->n == w->cap) {
+    member *ng = realloc(w->g, (w->cap *= 2) * sizeof *w->g);
+    if (!ng)
+      return PMCP_ENOMEM;
+    w->g = ng;
+  }
+  w->glv = w->lv;
+  w->g[w->n].id = id;
+  w->g[w->n++].created = 0;
+  return 0;
+}
+
 /* The page for a series sort: the key's series in value order, ties (equal
  * once rounded) in the store's order, then the matches without a value in
  * the store's order. */
 static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *p)
 {
   const char *e = series_expr(so->function);
-  char sql[400];
-  snprintf(sql, sizeof sql,
+  const char *dir = so->desc ? "DESC" : "ASC", *cmp = so->desc ? "<" : ">";
+  char sql[2][800];
+  /* (value, run id) order: the index's for `last`, and a key to continue */
+  snprintf(sql[0], sizeof sql[0],
            "SELECT run_id, %s FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND"
-           " %s IS NOT NULL ORDER BY %s %s", e, e, e, so->desc ? "DESC" : "ASC");
-  sqlite3_stmt *st;
-  int rc = pmcp__sq_prep_text(c->s, c->q, sql, &st);
-  if (rc)
-    return rc;
-  uint64_t *valued = bm_new(c, 0);
-  size_t cap = 64, n = 0;
-  member *g = malloc(cap * sizeof *g);
-  if (!valued || !g) {
-    free(valued);
-    free(g);
-    return PMCP_ENOMEM;
+           " %s IS NOT NULL ORDER BY %s %s, run_id %s LIMIT ?4", e, e, e, dir, dir);
+  snprintf(sql[1], sizeof sql[1],
+           "SELECT run_id, %s FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND"
+           " %s IS NOT NULL AND %s %s= ?5 AND (%s %s ?5 OR run_id %s ?6)"
+           " ORDER BY %s %s, run_id %s LIMIT ?4", e, e, e, cmp, e, cmp, cmp, e, dir, dir);
+  swalk w = {NULL, 0, 64, 0, 0, 0, 0, 0, bm_new(c, 0)};
+  w.g = malloc(w.cap * sizeof *w.g);
+  int rc = !w.valued || !w.g ? PMCP_ENOMEM : 0, more = 1, first = 1;
+  int64_t batch = BATCH_MIN, last_id = 0;
+  double last_x = 0;
+  while (!rc && more && !w.done) {
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep_text(c->s, c->q, sql[first ? 0 : 1], &st)))
+      break;
+    int64_t lim = next_batch(c, &batch), rows = 0;
+    pmcp__st_bind_text(st, 1, so->series);
+    pmcp__st_bind_text(st, 2, so->scale ? so->scale : "step");
+    pmcp__st_bind_int64(st, 3, c->tenant);
+    pmcp__st_bind_int64(st, 4, lim);
+    if (!first) {
+      pmcp__st_bind_double(st, 5, last_x);
+      pmcp__st_bind_int64(st, 6, last_id);
+    }
+    int src;
+    while (!rc && !w.done && (src = pmcp__st_step(st)) == PMCP__ROW) {
+      last_id = pmcp__st_int64(st, 0);
+      last_x = pmcp__st_double(st, 1);
+      rows++;
+      rc = walk_row(c, &w, m, p, last_id, last_x);
+    }
+    if (!rc && !w.done && src != PMCP__DONE)
+      rc = pmcp__st_err(c->s, st, "read the run table");
+    pmcp__sql_release(c->q, st);
+    more = lim > 0 && rows == lim;
+    first = 0;
   }
-  sqlite3_bind_text(st, 1, so->series, -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 2, so->scale ? so->scale : "step", -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, c->tenant);
-  int64_t max = (int64_t)c->words * 64;
-  double raw = 0, lv = 0, glv = 0;
-  int have_raw = 0, src, done = 0;
-  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
-    if (id < 0 || id >= max || !bm_has(c->scope, id))
-      continue;
-    bm_set(valued, id);
-    if (!bm_has(m, id))
-      continue;
-    double x = sqlite3_column_double(st, 1);
-    if (!have_raw || x != raw) {
-      raw = x;
-      lv = pmcp__sq_listed(x);
-      have_raw = 1;
-    }
-    if (n && lv != glv) {
-      rc = flush_group(c, g, n, p);
-      n = 0;
-      if (p->pos >= p->need) {
-        done = 1;
-        break;
-      }
-    }
-    if (n == cap) {
-      member *ng = realloc(g, (cap *= 2) * sizeof *g);
-      if (!ng) {
-        rc = PMCP_ENOMEM;
-        break;
-      }
-      g = ng;
-    }
-    glv = lv;
-    g[n].id = id;
-    g[n++].created = 0;
-  }
-  if (!rc && !done && src != SQLITE_DONE)
-    rc = pmcp__sq_err(c->s, c->q, src, "read the run table");
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
-  if (!rc && n)
-    rc = flush_group(c, g, n, p);
-  if (!rc && !done && p->pos < p->need) {
+  if (!rc && !w.done && w.n)
+    rc = flush_group(c, w.g, w.n, p);
+  if (!rc && !w.done && p->pos < p->need) {
     /* every valued run was seen: the rest have no value */
     for (size_t i = 0; i < c->words; i++)
-      valued[i] = m[i] & ~valued[i];
-    rc = walk_store_order(c, valued, p);
+      w.valued[i] = m[i] & ~w.valued[i];
+    rc = walk_store_order(c, w.valued, p);
   }
-  free(g);
-  free(valued);
+  free(w.g);
+  free(w.valued);
   return rc;
 }
 
@@ -649,37 +762,61 @@ static int sort_exact(rf *c, const pmcp__rt_sort *so)
   return one < 0 ? one : !one;
 }
 
+/* Sets the bits of the run ids @p sql (over ?1 tenant, ?2 project) gives. */
+static int scan_ids(rf *c, const char *sql, uint64_t *out, int64_t max_id)
+{
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(c->s, c->q, sql, &st), src;
+  if (rc)
+    return rc;
+  pmcp__st_bind_int64(st, 1, c->tenant);
+  pmcp__st_bind_int64(st, 2, c->project);
+  while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+    int64_t id = pmcp__st_int64(st, 0);
+    if (id >= 0 && id <= max_id)
+      bm_set(out, id);
+  }
+  rc = src == PMCP__DONE ? 0 : pmcp__st_err(c->s, st, "read the run table");
+  pmcp__st_reset(st);
+  return rc;
+}
+
+static int max_run_id(rf *c, int64_t *out)
+{
+  /* no WHERE: SQLite reads the last key of the primary index */
+  static const char sql[] = "SELECT max(id) FROM runs";
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(c->s, c->q, sql, &st);
+  if (rc)
+    return rc;
+  int src = pmcp__st_step(st);
+  *out = src == PMCP__ROW ? pmcp__st_int64(st, 0) : 0;
+  rc = src == PMCP__ROW ? 0 : pmcp__st_err(c->s, st, "read the run table");
+  pmcp__st_reset(st);
+  return rc;
+}
+
 int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query *rq,
                          pmcp__rt_page *out)
 {
   memset(out, 0, sizeof *out);
-  if (!s || s->magic != PMCP__STORE_MAGIC || strcmp(s->ops.name ? s->ops.name : "", "sqlite"))
+  pmcp__sql *q = pmcp__rt_sql(s);
+  if (!q)
     return PMCP_EUNSUPPORTED;
-  rf c = {s, SQ(s->ctx), t.id, 0, 0, NULL};
+  rf c = {s, q, t.id, 0, 0, NULL};
   uint64_t *m = NULL;
-  int own_txn = !c.q->in_txn && sqlite3_get_autocommit(c.q->db);
-  int rc = own_txn ? pmcp__sq_exec(s, c.q, "BEGIN") : 0;
+  int own = 0;
+  int rc = pmcp__rt_read_begin(s, q, t, &own);
   if (rc)
     return rc;
-  /* points a caller's transaction holds back count too */
-  if (c.q->in_txn && c.q->n_pending && (rc = pmcp__sq_flush(s, c.q)))
-    goto out;
-  if ((rc = pmcp__sq_project_id(s, c.q, t, rq->project, &c.project)))
+  if ((rc = pmcp__rt_project_id(s, q, t, rq->project, &c.project)))
     goto out;
   /* every condition and the sort exact, before any scan */
   if ((rc = filter_bits(&c, rq->filter, NULL)) || (rc = sort_exact(&c, rq->sort)))
     goto out;
-  sqlite3_stmt *st;
-  static const char maxq[] = "SELECT max(id) FROM runs";
-  if ((rc = pmcp__sq_prep(s, c.q, maxq, &st)))
+  int64_t max_id = 0;
+  if ((rc = max_run_id(&c, &max_id)))
     goto out;
-  int src = sqlite3_step(st);
-  int64_t max_id = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-  sqlite3_reset(st);
-  if (src != SQLITE_ROW) {
-    rc = pmcp__sq_err(s, c.q, src, "read the run table");
-    goto out;
-  }
   if (max_id >= MAX_ID) {
     rc = 1;
     goto out;
@@ -694,21 +831,7 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
   }
   static const char scope_q[] = "SELECT id FROM runs WHERE tenant_id=?1 AND project_id=?2 AND"
                                 " deleted=0";
-  if ((rc = pmcp__sq_prep(s, c.q, scope_q, &st)))
-    goto out;
-  sqlite3_bind_int64(st, 1, c.tenant);
-  sqlite3_bind_int64(st, 2, c.project);
-  while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t id = sqlite3_column_int64(st, 0);
-    if (id >= 0 && id <= max_id)
-      bm_set(c.scope, id);
-  }
-  sqlite3_reset(st);
-  if (src != SQLITE_DONE) {
-    rc = pmcp__sq_err(s, c.q, src, "read the run table");
-    goto out;
-  }
-  if ((rc = filter_bits(&c, rq->filter, m)))
+  if ((rc = scan_ids(&c, scope_q, c.scope, max_id)) || (rc = filter_bits(&c, rq->filter, m)))
     goto out;
   for (size_t i = 0; i < c.words; i++) {
     m[i] &= c.scope[i];
@@ -717,11 +840,11 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
   page p = {out, rq->offset, rq->offset + rq->limit, 0};
   rc = rq->sort ? walk_series(&c, rq->sort, m, &p) : walk_store_order(&c, m, &p);
 out:
-  if (own_txn)
-    sqlite3_exec(c.q->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
   free(c.scope);
   free(m);
-  if (rc == 1)
+  int inexact = rc == 1;
+  rc = pmcp__rt_read_end(s, q, own, inexact ? 0 : rc);
+  if (!rc && inexact)
     rc = PMCP_EUNSUPPORTED;
   if (rc)
     pmcp__rt_page_dispose(out);

@@ -15,9 +15,11 @@ A listing is paged on A; then the server stops. While it is down:
     database internals (SQL text, relation names);
   - a new probe-mcp-stdio or `probe` refuses to start, exit 1, saying it
     cannot connect;
-  - no replica dies.
+  - no replica dies, and a probe-mcp-stdio session open since before
+    answers its call with a tool error too.
 The server comes back: the cursor made on A before the outage continues
-on B, page for page as A would have, C answers again, and the revoked key
+on B, page for page as A would have, C and the stdio session answer
+again, and the revoked key
 (revoked after the restart through the CLI) is refused by both. Each
 replica exits 0 on SIGTERM (under ASan: no leak). Skips (77) without
 PROBE_TEST_PG_URL (no PostgreSQL for tests) unless PMCP_TEST_STRICT is set."""
@@ -59,7 +61,34 @@ with Cluster(PGCTL) as pg:
         c1, err = call(url_c, "browse", args)
         check(err is False and c1.get("next_cursor"), "C (no authentication) pages it too")
 
+        # A probe-mcp-stdio session that lives through the outage.
+        sio = subprocess.Popen([STDIO, "--store", service], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(sio)
+
+        def stdio_call(rid, tool, targs):
+            sio.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                                        "params": {"name": tool, "arguments": targs}}) + "\n")
+            sio.stdin.flush()
+            o = json.loads(sio.stdout.readline())
+            res = o["result"]
+            return json.loads(res["content"][0]["text"]), bool(res.get("isError"))
+
+        sio.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "outage.py", "version": "1"}}}) + "\n")
+        sio.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                        + "\n")
+        sio.stdin.flush()
+        check("result" in json.loads(sio.stdout.readline()), "probe-mcp-stdio initializes")
+        s1, err = stdio_call(1, "browse", args)
+        check(err is False and s1 == c1, "probe-mcp-stdio answers the same page as C")
+
         pg.ctl("halt")
+        o, err = stdio_call(2, "browse", args)
+        text = json.dumps(o)
+        check(err is True and "PostgreSQL" in text and not LEAKS.search(text),
+              "probe-mcp-stdio, store down: a tool error naming PostgreSQL: %s" % text[:300])
         for name, u in (("A", url_a), ("B", url_b)):
             status, hdrs, o = post(u, "tools/call", {"name": "browse", "arguments": args}, key)
             msg = json.dumps(o)
@@ -99,6 +128,12 @@ with Cluster(PGCTL) as pg:
               "after the restart, A's cursor from before continues on B, the same page")
         o, err = call(url_c, "browse", args)
         check(err is False and o == c1, "replica C answers again (%s)" % json.dumps(o)[:300])
+        o, err = stdio_call(3, "browse", args)
+        check(err is False and o == s1, "the same probe-mcp-stdio session answers again")
+        sio.stdin.close()
+        check(sio.wait(60) == 0 and "Sanitizer" not in sio.stderr.read(),
+              "probe-mcp-stdio exits 0 at the end of its input")
+        procs.remove(sio)
         r = subprocess.run([PROBE, "--store", owner, "--quiet", "key", "revoke", made["id"]],
                            capture_output=True, text=True)
         check(r.returncode == 0, "probe key revoke after the restart " + r.stderr.strip())

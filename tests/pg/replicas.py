@@ -18,59 +18,27 @@ holds the key's creation and revocation. Skips (77) without
 PROBE_TEST_PG_URL unless PMCP_TEST_STRICT is set."""
 import json
 import os
-import re
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
+import pgtest
+from pgtest import check, finish, need_pg, with_schema
+
 PROBE, HTTP = sys.argv[1], sys.argv[2]
-OWNER = os.environ.get("PROBE_TEST_PG_URL")
-SERVICE = os.environ.get("PROBE_TEST_PG_SERVICE_URL")
-if not OWNER or not SERVICE:
-    if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0"):
-        print("PMCP_TEST_STRICT is set but PROBE_TEST_PG_URL is not")
-        sys.exit(1)
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+need_pg()
+OWNER = os.environ["PROBE_TEST_PG_URL"]
+SERVICE = os.environ["PROBE_TEST_PG_SERVICE_URL"]
 
 
 def psql(sql):
-    r = subprocess.run(["psql", OWNER, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
-                        "SET client_min_messages=warning; " + sql],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise SystemExit("psql: " + r.stderr)
-    return r.stdout
-
-
-def with_schema(url, schema):
-    return url + ("&" if "?" in url else "?") + "options=-csearch_path%3D" + schema
+    return pgtest.psql(OWNER, sql)
 
 
 def start(url):
-    p = subprocess.Popen([HTTP, "--listen", "127.0.0.1:0", "--store", url, "--stateless"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    line = ""
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            return p, m.group(1)
-        if p.poll() is not None:
-            break
-    p.kill()
-    raise SystemExit("replica did not start: %s %s" % (line, p.stderr.read()))
+    return pgtest.start_http(HTTP, url)
 
 
 KEY = None
@@ -189,7 +157,4 @@ finally:
             p.kill()
     psql("DROP SCHEMA IF EXISTS %s, %s_sql CASCADE" % (schema, schema))
 
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all replica checks passed")
+finish("replica")

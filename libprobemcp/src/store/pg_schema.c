@@ -76,15 +76,16 @@ static const char v1_metrics[] =
   "  time_min BIGINT, time_max BIGINT, first DOUBLE PRECISION, last DOUBLE PRECISION,"
   "  vmin DOUBLE PRECISION, vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL DEFAULT 0,"
   "  next_seq BIGINT NOT NULL DEFAULT 0, UNIQUE(run_id, key, labels, kind, scale));"
-  /* A block: up to PMCP__PG_BLOCK points (positions seq * 65536 + index
-   * + 1, as on SQLite), its summary here, its points in metric_chunks; the
-   * summary columns let a bucket take a whole block without reading it. */
+  /* Up to PMCP__PG_BLOCK points per row, in logging order; the summary
+   * columns let a bucket take a whole block without reading its arrays.
+   * (Version 9 moved the points to metric_chunks: see v9_tables.) */
   "CREATE TABLE metric_blocks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
   "  seq BIGINT NOT NULL, n BIGINT NOT NULL, nonfinite BIGINT NOT NULL,"
   "  step_min BIGINT NOT NULL, step_max BIGINT NOT NULL, time_min BIGINT, time_max BIGINT,"
   "  vmin DOUBLE PRECISION, vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL,"
   "  first DOUBLE PRECISION, last DOUBLE PRECISION, step_first BIGINT NOT NULL,"
   "  step_last BIGINT NOT NULL, step_at_min BIGINT, step_at_max BIGINT,"
+  "  steps BIGINT[] NOT NULL, times BIGINT[] NOT NULL, vals DOUBLE PRECISION[] NOT NULL,"
   "  PRIMARY KEY(series_id, seq)) PARTITION BY HASH (series_id);"
   "CREATE TABLE metric_blocks_p0 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 0);"
   "CREATE TABLE metric_blocks_p1 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 1);"
@@ -94,38 +95,6 @@ static const char v1_metrics[] =
   "CREATE TABLE metric_blocks_p5 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 5);"
   "CREATE TABLE metric_blocks_p6 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 6);"
   "CREATE TABLE metric_blocks_p7 PARTITION OF metric_blocks FOR VALUES WITH (MODULUS 8, REMAINDER 7);"
-  /* Chunk k (from 0) of a block: its PMCP__PG_CHUNK points (pg_block.c)
-   * as three arrays in logging order, and their summary as a bucket needs
-   * it when the chunk lies inside one bucket: times of 0 mean none
-   * (untimed counts them), min / max are NULL when no value is finite,
-   * first / last are as logged. toast_tuple_target moves the arrays out of
-   * the row, so scanning the summaries of many chunks reads ~200 bytes a
-   * chunk, not its points. */
-  "CREATE TABLE metric_chunks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
-  "  seq BIGINT NOT NULL, k INT NOT NULL, n INT NOT NULL, untimed INT NOT NULL,"
-  "  nonfinite INT NOT NULL, step_min BIGINT NOT NULL, step_max BIGINT NOT NULL,"
-  "  time_min BIGINT NOT NULL, time_max BIGINT NOT NULL, vmin DOUBLE PRECISION,"
-  "  vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL, first DOUBLE PRECISION NOT NULL,"
-  "  last DOUBLE PRECISION NOT NULL, step_first BIGINT NOT NULL, step_last BIGINT NOT NULL,"
-  "  step_at_min BIGINT NOT NULL, step_at_max BIGINT NOT NULL,"
-  "  steps BIGINT[] NOT NULL, times BIGINT[] NOT NULL, vals DOUBLE PRECISION[] NOT NULL,"
-  "  PRIMARY KEY(series_id, seq, k)) PARTITION BY HASH (series_id);"
-  "CREATE TABLE metric_chunks_p0 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 0)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p1 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 1)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p2 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 2)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p3 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 3)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p4 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 4)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p5 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 5)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p6 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 6)"
-  "  WITH (toast_tuple_target = 128);"
-  "CREATE TABLE metric_chunks_p7 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 7)"
-  "  WITH (toast_tuple_target = 128);"
   "CREATE TABLE metric_sets(" ID ", tenant_id BIGINT NOT NULL,"
   "  series_id BIGINT NOT NULL, step BIGINT NOT NULL, time BIGINT, n BIGINT NOT NULL,"
   "  a BYTEA NOT NULL, b BYTEA NOT NULL);"
@@ -336,7 +305,7 @@ static const char v1_query[] =
   "  EXECUTE format('CREATE VIEW %I.metric_points WITH (security_barrier) AS"
   "    SELECT b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
   "    CASE WHEN u.v = ''NaN'' THEN NULL ELSE u.v END AS value"
-  "    FROM %I.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
+  "    FROM %I.metric_blocks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
   "    WHERE b.tenant_id = %I.probe_query_tenant()', q, s, s);"
   "  FOR i IN 1 .. array_length(v, 1) BY 2 LOOP"
   "   EXECUTE format('CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s FROM %I.%I"
@@ -474,7 +443,147 @@ static const char *const v7[] = {v7_counts, v7_indexes, v7_search, NULL};
 static const char shape_index[] =
   "CREATE INDEX IF NOT EXISTS series_key_shape ON series(tenant_id, key, scale, labels, kind);";
 static const char *const v_shape[] = {shape_index, NULL};
-/* An attribute's number compared in list_runs (runfilter.c, runtable.c):
+
+/* v9: metric points in chunks of PMCP__PG_CHUNK with a summary each
+ * (metric_chunks, pg_block.c), so that a bucket edge inside a block costs
+ * the points of one chunk, not of the whole block. Version 1 kept a
+ * block's points as three arrays in its metric_blocks row; this converts
+ * every block of every tenant into its chunks, in SQL (the points never
+ * leave the server), with the summaries pg_block.c computes for the same
+ * points (point by point in logging order: the first minimum / maximum
+ * wins; times of 0 mean none; a sum from +0 in logging order), then drops
+ * the arrays.
+ *  - Row-level security applies to the tables' owner too: it is lifted
+ *    for the conversion (the owner sees every tenant's blocks, orphans
+ *    included) and put back before the transaction ends.
+ *  - Blocks are converted one at a time (one sort of at most
+ *    PMCP__PG_BLOCK points each), and the chunks must account for every
+ *    point of every block before the arrays go.
+ *  - A chunk whose values may overflow a double when added up (|v| above
+ *    1e300) is summed by probe_fsum_v9, which gives +-Infinity there as C
+ *    does (PostgreSQL's + raises an error instead).
+ * Stores made while metric_chunks was (wrongly) part of version 1 already
+ * have it and no arrays: there this does nothing. Every statement can run
+ * again without harm. */
+#define CHUNK_S STR(PMCP__PG_CHUNK)
+#define STR(x) STR_(x)
+#define STR_(x) #x
+static const char v9_tables[] =
+  "DO $v9$ DECLARE t text; BEGIN"
+  " IF to_regclass('metric_chunks') IS NOT NULL THEN RETURN; END IF;"
+  /* Chunk k (from 0) of a block: its PMCP__PG_CHUNK points (pg_block.c)
+   * as three arrays in logging order, and their summary as a bucket needs
+   * it when the chunk lies inside one bucket: times of 0 mean none
+   * (untimed counts them), min / max are NULL when no value is finite,
+   * first / last are as logged. toast_tuple_target moves the arrays out of
+   * the row, so scanning the summaries of many chunks reads ~200 bytes a
+   * chunk, not its points. */
+  "CREATE TABLE metric_chunks(tenant_id BIGINT NOT NULL, series_id BIGINT NOT NULL,"
+  "  seq BIGINT NOT NULL, k INT NOT NULL, n INT NOT NULL, untimed INT NOT NULL,"
+  "  nonfinite INT NOT NULL, step_min BIGINT NOT NULL, step_max BIGINT NOT NULL,"
+  "  time_min BIGINT NOT NULL, time_max BIGINT NOT NULL, vmin DOUBLE PRECISION,"
+  "  vmax DOUBLE PRECISION, vsum DOUBLE PRECISION NOT NULL, first DOUBLE PRECISION NOT NULL,"
+  "  last DOUBLE PRECISION NOT NULL, step_first BIGINT NOT NULL, step_last BIGINT NOT NULL,"
+  "  step_at_min BIGINT NOT NULL, step_at_max BIGINT NOT NULL,"
+  "  steps BIGINT[] NOT NULL, times BIGINT[] NOT NULL, vals DOUBLE PRECISION[] NOT NULL,"
+  "  PRIMARY KEY(series_id, seq, k)) PARTITION BY HASH (series_id);"
+  "CREATE TABLE metric_chunks_p0 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 0)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p1 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 1)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p2 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 2)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p3 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 3)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p4 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 4)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p5 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 5)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p6 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 6)"
+  "   WITH (toast_tuple_target = 128);"
+  "CREATE TABLE metric_chunks_p7 PARTITION OF metric_chunks FOR VALUES WITH (MODULUS 8, REMAINDER 7)"
+  "   WITH (toast_tuple_target = 128);"
+  /* row-level security and the service role's rights, as v1_rls gives
+   * every table */
+  " FOR t IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid=c.relnamespace"
+  "   WHERE n.nspname=current_schema() AND c.relname ~ '^metric_chunks(_p[0-7])?$' LOOP"
+  "   EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);"
+  "   EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);"
+  "   EXECUTE format('CREATE POLICY tenant_rows ON %I USING (tenant_id = probe_tenant())"
+  "     WITH CHECK (tenant_id = probe_tenant())', t);"
+  "   IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname='probe_service') THEN"
+  "    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO probe_service', t);"
+  "   END IF;"
+  " END LOOP;"
+  " END $v9$;";
+/* The conversion, where metric_blocks still has its arrays. */
+static const char v9_fsum[] =
+  "CREATE OR REPLACE FUNCTION probe_fsum_v9(v float8[]) RETURNS float8 LANGUAGE plpgsql"
+  "  IMMUTABLE AS $f$ DECLARE s float8 := 0; x float8; BEGIN"
+  "  FOREACH x IN ARRAY v LOOP"
+  "   CONTINUE WHEN x IN ('NaN', 'Infinity', '-Infinity');"
+  "   BEGIN s := s + x;"
+  "   EXCEPTION WHEN numeric_value_out_of_range THEN"
+  "    s := CASE WHEN x > 0 THEN 'Infinity'::float8 ELSE '-Infinity'::float8 END;"
+  "   END;"
+  "  END LOOP; RETURN s; END $f$;";
+static const char v9_convert[] =
+  "DO $v9$ DECLARE b_sid bigint; b_seq bigint; q text := current_schema() || '_sql'; BEGIN"
+  " IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid='metric_blocks'::regclass"
+  "   AND attname='vals' AND NOT attisdropped) THEN RETURN; END IF;"
+  " ALTER TABLE metric_blocks NO FORCE ROW LEVEL SECURITY;"
+  " ALTER TABLE metric_chunks NO FORCE ROW LEVEL SECURITY;"
+  " FOR b_sid, b_seq IN SELECT series_id, seq FROM metric_blocks ORDER BY 1, 2 LOOP"
+  "  INSERT INTO metric_chunks(tenant_id, series_id, seq, k, n, untimed, nonfinite,"
+  "   step_min, step_max, time_min, time_max, vmin, vmax, vsum, first, last, step_first,"
+  "   step_last, step_at_min, step_at_max, steps, times, vals)"
+  "  SELECT c.tenant_id, c.series_id, c.seq, c.k, cardinality(c.s), x.untimed, x.nf,"
+  "   x.smin, x.smax, x.tmin, x.tmax, x.mn[1], x.mx[1],"
+  "   CASE WHEN coalesce(x.big, 0) < '1e300'::float8 THEN coalesce(x.vsum, 0) + 0::float8"
+  "    ELSE probe_fsum_v9(c.v) END,"
+  "   c.v[1], c.v[cardinality(c.v)], c.s[1], c.s[cardinality(c.s)],"
+  "   coalesce(c.s[x.mn[2]::int], 0), coalesce(c.s[(-x.mx[2])::int], 0), c.s, c.t, c.v"
+  "  FROM (SELECT b.tenant_id, b.series_id, b.seq, ((u.o - 1) / " CHUNK_S ")::int AS k,"
+  "    array_agg(u.s ORDER BY u.o) AS s, array_agg(u.t ORDER BY u.o) AS t,"
+  "    array_agg(u.v ORDER BY u.o) AS v"
+  "    FROM metric_blocks b, unnest(b.steps, b.times, b.vals) WITH ORDINALITY AS u(s, t, v, o)"
+  "    WHERE b.series_id=b_sid AND b.seq=b_seq GROUP BY 1, 2, 3, 4) c,"
+  /* min(ARRAY[v, o]): the smallest value, the first of equal ones (-0
+   * and 0 are equal, as for C's <); max(ARRAY[v, -o]) the same way */
+  "  LATERAL (SELECT count(*) FILTER (WHERE p.t = 0) AS untimed,"
+  "    count(*) FILTER (WHERE NOT f.fin) AS nf, min(p.s) AS smin, max(p.s) AS smax,"
+  "    coalesce(min(p.t) FILTER (WHERE p.t <> 0), 0) AS tmin,"
+  "    coalesce(max(p.t) FILTER (WHERE p.t <> 0), 0) AS tmax,"
+  "    min(ARRAY[p.v, p.o]) FILTER (WHERE f.fin) AS mn,"
+  "    max(ARRAY[p.v, -p.o]) FILTER (WHERE f.fin) AS mx,"
+  "    max(abs(p.v)) FILTER (WHERE f.fin) AS big,"
+  "    sum(p.v ORDER BY p.o) FILTER (WHERE f.fin) AS vsum"
+  "    FROM unnest(c.s, c.t, c.v) WITH ORDINALITY AS p(s, t, v, o),"
+  "    LATERAL (SELECT p.v NOT IN ('NaN', 'Infinity', '-Infinity') AS fin) f) x;"
+  " END LOOP;"
+  " IF EXISTS (SELECT 1 FROM metric_blocks b WHERE b.n <> cardinality(b.vals) OR b.n <>"
+  "   (SELECT coalesce(sum(c.n), 0) FROM metric_chunks c"
+  "    WHERE c.series_id=b.series_id AND c.seq=b.seq)) THEN"
+  "  RAISE EXCEPTION 'converting metric blocks to chunks lost points';"
+  " END IF;"
+  " ALTER TABLE metric_blocks FORCE ROW LEVEL SECURITY;"
+  " ALTER TABLE metric_chunks FORCE ROW LEVEL SECURITY;"
+  /* query_sql's view of every point reads the chunks now */
+  " IF to_regclass(format('%I.metric_points', q)) IS NOT NULL THEN"
+  "  EXECUTE format('CREATE OR REPLACE VIEW %I.metric_points WITH (security_barrier) AS"
+  "    SELECT b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
+  "    CASE WHEN u.v = ''NaN'' THEN NULL ELSE u.v END AS value"
+  "    FROM %I.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"
+  "    WHERE b.tenant_id = %I.probe_query_tenant()', q, current_schema(), current_schema());"
+  " END IF;"
+  " ALTER TABLE metric_blocks DROP COLUMN steps, DROP COLUMN times, DROP COLUMN vals;"
+  " END $v9$;";
+static const char v9_done[] = "DROP FUNCTION probe_fsum_v9(float8[]);";
+#undef STR_
+#undef STR
+#undef CHUNK_S
+static const char *const chunks9[] = {v9_tables, v9_fsum, v9_convert, v9_done, NULL};
+/* v10: an attribute's number compared in list_runs (runfilter.c, runtable.c):
  * attributes_path_num's COALESCE is an expression the planner keeps behind
  * the row-level security policy (it does not know it leaks nothing), so
  * that index never served a store read; v_real and v_int are compared
@@ -503,6 +612,7 @@ static const struct {
   {0, NULL},                                  /* SQLite v10 (came with v7) */
   {0, v7},
   {0, v_shape},                               /* series_key_shape */
+  {0, chunks9},                               /* metric_chunks */
   {0, v_num},                                 /* attributes_path_real, _int */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
@@ -581,6 +691,7 @@ int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags)
   if ((rc = check_version(s, version, ro)) || version == PMCP__PG_SCHEMA_VERSION)
     return rc;
   /* Migrate under the lock; another replica may have done it meanwhile. */
+  g->sqlstate[0] = '\0'; /* set again by a failure of PostgreSQL's */
   if ((rc = pmcp__pg_exec(s, g, "BEGIN")))
     return rc;
   rc = pmcp__pg_exec(s, g,
@@ -609,10 +720,17 @@ int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags)
   if (rc == 0)
     rc = pmcp__pg_exec(s, g, "COMMIT");
   if (rc) {
+    /* Said when the store is opened, to whoever runs the program (never
+     * to a client of its tools): PostgreSQL's own words help there. */
     char keep[512];
-    snprintf(keep, sizeof keep, "%s", pmcp_store_errmsg(s));
+    if (g->sqlstate[0])
+      snprintf(keep, sizeof keep, "migrating to version %d: %s", PMCP__PG_SCHEMA_VERSION,
+               g->lasterr);
+    else
+      snprintf(keep, sizeof keep, "%s", pmcp_store_errmsg(s));
+    int denied = strcmp(g->sqlstate, "42501") == 0;
     PQclear(PQexec(g->conn, "ROLLBACK"));
-    if (strstr(keep, "permission denied") || strstr(keep, "must be owner"))
+    if (denied)
       return pmcp_store_set_error(s, PMCP_ESTORE,
           "the store needs migrating and this role may not do it: run 'probe --store URL init'"
           " as the schema's owner (%s)", keep);

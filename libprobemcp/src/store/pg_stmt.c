@@ -438,9 +438,43 @@ int pmcp__pg_text_col(pmcp_buf *b, pmcp__pg_stmt *st, int col)
   return pmcp__buf_append(b, v ? v : "", v ? (size_t)PQgetlength(st->res, st->row, col) : 0);
 }
 
+/* What the caller may read of the last error. PostgreSQL's own message
+ * is passed on only for the classes whose messages speak of the values or
+ * the connection (data exceptions, lost connections, resources, timeouts,
+ * read-only transactions, this store's own RAISEs); the others name
+ * tables, columns, constraints or functions of the schema, internals that
+ * a store message never shows (store.h): the MCP tools hand these
+ * messages to their clients. Those get a sentence and the SQLSTATE (which
+ * names nothing), enough for an operator to look up. */
+static const char *safe_detail(const pmcp__pg *g, char *buf, size_t n)
+{
+  const char *st = g->sqlstate;
+  if (!*st || strncmp(st, "08", 2) == 0 || strncmp(st, "22", 2) == 0 ||
+      strncmp(st, "25", 2) == 0 || strncmp(st, "40", 2) == 0 || strncmp(st, "53", 2) == 0 ||
+      strncmp(st, "57", 2) == 0 || strcmp(st, "P0001") == 0)
+    return g->lasterr;
+  if (strcmp(st, "23505") == 0)
+    snprintf(buf, n, "it already exists");
+  else if (strncmp(st, "23", 2) == 0)
+    snprintf(buf, n, "the store's schema refused the row (SQLSTATE %s)", st);
+  else if (strcmp(st, "42501") == 0)
+    snprintf(buf, n, "permission denied: the database role lacks a right this needs "
+             "(SQLSTATE %s)", st);
+  else if (strncmp(st, "42", 2) == 0 || strncmp(st, "3F", 2) == 0)
+    snprintf(buf, n, "the store's schema does not match this program (SQLSTATE %s): it was "
+             "changed by hand, or needs migrating ('probe --store URL init')", st);
+  else if (strcmp(st, "55P03") == 0)
+    snprintf(buf, n, "a row it needs is locked (SQLSTATE %s)", st);
+  else
+    snprintf(buf, n, "PostgreSQL failed (SQLSTATE %s)", st);
+  return buf;
+}
+
 int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
 {
   const char *st = g->sqlstate;
+  char buf[200];
+  const char *detail = safe_detail(g, buf, sizeof buf);
   int code = PMCP_ESTORE;
   if (strcmp(st, "23505") == 0)
     code = PMCP_EEXIST;
@@ -457,11 +491,11 @@ int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
   if (code == PMCP_EIO && lost(g))
     return pmcp_store_set_error(s, code,
         "%s: the connection to PostgreSQL was lost (%s); nothing of this call was stored, "
-        "and the next call reconnects", what, g->lasterr);
+        "and the next call reconnects", what, detail);
   if (code == PMCP_ETIMEOUT)
     return pmcp_store_set_error(s, code, "%s: the store is busy or the statement took too "
-                                "long (%s)", what, g->lasterr);
-  return pmcp_store_set_error(s, code, "%s: %s", what, g->lasterr);
+                                "long (%s)", what, detail);
+  return pmcp_store_set_error(s, code, "%s: %s", what, detail);
 }
 
 int pmcp__pg_done(pmcp_store *s, pmcp__pg_stmt *st, const char *what)

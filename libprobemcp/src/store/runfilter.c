@@ -259,7 +259,7 @@ static void put_range(char *sql, size_t size, const char *e, const range *r, sca
  * index over coalesce(v_real, v_int) cannot serve under row-level
  * security (the planner takes COALESCE for a leaky expression and keeps
  * it behind the policy), so the two columns are compared apart, each
- * with an index of its own (v10). */
+ * with an index of its own (v11). */
 static void put_num_range(const rf *c, char *sql, size_t size, const range *r, scan_args *a)
 {
   if (!c->q->ops->pg || r->empty) {

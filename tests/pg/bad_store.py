@@ -17,47 +17,15 @@ may echo the password. Skips (77) without PROBE_TEST_PG_URL (no
 PostgreSQL for tests) unless PMCP_TEST_STRICT is set."""
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
+
+from pgtest import Cluster, check, finish, need_pg, psql, with_schema
 
 PROBE, HTTP, STDIO, PGCTL = sys.argv[1:5]
-STRICT = os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0")
-if not os.environ.get("PROBE_TEST_PG_URL"):
-    if STRICT:
-        print("PMCP_TEST_STRICT is set but PROBE_TEST_PG_URL is not")
-        sys.exit(1)
-    sys.exit(77)
-
-failures = []
+need_pg()
 SECRET = "pw-" + os.urandom(6).hex()
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-
-
-def pgctl(cmd, d):
-    r = subprocess.run(["bash", PGCTL, cmd, d], capture_output=True, text=True, timeout=180)
-    if r.returncode:
-        raise SystemExit("pgctl.sh %s: %s" % (cmd, r.stderr))
-    return r.stdout
-
-
-def psql(url, sql):
-    # One statement per -c: CREATE DATABASE may not share a transaction.
-    args = ["psql", url, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
-            "SET client_min_messages=warning"]
-    for one in sql.split(";"):
-        args += ["-c", one]
-    r = subprocess.run(args,
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode:
-        raise SystemExit("psql: " + r.stderr)
 
 
 def closed_port():
@@ -66,10 +34,6 @@ def closed_port():
     port = s.getsockname()[1]
     s.close()
     return port
-
-
-def with_schema(url, schema):
-    return url + ("&" if "?" in url else "?") + "options=-csearch_path%3D" + schema
 
 
 # How each frontend is started on a store, and how it says it failed.
@@ -116,19 +80,8 @@ def expect_refused(label, store, why):
             check(SECRET not in err, what + " -- the password is not echoed")
 
 
-d = tempfile.mkdtemp(prefix="pmcp-pgb-", dir="/tmp")
-os.chmod(d, 0o755)
-try:
-    try:
-        env = pgctl("start", d)
-    except SystemExit as e:
-        if STRICT:
-            raise
-        print("skipped: %s" % e)
-        sys.exit(77)
-    urls = dict(re.findall(r"export (\w+)='([^']*)'", env))
-    owner, service = urls["PROBE_TEST_PG_URL"], urls["PROBE_TEST_PG_SERVICE_URL"]
-    admin = "postgresql:///postgres?host=%s&user=probe_admin" % d
+with Cluster(PGCTL) as pg:
+    d, owner, service, admin = pg.dir, pg.owner, pg.service, pg.admin
     # A role that logs in with a password only (the first pg_hba line that
     # matches wins), and a database nobody else may connect to.
     psql(admin, "CREATE ROLE probe_pw LOGIN PASSWORD '%s'" % SECRET)
@@ -139,7 +92,7 @@ try:
         lines = f.read()
     with open(hba, "w") as f:
         f.write("local all probe_pw scram-sha-256\n" + lines)
-    pgctl("restart", d)
+    pg.ctl("restart")
     # A store whose schema is newer than the program's, an empty schema, and
     # one the service role has no USAGE on.
     psql(owner, "CREATE SCHEMA newer; CREATE SCHEMA empty; CREATE SCHEMA hidden;"
@@ -189,11 +142,4 @@ try:
     r = subprocess.run([PROBE, "--store", pw_url, "list", "run"], capture_output=True, text=True)
     check(r.returncode == 1 and "no probe store" in r.stderr and SECRET not in r.stderr,
           "the right password gets as far as the (missing) store: %r" % r.stderr.strip())
-finally:
-    subprocess.run(["bash", PGCTL, "stop", d], capture_output=True)
-    shutil.rmtree(d, ignore_errors=True)
-
-if failures:
-    print("%d check(s) failed" % len(failures))
-    sys.exit(1)
-print("all bad-store checks passed")
+finish("bad-store")

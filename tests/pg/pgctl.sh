@@ -7,7 +7,7 @@
 #   PROBE_TEST_PG_SERVICE_URL  the service role: LOGIN, not a superuser,
 #                              NOBYPASSRLS (row-level security applies)
 # (and the role probe_reader, which query_sql connects as: it may read the
-# per-tenant views of <schema>_sql and nothing else)
+# views of <schema>_sql, scoped by a token per statement, and nothing else)
 #   PROBE_TEST_PG_DIR          DIR
 # `pgctl.sh stop DIR` stops it and removes DIR. `pgctl.sh restart DIR`
 # restarts the server and `halt DIR` stops it keeping the cluster (the

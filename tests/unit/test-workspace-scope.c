@@ -8,11 +8,16 @@
  *    the hook's workspace; `workspace` switches where the hook allows it
  *    and is refused where it does not, with one message for a workspace
  *    that does not exist and one the caller may not use; query_sql reads
- *    only the workspace's rows (SQLite: scoped views) or, on PostgreSQL
- *    whose views are per tenant, is refused to a call scoped to one
- *    workspace of a lab that has several.
+ *    only the workspace's rows on both backends (SQLite: scoped TEMP
+ *    views; PostgreSQL: views that keep the scope a statement proves with
+ *    its token);
+ *  - PostgreSQL only: query_sql's views show, view by view and field by
+ *    field, the rows SQLite's show for the same lab in every scope; and
+ *    the reader role, connected by itself, cannot widen its scope with
+ *    set_config(), current_setting() or a token made for another scope.
  * Runs on SQLite and (PMCP_TEST_STORE=pg) PostgreSQL. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,7 @@
 #include "util/buf.h"
 
 static int64_t series_b;
+static int64_t WS_BETA; /* beta's row id */
 
 static void mk(pmcp_store *s, pmcp_tenant t, const char *kind, const char *id,
                const char *parent)
@@ -87,6 +93,9 @@ static pmcp_store *populate(pmcp_tenant *t)
   pmcp_tenant other;
   ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &other));
   mk(s, other, "workspace", "gamma", NULL);
+  pmcp_tenant b;
+  ST_OK(s, pmcp_store_scope(s, *t, "beta", &b));
+  WS_BETA = b.workspace;
   pmcp_store_free(s);
   pmcp_store *ro = NULL;
   ck_assert_int_eq(pmcp_store_open(&ro, st_path, PMCP_STORE_READONLY), 0);
@@ -269,6 +278,11 @@ static char *call(const char *tool, const char *args, int *err)
   return text;
 }
 
+static int strcmp_p(const char **a, const char **b)
+{
+  return strcmp(*a, *b);
+}
+
 static void expect(const char *tool, const char *args, int want_err, const char *yes,
                    const char *no)
 {
@@ -314,9 +328,8 @@ START_TEST(key_sees_its_workspace_only)
   expect("list_runs", "{\"project\":\"pb\",\"workspace\":\"beta\"}", 1, "own workspace", NULL);
   /* its own workspace named explicitly is fine */
   expect("browse", "{\"mode\":\"runs\",\"workspace\":\"alpha\"}", 0, "run:ra", NULL);
-  /* query_sql: SQLite's views keep the workspace's rows; PostgreSQL's are
-   * per tenant, so a lab of several workspaces is refused */
-  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0) {
+  /* query_sql: the views keep the workspace's rows, on both backends */
+  {
     expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
     expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "unfiledsecret");
     expect("query_sql", "{\"sql\":\"SELECT body FROM note_versions\"}", 0, "alphasecret",
@@ -332,9 +345,31 @@ START_TEST(key_sees_its_workspace_only)
     expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points_all\"}", 1, NULL,
            NULL);
     expect("query_sql", "{\"sql\":\"SELECT count(*) FROM main.runs\"}", 1, NULL, NULL);
-  } else {
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace",
-           "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM tags\"}", 0, "[0]", NULL);
+    expect("query_sql", "{\"sql\":\"SELECT slug FROM datasets\"}", 0, NULL, "dsb");
+    expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_blocks\"}", 0, "[1]", NULL);
+  }
+  if (strcmp(pmcp_store_backend(RO), "postgres") == 0) {
+    /* the settings behind the proof, changed from inside the statement */
+    char q[600];
+    snprintf(q, sizeof q, "{\"sql\":\"SELECT name FROM runs WHERE"
+             " set_config('probe.qworkspace', '%lld', true) <> ''\"}", (long long)WS_BETA);
+    expect("query_sql", q, 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT name FROM runs WHERE"
+           " set_config('probe.qworkspace', '0', true) <> ''\"}", 0, NULL, "unfiledsecret");
+    snprintf(q, sizeof q, "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+             " set_config('probe.qworkspace', '%lld', true) AS a) SELECT r.name FROM x, runs r"
+             " UNION ALL SELECT title FROM note_versions, x\"}", (long long)WS_BETA);
+    expect("query_sql", q, 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+           " set_config('probe.qunfiled', '1', true) AS a) SELECT r.name FROM x, runs r\"}", 0,
+           NULL, "unfiledsecret");
+    /* its own token under the whole tenant's name */
+    expect("query_sql", "{\"sql\":\"WITH x AS MATERIALIZED (SELECT"
+           " set_config('probe.qworkspace', '0', true), set_config('probe.qunfiled', '0', true),"
+           " set_config('probe.qtoken', current_setting('probe.qtoken'), true))"
+           " SELECT name FROM x, runs\"}", 0, NULL, "betasecret");
+    expect("query_sql", "{\"sql\":\"SELECT * FROM probe_query_scope()\"}", 1, NULL, NULL);
   }
 }
 END_TEST
@@ -350,6 +385,17 @@ START_TEST(person_switches_workspace)
   expect("search", "{\"query\":\"betasecret\",\"workspace\":\"workspace:beta\"}", 0, "run:rb",
          NULL);
   expect("list_runs", "{\"project\":\"pb\",\"workspace\":\"beta\"}", 0, "rb", NULL);
+  /* query_sql (no `workspace` argument) acts in the connection's
+   * workspace; the next call in another one reads that one's rows through
+   * the same reader connection */
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
+  P.home = "beta";
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "betasecret", "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "unfiledsecret");
+  expect("query_sql", "{\"sql\":\"SELECT count(*), sum(value) FROM metric_points\"}", 0,
+         "[2,2]", NULL);
+  P.home = "alpha";
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
   /* list_workspaces: the person's workspaces and role in each */
   int e;
   char *t = call("list_workspaces", "{}", &e);
@@ -409,11 +455,563 @@ START_TEST(default_workspace_holds_unfiled)
   P.member[0] = "default", P.role[0] = "viewer";
   expect("browse", "{\"mode\":\"runs\"}", 0, "run:ru", "run:ra");
   expect("entity", "{\"refs\":[\"run:ra\"]}", 1, "no run 'ra'", "alphasecret");
-  if (strcmp(pmcp_store_backend(RO), "sqlite") == 0)
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "unfiledsecret",
-           "alphasecret");
-  else
-    expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 1, "one workspace", NULL);
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "unfiledsecret",
+         "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, NULL, "betasecret");
+  expect("query_sql", "{\"sql\":\"SELECT title FROM notes\"}", 0, "unfiledsecret",
+         "alphasecret");
+  expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points\"}", 0, "[2]", NULL);
+}
+END_TEST
+
+
+/* ---- PostgreSQL's views against SQLite's ---------------------------------- */
+
+static void put(pmcp_store *s, pmcp_tenant t, const char *kind, const char *json)
+{
+  ST_OK(s, pmcp_store_put(s, t, kind, json, strlen(json), NULL));
+}
+
+static void note_on(pmcp_store *s, pmcp_tenant t, const char *on, const char *kind,
+                    const char *title, int64_t ms)
+{
+  pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+  n.on = on;
+  n.kind = kind;
+  n.title = title;
+  n.body = title;
+  n.created_ms = ms;
+  ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
+}
+
+/* A lab with a row in every view, in each workspace, unfiled and
+ * lab-wide, and links that cross workspaces; the same calls on both
+ * backends. */
+static void rich(pmcp_store *s, pmcp_tenant t)
+{
+  mk(s, t, "workspace", "alpha", NULL);
+  mk(s, t, "workspace", "beta", NULL);
+  mk(s, t, "project", "pa", "workspace:alpha");
+  mk(s, t, "project", "pb", "workspace:beta");
+  mk(s, t, "experiment", "ea", "project:pa");
+  mk(s, t, "experiment", "eb", "project:pb");
+  static const char *const runs[][3] = {{"ra", "pa", "ea"}, {"rb", "pb", "eb"},
+                                        {"ru", NULL, NULL}};
+  for (int i = 0; i < 3; i++) {
+    pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+    r.id = runs[i][0];
+    r.project = runs[i][1];
+    r.experiment = runs[i][2];
+    r.status = "finished";
+    r.created_ms = 1700000000000 + i;
+    r.started_ms = 1700000000100 + i;
+    r.ended_ms = 1700000000900 + i;
+    r.command = "python train.py";
+    r.environment = "{\"host\":\"n1\"}";
+    r.git_commit = "abc123";
+    ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+    char ref[32], sec[32];
+    snprintf(ref, sizeof ref, "run:%s", runs[i][0]);
+    snprintf(sec, sizeof sec, "%ssecret", runs[i][0]);
+    pmcp_value lr = {PMCP_V_FLOAT, NULL, 0, 0.125, NULL, 0};
+    ST_OK(s, pmcp_store_set_attr(s, t, ref, "config/lr", &lr));
+    pmcp_value nm = {PMCP_V_STRING, sec, 0, 0, NULL, 0};
+    ST_OK(s, pmcp_store_set_attr(s, t, ref, "params/name", &nm));
+    ST_OK(s, pmcp_store_tag(s, t, ref, sec, 1));
+    ST_OK(s, pmcp_store_run_event(s, t, runs[i][0], "log", sec, 1700000000500 + i));
+    pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+    int64_t sid;
+    ST_OK(s, pmcp_store_series(s, t, ref, &sp, &sid));
+    pmcp_point pt[3] = {{1, 1700000000001, 1.5}, {2, 0, NAN}, {3, 1700000000003, 0.25 + i}};
+    ST_OK(s, pmcp_store_log(s, t, sid, pt, 3));
+    note_on(s, t, ref, NULL, sec, 1700000001000 + i);
+    pmcp_artifact_spec a = PMCP_ARTIFACT_SPEC_INIT;
+    char name[32];
+    snprintf(name, sizeof name, "%s-art", runs[i][0]);
+    a.name = name;
+    a.on = ref;
+    a.content = sec;
+    a.size = strlen(sec);
+    a.description = sec;
+    a.created_ms = 1700000002000 + i;
+    ST_OK(s, pmcp_store_artifact_add(s, t, &a, NULL, NULL));
+    char js[300];
+    snprintf(js, sizeof js, "{\"run\":\"%s\",\"step\":100,\"uri\":\"s3://ck/%s\"}", runs[i][0],
+             runs[i][0]);
+    put(s, t, "checkpoint", js);
+    snprintf(js, sizeof js, "{\"run\":\"%s\",\"name\":\"t-%s\",\"params\":{\"lr\":0.1},"
+             "\"score\":0.5}", runs[i][0], runs[i][0]);
+    put(s, t, "trial", js);
+    snprintf(js, sizeof js, "{\"title\":\"%s session\",\"agent\":\"a\",\"on\":[\"%s\"]}", sec, ref);
+    put(s, t, "session", js);
+  }
+  /* on experiments and projects */
+  static const char *const owners[] = {"experiment:ea", "project:pa", "experiment:eb",
+                                       "project:pb"};
+  for (int i = 0; i < 4; i++) {
+    pmcp_value v = {PMCP_V_INT, NULL, 64 + i, 0, NULL, 0};
+    ST_OK(s, pmcp_store_set_attr(s, t, owners[i], "config/batch", &v));
+    ST_OK(s, pmcp_store_tag(s, t, owners[i], "owned", 1));
+    note_on(s, t, owners[i], NULL, owners[i], 1700000003000 + i);
+  }
+  /* lab-wide: the team note, an artifact, a source, papers */
+  note_on(s, t, NULL, "team", "team note", 1700000004000);
+  pmcp_artifact_spec la = PMCP_ARTIFACT_SPEC_INIT;
+  la.name = "handbook";
+  la.uri = "https://example.org/handbook";
+  la.created_ms = 1700000004001;
+  ST_OK(s, pmcp_store_artifact_add(s, t, &la, NULL, NULL));
+  put(s, t, "source", "{\"id\":\"hf-org-model\",\"provider\":\"hf\",\"kind\":\"model\",\"uri\":\"hf://org/model\"}");
+  put(s, t, "run-use", "{\"run\":\"ra\",\"uses\":\"source:hf-org-model\"}");
+  pmcp_paper pp = {"0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
+                   "2007-04-02", "2008-11-13", NULL, NULL, NULL};
+  ST_OK(s, pmcp_store_paper(s, t, &pp));
+  put(s, t, "paper-link", "{\"project\":\"pa\",\"paper\":\"0704.0001\",\"note\":\"bg\"}");
+  put(s, t, "paper-link", "{\"project\":\"pb\",\"paper\":\"0704.0001\",\"note\":\"bg b\"}");
+  /* datasets: filed, unfiled, versioned */
+  put(s, t, "dataset", "{\"name\":\"da\",\"project\":\"pa\",\"uri\":\"s3://da\"}");
+  put(s, t, "dataset", "{\"name\":\"db\",\"project\":\"pb\",\"uri\":\"s3://db\"}");
+  put(s, t, "dataset", "{\"name\":\"du\",\"uri\":\"s3://du\"}");
+  put(s, t, "dataset-version", "{\"dataset\":\"da\",\"version\":\"v2\",\"rows\":10}");
+  put(s, t, "dataset-version", "{\"dataset\":\"db\",\"version\":\"v2\",\"rows\":20}");
+  /* lineage within a workspace, across two, to the lab-wide */
+  put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"dataset:da\",\"relation\":\"produced\"}");
+  put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"run:rb\",\"relation\":\"derived\"}");
+  put(s, t, "lineage", "{\"from\":\"run:ru\",\"to\":\"dataset:du\",\"relation\":\"produced\"}");
+  /* groups with and without an experiment; sessions across two, none */
+  put(s, t, "group", "{\"name\":\"ga\",\"experiment\":\"ea\",\"runs\":[\"ra\"]}");
+  put(s, t, "group", "{\"name\":\"gu\",\"runs\":[\"ru\"]}");
+  put(s, t, "session", "{\"title\":\"both\",\"agent\":\"a\",\"on\":[\"run:ra\",\"run:rb\"]}");
+  put(s, t, "session", "{\"title\":\"nowhere\",\"agent\":\"a\"}");
+  /* another lab */
+  pmcp_tenant o;
+  ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &o));
+  mk(s, o, "workspace", "gamma", NULL);
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "rx";
+  r.name = "othersecret";
+  ST_OK(s, pmcp_store_run_create(s, o, &r, NULL));
+}
+
+/* A server over @p s with query_sql, acting through the hook or (NULL)
+ * in the whole tenant. */
+static harness *serve(pmcp_store *s, int hooked)
+{
+  harness *h = h_new(NULL);
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  if (hooked)
+    ro.scope = hook;
+  ck_assert_int_eq(pmcp_research_register(h->srv, s, &ro), 0);
+  h_init(h, "", "2025-06-18");
+  return h;
+}
+
+static pmcp_store *reopen(const char *path)
+{
+  pmcp_store *s = NULL;
+  pmcp_tenant t;
+  ck_assert_int_eq(pmcp_store_open(&s, path, PMCP_STORE_READONLY), 0);
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, &t));
+  return s;
+}
+
+/* The columns and the rows, each as JSON text, sorted; clock columns
+ * (the time a record was made by the store's clock) are left out. */
+static char **view_rows(const char *view, cJSON **cols, int *n)
+{
+  char args[1200];
+  snprintf(args, sizeof args, "{\"sql\":\"SELECT * FROM %s\",\"token_budget\":8000}", view);
+  cJSON *all = cJSON_CreateArray();
+  *cols = NULL;
+  for (int page = 0; page < 50; page++) {
+    int e;
+    char *text = call("query_sql", args, &e);
+    ck_assert_msg(!e, "%s: %s", view, text);
+    cJSON *o = cJSON_Parse(text);
+    ck_assert_msg(o != NULL, "%s: %s", view, text);
+    free(text);
+    if (!*cols)
+      *cols = cJSON_DetachItemFromObject(o, "columns");
+    cJSON *row;
+    cJSON *rows = cJSON_DetachItemFromObject(o, "rows");
+    while ((row = cJSON_DetachItemFromArray(rows, 0)) != NULL)
+      cJSON_AddItemToArray(all, row);
+    cJSON_Delete(rows);
+    const char *cur = cJSON_GetStringValue(cJSON_GetObjectItem(o, "next_cursor"));
+    if (cur)
+      snprintf(args, sizeof args, "{\"sql\":\"SELECT * FROM %s\",\"token_budget\":8000,"
+               "\"cursor\":\"%s\"}", view, cur);
+    cJSON_Delete(o);
+    if (!cur)
+      break;
+  }
+  ck_assert_ptr_nonnull(*cols);
+  *n = cJSON_GetArraySize(all);
+  char **out = calloc((size_t)*n + 1, sizeof *out);
+  for (int i = 0; i < *n; i++) {
+    cJSON *row = cJSON_GetArrayItem(all, i);
+    for (int c = 0; c < cJSON_GetArraySize(*cols); c++) {
+      const char *name = cJSON_GetArrayItem(*cols, c)->valuestring;
+      if (!strcmp(name, "created") || !strcmp(name, "updated") || !strcmp(name, "registered"))
+        cJSON_ReplaceItemInArray(row, c, cJSON_CreateString("clock"));
+    }
+    out[i] = cJSON_PrintUnformatted(row);
+  }
+  cJSON_Delete(all);
+  qsort(out, (size_t)*n, sizeof *out, (int (*)(const void *, const void *))strcmp_p);
+  return out;
+}
+
+START_TEST(same_rows_as_sqlite)
+{
+  if (!st_is_pg())
+    return; /* the SQLite run has nothing to compare against */
+  pmcp_tenant t;
+  pmcp_store *w = st_open_new(&t);
+  rich(w, t);
+  pmcp_store_free(w);
+  char sq_path[600];
+  snprintf(sq_path, sizeof sq_path, "%s/same.db", st_dir);
+  ck_assert_int_eq(pmcp_store_open(&w, sq_path, PMCP_STORE_CREATE), 0);
+  ST_OK(w, pmcp_store_tenant(w, NULL, 0, &t));
+  rich(w, t);
+  pmcp_store_free(w);
+  pmcp_store *pg = reopen(st_path), *sq = reopen(sq_path);
+  harness *hs[2][2] = {{serve(pg, 0), serve(pg, 1)}, {serve(sq, 0), serve(sq, 1)}};
+  /* the tables, from the listing (both backends list the same ones) */
+  H = hs[1][0];
+  int e;
+  char *text = call("query_sql", "{\"token_budget\":8000}", &e);
+  ck_assert_msg(!e, "listing: %s", text);
+  cJSON *list = cJSON_Parse(text);
+  free(text);
+  cJSON *tables = cJSON_GetObjectItem(list, "tables");
+  ck_assert_int_ge(cJSON_GetArraySize(tables), 25);
+  static const char *const scopes[] = {NULL, "alpha", "beta", "default"};
+  int compared = 0, scoped_rows = 0, all_rows = 0;
+  for (int sc = 0; sc < 4; sc++) {
+    memset(&P, 0, sizeof P);
+    P.is_key = 1;
+    P.home = scopes[sc];
+    P.member[0] = scopes[sc], P.role[0] = "viewer";
+    cJSON *tb;
+    cJSON_ArrayForEach(tb, tables) {
+      const char *view = cJSON_GetObjectItem(tb, "name")->valuestring;
+      cJSON *cols[2];
+      int n[2];
+      char **rows[2];
+      for (int b = 0; b < 2; b++) {
+        H = hs[b][sc != 0];
+        rows[b] = view_rows(view, &cols[b], &n[b]);
+      }
+      char *c0 = cJSON_PrintUnformatted(cols[0]), *c1 = cJSON_PrintUnformatted(cols[1]);
+      ck_assert_msg(!strcmp(c0, c1), "%s: columns %s (pg) vs %s (sqlite)", view, c0, c1);
+      ck_assert_msg(n[0] == n[1], "%s in %s: %d rows on pg, %d on sqlite (%s / %s)", view,
+                    scopes[sc] ? scopes[sc] : "the tenant", n[0], n[1],
+                    n[0] ? rows[0][0] : "-", n[1] ? rows[1][0] : "-");
+      for (int i = 0; i < n[0]; i++)
+        ck_assert_msg(!strcmp(rows[0][i], rows[1][i]), "%s in %s: pg %s vs sqlite %s", view,
+                      scopes[sc] ? scopes[sc] : "the tenant", rows[0][i], rows[1][i]);
+      /* every view has rows for the lab as a whole */
+      if (sc == 0)
+        ck_assert_msg(n[0] > 0, "%s: no rows to compare", view);
+      if (sc == 0)
+        all_rows += n[0];
+      else
+        scoped_rows += n[0];
+      compared++;
+      for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < n[b]; i++)
+          cJSON_free(rows[b][i]);
+        free(rows[b]);
+        cJSON_Delete(cols[b]);
+      }
+      cJSON_free(c0), cJSON_free(c1);
+    }
+  }
+  /* the workspaces split the lab: lab-wide rows are in each, the rest in
+   * one, rows that cross workspaces in none */
+  ck_assert_int_eq(compared, 4 * cJSON_GetArraySize(tables));
+  ck_assert_int_gt(scoped_rows, all_rows / 2);
+  ck_assert_int_gt(all_rows, 60);
+  cJSON_Delete(list);
+  for (int b = 0; b < 2; b++)
+    for (int k = 0; k < 2; k++)
+      h_free(hs[b][k]);
+  H = NULL;
+  pmcp_store_free(pg);
+  pmcp_store_free(sq);
+  st_cleanup();
+}
+END_TEST
+
+/* ---- the reader role by itself -------------------------------------------- */
+
+#ifdef PMCP_HAVE_POSTGRES
+static PGconn *connect_as(const char *user, const char *schema)
+{
+  char opt[200];
+  snprintf(opt, sizeof opt, "-csearch_path=%s", schema);
+  const char *kw[] = {"dbname", "user", "options", NULL};
+  const char *val[] = {getenv("PROBE_TEST_PG_URL"), user, opt, NULL};
+  PGconn *c = PQconnectdbParams(kw, val, 1);
+  ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s: %s", user, PQerrorMessage(c));
+  PQclear(PQexec(c, "SET client_min_messages = warning"));
+  return c;
+}
+
+/* The values of @p sql's rows joined by commas ("" for none), or
+ * "ERROR: ..."; without parameters @p sql may hold several statements. */
+static char *one(PGconn *c, const char *sql, int n, const char *const *params)
+{
+  PGresult *r = n ? PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0) : PQexec(c, sql);
+  char *out;
+  if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+    pmcp_buf b = PMCP_BUF_INIT;
+    for (int i = 0; i < PQntuples(r); i++)
+      for (int j = 0; j < PQnfields(r); j++)
+        pmcp__buf_printf(&b, "%s%s", b.len ? "," : "", PQgetvalue(r, i, j));
+    out = strdup(b.ptr ? b.ptr : "");
+    pmcp_buf_dispose(&b);
+  } else if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+    out = strdup("");
+  } else {
+    out = malloc(400);
+    snprintf(out, 400, "ERROR: %s", PQresultErrorMessage(r));
+  }
+  PQclear(r);
+  return out;
+}
+
+static PGconn *OWNER;
+
+/* hex(sha256(key || scope || key)) with the store's query_key, as the
+ * store makes it (read by the owner; the reader cannot). */
+static char *token(const char *scope)
+{
+  const char *p[] = {scope};
+  return one(OWNER, "SELECT encode(sha256(value || convert_to($1, 'UTF8') || value), 'hex')"
+                    " FROM secrets WHERE name='query_key'", 1, p);
+}
+
+/* As the reader, in a transaction of its own: the four settings (NULL:
+ * left unset), then @p sql; the rows as text. */
+static char *as_reader(PGconn *c, const char *tenant, const char *ws, const char *unfiled,
+                       const char *tok, const char *sql)
+{
+  PQclear(PQexec(c, "BEGIN"));
+  const char *names[] = {"probe.qtenant", "probe.qworkspace", "probe.qunfiled", "probe.qtoken"};
+  const char *vals[] = {tenant, ws, unfiled, tok};
+  for (int i = 0; i < 4; i++)
+    if (vals[i]) {
+      const char *p[] = {names[i], vals[i]};
+      free(one(c, "SELECT set_config($1, $2, true)", 2, p));
+    }
+  if (tenant) {
+    const char *p[] = {"probe.tenant", tenant};
+    free(one(c, "SELECT set_config($1, $2, true)", 2, p));
+  }
+  char *out = one(c, sql, 0, NULL);
+  PQclear(PQexec(c, "ROLLBACK"));
+  return out;
+}
+
+static void sees(char *rows, const char *yes, const char *no, const char *what)
+{
+  /* an error only where one is expected (named in @p yes) */
+  ck_assert_msg(strncmp(rows, "ERROR", 5) || (yes && strstr(rows, yes)), "%s: %s", what, rows);
+  if (yes)
+    ck_assert_msg(strstr(rows, yes) != NULL, "%s: no '%s' in '%s'", what, yes, rows);
+  if (no)
+    ck_assert_msg(strstr(rows, no) == NULL, "%s: '%s' leaked in '%s'", what, no, rows);
+  free(rows);
+}
+#endif
+
+START_TEST(reader_cannot_forge)
+{
+#ifdef PMCP_HAVE_POSTGRES
+  if (!st_is_pg())
+    return; /* SQLite has no reader role: its guard is the authorizer */
+  pmcp_tenant t, a, d, o, g;
+  pmcp_store *s = populate(&t);
+  ST_OK(s, pmcp_store_scope(s, t, "alpha", &a));
+  ST_OK(s, pmcp_store_scope(s, t, "default", &d));
+  ST_OK(s, pmcp_store_tenant(s, "lab-2", 0, &o));
+  ST_OK(s, pmcp_store_scope(s, o, "gamma", &g));
+  pmcp_store_free(s);
+  char q[100], sc[8][80], id[4][24];
+  snprintf(q, sizeof q, "%s_sql", st_schema);
+  snprintf(id[0], sizeof id[0], "%lld", (long long)t.id);
+  snprintf(id[1], sizeof id[1], "%lld", (long long)a.workspace);
+  snprintf(id[2], sizeof id[2], "%lld", (long long)WS_BETA);
+  snprintf(id[3], sizeof id[3], "%lld", (long long)d.workspace);
+  snprintf(sc[0], sizeof sc[0], "%s/%s/0", id[0], id[1]);              /* alpha */
+  snprintf(sc[1], sizeof sc[1], "%s/0/0", id[0]);                      /* the tenant */
+  snprintf(sc[2], sizeof sc[2], "%s/%s/1", id[0], id[3]);              /* default */
+  snprintf(sc[3], sizeof sc[3], "%s", id[0]);                          /* the old token */
+  snprintf(sc[4], sizeof sc[4], "%lld/%lld/0", (long long)o.id, (long long)g.workspace);
+  OWNER = connect_as("probe_owner", st_schema);
+  char *tok_a = token(sc[0]), *tok_t = token(sc[1]), *tok_d = token(sc[2]);
+  char *tok_old = token(sc[3]), *tok_g = token(sc[4]);
+  ck_assert_int_eq((int)strlen(tok_a), 64);
+  PGconn *r = connect_as("probe_reader", q);
+  const char *runs = "SELECT string_agg(name, ' ' ORDER BY name) FROM runs";
+  /* the genuine scopes: each sees its rows (the tokens above are right) */
+  sees(as_reader(r, id[0], id[1], "0", tok_a, runs), "alphasecret", "betasecret", "alpha");
+  sees(as_reader(r, id[0], id[1], "0", tok_a, runs), NULL, "unfiledsecret", "alpha");
+  sees(as_reader(r, id[0], "0", "0", tok_t, runs), "betasecret", "othersecret", "tenant");
+  sees(as_reader(r, id[0], "0", "0", tok_t, runs), "alphasecret", NULL, "tenant");
+  sees(as_reader(r, id[0], id[3], "1", tok_d, runs), "unfiledsecret", "alphasecret", "default");
+  /* nothing without a token, or with one for another scope */
+  sees(as_reader(r, NULL, NULL, NULL, NULL, runs), NULL, "secret", "no settings");
+  sees(as_reader(r, id[0], id[2], "0", tok_a, runs), NULL, "secret", "alpha's token for beta");
+  sees(as_reader(r, id[0], "0", "0", tok_a, runs), NULL, "secret", "alpha's for the tenant");
+  sees(as_reader(r, id[0], id[1], "1", tok_a, runs), NULL, "secret", "alpha's, unfiled");
+  sees(as_reader(r, id[0], id[3], "0", tok_d, runs), NULL, "secret", "default's, filed");
+  sees(as_reader(r, id[0], "0", "0", tok_old, runs), NULL, "secret", "the old tenant token");
+  sees(as_reader(r, id[0], NULL, NULL, tok_old, runs), NULL, "secret", "old token, no ws");
+  sees(as_reader(r, id[0], id[1], "0", tok_g, runs), NULL, "secret", "another lab's token");
+  sees(as_reader(r, id[0], "0", "0", tok_t, "SELECT count(*) FROM runs WHERE"
+                 " set_config('probe.tenant', '2', true) <> ''"), NULL, "othersecret",
+       "tenant setting");
+  /* changed from inside the statement, with its own token in hand */
+  char sql[600];
+  snprintf(sql, sizeof sql, "SELECT string_agg(name, ' ') FROM runs WHERE"
+           " set_config('probe.qworkspace', '%s', true) <> ''", id[2]);
+  sees(as_reader(r, id[0], id[1], "0", tok_a, sql), NULL, "betasecret", "set_config in WHERE");
+  snprintf(sql, sizeof sql, "WITH x AS MATERIALIZED (SELECT set_config('probe.qworkspace', '0',"
+           " true), set_config('probe.qtoken', current_setting('probe.qtoken'), true))"
+           " SELECT string_agg(r.name, ' ') FROM x, runs r");
+  sees(as_reader(r, id[0], id[1], "0", tok_a, sql), NULL, "betasecret", "current_setting");
+  snprintf(sql, sizeof sql, "WITH x AS MATERIALIZED (SELECT set_config('probe.qworkspace', '%s',"
+           " true)) SELECT (SELECT string_agg(name, ' ') FROM runs) ||"
+           " (SELECT string_agg(title, ' ') FROM notes) FROM x", id[2]);
+  sees(as_reader(r, id[0], id[1], "0", tok_a, sql), NULL, "betasecret", "CTE then views");
+  sees(as_reader(r, id[0], id[1], "0", tok_a, "SELECT count(*) FROM metric_points WHERE"
+                 " set_config('probe.qworkspace', '0', true) <> '' HAVING count(*) > 2"), NULL,
+       "4", "metric_points");
+  /* the function that checks the token runs inside the views only: the
+   * reader cannot name it (no right on the store's schema) */
+  snprintf(sql, sizeof sql, "SELECT * FROM %s.probe_query_scope()", st_schema);
+  sees(as_reader(r, id[0], id[2], "0", tok_a, sql), "permission denied", NULL, "the function");
+  /* its own secrets table does not stand in for the store's */
+  free(one(r, "CREATE TEMP TABLE secrets(name text, value bytea)", 0, NULL));
+  free(one(r, "INSERT INTO pg_temp.secrets VALUES('query_key', '\\x00')", 0, NULL));
+  snprintf(sql, sizeof sql, "%s/%s/0", id[0], id[2]);
+  const char *p1[] = {sql};
+  char *fake = one(r, "SELECT encode(sha256(value || convert_to($1, 'UTF8') || value), 'hex')"
+                      " FROM pg_temp.secrets", 1, p1);
+  ck_assert_int_eq((int)strlen(fake), 64);
+  sees(as_reader(r, id[0], id[2], "0", fake, runs), NULL, "secret", "a key of its own");
+  free(fake);
+  /* and the store's tables, key and functions stay out of reach */
+  snprintf(sql, sizeof sql, "SELECT value FROM %s.secrets", st_schema);
+  sees(one(r, sql, 0, NULL), "permission denied", NULL, "secrets");
+  snprintf(sql, sizeof sql, "SELECT name FROM %s.runs", st_schema);
+  sees(one(r, sql, 0, NULL), "permission denied", "secret", "the runs table");
+  snprintf(sql, sizeof sql, "CREATE OR REPLACE FUNCTION %s.probe_query_scope(OUT tenant BIGINT,"
+           " OUT workspace BIGINT, OUT unfiled INT) LANGUAGE sql AS 'SELECT 1::bigint,"
+           " 0::bigint, 0'", st_schema);
+  sees(one(r, sql, 0, NULL), "ERROR", NULL, "replacing the function");
+  snprintf(sql, sizeof sql, "CREATE VIEW %s.mine AS SELECT 1", q);
+  sees(one(r, sql, 0, NULL), "permission denied", NULL, "a view of its own");
+  free(tok_a), free(tok_t), free(tok_d), free(tok_old), free(tok_g);
+  PQfinish(r);
+  PQfinish(OWNER);
+  OWNER = NULL;
+  st_cleanup();
+#endif
+}
+END_TEST
+
+/* A store made before the views kept workspaces (per-tenant views checked
+ * by probe_query_tenant(), one version back) is brought to the new views
+ * by the migration, and its old per-tenant token proves nothing any
+ * more. */
+int pmcp__pg_schema_target(void);
+
+START_TEST(upgrades_older_store)
+{
+#ifdef PMCP_HAVE_POSTGRES
+  if (!st_is_pg())
+    return;
+  pmcp_tenant t;
+  pmcp_store_free(populate(&t));
+  PGconn *c = OWNER = connect_as("probe_owner", st_schema);
+  char sql[2000];
+  static const char old_views[] =
+           "DROP SCHEMA {S}_sql CASCADE; DROP FUNCTION probe_query_scope();"
+           "CREATE FUNCTION probe_query_tenant() RETURNS BIGINT LANGUAGE sql STABLE"
+           " SECURITY DEFINER SET search_path FROM CURRENT AS $$"
+           " SELECT t.id FROM tenants t, secrets k WHERE k.name='query_key'"
+           " AND t.id = nullif(current_setting('probe.qtenant', true), '')::bigint"
+           " AND current_setting('probe.qtoken', true) ="
+           " encode(sha256(k.value || convert_to(t.id::text, 'UTF8') || k.value), 'hex') $$;"
+           "CREATE SCHEMA {S}_sql;"
+           "CREATE VIEW {S}_sql.runs WITH (security_barrier) AS SELECT id, name FROM {S}.runs"
+           " WHERE tenant_id = {S}.probe_query_tenant();"
+           "GRANT USAGE ON SCHEMA {S}_sql TO probe_reader;"
+           "GRANT SELECT ON ALL TABLES IN SCHEMA {S}_sql TO probe_reader;"
+           "GRANT EXECUTE ON FUNCTION probe_query_tenant() TO probe_reader;";
+  pmcp_buf ddl = PMCP_BUF_INIT;
+  for (const char *p = old_views; *p; p++)
+    if (!strncmp(p, "{S}", 3))
+      pmcp__buf_puts(&ddl, st_schema), p += 2;
+    else
+      pmcp__buf_putc(&ddl, *p);
+  /* the version before this program's (the last one without these
+   * views when they came) */
+  char newest[16];
+  snprintf(newest, sizeof newest, "%d", pmcp__pg_schema_target());
+  pmcp__buf_printf(&ddl, "UPDATE meta SET value='%d' WHERE key='schema_version'",
+                   pmcp__pg_schema_target() - 1);
+  snprintf(sql, sizeof sql, "%s", ddl.ptr);
+  pmcp_buf_dispose(&ddl);
+  sees(one(c, sql, 0, NULL), NULL, "ERROR", "making the old store");
+  /* the old views answer the old token with the whole tenant */
+  char q[100], tid[24];
+  snprintf(q, sizeof q, "%s_sql", st_schema);
+  snprintf(tid, sizeof tid, "%lld", (long long)t.id);
+  PGconn *r = connect_as("probe_reader", q);
+  char *old = token(tid);
+  sees(as_reader(r, tid, NULL, NULL, old, "SELECT string_agg(name, ' ') FROM runs"),
+       "betasecret", NULL, "the old views");
+  PQfinish(r);
+  /* the upgrade: a read-write open migrates */
+  pmcp_store *s = NULL;
+  ST_OK(s, pmcp_store_open(&s, st_path, 0));
+  pmcp_store_free(s);
+  char *v = one(c, "SELECT value FROM meta WHERE key='schema_version'", 0, NULL);
+  ck_assert_str_eq(v, newest);
+  free(v);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_proc WHERE proname='probe_query_tenant'"
+           " AND pronamespace='%s'::regnamespace", st_schema);
+  sees(one(c, sql, 0, NULL), "0", NULL, "the old function");
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_views WHERE schemaname='%s'", q);
+  sees(one(c, sql, 0, NULL), "25", NULL, "the views");
+  r = connect_as("probe_reader", q);
+  sees(as_reader(r, tid, "0", "0", old, "SELECT string_agg(name, ' ') FROM runs"), NULL,
+       "secret", "the old token");
+  PQfinish(r);
+  free(old);
+  PQfinish(c);
+  OWNER = NULL;
+  /* and query_sql acting in alpha reads alpha's rows */
+  RO = reopen(st_path);
+  memset(&P, 0, sizeof P);
+  P.is_key = 1;
+  P.home = "alpha";
+  P.member[0] = "alpha", P.role[0] = "viewer";
+  H = serve(RO, 1);
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
+  expect("query_sql", "{\"sql\":\"SELECT count(*) FROM metric_points\"}", 0, "[2]", NULL);
+  h_free(H);
+  H = NULL;
+  pmcp_store_free(RO);
+  RO = NULL;
+  st_cleanup();
+#endif
 }
 END_TEST
 
@@ -431,6 +1029,12 @@ int main(void)
   tcase_add_test(tc, person_switches_workspace);
   tcase_add_test(tc, default_workspace_holds_unfiled);
   tcase_add_test(tc, cursor_bound_to_workspace);
+  suite_add_tcase(su, tc);
+  tc = tcase_create("postgres");
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, same_rows_as_sqlite);
+  tcase_add_test(tc, reader_cannot_forge);
+  tcase_add_test(tc, upgrades_older_store);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

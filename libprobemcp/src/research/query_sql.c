@@ -224,36 +224,6 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   return pmcp__rs_send(call, pg, more);
 }
 
-/* PostgreSQL: query_sql's views are made per tenant, not per workspace. A
- * call acting in one workspace may use them only when that is the whole
- * lab: the default workspace of a tenant with no other workspace. Returns
- * 1 when the call may run, 0 after sending the refusal. */
-static int pg_whole_lab(pmcp_call *call, qsql *q, pmcp_tenant t)
-{
-  if (t.workspace == 0)
-    return 1;
-  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
-  o.kind = "workspace";
-  o.limit = 2;
-  cJSON *ws = NULL;
-  char err[300];
-  int others = 0;
-  if (pmcp__rs_list(q->rs, &o, &ws, err, sizeof err) != 0) {
-    pmcp__rs_fail(call, "store_error", "%s", err);
-    return 0;
-  }
-  const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ws, "items"))
-    others += strcmp(pmcp__js(it, "ref"), "workspace:default") != 0;
-  cJSON_Delete(ws);
-  if (t.unfiled && !others)
-    return 1;
-  pmcp__rs_fail(call, "denied", "query_sql on a PostgreSQL store reads every workspace of the "
-                "lab, and this connection acts in one workspace of a lab that has several: "
-                "use browse, search, entity and metrics, which read this workspace only");
-  return 0;
-}
-
 /* SQLite: the guarded connection whose views keep workspace @p t's rows,
  * opened on first use and kept (a few workspaces; the least recently
  * used is closed first). Under q->mu. */
@@ -295,15 +265,15 @@ static int query_sql(pmcp_call *call, void *ud)
   int rc;
 #ifdef PMCP_HAVE_POSTGRES
   if (q->pgq) {
-    if (!pg_whole_lab(call, q, t)) {
-      rc = 0;
-    } else if (!pmcp_arg_has(call, "sql")) {
+    /* one connection for every workspace: each statement proves its own
+     * scope, and the views keep that scope's rows (store/pg_query.h) */
+    if (!pmcp_arg_has(call, "sql")) {
       rc = pmcp__sqlpg_list(call, q->rs, q->pgq);
     } else {
       const char *sql = NULL;
       size_t len = 0;
       pmcp_arg_string(call, "sql", &sql, &len);
-      rc = pmcp__sqlpg_run(call, q->rs, q->pgq, sql, len);
+      rc = pmcp__sqlpg_run(call, q->rs, q->pgq, t, sql, len);
     }
     pthread_mutex_unlock(&q->mu);
     return rc;

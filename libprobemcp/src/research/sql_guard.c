@@ -247,60 +247,13 @@ void pmcp__sqlg_free(pmcp__sqlg *g)
 }
 
 /* Scoped to one workspace (pmcp_store_scope()): the condition each view
- * adds, over the view's own columns and the other (already scoped) views,
- * which unqualified names inside a TEMP view resolve to. NULL: none
- * (papers are lab-wide). */
+ * adds (ws_scope.h, shared with PostgreSQL's views), over the view's own
+ * columns, the store's main.<table> and the other (already scoped) views,
+ * which unqualified names inside a TEMP view resolve to. 0: none (papers
+ * are lab-wide). */
 static int scope_pred(pmcp_buf *out, const char *view)
 {
-  static const struct {
-    const char *view, *pred;
-  } by_parent[] = {
-    {"attributes", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
-                   " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
-                   " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
-    {"tags", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
-             " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
-             " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
-    {"run_events", "run_id IN (SELECT id FROM runs)"},
-    {"metric_blocks", "s.run_id IN (SELECT id FROM runs)"},
-    {"note_versions", "note_id IN (SELECT id FROM notes)"},
-    {"artifact_versions", "artifact_id IN (SELECT id FROM artifacts)"},
-    {"dataset_versions", "dataset_id IN (SELECT id FROM datasets)"},
-    {"group_runs", "group_id IN (SELECT id FROM groups) AND run_id IN (SELECT id FROM runs)"},
-    {"project_papers", "project_id IN (SELECT id FROM projects)"},
-  };
-  for (size_t i = 0; i < sizeof by_parent / sizeof by_parent[0]; i++)
-    if (!strcmp(by_parent[i].view, view))
-      return pmcp__buf_puts(out, by_parent[i].pred) == 0 ? 1 : PMCP_ENOMEM;
-  /* The store's own predicates (ws_scope.h) name the store's tables, whose
-   * columns (tenant_id) the views leave out: they read main.<table>. */
-  pmcp_buf raw = PMCP_BUF_INIT;
-  int has;
-  if (!strcmp(view, "lineage"))
-    has = pmcp__ws_ref_where(&raw, "from_ref") == 0 && pmcp__buf_puts(&raw, " AND ") == 0 &&
-                  pmcp__ws_ref_where(&raw, "to_ref") == 0
-              ? 1 : PMCP_ENOMEM;
-  else
-    has = pmcp__ws_table_where(&raw, view);
-  static const char *const tables[] = {"workspaces", "projects", "experiments", "runs",
-                                       "notes", "artifacts", "datasets", "trials", "groups",
-                                       "files", "sessions", "session_links", NULL};
-  for (const char *p = has == 1 ? raw.ptr : ""; *p; p++) {
-    int done = 0;
-    if (!strncmp(p, " FROM ", 6))
-      for (int k = 0; tables[k] && !done; k++) {
-        size_t n = strlen(tables[k]);
-        if (!strncmp(p + 6, tables[k], n) && (p[6 + n] == ' ' || p[6 + n] == ')')) {
-          pmcp__buf_printf(out, " FROM main.%s", tables[k]);
-          p += 5 + n;
-          done = 1;
-        }
-      }
-    if (!done)
-      pmcp__buf_putc(out, *p);
-  }
-  pmcp_buf_dispose(&raw);
-  return has == 1 && !out->ptr ? PMCP_ENOMEM : has;
+  return pmcp__ws_view_where(out, view, "main.", "");
 }
 
 int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
@@ -335,12 +288,16 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
     if (!views[i].select) {
       /* Scoped: the points of the workspace's series only, through a view
        * over the tenant's points table under a name nobody may read. */
+      pmcp_buf pred = PMCP_BUF_INIT;
       if (pmcp__sq_points_vtab(g->db, tenant, &g->internal,
                                g->scoped ? POINTS_ALL : views[i].name))
         rc = PMCP_ESTORE;
+      else if (g->scoped && scope_pred(&pred, views[i].name) != 1)
+        rc = PMCP_ENOMEM;
       else if (g->scoped)
         pmcp__buf_printf(&sql, "CREATE TEMP VIEW %s AS SELECT * FROM temp." POINTS_ALL
-                               " WHERE series_id IN (SELECT id FROM series)", views[i].name);
+                               " WHERE %s", views[i].name, pred.ptr);
+      pmcp_buf_dispose(&pred);
     } else {
       pmcp__buf_printf(&sql, "CREATE TEMP VIEW %s AS %s%lld", views[i].name, views[i].select,
                        (long long)tenant);

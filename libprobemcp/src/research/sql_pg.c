@@ -67,12 +67,12 @@ static void cell(pmcp_json *j, const PGresult *r, int row, int c)
   pmcp_json_string_n(j, v, n);
 }
 
-int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, const char *sql,
-                    size_t len)
+int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tenant t,
+                    const char *sql, size_t len)
 {
   char err[400] = "";
   void *res = NULL;
-  int rc = pmcp__pgq_run(q, sql, len, 5000, &res, err, sizeof err);
+  int rc = pmcp__pgq_run(q, t, sql, len, 5000, &res, err, sizeof err);
   if (rc == PMCP_ETIMEOUT)
     return pmcp__rs_fail(call, "sql_error", "%s", err);
   if (rc)

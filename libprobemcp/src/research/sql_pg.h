@@ -11,9 +11,10 @@
 #include "research/research.h"
 #include "store/pg_query.h"
 
-/* Runs one statement and pages its rows (`columns`, `rows`). */
-int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, const char *sql,
-                    size_t len);
+/* Runs one statement over the rows of scope @p t (the tenant, or one of
+ * its workspaces) and pages its rows (`columns`, `rows`). */
+int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tenant t,
+                    const char *sql, size_t len);
 /* Pages the readable tables with their columns and types. */
 int pmcp__sqlpg_list(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q);
 /* The whole listing into @p j: {"tables":[...]} (probe://sql/schema). */

@@ -3,15 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "store/pg.h"
 #include "store/pg_query.h"
+#include "store/ws_scope.h"
 
 struct pmcp__pgq {
   PGconn *conn;
-  char tenant[24];
-  char token[65];
+  int64_t tenant;
+  unsigned char *key; /* the store's query_key */
+  size_t klen;
 };
 
 static void quiet(void *arg, const char *message)
@@ -20,15 +23,25 @@ static void quiet(void *arg, const char *message)
   (void)message;
 }
 
-/* hex(sha256(key || tenant || key)), as probe_query_tenant() checks. */
-static void token_of(const unsigned char *key, size_t klen, const char *tenant, char out[65])
+/* The scope a token proves, as the message it is made of: "tenant/workspace/
+ * unfiled" in decimal (workspace 0: the whole tenant). The view function
+ * formats the numbers it parsed the same way, so a token names exactly one
+ * scope. */
+static void scope_text(pmcp_tenant t, char out[72])
+{
+  snprintf(out, 72, "%lld/%lld/%d", (long long)t.id, (long long)t.workspace,
+           t.workspace && t.unfiled ? 1 : 0);
+}
+
+/* hex(sha256(key || scope || key)), as probe_query_scope() checks. */
+static void token_of(const unsigned char *key, size_t klen, const char *scope, char out[65])
 {
   unsigned char md[32];
   unsigned int mdlen = 0;
   EVP_MD_CTX *c = EVP_MD_CTX_new();
   EVP_DigestInit_ex(c, EVP_sha256(), NULL);
   EVP_DigestUpdate(c, key, klen);
-  EVP_DigestUpdate(c, tenant, strlen(tenant));
+  EVP_DigestUpdate(c, scope, strlen(scope));
   EVP_DigestUpdate(c, key, klen);
   EVP_DigestFinal_ex(c, md, &mdlen);
   EVP_MD_CTX_free(c);
@@ -70,8 +83,15 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
     free(q);
     return PMCP_ENOMEM;
   }
-  snprintf(q->tenant, sizeof q->tenant, "%lld", (long long)tenant);
-  token_of(key, klen, q->tenant, q->token);
+  q->tenant = tenant;
+  q->key = malloc(klen ? klen : 1);
+  if (!q->key) {
+    pmcp__pg_reset(st);
+    free(q);
+    return PMCP_ENOMEM;
+  }
+  memcpy(q->key, key, klen);
+  q->klen = klen;
   pmcp__pg_reset(st);
   const char *user = getenv("PROBE_PG_QUERY_USER");
   const char *kw[] = {"dbname", "user", "options", "application_name", NULL};
@@ -95,24 +115,34 @@ void pmcp__pgq_free(pmcp__pgq *q)
     return;
   if (q->conn)
     PQfinish(q->conn);
+  if (q->key)
+    OPENSSL_cleanse(q->key, q->klen);
+  free(q->key);
   free(q);
 }
 
-static int begin(pmcp__pgq *q, int64_t timeout_ms, char *err, size_t errlen)
+/* Opens the statement's READ ONLY transaction with scope @p t proven:
+ * every probe.* setting and the timeout are local to it. */
+static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, size_t errlen)
 {
   if (PQstatus(q->conn) != CONNECTION_OK)
     PQreset(q->conn);
-  char tmo[32];
+  char tmo[32], tenant[24], ws[24], scope[72], token[65];
   snprintf(tmo, sizeof tmo, "%lld", (long long)(timeout_ms > 0 ? timeout_ms : 5000));
-  const char *pv[4] = {q->tenant, q->token, tmo, NULL};
+  snprintf(tenant, sizeof tenant, "%lld", (long long)t.id);
+  snprintf(ws, sizeof ws, "%lld", (long long)t.workspace);
+  scope_text(t, scope);
+  token_of(q->key, q->klen, scope, token);
+  const char *pv[6] = {tenant, ws, t.workspace && t.unfiled ? "1" : "0", token, tmo, NULL};
   PGresult *r = PQexec(q->conn, "BEGIN READ ONLY");
   int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   PQclear(r);
   if (ok) {
     r = PQexecParams(q->conn,
         "SELECT set_config('probe.tenant', $1, true), set_config('probe.qtenant', $1, true),"
-        " set_config('probe.qtoken', $2, true), set_config('statement_timeout', $3, true)",
-        3, NULL, pv, NULL, NULL, 0);
+        " set_config('probe.qworkspace', $2, true), set_config('probe.qunfiled', $3, true),"
+        " set_config('probe.qtoken', $4, true), set_config('statement_timeout', $5, true)",
+        5, NULL, pv, NULL, NULL, 0);
     ok = PQresultStatus(r) == PGRES_TUPLES_OK;
     PQclear(r);
   }
@@ -171,14 +201,14 @@ static int refusal(const PGresult *r, PGconn *c, char *err, size_t errlen)
   return PMCP_EINVAL;
 }
 
-int pmcp__pgq_run(pmcp__pgq *q, const char *sql, size_t len, int64_t timeout_ms, void **out,
-                  char *err, size_t errlen)
+int pmcp__pgq_run(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len, int64_t timeout_ms,
+                  void **out, char *err, size_t errlen)
 {
   *out = NULL;
   char *text = strndup(sql, len);
   if (!text)
     return PMCP_ENOMEM;
-  int rc = begin(q, timeout_ms, err, errlen);
+  int rc = begin(q, t, timeout_ms, err, errlen);
   if (rc) {
     free(text);
     return rc;
@@ -211,5 +241,164 @@ int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen)
       " JOIN information_schema.tables t ON t.table_schema=c.table_schema"
       " AND t.table_name=c.table_name WHERE c.table_schema=current_schema()"
       " ORDER BY c.table_name, c.ordinal_position";
-  return pmcp__pgq_run(q, sql, strlen(sql), 5000, out, err, errlen);
+  pmcp_tenant whole = {0};
+  whole.id = q->tenant;
+  return pmcp__pgq_run(q, whole, sql, strlen(sql), 5000, out, err, errlen);
+}
+
+/* ---- the views (made by the migration, pmcp__pgq_views) ------------------ */
+
+/* The readable tables with their columns, as on SQLite (research/
+ * sql_guard.c): internals left out (tenant ids, point arrays, secrets,
+ * file contents). `from` NULL: the table of the view's name, its tenant in
+ * tenant_id; else the FROM clause ({S} the store's schema) with the
+ * tenant in b.tenant_id. */
+static const struct {
+  const char *name, *cols, *from;
+} pg_views[] = {
+  {"workspaces", "id, slug, name, description, created", NULL},
+  {"projects", "id, workspace_id, slug, name, description, readme, created", NULL},
+  {"experiments", "id, project_id, slug, name, description, config, deleted, created", NULL},
+  {"runs", "id, project_id, experiment_id, slug, name, description, status, created, started,"
+           " ended, deleted, command, environment, git_commit, git_branch, git_remote,"
+           " git_dirty", NULL},
+  {"attributes", "owner_kind, owner_id, path, type, v_text, v_int, v_real", NULL},
+  {"tags", "owner_kind, owner_id, tag", NULL},
+  {"run_events", "id, run_id, time, kind, message", NULL},
+  {"series", "id, run_id, key, labels, kind, scale, count, nonfinite, step_min, step_max,"
+             " time_min, time_max, first, last, vmin, vmax, vsum", NULL},
+  /* every point as a row; NaN reads as NULL, a point logged without a
+   * time has a NULL time */
+  {"metric_points", "b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
+                    " CASE WHEN u.v = 'NaN' THEN NULL ELSE u.v END AS value",
+   "{S}.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"},
+  /* joined with its series (as on SQLite), which the scope names `s` */
+  {"metric_blocks", "b.series_id, b.seq, b.n, b.nonfinite, b.step_min, b.step_max,"
+                    " b.time_min, b.time_max, b.vmin, b.vmax, b.vsum, b.first, b.last",
+   "{S}.metric_blocks b JOIN {S}.series s ON s.id = b.series_id"},
+  {"notes", "id, slug, owner_kind, owner_id, kind, title, status, created, updated, version",
+   NULL},
+  {"note_versions", "note_id, version, title, body, summary, status, author, via, created",
+   NULL},
+  {"artifacts", "id, slug, name, owner_kind, owner_id, shared, description, created, latest",
+   NULL},
+  {"artifact_versions", "artifact_id, version, path, media_type, description, uri, sha256,"
+                        " size, created", NULL},
+  {"datasets", "id, slug, name, project_id, registered, description, uri, created", NULL},
+  {"dataset_versions", "dataset_id, version, uri, sha256, size, rows, description, created",
+   NULL},
+  {"checkpoints", "id, slug, run_id, step, best, stored, uri, size, metric, value, created",
+   NULL},
+  {"sources", "id, slug, provider, kind, uri, version, description, created", NULL},
+  {"lineage", "from_ref, to_ref, relation, steps, created", NULL},
+  {"groups", "id, slug, name, experiment_id, description, created", NULL},
+  {"group_runs", "group_id, run_id", NULL},
+  {"trials", "id, slug, run_id, name, params, status, score, created", NULL},
+  {"sessions", "id, slug, title, agent, started, ended, created", NULL},
+  {"papers", "arxiv_id, title, abstract, authors, categories, published, updated, doi,"
+             " journal_ref", NULL},
+  {"project_papers", "project_id, arxiv_id, note", NULL},
+};
+
+/* The scope the statement proved: one row (tenant, workspace, unfiled:
+ * workspace 0 is the whole tenant, -1 a default workspace with no row yet,
+ * see pmcp_store_scope()),
+ * all NULL unless probe.qtoken is the token of exactly the scope named by
+ * probe.qtenant, probe.qworkspace and probe.qunfiled. The reader may set
+ * those settings as it likes (set_config() in its SELECT), but cannot make
+ * the token of a scope it was not given: that needs query_key, which only
+ * this function (the owner's, SECURITY DEFINER) reads. */
+static const char scope_fn[] =
+  "CREATE FUNCTION {S}.probe_query_scope(OUT tenant BIGINT, OUT workspace BIGINT,"
+  "  OUT unfiled INT) LANGUAGE sql STABLE SECURITY DEFINER"
+  "  SET search_path = pg_catalog, pg_temp AS $f$"
+  "  SELECT x.t, x.w, x.u FROM (SELECT"
+  "   nullif(current_setting('probe.qtenant', true), '')::bigint AS t,"
+  "   nullif(current_setting('probe.qworkspace', true), '')::bigint AS w,"
+  "   nullif(current_setting('probe.qunfiled', true), '')::int AS u) x, {S}.secrets k"
+  "  WHERE k.name = 'query_key' AND x.t IS NOT NULL AND x.w IS NOT NULL AND x.u IN (0, 1)"
+  "  AND (x.w <> 0 OR x.u = 0)"
+  "  AND current_setting('probe.qtoken', true) = encode(sha256(k.value ||"
+  "   convert_to(x.t::text || '/' || x.w::text || '/' || x.u::text, 'UTF8') || k.value), 'hex')"
+  "  $f$;"
+  "REVOKE ALL ON FUNCTION {S}.probe_query_scope() FROM PUBLIC;";
+
+/* Appends @p text with each {S} replaced by @p sch. */
+static void put_schema(pmcp_buf *b, const char *text, const char *sch)
+{
+  const char *at;
+  while ((at = strstr(text, "{S}")) != NULL) {
+    pmcp__buf_append(b, text, (size_t)(at - text));
+    pmcp__buf_puts(b, sch);
+    text = at + 3;
+  }
+  pmcp__buf_puts(b, text);
+}
+
+/* Each proven number as an expression the planner runs once per statement
+ * (an InitPlan), not once per row. */
+#define SCOPE_OF(s, col) "(SELECT " col " FROM " s ".probe_query_scope())"
+
+int pmcp__pgq_views(pmcp_store *s, pmcp__pg *g)
+{
+  static const char names[] =
+      "SELECT quote_ident(current_schema()), quote_ident(current_schema() || '_sql')";
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, names, &st);
+  if (rc)
+    return rc;
+  if (pmcp__pg_step(st) != PG_ROW)
+    return pmcp__pg_err(s, g, "query views");
+  char sch[160], q[160];
+  snprintf(sch, sizeof sch, "%s", pmcp__pg_text(st, 0));
+  snprintf(q, sizeof q, "%s", pmcp__pg_text(st, 1));
+  pmcp__pg_reset(st);
+  char tables[170], views[170], vt[240], vw[240], vu[240];
+  snprintf(tables, sizeof tables, "%s.", sch);
+  snprintf(views, sizeof views, "%s.", q);
+  snprintf(vt, sizeof vt, SCOPE_OF("%s", "tenant"), sch);
+  snprintf(vw, sizeof vw, SCOPE_OF("%s", "workspace"), sch);
+  snprintf(vu, sizeof vu, SCOPE_OF("%s", "unfiled"), sch);
+  pmcp_buf ddl = PMCP_BUF_INIT;
+  /* The views of earlier versions go, with the per-tenant check they
+   * used (a token of the tenant alone must prove nothing any more). */
+  pmcp__buf_printf(&ddl, "DROP SCHEMA IF EXISTS %s CASCADE;"
+                         "DROP FUNCTION IF EXISTS %s.probe_query_tenant();"
+                         "DROP FUNCTION IF EXISTS %s.probe_query_scope();"
+                         "CREATE SCHEMA %s;", q, sch, sch, q);
+  put_schema(&ddl, scope_fn, sch);
+  for (size_t i = 0; i < sizeof pg_views / sizeof pg_views[0] && rc == 0; i++) {
+    pmcp__buf_printf(&ddl, "CREATE VIEW %s.%s WITH (security_barrier) AS SELECT %s FROM ", q,
+                     pg_views[i].name, pg_views[i].cols);
+    if (pg_views[i].from)
+      put_schema(&ddl, pg_views[i].from, sch);
+    else
+      pmcp__buf_printf(&ddl, "%s.%s", sch, pg_views[i].name);
+    pmcp__buf_printf(&ddl, " WHERE %s = %s", pg_views[i].from ? "b.tenant_id" : "tenant_id", vt);
+    /* One workspace: its rows by the rules SQLite's views follow
+     * (ws_scope.h); workspace 0 is the whole tenant. */
+    pmcp_buf pred = PMCP_BUF_INIT;
+    int has = pmcp__ws_view_where(&pred, pg_views[i].name, tables, views);
+    char *p = has == 1 ? pmcp__ws_subst(pred.ptr, vt, vw, vu) : NULL;
+    if (has < 0 || (has == 1 && !p))
+      rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    else if (p)
+      pmcp__buf_printf(&ddl, " AND (%s = 0 OR (%s))", vw, p);
+    pmcp__buf_puts(&ddl, ";");
+    free(p);
+    pmcp_buf_dispose(&pred);
+  }
+  /* The reader role, when it exists, reads these views and nothing else. */
+  pmcp__buf_printf(&ddl,
+      "DO $g$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname='probe_reader') THEN"
+      " GRANT USAGE ON SCHEMA %s TO probe_reader;"
+      " GRANT SELECT ON ALL TABLES IN SCHEMA %s TO probe_reader;"
+      " GRANT EXECUTE ON FUNCTION %s.probe_query_scope() TO probe_reader;"
+      " END IF; END $g$;", q, q, sch);
+  if (rc == 0 && !ddl.ptr)
+    rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  if (rc == 0)
+    rc = pmcp__pg_exec(s, g, ddl.ptr);
+  pmcp_buf_dispose(&ddl);
+  return rc;
 }

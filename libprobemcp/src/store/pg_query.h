@@ -1,9 +1,12 @@
 /* Internal: query_sql's connection on the PostgreSQL backend. It logs in
  * as the reader role (PROBE_PG_QUERY_USER, default probe_reader), whose
- * only privilege is SELECT on the views of <schema>_sql, and proves the
- * tenant with a token only the store can make (pg_schema.c). Every
- * statement runs alone in a READ ONLY transaction with a statement_timeout
- * and is rolled back, so nothing it sets outlives it. */
+ * only privilege is SELECT on the views of <schema>_sql. Each statement
+ * proves its scope (tenant, and workspace when the call acts in one) with
+ * a token only the store can make from its query_key; the views keep the
+ * rows of that scope by the rules SQLite's views follow (ws_scope.h), and
+ * nothing without a valid token. Every statement runs alone in a READ ONLY
+ * transaction with a statement_timeout and is rolled back, so nothing it
+ * sets outlives it. */
 #ifndef PMCP_STORE_PG_QUERY_H
 #define PMCP_STORE_PG_QUERY_H
 
@@ -20,15 +23,23 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
                    size_t errlen);
 void pmcp__pgq_free(pmcp__pgq *q);
 
-/* Runs @p sql (one statement); on success *out is a PGresult (PQclear it;
+/* Runs @p sql (one statement) over the rows of scope @p t (its tenant,
+ * and its workspace unless t.workspace is 0); on success *out is a PGresult (PQclear it;
  * typed void here so callers need no libpq header). On refusal or error:
  * PMCP_EDENIED (writes, other tables), PMCP_ETIMEOUT, PMCP_EINVAL (SQL or
  * limits), with a message for the agent in @p err. */
-int pmcp__pgq_run(pmcp__pgq *q, const char *sql, size_t len, int64_t timeout_ms, void **out,
-                  char *err, size_t errlen);
+int pmcp__pgq_run(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len, int64_t timeout_ms,
+                  void **out, char *err, size_t errlen);
 
 /* The readable views with their columns and types: a result of rows
  * (table, column, type) in order (PQclear it). */
 int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen);
+
+/* Creates (again) the schema <schema>_sql: the views, the function that
+ * checks a statement's token, and the reader role's grants, from this
+ * program's rules. Run by the migration (pg_schema.c) after its steps,
+ * inside its transaction, whenever the schema's version moves. */
+struct pmcp__pg;
+int pmcp__pgq_views(pmcp_store *s, struct pmcp__pg *g);
 
 #endif

@@ -214,9 +214,9 @@ int pmcp__ws_list_where(pmcp_buf *where, pmcp_tenant t, const char *kind)
   return rc;
 }
 
-char *pmcp__ws_inline(const char *pred, pmcp_tenant t)
+char *pmcp__ws_subst(const char *pred, const char *t, const char *w, const char *u)
 {
-  long long v[3] = {(long long)t.id, (long long)t.workspace, t.unfiled ? 1 : 0};
+  const char *v[3] = {t, w, u};
   pmcp_buf b = PMCP_BUF_INIT;
   for (const char *p = pred; *p; p++) {
     const char *nm = p[0] == ':' && p[1] ? strchr("twu", p[1]) : NULL;
@@ -224,7 +224,7 @@ char *pmcp__ws_inline(const char *pred, pmcp_tenant t)
     int word = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
                (next >= '0' && next <= '9') || next == '_';
     if (nm && !word) {
-      pmcp__buf_printf(&b, "%lld", v[nm - "twu"]);
+      pmcp__buf_puts(&b, v[nm - "twu"]);
       p++;
     } else {
       pmcp__buf_putc(&b, *p);
@@ -235,6 +235,86 @@ char *pmcp__ws_inline(const char *pred, pmcp_tenant t)
   char *out = strdup(b.ptr);
   pmcp_buf_dispose(&b);
   return out;
+}
+
+char *pmcp__ws_inline(const char *pred, pmcp_tenant t)
+{
+  char v[3][24];
+  snprintf(v[0], sizeof v[0], "%lld", (long long)t.id);
+  snprintf(v[1], sizeof v[1], "%lld", (long long)t.workspace);
+  snprintf(v[2], sizeof v[2], "%d", t.unfiled ? 1 : 0);
+  return pmcp__ws_subst(pred, v[0], v[1], v[2]);
+}
+
+/* query_sql's views (pmcp__ws_view_where). A table that hangs off
+ * another is scoped by its parent's view, already scoped; these
+ * conditions name views, the rest name the store's tables. */
+static const struct {
+  const char *view, *pred;
+} by_parent[] = {
+  {"attributes", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
+                 " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
+                 " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
+  {"tags", "(owner_kind='run' AND owner_id IN (SELECT id FROM runs)) OR"
+           " (owner_kind='experiment' AND owner_id IN (SELECT id FROM experiments)) OR"
+           " (owner_kind='project' AND owner_id IN (SELECT id FROM projects))"},
+  {"run_events", "run_id IN (SELECT id FROM runs)"},
+  {"metric_points", "series_id IN (SELECT id FROM series)"},
+  {"metric_blocks", "s.run_id IN (SELECT id FROM runs)"},
+  {"note_versions", "note_id IN (SELECT id FROM notes)"},
+  {"artifact_versions", "artifact_id IN (SELECT id FROM artifacts)"},
+  {"dataset_versions", "dataset_id IN (SELECT id FROM datasets)"},
+  {"group_runs", "group_id IN (SELECT id FROM groups) AND run_id IN (SELECT id FROM runs)"},
+  {"project_papers", "project_id IN (SELECT id FROM projects)"},
+};
+
+/* @p raw into @p out with " FROM name" turned into " FROM <prefix>name"
+ * for each of @p names. */
+static void prefix_from(pmcp_buf *out, const char *raw, const char *prefix,
+                        const char *const *names)
+{
+  for (const char *p = raw; *p; p++) {
+    int done = 0;
+    if (!strncmp(p, " FROM ", 6))
+      for (int k = 0; names[k] && !done; k++) {
+        size_t n = strlen(names[k]);
+        if (!strncmp(p + 6, names[k], n) && (p[6 + n] == ' ' || p[6 + n] == ')')) {
+          pmcp__buf_printf(out, " FROM %s%s", prefix, names[k]);
+          p += 5 + n;
+          done = 1;
+        }
+      }
+    if (!done)
+      pmcp__buf_putc(out, *p);
+  }
+}
+
+int pmcp__ws_view_where(pmcp_buf *out, const char *view, const char *tables,
+                        const char *views)
+{
+  static const char *const parents[] = {"runs", "experiments", "projects", "notes",
+                                        "artifacts", "datasets", "groups", "series", NULL};
+  for (size_t i = 0; i < sizeof by_parent / sizeof by_parent[0]; i++)
+    if (!strcmp(by_parent[i].view, view)) {
+      prefix_from(out, by_parent[i].pred, views, parents);
+      return out->ptr ? 1 : PMCP_ENOMEM;
+    }
+  pmcp_buf raw = PMCP_BUF_INIT;
+  int has;
+  if (!strcmp(view, "lineage"))
+    has = pmcp__ws_ref_where(&raw, "from_ref") == 0 && pmcp__buf_puts(&raw, " AND ") == 0 &&
+                  pmcp__ws_ref_where(&raw, "to_ref") == 0
+              ? 1 : PMCP_ENOMEM;
+  else
+    has = pmcp__ws_table_where(&raw, view);
+  static const char *const store_tables[] = {"workspaces", "projects", "experiments", "runs",
+                                             "notes", "artifacts", "datasets", "trials",
+                                             "groups", "files", "sessions", "session_links",
+                                             NULL};
+  if (has == 1)
+    prefix_from(out, raw.ptr, tables, store_tables);
+  pmcp_buf_dispose(&raw);
+  return has == 1 && !out->ptr ? PMCP_ENOMEM : has;
 }
 
 int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowid)

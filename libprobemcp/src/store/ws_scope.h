@@ -53,5 +53,21 @@ int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowi
 /* @p pred with :t, :w and :u replaced by @p t's numbers (caller frees);
  * NULL: out of memory. */
 char *pmcp__ws_inline(const char *pred, pmcp_tenant t);
+/* The same with :t, :w and :u replaced by the texts @p t, @p w, @p u
+ * (PostgreSQL's views put expressions there). */
+char *pmcp__ws_subst(const char *pred, const char *t, const char *w, const char *u);
+
+/* query_sql's views, one source for both backends (research/sql_guard.c,
+ * store/pg_query.c): the condition that keeps a row of view @p view
+ * (metric_points, runs, attributes, ...) in a scoped read, over the view's
+ * own columns, with :t/:w/:u left in. The store's tables it reads are
+ * written with @p tables before their names ("main." on SQLite, the
+ * store's schema on PostgreSQL); a table that hangs off another (tags,
+ * note_versions, metric_points, ...) is kept by its parent's view, already
+ * scoped, written with @p views before its name. metric_blocks names the
+ * series of a block as `s` (both views join it). 1 when the view has a
+ * rule, 0 when it is lab-wide (papers), or PMCP_ENOMEM. */
+int pmcp__ws_view_where(pmcp_buf *out, const char *view, const char *tables,
+                        const char *views);
 
 #endif

@@ -1,6 +1,7 @@
 /* Workspaces, projects, experiments and runs; typed attributes, tags,
  * status, events, deletion; list paging; data-version bumps; bad input. */
 #include <math.h>
+#include <sqlite3.h>
 
 #include "store-test-util.h"
 
@@ -412,6 +413,111 @@ START_TEST(live_counts)
 }
 END_TEST
 
+
+/* Makes the database refuse (@p on) or accept again two of the writes a
+ * run creation makes after its row: the event of a run created at time
+ * 4242, and the keyword index row of run:refused-doc (triggers on SQLite,
+ * CHECK constraints on PostgreSQL, where both writes are sent without
+ * waiting, in pipeline mode, and fail after the call's run row went in). */
+static void refuse_run_writes(int on)
+{
+#ifdef PMCP_HAVE_POSTGRES
+  if (st_is_pg()) {
+    char sql[400];
+    if (on)
+      snprintf(sql, sizeof sql,
+               "ALTER TABLE %s.run_events ADD CONSTRAINT refused CHECK (time <> 4242);"
+               "ALTER TABLE %s.search_docs ADD CONSTRAINT refused CHECK (ref <> 'run:refused-doc')",
+               st_schema, st_schema);
+    else
+      snprintf(sql, sizeof sql,
+               "ALTER TABLE %s.run_events DROP CONSTRAINT refused;"
+               "ALTER TABLE %s.search_docs DROP CONSTRAINT refused", st_schema, st_schema);
+    st_pg_exec(sql);
+    return;
+  }
+#endif
+  sqlite3 *db = NULL;
+  ck_assert_int_eq(sqlite3_open(st_path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 10000);
+  const char *sql =
+      on ? "CREATE TRIGGER refused_event BEFORE INSERT ON run_events WHEN NEW.time = 4242"
+           " BEGIN SELECT RAISE(ABORT, 'refused'); END;"
+           "CREATE TRIGGER refused_doc BEFORE INSERT ON search_docs"
+           " WHEN NEW.ref = 'run:refused-doc' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+         : "DROP TRIGGER refused_event; DROP TRIGGER refused_doc";
+  char *err = NULL;
+  ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK, "%s", err ? err : "");
+  sqlite3_close(db);
+}
+
+static int run_exists(pmcp_store *s, pmcp_tenant t, const char *ref)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp_store_get(s, t, ref, &b);
+  pmcp_buf_dispose(&b);
+  ck_assert_msg(rc == 0 || rc == PMCP_ENOTFOUND, "get %s -> %d (%s)", ref, rc,
+                pmcp_store_errmsg(s));
+  return rc == 0;
+}
+
+/* A run creation refused part-way (after its row was written) fails with
+ * the refused write named, and leaves nothing: alone, and inside the
+ * caller's transaction, whose other calls are kept. */
+START_TEST(refused_write_undoes_call)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  refuse_run_writes(1);
+  pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
+  r.id = "refused-event";
+  r.created_ms = 4242;
+  ck_assert_int_ne(pmcp_store_run_create(s, t, &r, NULL), 0);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "run event") != NULL, "%s", pmcp_store_errmsg(s));
+  ck_assert(!run_exists(s, t, "run:refused-event"));
+  r.id = "refused-doc";
+  r.created_ms = 0;
+  ck_assert_int_ne(pmcp_store_run_create(s, t, &r, NULL), 0);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "search index") != NULL, "%s",
+                pmcp_store_errmsg(s));
+  ck_assert(!run_exists(s, t, "run:refused-doc"));
+  ck_assert_int_eq(st_list_count(s, t, "run", NULL, NULL), 1);
+  /* Inside a transaction: the refused call is undone, the others stay. */
+  ST_OK(s, pmcp_store_begin(s));
+  pmcp_run_spec ok = PMCP_RUN_SPEC_INIT;
+  ok.id = "ok1";
+  ST_OK(s, pmcp_store_run_create(s, t, &ok, NULL));
+  ck_assert_int_ne(pmcp_store_run_create(s, t, &r, NULL), 0);
+  ck_assert_msg(strstr(pmcp_store_errmsg(s), "search index") != NULL, "%s",
+                pmcp_store_errmsg(s));
+  ok.id = "ok2";
+  ST_OK(s, pmcp_store_run_create(s, t, &ok, NULL));
+  ST_OK(s, pmcp_store_tag(s, t, "run:ok2", "kept", 1));
+  ST_OK(s, pmcp_store_commit(s));
+  ck_assert(run_exists(s, t, "run:ok1"));
+  ck_assert(run_exists(s, t, "run:ok2"));
+  ck_assert(!run_exists(s, t, "run:refused-doc"));
+  ck_assert_int_eq(st_list_count(s, t, "run", NULL, NULL), 3);
+  ck_assert_int_eq(st_list_count(s, t, "run", NULL, "{\"tag\":\"kept\"}"), 1);
+  /* Accepted again, the id is free: nothing of the refused calls stayed. */
+  refuse_run_writes(0);
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  r.id = "refused-event";
+  r.created_ms = 4242;
+  ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
+  cJSON *ev = st_list(s, t, "event", "run:refused-event", NULL);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(ev, "items")), 1);
+  cJSON_Delete(ev);
+  pmcp_buf b = PMCP_BUF_INIT;
+  ST_OK(s, pmcp_store_search(s, t, "refused", NULL, NULL, 10, &b));
+  ck_assert_msg(strstr(b.ptr, "run:refused-doc") != NULL, "%s", b.ptr);
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-runs");
@@ -423,6 +529,7 @@ int main(void)
   tcase_add_test(tc, version_bumps);
   tcase_add_test(tc, list_paging);
   tcase_add_test(tc, live_counts);
+  tcase_add_test(tc, refused_write_undoes_call);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

@@ -73,6 +73,13 @@ typedef struct pmcp__pg_stmt {
 
 typedef pmcp__sql_pending pmcp__pg_pending;
 
+/* A statement sent in pipeline mode whose result is still to be read. */
+typedef struct pmcp__pg_sent {
+  pmcp__pg_stmt *keep;   /* gets the result (a step), or NULL: dropped */
+  pmcp__pg_stmt *prep;   /* this is its PQsendPrepare */
+  const char *what;      /* names it in an error; NULL: the stepped statement */
+} pmcp__pg_sent;
+
 typedef struct pmcp__pg_stmt_entry {
   const char *sql;
   pmcp__pg_stmt *st;
@@ -94,9 +101,24 @@ struct pmcp__pg {
   size_t n_pending, cap_pending;
   pmcp__pg_stmt_entry *stmts;
   size_t n_stmts, cap_stmts;
+  /* Pipeline mode (libpq >= 14) inside a call's write scope: statements
+   * whose results the call does not need at once are sent without waiting
+   * (pmcp__pg_defer); the next step that needs rows, or the end of the
+   * scope, reads them all in one round trip. */
+  int pipe;              /* the connection is in pipeline mode */
+  int nopipe;            /* never use it (PROBE_PG_PIPELINE=off, or no libpq support) */
+  pmcp__pg_sent *sent;
+  size_t n_sent, cap_sent;
+  int64_t known_tenant;  /* a tenant whose row a version bump has found */
+  struct {
+    const char *doc;     /* an index document query (sql.h index_doc) */
+    char *sql;           /* its INSERT ... SELECT */
+  } docs[8];
+  size_t n_docs;
   unsigned gen;          /* connection generation: bumps on reconnect */
   unsigned next_stmt;    /* names of prepared statements */
   char lasterr[256];     /* the server's message of the last failure */
+  char errwhat[48];      /* what failed when it was a deferred statement */
   char sqlstate[6];
 };
 
@@ -132,8 +154,31 @@ const char *pmcp__pg_text(pmcp__pg_stmt *st, int col); /* NULL: NULL */
 int pmcp__pg_bytes(pmcp__pg_stmt *st, int col);
 const void *pmcp__pg_blob(pmcp__pg_stmt *st, int col, size_t *len);
 int64_t pmcp__pg_changes(pmcp__pg_stmt *st);
-/* Runs a one-off statement (no rows wanted). */
+/* Runs a one-off statement (no rows wanted); leaves pipeline mode first. */
 int pmcp__pg_exec(pmcp_store *s, pmcp__pg *g, const char *sql);
+/* pg_stmt.c for pg_pipe.c: the failure of @p res (or of the connection,
+ * NULL) noted on the handle, @p what naming a deferred statement (NULL:
+ * the one stepped); whether the connection is lost; a row's blobs freed. */
+void pmcp__pg_note_error(pmcp__pg *g, const PGresult *res, const char *what);
+int pmcp__pg_lost(pmcp__pg *g);
+void pmcp__pg_clear_blobs(pmcp__pg_stmt *st);
+
+/* ---- pg_pipe.c: pipeline mode ---- */
+/* A step in pipeline mode: @p st goes after the statements sent, and all
+ * their results are read. Its result, or NULL (failure noted). */
+PGresult *pmcp__pg_pipe_run(pmcp__pg_stmt *st);
+/* Entered by a write scope when libpq has it. */
+void pmcp__pg_pipe_enter(pmcp__pg *g);
+/* Sends a statement whose rows and change count are not wanted: in
+ * pipeline mode without waiting (its failure comes with the next result
+ * read, named by @p what); otherwise it runs now. 0 or the store error. */
+int pmcp__pg_defer(pmcp_store *s, pmcp__pg_stmt *st, const char *what);
+/* The same for a statement without parameters (BEGIN, COMMIT ...). */
+int pmcp__pg_defer_exec(pmcp_store *s, pmcp__pg *g, const char *sql, const char *what);
+/* Reads every result still due, syncs and leaves pipeline mode: 0, or -1
+ * with the first failure noted on @p g (pmcp__pg_err turns it into the
+ * store error). A no-op outside pipeline mode. */
+int pmcp__pg_pipe_end(pmcp__pg *g);
 /* Runs a statement already stepped to PG_ERR into a store error. */
 int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what);
 /* Steps once and resets; 0 or the store error. */
@@ -168,6 +213,8 @@ static inline int pmcp__pg_new_id(pmcp_store *s, pmcp__pg *g, pmcp_tenant t,
 }
 int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
                    const char *kind, const char *title, const char *body);
+int pmcp__pg_index_doc(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *doc,
+                       const char *kind, int64_t rowid);
 
 /* ---- pg_schema.c ---- */
 /* Checks the schema and (unless read-only) migrates it to

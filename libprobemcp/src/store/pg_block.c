@@ -283,8 +283,9 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
     barr_bind(st, 19 + k, &a[k],
               elem[k] == INT4OID ? INT4ARRAYOID : elem[k] == INT8OID ? INT8ARRAYOID
                                                                     : FLOAT8ARRAYOID);
-  if (pmcp__pg_step(st) == PG_ERR)
-    rc = pmcp__pg_err(s, q, "store metric block");
+  /* Sent without waiting in a write scope: a log call's blocks travel
+   * with its end (or the next statement that needs an answer). */
+  rc = pmcp__pg_defer(s, st, "store metric block");
   pmcp__pg_reset(st);
 out:
   for (int k = 0; k < N_ARR; k++)

@@ -49,13 +49,15 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
 
 /* The keyword index: one row per ref; its tsvector is a generated column
  * (title weighted A, body B), so replacing the row reindexes it. */
+#define INDEX_UPSERT                                                                   \
+  " ON CONFLICT (tenant_id, ref) DO UPDATE SET kind=excluded.kind, title=excluded.title," \
+  " body=excluded.body"
 int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
                    const char *kind, const char *title, const char *body)
 {
   static const char sql[] =
       "INSERT INTO search_docs(tenant_id, ref, kind, title, body) VALUES($1,$2,$3,$4,$5)"
-      " ON CONFLICT (tenant_id, ref) DO UPDATE SET kind=excluded.kind, title=excluded.title,"
-      " body=excluded.body";
+      INDEX_UPSERT;
   pmcp__pg_stmt *st;
   int rc = pmcp__pg_prep(s, g, sql, &st);
   if (rc)
@@ -65,16 +67,53 @@ int pmcp__pg_index(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *ref,
   pmcp__pg_bind_text(st, 3, kind);
   pmcp__pg_bind_text(st, 4, title ? title : "");
   pmcp__pg_bind_text(st, 5, body ? body : "");
-  return pmcp__pg_done(s, st, "search index");
+  return pmcp__pg_defer(s, st, "search index");
+}
+
+/* The index document read by @p doc (sql.h: index_doc) goes in by one
+ * INSERT ... SELECT, sent without waiting: the row, its attributes and
+ * tags never travel. The statement is made once per document query. */
+int pmcp__pg_index_doc(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, const char *doc,
+                       const char *kind, int64_t rowid)
+{
+  const char *sql = NULL;
+  for (size_t i = 0; i < g->n_docs && !sql; i++)
+    if (g->docs[i].doc == doc)
+      sql = g->docs[i].sql;
+  if (!sql) {
+    if (g->n_docs == sizeof g->docs / sizeof g->docs[0])
+      return pmcp_store_set_error(s, PMCP_EINTERNAL, "too many index document queries");
+    pmcp_buf b = PMCP_BUF_INIT;
+    int prc = pmcp__buf_printf(&b, "INSERT INTO search_docs(tenant_id, ref, kind, title, body)"
+                               " SELECT ?3, d.r, ?1, d.t, d.b FROM (%s) AS d(r, t, b)"
+                               INDEX_UPSERT, doc);
+    if (prc || !b.ptr) {
+      pmcp_buf_dispose(&b);
+      return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    }
+    g->docs[g->n_docs].doc = doc;
+    g->docs[g->n_docs].sql = b.ptr;
+    sql = b.ptr;
+    g->n_docs++;
+  }
+  pmcp__pg_stmt *st;
+  int rc = pmcp__pg_prep(s, g, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__pg_bind_text(st, 1, kind);
+  pmcp__pg_bind_int64(st, 2, rowid);
+  pmcp__pg_bind_int64(st, 3, t.id);
+  return pmcp__pg_defer(s, st, "search index");
 }
 
 /* ---- write scope ---- */
 
+#define TXN_LOST \
+  "the transaction was lost with the connection to PostgreSQL; nothing of it was stored"
 static int txn_lost(pmcp_store *s, pmcp__pg *g)
 {
   pmcp__pg_drop_pending(g);
-  return pmcp_store_set_error(s, PMCP_ESTORE,
-      "the transaction was lost with the connection to PostgreSQL; nothing of it was stored");
+  return pmcp_store_set_error(s, PMCP_ESTORE, TXN_LOST);
 }
 
 /* Writers of one tenant take turns, as SQLite's do: ids picked from a
@@ -89,12 +128,17 @@ static int writer_lock(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
   if (rc)
     return rc;
   pmcp__pg_bind_int64(st, 1, t.id);
-  if ((rc = pmcp__pg_done(s, st, "writer lock")))
+  if ((rc = pmcp__pg_defer(s, st, "writer lock")))
     return rc;
   g->locked_tenant = t.id;
   return 0;
 }
 
+/* A call's write scope: a transaction of its own, or a savepoint in the
+ * caller's. In pipeline mode BEGIN and the writer lock are only sent: they
+ * travel with the call's first statement that needs an answer, and the
+ * call's last statements with the COMMIT (or RELEASE), so a call costs one
+ * round trip plus one per answer it waits for. */
 int pmcp__pg_wbegin(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
 {
   if (g->in_txn && g->txn_lost)
@@ -102,18 +146,22 @@ int pmcp__pg_wbegin(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
   int rc = pmcp__pg_ready(s, g, t.id);
   if (rc)
     return rc;
+  pmcp__pg_pipe_enter(g);
   if (g->in_txn)
-    rc = pmcp__pg_exec(s, g, "SAVEPOINT pmcp_call");
+    rc = pmcp__pg_defer_exec(s, g, "SAVEPOINT pmcp_call", "store");
   else
-    rc = pmcp__pg_exec(s, g, "BEGIN");
-  if (rc)
+    rc = pmcp__pg_defer_exec(s, g, "BEGIN", "store");
+  if (rc) {
+    pmcp__pg_pipe_end(g);
     return rc;
+  }
   g->in_scope = 1;
   if ((rc = writer_lock(s, g, t))) {
     g->in_scope = 0;
+    pmcp__pg_pipe_end(g);
     if (g->in_txn) {
-      pmcp__pg_exec(s, g, "ROLLBACK TO SAVEPOINT pmcp_call");
-      pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
+      PQclear(PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call"));
+      PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
     } else {
       PQclear(PQexec(g->conn, "ROLLBACK"));
       g->locked_tenant = 0;
@@ -131,11 +179,30 @@ static int bump(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
   if (rc)
     return rc;
   pmcp__pg_bind_int64(st, 1, t.id);
+  /* Tenants are never deleted: once its row was found, a tenant's bump
+   * need not be waited for. */
+  if (g->known_tenant == t.id)
+    return pmcp__pg_defer(s, st, "store version");
   if ((rc = pmcp__pg_done(s, st, "store version")))
     return rc;
   if (pmcp__pg_changes(st) != 1)
     return pmcp_store_set_error(s, PMCP_EINVAL, "no such tenant");
+  g->known_tenant = t.id;
   return 0;
+}
+
+/* Ends the pipeline of a scope whose work failed: the failure already
+ * set is kept, whatever the rest of the pipeline says. */
+static void pipe_abandon(pmcp__pg *g)
+{
+  char err[sizeof g->lasterr], what[sizeof g->errwhat], state[sizeof g->sqlstate];
+  memcpy(err, g->lasterr, sizeof err);
+  memcpy(what, g->errwhat, sizeof what);
+  memcpy(state, g->sqlstate, sizeof state);
+  pmcp__pg_pipe_end(g);
+  memcpy(g->lasterr, err, sizeof err);
+  memcpy(g->errwhat, what, sizeof what);
+  memcpy(g->sqlstate, state, sizeof state);
 }
 
 int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
@@ -149,28 +216,53 @@ int pmcp__pg_wend(pmcp_store *s, pmcp__pg *g, pmcp_tenant t, int rc)
     rc = bump(s, g, t);
     bumped = rc == 0;
   }
-  g->in_scope = 0;
   if (g->in_txn) {
+    g->in_scope = 0;
+    if (rc == 0 && !g->txn_lost) {
+      rc = pmcp__pg_defer_exec(s, g, "RELEASE SAVEPOINT pmcp_call", "store");
+      /* Every statement the call sent is answered here: one failing
+       * undoes the call (below). */
+      if (rc == 0 && pmcp__pg_pipe_end(g))
+        rc = pmcp__pg_err(s, g, "store");
+      if (rc == 0) {
+        if (bumped)
+          g->bumped_tenant = t.id;
+        return 0;
+      }
+    } else {
+      pipe_abandon(g);
+    }
     if (g->txn_lost) {
-      int l = txn_lost(s, g);
-      return rc ? rc : l;
+      /* The points buffered in the transaction go at its commit or
+       * rollback (the caller, pmcp__pg_log, still puts its call's back). */
+      int l = rc ? rc : pmcp_store_set_error(s, PMCP_ESTORE, TXN_LOST);
+      return l;
     }
-    if (rc == 0) {
-      rc = pmcp__pg_exec(s, g, "RELEASE SAVEPOINT pmcp_call");
-      if (rc == 0 && bumped)
-        g->bumped_tenant = t.id;
-      return rc;
-    }
-    /* Keep the call's message: the rollback's own errors do not matter. */
-    PQclear(PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call"));
-    PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
+    /* Keep the call's message: the rollback's own errors do not matter,
+     * but a transaction that cannot be taken back to the call's start
+     * (the connection went, which libpq may notice only now) is lost.
+     * The writer lock may have gone with the savepoint. */
+    PGresult *r = PQexec(g->conn, "ROLLBACK TO SAVEPOINT pmcp_call");
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+      g->txn_lost = 1;
+    PQclear(r);
+    if (!g->txn_lost)
+      PQclear(PQexec(g->conn, "RELEASE SAVEPOINT pmcp_call"));
     g->cur_tenant = 0;
+    g->locked_tenant = 0;
     return rc;
   }
+  /* Still in the scope: a connection lost under the last writes is not
+   * re-established to run them alone (outside the transaction). */
   if (rc == 0)
     rc = pmcp__pg_flush(s, g);
   if (rc == 0)
-    rc = pmcp__pg_exec(s, g, "COMMIT");
+    rc = pmcp__pg_defer_exec(s, g, "COMMIT", "store");
+  if (rc == 0 && pmcp__pg_pipe_end(g))
+    rc = pmcp__pg_err(s, g, "store");
+  else if (rc)
+    pipe_abandon(g);
+  g->in_scope = 0;
   g->locked_tenant = 0;
   if (rc) {
     pmcp__pg_drop_pending(g);
@@ -300,9 +392,18 @@ int pmcp__pg_commit(pmcp_store *s, void *ctx)
     g->txn_lost = 0;
     return txn_lost(s, g);
   }
+  /* The transaction's last blocks travel with its COMMIT; a connection
+   * lost under them is not re-established to write them alone. */
+  pmcp__pg_pipe_enter(g);
+  g->in_scope = 1;
   int rc = pmcp__pg_flush(s, g);
   if (rc == 0)
-    rc = pmcp__pg_exec(s, g, "COMMIT");
+    rc = pmcp__pg_defer_exec(s, g, "COMMIT", "store");
+  if (rc == 0 && pmcp__pg_pipe_end(g))
+    rc = pmcp__pg_err(s, g, "store");
+  else if (rc)
+    pipe_abandon(g);
+  g->in_scope = 0;
   if (rc) {
     pmcp__pg_drop_pending(g);
     if (PQstatus(g->conn) == CONNECTION_OK &&
@@ -344,6 +445,9 @@ static void pg_close(pmcp_store *s, void *ctx)
   for (size_t i = 0; i < g->n_stmts; i++)
     pmcp__pg_finalize(g->stmts[i].st);
   free(g->stmts);
+  free(g->sent);
+  for (size_t i = 0; i < g->n_docs; i++)
+    free(g->docs[i].sql);
   pmcp__pg_drop_pending(g);
   free(g->pending);
   if (g->conn) /* NULL when libpq could not be loaded */
@@ -437,6 +541,10 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   s->ctx = g;
   s->db = &pmcp__pg_db_ops;
   g->readonly = (flags & PMCP_STORE_READONLY) != 0;
+  /* Pipeline mode can be turned off (a connection pooler that does not
+   * pass it through; the tests of the fallback). */
+  const char *pipe = getenv("PROBE_PG_PIPELINE");
+  g->nopipe = pipe && (strcmp(pipe, "off") == 0 || strcmp(pipe, "0") == 0);
   g->conninfo = strdup(url);
   const char *why = NULL;
   if (pmcp__pq_load(&why))

@@ -16,7 +16,7 @@
 #define FLOAT8OID 701
 #define BYTEAOID 17
 
-static void clear_blobs(pmcp__pg_stmt *st)
+void pmcp__pg_clear_blobs(pmcp__pg_stmt *st)
 {
   for (int i = 0; i < 4; i++) {
     if (st->blob[i])
@@ -42,7 +42,7 @@ void pmcp__pg_reset(pmcp__pg_stmt *st)
 {
   if (!st)
     return;
-  clear_blobs(st);
+  pmcp__pg_clear_blobs(st);
   PQclear(st->res);
   st->res = NULL;
   st->row = -1;
@@ -239,8 +239,9 @@ void pmcp__pg_bind_binary(pmcp__pg_stmt *st, int i, void *p, size_t n, unsigned 
   bind_raw(st, i, p, (int)n, 1, oid);
 }
 
-/* Records the failure of @p res (or of the connection) on the handle. */
-static void note_error(pmcp__pg *g, const PGresult *res)
+/* Records the failure of @p res (or of the connection) on the handle;
+ * @p what names a deferred statement (NULL: the one the caller runs). */
+void pmcp__pg_note_error(pmcp__pg *g, const PGresult *res, const char *what)
 {
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -248,12 +249,13 @@ static void note_error(pmcp__pg *g, const PGresult *res)
     msg = PQerrorMessage(g->conn);
   snprintf(g->sqlstate, sizeof g->sqlstate, "%s", state ? state : "");
   snprintf(g->lasterr, sizeof g->lasterr, "%s", msg && *msg ? msg : "unknown error");
+  snprintf(g->errwhat, sizeof g->errwhat, "%s", what ? what : "");
   size_t n = strlen(g->lasterr);
   while (n && (g->lasterr[n - 1] == '\n' || g->lasterr[n - 1] == ' '))
     g->lasterr[--n] = '\0';
 }
 
-static int lost(pmcp__pg *g)
+int pmcp__pg_lost(pmcp__pg *g)
 {
   return PQstatus(g->conn) != CONNECTION_OK;
 }
@@ -263,10 +265,17 @@ static int reconnect(pmcp__pg *g)
 {
   PQreset(g->conn);
   g->gen++; /* prepared statements died with the old connection */
+  /* So did the results still due in pipeline mode. */
+  g->n_sent = 0;
+  g->pipe = 0;
+#ifdef LIBPQ_HAS_PIPELINING
+  if (pmcp__pq_pipeline() && PQpipelineStatus(g->conn) != PQ_PIPELINE_OFF)
+    PQexitPipelineMode(g->conn);
+#endif
   g->cur_tenant = 0;
   g->locked_tenant = 0;
   g->bumped_tenant = 0;
-  if (lost(g))
+  if (pmcp__pg_lost(g))
     return -1;
   PQclear(PQexec(g->conn, "SET client_min_messages = warning; SET jit = off"));
   if (g->readonly)
@@ -313,15 +322,28 @@ static PGresult *run(pmcp__pg_stmt *st)
                       st->fmts, 0);
 }
 
+
 int pmcp__pg_step(pmcp__pg_stmt *st)
 {
   pmcp__pg *g = st->g;
-  clear_blobs(st);
+  pmcp__pg_clear_blobs(st);
+  if (!st->ran && g->pipe) {
+    st->ran = 1;
+    PGresult *r = pmcp__pg_pipe_run(st);
+    if (!r)
+      return PG_ERR; /* noted by pmcp__pg_pipe_run */
+    st->res = r;
+    const char *ct = PQcmdTuples(r);
+    st->changes = ct && *ct ? strtoll(ct, NULL, 10) : 0;
+    st->row = -1;
+    if (PQresultStatus(r) == PGRES_COMMAND_OK)
+      return PG_DONE;
+  }
   if (!st->ran) {
     st->ran = 1;
     PGresult *r = run(st);
     ExecStatusType es = PQresultStatus(r);
-    if ((es != PGRES_TUPLES_OK && es != PGRES_COMMAND_OK) && lost(g) && !g->in_txn &&
+    if ((es != PGRES_TUPLES_OK && es != PGRES_COMMAND_OK) && pmcp__pg_lost(g) && !g->in_txn &&
         !g->in_scope) {
       /* Nothing was open: safe to reconnect and run it again. */
       PQclear(r);
@@ -332,8 +354,8 @@ int pmcp__pg_step(pmcp__pg_stmt *st)
       }
     }
     if (!r || (es != PGRES_TUPLES_OK && es != PGRES_COMMAND_OK)) {
-      note_error(g, r);
-      if (lost(g)) {
+      pmcp__pg_note_error(g, r, NULL);
+      if (pmcp__pg_lost(g)) {
         snprintf(g->sqlstate, sizeof g->sqlstate, "08006");
         if (g->in_txn)
           g->txn_lost = 1;
@@ -473,6 +495,10 @@ static const char *safe_detail(const pmcp__pg *g, char *buf, size_t n)
 int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
 {
   const char *st = g->sqlstate;
+  /* A deferred statement's failure is named by it, not by the statement
+   * whose step read it. */
+  if (g->errwhat[0])
+    what = g->errwhat;
   char buf[200];
   const char *detail = safe_detail(g, buf, sizeof buf);
   int code = PMCP_ESTORE;
@@ -488,7 +514,7 @@ int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
   else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strncmp(st, "53", 2) == 0 ||
            !*st)
     code = PMCP_EIO;
-  if (code == PMCP_EIO && lost(g))
+  if (code == PMCP_EIO && pmcp__pg_lost(g))
     return pmcp_store_set_error(s, code,
         "%s: the connection to PostgreSQL was lost (%s); nothing of this call was stored, "
         "and the next call reconnects", what, detail);
@@ -508,15 +534,19 @@ int pmcp__pg_done(pmcp_store *s, pmcp__pg_stmt *st, const char *what)
 
 int pmcp__pg_exec(pmcp_store *s, pmcp__pg *g, const char *sql)
 {
+  /* PQexec is refused in pipeline mode (and may hold several statements,
+   * which the extended protocol does not take). */
+  if (pmcp__pg_pipe_end(g))
+    return pmcp__pg_err(s, g, "store");
   PGresult *r = PQexec(g->conn, sql);
   ExecStatusType es = PQresultStatus(r);
   if (es == PGRES_COMMAND_OK || es == PGRES_TUPLES_OK) {
     PQclear(r);
     return 0;
   }
-  note_error(g, r);
+  pmcp__pg_note_error(g, r, NULL);
   PQclear(r);
-  if (lost(g)) {
+  if (pmcp__pg_lost(g)) {
     snprintf(g->sqlstate, sizeof g->sqlstate, "08006");
     if (g->in_txn)
       g->txn_lost = 1;
@@ -527,7 +557,7 @@ int pmcp__pg_exec(pmcp_store *s, pmcp__pg *g, const char *sql)
 int pmcp__pg_reconnect_if_lost(pmcp__pg *g);
 int pmcp__pg_reconnect_if_lost(pmcp__pg *g)
 {
-  if (!lost(g))
+  if (!pmcp__pg_lost(g))
     return 0;
   return reconnect(g);
 }
@@ -620,6 +650,12 @@ static int g_index(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *ref,
   return pmcp__pg_index(s, (pmcp__pg *)c, t, ref, kind, title, body);
 }
 
+static int g_index_doc(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *doc,
+                       const char *kind, int64_t rowid)
+{
+  return pmcp__pg_index_doc(s, (pmcp__pg *)c, t, doc, kind, rowid);
+}
+
 const pmcp__sql_ops pmcp__pg_sql_ops = {
   .pg = 1,
   .prep = g_prep,
@@ -631,6 +667,7 @@ const pmcp__sql_ops pmcp__pg_sql_ops = {
   .wbegin = g_wbegin,
   .wend = g_wend,
   .index = g_index,
+  .index_doc = g_index_doc,
 };
 
 static void s_bind_int64(pmcp__stmt *st, int i, int64_t v)
@@ -711,6 +748,11 @@ static int s_err(pmcp_store *s, pmcp__stmt *st, const char *what)
   return pmcp__pg_err(s, P(st)->g, what);
 }
 
+static int s_defer(pmcp_store *s, pmcp__stmt *st, const char *what)
+{
+  return pmcp__pg_defer(s, P(st), what);
+}
+
 static const pmcp__stmt_ops pg_stmt_ops = {
   .bind_int64 = s_bind_int64,
   .bind_double = s_bind_double,
@@ -727,4 +769,5 @@ static const pmcp__stmt_ops pg_stmt_ops = {
   .json = s_json,
   .changes = s_changes,
   .err = s_err,
+  .defer = s_defer,
 };

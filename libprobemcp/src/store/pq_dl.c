@@ -9,7 +9,7 @@
 pmcp__pq_api pmcp__pq;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded;
+static int loaded, pipeline;
 static char load_error[200];
 
 static void load(void)
@@ -55,8 +55,32 @@ static void load(void)
   GET(PQconnectdbParams);
   GET(PQconnectdb);
   GET(PQcmdTuples);
+  GET(PQsendQueryParams);
+  GET(PQsendPrepare);
+  GET(PQsendQueryPrepared);
+  GET(PQgetResult);
+  GET(PQflush);
 #undef GET
   loaded = 1;
+#ifdef LIBPQ_HAS_PIPELINING
+  /* Optional: an older libpq.so.5 works without them (one round trip per
+   * statement). */
+#define OPT(name)                                                             \
+  do {                                                                        \
+    union { void *p; __typeof__(pmcp__pq.name) f; } u_ = {dlsym(h, #name)};   \
+    pmcp__pq.name = u_.f;                                                     \
+    if (!u_.p)                                                                \
+      ok = 0;                                                                 \
+  } while (0)
+  int ok = 1;
+  OPT(PQenterPipelineMode);
+  OPT(PQexitPipelineMode);
+  OPT(PQpipelineSync);
+  OPT(PQsendFlushRequest);
+  OPT(PQpipelineStatus);
+#undef OPT
+  pipeline = ok;
+#endif
 }
 
 int pmcp__pq_load(const char **why)
@@ -65,4 +89,9 @@ int pmcp__pq_load(const char **why)
   if (!loaded && why)
     *why = load_error;
   return loaded ? 0 : -1;
+}
+
+int pmcp__pq_pipeline(void)
+{
+  return loaded && pipeline;
 }

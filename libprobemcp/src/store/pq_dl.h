@@ -37,6 +37,20 @@ typedef struct pmcp__pq_api {
   __typeof__(&PQconnectdbParams) PQconnectdbParams;
   __typeof__(&PQconnectdb) PQconnectdb;
   __typeof__(&PQcmdTuples) PQcmdTuples;
+  __typeof__(&PQsendQueryParams) PQsendQueryParams;
+  __typeof__(&PQsendPrepare) PQsendPrepare;
+  __typeof__(&PQsendQueryPrepared) PQsendQueryPrepared;
+  __typeof__(&PQgetResult) PQgetResult;
+  __typeof__(&PQflush) PQflush;
+  /* Pipeline mode (libpq >= 14): NULL when this libpq lacks one of them,
+   * and the backend then waits for each statement (pmcp__pq_pipeline()). */
+#ifdef LIBPQ_HAS_PIPELINING
+  __typeof__(&PQenterPipelineMode) PQenterPipelineMode;
+  __typeof__(&PQexitPipelineMode) PQexitPipelineMode;
+  __typeof__(&PQpipelineSync) PQpipelineSync;
+  __typeof__(&PQsendFlushRequest) PQsendFlushRequest;
+  __typeof__(&PQpipelineStatus) PQpipelineStatus;
+#endif
 } pmcp__pq_api;
 
 /* Written once under pthread_once by pmcp__pq_load(), read-only after. */
@@ -45,6 +59,9 @@ extern pmcp__pq_api pmcp__pq;
 /* Loads libpq.so.5 (once per process). Returns 0, or -1 with a message
  * naming what is missing in @p why (static storage). */
 int pmcp__pq_load(const char **why);
+
+/* 1 when the loaded libpq has pipeline mode (and these headers know it). */
+int pmcp__pq_pipeline(void);
 
 #ifndef PMCP_PQ_DL_IMPL
 #define PQclear (pmcp__pq.PQclear)
@@ -72,6 +89,18 @@ int pmcp__pq_load(const char **why);
 #define PQconnectdbParams (pmcp__pq.PQconnectdbParams)
 #define PQconnectdb (pmcp__pq.PQconnectdb)
 #define PQcmdTuples (pmcp__pq.PQcmdTuples)
+#define PQsendQueryParams (pmcp__pq.PQsendQueryParams)
+#define PQsendPrepare (pmcp__pq.PQsendPrepare)
+#define PQsendQueryPrepared (pmcp__pq.PQsendQueryPrepared)
+#define PQgetResult (pmcp__pq.PQgetResult)
+#define PQflush (pmcp__pq.PQflush)
+#ifdef LIBPQ_HAS_PIPELINING
+#define PQenterPipelineMode (pmcp__pq.PQenterPipelineMode)
+#define PQexitPipelineMode (pmcp__pq.PQexitPipelineMode)
+#define PQpipelineSync (pmcp__pq.PQpipelineSync)
+#define PQsendFlushRequest (pmcp__pq.PQsendFlushRequest)
+#define PQpipelineStatus (pmcp__pq.PQpipelineStatus)
+#endif
 #endif
 
 #endif

@@ -19,65 +19,43 @@ static void bind_opt_time(pmcp__stmt *st, int i, int64_t v)
 }
 
 /* The keyword document of a run, experiment or project: its name,
- * description, README and every attribute as "path value". */
+ * description, README and every attribute as "path value", then its tags,
+ * read by one query (sql.h index_doc: on PostgreSQL the index row is
+ * written by it, with no round trip of its own; the document took four:
+ * the row, its attributes, its tags, the index row). The two dialects
+ * differ only in the ordered concatenation: SQLite's group_concat() over
+ * an ordered subquery, PostgreSQL's string_agg(... ORDER BY). */
+#define DOC_ATTR_LINE                                                                        \
+  "'\n' || a.path || ' ' || coalesce(a.v_text, CAST(a.v_int AS TEXT), CAST(a.v_real AS TEXT), '')"
+#define DOC_ATTRS_FROM " FROM attributes a WHERE a.owner_kind=?1 AND a.owner_id=x.id"
+#define DOC_TAGS_FROM " FROM tags g WHERE g.owner_kind=?1 AND g.owner_id=x.id"
+#define DOC_SQ_AGG(LINE, FROM, ORDER)                                                        \
+  "coalesce((SELECT group_concat(l, '') FROM (SELECT " LINE " AS l" FROM " ORDER BY " ORDER  \
+  ")), '')"
+#define DOC_PG_AGG(LINE, FROM, ORDER)                                                        \
+  "coalesce((SELECT string_agg(" LINE ", '' ORDER BY " ORDER ")" FROM "), '')"
+#define DOC_SQL(AGG, TABLE, BODY)                                                            \
+  "SELECT ?1 || ':' || x.slug, coalesce(x.name, ''), " BODY                                 \
+  " || " AGG(DOC_ATTR_LINE, DOC_ATTRS_FROM, "a.path")                                       \
+  " || " AGG("'\ntag ' || g.tag", DOC_TAGS_FROM, "g.tag") " FROM " TABLE " x WHERE x.id=?2"
+#define DOC_RUN "runs", "coalesce(x.description,'') || ' ' || coalesce(x.command,'')"
+#define DOC_EXP "experiments", "coalesce(x.description,'') || ' ' || coalesce(x.config,'')"
+#define DOC_PROJ "projects", "coalesce(x.description,'') || ' ' || coalesce(x.readme,'')"
+#define DOC_WS "workspaces", "coalesce(x.description,'')"
+#define DOC_PAIR(WHAT) {DOC_SQL(DOC_SQ_AGG, WHAT), DOC_SQL(DOC_PG_AGG, WHAT)}
+
 static int reindex(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *kind,
                    int64_t rowid)
 {
-  const char *sql;
-  if (strcmp(kind, "run") == 0)
-    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(command,'') FROM runs WHERE id=?1";
-  else if (strcmp(kind, "experiment") == 0)
-    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(config,'') FROM experiments WHERE id=?1";
-  else if (strcmp(kind, "project") == 0)
-    sql = "SELECT slug, name, coalesce(description,'') || ' ' || coalesce(readme,'') FROM projects WHERE id=?1";
-  else if (strcmp(kind, "workspace") == 0)
-    sql = "SELECT slug, name, coalesce(description,'') FROM workspaces WHERE id=?1";
-  else
-    return 0;
-  pmcp__stmt *st;
-  int rc = pmcp__sql_prep(s, q, sql, &st);
-  if (rc)
-    return rc;
-  pmcp__st_bind_int64(st, 1, rowid);
-  if (pmcp__st_step(st) != PMCP__ROW) {
-    pmcp__st_reset(st);
-    return 0;
-  }
-  pmcp_buf ref = PMCP_BUF_INIT, title = PMCP_BUF_INIT, body = PMCP_BUF_INIT;
-  pmcp__buf_printf(&ref, "%s:%s", kind, (const char *)pmcp__st_text(st, 0));
-  pmcp__st_text_col(&title, st, 1);
-  pmcp__st_text_col(&body, st, 2);
-  pmcp__st_reset(st);
-  static const char sql_attrs[] =
-      "SELECT path, coalesce(v_text, CAST(v_int AS TEXT), CAST(v_real AS TEXT), '')"
-      " FROM attributes WHERE owner_kind=?1 AND owner_id=?2 ORDER BY path";
-  static const char sql_tags[] = "SELECT tag FROM tags WHERE owner_kind=?1 AND owner_id=?2";
-  if ((rc = pmcp__sql_prep(s, q, sql_attrs, &st)) == 0) {
-    pmcp__st_bind_text(st, 1, kind);
-    pmcp__st_bind_int64(st, 2, rowid);
-    while (pmcp__st_step(st) == PMCP__ROW) {
-      pmcp__buf_putc(&body, '\n');
-      pmcp__st_text_col(&body, st, 0);
-      pmcp__buf_putc(&body, ' ');
-      pmcp__st_text_col(&body, st, 1);
-    }
-    pmcp__st_reset(st);
-  }
-  if (rc == 0 && (rc = pmcp__sql_prep(s, q, sql_tags, &st)) == 0) {
-    pmcp__st_bind_text(st, 1, kind);
-    pmcp__st_bind_int64(st, 2, rowid);
-    while (pmcp__st_step(st) == PMCP__ROW) {
-      pmcp__buf_puts(&body, "\ntag ");
-      pmcp__st_text_col(&body, st, 0);
-    }
-    pmcp__st_reset(st);
-  }
-  if (rc == 0)
-    rc = pmcp__sql_index(s, q, t, ref.ptr, kind, title.ptr, body.ptr ? body.ptr : "");
-  pmcp_buf_dispose(&ref);
-  pmcp_buf_dispose(&title);
-  pmcp_buf_dispose(&body);
-  return rc;
+  static const char *const docs[][2] = {
+    DOC_PAIR(DOC_RUN), DOC_PAIR(DOC_EXP), DOC_PAIR(DOC_PROJ), DOC_PAIR(DOC_WS),
+  };
+  static const char *const kinds[] = {"run", "experiment", "project", "workspace"};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    if (strcmp(kind, kinds[k]) == 0)
+      return pmcp__sql_index_doc(s, q, t, PMCP__SQL_PICK(q, docs[k][0], docs[k][1]), kind,
+                                 rowid);
+  return 0;
 }
 
 static int default_workspace(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t *out)
@@ -235,7 +213,7 @@ static int add_event(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, int64_t run, in
   pmcp__st_bind_int64(st, 3, time ? time : pmcp__now_ms());
   pmcp__st_bind_text(st, 4, kind);
   pmcp__st_bind_text(st, 5, msg);
-  return pmcp__st_run1(s, st, "run event");
+  return pmcp__st_defer(s, st, "run event");
 }
 
 static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_run_spec *spec,
@@ -271,8 +249,16 @@ static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_
   if ((rc = json_object_ok(s, q, spec->environment, "the run's environment")))
     return rc;
   pmcp_buf id = PMCP_BUF_INIT;
-  if (spec->id || spec->name) {
-    rc = pmcp__sql_new_id(s, q, t, "runs", spec->id, spec->name, &id, &exists);
+  if (spec->id) {
+    /* A given id is not looked up first: the insert below skips a taken
+     * one (one round trip less on PostgreSQL). */
+    if (!pmcp__id_ok(spec->id))
+      rc = pmcp_store_set_error(s, PMCP_EINVAL,
+          "invalid id '%.64s': use 1-128 characters of A-Z a-z 0-9 . _ -", spec->id);
+    else if (pmcp__buf_puts(&id, spec->id))
+      rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  } else if (spec->name) {
+    rc = pmcp__sql_new_id(s, q, t, "runs", NULL, spec->name, &id, &exists);
   } else {
     unsigned char r[4];
     if (RAND_bytes(r, sizeof r) != 1)
@@ -292,7 +278,8 @@ static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_
       "INSERT INTO runs(tenant_id, project_id, experiment_id, slug, name, description, status,"
       " created, started, ended, deleted, command, environment, git_commit, git_branch,"
       " git_remote, git_dirty, git_diff)"
-      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18) RETURNING id";
+      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)"
+      " ON CONFLICT(tenant_id, slug) DO NOTHING RETURNING id";
   pmcp__stmt *st;
   if ((rc = pmcp__sql_prep(s, q, sql, &st)))
     goto out;
@@ -320,7 +307,12 @@ static int run_create_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_
   pmcp__st_bind_text(st, 16, spec->git_remote);
   pmcp__st_bind_int64(st, 17, spec->git_dirty ? 1 : 0);
   pmcp__st_bind_text(st, 18, spec->git_diff);
-  if ((rc = pmcp__st_step1(s, st, "create run"))) {
+  int src = pmcp__st_step(st);
+  if (src != PMCP__ROW) {
+    /* No row: the id is taken. */
+    rc = src != PMCP__DONE ? pmcp__st_err(s, st, "create run")
+         : (spec->flags & PMCP_STORE_REUSE) ? 0
+         : pmcp_store_set_error(s, PMCP_EEXIST, "run '%s' already exists", id.ptr);
     pmcp__st_reset(st);
     goto out;
   }
@@ -380,7 +372,7 @@ int pmcp__sql_run_status(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ru
       pmcp__st_bind_int64(st, 1, id);
       pmcp__st_bind_text(st, 2, status);
       pmcp__st_bind_int64(st, 3, now);
-      rc = pmcp__st_run1(s, st, "run status");
+      rc = pmcp__st_defer(s, st, "run status");
     }
   }
   if (rc == 0) {
@@ -425,7 +417,7 @@ int pmcp__sql_set_deleted(pmcp_store *s, void *ctx, pmcp_tenant t, const char *r
     if ((rc = pmcp__sql_prep(s, q, strcmp(k, "run") == 0 ? sql_r : sql_e, &st)) == 0) {
       pmcp__st_bind_int64(st, 1, id);
       pmcp__st_bind_int64(st, 2, deleted ? 1 : 0);
-      rc = pmcp__st_run1(s, st, "delete");
+      rc = pmcp__st_defer(s, st, "delete");
     }
     if (rc == 0 && strcmp(k, "run") == 0)
       rc = add_event(s, q, t, id, 0, "status", deleted ? "deleted" : "restored");
@@ -534,7 +526,7 @@ static int attr_write(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *re
     return pmcp_store_set_error(s, PMCP_EINVAL, "unknown value type %d for '%.64s'",
                                 (int)v->type, path);
   }
-  rc = pmcp__st_run1(s, st, "set attribute");
+  rc = pmcp__st_defer(s, st, "set attribute");
   pmcp_buf_dispose(&set);
   if (rc == 0)
     rc = reindex(s, q, t, k, id);
@@ -587,7 +579,7 @@ int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cons
       pmcp__st_bind_text(st, 2, k);
       pmcp__st_bind_int64(st, 3, id);
       pmcp__st_bind_text(st, 4, tag);
-      rc = pmcp__st_run1(s, st, "tag");
+      rc = pmcp__st_defer(s, st, "tag");
     }
     if (rc == 0)
       rc = reindex(s, q, t, k, id);

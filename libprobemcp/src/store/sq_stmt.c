@@ -203,6 +203,34 @@ static int g_index(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *ref,
   return pmcp__sq_index(s, (pmcp__sq *)c, t, ref, kind, title, body);
 }
 
+static int g_index_doc(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *doc,
+                       const char *kind, int64_t rowid)
+{
+  pmcp__sq *q = (pmcp__sq *)c;
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, doc, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_text(st, 1, kind, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, rowid);
+  rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : pmcp__sq_err(s, q, rc, "search index");
+  }
+  char *v[3];
+  for (int i = 0; i < 3; i++) {
+    const char *x = (const char *)sqlite3_column_text(st, i);
+    v[i] = strdup(x ? x : "");
+  }
+  sqlite3_reset(st);
+  rc = v[0] && v[1] && v[2] ? pmcp__sq_index(s, q, t, v[0], kind, v[1], v[2])
+                            : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  for (int i = 0; i < 3; i++)
+    free(v[i]);
+  return rc;
+}
+
 const pmcp__sql_ops pmcp__sq_sql_ops = {
   .pg = 0,
   .prep = g_prep,
@@ -214,6 +242,7 @@ const pmcp__sql_ops pmcp__sq_sql_ops = {
   .wbegin = g_wbegin,
   .wend = g_wend,
   .index = g_index,
+  .index_doc = g_index_doc,
 };
 
 static void s_bind_int64(pmcp__stmt *st, int i, int64_t v)

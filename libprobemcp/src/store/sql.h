@@ -56,6 +56,9 @@ typedef struct pmcp__stmt_ops {
   int64_t (*changes)(pmcp__stmt *st);
   /* Sets the store error for the statement's last failed step. */
   int (*err)(pmcp_store *s, pmcp__stmt *st, const char *what);
+  /* Runs a statement whose rows and change count are not wanted, maybe
+   * later (pmcp__st_defer). NULL: at once, as pmcp__st_run1. */
+  int (*defer)(pmcp_store *s, pmcp__stmt *st, const char *what);
 } pmcp__stmt_ops;
 
 struct pmcp__stmt {
@@ -82,6 +85,13 @@ typedef struct pmcp__sql_ops {
   /* The keyword index (FTS5 or tsvector): replaces @p ref's document. */
   int (*index)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *ref,
                const char *kind, const char *title, const char *body);
+  /* The same with the document read by SQL: @p doc (a literal: the cache
+   * key) selects one row (ref, title, body) from ?1 = @p kind and ?2 =
+   * @p rowid, or none (nothing to index). PostgreSQL writes it by one
+   * INSERT ... SELECT sent without waiting; SQLite reads it and indexes
+   * it as index() does. */
+  int (*index_doc)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *doc,
+                   const char *kind, int64_t rowid);
 } pmcp__sql_ops;
 
 struct pmcp__sql {
@@ -132,6 +142,12 @@ static inline int pmcp__sql_index(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, co
                                   const char *kind, const char *title, const char *body)
 {
   return c->ops->index(s, c, t, ref, kind, title, body);
+}
+
+static inline int pmcp__sql_index_doc(pmcp_store *s, pmcp__sql *c, pmcp_tenant t,
+                                      const char *doc, const char *kind, int64_t rowid)
+{
+  return c->ops->index_doc(s, c, t, doc, kind, rowid);
 }
 
 static inline void pmcp__st_bind_int64(pmcp__stmt *st, int i, int64_t v)
@@ -232,6 +248,15 @@ int pmcp__st_run1(pmcp_store *s, pmcp__stmt *st, const char *what);
 int pmcp__st_step1(pmcp_store *s, pmcp__stmt *st, const char *what);
 /* Appends a text column ("" for NULL). */
 int pmcp__st_text_col(pmcp_buf *b, pmcp__stmt *st, int col);
+/* Runs a write whose rows and change count are not wanted, inside a write
+ * scope (wbegin / wend). SQLite runs it at once; PostgreSQL sends it in
+ * pipeline mode without waiting, so a call's writes share its round
+ * trips: its failure then comes from the scope's next step (named by
+ * @p what) or from wend, and the scope is undone either way. */
+static inline int pmcp__st_defer(pmcp_store *s, pmcp__stmt *st, const char *what)
+{
+  return st->ops->defer ? st->ops->defer(s, st, what) : pmcp__st_run1(s, st, what);
+}
 
 /* ---- store ops written once over this interface (ctx: a pmcp__sql) ---- */
 

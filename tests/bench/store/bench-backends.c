@@ -3,6 +3,8 @@
  * STORE is a SQLite path (created) or a postgresql:// URL of an empty schema.
  * 1. ingest: N_POINTS (default 10 million) points of one series, logged in
  *    batches of 10,000 inside one transaction per million; points/s;
+ *    then small calls: 20,000 calls of 10 points (transactions of 1000
+ *    calls) and 200 calls each in its own transaction; calls/s;
  * 2. a 100-bucket summary of that whole series (and a 1000-bucket one),
  *    on a fresh handle: the buckets are computed by the backend (SQLite:
  *    block summaries; PostgreSQL: in SQL), never every point shipped;
@@ -177,6 +179,40 @@ int main(int argc, char **argv)
     printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s%s)\n", n_points, dt,
            (double)n_points / dt, cpu_s() - c0, server_note(sc0));
   free(pts);
+
+  /* 1b. small log calls (as a training loop logs: a few points a call),
+   * where each call's round trips count: 20,000 calls of 10 points inside
+   * transactions of 1000 calls, then 200 calls each its own transaction
+   * (as `probe log` makes; each rewrites the series' partial tail block). */
+  if (n_points) {
+    pmcp_series_spec sp2 = {"train/lr", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    int64_t small;
+    CHECK(s, pmcp_store_series(s, t, "long", &sp2, &small));
+    pmcp_point few[10];
+    int64_t step = 0;
+    for (int alone = 0; alone < 2; alone++) {
+      size_t calls = alone ? 200 : 20000;
+      t0 = now_s();
+      c0 = cpu_s();
+      sc0 = server_cpu_s();
+      for (size_t c = 0; c < calls; c++) {
+        if (!alone && c % 1000 == 0)
+          CHECK(s, pmcp_store_begin(s));
+        for (int k = 0; k < 10; k++, step++) {
+          few[k].step = step;
+          few[k].time_ms = 1700000000000 + step * 50;
+          few[k].value = 1.0 / (double)(step + 1);
+        }
+        CHECK(s, pmcp_store_log(s, t, small, few, 10));
+        if (!alone && (c + 1) % 1000 == 0)
+          CHECK(s, pmcp_store_commit(s));
+      }
+      dt = now_s() - t0;
+      printf("ingest, 10 points a call%s: %zu calls in %.2f s: %.0f calls/s, %.0f points/s"
+             " (client CPU %.2f s%s)\n", alone ? ", each its own transaction" : "", calls, dt,
+             (double)calls / dt, (double)calls * 10 / dt, cpu_s() - c0, server_note(sc0));
+    }
+  }
 
   /* 2. summaries on a fresh handle */
   pmcp_store_free(s);

@@ -323,10 +323,15 @@ int main(int argc, char **argv)
     int src = pmcp_store_open(&svc, store, 0);
     char why[600];
     if (src != 0) {
-      fprintf(stderr, "probe-mcp-http: cannot open the store: %s (authentication needs the"
-              " store that holds the API keys and users; create it with 'probe init', or use"
-              " --insecure-no-auth on loopback for local development)\n",
-              svc ? pmcp_store_errmsg(svc) : pmcp_strerror(src));
+      /* The hint only where there is no store to hold the keys: for an
+       * unreachable server or a newer schema it would mislead. */
+      fprintf(stderr, "probe-mcp-http: cannot open the store: %s%s\n",
+              svc ? pmcp_store_errmsg(svc) : pmcp_strerror(src),
+              src == PMCP_ENOTFOUND
+                  ? " (authentication needs the store that holds the API keys and users;"
+                    " create it with 'probe init', or use --insecure-no-auth on loopback for"
+                    " local development)"
+                  : "");
       pmcp_store_free(svc);
       return 1;
     }

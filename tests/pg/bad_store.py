@@ -53,7 +53,7 @@ def run_cli(store, env):
 FRONTENDS = (("probe-mcp-stdio", run_stdio), ("probe-mcp-http", run_http), ("probe", run_cli))
 
 
-def expect_refused(label, store, why):
+def expect_refused(label, store, why, no_store=False):
     for fname, how in FRONTENDS:
         for via in ("--store", "PROBE_STORE"):
             env = dict(os.environ)
@@ -78,6 +78,9 @@ def expect_refused(label, store, why):
             check("Sanitizer" not in err and "Segmentation" not in err,
                   what + " -- no crash, no leak")
             check(SECRET not in err, what + " -- the password is not echoed")
+            if fname == "probe-mcp-http":
+                check(("create it with 'probe init'" in err) == no_store,
+                      what + " -- the 'probe init' hint only when there is no store")
 
 
 with Cluster(PGCTL) as pg:
@@ -132,7 +135,7 @@ with Cluster(PGCTL) as pg:
     expect_refused("a schema newer than the program's", with_schema(service, "newer"),
                    r"schema \(version 999\) is newer than this program's.*upgrade")
     expect_refused("an empty schema", with_schema(service, "empty"),
-                   r"no probe store in this database schema.*probe init")
+                   r"no probe store in this database schema.*probe init", no_store=True)
     expect_refused("a schema without USAGE", with_schema(service, "hidden"),
                    r"no current schema \(check search_path\)")
     expect_refused("a store the role may not read", with_schema(service, "noread"),

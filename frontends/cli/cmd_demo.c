@@ -145,7 +145,7 @@ int probe_cmd_demo(const probe_globals *g, int argc, char **argv)
   uint64_t v = 0;
   pmcp_store_version(s, t, &v);
   pmcp_buf where = PMCP_BUF_INIT;
-  pmcp_store_resolve(&where, g->store);
+  pmcp_store_describe(&where, g->store);
   printf("demo lab ready in %s (tenant %s)\n", where.ptr, g->tenant ? g->tenant : "default");
   pmcp_buf_dispose(&where);
   rc = 0;

@@ -21,7 +21,7 @@ int probe_cmd_init(const probe_globals *g, int argc, char **argv)
   if (probe_cli_open(g, PMCP_STORE_CREATE, &s, &t))
     return 1;
   pmcp_buf where = PMCP_BUF_INIT;
-  pmcp_store_resolve(&where, g->store);
+  pmcp_store_describe(&where, g->store);
   printf("store %s (tenant %s)\n", where.ptr, g->tenant ? g->tenant : "default");
   pmcp_buf_dispose(&where);
   pmcp_store_free(s);

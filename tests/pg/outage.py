@@ -33,7 +33,8 @@ from pgtest import Cluster, call, check, finish, need_pg, post, start_http, stop
 PROBE, HTTP, STDIO, PGCTL = sys.argv[1:5]
 need_pg()
 
-LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs)')
+# SQL, relation names, and the server's socket path or host (libpq's text)
+LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs|\.s\.PGSQL|/tmp/)')
 
 procs = []
 with Cluster(PGCTL) as pg:

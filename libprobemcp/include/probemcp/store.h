@@ -84,6 +84,14 @@ enum {
 PMCP_API int pmcp_store_resolve(pmcp_buf *out, const char *where);
 
 /**
+ * Like pmcp_store_resolve(), for showing to a person: a PostgreSQL URL's
+ * password (user:PASSWORD@ and password=VALUE) reads "***".
+ * @param[out] out the path or URL (caller disposes).
+ * @return 0; PMCP_EINVAL when no location can be found; PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_store_describe(pmcp_buf *out, const char *where);
+
+/**
  * Opens (or with PMCP_STORE_CREATE creates) a store. @p where is resolved
  * as pmcp_store_resolve() does. A `postgresql://` or `postgres://` URL
  * selects the PostgreSQL backend (PMCP_EUNSUPPORTED while it is not built).

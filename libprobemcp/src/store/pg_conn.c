@@ -27,9 +27,11 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
           "the connection to PostgreSQL was lost inside the transaction; nothing of it was "
           "stored (roll back and start again)");
     }
+    /* libpq's text names the server's socket path or host: internals an
+     * MCP client never sees (the operator reads it when the store opens). */
     if (pmcp__pg_reconnect_if_lost(g) != 0)
-      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL: %s",
-                                  PQerrorMessage(g->conn));
+      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL (the server is down "
+                                  "or unreachable); the next call tries again");
   }
   if (tenant > 0 && g->cur_tenant != tenant) {
     static const char sql[] = "SELECT set_config('probe.tenant', $1, false)";
@@ -549,7 +551,14 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   const char *why = NULL;
   if (pmcp__pq_load(&why))
     return pmcp_store_set_error(s, PMCP_EUNSUPPORTED, "%s", why);
-  g->conn = PQconnectdb(url);
+  /* A server that accepts the connection and never answers (hung, or a
+   * half-open balancer) must not block an open or a reconnect (PQreset
+   * keeps these options) forever: 10 s unless the URL or
+   * PGCONNECT_TIMEOUT says otherwise (the URL's values override these). */
+  const char *tmo = getenv("PGCONNECT_TIMEOUT");
+  const char *kw[] = {"connect_timeout", "dbname", NULL};
+  const char *vals[] = {tmo && *tmo ? tmo : "10", url, NULL};
+  g->conn = PQconnectdbParams(kw, vals, 1);
   if (!g->conninfo || !g->conn)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   PQsetNoticeProcessor(g->conn, quiet, NULL);
@@ -559,7 +568,13 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
     size_t n = strlen(msg);
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
       msg[--n] = '\0';
-    return pmcp_store_set_error(s, PMCP_EIO, "cannot connect to PostgreSQL: %s", msg);
+    /* libpq may quote the URL back (a malformed one): never its password. */
+    pmcp_buf safe = PMCP_BUF_INIT;
+    int mrc = pmcp__mask_passwords(&safe, msg, url);
+    int rc = mrc ? pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory")
+                 : pmcp_store_set_error(s, PMCP_EIO, "cannot connect to PostgreSQL: %s", safe.ptr);
+    pmcp_buf_dispose(&safe);
+    return rc;
   }
   /* No JIT: the backend's statements are short, and the cost estimates of
    * a summary over a long series made PostgreSQL spend seconds compiling

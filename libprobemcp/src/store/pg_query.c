@@ -99,8 +99,18 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
                         "probe-mcp query_sql", NULL};
   q->conn = PQconnectdbParams(kw, vals, 1);
   if (!q->conn || PQstatus(q->conn) != CONNECTION_OK) {
-    snprintf(err, errlen, "query_sql cannot log in as its read-only role '%s' (create it: "
-             "CREATE ROLE %s LOGIN, then run 'probe init')", vals[1], vals[1]);
+    /* The role hint only when the role is what is missing; libpq's text
+     * itself names the server's socket or host, so it is not passed on. */
+    const char *m = q->conn ? PQerrorMessage(q->conn) : "";
+    if (strstr(m, "role \"") && strstr(m, "does not exist"))
+      snprintf(err, errlen, "query_sql cannot log in as its read-only role '%s' (create it: "
+               "CREATE ROLE %s LOGIN, then run 'probe init')", vals[1], vals[1]);
+    else if (strstr(m, "authentication failed") || strstr(m, "no password supplied") ||
+             strstr(m, "pg_hba.conf"))
+      snprintf(err, errlen, "query_sql's read-only role '%s' may not log in to the store's "
+               "database (check its password and pg_hba.conf)", vals[1]);
+    else
+      snprintf(err, errlen, "the store's database cannot be reached");
     pmcp__pgq_free(q);
     return PMCP_EUNSUPPORTED;
   }

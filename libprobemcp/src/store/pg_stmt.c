@@ -462,8 +462,9 @@ int pmcp__pg_text_col(pmcp_buf *b, pmcp__pg_stmt *st, int col)
 
 /* What the caller may read of the last error. PostgreSQL's own message
  * is passed on only for the classes whose messages speak of the values or
- * the connection (data exceptions, lost connections, resources, timeouts,
- * read-only transactions, this store's own RAISEs); the others name
+ * the statement (data exceptions, resources, timeouts, read-only
+ * transactions, this store's own RAISEs); connection failures (class 08)
+ * name the server's socket path or host, and the others name
  * tables, columns, constraints or functions of the schema, internals that
  * a store message never shows (store.h): the MCP tools hand these
  * messages to their clients. Those get a sentence and the SQLSTATE (which
@@ -471,11 +472,13 @@ int pmcp__pg_text_col(pmcp_buf *b, pmcp__pg_stmt *st, int col)
 static const char *safe_detail(const pmcp__pg *g, char *buf, size_t n)
 {
   const char *st = g->sqlstate;
-  if (!*st || strncmp(st, "08", 2) == 0 || strncmp(st, "22", 2) == 0 ||
+  if (strncmp(st, "08", 2) == 0)
+    snprintf(buf, n, "the connection to PostgreSQL failed (SQLSTATE %s)", st);
+  else if (!*st || strncmp(st, "22", 2) == 0 ||
       strncmp(st, "25", 2) == 0 || strncmp(st, "40", 2) == 0 || strncmp(st, "53", 2) == 0 ||
       strncmp(st, "57", 2) == 0 || strcmp(st, "P0001") == 0)
     return g->lasterr;
-  if (strcmp(st, "23505") == 0)
+  else if (strcmp(st, "23505") == 0)
     snprintf(buf, n, "it already exists");
   else if (strncmp(st, "23", 2) == 0)
     snprintf(buf, n, "the store's schema refused the row (SQLSTATE %s)", st);
@@ -514,10 +517,11 @@ int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
   else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strncmp(st, "53", 2) == 0 ||
            !*st)
     code = PMCP_EIO;
+  /* Without libpq's detail: it names the server's socket path or host. */
   if (code == PMCP_EIO && pmcp__pg_lost(g))
     return pmcp_store_set_error(s, code,
-        "%s: the connection to PostgreSQL was lost (%s); nothing of this call was stored, "
-        "and the next call reconnects", what, detail);
+        "%s: the connection to PostgreSQL was lost; nothing of this call was stored, "
+        "and the next call reconnects", what);
   if (code == PMCP_ETIMEOUT)
     return pmcp_store_set_error(s, code, "%s: the store is busy or the statement took too "
                                 "long (%s)", what, detail);

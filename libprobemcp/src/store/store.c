@@ -76,6 +76,71 @@ int pmcp_store_resolve(pmcp_buf *out, const char *where)
   return PMCP_EINVAL;
 }
 
+/* Finds the password spans of a URL: user:PASSWORD@ in its authority and
+ * each password=VALUE of its query. Returns how many it stored (at most
+ * max) as offsets and lengths into url. */
+static int url_passwords(const char *url, size_t *off, size_t *len, int max)
+{
+  int n = 0;
+  const char *a = strstr(url, "://");
+  if (!a)
+    return 0;
+  a += 3;
+  size_t alen = strcspn(a, "/?");
+  const char *at = NULL;
+  for (size_t i = 0; i < alen; i++)
+    if (a[i] == '@')
+      at = a + i;
+  if (at) {
+    const char *colon = memchr(a, ':', (size_t)(at - a));
+    if (colon && at > colon + 1 && n < max) {
+      off[n] = (size_t)(colon + 1 - url);
+      len[n++] = (size_t)(at - colon - 1);
+    }
+  }
+  const char *q = strchr(a, '?');
+  while (q && n < max) {
+    q++;
+    if (strncmp(q, "password=", 9) == 0 && q[9] && q[9] != '&') {
+      off[n] = (size_t)(q + 9 - url);
+      len[n++] = strcspn(q + 9, "&");
+    }
+    q = strchr(q, '&');
+  }
+  return n;
+}
+
+int pmcp__mask_passwords(pmcp_buf *out, const char *text, const char *url)
+{
+  size_t off[8], len[8];
+  int n = url ? url_passwords(url, off, len, 8) : 0;
+  pmcp__buf_reset(out);
+  for (const char *p = text; *p;) {
+    int hit = -1;
+    for (int i = 0; i < n && hit < 0; i++)
+      if (strncmp(p, url + off[i], len[i]) == 0)
+        hit = i;
+    if (hit >= 0) {
+      if (pmcp__buf_puts(out, "***"))
+        return PMCP_ENOMEM;
+      p += len[hit];
+    } else if (pmcp__buf_append(out, p++, 1)) {
+      return PMCP_ENOMEM;
+    }
+  }
+  return pmcp__buf_puts(out, "");
+}
+
+int pmcp_store_describe(pmcp_buf *out, const char *where)
+{
+  pmcp_buf loc = PMCP_BUF_INIT;
+  int rc = pmcp_store_resolve(&loc, where);
+  if (!rc)
+    rc = pmcp__mask_passwords(out, loc.ptr, loc.ptr);
+  pmcp_buf_dispose(&loc);
+  return rc;
+}
+
 static int is_postgres_url(const char *w)
 {
   return strncmp(w, "postgresql://", 13) == 0 || strncmp(w, "postgres://", 11) == 0;

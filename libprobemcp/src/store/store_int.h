@@ -69,4 +69,9 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags);
  * migrates the schema (pg_conn.c). */
 int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags);
 
+/* Copies text into out (reset first) with every password of url
+ * (user:PASSWORD@, password=VALUE) replaced by "***"; url may be NULL.
+ * Returns 0 or PMCP_ENOMEM. */
+int pmcp__mask_passwords(pmcp_buf *out, const char *text, const char *url);
+
 #endif

@@ -28,8 +28,8 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
           "stored (roll back and start again)");
     }
     if (pmcp__pg_reconnect_if_lost(g) != 0)
-      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL: %s",
-                                  PQerrorMessage(g->conn));
+      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL (the server is down"
+                                  " or unreachable): try again");
   }
   if (tenant > 0 && g->cur_tenant != tenant) {
     static const char sql[] = "SELECT set_config('probe.tenant', $1, false)";

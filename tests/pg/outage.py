@@ -33,8 +33,9 @@ from pgtest import Cluster, call, check, finish, need_pg, post, start_http, stop
 PROBE, HTTP, STDIO, PGCTL = sys.argv[1:5]
 need_pg()
 
-# SQL, relation names, and the server's socket path or host (libpq's text)
-LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs|\.s\.PGSQL|/tmp/)')
+# SQL, relations, and where the server is (libpq's connection messages).
+LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs|'
+                   r'/tmp/|\.s\.PGSQL|socket|port \d)')
 
 procs = []
 with Cluster(PGCTL) as pg:

@@ -27,11 +27,9 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
           "the connection to PostgreSQL was lost inside the transaction; nothing of it was "
           "stored (roll back and start again)");
     }
-    /* libpq's text names the server's socket path or host: internals an
-     * MCP client never sees (the operator reads it when the store opens). */
     if (pmcp__pg_reconnect_if_lost(g) != 0)
-      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL (the server is down "
-                                  "or unreachable); the next call tries again");
+      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL (the server is down"
+                                  " or unreachable): try again");
   }
   if (tenant > 0 && g->cur_tenant != tenant) {
     static const char sql[] = "SELECT set_config('probe.tenant', $1, false)";

@@ -517,7 +517,9 @@ int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
   else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strncmp(st, "53", 2) == 0 ||
            !*st)
     code = PMCP_EIO;
-  /* Without libpq's detail: it names the server's socket path or host. */
+  /* libpq's words for a lost or refused connection name the server's
+   * host, port or socket path, which MCP clients must not see (the
+   * operator reads them at open time). */
   if (code == PMCP_EIO && pmcp__pg_lost(g))
     return pmcp_store_set_error(s, code,
         "%s: the connection to PostgreSQL was lost; nothing of this call was stored, "

@@ -587,6 +587,18 @@ static const char v9_done[] = "DROP FUNCTION probe_fsum_v9(float8[]);";
 #undef STR
 #undef CHUNK_S
 static const char *const chunks9[] = {v9_tables, v9_fsum, v9_convert, v9_done, NULL};
+/* v11: an attribute's number compared in list_runs (runfilter.c, runtable.c):
+ * attributes_path_num's COALESCE is an expression the planner keeps behind
+ * the row-level security policy (it does not know it leaks nothing), so
+ * that index never served a store read; v_real and v_int are compared
+ * apart, each over an index of its own. */
+static const char num_indexes[] =
+  "CREATE INDEX IF NOT EXISTS attributes_path_real ON attributes(tenant_id, owner_kind, path,"
+  "  v_real, owner_id);"
+  "CREATE INDEX IF NOT EXISTS attributes_path_int ON attributes(tenant_id, owner_kind, path,"
+  "  v_int, owner_id);"
+  "DROP INDEX IF EXISTS attributes_path_num;";
+static const char *const v_num[] = {num_indexes, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};
 
@@ -606,6 +618,7 @@ static const struct {
   {0, v_shape},                               /* series_key_shape */
   {0, chunks9},                               /* metric_chunks */
   {0, NULL},                                  /* query_sql's views per workspace */
+  {0, v_num},                                 /* attributes_path_real, _int */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

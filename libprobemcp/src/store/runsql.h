@@ -3,9 +3,9 @@
  * built-in backends; the few places where SQLite's and PostgreSQL's SQL
  * really differ are picked here (PMCP__SQL_PICK) or, for the read
  * snapshot, in runtable.c's dialect section:
- *  - an attribute's number: each backend's index on it states it its own
- *    way (SQLite: a CASE leaving booleans out; PostgreSQL: a coalesce,
- *    with booleans left out by a separate test);
+ *  - an attribute's number: SQLite's index states it as one expression;
+ *    PostgreSQL compares v_real and v_int apart, each with its index
+ *    (an expression index does not serve under row-level security);
  *  - ordered text comparisons: bytewise as the evaluator's strcmp
  *    (SQLite's BINARY; PostgreSQL needs COLLATE "C");
  *  - how many parameters a statement may bind (the PostgreSQL layer's
@@ -41,13 +41,10 @@ int pmcp__rt_read_end(pmcp_store *s, pmcp__sql *c, int own, int rc);
 /* Parameters one statement may bind on the connection's backend. */
 int pmcp__rt_maxp(const pmcp__sql *c);
 
-/* The number attribute row `a` lists, as a condition prefix: "<this> <= ?k",
- * "<this> BETWEEN ...", "<this> IS NOT NULL" hold only for rows with a
- * number (booleans are not numbers), and use the backend's index. */
-#define PMCP__RT_NUM(c)                                                      \
-  PMCP__SQL_PICK(c, \
-                 "(CASE WHEN a.type='bool' THEN NULL ELSE coalesce(a.v_real, a.v_int) END)",   \
-                 "a.type<>'bool' AND coalesce(a.v_real, a.v_int::float8)")
+/* The number attribute row `a` lists on SQLite, as its v11 index
+ * attributes_path_number states it (booleans are not numbers). PostgreSQL
+ * compares v_real and v_int apart (runfilter.c, put_num_range()). */
+#define PMCP__RT_NUM_SQ "(CASE WHEN a.type='bool' THEN NULL ELSE coalesce(a.v_real, a.v_int) END)"
 
 /* After a text column compared with < <= > >=: bytewise order. */
 #define PMCP__RT_BYTES(c) PMCP__SQL_PICK(c, "", " COLLATE \"C\"")

@@ -25,6 +25,7 @@
  * then never re-plans the filter) and, on SQLite, one index scan whose
  * rows of other runs are passed over; a run's series come in the listing's
  * order from SQL on PostgreSQL and are ordered here on SQLite. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,42 @@ static int put_cmp(sqlb *q, const char *x, const char *op, double w)
   return 1;
 }
 
+/* put_cmp() over an integer column: the integers within the widened
+ * bounds (0: not stated, bounds past int64). */
+static int put_cmp_int(sqlb *q, const char *x, const char *op, double w)
+{
+  double tol = (w < 0 ? -w : w) * 1e-13, lo = ceil(w - tol), hi = floor(w + tol);
+  if (!(lo > -9e18 && hi < 9e18))
+    return 0;
+  int eq = !strcmp(op, "eq"), up = !strcmp(op, "lt") || !strcmp(op, "lte");
+  int a = eq || !up ? bind_v(q, 2, 0, (int64_t)lo, NULL) : 0;
+  int b = eq || up ? bind_v(q, 2, 0, (int64_t)hi, NULL) : 0;
+  if (a < 0 || b < 0)
+    return 0;
+  if (eq)
+    put(q, "%s BETWEEN ?%d AND ?%d", x, a, b);
+  else
+    put(q, "%s %s ?%d", x, up ? "<=" : ">=", up ? b : a);
+  return 1;
+}
+
+/* Appends the number attribute row `a` lists compared with @p w. On
+ * PostgreSQL the columns are compared apart (runfilter.c's put_num_range()
+ * says why). */
+static int put_num_cmp(sqlb *q, const char *op, double w)
+{
+  if (!q->c->ops->pg)
+    return put_cmp(q, PMCP__RT_NUM_SQ, op, w);
+  put(q, "a.type<>'bool' AND (");
+  if (!put_cmp(q, "a.v_real", op, w))
+    return 0;
+  put(q, " OR (a.v_real IS NULL AND ");
+  if (!put_cmp_int(q, "a.v_int", op, w))
+    return 0;
+  put(q, "))");
+  return 1;
+}
+
 static int cmp_op(const char *op)
 {
   return !strcmp(op, "eq") || !strcmp(op, "gt") || !strcmp(op, "gte") || !strcmp(op, "lt") ||
@@ -152,7 +189,7 @@ static int push_attr(sqlb *q, const cJSON *c)
   }
   if (cmp_op(op) && cJSON_IsNumber(v)) {
     put(q, "%s AND ", head);
-    if (!put_cmp(q, PMCP__RT_NUM(q->c), op, v->valuedouble))
+    if (!put_num_cmp(q, op, v->valuedouble))
       return 0;
     put(q, ")");
     return 1;

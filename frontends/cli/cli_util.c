@@ -134,6 +134,36 @@ int probe_cli_opt(int argc, char **argv, int *i, const char *name, const char **
   return 1;
 }
 
+int probe_cli_opts(int argc, char **argv, int *i, const probe_cli_optv *opts, const char *cmd)
+{
+  for (const probe_cli_optv *o = opts; o->name; o++) {
+    int m = probe_cli_opt(argc, argv, i, o->name, o->val, cmd);
+    if (m)
+      return m;
+  }
+  return 0;
+}
+
+int probe_cli_json_arg(const char *cmd, int argc, char **argv, const char *usage, int *json)
+{
+  *json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      *json = 1;
+    else
+      return probe_cli_err(2, cmd, "unexpected argument '%s'\n%s", argv[i], usage);
+  }
+  return 0;
+}
+
+int probe_cli_done(const char *cmd, pmcp_store *s, int rc)
+{
+  if (rc)
+    probe_cli_fail(cmd, s, rc);
+  pmcp_store_free(s);
+  return rc ? 1 : 0;
+}
+
 int probe_cli_int(const char *s, int64_t *out)
 {
   if (!s || !*s)

@@ -30,6 +30,21 @@ int probe_cli_is_help(const char *a);
  * argument, -1 when the value is missing (message printed). */
 int probe_cli_opt(int argc, char **argv, int *i, const char *name, const char **val,
                   const char *cmd);
+/* An option and where its value goes, for probe_cli_opts(). */
+typedef struct probe_cli_optv {
+  const char *name;
+  const char **val;
+} probe_cli_optv;
+/* probe_cli_opt() over @p opts (ended by a NULL name): 1 when argv[*i] is
+ * one of them (its value stored), 0 when not, -1 when the value is
+ * missing (message printed). */
+int probe_cli_opts(int argc, char **argv, int *i, const probe_cli_optv *opts, const char *cmd);
+/* Arguments that may only be --json (sets *json): 0, or 2 after printing
+ * the unexpected argument and @p usage. */
+int probe_cli_json_arg(const char *cmd, int argc, char **argv, const char *usage, int *json);
+/* The end of a command's store call: prints the failure of @p rc, frees
+ * @p s, and returns the exit status (0 or 1). */
+int probe_cli_done(const char *cmd, pmcp_store *s, int rc);
 /* Parses a decimal int64; 0 ok, -1 bad. */
 int probe_cli_int(const char *s, int64_t *out);
 /* Parses a double; 0 ok, -1 bad. */

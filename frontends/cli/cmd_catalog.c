@@ -57,6 +57,27 @@ static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJS
   return 0;
 }
 
+/* parse() wanting exactly @p want positional arguments (@p missing says
+ * which when they are not all there). */
+static int parse_n(const char *cmd, int argc, char **argv, const optdef *defs, cJSON *o,
+                   const char **pos, int want, const char *missing)
+{
+  int npos;
+  int rc = parse(cmd, argc, argv, defs, o, pos, want, &npos);
+  if (!rc && npos != want)
+    rc = probe_cli_err(2, cmd, "%s", missing);
+  return rc;
+}
+
+/* A flag given as its negation (--not-stored): @p neg becomes @p field false. */
+static void negated(cJSON *o, const char *neg, const char *field)
+{
+  if (cJSON_GetObjectItem(o, neg)) {
+    cJSON_DeleteItemFromObject(o, neg);
+    cJSON_AddFalseToObject(o, field);
+  }
+}
+
 static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
 {
   char *json = cJSON_PrintUnformatted(o);
@@ -91,6 +112,23 @@ static int help_or_missing(const char *cmd, int argc, char **argv, const char *u
   return -1;
 }
 
+/* A command's start: help, or SUB "list" (probe list CMD ...), or with
+ * @p only_add anything but "add" refused. -1: go on with SUB. */
+static int start(const probe_globals *g, const char *cmd, int argc, char **argv,
+                 const char *usage, int only_add)
+{
+  int h = help_or_missing(cmd, argc, argv, usage);
+  if (h >= 0)
+    return h;
+  if (strcmp(argv[1], "list") == 0) {
+    argv[1] = (char *)cmd;
+    return probe_cmd_list(g, argc, argv);
+  }
+  if (only_add && strcmp(argv[1], "add") != 0)
+    return probe_cli_err(2, cmd, "unknown subcommand '%s' (add, list)", argv[1]);
+  return -1;
+}
+
 int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
 {
   static const char usage[] =
@@ -101,30 +139,20 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
       "       probe dataset list [probe list options]\n\n"
       "--unregistered: a data file runs logged without registering it. A version\n"
       "without --version is numbered 1, 2, ...\n";
-  int h = help_or_missing("dataset", argc, argv, usage);
-  if (h >= 0)
-    return h;
+  int rc = start(g, "dataset", argc, argv, usage, 0);
+  if (rc >= 0)
+    return rc;
   const char *sub = argv[1];
-  if (strcmp(sub, "list") == 0) {
-    argv[1] = (char *)"dataset";
-    return probe_cmd_list(g, argc, argv);
-  }
   cJSON *o = cJSON_CreateObject();
   const char *pos[1];
-  int npos, rc;
   if (strcmp(sub, "add") == 0) {
     static const optdef defs[] = {{"--id", "id", 's'}, {"--project", "project", 's'},
                                   {"--uri", "uri", 's'}, {"--description", "description", 's'},
                                   {"--unregistered", "unregistered", 'b'}, {NULL, NULL, 0}};
-    rc = parse("dataset", argc - 2, argv + 2, defs, o, pos, 1, &npos);
-    if (!rc && npos != 1)
-      rc = probe_cli_err(2, "dataset", "the dataset's name is missing");
+    rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1, "the dataset's name is missing");
     if (!rc) {
       cJSON_AddStringToObject(o, "name", pos[0]);
-      if (cJSON_GetObjectItem(o, "unregistered")) {
-        cJSON_DeleteItemFromObject(o, "unregistered");
-        cJSON_AddFalseToObject(o, "registered");
-      }
+      negated(o, "unregistered", "registered");
       rc = put(g, "dataset", "dataset", o);
     }
   } else if (strcmp(sub, "version") == 0) {
@@ -132,9 +160,8 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
                                   {"--sha256", "sha256", 's'}, {"--size", "size", 'i'},
                                   {"--rows", "rows", 'i'}, {"--description", "description", 's'},
                                   {NULL, NULL, 0}};
-    rc = parse("dataset", argc - 2, argv + 2, defs, o, pos, 1, &npos);
-    if (!rc && npos != 1)
-      rc = probe_cli_err(2, "dataset", "which dataset? ('probe dataset --help')");
+    rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1,
+                 "which dataset? ('probe dataset --help')");
     if (!rc) {
       cJSON_AddStringToObject(o, "dataset", pos[0]);
       rc = put(g, "dataset", "dataset-version", o);
@@ -155,35 +182,24 @@ int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv)
       "Records a checkpoint of RUN at STEP; --best marks it the run's best (one per\n"
       "run). A checkpoint with a --uri is stored unless --not-stored. Read it back as\n"
       "checkpoint:RUN@best, @latest or @stepN.\n";
-  int h = help_or_missing("checkpoint", argc, argv, usage);
-  if (h >= 0)
-    return h;
-  if (strcmp(argv[1], "list") == 0) {
-    argv[1] = (char *)"checkpoint";
-    return probe_cmd_list(g, argc, argv);
-  }
-  if (strcmp(argv[1], "add") != 0)
-    return probe_cli_err(2, "checkpoint", "unknown subcommand '%s' (add, list)", argv[1]);
+  int rc = start(g, "checkpoint", argc, argv, usage, 1);
+  if (rc >= 0)
+    return rc;
   static const optdef defs[] = {{"--best", "best", 'b'}, {"--uri", "uri", 's'},
                                 {"--size", "size", 'i'}, {"--metric", "metric", 's'},
                                 {"--value", "value", 'n'}, {"--not-stored", "not_stored", 'b'},
                                 {NULL, NULL, 0}};
   cJSON *o = cJSON_CreateObject();
   const char *pos[2];
-  int npos;
-  int rc = parse("checkpoint", argc - 2, argv + 2, defs, o, pos, 2, &npos);
+  rc = parse_n("checkpoint", argc - 2, argv + 2, defs, o, pos, 2,
+               "give RUN and STEP ('probe checkpoint --help')");
   int64_t step;
-  if (!rc && npos != 2)
-    rc = probe_cli_err(2, "checkpoint", "give RUN and STEP ('probe checkpoint --help')");
   if (!rc && probe_cli_int(pos[1], &step))
     rc = probe_cli_err(2, "checkpoint", "STEP must be a whole number, not '%s'", pos[1]);
   if (!rc) {
     cJSON_AddStringToObject(o, "run", pos[0]);
     cJSON_AddNumberToObject(o, "step", (double)step);
-    if (cJSON_GetObjectItem(o, "not_stored")) {
-      cJSON_DeleteItemFromObject(o, "not_stored");
-      cJSON_AddFalseToObject(o, "stored");
-    }
+    negated(o, "not_stored", "stored");
     rc = put(g, "checkpoint", "checkpoint", o);
   }
   cJSON_Delete(o);
@@ -197,23 +213,15 @@ int probe_cmd_source(const probe_globals *g, int argc, char **argv)
       "       probe source list [probe list options]\n\n"
       "An external source: a Hub id, a bucket, a URL (e.g. 'hf model\n"
       "hf://openai/whisper-large-v2'). The same provider and URI is the same source.\n";
-  int h = help_or_missing("source", argc, argv, usage);
-  if (h >= 0)
-    return h;
-  if (strcmp(argv[1], "list") == 0) {
-    argv[1] = (char *)"source";
-    return probe_cmd_list(g, argc, argv);
-  }
-  if (strcmp(argv[1], "add") != 0)
-    return probe_cli_err(2, "source", "unknown subcommand '%s' (add, list)", argv[1]);
+  int rc = start(g, "source", argc, argv, usage, 1);
+  if (rc >= 0)
+    return rc;
   static const optdef defs[] = {{"--id", "id", 's'}, {"--version", "version", 's'},
                                 {"--description", "description", 's'}, {NULL, NULL, 0}};
   cJSON *o = cJSON_CreateObject();
   const char *pos[3];
-  int npos;
-  int rc = parse("source", argc - 2, argv + 2, defs, o, pos, 3, &npos);
-  if (!rc && npos != 3)
-    rc = probe_cli_err(2, "source", "give PROVIDER, KIND and URI ('probe source --help')");
+  rc = parse_n("source", argc - 2, argv + 2, defs, o, pos, 3,
+               "give PROVIDER, KIND and URI ('probe source --help')");
   if (!rc) {
     cJSON_AddStringToObject(o, "provider", pos[0]);
     cJSON_AddStringToObject(o, "kind", pos[1]);

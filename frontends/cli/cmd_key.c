@@ -26,6 +26,14 @@ void probe_cli_actor(char *out, size_t size)
   snprintf(out, size, "cli:%s", u && *u ? u : "unknown");
 }
 
+int probe_cli_open_as(const probe_globals *g, probe_cli_as *a)
+{
+  if (probe_cli_open(g, 0, &a->s, &a->t))
+    return 1;
+  probe_cli_actor(a->actor, sizeof a->actor);
+  return 0;
+}
+
 void probe_cli_print_time(FILE *f, const cJSON *ms)
 {
   if (!cJSON_IsNumber(ms)) {
@@ -44,41 +52,26 @@ static int key_create(const probe_globals *g, int argc, char **argv)
 {
   const char *ws = "default", *scope = "read", *name = NULL;
   int json = 0;
+  const probe_cli_optv opts[] = {
+    {"--workspace", &ws}, {"--scope", &scope}, {"--name", &name}, {NULL, NULL}};
   for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m;
-    if ((m = probe_cli_opt(argc, argv, &i, "--workspace", &v, "key create")) != 0) {
-      if (m < 0)
-        return 2;
-      ws = v;
-    } else if ((m = probe_cli_opt(argc, argv, &i, "--scope", &v, "key create")) != 0) {
-      if (m < 0)
-        return 2;
-      scope = v;
-    } else if ((m = probe_cli_opt(argc, argv, &i, "--name", &v, "key create")) != 0) {
-      if (m < 0)
-        return 2;
-      name = v;
-    } else if (strcmp(argv[i], "--json") == 0) {
+    int m = probe_cli_opts(argc, argv, &i, opts, "key create");
+    if (m < 0)
+      return 2;
+    if (m == 0 && strcmp(argv[i], "--json") == 0)
       json = 1;
-    } else {
+    else if (m == 0)
       return probe_cli_err(2, "key create", "unexpected argument '%s'\n%s", argv[i], usage);
-    }
   }
   if (strcmp(scope, "read") != 0 && strcmp(scope, "write") != 0)
     return probe_cli_err(2, "key create", "--scope is read or write, not '%s'", scope);
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
   pmcp_buf secret = PMCP_BUF_INIT, id = PMCP_BUF_INIT;
-  int rc = pmcp__key_create(s, t, ws, strcmp(scope, "write") == 0, name, actor, "cli",
+  int rc = pmcp__key_create(a.s, a.t, ws, strcmp(scope, "write") == 0, name, a.actor, "cli",
                             &secret, &id);
-  if (rc) {
-    probe_cli_fail("key create", s, rc);
-  } else if (json) {
+  if (rc == 0 && json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", id.ptr);
     cJSON_AddStringToObject(o, "secret", secret.ptr);
@@ -89,7 +82,7 @@ static int key_create(const probe_globals *g, int argc, char **argv)
     printf("%s\n", text ? text : "{}");
     cJSON_free(text);
     cJSON_Delete(o);
-  } else {
+  } else if (rc == 0) {
     printf("%s\n", secret.ptr);
     if (!g->quiet)
       fprintf(stderr, "key %s: %s scope in workspace '%s'. This secret is shown only now.\n",
@@ -99,30 +92,23 @@ static int key_create(const probe_globals *g, int argc, char **argv)
     memset(secret.ptr, 0, secret.len);
   pmcp_buf_dispose(&secret);
   pmcp_buf_dispose(&id);
-  pmcp_store_free(s);
-  return rc ? 1 : 0;
+  return probe_cli_done("key create", a.s, rc);
 }
 
 static int key_list(const probe_globals *g, int argc, char **argv)
 {
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else
-      return probe_cli_err(2, "key list", "unexpected argument '%s'\n%s", argv[i], usage);
-  }
+  int json;
+  if (probe_cli_json_arg("key list", argc, argv, usage, &json))
+    return 2;
   pmcp_store *s;
   pmcp_tenant t;
   if (probe_cli_open(g, PMCP_STORE_READONLY, &s, &t))
     return 1;
   pmcp_buf out = PMCP_BUF_INIT;
   int rc = pmcp__key_list(s, t, &out);
-  if (rc) {
-    probe_cli_fail("key list", s, rc);
-  } else if (json) {
+  if (rc == 0 && json) {
     printf("%s\n", out.ptr);
-  } else {
+  } else if (rc == 0) {
     cJSON *a = cJSON_Parse(out.ptr);
     printf("%-26s %-11s %-6s %-16s %-21s %-21s %s\n", "ID", "PREFIX", "SCOPE", "WORKSPACE",
            "CREATED", "LAST USED", "STATE");
@@ -142,27 +128,20 @@ static int key_list(const probe_globals *g, int argc, char **argv)
     cJSON_Delete(a);
   }
   pmcp_buf_dispose(&out);
-  pmcp_store_free(s);
-  return rc ? 1 : 0;
+  return probe_cli_done("key list", s, rc);
 }
 
 static int key_revoke(const probe_globals *g, int argc, char **argv)
 {
   if (argc != 2 || argv[1][0] == '-')
     return probe_cli_err(2, "key revoke", "give one KEY_ID (see 'probe key list')\n%s", usage);
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
-  int rc = pmcp__key_revoke(s, t, argv[1], actor, "cli");
-  if (rc)
-    probe_cli_fail("key revoke", s, rc);
-  else if (!g->quiet)
+  int rc = pmcp__key_revoke(a.s, a.t, argv[1], a.actor, "cli");
+  if (rc == 0 && !g->quiet)
     fprintf(stderr, "key %s revoked\n", argv[1]);
-  pmcp_store_free(s);
-  return rc ? 1 : 0;
+  return probe_cli_done("key revoke", a.s, rc);
 }
 
 int probe_cmd_key(const probe_globals *g, int argc, char **argv)

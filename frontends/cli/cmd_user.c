@@ -87,12 +87,9 @@ static int get_password(const char *cmd, char *pw, size_t size)
 static int finish(const char *cmd, pmcp_store *s, int rc, const char *done, const char *name,
                   const probe_globals *g)
 {
-  if (rc)
-    probe_cli_fail(cmd, s, rc);
-  else if (done && !g->quiet)
+  if (rc == 0 && done && !g->quiet)
     fprintf(stderr, "user %s %s\n", name, done);
-  pmcp_store_free(s);
-  return rc ? 1 : 0;
+  return probe_cli_done(cmd, s, rc);
 }
 
 static int user_create(const probe_globals *g, int argc, char **argv)
@@ -121,19 +118,16 @@ static int user_create(const probe_globals *g, int argc, char **argv)
   char pw[1100];
   if (!nopw && get_password("user create", pw, sizeof pw))
     return 1;
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
   pmcp_buf id = PMCP_BUF_INIT;
-  int rc = pmcp__user_create(s, name, display, nopw ? NULL : pw, actor, "cli", &id);
+  int rc = pmcp__user_create(a.s, name, display, nopw ? NULL : pw, a.actor, "cli", &id);
   memset(pw, 0, sizeof pw);
   if (rc == 0)
     printf("%s\n", id.ptr);
   pmcp_buf_dispose(&id);
-  return finish("user create", s, rc, "created", name, g);
+  return finish("user create", a.s, rc, "created", name, g);
 }
 
 static int one_name(const char *cmd, int argc, char **argv)
@@ -150,15 +144,12 @@ static int user_passwd(const probe_globals *g, int argc, char **argv)
   char pw[1100];
   if (get_password("user passwd", pw, sizeof pw))
     return 1;
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
-  int rc = pmcp__user_passwd(s, argv[1], pw, actor, "cli");
+  int rc = pmcp__user_passwd(a.s, argv[1], pw, a.actor, "cli");
   memset(pw, 0, sizeof pw);
-  return finish("user passwd", s, rc, "has a new password", argv[1], g);
+  return finish("user passwd", a.s, rc, "has a new password", argv[1], g);
 }
 
 static int user_disable(const probe_globals *g, int argc, char **argv, int disable)
@@ -166,35 +157,25 @@ static int user_disable(const probe_globals *g, int argc, char **argv, int disab
   const char *cmd = disable ? "user disable" : "user enable";
   if (one_name(cmd, argc, argv))
     return 2;
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
-  int rc = pmcp__user_disable(s, argv[1], disable, actor, "cli");
-  return finish(cmd, s, rc, disable ? "disabled" : "enabled", argv[1], g);
+  int rc = pmcp__user_disable(a.s, argv[1], disable, a.actor, "cli");
+  return finish(cmd, a.s, rc, disable ? "disabled" : "enabled", argv[1], g);
 }
 
 static int user_set_role(const probe_globals *g, int argc, char **argv)
 {
   const char *name = NULL, *ws = NULL, *role = NULL;
+  const probe_cli_optv opts[] = {{"--workspace", &ws}, {"--role", &role}, {NULL, NULL}};
   for (int i = 1; i < argc; i++) {
-    const char *v;
-    int m;
-    if ((m = probe_cli_opt(argc, argv, &i, "--workspace", &v, "user set-role")) != 0) {
-      if (m < 0)
-        return 2;
-      ws = v;
-    } else if ((m = probe_cli_opt(argc, argv, &i, "--role", &v, "user set-role")) != 0) {
-      if (m < 0)
-        return 2;
-      role = v;
-    } else if (argv[i][0] != '-' && !name) {
+    int m = probe_cli_opts(argc, argv, &i, opts, "user set-role");
+    if (m < 0)
+      return 2;
+    if (m == 0 && argv[i][0] != '-' && !name)
       name = argv[i];
-    } else {
+    else if (m == 0)
       return probe_cli_err(2, "user set-role", "unexpected argument '%s'\n%s", argv[i], usage);
-    }
   }
   if (!name || !ws || !role)
     return probe_cli_err(2, "user set-role", "give NAME, --workspace and --role\n%s", usage);
@@ -202,28 +183,21 @@ static int user_set_role(const probe_globals *g, int argc, char **argv)
   if (r == PMCP__ROLE_NONE && strcmp(role, "none") != 0)
     return probe_cli_err(2, "user set-role",
                          "--role is viewer, editor, admin or none, not '%s'", role);
-  pmcp_store *s;
-  pmcp_tenant t;
-  if (probe_cli_open(g, 0, &s, &t))
+  probe_cli_as a;
+  if (probe_cli_open_as(g, &a))
     return 1;
-  char actor[128];
-  probe_cli_actor(actor, sizeof actor);
-  int rc = pmcp__user_set_role(s, name, t, ws, r, actor, "cli");
+  int rc = pmcp__user_set_role(a.s, name, a.t, ws, r, a.actor, "cli");
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "user %s: %s in workspace '%s' of tenant '%s'\n", name, role, ws,
             g->tenant ? g->tenant : "default");
-  return finish("user set-role", s, rc, NULL, name, g);
+  return finish("user set-role", a.s, rc, NULL, name, g);
 }
 
 static int user_list(const probe_globals *g, int argc, char **argv)
 {
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else
-      return probe_cli_err(2, "user list", "unexpected argument '%s'\n%s", argv[i], usage);
-  }
+  int json;
+  if (probe_cli_json_arg("user list", argc, argv, usage, &json))
+    return 2;
   pmcp_store *s;
   pmcp_tenant t = {0};
   int rc = pmcp_store_open(&s, g->store, PMCP_STORE_READONLY);

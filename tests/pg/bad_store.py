@@ -7,13 +7,14 @@ On a private cluster of its own (pgctl.sh; its admin role sets up a role
 with a password and a database without CONNECT for others), each of
 probe-mcp-stdio, probe-mcp-http and the probe CLI is started on each bad
 store, once with --store and once with PROBE_STORE: a closed port, a
-wrong password, a database the role may not connect to, a database that
-does not exist, an unknown role, a malformed URL, a schema newer than the
-program's, an empty schema (no store), a role without the schema's
-USAGE and one without SELECT on its tables. Each must exit 1 (the CLI's store errors) within its timeout, with
-one message naming the problem, nothing on stdout, no crash, and under
-ASan no leak (LeakSanitizer would change the exit status). No message
-may echo the password. Skips (77) without PROBE_TEST_PG_URL (no
+server that accepts and never answers, a wrong password, a database the
+role may not connect to, a database that does not exist, an unknown role,
+a malformed URL, a schema newer than the program's, an empty schema (no
+store), a role without the schema's USAGE and one without SELECT on its
+tables. Each must exit 1 (the CLI's store errors) within its timeout,
+with one message naming the problem, nothing on stdout, no crash, and
+under ASan no leak (LeakSanitizer would change the exit status). No
+message may echo the password. Skips (77) without PROBE_TEST_PG_URL (no
 PostgreSQL for tests) unless PMCP_TEST_STRICT is set."""
 import os
 import re
@@ -118,6 +119,15 @@ with Cluster(PGCTL) as pg:
     pw_url = "postgresql://probe_pw:%s@/probe?host=%s" % (SECRET, d)
     expect_refused("a closed port", "postgresql://probe_owner@127.0.0.1:%d/probe" % closed_port(),
                    r"cannot connect to PostgreSQL.*refused")
+    # A server that accepts the connection and never answers: the default
+    # connect timeout (10 s) ends the wait.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    expect_refused("a server that never answers",
+                   "postgresql://probe_owner@127.0.0.1:%d/probe" % silent.getsockname()[1],
+                   r"cannot connect to PostgreSQL.*timeout expired")
+    silent.close()
     expect_refused("a wrong password", "postgresql://probe_pw:wrong-%s@/probe?host=%s" % (SECRET, d),
                    r"cannot connect to PostgreSQL.*password authentication failed")
     expect_refused("no password", "postgresql://probe_pw@/probe?host=%s&passfile=/nonexistent" % d,

@@ -33,7 +33,9 @@ from pgtest import Cluster, call, check, finish, need_pg, post, start_http, stop
 PROBE, HTTP, STDIO, PGCTL = sys.argv[1:5]
 need_pg()
 
-LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs)')
+# SQL, relations, and where the server is (libpq's connection messages).
+LEAKS = re.compile(r'(SELECT|INSERT|UPDATE|relation "|\bFROM\b|metric_chunks|search_docs|'
+                   r'/tmp/|\.s\.PGSQL|socket|port \d)')
 
 procs = []
 with Cluster(PGCTL) as pg:

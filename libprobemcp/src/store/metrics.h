@@ -79,4 +79,34 @@ int pmcp__sql_log_scatter(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
 int pmcp__sql_metrics_flush(pmcp_store *s, const pmcp__metrics *m);
 void pmcp__sql_drop_pending(const pmcp__metrics *m);
 
+/* metrics_read.c */
+/* Before reading float points of @p series: the connection is ready, the
+ * caller's pending points are written, the series is the tenant's and
+ * holds floats. */
+int pmcp__sql_metric_read(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series);
+/* The start of pmcp_store_points(): no points yet, @p after_id checked,
+ * then pmcp__sql_metric_read(). */
+int pmcp__sql_points_begin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
+                           int64_t after_id, size_t *n_out, int64_t *next_id);
+
+/* What a summary covers: the steps (or times) lo..hi, and whether blocks
+ * inside it go whole to a bucket ("coarse": at least two per bucket). */
+typedef struct pmcp__summary_range {
+  int64_t lo, hi;
+  int coarse;
+  int empty;             /* no points in range: no buckets */
+} pmcp__summary_range;
+
+/* Checks a summary's arguments and the series (pmcp__sql_metric_read),
+ * then narrows [from, to] to the series' points: r->empty when none. The
+ * messages name the time axis when @p by_time. */
+int pmcp__sql_summary_range(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
+                            int64_t from, int64_t to, size_t n_buckets, int by_time,
+                            pmcp__summary_range *r);
+int pmcp__sql_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
+                          pmcp_buf *out);
+int pmcp__sql_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
+                          int64_t step_from, int64_t step_to, const char *after,
+                          size_t limit, pmcp_buf *out);
+
 #endif

@@ -28,8 +28,8 @@ int pmcp__pg_ready(pmcp_store *s, pmcp__pg *g, int64_t tenant)
           "stored (roll back and start again)");
     }
     if (pmcp__pg_reconnect_if_lost(g) != 0)
-      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL: %s",
-                                  PQerrorMessage(g->conn));
+      return pmcp_store_set_error(s, PMCP_EIO, "cannot reach PostgreSQL (the server is down"
+                                  " or unreachable): try again");
   }
   if (tenant > 0 && g->cur_tenant != tenant) {
     static const char sql[] = "SELECT set_config('probe.tenant', $1, false)";
@@ -549,7 +549,14 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   const char *why = NULL;
   if (pmcp__pq_load(&why))
     return pmcp_store_set_error(s, PMCP_EUNSUPPORTED, "%s", why);
-  g->conn = PQconnectdb(url);
+  /* A server that accepts the connection and never answers (hung, or a
+   * half-open balancer) must not block an open or a reconnect (PQreset
+   * keeps these options) forever: 10 s unless the URL or
+   * PGCONNECT_TIMEOUT says otherwise (the URL's values override these). */
+  const char *tmo = getenv("PGCONNECT_TIMEOUT");
+  const char *kw[] = {"connect_timeout", "dbname", NULL};
+  const char *vals[] = {tmo && *tmo ? tmo : "10", url, NULL};
+  g->conn = PQconnectdbParams(kw, vals, 1);
   if (!g->conninfo || !g->conn)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   PQsetNoticeProcessor(g->conn, quiet, NULL);

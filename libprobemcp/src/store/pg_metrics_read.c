@@ -1,7 +1,7 @@
-/* PostgreSQL backend: reading metric series. Raw points by step range with
- * positions (decoding only the blocks a range touches), summaries into
- * buckets from the per-block min/max/count/sum without decoding inner
- * blocks, the run's series catalog, and histogram / scatter sets. */
+/* PostgreSQL backend: reading float points (metrics_read.c has what both
+ * backends share). Raw points by step range with positions (unnesting only
+ * the chunks a page needs), and summaries whose buckets are made in SQL
+ * from block and chunk summaries. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,28 +15,12 @@
 
 /* ---- reads ---- */
 
-static int flush_for_read(pmcp_store *s, pmcp__pg *q)
-{
-  /* Points pending inside the caller's own transaction are visible to it. */
-  if (q->n_pending && q->in_txn)
-    return pmcp__pg_flush(s, q);
-  return 0;
-}
-
 int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
                     size_t cap, size_t *n_out, int64_t *next_id)
 {
   pmcp__pg *q = PG(ctx);
-  *n_out = 0;
-  *next_id = 0;
-  if (after_id < 0)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
-  int rc = pmcp__pg_ready(s, q, t.id);
-  if (!rc)
-    rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__pg_series_check(s, q, t, series, "float");
+  int rc = pmcp__sql_points_begin(s, &q->c, t, series, after_id, n_out, next_id);
   if (rc || cap == 0)
     return rc;
   if (cap > 10000000)
@@ -196,70 +180,28 @@ static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t serie
                         size_t *n_out, int by_time)
 {
   *n_out = 0;
-  if (n_buckets == 0 || n_buckets > 100000)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
-  if (step_from > step_to)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "%s",
-                                by_time ? "time_from is after time_to"
-                                        : "step_from is after step_to");
-  int rc = pmcp__pg_ready(s, q, t.id);
-  if (!rc)
-    rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__pg_series_check(s, q, t, series, "float");
-  if (rc)
+  pmcp__summary_range r;
+  int rc = pmcp__sql_summary_range(s, &q->c, t, series, step_from, step_to, n_buckets, by_time,
+                                   &r);
+  if (rc || r.empty)
     return rc;
-  static const char sql_range[] = "SELECT step_min, step_max, count FROM series WHERE id=$1";
-  static const char sql_trange[] =
-      "SELECT time_min, time_max, CASE WHEN time_min IS NULL THEN 0 ELSE count END FROM series"
-      " WHERE id=$1";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, by_time ? sql_trange : sql_range, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, series);
-  int src = pmcp__pg_step(st);
-  if (src == PG_ERR)
-    return pmcp__pg_err(s, q, "series summary");
-  if (src != PG_ROW || pmcp__pg_int64(st, 2) == 0) {
-    pmcp__pg_reset(st);
-    return 0;
-  }
-  int64_t lo = pmcp__pg_int64(st, 0), hi = pmcp__pg_int64(st, 1);
-  pmcp__pg_reset(st);
-  if (step_from > lo)
-    lo = step_from;
-  if (step_to < hi)
-    hi = step_to;
-  if (lo > hi)
-    return 0;
+  int64_t lo = r.lo, hi = r.hi;
   uint64_t uw = ((uint64_t)hi - (uint64_t)lo) / n_buckets + 1;
   if (uw > (uint64_t)INT64_MAX)
     return pmcp_store_set_error(s, PMCP_EINVAL, "the %s range is too wide to bucket",
                                 by_time ? "time" : "step");
   int64_t width = (int64_t)uw;
-  static const char sql_count[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=$1 AND step_max>=$2 AND step_min<=$3";
-  static const char sql_tcount[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=$1 AND time_max>=$2 AND time_min<=$3";
-  if ((rc = pmcp__pg_prep(s, q, by_time ? sql_tcount : sql_count, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, series);
-  pmcp__pg_bind_int64(st, 2, lo);
-  pmcp__pg_bind_int64(st, 3, hi);
-  src = pmcp__pg_step(st);
-  if (src == PG_ERR)
-    return pmcp__pg_err(s, q, "series summary");
-  int coarse = (uint64_t)pmcp__pg_int64(st, 0) >= 2 * (uint64_t)n_buckets;
-  pmcp__pg_reset(st);
+  pmcp__pg_stmt *st;
   if ((rc = pmcp__pg_prep(s, q, by_time ? sql_time : sql_step, &st)))
     return rc;
   pmcp__pg_bind_int64(st, 1, series);
   pmcp__pg_bind_int64(st, 2, lo);
   pmcp__pg_bind_int64(st, 3, hi);
   pmcp__pg_bind_int64(st, 4, width);
-  pmcp__pg_bind_text(st, 5, coarse ? "true" : "false");
+  pmcp__pg_bind_text(st, 5, r.coarse ? "true" : "false");
   pmcp__pg_bind_int64(st, 6, (int64_t)n_buckets);
   size_t n = 0;
+  int src;
   while ((src = pmcp__pg_step(st)) == PG_ROW && n < n_buckets) {
     pmcp_bucket *b = &out[n++];
     memset(b, 0, sizeof *b);
@@ -302,139 +244,16 @@ int pmcp__pg_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
   return summary_axis(s, PG(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
 }
 
-/* Floats go out through numeric, which keeps 15 significant digits, as
- * SQLite's JSON does: 0.0001 * 3 reads back as 0.0003 on both backends. */
+/* pg_conn.c's op table names these. */
 int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                          pmcp_buf *out)
 {
-  pmcp__pg *q = PG(ctx);
-  char k[32];
-  int64_t run_id;
-  int rc = pmcp__pg_ready(s, q, t.id);
-  if (!rc)
-    rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__pg_resolve(s, q, t, run, "run", k, &run_id);
-  if (rc)
-    return rc;
-  static const char sql[] =
-      "SELECT json_build_object('items', coalesce(json_agg(o ORDER BY key, labels, kind, scale),"
-      " '[]'::json)) FROM (SELECT json_build_object('series', id, 'key', key, 'labels',"
-      " labels::json, 'kind', kind,"
-      " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
-      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first::numeric,"
-      " 'last', last::numeric, 'min', vmin::numeric, 'max', vmax::numeric, 'mean', CASE WHEN"
-      " kind='float' AND count>nonfinite THEN (vsum / (count - nonfinite))::numeric END) AS o, key, labels, kind, scale FROM series"
-      " WHERE run_id=$1 AND tenant_id=$2) x";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, run_id);
-  pmcp__pg_bind_int64(st, 2, t.id);
-  int src = pmcp__pg_step(st);
-  pmcp__buf_reset(out);
-  if (src == PG_ROW)
-    rc = pmcp__pg_json_col(out, st, 0);
-  else
-    rc = pmcp__pg_err(s, q, "series list");
-  pmcp__pg_reset(st);
-  return rc;
-}
-
-static void put_doubles(pmcp_buf *b, const void *blob, size_t bytes)
-{
-  size_t n = blob ? bytes / sizeof(double) : 0;
-  pmcp__buf_putc(b, '[');
-  for (size_t i = 0; i < n; i++) {
-    double v;
-    memcpy(&v, (const char *)blob + i * sizeof v, sizeof v);
-    if (i)
-      pmcp__buf_putc(b, ',');
-    if (isfinite(v))
-      pmcp__buf_printf(b, "%.17g", v);
-    else
-      pmcp__buf_puts(b, "null");
-  }
-  pmcp__buf_putc(b, ']');
+  return pmcp__sql_series_list(s, ctx, t, run, out);
 }
 
 int pmcp__pg_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                          int64_t step_from, int64_t step_to, const char *after,
                          size_t limit, pmcp_buf *out)
 {
-  pmcp__pg *q = PG(ctx);
-  int rc = pmcp__pg_ready(s, q, t.id);
-  if (!rc)
-    rc = pmcp__pg_series_check(s, q, t, series, NULL);
-  if (rc)
-    return rc;
-  static const char sql_kind[] = "SELECT kind FROM series WHERE id=$1";
-  pmcp__pg_stmt *st;
-  if ((rc = pmcp__pg_prep(s, q, sql_kind, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, series);
-  pmcp__pg_step(st);
-  int hist = strcmp((const char *)pmcp__pg_text(st, 0), "histogram") == 0;
-  int scat = strcmp((const char *)pmcp__pg_text(st, 0), "scatter") == 0;
-  pmcp__pg_reset(st);
-  if (!hist && !scat)
-    return pmcp_store_set_error(s, PMCP_EINVAL,
-        "series %lld holds float points: read them with pmcp_store_points()", (long long)series);
-  int64_t after_id = 0;
-  if (after && *after) {
-    char *end;
-    after_id = strtoll(after, &end, 10);
-    if (*end || after_id < 0)
-      return pmcp_store_set_error(s, PMCP_EINVAL, "invalid position '%.32s'", after);
-  }
-  if (limit == 0)
-    limit = 50;
-  if (limit > 1000)
-    limit = 1000;
-  static const char sql[] =
-      "SELECT id, step, time, a, b FROM metric_sets WHERE series_id=$1 AND tenant_id=$2"
-      " AND step>=$3 AND step<=$4 AND id>$5 ORDER BY id LIMIT $6";
-  if ((rc = pmcp__pg_prep(s, q, sql, &st)))
-    return rc;
-  pmcp__pg_bind_int64(st, 1, series);
-  pmcp__pg_bind_int64(st, 2, t.id);
-  pmcp__pg_bind_int64(st, 3, step_from);
-  pmcp__pg_bind_int64(st, 4, step_to);
-  pmcp__pg_bind_int64(st, 5, after_id);
-  pmcp__pg_bind_int64(st, 6, (int64_t)limit + 1);
-  pmcp__buf_reset(out);
-  pmcp__buf_puts(out, "{\"items\":[");
-  size_t n = 0;
-  int64_t last = 0;
-  int more = 0;
-  while (pmcp__pg_step(st) == PG_ROW) {
-    if (n == limit) {
-      more = 1;
-      break;
-    }
-    if (n++)
-      pmcp__buf_putc(out, ',');
-    last = pmcp__pg_int64(st, 0);
-    pmcp__buf_printf(out, "{\"id\":%lld,\"step\":%lld,\"time\":", (long long)last,
-                     (long long)pmcp__pg_int64(st, 1));
-    if (pmcp__pg_isnull(st, 2))
-      pmcp__buf_puts(out, "null");
-    else
-      pmcp__buf_printf(out, "%lld", (long long)pmcp__pg_int64(st, 2));
-    pmcp__buf_puts(out, hist ? ",\"edges\":" : ",\"x\":");
-    size_t na = 0, nb = 0;
-    const void *ba = pmcp__pg_blob(st, 3, &na);
-    put_doubles(out, ba, na);
-    pmcp__buf_puts(out, hist ? ",\"counts\":" : ",\"y\":");
-    const void *bb = pmcp__pg_blob(st, 4, &nb);
-    put_doubles(out, bb, nb);
-    pmcp__buf_putc(out, '}');
-  }
-  pmcp__pg_reset(st);
-  /* Sets come back in logging order; the id is the position. */
-  if (more)
-    pmcp__buf_printf(out, "],\"next\":\"%lld\"}", (long long)last);
-  else
-    pmcp__buf_puts(out, "],\"next\":null}");
-  return out->ptr ? 0 : PMCP_ENOMEM;
+  return pmcp__sql_series_sets(s, ctx, t, series, step_from, step_to, after, limit, out);
 }

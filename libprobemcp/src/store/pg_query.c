@@ -94,9 +94,13 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
   q->klen = klen;
   pmcp__pg_reset(st);
   const char *user = getenv("PROBE_PG_QUERY_USER");
-  const char *kw[] = {"dbname", "user", "options", "application_name", NULL};
-  const char *vals[] = {g->conninfo, user && *user ? user : "probe_reader", options,
-                        "probe-mcp query_sql", NULL};
+  /* Bounded like the store's own connection (pg_conn.c): the URL's
+   * connect_timeout, else PGCONNECT_TIMEOUT, else 10 s. */
+  const char *tmo = getenv("PGCONNECT_TIMEOUT");
+  const char *kw[] = {"connect_timeout", "dbname", "user", "options", "application_name", NULL};
+  const char *vals[] = {tmo && *tmo ? tmo : "10", g->conninfo,
+                        user && *user ? user : "probe_reader", options, "probe-mcp query_sql",
+                        NULL};
   q->conn = PQconnectdbParams(kw, vals, 1);
   if (!q->conn || PQstatus(q->conn) != CONNECTION_OK) {
     snprintf(err, errlen, "query_sql cannot log in as its read-only role '%s' (create it: "

@@ -10,92 +10,20 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "store/search.h"
 #include "store/ws_scope.h"
-
-static const char *const search_kinds[] = {
-  "run", "experiment", "project", "workspace", "note", "sub-note", "artifact", "dataset",
-  "source", "session", "trial", "group", "file", "paper", NULL,
-};
-
-/* The words of @p query (letters, digits and any non-ASCII byte;
- * everything else separates words) joined by newlines: SQL turns each into
- * plainto_tsquery('english', word) and ORs them. */
-static int match_words(const char *query, pmcp_buf *out)
-{
-  pmcp__buf_reset(out);
-  const unsigned char *p = (const unsigned char *)query;
-  int n = 0;
-  while (*p) {
-    while (*p && !(*p >= 0x80 || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                   (*p >= 'A' && *p <= 'Z')))
-      p++;
-    const unsigned char *w = p;
-    while (*p && (*p >= 0x80 || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                  (*p >= 'A' && *p <= 'Z')))
-      p++;
-    if (p > w) {
-      if (n++ >= 32)
-        break;
-      if (n > 1)
-        pmcp__buf_putc(out, '\n');
-      pmcp__buf_append(out, w, (size_t)(p - w));
-    }
-  }
-  return n;
-}
 
 int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out)
 {
   pmcp__pg *q = PG(ctx);
-  pmcp_buf m = PMCP_BUF_INIT, kl = PMCP_BUF_INIT;
   int rc = pmcp__pg_ready(s, q, t.id);
   if (rc)
     return rc;
-  if (match_words(query, &m) == 0) {
-    pmcp_buf_dispose(&m);
-    return pmcp_store_set_error(s, PMCP_EINVAL, "the search query has no words");
-  }
-  int with_papers = 0, all = 1;
-  pmcp__buf_putc(&kl, ' ');
-  if (kinds && *kinds) {
-    all = 0;
-    const char *p = kinds;
-    while (*p) {
-      size_t n = strcspn(p, " ,");
-      if (n) {
-        int ok = 0;
-        for (int i = 0; search_kinds[i]; i++)
-          if (strlen(search_kinds[i]) == n && strncmp(search_kinds[i], p, n) == 0)
-            ok = 1;
-        if (!ok) {
-          rc = pmcp_store_set_error(s, PMCP_EINVAL, "cannot search kind '%.*s'", (int)(n > 32 ? 32 : n), p);
-          goto out;
-        }
-        if (n == 5 && strncmp(p, "paper", 5) == 0)
-          with_papers = 1;
-        pmcp__buf_append(&kl, p, n);
-        pmcp__buf_putc(&kl, ' ');
-      }
-      p += n;
-      while (*p == ' ' || *p == ',')
-        p++;
-    }
-  }
-  int64_t offset = 0;
-  if (after && *after) {
-    char *end;
-    long long v = strtoll(after, &end, 10);
-    if (*end || v < 0 || end == after) {
-      rc = pmcp_store_set_error(s, PMCP_EINVAL, "invalid search position '%.32s'", after);
-      goto out;
-    }
-    offset = v;
-  }
-  if (limit == 0)
-    limit = 20;
-  if (limit > 200)
-    limit = 200;
+  pmcp__search_args a;
+  if ((rc = pmcp__search_args_read(s, query, kinds, after, limit, PMCP__SEARCH_LINES, &a)))
+    goto out;
+  int64_t offset = a.offset;
   static const char sql[] =
       "WITH tq AS (SELECT coalesce((SELECT string_agg(plainto_tsquery('english', w)::text, ' | ')"
       "   FROM unnest(string_to_array($2, E'\\n')) AS w"
@@ -139,11 +67,11 @@ int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   if (rc)
     goto out;
   pmcp__pg_bind_int64(st, 1, t.id);
-  pmcp__pg_bind_text(st, 2, m.ptr);
-  pmcp__pg_bind_text(st, 3, all ? "true" : "false");
-  pmcp__pg_bind_text(st, 4, kl.ptr);
-  pmcp__pg_bind_text(st, 5, with_papers ? "true" : "false");
-  pmcp__pg_bind_int64(st, 6, (int64_t)limit);
+  pmcp__pg_bind_text(st, 2, a.match.ptr);
+  pmcp__pg_bind_text(st, 3, a.all ? "true" : "false");
+  pmcp__pg_bind_text(st, 4, a.kinds.ptr);
+  pmcp__pg_bind_text(st, 5, a.with_papers ? "true" : "false");
+  pmcp__pg_bind_int64(st, 6, (int64_t)a.limit);
   pmcp__pg_bind_int64(st, 7, offset);
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
@@ -168,13 +96,8 @@ int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     /* Past the end: the count comes from a window over no rows. */
     total = offset;
   }
-  if (offset + (int64_t)n < total)
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
-                     (long long)(offset + (int64_t)n));
-  else
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
+  rc = pmcp__search_page_end(out, offset, n, total);
 out:
-  pmcp_buf_dispose(&m);
-  pmcp_buf_dispose(&kl);
+  pmcp__search_args_free(&a);
   return rc;
 }

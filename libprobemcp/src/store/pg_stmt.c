@@ -514,10 +514,13 @@ int pmcp__pg_err(pmcp_store *s, pmcp__pg *g, const char *what)
   else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strncmp(st, "53", 2) == 0 ||
            !*st)
     code = PMCP_EIO;
+  /* libpq's words for a lost or refused connection name the server's
+   * host, port or socket path, which MCP clients must not see (the
+   * operator reads them at open time). */
   if (code == PMCP_EIO && pmcp__pg_lost(g))
     return pmcp_store_set_error(s, code,
-        "%s: the connection to PostgreSQL was lost (%s); nothing of this call was stored, "
-        "and the next call reconnects", what, detail);
+        "%s: the connection to PostgreSQL was lost; nothing of this call was stored, "
+        "and the next call reconnects", what);
   if (code == PMCP_ETIMEOUT)
     return pmcp_store_set_error(s, code, "%s: the store is busy or the statement took too "
                                 "long (%s)", what, detail);

@@ -162,8 +162,6 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
                   pmcp_buf *out);
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out);
-int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                         pmcp_buf *out);
 int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
                     size_t cap, size_t *n_out, int64_t *next_id);
@@ -175,9 +173,6 @@ int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
                           pmcp_bucket *out, size_t *n_out);
 int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64_t step_from,
                   int64_t step_to, unsigned flags, const pmcp__scan_cb *cb);
-int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
-                         int64_t step_from, int64_t step_to, const char *after,
-                         size_t limit, pmcp_buf *out);
 
 /* For query_sql (a later issue): a new read-only connection to the same
  * SQLite file, or PMCP_EUNSUPPORTED for other backends. The caller closes

@@ -1,7 +1,8 @@
-/* SQLite backend: reading metric series. Raw points by step range with
- * positions (decoding only the blocks a range touches), summaries into
- * buckets from the per-block min/max/count/sum without decoding inner
- * blocks, the run's series catalog, and histogram / scatter sets. */
+/* SQLite backend: reading float points (metrics_read.c has what both
+ * backends share). Raw points by step range with positions (decoding only
+ * the blocks a range touches), summaries into buckets from the per-block
+ * min/max/count/sum without decoding inner blocks, and the block scan the
+ * research tools' grouped metrics use (pmcp__store_scan). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,26 +12,12 @@
 
 /* ---- reads ---- */
 
-static int flush_for_read(pmcp_store *s, pmcp__sq *q)
-{
-  /* Points pending inside the caller's own transaction are visible to it. */
-  if (q->n_pending && q->in_txn)
-    return pmcp__sq_flush(s, q);
-  return 0;
-}
-
 int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
                     size_t cap, size_t *n_out, int64_t *next_id)
 {
   pmcp__sq *q = SQ(ctx);
-  *n_out = 0;
-  *next_id = 0;
-  if (after_id < 0)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "after_id must not be negative");
-  int rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__sq_series_check(s, q, t, series, "float");
+  int rc = pmcp__sql_points_begin(s, &q->c, t, series, after_id, n_out, next_id);
   if (rc || cap == 0)
     return rc;
   int64_t first_seq = after_id / PMCP__SQ_POS;
@@ -200,37 +187,13 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
                         size_t *n_out, int by_time)
 {
   *n_out = 0;
-  if (n_buckets == 0 || n_buckets > 100000)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
-  if (step_from > step_to)
-    return pmcp_store_set_error(s, PMCP_EINVAL, "%s",
-                                by_time ? "time_from is after time_to"
-                                        : "step_from is after step_to");
-  int rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__sq_series_check(s, q, t, series, "float");
-  if (rc)
+  pmcp__summary_range r;
+  int rc = pmcp__sql_summary_range(s, &q->c, t, series, step_from, step_to, n_buckets, by_time,
+                                   &r);
+  if (rc || r.empty)
     return rc;
-  static const char sql_range[] = "SELECT step_min, step_max, count FROM series WHERE id=?1";
-  static const char sql_trange[] =
-      "SELECT time_min, time_max, CASE WHEN time_min IS NULL THEN 0 ELSE count END FROM series"
-      " WHERE id=?1";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, by_time ? sql_trange : sql_range, &st)))
-    return rc;
-  sqlite3_bind_int64(st, 1, series);
-  if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 2) == 0) {
-    sqlite3_reset(st);
-    return 0;
-  }
-  int64_t lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
-  sqlite3_reset(st);
-  if (step_from > lo)
-    lo = step_from;
-  if (step_to < hi)
-    hi = step_to;
-  if (lo > hi)
-    return 0;
+  int64_t lo = r.lo, hi = r.hi;
+  int coarse = r.coarse;
   uint64_t width = ((uint64_t)hi - (uint64_t)lo) / n_buckets + 1;
   bucket_acc *acc = calloc(n_buckets, sizeof *acc);
   if (!acc)
@@ -239,29 +202,15 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
       "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
       " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
-  static const char sql_count[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
   static const char sql_tblocks[] =
       "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
       " AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
-  static const char sql_tcount[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3";
-  /* Many blocks per bucket: a block inside the range goes whole to the
-   * bucket of its middle step (the step axis only: see `whole` below), so
-   * no inner block is decoded and bucket edges fall on block edges. Few blocks: buckets are exact, and blocks
-   * that straddle an edge are decoded. Blocks that straddle the range's
-   * ends are always decoded, so the range itself is exact. */
-  int coarse = 0;
-  if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tcount : sql_count, &st))) {
-    free(acc);
-    return rc;
-  }
-  sqlite3_bind_int64(st, 1, series);
-  sqlite3_bind_int64(st, 2, lo);
-  sqlite3_bind_int64(st, 3, hi);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    coarse = (uint64_t)sqlite3_column_int64(st, 0) >= 2 * (uint64_t)n_buckets;
-  sqlite3_reset(st);
+  /* Coarse: a block inside the range goes whole to the bucket of its
+   * middle step (on the step axis only: see `whole` below). Otherwise
+   * buckets are exact, and blocks that straddle an edge are decoded.
+   * Blocks that straddle the range's ends are always decoded, so the range
+   * itself is exact. */
+  sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tblocks : sql_blocks, &st))) {
     free(acc);
     return rc;
@@ -357,9 +306,7 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
                   int64_t step_to, unsigned flags, const pmcp__scan_cb *cb)
 {
   pmcp__sq *q = SQ(ctx);
-  int rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__sq_series_check(s, q, t, series, "float");
+  int rc = pmcp__sql_metric_read(s, &q->c, t, series);
   if (rc)
     return rc;
   /* data last: SQLite reads a blob's overflow pages only when asked. */
@@ -411,131 +358,4 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
     rc = pmcp__sq_err(s, q, src, "metric blocks");
   sqlite3_reset(st);
   return rc;
-}
-
-int pmcp__sq_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
-                         pmcp_buf *out)
-{
-  pmcp__sq *q = SQ(ctx);
-  char k[32];
-  int64_t run_id;
-  int rc = flush_for_read(s, q);
-  if (!rc)
-    rc = pmcp__sq_resolve(s, q, t, run, "run", k, &run_id);
-  if (rc)
-    return rc;
-  static const char sql[] =
-      "SELECT json_object('items', coalesce(json_group_array(json(o)), json('[]')))"
-      " FROM (SELECT json_object('series', id, 'key', key, 'labels', json(labels), 'kind', kind,"
-      " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
-      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first,"
-      " 'last', last, 'min', vmin, 'max', vmax, 'mean', CASE WHEN kind='float' AND count>nonfinite"
-      " THEN vsum / (count - nonfinite) END) AS o FROM series"
-      " WHERE run_id=?1 AND tenant_id=?2 ORDER BY key, labels, kind, scale)";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
-    return rc;
-  sqlite3_bind_int64(st, 1, run_id);
-  sqlite3_bind_int64(st, 2, t.id);
-  int src = sqlite3_step(st);
-  pmcp__buf_reset(out);
-  if (src == SQLITE_ROW)
-    rc = pmcp__sq_text_col(out, st, 0);
-  else
-    rc = pmcp__sq_err(s, q, src, "series list");
-  sqlite3_reset(st);
-  return rc;
-}
-
-static void put_doubles(pmcp_buf *b, const void *blob, int bytes)
-{
-  size_t n = (size_t)bytes / sizeof(double);
-  pmcp__buf_putc(b, '[');
-  for (size_t i = 0; i < n; i++) {
-    double v;
-    memcpy(&v, (const char *)blob + i * sizeof v, sizeof v);
-    if (i)
-      pmcp__buf_putc(b, ',');
-    if (isfinite(v))
-      pmcp__buf_printf(b, "%.17g", v);
-    else
-      pmcp__buf_puts(b, "null");
-  }
-  pmcp__buf_putc(b, ']');
-}
-
-int pmcp__sq_series_sets(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
-                         int64_t step_from, int64_t step_to, const char *after,
-                         size_t limit, pmcp_buf *out)
-{
-  pmcp__sq *q = SQ(ctx);
-  int rc = pmcp__sq_series_check(s, q, t, series, NULL);
-  if (rc)
-    return rc;
-  static const char sql_kind[] = "SELECT kind FROM series WHERE id=?1";
-  sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql_kind, &st)))
-    return rc;
-  sqlite3_bind_int64(st, 1, series);
-  sqlite3_step(st);
-  int hist = strcmp((const char *)sqlite3_column_text(st, 0), "histogram") == 0;
-  int scat = strcmp((const char *)sqlite3_column_text(st, 0), "scatter") == 0;
-  sqlite3_reset(st);
-  if (!hist && !scat)
-    return pmcp_store_set_error(s, PMCP_EINVAL,
-        "series %lld holds float points: read them with pmcp_store_points()", (long long)series);
-  int64_t after_id = 0;
-  if (after && *after) {
-    char *end;
-    after_id = strtoll(after, &end, 10);
-    if (*end || after_id < 0)
-      return pmcp_store_set_error(s, PMCP_EINVAL, "invalid position '%.32s'", after);
-  }
-  if (limit == 0)
-    limit = 50;
-  if (limit > 1000)
-    limit = 1000;
-  static const char sql[] =
-      "SELECT id, step, time, a, b FROM metric_sets WHERE series_id=?1 AND tenant_id=?2"
-      " AND step>=?3 AND step<=?4 AND id>?5 ORDER BY id LIMIT ?6";
-  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
-    return rc;
-  sqlite3_bind_int64(st, 1, series);
-  sqlite3_bind_int64(st, 2, t.id);
-  sqlite3_bind_int64(st, 3, step_from);
-  sqlite3_bind_int64(st, 4, step_to);
-  sqlite3_bind_int64(st, 5, after_id);
-  sqlite3_bind_int64(st, 6, (int64_t)limit + 1);
-  pmcp__buf_reset(out);
-  pmcp__buf_puts(out, "{\"items\":[");
-  size_t n = 0;
-  int64_t last = 0;
-  int more = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    if (n == limit) {
-      more = 1;
-      break;
-    }
-    if (n++)
-      pmcp__buf_putc(out, ',');
-    last = sqlite3_column_int64(st, 0);
-    pmcp__buf_printf(out, "{\"id\":%lld,\"step\":%lld,\"time\":", (long long)last,
-                     (long long)sqlite3_column_int64(st, 1));
-    if (sqlite3_column_type(st, 2) == SQLITE_NULL)
-      pmcp__buf_puts(out, "null");
-    else
-      pmcp__buf_printf(out, "%lld", (long long)sqlite3_column_int64(st, 2));
-    pmcp__buf_puts(out, hist ? ",\"edges\":" : ",\"x\":");
-    put_doubles(out, sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3));
-    pmcp__buf_puts(out, hist ? ",\"counts\":" : ",\"y\":");
-    put_doubles(out, sqlite3_column_blob(st, 4), sqlite3_column_bytes(st, 4));
-    pmcp__buf_putc(out, '}');
-  }
-  sqlite3_reset(st);
-  /* Sets come back in logging order; the id is the position. */
-  if (more)
-    pmcp__buf_printf(out, "],\"next\":\"%lld\"}", (long long)last);
-  else
-    pmcp__buf_puts(out, "],\"next\":null}");
-  return out->ptr ? 0 : PMCP_ENOMEM;
 }

@@ -549,10 +549,10 @@ static const pmcp_store_ops sq_ops = {
   .get = pmcp__sql_get,
   .list = pmcp__sq_list,
   .search = pmcp__sq_search,
-  .series_list = pmcp__sq_series_list,
+  .series_list = pmcp__sql_series_list,
   .points = pmcp__sq_points,
   .summary = pmcp__sq_summary,
-  .series_sets = pmcp__sq_series_sets,
+  .series_sets = pmcp__sql_series_sets,
   .summary_time = pmcp__sq_summary_time,
 };
 

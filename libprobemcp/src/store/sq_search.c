@@ -7,41 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/search.h"
 #include "store/sq.h"
 #include "store/ws_scope.h"
-
-static const char *const search_kinds[] = {
-  "run", "experiment", "project", "workspace", "note", "sub-note", "artifact", "dataset",
-  "source", "session", "trial", "group", "file", "paper", NULL,
-};
-
-/* Builds `"w1" OR "w2" ...` from the words of @p query (letters, digits,
- * and any non-ASCII byte; everything else separates words). */
-static int match_expr(const char *query, pmcp_buf *out)
-{
-  pmcp__buf_reset(out);
-  const unsigned char *p = (const unsigned char *)query;
-  int n = 0;
-  while (*p) {
-    while (*p && !(*p >= 0x80 || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                   (*p >= 'A' && *p <= 'Z')))
-      p++;
-    const unsigned char *w = p;
-    while (*p && (*p >= 0x80 || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                  (*p >= 'A' && *p <= 'Z')))
-      p++;
-    if (p > w) {
-      if (n++ >= 32)
-        break;
-      if (n > 1)
-        pmcp__buf_puts(out, " OR ");
-      pmcp__buf_putc(out, '"');
-      pmcp__buf_append(out, w, (size_t)(p - w));
-      pmcp__buf_putc(out, '"');
-    }
-  }
-  return n;
-}
 
 /* The page at @p offset of every document of a store holding one lab. The
  * order is FTS5's ORDER BY rank: deterministic for the same data, so pages
@@ -105,65 +73,30 @@ static int search_one_lab(pmcp_store *s, pmcp__sq *q, const char *match, int64_t
     if (n == 0 && offset > total)
       total = offset; /* past the end */
   }
-  if (offset + (int64_t)n < total)
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
-                     (long long)(offset + (int64_t)n));
-  else
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
-  return out->ptr ? 0 : PMCP_ENOMEM;
+  return pmcp__search_page_end(out, offset, n, total);
+}
+
+/* The parameters the rank and count statements share (?1-?5). */
+static void bind_common(sqlite3_stmt *st, pmcp_tenant t, const pmcp__search_args *a)
+{
+  sqlite3_bind_int64(st, 1, t.id);
+  sqlite3_bind_text(st, 2, a->match.ptr, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st, 3, a->all);
+  sqlite3_bind_text(st, 4, a->kinds.ptr, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st, 5, a->with_papers);
 }
 
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out)
 {
   pmcp__sq *q = SQ(ctx);
-  pmcp_buf m = PMCP_BUF_INIT, kl = PMCP_BUF_INIT;
+  pmcp__search_args a;
   char *scoped_rank = NULL, *scoped_count = NULL;
-  int rc = 0;
-  if (match_expr(query, &m) == 0) {
-    pmcp_buf_dispose(&m);
-    return pmcp_store_set_error(s, PMCP_EINVAL, "the search query has no words");
-  }
-  int with_papers = 0, all = 1;
-  pmcp__buf_putc(&kl, ' ');
-  if (kinds && *kinds) {
-    all = 0;
-    const char *p = kinds;
-    while (*p) {
-      size_t n = strcspn(p, " ,");
-      if (n) {
-        int ok = 0;
-        for (int i = 0; search_kinds[i]; i++)
-          if (strlen(search_kinds[i]) == n && strncmp(search_kinds[i], p, n) == 0)
-            ok = 1;
-        if (!ok) {
-          rc = pmcp_store_set_error(s, PMCP_EINVAL, "cannot search kind '%.*s'", (int)(n > 32 ? 32 : n), p);
-          goto out;
-        }
-        if (n == 5 && strncmp(p, "paper", 5) == 0)
-          with_papers = 1;
-        pmcp__buf_append(&kl, p, n);
-        pmcp__buf_putc(&kl, ' ');
-      }
-      p += n;
-      while (*p == ' ' || *p == ',')
-        p++;
-    }
-  }
-  int64_t offset = 0;
-  if (after && *after) {
-    char *end;
-    long long v = strtoll(after, &end, 10);
-    if (*end || v < 0 || end == after) {
-      rc = pmcp_store_set_error(s, PMCP_EINVAL, "invalid search position '%.32s'", after);
-      goto out;
-    }
-    offset = v;
-  }
-  if (limit == 0)
-    limit = 20;
-  if (limit > 200)
-    limit = 200;
+  int rc = pmcp__search_args_read(s, query, kinds, after, limit, PMCP__SEARCH_FTS5, &a);
+  if (rc)
+    goto out;
+  int64_t offset = a.offset;
+  limit = a.limit;
   /* Three steps, so the costly parts run on few rows:
    *  1. rank: every match's BM25 score with its tenant and kind checked,
    *     narrow rows (source, row id, score) sorted, one page kept; ties
@@ -217,14 +150,14 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       goto out;
     }
   }
-  if (all && !with_papers && !t.workspace) {
+  if (a.all && !a.with_papers && !t.workspace) {
     if ((rc = pmcp__sq_prep(s, q, sql_tenants, &st)))
       goto out;
     single = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 1;
     sqlite3_reset(st);
   }
   if (single) {
-    rc = search_one_lab(s, q, m.ptr, offset, limit, out);
+    rc = search_one_lab(s, q, a.match.ptr, offset, limit, out);
     goto out;
   }
   enum { PAGE_MAX = 200 };
@@ -234,11 +167,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   if ((rc = scoped_rank ? pmcp__sq_prep_text(s, q, scoped_rank, &st)
                         : pmcp__sq_prep(s, q, sql_rank, &st)))
     goto out;
-  sqlite3_bind_int64(st, 1, t.id);
-  sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(st, 3, all);
-  sqlite3_bind_text(st, 4, kl.ptr, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(st, 5, with_papers);
+  bind_common(st, t, &a);
   sqlite3_bind_int64(st, 6, (int64_t)limit);
   sqlite3_bind_int64(st, 7, offset);
   while ((src = sqlite3_step(st)) == SQLITE_ROW && n < PAGE_MAX) {
@@ -257,11 +186,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     if ((rc = scoped_count ? pmcp__sq_prep_text(s, q, scoped_count, &st)
                            : pmcp__sq_prep(s, q, sql_count, &st)))
       goto out;
-    sqlite3_bind_int64(st, 1, t.id);
-    sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 3, all);
-    sqlite3_bind_text(st, 4, kl.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 5, with_papers);
+    bind_common(st, t, &a);
     src = sqlite3_step(st);
     if (src == SQLITE_ROW)
       total = sqlite3_column_int64(st, 0);
@@ -280,7 +205,7 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     if ((rc = pmcp__sq_prep(s, q, page_src[i] ? sql_paper : sql_doc, &st)))
       goto out;
     sqlite3_bind_int64(st, 1, page_rid[i]);
-    sqlite3_bind_text(st, 2, m.ptr, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, a.match.ptr, -1, SQLITE_TRANSIENT);
     sqlite3_bind_double(st, 3, page_score[i]);
     src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
@@ -294,15 +219,10 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       goto out;
     }
   }
-  if (offset + (int64_t)n < total)
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
-                     (long long)(offset + (int64_t)n));
-  else
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
+  rc = pmcp__search_page_end(out, offset, n, total);
 out:
   free(scoped_rank);
   free(scoped_count);
-  pmcp_buf_dispose(&m);
-  pmcp_buf_dispose(&kl);
+  pmcp__search_args_free(&a);
   return rc;
 }

@@ -279,6 +279,45 @@ static void same_double(double got, double want, const char *what, size_t i)
   ck_assert_msg(got == want, "bucket %zu: %s is %.17g, want %.17g", i, what, got, want);
 }
 
+/* The summary of @p p logged as series @p id over [from, to] into @p nb
+ * buckets (@p got, @p want: room for nb) must equal the brute-force
+ * reduction, field by field (@p r names the case in messages). */
+static void check_buckets(pmcp_store *s, pmcp_tenant t, int64_t id, const pmcp_point *p,
+                          size_t n, int by_time, int64_t from, int64_t to, size_t nb,
+                          pmcp_bucket *got, pmcp_bucket *want, size_t r)
+{
+  size_t ng = 0;
+  if (by_time)
+    ST_OK(s, pmcp_store_summary_time(s, t, id, from, to, nb, got, &ng));
+  else
+    ST_OK(s, pmcp_store_summary(s, t, id, from, to, nb, got, &ng));
+  size_t nw = brute_buckets(p, n, by_time, from, to, nb, want);
+  ck_assert_msg(ng == nw, "axis %d range %zu, %zu buckets: %zu buckets, want %zu", by_time, r,
+                nb, ng, nw);
+  for (size_t i = 0; i < ng; i++) {
+    const pmcp_bucket *g = &got[i], *w = &want[i];
+    ck_assert_msg(g->count == w->count && g->nonfinite == w->nonfinite,
+                  "axis %d range %zu, %zu buckets, bucket %zu: count %llu/%llu,"
+                  " want %llu/%llu", by_time, r, nb, i, (unsigned long long)g->count,
+                  (unsigned long long)g->nonfinite, (unsigned long long)w->count,
+                  (unsigned long long)w->nonfinite);
+    ck_assert_int_eq(g->step_min, w->step_min);
+    ck_assert_int_eq(g->step_max, w->step_max);
+    ck_assert_int_eq(g->time_min, w->time_min);
+    ck_assert_int_eq(g->time_max, w->time_max);
+    ck_assert_int_eq(g->step_first, w->step_first);
+    ck_assert_int_eq(g->step_last, w->step_last);
+    same_double(g->min, w->min, "min", i);
+    same_double(g->max, w->max, "max", i);
+    same_double(g->first, w->first, "first", i);
+    same_double(g->last, w->last, "last", i);
+    ck_assert_int_eq(g->step_at_min, w->step_at_min);
+    ck_assert_int_eq(g->step_at_max, w->step_at_max);
+    /* Sums may be added in another order. */
+    ck_assert_double_eq_tol(g->sum, w->sum, 1e-9 * fabs(w->sum) + 1e-9);
+  }
+}
+
 /* More buckets than blocks: bucket edges fall inside blocks and inside
  * their chunks, so each backend takes some blocks / chunks from their
  * summaries and reads the points of the others. Every field of every
@@ -322,47 +361,54 @@ START_TEST(summary_exact_inside_blocks)
   for (int by_time = 0; by_time < 2; by_time++)
     for (size_t r = 0; r < 3; r++)
       for (size_t k = 0; k < sizeof nbs / sizeof nbs[0]; k++) {
-        /* On the time axis a block inside one bucket counts whole, its
-         * points without a time included (as on SQLite): only compare
-         * where every block straddles a bucket edge. */
-        if (by_time && nbs[k] < 20)
-          continue;
         int64_t from = ranges[r][0], to = ranges[r][1];
         if (by_time && r) {
           from = p[from / 3 > 0 ? from / 3 : 0].time_ms + 1;
           to = p[to / 3 < (int64_t)n ? to / 3 : (int64_t)n - 1].time_ms;
         }
-        size_t ng = 0;
-        if (by_time)
-          ST_OK(s, pmcp_store_summary_time(s, t, id, from, to, nbs[k], got, &ng));
-        else
-          ST_OK(s, pmcp_store_summary(s, t, id, from, to, nbs[k], got, &ng));
-        size_t nw = brute_buckets(p, n, by_time, from, to, nbs[k], want);
-        ck_assert_msg(ng == nw, "axis %d range %zu, %zu buckets: %zu buckets, want %zu",
-                      by_time, r, nbs[k], ng, nw);
-        for (size_t i = 0; i < ng; i++) {
-          const pmcp_bucket *g = &got[i], *w = &want[i];
-          ck_assert_msg(g->count == w->count && g->nonfinite == w->nonfinite,
-                        "axis %d range %zu, %zu buckets, bucket %zu: count %llu/%llu,"
-                        " want %llu/%llu", by_time, r, nbs[k], i,
-                        (unsigned long long)g->count, (unsigned long long)g->nonfinite,
-                        (unsigned long long)w->count, (unsigned long long)w->nonfinite);
-          ck_assert_int_eq(g->step_min, w->step_min);
-          ck_assert_int_eq(g->step_max, w->step_max);
-          ck_assert_int_eq(g->time_min, w->time_min);
-          ck_assert_int_eq(g->time_max, w->time_max);
-          ck_assert_int_eq(g->step_first, w->step_first);
-          ck_assert_int_eq(g->step_last, w->step_last);
-          same_double(g->min, w->min, "min", i);
-          same_double(g->max, w->max, "max", i);
-          same_double(g->first, w->first, "first", i);
-          same_double(g->last, w->last, "last", i);
-          ck_assert_int_eq(g->step_at_min, w->step_at_min);
-          ck_assert_int_eq(g->step_at_max, w->step_at_max);
-          /* Sums may be added in another order. */
-          ck_assert_double_eq_tol(g->sum, w->sum, 1e-9 * fabs(w->sum) + 1e-9);
-        }
+        check_buckets(s, t, id, p, n, by_time, from, to, nbs[k], got, want, r);
       }
+  free(got);
+  free(want);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* Points without a time are left out of time-axis summaries, also when a
+ * whole block (a whole PostgreSQL chunk) lies inside one time bucket:
+ * stretches without times inside blocks and chunks that are otherwise
+ * taken whole, a block with none, 1 to 1000 buckets (coarse and exact). */
+START_TEST(summary_time_skips_untimed)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "untimed", PMCP_METRIC_FLOAT);
+  size_t n = 40000;
+  pmcp_point *p = curve(n, 5);
+  for (size_t i = 100; i < 300; i++)
+    p[i].time_ms = 0;
+  for (size_t i = 20000; i < 20050; i++)
+    p[i].time_ms = 0;
+  for (size_t i = 33000; i < n; i += 1013)
+    p[i].time_ms = 0;
+  ST_OK(s, pmcp_store_log(s, t, id, p, n));
+  size_t nbs[] = {1, 2, 3, 5, 8, 20, 97, 1000};
+  int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {p[50].time_ms, p[39000].time_ms},
+                         {p[16384].time_ms, p[32767].time_ms}};
+  size_t cap = 1000;
+  pmcp_bucket *got = malloc(cap * sizeof *got), *want = malloc(cap * sizeof *want);
+  ck_assert(got && want);
+  for (size_t r = 0; r < 3; r++)
+    for (size_t k = 0; k < sizeof nbs / sizeof nbs[0]; k++)
+      check_buckets(s, t, id, p, n, 1, ranges[r][0], ranges[r][1], nbs[k], got, want, r);
+  /* The one-bucket summary counts exactly the points with a time. */
+  size_t ng = 0;
+  ST_OK(s, pmcp_store_summary_time(s, t, id, INT64_MIN, INT64_MAX, 1, got, &ng));
+  ck_assert_uint_eq(ng, 1);
+  ck_assert_uint_eq(got[0].count, n - 200 - 50 - 7);
   free(got);
   free(want);
   free(p);
@@ -553,6 +599,7 @@ int main(void)
   tcase_add_test(tc, lossless_points);
   tcase_add_test(tc, summary_matches_bruteforce);
   tcase_add_test(tc, summary_exact_inside_blocks);
+  tcase_add_test(tc, summary_time_skips_untimed);
   tcase_add_test(tc, failed_log_keeps_buffer);
   tcase_add_test(tc, small_writes_merge);
   tcase_add_test(tc, histograms_and_scatter);

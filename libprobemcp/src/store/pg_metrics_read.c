@@ -119,8 +119,9 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
  * then position in the block), taken with min/max over [position, value]
  * arrays rather than ordered aggregates (no sort). Only the buckets travel
  * to the service. The axis is the step or the wall-clock time (points
- * without a time are left out; a chunk holding any is read point by
- * point). */
+ * without a time are left out: a block's summary counts them, so a block
+ * with a chunk holding any is split into its chunks, and such a chunk is
+ * read point by point). */
 #define SUMMARY_SQL(LO, HI, KEYMIN, KEYMAX, WHOLE_EXTRA, CMIN, CMAX, CEXTRA, PKEY, PEXTRA)    \
   "WITH blk AS (SELECT seq, n, nonfinite, step_min, step_max, coalesce(time_min, 0) AS tmin,"   \
   " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
@@ -169,7 +170,9 @@ static const char sql_step[] =
     SUMMARY_SQL("step_min", "step_max", "step_min", "step_max", "", "c.step_min", "c.step_max",
                 "", "u.s", "");
 static const char sql_time[] =
-    SUMMARY_SQL("time_min", "time_max", "time_min", "time_max", " AND time_min<>0",
+    SUMMARY_SQL("time_min", "time_max", "time_min", "time_max",
+                " AND time_min<>0 AND NOT EXISTS (SELECT 1 FROM metric_chunks x"
+                " WHERE x.series_id=$1 AND x.seq=metric_blocks.seq AND x.untimed<>0)",
                 "c.time_min", "c.time_max", " AND c.untimed=0", "u.t", " AND u.t<>0");
 
 static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t series,

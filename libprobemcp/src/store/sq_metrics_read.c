@@ -206,9 +206,10 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
       "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
       " AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
   /* Coarse: a block inside the range goes whole to the bucket of its
-   * middle step. Otherwise buckets are exact, and blocks that straddle an
-   * edge are decoded. Blocks that straddle the range's ends are always
-   * decoded, so the range itself is exact. */
+   * middle step (on the step axis only: see `whole` below). Otherwise
+   * buckets are exact, and blocks that straddle an edge are decoded.
+   * Blocks that straddle the range's ends are always decoded, so the range
+   * itself is exact. */
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tblocks : sql_blocks, &st))) {
     free(acc);
@@ -223,9 +224,10 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
     row_summary(st, 2, &sum);
     int64_t smin = sqlite3_column_int64(st, by_time ? 4 : 2);
     int64_t smax = sqlite3_column_int64(st, by_time ? 5 : 3);
-    /* On the time axis a block whose points lack times is read point by
-     * point (its time range only covers the points that have one). */
-    int whole = !by_time || sqlite3_column_int64(st, 4) != 0;
+    /* On the time axis a block is always read point by point: its summary
+     * counts its points without a time too (which the time axis leaves
+     * out), and nothing stored says whether it holds any. */
+    int whole = !by_time;
     if (whole && smin >= lo && smax <= hi) {
       size_t b0 = (size_t)(((uint64_t)smin - (uint64_t)lo) / width);
       size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);

@@ -8,6 +8,7 @@
  * 2. a 100-bucket summary of that whole series (and a 1000-bucket one),
  *    on a fresh handle: the buckets are computed by the backend (SQLite:
  *    block summaries; PostgreSQL: in SQL), never every point shipped;
+ *    then 1, 10, 100 and 1000 buckets on the time axis;
  * 3. N_RUNS runs (default 100,000) with a status and a tag, then
  *    list_runs-style filtering: {"status":"failed"} newest first (first
  *    page and its total), a tag filter, and a name query;
@@ -230,6 +231,21 @@ int main(int argc, char **argv)
       count += bk[i].count;
     printf("summary: %d buckets of %llu points in %.1f ms (client CPU %.1f ms%s)\n", buckets,
            (unsigned long long)count, dt * 1e3, (cpu_s() - c0) * 1e3, server_note(sc0));
+  }
+  /* The same on the time axis (where every block / chunk summary must
+   * also know that all its points have a time). */
+  for (int buckets = 1; buckets <= 1000; buckets *= 10) {
+    t0 = now_s();
+    c0 = cpu_s();
+    sc0 = server_cpu_s();
+    CHECK(s, pmcp_store_summary_time(s, t, series, INT64_MIN, INT64_MAX, (size_t)buckets, bk,
+                                     &nb));
+    dt = now_s() - t0;
+    uint64_t count = 0;
+    for (size_t i = 0; i < nb; i++)
+      count += bk[i].count;
+    printf("summary_time: %d buckets of %llu points in %.1f ms (client CPU %.1f ms%s)\n",
+           buckets, (unsigned long long)count, dt * 1e3, (cpu_s() - c0) * 1e3, server_note(sc0));
   }
   free(bk);
   pmcp_store_free(s);

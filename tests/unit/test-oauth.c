@@ -468,6 +468,61 @@ START_TEST(expiry_revocation_prune)
 }
 END_TEST
 
+/* The consent page offers, and approval accepts, only the workspaces of
+ * the tenant the server serves: a connection to another tenant's would
+ * mint tokens its /mcp refuses. */
+START_TEST(consent_served_tenant_only)
+{
+  pmcp_store *s = NULL;
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), 0);
+  pmcp_tenant lb, def;
+  ST_OK(s, pmcp_store_tenant(s, "lab-b", PMCP_STORE_CREATE, &lb));
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, &def));
+  char lbid[24], defid[24];
+  snprintf(lbid, sizeof lbid, "%lld", (long long)lb.id);
+  snprintf(defid, sizeof defid, "%lld", (long long)def.id);
+  const char *m[] = {"u-ada", lbid, "elsewhere"};
+  ck_assert_int_eq(pmcp__db_exec(s, "INSERT INTO memberships(user_id, tenant_id, workspace,"
+                                    " role, created) VALUES($1, $2, $3, 'editor', 1)",
+                                 3, m, NULL), 0);
+  pmcp_store_free(s);
+  poauth_ws *ws = NULL;
+  size_t n = 0;
+  /* a state serving every tenant (the library's default) lists both */
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 2);
+  free(ws);
+  poauth_state_set_tenant(state, def.id);
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(ws[0].tenant_id, defid);
+  ck_assert_str_eq(ws[0].workspace, "main");
+  free(ws);
+  poauth_request r = {0}, got;
+  char id[40], code[POAUTH_TOKEN_MAX], conn[40];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  r.resource = (char *)RES;
+  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  /* the other tenant's workspace, posted by hand: refused, request still open */
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
+                                  conn), 0);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  poauth_request_dispose(&got);
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
+                                  conn), 1);
+  poauth_request_dispose(&got);
+  /* served from the other tenant: only its workspace */
+  poauth_state_set_tenant(state, lb.id);
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(ws[0].workspace, "elsewhere");
+  ck_assert_str_eq(ws[0].tenant, "lab-b");
+  free(ws);
+}
+END_TEST
+
 START_TEST(users_and_sessions)
 {
   char uid[128], cookie[POAUTH_TOKEN_MAX];
@@ -508,6 +563,7 @@ static Suite *suite(void)
   tcase_add_test(t, refresh_rotation_and_reuse);
   tcase_add_test(t, expiry_revocation_prune);
   tcase_add_test(t, users_and_sessions);
+  tcase_add_test(t, consent_served_tenant_only);
   suite_add_tcase(s, t);
   return s;
 }

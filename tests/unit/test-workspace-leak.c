@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine-harness.h"
 #include "store-test-util.h"
@@ -211,6 +212,20 @@ static pmcp_store *build(pmcp_tenant *t)
                       "\"runs\":[\"aamark-r1\",\"bbmark-r1\",\"uumark-r1\"]}");
   put(s, *t, "session", "{\"title\":\"cross aamark bbmark\",\"agent\":\"x-agent\","
                         "\"on\":[\"run:aamark-r1\",\"run:bbmark-r2\"]}");
+  /* a note of alpha's under a note of beta's, and the other way round */
+  static const char *const sub[][3] = {{"run:aamark-r2", "note:bbmark-r2-bbmark-secret-two",
+                                        "aamark sub-note"},
+                                       {"run:bbmark-r2", "note:aamark-r2-aamark-secret-two",
+                                        "bbmark sub-note"}};
+  for (int i = 0; i < 2; i++) {
+    pmcp_note_spec n = PMCP_NOTE_SPEC_INIT;
+    n.on = sub[i][0];
+    n.kind = "sub-note";
+    n.parent = sub[i][1];
+    n.title = sub[i][2];
+    n.body = sub[i][2];
+    ST_OK(s, pmcp_store_note(s, *t, &n, NULL, NULL));
+  }
   pmcp_store_free(s);
   pmcp_store *ro = NULL;
   ck_assert_int_eq(pmcp_store_open(&ro, st_path, PMCP_STORE_READONLY), 0);
@@ -744,6 +759,8 @@ static void sweep(int w)
       i++;
     }
     int before = calls;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     free(try_call(name, base, w));
     /* for each value of the tool's mode (its first enumerated argument),
      * the arguments the mode reads, then each of them through all its
@@ -784,8 +801,10 @@ static void sweep(int w)
       cJSON_Delete(args);
       mv = mv ? mv->next : NULL;
     } while (mv);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (_verbose)
-      fprintf(stderr, "  %s: %d calls\n", name, calls - before);
+      fprintf(stderr, "  %s: %d calls, %.2f s\n", name, calls - before,
+              (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     for (i = 0; i < np; i++)
       cJSON_Delete(vals[i]);
     free(vals);
@@ -810,6 +829,33 @@ static void list_tables(void)
   cJSON_Delete(resp);
 }
 
+/* The run cards (resources/read probe://run/{id}) of every run. */
+static void read_cards(int w)
+{
+  for (int k = 0; k <= NW; k++) {
+    cJSON *it;
+    cJSON_ArrayForEach(it, REFS[k]) {
+      if (strncmp(it->valuestring, "run:", 4))
+        continue;
+      char uri[200];
+      snprintf(uri, sizeof uri, "probe://run/%s", it->valuestring + 4);
+      cJSON *params = cJSON_CreateObject();
+      cJSON_AddStringToObject(params, "uri", uri);
+      cJSON *resp = rpc("resources/read", params);
+      calls++;
+      char *text = cJSON_PrintUnformatted(resp);
+      cut(text, it->valuestring + 4);
+      for (int o = 0; o < NW; o++)
+        if (o != w && strstr(text, MARK[o]))
+          report("resources/read", uri, MARK[o], strstr(text, MARK[o]));
+      if (k == w && !h_error_code(resp))
+        answered++;
+      cJSON_free(text);
+      cJSON_Delete(resp);
+    }
+  }
+}
+
 static void run_scope(int w)
 {
   HOME = WSNAME[w];
@@ -817,6 +863,7 @@ static void run_scope(int w)
   _verbose = getenv("PMCP_TEST_VERBOSE") ? atoi(getenv("PMCP_TEST_VERBOSE")) : 0;
   list_tables();
   sweep(w);
+  read_cards(w);
   fprintf(stderr, "%s: %d calls, %d answered without error, %d leaks\n", HOME, calls, answered,
           failures);
   for (int i = 0; SQL_TABLES[i]; i++)

@@ -518,16 +518,23 @@ START_TEST(huge_result_streams)
   ck_assert_uint_lt(strlen(t), 64 * 1024);
   ck_assert_msg(grew < 64 * 1024, "peak memory grew by %ld kB", grew);
   free(t);
+}
+END_TEST
+
+START_TEST(huge_sorted_result_bounded)
+{
   /* the same rows sorted (400 of 500 kB: 200 MB): the sort must spill,
    * not hold every row in memory before the first is sent */
-  before = peak_kb();
-  t = query(st_is_pg() ? "SELECT g, repeat('z', 500000) FROM generate_series(1, 400) g "
+  serve(NULL, NULL);
+  int err = 0;
+  long before = peak_kb();
+  char *t = query(st_is_pg() ? "SELECT g, repeat('z', 500000) FROM generate_series(1, 400) g "
                          "ORDER BY g DESC"
                        : "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
                          "WHERE i < 400) SELECT i, printf('%.*c', 500000, 'z') FROM c "
                          "ORDER BY i DESC",
             ",\"token_budget\":2000", &err);
-  grew = peak_kb() - before;
+  long grew = peak_kb() - before;
   fprintf(stderr, "400 rows of 500 kB, sorted: peak memory grew by %ld kB: %.200s\n", grew, t);
   ck_assert_uint_lt(strlen(t), 64 * 1024);
   ck_assert_msg(grew < 64 * 1024, "peak memory grew by %ld kB", grew);
@@ -547,8 +554,18 @@ int main(void)
   tcase_add_test(tc, battery_workspace_key);
   tcase_add_test(tc, battery_whole_lab);
   tcase_add_test(tc, battery_other_lab);
-  tcase_add_test(tc, huge_result_streams);
   suite_add_tcase(su, tc);
+  /* (meson runs each case by itself, CK_RUN_CASE) */
+  TCase *mem = tcase_create("memory");
+  tcase_set_timeout(mem, 240);
+  tcase_add_checked_fixture(mem, setup, teardown);
+  tcase_add_test(mem, huge_result_streams);
+  suite_add_tcase(su, mem);
+  TCase *sorted = tcase_create("memory-sorted");
+  tcase_set_timeout(sorted, 240);
+  tcase_add_checked_fixture(sorted, setup, teardown);
+  tcase_add_test(sorted, huge_sorted_result_bounded);
+  suite_add_tcase(su, sorted);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
   int nf = srunner_ntests_failed(sr);

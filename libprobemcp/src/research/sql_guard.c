@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "store/sq.h"
+#include "research/sql_proxy.h"
 #include "store/ws_scope.h"
 #include "util/buf.h"
 
@@ -86,7 +87,9 @@ const char *pmcp__sqlg_table(size_t i)
 }
 
 struct pmcp__sqlg {
-  sqlite3 *db;
+  sqlite3 *db;          /* the agent's: in memory, the proxy tables only */
+  sqlite3 *inner;       /* private: the store file and the scoped views */
+  const char *names[N_VIEWS + 1]; /* the proxied views, NULL-terminated */
   pmcp__sqlg_limits lim;
   int guarded;          /* the authorizer judges */
   int internal;         /* metric_points is reading its blocks */
@@ -116,36 +119,43 @@ static int is_view(const char *name)
 static const char *const denied_functions[] = {"load_extension", "fts3_tokenizer",
                                                "readfile", "writefile", "edit", NULL};
 
+/* Table-valued functions that only read their arguments. */
+static int is_value_function(const char *name)
+{
+  return name && (!strcmp(name, "json_each") || !strcmp(name, "json_tree"));
+}
+
+/* The authorizer of the agent's connection. It is not what keeps other
+ * tenants' rows out of reach (that connection holds none: sql_proxy.h);
+ * it keeps the statement a single read and gives refusals their words. */
 static int authorize(void *ud, int action, const char *a, const char *b, const char *db,
                      const char *accessor)
 {
   pmcp__sqlg *g = ud;
-  if (!g->guarded || g->internal)
+  (void)accessor; /* the name of a view or a CTE alike: proves nothing */
+  if (!g->guarded)
     return SQLITE_OK;
   switch (action) {
   case SQLITE_SELECT:
   case SQLITE_RECURSIVE:
     return SQLITE_OK;
   case SQLITE_READ:
-    /* only through the tenant's views: their reads name the view as the
-     * accessor; a direct read of main.x (or sqlite_schema) has none */
-    if (accessor && is_view(accessor) && db && !strcmp(db, "main"))
-      return SQLITE_OK;
-    /* the views' own columns (when SQLite does not flatten them) */
+    /* the proxy tables, by their real schema and name */
     if (db && !strcmp(db, "temp") && is_view(a))
       return SQLITE_OK;
-    /* scoped: the points table behind the metric_points view, and only
-     * through it (it holds every workspace's points) */
-    if (g->scoped && a && !strcasecmp(a, POINTS_ALL)) {
-      if (accessor && is_view(accessor))
-        return SQLITE_OK;
-      snprintf(g->denied, sizeof g->denied, "table '%s' is not readable: query_sql reads only"
-               " the tables it lists", POINTS_ALL);
-      return SQLITE_DENY;
-    }
     /* common table expressions and subqueries belong to no database */
     if (!db)
       return SQLITE_OK;
+    if (is_value_function(a))
+      return SQLITE_OK;
+    if (!g->denied[0] && a && !strncmp(a, "pragma_", 7))
+      snprintf(g->denied, sizeof g->denied,
+               "table '%.64s' is not readable: PRAGMA functions are not allowed; call "
+               "query_sql with no arguments to list the tables and columns", a);
+    if (!g->denied[0] && a && !strncmp(a, "sqlite_", 7))
+      snprintf(g->denied, sizeof g->denied,
+               "the schema tables are not readable: call query_sql with no arguments to list "
+               "the tables and columns");
     if (!g->denied[0])
       snprintf(g->denied, sizeof g->denied,
                "table '%.64s' is not readable: query_sql reads only the tables it lists "
@@ -161,13 +171,12 @@ static int authorize(void *ud, int action, const char *a, const char *b, const c
   default:
     break;
   }
-  if (!g->denied[0] && a && !strncmp(a, "sqlite_", 7) &&
-      (action == SQLITE_READ || action == SQLITE_UPDATE)) {
+  /* a table-valued function other than json_each/json_tree makes its
+   * table in the schema on first use */
+  if (!g->denied[0] && action == SQLITE_UPDATE && a && !strcmp(a, "sqlite_master"))
     snprintf(g->denied, sizeof g->denied,
-             "the schema tables are not readable: call query_sql with no arguments to list "
-             "the tables and columns");
-    return SQLITE_DENY;
-  }
+             "this table-valued function is not allowed: query_sql reads the tables it lists, "
+             "json_each() and json_tree()");
   if (!g->denied[0]) {
     const char *what = "this statement";
     switch (action) {
@@ -242,7 +251,8 @@ void pmcp__sqlg_free(pmcp__sqlg *g)
 {
   if (!g)
     return;
-  sqlite3_close(g->db);
+  sqlite3_close(g->db); /* first: its tables read from the private one */
+  sqlite3_close(g->inner);
   free(g);
 }
 
@@ -261,6 +271,8 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
 {
   int64_t tenant = t.id;
   *out = NULL;
+  if (errlen)
+    err[0] = '\0';
   pmcp__sqlg *g = calloc(1, sizeof *g);
   if (!g)
     return PMCP_ENOMEM;
@@ -272,7 +284,7 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
     g->lim.max_steps = 2000000000;
   if (g->lim.max_value_bytes <= 0)
     g->lim.max_value_bytes = 1 << 20;
-  int rc = pmcp__store_sqlite_ro_connection(store, &g->db);
+  int rc = pmcp__store_sqlite_ro_connection(store, &g->inner);
   if (rc) {
     snprintf(err, errlen, rc == PMCP_EUNSUPPORTED
                               ? "query_sql needs the SQLite store; this store does not offer SQL"
@@ -281,7 +293,7 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
     return rc;
   }
   /* TEMP views need a writable temp schema; keep it in memory */
-  sqlite3_exec(g->db, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
+  sqlite3_exec(g->inner, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
   g->scoped = t.workspace != 0;
   for (size_t i = 0; i < N_VIEWS && rc == 0; i++) {
     pmcp_buf sql = PMCP_BUF_INIT;
@@ -289,7 +301,7 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
       /* Scoped: the points of the workspace's series only, through a view
        * over the tenant's points table under a name nobody may read. */
       pmcp_buf pred = PMCP_BUF_INIT;
-      if (pmcp__sq_points_vtab(g->db, tenant, &g->internal,
+      if (pmcp__sq_points_vtab(g->inner, tenant, &g->internal,
                                g->scoped ? POINTS_ALL : views[i].name))
         rc = PMCP_ESTORE;
       else if (g->scoped && scope_pred(&pred, views[i].name) != 1)
@@ -311,7 +323,7 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
       free(inl);
       pmcp_buf_dispose(&pred);
     }
-    if (!rc && sql.ptr && sqlite3_exec(g->db, sql.ptr, NULL, NULL, NULL) != SQLITE_OK)
+    if (!rc && sql.ptr && sqlite3_exec(g->inner, sql.ptr, NULL, NULL, NULL) != SQLITE_OK)
       rc = PMCP_ESTORE;
     if (!rc && !sql.ptr && (views[i].select || g->scoped))
       rc = PMCP_ENOMEM;
@@ -319,10 +331,30 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
     if (rc)
       snprintf(err, errlen, "the SQL tables cannot be prepared");
   }
+  /* The agent's connection: a database of its own in memory, whose only
+   * tables are the proxies of the views above. */
+  for (size_t i = 0; i < N_VIEWS; i++)
+    g->names[i] = views[i].name;
+  if (!rc && sqlite3_open_v2(":memory:", &g->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_MEMORY |
+                                 SQLITE_OPEN_NOMUTEX,
+                             NULL) != SQLITE_OK)
+    rc = PMCP_ESTORE;
+  if (!rc && pmcp__sqlproxy_attach(g->db, g->inner, g->names) != SQLITE_OK)
+    rc = PMCP_ESTORE;
+  /* json_each and json_tree make their (eponymous) tables on first use, a
+   * schema change the authorizer would refuse: make them now */
+  if (!rc && sqlite3_exec(g->db, "SELECT * FROM json_each('[]'); SELECT * FROM json_tree('[]')",
+                          NULL, NULL, NULL) != SQLITE_OK)
+    rc = PMCP_ESTORE;
   if (rc) {
+    if (!err[0])
+      snprintf(err, errlen, "the SQL tables cannot be prepared");
     pmcp__sqlg_free(g);
     return rc;
   }
+  sqlite3_limit(g->inner, SQLITE_LIMIT_LENGTH, g->lim.max_value_bytes);
+  sqlite3_progress_handler(g->inner, PROGRESS_OPS, progress, g);
   sqlite3_limit(g->db, SQLITE_LIMIT_LENGTH, g->lim.max_value_bytes);
   sqlite3_limit(g->db, SQLITE_LIMIT_SQL_LENGTH, 100000);
   sqlite3_limit(g->db, SQLITE_LIMIT_ATTACHED, 0);
@@ -330,6 +362,8 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
   sqlite3_db_config(g->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
   sqlite3_db_config(g->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
   sqlite3_db_config(g->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+  sqlite3_db_config(g->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)NULL);
+  sqlite3_db_config(g->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
   sqlite3_set_authorizer(g->db, authorize, g);
   sqlite3_progress_handler(g->db, PROGRESS_OPS, progress, g);
   g->guarded = 1;
@@ -394,13 +428,21 @@ int pmcp__sqlg_prepare(pmcp__sqlg *g, const char *sql, size_t len, pmcp_call *ca
       snprintf(err, errlen, "%s", g->denied);
     else if (src == SQLITE_TOOBIG)
       snprintf(err, errlen, "sql is too long");
-    else if (strstr(sqlite3_errmsg(g->db), "cannot modify"))
+    else if (!strncmp(sqlite3_errmsg(g->db), "no such table: ", 15))
+      snprintf(err, errlen,
+               "table '%.64s' is not readable: query_sql reads only the tables it lists "
+               "(call it with no arguments), by their plain names",
+               sqlite3_errmsg(g->db) + 15);
+    else if (strstr(sqlite3_errmsg(g->db), "cannot modify") ||
+             strstr(sqlite3_errmsg(g->db), "may not be modified"))
       snprintf(err, errlen, "writing is not allowed: query_sql is read-only (%s)",
                sqlite3_errmsg(g->db));
     else
       snprintf(err, errlen, "SQL error: %s", sqlite3_errmsg(g->db));
     sqlite3_finalize(st);
-    return g->denied[0] || strstr(err, "not allowed") ? PMCP_EDENIED : PMCP_EINVAL;
+    return g->denied[0] || strstr(err, "not allowed") || strstr(err, "not readable")
+               ? PMCP_EDENIED
+               : PMCP_EINVAL;
   }
   if (!st) {
     snprintf(err, errlen, "sql holds no statement");
@@ -415,6 +457,13 @@ int pmcp__sqlg_prepare(pmcp__sqlg *g, const char *sql, size_t len, pmcp_call *ca
   if (!sqlite3_stmt_readonly(st)) {
     sqlite3_finalize(st);
     snprintf(err, errlen, "only read-only SELECT statements are allowed");
+    return PMCP_EDENIED;
+  }
+  /* a statement without result columns is no query (REINDEX) */
+  if (sqlite3_column_count(st) == 0) {
+    sqlite3_finalize(st);
+    snprintf(err, errlen, "this statement is not allowed: query_sql runs one read-only SELECT "
+                          "over the listed tables");
     return PMCP_EDENIED;
   }
   *out = st;

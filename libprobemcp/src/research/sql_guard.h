@@ -1,17 +1,26 @@
-/* The read-only SQL connection behind `query_sql`, enforced by SQLite
- * itself rather than by looking at the SQL text:
- *  - a separate connection opened SQLITE_OPEN_READONLY on the store file;
- *  - the research tables as TEMP views that keep only the tenant's rows
- *    (unqualified names resolve to temp first), and an authorizer that
- *    allows SELECT, reads made through those views, and functions (minus a
- *    short deny list), and denies everything else: writes, DDL, PRAGMA,
- *    ATTACH, transactions, direct reads of main.* tables (including
- *    sqlite_schema) and virtual tables; metric_points is the store's own
- *    read-only virtual table of the tenant's points (sq_points_vtab.c);
- *  - a progress handler that ends a statement after its time cap (CPU
- *    time of the statement's thread, with an elapsed-time backstop of six
- *    times the cap) or its
- *    budget of virtual machine steps (rows scanned), or on cancellation;
+/* The read-only SQL connection behind `query_sql`, isolated by
+ * construction rather than by looking at the SQL text or at names:
+ *  - the agent's SQL runs on a connection of its own that opens no file:
+ *    an in-memory database whose only tables are proxies (sql_proxy.h) of
+ *    the research views. Whatever it is given (a CTE named like a view,
+ *    main./temp. names, pragma functions, sqlite_schema, ATTACH), it has
+ *    nothing else to read: keys, users, OAuth state, audit, the cursor key
+ *    and other tenants' rows are not in that database;
+ *  - the views live on a second, private connection, opened
+ *    SQLITE_OPEN_READONLY on the store file, which runs only the proxies'
+ *    own statements: each view keeps the tenant's (and, when narrowed, the
+ *    workspace's) rows and leaves out internals; metric_points is the
+ *    store's own read-only virtual table of the tenant's points
+ *    (sq_points_vtab.c);
+ *  - on the agent's connection: DEFENSIVE, no extension loading, no
+ *    triggers or views, no ATTACH, and an authorizer that allows SELECT,
+ *    reads of the proxy tables, CTEs and subqueries, json_each/json_tree,
+ *    and functions minus a short deny list, and refuses everything else
+ *    (writes, DDL and temp objects, PRAGMA, transactions) with words;
+ *  - a progress handler on both connections that ends a statement after its
+ *    time cap (CPU time of the statement's thread, with an elapsed-time
+ *    backstop of six times the cap) or its budget of virtual machine steps
+ *    (rows scanned), or on cancellation;
  *  - SQLITE_LIMIT_LENGTH on the size of any value, so a huge randomblob or
  *    zeroblob is an error, and exactly one statement per call. */
 #ifndef PMCP_RESEARCH_SQL_GUARD_H

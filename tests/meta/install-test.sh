@@ -112,5 +112,23 @@ if sflags=$(pkg-config --static --libs libprobemcp); then
 else
   fail "pkg-config --static --libs libprobemcp"
 fi
+# The Python module, installed into the Python path, serving a host script.
+pyinit=$(meson introspect --installed "$build" | python3 -c '
+import json, sys
+print(next((p for p in json.load(sys.stdin).values() if p.endswith("probemcp/__init__.py")), ""))')
+if [ -n "$pyinit" ] && [ -e "$dest$pyinit" ] && [ -e "$(dirname "$dest$pyinit")/_config.py" ]; then
+  ok "python module probemcp installed ($pyinit)"
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"n":2}}}'
+  if printf '%s\n%s\n' "$init" "$call" | PYTHONPATH="$(dirname "$(dirname "$dest$pyinit")")" \
+       PROBEMCP_LIB="$dest$libdir/libprobemcp.so.0.1" python3 "$src/examples/python/host.py" \
+       | grep -q '"numbers":\[{"i":0},{"i":1}\]'; then
+    ok "an installed probemcp serves examples/python/host.py"
+  else
+    fail "an installed probemcp serves examples/python/host.py"
+  fi
+else
+  fail "python module probemcp installed"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -338,6 +338,9 @@ int main(int argc, char **argv)
                   ? " (authentication needs the store that holds the API keys and users;"
                     " create it with 'probe init', or use --insecure-no-auth on loopback for"
                     " local development)"
+                  : src == PMCP_EREADONLY
+                  ? " (authentication writes to the store: API keys' last use, the audit"
+                    " log, OAuth grants)"
                   : "");
       pmcp_store_free(svc);
       return 1;

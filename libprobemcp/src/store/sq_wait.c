@@ -5,8 +5,8 @@
  * import) leaves its pid, start time and command in PATH-writer beside the
  * store; the file is advisory only (SQLite's locks decide), and one whose
  * process is gone is ignored. */
+#define _GNU_SOURCE /* program_invocation_short_name */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,8 +122,8 @@ int pmcp__sq_on_busy(void *ud, int count)
     if (pmcp__sq_holder_describe(q, who, sizeof who) != 0)
       snprintf(who, sizeof who, "another process is writing to it");
     const char *file = sqlite3_db_filename(q->db, "main");
-    fprintf(stderr, "probe-mcp: waiting for the store %s: %s; waited %lld s so far%s\n",
-            file ? file : "", who, (long long)(waited / 1000),
+    fprintf(stderr, "%s: waiting for the store %s: %s; waited %lld s so far%s\n",
+            program_invocation_short_name, file ? file : "", who, (long long)(waited / 1000),
             q->wait_ms >= 0 ? "" : " (PROBE_STORE_WAIT or probe --wait sets a limit)");
     fflush(stderr);
     q->wait_said = now + SAY_EVERY_MS;

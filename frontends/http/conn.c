@@ -108,13 +108,25 @@ static int on_header_field_complete(llhttp_t *p)
   return 0;
 }
 
+/* A value folded onto an empty first line ("Name:" CRLF SP "value"):
+ * llhttp skips the line break with the whitespace, so look at what precedes
+ * the value's first byte, as far as the parsed bytes go. */
+static int folded_start(const phttp_conn *c, const char *at)
+{
+  const char *p = at;
+  while (p > c->pending && (p[-1] == ' ' || p[-1] == '\t'))
+    p--;
+  return p > c->pending && p < at && p[-1] == '\n';
+}
+
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
   phttp_conn *c = P(p);
   /* llhttp reports a value in pieces only at the end of the bytes given to
    * it, or when a line break is followed by a space or tab: the obsolete
    * line folding (RFC 9112 section 5.2), which it accepts and we refuse. */
-  if (c->req.value_broken)
+  if (c->req.value_broken ||
+      (!c->req.hdrs[c->req.nhdrs].value_len && folded_start(c, at)))
     return reject(c, 400, "obsolete line folding in a header field");
   if (at + len != c->exec_end)
     c->req.value_broken = 1;

@@ -155,6 +155,9 @@ test('malformed chunk framing and obsolete header folding are refused with 400',
       assert.equal(r?.status, 400, `folded with ${JSON.stringify(fold)}`);
       assert.match(r.body, /folding/);
     }
+    // Folded onto an empty first line.
+    r = await rawOnce(srv.port, `${head}X-Note:\r\n two\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    assert.equal(r?.status, 400, 'folded onto an empty value');
     // A value that arrives in several pieces is not folding.
     const sock = await connect(srv.port);
     const got = collect(sock, { want: 1, ms: 10000 });

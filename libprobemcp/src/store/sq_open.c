@@ -797,6 +797,16 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   return rc;
 }
 
+int64_t pmcp__store_writer_wait(pmcp_store *s, int64_t ms)
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC || s->ops.close != sq_close || !s->ctx)
+    return -1;
+  pmcp__sq *q = SQ(s->ctx);
+  int64_t was = q->wait_ms;
+  q->wait_ms = ms;
+  return was;
+}
+
 int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out)
 {
   *out = NULL;

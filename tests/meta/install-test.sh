@@ -47,6 +47,12 @@ for p in $progs; do has "program $p" "$bindir/$p"; done
 for m in $pages; do
   has "man page $m" "$mandir/man${m##*.}/$m"
 done
+# `man FUNCTION` finds a page for every public function.
+nopage=""
+for f in $(sed -n 's/^PMCP_API[^(]*[ *]\(pmcp_[a-z0-9_]*\)(.*/\1/p' "$src"/libprobemcp/include/probemcp/*.h | sort -u); do
+  [ -e "$dest$mandir/man3/$f.3" ] || nopage="$nopage $f"
+done
+if [ -z "$nopage" ]; then ok "every public function has a man3 page or link"; else fail "no man page for:$nopage"; fi
 # Everything meson says it installs.
 missing=$(meson introspect --installed "$build" | python3 -c '
 import json, os, sys

@@ -382,24 +382,38 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
                              : "redirect_uri is missing.");
     goto out;
   }
-  /* From here on, errors go back to the application. */
+  /* From here on, errors go back to the application, but only to one
+   * somebody has signed in with (RFC 9700 4.11.2): anyone may register a
+   * client, so an error redirect for a fresh one would make this server
+   * an open redirector with text of the attacker's choosing. */
+  int used = poauth_client_used(o->state, client);
+  if (used < 0) {
+    error_page(res, 500, "The store failed.");
+    free(redirect);
+    goto out;
+  }
+  const char *err = NULL, *desc = NULL;
   if (!rtype || strcmp(rtype, "code") != 0)
-    redirect_error(res, redirect, "unsupported_response_type",
-                   "only response_type=code is supported", state, issuer);
+    err = "unsupported_response_type", desc = "only response_type=code is supported";
   else if (!challenge)
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge is required (PKCE with S256)", state, issuer);
+    err = "invalid_request", desc = "code_challenge is required (PKCE with S256)";
   else if (!method || strcmp(method, "S256") != 0)
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge_method must be S256 (plain is not accepted)", state, issuer);
+    err = "invalid_request", desc = "code_challenge_method must be S256 (plain is not accepted)";
   else if (!poauth_challenge_valid(challenge))
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge must be 43 base64url characters", state, issuer);
+    err = "invalid_request", desc = "code_challenge must be 43 base64url characters";
   else if (resource && !resource_ok(resource, mcp_url))
-    redirect_error(res, redirect, "invalid_target",
-                   "resource must be this server's MCP endpoint", state, issuer);
+    err = "invalid_target", desc = "resource must be this server's MCP endpoint";
   else if (state && strlen(state) > 1000)
-    redirect_error(res, redirect, "invalid_request", "state is too long", NULL, issuer);
+    err = "invalid_request", desc = "state is too long", state = NULL;
+  if (err && used == 1)
+    redirect_error(res, redirect, err, desc, state, issuer);
+  else if (err) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "The application's request is malformed (%s: %s). "
+             "Nothing was sent back to it: it has never been used to sign in here.",
+             err, desc);
+    error_page(res, 400, msg);
+  }
   else {
     poauth_request r = {0};
     char id[40];

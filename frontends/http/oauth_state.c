@@ -139,6 +139,20 @@ int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
   return found;
 }
 
+int poauth_client_used(poauth_state *s, const char *id)
+{
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT used FROM oauth_clients WHERE id = $1 AND used IS NOT NULL",
+                 &r, id);
+  unlock(s);
+  if (rc)
+    return rc;
+  int used = pmcp__db_nrows(r) == 1;
+  pmcp__db_res_free(r);
+  return used;
+}
+
 void poauth_prune(poauth_state *s)
 {
   char now[24], day[24];

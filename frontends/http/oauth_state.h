@@ -40,6 +40,9 @@ int poauth_client_register(poauth_state *s, const char *name,
                            const char *redirect_uris_json, char id_out[40]);
 /* 1 found (*name, *uris malloc'd; uris a JSON array), 0 not, <0 error. */
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris);
+/* 1 when the client has been used for a sign-in (a code was issued to
+ * it), 0 not (or unknown), <0 error. */
+int poauth_client_used(poauth_state *s, const char *id);
 /* Deletes registrations never used for a sign-in older than a day and
  * every expired request, code, token and session. */
 void poauth_prune(poauth_state *s);

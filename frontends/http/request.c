@@ -195,12 +195,32 @@ static void handle_post(phttp_conn *c)
 {
   pmcp_http *h = c->h;
   phttp_req *r = &c->req;
-  cJSON *root = cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len);
+  /* The engine's own reading decides: a body it cannot read (invalid
+   * UTF-8, a NUL byte, a byte-order mark, trailing bytes) is answered here,
+   * on this request; the engine would answer it with a null id that no
+   * request waits for, holding the connection and its session forever. */
+  int has_nul = 0;
+  int prc = pmcp_server_check_message(h->server, r->body.ptr ? r->body.ptr : "",
+                                      r->body.len, &has_nul);
+  cJSON *root = prc == 0 ? cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len)
+                         : NULL;
   if (!root) {
-    phttp_respond_error(c, 400, -32700, "Parse error: the body is not valid JSON");
+    if (prc == PMCP_ENOMEM)
+      phttp_respond_error(c, 503, -32603, "out of memory reading the body");
+    else
+      phttp_respond_error(c, 400, -32700, prc == PMCP_EPROTO
+                          ? pmcp_server_errmsg(h->server)
+                          : "Parse error: the body is not valid JSON");
     return;
   }
   int batch = cJSON_IsArray(root);
+  if (batch && has_nul) {
+    /* Batch members are handed over one by one as cJSON prints them,
+     * which would cut such a string: refuse it whole. */
+    cJSON_Delete(root);
+    phttp_respond_error(c, 400, -32602, "Invalid params: a string in the batch contains a NUL character (\\u0000), which no string may hold");
+    return;
+  }
   int nmsg = batch ? cJSON_GetArraySize(root) : 1;
   if (batch && nmsg == 0) {
     cJSON_Delete(root);

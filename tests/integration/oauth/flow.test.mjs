@@ -115,8 +115,25 @@ test('registration: public clients only, redirect URI rules', async () => {
   assert.equal(r.status, 400);
 });
 
+test('authorize: a client never used to sign in gets an error page, never an automatic redirect', async () => {
+  // Open registration: anyone can register https://evil.example and have
+  // this server redirect there with text of their choosing (RFC 9700 4.11).
+  const r0 = await json(port, 'POST', '/oauth/register', { client_name: 'x', redirect_uris: ['https://evil.example/cb'] });
+  const evil = r0.json.client_id;
+  for (const extra of [{ response_type: 'x' }, { response_type: 'code' },
+    { response_type: 'code', code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }]) {
+    const q = new URLSearchParams({ client_id: evil, redirect_uri: 'https://evil.example/cb', state: 'Your account is locked, call 555', ...extra });
+    const r = await raw(port, { method: 'GET', path: `/oauth/authorize?${q}` });
+    assert.equal(r.status, 400, JSON.stringify(extra));
+    assert.equal(r.headers.location, undefined);
+    assert.match(r.body, /never been used to sign in here/);
+    assert.doesNotMatch(r.body, /call 555/);
+  }
+});
+
 test('authorize: PKCE S256 is mandatory; unknown client and foreign redirect URIs never redirect', async () => {
-  const client = await register(port);
+  // A client somebody signed in with: its errors go back to it.
+  const { client } = await connect(port);
   const { challenge } = pkce();
   const q = (extra) => `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: 'http://127.0.0.1:9/cb', state: 's1', ...extra })}`;
   let r = await raw(port, { method: 'GET', path: q({}) });

@@ -561,8 +561,26 @@ static void do_revoke(poauth_server *o, const pmcp_http_request *req,
     poauth_json_error(res, 400, "invalid_request", "token is missing");
     goto out;
   }
-  if (poauth_revoke_token(o->state, v[0], v[2]) < 0) {
+  /* A public client authenticates by its client_id (RFC 7009 2.1): a
+   * token is only revoked by the client it was issued to. */
+  if (!v[2]) {
+    poauth_json_error(res, 400, "invalid_client",
+                      "client_id is required: a public client names itself to revoke its tokens");
+    goto out;
+  }
+  char *cname = NULL, *uris = NULL;
+  int known = poauth_client_get(o->state, v[2], &cname, &uris);
+  free(cname);
+  free(uris);
+  int rc = known == 1 ? poauth_revoke_token(o->state, v[0], v[2]) : known;
+  if (rc < 0) {
     poauth_json_error(res, 503, "temporarily_unavailable", "the store failed; try again");
+    goto out;
+  }
+  if (known == 0 || rc == 1) {
+    poauth_json_error(res, 400, "invalid_client", known == 0
+                      ? "client_id is not a client registered here"
+                      : "the token was not issued to this client_id");
     goto out;
   }
   res->status = 200;

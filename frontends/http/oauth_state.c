@@ -770,8 +770,11 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
   lock(s);
   int rc = QUERY(s, "SELECT connection_id, client_id FROM oauth_tokens WHERE hash = $1",
                  &r, hash);
-  if (rc == 0 && pmcp__db_nrows(r) == 1 && client_id &&
-      strcmp(client_id, pmcp__db_get(r, 0, 1) ? pmcp__db_get(r, 0, 1) : "") == 0) {
+  int other = 0;
+  if (rc == 0 && pmcp__db_nrows(r) == 1 &&
+      (!client_id || strcmp(client_id, pmcp__db_get(r, 0, 1) ? pmcp__db_get(r, 0, 1) : "") != 0))
+    other = 1; /* issued to another client: refused, revokes nothing */
+  else if (rc == 0 && pmcp__db_nrows(r) == 1) {
     if (refresh) {
       char conn[40];
       copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
@@ -784,7 +787,7 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
   }
   unlock(s);
   pmcp__db_res_free(r);
-  return rc;
+  return rc ? rc : other;
 }
 
 int poauth_access_resolve(poauth_state *s, const char *token, poauth_principal *out)

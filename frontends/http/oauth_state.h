@@ -109,7 +109,9 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
 int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
                    const char *resource, poauth_tokens *out, poauth_err *err);
 /* RFC 7009: revokes the connection of a refresh token, or one access
- * token, if it was issued to @p client_id. Unknown tokens are not an error. */
+ * token, if it was issued to @p client_id: 0 (also for an unknown token,
+ * which is not an error), 1 when it was issued to another client (nothing
+ * is revoked), <0 error. */
 int poauth_revoke_token(poauth_state *s, const char *token, const char *client_id);
 
 /* What an access token stands for (the principal of an MCP call). */

@@ -53,7 +53,9 @@ START_TEST(redirect_uris)
     "http://localhost:3000/callback", "http://127.0.0.1:41234/cb",
     "http://127.9.9.9/cb", "http://[::1]:8080/cb", "http://LOCALHOST/cb",
     "cursor://anysphere.cursor-retrieval/oauth/user-probe/callback",
-    "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate"};
+    "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate",
+    "https://a-b.example.com:65535/cb", "https://192.0.2.10/cb", "https://[2001:db8::1]:443/cb",
+    "com.example.app://cb/path", "Com.Example-App:/cb"};
   static const char *const bad[] = {
     "", "http://example.com/cb", "http://localhost.evil.com/cb",
     "http://127.0.0.1.evil.com/cb", "http://10.0.0.1/cb", "https://app.example.com/cb#frag",
@@ -62,7 +64,18 @@ START_TEST(redirect_uris)
     "https://app.example.com/a b", "https://app.example.com:/cb",
     "https://app.example.com:80x/cb", "relative/path", "//app.example.com/cb",
     "cursor:", "https://[::1/cb", "http://[::2]/cb", "https://a.example\\@evil.example/",
-    "cursor:\\//x", "https://a.example/<x>", "https://a.example/{x}"};
+    "cursor:\\//x", "https://a.example/<x>", "https://a.example/{x}",
+    /* not on the allow-list: schemes the system hands to other handlers */
+    "smb://evil.example/share", "search-ms:query=x&crumb=location:\\\\evil", "shell:startup",
+    "jar:https://evil.example/x.jar!/", "ldap://evil.example/o=x", "ms-settings:privacy",
+    "steam://run/1", "itms-services://?action=download", "mycustom:/cb",
+    /* wildcard and malformed hosts, ports out of range */
+    "https://*.example.com/cb", "https://a..example.com/cb", "https://-a.example.com/cb",
+    "https://a-.example.com/cb", "https://a_b.example.com/cb", "https://a.example%2ecom/cb",
+    "https://999.1.1.1/cb", "https://1.2.3/cb", "https://a.example:0/cb",
+    "https://a.example:65536/cb", "https://a.example:123456/cb", "https://[zz::1]/cb",
+    "com.example.app://*.evil/cb", "com..example:/cb", "com.example.:/cb", "cursor://",
+    "http://127.0.0.1:99999/cb"};
   char why[200];
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
     ck_assert_msg(poauth_redirect_uri_check(good[i], why, sizeof why) == 0,
@@ -437,7 +450,8 @@ START_TEST(expiry_revocation_prune)
   approved_code("write", code, conn);
   ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   /* RFC 7009 from another client: no effect; from ours: revoked. */
-  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 0);
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 1);
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, NULL), 1);
   ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 1);
   ck_assert_int_eq(poauth_revoke_token(state, "pbm_rt_garbage", client), 0);
   /* An access token expires after an hour; the refresh token still works. */

@@ -180,6 +180,15 @@ test('code flow, token use on /mcp only, refresh rotation, RFC 7009 revocation',
   const t2 = r.json;
   assert.notEqual(t2.refresh_token, t.refresh_token);
   assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.access_token}` })).status, 200);
+  // RFC 7009 2.1: a public client authenticates by its client_id; without
+  // it, or with another client's, nothing is revoked and it is told so.
+  const other = await register(port);
+  for (const f of [{}, { client_id: other }, { client_id: 'pbm_client_unknown' }]) {
+    r = await form(port, '/oauth/revoke', { token: t2.refresh_token, ...f });
+    assert.equal(r.status, 400, JSON.stringify(f));
+    assert.equal(r.json.error, 'invalid_client', JSON.stringify(f));
+    assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.access_token}` })).status, 200);
+  }
   // RFC 7009: revoking the refresh token ends the connection.
   r = await form(port, '/oauth/revoke', { token: t2.refresh_token, client_id: c.client });
   assert.equal(r.status, 200);

@@ -352,6 +352,64 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
   }
 });
 
+// The write gate reads the role in the workspace the call acts in, not the
+// connection's own: editor in alpha and viewer in beta may not write in
+// beta through an alpha connection; made editor there, it may, audited in
+// beta; a key never acts elsewhere.
+test('write tools: the role checked is the one in the workspace the call acts in', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  probe(store, ['workspace', 'create', 'alpha', '--id', 'alpha']);
+  probe(store, ['workspace', 'create', 'beta', '--id', 'beta']);
+  probe(store, ['project', 'create', 'pa', '--id', 'pa', '--workspace', 'alpha']);
+  probe(store, ['project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta']);
+  probe(store, ['run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa']);
+  probe(store, ['run', 'create', 'betarun', '--id', 'rb', '--project', 'pb']);
+  probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
+  probe(store, ['user', 'set-role', 'ada', '--workspace', 'alpha', '--role', 'editor']);
+  probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'viewer']);
+  const srv = await startWriteServer(store, ['ada:alpha:write']);
+  try {
+    const s = await session(srv.port, `tst_${srv.conns[0]}`);
+    const tool = async (sess, args) => {
+      const r = await sess.call('tools/call', { name: 'delete_run', arguments: args });
+      assert.equal(r.status, 200, r.body);
+      return { err: !!r.msg.result.isError, text: r.msg.result.content[0].text };
+    };
+    let r = await tool(s, { run: 'run:rb', workspace: 'beta' });
+    assert.ok(r.err, r.text);
+    assert.match(r.text, /may not use write tools in workspace 'beta'/);
+    assert.equal(JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete'])).length, 0);
+    // Not a member at all: the scope's one refusal.
+    r = await tool(s, { run: 'run:rb', workspace: 'nowhere' });
+    assert.ok(r.err);
+    assert.match(r.text, /no such workspace, or no access to it/);
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'editor']);
+    r = await tool(s, { run: 'run:rb', workspace: 'beta' });
+    assert.equal(r.text, 'deleted');
+    // A write that fails is audited as failed, with its arguments.
+    r = await tool(s, { run: 'run:nope', workspace: 'beta' });
+    assert.ok(r.err);
+    const audit = JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete']));
+    assert.equal(audit.length, 2);
+    const done = audit.find((a) => a.details.status === 'done');
+    const failed = audit.find((a) => a.details.status === 'failed');
+    assert.equal(done.workspace, 'beta');
+    assert.deepEqual(done.details.arguments, { run: 'run:rb', workspace: 'beta' });
+    assert.deepEqual(failed.details.arguments, { run: 'run:nope', workspace: 'beta' });
+    // A write key of alpha never acts in beta.
+    const wkey = probe(store, ['key', 'create', '--workspace', 'alpha', '--scope', 'write']);
+    const k = await session(srv.port, wkey);
+    r = await tool(k, { run: 'run:rb', workspace: 'beta' });
+    assert.ok(r.err);
+    assert.match(r.text, /own workspace/);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // Capacity over HTTP: one engine worker and room for one waiting call
 // (PROBE_MCP_QUEUE_MAX=1). The test moves by what the server reports (held:
 // how many holds run, how many calls wait), never by how long anything

@@ -117,12 +117,14 @@ static int delete_run(pmcp_call *call, void *ud)
   pmcp__principal p;
   const char *run;
   size_t len;
-  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0 ||
-      pmcp_arg_string(call, "run", &run, &len) != 0)
+  char msg[256];
+  if (pmcp_arg_string(call, "run", &run, &len) != 0)
     return pmcp_result_errorf(call, "bad call");
+  if (mcp_auth_call_principal(call, x->auth, &p, msg, sizeof msg) != 0)
+    return pmcp_result_errorf(call, "%s", msg);
   pthread_mutex_lock(&x->mu);
-  /* Writes act in the principal's workspace too: a run of another
-   * workspace is not found. */
+  /* Writes act in the call's workspace (its `workspace` argument, else
+   * the principal's): a run of another workspace is not found. */
   pmcp_tenant all = {p.tenant_id, 0, 0}, t;
   int rc = pmcp_store_scope(x->rw, all, p.workspace, &t);
   if (rc == 0)
@@ -179,12 +181,14 @@ static int setup(pmcp_server *srv, void *ud)
   if (pmcp_server_add_tool(srv, &w) != 0)
     return -1;
   static const pmcp_arg_spec args[] = {
-    {"run", PMCP_T_STRING, 1, "the run to delete (run:ID)", 0, 0, 0, 0, NULL, NULL}};
+    {"run", PMCP_T_STRING, 1, "the run to delete (run:ID)", 0, 0, 0, 0, NULL, NULL},
+    {"workspace", PMCP_T_STRING, 0, "the workspace to act in (default: the connection's)",
+     0, 0, 0, 0, NULL, NULL}};
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
   d.name = "delete_run";
   d.description = "Marks a run deleted.";
   d.args = args;
-  d.n_args = 1;
+  d.n_args = 2;
   d.read_only = PMCP_HINT_FALSE;
   d.destructive = PMCP_HINT_TRUE;
   d.handler = delete_run;

@@ -10,8 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <cjson/cJSON.h>
-
 #include "auth_mcp.h"
 #include "core/call.h"
 #include "core/registry.h"
@@ -253,45 +251,12 @@ static void write_tool_free(void *ud)
   free(w);
 }
 
-/* Names of arguments whose values never reach the audit log. */
-static int secret_name(const char *k)
-{
-  static const char *const parts[] = {"password", "secret", "token", "key", "credential",
-                                      "passphrase", "auth"};
-  char low[128];
-  size_t n = 0;
-  for (; k && k[n] && n + 1 < sizeof low; n++)
-    low[n] = (char)(k[n] >= 'A' && k[n] <= 'Z' ? k[n] + 32 : k[n]);
-  low[n] = '\0';
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (strstr(low, parts[i]))
-      return 1;
-  return 0;
-}
-
-static void mask_secrets(cJSON *v)
-{
-  for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
-    if (c->string && secret_name(c->string)) {
-      cJSON *m = cJSON_CreateString("***");
-      if (m)
-        cJSON_ReplaceItemViaPointer(v, c, m), c = m;
-    } else {
-      mask_secrets(c);
-    }
-  }
-}
-
-/* The call's arguments as audit details, secrets masked. */
+/* The call's arguments as audit details (pmcp__audit masks the values of
+ * secret-looking names and credentials). */
 static void audit_arguments(pmcp_buf *d, pmcp_call *call)
 {
   const char *text = NULL;
-  cJSON *args = pmcp_arg_json(call, NULL, &text) == 0 && text ? cJSON_Parse(text) : NULL;
-  mask_secrets(args);
-  char *out = args ? cJSON_PrintUnformatted(args) : NULL;
-  pmcp__buf_puts(d, out ? out : "{}");
-  free(out);
-  cJSON_Delete(args);
+  pmcp__buf_puts(d, pmcp_arg_json(call, NULL, &text) == 0 && text && *text == '{' ? text : "{}");
 }
 
 static int write_handler(pmcp_call *call, void *ud)

@@ -47,8 +47,13 @@ int poauth_server_new(poauth_server **out, pmcp_store *st,
     goto fail;
   }
   o->endpoint = endpoint ? endpoint : "/mcp";
+  if (!(o->limits = poauth_limiter_new())) {
+    snprintf(why, whysize, "out of memory");
+    goto fail;
+  }
   if (poauth_state_new(&o->state, st, hooks) != 0) {
     snprintf(why, whysize, "out of memory");
+    poauth_limiter_free(o->limits);
     goto fail;
   }
   *out = o;
@@ -64,7 +69,31 @@ void poauth_server_free(poauth_server *o)
   if (!o)
     return;
   poauth_state_free(o->state);
+  poauth_limiter_free(o->limits);
   free(o);
+}
+
+static void error_page(pmcp_http_response *res, int status, const char *msg);
+
+/* 429 with Retry-After when (kind, the client's address) is over @p max a
+ * minute; returns 1 then. Counts the request otherwise. */
+static int over_limit(poauth_server *o, const pmcp_http_request *req, const char *kind,
+                      unsigned max, pmcp_http_response *res, int json)
+{
+  int64_t wait = poauth_limit(o->limits, kind, req->peer, max, 60 * 1000,
+                              poauth_now_ms(o->state), 1);
+  if (!wait)
+    return 0;
+  char msg[200];
+  snprintf(msg, sizeof msg, "too many %s requests from this address: at most %u a minute;"
+           " retry in %lld s", kind, max, (long long)(wait + 999) / 1000);
+  if (json)
+    poauth_json_error(res, 429, "slow_down", msg);
+  else {
+    error_page(res, 429, msg);
+  }
+  poauth_header(res, "Retry-After: %lld", (long long)(wait + 999) / 1000);
+  return 1;
 }
 
 /* ---- responses ----------------------------------------------------------- */
@@ -205,6 +234,8 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
 {
   static const char *const gtypes[] = {"authorization_code", "refresh_token"};
   static const char *const rtypes[] = {"code"};
+  if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
+    return;
   cJSON *in = cJSON_ParseWithLength(req->body, req->body_len);
   if (!cJSON_IsObject(in)) {
     cJSON_Delete(in);
@@ -423,7 +454,9 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     r.state = state;
     r.resource = resource ? mcp_url : NULL;
     r.scope = scope;
-    if (poauth_request_new(o->state, &r, id) != 0) {
+    if (over_limit(o, req, "authorization", POAUTH_AUTHORIZE_PER_MIN, res, 0)) {
+      /* answered: nothing stored */
+    } else if (poauth_request_new(o->state, &r, id) != 0) {
       error_page(res, 500, "The store failed.");
     } else {
       res->status = 302;

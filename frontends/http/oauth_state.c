@@ -266,6 +266,33 @@ int poauth_user_check(poauth_state *s, const char *name, const char *password,
   return ok;
 }
 
+void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
+                         const char *action)
+{
+  char actor[160];
+  snprintf(actor, sizeof actor, "user:%.140s", name && *name ? name : "?");
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "user", name ? name : "");
+  cJSON_AddStringToObject(d, "address", address ? address : "");
+  lock(s);
+  /* The entry goes to the person's tenant when the name is known, else to
+   * the first tenant (the one a single-tenant server serves). */
+  pmcp__db_res *r = NULL;
+  const char *tenant = NULL;
+  if (QUERY(s, "SELECT m.tenant_id FROM users u JOIN memberships m ON m.user_id = u.id"
+               " WHERE u.name = $1 ORDER BY m.tenant_id LIMIT 1", &r, name ? name : "") == 0 &&
+      pmcp__db_nrows(r) == 1)
+    tenant = pmcp__db_get(r, 0, 0);
+  pmcp__db_res *t = NULL;
+  if (!tenant && QUERY(s, "SELECT MIN(id) FROM tenants WHERE $1 = $1", &t, "x") == 0 &&
+      pmcp__db_nrows(t) == 1)
+    tenant = pmcp__db_get(t, 0, 0);
+  audit(s, tenant, NULL, actor, action, d);
+  pmcp__db_res_free(t);
+  pmcp__db_res_free(r);
+  unlock(s);
+}
+
 int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
                       size_t *n)
 {

@@ -63,6 +63,10 @@ void poauth_request_dispose(poauth_request *r);
  * 1 ok (user id into @p user_id), 0 wrong or disabled, <0 error. */
 int poauth_user_check(poauth_state *s, const char *name, const char *password,
                       char user_id[128]);
+/* Audits a refused sign-in of @p name from @p address ("auth.login_failed",
+ * "auth.login_locked"). */
+void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
+                         const char *action);
 /* The workspaces @p user_id belongs to: rows of (tenant_id, tenant name,
  * workspace, role). */
 typedef struct poauth_ws {

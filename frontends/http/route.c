@@ -17,6 +17,7 @@ struct phttp_route_job {
   pmcp_http_response res;
   char *mem;                 /* every string of req, one block */
   const char **names, **values;
+  char peer[64];
 };
 
 const char *pmcp_http_request_header(const pmcp_http_request *r,
@@ -185,6 +186,18 @@ static struct phttp_route_job *job_new(phttp_conn *c)
   j->req.nheaders = r->nhdrs;
   j->req.names = j->names;
   j->req.values = j->values;
+  /* The address rate limits count by (the connection's peer: a proxy's
+   * own when one is in front). */
+  struct sockaddr_storage ss;
+  int sl = sizeof ss;
+  j->peer[0] = '\0';
+  if (!c->fake && uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0) {
+    if (ss.ss_family == AF_INET6)
+      uv_ip6_name((struct sockaddr_in6 *)&ss, j->peer, sizeof j->peer);
+    else if (ss.ss_family == AF_INET)
+      uv_ip4_name((struct sockaddr_in *)&ss, j->peer, sizeof j->peer);
+  }
+  j->req.peer = j->peer;
   j->req.h = c->h;
   j->h = c->h;
   j->conn = c;

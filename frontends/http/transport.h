@@ -44,6 +44,7 @@ typedef struct pmcp_http_request {
   size_t nheaders;
   const char *const *names;  /* lower-case */
   const char *const *values;
+  const char *peer;          /* the client's address ("127.0.0.1"), or "" */
 } pmcp_http_request;
 
 /* What a route handler answers. The transport adds Content-Length and

@@ -318,3 +318,58 @@ test('deny sends access_denied; a person without a workspace cannot approve', as
   assert.equal(u.searchParams.get('iss'), `http://127.0.0.1:${port}/oauth`);
   await assert.rejects(consent(new Agent(port), authorizeUrl(port, client, pkce().challenge), { user: 'carol', password: 'carol-password-1' }), /decision: 400/);
 });
+
+// Unauthenticated steps are bounded per client address: registrations and
+// stored authorization requests per minute, failed sign-ins per user name
+// and per address (a lockout that refuses even the right password),
+// each refusal audited. A fresh server: its limits are its own.
+test('limits: registration and authorization per address; sign-in lockout, audited', async () => {
+  const s2 = await startServer(HTTP, ['--store', env.store]);
+  try {
+    const p2 = s2.port;
+    let r;
+    let n = 0;
+    for (; n < 200; n++) {
+      r = await json(p2, 'POST', '/oauth/register', { client_name: `c${n}`, redirect_uris: ['http://127.0.0.1:9/cb'] });
+      if (r.status !== 201) break;
+    }
+    assert.equal(n, 60, 'sixty registrations a minute from one address');
+    assert.equal(r.status, 429);
+    assert.match(r.json.error_description, /at most 60 a minute/);
+    assert.match(r.headers['retry-after'], /^\d+$/);
+    // Authorization requests: counted when stored; refused past the limit.
+    const client = await register(port); // on the other server: registered in the shared store
+    const { challenge } = pkce();
+    for (n = 0; n < 300; n++) {
+      r = await raw(p2, { method: 'GET', path: authorizeUrl(p2, client, challenge) });
+      if (r.status !== 302) break;
+    }
+    assert.equal(n, 120);
+    assert.equal(r.status, 429);
+    // Sign-in: five wrong passwords for ada lock her out, right password too.
+    const agent = new Agent(p2);
+    const page = async () => {
+      const x = await agent.get('/oauth/login');
+      return { csrf: hidden(x.body, 'csrf') };
+    };
+    for (let i = 0; i < 5; i++) {
+      const { csrf } = await page();
+      r = await agent.post('/oauth/login', { username: 'ada', password: `wrong-${i}`, req: '', csrf });
+      assert.equal(r.status, 401, r.body);
+    }
+    let { csrf } = await page();
+    r = await agent.post('/oauth/login', { username: 'ada', password: 'ada-password-1', req: '', csrf });
+    assert.equal(r.status, 429);
+    assert.match(r.body, /Too many failed sign-ins/);
+    // Another user from the same address is not locked (yet).
+    ({ csrf } = await page());
+    r = await agent.post('/oauth/login', { username: 'bob', password: 'bob-password-1', req: '', csrf });
+    assert.equal(r.status, 303);
+    const audit = JSON.parse(env.probe(['audit', '--json']).toString());
+    // (Earlier tests of the shared store may have failed some too.)
+    assert.ok(audit.filter((a) => a.action === 'auth.login_failed' && a.actor === 'user:ada').length >= 5);
+    assert.ok(audit.some((a) => a.action === 'auth.login_locked' && a.details.address === '127.0.0.1'));
+  } finally {
+    await s2.stop();
+  }
+});

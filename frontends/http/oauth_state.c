@@ -374,8 +374,11 @@ int poauth_session_user(poauth_state *s, const char *cookie, char user_id[128])
   pmcp__db_res *r = NULL;
   lock(s);
   i64(now, poauth_now_ms(s));
+  /* A sign-in older than the person's last change (password, disabled or
+   * enabled: users.updated) is over. */
   int rc = QUERY(s, "SELECT s.user_id FROM oauth_sessions s JOIN users u ON u.id = s.user_id"
-                    " WHERE s.hash = $1 AND s.expires > $2 AND u.disabled = 0",
+                    " WHERE s.hash = $1 AND s.expires > $2 AND u.disabled = 0"
+                    " AND s.created >= u.updated",
                  &r, hash, now);
   unlock(s);
   if (rc)
@@ -763,6 +766,14 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
     fail = set_err(err, "invalid_grant", 400, "the refresh token has expired");
   else if (resource && want_res && strcmp(resource, want_res) != 0)
     fail = set_err(err, "invalid_target", 400, "resource does not match the connection's");
+  /* Before rotating: a refresh refused while the person is disabled (or
+   * the connection revoked) must leave the token as it was, or the same
+   * token tried again once enabled would look like a replay. */
+  int live = fail ? 1 : conn_live(s, conn, out->access_level);
+  if (!fail && live != 1)
+    fail = live < 0 ? set_err(err, "server_error", 500, "the store failed")
+                    : set_err(err, "invalid_grant", 400,
+                              "the connection was revoked or its user is disabled");
   if (!fail) {
     int64_t ch = 0;
     if (!pmcp__db_get(r, 0, 4))
@@ -777,8 +788,6 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
                      "the refresh token was already used; its connection is revoked");
     }
   }
-  if (!fail && conn_live(s, conn, out->access_level) != 1)
-    fail = set_err(err, "invalid_grant", 400, "the connection was revoked");
   if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
     fail = set_err(err, "server_error", 500, "could not issue tokens");
   unlock(s);

@@ -373,3 +373,26 @@ test('limits: registration and authorization per address; sign-in lockout, audit
     await s2.stop();
   }
 });
+
+// A consent-page sign-in ends when the person's password changes or they
+// are disabled (enabling them again does not bring it back); a refresh
+// refused while disabled leaves the token usable once enabled, not a
+// "replay" that revokes the connection.
+test('sessions end on a password change or when disabled; a refresh while disabled is no replay', async () => {
+  const c = await connect(port, { user: 'bob', password: 'bob-password-1' });
+  const signedIn = async (agent) => /Your connections/.test((await agent.get('/oauth/connections')).body);
+  assert.ok(await signedIn(c.agent));
+  env.probe(['user', 'passwd', 'bob'], 'bob-password-1\n');
+  assert.ok(!(await signedIn(c.agent)), 'password change ends the sign-in');
+  const again = await connect(port, { user: 'bob', password: 'bob-password-1' });
+  assert.ok(await signedIn(again.agent));
+  env.probe(['user', 'disable', 'bob']);
+  const t = await form(port, '/oauth/token', { grant_type: 'refresh_token', refresh_token: again.tokens.refresh_token, client_id: again.client });
+  assert.equal(t.status, 400);
+  assert.match(t.json.error_description, /disabled/);
+  env.probe(['user', 'enable', 'bob']);
+  assert.ok(!(await signedIn(again.agent)), 'disabling ends the sign-in for good');
+  const t2 = await form(port, '/oauth/token', { grant_type: 'refresh_token', refresh_token: again.tokens.refresh_token, client_id: again.client });
+  assert.equal(t2.status, 200, t2.body);
+  assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.json.access_token}` })).status, 200);
+});

@@ -33,6 +33,10 @@ int phttp_host_name(const char *value, size_t len, char *name, size_t size);
 /* Parses an Origin "scheme://host[:port]" into its host name as above.
  * Returns 0, or -1 when it is not such an origin (e.g. "null"). */
 int phttp_origin_name(const char *value, size_t len, char *name, size_t size);
+/* True when the Origin @p origin names the port of the Host header
+ * @p host (a port left out is the origin scheme's default); the host name
+ * itself is checked against the allow-list. */
+int phttp_origin_same_port(const char *origin, size_t on, const char *host, size_t hn);
 /* Parses a Last-Event-ID "<stream>_<seq>". Returns 0 or -1. */
 int phttp_event_id(const char *value, size_t len, uint32_t *stream,
                    uint64_t *seq);

@@ -67,8 +67,14 @@ void phttp_check_headers(phttp_conn *c)
     for (size_t i = 0; i < h->n_allow_origins && !ok; i++)
       ok = strlen(h->allow_origins[i]) == n &&
            strncasecmp(h->allow_origins[i], origin, n) == 0;
-    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0)
-      ok = host_allowed(h, name);
+    /* Not only the host name: another port of the same host is another
+     * origin (another program on this machine), so the origin's port (by
+     * its scheme when left out) must be the one the request was sent to. */
+    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0 && host_allowed(h, name)) {
+      size_t hn;
+      const char *hv = phttp_header(r, "host", &hn, &count);
+      ok = hv && phttp_origin_same_port(origin, n, hv, hn);
+    }
     if (!ok)
       { set_reject(c, 403, "Origin not allowed"); return; }
   }
@@ -124,6 +130,16 @@ static phttp_session *request_session(phttp_conn *c)
   /* Another principal's session is answered like an unknown one. */
   if (!s || s->issued <= 0 || (c->h->o.auth && s->principal != c->req.principal)) {
     phttp_respond_error(c, 404, -32001, "Session not found");
+    return NULL;
+  }
+  /* The version the session negotiated is the only one it speaks: a
+   * request claiming another is a client confused about its session. */
+  const char *ver = phttp_header(&c->req, "mcp-protocol-version", &n, &count);
+  if (ver && s->proto[0] && (strlen(s->proto) != n || memcmp(s->proto, ver, n) != 0)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "Bad Request: MCP-Protocol-Version does not match the version "
+             "this session negotiated (%s)", s->proto);
+    phttp_respond_error(c, 400, -32000, msg);
     return NULL;
   }
   phttp_session_touch(c->h, s);
@@ -278,10 +294,15 @@ static void handle_post(phttp_conn *c)
       return;
     }
   }
-  if (batch && !s->stateless && s->issued > 0) {
+  if (batch && (s->stateless || s->issued > 0)) {
+    /* A stateless request says its version in its header (s->proto). */
     char ver[32];
-    if (pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0 &&
+    if (s->stateless)
+      snprintf(ver, sizeof ver, "%s", s->proto);
+    if ((s->stateless || pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0) &&
         strcmp(ver, "2025-06-18") >= 0) {
+      if (s->stateless)
+        phttp_session_free(h, s, "request refused");
       cJSON_Delete(root);
       phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
       return;

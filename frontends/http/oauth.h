@@ -70,6 +70,9 @@ int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX]);
 /* A random identifier (24 base64url chars) for rows and CSRF tokens. */
 int poauth_random_id(char out[33]);
 
+/* True when JSON text @p text holds a NUL byte or a \u0000 escape in a
+ * string, which cJSON would cut the string at: such documents are refused. */
+int poauth_json_has_nul(const char *text, size_t len);
 /* application/x-www-form-urlencoded (bodies and query strings). Finds the
  * value of @p name; returns 1 found (*out malloc'd, decoded), 0 absent,
  * -1 malformed (bad percent escape, NUL) or repeated (RFC 6749 3.1: a

@@ -236,6 +236,11 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   static const char *const rtypes[] = {"code"};
   if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
     return;
+  if (poauth_json_has_nul(req->body, req->body_len)) {
+    poauth_json_error(res, 400, "invalid_client_metadata",
+                      "a string of the registration contains a NUL character (\\u0000)");
+    return;
+  }
   cJSON *in = cJSON_ParseWithLength(req->body, req->body_len);
   if (!cJSON_IsObject(in)) {
     cJSON_Delete(in);

@@ -380,6 +380,25 @@ static char *form_decode(const char *p, size_t n, int *bad)
   return o;
 }
 
+int poauth_json_has_nul(const char *text, size_t len)
+{
+  int in_str = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\0')
+      return 1;
+    if (!in_str) {
+      in_str = text[i] == '"';
+    } else if (text[i] == '"') {
+      in_str = 0;
+    } else if (text[i] == '\\' && i + 1 < len) {
+      if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0)
+        return 1;
+      i++; /* the escaped character (a quote or a backslash included) */
+    }
+  }
+  return 0;
+}
+
 int poauth_form_get(const char *form, const char *name, char **out)
 {
   *out = NULL;

@@ -86,6 +86,15 @@ START_TEST(redirect_uris)
                   "%s accepted", bad[i]);
     ck_assert_msg(strstr(why, "redirect_uri") != NULL, "reason for %s: %s", bad[i], why);
   }
+  /* JSON strings cJSON would cut. */
+#define NUL(t) poauth_json_has_nul(t, sizeof t - 1)
+  ck_assert(NUL("{\"client_name\":\"a\\u0000b\"}"));
+  ck_assert(NUL("{\"a\":\"x\0y\"}"));
+  ck_assert(!NUL("{\"a\":\"x\\\\u0000\"}")); /* an escaped backslash, then text */
+  ck_assert(NUL("{\"a\":\"\\u00001\"}"));
+  ck_assert(NUL("{\"a\":\"\\u0041\\\"\\u0000\"}"));
+  ck_assert(!NUL("{\"a\":\"plain\"}"));
+#undef NUL
   char huge[2100];
   memset(huge, 'a', sizeof huge - 1);
   huge[sizeof huge - 1] = '\0';

@@ -111,6 +111,13 @@ test('registration: public clients only, redirect URI rules', async () => {
   assert.match(r.json.error_description, /public clients/);
   r = await json(port, 'POST', '/oauth/register', { redirect_uris: [] });
   assert.equal(r.status, 400);
+  // A NUL in any string is refused, never cut.
+  for (const body of [{ client_name: 'Trusted\u0000 evil', redirect_uris: ['https://a.example/cb'] },
+    { redirect_uris: ['https://a.example/cb\u0000.evil'] }]) {
+    r = await json(port, 'POST', '/oauth/register', body);
+    assert.equal(r.status, 400);
+    assert.match(r.json.error_description, /NUL character/);
+  }
   r = await raw(port, { method: 'POST', path: '/oauth/register', headers: { 'content-type': 'application/json' }, body: '{not json' });
   assert.equal(r.status, 400);
 });

@@ -244,6 +244,13 @@ struct pmcp_http {
   phttp_session *s_head, *s_tail;
   unsigned nsessions;
   unsigned inflight;         /* requests awaiting their final message */
+  /* Requests in flight per principal (authentication on), so that one
+   * principal cannot take every slot: a short list, entries dropped at 0. */
+  struct phttp_pcount {
+    void *principal;
+    unsigned n;
+    struct phttp_pcount *next;
+  } *pcounts;
   int stopping;              /* graceful shutdown started */
   int forced;
   uint64_t id_counter;       /* testing ids */
@@ -294,6 +301,12 @@ void phttp_check_headers(phttp_conn *c);    /* at end of headers */
 void phttp_deliver(pmcp_http *h, phttp_qmsg *m);
 void phttp_conn_lost(phttp_conn *c);        /* detach from its stream */
 void phttp_sweep_sessions(pmcp_http *h);
+/* Shutdown: ends the sessions whose requests in flight no connection
+ * waits for (their client went away), so shutdown does not wait on them. */
+void phttp_end_detached_sessions(pmcp_http *h);
+/* Adds @p delta (may be negative) to @p principal's requests in flight;
+ * returns the count before. NULL principal: nothing counted, 0. */
+unsigned phttp_principal_inflight(pmcp_http *h, void *principal, int delta);
 void phttp_close_all_sessions(pmcp_http *h);
 void phttp_end_standalone_streams(pmcp_http *h);
 void phttp_log(pmcp_http *h, const char *fmt, ...) PMCP_PRINTF(2, 3);

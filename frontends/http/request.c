@@ -342,9 +342,25 @@ static void handle_post(phttp_conn *c)
     phttp_respond(c, 503, "application/json", "Retry-After: 1\r\n", busy, sizeof busy - 1);
     return;
   }
-  if (s->inflight + (unsigned)nreq > h->o.max_inflight) {
+  /* In-flight limits: per session, per principal (so one principal's many
+   * sessions cannot take every slot) and for the whole server. */
+  const char *limit = NULL;
+  if (s->inflight + (unsigned)nreq > h->o.max_inflight)
+    limit = "too many requests in flight in this session";
+  else if (phttp_principal_inflight(h, s->principal, 0) + (unsigned)nreq >
+           h->o.max_inflight_principal)
+    limit = "too many requests in flight for this principal";
+  else if (h->inflight + (unsigned)nreq > h->o.max_inflight_total)
+    limit = "too many requests in flight in this server";
+  if (limit) {
     cJSON_Delete(root);
-    phttp_respond_error(c, 429, -32000, "too many requests in flight in this session");
+    if (s->stateless)
+      phttp_session_free(h, s, "request refused");
+    char body[300];
+    snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
+             "\"%s: retry in a moment\",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}},"
+             "\"id\":null}", limit);
+    phttp_respond(c, 429, "application/json", "Retry-After: 1\r\n", body, strlen(body));
     return;
   }
   phttp_stream *st = phttp_stream_new(s);
@@ -383,6 +399,7 @@ static void handle_post(phttp_conn *c)
   c->stream = st;
   s->inflight += (unsigned)nreq;
   h->inflight += (unsigned)nreq;
+  phttp_principal_inflight(h, s->principal, nreq);
   if (st->mode == MODE_SSE)
     phttp_stream_start_sse(st);
   /* Keep our own copy of the session id: an inline answer may end a

@@ -90,6 +90,10 @@ typedef struct pmcp_http_options {
   unsigned sse_ping_ms;      /* SSE comment keep-alive; 0: 25 s */
   size_t replay_bytes;       /* per-session SSE replay buffer; 0: 1 MiB */
   unsigned max_inflight;     /* requests in flight per session; 0: 256 */
+  /* Requests in flight per principal (authentication on), over all its
+   * sessions; 0: 4 x max_inflight. */
+  unsigned max_inflight_principal;
+  unsigned max_inflight_total; /* in the whole server; 0: 4096 */
   /* Threads that run tool/resource/prompt handlers off the loop (at most
    * 16); 0: 1. */
   unsigned handler_threads;

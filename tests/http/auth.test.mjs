@@ -455,3 +455,42 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// In-flight requests are bounded per principal over all its sessions:
+// one key's held calls cannot take every slot; another key is served.
+test('in-flight limit per principal: one key cannot take every slot', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  const a = probe(store, ['key', 'create']);
+  const b = probe(store, ['key', 'create']);
+  const srv = await startWriteServer(store, [], ['--hold', '--workers', '4', '--max-inflight-principal', '2']);
+  try {
+    const sb = await session(srv.port, b);
+    const held = async () => JSON.parse((await sb.call('tools/call', { name: 'held', arguments: {} }))
+      .msg.result.content[0].text).running;
+    const a1 = await session(srv.port, a);
+    const a2 = await session(srv.port, a);
+    const a3 = await session(srv.port, a);
+    const p1 = a1.call('tools/call', { name: 'hold', arguments: {} });
+    const p2 = a2.call('tools/call', { name: 'hold', arguments: {} });
+    for (let i = 0; i < 3000 && (await held()) < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await held(), 2);
+    const r3 = await a3.call('tools/call', { name: 'hold', arguments: {} });
+    assert.equal(r3.status, 429, r3.body);
+    assert.match(r3.headers['retry-after'], /^\d+$/);
+    assert.match(JSON.parse(r3.body).error.message, /for this principal/);
+    // The other key is served meanwhile, even a third hold.
+    const pb = sb.call('tools/call', { name: 'hold', arguments: {} });
+    for (let i = 0; i < 3000 && (await held()) < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await held(), 3);
+    await sb.call('tools/call', { name: 'release', arguments: {} });
+    for (const p of [p1, p2, pb]) assert.equal((await p).msg.result.content[0].text, 'released');
+    // Slots come back: the first key is served again.
+    const again = await a3.call('tools/call', { name: 'held', arguments: {} });
+    assert.equal(again.status, 200);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -230,7 +230,7 @@ int main(int argc, char **argv)
   const char *store = NULL, *listen = "127.0.0.1:0";
   const char *conns[16];
   int nconn = 0, with_oauth = 0, research = 0, hold_tools = 0;
-  unsigned workers = 0;
+  unsigned workers = 0, max_principal = 0;
   for (int i = 1; i < argc; i += 2) {
     if (!strcmp(argv[i], "--oauth")) {
       with_oauth = 1;
@@ -250,6 +250,8 @@ int main(int argc, char **argv)
       listen = argv[i + 1];
     else if (!strcmp(argv[i], "--workers"))
       workers = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-inflight-principal"))
+      max_principal = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--connection") && nconn < 16)
       conns[nconn++] = argv[i + 1];
     else {
@@ -261,7 +263,7 @@ int main(int argc, char **argv)
   int port;
   if (!store || pmcp_http_parse_listen(listen, host, sizeof host, &port, err, sizeof err)) {
     fprintf(stderr, "usage: http-writeserver --store S [--listen H:P] [--connection U:W:A]"
-            " [--oauth] [--research] [--hold] [--workers N]\n");
+            " [--oauth] [--research] [--hold] [--workers N] [--max-inflight-principal N]\n");
     return 2;
   }
   ctx x = {0};
@@ -299,6 +301,7 @@ int main(int argc, char **argv)
   }
   o.host = host;
   o.port = port;
+  o.max_inflight_principal = max_principal;
   o.auth = mcp_auth_http;
   o.auth_ud = x.auth;
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;

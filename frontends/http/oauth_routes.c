@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/json.h"
 #include "oauth.h"
 #include "util/buf.h"
 
@@ -236,6 +237,11 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   static const char *const rtypes[] = {"code"};
   if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
     return;
+  /* Names end up in HTML pages and the audit log's JSON: UTF-8 only. */
+  if (!pmcp__utf8_valid(req->body, req->body_len)) {
+    poauth_json_error(res, 400, "invalid_client_metadata", "the body is not valid UTF-8");
+    return;
+  }
   if (poauth_json_has_nul(req->body, req->body_len)) {
     poauth_json_error(res, 400, "invalid_client_metadata",
                       "a string of the registration contains a NUL character (\\u0000)");

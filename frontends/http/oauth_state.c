@@ -78,14 +78,16 @@ static void copy(char *dst, size_t size, const char *v)
                  (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
                  (const char *const[]){__VA_ARGS__}, (res))
 
-static void audit(poauth_state *s, const char *tenant, const char *ws,
-                  const char *actor, const char *action, cJSON *details)
+static int audit(poauth_state *s, const char *tenant, const char *ws,
+                 const char *actor, const char *action, cJSON *details)
 {
   char *d = details ? cJSON_PrintUnformatted(details) : NULL;
+  int rc = 0;
   if (s->hooks.audit)
-    s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
+    rc = s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
   free(d);
   cJSON_Delete(details);
+  return rc;
 }
 
 /* "user:NAME", the audit log's actor for a person (lock held). */
@@ -479,11 +481,7 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
     rc = EXEC(s, "UPDATE oauth_clients SET used = $2 WHERE id = $1 AND used IS NULL",
               NULL, req->client_id, now);
   if (rc == 0 && ch == 1) {
-    rc = pmcp_store_commit(s->st);
-  } else {
-    pmcp_store_rollback(s->st);
-  }
-  if (rc == 0 && ch == 1) {
+    /* In the same transaction: no connection without its audit entry. */
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "connection", conn_id);
     cJSON_AddStringToObject(d, "client_id", req->client_id);
@@ -491,7 +489,12 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
     cJSON_AddStringToObject(d, "access", access);
     char actor[200];
     actor_of(s, user_id, actor, sizeof actor);
-    audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
+    rc = audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
+  }
+  if (rc == 0 && ch == 1) {
+    rc = pmcp_store_commit(s->st);
+  } else {
+    pmcp_store_rollback(s->st);
   }
   unlock(s);
   if (rc || ch != 1) {

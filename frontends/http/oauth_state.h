@@ -13,8 +13,9 @@ typedef struct poauth_hooks {
   /* 1 when @p password matches the stored KDF string, else 0. */
   int (*verify_password)(const char *stored, const char *password, void *ud);
   /* Appends an audit entry (via "mcp"); details is a JSON object with no
-   * secrets. Errors are the hook's to log. */
-  void (*audit)(void *ud, pmcp_store *st, const char *tenant_id,
+   * secrets. Returns 0 or the store's error (a change audited in its own
+   * transaction is rolled back then). */
+  int (*audit)(void *ud, pmcp_store *st, const char *tenant_id,
                 const char *workspace, const char *actor, const char *action,
                 const char *details_json);
   void *ud;

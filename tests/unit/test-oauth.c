@@ -250,14 +250,15 @@ static int test_verify(const char *stored, const char *password, void *ud)
   return stored && *stored && strcmp(stored, password) == 0;
 }
 
-static void test_audit(void *ud, pmcp_store *st, const char *tenant, const char *ws,
-                       const char *actor, const char *action, const char *details)
+static int test_audit(void *ud, pmcp_store *st, const char *tenant, const char *ws,
+                      const char *actor, const char *action, const char *details)
 {
   (void)ud;
   (void)st;
   size_t n = strlen(audit_log);
   snprintf(audit_log + n, sizeof audit_log - n, "%s|%s|%s|%s|%s\n", action,
            tenant ? tenant : "-", ws ? ws : "-", actor, details);
+  return 0;
 }
 
 static poauth_state *state;

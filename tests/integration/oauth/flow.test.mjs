@@ -403,3 +403,24 @@ test('sessions end on a password change or when disabled; a refresh while disabl
   assert.equal(t2.status, 200, t2.body);
   assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.json.access_token}` })).status, 200);
 });
+
+// The audit log names the client (its id is no secret) and `probe audit
+// --json` stays valid JSON whatever the client calls itself; a name that
+// is not UTF-8 is refused at registration.
+test('audit: client_id shown, JSON valid whatever the client name', async () => {
+  const weird = 'Ev"il\\ \n\t</script> \u2028 \u{1F600} {"x":1}';
+  let r = await json(port, 'POST', '/oauth/register', { client_name: weird, redirect_uris: ['http://127.0.0.1:9/cb'] });
+  assert.equal(r.status, 201, r.body);
+  const client = r.json.client_id;
+  const loc = await consent(new Agent(port), authorizeUrl(port, client, pkce().challenge));
+  assert.match(loc, /code=/);
+  const audit = JSON.parse(env.probe(['audit', '--json', '--action', 'mcp_connection.authorize']).toString());
+  const mine = audit.find((a) => a.details.client_id === client);
+  assert.ok(mine, 'the client_id is readable in the log');
+  assert.equal(mine.details.client_name, weird);
+  const bad = Buffer.concat([Buffer.from('{"client_name":"x'), Buffer.from([0xff, 0xfe]),
+    Buffer.from('","redirect_uris":["http://127.0.0.1:9/cb"]}')]);
+  r = await raw(port, { method: 'POST', path: '/oauth/register', headers: { 'content-type': 'application/json' }, body: bad });
+  assert.equal(r.status, 400);
+  assert.match(r.body, /not valid UTF-8/);
+});

@@ -328,7 +328,9 @@ void phttp_pool_join(pmcp_http *h);   /* after the loop: stop the threads */
 extern _Thread_local int phttp_in_work;
 
 /* route.c: the host's own routes, run on libuv worker threads */
-int phttp_route_claim(phttp_conn *c);   /* at end of headers: 1 = ours */
+int phttp_route_claim(phttp_conn *c);
+/* The connection's peer address ("127.0.0.1"), "" when unknown. */
+void phttp_peer_name(phttp_conn *c, char *out, size_t size);   /* at end of headers: 1 = ours */
 void phttp_route_handle(phttp_conn *c); /* body read: start the handler */
 void phttp_route_lost(phttp_conn *c);   /* the connection is closing */
 

@@ -574,9 +574,12 @@ int poauth_base_url(const pmcp_http_request *req, const char *fixed,
     return n > 0 && (size_t)n < size ? 0 : -1;
   }
   char proto[16] = "http", host[256] = "";
-  const char *fwd = pmcp_http_request_header(req, "forwarded", NULL);
-  const char *xp = pmcp_http_request_header(req, "x-forwarded-proto", NULL);
-  const char *xh = pmcp_http_request_header(req, "x-forwarded-host", NULL);
+  /* Forwarded headers are anyone's to send: believed only from a proxy
+   * the operator named. */
+  int trusted = pmcp_http_peer_trusted(req);
+  const char *fwd = trusted ? pmcp_http_request_header(req, "forwarded", NULL) : NULL;
+  const char *xp = trusted ? pmcp_http_request_header(req, "x-forwarded-proto", NULL) : NULL;
+  const char *xh = trusted ? pmcp_http_request_header(req, "x-forwarded-host", NULL) : NULL;
   char tmp[256];
   int forwarded_host = 0;
   if (xp && first_item(xp, tmp, sizeof tmp) == 0)

@@ -599,6 +599,9 @@ static int authenticate(phttp_conn *c)
   req.nheaders = n;
   req.names = names;
   req.values = values;
+  char peer[64];
+  phttp_peer_name(c, peer, sizeof peer);
+  req.peer = peer;
   char challenge[1024] = "", why[256] = "";
   r->principal = h->o.auth(h->o.auth_ud, &req, challenge, sizeof challenge, why, sizeof why);
   free(mem);

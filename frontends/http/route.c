@@ -46,6 +46,29 @@ int pmcp_http_host_allowed(const pmcp_http *h, const char *name)
 
 const char *pmcp_http_endpoint(const pmcp_http *h) { return h->endpoint; }
 
+int pmcp_http_peer_trusted(const pmcp_http_request *req)
+{
+  if (!req || !req->h || !req->peer || !req->peer[0])
+    return 0;
+  for (size_t i = 0; i < req->h->o.n_trusted_proxies; i++)
+    if (strcmp(req->h->o.trusted_proxies[i], req->peer) == 0)
+      return 1;
+  return 0;
+}
+
+void phttp_peer_name(phttp_conn *c, char *out, size_t size)
+{
+  struct sockaddr_storage ss;
+  int sl = sizeof ss;
+  out[0] = '\0';
+  if (!c->fake && uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0) {
+    if (ss.ss_family == AF_INET6)
+      uv_ip6_name((struct sockaddr_in6 *)&ss, out, size);
+    else if (ss.ss_family == AF_INET)
+      uv_ip4_name((struct sockaddr_in *)&ss, out, size);
+  }
+}
+
 int phttp_route_claim(phttp_conn *c)
 {
   pmcp_http *h = c->h;
@@ -188,15 +211,7 @@ static struct phttp_route_job *job_new(phttp_conn *c)
   j->req.values = j->values;
   /* The address rate limits count by (the connection's peer: a proxy's
    * own when one is in front). */
-  struct sockaddr_storage ss;
-  int sl = sizeof ss;
-  j->peer[0] = '\0';
-  if (!c->fake && uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0) {
-    if (ss.ss_family == AF_INET6)
-      uv_ip6_name((struct sockaddr_in6 *)&ss, j->peer, sizeof j->peer);
-    else if (ss.ss_family == AF_INET)
-      uv_ip4_name((struct sockaddr_in *)&ss, j->peer, sizeof j->peer);
-  }
+  phttp_peer_name(c, j->peer, sizeof j->peer);
   j->req.peer = j->peer;
   j->req.h = c->h;
   j->h = c->h;

@@ -63,6 +63,8 @@ const char *pmcp_http_request_header(const pmcp_http_request *r,
 /* True when @p name (a host name without port, lower-case) is one the
  * transport accepts in Host. Thread-safe. */
 int pmcp_http_host_allowed(const pmcp_http *h, const char *name);
+/* True when @p req came from one of the trusted proxies. */
+int pmcp_http_peer_trusted(const pmcp_http_request *req);
 /* The endpoint path ("/mcp" unless configured). */
 const char *pmcp_http_endpoint(const pmcp_http *h);
 
@@ -75,6 +77,11 @@ typedef struct pmcp_http_options {
    * loopback names of the listening address. */
   const char *const *allow_hosts;
   size_t n_allow_hosts;
+  /* Addresses of the reverse proxies in front ("127.0.0.1", "::1"): only
+   * their Forwarded / X-Forwarded-* headers are believed (strings and the
+   * array must outlive the transport). */
+  const char *const *trusted_proxies;
+  size_t n_trusted_proxies;
   const char *const *allow_origins;
   size_t n_allow_origins;
   size_t max_body;           /* bytes; 0: 4 MiB */

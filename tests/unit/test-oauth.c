@@ -198,9 +198,12 @@ START_TEST(base_urls)
   pmcp_http *h = NULL;
   pmcp_http_options o = {0};
   const char *hosts[] = {"mcp.example.com"};
+  const char *proxies[] = {"10.0.0.7"};
   o.testing = 1;
   o.allow_hosts = hosts;
   o.n_allow_hosts = 1;
+  o.trusted_proxies = proxies;
+  o.n_trusted_proxies = 1;
   char err[200];
   ck_assert_int_eq(pmcp_http_new(&h, &o, err, sizeof err), 0);
   const char *names[4], *values[4];
@@ -221,6 +224,13 @@ START_TEST(base_urls)
   names[2] = "x-forwarded-host";
   values[2] = "MCP.example.com";
   r.nheaders = 3;
+  /* From anyone but a trusted proxy, forwarded headers are ignored. */
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "http://127.0.0.1:8080");
+  r.peer = "10.0.0.8";
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "http://127.0.0.1:8080");
+  r.peer = "10.0.0.7";
   ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
   ck_assert_str_eq(out, "https://mcp.example.com");
   values[2] = "evil.example";   /* not an allowed host */

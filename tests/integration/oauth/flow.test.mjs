@@ -48,13 +48,23 @@ test('metadata: protected resource (RFC 9728) and authorization server (RFC 8414
     assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
     assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
   }
-  // A forwarded host the server allows is used; one it does not is refused.
+  // Forwarded headers from a client that is not a trusted proxy are ignored.
   let r = await json(port, 'GET', '/.well-known/oauth-protected-resource', undefined,
     { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'localhost:8443' });
-  assert.equal(r.json.resource, 'https://localhost:8443/mcp');
-  r = await json(port, 'GET', '/.well-known/oauth-protected-resource', undefined,
-    { 'x-forwarded-host': 'evil.example' });
-  assert.equal(r.status, 400);
+  assert.equal(r.json.resource, `${base}/mcp`);
+  // From a trusted proxy: a forwarded host the server allows is used; one
+  // it does not is refused.
+  const px = await startServer(HTTP, ['--store', env.store, '--trusted-proxy', '127.0.0.1']);
+  try {
+    r = await json(px.port, 'GET', '/.well-known/oauth-protected-resource', undefined,
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'localhost:8443' });
+    assert.equal(r.json.resource, 'https://localhost:8443/mcp');
+    r = await json(px.port, 'GET', '/.well-known/oauth-protected-resource', undefined,
+      { 'x-forwarded-host': 'evil.example' });
+    assert.equal(r.status, 400);
+  } finally {
+    await px.stop();
+  }
   // CORS preflight; wrong method; unknown endpoint.
   r = await raw(port, { method: 'OPTIONS', path: '/oauth/token', headers: { origin: 'https://app.example' } });
   assert.equal(r.status, 204);

@@ -266,12 +266,9 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
   }
 });
 
-// Workspace scoping through the real scope hook (mcp_auth_scope): the
-// research and tracking tools of the write server (--research) act in the
-// connection's workspace; `workspace` switches to another the person
-// belongs to, re-checked on every call; a non-member, missing or other
-// workspace gets one refusal; a key never switches.
-test('workspaces: a connection switches with `workspace`, a key may not', async () => {
+// A store with workspaces alpha and beta, a project and a run in each
+// (run:ra, run:rb), and ada: editor of alpha, viewer of beta.
+function twoWorkspaces({ otherTenant = false } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
   const store = path.join(dir, 'store.db');
   probe(store, ['init']);
@@ -281,11 +278,23 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
   probe(store, ['project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta']);
   probe(store, ['run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa']);
   probe(store, ['run', 'create', 'betarun', '--id', 'rb', '--project', 'pb']);
-  probe(store, ['--tenant', 'lab-b', 'init']);
-  probe(store, ['--tenant', 'lab-b', 'workspace', 'create', 'gamma', '--id', 'gamma']);
+  if (otherTenant) {
+    probe(store, ['--tenant', 'lab-b', 'init']);
+    probe(store, ['--tenant', 'lab-b', 'workspace', 'create', 'gamma', '--id', 'gamma']);
+  }
   probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
   probe(store, ['user', 'set-role', 'ada', '--workspace', 'alpha', '--role', 'editor']);
   probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'viewer']);
+  return { dir, store };
+}
+
+// Workspace scoping through the real scope hook (mcp_auth_scope): the
+// research and tracking tools of the write server (--research) act in the
+// connection's workspace; `workspace` switches to another the person
+// belongs to, re-checked on every call; a non-member, missing or other
+// workspace gets one refusal; a key never switches.
+test('workspaces: a connection switches with `workspace`, a key may not', async () => {
+  const { dir, store } = twoWorkspaces({ otherTenant: true });
   const key = probe(store, ['key', 'create', '--workspace', 'alpha']);
   const srv = await startWriteServer(store, ['ada:alpha:read'], ['--research']);
   try {
@@ -357,18 +366,7 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
 // beta through an alpha connection; made editor there, it may, audited in
 // beta; a key never acts elsewhere.
 test('write tools: the role checked is the one in the workspace the call acts in', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
-  const store = path.join(dir, 'store.db');
-  probe(store, ['init']);
-  probe(store, ['workspace', 'create', 'alpha', '--id', 'alpha']);
-  probe(store, ['workspace', 'create', 'beta', '--id', 'beta']);
-  probe(store, ['project', 'create', 'pa', '--id', 'pa', '--workspace', 'alpha']);
-  probe(store, ['project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta']);
-  probe(store, ['run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa']);
-  probe(store, ['run', 'create', 'betarun', '--id', 'rb', '--project', 'pb']);
-  probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
-  probe(store, ['user', 'set-role', 'ada', '--workspace', 'alpha', '--role', 'editor']);
-  probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'viewer']);
+  const { dir, store } = twoWorkspaces();
   const srv = await startWriteServer(store, ['ada:alpha:write']);
   try {
     const s = await session(srv.port, `tst_${srv.conns[0]}`);

@@ -159,21 +159,25 @@ test('soak: unreadable bodies mixed with normal traffic; others served, memory a
   }
 });
 
+// Calls sample (which asks the client for a completion) and disconnects
+// at its first event: nobody ever answers, so the call never ends.
+function vanishDuringSample(port, h) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/mcp',
+      headers: { ...JSON_HEADERS, ...h }, agent: false }, (res) => {
+      res.once('data', () => { req.destroy(); resolve(); });
+    });
+    req.on('error', () => resolve());
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'sample', arguments: { prompt: 'x' } } }));
+  });
+}
+
 test('a session whose client went away with a request in flight still expires', async () => {
   const srv = await startServer(BIN, ['--session-idle-ms', '400']);
   try {
     const sid = await initSession(srv.port);
     const h = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-    // sample asks the client for a completion: a client that disconnects
-    // never answers, so the call never ends.
-    await new Promise((resolve) => {
-      const req = http.request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/mcp',
-        headers: { ...JSON_HEADERS, ...h }, agent: false }, (res) => {
-        res.once('data', () => { req.destroy(); resolve(); });
-      });
-      req.on('error', () => resolve());
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'sample', arguments: { prompt: 'x' } } }));
-    });
+    await vanishDuringSample(srv.port, h);
     // Idle 400 ms, swept every second: gone after 2.5 s untouched.
     await new Promise((r) => setTimeout(r, 2500));
     const r = await post(srv.port, JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'ping' }), h);
@@ -189,14 +193,7 @@ test('shutdown does not wait for requests whose client went away', async () => {
   const srv = await startServer(BIN);
   const sid = await initSession(srv.port);
   const h = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-  await new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/mcp',
-      headers: { ...JSON_HEADERS, ...h }, agent: false }, (res) => {
-      res.once('data', () => { req.destroy(); resolve(); });
-    });
-    req.on('error', () => resolve());
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'sample', arguments: { prompt: 'x' } } }));
-  });
+  await vanishDuringSample(srv.port, h);
   await new Promise((r) => setTimeout(r, 100));
   const t0 = Date.now();
   await srv.stop();

@@ -148,7 +148,10 @@ test('soak: unreadable bodies mixed with normal traffic; others served, memory a
       await round(1500);
       await new Promise((r) => setTimeout(r, 200));
       assert.ok(fds(pid) <= fd0 + 4, `descriptors grew from ${fd0} to ${fds(pid)}`);
-      assert.ok(rssKb(pid) < rss0 + 8192, `RSS grew from ${rss0} to ${rssKb(pid)} kB`);
+      // Sanitized builds keep freed memory in quarantine: a looser bound
+      // there (LeakSanitizer checks leaks at exit instead).
+      const slack = Number(process.env.HTTP_SOAK_RSS_KB ?? 8192);
+      assert.ok(rssKb(pid) < rss0 + slack, `RSS grew from ${rss0} to ${rssKb(pid)} kB`);
       // A new session still opens (nothing was held).
       if (!stateless) assert.match(await initSession(srv.port), /^[0-9a-f]{32}$/);
     } finally {

@@ -130,8 +130,13 @@ static void challenge_for(mcp_auth *a, const pmcp_http_request *req, int invalid
 {
   char base[512];
   if (poauth_base_url(req, a->public_base[0] ? a->public_base : NULL, base,
-                      sizeof base) != 0)
-    base[0] = '\0';
+                      sizeof base) != 0) {
+    /* No base known (no Host, a forwarded host not allowed): a relative
+     * metadata URL would be resolved against whatever the client thinks,
+     * so none is advertised. */
+    snprintf(out, size, "Bearer%s", invalid ? " error=\"invalid_token\"" : "");
+    return;
+  }
   /* Only characters a quoted-string may hold reach the header. */
   for (char *p = base; *p; p++)
     if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)

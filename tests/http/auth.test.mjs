@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { raw, startServer } from './lib.mjs';
 
@@ -260,6 +261,21 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
     assert.match(b.msg.result.content[0].text, /run:r1/);
     const bkey = probe(store, ['--tenant', 'lab-b', 'key', 'create']);
     assert.equal((await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${bkey}` }, body: INIT })).status, 401);
+    // No Host (HTTP/1.0), so no base URL: the challenge names no relative
+    // metadata URL.
+    const head = await new Promise((resolve, reject) => {
+      const sock = net.connect(srv.port, '127.0.0.1', () => {
+        sock.end(`POST /mcp HTTP/1.0\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: ${Buffer.byteLength(INIT)}\r\n\r\n${INIT}`);
+      });
+      let data = '';
+      sock.on('data', (d) => { data += d; });
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    assert.match(head, /^HTTP\/1\.1 401/);
+    const wa = head.match(/^www-authenticate: (.*)\r$/im)[1];
+    assert.doesNotMatch(wa, /resource_metadata="\//);
+    assert.match(wa, /^Bearer/);
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });

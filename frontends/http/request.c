@@ -132,16 +132,6 @@ static phttp_session *request_session(phttp_conn *c)
     phttp_respond_error(c, 404, -32001, "Session not found");
     return NULL;
   }
-  /* The version the session negotiated is the only one it speaks: a
-   * request claiming another is a client confused about its session. */
-  const char *ver = phttp_header(&c->req, "mcp-protocol-version", &n, &count);
-  if (ver && s->proto[0] && (strlen(s->proto) != n || memcmp(s->proto, ver, n) != 0)) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "Bad Request: MCP-Protocol-Version does not match the version "
-             "this session negotiated (%s)", s->proto);
-    phttp_respond_error(c, 400, -32000, msg);
-    return NULL;
-  }
   phttp_session_touch(c->h, s);
   return s;
 }

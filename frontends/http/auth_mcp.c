@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "auth_mcp.h"
+#include "core/call.h"
 #include "core/registry.h"
 #include "oauth.h"
 #include "store/db.h"
@@ -129,8 +130,13 @@ static void challenge_for(mcp_auth *a, const pmcp_http_request *req, int invalid
 {
   char base[512];
   if (poauth_base_url(req, a->public_base[0] ? a->public_base : NULL, base,
-                      sizeof base) != 0)
-    base[0] = '\0';
+                      sizeof base) != 0) {
+    /* No base known (no Host, a forwarded host not allowed): a relative
+     * metadata URL would be resolved against whatever the client thinks,
+     * so none is advertised. */
+    snprintf(out, size, "Bearer%s", invalid ? " error=\"invalid_token\"" : "");
+    return;
+  }
   /* Only characters a quoted-string may hold reach the header. */
   for (char *p = base; *p; p++)
     if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
@@ -250,24 +256,43 @@ static void write_tool_free(void *ud)
   free(w);
 }
 
+/* The call's arguments as audit details (pmcp__audit masks the values of
+ * secret-looking names and credentials). */
+static void audit_arguments(pmcp_buf *d, pmcp_call *call)
+{
+  const char *text = NULL;
+  pmcp__buf_puts(d, pmcp_arg_json(call, NULL, &text) == 0 && text && *text == '{' ? text : "{}");
+}
+
 static int write_handler(pmcp_call *call, void *ud)
 {
   write_tool *w = ud;
   if (!w->a)
     return w->handler(call, w->ud);
   pmcp__principal p;
+  char msg[256];
   /* The filter already hides the tool; this is the second wall, with the
-   * principal as of this call. */
-  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0 ||
-      !pmcp__principal_can_write(&p)) {
-    pmcp_result_errorf(call, "this connection may not use write tools");
+   * principal as of this call and its role in the workspace the call acts
+   * in (the filter only knows the connection's own). */
+  int prc = mcp_auth_call_principal(call, w->a, &p, msg, sizeof msg);
+  if (prc != 0) {
+    pmcp_result_errorf(call, "%s", msg);
+    return 0;
+  }
+  if (!pmcp__principal_can_write(&p)) {
+    pmcp_result_errorf(call, "this connection may not use write tools in workspace '%s'"
+                       " (it needs write access and the editor role there)", p.workspace);
     return 0;
   }
   int rc = w->handler(call, w->ud);
+  /* A tool that answered with an error result did not do its write. */
+  int failed = rc != 0 || call->is_error;
   pmcp_buf d = PMCP_BUF_INIT;
   pmcp__buf_puts(&d, "{\"tool\":");
   pmcp__buf_json_string(&d, w->name, strlen(w->name));
-  pmcp__buf_printf(&d, ",\"status\":\"%s\"}", rc == 0 ? "done" : "failed");
+  pmcp__buf_printf(&d, ",\"status\":\"%s\",\"arguments\":", failed ? "failed" : "done");
+  audit_arguments(&d, call);
+  pmcp__buf_putc(&d, '}');
   if (d.ptr) {
     pthread_mutex_lock(&w->a->mu);
     pmcp_tenant t = {p.tenant_id, 0, 0};
@@ -307,31 +332,29 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
 
 /* ---- the workspace of each tool call ---------------------------------------- */
 
-int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *msg,
-                   size_t msg_size, void *ud)
+/* The principal as it acts in @p asked (NULL or "": its own workspace):
+ * the membership and its role are read now, on every call, so a removed
+ * membership or a changed role takes effect at once. One message for a
+ * workspace that does not exist, one of another tenant, and one the
+ * person is not in. */
+static int principal_in(mcp_auth *a, pmcp_call *call, const char *asked,
+                        pmcp__principal *p, char *msg, size_t msg_size)
 {
-  mcp_auth *a = ud;
-  pmcp__principal p;
-  memset(out, 0, sizeof *out);
   /* The holder was refreshed from the store by this request's
    * authentication: a revoked key, a disabled person or a removed role of
    * the default workspace already answered 401. */
-  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0) {
+  if (mcp_auth_principal(pmcp_call_session_ud(call), p) != 0) {
     snprintf(msg, msg_size, "authentication required");
     return PMCP_EDENIED;
   }
-  if (asked && *asked && strcmp(asked, p.workspace) != 0) {
-    if (p.kind != PMCP__P_CONNECTION) {
+  if (asked && *asked && strcmp(asked, p->workspace) != 0) {
+    if (p->kind != PMCP__P_CONNECTION) {
       snprintf(msg, msg_size, "an API key acts only in its own workspace ('%s'): drop the"
-               " workspace argument, or use a key of the other workspace", p.workspace);
+               " workspace argument, or use a key of the other workspace", p->workspace);
       return PMCP_EDENIED;
     }
-    /* Another workspace of the person: the membership and its role are
-     * read now, on every call, so a removed membership or a changed role
-     * takes effect at once. One message for a workspace that does not
-     * exist, one of another tenant, and one the person is not in. */
     pthread_mutex_lock(&a->mu);
-    int rc = pmcp__auth_principal_in_workspace(a->st, &p, asked);
+    int rc = pmcp__auth_principal_in_workspace(a->st, p, asked);
     pthread_mutex_unlock(&a->mu);
     if (rc != 0) {
       snprintf(msg, msg_size, "%s", rc == PMCP_EDENIED
@@ -340,9 +363,30 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
       return rc;
     }
   }
+  return 0;
+}
+
+int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *msg,
+                   size_t msg_size, void *ud)
+{
+  mcp_auth *a = ud;
+  pmcp__principal p;
+  memset(out, 0, sizeof *out);
+  int rc = principal_in(a, call, asked, &p, msg, msg_size);
+  if (rc)
+    return rc;
   snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
   snprintf(out->role, sizeof out->role, "%s", pmcp__role_name(p.role));
   return 0;
+}
+
+int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp__principal *out,
+                            char *msg, size_t msg_size)
+{
+  const char *asked = NULL;
+  if (pmcp_arg_string(call, "workspace", &asked, NULL) != 0)
+    asked = NULL;
+  return principal_in(a, call, asked, out, msg, msg_size);
 }
 
 int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)

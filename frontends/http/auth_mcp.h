@@ -60,6 +60,12 @@ int mcp_auth_principal(void *session_ud, pmcp__principal *out);
  * call); an API key may not. */
 int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *msg,
                    size_t msg_size, void *ud);
+/* The principal as a call acts: in the workspace its `workspace` argument
+ * names (with the same rules and messages as mcp_auth_scope, the role
+ * re-read there), else its own. 0, or an error with @p msg set. Write
+ * tools check their role with it and act in its workspace. */
+int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp__principal *out,
+                            char *msg, size_t msg_size);
 /* pmcp_scope_list_fn: the caller's workspaces and roles for
  * list_workspaces. */
 int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud);

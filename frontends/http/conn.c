@@ -798,7 +798,8 @@ void phttp_respond(phttp_conn *c, int status, const char *ctype,
 {
   char head[1024];
   int n = snprintf(head, sizeof head,
-                   "HTTP/1.1 %d %s\r\n%s%s%sContent-Length: %zu\r\n%s%s\r\n",
+                   "HTTP/1.1 %d %s\r\n%s%s%sContent-Length: %zu\r\n"
+                   "X-Content-Type-Options: nosniff\r\n%s%s\r\n",
                    status, reason_phrase(status),
                    ctype ? "Content-Type: " : "", ctype ? ctype : "",
                    ctype ? "\r\n" : "", len,
@@ -848,7 +849,7 @@ void phttp_begin_sse(phttp_conn *c, const char *extra)
     c->close_after = 1; /* HTTP/1.0: the body ends with the connection */
   int n = snprintf(head, sizeof head,
                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                   "Cache-Control: no-cache\r\n%s%s\r\n",
+                   "Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n%s%s\r\n",
                    c->chunked ? "Transfer-Encoding: chunked\r\n" : "Connection: close\r\n",
                    extra ? extra : "");
   if (n > 0 && (size_t)n < sizeof head)

@@ -393,13 +393,41 @@ static void do_login(page_ctx *p)
     signin_page(p, 403, v[2], "Your sign-in form expired. Please try again.");
     goto out;
   }
+  /* Lockout: too many failed sign-ins of this name, or from this address,
+   * refuse even the right password until the window ends (and run no
+   * KDF, so guessing costs the server nothing). */
+  const char *addr = p->req->peer ? p->req->peer : "";
+  const char *user = v[0] ? v[0] : "";
+  int64_t now = poauth_now_ms(p->o->state);
+  int64_t wait = poauth_limit(p->o->limits, "login-user", user, POAUTH_LOGIN_FAIL_USER,
+                              POAUTH_LOGIN_WINDOW_MS, now, 0);
+  int64_t wait2 = poauth_limit(p->o->limits, "login-addr", addr, POAUTH_LOGIN_FAIL_ADDR,
+                               POAUTH_LOGIN_WINDOW_MS, now, 0);
+  if (wait2 > wait)
+    wait = wait2;
+  if (wait) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "Too many failed sign-ins for this user or from this address."
+             " Try again in %lld minute(s).", (long long)(wait + 59999) / 60000);
+    poauth_audit_signin(p->o->state, user, addr, "auth.login_locked");
+    signin_page(p, 429, v[2], msg);
+    goto out;
+  }
   char uid[128];
   int rc = v[0] && v[1] ? poauth_user_check(p->o->state, v[0], v[1], uid) : 0;
   if (rc != 1) {
+    if (rc == 0) {
+      poauth_limit(p->o->limits, "login-user", user, POAUTH_LOGIN_FAIL_USER,
+                   POAUTH_LOGIN_WINDOW_MS, now, 1);
+      poauth_limit(p->o->limits, "login-addr", addr, POAUTH_LOGIN_FAIL_ADDR,
+                   POAUTH_LOGIN_WINDOW_MS, now, 1);
+      poauth_audit_signin(p->o->state, user, addr, "auth.login_failed");
+    }
     signin_page(p, rc < 0 ? 500 : 401, v[2],
                 rc < 0 ? "The store failed." : "Wrong user name or password.");
     goto out;
   }
+  poauth_limit_clear(p->o->limits, "login-user", user);
   char cookie[POAUTH_TOKEN_MAX];
   if (poauth_session_new(p->o->state, uid, cookie) != 0) {
     message_page(p, 500, "Error", "The store failed.");

@@ -184,6 +184,59 @@ int phttp_origin_name(const char *value, size_t len, char *name, size_t size)
   return phttp_host_name(p, (size_t)(end - p), name, size);
 }
 
+/* The port after a host (":8080"), else @p dflt; -1 when malformed. */
+static long port_of(const char *p, const char *end, long dflt)
+{
+  if (*p == '[') {
+    const char *rb = memchr(p, ']', (size_t)(end - p));
+    if (!rb)
+      return -1;
+    p = rb + 1;
+  } else {
+    const char *c = memchr(p, ':', (size_t)(end - p));
+    p = c ? c : end;
+  }
+  if (p == end)
+    return dflt;
+  long v = 0;
+  if (*p != ':' || p + 1 == end || end - p > 6)
+    return -1;
+  for (const char *q = p + 1; q < end; q++) {
+    if (*q < '0' || *q > '9')
+      return -1;
+    v = v * 10 + (*q - '0');
+  }
+  return v;
+}
+
+int phttp_origin_same_port(const char *origin, size_t on, const char *host, size_t hn)
+{
+  char oname[256], hname[256];
+  const char *p = origin, *end = origin + on;
+  trim(&p, &end);
+  long dflt;
+  if ((size_t)(end - p) > 7 && ieq(p, 7, "http://"))
+    p += 7, dflt = 80;
+  else if ((size_t)(end - p) > 8 && ieq(p, 8, "https://"))
+    p += 8, dflt = 443;
+  else
+    return 0;
+  if (end > p && end[-1] == '/')
+    end--;
+  if (phttp_host_name(p, (size_t)(end - p), oname, sizeof oname) != 0)
+    return 0;
+  long oport = port_of(p, end, dflt);
+  const char *h = host, *hend = host + hn;
+  trim(&h, &hend);
+  if (phttp_host_name(h, (size_t)(hend - h), hname, sizeof hname) != 0)
+    return 0;
+  /* A Host without a port: the origin's scheme's default (a TLS proxy in
+   * front of us forwards "Host: name" for https://name). */
+  long hport = port_of(h, hend, dflt);
+  (void)oname;
+  return oport > 0 && oport == hport;
+}
+
 int phttp_event_id(const char *value, size_t len, uint32_t *stream,
                    uint64_t *seq)
 {

@@ -33,6 +33,10 @@ int phttp_host_name(const char *value, size_t len, char *name, size_t size);
 /* Parses an Origin "scheme://host[:port]" into its host name as above.
  * Returns 0, or -1 when it is not such an origin (e.g. "null"). */
 int phttp_origin_name(const char *value, size_t len, char *name, size_t size);
+/* True when the Origin @p origin names the port of the Host header
+ * @p host (a port left out is the origin scheme's default); the host name
+ * itself is checked against the allow-list. */
+int phttp_origin_same_port(const char *origin, size_t on, const char *host, size_t hn);
 /* Parses a Last-Event-ID "<stream>_<seq>". Returns 0 or -1. */
 int phttp_event_id(const char *value, size_t len, uint32_t *stream,
                    uint64_t *seq);
@@ -245,6 +249,13 @@ struct pmcp_http {
   phttp_session *s_head, *s_tail;
   unsigned nsessions;
   unsigned inflight;         /* requests awaiting their final message */
+  /* Requests in flight per principal (authentication on), so that one
+   * principal cannot take every slot: a short list, entries dropped at 0. */
+  struct phttp_pcount {
+    void *principal;
+    unsigned n;
+    struct phttp_pcount *next;
+  } *pcounts;
   int stopping;              /* graceful shutdown started */
   int forced;
   uint64_t id_counter;       /* testing ids */
@@ -295,6 +306,12 @@ void phttp_check_headers(phttp_conn *c);    /* at end of headers */
 void phttp_deliver(pmcp_http *h, phttp_qmsg *m);
 void phttp_conn_lost(phttp_conn *c);        /* detach from its stream */
 void phttp_sweep_sessions(pmcp_http *h);
+/* Shutdown: ends the sessions whose requests in flight no connection
+ * waits for (their client went away), so shutdown does not wait on them. */
+void phttp_end_detached_sessions(pmcp_http *h);
+/* Adds @p delta (may be negative) to @p principal's requests in flight;
+ * returns the count before. NULL principal: nothing counted, 0. */
+unsigned phttp_principal_inflight(pmcp_http *h, void *principal, int delta);
 void phttp_close_all_sessions(pmcp_http *h);
 void phttp_end_standalone_streams(pmcp_http *h);
 void phttp_log(pmcp_http *h, const char *fmt, ...) PMCP_PRINTF(2, 3);
@@ -316,7 +333,9 @@ void phttp_pool_join(pmcp_http *h);   /* after the loop: stop the threads */
 extern _Thread_local int phttp_in_work;
 
 /* route.c: the host's own routes, run on libuv worker threads */
-int phttp_route_claim(phttp_conn *c);   /* at end of headers: 1 = ours */
+int phttp_route_claim(phttp_conn *c);
+/* The connection's peer address ("127.0.0.1"), "" when unknown. */
+void phttp_peer_name(phttp_conn *c, char *out, size_t size);   /* at end of headers: 1 = ours */
 void phttp_route_handle(phttp_conn *c); /* body read: start the handler */
 void phttp_route_lost(phttp_conn *c);   /* the connection is closing */
 

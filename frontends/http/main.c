@@ -26,6 +26,8 @@ static const char usage[] =
   "  --allow-host NAME      accept this Host name too (repeatable; default:\n"
   "                         loopback names and the listening address)\n"
   "  --allow-origin ORIGIN  accept this exact Origin too (repeatable)\n"
+  "  --trusted-proxy ADDR   believe Forwarded / X-Forwarded-* only from this\n"
+  "                         proxy address (repeatable; default: from none)\n"
   "  --max-body BYTES       largest request body (default 4194304)\n"
   "  --max-connections N    open connections (default 1024)\n"
   "  --max-connections-per-client N  from one client address (default a\n"
@@ -173,7 +175,8 @@ int main(int argc, char **argv)
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *public_base = getenv("PUBLIC_BASE_URL");
   int no_auth = 0;
-  const char *hosts[64], *origins[64];
+  const char *hosts[64], *origins[64], *proxies[16];
+  size_t np = 0;
   size_t nh = 0, no = 0;
   int port = 8080;
   for (int i = 1; i < argc; i++) {
@@ -224,6 +227,13 @@ int main(int argc, char **argv)
         return 2;
       }
       hosts[nh++] = v;
+    } else if (!strcmp(a, "--trusted-proxy")) {
+      NEEDV();
+      if (np == 16) {
+        fprintf(stderr, "probe-mcp-http: at most 16 --trusted-proxy\n");
+        return 2;
+      }
+      proxies[np++] = v;
     } else if (!strcmp(a, "--allow-origin")) {
       NEEDV();
       if (no == 64) {
@@ -309,6 +319,8 @@ int main(int argc, char **argv)
   o.port = port;
   o.allow_hosts = hosts;
   o.n_allow_hosts = nh;
+  o.trusted_proxies = proxies;
+  o.n_trusted_proxies = np;
   o.allow_origins = origins;
   o.n_allow_origins = no;
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;

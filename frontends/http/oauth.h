@@ -70,6 +70,9 @@ int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX]);
 /* A random identifier (24 base64url chars) for rows and CSRF tokens. */
 int poauth_random_id(char out[33]);
 
+/* True when JSON text @p text holds a NUL byte or a \u0000 escape in a
+ * string, which cJSON would cut the string at: such documents are refused. */
+int poauth_json_has_nul(const char *text, size_t len);
 /* application/x-www-form-urlencoded (bodies and query strings). Finds the
  * value of @p name; returns 1 found (*out malloc'd, decoded), 0 absent,
  * -1 malformed (bad percent escape, NUL) or repeated (RFC 6749 3.1: a
@@ -103,8 +106,28 @@ char *poauth_cookie_get(const char *header, const char *name);
 
 #include "oauth_state.h"
 
+/* Rate limits (oauth_limit.c): fixed windows per (kind, key) in a bounded
+ * table; thread-safe. */
+typedef struct poauth_limiter poauth_limiter;
+poauth_limiter *poauth_limiter_new(void);
+void poauth_limiter_free(poauth_limiter *l);
+/* With @p count: counts one event of (kind, key) unless @p max were
+ * reached in the window; without, only looks. Returns 0 when allowed,
+ * else the milliseconds until the window ends. */
+int64_t poauth_limit(poauth_limiter *l, const char *kind, const char *key, unsigned max,
+                     int64_t window_ms, int64_t now_ms, int count);
+void poauth_limit_clear(poauth_limiter *l, const char *kind, const char *key);
+
+/* The limits (per client address unless said). */
+#define POAUTH_REGISTER_PER_MIN 60     /* registrations */
+#define POAUTH_AUTHORIZE_PER_MIN 120   /* authorization requests stored */
+#define POAUTH_LOGIN_FAIL_USER 5       /* failed sign-ins of one user name ... */
+#define POAUTH_LOGIN_FAIL_ADDR 20      /* ... and from one address ... */
+#define POAUTH_LOGIN_WINDOW_MS (15 * 60 * 1000) /* ... in 15 minutes lock it out */
+
 typedef struct poauth_server {
   poauth_state *state;
+  poauth_limiter *limits;
   char public_base[512];     /* PUBLIC_BASE_URL normalised, or "" */
   char app_base[512];        /* APP_BASE_URL normalised, or "" */
   const char *endpoint;      /* the MCP endpoint path */

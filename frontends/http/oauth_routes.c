@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/json.h"
 #include "oauth.h"
 #include "util/buf.h"
 
@@ -47,8 +48,13 @@ int poauth_server_new(poauth_server **out, pmcp_store *st,
     goto fail;
   }
   o->endpoint = endpoint ? endpoint : "/mcp";
+  if (!(o->limits = poauth_limiter_new())) {
+    snprintf(why, whysize, "out of memory");
+    goto fail;
+  }
   if (poauth_state_new(&o->state, st, hooks) != 0) {
     snprintf(why, whysize, "out of memory");
+    poauth_limiter_free(o->limits);
     goto fail;
   }
   *out = o;
@@ -64,7 +70,31 @@ void poauth_server_free(poauth_server *o)
   if (!o)
     return;
   poauth_state_free(o->state);
+  poauth_limiter_free(o->limits);
   free(o);
+}
+
+static void error_page(pmcp_http_response *res, int status, const char *msg);
+
+/* 429 with Retry-After when (kind, the client's address) is over @p max a
+ * minute; returns 1 then. Counts the request otherwise. */
+static int over_limit(poauth_server *o, const pmcp_http_request *req, const char *kind,
+                      unsigned max, pmcp_http_response *res, int json)
+{
+  int64_t wait = poauth_limit(o->limits, kind, req->peer, max, 60 * 1000,
+                              poauth_now_ms(o->state), 1);
+  if (!wait)
+    return 0;
+  char msg[200];
+  snprintf(msg, sizeof msg, "too many %s requests from this address: at most %u a minute;"
+           " retry in %lld s", kind, max, (long long)(wait + 999) / 1000);
+  if (json)
+    poauth_json_error(res, 429, "slow_down", msg);
+  else {
+    error_page(res, 429, msg);
+  }
+  poauth_header(res, "Retry-After: %lld", (long long)(wait + 999) / 1000);
+  return 1;
 }
 
 /* ---- responses ----------------------------------------------------------- */
@@ -205,6 +235,18 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
 {
   static const char *const gtypes[] = {"authorization_code", "refresh_token"};
   static const char *const rtypes[] = {"code"};
+  if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
+    return;
+  /* Names end up in HTML pages and the audit log's JSON: UTF-8 only. */
+  if (!pmcp__utf8_valid(req->body, req->body_len)) {
+    poauth_json_error(res, 400, "invalid_client_metadata", "the body is not valid UTF-8");
+    return;
+  }
+  if (poauth_json_has_nul(req->body, req->body_len)) {
+    poauth_json_error(res, 400, "invalid_client_metadata",
+                      "a string of the registration contains a NUL character (\\u0000)");
+    return;
+  }
   cJSON *in = cJSON_ParseWithLength(req->body, req->body_len);
   if (!cJSON_IsObject(in)) {
     cJSON_Delete(in);
@@ -382,24 +424,38 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
                              : "redirect_uri is missing.");
     goto out;
   }
-  /* From here on, errors go back to the application. */
+  /* From here on, errors go back to the application, but only to one
+   * somebody has signed in with (RFC 9700 4.11.2): anyone may register a
+   * client, so an error redirect for a fresh one would make this server
+   * an open redirector with text of the attacker's choosing. */
+  int used = poauth_client_used(o->state, client);
+  if (used < 0) {
+    error_page(res, 500, "The store failed.");
+    free(redirect);
+    goto out;
+  }
+  const char *err = NULL, *desc = NULL;
   if (!rtype || strcmp(rtype, "code") != 0)
-    redirect_error(res, redirect, "unsupported_response_type",
-                   "only response_type=code is supported", state, issuer);
+    err = "unsupported_response_type", desc = "only response_type=code is supported";
   else if (!challenge)
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge is required (PKCE with S256)", state, issuer);
+    err = "invalid_request", desc = "code_challenge is required (PKCE with S256)";
   else if (!method || strcmp(method, "S256") != 0)
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge_method must be S256 (plain is not accepted)", state, issuer);
+    err = "invalid_request", desc = "code_challenge_method must be S256 (plain is not accepted)";
   else if (!poauth_challenge_valid(challenge))
-    redirect_error(res, redirect, "invalid_request",
-                   "code_challenge must be 43 base64url characters", state, issuer);
+    err = "invalid_request", desc = "code_challenge must be 43 base64url characters";
   else if (resource && !resource_ok(resource, mcp_url))
-    redirect_error(res, redirect, "invalid_target",
-                   "resource must be this server's MCP endpoint", state, issuer);
+    err = "invalid_target", desc = "resource must be this server's MCP endpoint";
   else if (state && strlen(state) > 1000)
-    redirect_error(res, redirect, "invalid_request", "state is too long", NULL, issuer);
+    err = "invalid_request", desc = "state is too long", state = NULL;
+  if (err && used == 1)
+    redirect_error(res, redirect, err, desc, state, issuer);
+  else if (err) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "The application's request is malformed (%s: %s). "
+             "Nothing was sent back to it: it has never been used to sign in here.",
+             err, desc);
+    error_page(res, 400, msg);
+  }
   else {
     poauth_request r = {0};
     char id[40];
@@ -409,7 +465,9 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     r.state = state;
     r.resource = resource ? mcp_url : NULL;
     r.scope = scope;
-    if (poauth_request_new(o->state, &r, id) != 0) {
+    if (over_limit(o, req, "authorization", POAUTH_AUTHORIZE_PER_MIN, res, 0)) {
+      /* answered: nothing stored */
+    } else if (poauth_request_new(o->state, &r, id) != 0) {
       error_page(res, 500, "The store failed.");
     } else {
       res->status = 302;
@@ -547,8 +605,26 @@ static void do_revoke(poauth_server *o, const pmcp_http_request *req,
     poauth_json_error(res, 400, "invalid_request", "token is missing");
     goto out;
   }
-  if (poauth_revoke_token(o->state, v[0], v[2]) < 0) {
+  /* A public client authenticates by its client_id (RFC 7009 2.1): a
+   * token is only revoked by the client it was issued to. */
+  if (!v[2]) {
+    poauth_json_error(res, 400, "invalid_client",
+                      "client_id is required: a public client names itself to revoke its tokens");
+    goto out;
+  }
+  char *cname = NULL, *uris = NULL;
+  int known = poauth_client_get(o->state, v[2], &cname, &uris);
+  free(cname);
+  free(uris);
+  int rc = known == 1 ? poauth_revoke_token(o->state, v[0], v[2]) : known;
+  if (rc < 0) {
     poauth_json_error(res, 503, "temporarily_unavailable", "the store failed; try again");
+    goto out;
+  }
+  if (known == 0 || rc == 1) {
+    poauth_json_error(res, 400, "invalid_client", known == 0
+                      ? "client_id is not a client registered here"
+                      : "the token was not issued to this client_id");
     goto out;
   }
   res->status = 200;

@@ -15,14 +15,12 @@ static int verify_password(const char *stored, const char *password, void *ud)
   return pmcp__password_verify(stored, password) == 1;
 }
 
-static void audit(void *ud, pmcp_store *st, const char *tenant_id, const char *workspace,
-                  const char *actor, const char *action, const char *details)
+static int audit(void *ud, pmcp_store *st, const char *tenant_id, const char *workspace,
+                 const char *actor, const char *action, const char *details)
 {
   (void)ud;
   pmcp_tenant t = {tenant_id ? strtoll(tenant_id, NULL, 10) : 0, 0, 0};
-  /* A failed audit write cannot undo what happened; the store's error
-   * stays on the handle. */
-  (void)pmcp__audit(st, t, workspace, actor, action, "mcp", details);
+  return pmcp__audit(st, t, workspace, actor, action, "mcp", details);
 }
 
 int poauth_service_open(poauth_server **out, const char *store,

@@ -87,14 +87,16 @@ static void copy(char *dst, size_t size, const char *v)
                  (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
                  (const char *const[]){__VA_ARGS__}, (res))
 
-static void audit(poauth_state *s, const char *tenant, const char *ws,
-                  const char *actor, const char *action, cJSON *details)
+static int audit(poauth_state *s, const char *tenant, const char *ws,
+                 const char *actor, const char *action, cJSON *details)
 {
   char *d = details ? cJSON_PrintUnformatted(details) : NULL;
+  int rc = 0;
   if (s->hooks.audit)
-    s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
+    rc = s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
   free(d);
   cJSON_Delete(details);
+  return rc;
 }
 
 /* "user:NAME", the audit log's actor for a person (lock held). */
@@ -146,6 +148,20 @@ int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
   }
   pmcp__db_res_free(r);
   return found;
+}
+
+int poauth_client_used(poauth_state *s, const char *id)
+{
+  pmcp__db_res *r = NULL;
+  lock(s);
+  int rc = QUERY(s, "SELECT used FROM oauth_clients WHERE id = $1 AND used IS NOT NULL",
+                 &r, id);
+  unlock(s);
+  if (rc)
+    return rc;
+  int used = pmcp__db_nrows(r) == 1;
+  pmcp__db_res_free(r);
+  return used;
 }
 
 void poauth_prune(poauth_state *s)
@@ -261,6 +277,33 @@ int poauth_user_check(poauth_state *s, const char *name, const char *password,
   return ok;
 }
 
+void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
+                         const char *action)
+{
+  char actor[160];
+  snprintf(actor, sizeof actor, "user:%.140s", name && *name ? name : "?");
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "user", name ? name : "");
+  cJSON_AddStringToObject(d, "address", address ? address : "");
+  lock(s);
+  /* The entry goes to the person's tenant when the name is known, else to
+   * the first tenant (the one a single-tenant server serves). */
+  pmcp__db_res *r = NULL;
+  const char *tenant = NULL;
+  if (QUERY(s, "SELECT m.tenant_id FROM users u JOIN memberships m ON m.user_id = u.id"
+               " WHERE u.name = $1 ORDER BY m.tenant_id LIMIT 1", &r, name ? name : "") == 0 &&
+      pmcp__db_nrows(r) == 1)
+    tenant = pmcp__db_get(r, 0, 0);
+  pmcp__db_res *t = NULL;
+  if (!tenant && QUERY(s, "SELECT MIN(id) FROM tenants WHERE $1 = $1", &t, "x") == 0 &&
+      pmcp__db_nrows(t) == 1)
+    tenant = pmcp__db_get(t, 0, 0);
+  audit(s, tenant, NULL, actor, action, d);
+  pmcp__db_res_free(t);
+  pmcp__db_res_free(r);
+  unlock(s);
+}
+
 int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
                       size_t *n)
 {
@@ -349,8 +392,11 @@ int poauth_session_user(poauth_state *s, const char *cookie, char user_id[128])
   pmcp__db_res *r = NULL;
   lock(s);
   i64(now, poauth_now_ms(s));
+  /* A sign-in older than the person's last change (password, disabled or
+   * enabled: users.updated) is over. */
   int rc = QUERY(s, "SELECT s.user_id FROM oauth_sessions s JOIN users u ON u.id = s.user_id"
-                    " WHERE s.hash = $1 AND s.expires > $2 AND u.disabled = 0",
+                    " WHERE s.hash = $1 AND s.expires > $2 AND u.disabled = 0"
+                    " AND s.created >= u.updated",
                  &r, hash, now);
   unlock(s);
   if (rc)
@@ -453,11 +499,7 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
     rc = EXEC(s, "UPDATE oauth_clients SET used = $2 WHERE id = $1 AND used IS NULL",
               NULL, req->client_id, now);
   if (rc == 0 && ch == 1) {
-    rc = pmcp_store_commit(s->st);
-  } else {
-    pmcp_store_rollback(s->st);
-  }
-  if (rc == 0 && ch == 1) {
+    /* In the same transaction: no connection without its audit entry. */
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "connection", conn_id);
     cJSON_AddStringToObject(d, "client_id", req->client_id);
@@ -465,7 +507,12 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
     cJSON_AddStringToObject(d, "access", access);
     char actor[200];
     actor_of(s, user_id, actor, sizeof actor);
-    audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
+    rc = audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
+  }
+  if (rc == 0 && ch == 1) {
+    rc = pmcp_store_commit(s->st);
+  } else {
+    pmcp_store_rollback(s->st);
   }
   unlock(s);
   if (rc || ch != 1) {
@@ -740,6 +787,14 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
     fail = set_err(err, "invalid_grant", 400, "the refresh token has expired");
   else if (resource && want_res && strcmp(resource, want_res) != 0)
     fail = set_err(err, "invalid_target", 400, "resource does not match the connection's");
+  /* Before rotating: a refresh refused while the person is disabled (or
+   * the connection revoked) must leave the token as it was, or the same
+   * token tried again once enabled would look like a replay. */
+  int live = fail ? 1 : conn_live(s, conn, out->access_level);
+  if (!fail && live != 1)
+    fail = live < 0 ? set_err(err, "server_error", 500, "the store failed")
+                    : set_err(err, "invalid_grant", 400,
+                              "the connection was revoked or its user is disabled");
   if (!fail) {
     int64_t ch = 0;
     if (!pmcp__db_get(r, 0, 4))
@@ -754,8 +809,6 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
                      "the refresh token was already used; its connection is revoked");
     }
   }
-  if (!fail && conn_live(s, conn, out->access_level) != 1)
-    fail = set_err(err, "invalid_grant", 400, "the connection was revoked");
   if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
     fail = set_err(err, "server_error", 500, "could not issue tokens");
   unlock(s);
@@ -774,8 +827,11 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
   lock(s);
   int rc = QUERY(s, "SELECT connection_id, client_id FROM oauth_tokens WHERE hash = $1",
                  &r, hash);
-  if (rc == 0 && pmcp__db_nrows(r) == 1 && client_id &&
-      strcmp(client_id, pmcp__db_get(r, 0, 1) ? pmcp__db_get(r, 0, 1) : "") == 0) {
+  int other = 0;
+  if (rc == 0 && pmcp__db_nrows(r) == 1 &&
+      (!client_id || strcmp(client_id, pmcp__db_get(r, 0, 1) ? pmcp__db_get(r, 0, 1) : "") != 0))
+    other = 1; /* issued to another client: refused, revokes nothing */
+  else if (rc == 0 && pmcp__db_nrows(r) == 1) {
     if (refresh) {
       char conn[40];
       copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
@@ -788,7 +844,7 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
   }
   unlock(s);
   pmcp__db_res_free(r);
-  return rc;
+  return rc ? rc : other;
 }
 
 int poauth_access_resolve(poauth_state *s, const char *token, poauth_principal *out)

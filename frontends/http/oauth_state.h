@@ -13,8 +13,9 @@ typedef struct poauth_hooks {
   /* 1 when @p password matches the stored KDF string, else 0. */
   int (*verify_password)(const char *stored, const char *password, void *ud);
   /* Appends an audit entry (via "mcp"); details is a JSON object with no
-   * secrets. Errors are the hook's to log. */
-  void (*audit)(void *ud, pmcp_store *st, const char *tenant_id,
+   * secrets. Returns 0 or the store's error (a change audited in its own
+   * transaction is rolled back then). */
+  int (*audit)(void *ud, pmcp_store *st, const char *tenant_id,
                 const char *workspace, const char *actor, const char *action,
                 const char *details_json);
   void *ud;
@@ -45,6 +46,9 @@ int poauth_client_register(poauth_state *s, const char *name,
                            const char *redirect_uris_json, char id_out[40]);
 /* 1 found (*name, *uris malloc'd; uris a JSON array), 0 not, <0 error. */
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris);
+/* 1 when the client has been used for a sign-in (a code was issued to
+ * it), 0 not (or unknown), <0 error. */
+int poauth_client_used(poauth_state *s, const char *id);
 /* Deletes registrations never used for a sign-in older than a day and
  * every expired request, code, token and session. */
 void poauth_prune(poauth_state *s);
@@ -65,6 +69,10 @@ void poauth_request_dispose(poauth_request *r);
  * 1 ok (user id into @p user_id), 0 wrong or disabled, <0 error. */
 int poauth_user_check(poauth_state *s, const char *name, const char *password,
                       char user_id[128]);
+/* Audits a refused sign-in of @p name from @p address ("auth.login_failed",
+ * "auth.login_locked"). */
+void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
+                         const char *action);
 /* The workspaces @p user_id belongs to: rows of (tenant_id, tenant name,
  * workspace, role). */
 typedef struct poauth_ws {
@@ -111,7 +119,9 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
 int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
                    const char *resource, poauth_tokens *out, poauth_err *err);
 /* RFC 7009: revokes the connection of a refresh token, or one access
- * token, if it was issued to @p client_id. Unknown tokens are not an error. */
+ * token, if it was issued to @p client_id: 0 (also for an unknown token,
+ * which is not an error), 1 when it was issued to another client (nothing
+ * is revoked), <0 error. */
 int poauth_revoke_token(poauth_state *s, const char *token, const char *client_id);
 
 /* What an access token stands for (the principal of an MCP call). */

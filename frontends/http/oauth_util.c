@@ -84,12 +84,139 @@ static int loopback_host(const char *h, size_t n)
   return 0;
 }
 
+/* A DNS name (letters, digits, '-' inside labels, no empty label, at most
+ * 253 characters, the last label not all digits unless the whole is a
+ * dotted-quad IPv4 literal) or a bracketed IPv6 literal: no wildcards,
+ * no percent-encoding, nothing a browser would "repair". */
+static int valid_host(const char *h, size_t n)
+{
+  if (n == 0 || n > 253)
+    return 0;
+  if (h[0] == '[') {
+    if (n < 4 || h[n - 1] != ']')
+      return 0;
+    int colons = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+      unsigned char c = (unsigned char)h[i];
+      if (c == ':')
+        colons++;
+      else if (!is_digit(c) && !strchr("abcdefABCDEF.", c))
+        return 0;
+    }
+    return colons >= 2;
+  }
+  size_t label = 0;
+  int all_digits = 1, last_digits = 1;
+  for (size_t i = 0; i <= n; i++) {
+    if (i == n || h[i] == '.') {
+      if (label == 0 || label > 63 || h[i - 1] == '-')
+        return 0;
+      last_digits = all_digits;
+      label = 0;
+      all_digits = 1;
+      continue;
+    }
+    unsigned char c = (unsigned char)h[i];
+    if (!is_alpha(c) && !is_digit(c) && !(c == '-' && label > 0))
+      return 0;
+    if (!is_digit(c))
+      all_digits = 0;
+    label++;
+  }
+  if (last_digits) {
+    /* Numeric: only a dotted quad of 0..255. */
+    unsigned parts = 0, v = 0, digits = 0;
+    for (size_t i = 0; i <= n; i++) {
+      if (i == n || h[i] == '.') {
+        if (v > 255 || digits == 0 || digits > 3)
+          return 0;
+        parts++;
+        v = digits = 0;
+      } else {
+        v = v * 10 + (unsigned)(h[i] - '0');
+        digits++;
+      }
+    }
+    return parts == 4;
+  }
+  return 1;
+}
+
+/* The authority after "//": host and an optional port of 1..65535, no
+ * user information. NULL when fine, else the rule broken. */
+static const char *check_authority(const char *auth, size_t an, size_t *host_len)
+{
+  if (memchr(auth, '@', an))
+    return "redirect_uri must not contain user information";
+  size_t hn;
+  if (an && auth[0] == '[') {
+    const char *rb = memchr(auth, ']', an);
+    if (!rb)
+      return "redirect_uri has a malformed IPv6 host";
+    hn = (size_t)(rb - auth) + 1;
+  } else {
+    hn = strcspn(auth, ":/?");
+    if (hn > an)
+      hn = an;
+  }
+  if (hn == 0)
+    return "redirect_uri must name a host";
+  if (!valid_host(auth, hn))
+    return "redirect_uri must name a valid host (DNS labels of letters, digits and '-', "
+           "or an IP address; no wildcards)";
+  if (hn < an) {
+    if (auth[hn] != ':' || hn + 1 == an || an - hn - 1 > 5)
+      return "redirect_uri has a malformed port";
+    unsigned long port = 0;
+    for (size_t i = hn + 1; i < an; i++) {
+      if (!is_digit((unsigned char)auth[i]))
+        return "redirect_uri has a malformed port";
+      port = port * 10 + (unsigned long)(auth[i] - '0');
+    }
+    if (port == 0 || port > 65535)
+      return "redirect_uri has a port outside 1..65535";
+  }
+  *host_len = hn;
+  return NULL;
+}
+
+/* Private-use schemes (RFC 8252 7.1) in reverse-DNS form: at least two
+ * labels of letters, digits and '-' ("com.example.app"). */
+static int reverse_dns_scheme(const char *scheme)
+{
+  if (!strchr(scheme, '.'))
+    return 0;
+  size_t label = 0;
+  for (const char *p = scheme;; p++) {
+    if (*p == '.' || *p == '\0') {
+      if (label == 0 || p[-1] == '-')
+        return 0;
+      if (*p == '\0')
+        return 1;
+      label = 0;
+      continue;
+    }
+    if (!is_alpha((unsigned char)*p) && !is_digit((unsigned char)*p) && *p != '-')
+      return 0;
+    label++;
+  }
+}
+
+/* The single-word schemes of well-known MCP clients (editors and desktop
+ * applications registering "name://..." callbacks). */
+static int known_app_scheme(const char *scheme)
+{
+  static const char *const apps[] = {"cursor", "vscode", "vscode-insiders",
+                                     "windsurf", "claude", "zed", "jetbrains",
+                                     "raycast", "goose", "warp"};
+  for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++)
+    if (strcmp(scheme, apps[i]) == 0)
+      return 1;
+  return 0;
+}
+
 int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize)
 {
-  static const char *const refused[] = {
-    "javascript", "data", "file", "vbscript", "about", "blob", "filesystem",
-    "view-source", "ftp", "ws", "wss", "mailto", "tel", "sms", "chrome",
-    "intent"};
   size_t len = uri ? strlen(uri) : 0;
   if (len == 0)
     return fail(why, whysize, "redirect_uri is empty");
@@ -121,43 +248,34 @@ int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize)
     scheme[i] = (char)lower((unsigned char)uri[i]);
   scheme[s] = '\0';
   const char *rest = uri + s + 1;
+  const char *bad;
+  size_t hn = 0;
   if (strcmp(scheme, "https") == 0 || strcmp(scheme, "http") == 0) {
     if (strncmp(rest, "//", 2) != 0)
       return fail(why, whysize, "redirect_uri must name a host");
     const char *auth = rest + 2;
     size_t an = strcspn(auth, "/?");
-    if (memchr(auth, '@', an))
-      return fail(why, whysize, "redirect_uri must not contain user information");
-    /* host, then an optional :port */
-    size_t hn;
-    if (auth[0] == '[') {
-      const char *rb = memchr(auth, ']', an);
-      if (!rb)
-        return fail(why, whysize, "redirect_uri has a malformed IPv6 host");
-      hn = (size_t)(rb - auth) + 1;
-    } else {
-      hn = strcspn(auth, ":/?");
-      if (hn > an)
-        hn = an;
-    }
-    if (hn == 0)
-      return fail(why, whysize, "redirect_uri must name a host");
-    if (hn < an) {
-      if (auth[hn] != ':' || hn + 1 == an)
-        return fail(why, whysize, "redirect_uri has a malformed port");
-      for (size_t i = hn + 1; i < an; i++)
-        if (!is_digit((unsigned char)auth[i]))
-          return fail(why, whysize, "redirect_uri has a malformed port");
-    }
+    if ((bad = check_authority(auth, an, &hn)) != NULL)
+      return fail(why, whysize, bad);
     if (scheme[4] == '\0' && !loopback_host(auth, hn))
       return fail(why, whysize, "redirect_uri must use https (http only on a loopback host)");
     return 0;
   }
-  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-    if (strcmp(scheme, refused[i]) == 0)
-      return fail(why, whysize, "redirect_uri uses a scheme that is not allowed (use https, http on loopback, or an application's private-use scheme)");
-  if (!*rest)
+  /* Allow-list, not deny-list: a scheme the operating system hands to some
+   * other handler (smb:, search-ms:, shell:, jar:, ldap:, ms-settings: ...)
+   * is an attack on the person's machine, not an application's callback. */
+  if (!reverse_dns_scheme(scheme) && !known_app_scheme(scheme))
+    return fail(why, whysize, "redirect_uri must use https, http on a loopback host, or "
+                              "an application's private-use scheme in reverse-DNS form "
+                              "(com.example.app:/callback) or of a known MCP client (cursor://)");
+  if (!*rest || strcmp(rest, "/") == 0 || strcmp(rest, "//") == 0)
     return fail(why, whysize, "redirect_uri has nothing after its scheme");
+  if (strncmp(rest, "//", 2) == 0) {
+    const char *auth = rest + 2;
+    size_t an = strcspn(auth, "/?");
+    if ((bad = check_authority(auth, an, &hn)) != NULL)
+      return fail(why, whysize, bad);
+  }
   return 0;
 }
 
@@ -260,6 +378,25 @@ static char *form_decode(const char *p, size_t n, int *bad)
   }
   *w = '\0';
   return o;
+}
+
+int poauth_json_has_nul(const char *text, size_t len)
+{
+  int in_str = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\0')
+      return 1;
+    if (!in_str) {
+      in_str = text[i] == '"';
+    } else if (text[i] == '"') {
+      in_str = 0;
+    } else if (text[i] == '\\' && i + 1 < len) {
+      if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0)
+        return 1;
+      i++; /* the escaped character (a quote or a backslash included) */
+    }
+  }
+  return 0;
 }
 
 int poauth_form_get(const char *form, const char *name, char **out)
@@ -437,9 +574,12 @@ int poauth_base_url(const pmcp_http_request *req, const char *fixed,
     return n > 0 && (size_t)n < size ? 0 : -1;
   }
   char proto[16] = "http", host[256] = "";
-  const char *fwd = pmcp_http_request_header(req, "forwarded", NULL);
-  const char *xp = pmcp_http_request_header(req, "x-forwarded-proto", NULL);
-  const char *xh = pmcp_http_request_header(req, "x-forwarded-host", NULL);
+  /* Forwarded headers are anyone's to send: believed only from a proxy
+   * the operator named. */
+  int trusted = pmcp_http_peer_trusted(req);
+  const char *fwd = trusted ? pmcp_http_request_header(req, "forwarded", NULL) : NULL;
+  const char *xp = trusted ? pmcp_http_request_header(req, "x-forwarded-proto", NULL) : NULL;
+  const char *xh = trusted ? pmcp_http_request_header(req, "x-forwarded-host", NULL) : NULL;
   char tmp[256];
   int forwarded_host = 0;
   if (xp && first_item(xp, tmp, sizeof tmp) == 0)

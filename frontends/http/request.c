@@ -67,8 +67,14 @@ void phttp_check_headers(phttp_conn *c)
     for (size_t i = 0; i < h->n_allow_origins && !ok; i++)
       ok = strlen(h->allow_origins[i]) == n &&
            strncasecmp(h->allow_origins[i], origin, n) == 0;
-    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0)
-      ok = host_allowed(h, name);
+    /* Not only the host name: another port of the same host is another
+     * origin (another program on this machine), so the origin's port (by
+     * its scheme when left out) must be the one the request was sent to. */
+    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0 && host_allowed(h, name)) {
+      size_t hn;
+      const char *hv = phttp_header(r, "host", &hn, &count);
+      ok = hv && phttp_origin_same_port(origin, n, hv, hn);
+    }
     if (!ok)
       { set_reject(c, 403, "Origin not allowed"); return; }
   }
@@ -195,12 +201,32 @@ static void handle_post(phttp_conn *c)
 {
   pmcp_http *h = c->h;
   phttp_req *r = &c->req;
-  cJSON *root = cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len);
+  /* The engine's own reading decides: a body it cannot read (invalid
+   * UTF-8, a NUL byte, a byte-order mark, trailing bytes) is answered here,
+   * on this request; the engine would answer it with a null id that no
+   * request waits for, holding the connection and its session forever. */
+  int has_nul = 0;
+  int prc = pmcp_server_check_message(h->server, r->body.ptr ? r->body.ptr : "",
+                                      r->body.len, &has_nul);
+  cJSON *root = prc == 0 ? cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len)
+                         : NULL;
   if (!root) {
-    phttp_respond_error(c, 400, -32700, "Parse error: the body is not valid JSON");
+    if (prc == PMCP_ENOMEM)
+      phttp_respond_error(c, 503, -32603, "out of memory reading the body");
+    else
+      phttp_respond_error(c, 400, -32700, prc == PMCP_EPROTO
+                          ? pmcp_server_errmsg(h->server)
+                          : "Parse error: the body is not valid JSON");
     return;
   }
   int batch = cJSON_IsArray(root);
+  if (batch && has_nul) {
+    /* Batch members are handed over one by one as cJSON prints them,
+     * which would cut such a string: refuse it whole. */
+    cJSON_Delete(root);
+    phttp_respond_error(c, 400, -32602, "Invalid params: a string in the batch contains a NUL character (\\u0000), which no string may hold");
+    return;
+  }
   int nmsg = batch ? cJSON_GetArraySize(root) : 1;
   if (batch && nmsg == 0) {
     cJSON_Delete(root);
@@ -258,10 +284,15 @@ static void handle_post(phttp_conn *c)
       return;
     }
   }
-  if (batch && !s->stateless && s->issued > 0) {
+  if (batch && (s->stateless || s->issued > 0)) {
+    /* A stateless request says its version in its header (s->proto). */
     char ver[32];
-    if (pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0 &&
+    if (s->stateless)
+      snprintf(ver, sizeof ver, "%s", s->proto);
+    if ((s->stateless || pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0) &&
         strcmp(ver, "2025-06-18") >= 0) {
+      if (s->stateless)
+        phttp_session_free(h, s, "request refused");
       cJSON_Delete(root);
       phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
       return;
@@ -301,9 +332,25 @@ static void handle_post(phttp_conn *c)
     phttp_respond(c, 503, "application/json", "Retry-After: 1\r\n", busy, sizeof busy - 1);
     return;
   }
-  if (s->inflight + (unsigned)nreq > h->o.max_inflight) {
+  /* In-flight limits: per session, per principal (so one principal's many
+   * sessions cannot take every slot) and for the whole server. */
+  const char *limit = NULL;
+  if (s->inflight + (unsigned)nreq > h->o.max_inflight)
+    limit = "too many requests in flight in this session";
+  else if (phttp_principal_inflight(h, s->principal, 0) + (unsigned)nreq >
+           h->o.max_inflight_principal)
+    limit = "too many requests in flight for this principal";
+  else if (h->inflight + (unsigned)nreq > h->o.max_inflight_total)
+    limit = "too many requests in flight in this server";
+  if (limit) {
     cJSON_Delete(root);
-    phttp_respond_error(c, 429, -32000, "too many requests in flight in this session");
+    if (s->stateless)
+      phttp_session_free(h, s, "request refused");
+    char body[300];
+    snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
+             "\"%s: retry in a moment\",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}},"
+             "\"id\":null}", limit);
+    phttp_respond(c, 429, "application/json", "Retry-After: 1\r\n", body, strlen(body));
     return;
   }
   phttp_stream *st = phttp_stream_new(s);
@@ -342,6 +389,7 @@ static void handle_post(phttp_conn *c)
   c->stream = st;
   s->inflight += (unsigned)nreq;
   h->inflight += (unsigned)nreq;
+  phttp_principal_inflight(h, s->principal, nreq);
   if (st->mode == MODE_SSE)
     phttp_stream_start_sse(st);
   /* Keep our own copy of the session id: an inline answer may end a
@@ -541,6 +589,9 @@ static int authenticate(phttp_conn *c)
   req.nheaders = n;
   req.names = names;
   req.values = values;
+  char peer[64];
+  phttp_peer_name(c, peer, sizeof peer);
+  req.peer = peer;
   char challenge[1024] = "", why[256] = "";
   r->principal = h->o.auth(h->o.auth_ud, &req, challenge, sizeof challenge, why, sizeof why);
   free(mem);

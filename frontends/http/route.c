@@ -17,6 +17,7 @@ struct phttp_route_job {
   pmcp_http_response res;
   char *mem;                 /* every string of req, one block */
   const char **names, **values;
+  char peer[64];
 };
 
 const char *pmcp_http_request_header(const pmcp_http_request *r,
@@ -44,6 +45,29 @@ int pmcp_http_host_allowed(const pmcp_http *h, const char *name)
 }
 
 const char *pmcp_http_endpoint(const pmcp_http *h) { return h->endpoint; }
+
+int pmcp_http_peer_trusted(const pmcp_http_request *req)
+{
+  if (!req || !req->h || !req->peer || !req->peer[0])
+    return 0;
+  for (size_t i = 0; i < req->h->o.n_trusted_proxies; i++)
+    if (strcmp(req->h->o.trusted_proxies[i], req->peer) == 0)
+      return 1;
+  return 0;
+}
+
+void phttp_peer_name(phttp_conn *c, char *out, size_t size)
+{
+  struct sockaddr_storage ss;
+  int sl = sizeof ss;
+  out[0] = '\0';
+  if (!c->fake && uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0) {
+    if (ss.ss_family == AF_INET6)
+      uv_ip6_name((struct sockaddr_in6 *)&ss, out, size);
+    else if (ss.ss_family == AF_INET)
+      uv_ip4_name((struct sockaddr_in *)&ss, out, size);
+  }
+}
 
 int phttp_route_claim(phttp_conn *c)
 {
@@ -185,6 +209,10 @@ static struct phttp_route_job *job_new(phttp_conn *c)
   j->req.nheaders = r->nhdrs;
   j->req.names = j->names;
   j->req.values = j->values;
+  /* The address rate limits count by (the connection's peer: a proxy's
+   * own when one is in front). */
+  phttp_peer_name(c, j->peer, sizeof j->peer);
+  j->req.peer = j->peer;
   j->req.h = c->h;
   j->h = c->h;
   j->conn = c;

@@ -38,6 +38,35 @@ void phttp_log(pmcp_http *h, const char *fmt, ...)
 
 /* ---- sessions ------------------------------------------------------------ */
 
+unsigned phttp_principal_inflight(pmcp_http *h, void *principal, int delta)
+{
+  if (!principal)
+    return 0;
+  struct phttp_pcount **pp = &h->pcounts;
+  while (*pp && (*pp)->principal != principal)
+    pp = &(*pp)->next;
+  unsigned before = *pp ? (*pp)->n : 0;
+  if (delta == 0)
+    return before;
+  if (!*pp) {
+    if (delta < 0)
+      return 0;
+    struct phttp_pcount *e = calloc(1, sizeof *e);
+    if (!e)
+      return before; /* not counted: the global limit still holds */
+    e->principal = principal;
+    *pp = e;
+  }
+  struct phttp_pcount *e = *pp;
+  if (delta < 0 && (unsigned)-delta >= e->n) {
+    *pp = e->next;
+    free(e);
+  } else {
+    e->n = (unsigned)((int)e->n + delta);
+  }
+  return before;
+}
+
 static uint64_t hash(const char *s, size_t n)
 {
   uint64_t x = 1469598103934665603ull;
@@ -184,6 +213,8 @@ void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why)
   list_remove(h, s);
   h->nsessions--;
   h->inflight -= s->inflight < h->inflight ? s->inflight : h->inflight;
+  if (s->inflight)
+    phttp_principal_inflight(h, s->principal, -(int)s->inflight);
   while (s->streams) {
     phttp_stream *st = s->streams;
     phttp_conn *c = st->conn;
@@ -237,14 +268,17 @@ int phttp_sessions_init(pmcp_http *h)
   return table_grow(h);
 }
 
-static int session_busy(const phttp_session *s)
+static int session_attached(const phttp_session *s)
 {
-  if (s->inflight)
-    return 1;
   for (const phttp_stream *st = s->streams; st; st = st->next)
     if (st->conn)
       return 1;
   return 0;
+}
+
+static int session_busy(const phttp_session *s)
+{
+  return s->inflight || session_attached(s);
 }
 
 /* Returns NULL with *status set (503: no room). */
@@ -291,12 +325,25 @@ void phttp_sweep_sessions(pmcp_http *h)
   phttp_session *s = h->s_head;
   while (s) {
     phttp_session *next = s->next;
-    if (!s->stateless && !session_busy(s) &&
+    /* Requests in flight keep a session only while a connection waits on
+     * one of its streams: a client that went away and never came back
+     * for its answers must not hold the session (and its slots) forever. */
+    if (!s->stateless && !session_attached(s) &&
         now - s->last_active >= h->o.session_idle_ms) {
-      phttp_log(h, "session expired after %u ms idle", h->o.session_idle_ms);
+      phttp_log(h, "session expired after %u ms idle%s", h->o.session_idle_ms,
+                s->inflight ? " (its requests' client went away)" : "");
       phttp_session_free(h, s, "session expired");
     }
     s = next;
+  }
+}
+
+void phttp_end_detached_sessions(pmcp_http *h)
+{
+  for (phttp_session *s = h->s_head, *next; s; s = next) {
+    next = s->next;
+    if (s->inflight && !session_attached(s))
+      phttp_session_free(h, s, "server is shutting down");
   }
 }
 
@@ -547,6 +594,7 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
     st->ndone++;
     s->inflight--;
     h->inflight--;
+    phttp_principal_inflight(h, s->principal, -1);
     if (st->ndone == st->nids) {
       /* A failed initialize: reply without a session id and forget the
        * session (stream_finish ends "stateless" sessions). */

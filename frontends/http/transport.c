@@ -200,6 +200,8 @@ int pmcp_http_new(pmcp_http **out, const pmcp_http_options *opts,
   if (!o->sse_ping_ms) o->sse_ping_ms = 25000;
   if (!o->replay_bytes) o->replay_bytes = 1u << 20;
   if (!o->max_inflight) o->max_inflight = 256;
+  if (!o->max_inflight_principal) o->max_inflight_principal = 4 * o->max_inflight;
+  if (!o->max_inflight_total) o->max_inflight_total = 4096;
   if (!o->announce) o->announce = stdout;
   h->host = dupstr(o->host ? o->host : "127.0.0.1");
   h->endpoint = dupstr(o->endpoint ? o->endpoint : "/mcp");
@@ -332,6 +334,7 @@ void pmcp_http_stop(pmcp_http *h)
   /* Idle keep-alive connections go now; busy ones close after their
    * response; GET streams end so their clients stop waiting. */
   phttp_end_standalone_streams(h);
+  phttp_end_detached_sessions(h);
   for (phttp_conn *c = h->conns, *next; c; c = next) {
     next = c->next;
     if (c->state == CONN_IDLE)
@@ -426,6 +429,11 @@ void pmcp_http_free(pmcp_http *h)
   for (size_t i = 0; i < h->n_allow_origins; i++)
     free(h->allow_origins[i]);
   free(h->allow_origins);
+  while (h->pcounts) {
+    struct phttp_pcount *e = h->pcounts;
+    h->pcounts = e->next;
+    free(e);
+  }
   free(h->table);
   free(h->host);
   free(h->endpoint);

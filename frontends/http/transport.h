@@ -44,6 +44,7 @@ typedef struct pmcp_http_request {
   size_t nheaders;
   const char *const *names;  /* lower-case */
   const char *const *values;
+  const char *peer;          /* the client's address ("127.0.0.1"), or "" */
 } pmcp_http_request;
 
 /* What a route handler answers. The transport adds Content-Length and
@@ -62,6 +63,8 @@ const char *pmcp_http_request_header(const pmcp_http_request *r,
 /* True when @p name (a host name without port, lower-case) is one the
  * transport accepts in Host. Thread-safe. */
 int pmcp_http_host_allowed(const pmcp_http *h, const char *name);
+/* True when @p req came from one of the trusted proxies. */
+int pmcp_http_peer_trusted(const pmcp_http_request *req);
 /* The endpoint path ("/mcp" unless configured). */
 const char *pmcp_http_endpoint(const pmcp_http *h);
 
@@ -74,6 +77,11 @@ typedef struct pmcp_http_options {
    * loopback names of the listening address. */
   const char *const *allow_hosts;
   size_t n_allow_hosts;
+  /* Addresses of the reverse proxies in front ("127.0.0.1", "::1"): only
+   * their Forwarded / X-Forwarded-* headers are believed (strings and the
+   * array must outlive the transport). */
+  const char *const *trusted_proxies;
+  size_t n_trusted_proxies;
   const char *const *allow_origins;
   size_t n_allow_origins;
   size_t max_body;           /* bytes; 0: 4 MiB */
@@ -91,6 +99,10 @@ typedef struct pmcp_http_options {
   unsigned sse_ping_ms;      /* SSE comment keep-alive; 0: 25 s */
   size_t replay_bytes;       /* per-session SSE replay buffer; 0: 1 MiB */
   unsigned max_inflight;     /* requests in flight per session; 0: 256 */
+  /* Requests in flight per principal (authentication on), over all its
+   * sessions; 0: 4 x max_inflight. */
+  unsigned max_inflight_principal;
+  unsigned max_inflight_total; /* in the whole server; 0: 4096 */
   /* Threads that run tool/resource/prompt handlers off the loop (at most
    * 16); 0: 1. */
   unsigned handler_threads;

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { raw, startServer } from './lib.mjs';
 
@@ -260,18 +261,30 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
     assert.match(b.msg.result.content[0].text, /run:r1/);
     const bkey = probe(store, ['--tenant', 'lab-b', 'key', 'create']);
     assert.equal((await raw(srv.port, { headers: { ...BASE, authorization: `Bearer ${bkey}` }, body: INIT })).status, 401);
+    // No Host (HTTP/1.0), so no base URL: the challenge names no relative
+    // metadata URL.
+    const head = await new Promise((resolve, reject) => {
+      const sock = net.connect(srv.port, '127.0.0.1', () => {
+        sock.end(`POST /mcp HTTP/1.0\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: ${Buffer.byteLength(INIT)}\r\n\r\n${INIT}`);
+      });
+      let data = '';
+      sock.on('data', (d) => { data += d; });
+      sock.on('end', () => resolve(data));
+      sock.on('error', reject);
+    });
+    assert.match(head, /^HTTP\/1\.1 401/);
+    const wa = head.match(/^www-authenticate: (.*)\r$/im)[1];
+    assert.doesNotMatch(wa, /resource_metadata="\//);
+    assert.match(wa, /^Bearer/);
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-// Workspace scoping through the real scope hook (mcp_auth_scope): the
-// research and tracking tools of the write server (--research) act in the
-// connection's workspace; `workspace` switches to another the person
-// belongs to, re-checked on every call; a non-member, missing or other
-// workspace gets one refusal; a key never switches.
-test('workspaces: a connection switches with `workspace`, a key may not', async () => {
+// A store with workspaces alpha and beta, a project and a run in each
+// (run:ra, run:rb), and ada: editor of alpha, viewer of beta.
+function twoWorkspaces({ otherTenant = false } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
   const store = path.join(dir, 'store.db');
   probe(store, ['init']);
@@ -281,11 +294,23 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
   probe(store, ['project', 'create', 'pb', '--id', 'pb', '--workspace', 'beta']);
   probe(store, ['run', 'create', 'alpharun', '--id', 'ra', '--project', 'pa']);
   probe(store, ['run', 'create', 'betarun', '--id', 'rb', '--project', 'pb']);
-  probe(store, ['--tenant', 'lab-b', 'init']);
-  probe(store, ['--tenant', 'lab-b', 'workspace', 'create', 'gamma', '--id', 'gamma']);
+  if (otherTenant) {
+    probe(store, ['--tenant', 'lab-b', 'init']);
+    probe(store, ['--tenant', 'lab-b', 'workspace', 'create', 'gamma', '--id', 'gamma']);
+  }
   probe(store, ['user', 'create', 'ada'], 'pw-ada-123\n');
   probe(store, ['user', 'set-role', 'ada', '--workspace', 'alpha', '--role', 'editor']);
   probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'viewer']);
+  return { dir, store };
+}
+
+// Workspace scoping through the real scope hook (mcp_auth_scope): the
+// research and tracking tools of the write server (--research) act in the
+// connection's workspace; `workspace` switches to another the person
+// belongs to, re-checked on every call; a non-member, missing or other
+// workspace gets one refusal; a key never switches.
+test('workspaces: a connection switches with `workspace`, a key may not', async () => {
+  const { dir, store } = twoWorkspaces({ otherTenant: true });
   const key = probe(store, ['key', 'create', '--workspace', 'alpha']);
   const srv = await startWriteServer(store, ['ada:alpha:read'], ['--research']);
   try {
@@ -352,6 +377,53 @@ test('workspaces: a connection switches with `workspace`, a key may not', async 
   }
 });
 
+// The write gate reads the role in the workspace the call acts in, not the
+// connection's own: editor in alpha and viewer in beta may not write in
+// beta through an alpha connection; made editor there, it may, audited in
+// beta; a key never acts elsewhere.
+test('write tools: the role checked is the one in the workspace the call acts in', async () => {
+  const { dir, store } = twoWorkspaces();
+  const srv = await startWriteServer(store, ['ada:alpha:write']);
+  try {
+    const s = await session(srv.port, `tst_${srv.conns[0]}`);
+    const tool = async (sess, args) => {
+      const r = await sess.call('tools/call', { name: 'delete_run', arguments: args });
+      assert.equal(r.status, 200, r.body);
+      return { err: !!r.msg.result.isError, text: r.msg.result.content[0].text };
+    };
+    let r = await tool(s, { run: 'run:rb', workspace: 'beta' });
+    assert.ok(r.err, r.text);
+    assert.match(r.text, /may not use write tools in workspace 'beta'/);
+    assert.equal(JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete'])).length, 0);
+    // Not a member at all: the scope's one refusal.
+    r = await tool(s, { run: 'run:rb', workspace: 'nowhere' });
+    assert.ok(r.err);
+    assert.match(r.text, /no such workspace, or no access to it/);
+    probe(store, ['user', 'set-role', 'ada', '--workspace', 'beta', '--role', 'editor']);
+    r = await tool(s, { run: 'run:rb', workspace: 'beta' });
+    assert.equal(r.text, 'deleted');
+    // A write that fails is audited as failed, with its arguments.
+    r = await tool(s, { run: 'run:nope', workspace: 'beta' });
+    assert.ok(r.err);
+    const audit = JSON.parse(probe(store, ['audit', '--json', '--action', 'run.delete']));
+    assert.equal(audit.length, 2);
+    const done = audit.find((a) => a.details.status === 'done');
+    const failed = audit.find((a) => a.details.status === 'failed');
+    assert.equal(done.workspace, 'beta');
+    assert.deepEqual(done.details.arguments, { run: 'run:rb', workspace: 'beta' });
+    assert.deepEqual(failed.details.arguments, { run: 'run:nope', workspace: 'beta' });
+    // A write key of alpha never acts in beta.
+    const wkey = probe(store, ['key', 'create', '--workspace', 'alpha', '--scope', 'write']);
+    const k = await session(srv.port, wkey);
+    r = await tool(k, { run: 'run:rb', workspace: 'beta' });
+    assert.ok(r.err);
+    assert.match(r.text, /own workspace/);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // Capacity over HTTP: one engine worker and room for one waiting call
 // (PROBE_MCP_QUEUE_MAX=1). The test moves by what the server reports (held:
 // how many holds run, how many calls wait), never by how long anything
@@ -392,6 +464,45 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
     // Room again: a new call is accepted.
     const again = await s.call('tools/call', { name: 'hold', arguments: {} });
     assert.equal(again.msg.result.content[0].text, 'released', again.body);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// In-flight requests are bounded per principal over all its sessions:
+// one key's held calls cannot take every slot; another key is served.
+test('in-flight limit per principal: one key cannot take every slot', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = path.join(dir, 'store.db');
+  probe(store, ['init']);
+  const a = probe(store, ['key', 'create']);
+  const b = probe(store, ['key', 'create']);
+  const srv = await startWriteServer(store, [], ['--hold', '--workers', '4', '--max-inflight-principal', '2']);
+  try {
+    const sb = await session(srv.port, b);
+    const held = async () => JSON.parse((await sb.call('tools/call', { name: 'held', arguments: {} }))
+      .msg.result.content[0].text).running;
+    const a1 = await session(srv.port, a);
+    const a2 = await session(srv.port, a);
+    const a3 = await session(srv.port, a);
+    const p1 = a1.call('tools/call', { name: 'hold', arguments: {} });
+    const p2 = a2.call('tools/call', { name: 'hold', arguments: {} });
+    for (let i = 0; i < 3000 && (await held()) < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await held(), 2);
+    const r3 = await a3.call('tools/call', { name: 'hold', arguments: {} });
+    assert.equal(r3.status, 429, r3.body);
+    assert.match(r3.headers['retry-after'], /^\d+$/);
+    assert.match(JSON.parse(r3.body).error.message, /for this principal/);
+    // The other key is served meanwhile, even a third hold.
+    const pb = sb.call('tools/call', { name: 'hold', arguments: {} });
+    for (let i = 0; i < 3000 && (await held()) < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await held(), 3);
+    await sb.call('tools/call', { name: 'release', arguments: {} });
+    for (const p of [p1, p2, pb]) assert.equal((await p).msg.result.content[0].text, 'released');
+    // Slots come back: the first key is served again.
+    const again = await a3.call('tools/call', { name: 'held', arguments: {} });
+    assert.equal(again.status, 200);
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -117,12 +117,14 @@ static int delete_run(pmcp_call *call, void *ud)
   pmcp__principal p;
   const char *run;
   size_t len;
-  if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0 ||
-      pmcp_arg_string(call, "run", &run, &len) != 0)
+  char msg[256];
+  if (pmcp_arg_string(call, "run", &run, &len) != 0)
     return pmcp_result_errorf(call, "bad call");
+  if (mcp_auth_call_principal(call, x->auth, &p, msg, sizeof msg) != 0)
+    return pmcp_result_errorf(call, "%s", msg);
   pthread_mutex_lock(&x->mu);
-  /* Writes act in the principal's workspace too: a run of another
-   * workspace is not found. */
+  /* Writes act in the call's workspace (its `workspace` argument, else
+   * the principal's): a run of another workspace is not found. */
   pmcp_tenant all = {p.tenant_id, 0, 0}, t;
   int rc = pmcp_store_scope(x->rw, all, p.workspace, &t);
   if (rc == 0)
@@ -179,12 +181,14 @@ static int setup(pmcp_server *srv, void *ud)
   if (pmcp_server_add_tool(srv, &w) != 0)
     return -1;
   static const pmcp_arg_spec args[] = {
-    {"run", PMCP_T_STRING, 1, "the run to delete (run:ID)", 0, 0, 0, 0, NULL, NULL}};
+    {"run", PMCP_T_STRING, 1, "the run to delete (run:ID)", 0, 0, 0, 0, NULL, NULL},
+    {"workspace", PMCP_T_STRING, 0, "the workspace to act in (default: the connection's)",
+     0, 0, 0, 0, NULL, NULL}};
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
   d.name = "delete_run";
   d.description = "Marks a run deleted.";
   d.args = args;
-  d.n_args = 1;
+  d.n_args = 2;
   d.read_only = PMCP_HINT_FALSE;
   d.destructive = PMCP_HINT_TRUE;
   d.handler = delete_run;
@@ -226,7 +230,7 @@ int main(int argc, char **argv)
   const char *store = NULL, *listen = "127.0.0.1:0";
   const char *conns[16];
   int nconn = 0, with_oauth = 0, research = 0, hold_tools = 0;
-  unsigned workers = 0;
+  unsigned workers = 0, max_principal = 0;
   for (int i = 1; i < argc; i += 2) {
     if (!strcmp(argv[i], "--oauth")) {
       with_oauth = 1;
@@ -246,6 +250,8 @@ int main(int argc, char **argv)
       listen = argv[i + 1];
     else if (!strcmp(argv[i], "--workers"))
       workers = (unsigned)atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-inflight-principal"))
+      max_principal = (unsigned)atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--connection") && nconn < 16)
       conns[nconn++] = argv[i + 1];
     else {
@@ -257,7 +263,7 @@ int main(int argc, char **argv)
   int port;
   if (!store || pmcp_http_parse_listen(listen, host, sizeof host, &port, err, sizeof err)) {
     fprintf(stderr, "usage: http-writeserver --store S [--listen H:P] [--connection U:W:A]"
-            " [--oauth] [--research] [--hold] [--workers N]\n");
+            " [--oauth] [--research] [--hold] [--workers N] [--max-inflight-principal N]\n");
     return 2;
   }
   ctx x = {0};
@@ -295,6 +301,7 @@ int main(int argc, char **argv)
   }
   o.host = host;
   o.port = port;
+  o.max_inflight_principal = max_principal;
   o.auth = mcp_auth_http;
   o.auth_ud = x.auth;
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;

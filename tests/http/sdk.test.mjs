@@ -116,13 +116,19 @@ test('status codes of the specification', async () => {
     ['no session on a non-initialize request', { headers: JSON_HEADERS, body: ping }, 400],
     ['unknown session', { headers: { ...H, 'mcp-session-id': 'nope' }, body: ping }, 404],
     ['unsupported MCP-Protocol-Version', { headers: { ...H, 'mcp-protocol-version': '2020-01-01' }, body: ping }, 400],
-    ['supported MCP-Protocol-Version', { headers: { ...H, 'mcp-protocol-version': '2025-06-18' }, body: ping }, 200],
+    ['the negotiated MCP-Protocol-Version', { headers: { ...H, 'mcp-protocol-version': '2025-11-25' }, body: ping }, 200],
+    // Another supported version than the session's is accepted: the
+    // official conformance suite sends 2025-03-26 in 2025-11-25 sessions.
+    ['a supported MCP-Protocol-Version the session did not negotiate', { headers: { ...H, 'mcp-protocol-version': '2025-06-18' }, body: ping }, 200],
     ['wrong Accept', { headers: { ...H, accept: 'text/html' }, body: ping }, 406],
     ['wrong Content-Type', { headers: { ...H, 'content-type': 'text/plain' }, body: ping }, 415],
     ['body over the limit', { headers: H, body: ' '.repeat(5 << 20) }, 413],
     ['foreign Host', { headers: { ...H, host: 'evil.example.com' }, body: ping }, 403],
     ['foreign Origin with a good Host', { headers: { ...H, origin: 'http://evil.example.com' }, body: ping }, 403],
     ['loopback Origin', { headers: { ...H, origin: `http://localhost:${srv.port}` }, body: ping }, 200],
+    ['loopback Origin of another port', { headers: { ...H, origin: `http://localhost:${srv.port + 1}` }, body: ping }, 403],
+    ['loopback Origin without a port (80)', { headers: { ...H, origin: 'http://localhost' }, body: ping }, 403],
+    ['https loopback Origin (443)', { headers: { ...H, origin: 'https://127.0.0.1' }, body: ping }, 403],
     ['other path', { path: '/other', headers: H, body: ping }, 404],
     ['PUT', { method: 'PUT', headers: H, body: ping }, 405],
     ['invalid JSON', { headers: H, body: '{"jsonrpc":' }, 400],
@@ -136,6 +142,7 @@ test('status codes of the specification', async () => {
   for (const [name, req, want] of cases) {
     const r = await raw(srv.port, req);
     assert.equal(r.status, want, `${name}: got ${r.status} ${r.body}`);
+    assert.equal(r.headers['x-content-type-options'], 'nosniff', name);
     if (want >= 400) assert.equal(JSON.parse(r.body).error.message.length > 0, true, name);
   }
   // JSON-only Accept gets application/json; SSE-only gets an SSE stream.
@@ -247,4 +254,21 @@ test('SIGTERM finishes the call in flight, then the server exits', async () => {
   const { code } = await st.exited;
   assert.equal(code, 0);
   await assert.rejects(raw(st.port, { headers: JSON_HEADERS, body: '{}' }));
+});
+
+test('stateless: batches are refused from 2025-06-18 on, as in a session', async () => {
+  const st = await startServer(BIN, ['--stateless']);
+  try {
+    const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    for (const [v, want] of [['2025-11-25', 400], ['2025-06-18', 400], ['2025-03-26', 200]]) {
+      const r = await raw(st.port, { headers: { ...JSON_HEADERS, 'mcp-protocol-version': v }, body: batch });
+      assert.equal(r.status, want, `${v}: ${r.body}`);
+      if (want === 400) assert.match(JSON.parse(r.body).error.message, /batches are not allowed/);
+    }
+    // Refused ones hold nothing: a single request still works.
+    const one = await raw(st.port, { headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }) });
+    assert.equal(one.status, 200);
+  } finally {
+    await st.stop();
+  }
 });

@@ -292,6 +292,12 @@ START_TEST(audit_mask)
   ck_assert_ptr_null(strstr(m.ptr, "\"t\""));
   ck_assert_ptr_null(strstr(m.ptr, "pk_live"));
   ck_assert_ptr_null(strstr(m.ptr, "pbm_at_x"));
+  /* A public client's id is no secret: it stays readable. */
+  pmcp_buf c = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp__audit_mask(&c, "{\"client_id\":\"pbm_client_abc\",\"x\":\"pbm_rt_y\"}"), 0);
+  ck_assert_ptr_nonnull(strstr(c.ptr, "pbm_client_abc"));
+  ck_assert_ptr_null(strstr(c.ptr, "pbm_rt_y"));
+  pmcp_buf_dispose(&c);
   ck_assert_ptr_null(strstr(m.ptr, "Bearer"));
   ck_assert_ptr_nonnull(strstr(m.ptr, "\"key_id\":\"key_1\""));
   ck_assert_ptr_nonnull(strstr(m.ptr, "\"tool\":\"delete_run\""));

@@ -68,6 +68,21 @@ START_TEST(host_and_origin)
   ck_assert_ptr_null(origin("file://"));
   ck_assert_ptr_null(origin("http://localhost/path"));
   ck_assert_ptr_null(origin("http://localhost.evil.com:1:2"));
+  /* The origin's port (its scheme's default when left out) must be the
+   * request's. */
+#define SAME(o, h) phttp_origin_same_port(o, strlen(o), h, strlen(h))
+  ck_assert(SAME("http://localhost:8080", "localhost:8080"));
+  ck_assert(SAME("http://localhost:8080", "127.0.0.1:8080"));
+  ck_assert(SAME("https://mcp.example.com", "mcp.example.com"));
+  ck_assert(SAME("https://mcp.example.com", "mcp.example.com:443"));
+  ck_assert(SAME("http://[::1]:9/", "[::1]:9"));
+  ck_assert(!SAME("http://localhost:9999", "localhost:8080"));
+  ck_assert(!SAME("http://localhost", "localhost:8080"));
+  ck_assert(!SAME("https://localhost", "localhost:80"));
+  ck_assert(!SAME("http://localhost:8080", "localhost"));
+  ck_assert(!SAME("null", "localhost:8080"));
+  ck_assert(!SAME("http://localhost:80x", "localhost:80"));
+#undef SAME
 }
 END_TEST
 

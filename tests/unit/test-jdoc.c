@@ -189,6 +189,35 @@ START_TEST(references)
 }
 END_TEST
 
+/* A decoded \u0000 is flagged on its node and found by path, a value's
+ * or a member name's; a message without one is not flagged. */
+START_TEST(nul_strings)
+{
+  static const struct { const char *text, *path; int kind; } cases[] = {
+    {"{\"params\":{\"arguments\":{\"workspace\":\"vision\\u0000\"}}}",
+     "params.arguments.workspace", 1},
+    {"{\"params\":{\"arguments\":{\"a\\u0000b\":1}}}", "params.arguments", 2},
+    {"{\"a\":[\"x\",\"\\u0000\"]}", "a[1]", 1},
+    {"{\"method\":\"ping\\u0000\"}", "method", 1},
+    {"{\"a\":\"\\\\u0000\"}", "", 0}, /* an escaped backslash: text */
+    {"{\"a\":\"plain\"}", "", 0},
+  };
+  pmcp_server *s = server();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    pmcp__jdoc *doc = NULL;
+    cJSON *root = NULL;
+    ck_assert_int_eq(pmcp__jdoc_parse(&doc, &root, s, cases[i].text, strlen(cases[i].text)), 0);
+    ck_assert_int_eq(pmcp__jdoc_has_nul(doc), cases[i].kind != 0);
+    pmcp_buf path = PMCP_BUF_INIT;
+    ck_assert_int_eq(pmcp__jdoc_nul_path(root, &path), cases[i].kind);
+    ck_assert_str_eq(path.ptr ? path.ptr : "", cases[i].path);
+    pmcp_buf_dispose(&path);
+    pmcp__jdoc_unref(doc);
+  }
+  pmcp_server_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("jdoc");
@@ -199,6 +228,7 @@ static Suite *suite(void)
   tcase_add_test(tc, nesting_limit);
   tcase_add_test(tc, big_messages);
   tcase_add_test(tc, references);
+  tcase_add_test(tc, nul_strings);
   suite_add_tcase(s, tc);
   return s;
 }

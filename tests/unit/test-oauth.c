@@ -53,7 +53,9 @@ START_TEST(redirect_uris)
     "http://localhost:3000/callback", "http://127.0.0.1:41234/cb",
     "http://127.9.9.9/cb", "http://[::1]:8080/cb", "http://LOCALHOST/cb",
     "cursor://anysphere.cursor-retrieval/oauth/user-probe/callback",
-    "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate"};
+    "com.example.app:/oauth2redirect", "vscode://vscode.github-authentication/did-authenticate",
+    "https://a-b.example.com:65535/cb", "https://192.0.2.10/cb", "https://[2001:db8::1]:443/cb",
+    "com.example.app://cb/path", "Com.Example-App:/cb"};
   static const char *const bad[] = {
     "", "http://example.com/cb", "http://localhost.evil.com/cb",
     "http://127.0.0.1.evil.com/cb", "http://10.0.0.1/cb", "https://app.example.com/cb#frag",
@@ -62,7 +64,18 @@ START_TEST(redirect_uris)
     "https://app.example.com/a b", "https://app.example.com:/cb",
     "https://app.example.com:80x/cb", "relative/path", "//app.example.com/cb",
     "cursor:", "https://[::1/cb", "http://[::2]/cb", "https://a.example\\@evil.example/",
-    "cursor:\\//x", "https://a.example/<x>", "https://a.example/{x}"};
+    "cursor:\\//x", "https://a.example/<x>", "https://a.example/{x}",
+    /* not on the allow-list: schemes the system hands to other handlers */
+    "smb://evil.example/share", "search-ms:query=x&crumb=location:\\\\evil", "shell:startup",
+    "jar:https://evil.example/x.jar!/", "ldap://evil.example/o=x", "ms-settings:privacy",
+    "steam://run/1", "itms-services://?action=download", "mycustom:/cb",
+    /* wildcard and malformed hosts, ports out of range */
+    "https://*.example.com/cb", "https://a..example.com/cb", "https://-a.example.com/cb",
+    "https://a-.example.com/cb", "https://a_b.example.com/cb", "https://a.example%2ecom/cb",
+    "https://999.1.1.1/cb", "https://1.2.3/cb", "https://a.example:0/cb",
+    "https://a.example:65536/cb", "https://a.example:123456/cb", "https://[zz::1]/cb",
+    "com.example.app://*.evil/cb", "com..example:/cb", "com.example.:/cb", "cursor://",
+    "http://127.0.0.1:99999/cb"};
   char why[200];
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
     ck_assert_msg(poauth_redirect_uri_check(good[i], why, sizeof why) == 0,
@@ -73,6 +86,15 @@ START_TEST(redirect_uris)
                   "%s accepted", bad[i]);
     ck_assert_msg(strstr(why, "redirect_uri") != NULL, "reason for %s: %s", bad[i], why);
   }
+  /* JSON strings cJSON would cut. */
+#define NUL(t) poauth_json_has_nul(t, sizeof t - 1)
+  ck_assert(NUL("{\"client_name\":\"a\\u0000b\"}"));
+  ck_assert(NUL("{\"a\":\"x\0y\"}"));
+  ck_assert(!NUL("{\"a\":\"x\\\\u0000\"}")); /* an escaped backslash, then text */
+  ck_assert(NUL("{\"a\":\"\\u00001\"}"));
+  ck_assert(NUL("{\"a\":\"\\u0041\\\"\\u0000\"}"));
+  ck_assert(!NUL("{\"a\":\"plain\"}"));
+#undef NUL
   char huge[2100];
   memset(huge, 'a', sizeof huge - 1);
   huge[sizeof huge - 1] = '\0';
@@ -176,9 +198,12 @@ START_TEST(base_urls)
   pmcp_http *h = NULL;
   pmcp_http_options o = {0};
   const char *hosts[] = {"mcp.example.com"};
+  const char *proxies[] = {"10.0.0.7"};
   o.testing = 1;
   o.allow_hosts = hosts;
   o.n_allow_hosts = 1;
+  o.trusted_proxies = proxies;
+  o.n_trusted_proxies = 1;
   char err[200];
   ck_assert_int_eq(pmcp_http_new(&h, &o, err, sizeof err), 0);
   const char *names[4], *values[4];
@@ -199,6 +224,13 @@ START_TEST(base_urls)
   names[2] = "x-forwarded-host";
   values[2] = "MCP.example.com";
   r.nheaders = 3;
+  /* From anyone but a trusted proxy, forwarded headers are ignored. */
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "http://127.0.0.1:8080");
+  r.peer = "10.0.0.8";
+  ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
+  ck_assert_str_eq(out, "http://127.0.0.1:8080");
+  r.peer = "10.0.0.7";
   ck_assert_int_eq(poauth_base_url(&r, NULL, out, sizeof out), 0);
   ck_assert_str_eq(out, "https://mcp.example.com");
   values[2] = "evil.example";   /* not an allowed host */
@@ -228,14 +260,15 @@ static int test_verify(const char *stored, const char *password, void *ud)
   return stored && *stored && strcmp(stored, password) == 0;
 }
 
-static void test_audit(void *ud, pmcp_store *st, const char *tenant, const char *ws,
-                       const char *actor, const char *action, const char *details)
+static int test_audit(void *ud, pmcp_store *st, const char *tenant, const char *ws,
+                      const char *actor, const char *action, const char *details)
 {
   (void)ud;
   (void)st;
   size_t n = strlen(audit_log);
   snprintf(audit_log + n, sizeof audit_log - n, "%s|%s|%s|%s|%s\n", action,
            tenant ? tenant : "-", ws ? ws : "-", actor, details);
+  return 0;
 }
 
 static poauth_state *state;
@@ -437,7 +470,8 @@ START_TEST(expiry_revocation_prune)
   approved_code("write", code, conn);
   ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   /* RFC 7009 from another client: no effect; from ours: revoked. */
-  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 0);
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 1);
+  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, NULL), 1);
   ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 1);
   ck_assert_int_eq(poauth_revoke_token(state, "pbm_rt_garbage", client), 0);
   /* An access token expires after an hour; the refresh token still works. */

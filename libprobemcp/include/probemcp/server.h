@@ -116,6 +116,21 @@ PMCP_API void pmcp_server_free(pmcp_server *server);
 PMCP_API int pmcp_server_handle(pmcp_server *server, const char *session,
                                 const char *msg, size_t len);
 
+/**
+ * Whether pmcp_server_handle() can read @p msg: valid UTF-8 holding one
+ * well-formed JSON value. Otherwise pmcp_server_handle() answers a parse
+ * error whose id is null, which a transport cannot tie to the request that
+ * carried it; a transport that answers every request itself (HTTP) checks
+ * first and answers the parse error on that request.
+ * @param[out] has_nul when not NULL: set to 1 when a string or member name
+ *        decodes a \u0000 (pmcp_server_handle() refuses the request that
+ *        holds it, naming the string), else 0.
+ * @return 0; PMCP_EPROTO (pmcp_server_errmsg() says why); PMCP_ENOMEM;
+ *         PMCP_EINVAL; PMCP_EMISUSE.
+ */
+PMCP_API int pmcp_server_check_message(pmcp_server *server, const char *msg,
+                                       size_t len, int *has_nul);
+
 /** Session flags for pmcp_server_session_open(). */
 enum {
   /** Stateless: no initialize needed; every request is self-contained. */

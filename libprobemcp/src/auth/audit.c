@@ -49,6 +49,10 @@ static int secret_name(const char *name)
 /* A value that looks like one of our credentials, whatever its name. */
 static int secret_value(const char *v)
 {
+  /* A public client's id (pbm_client_...) names the application, it is
+   * no secret: the log shows which client was authorized. */
+  if (strncmp(v, "pbm_client_", 11) == 0)
+    return 0;
   return strncmp(v, "pk_", 3) == 0 || strncmp(v, "pbm_", 4) == 0 ||
          strncasecmp(v, "bearer ", 7) == 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "util/buf.h"
 
 /* Arena blocks: the first one is allocated with the document header and
  * sized from the message, which fits a typical request whole; later ones
@@ -24,6 +25,7 @@ struct pmcp__jdoc {
   atomic_size_t refs;
   pmcp_server *srv;
   block *blocks; /* newest first; the last one lives in this allocation */
+  int nul;       /* some string or member name holds a decoded \u0000 */
 };
 
 /* Where the first block starts, in the same allocation as the header. */
@@ -39,6 +41,7 @@ typedef struct parser {
   const char *p, *end;
   int depth;
   int oom;
+  int last_nul; /* the string just parsed decoded a \u0000 */
 } parser;
 
 static void *take(parser *ps, size_t n, size_t align)
@@ -125,7 +128,7 @@ static char *put_utf8(char *o, unsigned cp)
 
 /* Decodes the escapes of @p n raw bytes (already checked to end at the
  * closing quote) into @p o, which has room for @p n + 1. -1 on a bad escape. */
-static int unescape(const char *s, size_t n, char *o)
+static int unescape(const char *s, size_t n, char *o, int *nul)
 {
   const char *end = s + n;
   while (s < end) {
@@ -158,6 +161,8 @@ static int unescape(const char *s, size_t n, char *o)
         s += 6;
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
       }
+      if (cp == 0)
+        *nul = 1;
       o = put_utf8(o, cp);
       break;
     }
@@ -205,9 +210,11 @@ static int parse_string(parser *ps, char **out)
   if (!escaped) {
     memcpy(o, s, n);
     o[n] = '\0';
-  } else if (unescape(s, n, o)) {
+  } else if (unescape(s, n, o, &ps->last_nul)) {
     return -1;
   }
+  if (ps->last_nul)
+    ps->doc->nul = 1;
   *out = o;
   ps->p = q + 1;
   return 0;
@@ -314,6 +321,7 @@ static int parse_container(parser *ps, cJSON *item, int object)
   }
   cJSON *last = NULL;
   for (;;) {
+    int key_nul = 0;
     cJSON *child = new_node(ps);
     if (!child)
       return -1;
@@ -321,6 +329,8 @@ static int parse_container(parser *ps, cJSON *item, int object)
       skip_ws(ps);
       if (ps->p >= ps->end || *ps->p != '"' || parse_string(ps, &child->string))
         return -1;
+      key_nul = ps->last_nul;
+      ps->last_nul = 0;
       skip_ws(ps);
       if (ps->p >= ps->end || *ps->p != ':')
         return -1;
@@ -328,6 +338,8 @@ static int parse_container(parser *ps, cJSON *item, int object)
     }
     if (parse_value(ps, child))
       return -1;
+    if (key_nul)
+      child->type |= PMCP__JDOC_NULKEY;
     if (last) {
       last->next = child;
       child->prev = last;
@@ -361,7 +373,12 @@ static int parse_value(parser *ps, cJSON *item)
   case '[': return parse_container(ps, item, 0);
   case '"':
     item->type = cJSON_String;
-    return parse_string(ps, &item->valuestring);
+    if (parse_string(ps, &item->valuestring))
+      return -1;
+    if (ps->last_nul)
+      item->type |= PMCP__JDOC_NUL;
+    ps->last_nul = 0;
+    return 0;
   case 't':
     item->type = cJSON_True;
     item->valueint = 1;
@@ -394,7 +411,8 @@ int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
   first->cap = cap;
   first->used = 0;
   doc->blocks = first;
-  parser ps = {doc, text, text + len, 0, 0};
+  doc->nul = 0;
+  parser ps = {doc, text, text + len, 0, 0, 0};
   cJSON *r = new_node(&ps);
   int bad = !r || parse_value(&ps, r);
   if (!bad) {
@@ -408,6 +426,41 @@ int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
   *out = doc;
   *root = r;
   return 0;
+}
+
+int pmcp__jdoc_has_nul(const pmcp__jdoc *doc)
+{
+  return doc && doc->nul;
+}
+
+/* Appends the path of the first node flagged under @p v to @p path:
+ * 1 for a value, 2 for a member name (the path is then its object's). */
+static int nul_path(const cJSON *v, pmcp_buf *path)
+{
+  int i = 0;
+  for (const cJSON *c = v ? v->child : NULL; c; c = c->next, i++) {
+    if (c->type & PMCP__JDOC_NULKEY)
+      return 2;
+    size_t mark = path->len;
+    int rc = c->string ? pmcp__buf_printf(path, "%s%s", path->len ? "." : "", c->string)
+                       : pmcp__buf_printf(path, "[%d]", i);
+    if (rc)
+      return -1;
+    if (c->type & PMCP__JDOC_NUL)
+      return 1;
+    int r = nul_path(c, path);
+    if (r)
+      return r;
+    path->len = mark;
+    if (path->ptr)
+      path->ptr[mark] = '\0';
+  }
+  return 0;
+}
+
+int pmcp__jdoc_nul_path(const cJSON *root, pmcp_buf *path)
+{
+  return nul_path(root, path);
 }
 
 void pmcp__jdoc_ref(pmcp__jdoc *doc)

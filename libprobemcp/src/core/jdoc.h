@@ -12,7 +12,10 @@
  * Strict JSON (RFC 8259): whitespace is space, tab, LF and CR only; control
  * characters inside strings must be escaped; numbers follow the JSON grammar
  * (no leading zeros, no bare '.'); at most PMCP__JDOC_DEPTH nested arrays
- * and objects (cJSON's own limit). Like cJSON, \u0000 ends the C string. */
+ * and objects (cJSON's own limit). A decoded \u0000 would end the C string
+ * early, so the node holding it is flagged (PMCP__JDOC_NUL on a string
+ * value, PMCP__JDOC_NULKEY on a member whose name has it) and the request
+ * is refused before anything reads it as a C string. */
 #ifndef PMCP_CORE_JDOC_H
 #define PMCP_CORE_JDOC_H
 
@@ -26,6 +29,11 @@
 #define PMCP__JDOC_DEPTH 1000
 
 typedef struct pmcp__jdoc pmcp__jdoc;
+
+/* Flags in cJSON.type above cJSON's own (cJSON_IsString and printing mask
+ * the low byte). */
+#define PMCP__JDOC_NUL (1 << 12)
+#define PMCP__JDOC_NULKEY (1 << 13)
 
 /* Parses @p len bytes holding one JSON value, with only whitespace around
  * it. On success sets *out (one reference, held by the caller) and *root.
@@ -46,6 +54,14 @@ static inline cJSON *pmcp__jget(const cJSON *obj, const char *key)
       return c;
   return NULL;
 }
+
+/* True when a string or member name of the message decoded a \u0000. */
+int pmcp__jdoc_has_nul(const pmcp__jdoc *doc);
+/* Writes to @p path the dotted path ("params.arguments.workspace",
+ * "[2]") of the first string holding a \u0000 under @p root: returns 1
+ * for a string value, 2 for a member name (@p path is its object's), 0
+ * for none, -1 out of memory. */
+int pmcp__jdoc_nul_path(const cJSON *root, pmcp_buf *path);
 
 /* Any thread. */
 void pmcp__jdoc_ref(pmcp__jdoc *doc);

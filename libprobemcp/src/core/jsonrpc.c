@@ -368,6 +368,55 @@ static const char *dup_member(const cJSON *msg)
   return NULL;
 }
 
+/* A string that decoded a \u0000 would be cut where it is read as a C
+ * string (a workspace "vision\u0000" acting as "vision"): the message is
+ * refused, naming what holds it. Returns 1 when refused (a notification is
+ * dropped), 0 when @p msg has none. */
+static int refuse_nul(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                      const char *id, const cJSON *msg)
+{
+  pmcp_buf path = PMCP_BUF_INIT;
+  int kind = pmcp__jdoc_nul_path(msg, &path);
+  if (kind == 0) {
+    pmcp_buf_dispose(&path);
+    return 0;
+  }
+  const char *p = path.ptr ? path.ptr : "";
+  /* Names are the client's: keep the message short and whole UTF-8. */
+  if (path.len > 200) {
+    size_t cut = 200;
+    while (cut && ((unsigned char)path.ptr[cut] & 0xC0) == 0x80)
+      cut--;
+    path.ptr[cut] = '\0';
+  }
+  const char *arg = strncmp(p, "params.arguments.", 17) == 0 ? p + 17 : NULL;
+  int params = strncmp(p, "params", 6) == 0 && (p[6] == '\0' || p[6] == '.');
+  char text[512];
+  if (kind < 0)
+    snprintf(text, sizeof text, "Internal error: out of memory");
+  else if (kind == 2)
+    snprintf(text, sizeof text,
+             "%s: a member name in '%s' contains a NUL character (\\u0000), "
+             "which no name may hold", params ? "Invalid params" : "Invalid Request",
+             p[0] ? p : "the message");
+  else if (arg)
+    snprintf(text, sizeof text,
+             "Invalid params: argument '%s' contains a NUL character (\\u0000), "
+             "which no text argument may hold", arg);
+  else
+    snprintf(text, sizeof text,
+             "%s: '%s' contains a NUL character (\\u0000), which no string "
+             "here may hold", params ? "Invalid params" : "Invalid Request", p);
+  if (id)
+    pmcp__rpc_error(srv, s, batch, id, kind < 0 ? -32603 : params ? -32602 : -32600,
+                    text, NULL);
+  else
+    pmcp__log(srv, PMCP_LOG_WARNING, "session '%s': dropped a notification: %s",
+              s->id, text);
+  pmcp_buf_dispose(&path);
+  return 1;
+}
+
 void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                         cJSON *msg, const char *raw, size_t raw_len,
                         pmcp__batch *batch)
@@ -415,6 +464,8 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
     pmcp__rpc_error(srv, s, batch, id, -32600, why, NULL);
     goto out;
   }
+  if (pmcp__jdoc_has_nul(doc) && refuse_nul(srv, s, batch, id, msg))
+    goto out;
   if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0) {
     pmcp__rpc_error(srv, s, batch, id, -32600,
                     "Invalid Request: \"jsonrpc\" must be \"2.0\"", NULL);

@@ -206,6 +206,31 @@ out:
   return 0;
 }
 
+int pmcp_server_check_message(pmcp_server *server, const char *msg, size_t len,
+                              int *has_nul)
+{
+  if (has_nul)
+    *has_nul = 0;
+  if (!server_ok(server))
+    return PMCP_EMISUSE;
+  if (!msg && len)
+    return PMCP_EINVAL;
+  if (!pmcp__utf8_valid(msg, len))
+    return pmcp__err(server, PMCP_EPROTO, "Parse error: the message is not valid UTF-8");
+  pmcp__jdoc *doc = NULL;
+  cJSON *root = NULL;
+  int rc = pmcp__jdoc_parse(&doc, &root, server, msg, len);
+  if (rc == PMCP_ENOMEM)
+    return pmcp__err(server, rc, "out of memory reading the message");
+  if (rc)
+    return pmcp__err(server, PMCP_EPROTO,
+                     "Parse error: the message is not one well-formed JSON value");
+  if (has_nul)
+    *has_nul = pmcp__jdoc_has_nul(doc);
+  pmcp__jdoc_unref(doc);
+  return 0;
+}
+
 /* ---- lifecycle ---- */
 
 static int version_rank(const char *v)

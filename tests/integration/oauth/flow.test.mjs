@@ -48,13 +48,23 @@ test('metadata: protected resource (RFC 9728) and authorization server (RFC 8414
     assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
     assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
   }
-  // A forwarded host the server allows is used; one it does not is refused.
+  // Forwarded headers from a client that is not a trusted proxy are ignored.
   let r = await json(port, 'GET', '/.well-known/oauth-protected-resource', undefined,
     { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'localhost:8443' });
-  assert.equal(r.json.resource, 'https://localhost:8443/mcp');
-  r = await json(port, 'GET', '/.well-known/oauth-protected-resource', undefined,
-    { 'x-forwarded-host': 'evil.example' });
-  assert.equal(r.status, 400);
+  assert.equal(r.json.resource, `${base}/mcp`);
+  // From a trusted proxy: a forwarded host the server allows is used; one
+  // it does not is refused.
+  const px = await startServer(HTTP, ['--store', env.store, '--trusted-proxy', '127.0.0.1']);
+  try {
+    r = await json(px.port, 'GET', '/.well-known/oauth-protected-resource', undefined,
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'localhost:8443' });
+    assert.equal(r.json.resource, 'https://localhost:8443/mcp');
+    r = await json(px.port, 'GET', '/.well-known/oauth-protected-resource', undefined,
+      { 'x-forwarded-host': 'evil.example' });
+    assert.equal(r.status, 400);
+  } finally {
+    await px.stop();
+  }
   // CORS preflight; wrong method; unknown endpoint.
   r = await raw(port, { method: 'OPTIONS', path: '/oauth/token', headers: { origin: 'https://app.example' } });
   assert.equal(r.status, 204);
@@ -111,12 +121,36 @@ test('registration: public clients only, redirect URI rules', async () => {
   assert.match(r.json.error_description, /public clients/);
   r = await json(port, 'POST', '/oauth/register', { redirect_uris: [] });
   assert.equal(r.status, 400);
+  // A NUL in any string is refused, never cut.
+  for (const body of [{ client_name: 'Trusted\u0000 evil', redirect_uris: ['https://a.example/cb'] },
+    { redirect_uris: ['https://a.example/cb\u0000.evil'] }]) {
+    r = await json(port, 'POST', '/oauth/register', body);
+    assert.equal(r.status, 400);
+    assert.match(r.json.error_description, /NUL character/);
+  }
   r = await raw(port, { method: 'POST', path: '/oauth/register', headers: { 'content-type': 'application/json' }, body: '{not json' });
   assert.equal(r.status, 400);
 });
 
+test('authorize: a client never used to sign in gets an error page, never an automatic redirect', async () => {
+  // Open registration: anyone can register https://evil.example and have
+  // this server redirect there with text of their choosing (RFC 9700 4.11).
+  const r0 = await json(port, 'POST', '/oauth/register', { client_name: 'x', redirect_uris: ['https://evil.example/cb'] });
+  const evil = r0.json.client_id;
+  for (const extra of [{ response_type: 'x' }, { response_type: 'code' },
+    { response_type: 'code', code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }]) {
+    const q = new URLSearchParams({ client_id: evil, redirect_uri: 'https://evil.example/cb', state: 'Your account is locked, call 555', ...extra });
+    const r = await raw(port, { method: 'GET', path: `/oauth/authorize?${q}` });
+    assert.equal(r.status, 400, JSON.stringify(extra));
+    assert.equal(r.headers.location, undefined);
+    assert.match(r.body, /never been used to sign in here/);
+    assert.doesNotMatch(r.body, /call 555/);
+  }
+});
+
 test('authorize: PKCE S256 is mandatory; unknown client and foreign redirect URIs never redirect', async () => {
-  const client = await register(port);
+  // A client somebody signed in with: its errors go back to it.
+  const { client } = await connect(port);
   const { challenge } = pkce();
   const q = (extra) => `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client, redirect_uri: 'http://127.0.0.1:9/cb', state: 's1', ...extra })}`;
   let r = await raw(port, { method: 'GET', path: q({}) });
@@ -163,6 +197,15 @@ test('code flow, token use on /mcp only, refresh rotation, RFC 7009 revocation',
   const t2 = r.json;
   assert.notEqual(t2.refresh_token, t.refresh_token);
   assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.access_token}` })).status, 200);
+  // RFC 7009 2.1: a public client authenticates by its client_id; without
+  // it, or with another client's, nothing is revoked and it is told so.
+  const other = await register(port);
+  for (const f of [{}, { client_id: other }, { client_id: 'pbm_client_unknown' }]) {
+    r = await form(port, '/oauth/revoke', { token: t2.refresh_token, ...f });
+    assert.equal(r.status, 400, JSON.stringify(f));
+    assert.equal(r.json.error, 'invalid_client', JSON.stringify(f));
+    assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.access_token}` })).status, 200);
+  }
   // RFC 7009: revoking the refresh token ends the connection.
   r = await form(port, '/oauth/revoke', { token: t2.refresh_token, client_id: c.client });
   assert.equal(r.status, 200);
@@ -291,4 +334,103 @@ test('deny sends access_denied; a person without a workspace cannot approve', as
   assert.equal(u.searchParams.get('state'), 'xyz');
   assert.equal(u.searchParams.get('iss'), `http://127.0.0.1:${port}/oauth`);
   await assert.rejects(consent(new Agent(port), authorizeUrl(port, client, pkce().challenge), { user: 'carol', password: 'carol-password-1' }), /decision: 400/);
+});
+
+// Unauthenticated steps are bounded per client address: registrations and
+// stored authorization requests per minute, failed sign-ins per user name
+// and per address (a lockout that refuses even the right password),
+// each refusal audited. A fresh server: its limits are its own.
+test('limits: registration and authorization per address; sign-in lockout, audited', async () => {
+  const s2 = await startServer(HTTP, ['--store', env.store]);
+  try {
+    const p2 = s2.port;
+    let r;
+    let n = 0;
+    for (; n < 200; n++) {
+      r = await json(p2, 'POST', '/oauth/register', { client_name: `c${n}`, redirect_uris: ['http://127.0.0.1:9/cb'] });
+      if (r.status !== 201) break;
+    }
+    assert.equal(n, 60, 'sixty registrations a minute from one address');
+    assert.equal(r.status, 429);
+    assert.match(r.json.error_description, /at most 60 a minute/);
+    assert.match(r.headers['retry-after'], /^\d+$/);
+    // Authorization requests: counted when stored; refused past the limit.
+    const client = await register(port); // on the other server: registered in the shared store
+    const { challenge } = pkce();
+    for (n = 0; n < 300; n++) {
+      r = await raw(p2, { method: 'GET', path: authorizeUrl(p2, client, challenge) });
+      if (r.status !== 302) break;
+    }
+    assert.equal(n, 120);
+    assert.equal(r.status, 429);
+    // Sign-in: five wrong passwords for ada lock her out, right password too.
+    const agent = new Agent(p2);
+    const page = async () => {
+      const x = await agent.get('/oauth/login');
+      return { csrf: hidden(x.body, 'csrf') };
+    };
+    for (let i = 0; i < 5; i++) {
+      const { csrf } = await page();
+      r = await agent.post('/oauth/login', { username: 'ada', password: `wrong-${i}`, req: '', csrf });
+      assert.equal(r.status, 401, r.body);
+    }
+    let { csrf } = await page();
+    r = await agent.post('/oauth/login', { username: 'ada', password: 'ada-password-1', req: '', csrf });
+    assert.equal(r.status, 429);
+    assert.match(r.body, /Too many failed sign-ins/);
+    // Another user from the same address is not locked (yet).
+    ({ csrf } = await page());
+    r = await agent.post('/oauth/login', { username: 'bob', password: 'bob-password-1', req: '', csrf });
+    assert.equal(r.status, 303);
+    const audit = JSON.parse(env.probe(['audit', '--json']).toString());
+    // (Earlier tests of the shared store may have failed some too.)
+    assert.ok(audit.filter((a) => a.action === 'auth.login_failed' && a.actor === 'user:ada').length >= 5);
+    assert.ok(audit.some((a) => a.action === 'auth.login_locked' && a.details.address === '127.0.0.1'));
+  } finally {
+    await s2.stop();
+  }
+});
+
+// A consent-page sign-in ends when the person's password changes or they
+// are disabled (enabling them again does not bring it back); a refresh
+// refused while disabled leaves the token usable once enabled, not a
+// "replay" that revokes the connection.
+test('sessions end on a password change or when disabled; a refresh while disabled is no replay', async () => {
+  const c = await connect(port, { user: 'bob', password: 'bob-password-1' });
+  const signedIn = async (agent) => /Your connections/.test((await agent.get('/oauth/connections')).body);
+  assert.ok(await signedIn(c.agent));
+  env.probe(['user', 'passwd', 'bob'], 'bob-password-1\n');
+  assert.ok(!(await signedIn(c.agent)), 'password change ends the sign-in');
+  const again = await connect(port, { user: 'bob', password: 'bob-password-1' });
+  assert.ok(await signedIn(again.agent));
+  env.probe(['user', 'disable', 'bob']);
+  const t = await form(port, '/oauth/token', { grant_type: 'refresh_token', refresh_token: again.tokens.refresh_token, client_id: again.client });
+  assert.equal(t.status, 400);
+  assert.match(t.json.error_description, /disabled/);
+  env.probe(['user', 'enable', 'bob']);
+  assert.ok(!(await signedIn(again.agent)), 'disabling ends the sign-in for good');
+  const t2 = await form(port, '/oauth/token', { grant_type: 'refresh_token', refresh_token: again.tokens.refresh_token, client_id: again.client });
+  assert.equal(t2.status, 200, t2.body);
+  assert.equal((await mcpInit(port, { authorization: `Bearer ${t2.json.access_token}` })).status, 200);
+});
+
+// The audit log names the client (its id is no secret) and `probe audit
+// --json` stays valid JSON whatever the client calls itself; a name that
+// is not UTF-8 is refused at registration.
+test('audit: client_id shown, JSON valid whatever the client name', async () => {
+  const weird = 'Ev"il\\ \n\t</script> \u2028 \u{1F600} {"x":1}';
+  let r = await json(port, 'POST', '/oauth/register', { client_name: weird, redirect_uris: ['http://127.0.0.1:9/cb'] });
+  assert.equal(r.status, 201, r.body);
+  const client = r.json.client_id;
+  const loc = await consent(new Agent(port), authorizeUrl(port, client, pkce().challenge));
+  assert.match(loc, /code=/);
+  const audit = JSON.parse(env.probe(['audit', '--json', '--action', 'mcp_connection.authorize']).toString());
+  const mine = audit.find((a) => a.details.client_id === client);
+  assert.ok(mine, 'the client_id is readable in the log');
+  assert.equal(mine.details.client_name, weird);
+  const bad = Buffer.concat([Buffer.from('{"client_name":"x'), Buffer.from([0xff, 0xfe]),
+    Buffer.from('","redirect_uris":["http://127.0.0.1:9/cb"]}')]);
+  r = await raw(port, { method: 'POST', path: '/oauth/register', headers: { 'content-type': 'application/json' }, body: bad });
+  assert.equal(r.status, 400);
+  assert.match(r.body, /not valid UTF-8/);
 });

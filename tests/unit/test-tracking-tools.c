@@ -591,7 +591,13 @@ START_TEST(fetch_summaries_and_buckets)
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   const cJSON *rt = cJSON_GetObjectItem(e, "relative_time_s");
   ck_assert_int_eq(cJSON_GetArraySize(rt), 10);
-  ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 9.0) < 1e-9);
+  /* points at 0..9 s: 10 buckets of 0.901 s (9.001 s of milliseconds),
+   * each entry's x the bucket's first edge, the edges stated once */
+  ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 8.109) < 1e-9);
+  ck_assert(fabs(tc_num(o, "bucket_width_s") - 0.901) < 1e-9);
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(o, "bucket_edges")), 11);
+  ck_assert(fabs(cJSON_GetArrayItem(tc_arr(o, "bucket_edges"), 10)->valuedouble - 9.001) <
+            1e-9);
   cJSON_Delete(o);
   o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":5,\"axis\":\"wall_clock\"}");

@@ -216,7 +216,7 @@ def truth_of(kind, path, project):
             if not h["limits"]:
                 continue
             hs = HISTS.setdefault((run_id(key), k, "{}"), [])
-            hs.append(step)
+            hs.append((step, h["limits"], h["counts"]))
             t = int(round(wall * 1000)) if math.isfinite(wall) and wall > 0 else 0
             for st in ("min", "max", "num", "sum", "sum_squares"):
                 if not math.isnan(h[st]):
@@ -325,6 +325,26 @@ def check_set(srv, name, truth, scope):
             check_summaries(srv, tag, dict(base, series=ks), kw)
             check_points(srv, tag, dict(base, series=ks), kw)
             check_buckets(srv, tag, dict(base, series=ks), kw, start)
+        hk = sorted({i[1] for i in HISTS if i[0] in rs})
+        if hk:
+            # the runs in reverse: the first one holds no histograms
+            check_histograms(srv, tag, dict(base, series=hk, runs=rs[::-1]), rs)
+
+
+def check_histograms(srv, tag, args, rs):
+    """fetch_histogram_series: every histogram of every run, bins as logged."""
+    items, root = srv.pages("fetch_histogram_series", dict(args, limit=100), "histograms")
+    if items is None:
+        fail("%s fetch_histogram_series refused: %s" % (tag, root))
+        return
+    got = sorted((e["run"], e["series"], e["step"], e["edges"][1:], e["counts"]) for e in items)
+    want = sorted((i[0], i[1], st, lim, cnt) for i, hs in HISTS.items() if i[0] in rs
+                  for st, lim, cnt in hs)
+    if len(got) != len(want) or not all(
+            g[:3] == w[:3] and all(close(a, b) for a, b in zip(g[3], w[3])) and
+            all(close(a, b) for a, b in zip(g[4], w[4])) for g, w in zip(got, want)):
+        fail("%s fetch_histogram_series: %d histograms %s, expected %d %s" % (
+            tag, len(got), [g[:3] for g in got][:4], len(want), [w[:3] for w in want][:4]))
 
 
 def check_summaries(srv, tag, args, want):

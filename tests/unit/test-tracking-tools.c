@@ -450,6 +450,48 @@ START_TEST(list_runs_refusals)
 }
 END_TEST
 
+/* train/loss is logged only split by the rank label: a condition, sort or
+ * summary column on it without labels would read one split silently, so
+ * it is refused naming the label sets; with labels it is exact; exists
+ * needs none (any split holds). */
+START_TEST(label_split_series)
+{
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"train/loss\","
+                       "\"function\":\"last\",\"op\":\"gt\",\"value\":0.5}]}",
+          "filter condition 0: series 'train/loss' is split by labels in some runs "
+          "({\\\"rank\\\":\\\"0\\\"}): add \\\"labels\\\"");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"any_of\":[{\"attr\":"
+                       "\"config/lr\",\"op\":\"gt\",\"value\":1},{\"series\":\"train/loss\","
+                       "\"function\":\"min\",\"op\":\"lt\",\"value\":1}]}]}",
+          "any_of item 1: series 'train/loss' is split");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"sort\":{\"series\":\"train/loss\","
+                       "\"function\":\"last\",\"direction\":\"asc\"}}", "sort: series");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":"
+                       "\"train/loss\",\"function\":\"last\"}]}", "summary_columns[0]: series");
+  int want = 0, with = 0;
+  for (int i = 0; i < N_VISION; i++)
+    if (i % 8 != 0) {
+      with++;
+      want += loss_at(i, 20) > 0.8;
+    }
+  ck_assert(want > 0 && want < with);
+  cJSON *o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{"
+                             "\"series\":\"train/loss\",\"function\":\"last\",\"op\":\"gt\","
+                             "\"value\":0.8,\"labels\":{\"rank\":\"0\"}}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), want);
+  cJSON_Delete(o);
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{"
+                      "\"series\":\"train/loss\",\"op\":\"exists\"}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), with);
+  cJSON_Delete(o);
+  /* val/loss has no label: no refusal */
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"val/loss\","
+                      "\"function\":\"last\",\"op\":\"gt\",\"value\":0}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), with);
+  cJSON_Delete(o);
+}
+END_TEST
+
 START_TEST(run_attributes)
 {
   cJSON *o = tc_ok("get_run_attributes", "{\"run\":\"v05\"}");
@@ -712,6 +754,7 @@ static Suite *suite(void)
   tcase_add_test(tc, sorting_and_columns);
   tcase_add_test(tc, budget_cut_pages);
   tcase_add_test(tc, list_runs_refusals);
+  tcase_add_test(tc, label_split_series);
   tcase_add_test(tc, run_attributes);
   tcase_add_test(tc, fetch_summaries_and_buckets);
   tcase_add_test(tc, series_listings);

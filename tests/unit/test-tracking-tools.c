@@ -484,6 +484,22 @@ START_TEST(label_split_series)
                       "\"series\":\"train/loss\",\"op\":\"exists\"}]}");
   ck_assert_int_eq((int)tc_num(o, "total_count"), with);
   cJSON_Delete(o);
+  /* columns that differ only in labels get their own keys */
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":3,\"sort\":{\"attr\":"
+                      "\"sys/name\",\"direction\":\"asc\"},\"summary_columns\":["
+                      "{\"series\":\"train/loss\",\"function\":\"last\",\"labels\":"
+                      "{\"rank\":\"0\"}},{\"series\":\"train/loss\",\"function\":\"last\","
+                      "\"labels\":{\"rank\":\"1\"}}]}");
+  const cJSON *row = cJSON_GetArrayItem(tc_arr(o, "rows"), 1); /* v01 */
+  ck_assert(fabs(tc_num(row, "last(train/loss, rank=0)") - loss_at(1, 20)) < 1e-5);
+  int keys = 0;
+  const cJSON *k;
+  cJSON_ArrayForEach(k, row) keys += !strncmp(k->string, "last(train/loss", 15);
+  ck_assert_int_eq(keys, 1 + (cJSON_GetObjectItem(row, "last(train/loss, rank=1)") != NULL));
+  cJSON_Delete(o);
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":"
+                       "\"val/loss\",\"function\":\"last\"},{\"series\":\"val/loss\","
+                       "\"function\":\"last\"}]}", "summary_columns[1] repeats");
   /* val/loss has no label: no refusal */
   o = tc_ok("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"val/loss\","
                       "\"function\":\"last\",\"op\":\"gt\",\"value\":0}]}");

@@ -35,8 +35,27 @@ static const char *bad_scale(const cJSON *j)
 
 typedef struct summary_col {
   pmcp__sort spec; /* series, function, scale, labels (direction unused) */
-  char name[300];  /* "last(val/loss)" */
+  char name[300];  /* "last(val/loss)", "last(train/loss, rank=0)" */
 } summary_col;
+
+/* A column's name: F(KEY), with its labels and a scale other than STEP,
+ * so columns that differ only in those get different keys. */
+static void col_name(summary_col *c)
+{
+  size_t n = (size_t)snprintf(c->name, sizeof c->name, "%s(%s", c->spec.function,
+                              c->spec.series);
+  const cJSON *l;
+  cJSON_ArrayForEach(l, c->spec.labels)
+  {
+    if (n < sizeof c->name)
+      n += (size_t)snprintf(c->name + n, sizeof c->name - n, ", %s=%s", l->string,
+                            cJSON_IsString(l) ? l->valuestring : "?");
+  }
+  if (c->spec.scale && strcmp(c->spec.scale, "STEP") && n < sizeof c->name)
+    n += (size_t)snprintf(c->name + n, sizeof c->name - n, ", scale=%s", c->spec.scale);
+  if (n + 1 < sizeof c->name)
+    snprintf(c->name + n, sizeof c->name - n, ")");
+}
 
 typedef struct hit {
   pmcp__trk_run run;
@@ -342,8 +361,14 @@ static int list_runs(pmcp_call *call, void *ud)
                            cJSON_IsObject(c) ? err + (strncmp(err, "sort: ", 6) ? 0 : 6) : "");
         goto out;
       }
-      snprintf(cols[i].name, sizeof cols[i].name, "%s(%s)", cols[i].spec.function,
-               cols[i].spec.series);
+      col_name(&cols[i]);
+      for (size_t j = 0; j < i; j++)
+        if (!strcmp(cols[j].name, cols[i].name)) {
+          rc = pmcp__rs_fail(call, "invalid_argument",
+                             "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
+                             cols[i].name);
+          goto out;
+        }
     }
   }
   size_t n_attr_cols = pmcp_arg_count(call, "columns");

@@ -520,6 +520,40 @@ def check_buckets(srv, tag, args, want, start):
                 compare_buckets("%s %s" % (what, i), e, xname, x_at, cells, lo, w, n)
 
 
+def check_run_names(srv, truths):
+    """Runs are found by what an agent has: name, MLflow run uuid, ref, id."""
+    def summaries(runs, **kw):
+        return srv.call("fetch_series_summaries", dict(kw, runs=runs, series=["train_gen_loss",
+                                                                             "val/loss"]))
+    for rid in sorted(truths["genrisk"]):
+        res, err = summaries(["run:" + rid])
+        if err or {e["run"] for e in res.get("summaries", [])} != {rid}:
+            fail("by ref run:%s: %s" % (rid, json.dumps(res)[:200]))
+    # Lightning's version_N names: version_3 once, version_0 in two projects
+    res, err = summaries(["version_3"])
+    if err or len({e["run"] for e in res.get("summaries", [])}) != 1:
+        fail("by name version_3: %s" % json.dumps(res)[:300])
+    res, err = summaries(["version_0"])
+    if not err or "shared by 2 runs" not in res.get("message", ""):
+        fail("an ambiguous name is named: %s" % json.dumps(res)[:300])
+    res, err = summaries(["version_0"], project="genrisk")
+    if err or len({e["run"] for e in res.get("summaries", [])}) != 1:
+        fail("a name within a project: %s" % json.dumps(res)[:300])
+    # an MLflow run uuid, as MLflow shows it
+    uuid = "5a1c0d9e2b7f4e06a3c1d2e3f4a5b602"
+    res, err = summaries([uuid, "mlflow-" + uuid[:-1] + "1"], project="adamw")
+    if err or {e["run"] for e in res.get("summaries", [])} != {"mlflow-" + uuid,
+                                                               "mlflow-" + uuid[:-1] + "1"}:
+        fail("by MLflow run uuid: %s" % json.dumps(res)[:300])
+    res, err = srv.call("get_run_attributes", {"run": uuid})
+    if err:
+        fail("get_run_attributes by uuid: %s" % json.dumps(res)[:300])
+    res, err = summaries(["no-such-run"])
+    if not err or "list_runs" not in res.get("message", "") or \
+            "no-such-run" not in res.get("message", ""):
+        fail("a missing run names list_runs: %s" % json.dumps(res)[:300])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         gen = write_generated(os.path.join(tmp, "gen"))
@@ -563,6 +597,7 @@ def main():
             "runs": sorted(truths["gen"])[:2] + [other], "series": ["loss"], "project": "gen"})
         if not err or other not in res.get("message", ""):
             fail("a run of another project among several: %s" % json.dumps(res)[:300])
+        check_run_names(srv, truths)
         srv.close()
     if failures:
         print("%d failures" % len(failures))

@@ -605,7 +605,7 @@ START_TEST(fetch_summaries_and_buckets)
   ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
   tc_refused("fetch_series_summaries", "{\"runs\":[\"ghost\"],\"series\":[\"val/loss\"]}",
-          "ghost not found");
+          "'ghost' not found");
   tc_refused("fetch_series_summaries",
           "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"project\":\"nlp\"}",
           "run 'v01' not found in project 'nlp'");
@@ -663,7 +663,7 @@ START_TEST(fetch_summaries_and_buckets)
   ck_assert(cJSON_IsString(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "wall_time"), 0)));
   cJSON_Delete(o);
   tc_refused("fetch_float_series_buckets", "{\"runs\":[\"nope\"],\"series\":[\"val/loss\"]}",
-          "nope not found");
+          "'nope' not found");
   int er;
   cJSON *r = tc_call("fetch_float_series_buckets",
                   "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"axis\":\"hours\"}", &er);
@@ -701,8 +701,8 @@ START_TEST(series_listings)
   ck_assert_str_eq(tc_str(e, "label"), "rank");
   ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "values"), 0)->valuestring, "0");
   cJSON_Delete(o);
-  tc_refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
-  tc_refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  tc_refused("list_series", "{\"runs\":[\"zzz\"]}", "'zzz' not found");
+  tc_refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "'zzz' not found");
   int er;
   cJSON *r = tc_call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
   ck_assert(er);
@@ -752,7 +752,7 @@ START_TEST(float_points)
   tc_refused("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                 "\"step_from\":50,\"step_to\":10}", "step_from is after");
   tc_refused("fetch_float_series", "{\"runs\":[\"gone\"],\"series\":[\"val/loss\"]}",
-          "gone not found");
+          "'gone' not found");
 }
 END_TEST
 

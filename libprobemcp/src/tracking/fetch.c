@@ -60,17 +60,20 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   for (size_t i = 0; i < n_runs; i++) {
     const char *run = NULL;
     pmcp_arg_string_at(call, "runs", i, &run);
-    int rc = pmcp__mx_catalog_read(call, tk->rs, run, &s->cat[i]);
+    char rref[320];
+    if (pmcp__trk_run_ref(call, tk, run, rref, sizeof rref)) {
+      cJSON_Delete(proj);
+      return 1;
+    }
+    int rc = pmcp__mx_catalog_read(call, tk->rs, rref, &s->cat[i]);
     if (rc) {
       cJSON_Delete(proj);
       return rc;
     }
     s->n_runs = i + 1;
     if (proj) {
-      char ref[300], err[300];
-      snprintf(ref, sizeof ref, "%s", s->cat[i].n ? s->cat[i].s[0].run : "");
-      if (!*ref)
-        snprintf(ref, sizeof ref, "run:%s", strncmp(run, "run:", 4) ? run : run + 4);
+      char err[300];
+      const char *ref = rref;
       cJSON *rec = NULL;
       if (pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
           strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref")) != 0) {

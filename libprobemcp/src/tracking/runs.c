@@ -567,8 +567,9 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     return 0;
   const char *run = NULL;
   pmcp_arg_string(call, "run", &run, NULL);
-  char ref[300], err[300];
-  snprintf(ref, sizeof ref, "%s%s", strncmp(run, "run:", 4) == 0 ? "" : "run:", run);
+  char ref[320], err[300];
+  if (pmcp__trk_run_ref(call, tk, run, ref, sizeof ref))
+    return 0;
   cJSON *rec = NULL;
   int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc)

@@ -104,6 +104,13 @@ int pmcp__trk_no_cursor(pmcp_call *call);
  * Returns 0, or 1 after sending an error naming the missing project. */
 int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out);
 
+/* Resolves a run argument, as an agent has it (the id, the ref run:ID
+ * browse gives, the run's name, an MLflow run uuid), into "run:ID" in
+ * @p out. Returns 0, or 1 after sending an error: not found (naming
+ * list_runs), a name several runs share (naming them), a store error. */
+int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char *out,
+                      size_t outlen);
+
 /* Reads every item of a store listing (paging through it), at most @p max.
  * Returns 0 with *out an array, or 1 after sending an error. */
 int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,

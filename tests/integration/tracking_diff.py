@@ -554,6 +554,54 @@ def check_run_names(srv, truths):
         fail("a missing run names list_runs: %s" % json.dumps(res)[:300])
 
 
+def check_attributes(srv, proj, path):
+    """System attributes shown by get_run_attributes filter and sort, and
+    list_attribute_definitions lists them, with mixed types said."""
+    model = ci.read_mlflow(path, proj)
+    runs = {run_id(k): r for k, r in model["runs"].items() if not r["deleted"]}
+    dur = {rid: r["end_ms"] - r["start_ms"] for rid, r in runs.items()
+           if r["start_ms"] > 0 and r["end_ms"] >= r["start_ms"]}
+    cut = sorted(dur.values())[len(dur) // 2]
+    res, err = srv.call("list_runs", {"project": proj, "limit": 100, "columns": ["sys/id"],
+                                      "filter": [{"attr": "sys/duration_ms", "op": "gte",
+                                                  "value": cut}]})
+    got = sorted(r["sys/id"] for r in res.get("rows", []))
+    want = sorted(rid for rid, d in dur.items() if d >= cut)
+    if err or got != want or not want:
+        fail("%s: sys/duration_ms >= %d: %s, expected %s" % (proj, cut, got, want))
+    res, err = srv.call("list_runs", {"project": proj, "limit": 100, "columns": ["sys/id"],
+                                      "sort": {"attr": "sys/duration_ms", "direction": "asc"}})
+    got = [r["sys/id"] for r in res.get("rows", [])][:len(dur)]
+    if err or got != sorted(dur, key=lambda r: (dur[r], r)) and \
+            [dur[r] for r in got] != sorted(dur.values()):
+        fail("%s: sort by sys/duration_ms: %s" % (proj, got))
+    res, err = srv.call("list_runs", {"project": proj, "limit": 100, "columns": ["sys/id"],
+                                      "filter": [{"attr": "sys/project", "op": "eq",
+                                                  "value": proj}]})
+    if err or res.get("total_count") != len(runs):
+        fail("%s: sys/project eq: %s" % (proj, json.dumps(res)[:200]))
+    defs, root = srv.pages("list_attribute_definitions", {"project": proj}, "attributes")
+    defs = {d["path"]: d for d in defs or []}
+    for p in ("sys/duration_ms", "sys/project"):
+        if p not in defs:
+            fail("%s: list_attribute_definitions lacks %s" % (proj, p))
+    # parameter types as the importer types them, mixed ones said so
+    for (kind, key), _ in next(iter(runs.values()))["attrs"].items():
+        if kind != "param":
+            continue
+        types = {}
+        for r in runs.values():
+            t = r["attrs"].get(("param", key))
+            if t:
+                n = {"str": "string", "null": "string", "json": "string"}.get(t[0], t[0])
+                types[n] = types.get(n, 0) + 1
+        d = defs.get("params/" + key)
+        want_type = next(iter(types)) if len(types) == 1 else "mixed"
+        if not d or d["type"] != want_type or (len(types) > 1 and d.get("types") != types):
+            fail("%s: params/%s defined as %s, expected %s %s" % (proj, key, d, want_type,
+                                                                  types))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         gen = write_generated(os.path.join(tmp, "gen"))
@@ -598,6 +646,9 @@ def main():
         if not err or other not in res.get("message", ""):
             fail("a run of another project among several: %s" % json.dumps(res)[:300])
         check_run_names(srv, truths)
+        for proj, path in (("kymatio", os.path.join(DATA, "mlflow-kymatio", "mlruns")),
+                           ("adamw", os.path.join(DATA, "mlflow-adamw", "mlruns"))):
+            check_attributes(srv, proj, path)
         srv.close()
     if failures:
         print("%d failures" % len(failures))

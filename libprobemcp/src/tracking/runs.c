@@ -600,10 +600,12 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     return pmcp__rs_fail(call, "store_error", "%s", err);
   }
   /* Project and timings from the record, which a listing item lacks. */
-  if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8)
+  if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8 &&
+      !cJSON_GetObjectItemCaseSensitive(r.attrs, "sys/project"))
     cJSON_AddStringToObject(r.attrs, "sys/project", pmcp__js(rec, "project") + 8);
   double dur = pmcp__jn(rec, "duration_ms", -1);
-  if (dur >= 0 && pmcp__jn(rec, "ended", 0) > 0)
+  if (dur >= 0 && pmcp__jn(rec, "ended", 0) > 0 &&
+      !cJSON_GetObjectItemCaseSensitive(r.attrs, "sys/duration_ms"))
     cJSON_AddNumberToObject(r.attrs, "sys/duration_ms", dur);
   size_t n_prefix = pmcp_arg_count(call, "paths");
   int64_t limit = 200, offset = 0;

@@ -375,6 +375,15 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r, 
       put(r->attrs, times[i].path, cJSON_CreateString(iso));
     }
   }
+  /* what get_run_attributes shows is filterable and sortable too */
+  double started = pmcp__jn(item, "started", 0), ended = pmcp__jn(item, "ended", 0);
+  if (started > 0 && ended >= started) {
+    put(r->attrs, "sys/duration_ms", cJSON_CreateNumber(ended - started));
+    cJSON_AddStringToObject(r->types, "sys/duration_ms", "int");
+  }
+  const char *proj = pmcp__js(item, "project");
+  if (!strncmp(proj, "project:", 8) && proj[8])
+    put(r->attrs, "sys/project", cJSON_CreateString(proj + 8));
   const cJSON *tags = cJSON_GetObjectItemCaseSensitive(item, "tags");
   put(r->attrs, "sys/tags", cJSON_IsArray(tags) ? cJSON_Duplicate(tags, 1) : cJSON_CreateArray());
   return pmcp__trk_run_attrs(tk, r, err, errlen);

@@ -26,6 +26,9 @@ readers (which share no code with the C importers):
   points apart, mean / min / max over the finite points, points logged
   without a time named.
 
+With PMCP_TEST_STORE=pg the store is a new schema of the test cluster
+(PROBE_TEST_PG_URL, tests/pg/pgctl.sh; skipped without one).
+
 usage: tracking_diff.py PROBE_CLI PROBE_MCP_STDIO
 """
 import importlib.util
@@ -37,6 +40,10 @@ import sys
 import tempfile
 
 PROBE, STDIO = sys.argv[1], sys.argv[2]
+PG = os.environ.get("PMCP_TEST_STORE") == "pg"
+PG_URL = os.environ.get("PROBE_TEST_PG_URL")
+if PG and not PG_URL:
+    sys.exit(1 if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0") else 77)
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 IMPORT = os.path.join(HERE, "..", "import")
@@ -50,6 +57,15 @@ def fail(msg):
     failures.append(msg)
     if len(failures) <= 60 or os.environ.get("PMCP_DIFF_ALL"):
         print("FAIL:", msg)
+
+
+def psql(sql):
+    r = subprocess.run(["psql", PG_URL, "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c",
+                        "SET client_min_messages=warning; " + sql],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise SystemExit("psql: " + r.stderr)
+    return r.stdout.strip()
 
 
 def run_id(key):
@@ -617,6 +633,13 @@ def main():
             ("gen", "csv", gen),
         ]
         store = os.path.join(tmp, "store.db")
+        schema = None
+        if PG:
+            import secrets
+            schema = "diff_%s" % secrets.token_hex(4)
+            psql("CREATE SCHEMA " + schema)
+            store = PG_URL + ("&" if "?" in PG_URL else "?") + \
+                "options=-csearch_path%3D" + schema
         r = subprocess.run([PROBE, "--store", store, "--quiet", "init"], capture_output=True)
         if r.returncode:
             raise SystemExit("probe init: " + r.stderr.decode())
@@ -650,6 +673,8 @@ def main():
                            ("adamw", os.path.join(DATA, "mlflow-adamw", "mlruns"))):
             check_attributes(srv, proj, path)
         srv.close()
+        if schema:
+            psql("DROP SCHEMA %s CASCADE" % schema)
     if failures:
         print("%d failures" % len(failures))
         sys.exit(1)

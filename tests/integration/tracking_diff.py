@@ -50,6 +50,10 @@ IMPORT = os.path.join(HERE, "..", "import")
 spec = importlib.util.spec_from_file_location("ci", os.path.join(IMPORT, "check-import.py"))
 ci = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ci)
+spec = importlib.util.spec_from_file_location("cs", os.path.join(IMPORT, "check-store.py"))
+cs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cs)
+run_id = cs.run_id  # the store id the importers give a run
 failures = []
 
 
@@ -66,20 +70,6 @@ def psql(sql):
     if r.returncode:
         raise SystemExit("psql: " + r.stderr)
     return r.stdout.strip()
-
-
-def run_id(key):
-    """The store id the importers give a run (check-store.py's rule)."""
-    import hashlib
-    prefix, _, rest = key.partition(":")
-    prefix = prefix[:16]
-
-    def sanitize(s):
-        return "".join(c if c.isalnum() and c.isascii() or c in "._-" else "-" for c in s)
-    if len(rest) <= 40:
-        return sanitize(prefix + "-" + rest)
-    h = hashlib.sha256(rest.encode()).hexdigest()[:32]
-    return sanitize(("tb" if prefix == "tensorboard" else prefix) + "-" + h)
 
 
 # ------------------------------------------------------------ generated logs

@@ -643,6 +643,20 @@ START_TEST(fetch_summaries_and_buckets)
   }
   ck_assert_int_eq(total, 10);
   cJSON_Delete(o);
+  /* an explicit range is kept as given, far wider than the points: the
+   * edges are the range's, and one bucket holds all ten points */
+  o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\",\"v04\"],\"series\":"
+         "[\"val/loss\"],\"buckets\":4,\"step_from\":-4000000000000000,"
+         "\"step_to\":3999999999999999}");
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(o, "bucket_edges")), 5);
+  ck_assert(tc_num(o, "bucket_width_steps") == 2e15);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "entries"))
+  {
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(e, "count")), 1);
+    ck_assert_int_eq(cJSON_GetArrayItem(tc_arr(e, "count"), 0)->valueint, 10);
+    ck_assert(cJSON_GetArrayItem(tc_arr(e, "step"), 0)->valuedouble == 0);
+  }
+  cJSON_Delete(o);
   /* relative time: seconds since the run's first point */
   o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":10,\"axis\":\"relative_time\"}");

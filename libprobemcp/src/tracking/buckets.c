@@ -24,15 +24,21 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
   if (lo > hi || max_buckets == 0)
     return;
   uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
-  uint64_t w = (span + max_buckets - 1) / max_buckets;
+  if (span == 0)
+    span = UINT64_MAX; /* the whole int64 range: one short of it is near enough */
+  uint64_t w = span / max_buckets + (span % max_buckets != 0);
+  if (w > (uint64_t)INT64_MAX)
+    w = (uint64_t)INT64_MAX;
   ax->width = (int64_t)(w ? w : 1);
-  ax->n = (size_t)((span + (uint64_t)ax->width - 1) / (uint64_t)ax->width);
+  ax->n = (size_t)(span / (uint64_t)ax->width + (span % (uint64_t)ax->width != 0));
 }
 
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i)
 {
   /* the last edge closes the range: one past its last step or ms */
-  return i >= ax->n ? ax->hi + 1 : ax->lo + (int64_t)i * ax->width;
+  if (i >= ax->n)
+    return ax->hi == INT64_MAX ? INT64_MAX : ax->hi + 1;
+  return (int64_t)((uint64_t)ax->lo + (uint64_t)i * (uint64_t)ax->width);
 }
 
 void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size)

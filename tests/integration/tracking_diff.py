@@ -181,7 +181,9 @@ class Server:
 
     def close(self):
         self.p.stdin.close()
-        self.p.wait(timeout=20)
+        if self.p.wait(timeout=60):
+            fail("the server exited with %d: %s" % (self.p.returncode,
+                                                   self.p.stderr.read().decode()[-2000:]))
 
 
 # ------------------------------------------------------------- the truth

@@ -213,7 +213,7 @@ START_TEST(rl_info)
   ck_assert_ptr_null(cJSON_GetObjectItem(o, "latest_episode"));
   ck_assert_ptr_nonnull(strstr(tc_str(o, "note"), "no RL series"));
   cJSON_Delete(o);
-  tc_refused("get_rl_info", "{\"run\":\"ghost\"}", "ghost not found");
+  tc_refused("get_rl_info", "{\"run\":\"ghost\"}", "'ghost' not found");
   tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"nowhere\"}",
           "project 'nowhere' not found");
   tc_refused("get_rl_info", "{\"run\":\"rl-a\",\"project\":\"other\"}",
@@ -319,7 +319,7 @@ START_TEST(environments_refusals)
           "\"function\":\"median\",\"scale\":\"EPISODE\"}]}", "summary_columns[0]");
   tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"environments\":[\"0\",\"7\"]}",
           "environment '7' not found in run 'rl-a'");
-  tc_refused("list_rl_environments", "{\"run\":\"nope\"}", "nope not found");
+  tc_refused("list_rl_environments", "{\"run\":\"nope\"}", "'nope' not found");
   tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":0}", "limit");
   tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"limit\":101}", "limit");
   tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"offset\":-1}", "offset");
@@ -493,7 +493,7 @@ START_TEST(environment_attributes)
   tc_refused("get_rl_environment_attributes", "{\"run\":\"rl-a\",\"environment\":\"1\","
           "\"history\":\"yes\"}", "history");
   tc_refused("get_rl_environment_attributes", "{\"run\":\"gone\",\"environment\":\"1\"}",
-          "gone not found");
+          "'gone' not found");
 }
 END_TEST
 
@@ -713,7 +713,7 @@ START_TEST(aggregate)
           "\"scale\":\"EPISODE\",\"filter\":[{\"series\":\"loss/value\",\"op\":\"exists\"}]}",
           "need their scale");
   tc_refused("aggregate_rl_env_series", "{\"run\":\"x-y\",\"series\":\"r\",\"scale\":\"EPISODE\"}",
-          "x-y not found");
+          "'x-y' not found");
 }
 END_TEST
 
@@ -789,7 +789,7 @@ START_TEST(histograms)
   tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"emb\"]}",
           "fetch_scatter_series");
   tc_refused("fetch_histogram_series", "{\"runs\":[\"nobody\"],\"series\":[\"grad/norm\"]}",
-          "nobody not found");
+          "'nobody' not found");
   tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"
           "\"project\":\"other\"}", "run 'plain' not found in project 'other'");
   tc_refused("fetch_histogram_series", "{\"runs\":[\"plain\"],\"series\":[\"grad/norm\"],"

@@ -450,6 +450,64 @@ START_TEST(list_runs_refusals)
 }
 END_TEST
 
+/* train/loss is logged only split by the rank label: a condition, sort or
+ * summary column on it without labels would read one split silently, so
+ * it is refused naming the label sets; with labels it is exact; exists
+ * needs none (any split holds). */
+START_TEST(label_split_series)
+{
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"train/loss\","
+                       "\"function\":\"last\",\"op\":\"gt\",\"value\":0.5}]}",
+          "filter condition 0: series 'train/loss' is split by labels in some runs "
+          "({\\\"rank\\\":\\\"0\\\"}): add \\\"labels\\\"");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"filter\":[{\"any_of\":[{\"attr\":"
+                       "\"config/lr\",\"op\":\"gt\",\"value\":1},{\"series\":\"train/loss\","
+                       "\"function\":\"min\",\"op\":\"lt\",\"value\":1}]}]}",
+          "any_of item 1: series 'train/loss' is split");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"sort\":{\"series\":\"train/loss\","
+                       "\"function\":\"last\",\"direction\":\"asc\"}}", "sort: series");
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":"
+                       "\"train/loss\",\"function\":\"last\"}]}", "summary_columns[0]: series");
+  int want = 0, with = 0;
+  for (int i = 0; i < N_VISION; i++)
+    if (i % 8 != 0) {
+      with++;
+      want += loss_at(i, 20) > 0.8;
+    }
+  ck_assert(want > 0 && want < with);
+  cJSON *o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{"
+                             "\"series\":\"train/loss\",\"function\":\"last\",\"op\":\"gt\","
+                             "\"value\":0.8,\"labels\":{\"rank\":\"0\"}}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), want);
+  cJSON_Delete(o);
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":100,\"filter\":[{"
+                      "\"series\":\"train/loss\",\"op\":\"exists\"}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), with);
+  cJSON_Delete(o);
+  /* columns that differ only in labels get their own keys */
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"limit\":3,\"sort\":{\"attr\":"
+                      "\"sys/name\",\"direction\":\"asc\"},\"summary_columns\":["
+                      "{\"series\":\"train/loss\",\"function\":\"last\",\"labels\":"
+                      "{\"rank\":\"0\"}},{\"series\":\"train/loss\",\"function\":\"last\","
+                      "\"labels\":{\"rank\":\"1\"}}]}");
+  const cJSON *row = cJSON_GetArrayItem(tc_arr(o, "rows"), 1); /* v01 */
+  ck_assert(fabs(tc_num(row, "last(train/loss, rank=0)") - loss_at(1, 20)) < 1e-5);
+  int keys = 0;
+  const cJSON *k;
+  cJSON_ArrayForEach(k, row) keys += !strncmp(k->string, "last(train/loss", 15);
+  ck_assert_int_eq(keys, 1 + (cJSON_GetObjectItem(row, "last(train/loss, rank=1)") != NULL));
+  cJSON_Delete(o);
+  tc_refused("list_runs", "{\"project\":\"vision\",\"summary_columns\":[{\"series\":"
+                       "\"val/loss\",\"function\":\"last\"},{\"series\":\"val/loss\","
+                       "\"function\":\"last\"}]}", "summary_columns[1] repeats");
+  /* val/loss has no label: no refusal */
+  o = tc_ok("list_runs", "{\"project\":\"vision\",\"filter\":[{\"series\":\"val/loss\","
+                      "\"function\":\"last\",\"op\":\"gt\",\"value\":0}]}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), with);
+  cJSON_Delete(o);
+}
+END_TEST
+
 START_TEST(run_attributes)
 {
   cJSON *o = tc_ok("get_run_attributes", "{\"run\":\"v05\"}");
@@ -547,7 +605,7 @@ START_TEST(fetch_summaries_and_buckets)
   ck_assert_int_eq((int)tc_num(o, "total_count"), 0);
   cJSON_Delete(o);
   tc_refused("fetch_series_summaries", "{\"runs\":[\"ghost\"],\"series\":[\"val/loss\"]}",
-          "ghost not found");
+          "'ghost' not found");
   tc_refused("fetch_series_summaries",
           "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],\"project\":\"nlp\"}",
           "run 'v01' not found in project 'nlp'");
@@ -585,13 +643,33 @@ START_TEST(fetch_summaries_and_buckets)
   }
   ck_assert_int_eq(total, 10);
   cJSON_Delete(o);
+  /* an explicit range is kept as given, far wider than the points: the
+   * edges are the range's, and one bucket holds all ten points */
+  o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\",\"v04\"],\"series\":"
+         "[\"val/loss\"],\"buckets\":4,\"step_from\":-4000000000000000,"
+         "\"step_to\":3999999999999999}");
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(o, "bucket_edges")), 5);
+  ck_assert(tc_num(o, "bucket_width_steps") == 2e15);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "entries"))
+  {
+    ck_assert_int_eq(cJSON_GetArraySize(tc_arr(e, "count")), 1);
+    ck_assert_int_eq(cJSON_GetArrayItem(tc_arr(e, "count"), 0)->valueint, 10);
+    ck_assert(cJSON_GetArrayItem(tc_arr(e, "step"), 0)->valuedouble == 0);
+  }
+  cJSON_Delete(o);
   /* relative time: seconds since the run's first point */
   o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":10,\"axis\":\"relative_time\"}");
   e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
   const cJSON *rt = cJSON_GetObjectItem(e, "relative_time_s");
   ck_assert_int_eq(cJSON_GetArraySize(rt), 10);
-  ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 9.0) < 1e-9);
+  /* points at 0..9 s: 10 buckets of 0.901 s (9.001 s of milliseconds),
+   * each entry's x the bucket's first edge, the edges stated once */
+  ck_assert(fabs(cJSON_GetArrayItem(rt, 9)->valuedouble - 8.109) < 1e-9);
+  ck_assert(fabs(tc_num(o, "bucket_width_s") - 0.901) < 1e-9);
+  ck_assert_int_eq(cJSON_GetArraySize(tc_arr(o, "bucket_edges")), 11);
+  ck_assert(fabs(cJSON_GetArrayItem(tc_arr(o, "bucket_edges"), 10)->valuedouble - 9.001) <
+            1e-9);
   cJSON_Delete(o);
   o = tc_ok("fetch_float_series_buckets", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                        "\"buckets\":5,\"axis\":\"wall_clock\"}");
@@ -599,7 +677,7 @@ START_TEST(fetch_summaries_and_buckets)
   ck_assert(cJSON_IsString(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "wall_time"), 0)));
   cJSON_Delete(o);
   tc_refused("fetch_float_series_buckets", "{\"runs\":[\"nope\"],\"series\":[\"val/loss\"]}",
-          "nope not found");
+          "'nope' not found");
   int er;
   cJSON *r = tc_call("fetch_float_series_buckets",
                   "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],\"axis\":\"hours\"}", &er);
@@ -637,8 +715,8 @@ START_TEST(series_listings)
   ck_assert_str_eq(tc_str(e, "label"), "rank");
   ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "values"), 0)->valuestring, "0");
   cJSON_Delete(o);
-  tc_refused("list_series", "{\"runs\":[\"zzz\"]}", "zzz not found");
-  tc_refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "zzz not found");
+  tc_refused("list_series", "{\"runs\":[\"zzz\"]}", "'zzz' not found");
+  tc_refused("list_series_label_values", "{\"runs\":[\"zzz\"]}", "'zzz' not found");
   int er;
   cJSON *r = tc_call("list_series_label_values", "{\"runs\":[\"v01\",\"v02\"]}", &er);
   ck_assert(er);
@@ -688,7 +766,7 @@ START_TEST(float_points)
   tc_refused("fetch_float_series", "{\"runs\":[\"v03\"],\"series\":[\"val/loss\"],"
                                 "\"step_from\":50,\"step_to\":10}", "step_from is after");
   tc_refused("fetch_float_series", "{\"runs\":[\"gone\"],\"series\":[\"val/loss\"]}",
-          "gone not found");
+          "'gone' not found");
 }
 END_TEST
 
@@ -706,6 +784,7 @@ static Suite *suite(void)
   tcase_add_test(tc, sorting_and_columns);
   tcase_add_test(tc, budget_cut_pages);
   tcase_add_test(tc, list_runs_refusals);
+  tcase_add_test(tc, label_split_series);
   tcase_add_test(tc, run_attributes);
   tcase_add_test(tc, fetch_summaries_and_buckets);
   tcase_add_test(tc, series_listings);

@@ -35,7 +35,11 @@ void pmcp__rs_round(cJSON *v)
         const char *s = isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity";
         cJSON *str = cJSON_CreateString(s);
         if (str) {
-          /* replace in place: keep key and position */
+          /* replace in place, keeping the position and the member's key:
+           * the key moves over (the replaced item is freed without it) */
+          str->string = c->string;
+          str->type |= c->type & cJSON_StringIsConst;
+          c->string = NULL;
           cJSON_ReplaceItemViaPointer(v, c, str);
           c = str;
         }

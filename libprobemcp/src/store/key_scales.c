@@ -40,3 +40,36 @@ int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
   pmcp_buf_dispose(&scoped);
   return rc;
 }
+
+int pmcp__store_key_split(pmcp_store *s, pmcp_tenant t, const char *project,
+                          const char *key, const char *scale, char *out, size_t outlen)
+{
+  if (outlen)
+    *out = '\0';
+  if (!s || !s->db)
+    return PMCP_EUNSUPPORTED;
+  char tid[24];
+  snprintf(tid, sizeof tid, "%lld", (long long)t.id);
+  int rc = pmcp__db_tenant(s, t.id);
+  if (rc)
+    return rc;
+  const char *p[] = {tid, project, key, scale};
+  pmcp__db_res *r = NULL;
+  /* labelled series of runs that have no unlabelled series of the key */
+  rc = pmcp__db_query(s,
+                      "SELECT DISTINCT se.labels FROM series se JOIN runs r ON r.id=se.run_id"
+                      " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"
+                      " AND p.slug=$2 AND r.deleted=0 AND se.key=$3 AND se.scale=$4"
+                      " AND se.labels<>'{}' AND NOT EXISTS (SELECT 1 FROM series u"
+                      " WHERE u.run_id=se.run_id AND u.key=se.key AND u.scale=se.scale"
+                      " AND u.labels='{}') ORDER BY se.labels LIMIT 4",
+                      4, p, &r);
+  size_t used = 0;
+  for (size_t i = 0; !rc && i < pmcp__db_nrows(r) && used < outlen; i++) {
+    const char *v = pmcp__db_get(r, i, 0);
+    int n = snprintf(out + used, outlen - used, "%s%s", i ? ", " : "", v ? v : "");
+    used += n > 0 ? (size_t)n : 0;
+  }
+  pmcp__db_res_free(r);
+  return rc;
+}

@@ -106,6 +106,14 @@ void pmcp__rt_page_dispose(pmcp__rt_page *p);
  * errors. */
 int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
                            const char *key, unsigned *mask);
+/* Whether project @p project logs series @p key on @p scale (store name)
+ * only split by labels in some live run (no unlabelled series of it
+ * there): @p out gets up to four of those label sets as JSON texts
+ * ("{\"rank\":\"0\"}, ..."), or "" when every run that logs the key has
+ * an unlabelled series of it. @return 0; PMCP_EUNSUPPORTED (no SQL
+ * hooks); store errors. */
+int pmcp__store_key_split(pmcp_store *s, pmcp_tenant t, const char *project,
+                          const char *key, const char *scale, char *out, size_t outlen);
 
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);

@@ -229,15 +229,24 @@ static int add_defs(pmcp__trk_run *r, void *ud)
   cJSON_ArrayForEach(it, r->attrs)
   {
     cJSON *d = cJSON_GetObjectItemCaseSensitive(a->seen, it->string);
+    const char *type = type_of(it->string, it, r->types);
     if (!d) {
       d = cJSON_CreateObject();
       cJSON_AddStringToObject(d, "path", it->string);
-      cJSON_AddStringToObject(d, "type", type_of(it->string, it, r->types));
+      cJSON_AddStringToObject(d, "type", type);
       cJSON_AddNumberToObject(d, "run_count", 0);
+      cJSON_AddObjectToObject(d, "types");
       cJSON_AddItemToObject(a->seen, it->string, d);
     }
     cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "run_count");
     cJSON_SetNumberValue(n, n->valuedouble + 1);
+    /* a path holding values of several types says so, with the runs of each */
+    cJSON *types = cJSON_GetObjectItemCaseSensitive(d, "types");
+    cJSON *tn = cJSON_GetObjectItemCaseSensitive(types, type);
+    if (tn)
+      cJSON_SetNumberValue(tn, tn->valuedouble + 1);
+    else
+      cJSON_AddNumberToObject(types, type, 1);
   }
   return 0;
 }
@@ -262,6 +271,14 @@ static int list_attribute_definitions(pmcp_call *call, void *ud)
   if (!all) {
     cJSON_Delete(root);
     return PMCP_ENOMEM;
+  }
+  cJSON *d;
+  cJSON_ArrayForEach(d, all)
+  {
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "types")) > 1)
+      cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(d, "type"), "mixed");
+    else
+      cJSON_DeleteItemFromObjectCaseSensitive(d, "types");
   }
   return pmcp__trk_window(call, root, "attributes", all);
 }

@@ -49,28 +49,32 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   if ((pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) &&
       pmcp__trk_project(call, tk, &proj))
     return 1;
-  s->n_runs = pmcp_arg_count(call, "runs");
-  s->cat = calloc(s->n_runs ? s->n_runs : 1, sizeof *s->cat);
+  size_t n_runs = pmcp_arg_count(call, "runs");
+  s->cat = calloc(n_runs ? n_runs : 1, sizeof *s->cat);
   if (!s->cat) {
     cJSON_Delete(proj);
     return PMCP_ENOMEM;
   }
-  for (size_t i = 0; i < s->n_runs; i++) {
+  /* Every run is read and, with a project, checked to belong to it;
+   * s->n_runs counts the catalogs read so far (freed on an error). */
+  for (size_t i = 0; i < n_runs; i++) {
     const char *run = NULL;
     pmcp_arg_string_at(call, "runs", i, &run);
-    int rc = pmcp__mx_catalog_read(call, tk->rs, run, &s->cat[i]);
+    char rref[320];
+    if (pmcp__trk_run_ref(call, tk, run, rref, sizeof rref)) {
+      cJSON_Delete(proj);
+      return 1;
+    }
+    int rc = pmcp__mx_catalog_read(call, tk->rs, rref, &s->cat[i]);
     if (rc) {
-      s->n_runs = i;
       cJSON_Delete(proj);
       return rc;
     }
+    s->n_runs = i + 1;
     if (proj) {
-      char ref[300], err[300];
-      snprintf(ref, sizeof ref, "%s", s->cat[i].n ? s->cat[i].s[0].run : "");
-      if (!*ref)
-        snprintf(ref, sizeof ref, "run:%s", strncmp(run, "run:", 4) ? run : run + 4);
+      char err[300];
+      const char *ref = rref;
       cJSON *rec = NULL;
-      s->n_runs = i + 1;
       if (pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
           strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref")) != 0) {
         pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", ref + 4,
@@ -82,7 +86,6 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
       cJSON_Delete(rec);
     }
   }
-  s->n_runs = pmcp_arg_count(call, "runs");
   cJSON_Delete(proj);
   /* RL series always need their scale: a key logged only on an RL scale
    * is named rather than silently matching nothing on STEP. */
@@ -219,34 +222,6 @@ static int list_series(pmcp_call *call, void *ud)
   return per_series(call, ud, "series", series_of);
 }
 
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk, size_t nb,
-                           int axis, int64_t off)
-{
-  cJSON *x = cJSON_AddArrayToObject(o, x_name);
-  cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-  cJSON *mn = cJSON_AddArrayToObject(o, "min");
-  cJSON *mx = cJSON_AddArrayToObject(o, "max");
-  cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-  for (size_t b = 0; b < nb; b++) {
-    uint64_t finite = bk[b].count - bk[b].nonfinite;
-    if (!finite)
-      continue; /* missing points are left out */
-    if (axis == PMCP__TRK_AX_STEP) {
-      cJSON_AddItemToArray(x, cJSON_CreateNumber((double)bk[b].step_min));
-    } else if (axis == PMCP__TRK_AX_RELATIVE) {
-      cJSON_AddItemToArray(x, cJSON_CreateNumber((double)(bk[b].time_min - off) / 1000.0));
-    } else {
-      char iso[48];
-      pmcp__rs_iso(bk[b].time_min, iso, sizeof iso);
-      cJSON_AddItemToArray(x, cJSON_CreateString(iso));
-    }
-    cJSON_AddItemToArray(mean, cJSON_CreateNumber(bk[b].sum / (double)finite));
-    cJSON_AddItemToArray(mn, cJSON_CreateNumber(bk[b].min));
-    cJSON_AddItemToArray(mx, cJSON_CreateNumber(bk[b].max));
-    cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)bk[b].count));
-  }
-}
-
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -257,10 +232,22 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   const char *axis = "step";
   pmcp_arg_string(call, "axis", &axis, NULL);
   int by_step = !strcmp(axis, "step"), relative = !strcmp(axis, "relative_time");
-  int64_t nbk = 50;
+  int ax_kind = by_step ? PMCP__TRK_AX_STEP : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
+  int64_t nbk = 50, from, to;
   pmcp_arg_int(call, "buckets", &nbk);
-  /* The shared axis: one range (and so one bucket width) for every entry;
-   * relative time counts from each run's first logged point. */
+  int ranged;
+  if (pmcp__trk_step_range(call, &from, &to, &ranged)) {
+    pmcp__trk_sel_free(&s);
+    return 0;
+  }
+  if (ranged && !by_step) {
+    pmcp__trk_sel_free(&s);
+    return pmcp__rs_fail(call, "invalid_argument", "step_from and step_to narrow the step "
+                         "axis only: leave them out with axis %s, or use axis step", axis);
+  }
+  /* The shared axis: one range, so one set of edges, for every entry,
+   * fixed before any series is read; relative time counts from each
+   * run's first logged point. Explicit ends are kept as given. */
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   int64_t *start = calloc(s.n_runs ? s.n_runs : 1, sizeof *start);
   if (!start) {
@@ -281,40 +268,40 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         continue;
       int64_t a = by_step ? e->step_min : relative ? e->time_min - start[r] : e->time_min;
       int64_t b = by_step ? e->step_max : relative ? e->time_max - start[r] : e->time_max;
-      if (a < lo)
-        lo = a;
-      if (b > hi)
-        hi = b;
+      a = a > from ? a : from;
+      b = b < to ? b : to;
+      if (a > b)
+        continue;
+      lo = a < lo ? a : lo;
+      hi = b > hi ? b : hi;
     }
   }
-  if (by_step) {
-    int64_t f, t;
-    if (pmcp_arg_int(call, "step_from", &f) == 0 && pmcp_arg_has(call, "step_from"))
-      lo = f;
-    if (pmcp_arg_int(call, "step_to", &t) == 0 && pmcp_arg_has(call, "step_to"))
-      hi = t;
-  }
+  if (pmcp_arg_has(call, "step_from"))
+    lo = from;
+  if (pmcp_arg_has(call, "step_to"))
+    hi = to;
+  pmcp__trk_axis ax;
+  pmcp__trk_axis_make(&ax, ax_kind, lo, hi, (size_t)nbk);
   cJSON *all = cJSON_CreateArray();
-  pmcp_bucket *bk = calloc((size_t)nbk, sizeof *bk);
+  pmcp_bucket *bk = calloc(ax.n ? ax.n : 1, sizeof *bk);
   if (!bk) {
     free(start);
     pmcp__trk_sel_free(&s);
     cJSON_Delete(all);
     return PMCP_ENOMEM;
   }
-  for (size_t r = 0; r < s.n_runs && lo <= hi && lo != INT64_MAX; r++)
+  size_t timeless = 0;
+  const char *xname = by_step ? "step" : relative ? "relative_time_s" : "wall_time";
+  for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
       if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
         continue;
-      size_t nb = 0;
+      uint64_t no_time = 0;
       int64_t off = relative ? start[r] : 0;
-      pthread_mutex_lock(tk->rs->lock);
-      int src = by_step ? pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, lo, hi,
-                                             (size_t)nbk, bk, &nb)
-                        : pmcp_store_summary_time(tk->rs->store, tk->rs->tenant, e->id,
-                                                  lo + off, hi + off, (size_t)nbk, bk, &nb);
-      pthread_mutex_unlock(tk->rs->lock);
+      int src = by_step || e->time_min > 0
+                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, from, to, bk, &no_time)
+                  : (memset(bk, 0, (ax.n ? ax.n : 1) * sizeof *bk), 0);
       if (src) {
         free(bk);
         free(start);
@@ -323,11 +310,15 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         return pmcp__rs_fail(call, "store_error", "the series %s of run %s cannot be read",
                              e->key, e->run + 4);
       }
+      if (!by_step && e->time_min <= 0)
+        no_time = (uint64_t)e->count;
       cJSON *o = pmcp__trk_entry_head(e);
-      int axis = by_step ? PMCP__TRK_AX_STEP
-                 : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
-      pmcp__trk_add_buckets(o, by_step ? "step" : relative ? "relative_time_s" : "wall_time",
-                            bk, nb, axis, off);
+      pmcp__trk_add_buckets(o, xname, bk, &ax);
+      if (no_time) {
+        /* logged without a time: those points have no place on this axis */
+        cJSON_AddNumberToObject(o, "points_without_time", (double)no_time);
+        timeless++;
+      }
       cJSON_AddItemToArray(all, o);
     }
   free(bk);
@@ -335,12 +326,11 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   pmcp__trk_sel_free(&s);
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "axis", axis);
-  if (lo <= hi && lo != INT64_MAX) {
-    double width = ((double)hi - (double)lo + 1) / (double)nbk;
-    if (!by_step)
-      width /= 1000.0; /* seconds */
-    cJSON_AddNumberToObject(root, by_step ? "bucket_width_steps" : "bucket_width_s", width);
-  }
+  pmcp__trk_add_edges(root, &ax);
+  if (timeless)
+    cJSON_AddStringToObject(root, "note", "some entries have points logged without a time "
+                            "(points_without_time): they are left out of this time axis; the "
+                            "step axis holds them");
   return pmcp__trk_window(call, root, "entries", all);
 }
 
@@ -349,10 +339,12 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 
 /* Appends the exact points of @p e with steps in [lo, hi] to @p o; with
  * @p last_n > 0 only the last @p last_n (a ring over the whole read).
- * Non-finite values are left out. */
+ * Non-finite values are left out: *finite and *nonfinite count what was
+ * read of each. */
 static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo, int64_t hi,
-                        size_t last_n, cJSON *o)
+                        size_t last_n, cJSON *o, size_t *finite, size_t *nonfinite)
 {
+  *finite = *nonfinite = 0;
   enum { CHUNK = 4096 };
   pmcp_point *buf = malloc(CHUNK * sizeof *buf);
   pmcp_point *ring = malloc((last_n ? last_n : 1) * sizeof *ring);
@@ -376,8 +368,10 @@ static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo
     if (rc)
       break;
     for (size_t i = 0; i < got; i++) {
-      if (!isfinite(buf[i].value))
+      if (!isfinite(buf[i].value)) {
+        (*nonfinite)++;
         continue;
+      }
       if (last_n) {
         ring[kept % last_n] = buf[i];
         kept++;
@@ -398,6 +392,7 @@ static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo
       cJSON_AddItemToArray(va, cJSON_CreateNumber(p->value));
     }
   }
+  *finite = last_n ? kept : (size_t)cJSON_GetArraySize(st);
   free(buf);
   free(ring);
   return rc;
@@ -451,38 +446,45 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         continue;
       cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddItemToArray(all, o);
+      size_t fin = 0, nonfin = 0;
       if (!ranged) {
-        rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o);
-        if (!rc && e->count > max_points)
-          cJSON_AddNumberToObject(o, "points_before", (double)(e->count - max_points));
+        rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o, &fin, &nonfin);
+        /* finite points before the ones returned (non-finite ones are
+         * never returned, and counted apart) */
+        if (!rc && fin > (size_t)max_points)
+          cJSON_AddNumberToObject(o, "points_before", (double)(fin - (size_t)max_points));
+        if (!rc && nonfin)
+          cJSON_AddNumberToObject(o, "nonfinite_points", (double)nonfin);
         continue;
       }
-      /* How many points the range holds decides exact or bucketed. */
+      /* How many finite points the range holds decides exact or bucketed
+       * (counted exactly, from block summaries and the straddling points). */
       int64_t a = lo > e->step_min ? lo : e->step_min, b = hi < e->step_max ? hi : e->step_max;
       if (a > b)
         continue;
-      size_t nb = 0;
-      pthread_mutex_lock(tk->rs->lock);
-      rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, 1, bk, &nb);
-      pthread_mutex_unlock(tk->rs->lock);
-      if (rc)
+      pmcp__trk_axis one;
+      pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, a, b, 1);
+      if ((rc = pmcp__trk_bucket_scan(tk, e->id, &one, 0, a, b, bk, NULL)))
         break;
-      uint64_t in_range = nb ? bk[0].count : 0;
+      uint64_t in_range = bk[0].count - bk[0].nonfinite, nf = bk[0].nonfinite;
       if (in_range <= (uint64_t)max_points) {
-        rc = exact_points(tk, e, a, b, 0, o);
+        rc = exact_points(tk, e, a, b, 0, o, &fin, &nonfin);
+        if (!rc && nonfin)
+          cJSON_AddNumberToObject(o, "nonfinite_points", (double)nonfin);
         continue;
       }
       /* Too wide to return in full: buckets instead, and it says so. */
       any_bucketed = 1;
-      pthread_mutex_lock(tk->rs->lock);
-      rc = pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, a, b, (size_t)max_points,
-                              bk, &nb);
-      pthread_mutex_unlock(tk->rs->lock);
-      if (rc)
+      pmcp__trk_axis ax;
+      pmcp__trk_axis_make(&ax, PMCP__TRK_AX_STEP, a, b, (size_t)max_points);
+      if ((rc = pmcp__trk_bucket_scan(tk, e->id, &ax, 0, a, b, bk, NULL)))
         break;
       cJSON_AddBoolToObject(o, "bucketed", 1);
       cJSON_AddNumberToObject(o, "points_in_range", (double)in_range);
-      pmcp__trk_add_buckets(o, "step", bk, nb, PMCP__TRK_AX_STEP, 0);
+      if (nf)
+        cJSON_AddNumberToObject(o, "nonfinite_points", (double)nf);
+      cJSON_AddNumberToObject(o, "bucket_width_steps", (double)ax.width);
+      pmcp__trk_add_buckets(o, "step", bk, &ax);
     }
   free(bk);
   pmcp__trk_sel_free(&s);

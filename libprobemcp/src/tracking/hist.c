@@ -104,12 +104,17 @@ static cJSON *numbers(const cJSON *arr, const double *scale_by)
   int i = 0;
   cJSON_ArrayForEach(x, arr)
   {
-    double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+    /* the store writes non-finite numbers as strings */
+    const char *t = cJSON_IsString(x) ? x->valuestring : "";
+    double v = cJSON_IsNumber(x)             ? x->valuedouble
+               : !strcmp(t, "Infinity")      ? INFINITY
+               : !strcmp(t, "-Infinity")     ? -INFINITY
+                                             : NAN;
     if (scale_by)
       v *= scale_by[i];
-    /* JSON has no NaN: a non-finite bin is null, never dropped, so the
-     * arrays stay parallel to the edges. */
-    cJSON_AddItemToArray(o, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+    /* A non-finite bin stays in place, so the arrays stay parallel to the
+     * edges; the rounding spells it "NaN" / "Infinity" as everywhere. */
+    cJSON_AddItemToArray(o, cJSON_CreateNumber(v));
     i++;
   }
   return o;
@@ -129,7 +134,7 @@ static int add_histogram(const cJSON *set, void *ud)
   cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
   if (pmcp__jn(set, "time", 0) > 0) {
     char iso[48];
-    pmcp__rs_iso((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
+    pmcp__trk_iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
     cJSON_AddStringToObject(o, "wall_time", iso);
   }
   cJSON_AddItemToObject(o, "edges", numbers(edges, NULL));

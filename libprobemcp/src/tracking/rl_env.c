@@ -161,10 +161,13 @@ int pmcp__rl_load_run(pmcp_call *call, pmcp__tracking *tk, const char *run, int 
   memset(r, 0, sizeof *r);
   r->tk = tk;
   r->latest_episode = r->latest_step = -1;
-  int rc = pmcp__mx_catalog_read(call, tk->rs, run ? run : "", &r->cat);
+  char rref[sizeof r->id]; /* run ids are at most 128 characters */
+  if (pmcp__trk_run_ref(call, tk, run, rref, sizeof rref))
+    return 1;
+  int rc = pmcp__mx_catalog_read(call, tk->rs, rref, &r->cat);
   if (rc)
     return rc;
-  snprintf(r->id, sizeof r->id, "%s", strncmp(run, "run:", 4) ? run : run + 4);
+  memcpy(r->id, rref + 4, strlen(rref + 4) + 1);
   if (check_project && (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace"))) {
     char ref[200], err[300];
     snprintf(ref, sizeof ref, "run:%s", r->id);

@@ -135,10 +135,13 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
   }
   /* The shared axis: one range (so one bucket width) for every entry. */
   int64_t lo = INT64_MAX, hi = INT64_MIN;
+  pmcp__trk_axis ax = {0};
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) {
-      lo = from > lo ? from : lo;
-      hi = to < hi ? to : hi;
+      /* explicit ends as given; open ones from the data */
+      lo = pmcp_arg_has(call, "step_from") ? from : lo;
+      hi = pmcp_arg_has(call, "step_to") ? to : hi;
+      pmcp__trk_axis_make(&ax, PMCP__TRK_AX_STEP, lo, hi, (size_t)nbk);
       all = cJSON_CreateArray();
     }
     for (size_t i = 0; i < r.n_envs; i++) {
@@ -156,24 +159,22 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
               (labels && !labels_include(s->labels, labels)))
             continue;
           if (pass == 0) {
-            lo = s->step_min < lo ? s->step_min : lo;
-            hi = s->step_max > hi ? s->step_max : hi;
+            int64_t a = s->step_min > from ? s->step_min : from;
+            int64_t b = s->step_max < to ? s->step_max : to;
+            lo = a <= b && a < lo ? a : lo;
+            hi = a <= b && b > hi ? b : hi;
             continue;
           }
-          if (lo > hi)
+          if (!ax.n)
             continue;
-          size_t nb = 0;
-          pthread_mutex_lock(tk->rs->lock);
-          int src = pmcp_store_summary(tk->rs->store, tk->rs->tenant, s->id, lo, hi,
-                                       (size_t)nbk, bk, &nb);
-          pthread_mutex_unlock(tk->rs->lock);
+          int src = pmcp__trk_bucket_scan(tk, s->id, &ax, 0, lo, hi, bk, NULL);
           if (src) {
             rc = pmcp__rs_fail(call, "store_error", "the series %s of environment %s cannot "
                                "be read", s->key, e->id);
             goto out;
           }
           cJSON *o = entry_head(e, s);
-          pmcp__trk_add_buckets(o, axis_name(scale), bk, nb, PMCP__TRK_AX_STEP, 0);
+          pmcp__trk_add_buckets(o, axis_name(scale), bk, &ax);
           cJSON_AddItemToArray(all, o);
         }
       }
@@ -183,9 +184,10 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
   cJSON_AddStringToObject(root, "run", r.id);
   cJSON_AddStringToObject(root, "scale", pmcp__trk_scale_name(scale));
   cJSON_AddStringToObject(root, "axis", axis_name(scale));
-  if (lo <= hi)
-    cJSON_AddNumberToObject(root, "bucket_width",
-                            ((double)hi - (double)lo + 1) / (double)nbk);
+  if (ax.n) {
+    cJSON_AddNumberToObject(root, "bucket_width", (double)ax.width);
+    pmcp__trk_add_edges(root, &ax);
+  }
   rc = pmcp__trk_window(call, root, "entries", all);
   all = NULL;
 out:

@@ -35,8 +35,27 @@ static const char *bad_scale(const cJSON *j)
 
 typedef struct summary_col {
   pmcp__sort spec; /* series, function, scale, labels (direction unused) */
-  char name[300];  /* "last(val/loss)" */
+  char name[300];  /* "last(val/loss)", "last(train/loss, rank=0)" */
 } summary_col;
+
+/* A column's name: F(KEY), with its labels and a scale other than STEP,
+ * so columns that differ only in those get different keys. */
+static void col_name(summary_col *c)
+{
+  size_t n = (size_t)snprintf(c->name, sizeof c->name, "%s(%s", c->spec.function,
+                              c->spec.series);
+  const cJSON *l;
+  cJSON_ArrayForEach(l, c->spec.labels)
+  {
+    if (n < sizeof c->name)
+      n += (size_t)snprintf(c->name + n, sizeof c->name - n, ", %s=%s", l->string,
+                            cJSON_IsString(l) ? l->valuestring : "?");
+  }
+  if (c->spec.scale && strcmp(c->spec.scale, "STEP") && n < sizeof c->name)
+    n += (size_t)snprintf(c->name + n, sizeof c->name - n, ", scale=%s", c->spec.scale);
+  if (n + 1 < sizeof c->name)
+    snprintf(c->name + n, sizeof c->name - n, ")");
+}
 
 typedef struct hit {
   pmcp__trk_run run;
@@ -100,30 +119,53 @@ static int page_attributes(pmcp__tracking *tk, const hit *hits, size_t n_hits, s
   return 0;
 }
 
-/* ---- RL series always need their scale -------------------------------- */
+/* ---- series a condition names: RL scales and label splits ------------- */
 
 #define MAX_UNSCALED 96
 
-/* A series the call names without "scale" (so on STEP), and where. */
+/* A series condition, sort or summary column, and where it is. */
 typedef struct unscaled {
   const char *key;
+  const char *scale; /* store name: the given scale, or step */
+  int scaled;        /* "scale" was given */
+  int labelled;      /* "labels" was given */
   char where[80];
-  unsigned mask; /* scales the project logs the key on: 1 step, 2 env, 4 ep */
+  unsigned mask;     /* scales the project logs the key on: 1 step, 2 env, 4 ep */
+  char split[240];   /* label sets of runs holding the key only split by labels */
 } unscaled;
 
 static void note_unscaled(unscaled *u, size_t *n, const cJSON *c, const char *where)
 {
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "series");
-  if (*n >= MAX_UNSCALED || !cJSON_IsString(k) || cJSON_GetObjectItemCaseSensitive(c, "scale"))
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(c, "scale");
+  if (*n >= MAX_UNSCALED || !cJSON_IsString(k))
     return;
   u[*n].key = k->valuestring;
+  u[*n].scaled = sc != NULL;
+  u[*n].scale = cJSON_IsString(sc) && pmcp__trk_scale(sc->valuestring)
+                  ? pmcp__trk_scale(sc->valuestring) : "step";
+  /* "exists" holds with any split of the key: it needs no labels */
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive(c, "op");
+  u[*n].labelled = cJSON_GetObjectItemCaseSensitive(c, "labels") != NULL ||
+                   (cJSON_IsString(op) && !strcmp(op->valuestring, "exists"));
   snprintf(u[*n].where, sizeof u[*n].where, "%s", where);
   u[*n].mask = 0;
+  u[*n].split[0] = '\0';
   (*n)++;
 }
 
-/* The scales of every key by reading the project's runs one by one (a
- * backend without SQL hooks), stopping once each key is seen on STEP. */
+/* Adds label set @p labels (JSON text) to @p u's split list once. */
+static void note_split(unscaled *u, const char *labels)
+{
+  if (strstr(u->split, labels))
+    return;
+  size_t used = strlen(u->split);
+  if (used + strlen(labels) + 3 < sizeof u->split)
+    snprintf(u->split + used, sizeof u->split - used, "%s%s", used ? ", " : "", labels);
+}
+
+/* The scales and label splits of every key by reading the project's runs
+ * one by one (a backend without SQL hooks). */
 static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pref,
                              unscaled *u, size_t n)
 {
@@ -134,11 +176,6 @@ static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pr
   int rc = 0;
   cJSON_ArrayForEach(run, runs)
   {
-    size_t open = 0;
-    for (size_t i = 0; i < n; i++)
-      open += !(u[i].mask & 1);
-    if (!open)
-      break;
     pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
     o.kind = "series";
     o.parent = pmcp__js(run, "ref");
@@ -150,15 +187,31 @@ static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pr
       rc = f ? f : 1;
       break;
     }
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
-    {
-      const char *sc = pmcp__js(it, "scale");
-      unsigned bit = !strcmp(sc, "step") ? 1 : !strcmp(sc, "env_step") ? 2
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items"), *it;
+    for (size_t i = 0; i < n; i++) {
+      int plain = 0;
+      cJSON_ArrayForEach(it, items)
+      {
+        const char *sc = pmcp__js(it, "scale");
+        if (strcmp(pmcp__js(it, "key"), u[i].key))
+          continue;
+        u[i].mask |= !strcmp(sc, "step") ? 1 : !strcmp(sc, "env_step") ? 2
                      : !strcmp(sc, "episode") ? 4 : 0;
-      for (size_t i = 0; i < n; i++)
-        if (!strcmp(pmcp__js(it, "key"), u[i].key))
-          u[i].mask |= bit;
+        if (!strcmp(sc, u[i].scale) &&
+            cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(it, "labels")) == 0)
+          plain = 1;
+      }
+      cJSON_ArrayForEach(it, items)
+      {
+        const cJSON *lab = cJSON_GetObjectItemCaseSensitive(it, "labels");
+        if (plain || strcmp(pmcp__js(it, "key"), u[i].key) ||
+            strcmp(pmcp__js(it, "scale"), u[i].scale) || cJSON_GetArraySize(lab) == 0)
+          continue;
+        char *t = cJSON_PrintUnformatted(lab);
+        if (t)
+          note_split(&u[i], t);
+        cJSON_free(t);
+      }
     }
     cJSON_Delete(page);
   }
@@ -168,8 +221,11 @@ static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pr
 
 /* A series condition, sort or summary column without "scale" reads STEP;
  * on a key this project logs only on an RL scale it would match nothing,
- * silently. Refused instead, naming the key and its scale. Returns 0, 1
- * after sending the error, or a negative code. */
+ * silently. One without "labels" reads a run's unlabelled series of the
+ * key; in a run that holds the key only split by a label (rank, env) it
+ * would read one of the splits, silently. Both are refused instead,
+ * naming the key and the scale or the label values to choose from.
+ * Returns 0, 1 after sending the error, or a negative code. */
 static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref,
                            const cJSON *filter, const cJSON *sort, const cJSON *cols)
 {
@@ -204,6 +260,9 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
     pthread_mutex_lock(tk->rs->lock);
     rc = pmcp__store_key_scales(tk->rs->store, tk->rs->tenant, pref + 8, u[i].key,
                                 &u[i].mask);
+    if (!rc && !u[i].labelled)
+      rc = pmcp__store_key_split(tk->rs->store, tk->rs->tenant, pref + 8, u[i].key,
+                                 u[i].scale, u[i].split, sizeof u[i].split);
     if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
       int f = pmcp__rs_fail(call, "store_error", "%s", pmcp_store_errmsg(tk->rs->store));
       rc = f ? f : 1;
@@ -213,13 +272,20 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
   if (rc == PMCP_EUNSUPPORTED)
     rc = scales_run_by_run(call, tk, pref, u, n);
   for (i = 0; i < n && !rc; i++)
-    if (!(u[i].mask & 1) && (u[i].mask & 6)) {
+    if (!u[i].scaled && !(u[i].mask & 1) && (u[i].mask & 6)) {
       const char *sc = pmcp__trk_scale_name(u[i].mask & 2 ? "env_step" : "episode");
       int f = pmcp__rs_fail(call, "invalid_argument",
                          "%s: series '%.200s' is logged on the %s scale only: RL series "
                          "always need their scale (add \"scale\": \"%s\"; ENVIRONMENT_STEP "
                          "for per-step values, EPISODE for per-episode ones)",
                          u[i].where, u[i].key, sc, sc);
+      rc = f ? f : 1;
+    } else if (!u[i].labelled && u[i].split[0]) {
+      size_t first = strcspn(u[i].split, "}") + 1;
+      int f = pmcp__rs_fail(call, "invalid_argument",
+                         "%s: series '%.200s' is split by labels in some runs (%s): add "
+                         "\"labels\" naming the one to read, e.g. \"labels\": %.*s",
+                         u[i].where, u[i].key, u[i].split, (int)first, u[i].split);
       rc = f ? f : 1;
     }
   free(u);
@@ -295,8 +361,14 @@ static int list_runs(pmcp_call *call, void *ud)
                            cJSON_IsObject(c) ? err + (strncmp(err, "sort: ", 6) ? 0 : 6) : "");
         goto out;
       }
-      snprintf(cols[i].name, sizeof cols[i].name, "%s(%s)", cols[i].spec.function,
-               cols[i].spec.series);
+      col_name(&cols[i]);
+      for (size_t j = 0; j < i; j++)
+        if (!strcmp(cols[j].name, cols[i].name)) {
+          rc = pmcp__rs_fail(call, "invalid_argument",
+                             "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
+                             cols[i].name);
+          goto out;
+        }
     }
   }
   size_t n_attr_cols = pmcp_arg_count(call, "columns");
@@ -495,8 +567,9 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     return 0;
   const char *run = NULL;
   pmcp_arg_string(call, "run", &run, NULL);
-  char ref[300], err[300];
-  snprintf(ref, sizeof ref, "%s%s", strncmp(run, "run:", 4) == 0 ? "" : "run:", run);
+  char ref[320], err[300];
+  if (pmcp__trk_run_ref(call, tk, run, ref, sizeof ref))
+    return 0;
   cJSON *rec = NULL;
   int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc)
@@ -527,10 +600,12 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     return pmcp__rs_fail(call, "store_error", "%s", err);
   }
   /* Project and timings from the record, which a listing item lacks. */
-  if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8)
+  if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8 &&
+      !cJSON_GetObjectItemCaseSensitive(r.attrs, "sys/project"))
     cJSON_AddStringToObject(r.attrs, "sys/project", pmcp__js(rec, "project") + 8);
   double dur = pmcp__jn(rec, "duration_ms", -1);
-  if (dur >= 0 && pmcp__jn(rec, "ended", 0) > 0)
+  if (dur >= 0 && pmcp__jn(rec, "ended", 0) > 0 &&
+      !cJSON_GetObjectItemCaseSensitive(r.attrs, "sys/duration_ms"))
     cJSON_AddNumberToObject(r.attrs, "sys/duration_ms", dur);
   size_t n_prefix = pmcp_arg_count(call, "paths");
   int64_t limit = 200, offset = 0;
@@ -582,7 +657,8 @@ static const pmcp_arg_spec list_runs_args[] = {
    "contains|contains_any|contains_all|in|not_in|exists, \"value\": V}; {\"series\": KEY, "
    "\"function\": last|first|min|max|avg|count, \"op\": eq|ne|gt|gte|lt|lte, \"value\": N, "
    "\"scale\"?, \"labels\"?} or {\"series\": KEY, \"op\": \"exists\"}; {\"any_of\": [...]} "
-   "(at least one holds; no nesting). matches takes an RE2 pattern.",
+   "(at least one holds; no nesting). matches takes an RE2 pattern. A key split by labels "
+   "(rank, env) needs \"labels\" naming one split.",
    0, 1, 0, 64, NULL, NULL},
   {"sort", PMCP_T_OBJECT, 0,
    "{\"attr\": PATH, \"direction\": asc|desc} or {\"series\": KEY, \"function\": F, "

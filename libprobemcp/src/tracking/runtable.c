@@ -19,7 +19,7 @@ static int builtin(const char *path)
 {
   static const char *const sys[] = {"sys/id", "sys/name", "sys/state", "sys/experiment",
                                     "sys/creation_time", "sys/start_time", "sys/end_time",
-                                    "sys/tags", NULL};
+                                    "sys/tags", "sys/duration_ms", "sys/project", NULL};
   for (size_t i = 0; sys[i]; i++)
     if (!strcmp(path, sys[i]))
       return 1;
@@ -72,8 +72,10 @@ static void collect(cJSON *conds, cJSON *paths, cJSON *keys, int *tags)
   }
 }
 
-/* Fills @p r (a filter row) from table run @p t, whose contents it takes. */
-static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, pmcp__trk_run *r)
+/* Fills @p r (a filter row) from table run @p t of @p project, whose
+ * contents it takes. */
+static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, const char *project,
+                  pmcp__trk_run *r)
 {
   memset(r, 0, sizeof *r);
   r->tk = tk;
@@ -101,6 +103,12 @@ static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, pmcp__trk_run *r)
       pmcp__rs_iso(times[i].ms, iso, sizeof iso);
       cJSON_AddStringToObject(r->attrs, times[i].path, iso);
     }
+  if (t->started > 0 && t->ended >= t->started) {
+    cJSON_AddNumberToObject(r->attrs, "sys/duration_ms", (double)(t->ended - t->started));
+    cJSON_AddStringToObject(r->types, "sys/duration_ms", "int");
+  }
+  if (project && *project)
+    cJSON_AddStringToObject(r->attrs, "sys/project", project);
   cJSON_AddItemToObject(r->attrs, "sys/tags", t->tags ? t->tags : cJSON_CreateArray());
   t->tags = NULL;
   return 0;
@@ -126,7 +134,7 @@ static int load_rows(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *
     return PMCP_ENOMEM;
   }
   for (size_t i = 0; i < res.n; i++) {
-    rc = to_row(tk, &res.runs[i], &rows[i]);
+    rc = to_row(tk, &res.runs[i], q->project, &rows[i]);
     if (rc) {
       for (size_t k = 0; k <= i; k++)
         pmcp__trk_run_dispose(&rows[k]);

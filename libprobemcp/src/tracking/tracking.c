@@ -375,6 +375,15 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r, 
       put(r->attrs, times[i].path, cJSON_CreateString(iso));
     }
   }
+  /* what get_run_attributes shows is filterable and sortable too */
+  double started = pmcp__jn(item, "started", 0), ended = pmcp__jn(item, "ended", 0);
+  if (started > 0 && ended >= started) {
+    put(r->attrs, "sys/duration_ms", cJSON_CreateNumber(ended - started));
+    cJSON_AddStringToObject(r->types, "sys/duration_ms", "int");
+  }
+  const char *proj = pmcp__js(item, "project");
+  if (!strncmp(proj, "project:", 8) && proj[8])
+    put(r->attrs, "sys/project", cJSON_CreateString(proj + 8));
   const cJSON *tags = cJSON_GetObjectItemCaseSensitive(item, "tags");
   put(r->attrs, "sys/tags", cJSON_IsArray(tags) ? cJSON_Duplicate(tags, 1) : cJSON_CreateArray());
   return pmcp__trk_run_attrs(tk, r, err, errlen);
@@ -547,4 +556,62 @@ int pmcp__trk_step_range(pmcp_call *call, int64_t *lo, int64_t *hi, int *ranged)
     return 1;
   }
   return 0;
+}
+
+/* The run a caller names, by what an agent has: its id or ref, then an
+ * importer's id for an MLflow run uuid, then its name. */
+int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char *out,
+                      size_t outlen)
+{
+  const char *id = arg && !strncmp(arg, "run:", 4) ? arg + 4 : arg ? arg : "";
+  char ref[320], err[300];
+  static const char *const prefixes[] = {"", "mlflow-"};
+  for (size_t i = 0; *id && i < 2; i++) {
+    snprintf(ref, sizeof ref, "run:%s%s", prefixes[i], id);
+    cJSON *rec = NULL;
+    int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+    cJSON_Delete(rec);
+    if (rc == 0) {
+      snprintf(out, outlen, "%s", ref);
+      return 0;
+    }
+    if (rc != PMCP_ENOTFOUND)
+      return pmcp__rs_fail(call, "store_error", "%s", err), 1;
+  }
+  /* by name: every live run whose name is exactly @p id */
+  cJSON *page = NULL;
+  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
+  o.kind = "run";
+  o.query = id;
+  o.limit = 100;
+  if (*id && pmcp__rs_list(tk->rs, &o, &page, err, sizeof err) != 0)
+    return pmcp__rs_fail(call, "store_error", "%s", err), 1;
+  const cJSON *it;
+  char names[200] = "", pref[300] = "";
+  const char *proj = NULL;
+  if (pmcp_arg_string(call, "project", &proj, NULL) == 0 && proj && *proj)
+    as_ref("project", proj, pref, sizeof pref); /* a name is looked up in the project */
+  size_t hits = 0;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+  {
+    if (strcmp(pmcp__js(it, "name"), id) != 0 ||
+        (*pref && strcmp(pmcp__js(it, "project"), pref) != 0))
+      continue;
+    const char *r = pmcp__js(it, "ref");
+    if (!hits++)
+      snprintf(out, outlen, "%s", r);
+    size_t n = strlen(names);
+    if (n + strlen(r) + 3 < sizeof names)
+      snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", r + 4);
+  }
+  cJSON_Delete(page);
+  if (hits == 1)
+    return 0;
+  if (hits > 1)
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "run name '%.100s' is shared by %zu runs (%s): pass one id, or "
+                         "narrow with list_runs", id, hits, names), 1;
+  return pmcp__rs_fail(call, "not_found",
+                       "run '%.100s' not found (as an id, a ref, a run name or an MLflow run "
+                       "id): list_runs finds runs by name and attributes", id), 1;
 }

@@ -59,12 +59,41 @@ int pmcp__trk_step_range(pmcp_call *call, int64_t *lo, int64_t *hi, int *ranged)
 
 /* Axes of bucketed series. */
 enum { PMCP__TRK_AX_STEP, PMCP__TRK_AX_RELATIVE, PMCP__TRK_AX_WALL };
-/* Adds buckets as parallel arrays to entry @p o: the axis under @p x_name
- * (the bucket's first step, its first time in seconds after @p off, or
- * as an ISO wall-clock time), mean, min, max and count; buckets without
- * a finite value are left out (fetch.c). */
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk, size_t nb,
-                           int axis, int64_t off);
+/* Buckets shared by every entry of one call (buckets.c): @c n buckets of
+ * @c width over [lo, hi] (steps, or milliseconds: wall clock, or since
+ * each run's first point). Bucket i holds lo + i * width up to the next
+ * edge; the last edge is hi + 1. */
+typedef struct pmcp__trk_axis {
+  int axis;
+  int64_t lo, hi, width;
+  size_t n;
+} pmcp__trk_axis;
+/* The fewest equal buckets, at most @p max_buckets, covering [lo, hi]
+ * (none when lo > hi). */
+void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
+                         size_t max_buckets);
+/* Edge @p i (0..n) of the axis. */
+int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
+/* An ISO 8601 UTC time with milliseconds. */
+void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size);
+/* Reads the points of series @p series with steps in [step_from, step_to]
+ * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
+ * nonfinite, and sum/min/max over the finite ones. Time axes place a
+ * point at its time minus @p off; points without a time are counted in
+ * *no_time (may be NULL). 0 or a store error. */
+int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_axis *ax,
+                          int64_t off, int64_t step_from, int64_t step_to, pmcp_bucket *bk,
+                          uint64_t *no_time);
+/* Adds the shared edges to a response root, once: "bucket_edges" (n + 1
+ * steps, seconds since the start, or ISO times) and the width. */
+void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
+/* Adds buckets as parallel arrays to entry @p o: under @p x_name each
+ * bucket's first edge, then mean, min, max over its finite points and
+ * count (finite points); with any non-finite point a parallel
+ * "nonfinite" array. Buckets without points are left out; one holding
+ * only non-finite points has count 0 and null statistics. */
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
+                           const pmcp__trk_axis *ax);
 
 /* Refuses a `cursor` (these tools page by offset); returns 1 after sending
  * the error, else 0. */
@@ -74,6 +103,13 @@ int pmcp__trk_no_cursor(pmcp_call *call);
  * only project) into its full store record (*out, caller deletes).
  * Returns 0, or 1 after sending an error naming the missing project. */
 int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out);
+
+/* Resolves a run argument, as an agent has it (the id, the ref run:ID
+ * browse gives, the run's name, an MLflow run uuid), into "run:ID" in
+ * @p out. Returns 0, or 1 after sending an error: not found (naming
+ * list_runs), a name several runs share (naming them), a store error. */
+int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char *out,
+                      size_t outlen);
 
 /* Reads every item of a store listing (paging through it), at most @p max.
  * Returns 0 with *out an array, or 1 after sending an error. */

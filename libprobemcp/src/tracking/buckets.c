@@ -1,0 +1,222 @@
+/* Exact buckets on an axis shared by every entry of one call: the edges
+ * are fixed from the call's range before any series is read, and each
+ * series is scanned into them (pmcp__store_scan): a storage block lying
+ * inside one step bucket counts through its summary (count, non-finite
+ * count, sum, min, max), every other block in range is decoded point by
+ * point. So counts are exact for any series size, and the statistics of a
+ * bucket describe exactly the finite points it counts. */
+#include "tracking/tracking.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store_int.h" /* pmcp__store_scan */
+
+void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
+                         size_t max_buckets)
+{
+  memset(ax, 0, sizeof *ax);
+  ax->axis = axis;
+  ax->lo = lo;
+  ax->hi = hi;
+  if (lo > hi || max_buckets == 0)
+    return;
+  uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+  if (span == 0)
+    span = UINT64_MAX; /* the whole int64 range: one short of it is near enough */
+  uint64_t w = span / max_buckets + (span % max_buckets != 0);
+  if (w > (uint64_t)INT64_MAX)
+    w = (uint64_t)INT64_MAX;
+  ax->width = (int64_t)(w ? w : 1);
+  ax->n = (size_t)(span / (uint64_t)ax->width + (span % (uint64_t)ax->width != 0));
+}
+
+int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i)
+{
+  /* the last edge closes the range: one past its last step or ms */
+  if (i >= ax->n)
+    return ax->hi == INT64_MAX ? INT64_MAX : ax->hi + 1;
+  return (int64_t)((uint64_t)ax->lo + (uint64_t)i * (uint64_t)ax->width);
+}
+
+void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size)
+{
+  int64_t sec = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+  int frac = (int)(ms - sec * 1000);
+  time_t t = (time_t)sec;
+  struct tm tm;
+  char base[40];
+  if (!gmtime_r(&t, &tm) || !strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm)) {
+    snprintf(out, size, "%lld", (long long)ms);
+    return;
+  }
+  snprintf(out, size, "%s.%03dZ", base, frac);
+}
+
+typedef struct scan {
+  const pmcp__trk_axis *ax;
+  int64_t off;
+  pmcp_bucket *bk;
+  uint64_t no_time;
+} scan;
+
+static void bucket_add(pmcp_bucket *b, const pmcp_point *p)
+{
+  if (!b->count) {
+    b->step_min = b->step_max = p->step;
+    b->time_min = b->time_max = p->time_ms;
+    b->min = INFINITY;
+    b->max = -INFINITY;
+  } else {
+    b->step_min = p->step < b->step_min ? p->step : b->step_min;
+    b->step_max = p->step > b->step_max ? p->step : b->step_max;
+    b->time_min = p->time_ms < b->time_min ? p->time_ms : b->time_min;
+    b->time_max = p->time_ms > b->time_max ? p->time_ms : b->time_max;
+  }
+  b->count++;
+  if (!isfinite(p->value)) {
+    b->nonfinite++;
+    return;
+  }
+  b->sum += p->value;
+  b->min = p->value < b->min ? p->value : b->min;
+  b->max = p->value > b->max ? p->value : b->max;
+}
+
+/* The bucket of axis position @p x, or -1 outside the range. */
+static long long bucket_of(const pmcp__trk_axis *ax, int64_t x)
+{
+  if (x < ax->lo || x > ax->hi)
+    return -1;
+  return (long long)(((uint64_t)x - (uint64_t)ax->lo) / (uint64_t)ax->width);
+}
+
+static int on_block(void *ud, const pmcp_bucket *sum)
+{
+  scan *s = ud;
+  if (s->ax->axis != PMCP__TRK_AX_STEP)
+    return 1; /* times are not ordered by step: decode */
+  long long b0 = bucket_of(s->ax, sum->step_min), b1 = bucket_of(s->ax, sum->step_max);
+  if (b0 < 0 || b0 != b1)
+    return 1;
+  pmcp_bucket *b = &s->bk[b0];
+  uint64_t fin = sum->count - sum->nonfinite, had = b->count - b->nonfinite;
+  if (!b->count) {
+    b->step_min = sum->step_min;
+    b->step_max = sum->step_max;
+    b->time_min = sum->time_min;
+    b->time_max = sum->time_max;
+    b->min = INFINITY;
+    b->max = -INFINITY;
+  } else {
+    b->step_min = sum->step_min < b->step_min ? sum->step_min : b->step_min;
+    b->step_max = sum->step_max > b->step_max ? sum->step_max : b->step_max;
+  }
+  b->count += sum->count;
+  b->nonfinite += sum->nonfinite;
+  if (fin) {
+    b->sum += sum->sum;
+    b->min = had && b->min < sum->min ? b->min : sum->min;
+    b->max = had && b->max > sum->max ? b->max : sum->max;
+  }
+  return 0;
+}
+
+static int on_points(void *ud, const pmcp_point *p, size_t n)
+{
+  scan *s = ud;
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = p[i].step;
+    if (s->ax->axis != PMCP__TRK_AX_STEP) {
+      if (p[i].time_ms <= 0) {
+        s->no_time++;
+        continue;
+      }
+      x = p[i].time_ms - s->off;
+    }
+    long long b = bucket_of(s->ax, x);
+    if (b >= 0)
+      bucket_add(&s->bk[b], &p[i]);
+  }
+  return 0;
+}
+
+int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_axis *ax,
+                          int64_t off, int64_t step_from, int64_t step_to, pmcp_bucket *bk,
+                          uint64_t *no_time)
+{
+  memset(bk, 0, ax->n * sizeof *bk);
+  if (no_time)
+    *no_time = 0;
+  if (!ax->n)
+    return 0;
+  scan s = {ax, off, bk, 0};
+  pmcp__scan_cb cb = {on_block, on_points, &s};
+  if (ax->axis == PMCP__TRK_AX_STEP) {
+    step_from = step_from > ax->lo ? step_from : ax->lo;
+    step_to = step_to < ax->hi ? step_to : ax->hi;
+  }
+  if (step_from > step_to)
+    return 0;
+  pthread_mutex_lock(tk->rs->lock);
+  int rc = pmcp__store_scan(tk->rs->store, tk->rs->tenant, series, step_from, step_to,
+                            ax->axis == PMCP__TRK_AX_STEP ? PMCP__SCAN_NO_TIME : 0, &cb);
+  pthread_mutex_unlock(tk->rs->lock);
+  if (no_time)
+    *no_time = s.no_time;
+  return rc;
+}
+
+static cJSON *edge_value(const pmcp__trk_axis *ax, int64_t e)
+{
+  if (ax->axis == PMCP__TRK_AX_STEP)
+    return cJSON_CreateNumber((double)e);
+  if (ax->axis == PMCP__TRK_AX_RELATIVE)
+    return cJSON_CreateNumber((double)e / 1000.0);
+  char iso[48];
+  pmcp__trk_iso_ms(e, iso, sizeof iso);
+  return cJSON_CreateString(iso);
+}
+
+void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax)
+{
+  if (!ax->n)
+    return;
+  cJSON *ed = cJSON_AddArrayToObject(root, "bucket_edges");
+  for (size_t i = 0; i <= ax->n; i++)
+    cJSON_AddItemToArray(ed, edge_value(ax, pmcp__trk_axis_edge(ax, i)));
+  if (ax->axis == PMCP__TRK_AX_STEP)
+    cJSON_AddNumberToObject(root, "bucket_width_steps", (double)ax->width);
+  else
+    cJSON_AddNumberToObject(root, "bucket_width_s", (double)ax->width / 1000.0);
+}
+
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
+                           const pmcp__trk_axis *ax)
+{
+  uint64_t nonfinite = 0;
+  for (size_t b = 0; b < ax->n; b++)
+    nonfinite += bk[b].nonfinite;
+  cJSON *x = cJSON_AddArrayToObject(o, x_name);
+  cJSON *mean = cJSON_AddArrayToObject(o, "mean");
+  cJSON *mn = cJSON_AddArrayToObject(o, "min");
+  cJSON *mx = cJSON_AddArrayToObject(o, "max");
+  cJSON *cnt = cJSON_AddArrayToObject(o, "count");
+  cJSON *nf = nonfinite ? cJSON_AddArrayToObject(o, "nonfinite") : NULL;
+  for (size_t b = 0; b < ax->n; b++) {
+    uint64_t finite = bk[b].count - bk[b].nonfinite;
+    if (!bk[b].count)
+      continue; /* buckets without points are left out */
+    cJSON_AddItemToArray(x, edge_value(ax, pmcp__trk_axis_edge(ax, b)));
+    /* a bucket of non-finite points only: no statistics (null), count 0 */
+    cJSON_AddItemToArray(mean, finite ? cJSON_CreateNumber(bk[b].sum / (double)finite)
+                                      : cJSON_CreateNull());
+    cJSON_AddItemToArray(mn, finite ? cJSON_CreateNumber(bk[b].min) : cJSON_CreateNull());
+    cJSON_AddItemToArray(mx, finite ? cJSON_CreateNumber(bk[b].max) : cJSON_CreateNull());
+    cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)finite));
+    if (nf)
+      cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)bk[b].nonfinite));
+  }
+}

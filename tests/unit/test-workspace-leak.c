@@ -381,15 +381,7 @@ static void setup(void)
 {
   RO = build(&T);
   classify();
-  H = h_new(NULL);
-  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
-  ro.scope = hook;
-  ck_assert_int_eq(pmcp_research_register(H->srv, RO, &ro), 0);
-  pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
-  to.scope = hook;
-  to.scope_list = hook_list;
-  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, &to), 0);
-  h_init(H, "", "2025-06-18");
+  H = h_new_scoped(RO, hook, hook_list);
 }
 
 static void teardown(void)

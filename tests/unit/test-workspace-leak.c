@@ -662,6 +662,9 @@ static char *try_call(const char *tool, cJSON *args, int w)
       check_counts(tool, a, doc, w);
     cJSON_Delete(doc);
   }
+  /* a store failure is no answer either (and would hide a leak) */
+  if (strstr(text, "store_error") || strstr(text, "internal_error"))
+    report(tool, a, "a store error", text);
   char *err = NULL;
   if (h_error_code(resp))
     err = strdup(h_error_message(resp));

@@ -67,6 +67,20 @@ harness *h_new(void (*tweak)(pmcp_server_options *o))
   return h;
 }
 
+harness *h_new_scoped(pmcp_store *store, pmcp_scope_fn scope, pmcp_scope_list_fn scope_list)
+{
+  harness *h = h_new(NULL);
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  ro.scope = scope;
+  ck_assert_int_eq(pmcp_research_register(h->srv, store, &ro), 0);
+  pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
+  to.scope = scope;
+  to.scope_list = scope_list;
+  ck_assert_int_eq(pmcp_tracking_register(h->srv, store, &to), 0);
+  h_init(h, "", "2025-06-18");
+  return h;
+}
+
 void h_msg_free(h_msg *m)
 {
   if (!m)

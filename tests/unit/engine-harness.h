@@ -33,6 +33,10 @@ typedef struct harness {
 /* Creates a server; @p tweak may adjust the options first. */
 harness *h_new(void (*tweak)(pmcp_server_options *o));
 void h_free(harness *h);
+/* A server with the research and tracking toolsets over @p store, each
+ * call scoped by the host hooks @p scope and @p scope_list (as a frontend
+ * with workspaces sets them), initialized at 2025-06-18 (session ""). */
+harness *h_new_scoped(pmcp_store *store, pmcp_scope_fn scope, pmcp_scope_list_fn scope_list);
 /* pmcp_server_handle on a string; fails the test on a non-zero return. */
 void h_send(harness *h, const char *session, const char *json);
 /* The next message (waits up to 5 s); the test fails on timeout. Caller

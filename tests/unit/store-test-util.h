@@ -161,6 +161,23 @@ static inline cJSON *st_json(const pmcp_buf *b)
   return o;
 }
 
+/* pmcp_store_create() of @p kind @p id (its name too) under @p parent. */
+static inline void st_create(pmcp_store *s, pmcp_tenant t, const char *kind, const char *id,
+                             const char *parent)
+{
+  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
+  e.id = id;
+  e.name = id;
+  e.parent = parent;
+  ST_OK(s, pmcp_store_create(s, t, kind, &e, NULL));
+}
+
+/* pmcp_store_put() of one @p kind record. */
+static inline void st_put(pmcp_store *s, pmcp_tenant t, const char *kind, const char *json)
+{
+  ST_OK(s, pmcp_store_put(s, t, kind, json, strlen(json), NULL));
+}
+
 static inline cJSON *st_get(pmcp_store *s, pmcp_tenant t, const char *ref)
 {
   pmcp_buf b = PMCP_BUF_INIT;

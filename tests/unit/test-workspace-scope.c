@@ -29,16 +29,6 @@
 static int64_t series_b;
 static int64_t WS_BETA; /* beta's row id */
 
-static void mk(pmcp_store *s, pmcp_tenant t, const char *kind, const char *id,
-               const char *parent)
-{
-  pmcp_entity_spec e = PMCP_ENTITY_SPEC_INIT;
-  e.id = id;
-  e.name = id;
-  e.parent = parent;
-  ST_OK(s, pmcp_store_create(s, t, kind, &e, NULL));
-}
-
 static void run_with(pmcp_store *s, pmcp_tenant t, const char *id, const char *project,
                      const char *secret, int64_t *series)
 {
@@ -76,10 +66,10 @@ static void run_with(pmcp_store *s, pmcp_tenant t, const char *id, const char *p
 static pmcp_store *populate(pmcp_tenant *t)
 {
   pmcp_store *s = st_open_new(t);
-  mk(s, *t, "workspace", "alpha", NULL);
-  mk(s, *t, "workspace", "beta", NULL);
-  mk(s, *t, "project", "pa", "workspace:alpha");
-  mk(s, *t, "project", "pb", "workspace:beta");
+  st_create(s, *t, "workspace", "alpha", NULL);
+  st_create(s, *t, "workspace", "beta", NULL);
+  st_create(s, *t, "project", "pa", "workspace:alpha");
+  st_create(s, *t, "project", "pb", "workspace:beta");
   run_with(s, *t, "ra", "pa", "alphasecret", NULL);
   pmcp_run_spec r2 = PMCP_RUN_SPEC_INIT;
   r2.id = "ra2";
@@ -92,7 +82,7 @@ static pmcp_store *populate(pmcp_tenant *t)
   /* another lab with a workspace of the same name */
   pmcp_tenant other;
   ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &other));
-  mk(s, other, "workspace", "gamma", NULL);
+  st_create(s, other, "workspace", "gamma", NULL);
   pmcp_tenant b;
   ST_OK(s, pmcp_store_scope(s, *t, "beta", &b));
   WS_BETA = b.workspace;
@@ -243,15 +233,7 @@ static void setup(void)
   pmcp_tenant t;
   RO = populate(&t);
   memset(&P, 0, sizeof P);
-  H = h_new(NULL);
-  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
-  ro.scope = hook;
-  ck_assert_int_eq(pmcp_research_register(H->srv, RO, &ro), 0);
-  pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
-  to.scope = hook;
-  to.scope_list = hook_list;
-  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, &to), 0);
-  h_init(H, "", "2025-06-18");
+  H = h_new_scoped(RO, hook, hook_list);
 }
 
 static void teardown(void)
@@ -467,11 +449,6 @@ END_TEST
 
 /* ---- PostgreSQL's views against SQLite's ---------------------------------- */
 
-static void put(pmcp_store *s, pmcp_tenant t, const char *kind, const char *json)
-{
-  ST_OK(s, pmcp_store_put(s, t, kind, json, strlen(json), NULL));
-}
-
 static void note_on(pmcp_store *s, pmcp_tenant t, const char *on, const char *kind,
                     const char *title, int64_t ms)
 {
@@ -489,12 +466,12 @@ static void note_on(pmcp_store *s, pmcp_tenant t, const char *on, const char *ki
  * backends. */
 static void rich(pmcp_store *s, pmcp_tenant t)
 {
-  mk(s, t, "workspace", "alpha", NULL);
-  mk(s, t, "workspace", "beta", NULL);
-  mk(s, t, "project", "pa", "workspace:alpha");
-  mk(s, t, "project", "pb", "workspace:beta");
-  mk(s, t, "experiment", "ea", "project:pa");
-  mk(s, t, "experiment", "eb", "project:pb");
+  st_create(s, t, "workspace", "alpha", NULL);
+  st_create(s, t, "workspace", "beta", NULL);
+  st_create(s, t, "project", "pa", "workspace:alpha");
+  st_create(s, t, "project", "pb", "workspace:beta");
+  st_create(s, t, "experiment", "ea", "project:pa");
+  st_create(s, t, "experiment", "eb", "project:pb");
   static const char *const runs[][3] = {{"ra", "pa", "ea"}, {"rb", "pb", "eb"},
                                         {"ru", NULL, NULL}};
   for (int i = 0; i < 3; i++) {
@@ -538,12 +515,12 @@ static void rich(pmcp_store *s, pmcp_tenant t)
     char js[300];
     snprintf(js, sizeof js, "{\"run\":\"%s\",\"step\":100,\"uri\":\"s3://ck/%s\"}", runs[i][0],
              runs[i][0]);
-    put(s, t, "checkpoint", js);
+    st_put(s, t, "checkpoint", js);
     snprintf(js, sizeof js, "{\"run\":\"%s\",\"name\":\"t-%s\",\"params\":{\"lr\":0.1},"
              "\"score\":0.5}", runs[i][0], runs[i][0]);
-    put(s, t, "trial", js);
+    st_put(s, t, "trial", js);
     snprintf(js, sizeof js, "{\"title\":\"%s session\",\"agent\":\"a\",\"on\":[\"%s\"]}", sec, ref);
-    put(s, t, "session", js);
+    st_put(s, t, "session", js);
   }
   /* on experiments and projects */
   static const char *const owners[] = {"experiment:ea", "project:pa", "experiment:eb",
@@ -561,32 +538,32 @@ static void rich(pmcp_store *s, pmcp_tenant t)
   la.uri = "https://example.org/handbook";
   la.created_ms = 1700000004001;
   ST_OK(s, pmcp_store_artifact_add(s, t, &la, NULL, NULL));
-  put(s, t, "source", "{\"id\":\"hf-org-model\",\"provider\":\"hf\",\"kind\":\"model\",\"uri\":\"hf://org/model\"}");
-  put(s, t, "run-use", "{\"run\":\"ra\",\"uses\":\"source:hf-org-model\"}");
+  st_put(s, t, "source", "{\"id\":\"hf-org-model\",\"provider\":\"hf\",\"kind\":\"model\",\"uri\":\"hf://org/model\"}");
+  st_put(s, t, "run-use", "{\"run\":\"ra\",\"uses\":\"source:hf-org-model\"}");
   pmcp_paper pp = {"0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
                    "2007-04-02", "2008-11-13", NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, t, &pp));
-  put(s, t, "paper-link", "{\"project\":\"pa\",\"paper\":\"0704.0001\",\"note\":\"bg\"}");
-  put(s, t, "paper-link", "{\"project\":\"pb\",\"paper\":\"0704.0001\",\"note\":\"bg b\"}");
+  st_put(s, t, "paper-link", "{\"project\":\"pa\",\"paper\":\"0704.0001\",\"note\":\"bg\"}");
+  st_put(s, t, "paper-link", "{\"project\":\"pb\",\"paper\":\"0704.0001\",\"note\":\"bg b\"}");
   /* datasets: filed, unfiled, versioned */
-  put(s, t, "dataset", "{\"name\":\"da\",\"project\":\"pa\",\"uri\":\"s3://da\"}");
-  put(s, t, "dataset", "{\"name\":\"db\",\"project\":\"pb\",\"uri\":\"s3://db\"}");
-  put(s, t, "dataset", "{\"name\":\"du\",\"uri\":\"s3://du\"}");
-  put(s, t, "dataset-version", "{\"dataset\":\"da\",\"version\":\"v2\",\"rows\":10}");
-  put(s, t, "dataset-version", "{\"dataset\":\"db\",\"version\":\"v2\",\"rows\":20}");
+  st_put(s, t, "dataset", "{\"name\":\"da\",\"project\":\"pa\",\"uri\":\"s3://da\"}");
+  st_put(s, t, "dataset", "{\"name\":\"db\",\"project\":\"pb\",\"uri\":\"s3://db\"}");
+  st_put(s, t, "dataset", "{\"name\":\"du\",\"uri\":\"s3://du\"}");
+  st_put(s, t, "dataset-version", "{\"dataset\":\"da\",\"version\":\"v2\",\"rows\":10}");
+  st_put(s, t, "dataset-version", "{\"dataset\":\"db\",\"version\":\"v2\",\"rows\":20}");
   /* lineage within a workspace, across two, to the lab-wide */
-  put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"dataset:da\",\"relation\":\"produced\"}");
-  put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"run:rb\",\"relation\":\"derived\"}");
-  put(s, t, "lineage", "{\"from\":\"run:ru\",\"to\":\"dataset:du\",\"relation\":\"produced\"}");
+  st_put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"dataset:da\",\"relation\":\"produced\"}");
+  st_put(s, t, "lineage", "{\"from\":\"run:ra\",\"to\":\"run:rb\",\"relation\":\"derived\"}");
+  st_put(s, t, "lineage", "{\"from\":\"run:ru\",\"to\":\"dataset:du\",\"relation\":\"produced\"}");
   /* groups with and without an experiment; sessions across two, none */
-  put(s, t, "group", "{\"name\":\"ga\",\"experiment\":\"ea\",\"runs\":[\"ra\"]}");
-  put(s, t, "group", "{\"name\":\"gu\",\"runs\":[\"ru\"]}");
-  put(s, t, "session", "{\"title\":\"both\",\"agent\":\"a\",\"on\":[\"run:ra\",\"run:rb\"]}");
-  put(s, t, "session", "{\"title\":\"nowhere\",\"agent\":\"a\"}");
+  st_put(s, t, "group", "{\"name\":\"ga\",\"experiment\":\"ea\",\"runs\":[\"ra\"]}");
+  st_put(s, t, "group", "{\"name\":\"gu\",\"runs\":[\"ru\"]}");
+  st_put(s, t, "session", "{\"title\":\"both\",\"agent\":\"a\",\"on\":[\"run:ra\",\"run:rb\"]}");
+  st_put(s, t, "session", "{\"title\":\"nowhere\",\"agent\":\"a\"}");
   /* another lab */
   pmcp_tenant o;
   ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &o));
-  mk(s, o, "workspace", "gamma", NULL);
+  st_create(s, o, "workspace", "gamma", NULL);
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
   r.id = "rx";
   r.name = "othersecret";

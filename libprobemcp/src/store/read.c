@@ -32,19 +32,21 @@ static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int al
   if ((all && !arr) || r->rc)
     return arr;
   /* A scoped read keeps only the linked rows its workspace sees (the
-   * statement's scope marks, ws_scope.h); it is prepared for this call. */
-  pmcp_buf scoped = PMCP_BUF_INIT;
-  int marked = pmcp__ws_marks(&scoped, sql, r->t);
-  if (marked < 0)
-    r->rc = pmcp_store_set_error(r->s, marked, marked == PMCP_ENOMEM ? "out of memory"
-                                                                      : "bad scope mark");
-  else if (marked)
-    r->rc = pmcp__sql_prep_text(r->s, r->q, scoped.ptr, &st);
-  else
-    r->rc = pmcp__sql_prep(r->s, r->q, sql, &st);
-  pmcp_buf_dispose(&scoped);
-  if (r->rc)
+   * statement's scope marks, ws_scope.h): one text for every scope,
+   * prepared once like the unscoped one. */
+  const char *text_sql = sql;
+  int first = 0;
+  if (r->t.workspace && !(text_sql = pmcp__ws_marks_param(sql, &first))) {
+    r->rc = pmcp_store_set_error(r->s, PMCP_ENOMEM, "out of memory");
     return arr;
+  }
+  if ((r->rc = pmcp__sql_prep(r->s, r->q, text_sql, &st)))
+    return arr;
+  if (first) {
+    pmcp__st_bind_int64(st, first, r->t.id);
+    pmcp__st_bind_int64(st, first + 1, r->t.workspace);
+    pmcp__st_bind_int64(st, first + 2, r->t.unfiled ? 1 : 0);
+  }
   pmcp__st_bind_int64(st, 1, r->t.id);
   pmcp__st_bind_int64(st, 2, a);
   if (text)
@@ -67,8 +69,6 @@ static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int al
   if (src != PMCP__DONE)
     r->rc = pmcp__st_err(r->s, st, "read");
   pmcp__st_reset(st);
-  if (marked)
-    pmcp__sql_release(r->q, st);
   return all ? arr : out;
 }
 

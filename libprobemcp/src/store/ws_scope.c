@@ -2,6 +2,7 @@
  * Predicates are portable SQL naming :t, :w and :u; the longer ones (refs
  * stored as text) are put together at run time from arms that each stay
  * within C's portable string length. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,11 +351,14 @@ int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowi
   return rc;
 }
 
-int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t)
+static const char open_mark[] = "/*ws ";
+
+/* @p sql into @p out with each scope mark turned into " AND <condition>",
+ * :t, :w and :u written as @p tv, @p wv and @p uv. 0, PMCP_ENOMEM or
+ * PMCP_EINTERNAL (a malformed mark). */
+static int expand_marks(pmcp_buf *out, const char *sql, const char *tv, const char *wv,
+                        const char *uv)
 {
-  static const char open_mark[] = "/*ws ";
-  if (t.workspace == 0 || !strstr(sql, open_mark))
-    return 0;
   pmcp_buf pred = PMCP_BUF_INIT;
   int rc = 0;
   const char *at = sql, *hit;
@@ -372,14 +376,15 @@ int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t)
     if (n == 2 && !strcmp(what, "ref")) {
       ref_any(&pred, a);
     } else if (n == 3 && !strcmp(what, "row")) {
-      pmcp__buf_printf(&pred, "%s IN (SELECT id FROM %s WHERE ", b, a);
+      /* correlated: only the linked rows are tested, not the table */
+      pmcp__buf_printf(&pred, "EXISTS (SELECT 1 FROM %s WHERE %s.id=%s AND ", a, a, b);
       if (pmcp__ws_table_where(&pred, a) != 1)
         rc = PMCP_EINTERNAL;
       pmcp__buf_putc(&pred, ')');
     } else {
       rc = PMCP_EINTERNAL;
     }
-    char *p = rc == 0 && pred.ptr ? pmcp__ws_inline(pred.ptr, t) : NULL;
+    char *p = rc == 0 && pred.ptr ? pmcp__ws_subst(pred.ptr, tv, wv, uv) : NULL;
     if (rc == 0 && !p)
       rc = PMCP_ENOMEM;
     if (rc == 0) {
@@ -395,7 +400,78 @@ int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t)
     pmcp__buf_puts(out, at);
   if (rc == 0 && !out->ptr)
     rc = PMCP_ENOMEM;
+  return rc;
+}
+
+int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t)
+{
+  if (t.workspace == 0 || !strstr(sql, open_mark))
+    return 0;
+  char v[3][24];
+  snprintf(v[0], sizeof v[0], "%lld", (long long)t.id);
+  snprintf(v[1], sizeof v[1], "%lld", (long long)t.workspace);
+  snprintf(v[2], sizeof v[2], "%d", t.unfiled ? 1 : 0);
+  int rc = expand_marks(out, sql, v[0], v[1], v[2]);
   return rc ? rc : 1;
+}
+
+/* pmcp__ws_marks_param's texts, made once per process. */
+static struct {
+  const char *sql;
+  char *text;
+} param_texts[64];
+static size_t n_param_texts;
+static pthread_mutex_t param_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The highest ?N @p sql names outside quotes. */
+static int last_param(const char *sql)
+{
+  int last = 0;
+  char quote = 0;
+  for (const char *p = sql; *p; p++) {
+    if (quote) {
+      if (*p == quote)
+        quote = 0;
+    } else if (*p == '\'') {
+      quote = *p;
+    } else if (*p == '?' && p[1] >= '1' && p[1] <= '9') {
+      int n = (int)strtol(p + 1, NULL, 10);
+      if (n > last)
+        last = n;
+    }
+  }
+  return last;
+}
+
+const char *pmcp__ws_marks_param(const char *sql, int *first_out)
+{
+  *first_out = 0;
+  if (!strstr(sql, open_mark))
+    return sql;
+  const char *out = NULL;
+  /* right after the statement's own: a gap would be a parameter of no
+   * type (PostgreSQL refuses those) */
+  int first = last_param(sql) + 1;
+  pthread_mutex_lock(&param_mu);
+  for (size_t i = 0; i < n_param_texts && !out; i++)
+    if (param_texts[i].sql == sql)
+      out = param_texts[i].text;
+  if (!out && n_param_texts < sizeof param_texts / sizeof param_texts[0]) {
+    char v[3][16];
+    for (int k = 0; k < 3; k++)
+      snprintf(v[k], sizeof v[k], "?%d", first + k);
+    pmcp_buf b = PMCP_BUF_INIT;
+    if (expand_marks(&b, sql, v[0], v[1], v[2]) == 0 && (out = strdup(b.ptr)) != NULL) {
+      param_texts[n_param_texts].sql = sql;
+      param_texts[n_param_texts].text = (char *)out;
+      n_param_texts++;
+    }
+    pmcp_buf_dispose(&b);
+  }
+  pthread_mutex_unlock(&param_mu);
+  if (out)
+    *first_out = first;
+  return out;
 }
 
 char *pmcp__ws_splice(const char *sql, const char *anchor, const char *pred, pmcp_tenant t)

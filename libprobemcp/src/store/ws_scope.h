@@ -58,6 +58,14 @@ int pmcp__ws_search_where(pmcp_buf *out);
  * scoped or @p sql has no mark (@p out untouched), PMCP_ENOMEM, or
  * PMCP_EINTERNAL for a malformed mark. */
 int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t);
+/* The same for a statement the backend prepares once (pmcp__sql_prep):
+ * the marks' conditions name the three parameters after the statement's
+ * own, ?F, ?F+1 and ?F+2 for :t, :w and :u (bind them as integers: tenant
+ * id, workspace row id, 1 for the default workspace; *first = F), the same
+ * text for every scope; made once per process and kept, so its address is
+ * a stable cache key. @p sql itself (*first = 0) when it has no mark;
+ * NULL: out of memory or too many such texts (use pmcp__ws_marks). */
+const char *pmcp__ws_marks_param(const char *sql, int *first);
 
 /* 0 when row @p rowid of @p table is visible to @p t (always when
  * t.workspace is 0), PMCP_ENOTFOUND when it is not (no message set: the

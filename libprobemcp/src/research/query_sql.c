@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "probemcp/budget.h"
+#include "research/long_calls.h"
 #include "research/metrics.h"
 #include "research/sql_guard.h"
 #ifdef PMCP_HAVE_POSTGRES
@@ -36,6 +37,7 @@ typedef struct qsql {
   int open_rc;
   char open_err[200];
   int refs;
+  pmcp__long_calls running; /* statements per principal and in all */
 } qsql;
 
 static void qsql_release(void *ud)
@@ -50,6 +52,7 @@ static void qsql_release(void *ud)
   pmcp__pgq_free(q->pgq);
 #endif
   pthread_mutex_destroy(&q->mu);
+  pmcp__long_dispose(&q->running);
   pmcp__research_release(q->rs);
   free(q);
 }
@@ -253,13 +256,28 @@ static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen
   return g;
 }
 
+static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t);
+
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
   /* The workspace the call acts in (the host's scope hook). */
   pmcp_tenant t;
-  if (pmcp__rs_scope(call, q->rs, &t, NULL))
+  pmcp_call_scope sc;
+  if (pmcp__rs_scope(call, q->rs, &t, &sc))
     return 0;
+  /* A bounded number at once, per principal and in all: each may run for
+   * seconds, on a worker and the one query connection. */
+  char busy[200];
+  if (pmcp__long_enter(&q->running, pmcp_call_server(call), sc.principal, busy, sizeof busy))
+    return pmcp__rs_fail(call, "busy", "%s", busy);
+  int rc = query_sql_in(call, q, t);
+  pmcp__long_leave(&q->running, sc.principal);
+  return rc;
+}
+
+static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
+{
   pthread_mutex_lock(&q->mu);
   pmcp__sqlg *g = guard(q);
   int rc;
@@ -351,6 +369,7 @@ int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
   if (!q)
     return PMCP_ENOMEM;
   pthread_mutex_init(&q->mu, NULL);
+  pmcp__long_init(&q->running);
   q->rs = pmcp__research_retain(rs);
   q->refs = 2;
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;

@@ -13,7 +13,8 @@ principals A and B) and one authenticated probe-mcp-http.
     a value over 1 MiB is still an error; 5,000 rows paged back are
     exactly the rows asked for;
   - A looping runaway statements on 4 clients: A's extra calls are
-    refused as busy at once, and B's browse keeps answering quickly;
+    refused as busy at once, and B's browse and SELECT 1 keep answering
+    quickly;
   - after a server restart the next statement succeeds (reconnected);
     while the server is down it fails as `unavailable`, saying the
     connection was lost, never as `invalid_sql`;
@@ -163,12 +164,16 @@ with Cluster(PGCTL) as pg:
         for t in threads:
             t.start()
         time.sleep(1)
-        lat, failed = [], 0
+        lat, failed, sql_lat, sql_bad = [], 0, [], 0
         while time.time() < stop - 1:
             t0 = time.time()
             g, e = call(url, "browse", {"mode": "runs", "token_budget": 512}, kb)
             lat.append(time.time() - t0)
             failed += e is not False
+            t0 = time.time()
+            g, e = sql(url, kb, "SELECT 1 AS one")
+            sql_lat.append(time.time() - t0)
+            sql_bad += not (e is False and g["rows"] == [[1]])
             time.sleep(0.3)
         for t in threads:
             t.join()
@@ -179,6 +184,11 @@ with Cluster(PGCTL) as pg:
         check(lat and p50 < 0.5 and lat[-1] < 2.0,
               "B's browse keeps its latency: p50 %.3f s, max %.3f s over %d calls"
               % (p50, lat[-1] if lat else -1, len(lat)))
+        sql_lat.sort()
+        p50 = sql_lat[len(sql_lat) // 2] if sql_lat else 99
+        check(sql_bad == 0 and p50 < 0.5 and sql_lat[-1] < 2.0,
+              "B's query_sql SELECT 1 answers at once: p50 %.3f s, max %.3f s, %d failed"
+              % (p50, sql_lat[-1] if sql_lat else -1, sql_bad))
         check("busy" in a_codes and "sql_error" in a_codes,
               "A's extra runaway calls are refused as busy, the others stopped at 5 s (%s)"
               % sorted(set(map(str, a_codes))))

@@ -38,7 +38,8 @@ int pmcp__long_enter(pmcp__long_calls *l, pmcp_server *srv, const char *who, cha
   if (!l->total) {
     size_t workers = srv ? pmcp__workers_count(srv) : 4;
     l->total = env_count("PROBE_MCP_SQL_MAX", workers / 2 ? workers / 2 : 1);
-    l->per_who = env_count("PROBE_MCP_SQL_PER_CALLER", 2);
+    /* one caller gets half of them: another always finds room */
+    l->per_who = env_count("PROBE_MCP_SQL_PER_CALLER", l->total / 2 ? l->total / 2 : 1);
   }
   size_t at = PMCP__LONG_SLOTS, free_at = PMCP__LONG_SLOTS;
   for (size_t i = 0; i < PMCP__LONG_SLOTS; i++) {

@@ -19,6 +19,7 @@
 #endif
 
 #define N_SCOPED 8
+#define N_POOL 16
 
 typedef struct qsql {
   pmcp__research *rs;
@@ -33,6 +34,12 @@ typedef struct qsql {
   uint64_t clock;
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq *pgq;       /* the PostgreSQL store's guarded connection */
+  /* More of them, one per statement running: statements of different
+   * callers run side by side, not one behind the other (under mu). */
+  struct {
+    pmcp__pgq *c;
+    int busy;
+  } pool[N_POOL];
 #endif
   int open_rc;
   char open_err[200];
@@ -50,6 +57,8 @@ static void qsql_release(void *ud)
     pmcp__sqlg_free(q->scoped[i].g);
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq_free(q->pgq);
+  for (size_t i = 0; i < N_POOL; i++)
+    pmcp__pgq_free(q->pool[i].c);
 #endif
   pthread_mutex_destroy(&q->mu);
   pmcp__long_dispose(&q->running);
@@ -258,6 +267,43 @@ static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen
 
 static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t);
 
+#ifdef PMCP_HAVE_POSTGRES
+/* A connection of the pool for one statement, opened on first use; NULL
+ * with a message when none can be had. Under q->mu. */
+static pmcp__pgq *pg_take(qsql *q, char *err, size_t errlen)
+{
+  size_t empty = N_POOL;
+  for (size_t i = 0; i < N_POOL; i++) {
+    if (q->pool[i].c && !q->pool[i].busy) {
+      q->pool[i].busy = 1;
+      return q->pool[i].c;
+    }
+    if (!q->pool[i].c && empty == N_POOL)
+      empty = i;
+  }
+  if (empty == N_POOL) {
+    snprintf(err, errlen, "busy: every query connection is in use; retry in a few seconds");
+    return NULL;
+  }
+  pthread_mutex_lock(q->rs->lock); /* opening reads through the store (guard()) */
+  int rc = pmcp__pgq_open(&q->pool[empty].c, q->rs->store, q->rs->tenant.id, err, errlen);
+  pthread_mutex_unlock(q->rs->lock);
+  if (rc)
+    return NULL;
+  q->pool[empty].busy = 1;
+  return q->pool[empty].c;
+}
+
+static void pg_give(qsql *q, pmcp__pgq *c)
+{
+  pthread_mutex_lock(&q->mu);
+  for (size_t i = 0; i < N_POOL; i++)
+    if (q->pool[i].c == c)
+      q->pool[i].busy = 0;
+  pthread_mutex_unlock(&q->mu);
+}
+#endif
+
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
@@ -266,13 +312,17 @@ static int query_sql(pmcp_call *call, void *ud)
   pmcp_call_scope sc;
   if (pmcp__rs_scope(call, q->rs, &t, &sc))
     return 0;
-  /* A bounded number at once, per principal and in all: each may run for
-   * seconds, on a worker and the one query connection. */
+  /* A bounded number at once, per principal (the host's, else the
+   * session) and in all: each may hold a worker and a query connection
+   * for seconds. */
+  const char *who = sc.principal;
+  if (!who[0] && pmcp_call_session(call))
+    who = pmcp_call_session(call);
   char busy[200];
-  if (pmcp__long_enter(&q->running, pmcp_call_server(call), sc.principal, busy, sizeof busy))
+  if (pmcp__long_enter(&q->running, pmcp_call_server(call), who, busy, sizeof busy))
     return pmcp__rs_fail(call, "busy", "%s", busy);
   int rc = query_sql_in(call, q, t);
-  pmcp__long_leave(&q->running, sc.principal);
+  pmcp__long_leave(&q->running, who);
   return rc;
 }
 
@@ -283,7 +333,7 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
   int rc;
 #ifdef PMCP_HAVE_POSTGRES
   if (q->pgq) {
-    /* one connection for every workspace: each statement proves its own
+    /* connections for every workspace: each statement proves its own
      * scope, and the views keep that scope's rows (store/pg_query.h) */
     if (!pmcp_arg_has(call, "sql")) {
       rc = pmcp__sqlpg_list(call, q->rs, q->pgq);
@@ -291,7 +341,14 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
       const char *sql = NULL;
       size_t len = 0;
       pmcp_arg_string(call, "sql", &sql, &len);
-      rc = pmcp__sqlpg_run(call, q->rs, q->pgq, t, sql, len);
+      char err[200] = "";
+      pmcp__pgq *c = pg_take(q, err, sizeof err);
+      pthread_mutex_unlock(&q->mu);
+      if (!c)
+        return pmcp__rs_fail(call, strncmp(err, "busy", 4) ? "unavailable" : "busy", "%s", err);
+      rc = pmcp__sqlpg_run(call, q->rs, c, t, sql, len);
+      pg_give(q, c);
+      return rc;
     }
     pthread_mutex_unlock(&q->mu);
     return rc;

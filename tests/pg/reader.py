@@ -77,9 +77,13 @@ with Cluster(PGCTL) as pg:
 
         def writer():
             t0 = time.time()
-            w = subprocess.run([PROBE, "--store", owner, "--quiet", "project", "create",
-                                "lockprobe"], capture_output=True, text=True, timeout=120)
-            done["rc"], done["s"], done["err"] = w.returncode, time.time() - t0, w.stderr
+            try:
+                w = subprocess.run([PROBE, "--store", owner, "--quiet", "project", "create",
+                                    "lockprobe"], capture_output=True, text=True, timeout=20)
+                done["rc"], done["err"] = w.returncode, w.stderr
+            except subprocess.TimeoutExpired:
+                done["rc"], done["err"] = -1, "still waiting after 20 s"
+            done["s"] = time.time() - t0
         # the statement holds its lock for 3 s; a writer started meanwhile
         th = threading.Thread(target=sql, args=(url, ka, "SELECT pg_advisory_lock(1, 1),"
                                                 " pg_advisory_lock(hashtext('public'), %s),"

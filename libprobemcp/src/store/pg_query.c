@@ -194,6 +194,10 @@ static void reset_session(pmcp__pgq *q)
   if (PQstatus(q->conn) != CONNECTION_OK)
     return;
   PQclear(PQexec(q->conn, "ROLLBACK"));
+  /* a stop request (pmcp__pgq_end) that came late may have hit the
+   * ROLLBACK itself */
+  if (PQtransactionStatus(q->conn) != PQTRANS_IDLE)
+    PQclear(PQexec(q->conn, "ROLLBACK"));
   PQclear(PQexec(q->conn, "DISCARD ALL"));
 }
 
@@ -274,18 +278,30 @@ static void drain(pmcp__pgq *q)
     PQclear(r);
 }
 
+/* The statement's text (NUL-terminated, free it) in *text, its
+ * transaction begun. */
+static int open_statement(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
+                          int64_t timeout_ms, char **text, char *err, size_t errlen)
+{
+  *text = strndup(sql, len);
+  if (!*text)
+    return PMCP_ENOMEM;
+  int rc = begin(q, t, timeout_ms, err, errlen);
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
+}
+
 int pmcp__pgq_run(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len, int64_t timeout_ms,
                   void **out, char *err, size_t errlen)
 {
   *out = NULL;
-  char *text = strndup(sql, len);
-  if (!text)
-    return PMCP_ENOMEM;
-  int rc = begin(q, t, timeout_ms, err, errlen);
-  if (rc) {
-    free(text);
+  char *text = NULL;
+  int rc = open_statement(q, t, sql, len, timeout_ms, &text, err, errlen);
+  if (rc)
     return rc;
-  }
   PGresult *r = PQexecParams(q->conn, text, 0, NULL, NULL, NULL, NULL, 0);
   free(text);
   rc = first_result(q, r, err, errlen);
@@ -302,14 +318,10 @@ int pmcp__pgq_start(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
                     int64_t timeout_ms, void **first, char *err, size_t errlen)
 {
   *first = NULL;
-  char *text = strndup(sql, len);
-  if (!text)
-    return PMCP_ENOMEM;
-  int rc = begin(q, t, timeout_ms, err, errlen);
-  if (rc) {
-    free(text);
+  char *text = NULL;
+  int rc = open_statement(q, t, sql, len, timeout_ms, &text, err, errlen);
+  if (rc)
     return rc;
-  }
   q->done = 0;
   int sent = PQsendQueryParams(q->conn, text, 0, NULL, NULL, NULL, NULL, 0);
   free(text);

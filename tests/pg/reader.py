@@ -227,8 +227,9 @@ with Cluster(PGCTL) as pg:
         out = scalar(psql(reader, "SELECT has_function_privilege('pg_terminate_backend(integer,"
                    " bigint)', 'EXECUTE')::int::text || has_function_privilege('pg_cancel_backend("
                    "integer)', 'EXECUTE')::int::text || has_table_privilege('pg_stat_activity',"
-                   " 'SELECT')::int::text"))
-        check(out == "000", "the reader may not signal or list sessions (%s)" % out)
+                   " 'SELECT')::int::text || has_function_privilege("
+                   "'pg_stat_get_backend_activity(integer)', 'EXECUTE')::int::text"))
+        check(out == "0000", "the reader may not signal or list sessions (%s)" % out)
         got, err = sql(url, ka, "SELECT pg_terminate_backend(pg_backend_pid()) AS x")
         check(err is True and got.get("error") == "denied",
               "query_sql cannot signal a backend (%s)" % got)

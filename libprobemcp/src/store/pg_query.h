@@ -7,7 +7,15 @@
  * nothing without a valid token. Every statement runs alone in a READ ONLY
  * transaction with a statement_timeout and is rolled back, and the
  * session is reset (DISCARD ALL), so nothing it sets or takes outlives it
- * (settings, session advisory locks, prepared statements). */
+ * (settings, session advisory locks, prepared statements).
+ * What a statement can still do while it runs is bounded by its timeout
+ * and harms no one: the writers' turn is a row lock on a table the role
+ * cannot reach, so an advisory lock (or pg_sleep) holds up no writer;
+ * set_config() changes only this transaction. Readers share the role;
+ * a migration run by a superuser takes signalling (pg_terminate_backend,
+ * pg_cancel_backend) and other sessions' activity from PUBLIC, so they
+ * cannot stop or watch each other (README: the statements, for an
+ * administrator when the owner is not a superuser). */
 #ifndef PMCP_STORE_PG_QUERY_H
 #define PMCP_STORE_PG_QUERY_H
 

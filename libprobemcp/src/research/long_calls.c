@@ -84,3 +84,33 @@ void pmcp__long_leave(pmcp__long_calls *l, const char *who)
     }
   pthread_mutex_unlock(&l->mu);
 }
+
+void pmcp__fifo_init(pmcp__fifo *f)
+{
+  pthread_mutex_init(&f->mu, NULL);
+  pthread_cond_init(&f->turn, NULL);
+  f->next = f->serving = 0;
+}
+
+void pmcp__fifo_dispose(pmcp__fifo *f)
+{
+  pthread_cond_destroy(&f->turn);
+  pthread_mutex_destroy(&f->mu);
+}
+
+void pmcp__fifo_lock(pmcp__fifo *f)
+{
+  pthread_mutex_lock(&f->mu);
+  unsigned long mine = f->next++;
+  while (f->serving != mine)
+    pthread_cond_wait(&f->turn, &f->mu);
+  pthread_mutex_unlock(&f->mu);
+}
+
+void pmcp__fifo_unlock(pmcp__fifo *f)
+{
+  pthread_mutex_lock(&f->mu);
+  f->serving++;
+  pthread_cond_broadcast(&f->turn);
+  pthread_mutex_unlock(&f->mu);
+}

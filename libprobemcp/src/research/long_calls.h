@@ -36,4 +36,18 @@ int pmcp__long_enter(pmcp__long_calls *l, pmcp_server *srv, const char *who, cha
 /* Ends a call @p who was admitted for. */
 void pmcp__long_leave(pmcp__long_calls *l, const char *who);
 
+/* A lock granted in the order asked (a ticket lock): a caller waiting
+ * for the query connection is not passed over by another caller's next
+ * statement, however fast that one comes back. */
+typedef struct pmcp__fifo {
+  pthread_mutex_t mu;
+  pthread_cond_t turn;
+  unsigned long next, serving;
+} pmcp__fifo;
+
+void pmcp__fifo_init(pmcp__fifo *f);
+void pmcp__fifo_dispose(pmcp__fifo *f);
+void pmcp__fifo_lock(pmcp__fifo *f);
+void pmcp__fifo_unlock(pmcp__fifo *f);
+
 #endif

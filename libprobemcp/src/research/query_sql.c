@@ -45,6 +45,7 @@ typedef struct qsql {
   char open_err[200];
   int refs;
   pmcp__long_calls running; /* statements per principal and in all */
+  pmcp__fifo turn;          /* statements take mu in the order they came */
 } qsql;
 
 static void qsql_release(void *ud)
@@ -62,6 +63,7 @@ static void qsql_release(void *ud)
 #endif
   pthread_mutex_destroy(&q->mu);
   pmcp__long_dispose(&q->running);
+  pmcp__fifo_dispose(&q->turn);
   pmcp__research_release(q->rs);
   free(q);
 }
@@ -267,6 +269,19 @@ static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen
 
 static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t);
 
+/* q->mu for a statement, in turn. */
+static void qlock(qsql *q)
+{
+  pmcp__fifo_lock(&q->turn);
+  pthread_mutex_lock(&q->mu);
+}
+
+static void qunlock(qsql *q)
+{
+  pthread_mutex_unlock(&q->mu);
+  pmcp__fifo_unlock(&q->turn);
+}
+
 #ifdef PMCP_HAVE_POSTGRES
 /* A connection of the pool for one statement, opened on first use; NULL
  * with a message when none can be had. Under q->mu. */
@@ -328,7 +343,7 @@ static int query_sql(pmcp_call *call, void *ud)
 
 static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
 {
-  pthread_mutex_lock(&q->mu);
+  qlock(q);
   pmcp__sqlg *g = guard(q);
   int rc;
 #ifdef PMCP_HAVE_POSTGRES
@@ -343,14 +358,14 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
       pmcp_arg_string(call, "sql", &sql, &len);
       char err[200] = "";
       pmcp__pgq *c = pg_take(q, err, sizeof err);
-      pthread_mutex_unlock(&q->mu);
+      qunlock(q);
       if (!c)
         return pmcp__rs_fail(call, strncmp(err, "busy", 4) ? "unavailable" : "busy", "%s", err);
       rc = pmcp__sqlpg_run(call, q->rs, c, t, sql, len);
       pg_give(q, c);
       return rc;
     }
-    pthread_mutex_unlock(&q->mu);
+    qunlock(q);
     return rc;
   }
 #endif
@@ -367,7 +382,7 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
     pmcp_arg_string(call, "sql", &sql, &len);
     rc = run_sql(call, q, g, sql, len);
   }
-  pthread_mutex_unlock(&q->mu);
+  qunlock(q);
   return rc;
 }
 
@@ -427,6 +442,7 @@ int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
     return PMCP_ENOMEM;
   pthread_mutex_init(&q->mu, NULL);
   pmcp__long_init(&q->running);
+  pmcp__fifo_init(&q->turn);
   q->rs = pmcp__research_retain(rs);
   q->refs = 2;
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;

@@ -78,13 +78,26 @@ static int too_big(const PGresult *r)
   return 0;
 }
 
+/* The tool's error code for a statement that failed with @p rc: a lost
+ * connection is the store's trouble, not the SQL's. */
 static int sql_fail(pmcp_call *call, int rc, const char *err)
 {
-  const char *code = rc == PMCP_EDENIED ? "denied"
-                     : rc == PMCP_EIO   ? "unavailable"
-                     : rc == PMCP_ETIMEOUT || rc == PMCP_ETOOBIG || rc == PMCP_ENOMEM
-                         ? "sql_error"
-                                        : "invalid_sql";
+  const char *code = "invalid_sql";
+  switch (rc) {
+  case PMCP_EDENIED:
+    code = "denied";
+    break;
+  case PMCP_EIO:
+    code = "unavailable";
+    break;
+  case PMCP_ETIMEOUT:
+  case PMCP_ETOOBIG:
+  case PMCP_ENOMEM:
+    code = "sql_error";
+    break;
+  default:
+    break;
+  }
   return pmcp__rs_fail(call, code, "%s", err);
 }
 

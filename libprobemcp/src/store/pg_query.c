@@ -570,7 +570,7 @@ int pmcp__pgq_views(pmcp_store *s, pmcp__pg *g)
    * Signalling and other sessions' activity go to the roles made for
    * them (pg_signal_backend, pg_read_all_stats), in this database. Only a
    * superuser may change pg_catalog's grants: a store migrated by another
-   * role is left as it is (probe(1) gives the statements to run). */
+   * role is left as it is (README.md gives the statements to run). */
   pmcp__buf_puts(&ddl, reader_hardening);
   if (rc == 0 && !ddl.ptr)
     rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");

@@ -51,7 +51,8 @@ int pmcp__long_enter(pmcp__long_calls *l, pmcp_server *srv, const char *who, cha
       free_at = i;
   }
   int rc = 0;
-  if (at < PMCP__LONG_SLOTS && l->slot[at].n >= l->per_who) {
+  /* no principal known (""): the total bounds it, as it bounds every call */
+  if (*who && at < PMCP__LONG_SLOTS && l->slot[at].n >= l->per_who) {
     snprintf(msg, msglen, "busy: %zu query_sql statements of this caller are running, the "
              "most one caller may run at once; retry when one ends", l->slot[at].n);
     rc = PMCP_ETIMEOUT;

@@ -30,7 +30,8 @@ void pmcp__long_dispose(pmcp__long_calls *l);
  * principal for all) on server @p srv: 0, or PMCP_ETIMEOUT with a message
  * for the caller in @p msg. The bounds: PROBE_MCP_SQL_MAX (default half
  * the server's workers, at least 1) in all, PROBE_MCP_SQL_PER_CALLER
- * (default half of that, at least 1) per principal. */
+ * (default half of that, at least 1) per principal; a call of no known
+ * principal ("") counts toward the total only. */
 int pmcp__long_enter(pmcp__long_calls *l, pmcp_server *srv, const char *who, char *msg,
                      size_t msglen);
 /* Ends a call @p who was admitted for. */

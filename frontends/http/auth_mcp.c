@@ -377,6 +377,11 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
     return rc;
   snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
   snprintf(out->role, sizeof out->role, "%s", pmcp__role_name(p.role));
+  if (p.kind == PMCP__P_CONNECTION)
+    snprintf(out->principal, sizeof out->principal, "user:%.60s",
+             p.user_id[0] ? p.user_id : p.id);
+  else
+    snprintf(out->principal, sizeof out->principal, "key:%.60s", p.id);
   return 0;
 }
 

@@ -354,6 +354,9 @@ typedef struct pmcp_call_scope {
   char workspace[129];
   /** The caller's role there ("viewer", "editor", "admin"), or "". */
   char role[16];
+  /** Who the call is for ("key:ID", "user:ID"), or "" when the host does
+   *  not say: long calls are bounded per principal (query_sql). */
+  char principal[72];
 } pmcp_call_scope;
 
 /**

@@ -134,6 +134,11 @@ size_t pmcp__workers_waiting(pmcp_server *srv)
   return n;
 }
 
+size_t pmcp__workers_count(pmcp_server *srv)
+{
+  return srv->workers.n_wanted;
+}
+
 int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
 {
   pmcp__workers *w = &srv->workers;

@@ -41,6 +41,8 @@ size_t pmcp__workers_web_cap(size_t n, const char *spec);
 void pmcp__workers_set_queue_max(struct pmcp_server *srv, size_t max);
 /* Jobs waiting for a worker now (tests observe a full queue with it). */
 size_t pmcp__workers_waiting(struct pmcp_server *srv);
+/* The pool's size (the workers it runs at most). */
+size_t pmcp__workers_count(struct pmcp_server *srv);
 /* Cuts tool text items over @p max bytes (0: never) with a note. */
 void pmcp__server_set_text_max(struct pmcp_server *srv, size_t max);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "probemcp/budget.h"
+#include "research/long_calls.h"
 #include "research/metrics.h"
 #include "research/sql_guard.h"
 #ifdef PMCP_HAVE_POSTGRES
@@ -18,6 +19,7 @@
 #endif
 
 #define N_SCOPED 8
+#define N_POOL 16
 
 typedef struct qsql {
   pmcp__research *rs;
@@ -32,10 +34,18 @@ typedef struct qsql {
   uint64_t clock;
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq *pgq;       /* the PostgreSQL store's guarded connection */
+  /* More of them, one per statement running: statements of different
+   * callers run side by side, not one behind the other (under mu). */
+  struct {
+    pmcp__pgq *c;
+    int busy;
+  } pool[N_POOL];
 #endif
   int open_rc;
   char open_err[200];
   int refs;
+  pmcp__long_calls running; /* statements per principal and in all */
+  pmcp__fifo turn;          /* statements take mu in the order they came */
 } qsql;
 
 static void qsql_release(void *ud)
@@ -48,8 +58,12 @@ static void qsql_release(void *ud)
     pmcp__sqlg_free(q->scoped[i].g);
 #ifdef PMCP_HAVE_POSTGRES
   pmcp__pgq_free(q->pgq);
+  for (size_t i = 0; i < N_POOL; i++)
+    pmcp__pgq_free(q->pool[i].c);
 #endif
   pthread_mutex_destroy(&q->mu);
+  pmcp__long_dispose(&q->running);
+  pmcp__fifo_dispose(&q->turn);
   pmcp__research_release(q->rs);
   free(q);
 }
@@ -253,19 +267,88 @@ static pmcp__sqlg *scoped_guard(qsql *q, pmcp_tenant t, char *err, size_t errlen
   return g;
 }
 
+static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t);
+
+/* q->mu for a statement, in turn. */
+static void qlock(qsql *q)
+{
+  pmcp__fifo_lock(&q->turn);
+  pthread_mutex_lock(&q->mu);
+}
+
+static void qunlock(qsql *q)
+{
+  pthread_mutex_unlock(&q->mu);
+  pmcp__fifo_unlock(&q->turn);
+}
+
+#ifdef PMCP_HAVE_POSTGRES
+/* A connection of the pool for one statement, opened on first use; NULL
+ * with a message when none can be had. Under q->mu. */
+static pmcp__pgq *pg_take(qsql *q, char *err, size_t errlen)
+{
+  size_t empty = N_POOL;
+  for (size_t i = 0; i < N_POOL; i++) {
+    if (q->pool[i].c && !q->pool[i].busy) {
+      q->pool[i].busy = 1;
+      return q->pool[i].c;
+    }
+    if (!q->pool[i].c && empty == N_POOL)
+      empty = i;
+  }
+  if (empty == N_POOL) {
+    snprintf(err, errlen, "busy: every query connection is in use; retry in a few seconds");
+    return NULL;
+  }
+  pthread_mutex_lock(q->rs->lock); /* opening reads through the store (guard()) */
+  int rc = pmcp__pgq_open(&q->pool[empty].c, q->rs->store, q->rs->tenant.id, err, errlen);
+  pthread_mutex_unlock(q->rs->lock);
+  if (rc)
+    return NULL;
+  q->pool[empty].busy = 1;
+  return q->pool[empty].c;
+}
+
+static void pg_give(qsql *q, pmcp__pgq *c)
+{
+  pthread_mutex_lock(&q->mu);
+  for (size_t i = 0; i < N_POOL; i++)
+    if (q->pool[i].c == c)
+      q->pool[i].busy = 0;
+  pthread_mutex_unlock(&q->mu);
+}
+#endif
+
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
   /* The workspace the call acts in (the host's scope hook). */
   pmcp_tenant t;
-  if (pmcp__rs_scope(call, q->rs, &t, NULL))
+  pmcp_call_scope sc;
+  if (pmcp__rs_scope(call, q->rs, &t, &sc))
     return 0;
-  pthread_mutex_lock(&q->mu);
+  /* A bounded number at once, per principal (the host's, else the
+   * session) and in all: each may hold a worker and a query connection
+   * for seconds. */
+  const char *who = sc.principal;
+  if (!who[0] && pmcp_call_session(call))
+    who = pmcp_call_session(call);
+  char busy[200];
+  if (pmcp__long_enter(&q->running, pmcp_call_server(call), who, busy, sizeof busy))
+    return pmcp__rs_fail(call, "busy", "%s", busy);
+  int rc = query_sql_in(call, q, t);
+  pmcp__long_leave(&q->running, who);
+  return rc;
+}
+
+static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
+{
+  qlock(q);
   pmcp__sqlg *g = guard(q);
   int rc;
 #ifdef PMCP_HAVE_POSTGRES
   if (q->pgq) {
-    /* one connection for every workspace: each statement proves its own
+    /* connections for every workspace: each statement proves its own
      * scope, and the views keep that scope's rows (store/pg_query.h) */
     if (!pmcp_arg_has(call, "sql")) {
       rc = pmcp__sqlpg_list(call, q->rs, q->pgq);
@@ -273,9 +356,16 @@ static int query_sql(pmcp_call *call, void *ud)
       const char *sql = NULL;
       size_t len = 0;
       pmcp_arg_string(call, "sql", &sql, &len);
-      rc = pmcp__sqlpg_run(call, q->rs, q->pgq, t, sql, len);
+      char err[200] = "";
+      pmcp__pgq *c = pg_take(q, err, sizeof err);
+      qunlock(q);
+      if (!c)
+        return pmcp__rs_fail(call, strncmp(err, "busy", 4) ? "unavailable" : "busy", "%s", err);
+      rc = pmcp__sqlpg_run(call, q->rs, c, t, sql, len);
+      pg_give(q, c);
+      return rc;
     }
-    pthread_mutex_unlock(&q->mu);
+    qunlock(q);
     return rc;
   }
 #endif
@@ -292,7 +382,7 @@ static int query_sql(pmcp_call *call, void *ud)
     pmcp_arg_string(call, "sql", &sql, &len);
     rc = run_sql(call, q, g, sql, len);
   }
-  pthread_mutex_unlock(&q->mu);
+  qunlock(q);
   return rc;
 }
 
@@ -351,6 +441,8 @@ int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
   if (!q)
     return PMCP_ENOMEM;
   pthread_mutex_init(&q->mu, NULL);
+  pmcp__long_init(&q->running);
+  pmcp__fifo_init(&q->turn);
   q->rs = pmcp__research_retain(rs);
   q->refs = 2;
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;

@@ -39,6 +39,7 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
     }
     sc->workspace[sizeof sc->workspace - 1] = '\0';
     sc->role[sizeof sc->role - 1] = '\0';
+    sc->principal[sizeof sc->principal - 1] = '\0';
   } else if (asked) {
     snprintf(sc->workspace, sizeof sc->workspace, "%s", asked);
   }

@@ -1,7 +1,9 @@
 /* query_sql on PostgreSQL (sql_pg.h): rows keep their types (integers as
  * integers, floats and numerics in shortest round-trip form, booleans,
  * bytea as x'..' hex, the rest as text), a value over 1 MiB is an error,
- * and a cursor re-runs the statement and skips the rows already sent. */
+ * rows stream (one in memory at a time) and the statement stops at the
+ * budget, and a cursor re-runs the statement and skips the rows already
+ * sent. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,31 +69,59 @@ static void cell(pmcp_json *j, const PGresult *r, int row, int c)
   pmcp_json_string_n(j, v, n);
 }
 
+/* A value over the limit in row @p r. */
+static int too_big(const PGresult *r)
+{
+  for (int c = 0; c < PQnfields(r); c++)
+    if (PQgetlength(r, 0, c) > MAX_VALUE)
+      return 1;
+  return 0;
+}
+
+/* The tool's error code for a statement that failed with @p rc: a lost
+ * connection is the store's trouble, not the SQL's. */
+static int sql_fail(pmcp_call *call, int rc, const char *err)
+{
+  const char *code = "invalid_sql";
+  switch (rc) {
+  case PMCP_EDENIED:
+    code = "denied";
+    break;
+  case PMCP_EIO:
+    code = "unavailable";
+    break;
+  case PMCP_ETIMEOUT:
+  case PMCP_ETOOBIG:
+  case PMCP_ENOMEM:
+    code = "sql_error";
+    break;
+  default:
+    break;
+  }
+  return pmcp__rs_fail(call, code, "%s", err);
+}
+
+#define TOO_BIG "a value is larger than the limit (1 MiB): select less"
+
+/* Rows are read one at a time and the statement stops when the page is
+ * full, so memory holds one row and a page, whatever the result's size. */
 int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tenant t,
                     const char *sql, size_t len)
 {
   char err[400] = "";
   void *res = NULL;
-  int rc = pmcp__pgq_run(q, t, sql, len, 5000, &res, err, sizeof err);
-  if (rc == PMCP_ETIMEOUT)
-    return pmcp__rs_fail(call, "sql_error", "%s", err);
+  int rc = pmcp__pgq_start(q, t, sql, len, 5000, &res, err, sizeof err);
   if (rc)
-    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
+    return sql_fail(call, rc, err);
   PGresult *r = res;
-  int nr = PQntuples(r), nc = PQnfields(r);
-  for (int i = 0; i < nr; i++)
-    for (int c = 0; c < nc; c++)
-      if (PQgetlength(r, i, c) > MAX_VALUE) {
-        PQclear(r);
-        return pmcp__rs_fail(call, "sql_error",
-                             "a value is larger than the limit (1 MiB): select less");
-      }
   pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
   if (!pg) {
     PQclear(r);
+    pmcp__pgq_end(q);
     return 0;
   }
   size_t pos = pmcp__mx_pos(pg);
+  int nc = PQnfields(r);
   pmcp_json *cj = NULL;
   if (pmcp_json_new(&cj, 0) == 0) {
     pmcp_json_array_begin(cj);
@@ -105,25 +135,46 @@ int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tena
     pmcp_json_free(cj);
   }
   pmcp_page_list(pg, "rows");
-  int more = 0;
-  for (int i = (int)pos; i < nr; i++) {
-    pmcp_json *j = pmcp_page_item(pg);
-    if (!j)
-      break;
-    pmcp_json_array_begin(j);
-    for (int c = 0; c < nc; c++)
-      cell(j, r, i, c);
-    pmcp_json_array_end(j);
-    uint64_t next = (uint64_t)i + 1;
-    int arc = pmcp_page_commit(pg, &next, sizeof next);
-    if (arc == PMCP_EBUDGET) {
-      more = 1;
+  int more = 0, failed = 0;
+  for (uint64_t i = 0; PQntuples(r) == 1; i++) {
+    if (too_big(r)) {
+      failed = PMCP_ETOOBIG;
+      snprintf(err, sizeof err, TOO_BIG);
       break;
     }
-    if (arc)
+    if (i >= pos) { /* else sent on an earlier page */
+      pmcp_json *j = pmcp_page_item(pg);
+      if (!j)
+        break;
+      pmcp_json_array_begin(j);
+      for (int c = 0; c < nc; c++)
+        cell(j, r, 0, c);
+      pmcp_json_array_end(j);
+      uint64_t next = i + 1;
+      int arc = pmcp_page_commit(pg, &next, sizeof next);
+      if (arc == PMCP_EBUDGET) {
+        more = 1;
+        break;
+      }
+      if (arc)
+        break;
+    }
+    PQclear(r);
+    r = NULL;
+    void *nx = NULL;
+    int nrc = pmcp__pgq_next(q, &nx, err, sizeof err);
+    if (nrc < 0)
+      failed = nrc;
+    if (nrc != 1)
       break;
+    r = nx;
   }
   PQclear(r);
+  pmcp__pgq_end(q);
+  if (failed) {
+    pmcp_page_free(pg);
+    return sql_fail(call, failed, err);
+  }
   return pmcp__rs_send(call, pg, more);
 }
 

@@ -117,12 +117,16 @@ static int txn_lost(pmcp_store *s, pmcp__pg *g)
 }
 
 /* Writers of one tenant take turns, as SQLite's do: ids picked from a
- * lookup stay free until the insert, and versions bump in order. */
+ * lookup stay free until the insert, and versions bump in order. The turn
+ * is the tenant's row of writer_locks, locked until the transaction ends
+ * (inserted the first time): a lock only roles with privileges on the
+ * store's tables can take, so query_sql's reader cannot hold writers up. */
 static int writer_lock(pmcp_store *s, pmcp__pg *g, pmcp_tenant t)
 {
   if (g->locked_tenant == t.id)
     return 0;
-  static const char sql[] = "SELECT pg_advisory_xact_lock(hashtext(current_schema()), $1::int)";
+  static const char sql[] = "INSERT INTO writer_locks(tenant_id) VALUES($1) ON CONFLICT"
+                            " (tenant_id) DO UPDATE SET tenant_id = excluded.tenant_id";
   pmcp__pg_stmt *st;
   int rc = pmcp__pg_prep(s, g, sql, &st);
   if (rc)

@@ -15,6 +15,7 @@ struct pmcp__pgq {
   int64_t tenant;
   unsigned char *key; /* the store's query_key */
   size_t klen;
+  int done; /* the streamed statement's results have all been read */
 };
 
 static void quiet(void *arg, const char *message)
@@ -135,12 +136,15 @@ void pmcp__pgq_free(pmcp__pgq *q)
   free(q);
 }
 
+#define LOST_MSG \
+  "the connection to PostgreSQL was lost (the server may have restarted)"
+
 /* Opens the statement's READ ONLY transaction with scope @p t proven:
- * every probe.* setting and the timeout are local to it. */
+ * every probe.* setting and the timeout are local to it. A connection
+ * found dead (the server restarted since the last statement) is opened
+ * again once before giving up. */
 static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, size_t errlen)
 {
-  if (PQstatus(q->conn) != CONNECTION_OK)
-    PQreset(q->conn);
   char tmo[32], tenant[24], ws[24], scope[72], token[65];
   snprintf(tmo, sizeof tmo, "%lld", (long long)(timeout_ms > 0 ? timeout_ms : 5000));
   snprintf(tenant, sizeof tenant, "%lld", (long long)t.id);
@@ -148,30 +152,63 @@ static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, siz
   scope_text(t, scope);
   token_of(q->key, q->klen, scope, token);
   const char *pv[6] = {tenant, ws, t.workspace && t.unfiled ? "1" : "0", token, tmo, NULL};
-  PGresult *r = PQexec(q->conn, "BEGIN READ ONLY");
-  int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-  PQclear(r);
-  if (ok) {
-    r = PQexecParams(q->conn,
-        "SELECT set_config('probe.tenant', $1, true), set_config('probe.qtenant', $1, true),"
-        " set_config('probe.qworkspace', $2, true), set_config('probe.qunfiled', $3, true),"
-        " set_config('probe.qtoken', $4, true), set_config('statement_timeout', $5, true)",
-        5, NULL, pv, NULL, NULL, 0);
-    ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+  int ok = 0;
+  for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+    if (PQstatus(q->conn) != CONNECTION_OK)
+      PQreset(q->conn);
+    if (PQstatus(q->conn) != CONNECTION_OK)
+      break;
+    PGresult *r = PQexec(q->conn, "BEGIN READ ONLY");
+    ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
+    if (ok) {
+      r = PQexecParams(q->conn,
+          "SELECT set_config('probe.tenant', $1, true), set_config('probe.qtenant', $1, true),"
+          " set_config('probe.qworkspace', $2, true), set_config('probe.qunfiled', $3, true),"
+          " set_config('probe.qtoken', $4, true), set_config('statement_timeout', $5, true)",
+          5, NULL, pv, NULL, NULL, 0);
+      ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+      PQclear(r);
+    }
+    if (!ok && PQstatus(q->conn) == CONNECTION_OK)
+      break; /* the server answered: not a lost connection */
   }
   if (!ok) {
-    snprintf(err, errlen, "the query connection failed: %s", PQerrorMessage(q->conn));
-    PQclear(PQexec(q->conn, "ROLLBACK"));
+    if (PQstatus(q->conn) != CONNECTION_OK) {
+      snprintf(err, errlen, "%s and could not be opened again: try again shortly", LOST_MSG);
+    } else {
+      snprintf(err, errlen, "the query connection failed: %s", PQerrorMessage(q->conn));
+      PQclear(PQexec(q->conn, "ROLLBACK"));
+    }
     return PMCP_EIO;
   }
   return 0;
 }
 
+/* Ends the statement's transaction and everything of the session it may
+ * have made that a ROLLBACK keeps (session advisory locks, prepared
+ * statements, settings, LISTEN): the next statement, of any scope, finds
+ * the connection as it was opened. */
+static void reset_session(pmcp__pgq *q)
+{
+  if (PQstatus(q->conn) != CONNECTION_OK)
+    return;
+  PQclear(PQexec(q->conn, "ROLLBACK"));
+  /* a stop request (pmcp__pgq_end) that came late may have hit the
+   * ROLLBACK itself */
+  if (PQtransactionStatus(q->conn) != PQTRANS_IDLE)
+    PQclear(PQexec(q->conn, "ROLLBACK"));
+  PQclear(PQexec(q->conn, "DISCARD ALL"));
+}
+
 static int refusal(const PGresult *r, PGconn *c, char *err, size_t errlen)
 {
-  const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-  const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  if (PQstatus(c) != CONNECTION_OK) {
+    snprintf(err, errlen, "%s while the statement ran: try again", LOST_MSG);
+    return PMCP_EIO;
+  }
+  const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+  const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   if (!msg)
     msg = PQerrorMessage(c);
   if (!state)
@@ -215,37 +252,136 @@ static int refusal(const PGresult *r, PGconn *c, char *err, size_t errlen)
   return PMCP_EINVAL;
 }
 
+/* What the statement's first result says: 0 for rows (a row of single-row
+ * mode, or a result of none), else the refusal. */
+static int first_result(pmcp__pgq *q, const PGresult *r, char *err, size_t errlen)
+{
+  ExecStatusType es = PQresultStatus(r);
+  if (es == PGRES_SINGLE_TUPLE || es == PGRES_TUPLES_OK)
+    return 0;
+  if (es == PGRES_EMPTY_QUERY) {
+    snprintf(err, errlen, "no statement: give one SELECT");
+    return PMCP_EINVAL;
+  }
+  if (es == PGRES_COMMAND_OK) {
+    snprintf(err, errlen, "not allowed: only a SELECT (or WITH ... SELECT) may run");
+    return PMCP_EDENIED;
+  }
+  return refusal(r, q->conn, err, errlen);
+}
+
+/* Reads what is left of the statement's results. */
+static void drain(pmcp__pgq *q)
+{
+  PGresult *r;
+  while ((r = PQgetResult(q->conn)) != NULL)
+    PQclear(r);
+}
+
+/* The statement's text (NUL-terminated, free it) in *text, its
+ * transaction begun. */
+static int open_statement(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
+                          int64_t timeout_ms, char **text, char *err, size_t errlen)
+{
+  *text = strndup(sql, len);
+  if (!*text)
+    return PMCP_ENOMEM;
+  int rc = begin(q, t, timeout_ms, err, errlen);
+  if (rc) {
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
+}
+
 int pmcp__pgq_run(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len, int64_t timeout_ms,
                   void **out, char *err, size_t errlen)
 {
   *out = NULL;
-  char *text = strndup(sql, len);
-  if (!text)
-    return PMCP_ENOMEM;
-  int rc = begin(q, t, timeout_ms, err, errlen);
-  if (rc) {
-    free(text);
+  char *text = NULL;
+  int rc = open_statement(q, t, sql, len, timeout_ms, &text, err, errlen);
+  if (rc)
     return rc;
-  }
   PGresult *r = PQexecParams(q->conn, text, 0, NULL, NULL, NULL, NULL, 0);
   free(text);
-  ExecStatusType es = PQresultStatus(r);
-  if (es == PGRES_TUPLES_OK) {
-    *out = r;
-  } else if (es == PGRES_EMPTY_QUERY) {
-    snprintf(err, errlen, "no statement: give one SELECT");
-    rc = PMCP_EINVAL;
-  } else if (es == PGRES_COMMAND_OK) {
-    snprintf(err, errlen, "not allowed: only a SELECT (or WITH ... SELECT) may run");
-    rc = PMCP_EDENIED;
-  } else {
-    rc = refusal(r, q->conn, err, errlen);
-  }
+  rc = first_result(q, r, err, errlen);
   if (rc)
     PQclear(r);
+  else
+    *out = r;
   /* Nothing the statement set or did survives it. */
-  PQclear(PQexec(q->conn, "ROLLBACK"));
+  reset_session(q);
   return rc;
+}
+
+int pmcp__pgq_start(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
+                    int64_t timeout_ms, void **first, char *err, size_t errlen)
+{
+  *first = NULL;
+  char *text = NULL;
+  int rc = open_statement(q, t, sql, len, timeout_ms, &text, err, errlen);
+  if (rc)
+    return rc;
+  q->done = 0;
+  int sent = PQsendQueryParams(q->conn, text, 0, NULL, NULL, NULL, NULL, 0);
+  free(text);
+  if (!sent) {
+    rc = refusal(NULL, q->conn, err, errlen);
+    drain(q);
+    reset_session(q);
+    return rc;
+  }
+  /* Rows one at a time: memory holds one row, whatever the result's size. */
+  PQsetSingleRowMode(q->conn);
+  PGresult *r = PQgetResult(q->conn);
+  rc = first_result(q, r, err, errlen);
+  if (rc) {
+    PQclear(r);
+    drain(q);
+    reset_session(q);
+    return rc;
+  }
+  q->done = PQresultStatus(r) == PGRES_TUPLES_OK;
+  *first = r;
+  return 0;
+}
+
+int pmcp__pgq_next(pmcp__pgq *q, void **row, char *err, size_t errlen)
+{
+  *row = NULL;
+  if (q->done)
+    return 0;
+  PGresult *r = PQgetResult(q->conn);
+  ExecStatusType es = PQresultStatus(r);
+  if (es == PGRES_SINGLE_TUPLE) {
+    *row = r;
+    return 1;
+  }
+  q->done = 1;
+  int rc = 0;
+  if (!r)
+    rc = refusal(NULL, q->conn, err, errlen);
+  else if (es != PGRES_TUPLES_OK)
+    rc = refusal(r, q->conn, err, errlen);
+  PQclear(r);
+  return rc;
+}
+
+void pmcp__pgq_end(pmcp__pgq *q)
+{
+  if (!q->done && PQstatus(q->conn) == CONNECTION_OK) {
+    /* Stopped early (the page is full): the server stops the statement
+     * instead of sending rows nobody reads. */
+    PGcancel *c = PQgetCancel(q->conn);
+    char why[256];
+    if (c) {
+      PQcancel(c, why, sizeof why);
+      PQfreeCancel(c);
+    }
+  }
+  q->done = 1;
+  drain(q);
+  reset_session(q);
 }
 
 int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen)
@@ -337,6 +473,26 @@ static const char scope_fn[] =
   "  $f$;"
   "REVOKE ALL ON FUNCTION {S}.probe_query_scope() FROM PUBLIC;";
 
+static const char reader_hardening[] =
+  "DO $h$ DECLARE f regprocedure; BEGIN"
+  " IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN RETURN; END IF;"
+  " FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace ="
+  "  'pg_catalog'::regnamespace AND p.proname IN ('pg_terminate_backend', 'pg_cancel_backend')"
+  " LOOP"
+  "  EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);"
+  "  EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO pg_signal_backend', f);"
+  " END LOOP;"
+  " FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace ="
+  "  'pg_catalog'::regnamespace AND (p.proname = 'pg_stat_get_activity'"
+  "  OR p.proname LIKE 'pg\\_stat\\_get\\_backend\\_%')"
+  " LOOP"
+  "  EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);"
+  "  EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO pg_read_all_stats', f);"
+  " END LOOP;"
+  " REVOKE SELECT ON pg_catalog.pg_stat_activity FROM PUBLIC;"
+  " GRANT SELECT ON pg_catalog.pg_stat_activity TO pg_read_all_stats;"
+  " END $h$;";
+
 /* Appends @p text with each {S} replaced by @p sch. */
 static void put_schema(pmcp_buf *b, const char *text, const char *sch)
 {
@@ -409,6 +565,13 @@ int pmcp__pgq_views(pmcp_store *s, pmcp__pg *g)
       " GRANT SELECT ON ALL TABLES IN SCHEMA %s TO probe_reader;"
       " GRANT EXECUTE ON FUNCTION %s.probe_query_scope() TO probe_reader;"
       " END IF; END $g$;", q, q, sch);
+  /* Readers share one role, and PostgreSQL lets a role signal and watch
+   * its own sessions: one reader could stop or read another's statement.
+   * Signalling and other sessions' activity go to the roles made for
+   * them (pg_signal_backend, pg_read_all_stats), in this database. Only a
+   * superuser may change pg_catalog's grants: a store migrated by another
+   * role is left as it is (README.md gives the statements to run). */
+  pmcp__buf_puts(&ddl, reader_hardening);
   if (rc == 0 && !ddl.ptr)
     rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   if (rc == 0)

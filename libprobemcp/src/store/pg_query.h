@@ -5,8 +5,17 @@
  * a token only the store can make from its query_key; the views keep the
  * rows of that scope by the rules SQLite's views follow (ws_scope.h), and
  * nothing without a valid token. Every statement runs alone in a READ ONLY
- * transaction with a statement_timeout and is rolled back, so nothing it
- * sets outlives it. */
+ * transaction with a statement_timeout and is rolled back, and the
+ * session is reset (DISCARD ALL), so nothing it sets or takes outlives it
+ * (settings, session advisory locks, prepared statements).
+ * What a statement can still do while it runs is bounded by its timeout
+ * and harms no one: the writers' turn is a row lock on a table the role
+ * cannot reach, so an advisory lock (or pg_sleep) holds up no writer;
+ * set_config() changes only this transaction. Readers share the role;
+ * a migration run by a superuser takes signalling (pg_terminate_backend,
+ * pg_cancel_backend) and other sessions' activity from PUBLIC, so they
+ * cannot stop or watch each other (README: the statements, for an
+ * administrator when the owner is not a superuser). */
 #ifndef PMCP_STORE_PG_QUERY_H
 #define PMCP_STORE_PG_QUERY_H
 
@@ -30,6 +39,20 @@ void pmcp__pgq_free(pmcp__pgq *q);
  * limits), with a message for the agent in @p err. */
 int pmcp__pgq_run(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len, int64_t timeout_ms,
                   void **out, char *err, size_t errlen);
+
+/* The same statement, its rows streamed (one row in memory at a time):
+ * on success *first is the statement's first result (PQclear it), a
+ * one-row result (PGRES_SINGLE_TUPLE) or, with no rows, the empty final
+ * one; then pmcp__pgq_next gives the next rows: 1 with a one-row result
+ * in *row, 0 after the last, or an error as pmcp__pgq_run's. Call
+ * pmcp__pgq_end after a successful start, when done or stopping early
+ * (it stops the statement on the server). A connection lost since the
+ * last statement is opened again; PMCP_EIO when that fails or the
+ * connection is lost during the statement. */
+int pmcp__pgq_start(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
+                    int64_t timeout_ms, void **first, char *err, size_t errlen);
+int pmcp__pgq_next(pmcp__pgq *q, void **row, char *err, size_t errlen);
+void pmcp__pgq_end(pmcp__pgq *q);
 
 /* The readable views with their columns and types: a result of rows
  * (table, column, type) in order (PQclear it). */

@@ -599,6 +599,17 @@ static const char num_indexes[] =
   "  v_int, owner_id);"
   "DROP INDEX IF EXISTS attributes_path_num;";
 static const char *const v_num[] = {num_indexes, NULL};
+/* v12: the writers of a tenant take turns on a row of writer_locks (a row
+ * lock, pg_conn.c), which query_sql's role cannot reach: it has no
+ * privilege on this schema. (They took an advisory lock before, which any
+ * role of the database can take and hold.) */
+static const char writer_locks[] =
+  "CREATE TABLE IF NOT EXISTS writer_locks(tenant_id BIGINT PRIMARY KEY);"
+  "DROP POLICY IF EXISTS tenant_rows ON writer_locks;"
+  RLS("writer_locks")
+  "DO $g$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname='probe_service') THEN"
+  "  GRANT SELECT, INSERT, UPDATE ON writer_locks TO probe_service; END IF; END $g$;";
+static const char *const v_wlock[] = {writer_locks, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};
 
@@ -619,6 +630,7 @@ static const struct {
   {0, chunks9},                               /* metric_chunks */
   {0, NULL},                                  /* query_sql's views per workspace */
   {0, v_num},                                 /* attributes_path_real, _int */
+  {0, v_wlock},                               /* writer_locks; the reader's functions */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

@@ -60,6 +60,10 @@ static void load(void)
   GET(PQsendQueryPrepared);
   GET(PQgetResult);
   GET(PQflush);
+  GET(PQsetSingleRowMode);
+  GET(PQgetCancel);
+  GET(PQcancel);
+  GET(PQfreeCancel);
 #undef GET
   loaded = 1;
 #ifdef LIBPQ_HAS_PIPELINING

@@ -42,6 +42,10 @@ typedef struct pmcp__pq_api {
   __typeof__(&PQsendQueryPrepared) PQsendQueryPrepared;
   __typeof__(&PQgetResult) PQgetResult;
   __typeof__(&PQflush) PQflush;
+  __typeof__(&PQsetSingleRowMode) PQsetSingleRowMode;
+  __typeof__(&PQgetCancel) PQgetCancel;
+  __typeof__(&PQcancel) PQcancel;
+  __typeof__(&PQfreeCancel) PQfreeCancel;
   /* Pipeline mode (libpq >= 14): NULL when this libpq lacks one of them,
    * and the backend then waits for each statement (pmcp__pq_pipeline()). */
 #ifdef LIBPQ_HAS_PIPELINING
@@ -94,6 +98,10 @@ int pmcp__pq_pipeline(void);
 #define PQsendQueryPrepared (pmcp__pq.PQsendQueryPrepared)
 #define PQgetResult (pmcp__pq.PQgetResult)
 #define PQflush (pmcp__pq.PQflush)
+#define PQsetSingleRowMode (pmcp__pq.PQsetSingleRowMode)
+#define PQgetCancel (pmcp__pq.PQgetCancel)
+#define PQcancel (pmcp__pq.PQcancel)
+#define PQfreeCancel (pmcp__pq.PQfreeCancel)
 #ifdef LIBPQ_HAS_PIPELINING
 #define PQenterPipelineMode (pmcp__pq.PQenterPipelineMode)
 #define PQexitPipelineMode (pmcp__pq.PQexitPipelineMode)

@@ -351,6 +351,7 @@ int main(int argc, char **argv)
       pmcp_store_free(svc);
       return 1;
     }
+    poauth_state_set_tenant(oauth->state, mcp_auth_tenant(x.auth).id);
     o.route_match = poauth_route_match;
     o.route_handle = poauth_route_handle;
     o.route_ud = oauth;

@@ -21,6 +21,7 @@ struct poauth_state {
   pthread_mutex_t mu;
   poauth_hooks hooks;
   int64_t shift_ms;          /* testing: moves the clock */
+  char tenant_id[24];        /* the tenant the server serves; "" any */
 };
 
 int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hooks)
@@ -54,6 +55,14 @@ int64_t poauth_now_ms(const poauth_state *s)
 }
 
 void poauth_testing_shift_clock(poauth_state *s, int64_t ms) { s->shift_ms += ms; }
+
+void poauth_state_set_tenant(poauth_state *s, int64_t tenant_id)
+{
+  if (tenant_id > 0)
+    snprintf(s->tenant_id, sizeof s->tenant_id, "%lld", (long long)tenant_id);
+  else
+    s->tenant_id[0] = '\0';
+}
 
 static void lock(poauth_state *s) { pthread_mutex_lock(&s->mu); }
 static void unlock(poauth_state *s) { pthread_mutex_unlock(&s->mu); }
@@ -259,9 +268,16 @@ int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
   *out = NULL;
   *n = 0;
   lock(s);
-  int rc = QUERY(s, "SELECT m.tenant_id, t.name, m.workspace, m.role FROM memberships m"
-                    " JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1"
-                    " ORDER BY t.name, m.workspace", &r, user_id);
+  /* Only the served tenant's: a connection to another tenant's workspace
+   * would make tokens this server refuses. */
+  int rc = s->tenant_id[0]
+               ? QUERY(s, "SELECT m.tenant_id, t.name, m.workspace, m.role FROM memberships m"
+                          " JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1"
+                          " AND m.tenant_id = $2 ORDER BY t.name, m.workspace", &r, user_id,
+                       s->tenant_id)
+               : QUERY(s, "SELECT m.tenant_id, t.name, m.workspace, m.role FROM memberships m"
+                          " JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1"
+                          " ORDER BY t.name, m.workspace", &r, user_id);
   unlock(s);
   if (rc)
     return rc;
@@ -380,6 +396,8 @@ static int is_member(poauth_state *s, const char *user_id, const char *tenant,
                      const char *ws)
 {
   pmcp__db_res *r = NULL;
+  if (s->tenant_id[0] && strcmp(tenant, s->tenant_id) != 0)
+    return 0;
   int rc = QUERY(s, "SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2"
                     " AND workspace = $3", &r, user_id, tenant, ws);
   int ok = rc == 0 && pmcp__db_nrows(r) == 1;

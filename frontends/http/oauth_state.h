@@ -24,6 +24,11 @@ typedef struct poauth_hooks {
 int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hooks);
 void poauth_state_free(poauth_state *s);
 
+/* The tenant the server serves (its /mcp accepts only that tenant's
+ * credentials): the consent page offers, and approval accepts, only its
+ * workspaces. 0: every tenant (the default). */
+void poauth_state_set_tenant(poauth_state *s, int64_t tenant_id);
+
 /* Milliseconds since the epoch; tests move the clock with a fixed offset. */
 int64_t poauth_now_ms(const poauth_state *s);
 void poauth_testing_shift_clock(poauth_state *s, int64_t ms);

@@ -54,8 +54,15 @@ static int register_toolsets(pmcp_server *srv, const options *o)
     pmcp_store_free(g_store);
     g_store = NULL;
     if (!asked && rc == PMCP_ENOTFOUND) {
-      /* No store anywhere and none asked for: an empty server (--help
-       * says how to give one); stderr stays quiet on a clean run. */
+      /* No store anywhere and none asked for: an empty server, which says
+       * where it looked and how to make a store. */
+      pmcp_buf where = PMCP_BUF_INIT;
+      if (pmcp_store_describe(&where, NULL) == 0)
+        fprintf(stderr,
+                PROG ": no store at %s: serving no tools (make one with 'probe init' or "
+                "'probe demo', or give --store or PROBE_STORE)\n",
+                where.ptr);
+      pmcp_buf_dispose(&where);
       return 0;
     }
     fprintf(stderr, PROG ": cannot open the store: %s\n", why);

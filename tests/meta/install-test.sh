@@ -61,7 +61,11 @@ soname=$(readelf -d "$dest$libdir/libprobemcp.so" 2>/dev/null | sed -n 's/.*SONA
 if [ "$soname" = "libprobemcp.so.0.1" ]; then ok "soname $soname"; else fail "soname '$soname'"; fi
 # RE2 (C++) is a module beside the library, loaded on first use: the
 # library itself needs neither libre2 nor libstdc++ at start-up.
-has "RE2 module" "$libdir/libprobemcp-re2.so"
+has "RE2 module in the library's private folder" "$libdir/probemcp-0.1/libprobemcp-re2.so"
+if [ -e "$dest$libdir/libprobemcp-re2.so" ]; then fail "no module in the public libdir"; else ok "no module in the public libdir"; fi
+if [ -e "$dest$includedir/probemcp/meson.build" ]; then fail "no build file among the headers"; else ok "no build file among the headers"; fi
+has "LICENSE" "$prefix/share/doc/probe-mcp/LICENSE"
+has "NOTICE" "$prefix/share/doc/probe-mcp/NOTICE"
 needed=$(readelf -d "$dest$libdir/libprobemcp.so" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 case $needed in
   *libre2*|*libstdc++*) fail "libprobemcp.so needs no C++ library at start-up (NEEDED: $needed)" ;;
@@ -87,6 +91,44 @@ if flags=$(pkg-config --cflags --libs libprobemcp); then
   fi
 else
   fail "pkg-config finds libprobemcp"
+fi
+# The .pc asks only for what the library links (libpq and libcurl are
+# loaded at run time), and --static links a program against the archive.
+if grep -Eq 'libpq|libcurl' "$dest$libdir/pkgconfig/libprobemcp.pc"; then
+  fail "libprobemcp.pc requires neither libpq nor libcurl"
+else
+  ok "libprobemcp.pc requires neither libpq nor libcurl"
+fi
+if sflags=$(pkg-config --static --libs libprobemcp); then
+  # shellcheck disable=SC2086
+  if cc -std=c11 $extra -o "$dest/embed-static" "$src/examples/embed/embed.c" \
+      $(pkg-config --cflags libprobemcp) "$dest$libdir/libprobemcp.a" \
+      $(printf '%s\n' $sflags | grep -v '^-lprobemcp$') -pthread &&
+     "$dest/embed-static" >"$dest/embed-static.out" 2>&1; then
+    ok "embed.c links with pkg-config --static and runs"
+  else
+    cat "$dest/embed-static.out" 2>/dev/null; fail "embed.c links with pkg-config --static and runs"
+  fi
+else
+  fail "pkg-config --static --libs libprobemcp"
+fi
+# The Python module, installed into the Python path, serving a host script.
+pyinit=$(meson introspect --installed "$build" | python3 -c '
+import json, sys
+print(next((p for p in json.load(sys.stdin).values() if p.endswith("probemcp/__init__.py")), ""))')
+if [ -n "$pyinit" ] && [ -e "$dest$pyinit" ] && [ -e "$(dirname "$dest$pyinit")/_config.py" ]; then
+  ok "python module probemcp installed ($pyinit)"
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"n":2}}}'
+  if printf '%s\n%s\n' "$init" "$call" | PYTHONPATH="$(dirname "$(dirname "$dest$pyinit")")" \
+       PROBEMCP_LIB="$dest$libdir/libprobemcp.so.0.1" python3 "$src/examples/python/host.py" \
+       | grep -q '"numbers":\[{"i":0},{"i":1}\]'; then
+    ok "an installed probemcp serves examples/python/host.py"
+  else
+    fail "an installed probemcp serves examples/python/host.py"
+  fi
+else
+  fail "python module probemcp installed"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

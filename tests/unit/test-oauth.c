@@ -468,6 +468,122 @@ START_TEST(expiry_revocation_prune)
 }
 END_TEST
 
+/* The consent page offers, and approval accepts, only the workspaces of
+ * the tenant the server serves: a connection to another tenant's would
+ * mint tokens its /mcp refuses. */
+/* ada is also in workspace "elsewhere" of a second tenant, lab-b. */
+static void member_of_lab_b(pmcp_tenant *lb, pmcp_tenant *def, char lbid[24], char defid[24])
+{
+  pmcp_store *s = NULL;
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, 0), 0);
+  ST_OK(s, pmcp_store_tenant(s, "lab-b", PMCP_STORE_CREATE, lb));
+  ST_OK(s, pmcp_store_tenant(s, NULL, 0, def));
+  snprintf(lbid, 24, "%lld", (long long)lb->id);
+  snprintf(defid, 24, "%lld", (long long)def->id);
+  const char *m[] = {"u-ada", lbid, "elsewhere"};
+  ck_assert_int_eq(pmcp__db_exec(s, "INSERT INTO memberships(user_id, tenant_id, workspace,"
+                                    " role, created) VALUES($1, $2, $3, 'editor', 1)",
+                                 3, m, NULL), 0);
+  pmcp_store_free(s);
+}
+
+START_TEST(consent_served_tenant_only)
+{
+  pmcp_tenant lb, def;
+  char lbid[24], defid[24];
+  member_of_lab_b(&lb, &def, lbid, defid);
+  poauth_ws *ws = NULL;
+  size_t n = 0;
+  /* a state serving every tenant (the library's default) lists both */
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 2);
+  free(ws);
+  poauth_state_set_tenant(state, def.id);
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(ws[0].tenant_id, defid);
+  ck_assert_str_eq(ws[0].workspace, "main");
+  free(ws);
+  poauth_request r = {0}, got;
+  char id[40], code[POAUTH_TOKEN_MAX], conn[40];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  r.resource = (char *)RES;
+  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  /* the other tenant's workspace, posted by hand: refused, request still open */
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
+                                  conn), 0);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  poauth_request_dispose(&got);
+  ck_assert_int_eq(poauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
+                                  conn), 1);
+  poauth_request_dispose(&got);
+  /* served from the other tenant: only its workspace */
+  poauth_state_set_tenant(state, lb.id);
+  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_str_eq(ws[0].workspace, "elsewhere");
+  ck_assert_str_eq(ws[0].tenant, "lab-b");
+  free(ws);
+}
+END_TEST
+
+/* The consent page itself: the workspace choices a signed-in person sees
+ * are the served tenant's. */
+static char *consent_html(poauth_server *o, const char *req_id, const char *cookie)
+{
+  char query[80], ck[POAUTH_TOKEN_MAX + 20];
+  snprintf(query, sizeof query, "req=%s", req_id);
+  snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
+  const char *names[] = {"host", "cookie"};
+  const char *values[] = {"127.0.0.1:8080", ck};
+  pmcp_http_request rq = {NULL, "GET", "/oauth/consent", query, "", 0, 2, names, values};
+  pmcp_http_response res = {0};
+  ck_assert_int_eq(poauth_pages(o, &rq, &res), 1);
+  ck_assert_int_eq(res.status, 200);
+  char *html = strdup(res.body.ptr);
+  pmcp_buf_dispose(&res.body);
+  pmcp_buf_dispose(&res.headers);
+  return html;
+}
+
+START_TEST(consent_page_served_tenant)
+{
+  pmcp_tenant lb, def;
+  char lbid[24], defid[24];
+  member_of_lab_b(&lb, &def, lbid, defid);
+  pmcp_store *st = NULL;
+  ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
+  poauth_hooks hk = {test_verify, test_audit, NULL};
+  poauth_server *o = NULL;
+  char why[200];
+  ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
+                                     sizeof why), 0);
+  poauth_request r = {0};
+  char id[40], cookie[POAUTH_TOKEN_MAX];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  r.resource = (char *)RES;
+  ck_assert_int_eq(poauth_request_new(o->state, &r, id), 0);
+  ck_assert_int_eq(poauth_session_new(o->state, "u-ada", cookie), 0);
+  /* a server of the whole store offers both tenants' */
+  char *html = consent_html(o, id, cookie);
+  ck_assert_ptr_nonnull(strstr(html, "elsewhere"));
+  free(html);
+  poauth_state_set_tenant(o->state, def.id);
+  html = consent_html(o, id, cookie);
+  char want[64];
+  snprintf(want, sizeof want, "value=\"%s:main\"", defid);
+  ck_assert_msg(strstr(html, want) != NULL, "no %s in %s", want, html);
+  ck_assert_msg(strstr(html, "elsewhere") == NULL && strstr(html, "lab-b") == NULL,
+                "another tenant's workspace offered: %s", html);
+  free(html);
+  poauth_server_free(o);
+}
+END_TEST
+
 START_TEST(users_and_sessions)
 {
   char uid[128], cookie[POAUTH_TOKEN_MAX];
@@ -508,6 +624,8 @@ static Suite *suite(void)
   tcase_add_test(t, refresh_rotation_and_reuse);
   tcase_add_test(t, expiry_revocation_prune);
   tcase_add_test(t, users_and_sessions);
+  tcase_add_test(t, consent_served_tenant_only);
+  tcase_add_test(t, consent_page_served_tenant);
   suite_add_tcase(s, t);
   return s;
 }

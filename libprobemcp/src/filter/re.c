@@ -17,8 +17,10 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const pmcp__re2_ops *ops;
 static char load_error[200];
 
-/* Opens the module next to the object holding this code (libprobemcp.so;
- * a program when the library is linked statically), else by name. */
+/* Opens the module from the private folder beside the object holding this
+ * code (libprobemcp.so; a program when the library is linked statically),
+ * PMCP__RE2_SUBDIR, where it is installed; else next to that object (the
+ * build tree); else by name. */
 static void *open_module(void)
 {
   Dl_info self;
@@ -26,8 +28,11 @@ static void *open_module(void)
   /* Any address inside this object will do; a data one keeps -pedantic quiet. */
   if (dladdr(load_error, &self) && self.dli_fname) {
     const char *slash = strrchr(self.dli_fname, '/');
-    if (slash && snprintf(path, sizeof path, "%.*s/%s", (int)(slash - self.dli_fname),
-                          self.dli_fname, PMCP__RE2_MODULE) < (int)sizeof path) {
+    static const char *const where[] = {"/" PMCP__RE2_SUBDIR "/", "/"};
+    for (size_t i = 0; slash && i < sizeof where / sizeof where[0]; i++) {
+      if (snprintf(path, sizeof path, "%.*s%s%s", (int)(slash - self.dli_fname),
+                   self.dli_fname, where[i], PMCP__RE2_MODULE) >= (int)sizeof path)
+        continue;
       void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
       if (h)
         return h;

@@ -48,6 +48,11 @@ typedef struct pmcp__re2_ops {
 #define PMCP__RE2_API_VERSION 1u
 #define PMCP__RE2_API_SYMBOL "pmcp__re2_api"
 #define PMCP__RE2_MODULE "libprobemcp-re2.so"
+/* The private folder of the library's modules, under its libdir: the
+ * module is no library for others to link, so it stays out of libdir. */
+#ifndef PMCP__RE2_SUBDIR /* set by the build from the soversion */
+#define PMCP__RE2_SUBDIR "probemcp-0.1"
+#endif
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include "store/db.h"
 #include "store/runtable.h"
 #include "store/store_int.h"
+#include "store/ws_scope.h"
 
 int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
                            const char *key, unsigned *mask)
@@ -16,18 +17,26 @@ int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
   static const char *const scales[] = {"step", "env_step", "episode"};
   char tid[24];
   snprintf(tid, sizeof tid, "%lld", (long long)t.id);
-  int rc = pmcp__db_tenant(s, t.id);
+  static const char sql[] =
+      "SELECT 1 FROM series se JOIN runs r ON r.id=se.run_id"
+      " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"
+      " AND p.slug=$2/*ws row projects p.id*/ AND r.deleted=0 AND se.key=$3 AND se.scale=$4"
+      " LIMIT 1";
+  /* Only a project of the call's workspace (a scoped read). */
+  pmcp_buf scoped = PMCP_BUF_INIT;
+  int rc = pmcp__ws_marks(&scoped, sql, t);
+  if (rc < 0)
+    return pmcp_store_set_error(s, rc, rc == PMCP_ENOMEM ? "out of memory" : "bad scope mark");
+  const char *q = rc ? scoped.ptr : sql;
+  rc = pmcp__db_tenant(s, t.id);
   for (unsigned i = 0; !rc && i < 3; i++) {
     const char *p[] = {tid, project, key, scales[i]};
     pmcp__db_res *r = NULL;
-    rc = pmcp__db_query(s,
-                        "SELECT 1 FROM series se JOIN runs r ON r.id=se.run_id"
-                        " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"
-                        " AND p.slug=$2 AND r.deleted=0 AND se.key=$3 AND se.scale=$4 LIMIT 1",
-                        4, p, &r);
+    rc = pmcp__db_query(s, q, 4, p, &r);
     if (!rc && pmcp__db_nrows(r))
       *mask |= 1u << i;
     pmcp__db_res_free(r);
   }
+  pmcp_buf_dispose(&scoped);
   return rc;
 }

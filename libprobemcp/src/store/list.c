@@ -258,6 +258,20 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
     pmcp__buf_puts(&sql_count, *pc);
   if (!sql_items.ptr || !sql_count.ptr)
     rc = pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  /* What an item shows of linked rows (counts, refs) is what the scope
+   * sees too: its scope marks. */
+  if (rc == 0) {
+    pmcp_buf scoped = PMCP_BUF_INIT;
+    int m = pmcp__ws_marks(&scoped, sql_items.ptr, t);
+    if (m < 0)
+      rc = pmcp_store_set_error(s, m, m == PMCP_ENOMEM ? "out of memory" : "bad scope mark");
+    if (m > 0) {
+      pmcp_buf_dispose(&sql_items);
+      sql_items = scoped;
+    } else {
+      pmcp_buf_dispose(&scoped);
+    }
+  }
   int64_t total = 0;
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");

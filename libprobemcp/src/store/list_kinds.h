@@ -120,7 +120,8 @@
   {"source",
    JO "'ref', 'source:' || s.slug, 'provider', s.provider, 'kind', s.kind, 'uri', s.uri,"
    " 'version', s.version, 'description', s.description, 'runs', (SELECT count(*) FROM lineage l"
-   " WHERE l.tenant_id=s.tenant_id AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'),"
+   " WHERE l.tenant_id=s.tenant_id AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'"
+   "/*ws ref l.to_ref*/),"
    " 'created', s.created)",
    "sources s", "s.tenant_id", "s.provider, s.uri, s.id",
    "s.uri || ' ' || coalesce(s.description, '') || ' ' || s.slug", NULL, 0, {{0}},
@@ -137,7 +138,8 @@
   {"group",
    JO "'ref', 'group:' || g.slug, 'name', g.name, 'description', g.description,"
    " 'experiment', 'experiment:' || (SELECT slug FROM experiments WHERE id=g.experiment_id),"
-   " 'runs', (SELECT count(*) FROM group_runs WHERE group_id=g.id), 'created', g.created)",
+   " 'runs', (SELECT count(*) FROM group_runs WHERE group_id=g.id/*ws row runs run_id*/),"
+   " 'created', g.created)",
    "groups g", "g.tenant_id", "g.name, g.id", "g.name || ' ' || coalesce(g.description, '')", NULL, 0,
    {{"experiment", "g.experiment_id=:p"},
     {"run", "g.id IN (SELECT group_id FROM group_runs WHERE run_id=:p)"}}, {{0}}},

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "store/sql.h"
+#include "store/ws_scope.h"
 
 typedef struct rd {
   pmcp_store *s;
@@ -28,7 +29,21 @@ static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int al
 {
   cJSON *arr = all ? cJSON_CreateArray() : NULL;
   pmcp__stmt *st;
-  if ((all && !arr) || r->rc || (r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
+  if ((all && !arr) || r->rc)
+    return arr;
+  /* A scoped read keeps only the linked rows its workspace sees (the
+   * statement's scope marks, ws_scope.h); it is prepared for this call. */
+  pmcp_buf scoped = PMCP_BUF_INIT;
+  int marked = pmcp__ws_marks(&scoped, sql, r->t);
+  if (marked < 0)
+    r->rc = pmcp_store_set_error(r->s, marked, marked == PMCP_ENOMEM ? "out of memory"
+                                                                      : "bad scope mark");
+  else if (marked)
+    r->rc = pmcp__sql_prep_text(r->s, r->q, scoped.ptr, &st);
+  else
+    r->rc = pmcp__sql_prep(r->s, r->q, sql, &st);
+  pmcp_buf_dispose(&scoped);
+  if (r->rc)
     return arr;
   pmcp__st_bind_int64(st, 1, r->t.id);
   pmcp__st_bind_int64(st, 2, a);
@@ -52,6 +67,8 @@ static cJSON *jquery(rd *r, const char *sql, int64_t a, const char *text, int al
   if (src != PMCP__DONE)
     r->rc = pmcp__st_err(r->s, st, "read");
   pmcp__st_reset(st);
+  if (marked)
+    pmcp__sql_release(r->q, st);
   return all ? arr : out;
 }
 
@@ -187,12 +204,14 @@ static void add_sessions_of(rd *r, cJSON *o, const char *ref)
   static const char sql_sq[] =
       "SELECT json_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
       " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
-      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2 ORDER BY coalesce(s.started, s.created) DESC"
+      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2/*ws row sessions s.id*/"
+      " ORDER BY coalesce(s.started, s.created) DESC"
       " LIMIT 100";
   static const char sql_pg[] =
       "SELECT json_build_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
       " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
-      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2 ORDER BY coalesce(s.started, s.created) DESC"
+      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2/*ws row sessions s.id*/"
+      " ORDER BY coalesce(s.started, s.created) DESC"
       " LIMIT 100";
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "sessions", jrows(r, sql, 0, ref));
@@ -202,17 +221,21 @@ static void add_lineage_of(rd *r, cJSON *o, const char *ref)
 {
   static const char up_sq[] =
       "SELECT json_object('from', from_ref, 'relation', relation, 'steps', json(steps))"
-      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2/*ws ref from_ref*/"
+      " ORDER BY id LIMIT 100";
   static const char up_pg[] =
       "SELECT json_build_object('from', from_ref, 'relation', relation, 'steps', steps::json)"
-      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2/*ws ref from_ref*/"
+      " ORDER BY id LIMIT 100";
   const char *up = PMCP__SQL_PICK(r->q, up_sq, up_pg);
   static const char down_sq[] =
       "SELECT json_object('to', to_ref, 'relation', relation, 'steps', json(steps))"
-      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2/*ws ref to_ref*/"
+      " ORDER BY id LIMIT 100";
   static const char down_pg[] =
       "SELECT json_build_object('to', to_ref, 'relation', relation, 'steps', steps::json)"
-      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2 ORDER BY id LIMIT 100";
+      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2/*ws ref to_ref*/"
+      " ORDER BY id LIMIT 100";
   const char *down = PMCP__SQL_PICK(r->q, down_sq, down_pg);
   add(o, "upstream", jrows(r, up, 0, ref));
   add(o, "downstream", jrows(r, down, 0, ref));
@@ -279,7 +302,7 @@ static cJSON *get_run(rd *r, const char *id)
       " 'inherited', json(e.config),"
       " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
       " 'groups', (SELECT json_group_array('group:' || g.slug) FROM group_runs gr JOIN groups g"
-      "   ON g.id=gr.group_id WHERE gr.run_id=r.id),"
+      "   ON g.id=gr.group_id WHERE gr.run_id=r.id/*ws row groups g.id*/),"
       " 'checkpoints', (SELECT json_group_array(json_object('ref', 'checkpoint:' || r.slug ||"
       "   '@step' || c.step, 'step', c.step, 'best', json(CASE c.best WHEN 1 THEN 'true' ELSE"
       "   'false' END), 'stored', json(CASE c.stored WHEN 1 THEN 'true' ELSE 'false' END)))"
@@ -301,7 +324,7 @@ static cJSON *get_run(rd *r, const char *id)
       " 'inherited', e.config::json,"
       " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
       " 'groups', (SELECT coalesce(json_agg('group:' || g.slug ORDER BY gr.group_id), '[]'::json) FROM group_runs gr JOIN groups g"
-      "   ON g.id=gr.group_id WHERE gr.run_id=r.id),"
+      "   ON g.id=gr.group_id WHERE gr.run_id=r.id/*ws row groups g.id*/),"
       " 'checkpoints', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug ||"
       "   '@step' || c.step, 'step', c.step, 'best', (c.best=1)"
       "   , 'stored', (c.stored=1))), '[]'::json)"
@@ -468,11 +491,11 @@ static const char note_sql_sq[] =
     "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
     "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
     " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
-    "   FROM notes p WHERE p.id=n.parent_id),"
+    "   FROM notes p WHERE p.id=n.parent_id/*ws row notes p.id*/),"
     " 'version', n.version, 'created', n.created, 'updated', n.updated,"
     " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
     " 'sub_notes', (SELECT json_group_array('sub-note:' || c.slug) FROM notes c"
-    "   WHERE c.parent_id=n.id),"
+    "   WHERE c.parent_id=n.id/*ws row notes c.id*/),"
     " 'history', (SELECT json_group_array(json_object('version', h.version, 'author', h.author,"
     "   'via', h.via, 'created', h.created, 'status', h.status)) FROM (SELECT * FROM note_versions"
     "   WHERE note_id=n.id ORDER BY version DESC) h))"
@@ -487,11 +510,11 @@ static const char note_sql_pg[] =
     "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
     "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
     " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
-    "   FROM notes p WHERE p.id=n.parent_id),"
+    "   FROM notes p WHERE p.id=n.parent_id/*ws row notes p.id*/),"
     " 'version', n.version, 'created', n.created, 'updated', n.updated,"
     " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
     " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug ORDER BY c.id), '[]'::json) FROM notes c"
-    "   WHERE c.parent_id=n.id),"
+    "   WHERE c.parent_id=n.id/*ws row notes c.id*/),"
     " 'history', (SELECT coalesce(json_agg(json_build_object('version', h.version, 'author', h.author,"
     "   'via', h.via, 'created', h.created, 'status', h.status)), '[]'::json) FROM (SELECT * FROM note_versions"
     "   WHERE note_id=n.id ORDER BY version DESC) h))"
@@ -747,13 +770,13 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       "SELECT json_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
       " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
       " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
-      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'))"
+      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'/*ws ref l.to_ref*/))"
       " FROM sources s WHERE tenant_id=?1 AND id=?2";
   static const char sql_source_pg[] =
       "SELECT json_build_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
       " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
       " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
-      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'))"
+      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'/*ws ref l.to_ref*/))"
       " FROM sources s WHERE tenant_id=?1 AND id=?2";
   const char *sql_source = PMCP__SQL_PICK(r->q, sql_source_sq, sql_source_pg);
   static const char sql_group_sq[] =
@@ -761,14 +784,14 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT json_group_array("
       " json_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status)) FROM group_runs gr"
-      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
+      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   static const char sql_group_pg[] =
       "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
       " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status) ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
-      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id))"
+      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
   static const char sql_trial_sq[] =

@@ -350,6 +350,54 @@ int pmcp__ws_check(pmcp_store *s, pmcp_tenant t, const char *table, int64_t rowi
   return rc;
 }
 
+int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t)
+{
+  static const char open_mark[] = "/*ws ";
+  if (t.workspace == 0 || !strstr(sql, open_mark))
+    return 0;
+  pmcp_buf pred = PMCP_BUF_INIT;
+  int rc = 0;
+  const char *at = sql, *hit;
+  while (rc == 0 && (hit = strstr(at, open_mark)) != NULL) {
+    const char *body = hit + sizeof open_mark - 1, *end = strstr(body, "*/");
+    char what[8], a[64], b[64];
+    int n = 0;
+    if (end && end - body < 120) {
+      char spec[128];
+      memcpy(spec, body, (size_t)(end - body));
+      spec[end - body] = '\0';
+      n = sscanf(spec, "%7s %63s %63s", what, a, b);
+    }
+    pmcp__buf_reset(&pred);
+    if (n == 2 && !strcmp(what, "ref")) {
+      ref_any(&pred, a);
+    } else if (n == 3 && !strcmp(what, "row")) {
+      pmcp__buf_printf(&pred, "%s IN (SELECT id FROM %s WHERE ", b, a);
+      if (pmcp__ws_table_where(&pred, a) != 1)
+        rc = PMCP_EINTERNAL;
+      pmcp__buf_putc(&pred, ')');
+    } else {
+      rc = PMCP_EINTERNAL;
+    }
+    char *p = rc == 0 && pred.ptr ? pmcp__ws_inline(pred.ptr, t) : NULL;
+    if (rc == 0 && !p)
+      rc = PMCP_ENOMEM;
+    if (rc == 0) {
+      pmcp__buf_append(out, at, (size_t)(hit - at));
+      pmcp__buf_puts(out, " AND ");
+      pmcp__buf_puts(out, p);
+      at = end + 2;
+    }
+    free(p);
+  }
+  pmcp_buf_dispose(&pred);
+  if (rc == 0)
+    pmcp__buf_puts(out, at);
+  if (rc == 0 && !out->ptr)
+    rc = PMCP_ENOMEM;
+  return rc ? rc : 1;
+}
+
 char *pmcp__ws_splice(const char *sql, const char *anchor, const char *pred, pmcp_tenant t)
 {
   char *p = pmcp__ws_inline(pred, t);

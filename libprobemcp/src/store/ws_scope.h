@@ -45,6 +45,20 @@ int pmcp__ws_ref_where(pmcp_buf *out, const char *col);
  * 0 or PMCP_ENOMEM. */
 int pmcp__ws_search_where(pmcp_buf *out);
 
+/* Scope marks: a statement a scoped read shares with the unscoped one
+ * names, where its rows link to other records, the condition that keeps
+ * only the linked rows the scope sees, as a comment (a no-op when nothing
+ * is scoped):
+ *   / *ws ref COL* /        COL holds a ref (any kind, sessions included);
+ *   / *ws row TABLE COL* /  COL holds a row id of TABLE (a ws_table_where
+ *                           table).
+ * (written here with spaces; the marks have none after '/' or before
+ * '/'). Writes @p sql into @p out with each mark turned into " AND <the
+ * condition>" for @p t: 1 when a mark was replaced, 0 when @p t is not
+ * scoped or @p sql has no mark (@p out untouched), PMCP_ENOMEM, or
+ * PMCP_EINTERNAL for a malformed mark. */
+int pmcp__ws_marks(pmcp_buf *out, const char *sql, pmcp_tenant t);
+
 /* 0 when row @p rowid of @p table is visible to @p t (always when
  * t.workspace is 0), PMCP_ENOTFOUND when it is not (no message set: the
  * caller says "no run 'X'" as for a missing one), or a store error. */

@@ -2,6 +2,7 @@
  * Global options come before the command: probe [--store S] [--tenant T]
  * <command> ... */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -39,12 +40,15 @@ static const probe_command commands[] = {
 static void usage(FILE *f)
 {
   fprintf(f,
-          "usage: probe [--store PATH|URL] [--tenant NAME] [--quiet] <command> [args]\n"
+          "usage: probe [--store PATH|URL] [--tenant NAME] [--wait SECS] [--quiet]\n"
+          "             <command> [args]\n"
           "       probe --help | --version\n\n"
           "Global options:\n"
           "  --store S    SQLite path or postgresql:// URL (default: $PROBE_STORE,\n"
           "               else $XDG_DATA_HOME/probe/store.db)\n"
           "  --tenant T   the lab to act in (default: \"default\")\n"
+          "  --wait SECS  give up after waiting this long for another writer of a\n"
+          "               SQLite store (default: wait as long as it takes)\n"
           "  --quiet      no progress output on stderr\n\n"
           "Commands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++)
@@ -75,6 +79,16 @@ int main(int argc, char **argv)
         g.store = argv[++i];
       else
         g.tenant = argv[++i];
+    } else if (strcmp(a, "--wait") == 0 || strncmp(a, "--wait=", 7) == 0) {
+      const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
+      char *end = NULL;
+      double secs = v ? strtod(v, &end) : -1;
+      if (!v || !*v || *end || !(secs >= 0) || secs > 1e9) {
+        fprintf(stderr, "probe: --wait needs a number of seconds (0 or more)\n");
+        return 2;
+      }
+      /* The SQLite backend reads it when it opens the store. */
+      setenv("PROBE_STORE_WAIT", v, 1);
     } else if (strncmp(a, "--store=", 8) == 0) {
       g.store = a + 8;
     } else if (strncmp(a, "--tenant=", 9) == 0) {

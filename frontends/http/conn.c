@@ -3,7 +3,11 @@
  * pauses at the end of each message and resumes when its response is
  * finished, so pipelined requests are answered in order. Bytes that arrive
  * meanwhile are kept (bounded) so that a client closing an SSE stream is
- * noticed at once. */
+ * noticed at once; reading resumes whenever the parser needs more and the
+ * kept bytes are under the bound. A connection must start its first
+ * request within the header timeout; connections per client address are
+ * bounded, and when every slot is taken the oldest idle connection makes
+ * room for a new client. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +65,8 @@ static int on_message_begin(llhttp_t *p)
   r->reason = NULL;
   r->expect_continue = 0;
   r->route = 0;
+  r->value_broken = 0;
+  c->used = 1;
   c->state = CONN_HEADERS;
   arm_timer(c, c->h->o.header_timeout_ms);
   return 0;
@@ -98,12 +104,32 @@ static int on_header_field_complete(llhttp_t *p)
   hd->value = (uint32_t)c->req.arena_len;
   hd->value_len = 0;
   c->req.in_value = 1;
+  c->req.value_broken = 0;
   return 0;
+}
+
+/* A value folded onto an empty first line ("Name:" CRLF SP "value"):
+ * llhttp skips the line break with the whitespace, so look at what precedes
+ * the value's first byte, as far as the parsed bytes go. */
+static int folded_start(const phttp_conn *c, const char *at)
+{
+  const char *p = at;
+  while (p > c->pending && (p[-1] == ' ' || p[-1] == '\t'))
+    p--;
+  return p > c->pending && p < at && p[-1] == '\n';
 }
 
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
   phttp_conn *c = P(p);
+  /* llhttp reports a value in pieces only at the end of the bytes given to
+   * it, or when a line break is followed by a space or tab: the obsolete
+   * line folding (RFC 9112 section 5.2), which it accepts and we refuse. */
+  if (c->req.value_broken ||
+      (!c->req.hdrs[c->req.nhdrs].value_len && folded_start(c, at)))
+    return reject(c, 400, "obsolete line folding in a header field");
+  if (at + len != c->exec_end)
+    c->req.value_broken = 1;
   if (arena_add(c, at, len) != 0)
     return reject(c, 431, "request header fields too large");
   c->req.hdrs[c->req.nhdrs].value_len += (uint32_t)len;
@@ -360,6 +386,8 @@ static void on_timer(uv_timer_t *t)
     break;
   }
   case CONN_IDLE:
+    if (!c->used)
+      phttp_log(c->h, "closing a connection: no request received in time");
     phttp_conn_close(c);
     break;
   case CONN_BUSY:
@@ -470,10 +498,14 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     c->reading = 0;
     /* A client that goes away while it waits for a response only loses
      * the response; an SSE stream is detached so the client can resume. */
-    if (c->state == CONN_BUSY && c->stream && !c->chunked && nread == UV_EOF)
-      c->close_after = 1; /* half-closed: still deliver the answer */
-    else
+    if (c->state == CONN_BUSY && c->stream && !c->chunked && nread == UV_EOF) {
+      /* Half-closed: still deliver the answer, and those of the requests
+       * pipelined behind it (keep_alive() closes once they are done). */
+      if (!c->pending_len)
+        c->close_after = 1;
+    } else {
       hard_close(c);
+    }
     return;
   }
   phttp_conn_feed(c, buf->base, (size_t)nread);
@@ -521,6 +553,7 @@ static void conn_process(phttp_conn *c)
   while (c->pending_len > 0 &&
          (c->state == CONN_IDLE || c->state == CONN_HEADERS ||
           c->state == CONN_BODY)) {
+    c->exec_end = c->pending + c->pending_len;
     llhttp_errno_t e = llhttp_execute(&c->parser, c->pending, c->pending_len);
     size_t used = c->pending_len;
     if (e == HPE_PAUSED) {
@@ -549,13 +582,77 @@ static void conn_process(phttp_conn *c)
     }
   }
   c->in_process = 0;
-  if (c->state == CONN_IDLE && !c->fake && !c->reading && !c->peer_eof) {
+  if (c->state == CONN_CLOSING || c->fake)
+    return;
+  if (c->peer_eof) {
+    /* Nothing more will come: a partial request stays partial. */
+    if (c->state != CONN_BUSY)
+      phttp_conn_close(c);
+    return;
+  }
+  /* Read on whenever the kept bytes are under the bound: the parser may be
+   * in the middle of a request (its rest is still on the wire), or busy
+   * with one while more are pipelined behind it. */
+  if (!c->reading && c->pending_len <= PENDING_MAX) {
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
       c->reading = 1;
+    else
+      hard_close(c);
   }
 }
 
 /* ---- accepting ----------------------------------------------------------- */
+
+/* The client's address without its port, for the per-client bound. */
+static void peer_address(phttp_conn *c)
+{
+  struct sockaddr_storage ss;
+  int len = (int)sizeof ss;
+  c->peer_len = 0;
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+    return;
+  if (ss.ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+    memcpy(c->peer, &in->sin_addr, 4);
+    c->peer_len = 4;
+  } else if (ss.ss_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+    memcpy(c->peer, &in6->sin6_addr, 16);
+    c->peer_len = 16;
+  }
+}
+
+/* Open connections from @p c's address, @p c included. */
+static unsigned same_client(const pmcp_http *h, const phttp_conn *c)
+{
+  unsigned n = 0;
+  if (!c->peer_len)
+    return 1;
+  for (const phttp_conn *o = h->conns; o; o = o->next)
+    if (o->peer_len == c->peer_len && memcmp(o->peer, c->peer, c->peer_len) == 0)
+      n++;
+  return n;
+}
+
+/* Every slot is taken: close the idle connection that has waited longest,
+ * preferring one that never sent a request, so that a new client is served
+ * while any connection is merely being held open. */
+static void make_room(pmcp_http *h, phttp_conn *fresh)
+{
+  phttp_conn *unused = NULL, *idle = NULL;
+  /* h->conns is newest first: the last match is the oldest. */
+  for (phttp_conn *o = h->conns; o; o = o->next) {
+    if (o == fresh || o->state != CONN_IDLE || o->pending_len || o->in_process)
+      continue;
+    if (!o->used)
+      unused = o;
+    else
+      idle = o;
+  }
+  phttp_conn *victim = unused ? unused : idle;
+  if (victim)
+    phttp_conn_close(victim);
+}
 
 int phttp_conn_accept(pmcp_http *h)
 {
@@ -578,7 +675,12 @@ int phttp_conn_accept(pmcp_http *h)
     return -1;
   }
   uv_tcp_nodelay(&c->tcp, 1);
-  if (h->nconns > h->o.max_connections || h->stopping) {
+  peer_address(c);
+  int refuse = h->stopping ||
+               same_client(h, c) > h->o.max_connections_per_client;
+  if (!refuse && h->nconns > h->o.max_connections)
+    make_room(h, c);
+  if (refuse || h->nconns > h->o.max_connections) {
     static const char busy[] =
       "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
       "Retry-After: 1\r\nConnection: close\r\n\r\n";
@@ -587,7 +689,10 @@ int phttp_conn_accept(pmcp_http *h)
     hard_close(c);
     return 0;
   }
-  arm_timer(c, h->o.idle_timeout_ms);
+  /* Until its first request starts, a connection has the header timeout,
+   * not the keep-alive one: clients that connect and send nothing must
+   * not hold slots for long. */
+  arm_timer(c, h->o.header_timeout_ms);
   if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
     c->reading = 1;
   else
@@ -685,7 +790,7 @@ static const char *reason_phrase(int status)
 static int keep_alive(phttp_conn *c)
 {
   return c->req.keep_alive && !c->close_after && !c->h->stopping &&
-         !c->peer_eof;
+         !(c->peer_eof && !c->pending_len);
 }
 
 void phttp_respond(phttp_conn *c, int status, const char *ctype,

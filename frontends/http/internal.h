@@ -65,6 +65,7 @@ typedef struct phttp_req {
   phttp_hdr hdrs[PHTTP_MAX_HEADERS];
   unsigned nhdrs;
   int in_value;              /* parsing a header value (vs a name) */
+  int value_broken;          /* the value's last piece ended at a line end */
   pmcp_buf body;
   int status;                /* non-zero: reject with this status */
   const char *reason;        /* message for the rejection */
@@ -105,6 +106,10 @@ typedef struct phttp_conn {
   int chunked;               /* response body uses chunked framing */
   int in_process;            /* inside conn_process() */
   struct phttp_route_job *route_job; /* a route handler running (route.c) */
+  const char *exec_end;      /* end of the bytes being parsed */
+  int used;                  /* a request was started on it */
+  unsigned char peer[16];    /* client address (IPv4 or IPv6), no port */
+  int peer_len;              /* 0: unknown */
 } phttp_conn;
 
 /* ---- MCP state (session.c) -------------------------------------------------- */

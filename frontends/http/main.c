@@ -28,6 +28,8 @@ static const char usage[] =
   "  --allow-origin ORIGIN  accept this exact Origin too (repeatable)\n"
   "  --max-body BYTES       largest request body (default 4194304)\n"
   "  --max-connections N    open connections (default 1024)\n"
+  "  --max-connections-per-client N  from one client address (default a\n"
+  "                         quarter of --max-connections)\n"
   "  --max-sessions N       live sessions (default 1000)\n"
   "  --session-idle SECS    end sessions idle this long (default 1800)\n"
   "  --header-timeout SECS  time to send request headers (default 10)\n"
@@ -239,6 +241,11 @@ int main(int argc, char **argv)
       if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
         return 2;
       o.max_connections = (unsigned)x;
+    } else if (!strcmp(a, "--max-connections-per-client")) {
+      NEEDV();
+      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
+        return 2;
+      o.max_connections_per_client = (unsigned)x;
     } else if (!strcmp(a, "--max-sessions")) {
       NEEDV();
       if (parse_u(a, v, 10000000, &x) != 0 || x == 0)
@@ -331,6 +338,9 @@ int main(int argc, char **argv)
                   ? " (authentication needs the store that holds the API keys and users;"
                     " create it with 'probe init', or use --insecure-no-auth on loopback for"
                     " local development)"
+                  : src == PMCP_EREADONLY
+                  ? " (authentication writes to the store: API keys' last use, the audit"
+                    " log, OAuth grants)"
                   : "");
       pmcp_store_free(svc);
       return 1;

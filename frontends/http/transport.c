@@ -187,6 +187,9 @@ int pmcp_http_new(pmcp_http **out, const pmcp_http_options *opts,
   if (!o->max_body) o->max_body = 4u << 20;
   if (!o->max_header) o->max_header = 16u << 10;
   if (!o->max_connections) o->max_connections = 1024;
+  if (!o->max_connections_per_client)
+    o->max_connections_per_client =
+      o->max_connections >= 4 ? o->max_connections / 4 : 1;
   if (!o->max_sessions) o->max_sessions = 1000;
   if (!o->session_idle_ms) o->session_idle_ms = 30u * 60 * 1000;
   if (!o->header_timeout_ms) o->header_timeout_ms = 10000;

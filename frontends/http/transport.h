@@ -79,6 +79,8 @@ typedef struct pmcp_http_options {
   size_t max_body;           /* bytes; 0: 4 MiB */
   size_t max_header;         /* bytes of request line + headers; 0: 16 KiB */
   unsigned max_connections;  /* 0: 1024 */
+  /* Open connections from one client address; 0: max_connections / 4. */
+  unsigned max_connections_per_client;
   unsigned max_sessions;     /* 0: 1000 */
   unsigned session_idle_ms;  /* idle session expiry; 0: 30 min */
   unsigned header_timeout_ms;/* first byte to end of headers; 0: 10 s */

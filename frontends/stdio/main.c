@@ -2,7 +2,9 @@
  * pmcp_server (the loop is stdio_transport.c). Only protocol reaches stdout;
  * diagnostics go to stderr. Calls that may block run on the engine's
  * workers, so ping and cancellation are never stuck behind them. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ typedef struct options {
   pmcp_log_level log_level;
   const char *embed_url;
   const char *papers_url;
+  size_t max_line;
 } options;
 
 /* The store the research toolset reads; it must outlive the server. */
@@ -97,6 +100,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: " PROG " [--store S] [--tenant T] [--toolset research|tracking|all]\n"
           "                       [--embed-url U] [--papers-url U] [--log-level L]\n"
+          "                       [--max-line BYTES]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves the Model Context Protocol over stdin/stdout (one JSON-RPC\n"
@@ -115,8 +119,31 @@ static void usage(FILE *f)
           "                  $PROBE_PAPERS_URL; none: the store's papers index)\n"
           "  --log-level L   least level logged to stderr (debug ... emergency;\n"
           "                  default: warning)\n"
+          "  --max-line BYTES  longest message line (default 16M; suffix K, M, G);\n"
+          "                  a longer one is skipped and answered with an error\n"
           "  -h, --help      this text\n"
           "  -V, --version   print the version and exit\n");
+}
+
+/* "N", "NK", "NM" or "NG": 0, or -1 when malformed or under 1 KiB. */
+static int parse_size(const char *s, size_t *out)
+{
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || errno || s[0] == '-')
+    return -1;
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, end++;
+  else if (*end == 'M' || *end == 'm') shift = 20, end++;
+  else if (*end == 'G' || *end == 'g') shift = 30, end++;
+  if (*end || v > (SIZE_MAX >> 1 >> shift))
+    return -1;
+  v <<= shift;
+  if (v < 1024)
+    return -1;
+  *out = (size_t)v;
+  return 0;
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -128,6 +155,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"log-level", required_argument, NULL, 'l'},
     {"embed-url", required_argument, NULL, 'e'},
     {"papers-url", required_argument, NULL, 'P'},
+    {"max-line", required_argument, NULL, 'L'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -140,6 +168,13 @@ static int parse_args(int argc, char **argv, options *o)
     case 't': o->tenant = optarg; break;
     case 'e': o->embed_url = optarg; break;
     case 'P': o->papers_url = optarg; break;
+    case 'L':
+      if (parse_size(optarg, &o->max_line) != 0) {
+        fprintf(stderr, PROG ": --max-line must be a byte count of at least 1024 "
+                "(suffix K, M or G allowed), not '%s'\n", optarg);
+        return 2;
+      }
+      break;
     case 'T':
       if (strcmp(optarg, "research") && strcmp(optarg, "tracking") &&
           strcmp(optarg, "all")) {
@@ -181,7 +216,7 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL, 0};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;
@@ -192,6 +227,7 @@ int main(int argc, char **argv)
     fprintf(stderr, PROG ": out of memory\n");
     return 1;
   }
+  pmcp_stdio_set_max_line(io, o.max_line);
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp";
   so.title = "probe-mcp (stdio)";

@@ -22,6 +22,7 @@
 struct pmcp_stdio {
   const char *prog;
   int in_fd, out_fd;
+  size_t max_line;      /* longest message line accepted, newline excluded */
   pthread_mutex_t lock; /* guards everything below */
   int broken;           /* the output is gone: stop reading */
   /* The reading thread while pmcp_stdio_serve() runs, and whether it is
@@ -43,12 +44,18 @@ int pmcp_stdio_new(pmcp_stdio **out, const char *prog, int in_fd, int out_fd)
   io->prog = prog;
   io->in_fd = in_fd;
   io->out_fd = out_fd;
+  io->max_line = PMCP_STDIO_MAX_LINE;
   if (pthread_mutex_init(&io->lock, NULL) != 0) {
     free(io);
     return PMCP_ENOMEM;
   }
   *out = io;
   return 0;
+}
+
+void pmcp_stdio_set_max_line(pmcp_stdio *io, size_t bytes)
+{
+  io->max_line = bytes ? bytes : PMCP_STDIO_MAX_LINE;
 }
 
 void pmcp_stdio_free(pmcp_stdio *io)
@@ -137,6 +144,24 @@ void pmcp_stdio_sink(const pmcp_out *msg, void *ud)
   pthread_mutex_unlock(&io->lock);
 }
 
+/* Answers a line over the limit: a JSON-RPC error with a null id, since
+ * the request's id was not read, and a note on stderr. */
+static void refuse_long_line(pmcp_stdio *io)
+{
+  char msg[256];
+  int n = snprintf(msg, sizeof msg,
+                   "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                   "\"message\":\"message too long: a line of over %zu bytes "
+                   "(the limit of --max-line) was skipped\"}}",
+                   io->max_line);
+  fprintf(stderr, "%s: skipped an input line of over %zu bytes (--max-line)\n",
+          io->prog, io->max_line);
+  pmcp_out out = {0};
+  out.data = msg;
+  out.len = (size_t)n;
+  pmcp_stdio_sink(&out, io);
+}
+
 /* Hands one line (without its newline) to the engine unless it is blank. */
 static void handle_line(pmcp_stdio *io, pmcp_server *srv, const char *line, size_t n)
 {
@@ -162,6 +187,9 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
   io->reader = pthread_self();
   atomic_store(&io->reading, 1);
   int rc = 0;
+  /* Skipping the rest of a line over the limit: its bytes are dropped as
+   * they come, so an endless line costs no memory. */
+  int skipping = 0;
   for (;;) {
     if (len == cap) {
       char *n = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
@@ -184,7 +212,9 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     }
     if (r == 0) {
       /* A last line without its newline still counts. */
-      if (len)
+      if (skipping || len > io->max_line)
+        refuse_long_line(io);
+      else if (len)
         handle_line(io, srv, buf, len);
       break;
     }
@@ -194,8 +224,22 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     io->gathering = 1;
     while ((nl = memchr(buf + scan, '\n', len - scan)) != NULL) {
       size_t end = (size_t)(nl - buf);
-      handle_line(io, srv, buf + start, end - start);
+      size_t n = end - start;
+      if (n && buf[end - 1] == '\r')
+        n--;
+      if (skipping || n > io->max_line)
+        refuse_long_line(io);
+      else
+        handle_line(io, srv, buf + start, end - start);
+      skipping = 0;
       start = scan = end + 1;
+    }
+    if (len - start > io->max_line + 1) {
+      /* No newline yet and already too long (a CR may still end it). */
+      skipping = 1;
+      start = scan = len;
+    } else if (skipping) {
+      start = scan = len;
     }
     io->gathering = 0;
     pthread_mutex_lock(&io->lock);

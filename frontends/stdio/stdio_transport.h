@@ -11,9 +11,12 @@
  *   rc = pmcp_stdio_serve(io, srv);   // to end of input, then drains
  *   pmcp_server_free(srv); pmcp_stdio_free(io);   // in this order
  *
- * Reading: lines of any size (the buffer grows to the longest one), a
- * trailing CR dropped, blank lines skipped, a last line without its newline
- * still handled at end of input. Each line goes to pmcp_server_handle() on
+ * Reading: lines up to a limit (pmcp_stdio_set_max_line, default
+ * PMCP_STDIO_MAX_LINE; the buffer grows to the longest one), a trailing CR
+ * dropped, blank lines skipped, a last line without its newline still
+ * handled at end of input. A longer line is answered with a JSON-RPC error
+ * (id null: its id is never read) and skipped as it arrives, without
+ * holding it in memory; the server reads on. Each line goes to pmcp_server_handle() on
  * the reading thread; calls the engine runs inline answer at once, calls
  * declared blocking run on the engine's workers, so a slow call never holds
  * up ping or a cancellation.
@@ -32,6 +35,13 @@ typedef struct pmcp_stdio pmcp_stdio;
 
 /* @p prog prefixes the diagnostics written to stderr. 0 or PMCP_ENOMEM. */
 int pmcp_stdio_new(pmcp_stdio **out, const char *prog, int in_fd, int out_fd);
+
+/* The longest input line by default: 16 MiB. */
+#define PMCP_STDIO_MAX_LINE ((size_t)16 << 20)
+
+/* Longest input line accepted, in bytes without the newline (and a CR
+ * before it); 0: the default. Before pmcp_stdio_serve(). */
+void pmcp_stdio_set_max_line(pmcp_stdio *io, size_t bytes);
 
 /* The pmcp_server sink; its ud is the pmcp_stdio. Any thread. */
 void pmcp_stdio_sink(const pmcp_out *msg, void *ud);

@@ -160,6 +160,12 @@ int main(int argc, char **argv)
       o.stateless = 1;
     } else if (!strcmp(a, "--header-timeout-ms")) {
       o.header_timeout_ms = (unsigned)atoi(v), i++;
+    } else if (!strcmp(a, "--idle-timeout-ms")) {
+      o.idle_timeout_ms = (unsigned)atoi(v), i++;
+    } else if (!strcmp(a, "--max-connections")) {
+      o.max_connections = (unsigned)atoi(v), i++;
+    } else if (!strcmp(a, "--max-connections-per-client")) {
+      o.max_connections_per_client = (unsigned)atoi(v), i++;
     } else if (!strcmp(a, "--body-timeout-ms")) {
       o.body_timeout_ms = (unsigned)atoi(v), i++;
     } else if (!strcmp(a, "--session-idle-ms")) {

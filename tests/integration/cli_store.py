@@ -274,6 +274,28 @@ def main():
             check(total(demo, k[0], *k[1:]) > 0, "demo has %s" % kind)
         rc, _, err = run("demo", store=demo)
         check(rc == 1 and "fresh" in err, "demo refuses a store with runs")
+
+        # An import whose every run is already stored creates nothing: no
+        # empty project or experiment is left behind.
+        imp = fresh(tmp, "imp")
+        csv = os.path.join(tmp, "m.csv")
+        with open(csv, "w") as f:
+            f.write("step,key,value\n0,loss,1.0\n1,loss,0.5\n")
+        ok("import", "csv", csv, "--project", "first", store=imp)
+        before = total(imp, "project"), total(imp, "experiment")
+        out = ok("import", "csv", csv, "--project", "second", "--experiment", "again",
+                 store=imp)
+        check("skipped 1 run" in out, "the second import skips the run: %r" % out)
+        check((total(imp, "project"), total(imp, "experiment")) == before,
+              "an import that skipped every run left no project or experiment")
+        projects = json.loads(ok("list", "project", store=imp))["items"]
+        check(not any(p.get("id") == "second" for p in projects), "no project 'second'")
+
+        # --wait: a number of seconds.
+        for bad in ["x", "-1", ""]:
+            rc, _, err = run("--wait", bad, "list", "run", store=imp)
+            check(rc == 2 and "--wait" in err, "--wait %r refused" % bad)
+        check(run("--wait", "5", "list", "run", store=imp)[0] == 0, "--wait 5 accepted")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if schemas:

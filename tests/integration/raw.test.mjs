@@ -133,15 +133,16 @@ test('a message split across many writes, and CRLF endings', { skip: !FIXTURES }
   await endOk(s);
 });
 
-test('a 64 MiB line is handled', { timeout: 120000 }, async () => {
+// The default line limit is 16 MiB (--max-line of probe-mcp-stdio).
+test('a line of 15 MiB (under the 16 MiB limit) is handled', { timeout: 120000 }, async () => {
   const s = await ready();
-  const text = 'x'.repeat(64 * 1024 * 1024);
+  const text = 'x'.repeat(15 * 1024 * 1024);
   // With the fixtures, echo it back; otherwise a ping carrying it in params.
   const msg = FIXTURES
     ? JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'tools/call',
       params: { name: TOOL, arguments: { text } } })
     : JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'ping', params: { _meta: { pad: text } } });
-  assert.ok(msg.length > 64 * 1024 * 1024);
+  assert.ok(msg.length > 15 * 1024 * 1024 && msg.length < 16 * 1024 * 1024);
   s.proc.stdin.write(msg + '\n');
   const r = await s.next(110000);
   assert.equal(r.id, 'big');
@@ -151,9 +152,27 @@ test('a 64 MiB line is handled', { timeout: 120000 }, async () => {
   await s.write('{"jsonrpc":"2.0","id":"after","method":"ping"}\n');
   assert.equal((await s.next()).id, 'after');
   const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))[1]);
-  console.log(`# VmRSS after the 64 MiB message: ${rss} kB`);
+  console.log(`# VmRSS after the 15 MiB message: ${rss} kB`);
   assert.ok(process.env.ASAN_OPTIONS !== undefined || rss < 16 * 1024,
-    `VmRSS ${rss} kB after a 64 MiB message was answered`);
+    `VmRSS ${rss} kB after a 15 MiB message was answered`);
+  await endOk(s);
+});
+
+test('a line over the 16 MiB limit is refused with an error; the server reads on', { timeout: 120000 }, async () => {
+  const s = await ready();
+  const text = 'x'.repeat(40 * 1024 * 1024);
+  s.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'ping',
+    params: { _meta: { pad: text } } }) + '\n');
+  const r = await s.next(110000);
+  assert.equal(r.id, null);
+  assert.equal(r.error.code, -32600);
+  assert.match(r.error.message, /too long/);
+  await s.write('{"jsonrpc":"2.0","id":"after","method":"ping"}\n');
+  assert.equal((await s.next()).id, 'after');
+  const rss = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))[1]);
+  console.log(`# peak RSS while skipping a 40 MiB line: ${rss} kB`);
+  assert.ok(process.env.ASAN_OPTIONS !== undefined || rss < 40 * 1024,
+    `peak RSS ${rss} kB: the refused line was held`);
   await endOk(s);
 });
 

@@ -2,7 +2,7 @@
 """Drives probe-mcp-stdio with scripted input: the protocol surface that
 exists without a toolset (initialize, ping, tools/list, errors), framing
 (partial writes, CRLF, blank lines, a 64 MiB line, a last line without a
-newline), EOF handling and the command-line options. Standard library only.
+newline), the line-length limit, EOF handling and the command-line options. Standard library only.
 usage: stdio_protocol.py PATH-TO-probe-mcp-stdio"""
 import json
 import subprocess
@@ -79,7 +79,8 @@ def init(s, version="2025-06-18"):
 
 
 def protocol():
-    s = Server()
+    # The 64 MiB line below is over the default limit (16 MiB).
+    s = Server("--max-line", "80M")
     # before initialize: ping works, tools/list is refused
     s.send({"jsonrpc": "2.0", "id": "p0", "method": "ping"})
     check(s.next() == {"jsonrpc": "2.0", "id": "p0", "result": {}}, "ping before init")
@@ -157,7 +158,70 @@ def options():
     check(r.returncode == 0 and r.stdout == b"", "empty input")
 
 
+def peak_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def long_lines():
+    # Default limit 16 MiB: a 17 MiB line is refused with an error, the
+    # server reads on.
+    s = Server()
+    init(s)
+    pad = "x" * (17 * 1024 * 1024)
+    s.write(('{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"%s"}}\n'
+             % pad).encode())
+    r = s.next(timeout=60)
+    check(r.get("id", "missing") is None and r["error"]["code"] == -32600
+          and "16777216" in r["error"]["message"], "17 MiB line refused: %r" % r)
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    check(s.next()["id"] == 2, "alive after the refused line")
+    s.close()
+    check(b"--max-line" in s.err, "the refusal is said on stderr")
+
+    # With --max-line 1M: a 1 MiB message is answered, a longer one is not;
+    # 96 MiB without a newline are skipped without being held (the peak
+    # memory stays far below them), then the next line is served.
+    s = Server("--max-line", "1M")
+    init(s)
+    head = b'{"jsonrpc":"2.0","id":"edge","method":"ping","params":{"pad":"'
+    tail = b'"}}'
+    edge = head + b"y" * (1024 * 1024 - len(head) - len(tail)) + tail
+    check(len(edge) == 1024 * 1024, "edge line is 1 MiB")
+    s.write(edge + b"\r\n")
+    check(s.next().get("id") == "edge", "a line of exactly the limit is answered")
+    s.write(edge[:-1] + b"  }\n")
+    r = s.next()
+    check(r.get("id", "missing") is None and r["error"]["code"] == -32600,
+          "a line just over the limit is refused")
+    chunk = b"z" * (1024 * 1024)
+    s.write(b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"')
+    for _ in range(96):
+        s.write(chunk)
+    s.write(b'"}}\n{"jsonrpc":"2.0","id":3,"method":"ping"}\n')
+    r = s.next(timeout=60)
+    check(r.get("id", "missing") is None and r["error"]["code"] == -32600,
+          "96 MiB line refused")
+    check(s.next()["id"] == 3, "the line after it is served")
+    hwm = peak_kb(s.p.pid)
+    check(hwm < 48 * 1024, "peak memory %d kB while skipping 96 MiB" % hwm)
+    # Refused at end of input too, then a clean exit.
+    s.write(b"w" * (2 * 1024 * 1024))
+    rc = s.close()
+    check(rc == 0, "exit 0 after an over-long last line")
+    check(s.lines and json.loads(s.lines[-1]).get("error", {}).get("code") == -32600,
+          "an over-long unterminated last line is refused")
+    # The option's value is checked.
+    for bad in ["0", "12", "x", "-5", "1T"]:
+        r = subprocess.run([BIN, "--max-line", bad], capture_output=True, timeout=10, input=b"")
+        check(r.returncode == 2 and b"--max-line" in r.stderr, "--max-line %s refused" % bad)
+
+
 protocol()
+long_lines()
 options()
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)

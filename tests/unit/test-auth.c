@@ -156,6 +156,37 @@ START_TEST(keys)
 }
 END_TEST
 
+/* A key is checked at once while another writer holds a SQLite store (an
+ * import): its best-effort last_used write does not wait. */
+START_TEST(key_while_store_held)
+{
+  ST_SQLITE_ONLY(); /* SQLite's single writer */
+  pmcp_tenant a;
+  pmcp_store *s = st_open_new(&a);
+  pmcp_buf sa = PMCP_BUF_INIT, ia = PMCP_BUF_INIT;
+  make_key(s, a, "default", 0, &sa, &ia);
+  pmcp_store *w = NULL;
+  ST_OK(w, pmcp_store_open(&w, st_path, 0));
+  ST_OK(w, pmcp_store_begin(w));
+  pmcp_tenant wt;
+  ST_OK(w, pmcp_store_tenant(w, "held", PMCP_STORE_CREATE, &wt)); /* takes the write lock */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pmcp__principal p;
+  ST_OK(s, pmcp__auth_key_principal(s, sa.ptr, sa.len, &p));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  ck_assert_msg(took < 1.0, "key check took %.2f s while the store was held", took);
+  ck_assert_int_eq(p.tenant_id, a.id);
+  ST_OK(w, pmcp_store_rollback(w));
+  pmcp_store_free(w);
+  pmcp_buf_dispose(&sa);
+  pmcp_buf_dispose(&ia);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(users_and_connections)
 {
   pmcp_tenant a, b;
@@ -315,6 +346,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, passwords);
   tcase_add_test(tc, keys);
+  tcase_add_test(tc, key_while_store_held);
   tcase_add_test(tc, users_and_connections);
   tcase_add_test(tc, audit_mask);
   suite_add_tcase(su, tc);

@@ -55,6 +55,37 @@ START_TEST(parse_and_invalid)
                   buf, m->data);
     h_msg_free(m);
   }
+  /* envelope members given twice are refused, whichever they are; a
+   * duplicated id is not echoed (which one would be?) */
+  const char *dups[] = {
+    "{\"jsonrpc\":\"2.0\",\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"method\":\"tools/list\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{},\"params\":{}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+    "{\"name\":\"x\"},\"params\":{\"name\":\"y\"}}",
+  };
+  for (size_t i = 0; i < sizeof dups / sizeof dups[0]; i++) {
+    h_send(h, NULL, dups[i]);
+    h_msg *m = h_next(h);
+    ck_assert_msg(strstr(m->data, "\"id\":3") && strstr(m->data, "-32600") &&
+                  strstr(m->data, "more than once"), "%s -> %s", dups[i], m->data);
+    h_msg_free(m);
+  }
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":3,\"id\":4,\"method\":\"ping\"}");
+  h_msg *dm = h_next(h);
+  ck_assert_msg(strstr(dm->data, "\"id\":null") && strstr(dm->data, "member \\\"id\\\" is given"),
+                "%s", dm->data);
+  h_msg_free(dm);
+  /* a notification with a member twice is answered (id null), not run */
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"method\":\"y\"}");
+  dm = h_next(h);
+  ck_assert_msg(strstr(dm->data, "\"id\":null") && strstr(dm->data, "-32600"), "%s", dm->data);
+  h_msg_free(dm);
+  /* unknown members may repeat (they are not read) */
+  expect_raw(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"x\":1,\"x\":2}",
+             "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}");
+  /* a response with a member twice is dropped, not routed */
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":98,\"result\":{},\"result\":{}}");
   /* notifications and responses get no answer */
   h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}");
   h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}");

@@ -17,7 +17,7 @@ static const pmcp_arg_spec runs_args[] = {
   {"limit", PMCP_T_INTEGER, 0, "Most runs.", 1, 1, 1, 100, NULL, "20"},
   {"status", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, status_enum, NULL},
   {"refs", PMCP_T_STRING_ARRAY, 0, "Run refs.", 0, 1, 0, 3, NULL, NULL},
-  {"name", PMCP_T_STRING, 0, "Name filter.", 1, 1, 2, 4, NULL, NULL},
+  {"name", PMCP_T_STRING, 0, "Name filter (a prefix)", 1, 1, 2, 4, NULL, NULL},
 };
 static const pmcp_mode_spec browse_modes[] = {
   {"tree", "Walk the project tree.", tree_args, 2},
@@ -360,6 +360,13 @@ START_TEST(schemas)
   ck_assert_int_eq(cJSON_GetObjectItem(limit, "default")->valueint, 20);
   ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(limit, "description")->valuestring,
                                "Read by mode runs"));
+  /* the mode note is a sentence of its own, also after a description
+   * without a full stop */
+  ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "name"),
+                                       "description")->valuestring,
+                   "Name filter (a prefix). Read by mode runs.");
+  ck_assert_str_eq(cJSON_GetObjectItem(limit, "description")->valuestring,
+                   "Most runs. Read by mode runs.");
   cJSON *project = cJSON_GetObjectItem(props, "project");
   ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(project, "description")->valuestring,
                                "tree, runs (required)"));

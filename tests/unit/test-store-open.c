@@ -1,8 +1,13 @@
 /* Store opening: location resolution, creation, read-only opens (never
  * write, never migrate), migrations, refusals, secrets, tenants, custom
  * backends. */
+#include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "store-test-util.h"
 #include "store/sq.h"
@@ -368,6 +373,213 @@ START_TEST(ro_connection)
 }
 END_TEST
 
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *commit_later(void *ud)
+{
+  pmcp_store *s = ud;
+  struct timespec ts = {3, 0};
+  nanosleep(&ts, NULL);
+  pmcp_store_commit(s);
+  return NULL;
+}
+
+/* A writer waits for another as long as it takes (no fixed cap), saying on
+ * stderr who holds the store and since when; PROBE_STORE_WAIT (probe
+ * --wait) bounds the wait, and the refusal names the holder too. */
+START_TEST(writers_wait)
+{
+  ST_SQLITE_ONLY(); /* SQLite's single writer; pg writers queue on row locks */
+  pmcp_tenant t;
+  pmcp_store *a = st_open_new(&t);
+  ST_OK(a, pmcp_store_begin(a));
+  st_mkproject(a, t);
+  char holder[1400];
+  snprintf(holder, sizeof holder, "%s-writer", st_path);
+  pmcp_buf hb = PMCP_BUF_INIT;
+  file_bytes(holder, &hb);
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld\t", (long)getpid());
+  ck_assert_msg(hb.len > 0 && strncmp(hb.ptr, pid, strlen(pid)) == 0, "holder file: %.*s",
+                (int)hb.len, hb.ptr ? hb.ptr : "");
+  pmcp_buf_dispose(&hb);
+
+  /* A limit: refused after it, naming the holder. */
+  setenv("PROBE_STORE_WAIT", "1", 1);
+  pmcp_store *b = NULL;
+  double t0 = now_s();
+  int rc = pmcp_store_open(&b, st_path, 0);
+  double took = now_s() - t0;
+  ck_assert_int_eq(rc, PMCP_ETIMEOUT);
+  snprintf(pid, sizeof pid, "pid %ld", (long)getpid());
+  ck_assert_msg(strstr(pmcp_store_errmsg(b), pid) &&
+                strstr(pmcp_store_errmsg(b), "has been writing since") &&
+                strstr(pmcp_store_errmsg(b), "waiting 1 s"), "%s", pmcp_store_errmsg(b));
+  ck_assert_msg(took > 0.9 && took < 10, "gave up after %.2f s", took);
+  pmcp_store_free(b);
+
+  /* No limit: waits until the holder commits (3 s), with progress. */
+  unsetenv("PROBE_STORE_WAIT");
+  char errpath[1400];
+  snprintf(errpath, sizeof errpath, "%s/stderr.txt", st_dir);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *ef = fopen(errpath, "w");
+  ck_assert_ptr_nonnull(ef);
+  dup2(fileno(ef), 2);
+  pthread_t th;
+  pthread_create(&th, NULL, commit_later, a);
+  t0 = now_s();
+  rc = pmcp_store_open(&b, st_path, 0);
+  took = now_s() - t0;
+  pthread_join(th, NULL);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(ef);
+  ck_assert_msg(rc == 0, "%s", pmcp_store_errmsg(b));
+  ck_assert_msg(took > 2.5, "opened after %.2f s while the other held the store", took);
+  pmcp_buf eb = PMCP_BUF_INIT;
+  file_bytes(errpath, &eb);
+  ck_assert_msg(eb.len && strstr(eb.ptr, "waiting for the store") && strstr(eb.ptr, pid) &&
+                strstr(eb.ptr, "since"), "stderr: %.*s", (int)eb.len, eb.ptr ? eb.ptr : "");
+  pmcp_buf_dispose(&eb);
+  /* The holder file went with the commit; the write went in. */
+  struct stat sb;
+  ck_assert_int_ne(stat(holder, &sb), 0);
+  cJSON *o = st_get(b, t, "run:r1");
+  ck_assert_str_eq(st_str(o, "name"), "first");
+  cJSON_Delete(o);
+  pmcp_store_free(b);
+  pmcp_store_free(a);
+  st_cleanup();
+}
+END_TEST
+
+/* Damaged files are said to be damaged, in SQLite's words; files that are
+ * no SQLite database at all are "not a probe store". */
+START_TEST(damaged_files)
+{
+  ST_SQLITE_ONLY(); /* file bytes */
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  sql(st_path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  /* Truncated after its first page. */
+  ck_assert_int_eq(truncate(st_path, 4096), 0);
+  unsigned modes[] = {PMCP_STORE_READONLY, 0};
+  for (int i = 0; i < 2; i++) {
+    int rc = pmcp_store_open(&s, st_path, modes[i]);
+    ck_assert_msg(rc == PMCP_ECORRUPT, "rc %d: %s", rc, pmcp_store_errmsg(s));
+    ck_assert_msg(strstr(pmcp_store_errmsg(s), "is damaged (integrity check: ") &&
+                  !strstr(pmcp_store_errmsg(s), "not a probe store"), "%s",
+                  pmcp_store_errmsg(s));
+    pmcp_store_free(s);
+  }
+  /* Not SQLite at all. */
+  FILE *f = fopen(st_path, "w");
+  for (int i = 0; i < 2000; i++)
+    fputs("garbage ", f);
+  fclose(f);
+  ck_assert_int_eq(pmcp_store_open(&s, st_path, PMCP_STORE_READONLY), PMCP_ESTORE);
+  ck_assert_ptr_nonnull(strstr(pmcp_store_errmsg(s), "not a probe store"));
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* What the unprivileged child of readonly_folder checks: exit 0, or the
+ * number of the first check that failed (said on stderr). */
+static int readonly_folder_child(const char *path, const char *walpath, pmcp_tenant t)
+{
+  pmcp_store *s = NULL;
+  int rc = pmcp_store_open(&s, path, PMCP_STORE_READONLY);
+  if (rc) {
+    fprintf(stderr, "read-only open: %s\n", pmcp_store_errmsg(s));
+    return 1;
+  }
+  pmcp_buf b = PMCP_BUF_INIT;
+  if (pmcp_store_get(s, t, "run:r1", &b) != 0 || !strstr(b.ptr, "first")) {
+    fprintf(stderr, "get: %s\n", pmcp_store_errmsg(s));
+    return 2;
+  }
+  pmcp_buf_dispose(&b);
+  sqlite3 *db = NULL;
+  if (pmcp__store_sqlite_ro_connection(s, &db) != 0 ||
+      sqlite3_exec(db, "SELECT count(*) FROM runs", NULL, NULL, NULL) != SQLITE_OK) {
+    fprintf(stderr, "query connection: %s\n", db ? sqlite3_errmsg(db) : pmcp_store_errmsg(s));
+    return 3;
+  }
+  sqlite3_close(db);
+  pmcp_store_free(s);
+  rc = pmcp_store_open(&s, path, 0);
+  if (rc != PMCP_EREADONLY || !strstr(pmcp_store_errmsg(s), "folder is read-only")) {
+    fprintf(stderr, "writable open: %d %s\n", rc, pmcp_store_errmsg(s));
+    return 4;
+  }
+  pmcp_store_free(s);
+  rc = pmcp_store_open(&s, walpath, PMCP_STORE_READONLY);
+  if (rc == 0 || !strstr(pmcp_store_errmsg(s), "-wal") ||
+      !strstr(pmcp_store_errmsg(s), "read-only")) {
+    fprintf(stderr, "store with a log: %d %s\n", rc, pmcp_store_errmsg(s));
+    return 5;
+  }
+  pmcp_store_free(s);
+  return 0;
+}
+
+/* A store in a folder its reader cannot write is served read-only (the
+ * file alone, immutable), unless a write-ahead log holds changes the file
+ * lacks, which is said exactly; a writer is told the folder is read-only. */
+START_TEST(readonly_folder)
+{
+  ST_SQLITE_ONLY(); /* files and folders */
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_store_free(s);
+  /* A second store whose log keeps changes: no checkpoint on close. */
+  char walpath[1300];
+  snprintf(walpath, sizeof walpath, "%s/logged.db", st_dir);
+  s = NULL;
+  ST_OK(s, pmcp_store_open(&s, walpath, PMCP_STORE_CREATE));
+  pmcp_store_free(s);
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(walpath, &db), SQLITE_OK);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+  ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode=WAL; UPDATE tenants SET "
+                                "data_version=data_version+1", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  char shm[1400];
+  snprintf(shm, sizeof shm, "%s-shm", walpath);
+  unlink(shm);
+  struct stat sb;
+  snprintf(shm, sizeof shm, "%s-wal", walpath);
+  ck_assert_msg(stat(shm, &sb) == 0 && sb.st_size > 0, "the log keeps changes");
+  chmod(st_dir, 0555);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    /* Root writes anywhere: check as nobody. */
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+      _exit(99);
+    _exit(readonly_folder_child(st_path, walpath, t));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  chmod(st_dir, 0700);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "read-only folder check %d failed (see stderr)", WEXITSTATUS(status));
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-open");
@@ -381,6 +593,9 @@ int main(void)
   tcase_add_test(tc, secrets_and_tenants);
   tcase_add_test(tc, custom_backend);
   tcase_add_test(tc, ro_connection);
+  tcase_add_test(tc, writers_wait);
+  tcase_add_test(tc, damaged_files);
+  tcase_add_test(tc, readonly_folder);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

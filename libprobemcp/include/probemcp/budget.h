@@ -182,7 +182,11 @@ PMCP_API pmcp_json *pmcp_page_item(pmcp_page *pg);
  * Adds the value written to pmcp_page_item() as the next item.
  * @param resume the position state that continues after this item (at
  *        most 4096 bytes; copied).
- * @return 0 (kept); PMCP_EBUDGET (the page is full: the item is not on this
+ * @return 0 (kept; an item that fits only as the last one, without a
+ *         next_cursor, is kept tentatively: should another item be added
+ *         after it, it moves to the next page with that one, and the
+ *         cursor resumes at it, so nothing is lost or sent twice);
+ *         PMCP_EBUDGET (the page is full: the item is not on this
  *         page and the page's next_cursor will come back to it; stop adding;
  *         on an empty page the answer becomes the min_token_budget error);
  *         PMCP_EMISUSE (no list open, writer incomplete); PMCP_ECURSOR;

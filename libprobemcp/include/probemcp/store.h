@@ -102,7 +102,10 @@ PMCP_API int pmcp_store_describe(pmcp_buf *out, const char *where);
  *        Always free it with pmcp_store_free().
  * @return 0; PMCP_EINVAL (bad flags); PMCP_ENOTFOUND (missing, no CREATE);
  *         PMCP_ESTORE (not a store, newer or, read-only, older schema);
- *         PMCP_EIO; PMCP_EUNSUPPORTED; PMCP_ENOMEM.
+ *         PMCP_ECORRUPT (a damaged file); PMCP_EREADONLY (read-write, in a
+ *         read-only folder); PMCP_ETIMEOUT (another writer held it past
+ *         $PROBE_STORE_WAIT seconds); PMCP_EIO; PMCP_EUNSUPPORTED;
+ *         PMCP_ENOMEM.
  */
 PMCP_API int pmcp_store_open(pmcp_store **out, const char *where, unsigned flags);
 

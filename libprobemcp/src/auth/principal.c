@@ -83,8 +83,11 @@ int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
   pmcp__db_res_free(r);
   if (stale && !pmcp_store_readonly(s)) {
     const char *u[] = {now, out->id};
-    /* Best effort: a busy store must not refuse a valid key. */
+    /* Best effort: a busy store must not refuse a valid key, nor hold the
+     * request (it runs on the HTTP loop) while an import writes. */
+    int64_t was = pmcp__store_writer_wait(s, 0);
     pmcp__db_exec(s, "UPDATE api_keys SET last_used = $1 WHERE id = $2", 2, u, NULL);
+    pmcp__store_writer_wait(s, was);
   }
   return 0;
 }

@@ -2,6 +2,7 @@
  * responses and errors, and batches (protocol 2025-03-26 only). */
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/engine.h"
@@ -350,6 +351,23 @@ static pmcp__req *req_new(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch
   return req;
 }
 
+/* The first envelope member given twice, or NULL. Parsers disagree on
+ * which of two values counts (cJSON takes the first, others the last), so
+ * such a message is refused rather than read one way here and another way
+ * by a proxy in front. Linear: only the members read are counted. */
+static const char *dup_member(const cJSON *msg)
+{
+  static const char *const names[] = {"jsonrpc", "id", "method", "params",
+                                      "result", "error"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    int n = 0;
+    for (const cJSON *x = msg->child; x; x = x->next)
+      if (x->string && strcmp(x->string, names[i]) == 0 && ++n > 1)
+        return names[i];
+  }
+  return NULL;
+}
+
 void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                         cJSON *msg, const char *raw, size_t raw_len,
                         pmcp__batch *batch)
@@ -361,6 +379,7 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
   pmcp_buf idb = PMCP_BUF_INIT;
   const char *id = NULL;
   static const char *const id_path[] = {"id"};
+  const char *dup = dup_member(msg);
 
   if (!method && (pmcp__jget(msg, "result") ||
                   pmcp__jget(msg, "error"))) {
@@ -369,14 +388,14 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
     cJSON *error = pmcp__jget(msg, "error");
     if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0 ||
         !cJSON_IsNumber(idv) || (result && error) ||
-        (error && !cJSON_IsObject(error)))
+        (error && !cJSON_IsObject(error)) || dup)
       pmcp__log(srv, PMCP_LOG_WARNING, "session '%s': dropped a malformed response",
                 s->id);
     else
       pmcp__response_route(srv, s, msg);
     goto out;
   }
-  if (idv) {
+  if (idv && !(dup && strcmp(dup, "id") == 0)) {
     int rc = pmcp__rpc_id_text(idv, raw, raw_len, id_path, 1, &idb);
     if (rc == PMCP_EPROTO) {
       pmcp__rpc_error(srv, s, batch, NULL, -32600,
@@ -388,6 +407,13 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
       goto out;
     }
     id = idb.ptr;
+  }
+  if (dup) {
+    char why[96];
+    snprintf(why, sizeof why, "Invalid Request: member \"%s\" is given more than once",
+             dup);
+    pmcp__rpc_error(srv, s, batch, id, -32600, why, NULL);
+    goto out;
   }
   if (!cJSON_IsString(jsonrpc) || strcmp(jsonrpc->valuestring, "2.0") != 0) {
     pmcp__rpc_error(srv, s, batch, id, -32600,

@@ -113,8 +113,10 @@ static int prop_json(pmcp_buf *b, const pmcp__arg *a, const char *note)
   if (a->description || (note && note[0])) {
     pmcp_buf d = PMCP_BUF_INIT;
     rc = pmcp__buf_puts(&d, a->description ? a->description : "");
+    /* the note is a sentence of its own: end the description's first */
+    int ended = !d.len || strchr(".!?:", d.ptr[d.len - 1]) != NULL;
     if (!rc && note && note[0])
-      rc = pmcp__buf_printf(&d, "%s%s", d.len ? " " : "", note);
+      rc = pmcp__buf_printf(&d, "%s%s", d.len ? (ended ? " " : ". ") : "", note);
     if (!rc)
       rc = pmcp__buf_puts(b, first ? "\"description\":" : ",\"description\":");
     if (!rc)

@@ -609,7 +609,16 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
     rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, NULL, &s.experiment);
   if (rc == 0)
     rc = parse(&cx, path);
-  if (rc == 0 && own_txn) {
+  /* Nothing new (every run already there, or none found): the project and
+   * experiment made for this import would be left empty, so keep nothing. */
+  const pmcp__imp_counts *n = &cx.n;
+  int nothing = !n->runs && !n->experiments && !n->attrs && !n->papers && !n->points &&
+                !n->checkpoints && !n->artifacts && !n->histograms;
+  if (rc == 0 && own_txn && nothing) {
+    rc = pmcp_store_rollback(st);
+    if (rc)
+      pmcp__imp_fail(&cx, rc, "store: %s", pmcp_store_errmsg(st));
+  } else if (rc == 0 && own_txn) {
     rc = pmcp_store_commit(st);
     if (rc)
       pmcp__imp_fail(&cx, rc, "store: commit failed: %s", pmcp_store_errmsg(st));

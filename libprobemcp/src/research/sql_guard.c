@@ -8,8 +8,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "store/sq.h"
 #include "research/sql_proxy.h"
+#include "store/sq.h"
 #include "store/ws_scope.h"
 #include "util/buf.h"
 

@@ -31,6 +31,10 @@ size_t pmcp__db_nrows(const pmcp__db_res *r);
 size_t pmcp__db_ncols(const pmcp__db_res *r);
 const char *pmcp__db_get(const pmcp__db_res *r, size_t row, size_t col); /* NULL: SQL NULL */
 void pmcp__db_res_free(pmcp__db_res *r);
+/* How long a write on @p s waits for another writer of a SQLite store, in
+ * ms (-1: as long as it takes); returns the previous value. For a
+ * best-effort write that must not wait (0). Other backends: no-op, -1. */
+int64_t pmcp__store_writer_wait(pmcp_store *s, int64_t ms);
 
 /* ---- for backends ---- */
 

@@ -70,9 +70,24 @@ typedef struct pmcp__sq {
   uint64_t dyn_clock;
   void *cctx;            /* zstd context, created on first use */
   pmcp__sq_dec dec;      /* the reads' block decoder */
+  int immutable;         /* opened with immutable=1 (read-only folder) */
+  /* Waiting for another writer (sq_wait.c). */
+  char *holder_path;     /* PATH-writer */
+  int holding;           /* we wrote it */
+  int64_t wait_ms;       /* how long to wait; -1: as long as it takes */
+  int64_t wait_start, wait_said;
 } pmcp__sq;
 
 #define SQ(ctx) ((pmcp__sq *)(ctx))
+
+/* sq_wait.c: the busy handler and the advisory holder file. */
+#define PMCP__SQ_READER_WAIT_MS 30000
+void pmcp__sq_wait_init(pmcp__sq *q, const char *path);
+int pmcp__sq_on_busy(void *ud, int count);
+void pmcp__sq_holder_take(pmcp__sq *q);
+void pmcp__sq_holder_drop(pmcp__sq *q);
+/* "pid N (command) has been writing since T", or -1 when unknown. */
+int pmcp__sq_holder_describe(const pmcp__sq *q, char *out, size_t size);
 
 /* sq_open.c */
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what);

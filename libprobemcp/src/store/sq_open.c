@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/rand.h>
 
@@ -29,9 +30,25 @@ int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
   default: code = PMCP_ESTORE; break;
   }
   const char *m = q && q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(src);
-  if (code == PMCP_ETIMEOUT)
-    return pmcp_store_set_error(s, code, "%s: the store is busy (another writer holds it)",
-                                what);
+  if (code == PMCP_ETIMEOUT) {
+    char who[280];
+    if (!q || pmcp__sq_holder_describe(q, who, sizeof who) != 0)
+      snprintf(who, sizeof who, "another writer holds it");
+    if (q && q->wait_ms >= 0)
+      return pmcp_store_set_error(s, code,
+          "%s: the store is busy: %s; gave up after waiting %lld s", what, who,
+          (long long)(q->wait_ms / 1000));
+    return pmcp_store_set_error(s, code, "%s: the store is busy (%s)", what, who);
+  }
+  if (code == PMCP_ECORRUPT)
+    return pmcp_store_set_error(s, code, "%s: the store is damaged (%s); "
+                                "'PRAGMA integrity_check' in sqlite3 lists what is wrong",
+                                what, m);
+  if ((src & 0xff) == SQLITE_FULL) {
+    const char *file = q && q->db ? sqlite3_db_filename(q->db, "main") : NULL;
+    return pmcp_store_set_error(s, code, "%s: the disk holding %s is full", what,
+                                file && *file ? file : "the store");
+  }
   return pmcp_store_set_error(s, code, "%s: %s", what, m);
 }
 
@@ -204,6 +221,7 @@ static int txn_lost(pmcp_store *s, pmcp__sq *q)
 {
   q->in_txn = 0;
   pmcp__sq_drop_pending(q);
+  pmcp__sq_holder_drop(q);
   return pmcp_store_set_error(s, PMCP_ESTORE,
       "the transaction was rolled back by the database after an error; nothing of it was "
       "stored");
@@ -369,8 +387,10 @@ int pmcp__sq_begin(pmcp_store *s, void *ctx)
   if (q->in_txn)
     return pmcp_store_set_error(s, PMCP_EMISUSE, "a transaction is already open");
   int rc = pmcp__sq_exec(s, q, "BEGIN IMMEDIATE");
-  if (rc == 0)
+  if (rc == 0) {
     q->in_txn = 1;
+    pmcp__sq_holder_take(q); /* so that other writers can say who waits on whom */
+  }
   return rc;
 }
 
@@ -385,6 +405,7 @@ int pmcp__sq_commit(pmcp_store *s, void *ctx)
   int rc = pmcp__sq_flush(s, q);
   if (rc == 0)
     rc = pmcp__sq_exec(s, q, "COMMIT");
+  pmcp__sq_holder_drop(q);
   if (rc) {
     pmcp__sq_drop_pending(q);
     if (!sqlite3_get_autocommit(q->db))
@@ -400,6 +421,7 @@ int pmcp__sq_rollback(pmcp_store *s, void *ctx)
     return pmcp_store_set_error(s, PMCP_EMISUSE, "no transaction is open");
   q->in_txn = 0;
   pmcp__sq_drop_pending(q);
+  pmcp__sq_holder_drop(q);
   if (!sqlite3_get_autocommit(q->db))
     return pmcp__sq_exec(s, q, "ROLLBACK");
   return 0;
@@ -420,12 +442,13 @@ static void sq_close(pmcp_store *s, void *ctx)
   pmcp__sq_drop_pending(q);
   free(q->pending);
   pmcp__sq_codec_free(q);
+  pmcp__sq_holder_drop(q);
+  free(q->holder_path);
   sqlite3_close(q->db);
   free(q);
   (void)s;
 }
 
-#define WRITER_WAIT_MS 30000 /* how long a writer waits for another */
 
 /* Opening runs statements for which SQLite answers SQLITE_BUSY at once,
  * without calling the busy handler: several processes switching a new store
@@ -442,9 +465,14 @@ static void busy_pause(pmcp__sq *q, unsigned attempt)
   nanosleep(&ts, NULL);
 }
 
+static int64_t open_deadline(const pmcp__sq *q)
+{
+  return q->wait_ms < 0 ? INT64_MAX : pmcp__now_ms() + q->wait_ms;
+}
+
 static int exec_open(pmcp_store *s, pmcp__sq *q, const char *sql)
 {
-  int64_t deadline = pmcp__now_ms() + WRITER_WAIT_MS;
+  int64_t deadline = open_deadline(q);
   for (unsigned i = 1;; i++) {
     int src = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
     if (src == SQLITE_OK)
@@ -461,7 +489,7 @@ static int exec_open(pmcp_store *s, pmcp__sq *q, const char *sql)
  * its last connection closes answers SQLITE_BUSY without the handler). */
 static int schema_version_open(pmcp__sq *q, int *version)
 {
-  int64_t deadline = pmcp__now_ms() + WRITER_WAIT_MS;
+  int64_t deadline = open_deadline(q);
   for (unsigned i = 1;; i++) {
     int rc = pmcp__sq_schema_version(q, version);
     if (rc != PMCP_EIO || (sqlite3_errcode(q->db) & 0xff) != SQLITE_BUSY ||
@@ -556,6 +584,143 @@ static const pmcp_store_ops sq_ops = {
   .summary_time = pmcp__sq_summary_time,
 };
 
+/* The folder of @p path (for the WAL's side files) is writable by us. */
+static int folder_writable(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return access(".", W_OK) == 0;
+  if (slash == path)
+    return access("/", W_OK) == 0;
+  char *d = strndup(path, (size_t)(slash - path));
+  int ok = d && access(d, W_OK) == 0;
+  free(d);
+  return ok;
+}
+
+/* Size of @p path with @p suffix appended, or -1 when it does not exist. */
+static long long side_size(const char *path, const char *suffix)
+{
+  size_t n = strlen(path), k = strlen(suffix);
+  char *f = malloc(n + k + 1);
+  if (!f)
+    return -1;
+  memcpy(f, path, n);
+  memcpy(f + n, suffix, k + 1);
+  struct stat sb;
+  long long size = stat(f, &sb) == 0 ? (long long)sb.st_size : -1;
+  free(f);
+  return size;
+}
+
+/* "file:" URI of @p path with immutable=1: SQLite then takes no locks and
+ * needs no -shm, which a read-only folder cannot hold. */
+static char *immutable_uri(const char *path)
+{
+  size_t n = strlen(path);
+  char *u = malloc(3 * n + 32);
+  if (!u)
+    return NULL;
+  char *o = u + sprintf(u, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p >= 0x7f)
+      o += sprintf(o, "%%%02X", *p);
+    else
+      *o++ = (char)*p;
+  }
+  strcpy(o, "?immutable=1");
+  return u;
+}
+
+/* Why a file that SQLite reads as corrupt is so: PRAGMA integrity_check's
+ * first findings, or NULL when the file is no SQLite database at all. */
+static int damaged(pmcp_store *s, pmcp__sq *q, const char *path)
+{
+  char head[16] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+  if (f)
+    fclose(f);
+  if (got < sizeof head || memcmp(head, "SQLite format 3", 16) != 0)
+    return pmcp_store_set_error(s, PMCP_ESTORE,
+        "%s is not a probe store (not an SQLite database)", path);
+  pmcp_buf why = PMCP_BUF_INIT;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(q->db, "PRAGMA integrity_check(5)", -1, &st, NULL) == SQLITE_OK) {
+    int src;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *line = (const char *)sqlite3_column_text(st, 0);
+      if (why.len)
+        pmcp__buf_puts(&why, "; ");
+      pmcp__buf_puts(&why, line ? line : "");
+    }
+    if (src != SQLITE_DONE && !why.len)
+      pmcp__buf_puts(&why, sqlite3_errmsg(q->db));
+  } else {
+    pmcp__buf_puts(&why, sqlite3_errmsg(q->db));
+  }
+  sqlite3_finalize(st);
+  int rc = pmcp_store_set_error(s, PMCP_ECORRUPT,
+      "%s is damaged (integrity check: %s); restore it from a backup", path,
+      why.ptr ? why.ptr : "unknown");
+  pmcp_buf_dispose(&why);
+  return rc;
+}
+
+/* The schema checks a read-only open ends with. */
+static int ro_check(pmcp_store *s, pmcp__sq *q, const char *path, int rc, int version)
+{
+  if (rc == PMCP_ECORRUPT)
+    return damaged(s, q, path);
+  if (rc == PMCP_ESTORE || (rc == 0 && version == 0))
+    return pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
+  if (rc)
+    return pmcp_store_set_error(s, rc, "cannot read %s: %s", path, sqlite3_errmsg(q->db));
+  if (version > PMCP__SQ_SCHEMA_VERSION)
+    return pmcp_store_set_error(s, PMCP_ESTORE,
+        "the store's schema (version %d) is newer than this program's (%d): upgrade probe-mcp",
+        version, PMCP__SQ_SCHEMA_VERSION);
+  if (version < PMCP__SQ_SCHEMA_VERSION)
+    return pmcp_store_set_error(s, PMCP_ESTORE,
+        "the store's schema (version %d) is older than this program's (%d); a read-only "
+        "open never migrates: run 'probe --store PATH init' once to upgrade it",
+        version, PMCP__SQ_SCHEMA_VERSION);
+  return 0;
+}
+
+/* A read-only open that failed in a folder we cannot write: a store in WAL
+ * mode needs its -shm file there. When no write-ahead log holds changes
+ * (no writer can run in such a folder, since it could not create one),
+ * the file alone is the whole store: read it immutable. */
+static int ro_reopen_immutable(pmcp_store *s, pmcp__sq *q, const char *path, int *version,
+                               int *said)
+{
+  long long wal = side_size(path, "-wal");
+  *said = 1;
+  if (wal > 0)
+    return pmcp_store_set_error(s, PMCP_EIO,
+        "cannot read %s: its folder is read-only and its write-ahead log (%s-wal, %lld "
+        "bytes) holds changes not yet in the file, which SQLite can only read with a %s-shm "
+        "file beside it; open the store once where its folder is writable (any probe "
+        "command merges the log), or copy the folder somewhere writable",
+        path, path, wal, path);
+  char *uri = immutable_uri(path);
+  if (!uri)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  sqlite3_close(q->db);
+  q->db = NULL;
+  int src = sqlite3_open_v2(uri, &q->db,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+  free(uri);
+  if (src != SQLITE_OK)
+    return pmcp__sq_err(s, q, src, "open store");
+  q->immutable = 1;
+  sqlite3_extended_result_codes(q->db, 0);
+  sqlite3_busy_handler(q->db, pmcp__sq_on_busy, q);
+  *said = 0;
+  return schema_version_open(q, version);
+}
+
 int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
 {
   int ro = (flags & PMCP_STORE_READONLY) != 0;
@@ -569,6 +734,11 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   if (!exists && mkdirs(path) != 0)
     return pmcp_store_set_error(s, PMCP_EIO, "cannot create the folder of %s: %s", path,
                                 strerror(errno));
+  if (!ro && !folder_writable(path))
+    return pmcp_store_set_error(s, PMCP_EREADONLY,
+        "cannot write to %s: its folder is read-only, and SQLite keeps the store's "
+        "write-ahead log (%s-wal, %s-shm) beside it; make the folder writable, or open "
+        "the store read-only", path, path, path);
   pmcp__sq *q = calloc(1, sizeof *q);
   if (!q)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
@@ -582,36 +752,32 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   s->db = &pmcp__sq_db_ops;
   if (src != SQLITE_OK)
     return pmcp__sq_err(s, q, src, "open store");
-  /* Writers wait for each other; a long wait beats a failed import. */
-  sqlite3_busy_timeout(q->db, WRITER_WAIT_MS);
+  /* Writers wait for each other, as long as it takes unless
+   * $PROBE_STORE_WAIT says otherwise: a long wait beats a failed import. */
+  pmcp__sq_wait_init(q, path);
   sqlite3_extended_result_codes(q->db, 0);
   int rc = 0;
   int version = 0;
   if (ro) {
     rc = schema_version_open(q, &version);
-    if (rc == PMCP_ECORRUPT || rc == PMCP_ESTORE || version == 0)
-      return pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
-    if (rc)
-      return pmcp_store_set_error(s, rc, "cannot read %s: %s", path, sqlite3_errmsg(q->db));
-    if (version > PMCP__SQ_SCHEMA_VERSION)
-      return pmcp_store_set_error(s, PMCP_ESTORE,
-          "the store's schema (version %d) is newer than this program's (%d): upgrade probe-mcp",
-          version, PMCP__SQ_SCHEMA_VERSION);
-    if (version < PMCP__SQ_SCHEMA_VERSION)
-      return pmcp_store_set_error(s, PMCP_ESTORE,
-          "the store's schema (version %d) is older than this program's (%d); a read-only "
-          "open never migrates: run 'probe --store PATH init' once to upgrade it",
-          version, PMCP__SQ_SCHEMA_VERSION);
-    return 0;
+    if (rc && rc != PMCP_ECORRUPT && !folder_writable(path) &&
+        side_size(path, "-shm") < 0) {
+      int said;
+      rc = ro_reopen_immutable(s, q, path, &version, &said);
+      if (said)
+        return rc;
+    }
+    return ro_check(s, q, path, rc, version);
   }
   if ((rc = exec_open(s, q, "PRAGMA journal_mode=WAL")) ||
       (rc = exec_open(s, q, "PRAGMA synchronous=NORMAL")))
-    return rc == PMCP_ECORRUPT ? pmcp_store_set_error(s, PMCP_ESTORE,
-                                     "%s is not a probe store", path) : rc;
+    return rc == PMCP_ECORRUPT ? damaged(s, q, path) : rc;
   if ((rc = exec_open(s, q, "BEGIN IMMEDIATE")))
-    return rc;
+    return rc == PMCP_ECORRUPT ? damaged(s, q, path) : rc;
   rc = pmcp__sq_schema_version(q, &version);
-  if (rc == PMCP_ESTORE || rc == PMCP_ECORRUPT)
+  if (rc == PMCP_ECORRUPT)
+    rc = damaged(s, q, path);
+  else if (rc == PMCP_ESTORE)
     rc = pmcp_store_set_error(s, PMCP_ESTORE, "%s is not a probe store", path);
   else if (rc)
     rc = pmcp__sq_err(s, q, SQLITE_ERROR, "open store");
@@ -631,6 +797,16 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   return rc;
 }
 
+int64_t pmcp__store_writer_wait(pmcp_store *s, int64_t ms)
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC || s->ops.close != sq_close || !s->ctx)
+    return -1;
+  pmcp__sq *q = SQ(s->ctx);
+  int64_t was = q->wait_ms;
+  q->wait_ms = ms;
+  return was;
+}
+
 int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out)
 {
   *out = NULL;
@@ -640,7 +816,13 @@ int pmcp__store_sqlite_ro_connection(pmcp_store *s, sqlite3 **out)
   const char *file = sqlite3_db_filename(q->db, "main");
   if (!file || !*file)
     return pmcp_store_set_error(s, PMCP_ESTORE, "the store has no file");
-  int src = sqlite3_open_v2(file, out, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  char *uri = q->immutable ? immutable_uri(file) : NULL;
+  if (q->immutable && !uri)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  int src = sqlite3_open_v2(uri ? uri : file, out,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+                            (uri ? SQLITE_OPEN_URI : 0), NULL);
+  free(uri);
   if (src != SQLITE_OK) {
     sqlite3_close(*out);
     *out = NULL;

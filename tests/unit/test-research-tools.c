@@ -1046,8 +1046,19 @@ START_TEST(search_pagination)
     ck_assert_int_lt(pages, 40);
   }
   cJSON_Delete(prev);
-  ck_assert_int_eq(n_seen, 30);
+  /* 30 runs match; the deleted r001 is left out */
+  ck_assert_int_eq(n_seen, 29);
+  for (int i = 0; i < n_seen; i++)
+    ck_assert_str_ne(seen[i], "run:r001");
   ck_assert_int_gt(pages, 1);
+  cJSON *o = tc_ok("search", "{\"query\":\"r001\"}");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "results")), 0);
+  cJSON_Delete(o);
+  o = tc_ok("search", "{\"query\":\"r001\",\"include_deleted\":true}");
+  const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "results"), 0);
+  ck_assert_str_eq(js(r, "ref"), "run:r001");
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "deleted")));
+  cJSON_Delete(o);
 }
 END_TEST
 

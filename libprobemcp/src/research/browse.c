@@ -44,6 +44,7 @@ static const pmcp_arg_spec notes_args[] = {
   QUERY("literal text to match (note text, name, path, URI)."),
   STR("on", "only notes on this project:, experiment: or run: ref."),
   LIMIT(100),
+  DELETED,
 };
 /* files also reads the common `workspace` (research/scope.c): that
  * workspace's folder; absent: the Shared folder. */
@@ -65,6 +66,7 @@ static const pmcp_arg_spec ckpt_args[] = {
   BOOL("best", "only each run's best save."),
   BOOL("stored", "true: saves with stored files; false: recorded only."),
   LIMIT(100),
+  DELETED,
 };
 static const pmcp_arg_spec src_args[] = {
   STR("provider", "e.g. hf, s3, gcs, url."),
@@ -106,7 +108,7 @@ static const char *const k_ws[] = {"ref", "name", "description", "created",
                                    NULL};
 static const char *const k_note[] = {"ref", "on", "note_kind", "title",
                                      "excerpt", "chars", "author", "via",
-                                     "updated", NULL};
+                                     "updated", "deleted", NULL};
 static const char *const k_file[] = {"ref", "path", "workspace", "size",
                                      "media_type", "sha256", "uri",
                                      "created", NULL};
@@ -116,7 +118,7 @@ static const char *const k_dataset[] = {"ref", "name", "project",
                                         NULL};
 static const char *const k_ckpt[] = {"ref", "run", "step", "best", "stored",
                                      "metric", "value", "uri", "size",
-                                     "created", NULL};
+                                     "created", "deleted", NULL};
 static const char *const k_source[] = {"ref", "provider", "kind", "uri",
                                        "version", "runs", "description",
                                        NULL};

@@ -462,6 +462,7 @@ static int entity(pmcp_call *call, void *ud)
     v.view = view;
     v.opts = opts;
     v.state = st;
+    v.include_deleted = pmcp__rs_include_deleted(call);
     rc = single(&v);
     vctx_free(&v);
   } else {
@@ -479,6 +480,7 @@ static int entity(pmcp_call *call, void *ud)
       v.view = view;
       v.opts = opts;
       v.batch = 1;
+      v.include_deleted = pmcp__rs_include_deleted(call);
       cJSON *it = batch_item(&v);
       vctx_free(&v);
       if (!it) {
@@ -517,6 +519,9 @@ static const pmcp_arg_spec args[] = {
    "label); lineage: direction (upstream|downstream), depth 1-8, steps; "
    "summary_history: version",
    0, 0, 0, 0, NULL, NULL},
+  {"include_deleted", PMCP_T_BOOLEAN, 0,
+   "also deleted runs, trashed experiments and what hangs off them (marked "
+   "deleted)", 0, 0, 0, 0, NULL, "false"},
 };
 
 static const char desc[] =

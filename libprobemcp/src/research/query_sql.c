@@ -110,6 +110,7 @@ static int list_tables(pmcp_call *call, qsql *q, pmcp__sqlg *g)
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "usage", "query_sql {\"sql\": \"SELECT ...\"}: one read-only "
                                       "statement over these tables (SQLite dialect)");
+  pmcp_page_field_string(pg, "deleted", PMCP__SQL_DELETED_NOTE);
   pmcp_page_list(pg, "tables");
   int more = 0;
   for (size_t i = pos; pmcp__sqlg_table(i); i++) {

@@ -113,12 +113,19 @@ int pmcp__view_lineage(pmcp__vctx *v)
         const char *self = down ? from : to;
         if (strcmp(self, node->valuestring) != 0 || !*other)
           continue;
+        /* a deleted run (or what hangs off one) is not walked to unless
+         * asked; when asked, its edge says so */
+        int dead = pmcp__rs_ref_deleted(v->rs, other);
+        if (dead && !v->include_deleted)
+          continue;
         cJSON *edge = cJSON_CreateObject();
         cJSON_AddStringToObject(edge, "from", from);
         cJSON_AddStringToObject(edge, "to", to);
         if (*pmcp__js(e, "relation"))
           cJSON_AddStringToObject(edge, "relation", pmcp__js(e, "relation"));
         cJSON_AddNumberToObject(edge, "level", level);
+        if (dead)
+          cJSON_AddTrueToObject(edge, "deleted");
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "steps");
         if (steps && cJSON_IsArray(st))
           cJSON_AddItemToObject(edge, "steps", cJSON_Duplicate(st, 1));

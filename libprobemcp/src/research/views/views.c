@@ -551,13 +551,28 @@ static int view_metrics(pmcp__vctx *v)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
+static int view_dispatch(pmcp__vctx *v);
+
 int pmcp__view_run(pmcp__vctx *v)
 {
-  const char *w = v->view;
-  pmcp__ref_kind k = v->ref.kind;
   int rc = pmcp__view_record(v);
   if (rc)
     return rc < 0 ? rc : 0;
+  /* a group's deleted runs (and the like) are left out unless asked */
+  pmcp__rs_prune_deleted(v->rec, v->include_deleted);
+  rc = view_dispatch(v);
+  /* A list under a deleted entity was asked for by its ref: what hangs off
+   * it is shown. Elsewhere deleted things are shown only when asked. */
+  if (rc == 0 && v->list.kind)
+    v->list.include_deleted =
+        v->include_deleted || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v->rec, "deleted"));
+  return rc;
+}
+
+static int view_dispatch(pmcp__vctx *v)
+{
+  const char *w = v->view;
+  pmcp__ref_kind k = v->ref.kind;
   if (strcmp(w, "card") == 0) {
     v->obj = pmcp__view_card(v->rec, k);
     return v->obj ? 0 : PMCP_ENOMEM;

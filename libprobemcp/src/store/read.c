@@ -822,6 +822,18 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
     *at = '\0';
   int64_t rid = row_id(r, kind, base);
   cJSON *o = jrow(r, sql, rid, NULL);
+  if (o && at && strcmp(kind, "source") == 0) {
+    /* source:ID@V names the source at version V: another is not found */
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, at + 1) != 0) {
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "source '%.64s' has no version '%.64s'%s%.64s%s",
+                                   base, at + 1, cJSON_IsString(v) ? " (it is at " : "",
+                                   cJSON_IsString(v) ? v->valuestring : "",
+                                   cJSON_IsString(v) ? ")" : "");
+      cJSON_Delete(o);
+      return NULL;
+    }
+  }
   if (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0)
     add_lineage_self(r, o);
   return o;

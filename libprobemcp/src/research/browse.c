@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/call.h"
 #include "research/lists.h"
 #include "research/page.h"
 #include "research/refs.h"
@@ -125,6 +126,9 @@ static const char *const k_source[] = {"ref", "provider", "kind", "uri",
 
 static int list_fail(pmcp_call *call, int rc, const char *err)
 {
+  if (rc == PMCP_ECURSOR)
+    return pmcp__rs_restart(call, "stale", "%s. Call browse again without `cursor` to start over.",
+                            err);
   return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found"
                              : rc == PMCP_EINVAL   ? "invalid_argument"
                                                    : "store_error",
@@ -138,9 +142,11 @@ static int flat(pmcp_call *call, pmcp__research *rs, const pmcp__list_req *q,
   const char *after;
   size_t skip;
   pmcp__state_pos(st, &after, &skip);
+  pmcp__list_req qa = *q;
+  qa.anchor = pmcp__state_anchor(st);
   pmcp__window w;
   char err[512];
-  int rc = pmcp__fetch(rs, q, after, skip, &w, err, sizeof err);
+  int rc = pmcp__fetch(rs, &qa, after, skip, &w, err, sizeof err);
   if (rc) {
     cJSON_Delete(root);
     return list_fail(call, rc, err);
@@ -293,7 +299,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   cJSON *st = pmcp__window_next(shown, &w);
   if (st) {
     const char *args = NULL;
-    if (pmcp_arg_json(t->call, NULL, &args))
+    if (pmcp__call_cursor_args(t->call, &args))
       args = "{}";
     char *cur = pmcp__rs_cursor_mint(t->call, t->rs, pmcp_call_name(t->call),
                                      args, st);
@@ -358,8 +364,9 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     /* A nested <list>_cursor: continue that parent's children only. */
     pmcp__ref pr;
     if (pmcp__ref_parse(&pr, cp, err, sizeof err))
-      return cJSON_Delete(root), pmcp__rs_fail(call, "restart",
-                                              "invalid cursor state");
+      return cJSON_Delete(root), pmcp__rs_restart(call, "malformed",
+                                                 "invalid cursor state; call browse again "
+                                                 "without `cursor` to start over.");
     top = pr.kind;
     parent = cp;
     cJSON_AddStringToObject(root, "parent", cp);
@@ -369,6 +376,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   const char *after;
   size_t skip;
   pmcp__state_pos(st, &after, &skip);
+  q.anchor = pmcp__state_anchor(st);
   pmcp__window w;
   int rc = pmcp__fetch(rs, &q, after, skip, &w, err, sizeof err);
   if (rc) {
@@ -422,7 +430,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   /* At the lab root's first page, also the runs not filed in a project. */
   if (top == PMCP__REF_NONE && !st) {
     pmcp__list_req uq = {"unfiled", "run", NULL, NULL, "{\"unfiled\":true}",
-                   t.include_deleted, k_run, t.limit, 120};
+                   t.include_deleted, k_run, t.limit, 120, NULL};
     pmcp__window uw;
     rc = pmcp__fetch(rs, &uq, NULL, 0, &uw, err, sizeof err);
     if (rc) {
@@ -438,7 +446,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     cJSON *ust = pmcp__window_next(shown, &uw);
     if (ust) {
       const char *args = NULL;
-      if (pmcp_arg_json(call, NULL, &args))
+      if (pmcp__call_cursor_args(call, &args))
         args = "{}";
       char *cur = pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args,
                                        ust);
@@ -598,9 +606,9 @@ static int browse(pmcp_call *call, void *ud)
     /* A cursor continues only the list it was made for. */
     if (st && strcmp(pmcp__js(st, "l"), q.list) != 0) {
       cJSON_free(ftxt);
-      rc = pmcp__rs_fail(call, "restart",
-                         "this cursor belongs to another list; call again "
-                         "without it");
+      rc = pmcp__rs_restart(call, "changed_arguments",
+                            "this cursor belongs to another list; call browse "
+                            "again without `cursor` to start over.");
       goto out;
     }
     cJSON *root = cJSON_CreateObject();

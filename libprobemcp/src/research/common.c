@@ -209,6 +209,33 @@ int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
   return rc;
 }
 
+int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return PMCP_ENOMEM;
+  cJSON_AddStringToObject(o, "error", "invalid_cursor");
+  cJSON_AddStringToObject(o, "reason", reason);
+  cJSON_AddTrueToObject(o, "restart");
+  cJSON_AddStringToObject(o, "message", msg);
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return PMCP_ENOMEM;
+  size_t n = strlen(txt);
+  int rc = pmcp_result_text(call, txt, n);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, n);
+  cJSON_free(txt);
+  pmcp_result_set_error(call, 1);
+  return rc;
+}
+
 const char *pmcp__js(const cJSON *o, const char *key)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/call.h"
 #include "probemcp/cursor.h"
 #include "research/lists.h"
 #include "research/page.h"
@@ -84,7 +85,7 @@ static char *mint(pmcp_call *call, pmcp__research *rs, const cJSON *st,
                   int pinned)
 {
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args))
+  if (pmcp__call_cursor_args(call, &args))
     args = "{}";
   if (!pinned)
     return pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args, st);
@@ -124,10 +125,9 @@ static int emit_doc(pmcp__vctx *v, cJSON *root)
     hex_sha256(doc, nb, now);
     if (count_chars(doc, nb) != n || strcmp(now, h) != 0) {
       cJSON_Delete(root);
-      return pmcp__rs_fail(call, "restart",
-                           "invalid cursor (document_changed): %s Call "
-                           "again without the cursor to read it from the "
-                           "start.",
+      return pmcp__rs_restart(call, "document_changed",
+                           "%s Call entity again without `cursor` to read it "
+                           "from the start.",
                            pmcp_cursor_status_message(
                                PMCP_CURSOR_DOCUMENT_CHANGED));
     }
@@ -210,11 +210,15 @@ static int single(pmcp__vctx *v)
       const char *after;
       size_t skip;
       pmcp__state_pos(v->state, &after, &skip);
+      v->list.anchor = pmcp__state_anchor(v->state);
       pmcp__window w;
       char err[512];
       rc = pmcp__fetch(v->rs, &v->list, after, skip, &w, err, sizeof err);
       if (rc) {
         cJSON_Delete(root);
+        if (rc == PMCP_ECURSOR)
+          return pmcp__rs_restart(call, "stale",
+                                  "%s. Call entity again without `cursor` to start over.", err);
         return rc == PMCP_ENOMEM ? rc
                : pmcp__rs_fail(call, err_code_of(rc), "%s: %s", v->ref_text,
                                err);

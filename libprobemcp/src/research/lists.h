@@ -18,6 +18,7 @@ typedef struct pmcp__list_req {
   const char *const *keys;
   size_t limit;
   size_t excerpt; /* max chars of strings */
+  const char *anchor; /* the cursor's anchor (pmcp__state_anchor) or NULL */
 } pmcp__list_req;
 
 /* A fetched window: items [skip, skip+limit) of the store page at after. */
@@ -31,6 +32,7 @@ typedef struct pmcp__window {
   double total;
   const char *list;
   const char *parent;
+  const char *anchor_in; /* the anchor the window was read at, or NULL */
 } pmcp__window;
 
 
@@ -46,5 +48,12 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q,
                 size_t errlen);
 /* Reads a cursor state's position and skip (NULL state: the start). */
 void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);
+/* A list cursor is bound to its listing, not to the whole store: its state
+ * names the ref of the last item shown ("k", the anchor). The next page is
+ * read only if that item is still just before the position (nothing was
+ * added, removed or reordered before it); whatever else the store gained,
+ * a point logged, a run elsewhere, items after the position, does not stop
+ * it. NULL when the state has none. */
+const char *pmcp__state_anchor(const cJSON *st);
 
 #endif

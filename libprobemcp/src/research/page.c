@@ -4,7 +4,9 @@
  * minting. What stays here is what is the research tools' own: rounding,
  * cursors decoded against a store version or a pin, nested <list>_cursor
  * values for other calls. */
+#include "core/call.h"
 #include "research/page.h"
+#include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
 
 #include <math.h>
 #include <stdio.h>
@@ -102,7 +104,7 @@ static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
   o.token_budget = budget_of(call);
   o.tool = pmcp_call_name(call);
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) == 0)
+  if (pmcp__call_cursor_args(call, &args) == 0)
     o.args_json = args;
   const char *cur = NULL;
   size_t clen = 0;
@@ -203,7 +205,7 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
       pmcp_arg_string(call, "cursor", &cur, &len) != 0 || !cur)
     return 0;
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) != 0)
+  if (pmcp__call_cursor_args(call, &args) != 0)
     args = "{}";
   uint64_t ver = 0;
   if (pmcp__rs_version(rs, &ver)) {
@@ -217,11 +219,11 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
   if (rc == 0)
     *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
   if (rc == PMCP_ECURSOR) {
-    /* Document and content cursors pin what they read (a version, a
-     * prefix hash) instead of the store's version, and are minted with
-     * version 0; their state says so. */
-    if (pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, 0, cur, len,
-                               &st, NULL) == 0) {
+    /* Cursors whose state pins what their pages read (a document's
+     * version or prefix hash, a listing's anchor: "pin") continue whatever
+     * else changed in the store; the tool checks the pin. */
+    if (pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, PMCP__CURSOR_ANY_VERSION, cur,
+                               len, &st, NULL) == 0) {
       *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
       if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*state, "pin")))
         rc = 0;
@@ -232,13 +234,12 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
     return 0;
   cJSON_Delete(*state);
   *state = NULL;
-  pmcp__rs_fail(call, "restart",
-                "invalid cursor (%s): %s Call again without the cursor to "
-                "start over.",
-                rc == PMCP_ECURSOR ? pmcp_cursor_status_name((int)why)
-                                   : "unreadable",
-                rc == PMCP_ECURSOR ? pmcp_cursor_status_message((int)why)
-                                   : "");
+  pmcp__rs_restart(call,
+                   rc == PMCP_ECURSOR ? pmcp_cursor_status_name((int)why) : "malformed",
+                   "%s Call %s again without `cursor` to start over.",
+                   rc == PMCP_ECURSOR ? pmcp_cursor_status_message((int)why)
+                                      : "The cursor cannot be read.",
+                   pmcp_call_name(call));
   return 1;
 }
 

@@ -123,6 +123,11 @@ int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
  * as structuredContent. Returns 0 (a tool error is a normal result). */
 int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
+/* A cursor that cannot continue, in the one shape every tool (and the
+ * engine's pages) answers: {"error":"invalid_cursor","reason":REASON,
+ * "restart":true,"message":MSG}. Returns 0. */
+int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
+    PMCP_PRINTF(3, 4);
 
 /* Sends @p obj (consumed) as the result: compact JSON in one text item and
  * the same object as structuredContent. */

@@ -449,7 +449,7 @@ static int view_summary_history(pmcp__vctx *v)
   static const char *const k[] = {"version", "author", "via", "created",
                                   "status", "title", NULL};
   v->list = (pmcp__list_req){"versions", "note-version", v->parent, NULL,
-                             NULL, 0, k, 10, 160};
+                             NULL, 0, k, 10, 160, NULL};
   v->list_name = "versions";
   return 0;
 }
@@ -482,7 +482,7 @@ static void set_list(pmcp__vctx *v, const char *name, const char *kind,
   if (filter)
     snprintf(v->filter, sizeof v->filter, "%s", filter);
   v->list = (pmcp__list_req){name, kind, v->parent, NULL,
-                             filter ? v->filter : NULL, 0, keys, 10, excerpt};
+                             filter ? v->filter : NULL, 0, keys, 10, excerpt, NULL};
   v->list_name = name;
 }
 

@@ -92,11 +92,22 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version; @p take_cursor: the page decodes the call's cursor itself. */
+static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                             int take_cursor, int scoped, uint64_t scope);
+
 static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
                            unsigned flags, int take_cursor)
 {
-  uint64_t ver = 0;
-  if (pmcp__rs_version(rs, &ver)) {
+  return new_page_v(call, rs, flags, take_cursor, 0, 0);
+}
+
+/* @p scoped: the page's cursors are bound to @p scope (a digest of what
+ * the pages read) instead of the store's version. */
+static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                             int take_cursor, int scoped, uint64_t scope)
+{
+  uint64_t ver = scope;
+  if (!scoped && pmcp__rs_version(rs, &ver)) {
     pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
     return NULL;
   }
@@ -126,6 +137,24 @@ static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
 pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
 {
   return new_page(call, rs, flags, 1);
+}
+
+pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                                uint64_t scope)
+{
+  return new_page_v(call, rs, flags, 1, 1, scope);
+}
+
+uint64_t pmcp__rs_scope_mix(uint64_t h, int64_t v)
+{
+  /* FNV-1a over the value's bytes; 0 is kept for "no scope" */
+  if (!h)
+    h = 1469598103934665603ULL;
+  for (int i = 0; i < 8; i++) {
+    h ^= (uint64_t)((v >> (8 * i)) & 0xFF);
+    h *= 1099511628211ULL;
+  }
+  return h ? h : 1;
 }
 
 int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)

@@ -16,6 +16,7 @@
 #include "research/research.h"
 #include "research/views/matrix.h"
 #include "research/views/views.h"
+#include "util/buf.h"
 
 static void hex_sha256(const char *s, size_t n, char out[65])
 {
@@ -67,15 +68,42 @@ static const char *err_code_of(int rc)
 typedef struct offs_next {
   size_t start;
   size_t total;
+  const cJSON *items; /* the whole list, from its first item */
 } offs_next;
 
+/* The digest of the first @p n items of @p items (hex, into @p out). */
+static void prefix_digest(const cJSON *items, size_t n, char out[65])
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t i = 0;
+  for (const cJSON *it = items ? items->child : NULL; it && i < n; it = it->next, i++) {
+    char *t = cJSON_PrintUnformatted(it);
+    if (t)
+      pmcp__buf_puts(&b, t);
+    pmcp__buf_putc(&b, '\n');
+    cJSON_free(t);
+  }
+  hex_sha256(b.ptr ? b.ptr : "", b.len, out);
+  pmcp_buf_dispose(&b);
+}
+
+/* A list built whole on each call (a lineage walk, a record's array): its
+ * cursor is bound to the items already shown ("oh", their digest), not to
+ * the store; the next page is read while they are the same. */
 static cJSON *offset_next(size_t placed, void *ud)
 {
   offs_next *o = ud;
-  if (o->start + placed >= o->total)
+  size_t at = o->start + placed;
+  if (at >= o->total)
     return NULL;
   cJSON *st = cJSON_CreateObject();
-  cJSON_AddNumberToObject(st, "o", (double)(o->start + placed));
+  cJSON_AddNumberToObject(st, "o", (double)at);
+  if (o->items) {
+    char h[65];
+    prefix_digest(o->items, at, h);
+    cJSON_AddStringToObject(st, "oh", h);
+    cJSON_AddTrueToObject(st, "pin");
+  }
   return st;
 }
 
@@ -236,14 +264,27 @@ static int single(pmcp__vctx *v)
     size_t start = v->state ? (size_t)pmcp__jn(v->state, "o", 0) : 0;
     if (start > total)
       start = total;
+    if (v->state && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v->state, "pin"))) {
+      char h[65];
+      prefix_digest(v->items, start, h);
+      if (strcmp(h, pmcp__js(v->state, "oh")) != 0) {
+        cJSON_Delete(root);
+        return pmcp__rs_restart(call, "stale",
+                                "The %s shown on the pages before changed. Call entity again "
+                                "without `cursor` to start over.", v->list_name);
+      }
+    }
+    /* the digests are of the whole list from its first item */
+    cJSON *whole = cJSON_Duplicate(v->items, 1);
     for (size_t i = 0; i < start; i++)
       cJSON_Delete(cJSON_DetachItemFromArray(v->items, 0));
     cJSON_AddNumberToObject(root, "total", (double)total);
-    offs_next on = {start, total};
+    offs_next on = {start, total, whole};
     cJSON *items = v->items;
     v->items = NULL;
-    return pmcp__rs_emit(call, v->rs, root, v->list_name, items, offset_next,
-                         &on);
+    rc = pmcp__rs_emit(call, v->rs, root, v->list_name, items, offset_next, &on);
+    cJSON_Delete(whole);
+    return rc;
   }
   if (v->doc) {
     /* Whole if it fits, else fragments. */

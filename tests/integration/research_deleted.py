@@ -37,6 +37,13 @@ def check(cond, what):
         print("FAIL:", what)
 
 
+def no_duplicates(pairs):
+    """A JSON object whose keys are each there once (check-failing otherwise)."""
+    keys = [k for k, _ in pairs]
+    check(len(keys) == len(set(keys)), "a key twice in one object: %s" % keys)
+    return dict(pairs)
+
+
 class Server:
     def __init__(self, store):
         self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", "research"],
@@ -64,7 +71,8 @@ class Server:
 
     def call(self, name, args):
         r = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
-        return json.loads(r["content"][0]["text"]), r.get("isError", False)
+        return (json.loads(r["content"][0]["text"], object_pairs_hook=no_duplicates),
+                r.get("isError", False))
 
     def pages(self, name, args, key):
         """Every item of list @key over all pages."""
@@ -143,6 +151,9 @@ def store_runs(store):
 
 def refs(items):
     return [i.get("ref") for i in items]
+
+
+mlruns_of = {}
 
 
 def check_store(label, store, deleted_names=None, trashed=None):
@@ -254,6 +265,28 @@ def check_store(label, store, deleted_names=None, trashed=None):
         n_exp = len([e for e in exps if not e[2]])
         check(one("SELECT count(*) FROM experiments") == n_exp,
               "%s: query_sql experiments counts the live ones" % label)
+        if label.startswith("mlflow"):
+            # reproduce carries the run's MLflow params, as in its params/ files
+            rp, err = srv.call("entity", {"refs": [L], "view": "reproduce", "token_budget": 8000})
+            check(not err and isinstance(rp.get("params"), dict) and rp["params"],
+                  "%s: reproduce has the MLflow params: %s" % (label, json.dumps(rp)[:300]))
+            rid = L.split("-")[-1]
+            files = [os.path.join(mlruns_of[label], e, rid, "params") for e in
+                     os.listdir(mlruns_of[label])]
+            files = [f for f in files if os.path.isdir(f)]
+            check(files, "%s: the MLflow params of %s are found" % (label, L))
+            if files and not err:
+                names = sorted(os.listdir(files[0]))
+                got = rp.get("params") or {}
+                check(sorted(got) == names, "%s: reproduce params %s vs files %s" %
+                      (label, sorted(got), names))
+                for n in names:
+                    want = open(os.path.join(files[0], n)).read().strip()
+                    v = got.get(n)
+                    same = str(v) == want or (isinstance(v, (int, float)) and
+                                              not isinstance(v, bool) and
+                                              float(want) == float(v))
+                    check(same, "%s: param %s is %r, the file says %r" % (label, n, v, want))
         listing, _ = srv.call("query_sql", {})
         check("deleted_runs" in listing.get("deleted", ""),
               "%s: query_sql's listing says how deleted rows are kept" % label)
@@ -285,6 +318,7 @@ def main():
                     probe(store, "init")
                 probe(store, *cmd)
                 dn, tr = mlflow_deleted(mlruns) if mlruns else (None, None)
+                mlruns_of[label] = mlruns
                 if mlruns:
                     check(len(dn) > 0, "%s: the sample has deleted runs" % label)
                 check_store(label, store, dn, tr)

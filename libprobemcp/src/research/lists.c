@@ -161,7 +161,10 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
       const cJSON *ex = cJSON_GetObjectItemCaseSensitive(p, "excerpt");
       double chars = pmcp__jn(it, "chars", -1);
       if (cJSON_IsString(ex) && chars >= 0) {
-        int cut = chars > (double)strlen(ex->valuestring);
+        /* one "truncated" (the pick may have set it for a cut string) */
+        int cut = chars > (double)strlen(ex->valuestring) ||
+                  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "truncated"));
+        cJSON_DeleteItemFromObject(p, "truncated");
         cJSON_AddBoolToObject(p, "truncated", cut);
         if (cut) {
           char door[PMCP__REF_MAX + 64];

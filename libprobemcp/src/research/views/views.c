@@ -214,6 +214,14 @@ static int view_reproduce(pmcp__vctx *v)
                                   "environment", "config", "inherited",
                                   "datasets", "uses", NULL};
   int rc = from_record(v, k, "nothing recorded to reproduce it from");
+  /* the run's parameters (an imported tracker's params/..., hyper-
+   * parameters logged as attributes) are part of how it was made */
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive(v->rec, "attributes");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(at, "params");
+  if (!rc && v->obj && cJSON_IsObject(params) && params->child) {
+    cJSON_DeleteItemFromObject(v->obj, "state");
+    cJSON_AddItemToObject(v->obj, "params", cJSON_Duplicate(params, 1));
+  }
   if (!rc && v->obj)
     cJSON_AddStringToObject(v->obj, "detail",
                             "view=diff for uncommitted changes");

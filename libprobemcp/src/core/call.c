@@ -272,6 +272,26 @@ int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t i,
   return rc;
 }
 
+/* @p v printed, kept by the call until it ends. */
+static int own_json(const pmcp_call *call, const cJSON *v, const char **out)
+{
+  pmcp_call *c = (pmcp_call *)call; /* the cache is not part of the value */
+  if (c->n_owned == c->cap_owned) {
+    size_t cap = c->cap_owned ? c->cap_owned * 2 : 4;
+    char **n = realloc(c->owned, cap * sizeof *n);
+    if (!n)
+      return PMCP_ENOMEM;
+    c->owned = n;
+    c->cap_owned = cap;
+  }
+  char *text = cJSON_PrintUnformatted(v);
+  if (!text)
+    return PMCP_ENOMEM;
+  c->owned[c->n_owned++] = text;
+  *out = text;
+  return 0;
+}
+
 int pmcp__call_cursor_args(const pmcp_call *call, const char **out)
 {
   if (!call_ok(call) || !out)
@@ -297,24 +317,9 @@ int pmcp__call_cursor_args(const pmcp_call *call, const char **out)
       cJSON_Delete(cJSON_DetachItemViaPointer(a, it));
     it = nx;
   }
-  pmcp_call *c = (pmcp_call *)call; /* the cache is not part of the value */
-  if (c->n_owned == c->cap_owned) {
-    size_t cap = c->cap_owned ? c->cap_owned * 2 : 4;
-    char **n = realloc(c->owned, cap * sizeof *n);
-    if (!n) {
-      cJSON_Delete(a);
-      return PMCP_ENOMEM;
-    }
-    c->owned = n;
-    c->cap_owned = cap;
-  }
-  char *text = cJSON_PrintUnformatted(a);
+  int rc = own_json(call, a, out);
   cJSON_Delete(a);
-  if (!text)
-    return PMCP_ENOMEM;
-  c->owned[c->n_owned++] = text;
-  *out = text;
-  return 0;
+  return rc;
 }
 
 int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
@@ -328,21 +333,7 @@ int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
     *out = "{}";
     return 0;
   }
-  pmcp_call *c = (pmcp_call *)call; /* the cache is not part of the value */
-  if (c->n_owned == c->cap_owned) {
-    size_t cap = c->cap_owned ? c->cap_owned * 2 : 4;
-    char **n = realloc(c->owned, cap * sizeof *n);
-    if (!n)
-      return PMCP_ENOMEM;
-    c->owned = n;
-    c->cap_owned = cap;
-  }
-  char *text = cJSON_PrintUnformatted(v);
-  if (!text)
-    return PMCP_ENOMEM;
-  c->owned[c->n_owned++] = text;
-  *out = text;
-  return 0;
+  return own_json(call, v, out);
 }
 
 /* ---- results ---- */

@@ -184,6 +184,22 @@ int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
   return rc;
 }
 
+/* Sends @p o (consumed) as the call's isError result. */
+static int send_error(pmcp_call *call, cJSON *o)
+{
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return PMCP_ENOMEM;
+  size_t n = strlen(txt);
+  int rc = pmcp_result_text(call, txt, n);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, n);
+  cJSON_free(txt);
+  pmcp_result_set_error(call, 1);
+  return rc;
+}
+
 int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
 {
   char msg[1024];
@@ -196,17 +212,7 @@ int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
     return PMCP_ENOMEM;
   cJSON_AddStringToObject(o, "error", code);
   cJSON_AddStringToObject(o, "message", msg);
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return PMCP_ENOMEM;
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
-  if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
-  cJSON_free(txt);
-  pmcp_result_set_error(call, 1);
-  return rc;
+  return send_error(call, o);
 }
 
 int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
@@ -223,17 +229,7 @@ int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
   cJSON_AddStringToObject(o, "reason", reason);
   cJSON_AddTrueToObject(o, "restart");
   cJSON_AddStringToObject(o, "message", msg);
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return PMCP_ENOMEM;
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
-  if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
-  cJSON_free(txt);
-  pmcp_result_set_error(call, 1);
-  return rc;
+  return send_error(call, o);
 }
 
 const char *pmcp__js(const cJSON *o, const char *key)

@@ -79,6 +79,27 @@ cJSON *pmcp__window_next(size_t placed, void *ud)
   return NULL;
 }
 
+int pmcp__anchor_start(const char **after, size_t *skip, char before[32])
+{
+  long long off;
+  if (*skip > 0)
+    return 0;
+  if (!offset_of(*after, &off))
+    return -1;
+  snprintf(before, 32, "%lld", off - 1);
+  *after = before;
+  *skip = 1;
+  return 0;
+}
+
+int pmcp__anchor_holds(const cJSON *items, size_t skip, const char *anchor)
+{
+  char buf[300];
+  return skip > 0 &&
+         strcmp(pmcp__rs_ref(cJSON_GetArrayItem(items, (int)skip - 1), buf, sizeof buf), anchor) ==
+             0;
+}
+
 const char *pmcp__state_anchor(const cJSON *st)
 {
   const char *k = pmcp__js(st, "k");
@@ -93,15 +114,9 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
   /* An anchored cursor reads the item before its position too, to check
    * that it is still the anchor. */
   char before[32];
-  long long off;
-  if (q->anchor && skip == 0) {
-    if (!offset_of(after, &off)) {
-      snprintf(err, errlen, "the cursor's position cannot be checked");
-      return PMCP_ECURSOR;
-    }
-    snprintf(before, sizeof before, "%lld", off - 1);
-    after = before;
-    skip = 1;
+  if (q->anchor && pmcp__anchor_start(&after, &skip, before)) {
+    snprintf(err, errlen, "the cursor's position cannot be checked");
+    return PMCP_ECURSOR;
   }
   pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
   o.kind = q->kind;
@@ -124,9 +139,7 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
   w->total = pmcp__jn(w->page, "total", -1);
   w->anchor_in = q->anchor;
   if (q->anchor) {
-    char buf[300];
-    const char *at = pmcp__rs_ref(cJSON_GetArrayItem(items, (int)skip - 1), buf, sizeof buf);
-    if (strcmp(at, q->anchor) != 0) {
+    if (!pmcp__anchor_holds(items, skip, q->anchor)) {
       snprintf(err, errlen,
                "the %s listing changed before the cursor's position (%.200s is no "
                "longer the last item shown)", q->list ? q->list : "", q->anchor);

@@ -55,5 +55,11 @@ void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);
  * a point logged, a run elsewhere, items after the position, does not stop
  * it. NULL when the state has none. */
 const char *pmcp__state_anchor(const cJSON *st);
+/* Where an anchored read starts: one item before (@p after, @p skip), the
+ * position rewritten into @p before when it is a store page's start.
+ * Returns 0, or -1 when the position cannot be checked. */
+int pmcp__anchor_start(const char **after, size_t *skip, char before[32]);
+/* Whether item @p skip - 1 of the store page @p items is @p anchor. */
+int pmcp__anchor_holds(const cJSON *items, size_t skip, const char *anchor);
 
 #endif

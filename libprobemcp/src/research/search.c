@@ -448,39 +448,30 @@ static int search(pmcp_call *call, void *ud)
      * too, and must still be the last one shown */
     const char *anchor = pmcp__state_anchor(st);
     char before[32];
-    if (anchor && skip == 0) {
-      char *end;
-      long long off = after ? strtoll(after, &end, 10) : 0;
-      if (!after || *end || off < 1) {
-        cJSON_Delete(items);
-        cJSON_Delete(root);
-        cJSON_Delete(st);
-        return pmcp__rs_restart(call, "stale", "The cursor's position cannot be checked. Call "
-                                "search again without `cursor` to start over.");
-      }
-      snprintf(before, sizeof before, "%lld", off - 1);
-      after = before;
-      skip = 1;
+    if (anchor && pmcp__anchor_start(&after, &skip, before)) {
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      cJSON_Delete(st);
+      return pmcp__rs_restart(call, "stale", "The cursor's position cannot be checked. Call "
+                              "search again without `cursor` to start over.");
     }
     size_t want = (size_t)lim - n_exact;
     cJSON *page = NULL;
     char err[400];
     int rc = pmcp__rs_search(rs, q, kinds, after, skip + want, &page, err,
                              sizeof err);
-    if (rc == 0 && anchor) {
-      char buf[300];
-      const cJSON *prev =
-          cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(page, "items"), (int)skip - 1);
-      if (strcmp(pmcp__rs_ref(prev, buf, sizeof buf), anchor) != 0) {
-        cJSON_Delete(page);
-        cJSON_Delete(items);
-        cJSON_Delete(root);
-        cJSON_Delete(st);
-        return pmcp__rs_restart(call, "stale",
-                                "The matches before the cursor's position changed (%.200s is "
-                                "no longer the last one shown). Call search again without "
-                                "`cursor` to start over.", anchor);
-      }
+    if (rc == 0 && anchor &&
+        !pmcp__anchor_holds(cJSON_GetObjectItemCaseSensitive(page, "items"), skip, anchor)) {
+      /* the message names the anchor, which the state holds: sent first */
+      int src = pmcp__rs_restart(call, "stale",
+                                 "The matches before the cursor's position changed (%.200s is "
+                                 "no longer the last one shown). Call search again without "
+                                 "`cursor` to start over.", anchor);
+      cJSON_Delete(page);
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      cJSON_Delete(st);
+      return src;
     }
     if (rc == PMCP_ENOMEM) {
       cJSON_Delete(items);

@@ -127,6 +127,14 @@ def main():
                 check(err and out.get("error") == "not_found", "%s: %s" % (ref, out))
             out, err = srv.call("entity", {"refs": ["source:hf-cifar10@abc123"]})
             check(not err, "source at its version: %s" % out)
+            # exact-channel hits carry the entity's kind
+            for q, kind in (("hf://cifar10", "source"), ("s3://ck/100", "checkpoint"),
+                            ("resnet18-cifar10", "artifact")):
+                out, err = srv.call("search", {"query": q})
+                hits = [h for h in out.get("results", []) if h.get("channel") == "exact"]
+                check(hits and all(h.get("kind") == h.get("ref", "").split(":")[0] for h in hits)
+                      and any(h.get("kind") == kind for h in hits),
+                      "search %r: exact hits of kind %s: %s" % (q, kind, hits))
         finally:
             srv.close()
         # two shared artifacts with one name: refused, and handled when present

@@ -172,6 +172,14 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
       if (!f)
         continue;
       cJSON *h = hit(it, "exact", f);
+      /* a listing's "kind" may be its own field (a source's model or
+       * dataset): the hit's kind is the entity's */
+      if (h && strcmp(pmcp__js(h, "kind"), exact_lists[i]) != 0) {
+        if (*pmcp__js(h, "kind"))
+          cJSON_AddStringToObject(h, "source_kind", pmcp__js(h, "kind"));
+        cJSON_DeleteItemFromObject(h, "kind");
+        cJSON_AddStringToObject(h, "kind", exact_lists[i]);
+      }
       if (h && !has_ref(out, pmcp__js(h, "ref")) && shown(rs, it, incl, h))
         cJSON_AddItemToArray(out, h);
       else

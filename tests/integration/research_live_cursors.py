@@ -6,10 +6,12 @@ A writer process logs metric points to one run W of the demo lab (one
 research tools, waiting for at least one new point between any two pages.
 Each paged answer must equal the same question asked in one call on a
 quiet store (browse runs / notes / checkpoints, search, entity lineage,
-metrics points and curves of another run), with no page refused; a points
+metrics points and curves of another run, query_sql rows of the other runs), with
+no page refused; a points
 walk over W itself continues too (its new points land after the cursor)
 and returns every point of W in order, once. A curve of W is refused (its
-points changed), in the one restart shape. Re-sending an argument at its
+points changed), and so are query_sql rows that include W's counts, in the
+one restart shape. Re-sending an argument at its
 default value continues a cursor.
 
 usage: research_live_cursors.py PROBE_CLI PROBE_MCP_STDIO
@@ -77,6 +79,10 @@ def main():
             ("metrics", {"mode": "points", "run_id": Y, "key": ykey, "token_budget": 8000},
              {"mode": "points", "run_id": Y, "key": ykey, "token_budget": 512}, "series"),
         ]
+        q = "SELECT r.slug, r.name, s.key, s.count FROM runs r JOIN series s ON s.run_id=r.id" \
+            " WHERE r.slug<>'%s' ORDER BY s.id" % W
+        questions.append(("query_sql", {"sql": q, "token_budget": 8000},
+                          {"sql": q, "token_budget": 512}, "rows"))
         if lin:
             questions.append(("entity", {"refs": [lin[0]], "view": "lineage", "token_budget": 8000,
                                          "view_options": {"direction": "downstream", "depth": 3}},
@@ -151,6 +157,18 @@ def main():
             check(pages > 1, "points of W: several pages (%d)" % pages)
             check(got == sorted(set(got)) and len(got) > 0,
                   "points of W: in order, each once (%d steps)" % len(got))
+            # rows that change between pages: refused, in the one shape
+            q = "SELECT s.key, s.count, r.slug FROM series s JOIN runs r ON r.id=s.run_id" \
+                " ORDER BY (r.slug='%s') DESC, s.id" % W
+            r, err = srv.call("query_sql", {"sql": q, "token_budget": 512})
+            cur = r.get("next_cursor")
+            check(cur, "the rows of W take several pages")
+            if cur:
+                wait_point()
+                r, err = srv.call("query_sql", {"sql": q, "token_budget": 512, "cursor": cur})
+                check(err and r.get("error") == "invalid_cursor" and r.get("reason") == "stale"
+                      and r.get("restart") is True,
+                      "query_sql rows that changed are refused, one shape: %s" % r)
             # a curve of W: refused once W has new points, in the one shape
             wkeys = [k[0] for k in db.execute(
                 "SELECT s.key FROM series s JOIN runs r ON r.id=s.run_id WHERE r.slug=?"

@@ -560,6 +560,18 @@ static void rich(pmcp_store *s, pmcp_tenant t)
   st_put(s, t, "group", "{\"name\":\"gu\",\"runs\":[\"ru\"]}");
   st_put(s, t, "session", "{\"title\":\"both\",\"agent\":\"a\",\"on\":[\"run:ra\",\"run:rb\"]}");
   st_put(s, t, "session", "{\"title\":\"nowhere\",\"agent\":\"a\"}");
+  /* a deleted run and a trashed experiment (query_sql's deleted_ views),
+   * in the beta workspace */
+  st_create(s, t, "experiment", "ex", "project:pb");
+  pmcp_run_spec rd = PMCP_RUN_SPEC_INIT;
+  rd.id = "rd";
+  rd.project = "pb";
+  rd.experiment = "ex";
+  rd.created_ms = 1700000005000;
+  ST_OK(s, pmcp_store_run_create(s, t, &rd, NULL));
+  note_on(s, t, "run:rd", NULL, "rdsecret", 1700000005001);
+  ST_OK(s, pmcp_store_set_deleted(s, t, "run:rd", 1));
+  ST_OK(s, pmcp_store_set_deleted(s, t, "experiment:ex", 1));
   /* another lab */
   pmcp_tenant o;
   ST_OK(s, pmcp_store_tenant(s, "lab-2", PMCP_STORE_CREATE, &o));
@@ -966,7 +978,7 @@ START_TEST(upgrades_older_store)
            " AND pronamespace='%s'::regnamespace", st_schema);
   sees(one(c, sql, 0, NULL), "0", NULL, "the old function");
   snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_views WHERE schemaname='%s'", q);
-  sees(one(c, sql, 0, NULL), "25", NULL, "the views");
+  sees(one(c, sql, 0, NULL), "27", NULL, "the views");
   r = connect_as("probe_reader", q);
   sees(as_reader(r, tid, "0", "0", old, "SELECT string_agg(name, ' ') FROM runs"), NULL,
        "secret", "the old token");

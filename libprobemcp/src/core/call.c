@@ -272,17 +272,9 @@ int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t i,
   return rc;
 }
 
-int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
+/* @p v printed, kept by the call until it ends. */
+static int own_json(const pmcp_call *call, const cJSON *v, const char **out)
 {
-  if (!call_ok(call) || !out)
-    return PMCP_EINVAL;
-  const cJSON *v = name ? arg_value(call, name) : call->args;
-  if (!v) {
-    if (name)
-      return PMCP_ENOTFOUND;
-    *out = "{}";
-    return 0;
-  }
   pmcp_call *c = (pmcp_call *)call; /* the cache is not part of the value */
   if (c->n_owned == c->cap_owned) {
     size_t cap = c->cap_owned ? c->cap_owned * 2 : 4;
@@ -298,6 +290,50 @@ int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
   c->owned[c->n_owned++] = text;
   *out = text;
   return 0;
+}
+
+int pmcp__call_cursor_args(const pmcp_call *call, const char **out)
+{
+  if (!call_ok(call) || !out)
+    return PMCP_EINVAL;
+  if (!cJSON_IsObject(call->args) || call->kind != PMCP__CALL_TOOL || !call->tool)
+    return pmcp_arg_json(call, NULL, out);
+  cJSON *a = cJSON_Duplicate(call->args, 1);
+  if (!a)
+    return PMCP_ENOMEM;
+  const pmcp__tool *t = call->tool;
+  cJSON *it = a->child;
+  while (it) {
+    cJSON *nx = it->next;
+    int drop = 0;
+    if (strcmp(it->string, "mode") == 0) {
+      drop = t->default_mode >= 0 && (size_t)t->default_mode < t->n_modes &&
+             cJSON_IsString(it) && strcmp(it->valuestring, t->modes[t->default_mode].name) == 0;
+    } else {
+      const pmcp__arg *sp = spec_of(call, it->string);
+      drop = sp && sp->default_value && cJSON_Compare(it, sp->default_value, 1);
+    }
+    if (drop)
+      cJSON_Delete(cJSON_DetachItemViaPointer(a, it));
+    it = nx;
+  }
+  int rc = own_json(call, a, out);
+  cJSON_Delete(a);
+  return rc;
+}
+
+int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
+{
+  if (!call_ok(call) || !out)
+    return PMCP_EINVAL;
+  const cJSON *v = name ? arg_value(call, name) : call->args;
+  if (!v) {
+    if (name)
+      return PMCP_ENOTFOUND;
+    *out = "{}";
+    return 0;
+  }
+  return own_json(call, v, out);
 }
 
 /* ---- results ---- */

@@ -59,6 +59,11 @@ void pmcp__call_init(pmcp_call *call, pmcp__req *req, pmcp__call_kind kind);
 void pmcp__call_dispose(pmcp_call *call);
 /* Appends an item; takes ownership of the buffers. */
 int pmcp__call_push_json(pmcp_call *call, pmcp_buf *json);
+/* The arguments a cursor is bound to, as JSON text owned by the call: the
+ * call's arguments without those equal to their declared default and
+ * without `mode` when it is the tool's default mode, so leaving one out
+ * and sending it at its default are the same call. */
+int pmcp__call_cursor_args(const pmcp_call *call, const char **out);
 int pmcp__call_push_text(pmcp_call *call, const char *text, size_t len);
 /* Drops every content item (error results replace content). */
 void pmcp__call_clear_items(pmcp_call *call);

@@ -412,7 +412,7 @@ int pmcp__cursor_decode_key(const void *key, size_t key_len, const char *tool,
     rc = refuse(status, PMCP_CURSOR_CHANGED_ARGUMENTS);
     goto out;
   }
-  if (ver != source_version) {
+  if (ver != source_version && source_version != PMCP__CURSOR_ANY_VERSION) {
     rc = refuse(status, PMCP_CURSOR_STALE);
     goto out;
   }

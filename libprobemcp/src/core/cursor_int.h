@@ -43,6 +43,9 @@ int pmcp__cursor_encode_key(const void *key, size_t key_len, const char *tool,
                             const unsigned char args_hash[PMCP__ARGS_HASH_LEN],
                             uint64_t source_version, const void *state,
                             size_t state_len, pmcp_buf *out);
+/* A source_version that matches any: for a caller whose state carries its
+ * own guard (what its pages read), checked once the state is read. */
+#define PMCP__CURSOR_ANY_VERSION UINT64_MAX
 /* Returns 0, PMCP_ECURSOR (with *status), PMCP_ENOMEM. */
 int pmcp__cursor_decode_key(const void *key, size_t key_len, const char *tool,
                             const unsigned char args_hash[PMCP__ARGS_HASH_LEN],

@@ -1,5 +1,6 @@
 /* The page builder's link to a tool call: reading token_budget, cursor and
  * arguments from the call, and handing the finished page to it. */
+#include "core/call.h"
 #include "core/page_int.h"
 
 #include <string.h>
@@ -26,7 +27,7 @@ int pmcp_page_begin(pmcp_page **out, pmcp_call *call, uint64_t source_version)
   o.key = key->key;
   o.key_len = key->len;
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) == 0)
+  if (pmcp__call_cursor_args(call, &args) == 0)
     o.args_json = args;
   const char *cursor = NULL;
   size_t cursor_len = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/call.h"
 #include "research/lists.h"
 #include "research/page.h"
 #include "research/refs.h"
@@ -44,6 +45,7 @@ static const pmcp_arg_spec notes_args[] = {
   QUERY("literal text to match (note text, name, path, URI)."),
   STR("on", "only notes on this project:, experiment: or run: ref."),
   LIMIT(100),
+  DELETED,
 };
 /* files also reads the common `workspace` (research/scope.c): that
  * workspace's folder; absent: the Shared folder. */
@@ -65,6 +67,7 @@ static const pmcp_arg_spec ckpt_args[] = {
   BOOL("best", "only each run's best save."),
   BOOL("stored", "true: saves with stored files; false: recorded only."),
   LIMIT(100),
+  DELETED,
 };
 static const pmcp_arg_spec src_args[] = {
   STR("provider", "e.g. hf, s3, gcs, url."),
@@ -106,7 +109,7 @@ static const char *const k_ws[] = {"ref", "name", "description", "created",
                                    NULL};
 static const char *const k_note[] = {"ref", "on", "note_kind", "title",
                                      "excerpt", "chars", "author", "via",
-                                     "updated", NULL};
+                                     "updated", "deleted", NULL};
 static const char *const k_file[] = {"ref", "path", "workspace", "size",
                                      "media_type", "sha256", "uri",
                                      "created", NULL};
@@ -116,13 +119,16 @@ static const char *const k_dataset[] = {"ref", "name", "project",
                                         NULL};
 static const char *const k_ckpt[] = {"ref", "run", "step", "best", "stored",
                                      "metric", "value", "uri", "size",
-                                     "created", NULL};
+                                     "created", "deleted", NULL};
 static const char *const k_source[] = {"ref", "provider", "kind", "uri",
                                        "version", "runs", "description",
                                        NULL};
 
 static int list_fail(pmcp_call *call, int rc, const char *err)
 {
+  if (rc == PMCP_ECURSOR)
+    return pmcp__rs_restart(call, "stale", "%s. Call browse again without `cursor` to start over.",
+                            err);
   return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found"
                              : rc == PMCP_EINVAL   ? "invalid_argument"
                                                    : "store_error",
@@ -136,9 +142,11 @@ static int flat(pmcp_call *call, pmcp__research *rs, const pmcp__list_req *q,
   const char *after;
   size_t skip;
   pmcp__state_pos(st, &after, &skip);
+  pmcp__list_req qa = *q;
+  qa.anchor = pmcp__state_anchor(st);
   pmcp__window w;
   char err[512];
-  int rc = pmcp__fetch(rs, q, after, skip, &w, err, sizeof err);
+  int rc = pmcp__fetch(rs, &qa, after, skip, &w, err, sizeof err);
   if (rc) {
     cJSON_Delete(root);
     return list_fail(call, rc, err);
@@ -291,7 +299,7 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   cJSON *st = pmcp__window_next(shown, &w);
   if (st) {
     const char *args = NULL;
-    if (pmcp_arg_json(t->call, NULL, &args))
+    if (pmcp__call_cursor_args(t->call, &args))
       args = "{}";
     char *cur = pmcp__rs_cursor_mint(t->call, t->rs, pmcp_call_name(t->call),
                                      args, st);
@@ -356,8 +364,9 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     /* A nested <list>_cursor: continue that parent's children only. */
     pmcp__ref pr;
     if (pmcp__ref_parse(&pr, cp, err, sizeof err))
-      return cJSON_Delete(root), pmcp__rs_fail(call, "restart",
-                                              "invalid cursor state");
+      return cJSON_Delete(root), pmcp__rs_restart(call, "malformed",
+                                                 "invalid cursor state; call browse again "
+                                                 "without `cursor` to start over.");
     top = pr.kind;
     parent = cp;
     cJSON_AddStringToObject(root, "parent", cp);
@@ -367,6 +376,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   const char *after;
   size_t skip;
   pmcp__state_pos(st, &after, &skip);
+  q.anchor = pmcp__state_anchor(st);
   pmcp__window w;
   int rc = pmcp__fetch(rs, &q, after, skip, &w, err, sizeof err);
   if (rc) {
@@ -420,7 +430,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   /* At the lab root's first page, also the runs not filed in a project. */
   if (top == PMCP__REF_NONE && !st) {
     pmcp__list_req uq = {"unfiled", "run", NULL, NULL, "{\"unfiled\":true}",
-                   t.include_deleted, k_run, t.limit, 120};
+                   t.include_deleted, k_run, t.limit, 120, NULL};
     pmcp__window uw;
     rc = pmcp__fetch(rs, &uq, NULL, 0, &uw, err, sizeof err);
     if (rc) {
@@ -436,7 +446,7 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     cJSON *ust = pmcp__window_next(shown, &uw);
     if (ust) {
       const char *args = NULL;
-      if (pmcp_arg_json(call, NULL, &args))
+      if (pmcp__call_cursor_args(call, &args))
         args = "{}";
       char *cur = pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args,
                                        ust);
@@ -596,9 +606,9 @@ static int browse(pmcp_call *call, void *ud)
     /* A cursor continues only the list it was made for. */
     if (st && strcmp(pmcp__js(st, "l"), q.list) != 0) {
       cJSON_free(ftxt);
-      rc = pmcp__rs_fail(call, "restart",
-                         "this cursor belongs to another list; call again "
-                         "without it");
+      rc = pmcp__rs_restart(call, "changed_arguments",
+                            "this cursor belongs to another list; call browse "
+                            "again without `cursor` to start over.");
       goto out;
     }
     cJSON *root = cJSON_CreateObject();

@@ -110,6 +110,58 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
   return parse_out(rs, &b, out, err, errlen);
 }
 
+int pmcp__rs_rec_deleted(pmcp__research *rs, const cJSON *rec)
+{
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "deleted")))
+    return 1;
+  /* what hangs off a run or an experiment goes with it */
+  static const char *const owners[] = {"on", "run", NULL};
+  for (size_t i = 0; owners[i]; i++) {
+    const char *o = pmcp__js(rec, owners[i]);
+    if ((!strncmp(o, "run:", 4) || !strncmp(o, "experiment:", 11)) &&
+        pmcp__rs_ref_deleted(rs, o))
+      return 1;
+  }
+  return 0;
+}
+
+int pmcp__rs_ref_deleted(pmcp__research *rs, const char *ref)
+{
+  cJSON *rec = NULL;
+  char err[200];
+  if (!ref || !*ref || pmcp__rs_get(rs, ref, &rec, err, sizeof err))
+    return 0;
+  int d = pmcp__rs_rec_deleted(rs, rec);
+  cJSON_Delete(rec);
+  return d;
+}
+
+void pmcp__rs_prune_deleted(cJSON *rec, int keep)
+{
+  if (keep)
+    return;
+  for (cJSON *a = rec ? rec->child : NULL; a; a = a->next) {
+    if (!cJSON_IsArray(a))
+      continue;
+    cJSON *it = a->child;
+    while (it) {
+      cJSON *nx = it->next;
+      if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "deleted")))
+        cJSON_Delete(cJSON_DetachItemViaPointer(a, it));
+      it = nx;
+    }
+  }
+}
+
+int pmcp__rs_include_deleted(pmcp_call *call)
+{
+  int v = 0;
+  if (pmcp_arg_has(call, "include_deleted") &&
+      pmcp_arg_bool(call, "include_deleted", &v))
+    v = 0;
+  return v;
+}
+
 int pmcp__rs_version(pmcp__research *rs, uint64_t *out)
 {
   pthread_mutex_lock(rs->lock);
@@ -132,6 +184,22 @@ int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
   return rc;
 }
 
+/* Sends @p o (consumed) as the call's isError result. */
+static int send_error(pmcp_call *call, cJSON *o)
+{
+  char *txt = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return PMCP_ENOMEM;
+  size_t n = strlen(txt);
+  int rc = pmcp_result_text(call, txt, n);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, n);
+  cJSON_free(txt);
+  pmcp_result_set_error(call, 1);
+  return rc;
+}
+
 int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
 {
   char msg[1024];
@@ -144,17 +212,24 @@ int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
     return PMCP_ENOMEM;
   cJSON_AddStringToObject(o, "error", code);
   cJSON_AddStringToObject(o, "message", msg);
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
+  return send_error(call, o);
+}
+
+int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
     return PMCP_ENOMEM;
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
-  if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
-  cJSON_free(txt);
-  pmcp_result_set_error(call, 1);
-  return rc;
+  cJSON_AddStringToObject(o, "error", "invalid_cursor");
+  cJSON_AddStringToObject(o, "reason", reason);
+  cJSON_AddTrueToObject(o, "restart");
+  cJSON_AddStringToObject(o, "message", msg);
+  return send_error(call, o);
 }
 
 const char *pmcp__js(const cJSON *o, const char *key)

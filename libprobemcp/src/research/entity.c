@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "core/call.h"
 #include "probemcp/cursor.h"
 #include "research/lists.h"
 #include "research/page.h"
@@ -15,6 +16,7 @@
 #include "research/research.h"
 #include "research/views/matrix.h"
 #include "research/views/views.h"
+#include "util/buf.h"
 
 static void hex_sha256(const char *s, size_t n, char out[65])
 {
@@ -66,15 +68,42 @@ static const char *err_code_of(int rc)
 typedef struct offs_next {
   size_t start;
   size_t total;
+  const cJSON *items; /* the whole list, from its first item */
 } offs_next;
 
+/* The digest of the first @p n items of @p items (hex, into @p out). */
+static void prefix_digest(const cJSON *items, size_t n, char out[65])
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t i = 0;
+  for (const cJSON *it = items ? items->child : NULL; it && i < n; it = it->next, i++) {
+    char *t = cJSON_PrintUnformatted(it);
+    if (t)
+      pmcp__buf_puts(&b, t);
+    pmcp__buf_putc(&b, '\n');
+    cJSON_free(t);
+  }
+  hex_sha256(b.ptr ? b.ptr : "", b.len, out);
+  pmcp_buf_dispose(&b);
+}
+
+/* A list built whole on each call (a lineage walk, a record's array): its
+ * cursor is bound to the items already shown ("oh", their digest), not to
+ * the store; the next page is read while they are the same. */
 static cJSON *offset_next(size_t placed, void *ud)
 {
   offs_next *o = ud;
-  if (o->start + placed >= o->total)
+  size_t at = o->start + placed;
+  if (at >= o->total)
     return NULL;
   cJSON *st = cJSON_CreateObject();
-  cJSON_AddNumberToObject(st, "o", (double)(o->start + placed));
+  cJSON_AddNumberToObject(st, "o", (double)at);
+  if (o->items) {
+    char h[65];
+    prefix_digest(o->items, at, h);
+    cJSON_AddStringToObject(st, "oh", h);
+    cJSON_AddTrueToObject(st, "pin");
+  }
   return st;
 }
 
@@ -84,7 +113,7 @@ static char *mint(pmcp_call *call, pmcp__research *rs, const cJSON *st,
                   int pinned)
 {
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args))
+  if (pmcp__call_cursor_args(call, &args))
     args = "{}";
   if (!pinned)
     return pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args, st);
@@ -124,10 +153,9 @@ static int emit_doc(pmcp__vctx *v, cJSON *root)
     hex_sha256(doc, nb, now);
     if (count_chars(doc, nb) != n || strcmp(now, h) != 0) {
       cJSON_Delete(root);
-      return pmcp__rs_fail(call, "restart",
-                           "invalid cursor (document_changed): %s Call "
-                           "again without the cursor to read it from the "
-                           "start.",
+      return pmcp__rs_restart(call, "document_changed",
+                           "%s Call entity again without `cursor` to read it "
+                           "from the start.",
                            pmcp_cursor_status_message(
                                PMCP_CURSOR_DOCUMENT_CHANGED));
     }
@@ -210,11 +238,15 @@ static int single(pmcp__vctx *v)
       const char *after;
       size_t skip;
       pmcp__state_pos(v->state, &after, &skip);
+      v->list.anchor = pmcp__state_anchor(v->state);
       pmcp__window w;
       char err[512];
       rc = pmcp__fetch(v->rs, &v->list, after, skip, &w, err, sizeof err);
       if (rc) {
         cJSON_Delete(root);
+        if (rc == PMCP_ECURSOR)
+          return pmcp__rs_restart(call, "stale",
+                                  "%s. Call entity again without `cursor` to start over.", err);
         return rc == PMCP_ENOMEM ? rc
                : pmcp__rs_fail(call, err_code_of(rc), "%s: %s", v->ref_text,
                                err);
@@ -232,14 +264,27 @@ static int single(pmcp__vctx *v)
     size_t start = v->state ? (size_t)pmcp__jn(v->state, "o", 0) : 0;
     if (start > total)
       start = total;
+    if (v->state && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v->state, "pin"))) {
+      char h[65];
+      prefix_digest(v->items, start, h);
+      if (strcmp(h, pmcp__js(v->state, "oh")) != 0) {
+        cJSON_Delete(root);
+        return pmcp__rs_restart(call, "stale",
+                                "The %s shown on the pages before changed. Call entity again "
+                                "without `cursor` to start over.", v->list_name);
+      }
+    }
+    /* the digests are of the whole list from its first item */
+    cJSON *whole = cJSON_Duplicate(v->items, 1);
     for (size_t i = 0; i < start; i++)
       cJSON_Delete(cJSON_DetachItemFromArray(v->items, 0));
     cJSON_AddNumberToObject(root, "total", (double)total);
-    offs_next on = {start, total};
+    offs_next on = {start, total, whole};
     cJSON *items = v->items;
     v->items = NULL;
-    return pmcp__rs_emit(call, v->rs, root, v->list_name, items, offset_next,
-                         &on);
+    rc = pmcp__rs_emit(call, v->rs, root, v->list_name, items, offset_next, &on);
+    cJSON_Delete(whole);
+    return rc;
   }
   if (v->doc) {
     /* Whole if it fits, else fragments. */
@@ -462,6 +507,7 @@ static int entity(pmcp_call *call, void *ud)
     v.view = view;
     v.opts = opts;
     v.state = st;
+    v.include_deleted = pmcp__rs_include_deleted(call);
     rc = single(&v);
     vctx_free(&v);
   } else {
@@ -479,6 +525,7 @@ static int entity(pmcp_call *call, void *ud)
       v.view = view;
       v.opts = opts;
       v.batch = 1;
+      v.include_deleted = pmcp__rs_include_deleted(call);
       cJSON *it = batch_item(&v);
       vctx_free(&v);
       if (!it) {
@@ -517,6 +564,9 @@ static const pmcp_arg_spec args[] = {
    "label); lineage: direction (upstream|downstream), depth 1-8, steps; "
    "summary_history: version",
    0, 0, 0, 0, NULL, NULL},
+  {"include_deleted", PMCP_T_BOOLEAN, 0,
+   "also deleted runs, trashed experiments and what hangs off them (marked "
+   "deleted)", 0, 0, 0, 0, NULL, "false"},
 };
 
 static const char desc[] =

@@ -36,16 +36,74 @@ cJSON *pmcp__state_make(const char *list, const char *parent,
   return st;
 }
 
+/* A store position the anchor can be checked at: an offset (the built-in
+ * backends' positions) of at least 1. */
+static int offset_of(const char *pos, long long *out)
+{
+  char *end;
+  long long v = pos ? strtoll(pos, &end, 10) : 0;
+  if (!pos || !*pos || *end || v < 1)
+    return 0;
+  *out = v;
+  return 1;
+}
+
+/* Binds @p st to the listing: the anchor and "pin" (the cursor is checked
+ * by its anchor, not by the store's version). */
+static cJSON *anchored(cJSON *st, const char *anchor)
+{
+  if (st && anchor && *anchor) {
+    cJSON_AddStringToObject(st, "k", anchor);
+    cJSON_AddTrueToObject(st, "pin");
+  }
+  return st;
+}
+
 /* The position after @p placed items of the window, or NULL at the end. */
 cJSON *pmcp__window_next(size_t placed, void *ud)
 {
   pmcp__window *w = ud;
   size_t consumed = w->skip + placed;
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
+  char buf[300];
+  const char *last =
+      consumed ? pmcp__rs_ref(cJSON_GetArrayItem(items, (int)consumed - 1), buf, sizeof buf)
+               : w->anchor_in;
+  long long off;
   if (consumed < w->page_n)
-    return pmcp__state_make(w->list, w->parent, w->after, consumed);
+    return anchored(pmcp__state_make(w->list, w->parent, w->after, consumed),
+                    consumed || (w->after && offset_of(w->after, &off)) ? last : NULL);
   if (w->next)
-    return pmcp__state_make(w->list, w->parent, w->next, 0);
+    return anchored(pmcp__state_make(w->list, w->parent, w->next, 0),
+                    offset_of(w->next, &off) ? last : NULL);
   return NULL;
+}
+
+int pmcp__anchor_start(const char **after, size_t *skip, char before[32])
+{
+  long long off;
+  if (*skip > 0)
+    return 0;
+  if (!offset_of(*after, &off))
+    return -1;
+  snprintf(before, 32, "%lld", off - 1);
+  *after = before;
+  *skip = 1;
+  return 0;
+}
+
+int pmcp__anchor_holds(const cJSON *items, size_t skip, const char *anchor)
+{
+  char buf[300];
+  return skip > 0 &&
+         strcmp(pmcp__rs_ref(cJSON_GetArrayItem(items, (int)skip - 1), buf, sizeof buf), anchor) ==
+             0;
+}
+
+const char *pmcp__state_anchor(const cJSON *st)
+{
+  const char *k = pmcp__js(st, "k");
+  return *k ? k : NULL;
 }
 
 /* Fetches the window at (@p after, @p skip). Error text in @p err. */
@@ -53,6 +111,13 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
                  size_t skip, pmcp__window *w, char *err, size_t errlen)
 {
   memset(w, 0, sizeof *w);
+  /* An anchored cursor reads the item before its position too, to check
+   * that it is still the anchor. */
+  char before[32];
+  if (q->anchor && pmcp__anchor_start(&after, &skip, before)) {
+    snprintf(err, errlen, "the cursor's position cannot be checked");
+    return PMCP_ECURSOR;
+  }
   pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
   o.kind = q->kind;
   o.parent = q->parent;
@@ -72,6 +137,18 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
   w->page_n = (size_t)cJSON_GetArraySize(items);
   w->next = pmcp__js(w->page, "next")[0] ? pmcp__js(w->page, "next") : NULL;
   w->total = pmcp__jn(w->page, "total", -1);
+  w->anchor_in = q->anchor;
+  if (q->anchor) {
+    if (!pmcp__anchor_holds(items, skip, q->anchor)) {
+      snprintf(err, errlen,
+               "the %s listing changed before the cursor's position (%.200s is no "
+               "longer the last item shown)", q->list ? q->list : "", q->anchor);
+      cJSON_Delete(w->page);
+      free(w->after);
+      memset(w, 0, sizeof *w);
+      return PMCP_ECURSOR;
+    }
+  }
   w->items = cJSON_CreateArray();
   size_t i = 0;
   const cJSON *it;
@@ -97,7 +174,10 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
       const cJSON *ex = cJSON_GetObjectItemCaseSensitive(p, "excerpt");
       double chars = pmcp__jn(it, "chars", -1);
       if (cJSON_IsString(ex) && chars >= 0) {
-        int cut = chars > (double)strlen(ex->valuestring);
+        /* one "truncated" (the pick may have set it for a cut string) */
+        int cut = chars > (double)strlen(ex->valuestring) ||
+                  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "truncated"));
+        cJSON_DeleteItemFromObject(p, "truncated");
         cJSON_AddBoolToObject(p, "truncated", cut);
         if (cut) {
           char door[PMCP__REF_MAX + 64];

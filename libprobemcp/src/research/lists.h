@@ -18,6 +18,7 @@ typedef struct pmcp__list_req {
   const char *const *keys;
   size_t limit;
   size_t excerpt; /* max chars of strings */
+  const char *anchor; /* the cursor's anchor (pmcp__state_anchor) or NULL */
 } pmcp__list_req;
 
 /* A fetched window: items [skip, skip+limit) of the store page at after. */
@@ -31,6 +32,7 @@ typedef struct pmcp__window {
   double total;
   const char *list;
   const char *parent;
+  const char *anchor_in; /* the anchor the window was read at, or NULL */
 } pmcp__window;
 
 
@@ -46,5 +48,18 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q,
                 size_t errlen);
 /* Reads a cursor state's position and skip (NULL state: the start). */
 void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);
+/* A list cursor is bound to its listing, not to the whole store: its state
+ * names the ref of the last item shown ("k", the anchor). The next page is
+ * read only if that item is still just before the position (nothing was
+ * added, removed or reordered before it); whatever else the store gained,
+ * a point logged, a run elsewhere, items after the position, does not stop
+ * it. NULL when the state has none. */
+const char *pmcp__state_anchor(const cJSON *st);
+/* Where an anchored read starts: one item before (@p after, @p skip), the
+ * position rewritten into @p before when it is a store page's start.
+ * Returns 0, or -1 when the position cannot be checked. */
+int pmcp__anchor_start(const char **after, size_t *skip, char before[32]);
+/* Whether item @p skip - 1 of the store page @p items is @p anchor. */
+int pmcp__anchor_holds(const cJSON *items, size_t skip, const char *anchor);
 
 #endif

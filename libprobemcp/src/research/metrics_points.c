@@ -641,7 +641,13 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
     return rc;
   }
   pmcp__mx_where_free(where);
-  pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
+  /* The pages walk these series by point position: points logged since
+   * land after it, so the cursor is bound to the series read, not to the
+   * store (another series in the selection is a different walk). */
+  uint64_t scope = 0;
+  for (size_t i = 0; i < ns; i++)
+    scope = pmcp__rs_scope_mix(scope, c.s[sel[i]].id);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, PMCP_PAGE_LOSSLESS, scope ? scope : 1);
   if (!pg) {
     free(sel);
     pmcp__mx_catalog_free(&c);

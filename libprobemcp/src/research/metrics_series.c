@@ -365,6 +365,20 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
   return rc;
 }
 
+/* Curves and summaries are made of every point of their series: their
+ * cursors are bound to those series and how many points each holds, so a
+ * point logged to another run leaves them valid and one logged to these
+ * refuses them. */
+static uint64_t rows_scope(const rowset *r)
+{
+  uint64_t scope = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    const pmcp__mx_series *s = &r->cat[r->rows[i].run].s[r->rows[i].s];
+    scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(scope, s->id), s->count);
+  }
+  return scope ? scope : 1;
+}
+
 int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
 {
   row_req q = {INT64_MIN, INT64_MAX, 100, 0};
@@ -390,7 +404,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     rowset_free(&r);
     return rc > 0 ? 0 : rc;
   }
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, rows_scope(&r));
   if (!pg) {
     rowset_free(&r);
     return 0;
@@ -455,7 +469,7 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
     rowset_free(&r);
     return rc > 0 ? 0 : rc;
   }
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, rows_scope(&r));
   if (!pg) {
     rowset_free(&r);
     return 0;

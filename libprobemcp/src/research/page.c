@@ -4,7 +4,9 @@
  * minting. What stays here is what is the research tools' own: rounding,
  * cursors decoded against a store version or a pin, nested <list>_cursor
  * values for other calls. */
+#include "core/call.h"
 #include "research/page.h"
+#include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
 
 #include <math.h>
 #include <stdio.h>
@@ -94,11 +96,22 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version; @p take_cursor: the page decodes the call's cursor itself. */
+static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                             int take_cursor, int scoped, uint64_t scope);
+
 static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
                            unsigned flags, int take_cursor)
 {
-  uint64_t ver = 0;
-  if (pmcp__rs_version(rs, &ver)) {
+  return new_page_v(call, rs, flags, take_cursor, 0, 0);
+}
+
+/* @p scoped: the page's cursors are bound to @p scope (a digest of what
+ * the pages read) instead of the store's version. */
+static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                             int take_cursor, int scoped, uint64_t scope)
+{
+  uint64_t ver = scope;
+  if (!scoped && pmcp__rs_version(rs, &ver)) {
     pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
     return NULL;
   }
@@ -106,7 +119,7 @@ static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
   o.token_budget = budget_of(call);
   o.tool = pmcp_call_name(call);
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) == 0)
+  if (pmcp__call_cursor_args(call, &args) == 0)
     o.args_json = args;
   const char *cur = NULL;
   size_t clen = 0;
@@ -128,6 +141,24 @@ static pmcp_page *new_page(pmcp_call *call, pmcp__research *rs,
 pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
 {
   return new_page(call, rs, flags, 1);
+}
+
+pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                                uint64_t scope)
+{
+  return new_page_v(call, rs, flags, 1, 1, scope);
+}
+
+uint64_t pmcp__rs_scope_mix(uint64_t h, int64_t v)
+{
+  /* FNV-1a over the value's bytes; 0 is kept for "no scope" */
+  if (!h)
+    h = 1469598103934665603ULL;
+  for (int i = 0; i < 8; i++) {
+    h ^= (uint64_t)((v >> (8 * i)) & 0xFF);
+    h *= 1099511628211ULL;
+  }
+  return h ? h : 1;
 }
 
 int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
@@ -207,7 +238,7 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
       pmcp_arg_string(call, "cursor", &cur, &len) != 0 || !cur)
     return 0;
   const char *args = NULL;
-  if (pmcp_arg_json(call, NULL, &args) != 0)
+  if (pmcp__call_cursor_args(call, &args) != 0)
     args = "{}";
   uint64_t ver = 0;
   if (pmcp__rs_version(rs, &ver)) {
@@ -221,11 +252,11 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
   if (rc == 0)
     *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
   if (rc == PMCP_ECURSOR) {
-    /* Document and content cursors pin what they read (a version, a
-     * prefix hash) instead of the store's version, and are minted with
-     * version 0; their state says so. */
-    if (pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, 0, cur, len,
-                               &st, NULL) == 0) {
+    /* Cursors whose state pins what their pages read (a document's
+     * version or prefix hash, a listing's anchor: "pin") continue whatever
+     * else changed in the store; the tool checks the pin. */
+    if (pmcp__rs_cursor_decode(rs, pmcp_call_name(call), args, PMCP__CURSOR_ANY_VERSION, cur,
+                               len, &st, NULL) == 0) {
       *state = cJSON_ParseWithLength(st.ptr ? st.ptr : "", st.len);
       if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*state, "pin")))
         rc = 0;
@@ -236,13 +267,12 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
     return 0;
   cJSON_Delete(*state);
   *state = NULL;
-  pmcp__rs_fail(call, "restart",
-                "invalid cursor (%s): %s Call again without the cursor to "
-                "start over.",
-                rc == PMCP_ECURSOR ? pmcp_cursor_status_name((int)why)
-                                   : "unreadable",
-                rc == PMCP_ECURSOR ? pmcp_cursor_status_message((int)why)
-                                   : "");
+  pmcp__rs_restart(call,
+                   rc == PMCP_ECURSOR ? pmcp_cursor_status_name((int)why) : "malformed",
+                   "%s Call %s again without `cursor` to start over.",
+                   rc == PMCP_ECURSOR ? pmcp_cursor_status_message((int)why)
+                                      : "The cursor cannot be read.",
+                   pmcp_call_name(call));
   return 1;
 }
 

@@ -44,6 +44,12 @@ int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
  * PMCP_PAGE_LOSSLESS), for handlers that write items with pmcp_json.
  * Sends the error result and returns NULL when something fails. */
 pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
+/* The same with cursors bound to @p scope, a digest of what the pages read
+ * (pmcp__rs_scope_mix), not to the whole store's version: writes elsewhere
+ * leave them valid. */
+pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
+                                uint64_t scope);
+uint64_t pmcp__rs_scope_mix(uint64_t h, int64_t v);
 /* Renders @p pg as the call's result (text and structuredContent) and
  * frees it. */
 int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more);

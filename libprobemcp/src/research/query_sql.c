@@ -124,6 +124,7 @@ static int list_tables(pmcp_call *call, qsql *q, pmcp__sqlg *g)
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "usage", "query_sql {\"sql\": \"SELECT ...\"}: one read-only "
                                       "statement over these tables (SQLite dialect)");
+  pmcp_page_field_string(pg, "deleted", PMCP__SQL_DELETED_NOTE);
   pmcp_page_list(pg, "tables");
   int more = 0;
   for (size_t i = pos; pmcp__sqlg_table(i); i++) {
@@ -162,6 +163,39 @@ static void hex_blob(pmcp_json *j, const unsigned char *p, int n)
   free(s);
 }
 
+/* The rows sent so far, as a page's position: how many and their digest.
+ * A cursor is bound to them (not to the store): the statement is run again
+ * and continues while its first rows are those already sent, whatever else
+ * the lab logged meanwhile. */
+typedef struct sql_pos {
+  uint64_t next;
+  uint64_t digest;
+} sql_pos;
+
+static uint64_t row_digest(uint64_t h, sqlite3_stmt *st, int nc)
+{
+  for (int c = 0; c < nc; c++) {
+    int t = sqlite3_column_type(st, c);
+    h = pmcp__rs_scope_mix(h, t);
+    if (t == SQLITE_INTEGER) {
+      h = pmcp__rs_scope_mix(h, sqlite3_column_int64(st, c));
+    } else if (t == SQLITE_FLOAT) {
+      double d = sqlite3_column_double(st, c);
+      int64_t bits;
+      memcpy(&bits, &d, sizeof bits);
+      h = pmcp__rs_scope_mix(h, bits);
+    } else if (t != SQLITE_NULL) {
+      const unsigned char *p = t == SQLITE_BLOB ? sqlite3_column_blob(st, c)
+                                                : sqlite3_column_text(st, c);
+      int n = sqlite3_column_bytes(st, c);
+      h = pmcp__rs_scope_mix(h, n);
+      for (int i = 0; p && i < n; i++)
+        h = pmcp__rs_scope_mix(h, p[i]);
+    }
+  }
+  return h;
+}
+
 static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, size_t len)
 {
   sqlite3_stmt *st = NULL;
@@ -169,12 +203,17 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   int rc = pmcp__sqlg_prepare(g, sql, len, call, &st, err, sizeof err);
   if (rc)
     return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
-  pmcp_page *pg = pmcp__rs_page(call, q->rs, PMCP_PAGE_LOSSLESS);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, q->rs, PMCP_PAGE_LOSSLESS, 1);
   if (!pg) {
     sqlite3_finalize(st);
     return 0;
   }
-  size_t pos = pmcp__mx_pos(pg);
+  sql_pos at = {0, 0};
+  const void *pd = NULL;
+  size_t pl = 0;
+  if (pmcp_page_position(pg, &pd, &pl) == 0 && pd && pl == sizeof at)
+    memcpy(&at, pd, sizeof at);
+  uint64_t pos = at.next, digest = 0;
   int nc = sqlite3_column_count(st);
   pmcp_json *cj = NULL;
   if (pmcp_json_new(&cj, 0) == 0) {
@@ -192,9 +231,17 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   int more = 0, src;
   uint64_t row = 0;
   pmcp__sqlg_arm(g, call);
+  int changed = 0;
   while ((src = pmcp__sqlg_step(g, st, err, sizeof err)) == SQLITE_ROW) {
-    if (row++ < pos)
-      continue; /* sent on an earlier page */
+    if (row++ < pos) {
+      digest = row_digest(digest, st, nc); /* sent on an earlier page */
+      continue;
+    }
+    if (row == pos + 1 && pos && digest != at.digest) {
+      changed = 1;
+      break;
+    }
+    digest = row_digest(digest, st, nc);
     pmcp_json *j = pmcp_page_item(pg);
     if (!j)
       break;
@@ -219,7 +266,7 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
       }
     }
     pmcp_json_array_end(j);
-    uint64_t next = row;
+    sql_pos next = {row, digest};
     int arc = pmcp_page_commit(pg, &next, sizeof next);
     if (arc == PMCP_EBUDGET) {
       more = 1;
@@ -229,6 +276,14 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
       break;
   }
   sqlite3_finalize(st);
+  if (src == SQLITE_DONE && pos && row <= pos && (row < pos || digest != at.digest))
+    changed = 1; /* rows sent earlier are gone or changed */
+  if (changed) {
+    pmcp_page_free(pg);
+    return pmcp__rs_restart(call, "stale",
+                            "The rows on the pages before changed. Call query_sql again "
+                            "without `cursor` to start over.");
+  }
   if (src != SQLITE_ROW && src != SQLITE_DONE) {
     pmcp_page_free(pg);
     if (!strcmp(err, "cancelled"))

@@ -88,6 +88,27 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
                     size_t errlen);
 int pmcp__rs_version(pmcp__research *rs, uint64_t *out);
 
+/* Deleted things (a deleted run or trashed experiment, and what hangs off
+ * one: its notes, artifacts, checkpoints, trials) are hidden by every tool
+ * unless the call says include_deleted. 1 when record @p rec is one of
+ * them, else 0 (an owner that cannot be read counts as alive). */
+int pmcp__rs_rec_deleted(pmcp__research *rs, const cJSON *rec);
+/* The same for the entity @p ref names (0 when it cannot be read). */
+int pmcp__rs_ref_deleted(pmcp__research *rs, const char *ref);
+/* Drops the items marked "deleted":true from every array of objects at the
+ * top of @p rec (a group's runs, ...); keeps them, marked, when @p keep. */
+void pmcp__rs_prune_deleted(cJSON *rec, int keep);
+/* How query_sql's tables represent deleted rows (both backends' listing). */
+#define PMCP__SQL_DELETED_NOTE                                                 \
+  "runs and experiments hold live rows only, and so do the rows hanging off " \
+  "them (series, run_events, checkpoints, trials, group_runs, notes, "        \
+  "artifacts); deleted runs and trashed experiments are in deleted_runs and " \
+  "deleted_experiments (same columns, deleted=1). attributes, tags, "         \
+  "metric_blocks and metric_points keep every row: join runs to leave "       \
+  "deleted ones out."
+/* The call's include_deleted argument (false when absent). */
+int pmcp__rs_include_deleted(pmcp_call *call);
+
 /* Cursors under the toolset's key (cursor.h semantics: bound to the tool,
  * the canonical arguments without token_budget/cursor, and a version). */
 int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,
@@ -101,6 +122,11 @@ int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
 /* An isError result: {"error": CODE, "message": MSG} in one text item and
  * as structuredContent. Returns 0 (a tool error is a normal result). */
 int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
+    PMCP_PRINTF(3, 4);
+/* A cursor that cannot continue, in the one shape every tool (and the
+ * engine's pages) answers: {"error":"invalid_cursor","reason":REASON,
+ * "restart":true,"message":MSG}. Returns 0. */
+int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 
 /* Sends @p obj (consumed) as the result: compact JSON in one text item and

@@ -16,7 +16,14 @@
 /* The readable tables: each a TEMP view over main.<table> that keeps the
  * tenant's rows and leaves out internals
  * (tenant ids, blobs of compressed points, secrets, file contents); the
- * tenant id is appended to each. */
+ * tenant id is appended to each. Deleted runs and trashed experiments, and
+ * the rows hanging off them, are left out as every tool leaves them out;
+ * deleted_runs and deleted_experiments hold them (as PostgreSQL's views,
+ * store/pg_query.c). */
+#define DEAD_RUNS "(SELECT id FROM main.runs WHERE deleted<>0)"
+#define DEAD_OWNER                                                            \
+  "((owner_kind='run' AND owner_id IN " DEAD_RUNS ") OR (owner_kind='experiment'" \
+  " AND owner_id IN (SELECT id FROM main.experiments WHERE deleted<>0)))"
 static const struct {
   const char *name;
   const char *select;
@@ -26,18 +33,24 @@ static const struct {
   {"projects", "SELECT id, workspace_id, slug, name, description, readme, created"
                " FROM main.projects WHERE tenant_id="},
   {"experiments", "SELECT id, project_id, slug, name, description, config, deleted, created"
-                  " FROM main.experiments WHERE tenant_id="},
+                  " FROM main.experiments WHERE deleted=0 AND tenant_id="},
+  {"deleted_experiments", "SELECT id, project_id, slug, name, description, config, deleted,"
+                          " created FROM main.experiments WHERE deleted<>0 AND tenant_id="},
   {"runs", "SELECT id, project_id, experiment_id, slug, name, description, status, created,"
            " started, ended, deleted, command, environment, git_commit, git_branch,"
-           " git_remote, git_dirty FROM main.runs WHERE tenant_id="},
+           " git_remote, git_dirty FROM main.runs WHERE deleted=0 AND tenant_id="},
+  {"deleted_runs", "SELECT id, project_id, experiment_id, slug, name, description, status,"
+                   " created, started, ended, deleted, command, environment, git_commit,"
+                   " git_branch, git_remote, git_dirty FROM main.runs WHERE deleted<>0"
+                   " AND tenant_id="},
   {"attributes", "SELECT owner_kind, owner_id, path, type, v_text, v_int, v_real"
                  " FROM main.attributes WHERE tenant_id="},
   {"tags", "SELECT owner_kind, owner_id, tag FROM main.tags WHERE tenant_id="},
   {"run_events", "SELECT id, run_id, time, kind, message FROM main.run_events"
-                 " WHERE tenant_id="},
+                 " WHERE run_id NOT IN " DEAD_RUNS " AND tenant_id="},
   {"series", "SELECT id, run_id, key, labels, kind, scale, count, nonfinite, step_min,"
              " step_max, time_min, time_max, first, last, vmin, vmax, vsum"
-             " FROM main.series WHERE tenant_id="},
+             " FROM main.series WHERE run_id NOT IN " DEAD_RUNS " AND tenant_id="},
   /* every point, decoded from the blocks (sq_points_vtab.c) */
   {"metric_points", NULL},
   {"metric_blocks", "SELECT b.series_id, b.seq, b.n, b.nonfinite, b.step_min, b.step_max,"
@@ -45,11 +58,11 @@ static const struct {
                     " FROM main.metric_blocks b JOIN main.series s ON s.id=b.series_id"
                     " WHERE s.tenant_id="},
   {"notes", "SELECT id, slug, owner_kind, owner_id, kind, title, status, created, updated,"
-            " version FROM main.notes WHERE tenant_id="},
+            " version FROM main.notes WHERE NOT " DEAD_OWNER " AND tenant_id="},
   {"note_versions", "SELECT note_id, version, title, body, summary, status, author, via,"
                     " created FROM main.note_versions WHERE tenant_id="},
   {"artifacts", "SELECT id, slug, name, owner_kind, owner_id, shared, description, created,"
-                " latest FROM main.artifacts WHERE tenant_id="},
+                " latest FROM main.artifacts WHERE NOT " DEAD_OWNER " AND tenant_id="},
   {"artifact_versions", "SELECT artifact_id, version, path, media_type, description, uri,"
                         " sha256, size, created FROM main.artifact_versions"
                         " WHERE tenant_id="},
@@ -58,16 +71,17 @@ static const struct {
   {"dataset_versions", "SELECT dataset_id, version, uri, sha256, size, rows, description,"
                        " created FROM main.dataset_versions WHERE tenant_id="},
   {"checkpoints", "SELECT id, slug, run_id, step, best, stored, uri, size, metric, value,"
-                  " created FROM main.checkpoints WHERE tenant_id="},
+                  " created FROM main.checkpoints WHERE run_id NOT IN " DEAD_RUNS " AND tenant_id="},
   {"sources", "SELECT id, slug, provider, kind, uri, version, description, created"
               " FROM main.sources WHERE tenant_id="},
   {"lineage", "SELECT from_ref, to_ref, relation, steps, created FROM main.lineage"
               " WHERE tenant_id="},
   {"groups", "SELECT id, slug, name, experiment_id, description, created FROM main.groups"
              " WHERE tenant_id="},
-  {"group_runs", "SELECT group_id, run_id FROM main.group_runs WHERE tenant_id="},
+  {"group_runs", "SELECT group_id, run_id FROM main.group_runs"
+                 " WHERE run_id NOT IN " DEAD_RUNS " AND tenant_id="},
   {"trials", "SELECT id, slug, run_id, name, params, status, score, created FROM main.trials"
-             " WHERE tenant_id="},
+             " WHERE run_id NOT IN " DEAD_RUNS " AND tenant_id="},
   {"sessions", "SELECT id, slug, title, agent, started, ended, created FROM main.sessions"
                " WHERE tenant_id="},
   {"papers", "SELECT arxiv_id, title, abstract, authors, categories, published, updated, doi,"

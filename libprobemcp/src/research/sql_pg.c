@@ -213,6 +213,7 @@ int pmcp__sqlpg_list(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q)
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "usage", "query_sql {\"sql\": \"SELECT ...\"}: one read-only "
                                       "statement over these tables (PostgreSQL dialect)");
+  pmcp_page_field_string(pg, "deleted", PMCP__SQL_DELETED_NOTE);
   pmcp_page_list(pg, "tables");
   int more = 0, row = 0;
   for (size_t t = 0; row < PQntuples(r); t++) {

@@ -234,12 +234,30 @@ int pmcp__put_source(put_ctx *c)
   return rc;
 }
 
-static int lineage_edge(put_ctx *c, const char *from, const char *to, const char *relation,
-                        const char *steps)
+static int lineage_row(put_ctx *c, const char *from, const char *to, const char *relation,
+                       const char *steps);
+
+/* An edge is recorded between entities: each end by its canonical ref
+ * (pmcp__put_canon_ref), so every form of a ref finds it and @best keeps
+ * naming the checkpoint that was best when the edge was recorded. */
+static int lineage_edge(put_ctx *c, const char *from_ref, const char *to_ref,
+                        const char *relation, const char *steps)
+{
+  pmcp_buf fb = PMCP_BUF_INIT, tb = PMCP_BUF_INIT;
+  int rc = pmcp__put_canon_ref(c, from_ref, &fb);
+  if (rc == 0)
+    rc = pmcp__put_canon_ref(c, to_ref, &tb);
+  if (rc == 0)
+    rc = lineage_row(c, fb.ptr, tb.ptr, relation, steps);
+  pmcp_buf_dispose(&fb);
+  pmcp_buf_dispose(&tb);
+  return rc;
+}
+
+static int lineage_row(put_ctx *c, const char *from, const char *to, const char *relation,
+                       const char *steps)
 {
   int rc;
-  if ((rc = pmcp__put_ref_exists(c, from)) || (rc = pmcp__put_ref_exists(c, to)))
-    return rc;
   if (strcmp(from, to) == 0)
     return pmcp_store_set_error(c->s, PMCP_EINVAL, "lineage record: an edge from %s to itself",
                                 from);

@@ -151,7 +151,7 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
     goto out;
   }
   if (lk->deleted && !o->include_deleted)
-    pmcp__buf_printf(&where, " AND %s=0", lk->deleted);
+    pmcp__buf_printf(&where, " AND NOT (%s)", lk->deleted);
   if (o->query && *o->query) {
     if (!lk->query) {
       rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items cannot be searched with a query",

@@ -29,7 +29,7 @@ typedef struct list_kind {
   const char *tenant_col;
   const char *order;
   const char *query;          /* text the literal query matches, or NULL */
-  const char *deleted;        /* deleted flag column, or NULL */
+  const char *deleted;        /* SQL boolean: a deleted row (list_kinds.h), or NULL */
   int parent_required;
   parent_rule parents[5];
   filter_rule filters[5];

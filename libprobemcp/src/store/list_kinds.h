@@ -12,7 +12,14 @@
  *   FALSE_      the false constant;
  *   SQ_PG(a, b) the SQLite text a or the PostgreSQL text b.
  * Each kind is a row: the item's JSON, its FROM clause, order, literal-query
- * text, deleted flag, whether it needs a parent, parents and filters. */
+ * text, deleted condition, whether it needs a parent, parents and filters.
+ * The deleted condition (an SQL boolean) is true for a deleted run or
+ * experiment and for what hangs off one (its notes, artifacts, checkpoints,
+ * trials): listings leave those out unless asked, and mark them. */
+#define DEAD_OWNER(k, id)                                                      \
+  "((" k "='run' AND " id " IN (SELECT id FROM runs WHERE deleted<>0)) OR ("  \
+  k "='experiment' AND " id " IN (SELECT id FROM experiments WHERE deleted<>0)))"
+#define DEAD_RUN(id) "(" id " IN (SELECT id FROM runs WHERE deleted<>0))"
   {"workspace",
    JO "'ref', 'workspace:' || w.slug, 'name', w.name, 'description', w.description,"
    " 'projects', (SELECT count(*) FROM projects WHERE workspace_id=w.id), 'created', w.created)",
@@ -28,14 +35,14 @@
    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=e.project_id),"
    " 'runs', e.n_runs, 'deleted', " B("e.deleted") ", 'created', e.created)",
    "experiments e", "e.tenant_id", "e.created DESC, e.id DESC", "e.name || ' ' || e.slug",
-   "e.deleted", 0, {{"project", "e.project_id=:p"}}, {{0}}},
+   "e.deleted<>0", 0, {{"project", "e.project_id=:p"}}, {{0}}},
   {"run",
    JO "'ref', 'run:' || r.slug, 'name', r.name, 'status', r.status,"
    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=r.project_id),"
    " 'experiment', 'experiment:' || (SELECT slug FROM experiments WHERE id=r.experiment_id),"
    " 'created', r.created, 'started', r.started, 'ended', r.ended, 'deleted', " B("r.deleted") ","
    " 'tags', (SELECT " ARR("tag") " FROM tags WHERE owner_kind='run' AND owner_id=r.id))",
-   "runs r", "r.tenant_id", "r.created DESC, r.id DESC", "r.name || ' ' || r.slug", "r.deleted", 0,
+   "runs r", "r.tenant_id", "r.created DESC, r.id DESC", "r.name || ' ' || r.slug", "r.deleted<>0", 0,
    {{"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"},
     {"group", "r.id IN (SELECT run_id FROM group_runs WHERE group_id=:p)"}},
    {{"status", 's', "r.status=:f"}, {"active", 'b', "(r.status='running')=:f"},
@@ -50,10 +57,11 @@
    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
    " 'version', n.version, 'updated', n.updated, 'author', v.author, 'via', v.via,"
-   " 'excerpt', substr(v.body, 1, 200), 'chars', length(v.body))",
+   " 'excerpt', substr(v.body, 1, 200), 'chars', length(v.body),"
+   " 'deleted', " BB(DEAD_OWNER("n.owner_kind", "n.owner_id")) ")",
    "notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version", "n.tenant_id",
    "n.updated DESC, n.id DESC", "coalesce(n.title, '') || ' ' || v.body || ' ' || coalesce(v.summary, '')",
-   NULL, 0,
+   DEAD_OWNER("n.owner_kind", "n.owner_id"), 0,
    {{"run", "n.owner_kind='run' AND n.owner_id=:p"},
     {"experiment", "n.owner_kind='experiment' AND n.owner_id=:p"},
     {"project", "n.owner_kind='project' AND n.owner_id=:p"},
@@ -73,9 +81,10 @@
    " 'shared', " B("a.shared") ", 'latest', a.latest, 'created', a.created,"
    " 'labels', (SELECT " SQ_PG("json_group_object(label, version)",
    "coalesce(json_object_agg(label, version ORDER BY label), '{}'::json)") " FROM artifact_labels"
-   " WHERE artifact_id=a.id))",
+   " WHERE artifact_id=a.id), 'deleted', " BB(DEAD_OWNER("a.owner_kind", "a.owner_id")) ")",
    "artifacts a", "a.tenant_id", "a.created DESC, a.id DESC",
-   "a.name || ' ' || coalesce(a.description, '')", NULL, 0,
+   "a.name || ' ' || coalesce(a.description, '')",
+   DEAD_OWNER("a.owner_kind", "a.owner_id"), 0,
    {{"run", "a.owner_kind='run' AND a.owner_id=:p"},
     {"experiment", "a.owner_kind='experiment' AND a.owner_id=:p"},
     {"project", "a.owner_kind='project' AND a.owner_id=:p"}},
@@ -112,9 +121,10 @@
   {"checkpoint",
    JO "'ref', 'checkpoint:' || r.slug || '@step' || c.step, 'run', 'run:' || r.slug,"
    " 'step', c.step, 'best', " B("c.best") ", 'stored', " B("c.stored") ", 'uri', c.uri,"
-   " 'size', c.size, 'metric', c.metric, 'value', " NUM("c.value") ", 'created', c.created)",
+    " 'size', c.size, 'metric', c.metric, 'value', " NUM("c.value") ", 'created', c.created,"
+   " 'deleted', " B("r.deleted") ")",
    "checkpoints c JOIN runs r ON r.id=c.run_id", "c.tenant_id", "c.created DESC, c.id DESC",
-   "r.name || ' ' || r.slug || ' ' || coalesce(c.uri, '')", NULL, 0,
+   "r.name || ' ' || r.slug || ' ' || coalesce(c.uri, '')", "r.deleted<>0", 0,
    {{"run", "c.run_id=:p"}, {"experiment", "r.experiment_id=:p"}, {"project", "r.project_id=:p"}},
    {{"best", 'b', BF("c.best")}, {"stored", 'b', BF("c.stored")}, {"exact", 's', "c.uri=:f"}}},
   {"source",
@@ -146,8 +156,10 @@
   {"trial",
    JO "'ref', 'trial:' || t.slug, 'name', t.name, 'run', 'run:' || (SELECT slug FROM runs"
    " WHERE id=t.run_id), 'status', t.status, 'score', " NUM("t.score") ", 'params', " JSON("t.params") ","
-   " 'steps', json_array_length(" JARG("t.trajectory") "), 'created', t.created)",
-   "trials t", "t.tenant_id", "t.created, t.id", "coalesce(t.name, '') || ' ' || t.slug", NULL, 0,
+   " 'steps', json_array_length(" JARG("t.trajectory") "), 'created', t.created,"
+   " 'deleted', " BB(DEAD_RUN("t.run_id")) ")",
+   "trials t", "t.tenant_id", "t.created, t.id", "coalesce(t.name, '') || ' ' || t.slug",
+   DEAD_RUN("t.run_id"), 0,
    {{"run", "t.run_id=:p"}}, {{"status", 's', "t.status=:f"}}},
   {"session",
    JO "'ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent, 'started',"

@@ -403,51 +403,62 @@ int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen)
  * file contents). `from` NULL: the table of the view's name, its tenant in
  * tenant_id; else the FROM clause ({S} the store's schema) with the
  * tenant in b.tenant_id. */
+#define DEAD_RUNS "(SELECT id FROM {S}.runs WHERE deleted<>0)"
+#define DEAD_OWNER                                                            \
+  "((owner_kind='run' AND owner_id IN " DEAD_RUNS ") OR (owner_kind='experiment'" \
+  " AND owner_id IN (SELECT id FROM {S}.experiments WHERE deleted<>0)))"
 static const struct {
   const char *name, *cols, *from;
+  const char *live; /* the condition leaving deleted rows out, or NULL */
 } pg_views[] = {
-  {"workspaces", "id, slug, name, description, created", NULL},
-  {"projects", "id, workspace_id, slug, name, description, readme, created", NULL},
-  {"experiments", "id, project_id, slug, name, description, config, deleted, created", NULL},
+  {"workspaces", "id, slug, name, description, created", NULL, NULL},
+  {"projects", "id, workspace_id, slug, name, description, readme, created", NULL, NULL},
+  {"experiments", "id, project_id, slug, name, description, config, deleted, created", NULL,
+   "deleted=0"},
+  {"deleted_experiments", "id, project_id, slug, name, description, config, deleted, created",
+   "{S}.experiments b", "deleted<>0"},
   {"runs", "id, project_id, experiment_id, slug, name, description, status, created, started,"
            " ended, deleted, command, environment, git_commit, git_branch, git_remote,"
-           " git_dirty", NULL},
-  {"attributes", "owner_kind, owner_id, path, type, v_text, v_int, v_real", NULL},
-  {"tags", "owner_kind, owner_id, tag", NULL},
-  {"run_events", "id, run_id, time, kind, message", NULL},
+           " git_dirty", NULL, "deleted=0"},
+  {"deleted_runs", "id, project_id, experiment_id, slug, name, description, status, created,"
+                   " started, ended, deleted, command, environment, git_commit, git_branch,"
+                   " git_remote, git_dirty", "{S}.runs b", "deleted<>0"},
+  {"attributes", "owner_kind, owner_id, path, type, v_text, v_int, v_real", NULL, NULL},
+  {"tags", "owner_kind, owner_id, tag", NULL, NULL},
+  {"run_events", "id, run_id, time, kind, message", NULL, "run_id NOT IN " DEAD_RUNS},
   {"series", "id, run_id, key, labels, kind, scale, count, nonfinite, step_min, step_max,"
-             " time_min, time_max, first, last, vmin, vmax, vsum", NULL},
+             " time_min, time_max, first, last, vmin, vmax, vsum", NULL, "run_id NOT IN " DEAD_RUNS},
   /* every point as a row; NaN reads as NULL, a point logged without a
    * time has a NULL time */
   {"metric_points", "b.series_id, u.s AS step, nullif(u.t, 0) AS time,"
                     " CASE WHEN u.v = 'NaN' THEN NULL ELSE u.v END AS value",
-   "{S}.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)"},
+   "{S}.metric_chunks b, unnest(b.steps, b.times, b.vals) AS u(s, t, v)", NULL},
   /* joined with its series (as on SQLite), which the scope names `s` */
   {"metric_blocks", "b.series_id, b.seq, b.n, b.nonfinite, b.step_min, b.step_max,"
                     " b.time_min, b.time_max, b.vmin, b.vmax, b.vsum, b.first, b.last",
-   "{S}.metric_blocks b JOIN {S}.series s ON s.id = b.series_id"},
+   "{S}.metric_blocks b JOIN {S}.series s ON s.id = b.series_id", NULL},
   {"notes", "id, slug, owner_kind, owner_id, kind, title, status, created, updated, version",
-   NULL},
+   NULL, "NOT " DEAD_OWNER},
   {"note_versions", "note_id, version, title, body, summary, status, author, via, created",
-   NULL},
+   NULL, NULL},
   {"artifacts", "id, slug, name, owner_kind, owner_id, shared, description, created, latest",
-   NULL},
+   NULL, "NOT " DEAD_OWNER},
   {"artifact_versions", "artifact_id, version, path, media_type, description, uri, sha256,"
-                        " size, created", NULL},
-  {"datasets", "id, slug, name, project_id, registered, description, uri, created", NULL},
+                        " size, created", NULL, NULL},
+  {"datasets", "id, slug, name, project_id, registered, description, uri, created", NULL, NULL},
   {"dataset_versions", "dataset_id, version, uri, sha256, size, rows, description, created",
-   NULL},
+   NULL, NULL},
   {"checkpoints", "id, slug, run_id, step, best, stored, uri, size, metric, value, created",
-   NULL},
-  {"sources", "id, slug, provider, kind, uri, version, description, created", NULL},
-  {"lineage", "from_ref, to_ref, relation, steps, created", NULL},
-  {"groups", "id, slug, name, experiment_id, description, created", NULL},
-  {"group_runs", "group_id, run_id", NULL},
-  {"trials", "id, slug, run_id, name, params, status, score, created", NULL},
-  {"sessions", "id, slug, title, agent, started, ended, created", NULL},
+   NULL, "run_id NOT IN " DEAD_RUNS},
+  {"sources", "id, slug, provider, kind, uri, version, description, created", NULL, NULL},
+  {"lineage", "from_ref, to_ref, relation, steps, created", NULL, NULL},
+  {"groups", "id, slug, name, experiment_id, description, created", NULL, NULL},
+  {"group_runs", "group_id, run_id", NULL, "run_id NOT IN " DEAD_RUNS},
+  {"trials", "id, slug, run_id, name, params, status, score, created", NULL, "run_id NOT IN " DEAD_RUNS},
+  {"sessions", "id, slug, title, agent, started, ended, created", NULL, NULL},
   {"papers", "arxiv_id, title, abstract, authors, categories, published, updated, doi,"
-             " journal_ref", NULL},
-  {"project_papers", "project_id, arxiv_id, note", NULL},
+             " journal_ref", NULL, NULL},
+  {"project_papers", "project_id, arxiv_id, note", NULL, NULL},
 };
 
 /* The scope the statement proved: one row (tenant, workspace, unfiled:
@@ -545,6 +556,10 @@ int pmcp__pgq_views(pmcp_store *s, pmcp__pg *g)
     else
       pmcp__buf_printf(&ddl, "%s.%s", sch, pg_views[i].name);
     pmcp__buf_printf(&ddl, " WHERE %s = %s", pg_views[i].from ? "b.tenant_id" : "tenant_id", vt);
+    if (pg_views[i].live) {
+      pmcp__buf_puts(&ddl, " AND ");
+      put_schema(&ddl, pg_views[i].live, sch);
+    }
     /* One workspace: its rows by the rules SQLite's views follow
      * (ws_scope.h); workspace 0 is the whole tenant. */
     pmcp_buf pred = PMCP_BUF_INIT;

@@ -631,6 +631,7 @@ static const struct {
   {0, NULL},                                  /* query_sql's views per workspace */
   {0, v_num},                                 /* attributes_path_real, _int */
   {0, v_wlock},                               /* writer_locks; the reader's functions */
+  {0, NULL},                                  /* query_sql's views leave deleted rows out */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

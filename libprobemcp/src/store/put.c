@@ -172,6 +172,152 @@ int pmcp__put_ref_exists(put_ctx *c, const char *ref)
                        &row);
 }
 
+/* The text of column 0 of @p sql (?1 the tenant, ?2 @p a, ?3 @p b) into
+ * @p out; PMCP_ENOTFOUND when there is no row. */
+static int canon_row(put_ctx *c, const char *sql, int64_t a, int64_t b, pmcp_buf *out)
+{
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(c->s, c->q, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__st_bind_int64(st, 1, c->t.id);
+  pmcp__st_bind_int64(st, 2, a);
+  pmcp__st_bind_int64(st, 3, b);
+  int src = pmcp__st_step(st);
+  if (src == PMCP__ROW) {
+    pmcp__buf_reset(out);
+    rc = pmcp__buf_puts(out, pmcp__st_text(st, 0));
+  } else {
+    rc = src == PMCP__DONE ? PMCP_ENOTFOUND : pmcp__st_err(c->s, st, "store lookup");
+  }
+  pmcp__st_reset(st);
+  return rc;
+}
+
+int pmcp__put_canon_ref(put_ctx *c, const char *ref, pmcp_buf *out)
+{
+  char kind[32];
+  const char *id;
+  int rc = pmcp__ref_split(c->s, ref, NULL, kind, &id);
+  if (rc)
+    return rc;
+  char base[160];
+  snprintf(base, sizeof base, "%s", id);
+  char *at = strchr(base, '@');
+  if (at)
+    *at++ = '\0';
+  const char *table = pmcp__kind_table(kind);
+  if (!table || strcmp(kind, "sub-note") == 0 || strcmp(kind, "note") == 0) {
+    /* papers, notes, the team note: their ref is their id */
+    if ((rc = pmcp__put_ref_exists(c, ref)))
+      return rc;
+    pmcp__buf_reset(out);
+    return pmcp__buf_puts(out, ref);
+  }
+  int64_t row = 0;
+  if (strcmp(kind, "checkpoint") == 0) {
+    int64_t cid = !at ? pmcp__put_by_slug(c, "checkpoints", base) : 0;
+    static const char by_id[] =
+        "SELECT 'checkpoint:' || r.slug || '@step' || c.step FROM checkpoints c"
+        " JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2 AND ?3=?3";
+    if (cid)
+      return canon_row(c, by_id, cid, 0, out);
+    if ((rc = pmcp__sql_find(c->s, c->q, c->t, "run", base, &row)))
+      return rc;
+    static const char best[] =
+        "SELECT 'checkpoint:' || r.slug || '@step' || c.step FROM checkpoints c"
+        " JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.run_id=?2 AND c.best=1"
+        " AND ?3=?3 ORDER BY c.step DESC LIMIT 1";
+    static const char latest[] =
+        "SELECT 'checkpoint:' || r.slug || '@step' || c.step FROM checkpoints c"
+        " JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.run_id=?2 AND ?3=?3"
+        " ORDER BY c.step DESC LIMIT 1";
+    static const char step[] =
+        "SELECT 'checkpoint:' || r.slug || '@step' || c.step FROM checkpoints c"
+        " JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.run_id=?2 AND c.step=?3";
+    const char *sql = NULL;
+    int64_t n = 0;
+    if (at && strcmp(at, "best") == 0)
+      sql = best;
+    else if (at && strcmp(at, "latest") == 0)
+      sql = latest;
+    else if (at && strncmp(at, "step", 4) == 0 && at[4]) {
+      char *end;
+      n = strtoll(at + 4, &end, 10);
+      sql = *end ? NULL : step;
+    }
+    if (!sql)
+      return pmcp_store_set_error(c->s, PMCP_EINVAL,
+          "invalid checkpoint selector in '%.64s' (@best, @latest or @stepN)", ref);
+    rc = canon_row(c, sql, row, n, out);
+    if (rc == PMCP_ENOTFOUND)
+      pmcp_store_set_error(c->s, rc, "run '%.64s' has no checkpoint @%.32s", base, at);
+    return rc;
+  }
+  if ((rc = pmcp__sql_find(c->s, c->q, c->t, kind, base, &row)))
+    return rc;
+  /* literals: a statement's text is its cache key */
+  static const struct {
+    const char *table, *sql;
+  } slugs[] = {
+#define SLUG(t) {t, "SELECT slug FROM " t " WHERE tenant_id=?1 AND id=?2 AND ?3=?3"}
+    SLUG("workspaces"), SLUG("projects"), SLUG("experiments"), SLUG("runs"),
+    SLUG("artifacts"), SLUG("datasets"), SLUG("sources"), SLUG("groups"), SLUG("trials"),
+    SLUG("sessions"), SLUG("files"),
+#undef SLUG
+  };
+  const char *sql = NULL;
+  for (size_t i = 0; i < sizeof slugs / sizeof slugs[0]; i++)
+    if (strcmp(slugs[i].table, table) == 0)
+      sql = slugs[i].sql;
+  if (!sql)
+    return pmcp_store_set_error(c->s, PMCP_EINTERNAL, "no slug of %s", table);
+  pmcp_buf slug = PMCP_BUF_INIT;
+  if ((rc = canon_row(c, sql, row, 0, &slug))) {
+    pmcp_buf_dispose(&slug);
+    return rc;
+  }
+  if (at && strcmp(kind, "dataset") == 0) {
+    /* a dataset's version must be one of its versions */
+    static const char has_v[] =
+        "SELECT 1 FROM dataset_versions WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3";
+    pmcp__stmt *st;
+    if ((rc = pmcp__sql_prep(c->s, c->q, has_v, &st)) == 0) {
+      pmcp__st_bind_int64(st, 1, c->t.id);
+      pmcp__st_bind_int64(st, 2, row);
+      pmcp__st_bind_text(st, 3, at);
+      int src = pmcp__st_step(st);
+      rc = src == PMCP__ROW ? 0
+           : src == PMCP__DONE ? pmcp_store_set_error(c->s, PMCP_ENOTFOUND,
+                                     "dataset '%.64s' has no version '%.64s'", base, at)
+                               : pmcp__st_err(c->s, st, "store lookup");
+      pmcp__st_reset(st);
+    }
+    if (rc) {
+      pmcp_buf_dispose(&slug);
+      return rc;
+    }
+  }
+  if (at && strcmp(kind, "source") == 0) {
+    /* a source is at one version: another is not that source */
+    pmcp_buf v = PMCP_BUF_INIT;
+    rc = canon_row(c, "SELECT coalesce(version, '') FROM sources WHERE tenant_id=?1 AND id=?2"
+                      " AND ?3=?3", row, 0, &v);
+    if (rc == 0 && strcmp(v.ptr ? v.ptr : "", at) != 0)
+      rc = pmcp_store_set_error(c->s, PMCP_ENOTFOUND, "source '%.64s' has no version '%.64s'",
+                                base, at);
+    pmcp_buf_dispose(&v);
+  }
+  if (rc == 0) {
+    pmcp__buf_reset(out);
+    /* a dataset's version is an entity of its own; a source has one */
+    int keep = at && strcmp(kind, "dataset") == 0;
+    rc = pmcp__buf_printf(out, "%s:%s%s%s", kind, slug.ptr, keep ? "@" : "", keep ? at : "");
+  }
+  pmcp_buf_dispose(&slug);
+  return rc;
+}
+
 int pmcp__put_index_doc(put_ctx *c, const char *kind, const char *title, const char *body)
 {
   return pmcp__sql_index(c->s, c->q, c->t, c->ref.ptr, kind, title, body);

@@ -32,6 +32,12 @@ int pmcp__put_pick_slug(put_ctx *c, const char *table, const char *id, const cha
 int pmcp__put_set_ref(put_ctx *c, const char *kind, const char *slug);
 /* Checks that a ref (of any kind, versioned forms included) exists. */
 int pmcp__put_ref_exists(put_ctx *c, const char *ref);
+/* The canonical ref of the entity @p ref names into @p out: kind:slug of
+ * its row (an artifact's shared name, a dataset's name become its slug), a
+ * checkpoint's @best / @latest the @stepN it is now, a dataset's @V kept
+ * (it must be one of its versions), a source's @V checked and dropped. PMCP_ENOTFOUND when
+ * there is no such entity; refs of other kinds are kept as written. */
+int pmcp__put_canon_ref(put_ctx *c, const char *ref, pmcp_buf *out);
 int pmcp__put_index_doc(put_ctx *c, const char *kind, const char *title, const char *body);
 
 /* The kinds: catalog.c and records.c. */

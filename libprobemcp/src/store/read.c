@@ -783,14 +783,16 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       "SELECT json_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT json_group_array("
-      " json_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status)) FROM group_runs gr"
+      " json_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status, 'deleted',"
+      " json(CASE r.deleted WHEN 0 THEN 'false' ELSE 'true' END))) FROM group_runs gr"
       " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   static const char sql_group_pg[] =
       "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
       " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
       " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
-      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status) ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
+      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status, 'deleted', r.deleted<>0)"
+      " ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
       " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
@@ -843,6 +845,18 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
     *at = '\0';
   int64_t rid = row_id(r, kind, base);
   cJSON *o = jrow(r, sql, rid, NULL);
+  if (o && at && strcmp(kind, "source") == 0) {
+    /* source:ID@V names the source at version V: another is not found */
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "version");
+    if (!cJSON_IsString(v) || strcmp(v->valuestring, at + 1) != 0) {
+      r->rc = pmcp_store_set_error(r->s, PMCP_ENOTFOUND, "source '%.64s' has no version '%.64s'%s%.64s%s",
+                                   base, at + 1, cJSON_IsString(v) ? " (it is at " : "",
+                                   cJSON_IsString(v) ? v->valuestring : "",
+                                   cJSON_IsString(v) ? ")" : "");
+      cJSON_Delete(o);
+      return NULL;
+    }
+  }
   if (strcmp(kind, "source") == 0 || strcmp(kind, "group") == 0)
     add_lineage_self(r, o);
   return o;

@@ -86,18 +86,30 @@ int pmcp__sql_find(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *kind,
   else
     out = pmcp__st_err(s, st, "store lookup");
   pmcp__st_reset(st);
-  /* Artifacts also resolve by name at the shared, lab-wide level. */
+  /* Artifacts also resolve by name at the shared, lab-wide level. Writes
+   * keep that name unique (notes.c); a store where two shared artifacts
+   * carry it anyway answers with both, never with one of them. */
   if (out == PMCP_ENOTFOUND && strcmp(kind, "artifact") == 0) {
     static const char sql_a[] =
-        "SELECT id FROM artifacts WHERE tenant_id=?1 AND name=?2 AND shared=1";
+        "SELECT id, slug FROM artifacts WHERE tenant_id=?1 AND name=?2 AND shared=1"
+        " ORDER BY id LIMIT 2";
     if ((rc = pmcp__sql_prep(s, c, sql_a, &st)))
       return rc;
     pmcp__st_bind_int64(st, 1, t.id);
     pmcp__st_bind_text(st, 2, id);
+    char first[160] = "";
     rc = pmcp__st_step(st);
     if (rc == PMCP__ROW) {
       *rowid = pmcp__st_int64(st, 0);
+      snprintf(first, sizeof first, "%s", pmcp__st_text(st, 1));
       out = 0;
+      rc = pmcp__st_step(st);
+      if (rc == PMCP__ROW)
+        out = pmcp_store_set_error(s, PMCP_EINVAL,
+            "the name '%.64s' is carried by two shared artifacts, artifact:%s and artifact:%.64s:"
+            " name one by its id", id, first, pmcp__st_text(st, 1));
+      else if (rc != PMCP__DONE)
+        out = pmcp__st_err(s, st, "store lookup");
     } else if (rc != PMCP__DONE) {
       out = pmcp__st_err(s, st, "store lookup");
     }

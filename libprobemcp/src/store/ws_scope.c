@@ -121,6 +121,10 @@ static const rule table_rules[] = {
   {"projects", FIXED, "workspace_id=:w", NULL, NULL},
   {"experiments", FIXED, "project_id IN (SELECT id FROM projects WHERE workspace_id=:w)", NULL, NULL},
   {"runs", FIXED, WS_PROJ("project_id"), NULL, NULL},
+  /* query_sql's views of the deleted rows of those two */
+  {"deleted_experiments", FIXED, "project_id IN (SELECT id FROM projects WHERE workspace_id=:w)",
+   NULL, NULL},
+  {"deleted_runs", FIXED, WS_PROJ("project_id"), NULL, NULL},
   {"notes", FIXED, WS_OWNER("owner_kind", "owner_id"), NULL, NULL},
   {"artifacts", FIXED, WS_OWNER("owner_kind", "owner_id"), NULL, NULL},
   {"datasets", FIXED, WS_PROJ("project_id"), NULL, NULL},

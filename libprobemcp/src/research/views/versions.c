@@ -37,7 +37,7 @@ int pmcp__view_versions(pmcp__vctx *v)
                              "narrows them");
     snprintf(v->parent, sizeof v->parent, "run:%s", v->ref.id);
     v->list = (pmcp__list_req){"saves", "checkpoint", v->parent, NULL, NULL,
-                               0, k_ckpt, 10, 160};
+                               0, k_ckpt, 10, 160, NULL};
     v->list_name = "saves";
     return 0;
   default:
@@ -57,7 +57,7 @@ int pmcp__view_versions(pmcp__vctx *v)
   if (!req) {
     snprintf(v->parent, sizeof v->parent, "%s", parent);
     v->list = (pmcp__list_req){"versions", kind, v->parent, NULL, NULL, 0,
-                               k_ver, 10, 200};
+                               k_ver, 10, 200, NULL};
     v->list_name = "versions";
     return 0;
   }

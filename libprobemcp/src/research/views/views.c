@@ -214,6 +214,14 @@ static int view_reproduce(pmcp__vctx *v)
                                   "environment", "config", "inherited",
                                   "datasets", "uses", NULL};
   int rc = from_record(v, k, "nothing recorded to reproduce it from");
+  /* the run's parameters (an imported tracker's params/..., hyper-
+   * parameters logged as attributes) are part of how it was made */
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive(v->rec, "attributes");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(at, "params");
+  if (!rc && v->obj && cJSON_IsObject(params) && params->child) {
+    cJSON_DeleteItemFromObject(v->obj, "state");
+    cJSON_AddItemToObject(v->obj, "params", cJSON_Duplicate(params, 1));
+  }
   if (!rc && v->obj)
     cJSON_AddStringToObject(v->obj, "detail",
                             "view=diff for uncommitted changes");
@@ -449,7 +457,7 @@ static int view_summary_history(pmcp__vctx *v)
   static const char *const k[] = {"version", "author", "via", "created",
                                   "status", "title", NULL};
   v->list = (pmcp__list_req){"versions", "note-version", v->parent, NULL,
-                             NULL, 0, k, 10, 160};
+                             NULL, 0, k, 10, 160, NULL};
   v->list_name = "versions";
   return 0;
 }
@@ -482,7 +490,7 @@ static void set_list(pmcp__vctx *v, const char *name, const char *kind,
   if (filter)
     snprintf(v->filter, sizeof v->filter, "%s", filter);
   v->list = (pmcp__list_req){name, kind, v->parent, NULL,
-                             filter ? v->filter : NULL, 0, keys, 10, excerpt};
+                             filter ? v->filter : NULL, 0, keys, 10, excerpt, NULL};
   v->list_name = name;
 }
 
@@ -551,13 +559,28 @@ static int view_metrics(pmcp__vctx *v)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
+static int view_dispatch(pmcp__vctx *v);
+
 int pmcp__view_run(pmcp__vctx *v)
 {
-  const char *w = v->view;
-  pmcp__ref_kind k = v->ref.kind;
   int rc = pmcp__view_record(v);
   if (rc)
     return rc < 0 ? rc : 0;
+  /* a group's deleted runs (and the like) are left out unless asked */
+  pmcp__rs_prune_deleted(v->rec, v->include_deleted);
+  rc = view_dispatch(v);
+  /* A list under a deleted entity was asked for by its ref: what hangs off
+   * it is shown. Elsewhere deleted things are shown only when asked. */
+  if (rc == 0 && v->list.kind)
+    v->list.include_deleted =
+        v->include_deleted || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v->rec, "deleted"));
+  return rc;
+}
+
+static int view_dispatch(pmcp__vctx *v)
+{
+  const char *w = v->view;
+  pmcp__ref_kind k = v->ref.kind;
   if (strcmp(w, "card") == 0) {
     v->obj = pmcp__view_card(v->rec, k);
     return v->obj ? 0 : PMCP_ENOMEM;

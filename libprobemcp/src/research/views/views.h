@@ -20,6 +20,7 @@ typedef struct pmcp__vctx {
   const cJSON *opts;  /* view_options object or NULL */
   const cJSON *state; /* incoming cursor state for this ref, or NULL */
   int batch;          /* several refs: keep each item small */
+  int include_deleted; /* show deleted things (marked) */
   cJSON *rec;         /* the entity's record (fetched once) */
 
   /* What the view produced: */

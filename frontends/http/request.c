@@ -99,8 +99,16 @@ void phttp_check_headers(phttp_conn *c)
     { set_reject(c, 406, "Not Acceptable: Accept must admit text/event-stream"); return; }
   }
   const char *ver = phttp_header(r, "mcp-protocol-version", &n, &count);
-  if (ver && (count > 1 || !phttp_version_supported(ver, n)))
-    { set_reject(c, 400, "Bad Request: unsupported MCP-Protocol-Version"); return; }
+  if (ver && count > 1)
+    { set_reject(c, 400, "Bad Request: more than one MCP-Protocol-Version"); return; }
+  if (ver && !phttp_version_supported(ver, n)) {
+    /* A modern-era POST gets the engine's answer (-32022 with the
+     * supported versions, under the request's id): decided with the body. */
+    if (m == HTTP_POST)
+      r->bad_version = 1;
+    else
+      { set_reject(c, 400, "Bad Request: unsupported MCP-Protocol-Version"); return; }
+  }
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -191,6 +199,70 @@ void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
   phttp_deliver(h, &m);
 }
 
+/* The standard headers of a modern-era request, for the engine to check
+ * against the body. Over-long values are cut, so they mismatch. */
+typedef struct claims_buf {
+  pmcp_http_claims claims;
+  char version[64], method[128], name[4096];
+} claims_buf;
+
+static const char *claim(const phttp_req *r, const char *header, char *out,
+                         size_t size, int decode)
+{
+  size_t n;
+  int count;
+  const char *v = phttp_header(r, header, &n, &count);
+  if (!v)
+    return NULL;
+  while (n && (*v == ' ' || *v == '\t'))
+    v++, n--;
+  while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+    n--;
+  /* Mcp-Name may carry a non-ASCII value as =?base64?...?= */
+  if (decode && n > 12 && memcmp(v, "=?base64?", 9) == 0 && memcmp(v + n - 2, "?=", 2) == 0) {
+    size_t len = 0;
+    if (phttp_base64_decode(v + 9, n - 11, out, size - 1, &len) == 0) {
+      out[len] = '\0';
+      return out;
+    }
+  }
+  snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), v);
+  return out;
+}
+
+static void claims_read(const phttp_req *r, claims_buf *cb)
+{
+  memset(&cb->claims, 0, sizeof cb->claims);
+  cb->claims.protocol_version = claim(r, "mcp-protocol-version", cb->version,
+                                      sizeof cb->version, 0);
+  cb->claims.method = claim(r, "mcp-method", cb->method, sizeof cb->method, 0);
+  cb->claims.name = claim(r, "mcp-name", cb->name, sizeof cb->name, 1);
+}
+
+/* A copy of the claims that lives with a pool work item. */
+static int claims_copy(phttp_work *wk, const claims_buf *cb)
+{
+  const char *src[3] = {cb->claims.protocol_version, cb->claims.method, cb->claims.name};
+  size_t total = 3;
+  for (int i = 0; i < 3; i++)
+    total += src[i] ? strlen(src[i]) : 0;
+  char *p = wk->claims_mem = malloc(total);
+  if (!p)
+    return -1;
+  const char **dst[3] = {&wk->claims.protocol_version, &wk->claims.method, &wk->claims.name};
+  for (int i = 0; i < 3; i++) {
+    *dst[i] = NULL;
+    if (src[i]) {
+      size_t l = strlen(src[i]) + 1;
+      memcpy(p, src[i], l);
+      *dst[i] = p;
+      p += l;
+    }
+  }
+  wk->has_claims = 1;
+  return 0;
+}
+
 static void handle_post(phttp_conn *c)
 {
   pmcp_http *h = c->h;
@@ -219,8 +291,24 @@ static void handle_post(phttp_conn *c)
     }
     nreq += k == MSG_REQUEST;
   }
+  /* The engine decides the era; a modern-era request (its own _meta, no
+   * session) is served statelessly beside the sessions of older clients. */
+  pmcp_msg_info info;
+  pmcp_message_classify(r->body.ptr, r->body.len, &info);
+  size_t sn;
+  int sc;
+  int modern = !batch && info.era == PMCP_ERA_MODERN &&
+               !phttp_header(r, "mcp-session-id", &sn, &sc);
+  if (r->bad_version && !modern) {
+    cJSON_Delete(root);
+    phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
+    return;
+  }
+  claims_buf cm;
+  if (modern)
+    claims_read(r, &cm);
   phttp_session *s;
-  if (h->o.stateless) {
+  if (h->o.stateless || modern) {
     int status;
     s = phttp_session_new(h, 1, r->principal, &status);
     if (!s) {
@@ -372,6 +460,8 @@ static void handle_post(phttp_conn *c)
         wk->msgs[i].id = st->ids[k++].id;
       wk->n = i + 1;
     }
+    if (ok && modern)
+      ok = claims_copy(wk, &cm) == 0;
     if (ok) {
       wk->h = h;
       wk->s = s;
@@ -383,6 +473,7 @@ static void handle_post(phttp_conn *c)
     if (wk) {
       for (size_t i = 0; i < wk->n; i++)
         free(wk->msgs[i].data);
+      free(wk->claims_mem);
       free(wk);
     }
     /* Could not hand it over: answer every request with the failure. */
@@ -390,7 +481,8 @@ static void handle_post(phttp_conn *c)
       if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
         phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
   } else if (!batch) {
-    int rc = pmcp_server_handle(h->server, sid, r->body.ptr, r->body.len);
+    int rc = pmcp_server_handle_http(h->server, sid, r->body.ptr, r->body.len,
+                                     modern ? &cm.claims : NULL);
     if (rc != 0)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {

@@ -418,8 +418,8 @@ static void json_reply(pmcp_http *h, phttp_stream *st)
     phttp_respond(c, 200, "application/json", extra, b.ptr, b.len);
     hbuf_free(&b);
   } else {
-    phttp_respond(c, 200, "application/json", extra, st->collected.ptr,
-                  st->collected.len);
+    phttp_respond(c, st->status ? st->status : 200, "application/json", extra,
+                  st->collected.ptr, st->collected.len);
   }
 }
 
@@ -528,6 +528,8 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
       st->ncollected = 0;
     }
   }
+  if (m->data && final && m->http_status && !st->batch)
+    st->status = m->http_status;
   if (m->data) {
     if (st->mode == MODE_SSE) {
       stream_emit(st, m->data, m->len);

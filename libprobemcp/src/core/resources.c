@@ -171,7 +171,10 @@ static void not_found(pmcp__req *req, const char *uri)
     rc = pmcp__buf_json_string(&d, uri, strlen(uri));
   if (!rc)
     rc = pmcp__buf_putc(&d, '}');
-  pmcp__req_error(req, -32002, "Resource not found", rc ? NULL : d.ptr);
+  /* 2026-07-28 made it an invalid-params error; -32002 stays for the
+   * sessions that negotiated an earlier version. */
+  pmcp__req_error(req, req->modern ? -32602 : -32002, "Resource not found",
+                  rc ? NULL : d.ptr);
   pmcp_buf_dispose(&d);
 }
 

@@ -138,7 +138,14 @@ void pmcp__sessions_clear_locked(pmcp_server *srv)
 void pmcp__send(pmcp_server *srv, pmcp__session *s, const char *related_id,
                 pmcp_out_kind kind, const char *data, size_t len, int final)
 {
-  pmcp_out out = {s->id, related_id, kind, data, len, final};
+  pmcp__send_status(srv, s, related_id, kind, data, len, final, 0);
+}
+
+void pmcp__send_status(pmcp_server *srv, pmcp__session *s, const char *related_id,
+                       pmcp_out_kind kind, const char *data, size_t len,
+                       int final, int http_status)
+{
+  pmcp_out out = {s->id, related_id, kind, data, len, final, http_status};
   pthread_mutex_lock(&s->sink_mu);
   /* closed is written under srv->mu; reading it racily only decides whether
    * a message to a closing session is still delivered, so take the lock. */

@@ -46,6 +46,7 @@ void pmcp__call_dispose(pmcp_call *call)
   }
   pmcp__free(call->srv, call->var_names);
   pmcp__free(call->srv, call->var_values);
+  pmcp__mrtr_dispose(call);
   memset(call, 0, sizeof *call);
 }
 

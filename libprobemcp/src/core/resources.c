@@ -188,6 +188,8 @@ static void read_run(pmcp__job *job)
     rc = call->resource->read(call, call->resource->ud);
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
+  } else if (pmcp__mrtr_finish(call)) {
+    /* answered: input_required, or the input could not be asked for */
   } else if (rc == PMCP_ENOTFOUND) {
     not_found(req, call->uri);
   } else if (rc < 0) {

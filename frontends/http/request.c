@@ -349,7 +349,7 @@ static void handle_post(phttp_conn *c)
   if (batch && !s->stateless && s->issued > 0) {
     char ver[32];
     if (pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0 &&
-        strcmp(ver, "2025-06-18") >= 0) {
+        !pmcp_protocol_batch_allowed(ver)) {
       cJSON_Delete(root);
       phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
       return;
@@ -668,6 +668,19 @@ void phttp_handle_request(phttp_conn *c)
   c->req.principal = NULL;
   if (c->h->o.auth && authenticate(c) != 0)
     return;
+  if (c->req.method != HTTP_POST) {
+    /* The modern era has no sessions: no GET stream, nothing to DELETE. */
+    size_t n;
+    int count;
+    const char *ver = phttp_header(&c->req, "mcp-protocol-version", &n, &count);
+    size_t sn;
+    if (ver && !phttp_header(&c->req, "mcp-session-id", &sn, &count) &&
+        pmcp_protocol_version_era(ver, n) == PMCP_ERA_MODERN) {
+      static const char why[] = "Method Not Allowed: protocol 2026-07-28 has no sessions\n";
+      phttp_respond(c, 405, "text/plain", "Allow: POST\r\n", why, sizeof why - 1);
+      return;
+    }
+  }
   switch (c->req.method) {
   case HTTP_POST:
     handle_post(c);

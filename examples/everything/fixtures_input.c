@@ -194,6 +194,20 @@ static int tool_logging(pmcp_call *call, void *ud) {
   return pmcp_result_text(call, "logged", 6);
 }
 
+/* Diagnostic hooks of the subscriptions/listen checks: announce a change
+ * of the tool or prompt list to every listener that asked for it. */
+static int tool_trigger_tools(pmcp_call *call, void *ud) {
+  (void)ud;
+  int rc = pmcp_server_notify_list_changed(pmcp_call_server(call), PMCP_LIST_TOOLS);
+  return rc ? rc : pmcp_result_text(call, "tools list change announced", 27);
+}
+
+static int tool_trigger_prompts(pmcp_call *call, void *ud) {
+  (void)ud;
+  int rc = pmcp_server_notify_list_changed(pmcp_call_server(call), PMCP_LIST_PROMPTS);
+  return rc ? rc : pmcp_result_text(call, "prompts list change announced", 29);
+}
+
 static int prompt_input(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
@@ -238,6 +252,10 @@ int everything_register_input(pmcp_server *s) {
        tool_elicit},
       {"test_logging_tool", "Logs one line when the request asked for logs",
        tool_logging},
+      {"test_trigger_tool_change", "Announces a change of the tool list",
+       tool_trigger_tools},
+      {"test_trigger_prompt_change", "Announces a change of the prompt list",
+       tool_trigger_prompts},
   };
   for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
     pmcp_tool_def def = PMCP_TOOL_DEF_INIT;

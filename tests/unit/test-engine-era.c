@@ -493,6 +493,79 @@ START_TEST(multi_round)
 }
 END_TEST
 
+START_TEST(listen)
+{
+  harness *h = server();
+  /* Asks for tools, prompts (none registered) and one resource. */
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":\"L\",\"method\":\"subscriptions/listen\",\"params\":"
+                  "{\"notifications\":{\"toolsListChanged\":true,\"promptsListChanged\":true,"
+                  "\"resourceSubscriptions\":[\"test://known\"]}," META "}}");
+  h_msg *m = h_next(h);
+  ck_assert_int_eq(m->kind, PMCP_OUT_NOTIFICATION);
+  ck_assert_str_eq(m->related, "\"L\"");
+  cJSON *j = cJSON_Parse(m->data);
+  ck_assert_str_eq(str_at(j, "method", NULL), "notifications/subscriptions/acknowledged");
+  cJSON *p = cJSON_GetObjectItem(j, "params");
+  ck_assert_str_eq(str_at(p, "_meta", "io.modelcontextprotocol/subscriptionId"), "L");
+  cJSON *honoured = cJSON_GetObjectItem(p, "notifications");
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(honoured, "toolsListChanged")));
+  ck_assert_ptr_null(cJSON_GetObjectItem(honoured, "promptsListChanged"));
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(honoured, "resourceSubscriptions")), 1);
+  cJSON_Delete(j);
+  h_msg_free(m);
+  /* Only what was asked for, tagged with the id. */
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, PMCP_LIST_PROMPTS), 0);
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, PMCP_LIST_RESOURCES), 0);
+  ck_assert_int_eq(pmcp_server_notify_resource_updated(h->srv, "test://other"), 0);
+  ck_assert_ptr_null(h_next_wait(h, 100));
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, PMCP_LIST_TOOLS), 0);
+  m = h_next(h);
+  ck_assert_ptr_nonnull(strstr(m->data, "notifications/tools/list_changed"));
+  ck_assert_ptr_nonnull(strstr(m->data, "\"io.modelcontextprotocol/subscriptionId\":\"L\""));
+  ck_assert_str_eq(m->related, "\"L\"");
+  h_msg_free(m);
+  ck_assert_int_eq(pmcp_server_notify_resource_updated(h->srv, "test://known"), 0);
+  m = h_next(h);
+  j = cJSON_Parse(m->data);
+  ck_assert_str_eq(str_at(j, "params", "uri"), "test://known");
+  ck_assert_str_eq(str_at(cJSON_GetObjectItem(j, "params"), "_meta",
+                          "io.modelcontextprotocol/subscriptionId"), "L");
+  cJSON_Delete(j);
+  h_msg_free(m);
+  /* A bad filter is invalid params. */
+  cJSON *r = call_status(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"subscriptions/listen\","
+                            "\"params\":{" META "}}", NULL);
+  ck_assert_int_eq(h_error_code(r), -32602);
+  cJSON_Delete(r);
+  /* Cancelled: ends without an answer (its stream ends); no more
+   * notifications. */
+  pthread_mutex_lock(&h->mu);
+  size_t ends = h->ends;
+  pthread_mutex_unlock(&h->mu);
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                  "{\"requestId\":\"L\"}}");
+  pthread_mutex_lock(&h->mu);
+  ck_assert_uint_eq(h->ends, ends + 1);
+  pthread_mutex_unlock(&h->mu);
+  ck_assert_int_eq(pmcp_server_notify_list_changed(h->srv, PMCP_LIST_TOOLS), 0);
+  ck_assert_ptr_null(h_next_wait(h, 100));
+  /* Another one ends gracefully when the server goes away. */
+  h_send(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\",\"params\":"
+                  "{\"notifications\":{\"toolsListChanged\":true}," META "}}");
+  h_msg_free(h_next(h));
+  pmcp_server_free(h->srv);
+  h->srv = NULL;
+  m = h_next(h);
+  j = cJSON_Parse(m->data);
+  ck_assert_str_eq(str_at(h_result(j), "resultType", NULL), "complete");
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(h_result(j), "_meta"),
+                                       "io.modelcontextprotocol/subscriptionId")->valueint, 7);
+  cJSON_Delete(j);
+  h_msg_free(m);
+  h_free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-era");
@@ -504,6 +577,7 @@ static Suite *suite(void)
   tcase_add_test(tc, log_only_on_request);
   tcase_add_test(tc, input_required);
   tcase_add_test(tc, multi_round);
+  tcase_add_test(tc, listen);
   suite_add_tcase(s, tc);
   return s;
 }

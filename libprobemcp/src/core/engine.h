@@ -72,6 +72,9 @@ struct pmcp_server {
   pthread_mutex_t err_mu;
   char errmsg[512];
 
+  /* subscriptions/listen requests (listen.c), open and ended */
+  pmcp__req *listeners, *listen_dead;
+
   /* cursors (cursor_server.c): random per server unless the host sets one */
   pmcp__cursor_key cursor_key;
 };
@@ -115,6 +118,11 @@ struct pmcp__req {
   const cJSON *client_caps; /* _meta clientCapabilities (in @c doc) */
   int cacheable;          /* result gets ttlMs and cacheScope */
   int http_status;        /* for the transport with an error answer */
+  /* subscriptions/listen (listen.c): what it honours, its list link */
+  int listening;
+  unsigned listen_kinds;  /* 1 << pmcp_list_kind */
+  const cJSON *listen_uris; /* resourceSubscriptions (in @c doc) */
+  pmcp__req *lnext;
   /* Header claims; valid only while pmcp_server_handle_http() runs. */
   const pmcp_http_claims *claims;
   pmcp__req *next, *prev;
@@ -178,6 +186,18 @@ int pmcp__client_has_locked(const pmcp__req *req, const char *name);
 void pmcp__method_discover(pmcp__req *req, cJSON *params);
 /* The capabilities object of the registered handlers. */
 int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern);
+
+/* ---- listen.c: subscriptions/listen ---- */
+void pmcp__method_listen(pmcp__req *req, cJSON *params);
+/* Moves the listeners of @p s (all when NULL) to the ended list. Caller
+ * holds srv->mu. */
+void pmcp__listen_end_locked(pmcp_server *srv, pmcp__session *s, const char *id);
+/* Ends the listeners moved aside: call without srv->mu. */
+void pmcp__listen_reap(pmcp_server *srv);
+/* Sends @p method to the listeners that asked for @p kind (or, with @p uri,
+ * that subscribed to it). */
+int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
+                        const char *method, const char *uri_params);
 
 /* ---- jsonrpc.c ---- */
 /* Handles one parsed message (object) of session @p s; @p raw is its text

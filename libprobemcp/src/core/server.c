@@ -28,11 +28,18 @@ void pmcp_server_free(pmcp_server *server)
 {
   if (!server_ok(server))
     return;
+  /* Open subscriptions end gracefully (their result) while the sessions
+   * still deliver. */
+  pthread_mutex_lock(&server->mu);
+  pmcp__listen_end_locked(server, NULL, NULL);
+  pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   pthread_mutex_lock(&server->mu);
   server->closing = 1;
   /* Cancel everything; queued calls then finish without an answer. */
   pmcp__sessions_clear_locked(server);
   pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   pmcp__workers_stop(server);
   pthread_mutex_lock(&server->mu);
   while (server->busy)
@@ -236,10 +243,9 @@ static int cap(pmcp_buf *b, int *n, const char *member)
 
 int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
 {
-  /* Modern clients send their log level per request, have no
-   * resources/subscribe and hear of list changes only through
-   * subscriptions/listen, which this engine does not serve yet: neither
-   * logging, subscribe nor listChanged is declared to them. */
+  /* Modern clients send their log level per request: no logging. They
+   * hear of changes and subscribe to resources through
+   * subscriptions/listen. */
   const pmcp__registry *r = &srv->reg;
   int n = 0;
   int rc = pmcp__buf_putc(b, '{');
@@ -248,12 +254,11 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
   if (!rc && r->complete)
     rc = cap(b, &n, "\"completions\":{}");
   if (!rc && r->n_prompts)
-    rc = cap(b, &n, modern ? "\"prompts\":{}" : "\"prompts\":{\"listChanged\":true}");
+    rc = cap(b, &n, "\"prompts\":{\"listChanged\":true}");
   if (!rc && (r->n_resources || r->n_templates))
-    rc = cap(b, &n, modern ? "\"resources\":{}"
-                           : "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+    rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
-    rc = cap(b, &n, modern ? "\"tools\":{}" : "\"tools\":{\"listChanged\":true}");
+    rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;
@@ -373,6 +378,7 @@ static const struct method {
   {"completion/complete", pmcp__method_complete, 0},
   {"logging/setLevel", method_set_level, 0},
   {"server/discover", pmcp__method_discover, 1},
+  {"subscriptions/listen", pmcp__method_listen, 1},
 };
 
 void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
@@ -429,10 +435,13 @@ static void on_cancelled(pmcp_server *srv, pmcp__session *s, cJSON *params,
       if (strcmp(r->id, idb.ptr) == 0) {
         atomic_store(&r->cancelled, 1);
         pmcp__req_wake_locked(r);
+        if (r->listening)
+          pmcp__listen_end_locked(srv, s, r->id);
         break;
       }
     }
     pthread_mutex_unlock(&srv->mu);
+    pmcp__listen_reap(srv);
   }
   pmcp_buf_dispose(&idb);
 }

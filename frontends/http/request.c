@@ -201,9 +201,13 @@ void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
 
 /* The standard headers of a modern-era request, for the engine to check
  * against the body. Over-long values are cut, so they mismatch. */
+#define MAX_PARAM_CLAIMS 16
+
 typedef struct claims_buf {
   pmcp_http_claims claims;
   char version[64], method[128], name[4096];
+  const char *pnames[MAX_PARAM_CLAIMS], *pvalues[MAX_PARAM_CLAIMS];
+  char params[4096];   /* the Mcp-Param-* names and values, NUL-separated */
 } claims_buf;
 
 static const char *claim(const phttp_req *r, const char *header, char *out,
@@ -237,28 +241,75 @@ static void claims_read(const phttp_req *r, claims_buf *cb)
                                       sizeof cb->version, 0);
   cb->claims.method = claim(r, "mcp-method", cb->method, sizeof cb->method, 0);
   cb->claims.name = claim(r, "mcp-name", cb->name, sizeof cb->name, 1);
+  /* Mcp-Param-{Name}: the suffix lower-cased, the value as sent (the
+   * engine decodes and compares it). What does not fit is left out, and
+   * then mismatches. */
+  size_t used = 0, n = 0;
+  for (unsigned i = 0; i < r->nhdrs && n < MAX_PARAM_CLAIMS; i++) {
+    const phttp_hdr *hd = &r->hdrs[i];
+    if (hd->name_len <= 10 || strncasecmp(r->arena + hd->name, "mcp-param-", 10) != 0)
+      continue;
+    size_t nl = hd->name_len - 10, vl = hd->value_len;
+    if (used + nl + vl + 2 > sizeof cb->params)
+      break;
+    char *nm = cb->params + used;
+    for (size_t k = 0; k < nl; k++) {
+      char ch = r->arena[hd->name + 10 + k];
+      nm[k] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    nm[nl] = '\0';
+    char *val = nm + nl + 1;
+    memcpy(val, r->arena + hd->value, vl);
+    val[vl] = '\0';
+    used += nl + vl + 2;
+    cb->pnames[n] = nm;
+    cb->pvalues[n] = val;
+    n++;
+  }
+  cb->claims.n_params = n;
+  cb->claims.param_names = cb->pnames;
+  cb->claims.param_values = cb->pvalues;
 }
 
-/* A copy of the claims that lives with a pool work item. */
+/* A copy of the claims that lives with a pool work item: one block with
+ * the pointer arrays first, then the strings. */
 static int claims_copy(phttp_work *wk, const claims_buf *cb)
 {
-  const char *src[3] = {cb->claims.protocol_version, cb->claims.method, cb->claims.name};
-  size_t total = 3;
-  for (int i = 0; i < 3; i++)
-    total += src[i] ? strlen(src[i]) : 0;
-  char *p = wk->claims_mem = malloc(total);
-  if (!p)
+  size_t np = cb->claims.n_params, ns = 3 + 2 * np;
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  src[0] = cb->claims.protocol_version;
+  src[1] = cb->claims.method;
+  src[2] = cb->claims.name;
+  for (size_t i = 0; i < np; i++) {
+    src[3 + i] = cb->pnames[i];
+    src[3 + np + i] = cb->pvalues[i];
+  }
+  size_t total = 2 * np * sizeof(char *);
+  for (size_t i = 0; i < ns; i++)
+    total += src[i] ? strlen(src[i]) + 1 : 0;
+  char *mem = wk->claims_mem = malloc(total + 1);
+  if (!mem)
     return -1;
-  const char **dst[3] = {&wk->claims.protocol_version, &wk->claims.method, &wk->claims.name};
-  for (int i = 0; i < 3; i++) {
-    *dst[i] = NULL;
+  const char **arr = (const char **)(void *)mem;
+  char *p = mem + 2 * np * sizeof(char *);
+  const char *dst[3 + 2 * MAX_PARAM_CLAIMS];
+  for (size_t i = 0; i < ns; i++) {
+    dst[i] = NULL;
     if (src[i]) {
       size_t l = strlen(src[i]) + 1;
       memcpy(p, src[i], l);
-      *dst[i] = p;
+      dst[i] = p;
       p += l;
     }
   }
+  for (size_t i = 0; i < 2 * np; i++)
+    arr[i] = dst[3 + i];
+  wk->claims.protocol_version = dst[0];
+  wk->claims.method = dst[1];
+  wk->claims.name = dst[2];
+  wk->claims.n_params = np;
+  wk->claims.param_names = arr;
+  wk->claims.param_values = arr + np;
   wk->has_claims = 1;
   return 0;
 }

@@ -238,7 +238,7 @@ END_TEST
 static cJSON *handle_claims(harness *h, const char *json, const char *ver, const char *method,
                             const char *name, int *status)
 {
-  pmcp_http_claims c = {ver, method, name};
+  pmcp_http_claims c = {ver, method, name, 0, NULL, NULL};
   ck_assert_int_eq(pmcp_server_handle_http(h->srv, NULL, json, strlen(json), &c), 0);
   h_msg *m = h_next(h);
   *status = m->http_status;

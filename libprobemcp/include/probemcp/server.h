@@ -179,6 +179,12 @@ typedef struct pmcp_http_claims {
   const char *protocol_version; /**< MCP-Protocol-Version */
   const char *method;           /**< Mcp-Method */
   const char *name;             /**< Mcp-Name (decoded) */
+  /** The Mcp-Param-{Name} headers: names after the prefix (lower-case)
+   *  and raw values (=?base64?...?= decoded by the engine), checked against
+   *  the tool parameters annotated with "x-mcp-header". */
+  size_t n_params;
+  const char *const *param_names;
+  const char *const *param_values;
 } pmcp_http_claims;
 
 /** pmcp_server_handle() for an HTTP transport: the same, plus the header

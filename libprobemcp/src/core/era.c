@@ -4,7 +4,9 @@
  * methods, declared capabilities), the decoration of its result
  * (resultType, serverInfo, cache hints) and server/discover. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/engine.h"
 #include "core/jdoc.h"
@@ -208,6 +210,122 @@ static const char *named(const char *method, cJSON *params)
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Strict standard base64 (padding required, alphabet only) of [p, p+n)
+ * into a NUL-terminated @p out. 0, or -1 when malformed or too long. */
+static int b64_strict(const char *p, size_t n, char *out, size_t size)
+{
+  if (n % 4)
+    return -1;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 4) {
+    unsigned v = 0;
+    int pad = 0;
+    for (int k = 0; k < 4; k++) {
+      unsigned char c = (unsigned char)p[i + k];
+      int d;
+      if (c >= 'A' && c <= 'Z') d = c - 'A';
+      else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
+      else if (c >= '0' && c <= '9') d = c - '0' + 52;
+      else if (c == '+') d = 62;
+      else if (c == '/') d = 63;
+      else if (c == '=' && i + 4 == n && k >= 2) { d = 0; pad++; }
+      else return -1;
+      if (pad && c != '=')
+        return -1;
+      v = (v << 6) | (unsigned)d;
+    }
+    for (int k = 0; k < 3 - pad; k++) {
+      if (o + 1 >= size)
+        return -1;
+      out[o++] = (char)((v >> (16 - 8 * k)) & 0xff);
+    }
+  }
+  out[o] = '\0';
+  return 0;
+}
+
+/* The value of header Mcp-Param-@p suffix, decoded; NULL when absent;
+ * *bad set when it is malformed. */
+static const char *param_claim(const pmcp_http_claims *cl, const char *suffix,
+                               char *buf, size_t size, int *bad)
+{
+  for (size_t i = 0; i < cl->n_params; i++) {
+    if (strcasecmp(cl->param_names[i], suffix) != 0)
+      continue;
+    const char *v = cl->param_values[i];
+    while (*v == ' ' || *v == '\t')
+      v++;
+    size_t n = strlen(v);
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+      n--;
+    if (n >= 11 && memcmp(v, "=?base64?", 9) == 0 && memcmp(v + n - 2, "?=", 2) == 0) {
+      if (b64_strict(v + 9, n - 11, buf, size))
+        *bad = 1;
+      return buf;
+    }
+    if (n >= size) {
+      *bad = 1;
+      return buf;
+    }
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return buf;
+  }
+  return NULL;
+}
+
+/* Whether header text @p h stands for argument @p a (a primitive). */
+static int param_equal(const char *h, const cJSON *a)
+{
+  if (cJSON_IsString(a))
+    return strcmp(h, a->valuestring) == 0;
+  if (cJSON_IsBool(a))
+    return strcmp(h, cJSON_IsTrue(a) ? "true" : "false") == 0;
+  if (cJSON_IsNumber(a)) {
+    char *end;
+    double d = strtod(h, &end);
+    return *h && !*end && d == a->valuedouble;
+  }
+  return 0;
+}
+
+/* Mcp-Param-* headers against the arguments of a tool's annotated
+ * parameters: a present argument needs its header with the same value, an
+ * absent one no header. */
+static int check_param_claims(pmcp__req *req, cJSON *params)
+{
+  const pmcp_http_claims *cl = req->claims;
+  cJSON *name = pmcp__jget(params, "name");
+  const pmcp__tool *t = cJSON_IsString(name) ? pmcp__tool_find(req->srv, name->valuestring)
+                                             : NULL;
+  if (!t || !t->list_json || !strstr(t->list_json, "x-mcp-header"))
+    return 0;
+  cJSON *def = cJSON_Parse(t->list_json);
+  cJSON *props = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(def, "inputSchema"), "properties");
+  cJSON *args = pmcp__jget(params, "arguments");
+  const char *why = NULL;
+  for (cJSON *p = props ? props->child : NULL; p && !why; p = p->next) {
+    cJSON *hdr = cJSON_GetObjectItemCaseSensitive(p, "x-mcp-header");
+    if (!cJSON_IsString(hdr))
+      continue;
+    char buf[1024];
+    int bad = 0;
+    const char *h = param_claim(cl, hdr->valuestring, buf, sizeof buf, &bad);
+    cJSON *a = pmcp__jget(args, p->string);
+    if (bad)
+      why = "Header mismatch: an Mcp-Param header is not valid (=?base64?...?= malformed)";
+    else if (a && !h)
+      why = "Header mismatch: an argument annotated x-mcp-header has no Mcp-Param header";
+    else if (!a && h)
+      why = "Header mismatch: an Mcp-Param header names an argument the body omits";
+    else if (a && !param_equal(h, a))
+      why = "Header mismatch: an Mcp-Param header differs from its argument";
+  }
+  cJSON_Delete(def);
+  return why ? refuse(req, 400, -32020, why, NULL) : 0;
+}
+
 int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
 {
   cJSON *meta = pmcp__jget(params, "_meta");
@@ -243,6 +361,8 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32020,
                   cl->name ? "Header mismatch: Mcp-Name differs from the body's name or uri"
                            : "Header mismatch: the Mcp-Name header is required", NULL);
+  if (cl && strcmp(method, "tools/call") == 0 && check_param_claims(req, params))
+    return -1;
   cJSON *lv = pmcp__jget(meta, META_LOG);
   if (lv) {
     if (!cJSON_IsString(lv) || pmcp__level_parse(lv->valuestring, &req->log_level))

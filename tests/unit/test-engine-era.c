@@ -282,6 +282,54 @@ START_TEST(header_claims)
 }
 END_TEST
 
+START_TEST(param_headers)
+{
+  harness *h = server();
+  pmcp_tool_def t = PMCP_TOOL_DEF_INIT;
+  t.name = "hp";
+  t.description = "header params";
+  t.input_schema_json = "{\"type\":\"object\",\"properties\":{"
+                        "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
+                        "\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N\"},"
+                        "\"free\":{\"type\":\"string\"}}}";
+  t.handler = logs;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
+  struct {
+    const char *args;
+    size_t n;
+    const char *names[2], *values[2];
+    int code;
+  } cases[] = {
+      {"{\"region\":\"eu\",\"n\":3}", 2, {"region", "n"}, {"eu", "3"}, 0},
+      {"{\"region\":\"eu\",\"n\":3}", 2, {"REGION", "n"}, {" eu ", "3.0"}, 0},
+      {"{\"region\":\"Hello\"}", 1, {"region"}, {"=?base64?SGVsbG8=?="}, 0},
+      {"{\"region\":\"SGVsbG8=\"}", 1, {"region"}, {"SGVsbG8="}, 0}, /* literal */
+      {"{\"region\":\"Hello\"}", 1, {"region"}, {"=?base64?SGVsbG8?="}, -32020},
+      {"{\"region\":\"Hello\"}", 1, {"region"}, {"=?base64?SGVs!!!bG8=?="}, -32020},
+      {"{\"region\":\"eu\"}", 0, {NULL}, {NULL}, -32020},          /* header missing */
+      {"{}", 1, {"region"}, {"eu"}, -32020},                          /* extra header */
+      {"{\"region\":\"eu\"}", 1, {"region"}, {"EU"}, -32020},        /* differs */
+      {"{\"region\":\"eu\",\"n\":3}", 2, {"region", "n"}, {"eu", "4"}, -32020},
+      {"{\"free\":\"x\"}", 0, {NULL}, {NULL}, 0},                   /* not annotated */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"hp\",\"arguments\":%s," META "}}", i, cases[i].args);
+    pmcp_http_claims c = {"2026-07-28", "tools/call", "hp", cases[i].n, cases[i].names,
+                          cases[i].values};
+    ck_assert_int_eq(pmcp_server_handle_http(h->srv, NULL, buf, strlen(buf), &c), 0);
+    h_msg *m = h_next(h);
+    cJSON *r = cJSON_Parse(m->data);
+    ck_assert_msg(h_error_code(r) == cases[i].code, "case %zu: %s", i, m->data);
+    ck_assert_int_eq(m->http_status, cases[i].code ? 400 : 0);
+    cJSON_Delete(r);
+    h_msg_free(m);
+  }
+  h_free(h);
+}
+END_TEST
+
 START_TEST(results_and_discover)
 {
   harness *h = server();
@@ -573,6 +621,7 @@ static Suite *suite(void)
   tcase_add_test(tc, classify_and_versions);
   tcase_add_test(tc, admission);
   tcase_add_test(tc, header_claims);
+  tcase_add_test(tc, param_headers);
   tcase_add_test(tc, results_and_discover);
   tcase_add_test(tc, log_only_on_request);
   tcase_add_test(tc, input_required);

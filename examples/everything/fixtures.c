@@ -369,10 +369,16 @@ static int tool_elicitation_enums(pmcp_call *call, void *ud) {
 static const char JSON_SCHEMA_2020_12[] =
     "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
     "\"type\":\"object\","
-    "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{"
-    "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+    "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
     "\"properties\":{\"name\":{\"type\":\"string\"},"
-    "\"address\":{\"$ref\":\"#/$defs/address\"}},"
+    "\"address\":{\"$ref\":\"#/$defs/address\"},"
+    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+    "\"required\":[\"contactMethod\"]},"
+    "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
     "\"additionalProperties\":false}";
 
 static int tool_json_schema(pmcp_call *call, void *ud) {
@@ -821,7 +827,7 @@ int everything_register(pmcp_server *server) {
     return rc;
   if ((rc = add_simple_tools(server)) || (rc = add_arg_tools(server, w)) ||
       (rc = add_calculate(server)) || (rc = add_json_schema_tool(server)) ||
-      (rc = add_prompts(server)))
+      (rc = add_prompts(server)) || (rc = everything_register_input(server)))
     return rc;
   return pmcp_server_set_completion(server, complete, NULL, NULL);
 }

@@ -21,4 +21,8 @@
  *         pmcp_server_errmsg()). */
 int everything_register(pmcp_server *server);
 
+/* The fixtures that ask the client for input (fixtures_input.c); called by
+ * everything_register(). */
+int everything_register_input(pmcp_server *server);
+
 #endif

@@ -265,18 +265,9 @@ int phttp_event_id(const char *value, size_t len, uint32_t *stream,
 
 int phttp_version_supported(const char *value, size_t len)
 {
-  /* The protocol revisions whose clients speak Streamable HTTP (it
-   * appeared in 2025-03-26) plus 2024-11-05, which a client may still
-   * negotiate over it. */
-  static const char *const versions[] = {"2024-11-05", "2025-03-26",
-                                         "2025-06-18", "2025-11-25"};
-  const char *p = value, *end = value + len;
-  trim(&p, &end);
-  for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
-    if ((size_t)(end - p) == strlen(versions[i]) &&
-        memcmp(p, versions[i], (size_t)(end - p)) == 0)
-      return 1;
-  return 0;
+  /* The engine's one list: the modern revision and those initialize
+   * negotiates. */
+  return pmcp_protocol_version_era(value, len) != PMCP_ERA_NONE;
 }
 
 int phttp_valid_session_id(const char *value, size_t len)
@@ -371,4 +362,34 @@ void hbuf_free(pmcp_buf *b)
   free(b->ptr);
   b->ptr = NULL;
   b->len = b->cap = 0;
+}
+
+int phttp_base64_decode(const char *in, size_t n, char *out, size_t size,
+                        size_t *len)
+{
+  /* Standard alphabet, padding optional (header values of SEP-2243). */
+  unsigned acc = 0;
+  int bits = 0;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)in[i];
+    int v;
+    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
+    else if (ch == '+') v = 62;
+    else if (ch == '/') v = 63;
+    else if (ch == '=') { for (; i < n; i++) if (in[i] != '=') return -1; break; }
+    else return -1;
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (o >= size)
+        return -1;
+      out[o++] = (char)((acc >> bits) & 0xff);
+    }
+  }
+  *len = o;
+  return 0;
 }

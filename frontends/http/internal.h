@@ -41,6 +41,10 @@ int phttp_origin_same_port(const char *origin, size_t on, const char *host, size
 int phttp_event_id(const char *value, size_t len, uint32_t *stream,
                    uint64_t *seq);
 /* True when a protocol version is one this transport speaks. */
+/* Decodes standard base64 (padding optional) into out (size bytes); 0 with
+ * *len, or -1 when malformed or too long. */
+int phttp_base64_decode(const char *in, size_t n, char *out, size_t size,
+                        size_t *len);
 int phttp_version_supported(const char *value, size_t len);
 /* Session ids are visible ASCII (0x21-0x7E), 1..64 bytes. */
 int phttp_valid_session_id(const char *value, size_t len);
@@ -76,6 +80,7 @@ typedef struct phttp_req {
   int expect_continue;
   int route;                 /* claimed by the host's routes (route.c) */
   void *principal;           /* pmcp_http_options.auth's answer */
+  int bad_version;           /* MCP-Protocol-Version the engine does not speak */
 } phttp_req;
 
 enum phttp_conn_state {
@@ -152,6 +157,7 @@ typedef struct phttp_stream {
   unsigned nevents;          /* events of this stream in the buffer */
   uint64_t evicted_upto;     /* highest seq dropped from the buffer */
   int initialize;            /* the POST that creates the session */
+  int status;                /* HTTP status the engine asked for (JSON reply) */
 } phttp_stream;
 
 struct phttp_session {
@@ -189,6 +195,10 @@ typedef struct phttp_work {
   struct phttp_work *next;
   pmcp_http *h;
   phttp_session *s;          /* kept alive while s->nwork > 0 */
+  /* Header claims of a modern-era request (strings in claims_mem). */
+  pmcp_http_claims claims;
+  int has_claims;
+  char *claims_mem;
   size_t n;
   work_msg msgs[];
 } phttp_work;
@@ -213,6 +223,7 @@ typedef struct phttp_qmsg {
   struct phttp_qmsg *next;
   pmcp_out_kind kind;
   int final;
+  int http_status;           /* pmcp_out.http_status */
   char *session;             /* point into buf */
   char *related;             /* or NULL */
   char *data;                /* or NULL */

@@ -33,8 +33,9 @@ static void run_item(phttp_work *wk)
       wk->msgs[i].rc = 0;
       continue;
     }
-    wk->msgs[i].rc = pmcp_server_handle(wk->h->server, wk->s->id,
-                                        wk->msgs[i].data, wk->msgs[i].len);
+    wk->msgs[i].rc = pmcp_server_handle_http(wk->h->server, wk->s->id,
+                                             wk->msgs[i].data, wk->msgs[i].len,
+                                             wk->has_claims ? &wk->claims : NULL);
   }
   phttp_in_work = 0;
 }
@@ -94,6 +95,7 @@ static void item_done(pmcp_http *h, phttp_work *wk)
   }
   for (size_t i = 0; i < wk->n; i++)
     free(wk->msgs[i].data);
+  free(wk->claims_mem);
   free(wk);
 }
 

@@ -105,8 +105,16 @@ void phttp_check_headers(phttp_conn *c)
     { set_reject(c, 406, "Not Acceptable: Accept must admit text/event-stream"); return; }
   }
   const char *ver = phttp_header(r, "mcp-protocol-version", &n, &count);
-  if (ver && (count > 1 || !phttp_version_supported(ver, n)))
-    { set_reject(c, 400, "Bad Request: unsupported MCP-Protocol-Version"); return; }
+  if (ver && count > 1)
+    { set_reject(c, 400, "Bad Request: more than one MCP-Protocol-Version"); return; }
+  if (ver && !phttp_version_supported(ver, n)) {
+    /* A modern-era POST gets the engine's answer (-32022 with the
+     * supported versions, under the request's id): decided with the body. */
+    if (m == HTTP_POST)
+      r->bad_version = 1;
+    else
+      { set_reject(c, 400, "Bad Request: unsupported MCP-Protocol-Version"); return; }
+  }
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -197,6 +205,121 @@ void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
   phttp_deliver(h, &m);
 }
 
+/* The standard headers of a modern-era request, for the engine to check
+ * against the body. Over-long values are cut, so they mismatch. */
+#define MAX_PARAM_CLAIMS 16
+
+typedef struct claims_buf {
+  pmcp_http_claims claims;
+  char version[64], method[128], name[4096];
+  const char *pnames[MAX_PARAM_CLAIMS], *pvalues[MAX_PARAM_CLAIMS];
+  char params[4096];   /* the Mcp-Param-* names and values, NUL-separated */
+} claims_buf;
+
+static const char *claim(const phttp_req *r, const char *header, char *out,
+                         size_t size, int decode)
+{
+  size_t n;
+  int count;
+  const char *v = phttp_header(r, header, &n, &count);
+  if (!v)
+    return NULL;
+  while (n && (*v == ' ' || *v == '\t'))
+    v++, n--;
+  while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+    n--;
+  /* Mcp-Name may carry a non-ASCII value as =?base64?...?= */
+  if (decode && n > 12 && memcmp(v, "=?base64?", 9) == 0 && memcmp(v + n - 2, "?=", 2) == 0) {
+    size_t len = 0;
+    if (phttp_base64_decode(v + 9, n - 11, out, size - 1, &len) == 0) {
+      out[len] = '\0';
+      return out;
+    }
+  }
+  snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), v);
+  return out;
+}
+
+static void claims_read(const phttp_req *r, claims_buf *cb)
+{
+  memset(&cb->claims, 0, sizeof cb->claims);
+  cb->claims.protocol_version = claim(r, "mcp-protocol-version", cb->version,
+                                      sizeof cb->version, 0);
+  cb->claims.method = claim(r, "mcp-method", cb->method, sizeof cb->method, 0);
+  cb->claims.name = claim(r, "mcp-name", cb->name, sizeof cb->name, 1);
+  /* Mcp-Param-{Name}: the suffix lower-cased, the value as sent (the
+   * engine decodes and compares it). What does not fit is left out, and
+   * then mismatches. */
+  size_t used = 0, n = 0;
+  for (unsigned i = 0; i < r->nhdrs && n < MAX_PARAM_CLAIMS; i++) {
+    const phttp_hdr *hd = &r->hdrs[i];
+    if (hd->name_len <= 10 || strncasecmp(r->arena + hd->name, "mcp-param-", 10) != 0)
+      continue;
+    size_t nl = hd->name_len - 10, vl = hd->value_len;
+    if (used + nl + vl + 2 > sizeof cb->params)
+      break;
+    char *nm = cb->params + used;
+    for (size_t k = 0; k < nl; k++) {
+      char ch = r->arena[hd->name + 10 + k];
+      nm[k] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    nm[nl] = '\0';
+    char *val = nm + nl + 1;
+    memcpy(val, r->arena + hd->value, vl);
+    val[vl] = '\0';
+    used += nl + vl + 2;
+    cb->pnames[n] = nm;
+    cb->pvalues[n] = val;
+    n++;
+  }
+  cb->claims.n_params = n;
+  cb->claims.param_names = cb->pnames;
+  cb->claims.param_values = cb->pvalues;
+}
+
+/* A copy of the claims that lives with a pool work item: one block with
+ * the pointer arrays first, then the strings. */
+static int claims_copy(phttp_work *wk, const claims_buf *cb)
+{
+  size_t np = cb->claims.n_params, ns = 3 + 2 * np;
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  src[0] = cb->claims.protocol_version;
+  src[1] = cb->claims.method;
+  src[2] = cb->claims.name;
+  for (size_t i = 0; i < np; i++) {
+    src[3 + i] = cb->pnames[i];
+    src[3 + np + i] = cb->pvalues[i];
+  }
+  size_t total = 2 * np * sizeof(char *);
+  for (size_t i = 0; i < ns; i++)
+    total += src[i] ? strlen(src[i]) + 1 : 0;
+  char *mem = wk->claims_mem = malloc(total + 1);
+  if (!mem)
+    return -1;
+  const char **arr = (const char **)(void *)mem;
+  char *p = mem + 2 * np * sizeof(char *);
+  const char *dst[3 + 2 * MAX_PARAM_CLAIMS];
+  for (size_t i = 0; i < ns; i++) {
+    dst[i] = NULL;
+    if (src[i]) {
+      size_t l = strlen(src[i]) + 1;
+      memcpy(p, src[i], l);
+      dst[i] = p;
+      p += l;
+    }
+  }
+  for (size_t i = 0; i < 2 * np; i++)
+    arr[i] = dst[3 + i];
+  wk->claims.protocol_version = dst[0];
+  wk->claims.method = dst[1];
+  wk->claims.name = dst[2];
+  wk->claims.n_params = np;
+  wk->claims.param_names = arr;
+  wk->claims.param_values = arr + np;
+  wk->has_claims = 1;
+  return 0;
+}
+
 static void handle_post(phttp_conn *c)
 {
   pmcp_http *h = c->h;
@@ -245,8 +368,24 @@ static void handle_post(phttp_conn *c)
     }
     nreq += k == MSG_REQUEST;
   }
+  /* The engine decides the era; a modern-era request (its own _meta, no
+   * session) is served statelessly beside the sessions of older clients. */
+  pmcp_msg_info info;
+  pmcp_message_classify(r->body.ptr, r->body.len, &info);
+  size_t sn;
+  int sc;
+  int modern = !batch && info.era == PMCP_ERA_MODERN &&
+               !phttp_header(r, "mcp-session-id", &sn, &sc);
+  if (r->bad_version && !modern) {
+    cJSON_Delete(root);
+    phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
+    return;
+  }
+  claims_buf cm;
+  if (modern)
+    claims_read(r, &cm);
   phttp_session *s;
-  if (h->o.stateless) {
+  if (h->o.stateless || modern) {
     int status;
     s = phttp_session_new(h, 1, r->principal, &status);
     if (!s) {
@@ -290,7 +429,7 @@ static void handle_post(phttp_conn *c)
     if (s->stateless)
       snprintf(ver, sizeof ver, "%s", s->proto);
     if ((s->stateless || pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0) &&
-        strcmp(ver, "2025-06-18") >= 0) {
+        !pmcp_protocol_batch_allowed(ver)) {
       if (s->stateless)
         phttp_session_free(h, s, "request refused");
       cJSON_Delete(root);
@@ -420,6 +559,8 @@ static void handle_post(phttp_conn *c)
         wk->msgs[i].id = st->ids[k++].id;
       wk->n = i + 1;
     }
+    if (ok && modern)
+      ok = claims_copy(wk, &cm) == 0;
     if (ok) {
       wk->h = h;
       wk->s = s;
@@ -431,6 +572,7 @@ static void handle_post(phttp_conn *c)
     if (wk) {
       for (size_t i = 0; i < wk->n; i++)
         free(wk->msgs[i].data);
+      free(wk->claims_mem);
       free(wk);
     }
     /* Could not hand it over: answer every request with the failure. */
@@ -438,7 +580,8 @@ static void handle_post(phttp_conn *c)
       if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
         phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
   } else if (!batch) {
-    int rc = pmcp_server_handle(h->server, sid, r->body.ptr, r->body.len);
+    int rc = pmcp_server_handle_http(h->server, sid, r->body.ptr, r->body.len,
+                                     modern ? &cm.claims : NULL);
     if (rc != 0)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
@@ -627,6 +770,19 @@ void phttp_handle_request(phttp_conn *c)
   c->req.principal = NULL;
   if (c->h->o.auth && authenticate(c) != 0)
     return;
+  if (c->req.method != HTTP_POST) {
+    /* The modern era has no sessions: no GET stream, nothing to DELETE. */
+    size_t n;
+    int count;
+    const char *ver = phttp_header(&c->req, "mcp-protocol-version", &n, &count);
+    size_t sn;
+    if (ver && !phttp_header(&c->req, "mcp-session-id", &sn, &count) &&
+        pmcp_protocol_version_era(ver, n) == PMCP_ERA_MODERN) {
+      static const char why[] = "Method Not Allowed: protocol 2026-07-28 has no sessions\n";
+      phttp_respond(c, 405, "text/plain", "Allow: POST\r\n", why, sizeof why - 1);
+      return;
+    }
+  }
   switch (c->req.method) {
   case HTTP_POST:
     handle_post(c);

@@ -465,8 +465,8 @@ static void json_reply(pmcp_http *h, phttp_stream *st)
     phttp_respond(c, 200, "application/json", extra, b.ptr, b.len);
     hbuf_free(&b);
   } else {
-    phttp_respond(c, 200, "application/json", extra, st->collected.ptr,
-                  st->collected.len);
+    phttp_respond(c, st->status ? st->status : 200, "application/json", extra,
+                  st->collected.ptr, st->collected.len);
   }
 }
 
@@ -522,20 +522,18 @@ phttp_stream *phttp_find_pending(phttp_session *s, const char *id, size_t *idx)
 }
 
 /* The answer to initialize: an error must not leave a session behind; a
- * result tells the protocol version, which decides on priming events. */
-static void initialize_answered(phttp_session *s, const char *data, size_t len)
+ * result tells the protocol version, which decides on priming events. The
+ * engine says both (it has negotiated before it answers). */
+static void initialize_answered(pmcp_http *h, phttp_session *s)
 {
-  cJSON *j = cJSON_ParseWithLength(data, len);
-  const cJSON *res = cJSON_GetObjectItemCaseSensitive(j, "result");
-  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(res, "protocolVersion");
-  if (!res) {
+  if (!pmcp_server_session_ready(h->server, s->id)) {
     s->issued = -1;
-  } else {
-    s->issued = 1;
-    if (cJSON_IsString(ver))
-      snprintf(s->proto, sizeof s->proto, "%s", ver->valuestring);
+    return;
   }
-  cJSON_Delete(j);
+  s->issued = 1;
+  char ver[sizeof s->proto];
+  if (pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0)
+    snprintf(s->proto, sizeof s->proto, "%s", ver);
 }
 
 static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
@@ -575,6 +573,8 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
       st->ncollected = 0;
     }
   }
+  if (m->data && final && m->http_status && !st->batch)
+    st->status = m->http_status;
   if (m->data) {
     if (st->mode == MODE_SSE) {
       stream_emit(st, m->data, m->len);
@@ -587,7 +587,7 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
       st->ncollected++;
     }
     if (st->initialize && final)
-      initialize_answered(s, m->data, m->len);
+      initialize_answered(h, s);
   }
   if (final) {
     st->ids[idx].done = 1;

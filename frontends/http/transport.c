@@ -134,6 +134,7 @@ void pmcp_http_sink(const pmcp_out *msg, void *ud)
   m->next = NULL;
   m->kind = msg->kind;
   m->final = msg->final;
+  m->http_status = msg->http_status;
   m->session = m->buf;
   memcpy(m->session, sess, sl);
   m->related = NULL;

@@ -70,11 +70,30 @@ describe('tools', () => {
     assert.deepEqual(t.inputSchema, {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
-      $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-      properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+      $defs: {
+        address: {
+          $anchor: 'addressDef',
+          type: 'object',
+          properties: { street: { type: 'string' }, city: { type: 'string' } },
+        },
+      },
+      properties: {
+        name: { type: 'string' },
+        address: { $ref: '#/$defs/address' },
+        contactMethod: { type: 'string', enum: ['phone', 'email'] },
+        phone: { type: 'string' },
+        email: { type: 'string' },
+      },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
       additionalProperties: false,
     });
-    const r = await c.callTool({ name: t.name, arguments: { name: 'Ada', address: { city: 'London' } } });
+    const r = await c.callTool({
+      name: t.name,
+      arguments: { name: 'Ada', address: { city: 'London' }, contactMethod: 'email', email: 'ada@example.org' },
+    });
     assert.match(r.content[0].text, /"city":"London"/);
   }));
 
@@ -328,10 +347,11 @@ describe('resources', () => {
 });
 
 describe('prompts and completion', () => {
-  test('the four prompts', () => withServer(async (c) => {
+  test('the five prompts', () => withServer(async (c) => {
     const { prompts } = await c.listPrompts();
-    assert.deepEqual(prompts.map((p) => p.name).sort(), ['test_prompt_with_arguments',
-      'test_prompt_with_embedded_resource', 'test_prompt_with_image', 'test_simple_prompt']);
+    assert.deepEqual(prompts.map((p) => p.name).sort(), ['test_input_required_result_prompt',
+      'test_prompt_with_arguments', 'test_prompt_with_embedded_resource', 'test_prompt_with_image',
+      'test_simple_prompt']);
     for (const p of prompts) assert.ok(p.description);
     const withArgs = prompts.find((p) => p.name === 'test_prompt_with_arguments');
     assert.deepEqual(withArgs.arguments.map((a) => [a.name, a.required]), [['arg1', true], ['arg2', true]]);

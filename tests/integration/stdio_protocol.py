@@ -139,6 +139,39 @@ def protocol():
           "only the no-store notice on stderr: %r" % s.err[:300])
 
 
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def both_eras():
+    """2026-07-28 requests (per-request _meta) beside a 2025-11-25 session
+    in the same process."""
+    s = Server()
+    s.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+            "params": {"_meta": MODERN}})
+    r = s.next()["result"]
+    check(r.get("resultType") == "complete" and r["supportedVersions"] == ["2026-07-28"],
+          "server/discover before any initialize: %r" % r)
+    check(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "probe-mcp",
+          "serverInfo in the result's _meta")
+    check(r["capabilities"] == {} and "ttlMs" in r and r["cacheScope"] in ("public", "private"),
+          "no toolset: nothing declared; cache hints: %r" % r)
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}})
+    check(s.next()["error"]["code"] == -32602, "discover without _meta: -32602")
+    s.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": MODERN}})
+    check(s.next()["error"]["code"] == -32601, "modern tools/list with no tools: -32601")
+    s.send({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": MODERN}})
+    check(s.next()["error"]["code"] == -32601, "ping is gone in 2026-07-28")
+    init(s, "2025-11-25")
+    s.send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+    check(s.next() == {"jsonrpc": "2.0", "id": 5, "result": {"tools": []}},
+          "the session still speaks 2025-11-25")
+    s.send({"jsonrpc": "2.0", "id": 6, "method": "server/discover",
+            "params": {"_meta": MODERN}})
+    check(s.next()["result"]["resultType"] == "complete", "modern request beside the session")
+    check(s.close() == 0, "EOF exits 0")
+
+
 def options():
     r = subprocess.run([BIN, "--help"], capture_output=True, timeout=10)
     check(r.returncode == 0 and b"--store" in r.stdout, "--help")
@@ -222,6 +255,7 @@ def long_lines():
 
 protocol()
 long_lines()
+both_eras()
 options()
 if failures:
     print("%d failure(s)" % len(failures), file=sys.stderr)

@@ -22,6 +22,7 @@ static void sink(const pmcp_out *out, void *ud)
   m->related = out->related_id ? dupn(out->related_id, strlen(out->related_id)) : NULL;
   m->kind = out->kind;
   m->final = out->final;
+  m->http_status = out->http_status;
   if (!out->data) {
     /* control messages: record the END/CLOSE_STREAM markers apart */
     ck_assert_uint_eq(out->len, 0);

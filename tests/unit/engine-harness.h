@@ -14,6 +14,7 @@ typedef struct h_msg {
   char *related; /* NULL when none */
   pmcp_out_kind kind;
   int final;
+  int http_status; /* pmcp_out.http_status */
   char *data;
   struct h_msg *next;
 } h_msg;

@@ -38,13 +38,14 @@ PMCP_BEGIN_DECLS
   X(ECORRUPT, -21, -32603, "corrupt data")                                   \
   X(EREMOTE, -22, -32603, "peer returned an error")                          \
   X(ENOMETHOD, -23, -32601, "method not found")                              \
-  X(EUTF8, -24, -32602, "invalid UTF-8")
+  X(EUTF8, -24, -32602, "invalid UTF-8")                                     \
+  X(EINPUT, -25, -32603, "input required from the client")
 
 typedef enum pmcp_error {
 #define PMCP_X_ENUM(name, value, rpc, msg) PMCP_##name = value,
   PMCP_ERROR_TABLE(PMCP_X_ENUM)
 #undef PMCP_X_ENUM
-  PMCP_ERROR_MIN_ = -24
+  PMCP_ERROR_MIN_ = -25
 } pmcp_error;
 
 /** A short English description of @p code; never NULL (unknown codes get

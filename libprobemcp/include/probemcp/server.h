@@ -55,6 +55,11 @@ typedef struct pmcp_out {
   size_t len;
   /** Non-zero on the last message for related_id (its response). */
   int final;
+  /** The HTTP status a 2026-07-28 (modern era) error response asks for
+   *  (400 for invalid _meta, an unsupported version, a missing client
+   *  capability or a header mismatch; 404 for an unknown or removed
+   *  method), or 0: the transport's default. @since 0.2 */
+  int http_status;
 } pmcp_out;
 
 /** The sink. Must not call pmcp_server_free(); may call pmcp_server_handle()
@@ -131,6 +136,78 @@ PMCP_API int pmcp_server_handle(pmcp_server *server, const char *session,
 PMCP_API int pmcp_server_check_message(pmcp_server *server, const char *msg,
                                        size_t len, int *has_nul);
 
+/** The protocol era a request belongs to. Both are served on one endpoint:
+ *  a request whose params._meta carries
+ *  "io.modelcontextprotocol/protocolVersion" (or a method that exists only
+ *  in the modern era, such as server/discover) is handled statelessly in
+ *  the modern era (2026-07-28); everything else belongs to the session
+ *  that initialize opened (2025-11-25 or older). @since 0.2 */
+typedef enum pmcp_era {
+  PMCP_ERA_NONE = 0,   /**< not a request (notification, response, invalid) */
+  PMCP_ERA_LEGACY = 1, /**< initialize-negotiated session (<= 2025-11-25) */
+  PMCP_ERA_MODERN = 2  /**< per-request _meta, stateless (2026-07-28) */
+} pmcp_era;
+
+/** What pmcp_message_classify() found. */
+typedef enum pmcp_msg_kind {
+  PMCP_MSG_INVALID = 0,      /**< not JSON, or not a JSON-RPC message */
+  PMCP_MSG_REQUEST = 1,
+  PMCP_MSG_NOTIFICATION = 2,
+  PMCP_MSG_RESPONSE = 3      /**< a response to a server request */
+} pmcp_msg_kind;
+
+typedef struct pmcp_msg_info {
+  /** Of a single message; of a batch: INVALID when an item is, else
+   *  REQUEST when any item is a request, else NOTIFICATION or RESPONSE. */
+  pmcp_msg_kind kind;
+  int batch;            /**< the message is a JSON array */
+  size_t n_items;       /**< 1 for a single message */
+  size_t n_requests;    /**< items that are requests */
+  int initialize;       /**< an initialize request is among them */
+  pmcp_era era;         /**< of the (first) request */
+  char version[32];     /**< its _meta protocolVersion, "" when absent */
+  char method[64];      /**< its method (cut at 63 bytes), "" when none */
+} pmcp_msg_info;
+
+/** Classifies one JSON-RPC message (or batch) the way pmcp_server_handle()
+ *  will, so that a transport need not parse bodies itself.
+ *  @return 0 (see out->kind), PMCP_EINVAL for NULL arguments. @since 0.2 */
+PMCP_API int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out);
+
+/** The protocol versions the engine speaks, newest first, NULL-terminated:
+ *  the modern one(s) first, then those initialize may negotiate. @since 0.2 */
+PMCP_API const char *const *pmcp_protocol_versions(void);
+
+/** The era of protocol version @p v (@p len bytes, surrounding blanks
+ *  allowed): PMCP_ERA_MODERN, PMCP_ERA_LEGACY, or PMCP_ERA_NONE when the
+ *  engine does not speak it. @since 0.2 */
+PMCP_API pmcp_era pmcp_protocol_version_era(const char *v, size_t len);
+
+/** The one batch rule: whether JSON-RPC batches are accepted under
+ *  protocol version @p v (only 2025-03-26 had them). @since 0.2 */
+PMCP_API int pmcp_protocol_batch_allowed(const char *v);
+
+/** What an HTTP transport read from a request's headers; the engine checks
+ *  them against the body of a modern-era request (-32020 on a mismatch).
+ *  NULL members were absent. */
+typedef struct pmcp_http_claims {
+  const char *protocol_version; /**< MCP-Protocol-Version */
+  const char *method;           /**< Mcp-Method */
+  const char *name;             /**< Mcp-Name (decoded) */
+  /** The Mcp-Param-{Name} headers: names after the prefix (lower-case)
+   *  and raw values (=?base64?...?= decoded by the engine), checked against
+   *  the tool parameters annotated with "x-mcp-header". */
+  size_t n_params;
+  const char *const *param_names;
+  const char *const *param_values;
+} pmcp_http_claims;
+
+/** pmcp_server_handle() for an HTTP transport: the same, plus the header
+ *  claims of the request (NULL: none). @since 0.2 */
+PMCP_API int pmcp_server_handle_http(pmcp_server *server, const char *session,
+                                     const char *msg, size_t len,
+                                     const pmcp_http_claims *claims);
+
 /** Session flags for pmcp_server_session_open(). */
 enum {
   /** Stateless: no initialize needed; every request is self-contained. */
@@ -171,6 +248,14 @@ PMCP_API int pmcp_server_session_end_input(pmcp_server *server, const char *sess
  *  the opaque nextCursor. @return 0, PMCP_EINVAL for 0.
  *  @since 0.1 */
 PMCP_API int pmcp_server_set_page_size(pmcp_server *server, size_t n);
+
+/** The cache hints of modern-era (2026-07-28) cacheable results
+ *  (server/discover, the lists, resources/read): ttlMs = @p ttl_ms and
+ *  cacheScope "private" when @p private_scope (or a tool filter tailors
+ *  tools/list per caller), else "public". Default: 0 ms, public.
+ *  @return 0. @since 0.2 */
+PMCP_API int pmcp_server_set_cache_hints(pmcp_server *server, unsigned ttl_ms,
+                                         int private_scope);
 
 /** Waits until no call is running or queued. @return 0. */
 PMCP_API int pmcp_server_drain(pmcp_server *server);

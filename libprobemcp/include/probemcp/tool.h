@@ -292,6 +292,23 @@ PMCP_API void pmcp_complete_total(pmcp_call *call, int64_t total, int has_more);
 
 /* ---- Call context ------------------------------------------------------- */
 
+/** Asks the client for input under @p key (a name of the handler's choice,
+ *  unique within the call) with request @p method (sampling/createMessage,
+ *  elicitation/create, roots/list) and @p params_json, the same way in both
+ *  eras: in a 2025-11-25 session it is pmcp_call_request() (a blocking
+ *  handler waits for the answer); for a 2026-07-28 request the answer comes
+ *  from the request's inputResponses (or the sealed requestState of an
+ *  earlier round) and, when it is not there yet, the call returns
+ *  PMCP_EINPUT: ask for every other input you need the same way, then
+ *  return PMCP_EINPUT, and the engine answers input_required with every
+ *  request asked for; the client calls again with the answers.
+ *  @return 0 with the client's result object in @p out; PMCP_EINPUT;
+ *  PMCP_EUNSUPPORTED when the client did not declare the capability (never
+ *  asked; for a modern request the engine then answers -32021); the
+ *  errors of pmcp_call_request(). @since 0.2 */
+PMCP_API int pmcp_call_input(pmcp_call *call, const char *key, const char *method,
+                             const char *params_json, int timeout_ms, pmcp_buf *out);
+
 PMCP_API pmcp_server *pmcp_call_server(const pmcp_call *call);
 /** The session id ("" for the default session). Borrowed. */
 PMCP_API const char *pmcp_call_session(const pmcp_call *call);

@@ -46,6 +46,7 @@ void pmcp__call_dispose(pmcp_call *call)
   }
   pmcp__free(call->srv, call->var_names);
   pmcp__free(call->srv, call->var_values);
+  pmcp__mrtr_dispose(call);
   memset(call, 0, sizeof *call);
 }
 
@@ -798,7 +799,9 @@ int pmcp_call_log(pmcp_call *call, pmcp_log_level level, const char *logger,
     return PMCP_EINVAL;
   pmcp__req *req = call->req;
   pthread_mutex_lock(&call->srv->mu);
-  int admitted = req && level >= req->sess->level;
+  /* Modern era: only when the request asked for log messages. */
+  int admitted = req && (req->modern ? req->has_log_level && level >= req->log_level
+                                     : level >= req->sess->level);
   pthread_mutex_unlock(&call->srv->mu);
   pmcp_buf b = PMCP_BUF_INIT;
   int rc = pmcp__log_params(&b, level, logger, data_json);
@@ -813,13 +816,7 @@ int pmcp_call_client_has(const pmcp_call *call, const char *name)
   if (!call_ok(call) || !call->req || !name)
     return 0;
   pthread_mutex_lock(&call->srv->mu);
-  int has = 0;
-  const char *caps = call->req->sess->client_caps;
-  if (caps) {
-    const char *v;
-    size_t vlen;
-    has = pmcp__json_member(caps, strlen(caps), name, &v, &vlen);
-  }
+  int has = pmcp__client_has_locked(call->req, name);
   pthread_mutex_unlock(&call->srv->mu);
   return has;
 }

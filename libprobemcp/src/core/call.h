@@ -52,6 +52,15 @@ struct pmcp_call {
   char **owned;
   size_t n_owned, cap_owned;
   int token_budget;
+  /* Input asked of the client (mrtr.c). */
+  pmcp_buf inputs;      /* "key":{"method":...,"params":...} members */
+  size_t n_inputs;
+  pmcp_buf kept;        /* "key":response members used in this round */
+  size_t n_kept;
+  cJSON *state;         /* the verified requestState's responses, or NULL */
+  int state_loaded;     /* 1 verified (or absent), -1 refused */
+  const char *state_why;
+  const char *missing_cap; /* a capability the client did not declare */
 };
 
 /* Prepares @p call for @p req. */
@@ -71,6 +80,12 @@ void pmcp__call_clear_items(pmcp_call *call);
 int pmcp__call_tool_result(pmcp_call *call, pmcp_buf *out);
 /* budget.c: enforces the budget contract on a budgeted tool's result. */
 int pmcp__budget_finalize(pmcp_call *call);
+/* mrtr.c: after the handler returns: answers the request with
+ * input_required, a missing-capability error or a refused requestState
+ * and returns 1; 0 when the handler's own result stands. */
+int pmcp__mrtr_finish(pmcp_call *call);
+void pmcp__mrtr_dispose(pmcp_call *call);
+
 /* Whether the current thread may block in this call (a worker). */
 int pmcp__call_on_worker(const pmcp_call *call);
 

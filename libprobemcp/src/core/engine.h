@@ -24,9 +24,11 @@
 #define PMCP__SERVER_MAGIC 0x706d6370u
 #define PMCP__DEFAULT_PAGE 100
 
-/* The protocol versions we speak, newest first. */
+/* The protocol versions initialize negotiates, newest first (era.c). */
 extern const char *const pmcp__versions[];
 #define PMCP__LATEST_VERSION "2025-11-25"
+/* The modern (stateless, per-request _meta) revision. */
+#define PMCP__MODERN_VERSION "2026-07-28"
 #define PMCP__BATCH_VERSION "2025-03-26"
 
 typedef struct pmcp__session pmcp__session;
@@ -49,6 +51,9 @@ struct pmcp_server {
   /* Tool text items longer than this are cut with a note (0: never); a
    * service sets it (probe-mcp-http: 256 KiB) with pmcp__server_set_text_max. */
   size_t text_max;
+  /* Cache hints on modern cacheable results (pmcp_server_set_cache_hints). */
+  unsigned cache_ttl_ms;
+  int cache_private;
 
   pthread_mutex_t mu;
   pthread_cond_t idle_cond;  /* signalled when busy drops to 0 */
@@ -66,6 +71,9 @@ struct pmcp_server {
 
   pthread_mutex_t err_mu;
   char errmsg[512];
+
+  /* subscriptions/listen requests (listen.c), open and ended */
+  pmcp__req *listeners, *listen_dead;
 
   /* cursors (cursor_server.c): random per server unless the host sets one */
   pmcp__cursor_key cursor_key;
@@ -103,6 +111,20 @@ struct pmcp__req {
   int on_worker;
   int linked;             /* in sess->inflight */
   pmcp__pending *pending; /* server request the call is waiting on */
+  /* Modern era (era.c): the request carried its own _meta. */
+  int modern;
+  int has_log_level;      /* _meta logLevel given: log messages admitted */
+  pmcp_log_level log_level;
+  const cJSON *client_caps; /* _meta clientCapabilities (in @c doc) */
+  int cacheable;          /* result gets ttlMs and cacheScope */
+  int http_status;        /* for the transport with an error answer */
+  /* subscriptions/listen (listen.c): what it honours, its list link */
+  int listening;
+  unsigned listen_kinds;  /* 1 << pmcp_list_kind */
+  const cJSON *listen_uris; /* resourceSubscriptions (in @c doc) */
+  pmcp__req *lnext;
+  /* Header claims; valid only while pmcp_server_handle_http() runs. */
+  const pmcp_http_claims *claims;
   pmcp__req *next, *prev;
 };
 
@@ -133,6 +155,10 @@ void pmcp__session_unref(pmcp_server *srv, pmcp__session *s);
  * session has closed. */
 void pmcp__send(pmcp_server *srv, pmcp__session *s, const char *related_id,
                 pmcp_out_kind kind, const char *data, size_t len, int final);
+/* The same with the HTTP status a modern error asks for. */
+void pmcp__send_status(pmcp_server *srv, pmcp__session *s, const char *related_id,
+                       pmcp_out_kind kind, const char *data, size_t len,
+                       int final, int http_status);
 /* Sends a notification built from @p method and @p params_json (NULL: none). */
 int pmcp__notify(pmcp_server *srv, pmcp__session *s, const char *related_id,
                  const char *method, const char *params_json);
@@ -145,13 +171,41 @@ int pmcp__session_subscribe_locked(pmcp_server *srv, pmcp__session *s,
 int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
                      const char *data_json);
 
+/* ---- era.c: the two protocol eras ---- */
+/* Decides the era of @p req (method @p method); for a modern request
+ * checks its _meta, version, header claims and method. Returns 0 to go
+ * on, or -1 after answering the request with an error. */
+int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params);
+/* A modern result: resultType, serverInfo in _meta, cache hints. Writes
+ * the decorated object to @p out. */
+int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len,
+                       pmcp_buf *out);
+/* Whether the client of @p req declared capability @p name (modern: the
+ * request's _meta; legacy: initialize). Caller holds srv->mu. */
+int pmcp__client_has_locked(const pmcp__req *req, const char *name);
+void pmcp__method_discover(pmcp__req *req, cJSON *params);
+/* The capabilities object of the registered handlers. */
+int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern);
+
+/* ---- listen.c: subscriptions/listen ---- */
+void pmcp__method_listen(pmcp__req *req, cJSON *params);
+/* Moves the listeners of @p s (all when NULL) to the ended list. Caller
+ * holds srv->mu. */
+void pmcp__listen_end_locked(pmcp_server *srv, pmcp__session *s, const char *id);
+/* Ends the listeners moved aside: call without srv->mu. */
+void pmcp__listen_reap(pmcp_server *srv);
+/* Sends @p method to the listeners that asked for @p kind (or, with @p uri,
+ * that subscribed to it). */
+int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
+                        const char *method, const char *uri_params);
+
 /* ---- jsonrpc.c ---- */
 /* Handles one parsed message (object) of session @p s; @p raw is its text
  * span (for byte-exact ids); @p doc holds @p msg (a request takes a
  * reference to it). */
 void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                         cJSON *msg, const char *raw, size_t raw_len,
-                        pmcp__batch *batch);
+                        pmcp__batch *batch, const pmcp_http_claims *claims);
 void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                      cJSON *arr, const char *raw, size_t raw_len);
 /* Sends an error response not tied to a registered request. */

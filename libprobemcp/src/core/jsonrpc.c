@@ -66,12 +66,12 @@ static void batch_add(pmcp_server *srv, pmcp__batch *b, const char *id,
 }
 
 static void emit(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
-                 const char *id, const char *msg, size_t len)
+                 const char *id, const char *msg, size_t len, int http_status)
 {
   if (batch)
     batch_add(srv, batch, id, msg, len);
   else
-    pmcp__send(srv, s, id, PMCP_OUT_RESPONSE, msg, len, 1);
+    pmcp__send_status(srv, s, id, PMCP_OUT_RESPONSE, msg, len, 1, http_status);
 }
 
 static int error_text(pmcp_buf *b, const char *id, int code, const char *msg,
@@ -88,13 +88,25 @@ static int error_text(pmcp_buf *b, const char *id, int code, const char *msg,
   return rc;
 }
 
+static void rpc_error_status(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
+                             const char *id, int code, const char *msg,
+                             const char *data_json, int http_status)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  if (error_text(&b, id, code, msg, data_json) == 0)
+    emit(srv, s, batch, id, b.ptr, b.len, http_status);
+  else
+    pmcp__log(srv, PMCP_LOG_ERROR, "out of memory answering an error");
+  pmcp_buf_dispose(&b);
+}
+
 void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
                      const char *id, int code, const char *msg,
                      const char *data_json)
 {
   pmcp_buf b = PMCP_BUF_INIT;
   if (error_text(&b, id, code, msg, data_json) == 0)
-    emit(srv, s, batch, id, b.ptr, b.len);
+    emit(srv, s, batch, id, b.ptr, b.len, 0);
   else
     pmcp__log(srv, PMCP_LOG_ERROR, "out of memory answering an error");
   pmcp_buf_dispose(&b);
@@ -139,7 +151,7 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
     return;
   }
   pthread_mutex_lock(&srv->mu);
-  int allowed = strcmp(s->proto, PMCP__BATCH_VERSION) == 0;
+  int allowed = pmcp_protocol_batch_allowed(s->proto);
   pthread_mutex_unlock(&srv->mu);
   if (!allowed) {
     pmcp__rpc_error(srv, s, NULL, NULL, -32600,
@@ -172,7 +184,7 @@ void pmcp__rpc_batch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
     const char *stop = pmcp__json_skip(start, end);
     size_t span = stop ? (size_t)(stop - start) : 0;
     if (cJSON_IsObject(it))
-      pmcp__rpc_dispatch(srv, s, doc, it, stop ? start : NULL, span, b);
+      pmcp__rpc_dispatch(srv, s, doc, it, stop ? start : NULL, span, b, NULL);
     else
       pmcp__rpc_error(srv, s, b, NULL, -32600,
                       "Invalid Request: a batch item must be an object", NULL);
@@ -260,7 +272,9 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     rc = pmcp__buf_puts(&b, req->id);
   if (!rc)
     rc = pmcp__buf_puts(&b, ",\"result\":");
-  if (!rc)
+  if (!rc && req->modern)
+    rc = pmcp__era_decorate(req, result, len, &b);
+  else if (!rc)
     rc = pmcp__buf_append(&b, result, len);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
@@ -270,7 +284,7 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     return;
   }
   req_unlink(req);
-  emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len);
+  emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len, 0);
   pmcp_buf_dispose(&b);
   req_free(req);
 }
@@ -283,7 +297,12 @@ void pmcp__req_error(pmcp__req *req, int code, const char *msg,
     return;
   }
   req_unlink(req);
-  pmcp__rpc_error(req->srv, req->sess, req->batch, req->id, code, msg, data_json);
+  /* Modern era over HTTP: the status tells the error class too. */
+  int status = req->http_status;
+  if (!status && req->modern && code == -32601)
+    status = 404;
+  rpc_error_status(req->srv, req->sess, req->batch, req->id, code, msg, data_json,
+                   req->modern ? status : 0);
   req_free(req);
 }
 
@@ -419,7 +438,7 @@ static int refuse_nul(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
 
 void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
                         cJSON *msg, const char *raw, size_t raw_len,
-                        pmcp__batch *batch)
+                        pmcp__batch *batch, const pmcp_http_claims *claims)
 {
   cJSON *jsonrpc = pmcp__jget(msg, "jsonrpc");
   cJSON *method = pmcp__jget(msg, "method");
@@ -498,6 +517,7 @@ void pmcp__rpc_dispatch(pmcp_server *srv, pmcp__session *s, pmcp__jdoc *doc,
     pmcp__jdoc_ref(doc);
     req->doc = doc;
     req->params = params;
+    req->claims = claims;
     pmcp__on_request(req, method->valuestring, req->params);
   }
 out:

@@ -110,6 +110,8 @@ void pmcp__method_prompts_get(pmcp__req *req, cJSON *params)
   int rc = p->get(&call, p->ud);
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
+  } else if (pmcp__mrtr_finish(&call)) {
+    /* answered: input_required, or the input could not be asked for */
   } else if (rc < 0) {
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Prompt '%s' failed: %s", p->name,
                      pmcp_strerror(rc));

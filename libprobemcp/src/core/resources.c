@@ -171,7 +171,10 @@ static void not_found(pmcp__req *req, const char *uri)
     rc = pmcp__buf_json_string(&d, uri, strlen(uri));
   if (!rc)
     rc = pmcp__buf_putc(&d, '}');
-  pmcp__req_error(req, -32002, "Resource not found", rc ? NULL : d.ptr);
+  /* 2026-07-28 made it an invalid-params error; -32002 stays for the
+   * sessions that negotiated an earlier version. */
+  pmcp__req_error(req, req->modern ? -32602 : -32002, "Resource not found",
+                  rc ? NULL : d.ptr);
   pmcp_buf_dispose(&d);
 }
 
@@ -185,6 +188,8 @@ static void read_run(pmcp__job *job)
     rc = call->resource->read(call, call->resource->ud);
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
+  } else if (pmcp__mrtr_finish(call)) {
+    /* answered: input_required, or the input could not be asked for */
   } else if (rc == PMCP_ENOTFOUND) {
     not_found(req, call->uri);
   } else if (rc < 0) {

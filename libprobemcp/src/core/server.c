@@ -10,10 +10,6 @@
 #include "util/buf.h"
 #include "util/json.h"
 
-const char *const pmcp__versions[] = {
-  "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
-};
-
 static int server_ok(const pmcp_server *srv)
 {
   return srv && srv->magic == PMCP__SERVER_MAGIC;
@@ -32,11 +28,18 @@ void pmcp_server_free(pmcp_server *server)
 {
   if (!server_ok(server))
     return;
+  /* Open subscriptions end gracefully (their result) while the sessions
+   * still deliver. */
+  pthread_mutex_lock(&server->mu);
+  pmcp__listen_end_locked(server, NULL, NULL);
+  pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   pthread_mutex_lock(&server->mu);
   server->closing = 1;
   /* Cancel everything; queued calls then finish without an answer. */
   pmcp__sessions_clear_locked(server);
   pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   pmcp__workers_stop(server);
   pthread_mutex_lock(&server->mu);
   while (server->busy)
@@ -155,6 +158,13 @@ int pmcp_server_drain(pmcp_server *server)
 int pmcp_server_handle(pmcp_server *server, const char *session,
                        const char *msg, size_t len)
 {
+  return pmcp_server_handle_http(server, session, msg, len, NULL);
+}
+
+int pmcp_server_handle_http(pmcp_server *server, const char *session,
+                            const char *msg, size_t len,
+                            const pmcp_http_claims *claims)
+{
   if (!server_ok(server))
     return PMCP_EMISUSE;
   if (!msg && len)
@@ -194,7 +204,7 @@ int pmcp_server_handle(pmcp_server *server, const char *session,
     goto out;
   }
   if (cJSON_IsObject(root))
-    pmcp__rpc_dispatch(server, s, doc, root, msg, len, NULL);
+    pmcp__rpc_dispatch(server, s, doc, root, msg, len, NULL, claims);
   else if (cJSON_IsArray(root))
     pmcp__rpc_batch(server, s, doc, root, msg, len);
   else
@@ -249,18 +259,31 @@ int pmcp__proto_at_least(const pmcp__session *s, const char *version)
   return strcmp(mine, version) >= 0;
 }
 
-static int caps_json(pmcp_server *srv, pmcp_buf *b)
+static int cap(pmcp_buf *b, int *n, const char *member)
 {
+  int rc = *n ? pmcp__buf_putc(b, ',') : 0;
+  (*n)++;
+  return rc ? rc : pmcp__buf_puts(b, member);
+}
+
+int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
+{
+  /* Modern clients send their log level per request: no logging. They
+   * hear of changes and subscribe to resources through
+   * subscriptions/listen. */
   const pmcp__registry *r = &srv->reg;
-  int rc = pmcp__buf_puts(b, "{\"logging\":{}");
+  int n = 0;
+  int rc = pmcp__buf_putc(b, '{');
+  if (!rc && !modern)
+    rc = cap(b, &n, "\"logging\":{}");
   if (!rc && r->complete)
-    rc = pmcp__buf_puts(b, ",\"completions\":{}");
+    rc = cap(b, &n, "\"completions\":{}");
   if (!rc && r->n_prompts)
-    rc = pmcp__buf_puts(b, ",\"prompts\":{\"listChanged\":true}");
+    rc = cap(b, &n, "\"prompts\":{\"listChanged\":true}");
   if (!rc && (r->n_resources || r->n_templates))
-    rc = pmcp__buf_puts(b, ",\"resources\":{\"subscribe\":true,\"listChanged\":true}");
+    rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
-    rc = pmcp__buf_puts(b, ",\"tools\":{\"listChanged\":true}");
+    rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;
@@ -309,7 +332,7 @@ void pmcp__method_initialize(pmcp__req *req, cJSON *params)
   pmcp_buf b = PMCP_BUF_INIT;
   int rc = pmcp__buf_printf(&b, "{\"protocolVersion\":\"%s\",\"capabilities\":", version);
   if (!rc)
-    rc = caps_json(srv, &b);
+    rc = pmcp__caps_json(srv, &b, 0);
   if (!rc)
     rc = pmcp__buf_puts(&b, ",\"serverInfo\":{\"name\":");
   if (!rc)
@@ -379,6 +402,8 @@ static const struct method {
   {"prompts/get", pmcp__method_prompts_get, 0},
   {"completion/complete", pmcp__method_complete, 0},
   {"logging/setLevel", method_set_level, 0},
+  {"server/discover", pmcp__method_discover, 1},
+  {"subscriptions/listen", pmcp__method_listen, 1},
 };
 
 void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
@@ -387,6 +412,8 @@ void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
   const struct method *m = NULL;
   pmcp__log(srv, PMCP_LOG_DEBUG, "session '%s': request %s %s", req->sess->id, req->id,
             method);
+  if (pmcp__era_admit(req, method, params))
+    return;
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
     if (methods[i].name[0] == method[0] && strcmp(methods[i].name, method) == 0) {
       m = &methods[i];
@@ -407,7 +434,8 @@ void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)
     return;
   }
   pthread_mutex_lock(&srv->mu);
-  int ready = req->sess->initialized || (req->sess->flags & PMCP_SESSION_STATELESS);
+  int ready = req->modern || req->sess->initialized ||
+              (req->sess->flags & PMCP_SESSION_STATELESS);
   pthread_mutex_unlock(&srv->mu);
   if (!ready && !m->before_init) {
     pmcp__req_errorf(req, -32600,
@@ -432,10 +460,13 @@ static void on_cancelled(pmcp_server *srv, pmcp__session *s, cJSON *params,
       if (strcmp(r->id, idb.ptr) == 0) {
         atomic_store(&r->cancelled, 1);
         pmcp__req_wake_locked(r);
+        if (r->listening)
+          pmcp__listen_end_locked(srv, s, r->id);
         break;
       }
     }
     pthread_mutex_unlock(&srv->mu);
+    pmcp__listen_reap(srv);
   }
   pmcp_buf_dispose(&idb);
 }

@@ -116,6 +116,7 @@ static void session_close_locked(pmcp_server *srv, pmcp__session *s)
     }
   }
   srv->n_sessions--;
+  pmcp__listen_end_locked(srv, s, NULL);
   s->closed = 1;
   for (pmcp__req *r = s->inflight; r; r = r->next) {
     atomic_store(&r->cancelled, 1);
@@ -138,7 +139,14 @@ void pmcp__sessions_clear_locked(pmcp_server *srv)
 void pmcp__send(pmcp_server *srv, pmcp__session *s, const char *related_id,
                 pmcp_out_kind kind, const char *data, size_t len, int final)
 {
-  pmcp_out out = {s->id, related_id, kind, data, len, final};
+  pmcp__send_status(srv, s, related_id, kind, data, len, final, 0);
+}
+
+void pmcp__send_status(pmcp_server *srv, pmcp__session *s, const char *related_id,
+                       pmcp_out_kind kind, const char *data, size_t len,
+                       int final, int http_status)
+{
+  pmcp_out out = {s->id, related_id, kind, data, len, final, http_status};
   pthread_mutex_lock(&s->sink_mu);
   /* closed is written under srv->mu; reading it racily only decides whether
    * a message to a closing session is still delivered, so take the lock. */
@@ -269,6 +277,12 @@ int pmcp_server_notify_resource_updated(pmcp_server *server, const char *uri)
   if (!rc)
     rc = for_sessions(server, pred_subscribed, uri,
                       "notifications/resources/updated", p.ptr);
+  if (!rc) {
+    /* The same member, in the listeners' object tagged with their id. */
+    p.ptr[--p.len] = '\0';
+    rc = pmcp__listen_notify(server, 0, uri, "notifications/resources/updated",
+                             p.ptr + 1);
+  }
   pmcp_buf_dispose(&p);
   return rc;
 }
@@ -284,7 +298,9 @@ int pmcp_server_notify_list_changed(pmcp_server *server, pmcp_list_kind kind)
   case PMCP_LIST_PROMPTS: method = "notifications/prompts/list_changed"; break;
   default: return pmcp__err(server, PMCP_EINVAL, "unknown list kind %d", (int)kind);
   }
-  return for_sessions(server, pred_ready, NULL, method, NULL);
+  int rc = for_sessions(server, pred_ready, NULL, method, NULL);
+  int lrc = pmcp__listen_notify(server, (unsigned)kind, NULL, method, NULL);
+  return rc ? rc : lrc;
 }
 
 int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
@@ -362,6 +378,7 @@ int pmcp_server_session_close(pmcp_server *server, const char *session)
     pmcp__session_unref_locked(server, s);
   }
   pthread_mutex_unlock(&server->mu);
+  pmcp__listen_reap(server);
   return s ? 0 : PMCP_ENOTFOUND;
 }
 

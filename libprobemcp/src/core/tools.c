@@ -99,6 +99,8 @@ static void tool_run(pmcp__job *job)
     rc = call->tool->handler(call, call->tool->ud);
   if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
     pmcp__req_drop(req);
+  } else if (pmcp__mrtr_finish(call)) {
+    /* answered: input_required, or the input could not be asked for */
   } else if (rc < 0) {
     pmcp__log(call->srv, PMCP_LOG_WARNING, "tool '%s' failed: %s (%s)", call->name,
               pmcp_strerror(rc), pmcp_errname(rc));

@@ -161,6 +161,10 @@ static int px_best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
     const char *coll = sqlite3_vtab_collation(ix, i);
     if (coll && sqlite3_stricmp(coll, "BINARY"))
       continue;
+    /* an IN (also one SQLite made of ORs) may compare with its values'
+     * collation, which sqlite3_vtab_collation does not report */
+    if (sqlite3_vtab_in(ix, i, -1))
+      continue;
     ix->aConstraintUsage[i].argvIndex = ++argn;
     ix->aConstraintUsage[i].omit = 0;
     sqlite3_str_appendf(plan, "%d:%c;", c->iColumn, op);

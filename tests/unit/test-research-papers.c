@@ -379,6 +379,11 @@ static int msg_id(const h_msg *m)
 START_TEST(paper_burst_does_not_delay_other_tools)
 {
   setenv("PROBE_MCP_WEB_CAPACITY", "0.25", 1);
+  /* the three query_sql calls below come from one caller at once: let
+   * them all run (query_sql bounds a caller's statements to half of its
+   * share by default) */
+  setenv("PROBE_MCP_SQL_MAX", "3", 1);
+  setenv("PROBE_MCP_SQL_PER_CALLER", "3", 1);
   start_provider();
   fill();
   harness *h = h_new(four_workers);

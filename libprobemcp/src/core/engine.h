@@ -215,6 +215,9 @@ void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
 /* Completes @p req with a result (JSON object text) or an error, then frees
  * it. A cancelled request is freed without an answer. */
 void pmcp__req_result(pmcp__req *req, const char *result, size_t len);
+/* Answers @p result (and disposes it) when @p rc is 0, else the
+ * out-of-memory error the building of it met. */
+void pmcp__req_answer(pmcp__req *req, int rc, pmcp_buf *result);
 void pmcp__req_error(pmcp__req *req, int code, const char *msg,
                      const char *data_json);
 void pmcp__req_errorf(pmcp__req *req, int code, const char *fmt, ...)

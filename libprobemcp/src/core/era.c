@@ -499,11 +499,7 @@ void pmcp__method_discover(pmcp__req *req, cJSON *params)
   }
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
-  if (rc)
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-  else
-    pmcp__req_result(req, b.ptr, b.len);
-  pmcp_buf_dispose(&b);
+  pmcp__req_answer(req, rc, &b);
 }
 
 /* ---- cache hints ---- */

@@ -258,6 +258,15 @@ void pmcp__req_drop(pmcp__req *req)
   req_end_silently(req);
 }
 
+void pmcp__req_answer(pmcp__req *req, int rc, pmcp_buf *result)
+{
+  if (rc)
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  else
+    pmcp__req_result(req, result->ptr, result->len);
+  pmcp_buf_dispose(result);
+}
+
 void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
 {
   if (atomic_load(&req->cancelled)) {

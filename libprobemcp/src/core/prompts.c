@@ -28,11 +28,7 @@ void pmcp__method_prompts_list(pmcp__req *req, cJSON *params)
     rc = pmcp__page_next(&b, 'p', end, n);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
-  if (rc)
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-  else
-    pmcp__req_result(req, b.ptr, b.len);
-  pmcp_buf_dispose(&b);
+  pmcp__req_answer(req, rc, &b);
 }
 
 /* Checks prompt arguments; answers the request and returns non-zero on a

@@ -29,11 +29,7 @@ static void list_page(pmcp__req *req, cJSON *params, char tag, const char *key,
     rc = pmcp__page_next(&b, tag, end, n);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
-  if (rc)
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-  else
-    pmcp__req_result(req, b.ptr, b.len);
-  pmcp_buf_dispose(&b);
+  pmcp__req_answer(req, rc, &b);
 }
 
 void pmcp__method_resources_list(pmcp__req *req, cJSON *params)

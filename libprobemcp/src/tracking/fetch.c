@@ -14,6 +14,9 @@
 
 #include "research/metrics.h"
 #include "research/page.h"
+#ifdef PMCP_HAVE_CAIRO
+#include "tracking/fetch_chart.h"
+#endif
 
 #define MAX_RUNS 50
 #define MAX_KEYS 20
@@ -302,6 +305,11 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     cJSON_Delete(all);
     return PMCP_ENOMEM;
   }
+#ifdef PMCP_HAVE_CAIRO
+  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
+  pmcp__trk_chart_src *csrc = NULL;
+  size_t n_csrc = 0, cap_csrc = 0;
+#endif
   for (size_t r = 0; r < s.n_runs && lo <= hi && lo != INT64_MAX; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
@@ -309,6 +317,14 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         continue;
       size_t nb = 0;
       int64_t off = relative ? start[r] : 0;
+#ifdef PMCP_HAVE_CAIRO
+      if (chart && !pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, lo, hi)) {
+        pmcp__trk_chart_src *cs = &csrc[n_csrc - 1];
+        cs->off_ms = off;
+        cs->t_lo = lo + off;
+        cs->t_hi = hi + off;
+      }
+#endif
       pthread_mutex_lock(tk->rs->lock);
       int src = by_step ? pmcp_store_summary(tk->rs->store, tk->rs->tenant, e->id, lo, hi,
                                              (size_t)nbk, bk, &nb)
@@ -332,6 +348,15 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     }
   free(bk);
   free(start);
+#ifdef PMCP_HAVE_CAIRO
+  pmcp__chart ch = {0};
+  if (chart) {
+    int ax = by_step ? PMCP__TRK_AX_STEP : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
+    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, ax,
+                               "bucket means (band: min..max)", &ch);
+  }
+  free(csrc);
+#endif
   pmcp__trk_sel_free(&s);
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "axis", axis);
@@ -341,6 +366,18 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
       width /= 1000.0; /* seconds */
     cJSON_AddNumberToObject(root, by_step ? "bucket_width_steps" : "bucket_width_s", width);
   }
+#ifdef PMCP_HAVE_CAIRO
+  if (chart) {
+    if (!rc)
+      rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
+    else {
+      cJSON_Delete(root);
+      cJSON_Delete(all);
+    }
+    pmcp__chart_free(&ch);
+    return rc;
+  }
+#endif
   return pmcp__trk_window(call, root, "entries", all);
 }
 
@@ -431,6 +468,16 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   char hist_key[256] = ""; /* the catalog is freed before the error is sent */
   cJSON *all = cJSON_CreateArray();
   int any_bucketed = 0;
+#ifdef PMCP_HAVE_CAIRO
+  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
+  pmcp__trk_chart_src *csrc = NULL;
+  size_t n_csrc = 0, cap_csrc = 0;
+#define NOTE_SRC(a, b)                                                                   \
+  if (chart && pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, (a), (b)))             \
+    rc = PMCP_ENOMEM;
+#else
+#define NOTE_SRC(a, b)
+#endif
   pmcp_bucket *bk = calloc((size_t)max_points, sizeof *bk);
   for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
     for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
@@ -443,7 +490,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         }
         cJSON *o = pmcp__trk_entry_head(e);
         cJSON_AddItemToArray(all, o);
-        rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
+        NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
+        if (!rc)
+          rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
                                        stat_name, o, &any_bucketed);
         continue;
       }
@@ -451,6 +500,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         continue;
       cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddItemToArray(all, o);
+      NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
+      if (rc)
+        break;
       if (!ranged) {
         rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o);
         if (!rc && e->count > max_points)
@@ -485,8 +537,20 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       pmcp__trk_add_buckets(o, "step", bk, nb, PMCP__TRK_AX_STEP, 0);
     }
   free(bk);
+#ifdef PMCP_HAVE_CAIRO
+  pmcp__chart ch = {0};
+  if (chart && !rc)
+    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, PMCP__TRK_AX_STEP,
+                               any_bucketed ? "points (bucketed: means, band min..max)"
+                                            : "points", &ch);
+  free(csrc);
+#endif
+#undef NOTE_SRC
   pmcp__trk_sel_free(&s);
   if (rc) {
+#ifdef PMCP_HAVE_CAIRO
+    pmcp__chart_free(&ch);
+#endif
     cJSON_Delete(all);
     return rc == PMCP_ENOMEM ? rc
                              : pmcp__rs_fail(call, "store_error", "the points cannot be read");
@@ -507,6 +571,13 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   if (hist_skipped)
     cJSON_AddStringToObject(root, "skipped",
                             "histogram series are left out without histogram_statistic");
+#ifdef PMCP_HAVE_CAIRO
+  if (chart) {
+    rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
+    pmcp__chart_free(&ch);
+    return rc;
+  }
+#endif
   return pmcp__trk_window(call, root, "entries", all);
 }
 
@@ -582,6 +653,10 @@ static const pmcp_arg_spec points_args[] = {
   {"histogram_statistic", PMCP_T_STRING, 0, "Read histogram series as this statistic per "
    "step: mean, std, min, max, median or pNN (percentile, e.g. p90).", 1, 1, 1, 16, NULL,
    NULL},
+#ifdef PMCP_HAVE_CAIRO
+  PMCP__CHART_ARG_RENDER,
+  PMCP__CHART_ARG_LOG_Y,
+#endif
 };
 static const pmcp_arg_spec list_series_args[] = {
   {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
@@ -611,6 +686,10 @@ static const pmcp_arg_spec buckets_args[] = {
   {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL, "50"},
   {"step_from", PMCP_T_INTEGER, 0, "First step (axis step).", 0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, "Last step (axis step).", 0, 0, 0, 0, NULL, NULL},
+#ifdef PMCP_HAVE_CAIRO
+  PMCP__CHART_ARG_RENDER,
+  PMCP__CHART_ARG_LOG_Y,
+#endif
 };
 
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
@@ -624,7 +703,12 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
              "Series compressed into buckets on a shared axis (step, wall clock or time "
              "since start), each with mean, min, max and count: one entry per run and "
-             "series with parallel arrays. The right tool for trends and whole-run curves.",
+             "series with parallel arrays. The right tool for trends and whole-run curves."
+#ifdef PMCP_HAVE_CAIRO
+             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
+             "token_budget, sized to fit after the text; log_y for a log axis)."
+#endif
+             ,
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
@@ -633,7 +717,12 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "the last 200 per series by default (points_before says how many precede). A "
              "step range holding more than max_points comes back bucketed instead, and says "
              "so (bucketed: true). Histogram series read as a statistic per step with "
-             "histogram_statistic (mean, std, min, max, median, p90, ...).",
+             "histogram_statistic (mean, std, min, max, median, p90, ...)."
+#ifdef PMCP_HAVE_CAIRO
+             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
+             "token_budget, sized to fit after the text; log_y for a log axis)."
+#endif
+             ,
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,

@@ -265,10 +265,20 @@ static int chart_row(pmcp__research *rs, pmcp__chart *ch, const pmcp__mx_series 
 {
   char name[160], label[200];
   pmcp__chart_run_name(rs, s->run, name, sizeof name);
-  if (many_keys)
-    snprintf(label, sizeof label, "%s %s", name, s->key);
-  else
-    snprintf(label, sizeof label, "%s", name);
+  size_t l = (size_t)snprintf(label, sizeof label, "%s", name);
+  if (many_keys && l < sizeof label)
+    l += (size_t)snprintf(label + l, sizeof label - l, " %s", s->key);
+  /* series of one run and key differ by their labels (rank=0, ...) */
+  const cJSON *kv;
+  int first = 1;
+  cJSON_ArrayForEach(kv, s->labels)
+  {
+    if (!cJSON_IsString(kv) || l >= sizeof label)
+      continue;
+    l += (size_t)snprintf(label + l, sizeof label - l, "%s%s=%s", first ? " " : ",",
+                          kv->string, kv->valuestring);
+    first = 0;
+  }
   pmcp__chart_line *ln = pmcp__chart_add(ch, label, m, q->smoothing > 0, 0);
   if (!ln)
     return PMCP_ENOMEM;

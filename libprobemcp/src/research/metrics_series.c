@@ -305,8 +305,11 @@ static void chart_head(pmcp_call *call, pmcp__chart *ch, const row_req *q, int l
     size_t l = strlen(keys);
     snprintf(keys + l, sizeof keys - l, "%s%s", k ? ", " : "", key ? key : "");
   }
-  snprintf(ch->title, sizeof ch->title, "%s - %zu run%s%s", keys, nr, nr == 1 ? "" : "s",
-           q->smoothing > 0 ? ", smoothed" : "");
+  (void)nr;
+  if (q->smoothing > 0)
+    snprintf(ch->title, sizeof ch->title, "%s (smoothed %g, raw faint)", keys, q->smoothing);
+  else
+    snprintf(ch->title, sizeof ch->title, "%s", keys);
   const char *scale = "step";
   if (pmcp_arg_has(call, "scale"))
     pmcp_arg_string(call, "scale", &scale, NULL);

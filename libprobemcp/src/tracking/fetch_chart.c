@@ -94,8 +94,8 @@ int pmcp__trk_chart_build(pmcp_call *call, pmcp__research *rs, const cJSON *all,
     size_t l = strlen(keys);
     snprintf(keys + l, sizeof keys - l, "%s%s", k ? ", " : "", key ? key : "");
   }
-  snprintf(ch->title, sizeof ch->title, "%s - %zu run%s, %s", keys, nr, nr == 1 ? "" : "s",
-           what);
+  (void)nr;
+  snprintf(ch->title, sizeof ch->title, "%s - %s", keys, what);
   snprintf(ch->x_label, sizeof ch->x_label, "%s",
            axis == PMCP__TRK_AX_STEP ? "step"
            : axis == PMCP__TRK_AX_RELATIVE ? "seconds since the run's first point"

@@ -658,3 +658,37 @@ void pmcp__chart_run_name(pmcp__research *rs, const char *run_ref, char *out, si
     snprintf(out, size, "%s", id);
   cJSON_Delete(rec);
 }
+
+void pmcp__chart_label(pmcp__research *rs, const char *run_ref, const char *key,
+                       const cJSON *labels, char *out, size_t size)
+{
+  char name[160];
+  pmcp__chart_run_name(rs, run_ref, name, sizeof name);
+  size_t l = (size_t)snprintf(out, size, "%s", name);
+  if (key && l < size)
+    l += (size_t)snprintf(out + l, size - l, " %s", key);
+  /* series of one run and key differ by their labels (rank=0, ...) */
+  const cJSON *kv;
+  int first = 1;
+  cJSON_ArrayForEach(kv, labels)
+  {
+    if (!cJSON_IsString(kv) || l >= size)
+      continue;
+    l += (size_t)snprintf(out + l, size - l, "%s%s=%s", first ? " " : ",", kv->string,
+                          kv->valuestring);
+    first = 0;
+  }
+}
+
+size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size)
+{
+  size_t nk = pmcp_arg_count(call, arg);
+  out[0] = '\0';
+  for (size_t k = 0; k < nk; k++) {
+    const char *key = NULL;
+    pmcp_arg_string_at(call, arg, k, &key);
+    size_t l = strlen(out);
+    snprintf(out + l, size - l, "%s%s", k ? ", " : "", key ? key : "");
+  }
+  return nk;
+}

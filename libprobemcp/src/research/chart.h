@@ -83,6 +83,14 @@ int pmcp__chart_attach(pmcp_page *pg, const pmcp__chart *c, int more);
 /* The legend name of a run: "name (ID)", or the ID when it has no name. */
 void pmcp__chart_run_name(pmcp__research *rs, const char *run_ref, char *out, size_t size);
 
+/* A legend entry: the run's name, then @p key (NULL: left out), then the
+ * series' labels as k=v. */
+void pmcp__chart_label(pmcp__research *rs, const char *run_ref, const char *key,
+                       const cJSON *labels, char *out, size_t size);
+/* The call's string array @p arg joined with ", " into @p out; returns
+ * its length. */
+size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size);
+
 /* Reads `render` and `log_y`: 1 when a chart is asked for (and *log_y
  * set), 0 when not. */
 int pmcp__chart_wanted(pmcp_call *call, int *log_y);

@@ -263,22 +263,8 @@ static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_
 static int chart_row(pmcp__research *rs, pmcp__chart *ch, const pmcp__mx_series *s,
                      const pt *p, size_t m, const row_req *q, int many_keys)
 {
-  char name[160], label[200];
-  pmcp__chart_run_name(rs, s->run, name, sizeof name);
-  size_t l = (size_t)snprintf(label, sizeof label, "%s", name);
-  if (many_keys && l < sizeof label)
-    l += (size_t)snprintf(label + l, sizeof label - l, " %s", s->key);
-  /* series of one run and key differ by their labels (rank=0, ...) */
-  const cJSON *kv;
-  int first = 1;
-  cJSON_ArrayForEach(kv, s->labels)
-  {
-    if (!cJSON_IsString(kv) || l >= sizeof label)
-      continue;
-    l += (size_t)snprintf(label + l, sizeof label - l, "%s%s=%s", first ? " " : ",",
-                          kv->string, kv->valuestring);
-    first = 0;
-  }
+  char label[200];
+  pmcp__chart_label(rs, s->run, many_keys ? s->key : NULL, s->labels, label, sizeof label);
   pmcp__chart_line *ln = pmcp__chart_add(ch, label, m, q->smoothing > 0, 0);
   if (!ln)
     return PMCP_ENOMEM;
@@ -297,15 +283,8 @@ static int chart_row(pmcp__research *rs, pmcp__chart *ch, const pmcp__mx_series 
 
 static void chart_head(pmcp_call *call, pmcp__chart *ch, const row_req *q, int log_y)
 {
-  size_t nk = pmcp_arg_count(call, "keys"), nr = pmcp_arg_count(call, "run_ids");
-  char keys[160] = "";
-  for (size_t k = 0; k < nk; k++) {
-    const char *key = NULL;
-    pmcp_arg_string_at(call, "keys", k, &key);
-    size_t l = strlen(keys);
-    snprintf(keys + l, sizeof keys - l, "%s%s", k ? ", " : "", key ? key : "");
-  }
-  (void)nr;
+  char keys[160];
+  size_t nk = pmcp__chart_keys(call, "keys", keys, sizeof keys);
   if (q->smoothing > 0)
     snprintf(ch->title, sizeof ch->title, "%s (smoothed %g, raw faint)", keys, q->smoothing);
   else
@@ -314,7 +293,7 @@ static void chart_head(pmcp_call *call, pmcp__chart *ch, const row_req *q, int l
   if (pmcp_arg_has(call, "scale"))
     pmcp_arg_string(call, "scale", &scale, NULL);
   snprintf(ch->x_label, sizeof ch->x_label, "%s", scale);
-  snprintf(ch->y_label, sizeof ch->y_label, "%s", nk == 1 ? keys : "value");
+  snprintf(ch->y_label, sizeof ch->y_label, "%.100s", nk == 1 ? keys : "value");
   ch->log_y = log_y;
 }
 #endif

@@ -57,28 +57,6 @@ static double num_at(const cJSON *a, size_t i)
   return NAN;
 }
 
-/* "run series {k=v,...}" with the parts that tell entries apart. */
-static void entry_label(pmcp__research *rs, const cJSON *o, int many_series, char *out,
-                        size_t size)
-{
-  char name[160];
-  pmcp__chart_run_name(rs, pmcp__js(o, "run"), name, sizeof name);
-  size_t l = (size_t)snprintf(out, size, "%s", name);
-  if (many_series && l < size)
-    l += (size_t)snprintf(out + l, size - l, " %s", pmcp__js(o, "series"));
-  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
-  const cJSON *kv;
-  int first = 1;
-  cJSON_ArrayForEach(kv, labels)
-  {
-    if (!cJSON_IsString(kv) || l >= size)
-      continue;
-    l += (size_t)snprintf(out + l, size - l, "%s%s=%s", first ? " " : ",", kv->string,
-                          kv->valuestring);
-    first = 0;
-  }
-}
-
 int pmcp__trk_chart_build(pmcp_call *call, pmcp__research *rs, const cJSON *all,
                           const pmcp__trk_chart_src *src, size_t n_src, int axis,
                           const char *what, pmcp__chart *ch)
@@ -86,22 +64,15 @@ int pmcp__trk_chart_build(pmcp_call *call, pmcp__research *rs, const cJSON *all,
   int log_y = 0;
   pmcp__chart_wanted(call, &log_y);
   ch->log_y = log_y;
-  size_t nk = pmcp_arg_count(call, "series"), nr = pmcp_arg_count(call, "runs");
-  char keys[160] = "";
-  for (size_t k = 0; k < nk; k++) {
-    const char *key = NULL;
-    pmcp_arg_string_at(call, "series", k, &key);
-    size_t l = strlen(keys);
-    snprintf(keys + l, sizeof keys - l, "%s%s", k ? ", " : "", key ? key : "");
-  }
-  (void)nr;
+  char keys[160];
+  size_t nk = pmcp__chart_keys(call, "series", keys, sizeof keys);
   snprintf(ch->title, sizeof ch->title, "%s - %s", keys, what);
   snprintf(ch->x_label, sizeof ch->x_label, "%s",
            axis == PMCP__TRK_AX_STEP ? "step"
            : axis == PMCP__TRK_AX_RELATIVE ? "seconds since the run's first point"
                                            : "wall clock (UTC)");
   ch->x_kind = axis == PMCP__TRK_AX_WALL ? PMCP__CHART_X_WALL : PMCP__CHART_X_NUMBER;
-  snprintf(ch->y_label, sizeof ch->y_label, "%s", nk == 1 ? keys : "value");
+  snprintf(ch->y_label, sizeof ch->y_label, "%.100s", nk == 1 ? keys : "value");
   const char *x_name = axis == PMCP__TRK_AX_STEP ? "step"
                        : axis == PMCP__TRK_AX_RELATIVE ? "relative_time_s" : "wall_time";
   size_t i = 0;
@@ -113,7 +84,8 @@ int pmcp__trk_chart_build(pmcp_call *call, pmcp__research *rs, const cJSON *all,
     if (cJSON_IsArray(y) && (size_t)cJSON_GetArraySize(y) < n)
       n = (size_t)cJSON_GetArraySize(y);
     char label[200];
-    entry_label(rs, o, nk > 1, label, sizeof label);
+    pmcp__chart_label(rs, pmcp__js(o, "run"), nk > 1 ? pmcp__js(o, "series") : NULL,
+                      cJSON_GetObjectItemCaseSensitive(o, "labels"), label, sizeof label);
     pmcp__chart_line *ln = pmcp__chart_add(ch, label, n, 0, mean != NULL);
     if (!ln)
       return PMCP_ENOMEM;

@@ -306,6 +306,50 @@ START_TEST(chart_log_and_empty)
 }
 END_TEST
 
+/* Awkward input: many lines (the legend says how many more), a flat
+ * line, a line of NaN only, one point, huge and tiny values, Inf. */
+START_TEST(chart_awkward)
+{
+  pmcp__chart c = {0};
+  snprintf(c.title, sizeof c.title, "%s", "a very long title that goes on and on and on and on "
+           "and on and on and on and on and on and on and on and on and on and on and on");
+  snprintf(c.x_label, sizeof c.x_label, "step");
+  for (int l = 0; l < 30; l++) {
+    char name[64];
+    snprintf(name, sizeof name, "run-%02d with a rather long name indeed", l);
+    pmcp__chart_line *ln = pmcp__chart_add(&c, name, 50, l == 3, l == 4);
+    for (int i = 0; i < 50; i++) {
+      ln->x[i] = 1e9 + i * 1e7;
+      ln->y[i] = l == 0 ? 5.0 : l == 1 ? NAN : l == 2 ? (i == 7 ? 1.0 : NAN)
+               : l == 5 ? (i == 3 ? INFINITY : -INFINITY) : 1e12 + l * 1e9 * sin(i);
+      if (ln->smooth)
+        ln->smooth[i] = 1e12;
+      if (ln->lo)
+        ln->lo[i] = ln->y[i] - 1e9, ln->hi[i] = ln->y[i] + 1e9;
+    }
+  }
+  pmcp_buf png = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp__chart_png(&c, 480, 300, &png, NULL), 0);
+  img im = png_decode((const unsigned char *)png.ptr, png.len);
+  find_frame(&im);
+  free(im.rgb);
+  pmcp_buf_dispose(&png);
+  c.log_y = 1;
+  ck_assert_int_eq(pmcp__chart_png(&c, 1200, 750, &png, NULL), 0);
+  dump("unit-awkward", (const unsigned char *)png.ptr, png.len);
+  pmcp_buf_dispose(&png);
+  pmcp__chart_free(&c);
+  /* tiny values, one flat line */
+  pmcp__chart t = {0};
+  pmcp__chart_line *ln = pmcp__chart_add(&t, "flat", 2, 0, 0);
+  ln->x[0] = 0, ln->x[1] = 1, ln->y[0] = ln->y[1] = 3e-9;
+  ck_assert_int_eq(pmcp__chart_png(&t, 640, 400, &png, NULL), 0);
+  pmcp_buf_dispose(&png);
+  ck_assert_int_eq(pmcp__chart_png(&t, 10, 10, &png, NULL), PMCP_EINVAL);
+  pmcp__chart_free(&t);
+}
+END_TEST
+
 START_TEST(image_cost)
 {
   ck_assert_int_eq(pmcp_page_image_cost(750, 1), 1);
@@ -623,6 +667,7 @@ static Suite *suite(void)
   TCase *c = tcase_create("chart");
   tcase_add_test(c, chart_pixels);
   tcase_add_test(c, chart_log_and_empty);
+  tcase_add_test(c, chart_awkward);
   tcase_add_test(c, image_cost);
   suite_add_tcase(s, c);
   TCase *t = tcase_create("tools");

@@ -28,6 +28,9 @@ static const double palette[][3] = {
 /* Sizes tried from the largest; each costs width * height / 750 tokens. */
 static const int sizes[][2] = {{1200, 750}, {960, 600}, {800, 500}, {640, 400}, {480, 300}};
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
+/* A PNG over this many bytes is drawn again smaller: one reply must not
+ * flood a transport (the text of a reply is cut at 256 KiB too). */
+#define CHART_BYTES_MAX (192 * 1024)
 
 pmcp__chart_line *pmcp__chart_add(pmcp__chart *c, const char *label, size_t n,
                                   int with_smooth, int with_band)
@@ -163,13 +166,29 @@ static void fmt_num(double v, double step, char *out, size_t size)
   double a = fabs(v);
   if (a < step * 1e-9)
     v = 0, a = 0;
-  if (a >= 1e6 && step >= 1e4)
+  if (a >= 1e9 || (a != 0 && a < 1e-4)) {
+    /* 1e12, 2.5e-7: no "+" and no leading zeros in the exponent */
+    char t[32];
+    snprintf(t, sizeof t, "%.3g", v);
+    char *e = strchr(t, 'e');
+    if (e) {
+      char *d = e + 1, *q = e + 1;
+      if (*q == '+')
+        q++;
+      else if (*q == '-')
+        *d++ = *q++;
+      while (*q == '0' && q[1])
+        q++;
+      memmove(d, q, strlen(q) + 1);
+    }
+    snprintf(out, size, "%s", t);
+  } else if (a >= 1e6 && step >= 1e4)
     snprintf(out, size, "%gM", round(v / 1e6 * 1000) / 1000);
   else if (a >= 1e4 && step >= 1000)
     snprintf(out, size, "%gk", round(v / 1e3 * 1000) / 1000);
   else if (step >= 1)
     snprintf(out, size, "%.0f", v);
-  else if (a != 0 && (a < 1e-4 || step < 1e-6))
+  else if (step < 1e-6)
     snprintf(out, size, "%.2g", v);
   else {
     int d = (int)ceil(-log10(step) - 1e-9);
@@ -613,6 +632,10 @@ int pmcp__chart_attach(pmcp_page *pg, const pmcp__chart *c, int more)
       continue;
     pmcp_buf png = PMCP_BUF_INIT;
     rc = pmcp__chart_png(c, w, h, &png, NULL);
+    if (!rc && png.len > CHART_BYTES_MAX && i + 1 < N_SIZES) {
+      pmcp_buf_dispose(&png); /* a very busy chart: a smaller one */
+      continue;
+    }
     if (!rc)
       rc = pmcp_page_image(pg, more, png.ptr, png.len, w, h);
     pmcp_buf_dispose(&png);

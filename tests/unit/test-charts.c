@@ -661,6 +661,229 @@ START_TEST(render_offered)
 }
 END_TEST
 
+/* ---- the page API ------------------------------------------------------------ */
+
+static const unsigned char KEY[32] = "k3y-for-the-chart-unit-tests!!!!";
+
+static pmcp_page *page_of(int budget, int items)
+{
+  pmcp_page_options o = PMCP_PAGE_OPTIONS_INIT;
+  o.token_budget = budget;
+  o.tool = "toy";
+  o.key = KEY;
+  o.key_len = sizeof KEY;
+  pmcp_page *pg = NULL;
+  ck_assert_int_eq(pmcp_page_new(&pg, &o), 0);
+  ck_assert_int_eq(pmcp_page_list(pg, "rows"), 0);
+  for (int i = 0; i < items; i++) {
+    char item[200];
+    snprintf(item, sizeof item, "{\"id\":%d,\"text\":\"row %d of the listing, with words "
+             "that the tokenizer counts one by one\"}", i, i);
+    uint32_t pos = (uint32_t)i + 1;
+    ck_assert_int_eq(pmcp_page_add(pg, item, strlen(item), &pos, sizeof pos), 0);
+  }
+  return pg;
+}
+
+static void empty_png(int w, int h, pmcp_buf *out)
+{
+  pmcp__chart c = {0};
+  ck_assert_int_eq(pmcp__chart_png(&c, w, h, out, NULL), 0);
+}
+
+START_TEST(page_image_api)
+{
+  pmcp_page *pg = page_of(2000, 10);
+  int room = 0;
+  ck_assert_int_eq(pmcp_page_image_room(pg, 0, &room), 0);
+  pmcp_buf small = PMCP_BUF_INIT, big = PMCP_BUF_INIT;
+  empty_png(480, 300, &small);
+  empty_png(1200, 750, &big);
+  /* the header decides the size: a wrong one, or no PNG, is refused */
+  ck_assert_int_eq(pmcp_page_image(pg, 0, small.ptr, small.len, 481, 300), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_page_image(pg, 0, "not a png at all, really not", 28, 480, 300),
+                   PMCP_EINVAL);
+  /* 1200x750 costs 1200: over the room of 2000 minus ten rows? */
+  int rc = pmcp_page_image(pg, 0, big.ptr, big.len, 1200, 750);
+  ck_assert_int_eq(rc, room >= 1200 ? 0 : PMCP_EBUDGET);
+  if (rc)
+    ck_assert_int_eq(pmcp_page_image(pg, 0, small.ptr, small.len, 480, 300), 0);
+  ck_assert_int_eq(pmcp_page_image(pg, 0, small.ptr, small.len, 480, 300), PMCP_EMISUSE);
+  pmcp_buf text = PMCP_BUF_INIT;
+  int err = 1;
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &text, &err), 0);
+  ck_assert_int_eq(err, 0);
+  size_t tokens = 0;
+  ck_assert_int_eq(pmcp_tokens_count(text.ptr, text.len, &tokens), 0);
+  int cost = rc ? 192 : 1200;
+  ck_assert_int_le((int)tokens + cost, 2000);
+  /* the room was exact: the budget less the text */
+  ck_assert_int_eq(room, 2000 - (int)tokens);
+  pmcp_page_free(pg);
+  pmcp_buf_dispose(&text);
+
+  /* a reserved image keeps room through the items: a page filled to the
+   * brim still takes the smallest chart */
+  pg = page_of(600, 0);
+  ck_assert_int_eq(pmcp_page_image_reserve(pg, 192), 0);
+  int added = 0;
+  for (int i = 0; i < 100; i++) {
+    char item[200];
+    snprintf(item, sizeof item, "{\"id\":%d,\"text\":\"row %d of the listing, with words "
+             "that the tokenizer counts one by one\"}", i, i);
+    uint32_t pos = (uint32_t)i + 1;
+    if (pmcp_page_add(pg, item, strlen(item), &pos, sizeof pos))
+      break;
+    added++;
+  }
+  ck_assert_int_gt(added, 0);
+  ck_assert_int_lt(added, 100);
+  ck_assert_int_eq(pmcp_page_image_room(pg, 1, &room), 0);
+  ck_assert_int_ge(room, 192);
+  ck_assert_int_eq(pmcp_page_image(pg, 1, small.ptr, small.len, 480, 300), 0);
+  ck_assert_int_eq(pmcp_page_render(pg, 1, &text, &err), 0);
+  ck_assert_int_eq(err, 0);
+  ck_assert_int_eq(pmcp_tokens_count(text.ptr, text.len, &tokens), 0);
+  ck_assert_int_le((int)tokens + 192, 600);
+  ck_assert_ptr_nonnull(strstr(text.ptr, "next_cursor"));
+  pmcp_page_free(pg);
+  pmcp_buf_dispose(&text);
+  pmcp_buf_dispose(&small);
+  pmcp_buf_dispose(&big);
+}
+END_TEST
+
+/* No room for any chart after the text: an error naming the budget that
+ * fits text and the smallest chart, and that budget then works. */
+START_TEST(chart_too_small)
+{
+  pmcp_page *pg = page_of(512, 0);
+  int n = 0;
+  for (; n < 100; n++) {
+    char item[200];
+    snprintf(item, sizeof item, "{\"id\":%d,\"text\":\"row %d of the listing, with words "
+             "that the tokenizer counts one by one\"}", n, n);
+    uint32_t pos = (uint32_t)n + 1;
+    int room = 0;
+    pmcp_page_image_room(pg, 0, &room);
+    if (room < 150)
+      break;
+    ck_assert_int_eq(pmcp_page_add(pg, item, strlen(item), &pos, sizeof pos), 0);
+  }
+  pmcp__chart c = {0};
+  pmcp__chart_line *ln = pmcp__chart_add(&c, "x", 2, 0, 0);
+  ln->x[0] = 0, ln->x[1] = 1, ln->y[0] = 1, ln->y[1] = 2;
+  ck_assert_int_eq(pmcp__chart_attach(pg, &c, 0), 0);
+  pmcp_buf text = PMCP_BUF_INIT;
+  int err = 0;
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &text, &err), 0);
+  ck_assert_int_eq(err, 1);
+  cJSON *o = cJSON_Parse(text.ptr);
+  const cJSON *need = cJSON_GetObjectItem(o, "min_token_budget");
+  ck_assert_msg(cJSON_IsNumber(need) && need->valueint > 512, "%s", text.ptr);
+  ck_assert_str_eq(cJSON_GetObjectItem(o, "error")->valuestring, "token_budget_too_small");
+  ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(o, "message")->valuestring, "chart"));
+  pmcp_page_free(pg);
+  pmcp_buf_dispose(&text);
+  /* the same items with that budget: the chart fits */
+  pmcp_page *ok = page_of(need->valueint, n);
+  ck_assert_int_eq(pmcp__chart_attach(ok, &c, 0), 0);
+  ck_assert_int_eq(pmcp_page_render(ok, 0, &text, &err), 0);
+  ck_assert_int_eq(err, 0);
+  size_t tokens = 0;
+  ck_assert_int_eq(pmcp_tokens_count(text.ptr, text.len, &tokens), 0);
+  ck_assert_int_le((int)tokens + 192, need->valueint);
+  pmcp_page_free(ok);
+  pmcp_buf_dispose(&text);
+  cJSON_Delete(o);
+  pmcp__chart_free(&c);
+}
+END_TEST
+
+/* ---- the engine prices images from their header ---------------------------- */
+
+static const pmcp_arg_spec toy_args[] = {
+  {"w", PMCP_T_INTEGER, 1, "width", 1, 1, 200, 4000, NULL, NULL},
+  {"h", PMCP_T_INTEGER, 1, "height", 1, 1, 150, 4000, NULL, NULL},
+  {"mime", PMCP_T_STRING, 0, "mime type", 0, 0, 0, 0, NULL, "\"image/png\""},
+};
+
+static char *b64(const unsigned char *p, size_t n)
+{
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char *s = malloc((n + 2) / 3 * 4 + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t x = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                 (i + 2 < n ? p[i + 2] : 0);
+    s[o++] = tab[x >> 18 & 63];
+    s[o++] = tab[x >> 12 & 63];
+    s[o++] = i + 1 < n ? tab[x >> 6 & 63] : '=';
+    s[o++] = i + 2 < n ? tab[x & 63] : '=';
+  }
+  s[o] = 0;
+  return s;
+}
+
+/* A budgeted tool that answers "{}" and an image it does not price. */
+static int toy_image(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  int64_t w = 0, h = 0;
+  const char *mime = "image/png";
+  pmcp_arg_int(call, "w", &w);
+  pmcp_arg_int(call, "h", &h);
+  pmcp_arg_string(call, "mime", &mime, NULL);
+  pmcp_buf png = PMCP_BUF_INIT;
+  empty_png((int)w, (int)h, &png);
+  char *s = b64((const unsigned char *)png.ptr, png.len);
+  int rc = pmcp_result_text(call, "{}", 2);
+  if (!rc)
+    rc = pmcp_result_image(call, s, mime);
+  free(s);
+  pmcp_buf_dispose(&png);
+  return rc;
+}
+
+static void setup_toy(void)
+{
+  tc_server_new();
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "toy";
+  d.description = "toy";
+  d.args = toy_args;
+  d.n_args = 3;
+  d.flags = PMCP_TOOL_BUDGETED;
+  d.read_only = PMCP_HINT_TRUE;
+  d.handler = toy_image;
+  ck_assert_int_eq(pmcp_server_add_tool(tc_server(), &d), 0);
+  tc_initialize();
+}
+
+static void teardown_toy(void) { tc_server_free(); }
+
+START_TEST(engine_prices_images)
+{
+  answer a = call("toy", "{\"w\":480,\"h\":300,\"token_budget\":512}");
+  ck_assert(!a.is_error && a.has_image);
+  answer_free(&a);
+  /* 1200x750 = 1200 tokens: over 512, whatever the tool thought */
+  answer b = call("toy", "{\"w\":1200,\"h\":750,\"token_budget\":512}");
+  ck_assert(b.is_error && !b.has_image);
+  ck_assert_str_eq(cJSON_GetObjectItem(b.obj, "error")->valuestring, "budget_exceeded");
+  ck_assert_int_eq(cJSON_GetObjectItem(b.obj, "tokens")->valueint, 1201); /* "{}" is one token */
+  answer_free(&b);
+  answer c = call("toy", "{\"w\":1200,\"h\":750,\"token_budget\":1300}");
+  ck_assert(!c.is_error && c.has_image);
+  answer_free(&c);
+  /* an image the budget cannot price is a shape error */
+  answer d = call("toy", "{\"w\":480,\"h\":300,\"mime\":\"image/jpeg\"}");
+  ck_assert(d.is_error && !d.has_image);
+  ck_assert_str_eq(cJSON_GetObjectItem(d.obj, "error")->valuestring, "tool_result_shape");
+  answer_free(&d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("charts");
@@ -669,7 +892,13 @@ static Suite *suite(void)
   tcase_add_test(c, chart_log_and_empty);
   tcase_add_test(c, chart_awkward);
   tcase_add_test(c, image_cost);
+  tcase_add_test(c, page_image_api);
+  tcase_add_test(c, chart_too_small);
   suite_add_tcase(s, c);
+  TCase *e = tcase_create("engine");
+  tcase_add_checked_fixture(e, setup_toy, teardown_toy);
+  tcase_add_test(e, engine_prices_images);
+  suite_add_tcase(s, e);
   TCase *t = tcase_create("tools");
   tcase_add_checked_fixture(t, setup, teardown);
   tcase_set_timeout(t, 60);

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/base64url.h"
 #include "util/buf.h"
 
 /* Pixels per token of the reference cost. */
@@ -43,15 +44,12 @@ int pmcp__png_size(const unsigned char *p, size_t len, int *w, int *h)
   return 0;
 }
 
-static int b64_val(char c)
+/* Standard base64 (as MCP image data is) from the base64url codec: the
+ * alphabets differ in two characters, and the standard one pads. */
+static void to_std(char *s, size_t n)
 {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  return c == '+' ? 62 : c == '/' ? 63 : -1;
+  for (size_t i = 0; i < n; i++)
+    s[i] = s[i] == '-' ? '+' : s[i] == '_' ? '/' : s[i];
 }
 
 int pmcp__image_item_cost(const char *json, size_t len, size_t *tokens)
@@ -65,23 +63,15 @@ int pmcp__image_item_cost(const char *json, size_t len, size_t *tokens)
       !strcmp(mime->valuestring, "image/png") && cJSON_IsString(data) &&
       strlen(data->valuestring) >= 32) {
     /* the first 32 base64 characters are the PNG's first 24 bytes */
-    unsigned char head[24];
-    const char *s = data->valuestring;
-    int ok = 1;
-    for (size_t i = 0; i < 8 && ok; i++) {
-      int q[4];
-      for (size_t k = 0; k < 4; k++)
-        ok &= (q[k] = b64_val(s[4 * i + k])) >= 0;
-      if (!ok)
-        break;
-      uint32_t x = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)q[2] << 6 |
-                   (uint32_t)q[3];
-      head[3 * i] = (unsigned char)(x >> 16);
-      head[3 * i + 1] = (unsigned char)(x >> 8);
-      head[3 * i + 2] = (unsigned char)x;
-    }
+    char url[32];
+    unsigned char head[25];
+    size_t got = 0;
+    memcpy(url, data->valuestring, sizeof url);
+    for (size_t i = 0; i < sizeof url; i++)
+      url[i] = url[i] == '+' ? '-' : url[i] == '/' ? '_' : url[i];
+    int ok = pmcp__b64url_decode(url, sizeof url, head, &got) == PMCP__B64_OK && got == 24;
     int w = 0, h = 0;
-    if (ok && pmcp__png_size(head, sizeof head, &w, &h) == 0) {
+    if (ok && pmcp__png_size(head, 24, &w, &h) == 0) {
       *tokens = (size_t)pmcp_page_image_cost(w, h);
       rc = 0;
     }
@@ -154,34 +144,25 @@ int pmcp_page_image(pmcp_page *pg, int more, const void *png, size_t len, int wi
   return 0;
 }
 
-static const char b64_chars[] =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 int pmcp_page_send_image(pmcp_page *pg, pmcp_call *call)
 {
   if (!pg || pg->magic != PMCP__PAGE_MAGIC || !pg->done || !call)
     return PMCP_EMISUSE;
   if (!pg->image.len || pg->status || pg->failed)
     return 0;
-  const unsigned char *p = (const unsigned char *)pg->image.ptr;
-  size_t n = pg->image.len;
-  char *s = malloc((n + 2) / 3 * 4 + 1);
-  if (!s)
+  pmcp_buf b = PMCP_BUF_INIT;
+  if (pmcp__b64url_encode(&b, pg->image.ptr, pg->image.len))
     return PMCP_ENOMEM;
-  size_t o = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t x = (uint32_t)p[i] << 16;
-    if (i + 1 < n)
-      x |= (uint32_t)p[i + 1] << 8;
-    if (i + 2 < n)
-      x |= p[i + 2];
-    s[o++] = b64_chars[x >> 18 & 63];
-    s[o++] = b64_chars[x >> 12 & 63];
-    s[o++] = i + 1 < n ? b64_chars[x >> 6 & 63] : '=';
-    s[o++] = i + 2 < n ? b64_chars[x & 63] : '=';
+  to_std(b.ptr, b.len);
+  int rc = 0;
+  while (b.len % 4 && !rc)
+    rc = pmcp__buf_putc(&b, '=');
+  char *s = b.ptr;
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
   }
-  s[o] = '\0';
-  int rc = pmcp_result_image(call, s, "image/png");
-  free(s);
+  rc = pmcp_result_image(call, s, "image/png");
+  pmcp_buf_dispose(&b);
   return rc;
 }

@@ -658,6 +658,11 @@ START_TEST(render_offered)
                                 "[\"loss\"],\"render\":\"svg\"}", &err);
   ck_assert_int_eq(err, 1);
   cJSON_Delete(o);
+  /* log_y alone shapes nothing: refused, naming render */
+  tc_refused("metrics", "{\"mode\":\"series\",\"run_ids\":[\"ra\"],\"keys\":[\"loss\"],"
+                        "\"log_y\":true}", "render");
+  tc_refused("fetch_float_series", "{\"runs\":[\"ra\"],\"series\":[\"loss\"],"
+                                   "\"log_y\":true}", "render");
 }
 END_TEST
 

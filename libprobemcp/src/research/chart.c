@@ -715,3 +715,11 @@ size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size
   }
   return nk;
 }
+
+int pmcp__chart_refuse_orphans(pmcp_call *call)
+{
+  if (pmcp_arg_has(call, "log_y") && !pmcp_arg_has(call, "render"))
+    return pmcp__rs_fail(call, "invalid_argument",
+                         "log_y shapes the chart: pass it with render: \"png\""), 1;
+  return 0;
+}

@@ -91,6 +91,10 @@ void pmcp__chart_label(pmcp__research *rs, const char *run_ref, const char *key,
  * its length. */
 size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size);
 
+/* Refuses log_y without render (an argument nothing would read): 1 after
+ * sending the refusal, else 0. */
+int pmcp__chart_refuse_orphans(pmcp_call *call);
+
 /* Reads `render` and `log_y`: 1 when a chart is asked for (and *log_y
  * set), 0 when not. */
 int pmcp__chart_wanted(pmcp_call *call, int *log_y);

@@ -151,6 +151,10 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
 {
   *ret = 0;
   memset(s, 0, sizeof *s);
+#ifdef PMCP_HAVE_CAIRO
+  if (pmcp__chart_refuse_orphans(call))
+    return 1;
+#endif
   if (pmcp__trk_no_cursor(call))
     return 1;
   int rc = pmcp__trk_sel_read(call, tk, s);

@@ -8,7 +8,9 @@
  * the call: the result's one text item, holding one JSON object (the same
  * object is sent as structuredContent and not counted again). Tokens are
  * counted with o200k_base exactly as tiktoken counts them (tokens.h), and
- * the text's UTF-8 size may not exceed 8 bytes per budget token. After the
+ * the text's UTF-8 size may not exceed 8 bytes per budget token. A result
+ * may also carry one PNG image item (pmcp_page_image()), priced at
+ * width * height / 750 tokens and counted with the text. After the
  * handler returns, the engine checks the result against both limits; a
  * result over either becomes an error result (that is a tool bug), never an
  * over-budget answer.
@@ -268,11 +270,58 @@ PMCP_API int pmcp_page_add_fragment(pmcp_page *pg, const pmcp_fragment *frag);
  */
 PMCP_API int pmcp_page_object(pmcp_page *pg, const char *json, size_t len);
 
+/* ---- An image beside the text ----------------------------------------------
+ * A page may carry one PNG image, sent as an image content item after the
+ * text item (success results only). Images are priced by a reference cost
+ * of width * height / 750 tokens (rounded up), counted with the text
+ * against token_budget; the byte ceiling applies to the text alone. The
+ * usual order: reserve the smallest image's cost before adding items (so
+ * the text leaves room for it), add the items, ask for the room left,
+ * draw the largest image that fits and attach it. */
+
+/** The reference token cost of a @p width x @p height image (0 when either
+ *  is not positive). */
+PMCP_API int pmcp_page_image_cost(int width, int height);
+
+/** Sets aside @p tokens for an image to come, like pmcp_page_reserve() (the
+ *  two add up). @return 0, PMCP_EINVAL (negative), PMCP_EMISUSE (an image is
+ *  attached already). */
+PMCP_API int pmcp_page_image_reserve(pmcp_page *pg, int tokens);
+
+/**
+ * The tokens an image may cost on this page now: the budget minus the
+ * exact count of the text as it would render (with a next_cursor when
+ * @p more, as for pmcp_page_finish(), or when the page is full) minus any
+ * pmcp_page_reserve(); an image reservation counts as room.
+ * @return 0; PMCP_EMISUSE; the page's error when it has failed.
+ */
+PMCP_API int pmcp_page_image_room(pmcp_page *pg, int more, int *room);
+
+/**
+ * Attaches one PNG (copied) of @p width x @p height, which must match the
+ * image's own header. Its cost replaces the image reservation. Add no
+ * items afterwards.
+ * @return 0; PMCP_EBUDGET (it costs more than pmcp_page_image_room(): the
+ *         page is unchanged, a smaller image may fit); PMCP_EINVAL (not a
+ *         PNG, or its size differs); PMCP_EMISUSE (an image is attached
+ *         already); the page's error when it has failed; PMCP_ENOMEM.
+ */
+PMCP_API int pmcp_page_image(pmcp_page *pg, int more, const void *png, size_t len,
+                             int width, int height);
+
+/** After pmcp_page_render() of a success page: appends the page's image (if
+ *  any) to @p call's result as an image content item (base64, image/png).
+ *  pmcp_page_finish() does this itself. @return 0 (also when there is no
+ *  image, or the page rendered as an error); PMCP_EMISUSE (not rendered);
+ *  PMCP_ENOMEM. */
+PMCP_API int pmcp_page_send_image(pmcp_page *pg, pmcp_call *call);
+
 /* ---- Ending --------------------------------------------------------------- */
 
 /**
  * Makes the page the tool call's result: one text item holding the page's
- * JSON object, and the same object as structuredContent. @p more says
+ * JSON object, and the same object as structuredContent (and the page's
+ * image, if one was attached, as an image item after the text). @p more says
  * whether the source has items after the last one added (implied once an
  * add returned PMCP_EBUDGET). A refused cursor, a refused indivisible item
  * or pmcp_page_fail() make an error result instead (isError, one JSON

@@ -1,6 +1,7 @@
 /* The engine's side of the budget contract (budget.h): after the handler
  * of a PMCP_TOOL_BUDGETED tool returns, its result must be one text item
- * within token_budget and the byte ceiling. Error results are normalised
+ * (and at most one PNG image after it, priced from its header) within
+ * token_budget and the byte ceiling. Error results are normalised
  * to one JSON object with "message" and shortened to fit; anything else
  * over the limits is a tool bug and becomes an error saying so, never an
  * over-budget answer. */
@@ -59,14 +60,20 @@ int pmcp__budget_finalize(pmcp_call *call)
   int budget = budget_of(call);
   size_t cap = (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
   char msg[512];
-  size_t n_text = 0;
+  size_t n_text = 0, image_tokens = 0;
   for (size_t i = 0; i < call->n_items; i++)
     n_text += call->items[i].is_text;
-  if (call->n_items != 1 || n_text != 1) {
+  /* one image may follow the text on a success; it costs its pixels */
+  int image_ok = call->n_items == 2 && n_text == 1 && call->items[0].is_text &&
+                 !call->is_error &&
+                 pmcp__image_item_cost(call->items[1].json, call->items[1].json_len,
+                                       &image_tokens) == 0;
+  if ((call->n_items != 1 || n_text != 1) && !image_ok) {
     snprintf(msg, sizeof msg,
              "Internal error: tool %s returned %zu content items (%zu text); "
-             "a budgeted tool answers with exactly one text item. This is a "
-             "bug in the tool.", call->name, call->n_items, n_text);
+             "a budgeted tool answers with exactly one text item (and at most "
+             "one PNG image after it). This is a bug in the tool.",
+             call->name, call->n_items, n_text);
     return replace(call, budget, msg, "\"error\":\"tool_result_shape\"");
   }
   const char *text = call->items[0].text;
@@ -86,7 +93,7 @@ int pmcp__budget_finalize(pmcp_call *call)
   int rc = pmcp_tokens_count(text, len, &tokens);
   if (rc)
     return rc;
-  if (tokens <= (size_t)budget && len <= cap)
+  if (tokens + image_tokens <= (size_t)budget && len <= cap)
     return 0;
   if (call->is_error) {
     /* An error object over the budget: keep its message, shortened. */
@@ -107,13 +114,14 @@ int pmcp__budget_finalize(pmcp_call *call)
     return rc;
   }
   snprintf(msg, sizeof msg,
-           "Internal error: tool %s produced an answer of %zu tokens and %zu "
-           "bytes, over token_budget %d (at most %zu bytes). This is a bug in "
-           "the tool; a larger token_budget may work around it.",
-           call->name, tokens, len, budget, cap);
+           "Internal error: tool %s produced an answer of %zu tokens (%zu of "
+           "them an image) and %zu bytes, over token_budget %d (at most %zu "
+           "bytes). This is a bug in the tool; a larger token_budget may work "
+           "around it.", call->name, tokens + image_tokens, image_tokens, len,
+           budget, cap);
   char members[128];
   snprintf(members, sizeof members,
            "\"error\":\"budget_exceeded\",\"tokens\":%zu,\"token_budget\":%d",
-           tokens, budget);
+           tokens + image_tokens, budget);
   return replace(call, budget, msg, members);
 }

@@ -150,6 +150,7 @@ void pmcp_page_free(pmcp_page *pg)
   pmcp_buf_dispose(&pg->fail_msg);
   pmcp_buf_dispose(&pg->fail_members);
   pmcp_buf_dispose(&pg->off_hint);
+  pmcp_buf_dispose(&pg->image);
   pmcp_tokens_counter_free(pg->ctr);
   pmcp_tokens_counter_free(pg->prev);
   pmcp_tokens_counter_free(pg->work);
@@ -197,7 +198,7 @@ int pmcp_page_reserve(pmcp_page *pg, int tokens)
 {
   if (!pg || pg->magic != PMCP__PAGE_MAGIC || tokens < 0)
     return PMCP_EINVAL;
-  pg->reserve = (size_t)tokens;
+  pg->reserve = (size_t)tokens + pg->img_tokens;
   return 0;
 }
 
@@ -932,6 +933,18 @@ static int render_items(pmcp_page *pg, size_t n, int more, pmcp_buf *out,
   }
   if (!rc)
     rc = pmcp__buf_append(out, tail->ptr, tail->len);
+  return rc;
+}
+
+int pmcp__page_text_tokens(pmcp_page *pg, int more, size_t *tokens)
+{
+  pmcp_buf out = PMCP_BUF_INIT, cur = PMCP_BUF_INIT, tail = PMCP_BUF_INIT;
+  int rc = render_items(pg, pg->n, more || pg->full, &out, &cur, &tail);
+  if (!rc)
+    rc = count_full(pg, out.ptr, out.len, tokens);
+  pmcp_buf_dispose(&out);
+  pmcp_buf_dispose(&cur);
+  pmcp_buf_dispose(&tail);
   return rc;
 }
 

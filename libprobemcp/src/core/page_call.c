@@ -59,6 +59,8 @@ int pmcp_page_finish(pmcp_page *pg, int more)
    * (clients validate structuredContent against the outputSchema). */
   if (!rc && !is_error)
     rc = pmcp_result_structured(pg->call, text.ptr, text.len);
+  if (!rc && !is_error)
+    rc = pmcp_page_send_image(pg, pg->call);
   if (!rc && is_error)
     pmcp_result_set_error(pg->call, 1);
   pmcp_buf_dispose(&text);

@@ -80,6 +80,12 @@ struct pmcp_page {
   uint64_t off_base, off_total;
   pmcp_buf off_hint;           /* the hint as a JSON string */
 
+  /* pmcp_page_image(): one PNG beside the text; its reference cost is
+   * part of reserve (img_tokens of it), as is an image reservation. */
+  pmcp_buf image;
+  int img_w, img_h;
+  size_t img_tokens;
+
   pmcp_json *w;
   int done;
   pmcp_page_stats stats;
@@ -132,6 +138,15 @@ int pmcp__page_offset_tail(const pmcp_page *pg, size_t n, const char *next,
                            size_t next_len, pmcp_buf *out);
 size_t pmcp__page_offset_tail_bound(const pmcp_page *pg);
 int pmcp__page_offset_encode(const void *payload, size_t plen, pmcp_buf *out);
+
+/* Exact tokens of the page's text as it would render now with its items
+ * (with a next_cursor when @p more or the page is full). */
+int pmcp__page_text_tokens(pmcp_page *pg, int more, size_t *tokens);
+/* Width and height from a PNG's signature and IHDR: 0 or PMCP_EINVAL. */
+int pmcp__png_size(const unsigned char *p, size_t len, int *w, int *h);
+/* The reference token cost of a serialized image content item (PNG,
+ * base64): 0, or PMCP_EINVAL when it is no image the budget can price. */
+int pmcp__image_item_cost(const char *json, size_t len, size_t *tokens);
 
 /* Decodes fragment state from a payload; returns bytes consumed or 0. */
 size_t pmcp__fragpos_get(const unsigned char *p, size_t len, pmcp__fragpos *out);

@@ -7,6 +7,10 @@
 
 #include <string.h>
 
+#ifdef PMCP_HAVE_CAIRO
+#include "research/chart.h"
+#endif
+
 static const char *const kinds_all[] = {"float", "histogram", "scatter", NULL};
 static const char *const kinds_float[] = {"float", NULL};
 static const char *const scales[] = {"step", "env_step", "episode", NULL};
@@ -85,6 +89,10 @@ static const pmcp_arg_spec series_args[] = {
    "extremes always kept)", 1, 1, 4, 2000, NULL, "100"},
   A_WHERE,
   A_SCALE,
+#ifdef PMCP_HAVE_CAIRO
+  PMCP__CHART_ARG_RENDER,
+  PMCP__CHART_ARG_LOG_Y,
+#endif
 };
 
 static const pmcp_arg_spec summaries_args[] = {
@@ -118,6 +126,10 @@ static const char desc[] =
   "histogram statistic per step); continue with after_id = an item's last_id. "
   "series: run_ids x keys, one row per series downsampled to max_points keeping endpoints and "
   "extremes; smoothing = EMA weight [0,1). "
+#ifdef PMCP_HAVE_CAIRO
+  "render=png adds a PNG chart of the rows (an image item; it costs width*height/750 "
+  "tokens of token_budget, sized to fit after the text; log_y for a log axis). "
+#endif
   "summaries: first/last/min/max/avg per series (e.g. final loss of every worker). "
   "RL series (env_step/episode) need scale. Compact JSON, parallel arrays, 6 significant "
   "figures (points: exact); missing points left out, non-finite values counted in non_finite.";

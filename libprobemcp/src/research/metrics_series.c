@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PMCP_HAVE_CAIRO
+#include "research/chart.h"
+#endif
+
 /* Series with at most this many points in range are read whole instead of
  * summarized (cheap, and exact). */
 #define RAW_MAX 4096
@@ -253,6 +257,47 @@ static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_
   pmcp_json_object_end(j);
 }
 
+#ifdef PMCP_HAVE_CAIRO
+/* The chart line of one row: its kept points (and smoothed values), broken
+ * where the store holds only non-finite values. */
+static int chart_row(pmcp__research *rs, pmcp__chart *ch, const pmcp__mx_series *s,
+                     const pt *p, size_t m, const row_req *q, int many_keys)
+{
+  char label[200];
+  pmcp__chart_label(rs, s->run, many_keys ? s->key : NULL, s->labels, label, sizeof label);
+  pmcp__chart_line *ln = pmcp__chart_add(ch, label, m, q->smoothing > 0, 0);
+  if (!ln)
+    return PMCP_ENOMEM;
+  for (size_t i = 0; i < m; i++) {
+    ln->x[i] = (double)p[i].step;
+    ln->y[i] = p[i].v;
+    if (ln->smooth)
+      ln->smooth[i] = p[i].v;
+  }
+  if (ln->smooth)
+    pmcp__mx_smooth(ln->smooth, m, q->smoothing);
+  int64_t lo = q->from > s->step_min ? q->from : s->step_min;
+  int64_t hi = q->to < s->step_max ? q->to : s->step_max;
+  return s->nonfinite ? pmcp__chart_breaks(rs, s->id, 0, lo, hi, 0, ln) : 0;
+}
+
+static void chart_head(pmcp_call *call, pmcp__chart *ch, const row_req *q, int log_y)
+{
+  char keys[160];
+  size_t nk = pmcp__chart_keys(call, "keys", keys, sizeof keys);
+  if (q->smoothing > 0)
+    snprintf(ch->title, sizeof ch->title, "%s (smoothed %g, raw faint)", keys, q->smoothing);
+  else
+    snprintf(ch->title, sizeof ch->title, "%s", keys);
+  const char *scale = "step";
+  if (pmcp_arg_has(call, "scale"))
+    pmcp_arg_string(call, "scale", &scale, NULL);
+  snprintf(ch->x_label, sizeof ch->x_label, "%s", scale);
+  snprintf(ch->y_label, sizeof ch->y_label, "%.100s", nk == 1 ? keys : "value");
+  ch->log_y = log_y;
+}
+#endif
+
 /* The rows of a call: every (run, key, matching series) in argument
  * order. Catalogs are read once per run. */
 typedef struct rowset {
@@ -383,6 +428,10 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
 {
   row_req q = {INT64_MIN, INT64_MAX, 100, 0};
   int64_t v;
+#ifdef PMCP_HAVE_CAIRO
+  if (pmcp__chart_refuse_orphans(call))
+    return 0;
+#endif
   if (pmcp_arg_int(call, "step_from", &v) == 0)
     q.from = v;
   if (pmcp_arg_int(call, "step_to", &v) == 0)
@@ -417,6 +466,14 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
       pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
     cJSON_free(mj);
   }
+#ifdef PMCP_HAVE_CAIRO
+  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
+  pmcp__chart ch = {0};
+  if (chart) {
+    chart_head(call, &ch, &q, log_y);
+    pmcp_page_image_reserve(pg, pmcp__chart_min_cost()); /* text leaves room */
+  }
+#endif
   pmcp_page_list(pg, "series");
   int more = 0;
   for (size_t i = pos; i < r.n; i++) {
@@ -437,9 +494,13 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
       break;
     }
     write_row(j, s, p, m, nf, total, q.smoothing);
-    free(p);
     uint64_t next = i + 1;
     int arc = pmcp_page_commit(pg, &next, sizeof next);
+#ifdef PMCP_HAVE_CAIRO
+    if (!arc && chart && chart_row(rs, &ch, s, p, m, &q, pmcp_arg_count(call, "keys") > 1))
+      pmcp_page_fail(pg, NULL, "the chart of %s %s cannot be drawn", s->run, s->key);
+#endif
+    free(p);
     if (arc == PMCP_EBUDGET) {
       more = 1;
       break;
@@ -447,6 +508,17 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     if (arc)
       break;
   }
+#ifdef PMCP_HAVE_CAIRO
+  if (chart) {
+    rc = pmcp__chart_attach(pg, &ch, more);
+    pmcp__chart_free(&ch);
+    if (rc) {
+      rowset_free(&r);
+      pmcp_page_free(pg);
+      return rc;
+    }
+  }
+#endif
   rowset_free(&r);
   return pmcp__rs_send(call, pg, more);
 }

@@ -166,8 +166,8 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   pmcp_buf b = PMCP_BUF_INIT;
   int is_err = 0;
   int rc = pmcp_page_render(pg, more, &b, &is_err);
-  pmcp_page_free(pg);
   if (rc) {
+    pmcp_page_free(pg);
     pmcp_buf_dispose(&b);
     return rc;
   }
@@ -178,6 +178,9 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
     rc = pmcp_result_structured(call, b.ptr, b.len);
   if (!rc && is_err)
     pmcp_result_set_error(call, 1);
+  if (!rc && !is_err)
+    rc = pmcp_page_send_image(pg, call); /* a chart, when one was attached */
+  pmcp_page_free(pg);
   pmcp_buf_dispose(&b);
   return rc;
 }

@@ -14,6 +14,9 @@
 
 #include "research/metrics.h"
 #include "research/page.h"
+#ifdef PMCP_HAVE_CAIRO
+#include "tracking/fetch_chart.h"
+#endif
 
 #define MAX_RUNS 50
 #define MAX_KEYS 20
@@ -151,6 +154,10 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
 {
   *ret = 0;
   memset(s, 0, sizeof *s);
+#ifdef PMCP_HAVE_CAIRO
+  if (pmcp__chart_refuse_orphans(call))
+    return 1;
+#endif
   if (pmcp__trk_no_cursor(call))
     return 1;
   int rc = pmcp__trk_sel_read(call, tk, s);
@@ -292,6 +299,11 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   }
   size_t timeless = 0;
   const char *xname = by_step ? "step" : relative ? "relative_time_s" : "wall_time";
+#ifdef PMCP_HAVE_CAIRO
+  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
+  pmcp__trk_chart_src *csrc = NULL;
+  size_t n_csrc = 0, cap_csrc = 0;
+#endif
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
@@ -299,12 +311,23 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         continue;
       uint64_t no_time = 0;
       int64_t off = relative ? start[r] : 0;
+#ifdef PMCP_HAVE_CAIRO
+      if (chart && !pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, lo, hi)) {
+        pmcp__trk_chart_src *cs = &csrc[n_csrc - 1];
+        cs->off_ms = off;
+        cs->t_lo = lo + off;
+        cs->t_hi = hi + off;
+      }
+#endif
       int src = by_step || e->time_min > 0
                   ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, from, to, bk, &no_time)
                   : (memset(bk, 0, (ax.n ? ax.n : 1) * sizeof *bk), 0);
       if (src) {
         free(bk);
         free(start);
+#ifdef PMCP_HAVE_CAIRO
+        free(csrc);
+#endif
         pmcp__trk_sel_free(&s);
         cJSON_Delete(all);
         return pmcp__rs_fail(call, "store_error", "the series %s of run %s cannot be read",
@@ -323,6 +346,14 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     }
   free(bk);
   free(start);
+#ifdef PMCP_HAVE_CAIRO
+  pmcp__chart ch = {0};
+  if (chart) {
+    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, ax_kind,
+                               "bucket means (band: min..max)", &ch);
+  }
+  free(csrc);
+#endif
   pmcp__trk_sel_free(&s);
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "axis", axis);
@@ -331,6 +362,18 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     cJSON_AddStringToObject(root, "note", "some entries have points logged without a time "
                             "(points_without_time): they are left out of this time axis; the "
                             "step axis holds them");
+#ifdef PMCP_HAVE_CAIRO
+  if (chart) {
+    if (!rc)
+      rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
+    else {
+      cJSON_Delete(root);
+      cJSON_Delete(all);
+    }
+    pmcp__chart_free(&ch);
+    return rc;
+  }
+#endif
   return pmcp__trk_window(call, root, "entries", all);
 }
 
@@ -426,6 +469,16 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   char hist_key[256] = ""; /* the catalog is freed before the error is sent */
   cJSON *all = cJSON_CreateArray();
   int any_bucketed = 0;
+#ifdef PMCP_HAVE_CAIRO
+  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
+  pmcp__trk_chart_src *csrc = NULL;
+  size_t n_csrc = 0, cap_csrc = 0;
+#define NOTE_SRC(a, b)                                                                   \
+  if (chart && pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, (a), (b)))             \
+    rc = PMCP_ENOMEM;
+#else
+#define NOTE_SRC(a, b)
+#endif
   pmcp_bucket *bk = calloc((size_t)max_points, sizeof *bk);
   for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
     for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
@@ -438,7 +491,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
         }
         cJSON *o = pmcp__trk_entry_head(e);
         cJSON_AddItemToArray(all, o);
-        rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
+        NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
+        if (!rc)
+          rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
                                        stat_name, o, &any_bucketed);
         continue;
       }
@@ -447,6 +502,9 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       cJSON *o = pmcp__trk_entry_head(e);
       cJSON_AddItemToArray(all, o);
       size_t fin = 0, nonfin = 0;
+      NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
+      if (rc)
+        break;
       if (!ranged) {
         rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o, &fin, &nonfin);
         /* finite points before the ones returned (non-finite ones are
@@ -487,8 +545,20 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       pmcp__trk_add_buckets(o, "step", bk, &ax);
     }
   free(bk);
+#ifdef PMCP_HAVE_CAIRO
+  pmcp__chart ch = {0};
+  if (chart && !rc)
+    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, PMCP__TRK_AX_STEP,
+                               any_bucketed ? "points (bucketed: means, band min..max)"
+                                            : "points", &ch);
+  free(csrc);
+#endif
+#undef NOTE_SRC
   pmcp__trk_sel_free(&s);
   if (rc) {
+#ifdef PMCP_HAVE_CAIRO
+    pmcp__chart_free(&ch);
+#endif
     cJSON_Delete(all);
     return rc == PMCP_ENOMEM ? rc
                              : pmcp__rs_fail(call, "store_error", "the points cannot be read");
@@ -509,6 +579,13 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   if (hist_skipped)
     cJSON_AddStringToObject(root, "skipped",
                             "histogram series are left out without histogram_statistic");
+#ifdef PMCP_HAVE_CAIRO
+  if (chart) {
+    rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
+    pmcp__chart_free(&ch);
+    return rc;
+  }
+#endif
   return pmcp__trk_window(call, root, "entries", all);
 }
 
@@ -584,6 +661,10 @@ static const pmcp_arg_spec points_args[] = {
   {"histogram_statistic", PMCP_T_STRING, 0, "Read histogram series as this statistic per "
    "step: mean, std, min, max, median or pNN (percentile, e.g. p90).", 1, 1, 1, 16, NULL,
    NULL},
+#ifdef PMCP_HAVE_CAIRO
+  PMCP__CHART_ARG_RENDER,
+  PMCP__CHART_ARG_LOG_Y,
+#endif
 };
 static const pmcp_arg_spec list_series_args[] = {
   {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
@@ -613,6 +694,10 @@ static const pmcp_arg_spec buckets_args[] = {
   {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL, "50"},
   {"step_from", PMCP_T_INTEGER, 0, "First step (axis step).", 0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, "Last step (axis step).", 0, 0, 0, 0, NULL, NULL},
+#ifdef PMCP_HAVE_CAIRO
+  PMCP__CHART_ARG_RENDER,
+  PMCP__CHART_ARG_LOG_Y,
+#endif
 };
 
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
@@ -626,7 +711,12 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
              "Series compressed into buckets on a shared axis (step, wall clock or time "
              "since start), each with mean, min, max and count: one entry per run and "
-             "series with parallel arrays. The right tool for trends and whole-run curves.",
+             "series with parallel arrays. The right tool for trends and whole-run curves."
+#ifdef PMCP_HAVE_CAIRO
+             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
+             "token_budget, sized to fit after the text; log_y for a log axis)."
+#endif
+             ,
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
@@ -635,7 +725,12 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "the last 200 per series by default (points_before says how many precede). A "
              "step range holding more than max_points comes back bucketed instead, and says "
              "so (bucketed: true). Histogram series read as a statistic per step with "
-             "histogram_statistic (mean, std, min, max, median, p90, ...).",
+             "histogram_statistic (mean, std, min, max, median, p90, ...)."
+#ifdef PMCP_HAVE_CAIRO
+             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
+             "token_budget, sized to fit after the text; log_y for a log axis)."
+#endif
+             ,
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,

@@ -3,6 +3,10 @@
  * runs as rows of the filter language. */
 #include "tracking/tracking.h"
 
+#ifdef PMCP_HAVE_CAIRO
+#include "research/chart.h"
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +270,16 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   return 0;
 }
 
+static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                size_t offset, size_t total, const struct pmcp__chart *chart);
+
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
+{
+  return pmcp__trk_window_chart(call, root, name, all, NULL);
+}
+
+int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                           const struct pmcp__chart *chart)
 {
   int64_t limit = 50, offset = 0;
   pmcp_arg_int(call, "limit", &limit);
@@ -282,11 +295,17 @@ int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
     i++;
   }
   cJSON_Delete(all);
-  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
+  return emit(call, root, name, page, (size_t)offset, total, chart);
 }
 
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total)
+{
+  return emit(call, root, name, items, offset, total, NULL);
+}
+
+static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                size_t offset, size_t total, const struct pmcp__chart *chart)
 {
   pmcp__rs_round(items);
   pmcp__rs_round(root); /* root figures too (bucket widths) */
@@ -302,8 +321,24 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
     rc = pmcp_page_offsets(pg, offset < total ? offset : total, total,
                            "the token budget cut this page: continue with "
                            "offset=next_offset or raise token_budget");
+#ifdef PMCP_HAVE_CAIRO
+  if (!rc && chart) /* the text leaves room for the smallest chart */
+    rc = pmcp_page_image_reserve(pg, pmcp__chart_min_cost());
+#endif
   if (!rc)
     rc = pmcp__rs_fill(pg, root, name, items, NULL, NULL, &more);
+#ifdef PMCP_HAVE_CAIRO
+  if (!rc && chart) {
+    /* the lines of the entries this page holds */
+    pmcp__chart view = *chart;
+    size_t kept = pmcp_page_count(pg);
+    view.lines = offset < chart->n ? chart->lines + offset : NULL;
+    view.n = offset < chart->n ? chart->n - offset : 0;
+    if (view.n > kept)
+      view.n = kept;
+    rc = pmcp__chart_attach(pg, &view, 0);
+  }
+#endif
   cJSON_Delete(items);
   cJSON_Delete(root);
   if (rc == 1) {

@@ -128,6 +128,13 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
  * and `offset`. */
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
 
+/* pmcp__trk_window() with a chart (research/chart.h; NULL: none) whose
+ * lines parallel @p all: the lines of the entries on the page are drawn
+ * as the page's image, at the largest size that fits after the text. */
+struct pmcp__chart;
+int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                           const struct pmcp__chart *chart);
+
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */
 int pmcp__trk_labels_match(const cJSON *have, const cJSON *want);

@@ -39,6 +39,9 @@
 #define POAUTH_SECRET_CHARS 43
 #define POAUTH_TOKEN_MAX 64            /* prefix + secret + NUL fits */
 #define POAUTH_HASH_HEX 65             /* SHA-256 hex + NUL */
+/* The longest client_id: a registration's, or a client ID metadata
+ * document's URL. */
+#define POAUTH_CLIENT_ID_MAX 400
 
 /* ---- oauth_util.c ---------------------------------------------------------- */
 

@@ -458,22 +458,24 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
   }
   else {
     poauth_request r = {0};
-    char id[40];
+    char *id = NULL;
     r.client_id = client;
     r.redirect_uri = redirect;
     r.challenge = challenge;
     r.state = state;
     r.resource = resource ? mcp_url : NULL;
     r.scope = scope;
+    /* Nothing is stored: the request goes to the consent page sealed. */
     if (over_limit(o, req, "authorization", POAUTH_AUTHORIZE_PER_MIN, res, 0)) {
-      /* answered: nothing stored */
-    } else if (poauth_request_new(o->state, &r, id) != 0) {
-      error_page(res, 500, "The store failed.");
+      /* answered */
+    } else if (poauth_request_seal(o->state, &r, &id) != 0) {
+      error_page(res, 400, "The authorization request is too large.");
     } else {
       res->status = 302;
       poauth_header(res, "Location: %s/oauth/consent?req=%s", app, id);
       poauth_header(res, "Cache-Control: no-store");
     }
+    free(id);
   }
   free(redirect);
 out:

@@ -253,6 +253,8 @@ END_TEST
 /* ---- the state machine ---------------------------------------------------------- */
 
 static char audit_log[4096];
+/* When set, the audit hook fails for this action (as a full disk would). */
+static const char *audit_fail;
 
 static int test_verify(const char *stored, const char *password, void *ud)
 {
@@ -265,6 +267,8 @@ static int test_audit(void *ud, pmcp_store *st, const char *tenant, const char *
 {
   (void)ud;
   (void)st;
+  if (audit_fail && strcmp(action, audit_fail) == 0)
+    return PMCP_EIO;
   size_t n = strlen(audit_log);
   snprintf(audit_log + n, sizeof audit_log - n, "%s|%s|%s|%s|%s\n", action,
            tenant ? tenant : "-", ws ? ws : "-", actor, details);
@@ -281,6 +285,7 @@ static char client[40];
 static void setup(void)
 {
   audit_log[0] = '\0';
+  audit_fail = NULL;
   pmcp_store *s = st_open_new(NULL);
   const char *u1[] = {"u-ada", "ada", "pw-ada"};
   const char *u2[] = {"u-bob", "bob", "pw-bob"};
@@ -324,13 +329,13 @@ static const char *tenant_id(void)
 static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char conn[40])
 {
   poauth_request r = {0}, got;
-  char id[40];
+  char *id = NULL;
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.state = (char *)"st-1";
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
@@ -344,6 +349,7 @@ static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char 
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
                                   &got, conn2), 0);
   ck_assert(poauth_token_shape_ok(code, POAUTH_CODE_PREFIX));
+  free(id);
 }
 
 START_TEST(code_flow_and_replay)
@@ -420,11 +426,11 @@ START_TEST(code_refusals)
   ck_assert_ptr_nonnull(strstr(e.description, "expired"));
   /* Not a member: no approval. */
   poauth_request r = {0}, got;
-  char id[40], conn2[40];
+  char *id = NULL, conn2[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   ck_assert_int_eq(poauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
                                   &got, conn2), 0);
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
@@ -433,6 +439,24 @@ START_TEST(code_refusals)
   ck_assert_int_eq(poauth_deny(state, id, &got), 1);
   poauth_request_dispose(&got);
   ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  /* Sealed, not stored: an altered or foreign request opens nothing. */
+  char *alt = strdup(id);
+  alt[3] = alt[3] == 'A' ? 'B' : 'A';
+  ck_assert_int_eq(poauth_request_get(state, alt, &got), 0);
+  free(alt);
+  free(id);
+  id = NULL;
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  char *tail = strrchr(id, '.');
+  tail[2] = tail[2] == 'A' ? 'B' : 'A';
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  free(id);
+  id = NULL;
+  /* ... and one past its lifetime neither. */
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  poauth_testing_shift_clock(state, (POAUTH_REQUEST_TTL + 1) * 1000LL);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  free(id);
 }
 END_TEST
 
@@ -458,6 +482,39 @@ START_TEST(refresh_rotation_and_reuse)
   ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
   ck_assert_int_eq(poauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "rotated refresh token reused"));
+}
+END_TEST
+
+/* A revocation and its audit entry are one transaction: when the entry
+ * cannot be written, the connection and its tokens stay as they were. */
+START_TEST(revocation_audit_atomic)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  poauth_tokens t, t2;
+  poauth_err e;
+  poauth_principal p;
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
+  audit_fail = "mcp_connection.revoke";
+  ck_assert_int_lt(poauth_connection_revoke(state, conn, "u-ada", "test"), 0);
+  ck_assert_int_lt(poauth_revoke_token(state, t.refresh, client), 0);
+  /* A replayed code cannot be answered "revoked" when it was not. */
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
+  ck_assert_str_eq(e.error, "server_error");
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 1);
+  poauth_conn_row *rows;
+  size_t n;
+  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  free(rows);
+  ck_assert_ptr_null(strstr(audit_log, "mcp_connection.revoke|"));
+  audit_fail = NULL;
+  ck_assert_int_eq(poauth_revoke_token(state, t.refresh, client), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 0);
+  ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
+  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  free(rows);
 }
 END_TEST
 
@@ -539,12 +596,12 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].workspace, "main");
   free(ws);
   poauth_request r = {0}, got;
-  char id[40], code[POAUTH_TOKEN_MAX], conn[40];
+  char *id = NULL, code[POAUTH_TOKEN_MAX], conn[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   /* the other tenant's workspace, posted by hand: refused, request still open */
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
                                   conn), 0);
@@ -567,7 +624,7 @@ END_TEST
  * are the served tenant's. */
 static char *consent_html(poauth_server *o, const char *req_id, const char *cookie)
 {
-  char query[80], ck[POAUTH_TOKEN_MAX + 20];
+  char query[9000], ck[POAUTH_TOKEN_MAX + 20];
   snprintf(query, sizeof query, "req=%s", req_id);
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
@@ -595,12 +652,12 @@ START_TEST(consent_page_served_tenant)
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
   poauth_request r = {0};
-  char id[40], cookie[POAUTH_TOKEN_MAX];
+  char *id = NULL, cookie[POAUTH_TOKEN_MAX];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(o->state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(o->state, &r, &id), 0);
   ck_assert_int_eq(poauth_session_new(o->state, "u-ada", cookie), 0);
   /* a server of the whole store offers both tenants' */
   char *html = consent_html(o, id, cookie);
@@ -657,6 +714,7 @@ static Suite *suite(void)
   tcase_add_test(t, code_refusals);
   tcase_add_test(t, refresh_rotation_and_reuse);
   tcase_add_test(t, expiry_revocation_prune);
+  tcase_add_test(t, revocation_audit_atomic);
   tcase_add_test(t, users_and_sessions);
   tcase_add_test(t, consent_served_tenant_only);
   tcase_add_test(t, consent_page_served_tenant);

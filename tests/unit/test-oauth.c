@@ -325,6 +325,21 @@ static const char *tenant_id(void)
   return id;
 }
 
+/* Rows of oauth_requests, read through a handle of its own. */
+static size_t stored_requests(void)
+{
+  pmcp_store *st = NULL;
+  pmcp__db_res *r = NULL;
+  ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
+  const char *p[] = {"x"};
+  ck_assert_int_eq(pmcp__db_query(st, "SELECT COUNT(*) FROM oauth_requests WHERE $1 = $1",
+                                  1, p, &r), 0);
+  size_t n = (size_t)strtoull(pmcp__db_get(r, 0, 0), NULL, 10);
+  pmcp__db_res_free(r);
+  pmcp_store_free(st);
+  return n;
+}
+
 /* A pending request approved by ada: returns the code. */
 static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char conn[40])
 {
@@ -335,8 +350,11 @@ static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char 
   r.challenge = (char *)CH;
   r.state = (char *)"st-1";
   r.resource = (char *)RES;
+  size_t before = stored_requests();
   ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  /* Nothing is stored until the person decides. */
+  ck_assert_uint_eq(stored_requests(), before);
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
   poauth_request_dispose(&got);
@@ -344,6 +362,7 @@ static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char 
                                   &got, conn), 1);
   ck_assert_str_eq(got.redirect_uri, CB);
   poauth_request_dispose(&got);
+  ck_assert_uint_eq(stored_requests(), before + 1);
   /* The request is decided: a second approval fails. */
   char code2[POAUTH_TOKEN_MAX], conn2[40];
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,

@@ -146,6 +146,20 @@ int poauth_client_register(poauth_state *s, const char *name,
   return rc;
 }
 
+int poauth_client_remember(poauth_state *s, const char *url, const char *name,
+                           const char *uris)
+{
+  char now[24];
+  lock(s);
+  i64(now, poauth_now_ms(s));
+  int rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
+                   " VALUES($1, $2, $3, $4, NULL) ON CONFLICT (id) DO UPDATE SET"
+                   " name = excluded.name, redirect_uris = excluded.redirect_uris",
+                NULL, url, name, uris, now);
+  unlock(s);
+  return rc;
+}
+
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
 {
   pmcp__db_res *r = NULL;

@@ -44,6 +44,10 @@ typedef struct poauth_err {
 /* ---- clients ---- */
 int poauth_client_register(poauth_state *s, const char *name,
                            const char *redirect_uris_json, char id_out[40]);
+/* Stores (or refreshes) a metadata-document client as the consent page
+ * saw it, so its connections and codes name a known client. 0 or <0. */
+int poauth_client_remember(poauth_state *s, const char *url, const char *name,
+                           const char *redirect_uris_json);
 /* 1 found (*name, *uris malloc'd; uris a JSON array), 0 not, <0 error. */
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris);
 /* 1 when the client has been used for a sign-in (a code was issued to

@@ -13,6 +13,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   Agent, HTTP, consent, form, json, makeStore, mcpInit, pkce, startServer,
 } from './lib.mjs';
@@ -43,6 +46,9 @@ before(async () => {
   base = `https://127.0.0.1:${tls.address().port}`;
   doc('/good.json', (url) => ({ client_id: url, client_name: 'Metadata <App>', redirect_uris: [CB] }),
     { 'cache-control': 'public, max-age=300' });
+  doc('/sdk.json', (url) => ({ client_id: url, client_name: 'SDK by URL', redirect_uris: ['http://127.0.0.1:9/sdk-callback'],
+    grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }),
+  { 'cache-control': 'max-age=60' });
   doc('/nocache.json', (url) => ({ client_id: url, client_name: 'Uncached', redirect_uris: [CB] }),
     { 'cache-control': 'no-store' });
   doc('/mismatch.json', () => ({ client_id: `${base}/other.json`, redirect_uris: [CB] }));
@@ -168,4 +174,40 @@ test('refusal: a document that does not arrive within 5 s', async () => {
   const t0 = Date.now();
   await refused(srv.port, `${base}/slow.json`, /did not arrive within 5 s/);
   assert.ok(Date.now() - t0 < 7500, 'the limit is the server\'s, not the document\'s');
+});
+
+// The TypeScript SDK's own flow with a URL client_id: it sees
+// client_id_metadata_document_supported and uses its clientMetadataUrl
+// instead of registering.
+test('the SDK client signs in with a client ID metadata document', async () => {
+  const url = new URL(`http://127.0.0.1:${srv.port}/mcp`);
+  const provider = {
+    info: undefined, tok: undefined, verifier: undefined, authUrl: undefined, registrations: 0,
+    clientMetadataUrl: `${base}/sdk.json`,
+    get redirectUrl() { return 'http://127.0.0.1:9/sdk-callback'; },
+    get clientMetadata() {
+      return { client_name: 'SDK by URL', redirect_uris: [this.redirectUrl], token_endpoint_auth_method: 'none' };
+    },
+    state() { return 'sdk-state'; },
+    clientInformation() { return this.info; },
+    saveClientInformation(i) { this.info = i; this.registrations++; },
+    tokens() { return this.tok; },
+    saveTokens(t) { this.tok = t; },
+    redirectToAuthorization(u) { this.authUrl = u; },
+    saveCodeVerifier(v) { this.verifier = v; },
+    codeVerifier() { return this.verifier; },
+  };
+  const first = new Client({ name: 'cimd-sdk-test', version: '1.0.0' });
+  await assert.rejects(first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })), UnauthorizedError);
+  assert.equal(provider.authUrl.searchParams.get('client_id'), `${base}/sdk.json`);
+  const t1 = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  const loc = new URL(await consent(new Agent(srv.port), provider.authUrl.href, { access: 'read' }));
+  assert.equal(loc.searchParams.get('state'), 'sdk-state');
+  await t1.finishAuth(loc.searchParams.get('code'));
+  assert.match(provider.tok.access_token, /^pbm_at_/);
+  const client = new Client({ name: 'cimd-sdk-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  const tools = (await client.listTools()).tools.map((x) => x.name);
+  assert.ok(tools.includes('browse'), tools.join(','));
+  await client.close();
 });

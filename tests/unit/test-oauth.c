@@ -3,7 +3,9 @@
  * form parsing, escaping, base URLs, and the code / refresh-token state
  * machine over a real SQLite store: single use, replay revokes, rotation,
  * reuse revokes, expiry, membership, pruning, RFC 7009, audit. */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,59 @@
 #include "oauth.h"
 #include "store-test-util.h"
 #include "store/db.h"
+
+/* ---- client ID metadata documents: URL rules, address classes ---------------- */
+
+static int addr_class(const char *text)
+{
+  struct sockaddr_in in = {0};
+  struct sockaddr_in6 in6 = {0};
+  if (inet_pton(AF_INET, text, &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    return poauth_cimd_address_class((const struct sockaddr *)&in);
+  }
+  ck_assert_int_eq(inet_pton(AF_INET6, text, &in6.sin6_addr), 1);
+  in6.sin6_family = AF_INET6;
+  return poauth_cimd_address_class((const struct sockaddr *)&in6);
+}
+
+START_TEST(cimd_rules)
+{
+  static const char *const loop[] = {"127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"};
+  static const char *const special[] = {
+    "0.0.0.0", "10.0.0.1", "100.64.1.1", "169.254.169.254", "172.16.0.1", "172.31.255.255",
+    "192.0.0.8", "192.0.2.1", "192.168.1.1", "198.18.0.1", "198.51.100.7", "203.0.113.9",
+    "224.0.0.1", "240.0.0.1", "255.255.255.255", "::", "fd00::1", "fc00::1", "fe80::1",
+    "fec0::1", "ff02::1", "2001:db8::1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "::10.0.0.1"};
+  static const char *const ordinary[] = {"1.1.1.1", "8.8.8.8", "172.32.0.1", "100.128.0.1",
+                                         "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"};
+  for (size_t i = 0; i < sizeof loop / sizeof *loop; i++)
+    ck_assert_msg(addr_class(loop[i]) == 1, "%s", loop[i]);
+  for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+    ck_assert_msg(addr_class(special[i]) == 2, "%s", special[i]);
+  for (size_t i = 0; i < sizeof ordinary / sizeof *ordinary; i++)
+    ck_assert_msg(addr_class(ordinary[i]) == 0, "%s", ordinary[i]);
+  char why[200];
+  ck_assert_int_eq(poauth_cimd_url_check("https://app.example.com/oauth/client.json", why, sizeof why), 0);
+  ck_assert_int_eq(poauth_cimd_url_check("https://app.example.com:8443/c?v=1", why, sizeof why), 0);
+  static const char *const bad[] = {
+    "http://app.example.com/client.json", "HTTPS://app.example.com/c", "https://app.example.com",
+    "https://app.example.com/", "https://app.example.com/?x", "https://u@app.example.com/c",
+    "https://app.example.com/c#f", "https://*.example.com/c", "https://app.example.com/a/../c",
+    "https://app.example.com/./c", "https://app.example.com/c/..", "https://app.example.com:0/c",
+    "https://app.example.com/c d"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ck_assert_msg(poauth_cimd_url_check(bad[i], why, sizeof why) == -1, "%s", bad[i]);
+  char longer[POAUTH_CLIENT_ID_MAX + 40];
+  snprintf(longer, sizeof longer, "https://app.example.com/%0*d", POAUTH_CLIENT_ID_MAX, 0);
+  ck_assert_int_eq(poauth_cimd_url_check(longer, why, sizeof why), -1);
+  ck_assert(poauth_cimd_is_url("https://x/y") && poauth_cimd_is_url("http://x/y"));
+  ck_assert(!poauth_cimd_is_url("pbm_client_abc"));
+  char host[64];
+  poauth_cimd_host("https://app.example.com:8443/c?x", host, sizeof host);
+  ck_assert_str_eq(host, "app.example.com:8443");
+}
+END_TEST
 
 /* ---- PKCE --------------------------------------------------------------- */
 
@@ -726,6 +781,7 @@ static Suite *suite(void)
   tcase_add_test(t, token_shapes);
   tcase_add_test(t, forms);
   tcase_add_test(t, base_urls);
+  tcase_add_test(t, cimd_rules);
   suite_add_tcase(s, t);
   t = tcase_create("state");
   tcase_add_checked_fixture(t, setup, teardown);

@@ -6,6 +6,7 @@
  *   oauth_state.c   the state in the store (through store/db.h): clients,
  *                   pending requests, codes, connections, tokens, browser
  *                   sessions; single use by conditional UPDATEs
+ *   oauth_cimd.c    client ID metadata documents: fetch, checks, cache
  *   oauth_routes.c  the protocol endpoints: metadata (RFC 9728, RFC 8414),
  *                   registration (RFC 7591), authorize, token, revocation
  *                   (RFC 7009)

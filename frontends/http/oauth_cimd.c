@@ -253,7 +253,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
   memcpy(line, p, len);
   line[len] = '\0';
   if (strncasecmp(line, "cache-control:", 14) == 0) {
-    for (char *tok = strtok(line + 14, ","); tok; tok = strtok(NULL, ",")) {
+    char *save = NULL; /* fetches run on several worker threads: strtok_r */
+    for (char *tok = strtok_r(line + 14, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
       tok += strspn(tok, " \t");
       if (strncasecmp(tok, "no-store", 8) == 0 || strncasecmp(tok, "no-cache", 8) == 0)
         f->max_age = -2;         /* wins over any max-age */

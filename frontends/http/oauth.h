@@ -4,7 +4,7 @@
  *                   hashing, form/query parsing, URL and HTML escaping,
  *                   the advertised base URL
  *   oauth_state.c   the state in the store (through store/db.h): clients,
- *                   pending requests, codes, connections, tokens, browser
+ *                   sealed requests and decisions, codes, connections, tokens, browser
  *                   sessions; single use by conditional UPDATEs
  *   oauth_cimd.c    client ID metadata documents: fetch, checks, cache
  *   oauth_routes.c  the protocol endpoints: metadata (RFC 9728, RFC 8414),

@@ -3,9 +3,10 @@
  *              server metadata for issuer {base}/oauth at the path-insertion,
  *              path-appending and OpenID Connect discovery locations
  *   /oauth/register   RFC 7591, public clients only
- *   /oauth/authorize  code + PKCE S256 (mandatory): checks the request,
- *                     parks it as a row and sends the browser to the
- *                     consent page (consent_pages.c)
+ *   /oauth/authorize  code + PKCE S256 (mandatory): checks the request and
+ *                     its client (a registration or a client ID metadata
+ *                     document), and sends the browser to the consent
+ *                     page (consent_pages.c) with the request sealed
  *   /oauth/token      authorization_code and refresh_token grants
  *   /oauth/revoke     RFC 7009
  * These endpoints are called by MCP clients, possibly from web pages of

@@ -1,4 +1,4 @@
-/* The OAuth server's state in the store (oauth_state.c): clients, pending
+/* The OAuth server's state in the store (oauth_state.c): clients, decisions on
  * requests, codes, connections, tokens and consent-page sessions, through
  * store/db.h so every backend (and every replica) serves every step. */
 #ifndef PMCP_HTTP_OAUTH_STATE_H

@@ -691,6 +691,7 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].workspace, "elsewhere");
   ck_assert_str_eq(ws[0].tenant, "lab-b");
   free(ws);
+  free(id);
 }
 END_TEST
 
@@ -745,6 +746,7 @@ START_TEST(consent_page_served_tenant)
   ck_assert_msg(strstr(html, "elsewhere") == NULL && strstr(html, "lab-b") == NULL,
                 "another tenant's workspace offered: %s", html);
   free(html);
+  free(id);
   poauth_server_free(o);
 }
 END_TEST

@@ -305,8 +305,8 @@ static void decide(page_ctx *p, char **v)
    * must still list the redirect URI), so its codes and connections name
    * a known client. */
   poauth_request q;
-  int open = poauth_request_get(p->o->state, req_id, &q);
-  if (open == 1 && poauth_cimd_is_url(q.client_id)) {
+  int pending = poauth_request_get(p->o->state, req_id, &q);
+  if (pending == 1 && poauth_cimd_is_url(q.client_id)) {
     char *name = NULL, *uris = NULL, why[400];
     int lk = poauth_client_lookup(p->o, p->req, q.client_id, &name, &uris, why, sizeof why);
     char *listed = lk == 1 ? poauth_listed_uri(uris, q.redirect_uri) : NULL;
@@ -324,7 +324,7 @@ static void decide(page_ctx *p, char **v)
       return;
     }
     free(listed);
-  } else if (open == 1) {
+  } else if (pending == 1) {
     poauth_request_dispose(&q);
   }
   char code[POAUTH_TOKEN_MAX], conn[40];

@@ -158,6 +158,28 @@ static void consent_page(page_ctx *p, const char *req_id)
                  "Start again from your application.");
     return;
   }
+  /* A metadata-document client is named by its document (cached), and
+   * by the host it lives on, which no document can pretend. */
+  char host[300] = "";
+  if (poauth_cimd_is_url(r.client_id)) {
+    char *name = NULL, *uris = NULL, why[400];
+    int rc = poauth_client_lookup(p->o, p->req, r.client_id, &name, &uris, why, sizeof why);
+    char *listed = rc == 1 ? poauth_listed_uri(uris, r.redirect_uri) : NULL;
+    free(uris);
+    if (!listed) {
+      free(name);
+      poauth_request_dispose(&r);
+      message_page(p, rc == -1 ? 500 : 400, "Application not accepted",
+                   rc == 1 ? "The application's metadata document no longer lists its "
+                             "redirect URI. Start again from your application."
+                           : rc == -1 ? "The store failed." : why);
+      return;
+    }
+    free(listed);
+    free(r.client_name);
+    r.client_name = name;
+    poauth_cimd_host(r.client_id, host, sizeof host);
+  }
   poauth_ws *ws = NULL;
   size_t nws = 0;
   char *who = poauth_user_name(p->o->state, p->user_id);
@@ -170,7 +192,13 @@ static void consent_page(page_ctx *p, const char *req_id)
   page_begin(p, 200, "Connect an application");
   out(p, "<p><strong id=\"client-name\">");
   esc(p, r.client_name && *r.client_name ? r.client_name : "An unnamed application");
-  out(p, "</strong> wants to use probe-mcp as <strong>");
+  out(p, "</strong>");
+  if (host[0]) {
+    out(p, " (its description is published by <strong id=\"client-host\">");
+    esc(p, host);
+    out(p, "</strong>)");
+  }
+  out(p, " wants to use probe-mcp as <strong>");
   esc(p, who ? who : "you");
   out(p, "</strong>.</p><p class=\"muted\">After your decision you will be sent to <code>");
   esc(p, r.redirect_uri);
@@ -273,6 +301,32 @@ static void decide(page_ctx *p, char **v)
   }
   memcpy(tenant, ws, tn);
   tenant[tn] = '\0';
+  /* A metadata-document client is stored as its document says now (and
+   * must still list the redirect URI), so its codes and connections name
+   * a known client. */
+  poauth_request q;
+  int pending = poauth_request_get(p->o->state, req_id, &q);
+  if (pending == 1 && poauth_cimd_is_url(q.client_id)) {
+    char *name = NULL, *uris = NULL, why[400];
+    int lk = poauth_client_lookup(p->o, p->req, q.client_id, &name, &uris, why, sizeof why);
+    char *listed = lk == 1 ? poauth_listed_uri(uris, q.redirect_uri) : NULL;
+    int st = listed ? poauth_client_remember(p->o->state, q.client_id, name, uris) : 0;
+    free(name);
+    free(uris);
+    poauth_request_dispose(&q);
+    if (!listed || st) {
+      free(listed);
+      message_page(p, lk == -1 || st ? 500 : 400, "Not approved",
+                   lk == -1 || st ? "The store failed."
+                   : lk == 1 ? "The application's metadata document no longer lists its "
+                               "redirect URI."
+                             : why);
+      return;
+    }
+    free(listed);
+  } else if (pending == 1) {
+    poauth_request_dispose(&q);
+  }
   char code[POAUTH_TOKEN_MAX], conn[40];
   int rc = poauth_approve(p->o->state, req_id, p->user_id, tenant, colon + 1, access,
                           code, &r, conn);

@@ -4,8 +4,9 @@
  *                   hashing, form/query parsing, URL and HTML escaping,
  *                   the advertised base URL
  *   oauth_state.c   the state in the store (through store/db.h): clients,
- *                   pending requests, codes, connections, tokens, browser
+ *                   sealed requests and decisions, codes, connections, tokens, browser
  *                   sessions; single use by conditional UPDATEs
+ *   oauth_cimd.c    client ID metadata documents: fetch, checks, cache
  *   oauth_routes.c  the protocol endpoints: metadata (RFC 9728, RFC 8414),
  *                   registration (RFC 7591), authorize, token, revocation
  *                   (RFC 7009)
@@ -39,6 +40,9 @@
 #define POAUTH_SECRET_CHARS 43
 #define POAUTH_TOKEN_MAX 64            /* prefix + secret + NUL fits */
 #define POAUTH_HASH_HEX 65             /* SHA-256 hex + NUL */
+/* The longest client_id: a registration's, or a client ID metadata
+ * document's URL. */
+#define POAUTH_CLIENT_ID_MAX 400
 
 /* ---- oauth_util.c ---------------------------------------------------------- */
 
@@ -102,6 +106,38 @@ void poauth_origin_of(const char *base, char *out, size_t size);
 char *poauth_cookie_get(const char *header, const char *name);
 
 
+/* ---- oauth_cimd.c: client ID metadata documents --------------------------- */
+struct sockaddr;
+typedef struct poauth_cimd poauth_cimd;
+/* The fetcher and its cache. Test-only environment (never in a deployment):
+ * PROBE_TEST_CIMD_CA_FILE names a CA to trust, PROBE_TEST_CIMD_ALLOW_LOOPBACK=1
+ * lets documents come from 127.0.0.0/8 and ::1 (no other special range). */
+poauth_cimd *poauth_cimd_new(void);
+void poauth_cimd_free(poauth_cimd *c);
+/* True when @p client_id is a URL (http: or https:), i.e. names a metadata
+ * document rather than a registration. */
+int poauth_cimd_is_url(const char *client_id);
+/* The rules of a client_id URL: https, a valid host, a path, no user
+ * information, fragment or dot segments, at most POAUTH_CLIENT_ID_MAX.
+ * 0 or -1 with the rule in @p why. */
+int poauth_cimd_url_check(const char *url, char *why, size_t whysize);
+/* 0 an ordinary address, 1 loopback, 2 private, link-local, multicast or
+ * another range a server-side request must not reach (IPv4 and IPv6,
+ * IPv4-mapped and NAT64 forms by their IPv4 address). */
+int poauth_cimd_address_class(const struct sockaddr *sa);
+/* The cached document of @p url: 1 (*name, *uris malloc'd), 0 not cached. */
+int poauth_cimd_cached(poauth_cimd *c, const char *url, int64_t now_ms, char **name,
+                       char **uris);
+/* Fetches and validates the document (client_id equal to @p url, 1-10
+ * redirect_uris each passing poauth_redirect_uri_check(), a public client,
+ * client_name a string of at most 200): 1 (*name, *uris as a JSON array,
+ * malloc'd; cached as its Cache-Control says), 0 refused with the reason
+ * in @p why, <0 out of memory. Blocks up to 5 seconds. */
+int poauth_cimd_fetch(poauth_cimd *c, const char *url, int64_t now_ms, char **name,
+                      char **uris, char *why, size_t whysize);
+/* The authority (host[:port]) of @p url. */
+void poauth_cimd_host(const char *url, char *out, size_t size);
+
 /* ---- oauth_routes.c: the server object and its routes -------------------- */
 
 #include "oauth_state.h"
@@ -120,7 +156,8 @@ void poauth_limit_clear(poauth_limiter *l, const char *kind, const char *key);
 
 /* The limits (per client address unless said). */
 #define POAUTH_REGISTER_PER_MIN 60     /* registrations */
-#define POAUTH_AUTHORIZE_PER_MIN 120   /* authorization requests stored */
+#define POAUTH_AUTHORIZE_PER_MIN 120   /* authorization requests */
+#define POAUTH_CIMD_FETCH_PER_MIN 30   /* metadata documents fetched */
 #define POAUTH_LOGIN_FAIL_USER 5       /* failed sign-ins of one user name ... */
 #define POAUTH_LOGIN_FAIL_ADDR 20      /* ... and from one address ... */
 #define POAUTH_LOGIN_WINDOW_MS (15 * 60 * 1000) /* ... in 15 minutes lock it out */
@@ -128,6 +165,7 @@ void poauth_limit_clear(poauth_limiter *l, const char *kind, const char *key);
 typedef struct poauth_server {
   poauth_state *state;
   poauth_limiter *limits;
+  poauth_cimd *cimd;
   char public_base[512];     /* PUBLIC_BASE_URL normalised, or "" */
   char app_base[512];        /* APP_BASE_URL normalised, or "" */
   const char *endpoint;      /* the MCP endpoint path */
@@ -145,6 +183,17 @@ int poauth_route_match(void *ud, const char *method, const char *path,
                        size_t len);
 void poauth_route_handle(void *ud, const pmcp_http_request *req,
                          pmcp_http_response *res);
+
+/* The client @p id: a registration, or a metadata document (from the cache,
+ * else fetched, which counts against the fetch limit of @p req's address).
+ * 1 (*name, *uris malloc'd), 0 unknown or refused (why), -1 store error,
+ * -2 over the fetch limit (why). */
+int poauth_client_lookup(poauth_server *o, const pmcp_http_request *req, const char *id,
+                         char **name, char **uris, char *why, size_t whysize);
+
+/* The redirect URI of JSON array @p uris_json equal to @p want (or the only
+ * one when @p want is NULL), malloc'd; NULL when none matches. */
+char *poauth_listed_uri(const char *uris_json, const char *want);
 
 /* Response helpers shared by the route files. */
 void poauth_json(pmcp_http_response *res, int status, const char *json);

@@ -3,9 +3,10 @@
  *              server metadata for issuer {base}/oauth at the path-insertion,
  *              path-appending and OpenID Connect discovery locations
  *   /oauth/register   RFC 7591, public clients only
- *   /oauth/authorize  code + PKCE S256 (mandatory): checks the request,
- *                     parks it as a row and sends the browser to the
- *                     consent page (consent_pages.c)
+ *   /oauth/authorize  code + PKCE S256 (mandatory): checks the request and
+ *                     its client (a registration or a client ID metadata
+ *                     document), and sends the browser to the consent
+ *                     page (consent_pages.c) with the request sealed
  *   /oauth/token      authorization_code and refresh_token grants
  *   /oauth/revoke     RFC 7009
  * These endpoints are called by MCP clients, possibly from web pages of
@@ -48,13 +49,15 @@ int poauth_server_new(poauth_server **out, pmcp_store *st,
     goto fail;
   }
   o->endpoint = endpoint ? endpoint : "/mcp";
-  if (!(o->limits = poauth_limiter_new())) {
+  if (!(o->limits = poauth_limiter_new()) || !(o->cimd = poauth_cimd_new())) {
     snprintf(why, whysize, "out of memory");
+    poauth_limiter_free(o->limits);
     goto fail;
   }
   if (poauth_state_new(&o->state, st, hooks) != 0) {
     snprintf(why, whysize, "out of memory");
     poauth_limiter_free(o->limits);
+    poauth_cimd_free(o->cimd);
     goto fail;
   }
   *out = o;
@@ -71,6 +74,7 @@ void poauth_server_free(poauth_server *o)
     return;
   poauth_state_free(o->state);
   poauth_limiter_free(o->limits);
+  poauth_cimd_free(o->cimd);
   free(o);
 }
 
@@ -212,6 +216,9 @@ static void server_metadata(const char *base, pmcp_http_response *res)
   cJSON_AddItemToObject(m, "token_endpoint_auth_methods_supported", str_array(auth, 1));
   cJSON_AddItemToObject(m, "revocation_endpoint_auth_methods_supported", str_array(auth, 1));
   cJSON_AddBoolToObject(m, "authorization_response_iss_parameter_supported", 1);
+  /* Both registrations: RFC 7591 above, and client IDs that are https
+   * URLs of metadata documents (oauth_cimd.c). */
+  cJSON_AddBoolToObject(m, "client_id_metadata_document_supported", 1);
   json_obj(res, 200, m);
 }
 
@@ -317,6 +324,39 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   json_obj(res, 201, out);
 }
 
+/* ---- clients of both kinds ------------------------------------------------------------ */
+
+int poauth_client_lookup(poauth_server *o, const pmcp_http_request *req, const char *id,
+                         char **name, char **uris, char *why, size_t whysize)
+{
+  *name = *uris = NULL;
+  if (!poauth_cimd_is_url(id)) {
+    int found = poauth_client_get(o->state, id, name, uris);
+    if (found == 0)
+      snprintf(why, whysize, "This application is not registered here (unknown client_id). "
+               "Registrations never used are removed after a day: let the application "
+               "register again.");
+    return found < 0 ? -1 : found;
+  }
+  int64_t now = poauth_now_ms(o->state);
+  int rc = poauth_cimd_cached(o->cimd, id, now, name, uris);
+  if (rc)
+    return rc == 1 ? 1 : -1;
+  if (poauth_cimd_url_check(id, why, whysize) != 0)
+    return 0;
+  /* Each fetch is a request this server makes for whoever typed the URL. */
+  int64_t wait = poauth_limit(o->limits, "metadata-fetch", req && req->peer ? req->peer : "",
+                              POAUTH_CIMD_FETCH_PER_MIN, 60 * 1000, now, 1);
+  if (wait) {
+    snprintf(why, whysize, "too many client metadata documents fetched for this address: at "
+             "most %u a minute; retry in %lld s", POAUTH_CIMD_FETCH_PER_MIN,
+             (long long)(wait + 999) / 1000);
+    return -2;
+  }
+  rc = poauth_cimd_fetch(o->cimd, id, now, name, uris, why, whysize);
+  return rc < 0 ? -1 : rc;
+}
+
 /* ---- authorize ----------------------------------------------------------------- */
 
 static void error_page(pmcp_http_response *res, int status, const char *msg)
@@ -357,7 +397,7 @@ static void redirect_error(pmcp_http_response *res, const char *uri, const char 
 
 /* The registered redirect URI equal to @p want (or the only one when
  * @p want is NULL), malloc'd; NULL when none matches. */
-static char *registered_uri(const char *uris_json, const char *want)
+char *poauth_listed_uri(const char *uris_json, const char *want)
 {
   cJSON *a = cJSON_Parse(uris_json);
   char *found = NULL;
@@ -408,15 +448,14 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     error_page(res, 400, "client_id is missing.");
     goto out;
   }
-  char *cname = NULL, *uris = NULL;
-  int found = poauth_client_get(o->state, client, &cname, &uris);
+  char *cname = NULL, *uris = NULL, cwhy[400];
+  int found = poauth_client_lookup(o, req, client, &cname, &uris, cwhy, sizeof cwhy);
   if (found != 1) {
-    error_page(res, found < 0 ? 500 : 400, found < 0 ? "The store failed." :
-               "This application is not registered here (unknown client_id). "
-               "Registrations never used are removed after a day: let the application register again.");
+    error_page(res, found == -1 ? 500 : found == -2 ? 429 : 400,
+               found == -1 ? "The store failed." : cwhy);
     goto out;
   }
-  char *redirect = registered_uri(uris, uri);
+  char *redirect = poauth_listed_uri(uris, uri);
   free(uris);
   free(cname);
   if (!redirect) {
@@ -458,22 +497,24 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
   }
   else {
     poauth_request r = {0};
-    char id[40];
+    char *id = NULL;
     r.client_id = client;
     r.redirect_uri = redirect;
     r.challenge = challenge;
     r.state = state;
     r.resource = resource ? mcp_url : NULL;
     r.scope = scope;
+    /* Nothing is stored: the request goes to the consent page sealed. */
     if (over_limit(o, req, "authorization", POAUTH_AUTHORIZE_PER_MIN, res, 0)) {
-      /* answered: nothing stored */
-    } else if (poauth_request_new(o->state, &r, id) != 0) {
-      error_page(res, 500, "The store failed.");
+      /* answered */
+    } else if (poauth_request_seal(o->state, &r, &id) != 0) {
+      error_page(res, 400, "The authorization request is too large.");
     } else {
       res->status = 302;
       poauth_header(res, "Location: %s/oauth/consent?req=%s", app, id);
       poauth_header(res, "Cache-Control: no-store");
     }
+    free(id);
   }
   free(redirect);
 out:

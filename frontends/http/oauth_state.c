@@ -14,6 +14,8 @@
 #include "auth/auth.h"
 #include "oauth.h" /* and oauth_state.h */
 #include "store/db.h"
+#include "util/base64url.h"
+#include "util/buf.h"
 #include "util/crypto.h"
 
 struct poauth_state {
@@ -22,6 +24,7 @@ struct poauth_state {
   poauth_hooks hooks;
   int64_t shift_ms;          /* testing: moves the clock */
   char tenant_id[24];        /* the tenant the server serves; "" any */
+  unsigned char req_key[PMCP__SHA256_LEN]; /* seals authorization requests */
 };
 
 int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hooks)
@@ -33,6 +36,22 @@ int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hoo
   s->st = st;
   if (hooks)
     s->hooks = *hooks;
+  /* Authorization requests travel sealed with a key derived from the
+   * store's secret, so every replica opens what another sealed; a store
+   * without one gets this process's random key. */
+  static const char label[] = "probe-mcp oauth authorization request\n";
+  pmcp_buf key = PMCP_BUF_INIT;
+  int rc = pmcp_store_secret(st, "cursor_key", &key) == 0 && key.len >= 16
+               ? pmcp__hmac_sha256(key.ptr, key.len, label, sizeof label - 1, NULL, 0,
+                                   s->req_key)
+               : pmcp__random_bytes(s->req_key, sizeof s->req_key);
+  if (key.ptr)
+    memset(key.ptr, 0, key.len);
+  pmcp_buf_dispose(&key);
+  if (rc) {
+    free(s);
+    return rc;
+  }
   pthread_mutex_init(&s->mu, NULL);
   *out = s;
   return 0;
@@ -127,6 +146,20 @@ int poauth_client_register(poauth_state *s, const char *name,
   return rc;
 }
 
+int poauth_client_remember(poauth_state *s, const char *url, const char *name,
+                           const char *uris)
+{
+  char now[24];
+  lock(s);
+  i64(now, poauth_now_ms(s));
+  int rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
+                   " VALUES($1, $2, $3, $4, NULL) ON CONFLICT (id) DO UPDATE SET"
+                   " name = excluded.name, redirect_uris = excluded.redirect_uris",
+                NULL, url, name, uris, now);
+  unlock(s);
+  return rc;
+}
+
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
 {
   pmcp__db_res *r = NULL;
@@ -181,24 +214,61 @@ void poauth_prune(poauth_state *s)
 
 /* ---- requests ------------------------------------------------------------------- */
 
-int poauth_request_new(poauth_state *s, const poauth_request *r, char id_out[40])
+/* An authorization request is stored only once the person decides: until
+ * then it travels in the consent links and forms, sealed as
+ *   base64url(JSON [expires, client_id, redirect_uri, challenge, state,
+ *                   resource, scope, nonce]) "." base64url(HMAC-SHA256)
+ * (the nonce makes each request, and so its decision row, distinct)
+ * so nothing unauthenticated grows the store and nobody can alter it. */
+#define SEALED_MAX 8192
+
+static void mac_of(const poauth_state *s, const char *text, size_t n,
+                   unsigned char out[PMCP__SHA256_LEN])
 {
-  char id[33], now[24], exp[24];
-  int rc = poauth_random_id(id);
+  static const char label[] = "request\n";
+  if (pmcp__hmac_sha256(s->req_key, sizeof s->req_key, label, sizeof label - 1, text, n, out))
+    pmcp__random_bytes(out, PMCP__SHA256_LEN); /* never a predictable MAC */
+}
+
+static cJSON *str_or_null(const char *v) { return v ? cJSON_CreateString(v) : cJSON_CreateNull(); }
+
+int poauth_request_seal(poauth_state *s, const poauth_request *r, char **sealed)
+{
+  *sealed = NULL;
+  char nonce[33];
+  int rc = poauth_random_id(nonce);
   if (rc)
     return rc;
-  snprintf(id_out, 40, "%.32s", id);
-  lock(s);
-  int64_t t = poauth_now_ms(s);
-  i64(now, t);
-  i64(exp, t + (int64_t)POAUTH_REQUEST_TTL * 1000);
-  rc = EXEC(s, "INSERT INTO oauth_requests(id, client_id, redirect_uri, challenge,"
-               " state, resource, scope, created, expires, done)"
-               " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)", NULL,
-            id, r->client_id, r->redirect_uri, r->challenge, r->state,
-            r->resource, r->scope, now, exp);
-  unlock(s);
-  return rc;
+  cJSON *a = cJSON_CreateArray();
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(
+      (double)(poauth_now_ms(s) + (int64_t)POAUTH_REQUEST_TTL * 1000)));
+  cJSON_AddItemToArray(a, str_or_null(r->client_id));
+  cJSON_AddItemToArray(a, str_or_null(r->redirect_uri));
+  cJSON_AddItemToArray(a, str_or_null(r->challenge));
+  cJSON_AddItemToArray(a, str_or_null(r->state));
+  cJSON_AddItemToArray(a, str_or_null(r->resource));
+  cJSON_AddItemToArray(a, str_or_null(r->scope));
+  cJSON_AddItemToArray(a, cJSON_CreateString(nonce));
+  char *text = cJSON_PrintUnformatted(a);
+  cJSON_Delete(a);
+  if (!text)
+    return PMCP_ENOMEM;
+  pmcp_buf b = PMCP_BUF_INIT;
+  unsigned char mac[PMCP__SHA256_LEN];
+  rc = pmcp__b64url_encode(&b, text, strlen(text));
+  free(text);
+  if (rc == 0) {
+    mac_of(s, b.ptr, b.len, mac);
+    rc = pmcp__buf_putc(&b, '.') ? PMCP_ENOMEM : pmcp__b64url_encode(&b, mac, sizeof mac);
+  }
+  if (rc == 0 && b.len > SEALED_MAX)
+    rc = PMCP_EINVAL;
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  *sealed = b.ptr;
+  return 0;
 }
 
 void poauth_request_dispose(poauth_request *r)
@@ -213,44 +283,123 @@ void poauth_request_dispose(poauth_request *r)
   memset(r, 0, sizeof *r);
 }
 
-static int request_load(poauth_state *s, const char *id, poauth_request *out)
+static char *item_str(const cJSON *a, int i, int *bad)
 {
+  const cJSON *it = cJSON_GetArrayItem(a, i);
+  if (cJSON_IsNull(it))
+    return NULL;
+  if (!cJSON_IsString(it)) {
+    *bad = 1;
+    return NULL;
+  }
+  char *v = strdup(it->valuestring);
+  if (!v)
+    *bad = 1;
+  return v;
+}
+
+/* Opens a sealed request: 1 (filled; id = its decision row's key), 0 not
+ * ours, altered or expired, <0 out of memory. Needs no lock. */
+static int request_open(poauth_state *s, const char *sealed, poauth_request *out)
+{
+  memset(out, 0, sizeof *out);
+  size_t n = sealed ? strlen(sealed) : 0;
+  const char *dot = n && n <= SEALED_MAX ? strrchr(sealed, '.') : NULL;
+  if (!dot)
+    return 0;
+  unsigned char want[PMCP__SHA256_LEN], got[PMCP__SHA256_LEN + 4];
+  size_t gl = 0, pl = (size_t)(dot - sealed);
+  if (pmcp__b64url_decode(dot + 1, strlen(dot + 1), got, &gl) != PMCP__B64_OK ||
+      gl != PMCP__SHA256_LEN)
+    return 0;
+  mac_of(s, sealed, pl, want);
+  if (!pmcp__ct_equal(want, got, sizeof want))
+    return 0;
+  unsigned char *text = malloc(pl * 3 / 4 + 2);
+  size_t tl = 0;
+  if (!text)
+    return PMCP_ENOMEM;
+  if (pmcp__b64url_decode(sealed, pl, text, &tl) != PMCP__B64_OK) {
+    free(text);
+    return 0;
+  }
+  cJSON *a = cJSON_ParseWithLength((const char *)text, tl);
+  free(text);
+  const cJSON *exp = cJSON_GetArrayItem(a, 0);
+  int bad = !cJSON_IsArray(a) || cJSON_GetArraySize(a) != 8 || !cJSON_IsNumber(exp) ||
+            exp->valuedouble <= (double)poauth_now_ms(s);
+  if (!bad) {
+    out->client_id = item_str(a, 1, &bad);
+    out->redirect_uri = item_str(a, 2, &bad);
+    out->challenge = item_str(a, 3, &bad);
+    out->state = item_str(a, 4, &bad);
+    out->resource = item_str(a, 5, &bad);
+    out->scope = item_str(a, 6, &bad);
+    bad = bad || !out->client_id || !out->redirect_uri || !out->challenge;
+    out->expires = (int64_t)exp->valuedouble;
+  }
+  cJSON_Delete(a);
+  if (bad) {
+    poauth_request_dispose(out);
+    return 0;
+  }
+  unsigned char d[PMCP__SHA256_LEN];
+  char hex[2 * PMCP__SHA256_LEN + 1];
+  if (pmcp__sha256(sealed, n, d)) {
+    poauth_request_dispose(out);
+    return PMCP_ENOMEM;
+  }
+  pmcp__hex(d, sizeof d, hex);
+  snprintf(out->id, sizeof out->id, "%.32s", hex);
+  return 1;
+}
+
+/* Opens @p sealed and checks it was not decided yet (lock held); fills
+ * the client's name when it is stored. */
+static int request_load(poauth_state *s, const char *sealed, poauth_request *out)
+{
+  int found = request_open(s, sealed, out);
+  if (found != 1)
+    return found;
   pmcp__db_res *r = NULL;
-  char now[24];
-  i64(now, poauth_now_ms(s));
-  int rc = QUERY(s, "SELECT q.client_id, c.name, q.redirect_uri, q.challenge, q.state,"
-                    " q.resource, q.scope FROM oauth_requests q"
-                    " JOIN oauth_clients c ON c.id = q.client_id"
-                    " WHERE q.id = $1 AND q.done IS NULL AND q.expires > $2",
-                 &r, id, now);
-  if (rc)
-    return rc;
-  int found = pmcp__db_nrows(r) == 1;
-  if (found) {
-    memset(out, 0, sizeof *out);
-    copy(out->id, sizeof out->id, id);
-    out->client_id = dup_or_null(pmcp__db_get(r, 0, 0));
-    out->client_name = dup_or_null(pmcp__db_get(r, 0, 1));
-    out->redirect_uri = dup_or_null(pmcp__db_get(r, 0, 2));
-    out->challenge = dup_or_null(pmcp__db_get(r, 0, 3));
-    out->state = dup_or_null(pmcp__db_get(r, 0, 4));
-    out->resource = dup_or_null(pmcp__db_get(r, 0, 5));
-    out->scope = dup_or_null(pmcp__db_get(r, 0, 6));
-    if (!out->client_id || !out->redirect_uri || !out->challenge) {
-      poauth_request_dispose(out);
-      found = PMCP_ENOMEM;
-    }
+  int rc = QUERY(s, "SELECT 1 FROM oauth_requests WHERE id = $1", &r, out->id);
+  if (rc == 0 && pmcp__db_nrows(r) == 0) {
+    pmcp__db_res_free(r);
+    r = NULL;
+    rc = QUERY(s, "SELECT name FROM oauth_clients WHERE id = $1", &r, out->client_id);
+    if (rc == 0 && pmcp__db_nrows(r) == 1 && pmcp__db_get(r, 0, 0))
+      out->client_name = strdup(pmcp__db_get(r, 0, 0));
+    found = rc ? rc : 1;
+  } else {
+    found = rc ? rc : 0;   /* decided already */
   }
   pmcp__db_res_free(r);
+  if (found != 1)
+    poauth_request_dispose(out);
   return found;
 }
 
-int poauth_request_get(poauth_state *s, const char *id, poauth_request *out)
+int poauth_request_get(poauth_state *s, const char *sealed, poauth_request *out)
 {
   lock(s);
-  int rc = request_load(s, id, out);
+  int rc = request_load(s, sealed, out);
   unlock(s);
   return rc;
+}
+
+/* Records the decision on @p r (lock held, in the caller's transaction):
+ * 1 recorded, 0 decided before (by another tab or replica), <0 error. */
+static int request_decide(poauth_state *s, const poauth_request *r, const char *now)
+{
+  char exp[24];
+  int64_t ch = 0;
+  i64(exp, r->expires);
+  int rc = EXEC(s, "INSERT INTO oauth_requests(id, client_id, redirect_uri, challenge,"
+                   " state, resource, scope, created, expires, done)"
+                   " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $8) ON CONFLICT (id) DO NOTHING",
+                &ch, r->id, r->client_id, r->redirect_uri, r->challenge, r->state,
+                r->resource, r->scope, now, exp);
+  return rc ? rc : ch == 1;
 }
 
 /* ---- people ---------------------------------------------------------------------- */
@@ -482,9 +631,18 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
   }
   int64_t ch = 0;
   rc = pmcp_store_begin(s->st);
-  if (rc == 0)
-    rc = EXEC(s, "UPDATE oauth_requests SET done = $2 WHERE id = $1 AND done IS NULL",
-              &ch, req_id, now);
+  if (rc == 0) {
+    /* The client must (still) be known: dynamic registrations are pruned,
+     * metadata-document clients are stored by the consent page first. */
+    pmcp__db_res *c = NULL;
+    rc = QUERY(s, "SELECT name FROM oauth_clients WHERE id = $1", &c, req->client_id);
+    int known = rc == 0 && pmcp__db_nrows(c) == 1;
+    pmcp__db_res_free(c);
+    int d = rc == 0 && known ? request_decide(s, req, now) : 0;
+    if (d < 0)
+      rc = d;
+    ch = d == 1;
+  }
   if (rc == 0 && ch == 1)
     rc = EXEC(s, "INSERT INTO mcp_connections(id, user_id, client_id, tenant_id, workspace,"
                  " access, created, last_used, revoked) VALUES($1, $2, $3, $4, $5, $6, $7,"
@@ -522,19 +680,17 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
   return 1;
 }
 
-int poauth_deny(poauth_state *s, const char *req_id, poauth_request *req)
+int poauth_deny(poauth_state *s, const char *sealed, poauth_request *req)
 {
   char now[24];
-  int64_t ch = 0;
   lock(s);
   i64(now, poauth_now_ms(s));
-  int found = request_load(s, req_id, req);
+  int found = request_load(s, sealed, req);
   if (found == 1) {
-    int rc = EXEC(s, "UPDATE oauth_requests SET done = $2 WHERE id = $1 AND done IS NULL",
-                  &ch, req_id, now);
-    if (rc || ch != 1) {
+    int rc = request_decide(s, req, now);
+    if (rc != 1) {
       poauth_request_dispose(req);
-      found = rc ? rc : 0;
+      found = rc;
     }
   }
   unlock(s);
@@ -543,7 +699,9 @@ int poauth_deny(poauth_state *s, const char *req_id, poauth_request *req)
 
 /* ---- connections ---------------------------------------------------------------------- */
 
-/* Revokes a connection and drops its tokens (lock held). 1 when it was
+/* Revokes a connection and drops its tokens (lock held), with its audit
+ * entry in the same transaction: no revocation without its entry (a
+ * failed audit write leaves the connection as it was). 1 when it was
  * live. Audited with @p actor ("user:NAME", "client:ID" or "system" when
  * the server revokes on its own) and @p reason. */
 static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor,
@@ -553,23 +711,29 @@ static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor
   int64_t ch = 0;
   pmcp__db_res *r = NULL;
   i64(now, poauth_now_ms(s));
-  int rc = QUERY(s, "SELECT user_id, tenant_id, workspace, client_id FROM mcp_connections"
-                    " WHERE id = $1", &r, conn_id);
+  int rc = pmcp_store_begin(s->st);
+  if (rc == 0)
+    rc = QUERY(s, "SELECT user_id, tenant_id, workspace, client_id FROM mcp_connections"
+                  " WHERE id = $1", &r, conn_id);
   if (rc == 0)
     rc = EXEC(s, "UPDATE mcp_connections SET revoked = $2 WHERE id = $1 AND revoked IS NULL",
               &ch, conn_id, now);
   /* Tokens go even when the connection was already revoked. */
   if (rc == 0)
-    EXEC(s, "DELETE FROM oauth_tokens WHERE connection_id = $1", NULL, conn_id);
+    rc = EXEC(s, "DELETE FROM oauth_tokens WHERE connection_id = $1", NULL, conn_id);
   if (rc == 0 && ch == 1 && pmcp__db_nrows(r) == 1) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "connection", conn_id);
     const char *client = pmcp__db_get(r, 0, 3);
     cJSON_AddStringToObject(d, "client_id", client ? client : "");
     cJSON_AddStringToObject(d, "reason", reason);
-    audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2), actor,
-          "mcp_connection.revoke", d);
+    rc = audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2), actor,
+               "mcp_connection.revoke", d);
   }
+  if (rc == 0)
+    rc = pmcp_store_commit(s->st);
+  else
+    pmcp_store_rollback(s->st);
   pmcp__db_res_free(r);
   return rc ? rc : ch == 1;
 }
@@ -720,11 +884,12 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
   if (rc == 0 && ch != 1) {
     /* A second use: whoever holds the code may be an attacker, so the
      * connection it created (and every token of it) is revoked. */
-    revoke_locked(s, conn, "system", "authorization code replayed");
+    int rv = revoke_locked(s, conn, "system", "authorization code replayed");
     unlock(s);
     pmcp__db_res_free(r);
-    return set_err(err, "invalid_grant", 400,
-                   "the authorization code was already used; its connection is revoked");
+    return rv < 0 ? set_err(err, "server_error", 500, "the store failed")
+                  : set_err(err, "invalid_grant", 400,
+                            "the authorization code was already used; its connection is revoked");
   }
   const char *want_client = pmcp__db_get(r, 0, 1);
   const char *want_uri = pmcp__db_get(r, 0, 2);
@@ -804,9 +969,10 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
       fail = set_err(err, "server_error", 500, "the store failed");
     else if (ch != 1) {
       /* A rotated token came back: it was copied. Revoke the connection. */
-      revoke_locked(s, conn, "system", "rotated refresh token reused");
-      fail = set_err(err, "invalid_grant", 400,
-                     "the refresh token was already used; its connection is revoked");
+      fail = revoke_locked(s, conn, "system", "rotated refresh token reused") < 0
+                 ? set_err(err, "server_error", 500, "the store failed")
+                 : set_err(err, "invalid_grant", 400,
+                           "the refresh token was already used; its connection is revoked");
     }
   }
   if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
@@ -835,11 +1001,12 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
     if (refresh) {
       char conn[40];
       copy(conn, sizeof conn, pmcp__db_get(r, 0, 0));
-      char actor[80];
-      snprintf(actor, sizeof actor, "client:%.60s", client_id);
-      revoke_locked(s, conn, actor, "refresh token revoked by the client (RFC 7009)");
+      char actor[600];
+      snprintf(actor, sizeof actor, "client:%.560s", client_id);
+      int rv = revoke_locked(s, conn, actor, "refresh token revoked by the client (RFC 7009)");
+      rc = rv < 0 ? rv : 0;
     } else {
-      EXEC(s, "DELETE FROM oauth_tokens WHERE hash = $1", NULL, hash);
+      rc = EXEC(s, "DELETE FROM oauth_tokens WHERE hash = $1", NULL, hash);
     }
   }
   unlock(s);

@@ -1,4 +1,4 @@
-/* The OAuth server's state in the store (oauth_state.c): clients, pending
+/* The OAuth server's state in the store (oauth_state.c): clients, decisions on
  * requests, codes, connections, tokens and consent-page sessions, through
  * store/db.h so every backend (and every replica) serves every step. */
 #ifndef PMCP_HTTP_OAUTH_STATE_H
@@ -44,6 +44,10 @@ typedef struct poauth_err {
 /* ---- clients ---- */
 int poauth_client_register(poauth_state *s, const char *name,
                            const char *redirect_uris_json, char id_out[40]);
+/* Stores (or refreshes) a metadata-document client as the consent page
+ * saw it, so its connections and codes name a known client. 0 or <0. */
+int poauth_client_remember(poauth_state *s, const char *url, const char *name,
+                           const char *redirect_uris_json);
 /* 1 found (*name, *uris malloc'd; uris a JSON array), 0 not, <0 error. */
 int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris);
 /* 1 when the client has been used for a sign-in (a code was issued to
@@ -53,15 +57,23 @@ int poauth_client_used(poauth_state *s, const char *id);
  * every expired request, code, token and session. */
 void poauth_prune(poauth_state *s);
 
-/* ---- pending authorization requests ---- */
+/* ---- authorization requests ---- */
+/* Nothing is stored for a request until the person decides: it travels
+ * in the consent page's links and forms sealed with a key derived from
+ * the store's secret (so any replica opens it, and nobody can alter it),
+ * for POAUTH_REQUEST_TTL; the decision is a row, so each is decided once. */
 typedef struct poauth_request {
-  char id[40];
+  char id[40];               /* the key of its decision row */
   char *client_id, *client_name, *redirect_uri, *challenge, *state, *resource,
        *scope;
+  int64_t expires;           /* ms since the epoch */
 } poauth_request;
-int poauth_request_new(poauth_state *s, const poauth_request *r, char id_out[40]);
-/* 1 found and still open, 0 unknown/expired/decided, <0 error. */
-int poauth_request_get(poauth_state *s, const char *id, poauth_request *out);
+/* Seals @p r (client_id, redirect_uri and challenge set) into @p sealed
+ * (malloc'd, URL- and HTML-safe). 0 or a negative PMCP_E* code. */
+int poauth_request_seal(poauth_state *s, const poauth_request *r, char **sealed);
+/* Opens @p sealed: 1 open and undecided (client_name filled when the
+ * client is stored), 0 altered, foreign, expired or decided, <0 error. */
+int poauth_request_get(poauth_state *s, const char *sealed, poauth_request *out);
 void poauth_request_dispose(poauth_request *r);
 
 /* ---- people ---- */
@@ -94,7 +106,7 @@ void poauth_session_end(poauth_state *s, const char *cookie);
 void poauth_csrf_token(const char *cookie, char out[POAUTH_HASH_HEX]);
 
 /* ---- the decision ---- */
-/* Approves request @p req_id for @p user_id: a new connection in
+/* Approves sealed request @p req_id for @p user_id: a new connection in
  * (tenant_id, workspace) with @p access, and a code. Fails (0) when the
  * request is gone or was decided, or the user is not a member. On success
  * fills @p code and @p req (redirect_uri, state, ...). */
@@ -103,7 +115,7 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
                    const char *access, char code[POAUTH_TOKEN_MAX],
                    poauth_request *req, char conn_id[40]);
 /* Marks the request denied; 1 when it was open (req filled), 0 else. */
-int poauth_deny(poauth_state *s, const char *req_id, poauth_request *req);
+int poauth_deny(poauth_state *s, const char *sealed, poauth_request *req);
 
 /* ---- tokens ---- */
 typedef struct poauth_tokens {
@@ -126,7 +138,7 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
 
 /* What an access token stands for (the principal of an MCP call). */
 typedef struct poauth_principal {
-  char connection_id[40], user_id[128], client_id[40], tenant_id[24],
+  char connection_id[40], user_id[128], client_id[POAUTH_CLIENT_ID_MAX + 1], tenant_id[24],
        workspace[128], access[8];
 } poauth_principal;
 /* 1 valid (filled), 0 unknown/expired/revoked/malformed, <0 error. */

@@ -44,6 +44,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(header_safe(s));
     check(strlen(s) <= 2000);
   }
+  /* A client_id URL that passes is https, short, header-safe, has a path. */
+  if (poauth_cimd_url_check(s, why, sizeof why) == 0) {
+    check(strncmp(s, "https://", 8) == 0);
+    check(strlen(s) <= POAUTH_CLIENT_ID_MAX);
+    check(header_safe(s));
+    check(strchr(s + 8, '/') != NULL);
+  }
   if (poauth_token_shape_ok(s, POAUTH_AT_PREFIX))
     check(strlen(s) == strlen(POAUTH_AT_PREFIX) + POAUTH_SECRET_CHARS);
   char *c = poauth_cookie_get(s, "pbm_session");

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
-import { raw, startServer } from './lib.mjs';
+import { raw, serverArgs, startServer, storeIn } from './lib.mjs';
 
 const WS = process.env.HTTP_WRITESERVER;
 const PROBE = process.env.PROBE_CLI;
@@ -54,7 +54,7 @@ const toolNames = async (s) => (await s.call('tools/list')).msg.result.tools.map
 
 function startWriteServer(store, conns = [], extra = [], env = {}) {
   return new Promise((resolve, reject) => {
-    const args = ['--store', store, ...conns.flatMap((c) => ['--connection', c]), ...extra];
+    const args = ['--store', serverArgs([store])[0], ...conns.flatMap((c) => ['--connection', c]), ...extra];
     const child = spawn(WS, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
@@ -83,7 +83,7 @@ function startWriteServer(store, conns = [], extra = [], env = {}) {
 
 function fixture() {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
-  const store = path.join(dir, 'store.db');
+  const store = storeIn(dir);
   probe(store, ['init']);
   probe(store, ['project', 'create', 'P1']);
   probe(store, ['run', 'create', 'r1', '--project', 'p1', '--id', 'r1']);
@@ -286,7 +286,7 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
 // (run:ra, run:rb), and ada: editor of alpha, viewer of beta.
 function twoWorkspaces({ otherTenant = false } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
-  const store = path.join(dir, 'store.db');
+  const store = storeIn(dir);
   probe(store, ['init']);
   probe(store, ['workspace', 'create', 'alpha', '--id', 'alpha']);
   probe(store, ['workspace', 'create', 'beta', '--id', 'beta']);
@@ -431,7 +431,7 @@ test('write tools: the role checked is the one in the workspace the call acts in
 // retryable "Server busy"; released, both accepted calls complete.
 test('capacity: a full worker queue answers a retryable busy error', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
-  const store = path.join(dir, 'store.db');
+  const store = storeIn(dir);
   probe(store, ['init']);
   const key = probe(store, ['key', 'create']);
   const srv = await startWriteServer(store, [], ['--hold', '--workers', '1'],
@@ -474,7 +474,7 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
 // one key's held calls cannot take every slot; another key is served.
 test('in-flight limit per principal: one key cannot take every slot', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
-  const store = path.join(dir, 'store.db');
+  const store = storeIn(dir);
   probe(store, ['init']);
   const a = probe(store, ['key', 'create']);
   const b = probe(store, ['key', 'create']);

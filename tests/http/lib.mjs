@@ -1,11 +1,43 @@
 // Helpers for the HTTP transport tests: start a server binary on port 0,
 // read the URL it prints, stop it; raw HTTP requests with any headers.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
+
+// The store of a test. SQLite: a file in @p dir. With PMCP_TEST_STORE=pg
+// (the *-pg twins): a fresh schema of the PostgreSQL test cluster, named
+// by the owner's URL (PROBE_TEST_PG_URL, what the probe CLI uses); a
+// server given it by serverArgs() gets the service role's URL of the same
+// schema (PROBE_TEST_PG_SERVICE_URL), as a deployment runs. The schemas
+// are dropped when the test process exits.
+export const onPg = process.env.PMCP_TEST_STORE === 'pg';
+const serviceOf = new Map();
+const schemas = [];
+const withSchema = (u, schema) => `${u}${u.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`;
+const psql = (sql) => execFileSync('psql', [process.env.PROBE_TEST_PG_URL, '-X', '-q', '-v', 'ON_ERROR_STOP=1',
+  '-c', `SET client_min_messages=warning; ${sql}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function storeIn(dir) {
+  if (!onPg) return path.join(dir, 'store.db');
+  if (!process.env.PROBE_TEST_PG_URL) throw new Error('PMCP_TEST_STORE=pg needs PROBE_TEST_PG_URL');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  psql(`CREATE SCHEMA ${schema}`);
+  schemas.push(schema);
+  const owner = withSchema(process.env.PROBE_TEST_PG_URL, schema);
+  serviceOf.set(owner, withSchema(process.env.PROBE_TEST_PG_SERVICE_URL || process.env.PROBE_TEST_PG_URL, schema));
+  return owner;
+}
+process.on('exit', () => {
+  for (const s of schemas) {
+    try { psql(`DROP SCHEMA IF EXISTS ${s}, ${s}_sql CASCADE`); } catch { /* the cluster may be gone */ }
+  }
+});
+// A server's arguments with every store of storeIn() as the service sees it.
+export const serverArgs = (args) => args.map((a) => serviceOf.get(a) ?? a);
 
 export function startServer(bin, args = []) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--listen', '127.0.0.1:0', ...args], {
+    const child = spawn(bin, ['--listen', '127.0.0.1:0', ...serverArgs(args)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startServer } from './lib.mjs';
+import { serverArgs, startServer, storeIn } from './lib.mjs';
 
 const HTTP = process.env.PROBE_MCP_HTTP;
 const PROBE = process.env.PROBE_CLI;
@@ -17,7 +17,7 @@ const PROBE = process.env.PROBE_CLI;
 test('serves the research tools of a demo store', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
   try {
-    const store = path.join(dir, 'store.db');
+    const store = storeIn(dir);
     execFileSync(PROBE, ['--store', store, 'demo'], { stdio: 'ignore' });
     const key = execFileSync(PROBE, ['--store', store, 'key', 'create'], { encoding: 'utf8' }).trim();
     const srv = await startServer(HTTP, ['--store', store]);
@@ -44,7 +44,7 @@ test('serves the research tools of a demo store', async () => {
 test('--insecure-no-auth serves without keys on loopback only', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
   try {
-    const store = path.join(dir, 'store.db');
+    const store = storeIn(dir);
     execFileSync(PROBE, ['--store', store, 'demo'], { stdio: 'ignore' });
     const srv = await startServer(HTTP, ['--store', store, '--insecure-no-auth']);
     try {
@@ -56,7 +56,7 @@ test('--insecure-no-auth serves without keys on loopback only', async () => {
     } finally {
       await srv.stop();
     }
-    const r = spawnSync(HTTP, ['--listen', '0.0.0.0:0', '--store', store, '--insecure-no-auth'],
+    const r = spawnSync(HTTP, ['--listen', '0.0.0.0:0', ...serverArgs(['--store', store]), '--insecure-no-auth'],
       { encoding: 'utf8' });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /only listens on loopback/);
@@ -79,7 +79,7 @@ test('a store that cannot be opened is an error, not an empty server', () => {
 test('an API key reads only its own workspace (query_sql too), and may not switch', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
   try {
-    const store = path.join(dir, 'store.db');
+    const store = storeIn(dir);
     const cli = (...a) => execFileSync(PROBE, ['--store', store, ...a], { encoding: 'utf8' }).trim();
     cli('init');
     cli('workspace', 'create', 'alpha', '--id', 'alpha');

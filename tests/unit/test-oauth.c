@@ -3,7 +3,9 @@
  * form parsing, escaping, base URLs, and the code / refresh-token state
  * machine over a real SQLite store: single use, replay revokes, rotation,
  * reuse revokes, expiry, membership, pruning, RFC 7009, audit. */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,59 @@
 #include "oauth.h"
 #include "store-test-util.h"
 #include "store/db.h"
+
+/* ---- client ID metadata documents: URL rules, address classes ---------------- */
+
+static int addr_class(const char *text)
+{
+  struct sockaddr_in in = {0};
+  struct sockaddr_in6 in6 = {0};
+  if (inet_pton(AF_INET, text, &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    return poauth_cimd_address_class((const struct sockaddr *)&in);
+  }
+  ck_assert_int_eq(inet_pton(AF_INET6, text, &in6.sin6_addr), 1);
+  in6.sin6_family = AF_INET6;
+  return poauth_cimd_address_class((const struct sockaddr *)&in6);
+}
+
+START_TEST(cimd_rules)
+{
+  static const char *const loop[] = {"127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"};
+  static const char *const special[] = {
+    "0.0.0.0", "10.0.0.1", "100.64.1.1", "169.254.169.254", "172.16.0.1", "172.31.255.255",
+    "192.0.0.8", "192.0.2.1", "192.168.1.1", "198.18.0.1", "198.51.100.7", "203.0.113.9",
+    "224.0.0.1", "240.0.0.1", "255.255.255.255", "::", "fd00::1", "fc00::1", "fe80::1",
+    "fec0::1", "ff02::1", "2001:db8::1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "::10.0.0.1"};
+  static const char *const ordinary[] = {"1.1.1.1", "8.8.8.8", "172.32.0.1", "100.128.0.1",
+                                         "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"};
+  for (size_t i = 0; i < sizeof loop / sizeof *loop; i++)
+    ck_assert_msg(addr_class(loop[i]) == 1, "%s", loop[i]);
+  for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+    ck_assert_msg(addr_class(special[i]) == 2, "%s", special[i]);
+  for (size_t i = 0; i < sizeof ordinary / sizeof *ordinary; i++)
+    ck_assert_msg(addr_class(ordinary[i]) == 0, "%s", ordinary[i]);
+  char why[200];
+  ck_assert_int_eq(poauth_cimd_url_check("https://app.example.com/oauth/client.json", why, sizeof why), 0);
+  ck_assert_int_eq(poauth_cimd_url_check("https://app.example.com:8443/c?v=1", why, sizeof why), 0);
+  static const char *const bad[] = {
+    "http://app.example.com/client.json", "HTTPS://app.example.com/c", "https://app.example.com",
+    "https://app.example.com/", "https://app.example.com/?x", "https://u@app.example.com/c",
+    "https://app.example.com/c#f", "https://*.example.com/c", "https://app.example.com/a/../c",
+    "https://app.example.com/./c", "https://app.example.com/c/..", "https://app.example.com:0/c",
+    "https://app.example.com/c d"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ck_assert_msg(poauth_cimd_url_check(bad[i], why, sizeof why) == -1, "%s", bad[i]);
+  char longer[POAUTH_CLIENT_ID_MAX + 40];
+  snprintf(longer, sizeof longer, "https://app.example.com/%0*d", POAUTH_CLIENT_ID_MAX, 0);
+  ck_assert_int_eq(poauth_cimd_url_check(longer, why, sizeof why), -1);
+  ck_assert(poauth_cimd_is_url("https://x/y") && poauth_cimd_is_url("http://x/y"));
+  ck_assert(!poauth_cimd_is_url("pbm_client_abc"));
+  char host[64];
+  poauth_cimd_host("https://app.example.com:8443/c?x", host, sizeof host);
+  ck_assert_str_eq(host, "app.example.com:8443");
+}
+END_TEST
 
 /* ---- PKCE --------------------------------------------------------------- */
 
@@ -253,6 +308,8 @@ END_TEST
 /* ---- the state machine ---------------------------------------------------------- */
 
 static char audit_log[4096];
+/* When set, the audit hook fails for this action (as a full disk would). */
+static const char *audit_fail;
 
 static int test_verify(const char *stored, const char *password, void *ud)
 {
@@ -265,6 +322,8 @@ static int test_audit(void *ud, pmcp_store *st, const char *tenant, const char *
 {
   (void)ud;
   (void)st;
+  if (audit_fail && strcmp(action, audit_fail) == 0)
+    return PMCP_EIO;
   size_t n = strlen(audit_log);
   snprintf(audit_log + n, sizeof audit_log - n, "%s|%s|%s|%s|%s\n", action,
            tenant ? tenant : "-", ws ? ws : "-", actor, details);
@@ -281,6 +340,7 @@ static char client[40];
 static void setup(void)
 {
   audit_log[0] = '\0';
+  audit_fail = NULL;
   pmcp_store *s = st_open_new(NULL);
   const char *u1[] = {"u-ada", "ada", "pw-ada"};
   const char *u2[] = {"u-bob", "bob", "pw-bob"};
@@ -320,18 +380,36 @@ static const char *tenant_id(void)
   return id;
 }
 
+/* Rows of oauth_requests, read through a handle of its own. */
+static size_t stored_requests(void)
+{
+  pmcp_store *st = NULL;
+  pmcp__db_res *r = NULL;
+  ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
+  const char *p[] = {"x"};
+  ck_assert_int_eq(pmcp__db_query(st, "SELECT COUNT(*) FROM oauth_requests WHERE $1 = $1",
+                                  1, p, &r), 0);
+  size_t n = (size_t)strtoull(pmcp__db_get(r, 0, 0), NULL, 10);
+  pmcp__db_res_free(r);
+  pmcp_store_free(st);
+  return n;
+}
+
 /* A pending request approved by ada: returns the code. */
 static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char conn[40])
 {
   poauth_request r = {0}, got;
-  char id[40];
+  char *id = NULL;
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.state = (char *)"st-1";
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  size_t before = stored_requests();
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  /* Nothing is stored until the person decides. */
+  ck_assert_uint_eq(stored_requests(), before);
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
   poauth_request_dispose(&got);
@@ -339,11 +417,13 @@ static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char 
                                   &got, conn), 1);
   ck_assert_str_eq(got.redirect_uri, CB);
   poauth_request_dispose(&got);
+  ck_assert_uint_eq(stored_requests(), before + 1);
   /* The request is decided: a second approval fails. */
   char code2[POAUTH_TOKEN_MAX], conn2[40];
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
                                   &got, conn2), 0);
   ck_assert(poauth_token_shape_ok(code, POAUTH_CODE_PREFIX));
+  free(id);
 }
 
 START_TEST(code_flow_and_replay)
@@ -420,11 +500,11 @@ START_TEST(code_refusals)
   ck_assert_ptr_nonnull(strstr(e.description, "expired"));
   /* Not a member: no approval. */
   poauth_request r = {0}, got;
-  char id[40], conn2[40];
+  char *id = NULL, conn2[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   ck_assert_int_eq(poauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
                                   &got, conn2), 0);
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
@@ -433,6 +513,24 @@ START_TEST(code_refusals)
   ck_assert_int_eq(poauth_deny(state, id, &got), 1);
   poauth_request_dispose(&got);
   ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  /* Sealed, not stored: an altered or foreign request opens nothing. */
+  char *alt = strdup(id);
+  alt[3] = alt[3] == 'A' ? 'B' : 'A';
+  ck_assert_int_eq(poauth_request_get(state, alt, &got), 0);
+  free(alt);
+  free(id);
+  id = NULL;
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  char *tail = strrchr(id, '.');
+  tail[2] = tail[2] == 'A' ? 'B' : 'A';
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  free(id);
+  id = NULL;
+  /* ... and one past its lifetime neither. */
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  poauth_testing_shift_clock(state, (POAUTH_REQUEST_TTL + 1) * 1000LL);
+  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  free(id);
 }
 END_TEST
 
@@ -458,6 +556,39 @@ START_TEST(refresh_rotation_and_reuse)
   ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
   ck_assert_int_eq(poauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "rotated refresh token reused"));
+}
+END_TEST
+
+/* A revocation and its audit entry are one transaction: when the entry
+ * cannot be written, the connection and its tokens stay as they were. */
+START_TEST(revocation_audit_atomic)
+{
+  char code[POAUTH_TOKEN_MAX], conn[40];
+  poauth_tokens t, t2;
+  poauth_err e;
+  poauth_principal p;
+  approved_code("read", code, conn);
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
+  audit_fail = "mcp_connection.revoke";
+  ck_assert_int_lt(poauth_connection_revoke(state, conn, "u-ada", "test"), 0);
+  ck_assert_int_lt(poauth_revoke_token(state, t.refresh, client), 0);
+  /* A replayed code cannot be answered "revoked" when it was not. */
+  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
+  ck_assert_str_eq(e.error, "server_error");
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 1);
+  poauth_conn_row *rows;
+  size_t n;
+  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  free(rows);
+  ck_assert_ptr_null(strstr(audit_log, "mcp_connection.revoke|"));
+  audit_fail = NULL;
+  ck_assert_int_eq(poauth_revoke_token(state, t.refresh, client), 0);
+  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 0);
+  ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
+  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  free(rows);
 }
 END_TEST
 
@@ -539,12 +670,12 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].workspace, "main");
   free(ws);
   poauth_request r = {0}, got;
-  char id[40], code[POAUTH_TOKEN_MAX], conn[40];
+  char *id = NULL, code[POAUTH_TOKEN_MAX], conn[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
   /* the other tenant's workspace, posted by hand: refused, request still open */
   ck_assert_int_eq(poauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
                                   conn), 0);
@@ -560,6 +691,7 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].workspace, "elsewhere");
   ck_assert_str_eq(ws[0].tenant, "lab-b");
   free(ws);
+  free(id);
 }
 END_TEST
 
@@ -567,7 +699,7 @@ END_TEST
  * are the served tenant's. */
 static char *consent_html(poauth_server *o, const char *req_id, const char *cookie)
 {
-  char query[80], ck[POAUTH_TOKEN_MAX + 20];
+  char query[9000], ck[POAUTH_TOKEN_MAX + 20];
   snprintf(query, sizeof query, "req=%s", req_id);
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
@@ -595,12 +727,12 @@ START_TEST(consent_page_served_tenant)
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
   poauth_request r = {0};
-  char id[40], cookie[POAUTH_TOKEN_MAX];
+  char *id = NULL, cookie[POAUTH_TOKEN_MAX];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_new(o->state, &r, id), 0);
+  ck_assert_int_eq(poauth_request_seal(o->state, &r, &id), 0);
   ck_assert_int_eq(poauth_session_new(o->state, "u-ada", cookie), 0);
   /* a server of the whole store offers both tenants' */
   char *html = consent_html(o, id, cookie);
@@ -614,6 +746,7 @@ START_TEST(consent_page_served_tenant)
   ck_assert_msg(strstr(html, "elsewhere") == NULL && strstr(html, "lab-b") == NULL,
                 "another tenant's workspace offered: %s", html);
   free(html);
+  free(id);
   poauth_server_free(o);
 }
 END_TEST
@@ -650,6 +783,7 @@ static Suite *suite(void)
   tcase_add_test(t, token_shapes);
   tcase_add_test(t, forms);
   tcase_add_test(t, base_urls);
+  tcase_add_test(t, cimd_rules);
   suite_add_tcase(s, t);
   t = tcase_create("state");
   tcase_add_checked_fixture(t, setup, teardown);
@@ -657,6 +791,7 @@ static Suite *suite(void)
   tcase_add_test(t, code_refusals);
   tcase_add_test(t, refresh_rotation_and_reuse);
   tcase_add_test(t, expiry_revocation_prune);
+  tcase_add_test(t, revocation_audit_atomic);
   tcase_add_test(t, users_and_sessions);
   tcase_add_test(t, consent_served_tenant_only);
   tcase_add_test(t, consent_page_served_tenant);

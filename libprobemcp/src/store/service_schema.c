@@ -51,8 +51,9 @@ static const char *const v6[] = {
  *   oauth_clients   dynamic registrations (RFC 7591), public clients only;
  *                   redirect_uris a JSON array; used: the first sign-in
  *                   (registrations never used are pruned after a day)
- *   oauth_requests  an authorization request waiting for the person's
- *                   decision on the consent page
+ *   oauth_requests  the person's decision on an authorization request
+ *                   (until then the request travels sealed, unstored);
+ *                   its id is a hash of the sealed request
  *   oauth_codes     authorization codes (hash of the code), 10 minutes
  *   oauth_tokens    access (pbm_at_) and refresh (pbm_rt_) tokens by hash;
  *                   rotated: when a refresh token was exchanged

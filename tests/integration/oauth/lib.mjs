@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { raw } from '../../http/lib.mjs';
+import { raw, serverArgs, storeIn } from '../../http/lib.mjs';
 
 export { raw };
 
@@ -15,7 +15,7 @@ export { raw };
 // resolves {port, url, stop} once it prints its URL.
 export function startServer(bin, args = [], env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--listen', '127.0.0.1:0', ...args], {
+    const child = spawn(bin, ['--listen', '127.0.0.1:0', ...serverArgs(args)], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, PUBLIC_BASE_URL: '', APP_BASE_URL: '', ...env },
     });
@@ -64,7 +64,7 @@ export function pkce() {
 // (no workspace). Passwords go through stdin, as `probe user` wants.
 export function makeStore() {
   const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-oauth-'));
-  const store = path.join(dir, 'store.db');
+  const store = storeIn(dir);
   const probe = (args, input) =>
     execFileSync(PROBE, ['--store', store, ...args], { input, stdio: ['pipe', 'pipe', 'pipe'] });
   probe(['init']);

@@ -25,4 +25,8 @@ int everything_register(pmcp_server *server);
  * everything_register(). */
 int everything_register_input(pmcp_server *server);
 
+/* The Tasks extension's fixtures (fixtures_tasks.c); called by
+ * everything_register(). */
+int everything_register_tasks(pmcp_server *server);
+
 #endif

@@ -77,6 +77,9 @@ struct pmcp_server {
 
   /* cursors (cursor_server.c): random per server unless the host sets one */
   pmcp__cursor_key cursor_key;
+
+  /* tasks (tasks.c), guarded by mu */
+  struct pmcp__task *tasks;
 };
 
 struct pmcp__session {
@@ -189,6 +192,21 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern);
 
 /* ---- listen.c: subscriptions/listen ---- */
 void pmcp__method_listen(pmcp__req *req, cJSON *params);
+
+/* ---- tasks.c (io.modelcontextprotocol/tasks) ---- */
+int pmcp__tasks_enabled(const pmcp_server *srv);
+int pmcp__tasks_declared(const pmcp__req *req);
+int pmcp__tasks_internal(const pmcp__session *s);
+/* Answers @p req with a new task and starts its call; 0 or PMCP_ENOMEM
+ * (then nothing was answered). */
+int pmcp__tasks_create(pmcp__req *req, cJSON *params);
+void pmcp__tasks_refuse_undeclared(pmcp__req *req, const char *tool);
+void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data,
+                         size_t len);
+void pmcp__tasks_free(pmcp_server *srv);
+void pmcp__method_tasks_get(pmcp__req *req, cJSON *params);
+void pmcp__method_tasks_update(pmcp__req *req, cJSON *params);
+void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params);
 /* Moves the listeners of @p s (all when NULL) to the ended list. Caller
  * holds srv->mu. */
 void pmcp__listen_end_locked(pmcp_server *srv, pmcp__session *s, const char *id);

@@ -125,6 +125,7 @@ struct pmcp__req {
   int listening;
   unsigned listen_kinds;  /* 1 << pmcp_list_kind */
   const cJSON *listen_uris; /* resourceSubscriptions (in @c doc) */
+  const cJSON *listen_tasks; /* taskIds (in @c doc), tasks.c */
   pmcp__req *lnext;
   /* Header claims; valid only while pmcp_server_handle_http() runs. */
   const pmcp_http_claims *claims;
@@ -216,6 +217,10 @@ void pmcp__listen_reap(pmcp_server *srv);
  * that subscribed to it). */
 int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
                         const char *method, const char *uri_params);
+/* notifications/tasks with @p params (members, no braces) to the listeners
+ * of task @p task_id that belong to its caller @p ud. */
+int pmcp__listen_notify_task(pmcp_server *srv, const char *task_id, const void *ud,
+                             const char *params);
 
 /* ---- jsonrpc.c ---- */
 /* Handles one parsed message (object) of session @p s; @p raw is its text

@@ -91,17 +91,31 @@ static void store_add_locked(pmcp_server *srv, pmcp__task *t)
   srv->tasks = t;
 }
 
-/* Drops the tasks whose TTL ran out since they last changed. */
-static void store_expire_locked(pmcp_server *srv, long long now)
+/* Unlinks the tasks whose TTL ran out since they last changed; the caller
+ * closes their sessions and frees them without the lock. */
+static pmcp__task *store_expire_locked(pmcp_server *srv, long long now)
 {
+  pmcp__task *gone = NULL;
   for (pmcp__task **pp = &srv->tasks; *pp;) {
     pmcp__task *t = *pp;
     if (t->status >= T_COMPLETED && now - t->updated_ms > TASK_TTL_MS) {
       *pp = t->next;
-      task_free(t);
+      t->next = gone;
+      gone = t;
     } else {
       pp = &t->next;
     }
+  }
+  return gone;
+}
+
+static void tasks_bury(pmcp_server *srv, pmcp__task *gone)
+{
+  while (gone) {
+    pmcp__task *t = gone;
+    gone = t->next;
+    pmcp_server_session_close(srv, t->session);
+    task_free(t);
   }
 }
 
@@ -243,6 +257,8 @@ static int run_round(pmcp_server *srv, const char *id)
   return rc;
 }
 
+static void announce(pmcp_server *srv, const char *id);
+
 /* The answer of a round, from the internal session (session.c). */
 void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, size_t len)
 {
@@ -251,7 +267,9 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
   cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
   pthread_mutex_lock(&srv->mu);
   pmcp__task *t = store_find_session_locked(srv, s->id);
+  char *changed = NULL;
   if (t && t->status < T_COMPLETED && (result || error)) {
+    changed = strdup(t->id);
     cJSON *rt = cJSON_GetObjectItemCaseSensitive(result, "resultType");
     if (result && cJSON_IsString(rt) && strcmp(rt->valuestring, "input_required") == 0) {
       cJSON_Delete(t->asked);
@@ -271,6 +289,9 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
   }
   pthread_mutex_unlock(&srv->mu);
   cJSON_Delete(msg);
+  if (changed)
+    announce(srv, changed);
+  free(changed);
 }
 
 /* {"resultType":"task","taskId":...,"status":...,...} or, with @p detail,
@@ -304,6 +325,23 @@ static int task_json(const pmcp__task *t, int detail, pmcp_buf *b)
   return rc;
 }
 
+/* notifications/tasks to the caller's listeners of the task, after a
+ * change of status (the task as tasks/get shows it). */
+static void announce(pmcp_server *srv, const char *id)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  const void *ud = t ? t->ud : NULL;
+  int rc = t ? task_json(t, 1, &b) : PMCP_ENOTFOUND;
+  pthread_mutex_unlock(&srv->mu);
+  if (!rc && b.len >= 2) {
+    b.ptr[b.len - 1] = '\0'; /* the members, without the braces */
+    pmcp__listen_notify_task(srv, id, ud, b.ptr + 1);
+  }
+  pmcp_buf_dispose(&b);
+}
+
 int pmcp__tasks_create(pmcp__req *req, cJSON *params)
 {
   pmcp_server *srv = req->srv;
@@ -330,7 +368,7 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
   t->status = T_WORKING;
   pmcp_buf b = PMCP_BUF_INIT;
   pthread_mutex_lock(&srv->mu);
-  store_expire_locked(srv, t->created_ms);
+  pmcp__task *gone = store_expire_locked(srv, t->created_ms);
   /* The internal session, as the caller: its user data decides what the
    * call may see. */
   pmcp__session *s = pmcp__session_get_locked(srv, t->session, 1, PMCP_SESSION_STATELESS,
@@ -341,6 +379,7 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
   if (!rc)
     store_add_locked(srv, t); /* exists before the answer goes out */
   pthread_mutex_unlock(&srv->mu);
+  tasks_bury(srv, gone);
   if (rc) {
     task_free(t);
     pmcp_buf_dispose(&b);
@@ -444,8 +483,10 @@ void pmcp__method_tasks_update(pmcp__req *req, cJSON *params)
   char *id = rerun ? strdup(t->id) : NULL;
   pthread_mutex_unlock(&srv->mu);
   pmcp__req_result(req, "{}", 2);
-  if (id)
+  if (id) {
+    announce(srv, id);
     run_round(srv, id);
+  }
   free(id);
 }
 
@@ -461,6 +502,7 @@ void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
   int stop = t->status < T_COMPLETED;
   unsigned round = t->round;
   char *sess = stop ? strdup(t->session) : NULL;
+  char *id = stop ? strdup(t->id) : NULL;
   if (stop) {
     t->status = T_CANCELLED;
     t->updated_ms = now_ms();
@@ -474,4 +516,7 @@ void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
   }
   free(sess);
   pmcp__req_result(req, "{}", 2);
+  if (id)
+    announce(srv, id);
+  free(id);
 }

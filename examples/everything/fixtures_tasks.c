@@ -12,8 +12,6 @@
 
 #include "fixtures.h"
 
-#define ASK_MS 60000
-
 /* Sleeps @p ms in short steps; PMCP_ECANCELLED once the call is cancelled. */
 static int nap(pmcp_call *call, long ms) {
   while (ms > 0) {
@@ -84,19 +82,7 @@ static const char NAME[] =
     "\"properties\":{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}";
 
 static int ask(pmcp_call *call, const char *key, const char *params, cJSON **out) {
-  pmcp_buf b = {0};
-  *out = NULL;
-  int rc = pmcp_call_input(call, key, "elicitation/create", params, ASK_MS, &b);
-  if (rc == 0 && !(*out = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len)))
-    rc = PMCP_EPARSE;
-  pmcp_buf_dispose(&b);
-  return rc;
-}
-
-static const char *field(const cJSON *answer, const char *name) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(answer, "content"), name);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
+  return everything_ask(call, key, "elicitation/create", params, out);
 }
 
 static int tool_confirm_delete(pmcp_call *call, void *ud) {
@@ -124,8 +110,8 @@ static int tool_multi_input(pmcp_call *call, void *ud) {
   int rc = ra ? ra : rb;
   if (!rc) {
     char line[512];
-    snprintf(line, sizeof line, "Got %s and %s", field(a, "name") ? field(a, "name") : "?",
-             field(b, "name") ? field(b, "name") : "?");
+    snprintf(line, sizeof line, "Got %s and %s", everything_form_text(a, "name"),
+             everything_form_text(b, "name"));
     rc = text(call, line);
   }
   cJSON_Delete(a);
@@ -144,7 +130,7 @@ static int tool_with_task(pmcp_call *call, void *ud) {
     return 0; /* the engine answers with a task and runs this again in it */
   }
   char line[512];
-  snprintf(line, sizeof line, "Hello, %s!", field(a, "name") ? field(a, "name") : "unknown");
+  snprintf(line, sizeof line, "Hello, %s!", everything_form_text(a, "name"));
   cJSON_Delete(a);
   return text(call, line);
 }

@@ -19,6 +19,7 @@
 #include "core/cursor_int.h"
 #include "core/jdoc.h"
 #include "util/buf.h"
+#include "util/crypto.h"
 #include "util/json.h"
 
 #define EXT "io.modelcontextprotocol/tasks"
@@ -189,11 +190,7 @@ static char *seal_id(pmcp_server *srv)
   if (!key || pmcp__args_hash("{}", 2, hash))
     return NULL;
   unsigned char rnd[16];
-  FILE *f = fopen("/dev/urandom", "rb");
-  size_t got = f ? fread(rnd, 1, sizeof rnd, f) : 0;
-  if (f)
-    fclose(f);
-  if (got != sizeof rnd)
+  if (pmcp__random_bytes(rnd, sizeof rnd))
     return NULL;
   pmcp_buf plain = PMCP_BUF_INIT, sealed = PMCP_BUF_INIT;
   int rc = pmcp__buf_puts(&plain, "{\"t\":\"");

@@ -53,7 +53,11 @@ typedef struct pmcp__task {
   struct pmcp__task *next;
 } pmcp__task;
 
-/* ---- the store: find, add, drop (memory) ---- */
+/* ---- the store: find, add, expire (memory) ----
+ * Everything else reads and changes records under srv->mu in the calls
+ * below (capture, update, cancel): the points a durable store would write
+ * through, keyed by the sealed id, which any replica with the same key
+ * can verify. */
 
 static pmcp__task *store_find_locked(pmcp_server *srv, const char *id)
 {
@@ -92,14 +96,16 @@ static void store_add_locked(pmcp_server *srv, pmcp__task *t)
   srv->tasks = t;
 }
 
-/* Unlinks the tasks whose TTL ran out since they last changed; the caller
- * closes their sessions and frees them without the lock. */
+/* Unlinks the tasks whose TTL ran out; the caller closes their sessions
+ * (which cancels a call still waiting) and frees them without the lock. */
 static pmcp__task *store_expire_locked(pmcp_server *srv, long long now)
 {
   pmcp__task *gone = NULL;
   for (pmcp__task **pp = &srv->tasks; *pp;) {
     pmcp__task *t = *pp;
-    if (t->status >= T_COMPLETED && now - t->updated_ms > TASK_TTL_MS) {
+    /* A running call is never cut short; a finished task, or one left
+     * waiting for input, goes TASK_TTL_MS after its last change. */
+    if (t->status != T_WORKING && now - t->updated_ms > TASK_TTL_MS) {
       *pp = t->next;
       t->next = gone;
       gone = t;

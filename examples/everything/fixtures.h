@@ -25,4 +25,16 @@ int everything_register(pmcp_server *server);
  * everything_register(). */
 int everything_register_input(pmcp_server *server);
 
+/* Asks the client for input @p key with pmcp_call_input(); on success *out
+ * is the parsed answer (caller cJSON_Delete). */
+struct cJSON;
+int everything_ask(pmcp_call *call, const char *key, const char *method,
+                   const char *params, struct cJSON **out);
+/* content.<field> of an elicitation answer, or "unknown". */
+const char *everything_form_text(const struct cJSON *answer, const char *field);
+
+/* The Tasks extension's fixtures (fixtures_tasks.c); called by
+ * everything_register(). */
+int everything_register_tasks(pmcp_server *server);
+
 #endif

@@ -13,9 +13,8 @@
 
 #define ASK_MS 60000
 
-/* Asks for input @p key; on success *out is the parsed answer. */
-static int ask(pmcp_call *call, const char *key, const char *method,
-               const char *params, cJSON **out) {
+int everything_ask(pmcp_call *call, const char *key, const char *method,
+                   const char *params, cJSON **out) {
   pmcp_buf b = {0};
   *out = NULL;
   int rc = pmcp_call_input(call, key, method, params, ASK_MS, &b);
@@ -32,8 +31,7 @@ static const char SAMPLE_CAPITAL[] =
     "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":"
     "\"What is the capital of France?\"}}],\"maxTokens\":100}";
 
-/* content.<field> of an elicitation answer, or "unknown". */
-static const char *form_text(const cJSON *answer, const char *field) {
+const char *everything_form_text(const cJSON *answer, const char *field) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(
       cJSON_GetObjectItemCaseSensitive(answer, "content"), field);
   return cJSON_IsString(v) ? v->valuestring : "unknown";
@@ -57,7 +55,7 @@ static int put_text(pmcp_call *call, const char *line) {
 static int tool_missing_capability(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "sample", "sampling/createMessage", SAMPLE_CAPITAL, &a);
+  int rc = everything_ask(call, "sample", "sampling/createMessage", SAMPLE_CAPITAL, &a);
   if (rc)
     return rc;
   cJSON_Delete(a);
@@ -67,11 +65,11 @@ static int tool_missing_capability(pmcp_call *call, void *ud) {
 static int tool_elicit(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "user_name", "elicitation/create", ELICIT_NAME, &a);
+  int rc = everything_ask(call, "user_name", "elicitation/create", ELICIT_NAME, &a);
   if (rc)
     return rc;
   char line[512];
-  snprintf(line, sizeof line, "Hello, %s!", form_text(a, "name"));
+  snprintf(line, sizeof line, "Hello, %s!", everything_form_text(a, "name"));
   rc = put_text(call, line);
   cJSON_Delete(a);
   return rc;
@@ -80,7 +78,7 @@ static int tool_elicit(pmcp_call *call, void *ud) {
 static int tool_sample(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "sample_request", "sampling/createMessage", SAMPLE_CAPITAL, &a);
+  int rc = everything_ask(call, "sample_request", "sampling/createMessage", SAMPLE_CAPITAL, &a);
   if (rc)
     return rc;
   char line[512];
@@ -93,7 +91,7 @@ static int tool_sample(pmcp_call *call, void *ud) {
 static int tool_roots(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "roots_request", "roots/list", "{}", &a);
+  int rc = everything_ask(call, "roots_request", "roots/list", "{}", &a);
   if (rc)
     return rc;
   char line[64];
@@ -106,7 +104,7 @@ static int tool_roots(pmcp_call *call, void *ud) {
 static int tool_request_state(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "confirm", "elicitation/create",
+  int rc = everything_ask(call, "confirm", "elicitation/create",
                "{\"message\":\"Please confirm\",\"requestedSchema\":{\"type\":\"object\","
                "\"properties\":{\"ok\":{\"type\":\"boolean\"}},\"required\":[\"ok\"]}}",
                &a);
@@ -125,17 +123,17 @@ static int tool_multiple(pmcp_call *call, void *ud) {
   (void)ud;
   /* Ask for all three at once: each missing one joins inputRequests. */
   cJSON *name = NULL, *greet = NULL, *roots = NULL;
-  int r1 = ask(call, "user_name", "elicitation/create", ELICIT_NAME, &name);
-  int r2 = ask(call, "greeting", "sampling/createMessage",
+  int r1 = everything_ask(call, "user_name", "elicitation/create", ELICIT_NAME, &name);
+  int r2 = everything_ask(call, "greeting", "sampling/createMessage",
                "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\","
                "\"text\":\"Generate a greeting\"}}],\"maxTokens\":50}",
                &greet);
-  int r3 = ask(call, "client_roots", "roots/list", "{}", &roots);
+  int r3 = everything_ask(call, "client_roots", "roots/list", "{}", &roots);
   int rc = r1 ? r1 : r2 ? r2 : r3;
   if (!rc) {
     char line[512];
     snprintf(line, sizeof line, "Name: %s; Greeting: %s; Roots: %d",
-             form_text(name, "name"), sample_text(greet), root_count(roots));
+             everything_form_text(name, "name"), sample_text(greet), root_count(roots));
     rc = put_text(call, line);
   }
   cJSON_Delete(name);
@@ -147,22 +145,22 @@ static int tool_multiple(pmcp_call *call, void *ud) {
 static int tool_multi_round(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a, *b;
-  int rc = ask(call, "step1", "elicitation/create",
+  int rc = everything_ask(call, "step1", "elicitation/create",
                "{\"message\":\"Step 1: What is your name?\",\"requestedSchema\":"
                "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
                "\"required\":[\"name\"]}}",
                &a);
   if (rc)
     return rc;
-  rc = ask(call, "step2", "elicitation/create",
+  rc = everything_ask(call, "step2", "elicitation/create",
            "{\"message\":\"Step 2: What is your favorite color?\",\"requestedSchema\":"
            "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\"}},"
            "\"required\":[\"color\"]}}",
            &b);
   if (!rc) {
     char line[512];
-    snprintf(line, sizeof line, "Name: %s; Color: %s", form_text(a, "name"),
-             form_text(b, "color"));
+    snprintf(line, sizeof line, "Name: %s; Color: %s", everything_form_text(a, "name"),
+             everything_form_text(b, "color"));
     rc = put_text(call, line);
     cJSON_Delete(b);
   }
@@ -176,9 +174,9 @@ static int tool_capabilities(pmcp_call *call, void *ud) {
   cJSON *a = NULL, *b = NULL;
   int r1 = 0, r2 = 0;
   if (pmcp_call_client_has(call, "elicitation"))
-    r1 = ask(call, "user_input", "elicitation/create", ELICIT_NAME, &a);
+    r1 = everything_ask(call, "user_input", "elicitation/create", ELICIT_NAME, &a);
   if (pmcp_call_client_has(call, "sampling"))
-    r2 = ask(call, "sample_request", "sampling/createMessage", SAMPLE_CAPITAL, &b);
+    r2 = everything_ask(call, "sample_request", "sampling/createMessage", SAMPLE_CAPITAL, &b);
   int rc = r1 ? r1 : r2;
   if (!rc)
     rc = pmcp_result_text(call, "capabilities respected", 22);
@@ -229,7 +227,7 @@ static int tool_header_param(pmcp_call *call, void *ud) {
 static int prompt_input(pmcp_call *call, void *ud) {
   (void)ud;
   cJSON *a;
-  int rc = ask(call, "user_context", "elicitation/create",
+  int rc = everything_ask(call, "user_context", "elicitation/create",
                "{\"message\":\"What context should the prompt use?\",\"requestedSchema\":"
                "{\"type\":\"object\",\"properties\":{\"context\":{\"type\":\"string\"}},"
                "\"required\":[\"context\"]}}",
@@ -237,7 +235,7 @@ static int prompt_input(pmcp_call *call, void *ud) {
   if (rc)
     return rc;
   char line[512];
-  snprintf(line, sizeof line, "Prompt with context: %s", form_text(a, "context"));
+  snprintf(line, sizeof line, "Prompt with context: %s", everything_form_text(a, "context"));
   cJSON_Delete(a);
   return pmcp_prompt_text(call, "user", line);
 }

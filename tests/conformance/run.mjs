@@ -35,7 +35,12 @@ const suite = path.join(suiteDir, 'dist/index.js');
 // Not scored by the revision's requirements, and passing: held to it too.
 const ALSO_PASS = {
   '2026-07-28': ['http-custom-header-server-validation', 'http-header-validation',
-    'json-schema-2020-12'],
+    'json-schema-2020-12',
+    // The Tasks extension (io.modelcontextprotocol/tasks).
+    'tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields',
+    'tasks-request-state-removal', 'tasks-mrtr-input', 'tasks-request-headers',
+    'tasks-dispatch-and-envelope', 'tasks-required-task-error', 'tasks-mrtr-composition',
+    'tasks-status-notifications'],
 };
 
 function start() {

@@ -82,7 +82,17 @@ enum {
    *  at pmcp_server_new(): a fraction of the pool in (0, 1] (default 0.25)
    *  or a whole number of workers; at least one, and never the whole pool
    *  when it has more than one worker. */
-  PMCP_TOOL_OPEN_WEB = 1u << 2
+  PMCP_TOOL_OPEN_WEB = 1u << 2,
+  /** May run as a task (io.modelcontextprotocol/tasks, 2026-07-28): for a
+   *  request that declared the extension, tools/call is answered at once
+   *  with a task and the handler runs in it; otherwise the call runs as
+   *  usual. See pmcp_tasks(3). */
+  PMCP_TOOL_TASK = 1u << 3,
+  /** Runs only as a task: a request that did not declare the extension is
+   *  refused (-32021). Without PMCP_TOOL_TASK the handler itself decides
+   *  when the call becomes a task, with pmcp_call_task() (for instance
+   *  once the input it asked for has come). */
+  PMCP_TOOL_TASK_REQUIRED = 1u << 4
 };
 
 /** Annotation hints: absent, false or true. */
@@ -323,6 +333,13 @@ PMCP_API const char *pmcp_call_uri_var(const pmcp_call *call, const char *var);
 /** Non-zero once the client cancelled the request (or the session closed);
  *  a handler that sees it should stop and return PMCP_ECANCELLED. */
 PMCP_API int pmcp_call_cancelled(const pmcp_call *call);
+/** Moves a tools/call into a task (PMCP_TOOL_TASK or PMCP_TOOL_TASK_REQUIRED
+ *  tools, 2026-07-28 requests that declared io.modelcontextprotocol/tasks).
+ *  @return 0: go on, the handler already runs in a task or the call cannot
+ *  become one (it stays synchronous); 1: return 0 from the handler now, the
+ *  engine answers with a task and runs the handler again inside it, with the
+ *  same arguments and the input gathered so far. */
+PMCP_API int pmcp_call_task(pmcp_call *call);
 /** Sends notifications/progress if the request carried a progressToken
  *  (otherwise does nothing and returns 0). @p total < 0: no total;
  *  @p message may be NULL. */

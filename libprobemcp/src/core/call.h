@@ -61,6 +61,7 @@ struct pmcp_call {
   int state_loaded;     /* 1 verified (or absent), -1 refused */
   const char *state_why;
   const char *missing_cap; /* a capability the client did not declare */
+  int to_task;          /* pmcp_call_task(): answer with a task (tasks.c) */
 };
 
 /* Prepares @p call for @p req. */

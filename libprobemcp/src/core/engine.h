@@ -77,6 +77,9 @@ struct pmcp_server {
 
   /* cursors (cursor_server.c): random per server unless the host sets one */
   pmcp__cursor_key cursor_key;
+
+  /* tasks (tasks.c), guarded by mu */
+  struct pmcp__task *tasks;
 };
 
 struct pmcp__session {
@@ -122,6 +125,7 @@ struct pmcp__req {
   int listening;
   unsigned listen_kinds;  /* 1 << pmcp_list_kind */
   const cJSON *listen_uris; /* resourceSubscriptions (in @c doc) */
+  const cJSON *listen_tasks; /* taskIds (in @c doc), tasks.c */
   pmcp__req *lnext;
   /* Header claims; valid only while pmcp_server_handle_http() runs. */
   const pmcp_http_claims *claims;
@@ -189,6 +193,21 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern);
 
 /* ---- listen.c: subscriptions/listen ---- */
 void pmcp__method_listen(pmcp__req *req, cJSON *params);
+
+/* ---- tasks.c (io.modelcontextprotocol/tasks) ---- */
+int pmcp__tasks_enabled(const pmcp_server *srv);
+int pmcp__tasks_declared(const pmcp__req *req);
+int pmcp__tasks_internal(const pmcp__session *s);
+/* Answers @p req with a new task and starts its call; 0 or PMCP_ENOMEM
+ * (then nothing was answered). */
+int pmcp__tasks_create(pmcp__req *req, cJSON *params);
+void pmcp__tasks_refuse_undeclared(pmcp__req *req, const char *tool);
+void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data,
+                         size_t len);
+void pmcp__tasks_free(pmcp_server *srv);
+void pmcp__method_tasks_get(pmcp__req *req, cJSON *params);
+void pmcp__method_tasks_update(pmcp__req *req, cJSON *params);
+void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params);
 /* Moves the listeners of @p s (all when NULL) to the ended list. Caller
  * holds srv->mu. */
 void pmcp__listen_end_locked(pmcp_server *srv, pmcp__session *s, const char *id);
@@ -198,6 +217,10 @@ void pmcp__listen_reap(pmcp_server *srv);
  * that subscribed to it). */
 int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
                         const char *method, const char *uri_params);
+/* notifications/tasks with @p params (members, no braces) to the listeners
+ * of task @p task_id that belong to its caller @p ud. */
+int pmcp__listen_notify_task(pmcp_server *srv, const char *task_id, const void *ud,
+                             const char *params);
 
 /* ---- jsonrpc.c ---- */
 /* Handles one parsed message (object) of session @p s; @p raw is its text

@@ -186,6 +186,8 @@ static int served(const pmcp_server *srv, const char *method)
     return r->n_resources > 0 || r->n_templates > 0;
   if (strcmp(method, "completion/complete") == 0)
     return r->complete != NULL;
+  if (strncmp(method, "tasks/", 6) == 0)
+    return pmcp__tasks_enabled(srv);
   return 1;
 }
 
@@ -206,6 +208,9 @@ static const char *named(const char *method, cJSON *params)
   const char *key = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
                         ? "name"
                     : strcmp(method, "resources/read") == 0 ? "uri" : NULL;
+  if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+      strcmp(method, "tasks/cancel") == 0)
+    key = "taskId";
   cJSON *v = key ? pmcp__jget(params, key) : NULL;
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }

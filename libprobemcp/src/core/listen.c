@@ -24,13 +24,22 @@ void pmcp__method_listen(pmcp__req *req, cJSON *params)
   pmcp_server *srv = req->srv;
   cJSON *filter = pmcp__jget(params, "notifications");
   cJSON *uris = pmcp__jget(filter, "resourceSubscriptions");
-  if (!cJSON_IsObject(filter) || (uris && !cJSON_IsArray(uris))) {
+  cJSON *tasks = pmcp__jget(filter, "taskIds");
+  if (!cJSON_IsObject(filter) || (uris && !cJSON_IsArray(uris)) ||
+      (tasks && !cJSON_IsArray(tasks))) {
     req->http_status = 400;
     pmcp__req_error(req, -32602,
                     "Invalid params: subscriptions/listen needs the object "
-                    "\"notifications\" (resourceSubscriptions: an array of URIs)", NULL);
+                    "\"notifications\" (resourceSubscriptions: an array of URIs, "
+                    "taskIds: an array of task ids)", NULL);
     return;
   }
+  for (cJSON *u = tasks ? tasks->child : NULL; u; u = u->next)
+    if (!cJSON_IsString(u)) {
+      req->http_status = 400;
+      pmcp__req_error(req, -32602, "Invalid params: taskIds holds task id strings", NULL);
+      return;
+    }
   for (cJSON *u = uris ? uris->child : NULL; u; u = u->next)
     if (!cJSON_IsString(u)) {
       req->http_status = 400;
@@ -64,6 +73,15 @@ void pmcp__method_listen(pmcp__req *req, cJSON *params)
               : PMCP_ENOMEM;
     cJSON_free(text);
   }
+  /* Task status (io.modelcontextprotocol/tasks): notifications/tasks for
+   * the ids given, when the server runs tasks. */
+  int task_ids = tasks && pmcp__tasks_enabled(srv);
+  if (!rc && task_ids) {
+    char *text = cJSON_PrintUnformatted(tasks);
+    rc = text ? pmcp__buf_printf(&b, "%s\"taskIds\":%s", n++ ? "," : "", text)
+              : PMCP_ENOMEM;
+    cJSON_free(text);
+  }
   if (!rc)
     rc = pmcp__buf_puts(&b, "}}");
   if (rc) {
@@ -73,6 +91,7 @@ void pmcp__method_listen(pmcp__req *req, cJSON *params)
   }
   req->listen_kinds = kinds;
   req->listen_uris = res ? uris : NULL;
+  req->listen_tasks = task_ids ? tasks : NULL;
   /* Acknowledged before it is registered: nothing can come first. */
   pmcp__notify(srv, req->sess, req->id, "notifications/subscriptions/acknowledged", b.ptr);
   pmcp_buf_dispose(&b);
@@ -125,16 +144,50 @@ void pmcp__listen_reap(pmcp_server *srv)
   }
 }
 
-static int wants_uri(const pmcp__req *r, const char *uri)
+static int listed(const cJSON *list, const char *s)
 {
-  for (const cJSON *u = r->listen_uris ? r->listen_uris->child : NULL; u; u = u->next)
-    if (strcmp(u->valuestring, uri) == 0)
+  for (const cJSON *u = list ? list->child : NULL; u; u = u->next)
+    if (strcmp(u->valuestring, s) == 0)
       return 1;
   return 0;
 }
 
+/* Whether listener @p r asked for the notification: a task's status (to
+ * its own caller only), a resource's update, or a kind of list change. */
+typedef struct target {
+  unsigned kind;
+  const char *uri, *task;
+  const void *task_ud;
+} target;
+
+static int wants(const pmcp__req *r, const target *t)
+{
+  if (t->task)
+    return r->sess->ud == t->task_ud && listed(r->listen_tasks, t->task);
+  if (t->uri)
+    return listed(r->listen_uris, t->uri);
+  return (r->listen_kinds & (1u << t->kind)) != 0;
+}
+
+static int fanout(pmcp_server *srv, const target *t, const char *method,
+                  const char *extra);
+
 int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
                         const char *method, const char *uri_params)
+{
+  target t = {kind, uri, NULL, NULL};
+  return fanout(srv, &t, method, uri_params);
+}
+
+int pmcp__listen_notify_task(pmcp_server *srv, const char *task_id, const void *ud,
+                             const char *params)
+{
+  target t = {0, NULL, task_id, ud};
+  return fanout(srv, &t, "notifications/tasks", params);
+}
+
+static int fanout(pmcp_server *srv, const target *t, const char *method,
+                  const char *extra)
 {
   /* Copy the targets under the lock, send without it. */
   pthread_mutex_lock(&srv->mu);
@@ -146,7 +199,7 @@ int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
   size_t k = 0;
   int rc = n && (!sess || !ids) ? PMCP_ENOMEM : 0;
   for (pmcp__req *r = srv->listeners; r && !rc; r = r->lnext) {
-    if (uri ? !wants_uri(r, uri) : !(r->listen_kinds & (1u << kind)))
+    if (!wants(r, t))
       continue;
     if (!(ids[k] = pmcp__strdup(srv, r->id))) {
       rc = PMCP_ENOMEM;
@@ -160,8 +213,8 @@ int pmcp__listen_notify(pmcp_server *srv, unsigned kind, const char *uri,
   for (size_t i = 0; i < k; i++) {
     pmcp_buf p = PMCP_BUF_INIT;
     int r = pmcp__buf_printf(&p, "{\"_meta\":{\"" SUB_ID "\":%s}", ids[i]);
-    if (!r && uri_params)
-      r = pmcp__buf_printf(&p, ",%s", uri_params);
+    if (!r && extra)
+      r = pmcp__buf_printf(&p, ",%s", extra);
     if (!r)
       r = pmcp__buf_putc(&p, '}');
     if (!r)

@@ -448,7 +448,8 @@ int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has no handler", def->name);
     goto fail_ud;
   }
-  if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB)) {
+  if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB |
+                                  PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED)) {
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has unknown flags", def->name);
     goto fail_ud;
   }

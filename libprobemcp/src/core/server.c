@@ -45,6 +45,7 @@ void pmcp_server_free(pmcp_server *server)
   while (server->busy)
     pthread_cond_wait(&server->idle_cond, &server->mu);
   pthread_mutex_unlock(&server->mu);
+  pmcp__tasks_free(server);
   pmcp__registry_free(server);
   pmcp__free(server, server->buckets);
   pmcp__free(server, server->name);
@@ -284,6 +285,8 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
     rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
     rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
+  if (!rc && modern && pmcp__tasks_enabled(srv))
+    rc = cap(b, &n, "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}");
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;
@@ -400,6 +403,9 @@ static const struct method {
   {"logging/setLevel", method_set_level, 0},
   {"server/discover", pmcp__method_discover, 1},
   {"subscriptions/listen", pmcp__method_listen, 1},
+  {"tasks/get", pmcp__method_tasks_get, 1},
+  {"tasks/update", pmcp__method_tasks_update, 1},
+  {"tasks/cancel", pmcp__method_tasks_cancel, 1},
 };
 
 void pmcp__on_request(pmcp__req *req, const char *method, cJSON *params)

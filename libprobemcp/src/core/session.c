@@ -146,6 +146,12 @@ void pmcp__send_status(pmcp_server *srv, pmcp__session *s, const char *related_i
                        pmcp_out_kind kind, const char *data, size_t len,
                        int final, int http_status)
 {
+  if (pmcp__tasks_internal(s)) {
+    /* A task's call: its answer is kept in the task, nothing is sent. */
+    if (kind == PMCP_OUT_RESPONSE && data)
+      pmcp__tasks_capture(srv, s, data, len);
+    return;
+  }
   pmcp_out out = {s->id, related_id, kind, data, len, final, http_status};
   pthread_mutex_lock(&s->sink_mu);
   /* closed is written under srv->mu; reading it racily only decides whether

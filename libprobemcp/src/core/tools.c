@@ -97,6 +97,9 @@ static void tool_run(pmcp__job *job)
     pmcp__req_drop(req);
   } else if (pmcp__mrtr_finish(call)) {
     /* answered: input_required, or the input could not be asked for */
+  } else if (rc == 0 && call->to_task) {
+    if (pmcp__tasks_create(req, (cJSON *)call->params))
+      pmcp__req_error(req, -32603, "Internal error: out of memory creating a task", NULL);
   } else if (rc < 0) {
     pmcp__log(call->srv, PMCP_LOG_WARNING, "tool '%s' failed: %s (%s)", call->name,
               pmcp_strerror(rc), pmcp_errname(rc));
@@ -158,6 +161,15 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     pmcp_buf_dispose(&m);
     return;
   }
+  /* Tasks: a task-only tool needs a client that declared the extension; a
+   * task tool from such a client is answered with a task at once (not on
+   * the task's own internal session, where the call runs). */
+  int in_task = pmcp__tasks_internal(req->sess);
+  if ((t->flags & PMCP_TOOL_TASK_REQUIRED) && !in_task && !pmcp__tasks_declared(req)) {
+    pmcp__tasks_refuse_undeclared(req, t->name);
+    return;
+  }
+  int as_task = (t->flags & PMCP_TOOL_TASK) && !in_task && pmcp__tasks_declared(req);
   if (cJSON_IsNull(args))
     args = NULL;
   if (args && !cJSON_IsObject(args)) {
@@ -194,6 +206,13 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     free(j);
     return;
   }
+  if (as_task) {
+    if (pmcp__tasks_create(req, params))
+      pmcp__req_error(req, -32603, "Internal error: out of memory creating a task", NULL);
+    pmcp__call_dispose(call);
+    free(j);
+    return;
+  }
   if (t->flags & PMCP_TOOL_BUDGETED) {
     int64_t budget = 0;
     if (pmcp_arg_int(call, "token_budget", &budget) == 0)
@@ -220,4 +239,15 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     return;
   }
   tool_run(&j->job);
+}
+
+int pmcp_call_task(pmcp_call *call)
+{
+  if (!call || !call->req || call->kind != PMCP__CALL_TOOL || !call->tool ||
+      !(call->tool->flags & (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED)))
+    return 0;
+  if (pmcp__tasks_internal(call->req->sess) || !pmcp__tasks_declared(call->req))
+    return 0;
+  call->to_task = 1;
+  return 1;
 }

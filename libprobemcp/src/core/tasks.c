@@ -1,0 +1,525 @@
+/* The Tasks extension (io.modelcontextprotocol/tasks, 2026-07-28): a
+ * tools/call from a client that declared the extension, to a tool that may
+ * run as a task, is answered at once with a task; the call itself runs as
+ * an internal modern request on a session of its own, whose answers the
+ * engine keeps instead of sending them. An input_required answer parks the
+ * task (tasks/get shows its inputRequests, tasks/update answers them and
+ * runs the next round with every answer so far), a complete one ends it
+ * (result inlined on tasks/get), an error fails it.
+ *
+ * Task ids are sealed with the server's cursor key, so a forged or altered
+ * id is refused before any lookup. The records live behind the small
+ * store interface below (memory for now); a durable store can back it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/call.h"
+#include "core/cursor_int.h"
+#include "core/jdoc.h"
+#include "util/buf.h"
+#include "util/crypto.h"
+#include "util/json.h"
+
+#define EXT "io.modelcontextprotocol/tasks"
+#define TASK_TTL_MS 3600000
+#define TASK_POLL_MS 200
+#define TASK_SESSION_PREFIX "\x01task:"
+
+typedef enum { T_WORKING, T_INPUT, T_COMPLETED, T_FAILED, T_CANCELLED } t_status;
+
+static const char *status_name(t_status s)
+{
+  static const char *const n[] = {"working", "input_required", "completed", "failed",
+                                  "cancelled"};
+  return n[s];
+}
+
+/* One task. Every field is guarded by srv->mu. */
+typedef struct pmcp__task {
+  char *id;          /* the sealed id the client holds */
+  char *session;     /* the internal session the call runs on */
+  void *ud;          /* the caller (its session's user data) */
+  t_status status;
+  long long created_ms, updated_ms;
+  char *tool;        /* tools/call params.name (JSON string) */
+  char *args;        /* params.arguments (JSON) or NULL */
+  char *caps;        /* the caller's clientCapabilities (JSON) */
+  cJSON *answers;    /* inputResponses so far (object) */
+  cJSON *asked;      /* pending inputRequests (object) or NULL */
+  char *outcome;     /* result or error object text */
+  unsigned round;
+  struct pmcp__task *next;
+} pmcp__task;
+
+/* ---- the store: find, add, expire (memory) ----
+ * Everything else reads and changes records under srv->mu in the calls
+ * below (capture, update, cancel): the points a durable store would write
+ * through, keyed by the sealed id, which any replica with the same key
+ * can verify. */
+
+static pmcp__task *store_find_locked(pmcp_server *srv, const char *id)
+{
+  for (pmcp__task *t = srv->tasks; t; t = t->next)
+    if (strcmp(t->id, id) == 0)
+      return t;
+  return NULL;
+}
+
+static pmcp__task *store_find_session_locked(pmcp_server *srv, const char *sess)
+{
+  for (pmcp__task *t = srv->tasks; t; t = t->next)
+    if (strcmp(t->session, sess) == 0)
+      return t;
+  return NULL;
+}
+
+static void task_free(pmcp__task *t)
+{
+  if (!t)
+    return;
+  free(t->id);
+  free(t->session);
+  free(t->tool);
+  free(t->args);
+  free(t->caps);
+  free(t->outcome);
+  cJSON_Delete(t->answers);
+  cJSON_Delete(t->asked);
+  free(t);
+}
+
+static void store_add_locked(pmcp_server *srv, pmcp__task *t)
+{
+  t->next = srv->tasks;
+  srv->tasks = t;
+}
+
+/* Unlinks the tasks whose TTL ran out; the caller closes their sessions
+ * (which cancels a call still waiting) and frees them without the lock. */
+static pmcp__task *store_expire_locked(pmcp_server *srv, long long now)
+{
+  pmcp__task *gone = NULL;
+  for (pmcp__task **pp = &srv->tasks; *pp;) {
+    pmcp__task *t = *pp;
+    /* A running call is never cut short; a finished task, or one left
+     * waiting for input, goes TASK_TTL_MS after its last change. */
+    if (t->status != T_WORKING && now - t->updated_ms > TASK_TTL_MS) {
+      *pp = t->next;
+      t->next = gone;
+      gone = t;
+    } else {
+      pp = &t->next;
+    }
+  }
+  return gone;
+}
+
+static void tasks_bury(pmcp_server *srv, pmcp__task *gone)
+{
+  while (gone) {
+    pmcp__task *t = gone;
+    gone = t->next;
+    pmcp_server_session_close(srv, t->session);
+    task_free(t);
+  }
+}
+
+void pmcp__tasks_free(pmcp_server *srv)
+{
+  while (srv->tasks) {
+    pmcp__task *t = srv->tasks;
+    srv->tasks = t->next;
+    task_free(t);
+  }
+}
+
+/* ---- helpers ---- */
+
+static long long now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int iso_time(pmcp_buf *b, long long ms)
+{
+  time_t s = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  char text[40];
+  strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  return pmcp__buf_printf(b, "\"%s.%03dZ\"", text, (int)(ms % 1000));
+}
+
+int pmcp__tasks_enabled(const pmcp_server *srv)
+{
+  for (size_t i = 0; i < srv->reg.n_tools; i++)
+    if (srv->reg.tools[i]->flags & (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED))
+      return 1;
+  return 0;
+}
+
+int pmcp__tasks_declared(const pmcp__req *req)
+{
+  return req->modern &&
+         cJSON_IsObject(pmcp__jget(pmcp__jget(req->client_caps, "extensions"), EXT));
+}
+
+int pmcp__tasks_internal(const pmcp__session *s)
+{
+  return strncmp(s->id, TASK_SESSION_PREFIX, strlen(TASK_SESSION_PREFIX)) == 0;
+}
+
+static void missing_ext(pmcp__req *req, const char *what)
+{
+  char msg[200];
+  snprintf(msg, sizeof msg, "Missing required client capability: %s needs the " EXT
+           " extension in clientCapabilities.extensions", what);
+  req->http_status = 400;
+  pmcp__req_error(req, -32021, msg,
+                  "{\"requiredCapabilities\":{\"extensions\":{\"" EXT "\":{}}}}");
+}
+
+void pmcp__tasks_refuse_undeclared(pmcp__req *req, const char *tool)
+{
+  missing_ext(req, tool);
+}
+
+/* The sealed id: a random serial under the server key, bound to "task". */
+static char *seal_id(pmcp_server *srv)
+{
+  pmcp__cursor_key *key = pmcp__server_cursor_key(srv);
+  unsigned char hash[PMCP__ARGS_HASH_LEN];
+  if (!key || pmcp__args_hash("{}", 2, hash))
+    return NULL;
+  unsigned char rnd[16];
+  if (pmcp__random_bytes(rnd, sizeof rnd))
+    return NULL;
+  pmcp_buf plain = PMCP_BUF_INIT, sealed = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&plain, "{\"t\":\"");
+  for (size_t i = 0; i < sizeof rnd && !rc; i++)
+    rc = pmcp__buf_printf(&plain, "%02x", rnd[i]);
+  if (!rc)
+    rc = pmcp__buf_puts(&plain, "\"}");
+  if (!rc)
+    rc = pmcp__cursor_encode_key(key->key, key->len, "task", hash, 0, plain.ptr, plain.len,
+                                 &sealed);
+  char *id = rc ? NULL : strndup(sealed.ptr, sealed.len);
+  pmcp_buf_dispose(&plain);
+  pmcp_buf_dispose(&sealed);
+  return id;
+}
+
+static int id_valid(pmcp_server *srv, const char *id)
+{
+  pmcp__cursor_key *key = pmcp__server_cursor_key(srv);
+  unsigned char hash[PMCP__ARGS_HASH_LEN];
+  if (!key || pmcp__args_hash("{}", 2, hash))
+    return 0;
+  pmcp_buf plain = PMCP_BUF_INIT;
+  pmcp_cursor_status st;
+  int rc = pmcp__cursor_decode_key(key->key, key->len, "task", hash, 0, id, strlen(id),
+                                   &plain, &st);
+  pmcp_buf_dispose(&plain);
+  return rc == 0;
+}
+
+/* ---- running a round ---- */
+
+/* Sends the next round of @p id's call to its internal session. */
+static int run_round(pmcp_server *srv, const char *id)
+{
+  pmcp_buf m = PMCP_BUF_INIT;
+  char *sess = NULL;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  int rc = t ? 0 : PMCP_ENOTFOUND;
+  if (!rc) {
+    char *answers = cJSON_PrintUnformatted(t->answers);
+    t->round++;
+    rc = pmcp__buf_printf(&m, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":\"tools/call\","
+                              "\"params\":{\"name\":%s,\"arguments\":%s,"
+                              "\"inputResponses\":%s,\"_meta\":{"
+                              "\"io.modelcontextprotocol/protocolVersion\":\"%s\","
+                              "\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
+                          t->round, t->tool, t->args ? t->args : "{}",
+                          answers ? answers : "{}", PMCP__MODERN_VERSION, t->caps);
+    cJSON_free(answers);
+    sess = rc ? NULL : strdup(t->session);
+  }
+  pthread_mutex_unlock(&srv->mu);
+  if (!rc && !sess)
+    rc = PMCP_ENOMEM;
+  if (!rc)
+    rc = pmcp_server_handle(srv, sess, m.ptr, m.len);
+  free(sess);
+  pmcp_buf_dispose(&m);
+  return rc;
+}
+
+static void announce(pmcp_server *srv, const char *id);
+
+/* The answer of a round, from the internal session (session.c). */
+void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, size_t len)
+{
+  cJSON *msg = cJSON_ParseWithLength(data, len);
+  cJSON *result = cJSON_GetObjectItemCaseSensitive(msg, "result");
+  cJSON *error = cJSON_GetObjectItemCaseSensitive(msg, "error");
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_session_locked(srv, s->id);
+  char *changed = NULL;
+  if (t && t->status < T_COMPLETED && (result || error)) {
+    changed = strdup(t->id);
+    cJSON *rt = cJSON_GetObjectItemCaseSensitive(result, "resultType");
+    if (result && cJSON_IsString(rt) && strcmp(rt->valuestring, "input_required") == 0) {
+      cJSON_Delete(t->asked);
+      t->asked = cJSON_DetachItemFromObjectCaseSensitive(result, "inputRequests");
+      t->status = t->asked ? T_INPUT : T_FAILED;
+      if (!t->asked) {
+        free(t->outcome);
+        t->outcome = strdup("{\"code\":-32603,\"message\":\"Internal error: the call "
+                            "asked for input without saying which\"}");
+      }
+    } else {
+      free(t->outcome);
+      t->outcome = cJSON_PrintUnformatted(error ? error : result);
+      t->status = error ? T_FAILED : T_COMPLETED;
+    }
+    t->updated_ms = now_ms();
+  }
+  pthread_mutex_unlock(&srv->mu);
+  cJSON_Delete(msg);
+  if (changed)
+    announce(srv, changed);
+  free(changed);
+}
+
+/* {"resultType":"task","taskId":...,"status":...,...} or, with @p detail,
+ * the DetailedTask of tasks/get. Caller holds srv->mu. */
+static int task_json(const pmcp__task *t, int detail, pmcp_buf *b)
+{
+  int rc = pmcp__buf_puts(b, detail ? "{\"taskId\":" : "{\"resultType\":\"task\",\"taskId\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(b, t->id, strlen(t->id));
+  if (!rc)
+    rc = pmcp__buf_printf(b, ",\"status\":\"%s\",\"createdAt\":", status_name(t->status));
+  if (!rc)
+    rc = iso_time(b, t->created_ms);
+  if (!rc)
+    rc = pmcp__buf_puts(b, ",\"lastUpdatedAt\":");
+  if (!rc)
+    rc = iso_time(b, t->updated_ms);
+  if (!rc)
+    rc = pmcp__buf_printf(b, ",\"ttlMs\":%d,\"pollIntervalMs\":%d", TASK_TTL_MS,
+                          TASK_POLL_MS);
+  if (!rc && detail && t->status == T_INPUT && t->asked) {
+    char *a = cJSON_PrintUnformatted(t->asked);
+    rc = a ? pmcp__buf_printf(b, ",\"inputRequests\":%s", a) : PMCP_ENOMEM;
+    cJSON_free(a);
+  }
+  if (!rc && detail && t->outcome && (t->status == T_COMPLETED || t->status == T_FAILED))
+    rc = pmcp__buf_printf(b, ",\"%s\":%s", t->status == T_COMPLETED ? "result" : "error",
+                          t->outcome);
+  if (!rc)
+    rc = pmcp__buf_putc(b, '}');
+  return rc;
+}
+
+/* notifications/tasks to the caller's listeners of the task, after a
+ * change of status (the task as tasks/get shows it). */
+static void announce(pmcp_server *srv, const char *id)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  const void *ud = t ? t->ud : NULL;
+  int rc = t ? task_json(t, 1, &b) : PMCP_ENOTFOUND;
+  pthread_mutex_unlock(&srv->mu);
+  if (!rc && b.len >= 2) {
+    b.ptr[b.len - 1] = '\0'; /* the members, without the braces */
+    pmcp__listen_notify_task(srv, id, ud, b.ptr + 1);
+  }
+  pmcp_buf_dispose(&b);
+}
+
+int pmcp__tasks_create(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  pmcp__task *t = calloc(1, sizeof *t);
+  if (!t)
+    return PMCP_ENOMEM;
+  t->id = seal_id(srv);
+  t->tool = cJSON_PrintUnformatted(pmcp__jget(params, "name"));
+  cJSON *args = pmcp__jget(params, "arguments");
+  t->args = args ? cJSON_PrintUnformatted(args) : NULL;
+  t->caps = cJSON_PrintUnformatted(req->client_caps);
+  cJSON *given = pmcp__jget(params, "inputResponses");
+  t->answers = cJSON_IsObject(given) ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
+  size_t n = t->id ? strlen(TASK_SESSION_PREFIX) + strlen(t->id) + 1 : 0;
+  t->session = n ? malloc(n) : NULL;
+  if (!t->id || !t->tool || !t->caps || !t->answers || !t->session ||
+      (args && !t->args)) {
+    task_free(t);
+    return PMCP_ENOMEM;
+  }
+  snprintf(t->session, n, TASK_SESSION_PREFIX "%s", t->id);
+  t->ud = req->sess->ud;
+  t->created_ms = t->updated_ms = now_ms();
+  t->status = T_WORKING;
+  pmcp_buf b = PMCP_BUF_INIT;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *gone = store_expire_locked(srv, t->created_ms);
+  /* The internal session, as the caller: its user data decides what the
+   * call may see. */
+  pmcp__session *s = pmcp__session_get_locked(srv, t->session, 1, PMCP_SESSION_STATELESS,
+                                              t->ud);
+  if (s)
+    pmcp__session_unref_locked(srv, s);
+  int rc = s ? task_json(t, 0, &b) : PMCP_ENOMEM;
+  if (!rc)
+    store_add_locked(srv, t); /* exists before the answer goes out */
+  pthread_mutex_unlock(&srv->mu);
+  tasks_bury(srv, gone);
+  if (rc) {
+    task_free(t);
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  char *id = strdup(t->id);
+  pmcp__req_result(req, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  if (id)
+    run_round(srv, id);
+  free(id);
+  return 0;
+}
+
+/* ---- tasks/get, tasks/update, tasks/cancel ---- */
+
+/* The task @p params names, with srv->mu held; NULL (answered) otherwise. */
+static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  cJSON *id = pmcp__jget(params, "taskId");
+  pmcp__task *t = NULL;
+  if (cJSON_IsString(id) && id_valid(srv, id->valuestring)) {
+    t = store_find_locked(srv, id->valuestring);
+    if (t && t->ud != req->sess->ud)
+      t = NULL; /* another caller's task is not there for this one */
+  }
+  if (!t) {
+    pthread_mutex_unlock(&srv->mu);
+    req->http_status = 400;
+    pmcp__req_error(req, -32602,
+                    cJSON_IsString(id) ? "Invalid params: unknown taskId (expired, or not "
+                                         "one this server issued)"
+                                       : "Invalid params: a string \"taskId\" is required",
+                    NULL);
+  }
+  return t;
+}
+
+static int gate(pmcp__req *req, const char *method)
+{
+  if (pmcp__tasks_declared(req))
+    return 0;
+  missing_ext(req, method);
+  return -1;
+}
+
+void pmcp__method_tasks_get(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  if (gate(req, "tasks/get"))
+    return;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = lookup_locked(req, params);
+  if (!t)
+    return;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = task_json(t, 1, &b);
+  pthread_mutex_unlock(&srv->mu);
+  if (rc)
+    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  else
+    pmcp__req_result(req, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+}
+
+void pmcp__method_tasks_update(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  if (gate(req, "tasks/update"))
+    return;
+  cJSON *resp = pmcp__jget(params, "inputResponses");
+  if (!cJSON_IsObject(resp)) {
+    req->http_status = 400;
+    pmcp__req_error(req, -32602, "Invalid params: tasks/update needs the object "
+                                 "\"inputResponses\"", NULL);
+    return;
+  }
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = lookup_locked(req, params);
+  if (!t)
+    return;
+  /* Answers to what is pending are kept; others are ignored. */
+  int rerun = 0;
+  if (t->status == T_INPUT && t->asked) {
+    for (cJSON *r = resp->child; r; r = r->next) {
+      if (!cJSON_IsObject(r) || !cJSON_GetObjectItemCaseSensitive(t->asked, r->string))
+        continue;
+      cJSON_DeleteItemFromObjectCaseSensitive(t->answers, r->string);
+      cJSON_AddItemToObject(t->answers, r->string, cJSON_Duplicate(r, 1));
+      cJSON_DeleteItemFromObjectCaseSensitive(t->asked, r->string);
+    }
+    if (!t->asked->child) {
+      cJSON_Delete(t->asked);
+      t->asked = NULL;
+      t->status = T_WORKING;
+      rerun = 1;
+    }
+    t->updated_ms = now_ms();
+  }
+  char *id = rerun ? strdup(t->id) : NULL;
+  pthread_mutex_unlock(&srv->mu);
+  pmcp__req_result(req, "{}", 2);
+  if (id) {
+    announce(srv, id);
+    run_round(srv, id);
+  }
+  free(id);
+}
+
+void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  if (gate(req, "tasks/cancel"))
+    return;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = lookup_locked(req, params);
+  if (!t)
+    return;
+  int stop = t->status < T_COMPLETED;
+  unsigned round = t->round;
+  char *sess = stop ? strdup(t->session) : NULL;
+  char *id = stop ? strdup(t->id) : NULL;
+  if (stop) {
+    t->status = T_CANCELLED;
+    t->updated_ms = now_ms();
+  }
+  pthread_mutex_unlock(&srv->mu);
+  if (sess) {
+    char note[160];
+    int n = snprintf(note, sizeof note, "{\"jsonrpc\":\"2.0\",\"method\":"
+                     "\"notifications/cancelled\",\"params\":{\"requestId\":%u}}", round);
+    pmcp_server_handle(srv, sess, note, (size_t)n);
+  }
+  free(sess);
+  pmcp__req_result(req, "{}", 2);
+  if (id)
+    announce(srv, id);
+  free(id);
+}

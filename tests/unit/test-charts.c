@@ -633,12 +633,12 @@ START_TEST(tracking_charts)
   /* relative time axis */
   answer d = call("fetch_float_series_buckets",
                   "{\"runs\":[\"ra\"],\"series\":[\"loss\"],\"axis\":\"relative_time\","
-                  "\"render\":\"png\"}");
+                  "\"render\":\"png\",\"token_budget\":4000}");
   ck_assert_msg(!d.is_error && d.has_image, "%s", d.text);
   answer_free(&d);
   answer e = call("fetch_float_series_buckets",
                   "{\"runs\":[\"ra\"],\"series\":[\"loss\"],\"axis\":\"wall_clock\","
-                  "\"render\":\"png\"}");
+                  "\"render\":\"png\",\"token_budget\":4000}");
   ck_assert_msg(!e.is_error && e.has_image, "%s", e.text);
   answer_free(&e);
 }

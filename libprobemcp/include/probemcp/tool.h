@@ -82,7 +82,11 @@ enum {
    *  at pmcp_server_new(): a fraction of the pool in (0, 1] (default 0.25)
    *  or a whole number of workers; at least one, and never the whole pool
    *  when it has more than one worker. */
-  PMCP_TOOL_OPEN_WEB = 1u << 2
+  PMCP_TOOL_OPEN_WEB = 1u << 2,
+  /** With PMCP_TOOL_BUDGETED: the tool pages its answers itself with
+   *  `offset` and the `next_offset` it returns, so it takes no `cursor`
+   *  and its `token_budget` says to continue with next_offset. */
+  PMCP_TOOL_OFFSET_PAGED = 1u << 3
 };
 
 /** Annotation hints: absent, false or true. */

@@ -151,8 +151,6 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
 {
   *ret = 0;
   memset(s, 0, sizeof *s);
-  if (pmcp__trk_no_cursor(call))
-    return 1;
   int rc = pmcp__trk_sel_read(call, tk, s);
   if (!rc)
     return 0;
@@ -562,13 +560,13 @@ static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 
 #define COMMON_ARGS                                                                        \
-  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,  \
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, MAX_RUNS, NULL,    \
    NULL},                                                                                  \
-  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"val/loss\"].", 1, 1, 1,      \
+  {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1,                          \
    MAX_KEYS, NULL, NULL},                                                                  \
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,   \
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,                                  \
    "\"STEP\""},                                                                            \
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0, \
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,          \
    0, NULL, NULL},                                                                         \
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,                                          \
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET
@@ -576,77 +574,67 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
 static const pmcp_arg_spec points_args[] = {
   COMMON_ARGS,
-  {"step_from", PMCP_T_INTEGER, 0, "First step. Without a range: the last max_points points.",
+  {"step_from", PMCP_T_INTEGER, 0, "First step (default: the last max_points points).",
    0, 0, 0, 0, NULL, NULL},
-  {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},
-  {"max_points", PMCP_T_INTEGER, 0, "Most points per series; a range holding more comes "
-   "back bucketed.", 1, 1, 1, MAX_POINTS, NULL, "200"},
-  {"histogram_statistic", PMCP_T_STRING, 0, "Read histogram series as this statistic per "
-   "step: mean, std, min, max, median or pNN (percentile, e.g. p90).", 1, 1, 1, 16, NULL,
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"max_points", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, MAX_POINTS, NULL, "200"},
+  {"histogram_statistic", PMCP_T_STRING, 0, "Read histograms as: mean, "
+   "std, min, max, median, pNN.", 1, 1, 1, 16, NULL,
    NULL},
 };
 static const pmcp_arg_spec list_series_args[] = {
-  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, MAX_RUNS, NULL,
    NULL},
-  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+  {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
    "\"STEP\""},
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0,
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,
    0, NULL, NULL},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 /* One run (the seed's shape), read through the same selection. */
 static const pmcp_arg_spec label_values_args[] = {
-  {"runs", PMCP_T_STRING_ARRAY, 1, "The run: one id or ref, as [\"ID\"].", 1, 1, 1, 1,
+  {"runs", PMCP_T_STRING_ARRAY, 1, "One run, as [ID].", 1, 1, 1, 1,
    NULL, NULL},
-  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+  {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
    "\"STEP\""},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   COMMON_ARGS,
-  {"axis", PMCP_T_STRING, 0, "step, wall_clock or relative_time (seconds since the run's "
-   "first point).", 0, 0, 0, 0, axes, "\"step\""},
-  {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL, "50"},
-  {"step_from", PMCP_T_INTEGER, 0, "First step (axis step).", 0, 0, 0, 0, NULL, NULL},
-  {"step_to", PMCP_T_INTEGER, 0, "Last step (axis step).", 0, 0, 0, 0, NULL, NULL},
+  {"axis", PMCP_T_STRING, 0, "relative_time: seconds since a run's start.", 0, 0, 0, 0, axes, "\"step\""},
+  {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},
+  {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "fetch_series_summaries", NULL,
-               "Summary values (first, last, min, max, avg, count) per run and series, e.g. "
-               "the final loss of every worker.",
+               "first, last, min, max, avg, count per run and series.",
                summaries_args, sizeof summaries_args / sizeof summaries_args[0],
                fetch_series_summaries);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
-             "Series compressed into buckets on a shared axis (step, wall clock or time "
-             "since start), each with mean, min, max and count: one entry per run and "
-             "series with parallel arrays. The right tool for trends and whole-run curves.",
+             "Series in buckets of one shared axis: mean, min, max, count.",
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
-             "Exact points, one entry per run and series with parallel step/value arrays: "
-             "the last 200 per series by default (points_before says how many precede). A "
-             "step range holding more than max_points comes back bucketed instead, and says "
-             "so (bucketed: true). Histogram series read as a statistic per step with "
-             "histogram_statistic (mean, std, min, max, median, p90, ...).",
+             "Exact points per run and series (default: the last 200). A range of more "
+             "than max_points comes bucketed.",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
-             "Concrete series of runs (metrics with label values pinned): run, series, "
-             "labels, kind, scale, point count; the run/series/labels the fetch tools "
-             "return them under.",
+             "Series of runs (a metric and label values) with kind, scale, points.",
              list_series_args, sizeof list_series_args / sizeof list_series_args[0],
              list_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series_label_values", NULL,
-             "The values each label key (rank, env, ...) takes in one run's series.",
+             "Values of each label key (rank, env, ...) in one run's series.",
              label_values_args, sizeof label_values_args / sizeof label_values_args[0],
              list_series_label_values);
   return rc;

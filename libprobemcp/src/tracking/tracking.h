@@ -43,14 +43,20 @@ int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk);
 
 /* Common argument specs. */
-#define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \
-    "Workspace id or ref; default: the connection's.", 0, 1, 0, 200, NULL, NULL}
-#define PMCP__TRK_ARG_PROJECT {"project", PMCP_T_STRING, 0, \
-    "Project id or ref (project:ID); default: the connection's.", 0, 1, 0, 200, NULL, NULL}
-#define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, \
-    "Most items on this page.", 1, 1, 1, 100, NULL, def}
-#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, \
-    "Items to skip: the previous page's next_offset.", 1, 1, 0, 1000000, NULL, "0"}
+/* Gives @p tool's `filter` and `sort` the filter language's structural
+ * schema: condition forms, operators, functions. */
+int pmcp__trk_filter_schemas(pmcp_server *server, const char *tool);
+
+/* The arguments most tools share, described as briefly as their names
+ * allow: every tool pays for them in tools/list. */
+#define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL}
+#define PMCP__TRK_ARG_PROJECT {"project", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL}
+/* Their length, checked for every tool in one place (tracking.c) rather
+ * than stated in each schema. */
+#define PMCP__TRK_NAME_MAX 200
+#define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 100, NULL, def}
+/* offset: a previous answer's next_offset, as token_budget says */
+#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, NULL, 1, 1, 0, 1000000, NULL, NULL}
 
 /* The call's step range: step_from / step_to, open ends otherwise;
  * *ranged (may be NULL) says whether either was given. Returns 1 after
@@ -94,10 +100,6 @@ void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
  * only non-finite points has count 0 and null statistics. */
 void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
                            const pmcp__trk_axis *ax);
-
-/* Refuses a `cursor` (these tools page by offset); returns 1 after sending
- * the error, else 0. */
-int pmcp__trk_no_cursor(pmcp_call *call);
 
 /* Resolves the call's project (argument, then default, then the tenant's
  * only project) into its full store record (*out, caller deletes).

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""What the tracking toolset costs an agent before its first call: the
+result of tools/list, counted in o200k_base tokens by `probe tokens count`
+(the engine's own tokenizer, itself checked against tiktoken's vectors by
+the tokens suite), must stay under a budget; and what the schemas say must
+hold: these tools page by offset, so no tool takes a cursor and every
+token_budget names next_offset; list_runs' filter and sort have their
+structure (the condition forms, the 13 operators, the functions).
+
+usage: tracking_context.py PROBE_CLI PROBE_MCP_STDIO [--max-tracking N] [--max-all N]
+(default: tracking under 5000; the `all` toolset is measured and, with
+--max-all, held to that budget too)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PROBE, STDIO = sys.argv[1], sys.argv[2]
+opts = dict(zip(sys.argv[3::2], sys.argv[4::2]))
+MAX_TRACKING = int(opts.get("--max-tracking", 5000))
+MAX_ALL = int(opts["--max-all"]) if "--max-all" in opts else None
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def tools_list(store, toolset):
+    p = subprocess.Popen([STDIO, "--store", store, "--toolset", toolset],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}]
+    out, err = p.communicate("".join(json.dumps(m) + "\n" for m in msgs), timeout=60)
+    if p.returncode:
+        raise SystemExit("probe-mcp-stdio --toolset %s: %s" % (toolset, err))
+    for line in out.splitlines():
+        m = json.loads(line)
+        if m.get("id") == 2:
+            # the result as the server sent it (its own bytes, not re-encoded)
+            raw = line[line.index('"result":') + 9:line.rindex("}")]
+            return m["result"], raw
+    raise SystemExit("no tools/list answer")
+
+
+def tokens(text):
+    r = subprocess.run([PROBE, "tokens", "count"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode:
+        raise SystemExit("probe tokens count: " + r.stderr)
+    return int(r.stdout.split()[0])
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "store.db")
+        r = subprocess.run([PROBE, "--store", store, "--quiet", "demo"], capture_output=True)
+        check(r.returncode == 0, "probe demo: %s" % r.stderr.decode())
+        result, raw = tools_list(store, "tracking")
+        # the result member exactly as sent parses to what was decoded
+        check(json.loads(raw) == result, "result text cut out of the answer")
+        n = tokens(raw)
+        print("tools/list, tracking: %d tools, %d tokens (budget %d)"
+              % (len(result["tools"]), n, MAX_TRACKING))
+        check(n < MAX_TRACKING, "tracking tools/list costs %d tokens, budget %d"
+              % (n, MAX_TRACKING))
+        # a count that cannot be trivially small: every tool's own entry counts
+        check(n >= sum(tokens(json.dumps(t, separators=(",", ":"))) for t in result["tools"][:3]),
+              "the count is below the first tools' own")
+        check(len(result["tools"]) >= 23, "%d tracking tools" % len(result["tools"]))
+        for t in result["tools"]:
+            props = t["inputSchema"]["properties"]
+            check("cursor" not in props, "%s takes a cursor" % t["name"])
+            tb = props.get("token_budget", {})
+            check("next_offset" in tb.get("description", ""),
+                  "%s: token_budget does not name next_offset" % t["name"])
+        lr = next(t for t in result["tools"] if t["name"] == "list_runs")
+        forms = lr["inputSchema"]["properties"]["filter"]["items"]["anyOf"]
+        attr = next(f for f in forms if "attr" in f.get("properties", {}))
+        ser = next(f for f in forms if "series" in f.get("properties", {}))
+        check(len(attr["properties"]["op"]["enum"]) == 13, "attr ops %s" % attr)
+        check(set(ser["properties"]["function"]["enum"]) ==
+              {"last", "first", "min", "max", "avg", "count"}, "series functions")
+        check(any("any_of" in f.get("properties", {}) for f in forms), "no any_of form")
+        sort = lr["inputSchema"]["properties"]["sort"]
+        check(sort["properties"]["direction"]["enum"] == ["asc", "desc"], "sort %s" % sort)
+        result_all, raw_all = tools_list(store, "all")
+        n_all = tokens(raw_all)
+        print("tools/list, all: %d tools, %d tokens%s" % (
+            len(result_all["tools"]), n_all, " (budget %d)" % MAX_ALL if MAX_ALL else ""))
+        if MAX_ALL:
+            check(n_all < MAX_ALL, "all tools/list costs %d tokens, budget %d"
+                  % (n_all, MAX_ALL))
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("ok")
+
+
+main()

@@ -5,7 +5,9 @@ result of tools/list, counted in o200k_base tokens by `probe tokens count`
 the tokens suite), must stay under a budget; and what the schemas say must
 hold: these tools page by offset, so no tool takes a cursor and every
 token_budget names next_offset; list_runs' filter and sort have their
-structure (the condition forms, the 13 operators, the functions).
+structure (the condition forms, the 13 operators, the functions). And
+fetch_float_series at the default budget returns whole series per page
+with an offset to the rest.
 
 usage: tracking_context.py PROBE_CLI PROBE_MCP_STDIO [--max-tracking N] [--max-all N]
 (default: tracking under 5000; the `all` toolset is measured and, with
@@ -51,6 +53,60 @@ def tools_list(store, toolset):
     raise SystemExit("no tools/list answer")
 
 
+def calls(store, todo):
+    """[(tool, arguments)] -> their decoded answers, over one session."""
+    p = subprocess.Popen([STDIO, "--store", store, "--toolset", "tracking"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    msgs = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    msgs += [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+              "params": {"name": n, "arguments": a}} for i, (n, a) in enumerate(todo)]
+    out, err = p.communicate("".join(json.dumps(m) + "\n" for m in msgs), timeout=120)
+    got = {}
+    for line in out.splitlines():
+        m = json.loads(line)
+        if m.get("id"):
+            got[m["id"]] = json.loads(m["result"]["content"][0]["text"])
+    return [got.get(i + 1) for i in range(len(todo))]
+
+
+def whole_series_pages(store):
+    """fetch_float_series of 3 runs x 3 series at the default budget: each
+    page holds whole series (every point the default asks for: the last
+    200, or all of a shorter series, as list_series counts them) and
+    offsets lead to all of them."""
+    proj = "cifar-resnet"
+    runs = ["warmup-2000", "warmup-1000", "hpo-search"]
+    keys = ["lr", "val/loss", "train/loss"]
+    args = {"project": proj, "runs": runs, "series": keys}
+    listed = calls(store, [("list_series", dict(args, limit=100))])[0]
+    want = {}
+    for x in listed["series"]:
+        if x["kind"] == "float":
+            want[(x["run"], x["series"], json.dumps(x.get("labels", {}), sort_keys=True))] = x["count"]
+    seen, offset, pages = {}, 0, 0
+    while offset is not None and pages < 50:
+        page = calls(store, [("fetch_float_series", dict(args, offset=offset))])[0]
+        pages += 1
+        check("entries" in page, "fetch_float_series: %s" % page)
+        for e in page.get("entries", []):
+            k = (e["run"], e["series"], json.dumps(e.get("labels", {}), sort_keys=True))
+            seen[k] = len(e["step"]) + e.get("points_before", 0) + e.get("nonfinite_points", 0)
+            check(len(e["step"]) == min(200, want.get(k, -1) - e.get("points_before", 0) -
+                                        e.get("nonfinite_points", 0)) or e.get("bucketed"),
+                  "entry %s is not whole: %d points" % (k, len(e["step"])))
+        if page.get("truncated"):
+            check("next_offset" in page.get("hint", ""), "hint %s" % page.get("hint"))
+            check(page["count"] >= 1, "a page without a whole series")
+        offset = page.get("next_offset")
+    check(set(seen) == set(want), "series seen %s, listed %s" % (sorted(seen), sorted(want)))
+    check(len(want) >= 3, "listed series %s" % want)
+    check(pages > 1, "3 x 3 series at the default budget fit one page: nothing checked")
+
+
 def tokens(text):
     r = subprocess.run([PROBE, "tokens", "count"], input=text, capture_output=True,
                        text=True, timeout=60)
@@ -92,6 +148,7 @@ def main():
         check(any("any_of" in f.get("properties", {}) for f in forms), "no any_of form")
         sort = lr["inputSchema"]["properties"]["sort"]
         check(sort["properties"]["direction"]["enum"] == ["asc", "desc"], "sort %s" % sort)
+        whole_series_pages(store)
         result_all, raw_all = tools_list(store, "all")
         n_all = tokens(raw_all)
         print("tools/list, all: %d tools, %d tokens%s" % (

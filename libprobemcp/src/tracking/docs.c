@@ -90,6 +90,7 @@ static cJSON *piece(const pmcp__trk_doc *d, size_t total, size_t offset, size_t 
   cJSON_AddNumberToObject(o, "total_chars", (double)total);
   cJSON_AddNumberToObject(o, "offset", (double)offset);
   cJSON_AddNumberToObject(o, "chars", (double)n);
+  cJSON_AddNumberToObject(o, "count", 1); /* one piece of one page */
   char *md = malloc(b1 - b0 + 1);
   if (!md) {
     cJSON_Delete(o);

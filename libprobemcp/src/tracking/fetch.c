@@ -507,7 +507,12 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   if (hist_skipped)
     cJSON_AddStringToObject(root, "skipped",
                             "histogram series are left out without histogram_statistic");
-  return pmcp__trk_window(call, root, "entries", all);
+  /* Whole series only: a series never ends early, the ones that do not
+   * fit come on the next pages. */
+  return pmcp__trk_window_hint(call, root, "entries", all,
+                               "only the first count series fit token_budget, each whole: "
+                               "the rest start at offset=next_offset; or lower max_points "
+                               "or raise token_budget for more series per call");
 }
 
 static int list_series_label_values(pmcp_call *call, void *ud)

@@ -26,6 +26,7 @@ static int get_rl_info(pmcp_call *call, void *ud)
   }
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "run", r.id);
+  cJSON_AddNumberToObject(o, "count", 1); /* one run's overview, as every answer counts */
   cJSON_AddNumberToObject(o, "environment_count", (double)r.n_envs);
   if (r.latest_episode >= 0)
     cJSON_AddNumberToObject(o, "latest_episode", (double)r.latest_episode);

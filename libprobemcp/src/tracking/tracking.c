@@ -302,6 +302,12 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
 
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
+  return pmcp__trk_window_hint(call, root, name, all, NULL);
+}
+
+int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                          const char *hint)
+{
   int64_t limit = 50, offset = 0;
   pmcp_arg_int(call, "limit", &limit);
   pmcp_arg_int(call, "offset", &offset);
@@ -316,11 +322,17 @@ int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
     i++;
   }
   cJSON_Delete(all);
-  return pmcp__trk_emit(call, root, name, page, (size_t)offset, total);
+  return pmcp__trk_emit_hint(call, root, name, page, (size_t)offset, total, hint);
 }
 
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total)
+{
+  return pmcp__trk_emit_hint(call, root, name, items, offset, total, NULL);
+}
+
+int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                        size_t offset, size_t total, const char *hint)
 {
   pmcp__rs_round(items);
   pmcp__rs_round(root); /* root figures too (bucket widths) */
@@ -334,8 +346,9 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
   int rc = pmcp_page_begin(&pg, call, 0);
   if (!rc)
     rc = pmcp_page_offsets(pg, offset < total ? offset : total, total,
-                           "the token budget cut this page: continue with "
-                           "offset=next_offset or raise token_budget");
+                           hint ? hint
+                                : "the token budget cut this page: continue with "
+                                  "offset=next_offset or raise token_budget");
   if (!rc)
     rc = pmcp__rs_fill(pg, root, name, items, NULL, NULL, &more);
   cJSON_Delete(items);

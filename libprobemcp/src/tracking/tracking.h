@@ -129,6 +129,12 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
  * listing) under @p name through pmcp__trk_emit, with the call's `limit`
  * and `offset`. */
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+/* The same with @p hint (NULL: the default) as the hint of a page the
+ * budget cuts. */
+int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                          const char *hint);
+int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                        size_t offset, size_t total, const char *hint);
 
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */

@@ -220,6 +220,33 @@ static int list_series(pmcp_call *call, void *ud)
   return per_series(call, ud, "series", series_of);
 }
 
+/* One end of a time axis' range in the axis' milliseconds: on wall_clock
+ * an ISO 8601 date-time or epoch milliseconds, on relative_time seconds
+ * since the run's first point. Returns 1 after sending an error. */
+static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *out)
+{
+  const char *js = NULL;
+  pmcp_arg_json(call, name, &js);
+  cJSON *v = js ? cJSON_Parse(js) : NULL;
+  int bad = 1;
+  if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+    double x = relative ? v->valuedouble * 1000.0 : v->valuedouble;
+    if (x > -9.2e18 && x < 9.2e18) {
+      *out = (int64_t)llround(x);
+      bad = 0;
+    }
+  } else if (cJSON_IsString(v) && !relative) {
+    bad = pmcp__trk_parse_iso_ms(v->valuestring, out) != 0;
+  }
+  cJSON_Delete(v);
+  if (bad)
+    pmcp__rs_fail(call, "invalid_argument", relative
+                  ? "%s on axis relative_time is a number of seconds since the run's first point"
+                  : "%s on axis wall_clock is an ISO 8601 date-time (2024-05-01T12:00:00Z) or "
+                    "epoch milliseconds", name);
+  return bad;
+}
+
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -241,7 +268,31 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   if (ranged && !by_step) {
     pmcp__trk_sel_free(&s);
     return pmcp__rs_fail(call, "invalid_argument", "step_from and step_to narrow the step "
-                         "axis only: leave them out with axis %s, or use axis step", axis);
+                         "axis only: with axis %s use time_from and time_to", axis);
+  }
+  /* time_from / time_to: the range of a time axis, in its own unit */
+  int has_tf = pmcp_arg_has(call, "time_from"), has_tt = pmcp_arg_has(call, "time_to");
+  if ((has_tf || has_tt) && by_step) {
+    pmcp__trk_sel_free(&s);
+    return pmcp__rs_fail(call, "invalid_argument", "time_from and time_to narrow the "
+                         "wall_clock and relative_time axes: on the step axis use step_from "
+                         "and step_to");
+  }
+  if (has_tf || has_tt) {
+    static const char *const ends[] = {"time_from", "time_to"};
+    int64_t *at[] = {&from, &to};
+    for (int k = 0; k < 2; k++) {
+      if (!pmcp_arg_has(call, ends[k]))
+        continue;
+      if (time_arg(call, ends[k], relative, at[k])) {
+        pmcp__trk_sel_free(&s);
+        return 0;
+      }
+    }
+    if (from > to) {
+      pmcp__trk_sel_free(&s);
+      return pmcp__rs_fail(call, "invalid_argument", "time_from is after time_to");
+    }
   }
   /* The shared axis: one range, so one set of edges, for every entry,
    * fixed before any series is read; relative time counts from each
@@ -274,9 +325,9 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
       hi = b > hi ? b : hi;
     }
   }
-  if (pmcp_arg_has(call, "step_from"))
+  if (pmcp_arg_has(call, by_step ? "step_from" : "time_from"))
     lo = from;
-  if (pmcp_arg_has(call, "step_to"))
+  if (pmcp_arg_has(call, by_step ? "step_to" : "time_to"))
     hi = to;
   pmcp__trk_axis ax;
   pmcp__trk_axis_make(&ax, ax_kind, lo, hi, (size_t)nbk);
@@ -297,8 +348,10 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         continue;
       uint64_t no_time = 0;
       int64_t off = relative ? start[r] : 0;
+      /* a time range bounds the axis, not the steps read */
       int src = by_step || e->time_min > 0
-                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, from, to, bk, &no_time)
+                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, by_step ? from : INT64_MIN,
+                                          by_step ? to : INT64_MAX, bk, &no_time)
                   : (memset(bk, 0, (ax.n ? ax.n : 1) * sizeof *bk), 0);
       if (src) {
         free(bk);
@@ -579,7 +632,7 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
 static const pmcp_arg_spec points_args[] = {
   COMMON_ARGS,
-  {"step_from", PMCP_T_INTEGER, 0, "First step (default: the last max_points points).",
+  {"step_from", PMCP_T_INTEGER, 0, "Default: the last max_points.",
    0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"max_points", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, MAX_POINTS, NULL, "200"},
@@ -610,10 +663,13 @@ static const pmcp_arg_spec label_values_args[] = {
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   COMMON_ARGS,
-  {"axis", PMCP_T_STRING, 0, "relative_time: seconds since a run's start.", 0, 0, 0, 0, axes, "\"step\""},
+  {"axis", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, axes, "\"step\""},
   {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},
   {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"time_from", PMCP_T_ANY, 0, "wall_clock: ISO 8601 or epoch ms; relative_time: seconds "
+   "from a run's start.", 0, 0, 0, 0, NULL, NULL},
+  {"time_to", PMCP_T_ANY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)

@@ -398,7 +398,7 @@ static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL
 
 static const pmcp_arg_spec hist_args[] = {
   SET_ARGS,
-  {"density", PMCP_T_BOOLEAN, 0, "count / (total x bin width) instead of counts.", 0, 0, 0, 0, NULL, "false"},
+  {"density", PMCP_T_BOOLEAN, 0, "count / (total x bin width).", 0, 0, 0, 0, NULL, "false"},
 };
 static const pmcp_arg_spec scatter_args[] = {
   SET_ARGS,
@@ -408,7 +408,7 @@ static const pmcp_arg_spec scatter_args[] = {
 int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "fetch_histogram_series", NULL,
-               "Histograms per run, series and step: bin edges, counts and statistics.",
+               "Histograms per run, series and step: edges, counts, statistics.",
                hist_args, sizeof hist_args / sizeof hist_args[0], fetch_histogram_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_scatter_series", NULL,

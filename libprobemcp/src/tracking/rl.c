@@ -484,7 +484,7 @@ static const pmcp_arg_spec env_attrs_args[] = {
    NULL, NULL},
   {"history", PMCP_T_BOOLEAN, 0, "Every version instead.", 0, 0, 0,
    0, NULL, "false"},
-  {"paths", PMCP_T_STRING_ARRAY, 0, "Only paths at or under these.", 0, 1, 0, 50, NULL,
+  {"paths", PMCP_T_STRING_ARRAY, 0, "Only paths under these.", 0, 1, 0, 50, NULL,
    NULL},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 1000, NULL, "200"},

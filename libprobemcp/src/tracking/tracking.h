@@ -82,6 +82,10 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
 /* An ISO 8601 UTC time with milliseconds. */
 void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size);
+/* An ISO 8601 date or date-time ("2024-05-01", "2024-05-01T12:00:00.250Z",
+ * "...+02:00"; UTC without a zone) as epoch milliseconds in *@p ms.
+ * PMCP_EINVAL when it is not one. */
+int pmcp__trk_parse_iso_ms(const char *s, int64_t *ms);
 /* Reads the points of series @p series with steps in [step_from, step_to]
  * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
  * nonfinite, and sum/min/max over the finite ones. Time axes place a

@@ -107,6 +107,39 @@ def whole_series_pages(store):
     check(pages > 1, "3 x 3 series at the default budget fit one page: nothing checked")
 
 
+def time_spellings(store):
+    """fetch_float_series_buckets' time_from / time_to: every spelling of
+    one instant (ISO 8601 with Z, with an offset, without a zone, a date
+    alone for midnight, epoch milliseconds) gives the same buckets, and
+    what is not a time is refused by name."""
+    base = {"project": "cifar-resnet", "runs": ["warmup-2000"], "series": ["lr"],
+            "axis": "wall_clock", "buckets": 4}
+    # 2024-05-04T03:02:00.250Z = 1714791720250 ms; midnight = 1714780800000
+    same = [("2024-05-04T03:02:00.250Z", "2024-05-04T03:10:00Z"),
+            ("2024-05-04T05:02:00.250+02:00", "2024-05-03T22:10:00-05:00"),
+            ("2024-05-04T03:02:00.25", "2024-05-04 03:10:00"),
+            (1714791720250, 1714792200000)]
+    todo = [("fetch_float_series_buckets", dict(base, time_from=a, time_to=b)) for a, b in same]
+    todo += [("fetch_float_series_buckets", dict(base, time_from="2024-05-04", time_to=b))
+             for b in ("2024-05-04T03:10:00Z", 1714792200000)]
+    todo += [("fetch_float_series_buckets", dict(base, time_from=1714780800000,
+                                                 time_to="2024-05-04T03:10:00Z"))]
+    bad = ["yesterday", "2024-13-01", "2024-05-04T25:00:00Z", "2024-05-04T03:00:00Zjunk"]
+    todo += [("fetch_float_series_buckets", dict(base, time_from=b)) for b in bad]
+    got = calls(store, todo)
+    first = got[0]
+    check("bucket_edges" in first and first["bucket_edges"][0] == "2024-05-04T03:02:00.250Z" and
+          first["bucket_edges"][-1] == "2024-05-04T03:10:00.001Z", "edges %s" % first)
+    check(sum(sum(e["count"]) for e in first.get("entries", [])) > 0, "no points in range")
+    for (a, b), g in zip(same, got[1:len(same)]):
+        check(g == first, "time_from=%r time_to=%r: %s, expected %s" % (a, b, g, first))
+    check(got[len(same)] == got[len(same) + 1] == got[len(same) + 2],
+          "a date alone is not its midnight: %s" % got[len(same):len(same) + 3])
+    for b, g in zip(bad, got[len(same) + 3:]):
+        check(g.get("error") == "invalid_argument" and "ISO 8601" in g.get("message", ""),
+              "time_from=%r: %s" % (b, g))
+
+
 def tokens(text):
     r = subprocess.run([PROBE, "tokens", "count"], input=text, capture_output=True,
                        text=True, timeout=60)
@@ -149,6 +182,7 @@ def main():
         sort = lr["inputSchema"]["properties"]["sort"]
         check(sort["properties"]["direction"]["enum"] == ["asc", "desc"], "sort %s" % sort)
         whole_series_pages(store)
+        time_spellings(store)
         result_all, raw_all = tools_list(store, "all")
         n_all = tokens(raw_all)
         print("tools/list, all: %d tools, %d tokens%s" % (

@@ -467,12 +467,27 @@ def check_buckets(srv, tag, args, want, start):
             steps = sorted({p[0] for pts in want.values() for p in pts})
             if steps:
                 ranges.append(((steps[len(steps) // 3], steps[-1] + 17), 7))
+        else:
+            ranges.append(("time", 7))  # an explicit range on the time axis
         for rng, nb in ranges:
             a = dict(args, axis=axis, buckets=nb, limit=100)
+            trng = None  # a time range, in the axis' milliseconds
+            if rng == "time":
+                rng = None
+                ts = sorted(p[1] - (start[i[0]] if axis == "relative_time" else 0)
+                            for i, pts in want.items() for p in pts if p[1] > 0)
+                if not ts:
+                    continue
+                trng = (ts[len(ts) // 3], ts[-1] + 1234)
+                if axis == "wall_clock":  # both spellings: ISO 8601 and epoch ms
+                    a.update(time_from=iso_ms(trng[0]), time_to=trng[1])
+                else:
+                    a.update(time_from=trng[0] / 1000.0, time_to=trng[1] / 1000.0)
             if rng:
                 a.update(step_from=rng[0], step_to=rng[1])
             items, root = srv.pages("fetch_float_series_buckets", a, "entries")
-            what = "%s buckets=%d axis=%s%s" % (tag, nb, axis, " %s..%s" % rng if rng else "")
+            what = "%s buckets=%d axis=%s%s" % (tag, nb, axis, " %s..%s" % (rng or trng)
+                                                if rng or trng else "")
             if items is None:
                 fail("%s refused: %s" % (what, root))
                 continue
@@ -492,7 +507,7 @@ def check_buckets(srv, tag, args, want, start):
             xs = [x for x in xs if x is not None]
             if not xs:
                 continue
-            lo, hi = (rng if rng else (min(xs), max(xs)))
+            lo, hi = (rng or trng or (min(xs), max(xs)))
             w, n = axis_of(lo, hi, nb)
             if axis == "step":
                 x_at = lambda x: x
@@ -519,7 +534,9 @@ def check_buckets(srv, tag, args, want, start):
                         what, i, e.get("points_without_time"), no_time))
                 xname = {"step": "step", "wall_clock": "wall_time",
                          "relative_time": "relative_time_s"}[axis]
-                cells = brute_buckets(sel, lambda p: x_of(p, i[0]), lo, w, n)
+                on_axis = [p for p in sel if not trng or (x_of(p, i[0]) is not None and
+                                                          lo <= x_of(p, i[0]) <= hi)]
+                cells = brute_buckets(on_axis, lambda p: x_of(p, i[0]), lo, w, n)
                 if axis == "relative_time":
                     got_x = e.get(xname, [])
                     exp_x = [x_at(lo + k * w) for k in sorted(c for c in cells)]

@@ -137,6 +137,26 @@ def main():
         vals = [r.get("last(Final Accuracy)") for r in out.get("rows", [])]
         check(vals == [truth[r][1]["Final Accuracy"] for r in want_order], "summary values")
 
+        # A parameter of numbers with MLflow's "None" among them: numbers
+        # first in either direction (ordered by the direction), then strings.
+        def num(v):
+            try:
+                return float(v)
+            except ValueError:
+                return None
+        for direction in ("asc", "desc"):
+            out, err = srv.call("list_runs", {"limit": 100, "columns": ["params/lr_scattering"],
+                                              "sort": {"attr": "params/lr_scattering",
+                                                       "direction": direction}})
+            got = [r.get("params/lr_scattering") for r in out.get("rows", [])]
+            nums = sorted((num(p["lr_scattering"]) for p, _ in truth.values()
+                           if num(p["lr_scattering"]) is not None), reverse=direction == "desc")
+            strs = sorted((p["lr_scattering"] for p, _ in truth.values()
+                           if num(p["lr_scattering"]) is None), reverse=direction == "desc")
+            check(strs and nums, "the sample mixes numbers and strings in lr_scattering")
+            check(got == nums + strs, "sort %s by params/lr_scattering: %s, want %s"
+                  % (direction, got, nums + strs))
+
         # matches: RE2, unanchored; the module comes in on first use only.
         check(not srv.mapped("libre2") and not srv.mapped("libprobemcp-re2"),
               "RE2 is not loaded before a pattern is used")

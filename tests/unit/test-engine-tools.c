@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/registry.h" /* pmcp__schema_set_arg */
 #include "engine-harness.h"
 
 static const char *const status_enum[] = {"running", "finished", NULL};
@@ -547,6 +548,63 @@ START_TEST(budgeted_args)
 }
 END_TEST
 
+/* An offset-paged tool takes token_budget (naming next_offset) but no
+ * cursor, refused as unknown with the way to page; a structured argument
+ * gets its schema after registration and keeps its declared checks. */
+START_TEST(offset_paged_args)
+{
+  harness *h = h_new(NULL);
+  static const pmcp_arg_spec args[] = {
+    {"filter", PMCP_T_ARRAY, 0, "Conditions.", 0, 1, 0, 2, NULL, NULL},
+    {"offset", PMCP_T_INTEGER, 0, NULL, 1, 1, 0, 100, NULL, NULL}};
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "o";
+  d.handler = budget_probe;
+  d.args = args;
+  d.n_args = 2;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_OFFSET_PAGED;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), 0);
+  ck_assert_int_eq(pmcp__schema_set_arg(h->srv, "o", "filter",
+                                        "{\"type\":\"array\",\"items\":{\"enum\":[1,2]}}"), 0);
+  ck_assert_int_eq(pmcp__schema_set_arg(h->srv, "o", "nope", "{}"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp__schema_set_arg(h->srv, "o", "filter", "[1]"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp__schema_set_arg(h->srv, "none", "filter", "{}"), PMCP_ENOTFOUND);
+  h_init(h, NULL, "2025-11-25");
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r), "tools"), 0);
+  cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties");
+  ck_assert_ptr_null(cJSON_GetObjectItem(props, "cursor"));
+  ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(props, "token_budget"),
+                                                   "description")->valuestring, "next_offset"));
+  cJSON *f = cJSON_GetObjectItem(props, "filter");
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "items"),
+                                                          "enum")), 2);
+  ck_assert_str_eq(cJSON_GetObjectItem(f, "description")->valuestring, "Conditions.");
+  cJSON_Delete(r);
+  /* what tools/list shows is what pmcp_server_tool_schema() gives */
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_server_tool_schema(h->srv, "o", &b), 0);
+  ck_assert_ptr_nonnull(strstr(b.ptr, "\"enum\":[1,2]"));
+  pmcp_buf_dispose(&b);
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"o\",\"arguments\":{\"cursor\":\"abc\"}}}");
+  ck_assert(h_is_error(r));
+  ck_assert_ptr_nonnull(strstr(h_text0(r), "unknown argument 'cursor'"));
+  ck_assert_ptr_nonnull(strstr(h_text0(r), "next_offset"));
+  cJSON_Delete(r);
+  /* the declaration's bounds still hold */
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"o\",\"arguments\":{\"filter\":[1,2,1]}}}");
+  ck_assert(h_is_error(r));
+  cJSON_Delete(r);
+  r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                      "\"params\":{\"name\":\"o\",\"arguments\":{\"filter\":[1]}}}");
+  ck_assert_str_eq(h_text0(r), "2000");
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
 /* Session "limited" (ud "limited") sees only tools whose name has no 'r'. */
 static int filter_marker;
 static int filter(const char *tool, void *session_ud, void *ud)
@@ -622,6 +680,7 @@ static Suite *suite(void)
   tcase_add_test(tc, results_and_errors);
   tcase_add_test(tc, registration_errors);
   tcase_add_test(tc, budgeted_args);
+  tcase_add_test(tc, offset_paged_args);
   tcase_add_test(tc, tool_filter);
   suite_add_tcase(s, tc);
   return s;

@@ -126,6 +126,7 @@ static char *read_pieces(const char *page, int budget, int *n_pieces, size_t *to
     *total = (size_t)cJSON_GetObjectItem(o, "total_chars")->valuedouble;
     size_t n = strlen(md);
     ck_assert_uint_gt(n, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(o, "count")->valueint, 1); /* one piece */
     while (len + n + 1 > cap)
       buf = realloc(buf, cap *= 2);
     memcpy(buf + len, md, n);

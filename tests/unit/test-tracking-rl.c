@@ -203,6 +203,7 @@ START_TEST(rl_info)
 {
   cJSON *o = tc_ok("get_rl_info", "{\"run\":\"rl-a\"}");
   ck_assert_str_eq(tc_str(o, "run"), "rl-a");
+  ck_assert_int_eq((int)tc_num(o, "count"), 1); /* every answer has its count */
   ck_assert_int_eq((int)tc_num(o, "environment_count"), N_ENVS + 1); /* + attribute-only 99 */
   ck_assert_int_eq((int)tc_num(o, "latest_episode"), N_EPISODES - 1);
   ck_assert_int_eq((int)tc_num(o, "latest_rl_step"), (N_STEPS - 1) * 100);

@@ -92,7 +92,11 @@ enum {
    *  refused (-32021). Without PMCP_TOOL_TASK the handler itself decides
    *  when the call becomes a task, with pmcp_call_task() (for instance
    *  once the input it asked for has come). */
-  PMCP_TOOL_TASK_REQUIRED = 1u << 4
+  PMCP_TOOL_TASK_REQUIRED = 1u << 4,
+  /** With PMCP_TOOL_BUDGETED: the tool pages its answers itself with
+   *  `offset` and the `next_offset` it returns, so it takes no `cursor`
+   *  and its `token_budget` says to continue with next_offset. */
+  PMCP_TOOL_OFFSET_PAGED = 1u << 5
 };
 
 /** Annotation hints: absent, false or true. */

@@ -287,8 +287,17 @@ static int add_budget_args(pmcp_server *srv, pmcp__tool *t)
     "cursor", PMCP_T_STRING, 0,
     "The next_cursor of a previous answer, to continue it; omit to start.",
     0, 0, 0, 0, NULL, NULL};
+  static const pmcp_arg_spec budget_offset = {
+    "token_budget", PMCP_T_INTEGER, 0,
+    "Past it: offset=next_offset.",
+    1, 1, 512, 8000, NULL, "2000"};
   const pmcp_arg_spec *extra[] = {&budget, &cursor};
-  for (size_t i = 0; i < 2; i++) {
+  size_t n_extra = 2;
+  if (t->flags & PMCP_TOOL_OFFSET_PAGED) {
+    extra[0] = &budget_offset; /* paged by offset: no cursor to take */
+    n_extra = 1;
+  }
+  for (size_t i = 0; i < n_extra; i++) {
     if (find_arg(t->common, t->n_common, extra[i]->name))
       continue;
     int rc = arg_copy(srv, t->name, "(budget)", &t->common[t->n_common], extra[i]);
@@ -449,7 +458,8 @@ int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
     goto fail_ud;
   }
   if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB |
-                                  PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED)) {
+                                  PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED |
+                                  PMCP_TOOL_OFFSET_PAGED)) {
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has unknown flags", def->name);
     goto fail_ud;
   }

@@ -116,6 +116,13 @@ int pmcp__tool_visible(const struct pmcp_server *srv, const pmcp__tool *t,
 
 /* schema.c: builds tool->input_schema (mode tools) and tool->list_json. */
 int pmcp__schema_build(struct pmcp_server *srv, pmcp__tool *t);
+/* Gives argument @p arg of the registered tool @p tool the property schema
+ * @p json (a JSON object; the declared description is kept when it has
+ * none) and rebuilds its tools/list entry: for structured values an
+ * argument declaration cannot describe. PMCP_ENOTFOUND, PMCP_EINVAL
+ * (no such argument, not an object), PMCP_ENOMEM. */
+int pmcp__schema_set_arg(struct pmcp_server *srv, const char *tool, const char *arg,
+                         const char *json);
 /* The arg spec for @p name in mode @p mode (or the common list), or NULL. */
 const pmcp__arg *pmcp__tool_arg(const pmcp__tool *t, const pmcp__mode *mode,
                                 const char *name);

@@ -355,3 +355,42 @@ int pmcp__schema_build(pmcp_server *srv, pmcp__tool *t)
   pmcp_buf_dispose(&b);
   return rc;
 }
+
+/* Argument declarations say types, bounds and enums only; an argument
+ * holding structured values (a list of conditions) gets its schema here,
+ * after registration. The declared description stays unless @p json has
+ * its own; validate.c still checks what the declaration says. */
+int pmcp__schema_set_arg(pmcp_server *srv, const char *tool, const char *arg,
+                         const char *json)
+{
+  pmcp__tool *t = (pmcp__tool *)pmcp__tool_find(srv, tool);
+  if (!t || t->literal)
+    return PMCP_ENOTFOUND;
+  cJSON *root = cJSON_Parse(t->input_schema), *v = cJSON_Parse(json);
+  cJSON *props = cJSON_GetObjectItemCaseSensitive(root, "properties");
+  cJSON *old = cJSON_GetObjectItemCaseSensitive(props, arg);
+  int rc = PMCP_EINVAL;
+  if (old && cJSON_IsObject(v)) {
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(old, "description");
+    if (d && !cJSON_GetObjectItemCaseSensitive(v, "description"))
+      cJSON_AddItemToObject(v, "description", cJSON_DetachItemViaPointer(old, d));
+    cJSON_ReplaceItemInObjectCaseSensitive(props, arg, v); /* keeps the key */
+    v = NULL;
+    char *text = cJSON_PrintUnformatted(root);
+    char *copy = text ? pmcp__strdup(srv, text) : NULL;
+    free(text);
+    rc = PMCP_ENOMEM;
+    if (copy) {
+      pmcp__free(srv, t->input_schema);
+      pmcp__free(srv, t->list_json);
+      t->input_schema = copy;
+      t->list_json = NULL;
+      t->literal = 1; /* rebuild only the tools/list entry */
+      rc = pmcp__schema_build(srv, t);
+      t->literal = 0;
+    }
+  }
+  cJSON_Delete(v);
+  cJSON_Delete(root);
+  return rc;
+}

@@ -360,6 +360,9 @@ int pmcp__validate(const pmcp__tool *t, const cJSON *args, const pmcp__mode **mo
       say_accepted(&v, t, m);
     } else {
       say(&v, "unknown argument '%s'; ", name);
+      if ((t->flags & PMCP_TOOL_OFFSET_PAGED) && !strcmp(name, "cursor"))
+        say(&v, "this tool pages by offset: pass a previous answer's next_offset as "
+                "offset; ");
       if (m)
         say(&v, "mode '%s' takes: ", m->name);
       else

@@ -560,10 +560,13 @@ int pmcp__sort_cmp(const pmcp__sort *s, const pmcp__sort_key *a, const pmcp__sor
 {
   if (!a->kind || !b->kind)
     return (a->kind == 0) - (b->kind == 0); /* missing last */
-  int c;
+  /* kinds keep their order (numbers, strings, booleans) in either
+   * direction: a string such as MLflow's "None" among a parameter's
+   * numbers never comes before the largest number of a descending sort */
   if (a->kind != b->kind)
-    c = a->kind - b->kind;
-  else if (a->kind == 2)
+    return a->kind - b->kind;
+  int c;
+  if (a->kind == 2)
     c = strcmp(a->str, b->str);
   else
     c = num_cmp(a->num, b->num);

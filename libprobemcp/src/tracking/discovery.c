@@ -46,8 +46,6 @@ static int allowed_workspaces(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
 static int list_workspaces(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   cJSON *allowed = NULL;
   if (allowed_workspaces(call, tk, &allowed))
     return 0;
@@ -103,8 +101,6 @@ static int list_workspaces(pmcp_call *call, void *ud)
 static int list_projects(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   const char *w = NULL;
   pmcp_arg_string(call, "workspace", &w, NULL);
   if (!w || !*w)
@@ -148,8 +144,6 @@ static int list_projects(pmcp_call *call, void *ud)
 static int list_experiments(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   cJSON *proj = NULL, *es = NULL;
   if (pmcp__trk_project(call, tk, &proj))
     return 0;
@@ -254,8 +248,6 @@ static int add_defs(pmcp__trk_run *r, void *ud)
 static int list_attribute_definitions(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   defs_acc a = {cJSON_CreateObject()};
   cJSON *proj = NULL;
   if (each_run(call, tk, &proj, add_defs, &a)) {
@@ -323,8 +315,6 @@ static int add_metrics(pmcp__trk_run *r, void *ud)
 static int list_metrics(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   cJSON *seen = cJSON_CreateObject(), *proj = NULL;
   if (each_run(call, tk, &proj, add_metrics, seen)) {
     cJSON_Delete(seen);
@@ -354,28 +344,23 @@ static const pmcp_arg_spec project_args[] = {PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_
 int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "list_workspaces", NULL,
-               "The workspaces you may act in (name one as `workspace` in other tools), "
-               "with project counts and your role. Gives total_count and next_offset.",
+               "Workspaces you may use, with your role.",
                ws_args, N(ws_args), list_workspaces);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_projects", NULL,
-             "The projects in a workspace (default: all), with their run and experiment "
-             "counts. Gives total_count and next_offset.",
+             "Projects with run and experiment counts.",
              projects_args, N(projects_args), list_projects);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_experiments", NULL,
-             "Experiment names of a project, with their run counts.", project_args,
+             "Experiments of a project with run counts.", project_args,
              N(project_args), list_experiments);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_attribute_definitions", NULL,
-             "Attribute paths and types on a project's runs (config/lr, sys/tags, "
-             "sys/creation_time, ...) with how many runs have each: the paths list_runs "
-             "filters, sorts and shows.",
+             "Attribute paths and types of a project's runs.",
              project_args, N(project_args), list_attribute_definitions);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_metrics", NULL,
-             "Metrics logged in a project: name, scale (STEP, ENVIRONMENT_STEP, EPISODE), "
-             "value kind and the label keys their series are split by. The usual first call.",
+             "Metrics of a project: scale, kind, label keys. The usual first call.",
              project_args, N(project_args), list_metrics);
   return rc;
 }

@@ -58,8 +58,6 @@ static const pmcp__trk_doc *find_doc(const char *name)
 static int list_docs(pmcp_call *call, void *ud)
 {
   (void)ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   cJSON *all = cJSON_CreateArray();
   if (!all)
     return PMCP_ENOMEM;
@@ -92,6 +90,7 @@ static cJSON *piece(const pmcp__trk_doc *d, size_t total, size_t offset, size_t 
   cJSON_AddNumberToObject(o, "total_chars", (double)total);
   cJSON_AddNumberToObject(o, "offset", (double)offset);
   cJSON_AddNumberToObject(o, "chars", (double)n);
+  cJSON_AddNumberToObject(o, "count", 1); /* one piece of one page */
   char *md = malloc(b1 - b0 + 1);
   if (!md) {
     cJSON_Delete(o);
@@ -128,8 +127,6 @@ static int fits_at(pmcp_call *call, const pmcp__trk_doc *d, size_t total, size_t
 static int get_doc(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   const char *name = NULL;
   int64_t offset = 0;
   pmcp_arg_string(call, "page", &name, NULL);
@@ -218,25 +215,20 @@ static const pmcp_arg_spec list_docs_args[] = {PMCP__TRK_ARG_LIMIT("100"),
                                                PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec get_doc_args[] = {
   {"page", PMCP_T_STRING, 1,
-   "The page: its name or URL as list_docs gives it (README, probe-mcp-stdio.1, "
-   "man:probe-mcp-stdio(1)), or a man page's bare name.", 1, 1, 1, 200, NULL, NULL},
+   "Its name or URL as list_docs gives it.", 1, 1, 1, 200, NULL, NULL},
   {"offset", PMCP_T_INTEGER, 0,
-   "Characters to skip: the previous piece's next_offset.", 1, 1, 0, 10000000, NULL, "0"},
+   "In characters.", 1, 1, 0, 10000000, NULL, "0"},
 };
 
 int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = pmcp__trk_add_tool(server, tk, "list_docs", "Documentation pages",
-                              "Every page of probe-mcp's own documentation (the README and "
-                              "the man pages of the programs and the library), with its "
-                              "title, URL and length in characters.",
+  int rc = pmcp__trk_add_tool(server, tk, "list_docs", NULL,
+                              "Documentation pages, with title, URL and length.",
                               list_docs_args, sizeof list_docs_args / sizeof list_docs_args[0],
                               list_docs);
   if (!rc)
-    rc = pmcp__trk_add_tool(server, tk, "get_doc", "One documentation page",
-                            "One documentation page's content as markdown. A page longer "
-                            "than the token budget comes in pieces cut at line ends: "
-                            "continue with offset=next_offset.",
+    rc = pmcp__trk_add_tool(server, tk, "get_doc", NULL,
+                            "A documentation page as markdown, in pieces.",
                             get_doc_args, sizeof get_doc_args / sizeof get_doc_args[0],
                             get_doc);
   return rc;

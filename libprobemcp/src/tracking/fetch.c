@@ -158,8 +158,6 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
   if (pmcp__chart_refuse_orphans(call))
     return 1;
 #endif
-  if (pmcp__trk_no_cursor(call))
-    return 1;
   int rc = pmcp__trk_sel_read(call, tk, s);
   if (!rc)
     return 0;
@@ -229,6 +227,33 @@ static int list_series(pmcp_call *call, void *ud)
   return per_series(call, ud, "series", series_of);
 }
 
+/* One end of a time axis' range in the axis' milliseconds: on wall_clock
+ * an ISO 8601 date-time or epoch milliseconds, on relative_time seconds
+ * since the run's first point. Returns 1 after sending an error. */
+static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *out)
+{
+  const char *js = NULL;
+  pmcp_arg_json(call, name, &js);
+  cJSON *v = js ? cJSON_Parse(js) : NULL;
+  int bad = 1;
+  if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+    double x = relative ? v->valuedouble * 1000.0 : v->valuedouble;
+    if (x > -9.2e18 && x < 9.2e18) {
+      *out = (int64_t)llround(x);
+      bad = 0;
+    }
+  } else if (cJSON_IsString(v) && !relative) {
+    bad = pmcp__trk_parse_iso_ms(v->valuestring, out) != 0;
+  }
+  cJSON_Delete(v);
+  if (bad)
+    pmcp__rs_fail(call, "invalid_argument", relative
+                  ? "%s on axis relative_time is a number of seconds since the run's first point"
+                  : "%s on axis wall_clock is an ISO 8601 date-time (2024-05-01T12:00:00Z) or "
+                    "epoch milliseconds", name);
+  return bad;
+}
+
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -250,7 +275,31 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   if (ranged && !by_step) {
     pmcp__trk_sel_free(&s);
     return pmcp__rs_fail(call, "invalid_argument", "step_from and step_to narrow the step "
-                         "axis only: leave them out with axis %s, or use axis step", axis);
+                         "axis only: with axis %s use time_from and time_to", axis);
+  }
+  /* time_from / time_to: the range of a time axis, in its own unit */
+  int has_tf = pmcp_arg_has(call, "time_from"), has_tt = pmcp_arg_has(call, "time_to");
+  if ((has_tf || has_tt) && by_step) {
+    pmcp__trk_sel_free(&s);
+    return pmcp__rs_fail(call, "invalid_argument", "time_from and time_to narrow the "
+                         "wall_clock and relative_time axes: on the step axis use step_from "
+                         "and step_to");
+  }
+  if (has_tf || has_tt) {
+    static const char *const ends[] = {"time_from", "time_to"};
+    int64_t *at[] = {&from, &to};
+    for (int k = 0; k < 2; k++) {
+      if (!pmcp_arg_has(call, ends[k]))
+        continue;
+      if (time_arg(call, ends[k], relative, at[k])) {
+        pmcp__trk_sel_free(&s);
+        return 0;
+      }
+    }
+    if (from > to) {
+      pmcp__trk_sel_free(&s);
+      return pmcp__rs_fail(call, "invalid_argument", "time_from is after time_to");
+    }
   }
   /* The shared axis: one range, so one set of edges, for every entry,
    * fixed before any series is read; relative time counts from each
@@ -283,9 +332,9 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
       hi = b > hi ? b : hi;
     }
   }
-  if (pmcp_arg_has(call, "step_from"))
+  if (pmcp_arg_has(call, by_step ? "step_from" : "time_from"))
     lo = from;
-  if (pmcp_arg_has(call, "step_to"))
+  if (pmcp_arg_has(call, by_step ? "step_to" : "time_to"))
     hi = to;
   pmcp__trk_axis ax;
   pmcp__trk_axis_make(&ax, ax_kind, lo, hi, (size_t)nbk);
@@ -319,8 +368,10 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
         cs->t_hi = hi + off;
       }
 #endif
+      /* a time range bounds the axis, not the steps read */
       int src = by_step || e->time_min > 0
-                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, from, to, bk, &no_time)
+                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, by_step ? from : INT64_MIN,
+                                          by_step ? to : INT64_MAX, bk, &no_time)
                   : (memset(bk, 0, (ax.n ? ax.n : 1) * sizeof *bk), 0);
       if (src) {
         free(bk);
@@ -586,7 +637,12 @@ static int fetch_float_series(pmcp_call *call, void *ud)
     return rc;
   }
 #endif
-  return pmcp__trk_window(call, root, "entries", all);
+  /* Whole series only: a series never ends early, the ones that do not
+   * fit come on the next pages. */
+  return pmcp__trk_window_hint(call, root, "entries", all,
+                               "only the first count series fit token_budget, each whole: "
+                               "the rest start at offset=next_offset; or lower max_points "
+                               "or raise token_budget for more series per call");
 }
 
 static int list_series_label_values(pmcp_call *call, void *ud)
@@ -639,13 +695,13 @@ static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 
 #define COMMON_ARGS                                                                        \
-  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,  \
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, MAX_RUNS, NULL,    \
    NULL},                                                                                  \
-  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"val/loss\"].", 1, 1, 1,      \
+  {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1,                          \
    MAX_KEYS, NULL, NULL},                                                                  \
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,   \
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,                                  \
    "\"STEP\""},                                                                            \
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0, \
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,          \
    0, NULL, NULL},                                                                         \
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,                                          \
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET
@@ -653,13 +709,12 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
 static const pmcp_arg_spec points_args[] = {
   COMMON_ARGS,
-  {"step_from", PMCP_T_INTEGER, 0, "First step. Without a range: the last max_points points.",
+  {"step_from", PMCP_T_INTEGER, 0, "Default: the last max_points.",
    0, 0, 0, 0, NULL, NULL},
-  {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},
-  {"max_points", PMCP_T_INTEGER, 0, "Most points per series; a range holding more comes "
-   "back bucketed.", 1, 1, 1, MAX_POINTS, NULL, "200"},
-  {"histogram_statistic", PMCP_T_STRING, 0, "Read histogram series as this statistic per "
-   "step: mean, std, min, max, median or pNN (percentile, e.g. p90).", 1, 1, 1, 16, NULL,
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"max_points", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, MAX_POINTS, NULL, "200"},
+  {"histogram_statistic", PMCP_T_STRING, 0, "Read histograms as: mean, "
+   "std, min, max, median, pNN.", 1, 1, 1, 16, NULL,
    NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
@@ -667,33 +722,35 @@ static const pmcp_arg_spec points_args[] = {
 #endif
 };
 static const pmcp_arg_spec list_series_args[] = {
-  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, MAX_RUNS, NULL,
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, MAX_RUNS, NULL,
    NULL},
-  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+  {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
    "\"STEP\""},
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0,
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,
    0, NULL, NULL},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 /* One run (the seed's shape), read through the same selection. */
 static const pmcp_arg_spec label_values_args[] = {
-  {"runs", PMCP_T_STRING_ARRAY, 1, "The run: one id or ref, as [\"ID\"].", 1, 1, 1, 1,
+  {"runs", PMCP_T_STRING_ARRAY, 1, "One run, as [ID].", 1, 1, 1, 1,
    NULL, NULL},
-  {"series", PMCP_T_STRING_ARRAY, 0, "Only these metric names (default: all).", 0, 1, 0,
+  {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
    "\"STEP\""},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   COMMON_ARGS,
-  {"axis", PMCP_T_STRING, 0, "step, wall_clock or relative_time (seconds since the run's "
-   "first point).", 0, 0, 0, 0, axes, "\"step\""},
-  {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL, "50"},
-  {"step_from", PMCP_T_INTEGER, 0, "First step (axis step).", 0, 0, 0, 0, NULL, NULL},
-  {"step_to", PMCP_T_INTEGER, 0, "Last step (axis step).", 0, 0, 0, 0, NULL, NULL},
+  {"axis", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, axes, "\"step\""},
+  {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},
+  {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"time_from", PMCP_T_ANY, 0, "wall_clock: ISO 8601 or epoch ms; relative_time: seconds "
+   "from a run's start.", 0, 0, 0, 0, NULL, NULL},
+  {"time_to", PMCP_T_ANY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
   PMCP__CHART_ARG_LOG_Y,
@@ -703,45 +760,35 @@ static const pmcp_arg_spec buckets_args[] = {
 int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "fetch_series_summaries", NULL,
-               "Summary values (first, last, min, max, avg, count) per run and series, e.g. "
-               "the final loss of every worker.",
+               "first, last, min, max, avg, count per run and series.",
                summaries_args, sizeof summaries_args / sizeof summaries_args[0],
                fetch_series_summaries);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
-             "Series compressed into buckets on a shared axis (step, wall clock or time "
-             "since start), each with mean, min, max and count: one entry per run and "
-             "series with parallel arrays. The right tool for trends and whole-run curves."
+             "Series in buckets of one shared axis: mean, min, max, count."
 #ifdef PMCP_HAVE_CAIRO
-             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
-             "token_budget, sized to fit after the text; log_y for a log axis)."
+             " render=png adds a chart."
 #endif
              ,
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
-             "Exact points, one entry per run and series with parallel step/value arrays: "
-             "the last 200 per series by default (points_before says how many precede). A "
-             "step range holding more than max_points comes back bucketed instead, and says "
-             "so (bucketed: true). Histogram series read as a statistic per step with "
-             "histogram_statistic (mean, std, min, max, median, p90, ...)."
+             "Exact points per run and series (default: the last 200). A range of more "
+             "than max_points comes bucketed."
 #ifdef PMCP_HAVE_CAIRO
-             " render=png adds a PNG chart (an image item costing width*height/750 tokens of "
-             "token_budget, sized to fit after the text; log_y for a log axis)."
+             " render=png adds a chart."
 #endif
              ,
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
-             "Concrete series of runs (metrics with label values pinned): run, series, "
-             "labels, kind, scale, point count; the run/series/labels the fetch tools "
-             "return them under.",
+             "Series of runs (a metric and label values) with kind, scale, points.",
              list_series_args, sizeof list_series_args / sizeof list_series_args[0],
              list_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series_label_values", NULL,
-             "The values each label key (rank, env, ...) takes in one run's series.",
+             "Values of each label key (rank, env, ...) in one run's series.",
              label_values_args, sizeof label_values_args / sizeof label_values_args[0],
              list_series_label_values);
   return rc;

@@ -210,8 +210,6 @@ static int add_scatter(const cJSON *set, void *ud)
 
 static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   int64_t lo, hi;
   if (pmcp__trk_step_range(call, &lo, &hi, NULL))
     return 0;
@@ -385,41 +383,36 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
 static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
 
 #define SET_ARGS                                                                           \
-  {"runs", PMCP_T_STRING_ARRAY, 1, "Run ids or refs (run:ID).", 1, 1, 1, 50, NULL, NULL},  \
-  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"grad/norm\"].", 1, 1, 1, 20,   \
+  {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, 50, NULL, NULL},    \
+  {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1, 20,                          \
    NULL, NULL},                                                                            \
-  {"scale", PMCP_T_STRING, 0, "STEP, ENVIRONMENT_STEP or EPISODE.", 0, 0, 0, 0, scales,   \
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,                                  \
    "\"STEP\""},                                                                            \
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values.", 0, 0, 0, \
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,          \
    0, NULL, NULL},                                                                         \
-  {"step_from", PMCP_T_INTEGER, 0, "First step.", 0, 0, 0, 0, NULL, NULL},                 \
-  {"step_to", PMCP_T_INTEGER, 0, "Last step.", 0, 0, 0, 0, NULL, NULL},                    \
+  {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},                           \
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},                            \
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,                                          \
-  {"limit", PMCP_T_INTEGER, 0, "Most sets on this page.", 1, 1, 1, 100, NULL, "10"},       \
+  {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 100, NULL, "10"},       \
   PMCP__TRK_ARG_OFFSET
 
 static const pmcp_arg_spec hist_args[] = {
   SET_ARGS,
-  {"density", PMCP_T_BOOLEAN, 0, "Densities (count / (total x bin width)) instead of "
-   "counts.", 0, 0, 0, 0, NULL, "false"},
+  {"density", PMCP_T_BOOLEAN, 0, "count / (total x bin width).", 0, 0, 0, 0, NULL, "false"},
 };
 static const pmcp_arg_spec scatter_args[] = {
   SET_ARGS,
-  {"max_points", PMCP_T_INTEGER, 0, "Most points per set; a larger set is sampled evenly "
-   "(sampled: true, points_total says how many it holds).", 1, 1, 1, 5000, NULL, "200"},
+  {"max_points", PMCP_T_INTEGER, 0, "More are sampled evenly.", 1, 1, 1, 5000, NULL, "200"},
 };
 
 int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "fetch_histogram_series", NULL,
-               "Whole histograms, one item per run, series and step: bin edges, counts (or "
-               "densities) and their statistics (total, mean, std, min, max, median). "
-               "Gives total_count and next_offset.",
+               "Histograms per run, series and step: edges, counts, statistics.",
                hist_args, sizeof hist_args / sizeof hist_args[0], fetch_histogram_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_scatter_series", NULL,
-             "Scatter point sets, one item per run, series and step, with parallel x/y "
-             "arrays. Gives total_count and next_offset.",
+             "Scatter point sets per run, series and step as x/y arrays.",
              scatter_args, sizeof scatter_args / sizeof scatter_args[0],
              fetch_scatter_series);
   return rc;

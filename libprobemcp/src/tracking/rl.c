@@ -18,8 +18,6 @@
 
 static int get_rl_info(pmcp_call *call, void *ud)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   pmcp__rl_run r;
   int rc = pmcp__rl_load(call, ud, INT64_MAX, &r);
   if (rc) {
@@ -28,6 +26,7 @@ static int get_rl_info(pmcp_call *call, void *ud)
   }
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "run", r.id);
+  cJSON_AddNumberToObject(o, "count", 1); /* one run's overview, as every answer counts */
   cJSON_AddNumberToObject(o, "environment_count", (double)r.n_envs);
   if (r.latest_episode >= 0)
     cJSON_AddNumberToObject(o, "latest_episode", (double)r.latest_episode);
@@ -74,8 +73,6 @@ static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
 
 static int list_rl_environments(pmcp_call *call, void *ud)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   char err[300];
   const char *sj = NULL, *cj = NULL;
   pmcp_arg_json(call, "sort", &sj);
@@ -301,8 +298,6 @@ static void add_defs(const pmcp__rl_run *r, cJSON *seen)
 static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
                       void (*add)(const pmcp__rl_run *r, cJSON *seen))
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   cJSON *seen = cJSON_CreateObject(), *root = cJSON_CreateObject();
   pmcp__rl_run r;
   int rc = 0;
@@ -382,8 +377,6 @@ static int path_wanted(pmcp_call *call, const char *path)
 
 static int get_rl_environment_attributes(pmcp_call *call, void *ud)
 {
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   int64_t as_of = INT64_MAX;
   int history = 0;
   if (pmcp_arg_has(call, "episode"))
@@ -455,72 +448,59 @@ static int get_rl_environment_attributes(pmcp_call *call, void *ud)
 static const char *const rl_scales[] = {"ENVIRONMENT_STEP", "EPISODE", NULL};
 static const char *const functions[] = {"avg", "min", "max", "sum", "std", "median", NULL};
 
-#define RUN_ARG {"run", PMCP_T_STRING, 1, "Run id or ref (run:ID).", 1, 1, 1, 200, NULL, NULL}
+#define RUN_ARG {"run", PMCP_T_STRING, 1, "Id, name or ref.", 1, 1, 1, 200, NULL, NULL}
 #define FILTER_ARG                                                                        \
   {"filter", PMCP_T_ARRAY, 0,                                                            \
-   "Conditions on environments that must all hold, as list_runs takes them: attribute "  \
-   "conditions on the environment's attributes (sys/id, sys/last_episode, sys/last_step " \
-   "and recorded paths) and series conditions on its series, which need \"scale\" "      \
-   "(EPISODE or ENVIRONMENT_STEP); {\"any_of\": [...]} groups.", 0, 1, 0, 64, NULL, NULL}
+   "As list_runs' filter, on environments; series need scale.", 0, 1, 0, 64, NULL, NULL}
 #define ENVS_ARG                                                                           \
-  {"environments", PMCP_T_STRING_ARRAY, 0, "Environment ids (default: all, or the "       \
-   "filter's).", 0, 1, 0, 200, NULL, NULL}
+  {"environments", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0, 200, NULL, NULL}
 #define SERIES_RANGE_ARGS                                                                  \
-  {"scale", PMCP_T_STRING, 1, "EPISODE (per-episode values) or ENVIRONMENT_STEP "         \
-   "(per-step values): RL series always need their scale.", 0, 0, 0, 0, rl_scales, NULL}, \
-  {"labels", PMCP_T_OBJECT, 0, "Only series whose labels include these values (besides " \
-   "env).", 0, 0, 0, 0, NULL, NULL},                                                      \
-  {"buckets", PMCP_T_INTEGER, 0, "Buckets across the shared axis.", 1, 1, 2, 1000, NULL,  \
-   "50"},                                                                                  \
-  {"step_from", PMCP_T_INTEGER, 0, "First episode or step.", 0, 0, 0, 0, NULL, NULL},     \
-  {"step_to", PMCP_T_INTEGER, 0, "Last episode or step.", 0, 0, 0, 0, NULL, NULL}
+  {"scale", PMCP_T_STRING, 1, NULL, \
+   0, 0, 0, 0, rl_scales, NULL},                                                           \
+  {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0,\
+   0, 0, NULL, NULL},                                                                      \
+  {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},                        \
+  {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},     \
+  {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL}
 
 static const pmcp_arg_spec info_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
                                           PMCP__TRK_ARG_PROJECT};
 static const pmcp_arg_spec envs_args[] = {
   RUN_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, FILTER_ARG, ENVS_ARG,
-  {"sort", PMCP_T_OBJECT, 0, "{\"attr\": PATH, \"direction\": asc|desc} or {\"series\": KEY, "
-   "\"function\": F, \"scale\": S, \"direction\": ...}. Default: by environment id.", 0, 0, 0,
-   0, NULL, NULL},
-  {"columns", PMCP_T_STRING_ARRAY, 0, "Attribute paths to show per environment (default "
-   "sys/last_episode, sys/last_step).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
-  {"summary_columns", PMCP_T_ARRAY, 0, "Series summaries to show: [{\"series\": KEY, "
-   "\"function\": F, \"scale\": S, \"labels\"?}], shown as F(KEY).", 0, 1, 0, MAX_COLUMNS,
-   NULL, NULL},
+  {"sort", PMCP_T_OBJECT, 0, "As list_runs' sort. Default: by environment id.", 0, 0, 0, 0, NULL, NULL},
+  {"columns", PMCP_T_STRING_ARRAY, 0, "Paths to show.", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  {"summary_columns", PMCP_T_ARRAY, 0, "[{series, function, scale, labels?}], shown as "
+   "function(series).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec run_list_args[] = {
-  {"run", PMCP_T_STRING, 0, "Run id or ref (run:ID); without it, every run of the project.",
-   1, 1, 1, 200, NULL, NULL},
+  {"run", PMCP_T_STRING, 0, "Default: all runs.", 1,
+   1, 1, 200, NULL, NULL},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, PMCP__TRK_ARG_LIMIT("50"),
   PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec env_attrs_args[] = {
   RUN_ARG,
-  {"environment", PMCP_T_STRING, 1, "The environment's id (its env label value).", 1, 1, 1,
-   128, NULL, NULL},
-  {"episode", PMCP_T_INTEGER, 0, "The values as of this episode (default: the latest).", 1, 0,
-   0, 0, NULL, NULL},
-  {"history", PMCP_T_BOOLEAN, 0, "Every version (path, episode, value) instead of the "
-   "values as of one episode.", 0, 0, 0, 0, NULL, "false"},
-  {"paths", PMCP_T_STRING_ARRAY, 0, "Only attributes at or under these paths.", 0, 1, 0, 50,
+  {"environment", PMCP_T_STRING, 1, "Its env label value.", 1, 1, 1, 128, NULL, NULL},
+  {"episode", PMCP_T_INTEGER, 0, "Default: the latest.", 1, 0, 0, 0,
    NULL, NULL},
+  {"history", PMCP_T_BOOLEAN, 0, "Every version instead.", 0, 0, 0,
+   0, NULL, "false"},
+  {"paths", PMCP_T_STRING_ARRAY, 0, "Only paths under these.", 0, 1, 0, 50, NULL,
+   NULL},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
-  {"limit", PMCP_T_INTEGER, 0, "Most rows on this page.", 1, 1, 1, 1000, NULL, "200"},
+  {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 1000, NULL, "200"},
   PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec buckets_args[] = {
   RUN_ARG,
-  {"series", PMCP_T_STRING_ARRAY, 1, "Metric names, e.g. [\"episode/return\"].", 1, 1, 1, 20,
-   NULL, NULL},
+  {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1, 20, NULL, NULL},
   SERIES_RANGE_ARGS, ENVS_ARG, FILTER_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec aggregate_args[] = {
   RUN_ARG,
-  {"series", PMCP_T_STRING, 1, "One metric name, e.g. \"episode/return\".", 1, 1, 1, 200,
-   NULL, NULL},
+  {"series", PMCP_T_STRING, 1, NULL, 1, 1, 1, 200, NULL, NULL},
   SERIES_RANGE_ARGS,
-  {"function", PMCP_T_STRING, 0, "The reduction across environments of their bucket means.",
-   0, 0, 0, 0, functions, "\"avg\""},
-  {"group_by", PMCP_T_STRING, 0, "An environment attribute path: one group per value (its "
-   "latest version).", 1, 1, 1, 256, NULL, NULL},
+  {"function", PMCP_T_STRING, 0, "Reduces the environments' bucket means.", 0, 0, 0, 0,
+   functions, "\"avg\""},
+  {"group_by", PMCP_T_STRING, 0, "Attribute path: a group per value.", 1, 1, 1, 256, NULL, NULL},
   ENVS_ARG, FILTER_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
 
@@ -529,45 +509,32 @@ static const pmcp_arg_spec aggregate_args[] = {
 int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "get_rl_info", NULL,
-               "A run's RL overview: environment count, latest episode and latest RL "
-               "(environment) step. Environments are the values of the env label on the "
-               "run's RL series.",
+               "A run's RL overview: environments, last episode and step.",
                info_args, N(info_args), get_rl_info);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_rl_environments", NULL,
-             "A run's environments as a table, filtered and sorted like list_runs (by "
-             "environment attributes or series summaries, which need their scale), with "
-             "chosen attribute and summary columns. Gives total_count and next_offset.",
+             "A run's environments as a table, like list_runs.",
              envs_args, N(envs_args), list_rl_environments);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_rl_metrics", NULL,
-             "Metrics logged inside environments (of one run, or without run of every run "
-             "of the project): name, scale (ENVIRONMENT_STEP or EPISODE), kind, label keys "
-             "besides env, run, environment and point counts.",
+             "Metrics of environments: scale, kind, label keys, counts.",
              run_list_args, N(run_list_args), list_rl_metrics);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_rl_attribute_definitions", NULL,
-             "Attribute paths logged on environments (of one run, or without run of every "
-             "run of the project), with types, how many runs and environments have each "
-             "and how many versions (by episode) were recorded.",
+             "Attribute paths and types of environments.",
              run_list_args, N(run_list_args), list_rl_attribute_definitions);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "get_rl_environment_attributes", NULL,
-             "One environment's attribute values, which are versioned by episode: the "
-             "values as of an episode (default: the latest) with the episode each holds "
-             "since, or with history: true every version.",
+             "An environment's attributes as of an episode, or every version.",
              env_attrs_args, N(env_attrs_args), get_rl_environment_attributes);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_rl_env_series_buckets", NULL,
-             "Bucketed series for chosen environments on a shared axis (episodes or RL "
-             "steps, per scale): one entry per environment and series with parallel "
-             "arrays of mean, min, max and count.",
+             "Series of environments in buckets of one shared axis: mean, min, max, count.",
              buckets_args, N(buckets_args), pmcp__rl_fetch_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "aggregate_rl_env_series", NULL,
-             "One series reduced across environments (avg, min, max, sum, std, median of "
-             "their bucket means) over episodes or RL steps, optionally split into groups "
-             "by an environment attribute.",
+             "One series reduced across environments per bucket, optionally grouped by an "
+             "attribute.",
              aggregate_args, N(aggregate_args), pmcp__rl_aggregate);
   return rc;
 }

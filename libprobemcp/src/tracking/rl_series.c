@@ -101,8 +101,6 @@ static const char *axis_name(const char *scale)
 int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   const char *scale = pmcp__rl_scale_arg(call);
   cJSON *labels = NULL;
   int64_t from, to, nbk = 50;
@@ -243,8 +241,6 @@ static int bin_points(pmcp_call *call, pmcp__tracking *tk, member *m, int64_t lo
 int pmcp__rl_aggregate(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   const char *scale = pmcp__rl_scale_arg(call);
   const char *key = NULL, *fn = "avg", *group_by = NULL;
   pmcp_arg_string(call, "series", &key, NULL);

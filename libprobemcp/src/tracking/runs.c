@@ -295,8 +295,6 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
 static int list_runs(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   char err[300];
   /* Arguments first: every refusal before any store work. */
   const char *fj = NULL, *sj = NULL, *cj = NULL;
@@ -563,8 +561,6 @@ static int by_name(const void *a, const void *b)
 static int get_run_attributes(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  if (pmcp__trk_no_cursor(call))
-    return 0;
   const char *run = NULL;
   pmcp_arg_string(call, "run", &run, NULL);
   char ref[320], err[300];
@@ -653,48 +649,42 @@ static const pmcp_arg_spec list_runs_args[] = {
   PMCP__TRK_ARG_WORKSPACE,
   PMCP__TRK_ARG_PROJECT,
   {"filter", PMCP_T_ARRAY, 0,
-   "Conditions that must all hold: {\"attr\": PATH, \"op\": eq|ne|gt|gte|lt|lte|matches|"
-   "contains|contains_any|contains_all|in|not_in|exists, \"value\": V}; {\"series\": KEY, "
-   "\"function\": last|first|min|max|avg|count, \"op\": eq|ne|gt|gte|lt|lte, \"value\": N, "
-   "\"scale\"?, \"labels\"?} or {\"series\": KEY, \"op\": \"exists\"}; {\"any_of\": [...]} "
-   "(at least one holds; no nesting). matches takes an RE2 pattern. A key split by labels "
-   "(rank, env) needs \"labels\" naming one split.",
+   "Conditions, all to hold; any_of: one of its attr or series conditions. matches: "
+   "RE2. A series split by labels needs labels.",
    0, 1, 0, 64, NULL, NULL},
   {"sort", PMCP_T_OBJECT, 0,
-   "{\"attr\": PATH, \"direction\": asc|desc} or {\"series\": KEY, \"function\": F, "
-   "\"direction\": asc|desc}. Default: newest first.", 0, 0, 0, 0, NULL, NULL},
+   "By attr, or series and function (scale, labels as in filter). Default: newest "
+   "first.", 0, 0, 0, 0, NULL, NULL},
   {"columns", PMCP_T_STRING_ARRAY, 0,
-   "Attribute paths to show per run (default sys/name, sys/state, sys/creation_time).",
+   "Paths to show (default sys/name, sys/state, sys/creation_time).",
    0, 1, 0, MAX_COLUMNS, NULL, NULL},
   {"summary_columns", PMCP_T_ARRAY, 0,
-   "Series summaries to show: [{\"series\": KEY, \"function\": F, \"scale\"?, \"labels\"?}], "
-   "shown as F(KEY).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+   "[{series, function, scale?, labels?}], shown as function(series).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"),
   PMCP__TRK_ARG_OFFSET,
 };
 
 static const pmcp_arg_spec get_run_attributes_args[] = {
-  {"run", PMCP_T_STRING, 1, "Run id or ref (run:ID).", 1, 1, 1, 200, NULL, NULL},
+  {"run", PMCP_T_STRING, 1, "Id, name or ref.", 1, 1, 1, 200, NULL, NULL},
   PMCP__TRK_ARG_WORKSPACE,
   PMCP__TRK_ARG_PROJECT,
   {"paths", PMCP_T_STRING_ARRAY, 0,
-   "Only attributes at or under these paths (e.g. config, sys/tags).", 0, 1, 0, 50, NULL,
+   "Only paths under these.", 0, 1, 0, 50, NULL,
    NULL},
-  {"limit", PMCP_T_INTEGER, 0, "Most attributes on this page.", 1, 1, 1, 1000, NULL, "200"},
+  {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 1000, NULL, "200"},
   PMCP__TRK_ARG_OFFSET,
 };
 
 int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk)
 {
-  int rc = pmcp__trk_add_tool(server, tk, "list_runs", "Runs as a table",
-               "Runs of a project as a table, filtered and sorted by attributes or metric "
-               "summaries, with chosen attribute and summary columns. The main tool for "
-               "comparing runs. Gives total_count and next_offset.",
+  int rc = pmcp__trk_add_tool(server, tk, "list_runs", NULL,
+               "Runs as a table, filtered and sorted by attributes or metric summaries.",
                list_runs_args, sizeof list_runs_args / sizeof list_runs_args[0], list_runs);
   if (!rc)
-    rc = pmcp__trk_add_tool(server, tk, "get_run_attributes", "One run's attributes",
-             "One run's attribute values: config, status (sys/state), tags (sys/tags), "
-             "timings (sys/creation_time, sys/start_time, sys/end_time), as path/value rows.",
+    rc = pmcp__trk_filter_schemas(server, "list_runs");
+  if (!rc)
+    rc = pmcp__trk_add_tool(server, tk, "get_run_attributes", NULL,
+             "One run's attributes (config, sys/...) as path/value rows.",
              get_run_attributes_args,
              sizeof get_run_attributes_args / sizeof get_run_attributes_args[0],
              get_run_attributes);

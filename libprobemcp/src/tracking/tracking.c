@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/registry.h"
 #include "research/page.h"
 
 void *pmcp__trk_retain(pmcp__tracking *tk)
@@ -108,6 +109,19 @@ static void trk_tool_free(void *ud)
 static int trk_tool_call(pmcp_call *call, void *ud)
 {
   trk_tool *w = ud;
+  static const char *const named[] = {"workspace", "project"};
+  for (size_t i = 0; i < 2; i++) {
+    const char *s = NULL;
+    size_t n = 0;
+    if (!pmcp_arg_has(call, named[i]) || pmcp_arg_string(call, named[i], &s, &n) != 0)
+      continue;
+    size_t chars = 0; /* characters, as the engine counts lengths */
+    for (size_t k = 0; k < n; k++)
+      chars += ((unsigned char)s[k] & 0xC0) != 0x80;
+    if (chars > PMCP__TRK_NAME_MAX)
+      return pmcp__rs_fail(call, "invalid_argument", "%s is longer than %d characters",
+                           named[i], PMCP__TRK_NAME_MAX);
+  }
   /* Without a host's hook the tools' `workspace` keeps its own meaning
    * (narrowing a listing) and the whole tenant is read, as before. */
   if (!w->tk->rs->scope)
@@ -144,25 +158,45 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
   d.description = desc;
   d.args = args;
   d.n_args = n_args;
+  /* destructive and idempotent mean nothing for a read-only tool */
   d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING | PMCP_TOOL_OFFSET_PAGED;
   d.handler = trk_tool_call;
   d.ud = w;
   d.ud_free = trk_tool_free;
   return pmcp_server_add_tool(server, &d);
 }
 
-int pmcp__trk_no_cursor(pmcp_call *call)
+/* The filter language's structure (filter/filter.c), stated once in
+ * list_runs' schema (the RL tools' filters name it: each repetition costs
+ * every session its tokens). An any_of group's members are the two
+ * condition forms, which the description says rather than repeat. */
+#define TRK_LABELS "{\"type\":\"object\"}"
+#define TRK_FUNCTIONS "{\"enum\":[\"last\",\"first\",\"min\",\"max\",\"avg\",\"count\"]}"
+static const char filter_schema[] =
+  "{\"type\":\"array\",\"maxItems\":64,\"items\":{\"anyOf\":["
+  "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"
+  "\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\",\"lte\",\"matches\",\"contains\","
+  "\"contains_any\",\"contains_all\",\"in\",\"not_in\",\"exists\"]},\"value\":{}},"
+  "\"required\":[\"attr\",\"op\"]},"
+  "{\"type\":\"object\",\"properties\":{\"series\":{\"type\":\"string\"},"
+  "\"function\":" TRK_FUNCTIONS ",\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\","
+  "\"lte\",\"exists\"]},\"value\":{\"type\":\"number\"},\"scale\":{\"type\":\"string\"},"
+  "\"labels\":" TRK_LABELS "},\"required\":[\"series\",\"op\"]},"
+  "{\"type\":\"object\",\"properties\":{\"any_of\":{\"type\":\"array\",\"minItems\":1,"
+  "\"items\":{\"type\":\"object\"}}},\"required\":[\"any_of\"]}]}}";
+static const char sort_schema[] =
+  "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"
+  "\"series\":{\"type\":\"string\"},\"function\":" TRK_FUNCTIONS ","
+  "\"direction\":{\"enum\":[\"asc\",\"desc\"]}}}";
+
+int pmcp__trk_filter_schemas(pmcp_server *server, const char *tool)
 {
-  if (!pmcp_arg_has(call, "cursor"))
-    return 0;
-  pmcp__rs_fail(call, "invalid_argument",
-                "this tool pages with offset: pass the previous page's next_offset as "
-                "offset instead of a cursor");
-  return 1;
+  int rc = pmcp__schema_set_arg(server, tool, "filter", filter_schema);
+  if (!rc)
+    rc = pmcp__schema_set_arg(server, tool, "sort", sort_schema);
+  return rc;
 }
 
 /* "project:X" or "X" -> "project:X" in @p buf. */
@@ -271,15 +305,31 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
 }
 
 static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                size_t offset, size_t total, const struct pmcp__chart *chart);
+                size_t offset, size_t total, const struct pmcp__chart *chart,
+                const char *hint);
+static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                  const struct pmcp__chart *chart, const char *hint);
 
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
-  return pmcp__trk_window_chart(call, root, name, all, NULL);
+  return window(call, root, name, all, NULL, NULL);
 }
 
 int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
                            const struct pmcp__chart *chart)
+{
+  return window(call, root, name, all, chart, NULL);
+}
+
+int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                          const char *hint)
+{
+  return window(call, root, name, all, NULL, hint);
+}
+
+/* The call's window (limit, offset) of @p all, emitted. */
+static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                  const struct pmcp__chart *chart, const char *hint)
 {
   int64_t limit = 50, offset = 0;
   pmcp_arg_int(call, "limit", &limit);
@@ -295,17 +345,24 @@ int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON
     i++;
   }
   cJSON_Delete(all);
-  return emit(call, root, name, page, (size_t)offset, total, chart);
+  return emit(call, root, name, page, (size_t)offset, total, chart, hint);
 }
 
 int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
                    size_t offset, size_t total)
 {
-  return emit(call, root, name, items, offset, total, NULL);
+  return emit(call, root, name, items, offset, total, NULL, NULL);
+}
+
+int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                        size_t offset, size_t total, const char *hint)
+{
+  return emit(call, root, name, items, offset, total, NULL, hint);
 }
 
 static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                size_t offset, size_t total, const struct pmcp__chart *chart)
+                size_t offset, size_t total, const struct pmcp__chart *chart,
+                const char *hint)
 {
   pmcp__rs_round(items);
   pmcp__rs_round(root); /* root figures too (bucket widths) */
@@ -319,8 +376,9 @@ static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
   int rc = pmcp_page_begin(&pg, call, 0);
   if (!rc)
     rc = pmcp_page_offsets(pg, offset < total ? offset : total, total,
-                           "the token budget cut this page: continue with "
-                           "offset=next_offset or raise token_budget");
+                           hint ? hint
+                                : "the token budget cut this page: continue with "
+                                  "offset=next_offset or raise token_budget");
 #ifdef PMCP_HAVE_CAIRO
   if (!rc && chart) /* the text leaves room for the smallest chart */
     rc = pmcp_page_image_reserve(pg, pmcp__chart_min_cost());

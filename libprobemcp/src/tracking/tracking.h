@@ -43,14 +43,20 @@ int pmcp__trk_add_hist(pmcp_server *server, pmcp__tracking *tk);
 int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk);
 
 /* Common argument specs. */
-#define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, \
-    "Workspace id or ref; default: the connection's.", 0, 1, 0, 200, NULL, NULL}
-#define PMCP__TRK_ARG_PROJECT {"project", PMCP_T_STRING, 0, \
-    "Project id or ref (project:ID); default: the connection's.", 0, 1, 0, 200, NULL, NULL}
-#define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, \
-    "Most items on this page.", 1, 1, 1, 100, NULL, def}
-#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, \
-    "Items to skip: the previous page's next_offset.", 1, 1, 0, 1000000, NULL, "0"}
+/* Gives @p tool's `filter` and `sort` the filter language's structural
+ * schema: condition forms, operators, functions. */
+int pmcp__trk_filter_schemas(pmcp_server *server, const char *tool);
+
+/* The arguments most tools share, described as briefly as their names
+ * allow: every tool pays for them in tools/list. */
+#define PMCP__TRK_ARG_WORKSPACE {"workspace", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL}
+#define PMCP__TRK_ARG_PROJECT {"project", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL}
+/* Their length, checked for every tool in one place (tracking.c) rather
+ * than stated in each schema. */
+#define PMCP__TRK_NAME_MAX 200
+#define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 100, NULL, def}
+/* offset: a previous answer's next_offset, as token_budget says */
+#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, NULL, 1, 1, 0, 1000000, NULL, NULL}
 
 /* The call's step range: step_from / step_to, open ends otherwise;
  * *ranged (may be NULL) says whether either was given. Returns 1 after
@@ -76,6 +82,10 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
 /* An ISO 8601 UTC time with milliseconds. */
 void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size);
+/* An ISO 8601 date or date-time ("2024-05-01", "2024-05-01T12:00:00.250Z",
+ * "...+02:00"; UTC without a zone) as epoch milliseconds in *@p ms.
+ * PMCP_EINVAL when it is not one. */
+int pmcp__trk_parse_iso_ms(const char *s, int64_t *ms);
 /* Reads the points of series @p series with steps in [step_from, step_to]
  * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
  * nonfinite, and sum/min/max over the finite ones. Time axes place a
@@ -94,10 +104,6 @@ void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
  * only non-finite points has count 0 and null statistics. */
 void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
                            const pmcp__trk_axis *ax);
-
-/* Refuses a `cursor` (these tools page by offset); returns 1 after sending
- * the error, else 0. */
-int pmcp__trk_no_cursor(pmcp_call *call);
 
 /* Resolves the call's project (argument, then default, then the tenant's
  * only project) into its full store record (*out, caller deletes).
@@ -127,6 +133,12 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
  * listing) under @p name through pmcp__trk_emit, with the call's `limit`
  * and `offset`. */
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+/* The same with @p hint (NULL: the default) as the hint of a page the
+ * budget cuts. */
+int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
+                          const char *hint);
+int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
+                        size_t offset, size_t total, const char *hint);
 
 /* pmcp__trk_window() with a chart (research/chart.h; NULL: none) whose
  * lines parallel @p all: the lines of the entries on the page are drawn

@@ -98,6 +98,23 @@ if flags=$(pkg-config --cflags --libs libprobemcp); then
 else
   fail "pkg-config finds libprobemcp"
 fi
+# An MCP server over stdio, from the installed headers alone: initialize
+# and a tools/call answered through the library's stdio transport.
+# shellcheck disable=SC2086
+if cc -std=c11 -Wall -Wextra -Werror $extra -o "$dest/stdio_host" \
+    "$src/examples/embed/stdio_host.c" $(pkg-config --cflags --libs libprobemcp) -pthread; then
+  ok "stdio_host.c compiles against the installed headers and library"
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{}}}'
+  out=$(printf '%s\n%s\n' "$init" "$call" | LD_LIBRARY_PATH="$dest$libdir" "$dest/stdio_host")
+  case $out in
+    *'"id":1,"result":{'*'"protocolVersion":"2025-11-25"'*'"id":2,"result":{'*'hello from C'*)
+      ok "stdio_host serves initialize and tools/call over stdio" ;;
+    *) printf '%s\n' "$out"; fail "stdio_host serves initialize and tools/call over stdio" ;;
+  esac
+else
+  fail "stdio_host.c compiles against the installed headers and library"
+fi
 # The .pc asks only for what the library links (libpq and libcurl are
 # loaded at run time), and --static links a program against the archive.
 if grep -Eq 'libpq|libcurl' "$dest$libdir/pkgconfig/libprobemcp.pc"; then

@@ -128,7 +128,7 @@ START_TEST(test_long_line)
   char in[4096];
   const char *head = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"p\":\"";
   const char *tail = "\"}}";
-  char edge[65];
+  char edge[128];
   size_t pad = 64 - strlen(head) - strlen(tail);
   snprintf(edge, sizeof edge, "%s%.*s%s", head, (int)pad, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", tail);
   ck_assert_uint_eq(strlen(edge), 64);

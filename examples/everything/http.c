@@ -1,10 +1,10 @@
 /* The --http mode of probe-mcp-everything: the conformance fixtures served
- * by pmcp_http_run() (frontends/http/transport.c). */
+ * by pmcp_http_run() of the library's HTTP transport (probemcp/http.h). */
 #include <stdio.h>
 
 #include "fixtures.h"
 #include "http.h"
-#include "transport.h"
+#include <probemcp/http.h>
 
 static void log_stderr(pmcp_log_level level, const char *msg, void *ud)
 {
@@ -29,7 +29,7 @@ int everything_http_main(const char *listen, pmcp_log_level level)
     fprintf(stderr, "probe-mcp-everything: --http: %s\n", err);
     return 2;
   }
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   o.host = host;
   o.port = port;
   o.log = transport_log;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stdio_transport.h" /* frontends/stdio: the loop probe-mcp-stdio runs */
+#include <probemcp/stdio.h> /* the loop probe-mcp-stdio runs */
 
 #ifdef EVERYTHING_HAVE_HTTP
 #include "http.h"
@@ -88,8 +88,12 @@ int main(int argc, char **argv) {
 
   signal(SIGPIPE, SIG_IGN);
   pmcp_stdio *io = NULL;
-  if (pmcp_stdio_new(&io, "probe-mcp-everything", STDIN_FILENO, STDOUT_FILENO) != 0) {
-    fprintf(stderr, "probe-mcp-everything: out of memory\n");
+  pmcp_stdio_options io_opts = PMCP_STDIO_OPTIONS_INIT;
+  io_opts.log = stderr_log;
+  int rc = pmcp_stdio_new(&io, STDIN_FILENO, STDOUT_FILENO, &io_opts);
+  if (rc) {
+    fprintf(stderr, "probe-mcp-everything: cannot start the stdio transport: %s\n",
+            pmcp_strerror(rc));
     return 1;
   }
   pmcp_server_options opts = PMCP_SERVER_OPTIONS_INIT;
@@ -101,7 +105,7 @@ int main(int argc, char **argv) {
   opts.sink = pmcp_stdio_sink;
   opts.sink_ud = io;
   pmcp_server *server = NULL;
-  int rc = pmcp_server_new(&server, &opts);
+  rc = pmcp_server_new(&server, &opts);
   if (rc) {
     fprintf(stderr, "probe-mcp-everything: cannot create the server: %s\n",
             pmcp_strerror(rc));
@@ -115,7 +119,7 @@ int main(int argc, char **argv) {
     rc = 1;
   } else {
     /* To end of input; running calls answer before it returns. */
-    rc = pmcp_stdio_serve(io, server);
+    rc = pmcp_stdio_serve(io, server) ? 1 : 0;
   }
   pmcp_server_free(server);
   pmcp_stdio_free(io);

@@ -13,7 +13,7 @@
 #include <probemcp/probemcp.h>
 
 #include "auth/auth.h"
-#include "transport.h"
+#include <probemcp/http.h>
 
 typedef struct mcp_auth mcp_auth;
 

@@ -11,7 +11,7 @@
 #include "auth_mcp.h"
 #include "core/workers.h"
 #include "oauth.h"
-#include "transport.h"
+#include <probemcp/http.h>
 
 static const char usage[] =
   "Usage: probe-mcp-http [--listen HOST:PORT] [--store S] [--tenant T]\n"
@@ -170,7 +170,7 @@ static int setup(pmcp_server *srv, void *ud)
 
 int main(int argc, char **argv)
 {
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   char host[128] = "127.0.0.1";
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *public_base = getenv("PUBLIC_BASE_URL");

@@ -1,5 +1,5 @@
 /* probe-mcp-stdio: newline-delimited JSON-RPC on stdin/stdout around one
- * pmcp_server (the loop is stdio_transport.c). Only protocol reaches stdout;
+ * pmcp_server (the loop is the library's, probemcp/stdio.h). Only protocol reaches stdout;
  * diagnostics go to stderr. Calls that may block run on the engine's
  * workers, so ping and cancellation are never stuck behind them. */
 #include <errno.h>
@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include <probemcp/probemcp.h>
-
-#include "stdio_transport.h"
+#include <probemcp/stdio.h>
 
 #define PROG "probe-mcp-stdio"
 
@@ -223,11 +222,14 @@ int main(int argc, char **argv)
   signal(SIGPIPE, SIG_IGN);
 
   pmcp_stdio *io = NULL;
-  if (pmcp_stdio_new(&io, PROG, STDIN_FILENO, STDOUT_FILENO) != 0) {
-    fprintf(stderr, PROG ": out of memory\n");
+  pmcp_stdio_options io_opts = PMCP_STDIO_OPTIONS_INIT;
+  io_opts.log = log_line;
+  io_opts.max_line = o.max_line;
+  rc = pmcp_stdio_new(&io, STDIN_FILENO, STDOUT_FILENO, &io_opts);
+  if (rc) {
+    fprintf(stderr, PROG ": cannot start the stdio transport: %s\n", pmcp_strerror(rc));
     return 1;
   }
-  pmcp_stdio_set_max_line(io, o.max_line);
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp";
   so.title = "probe-mcp (stdio)";
@@ -246,7 +248,7 @@ int main(int argc, char **argv)
     rc = 1;
   } else {
     /* To end of input; calls still running answer before it returns. */
-    rc = pmcp_stdio_serve(io, srv);
+    rc = pmcp_stdio_serve(io, srv) ? 1 : 0;
   }
   pmcp_server_free(srv);
   pmcp_store_free(g_store);

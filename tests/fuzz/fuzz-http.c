@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     setup();
   if (size < 1)
     return 0;
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   /* FUZZ_HTTP_TRACE=1 prints what the connections would have sent. */
   o.testing = getenv("FUZZ_HTTP_TRACE") ? 2 : 1;
   o.stateless = (data[0] & 0x80) != 0;

@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   r.nheaders = 3;
   static pmcp_http *h;
   if (!h) {
-    pmcp_http_options o = {0};
+    pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
     o.testing = 1;
     if (pmcp_http_new(&h, &o, why, sizeof why) != 0)
       abort();

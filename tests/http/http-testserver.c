@@ -10,7 +10,7 @@
 
 #include <probemcp/probemcp.h>
 
-#include "transport.h"
+#include <probemcp/http.h>
 
 static void sleep_ms(int ms)
 {
@@ -144,7 +144,7 @@ static int setup(pmcp_server *srv, void *ud)
 
 int main(int argc, char **argv)
 {
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   char host[128] = "127.0.0.1";
   int port = 0;
   for (int i = 1; i < argc; i++) {

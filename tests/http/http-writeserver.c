@@ -30,7 +30,7 @@
 #include "core/workers.h"
 #include "oauth.h"
 #include "store/db.h"
-#include "transport.h"
+#include <probemcp/http.h>
 
 typedef struct ctx {
   pmcp_store *rw;            /* the tools' writes, under mu */
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
       return 1;
     }
   fflush(stdout);
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   poauth_server *oauth = NULL;
   if (with_oauth) {
     if (poauth_service_open(&oauth, store, "/mcp", NULL, why, sizeof why) != 0) {

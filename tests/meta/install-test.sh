@@ -98,6 +98,73 @@ if flags=$(pkg-config --cflags --libs libprobemcp); then
 else
   fail "pkg-config finds libprobemcp"
 fi
+# An MCP server over stdio, from the installed headers alone: initialize
+# and a tools/call answered through the library's stdio transport.
+# shellcheck disable=SC2086
+if cc -std=c11 -Wall -Wextra -Werror $extra -o "$dest/stdio_host" \
+    "$src/examples/embed/stdio_host.c" $(pkg-config --cflags --libs libprobemcp) -pthread; then
+  ok "stdio_host.c compiles against the installed headers and library"
+  init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{}}}'
+  out=$(printf '%s\n%s\n' "$init" "$call" | LD_LIBRARY_PATH="$dest$libdir" "$dest/stdio_host")
+  case $out in
+    *'"id":1,"result":{'*'"protocolVersion":"2025-11-25"'*'"id":2,"result":{'*'hello from C'*)
+      ok "stdio_host serves initialize and tools/call over stdio" ;;
+    *) printf '%s\n' "$out"; fail "stdio_host serves initialize and tools/call over stdio" ;;
+  esac
+else
+  fail "stdio_host.c compiles against the installed headers and library"
+fi
+# An MCP server over HTTP, from the installed headers alone (where meson
+# built the HTTP transport: PMCP_HAVE_HTTP=1): it answers an initialize
+# POSTed over loopback.
+if [ "${PMCP_HAVE_HTTP:-0}" = 1 ]; then
+  has "HTTP transport library" "$libdir/libprobemcp-http.so"
+  has "HTTP soname link" "$libdir/libprobemcp-http.so.0.1"
+  has "pkg-config file libprobemcp-http.pc" "$libdir/pkgconfig/libprobemcp-http.pc"
+  if readelf -d "$dest$libdir/libprobemcp.so" | grep -q 'libuv'; then
+    fail "libprobemcp.so links without libuv"
+  else
+    ok "libprobemcp.so links without libuv"
+  fi
+  # shellcheck disable=SC2086
+  if hflags=$(pkg-config --cflags --libs libprobemcp-http) &&
+     cc -std=c11 -Wall -Wextra -Werror $extra -o "$dest/http_host" \
+       "$src/examples/embed/http_host.c" $hflags -pthread; then
+    ok "http_host.c compiles with pkg-config libprobemcp-http: $hflags"
+    LD_LIBRARY_PATH="$dest$libdir" "$dest/http_host" >"$dest/http_host.out" 2>&1 &
+    hpid=$!
+    url=""
+    for _ in $(seq 1 100); do
+      url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$dest/http_host.out")
+      [ -n "$url" ] && break
+      sleep 0.1
+    done
+    init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    reply=$(python3 - "$url" "$init" <<'PY'
+import sys, urllib.request
+req = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method="POST",
+    headers={"Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream"})
+with urllib.request.urlopen(req, timeout=10) as r:
+    print(r.headers.get("Mcp-Session-Id", ""))
+    print(r.read().decode())
+PY
+)
+    case $reply in
+      *'"id":1,"result":{'*'"protocolVersion":"2025-11-25"'*'"name":"http-host"'*)
+        ok "http_host answers initialize over loopback ($url)" ;;
+      *) cat "$dest/http_host.out"; printf '%s\n' "$reply"
+         fail "http_host answers initialize over loopback ($url)" ;;
+    esac
+    kill -TERM "$hpid" 2>/dev/null
+    wait "$hpid"
+    hrc=$?
+    if [ "$hrc" -eq 0 ]; then ok "http_host shuts down on SIGTERM"; else fail "http_host shuts down on SIGTERM (status $hrc)"; fi
+  else
+    fail "http_host.c compiles with pkg-config libprobemcp-http"
+  fi
+fi
 # The .pc asks only for what the library links (libpq and libcurl are
 # loaded at run time), and --static links a program against the archive.
 if grep -Eq 'libpq|libcurl' "$dest$libdir/pkgconfig/libprobemcp.pc"; then

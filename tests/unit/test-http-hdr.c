@@ -1,4 +1,4 @@
-/* The HTTP transport's header logic (frontends/http/hdr.c): Accept with
+/* The HTTP transport's header logic (libprobemcp/src/http/hdr.c): Accept with
  * wildcards and q=0, Content-Type, Host and Origin names (DNS-rebinding
  * checks depend on them), Last-Event-ID, protocol versions, session ids,
  * and the listen-address parser. */

@@ -251,7 +251,7 @@ END_TEST
 START_TEST(base_urls)
 {
   pmcp_http *h = NULL;
-  pmcp_http_options o = {0};
+  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
   const char *hosts[] = {"mcp.example.com"};
   const char *proxies[] = {"10.0.0.7"};
   o.testing = 1;

@@ -1,6 +1,6 @@
 // stdio benchmark: simple tool calls over one connection, sequential and
 // pipelined, against probe-mcp-everything (the same stdio loop as
-// probe-mcp-stdio, frontends/stdio/stdio_transport.c) and against a
+// probe-mcp-stdio, libprobemcp/src/transport/stdio.c) and against a
 // TypeScript SDK server with the same `echo` tool (sdk-server.mjs), side by
 // side in the same run: each round measures every server in turn, and the
 // ratios are the medians over the rounds.

@@ -17,7 +17,8 @@
 #include <uv.h>
 #include <llhttp.h>
 
-#include "transport.h"
+#include "probemcp/probemcp.h"
+#include "probemcp/http.h"
 
 /* ---- hdr.c ------------------------------------------------------------- */
 

@@ -177,7 +177,16 @@ static void on_sweep(uv_timer_t *t)
 int pmcp_http_new(pmcp_http **out, const pmcp_http_options *opts,
                   char *err, size_t errsize)
 {
+  if (!out || !opts) {
+    snprintf(err, errsize, "no transport or no options given");
+    return PMCP_EINVAL;
+  }
   *out = NULL;
+  if (opts->version < 1 || opts->version > PMCP_HTTP_OPTIONS_VERSION) {
+    snprintf(err, errsize, "unknown HTTP options version %u (this library knows 1 to %u)",
+             opts->version, (unsigned)PMCP_HTTP_OPTIONS_VERSION);
+    return PMCP_EINVAL;
+  }
   pmcp_http *h = calloc(1, sizeof *h);
   if (!h) {
     snprintf(err, errsize, "out of memory");

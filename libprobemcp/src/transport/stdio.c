@@ -1,7 +1,8 @@
-/* The stdio transport (stdio_transport.h): framing lines in, gathering replies out. */
-#include "stdio_transport.h"
+/* The stdio transport (probemcp/stdio.h): framing lines in, gathering replies out. */
+#include "probemcp/stdio.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,8 +21,10 @@
 #define OUT_BATCH (64u * 1024)
 
 struct pmcp_stdio {
-  const char *prog;
+  pmcp_log_fn log;
+  void *log_ud;
   int in_fd, out_fd;
+  int served;           /* pmcp_stdio_serve() ran: once per transport */
   size_t max_line;      /* longest message line accepted, newline excluded */
   pthread_mutex_t lock; /* guards everything below */
   int broken;           /* the output is gone: stop reading */
@@ -35,27 +38,51 @@ struct pmcp_stdio {
   size_t pend_len, pend_cap;
 };
 
-int pmcp_stdio_new(pmcp_stdio **out, const char *prog, int in_fd, int out_fd)
+int pmcp_stdio_new(pmcp_stdio **out, int in_fd, int out_fd,
+                   const pmcp_stdio_options *opts)
 {
+  if (!out)
+    return PMCP_EINVAL;
   *out = NULL;
+  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
+  if (opts) {
+    if (opts->version < 1 || opts->version > PMCP_STDIO_OPTIONS_VERSION)
+      return PMCP_EINVAL;
+    o = *opts; /* version 1 is the whole struct */
+  }
+  if (in_fd < 0 || out_fd < 0)
+    return PMCP_EINVAL;
   pmcp_stdio *io = calloc(1, sizeof *io);
   if (!io)
     return PMCP_ENOMEM;
-  io->prog = prog;
-  io->in_fd = in_fd;
-  io->out_fd = out_fd;
-  io->max_line = PMCP_STDIO_MAX_LINE;
   if (pthread_mutex_init(&io->lock, NULL) != 0) {
     free(io);
     return PMCP_ENOMEM;
   }
+  io->log = o.log;
+  io->log_ud = o.log_ud;
+  io->in_fd = in_fd;
+  io->out_fd = out_fd;
+  /* Capped so that the skipping arithmetic (limit + 1) cannot wrap. */
+  io->max_line = o.max_line ? o.max_line : PMCP_STDIO_MAX_LINE;
+  if (io->max_line > SIZE_MAX / 2)
+    io->max_line = SIZE_MAX / 2;
   *out = io;
   return 0;
 }
 
-void pmcp_stdio_set_max_line(pmcp_stdio *io, size_t bytes)
+/* A diagnostic for the host's log callback, if any. */
+PMCP_PRINTF(3, 4)
+static void diag(pmcp_stdio *io, pmcp_log_level level, const char *fmt, ...)
 {
-  io->max_line = bytes ? bytes : PMCP_STDIO_MAX_LINE;
+  if (!io->log)
+    return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  io->log(level, msg, io->log_ud);
 }
 
 void pmcp_stdio_free(pmcp_stdio *io)
@@ -145,17 +172,17 @@ void pmcp_stdio_sink(const pmcp_out *msg, void *ud)
 }
 
 /* Answers a line over the limit: a JSON-RPC error with a null id, since
- * the request's id was not read, and a note on stderr. */
+ * the request's id was not read, and a note to the log. */
 static void refuse_long_line(pmcp_stdio *io)
 {
   char msg[256];
   int n = snprintf(msg, sizeof msg,
                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
                    "\"message\":\"message too long: a line of over %zu bytes "
-                   "(the limit of --max-line) was skipped\"}}",
+                   "(the maximum line length) was skipped\"}}",
                    io->max_line);
-  fprintf(stderr, "%s: skipped an input line of over %zu bytes (--max-line)\n",
-          io->prog, io->max_line);
+  diag(io, PMCP_LOG_WARNING, "skipped an input line of over %zu bytes (the maximum line length)",
+       io->max_line);
   pmcp_out out = {0};
   out.data = msg;
   out.len = (size_t)n;
@@ -173,16 +200,21 @@ static void handle_line(pmcp_stdio *io, pmcp_server *srv, const char *line, size
   if (k == n)
     return; /* a blank line carries no message: no answer either */
   if (pmcp_server_handle(srv, NULL, line, n) != 0)
-    fprintf(stderr, "%s: %s\n", io->prog, pmcp_server_errmsg(srv));
+    diag(io, PMCP_LOG_ERROR, "%s", pmcp_server_errmsg(srv));
 }
 
 int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
 {
+  if (!io || !srv)
+    return PMCP_EINVAL;
+  if (io->served)
+    return PMCP_EMISUSE;
+  io->served = 1;
   size_t cap = IN_KEEP, len = 0, scan = 0;
   char *buf = malloc(cap);
   if (!buf) {
-    fprintf(stderr, "%s: out of memory\n", io->prog);
-    return 1;
+    diag(io, PMCP_LOG_ERROR, "out of memory");
+    return PMCP_ENOMEM;
   }
   io->reader = pthread_self();
   atomic_store(&io->reading, 1);
@@ -194,9 +226,8 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     if (len == cap) {
       char *n = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
       if (!n) {
-        fprintf(stderr, "%s: out of memory reading a message of over %zu bytes\n",
-                io->prog, len);
-        rc = 1;
+        diag(io, PMCP_LOG_ERROR, "out of memory reading a message of over %zu bytes", len);
+        rc = PMCP_ENOMEM;
         break;
       }
       buf = n;
@@ -206,8 +237,8 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     if (r < 0) {
       if (errno == EINTR)
         continue;
-      fprintf(stderr, "%s: reading the input: %s\n", io->prog, strerror(errno));
-      rc = 1;
+      diag(io, PMCP_LOG_ERROR, "reading the input: %s", strerror(errno));
+      rc = PMCP_EIO;
       break;
     }
     if (r == 0) {

@@ -30,7 +30,7 @@ static const pmcp_arg_spec tree_args[] = {
              "(projects, then unfiled runs)."),
   {"depth", PMCP_T_INTEGER, 0, "levels shown below ref.", 1, 1, 1, 3, NULL,
    "2"},
-  LIMIT(100),
+  LIMIT(200),
   DELETED,
 };
 static const pmcp_arg_spec runs_args[] = {
@@ -40,25 +40,25 @@ static const pmcp_arg_spec runs_args[] = {
   LIMIT(200),
   DELETED,
 };
-static const pmcp_arg_spec ws_args[] = {LIMIT(100)};
+static const pmcp_arg_spec ws_args[] = {LIMIT(200)};
 static const pmcp_arg_spec notes_args[] = {
   QUERY("literal text to match (note text, name, path, URI)."),
   STR("on", "only notes on this project:, experiment: or run: ref."),
-  LIMIT(100),
+  LIMIT(200),
   DELETED,
 };
 /* files also reads the common `workspace` (research/scope.c): that
  * workspace's folder; absent: the Shared folder. */
 static const pmcp_arg_spec files_args[] = {
   QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  LIMIT(200),
 };
 static const pmcp_arg_spec datasets_args[] = {
   BOOL("registered", "true: registered datasets only; false: files runs "
                      "logged without registering."),
   STR("project", "project:ID"),
   QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  LIMIT(200),
 };
 static const pmcp_arg_spec ckpt_args[] = {
   STR("project", "project:ID"),
@@ -66,14 +66,14 @@ static const pmcp_arg_spec ckpt_args[] = {
   STR("run", "run:ID (or the id)."),
   BOOL("best", "only each run's best save."),
   BOOL("stored", "true: saves with stored files; false: recorded only."),
-  LIMIT(100),
+  LIMIT(200),
   DELETED,
 };
 static const pmcp_arg_spec src_args[] = {
   STR("provider", "e.g. hf, s3, gcs, url."),
   STR("kind", "e.g. model, dataset, bucket."),
   QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  LIMIT(200),
 };
 
 #define N(a) (sizeof a / sizeof a[0])

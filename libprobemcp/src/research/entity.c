@@ -560,7 +560,7 @@ static const pmcp_arg_spec args[] = {
    0, 0, 0, NULL, "\"card\""},
   {"view_options", PMCP_T_OBJECT, 0,
    "record: field (\"a.b\" or [\"a\",\"k.with.dots\"]); content: "
-   "start_line, grep, context_lines; versions: requirement (>=2, ==3, "
+   "start_line, grep, context_lines, version; versions: requirement (>=2, ==3, "
    "label); lineage: direction (upstream|downstream), depth 1-8, steps; "
    "summary_history: version",
    0, 0, 0, 0, NULL, NULL},

@@ -43,7 +43,8 @@ static const pmcp_arg_spec grouped_args[] = {
    "axes); absent: the range split into max_rows buckets", 1, 0, 1, 0, NULL, NULL},
   A_STEP_FROM,
   A_STEP_TO,
-  {"max_rows", PMCP_T_INTEGER, 0, "most buckets per group", 1, 1, 1, 1000, NULL, "100"},
+  {"max_rows", PMCP_T_INTEGER, 0, "most buckets per group (default: what fits the budget, "
+   "at most 100)", 1, 1, 1, 1000, NULL, NULL},
   {"axis", PMCP_T_STRING, 0, "bucket axis: step, wall_clock (ms since epoch) or "
    "relative_time (ms since the first point)", 0, 0, 0, 0, axes, "\"step\""},
   A_SCALE,

@@ -194,10 +194,17 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
   } else {
     pmcp_arg_string(call, "query", &query, NULL);
   }
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
-  if (!pg)
-    return 0;
-  size_t pos = pmcp__mx_pos(pg);
+  /* Cursors are bound to what their pages read, not to the store: a
+   * provider's list (outside the store: by position), the local index's
+   * whole ranked list (its ids, in order) */
+  pmcp_page *pg = NULL;
+  size_t pos = 0;
+  if (rs->papers_url) {
+    pg = pmcp__rs_page_scoped(call, rs, 0, pmcp__rs_scope_mix(0, 'r'));
+    if (!pg)
+      return 0;
+    pos = pmcp__mx_pos(pg);
+  }
   cJSON *papers = NULL;
   int rc = 0, more = 0;
   size_t total = 0, base = 0; /* base: index of papers[0] in the whole list */
@@ -290,6 +297,20 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       return pmcp__rs_fail(call, "search_error", "%s", err);
     }
     total = (size_t)cJSON_GetArraySize(papers);
+    uint64_t scope = pmcp__rs_scope_mix(0, 'l');
+    const cJSON *it;
+    cJSON_ArrayForEach(it, papers)
+    {
+      for (const char *c = pmcp__js(it, "id"); *c; c++)
+        scope = pmcp__rs_scope_mix(scope, (unsigned char)*c);
+      scope = pmcp__rs_scope_mix(scope, -1);
+    }
+    pg = pmcp__rs_page_scoped(call, rs, 0, scope);
+    if (!pg) {
+      cJSON_Delete(papers);
+      return 0;
+    }
+    pos = pmcp__mx_pos(pg);
   }
   pmcp_page_field_string(pg, "mode", similar ? "similar" : "search");
   pmcp_page_field_string(pg, "source", rs->papers_url ? "remote" : "local");
@@ -357,7 +378,12 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
     if (rc)
       return pmcp__rs_fail(call, "not_found", "no paper '%s' in the papers index", pid);
   }
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  /* bound to the paper's full text (the fragments' source), not the store */
+  uint64_t scope = pmcp__rs_scope_mix(0, 't');
+  const cJSON *ftx = cJSON_GetObjectItemCaseSensitive(p, "full_text");
+  for (const char *c = cJSON_IsString(ftx) ? ftx->valuestring : ""; *c; c++)
+    scope = pmcp__rs_scope_mix(scope, (unsigned char)*c);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, scope);
   if (!pg) {
     cJSON_Delete(p);
     return 0;

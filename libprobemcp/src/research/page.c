@@ -57,8 +57,23 @@ static void round_in(cJSON *v, int exact)
         }
         continue;
       }
-      if (exact || (d == floor(d) && fabs(d) < 9007199254740992.0))
+      if (d == floor(d) && fabs(d) < 9007199254740992.0)
         continue; /* integers (ids, steps, counts, times) stay exact */
+      if (exact) {
+        /* the shortest text that reads back as this double (cJSON's own
+         * printing may drop the last digit) */
+        char buf[PMCP_JSON_NUMBER_MAX];
+        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf);
+        cJSON *raw = cJSON_CreateRaw(buf);
+        if (raw) {
+          raw->string = c->string;
+          raw->type |= c->type & cJSON_StringIsConst;
+          c->string = NULL;
+          cJSON_ReplaceItemViaPointer(v, c, raw);
+          c = raw;
+        }
+        continue;
+      }
       char buf[PMCP_JSON_NUMBER_MAX];
       pmcp_json_format_number(d, 0, buf);
       cJSON_SetNumberValue(c, strtod(buf, NULL));

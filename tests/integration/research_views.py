@@ -13,7 +13,9 @@ a run logging 3000 noisy points of one key (a NaN among them).
 - metrics series smoothing at each kept point equals TensorBoard's EMA
   computed here over the raw points, whatever max_points;
 - metrics grouped with every default fits the default budget; a max_rows
-  that cannot fit names one that does.
+  that cannot fit names one that does;
+- tools/list costs under 3,000 tokens and browse's limit maximum holds
+  in every mode.
 
 usage: research_views.py PROBE_CLI PROBE_MCP_STDIO
 """
@@ -182,6 +184,19 @@ def main():
                 r, err = srv.call("metrics", {"mode": "grouped", "run_id": R, "key": "loss",
                                               "max_rows": int(m.group(1))})
                 check(not err, "the max_rows named fits: %s" % r)
+            # tools/list: the six tools under 3,000 o200k tokens; browse's limit
+            # maximum is accepted by every mode
+            tools = srv.rpc("tools/list", {})["result"]["tools"]
+            text = json.dumps(tools, separators=(",", ":"))
+            import subprocess
+            n = int(subprocess.run([PROBE, "tokens", "count"], input=text.encode(),
+                                   capture_output=True).stdout.decode().split()[0])
+            check(n < 3000, "tools/list of the research tools costs %d tokens" % n)
+            br = [t for t in tools if t["name"] == "browse"][0]["inputSchema"]["properties"]
+            top = br["limit"]["maximum"]
+            for mode in br["mode"]["enum"]:
+                r, err = srv.call("browse", {"mode": mode, "limit": top})
+                check(not err, "browse %s limit %d (the schema's maximum): %s" % (mode, top, r))
         finally:
             srv.close()
     if failures:

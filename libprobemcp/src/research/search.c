@@ -784,25 +784,21 @@ static const char *const kind_enum[] = {"run", "experiment", "project",
 
 static const pmcp_arg_spec args[] = {
   {"query", PMCP_T_STRING, 1,
-   "words, or an exact name, id, ref, path, sha256 or URI", 1, 1, 1, 500,
+   "words, or an exact name, id, ref, path, hash, URI", 1, 1, 1, 500,
    NULL, NULL},
   {"semantic", PMCP_T_BOOLEAN, 0,
-   "also the embedding channel (needs a configured endpoint); false makes "
-   "no model calls",
+   "also the embedding channel, fused by rank (false: no model calls)",
    0, 0, 0, 0, NULL, "false"},
-  {"kinds", PMCP_T_STRING_ARRAY, 0, "only these kinds", 1, 1, 1, 13,
+  {"kinds", PMCP_T_STRING_ARRAY, 0, "only these kinds", 1, 0, 1, 0,
    kind_enum, NULL},
   {"limit", PMCP_T_INTEGER, 0, "results per page", 1, 1, 1, 50, NULL, "10"},
   {"include_deleted", PMCP_T_BOOLEAN, 0,
-   "also deleted runs, trashed experiments and what hangs off them (marked "
-   "deleted)", 0, 0, 0, 0, NULL, "false"},
+   "also deleted things (marked)", 0, 0, 0, 0, NULL, "false"},
 };
 
 static const char desc[] =
-  "Find things about X. exact channel: refs, ids, names, paths, hashes, "
-  "URIs (trace a file, then entity view=lineage); keyword channel: ranked "
-  "full text over notes, summaries, artifact text, run names and configs. "
-  "Each result has its ref, channel and provenance.";
+  "Find things about X: exact (refs, ids, names, paths, hashes, URIs) and keyword "
+  "(ranked full text) channels; each result names its channel.";
 
 int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs)
 {
@@ -813,8 +809,8 @@ int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs)
   d.args = args;
   d.n_args = sizeof args / sizeof args[0];
   d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
+  /* destructive and idempotent hints mean something only for tools that
+   * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_FALSE;
   d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING; /* store I/O: off the reader thread */
   d.handler = search;

@@ -76,12 +76,7 @@ def cosine(a, b):
     return dot / (na * nb) if na and nb else 0.0
 
 
-def probe(store, *args, stdin=None):
-    r = subprocess.run([PROBE, "--store", store, "--quiet", *args], capture_output=True,
-                       input=stdin)
-    if r.returncode != 0:
-        raise RuntimeError("probe %s: %s" % (args, r.stderr.decode()))
-    return r.stdout.decode().strip()
+probe = research_deleted.probe
 
 
 def main():

@@ -16,81 +16,79 @@
 /* ---- argument specs ------------------------------------------------- */
 
 #define LIMIT(maxv)                                                        \
-  {"limit", PMCP_T_INTEGER, 0, "items per list.", 1, 1, 1, maxv, NULL, "10"}
+  {"limit", PMCP_T_INTEGER, 0, "items per list", 1, 1, 1, maxv, NULL, "10"}
 #define DELETED                                                            \
-  {"include_deleted", PMCP_T_BOOLEAN, 0, "also list deleted entries.", 0, 0, \
+  {"include_deleted", PMCP_T_BOOLEAN, 0, "also deleted ones (marked)", 0, 0, \
    0, 0, NULL, "false"}
 #define QUERY(what)                                                        \
   {"query", PMCP_T_STRING, 0, what, 1, 1, 1, 200, NULL, NULL}
-#define STR(n, d) {n, PMCP_T_STRING, 0, d, 1, 1, 1, 256, NULL, NULL}
+#define STR(n, d) {n, PMCP_T_STRING, 0, d, 1, 0, 1, 0, NULL, NULL}
 #define BOOL(n, d) {n, PMCP_T_BOOLEAN, 0, d, 0, 0, 0, 0, NULL, NULL}
 
 static const pmcp_arg_spec tree_args[] = {
-  STR("ref", "project:ID or experiment:ID to open; absent: the lab root "
-             "(projects, then unfiled runs)."),
-  {"depth", PMCP_T_INTEGER, 0, "levels shown below ref.", 1, 1, 1, 3, NULL,
+  STR("ref", "project or experiment ref; absent: the root"),
+  {"depth", PMCP_T_INTEGER, 0, "levels below ref", 1, 1, 1, 3, NULL,
    "2"},
-  LIMIT(100),
-  DELETED,
-};
-static const pmcp_arg_spec runs_args[] = {
-  STR("project", "project:ID (or the id)."),
-  STR("experiment", "experiment:ID (or the id)."),
-  BOOL("active", "only runs running now."),
   LIMIT(200),
   DELETED,
 };
-static const pmcp_arg_spec ws_args[] = {LIMIT(100)};
+static const pmcp_arg_spec runs_args[] = {
+  STR("project", "project:ID or ID"),
+  STR("experiment", "experiment:ID or ID"),
+  BOOL("active", "only running runs"),
+  LIMIT(200),
+  DELETED,
+};
+static const pmcp_arg_spec ws_args[] = {LIMIT(200)};
 static const pmcp_arg_spec notes_args[] = {
-  QUERY("literal text to match (note text, name, path, URI)."),
-  STR("on", "only notes on this project:, experiment: or run: ref."),
-  LIMIT(100),
+  QUERY("literal text to match"),
+  STR("on", "a project, experiment or run ref"),
+  LIMIT(200),
   DELETED,
 };
 /* files also reads the common `workspace` (research/scope.c): that
  * workspace's folder; absent: the Shared folder. */
 static const pmcp_arg_spec files_args[] = {
-  QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  QUERY("literal text to match"),
+  LIMIT(200),
 };
 static const pmcp_arg_spec datasets_args[] = {
-  BOOL("registered", "true: registered datasets only; false: files runs "
-                     "logged without registering."),
-  STR("project", "project:ID"),
-  QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  BOOL("registered", "false: dataset files runs logged unregistered"),
+  STR("project", "project:ID or ID"),
+  QUERY("literal text to match"),
+  LIMIT(200),
 };
 static const pmcp_arg_spec ckpt_args[] = {
-  STR("project", "project:ID"),
-  STR("experiment", "experiment:ID (or the id)."),
-  STR("run", "run:ID (or the id)."),
-  BOOL("best", "only each run's best save."),
-  BOOL("stored", "true: saves with stored files; false: recorded only."),
-  LIMIT(100),
+  STR("project", "project:ID or ID"),
+  STR("experiment", "experiment:ID or ID"),
+  STR("run", "run:ID or ID"),
+  BOOL("best", "only each run's best"),
+  BOOL("stored", "false: recorded only, no files"),
+  LIMIT(200),
   DELETED,
 };
 static const pmcp_arg_spec src_args[] = {
-  STR("provider", "e.g. hf, s3, gcs, url."),
-  STR("kind", "e.g. model, dataset, bucket."),
-  QUERY("literal text to match (note text, name, path, URI)."),
-  LIMIT(100),
+  STR("provider", "hf, s3, gcs, url, ..."),
+  STR("kind", "model, dataset, bucket, ..."),
+  QUERY("literal text to match"),
+  LIMIT(200),
 };
 
 #define N(a) (sizeof a / sizeof a[0])
 static const pmcp_mode_spec modes[] = {
   {"tree", "projects > experiments > runs", tree_args, N(tree_args)},
-  {"runs", "every run (or a project's, an experiment's), newest first",
+  {"runs", "newest first",
    runs_args, N(runs_args)},
-  {"workspaces", "the lab's workspaces", ws_args, N(ws_args)},
-  {"notes", "notes on projects, experiments, runs", notes_args,
+  {"workspaces", NULL, ws_args, N(ws_args)},
+  {"notes", NULL, notes_args,
    N(notes_args)},
-  {"files", "the Shared folder or a workspace's files", files_args,
+  {"files", "the Shared or a workspace's folder", files_args,
    N(files_args)},
-  {"datasets", "datasets and unregistered dataset files", datasets_args,
+  {"datasets", NULL, datasets_args,
    N(datasets_args)},
-  {"checkpoints", "saves with step, best, stored state and run", ckpt_args,
+  {"checkpoints", NULL, ckpt_args,
    N(ckpt_args)},
-  {"sources", "external sources with how many runs use each", src_args,
+  {"sources", "external, with their runs", src_args,
    N(src_args)},
 };
 
@@ -626,10 +624,8 @@ out:
 }
 
 static const char desc[] =
-  "What exists here? Lists the lab as refs (kind:id) to open with entity. "
-  "tree walks down from ref (the root also lists unfiled runs). Each list "
-  "shows limit items; continue one by passing its next_cursor (or a "
-  "nested <list>_cursor) as cursor with the same arguments.";
+  "What exists here? Lists the lab as refs (kind:id) for entity. A nested "
+  "<list>_cursor continues that list (as cursor, same arguments).";
 
 int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
 {
@@ -641,8 +637,8 @@ int pmcp__research_add_browse(pmcp_server *server, pmcp__research *rs)
   d.n_modes = N(modes);
   d.default_mode = "tree";
   d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
+  /* destructive and idempotent hints mean something only for tools that
+   * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_FALSE;
   d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING; /* store I/O: off the reader thread */
   d.handler = browse;

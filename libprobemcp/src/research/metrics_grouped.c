@@ -276,8 +276,9 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
   if (pmcp_arg_int(call, "step_bucket", &v) == 0)
     width = v;
-  size_t max_rows = 100;
-  if (pmcp_arg_int(call, "max_rows", &v) == 0)
+  size_t max_rows = 0;
+  int rows_given = pmcp_arg_has(call, "max_rows") && pmcp_arg_int(call, "max_rows", &v) == 0;
+  if (rows_given)
     max_rows = (size_t)v;
   /* aggregations */
   int want[7] = {0}; /* mean min max count sum first last */
@@ -296,6 +297,24 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     return pmcp__rs_fail(call, "invalid_argument",
                          "agg and across do not combine: across reduces each series' bucket "
                          "mean across the group's series");
+  /* The buckets one group can show in the call's budget: each array entry
+   * costs at most about 6 tokens (a six-figure number and its comma), a
+   * bucket one entry per array (the axis, each aggregation, or across's
+   * value and n_series). The default fits the budget; a given max_rows
+   * that does not is told this value. */
+  size_t arrays = 1;
+  for (int k = 0; k < 7; k++)
+    arrays += (size_t)want[k];
+  if (across)
+    arrays = 3;
+  int budget = pmcp__rs_budget(call);
+  size_t fit_rows = budget > 600 ? (size_t)(budget - 500) / (arrays * 6) : 2;
+  if (fit_rows < 2)
+    fit_rows = 2;
+  if (fit_rows > 100)
+    fit_rows = 100;
+  if (!rows_given)
+    max_rows = fit_rows;
   pmcp__mx_where *where = NULL;
   int wrc = pmcp__mx_where_from_call(call, &where);
   if (wrc)
@@ -433,7 +452,12 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     rc = 0;
     goto out;
   }
-  pg = pmcp__rs_page(call, rs, 0);
+  /* bound to the group's series and their point counts, not to the store:
+   * points logged to other series leave the cursor valid */
+  uint64_t scope = 0;
+  for (size_t m = 0; m < nm; m++)
+    scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(scope, c.s[mem[m]].id), c.s[mem[m]].count);
+  pg = pmcp__rs_page_scoped(call, rs, 0, scope ? scope : 1);
   if (!pg)
     goto out;
   size_t pos = pmcp__mx_pos(pg);
@@ -546,6 +570,15 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     pmcp_json_object_end(j);
     uint64_t next = gi + 1;
     int arc = pmcp_page_commit(pg, &next, sizeof next);
+    if (arc == PMCP_EBUDGET && gi == pos && rows_given && max_rows > fit_rows) {
+      pmcp_page_free(pg);
+      pg = NULL;
+      pmcp__rs_fail(call, "budget_exceeded",
+                    "max_rows %zu: one group of %zu buckets does not fit the token budget "
+                    "(%d); max_rows %zu fits it (the default), or raise the budget",
+                    max_rows, nb, budget, fit_rows);
+      goto out;
+    }
     if (arc == PMCP_EBUDGET) {
       more = 1;
       break;

@@ -88,6 +88,7 @@ size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
 typedef struct pt {
   int64_t step;
   double v;
+  double sm; /* the EMA at this point, over every raw point before it */
 } pt;
 
 static int pt_cmp(const void *a, const void *b)
@@ -96,6 +97,23 @@ static int pt_cmp(const void *a, const void *b)
   if (x->step != y->step)
     return x->step < y->step ? -1 : 1;
   return x->v < y->v ? -1 : x->v > y->v ? 1 : 0;
+}
+
+/* TensorBoard's EMA over the points in step order: a non-finite value is
+ * skipped (it neither moves the average nor counts for the debias). */
+static void ema_points(pt *p, size_t n, double w)
+{
+  double last = 0, wpow = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(p[i].v) || w <= 0) {
+      p[i].sm = p[i].v;
+      continue;
+    }
+    last = last * w + (1 - w) * p[i].v;
+    wpow *= w;
+    double debias = 1 - wpow;
+    p[i].sm = debias > 0 ? last / debias : p[i].v;
+  }
 }
 
 typedef struct row_req {
@@ -142,7 +160,10 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   }
   pt *p = NULL;
   size_t m = 0;
-  if (*total <= q->max_points || *total <= RAW_MAX) {
+  /* Smoothing is over the raw points (as TensorBoard's), so a smoothed
+   * series is read whole up to DECODE_MAX points. */
+  if (*total <= q->max_points || *total <= RAW_MAX ||
+      (q->smoothing > 0 && *total <= DECODE_MAX)) {
     /* Few points: read them and downsample exactly. */
     size_t cap = (size_t)*total;
     pmcp_point *raw = malloc((cap ? cap : 1) * sizeof *raw);
@@ -163,8 +184,9 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
       /* logging order is not always step order (restarts): sort */
       pt *tmp = p;
       for (size_t i = 0; i < got; i++)
-        tmp[i] = (pt){raw[i].step, raw[i].value};
+        tmp[i] = (pt){raw[i].step, raw[i].value, 0};
       qsort(tmp, got, sizeof *tmp, pt_cmp);
+      ema_points(tmp, got, q->smoothing);
       if (got <= q->max_points) {
         for (size_t i = 0; i < got; i++)
           if (isfinite(tmp[i].v))
@@ -175,8 +197,9 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
           va[i] = tmp[i].v;
         }
         size_t nk = pmcp__mx_downsample_points(st, va, got, k, idx);
+        /* p is tmp: kept points move forward, idx ascending */
         for (size_t i = 0; i < nk; i++)
-          p[m++] = (pt){st[idx[i]], va[idx[i]]};
+          p[m++] = tmp[idx[i]];
       }
     }
     free(raw);
@@ -191,13 +214,13 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
       rc = PMCP_ENOMEM;
     for (size_t b = 0; !rc && b < nb; b++) {
       if (b == 0 && isfinite(bk[b].first))
-        p[m++] = (pt){bk[b].step_first, bk[b].first};
+        p[m++] = (pt){bk[b].step_first, bk[b].first, NAN};
       if (isfinite(bk[b].min))
-        p[m++] = (pt){bk[b].step_at_min, bk[b].min};
+        p[m++] = (pt){bk[b].step_at_min, bk[b].min, NAN};
       if (isfinite(bk[b].max))
-        p[m++] = (pt){bk[b].step_at_max, bk[b].max};
+        p[m++] = (pt){bk[b].step_at_max, bk[b].max, NAN};
       if (b + 1 == nb && isfinite(bk[b].last))
-        p[m++] = (pt){bk[b].step_last, bk[b].last};
+        p[m++] = (pt){bk[b].step_last, bk[b].last, NAN};
     }
     if (!rc) {
       qsort(p, m, sizeof *p, pt_cmp);
@@ -241,11 +264,20 @@ static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_
     pmcp_json_number(j, p[i].v);
   pmcp_json_array_end(j);
   if (smoothing > 0 && m) {
+    /* over the raw points; a series too long to read whole (its points
+     * are block extremes) is smoothed over the points kept, and says so */
+    int raw = 1;
+    for (size_t i = 0; i < m && raw; i++)
+      raw = !isnan(p[i].sm);
     double *sv = malloc(m * sizeof *sv);
     if (sv) {
       for (size_t i = 0; i < m; i++)
-        sv[i] = p[i].v;
-      pmcp__mx_smooth(sv, m, smoothing);
+        sv[i] = raw ? p[i].sm : p[i].v;
+      if (!raw) {
+        pmcp__mx_smooth(sv, m, smoothing);
+        pmcp_json_key(j, "smoothed_over");
+        pmcp_json_string(j, "the points kept (the series is too long to read whole)");
+      }
       pmcp_json_key(j, "smoothed");
       pmcp_json_array_begin(j);
       for (size_t i = 0; i < m; i++)

@@ -28,8 +28,18 @@ size_t pmcp__rs_tokens(const char *s, size_t len)
   return n;
 }
 
-void pmcp__rs_round(cJSON *v)
+/* The record view is the stored record: its numbers go out at full
+ * precision (only non-finite ones become strings). */
+static int is_record_view(const cJSON *v)
 {
+  const cJSON *w = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "view") : NULL;
+  return cJSON_IsString(w) && strcmp(w->valuestring, "record") == 0 &&
+         cJSON_HasObjectItem(v, "ref");
+}
+
+static void round_in(cJSON *v, int exact)
+{
+  exact = exact || is_record_view(v);
   for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
     if (cJSON_IsNumber(c)) {
       double d = c->valuedouble;
@@ -49,13 +59,33 @@ void pmcp__rs_round(cJSON *v)
       }
       if (d == floor(d) && fabs(d) < 9007199254740992.0)
         continue; /* integers (ids, steps, counts, times) stay exact */
+      if (exact) {
+        /* the shortest text that reads back as this double (cJSON's own
+         * printing may drop the last digit) */
+        char buf[PMCP_JSON_NUMBER_MAX];
+        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf);
+        cJSON *raw = cJSON_CreateRaw(buf);
+        if (raw) {
+          raw->string = c->string;
+          raw->type |= c->type & cJSON_StringIsConst;
+          c->string = NULL;
+          cJSON_ReplaceItemViaPointer(v, c, raw);
+          c = raw;
+        }
+        continue;
+      }
       char buf[PMCP_JSON_NUMBER_MAX];
       pmcp_json_format_number(d, 0, buf);
       cJSON_SetNumberValue(c, strtod(buf, NULL));
     } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-      pmcp__rs_round(c);
+      round_in(c, exact);
     }
   }
+}
+
+void pmcp__rs_round(cJSON *v)
+{
+  round_in(v, 0);
 }
 
 static int budget_of(pmcp_call *call)

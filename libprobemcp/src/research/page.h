@@ -75,7 +75,8 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve);
 int pmcp__rs_budget(pmcp_call *call);
 
 /* Rounds every number of @p v to six significant figures and turns
- * non-finite values into the strings "NaN", "Infinity", "-Infinity". */
+ * non-finite values into the strings "NaN", "Infinity", "-Infinity".
+ * A record view's object (view "record") keeps its numbers exact. */
 void pmcp__rs_round(cJSON *v);
 
 /* Exact o200k_base token count of @p s. */

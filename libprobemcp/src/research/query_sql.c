@@ -478,17 +478,14 @@ static int read_schema(pmcp_call *call, void *ud)
 }
 
 static const pmcp_arg_spec args[] = {
-  {"sql", PMCP_T_STRING, 0, "one read-only SELECT (SQLite); absent: list the readable tables "
-   "and their columns", 1, 1, 1, 20000, NULL, NULL},
+  {"sql", PMCP_T_STRING, 0, "one read-only SELECT; absent: list the tables", 1, 1, 1, 20000, NULL, NULL},
 };
 
 static const char desc[] =
-  "What exactly do the tables say? Read-only SQL (SQLite dialect) over the lab's research "
-  "tables in `sql`: exactly one SELECT; writes, PRAGMA, ATTACH and other tables are refused. "
-  "Call with no arguments to list the tables and columns you may read. Rows are exact and "
-  "paged (pass next_cursor as cursor). metric_points holds every metric point as a row "
-  "(series_id, step, time, value; NaN is NULL): filter it by series_id and step. Statements "
-  "stop after 5 s of CPU time; values over 1 MiB are errors.";
+  "What exactly do the tables say? One read-only SELECT over the lab's "
+  "research tables; no arguments lists them. Rows are exact. metric_points(series_id, step, "
+  "time, value; NaN is NULL): filter by series_id and step. 5 s CPU; values over 1 MiB are "
+  "errors.";
 
 int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
 {
@@ -502,13 +499,13 @@ int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
   q->refs = 2;
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
   d.name = "query_sql";
-  d.title = "Read-only SQL over the research tables";
+  d.title = "Read-only SQL";
   d.description = desc;
   d.args = args;
   d.n_args = 1;
   d.read_only = PMCP_HINT_TRUE;
-  d.destructive = PMCP_HINT_FALSE;
-  d.idempotent = PMCP_HINT_TRUE;
+  /* destructive and idempotent hints mean something only for tools that
+   * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_FALSE;
   d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
   d.handler = query_sql;

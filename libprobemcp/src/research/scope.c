@@ -15,9 +15,8 @@
 
 const pmcp_arg_spec pmcp__rs_workspace_arg = {
     "workspace", PMCP_T_STRING, 0,
-    "Workspace id to act in (browse files: its folder); default: the "
-    "connection's, or every workspace when there is no sign-in.",
-    1, 1, 1, 128, NULL, NULL};
+    "workspace id (default: the connection's)",
+    1, 0, 1, 0, NULL, NULL};
 
 int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc)
 {

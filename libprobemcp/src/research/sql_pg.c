@@ -103,6 +103,27 @@ static int sql_fail(pmcp_call *call, int rc, const char *err)
 
 #define TOO_BIG "a value is larger than the limit (1 MiB): select less"
 
+/* The rows sent so far, as a page's position: how many and their digest.
+ * A cursor is bound to them (not to the store): the statement runs again
+ * and continues while its first rows are those already sent, whatever
+ * else the lab logged meanwhile. */
+typedef struct pg_pos {
+  uint64_t next;
+  uint64_t digest;
+} pg_pos;
+
+static uint64_t row_digest(uint64_t h, const PGresult *r, int nc)
+{
+  for (int c = 0; c < nc; c++) {
+    int null = PQgetisnull(r, 0, c);
+    h = pmcp__rs_scope_mix(h, null ? -1 : PQgetlength(r, 0, c));
+    const char *p = null ? "" : PQgetvalue(r, 0, c);
+    for (int i = 0, n = null ? 0 : PQgetlength(r, 0, c); i < n; i++)
+      h = pmcp__rs_scope_mix(h, (unsigned char)p[i]);
+  }
+  return h;
+}
+
 /* Rows are read one at a time and the statement stops when the page is
  * full, so memory holds one row and a page, whatever the result's size. */
 int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tenant t,
@@ -114,13 +135,19 @@ int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tena
   if (rc)
     return sql_fail(call, rc, err);
   PGresult *r = res;
-  pmcp_page *pg = pmcp__rs_page(call, rs, PMCP_PAGE_LOSSLESS);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, PMCP_PAGE_LOSSLESS, 1);
   if (!pg) {
     PQclear(r);
     pmcp__pgq_end(q);
     return 0;
   }
-  size_t pos = pmcp__mx_pos(pg);
+  pg_pos at = {0, 0};
+  const void *pd = NULL;
+  size_t pl = 0;
+  if (pmcp_page_position(pg, &pd, &pl) == 0 && pd && pl == sizeof at)
+    memcpy(&at, pd, sizeof at);
+  uint64_t pos = at.next, digest = 0, seen = 0;
+  int changed = 0;
   int nc = PQnfields(r);
   pmcp_json *cj = NULL;
   if (pmcp_json_new(&cj, 0) == 0) {
@@ -142,7 +169,14 @@ int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tena
       snprintf(err, sizeof err, TOO_BIG);
       break;
     }
-    if (i >= pos) { /* else sent on an earlier page */
+    seen = i + 1;
+    if (i < pos) {
+      digest = row_digest(digest, r, nc); /* sent on an earlier page */
+    } else if (i == pos && pos && digest != at.digest) {
+      changed = 1;
+      break;
+    } else {
+      digest = row_digest(digest, r, nc);
       pmcp_json *j = pmcp_page_item(pg);
       if (!j)
         break;
@@ -150,7 +184,7 @@ int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tena
       for (int c = 0; c < nc; c++)
         cell(j, r, 0, c);
       pmcp_json_array_end(j);
-      uint64_t next = i + 1;
+      pg_pos next = {i + 1, digest};
       int arc = pmcp_page_commit(pg, &next, sizeof next);
       if (arc == PMCP_EBUDGET) {
         more = 1;
@@ -171,9 +205,17 @@ int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tena
   }
   PQclear(r);
   pmcp__pgq_end(q);
+  if (!failed && !changed && !more && pos && seen <= pos && (seen < pos || digest != at.digest))
+    changed = 1; /* rows sent earlier are gone or changed */
   if (failed) {
     pmcp_page_free(pg);
     return sql_fail(call, failed, err);
+  }
+  if (changed) {
+    pmcp_page_free(pg);
+    return pmcp__rs_restart(call, "stale",
+                            "The rows on the pages before changed. Call query_sql again "
+                            "without `cursor` to start over.");
   }
   return pmcp__rs_send(call, pg, more);
 }
@@ -205,7 +247,15 @@ int pmcp__sqlpg_list(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q)
   if (rc)
     return pmcp__rs_fail(call, "unavailable", "%s", err);
   PGresult *r = res;
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  /* bound to the listing itself (tables, columns, types) */
+  uint64_t scope = 0;
+  for (int i = 0; i < PQntuples(r); i++)
+    for (int c = 0; c < 3 && c < PQnfields(r); c++) {
+      for (const char *p = PQgetvalue(r, i, c); *p; p++)
+        scope = pmcp__rs_scope_mix(scope, (unsigned char)*p);
+      scope = pmcp__rs_scope_mix(scope, -1);
+    }
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, scope ? scope : 1);
   if (!pg) {
     PQclear(r);
     return 0;

@@ -89,6 +89,28 @@ static cJSON *str_n(const char *s, size_t n)
   return v;
 }
 
+/* Lines start .. start-1+want (to the end at most) of the text as a page
+ * of @p head's fields; *end is the last line's number. */
+static cJSON *section(const cJSON *head, const char *t, size_t len, const size_t *ix,
+                      size_t nlines, size_t start, size_t want, size_t *end)
+{
+  size_t e = start - 1 + want;
+  if (e > nlines)
+    e = nlines;
+  *end = e;
+  size_t from = nlines ? ix[start - 1] : 0;
+  size_t to = e < nlines ? ix[e] : len;
+  cJSON *sec = cJSON_Duplicate(head, 1);
+  if (!sec)
+    return NULL;
+  cJSON_AddNumberToObject(sec, "start_line", (double)start);
+  cJSON_AddNumberToObject(sec, "end_line", (double)e);
+  cJSON_AddItemToObject(sec, "text", str_n(t + from, to - from));
+  if (e < nlines)
+    cJSON_AddNumberToObject(sec, "next_start_line", (double)(e + 1));
+  return sec;
+}
+
 static int refuse(pmcp__vctx *v, const char *why)
 {
   if (v->ref.kind == PMCP__REF_FILE)
@@ -149,6 +171,23 @@ int pmcp__view_content(pmcp__vctx *v)
                              "view=versions",
                              v->ref_text);
     version = n;
+  }
+  const cJSON *jver = o ? cJSON_GetObjectItemCaseSensitive(o, "version") : NULL;
+  if (jver && !(v->state && pmcp__jn(v->state, "v", 0) > 0)) {
+    if (!cJSON_IsNumber(jver) || jver->valuedouble < 1 || jver->valuedouble > 1e15 ||
+        jver->valuedouble != (double)(long long)jver->valuedouble)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.version is a version number >= 1 (view=versions "
+                             "lists them)");
+    if (v->ref.kind == PMCP__REF_FILE)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "view_options.version reads an artifact's older version; a "
+                             "file has one text");
+    if (version && version != (int64_t)jver->valuedouble)
+      return pmcp__view_fail(v, "invalid_argument",
+                             "%s names version %lld and view_options.version %.0f: give one",
+                             v->ref_text, (long long)version, jver->valuedouble);
+    version = (int64_t)jver->valuedouble;
   }
   pmcp_buf data = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
   int rc = 0;
@@ -242,8 +281,14 @@ int pmcp__view_content(pmcp__vctx *v)
     }
     v->items = cJSON_CreateArray();
     v->list_name = "matches";
-    size_t hits = 0, block_end = 0;
-    cJSON *block = NULL, *lines = NULL;
+    /* A block of contiguous matches is split at line boundaries when it
+     * outgrows a share of the budget, so each block fits a page: a
+     * continuation block says so ("continued"). */
+    int budget = pmcp__rs_budget(v->call);
+    size_t cap = budget > 1000 ? (size_t)(budget - 600) / 2 : 200;
+    size_t hits = 0, block_end = 0, block_tok = 0;
+    int open = 0, k_first = 1;
+    cJSON *block = NULL, *lines = NULL, *mlines = NULL;
     char *line = malloc(len + 1);
     for (size_t i = 0; line && i < nlines; i++) {
       size_t ll = line_len(t, len, ix, nlines, i);
@@ -254,23 +299,41 @@ int pmcp__view_content(pmcp__vctx *v)
       hits++;
       size_t from = i >= ctx ? i - ctx : 0;
       size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
-      if (!block || from > block_end + 1) {
-        block = cJSON_CreateObject();
-        cJSON_AddNumberToObject(block, "start_line", (double)(from + 1));
-        lines = cJSON_AddArrayToObject(block, "lines");
-        cJSON_AddItemToObject(block, "match_lines", cJSON_CreateArray());
-        cJSON_AddItemToArray(v->items, block);
-      } else {
-        /* overlaps the open block: add only the lines it lacks */
-        from = block_end + 1;
+      int cont = 0;
+      if (open && from <= block_end + 1) {
+        from = block_end + 1; /* overlaps the open block: the lines it lacks */
+        cont = 1;
       }
-      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(block,
-                                                            "match_lines"),
-                           cJSON_CreateNumber((double)(i + 1)));
-      for (size_t k = from; k <= to; k++)
-        cJSON_AddItemToArray(lines, str_n(t + ix[k],
-                                          line_len(t, len, ix, nlines, k)));
-      block_end = to;
+      for (size_t k = from; k <= to; k++) {
+        size_t kl = line_len(t, len, ix, nlines, k);
+        size_t tok = pmcp__rs_tokens(t + ix[k], kl) + 2;
+        if (!open || !cont || (block_tok + tok > cap && cJSON_GetArraySize(lines) > 0)) {
+          block = cJSON_CreateObject();
+          cJSON_AddNumberToObject(block, "start_line", (double)(k + 1));
+          if (open && cont)
+            cJSON_AddTrueToObject(block, "continued");
+          lines = cJSON_AddArrayToObject(block, "lines");
+          mlines = cJSON_AddArrayToObject(block, "match_lines");
+          cJSON_AddItemToArray(v->items, block);
+          block_tok = 0;
+          open = cont = 1;
+        }
+        cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+        block_tok += tok;
+        if (k == i)
+          cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));
+      }
+      if (i < from) {
+        /* its line is shown already: in the block that holds it */
+        cJSON *b = cJSON_GetArrayItem(v->items, cJSON_GetArraySize(v->items) - 1);
+        while (b && b->prev && b != v->items->child && pmcp__jn(b, "start_line", 0) > (double)(i + 1))
+          b = b->prev;
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(b, "match_lines"),
+                             cJSON_CreateNumber((double)(i + 1)));
+      }
+      if (to > block_end || k_first)
+        block_end = to;
+      k_first = 0;
     }
     free(line);
     regfree(&re);
@@ -293,20 +356,55 @@ int pmcp__view_content(pmcp__vctx *v)
                            "(%zu lines)",
                            start, nlines);
   }
-  /* The section: 40 lines, fewer when the budget is tight. */
-  size_t want = SECTION_LINES;
+  /* The page: as many whole 40-line sections as the budget holds (a
+   * bigger budget gives bigger pages); fewer lines when not even one
+   * section fits. */
+  size_t max_k = nlines >= start ? (nlines - start + SECTION_LINES) / SECTION_LINES : 1;
+  size_t lo = 0, hi = 0;
+  cJSON *best = NULL;
+  for (size_t k = 1; k <= max_k; k = k * 2 > max_k && k < max_k ? max_k : k * 2) {
+    size_t end;
+    cJSON *sec = section(v->obj, t, len, ix, nlines, start, k * SECTION_LINES, &end);
+    if (!sec)
+      break;
+    if (!pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
+      cJSON_Delete(sec);
+      hi = k;
+      break;
+    }
+    cJSON_Delete(best);
+    best = sec;
+    lo = k;
+    if (k == max_k)
+      break;
+  }
+  while (lo && hi > lo + 1) {
+    size_t mid = lo + (hi - lo) / 2, end;
+    cJSON *sec = section(v->obj, t, len, ix, nlines, start, mid * SECTION_LINES, &end);
+    if (!sec)
+      break;
+    if (pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
+      cJSON_Delete(best);
+      best = sec;
+      lo = mid;
+    } else {
+      cJSON_Delete(sec);
+      hi = mid;
+    }
+  }
+  if (best) {
+    cJSON_Delete(v->obj);
+    v->obj = best;
+    free(ix);
+    pmcp_buf_dispose(&data);
+    return 0;
+  }
+  size_t want = SECTION_LINES / 2;
   for (;;) {
-    size_t end = start - 1 + want;
-    if (end > nlines)
-      end = nlines;
+    size_t end;
+    cJSON *sec = section(v->obj, t, len, ix, nlines, start, want, &end);
     size_t from = nlines ? ix[start - 1] : 0;
     size_t to = end < nlines ? ix[end] : len;
-    cJSON *sec = cJSON_Duplicate(v->obj, 1);
-    cJSON_AddNumberToObject(sec, "start_line", (double)start);
-    cJSON_AddNumberToObject(sec, "end_line", (double)end);
-    cJSON_AddItemToObject(sec, "text", str_n(t + from, to - from));
-    if (end < nlines)
-      cJSON_AddNumberToObject(sec, "next_start_line", (double)(end + 1));
     /* 160 tokens stay free for the cursor entity.c adds. */
     if (want == 1 || pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
       if (want == 1 && !pmcp__rs_fits(v->call, sec, 160)) {

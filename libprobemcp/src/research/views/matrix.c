@@ -7,7 +7,7 @@ static const char *const o_none[] = {NULL};
 static const char *const o_record[] = {"field", NULL};
 static const char *const o_hist[] = {"version", NULL};
 static const char *const o_content[] = {"start_line", "grep", "context_lines",
-                                        NULL};
+                                        "version", NULL};
 static const char *const o_versions[] = {"requirement", NULL};
 static const char *const o_lineage[] = {"direction", "depth", "steps", NULL};
 
@@ -41,8 +41,9 @@ static const pmcp__view_info views[] = {
   {"handoff", "hand-off notes and sub-notes for whoever continues", o_none},
   {"events", "status events, oldest first", o_none},
   {"diff", "the uncommitted diff captured with the code state", o_none},
-  {"content", "the file's text in 40-line sections with its sha256; "
-              "start_line pages, grep + context_lines search", o_content},
+  {"content", "the file's text in whole 40-line sections (as many as the "
+              "budget holds) with its sha256; start_line pages, grep + "
+              "context_lines search, version an older one", o_content},
   {"transcript", "the session's transcript entries in order", o_none},
 };
 #define N_VIEWS (sizeof views / sizeof views[0])

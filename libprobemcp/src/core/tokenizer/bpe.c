@@ -1,13 +1,17 @@
 /* Byte-pair merging with tiktoken's exact semantics (see bpe.h).
  *
- * Short pieces (the common case) run tiktoken's own algorithm over stack
- * arrays: keep the rank of every adjacent pair, merge the leftmost minimum,
- * update the two neighbouring ranks. That is O(n*m) but n <= 128 here.
- * Long pieces (a megabyte of one letter, base64 without spaces) use an
- * indexed binary heap keyed by (rank, position) over a linked list of
- * parts, which merges in the same order in O(n log n). */
+ * Very short pieces run tiktoken's own algorithm over stack arrays: keep
+ * the rank of every adjacent pair, merge the leftmost minimum, update the
+ * two neighbouring ranks (O(n*m), cheapest while n is tiny). Longer pieces
+ * (CJK words, base64, a megabyte of one letter) use an indexed binary heap
+ * keyed by (rank, position) over a linked list of parts, which merges in
+ * the same order in O(n log n), on the stack up to PMCP__BPE_STACK bytes.
+ * Multi-token pieces of up to PIECE_KEY bytes are remembered in a small
+ * per-thread cache (text repeats its words; CJK and emoji pieces are
+ * several tokens each and costly to merge). */
 #include "core/tokenizer/bpe.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,19 +176,12 @@ static void rerank(big *b, uint32_t x)
     heap_fix(b, b->hpos[x], key);
 }
 
-static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+/* The heap merge over caller-provided memory: @p heap has room for n keys,
+ * @p mem for 3 * (n + 1) words. */
+static void heap_merge(const unsigned char *p, uint32_t n, uint32_t *out, size_t *count,
+                       uint64_t *heap, uint32_t *mem)
 {
-  if (n >= UINT32_MAX)
-    return PMCP_ETOOBIG;
-  /* 20 bytes per byte of the piece */
-  uint64_t *heap = malloc(sizeof(uint64_t) * n);
-  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
-  if (!heap || !mem) {
-    free(heap);
-    free(mem);
-    return PMCP_ENOMEM;
-  }
-  big b = {p, (uint32_t)n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
+  big b = {p, n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
   for (uint32_t i = 0; i < n; i++) {
     b.nxt[i] = i + 1;
     b.prv[i + 1] = i;
@@ -196,7 +193,7 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
     }
   }
   b.prv[0] = NOTIN;
-  b.nxt[n] = (uint32_t)n;
+  b.nxt[n] = n;
   b.hpos[n] = NOTIN;
   for (uint32_t k = b.hn / 2; k-- > 0;)
     sift_down(&b, k, b.heap[k]);
@@ -219,9 +216,84 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
     c++;
   }
   *count = c;
+}
+
+static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n >= UINT32_MAX)
+    return PMCP_ETOOBIG;
+  if (n <= PMCP__BPE_STACK) {
+    uint64_t heap[PMCP__BPE_STACK];
+    uint32_t mem[3 * (PMCP__BPE_STACK + 1)];
+    heap_merge(p, (uint32_t)n, out, count, heap, mem);
+    return 0;
+  }
+  /* 20 bytes per byte of the piece */
+  uint64_t *heap = malloc(sizeof(uint64_t) * n);
+  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
+  if (!heap || !mem) {
+    free(heap);
+    free(mem);
+    return PMCP_ENOMEM;
+  }
+  heap_merge(p, (uint32_t)n, out, count, heap, mem);
   free(heap);
   free(mem);
   return 0;
+}
+
+/* ---- per-thread cache of short multi-token pieces ----
+ * Direct-mapped on the piece's hash; an entry holds the piece's bytes, its
+ * token count and, when there are at most PIECE_IDS of them, its ids (a
+ * count-only entry still answers counting). Allocated on a thread's first
+ * multi-token piece, freed when the thread ends. */
+#define PIECE_KEY 44u
+#define PIECE_IDS 10u
+#define PIECE_BITS 11u
+
+typedef struct piece_ent {
+  uint8_t len;   /* 0: empty */
+  uint8_t count; /* tokens */
+  uint8_t has_ids;
+  unsigned char bytes[PIECE_KEY];
+  uint32_t ids[PIECE_IDS];
+} piece_ent;
+
+static pthread_key_t piece_key;
+static pthread_once_t piece_once = PTHREAD_ONCE_INIT;
+static int piece_key_ok;
+static _Thread_local piece_ent *piece_tab;
+static _Thread_local int piece_failed;
+
+static void piece_key_init(void)
+{
+  piece_key_ok = pthread_key_create(&piece_key, free) == 0;
+}
+
+static piece_ent *piece_table(void)
+{
+  if (piece_tab || piece_failed)
+    return piece_tab;
+  piece_failed = 1; /* one attempt per thread */
+  pthread_once(&piece_once, piece_key_init);
+  if (!piece_key_ok)
+    return NULL;
+  piece_ent *t = calloc((size_t)1 << PIECE_BITS, sizeof *t);
+  if (!t)
+    return NULL;
+  if (pthread_setspecific(piece_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  piece_tab = t;
+  return t;
+}
+
+static int merge_piece(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n <= PMCP__BPE_SCAN)
+    return bpe_small(p, n, out, count);
+  return bpe_big(p, n, out, count);
 }
 
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
@@ -235,12 +307,39 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
       return 0;
     }
   }
-  if (n <= PMCP__BPE_SMALL)
-    return bpe_small(p, n, out, count);
-  return bpe_big(p, n, out, count);
+  if (n > PIECE_KEY)
+    return merge_piece(p, n, out, count);
+  piece_ent *tab = piece_table();
+  if (!tab)
+    return merge_piece(p, n, out, count);
+  piece_ent *e = &tab[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
+  if (e->len == n && memcmp(e->bytes, p, n) == 0 && (!out || e->has_ids)) {
+    if (out)
+      memcpy(out, e->ids, e->count * sizeof *out);
+    *count = e->count;
+    return 0;
+  }
+  uint32_t ids[PIECE_KEY];
+  int rc = merge_piece(p, n, ids, count);
+  if (rc < 0)
+    return rc;
+  if (out)
+    memcpy(out, ids, *count * sizeof *out);
+  e->len = (uint8_t)n;
+  e->count = (uint8_t)*count;
+  e->has_ids = *count <= PIECE_IDS;
+  memcpy(e->bytes, p, n);
+  if (e->has_ids)
+    memcpy(e->ids, ids, *count * sizeof *ids);
+  return 0;
 }
 
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
   return bpe_big(p, n, out, count);
+}
+
+int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  return bpe_small(p, n, out, count);
 }

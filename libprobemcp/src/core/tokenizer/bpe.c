@@ -6,9 +6,10 @@
  * (CJK words, base64, a megabyte of one letter) use an indexed binary heap
  * keyed by (rank, position) over a linked list of parts, which merges in
  * the same order in O(n log n), on the stack up to PMCP__BPE_STACK bytes.
- * Multi-token pieces of up to PIECE_KEY bytes are remembered in a small
- * per-thread cache (text repeats its words; CJK and emoji pieces are
- * several tokens each and costly to merge). */
+ * Two per-thread caches take lookups off the 2 MB rank hash, whose probes
+ * are cache misses: multi-token pieces of up to PIECE_KEY bytes with their
+ * tokens (text repeats its words), and the rank of the join of two tokens
+ * by their ids (CJK and emoji text join the same pairs again and again). */
 #include "core/tokenizer/bpe.h"
 
 #include <pthread.h>
@@ -46,20 +47,106 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
   }
 }
 
-static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+/* ---- per-thread caches ----
+ * Pieces: direct-mapped on the piece's hash; an entry holds the piece's
+ * bytes, its token count and, when there are at most PIECE_IDS of them,
+ * its ids (a count-only entry still answers counting).
+ * Joins: direct-mapped on (id a, id b); an entry is valid << 63 | a << 36 |
+ * b << 18 | rank of the bytes of a then b (JOIN_NONE: not a token).
+ * Allocated on a thread's first lookup, freed when the thread ends. */
+#define PIECE_KEY 44u
+#define PIECE_IDS 10u
+#define PIECE_BITS 11u
+#define JOIN_BITS 15u
+#define JOIN_NONE 0x3FFFFu
+
+typedef struct piece_ent {
+  uint8_t len;   /* 0: empty */
+  uint8_t count; /* tokens */
+  uint8_t has_ids;
+  unsigned char bytes[PIECE_KEY];
+  uint32_t ids[PIECE_IDS];
+} piece_ent;
+
+typedef struct tk_cache {
+  piece_ent piece[1u << PIECE_BITS];
+  uint64_t join[1u << JOIN_BITS];
+} tk_cache;
+
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_key_ok;
+static _Thread_local tk_cache *cache_tls;
+static _Thread_local int cache_failed;
+
+static void cache_key_init(void)
 {
-  uint32_t st[PMCP__BPE_SMALL + 1]; /* part starts, then n */
-  uint32_t rk[PMCP__BPE_SMALL + 1]; /* rk[i]: rank of parts i and i+1 joined */
-  size_t m = n + 1;                 /* boundaries */
+  cache_key_ok = pthread_key_create(&cache_key, free) == 0;
+}
+
+/* This thread's caches, or NULL when they cannot be had (then every
+ * lookup goes to the rank hash: slower, same result). */
+static tk_cache *cache_get(void)
+{
+  if (cache_tls || cache_failed)
+    return cache_tls;
+  cache_failed = 1; /* one attempt per thread */
+  pthread_once(&cache_once, cache_key_init);
+  if (!cache_key_ok)
+    return NULL;
+  tk_cache *t = calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  if (pthread_setspecific(cache_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  cache_tls = t;
+  return t;
+}
+
+/* Rank of the bytes @p p[0..len), known to be token @p a then token @p b. */
+static inline uint32_t join_rank(tk_cache *tc, uint32_t a, uint32_t b, const unsigned char *p,
+                                 size_t len)
+{
+  if (len == 2)
+    return pmcp__tk_pair_rank[(unsigned)p[0] << 8 | p[1]];
+  if (len > PMCP__TK_MAXLEN)
+    return PMCP__TK_NORANK;
+  if (!tc)
+    return pmcp__tk_rank(p, len);
+  uint64_t key = (uint64_t)a << 18 | b;
+  uint64_t *e = &tc->join[(key * 0x9E3779B97F4A7C15ull) >> (64 - JOIN_BITS)];
+  if ((*e >> 18) == (key | 1ull << 45)) {
+    uint32_t r = (uint32_t)(*e & JOIN_NONE);
+    return r == JOIN_NONE ? PMCP__TK_NORANK : r;
+  }
+  uint32_t r = pmcp__tk_rank(p, len);
+  *e = 1ull << 63 | key << 18 | (r == PMCP__TK_NORANK ? JOIN_NONE : r);
+  return r;
+}
+
+/* tiktoken's scan over stack arrays (n <= PMCP__BPE_SMALL): parts are
+ * st[i]..st[i+1] with token id[i]; rk[i] is the rank of parts i and i+1
+ * joined. */
+static void bpe_small(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
+                      size_t *count)
+{
+  uint32_t st[PMCP__BPE_SMALL + 1];
+  uint32_t rk[PMCP__BPE_SMALL + 1];
+  uint32_t id[PMCP__BPE_SMALL + 1];
+  size_t m = n; /* parts */
   for (size_t i = 0; i <= n; i++)
     st[i] = (uint32_t)i;
+  for (size_t i = 0; i < n; i++)
+    id[i] = pmcp__tk_byte_rank[p[i]];
   for (size_t i = 0; i + 1 < n; i++)
     rk[i] = pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]];
   rk[n - 1] = PMCP__TK_NORANK;
   for (;;) {
     uint32_t best = PMCP__TK_NORANK;
     size_t bi = 0;
-    for (size_t i = 0; i + 2 < m; i++) {
+    for (size_t i = 0; i + 1 < m; i++) {
       if (rk[i] < best) {
         best = rk[i];
         bi = i;
@@ -67,22 +154,23 @@ static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *co
     }
     if (best == PMCP__TK_NORANK)
       break;
-    /* parts bi and bi+1 become one: boundary bi+1 goes away */
-    rk[bi] = bi + 3 < m ? pmcp__tk_rank(p + st[bi], st[bi + 3] - st[bi]) : PMCP__TK_NORANK;
-    if (bi > 0)
-      rk[bi - 1] = pmcp__tk_rank(p + st[bi - 1], st[bi + 2] - st[bi - 1]);
-    memmove(st + bi + 1, st + bi + 2, (m - bi - 2) * sizeof *st);
-    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 3) * sizeof *rk);
+    /* parts bi and bi+1 become one */
+    memmove(st + bi + 1, st + bi + 2, (m - bi - 1) * sizeof *st);
+    memmove(id + bi + 1, id + bi + 2, (m - bi - 2) * sizeof *id);
+    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 2) * sizeof *rk);
     m--;
+    id[bi] = best;
+    rk[bi] = bi + 1 < m ? join_rank(tc, best, id[bi + 1], p + st[bi], st[bi + 2] - st[bi])
+                        : PMCP__TK_NORANK;
+    if (bi > 0)
+      rk[bi - 1] = join_rank(tc, id[bi - 1], best, p + st[bi - 1], st[bi + 1] - st[bi - 1]);
   }
   if (out)
-    for (size_t i = 0; i + 1 < m; i++)
-      out[i] = pmcp__tk_rank(p + st[i], st[i + 1] - st[i]);
-  *count = m - 1;
-  return 0;
+    memcpy(out, id, m * sizeof *out);
+  *count = m;
 }
 
-/* ---- long pieces: indexed min-heap of parts keyed by (rank, start) ----
+/* ---- longer pieces: indexed min-heap of parts keyed by (rank, start) ----
  * A key is rank << 32 | start, so comparing keys compares ranks and breaks
  * ties to the left, and the heap compares its own entries without
  * indirection. A part with no rank with its successor is not in the heap. */
@@ -93,8 +181,10 @@ typedef struct big {
   uint32_t *nxt;  /* the part starting at byte i ends at nxt[i] */
   uint32_t *prv;  /* start of the previous part */
   uint32_t *hpos; /* index in heap, or NOTIN */
+  uint32_t *id;   /* token of the part starting at byte i */
   uint64_t *heap;
   uint32_t hn;
+  tk_cache *tc;
 } big;
 
 #define NOTIN UINT32_MAX
@@ -160,11 +250,8 @@ static void rerank(big *b, uint32_t x)
 {
   uint32_t e = b->nxt[x];
   uint32_t r = PMCP__TK_NORANK;
-  if (e < b->n) {
-    uint32_t e2 = b->nxt[e];
-    if (e2 - x <= PMCP__TK_MAXLEN)
-      r = pmcp__tk_rank(b->p + x, e2 - x);
-  }
+  if (e < b->n)
+    r = join_rank(b->tc, b->id[x], b->id[e], b->p + x, b->nxt[e] - x);
   if (r == PMCP__TK_NORANK) {
     heap_remove(b, x);
     return;
@@ -177,15 +264,16 @@ static void rerank(big *b, uint32_t x)
 }
 
 /* The heap merge over caller-provided memory: @p heap has room for n keys,
- * @p mem for 3 * (n + 1) words. */
-static void heap_merge(const unsigned char *p, uint32_t n, uint32_t *out, size_t *count,
-                       uint64_t *heap, uint32_t *mem)
+ * @p mem for 4 * (n + 1) words. */
+static void heap_merge(tk_cache *tc, const unsigned char *p, uint32_t n, uint32_t *out,
+                       size_t *count, uint64_t *heap, uint32_t *mem)
 {
-  big b = {p, n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
+  big b = {p, n, mem, mem + (n + 1), mem + 2 * (n + 1), mem + 3 * (n + 1), heap, 0, tc};
   for (uint32_t i = 0; i < n; i++) {
     b.nxt[i] = i + 1;
     b.prv[i + 1] = i;
     b.hpos[i] = NOTIN;
+    b.id[i] = pmcp__tk_byte_rank[p[i]];
     uint32_t r = i + 1 < n ? pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]] : PMCP__TK_NORANK;
     if (r != PMCP__TK_NORANK) {
       b.heap[b.hn] = (uint64_t)r << 32 | i;
@@ -199,12 +287,14 @@ static void heap_merge(const unsigned char *p, uint32_t n, uint32_t *out, size_t
     sift_down(&b, k, b.heap[k]);
 
   while (b.hn > 0) {
-    uint32_t i = KEY_PART(b.heap[0]);
+    uint64_t top = b.heap[0];
+    uint32_t i = KEY_PART(top);
     uint32_t j = b.nxt[i];
     heap_remove(&b, j);
     b.nxt[i] = b.nxt[j];
     if (b.nxt[j] < n)
       b.prv[b.nxt[j]] = i;
+    b.id[i] = (uint32_t)(top >> 32);
     rerank(&b, i);
     if (i > 0)
       rerank(&b, b.prv[i]);
@@ -212,92 +302,49 @@ static void heap_merge(const unsigned char *p, uint32_t n, uint32_t *out, size_t
   size_t c = 0;
   for (uint32_t i = 0; i < n; i = b.nxt[i]) {
     if (out)
-      out[c] = pmcp__tk_rank(p + i, b.nxt[i] - i);
+      out[c] = b.id[i];
     c++;
   }
   *count = c;
 }
 
-static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+static int bpe_big(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
   if (n >= UINT32_MAX)
     return PMCP_ETOOBIG;
   if (n <= PMCP__BPE_STACK) {
     uint64_t heap[PMCP__BPE_STACK];
-    uint32_t mem[3 * (PMCP__BPE_STACK + 1)];
-    heap_merge(p, (uint32_t)n, out, count, heap, mem);
+    uint32_t mem[4 * (PMCP__BPE_STACK + 1)];
+    heap_merge(tc, p, (uint32_t)n, out, count, heap, mem);
     return 0;
   }
-  /* 20 bytes per byte of the piece */
+  /* 24 bytes per byte of the piece */
   uint64_t *heap = malloc(sizeof(uint64_t) * n);
-  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
+  uint32_t *mem = malloc(sizeof(uint32_t) * 4 * (n + 1));
   if (!heap || !mem) {
     free(heap);
     free(mem);
     return PMCP_ENOMEM;
   }
-  heap_merge(p, (uint32_t)n, out, count, heap, mem);
+  heap_merge(tc, p, (uint32_t)n, out, count, heap, mem);
   free(heap);
   free(mem);
   return 0;
 }
 
-/* ---- per-thread cache of short multi-token pieces ----
- * Direct-mapped on the piece's hash; an entry holds the piece's bytes, its
- * token count and, when there are at most PIECE_IDS of them, its ids (a
- * count-only entry still answers counting). Allocated on a thread's first
- * multi-token piece, freed when the thread ends. */
-#define PIECE_KEY 44u
-#define PIECE_IDS 10u
-#define PIECE_BITS 11u
-
-typedef struct piece_ent {
-  uint8_t len;   /* 0: empty */
-  uint8_t count; /* tokens */
-  uint8_t has_ids;
-  unsigned char bytes[PIECE_KEY];
-  uint32_t ids[PIECE_IDS];
-} piece_ent;
-
-static pthread_key_t piece_key;
-static pthread_once_t piece_once = PTHREAD_ONCE_INIT;
-static int piece_key_ok;
-static _Thread_local piece_ent *piece_tab;
-static _Thread_local int piece_failed;
-
-static void piece_key_init(void)
+static int merge_piece(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
+                       size_t *count)
 {
-  piece_key_ok = pthread_key_create(&piece_key, free) == 0;
-}
-
-static piece_ent *piece_table(void)
-{
-  if (piece_tab || piece_failed)
-    return piece_tab;
-  piece_failed = 1; /* one attempt per thread */
-  pthread_once(&piece_once, piece_key_init);
-  if (!piece_key_ok)
-    return NULL;
-  piece_ent *t = calloc((size_t)1 << PIECE_BITS, sizeof *t);
-  if (!t)
-    return NULL;
-  if (pthread_setspecific(piece_key, t) != 0) {
-    free(t);
-    return NULL;
+  if (n <= PMCP__BPE_SCAN) {
+    bpe_small(tc, p, n, out, count);
+    return 0;
   }
-  piece_tab = t;
-  return t;
-}
-
-static int merge_piece(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
-{
-  if (n <= PMCP__BPE_SCAN)
-    return bpe_small(p, n, out, count);
-  return bpe_big(p, n, out, count);
+  return bpe_big(tc, p, n, out, count);
 }
 
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
+  /* most pieces are one token: one probe of the rank hash */
   if (n <= PMCP__TK_MAXLEN) {
     uint32_t r = pmcp__tk_rank(p, n);
     if (r != PMCP__TK_NORANK) {
@@ -307,12 +354,10 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
       return 0;
     }
   }
-  if (n > PIECE_KEY)
-    return merge_piece(p, n, out, count);
-  piece_ent *tab = piece_table();
-  if (!tab)
-    return merge_piece(p, n, out, count);
-  piece_ent *e = &tab[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
+  tk_cache *tc = cache_get();
+  if (n > PIECE_KEY || !tc)
+    return merge_piece(tc, p, n, out, count);
+  piece_ent *e = &tc->piece[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
   if (e->len == n && memcmp(e->bytes, p, n) == 0 && (!out || e->has_ids)) {
     if (out)
       memcpy(out, e->ids, e->count * sizeof *out);
@@ -320,7 +365,7 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
     return 0;
   }
   uint32_t ids[PIECE_KEY];
-  int rc = merge_piece(p, n, ids, count);
+  int rc = merge_piece(tc, p, n, ids, count);
   if (rc < 0)
     return rc;
   if (out)
@@ -336,10 +381,11 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
-  return bpe_big(p, n, out, count);
+  return bpe_big(NULL, p, n, out, count);
 }
 
 int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
-  return bpe_small(p, n, out, count);
+  bpe_small(NULL, p, n, out, count);
+  return 0;
 }

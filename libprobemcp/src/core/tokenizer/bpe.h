@@ -17,10 +17,13 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
 #define PMCP__BPE_SMALL 128u
 #define PMCP__BPE_SCAN 24u
 #define PMCP__BPE_STACK 512u
+/* Longer pieces merge in chunks of about 256 bytes, cut where the cut
+ * provably does not change the result (linear time; see bpe.c). */
+#define PMCP__BPE_CHUNKED 1024u
 
 /* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n
  * ids) writes the ids. Sets *@p count. @return 0 or PMCP_ENOMEM (only for
- * pieces longer than PMCP__BPE_SMALL). */
+ * pieces longer than PMCP__BPE_SCAN). */
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
 /* The heap merge alone, for any n >= 1, and the linear scan alone, for

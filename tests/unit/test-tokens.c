@@ -345,6 +345,185 @@ START_TEST(heap_merge_matches_linear)
 }
 END_TEST
 
+/* ---- brute-force reference merge, straight from the rank tables ----
+ * Its own lookup (ranks sorted by their bytes, binary search) and the
+ * textbook loop: find the lowest-ranked adjacent pair (leftmost on ties),
+ * join it, repeat. O(n^2), independent of the library's hash and heap. */
+static uint32_t *ref_sorted;
+
+static int ref_cmp_bytes(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+  int c = memcmp(a, b, an < bn ? an : bn);
+  return c ? c : (an > bn) - (an < bn);
+}
+
+static int ref_cmp_rank(const void *x, const void *y)
+{
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return ref_cmp_bytes(pmcp__tk_bytes + pmcp__tk_off[a], pmcp__tk_off[a + 1] - pmcp__tk_off[a],
+                       pmcp__tk_bytes + pmcp__tk_off[b], pmcp__tk_off[b + 1] - pmcp__tk_off[b]);
+}
+
+static uint32_t ref_rank(const unsigned char *p, size_t n)
+{
+  if (!ref_sorted) {
+    ref_sorted = malloc(PMCP__TK_NRANKS * sizeof *ref_sorted);
+    ck_assert_ptr_nonnull(ref_sorted);
+    for (uint32_t r = 0; r < PMCP__TK_NRANKS; r++)
+      ref_sorted[r] = r;
+    qsort(ref_sorted, PMCP__TK_NRANKS, sizeof *ref_sorted, ref_cmp_rank);
+  }
+  size_t lo = 0, hi = PMCP__TK_NRANKS;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    uint32_t r = ref_sorted[mid];
+    int c = ref_cmp_bytes(pmcp__tk_bytes + pmcp__tk_off[r], pmcp__tk_off[r + 1] - pmcp__tk_off[r], p, n);
+    if (c == 0)
+      return r;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return PMCP__TK_NORANK;
+}
+
+/* Writes the ids of the piece p[0..n) to out (room for n), returns their count. */
+static size_t ref_bpe(const unsigned char *p, size_t n, uint32_t *out)
+{
+  size_t *st = malloc((n + 1) * sizeof *st), m = n; /* m parts; st[m] = n */
+  uint32_t *rk = malloc((n + 1) * sizeof *rk);      /* rk[i]: parts i, i+1 joined */
+  ck_assert(st && rk);
+  for (size_t i = 0; i <= n; i++)
+    st[i] = i;
+  for (size_t i = 0; i + 1 < m; i++)
+    rk[i] = ref_rank(p + st[i], st[i + 2] - st[i]);
+  for (;;) {
+    size_t bi = SIZE_MAX;
+    for (size_t i = 0; i + 1 < m; i++)
+      if (rk[i] != PMCP__TK_NORANK && (bi == SIZE_MAX || rk[i] < rk[bi]))
+        bi = i;
+    if (bi == SIZE_MAX)
+      break;
+    memmove(st + bi + 1, st + bi + 2, (m - bi - 1) * sizeof *st);
+    memmove(rk + bi, rk + bi + 1, (m - bi - 1) * sizeof *rk);
+    m--;
+    if (bi + 1 < m)
+      rk[bi] = ref_rank(p + st[bi], st[bi + 2] - st[bi]);
+    if (bi > 0)
+      rk[bi - 1] = ref_rank(p + st[bi - 1], st[bi + 1] - st[bi - 1]);
+  }
+  for (size_t i = 0; i < m; i++) {
+    out[i] = ref_rank(p + st[i], st[i + 1] - st[i]);
+    ck_assert_uint_ne(out[i], PMCP__TK_NORANK);
+  }
+  free(st);
+  free(rk);
+  return m;
+}
+
+/* Every merge path (the dispatcher with its cache, counting and encoding,
+ * the heap, the scan) against the reference on one piece. */
+static void check_piece(const unsigned char *p, size_t n, const char *what)
+{
+  uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+  ck_assert(want && got);
+  size_t nw = ref_bpe(p, n, want), ng;
+  for (int round = 0; round < 2; round++) { /* the second round hits the cache */
+    ck_assert_int_eq(pmcp__bpe(p, n, NULL, &ng), 0);
+    ck_assert_msg(ng == nw, "%s, %zu bytes: count %zu, reference %zu", what, n, ng, nw);
+    ck_assert_int_eq(pmcp__bpe(p, n, got, &ng), 0);
+    ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0,
+                  "%s, %zu bytes: ids differ from the reference", what, n);
+  }
+  ck_assert_int_eq(pmcp__bpe_heap(p, n, got, &ng), 0);
+  ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%s, %zu bytes: heap", what, n);
+  if (n <= PMCP__BPE_SMALL) {
+    ck_assert_int_eq(pmcp__bpe_scan(p, n, got, &ng), 0);
+    ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%s, %zu bytes: scan", what, n);
+  }
+  free(want);
+  free(got);
+}
+
+/* Random pieces of every length class, from alphabets that make long
+ * merge chains (letters, CJK, emoji, digits, spaces) and from raw bytes. */
+START_TEST(merge_matches_reference_random)
+{
+  static const char *alphas[] = {
+    "aaaabbe lt.-_=0123/\xC3\xA9\xE4\xB8\xAD",
+    "ab",
+    "etaoinshrdlu",
+    "\xE7\x9A\x84\xE6\x98\xAF\xE4\xB8\x8D\xE4\xBA\x86\xE4\xBA\xBA\xE6\x88\x91\xE5\x9C\xA8\xE6\x9C\x89", /* CJK */
+    "\xF0\x9F\x98\x80\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD\xE2\x80\x8D\xE2\x9D\xA4\xEF\xB8\x8F",          /* emoji */
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    " \n\t",
+  };
+  static const size_t lens[] = {2, 5, 9, 17, 24, 25, 31, 44, 45, 64, 100, 128, 129, 300, 512, 513, 2000};
+  unsigned char *piece = malloc(4096);
+  for (int iter = 0; iter < 1500; iter++) {
+    size_t n = lens[rnd() % (sizeof lens / sizeof lens[0])];
+    if (rnd() % 2)
+      n = 1 + rnd() % n;
+    size_t a = rnd() % (sizeof alphas / sizeof alphas[0] + 1);
+    for (size_t i = 0; i < n; i++)
+      piece[i] = a == sizeof alphas / sizeof alphas[0] ? (unsigned char)(rnd() & 0xFF)
+                                                       : (unsigned char)alphas[a][rnd() % strlen(alphas[a])];
+    check_piece(piece, n, a == sizeof alphas / sizeof alphas[0] ? "random bytes" : alphas[a]);
+  }
+  free(piece);
+  /* pieces long enough to be merged in chunks, cut at random places */
+  piece = malloc(6000);
+  for (int iter = 0; iter < 48; iter++) {
+    size_t n = PMCP__BPE_CHUNKED + 1 + rnd() % (6000 - PMCP__BPE_CHUNKED - 1);
+    size_t a = (size_t)iter % (sizeof alphas / sizeof alphas[0] + 1);
+    for (size_t i = 0; i < n; i++)
+      piece[i] = a == sizeof alphas / sizeof alphas[0] ? (unsigned char)(rnd() & 0xFF)
+                                                       : (unsigned char)alphas[a][rnd() % strlen(alphas[a])];
+    check_piece(piece, n, a == sizeof alphas / sizeof alphas[0] ? "long random bytes" : alphas[a]);
+  }
+  free(piece);
+}
+END_TEST
+
+/* Long runs of one unit (a letter, a CJK character, a digit, a space,
+ * two letters) and one long CJK word, whole pieces, against the reference;
+ * the public count of the same text equals the reference's count where the
+ * pre-tokenizer keeps it one piece. */
+START_TEST(long_runs_match_reference)
+{
+  static const char *units[] = {"a", "\xE4\xB8\xAD", "7", " ", "ab", "\xF0\x9F\x98\x80", "=", "aB"};
+  static const char cjk[] = "\xE7\x9A\x84\xE6\x98\xAF\xE4\xB8\x8D\xE4\xBA\x86\xE4\xBA\xBA\xE6\x88\x91"
+                            "\xE5\x9C\xA8\xE6\x9C\x89\xE4\xB8\xAD\xE5\x9B\xBD\xE5\xA4\xA7\xE5\xAD\xA6";
+  static const size_t lens[] = {127, 128, 129, 511, 512, 513, 1000, 4099, 9001};
+  size_t cap = 9001 * 4;
+  unsigned char *t = malloc(cap);
+  uint32_t *want = malloc(cap * sizeof *want);
+  for (size_t u = 0; u <= sizeof units / sizeof units[0]; u++) {
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+      size_t n = 0;
+      if (u < sizeof units / sizeof units[0]) {
+        size_t ul = strlen(units[u]);
+        for (; n + ul <= lens[li]; n += ul)
+          memcpy(t + n, units[u], ul);
+      } else { /* random CJK characters: one long word */
+        while (n + 3 <= lens[li]) {
+          memcpy(t + n, cjk + 3 * (rnd() % ((sizeof cjk - 1) / 3)), 3);
+          n += 3;
+        }
+      }
+      check_piece(t, n, u < sizeof units / sizeof units[0] ? units[u] : "CJK word");
+      size_t c, nw = ref_bpe(t, n, want);
+      ck_assert_int_eq(pmcp_tokens_count((const char *)t, n, &c), 0);
+      if (u == 0 || u == 1 || u == 4 || u == sizeof units / sizeof units[0])
+        ck_assert_msg(c == nw, "count of %zu bytes: %zu, reference %zu", n, c, nw);
+    }
+  }
+  free(t);
+  free(want);
+}
+END_TEST
+
 /* Long single pieces: linear-ish time, and the ids decode back. */
 START_TEST(long_pieces)
 {
@@ -544,6 +723,8 @@ static Suite *tokens_suite(void)
   tcase_add_test(tc, bad_arguments);
   tcase_add_test(tc, heap_merge_matches_linear);
   tcase_add_test(tc, long_pieces);
+  tcase_add_test(tc, merge_matches_reference_random);
+  tcase_add_test(tc, long_runs_match_reference);
   tcase_add_test(tc, counter_matches_count);
   tcase_add_test(tc, counter_utf8);
   tcase_add_test(tc, counter_reopens_pieces);

@@ -1,13 +1,18 @@
 /* Byte-pair merging with tiktoken's exact semantics (see bpe.h).
  *
- * Short pieces (the common case) run tiktoken's own algorithm over stack
- * arrays: keep the rank of every adjacent pair, merge the leftmost minimum,
- * update the two neighbouring ranks. That is O(n*m) but n <= 128 here.
- * Long pieces (a megabyte of one letter, base64 without spaces) use an
- * indexed binary heap keyed by (rank, position) over a linked list of
- * parts, which merges in the same order in O(n log n). */
+ * Very short pieces run tiktoken's own algorithm over stack arrays: keep
+ * the rank of every adjacent pair, merge the leftmost minimum, update the
+ * two neighbouring ranks (O(n*m), cheapest while n is tiny). Longer pieces
+ * (CJK words, base64, a megabyte of one letter) use an indexed binary heap
+ * keyed by (rank, position) over a linked list of parts, which merges in
+ * the same order in O(n log n), on the stack up to PMCP__BPE_STACK bytes.
+ * Two per-thread caches take lookups off the 2 MB rank hash, whose probes
+ * are cache misses: multi-token pieces of up to PIECE_KEY bytes with their
+ * tokens (text repeats its words), and the rank of the join of two tokens
+ * by their ids (CJK and emoji text join the same pairs again and again). */
 #include "core/tokenizer/bpe.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,20 +47,106 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
   }
 }
 
-static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+/* ---- per-thread caches ----
+ * Pieces: direct-mapped on the piece's hash; an entry holds the piece's
+ * bytes, its token count and, when there are at most PIECE_IDS of them,
+ * its ids (a count-only entry still answers counting).
+ * Joins: direct-mapped on (id a, id b); an entry is valid << 63 | a << 36 |
+ * b << 18 | rank of the bytes of a then b (JOIN_NONE: not a token).
+ * Allocated on a thread's first lookup, freed when the thread ends. */
+#define PIECE_KEY 44u
+#define PIECE_IDS 10u
+#define PIECE_BITS 11u
+#define JOIN_BITS 15u
+#define JOIN_NONE 0x3FFFFu
+
+typedef struct piece_ent {
+  uint8_t len;   /* 0: empty */
+  uint8_t count; /* tokens */
+  uint8_t has_ids;
+  unsigned char bytes[PIECE_KEY];
+  uint32_t ids[PIECE_IDS];
+} piece_ent;
+
+typedef struct tk_cache {
+  piece_ent piece[1u << PIECE_BITS];
+  uint64_t join[1u << JOIN_BITS];
+} tk_cache;
+
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_key_ok;
+static _Thread_local tk_cache *cache_tls;
+static _Thread_local int cache_failed;
+
+static void cache_key_init(void)
 {
-  uint32_t st[PMCP__BPE_SMALL + 1]; /* part starts, then n */
-  uint32_t rk[PMCP__BPE_SMALL + 1]; /* rk[i]: rank of parts i and i+1 joined */
-  size_t m = n + 1;                 /* boundaries */
+  cache_key_ok = pthread_key_create(&cache_key, free) == 0;
+}
+
+/* This thread's caches, or NULL when they cannot be had (then every
+ * lookup goes to the rank hash: slower, same result). */
+static tk_cache *cache_get(void)
+{
+  if (cache_tls || cache_failed)
+    return cache_tls;
+  cache_failed = 1; /* one attempt per thread */
+  pthread_once(&cache_once, cache_key_init);
+  if (!cache_key_ok)
+    return NULL;
+  tk_cache *t = calloc(1, sizeof *t);
+  if (!t)
+    return NULL;
+  if (pthread_setspecific(cache_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  cache_tls = t;
+  return t;
+}
+
+/* Rank of the bytes @p p[0..len), known to be token @p a then token @p b. */
+static inline uint32_t join_rank(tk_cache *tc, uint32_t a, uint32_t b, const unsigned char *p,
+                                 size_t len)
+{
+  if (len == 2)
+    return pmcp__tk_pair_rank[(unsigned)p[0] << 8 | p[1]];
+  if (len > PMCP__TK_MAXLEN)
+    return PMCP__TK_NORANK;
+  if (!tc)
+    return pmcp__tk_rank(p, len);
+  uint64_t key = (uint64_t)a << 18 | b;
+  uint64_t *e = &tc->join[(key * 0x9E3779B97F4A7C15ull) >> (64 - JOIN_BITS)];
+  if ((*e >> 18) == (key | 1ull << 45)) {
+    uint32_t r = (uint32_t)(*e & JOIN_NONE);
+    return r == JOIN_NONE ? PMCP__TK_NORANK : r;
+  }
+  uint32_t r = pmcp__tk_rank(p, len);
+  *e = 1ull << 63 | key << 18 | (r == PMCP__TK_NORANK ? JOIN_NONE : r);
+  return r;
+}
+
+/* tiktoken's scan over stack arrays (n <= PMCP__BPE_SMALL): parts are
+ * st[i]..st[i+1] with token id[i]; rk[i] is the rank of parts i and i+1
+ * joined. */
+static void bpe_small(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
+                      size_t *count)
+{
+  uint32_t st[PMCP__BPE_SMALL + 1];
+  uint32_t rk[PMCP__BPE_SMALL + 1];
+  uint32_t id[PMCP__BPE_SMALL + 1];
+  size_t m = n; /* parts */
   for (size_t i = 0; i <= n; i++)
     st[i] = (uint32_t)i;
+  for (size_t i = 0; i < n; i++)
+    id[i] = pmcp__tk_byte_rank[p[i]];
   for (size_t i = 0; i + 1 < n; i++)
     rk[i] = pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]];
   rk[n - 1] = PMCP__TK_NORANK;
   for (;;) {
     uint32_t best = PMCP__TK_NORANK;
     size_t bi = 0;
-    for (size_t i = 0; i + 2 < m; i++) {
+    for (size_t i = 0; i + 1 < m; i++) {
       if (rk[i] < best) {
         best = rk[i];
         bi = i;
@@ -63,22 +154,23 @@ static int bpe_small(const unsigned char *p, size_t n, uint32_t *out, size_t *co
     }
     if (best == PMCP__TK_NORANK)
       break;
-    /* parts bi and bi+1 become one: boundary bi+1 goes away */
-    rk[bi] = bi + 3 < m ? pmcp__tk_rank(p + st[bi], st[bi + 3] - st[bi]) : PMCP__TK_NORANK;
-    if (bi > 0)
-      rk[bi - 1] = pmcp__tk_rank(p + st[bi - 1], st[bi + 2] - st[bi - 1]);
-    memmove(st + bi + 1, st + bi + 2, (m - bi - 2) * sizeof *st);
-    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 3) * sizeof *rk);
+    /* parts bi and bi+1 become one */
+    memmove(st + bi + 1, st + bi + 2, (m - bi - 1) * sizeof *st);
+    memmove(id + bi + 1, id + bi + 2, (m - bi - 2) * sizeof *id);
+    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 2) * sizeof *rk);
     m--;
+    id[bi] = best;
+    rk[bi] = bi + 1 < m ? join_rank(tc, best, id[bi + 1], p + st[bi], st[bi + 2] - st[bi])
+                        : PMCP__TK_NORANK;
+    if (bi > 0)
+      rk[bi - 1] = join_rank(tc, id[bi - 1], best, p + st[bi - 1], st[bi + 1] - st[bi - 1]);
   }
   if (out)
-    for (size_t i = 0; i + 1 < m; i++)
-      out[i] = pmcp__tk_rank(p + st[i], st[i + 1] - st[i]);
-  *count = m - 1;
-  return 0;
+    memcpy(out, id, m * sizeof *out);
+  *count = m;
 }
 
-/* ---- long pieces: indexed min-heap of parts keyed by (rank, start) ----
+/* ---- longer pieces: indexed min-heap of parts keyed by (rank, start) ----
  * A key is rank << 32 | start, so comparing keys compares ranks and breaks
  * ties to the left, and the heap compares its own entries without
  * indirection. A part with no rank with its successor is not in the heap. */
@@ -89,8 +181,10 @@ typedef struct big {
   uint32_t *nxt;  /* the part starting at byte i ends at nxt[i] */
   uint32_t *prv;  /* start of the previous part */
   uint32_t *hpos; /* index in heap, or NOTIN */
+  uint32_t *id;   /* token of the part starting at byte i */
   uint64_t *heap;
   uint32_t hn;
+  tk_cache *tc;
 } big;
 
 #define NOTIN UINT32_MAX
@@ -156,11 +250,8 @@ static void rerank(big *b, uint32_t x)
 {
   uint32_t e = b->nxt[x];
   uint32_t r = PMCP__TK_NORANK;
-  if (e < b->n) {
-    uint32_t e2 = b->nxt[e];
-    if (e2 - x <= PMCP__TK_MAXLEN)
-      r = pmcp__tk_rank(b->p + x, e2 - x);
-  }
+  if (e < b->n)
+    r = join_rank(b->tc, b->id[x], b->id[e], b->p + x, b->nxt[e] - x);
   if (r == PMCP__TK_NORANK) {
     heap_remove(b, x);
     return;
@@ -172,23 +263,17 @@ static void rerank(big *b, uint32_t x)
     heap_fix(b, b->hpos[x], key);
 }
 
-static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+/* The heap merge over caller-provided memory: @p heap has room for n keys,
+ * @p mem for 4 * (n + 1) words. */
+static void heap_merge(tk_cache *tc, const unsigned char *p, uint32_t n, uint32_t *out,
+                       size_t *count, uint64_t *heap, uint32_t *mem)
 {
-  if (n >= UINT32_MAX)
-    return PMCP_ETOOBIG;
-  /* 20 bytes per byte of the piece */
-  uint64_t *heap = malloc(sizeof(uint64_t) * n);
-  uint32_t *mem = malloc(sizeof(uint32_t) * 3 * (n + 1));
-  if (!heap || !mem) {
-    free(heap);
-    free(mem);
-    return PMCP_ENOMEM;
-  }
-  big b = {p, (uint32_t)n, mem, mem + (n + 1), mem + 2 * (n + 1), heap, 0};
+  big b = {p, n, mem, mem + (n + 1), mem + 2 * (n + 1), mem + 3 * (n + 1), heap, 0, tc};
   for (uint32_t i = 0; i < n; i++) {
     b.nxt[i] = i + 1;
     b.prv[i + 1] = i;
     b.hpos[i] = NOTIN;
+    b.id[i] = pmcp__tk_byte_rank[p[i]];
     uint32_t r = i + 1 < n ? pmcp__tk_pair_rank[(unsigned)p[i] << 8 | p[i + 1]] : PMCP__TK_NORANK;
     if (r != PMCP__TK_NORANK) {
       b.heap[b.hn] = (uint64_t)r << 32 | i;
@@ -196,18 +281,20 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
     }
   }
   b.prv[0] = NOTIN;
-  b.nxt[n] = (uint32_t)n;
+  b.nxt[n] = n;
   b.hpos[n] = NOTIN;
   for (uint32_t k = b.hn / 2; k-- > 0;)
     sift_down(&b, k, b.heap[k]);
 
   while (b.hn > 0) {
-    uint32_t i = KEY_PART(b.heap[0]);
+    uint64_t top = b.heap[0];
+    uint32_t i = KEY_PART(top);
     uint32_t j = b.nxt[i];
     heap_remove(&b, j);
     b.nxt[i] = b.nxt[j];
     if (b.nxt[j] < n)
       b.prv[b.nxt[j]] = i;
+    b.id[i] = (uint32_t)(top >> 32);
     rerank(&b, i);
     if (i > 0)
       rerank(&b, b.prv[i]);
@@ -215,17 +302,172 @@ static int bpe_big(const unsigned char *p, size_t n, uint32_t *out, size_t *coun
   size_t c = 0;
   for (uint32_t i = 0; i < n; i = b.nxt[i]) {
     if (out)
-      out[c] = pmcp__tk_rank(p + i, b.nxt[i] - i);
+      out[c] = b.id[i];
     c++;
   }
   *count = c;
+}
+
+static int bpe_big(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n >= UINT32_MAX)
+    return PMCP_ETOOBIG;
+  if (n <= PMCP__BPE_STACK) {
+    uint64_t heap[PMCP__BPE_STACK];
+    uint32_t mem[4 * (PMCP__BPE_STACK + 1)];
+    heap_merge(tc, p, (uint32_t)n, out, count, heap, mem);
+    return 0;
+  }
+  /* 24 bytes per byte of the piece */
+  uint64_t *heap = malloc(sizeof(uint64_t) * n);
+  uint32_t *mem = malloc(sizeof(uint32_t) * 4 * (n + 1));
+  if (!heap || !mem) {
+    free(heap);
+    free(mem);
+    return PMCP_ENOMEM;
+  }
+  heap_merge(tc, p, (uint32_t)n, out, count, heap, mem);
   free(heap);
   free(mem);
   return 0;
 }
 
+/* ---- long pieces: independent chunks with checked cuts ----
+ * Cut the piece A B at byte b, merge A and B on their own into X and Y. If
+ * the last token x of X and the first token y of Y merge into themselves
+ * (the merge of the bytes of x then y is [x, y]), the merge of A B is X Y:
+ * until a merge across b happens, each side evolves as it does alone, and
+ * the x and y regions as they do in x y; the first merge across b in A B
+ * would then also happen in x y, which it does not. Chained over several
+ * cuts (each checked against the chunks as finally cut), every chunk's
+ * merge is final. A cut that fails its check moves one character right,
+ * a few times, then goes away (its two chunks merge as one): the result is
+ * exact in every case, and linear when cuts hold, as they do on text.
+ * Chunks are small enough for the stack heap and the caches. */
+#define CHUNK 256u
+#define CUT_TRIES 6
+
+/* Whether tokens @p x then @p y stay two tokens when merged together. */
+static int cut_holds(tk_cache *tc, uint32_t x, uint32_t y)
+{
+  unsigned char buf[2 * PMCP__TK_MAXLEN];
+  uint32_t xl = pmcp__tk_off[x + 1] - pmcp__tk_off[x], yl = pmcp__tk_off[y + 1] - pmcp__tk_off[y];
+  memcpy(buf, pmcp__tk_bytes + pmcp__tk_off[x], xl);
+  memcpy(buf + xl, pmcp__tk_bytes + pmcp__tk_off[y], yl);
+  uint32_t ids[2 * PMCP__TK_MAXLEN];
+  size_t k;
+  if (xl + yl <= PMCP__BPE_SMALL)
+    bpe_small(tc, buf, xl + yl, ids, &k);
+  else
+    bpe_big(tc, buf, xl + yl, ids, &k);
+  return k == 2 && ids[0] == x && ids[1] == y;
+}
+
+typedef struct chunk {
+  uint32_t start, end; /* bytes; ids at buf[start..start+count) */
+  uint32_t count;
+} chunk;
+
+static int encode_chunk(tk_cache *tc, const unsigned char *p, chunk *c, uint32_t *buf)
+{
+  size_t k;
+  int rc = c->end - c->start <= PMCP__BPE_SCAN
+               ? (bpe_small(tc, p + c->start, c->end - c->start, buf + c->start, &k), 0)
+               : bpe_big(tc, p + c->start, c->end - c->start, buf + c->start, &k);
+  c->count = (uint32_t)k;
+  return rc;
+}
+
+/* Next character boundary after @p i (UTF-8 continuation bytes skipped). */
+static uint32_t next_char(const unsigned char *p, uint32_t i, uint32_t n)
+{
+  i++;
+  while (i < n && (p[i] & 0xC0) == 0x80)
+    i++;
+  return i;
+}
+
+static int bpe_chunked(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
+                       size_t *count)
+{
+  if (n >= UINT32_MAX)
+    return PMCP_ETOOBIG;
+  size_t nc = (n + CHUNK - 1) / CHUNK;
+  chunk *ch = malloc(nc * sizeof *ch);
+  uint32_t *buf = malloc(n * sizeof *buf);
+  unsigned char *tries = calloc(nc, 1);
+  int rc = 0;
+  if (!ch || !buf || !tries) {
+    rc = PMCP_ENOMEM;
+    goto done;
+  }
+  /* cuts at character boundaries, about CHUNK bytes apart */
+  size_t m = 0;
+  for (uint32_t s = 0; s < n;) {
+    uint32_t e = s + CHUNK >= n ? (uint32_t)n : s + CHUNK;
+    while (e < n && (p[e] & 0xC0) == 0x80)
+      e++;
+    ch[m].start = s;
+    ch[m].end = e;
+    if ((rc = encode_chunk(tc, p, &ch[m], buf)) < 0)
+      goto done;
+    m++;
+    s = e;
+  }
+  /* check the cut before chunk i; a change rechecks the cut before it */
+  for (size_t i = 1; i < m;) {
+    chunk *a = &ch[i - 1], *b = &ch[i];
+    if (cut_holds(tc, buf[a->start + a->count - 1], buf[b->start])) {
+      i++;
+      continue;
+    }
+    uint32_t moved = next_char(p, b->start, b->end);
+    if (tries[i] < CUT_TRIES && moved < b->end) {
+      tries[i]++;
+      a->end = b->start = moved;
+      if ((rc = encode_chunk(tc, p, a, buf)) < 0 || (rc = encode_chunk(tc, p, b, buf)) < 0)
+        goto done;
+    } else {
+      /* the cut goes: chunk i joins chunk i - 1 */
+      a->end = b->end;
+      if ((rc = encode_chunk(tc, p, a, buf)) < 0)
+        goto done;
+      memmove(ch + i, ch + i + 1, (m - i - 1) * sizeof *ch);
+      memmove(tries + i, tries + i + 1, m - i - 1);
+      m--;
+    }
+    if (i > 1)
+      i--;
+  }
+  size_t c = 0;
+  for (size_t i = 0; i < m; i++) {
+    if (out)
+      memcpy(out + c, buf + ch[i].start, ch[i].count * sizeof *out);
+    c += ch[i].count;
+  }
+  *count = c;
+done:
+  free(ch);
+  free(buf);
+  free(tries);
+  return rc;
+}
+
+static int merge_piece(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
+                       size_t *count)
+{
+  if (n <= PMCP__BPE_SCAN) {
+    bpe_small(tc, p, n, out, count);
+    return 0;
+  }
+  if (n > PMCP__BPE_CHUNKED)
+    return bpe_chunked(tc, p, n, out, count);
+  return bpe_big(tc, p, n, out, count);
+}
+
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
+  /* most pieces are one token: one probe of the rank hash */
   if (n <= PMCP__TK_MAXLEN) {
     uint32_t r = pmcp__tk_rank(p, n);
     if (r != PMCP__TK_NORANK) {
@@ -235,12 +477,38 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
       return 0;
     }
   }
-  if (n <= PMCP__BPE_SMALL)
-    return bpe_small(p, n, out, count);
-  return bpe_big(p, n, out, count);
+  tk_cache *tc = cache_get();
+  if (n > PIECE_KEY || !tc)
+    return merge_piece(tc, p, n, out, count);
+  piece_ent *e = &tc->piece[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
+  if (e->len == n && memcmp(e->bytes, p, n) == 0 && (!out || e->has_ids)) {
+    if (out)
+      memcpy(out, e->ids, e->count * sizeof *out);
+    *count = e->count;
+    return 0;
+  }
+  uint32_t ids[PIECE_KEY];
+  int rc = merge_piece(tc, p, n, ids, count);
+  if (rc < 0)
+    return rc;
+  if (out)
+    memcpy(out, ids, *count * sizeof *out);
+  e->len = (uint8_t)n;
+  e->count = (uint8_t)*count;
+  e->has_ids = *count <= PIECE_IDS;
+  memcpy(e->bytes, p, n);
+  if (e->has_ids)
+    memcpy(e->ids, ids, *count * sizeof *ids);
+  return 0;
 }
 
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
-  return bpe_big(p, n, out, count);
+  return bpe_big(NULL, p, n, out, count);
+}
+
+int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  bpe_small(NULL, p, n, out, count);
+  return 0;
 }

@@ -10,17 +10,26 @@
 /* Rank of the token with bytes @p p[0..n), or PMCP__TK_NORANK. */
 uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
 
-/* Pieces up to this many bytes merge on the stack (tiktoken's linear scan);
- * longer ones use a heap (O(n log n)) over malloc'd arrays. */
+/* Pieces up to PMCP__BPE_SCAN bytes merge by tiktoken's linear scan; longer
+ * ones use a heap (O(n log n)), on the stack up to PMCP__BPE_STACK bytes,
+ * over malloc'd arrays beyond. PMCP__BPE_SMALL bounds pieces the scan may
+ * be given (pmcp__bpe_scan). */
 #define PMCP__BPE_SMALL 128u
+#define PMCP__BPE_SCAN 24u
+#define PMCP__BPE_STACK 512u
+/* Longer pieces merge in chunks of about 256 bytes, cut where the cut
+ * provably does not change the result (linear time; see bpe.c). */
+#define PMCP__BPE_CHUNKED 1024u
 
 /* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n
  * ids) writes the ids. Sets *@p count. @return 0 or PMCP_ENOMEM (only for
- * pieces longer than PMCP__BPE_SMALL). */
+ * pieces longer than PMCP__BPE_SCAN). */
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
-/* The heap merge alone, for any n >= 1 (tests check it against the linear
- * scan). */
+/* The heap merge alone, for any n >= 1, and the linear scan alone, for
+ * 1 <= n <= PMCP__BPE_SMALL, without the cache (tests check them against
+ * each other and against a brute-force merge). */
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
+int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
 #endif

@@ -16,10 +16,10 @@
 
 /* The argument specs the tools add when charts are built in. */
 #define PMCP__CHART_ARG_RENDER                                                            \
-  {"render", PMCP_T_STRING, 0, "png: a chart image too (width*height/750 tokens of "      \
-   "token_budget, sized to fit after the text)", 0, 0, 0, 0, pmcp__chart_renders, NULL}
+  {"render", PMCP_T_STRING, 0, "Add a chart image (w*h/750 tokens).", 0, 0, 0, 0,           \
+   pmcp__chart_renders, NULL}
 #define PMCP__CHART_ARG_LOG_Y                                                             \
-  {"log_y", PMCP_T_BOOLEAN, 0, "with render: log y axis", 0, 0, 0, 0, NULL, "false"}
+  {"log_y", PMCP_T_BOOLEAN, 0, NULL, 0, 0, 0, 0, NULL, "false"}
 
 extern const char *const pmcp__chart_renders[];
 

@@ -765,21 +765,13 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
                fetch_series_summaries);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series_buckets", NULL,
-             "Series in buckets of one shared axis: mean, min, max, count."
-#ifdef PMCP_HAVE_CAIRO
-             " render=png adds a chart."
-#endif
-             ,
+             "Series in buckets of one shared axis: mean, min, max, count.",
              buckets_args, sizeof buckets_args / sizeof buckets_args[0],
              fetch_float_series_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
              "Exact points per run and series (default: the last 200). A range of more "
-             "than max_points comes bucketed."
-#ifdef PMCP_HAVE_CAIRO
-             " render=png adds a chart."
-#endif
-             ,
+             "than max_points comes bucketed.",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,

@@ -91,6 +91,7 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
 typedef struct trk_tool {
   pmcp_tool_fn fn;
   pmcp__tracking *tk;
+  int offset_cap; /* takes PMCP__TRK_ARG_OFFSET: its bound is checked here */
 } trk_tool;
 
 static void trk_tool_free(void *ud)
@@ -122,6 +123,11 @@ static int trk_tool_call(pmcp_call *call, void *ud)
       return pmcp__rs_fail(call, "invalid_argument", "%s is longer than %d characters",
                            named[i], PMCP__TRK_NAME_MAX);
   }
+  int64_t offset = 0;
+  if (w->offset_cap && pmcp_arg_int(call, "offset", &offset) == 0 &&
+      offset > PMCP__TRK_OFFSET_MAX)
+    return pmcp__rs_fail(call, "invalid_argument", "offset is larger than %d",
+                         PMCP__TRK_OFFSET_MAX);
   /* Without a host's hook the tools' `workspace` keeps its own meaning
    * (narrowing a listing) and the whole tenant is read, as before. */
   if (!w->tk->rs->scope)
@@ -152,6 +158,9 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
     return PMCP_ENOMEM;
   w->fn = fn;
   w->tk = pmcp__trk_retain(tk);
+  for (size_t i = 0; i < n_args; i++)
+    if (!strcmp(args[i].name, "offset") && !args[i].has_max)
+      w->offset_cap = 1;
   pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
   d.name = name;
   d.title = title;

@@ -56,7 +56,10 @@ int pmcp__trk_filter_schemas(pmcp_server *server, const char *tool);
 #define PMCP__TRK_NAME_MAX 200
 #define PMCP__TRK_ARG_LIMIT(def) {"limit", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, 100, NULL, def}
 /* offset: a previous answer's next_offset, as token_budget says */
-#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, NULL, 1, 1, 0, 1000000, NULL, NULL}
+/* offset's upper bound is checked once for every tool (trk_tool_call), not
+ * written into each tool's schema: PMCP__TRK_OFFSET_MAX. */
+#define PMCP__TRK_OFFSET_MAX 1000000
+#define PMCP__TRK_ARG_OFFSET {"offset", PMCP_T_INTEGER, 0, NULL, 1, 0, 0, 0, NULL, NULL}
 
 /* The call's step range: step_from / step_to, open ends otherwise;
  * *ranged (may be NULL) says whether either was given. Returns 1 after

@@ -268,7 +268,7 @@ test('probe embed caches vectors; semantic=true ranks by them with one model cal
       assert.ok(sem.length > 0, 'semantic results');
       for (const x of sem) {
         assert.match(x.ref, /^[a-z-]+:/);
-        assert.ok(x.score > 0 && x.score <= 1);
+        assert.ok(x.similarity > 0 && x.similarity <= 1);
         assert.ok(x.provenance);
       }
     } finally {

@@ -532,7 +532,7 @@ START_TEST(research_series_chart)
 
   /* smoothing: a smoothed line over a faint raw one, both visible */
   const char *sm = "{\"mode\":\"series\",\"run_ids\":[\"rb\"],\"keys\":[\"loss\",\"acc\"],"
-                   "\"max_points\":60,\"smoothing\":0.8,\"render\":\"png\",\"log_y\":true}";
+                   "\"max_points\":60,\"smoothing\":0.8,\"render\":\"png_log\"}";
   answer c = call("metrics", sm);
   ck_assert_msg(!c.is_error && c.has_image, "%s", c.text);
   within_budget(&c, sm);
@@ -649,7 +649,7 @@ START_TEST(render_offered)
   cJSON *r = tc_rpc("tools/list", "{}");
   char *s = cJSON_PrintUnformatted(r);
   ck_assert_ptr_nonnull(strstr(s, "\"render\""));
-  ck_assert_ptr_nonnull(strstr(s, "\"log_y\""));
+  ck_assert_ptr_nonnull(strstr(s, "\"png_log\""));
   cJSON_free(s);
   cJSON_Delete(r);
   /* a render other than png is refused by the schema */
@@ -658,11 +658,9 @@ START_TEST(render_offered)
                                 "[\"loss\"],\"render\":\"svg\"}", &err);
   ck_assert_int_eq(err, 1);
   cJSON_Delete(o);
-  /* log_y alone shapes nothing: refused, naming render */
+  /* the log axis is a render value, not an argument of its own */
   tc_refused("metrics", "{\"mode\":\"series\",\"run_ids\":[\"ra\"],\"keys\":[\"loss\"],"
-                        "\"log_y\":true}", "render");
-  tc_refused("fetch_float_series", "{\"runs\":[\"ra\"],\"series\":[\"loss\"],"
-                                   "\"log_y\":true}", "render");
+                        "\"log_y\":true}", "log_y");
 }
 END_TEST
 

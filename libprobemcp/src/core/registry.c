@@ -285,7 +285,7 @@ static int add_budget_args(pmcp_server *srv, pmcp__tool *t)
     "with next_cursor.", 1, 1, 512, 8000, NULL, "2000"};
   static const pmcp_arg_spec cursor = {
     "cursor", PMCP_T_STRING, 0,
-    "The next_cursor of a previous answer, to continue it; omit to start.",
+    "A previous answer's next_cursor, to continue it.",
     0, 0, 0, 0, NULL, NULL};
   static const pmcp_arg_spec budget_offset = {
     "token_budget", PMCP_T_INTEGER, 0,

@@ -14,7 +14,7 @@
 
 #include "util/buf.h"
 
-const char *const pmcp__chart_renders[] = {"png", NULL};
+const char *const pmcp__chart_renders[] = {"png", "png_log", NULL};
 
 /* Line colours (Tableau 10 without its grey, which reads as an axis). */
 static const double palette[][3] = {
@@ -658,11 +658,10 @@ int pmcp__chart_wanted(pmcp_call *call, int *log_y)
 {
   *log_y = 0;
   const char *r = NULL;
-  if (!pmcp_arg_has(call, "render") || pmcp_arg_string(call, "render", &r, NULL) || !r ||
-      strcmp(r, "png") != 0)
+  if (!pmcp_arg_has(call, "render") || pmcp_arg_string(call, "render", &r, NULL) || !r)
     return 0;
-  pmcp_arg_bool(call, "log_y", log_y);
-  return 1;
+  *log_y = strcmp(r, "png_log") == 0;
+  return *log_y || strcmp(r, "png") == 0;
 }
 
 void pmcp__chart_run_name(pmcp__research *rs, const char *run_ref, char *out, size_t size)
@@ -716,10 +715,3 @@ size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size
   return nk;
 }
 
-int pmcp__chart_refuse_orphans(pmcp_call *call)
-{
-  if (pmcp_arg_has(call, "log_y") && !pmcp_arg_has(call, "render"))
-    return pmcp__rs_fail(call, "invalid_argument",
-                         "log_y shapes the chart: pass it with render: \"png\""), 1;
-  return 0;
-}

@@ -16,10 +16,8 @@
 
 /* The argument specs the tools add when charts are built in. */
 #define PMCP__CHART_ARG_RENDER                                                            \
-  {"render", PMCP_T_STRING, 0, "Add a chart image (w*h/750 tokens).", 0, 0, 0, 0,           \
-   pmcp__chart_renders, NULL}
-#define PMCP__CHART_ARG_LOG_Y                                                             \
-  {"log_y", PMCP_T_BOOLEAN, 0, NULL, 0, 0, 0, 0, NULL, "false"}
+  {"render", PMCP_T_STRING, 0, "Chart image too (w*h/750 tokens).",  \
+   0, 0, 0, 0, pmcp__chart_renders, NULL}
 
 extern const char *const pmcp__chart_renders[];
 
@@ -88,11 +86,8 @@ void pmcp__chart_label(pmcp__research *rs, const char *run_ref, const char *key,
  * its length. */
 size_t pmcp__chart_keys(pmcp_call *call, const char *arg, char *out, size_t size);
 
-/* Refuses log_y without render (an argument nothing would read): 1 after
- * sending the refusal, else 0. */
-int pmcp__chart_refuse_orphans(pmcp_call *call);
 
-/* Reads `render` and `log_y`: 1 when a chart is asked for (and *log_y
+/* Reads `render` (png, or png_log for a log y axis): 1 when a chart is asked for (and *log_y
  * set), 0 when not. */
 int pmcp__chart_wanted(pmcp_call *call, int *log_y);
 

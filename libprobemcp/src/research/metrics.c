@@ -79,7 +79,6 @@ static const pmcp_arg_spec series_args[] = {
   A_SCALE,
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
-  PMCP__CHART_ARG_LOG_Y,
 #endif
 };
 
@@ -105,11 +104,7 @@ static const pmcp_mode_spec modes[] = {
 
 static const char desc[] =
   "What are the numbers? Parallel arrays, 6 significant figures (points exact), "
-  "non-finite values counted."
-#ifdef PMCP_HAVE_CAIRO
-  " series: render=png adds a chart."
-#endif
-  ;
+  "non-finite values counted.";
 
 static int metrics(pmcp_call *call, void *ud)
 {

@@ -460,10 +460,6 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
 {
   row_req q = {INT64_MIN, INT64_MAX, 100, 0};
   int64_t v;
-#ifdef PMCP_HAVE_CAIRO
-  if (pmcp__chart_refuse_orphans(call))
-    return 0;
-#endif
   if (pmcp_arg_int(call, "step_from", &v) == 0)
     q.from = v;
   if (pmcp_arg_int(call, "step_to", &v) == 0)

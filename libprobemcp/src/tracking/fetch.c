@@ -154,10 +154,6 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
 {
   *ret = 0;
   memset(s, 0, sizeof *s);
-#ifdef PMCP_HAVE_CAIRO
-  if (pmcp__chart_refuse_orphans(call))
-    return 1;
-#endif
   int rc = pmcp__trk_sel_read(call, tk, s);
   if (!rc)
     return 0;
@@ -718,7 +714,6 @@ static const pmcp_arg_spec points_args[] = {
    NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
-  PMCP__CHART_ARG_LOG_Y,
 #endif
 };
 static const pmcp_arg_spec list_series_args[] = {
@@ -753,7 +748,6 @@ static const pmcp_arg_spec buckets_args[] = {
   {"time_to", PMCP_T_ANY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
-  PMCP__CHART_ARG_LOG_Y,
 #endif
 };
 

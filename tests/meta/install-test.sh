@@ -193,7 +193,11 @@ if [ -n "$pyinit" ] && [ -e "$dest$pyinit" ] && [ -e "$(dirname "$dest$pyinit")/
   ok "python module probemcp installed ($pyinit)"
   init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
   call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"n":2}}}'
+  # a library built with ASan loads into python only with its runtime first
+  preload=""
+  case $needed in *libasan*) preload=$(cc -print-file-name=libasan.so) ;; esac
   if printf '%s\n%s\n' "$init" "$call" | PYTHONPATH="$(dirname "$(dirname "$dest$pyinit")")" \
+       LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS:-}${preload:+:detect_leaks=0}" \
        PROBEMCP_LIB="$dest$libdir/libprobemcp.so.0.1" python3 "$src/examples/python/host.py" \
        | grep -q '"numbers":\[{"i":0},{"i":1}\]'; then
     ok "an installed probemcp serves examples/python/host.py"

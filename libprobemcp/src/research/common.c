@@ -187,15 +187,7 @@ int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
 /* Sends @p o (consumed) as the call's isError result. */
 static int send_error(pmcp_call *call, cJSON *o)
 {
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return PMCP_ENOMEM;
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
-  if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
-  cJSON_free(txt);
+  int rc = pmcp__rs_reply(call, o);
   pmcp_result_set_error(call, 1);
   return rc;
 }

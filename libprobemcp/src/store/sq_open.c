@@ -44,7 +44,11 @@ int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
     return pmcp_store_set_error(s, code, "%s: the store is damaged (%s); "
                                 "'PRAGMA integrity_check' in sqlite3 lists what is wrong",
                                 what, m);
-  if ((src & 0xff) == SQLITE_FULL) {
+  /* SQLite reports ENOSPC as SQLITE_FULL only on some paths (the WAL
+   * index and journal headers give SQLITE_IOERR): the errno decides */
+  int full = (src & 0xff) == SQLITE_FULL ||
+             ((src & 0xff) == SQLITE_IOERR && q && q->db && sqlite3_system_errno(q->db) == ENOSPC);
+  if (full) {
     const char *file = q && q->db ? sqlite3_db_filename(q->db, "main") : NULL;
     return pmcp_store_set_error(s, code, "%s: the disk holding %s is full", what,
                                 file && *file ? file : "the store");

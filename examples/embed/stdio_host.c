@@ -2,11 +2,14 @@
  * A complete MCP server over stdio: one tool, served by the library's stdio
  * transport until end of input.
  *
- * Build:  cc stdio_host.c $(pkg-config --cflags --libs libprobemcp)
+ * It needs only the engine (no store, no toolsets), so it links
+ * libprobemcp-engine, which needs neither SQLite nor libpq:
+ *
+ * Build:  cc stdio_host.c $(pkg-config --cflags --libs libprobemcp-engine)
+ *         (or libprobemcp, the superset)
  * Run:    ./stdio_host    (an MCP client talks to it on stdin/stdout)
  */
-#include <probemcp/probemcp.h>
-#include <probemcp/stdio.h>
+#include <probemcp/engine.h>
 
 #include <signal.h>
 #include <unistd.h>

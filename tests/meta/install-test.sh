@@ -101,9 +101,16 @@ fi
 # An MCP server over stdio, from the installed headers alone: initialize
 # and a tools/call answered through the library's stdio transport.
 # shellcheck disable=SC2086
+# It needs only the engine: libprobemcp-engine, without SQLite or libpq.
+has "pkg-config file libprobemcp-engine.pc" "$libdir/pkgconfig/libprobemcp-engine.pc"
 if cc -std=c11 -Wall -Wextra -Werror $extra -o "$dest/stdio_host" \
-    "$src/examples/embed/stdio_host.c" $(pkg-config --cflags --libs libprobemcp) -pthread; then
-  ok "stdio_host.c compiles against the installed headers and library"
+    "$src/examples/embed/stdio_host.c" $(pkg-config --cflags --libs libprobemcp-engine) -pthread; then
+  ok "stdio_host.c compiles against the installed engine headers and libprobemcp-engine"
+  eneeded=$(readelf -d "$dest/stdio_host" "$dest$libdir/libprobemcp-engine.so" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  case " $eneeded" in
+    *libsqlite3*|*libpq*|*" libprobemcp.so"*) fail "the engine-only host needs no store library (NEEDED: $eneeded)" ;;
+    *) ok "the engine-only host needs no store library (NEEDED: $eneeded)" ;;
+  esac
   init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
   call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{}}}'
   out=$(printf '%s\n%s\n' "$init" "$call" | LD_LIBRARY_PATH="$dest$libdir" "$dest/stdio_host")

@@ -1,6 +1,8 @@
 /**
  * @file probemcp.h
- * Umbrella header of libprobemcp: include this one.
+ * Umbrella header of libprobemcp (the engine, the store and the toolsets):
+ * include this one. A host that needs only the engine includes
+ * probemcp/engine.h and links libprobemcp-engine instead.
  */
 #ifndef PROBEMCP_H
 #define PROBEMCP_H

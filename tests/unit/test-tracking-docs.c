@@ -229,9 +229,5 @@ int main(void)
   tcase_add_test(tc, markdown_of_man_pages);
   tcase_add_test(tc, refusals);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return st_run_suite(s);
 }

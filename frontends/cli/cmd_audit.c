@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth/auth.h"
 #include "cli_auth.h"
 #include "cli_util.h"
 
@@ -16,7 +15,7 @@ static const char usage[] =
 
 int probe_cmd_audit(const probe_globals *g, int argc, char **argv)
 {
-  pmcp__audit_query q = {0, NULL, 0, 0};
+  pmcp_audit_query q = {PMCP_AUDIT_QUERY_VERSION, 0, NULL, 0, 0};
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char *v;
@@ -56,7 +55,7 @@ int probe_cmd_audit(const probe_globals *g, int argc, char **argv)
   }
   pmcp_buf out = PMCP_BUF_INIT;
   if (rc == 0)
-    rc = pmcp__audit_list(s, &q, &out);
+    rc = pmcp_audit_list(s, &q, &out);
   if (rc) {
     probe_cli_fail("audit", s, rc);
   } else if (json) {

@@ -12,7 +12,6 @@
 
 #include "cli_util.h"
 #include "demo/demo.h"
-#include "import/import_store.h"
 
 static int mkdirs_for(char *path)
 {
@@ -116,15 +115,13 @@ int probe_cmd_demo(const probe_globals *g, int argc, char **argv)
   for (size_t i = 0; i < sizeof imports / sizeof imports[0]; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, imports[i].path);
-    pmcp__import_opts o;
-    memset(&o, 0, sizeof o);
+    pmcp_import_options o = PMCP_IMPORT_OPTIONS_INIT;
     o.project = imports[i].project;
     o.experiment = imports[i].experiment;
     o.progress = progress;
-    pmcp__imp_counts n;
-    memset(&n, 0, sizeof n);
+    pmcp_import_counts n = PMCP_IMPORT_COUNTS_INIT;
     pmcp_buf err = PMCP_BUF_INIT;
-    int irc = pmcp__import(s, t, imports[i].kind, path, &o, &n, &err);
+    int irc = pmcp_import(s, t, imports[i].kind, path, &o, &n, &err);
     if (irc) {
       rc = probe_cli_err(1, "demo", "importing the bundled %s data failed: %s", imports[i].kind,
                          err.ptr ? err.ptr : pmcp_strerror(irc));

@@ -18,7 +18,6 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "import/import_store.h"
 #include "probemcp/probemcp.h"
 #include "probemcp/store.h"
 
@@ -111,7 +110,7 @@ static void on_progress(const char *what, uint64_t done, uint64_t total,
 
 #define PL(n) ((n) == 1 ? "" : "s")
 
-static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
+static void report(const char *fmt, const char *path, const pmcp_import_counts *n,
                    int dry, int json)
 {
   if (json) {
@@ -171,7 +170,7 @@ static void report(const char *fmt, const char *path, const pmcp__imp_counts *n,
 }
 
 int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
-                     const char *path, const pmcp__import_opts *opts, int dry,
+                     const char *path, const pmcp_import_options *opts, int dry,
                      int json)
 {
   pmcp_store *st = NULL;
@@ -182,12 +181,12 @@ int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
     return 1;
   progress pg = {0};
   pg.on = !g->quiet && isatty(STDERR_FILENO);
-  pmcp__import_opts o = *opts;
+  pmcp_import_options o = *opts;
   o.progress = on_progress;
   o.progress_ud = &pg;
-  pmcp__imp_counts n;
+  pmcp_import_counts n = PMCP_IMPORT_COUNTS_INIT;
   pmcp_buf err = PMCP_BUF_INIT;
-  rc = pmcp__import(st, t, fmt, path, &o, &n, &err);
+  rc = pmcp_import(st, t, fmt, path, &o, &n, &err);
   if (pg.shown)
     fprintf(stderr, "\r\033[K");
   if (rc) {
@@ -216,8 +215,7 @@ int probe_cmd_import(const probe_globals *g, int argc, char **argv)
     fprintf(stderr, "probe import: unknown format '%s' (mlflow, tensorboard, csv, hf)\n", fmt);
     return 2;
   }
-  pmcp__import_opts o;
-  memset(&o, 0, sizeof o);
+  pmcp_import_options o = PMCP_IMPORT_OPTIONS_INIT;
   const char *path = NULL;
   int dry = 0, json = 0;
   for (int i = 2; i < argc; i++) {

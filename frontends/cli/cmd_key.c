@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth/auth.h"
 #include "cli_auth.h"
 #include "cli_util.h"
 
@@ -69,7 +68,7 @@ static int key_create(const probe_globals *g, int argc, char **argv)
   if (probe_cli_open_as(g, &a))
     return 1;
   pmcp_buf secret = PMCP_BUF_INIT, id = PMCP_BUF_INIT;
-  int rc = pmcp__key_create(a.s, a.t, ws, strcmp(scope, "write") == 0, name, a.actor, "cli",
+  int rc = pmcp_key_create(a.s, a.t, ws, strcmp(scope, "write") == 0, name, a.actor, "cli",
                             &secret, &id);
   if (rc == 0 && json) {
     cJSON *o = cJSON_CreateObject();
@@ -105,7 +104,7 @@ static int key_list(const probe_globals *g, int argc, char **argv)
   if (probe_cli_open(g, PMCP_STORE_READONLY, &s, &t))
     return 1;
   pmcp_buf out = PMCP_BUF_INIT;
-  int rc = pmcp__key_list(s, t, &out);
+  int rc = pmcp_key_list(s, t, &out);
   if (rc == 0 && json) {
     printf("%s\n", out.ptr);
   } else if (rc == 0) {
@@ -138,7 +137,7 @@ static int key_revoke(const probe_globals *g, int argc, char **argv)
   probe_cli_as a;
   if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__key_revoke(a.s, a.t, argv[1], a.actor, "cli");
+  int rc = pmcp_key_revoke(a.s, a.t, argv[1], a.actor, "cli");
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "key %s revoked\n", argv[1]);
   return probe_cli_done("key revoke", a.s, rc);

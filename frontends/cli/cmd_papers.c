@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "commands.h"
-#include "import/import_store.h"
 
 static void papers_usage(FILE *f)
 {
@@ -61,7 +60,6 @@ int probe_cmd_papers(const probe_globals *g, int argc, char **argv)
     papers_usage(stderr);
     return 2;
   }
-  pmcp__import_opts o;
-  memset(&o, 0, sizeof o);
+  pmcp_import_options o = PMCP_IMPORT_OPTIONS_INIT;
   return probe_import_run(g, "papers import", "arxiv", path, &o, dry, json);
 }

@@ -9,7 +9,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "auth/auth.h"
 #include "cli_auth.h"
 #include "cli_util.h"
 
@@ -122,7 +121,7 @@ static int user_create(const probe_globals *g, int argc, char **argv)
   if (probe_cli_open_as(g, &a))
     return 1;
   pmcp_buf id = PMCP_BUF_INIT;
-  int rc = pmcp__user_create(a.s, name, display, nopw ? NULL : pw, a.actor, "cli", &id);
+  int rc = pmcp_user_create(a.s, name, display, nopw ? NULL : pw, a.actor, "cli", &id);
   memset(pw, 0, sizeof pw);
   if (rc == 0)
     printf("%s\n", id.ptr);
@@ -147,7 +146,7 @@ static int user_passwd(const probe_globals *g, int argc, char **argv)
   probe_cli_as a;
   if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_passwd(a.s, argv[1], pw, a.actor, "cli");
+  int rc = pmcp_user_passwd(a.s, argv[1], pw, a.actor, "cli");
   memset(pw, 0, sizeof pw);
   return finish("user passwd", a.s, rc, "has a new password", argv[1], g);
 }
@@ -160,7 +159,7 @@ static int user_disable(const probe_globals *g, int argc, char **argv, int disab
   probe_cli_as a;
   if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_disable(a.s, argv[1], disable, a.actor, "cli");
+  int rc = pmcp_user_disable(a.s, argv[1], disable, a.actor, "cli");
   return finish(cmd, a.s, rc, disable ? "disabled" : "enabled", argv[1], g);
 }
 
@@ -179,14 +178,14 @@ static int user_set_role(const probe_globals *g, int argc, char **argv)
   }
   if (!name || !ws || !role)
     return probe_cli_err(2, "user set-role", "give NAME, --workspace and --role\n%s", usage);
-  int r = pmcp__role_parse(role);
-  if (r == PMCP__ROLE_NONE && strcmp(role, "none") != 0)
+  int r = pmcp_role_parse(role);
+  if (r == PMCP_ROLE_NONE && strcmp(role, "none") != 0)
     return probe_cli_err(2, "user set-role",
                          "--role is viewer, editor, admin or none, not '%s'", role);
   probe_cli_as a;
   if (probe_cli_open_as(g, &a))
     return 1;
-  int rc = pmcp__user_set_role(a.s, name, a.t, ws, r, a.actor, "cli");
+  int rc = pmcp_user_set_role(a.s, name, a.t, ws, r, a.actor, "cli");
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "user %s: %s in workspace '%s' of tenant '%s'\n", name, role, ws,
             g->tenant ? g->tenant : "default");
@@ -205,7 +204,7 @@ static int user_list(const probe_globals *g, int argc, char **argv)
     rc = pmcp_store_tenant(s, g->tenant, 0, &t);
   pmcp_buf out = PMCP_BUF_INIT;
   if (rc == 0)
-    rc = pmcp__user_list(s, t, &out);
+    rc = pmcp_user_list(s, t, &out);
   if (rc == 0 && json) {
     printf("%s\n", out.ptr);
   } else if (rc == 0) {

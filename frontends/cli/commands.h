@@ -4,6 +4,8 @@
 #ifndef PROBE_CLI_COMMANDS_H
 #define PROBE_CLI_COMMANDS_H
 
+#include "probemcp/probemcp.h"
+
 typedef struct probe_globals {
   const char *store;   /* --store PATH|URL, or NULL: resolve per store.h */
   const char *tenant;  /* --tenant NAME, or NULL: "default" */
@@ -50,11 +52,10 @@ int probe_cmd_user(const probe_globals *g, int argc, char **argv);
 int probe_cmd_audit(const probe_globals *g, int argc, char **argv);
 
 /* cmd_import.c: runs one import (format "mlflow", "tensorboard", "csv",
- * "hf", "arxiv") with progress and a report; @p opts is a
- * pmcp__import_opts (import/import_store.h). Returns the exit status. */
-struct pmcp__import_opts;
+ * "hf", "arxiv") with progress and a report (probemcp/service.h).
+ * Returns the exit status. */
 int probe_import_run(const probe_globals *g, const char *cmd, const char *fmt,
-                     const char *path, const struct pmcp__import_opts *opts,
+                     const char *path, const pmcp_import_options *opts,
                      int dry, int json);
 
 #endif

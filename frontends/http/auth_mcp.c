@@ -376,7 +376,7 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
   if (rc)
     return rc;
   snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
-  snprintf(out->role, sizeof out->role, "%s", pmcp__role_name(p.role));
+  snprintf(out->role, sizeof out->role, "%s", pmcp_role_name(p.role));
   if (p.kind == PMCP__P_CONNECTION)
     snprintf(out->principal, sizeof out->principal, "user:%.60s",
              p.user_id[0] ? p.user_id : p.id);
@@ -403,7 +403,7 @@ int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
   pmcp__buf_putc(out, '{');
   if (p.kind != PMCP__P_CONNECTION) {
     pmcp__buf_json_string(out, p.workspace, strlen(p.workspace));
-    pmcp__buf_printf(out, ":\"%s\"}", pmcp__role_name(p.role));
+    pmcp__buf_printf(out, ":\"%s\"}", pmcp_role_name(p.role));
     return out->ptr ? 0 : PMCP_ENOMEM;
   }
   char tid[24];
@@ -418,14 +418,14 @@ int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
     return rc;
   size_t n = 0;
   for (size_t i = 0; i < pmcp__db_nrows(r); i++) {
-    int role = pmcp__role_parse(pmcp__db_get(r, i, 1));
+    int role = pmcp_role_parse(pmcp__db_get(r, i, 1));
     const char *ws = pmcp__db_get(r, i, 0);
-    if (role == PMCP__ROLE_NONE || !ws)
+    if (role == PMCP_ROLE_NONE || !ws)
       continue;
     if (n++)
       pmcp__buf_putc(out, ',');
     pmcp__buf_json_string(out, ws, strlen(ws));
-    pmcp__buf_printf(out, ":\"%s\"", pmcp__role_name(role));
+    pmcp__buf_printf(out, ":\"%s\"", pmcp_role_name(role));
   }
   pmcp__db_res_free(r);
   pmcp__buf_putc(out, '}');

@@ -107,7 +107,7 @@ static int whoami(pmcp_call *call, void *ud)
            "{\"kind\":\"%s\",\"id\":\"%s\",\"tenant\":\"%s\",\"workspace\":\"%s\","
            "\"role\":\"%s\",\"write\":%s,\"actor\":\"%s\"}",
            p.kind == PMCP__P_KEY ? "key" : "connection", p.id, p.tenant, p.workspace,
-           pmcp__role_name(p.role), pmcp__principal_can_write(&p) ? "true" : "false", p.actor);
+           pmcp_role_name(p.role), pmcp__principal_can_write(&p) ? "true" : "false", p.actor);
   return pmcp_result_text(call, out, strlen(out));
 }
 

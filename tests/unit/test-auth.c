@@ -58,7 +58,7 @@ END_TEST
 static void make_key(pmcp_store *s, pmcp_tenant t, const char *ws, int write, pmcp_buf *secret,
                      pmcp_buf *id)
 {
-  ST_OK(s, pmcp__key_create(s, t, ws, write, "test", "cli:tester", "cli", secret, id));
+  ST_OK(s, pmcp_key_create(s, t, ws, write, "test", "cli:tester", "cli", secret, id));
 }
 
 START_TEST(keys)
@@ -115,16 +115,16 @@ START_TEST(keys)
   ST_RC(s, pmcp__auth_key_principal(s, NULL, 0, &p), PMCP_EDENIED);
   /* Revocation: the next resolution fails with the same message; a key of
    * another tenant cannot be revoked from here (and is not revealed). */
-  ST_RC(s, pmcp__key_revoke(s, a, ib.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
+  ST_RC(s, pmcp_key_revoke(s, a, ib.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
   ST_OK(s, pmcp__auth_key_principal(s, sb.ptr, sb.len, &p));
-  ST_OK(s, pmcp__key_revoke(s, a, ia.ptr, "cli:tester", "cli"));
+  ST_OK(s, pmcp_key_revoke(s, a, ia.ptr, "cli:tester", "cli"));
   ST_RC(s, pmcp__auth_key_principal(s, sa.ptr, sa.len, &p), PMCP_EDENIED);
   ck_assert_str_eq(pmcp_store_errmsg(s), msg0);
-  ST_RC(s, pmcp__key_revoke(s, a, ia.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
+  ST_RC(s, pmcp_key_revoke(s, a, ia.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
   free((void *)msg0);
   /* Lists are per tenant. */
   pmcp_buf l = PMCP_BUF_INIT;
-  ST_OK(s, pmcp__key_list(s, a, &l));
+  ST_OK(s, pmcp_key_list(s, a, &l));
   ck_assert_ptr_nonnull(strstr(l.ptr, ia.ptr));
   ck_assert_ptr_null(strstr(l.ptr, ib.ptr));
   ck_assert_ptr_null(strstr(l.ptr, sa.ptr));
@@ -132,18 +132,18 @@ START_TEST(keys)
   pmcp_buf_dispose(&l);
   /* A workspace the tenant does not have. */
   pmcp_buf x = PMCP_BUF_INIT;
-  ST_RC(s, pmcp__key_create(s, a, "nope", 0, NULL, "cli:t", "cli", &x, NULL), PMCP_ENOTFOUND);
+  ST_RC(s, pmcp_key_create(s, a, "nope", 0, NULL, "cli:t", "cli", &x, NULL), PMCP_ENOTFOUND);
   ck_assert_uint_eq(x.len, 0);
   /* Audit: creations and the revocation, secrets never in the details. */
-  pmcp__audit_query q = {0, "api_key.", 0, 0};
-  ST_OK(s, pmcp__audit_list(s, &q, &l));
+  pmcp_audit_query q = {PMCP_AUDIT_QUERY_VERSION, 0, "api_key.", 0, 0};
+  ST_OK(s, pmcp_audit_list(s, &q, &l));
   ck_assert_ptr_nonnull(strstr(l.ptr, "api_key.create"));
   ck_assert_ptr_nonnull(strstr(l.ptr, "api_key.revoke"));
   ck_assert_ptr_null(strstr(l.ptr, sa.ptr));
   ck_assert_ptr_null(strstr(l.ptr, sb.ptr));
   pmcp_buf_dispose(&l);
   q.tenant_id = b.id;
-  ST_OK(s, pmcp__audit_list(s, &q, &l));
+  ST_OK(s, pmcp_audit_list(s, &q, &l));
   ck_assert_ptr_null(strstr(l.ptr, ia.ptr));
   ck_assert_ptr_nonnull(strstr(l.ptr, ib.ptr));
   pmcp_buf_dispose(&l);
@@ -196,9 +196,9 @@ START_TEST(users_and_connections)
   ws.name = "vision";
   ST_OK(s, pmcp_store_create(s, a, "workspace", &ws, NULL));
   pmcp_buf uid = PMCP_BUF_INIT;
-  ST_OK(s, pmcp__user_create(s, "ada", "Ada", "s3cret-pw", "cli:t", "cli", &uid));
-  ST_RC(s, pmcp__user_create(s, "ada", NULL, "x", "cli:t", "cli", NULL), PMCP_EEXIST);
-  ST_RC(s, pmcp__user_create(s, "bad name", NULL, "x", "cli:t", "cli", NULL), PMCP_EINVAL);
+  ST_OK(s, pmcp_user_create(s, "ada", "Ada", "s3cret-pw", "cli:t", "cli", &uid));
+  ST_RC(s, pmcp_user_create(s, "ada", NULL, "x", "cli:t", "cli", NULL), PMCP_EEXIST);
+  ST_RC(s, pmcp_user_create(s, "bad name", NULL, "x", "cli:t", "cli", NULL), PMCP_EINVAL);
   char id[64];
   ST_OK(s, pmcp__user_check_password(s, "ada", "s3cret-pw", id));
   ck_assert_str_eq(id, uid.ptr);
@@ -207,9 +207,9 @@ START_TEST(users_and_connections)
   ST_RC(s, pmcp__user_check_password(s, "nobody", "wrong", id), PMCP_EDENIED);
   ck_assert_str_eq(pmcp_store_errmsg(s), m1);
   free((void *)m1);
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "default", PMCP__ROLE_EDITOR, "cli:t", "cli"));
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "vision", PMCP__ROLE_VIEWER, "cli:t", "cli"));
-  ST_RC(s, pmcp__user_set_role(s, "ada", b, "vision", PMCP__ROLE_VIEWER, "cli:t", "cli"),
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_EDITOR, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "vision", PMCP_ROLE_VIEWER, "cli:t", "cli"));
+  ST_RC(s, pmcp_user_set_role(s, "ada", b, "vision", PMCP_ROLE_VIEWER, "cli:t", "cli"),
         PMCP_ENOTFOUND);
   /* A connection as the oauth code makes it. */
   char tid[24];
@@ -222,38 +222,38 @@ START_TEST(users_and_connections)
   ck_assert_int_eq(p.kind, PMCP__P_CONNECTION);
   ck_assert_str_eq(p.user_name, "ada");
   ck_assert_str_eq(p.actor, "user:ada");
-  ck_assert_int_eq(p.role, PMCP__ROLE_EDITOR);
+  ck_assert_int_eq(p.role, PMCP_ROLE_EDITOR);
   ck_assert(pmcp__principal_can_write(&p));
   ck_assert(!pmcp__principal_admin(&p));
   /* Another workspace the person belongs to: viewer there. */
   pmcp__principal q = p;
   ST_OK(s, pmcp__auth_principal_in_workspace(s, &q, "vision"));
-  ck_assert_int_eq(q.role, PMCP__ROLE_VIEWER);
+  ck_assert_int_eq(q.role, PMCP_ROLE_VIEWER);
   ck_assert(!pmcp__principal_can_write(&q));
   q = p;
   ST_RC(s, pmcp__auth_principal_in_workspace(s, &q, "nowhere"), PMCP_EDENIED);
   /* Role changes take effect at the next resolution. */
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "default", PMCP__ROLE_ADMIN, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_ADMIN, "cli:t", "cli"));
   ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
   ck_assert(pmcp__principal_admin(&p));
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "default", PMCP__ROLE_VIEWER, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_VIEWER, "cli:t", "cli"));
   ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
   ck_assert(!pmcp__principal_can_write(&p));
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "default", PMCP__ROLE_NONE, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_NONE, "cli:t", "cli"));
   ST_RC(s, pmcp__auth_connection_principal(s, "conn_1", &p), PMCP_EDENIED);
-  ST_OK(s, pmcp__user_set_role(s, "ada", a, "default", PMCP__ROLE_EDITOR, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_EDITOR, "cli:t", "cli"));
   ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
   /* A disabled person: refused, then back. */
-  ST_OK(s, pmcp__user_disable(s, "ada", 1, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_disable(s, "ada", 1, "cli:t", "cli"));
   ST_RC(s, pmcp__auth_connection_principal(s, "conn_1", &p), PMCP_EDENIED);
   ST_RC(s, pmcp__user_check_password(s, "ada", "s3cret-pw", id), PMCP_EDENIED);
-  ST_OK(s, pmcp__user_disable(s, "ada", 0, "cli:t", "cli"));
+  ST_OK(s, pmcp_user_disable(s, "ada", 0, "cli:t", "cli"));
   ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
   /* New password: the old one stops working. */
-  ST_OK(s, pmcp__user_passwd(s, "ada", "n3w-pw", "cli:t", "cli"));
+  ST_OK(s, pmcp_user_passwd(s, "ada", "n3w-pw", "cli:t", "cli"));
   ST_RC(s, pmcp__user_check_password(s, "ada", "s3cret-pw", id), PMCP_EDENIED);
   ST_OK(s, pmcp__user_check_password(s, "ada", "n3w-pw", id));
-  ST_RC(s, pmcp__user_passwd(s, "nobody", "x", "cli:t", "cli"), PMCP_ENOTFOUND);
+  ST_RC(s, pmcp_user_passwd(s, "nobody", "x", "cli:t", "cli"), PMCP_ENOTFOUND);
   /* A revoked connection. */
   ST_OK(s, pmcp__db_exec(s, "UPDATE mcp_connections SET revoked = 5 WHERE id = 'conn_1'", 0,
                          NULL, NULL));
@@ -261,15 +261,15 @@ START_TEST(users_and_connections)
   ST_RC(s, pmcp__auth_connection_principal(s, "conn_x", &p), PMCP_EDENIED);
   /* Listing: passwords never appear. */
   pmcp_buf l = PMCP_BUF_INIT;
-  ST_OK(s, pmcp__user_list(s, (pmcp_tenant){0}, &l));
+  ST_OK(s, pmcp_user_list(s, (pmcp_tenant){0}, &l));
   ck_assert_ptr_nonnull(strstr(l.ptr, "\"vision\""));
   ck_assert_ptr_null(strstr(l.ptr, "pbkdf2"));
   pmcp_buf_dispose(&l);
-  ST_OK(s, pmcp__user_list(s, b, &l));
+  ST_OK(s, pmcp_user_list(s, b, &l));
   ck_assert_str_eq(l.ptr, "[]");
   pmcp_buf_dispose(&l);
-  pmcp__audit_query aq = {0, "user.*", 0, 0};
-  ST_OK(s, pmcp__audit_list(s, &aq, &l));
+  pmcp_audit_query aq = {PMCP_AUDIT_QUERY_VERSION, 0, "user.*", 0, 0};
+  ST_OK(s, pmcp_audit_list(s, &aq, &l));
   ck_assert_ptr_nonnull(strstr(l.ptr, "user.disable"));
   ck_assert_ptr_nonnull(strstr(l.ptr, "user.passwd"));
   ck_assert_ptr_null(strstr(l.ptr, "n3w-pw"));
@@ -325,19 +325,19 @@ START_TEST(audit_mask)
   ST_OK(s, pmcp__audit(s, t, "default", "key:k1", "run.delete", "mcp",
                        "{\"token\":\"pbm_at_secret\",\"run\":\"r1\"}"));
   ST_RC(s, pmcp__audit(s, t, NULL, "", "x", "mcp", NULL), PMCP_EINVAL);
-  pmcp__audit_query q = {0, "run.delete", 0, 0};
-  ST_OK(s, pmcp__audit_list(s, &q, &m));
+  pmcp_audit_query q = {PMCP_AUDIT_QUERY_VERSION, 0, "run.delete", 0, 0};
+  ST_OK(s, pmcp_audit_list(s, &q, &m));
   ck_assert_ptr_nonnull(strstr(m.ptr, "\"token\":\"***\""));
   ck_assert_ptr_nonnull(strstr(m.ptr, "\"via\":\"mcp\""));
   ck_assert_ptr_null(strstr(m.ptr, "pbm_at_secret"));
   pmcp_buf_dispose(&m);
   q.since_ms = INT64_C(4102444800000); /* 2100 */
-  ST_OK(s, pmcp__audit_list(s, &q, &m));
+  ST_OK(s, pmcp_audit_list(s, &q, &m));
   ck_assert_str_eq(m.ptr, "[]");
   pmcp_buf_dispose(&m);
   /* A LIKE wildcard in the filter is literal. */
-  pmcp__audit_query q2 = {0, "run%", 0, 0};
-  ST_OK(s, pmcp__audit_list(s, &q2, &m));
+  pmcp_audit_query q2 = {PMCP_AUDIT_QUERY_VERSION, 0, "run%", 0, 0};
+  ST_OK(s, pmcp_audit_list(s, &q2, &m));
   ck_assert_str_eq(m.ptr, "[]");
   pmcp_buf_dispose(&m);
   pmcp_store_free(s);

@@ -15,6 +15,7 @@
 #include "store.h"
 #include "research.h"
 #include "tracking.h"
+#include "service.h"
 #include "tokens.h"
 #include "json.h"
 #include "cursor.h"

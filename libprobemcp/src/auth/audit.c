@@ -141,8 +141,11 @@ static void put_str(pmcp_buf *b, const char *key, const char *v)
     pmcp__buf_puts(b, "null");
 }
 
-int pmcp__audit_list(pmcp_store *s, const pmcp__audit_query *q, pmcp_buf *out)
+int pmcp_audit_list(pmcp_store *s, const pmcp_audit_query *q, pmcp_buf *out)
 {
+  if (q && q->version < 1)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "pmcp_audit_list: the query's version is "
+                                "not set (use PMCP_AUDIT_QUERY_INIT)");
   char since[24], tid[24], like[160];
   snprintf(since, sizeof since, "%lld", (long long)(q && q->since_ms > 0 ? q->since_ms : 0));
   const char *p[3] = {since, NULL, NULL};

@@ -17,19 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "probemcp/service.h"
 #include "probemcp/store.h"
 
-/* ---- roles ---------------------------------------------------------------- */
-
-enum {
-  PMCP__ROLE_NONE = 0,
-  PMCP__ROLE_VIEWER = 1,   /* reads */
-  PMCP__ROLE_EDITOR = 2,   /* reads and writes */
-  PMCP__ROLE_ADMIN = 3     /* and the workspace's admin tools (never keys) */
-};
-/* "viewer" | "editor" | "admin" -> PMCP__ROLE_*, else PMCP__ROLE_NONE. */
-int pmcp__role_parse(const char *name);
-const char *pmcp__role_name(int role);
+/* ---- roles, keys, users, the audit log: probemcp/service.h ------------- */
+/* (pmcp_role_*, pmcp_key_*, pmcp_user_*, pmcp_audit_list are public; what
+ * follows is what the service code inside the library needs besides.) */
 
 /* ---- passwords (password.c) ----------------------------------------------- */
 
@@ -89,42 +82,8 @@ int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
 int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
                                       const char *workspace);
 
-/* ---- API keys (keys.c) ------------------------------------------------------ */
-
-/* Creates a key for @p workspace of tenant @p t (the workspace must exist;
- * "default" always does) with write scope or not. @p secret gets the text
- * shown once ("pk_" + 43 base64url characters: 32 random bytes), @p id its
- * id. Audited as api_key.create by @p actor via @p via. */
-int pmcp__key_create(pmcp_store *s, pmcp_tenant t, const char *workspace, int write,
-                     const char *name, const char *actor, const char *via,
-                     pmcp_buf *secret, pmcp_buf *id);
-/* Appends the tenant's keys as a JSON array (id, name, prefix, workspace,
- * scope, created, last_used, revoked, created_by; times in ms). read. */
-int pmcp__key_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out);
-/* Revokes key @p id of tenant @p t: PMCP_ENOTFOUND (not of this tenant, or
- * already revoked). Audited as api_key.revoke. */
-int pmcp__key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *actor,
-                     const char *via);
-
 /* ---- users and memberships (users.c) ---------------------------------------- */
 
-/* Names: 1-64 of [A-Za-z0-9._@-]. */
-int pmcp__user_create(pmcp_store *s, const char *name, const char *display,
-                      const char *password, const char *actor, const char *via,
-                      pmcp_buf *id);
-int pmcp__user_passwd(pmcp_store *s, const char *name, const char *password,
-                      const char *actor, const char *via);
-/* disabled 1/0. */
-int pmcp__user_disable(pmcp_store *s, const char *name, int disabled, const char *actor,
-                       const char *via);
-/* Sets (role != NONE) or removes (NONE) @p name's role in a workspace. */
-int pmcp__user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
-                        const char *workspace, int role, const char *actor,
-                        const char *via);
-/* JSON array of users (id, name, display_name, disabled, created,
- * memberships [{tenant, workspace, role}]); @p t.id 0: every tenant's
- * memberships, else users with a membership in @p t. read. */
-int pmcp__user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out);
 /* The record a sign-in checks (read), split from the check so a caller
  * can run the slow KDF outside its own store lock: @p out_id the user's
  * id, *@p stored a copy of the password string (caller frees; NULL for an
@@ -146,16 +105,6 @@ int pmcp__audit(pmcp_store *s, pmcp_tenant t, const char *workspace, const char 
                 const char *action, const char *via, const char *details_json);
 /* Masks @p json (an object) into @p out. */
 int pmcp__audit_mask(pmcp_buf *out, const char *json);
-
-typedef struct pmcp__audit_query {
-  int64_t since_ms;        /* 0: from the start */
-  const char *action;      /* exact, or a prefix ending in '.' or '*'; NULL */
-  int64_t tenant_id;       /* 0: every tenant */
-  size_t limit;            /* 0: 1000 */
-} pmcp__audit_query;
-/* Appends entries (oldest first) as a JSON array of {id, time, tenant,
- * workspace, actor, action, via, details}. read. */
-int pmcp__audit_list(pmcp_store *s, const pmcp__audit_query *q, pmcp_buf *out);
 
 /* ---- small shared helpers (keys.c) ----------------------------------------- */
 

@@ -49,25 +49,25 @@ int pmcp__auth_finish(pmcp_store *s, int rc)
   return pmcp_store_set_error(s, rc, "%s", msg);
 }
 
-int pmcp__role_parse(const char *name)
+pmcp_role pmcp_role_parse(const char *name)
 {
   if (!name)
-    return PMCP__ROLE_NONE;
+    return PMCP_ROLE_NONE;
   if (strcmp(name, "viewer") == 0)
-    return PMCP__ROLE_VIEWER;
+    return PMCP_ROLE_VIEWER;
   if (strcmp(name, "editor") == 0)
-    return PMCP__ROLE_EDITOR;
+    return PMCP_ROLE_EDITOR;
   if (strcmp(name, "admin") == 0)
-    return PMCP__ROLE_ADMIN;
-  return PMCP__ROLE_NONE;
+    return PMCP_ROLE_ADMIN;
+  return PMCP_ROLE_NONE;
 }
 
-const char *pmcp__role_name(int role)
+const char *pmcp_role_name(pmcp_role role)
 {
   switch (role) {
-  case PMCP__ROLE_VIEWER: return "viewer";
-  case PMCP__ROLE_EDITOR: return "editor";
-  case PMCP__ROLE_ADMIN: return "admin";
+  case PMCP_ROLE_VIEWER: return "viewer";
+  case PMCP_ROLE_EDITOR: return "editor";
+  case PMCP_ROLE_ADMIN: return "admin";
   default: return "none";
   }
 }
@@ -88,7 +88,7 @@ static int workspace_exists(pmcp_store *s, pmcp_tenant t, const char *ws)
   return rc == 0;
 }
 
-int pmcp__key_create(pmcp_store *s, pmcp_tenant t, const char *workspace, int write,
+int pmcp_key_create(pmcp_store *s, pmcp_tenant t, const char *workspace, int write,
                      const char *name, const char *actor, const char *via,
                      pmcp_buf *secret, pmcp_buf *id)
 {
@@ -162,7 +162,7 @@ static void json_opt(pmcp_buf *b, const char *key, const char *v, int number)
     pmcp__buf_json_string(b, v, strlen(v));
 }
 
-int pmcp__key_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
+int pmcp_key_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
 {
   char tid[24];
   snprintf(tid, sizeof tid, "%lld", (long long)t.id);
@@ -193,7 +193,7 @@ int pmcp__key_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
   return pmcp__buf_putc(out, ']') ? pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory") : 0;
 }
 
-int pmcp__key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *actor,
+int pmcp_key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *actor,
                      const char *via)
 {
   char tid[24], now[24];

@@ -21,12 +21,12 @@ static const char denied_conn[] = "the connection is no longer valid: sign in ag
 
 int pmcp__principal_can_write(const pmcp__principal *p)
 {
-  return p && p->write && p->role >= PMCP__ROLE_EDITOR;
+  return p && p->write && p->role >= PMCP_ROLE_EDITOR;
 }
 
 int pmcp__principal_admin(const pmcp__principal *p)
 {
-  return p && p->kind == PMCP__P_CONNECTION && p->role >= PMCP__ROLE_ADMIN;
+  return p && p->kind == PMCP__P_CONNECTION && p->role >= PMCP_ROLE_ADMIN;
 }
 
 static int b64url_char(char c)
@@ -73,7 +73,7 @@ int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
   out->tenant_id = strtoll(pmcp__db_get(r, 0, 2), NULL, 10);
   copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 3));
   out->write = strcmp(pmcp__db_get(r, 0, 4), "write") == 0;
-  out->role = out->write ? PMCP__ROLE_EDITOR : PMCP__ROLE_VIEWER;
+  out->role = out->write ? PMCP_ROLE_EDITOR : PMCP_ROLE_VIEWER;
   copy(out->tenant, sizeof out->tenant, pmcp__db_get(r, 0, 5));
   snprintf(out->actor, sizeof out->actor, "key:%s", out->id);
   const char *last = pmcp__db_get(r, 0, 6);
@@ -108,8 +108,8 @@ int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
       " WHERE c.id = $1 AND c.revoked IS NULL", 1, p, &r);
   if (rc)
     return rc;
-  int role = pmcp__db_nrows(r) == 1 ? pmcp__role_parse(pmcp__db_get(r, 0, 8)) : 0;
-  if (role == PMCP__ROLE_NONE || strcmp(pmcp__db_get(r, 0, 6), "0") != 0) {
+  int role = pmcp__db_nrows(r) == 1 ? pmcp_role_parse(pmcp__db_get(r, 0, 8)) : 0;
+  if (role == PMCP_ROLE_NONE || strcmp(pmcp__db_get(r, 0, 6), "0") != 0) {
     pmcp__db_res_free(r);
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_conn);
   }
@@ -146,9 +146,9 @@ int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
                              " AND tenant_id = $2 AND workspace = $3", 3, q, &r);
   if (rc)
     return rc;
-  int role = pmcp__db_nrows(r) == 1 ? pmcp__role_parse(pmcp__db_get(r, 0, 0)) : 0;
+  int role = pmcp__db_nrows(r) == 1 ? pmcp_role_parse(pmcp__db_get(r, 0, 0)) : 0;
   pmcp__db_res_free(r);
-  if (role == PMCP__ROLE_NONE)
+  if (role == PMCP_ROLE_NONE)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", no);
   copy(p->workspace, sizeof p->workspace, workspace);
   p->role = role;

@@ -46,7 +46,7 @@ static int audit_user(pmcp_store *s, pmcp_tenant t, const char *ws, const char *
 
 static const pmcp_tenant no_tenant = {0};
 
-int pmcp__user_create(pmcp_store *s, const char *name, const char *display,
+int pmcp_user_create(pmcp_store *s, const char *name, const char *display,
                       const char *password, const char *actor, const char *via,
                       pmcp_buf *id)
 {
@@ -92,7 +92,7 @@ static int no_user(pmcp_store *s, const char *name)
   return pmcp_store_set_error(s, PMCP_ENOTFOUND, "no user named '%s'", name ? name : "");
 }
 
-int pmcp__user_passwd(pmcp_store *s, const char *name, const char *password,
+int pmcp_user_passwd(pmcp_store *s, const char *name, const char *password,
                       const char *actor, const char *via)
 {
   pmcp_buf hash = PMCP_BUF_INIT;
@@ -119,7 +119,7 @@ int pmcp__user_passwd(pmcp_store *s, const char *name, const char *password,
   return rc;
 }
 
-int pmcp__user_disable(pmcp_store *s, const char *name, int disabled, const char *actor,
+int pmcp_user_disable(pmcp_store *s, const char *name, int disabled, const char *actor,
                        const char *via)
 {
   char now[24];
@@ -155,8 +155,8 @@ static int user_id(pmcp_store *s, const char *name, char out[64])
   return 0;
 }
 
-int pmcp__user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
-                        const char *workspace, int role, const char *actor,
+int pmcp_user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
+                        const char *workspace, pmcp_role role, const char *actor,
                         const char *via)
 {
   if (!workspace || !*workspace || strlen(workspace) > 128)
@@ -183,18 +183,18 @@ int pmcp__user_set_role(pmcp_store *s, const char *name, pmcp_tenant t,
   const char *del[] = {uid, tid, workspace};
   rc = pmcp__db_exec(s, "DELETE FROM memberships WHERE user_id = $1 AND tenant_id = $2"
                         " AND workspace = $3", 3, del, NULL);
-  if (rc == 0 && role != PMCP__ROLE_NONE) {
-    const char *ins[] = {uid, tid, workspace, pmcp__role_name(role), now};
+  if (rc == 0 && role != PMCP_ROLE_NONE) {
+    const char *ins[] = {uid, tid, workspace, pmcp_role_name(role), now};
     rc = pmcp__db_exec(s, "INSERT INTO memberships(user_id, tenant_id, workspace, role, created)"
                           " VALUES($1, $2, $3, $4, $5)", 5, ins, NULL);
   }
   if (rc == 0)
     rc = audit_user(s, t, workspace, actor, "user.set_role", via, name, "role",
-                    pmcp__role_name(role));
+                    pmcp_role_name(role));
   return finish(s, rc);
 }
 
-int pmcp__user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
+int pmcp_user_list(pmcp_store *s, pmcp_tenant t, pmcp_buf *out)
 {
   char tid[24];
   snprintf(tid, sizeof tid, "%lld", (long long)t.id);

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Frontends use the library's public API only: every #include "..." in
+the C files of the frontends named on the command line is a public header
+(probemcp/...) or a file of the frontend's own folder. Run by meson at
+configure time; a private header fails the build, naming the line.
+
+usage: check_includes.py FRONTENDS_DIR NAME...
+"""
+import os
+import re
+import sys
+
+
+def main():
+    root, names = sys.argv[1], sys.argv[2:]
+    bad = []
+    for name in names:
+        d = os.path.join(root, name)
+        for dirpath, _, files in os.walk(d):
+            for f in sorted(files):
+                if not f.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(dirpath, f)
+                for n, line in enumerate(open(path, encoding="utf-8"), 1):
+                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                    if not m:
+                        continue
+                    inc = m.group(1)
+                    if inc.startswith("probemcp/") and ".." not in inc:
+                        continue
+                    if ".." not in inc and (os.path.exists(os.path.join(dirpath, inc)) or
+                                            os.path.exists(os.path.join(d, inc))):
+                        continue
+                    bad.append("%s:%d: #include \"%s\" is not a public header (probemcp/...)"
+                               % (os.path.relpath(path, root), n, inc))
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

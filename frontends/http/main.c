@@ -9,7 +9,6 @@
 #include <probemcp/probemcp.h>
 
 #include "auth_mcp.h"
-#include "core/workers.h"
 #include "oauth.h"
 #include <probemcp/http.h>
 
@@ -108,64 +107,33 @@ static int loopback_host(const char *h)
 static int setup(pmcp_server *srv, void *ud)
 {
   serve_ctx *x = ud;
-  int want_research = !x->toolset || strcmp(x->toolset, "tracking") != 0;
-  int want_tracking = x->toolset && (strcmp(x->toolset, "tracking") == 0 ||
-                                     strcmp(x->toolset, "all") == 0);
-  int asked = x->store || x->tenant || x->toolset || getenv("PROBE_STORE");
   /* The service's capacity rules: a bounded wait for the engine's workers
    * (unless PROBE_MCP_QUEUE_MAX says otherwise) and text results cut at
    * 256 KiB. */
   if (!getenv("PROBE_MCP_QUEUE_MAX"))
-    pmcp__workers_set_queue_max(srv, 0);
-  pmcp__server_set_text_max(srv, 256 * 1024);
+    pmcp_server_set_queue_max(srv, 0);
+  pmcp_server_set_text_max(srv, 256 * 1024);
   if (x->auth && mcp_auth_install(x->auth, srv) != 0) {
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
   }
-  int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
-  if (rc) {
-    char why[512];
-    snprintf(why, sizeof why, "%s",
-             x->st ? pmcp_store_errmsg(x->st) : pmcp_strerror(rc));
-    pmcp_store_free(x->st);
-    x->st = NULL;
-    if (!asked && rc == PMCP_ENOTFOUND)
-      return 0;
-    fprintf(stderr, "probe-mcp-http: cannot open the store: %s\n", why);
-    return -1;
-  }
-  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
-  ro.tenant = x->tenant;
-  ro.embed_url = getenv("PROBE_EMBED_URL");
-  ro.embed_key = getenv("PROBE_EMBED_KEY");
-  ro.embed_model = getenv("PROBE_EMBED_MODEL");
-  ro.papers_url = x->papers_url ? x->papers_url : getenv("PROBE_PAPERS_URL");
+  pmcp_toolsets_options to = PMCP_TOOLSETS_OPTIONS_INIT;
+  to.toolset = x->toolset;
+  to.store = x->store;
+  to.tenant = x->tenant;
+  to.papers_url = x->papers_url;
   /* With authentication every call acts in its credential's workspace. */
   if (x->auth) {
-    ro.scope = mcp_auth_scope;
-    ro.scope_ud = x->auth;
+    to.scope = mcp_auth_scope;
+    to.scope_ud = x->auth;
+    to.scope_list = mcp_auth_scope_list;
   }
-  rc = want_research ? pmcp_research_register(srv, x->st, &ro) : 0;
-  if (!rc && want_tracking) {
-    pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
-    to.tenant = x->tenant;
-    to.workspace = getenv("PROBE_WORKSPACE");
-    to.project = getenv("PROBE_PROJECT");
-    if (x->auth) {
-      to.scope = mcp_auth_scope;
-      to.scope_ud = x->auth;
-      to.scope_list = mcp_auth_scope_list;
-    }
-    rc = pmcp_tracking_register(srv, x->st, &to);
-  }
-  if (rc) {
-    fprintf(stderr, "probe-mcp-http: cannot serve the %s toolset: %s%s\n",
-            x->toolset ? x->toolset : "research",
-            rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
-            rc == PMCP_ENOTFOUND && x->tenant ? x->tenant : "");
-    return -1;
-  }
-  return 0;
+  pmcp_buf msg = PMCP_BUF_INIT;
+  int rc = pmcp_toolsets_register(srv, &to, &x->st, &msg);
+  if (msg.len)
+    fprintf(stderr, "probe-mcp-http: %s\n", msg.ptr);
+  pmcp_buf_dispose(&msg);
+  return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -40,58 +40,21 @@ static void log_line(pmcp_log_level level, const char *msg, void *ud)
 
 /* Registers the toolsets the options ask for (research by default,
  * tracking, or all) over one read-only store; without a store anywhere and
- * none asked for, the server honestly serves no tools. */
+ * none asked for, the server honestly serves no tools, and says so. */
 static int register_toolsets(pmcp_server *srv, const options *o)
 {
-  int want_research = !o->toolset || strcmp(o->toolset, "tracking") != 0;
-  int want_tracking = o->toolset && (strcmp(o->toolset, "tracking") == 0 ||
-                                     strcmp(o->toolset, "all") == 0);
-  int asked = o->store || o->tenant || o->toolset || getenv("PROBE_STORE");
-  /* Read-only: never creates, writes or migrates the store. */
-  int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
-  if (rc) {
-    char why[512];
-    snprintf(why, sizeof why, "%s",
-             g_store ? pmcp_store_errmsg(g_store) : pmcp_strerror(rc));
-    pmcp_store_free(g_store);
-    g_store = NULL;
-    if (!asked && rc == PMCP_ENOTFOUND) {
-      /* No store anywhere and none asked for: an empty server, which says
-       * where it looked and how to make a store. */
-      pmcp_buf where = PMCP_BUF_INIT;
-      if (pmcp_store_describe(&where, NULL) == 0)
-        fprintf(stderr,
-                PROG ": no store at %s: serving no tools (make one with 'probe init' or "
-                "'probe demo', or give --store or PROBE_STORE)\n",
-                where.ptr);
-      pmcp_buf_dispose(&where);
-      return 0;
-    }
-    fprintf(stderr, PROG ": cannot open the store: %s\n", why);
-    return -1;
-  }
-  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
-  ro.tenant = o->tenant;
-  ro.embed_url = o->embed_url ? o->embed_url : getenv("PROBE_EMBED_URL");
-  ro.embed_key = getenv("PROBE_EMBED_KEY");
-  ro.embed_model = getenv("PROBE_EMBED_MODEL");
-  ro.papers_url = o->papers_url ? o->papers_url : getenv("PROBE_PAPERS_URL");
-  rc = want_research ? pmcp_research_register(srv, g_store, &ro) : 0;
-  if (!rc && want_tracking) {
-    pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
-    to.tenant = o->tenant;
-    to.workspace = getenv("PROBE_WORKSPACE");
-    to.project = getenv("PROBE_PROJECT");
-    rc = pmcp_tracking_register(srv, g_store, &to);
-  }
-  if (rc) {
-    fprintf(stderr, PROG ": cannot serve the %s toolset: %s%s\n",
-            o->toolset ? o->toolset : "research",
-            rc == PMCP_ENOTFOUND ? "no such tenant " : pmcp_strerror(rc),
-            rc == PMCP_ENOTFOUND && o->tenant ? o->tenant : "");
-    return -1;
-  }
-  return 0;
+  pmcp_toolsets_options to = PMCP_TOOLSETS_OPTIONS_INIT;
+  to.toolset = o->toolset;
+  to.store = o->store;
+  to.tenant = o->tenant;
+  to.embed_url = o->embed_url;
+  to.papers_url = o->papers_url;
+  pmcp_buf msg = PMCP_BUF_INIT;
+  int rc = pmcp_toolsets_register(srv, &to, &g_store, &msg);
+  if (msg.len)
+    fprintf(stderr, PROG ": %s\n", msg.ptr);
+  pmcp_buf_dispose(&msg);
+  return rc ? -1 : 0;
 }
 
 static void usage(FILE *f)

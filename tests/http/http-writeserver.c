@@ -154,7 +154,7 @@ static int setup(pmcp_server *srv, void *ud)
   if (mcp_auth_install(x->auth, srv) != 0)
     return -1;
   if (!getenv("PROBE_MCP_QUEUE_MAX"))
-    pmcp__workers_set_queue_max(srv, 0);
+    pmcp_server_set_queue_max(srv, 0);
   if (x->hold && (add_simple(srv, x, "hold", hold, PMCP_TOOL_BLOCKING) != 0 ||
                   add_simple(srv, x, "held", held, 0) != 0 ||
                   add_simple(srv, x, "release", release, 0) != 0))

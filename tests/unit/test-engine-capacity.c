@@ -91,7 +91,7 @@ static void run_full_queue(int by_env)
     setenv("PROBE_MCP_QUEUE_MAX", "2", 1);
   harness *h = h_new(one_worker);
   if (!by_env)
-    pmcp__workers_set_queue_max(h->srv, 2);
+    pmcp_server_set_queue_max(h->srv, 2);
   add(h->srv, "held", held, PMCP_TOOL_BLOCKING);
   h_init(h, NULL, "2025-11-25");
   atomic_store(&started, 0);
@@ -136,7 +136,7 @@ END_TEST
 START_TEST(big_text_is_cut)
 {
   harness *h = h_new(NULL);
-  pmcp__server_set_text_max(h->srv, 256 * 1024);
+  pmcp_server_set_text_max(h->srv, 256 * 1024);
   add(h->srv, "big", big, 0);
   add(h->srv, "small", small, 0);
   h_init(h, NULL, "2025-11-25");

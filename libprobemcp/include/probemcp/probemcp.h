@@ -16,6 +16,7 @@
 #include "research.h"
 #include "tracking.h"
 #include "service.h"
+#include "toolsets.h"
 #include "tokens.h"
 #include "json.h"
 #include "cursor.h"

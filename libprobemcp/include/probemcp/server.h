@@ -249,6 +249,19 @@ PMCP_API int pmcp_server_session_end_input(pmcp_server *server, const char *sess
  *  @since 0.1 */
 PMCP_API int pmcp_server_set_page_size(pmcp_server *server, size_t n);
 
+/** Bounds the calls that wait for a worker (tools declared
+ *  PMCP_TOOL_BLOCKING or PMCP_TOOL_OPEN_WEB) to @p max; 0: 64 per worker.
+ *  Past it a call is refused at once with a retryable "server busy" error
+ *  instead of waiting. Default: PROBE_MCP_QUEUE_MAX from the environment
+ *  at pmcp_server_new(), else no bound. @return 0; PMCP_EINVAL. @since 0.2 */
+PMCP_API int pmcp_server_set_queue_max(pmcp_server *server, size_t max);
+
+/** Cuts every tool text item longer than @p max bytes (0: never, the
+ *  default), with a note saying so, so no client receives more than a
+ *  service allows (probe-mcp-http: 256 KiB). Budgeted tools stay far
+ *  below it. @return 0; PMCP_EINVAL. @since 0.2 */
+PMCP_API int pmcp_server_set_text_max(pmcp_server *server, size_t max);
+
 /** The cache hints of modern-era (2026-07-28) cacheable results
  *  (server/discover, the lists, resources/read): ttlMs = @p ttl_ms and
  *  cacheScope "private" when @p private_scope (or a tool filter tailors

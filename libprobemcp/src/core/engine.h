@@ -49,7 +49,7 @@ struct pmcp_server {
   size_t max_message;
   size_t page_size;
   /* Tool text items longer than this are cut with a note (0: never); a
-   * service sets it (probe-mcp-http: 256 KiB) with pmcp__server_set_text_max. */
+   * service sets it (probe-mcp-http: 256 KiB) with pmcp_server_set_text_max(). */
   size_t text_max;
   /* Cache hints on modern cacheable results (pmcp_server_set_cache_hints). */
   unsigned cache_ttl_ms;

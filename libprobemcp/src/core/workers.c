@@ -42,17 +42,23 @@ size_t pmcp__workers_queue_max(size_t n, const char *spec)
   return SIZE_MAX;
 }
 
-void pmcp__workers_set_queue_max(pmcp_server *srv, size_t max)
+PMCP_API int pmcp_server_set_queue_max(pmcp_server *srv, size_t max)
 {
+  if (!srv)
+    return PMCP_EINVAL;
   pmcp__workers *w = &srv->workers;
   pthread_mutex_lock(&w->mu);
   w->queue_max = max ? max : 64 * w->n_wanted;
   pthread_mutex_unlock(&w->mu);
+  return 0;
 }
 
-void pmcp__server_set_text_max(pmcp_server *srv, size_t max)
+PMCP_API int pmcp_server_set_text_max(pmcp_server *srv, size_t max)
 {
+  if (!srv)
+    return PMCP_EINVAL;
   srv->text_max = max;
+  return 0;
 }
 
 /* The next job a worker may take, or NULL (under the lock). */

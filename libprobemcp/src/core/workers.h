@@ -35,16 +35,10 @@ int pmcp__workers_init(struct pmcp_server *srv, size_t n);
 /* The open-web share of a pool of @p n workers for the text @p spec of
  * PROBE_MCP_WEB_CAPACITY (NULL or invalid: a quarter). */
 size_t pmcp__workers_web_cap(size_t n, const char *spec);
-/* Bounds the waiting jobs of @p srv's pool to @p max (0: 64 per worker);
- * a service's choice: the library's default is PROBE_MCP_QUEUE_MAX when
- * set, else no bound. */
-void pmcp__workers_set_queue_max(struct pmcp_server *srv, size_t max);
 /* Jobs waiting for a worker now (tests observe a full queue with it). */
 size_t pmcp__workers_waiting(struct pmcp_server *srv);
 /* The pool's size (the workers it runs at most). */
 size_t pmcp__workers_count(struct pmcp_server *srv);
-/* Cuts tool text items over @p max bytes (0: never) with a note. */
-void pmcp__server_set_text_max(struct pmcp_server *srv, size_t max);
 
 /* How many jobs may wait for a pool of @p n workers, for the text @p spec
  * of PROBE_MCP_QUEUE_MAX (NULL or invalid: SIZE_MAX, no bound). */

@@ -140,6 +140,20 @@ static phttp_session *request_session(phttp_conn *c)
     phttp_respond_error(c, 404, -32001, "Session not found");
     return NULL;
   }
+  /* The header says what the client speaks: in a session it must be the
+   * version initialize negotiated (the engine's rule). */
+  size_t vn;
+  int vc;
+  const char *v = phttp_header(&c->req, "mcp-protocol-version", &vn, &vc);
+  char neg[32];
+  if (v && pmcp_server_session_protocol(c->h->server, s->id, neg, sizeof neg) == 0 &&
+      !pmcp_protocol_header_fits(neg, v, vn)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "Bad Request: MCP-Protocol-Version %.*s is not the version "
+             "this session negotiated (%s)", (int)(vn < 16 ? vn : 16), v, neg);
+    phttp_respond_error(c, 400, -32000, msg);
+    return NULL;
+  }
   phttp_session_touch(c->h, s);
   return s;
 }

@@ -22,8 +22,10 @@ static const char usage[] =
   "                         port 0 picks a free port; the URL is printed)\n"
   "  --endpoint PATH        MCP endpoint path (default /mcp)\n"
   "  --stateless            no sessions: every POST is self-contained\n"
-  "  --allow-host NAME      accept this Host name too (repeatable; default:\n"
-  "                         loopback names and the listening address)\n"
+  "  --allow-host NAME[:PORT]  accept this Host too, with any port or that\n"
+  "                         one (repeatable; default: loopback names and the\n"
+  "                         listening address with its port, and the host\n"
+  "                         and port of the public base URL)\n"
   "  --allow-origin ORIGIN  accept this exact Origin too (repeatable)\n"
   "  --trusted-proxy ADDR   believe Forwarded / X-Forwarded-* only from this\n"
   "                         proxy address (repeatable; default: from none)\n"
@@ -285,6 +287,12 @@ int main(int argc, char **argv)
     o.max_queued = 256 * (o.handler_threads ? o.handler_threads : 1);
   o.host = host;
   o.port = port;
+  /* The public base URL's host and port are ours (a port mapping or a
+   * proxy in front); one that is malformed is reported below. */
+  char base_host[300];
+  if (public_base && *public_base && nh < 64 &&
+      poauth_base_host(public_base, base_host, sizeof base_host) == 0)
+    hosts[nh++] = base_host;
   o.allow_hosts = hosts;
   o.n_allow_hosts = nh;
   o.trusted_proxies = proxies;

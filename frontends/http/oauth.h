@@ -100,6 +100,9 @@ int poauth_base_url(const pmcp_http_request *req, const char *fixed,
  * a trailing '/'. Returns 0 or -1 with a reason. */
 int poauth_config_url(const char *in, char *out, size_t size, char *why,
                       size_t whysize);
+/* The Host ("host:port", the port given or the scheme's) of a configured
+ * base URL: 0, or -1 when it is not one poauth_config_url accepts. */
+int poauth_base_host(const char *base, char *out, size_t size);
 /* The origin ("scheme://host[:port]") of a base URL. */
 void poauth_origin_of(const char *base, char *out, size_t size);
 /* The value of cookie @p name in a Cookie header (malloc'd) or NULL. */

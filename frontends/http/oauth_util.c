@@ -647,6 +647,21 @@ int poauth_config_url(const char *in, char *out, size_t size, char *why,
   return 0;
 }
 
+int poauth_base_host(const char *base, char *out, size_t size)
+{
+  char url[1024], why[100];
+  if (poauth_config_url(base, url, sizeof url, why, sizeof why) != 0)
+    return -1;
+  int tls = strncmp(url, "https://", 8) == 0;
+  const char *h = url + (tls ? 8 : 7);
+  size_t an = strcspn(h, "/");
+  const char *rb = h[0] == '[' ? memchr(h, ']', an) : NULL;
+  const char *colon = memchr(rb ? rb : h, ':', an - (size_t)((rb ? rb : h) - h));
+  int n = colon ? snprintf(out, size, "%.*s", (int)an, h)
+                : snprintf(out, size, "%.*s:%d", (int)an, h, tls ? 443 : 80);
+  return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
 void poauth_origin_of(const char *base, char *out, size_t size)
 {
   const char *p = strstr(base, "://");

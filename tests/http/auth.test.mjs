@@ -276,6 +276,19 @@ test('probe-mcp-http: on by default, research tools behind a key', async () => {
     const wa = head.match(/^www-authenticate: (.*)\r$/im)[1];
     assert.doesNotMatch(wa, /resource_metadata="\//);
     assert.match(wa, /^Bearer/);
+    // Behind a trusted proxy: a forwarded host the server allows makes an
+    // absolute URL; one it does not allow makes none (never a relative one).
+    const px = await startServer(HTTP, ['--store', store, '--trusted-proxy', '127.0.0.1', '--allow-host', 'mcp.example.com']);
+    try {
+      const fw = async (h) => (await raw(px.port, { headers: { ...BASE, ...h }, body: INIT })).headers['www-authenticate'];
+      assert.equal(await fw({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'mcp.example.com' }),
+        'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"');
+      assert.equal(await fw({ 'x-forwarded-host': 'evil.example' }), 'Bearer');
+      assert.equal(await fw({ forwarded: 'host=evil.example;proto=https' }), 'Bearer');
+      assert.match(await fw({}), new RegExp(`^Bearer resource_metadata="http://127\\.0\\.0\\.1:${px.port}/`));
+    } finally {
+      await px.stop();
+    }
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });

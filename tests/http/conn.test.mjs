@@ -9,12 +9,13 @@ import { startServer, initSession } from './lib.mjs';
 
 const BIN = process.env.HTTP_TESTSERVER;
 
-function callReq(sid, id, text, extra = '', tool = 'echo') {
+// The Host names the port: the loopback names are ours with it only.
+function callReq(port, sid, id, text, extra = '', tool = 'echo') {
   const body = JSON.stringify({
     jsonrpc: '2.0', id, method: 'tools/call',
     params: { name: tool, arguments: tool === 'echo' ? { text } : { ms: 500 } },
   });
-  return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+  return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
     `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${sid}\r\n` +
     `MCP-Protocol-Version: 2025-11-25\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
@@ -72,8 +73,8 @@ test('400 pipelined tools/call on one connection: every one answered, in order',
     const n = 400;
     // The first call takes 500 ms on a handler thread, so that the rest
     // (140 KB) is all received while the connection is busy.
-    let all = callReq(sid, 1, '', '', 'stall');
-    for (let i = 2; i <= n; i++) all += callReq(sid, i, `call ${i} ${'p'.repeat(300)}`);
+    let all = callReq(srv.port, sid, 1, '', '', 'stall');
+    for (let i = 2; i <= n; i++) all += callReq(srv.port, sid, i, `call ${i} ${'p'.repeat(300)}`);
     assert.ok(all.length > 200 * 1024, 'more than the bytes kept while busy');
     const got = collect(sock, { want: n, ms: 20000 });
     sock.write(all);
@@ -94,8 +95,8 @@ test('a pipelined request with a 200 KB body behind another is answered', async 
     const sid = await initSession(srv.port);
     const sock = await connect(srv.port);
     const got = collect(sock, { want: 3, ms: 20000 });
-    sock.write(callReq(sid, 1, '', '', 'stall') + callReq(sid, 2, 'x'.repeat(200 * 1024)) +
-      callReq(sid, 3, 'third'));
+    sock.write(callReq(srv.port, sid, 1, '', '', 'stall') + callReq(srv.port, sid, 2, 'x'.repeat(200 * 1024)) +
+      callReq(srv.port, sid, 3, 'third'));
     const { responses } = await got;
     assert.deepEqual(responses.map((r) => r.status), [200, 200, 200]);
     assert.deepEqual(ids(responses), [1, 2, 3]);
@@ -110,8 +111,8 @@ test('a client that half-closes after pipelining still gets every answer', async
   try {
     const sid = await initSession(srv.port);
     const sock = await connect(srv.port);
-    let all = callReq(sid, 1, '', '', 'stall');
-    for (let i = 2; i <= 50; i++) all += callReq(sid, i, `call ${i}`);
+    let all = callReq(srv.port, sid, 1, '', '', 'stall');
+    for (let i = 2; i <= 50; i++) all += callReq(srv.port, sid, i, `call ${i}`);
     const got = collect(sock, { ms: 20000 });
     sock.end(all);
     const { responses, closed } = await got;
@@ -136,7 +137,7 @@ test('malformed chunk framing and obsolete header folding are refused with 400',
   try {
     const sid = await initSession(srv.port);
     const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' });
-    const head = 'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+    const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\n` +
       `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${sid}\r\n` +
       'MCP-Protocol-Version: 2025-11-25\r\n';
     const hex = Buffer.byteLength(body).toString(16);
@@ -205,7 +206,7 @@ test('connections that send nothing: timed out by the header timeout, bounded pe
       const s = net.connect({ port: srv.port, host: '127.0.0.1', localAddress: '127.0.0.3' }, () => {
         const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
           params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-        s.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\n` +
           `Accept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
       });
       collect(s, { want: 1, ms: 5000 }).then(({ responses }) => { s.destroy(); resolve(responses[0]); }, reject);

@@ -117,13 +117,23 @@ test('status codes of the specification', async () => {
     ['unknown session', { headers: { ...H, 'mcp-session-id': 'nope' }, body: ping }, 404],
     ['unsupported MCP-Protocol-Version', { headers: { ...H, 'mcp-protocol-version': '2020-01-01' }, body: ping }, 400],
     ['the negotiated MCP-Protocol-Version', { headers: { ...H, 'mcp-protocol-version': '2025-11-25' }, body: ping }, 200],
-    // Another supported version than the session's is accepted: the
-    // official conformance suite sends 2025-03-26 in 2025-11-25 sessions.
-    ['a supported MCP-Protocol-Version the session did not negotiate', { headers: { ...H, 'mcp-protocol-version': '2025-06-18' }, body: ping }, 200],
+    // A version from 2025-06-18 on must be the session's; an older one
+    // (no such header then) claims nothing, like no header: the official
+    // conformance suite 0.1.16 sends 2025-03-26 in 2025-11-25 sessions.
+    ['another MCP-Protocol-Version than the session negotiated', { headers: { ...H, 'mcp-protocol-version': '2025-06-18' }, body: ping }, 400],
+    ['the modern MCP-Protocol-Version in a session', { headers: { ...H, 'mcp-protocol-version': '2026-07-28' }, body: ping }, 400],
+    ['MCP-Protocol-Version 2025-03-26 (before the header)', { headers: { ...H, 'mcp-protocol-version': '2025-03-26' }, body: ping }, 200],
+    ['MCP-Protocol-Version 2024-11-05 (before the header)', { headers: { ...H, 'mcp-protocol-version': '2024-11-05' }, body: ping }, 200],
+    ['no MCP-Protocol-Version', { headers: H, body: ping }, 200],
     ['wrong Accept', { headers: { ...H, accept: 'text/html' }, body: ping }, 406],
     ['wrong Content-Type', { headers: { ...H, 'content-type': 'text/plain' }, body: ping }, 415],
     ['body over the limit', { headers: H, body: ' '.repeat(5 << 20) }, 413],
     ['foreign Host', { headers: { ...H, host: 'evil.example.com' }, body: ping }, 403],
+    ['foreign Host with our port', { headers: { ...H, host: `evil.example.com:${srv.port}` }, body: ping }, 403],
+    ['loopback Host with our port', { headers: { ...H, host: `localhost:${srv.port}` }, body: ping }, 200],
+    ['loopback Host of another port', { headers: { ...H, host: `localhost:${srv.port + 1}` }, body: ping }, 403],
+    ['loopback Host without a port (80)', { headers: { ...H, host: '127.0.0.1' }, body: ping }, 403],
+    ['Host with a port out of range', { headers: { ...H, host: '127.0.0.1:70000' }, body: ping }, 400],
     ['foreign Origin with a good Host', { headers: { ...H, origin: 'http://evil.example.com' }, body: ping }, 403],
     ['loopback Origin', { headers: { ...H, origin: `http://localhost:${srv.port}` }, body: ping }, 200],
     ['loopback Origin of another port', { headers: { ...H, origin: `http://localhost:${srv.port + 1}` }, body: ping }, 403],
@@ -145,6 +155,8 @@ test('status codes of the specification', async () => {
     assert.equal(r.headers['x-content-type-options'], 'nosniff', name);
     if (want >= 400) assert.equal(JSON.parse(r.body).error.message.length > 0, true, name);
   }
+  const mis = await raw(srv.port, { headers: { ...H, 'mcp-protocol-version': '2025-06-18' }, body: ping });
+  assert.match(JSON.parse(mis.body).error.message, /2025-06-18 is not the version this session negotiated \(2025-11-25\)/);
   // JSON-only Accept gets application/json; SSE-only gets an SSE stream.
   const j = await raw(srv.port, { headers: { ...H, accept: 'application/json' }, body: ping });
   assert.equal(j.headers['content-type'], 'application/json');
@@ -154,6 +166,34 @@ test('status codes of the specification', async () => {
   assert.equal(s.events[0].data, '', 'priming event first');
   assert.ok(s.events[0].id && s.events[0].retry > 0);
   assert.deepEqual(JSON.parse(s.events[1].data), { jsonrpc: '2.0', id: 2, result: {} });
+});
+
+// Whatever the session negotiated, a header of 2025-06-18 or later must
+// name it, on POST, GET and DELETE alike; the refusal ends nothing.
+test('a session refuses an MCP-Protocol-Version it did not negotiate', async () => {
+  const all = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+  for (const negotiated of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+    const r = await raw(srv.port, { headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: negotiated, capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+    assert.equal(JSON.parse(r.body).result.protocolVersion, negotiated);
+    const sid = r.headers['mcp-session-id'];
+    const H = { ...JSON_HEADERS, 'mcp-session-id': sid };
+    await raw(srv.port, { headers: H, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    for (const v of all) {
+      const fits = v === negotiated || v < '2025-06-18';
+      const p = await raw(srv.port, { headers: { ...H, 'mcp-protocol-version': v }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+      assert.equal(p.status, fits ? 200 : 400, `${negotiated} session, POST with ${v}: ${p.body}`);
+      if (!fits) assert.match(JSON.parse(p.body).error.message, new RegExp(`negotiated \\(${negotiated}\\)`));
+      if (!fits) {
+        const g = await raw(srv.port, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': v } });
+        assert.equal(g.status, 400, `${negotiated} session, GET with ${v}`);
+        const d = await raw(srv.port, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': v } });
+        assert.equal(d.status, 400, `${negotiated} session, DELETE with ${v}`);
+      }
+    }
+    const end = await raw(srv.port, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': negotiated } });
+    assert.equal(end.status, 204, `${negotiated} session: DELETE with its own version`);
+  }
 });
 
 test('one GET stream per session: 409 for a second, accepted again once it is gone', async () => {
@@ -260,8 +300,11 @@ test('stateless: batches are refused from 2025-06-18 on, as in a session', async
   const st = await startServer(BIN, ['--stateless']);
   try {
     const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
-    for (const [v, want] of [['2025-11-25', 400], ['2025-06-18', 400], ['2025-03-26', 200]]) {
-      const r = await raw(st.port, { headers: { ...JSON_HEADERS, 'mcp-protocol-version': v }, body: batch });
+    // No header: 2025-03-26, which a server assumes of a request that
+    // says nothing, and which had batches.
+    for (const [v, want] of [['2026-07-28', 400], ['2025-11-25', 400], ['2025-06-18', 400], ['2025-03-26', 200], [undefined, 200]]) {
+      const headers = v ? { ...JSON_HEADERS, 'mcp-protocol-version': v } : JSON_HEADERS;
+      const r = await raw(st.port, { headers, body: batch });
       assert.equal(r.status, want, `${v}: ${r.body}`);
       if (want === 400) assert.match(JSON.parse(r.body).error.message, /batches are not allowed/);
     }

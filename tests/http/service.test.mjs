@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { serverArgs, startServer, storeIn } from './lib.mjs';
+import { raw, serverArgs, startServer, storeIn } from './lib.mjs';
 
 const HTTP = process.env.PROBE_MCP_HTTP;
 const PROBE = process.env.PROBE_CLI;
@@ -135,6 +135,81 @@ test('an API key reads only its own workspace (query_sql too), and may not switc
       await b.close();
     } finally {
       await srv.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// DNS rebinding and base URLs made from Host: the loopback names are ours
+// with the listening port only; a port mapping is allowed by configuration
+// (--allow-host NAME:PORT, NAME for any port, the public base URL's host
+// and port). An allowed Host gets the 401 challenge naming it, another 403.
+test('Host: the listening port only, a mapped one by --allow-host or the public base URL', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-http-'));
+  const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const check = async (srv, cases) => {
+    for (const [host, want, base] of cases) {
+      const r = await raw(srv.port, { headers: { ...H, host }, body: INIT });
+      assert.equal(r.status, want, `Host ${host}: ${r.status} ${r.body}`);
+      if (base) {
+        assert.equal(r.headers['www-authenticate'],
+          `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`, host);
+      }
+    }
+  };
+  try {
+    const store = storeIn(dir);
+    execFileSync(PROBE, ['--store', store, 'init'], { stdio: 'ignore' });
+    let srv = await startServer(HTTP, ['--store', store, '--allow-host', 'localhost:8000',
+      '--allow-host', 'MCP.example.com', '--allow-host', '[::1]:8001']);
+    const p = srv.port;
+    try {
+      await check(srv, [
+        [`127.0.0.1:${p}`, 401, `http://127.0.0.1:${p}`],
+        [`localhost:${p}`, 401, `http://localhost:${p}`],
+        [`[::1]:${p}`, 401, `http://[::1]:${p}`],
+        [`127.0.0.1:${p + 1}`, 403],
+        ['127.0.0.1', 403],              // no port: 80
+        ['localhost', 403],
+        ['localhost:8000', 401, 'http://localhost:8000'],
+        ['127.0.0.1:8000', 403],         // only localhost was mapped
+        ['[::1]:8001', 401, 'http://[::1]:8001'],
+        ['[::1]:8000', 403],
+        ['mcp.example.com:1234', 401, 'http://mcp.example.com:1234'],
+        ['mcp.example.com', 401, 'http://mcp.example.com'],
+        [`evil.example:${p}`, 403],
+        [`localhost:${p}0000`, 400],     // no such port
+        ['localhost:', 400],
+      ]);
+    } finally {
+      await srv.stop();
+    }
+    srv = await startServer(HTTP, ['--store', store, '--public-base-url', 'https://mcp.example.com']);
+    try {
+      // The challenge names the configured base, whatever Host says.
+      await check(srv, [
+        ['mcp.example.com', 401, 'https://mcp.example.com'],
+        ['mcp.example.com:443', 401, 'https://mcp.example.com'],
+        ['mcp.example.com:8443', 403],
+        [`localhost:${srv.port}`, 401, 'https://mcp.example.com'],
+        ['localhost:8000', 403],
+      ]);
+    } finally {
+      await srv.stop();
+    }
+    srv = await startServer(HTTP, ['--store', store, '--public-base-url', 'http://localhost:8000/']);
+    try {
+      await check(srv, [['localhost:8000', 401, 'http://localhost:8000'], ['localhost:8001', 403]]);
+    } finally {
+      await srv.stop();
+    }
+    for (const bad of ['bad host', 'localhost:0', 'localhost:65536', 'a:b', '[::1']) {
+      const r = spawnSync(HTTP, ['--listen', '127.0.0.1:0', '--store', store, '--allow-host', bad], { encoding: 'utf8' });
+      assert.notEqual(r.status, 0, bad);
+      assert.match(r.stderr, /allowed host .*expected NAME or NAME:PORT/, bad);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

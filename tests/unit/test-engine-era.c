@@ -172,6 +172,22 @@ START_TEST(classify_and_versions)
   ck_assert_int_eq(pmcp_protocol_batch_allowed("2025-06-18"), 0);
   ck_assert_int_eq(pmcp_protocol_batch_allowed("2026-07-28"), 0);
   ck_assert_int_eq(pmcp_protocol_batch_allowed(NULL), 0);
+  /* The session header rule: from 2025-06-18 on a header names the
+   * negotiated version; an older one, like none, claims nothing. */
+  const char *all[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+  for (size_t i = 0; i < 5; i++)
+    for (size_t j = 1; j < 5; j++) {
+      int want = i == j || i >= 3;
+      ck_assert_msg(pmcp_protocol_header_fits(all[j], all[i], strlen(all[i])) == want,
+                    "header %s in a %s session", all[i], all[j]);
+    }
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", NULL, 0), 1);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", " 2025-11-25\t", 12), 1);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2025-11-255", 10), 1);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2025-11-255", 11), 0);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2000-01-01", 10), 0);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2025-03-2", 9), 0);
+  ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "", 0), 0);
 }
 END_TEST
 

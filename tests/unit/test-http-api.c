@@ -45,6 +45,25 @@ START_TEST(test_bind)
   ck_assert(pmcp_http_host_allowed(h, "localhost"));
   ck_assert(pmcp_http_host_allowed(h, "127.0.0.1"));
   ck_assert(!pmcp_http_host_allowed(h, "evil.example"));
+  /* Configured hosts: NAME or NAME:PORT; anything else fails creation. */
+  const char *bad[] = {"bad host", "x:0", "x:65536", "[::1", "a:b", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    pmcp_http_options ob = PMCP_HTTP_OPTIONS_INIT;
+    ob.allow_hosts = &bad[i];
+    ob.n_allow_hosts = 1;
+    ck_assert_int_eq(pmcp_http_new(&h2, &ob, err, sizeof err), PMCP_EINVAL);
+    ck_assert_ptr_null(h2);
+    ck_assert_ptr_nonnull(strstr(err, "expected NAME or NAME:PORT"));
+  }
+  const char *good[] = {"MCP.Example.com:8443", "[::2]:9"};
+  pmcp_http_options og = PMCP_HTTP_OPTIONS_INIT;
+  og.allow_hosts = good;
+  og.n_allow_hosts = 2;
+  ck_assert_int_eq(pmcp_http_new(&h2, &og, err, sizeof err), 0);
+  ck_assert(pmcp_http_host_allowed(h2, "mcp.example.com"));
+  ck_assert(pmcp_http_host_allowed(h2, "[::2]"));
+  pmcp_http_free(h2);
+  h2 = NULL;
   /* The same port again: refused, with the address in the reason. */
   o.port = port;
   ck_assert_int_eq(pmcp_http_new(&h2, &o, err, sizeof err), PMCP_EIO);

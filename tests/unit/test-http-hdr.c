@@ -61,6 +61,17 @@ START_TEST(host_and_origin)
   ck_assert_ptr_null(host("user@localhost"));
   ck_assert_ptr_null(host("[::1"));
   ck_assert_ptr_null(host(""));
+#define PORT(v) phttp_host_port(v, strlen(v), 0)
+  ck_assert_int_eq(PORT("localhost:8080"), 8080);
+  ck_assert_int_eq(PORT(" localhost "), 0);
+  ck_assert_int_eq(PORT("[::1]:9"), 9);
+  ck_assert_int_eq(PORT("[::1]"), 0);
+  ck_assert_int_eq(PORT("localhost:65535"), 65535);
+  ck_assert_int_eq(PORT("localhost:65536"), -1);
+  ck_assert_int_eq(PORT("localhost:0"), -1);
+  ck_assert_int_eq(PORT("localhost:"), -1);
+  ck_assert_int_eq(PORT("localhost:8x"), -1);
+  ck_assert_int_eq(PORT(""), -1);
   ck_assert_str_eq(origin("http://localhost:3000"), "localhost");
   ck_assert_str_eq(origin("https://[::1]"), "[::1]");
   ck_assert_str_eq(origin("http://127.0.0.1/"), "127.0.0.1");

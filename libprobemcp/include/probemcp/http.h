@@ -81,7 +81,7 @@ typedef struct pmcp_http_response {
 PMCP_API const char *pmcp_http_request_header(const pmcp_http_request *r,
                                      const char *name, int *count);
 /* True when @p name (a host name without port, lower-case) is one the
- * transport accepts in Host. Thread-safe. */
+ * transport accepts in Host with some port. Thread-safe. */
 PMCP_API int pmcp_http_host_allowed(const pmcp_http *h, const char *name);
 /* True when @p req came from one of the trusted proxies. */
 PMCP_API int pmcp_http_peer_trusted(const pmcp_http_request *req);
@@ -97,8 +97,11 @@ typedef struct pmcp_http_options {
   int port;                  /* 0: pick a free port */
   const char *endpoint;      /* NULL: "/mcp" */
   int stateless;             /* no sessions: every POST self-contained */
-  /* Extra Host names (without port) and exact Origins allowed besides the
-   * loopback names of the listening address. */
+  /* Extra Hosts and exact Origins allowed besides the loopback names and
+   * the listening address, which are allowed with the listening port
+   * only. A Host is "NAME" (with any port) or "NAME:PORT" / "[V6]:PORT"
+   * (that port only; a Host header without a port stands for 80 or
+   * 443). A malformed one fails pmcp_http_new. */
   const char *const *allow_hosts;
   size_t n_allow_hosts;
   /* Addresses of the reverse proxies in front ("127.0.0.1", "::1"): only

@@ -187,6 +187,14 @@ PMCP_API pmcp_era pmcp_protocol_version_era(const char *v, size_t len);
  *  protocol version @p v (only 2025-03-26 had them). @since 0.2 */
 PMCP_API int pmcp_protocol_batch_allowed(const char *v);
 
+/** Whether a request whose MCP-Protocol-Version header says @p v (@p len
+ *  bytes; NULL: no header) may be served in a session that negotiated
+ *  @p negotiated. A header of 2025-06-18 or later must name the negotiated
+ *  version (the client's claim of what it speaks); one naming an older
+ *  revision, which had no such header, claims nothing and is taken like
+ *  an absent one. An unsupported version never fits. @since 0.2 */
+PMCP_API int pmcp_protocol_header_fits(const char *negotiated, const char *v, size_t len);
+
 /** What an HTTP transport read from a request's headers; the engine checks
  *  them against the body of a modern-era request (-32020 on a mismatch).
  *  NULL members were absent. */

@@ -54,6 +54,31 @@ int pmcp_protocol_batch_allowed(const char *v)
   return v && strcmp(v, PMCP__BATCH_VERSION) == 0;
 }
 
+/* The first revision that defines the MCP-Protocol-Version header. */
+#define HEADER_VERSION "2025-06-18"
+
+int pmcp_protocol_header_fits(const char *negotiated, const char *v, size_t len)
+{
+  if (!v)
+    return 1;
+  while (len && (*v == ' ' || *v == '\t'))
+    v++, len--;
+  while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+    len--;
+  if (negotiated && len == strlen(negotiated) && memcmp(v, negotiated, len) == 0)
+    return 1;
+  /* A revision from before the header (2025-03-26 is also what a server
+   * assumes of a request that says nothing) carries no claim of its own:
+   * the negotiated version applies, as when the header is absent. Dates
+   * compare as strings. */
+  char ver[16];
+  if (len >= sizeof ver || pmcp_protocol_version_era(v, len) == PMCP_ERA_NONE)
+    return 0;
+  memcpy(ver, v, len);
+  ver[len] = '\0';
+  return strcmp(ver, HEADER_VERSION) < 0;
+}
+
 /* Methods that exist only in the modern era: such a request is modern even
  * without its _meta (and is then refused for the missing _meta). */
 static int modern_only(const char *method)

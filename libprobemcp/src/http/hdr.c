@@ -209,6 +209,16 @@ static long port_of(const char *p, const char *end, long dflt)
   return v;
 }
 
+long phttp_host_port(const char *value, size_t len, long dflt)
+{
+  const char *p = value, *end = value + len;
+  trim(&p, &end);
+  if (p == end)
+    return -1;
+  long v = port_of(p, end, -2);
+  return v == -2 ? dflt : v >= 1 && v <= 65535 ? v : -1;
+}
+
 int phttp_origin_same_port(const char *origin, size_t on, const char *host, size_t hn)
 {
   char oname[256], hname[256];

@@ -31,6 +31,13 @@ int phttp_is_json_type(const char *value, size_t len);
 /* Splits a Host value into name (lower-cased, brackets kept for IPv6) and
  * checks the optional port is digits. Returns 0 or -1 (malformed). */
 int phttp_host_name(const char *value, size_t len, char *name, size_t size);
+/* The port of a Host value ("name:8080"), @p dflt when it names none, -1
+ * when malformed or out of 1..65535. */
+long phttp_host_port(const char *value, size_t len, long dflt);
+#define PHTTP_ANY_PORT 0L
+#define PHTTP_LISTEN_PORT (-1L)
+/* Whether a Host of @p name and @p port (0: none given) is allowed. */
+int phttp_host_allowed(const pmcp_http *h, const char *name, long port);
 /* Parses an Origin "scheme://host[:port]" into its host name as above.
  * Returns 0, or -1 when it is not such an origin (e.g. "null"). */
 int phttp_origin_name(const char *value, size_t len, char *name, size_t size);
@@ -236,7 +243,8 @@ struct pmcp_http {
   pmcp_http_options o;
   char *host, *endpoint;
   char **allow_hosts;        /* lower-case names incl. loopback defaults */
-  size_t n_allow_hosts;
+  long *allow_ports;         /* each name's port: PHTTP_ANY_PORT, */
+  size_t n_allow_hosts;      /* PHTTP_LISTEN_PORT or that port */
   char **allow_origins;
   size_t n_allow_origins;
   int port;

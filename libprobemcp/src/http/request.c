@@ -15,14 +15,6 @@
 
 /* ---- header checks ------------------------------------------------------- */
 
-static int host_allowed(pmcp_http *h, const char *name)
-{
-  for (size_t i = 0; i < h->n_allow_hosts; i++)
-    if (strcmp(h->allow_hosts[i], name) == 0)
-      return 1;
-  return 0;
-}
-
 static void set_reject(phttp_conn *c, int status, const char *reason)
 {
   c->req.status = status;
@@ -46,9 +38,10 @@ void phttp_check_headers(phttp_conn *c)
   if (!host) {
     if (r->http_minor >= 1)
       { set_reject(c, 400, "missing Host header"); return; }
-  } else if (phttp_host_name(host, n, name, sizeof name) != 0) {
+  } else if (phttp_host_name(host, n, name, sizeof name) != 0 ||
+             phttp_host_port(host, n, 0) < 0) {
     { set_reject(c, 400, "malformed Host header"); return; }
-  } else if (!host_allowed(h, name)) {
+  } else if (!phttp_host_allowed(h, name, phttp_host_port(host, n, 0))) {
     { set_reject(c, 403, "Host not allowed"); return; }
   }
   r->route = phttp_route_claim(c);
@@ -70,7 +63,8 @@ void phttp_check_headers(phttp_conn *c)
     /* Not only the host name: another port of the same host is another
      * origin (another program on this machine), so the origin's port (by
      * its scheme when left out) must be the one the request was sent to. */
-    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0 && host_allowed(h, name)) {
+    if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0 &&
+        pmcp_http_host_allowed(h, name)) {
       size_t hn;
       const char *hv = phttp_header(r, "host", &hn, &count);
       ok = hv && phttp_origin_same_port(origin, n, hv, hn);
@@ -138,6 +132,20 @@ static phttp_session *request_session(phttp_conn *c)
   /* Another principal's session is answered like an unknown one. */
   if (!s || s->issued <= 0 || (c->h->o.auth && s->principal != c->req.principal)) {
     phttp_respond_error(c, 404, -32001, "Session not found");
+    return NULL;
+  }
+  /* The header says what the client speaks: in a session it must be the
+   * version initialize negotiated (the engine's rule). */
+  size_t vn;
+  int vc;
+  const char *v = phttp_header(&c->req, "mcp-protocol-version", &vn, &vc);
+  char neg[32];
+  if (v && pmcp_server_session_protocol(c->h->server, s->id, neg, sizeof neg) == 0 &&
+      !pmcp_protocol_header_fits(neg, v, vn)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "Bad Request: MCP-Protocol-Version %.*s is not the version "
+             "this session negotiated (%s)", (int)(vn < 16 ? vn : 16), v, neg);
+    phttp_respond_error(c, 400, -32000, msg);
     return NULL;
   }
   phttp_session_touch(c->h, s);

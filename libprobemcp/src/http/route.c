@@ -44,6 +44,20 @@ int pmcp_http_host_allowed(const pmcp_http *h, const char *name)
   return 0;
 }
 
+int phttp_host_allowed(const pmcp_http *h, const char *name, long port)
+{
+  for (size_t i = 0; i < h->n_allow_hosts; i++) {
+    if (strcmp(h->allow_hosts[i], name) != 0)
+      continue;
+    long want = h->allow_ports[i] == PHTTP_LISTEN_PORT ? h->port : h->allow_ports[i];
+    /* A Host without a port stands for its scheme's default, 80 or 443
+     * (a TLS proxy in front forwards "Host: name" for https://name). */
+    if (want == PHTTP_ANY_PORT || want == port || (port == 0 && (want == 80 || want == 443)))
+      return 1;
+  }
+  return 0;
+}
+
 const char *pmcp_http_endpoint(const pmcp_http *h) { return h->endpoint; }
 
 int pmcp_http_peer_trusted(const pmcp_http_request *req)

@@ -18,22 +18,45 @@ static char *dupstr(const char *s)
   return d;
 }
 
-static int add_host(pmcp_http *h, const char *name)
+static int add_host(pmcp_http *h, const char *name, long port)
 {
   for (size_t i = 0; i < h->n_allow_hosts; i++)
-    if (strcmp(h->allow_hosts[i], name) == 0)
+    if (strcmp(h->allow_hosts[i], name) == 0 && h->allow_ports[i] == port)
       return 0;
   char **v = realloc(h->allow_hosts, (h->n_allow_hosts + 1) * sizeof *v);
   if (!v)
     return -1;
   h->allow_hosts = v;
+  long *pv = realloc(h->allow_ports, (h->n_allow_hosts + 1) * sizeof *pv);
+  if (!pv)
+    return -1;
+  h->allow_ports = pv;
   char *d = dupstr(name);
   if (!d)
     return -1;
   for (char *p = d; *p; p++)
     if (*p >= 'A' && *p <= 'Z')
       *p = (char)(*p - 'A' + 'a');
+  h->allow_ports[h->n_allow_hosts] = port;
   h->allow_hosts[h->n_allow_hosts++] = d;
+  return 0;
+}
+
+/* A configured Host: NAME (any port) or NAME:PORT (that port only). */
+static int add_configured_host(pmcp_http *h, const char *spec, char *err, size_t errsize)
+{
+  char name[256];
+  size_t n = strlen(spec);
+  long port = phttp_host_port(spec, n, PHTTP_ANY_PORT);
+  if (phttp_host_name(spec, n, name, sizeof name) != 0 || port < 0) {
+    snprintf(err, errsize, "allowed host '%.100s': expected NAME or NAME:PORT (PORT in 1..65535)",
+             spec);
+    return PMCP_EINVAL;
+  }
+  if (add_host(h, name, port) != 0) {
+    snprintf(err, errsize, "out of memory");
+    return PMCP_ENOMEM;
+  }
   return 0;
 }
 
@@ -225,10 +248,19 @@ int pmcp_http_new(pmcp_http **out, const pmcp_http_options *opts,
   int v6 = strchr(h->host, ':') != NULL;
   char lit[80];
   snprintf(lit, sizeof lit, v6 ? "[%s]" : "%s", h->host);
-  int rc = add_host(h, "localhost") | add_host(h, "127.0.0.1") |
-           add_host(h, "[::1]") | add_host(h, lit);
-  for (size_t i = 0; i < o->n_allow_hosts; i++)
-    rc |= add_host(h, o->allow_hosts[i]);
+  /* They are this machine's names for us only with our port: another
+   * port is another program (or a mapping nobody configured), and a base
+   * URL made from such a Host would point there. */
+  int rc = add_host(h, "localhost", PHTTP_LISTEN_PORT) |
+           add_host(h, "127.0.0.1", PHTTP_LISTEN_PORT) |
+           add_host(h, "[::1]", PHTTP_LISTEN_PORT) | add_host(h, lit, PHTTP_LISTEN_PORT);
+  for (size_t i = 0; !rc && i < o->n_allow_hosts; i++) {
+    int crc = add_configured_host(h, o->allow_hosts[i], err, errsize);
+    if (crc) {
+      pmcp_http_free(h);
+      return crc;
+    }
+  }
   if (o->n_allow_origins) {
     h->allow_origins = calloc(o->n_allow_origins, sizeof *h->allow_origins);
     if (!h->allow_origins)
@@ -436,6 +468,7 @@ void pmcp_http_free(pmcp_http *h)
   for (size_t i = 0; i < h->n_allow_hosts; i++)
     free(h->allow_hosts[i]);
   free(h->allow_hosts);
+  free(h->allow_ports);
   for (size_t i = 0; i < h->n_allow_origins; i++)
     free(h->allow_origins[i]);
   free(h->allow_origins);

@@ -418,7 +418,7 @@ test('sessions end on a password change or when disabled; a refresh while disabl
 // --json` stays valid JSON whatever the client calls itself; a name that
 // is not UTF-8 is refused at registration.
 test('audit: client_id shown, JSON valid whatever the client name', async () => {
-  const weird = 'Ev"il\\ \n\t</script> \u2028 \u{1F600} {"x":1}';
+  const weird = 'Ev"il\\ \n\t\u0001\u001f\u007f</script> \u2028 \u{1F600} {"x":1} \\u0000';
   let r = await json(port, 'POST', '/oauth/register', { client_name: weird, redirect_uris: ['http://127.0.0.1:9/cb'] });
   assert.equal(r.status, 201, r.body);
   const client = r.json.client_id;

@@ -323,6 +323,8 @@ START_TEST(list_and_get)
     }
     if (strcmp(member(e, "uri")->valuestring, "skill://git-workflow/reference/x.md") == 0) {
       ck_assert_str_eq(member(e, "name")->valuestring, "reference/x.md");
+      ck_assert_str_eq(member(e, "description")->valuestring,
+                       "A file of the skill git-workflow");
       ck_assert_int_eq((int)member(e, "size")->valuedouble, (int)sizeof REF_A - 1);
       seen++;
     }

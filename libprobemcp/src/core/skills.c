@@ -340,14 +340,18 @@ static int add_file(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *in,
   /* The MIME type is static or the caller's: the resource copies it, and
    * the file keeps the resource's copy. */
   int is_skill_md = strcmp(in->path, "SKILL.md") == 0;
+  pmcp_buf what = PMCP_BUF_INIT;
+  if (!is_skill_md && pmcp__buf_printf(&what, "A file of the skill %s", last_segment(s->path)))
+    return PMCP_ENOMEM;
   pmcp_resource_def def = PMCP_RESOURCE_DEF_INIT;
   def.uri = f->uri;
   def.name = is_skill_md ? last_segment(s->path) : f->path;
-  def.description = description;
+  def.description = is_skill_md ? description : what.ptr;
   def.mime_type = f->mime;
   def.read = read_file;
   def.ud = f;
   rc = pmcp_server_add_resource(srv, &def);
+  pmcp_buf_dispose(&what);
   if (rc)
     return rc;
   pmcp__resource *r = srv->reg.resources[srv->reg.n_resources - 1];

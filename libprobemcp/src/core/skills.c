@@ -300,6 +300,19 @@ static int check_files(pmcp_server *srv, const pmcp__skill *s, const char *skill
   return 0;
 }
 
+/* Replaces the engine string at @p slot with the text built in @p b (when
+ * @p rc, the build's result, is 0); disposes of @p b either way. */
+static int take_text(pmcp_server *srv, char **slot, pmcp_buf *b, int rc)
+{
+  char *copy = rc ? NULL : pmcp__strdup(srv, b->ptr);
+  pmcp_buf_dispose(b);
+  if (!copy)
+    return PMCP_ENOMEM;
+  pmcp__free(srv, *slot);
+  *slot = copy;
+  return 0;
+}
+
 /* Copies one checked file into @p s and registers its resource (the list
  * entry also gives the size). */
 static int add_file(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *in,
@@ -362,13 +375,7 @@ static int add_file(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *in,
   rc = pmcp__buf_append(&e, r->list_json, n - 1);
   if (!rc)
     rc = pmcp__buf_printf(&e, ",\"size\":%zu}", f->size);
-  char *copy = rc ? NULL : pmcp__strdup(srv, e.ptr);
-  pmcp_buf_dispose(&e);
-  if (!copy)
-    return PMCP_ENOMEM;
-  pmcp__free(srv, r->list_json);
-  r->list_json = copy;
-  return 0;
+  return take_text(srv, &r->list_json, &e, rc);
 }
 
 /* The skills/list and skills/get entry of @p s. */
@@ -390,13 +397,7 @@ static int build_entry(pmcp_server *srv, pmcp__skill *s)
   }
   if (!rc)
     rc = pmcp__buf_puts(&b, "]}");
-  char *copy = rc ? NULL : pmcp__strdup(srv, b.ptr);
-  pmcp_buf_dispose(&b);
-  if (!copy)
-    return PMCP_ENOMEM;
-  pmcp__free(srv, s->entry_json);
-  s->entry_json = copy;
-  return 0;
+  return take_text(srv, &s->entry_json, &b, rc);
 }
 
 static int add_files(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *files,

@@ -20,17 +20,20 @@
 #define MAX_NAME 64
 #define MAX_DESCRIPTION 1024
 
+static void file_free(pmcp_server *srv, pmcp__skill_file *f)
+{
+  pmcp__free(srv, f->path);
+  pmcp__free(srv, f->uri);
+  pmcp__free(srv, f->data);
+  pmcp__free(srv, f);
+}
+
 void pmcp__skill_free(pmcp_server *srv, pmcp__skill *s)
 {
   if (!s)
     return;
-  for (size_t i = 0; i < s->n_files; i++) {
-    pmcp__skill_file *f = s->files[i];
-    pmcp__free(srv, f->path);
-    pmcp__free(srv, f->uri);
-    pmcp__free(srv, f->data);
-    pmcp__free(srv, f);
-  }
+  for (size_t i = 0; i < s->n_files; i++)
+    file_free(srv, s->files[i]);
   pmcp__free(srv, s->files);
   pmcp__free(srv, s->path);
   pmcp__free(srv, s->uri);
@@ -344,10 +347,7 @@ static int add_file(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *in,
     rc = pmcp__registry_push(srv, (void ***)&s->files, &s->n_files, &s->cap_files, f);
   }
   if (rc) {
-    pmcp__free(srv, f->path);
-    pmcp__free(srv, f->uri);
-    pmcp__free(srv, f->data);
-    pmcp__free(srv, f);
+    file_free(srv, f);
     return rc;
   }
   /* The MIME type is static or the caller's: the resource copies it, and
@@ -400,13 +400,31 @@ static int build_entry(pmcp_server *srv, pmcp__skill *s)
   return take_text(srv, &s->entry_json, &b, rc);
 }
 
+/* Undoes an addition that failed once the files were checked (only
+ * allocation can fail then): the resources registered since there were
+ * @p n_resources, and the files of @p s since it had @p n_files, so that no
+ * resource is left reading a freed file. */
+static void roll_back(pmcp_server *srv, pmcp__skill *s, size_t n_resources, size_t n_files)
+{
+  pmcp__registry *r = &srv->reg;
+  while (r->n_resources > n_resources)
+    pmcp__resource_free(srv, r->resources[--r->n_resources]);
+  while (s->n_files > n_files)
+    file_free(srv, s->files[--s->n_files]);
+}
+
 static int add_files(pmcp_server *srv, pmcp__skill *s, const pmcp_skill_file *files,
                      size_t n, const char *description)
 {
+  size_t n_resources = srv->reg.n_resources, n_files = s->n_files;
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++)
     rc = add_file(srv, s, &files[i], strcmp(files[i].path, "SKILL.md") ? NULL : description);
-  return rc ? rc : build_entry(srv, s);
+  if (!rc)
+    rc = build_entry(srv, s);
+  if (rc)
+    roll_back(srv, s, n_resources, n_files);
+  return rc;
 }
 
 static size_t skill_bytes(const pmcp__skill *s)
@@ -454,17 +472,20 @@ int pmcp_server_add_skill(pmcp_server *server, const pmcp_skill_def *def)
     rc = s->path && s->uri ? 0 : PMCP_ENOMEM;
   }
   pmcp_buf_dispose(&u);
+  size_t n_resources = server->reg.n_resources;
   if (!rc) {
     cJSON *f = cJSON_Parse(s->frontmatter);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(f, "description");
     rc = d ? add_files(server, s, def->files, def->n_files, d->valuestring) : PMCP_ENOMEM;
     cJSON_Delete(f);
   }
-  if (!rc)
+  if (!rc) {
     rc = pmcp__registry_push(server, (void ***)&server->reg.skills, &server->reg.n_skills,
                              &server->reg.cap_skills, s);
+    if (rc)
+      roll_back(server, s, n_resources, 0);
+  }
   if (rc) {
-    /* Only allocation can fail this late; the server is not used then. */
     pmcp__free(server, fm);
     pmcp__skill_free(server, s);
   }

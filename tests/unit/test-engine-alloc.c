@@ -92,15 +92,16 @@ static const char *script[] = {
   "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"prompts/get\",\"params\":{\"name\":\"p\"}}",
   "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}",
   "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"skills/list\"}",
-  "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"resources/read\",\"params\":"
-  "{\"uri\":\"skill://k/b.md\"}}",
   "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"skills/get\",\"params\":"
   "{\"uri\":\"skill://k/SKILL.md\"}}",
+  "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"resources/read\",\"params\":"
+  "{\"uri\":\"skill://k/b.md\"}}",
   "{bad",
 };
 
 /* A skill of two files: a registration that fails part way must take back
- * the resources it had registered (they would read freed files). */
+ * the resources it had registered (they would read freed files; the read
+ * above is on the initialized session, at an even index). */
 static const char skill_md[] = "---\nname: k\ndescription: d\n---\nbody\n";
 static const pmcp_skill_file skill_files[] = {
   {"SKILL.md", NULL, skill_md, sizeof skill_md - 1},

@@ -828,7 +828,7 @@ int everything_register(pmcp_server *server) {
   if ((rc = add_simple_tools(server)) || (rc = add_arg_tools(server, w)) ||
       (rc = add_calculate(server)) || (rc = add_json_schema_tool(server)) ||
       (rc = add_prompts(server)) || (rc = everything_register_input(server)) ||
-      (rc = everything_register_tasks(server)))
+      (rc = everything_register_tasks(server)) || (rc = everything_register_skills(server)))
     return rc;
   return pmcp_server_set_completion(server, complete, NULL, NULL);
 }

@@ -37,4 +37,8 @@ const char *everything_form_text(const struct cJSON *answer, const char *field);
  * everything_register(). */
 int everything_register_tasks(pmcp_server *server);
 
+/* The Skills extension's fixture (fixtures_skills.c); called by
+ * everything_register(). */
+int everything_register_skills(pmcp_server *server);
+
 #endif

@@ -42,6 +42,13 @@ const ALSO_PASS = {
     'tasks-dispatch-and-envelope', 'tasks-required-task-error', 'tasks-mrtr-composition',
     'tasks-status-notifications'],
 };
+// Extension scenarios the revision's run leaves out, run one by one after
+// it and held to the same rule: the Skills extension
+// (io.modelcontextprotocol/skills; no directory reads, so
+// sep-2640-skills-directory would only skip).
+const ALSO_RUN = {
+  '2026-07-28': ['sep-2640-skills-enumeration', 'sep-2640-skills-manifest'],
+};
 
 function start() {
   const [cmd, args] = mode === 'http'
@@ -67,7 +74,7 @@ if (revision) {
   const yaml = readFileSync(path.join(suiteDir, 'requirements', `${revision}.yaml`), 'utf8');
   const serverList = yaml.split(/^server:\s*$/m)[1].split(/^\S/m)[0];
   expected = [...serverList.matchAll(/^\s+- (\S+)\s*$/gm)].map((m) => m[1]);
-  expected.push(...(ALSO_PASS[revision] ?? []));
+  expected.push(...(ALSO_PASS[revision] ?? []), ...(ALSO_RUN[revision] ?? []));
 } else {
   const listed = execFileSync(node22, [suite, 'list'], { encoding: 'utf8' });
   const serverPart = listed.split(/Client scenarios/)[0];
@@ -90,6 +97,13 @@ try {
       resolve(c);
     });
   });
+  for (const s of (revision && ALSO_RUN[revision]) || []) {
+    await new Promise((resolve) => {
+      const p = spawn(node22, [suite, 'server', '--url', url, '--scenario', s, '-o', outDir],
+        { stdio: ['ignore', 'ignore', 'inherit'] });
+      p.on('exit', resolve);
+    });
+  }
 } finally {
   child.kill('SIGTERM');
   await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));

@@ -309,7 +309,10 @@ describe('resources', () => {
   test('list, templates and reads', () => withServer(async (c) => {
     const { resources } = await c.listResources();
     const uris = resources.map((r) => r.uri).sort();
-    assert.deepEqual(uris, ['test://static-binary', 'test://static-text', 'test://watched-resource']);
+    // the skill's files are resources too (the Skills extension)
+    assert.deepEqual(uris, ['skill://git-workflow/SKILL.md',
+      'skill://git-workflow/reference/conventions.md',
+      'test://static-binary', 'test://static-text', 'test://watched-resource']);
     for (const r of resources) assert.ok(r.name && r.description, `${r.uri} has name and description`);
     const { resourceTemplates } = await c.listResourceTemplates();
     assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['test://template/{id}/data']);

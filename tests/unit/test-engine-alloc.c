@@ -91,7 +91,21 @@ static const char *script[] = {
   "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"x://r\"}}",
   "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"prompts/get\",\"params\":{\"name\":\"p\"}}",
   "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}",
+  "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"skills/list\"}",
+  "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"skills/get\",\"params\":"
+  "{\"uri\":\"skill://k/SKILL.md\"}}",
+  "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"resources/read\",\"params\":"
+  "{\"uri\":\"skill://k/b.md\"}}",
   "{bad",
+};
+
+/* A skill of two files: a registration that fails part way must take back
+ * the resources it had registered (they would read freed files; the read
+ * above is on the initialized session, at an even index). */
+static const char skill_md[] = "---\nname: k\ndescription: d\n---\nbody\n";
+static const pmcp_skill_file skill_files[] = {
+  {"SKILL.md", NULL, skill_md, sizeof skill_md - 1},
+  {"b.md", NULL, "b", 1},
 };
 
 /* Builds a server with @p c as its allocator and runs the script; every
@@ -133,6 +147,11 @@ static void run(counting *c)
   p.name = "p";
   p.get = prompt;
   pmcp_server_add_prompt(s, &p);
+  pmcp_skill_def k = PMCP_SKILL_DEF_INIT;
+  k.path = "k";
+  k.files = skill_files;
+  k.n_files = 2;
+  pmcp_server_add_skill(s, &k);
   for (size_t i = 0; i < sizeof script / sizeof script[0]; i++)
     pmcp_server_handle(s, i % 2 ? "x" : NULL, script[i], strlen(script[i]));
   pmcp_server_notify_resource_updated(s, "x://r");

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "skills.h"
 #include "store.h"
 #include "research.h"
 #include "tracking.h"

@@ -271,6 +271,9 @@ void pmcp__method_resources_unsubscribe(pmcp__req *req, cJSON *params);
 void pmcp__method_prompts_list(pmcp__req *req, cJSON *params);
 void pmcp__method_prompts_get(pmcp__req *req, cJSON *params);
 void pmcp__method_complete(pmcp__req *req, cJSON *params);
+/* skills.c */
+void pmcp__method_skills_list(pmcp__req *req, cJSON *params);
+void pmcp__method_skills_get(pmcp__req *req, cJSON *params);
 
 /* ---- request.c: server-to-client requests ---- */
 /* Routes a client response (@p msg has no method). */

@@ -213,6 +213,8 @@ static int served(const pmcp_server *srv, const char *method)
     return r->complete != NULL;
   if (strncmp(method, "tasks/", 6) == 0)
     return pmcp__tasks_enabled(srv);
+  if (strncmp(method, "skills/", 7) == 0)
+    return r->n_skills > 0;
   return 1;
 }
 
@@ -220,7 +222,7 @@ static int cacheable(const char *method)
 {
   static const char *const list[] = {"server/discover", "tools/list", "prompts/list",
                                      "resources/list", "resources/templates/list",
-                                     "resources/read"};
+                                     "resources/read", "skills/list", "skills/get"};
   for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
     if (strcmp(method, list[i]) == 0)
       return 1;

@@ -69,6 +69,9 @@ void pmcp__registry_free(pmcp_server *srv)
   pmcp__free(srv, r->resources);
   pmcp__free(srv, r->templates);
   pmcp__free(srv, r->prompts);
+  for (size_t i = 0; i < r->n_skills; i++)
+    pmcp__skill_free(srv, r->skills[i]);
+  pmcp__free(srv, r->skills);
   if (r->complete_ud.free)
     r->complete_ud.free(r->complete_ud.ud);
   if (r->tool_filter_ud.free)

@@ -68,6 +68,26 @@ typedef struct pmcp__prompt {
   char *list_json;
 } pmcp__prompt;
 
+/* One file of a skill: its bytes (NUL-terminated text) and the manifest
+ * line of skills/list. Stable address: the resource's read handler
+ * holds it. */
+typedef struct pmcp__skill_file {
+  char *path, *uri;
+  const char *mime;     /* the resource's copy */
+  char *data;
+  size_t size;
+  char digest[7 + 64 + 1]; /* "sha256:" + lower-case hex */
+} pmcp__skill_file;
+
+typedef struct pmcp__skill {
+  char *path;           /* the skill path; its last segment is the name */
+  char *uri;            /* skill://<path>/SKILL.md */
+  char *frontmatter;    /* compact JSON object */
+  pmcp__skill_file **files;
+  size_t n_files, cap_files;
+  char *entry_json;     /* the Skill entry, rebuilt when files are added */
+} pmcp__skill;
+
 /* User data of a server-wide callback, owned by the server: freed when the
  * callback is replaced and by pmcp_server_free(). */
 typedef struct pmcp__owned_ud {
@@ -84,6 +104,8 @@ typedef struct pmcp__registry {
   size_t n_templates, cap_templates;
   pmcp__prompt **prompts;
   size_t n_prompts, cap_prompts;
+  pmcp__skill **skills;        /* skills.c */
+  size_t n_skills, cap_skills;
   pmcp_tool_filter_fn tool_filter;
   pmcp__owned_ud tool_filter_ud;
   pmcp_complete_fn complete;
@@ -94,6 +116,7 @@ struct pmcp_server;
 void pmcp__registry_free(struct pmcp_server *srv);
 void pmcp__resource_free(struct pmcp_server *srv, pmcp__resource *r);
 void pmcp__prompt_free(struct pmcp_server *srv, pmcp__prompt *p);
+void pmcp__skill_free(struct pmcp_server *srv, pmcp__skill *s);
 /* Appends @p item to a registry array. 0 or PMCP_ENOMEM. */
 int pmcp__registry_push(struct pmcp_server *srv, void ***arr, size_t *n, size_t *cap,
                         void *item);

@@ -267,6 +267,14 @@ static int cap(pmcp_buf *b, int *n, const char *member)
   return rc ? rc : pmcp__buf_puts(b, member);
 }
 
+/* One member of capabilities.extensions, opening the object first. */
+static int ext_member(pmcp_buf *b, int *n, int *ext, const char *member)
+{
+  int rc = *ext ? pmcp__buf_putc(b, ',') : cap(b, n, "\"extensions\":{");
+  (*ext)++;
+  return rc ? rc : pmcp__buf_puts(b, member);
+}
+
 int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
 {
   /* Modern clients send their log level per request: no logging. They
@@ -285,8 +293,14 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
     rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
     rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
+  /* Extensions: each member only when its handlers are there. */
+  int ext = 0;
   if (!rc && modern && pmcp__tasks_enabled(srv))
-    rc = cap(b, &n, "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}");
+    rc = ext_member(b, &n, &ext, "\"io.modelcontextprotocol/tasks\":{}");
+  if (!rc && r->n_skills)
+    rc = ext_member(b, &n, &ext, "\"io.modelcontextprotocol/skills\":{}");
+  if (!rc && ext)
+    rc = pmcp__buf_putc(b, '}');
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;
@@ -400,6 +414,8 @@ static const struct method {
   {"prompts/list", pmcp__method_prompts_list, 0},
   {"prompts/get", pmcp__method_prompts_get, 0},
   {"completion/complete", pmcp__method_complete, 0},
+  {"skills/list", pmcp__method_skills_list, 0},
+  {"skills/get", pmcp__method_skills_get, 0},
   {"logging/setLevel", method_set_level, 0},
   {"server/discover", pmcp__method_discover, 1},
   {"subscriptions/listen", pmcp__method_listen, 1},

@@ -23,6 +23,7 @@ static const struct {
   {"find_papers", pmcp__research_add_papers},
   {"resources", pmcp__research_add_resources},
   {"prompts", pmcp__research_add_prompts},
+  {"skill", pmcp__research_add_skill},
 };
 
 static char *dup_or_null(const char *s)

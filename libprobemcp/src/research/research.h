@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "probemcp/research.h"
+#include "probemcp/skills.h"
 #include "probemcp/store.h"
 #include "probemcp/tool.h"
 
@@ -61,6 +62,14 @@ int pmcp__research_add_entity(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_search(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_prompts(pmcp_server *server, pmcp__research *rs);
+/* The skill "research-with-probe" (skills/research-with-probe, built in);
+ * the tracking toolset adds its own file to it. */
+#define PMCP__RESEARCH_SKILL "research-with-probe"
+int pmcp__research_add_skill(pmcp_server *server, pmcp__research *rs);
+extern const pmcp_skill_file pmcp__research_skill[];
+extern const size_t pmcp__research_skill_n;
+extern const pmcp_skill_file pmcp__tracking_skill[];
+extern const size_t pmcp__tracking_skill_n;
 int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs);
 int pmcp__research_add_papers(pmcp_server *server, pmcp__research *rs);

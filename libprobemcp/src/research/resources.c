@@ -1,5 +1,6 @@
 /* Resources of the research server: each run's card at probe://run/{id}
- * (a resource template) and the entity view matrix at probe://views. */
+ * (a resource template), the entity view matrix at probe://views, and the
+ * skill that teaches the toolset (skill://research-with-probe/...). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,14 @@ int pmcp__research_add_resources(pmcp_server *server, pmcp__research *rs)
   m.ud = pmcp__research_retain(rs);
   m.ud_free = pmcp__research_release;
   return pmcp_server_add_resource(server, &m);
+}
+
+int pmcp__research_add_skill(pmcp_server *server, pmcp__research *rs)
+{
+  (void)rs;
+  pmcp_skill_def d = PMCP_SKILL_DEF_INIT;
+  d.path = PMCP__RESEARCH_SKILL;
+  d.files = pmcp__research_skill;
+  d.n_files = pmcp__research_skill_n;
+  return pmcp_server_add_skill(server, &d);
 }

@@ -84,6 +84,15 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
     rc = pmcp__trk_add_hist(server, tk);
   if (!rc)
     rc = pmcp__trk_add_rl(server, tk);
+  /* Beside the research toolset, its skill learns the tracking tools too;
+   * alone, the tracking toolset serves no skill (the skill teaches the
+   * research tools). */
+  if (!rc) {
+    rc = pmcp_server_add_skill_files(server, PMCP__RESEARCH_SKILL, pmcp__tracking_skill,
+                                     pmcp__tracking_skill_n);
+    if (rc == PMCP_ENOTFOUND)
+      rc = 0;
+  }
   pmcp__trk_release(tk);
   return rc;
 }

@@ -1,7 +1,7 @@
 /* The minimal YAML reader (MLflow meta.yaml, Lightning hparams.yaml). */
 #include <string.h>
 
-#include "import/yaml.h"
+#include "util/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include "import/import.h"
 #include "import/pb.h"
 #include "import/tfrecord.h"
-#include "import/yaml.h"
+#include "util/yaml.h"
 #include "probemcp/error.h"
 #include "util/buf.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/call.h"
-#include "import/yaml.h"
+#include "util/yaml.h"
 #include "probemcp/skills.h"
 #include "util/buf.h"
 #include "util/crypto.h"

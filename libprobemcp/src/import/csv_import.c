@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "import/csv.h"
-#include "import/yaml.h"
+#include "util/yaml.h"
 #include "probemcp/error.h"
 #include "util/buf.h"
 

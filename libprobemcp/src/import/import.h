@@ -15,24 +15,10 @@
 #include <stdio.h>
 
 #include "probemcp/common.h"
+#include "util/value.h"
 
 typedef struct pmcp__imp_ctx pmcp__imp_ctx;
 
-typedef enum pmcp__imp_vtype {
-  PMCP__IV_NULL = 0,
-  PMCP__IV_STR,
-  PMCP__IV_INT,
-  PMCP__IV_FLOAT,
-  PMCP__IV_BOOL,
-  PMCP__IV_JSON /* s holds a JSON text (lists, maps) */
-} pmcp__imp_vtype;
-
-typedef struct pmcp__imp_value {
-  pmcp__imp_vtype type;
-  const char *s; /* STR, JSON: NUL-terminated */
-  int64_t i;     /* INT, BOOL (0/1) */
-  double f;      /* FLOAT */
-} pmcp__imp_value;
 
 typedef struct pmcp__imp_experiment {
   const char *key;  /* stable source id, e.g. "mlflow:<project>/<name>" */
@@ -160,10 +146,6 @@ int pmcp__imp_read_file(pmcp__imp_ctx *cx, const char *path, char **out,
                         size_t *len);
 /* Lowercase hex SHA-256 of @p data (65 bytes with the NUL). */
 int pmcp__imp_sha256_hex(const void *data, size_t len, char out[65]);
-/* Parses a whole string as a number the way Python writes them
- * ("nan", "inf", "-inf", "1e-05"). 0 or -1. */
-int pmcp__imp_parse_double(const char *s, size_t len, double *out);
-int pmcp__imp_parse_int64(const char *s, size_t len, int64_t *out);
 /* Types an untyped text value (an MLflow param): int, float, bool or str. */
 void pmcp__imp_infer_value(const char *s, pmcp__imp_value *out);
 /* 1 when @p s[0..len) is valid UTF-8 without NUL bytes. */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "import/yaml.h"
+#include "util/yaml.h"
 #include "probemcp/error.h"
 #include "util/buf.h"
 

@@ -8,12 +8,12 @@
  * with content, sequences of mappings) is refused with an error naming
  * the line: better a clear error than a silent misreading. Works on a
  * buffer of known length (no NUL needed); never reads outside it. */
-#ifndef PMCP_IMPORT_YAML_H
-#define PMCP_IMPORT_YAML_H
+#ifndef PMCP_UTIL_YAML_H
+#define PMCP_UTIL_YAML_H
 
 #include <stddef.h>
 
-#include "import/import.h"
+#include "util/value.h"
 
 /* Called once per scalar (or sequence) with its full path ("a/b/c"). A
  * non-zero return stops the parse and is returned. */

@@ -1,6 +1,7 @@
-#include "import/yaml.h"
+#include "util/yaml.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -61,6 +61,9 @@ static const char usage[] =
   "                         headers): the 401's resource_metadata URL\n"
   "  --insecure-no-auth     serve without authentication (local development\n"
   "                         only: refused unless listening on loopback)\n"
+  "  --memory-tasks         keep tasks in memory only; by default they go to\n"
+  "                         the store's tasks table (shared by the replicas\n"
+  "                         of one database, kept across restarts)\n"
   "\n"
   "Authentication is on by default: every request to the endpoint needs\n"
   "Authorization: Bearer with a workspace API key (probe key create) or an\n"
@@ -93,6 +96,7 @@ typedef struct serve_ctx {
   pmcp_store *st;     /* must outlive the server: freed after the run */
   const char *papers_url;
   mcp_auth *auth;     /* NULL: --insecure-no-auth */
+  int memory_tasks;   /* --memory-tasks */
 } serve_ctx;
 
 /* True for a listening address only this machine can reach. */
@@ -100,6 +104,27 @@ static int loopback_host(const char *h)
 {
   return strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0 || strcmp(h, "[::1]") == 0 ||
          strcmp(h, "localhost") == 0;
+}
+
+static void wire_tasks(pmcp_server *srv, serve_ctx *x)
+{
+  pmcp_task_store ts;
+  char why[400];
+  int rc = pmcp_store_task_store(x->store, x->tenant, &ts, why, sizeof why);
+  if (rc == PMCP_ENOTFOUND && !x->store && !getenv("PROBE_STORE"))
+    return; /* no store at all: nothing to say */
+  if (rc == 0 && x->auth)
+    ts.owner = mcp_auth_task_owner; /* a task is its credential's */
+  /* How long a killed process's tasks stay "working" (default 30 s). */
+  const char *lease = getenv("PROBE_TASK_LEASE_MS");
+  if (rc == 0 && lease && *lease)
+    ts.lease_ms = strtoll(lease, NULL, 10) > 0 ? strtoll(lease, NULL, 10) : 0;
+  if (rc == 0 && (rc = pmcp_server_set_task_store(srv, &ts)) != 0)
+    ts.release(ts.ud);
+  if (rc)
+    fprintf(stderr, "probe-mcp-http: tasks are kept in memory and end with this process "
+            "(the store's tasks table cannot be used: %s)\n",
+            why[0] ? why : pmcp_strerror(rc));
 }
 
 /* Registers the toolset asked for, as probe-mcp-stdio does: the store is
@@ -122,6 +147,12 @@ static int setup(pmcp_server *srv, void *ud)
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
   }
+  /* Tasks in the store's tasks table: a task survives a restart and any
+   * replica on the same database serves it (they share the cursor key
+   * that seals task ids). Opened first: read-write, it brings an older
+   * schema up to date for the read-only handle below. */
+  if (!x->memory_tasks)
+    wire_tasks(srv, x);
   int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
   if (rc) {
     char why[512];
@@ -134,6 +165,10 @@ static int setup(pmcp_server *srv, void *ud)
     fprintf(stderr, "probe-mcp-http: cannot open the store: %s\n", why);
     return -1;
   }
+  pmcp_buf key = PMCP_BUF_INIT;
+  if (pmcp_store_secret(x->st, "cursor_key", &key) == 0)
+    pmcp_server_set_cursor_key(srv, key.ptr, key.len);
+  pmcp_buf_dispose(&key);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.tenant = x->tenant;
   ro.embed_url = getenv("PROBE_EMBED_URL");
@@ -174,7 +209,7 @@ int main(int argc, char **argv)
   char host[128] = "127.0.0.1";
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *public_base = getenv("PUBLIC_BASE_URL");
-  int no_auth = 0;
+  int no_auth = 0, memory_tasks = 0;
   const char *hosts[64], *origins[64], *proxies[16];
   size_t np = 0;
   size_t nh = 0, no = 0;
@@ -295,6 +330,8 @@ int main(int argc, char **argv)
       tenant = v;
     } else if (!strcmp(a, "--insecure-no-auth")) {
       no_auth = 1;
+    } else if (!strcmp(a, "--memory-tasks")) {
+      memory_tasks = 1;
     } else if (!strcmp(a, "--public-base-url")) {
       NEEDV();
       public_base = v;
@@ -326,7 +363,7 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL};
+  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL, memory_tasks};
   pmcp_store *svc = NULL;
   poauth_server *oauth = NULL;
   if (no_auth && !loopback_host(host)) {

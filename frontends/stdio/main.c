@@ -24,6 +24,7 @@ typedef struct options {
   const char *embed_url;
   const char *papers_url;
   size_t max_line;
+  int memory_tasks;
 } options;
 
 /* The store the research toolset reads; it must outlive the server. */
@@ -38,6 +39,36 @@ static void log_line(pmcp_log_level level, const char *msg, void *ud)
   fprintf(stderr, PROG ": %s: %s\n", level_names[level], msg);
 }
 
+/* Durable tasks over the store (probemcp/tasks.h); a store that cannot
+ * be written (or none) leaves them in memory, which is said once. */
+static void wire_tasks(pmcp_server *srv, const options *o)
+{
+  pmcp_task_store ts;
+  char why[400];
+  int rc = pmcp_store_task_store(o->store, o->tenant, &ts, why, sizeof why);
+  if (rc == PMCP_ENOTFOUND && !o->store && !getenv("PROBE_STORE"))
+    return; /* no store at all: nothing to say */
+  /* How long a killed process's tasks stay "working" (default 30 s). */
+  const char *lease = getenv("PROBE_TASK_LEASE_MS");
+  if (rc == 0 && lease && *lease)
+    ts.lease_ms = strtoll(lease, NULL, 10) > 0 ? strtoll(lease, NULL, 10) : 0;
+  if (rc == 0 && (rc = pmcp_server_set_task_store(srv, &ts)) != 0)
+    ts.release(ts.ud);
+  if (rc)
+    fprintf(stderr, PROG ": tasks are kept in memory and end with this process (the "
+            "store's tasks table cannot be used: %s)\n", why[0] ? why : pmcp_strerror(rc));
+}
+
+/* Tasks, cursors and requestState made by one process are good on every
+ * other process serving the same store: they share its cursor key. */
+static void share_cursor_key(pmcp_server *srv, pmcp_store *st)
+{
+  pmcp_buf key = PMCP_BUF_INIT;
+  if (pmcp_store_secret(st, "cursor_key", &key) == 0)
+    pmcp_server_set_cursor_key(srv, key.ptr, key.len);
+  pmcp_buf_dispose(&key);
+}
+
 /* Registers the toolsets the options ask for (research by default,
  * tracking, or all) over one read-only store; without a store anywhere and
  * none asked for, the server honestly serves no tools. */
@@ -47,7 +78,12 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   int want_tracking = o->toolset && (strcmp(o->toolset, "tracking") == 0 ||
                                      strcmp(o->toolset, "all") == 0);
   int asked = o->store || o->tenant || o->toolset || getenv("PROBE_STORE");
-  /* Read-only: never creates, writes or migrates the store. */
+  /* Tasks go to the store's tasks table (first: that handle is read-write
+   * and brings an older schema up to date); without a writable store they
+   * stay in memory and end with the process. */
+  if (!o->memory_tasks)
+    wire_tasks(srv, o);
+  /* Read-only: never creates, writes or migrates the research data. */
   int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
   if (rc) {
     char why[512];
@@ -70,6 +106,7 @@ static int register_toolsets(pmcp_server *srv, const options *o)
     fprintf(stderr, PROG ": cannot open the store: %s\n", why);
     return -1;
   }
+  share_cursor_key(srv, g_store);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.tenant = o->tenant;
   ro.embed_url = o->embed_url ? o->embed_url : getenv("PROBE_EMBED_URL");
@@ -99,7 +136,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: " PROG " [--store S] [--tenant T] [--toolset research|tracking|all]\n"
           "                       [--embed-url U] [--papers-url U] [--log-level L]\n"
-          "                       [--max-line BYTES]\n"
+          "                       [--max-line BYTES] [--memory-tasks]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves the Model Context Protocol over stdin/stdout (one JSON-RPC\n"
@@ -107,7 +144,8 @@ static void usage(FILE *f)
           "\n"
           "  --store S       SQLite path or postgresql:// URL of the store to read,\n"
           "                  read-only (default: $PROBE_STORE, else\n"
-          "                  $XDG_DATA_HOME/probe/store.db; none: no tools)\n"
+          "                  $XDG_DATA_HOME/probe/store.db; none: no tools); tasks\n"
+          "                  are written to its tasks table when it is writable\n"
           "  --tenant T      tenant (lab) to serve; default: default\n"
           "  --toolset X     research, tracking or all (default: research); tracking\n"
           "                  takes its default workspace and project from\n"
@@ -120,6 +158,7 @@ static void usage(FILE *f)
           "                  default: warning)\n"
           "  --max-line BYTES  longest message line (default 16M; suffix K, M, G);\n"
           "                  a longer one is skipped and answered with an error\n"
+          "  --memory-tasks  keep tasks in memory only (never write to the store)\n"
           "  -h, --help      this text\n"
           "  -V, --version   print the version and exit\n");
 }
@@ -155,6 +194,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"embed-url", required_argument, NULL, 'e'},
     {"papers-url", required_argument, NULL, 'P'},
     {"max-line", required_argument, NULL, 'L'},
+    {"memory-tasks", no_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -167,6 +207,7 @@ static int parse_args(int argc, char **argv, options *o)
     case 't': o->tenant = optarg; break;
     case 'e': o->embed_url = optarg; break;
     case 'P': o->papers_url = optarg; break;
+    case 'M': o->memory_tasks = 1; break;
     case 'L':
       if (parse_size(optarg, &o->max_line) != 0) {
         fprintf(stderr, PROG ": --max-line must be a byte count of at least 1024 "
@@ -215,7 +256,7 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL, 0};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL, 0, 0};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;

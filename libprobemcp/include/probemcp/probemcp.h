@@ -10,6 +10,7 @@
 #include "error.h"
 #include "server.h"
 #include "tool.h"
+#include "tasks.h"
 #include "store.h"
 #include "research.h"
 #include "tracking.h"

@@ -111,8 +111,6 @@ static void wire_tasks(pmcp_server *srv, serve_ctx *x)
   pmcp_task_store ts;
   char why[400];
   int rc = pmcp_store_task_store(x->store, x->tenant, &ts, why, sizeof why);
-  if (rc == PMCP_ENOTFOUND && !x->store && !getenv("PROBE_STORE"))
-    return; /* no store at all: nothing to say */
   if (rc == 0 && x->auth)
     ts.owner = mcp_auth_task_owner; /* a task is its credential's */
   /* How long a killed process's tasks stay "working" (default 30 s). */
@@ -147,12 +145,6 @@ static int setup(pmcp_server *srv, void *ud)
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
   }
-  /* Tasks in the store's tasks table: a task survives a restart and any
-   * replica on the same database serves it (they share the cursor key
-   * that seals task ids). Opened first: read-write, it brings an older
-   * schema up to date for the read-only handle below. */
-  if (!x->memory_tasks)
-    wire_tasks(srv, x);
   int rc = pmcp_store_open(&x->st, x->store, PMCP_STORE_READONLY);
   if (rc) {
     char why[512];
@@ -165,6 +157,11 @@ static int setup(pmcp_server *srv, void *ud)
     fprintf(stderr, "probe-mcp-http: cannot open the store: %s\n", why);
     return -1;
   }
+  /* Tasks in the store's tasks table: a task survives a restart and any
+   * replica on the same database serves it (they share the cursor key
+   * that seals task ids). */
+  if (!x->memory_tasks)
+    wire_tasks(srv, x);
   pmcp_buf key = PMCP_BUF_INIT;
   if (pmcp_store_secret(x->st, "cursor_key", &key) == 0)
     pmcp_server_set_cursor_key(srv, key.ptr, key.len);

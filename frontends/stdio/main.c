@@ -39,15 +39,13 @@ static void log_line(pmcp_log_level level, const char *msg, void *ud)
   fprintf(stderr, PROG ": %s: %s\n", level_names[level], msg);
 }
 
-/* Durable tasks over the store (probemcp/tasks.h); a store that cannot
- * be written (or none) leaves them in memory, which is said once. */
+/* Durable tasks over the store the tools read (probemcp/tasks.h); one
+ * that cannot be written leaves them in memory, which is said once. */
 static void wire_tasks(pmcp_server *srv, const options *o)
 {
   pmcp_task_store ts;
   char why[400];
   int rc = pmcp_store_task_store(o->store, o->tenant, &ts, why, sizeof why);
-  if (rc == PMCP_ENOTFOUND && !o->store && !getenv("PROBE_STORE"))
-    return; /* no store at all: nothing to say */
   /* How long a killed process's tasks stay "working" (default 30 s). */
   const char *lease = getenv("PROBE_TASK_LEASE_MS");
   if (rc == 0 && lease && *lease)
@@ -78,11 +76,6 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   int want_tracking = o->toolset && (strcmp(o->toolset, "tracking") == 0 ||
                                      strcmp(o->toolset, "all") == 0);
   int asked = o->store || o->tenant || o->toolset || getenv("PROBE_STORE");
-  /* Tasks go to the store's tasks table (first: that handle is read-write
-   * and brings an older schema up to date); without a writable store they
-   * stay in memory and end with the process. */
-  if (!o->memory_tasks)
-    wire_tasks(srv, o);
   /* Read-only: never creates, writes or migrates the research data. */
   int rc = pmcp_store_open(&g_store, o->store, PMCP_STORE_READONLY);
   if (rc) {
@@ -106,6 +99,10 @@ static int register_toolsets(pmcp_server *srv, const options *o)
     fprintf(stderr, PROG ": cannot open the store: %s\n", why);
     return -1;
   }
+  /* Tasks go to the store's tasks table; without a writable store they
+   * stay in memory and end with the process. */
+  if (!o->memory_tasks)
+    wire_tasks(srv, o);
   share_cursor_key(srv, g_store);
   pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
   ro.tenant = o->tenant;

@@ -273,7 +273,11 @@ START_TEST(cancel_on_another_replica)
   r = task_req(b, "a", "tasks/cancel", id, NULL);
   ck_assert_int_eq(h_error_code(r), 0);
   cJSON_Delete(r);
-  /* A's renewer finds the record final and stops the call there. */
+  /* A, which runs it, says cancelled at once (the store is the truth)... */
+  r = task_req(a, "a", "tasks/get", id, NULL);
+  ck_assert_str_eq(str(h_result(r), "status"), "cancelled");
+  cJSON_Delete(r);
+  /* ...and its renewer finds the record final and stops the call there. */
   for (int i = 0; i < 300 && !atomic_load(&slow_saw_cancel); i++)
     sleep_ms(10);
   ck_assert(atomic_load(&slow_saw_cancel));

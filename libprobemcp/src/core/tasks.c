@@ -534,8 +534,18 @@ static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
     free(owner);
     pthread_mutex_lock(&srv->mu);
     pmcp__task *mine = fresh ? store_find_locked(srv, fresh->id) : NULL;
-    if (mine && mine->running && fresh->status == T_WORKING) {
-      t = mine; /* running here: this copy is the newer */
+    if (mine && mine->running) {
+      /* Running here: this copy is the newer, unless the task was ended
+       * elsewhere (cancelled on another replica); then it says so, and
+       * the renewer stops the call at its next round. */
+      if (fresh->status >= T_COMPLETED) {
+        mine->status = fresh->status;
+        mine->updated_ms = fresh->updated_ms;
+        free(mine->outcome);
+        mine->outcome = fresh->outcome;
+        fresh->outcome = NULL;
+      }
+      t = mine;
       task_free(fresh);
     } else if (fresh) {
       if (mine)
@@ -660,7 +670,7 @@ void pmcp__tasks_stop_local(pmcp_server *srv, const char *id, const pmcp_task_re
     return;
   pthread_mutex_lock(&srv->mu);
   pmcp__task *t = store_find_locked(srv, id);
-  int was_running = t && t->status == T_WORKING && t->running;
+  int was_running = t && t->running;
   if (was_running) {
     t->running = 0;
     t->status = st;

@@ -254,7 +254,9 @@ static void renew_all(pmcp_server *srv)
   pmcp_task_record *recs = NULL;
   pthread_mutex_lock(&srv->mu);
   for (pmcp__task *t = srv->tasks; t; t = t->next) {
-    if (t->status != T_WORKING || !t->running)
+    /* A call running here whose task ended elsewhere is among them: its
+     * update is refused (final), which stops it below. */
+    if (!t->running)
       continue;
     if (n == cap) {
       size_t nc = cap ? 2 * cap : 8;

@@ -113,10 +113,6 @@ static void wire_tasks(pmcp_server *srv, serve_ctx *x)
   int rc = pmcp_store_task_store(x->store, x->tenant, &ts, why, sizeof why);
   if (rc == 0 && x->auth)
     ts.owner = mcp_auth_task_owner; /* a task is its credential's */
-  /* How long a killed process's tasks stay "working" (default 30 s). */
-  const char *lease = getenv("PROBE_TASK_LEASE_MS");
-  if (rc == 0 && lease && *lease)
-    ts.lease_ms = strtoll(lease, NULL, 10) > 0 ? strtoll(lease, NULL, 10) : 0;
   if (rc == 0 && (rc = pmcp_server_set_task_store(srv, &ts)) != 0)
     ts.release(ts.ud);
   if (rc)

@@ -46,10 +46,6 @@ static void wire_tasks(pmcp_server *srv, const options *o)
   pmcp_task_store ts;
   char why[400];
   int rc = pmcp_store_task_store(o->store, o->tenant, &ts, why, sizeof why);
-  /* How long a killed process's tasks stay "working" (default 30 s). */
-  const char *lease = getenv("PROBE_TASK_LEASE_MS");
-  if (rc == 0 && lease && *lease)
-    ts.lease_ms = strtoll(lease, NULL, 10) > 0 ? strtoll(lease, NULL, 10) : 0;
   if (rc == 0 && (rc = pmcp_server_set_task_store(srv, &ts)) != 0)
     ts.release(ts.ud);
   if (rc)

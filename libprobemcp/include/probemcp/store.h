@@ -174,7 +174,9 @@ PMCP_API int pmcp_store_secret(pmcp_store *store, const char *name, pmcp_buf *ou
  * read-write handle of its own, which its release callback closes (the
  * server calls it when freed; call it yourself if the store is never given
  * to a server). Its owner callback is NULL: a host with identities sets
- * it. Records expire an hour after their last change and are swept.
+ * it. Records expire an hour after their last change and are swept. Its
+ * lease_ms is $PROBE_TASK_LEASE_MS when that is a positive number, else 0
+ * (the engine's default).
  * @param why on failure, why (may be NULL).
  * @return 0; the errors of pmcp_store_open() (PMCP_EREADONLY for a store
  *         that cannot be written) and pmcp_store_tenant().

@@ -196,5 +196,10 @@ int pmcp_store_task_store(const char *where, const char *tenant, pmcp_task_store
   out->get = t_get;
   out->sweep = t_sweep;
   out->release = t_release;
+  /* How long a killed process's tasks stay "working" (0: the engine's
+   * default, 30 s). */
+  const char *lease = getenv("PROBE_TASK_LEASE_MS");
+  long long ms = lease && *lease ? strtoll(lease, NULL, 10) : 0;
+  out->lease_ms = ms > 0 ? ms : 0;
   return 0;
 }

@@ -68,6 +68,17 @@ static int slow(pmcp_call *call, void *ud)
   return pmcp_result_text(call, "slow done", 9);
 }
 
+/* The store's reads, failing on demand (a store that cannot be reached). */
+static int (*real_get)(void *, const char *, pmcp_task_record *);
+static atomic_int get_fails;
+
+static int flaky_get(void *ud, const char *id, pmcp_task_record *out)
+{
+  if (atomic_load(&get_fails))
+    return PMCP_ESTORE;
+  return real_get(ud, id, out);
+}
+
 /* The caller's name is the text its session user data points at. */
 static int owner_of(void *ud, const void *session_ud, char *out, size_t size)
 {
@@ -112,6 +123,8 @@ static harness *replica(long long lease_ms)
   ck_assert_msg(rc == 0, "task store: %d %s", rc, why);
   ts.owner = owner_of;
   ts.lease_ms = lease_ms;
+  real_get = ts.get;
+  ts.get = flaky_get;
   ck_assert_int_eq(pmcp_server_set_task_store(h->srv, &ts), 0);
   /* Callers: "alice" (session "a") and "bob" (session "b"). */
   static char alice[] = "alice", bob[] = "bob";
@@ -207,6 +220,13 @@ START_TEST(replicas_and_restart)
   r = task_req(a, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "completed");
   ck_assert_str_eq(text0(r), "made on A");
+  cJSON_Delete(r);
+  /* A store that cannot be read is not an unknown task: retry. */
+  atomic_store(&get_fails, 1);
+  r = task_req(a, "a", "tasks/get", id, NULL);
+  atomic_store(&get_fails, 0);
+  ck_assert_int_eq(h_error_code(r), -32603);
+  ck_assert_ptr_nonnull(strstr(h_error_message(r), "task store could not be read"));
   cJSON_Delete(r);
   /* A forged id is refused before any lookup. */
   id[strlen(id) / 2] = id[strlen(id) / 2] == 'A' ? 'B' : 'A';

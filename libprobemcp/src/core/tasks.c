@@ -396,7 +396,7 @@ static void announce(pmcp_server *srv, const char *id)
 /* Gives @p t (status already set) an internal session as the caller of
  * @p req and adds it to the tasks this process knows, replacing an older
  * copy of the same task. Caller holds srv->mu. */
-static int adopt_locked(pmcp_server *srv, pmcp__req *req, pmcp__task *t, pmcp__task **gone)
+static int adopt_locked(pmcp_server *srv, pmcp__req *req, pmcp__task *t)
 {
   size_t n = strlen(TASK_SESSION_PREFIX) + strlen(t->id) + 1;
   if (!t->session && (t->session = malloc(n)) == NULL)
@@ -422,7 +422,6 @@ static int adopt_locked(pmcp_server *srv, pmcp__req *req, pmcp__task *t, pmcp__t
       break;
     }
   }
-  (void)gone;
   store_add_locked(srv, t);
   return 0;
 }
@@ -472,13 +471,13 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
   pmcp_task_record_clear(&rec);
   pthread_mutex_lock(&srv->mu);
   pmcp__task *gone = store_expire_locked(srv, t->created_ms);
-  rc = adopt_locked(srv, req, t, NULL);
+  rc = adopt_locked(srv, req, t);
   if (!rc)
     rc = task_json(t, 0, &b);
   pthread_mutex_unlock(&srv->mu);
   tasks_bury(srv, gone);
   if (rc) {
-    /* adopt_locked may have linked it: unlink by expiring nothing else. */
+    /* Linked by adopt_locked when only the answer failed: unlink it. */
     pthread_mutex_lock(&srv->mu);
     for (pmcp__task **pp = &srv->tasks; *pp; pp = &(*pp)->next)
       if (*pp == t) {
@@ -521,11 +520,14 @@ static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
   cJSON *id = pmcp__jget(params, "taskId");
   pmcp__task *t = NULL;
   int valid = cJSON_IsString(id) && id_valid(srv, id->valuestring);
+  int unavailable = 0;
   if (valid && srv->task_store) {
     pmcp_task_record rec;
     char *owner = pmcp__tasks_owner(srv, req->sess->ud);
     pmcp__task *fresh = NULL;
-    if (owner && pmcp__tasks_load(srv, id->valuestring, &rec) == 0) {
+    int lrc = owner ? pmcp__tasks_load(srv, id->valuestring, &rec) : PMCP_ENOMEM;
+    unavailable = lrc != 0 && lrc != PMCP_ENOTFOUND;
+    if (lrc == 0) {
       /* another caller's task is not there for this one */
       if (rec.owner && strcmp(rec.owner, owner) == 0)
         fresh = pmcp__task_from_record(&rec);
@@ -550,7 +552,7 @@ static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
     } else if (fresh) {
       if (mine)
         fresh->round = mine->round;
-      if (adopt_locked(srv, req, fresh, NULL) == 0)
+      if (adopt_locked(srv, req, fresh) == 0)
         t = fresh;
       else
         task_free(fresh);
@@ -565,7 +567,14 @@ static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
   }
   if (!t) {
     pthread_mutex_unlock(&srv->mu);
-    unknown_task(req, id);
+    if (unavailable) {
+      /* Not "unknown": the task may well exist, the store could not say. */
+      req->http_status = 503;
+      pmcp__req_error(req, -32603, "Internal error: the task store could not be read; "
+                                   "try again", "{\"retryable\":true}");
+    } else {
+      unknown_task(req, id);
+    }
   }
   return t;
 }

@@ -218,6 +218,13 @@ def battery(who, srv, reader=None):
     t = task_call(srv, "query_sql", {})
     check(t.get("resultType") == "complete", "%s: query_sql's table list stays synchronous"
           % who)
+    # The tasks table (every caller's arguments and results) is no table
+    # query_sql reads.
+    r = sync_call(srv, "query_sql", {"sql": "SELECT count(*) FROM tasks"})
+    text = json.dumps(r)
+    check(r.get("isError") and "tasks" in text and "43394" not in text and
+          '"rows"' not in r["content"][0]["text"],
+          "%s: query_sql cannot read the tasks table (%s)" % (who, text[:200]))
     return ids
 
 

@@ -10,7 +10,7 @@ inlined result, equal to what the same call without the extension answers
 synchronously. Over probe-mcp-stdio and probe-mcp-http (SQLite): a task
 outlives its process (tasks/get after a restart). With `pg`: two
 probe-mcp-http replicas on one PostgreSQL database (API keys on); a task
-made on A is read on B; A killed while a task works (find_papers reading
+made on A is read on B and, after A restarts, on the new A; A killed while a task works (find_papers reading
 from a provider that never answers) leaves a task that B reports failed
 once A's lease has run out, never working for ever; another key's caller
 does not see the task. Skips (77) without PROBE_TEST_PG_URL in pg mode
@@ -312,6 +312,16 @@ def pg_part():
             r = get(b, tid, key=other)
             check(r.get("error", {}).get("code") == -32602,
                   "pg: another key's caller does not see the %s task" % tool)
+        # A restarted: its tasks are still there, on it and on B.
+        a.close()
+        procs.remove(a)
+        a = Http(svc, "--stateless")
+        procs.append(a)
+        a.key = key
+        for tool, tid, done in ids:
+            r = get(a, tid).get("result") or {}
+            check(r.get("status") == "completed" and r.get("result") == done.get("result"),
+                  "pg: the %s task made before A's restart is there on the new A" % tool)
         # A replica killed while its task works.
         hole = BlackHole()
         env = dict(os.environ, PROBE_TASK_LEASE_MS="1500")

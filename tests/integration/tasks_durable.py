@@ -7,14 +7,15 @@ On a `probe demo` store, query_sql (a statement), metrics (grouped) and
 find_papers, called with a request that declares
 io.modelcontextprotocol/tasks, answer with a task; tasks/get ends with the
 inlined result, equal to what the same call without the extension answers
-synchronously. Over probe-mcp-stdio and probe-mcp-http (SQLite): a task
-outlives its process (tasks/get after a restart). With `pg`: two
-probe-mcp-http replicas on one PostgreSQL database (API keys on); a task
-made on A is read on B and, after A restarts, on the new A; A killed while a task works (find_papers reading
-from a provider that never answers) leaves a task that B reports failed
-once A's lease has run out, never working for ever; another key's caller
-does not see the task. Skips (77) without PROBE_TEST_PG_URL in pg mode
-unless PMCP_TEST_STRICT is set."""
+synchronously; query_sql cannot read the tasks table. Over probe-mcp-stdio
+and probe-mcp-http (SQLite): a task outlives its process (tasks/get after a
+restart); --memory-tasks keeps it in memory. With `pg`: two probe-mcp-http
+replicas on one PostgreSQL database (API keys on); a task made on A is
+read on B, and after A restarts on the new A; another key's caller does
+not see it; A killed while a task works (find_papers reading from a
+provider that never answers) leaves a task that B reports failed once A's
+lease has run out, never working for ever. Skips (77) without
+PROBE_TEST_PG_URL in pg mode unless PMCP_TEST_STRICT is set."""
 import json
 import os
 import re

@@ -125,6 +125,17 @@ int mcp_auth_principal(void *session_ud, pmcp__principal *out)
   return 0;
 }
 
+int mcp_auth_task_owner(void *ud, const void *session_ud, char *out, size_t size)
+{
+  (void)ud;
+  pmcp__principal p;
+  if (mcp_auth_principal((void *)session_ud, &p) != 0)
+    return PMCP_EDENIED; /* every call is authenticated here */
+  snprintf(out, size, "%lld/%s:%s", (long long)p.tenant_id,
+           p.kind == PMCP__P_KEY ? "key" : "connection", p.id);
+  return 0;
+}
+
 static void challenge_for(mcp_auth *a, const pmcp_http_request *req, int invalid,
                           char *out, size_t size)
 {

@@ -54,6 +54,10 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
  * session has none (authentication off). */
 int mcp_auth_principal(void *session_ud, pmcp__principal *out);
 
+/* pmcp_task_store.owner: the principal's tenant and credential
+ * ("TENANT/key:ID" or "TENANT/connection:ID"), the same on every replica. */
+int mcp_auth_task_owner(void *ud, const void *session_ud, char *out, size_t size);
+
 /* pmcp_scope_fn for the research and tracking tools (ud: the mcp_auth):
  * the call acts in its principal's workspace; a signed-in connection may
  * name another workspace it belongs to (re-checked, role re-read, on every

@@ -62,6 +62,9 @@ static const char usage[] =
   "                         headers): the 401's resource_metadata URL\n"
   "  --insecure-no-auth     serve without authentication (local development\n"
   "                         only: refused unless listening on loopback)\n"
+  "  --memory-tasks         keep tasks in memory only; by default they go to\n"
+  "                         the store's tasks table (shared by the replicas\n"
+  "                         of one database, kept across restarts)\n"
   "\n"
   "Authentication is on by default: every request to the endpoint needs\n"
   "Authorization: Bearer with a workspace API key (probe key create) or an\n"
@@ -94,6 +97,7 @@ typedef struct serve_ctx {
   pmcp_store *st;     /* must outlive the server: freed after the run */
   const char *papers_url;
   mcp_auth *auth;     /* NULL: --insecure-no-auth */
+  int memory_tasks;   /* --memory-tasks */
 } serve_ctx;
 
 /* True for a listening address only this machine can reach. */
@@ -124,11 +128,13 @@ static int setup(pmcp_server *srv, void *ud)
   to.store = x->store;
   to.tenant = x->tenant;
   to.papers_url = x->papers_url;
+  to.memory_tasks = x->memory_tasks;
   /* With authentication every call acts in its credential's workspace. */
   if (x->auth) {
     to.scope = mcp_auth_scope;
     to.scope_ud = x->auth;
     to.scope_list = mcp_auth_scope_list;
+    to.task_owner = mcp_auth_task_owner; /* a task is its credential's */
   }
   pmcp_buf msg = PMCP_BUF_INIT;
   int rc = pmcp_toolsets_register(srv, &to, &x->st, &msg);
@@ -144,7 +150,7 @@ int main(int argc, char **argv)
   char host[128] = "127.0.0.1";
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *public_base = getenv("PUBLIC_BASE_URL");
-  int no_auth = 0;
+  int no_auth = 0, memory_tasks = 0;
   const char *hosts[64], *origins[64], *proxies[16];
   size_t np = 0;
   size_t nh = 0, no = 0;
@@ -265,6 +271,8 @@ int main(int argc, char **argv)
       tenant = v;
     } else if (!strcmp(a, "--insecure-no-auth")) {
       no_auth = 1;
+    } else if (!strcmp(a, "--memory-tasks")) {
+      memory_tasks = 1;
     } else if (!strcmp(a, "--public-base-url")) {
       NEEDV();
       public_base = v;
@@ -302,7 +310,7 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL};
+  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL, memory_tasks};
   pmcp_store *svc = NULL;
   poauth_server *oauth = NULL;
   if (no_auth && !loopback_host(host)) {

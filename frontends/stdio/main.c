@@ -24,6 +24,7 @@ typedef struct options {
   const char *embed_url;
   const char *papers_url;
   size_t max_line;
+  int memory_tasks;
 } options;
 
 /* The store the research toolset reads; it must outlive the server. */
@@ -49,6 +50,7 @@ static int register_toolsets(pmcp_server *srv, const options *o)
   to.tenant = o->tenant;
   to.embed_url = o->embed_url;
   to.papers_url = o->papers_url;
+  to.memory_tasks = o->memory_tasks;
   pmcp_buf msg = PMCP_BUF_INIT;
   int rc = pmcp_toolsets_register(srv, &to, &g_store, &msg);
   if (msg.len)
@@ -62,7 +64,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: " PROG " [--store S] [--tenant T] [--toolset research|tracking|all]\n"
           "                       [--embed-url U] [--papers-url U] [--log-level L]\n"
-          "                       [--max-line BYTES]\n"
+          "                       [--max-line BYTES] [--memory-tasks]\n"
           "       " PROG " --help | --version\n"
           "\n"
           "Serves the Model Context Protocol over stdin/stdout (one JSON-RPC\n"
@@ -70,7 +72,8 @@ static void usage(FILE *f)
           "\n"
           "  --store S       SQLite path or postgresql:// URL of the store to read,\n"
           "                  read-only (default: $PROBE_STORE, else\n"
-          "                  $XDG_DATA_HOME/probe/store.db; none: no tools)\n"
+          "                  $XDG_DATA_HOME/probe/store.db; none: no tools); tasks\n"
+          "                  are written to its tasks table when it is writable\n"
           "  --tenant T      tenant (lab) to serve; default: default\n"
           "  --toolset X     research, tracking or all (default: research); tracking\n"
           "                  takes its default workspace and project from\n"
@@ -83,6 +86,7 @@ static void usage(FILE *f)
           "                  default: warning)\n"
           "  --max-line BYTES  longest message line (default 16M; suffix K, M, G);\n"
           "                  a longer one is skipped and answered with an error\n"
+          "  --memory-tasks  keep tasks in memory only (never write to the store)\n"
           "  -h, --help      this text\n"
           "  -V, --version   print the version and exit\n");
 }
@@ -118,6 +122,7 @@ static int parse_args(int argc, char **argv, options *o)
     {"embed-url", required_argument, NULL, 'e'},
     {"papers-url", required_argument, NULL, 'P'},
     {"max-line", required_argument, NULL, 'L'},
+    {"memory-tasks", no_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0},
@@ -130,6 +135,7 @@ static int parse_args(int argc, char **argv, options *o)
     case 't': o->tenant = optarg; break;
     case 'e': o->embed_url = optarg; break;
     case 'P': o->papers_url = optarg; break;
+    case 'M': o->memory_tasks = 1; break;
     case 'L':
       if (parse_size(optarg, &o->max_line) != 0) {
         fprintf(stderr, PROG ": --max-line must be a byte count of at least 1024 "
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL, 0};
+  options o = {NULL, NULL, NULL, PMCP_LOG_WARNING, NULL, NULL, 0, 0};
   int rc = parse_args(argc, argv, &o);
   if (rc >= 0)
     return rc;

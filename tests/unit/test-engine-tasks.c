@@ -96,6 +96,16 @@ static int escalates(pmcp_call *call, void *ud)
   return rc;
 }
 
+/* Becomes a task only for w == "long" (PMCP_TOOL_TASK_ON_DEMAND). */
+static int on_demand(pmcp_call *call, void *ud)
+{
+  const char *w = NULL;
+  if (pmcp_arg_string(call, "w", &w, NULL) == 0 && w && !strcmp(w, "long") &&
+      pmcp_call_task(call))
+    return 0;
+  return echo(call, ud);
+}
+
 static harness *server(int with_tasks)
 {
   harness *h = h_new(NULL);
@@ -109,7 +119,8 @@ static harness *server(int with_tasks)
                {"only", echo, PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED},
                {"broken", broken, PMCP_TOOL_TASK},
                {"inputs", two_inputs, PMCP_TOOL_TASK},
-               {"later", escalates, PMCP_TOOL_TASK_REQUIRED}};
+               {"later", escalates, PMCP_TOOL_TASK_REQUIRED},
+               {"ondemand", on_demand, PMCP_TOOL_TASK_ON_DEMAND}};
   for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
     if (!with_tasks && tools[i].flags)
       continue;
@@ -287,6 +298,36 @@ START_TEST(input_in_a_task)
 }
 END_TEST
 
+/* A tool that decides: the long call is a task for a declaring client, a
+ * short one is not, and a client without the extension always gets the
+ * synchronous result, the same as the task's. */
+START_TEST(on_demand_tasks)
+{
+  harness *h = server(1);
+  cJSON *r = rpc(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                          "{\"name\":\"ondemand\",\"arguments\":{\"w\":\"short\"}," META "}}");
+  ck_assert_str_eq(str(h_result(r), "resultType"), "complete");
+  ck_assert_str_eq(h_text0(r), "short");
+  cJSON_Delete(r);
+  r = rpc(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                   "{\"name\":\"ondemand\",\"arguments\":{\"w\":\"long\"}," META_NOEXT "}}");
+  ck_assert_str_eq(str(h_result(r), "resultType"), "complete");
+  char *sync = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(h_result(r), "content"));
+  cJSON_Delete(r);
+  char *id = start(h, "ondemand", "{\"w\":\"long\"}");
+  r = task_req(h, NULL, "tasks/get", id, NULL, META);
+  ck_assert_str_eq(str(h_result(r), "status"), "completed");
+  char *in_task = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(h_result(r), "result"), "content"));
+  ck_assert_str_eq(in_task, sync);
+  cJSON_Delete(r);
+  free(sync);
+  free(in_task);
+  free(id);
+  h_free(h);
+}
+END_TEST
+
 START_TEST(discover_and_methods)
 {
   harness *h = server(1);
@@ -353,6 +394,7 @@ static Suite *suite(void)
   tcase_add_test(tc, create_and_get);
   tcase_add_test(tc, input_in_a_task);
   tcase_add_test(tc, discover_and_methods);
+  tcase_add_test(tc, on_demand_tasks);
   tcase_add_test(tc, status_notifications);
   suite_add_tcase(s, tc);
   return s;

@@ -13,6 +13,7 @@
 #include "server.h"
 #include "tool.h"
 #include "skills.h"
+#include "tasks.h"
 #include "store.h"
 #include "research.h"
 #include "tracking.h"

@@ -45,6 +45,7 @@
 
 #include "common.h"
 #include "error.h"
+#include "tasks.h"
 
 PMCP_BEGIN_DECLS
 
@@ -164,6 +165,24 @@ PMCP_API int pmcp_store_scope(pmcp_store *store, pmcp_tenant t, const char *work
  * @return 0; PMCP_ENOTFOUND.
  */
 PMCP_API int pmcp_store_secret(pmcp_store *store, const char *name, pmcp_buf *out);
+
+/**
+ * A task store (tasks.h) over the tasks table of the store at @p where
+ * (resolved as pmcp_store_open() does), for tenant @p tenant (NULL:
+ * "default"): tasks that survive a restart and that every process sharing
+ * the store serves (every replica of one PostgreSQL database). It opens a
+ * read-write handle of its own, which its release callback closes (the
+ * server calls it when freed; call it yourself if the store is never given
+ * to a server). Its owner callback is NULL: a host with identities sets
+ * it. Records expire an hour after their last change and are swept. Its
+ * lease_ms is $PROBE_TASK_LEASE_MS when that is a positive number, else 0
+ * (the engine's default).
+ * @param why on failure, why (may be NULL).
+ * @return 0; the errors of pmcp_store_open() (PMCP_EREADONLY for a store
+ *         that cannot be written) and pmcp_store_tenant().
+ */
+PMCP_API int pmcp_store_task_store(const char *where, const char *tenant,
+                                   pmcp_task_store *out, char *why, size_t why_size);
 
 /** The tenant's data version: changes on every committed write to the
  *  tenant. @return 0; PMCP_EINVAL (bad tenant). */

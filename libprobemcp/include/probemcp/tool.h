@@ -96,7 +96,13 @@ enum {
   /** With PMCP_TOOL_BUDGETED: the tool pages its answers itself with
    *  `offset` and the `next_offset` it returns, so it takes no `cursor`
    *  and its `token_budget` says to continue with next_offset. */
-  PMCP_TOOL_OFFSET_PAGED = 1u << 5
+  PMCP_TOOL_OFFSET_PAGED = 1u << 5,
+  /** May become a task when its handler says so with pmcp_call_task()
+   *  (for a request that declared io.modelcontextprotocol/tasks), for the
+   *  calls it knows to be long (say, one mode of several); every other
+   *  call, and every client without the extension, gets the synchronous
+   *  result. See pmcp_tasks(3). */
+  PMCP_TOOL_TASK_ON_DEMAND = 1u << 6
 };
 
 /** Annotation hints: absent, false or true. */
@@ -337,8 +343,9 @@ PMCP_API const char *pmcp_call_uri_var(const pmcp_call *call, const char *var);
 /** Non-zero once the client cancelled the request (or the session closed);
  *  a handler that sees it should stop and return PMCP_ECANCELLED. */
 PMCP_API int pmcp_call_cancelled(const pmcp_call *call);
-/** Moves a tools/call into a task (PMCP_TOOL_TASK or PMCP_TOOL_TASK_REQUIRED
- *  tools, 2026-07-28 requests that declared io.modelcontextprotocol/tasks).
+/** Moves a tools/call into a task (PMCP_TOOL_TASK, PMCP_TOOL_TASK_REQUIRED
+ *  or PMCP_TOOL_TASK_ON_DEMAND tools, 2026-07-28 requests that declared
+ *  io.modelcontextprotocol/tasks).
  *  @return 0: go on, the handler already runs in a task or the call cannot
  *  become one (it stays synchronous); 1: return 0 from the handler now, the
  *  engine answers with a task and runs the handler again inside it, with the

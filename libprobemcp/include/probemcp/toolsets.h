@@ -38,16 +38,27 @@ typedef struct pmcp_toolsets_options {
   pmcp_scope_fn scope;
   void *scope_ud;
   pmcp_scope_list_fn scope_list;
+  /** Non-zero: tasks (pmcp_tasks(3)) stay in memory and end with the
+   *  process. Otherwise they go to the store's tasks table
+   *  (pmcp_store_task_store()), so they survive a restart and every server
+   *  of the same store serves them; a store that cannot be written keeps
+   *  them in memory, and @p msg says so. */
+  int memory_tasks;
+  /** Who a task belongs to (pmcp_task_store.owner), for a host with
+   *  identities; NULL: tasks are the tenant's. */
+  int (*task_owner)(void *ud, const void *session_ud, char *out, size_t size);
 } pmcp_toolsets_options;
 
 #define PMCP_TOOLSETS_OPTIONS_INIT {PMCP_TOOLSETS_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \
-    NULL, NULL, NULL, NULL}
+    NULL, NULL, NULL, NULL, 0, NULL}
 
 /**
  * Opens the store read-only (it is never created, written or migrated) and
  * registers on @p server the toolsets @p opts asks for; the tracking
  * defaults of `workspace` and `project` come from PROBE_WORKSPACE and
- * PROBE_PROJECT.
+ * PROBE_PROJECT. The server seals its cursors and task ids with the
+ * store's key, so every server of one store accepts them, and keeps its
+ * tasks in the store unless @c memory_tasks says otherwise.
  *
  * When no store exists and none was asked for (no store, tenant or
  * toolset in @p opts, no PROBE_STORE), nothing is registered: *@p store is

@@ -80,6 +80,8 @@ struct pmcp_server {
 
   /* tasks (tasks.c), guarded by mu */
   struct pmcp__task *tasks;
+  /* the host's task store (tasks_store.c), NULL: memory only */
+  struct pmcp__task_durable *task_store;
 };
 
 struct pmcp__session {
@@ -205,6 +207,7 @@ void pmcp__tasks_refuse_undeclared(pmcp__req *req, const char *tool);
 void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data,
                          size_t len);
 void pmcp__tasks_free(pmcp_server *srv);
+void pmcp__tasks_renewer_stop(pmcp_server *srv);
 void pmcp__method_tasks_get(pmcp__req *req, cJSON *params);
 void pmcp__method_tasks_update(pmcp__req *req, cJSON *params);
 void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params);

@@ -462,7 +462,7 @@ int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
   }
   if (def->flags & ~(unsigned)(PMCP_TOOL_BLOCKING | PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB |
                                   PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED |
-                                  PMCP_TOOL_OFFSET_PAGED)) {
+                                  PMCP_TOOL_OFFSET_PAGED | PMCP_TOOL_TASK_ON_DEMAND)) {
     rc = pmcp__err(server, PMCP_EINVAL, "tool '%s' has unknown flags", def->name);
     goto fail_ud;
   }

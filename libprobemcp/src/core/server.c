@@ -28,6 +28,7 @@ void pmcp_server_free(pmcp_server *server)
 {
   if (!server_ok(server))
     return;
+  pmcp__tasks_renewer_stop(server); /* nothing renews a lease from here on */
   /* Open subscriptions end gracefully (their result) while the sessions
    * still deliver. */
   pthread_mutex_lock(&server->mu);

@@ -8,14 +8,16 @@
  * (result inlined on tasks/get), an error fails it.
  *
  * Task ids are sealed with the server's cursor key, so a forged or altered
- * id is refused before any lookup. The records live behind the small
- * store interface below (memory for now); a durable store can back it. */
+ * id is refused before any lookup. The records live in memory, or in the
+ * host's task store (tasks_store.c, probemcp/tasks.h), where they survive
+ * a restart and are shared by every replica of the store. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/call.h"
+#include "core/tasks_int.h"
 #include "core/cursor_int.h"
 #include "core/jdoc.h"
 #include "util/buf.h"
@@ -27,7 +29,7 @@
 #define TASK_POLL_MS 200
 #define TASK_SESSION_PREFIX "\x01task:"
 
-typedef enum { T_WORKING, T_INPUT, T_COMPLETED, T_FAILED, T_CANCELLED } t_status;
+typedef pmcp__t_status t_status;
 
 static const char *status_name(t_status s)
 {
@@ -36,28 +38,27 @@ static const char *status_name(t_status s)
   return n[s];
 }
 
-/* One task. Every field is guarded by srv->mu. */
-typedef struct pmcp__task {
-  char *id;          /* the sealed id the client holds */
-  char *session;     /* the internal session the call runs on */
-  void *ud;          /* the caller (its session's user data) */
-  t_status status;
-  long long created_ms, updated_ms;
-  char *tool;        /* tools/call params.name (JSON string) */
-  char *args;        /* params.arguments (JSON) or NULL */
-  char *caps;        /* the caller's clientCapabilities (JSON) */
-  cJSON *answers;    /* inputResponses so far (object) */
-  cJSON *asked;      /* pending inputRequests (object) or NULL */
-  char *outcome;     /* result or error object text */
-  unsigned round;
-  struct pmcp__task *next;
-} pmcp__task;
+const char *pmcp__task_status_name(pmcp__t_status s)
+{
+  return status_name(s);
+}
 
-/* ---- the store: find, add, expire (memory) ----
- * Everything else reads and changes records under srv->mu in the calls
- * below (capture, update, cancel): the points a durable store would write
- * through, keyed by the sealed id, which any replica with the same key
- * can verify. */
+int pmcp__task_status_parse(const char *name, pmcp__t_status *out)
+{
+  for (int s = T_WORKING; s <= T_CANCELLED; s++)
+    if (strcmp(status_name((t_status)s), name) == 0) {
+      *out = (t_status)s;
+      return 0;
+    }
+  return PMCP_ECORRUPT;
+}
+
+/* ---- the tasks this process knows: find, add, expire ----
+ * Without a task store this list is every task. With one (tasks_store.c)
+ * the store holds the truth and this list only what this process runs or
+ * ran: its internal sessions, its callers for notifications; tasks/get,
+ * tasks/update and tasks/cancel read the store, and every change is
+ * written through before it is announced. */
 
 static pmcp__task *store_find_locked(pmcp_server *srv, const char *id)
 {
@@ -70,17 +71,18 @@ static pmcp__task *store_find_locked(pmcp_server *srv, const char *id)
 static pmcp__task *store_find_session_locked(pmcp_server *srv, const char *sess)
 {
   for (pmcp__task *t = srv->tasks; t; t = t->next)
-    if (strcmp(t->session, sess) == 0)
+    if (t->session && strcmp(t->session, sess) == 0)
       return t;
   return NULL;
 }
 
-static void task_free(pmcp__task *t)
+void pmcp__task_free(pmcp__task *t)
 {
   if (!t)
     return;
   free(t->id);
   free(t->session);
+  free(t->owner);
   free(t->tool);
   free(t->args);
   free(t->caps);
@@ -89,6 +91,7 @@ static void task_free(pmcp__task *t)
   cJSON_Delete(t->asked);
   free(t);
 }
+#define task_free pmcp__task_free
 
 static void store_add_locked(pmcp_server *srv, pmcp__task *t)
 {
@@ -104,7 +107,8 @@ static pmcp__task *store_expire_locked(pmcp_server *srv, long long now)
   for (pmcp__task **pp = &srv->tasks; *pp;) {
     pmcp__task *t = *pp;
     /* A running call is never cut short; a finished task, or one left
-     * waiting for input, goes TASK_TTL_MS after its last change. */
+     * waiting for input, goes TASK_TTL_MS after its last change (the
+     * store keeps its own copy for that long too). */
     if (t->status != T_WORKING && now - t->updated_ms > TASK_TTL_MS) {
       *pp = t->next;
       t->next = gone;
@@ -128,21 +132,37 @@ static void tasks_bury(pmcp_server *srv, pmcp__task *gone)
 
 void pmcp__tasks_free(pmcp_server *srv)
 {
+  /* A call still running here ends with the server: its record says so
+   * now rather than when its lease runs out. */
   while (srv->tasks) {
     pmcp__task *t = srv->tasks;
     srv->tasks = t->next;
+    if (srv->task_store && t->status == T_WORKING && t->running) {
+      t->status = T_FAILED;
+      t->updated_ms = pmcp__tasks_now_ms();
+      free(t->outcome);
+      t->outcome = strdup("{\"code\":-32603,\"message\":\"Internal error: the server "
+                          "stopped before this task finished; call the tool again\"}");
+      pmcp_task_record rec;
+      if (t->outcome && pmcp__task_to_record_locked(srv, t, &rec) == 0) {
+        pmcp__tasks_put(srv, &rec, 0);
+        pmcp_task_record_clear(&rec);
+      }
+    }
     task_free(t);
   }
+  pmcp__tasks_store_close(srv);
 }
 
 /* ---- helpers ---- */
 
-static long long now_ms(void)
+long long pmcp__tasks_now_ms(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+#define now_ms pmcp__tasks_now_ms
 
 static int iso_time(pmcp_buf *b, long long ms)
 {
@@ -157,7 +177,8 @@ static int iso_time(pmcp_buf *b, long long ms)
 int pmcp__tasks_enabled(const pmcp_server *srv)
 {
   for (size_t i = 0; i < srv->reg.n_tools; i++)
-    if (srv->reg.tools[i]->flags & (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED))
+    if (srv->reg.tools[i]->flags &
+        (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED | PMCP_TOOL_TASK_ON_DEMAND))
       return 1;
   return 0;
 }
@@ -240,6 +261,7 @@ static int run_round(pmcp_server *srv, const char *id)
   if (!rc) {
     char *answers = cJSON_PrintUnformatted(t->answers);
     t->round++;
+    t->running = 1;
     rc = pmcp__buf_printf(&m, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":\"tools/call\","
                               "\"params\":{\"name\":%s,\"arguments\":%s,"
                               "\"inputResponses\":%s,\"_meta\":{"
@@ -262,6 +284,24 @@ static int run_round(pmcp_server *srv, const char *id)
 
 static void announce(pmcp_server *srv, const char *id);
 
+/* Writes @p id's task through to the task store (nothing without one).
+ * 0; PMCP_ESTALE when the stored task became final meanwhile. */
+static int write_through(pmcp_server *srv, const char *id)
+{
+  if (!srv->task_store)
+    return 0;
+  pmcp_task_record rec;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  int rc = t ? pmcp__task_to_record_locked(srv, t, &rec) : PMCP_ENOTFOUND;
+  pthread_mutex_unlock(&srv->mu);
+  if (rc)
+    return rc;
+  rc = pmcp__tasks_put(srv, &rec, 0);
+  pmcp_task_record_clear(&rec);
+  return rc;
+}
+
 /* The answer of a round, from the internal session (session.c). */
 void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, size_t len)
 {
@@ -271,6 +311,8 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
   pthread_mutex_lock(&srv->mu);
   pmcp__task *t = store_find_session_locked(srv, s->id);
   char *changed = NULL;
+  if (t && (result || error))
+    t->running = 0;
   if (t && t->status < T_COMPLETED && (result || error)) {
     changed = strdup(t->id);
     cJSON *rt = cJSON_GetObjectItemCaseSensitive(result, "resultType");
@@ -292,6 +334,12 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
   }
   pthread_mutex_unlock(&srv->mu);
   cJSON_Delete(msg);
+  /* Stored before it is announced; a task cancelled on another replica
+   * meanwhile stays cancelled (a final status never changes). */
+  if (changed && write_through(srv, changed) == PMCP_ESTALE) {
+    free(changed);
+    changed = NULL;
+  }
   if (changed)
     announce(srv, changed);
   free(changed);
@@ -345,6 +393,39 @@ static void announce(pmcp_server *srv, const char *id)
   pmcp_buf_dispose(&b);
 }
 
+/* Gives @p t (status already set) an internal session as the caller of
+ * @p req and adds it to the tasks this process knows, replacing an older
+ * copy of the same task. Caller holds srv->mu. */
+static int adopt_locked(pmcp_server *srv, pmcp__req *req, pmcp__task *t)
+{
+  size_t n = strlen(TASK_SESSION_PREFIX) + strlen(t->id) + 1;
+  if (!t->session && (t->session = malloc(n)) == NULL)
+    return PMCP_ENOMEM;
+  snprintf(t->session, n, TASK_SESSION_PREFIX "%s", t->id);
+  t->ud = req->sess->ud;
+  /* The internal session, as the caller: its user data decides what the
+   * call may see. */
+  pmcp__session *s = pmcp__session_get_locked(srv, t->session, 1, PMCP_SESSION_STATELESS,
+                                              t->ud);
+  if (!s)
+    return PMCP_ENOMEM;
+  pmcp__session_unref_locked(srv, s);
+  for (pmcp__task **pp = &srv->tasks; *pp; pp = &(*pp)->next) {
+    if (strcmp((*pp)->id, t->id) == 0) {
+      pmcp__task *old = *pp;
+      *pp = old->next;
+      /* Same id, same internal session: keep the session, free the rest. */
+      free(old->session);
+      old->session = NULL;
+      old->next = NULL;
+      task_free(old);
+      break;
+    }
+  }
+  store_add_locked(srv, t);
+  return 0;
+}
+
 int pmcp__tasks_create(pmcp__req *req, cJSON *params)
 {
   pmcp_server *srv = req->srv;
@@ -358,32 +439,52 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
   t->caps = cJSON_PrintUnformatted(req->client_caps);
   cJSON *given = pmcp__jget(params, "inputResponses");
   t->answers = cJSON_IsObject(given) ? cJSON_Duplicate(given, 1) : cJSON_CreateObject();
-  size_t n = t->id ? strlen(TASK_SESSION_PREFIX) + strlen(t->id) + 1 : 0;
-  t->session = n ? malloc(n) : NULL;
-  if (!t->id || !t->tool || !t->caps || !t->answers || !t->session ||
-      (args && !t->args)) {
+  t->owner = srv->task_store ? pmcp__tasks_owner(srv, req->sess->ud) : NULL;
+  if (!t->id || !t->tool || !t->caps || !t->answers || (args && !t->args) ||
+      (srv->task_store && !t->owner)) {
     task_free(t);
     return PMCP_ENOMEM;
   }
-  snprintf(t->session, n, TASK_SESSION_PREFIX "%s", t->id);
-  t->ud = req->sess->ud;
   t->created_ms = t->updated_ms = now_ms();
   t->status = T_WORKING;
   pmcp_buf b = PMCP_BUF_INIT;
+  pmcp_task_record rec;
+  memset(&rec, 0, sizeof rec);
+  pthread_mutex_lock(&srv->mu);
+  int rc = srv->task_store ? pmcp__task_to_record_locked(srv, t, &rec) : 0;
+  pthread_mutex_unlock(&srv->mu);
+  /* Stored before the answer goes out, so any replica finds it. */
+  if (!rc && srv->task_store) {
+    pmcp__tasks_maybe_sweep(srv);
+    rc = pmcp__tasks_put(srv, &rec, 1);
+    if (!rc)
+      rc = pmcp__tasks_renewer_start(srv);
+    if (rc) {
+      pmcp_task_record_clear(&rec);
+      task_free(t);
+      req->http_status = 500;
+      pmcp__req_error(req, -32603, "Internal error: the task could not be stored; try "
+                                   "again", NULL);
+      return 0;
+    }
+  }
+  pmcp_task_record_clear(&rec);
   pthread_mutex_lock(&srv->mu);
   pmcp__task *gone = store_expire_locked(srv, t->created_ms);
-  /* The internal session, as the caller: its user data decides what the
-   * call may see. */
-  pmcp__session *s = pmcp__session_get_locked(srv, t->session, 1, PMCP_SESSION_STATELESS,
-                                              t->ud);
-  if (s)
-    pmcp__session_unref_locked(srv, s);
-  int rc = s ? task_json(t, 0, &b) : PMCP_ENOMEM;
+  rc = adopt_locked(srv, req, t);
   if (!rc)
-    store_add_locked(srv, t); /* exists before the answer goes out */
+    rc = task_json(t, 0, &b);
   pthread_mutex_unlock(&srv->mu);
   tasks_bury(srv, gone);
   if (rc) {
+    /* Linked by adopt_locked when only the answer failed: unlink it. */
+    pthread_mutex_lock(&srv->mu);
+    for (pmcp__task **pp = &srv->tasks; *pp; pp = &(*pp)->next)
+      if (*pp == t) {
+        *pp = t->next;
+        break;
+      }
+    pthread_mutex_unlock(&srv->mu);
     task_free(t);
     pmcp_buf_dispose(&b);
     return rc;
@@ -399,25 +500,81 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
 
 /* ---- tasks/get, tasks/update, tasks/cancel ---- */
 
-/* The task @p params names, with srv->mu held; NULL (answered) otherwise. */
+static void unknown_task(pmcp__req *req, const cJSON *id)
+{
+  req->http_status = 400;
+  pmcp__req_error(req, -32602,
+                  cJSON_IsString(id) ? "Invalid params: unknown taskId (expired, or not "
+                                       "one this server issued)"
+                                     : "Invalid params: a string \"taskId\" is required",
+                  NULL);
+}
+
+/* The task @p params names, with srv->mu held; NULL (answered) otherwise.
+ * With a task store the task is read from it (the store holds the truth:
+ * another replica may have changed it) and replaces this process's copy,
+ * as the caller of @p req. */
 static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
 {
   pmcp_server *srv = req->srv;
   cJSON *id = pmcp__jget(params, "taskId");
   pmcp__task *t = NULL;
-  if (cJSON_IsString(id) && id_valid(srv, id->valuestring)) {
-    t = store_find_locked(srv, id->valuestring);
-    if (t && t->ud != req->sess->ud)
-      t = NULL; /* another caller's task is not there for this one */
+  int valid = cJSON_IsString(id) && id_valid(srv, id->valuestring);
+  int unavailable = 0;
+  if (valid && srv->task_store) {
+    pmcp_task_record rec;
+    char *owner = pmcp__tasks_owner(srv, req->sess->ud);
+    pmcp__task *fresh = NULL;
+    int lrc = owner ? pmcp__tasks_load(srv, id->valuestring, &rec) : PMCP_ENOMEM;
+    unavailable = lrc != 0 && lrc != PMCP_ENOTFOUND;
+    if (lrc == 0) {
+      /* another caller's task is not there for this one */
+      if (rec.owner && strcmp(rec.owner, owner) == 0)
+        fresh = pmcp__task_from_record(&rec);
+      pmcp_task_record_clear(&rec);
+    }
+    free(owner);
+    pthread_mutex_lock(&srv->mu);
+    pmcp__task *mine = fresh ? store_find_locked(srv, fresh->id) : NULL;
+    if (mine && mine->running) {
+      /* Running here: this copy is the newer, unless the task was ended
+       * elsewhere (cancelled on another replica); then it says so, and
+       * the renewer stops the call at its next round. */
+      if (fresh->status >= T_COMPLETED) {
+        mine->status = fresh->status;
+        mine->updated_ms = fresh->updated_ms;
+        free(mine->outcome);
+        mine->outcome = fresh->outcome;
+        fresh->outcome = NULL;
+      }
+      t = mine;
+      task_free(fresh);
+    } else if (fresh) {
+      if (mine)
+        fresh->round = mine->round;
+      if (adopt_locked(srv, req, fresh) == 0)
+        t = fresh;
+      else
+        task_free(fresh);
+    }
+  } else {
+    pthread_mutex_lock(&srv->mu);
+    if (valid) {
+      t = store_find_locked(srv, id->valuestring);
+      if (t && t->ud != req->sess->ud)
+        t = NULL; /* another caller's task is not there for this one */
+    }
   }
   if (!t) {
     pthread_mutex_unlock(&srv->mu);
-    req->http_status = 400;
-    pmcp__req_error(req, -32602,
-                    cJSON_IsString(id) ? "Invalid params: unknown taskId (expired, or not "
-                                         "one this server issued)"
-                                       : "Invalid params: a string \"taskId\" is required",
-                    NULL);
+    if (unavailable) {
+      /* Not "unknown": the task may well exist, the store could not say. */
+      req->http_status = 503;
+      pmcp__req_error(req, -32603, "Internal error: the task store could not be read; "
+                                   "try again", "{\"retryable\":true}");
+    } else {
+      unknown_task(req, id);
+    }
   }
   return t;
 }
@@ -435,7 +592,6 @@ void pmcp__method_tasks_get(pmcp__req *req, cJSON *params)
   pmcp_server *srv = req->srv;
   if (gate(req, "tasks/get"))
     return;
-  pthread_mutex_lock(&srv->mu);
   pmcp__task *t = lookup_locked(req, params);
   if (!t)
     return;
@@ -461,12 +617,11 @@ void pmcp__method_tasks_update(pmcp__req *req, cJSON *params)
                                  "\"inputResponses\"", NULL);
     return;
   }
-  pthread_mutex_lock(&srv->mu);
   pmcp__task *t = lookup_locked(req, params);
   if (!t)
     return;
   /* Answers to what is pending are kept; others are ignored. */
-  int rerun = 0;
+  int rerun = 0, changed = 0;
   if (t->status == T_INPUT && t->asked) {
     for (cJSON *r = resp->child; r; r = r->next) {
       if (!cJSON_IsObject(r) || !cJSON_GetObjectItemCaseSensitive(t->asked, r->string))
@@ -482,34 +637,31 @@ void pmcp__method_tasks_update(pmcp__req *req, cJSON *params)
       rerun = 1;
     }
     t->updated_ms = now_ms();
+    changed = 1;
   }
-  char *id = rerun ? strdup(t->id) : NULL;
+  char *id = changed ? strdup(t->id) : NULL;
   pthread_mutex_unlock(&srv->mu);
+  /* With a task store this process runs the next round (whichever
+   * replica parked it): the record names it as the runner. */
+  if (id && write_through(srv, id) == PMCP_ESTALE)
+    rerun = 0; /* it was cancelled meanwhile */
+  else if (rerun && pmcp__tasks_renewer_start(srv))
+    rerun = 0;
   pmcp__req_result(req, "{}", 2);
-  if (id) {
+  if (id && rerun) {
     announce(srv, id);
     run_round(srv, id);
   }
   free(id);
 }
 
-void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
+/* Stops the call of @p id if it runs here (its next answer is dropped). */
+static void stop_call(pmcp_server *srv, const char *id)
 {
-  pmcp_server *srv = req->srv;
-  if (gate(req, "tasks/cancel"))
-    return;
   pthread_mutex_lock(&srv->mu);
-  pmcp__task *t = lookup_locked(req, params);
-  if (!t)
-    return;
-  int stop = t->status < T_COMPLETED;
-  unsigned round = t->round;
-  char *sess = stop ? strdup(t->session) : NULL;
-  char *id = stop ? strdup(t->id) : NULL;
-  if (stop) {
-    t->status = T_CANCELLED;
-    t->updated_ms = now_ms();
-  }
+  pmcp__task *t = store_find_locked(srv, id);
+  unsigned round = t ? t->round : 0;
+  char *sess = t && t->session ? strdup(t->session) : NULL;
   pthread_mutex_unlock(&srv->mu);
   if (sess) {
     char note[160];
@@ -518,6 +670,51 @@ void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
     pmcp_server_handle(srv, sess, note, (size_t)n);
   }
   free(sess);
+}
+
+void pmcp__tasks_stop_local(pmcp_server *srv, const char *id, const pmcp_task_record *rec)
+{
+  pmcp__t_status st;
+  if (!rec->status || pmcp__task_status_parse(rec->status, &st) || st < T_COMPLETED)
+    return;
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  int was_running = t && t->running;
+  if (was_running) {
+    t->running = 0;
+    t->status = st;
+    t->updated_ms = rec->updated_ms;
+  }
+  pthread_mutex_unlock(&srv->mu);
+  if (was_running) {
+    stop_call(srv, id);
+    announce(srv, id);
+  }
+}
+
+void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
+{
+  pmcp_server *srv = req->srv;
+  if (gate(req, "tasks/cancel"))
+    return;
+  pmcp__task *t = lookup_locked(req, params);
+  if (!t)
+    return;
+  int stop = t->status < T_COMPLETED;
+  char *id = stop ? strdup(t->id) : NULL;
+  if (stop) {
+    t->status = T_CANCELLED;
+    t->updated_ms = now_ms();
+  }
+  pthread_mutex_unlock(&srv->mu);
+  /* Stored first: a runner on another replica sees it at its next lease
+   * renewal and stops there. */
+  if (id && write_through(srv, id) == PMCP_ESTALE) {
+    free(id);
+    id = NULL;
+  }
+  if (id)
+    stop_call(srv, id);
   pmcp__req_result(req, "{}", 2);
   if (id)
     announce(srv, id);

@@ -244,7 +244,8 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
 int pmcp_call_task(pmcp_call *call)
 {
   if (!call || !call->req || call->kind != PMCP__CALL_TOOL || !call->tool ||
-      !(call->tool->flags & (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED)))
+      !(call->tool->flags &
+        (PMCP_TOOL_TASK | PMCP_TOOL_TASK_REQUIRED | PMCP_TOOL_TASK_ON_DEMAND)))
     return 0;
   if (pmcp__tasks_internal(call->req->sess) || !pmcp__tasks_declared(call->req))
     return 0;

@@ -110,8 +110,10 @@ static int metrics(pmcp_call *call, void *ud)
 {
   pmcp__research *rs = ud;
   const char *mode = pmcp_call_mode(call);
+  /* A grouped reduction reads every point of the runs it groups: for a
+   * client that takes tasks it runs as one (polled, not waited on). */
   if (!strcmp(mode, "grouped"))
-    return pmcp__mx_grouped(call, rs);
+    return pmcp_call_task(call) ? 0 : pmcp__mx_grouped(call, rs);
   if (!strcmp(mode, "coordinates"))
     return pmcp__mx_coordinates(call, rs);
   if (!strcmp(mode, "points"))
@@ -133,7 +135,7 @@ int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs)
   /* destructive and idempotent hints mean something only for tools that
    * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING | PMCP_TOOL_TASK_ON_DEMAND;
   d.handler = metrics;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;

@@ -485,7 +485,8 @@ int pmcp__research_add_papers(pmcp_server *server, pmcp__research *rs)
   /* destructive and idempotent hints mean something only for tools that
    * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_TRUE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB;
+  /* Network reads: a client that takes tasks gets one at once and polls. */
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_OPEN_WEB | PMCP_TOOL_TASK;
   d.handler = find_papers;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;

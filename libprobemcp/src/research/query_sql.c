@@ -377,6 +377,10 @@ static void pg_give(qsql *q, pmcp__pgq *c)
 static int query_sql(pmcp_call *call, void *ud)
 {
   qsql *q = ud;
+  /* A statement may scan large tables for seconds: for a client that takes
+   * tasks it runs as one (the table list stays synchronous). */
+  if (pmcp_arg_has(call, "sql") && pmcp_call_task(call))
+    return 0;
   /* The workspace the call acts in (the host's scope hook). */
   pmcp_tenant t;
   pmcp_call_scope sc;
@@ -507,7 +511,7 @@ int pmcp__research_add_query_sql(pmcp_server *server, pmcp__research *rs)
   /* destructive and idempotent hints mean something only for tools that
    * write (MCP): read-only says it all */
   d.open_world = PMCP_HINT_FALSE;
-  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING;
+  d.flags = PMCP_TOOL_BUDGETED | PMCP_TOOL_BLOCKING | PMCP_TOOL_TASK_ON_DEMAND;
   d.handler = query_sql;
   d.ud = q;
   d.ud_free = qsql_release;

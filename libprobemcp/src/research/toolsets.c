@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probemcp/cursor.h"
 #include "probemcp/research.h"
+#include "probemcp/tasks.h"
 #include "probemcp/toolsets.h"
 #include "probemcp/tracking.h"
 #include "util/buf.h"
@@ -63,6 +65,29 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
     return rc;
   }
 
+  /* Tasks in the store's tasks table; a store that cannot be written
+   * leaves them in memory, which is said. */
+  if (!o.memory_tasks) {
+    pmcp_task_store ts;
+    char why[400] = "";
+    int trc = pmcp_store_task_store(o.store, o.tenant, &ts, why, sizeof why);
+    if (trc == 0) {
+      ts.owner = o.task_owner;
+      if ((trc = pmcp_server_set_task_store(server, &ts)) != 0)
+        ts.release(ts.ud);
+    }
+    if (trc && msg)
+      pmcp__buf_printf(msg, "tasks are kept in memory and end with this process (the "
+                       "store's tasks table cannot be used: %s)",
+                       why[0] ? why : pmcp_strerror(trc));
+  }
+  /* cursors, requestState and task ids made by one server of this store
+   * are good on every other */
+  pmcp_buf key = PMCP_BUF_INIT;
+  if (pmcp_store_secret(st, "cursor_key", &key) == 0)
+    pmcp_server_set_cursor_key(server, key.ptr, key.len);
+  pmcp_buf_dispose(&key);
+
   if (research) {
     pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
     ro.tenant = o.tenant;
@@ -86,6 +111,8 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
   }
   if (rc) {
     if (msg) {
+      if (msg->len)
+        pmcp__buf_puts(msg, "; ");
       if (rc == PMCP_ENOTFOUND)
         pmcp__buf_printf(msg, "cannot serve the %s toolset: no such tenant %.128s", ts,
                          o.tenant ? o.tenant : "default");

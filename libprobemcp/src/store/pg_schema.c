@@ -632,6 +632,7 @@ static const struct {
   {0, v_num},                                 /* attributes_path_real, _int */
   {0, v_wlock},                               /* writer_locks; the reader's functions */
   {0, NULL},                                  /* query_sql's views leave deleted rows out */
+  {12, NULL},                                 /* tasks (SQLite v12) */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

@@ -81,11 +81,32 @@ static const char *const v7[] = {
   NULL
 };
 
+/* v12: durable tasks (io.modelcontextprotocol/tasks, store/tasks.c), so a
+ * task outlives its process and any replica serves it.
+ *   id             the sealed task id the client holds
+ *   owner          the caller it belongs to (the host's name for it)
+ *   status         working | input_required | completed | failed | cancelled
+ *   request        the call (JSON: tool, arguments, client capabilities)
+ *   answers, input_requests, result, error   JSON text or NULL
+ *   runner, lease  the process running it and until when it vouches for
+ *                  it; a working task past its lease is failed by its
+ *                  next reader
+ *   expires        swept after this (1 hour after its last change) */
+static const char *const v12[] = {
+  "CREATE TABLE IF NOT EXISTS tasks(id TEXT PRIMARY KEY, tenant_id BIGINT NOT NULL,"
+  " owner TEXT NOT NULL, status TEXT NOT NULL, request TEXT NOT NULL, answers TEXT,"
+  " input_requests TEXT, result TEXT, error TEXT, runner TEXT, lease BIGINT,"
+  " created BIGINT NOT NULL, updated BIGINT NOT NULL, expires BIGINT NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS tasks_expires ON tasks(expires)",
+  NULL
+};
+
 const char *const *pmcp__service_ddl(int version)
 {
   switch (version) {
   case 6: return v6;
   case 7: return v7;
+  case 12: return v12;
   default: return NULL;
   }
 }

@@ -293,8 +293,9 @@ static const char v11[] =
   "  (CASE WHEN type='bool' THEN NULL ELSE coalesce(v_real, v_int) END), owner_id, tenant_id);"
   "CREATE INDEX IF NOT EXISTS series_key_shape ON series(key, scale, labels, kind);";
 static const char *const v11s[] = {v11, NULL};
+static const char *const v12s[] = {NULL}; /* v12: the tasks table (service tables) */
 static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s,
-                                                v10s, v11s};
+                                                v10s, v11s, v12s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

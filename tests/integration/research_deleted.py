@@ -71,7 +71,8 @@ def new_store(tmp, label):
 
 def drop_store(store):
     if PG:
-        psql("DROP SCHEMA IF EXISTS %s CASCADE" % store.rsplit("%3D", 1)[1])
+        schema = store.rsplit("%3D", 1)[1]
+        psql("DROP SCHEMA IF EXISTS %s, %s_sql CASCADE" % (schema, schema))
 
 
 def store_rows(store, sql):

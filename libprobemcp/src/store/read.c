@@ -16,6 +16,7 @@
 
 #include "store/sql.h"
 #include "store/ws_scope.h"
+#include "util/json.h"
 
 typedef struct rd {
   pmcp_store *s;
@@ -931,7 +932,7 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
     cJSON_Delete(o);
     return r.rc ? r.rc : pmcp_store_set_error(s, PMCP_ENOTFOUND, "no such entity '%.64s'", ref);
   }
-  char *txt = cJSON_PrintUnformatted(o);
+  char *txt = pmcp__cjson_print(o);
   cJSON_Delete(o);
   if (!txt)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");

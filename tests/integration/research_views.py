@@ -184,6 +184,36 @@ def main():
                 r, err = srv.call("metrics", {"mode": "grouped", "run_id": R, "key": "loss",
                                               "max_rows": int(m.group(1))})
                 check(not err, "the max_rows named fits: %s" % r)
+            # at every budget, with a step_bucket of the caller's too: what a
+            # refusal names (max_rows, with its step_bucket) is answered
+            for budget in (512, 1000, 2000, 8000):
+                for extra in ({}, {"step_bucket": 1}, {"step_bucket": 3}):
+                    for rows in (1000, 3):
+                        a = dict({"mode": "grouped", "run_id": R, "key": "loss",
+                                  "max_rows": rows, "token_budget": budget}, **extra)
+                        r, err = srv.call("metrics", a)
+                        if not err:
+                            continue
+                        msg = r.get("message", "")
+                        b = dict(a)
+                        m1 = re.search(r"max_rows (\d+) fits it \(the default\)"
+                                       r"(?: with step_bucket (\d+))?", msg)
+                        m2 = re.search(r"step_bucket (\d+) with max_rows (\d+) fits", msg)
+                        m3 = re.search(r"step_bucket (\d+) makes at most", msg)
+                        if m1:
+                            b["max_rows"] = int(m1.group(1))
+                            if m1.group(2):
+                                b["step_bucket"] = int(m1.group(2))
+                        elif m2:
+                            b["step_bucket"], b["max_rows"] = int(m2.group(1)), int(m2.group(2))
+                        elif m3:
+                            b["step_bucket"] = int(m3.group(1))
+                        check(m1 or m2 or m3, "grouped %s: the refusal names what fits: %s" %
+                              (a, msg))
+                        if not (m1 or m2 or m3):
+                            continue
+                        r2, err2 = srv.call("metrics", b)
+                        check(not err2, "grouped %s, as %r says: %s" % (b, msg, r2))
             # tools/list: the six tools under 3,000 o200k tokens; browse's limit
             # maximum is accepted by every mode
             tools = srv.rpc("tools/list", {})["result"]["tools"]

@@ -92,6 +92,15 @@ def main():
         open(f, "w").write(log2)
         probe(store, "artifact", "add", f, "--on", R)
         base = A.split("@")[0]
+        # lines longer than a page: one of hex and CJK (about a token a
+        # character), one of words, between short lines
+        dense = "".join(rnd.choice("0123456789abcdef\u4e2d\u6587\u5b57") for _ in range(30000))
+        wordy = " ".join(rnd.choice(["loss", "train", "model", "the"]) for _ in range(20000))
+        longf = os.path.join(tmp, "long.txt")
+        long_text = "head\n" + dense + "\nmiddle\n" + wordy + "\ntail\n"
+        open(longf, "w", encoding="utf-8").write(long_text)
+        LONG = probe(store, "artifact", "add", longf, "--on", R).splitlines()[-1].split()[0]
+        LONG = LONG.split("@")[0]
         probe(store, "put", "checkpoint", json.dumps({"run": R, "step": 7, "metric": "acc",
                                                       "value": 0.7431560204762965}))
         pts, raw = [], []
@@ -123,6 +132,19 @@ def main():
                       % (budget, len(got), len(lines1)))
                 check(matches == list(range(1, 501)), "grep %d: match_lines" % budget)
                 check(pages[0].get("match_count") == 500, "grep %d: match_count" % budget)
+            # a line longer than a page is read in parts sized by tokens:
+            # the pages join back to the file at every budget, fewer at more
+            count = {}
+            for budget in (512, 2000, 8000):
+                pages, err = content_pages(srv, LONG, {}, budget)
+                check(pages is not None, "long lines at %d refused: %s" % (budget, err))
+                if not pages:
+                    continue
+                check("".join(p["text"] for p in pages) == long_text,
+                      "long lines at %d: the pages do not join back to the file" % budget)
+                count[budget] = len(pages)
+            check(count.get(512, 0) > count.get(2000, 0) > count.get(8000, 0) > 0,
+                  "long lines: pages per budget %s" % count)
             # content pages: whole sections, bigger at a bigger budget
             ends = {}
             for budget in (1200, 2000, 8000):
@@ -153,7 +175,7 @@ def main():
             r, err = srv.call("entity", {"refs": ["checkpoint:%s@step7" % R[4:]],
                                          "view": "record"})
             val = r.get("data", {}).get("value") if not err else None
-            check(val is not None and abs(val - 0.7431560204762965) < 1e-15,
+            check(val == 0.7431560204762965,
                   "record value %r, want 0.7431560204762965" % val)
             # series smoothing over the raw points
             steps = [s for s, _ in raw]

@@ -145,6 +145,39 @@ def main():
                 count[budget] = len(pages)
             check(count.get(512, 0) > count.get(2000, 0) > count.get(8000, 0) > 0,
                   "long lines: pages per budget %s" % count)
+            # grep on such lines: answered, the line's part that fits named
+            # by its bytes (from the match), the rest in view=content
+            long_lines = long_text.split("\n")
+            for pat, ln in (("model", 4), ("\u6587", 2), ("middle", 3)):
+                for budget in (800, 2000, 8000):
+                    pages, err = content_pages(srv, LONG, {"grep": pat, "context_lines": 1},
+                                               budget)
+                    check(pages is not None, "grep %r on long lines at %d: %s" %
+                          (pat, budget, err))
+                    if not pages:
+                        continue
+                    blocks = [b for p in pages for b in p.get("matches", [])]
+                    check(any(ln in b["match_lines"] for b in blocks),
+                          "grep %r at %d: line %d is not a match" % (pat, budget, ln))
+                    for b in blocks:
+                        cut = {c["line"]: c for c in b.get("cut_lines", [])}
+                        for k, text in enumerate(b["lines"]):
+                            n = b["start_line"] + k
+                            whole = long_lines[n - 1].encode()
+                            if n in cut:
+                                c = cut[n]
+                                want = whole[c["from_byte"]:c["from_byte"] + c["bytes"]]
+                                check(c["line_bytes"] == len(whole) and
+                                      text.encode() == want and len(want) < len(whole),
+                                      "grep %r at %d: cut line %d is not its bytes %s" %
+                                      (pat, budget, n, c))
+                            else:
+                                check(text.encode() == whole, "grep %r at %d: line %d differs"
+                                      % (pat, budget, n))
+                        for m in b["match_lines"]:
+                            k = m - b["start_line"]
+                            check(pat in b["lines"][k], "grep %r at %d: the match line %d's "
+                                  "part holds no match" % (pat, budget, m))
             # content pages: whole sections, bigger at a bigger budget
             ends = {}
             for budget in (1200, 2000, 8000):

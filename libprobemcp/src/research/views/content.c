@@ -111,6 +111,25 @@ static cJSON *section(const cJSON *head, const char *t, size_t len, const size_t
   return sec;
 }
 
+/* The longest prefix of [s, s+n), cut at a character, of at most @p cap
+ * tokens. */
+static size_t line_cut(const char *s, size_t n, size_t cap)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo + 1) / 2, l = mid;
+    while (l > 0 && l < n && ((unsigned char)s[l] & 0xC0) == 0x80)
+      l--;
+    if (pmcp__rs_tokens(s, l) + 2 <= cap)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  while (lo > 0 && lo < n && ((unsigned char)s[lo] & 0xC0) == 0x80)
+    lo--;
+  return lo;
+}
+
 /* A page of line @p start from byte @p col of it, for a line too long
  * for one page: as many bytes as the budget holds, by tokens, cut at a
  * character; the next page continues the line at next_start_col (the
@@ -323,7 +342,7 @@ int pmcp__view_content(pmcp__vctx *v)
 
   if (jgrep) {
     regex_t re;
-    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED | REG_NOSUB);
+    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED);
     if (rerr) {
       char why[160];
       regerror(rerr, &re, why, sizeof why);
@@ -349,8 +368,10 @@ int pmcp__view_content(pmcp__vctx *v)
       size_t ll = line_len(t, len, ix, nlines, i);
       memcpy(line, t + ix[i], ll);
       line[ll] = '\0';
-      if (regexec(&re, line, 0, NULL, 0) != 0)
+      regmatch_t at[1];
+      if (regexec(&re, line, 1, at, 0) != 0)
         continue;
+      size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
       hits++;
       size_t from = i >= ctx ? i - ctx : 0;
       size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
@@ -373,7 +394,28 @@ int pmcp__view_content(pmcp__vctx *v)
           block_tok = 0;
           open = cont = 1;
         }
-        cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+        if (tok > cap) {
+          /* a line longer than a block's share: the part that holds,
+           * from a little before the match (from its start for context
+           * lines), the whole line being in view=content */
+          size_t off = k == i ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
+          while (off > 0 && ((unsigned char)t[ix[k] + off] & 0xC0) == 0x80)
+            off--;
+          size_t n = line_cut(t + ix[k] + off, kl - off, cap);
+          cJSON_AddItemToArray(lines, str_n(t + ix[k] + off, n));
+          cJSON *cut = cJSON_GetObjectItemCaseSensitive(block, "cut_lines");
+          if (!cut)
+            cut = cJSON_AddArrayToObject(block, "cut_lines");
+          cJSON *c = cJSON_CreateObject();
+          cJSON_AddNumberToObject(c, "line", (double)(k + 1));
+          cJSON_AddNumberToObject(c, "from_byte", (double)off);
+          cJSON_AddNumberToObject(c, "bytes", (double)n);
+          cJSON_AddNumberToObject(c, "line_bytes", (double)kl);
+          cJSON_AddItemToArray(cut, c);
+          tok = cap;
+        } else {
+          cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+        }
         block_tok += tok;
         if (k == i)
           cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));

@@ -37,6 +37,14 @@ PG = os.environ.get("PMCP_TEST_STORE") == "pg"
 PG_URL = os.environ.get("PROBE_TEST_PG_URL")
 
 
+def finish():
+    """Exit 1 with the count when a check failed, else say ok."""
+    if failures:
+        print("%d failure(s)" % failures)
+        sys.exit(1)
+    print("ok")
+
+
 def pg_skip():
     """Without the test cluster a PostgreSQL run skips (fails when strict)."""
     if PG and not PG_URL:
@@ -383,10 +391,7 @@ def main():
                 check(False, "%s: %s" % (label, e))
             finally:
                 drop_store(store)
-    if failures:
-        print("%d failure(s)" % failures)
-        sys.exit(1)
-    print("ok")
+    finish()
 
 
 if __name__ == "__main__":

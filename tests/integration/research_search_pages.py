@@ -164,10 +164,7 @@ def main():
                 check(False, "%s: %s" % (label, e))
             finally:
                 rd.drop_store(store)
-    if rd.failures:
-        print("%d failure(s)" % rd.failures)
-        sys.exit(1)
-    print("ok")
+    rd.finish()
 
 
 if __name__ == "__main__":

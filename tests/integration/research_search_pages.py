@@ -56,9 +56,8 @@ def queries(srv):
         for it in (r.get(key) or [])[:2] if not err else []:
             ref = it["ref"]
             qs.append((ref, ref))
-            # an id alone (a checkpoint's RUN@stepN is a ref's tail, not an id)
-            body = ref.split(":", 1)[1]
-            qs.append((body, None if "@" in body else ref))
+            # the ref without its kind (an id, or a checkpoint's RUN@stepN)
+            qs.append((ref.split(":", 1)[1], ref))
             if it.get("name") and len(it["name"]) > 3:
                 qs.append((it["name"], None))
     tree, err = srv.call("browse", {"mode": "tree", "depth": 2, "limit": 3})

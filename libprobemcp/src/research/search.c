@@ -120,6 +120,26 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
     }
     return 0;
   }
+  /* The query is a ref without its kind: ID@version, RUN@best, RUN@stepN
+   * (the kinds that take a selector after @). */
+  if (strchr(q, '@') && !strchr(q, ':')) {
+    static const char *const at_kinds[] = {"checkpoint", "dataset", "source", "artifact",
+                                           NULL};
+    for (size_t i = 0; at_kinds[i]; i++) {
+      char ref[PMCP__REF_MAX + 32];
+      snprintf(ref, sizeof ref, "%s:%s", at_kinds[i], q);
+      cJSON *rec = NULL;
+      if (pmcp__ref_parse(&r, ref, err, sizeof err) != 0 ||
+          pmcp__rs_get(rs, ref, &rec, err, sizeof err) != 0)
+        continue;
+      cJSON *h = hit(rec, "exact", "ref");
+      if (h && !has_ref(out, pmcp__js(h, "ref")) && shown(rs, rec, incl, h))
+        cJSON_AddItemToArray(out, h);
+      else
+        cJSON_Delete(h);
+      cJSON_Delete(rec);
+    }
+  }
   /* The query is an id of some kind. */
   if (pmcp__ref_id_ok(q, ql)) {
     for (size_t i = 0; exact_kinds[i]; i++) {

@@ -184,7 +184,9 @@ int probe_cli_double(const char *s, double *out)
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (*end || errno == ERANGE)
+  /* ERANGE also flags a subnormal result, which is a double all the same:
+   * only what overflows or vanishes to zero is out of range */
+  if (*end || (errno == ERANGE && (isinf(v) || v == 0)))
     return -1;
   *out = v;
   return 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "util/json.h"
 
 typedef struct optdef {
   const char *opt;    /* "--uri" */
@@ -80,7 +81,7 @@ static void negated(cJSON *o, const char *neg, const char *field)
 
 static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
 {
-  char *json = cJSON_PrintUnformatted(o);
+  char *json = pmcp__cjson_print(o);
   pmcp_store *s;
   pmcp_tenant t;
   int rc = 1;

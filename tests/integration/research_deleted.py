@@ -14,10 +14,15 @@ leave D and what hangs off it out by default, and show them marked
 from the MLflow files themselves and, for the others, from what this test
 deleted; query_sql's counts are checked against both.
 
+With PMCP_TEST_STORE=pg every store is a new schema of the test cluster
+(PROBE_TEST_PG_URL, tests/pg/pgctl.sh); without one the test skips (77),
+or fails under PMCP_TEST_STRICT.
+
 usage: research_deleted.py PROBE_CLI PROBE_MCP_STDIO
 """
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 import subprocess
@@ -28,6 +33,66 @@ PROBE, STDIO = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 failures = 0
+PG = os.environ.get("PMCP_TEST_STORE") == "pg"
+PG_URL = os.environ.get("PROBE_TEST_PG_URL")
+
+
+def finish():
+    """Exit 1 with the count when a check failed, else say ok."""
+    if failures:
+        print("%d failure(s)" % failures)
+        sys.exit(1)
+    print("ok")
+
+
+def pg_skip():
+    """Without the test cluster a PostgreSQL run skips (fails when strict)."""
+    if PG and not PG_URL:
+        sys.exit(1 if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0") else 77)
+
+
+def psql(sql, schema=None):
+    """Rows of @sql on the test cluster, fields split; in @schema, as its
+    default tenant (the tables' row-level security reads probe.tenant)."""
+    pre = ["-c", "SET client_min_messages=warning"]
+    if schema:
+        pre += ["-c", "SET search_path=%s" % schema, "-c",
+                "SELECT set_config('probe.tenant', (SELECT id FROM tenants"
+                " WHERE name='default')::text, false)"]
+    r = subprocess.run(["psql", PG_URL, "-X", "-q", "-t", "-A", "-F", "\x1f",
+                        "-v", "ON_ERROR_STOP=1", *pre, "-c", sql],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        raise RuntimeError("psql: " + r.stderr)
+    lines = r.stdout.splitlines()[1 if schema else 0:]
+    return [l.split("\x1f") for l in lines if l]
+
+
+def new_store(tmp, label):
+    """Where a new store goes: a file in @tmp or (PostgreSQL) a new schema."""
+    if not PG:
+        return os.path.join(tmp, label + ".db")
+    schema = "rs_%s_%s" % (label.replace("-", "_"), secrets.token_hex(4))
+    psql("CREATE SCHEMA " + schema)
+    return PG_URL + ("&" if "?" in PG_URL else "?") + "options=-csearch_path%3D" + schema
+
+
+def drop_store(store):
+    if PG:
+        schema = store.rsplit("%3D", 1)[1]
+        psql("DROP SCHEMA IF EXISTS %s, %s_sql CASCADE" % (schema, schema))
+
+
+def store_rows(store, sql):
+    """Rows of a read of the store's own tables (sqlite3 or psql)."""
+    if PG:
+        rows = psql(sql, store.rsplit("%3D", 1)[1])
+        return [tuple(int(x) if x.lstrip("-").isdigit() else x for x in r) for r in rows]
+    db = sqlite3.connect(store)
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
 
 
 def check(cond, what):
@@ -142,10 +207,8 @@ def trashed_copy(tmp):
 
 
 def store_runs(store):
-    db = sqlite3.connect(store)
-    rows = db.execute("SELECT slug, name, deleted, experiment_id FROM runs ORDER BY id").fetchall()
-    exps = db.execute("SELECT slug, name, deleted FROM experiments").fetchall()
-    db.close()
+    rows = store_rows(store, "SELECT slug, name, deleted, experiment_id FROM runs ORDER BY id")
+    exps = store_rows(store, "SELECT slug, name, deleted FROM experiments")
     return rows, exps
 
 
@@ -295,6 +358,7 @@ def check_store(label, store, deleted_names=None, trashed=None):
 
 
 def main():
+    pg_skip()
     with tempfile.TemporaryDirectory() as tmp:
         trash = trashed_copy(tmp)
         cases = [
@@ -308,11 +372,12 @@ def main():
                              os.path.join(DATA, "tensorboard-reducer", "runs")], None),
             ("csv", ["import", "csv", os.path.join(DATA, "lightning-genrisk", "lightning_logs")],
              None),
+            ("csv-synthetic", ["import", "csv", os.path.join(DATA, "csv-synthetic")], None),
             ("hf", ["import", "hf", os.path.join(DATA, "hf-whisper", "trainer_state.json")], None),
             ("demo", ["demo"], None),
         ]
         for label, cmd, mlruns in cases:
-            store = os.path.join(tmp, label + ".db")
+            store = new_store(tmp, label)
             try:
                 if cmd[0] != "demo":
                     probe(store, "init")
@@ -324,10 +389,9 @@ def main():
                 check_store(label, store, dn, tr)
             except RuntimeError as e:
                 check(False, "%s: %s" % (label, e))
-    if failures:
-        print("%d failure(s)" % failures)
-        sys.exit(1)
-    print("ok")
+            finally:
+                drop_store(store)
+    finish()
 
 
 if __name__ == "__main__":

@@ -92,6 +92,15 @@ def main():
         open(f, "w").write(log2)
         probe(store, "artifact", "add", f, "--on", R)
         base = A.split("@")[0]
+        # lines longer than a page: one of hex and CJK (about a token a
+        # character), one of words, between short lines
+        dense = "".join(rnd.choice("0123456789abcdef\u4e2d\u6587\u5b57") for _ in range(30000))
+        wordy = " ".join(rnd.choice(["loss", "train", "model", "the"]) for _ in range(20000))
+        longf = os.path.join(tmp, "long.txt")
+        long_text = "head\n" + dense + "\nmiddle\n" + wordy + "\ntail\n"
+        open(longf, "w", encoding="utf-8").write(long_text)
+        LONG = probe(store, "artifact", "add", longf, "--on", R).splitlines()[-1].split()[0]
+        LONG = LONG.split("@")[0]
         probe(store, "put", "checkpoint", json.dumps({"run": R, "step": 7, "metric": "acc",
                                                       "value": 0.7431560204762965}))
         pts, raw = [], []
@@ -123,6 +132,52 @@ def main():
                       % (budget, len(got), len(lines1)))
                 check(matches == list(range(1, 501)), "grep %d: match_lines" % budget)
                 check(pages[0].get("match_count") == 500, "grep %d: match_count" % budget)
+            # a line longer than a page is read in parts sized by tokens:
+            # the pages join back to the file at every budget, fewer at more
+            count = {}
+            for budget in (512, 2000, 8000):
+                pages, err = content_pages(srv, LONG, {}, budget)
+                check(pages is not None, "long lines at %d refused: %s" % (budget, err))
+                if not pages:
+                    continue
+                check("".join(p["text"] for p in pages) == long_text,
+                      "long lines at %d: the pages do not join back to the file" % budget)
+                count[budget] = len(pages)
+            check(count.get(512, 0) > count.get(2000, 0) > count.get(8000, 0) > 0,
+                  "long lines: pages per budget %s" % count)
+            # grep on such lines: answered, the line's part that fits named
+            # by its bytes (from the match), the rest in view=content
+            long_lines = long_text.split("\n")
+            for pat, ln in (("model", 4), ("\u6587", 2), ("middle", 3)):
+                for budget in (800, 2000, 8000):
+                    pages, err = content_pages(srv, LONG, {"grep": pat, "context_lines": 1},
+                                               budget)
+                    check(pages is not None, "grep %r on long lines at %d: %s" %
+                          (pat, budget, err))
+                    if not pages:
+                        continue
+                    blocks = [b for p in pages for b in p.get("matches", [])]
+                    check(any(ln in b["match_lines"] for b in blocks),
+                          "grep %r at %d: line %d is not a match" % (pat, budget, ln))
+                    for b in blocks:
+                        cut = {c["line"]: c for c in b.get("cut_lines", [])}
+                        for k, text in enumerate(b["lines"]):
+                            n = b["start_line"] + k
+                            whole = long_lines[n - 1].encode()
+                            if n in cut:
+                                c = cut[n]
+                                want = whole[c["from_byte"]:c["from_byte"] + c["bytes"]]
+                                check(c["line_bytes"] == len(whole) and
+                                      text.encode() == want and len(want) < len(whole),
+                                      "grep %r at %d: cut line %d is not its bytes %s" %
+                                      (pat, budget, n, c))
+                            else:
+                                check(text.encode() == whole, "grep %r at %d: line %d differs"
+                                      % (pat, budget, n))
+                        for m in b["match_lines"]:
+                            k = m - b["start_line"]
+                            check(pat in b["lines"][k], "grep %r at %d: the match line %d's "
+                                  "part holds no match" % (pat, budget, m))
             # content pages: whole sections, bigger at a bigger budget
             ends = {}
             for budget in (1200, 2000, 8000):
@@ -153,7 +208,7 @@ def main():
             r, err = srv.call("entity", {"refs": ["checkpoint:%s@step7" % R[4:]],
                                          "view": "record"})
             val = r.get("data", {}).get("value") if not err else None
-            check(val is not None and abs(val - 0.7431560204762965) < 1e-15,
+            check(val == 0.7431560204762965,
                   "record value %r, want 0.7431560204762965" % val)
             # series smoothing over the raw points
             steps = [s for s, _ in raw]
@@ -184,6 +239,36 @@ def main():
                 r, err = srv.call("metrics", {"mode": "grouped", "run_id": R, "key": "loss",
                                               "max_rows": int(m.group(1))})
                 check(not err, "the max_rows named fits: %s" % r)
+            # at every budget, with a step_bucket of the caller's too: what a
+            # refusal names (max_rows, with its step_bucket) is answered
+            for budget in (512, 1000, 2000, 8000):
+                for extra in ({}, {"step_bucket": 1}, {"step_bucket": 3}):
+                    for rows in (1000, 3):
+                        a = dict({"mode": "grouped", "run_id": R, "key": "loss",
+                                  "max_rows": rows, "token_budget": budget}, **extra)
+                        r, err = srv.call("metrics", a)
+                        if not err:
+                            continue
+                        msg = r.get("message", "")
+                        b = dict(a)
+                        m1 = re.search(r"max_rows (\d+) fits it \(the default\)"
+                                       r"(?: with step_bucket (\d+))?", msg)
+                        m2 = re.search(r"step_bucket (\d+) with max_rows (\d+) fits", msg)
+                        m3 = re.search(r"step_bucket (\d+) makes at most", msg)
+                        if m1:
+                            b["max_rows"] = int(m1.group(1))
+                            if m1.group(2):
+                                b["step_bucket"] = int(m1.group(2))
+                        elif m2:
+                            b["step_bucket"], b["max_rows"] = int(m2.group(1)), int(m2.group(2))
+                        elif m3:
+                            b["step_bucket"] = int(m3.group(1))
+                        check(m1 or m2 or m3, "grouped %s: the refusal names what fits: %s" %
+                              (a, msg))
+                        if not (m1 or m2 or m3):
+                            continue
+                        r2, err2 = srv.call("metrics", b)
+                        check(not err2, "grouped %s, as %r says: %s" % (b, msg, r2))
             # tools/list: the six tools under 3,000 o200k tokens; browse's limit
             # maximum is accepted by every mode
             tools = srv.rpc("tools/list", {})["result"]["tools"]

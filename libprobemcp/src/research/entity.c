@@ -320,6 +320,9 @@ static int single(pmcp__vctx *v)
     /* content: continue at the next section of the same version */
     cJSON *st = cJSON_CreateObject();
     cJSON_AddNumberToObject(st, "line", nsl->valuedouble);
+    const cJSON *col = cJSON_GetObjectItemCaseSensitive(o, "next_start_col");
+    if (cJSON_IsNumber(col))
+      cJSON_AddNumberToObject(st, "col", col->valuedouble);
     cJSON_AddNumberToObject(st, "v", pmcp__jn(o, "version", 0));
     char *cur = mint(call, v->rs, st, 1);
     cJSON_Delete(st);

@@ -194,6 +194,23 @@ static int g_points(void *ud, const pmcp_point *p, size_t n)
 
 enum { AC_NONE, AC_AVG, AC_MIN, AC_MAX, AC_SUM, AC_STD, AC_MEDIAN };
 
+/* A step_bucket whose buckets, on edges at its multiples, cover lo..hi in
+ * at most @p rows (0 when none does: a range across 0 in one bucket). */
+static int64_t fitting_width(int64_t lo, int64_t hi, size_t rows)
+{
+  uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+  uint64_t w = (span + rows - 1) / rows;
+  for (int i = 0; w >= 1 && w < ((uint64_t)1 << 62) && i < 64; i++) {
+    int64_t wi = (int64_t)w;
+    int64_t origin = lo >= 0 ? lo - lo % wi : lo - ((lo % wi) + wi) % wi;
+    if (((uint64_t)hi - (uint64_t)origin) / w + 1 <= rows)
+      return wi;
+    /* with rows - 1 buckets' width the edges add at most one */
+    w = rows > 1 && i == 0 ? (span + rows - 2) / (rows - 1) : w * 2;
+  }
+  return 0;
+}
+
 static int dcmp(const void *a, const void *b)
 {
   double x = *(const double *)a, y = *(const double *)b;
@@ -276,6 +293,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
   if (pmcp_arg_int(call, "step_bucket", &v) == 0)
     width = v;
+  int width_given = width > 0;
   size_t max_rows = 0;
   int rows_given = pmcp_arg_has(call, "max_rows") && pmcp_arg_int(call, "max_rows", &v) == 0;
   if (rows_given)
@@ -411,12 +429,21 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     }
     nb = (size_t)(((uint64_t)hi - (uint64_t)origin) / (uint64_t)width + 1);
     if (nb > max_rows) {
+      /* what would do, at this budget: a wider bucket for these max_rows,
+       * or more rows up to what the budget holds */
+      char would[160];
+      if (max_rows > fit_rows)
+        snprintf(would, sizeof would, "step_bucket %lld with max_rows %zu fits the budget",
+                 (long long)fitting_width(lo, hi, fit_rows), fit_rows);
+      else
+        snprintf(would, sizeof would, "step_bucket %lld makes at most %zu%s",
+                 (long long)fitting_width(lo, hi, max_rows), max_rows,
+                 max_rows < fit_rows ? ", raise max_rows (the budget holds more)" : "");
       pmcp__rs_fail(call, "invalid_argument",
                     "step_bucket %lld over %s %lld..%lld makes %zu buckets, more than "
-                    "max_rows %zu: raise step_bucket to at least %lld, raise max_rows, or "
-                    "narrow the range", (long long)width,
-                    axis == AX_STEP ? "steps" : "milliseconds", (long long)lo, (long long)hi,
-                    nb, max_rows, (long long)((span + max_rows - 1) / max_rows));
+                    "max_rows %zu: %s, or narrow the range",
+                    (long long)width, axis == AX_STEP ? "steps" : "milliseconds",
+                    (long long)lo, (long long)hi, nb, max_rows, would);
       goto out;
     }
   }
@@ -573,10 +600,16 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     if (arc == PMCP_EBUDGET && gi == pos && rows_given && max_rows > fit_rows) {
       pmcp_page_free(pg);
       pg = NULL;
+      /* with a given step_bucket the buckets are its own: the value that
+       * fits names the bucket too */
+      int64_t fw = width_given ? fitting_width(lo, hi, fit_rows) : 0;
+      char with[64] = "";
+      if (fw > 0)
+        snprintf(with, sizeof with, " with step_bucket %lld", (long long)fw);
       pmcp__rs_fail(call, "budget_exceeded",
                     "max_rows %zu: one group of %zu buckets does not fit the token budget "
-                    "(%d); max_rows %zu fits it (the default), or raise the budget",
-                    max_rows, nb, budget, fit_rows);
+                    "(%d); max_rows %zu fits it (the default)%s, or raise the budget",
+                    max_rows, nb, budget, fit_rows, with);
       goto out;
     }
     if (arc == PMCP_EBUDGET) {

@@ -28,13 +28,16 @@ size_t pmcp__rs_tokens(const char *s, size_t len)
   return n;
 }
 
-/* The record view is the stored record: its numbers go out at full
- * precision (only non-finite ones become strings). */
+/* The views that show stored values are the stored values: the record,
+ * and what re-creates an entity (reproduce's params and config, inherited
+ * config). Their numbers go out at full precision (only non-finite ones
+ * become strings); six figures are for summaries and curves. */
 static int is_record_view(const cJSON *v)
 {
   const cJSON *w = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "view") : NULL;
-  return cJSON_IsString(w) && strcmp(w->valuestring, "record") == 0 &&
-         cJSON_HasObjectItem(v, "ref");
+  return cJSON_IsString(w) && cJSON_HasObjectItem(v, "ref") &&
+         (strcmp(w->valuestring, "record") == 0 || strcmp(w->valuestring, "reproduce") == 0 ||
+          strcmp(w->valuestring, "inherited") == 0);
 }
 
 static void round_in(cJSON *v, int exact)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/put.h"
+#include "util/json.h"
 
 /* The same rule as run attribute paths: slash-separated names. */
 static int path_ok(const char *p)
@@ -82,7 +83,7 @@ int pmcp__put_env_attribute(put_ctx *c)
   int64_t rid;
   if ((rc = pmcp__sql_resolve(c->s, c->q, c->t, run, "run", k, &rid)))
     return rc;
-  char *text = cJSON_PrintUnformatted(v);
+  char *text = pmcp__cjson_print(v);
   if (!text)
     return pmcp_store_set_error(c->s, PMCP_ENOMEM, "out of memory");
   static const char sql[] =

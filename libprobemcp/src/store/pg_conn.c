@@ -580,8 +580,10 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   }
   /* No JIT: the backend's statements are short, and the cost estimates of
    * a summary over a long series made PostgreSQL spend seconds compiling
-   * one that runs in milliseconds. */
-  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning; SET jit = off");
+   * one that runs in milliseconds. Doubles leave as their shortest exact
+   * text (a record is the stored record), whatever the server's default. */
+  int rc = pmcp__pg_exec(s, g, "SET client_min_messages = warning; SET jit = off;"
+                               " SET extra_float_digits = 3");
   if (rc == 0 && g->readonly)
     rc = pmcp__pg_exec(s, g, "SET default_transaction_read_only = on");
   if (rc)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store/put.h"
+#include "util/json.h"
 
 /* Field readers: absent is NULL / default; a present field of the wrong
  * type is an error naming it. */
@@ -87,7 +88,7 @@ int pmcp__put_fjson(put_ctx *c, const char *name, int want_array, char **out)
   if (want_array ? !cJSON_IsArray(f) : !cJSON_IsObject(f))
     return pmcp_store_set_error(c->s, PMCP_EINVAL, "%s record: \"%s\" must be a JSON %s",
                                 c->kind, name, want_array ? "array" : "object");
-  *out = cJSON_PrintUnformatted(f);
+  *out = pmcp__cjson_print(f);
   return *out ? 0 : pmcp_store_set_error(c->s, PMCP_ENOMEM, "out of memory");
 }
 

@@ -3,6 +3,9 @@
  * dialect's text of a statement is picked with PMCP__SQL_PICK: SQLite's
  * json_object(), PostgreSQL's json_build_object()); children (attributes
  * as a nested tree, tags, versions, events, ...) are added with cJSON.
+ * A record is the stored record: its doubles keep every digit (SQLite's
+ * through pmcp_num(), its JSON writing 15; PostgreSQL's float8 as it is,
+ * the session's extra_float_digits giving the shortest exact form).
  * Every query filters on the tenant. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 
 #include "store/sql.h"
 #include "store/ws_scope.h"
+#include "util/json.h"
 
 typedef struct rd {
   pmcp_store *s;
@@ -743,7 +747,7 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
       " 'best', json(CASE c.best WHEN 1 THEN 'true' ELSE 'false' END),"
       " 'stored', json(CASE c.stored WHEN 1 THEN 'true' ELSE 'false' END), 'uri', c.uri,"
-      " 'size', c.size, 'metric', c.metric, 'value', c.value, 'created', c.created,"
+      " 'size', c.size, 'metric', c.metric, 'value', json(pmcp_num(c.value)), 'created', c.created,"
       " 'versions', (SELECT json_group_array(json_object('ref', 'checkpoint:' || r.slug || '@step'"
       "   || o.step, 'step', o.step, 'best', json(CASE o.best WHEN 1 THEN 'true' ELSE 'false' END)))"
       "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
@@ -753,7 +757,7 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
       " 'best', (c.best=1),"
       " 'stored', (c.stored=1), 'uri', c.uri,"
-      " 'size', c.size, 'metric', c.metric, 'value', c.value::numeric, 'created', c.created,"
+      " 'size', c.size, 'metric', c.metric, 'value', c.value, 'created', c.created,"
       " 'versions', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug || '@step'"
       "   || o.step, 'step', o.step, 'best', (o.best=1))), '[]'::json)"
       "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
@@ -798,12 +802,12 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
   static const char sql_trial_sq[] =
       "SELECT json_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
-      " 'run', 'run:' || r.slug, 'params', json(t.params), 'status', t.status, 'score', t.score,"
+      " 'run', 'run:' || r.slug, 'params', json(t.params), 'status', t.status, 'score', json(pmcp_num(t.score)),"
       " 'trajectory', json(t.trajectory), 'created', t.created)"
       " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
   static const char sql_trial_pg[] =
       "SELECT json_build_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
-      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score::numeric,"
+      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score,"
       " 'trajectory', t.trajectory::json, 'created', t.created)"
       " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
   const char *sql_trial = PMCP__SQL_PICK(r->q, sql_trial_sq, sql_trial_pg);
@@ -928,7 +932,7 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
     cJSON_Delete(o);
     return r.rc ? r.rc : pmcp_store_set_error(s, PMCP_ENOTFOUND, "no such entity '%.64s'", ref);
   }
-  char *txt = cJSON_PrintUnformatted(o);
+  char *txt = pmcp__cjson_print(o);
   cJSON_Delete(o);
   if (!txt)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");

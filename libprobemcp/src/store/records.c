@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/put.h"
+#include "util/json.h"
 
 int pmcp__put_group(put_ctx *c)
 {
@@ -394,7 +395,7 @@ int pmcp__put_embedding(put_ctx *c)
     if (!cJSON_IsNumber(x))
       return pmcp_store_set_error(c->s, PMCP_EINVAL, "embedding: 'vector' holds a non-number");
   }
-  char *vt = cJSON_PrintUnformatted(v);
+  char *vt = pmcp__cjson_print(v);
   if (!vt)
     return PMCP_ENOMEM;
   static const char sql[] =

@@ -10,6 +10,7 @@
 
 #include <openssl/rand.h>
 
+#include "probemcp/json.h"
 #include "store/db.h"
 #include "store/sq.h"
 
@@ -461,6 +462,32 @@ static void sq_close(pmcp_store *s, void *ctx)
  * while another recovers or removes the WAL. Concurrent writers must be
  * safe, so retry after a short, varying pause for as long as a writer would
  * wait for another. */
+/* pmcp_num(x): a REAL as the JSON text of exactly that double (the
+ * shortest form that reads back as it; +-Infinity as PostgreSQL's JSON has
+ * them, strings). SQLite's own JSON writes 15 significant digits, so a
+ * record's numbers go through this (json(pmcp_num(col))); anything else
+ * passes unchanged. */
+static void sql_num(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) != SQLITE_FLOAT) {
+    sqlite3_result_value(ctx, argv[0]);
+    return;
+  }
+  char buf[PMCP_JSON_NUMBER_MAX];
+  size_t n = pmcp_json_format_number(sqlite3_value_double(argv[0]), PMCP_JSON_LOSSLESS, buf);
+  sqlite3_result_text(ctx, buf, (int)n, SQLITE_TRANSIENT);
+}
+
+/* What every connection of the store has: the result codes its callers
+ * read, the SQL functions its statements use. */
+static void connection_setup(pmcp__sq *q)
+{
+  sqlite3_extended_result_codes(q->db, 0);
+  sqlite3_create_function(q->db, "pmcp_num", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                          sql_num, NULL, NULL);
+}
+
 static void busy_pause(pmcp__sq *q, unsigned attempt)
 {
   unsigned ms = 2 + (unsigned)(((uintptr_t)q >> 4) + attempt * 7919u) % 23u *
@@ -719,7 +746,7 @@ static int ro_reopen_immutable(pmcp_store *s, pmcp__sq *q, const char *path, int
   if (src != SQLITE_OK)
     return pmcp__sq_err(s, q, src, "open store");
   q->immutable = 1;
-  sqlite3_extended_result_codes(q->db, 0);
+  connection_setup(q);
   sqlite3_busy_handler(q->db, pmcp__sq_on_busy, q);
   *said = 0;
   return schema_version_open(q, version);
@@ -759,7 +786,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   /* Writers wait for each other, as long as it takes unless
    * $PROBE_STORE_WAIT says otherwise: a long wait beats a failed import. */
   pmcp__sq_wait_init(q, path);
-  sqlite3_extended_result_codes(q->db, 0);
+  connection_setup(q);
   int rc = 0;
   int version = 0;
   if (ro) {

@@ -44,4 +44,12 @@ int pmcp__json_minify(pmcp_buf *out, const char *p, size_t len);
  * up to 2^53 without exponent or fraction. PMCP_EINVAL for NaN/inf. */
 int pmcp__buf_number(pmcp_buf *b, double v);
 
+/* cJSON_PrintUnformatted() of @p v with every finite number written as
+ * exactly its double (cJSON's printer takes a double within a few ulps for
+ * the same and may write a neighbour: 0.30000000000000004 as 0.3); a
+ * stored value goes through this. The text is freed with cJSON_free();
+ * NULL when out of memory. */
+typedef struct cJSON cJSON;
+char *pmcp__cjson_print(const cJSON *v);
+
 #endif

@@ -111,6 +111,80 @@ static cJSON *section(const cJSON *head, const char *t, size_t len, const size_t
   return sec;
 }
 
+/* The longest prefix of [s, s+n), cut at a character, of at most @p cap
+ * tokens. */
+static size_t line_cut(const char *s, size_t n, size_t cap)
+{
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo + 1) / 2, l = mid;
+    while (l > 0 && l < n && ((unsigned char)s[l] & 0xC0) == 0x80)
+      l--;
+    if (pmcp__rs_tokens(s, l) + 2 <= cap)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  while (lo > 0 && lo < n && ((unsigned char)s[lo] & 0xC0) == 0x80)
+    lo--;
+  return lo;
+}
+
+/* A page of line @p start from byte @p col of it, for a line too long
+ * for one page: as many bytes as the budget holds, by tokens, cut at a
+ * character; the next page continues the line at next_start_col (the
+ * text of the pages joins back to the line). */
+static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
+                     size_t nlines, size_t start, size_t col)
+{
+  size_t from = (nlines ? ix[start - 1] : 0) + col;
+  size_t to = start < nlines ? ix[start] : len;
+  if (from > to)
+    return pmcp__view_fail(v, "invalid_argument",
+                           "the cursor is past the end of line %zu", start);
+  /* the largest length that fits: fits(mid cut at a character) falls as
+   * mid grows, so the search moves on mid itself */
+  size_t lo = 1, hi = to - from;
+  cJSON *best = NULL;
+  while (lo <= hi) {
+    size_t mid = lo + (hi - lo) / 2, l = mid;
+    while (l > 0 && from + l < to && ((unsigned char)t[from + l] & 0xC0) == 0x80)
+      l--; /* a character's continuation bytes stay with it */
+    int last = from + l == to;
+    cJSON *sec = cJSON_Duplicate(v->obj, 1);
+    if (!sec)
+      break;
+    cJSON_AddNumberToObject(sec, "start_line", (double)start);
+    cJSON_AddNumberToObject(sec, "end_line", (double)start);
+    if (col)
+      cJSON_AddNumberToObject(sec, "start_col", (double)col);
+    cJSON_AddItemToObject(sec, "text", str_n(t + from, l));
+    if (!last) {
+      cJSON_AddTrueToObject(sec, "line_truncated");
+      cJSON_AddNumberToObject(sec, "next_start_line", (double)start);
+      cJSON_AddNumberToObject(sec, "next_start_col", (double)(col + l));
+    } else if (start < nlines) {
+      cJSON_AddNumberToObject(sec, "next_start_line", (double)(start + 1));
+    }
+    if (l > 0 && pmcp__rs_fits(v->call, sec, last && start >= nlines ? 0 : 160)) {
+      cJSON_Delete(best);
+      best = sec;
+      if (last)
+        break;
+      lo = mid + 1;
+    } else {
+      cJSON_Delete(sec);
+      hi = mid - 1;
+    }
+  }
+  if (!best)
+    return pmcp__view_fail(v, "token_budget_too_small",
+                           "line %zu is too long to show any of it in this budget", start);
+  cJSON_Delete(v->obj);
+  v->obj = best;
+  return 0;
+}
+
 static int refuse(pmcp__vctx *v, const char *why)
 {
   if (v->ref.kind == PMCP__REF_FILE)
@@ -268,7 +342,7 @@ int pmcp__view_content(pmcp__vctx *v)
 
   if (jgrep) {
     regex_t re;
-    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED | REG_NOSUB);
+    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED);
     if (rerr) {
       char why[160];
       regerror(rerr, &re, why, sizeof why);
@@ -294,8 +368,10 @@ int pmcp__view_content(pmcp__vctx *v)
       size_t ll = line_len(t, len, ix, nlines, i);
       memcpy(line, t + ix[i], ll);
       line[ll] = '\0';
-      if (regexec(&re, line, 0, NULL, 0) != 0)
+      regmatch_t at[1];
+      if (regexec(&re, line, 1, at, 0) != 0)
         continue;
+      size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
       hits++;
       size_t from = i >= ctx ? i - ctx : 0;
       size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
@@ -318,7 +394,28 @@ int pmcp__view_content(pmcp__vctx *v)
           block_tok = 0;
           open = cont = 1;
         }
-        cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+        if (tok > cap) {
+          /* a line longer than a block's share: the part that holds,
+           * from a little before the match (from its start for context
+           * lines), the whole line being in view=content */
+          size_t off = k == i ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
+          while (off > 0 && ((unsigned char)t[ix[k] + off] & 0xC0) == 0x80)
+            off--;
+          size_t n = line_cut(t + ix[k] + off, kl - off, cap);
+          cJSON_AddItemToArray(lines, str_n(t + ix[k] + off, n));
+          cJSON *cut = cJSON_GetObjectItemCaseSensitive(block, "cut_lines");
+          if (!cut)
+            cut = cJSON_AddArrayToObject(block, "cut_lines");
+          cJSON *c = cJSON_CreateObject();
+          cJSON_AddNumberToObject(c, "line", (double)(k + 1));
+          cJSON_AddNumberToObject(c, "from_byte", (double)off);
+          cJSON_AddNumberToObject(c, "bytes", (double)n);
+          cJSON_AddNumberToObject(c, "line_bytes", (double)kl);
+          cJSON_AddItemToArray(cut, c);
+          tok = cap;
+        } else {
+          cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+        }
         block_tok += tok;
         if (k == i)
           cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));
@@ -344,8 +441,12 @@ int pmcp__view_content(pmcp__vctx *v)
     return 0;
   }
 
-  if (v->state && pmcp__jn(v->state, "line", 0) >= 1)
+  size_t col = 0; /* a cursor inside a line too long for one page */
+  if (v->state && pmcp__jn(v->state, "line", 0) >= 1) {
     start = (size_t)pmcp__jn(v->state, "line", 1);
+    double c = pmcp__jn(v->state, "col", 0);
+    col = c > 0 ? (size_t)c : 0;
+  }
   if (nlines == 0 ? start > 1 : start > nlines) {
     free(ix);
     pmcp_buf_dispose(&data);
@@ -362,6 +463,12 @@ int pmcp__view_content(pmcp__vctx *v)
   size_t max_k = nlines >= start ? (nlines - start + SECTION_LINES) / SECTION_LINES : 1;
   size_t lo = 0, hi = 0;
   cJSON *best = NULL;
+  if (col) {
+    int rc = line_part(v, t, len, ix, nlines, start, col);
+    free(ix);
+    pmcp_buf_dispose(&data);
+    return rc;
+  }
   for (size_t k = 1; k <= max_k; k = k * 2 > max_k && k < max_k ? max_k : k * 2) {
     size_t end;
     cJSON *sec = section(v->obj, t, len, ix, nlines, start, k * SECTION_LINES, &end);
@@ -403,24 +510,15 @@ int pmcp__view_content(pmcp__vctx *v)
   for (;;) {
     size_t end;
     cJSON *sec = section(v->obj, t, len, ix, nlines, start, want, &end);
-    size_t from = nlines ? ix[start - 1] : 0;
-    size_t to = end < nlines ? ix[end] : len;
     /* 160 tokens stay free for the cursor entity.c adds. */
     if (want == 1 || pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
       if (want == 1 && !pmcp__rs_fits(v->call, sec, 160)) {
-        /* One line too long for the budget: cut it, and say so. */
+        /* One line too long for the budget: it is read in parts */
         cJSON_Delete(sec);
-        sec = cJSON_Duplicate(v->obj, 1);
-        size_t budget_chars = (size_t)pmcp__rs_budget(v->call) * 2;
-        size_t l = to - from > budget_chars ? budget_chars : to - from;
-        while (l > 0 && ((unsigned char)t[from + l] & 0xC0) == 0x80)
-          l--;
-        cJSON_AddNumberToObject(sec, "start_line", (double)start);
-        cJSON_AddNumberToObject(sec, "end_line", (double)end);
-        cJSON_AddItemToObject(sec, "text", str_n(t + from, l));
-        cJSON_AddTrueToObject(sec, "line_truncated");
-        if (end < nlines)
-          cJSON_AddNumberToObject(sec, "next_start_line", (double)(end + 1));
+        int rc = line_part(v, t, len, ix, nlines, start, 0);
+        free(ix);
+        pmcp_buf_dispose(&data);
+        return rc;
       }
       cJSON_Delete(v->obj);
       v->obj = sec;

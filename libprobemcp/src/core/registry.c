@@ -49,6 +49,7 @@ static void tool_free(pmcp_server *srv, pmcp__tool *t)
   pmcp__free(srv, t->input_schema);
   pmcp__free(srv, t->output_schema);
   pmcp__free(srv, t->list_json);
+  pmcp__free(srv, t->meta);
   if (t->ud_free)
     t->ud_free(t->ud);
   pmcp__free(srv, t);

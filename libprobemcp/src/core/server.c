@@ -267,6 +267,13 @@ static int cap(pmcp_buf *b, int *n, const char *member)
   return rc ? rc : pmcp__buf_puts(b, member);
 }
 
+static int extension(pmcp_buf *b, int *n, int *ext, const char *member)
+{
+  int rc = *ext ? pmcp__buf_putc(b, ',') : cap(b, n, "\"extensions\":{");
+  (*ext)++;
+  return rc ? rc : pmcp__buf_puts(b, member);
+}
+
 int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
 {
   /* Modern clients send their log level per request: no logging. They
@@ -285,8 +292,17 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
     rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
     rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
+  /* Extensions: one member each of capabilities.extensions (opened by the
+   * first). MCP Apps are offered in both eras: a 2025-11-25 host
+   * negotiates them in initialize. */
+  int ext = 0;
   if (!rc && modern && pmcp__tasks_enabled(srv))
-    rc = cap(b, &n, "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}");
+    rc = extension(b, &n, &ext, "\"io.modelcontextprotocol/tasks\":{}");
+  if (!rc && pmcp__ui_offered(srv))
+    rc = extension(b, &n, &ext, "\"io.modelcontextprotocol/ui\":{\"mimeTypes\":[\""
+                   PMCP_MIME_MCP_APP "\"]}");
+  if (!rc && ext)
+    rc = pmcp__buf_putc(b, '}');
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;

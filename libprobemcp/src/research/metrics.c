@@ -5,6 +5,8 @@
  * an argument the mode does not read (points with `by`) is refused. */
 #include "research/metrics.h"
 
+#include "research/app.h"
+
 #include <string.h>
 
 #ifdef PMCP_HAVE_CAIRO
@@ -137,5 +139,6 @@ int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs)
   d.handler = metrics;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;
-  return pmcp__rs_add_tool(server, &d, 1);
+  int rc = pmcp__rs_add_tool(server, &d, 1);
+  return rc ? rc : pmcp__app_curves_attach(server, "metrics");
 }

@@ -338,3 +338,64 @@ test('tracking fetch_float_series: drawn, and a zoom by step inputs asks fetch_f
   assert.deepEqual(errors, [], 'no errors in the page');
   await page.close();
 });
+
+test('tracking fetch_float_series_buckets: means with min..max bands; a zoom asks for the range in buckets', async () => {
+  const args = { runs: RUNS, series: [KEY], buckets: 20 };
+  const result = await call('fetch_float_series_buckets', args);
+  const e = result.structuredContent.entries;
+  assert.equal(e.length, 2);
+  const { page, frame, calls, errors } = await openView('fetch_float_series_buckets', args, result);
+  await frame.waitForFunction(() => document.getElementById('plot').getAttribute('data-series') === '2');
+  let d = await drawn(frame);
+  assert.deepEqual(d.paths.map((p) => p.points), e.map((x) => x.mean.length));
+  assert.equal(await frame.locator('#plot polygon').count(), 2, 'a min..max band per curve');
+  const allMin = Math.min(...e.flatMap((x) => x.min)), allMax = Math.max(...e.flatMap((x) => x.max));
+  assert.ok(d.yMin <= allMin && d.yMax >= allMax, 'the y axis holds the bands');
+  await frame.locator('#from').fill('3000');
+  await frame.locator('#to').fill('3200');
+  await frame.locator('#zoom').click();
+  await frame.waitForFunction(() => document.getElementById('plot').getAttribute('data-zoom-calls') === '1');
+  const a = calls[0].arguments;
+  assert.equal(calls[0].name, 'fetch_float_series_buckets');
+  assert.equal(a.step_from, 3000);
+  assert.equal(a.step_to, 3200);
+  assert.ok(a.buckets >= 2 && a.buckets <= 1000);
+  // Buckets narrower than the logging interval hold one point each: every
+  // raw point of the range is a bucket mean on the curve.
+  const raw = await rawCounts(3000, 3200);
+  d = await drawn(frame);
+  assert.deepEqual(d.paths.map((p) => p.points), RUNS.map((r) => raw[r]));
+  assert.equal(d.xMin, 3000);
+  assert.equal(d.xMax, 3200);
+  await shot(page, 'tracking-buckets-zoomed');
+  assert.deepEqual(errors, [], 'no errors in the page');
+  await page.close();
+});
+
+test('metrics grouped and points results are drawn too; summaries say there are no curves', async () => {
+  const gargs = { mode: 'grouped', run_id: 'baseline-seed0', key: KEY, by: ['rank'], step_bucket: 500 };
+  const g = await call('metrics', gargs);
+  const groups = g.structuredContent.groups;
+  let v = await openView('metrics', gargs, g);
+  await v.frame.waitForFunction((n) => document.getElementById('plot').getAttribute('data-series') === String(n),
+    groups.length);
+  let d = await drawn(v.frame);
+  assert.deepEqual(d.paths.map((p) => p.points), groups.map((x) => x.mean.filter((m) => m !== null).length));
+  assert.match(d.paths[0].label, /baseline-seed0 · train\/loss \{rank=0\}/);
+  await v.page.close();
+
+  const pargs = { mode: 'points', run_id: RUNS[1], key: KEY, step_from: 100, step_to: 400 };
+  const p = await call('metrics', pargs);
+  v = await openView('metrics', pargs, p);
+  await v.frame.waitForFunction(() => document.getElementById('plot').getAttribute('data-series') === '1');
+  d = await drawn(v.frame);
+  assert.equal(d.points, (await rawCounts(100, 400))[RUNS[1]]);
+  await v.page.close();
+
+  const sargs = { mode: 'summaries', run_ids: RUNS, keys: [KEY] };
+  v = await openView('metrics', sargs, await call('metrics', sargs));
+  await v.frame.waitForFunction(() => /no curves/.test(document.getElementById('status').textContent));
+  assert.equal((await drawn(v.frame)).series, 0);
+  assert.deepEqual(v.errors, []);
+  await v.page.close();
+});

@@ -399,3 +399,27 @@ test('metrics grouped and points results are drawn too; summaries say there are 
   assert.deepEqual(v.errors, []);
   await v.page.close();
 });
+
+test('a zoom over many curves stays within the budget: the App follows next_cursor until every row came', async () => {
+  const runs = ['sweep-lr0p003-bs128', 'sweep-lr0p003-bs256', 'sweep-lr0p01-bs128',
+                'sweep-lr0p01-bs256', 'sweep-lr0p03-bs128', 'sweep-lr0p03-bs256'];
+  const args = { mode: 'series', run_ids: runs, keys: [KEY], max_points: 20, token_budget: 4000 };
+  const result = await call('metrics', args);
+  const { page, frame, calls, errors } = await openView('metrics', args, result);
+  await frame.waitForFunction(() => document.getElementById('plot').getAttribute('data-series') === '6');
+  await frame.locator('#from').fill('0');
+  await frame.locator('#to').fill('5990');
+  await frame.locator('#zoom').click();
+  await frame.waitForFunction(() => document.getElementById('plot').getAttribute('data-zoom-calls') === '1');
+  assert.ok(calls.length >= 2, `one answer of token_budget 8000 does not hold them all (${calls.length} calls)`);
+  assert.equal(calls[0].arguments.cursor, undefined);
+  for (const c of calls) assert.equal(c.arguments.token_budget, 8000);
+  for (const c of calls.slice(1)) assert.equal(typeof c.arguments.cursor, 'string', 'the next page by cursor');
+  const d = await drawn(frame);
+  assert.equal(d.series, 6, 'every row drawn once');
+  assert.deepEqual(d.paths.map((p) => p.label.split(' ')[0]), runs);
+  const per = calls[0].arguments.max_points;
+  for (const p of d.paths) assert.ok(p.points <= per && p.points >= Math.min(per, 600) / 2, `${p.points} of ${per}`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

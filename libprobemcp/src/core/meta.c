@@ -2,15 +2,25 @@
  * registering, kept minified and shown in the list entries (and on the
  * contents of a resource read, call.c). MCP Apps use it both ways: a tool
  * points at its ui:// resource, the resource declares its CSP. */
-#include <stdio.h>
 #include <string.h>
 
 #include "core/engine.h"
 #include "util/buf.h"
 #include "util/json.h"
 
-/* The minified copy of @p json, which must be one JSON object. */
-static int meta_copy(pmcp_server *srv, const char *what, const char *json, char **out)
+/* What both setters check first: a live server still registering, and a
+ * name. */
+static int meta_open(pmcp_server *srv, const char *name)
+{
+  if (!srv || srv->magic != PMCP__SERVER_MAGIC)
+    return PMCP_EMISUSE;
+  return name ? pmcp__registration_open(srv) : PMCP_EINVAL;
+}
+
+/* The minified copy of @p json, which must be one JSON object (the _meta
+ * of the @p kind named @p name). */
+static int meta_copy(pmcp_server *srv, const char *kind, const char *name, const char *json,
+                     char **out)
 {
   *out = NULL;
   if (!json)
@@ -20,7 +30,8 @@ static int meta_copy(pmcp_server *srv, const char *what, const char *json, char 
   int obj = cJSON_IsObject(v);
   cJSON_Delete(v);
   if (!obj)
-    return pmcp__err(srv, PMCP_EINVAL, "the _meta of %s is not a JSON object", what);
+    return pmcp__err(srv, PMCP_EINVAL, "the _meta of %s '%.128s' is not a JSON object", kind,
+                     name);
   pmcp_buf m = PMCP_BUF_INIT;
   int rc = pmcp__json_minify(&m, json, len);
   if (!rc && !(*out = pmcp__strdup(srv, m.ptr)))
@@ -31,20 +42,14 @@ static int meta_copy(pmcp_server *srv, const char *what, const char *json, char 
 
 int pmcp_server_set_tool_meta(pmcp_server *server, const char *tool, const char *meta_json)
 {
-  if (!server || server->magic != PMCP__SERVER_MAGIC)
-    return PMCP_EMISUSE;
-  if (!tool)
-    return PMCP_EINVAL;
-  int rc = pmcp__registration_open(server);
+  int rc = meta_open(server, tool);
   if (rc)
     return rc;
   pmcp__tool *t = (pmcp__tool *)pmcp__tool_find(server, tool);
   if (!t)
     return pmcp__err(server, PMCP_ENOTFOUND, "no tool named '%s'", tool);
   char *meta;
-  char what[160];
-  snprintf(what, sizeof what, "tool '%.128s'", tool);
-  if ((rc = meta_copy(server, what, meta_json, &meta)))
+  if ((rc = meta_copy(server, "tool", tool, meta_json, &meta)))
     return rc;
   /* Rebuild only the tools/list entry, keeping the input schema. */
   char *old_meta = t->meta, *old_list = t->list_json;
@@ -79,20 +84,14 @@ static pmcp__resource *resource_find(pmcp_server *srv, const char *uri)
 
 int pmcp_server_set_resource_meta(pmcp_server *server, const char *uri, const char *meta_json)
 {
-  if (!server || server->magic != PMCP__SERVER_MAGIC)
-    return PMCP_EMISUSE;
-  if (!uri)
-    return PMCP_EINVAL;
-  int rc = pmcp__registration_open(server);
+  int rc = meta_open(server, uri);
   if (rc)
     return rc;
   pmcp__resource *r = resource_find(server, uri);
   if (!r)
     return pmcp__err(server, PMCP_ENOTFOUND, "no resource '%s'", uri);
   char *meta;
-  char what[160];
-  snprintf(what, sizeof what, "resource '%.128s'", uri);
-  if ((rc = meta_copy(server, what, meta_json, &meta)))
+  if ((rc = meta_copy(server, "resource", uri, meta_json, &meta)))
     return rc;
   char *old = r->meta;
   r->meta = meta;

@@ -300,6 +300,7 @@ test('metrics series: drawn, hover, toggle, log scale, and a zoom asks the serve
   for (const p of d.paths) for (const x of p.xs) assert.ok(x >= left && x <= right, 'inside the plot');
   assert.match(d.status, /from the server/);
   await shot(page, 'metrics-zoomed');
+  await page.locator('iframe').screenshot({ path: path.join(SHOTS, 'metrics-zoomed-app.png') });
 
   // Reset: back to the result.
   await frame.locator('#reset').click();

@@ -214,3 +214,41 @@ int probe_cli_time(const char *s, int64_t *out)
   *out = (int64_t)t * 1000 + ms;
   return 0;
 }
+
+/* Writes @p v into @p j (probe_cli_json_print). */
+static void json_put(pmcp_json *j, const cJSON *v)
+{
+  if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+    int obj = cJSON_IsObject(v);
+    obj ? pmcp_json_object_begin(j) : pmcp_json_array_begin(j);
+    for (const cJSON *c = v->child; c; c = c->next) {
+      if (obj)
+        pmcp_json_key(j, c->string ? c->string : "");
+      json_put(j, c);
+    }
+    obj ? pmcp_json_object_end(j) : pmcp_json_array_end(j);
+  } else if (cJSON_IsString(v)) {
+    pmcp_json_string(j, v->valuestring ? v->valuestring : "");
+  } else if (cJSON_IsNumber(v)) {
+    pmcp_json_number_lossless(j, v->valuedouble);
+  } else if (cJSON_IsBool(v)) {
+    pmcp_json_bool(j, cJSON_IsTrue(v));
+  } else {
+    pmcp_json_null(j);
+  }
+}
+
+char *probe_cli_json_print(const cJSON *v)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return NULL;
+  json_put(j, v);
+  size_t n = 0;
+  const char *text = pmcp_json_text(j, &n);
+  char *out = text ? malloc(n + 1) : NULL;
+  if (out)
+    memcpy(out, text, n + 1);
+  pmcp_json_free(j);
+  return out;
+}

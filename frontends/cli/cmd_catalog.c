@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli_util.h"
-#include "util/json.h"
 
 typedef struct optdef {
   const char *opt;    /* "--uri" */
@@ -81,7 +80,7 @@ static void negated(cJSON *o, const char *neg, const char *field)
 
 static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
 {
-  char *json = pmcp__cjson_print(o);
+  char *json = probe_cli_json_print(o);
   pmcp_store *s;
   pmcp_tenant t;
   int rc = 1;
@@ -95,7 +94,7 @@ static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON 
     pmcp_buf_dispose(&ref);
     pmcp_store_free(s);
   }
-  cJSON_free(json);
+  free(json);
   return rc ? 1 : 0;
 }
 

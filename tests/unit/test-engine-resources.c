@@ -362,6 +362,163 @@ START_TEST(completion_ownership)
 }
 END_TEST
 
+
+/* ---- _meta of tools and resources; the MCP Apps extension ---- */
+
+static int read_app(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  ck_assert_int_eq(pmcp_result_resource_text(call, pmcp_call_uri(call), "text/plain",
+                                             "other"), 0);
+  return pmcp_result_resource_text(call, "ui://test/app", PMCP_MIME_MCP_APP,
+                                   "<!DOCTYPE html><p>app</p>");
+}
+
+static int tool_plain(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  return pmcp_result_text(call, "done", 4);
+}
+
+static cJSON *find_by(cJSON *list, const char *key, const char *val)
+{
+  cJSON *e;
+  cJSON_ArrayForEach(e, list)
+  {
+    cJSON *k = cJSON_GetObjectItem(e, key);
+    if (cJSON_IsString(k) && !strcmp(k->valuestring, val))
+      return e;
+  }
+  return NULL;
+}
+
+static void setup_app(pmcp_server *srv)
+{
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "curves";
+  d.handler = tool_plain;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  d.name = "plain";
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  pmcp_resource_def r = PMCP_RESOURCE_DEF_INIT;
+  r.uri = "ui://test/app";
+  r.name = "app";
+  r.mime_type = PMCP_MIME_MCP_APP;
+  r.read = read_app;
+  ck_assert_int_eq(pmcp_server_add_resource(srv, &r), 0);
+
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "nope", "{}"), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "curves", "[1]"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "curves", "{\"ui\":"), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(NULL, "curves", "{}"), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "plain", "{\"x\":1}"), 0);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "plain", NULL), 0); /* removed */
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "curves", "{\"old\":true}"), 0);
+  ck_assert_int_eq(pmcp_server_set_tool_meta(srv, "curves",
+                   " { \"ui\" : { \"resourceUri\" : \"ui://test/app\" } } "), 0);
+  ck_assert_int_eq(pmcp_server_set_resource_meta(srv, "ui://nope", "{}"), PMCP_ENOTFOUND);
+  ck_assert_int_eq(pmcp_server_set_resource_meta(srv, "ui://test/app", "\"csp\""), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_set_resource_meta(srv, "ui://test/app",
+                   "{\"ui\":{\"csp\":{\"connectDomains\":[]},\"prefersBorder\":true}}"), 0);
+  ck_assert_int_eq(pmcp_server_set_resource_meta(srv, "test://{kind}/item/{id}",
+                   "{\"t\":1}"), 0);
+}
+
+START_TEST(app_meta)
+{
+  harness *h = h_new(NULL);
+  setup_all(h->srv);
+  setup_app(h->srv);
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+                             "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+  cJSON *ext = cJSON_GetObjectItem(cJSON_GetObjectItem(h_result(r), "capabilities"),
+                                   "extensions");
+  cJSON *ui = cJSON_GetObjectItem(ext, "io.modelcontextprotocol/ui");
+  ck_assert_int_eq(cJSON_GetArraySize(ext), 1);
+  ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(ui, "mimeTypes"), 0)->valuestring,
+                   PMCP_MIME_MCP_APP);
+  cJSON_Delete(r);
+  /* registration is over once a message was handled */
+  ck_assert_int_eq(pmcp_server_set_tool_meta(h->srv, "curves", "{}"), PMCP_EMISUSE);
+  ck_assert_int_eq(pmcp_server_set_resource_meta(h->srv, "ui://test/app", "{}"), PMCP_EMISUSE);
+
+  r = rpc(h, "tools/list", "{}");
+  cJSON *tools = cJSON_GetObjectItem(h_result(r), "tools");
+  char *m = cJSON_PrintUnformatted(cJSON_GetObjectItem(find_by(tools, "name", "curves"), "_meta"));
+  ck_assert_str_eq(m, "{\"ui\":{\"resourceUri\":\"ui://test/app\"}}");
+  cJSON_free(m);
+  ck_assert_ptr_null(cJSON_GetObjectItem(find_by(tools, "name", "plain"), "_meta"));
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(find_by(tools, "name", "curves"), "inputSchema"));
+  cJSON_Delete(r);
+
+  r = rpc(h, "resources/list", "{}");
+  cJSON *res = cJSON_GetObjectItem(h_result(r), "resources");
+  cJSON *app = find_by(res, "uri", "ui://test/app");
+  ck_assert_str_eq(cJSON_GetObjectItem(app, "mimeType")->valuestring, PMCP_MIME_MCP_APP);
+  ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(app,
+            "_meta"), "ui"), "prefersBorder")));
+  ck_assert_ptr_null(cJSON_GetObjectItem(find_by(res, "uri", "test://static"), "_meta"));
+  cJSON_Delete(r);
+  r = rpc(h, "resources/templates/list", "{}");
+  cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r), "resourceTemplates"), 0);
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(t0, "_meta"), "t")->valueint, 1);
+  cJSON_Delete(r);
+
+  /* a read: the _meta goes on the contents of the URI read, not on others */
+  r = rpc(h, "resources/read", "{\"uri\":\"ui://test/app\"}");
+  cJSON *contents = cJSON_GetObjectItem(h_result(r), "contents");
+  ck_assert_int_eq(cJSON_GetArraySize(contents), 2);
+  cJSON *other = cJSON_GetArrayItem(contents, 0), *page = cJSON_GetArrayItem(contents, 1);
+  ck_assert_str_eq(cJSON_GetObjectItem(other, "uri")->valuestring, "ui://test/app");
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(other, "_meta"));
+  ck_assert_str_eq(cJSON_GetObjectItem(page, "mimeType")->valuestring, PMCP_MIME_MCP_APP);
+  cJSON *csp = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(page, "_meta"),
+                                                       "ui"), "csp");
+  ck_assert(cJSON_IsArray(cJSON_GetObjectItem(csp, "connectDomains")));
+  cJSON_Delete(r);
+  r = rpc(h, "resources/read", "{\"uri\":\"test://static\"}");
+  ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(h_result(r),
+                     "contents"), 0), "_meta"));
+  cJSON_Delete(r);
+  r = rpc(h, "resources/read", "{\"uri\":\"test://w/item/7\"}");
+  ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+                   cJSON_GetObjectItem(h_result(r), "contents"), 0), "_meta"), "t")->valueint, 1);
+  cJSON_Delete(r);
+  /* the tool's result is what it always was */
+  r = rpc(h, "tools/call", "{\"name\":\"curves\",\"arguments\":{}}");
+  ck_assert_str_eq(h_text0(r), "done");
+  ck_assert_ptr_null(cJSON_GetObjectItem(h_result(r), "_meta"));
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+START_TEST(app_discover)
+{
+  /* 2026-07-28: server/discover offers the extension too; a server with
+   * no App resource offers none */
+  for (int with_app = 0; with_app < 2; with_app++) {
+    harness *h = h_new(NULL);
+    setup_all(h->srv);
+    if (with_app)
+      setup_app(h->srv);
+    cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\","
+                      "\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    cJSON *caps = cJSON_GetObjectItem(h_result(r), "capabilities");
+    ck_assert_ptr_nonnull(caps);
+    cJSON *ui = cJSON_GetObjectItem(cJSON_GetObjectItem(caps, "extensions"),
+                                    "io.modelcontextprotocol/ui");
+    if (with_app)
+      ck_assert_ptr_nonnull(ui);
+    else
+      ck_assert_ptr_null(cJSON_GetObjectItem(caps, "extensions"));
+    cJSON_Delete(r);
+    h_free(h);
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-resources");
@@ -372,6 +529,8 @@ static Suite *suite(void)
   tcase_add_test(tc, prompts);
   tcase_add_test(tc, completion);
   tcase_add_test(tc, completion_ownership);
+  tcase_add_test(tc, app_meta);
+  tcase_add_test(tc, app_discover);
   suite_add_tcase(s, tc);
   return s;
 }

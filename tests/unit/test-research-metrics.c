@@ -372,6 +372,120 @@ START_TEST(series_smoothing_nonfinite_and_refusals)
 }
 END_TEST
 
+/* The raw points of a series logged by log_series() that fall in
+ * [from, to]: how many, how many non-finite, and the extremes. */
+typedef struct raw_range {
+  int64_t finite, nonfinite, first, last, smin, smax;
+  double vmin, vmax;
+} raw_range;
+
+static raw_range raw_in(int kind, int64_t n, int64_t step0, int nan_every, int64_t from,
+                        int64_t to)
+{
+  raw_range r = {0, 0, -1, -1, -1, -1, INFINITY, -INFINITY};
+  for (int64_t i = 0; i < n; i++) {
+    int64_t s = step0 + i;
+    if (s < from || s > to)
+      continue;
+    if (nan_every && i % nan_every == 5) {
+      r.nonfinite++;
+      continue;
+    }
+    double v = curve(kind, i);
+    r.finite++;
+    if (r.first < 0)
+      r.first = s;
+    r.last = s;
+    if (v < r.vmin)
+      r.vmin = v, r.smin = s;
+    if (v > r.vmax)
+      r.vmax = v, r.smax = s;
+  }
+  return r;
+}
+
+/* One row of a series call with a step range, against the raw points. */
+static void check_range_row(const cJSON *row, int kind, int64_t n, int64_t step0, int nan_every,
+                            int64_t from, int64_t to, int max_points)
+{
+  raw_range w = raw_in(kind, n, step0, nan_every, from, to);
+  cJSON *st = arr(row, "step"), *va = arr(row, "value");
+  int m = cJSON_GetArraySize(st);
+  ck_assert_int_eq(m, cJSON_GetArraySize(va));
+  ck_assert_int_eq(cJSON_GetObjectItem(row, "kept")->valueint, m);
+  ck_assert_int_eq((int64_t)cJSON_GetObjectItem(row, "points")->valuedouble, w.finite + w.nonfinite);
+  cJSON *nf = cJSON_GetObjectItem(row, "non_finite");
+  ck_assert_int_eq(nf ? (int64_t)nf->valuedouble : 0, w.nonfinite);
+  if (w.finite <= max_points)
+    ck_assert_int_eq(m, w.finite); /* the whole range, every point */
+  else
+    ck_assert_int_le(m, max_points);
+  int has_min = 0, has_max = 0;
+  int64_t prev = INT64_MIN;
+  for (int i = 0; i < m; i++) {
+    int64_t s = (int64_t)cJSON_GetArrayItem(st, i)->valuedouble;
+    double v = cJSON_GetArrayItem(va, i)->valuedouble, want = curve(kind, s - step0);
+    ck_assert_msg(s >= from && s <= to, "step %lld outside %lld..%lld", (long long)s,
+                  (long long)from, (long long)to);
+    ck_assert_int_gt(s, prev);
+    prev = s;
+    ck_assert_msg(fabs(v - want) <= 1e-5 * fabs(want) + 1e-12, "step %lld: %g vs %g",
+                  (long long)s, v, want);
+    has_min |= s == w.smin;
+    has_max |= s == w.smax;
+  }
+  if (w.finite) {
+    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(st, 0)->valuedouble, w.first);
+    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(st, m - 1)->valuedouble, w.last);
+    ck_assert_msg(has_min && has_max, "the range's extremes are kept");
+  }
+}
+
+START_TEST(series_step_range)
+{
+  /* Full resolution inside a range: every point of it, exactly. */
+  cJSON *o = ok("{\"mode\":\"series\",\"run_ids\":[\"r1\"],\"keys\":[\"short\"],\"step_from\":500,"
+                "\"step_to\":1499,\"max_points\":2000,\"token_budget\":8000}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 1, N_SHORT, 10, 0, 500, 1499, 2000);
+  ck_assert_int_eq(cJSON_GetArraySize(arr(cJSON_GetArrayItem(arr(o, "series"), 0), "step")), 1000);
+  cJSON_Delete(o);
+  /* A wide range of a long series, downsampled: ends and extremes of the range. */
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r1\"],\"keys\":[\"loss\"],\"step_from\":50000,"
+         "\"step_to\":149999}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 0, N_LONG, 0, 0, 50000, 149999, 100);
+  cJSON_Delete(o);
+  /* Non-finite points in the range are counted, left out. */
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r1\"],\"keys\":[\"gappy\"],\"step_from\":100,"
+         "\"step_to\":300,\"max_points\":2000,\"token_budget\":8000}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 2, 500, 0, 17, 100, 300, 2000);
+  cJSON_Delete(o);
+  /* Series of different lengths: each clipped to what it holds. */
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r1\",\"r2\"],\"keys\":[\"short\",\"loss\"],"
+         "\"step_from\":2900,\"step_to\":3100,\"max_points\":2000,\"token_budget\":8000}");
+  cJSON *rows = arr(o, "series");
+  ck_assert_int_eq(cJSON_GetArraySize(rows), 3);
+  check_range_row(cJSON_GetArrayItem(rows, 0), 1, N_SHORT, 10, 0, 2900, 3100, 2000);
+  check_range_row(cJSON_GetArrayItem(rows, 1), 0, N_LONG, 0, 0, 2900, 3100, 2000);
+  check_range_row(cJSON_GetArrayItem(rows, 2), 1, 5000, 0, 0, 2900, 3100, 2000);
+  ck_assert_int_eq(cJSON_GetArraySize(arr(cJSON_GetArrayItem(rows, 0), "step")), 110);
+  cJSON_Delete(o);
+  /* Open-ended ranges, and one past the series' end. */
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"loss\"],\"step_from\":4990}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 1, 5000, 0, 0, 4990, INT64_MAX, 100);
+  cJSON_Delete(o);
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"loss\"],\"step_to\":20}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 1, 5000, 0, 0, INT64_MIN, 20, 100);
+  cJSON_Delete(o);
+  o = ok("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"loss\"],\"step_from\":9000000}");
+  check_range_row(cJSON_GetArrayItem(arr(o, "series"), 0), 1, 5000, 0, 0, 9000000, INT64_MAX, 100);
+  cJSON_Delete(o);
+  refused("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"loss\"],\"step_from\":9,"
+          "\"step_to\":8}", "step_from");
+  refused("{\"mode\":\"series\",\"run_ids\":[\"r2\"],\"keys\":[\"loss\"],\"step_from\":1.5}",
+          "step_from");
+}
+END_TEST
+
 START_TEST(series_pages_rows_whole)
 {
   /* 4 rank rows at a small budget: pages, every row once, none split */
@@ -723,6 +837,7 @@ int main(void)
   tcase_add_test(tc, series_downsampling_keeps_ends_and_extremes);
   tcase_add_test(tc, series_smoothing_nonfinite_and_refusals);
   tcase_add_test(tc, series_pages_rows_whole);
+  tcase_add_test(tc, series_step_range);
   tcase_add_test(tc, grouped_buckets_exact);
   tcase_add_test(tc, grouped_block_summaries_exact);
   tcase_add_test(tc, where_shared_filter_on_labels);

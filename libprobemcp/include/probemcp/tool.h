@@ -204,6 +204,39 @@ typedef struct pmcp_resource_def {
  *  PMCP_EEXIST, PMCP_ENOMEM. */
 PMCP_API int pmcp_server_add_resource(pmcp_server *server, const pmcp_resource_def *def);
 
+/** The MIME type of an MCP App (io.modelcontextprotocol/ui): an HTML page a
+ *  host renders beside a tool's result. A server with a resource of this
+ *  type offers the extension in its capabilities. */
+#define PMCP_MIME_MCP_APP "text/html;profile=mcp-app"
+
+/**
+ * Gives a registered resource or resource template a `_meta` object
+ * (minified JSON text): shown in its resources/list (or templates) entry
+ * and put on each content item of a resources/read whose URI is the one
+ * read. An MCP App declares its content security policy there
+ * ({"ui":{"csp":{...},"prefersBorder":true}}). NULL removes it. Before
+ * the first message, like registrations.
+ * @param[in] uri the resource's URI, or the template as registered.
+ * @return 0; PMCP_ENOTFOUND (no such resource); PMCP_EINVAL (not a JSON
+ *         object); PMCP_EMISUSE (after the first message); PMCP_ENOMEM.
+ * @since 0.2
+ */
+PMCP_API int pmcp_server_set_resource_meta(pmcp_server *server, const char *uri,
+                                           const char *meta_json);
+
+/**
+ * Gives a registered tool a `_meta` object (minified JSON text), shown in
+ * its tools/list entry: {"ui":{"resourceUri":"ui://..."}} points hosts
+ * with MCP Apps at the resource that renders the tool's results (hosts
+ * without them ignore it; results are unchanged). NULL removes it. Before
+ * the first message, like registrations.
+ * @return 0; PMCP_ENOTFOUND (no such tool); PMCP_EINVAL (not a JSON
+ *         object); PMCP_EMISUSE (after the first message); PMCP_ENOMEM.
+ * @since 0.2
+ */
+PMCP_API int pmcp_server_set_tool_meta(pmcp_server *server, const char *tool,
+                                       const char *meta_json);
+
 /* ---- Prompts ------------------------------------------------------------ */
 
 typedef struct pmcp_prompt_arg {

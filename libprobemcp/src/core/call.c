@@ -452,7 +452,7 @@ int pmcp_result_audio(pmcp_call *call, const char *base64, const char *mime)
 
 /* {uri, mimeType, text|blob}: a resource's contents entry. */
 static int resource_contents(pmcp_buf *b, const char *uri, const char *mime,
-                             const char *key, const char *val)
+                             const char *key, const char *val, const char *meta)
 {
   int rc = pmcp__buf_puts(b, "{\"uri\":");
   if (!rc)
@@ -461,6 +461,8 @@ static int resource_contents(pmcp_buf *b, const char *uri, const char *mime,
     rc = put_kv(b, "mimeType", mime);
   if (!rc)
     rc = put_kv(b, key, val);
+  if (!rc && meta)
+    rc = pmcp__buf_printf(b, ",\"_meta\":%s", meta);
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
   return rc;
@@ -482,8 +484,14 @@ static int resource_item(pmcp_call *call, const char *uri, const char *mime,
   int rc = 0;
   if (call->kind == PMCP__CALL_TOOL)
     rc = pmcp__buf_puts(&b, "{\"type\":\"resource\",\"resource\":");
+  /* The resource's own _meta (an App's CSP) goes on the contents of the
+   * URI that was read. */
+  const char *meta = NULL;
+  if (call->kind == PMCP__CALL_RESOURCE && call->resource && call->uri &&
+      !strcmp(uri, call->uri))
+    meta = call->resource->meta;
   if (!rc)
-    rc = resource_contents(&b, uri, mime, key, val);
+    rc = resource_contents(&b, uri, mime, key, val, meta);
   if (!rc && call->kind == PMCP__CALL_TOOL)
     rc = pmcp__buf_putc(&b, '}');
   if (!rc)
@@ -662,7 +670,7 @@ int pmcp_prompt_resource(pmcp_call *call, const char *role, const char *uri,
   pmcp_buf c = PMCP_BUF_INIT;
   rc = pmcp__buf_puts(&c, "{\"type\":\"resource\",\"resource\":");
   if (!rc)
-    rc = resource_contents(&c, uri, mime, "text", text);
+    rc = resource_contents(&c, uri, mime, "text", text, NULL);
   if (!rc)
     rc = pmcp__buf_putc(&c, '}');
   if (!rc)

@@ -17,6 +17,7 @@ void pmcp__resource_free(pmcp_server *srv, pmcp__resource *r)
   pmcp__free(srv, r->description);
   pmcp__free(srv, r->mime_type);
   pmcp__free(srv, r->list_json);
+  pmcp__free(srv, r->meta);
   if (r->ud_free)
     r->ud_free(r->ud);
   pmcp__free(srv, r);
@@ -43,7 +44,7 @@ void pmcp__prompt_free(pmcp_server *srv, pmcp__prompt *p)
 /* ---- resources ---- */
 
 /* The entry resources/list or resources/templates/list shows. */
-static int resource_json(pmcp_server *srv, pmcp__resource *r)
+int pmcp__resource_json(pmcp_server *srv, pmcp__resource *r)
 {
   pmcp_buf b = PMCP_BUF_INIT;
   const char *key = r->uri ? "uri" : "uriTemplate";
@@ -60,10 +61,17 @@ static int resource_json(pmcp_server *srv, pmcp__resource *r)
     if (!rc)
       rc = pmcp__buf_json_string(&b, vals[i], strlen(vals[i]));
   }
+  if (!rc && r->meta)
+    rc = pmcp__buf_printf(&b, ",\"_meta\":%s", r->meta);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
-  if (!rc && !(r->list_json = pmcp__strdup(srv, b.ptr)))
+  char *json = rc ? NULL : pmcp__strdup(srv, b.ptr);
+  if (!rc && !json)
     rc = PMCP_ENOMEM;
+  if (!rc) {
+    pmcp__free(srv, r->list_json);
+    r->list_json = json;
+  }
   pmcp_buf_dispose(&b);
   return rc;
 }
@@ -150,7 +158,7 @@ int pmcp_server_add_resource(pmcp_server *server, const pmcp_resource_def *def)
         (def->title && !r->title) || (def->description && !r->description) ||
         (def->mime_type && !r->mime_type)) ? PMCP_ENOMEM : 0;
   if (!rc)
-    rc = resource_json(server, r);
+    rc = pmcp__resource_json(server, r);
   if (!rc) {
     if (def->uri)
       rc = pmcp__registry_push(server, (void ***)&reg->resources, &reg->n_resources,

@@ -49,6 +49,7 @@ static void tool_free(pmcp_server *srv, pmcp__tool *t)
   pmcp__free(srv, t->input_schema);
   pmcp__free(srv, t->output_schema);
   pmcp__free(srv, t->list_json);
+  pmcp__free(srv, t->meta);
   if (t->ud_free)
     t->ud_free(t->ud);
   pmcp__free(srv, t);
@@ -284,8 +285,8 @@ static int add_budget_args(pmcp_server *srv, pmcp__tool *t)
 {
   static const pmcp_arg_spec budget = {
     "token_budget", PMCP_T_INTEGER, 0,
-    "Most tokens the answer may use (o200k_base); a larger answer is paged "
-    "with next_cursor.", 1, 1, 512, 8000, NULL, "2000"};
+    "Most o200k_base tokens the answer may use; past it, next_cursor continues.",
+    1, 1, 512, 8000, NULL, "2000"};
   static const pmcp_arg_spec cursor = {
     "cursor", PMCP_T_STRING, 0,
     "A previous answer's next_cursor, to continue it.",

@@ -45,6 +45,7 @@ typedef struct pmcp__tool {
   void *ud;
   void (*ud_free)(void *ud);
   char *list_json;      /* the tools/list entry, prebuilt */
+  char *meta;           /* minified `_meta` object, or NULL (meta.c) */
 } pmcp__tool;
 
 typedef struct pmcp__resource {
@@ -56,6 +57,7 @@ typedef struct pmcp__resource {
   void *ud;
   void (*ud_free)(void *ud);
   char *list_json;
+  char *meta;           /* minified `_meta` object, or NULL (meta.c) */
 } pmcp__resource;
 
 typedef struct pmcp__prompt {
@@ -136,6 +138,13 @@ const pmcp__prompt *pmcp__prompt_find(const struct pmcp_server *srv, const char 
 /* Whether the session with @p session_ud sees @p t (the tool filter). */
 int pmcp__tool_visible(const struct pmcp_server *srv, const pmcp__tool *t,
                        void *session_ud);
+
+/* catalog.c: (re)builds resource->list_json from its fields and meta. */
+int pmcp__resource_json(struct pmcp_server *srv, pmcp__resource *r);
+/* meta.c: whether a registered resource is an MCP App (its mimeType is
+ * text/html;profile=mcp-app): the server then offers the
+ * io.modelcontextprotocol/ui extension. */
+int pmcp__ui_offered(const struct pmcp_server *srv);
 
 /* schema.c: builds tool->input_schema (mode tools) and tool->list_json. */
 int pmcp__schema_build(struct pmcp_server *srv, pmcp__tool *t);

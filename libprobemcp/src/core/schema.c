@@ -348,6 +348,8 @@ int pmcp__schema_build(pmcp_server *srv, pmcp__tool *t)
     if (!rc)
       rc = pmcp__buf_putc(&b, '}');
   }
+  if (!rc && t->meta)
+    rc = pmcp__buf_printf(&b, ",\"_meta\":%s", t->meta);
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
   if (!rc && !(t->list_json = pmcp__strdup(srv, b.ptr)))

@@ -294,10 +294,15 @@ int pmcp__caps_json(pmcp_server *srv, pmcp_buf *b, int modern)
     rc = cap(b, &n, "\"resources\":{\"subscribe\":true,\"listChanged\":true}");
   if (!rc && r->n_tools)
     rc = cap(b, &n, "\"tools\":{\"listChanged\":true}");
-  /* Extensions: each member only when its handlers are there. */
+  /* Extensions: one member each of capabilities.extensions (opened by the
+   * first). MCP Apps are offered in both eras: a 2025-11-25 host
+   * negotiates them in initialize. */
   int ext = 0;
   if (!rc && modern && pmcp__tasks_enabled(srv))
     rc = ext_member(b, &n, &ext, "\"io.modelcontextprotocol/tasks\":{}");
+  if (!rc && pmcp__ui_offered(srv))
+    rc = ext_member(b, &n, &ext, "\"io.modelcontextprotocol/ui\":{\"mimeTypes\":[\""
+                    PMCP_MIME_MCP_APP "\"]}");
   if (!rc && r->n_skills)
     rc = ext_member(b, &n, &ext, "\"io.modelcontextprotocol/skills\":{}");
   if (!rc && ext)

@@ -5,6 +5,8 @@
  * an argument the mode does not read (points with `by`) is refused. */
 #include "research/metrics.h"
 
+#include "research/app.h"
+
 #include <string.h>
 
 #ifdef PMCP_HAVE_CAIRO
@@ -45,7 +47,7 @@ static const pmcp_arg_spec grouped_args[] = {
   {"max_rows", PMCP_T_INTEGER, 0, "most buckets per group (default: what fits the budget)", 1, 1, 1, 1000, NULL, NULL},
   {"axis", PMCP_T_STRING, 0, "time axes in ms", 0, 0, 0, 0, axes, "\"step\""},
   A_SCALE,
-  {"across", PMCP_T_STRING, 0, "reduce the series' bucket means instead of pooling", 0, 0, 0, 0,
+  {"across", PMCP_T_STRING, 0, "reduce series' bucket means, not pool", 0, 0, 0, 0,
    acrosses, NULL},
 };
 
@@ -96,15 +98,15 @@ static const pmcp_mode_spec modes[] = {
   {"grouped", "run_id+key in buckets per by-label group", grouped_args, N(grouped_args)},
   {"coordinates", "run_id's keys, labels, scales, counts", coord_args, N(coord_args)},
   {"points", "raw points, exact", points_args, N(points_args)},
-  {"series", "run_ids x keys, one downsampled row per series", series_args,
+  {"series", "run_ids x keys, a downsampled row each", series_args,
    N(series_args)},
   {"summaries", "first last min max avg count per series", summaries_args,
    N(summaries_args)},
 };
 
 static const char desc[] =
-  "What are the numbers? Parallel arrays, 6 significant figures (points exact), "
-  "non-finite values counted.";
+  "What are the numbers? Parallel arrays, 6 significant digits (points exact), "
+  "non-finite counted.";
 
 static int metrics(pmcp_call *call, void *ud)
 {
@@ -139,5 +141,6 @@ int pmcp__research_add_metrics(pmcp_server *server, pmcp__research *rs)
   d.handler = metrics;
   d.ud = pmcp__research_retain(rs);
   d.ud_free = pmcp__research_release;
-  return pmcp__rs_add_tool(server, &d, 1);
+  int rc = pmcp__rs_add_tool(server, &d, 1);
+  return rc ? rc : pmcp__app_curves_attach(server, "metrics");
 }

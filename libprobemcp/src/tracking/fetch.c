@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "research/app.h"
 #include "research/metrics.h"
 #include "research/page.h"
 #ifdef PMCP_HAVE_CAIRO
@@ -767,6 +768,11 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              "Exact points per run and series (default: the last 200). A range of more "
              "than max_points comes bucketed.",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
+  /* hosts with MCP Apps draw the curves of both (research/app.h) */
+  if (!rc)
+    rc = pmcp__app_curves_attach(server, "fetch_float_series");
+  if (!rc)
+    rc = pmcp__app_curves_attach(server, "fetch_float_series_buckets");
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
              "Series of runs (a metric and label values) with kind, scale, points.",

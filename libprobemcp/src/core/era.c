@@ -64,7 +64,7 @@ static int modern_only(const char *method)
 
 /* ---- classification ---- */
 
-static pmcp_msg_kind classify_one(const cJSON *m, pmcp_msg_info *info, int first)
+pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
 {
   if (!cJSON_IsObject(m))
     return PMCP_MSG_INVALID;
@@ -104,7 +104,7 @@ int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out)
   out->batch = cJSON_IsArray(root);
   int any_invalid = 0, n_notes = 0;
   for (cJSON *m = out->batch ? root->child : root; m; m = out->batch ? m->next : NULL) {
-    pmcp_msg_kind k = classify_one(m, out, out->n_requests == 0);
+    pmcp_msg_kind k = pmcp__classify_one(m, out, out->n_requests == 0);
     out->n_items++;
     any_invalid |= k == PMCP_MSG_INVALID;
     out->n_requests += k == PMCP_MSG_REQUEST;
@@ -400,21 +400,8 @@ int pmcp__client_has_locked(const pmcp__req *req, const char *name)
 
 static int server_info(const pmcp_server *srv, pmcp_buf *b)
 {
-  int rc = pmcp__buf_puts(b, "\"io.modelcontextprotocol/serverInfo\":{\"name\":");
-  if (!rc)
-    rc = pmcp__buf_json_string(b, srv->name, strlen(srv->name));
-  if (!rc && srv->title) {
-    rc = pmcp__buf_puts(b, ",\"title\":");
-    if (!rc)
-      rc = pmcp__buf_json_string(b, srv->title, strlen(srv->title));
-  }
-  if (!rc)
-    rc = pmcp__buf_puts(b, ",\"version\":");
-  if (!rc)
-    rc = pmcp__buf_json_string(b, srv->version, strlen(srv->version));
-  if (!rc)
-    rc = pmcp__buf_putc(b, '}');
-  return rc;
+  int rc = pmcp__buf_puts(b, "\"io.modelcontextprotocol/serverInfo\":");
+  return rc ? rc : pmcp__buf_append(b, srv->info_json, srv->info_len);
 }
 
 static int blank(const char *p, const char *end)
@@ -435,12 +422,17 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
   if (!open || close <= open)
     return pmcp__buf_append(out, result, len); /* not an object: as it is */
   close--; /* at the final '}' */
-  const char *v, *meta = NULL;
-  size_t vlen, meta_len = 0;
-  int has_type = pmcp__json_member(result, len, "resultType", &v, &vlen);
+  /* One pass over the result's members (every result of every modern
+   * request comes through here). */
+  static const char *const keys[] = {"resultType", "_meta", "ttlMs"};
+  const char *vals[3];
+  size_t lens[3];
+  pmcp__json_members(result, len, keys, req->cacheable ? 3 : 2, vals, lens);
+  const char *v = vals[0], *meta = vals[1];
+  size_t vlen = lens[0], meta_len = lens[1];
+  int has_type = v != NULL;
   int complete = !has_type || (vlen == 10 && memcmp(v, "\"complete\"", 10) == 0);
-  if (pmcp__json_member(result, len, "_meta", &meta, &meta_len) &&
-      (meta_len < 2 || meta[0] != '{'))
+  if (meta && (meta_len < 2 || meta[0] != '{'))
     meta = NULL;
   int n = 0;
   int rc = pmcp__buf_putc(out, '{');
@@ -448,8 +440,7 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
     rc = pmcp__buf_puts(out, "\"resultType\":\"complete\"");
     n++;
   }
-  if (!rc && complete && req->cacheable &&
-      !pmcp__json_member(result, len, "ttlMs", &v, &vlen)) {
+  if (!rc && complete && req->cacheable && !vals[2]) {
     /* One scope for every page: private when a tool filter tailors what
      * each caller sees. */
     int priv = srv->reg.tool_filter != NULL;

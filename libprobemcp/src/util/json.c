@@ -244,6 +244,50 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
   }
 }
 
+size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
+                          size_t n, const char **vals, size_t *lens)
+{
+  size_t found = 0;
+  for (size_t i = 0; i < n; i++)
+    vals[i] = NULL, lens[i] = 0;
+  const char *end = obj + len;
+  const char *p = ws(obj, end);
+  if (p >= end || *p != '{')
+    return 0;
+  p = ws(p + 1, end);
+  if (p < end && *p == '}')
+    return 0;
+  while (found < n) {
+    p = ws(p, end);
+    if (p >= end || *p != '"')
+      return found;
+    const char *ks = p + 1;
+    p = skip_string(p, end);
+    if (!p)
+      return found;
+    const char *ke = p - 1;
+    p = ws(p, end);
+    if (p >= end || *p != ':')
+      return found;
+    const char *vs = ws(p + 1, end);
+    const char *ve = skip_value(vs, end, 1);
+    if (!ve)
+      return found;
+    for (size_t i = 0; i < n; i++)
+      if (!vals[i] && key_equals(ks, ke, keys[i])) {
+        vals[i] = vs;
+        lens[i] = (size_t)(ve - vs);
+        found++;
+        break;
+      }
+    p = ws(ve, end);
+    if (p >= end || *p != ',')
+      return found;
+    p++;
+  }
+  return found;
+}
+
 int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
                     size_t n_keys, const char **val, size_t *val_len)
 {

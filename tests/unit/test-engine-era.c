@@ -89,6 +89,19 @@ static int read_known(pmcp_call *call, void *ud)
   return pmcp_result_resource_text(call, pmcp_call_uri(call), "text/plain", "x");
 }
 
+/* A result whose strings hold quotes, brackets and backslashes: the
+ * decoration skips them without being fooled. */
+static const char tricky_json[] =
+    "{\"s\":\"a\\\"}],{\\\\\",\"n\":[1,{\"k\":\"]\\\\\"},[[]],-2.5e3],\"t\":true,"
+    "\"_meta\":\"not a member of the result\"}";
+
+static int tricky(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  int rc = pmcp_result_text(call, "x\\\"}", 4);
+  return rc ? rc : pmcp_result_structured(call, tricky_json, sizeof tricky_json - 1);
+}
+
 static harness *server(void)
 {
   harness *h = h_new(NULL);
@@ -111,6 +124,9 @@ static harness *server(void)
   ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
   t.name = "logs";
   t.handler = logs;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
+  t.name = "tricky";
+  t.handler = tricky;
   ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
   pmcp_resource_def r = PMCP_RESOURCE_DEF_INIT;
   r.uri = "test://known";
@@ -442,9 +458,9 @@ START_TEST(results_and_discover)
   ck_assert_str_eq(str_at(res, "cacheScope", NULL), "public");
   ck_assert_str_eq(str_at(res, "resultType", NULL), "complete");
   cJSON *tools = cJSON_GetObjectItem(res, "tools");
-  const char *order[] = {"ask", "ask2", "steps", "logs"}; /* registration order */
-  ck_assert_int_eq(cJSON_GetArraySize(tools), 4);
-  for (int i = 0; i < 4; i++)
+  const char *order[] = {"ask", "ask2", "steps", "logs", "tricky"}; /* registration order */
+  ck_assert_int_eq(cJSON_GetArraySize(tools), 5);
+  for (int i = 0; i < 5; i++)
     ck_assert_str_eq(str_at(cJSON_GetArrayItem(tools, i), "name", NULL), order[i]);
   cJSON_Delete(r);
   pmcp_server_set_cache_hints(h->srv, 10, 1);
@@ -463,6 +479,18 @@ START_TEST(results_and_discover)
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"),
                                             "io.modelcontextprotocol/serverInfo"));
   ck_assert_str_eq(h_text0(r), "ok");
+  cJSON_Delete(r);
+  /* strings with quotes, brackets, backslashes: decorated, kept whole */
+  r = call_status(h, "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":"
+                     "{\"name\":\"tricky\"," META "}}", NULL);
+  res = h_result(r);
+  ck_assert_str_eq(str_at(res, "resultType", NULL), "complete");
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"),
+                                            "io.modelcontextprotocol/serverInfo"));
+  ck_assert_str_eq(h_text0(r), "x\\\"}");
+  cJSON *want = cJSON_Parse(tricky_json);
+  ck_assert(cJSON_Compare(cJSON_GetObjectItem(res, "structuredContent"), want, 1));
+  cJSON_Delete(want);
   cJSON_Delete(r);
   /* resource not found: -32602 here, -32002 in a legacy session */
   r = call_status(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":"

@@ -54,12 +54,53 @@ int pmcp_protocol_batch_allowed(const char *v)
   return v && strcmp(v, PMCP__BATCH_VERSION) == 0;
 }
 
-/* Methods that exist only in the modern era: such a request is modern even
- * without its _meta (and is then refused for the missing _meta). */
+/* What the modern era says of a method, found once per request (every
+ * modern request asks several of these questions). */
+enum {
+  M_MODERN_ONLY = 1, /* exists only in the modern era: modern even without
+                        its _meta (and then refused for the missing _meta) */
+  M_REMOVED = 2,     /* removed by the modern era */
+  M_CACHEABLE = 4    /* its result gets ttlMs and cacheScope */
+};
+
+typedef struct method_facts {
+  const char *name;
+  unsigned flags;
+  const char *name_key; /* the param Mcp-Name must repeat, or NULL */
+} method_facts;
+
+static const method_facts methods[] = {
+  {"tools/call", 0, "name"},
+  {"tools/list", M_CACHEABLE, NULL},
+  {"resources/read", M_CACHEABLE, "uri"},
+  {"resources/list", M_CACHEABLE, NULL},
+  {"resources/templates/list", M_CACHEABLE, NULL},
+  {"prompts/get", 0, "name"},
+  {"prompts/list", M_CACHEABLE, NULL},
+  {"server/discover", M_MODERN_ONLY | M_CACHEABLE, NULL},
+  {"subscriptions/listen", M_MODERN_ONLY, NULL},
+  {"tasks/get", 0, "taskId"},
+  {"tasks/update", 0, "taskId"},
+  {"tasks/cancel", 0, "taskId"},
+  {"initialize", M_REMOVED, NULL},
+  {"ping", M_REMOVED, NULL},
+  {"logging/setLevel", M_REMOVED, NULL},
+  {"resources/subscribe", M_REMOVED, NULL},
+  {"resources/unsubscribe", M_REMOVED, NULL},
+};
+
+static const method_facts *facts(const char *method)
+{
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (methods[i].name[0] == method[0] && strcmp(methods[i].name, method) == 0)
+      return &methods[i];
+  return NULL;
+}
+
 static int modern_only(const char *method)
 {
-  return strcmp(method, "server/discover") == 0 ||
-         strcmp(method, "subscriptions/listen") == 0;
+  const method_facts *f = facts(method);
+  return f && (f->flags & M_MODERN_ONLY);
 }
 
 /* ---- classification ---- */
@@ -162,17 +203,6 @@ static int unsupported_version(pmcp__req *req, const char *requested)
   return -1;
 }
 
-/* The methods the modern era removed. */
-static int removed(const char *method)
-{
-  static const char *const gone[] = {"initialize", "ping", "logging/setLevel",
-                                     "resources/subscribe", "resources/unsubscribe"};
-  for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
-    if (strcmp(method, gone[i]) == 0)
-      return 1;
-  return 0;
-}
-
 /* Whether a handler family of @p method is registered (discover declares
  * exactly these); unknown methods are left to the method table. */
 static int served(const pmcp_server *srv, const char *method)
@@ -189,30 +219,6 @@ static int served(const pmcp_server *srv, const char *method)
   if (strncmp(method, "tasks/", 6) == 0)
     return pmcp__tasks_enabled(srv);
   return 1;
-}
-
-static int cacheable(const char *method)
-{
-  static const char *const list[] = {"server/discover", "tools/list", "prompts/list",
-                                     "resources/list", "resources/templates/list",
-                                     "resources/read"};
-  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
-    if (strcmp(method, list[i]) == 0)
-      return 1;
-  return 0;
-}
-
-/* The value the Mcp-Name header must repeat, or NULL. */
-static const char *named(const char *method, cJSON *params)
-{
-  const char *key = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
-                        ? "name"
-                    : strcmp(method, "resources/read") == 0 ? "uri" : NULL;
-  if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
-      strcmp(method, "tasks/cancel") == 0)
-    key = "taskId";
-  cJSON *v = key ? pmcp__jget(params, key) : NULL;
-  return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* Strict standard base64 (padding required, alphabet only) of [p, p+n)
@@ -335,7 +341,9 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
 {
   cJSON *meta = pmcp__jget(params, "_meta");
   cJSON *pv = pmcp__jget(meta, META_VERSION);
-  if (!pv && !modern_only(method))
+  const method_facts *mf = facts(method);
+  unsigned flags = mf ? mf->flags : 0;
+  if (!pv && !(flags & M_MODERN_ONLY))
     return 0; /* the legacy era: the session's initialize decides */
   req->modern = 1;
   if (!cJSON_IsObject(meta))
@@ -361,7 +369,8 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32020,
                   cl->method ? "Header mismatch: Mcp-Method differs from the body's method"
                              : "Header mismatch: the Mcp-Method header is required", NULL);
-  const char *name = named(method, params);
+  cJSON *nv = mf && mf->name_key ? pmcp__jget(params, mf->name_key) : NULL;
+  const char *name = cJSON_IsString(nv) ? nv->valuestring : NULL;
   if (cl && name && !(cl->name && claim_matches(cl->name, name)))
     return refuse(req, 400, -32020,
                   cl->name ? "Header mismatch: Mcp-Name differs from the body's name or uri"
@@ -377,12 +386,12 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     req->has_log_level = 1;
   }
   req->client_caps = caps;
-  if (removed(method) || !served(req->srv, method)) {
+  if ((flags & M_REMOVED) || !served(req->srv, method)) {
     pmcp__req_errorf(req, -32601, "Method not found: %s (not served in protocol %s)",
                      method, PMCP__MODERN_VERSION);
     return -1;
   }
-  req->cacheable = cacheable(method);
+  req->cacheable = (flags & M_CACHEABLE) != 0;
   return 0;
 }
 

@@ -244,6 +244,37 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
   }
 }
 
+/* Past the value at @p p of text known to be well-formed (no checks but
+ * the bounds): strings skipped by their quotes, containers by depth. */
+static const char *skip_trusted(const char *p, const char *end)
+{
+  p = ws(p, end);
+  int depth = 0;
+  while (p < end) {
+    char c = *p++;
+    if (c == '"') {
+      while (p < end && *p != '"')
+        p += *p == '\\' ? 2 : 1;
+      if (p >= end)
+        return NULL;
+      p++;
+    } else if (c == '{' || c == '[') {
+      depth++;
+      continue;
+    } else if (c == '}' || c == ']') {
+      depth--;
+    } else {
+      /* a number or literal: up to its end */
+      while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' &&
+             *p != '\t' && *p != '\n' && *p != '\r')
+        p++;
+    }
+    if (depth <= 0)
+      return depth == 0 ? p : NULL;
+  }
+  return NULL;
+}
+
 size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
                           size_t n, const char **vals, size_t *lens)
 {
@@ -270,7 +301,7 @@ size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
     if (p >= end || *p != ':')
       return found;
     const char *vs = ws(p + 1, end);
-    const char *ve = skip_value(vs, end, 1);
+    const char *ve = skip_trusted(vs, end);
     if (!ve)
       return found;
     for (size_t i = 0; i < n; i++)

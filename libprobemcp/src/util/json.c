@@ -206,6 +206,26 @@ static int key_equals(const char *s, const char *e, const char *key)
   return key[k] == '\0';
 }
 
+/* The member at @p p of an object's text ("key": value, whitespace
+ * allowed): its key's raw span [*ks, *ke) and the value's start; NULL
+ * when the text there is no member. */
+static const char *member_head(const char *p, const char *end, const char **ks,
+                               const char **ke)
+{
+  p = ws(p, end);
+  if (p >= end || *p != '"')
+    return NULL;
+  *ks = p + 1;
+  p = skip_string(p, end);
+  if (!p)
+    return NULL;
+  *ke = p - 1;
+  p = ws(p, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return ws(p + 1, end);
+}
+
 int pmcp__json_member(const char *obj, size_t len, const char *key,
                       const char **val, size_t *val_len)
 {
@@ -217,19 +237,9 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
   if (p < end && *p == '}')
     return 0;
   for (;;) {
-    p = ws(p, end);
-    if (p >= end || *p != '"')
-      return 0;
-    const char *ks = p + 1;
-    p = skip_string(p, end);
-    if (!p)
-      return 0;
-    const char *ke = p - 1;
-    p = ws(p, end);
-    if (p >= end || *p != ':')
-      return 0;
-    const char *vs = ws(p + 1, end);
-    const char *ve = skip_value(vs, end, 1);
+    const char *ks, *ke;
+    const char *vs = member_head(p, end, &ks, &ke);
+    const char *ve = vs ? skip_value(vs, end, 1) : NULL;
     if (!ve)
       return 0;
     if (key_equals(ks, ke, key)) {
@@ -289,19 +299,9 @@ size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
   if (p < end && *p == '}')
     return 0;
   while (found < n) {
-    p = ws(p, end);
-    if (p >= end || *p != '"')
-      return found;
-    const char *ks = p + 1;
-    p = skip_string(p, end);
-    if (!p)
-      return found;
-    const char *ke = p - 1;
-    p = ws(p, end);
-    if (p >= end || *p != ':')
-      return found;
-    const char *vs = ws(p + 1, end);
-    const char *ve = skip_trusted(vs, end);
+    const char *ks, *ke;
+    const char *vs = member_head(p, end, &ks, &ke);
+    const char *ve = vs ? skip_trusted(vs, end) : NULL;
     if (!ve)
       return found;
     for (size_t i = 0; i < n; i++)

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """An MCP server in Python on libprobemcp: one budgeted tool, served on
-stdin/stdout (see python/probemcp)."""
+stdin/stdout (see python/probemcp) to clients of either protocol era: a
+2025-11-25 client initializes a session, a 2026-07-28 client sends each
+request with its _meta (server/discover first), and the engine tells them
+apart."""
 import probemcp
 
 srv = probemcp.Server("numbers")

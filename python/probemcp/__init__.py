@@ -40,7 +40,8 @@ import os
 import sys
 import threading
 
-__all__ = ["Arg", "Mode", "Server", "Call", "Page", "Error", "library_version"]
+__all__ = ["Arg", "Mode", "Server", "Call", "Page", "Error", "library_version",
+           "protocol_versions", "protocol_era", "MODERN_META"]
 
 try:
     from . import _config  # written by meson install
@@ -150,6 +151,9 @@ def _declare(lib):
         "pmcp_page_list": (C.c_int, [vp, cp]),
         "pmcp_page_add": (C.c_int, [vp, cp, sz, cp, sz]),
         "pmcp_page_finish": (C.c_int, [vp, C.c_int]),
+        "pmcp_protocol_versions": (C.POINTER(cp), []),
+        "pmcp_protocol_version_era": (C.c_int, [cp, sz]),
+        "pmcp_server_session_protocol": (C.c_int, [vp, cp, cp, sz]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -189,6 +193,31 @@ def _library():
 def library_version():
     """The version string of the loaded libprobemcp."""
     return _library().pmcp_version().decode()
+
+
+def protocol_versions():
+    """The MCP protocol versions the engine speaks, newest first: the
+    modern era's (2026-07-28: per-request _meta, no session) first, then
+    those an initialize may negotiate."""
+    arr = _library().pmcp_protocol_versions()
+    out, i = [], 0
+    while arr[i]:
+        out.append(arr[i].decode())
+        i += 1
+    return out
+
+
+def protocol_era(version):
+    """"modern", "legacy", or None when the engine does not speak
+    @version."""
+    v = version.encode()
+    return {2: "modern", 1: "legacy"}.get(_library().pmcp_protocol_version_era(v, len(v)))
+
+
+# What a modern-era (2026-07-28) request carries in params._meta; a client
+# adds its own clientCapabilities (and may add clientInfo, logLevel).
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
 
 
 def _check(rc, server=None):
@@ -510,9 +539,32 @@ class Server:
                 raise TimeoutError("no response to %s within %s s" % (method, timeout))
             return self._responses.pop(key)
 
+    def modern_request(self, method, params=None, capabilities=None, timeout=30):
+        """A self-contained modern-era (2026-07-28) request: params._meta
+        says the protocol version and the client's capabilities, and no
+        initialize comes first. Returns the response (a dict)."""
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        meta.update(MODERN_META)
+        if capabilities is not None:
+            meta["io.modelcontextprotocol/clientCapabilities"] = capabilities
+        params["_meta"] = meta
+        return self.request(method, params, timeout=timeout)
+
+    def session_protocol(self, session=None):
+        """The protocol version @session negotiated with initialize (None:
+        the default session), or None before initialize."""
+        buf = C.create_string_buffer(32)
+        if self._lib.pmcp_server_session_protocol(self._handle, _b(session), buf, 32) != 0:
+            return None
+        return buf.value.decode()
+
     def serve_stdio(self, infile=None, outfile=None):
         """Serves MCP on newline-delimited JSON-RPC (stdin/stdout by default)
-        until end of input; calls still running answer before it returns."""
+        until end of input; calls still running answer before it returns.
+        Both protocol eras are served at once: the engine tells each
+        request's era (initialize opens a 2025-11-25 session; a request
+        with the modern _meta is handled on its own)."""
         infile = infile or sys.stdin.buffer
         outfile = outfile or sys.stdout.buffer
         wlock = threading.Lock()

@@ -1,10 +1,13 @@
 /* Closed-loop MCP load client for the load test and the HTTP benchmark.
  *
  *   http-load --port P [--conns 200] [--requests 100000] [--slowloris K]
- *             [--slowloris-wait-ms 15000] [--path /mcp]
+ *             [--slowloris-wait-ms 15000] [--path /mcp] [--era legacy|modern]
  *
  * Each connection initializes its own session (keep-alive), then calls the
- * tool `echo` with a per-request text until the total is reached; every
+ * tool `echo` with a per-request text until the total is reached; with
+ * --era modern there is no session: every call is a self-contained
+ * 2026-07-28 request (_meta protocolVersion and clientCapabilities, the
+ * MCP-Protocol-Version, Mcp-Method and Mcp-Name headers). Every
  * answer is checked (HTTP 200, a JSON-RPC result that echoes the text).
  * Slowloris connections send a request's headers one byte every 200 ms and
  * must be cut off by the server while the others keep going.
@@ -50,6 +53,7 @@ static int slow_cut = 0;
 static uint64_t t0;
 static char slow_req[512];
 static uv_timer_t deadline;
+static int modern = 0;   /* --era modern: stateless 2026-07-28 requests */
 
 static void fail(lconn *c, const char *what)
 {
@@ -107,7 +111,9 @@ static void send_post(lconn *c, const char *body)
                    "Content-Length: %zu\r\n\r\n%s",
                    path, port, c->sid[0] ? "Mcp-Session-Id: " : "", c->sid,
                    c->sid[0] ? "\r\n" : "",
-                   c->step >= 1 ? "MCP-Protocol-Version: 2025-06-18\r\n" : "",
+                   modern ? "MCP-Protocol-Version: 2026-07-28\r\n"
+                            "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n"
+                   : c->step >= 1 ? "MCP-Protocol-Version: 2025-06-18\r\n" : "",
                    strlen(body), body);
   c->sent_ns = uv_hrtime();
   send_raw(c, buf, (size_t)n);
@@ -130,10 +136,18 @@ static void next_request(lconn *c)
       return;
     }
     c->expect = issued++;
-    snprintf(body, sizeof body,
-             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
-             "{\"name\":\"echo\",\"arguments\":{\"text\":\"request %ld\"}}}",
-             c->step, c->expect);
+    if (modern)
+      snprintf(body, sizeof body,
+               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+               "{\"name\":\"echo\",\"arguments\":{\"text\":\"request %ld\"},\"_meta\":"
+               "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+               "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+               c->step, c->expect);
+    else
+      snprintf(body, sizeof body,
+               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+               "{\"name\":\"echo\",\"arguments\":{\"text\":\"request %ld\"}}}",
+               c->step, c->expect);
   }
   send_post(c, body);
 }
@@ -310,13 +324,15 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--slowloris")) nslow = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--path")) path = argv[i + 1];
     else if (!strcmp(argv[i], "--deadline-s")) deadline_s = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--era") && !strcmp(argv[i + 1], "modern")) modern = 1;
+    else if (!strcmp(argv[i], "--era") && !strcmp(argv[i + 1], "legacy")) modern = 0;
     else {
       fprintf(stderr, "http-load: unknown option %s\n", argv[i]);
       return 2;
     }
   }
   if (!port || nconns < 1 || total < 1) {
-    fprintf(stderr, "usage: http-load --port P [--conns N] [--requests N] [--slowloris K]\n");
+    fprintf(stderr, "usage: http-load --port P [--conns N] [--requests N] [--slowloris K] [--era legacy|modern]\n");
     return 2;
   }
   snprintf(slow_req, sizeof slow_req,
@@ -345,6 +361,7 @@ int main(int argc, char **argv)
     lconn *c = &conns[i];
     c->idx = i;
     c->slowloris = i >= nconns;
+    c->step = modern ? 2 : 0;   /* the modern era has no initialize */
     llhttp_init(&c->parser, HTTP_RESPONSE, &settings);
     c->parser.data = c;
     uv_tcp_init(loop, &c->tcp);

@@ -296,6 +296,41 @@ test('SIGTERM finishes the call in flight, then the server exits', async () => {
   await assert.rejects(raw(st.port, { headers: JSON_HEADERS, body: '{}' }));
 });
 
+// The transport routes by the engine's own reading of the body
+// (pmcp_message_read): every request of a batch is answered under its id
+// exactly as sent (digits past 2^53, a string with escapes), items keep
+// their bytes (a \u0000 inside one is refused by the engine naming it,
+// never cut), and an id the engine cannot answer under is refused on the
+// POST instead of leaving it waiting.
+test('stateless 2025-03-26 batch: exact ids, items as sent, unanswerable ids refused', async () => {
+  const st = await startServer(BIN, ['--stateless']);
+  const h = { ...JSON_HEADERS, 'mcp-protocol-version': '2025-03-26' };
+  try {
+    const body = ' [ {"jsonrpc":"2.0","id":12345678901234567890,"method":"ping"} ,\n' +
+      '{"jsonrpc":"2.0","method":"notifications/x"},' +
+      '{"jsonrpc":"2.0","id":"a\\u00e9\\/b","method":"tools/call","params":{"name":"echo","arguments":{"text":"t\\u0000"}}},' +
+      '{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}} ]';
+    const r = await raw(st.port, { headers: h, body });
+    assert.equal(r.status, 200, r.body);
+    const text = r.body.startsWith('[') ? r.body : r.body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('');
+    assert.match(text, /"id":12345678901234567890[,}]/, 'the digits as sent');
+    const got = JSON.parse(text);
+    const byId = new Map(got.map((m) => [typeof m.id === 'string' ? m.id : String(m.id), m]));
+    assert.equal(got.length, 3, text);
+    assert.ok(byId.get('aé/b').error, 'the NUL argument is refused');
+    assert.match(byId.get('aé/b').error.message, /text/);
+    assert.equal(byId.get('-7').result.content[0].text, 'x');
+    for (const bad of ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1e400,"method":"ping"}]']) {
+      const b = await raw(st.port, { headers: h, body: bad });
+      assert.equal(b.status, 400, b.body);
+      assert.equal(JSON.parse(b.body).error.code, -32600);
+    }
+  } finally {
+    await st.stop();
+  }
+});
+
 test('stateless: batches are refused from 2025-06-18 on, as in a session', async () => {
   const st = await startServer(BIN, ['--stateless']);
   try {

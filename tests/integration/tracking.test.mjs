@@ -9,38 +9,16 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binary, connect } from './lib.mjs';
+import { MLRUNS, mlflowRuns } from './mlflow.mjs';
 
 const BIN = binary('PROBE_MCP_STDIO');
 const CLI = binary('PROBE_CLI');
 const HERE = dirname(fileURLToPath(import.meta.url));
-const MLRUNS = join(HERE, '..', 'data', 'mlflow-adamw', 'mlruns');
-
-// The live runs of the MLflow store, read from its files.
-function mlflowRuns() {
-  const runs = [];
-  for (const exp of readdirSync(MLRUNS)) {
-    const ed = join(MLRUNS, exp);
-    if (!existsSync(join(ed, 'meta.yaml'))) continue;
-    for (const id of readdirSync(ed)) {
-      const rd = join(ed, id);
-      if (!existsSync(join(rd, 'params'))) continue;
-      if (/^lifecycle_stage: deleted$/m.test(readFileSync(join(rd, 'meta.yaml'), 'utf8'))) continue;
-      const param = (k) => readFileSync(join(rd, 'params', k), 'utf8').trim();
-      // last = the value at the highest step (ties: the latest time)
-      const rows = readFileSync(join(rd, 'metrics', 'val', 'loss'), 'utf8').trim().split('\n')
-        .map((l) => l.trim().split(/\s+/).map(Number))
-        .sort((a, b) => a[2] - b[2] || a[0] - b[0]);
-      runs.push({ id, optimizer: param('optimizer'), lr: Number(param('lr')),
-        lastLoss: rows[rows.length - 1][1] });
-    }
-  }
-  return runs;
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'probe-sdk-tracking-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

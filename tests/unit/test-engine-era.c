@@ -4,6 +4,7 @@
  * resource-not-found codes per era, log messages only on request, and
  * multi-round-trip input through pmcp_call_input (sealed requestState:
  * round trips, tampering, binding, capabilities). */
+#define _GNU_SOURCE /* strndup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,19 @@ static int read_known(pmcp_call *call, void *ud)
   return pmcp_result_resource_text(call, pmcp_call_uri(call), "text/plain", "x");
 }
 
+/* A result whose strings hold quotes, brackets and backslashes: the
+ * decoration skips them without being fooled. */
+static const char tricky_json[] =
+    "{\"s\":\"a\\\"}],{\\\\\",\"n\":[1,{\"k\":\"]\\\\\"},[[]],-2.5e3],\"t\":true,"
+    "\"_meta\":\"not a member of the result\"}";
+
+static int tricky(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  int rc = pmcp_result_text(call, "x\\\"}", 4);
+  return rc ? rc : pmcp_result_structured(call, tricky_json, sizeof tricky_json - 1);
+}
+
 static harness *server(void)
 {
   harness *h = h_new(NULL);
@@ -110,6 +124,9 @@ static harness *server(void)
   ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
   t.name = "logs";
   t.handler = logs;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
+  t.name = "tricky";
+  t.handler = tricky;
   ck_assert_int_eq(pmcp_server_add_tool(h->srv, &t), 0);
   pmcp_resource_def r = PMCP_RESOURCE_DEF_INIT;
   r.uri = "test://known";
@@ -188,6 +205,88 @@ START_TEST(classify_and_versions)
   ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2000-01-01", 10), 0);
   ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "2025-03-2", 9), 0);
   ck_assert_int_eq(pmcp_protocol_header_fits("2025-11-25", "", 0), 0);
+}
+END_TEST
+
+/* pmcp_message_read: per item the kind, the bytes, whether it blocks, and
+ * the id exactly as the engine then writes it in related_id (checked by
+ * handing each item's bytes to the server and reading its answer). */
+START_TEST(read_items)
+{
+  harness *h = server();
+  const char *body =
+      " [ {\"jsonrpc\":\"2.0\",\"id\":12345678901234567890,\"method\":\"ping\"} ,\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"},"
+      "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u00e9\\/b\",\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}},"
+      "{\"jsonrpc\":\"2.0\",\"id\":-0,\"method\":\"tools/list\"} ] ";
+  pmcp_message *m = NULL;
+  ck_assert_int_eq(pmcp_message_read(h->srv, body, strlen(body), &m), 0);
+  const pmcp_msg_info *i = pmcp_message_info(m);
+  ck_assert_int_eq(i->batch, 1);
+  ck_assert_uint_eq(i->n_items, 4);
+  ck_assert_uint_eq(i->n_requests, 3);
+  ck_assert_int_eq(i->kind, PMCP_MSG_REQUEST);
+  ck_assert_int_eq(pmcp_message_has_nul(m), 0);
+  ck_assert_ptr_null(pmcp_message_item(m, 4));
+  const pmcp_msg_item *n = pmcp_message_item(m, 1);
+  ck_assert_int_eq(n->kind, PMCP_MSG_NOTIFICATION);
+  ck_assert_ptr_null(n->id);
+  ck_assert_int_eq(pmcp_message_item(m, 2)->runs_handler, 1);
+  ck_assert_int_eq(pmcp_message_item(m, 0)->runs_handler, 0);
+  /* with the first request's own session, the requests answer one by one
+   * (no batch in this session's version): related_id = item id */
+  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                     "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+  h_send(h, "s", init);
+  h_msg_free(h_next(h));
+  h_send(h, "s", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+  for (size_t k = 0; k < i->n_items; k++) {
+    const pmcp_msg_item *it = pmcp_message_item(m, k);
+    ck_assert(it->text[0] == '{' && it->text[it->len - 1] == '}');
+    char *copy = strndup(it->text, it->len);
+    h_send(h, "s", copy);
+    free(copy);
+    if (it->kind != PMCP_MSG_REQUEST)
+      continue;
+    h_msg *r = h_next(h);
+    ck_assert_ptr_nonnull(r->related);
+    ck_assert_str_eq(r->related, it->id);
+    h_msg_free(r);
+  }
+  ck_assert_str_eq(pmcp_message_item(m, 0)->id, "12345678901234567890");
+  ck_assert_str_eq(pmcp_message_item(m, 2)->id, "\"a\u00e9/b\"");
+  pmcp_message_free(m);
+  /* one message: the whole body; modern era and version from its _meta */
+  const char *one = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":{" META "}}";
+  ck_assert_int_eq(pmcp_message_read(h->srv, one, strlen(one), &m), 0);
+  ck_assert_int_eq(pmcp_message_info(m)->era, PMCP_ERA_MODERN);
+  ck_assert_ptr_eq(pmcp_message_item(m, 0)->text, one);
+  ck_assert_uint_eq(pmcp_message_item(m, 0)->len, strlen(one));
+  ck_assert_str_eq(pmcp_message_item(m, 0)->id, "7");
+  pmcp_message_free(m);
+  /* ids the engine cannot answer under; not JSON-RPC; a NUL; unreadable */
+  const char *inval[] = {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}",
+                         "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", "[1]", "7",
+                         "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}"};
+  for (size_t k = 0; k < sizeof inval / sizeof inval[0]; k++) {
+    ck_assert_int_eq(pmcp_message_read(h->srv, inval[k], strlen(inval[k]), &m), 0);
+    ck_assert_msg(pmcp_message_info(m)->kind == PMCP_MSG_INVALID, "%s", inval[k]);
+    pmcp_message_free(m);
+  }
+  const char *nul = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\\u0000\"}";
+  ck_assert_int_eq(pmcp_message_read(h->srv, nul, strlen(nul), &m), 0);
+  ck_assert_int_eq(pmcp_message_has_nul(m), 1);
+  pmcp_message_free(m);
+  const char *unreadable[] = {"{", "{} {}", "\xff{}", ""};
+  for (size_t k = 0; k < sizeof unreadable / sizeof unreadable[0]; k++) {
+    ck_assert_int_eq(pmcp_message_read(h->srv, unreadable[k], strlen(unreadable[k]), &m),
+                     PMCP_EPROTO);
+    ck_assert_ptr_null(m);
+  }
+  ck_assert_int_eq(pmcp_message_read(h->srv, "{}", 2, NULL), PMCP_EINVAL);
+  pmcp_message_free(NULL);
+  h_free(h);
 }
 END_TEST
 
@@ -375,9 +474,9 @@ START_TEST(results_and_discover)
   ck_assert_str_eq(str_at(res, "cacheScope", NULL), "public");
   ck_assert_str_eq(str_at(res, "resultType", NULL), "complete");
   cJSON *tools = cJSON_GetObjectItem(res, "tools");
-  const char *order[] = {"ask", "ask2", "steps", "logs"}; /* registration order */
-  ck_assert_int_eq(cJSON_GetArraySize(tools), 4);
-  for (int i = 0; i < 4; i++)
+  const char *order[] = {"ask", "ask2", "steps", "logs", "tricky"}; /* registration order */
+  ck_assert_int_eq(cJSON_GetArraySize(tools), 5);
+  for (int i = 0; i < 5; i++)
     ck_assert_str_eq(str_at(cJSON_GetArrayItem(tools, i), "name", NULL), order[i]);
   cJSON_Delete(r);
   pmcp_server_set_cache_hints(h->srv, 10, 1);
@@ -396,6 +495,18 @@ START_TEST(results_and_discover)
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"),
                                             "io.modelcontextprotocol/serverInfo"));
   ck_assert_str_eq(h_text0(r), "ok");
+  cJSON_Delete(r);
+  /* strings with quotes, brackets, backslashes: decorated, kept whole */
+  r = call_status(h, "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":"
+                     "{\"name\":\"tricky\"," META "}}", NULL);
+  res = h_result(r);
+  ck_assert_str_eq(str_at(res, "resultType", NULL), "complete");
+  ck_assert_ptr_nonnull(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "_meta"),
+                                            "io.modelcontextprotocol/serverInfo"));
+  ck_assert_str_eq(h_text0(r), "x\\\"}");
+  cJSON *want = cJSON_Parse(tricky_json);
+  ck_assert(cJSON_Compare(cJSON_GetObjectItem(res, "structuredContent"), want, 1));
+  cJSON_Delete(want);
   cJSON_Delete(r);
   /* resource not found: -32602 here, -32002 in a legacy session */
   r = call_status(h, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":"
@@ -635,6 +746,7 @@ static Suite *suite(void)
   Suite *s = suite_create("engine-era");
   TCase *tc = tcase_create("era");
   tcase_add_test(tc, classify_and_versions);
+  tcase_add_test(tc, read_items);
   tcase_add_test(tc, admission);
   tcase_add_test(tc, header_claims);
   tcase_add_test(tc, param_headers);

@@ -174,6 +174,59 @@ typedef struct pmcp_msg_info {
  *  @return 0 (see out->kind), PMCP_EINVAL for NULL arguments. @since 0.2 */
 PMCP_API int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out);
 
+/** A message read once by the engine, for a transport that must know, per
+ *  item, what pmcp_server_handle() will see without parsing it itself:
+ *  its kind, the id its answer will carry (the related_id of its
+ *  messages), whether it runs a handler the host wrote, and its own
+ *  bytes. @since 0.2 */
+typedef struct pmcp_message pmcp_message;
+
+typedef struct pmcp_msg_item {
+  pmcp_msg_kind kind;
+  /** Of a request: JSON text of its id exactly as the engine writes it
+   *  in pmcp_out.related_id (the digits of a number as sent, a string
+   *  re-escaped); NULL for other kinds. */
+  const char *id;
+  /** A request that runs a handler the host wrote (tools/call,
+   *  resources/read, prompts/get, completion/complete): it may block, so
+   *  an event loop hands it to a thread. */
+  int runs_handler;
+  int initialize;       /**< an initialize request */
+  /** The item's own bytes within the message (the whole message when it
+   *  is not a batch), to hand to pmcp_server_handle() one by one. */
+  const char *text;
+  size_t len;
+} pmcp_msg_item;
+
+/**
+ * Reads @p msg the way pmcp_server_handle() will: valid UTF-8 holding one
+ * well-formed JSON value (pmcp_server_check_message()), then the JSON-RPC
+ * shape of every item (pmcp_message_classify()). A request whose id is
+ * neither a string nor an integer is PMCP_MSG_INVALID (the engine refuses
+ * it without an id to answer under). @p msg must outlive the result.
+ * @param[out] out the message; NULL on failure. Free with
+ *        pmcp_message_free().
+ * @return 0 (a readable value that is not JSON-RPC has info.kind
+ *         PMCP_MSG_INVALID); PMCP_EPROTO when unreadable
+ *         (pmcp_server_errmsg() says why); PMCP_ENOMEM; PMCP_EINVAL;
+ *         PMCP_EMISUSE. @since 0.2
+ */
+PMCP_API int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
+                               pmcp_message **out);
+
+/** NULL ok. */
+PMCP_API void pmcp_message_free(pmcp_message *m);
+
+/** What pmcp_message_classify() would say of the message. */
+PMCP_API const pmcp_msg_info *pmcp_message_info(const pmcp_message *m);
+
+/** Whether a string or member name decodes a \u0000 (which the engine
+ *  refuses, naming the string). */
+PMCP_API int pmcp_message_has_nul(const pmcp_message *m);
+
+/** Item @p i (0 <= i < pmcp_message_info(m)->n_items), or NULL. */
+PMCP_API const pmcp_msg_item *pmcp_message_item(const pmcp_message *m, size_t i);
+
 /** The protocol versions the engine speaks, newest first, NULL-terminated:
  *  the modern one(s) first, then those initialize may negotiate. @since 0.2 */
 PMCP_API const char *const *pmcp_protocol_versions(void);

@@ -41,6 +41,10 @@ struct pmcp_server {
   unsigned magic;
   pmcp_allocator alloc;
   char *name, *title, *version, *instructions;
+  /* {"name":..,"title":..,"version":..}: the serverInfo of initialize and
+   * of every modern result's _meta, written once (malloc'd). */
+  char *info_json;
+  size_t info_len;
   pmcp_log_fn log;
   void *log_ud;
   pmcp_log_level log_level;
@@ -184,6 +188,13 @@ int pmcp__log_params(pmcp_buf *out, pmcp_log_level level, const char *logger,
 int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params);
 /* A modern result: resultType, serverInfo in _meta, cache hints. Writes
  * the decorated object to @p out. */
+/* Reads one message as pmcp_server_check_message() does (UTF-8, one JSON
+ * value), its error message set on failure; the caller unrefs @p doc. */
+int pmcp__message_parse(pmcp_server *server, const char *msg, size_t len,
+                        struct pmcp__jdoc **doc, cJSON **root);
+/* The kind of JSON-RPC item @p m; of the first request (@p first) also
+ * its era, version and method, and initialize, into @p info. */
+pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first);
 int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len,
                        pmcp_buf *out);
 /* Whether the client of @p req declared capability @p name (modern: the

@@ -79,17 +79,60 @@ int pmcp_protocol_header_fits(const char *negotiated, const char *v, size_t len)
   return strcmp(ver, HEADER_VERSION) < 0;
 }
 
-/* Methods that exist only in the modern era: such a request is modern even
- * without its _meta (and is then refused for the missing _meta). */
+/* What the modern era says of a method, found once per request (every
+ * modern request asks several of these questions). */
+enum {
+  M_MODERN_ONLY = 1, /* exists only in the modern era: modern even without
+                        its _meta (and then refused for the missing _meta) */
+  M_REMOVED = 2,     /* removed by the modern era */
+  M_CACHEABLE = 4    /* its result gets ttlMs and cacheScope */
+};
+
+typedef struct method_facts {
+  const char *name;
+  unsigned flags;
+  const char *name_key; /* the param Mcp-Name must repeat, or NULL */
+} method_facts;
+
+static const method_facts methods[] = {
+  {"tools/call", 0, "name"},
+  {"tools/list", M_CACHEABLE, NULL},
+  {"resources/read", M_CACHEABLE, "uri"},
+  {"resources/list", M_CACHEABLE, NULL},
+  {"resources/templates/list", M_CACHEABLE, NULL},
+  {"prompts/get", 0, "name"},
+  {"prompts/list", M_CACHEABLE, NULL},
+  {"server/discover", M_MODERN_ONLY | M_CACHEABLE, NULL},
+  {"subscriptions/listen", M_MODERN_ONLY, NULL},
+  {"tasks/get", 0, "taskId"},
+  {"tasks/update", 0, "taskId"},
+  {"tasks/cancel", 0, "taskId"},
+  {"skills/list", M_CACHEABLE, NULL},
+  {"skills/get", M_CACHEABLE, NULL},
+  {"initialize", M_REMOVED, NULL},
+  {"ping", M_REMOVED, NULL},
+  {"logging/setLevel", M_REMOVED, NULL},
+  {"resources/subscribe", M_REMOVED, NULL},
+  {"resources/unsubscribe", M_REMOVED, NULL},
+};
+
+static const method_facts *facts(const char *method)
+{
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (methods[i].name[0] == method[0] && strcmp(methods[i].name, method) == 0)
+      return &methods[i];
+  return NULL;
+}
+
 static int modern_only(const char *method)
 {
-  return strcmp(method, "server/discover") == 0 ||
-         strcmp(method, "subscriptions/listen") == 0;
+  const method_facts *f = facts(method);
+  return f && (f->flags & M_MODERN_ONLY);
 }
 
 /* ---- classification ---- */
 
-static pmcp_msg_kind classify_one(const cJSON *m, pmcp_msg_info *info, int first)
+pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
 {
   if (!cJSON_IsObject(m))
     return PMCP_MSG_INVALID;
@@ -129,7 +172,7 @@ int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out)
   out->batch = cJSON_IsArray(root);
   int any_invalid = 0, n_notes = 0;
   for (cJSON *m = out->batch ? root->child : root; m; m = out->batch ? m->next : NULL) {
-    pmcp_msg_kind k = classify_one(m, out, out->n_requests == 0);
+    pmcp_msg_kind k = pmcp__classify_one(m, out, out->n_requests == 0);
     out->n_items++;
     any_invalid |= k == PMCP_MSG_INVALID;
     out->n_requests += k == PMCP_MSG_REQUEST;
@@ -187,17 +230,6 @@ static int unsupported_version(pmcp__req *req, const char *requested)
   return -1;
 }
 
-/* The methods the modern era removed. */
-static int removed(const char *method)
-{
-  static const char *const gone[] = {"initialize", "ping", "logging/setLevel",
-                                     "resources/subscribe", "resources/unsubscribe"};
-  for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
-    if (strcmp(method, gone[i]) == 0)
-      return 1;
-  return 0;
-}
-
 /* Whether a handler family of @p method is registered (discover declares
  * exactly these); unknown methods are left to the method table. */
 static int served(const pmcp_server *srv, const char *method)
@@ -216,30 +248,6 @@ static int served(const pmcp_server *srv, const char *method)
   if (strncmp(method, "skills/", 7) == 0)
     return r->n_skills > 0;
   return 1;
-}
-
-static int cacheable(const char *method)
-{
-  static const char *const list[] = {"server/discover", "tools/list", "prompts/list",
-                                     "resources/list", "resources/templates/list",
-                                     "resources/read", "skills/list", "skills/get"};
-  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
-    if (strcmp(method, list[i]) == 0)
-      return 1;
-  return 0;
-}
-
-/* The value the Mcp-Name header must repeat, or NULL. */
-static const char *named(const char *method, cJSON *params)
-{
-  const char *key = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
-                        ? "name"
-                    : strcmp(method, "resources/read") == 0 ? "uri" : NULL;
-  if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
-      strcmp(method, "tasks/cancel") == 0)
-    key = "taskId";
-  cJSON *v = key ? pmcp__jget(params, key) : NULL;
-  return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* Strict standard base64 (padding required, alphabet only) of [p, p+n)
@@ -362,7 +370,9 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
 {
   cJSON *meta = pmcp__jget(params, "_meta");
   cJSON *pv = pmcp__jget(meta, META_VERSION);
-  if (!pv && !modern_only(method))
+  const method_facts *mf = facts(method);
+  unsigned flags = mf ? mf->flags : 0;
+  if (!pv && !(flags & M_MODERN_ONLY))
     return 0; /* the legacy era: the session's initialize decides */
   req->modern = 1;
   if (!cJSON_IsObject(meta))
@@ -388,7 +398,8 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32020,
                   cl->method ? "Header mismatch: Mcp-Method differs from the body's method"
                              : "Header mismatch: the Mcp-Method header is required", NULL);
-  const char *name = named(method, params);
+  cJSON *nv = mf && mf->name_key ? pmcp__jget(params, mf->name_key) : NULL;
+  const char *name = cJSON_IsString(nv) ? nv->valuestring : NULL;
   if (cl && name && !(cl->name && claim_matches(cl->name, name)))
     return refuse(req, 400, -32020,
                   cl->name ? "Header mismatch: Mcp-Name differs from the body's name or uri"
@@ -404,12 +415,12 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     req->has_log_level = 1;
   }
   req->client_caps = caps;
-  if (removed(method) || !served(req->srv, method)) {
+  if ((flags & M_REMOVED) || !served(req->srv, method)) {
     pmcp__req_errorf(req, -32601, "Method not found: %s (not served in protocol %s)",
                      method, PMCP__MODERN_VERSION);
     return -1;
   }
-  req->cacheable = cacheable(method);
+  req->cacheable = (flags & M_CACHEABLE) != 0;
   return 0;
 }
 
@@ -427,21 +438,8 @@ int pmcp__client_has_locked(const pmcp__req *req, const char *name)
 
 static int server_info(const pmcp_server *srv, pmcp_buf *b)
 {
-  int rc = pmcp__buf_puts(b, "\"io.modelcontextprotocol/serverInfo\":{\"name\":");
-  if (!rc)
-    rc = pmcp__buf_json_string(b, srv->name, strlen(srv->name));
-  if (!rc && srv->title) {
-    rc = pmcp__buf_puts(b, ",\"title\":");
-    if (!rc)
-      rc = pmcp__buf_json_string(b, srv->title, strlen(srv->title));
-  }
-  if (!rc)
-    rc = pmcp__buf_puts(b, ",\"version\":");
-  if (!rc)
-    rc = pmcp__buf_json_string(b, srv->version, strlen(srv->version));
-  if (!rc)
-    rc = pmcp__buf_putc(b, '}');
-  return rc;
+  int rc = pmcp__buf_puts(b, "\"io.modelcontextprotocol/serverInfo\":");
+  return rc ? rc : pmcp__buf_append(b, srv->info_json, srv->info_len);
 }
 
 static int blank(const char *p, const char *end)
@@ -462,12 +460,17 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
   if (!open || close <= open)
     return pmcp__buf_append(out, result, len); /* not an object: as it is */
   close--; /* at the final '}' */
-  const char *v, *meta = NULL;
-  size_t vlen, meta_len = 0;
-  int has_type = pmcp__json_member(result, len, "resultType", &v, &vlen);
+  /* One pass over the result's members (every result of every modern
+   * request comes through here). */
+  static const char *const keys[] = {"resultType", "_meta", "ttlMs"};
+  const char *vals[3];
+  size_t lens[3];
+  pmcp__json_members(result, len, keys, req->cacheable ? 3 : 2, vals, lens);
+  const char *v = vals[0], *meta = vals[1];
+  size_t vlen = lens[0], meta_len = lens[1];
+  int has_type = v != NULL;
   int complete = !has_type || (vlen == 10 && memcmp(v, "\"complete\"", 10) == 0);
-  if (pmcp__json_member(result, len, "_meta", &meta, &meta_len) &&
-      (meta_len < 2 || meta[0] != '{'))
+  if (meta && (meta_len < 2 || meta[0] != '{'))
     meta = NULL;
   int n = 0;
   int rc = pmcp__buf_putc(out, '{');
@@ -475,8 +478,7 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
     rc = pmcp__buf_puts(out, "\"resultType\":\"complete\"");
     n++;
   }
-  if (!rc && complete && req->cacheable &&
-      !pmcp__json_member(result, len, "ttlMs", &v, &vlen)) {
+  if (!rc && complete && req->cacheable && !vals[2]) {
     /* One scope for every page: private when a tool filter tailors what
      * each caller sees. */
     int priv = srv->reg.tool_filter != NULL;

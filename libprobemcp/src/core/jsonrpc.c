@@ -274,7 +274,9 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     return;
   }
   pmcp_buf b = PMCP_BUF_INIT;
-  int rc = pmcp__buf_reserve(&b, len + strlen(req->id) + 40);
+  /* (room for a modern result's resultType, cache hints and serverInfo) */
+  int rc = pmcp__buf_reserve(&b, len + strlen(req->id) + 40 +
+                                 (req->modern ? req->srv->info_len + 120 : 0));
   if (!rc)
     rc = pmcp__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
   if (!rc)

@@ -53,11 +53,39 @@ void pmcp_server_free(pmcp_server *server)
   pmcp__free(server, server->title);
   pmcp__free(server, server->version);
   pmcp__free(server, server->instructions);
+  free(server->info_json);
   pthread_cond_destroy(&server->idle_cond);
   pthread_mutex_destroy(&server->mu);
   pthread_mutex_destroy(&server->err_mu);
   server->magic = 0;
   pmcp__free(server, server);
+}
+
+/* Writes srv->info_json from the name, title and version. */
+static int server_info_init(pmcp_server *srv)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_puts(&b, "{\"name\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, srv->name, strlen(srv->name));
+  if (!rc && srv->title) {
+    rc = pmcp__buf_puts(&b, ",\"title\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, srv->title, strlen(srv->title));
+  }
+  if (!rc)
+    rc = pmcp__buf_puts(&b, ",\"version\":");
+  if (!rc)
+    rc = pmcp__buf_json_string(&b, srv->version, strlen(srv->version));
+  if (!rc)
+    rc = pmcp__buf_putc(&b, '}');
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  srv->info_json = b.ptr;
+  srv->info_len = b.len;
+  return 0;
 }
 
 int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
@@ -103,8 +131,10 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
   srv->version = pmcp__strdup(srv, opts->server_version ? opts->server_version
                                                          : pmcp_version());
   srv->instructions = pmcp__strdup(srv, opts->instructions);
-  if (locks < 4 || !srv->name || !srv->version ||
-      (opts->title && !srv->title) || (opts->instructions && !srv->instructions)) {
+  int info_rc = srv->name && srv->version && (!opts->title || srv->title)
+                    ? server_info_init(srv) : PMCP_ENOMEM;
+  if (locks < 4 || info_rc || (opts->instructions && !srv->instructions)) {
+    free(srv->info_json);
     pmcp__free(srv, srv->name);
     pmcp__free(srv, srv->title);
     pmcp__free(srv, srv->version);
@@ -218,25 +248,34 @@ out:
   return 0;
 }
 
-int pmcp_server_check_message(pmcp_server *server, const char *msg, size_t len,
-                              int *has_nul)
+int pmcp__message_parse(pmcp_server *server, const char *msg, size_t len,
+                        pmcp__jdoc **doc, cJSON **root)
 {
-  if (has_nul)
-    *has_nul = 0;
   if (!server_ok(server))
     return PMCP_EMISUSE;
   if (!msg && len)
     return PMCP_EINVAL;
   if (!pmcp__utf8_valid(msg, len))
     return pmcp__err(server, PMCP_EPROTO, "Parse error: the message is not valid UTF-8");
-  pmcp__jdoc *doc = NULL;
-  cJSON *root = NULL;
-  int rc = pmcp__jdoc_parse(&doc, &root, server, msg, len);
+  int rc = pmcp__jdoc_parse(doc, root, server, msg, len);
   if (rc == PMCP_ENOMEM)
     return pmcp__err(server, rc, "out of memory reading the message");
   if (rc)
     return pmcp__err(server, PMCP_EPROTO,
                      "Parse error: the message is not one well-formed JSON value");
+  return 0;
+}
+
+int pmcp_server_check_message(pmcp_server *server, const char *msg, size_t len,
+                              int *has_nul)
+{
+  if (has_nul)
+    *has_nul = 0;
+  pmcp__jdoc *doc = NULL;
+  cJSON *root = NULL;
+  int rc = pmcp__message_parse(server, msg, len, &doc, &root);
+  if (rc)
+    return rc;
   if (has_nul)
     *has_nul = pmcp__jdoc_has_nul(doc);
   pmcp__jdoc_unref(doc);
@@ -357,20 +396,9 @@ void pmcp__method_initialize(pmcp__req *req, cJSON *params)
   if (!rc)
     rc = pmcp__caps_json(srv, &b, 0);
   if (!rc)
-    rc = pmcp__buf_puts(&b, ",\"serverInfo\":{\"name\":");
+    rc = pmcp__buf_puts(&b, ",\"serverInfo\":");
   if (!rc)
-    rc = pmcp__buf_json_string(&b, srv->name, strlen(srv->name));
-  if (!rc && srv->title) {
-    rc = pmcp__buf_puts(&b, ",\"title\":");
-    if (!rc)
-      rc = pmcp__buf_json_string(&b, srv->title, strlen(srv->title));
-  }
-  if (!rc)
-    rc = pmcp__buf_puts(&b, ",\"version\":");
-  if (!rc)
-    rc = pmcp__buf_json_string(&b, srv->version, strlen(srv->version));
-  if (!rc)
-    rc = pmcp__buf_putc(&b, '}');
+    rc = pmcp__buf_append(&b, srv->info_json, srv->info_len);
   if (!rc && srv->instructions) {
     rc = pmcp__buf_puts(&b, ",\"instructions\":");
     if (!rc)

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 
 #include "internal.h"
 
@@ -129,8 +128,10 @@ static phttp_session *request_session(phttp_conn *c)
     return NULL;
   }
   phttp_session *s = phttp_session_find(c->h, sid, n);
-  /* Another principal's session is answered like an unknown one. */
-  if (!s || s->issued <= 0 || (c->h->o.auth && s->principal != c->req.principal)) {
+  /* Another principal's session is answered like an unknown one, and so
+   * is a stateless one (one request's, never handed out). */
+  if (!s || s->issued <= 0 || s->stateless ||
+      (c->h->o.auth && s->principal != c->req.principal)) {
     phttp_respond_error(c, 404, -32001, "Session not found");
     return NULL;
   }
@@ -150,47 +151,6 @@ static phttp_session *request_session(phttp_conn *c)
   }
   phttp_session_touch(c->h, s);
   return s;
-}
-
-enum { MSG_INVALID = 0, MSG_REQUEST, MSG_NOTIFICATION, MSG_RESPONSE };
-
-static int classify(const cJSON *m, const cJSON **id_out, int *is_init)
-{
-  if (!cJSON_IsObject(m))
-    return MSG_INVALID;
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-  *id_out = id;
-  if (method) {
-    if (!cJSON_IsString(method))
-      return MSG_INVALID;
-    if (!id)
-      return MSG_NOTIFICATION;
-    if (!cJSON_IsString(id) && !cJSON_IsNumber(id))
-      return MSG_INVALID;
-    if (strcmp(method->valuestring, "initialize") == 0)
-      *is_init = 1;
-    return MSG_REQUEST;
-  }
-  if (id && (cJSON_GetObjectItemCaseSensitive(m, "result") ||
-             cJSON_GetObjectItemCaseSensitive(m, "error")))
-    return MSG_RESPONSE;
-  return MSG_INVALID;
-}
-
-/* Requests that run handlers the host wrote (tools, resource reads,
- * prompts, completions): they may block, so they never run on the loop. */
-static int runs_handler(const cJSON *m)
-{
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-  static const char *const heavy[] = {"tools/call", "resources/read",
-                                      "prompts/get", "completion/complete"};
-  if (!cJSON_IsString(method) || !cJSON_GetObjectItemCaseSensitive(m, "id"))
-    return 0;
-  for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++)
-    if (strcmp(method->valuestring, heavy[i]) == 0)
-      return 1;
-  return 0;
 }
 
 void phttp_answer_locally(pmcp_http *h, phttp_session *s, const char *id,
@@ -332,16 +292,14 @@ static void handle_post(phttp_conn *c)
 {
   pmcp_http *h = c->h;
   phttp_req *r = &c->req;
-  /* The engine's own reading decides: a body it cannot read (invalid
-   * UTF-8, a NUL byte, a byte-order mark, trailing bytes) is answered here,
-   * on this request; the engine would answer it with a null id that no
-   * request waits for, holding the connection and its session forever. */
-  int has_nul = 0;
-  int prc = pmcp_server_check_message(h->server, r->body.ptr ? r->body.ptr : "",
-                                      r->body.len, &has_nul);
-  cJSON *root = prc == 0 ? cJSON_ParseWithLength(r->body.ptr ? r->body.ptr : "", r->body.len)
-                         : NULL;
-  if (!root) {
+  /* The engine reads the body once and says, per item, what it will see:
+   * a body it cannot read (invalid UTF-8, a NUL byte, a byte-order mark,
+   * trailing bytes) is answered here, on this request; the engine would
+   * answer it with a null id that no request waits for, holding the
+   * connection and its session forever. */
+  pmcp_message *msg = NULL;
+  int prc = pmcp_message_read(h->server, r->body.ptr ? r->body.ptr : "", r->body.len, &msg);
+  if (prc) {
     if (prc == PMCP_ENOMEM)
       phttp_respond_error(c, 503, -32603, "out of memory reading the body");
     else
@@ -350,42 +308,28 @@ static void handle_post(phttp_conn *c)
                           : "Parse error: the body is not valid JSON");
     return;
   }
-  int batch = cJSON_IsArray(root);
-  if (batch && has_nul) {
-    /* Batch members are handed over one by one as cJSON prints them,
-     * which would cut such a string: refuse it whole. */
-    cJSON_Delete(root);
-    phttp_respond_error(c, 400, -32602, "Invalid params: a string in the batch contains a NUL character (\\u0000), which no string may hold");
-    return;
-  }
-  int nmsg = batch ? cJSON_GetArraySize(root) : 1;
+  const pmcp_msg_info *info = pmcp_message_info(msg);
+  int batch = info->batch;
+  size_t nmsg = info->n_items;
   if (batch && nmsg == 0) {
-    cJSON_Delete(root);
+    pmcp_message_free(msg);
     phttp_respond_error(c, 400, -32600, "Invalid Request: empty batch");
     return;
   }
-  int nreq = 0, is_init = 0;
-  const cJSON *item = batch ? root->child : root;
-  for (const cJSON *m = item; m; m = batch ? m->next : NULL) {
-    const cJSON *id;
-    int k = classify(m, &id, &is_init);
-    if (k == MSG_INVALID) {
-      cJSON_Delete(root);
-      phttp_respond_error(c, 400, -32600, "Invalid Request: not a JSON-RPC request, notification or response");
-      return;
-    }
-    nreq += k == MSG_REQUEST;
+  if (info->kind == PMCP_MSG_INVALID) {
+    pmcp_message_free(msg);
+    phttp_respond_error(c, 400, -32600, "Invalid Request: not a JSON-RPC request, notification or response");
+    return;
   }
+  int nreq = (int)info->n_requests, is_init = info->initialize;
   /* The engine decides the era; a modern-era request (its own _meta, no
    * session) is served statelessly beside the sessions of older clients. */
-  pmcp_msg_info info;
-  pmcp_message_classify(r->body.ptr, r->body.len, &info);
   size_t sn;
   int sc;
-  int modern = !batch && info.era == PMCP_ERA_MODERN &&
+  int modern = !batch && info->era == PMCP_ERA_MODERN &&
                !phttp_header(r, "mcp-session-id", &sn, &sc);
   if (r->bad_version && !modern) {
-    cJSON_Delete(root);
+    pmcp_message_free(msg);
     phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
     return;
   }
@@ -397,7 +341,7 @@ static void handle_post(phttp_conn *c)
     int status;
     s = phttp_session_new(h, 1, r->principal, &status);
     if (!s) {
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       phttp_respond_error(c, status, -32603, "cannot open a session");
       return;
     }
@@ -411,14 +355,14 @@ static void handle_post(phttp_conn *c)
              v ? v : "2025-03-26");
   } else if (is_init && !phttp_header(r, "mcp-session-id", &(size_t){0}, &(int){0})) {
     if (batch) {
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       phttp_respond_error(c, 400, -32600, "Invalid Request: initialize must not be part of a batch");
       return;
     }
     int status;
     s = phttp_session_new(h, 0, r->principal, &status);
     if (!s) {
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       phttp_respond_error(c, status, -32000, status == 503
                           ? "too many sessions: try again later"
                           : "cannot open a session");
@@ -427,7 +371,7 @@ static void handle_post(phttp_conn *c)
   } else {
     s = request_session(c);
     if (!s) {
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       return;
     }
   }
@@ -440,36 +384,30 @@ static void handle_post(phttp_conn *c)
         !pmcp_protocol_batch_allowed(ver)) {
       if (s->stateless)
         phttp_session_free(h, s, "request refused");
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
       return;
     }
   }
   if (nreq == 0) {
     /* Notifications and responses only: accepted, nothing to wait for. */
-    if (batch) {
-      for (const cJSON *m = root->child; m; m = m->next) {
-        char *t = cJSON_PrintUnformatted(m);
-        if (t)
-          pmcp_server_handle(h->server, s->id, t, strlen(t));
-        free(t);
-      }
-    } else {
-      pmcp_server_handle(h->server, s->id, r->body.ptr, r->body.len);
+    for (size_t i = 0; i < nmsg; i++) {
+      const pmcp_msg_item *it = pmcp_message_item(msg, i);
+      pmcp_server_handle(h->server, s->id, it->text, it->len);
     }
-    cJSON_Delete(root);
+    pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request finished");
     phttp_respond(c, 202, NULL, NULL, NULL, 0);
     phttp_drain_queue(h);
     return;
   }
-  int needs_pool = 0;
-  for (const cJSON *m = item; m && !h->o.testing && !h->o.handlers_inline;
-       m = batch ? m->next : NULL)
-    needs_pool |= runs_handler(m);
-  if (needs_pool && phttp_pool_full(h)) {
-    cJSON_Delete(root);
+  /* Handlers the host wrote may block: they never run on the loop. */
+  int offload = 0;
+  for (size_t i = 0; i < nmsg && !h->o.testing && !h->o.handlers_inline; i++)
+    offload |= pmcp_message_item(msg, i)->runs_handler;
+  if (offload && phttp_pool_full(h)) {
+    pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request refused");
     static const char busy[] =
@@ -490,7 +428,7 @@ static void handle_post(phttp_conn *c)
   else if (h->inflight + (unsigned)nreq > h->o.max_inflight_total)
     limit = "too many requests in flight in this server";
   if (limit) {
-    cJSON_Delete(root);
+    pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request refused");
     char body[300];
@@ -504,25 +442,26 @@ static void handle_post(phttp_conn *c)
   if (!st || !(st->ids = calloc((size_t)nreq, sizeof *st->ids))) {
     if (st)
       phttp_stream_free(st);
-    cJSON_Delete(root);
+    pmcp_message_free(msg);
     phttp_respond_error(c, 503, -32603, "out of memory");
     return;
   }
-  for (const cJSON *m = item; m; m = batch ? m->next : NULL) {
-    const cJSON *id;
-    int dummy = 0;
-    if (classify(m, &id, &dummy) != MSG_REQUEST)
+  /* The ids this POST waits for, as the engine will write them in the
+   * related_id of its answers. Two streams must not wait for one id. */
+  for (size_t i = 0; i < nmsg; i++) {
+    const pmcp_msg_item *it = pmcp_message_item(msg, i);
+    if (it->kind != PMCP_MSG_REQUEST)
       continue;
-    char *canon = cJSON_PrintUnformatted(id);
+    char *id = strdup(it->id);
     size_t tmp;
-    if (!canon || phttp_find_pending(s, canon, &tmp)) {
-      free(canon);
+    if (!id || phttp_find_pending(s, id, &tmp)) {
+      free(id);
       phttp_stream_free(st);
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       phttp_respond_error(c, 409, -32600, "Invalid Request: a request with this id is already in progress in this session");
       return;
     }
-    st->ids[st->nids++].id = canon;
+    st->ids[st->nids++].id = id;
   }
   st->batch = batch;
   st->initialize = is_init && !s->stateless && s->issued == 0;
@@ -543,27 +482,19 @@ static void handle_post(phttp_conn *c)
    * stateless session while we still hand it messages. */
   char sid[65];
   snprintf(sid, sizeof sid, "%s", s->id);
-  int offload = 0;
-  for (const cJSON *m = item; m && !h->o.testing && !h->o.handlers_inline;
-       m = batch ? m->next : NULL)
-    offload |= runs_handler(m);
   if (offload) {
-    size_t n = batch ? (size_t)nmsg : 1, k = 0;
-    phttp_work *wk = calloc(1, sizeof *wk + n * sizeof wk->msgs[0]);
+    phttp_work *wk = calloc(1, sizeof *wk + nmsg * sizeof wk->msgs[0]);
     int ok = wk != NULL;
-    for (size_t i = 0; ok && i < n; i++) {
-      const cJSON *m = batch ? cJSON_GetArrayItem(root, (int)i) : root;
-      const cJSON *id;
-      int dummy = 0;
-      if (batch) {
-        wk->msgs[i].data = cJSON_PrintUnformatted(m);
-      } else if ((wk->msgs[i].data = malloc(r->body.len + 1)) != NULL) {
-        memcpy(wk->msgs[i].data, r->body.ptr, r->body.len);
-        wk->msgs[i].data[r->body.len] = '\0';
+    size_t k = 0;
+    for (size_t i = 0; ok && i < nmsg; i++) {
+      const pmcp_msg_item *it = pmcp_message_item(msg, i);
+      if ((wk->msgs[i].data = malloc(it->len + 1)) != NULL) {
+        memcpy(wk->msgs[i].data, it->text, it->len);
+        wk->msgs[i].data[it->len] = '\0';
       }
       ok = wk->msgs[i].data != NULL;
-      wk->msgs[i].len = ok ? (batch ? strlen(wk->msgs[i].data) : r->body.len) : 0;
-      if (classify(m, &id, &dummy) == MSG_REQUEST)
+      wk->msgs[i].len = ok ? it->len : 0;
+      if (it->kind == PMCP_MSG_REQUEST)
         wk->msgs[i].id = st->ids[k++].id;
       wk->n = i + 1;
     }
@@ -574,7 +505,7 @@ static void handle_post(phttp_conn *c)
       wk->s = s;
       s->nwork++;
       phttp_pool_submit(h, wk);
-      cJSON_Delete(root);
+      pmcp_message_free(msg);
       return;
     }
     if (wk) {
@@ -594,21 +525,17 @@ static void handle_post(phttp_conn *c)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
     size_t k = 0;
-    for (const cJSON *m = root->child; m; m = m->next) {
-      const cJSON *id;
-      int dummy = 0;
-      int kind = classify(m, &id, &dummy);
-      char *t = cJSON_PrintUnformatted(m);
-      int rc = t ? pmcp_server_handle(h->server, sid, t, strlen(t)) : PMCP_ENOMEM;
-      free(t);
-      if (kind == MSG_REQUEST) {
+    for (size_t i = 0; i < nmsg; i++) {
+      const pmcp_msg_item *it = pmcp_message_item(msg, i);
+      int rc = pmcp_server_handle(h->server, sid, it->text, it->len);
+      if (it->kind == PMCP_MSG_REQUEST) {
         if (rc != 0 && phttp_session_find(h, sid, strlen(sid)))
           phttp_answer_locally(h, s, st->ids[k].id, rc);
         k++;
       }
     }
   }
-  cJSON_Delete(root);
+  pmcp_message_free(msg);
   phttp_drain_queue(h);
 }
 

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <sys/random.h>
 
-#include <cjson/cJSON.h>
 
 #include "internal.h"
 
@@ -119,11 +118,17 @@ void phttp_session_touch(pmcp_http *h, phttp_session *s)
   }
 }
 
-static void new_session_id(pmcp_http *h, char out[33])
+static void new_session_id(pmcp_http *h, int stateless, char out[33])
 {
   unsigned char raw[16];
   if (h->o.testing) {
     snprintf(out, 33, "%032llu", (unsigned long long)++h->id_counter);
+    return;
+  }
+  /* A stateless session (one request) never leaves the server: a counter
+   * is enough, and its "s" prefix is no id a client could send. */
+  if (stateless) {
+    snprintf(out, 33, "s%llu", (unsigned long long)++h->id_counter);
     return;
   }
   size_t got = 0;
@@ -132,8 +137,12 @@ static void new_session_id(pmcp_http *h, char out[33])
     if (n > 0)
       got += (size_t)n;
   }
-  for (int i = 0; i < 16; i++)
-    snprintf(out + 2 * i, 3, "%02x", raw[i]);
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; i++) {
+    out[2 * i] = hex[raw[i] >> 4];
+    out[2 * i + 1] = hex[raw[i] & 15];
+  }
+  out[32] = '\0';
 }
 
 void phttp_stream_free(phttp_stream *st);
@@ -302,7 +311,7 @@ phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
     return NULL;
   s->stateless = stateless;
   s->principal = principal;
-  new_session_id(h, s->id);
+  new_session_id(h, stateless, s->id);
   int rc = pmcp_server_session_open(h->server, s->id,
                                     stateless ? PMCP_SESSION_STATELESS : 0, principal);
   if (rc != 0) {
@@ -617,17 +626,9 @@ void phttp_deliver(pmcp_http *h, phttp_qmsg *m)
     return; /* ended meanwhile */
   if (m->related) {
     size_t idx;
+    /* Pending ids are kept as the engine writes related_id
+     * (pmcp_message_read): compared as they are. */
     phttp_stream *st = phttp_find_pending(s, m->related, &idx);
-    if (!st) {
-      /* Another spelling of the same id (e.g. 1.0 for 1): compare the
-       * canonical forms. */
-      cJSON *j = cJSON_Parse(m->related);
-      char *canon = j ? cJSON_PrintUnformatted(j) : NULL;
-      if (canon)
-        st = phttp_find_pending(s, canon, &idx);
-      free(canon);
-      cJSON_Delete(j);
-    }
     if (st) {
       deliver_to_stream(h, st, idx, m);
       return;

@@ -209,6 +209,26 @@ static int key_equals(const char *s, const char *e, const char *key)
   return key[k] == '\0';
 }
 
+/* The member at @p p of an object's text ("key": value, whitespace
+ * allowed): its key's raw span [*ks, *ke) and the value's start; NULL
+ * when the text there is no member. */
+static const char *member_head(const char *p, const char *end, const char **ks,
+                               const char **ke)
+{
+  p = ws(p, end);
+  if (p >= end || *p != '"')
+    return NULL;
+  *ks = p + 1;
+  p = skip_string(p, end);
+  if (!p)
+    return NULL;
+  *ke = p - 1;
+  p = ws(p, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return ws(p + 1, end);
+}
+
 int pmcp__json_member(const char *obj, size_t len, const char *key,
                       const char **val, size_t *val_len)
 {
@@ -220,19 +240,9 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
   if (p < end && *p == '}')
     return 0;
   for (;;) {
-    p = ws(p, end);
-    if (p >= end || *p != '"')
-      return 0;
-    const char *ks = p + 1;
-    p = skip_string(p, end);
-    if (!p)
-      return 0;
-    const char *ke = p - 1;
-    p = ws(p, end);
-    if (p >= end || *p != ':')
-      return 0;
-    const char *vs = ws(p + 1, end);
-    const char *ve = skip_value(vs, end, 1);
+    const char *ks, *ke;
+    const char *vs = member_head(p, end, &ks, &ke);
+    const char *ve = vs ? skip_value(vs, end, 1) : NULL;
     if (!ve)
       return 0;
     if (key_equals(ks, ke, key)) {
@@ -245,6 +255,71 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
       return 0;
     p++;
   }
+}
+
+/* Past the value at @p p of text known to be well-formed (no checks but
+ * the bounds): strings skipped by their quotes, containers by depth. */
+static const char *skip_trusted(const char *p, const char *end)
+{
+  p = ws(p, end);
+  int depth = 0;
+  while (p < end) {
+    char c = *p++;
+    if (c == '"') {
+      while (p < end && *p != '"')
+        p += *p == '\\' ? 2 : 1;
+      if (p >= end)
+        return NULL;
+      p++;
+    } else if (c == '{' || c == '[') {
+      depth++;
+      continue;
+    } else if (c == '}' || c == ']') {
+      depth--;
+    } else {
+      /* a number or literal: up to its end */
+      while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' &&
+             *p != '\t' && *p != '\n' && *p != '\r')
+        p++;
+    }
+    if (depth <= 0)
+      return depth == 0 ? p : NULL;
+  }
+  return NULL;
+}
+
+size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
+                          size_t n, const char **vals, size_t *lens)
+{
+  size_t found = 0;
+  for (size_t i = 0; i < n; i++)
+    vals[i] = NULL, lens[i] = 0;
+  const char *end = obj + len;
+  const char *p = ws(obj, end);
+  if (p >= end || *p != '{')
+    return 0;
+  p = ws(p + 1, end);
+  if (p < end && *p == '}')
+    return 0;
+  while (found < n) {
+    const char *ks, *ke;
+    const char *vs = member_head(p, end, &ks, &ke);
+    const char *ve = vs ? skip_trusted(vs, end) : NULL;
+    if (!ve)
+      return found;
+    for (size_t i = 0; i < n; i++)
+      if (!vals[i] && key_equals(ks, ke, keys[i])) {
+        vals[i] = vs;
+        lens[i] = (size_t)(ve - vs);
+        found++;
+        break;
+      }
+    p = ws(ve, end);
+    if (p >= end || *p != ',')
+      return found;
+    p++;
+  }
+  return found;
 }
 
 int pmcp__json_path(const char *obj, size_t len, const char *const *keys,

@@ -22,6 +22,15 @@ int pmcp__json_valid(const char *p, size_t len);
 int pmcp__json_member(const char *obj, size_t len, const char *key,
                       const char **val, size_t *val_len);
 
+/* pmcp__json_member() for @p n keys in one pass over an object whose text
+ * is known to be well-formed (the engine's own results: values are
+ * skipped by their brackets and quotes, only the bounds checked): vals[i]
+ * and lens[i] get the span of the first member named keys[i], or NULL and
+ * 0 when it is absent. Returns how many were found; 0 as well when the
+ * text is not an object. */
+size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
+                          size_t n, const char **vals, size_t *lens);
+
 /* Follows a path of member names, e.g. {"params","_meta","progressToken"}. */
 int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
                     size_t n_keys, const char **val, size_t *val_len);

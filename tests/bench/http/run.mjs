@@ -5,8 +5,13 @@
 // own CPU time per call (utime+stime from /proc/PID/stat around the run),
 // calls/s, p50/p99 latency; our idle RSS (VmRSS after start and after the
 // run). Prints the ratios. Not a test: it prints figures.
+// Our server is measured in both protocol eras on the same endpoint: the
+// 2025-11-25 era (a session per connection, initialize first) and the
+// 2026-07-28 era (no session, every call self-contained with its _meta and
+// headers: http-load --era modern), in alternating rounds, and the modern
+// era's server CPU per call is compared with the legacy era's.
 //
-//   node tests/bench/http/run.mjs BUILD_DIR [CALLS]      (default 30000)
+//   node tests/bench/http/run.mjs BUILD_DIR [CALLS] [ROUNDS]  (default 30000, 3)
 import { spawn, execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const build = path.resolve(process.argv[2] ?? 'build');
 const calls = Number(process.argv[3] ?? 30000);
+const ROUNDS = Math.max(1, Number(process.argv[4] ?? 3));
 const CONNS = 50;
 const TICK = 100; // USER_HZ on Linux
 const load = path.join(build, 'tests/http/http-load');
@@ -43,9 +49,10 @@ function rssKb(pid) {
   return Number(s.match(/VmRSS:\s+(\d+)/)[1]);
 }
 
-function runLoad(port, n) {
+function runLoad(port, n, era) {
   return new Promise((resolve, reject) => {
-    execFile(load, ['--port', String(port), '--conns', String(CONNS), '--requests', String(n)],
+    execFile(load, ['--port', String(port), '--conns', String(CONNS), '--requests', String(n),
+      ...(era ? ['--era', era] : [])],
       (err, stdout, stderr) => {
         if (err) reject(new Error(`${stdout}${stderr}`));
         else resolve(Object.fromEntries(stdout.trim().split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)])));
@@ -53,13 +60,13 @@ function runLoad(port, n) {
   });
 }
 
-async function bench(name, cmd, args) {
+async function bench(name, cmd, args, era) {
   const { child, port } = await start(cmd, args);
   await new Promise((r) => setTimeout(r, 300));
   const idle = rssKb(child.pid);
-  await runLoad(port, Math.min(2000, calls)); // warm-up (JIT, caches)
+  await runLoad(port, Math.min(2000, calls), era); // warm-up (JIT, caches)
   const t0 = cpuTicks(child.pid);
-  const r = await runLoad(port, calls);
+  const r = await runLoad(port, calls, era);
   const cpu = (cpuTicks(child.pid) - t0) / TICK;
   await new Promise((res) => setTimeout(res, 300));
   const after = rssKb(child.pid);
@@ -74,10 +81,35 @@ async function bench(name, cmd, args) {
 }
 
 const server = path.join(build, 'tests/http/http-testserver');
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // Default: handlers on a handler thread. "inline": --handler-threads 0.
-const ours = await bench('probe-mcp', server, ['--listen', '127.0.0.1:0']);
-const inline = await bench('inline', server, ['--listen', '127.0.0.1:0', '--handler-threads', '0']);
+// Each round runs every configuration in turn, so a change of load on this
+// shared machine hits both eras alike; the ratios are medians of the
+// rounds' ratios.
+const rounds = [];
+for (let k = 0; k < ROUNDS; k++) {
+  console.log(`round ${k + 1} of ${ROUNDS} (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]})`);
+  const r = {};
+  r.legacy = await bench('legacy', server, ['--listen', '127.0.0.1:0']);
+  r.modern = await bench('modern', server, ['--listen', '127.0.0.1:0'], 'modern');
+  r.inlineLegacy = await bench('inl-legacy', server, ['--listen', '127.0.0.1:0', '--handler-threads', '0']);
+  r.inlineModern = await bench('inl-modern', server, ['--listen', '127.0.0.1:0', '--handler-threads', '0'], 'modern');
+  rounds.push(r);
+}
 const sdk = await bench('ts-sdk', process.execPath, [path.join(here, 'sdk-server.mjs')]);
+const med = (f) => median(rounds.map(f));
+const ours = { cpuUsPerCall: med((r) => r.legacy.cpuUsPerCall), cps: med((r) => r.legacy.cps),
+  p50: med((r) => r.legacy.p50), p99: med((r) => r.legacy.p99),
+  idleRssKb: med((r) => r.legacy.idleRssKb), afterRssKb: med((r) => r.legacy.afterRssKb) };
+const modernCpu = med((r) => r.modern.cpuUsPerCall);
+const eraRatio = med((r) => r.modern.cpuUsPerCall / r.legacy.cpuUsPerCall);
+const eraRatioInline = med((r) => r.inlineModern.cpuUsPerCall / r.inlineLegacy.cpuUsPerCall);
+const inline = { cpuUsPerCall: med((r) => r.inlineLegacy.cpuUsPerCall) };
+console.log(`server CPU per call (median of ${ROUNDS} rounds): legacy era ${ours.cpuUsPerCall.toFixed(1)}us, ` +
+  `modern era ${modernCpu.toFixed(1)}us; handlers on the loop: legacy ${inline.cpuUsPerCall.toFixed(1)}us, ` +
+  `modern ${med((r) => r.inlineModern.cpuUsPerCall).toFixed(1)}us`);
+console.log(`${eraRatio <= 1.10 ? 'met ' : 'MISS'}  modern / legacy server CPU per call: ${eraRatio.toFixed(3)} ` +
+  `(handlers on the loop: ${eraRatioInline.toFixed(3)}; target <= 1.10)`);
 console.log(`ratio server CPU per call (sdk/ours): ${(sdk.cpuUsPerCall / ours.cpuUsPerCall).toFixed(1)}x (target >= 20x); ` +
   `with handlers on the loop: ${(sdk.cpuUsPerCall / inline.cpuUsPerCall).toFixed(1)}x`);
 console.log(`ratio calls/s (ours/sdk): ${(ours.cps / sdk.cps).toFixed(1)}x`);

@@ -21,6 +21,11 @@
 // loaded machine does not inflate), and the resident set size when idle.
 // With --inproc, the engine alone (pmcp_server_handle() in process, no
 // pipes) is measured too, which separates the engine from the transport.
+// probe-mcp is measured in both protocol eras over the same binary: the
+// 2025-11-25 era (initialize, then plain requests) and the 2026-07-28 era
+// (no initialize; server/discover first, every request carrying its _meta
+// protocolVersion and clientCapabilities), and the modern era's server CPU
+// per call is compared with the legacy era's (target: within 10%).
 // This is a benchmark that prints figures, never a timed test.
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -49,13 +54,19 @@ const STARTS = 15;
 const SERVERS = [
   { name: 'probe-mcp', cmd: C_BIN, args: ['--stdio'] },
   { name: 'ts-sdk', cmd: process.execPath, args: [join(here, 'sdk-server.mjs')] },
+  { name: 'floor', cmd: FLOOR, args: [], skip: !FLOOR },
+  { name: 'probe-modern', cmd: C_BIN, args: ['--stdio'], modern: true },
 ];
-if (FLOOR) SERVERS.push({ name: 'floor', cmd: FLOOR, args: [] });
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 // ---- A minimal JSON-RPC client over the child's pipes ---------------------
 
 class Conn {
-  constructor(cmd, args) {
+  constructor(cmd, args, modern = false) {
+    this.modern = modern;
     this.t0 = process.hrtime.bigint();
     this.proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     this.proc.stdin.setMaxListeners(0);
@@ -86,6 +97,7 @@ class Conn {
 
   requestText(method, params) {
     const id = this.nextId++;
+    if (this.modern) params = { ...params, _meta: MODERN_META };
     const text = JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
     const done = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
     return { text, done };
@@ -102,6 +114,14 @@ class Conn {
   }
 
   async initialize() {
+    if (this.modern) {
+      // No handshake in the 2026-07-28 era: the first answer is discover's.
+      const r = await this.request('server/discover', {});
+      if (!r.supportedVersions?.includes('2026-07-28')) throw new Error(`discover: ${JSON.stringify(r)}`);
+      this.initNs = Number(process.hrtime.bigint() - this.t0);
+      this.initCpuNs = cpuNs(this.proc.pid);
+      return r;
+    }
     const r = await this.request('initialize', {
       protocolVersion: '2025-06-18', capabilities: {},
       clientInfo: { name: 'bench', version: '1' },
@@ -182,13 +202,13 @@ async function measure(s) {
   const starts = [];
   const startCpus = [];
   for (let i = 0; i < STARTS; i++) {
-    const c = new Conn(s.cmd, s.args);
+    const c = new Conn(s.cmd, s.args, s.modern);
     await c.initialize();
     starts.push(c.initNs);
     startCpus.push(c.initCpuNs);
     await c.close();
   }
-  const c = new Conn(s.cmd, s.args);
+  const c = new Conn(s.cmd, s.args, s.modern);
   await c.initialize();
   await pipelined(c, WARMUP);
   await sequential(c, WARMUP / 4);
@@ -210,16 +230,18 @@ console.log(`stdio bench: echo tool, one connection; ${SEQ_CALLS} sequential + $
 const rounds = [];
 for (let k = 0; k < ROUNDS; k++) {
   const results = [];
-  for (const s of SERVERS) results.push(await measure(s));
-  const [c, ts, fl] = results;
+  for (const s of SERVERS) results.push(s.skip ? null : await measure(s));
+  const [c, ts, fl, mo] = results;
   rounds.push({ results, ratioSeq: ts.seq.cpuPerCall / c.seq.cpuPerCall,
     ratioPipe: ts.pipe.cpuPerCall / c.pipe.cpuPerCall,
     floorSeq: fl ? ts.seq.cpuPerCall / fl.seq.cpuPerCall : NaN,
-    floorPipe: fl ? ts.pipe.cpuPerCall / fl.pipe.cpuPerCall : NaN });
+    floorPipe: fl ? ts.pipe.cpuPerCall / fl.pipe.cpuPerCall : NaN,
+    eraSeq: mo.seq.cpuPerCall / c.seq.cpuPerCall, eraPipe: mo.pipe.cpuPerCall / c.pipe.cpuPerCall });
   console.log('');
   console.log(`round ${k + 1} (load average ${load()})`);
   console.log('server        CPU/call seq  CPU/call pipe  calls/s seq  calls/s pipe  start->init (CPU)    idle RSS');
   for (const r of results) {
+    if (!r) continue;
     console.log(`${r.name.padEnd(12)}  ${us(r.seq.cpuPerCall).padStart(9)} us  ${us(r.pipe.cpuPerCall).padStart(10)} us  `
       + `${r.seq.callsPerSec.toFixed(0).padStart(11)}  ${r.pipe.callsPerSec.toFixed(0).padStart(12)}  `
       + `${r.startMs.toFixed(2).padStart(8)} ms (${r.startCpuMs.toFixed(2)} ms)  ${(r.idleRssKiB / 1024).toFixed(1).padStart(5)} MiB`);
@@ -227,6 +249,7 @@ for (let k = 0; k < ROUNDS; k++) {
   const x = rounds[k];
   console.log(`server CPU per call, SDK / probe-mcp: sequential ${x.ratioSeq.toFixed(1)}x, pipelined ${x.ratioPipe.toFixed(1)}x`
     + (fl ? `; SDK / floor: sequential ${x.floorSeq.toFixed(1)}x, pipelined ${x.floorPipe.toFixed(1)}x` : ''));
+  console.log(`server CPU per call, modern era / legacy era: sequential ${x.eraSeq.toFixed(3)}, pipelined ${x.eraPipe.toFixed(3)}`);
 }
 const inproc = INPROC ? JSON.parse(execFileSync(INPROC, [String(CALLS * 10)], { encoding: 'utf8' })) : null;
 
@@ -241,6 +264,10 @@ const ts = { seq: { cpuPerCall: med((r) => r.results[1].seq.cpuPerCall), callsPe
   idleRssKiB: med((r) => r.results[1].idleRssKiB) };
 const ratioSeq = med((r) => r.ratioSeq);
 const ratioPipe = med((r) => r.ratioPipe);
+const eraSeq = med((r) => r.eraSeq);
+const eraPipe = med((r) => r.eraPipe);
+const moSeq = med((r) => r.results[3].seq.cpuPerCall);
+const moPipe = med((r) => r.results[3].pipe.cpuPerCall);
 
 console.log('');
 console.log(`medians over ${ROUNDS} round(s):`);
@@ -251,6 +278,8 @@ if (inproc) {
 console.log(`server CPU per call: probe-mcp ${us(c.seq.cpuPerCall)} us sequential, ${us(c.pipe.cpuPerCall)} us pipelined; `
   + `SDK ${us(ts.seq.cpuPerCall)} us sequential, ${us(ts.pipe.cpuPerCall)} us pipelined`);
 console.log(`server CPU per call, SDK / probe-mcp: sequential ${ratioSeq.toFixed(1)}x, pipelined ${ratioPipe.toFixed(1)}x`);
+console.log(`server CPU per call, probe-mcp modern era (2026-07-28): ${us(moSeq)} us sequential, ${us(moPipe)} us pipelined; `
+  + `modern / legacy: sequential ${eraSeq.toFixed(3)}, pipelined ${eraPipe.toFixed(3)}`);
 if (FLOOR) {
   console.log(`transport floor (floor.c, canned replies): ${us(med((r) => r.results[2].seq.cpuPerCall))} us sequential, `
     + `${us(med((r) => r.results[2].pipe.cpuPerCall))} us pipelined; best ratio any stdio server could reach, SDK / floor: `
@@ -267,6 +296,8 @@ console.log(`start->initialize: probe-mcp ${c.startMs.toFixed(2)} ms (${c.startC
   + `idle RSS: probe-mcp ${(c.idleRssKiB / 1024).toFixed(1)} MiB vs SDK ${(ts.idleRssKiB / 1024).toFixed(1)} MiB`);
 console.log('');
 const target = (ok, what) => console.log(`${ok ? 'met ' : 'MISS'}  ${what}`);
+target(eraSeq <= 1.10 && eraPipe <= 1.10, `modern era within 10% of the legacy era's server CPU per call `
+  + `(sequential ${eraSeq.toFixed(3)}, pipelined ${eraPipe.toFixed(3)})`);
 target(ratioPipe >= 20, `>= 20x less server CPU per call than the SDK server, pipelined (${ratioPipe.toFixed(1)}x)`);
 target(ratioSeq >= 20, `>= 20x less server CPU per call than the SDK server, sequential (${ratioSeq.toFixed(1)}x)`);
 target(c.startMs < 10, `start-to-initialize-response < 10 ms, wall clock: median ${c.startMs.toFixed(2)} ms, `

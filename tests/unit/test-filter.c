@@ -88,7 +88,7 @@ static const char *which(const char *filter)
   const cJSON *r;
   cJSON_ArrayForEach(r, rows)
   {
-    pmcp__filter_row row = {row_attr, row_series, (void *)r};
+    pmcp__filter_row row = {row_attr, row_series, (void *)r, NULL};
     int m = pmcp__filter_match(f, &row);
     ck_assert_int_ge(m, 0);
     if (m)
@@ -302,7 +302,7 @@ static const char *order(const char *sort)
   pmcp__sort_key k[8];
   int idx[8];
   for (int i = 0; i < n; i++) {
-    pmcp__filter_row row = {row_attr, row_series, cJSON_GetArrayItem(rows, i)};
+    pmcp__filter_row row = {row_attr, row_series, cJSON_GetArrayItem(rows, i), NULL};
     ck_assert_int_eq(pmcp__sort_key_of(&s, &row, &k[i]), 0);
     idx[i] = i;
   }

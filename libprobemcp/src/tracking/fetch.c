@@ -239,7 +239,7 @@ static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *ou
       bad = 0;
     }
   } else if (cJSON_IsString(v) && !relative) {
-    bad = pmcp__trk_parse_iso_ms(v->valuestring, out) != 0;
+    bad = pmcp__iso_parse_ms(v->valuestring, out, NULL) != 0;
   }
   cJSON_Delete(v);
   if (bad)

@@ -134,7 +134,7 @@ static int add_histogram(const cJSON *set, void *ud)
   cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
   if (pmcp__jn(set, "time", 0) > 0) {
     char iso[48];
-    pmcp__trk_iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
+    pmcp__iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
     cJSON_AddStringToObject(o, "wall_time", iso);
   }
   cJSON_AddItemToObject(o, "edges", numbers(edges, NULL));

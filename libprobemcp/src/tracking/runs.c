@@ -635,6 +635,10 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     cJSON *row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "path", keep[i]->string);
     cJSON_AddItemToObject(row, "value", cJSON_Duplicate(keep[i], 1));
+    /* a datetime's ISO text would otherwise read as a string */
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(r.types, keep[i]->string);
+    if (cJSON_IsString(type) && !strcmp(type->valuestring, "datetime"))
+      cJSON_AddStringToObject(row, "type", "datetime");
     cJSON_AddItemToArray(page, row);
   }
   free(keep);

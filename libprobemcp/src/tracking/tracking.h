@@ -11,6 +11,7 @@
 #include "probemcp/tracking.h"
 #include "research/metrics.h"
 #include "research/research.h"
+#include "util/isotime.h"
 
 typedef struct pmcp__tracking {
   pmcp__research *rs; /* store, tenant, lock; one reference held */
@@ -83,12 +84,6 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
                          size_t max_buckets);
 /* Edge @p i (0..n) of the axis. */
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
-/* An ISO 8601 UTC time with milliseconds. */
-void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size);
-/* An ISO 8601 date or date-time ("2024-05-01", "2024-05-01T12:00:00.250Z",
- * "...+02:00"; UTC without a zone) as epoch milliseconds in *@p ms.
- * PMCP_EINVAL when it is not one. */
-int pmcp__trk_parse_iso_ms(const char *s, int64_t *ms);
 /* Reads the points of series @p series with steps in [step_from, step_to]
  * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
  * nonfinite, and sum/min/max over the finite ones. Time axes place a
@@ -173,6 +168,9 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r,
  * listing's values take precedence); 0 or a store error. */
 int pmcp__trk_run_attrs(pmcp__tracking *tk, pmcp__trk_run *r, char *err, size_t errlen);
 void pmcp__trk_run_dispose(pmcp__trk_run *r);
+/* An attribute value of the store's listing as the toolset shows it (a
+ * datetime's epoch milliseconds as ISO 8601 UTC text); a new item. */
+cJSON *pmcp__trk_attr_value(const char *type, const cJSON *v);
 /* The row callbacks over a pmcp__trk_run. */
 pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
 /* The store's series item a (key, scale, labels) names in @p r, or NULL. */

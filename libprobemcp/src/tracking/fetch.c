@@ -705,7 +705,7 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
 static const pmcp_arg_spec points_args[] = {
   COMMON_ARGS,
-  {"step_from", PMCP_T_INTEGER, 0, "Default: the last max_points.",
+  {"step_from", PMCP_T_INTEGER, 0, NULL,
    0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"max_points", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, MAX_POINTS, NULL, "200"},

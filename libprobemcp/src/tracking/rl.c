@@ -451,7 +451,7 @@ static const char *const functions[] = {"avg", "min", "max", "sum", "std", "medi
 #define RUN_ARG {"run", PMCP_T_STRING, 1, "Id, name or ref.", 1, 1, 1, 200, NULL, NULL}
 #define FILTER_ARG                                                                        \
   {"filter", PMCP_T_ARRAY, 0,                                                            \
-   "As list_runs' filter, on environments; series need scale.", 0, 1, 0, 64, NULL, NULL}
+   "As list_runs'; series need scale.", 0, 1, 0, 64, NULL, NULL}
 #define ENVS_ARG                                                                           \
   {"environments", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0, 200, NULL, NULL}
 #define SERIES_RANGE_ARGS                                                                  \
@@ -469,8 +469,8 @@ static const pmcp_arg_spec envs_args[] = {
   RUN_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, FILTER_ARG, ENVS_ARG,
   {"sort", PMCP_T_OBJECT, 0, "As list_runs' sort. Default: by environment id.", 0, 0, 0, 0, NULL, NULL},
   {"columns", PMCP_T_STRING_ARRAY, 0, "Paths to show.", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
-  {"summary_columns", PMCP_T_ARRAY, 0, "[{series, function, scale, labels?}], shown as "
-   "function(series).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  {"summary_columns", PMCP_T_ARRAY, 0, "As list_runs'; scale needed.", 0, 1, 0, MAX_COLUMNS,
+   NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec run_list_args[] = {
   {"run", PMCP_T_STRING, 0, "Default: all runs.", 1,

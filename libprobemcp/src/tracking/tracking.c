@@ -174,7 +174,12 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
   d.handler = trk_tool_call;
   d.ud = w;
   d.ud_free = trk_tool_free;
-  return pmcp_server_add_tool(server, &d);
+  int rc = pmcp_server_add_tool(server, &d);
+  /* lists an agent writes by hand (conditions, columns, paths, a run's
+   * environments) never come near their limits; runs and series may */
+  static const char *const open_lists[] = {"filter", "columns", "summary_columns", "paths",
+                                           "environments", NULL};
+  return rc ? rc : pmcp__schema_compact(server, name, open_lists);
 }
 
 /* The filter language's structure (filter/filter.c), stated once in
@@ -184,7 +189,7 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
 #define TRK_LABELS "{\"type\":\"object\"}"
 #define TRK_FUNCTIONS "{\"enum\":[\"last\",\"first\",\"min\",\"max\",\"avg\",\"count\"]}"
 static const char filter_schema[] =
-  "{\"type\":\"array\",\"maxItems\":64,\"items\":{\"anyOf\":["
+  "{\"type\":\"array\",\"items\":{\"anyOf\":["
   "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"
   "\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\",\"lte\",\"matches\",\"contains\","
   "\"contains_any\",\"contains_all\",\"in\",\"not_in\",\"exists\"]},\"value\":{}},"
@@ -193,7 +198,7 @@ static const char filter_schema[] =
   "\"function\":" TRK_FUNCTIONS ",\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\","
   "\"lte\",\"exists\"]},\"value\":{\"type\":\"number\"},\"scale\":{\"type\":\"string\"},"
   "\"labels\":" TRK_LABELS "},\"required\":[\"series\",\"op\"]},"
-  "{\"type\":\"object\",\"properties\":{\"any_of\":{\"type\":\"array\",\"minItems\":1,"
+  "{\"type\":\"object\",\"properties\":{\"any_of\":{\"type\":\"array\","
   "\"items\":{\"type\":\"object\"}}},\"required\":[\"any_of\"]}]}}";
 static const char sort_schema[] =
   "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"

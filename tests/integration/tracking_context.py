@@ -84,7 +84,7 @@ def whole_series_pages(store):
     offsets lead to all of them."""
     proj = "cifar-resnet"
     runs = ["warmup-2000", "warmup-1000", "hpo-search"]
-    keys = ["lr", "val/loss", "train/loss"]
+    keys = ["lr", "val/acc", "train/loss"]
     args = {"project": proj, "runs": runs, "series": keys}
     listed = calls(store, [("list_series", dict(args, limit=100))])[0]
     want = {}
@@ -109,6 +109,15 @@ def whole_series_pages(store):
     check(set(seen) == set(want), "series seen %s, listed %s" % (sorted(seen), sorted(want)))
     check(len(want) >= 3, "listed series %s" % want)
     check(pages > 1, "3 x 3 series at the default budget fit one page: nothing checked")
+    # a key none of the runs has is named: noted beside the others, refused alone
+    got = calls(store, [("fetch_float_series", dict(args, series=keys + ["val/loss"])),
+                        ("fetch_float_series", dict(args, series=["val/loss"])),
+                        ("fetch_series_summaries", dict(args, series=["val/loss", "nope"]))])
+    check(got[0].get("missing_series") == ["val/loss"] and got[0].get("entries"),
+          "a missing key beside others: %s" % str(got[0])[:300])
+    for g in got[1:]:
+        check(g.get("error") == "not_found" and "val/loss" in g.get("message", "") and
+              "list_series" in g.get("message", ""), "only missing keys: %s" % g)
 
 
 def time_spellings(store):

@@ -211,15 +211,23 @@ typedef struct pmcp__trk_sel {
   size_t n_runs;
   const char *scale;     /* store name */
   cJSON *labels;         /* wanted labels or NULL */
+  cJSON *missing;        /* asked `series` keys no run has, or NULL */
 } pmcp__trk_sel;
 
-/* Reads the selection. A `series` key that has no series on the chosen
+/* Reads the selection. `series` keys that none of the runs has are
+ * refused when no asked key is in any run, else noted (missing). A
+ * `series` key that has no series on the chosen
  * scale in any run but is logged on an RL scale is refused when `scale`
  * was not given (RL series always need their scale). Returns 0, or 1
  * after sending an error (a missing run or project is named), or a
  * negative code. Free with pmcp__trk_sel_free() either way. */
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, pmcp__trk_sel *s);
 void pmcp__trk_sel_free(pmcp__trk_sel *s);
+/* Frees the selection; the answer's root object, holding
+ * "missing_series" when some asked keys are in none of the runs (a key
+ * in none of them when none of the keys is anywhere is refused by
+ * pmcp__trk_sel_read). NULL when out of memory. */
+cJSON *pmcp__trk_sel_done(pmcp__trk_sel *s);
 /* True when catalog entry @p e is one of the asked series (of value kind
  * @p kind: "float", "histogram", "scatter"; NULL: any). */
 int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx_series *e,

@@ -545,6 +545,22 @@ def check_buckets(srv, tag, args, want, start):
                 compare_buckets("%s %s" % (what, i), e, xname, x_at, cells, lo, w, n)
 
 
+def check_timeless(srv, gen):
+    """A run whose points carry no time, alone on a time axis: every point
+    is counted as without a time and the answer says so (no silent empty
+    buckets)."""
+    n = sum(1 for line in open(os.path.join(gen, "g-notime", "metrics.csv"))
+            if line.startswith(tuple("0123456789")) and ",loss," in line)
+    for axis in ("wall_clock", "relative_time"):
+        res, err = srv.call("fetch_float_series_buckets", {
+            "runs": ["g-notime"], "series": ["loss"], "axis": axis, "buckets": 4,
+            "project": "gen"})
+        e = (res.get("entries") or [{}])[0]
+        if err or e.get("points_without_time") != n or sum(e.get("count", [])) != 0 or \
+                "without a time" not in res.get("note", ""):
+            fail("a run without times on %s: %s" % (axis, json.dumps(res)[:300]))
+
+
 def check_run_names(srv, truths):
     """Runs are found by what an agent has: name, MLflow run uuid, ref, id."""
     def summaries(runs, **kw):
@@ -678,6 +694,7 @@ def main():
         if not err or other not in res.get("message", ""):
             fail("a run of another project among several: %s" % json.dumps(res)[:300])
         check_run_names(srv, truths)
+        check_timeless(srv, gen)
         for proj, path in (("kymatio", os.path.join(DATA, "mlflow-kymatio", "mlruns")),
                            ("adamw", os.path.join(DATA, "mlflow-adamw", "mlruns"))):
             check_attributes(srv, proj, path)

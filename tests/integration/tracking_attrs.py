@@ -21,6 +21,7 @@ usage: tracking_attrs.py PROBE_CLI PROBE_MCP_STDIO
 """
 import datetime
 import json
+import re
 import os
 import secrets
 import subprocess
@@ -100,6 +101,13 @@ def raw_runs(mlruns):
                 ms = (int((d - datetime.datetime(1970, 1, 1)).days) * DAY +
                       ((d.hour * 60 + d.minute) * 60 + d.second) * 1000 + d.microsecond // 1000)
                 a["model/created"] = ("t", ms)
+            # a boolean and a string set, from the raw files too
+            if "params/mode" in a:
+                a["derived/dif"] = a["params/mode"].endswith("_dif")
+            tags = sorted(t for t in os.listdir(os.path.join(rd, "tags"))
+                          if t.startswith("mlflow.source"))
+            if tags:
+                a["derived/sources"] = tags
             runs[rid] = a
     return runs
 
@@ -168,6 +176,16 @@ def holds(v, op, w):
     if op in ("in", "not_in"):
         f = any(same(v, x) for x in w)
         return f if op == "in" else not f
+    if isinstance(v, list):  # a string set
+        if op == "matches":
+            return any(re.search(w, x) for x in v)
+        if op == "contains":
+            return w in v
+        if op == "contains_any":
+            return any(x in v for x in w)
+        if op == "contains_all":
+            return all(x in v for x in w)
+        return op in ("ne", "not_in")  # a set equals no scalar
     if op == "contains":
         return isinstance(v, str) and w in v
     num = (int, float)
@@ -253,6 +271,16 @@ def conditions(runs):
                           (path, "in", [t + 1, off]), (path, "eq", "yesterday"),
                           (path, "gt", "not a time"), (path, "gt", t - 1),
                           (path, "lte", iso(t + 1)[:-1] + "+00:00")]
+        elif isinstance(vals[0], bool):
+            for v in (True, False):
+                cases += [(path, "eq", v), (path, "ne", v), (path, "in", [v]),
+                          (path, "eq", "true"), (path, "gt", 0)]
+        elif isinstance(vals[0], list):
+            items = sorted({x for v in vals for x in v})
+            for x in items:
+                cases += [(path, "contains", x), (path, "contains_any", [x, "nope"]),
+                          (path, "contains_all", [x, items[0]]), (path, "eq", x),
+                          (path, "matches", "git")]
         elif path == "sys/duration_ms":
             for v in sorted(set(vals)):
                 cases += [(path, op, v) for op in ("eq", "gt", "gte", "lt", "lte")]
@@ -280,6 +308,14 @@ def main():
                             "--project", proj], check=True)
             truths[proj] = raw_runs(path)
             for rid, a in truths[proj].items():
+                extra = []
+                if "derived/dif" in a:
+                    extra += ["derived/dif=%s" % ("true" if a["derived/dif"] else "false")]
+                if "derived/sources" in a:
+                    extra += ["--set", "derived/sources=" + ",".join(a["derived/sources"])]
+                if extra:
+                    subprocess.run([PROBE, "--store", store, "--quiet", "set", "run:mlflow-" + rid]
+                                   + extra, check=True)
                 if "model/created" in a:
                     subprocess.run([PROBE, "--store", store, "--quiet", "set", "run:mlflow-" + rid,
                                     "--datetime", "model/created=%d" % a["model/created"][1]],
@@ -301,6 +337,8 @@ def main():
             types = {d["path"]: d for d in defs.get("attributes", [])}
             for path in {p for a in runs.values() for p in a}:
                 kinds = {("datetime" if isinstance(a[path], tuple) else
+                          "bool" if isinstance(a[path], bool) else
+                          "string_set" if isinstance(a[path], list) else
                           "int" if isinstance(a[path], int) else
                           "float" if isinstance(a[path], float) else "string")
                          for a in runs.values() if path in a}

@@ -49,8 +49,9 @@ int probe_cli_done(const char *cmd, pmcp_store *s, int rc);
 int probe_cli_int(const char *s, int64_t *out);
 /* Parses a double; 0 ok, -1 bad. */
 int probe_cli_double(const char *s, double *out);
-/* Parses an ISO 8601 UTC time (YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]) or epoch
- * milliseconds into ms; 0 ok, -1 bad. */
+/* Parses an ISO 8601 time (YYYY-MM-DD[THH:MM[:SS[.fff]]][Z|+HH:MM], a space
+ * for the T; UTC without a zone) or epoch milliseconds into ms; 0 ok,
+ * -1 bad. */
 int probe_cli_time(const char *s, int64_t *out);
 
 #endif

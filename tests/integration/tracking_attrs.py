@@ -307,7 +307,7 @@ def main():
             subprocess.run([PROBE, "--store", store, "--quiet", "import", "mlflow", path,
                             "--project", proj], check=True)
             truths[proj] = raw_runs(path)
-            for rid, a in truths[proj].items():
+            for k, (rid, a) in enumerate(sorted(truths[proj].items())):
                 extra = []
                 if "derived/dif" in a:
                     extra += ["derived/dif=%s" % ("true" if a["derived/dif"] else "false")]
@@ -317,9 +317,13 @@ def main():
                     subprocess.run([PROBE, "--store", store, "--quiet", "set", "run:mlflow-" + rid]
                                    + extra, check=True)
                 if "model/created" in a:
+                    # as epoch ms, or as ISO 8601 two hours east of UTC with a space
+                    ms = a["model/created"][1]
+                    when = "%d" % ms if k % 2 else datetime.datetime.fromtimestamp(
+                        ms / 1000, datetime.timezone(datetime.timedelta(hours=2))).isoformat(
+                        sep=" ", timespec="milliseconds")
                     subprocess.run([PROBE, "--store", store, "--quiet", "set", "run:mlflow-" + rid,
-                                    "--datetime", "model/created=%d" % a["model/created"][1]],
-                                   check=True)
+                                    "--datetime", "model/created=" + when], check=True)
         srv = Server(store)
         n_cases = n_proper = 0
         for proj, runs in truths.items():

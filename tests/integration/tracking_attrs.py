@@ -23,17 +23,14 @@ import datetime
 import json
 import re
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
 
 PROBE, STDIO = sys.argv[1], sys.argv[2]
-PG = os.environ.get("PMCP_TEST_STORE") == "pg"
-PG_URL = os.environ.get("PROBE_TEST_PG_URL")
-if PG and not PG_URL:
-    sys.exit(1 if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0") else 77)
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from tracking_server import Server, pg_drop, pg_store  # noqa: E402
 DATA = os.path.join(HERE, "..", "data")
 SETS = [("kym", os.path.join(DATA, "mlflow-kymatio", "mlruns")),
         ("adamw", os.path.join(DATA, "mlflow-adamw", "mlruns"))]
@@ -199,38 +196,6 @@ def holds(v, op, w):
     return {"gt": c > 0, "gte": c >= 0, "lt": c < 0, "lte": c <= 0}[op]
 
 
-class Server:
-    def __init__(self, store):
-        self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", "tracking"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.id = 0
-        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "t", "version": "1"}})
-        self.p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-    def rpc(self, method, params):
-        self.id += 1
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
-                                        "params": params}) + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise SystemExit("server ended: " + self.p.stderr.read().decode())
-            m = json.loads(line)
-            if m.get("id") == self.id:
-                return m
-
-    def call(self, name, args):
-        r = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
-        return json.loads(r["content"][0]["text"]), r.get("isError", False)
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=30)
-
-
 def shown(v):
     return iso(v[1]) if isinstance(v, tuple) else v
 
@@ -293,13 +258,8 @@ def conditions(runs):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store.db")
-        if PG:
-            schema = "attrs_%s" % secrets.token_hex(4)
-            subprocess.run(["psql", PG_URL, "-X", "-q", "-c", "CREATE SCHEMA " + schema],
-                           check=True, capture_output=True)
-            store = PG_URL + ("&" if "?" in PG_URL else "?") + \
-                "options=-csearch_path%3D" + schema
+        store, schema = pg_store("attrs")
+        store = store or os.path.join(tmp, "store.db")
         subprocess.run([PROBE, "--store", store, "--quiet", "init"], check=True,
                        stdout=subprocess.DEVNULL)
         truths = {}
@@ -324,7 +284,7 @@ def main():
                         sep=" ", timespec="milliseconds")
                     subprocess.run([PROBE, "--store", store, "--quiet", "set", "run:mlflow-" + rid,
                                     "--datetime", "model/created=" + when], check=True)
-        srv = Server(store)
+        srv = Server(STDIO, store)
         n_cases = n_proper = 0
         for proj, runs in truths.items():
             # what is shown: each value with its type, datetimes as ISO 8601 with ms
@@ -385,9 +345,8 @@ def main():
         print("%d filter cases over %d runs" % (n_cases, sum(len(r) for r in truths.values())))
         if n_cases < 500 or n_proper * 5 < n_cases // 2:
             fail("only %d cases, %d selecting a proper subset" % (n_cases, n_proper))
-        if PG:
-            subprocess.run(["psql", PG_URL, "-X", "-q", "-c",
-                            "DROP SCHEMA %s CASCADE" % schema], capture_output=True)
+        if schema:
+            pg_drop(schema)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

@@ -18,45 +18,14 @@ import sys
 import tempfile
 
 PROBE, STDIO = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracking_server import Server  # noqa: E402
 failures = []
 
 
 def fail(msg):
     failures.append(msg)
     print("FAIL:", msg)
-
-
-class Server:
-    def __init__(self, store):
-        self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", "tracking"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.id = 0
-        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "t", "version": "1"}})
-        self.p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-
-    def rpc(self, method, params):
-        self.id += 1
-        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
-                                        "params": params}) + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise SystemExit("server ended: " + self.p.stderr.read().decode())
-            m = json.loads(line)
-            if m.get("id") == self.id:
-                return m
-
-    def call(self, name, args):
-        r = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
-        text = next(c["text"] for c in r["content"] if c["type"] == "text")
-        return json.loads(text), r.get("isError", False)
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=30)
 
 
 def keys_of(o, out):
@@ -115,7 +84,7 @@ def main():
         store = os.path.join(tmp, "store.db")
         subprocess.run([PROBE, "--store", store, "--quiet", "demo"], check=True,
                        capture_output=True)
-        srv = Server(store)
+        srv = Server(STDIO, store)
         tools = {t["name"]: t for t in srv.rpc("tools/list", {})["result"]["tools"]}
         names, enums = set(), set()
         schema_words([t["inputSchema"] for t in tools.values()], names, enums)

@@ -34,7 +34,10 @@ class Server:
 
     def call(self, name, args):
         """(the answer's JSON text decoded, whether it is an error)"""
-        r = self.rpc("tools/call", {"name": name, "arguments": args})["result"]
+        m = self.rpc("tools/call", {"name": name, "arguments": args})
+        if "result" not in m:
+            return {"message": json.dumps(m.get("error"))}, True
+        r = m["result"]
         text = next(c["text"] for c in r["content"] if c["type"] == "text")
         return json.loads(text), r.get("isError", False)
 

@@ -126,7 +126,8 @@ int pmcp__schema_set_arg(struct pmcp_server *srv, const char *tool, const char *
 /* Leaves out of tool @p tool's advertised schema what an agent never
  * needs told and validation still enforces from the declaration (its
  * refusal names the bound or the argument): string lengths, a count's
- * floor (minimum 0 or 1, minItems 1), the size limit of the lists named
+ * floor (minimum 0 or 1, minItems 1), token_budget's range and default
+ * (every tool's), the size limit of the lists named
  * in @p open_lists (NULL-terminated, may be NULL: lists written by hand,
  * far below it), and additionalProperties (unknown arguments are refused
  * by name). Every session pays each schema's tokens. PMCP_ENOTFOUND,

@@ -31,11 +31,6 @@ static int put_enum(pmcp_buf *b, char *const *vals, size_t n)
 static int put_bounds(pmcp_buf *b, const pmcp__arg *a, const char *lo, const char *hi)
 {
   int rc = 0;
-  /* token_budget's range is every tool's (512..8000): checked, and named
-   * by the refusal, but not repeated in each schema (nor its default,
-   * 2000, which an agent needs not know: a cut answer says to raise it) */
-  if (!strcmp(a->name, "token_budget"))
-    return 0;
   if (a->has_min) {
     rc = pmcp__buf_printf(b, ",\"%s\":", lo);
     if (!rc)
@@ -129,7 +124,7 @@ static int prop_json(pmcp_buf *b, const pmcp__arg *a, const char *note)
     pmcp_buf_dispose(&d);
     first = 0;
   }
-  if (!rc && a->default_json && strcmp(a->name, "token_budget"))
+  if (!rc && a->default_json)
     rc = pmcp__buf_printf(b, "%s\"default\":%s", first ? "" : ",", a->default_json);
   if (!rc)
     rc = pmcp__buf_putc(b, '}');
@@ -421,7 +416,13 @@ int pmcp__schema_compact(pmcp_server *srv, const char *tool, const char *const *
   {
     const cJSON *min = cJSON_GetObjectItemCaseSensitive(p, "minimum");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(p, "minItems");
-    if (cJSON_IsNumber(min) && (min->valuedouble == 0 || min->valuedouble == 1)) {
+    if (!strcmp(p->string, "token_budget")) {
+      /* every tool's (512..8000, default 2000): the refusal names the range,
+       * a cut answer says to raise it */
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "minimum");
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "maximum");
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "default");
+    } else if (cJSON_IsNumber(min) && (min->valuedouble == 0 || min->valuedouble == 1)) {
       cJSON_DeleteItemFromObjectCaseSensitive(p, "minimum");
     }
     if (cJSON_IsNumber(items) && items->valuedouble == 1)

@@ -206,7 +206,7 @@ static const pmcp_arg_spec list_docs_args[] = {PMCP__TRK_ARG_LIMIT("100"),
                                                PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec get_doc_args[] = {
   {"page", PMCP_T_STRING, 1,
-   "Its name or URL as list_docs gives it.", 1, 1, 1, 200, NULL, NULL},
+   "As list_docs names it.", 1, 1, 1, 200, NULL, NULL},
   {"offset", PMCP_T_INTEGER, 0,
    "In characters.", 1, 1, 0, 10000000, NULL, "0"},
 };
@@ -214,7 +214,7 @@ static const pmcp_arg_spec get_doc_args[] = {
 int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "list_docs", NULL,
-                              "Documentation pages, with title, URL and length.",
+                              "Pages on using these tools.",
                               list_docs_args, sizeof list_docs_args / sizeof list_docs_args[0],
                               list_docs);
   if (!rc)

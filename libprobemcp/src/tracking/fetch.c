@@ -781,8 +781,8 @@ static const pmcp_arg_spec buckets_args[] = {
   {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},
   {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
-  {"time_from", PMCP_T_ANY, 0, "wall_clock: ISO 8601 or epoch ms; relative_time: seconds "
-   "from a run's start.", 0, 0, 0, 0, NULL, NULL},
+  {"time_from", PMCP_T_ANY, 0, "ISO 8601 or epoch ms; on relative_time seconds.", 0, 0, 0, 0,
+   NULL, NULL},
   {"time_to", PMCP_T_ANY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
@@ -802,17 +802,17 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              fetch_float_series_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
-             "Exact points per run and series (default: the last 200). A range of more "
-             "than max_points comes bucketed.",
+             "Exact finite points per run and series: the last max_points, or a step range "
+             "(bucketed past max_points).",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
-             "Series of runs (a metric and label values) with kind, scale, points.",
+             "Series of runs (metric and labels): kind, scale, points.",
              list_series_args, sizeof list_series_args / sizeof list_series_args[0],
              list_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series_label_values", NULL,
-             "Values of each label key (rank, env, ...) in one run's series.",
+             "Label keys and values of one run's series.",
              label_values_args, sizeof label_values_args / sizeof label_values_args[0],
              list_series_label_values);
   return rc;

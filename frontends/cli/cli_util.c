@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+
 int probe_cli_err(int status, const char *cmd, const char *fmt, ...)
 {
   va_list ap;
@@ -196,23 +197,9 @@ int probe_cli_time(const char *s, int64_t *out)
 {
   if (probe_cli_int(s, out) == 0)
     return 0;
-  int Y, M, D, h = 0, m = 0, sec = 0, ms = 0;
-  char rest[16] = "";
-  int n = sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%15s", &Y, &M, &D, &h, &m, &sec, &ms, rest);
-  if (n < 3)
-    return -1;
-  if (Y < 1970 || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
-    return -1;
-  struct tm tm = {0};
-  tm.tm_year = Y - 1900;
-  tm.tm_mon = M - 1;
-  tm.tm_mday = D;
-  tm.tm_hour = h;
-  tm.tm_min = m;
-  tm.tm_sec = sec;
-  time_t t = timegm(&tm);
-  *out = (int64_t)t * 1000 + ms;
-  return 0;
+  /* every ISO 8601 spelling the tools read (an offset, a space, a date
+   * alone), never a part of it silently */
+  return pmcp_time_parse(s, out) ? -1 : 0;
 }
 
 /* Writes @p v into @p j (probe_cli_json_print). */

@@ -53,8 +53,9 @@ int probe_cli_double(const char *s, double *out);
  * printer treats doubles a few ulps apart as equal); free() it. NULL when
  * out of memory. */
 char *probe_cli_json_print(const cJSON *v);
-/* Parses an ISO 8601 UTC time (YYYY-MM-DD[THH:MM[:SS[.mmm]]][Z]) or epoch
- * milliseconds into ms; 0 ok, -1 bad. */
+/* Parses an ISO 8601 time (YYYY-MM-DD[THH:MM[:SS[.fff]]][Z|+HH:MM], a space
+ * for the T; UTC without a zone) or epoch milliseconds into ms; 0 ok,
+ * -1 bad. */
 int probe_cli_time(const char *s, int64_t *out);
 
 #endif

@@ -9,9 +9,13 @@ structure (the condition forms, the 13 operators, the functions). And
 fetch_float_series at the default budget returns whole series per page
 with an offset to the rest.
 
+The schemas leave out bounds an agent needs not be told (string lengths,
+a count's floor, token_budget's range and default, the size of lists
+written by hand): the server still refuses values past them, naming the
+argument and the bound.
+
 usage: tracking_context.py PROBE_CLI PROBE_MCP_STDIO [--max-tracking N] [--max-all N]
-(default: tracking under 5000; the `all` toolset is measured and, with
---max-all, held to that budget too)
+(default: tracking under 5000, the `all` toolset under 7000)
 """
 import json
 import os
@@ -22,7 +26,7 @@ import tempfile
 PROBE, STDIO = sys.argv[1], sys.argv[2]
 opts = dict(zip(sys.argv[3::2], sys.argv[4::2]))
 MAX_TRACKING = int(opts.get("--max-tracking", 5000))
-MAX_ALL = int(opts["--max-all"]) if "--max-all" in opts else None
+MAX_ALL = int(opts.get("--max-all", 7000))
 failures = []
 
 
@@ -80,7 +84,7 @@ def whole_series_pages(store):
     offsets lead to all of them."""
     proj = "cifar-resnet"
     runs = ["warmup-2000", "warmup-1000", "hpo-search"]
-    keys = ["lr", "val/loss", "train/loss"]
+    keys = ["lr", "val/acc", "train/loss"]
     args = {"project": proj, "runs": runs, "series": keys}
     listed = calls(store, [("list_series", dict(args, limit=100))])[0]
     want = {}
@@ -105,6 +109,15 @@ def whole_series_pages(store):
     check(set(seen) == set(want), "series seen %s, listed %s" % (sorted(seen), sorted(want)))
     check(len(want) >= 3, "listed series %s" % want)
     check(pages > 1, "3 x 3 series at the default budget fit one page: nothing checked")
+    # a key none of the runs has is named: noted beside the others, refused alone
+    got = calls(store, [("fetch_float_series", dict(args, series=keys + ["val/loss"])),
+                        ("fetch_float_series", dict(args, series=["val/loss"])),
+                        ("fetch_series_summaries", dict(args, series=["val/loss", "nope"]))])
+    check(got[0].get("missing_series") == ["val/loss"] and got[0].get("entries"),
+          "a missing key beside others: %s" % str(got[0])[:300])
+    for g in got[1:]:
+        check(g.get("error") == "not_found" and "val/loss" in g.get("message", "") and
+              "list_series" in g.get("message", ""), "only missing keys: %s" % g)
 
 
 def time_spellings(store):
@@ -138,6 +151,24 @@ def time_spellings(store):
     for b, g in zip(bad, got[len(same) + 3:]):
         check(g.get("error") == "invalid_argument" and "ISO 8601" in g.get("message", ""),
               "time_from=%r: %s" % (b, g))
+
+
+def unstated_bounds(store):
+    """What the schemas no longer state is still refused, by name."""
+    cols = ["c%d" % i for i in range(31)]
+    bad = [("list_projects", {"limit": 0}, "limit", "between 1 and 100"),
+           ("list_projects", {"offset": -1}, "offset", "at least 0"),
+           ("list_projects", {"token_budget": 100}, "token_budget", "between 512 and 8000"),
+           ("list_projects", {"token_budget": 9000}, "token_budget", "between 512 and 8000"),
+           ("get_run_attributes", {"run": ""}, "run", "between 1 and 200"),
+           ("list_runs", {"columns": cols}, "columns", "at most 30"),
+           ("list_runs", {"filter": [{"attr": "a", "op": "exists"}] * 65}, "filter", "64"),
+           ("fetch_float_series", {"runs": [], "series": ["x"]}, "runs", "1"),
+           ("list_projects", {"bogus": 1}, "bogus", "unknown argument")]
+    for (tool, args, name, words), got in zip(bad, calls(store, [(t, a) for t, a, _, _ in bad])):
+        msg = (got or {}).get("message", "")
+        check(got and got.get("error") and name in msg and words in msg,
+              "%s %s: %s" % (tool, args if len(json.dumps(args)) < 80 else name, got))
 
 
 def tokens(text):
@@ -182,14 +213,13 @@ def main():
         sort = lr["inputSchema"]["properties"]["sort"]
         check(sort["properties"]["direction"]["enum"] == ["asc", "desc"], "sort %s" % sort)
         whole_series_pages(store)
+        unstated_bounds(store)
         time_spellings(store)
         result_all, raw_all = tools_list(store, "all")
         n_all = tokens(raw_all)
-        print("tools/list, all: %d tools, %d tokens%s" % (
-            len(result_all["tools"]), n_all, " (budget %d)" % MAX_ALL if MAX_ALL else ""))
-        if MAX_ALL:
-            check(n_all < MAX_ALL, "all tools/list costs %d tokens, budget %d"
-                  % (n_all, MAX_ALL))
+        print("tools/list, all: %d tools, %d tokens (budget %d)" % (
+            len(result_all["tools"]), n_all, MAX_ALL))
+        check(n_all < MAX_ALL, "all tools/list costs %d tokens, budget %d" % (n_all, MAX_ALL))
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

@@ -45,6 +45,8 @@ PG_URL = os.environ.get("PROBE_TEST_PG_URL")
 if PG and not PG_URL:
     sys.exit(1 if os.environ.get("PMCP_TEST_STRICT", "0") not in ("", "0") else 77)
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tracking_server  # noqa: E402
 DATA = os.path.join(HERE, "..", "data")
 IMPORT = os.path.join(HERE, "..", "import")
 spec = importlib.util.spec_from_file_location("ci", os.path.join(IMPORT, "check-import.py"))
@@ -124,36 +126,9 @@ def write_generated(top):
 
 
 # ------------------------------------------------------------- the server
-class Server:
+class Server(tracking_server.Server):
     def __init__(self, store):
-        self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", "tracking"],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.id = 0
-        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                "clientInfo": {"name": "t", "version": "1"}})
-        self.p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        self.p.stdin.flush()
-
-    def rpc(self, method, params):
-        self.id += 1
-        msg = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise RuntimeError("server ended: " + self.p.stderr.read().decode())
-            m = json.loads(line)
-            if m.get("id") == self.id:
-                return m
-
-    def call(self, name, args):
-        m = self.rpc("tools/call", {"name": name, "arguments": args})
-        if "result" not in m:
-            return {"message": json.dumps(m.get("error"))}, True
-        r = m["result"]
-        return json.loads(r["content"][0]["text"]), r.get("isError", False)
+        super().__init__(STDIO, store)
 
     def pages(self, name, args, items):
         """Every item of an offset-paged answer, and the first page's root."""
@@ -545,6 +520,22 @@ def check_buckets(srv, tag, args, want, start):
                 compare_buckets("%s %s" % (what, i), e, xname, x_at, cells, lo, w, n)
 
 
+def check_timeless(srv, gen):
+    """A run whose points carry no time, alone on a time axis: every point
+    is counted as without a time and the answer says so (no silent empty
+    buckets)."""
+    n = sum(1 for line in open(os.path.join(gen, "g-notime", "metrics.csv"))
+            if line.startswith(tuple("0123456789")) and ",loss," in line)
+    for axis in ("wall_clock", "relative_time"):
+        res, err = srv.call("fetch_float_series_buckets", {
+            "runs": ["g-notime"], "series": ["loss"], "axis": axis, "buckets": 4,
+            "project": "gen"})
+        e = (res.get("entries") or [{}])[0]
+        if err or e.get("points_without_time") != n or sum(e.get("count", [])) != 0 or \
+                "without a time" not in res.get("note", ""):
+            fail("a run without times on %s: %s" % (axis, json.dumps(res)[:300]))
+
+
 def check_run_names(srv, truths):
     """Runs are found by what an agent has: name, MLflow run uuid, ref, id."""
     def summaries(runs, **kw):
@@ -678,6 +669,7 @@ def main():
         if not err or other not in res.get("message", ""):
             fail("a run of another project among several: %s" % json.dumps(res)[:300])
         check_run_names(srv, truths)
+        check_timeless(srv, gen)
         for proj, path in (("kymatio", os.path.join(DATA, "mlflow-kymatio", "mlruns")),
                            ("adamw", os.path.join(DATA, "mlflow-adamw", "mlruns"))):
             check_attributes(srv, proj, path)

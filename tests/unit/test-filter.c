@@ -74,8 +74,16 @@ static void teardown(void)
   cJSON_Delete(rows);
 }
 
-/* Which rows match @p filter, as a string of row indexes ("013"). */
-static const char *which(const char *filter)
+/* The rows' datetime: sys/creation_time. */
+static int is_time(void *ud, const char *path)
+{
+  (void)ud;
+  return !strcmp(path, "sys/creation_time");
+}
+
+/* Which rows match @p filter, as a string of row indexes ("013"), with
+ * @p time (may be NULL) saying which paths hold datetimes. */
+static const char *which_t(const char *filter, int (*time)(void *, const char *))
 {
   static char out[16];
   cJSON *j = cJSON_Parse(filter);
@@ -88,7 +96,7 @@ static const char *which(const char *filter)
   const cJSON *r;
   cJSON_ArrayForEach(r, rows)
   {
-    pmcp__filter_row row = {row_attr, row_series, (void *)r};
+    pmcp__filter_row row = {row_attr, row_series, (void *)r, time};
     int m = pmcp__filter_match(f, &row);
     ck_assert_int_ge(m, 0);
     if (m)
@@ -99,6 +107,11 @@ static const char *which(const char *filter)
   pmcp__filter_free(f);
   cJSON_Delete(j);
   return out;
+}
+
+static const char *which(const char *filter)
+{
+  return which_t(filter, NULL);
 }
 
 /* The refusal message for @p filter (must fail with PMCP_EINVAL). */
@@ -122,6 +135,35 @@ static const char *refused(const char *filter)
     ck_assert_msg(strstr(e_, needle) != NULL, "%s: message '%s' lacks '%s'",    \
                   filter, e_, needle);                                          \
   } while (0)
+
+/* A datetime compares as an instant: ISO 8601 in any spelling, epoch ms, a
+ * date alone (midnight; its whole day for eq / ne / in / not_in); no other
+ * string equals it; text operators read its text. Rows: 0 2024-01-02,
+ * 1 2024-03-01, 2 2024-02-01 (midnights, UTC), 3 none. */
+START_TEST(datetimes_as_instants)
+{
+#define T(f, want) ck_assert_str_eq(which_t("[{\"attr\":\"sys/creation_time\"," f "}]", is_time), want)
+  T("\"op\":\"eq\",\"value\":\"2024-03-01\"", "1");
+  T("\"op\":\"eq\",\"value\":\"2024-03-01T02:00:00+02:00\"", "1");
+  T("\"op\":\"eq\",\"value\":\"2024-03-01T00:00:00.001Z\"", "");
+  T("\"op\":\"gt\",\"value\":\"2024-01-15\"", "12");
+  T("\"op\":\"gt\",\"value\":\"2024-03-01\"", "");
+  T("\"op\":\"gte\",\"value\":\"2024-03-01\"", "1");
+  T("\"op\":\"lt\",\"value\":1706745600000", "0");
+  T("\"op\":\"lte\",\"value\":1706745600000", "02");
+  T("\"op\":\"in\",\"value\":[\"2024-01-02\",\"2024-02-01 00:00\"]", "02");
+  T("\"op\":\"not_in\",\"value\":[\"2024-01-02\"]", "12");
+  T("\"op\":\"ne\",\"value\":\"2024-01-02\"", "12");
+  T("\"op\":\"eq\",\"value\":\"yesterday\"", "");
+  T("\"op\":\"ne\",\"value\":\"yesterday\"", "012");
+  T("\"op\":\"gt\",\"value\":\"2024\"", "");
+  T("\"op\":\"matches\",\"value\":\"^2024-0[12]\"", "02");
+#undef T
+  /* a string that only looks like a time stays a string */
+  ck_assert_str_eq(which("[{\"attr\":\"sys/creation_time\",\"op\":\"eq\",\"value\":"
+                         "\"2024-03-01\"}]"), "");
+}
+END_TEST
 
 START_TEST(comparison_ops)
 {
@@ -302,7 +344,7 @@ static const char *order(const char *sort)
   pmcp__sort_key k[8];
   int idx[8];
   for (int i = 0; i < n; i++) {
-    pmcp__filter_row row = {row_attr, row_series, cJSON_GetArrayItem(rows, i)};
+    pmcp__filter_row row = {row_attr, row_series, cJSON_GetArrayItem(rows, i), NULL};
     ck_assert_int_eq(pmcp__sort_key_of(&s, &row, &k[i]), 0);
     idx[i] = i;
   }
@@ -358,6 +400,7 @@ static Suite *suite(void)
   TCase *tc = tcase_create("filter");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, comparison_ops);
+  tcase_add_test(tc, datetimes_as_instants);
   tcase_add_test(tc, string_and_set_ops);
   tcase_add_test(tc, matches_re2);
   tcase_add_test(tc, hostile_pattern_linear);

@@ -93,6 +93,18 @@ PMCP_API int pmcp_store_resolve(pmcp_buf *out, const char *where);
 PMCP_API int pmcp_store_describe(pmcp_buf *out, const char *where);
 
 /**
+ * Reads a time as the store keeps times (milliseconds since the Unix
+ * epoch, UTC): an ISO 8601 date or date-time ("2024-05-01",
+ * "2024-05-01T12:00:00.250Z", "...+02:00", "2024-05-01 12:00"; UTC when no
+ * zone is given; a date alone is its midnight), as the tracking tools'
+ * filters read them. @return 0; PMCP_EINVAL when @p s is none of these.
+ */
+PMCP_API int pmcp_time_parse(const char *s, int64_t *ms);
+/** Writes @p ms as "2024-05-01T12:00:00.250Z" (UTC, milliseconds), the form
+ *  the tracking tools show; @p out holds at least 32 bytes. */
+PMCP_API void pmcp_time_format(int64_t ms, char out[32]);
+
+/**
  * Opens (or with PMCP_STORE_CREATE creates) a store. @p where is resolved
  * as pmcp_store_resolve() does. A `postgresql://` or `postgres://` URL
  * selects the PostgreSQL backend (PMCP_EUNSUPPORTED while it is not built).

@@ -285,11 +285,11 @@ static int add_budget_args(pmcp_server *srv, pmcp__tool *t)
 {
   static const pmcp_arg_spec budget = {
     "token_budget", PMCP_T_INTEGER, 0,
-    "Most o200k_base tokens the answer may use; past it, next_cursor continues.",
-    1, 1, 512, 8000, NULL, "2000"};
+    "Most o200k tokens of the answer; past it: cursor=next_cursor.", 1, 1, 512, 8000, NULL,
+    "2000"};
   static const pmcp_arg_spec cursor = {
     "cursor", PMCP_T_STRING, 0,
-    "A previous answer's next_cursor, to continue it.",
+    "An answer's next_cursor, to go on.",
     0, 0, 0, 0, NULL, NULL};
   static const pmcp_arg_spec budget_offset = {
     "token_budget", PMCP_T_INTEGER, 0,

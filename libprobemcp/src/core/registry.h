@@ -155,6 +155,17 @@ int pmcp__schema_build(struct pmcp_server *srv, pmcp__tool *t);
  * (no such argument, not an object), PMCP_ENOMEM. */
 int pmcp__schema_set_arg(struct pmcp_server *srv, const char *tool, const char *arg,
                          const char *json);
+/* Leaves out of tool @p tool's advertised schema what an agent never
+ * needs told and validation still enforces from the declaration (its
+ * refusal names the bound or the argument): string lengths, a count's
+ * floor (minimum 0 or 1, minItems 1), token_budget's range and default
+ * (every tool's), the size limit of the lists named
+ * in @p open_lists (NULL-terminated, may be NULL: lists written by hand,
+ * far below it), and additionalProperties (unknown arguments are refused
+ * by name). Every session pays each schema's tokens. PMCP_ENOTFOUND,
+ * PMCP_ENOMEM. */
+int pmcp__schema_compact(struct pmcp_server *srv, const char *tool,
+                         const char *const *open_lists);
 /* The arg spec for @p name in mode @p mode (or the common list), or NULL. */
 const pmcp__arg *pmcp__tool_arg(const pmcp__tool *t, const pmcp__mode *mode,
                                 const char *name);

@@ -358,6 +358,24 @@ int pmcp__schema_build(pmcp_server *srv, pmcp__tool *t)
   return rc;
 }
 
+/* Makes @p root tool @p t's input schema and rebuilds its tools/list entry. */
+static int set_schema(pmcp_server *srv, pmcp__tool *t, const cJSON *root)
+{
+  char *text = cJSON_PrintUnformatted(root);
+  char *copy = text ? pmcp__strdup(srv, text) : NULL;
+  free(text);
+  if (!copy)
+    return PMCP_ENOMEM;
+  pmcp__free(srv, t->input_schema);
+  pmcp__free(srv, t->list_json);
+  t->input_schema = copy;
+  t->list_json = NULL;
+  t->literal = 1; /* rebuild only the tools/list entry */
+  int rc = pmcp__schema_build(srv, t);
+  t->literal = 0;
+  return rc;
+}
+
 /* Argument declarations say types, bounds and enums only; an argument
  * holding structured values (a list of conditions) gets its schema here,
  * after registration. The declared description stays unless @p json has
@@ -378,21 +396,47 @@ int pmcp__schema_set_arg(pmcp_server *srv, const char *tool, const char *arg,
       cJSON_AddItemToObject(v, "description", cJSON_DetachItemViaPointer(old, d));
     cJSON_ReplaceItemInObjectCaseSensitive(props, arg, v); /* keeps the key */
     v = NULL;
-    char *text = cJSON_PrintUnformatted(root);
-    char *copy = text ? pmcp__strdup(srv, text) : NULL;
-    free(text);
-    rc = PMCP_ENOMEM;
-    if (copy) {
-      pmcp__free(srv, t->input_schema);
-      pmcp__free(srv, t->list_json);
-      t->input_schema = copy;
-      t->list_json = NULL;
-      t->literal = 1; /* rebuild only the tools/list entry */
-      rc = pmcp__schema_build(srv, t);
-      t->literal = 0;
-    }
+    rc = set_schema(srv, t, root);
   }
   cJSON_Delete(v);
+  cJSON_Delete(root);
+  return rc;
+}
+
+int pmcp__schema_compact(pmcp_server *srv, const char *tool, const char *const *open_lists)
+{
+  pmcp__tool *t = (pmcp__tool *)pmcp__tool_find(srv, tool);
+  if (!t || t->literal)
+    return PMCP_ENOTFOUND;
+  cJSON *root = cJSON_Parse(t->input_schema);
+  cJSON *props = cJSON_GetObjectItemCaseSensitive(root, "properties"), *p;
+  if (!props) {
+    cJSON_Delete(root);
+    return PMCP_ENOMEM;
+  }
+  cJSON_ArrayForEach(p, props)
+  {
+    const cJSON *min = cJSON_GetObjectItemCaseSensitive(p, "minimum");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(p, "minItems");
+    if (!strcmp(p->string, "token_budget")) {
+      /* every tool's (512..8000, default 2000): the refusal names the range,
+       * a cut answer says to raise it */
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "minimum");
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "maximum");
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "default");
+    } else if (cJSON_IsNumber(min) && (min->valuedouble == 0 || min->valuedouble == 1)) {
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "minimum");
+    }
+    if (cJSON_IsNumber(items) && items->valuedouble == 1)
+      cJSON_DeleteItemFromObjectCaseSensitive(p, "minItems");
+    cJSON_DeleteItemFromObjectCaseSensitive(p, "minLength");
+    cJSON_DeleteItemFromObjectCaseSensitive(p, "maxLength");
+    for (size_t i = 0; open_lists && open_lists[i]; i++)
+      if (!strcmp(p->string, open_lists[i]))
+        cJSON_DeleteItemFromObjectCaseSensitive(p, "maxItems");
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "additionalProperties");
+  int rc = set_schema(srv, t, root);
   cJSON_Delete(root);
   return rc;
 }

@@ -183,7 +183,7 @@ static void check_count(vctx *v, const pmcp__arg *a, size_t n)
 {
   if (out_of_bounds(a, (double)n)) {
     begin(v, a->name, -1);
-    say(v, "expected");
+    say(v, "expected a list");
     say_bounds(v, a, "items");
     say(v, ", got %zu", n);
   }

@@ -9,6 +9,7 @@
 
 #include "filter/re.h"
 #include "probemcp/error.h"
+#include "util/isotime.h"
 
 enum op {
   OP_EQ, OP_NE, OP_GT, OP_GTE, OP_LT, OP_LTE, OP_MATCHES, OP_CONTAINS,
@@ -351,6 +352,64 @@ static int contains(const cJSON *v, const char *s)
   return 0;
 }
 
+#define DAY_MS 86400000.0
+
+/* Compares instant @p t (epoch ms) with condition value @p w: -1, 0, 1,
+ * or 2 when @p w is no time (never equal, never ordered). A date alone
+ * for equality (@p whole_day) is the span of that day. */
+static int time_cmp(double t, const cJSON *w, int whole_day)
+{
+  double x;
+  int date_only = 0;
+  if (cJSON_IsNumber(w)) {
+    x = w->valuedouble;
+  } else {
+    int64_t ms;
+    if (!cJSON_IsString(w) || pmcp__iso_parse_ms(w->valuestring, &ms, &date_only))
+      return 2;
+    x = (double)ms;
+  }
+  if (whole_day && date_only)
+    return t < x ? -1 : t >= x + DAY_MS ? 1 : 0;
+  return num_cmp(t, x);
+}
+
+/* eval_attr() for a datetime value @p v (ISO text): comparisons as
+ * instants, text operators (matches, contains) on its text. */
+static int eval_time(const cond *c, const cJSON *v, int *done)
+{
+  int64_t ms;
+  *done = 0;
+  if (pmcp__iso_parse_ms(v->valuestring, &ms, NULL))
+    return 0; /* not a time after all: as a string */
+  double t = (double)ms;
+  const cJSON *it;
+  *done = 1;
+  switch (c->op) {
+  case OP_EQ:
+  case OP_NE: {
+    int e = time_cmp(t, c->value, 1) == 0;
+    return c->op == OP_EQ ? e : !e;
+  }
+  case OP_GT:
+  case OP_GTE:
+  case OP_LT:
+  case OP_LTE: {
+    int k = time_cmp(t, c->value, 0);
+    return k != 2 && cmp_result(c->op, k);
+  }
+  case OP_IN:
+  case OP_NOT_IN: {
+    int found = 0;
+    cJSON_ArrayForEach(it, c->value) if (time_cmp(t, it, 1) == 0) found = 1;
+    return c->op == OP_IN ? found : !found;
+  }
+  default:
+    *done = 0;
+    return 0;
+  }
+}
+
 static int eval_attr(const cond *c, const pmcp__filter_row *row)
 {
   const cJSON *v = row->attr ? row->attr(row->ud, c->path) : NULL;
@@ -360,6 +419,11 @@ static int eval_attr(const cond *c, const pmcp__filter_row *row)
     return (v != NULL) == c->exists_want;
   if (!v)
     return 0;
+  if (cJSON_IsString(v) && row->is_time && row->is_time(row->ud, c->path)) {
+    int done, r = eval_time(c, v, &done);
+    if (done)
+      return r;
+  }
   const cJSON *w = c->value, *it;
   switch (c->op) {
   case OP_EQ:

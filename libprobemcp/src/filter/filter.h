@@ -13,7 +13,11 @@
  *    groups do not nest.
  * A condition on a missing attribute or series fails, except exists with
  * value false. Comparisons need matching types: numbers with numbers,
- * strings with strings (ISO dates compare as strings), booleans with eq/ne.
+ * strings with strings, booleans with eq/ne. A datetime value (the row
+ * says which, as ISO 8601 UTC text) compares as an instant with an ISO
+ * 8601 string in any spelling or a number of epoch milliseconds; a date
+ * alone is its midnight (UTC), except that eq / ne / in / not_in with a
+ * date alone mean that whole day; other strings never equal it.
  *
  * Parsing checks everything up front (unknown keys, operators, value
  * types, patterns) and names the offending condition by its index.
@@ -42,6 +46,9 @@ typedef struct pmcp__filter_row {
   int (*series)(void *ud, const char *key, const char *function, const char *scale,
                 const cJSON *labels, double *out);
   void *ud;
+  /* Whether the value at @p path is a datetime (ISO 8601 text that
+   * compares as an instant); may be NULL: none is. */
+  int (*is_time)(void *ud, const char *path);
 } pmcp__filter_row;
 
 /* Parses @p json (an array; NULL or empty: matches everything).

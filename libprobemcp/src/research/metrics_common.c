@@ -300,7 +300,7 @@ int pmcp__mx_where_match(const pmcp__mx_where *w, const cJSON *labels)
                    : cJSON_Duplicate(l, 1);
     cJSON_AddItemToObject(typed, l->string, v);
   }
-  pmcp__filter_row row = {label_attr, NULL, typed};
+  pmcp__filter_row row = {label_attr, NULL, typed, NULL};
   int m = pmcp__filter_match(w->f, &row) == 1;
   cJSON_Delete(typed);
   return m;

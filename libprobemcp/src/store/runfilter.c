@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "store/runsql.h"
+#include "util/isotime.h"
 
 /* Run ids a bitmap may cover (16 MiB); a store with larger ids takes the
  * candidate path. */
@@ -314,7 +315,10 @@ static int attr_cmp(rf *c, const char *path, const char *op, const cJSON *v, uin
   scan_args a = {.n = 0};
   arg_text(&a, path);
   if (cJSON_IsString(v)) {
-    if (!text_exact(op, v->valuestring))
+    int64_t ms;
+    /* an ISO 8601 time: datetime attributes (epoch ms, no text) compare
+     * with it as instants (filter.h), in the evaluator */
+    if (!text_exact(op, v->valuestring) || !pmcp__iso_parse_ms(v->valuestring, &ms, NULL))
       return 1;
     static const char *const sym[][2] = {{"eq", "="}, {"gt", ">"}, {"gte", ">="},
                                          {"lt", "<"}, {"lte", "<="}};

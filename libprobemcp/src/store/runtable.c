@@ -33,6 +33,7 @@
 
 #include "store/runsql.h"
 #include "store/ws_scope.h"
+#include "util/isotime.h"
 
 /* ---- statement text with its binds -------------------------------------- */
 
@@ -145,6 +146,14 @@ static const char *js(const cJSON *o, const char *k)
 
 /* ---- the filter pushed down --------------------------------------------- */
 
+/* An ISO 8601 date or date-time: a datetime attribute (held as epoch
+ * milliseconds, no text) compares with it as an instant (filter.h). */
+static int is_time_text(const cJSON *v)
+{
+  int64_t ms;
+  return cJSON_IsString(v) && !pmcp__iso_parse_ms(v->valuestring, &ms, NULL);
+}
+
 /* Appends a boolean SQL expression implied by condition @p c; 1 when
  * appended, 0 when SQL cannot state it (the caller takes back the text). */
 static int push_attr(sqlb *q, const cJSON *c)
@@ -181,6 +190,8 @@ static int push_attr(sqlb *q, const cJSON *c)
     return 1;
   }
   if (!strcmp(op, "eq") && cJSON_IsString(v)) {
+    if (is_time_text(v))
+      return 0; /* a datetime attribute equals it as an instant */
     int k = bind_text(q, v->valuestring);
     if (k < 0)
       return 0;
@@ -196,7 +207,7 @@ static int push_attr(sqlb *q, const cJSON *c)
   }
   if (!strcmp(op, "in") && cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0) {
     const cJSON *it;
-    cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) return 0;
+    cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it) || is_time_text(it)) return 0;
     put(q, "%s AND a.v_text IN (", head);
     int first = 1;
     cJSON_ArrayForEach(it, v)
@@ -402,6 +413,11 @@ static int by_id_cmp(const void *a, const void *b)
 static cJSON *attr_value(pmcp__stmt *st, int c)
 {
   const char *type = pmcp__st_text(st, c);
+  if (type && !strcmp(type, "datetime") && !pmcp__st_null(st, c + 2)) {
+    char iso[48]; /* shown as ISO 8601 UTC with milliseconds, not epoch ms */
+    pmcp__iso_ms(pmcp__st_int64(st, c + 2), iso, sizeof iso);
+    return cJSON_CreateString(iso);
+  }
   if (type && !strcmp(type, "string_set"))
     return cJSON_Parse(pmcp__st_text(st, c + 1));
   if (type && !strcmp(type, "bool"))
@@ -608,6 +624,13 @@ static int read_details(pmcp_store *s, sqlb *q, pmcp_tenant t, int64_t project,
         break;
       }
       cJSON_AddItemToObject(r->attrs, rq->paths[p], v);
+      const char *type = pmcp__st_text(st, 1);
+      if (type && !strcmp(type, "datetime") &&
+          ((!r->types && !(r->types = cJSON_CreateObject())) ||
+           !cJSON_AddStringToObject(r->types, rq->paths[p], type))) {
+        rc = PMCP_ENOMEM;
+        break;
+      }
     }
     if (rc)
       pmcp__sql_release(q->c, st);
@@ -734,6 +757,7 @@ void pmcp__rt_run_dispose(pmcp__rt_run *r)
   free(r->status);
   free(r->experiment);
   cJSON_Delete(r->attrs);
+  cJSON_Delete(r->types);
   cJSON_Delete(r->tags);
   cJSON_Delete(r->series);
   memset(r, 0, sizeof *r);

@@ -42,6 +42,7 @@ typedef struct pmcp__rt_run {
   char *slug, *name, *status;
   char *experiment;            /* slug, or NULL */
   cJSON *attrs;                /* path -> value, the loaded paths it has */
+  cJSON *types;                /* path -> "datetime" for those paths, or NULL */
   cJSON *tags;                 /* array of strings, or NULL when not loaded */
   /* Series of the loaded keys as the store's series listing gives them
    * (key, labels, scale, kind, count, first, last, min, max, mean), in

@@ -360,7 +360,7 @@ int pmcp__trk_add_discovery(pmcp_server *server, pmcp__tracking *tk)
              project_args, N(project_args), list_attribute_definitions);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_metrics", NULL,
-             "Metrics of a project: scale, kind, label keys. The usual first call.",
+             "Metrics of a project: scale, kind, label keys.",
              project_args, N(project_args), list_metrics);
   return rc;
 }

@@ -1,5 +1,5 @@
-/* Docs tools of the tracking toolset: list_docs (every page: the README and
- * the man pages, with title and URL) and get_doc (one page as markdown,
+/* Docs tools of the tracking toolset: list_docs (every page on using the
+ * tools, with title and URL) and get_doc (one page as markdown,
  * cut at line ends into pieces that fit the token budget, continued by
  * character offset like the toolset's listings). The pages are built into
  * the library (docs.h). */
@@ -31,28 +31,19 @@ static size_t byte_of(const char *s, size_t n, size_t ch)
   return n;
 }
 
-/* The page a name or URL names: "probe-mcp-stdio.1", "man:probe-mcp-stdio(1)",
- * "probe-mcp-stdio", "README", "README.md". */
+/* The page a name or URL names: "filters", "filters.md",
+ * "docs/agent/filters.md". */
 static const pmcp__trk_doc *find_doc(const char *name)
 {
-  for (size_t i = 0; i < pmcp__trk_n_docs; i++) {
-    const pmcp__trk_doc *d = &pmcp__trk_docs[i];
-    if (!strcmp(name, d->page) || !strcmp(name, d->url))
-      return d;
-  }
-  /* a man page by its name alone, when only one section has it */
-  const pmcp__trk_doc *hit = NULL;
   size_t n = strlen(name);
   for (size_t i = 0; i < pmcp__trk_n_docs; i++) {
     const pmcp__trk_doc *d = &pmcp__trk_docs[i];
-    const char *dot = strrchr(d->page, '.');
-    if (dot && (size_t)(dot - d->page) == n && !strncmp(d->page, name, n)) {
-      if (hit)
-        return NULL;
-      hit = d;
-    }
+    if (!strcmp(name, d->page) || !strcmp(name, d->url) ||
+        (n == strlen(d->page) + 3 && !strncmp(name, d->page, n - 3) &&
+         !strcmp(name + n - 3, ".md")))
+      return d;
   }
-  return hit;
+  return NULL;
 }
 
 static int list_docs(pmcp_call *call, void *ud)
@@ -215,7 +206,7 @@ static const pmcp_arg_spec list_docs_args[] = {PMCP__TRK_ARG_LIMIT("100"),
                                                PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec get_doc_args[] = {
   {"page", PMCP_T_STRING, 1,
-   "Its name or URL as list_docs gives it.", 1, 1, 1, 200, NULL, NULL},
+   "As list_docs names it.", 1, 1, 1, 200, NULL, NULL},
   {"offset", PMCP_T_INTEGER, 0,
    "In characters.", 1, 1, 0, 10000000, NULL, "0"},
 };
@@ -223,7 +214,7 @@ static const pmcp_arg_spec get_doc_args[] = {
 int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk)
 {
   int rc = pmcp__trk_add_tool(server, tk, "list_docs", NULL,
-                              "Documentation pages, with title, URL and length.",
+                              "Pages on using these tools.",
                               list_docs_args, sizeof list_docs_args / sizeof list_docs_args[0],
                               list_docs);
   if (!rc)

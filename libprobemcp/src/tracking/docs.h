@@ -1,5 +1,5 @@
 /* The documentation the tracking toolset's list_docs / get_doc serve: the
- * README and every man page as markdown, generated at build time by
+ * pages of docs/agent (how to use the tools), built in at build time by
  * gen_docs.py (a custom_target of this folder's meson.build), so nothing
  * is read from disk at run time. */
 #ifndef PMCP_TRACKING_DOCS_H
@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 typedef struct pmcp__trk_doc {
-  const char *page;     /* "README", "probe-mcp-stdio.1" */
-  const char *title;    /* "probe-mcp-stdio(1): serve the ..." */
-  const char *url;      /* "README.md", "man:probe-mcp-stdio(1)" */
+  const char *page;     /* "filters" */
+  const char *title;    /* "Filters and sorts" */
+  const char *url;      /* "docs/agent/filters.md" */
   const char *markdown; /* UTF-8 */
   size_t len;           /* bytes of markdown */
 } pmcp__trk_doc;

@@ -30,6 +30,20 @@ void pmcp__trk_sel_free(sel *s)
     pmcp__mx_catalog_free(&s->cat[i]);
   free(s->cat);
   cJSON_Delete(s->labels);
+  cJSON_Delete(s->missing);
+  s->cat = NULL;
+  s->labels = s->missing = NULL;
+}
+
+cJSON *pmcp__trk_sel_done(sel *s)
+{
+  cJSON *root = cJSON_CreateObject();
+  if (root && s->missing) {
+    cJSON_AddItemToObject(root, "missing_series", s->missing);
+    s->missing = NULL;
+  }
+  pmcp__trk_sel_free(s);
+  return root;
 }
 
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
@@ -91,6 +105,32 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
     }
   }
   cJSON_Delete(proj);
+  /* A key none of the runs has is named, not answered with nothing: a
+   * refusal when no asked key is anywhere, else a note. */
+  size_t n_keys = pmcp_arg_count(call, "series"), n_missing = 0;
+  for (size_t k = 0; k < n_keys; k++) {
+    const char *key = NULL;
+    pmcp_arg_string_at(call, "series", k, &key);
+    int found = 0;
+    for (size_t r = 0; key && !found && r < s->n_runs; r++)
+      for (size_t i = 0; !found && i < s->cat[r].n; i++)
+        found = strcmp(s->cat[r].s[i].key, key) == 0;
+    if (key && !found) {
+      if (!s->missing && !(s->missing = cJSON_CreateArray()))
+        return PMCP_ENOMEM;
+      cJSON_AddItemToArray(s->missing, cJSON_CreateString(key));
+      n_missing++;
+    }
+  }
+  if (n_keys && n_missing == n_keys) {
+    const char *key = NULL;
+    pmcp_arg_string_at(call, "series", 0, &key);
+    pmcp__rs_fail(call, "not_found",
+                  "no series '%.200s'%s in the run%s asked for: list_metrics names a "
+                  "project's metrics, list_series a run's series", key,
+                  n_keys > 1 ? " (nor any other asked)" : "", s->n_runs == 1 ? "" : "s");
+    return 1;
+  }
   /* RL series always need their scale: a key logged only on an RL scale
    * is named rather than silently matching nothing on STEP. */
   size_t nk = pmcp_arg_has(call, "scale") ? 0 : pmcp_arg_count(call, "series");
@@ -180,8 +220,7 @@ static int per_series(pmcp_call *call, void *ud, const char *name,
       if (pmcp__trk_sel_wanted(call, &s, e, NULL))
         cJSON_AddItemToArray(all, fn(e));
     }
-  pmcp__trk_sel_free(&s);
-  return pmcp__trk_window(call, cJSON_CreateObject(), name, all);
+  return pmcp__trk_window(call, pmcp__trk_sel_done(&s), name, all);
 }
 
 static cJSON *summary_of(const pmcp__mx_series *e)
@@ -240,7 +279,7 @@ static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *ou
       bad = 0;
     }
   } else if (cJSON_IsString(v) && !relative) {
-    bad = pmcp__trk_parse_iso_ms(v->valuestring, out) != 0;
+    bad = pmcp__iso_parse_ms(v->valuestring, out, NULL) != 0;
   }
   cJSON_Delete(v);
   if (bad)
@@ -402,8 +441,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   }
   free(csrc);
 #endif
-  pmcp__trk_sel_free(&s);
-  cJSON *root = cJSON_CreateObject();
+  cJSON *root = pmcp__trk_sel_done(&s);
   cJSON_AddStringToObject(root, "axis", axis);
   pmcp__trk_add_edges(root, &ax);
   if (timeless)
@@ -602,23 +640,24 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   free(csrc);
 #endif
 #undef NOTE_SRC
-  pmcp__trk_sel_free(&s);
-  if (rc) {
+  cJSON *root = pmcp__trk_sel_done(&s);
+  if (rc || !root) {
+    cJSON_Delete(root);
 #ifdef PMCP_HAVE_CAIRO
     pmcp__chart_free(&ch);
 #endif
     cJSON_Delete(all);
-    return rc == PMCP_ENOMEM ? rc
-                             : pmcp__rs_fail(call, "store_error", "the points cannot be read");
+    return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
+                                    : pmcp__rs_fail(call, "store_error", "the points cannot be read");
   }
   if (hist_skipped && cJSON_GetArraySize(all) == 0) {
     cJSON_Delete(all);
+    cJSON_Delete(root);
     return pmcp__rs_fail(call, "invalid_argument",
                          "%s is a histogram series: pass histogram_statistic (mean, std, min, "
                          "max, median or pNN) to read it as one value per step, or read whole "
                          "histograms with fetch_histogram_series", hist_key);
   }
-  cJSON *root = cJSON_CreateObject();
   if (any_bucketed)
     cJSON_AddStringToObject(root, "note",
                             "the step range holds more points than max_points: entries marked "
@@ -670,7 +709,7 @@ static int list_series_label_values(pmcp_call *call, void *ud)
           cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
       }
     }
-  pmcp__trk_sel_free(&s);
+  cJSON *root = pmcp__trk_sel_done(&s);
   cJSON *all = cJSON_CreateArray();
   cJSON *k;
   cJSON_ArrayForEach(k, keys)
@@ -683,7 +722,6 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   cJSON_Delete(keys);
   const char *run = NULL;
   pmcp_arg_string_at(call, "runs", 0, &run);
-  cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "run", strncmp(run, "run:", 4) ? run : run + 4);
   return pmcp__trk_window(call, root, "labels", all);
 }
@@ -706,7 +744,7 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 static const pmcp_arg_spec summaries_args[] = {COMMON_ARGS};
 static const pmcp_arg_spec points_args[] = {
   COMMON_ARGS,
-  {"step_from", PMCP_T_INTEGER, 0, "Default: the last max_points.",
+  {"step_from", PMCP_T_INTEGER, 0, NULL,
    0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"max_points", PMCP_T_INTEGER, 0, NULL, 1, 1, 1, MAX_POINTS, NULL, "200"},
@@ -744,8 +782,8 @@ static const pmcp_arg_spec buckets_args[] = {
   {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},
   {"step_from", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
   {"step_to", PMCP_T_INTEGER, 0, NULL, 0, 0, 0, 0, NULL, NULL},
-  {"time_from", PMCP_T_ANY, 0, "wall_clock: ISO 8601 or epoch ms; relative_time: seconds "
-   "from a run's start.", 0, 0, 0, 0, NULL, NULL},
+  {"time_from", PMCP_T_ANY, 0, "ISO 8601 or epoch ms; on relative_time seconds.", 0, 0, 0, 0,
+   NULL, NULL},
   {"time_to", PMCP_T_ANY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
 #ifdef PMCP_HAVE_CAIRO
   PMCP__CHART_ARG_RENDER,
@@ -765,8 +803,8 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
              fetch_float_series_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_float_series", NULL,
-             "Exact points per run and series (default: the last 200). A range of more "
-             "than max_points comes bucketed.",
+             "Exact finite points per run and series: the last max_points, or a step range "
+             "(bucketed past max_points).",
              points_args, sizeof points_args / sizeof points_args[0], fetch_float_series);
   /* hosts with MCP Apps draw the curves of both (research/app.h) */
   if (!rc)
@@ -775,12 +813,12 @@ int pmcp__trk_add_fetch(pmcp_server *server, pmcp__tracking *tk)
     rc = pmcp__app_curves_attach(server, "fetch_float_series_buckets");
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series", NULL,
-             "Series of runs (a metric and label values) with kind, scale, points.",
+             "Series of runs (metric and labels): kind, scale, points.",
              list_series_args, sizeof list_series_args / sizeof list_series_args[0],
              list_series);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "list_series_label_values", NULL,
-             "Values of each label key (rank, env, ...) in one run's series.",
+             "Label keys and values of one run's series.",
              label_values_args, sizeof label_values_args / sizeof label_values_args[0],
              list_series_label_values);
   return rc;

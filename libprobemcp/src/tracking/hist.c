@@ -134,7 +134,7 @@ static int add_histogram(const cJSON *set, void *ud)
   cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
   if (pmcp__jn(set, "time", 0) > 0) {
     char iso[48];
-    pmcp__trk_iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
+    pmcp__iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
     cJSON_AddStringToObject(o, "wall_time", iso);
   }
   cJSON_AddItemToObject(o, "edges", numbers(edges, NULL));
@@ -248,14 +248,15 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
     }
   if (ranged)
     total = a.idx;
-  pmcp__trk_sel_free(&s);
-  if (rc) {
+  cJSON *root = pmcp__trk_sel_done(&s);
+  if (rc || !root) {
+    cJSON_Delete(root);
     cJSON_Delete(a.items);
-    return rc == PMCP_ENOMEM ? rc
-                             : pmcp__rs_fail(call, "store_error", "the %s sets cannot be read",
-                                             kind);
+    return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
+                                    : pmcp__rs_fail(call, "store_error",
+                                                    "the %s sets cannot be read", kind);
   }
-  return pmcp__trk_emit(call, cJSON_CreateObject(), hist ? "histograms" : "sets", a.items,
+  return pmcp__trk_emit(call, root, hist ? "histograms" : "sets", a.items,
                         (size_t)offset, total);
 }
 

@@ -451,7 +451,7 @@ static const char *const functions[] = {"avg", "min", "max", "sum", "std", "medi
 #define RUN_ARG {"run", PMCP_T_STRING, 1, "Id, name or ref.", 1, 1, 1, 200, NULL, NULL}
 #define FILTER_ARG                                                                        \
   {"filter", PMCP_T_ARRAY, 0,                                                            \
-   "As list_runs' filter, on environments; series need scale.", 0, 1, 0, 64, NULL, NULL}
+   "As list_runs'; series need scale.", 0, 1, 0, 64, NULL, NULL}
 #define ENVS_ARG                                                                           \
   {"environments", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0, 200, NULL, NULL}
 #define SERIES_RANGE_ARGS                                                                  \
@@ -467,10 +467,10 @@ static const pmcp_arg_spec info_args[] = {RUN_ARG, PMCP__TRK_ARG_WORKSPACE,
                                           PMCP__TRK_ARG_PROJECT};
 static const pmcp_arg_spec envs_args[] = {
   RUN_ARG, PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT, FILTER_ARG, ENVS_ARG,
-  {"sort", PMCP_T_OBJECT, 0, "As list_runs' sort. Default: by environment id.", 0, 0, 0, 0, NULL, NULL},
+  {"sort", PMCP_T_OBJECT, 0, "As list_runs'; default: by environment.", 0, 0, 0, 0, NULL, NULL},
   {"columns", PMCP_T_STRING_ARRAY, 0, "Paths to show.", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
-  {"summary_columns", PMCP_T_ARRAY, 0, "[{series, function, scale, labels?}], shown as "
-   "function(series).", 0, 1, 0, MAX_COLUMNS, NULL, NULL},
+  {"summary_columns", PMCP_T_ARRAY, 0, "As list_runs'; scale needed.", 0, 1, 0, MAX_COLUMNS,
+   NULL, NULL},
   PMCP__TRK_ARG_LIMIT("20"), PMCP__TRK_ARG_OFFSET};
 static const pmcp_arg_spec run_list_args[] = {
   {"run", PMCP_T_STRING, 0, "Default: all runs.", 1,
@@ -529,12 +529,11 @@ int pmcp__trk_add_rl(pmcp_server *server, pmcp__tracking *tk)
              env_attrs_args, N(env_attrs_args), get_rl_environment_attributes);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "fetch_rl_env_series_buckets", NULL,
-             "Series of environments in buckets of one shared axis: mean, min, max, count.",
+             "As fetch_float_series_buckets, per environment.",
              buckets_args, N(buckets_args), pmcp__rl_fetch_buckets);
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "aggregate_rl_env_series", NULL,
-             "One series reduced across environments per bucket, optionally grouped by an "
-             "attribute.",
+             "One series reduced across environments per bucket (in group_by groups).",
              aggregate_args, N(aggregate_args), pmcp__rl_aggregate);
   return rc;
 }

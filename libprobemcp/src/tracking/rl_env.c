@@ -304,7 +304,7 @@ static int row_series(void *ud, const char *key, const char *fn, const char *sca
 
 pmcp__filter_row pmcp__rl_row(pmcp__rl_env *env)
 {
-  pmcp__filter_row row = {row_attr, row_series, env};
+  pmcp__filter_row row = {row_attr, row_series, env, NULL};
   return row;
 }
 

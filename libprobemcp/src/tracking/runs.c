@@ -635,6 +635,10 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     cJSON *row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "path", keep[i]->string);
     cJSON_AddItemToObject(row, "value", cJSON_Duplicate(keep[i], 1));
+    /* a datetime's ISO text would otherwise read as a string */
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(r.types, keep[i]->string);
+    if (cJSON_IsString(type) && !strcmp(type->valuestring, "datetime"))
+      cJSON_AddStringToObject(row, "type", "datetime");
     cJSON_AddItemToArray(page, row);
   }
   free(keep);
@@ -649,8 +653,8 @@ static const pmcp_arg_spec list_runs_args[] = {
   PMCP__TRK_ARG_WORKSPACE,
   PMCP__TRK_ARG_PROJECT,
   {"filter", PMCP_T_ARRAY, 0,
-   "Conditions, all to hold; any_of: one of its attr or series conditions. matches: "
-   "RE2. A series split by labels needs labels.",
+   "Conditions, all to hold; any_of: one of its own. matches: RE2. Examples: get_doc "
+   "filters.",
    0, 1, 0, 64, NULL, NULL},
   {"sort", PMCP_T_OBJECT, 0,
    "By attr, or series and function (scale, labels as in filter). Default: newest "
@@ -684,7 +688,7 @@ int pmcp__trk_add_runs(pmcp_server *server, pmcp__tracking *tk)
     rc = pmcp__trk_filter_schemas(server, "list_runs");
   if (!rc)
     rc = pmcp__trk_add_tool(server, tk, "get_run_attributes", NULL,
-             "One run's attributes (config, sys/...) as path/value rows.",
+             "One run's attributes as path/value rows.",
              get_run_attributes_args,
              sizeof get_run_attributes_args / sizeof get_run_attributes_args[0],
              get_run_attributes);

@@ -84,7 +84,8 @@ static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, const char *project,
   t->attrs = NULL;
   r->series = t->series ? t->series : cJSON_CreateArray(); /* read: no per-run listing */
   t->series = NULL;
-  r->types = cJSON_CreateObject();
+  r->types = t->types ? t->types : cJSON_CreateObject();
+  t->types = NULL;
   if (!r->attrs || !r->series || !r->types)
     return PMCP_ENOMEM;
   cJSON_AddStringToObject(r->attrs, "sys/id", r->id);
@@ -100,8 +101,9 @@ static int to_row(pmcp__tracking *tk, pmcp__rt_run *t, const char *project,
   for (size_t i = 0; i < 3; i++)
     if (times[i].ms > 0) {
       char iso[48];
-      pmcp__rs_iso(times[i].ms, iso, sizeof iso);
+      pmcp__iso_ms(times[i].ms, iso, sizeof iso);
       cJSON_AddStringToObject(r->attrs, times[i].path, iso);
+      cJSON_AddStringToObject(r->types, times[i].path, "datetime");
     }
   if (t->started > 0 && t->ended >= t->started) {
     cJSON_AddNumberToObject(r->attrs, "sys/duration_ms", (double)(t->ended - t->started));

@@ -183,7 +183,12 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
   d.handler = trk_tool_call;
   d.ud = w;
   d.ud_free = trk_tool_free;
-  return pmcp_server_add_tool(server, &d);
+  int rc = pmcp_server_add_tool(server, &d);
+  /* lists an agent writes by hand (conditions, columns, paths, a run's
+   * environments) never come near their limits; runs and series may */
+  static const char *const open_lists[] = {"filter", "columns", "summary_columns", "paths",
+                                           "environments", NULL};
+  return rc ? rc : pmcp__schema_compact(server, name, open_lists);
 }
 
 /* The filter language's structure (filter/filter.c), stated once in
@@ -193,7 +198,7 @@ int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name
 #define TRK_LABELS "{\"type\":\"object\"}"
 #define TRK_FUNCTIONS "{\"enum\":[\"last\",\"first\",\"min\",\"max\",\"avg\",\"count\"]}"
 static const char filter_schema[] =
-  "{\"type\":\"array\",\"maxItems\":64,\"items\":{\"anyOf\":["
+  "{\"type\":\"array\",\"items\":{\"anyOf\":["
   "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"
   "\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\",\"lte\",\"matches\",\"contains\","
   "\"contains_any\",\"contains_all\",\"in\",\"not_in\",\"exists\"]},\"value\":{}},"
@@ -202,7 +207,7 @@ static const char filter_schema[] =
   "\"function\":" TRK_FUNCTIONS ",\"op\":{\"enum\":[\"eq\",\"ne\",\"gt\",\"gte\",\"lt\","
   "\"lte\",\"exists\"]},\"value\":{\"type\":\"number\"},\"scale\":{\"type\":\"string\"},"
   "\"labels\":" TRK_LABELS "},\"required\":[\"series\",\"op\"]},"
-  "{\"type\":\"object\",\"properties\":{\"any_of\":{\"type\":\"array\",\"minItems\":1,"
+  "{\"type\":\"object\",\"properties\":{\"any_of\":{\"type\":\"array\","
   "\"items\":{\"type\":\"object\"}}},\"required\":[\"any_of\"]}]}}";
 static const char sort_schema[] =
   "{\"type\":\"object\",\"properties\":{\"attr\":{\"type\":\"string\"},"
@@ -482,8 +487,9 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r, 
     double ms = pmcp__jn(item, times[i].key, 0);
     if (ms > 0) {
       char iso[48];
-      pmcp__rs_iso((int64_t)ms, iso, sizeof iso);
+      pmcp__iso_ms((int64_t)ms, iso, sizeof iso);
       put(r->attrs, times[i].path, cJSON_CreateString(iso));
+      cJSON_AddStringToObject(r->types, times[i].path, "datetime");
     }
   }
   /* what get_run_attributes shows is filterable and sortable too */
@@ -524,7 +530,7 @@ int pmcp__trk_run_attrs(pmcp__tracking *tk, pmcp__trk_run *r, char *err, size_t 
       const char *path = pmcp__js(it, "path");
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "value");
       if (*path && v && !cJSON_GetObjectItemCaseSensitive(r->attrs, path)) {
-        cJSON_AddItemToObject(r->attrs, path, cJSON_Duplicate(v, 1));
+        cJSON_AddItemToObject(r->attrs, path, pmcp__trk_attr_value(pmcp__js(it, "type"), v));
         if (*pmcp__js(it, "type"))
           cJSON_AddStringToObject(r->types, path, pmcp__js(it, "type"));
       }
@@ -620,10 +626,26 @@ static int row_series(void *ud, const char *key, const char *fn, const char *sca
   return 0;
 }
 
+static int row_is_time(void *ud, const char *path)
+{
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(((pmcp__trk_run *)ud)->types, path);
+  return cJSON_IsString(t) && !strcmp(t->valuestring, "datetime");
+}
+
 pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r)
 {
-  pmcp__filter_row row = {row_attr, row_series, r};
+  pmcp__filter_row row = {row_attr, row_series, r, row_is_time};
   return row;
+}
+
+cJSON *pmcp__trk_attr_value(const char *type, const cJSON *v)
+{
+  if (type && !strcmp(type, "datetime") && cJSON_IsNumber(v)) {
+    char iso[48];
+    pmcp__iso_ms((int64_t)v->valuedouble, iso, sizeof iso);
+    return cJSON_CreateString(iso);
+  }
+  return cJSON_Duplicate(v, 1);
 }
 
 static int by_key(const void *a, const void *b)

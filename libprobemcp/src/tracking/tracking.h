@@ -11,6 +11,7 @@
 #include "probemcp/tracking.h"
 #include "research/metrics.h"
 #include "research/research.h"
+#include "util/isotime.h"
 
 typedef struct pmcp__tracking {
   pmcp__research *rs; /* store, tenant, lock; one reference held */
@@ -83,12 +84,6 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
                          size_t max_buckets);
 /* Edge @p i (0..n) of the axis. */
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
-/* An ISO 8601 UTC time with milliseconds. */
-void pmcp__trk_iso_ms(int64_t ms, char *out, size_t size);
-/* An ISO 8601 date or date-time ("2024-05-01", "2024-05-01T12:00:00.250Z",
- * "...+02:00"; UTC without a zone) as epoch milliseconds in *@p ms.
- * PMCP_EINVAL when it is not one. */
-int pmcp__trk_parse_iso_ms(const char *s, int64_t *ms);
 /* Reads the points of series @p series with steps in [step_from, step_to]
  * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
  * nonfinite, and sum/min/max over the finite ones. Time axes place a
@@ -173,6 +168,9 @@ int pmcp__trk_run_load(pmcp__tracking *tk, const cJSON *item, pmcp__trk_run *r,
  * listing's values take precedence); 0 or a store error. */
 int pmcp__trk_run_attrs(pmcp__tracking *tk, pmcp__trk_run *r, char *err, size_t errlen);
 void pmcp__trk_run_dispose(pmcp__trk_run *r);
+/* An attribute value of the store's listing as the toolset shows it (a
+ * datetime's epoch milliseconds as ISO 8601 UTC text); a new item. */
+cJSON *pmcp__trk_attr_value(const char *type, const cJSON *v);
 /* The row callbacks over a pmcp__trk_run. */
 pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
 /* The store's series item a (key, scale, labels) names in @p r, or NULL. */
@@ -213,15 +211,23 @@ typedef struct pmcp__trk_sel {
   size_t n_runs;
   const char *scale;     /* store name */
   cJSON *labels;         /* wanted labels or NULL */
+  cJSON *missing;        /* asked `series` keys no run has, or NULL */
 } pmcp__trk_sel;
 
-/* Reads the selection. A `series` key that has no series on the chosen
+/* Reads the selection. `series` keys that none of the runs has are
+ * refused when no asked key is in any run, else noted (missing). A
+ * `series` key that has no series on the chosen
  * scale in any run but is logged on an RL scale is refused when `scale`
  * was not given (RL series always need their scale). Returns 0, or 1
  * after sending an error (a missing run or project is named), or a
  * negative code. Free with pmcp__trk_sel_free() either way. */
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, pmcp__trk_sel *s);
 void pmcp__trk_sel_free(pmcp__trk_sel *s);
+/* Frees the selection; the answer's root object, holding
+ * "missing_series" when some asked keys are in none of the runs (a key
+ * in none of them when none of the keys is anywhere is refused by
+ * pmcp__trk_sel_read). NULL when out of memory. */
+cJSON *pmcp__trk_sel_done(pmcp__trk_sel *s);
 /* True when catalog entry @p e is one of the asked series (of value kind
  * @p kind: "float", "histogram", "scatter"; NULL: any). */
 int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx_series *e,

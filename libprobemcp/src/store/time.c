@@ -1,0 +1,16 @@
+/* pmcp_time_parse() and pmcp_time_format() of store.h: the ISO 8601
+ * times of util/isotime.c for programs that write the store. */
+#include "probemcp/store.h"
+#include "util/isotime.h"
+
+PMCP_API int pmcp_time_parse(const char *s, int64_t *ms)
+{
+  if (!s || !ms)
+    return PMCP_EINVAL;
+  return pmcp__iso_parse_ms(s, ms, NULL) ? PMCP_EINVAL : 0;
+}
+
+PMCP_API void pmcp_time_format(int64_t ms, char out[32])
+{
+  pmcp__iso_ms(ms, out, 32);
+}

@@ -8,6 +8,7 @@
 #include "core/jdoc.h"
 #include "core/jsonrpc.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 #include "util/json.h"
 
 static int server_ok(const pmcp_server *srv)
@@ -162,9 +163,25 @@ int pmcp_server_handle(pmcp_server *server, const char *session,
   return pmcp_server_handle_http(server, session, msg, len, NULL);
 }
 
+static int handle_message(pmcp_server *server, const char *session,
+                          const char *msg, size_t len,
+                          const pmcp_http_claims *claims);
+
 int pmcp_server_handle_http(pmcp_server *server, const char *session,
                             const char *msg, size_t len,
                             const pmcp_http_claims *claims)
+{
+  /* What runs inside (cJSON, toolsets, handlers answering synchronously)
+   * writes and reads numbers with '.', whatever the host's LC_NUMERIC. */
+  locale_t prev = pmcp__c_numeric_enter();
+  int rc = handle_message(server, session, msg, len, claims);
+  pmcp__c_numeric_leave(prev);
+  return rc;
+}
+
+static int handle_message(pmcp_server *server, const char *session,
+                          const char *msg, size_t len,
+                          const pmcp_http_claims *claims)
 {
   if (!server_ok(server))
     return PMCP_EMISUSE;

@@ -14,6 +14,7 @@
 
 #include "probemcp/error.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 
 int pmcp__imp_fail(pmcp__imp_ctx *cx, int code, const char *fmt, ...)
 {
@@ -270,7 +271,7 @@ int pmcp__imp_parse_double(const char *s, size_t len, double *out)
   tmp[len] = '\0';
   char *end = NULL;
   errno = 0;
-  double v = strtod(tmp, &end);
+  double v = pmcp__c_strtod(tmp, &end);
   if (end != tmp + len || end == tmp)
     return -1;
   *out = v;

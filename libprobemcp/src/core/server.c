@@ -9,6 +9,7 @@
 #include "core/jsonrpc.h"
 #include "util/buf.h"
 #include "util/cnum.h"
+#include "util/abi.h"
 #include "util/json.h"
 
 static int server_ok(const pmcp_server *srv)
@@ -18,7 +19,7 @@ static int server_ok(const pmcp_server *srv)
 
 int pmcp_server_options_init(pmcp_server_options *opts, unsigned version)
 {
-  if (!opts || version != PMCP_SERVER_OPTIONS_VERSION)
+  if (!opts || !PMCP__VERSION_OK(version, PMCP_SERVER_OPTIONS_VERSION))
     return PMCP_EINVAL;
   pmcp_server_options d = PMCP_SERVER_OPTIONS_INIT;
   *opts = d;
@@ -65,7 +66,7 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
   if (!out)
     return PMCP_EINVAL;
   *out = NULL;
-  if (!opts || opts->version != PMCP_SERVER_OPTIONS_VERSION || !opts->name ||
+  if (!opts || !PMCP__VERSION_OK(opts->version, PMCP_SERVER_OPTIONS_VERSION) || !opts->name ||
       !opts->name[0] || !opts->sink)
     return PMCP_EINVAL;
   pmcp_allocator a = {0};

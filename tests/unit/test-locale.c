@@ -179,7 +179,7 @@ START_TEST(toolset_filters_and_store)
     snprintf(ref, sizeof ref, "run:%s", id);
     pmcp_value f = {PMCP_V_FLOAT, NULL, 0, LR[i], NULL, 0};
     ST_OK(s, pmcp_store_set_attr(s, t, ref, "config/lr", &f));
-    pmcp_series_spec ss = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     int64_t sid;
     ST_OK(s, pmcp_store_series(s, t, id, &ss, &sid));
     pmcp_point pts[2] = {{0, 0, LR[i] / 2}, {10, 0, -LR[i]}};

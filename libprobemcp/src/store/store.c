@@ -419,7 +419,8 @@ int pmcp_store_tag(pmcp_store *store, pmcp_tenant t, const char *ref, const char
 int pmcp_store_series(pmcp_store *store, pmcp_tenant t, const char *run,
                       const pmcp_series_spec *spec, int64_t *out_series)
 {
-  if (!run || !spec || !out_series)
+  if (!run || !spec || !out_series ||
+      !PMCP__VERSION_OK(spec->version, PMCP_SERIES_SPEC_VERSION))
     return PMCP_EINVAL;
   WRITE_CALL(store, t, series, run, spec, out_series);
 }
@@ -488,7 +489,7 @@ int pmcp_store_artifact_content(pmcp_store *store, pmcp_tenant t, const char *re
 
 int pmcp_store_paper(pmcp_store *store, pmcp_tenant t, const pmcp_paper *paper)
 {
-  if (!paper)
+  if (!paper || !PMCP__VERSION_OK(paper->version, PMCP_PAPER_VERSION))
     return PMCP_EINVAL;
   WRITE_CALL(store, t, paper, paper);
 }

@@ -51,30 +51,80 @@ int pmcp__c_snprintf(char *out, size_t size, const char *fmt, ...)
   return n;
 }
 
+/* The thread's copy of the global locale with LC_NUMERIC "C", made once
+ * per thread and global locale name: newlocale is too costly per call (and
+ * glibc's leaks a little when LOCPATH is set). Freed when the thread ends. */
+typedef struct derived {
+  char key[512]; /* setlocale(LC_ALL, NULL) it was made from */
+  locale_t loc;
+} derived;
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t derived_key;
+
+static void derived_free(void *p)
+{
+  derived *d = p;
+  if (d->loc)
+    freelocale(d->loc);
+  free(d);
+}
+
+static void make_key(void)
+{
+  if (pthread_key_create(&derived_key, derived_free) != 0)
+    derived_key = (pthread_key_t)-1;
+}
+
+static locale_t derived_for_global(void)
+{
+  pthread_once(&key_once, make_key);
+  if (derived_key == (pthread_key_t)-1)
+    return (locale_t)0;
+  const char *name = setlocale(LC_ALL, NULL);
+  if (!name || strlen(name) >= sizeof ((derived *)0)->key)
+    return (locale_t)0;
+  derived *d = pthread_getspecific(derived_key);
+  if (d && d->loc && strcmp(d->key, name) == 0)
+    return d->loc;
+  if (!d) {
+    d = calloc(1, sizeof *d);
+    if (!d || pthread_setspecific(derived_key, d) != 0) {
+      free(d);
+      return (locale_t)0;
+    }
+  }
+  if (d->loc)
+    freelocale(d->loc);
+  d->loc = (locale_t)0;
+  locale_t base = duplocale(LC_GLOBAL_LOCALE);
+  if (!base)
+    return (locale_t)0;
+  d->loc = newlocale(LC_NUMERIC_MASK, "C", base);
+  if (!d->loc) {
+    freelocale(base);
+    return (locale_t)0;
+  }
+  strcpy(d->key, name);
+  return d->loc;
+}
+
 locale_t pmcp__c_numeric_enter(void)
 {
   const char *point = nl_langinfo(RADIXCHAR);
   if (!point || strcmp(point, ".") == 0)
     return (locale_t)0;
-  /* A copy of the thread's locale with only LC_NUMERIC replaced, so text
-   * handling (LC_CTYPE) and messages stay as the host set them. */
-  locale_t cur = uselocale((locale_t)0);
-  locale_t base = duplocale(cur);
-  if (!base)
-    return (locale_t)0;
-  locale_t mine = newlocale(LC_NUMERIC_MASK, "C", base);
-  if (!mine) {
-    freelocale(base);
-    return (locale_t)0;
-  }
-  return uselocale(mine);
+  /* The global locale with only LC_NUMERIC replaced, so text handling
+   * (LC_CTYPE) and messages stay as the host set them; a thread running
+   * a locale of its own (uselocale) gets the C locale. */
+  locale_t use = uselocale((locale_t)0) == LC_GLOBAL_LOCALE ? derived_for_global() : (locale_t)0;
+  if (!use)
+    use = c_locale();
+  return use ? uselocale(use) : (locale_t)0;
 }
 
 void pmcp__c_numeric_leave(locale_t prev)
 {
-  if (!prev)
-    return;
-  locale_t mine = uselocale(prev);
-  if (mine && mine != LC_GLOBAL_LOCALE)
-    freelocale(mine);
+  if (prev)
+    uselocale(prev);
 }

@@ -20,7 +20,8 @@ int pmcp__c_vsnprintf(char *out, size_t size, const char *fmt, va_list ap) PMCP_
 /* Runs the calling thread with LC_NUMERIC "C" (the rest of its locale
  * unchanged) until pmcp__c_numeric_leave, so that code the library does not
  * own (cJSON, handlers' printf) writes and reads '.' too. A no-op when the
- * decimal point is already '.'; nests. Returns what leave needs. */
+ * decimal point is already '.'; nests; allocates nothing per call (one
+ * locale per thread, freed when it ends). Returns what leave needs. */
 locale_t pmcp__c_numeric_enter(void);
 void pmcp__c_numeric_leave(locale_t prev);
 

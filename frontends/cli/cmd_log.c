@@ -88,7 +88,7 @@ static int get_series(log_ctx *c, const char *key, cJSON *labels, const char *ki
     lab[nl].value = it->valuestring;
     nl++;
   }
-  pmcp_series_spec sp = {key, lab, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, lab, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   if (strcmp(kind, "histogram") == 0)
     sp.kind = PMCP_METRIC_HISTOGRAM;
   else if (strcmp(kind, "scatter") == 0)

@@ -146,7 +146,7 @@ static int64_t series(lab *L, const char *run, const char *key, const pmcp_label
                       size_t nl, pmcp_metric_kind kind, pmcp_metric_scale scale)
 {
   int64_t id = 0;
-  pmcp_series_spec sp = {key, labels, nl, kind, scale};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, labels, nl, kind, scale};
   if (!L->rc)
     L->rc = pmcp_store_series(L->s, L->t, run, &sp, &id);
   return id;

@@ -1,4 +1,4 @@
-/* The minimal YAML reader (MLflow meta.yaml, Lightning hparams.yaml). */
+/* The importers' YAML reader on libyaml (MLflow meta.yaml, Lightning hparams.yaml). */
 #include <string.h>
 
 #include "util/yaml.h"

@@ -147,7 +147,7 @@ def main():
     os.chmod(meta, 0o644)
     with open(meta, "a", encoding="utf-8") as f:
         f.write("tags: [unclosed\n")
-    cases.append(("mlflow", d, [meta, "line 5: unsupported YAML flow sequence"]))
+    cases.append(("mlflow", d, [meta, "line 6: did not find expected ',' or ']'"]))
 
     store = os.path.join(tmp, "store.db")
     fails = 0

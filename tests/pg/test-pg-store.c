@@ -322,7 +322,7 @@ START_TEST(points_write_fails_midway)
   char url[1300];
   snprintf(url, sizeof url, "%s&application_name=pmcp-test-%s", st_path, st_schema);
   ST_OK(s, pmcp_store_open(&s, url, 0));
-  pmcp_series_spec sp = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, "r1", &sp, &id));
   size_t n0 = 20000, n1 = 50000;

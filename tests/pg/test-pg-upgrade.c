@@ -455,7 +455,7 @@ START_TEST(errors_name_no_relations)
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
   r.id = "r";
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
-  pmcp_series_spec spec = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec spec = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, "r", &spec, &id));
   pmcp_point p[3] = {{1, 0, 1.0}, {2, 0, 2.0}, {3, 0, 3.0}};

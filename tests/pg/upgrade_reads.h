@@ -100,7 +100,7 @@ static inline int upg_series_id(pmcp_store *s, const upg_series *u, int create,
 {
   int rc = pmcp_store_tenant(s, u->tenant, create ? PMCP_STORE_CREATE : 0, t);
   pmcp_label lab = {"rank", "0"};
-  pmcp_series_spec spec = {u->key, u->label ? &lab : NULL, u->label ? 1 : 0,
+  pmcp_series_spec spec = {PMCP_SERIES_SPEC_VERSION, u->key, u->label ? &lab : NULL, u->label ? 1 : 0,
                            PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   if (rc == 0)
     rc = pmcp_store_series(s, *t, u->run, &spec, id);

@@ -368,7 +368,7 @@ static pmcp_store *RO;
 static void log_points(pmcp_store *s, pmcp_tenant t, const char *run, const char *key,
                        int n, int step, double (*f)(int), int nan_from, int nan_to)
 {
-  pmcp_series_spec sp = {key, NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, run, &sp, &id));
   pmcp_point *p = malloc((size_t)n * sizeof *p);

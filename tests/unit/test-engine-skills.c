@@ -119,7 +119,7 @@ START_TEST(refusals)
       {"a--b", "---\nname: a--b\ndescription: d\n---\n", PMCP_EINVAL, "single hyphens"},
       {"x", "---\nname: x\n---\n", PMCP_EINVAL, "\"description\""},
       {"x", "---\nname: x\ndescription: \"\"\n---\n", PMCP_EINVAL, "non-empty"},
-      {"x", "---\nname: x\ndescription: |\n  block\n---\n", PMCP_EINVAL, "SKILL.md line 3"},
+      {"x", "---\nname: x\ndescription: [d\n---\n", PMCP_EINVAL, "SKILL.md line"},
       {"x", "---\nname: x\nname: x\ndescription: d\n---\n", PMCP_EINVAL, "twice"},
       {"a//x", "---\nname: x\ndescription: d\n---\n", PMCP_EINVAL, "skill path"},
       {"../x", "---\nname: x\ndescription: d\n---\n", PMCP_EINVAL, "skill path"},

@@ -47,7 +47,7 @@ static void log_series(pmcp_store *s, pmcp_tenant t, const char *run, const char
                        const pmcp_label *labels, size_t nl, pmcp_metric_scale scale,
                        int kind, int64_t n, int64_t step0, int nan_every)
 {
-  pmcp_series_spec sp = {key, labels, nl, PMCP_METRIC_FLOAT, scale};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, labels, nl, PMCP_METRIC_FLOAT, scale};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, run, &sp, &id));
   pmcp_point *p = malloc((size_t)n * sizeof *p);
@@ -95,7 +95,7 @@ static void fill(void)
     log_series(s, t, "rl", "reward", l, 2, PMCP_SCALE_EPISODE, e % 3, 200, 0, 0);
   }
   /* histograms and scatter sets */
-  pmcp_series_spec hs = {"weights", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
+  pmcp_series_spec hs = {PMCP_SERIES_SPEC_VERSION, "weights", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
   int64_t hid, sid;
   ST_OK(s, pmcp_store_series(s, t, "r1", &hs, &hid));
   for (int st = 0; st < 5; st++) {
@@ -103,7 +103,7 @@ static void fill(void)
     double counts[4] = {1, (double)st, 2, 1};
     ST_OK(s, pmcp_store_log_histogram(s, t, hid, st * 100, 0, edges, counts, 4));
   }
-  pmcp_series_spec ss = {"embed", NULL, 0, PMCP_METRIC_SCATTER, PMCP_SCALE_STEP};
+  pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, "embed", NULL, 0, PMCP_METRIC_SCATTER, PMCP_SCALE_STEP};
   ST_OK(s, pmcp_store_series(s, t, "r1", &ss, &sid));
   double x[3] = {1, 2, 3}, y[3] = {0.5, -1, 0.25};
   ST_OK(s, pmcp_store_log_scatter(s, t, sid, 7, 0, x, y, 3));

@@ -152,19 +152,19 @@ static void fill(void)
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);
   static const pmcp_paper papers[] = {
-    {"1001.0001", "Neutrino oscillations in dense matter",
+    {PMCP_PAPER_VERSION, "1001.0001", "Neutrino oscillations in dense matter",
      "We study how neutrinos oscillate when they cross dense matter such as the sun.",
      "A. Author", "hep-ph astro-ph.SR", "2010-01-01", NULL, NULL, NULL, NULL},
-    {"1001.0002", "Matter effects on neutrino oscillation probabilities",
+    {PMCP_PAPER_VERSION, "1001.0002", "Matter effects on neutrino oscillation probabilities",
      "Oscillation of neutrinos in matter: resonant conversion and the MSW effect.",
      "B. Author", "hep-ph", "2010-01-02", NULL, NULL, NULL, NULL},
-    {"1001.0003", "Deep learning for neutrino event reconstruction",
+    {PMCP_PAPER_VERSION, "1001.0003", "Deep learning for neutrino event reconstruction",
      "A convolutional network reconstructs neutrino events in a detector.",
      "C. Author", "cs.LG hep-ex", "2010-01-03", NULL, NULL, NULL, NULL},
-    {"1001.0004", "Stochastic gradient descent with warm restarts",
+    {PMCP_PAPER_VERSION, "1001.0004", "Stochastic gradient descent with warm restarts",
      "Learning rate schedules with restarts improve deep learning training.",
      "D. Author", "cs.LG stat.ML", "2010-01-04", NULL, NULL, NULL, NULL},
-    {"hep-th/9901001", "Strings on curved backgrounds", "String theory on curved space.",
+    {PMCP_PAPER_VERSION, "hep-th/9901001", "Strings on curved backgrounds", "String theory on curved space.",
      "E. Author", "hep-th", "1999-01-01", NULL, NULL, NULL, NULL},
   };
   for (size_t i = 0; i < sizeof papers / sizeof papers[0]; i++)

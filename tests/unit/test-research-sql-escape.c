@@ -137,7 +137,7 @@ static void seed_ws(pmcp_store *s, pmcp_tenant t, const char *ws, const char *m)
   n.body = m;
   ST_OK(s, pmcp_store_note(s, t, &n, NULL, NULL));
   pmcp_label lb[2] = {{"split", "train"}, {"marker", m}};
-  pmcp_series_spec sp = {"loss", lb, 2, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", lb, 2, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t sid;
   ST_OK(s, pmcp_store_series(s, t, ref, &sp, &sid));
   int np = cJSON_GetObjectItem(cJSON_GetObjectItem(battery, "seed"), "points")->valueint;

@@ -74,7 +74,7 @@ static void fill(void)
   r.id = "secret-run";
   r.status = "running";
   ST_OK(s, pmcp_store_run_create(s, t2, &r, NULL));
-  pmcp_series_spec sp = {"loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t sid;
   ST_OK(s, pmcp_store_series(s, t, "run01", &sp, &sid));
   LOSS_ID = sid;
@@ -84,7 +84,7 @@ static void fill(void)
   SECRET_ID = sid;
   ST_OK(s, pmcp_store_log(s, t2, sid, p, 3));
   /* several blocks, with NaNs (every 1000th point) */
-  pmcp_series_spec acc = {"acc", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec acc = {PMCP_SERIES_SPEC_VERSION, "acc", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   ST_OK(s, pmcp_store_series(s, t, "run02", &acc, &ACC_ID));
   pmcp_point *pa = malloc(N_ACC * sizeof *pa);
   for (int i = 0; i < N_ACC; i++)

@@ -306,7 +306,7 @@ START_TEST(put_kinds)
   o = st_get(s, t, ref.ptr);
   ck_assert_str_eq(st_str(o, "content"), "ws notes v2");
   cJSON_Delete(o);
-  pmcp_paper pp = {"0704.0001", "Calculation of prompt diphoton production", "A fully differential"
+  pmcp_paper pp = {PMCP_PAPER_VERSION, "0704.0001", "Calculation of prompt diphoton production", "A fully differential"
                    " calculation in perturbative QCD", "C. Balazs, E. L. Berger", "hep-ph",
                    "2007-04-02", "2008-11-13", NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, t, &pp));
@@ -366,7 +366,7 @@ START_TEST(search)
   a.content = "epoch 3 gradient clipping engaged";
   a.size = strlen(a.content);
   ST_OK(s, pmcp_store_artifact_add(s, t, &a, NULL, NULL));
-  pmcp_paper pp = {"1706.03762", "Attention Is All You Need", "The dominant sequence transduction"
+  pmcp_paper pp = {PMCP_PAPER_VERSION, "1706.03762", "Attention Is All You Need", "The dominant sequence transduction"
                    " models are based on recurrent networks; gradient flow.", "A. Vaswani", "cs.CL",
                    NULL, NULL, NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, t, &pp));

@@ -9,7 +9,7 @@
 static int64_t mkseries(pmcp_store *s, pmcp_tenant t, const char *key, pmcp_metric_kind kind)
 {
   pmcp_label labels[] = {{"rank", "0"}, {"env", "cartpole"}};
-  pmcp_series_spec sp = {key, labels, 2, kind, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, labels, 2, kind, PMCP_SCALE_STEP};
   int64_t id = 0;
   ST_OK(s, pmcp_store_series(s, t, "run:r1", &sp, &id));
   return id;
@@ -37,7 +37,7 @@ START_TEST(lossless_points)
   int64_t id = mkseries(s, t, "train/loss", PMCP_METRIC_FLOAT);
   /* The same spec in another label order is the same series. */
   pmcp_label rev[] = {{"env", "cartpole"}, {"rank", "0"}};
-  pmcp_series_spec sp = {"train/loss", rev, 2, 0, 0};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "train/loss", rev, 2, 0, 0};
   int64_t id2;
   ST_OK(s, pmcp_store_series(s, t, "r1", &sp, &id2));
   ck_assert_int_eq(id, id2);
@@ -571,16 +571,29 @@ START_TEST(histograms_and_scatter)
   ST_RC(s, pmcp_store_series_sets(s, t, h, 0, 1, "abc", 0, &out), PMCP_EINVAL);
   /* Series specs: bad key, kinds, scales, duplicate labels. */
   pmcp_label dup[] = {{"rank", "0"}, {"rank", "1"}};
-  pmcp_series_spec bad = {"x", dup, 2, 0, 0};
+  pmcp_series_spec bad = {PMCP_SERIES_SPEC_VERSION, "x", dup, 2, 0, 0};
   int64_t id;
   ST_RC(s, pmcp_store_series(s, t, "r1", &bad, &id), PMCP_EINVAL);
-  pmcp_series_spec bad2 = {"", NULL, 0, 0, 0};
+  pmcp_series_spec bad2 = {PMCP_SERIES_SPEC_VERSION, "", NULL, 0, 0, 0};
   ST_RC(s, pmcp_store_series(s, t, "r1", &bad2, &id), PMCP_EINVAL);
-  pmcp_series_spec bad3 = {"x", NULL, 0, (pmcp_metric_kind)9, 0};
+  pmcp_series_spec bad3 = {PMCP_SERIES_SPEC_VERSION, "x", NULL, 0, (pmcp_metric_kind)9, 0};
   ST_RC(s, pmcp_store_series(s, t, "r1", &bad3, &id), PMCP_EINVAL);
-  pmcp_series_spec rl = {"episode/return", NULL, 0, 0, PMCP_SCALE_EPISODE};
+  /* a version this library does not know (0, or a later release's) */
+  pmcp_series_spec v0 = {0, "x", NULL, 0, 0, 0};
+  ST_RC(s, pmcp_store_series(s, t, "r1", &v0, &id), PMCP_EINVAL);
+  pmcp_series_spec vnext = {PMCP_SERIES_SPEC_VERSION + 1, "x", NULL, 0, 0, 0};
+  ST_RC(s, pmcp_store_series(s, t, "r1", &vnext, &id), PMCP_EINVAL);
+  pmcp_paper pv = PMCP_PAPER_INIT;
+  pv.id = "0704.0001";
+  pv.title = "T";
+  pv.version = PMCP_PAPER_VERSION + 1;
+  ST_RC(s, pmcp_store_paper(s, t, &pv), PMCP_EINVAL);
+  pmcp_series_spec init = PMCP_SERIES_SPEC_INIT;
+  init.key = "from/init";
+  ST_OK(s, pmcp_store_series(s, t, "r1", &init, &id));
+  pmcp_series_spec rl = {PMCP_SERIES_SPEC_VERSION, "episode/return", NULL, 0, 0, PMCP_SCALE_EPISODE};
   ST_OK(s, pmcp_store_series(s, t, "r1", &rl, &id));
-  pmcp_series_spec nrun = {"x", NULL, 0, 0, 0};
+  pmcp_series_spec nrun = {PMCP_SERIES_SPEC_VERSION, "x", NULL, 0, 0, 0};
   ST_RC(s, pmcp_store_series(s, t, "run:none", &nrun, &id), PMCP_ENOTFOUND);
   cJSON *lst = st_list(s, t, "series", "run:r1", "{\"scale\":\"episode\"}");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(lst, "items")), 1);

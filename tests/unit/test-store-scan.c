@@ -83,7 +83,7 @@ START_TEST(own_scan_and_generic_scan_agree)
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
   r.id = "r";
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
-  pmcp_series_spec sp = {"x", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "x", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, "r", &sp, &id));
   enum { N = 70000 };

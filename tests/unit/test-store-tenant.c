@@ -24,9 +24,9 @@ static void fill(pmcp_store *s, pmcp_tenant t, const char *secret)
   ST_OK(s, pmcp_store_put(s, t, "dataset", json, strlen(json), NULL));
   snprintf(json, sizeof json, "{\"title\":\"%s\",\"on\":[\"run:r1\"]}", secret);
   ST_OK(s, pmcp_store_put(s, t, "session", json, strlen(json), NULL));
-  pmcp_paper p = {"0704.0001", secret, secret, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+  pmcp_paper p = {PMCP_PAPER_VERSION, "0704.0001", secret, secret, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, t, &p));
-  pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, 0, 0};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, "run:r1", &sp, &id));
   pmcp_point pt = {1, 0, 42.0};

@@ -18,7 +18,7 @@ START_TEST(rollback_restores)
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);
   st_mkproject(s, t);
-  pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, 0, 0};
   int64_t id;
   ST_OK(s, pmcp_store_series(s, t, "run:r1", &sp, &id));
   pmcp_point pts[10];
@@ -103,7 +103,7 @@ static int writer(const char *path, const char *prefix, int n_runs)
     r.id = id;
     if (!rc)
       rc = pmcp_store_run_create(s, t, &r, NULL);
-    pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+    pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, 0, 0};
     int64_t ser = 0;
     if (!rc)
       rc = pmcp_store_series(s, t, id, &sp, &ser);

@@ -67,7 +67,7 @@ static void set_attr(pmcp_store *s, const char *ref, const char *path, int kind,
 static void log_series(pmcp_store *s, const char *id, const char *key, pmcp_label *lab,
                        size_t n_lab, pmcp_metric_scale scale, int i, int n)
 {
-  pmcp_series_spec ss = {key, lab, n_lab, PMCP_METRIC_FLOAT, scale};
+  pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, key, lab, n_lab, PMCP_METRIC_FLOAT, scale};
   int64_t sid;
   ST_OK(s, pmcp_store_series(s, T, id, &ss, &sid));
   pmcp_point pts[4];

@@ -63,8 +63,8 @@ static void populate(void)
   /* rl-a: four environments with per-episode returns and per-step losses */
   for (int k = 0; k < N_ENVS; k++) {
     pmcp_label l = {"env", ENV_IDS[k]};
-    pmcp_series_spec rs = {"episode/return", &l, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_EPISODE};
-    pmcp_series_spec ls = {"loss/value", &l, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_ENV_STEP};
+    pmcp_series_spec rs = {PMCP_SERIES_SPEC_VERSION, "episode/return", &l, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_EPISODE};
+    pmcp_series_spec ls = {PMCP_SERIES_SPEC_VERSION, "loss/value", &l, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_ENV_STEP};
     int64_t rid, lid;
     ST_OK(s, pmcp_store_series(s, t, "rl-a", &rs, &rid));
     ST_OK(s, pmcp_store_series(s, t, "rl-a", &ls, &lid));
@@ -93,7 +93,7 @@ static void populate(void)
   for (int k = 0; k < 2; k++)
     for (int w = 0; w < 2; w++) {
       pmcp_label l[2] = {{"env", k ? "b" : "a"}, {"worker", w ? "1" : "0"}};
-      pmcp_series_spec rs = {"episode/return", l, 2, PMCP_METRIC_FLOAT, PMCP_SCALE_EPISODE};
+      pmcp_series_spec rs = {PMCP_SERIES_SPEC_VERSION, "episode/return", l, 2, PMCP_METRIC_FLOAT, PMCP_SCALE_EPISODE};
       int64_t id;
       ST_OK(s, pmcp_store_series(s, t, "rl-w", &rs, &id));
       pmcp_point pts[10];
@@ -102,7 +102,7 @@ static void populate(void)
       ST_OK(s, pmcp_store_log(s, t, id, pts, 10));
     }
   /* rl-w also logs three histograms (offsets that span runs) */
-  pmcp_series_spec wh = {"grad/norm", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
+  pmcp_series_spec wh = {PMCP_SERIES_SPEC_VERSION, "grad/norm", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
   int64_t whid;
   ST_OK(s, pmcp_store_series(s, t, "rl-w", &wh, &whid));
   for (int h = 0; h < 3; h++) {
@@ -118,9 +118,9 @@ static void populate(void)
     put(s, t, j);
   }
   /* plain: a float series, histograms and scatter sets on STEP */
-  pmcp_series_spec fs = {"val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
-  pmcp_series_spec hs = {"grad/norm", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
-  pmcp_series_spec ss = {"emb", NULL, 0, PMCP_METRIC_SCATTER, PMCP_SCALE_STEP};
+  pmcp_series_spec fs = {PMCP_SERIES_SPEC_VERSION, "val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec hs = {PMCP_SERIES_SPEC_VERSION, "grad/norm", NULL, 0, PMCP_METRIC_HISTOGRAM, PMCP_SCALE_STEP};
+  pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, "emb", NULL, 0, PMCP_METRIC_SCATTER, PMCP_SCALE_STEP};
   int64_t fid, hid, sid;
   ST_OK(s, pmcp_store_series(s, t, "plain", &fs, &fid));
   ST_OK(s, pmcp_store_series(s, t, "plain", &hs, &hid));

@@ -69,7 +69,7 @@ static void populate(void)
     ST_OK(s, pmcp_store_tag(s, t, ref, i % 2 ? "odd" : "even", 1));
     if (i % 8 == 0)
       continue; /* runs without a validation loss */
-    pmcp_series_spec ss = {"val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, "val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     int64_t sid;
     ST_OK(s, pmcp_store_series(s, t, id, &ss, &sid));
     pmcp_point pts[10];
@@ -80,7 +80,7 @@ static void populate(void)
     }
     ST_OK(s, pmcp_store_log(s, t, sid, pts, 10));
     pmcp_label lab = {"rank", "0"};
-    pmcp_series_spec ls = {"train/loss", &lab, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    pmcp_series_spec ls = {PMCP_SERIES_SPEC_VERSION, "train/loss", &lab, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     ST_OK(s, pmcp_store_series(s, t, id, &ls, &sid));
     ST_OK(s, pmcp_store_log(s, t, sid, pts, 3));
   }

@@ -79,7 +79,7 @@ static void fill_ws(pmcp_store *s, pmcp_tenant t, int w)
     snprintf(key, sizeof key, "%s-metric", m);
     const char *keys[2] = {"loss", key};
     for (int k = 0; k < 2; k++) {
-      pmcp_series_spec sp = {keys[k], NULL, 0, 0, 0};
+      pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, keys[k], NULL, 0, 0, 0};
       int64_t sid;
       ST_OK(s, pmcp_store_series(s, t, ref, &sp, &sid));
       pmcp_point pt[3] = {{1, 1700000000001, 1.5}, {2, 1700000000002, 0.75},
@@ -89,7 +89,7 @@ static void fill_ws(pmcp_store *s, pmcp_tenant t, int w)
     char env[64];
     snprintf(env, sizeof env, "%s-env", m);
     pmcp_label lb = {"env", env};
-    pmcp_series_spec rs = {"reward", &lb, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_ENV_STEP};
+    pmcp_series_spec rs = {PMCP_SERIES_SPEC_VERSION, "reward", &lb, 1, PMCP_METRIC_FLOAT, PMCP_SCALE_ENV_STEP};
     int64_t rsid;
     ST_OK(s, pmcp_store_series(s, t, ref, &rs, &rsid));
     pmcp_point rp[2] = {{10, 1700000000010, 1.0}, {20, 1700000000020, 2.0}};
@@ -180,7 +180,7 @@ static pmcp_store *build(pmcp_tenant *t)
   tn.title = "team note";
   tn.body = "how the lab works";
   ST_OK(s, pmcp_store_note(s, *t, &tn, NULL, NULL));
-  pmcp_paper pp = {"0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
+  pmcp_paper pp = {PMCP_PAPER_VERSION, "0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
                    "2007-04-02", "2008-11-13", NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, *t, &pp));
   st_put(s, *t, "file", "{\"path\":\"shared-readme.txt\",\"content\":\"the shared folder\"}");

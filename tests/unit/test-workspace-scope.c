@@ -53,7 +53,7 @@ static void run_with(pmcp_store *s, pmcp_tenant t, const char *id, const char *p
   a.size = strlen(secret);
   a.description = secret;
   ST_OK(s, pmcp_store_artifact_add(s, t, &a, NULL, NULL));
-  pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, 0, 0};
   int64_t sid;
   ST_OK(s, pmcp_store_series(s, t, ref, &sp, &sid));
   pmcp_point pt[2] = {{1, 0, 1.5}, {2, 0, 0.5}};
@@ -496,7 +496,7 @@ static void rich(pmcp_store *s, pmcp_tenant t)
     ST_OK(s, pmcp_store_set_attr(s, t, ref, "params/name", &nm));
     ST_OK(s, pmcp_store_tag(s, t, ref, sec, 1));
     ST_OK(s, pmcp_store_run_event(s, t, runs[i][0], "log", sec, 1700000000500 + i));
-    pmcp_series_spec sp = {"loss", NULL, 0, 0, 0};
+    pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "loss", NULL, 0, 0, 0};
     int64_t sid;
     ST_OK(s, pmcp_store_series(s, t, ref, &sp, &sid));
     pmcp_point pt[3] = {{1, 1700000000001, 1.5}, {2, 0, NAN}, {3, 1700000000003, 0.25 + i}};
@@ -540,7 +540,7 @@ static void rich(pmcp_store *s, pmcp_tenant t)
   ST_OK(s, pmcp_store_artifact_add(s, t, &la, NULL, NULL));
   st_put(s, t, "source", "{\"id\":\"hf-org-model\",\"provider\":\"hf\",\"kind\":\"model\",\"uri\":\"hf://org/model\"}");
   st_put(s, t, "run-use", "{\"run\":\"ra\",\"uses\":\"source:hf-org-model\"}");
-  pmcp_paper pp = {"0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
+  pmcp_paper pp = {PMCP_PAPER_VERSION, "0704.0001", "Diphoton production", "An abstract", "C. Balazs", "hep-ph",
                    "2007-04-02", "2008-11-13", NULL, NULL, NULL};
   ST_OK(s, pmcp_store_paper(s, t, &pp));
   st_put(s, t, "paper-link", "{\"project\":\"pa\",\"paper\":\"0704.0001\",\"note\":\"bg\"}");

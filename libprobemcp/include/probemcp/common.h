@@ -81,6 +81,36 @@ PMCP_API void pmcp_buf_dispose(pmcp_buf *buf);
  *  of the headers it was built with). */
 PMCP_API const char *pmcp_version(void);
 
+/** The library's version as a number, 0xMMmmpp (PMCP_VERSION_HEX of the
+ *  headers it was built with): compare it with PMCP_VERSION_HEX, or with
+ *  ((maj << 16) | (min << 8) | pat), at run time. */
+PMCP_API unsigned long pmcp_version_number(void);
+
+/** Parts of the library a host may ask for at run time with pmcp_has().
+ *  Values are never reused; a library older than the headers answers 0 for
+ *  the ones it does not know. */
+typedef enum pmcp_feature {
+  /** PostgreSQL stores (libpq is loaded on the first connection). */
+  PMCP_FEATURE_POSTGRES = 1,
+  /** Remote fetches: embeddings and paper search (libcurl, loaded on
+   *  first use). */
+  PMCP_FEATURE_REMOTE = 2,
+  /** PNG charts in the toolsets (render "png"). */
+  PMCP_FEATURE_CHARTS = 3,
+  /** MCP tasks (pmcp_tasks(3)). */
+  PMCP_FEATURE_TASKS = 4,
+  /** Numbers written and read with '.' whatever LC_NUMERIC the host set. */
+  PMCP_FEATURE_C_NUMERIC = 5,
+  /** Tool and prompt definitions carry their element sizes (tool
+   *  definition version 2, prompt definition version 2). */
+  PMCP_FEATURE_SIZED_SPECS = 6
+} pmcp_feature;
+
+/** 1 when this build of the library has @p feature, 0 when it does not or
+ *  does not know it. A library loaded on first use may still be missing
+ *  at run time: the call that needs it says so. */
+PMCP_API int pmcp_has(pmcp_feature feature);
+
 PMCP_END_DECLS
 
 #endif

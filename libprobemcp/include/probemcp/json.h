@@ -35,8 +35,8 @@ enum {
  * Formats @p v as JSON text: six significant figures ("%.6g" rules, e.g.
  * 0.333333, 1.23457e+06), or with PMCP_JSON_LOSSLESS in @p flags the
  * shortest text that strtod() reads back as exactly @p v. Non-finite values
- * become the quoted strings "NaN", "Infinity", "-Infinity". Independent of
- * the C locale.
+ * become the quoted strings "NaN", "Infinity", "-Infinity". The decimal
+ * point is '.' whatever LC_NUMERIC the host set.
  * @return the length written to @p out (NUL-terminated).
  */
 PMCP_API size_t pmcp_json_format_number(double v, unsigned flags,

@@ -360,14 +360,20 @@ typedef struct pmcp_label {
   const char *value;
 } pmcp_label;
 
+#define PMCP_SERIES_SPEC_VERSION 1
+
 /** Identifies a series: key + labels + kind + scale. */
 typedef struct pmcp_series_spec {
+  unsigned version;           /**< PMCP_SERIES_SPEC_VERSION */
   const char *key;            /**< e.g. "train/loss" (required) */
   const pmcp_label *labels;   /**< order does not matter */
   size_t n_labels;
   pmcp_metric_kind kind;      /**< 0: FLOAT */
   pmcp_metric_scale scale;    /**< 0: STEP */
 } pmcp_series_spec;
+
+#define PMCP_SERIES_SPEC_INIT {PMCP_SERIES_SPEC_VERSION, NULL, NULL, 0, (pmcp_metric_kind)0, \
+    (pmcp_metric_scale)0}
 
 /** One float point. */
 typedef struct pmcp_point {
@@ -499,8 +505,11 @@ PMCP_API int pmcp_store_artifact_promote(pmcp_store *store, pmcp_tenant t, const
 PMCP_API int pmcp_store_artifact_content(pmcp_store *store, pmcp_tenant t, const char *ref,
                                          int64_t version, pmcp_buf *out, pmcp_buf *meta);
 
+#define PMCP_PAPER_VERSION 1
+
 /** An arXiv-style paper record for the local papers index. */
 typedef struct pmcp_paper {
+  unsigned version;        /**< PMCP_PAPER_VERSION */
   const char *id;          /**< arXiv id, e.g. "0704.0001" (required) */
   const char *title;       /**< required */
   const char *abstract;
@@ -510,6 +519,9 @@ typedef struct pmcp_paper {
   const char *updated;     /**< YYYY-MM-DD or NULL */
   const char *doi, *journal_ref, *comments;
 } pmcp_paper;
+
+#define PMCP_PAPER_INIT {PMCP_PAPER_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+    NULL, NULL, NULL}
 
 /** Inserts or replaces a paper in the tenant's papers index (full-text
  *  indexed). @return 0; PMCP_EINVAL. */

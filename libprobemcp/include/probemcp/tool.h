@@ -112,7 +112,9 @@ typedef enum pmcp_hint {
   PMCP_HINT_TRUE = 2
 } pmcp_hint;
 
-#define PMCP_TOOL_DEF_VERSION 1
+/** 2: mode_spec_size and arg_spec_size. Version 1 definitions are still
+ *  accepted (their arrays have the first layouts). */
+#define PMCP_TOOL_DEF_VERSION 2
 
 /** A tool declaration; pmcp_server_add_tool() copies everything. */
 typedef struct pmcp_tool_def {
@@ -140,11 +142,18 @@ typedef struct pmcp_tool_def {
   void *ud;
   /** Frees @c ud when the tool is dropped, and also when adding fails. */
   void (*ud_free)(void *ud);
+  /** Version 2: sizeof(pmcp_mode_spec) and sizeof(pmcp_arg_spec) as the
+   *  caller was compiled (PMCP_TOOL_DEF_INIT sets them), so that the
+   *  element structs of @c modes and @c args can grow at their end in a
+   *  later release; 0 means the first layouts. */
+  size_t mode_spec_size;
+  size_t arg_spec_size;
 } pmcp_tool_def;
 
 #define PMCP_TOOL_DEF_INIT {PMCP_TOOL_DEF_VERSION, NULL, NULL, NULL, NULL, 0, \
     NULL, NULL, 0, NULL, NULL, PMCP_HINT_UNSET, PMCP_HINT_UNSET,           \
-    PMCP_HINT_UNSET, PMCP_HINT_UNSET, 0, NULL, NULL, NULL}
+    PMCP_HINT_UNSET, PMCP_HINT_UNSET, 0, NULL, NULL, NULL,                 \
+    sizeof(pmcp_mode_spec), sizeof(pmcp_arg_spec)}
 
 /**
  * Registers a tool.
@@ -249,7 +258,8 @@ typedef struct pmcp_prompt_arg {
  *  pmcp_prompt_*(). */
 typedef int (*pmcp_prompt_fn)(pmcp_call *call, void *ud);
 
-#define PMCP_PROMPT_DEF_VERSION 1
+/** 2: arg_size. Version 1 definitions are still accepted. */
+#define PMCP_PROMPT_DEF_VERSION 2
 typedef struct pmcp_prompt_def {
   unsigned version;
   const char *name;
@@ -260,9 +270,12 @@ typedef struct pmcp_prompt_def {
   pmcp_prompt_fn get;
   void *ud;
   void (*ud_free)(void *ud);
+  /** Version 2: sizeof(pmcp_prompt_arg) as the caller was compiled
+   *  (PMCP_PROMPT_DEF_INIT sets it), so it can grow; 0: the first layout. */
+  size_t arg_size;
 } pmcp_prompt_def;
 #define PMCP_PROMPT_DEF_INIT {PMCP_PROMPT_DEF_VERSION, NULL, NULL, NULL, NULL, \
-    0, NULL, NULL, NULL}
+    0, NULL, NULL, NULL, sizeof(pmcp_prompt_arg)}
 
 PMCP_API int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def);
 

@@ -5,6 +5,7 @@
 
 #include "core/engine.h"
 #include "util/buf.h"
+#include "util/abi.h"
 
 void pmcp__resource_free(pmcp_server *srv, pmcp__resource *r)
 {
@@ -107,7 +108,7 @@ int pmcp_server_add_resource(pmcp_server *server, const pmcp_resource_def *def)
     rc = PMCP_EMISUSE;
     goto fail_ud;
   }
-  if (!def || def->version != PMCP_RESOURCE_DEF_VERSION) {
+  if (!def || !PMCP__VERSION_OK(def->version, PMCP_RESOURCE_DEF_VERSION)) {
     rc = pmcp__err(server, PMCP_EINVAL, "resource definition missing or of unknown version");
     goto fail_ud;
   }
@@ -225,6 +226,19 @@ static int prompt_json(pmcp_server *srv, pmcp__prompt *p)
   return rc;
 }
 
+/* The size of a prompt definition's argument elements: the caller's
+ * (version 2), else the first layout's. Only that layout's fields are
+ * read through PARG. */
+/* the first layout (name, description, required), trailing padding
+ * included: the stride of a version 1 array */
+#define PROMPT_ARG_SIZE_1 sizeof(struct { const char *a, *b; int c; })
+static size_t prompt_arg_stride(const pmcp_prompt_def *d)
+{
+  return d->version >= 2 && d->arg_size ? d->arg_size : PROMPT_ARG_SIZE_1;
+}
+#define PARG(d, i) \
+  ((const pmcp_prompt_arg *)(const void *)((const char *)(d)->args + (i) * prompt_arg_stride(d)))
+
 int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def)
 {
   int rc;
@@ -232,12 +246,16 @@ int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def)
     rc = PMCP_EMISUSE;
     goto fail_ud;
   }
-  if (!def || def->version != PMCP_PROMPT_DEF_VERSION) {
+  if (!def || !PMCP__VERSION_OK(def->version, PMCP_PROMPT_DEF_VERSION)) {
     rc = pmcp__err(server, PMCP_EINVAL, "prompt definition missing or of unknown version");
     goto fail_ud;
   }
   if ((rc = pmcp__registration_open(server)))
     goto fail_ud;
+  if (prompt_arg_stride(def) < PROMPT_ARG_SIZE_1) {
+    rc = pmcp__err(server, PMCP_EINVAL, "prompt: arg_size is smaller than the first layout");
+    goto fail_ud;
+  }
   if (!def->name || !def->name[0] || !def->get || (def->n_args && !def->args)) {
     rc = pmcp__err(server, PMCP_EINVAL, "a prompt needs a name and a get handler");
     goto fail_ud;
@@ -247,15 +265,15 @@ int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def)
     goto fail_ud;
   }
   for (size_t i = 0; i < def->n_args; i++) {
-    if (!def->args[i].name || !def->args[i].name[0]) {
+    if (!PARG(def, i)->name || !PARG(def, i)->name[0]) {
       rc = pmcp__err(server, PMCP_EINVAL, "prompt '%s': argument %zu has no name",
                      def->name, i);
       goto fail_ud;
     }
     for (size_t k = 0; k < i; k++)
-      if (strcmp(def->args[k].name, def->args[i].name) == 0) {
+      if (strcmp(PARG(def, k)->name, PARG(def, i)->name) == 0) {
         rc = pmcp__err(server, PMCP_EINVAL, "prompt '%s': argument '%s' declared twice",
-                       def->name, def->args[i].name);
+                       def->name, PARG(def, i)->name);
         goto fail_ud;
       }
   }
@@ -275,11 +293,11 @@ int pmcp_server_add_prompt(pmcp_server *server, const pmcp_prompt_def *def)
     if (!p->args)
       rc = PMCP_ENOMEM;
     for (size_t i = 0; !rc && i < def->n_args; i++) {
-      p->args[i].name = pmcp__strdup(server, def->args[i].name);
-      p->args[i].description = pmcp__strdup(server, def->args[i].description);
-      p->args[i].required = def->args[i].required != 0;
+      p->args[i].name = pmcp__strdup(server, PARG(def, i)->name);
+      p->args[i].description = pmcp__strdup(server, PARG(def, i)->description);
+      p->args[i].required = PARG(def, i)->required != 0;
       p->n_args = i + 1;
-      if (!p->args[i].name || (def->args[i].description && !p->args[i].description))
+      if (!p->args[i].name || (PARG(def, i)->description && !p->args[i].description))
         rc = PMCP_ENOMEM;
     }
   }

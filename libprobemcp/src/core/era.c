@@ -12,6 +12,7 @@
 #include "core/jdoc.h"
 #include "util/buf.h"
 #include "util/json.h"
+#include "util/cnum.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -323,7 +324,7 @@ static int param_equal(const char *h, const cJSON *a)
     return strcmp(h, cJSON_IsTrue(a) ? "true" : "false") == 0;
   if (cJSON_IsNumber(a)) {
     char *end;
-    double d = strtod(h, &end);
+    double d = pmcp__c_strtod(h, &end);
     return *h && !*end && d == a->valuedouble;
   }
   return 0;

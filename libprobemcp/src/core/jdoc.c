@@ -2,7 +2,6 @@
 #include "core/jdoc.h"
 
 #include <limits.h>
-#include <locale.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -11,6 +10,7 @@
 
 #include "core/engine.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 
 /* Arena blocks: the first one is allocated with the document header and
  * sized from the message, which fits a typical request whole; later ones
@@ -263,7 +263,7 @@ static int parse_number(parser *ps, cJSON *item)
       v = v * 10 + (*c - '0');
     d = neg ? -(double)v : (double)v;
   } else {
-    /* strtod reads the locale's decimal point, as cJSON allows for. */
+    /* JSON's '.' whatever the host's LC_NUMERIC. */
     size_t n = (size_t)(p - start);
     char small[64];
     char *tmp = n < sizeof small ? small : take(ps, n + 1, 1);
@@ -271,14 +271,7 @@ static int parse_number(parser *ps, cJSON *item)
       return -1;
     memcpy(tmp, start, n);
     tmp[n] = '\0';
-    const struct lconv *lc = localeconv();
-    char point = lc && lc->decimal_point && lc->decimal_point[0] ? lc->decimal_point[0] : '.';
-    if (point != '.') {
-      char *dot = memchr(tmp, '.', n);
-      if (dot)
-        *dot = point;
-    }
-    d = strtod(tmp, NULL);
+    d = pmcp__c_strtod(tmp, NULL);
   }
   item->type = cJSON_Number;
   item->valuedouble = d;

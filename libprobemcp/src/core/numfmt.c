@@ -3,23 +3,12 @@
  * non-finite values become strings so JSON stays valid and nothing is lost
  * silently. */
 #include "probemcp/json.h"
+#include "util/cnum.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* snprintf follows LC_NUMERIC; a host may have set a locale with a decimal
- * comma. Anything that is not part of a JSON number becomes '.'. */
-static void fix_locale(char *s)
-{
-  for (; *s; s++) {
-    char c = *s;
-    if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == 'e' ||
-          c == 'E' || c == '.'))
-      *s = '.';
-  }
-}
 
 size_t pmcp_json_format_number(double v, unsigned flags,
                                char out[PMCP_JSON_NUMBER_MAX])
@@ -33,15 +22,14 @@ size_t pmcp_json_format_number(double v, unsigned flags,
   if (flags & PMCP_JSON_LOSSLESS) {
     n = 0;
     for (int prec = 1; prec <= 17; prec++) {
-      /* snprintf and strtod share the locale, so compare before fixing */
-      n = snprintf(out, PMCP_JSON_NUMBER_MAX, "%.*g", prec, v);
-      if (strtod(out, NULL) == v)
+      n = pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.*g", prec, v);
+      if (pmcp__c_strtod(out, NULL) == v)
         break;
     }
-    fix_locale(out);
   } else {
-    n = snprintf(out, PMCP_JSON_NUMBER_MAX, "%.6g", v);
-    fix_locale(out);
+    /* In the C locale: the host's LC_NUMERIC may have a comma or a
+     * multi-byte decimal point. */
+    n = pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.6g", v);
   }
   return n < 0 ? 0 : (size_t)n;
 }

@@ -9,6 +9,7 @@
 #include "core/engine.h"
 #include "util/buf.h"
 #include "util/json.h"
+#include "util/abi.h"
 
 /* ---- freeing ---- */
 
@@ -232,9 +233,32 @@ static int arg_copy(pmcp_server *srv, const char *tool, const char *where,
   return 0;
 }
 
+/* The element sizes of a definition's arrays: the caller's (version 2),
+ * else those of the first layouts, which end where these fields end. */
+#define ARG_SPEC_SIZE_1 (offsetof(pmcp_arg_spec, default_json) + sizeof(const char *))
+#define MODE_SPEC_SIZE_1 (offsetof(pmcp_mode_spec, n_args) + sizeof(size_t))
+
+static size_t arg_stride(const pmcp_tool_def *def)
+{
+  return def->version >= 2 && def->arg_spec_size ? def->arg_spec_size : ARG_SPEC_SIZE_1;
+}
+
+static size_t mode_stride(const pmcp_tool_def *def)
+{
+  return def->version >= 2 && def->mode_spec_size ? def->mode_spec_size : MODE_SPEC_SIZE_1;
+}
+
+/* Element @p i of an array whose elements are @p stride bytes apart; only
+ * the fields of the first layout are read through it (later ones exist
+ * when the stride covers them). */
+static const void *nth(const void *base, size_t stride, size_t i)
+{
+  return (const char *)base + i * stride;
+}
+
 static int args_copy(pmcp_server *srv, const char *tool, const char *where,
                      pmcp__arg **out, size_t *n_out, const pmcp_arg_spec *src,
-                     size_t n, size_t extra)
+                     size_t n, size_t extra, size_t stride)
 {
   *out = NULL;
   *n_out = 0;
@@ -247,7 +271,7 @@ static int args_copy(pmcp_server *srv, const char *tool, const char *where,
     return PMCP_ENOMEM;
   *out = a;
   for (size_t i = 0; i < n; i++) {
-    int rc = arg_copy(srv, tool, where, &a[i], &src[i]);
+    int rc = arg_copy(srv, tool, where, &a[i], nth(src, stride, i));
     *n_out = i + 1;
     if (rc)
       return rc;
@@ -378,8 +402,12 @@ static int tool_copy(pmcp_server *srv, pmcp__tool *t, const pmcp_tool_def *def)
                        &t->input_schema);
   }
   size_t extra = (def->flags & PMCP_TOOL_BUDGETED) ? 2 : 0;
+  if (arg_stride(def) < ARG_SPEC_SIZE_1 || mode_stride(def) < MODE_SPEC_SIZE_1)
+    return pmcp__err(srv, PMCP_EINVAL,
+                     "tool '%s': arg_spec_size or mode_spec_size is smaller than "
+                     "the first layout", def->name);
   rc = args_copy(srv, def->name, "common", &t->common, &t->n_common, def->args,
-                 def->n_args, extra);
+                 def->n_args, extra, arg_stride(def));
   if (rc)
     return rc;
   if (extra && (rc = add_budget_args(srv, t)))
@@ -392,7 +420,7 @@ static int tool_copy(pmcp_server *srv, pmcp__tool *t, const pmcp_tool_def *def)
       return PMCP_ENOMEM;
   }
   for (size_t i = 0; i < def->n_modes; i++) {
-    const pmcp_mode_spec *ms = &def->modes[i];
+    const pmcp_mode_spec *ms = nth(def->modes, mode_stride(def), i);
     pmcp__mode *m = &t->modes[i];
     t->n_modes = i + 1;
     if (!ms->name || !ms->name[0])
@@ -407,7 +435,8 @@ static int tool_copy(pmcp_server *srv, pmcp__tool *t, const pmcp_tool_def *def)
       return PMCP_ENOMEM;
     char where[160];
     snprintf(where, sizeof where, "mode '%s'", ms->name);
-    rc = args_copy(srv, def->name, where, &m->args, &m->n_args, ms->args, ms->n_args, 0);
+    rc = args_copy(srv, def->name, where, &m->args, &m->n_args, ms->args, ms->n_args, 0,
+                   arg_stride(def));
     if (rc)
       return rc;
     for (size_t a = 0; a < m->n_args; a++) {
@@ -445,7 +474,7 @@ int pmcp_server_add_tool(pmcp_server *server, const pmcp_tool_def *def)
     rc = PMCP_EMISUSE;
     goto fail_ud;
   }
-  if (!def || def->version != PMCP_TOOL_DEF_VERSION) {
+  if (!def || !PMCP__VERSION_OK(def->version, PMCP_TOOL_DEF_VERSION)) {
     rc = pmcp__err(server, PMCP_EINVAL, "tool definition missing or of unknown version");
     goto fail_ud;
   }

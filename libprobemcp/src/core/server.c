@@ -8,6 +8,8 @@
 #include "core/jdoc.h"
 #include "core/jsonrpc.h"
 #include "util/buf.h"
+#include "util/cnum.h"
+#include "util/abi.h"
 #include "util/json.h"
 
 static int server_ok(const pmcp_server *srv)
@@ -17,7 +19,7 @@ static int server_ok(const pmcp_server *srv)
 
 int pmcp_server_options_init(pmcp_server_options *opts, unsigned version)
 {
-  if (!opts || version != PMCP_SERVER_OPTIONS_VERSION)
+  if (!opts || !PMCP__VERSION_OK(version, PMCP_SERVER_OPTIONS_VERSION))
     return PMCP_EINVAL;
   pmcp_server_options d = PMCP_SERVER_OPTIONS_INIT;
   *opts = d;
@@ -93,7 +95,7 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
   if (!out)
     return PMCP_EINVAL;
   *out = NULL;
-  if (!opts || opts->version != PMCP_SERVER_OPTIONS_VERSION || !opts->name ||
+  if (!opts || !PMCP__VERSION_OK(opts->version, PMCP_SERVER_OPTIONS_VERSION) || !opts->name ||
       !opts->name[0] || !opts->sink)
     return PMCP_EINVAL;
   pmcp_allocator a = {0};
@@ -193,9 +195,25 @@ int pmcp_server_handle(pmcp_server *server, const char *session,
   return pmcp_server_handle_http(server, session, msg, len, NULL);
 }
 
+static int handle_message(pmcp_server *server, const char *session,
+                          const char *msg, size_t len,
+                          const pmcp_http_claims *claims);
+
 int pmcp_server_handle_http(pmcp_server *server, const char *session,
                             const char *msg, size_t len,
                             const pmcp_http_claims *claims)
+{
+  /* What runs inside (cJSON, toolsets, handlers answering synchronously)
+   * writes and reads numbers with '.', whatever the host's LC_NUMERIC. */
+  locale_t prev = pmcp__c_numeric_enter();
+  int rc = handle_message(server, session, msg, len, claims);
+  pmcp__c_numeric_leave(prev);
+  return rc;
+}
+
+static int handle_message(pmcp_server *server, const char *session,
+                          const char *msg, size_t len,
+                          const pmcp_http_claims *claims)
 {
   if (!server_ok(server))
     return PMCP_EMISUSE;

@@ -3,6 +3,7 @@
  * most web_cap workers at once; a free worker serves other work first, so
  * with web_cap < n a burst of web calls leaves workers for everything else. */
 #include "core/engine.h"
+#include "util/cnum.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@ size_t pmcp__workers_web_cap(size_t n, const char *spec)
   size_t cap = 0;
   if (spec && *spec) {
     char *end = NULL;
-    double v = strtod(spec, &end);
+    double v = pmcp__c_strtod(spec, &end);
     if (end && end != spec && !*end && v > 0) {
       if (v <= 1 && strchr(spec, '.'))
         share = v;
@@ -88,6 +89,8 @@ static void *worker_main(void *arg)
 {
   pmcp_server *srv = arg;
   pmcp__workers *w = &srv->workers;
+  /* Handlers run here: numbers in the C locale for the thread's life. */
+  locale_t prev = pmcp__c_numeric_enter();
   pthread_mutex_lock(&w->mu);
   for (;;) {
     pmcp__job *job;
@@ -106,6 +109,7 @@ static void *worker_main(void *arg)
     }
   }
   pthread_mutex_unlock(&w->mu);
+  pmcp__c_numeric_leave(prev);
   return NULL;
 }
 

@@ -124,7 +124,7 @@ static series_ent *series_get(pmcp__imp_ctx *cx, sstate *s, const char *key,
     j = (j + 1) & (s->scap - 1);
   }
   pmcp_label label = {"stat", stat};
-  pmcp_series_spec spec = {key, stat ? &label : NULL, stat ? 1u : 0u,
+  pmcp_series_spec spec = {PMCP_SERIES_SPEC_VERSION, key, stat ? &label : NULL, stat ? 1u : 0u,
                            hist ? PMCP_METRIC_HISTOGRAM : PMCP_METRIC_FLOAT,
                            PMCP_SCALE_STEP};
   int64_t id = 0;
@@ -501,7 +501,7 @@ static int on_paper(pmcp__imp_ctx *cx, const pmcp__imp_paper *p)
     snprintf(pub, sizeof pub, "%.10s", p->published);
   if (p->updated)
     snprintf(upd, sizeof upd, "%.10s", p->updated);
-  pmcp_paper pp = {p->id, p->title, p->abstract,
+  pmcp_paper pp = {PMCP_PAPER_VERSION, p->id, p->title, p->abstract,
                    p->n_authors ? authors.ptr : p->authors, p->categories,
                    p->published ? pub : NULL, p->updated ? upd : NULL,
                    p->doi, p->journal_ref, p->comments};

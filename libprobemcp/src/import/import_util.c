@@ -14,6 +14,7 @@
 
 #include "probemcp/error.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 
 int pmcp__imp_fail(pmcp__imp_ctx *cx, int code, const char *fmt, ...)
 {

@@ -22,6 +22,7 @@
 #include "util/yaml.h"
 #include "probemcp/error.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 
 /* Text artifacts larger than this are left out (and counted as skipped). */
 #define MAX_TEXT_ARTIFACT (1u << 20)
@@ -54,7 +55,7 @@ static int meta_cb(void *ud, const char *path, const pmcp__imp_value *v,
   switch (v->type) {
   case PMCP__IV_NULL: break;
   case PMCP__IV_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)v->i); s = tmp; break;
-  case PMCP__IV_FLOAT: snprintf(tmp, sizeof tmp, "%.17g", v->f); s = tmp; break;
+  case PMCP__IV_FLOAT: pmcp__c_snprintf(tmp, sizeof tmp, "%.17g", v->f); s = tmp; break;
   case PMCP__IV_BOOL: s = v->i ? "true" : "false"; break;
   default: s = v->s; break;
   }

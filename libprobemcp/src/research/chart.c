@@ -13,6 +13,7 @@
 #include <cairo.h>
 
 #include "util/buf.h"
+#include "util/cnum.h"
 
 const char *const pmcp__chart_renders[] = {"png", "png_log", NULL};
 
@@ -169,7 +170,7 @@ static void fmt_num(double v, double step, char *out, size_t size)
   if (a >= 1e9 || (a != 0 && a < 1e-4)) {
     /* 1e12, 2.5e-7: no "+" and no leading zeros in the exponent */
     char t[32];
-    snprintf(t, sizeof t, "%.3g", v);
+    pmcp__c_snprintf(t, sizeof t, "%.3g", v);
     char *e = strchr(t, 'e');
     if (e) {
       char *d = e + 1, *q = e + 1;
@@ -183,16 +184,16 @@ static void fmt_num(double v, double step, char *out, size_t size)
     }
     snprintf(out, size, "%s", t);
   } else if (a >= 1e6 && step >= 1e4)
-    snprintf(out, size, "%gM", round(v / 1e6 * 1000) / 1000);
+    pmcp__c_snprintf(out, size, "%gM", round(v / 1e6 * 1000) / 1000);
   else if (a >= 1e4 && step >= 1000)
-    snprintf(out, size, "%gk", round(v / 1e3 * 1000) / 1000);
+    pmcp__c_snprintf(out, size, "%gk", round(v / 1e3 * 1000) / 1000);
   else if (step >= 1)
     snprintf(out, size, "%.0f", v);
   else if (step < 1e-6)
-    snprintf(out, size, "%.2g", v);
+    pmcp__c_snprintf(out, size, "%.2g", v);
   else {
     int d = (int)ceil(-log10(step) - 1e-9);
-    snprintf(out, size, "%.*f", d < 0 ? 0 : d > 8 ? 8 : d, v);
+    pmcp__c_snprintf(out, size, "%.*f", d < 0 ? 0 : d > 8 ? 8 : d, v);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "filter/filter.h"
 #include "research/page.h"
 #include "research/refs.h"
+#include "util/cnum.h"
 
 int pmcp__mx_scale_ok(const char *s)
 {
@@ -115,7 +116,7 @@ static int num_text(const char *s, double *out)
   char *end;
   if (!s || !*s)
     return 0;
-  double v = strtod(s, &end);
+  double v = pmcp__c_strtod(s, &end);
   if (*end || !isfinite(v))
     return 0;
   *out = v;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "probemcp/tokens.h"
+#include "util/cnum.h"
 
 /* ---- coordinates ------------------------------------------------------------ */
 
@@ -173,7 +174,7 @@ int pmcp__mx_hist_stat_parse(const char *s, hist_stat *out)
     out->kind = 5, out->q = 0.5;
   else if (s[0] == 'p' && s[1]) {
     char *end;
-    double v = strtod(s + 1, &end);
+    double v = pmcp__c_strtod(s + 1, &end);
     if (*end || !(v >= 0 && v <= 100))
       return -1;
     out->kind = 5;

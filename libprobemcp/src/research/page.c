@@ -17,6 +17,7 @@
 #include "probemcp/cursor.h"
 #include "probemcp/json.h"
 #include "probemcp/tokens.h"
+#include "util/cnum.h"
 
 size_t pmcp__rs_tokens(const char *s, size_t len)
 {
@@ -79,7 +80,7 @@ static void round_in(cJSON *v, int exact)
       }
       char buf[PMCP_JSON_NUMBER_MAX];
       pmcp_json_format_number(d, 0, buf);
-      cJSON_SetNumberValue(c, strtod(buf, NULL));
+      cJSON_SetNumberValue(c, pmcp__c_strtod(buf, NULL));
     } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
       round_in(c, exact);
     }

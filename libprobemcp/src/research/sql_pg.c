@@ -13,6 +13,7 @@
 #include "probemcp/budget.h"
 #include "research/metrics.h"
 #include "research/sql_pg.h"
+#include "util/cnum.h"
 
 #define MAX_VALUE (1 << 20)
 
@@ -40,7 +41,7 @@ static void cell(pmcp_json *j, const PGresult *r, int row, int c)
     if (!strcmp(v, "NaN") || strstr(v, "Infinity"))
       pmcp_json_string(j, v);
     else
-      pmcp_json_number_lossless(j, strtod(v, NULL));
+      pmcp_json_number_lossless(j, pmcp__c_strtod(v, NULL));
     return;
   case OID_BOOL:
     pmcp_json_bool(j, v[0] == 't');

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "util/cnum.h"
 
 #define INT8OID 20
 #define FLOAT8OID 701
@@ -199,7 +200,7 @@ void pmcp__pg_bind_double(pmcp__pg_stmt *st, int i, double v)
   else if (isinf(v))
     snprintf(buf, sizeof buf, "%sInfinity", v < 0 ? "-" : "");
   else
-    snprintf(buf, sizeof buf, "%.17g", v);
+    pmcp__c_snprintf(buf, sizeof buf, "%.17g", v);
   bind_raw(st, i, strdup(buf), 0, 0, FLOAT8OID);
 }
 
@@ -412,7 +413,7 @@ double pmcp__pg_double(pmcp__pg_stmt *st, int col)
     return INFINITY;
   if (strcmp(v, "-Infinity") == 0)
     return -INFINITY;
-  return strtod(v, NULL);
+  return pmcp__c_strtod(v, NULL);
 }
 
 int pmcp__pg_bytes(pmcp__pg_stmt *st, int col)

@@ -12,6 +12,7 @@
 #include "store/pg.h"
 #endif
 #include "store/ws_scope.h"
+#include "util/cnum.h"
 
 pmcp__sql *pmcp__rt_sql(pmcp_store *s)
 {
@@ -113,8 +114,8 @@ int pmcp__rt_read_end(pmcp_store *s, pmcp__sql *c, int own, int rc)
 double pmcp__rt_listed(double d)
 {
   char b[40];
-  snprintf(b, sizeof b, "%.15g", d);
-  return strtod(b, NULL);
+  pmcp__c_snprintf(b, sizeof b, "%.15g", d);
+  return pmcp__c_strtod(b, NULL);
 }
 
 int pmcp__rt_project_id(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *slug,

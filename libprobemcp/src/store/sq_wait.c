@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/sq.h"
+#include "util/cnum.h"
 
 #define FIRST_SAY_MS 2000   /* quiet for short waits */
 #define SAY_EVERY_MS 10000
@@ -25,7 +26,7 @@ void pmcp__sq_wait_init(pmcp__sq *q, const char *path)
   const char *w = getenv("PROBE_STORE_WAIT");
   if (w && *w) {
     char *end;
-    double secs = strtod(w, &end);
+    double secs = pmcp__c_strtod(w, &end);
     if (end != w && !*end && secs >= 0)
       q->wait_ms = (int64_t)(secs * 1000.0);
   }

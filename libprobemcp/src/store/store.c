@@ -10,6 +10,7 @@
 #include "store/db.h"
 #include "store/store_int.h"
 #include "util/buf.h"
+#include "util/abi.h"
 
 int pmcp__store_alloc(pmcp_store **out, unsigned flags)
 {
@@ -190,7 +191,7 @@ int pmcp_store_new_custom(pmcp_store **out, const pmcp_store_ops *ops, void *ctx
   if (!out)
     return PMCP_EINVAL;
   *out = NULL;
-  if (!ops || ops->version != PMCP_STORE_OPS_VERSION ||
+  if (!ops || !PMCP__VERSION_OK(ops->version, PMCP_STORE_OPS_VERSION) ||
       (flags & ~(unsigned)PMCP_STORE_READONLY))
     return PMCP_EINVAL;
   pmcp_store *s;
@@ -418,7 +419,8 @@ int pmcp_store_tag(pmcp_store *store, pmcp_tenant t, const char *ref, const char
 int pmcp_store_series(pmcp_store *store, pmcp_tenant t, const char *run,
                       const pmcp_series_spec *spec, int64_t *out_series)
 {
-  if (!run || !spec || !out_series)
+  if (!run || !spec || !out_series ||
+      !PMCP__VERSION_OK(spec->version, PMCP_SERIES_SPEC_VERSION))
     return PMCP_EINVAL;
   WRITE_CALL(store, t, series, run, spec, out_series);
 }
@@ -487,7 +489,7 @@ int pmcp_store_artifact_content(pmcp_store *store, pmcp_tenant t, const char *re
 
 int pmcp_store_paper(pmcp_store *store, pmcp_tenant t, const pmcp_paper *paper)
 {
-  if (!paper)
+  if (!paper || !PMCP__VERSION_OK(paper->version, PMCP_PAPER_VERSION))
     return PMCP_EINVAL;
   WRITE_CALL(store, t, paper, paper);
 }
@@ -510,7 +512,7 @@ int pmcp_store_get(pmcp_store *store, pmcp_tenant t, const char *ref, pmcp_buf *
 int pmcp_store_list(pmcp_store *store, pmcp_tenant t, const pmcp_list_opts *opts,
                     pmcp_buf *out)
 {
-  if (!opts || !out || !opts->kind || opts->version != PMCP_LIST_OPTS_VERSION)
+  if (!opts || !out || !opts->kind || !PMCP__VERSION_OK(opts->version, PMCP_LIST_OPTS_VERSION))
     return PMCP_EINVAL;
   READ_CALL(store, t, list, opts, out);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "probemcp/error.h"
+#include "util/cnum.h"
 
 void pmcp_buf_dispose(pmcp_buf *buf)
 {
@@ -59,14 +60,14 @@ int pmcp__buf_vprintf(pmcp_buf *b, const char *fmt, va_list ap)
 {
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  int n = pmcp__c_vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
   if (n < 0)
     return PMCP_EINVAL;
   int rc = pmcp__buf_reserve(b, (size_t)n);
   if (rc)
     return rc;
-  vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+  pmcp__c_vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
   b->len += (size_t)n;
   return 0;
 }

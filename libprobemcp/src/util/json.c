@@ -11,6 +11,7 @@
 #include "probemcp/error.h"
 #include "probemcp/json.h"
 #include "util/buf.h"
+#include "util/cnum.h"
 
 /* cJSON limits nesting to 1000; we stop a little above so that any text it
  * accepted can be scanned, and never recurse without bound. */
@@ -449,8 +450,8 @@ int pmcp__buf_number(pmcp_buf *b, double v)
     return pmcp__buf_printf(b, "%.0f", v == 0 ? 0.0 : v);
   char tmp[40];
   for (int prec = 15; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-    if (strtod(tmp, NULL) == v)
+    pmcp__c_snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+    if (pmcp__c_strtod(tmp, NULL) == v)
       break;
   }
   return pmcp__buf_puts(b, tmp);

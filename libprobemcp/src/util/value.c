@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cnum.h"
 #include "util/value.h"
 
 static int ieq(const char *s, size_t len, const char *lit)
@@ -55,7 +56,7 @@ int pmcp__imp_parse_double(const char *s, size_t len, double *out)
   tmp[len] = '\0';
   char *end = NULL;
   errno = 0;
-  double v = strtod(tmp, &end);
+  double v = pmcp__c_strtod(tmp, &end);
   if (end != tmp + len || end == tmp)
     return -1;
   *out = v;

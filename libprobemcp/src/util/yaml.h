@@ -1,13 +1,10 @@
-/* A minimal YAML reader for the files importers meet: MLflow meta.yaml
- * (flat "key: value") and Lightning hparams.yaml (nested block mappings).
- * Supported: block mappings nested by indentation (keys joined into paths
- * with '/'), block sequences of scalars and flow sequences of plain
- * scalars (reported as a JSON array), plain, single- and double-quoted
- * scalars (also folded over several lines), comments, "---" / "...".
- * Everything else (anchors, aliases, tags, block scalars, flow mappings
- * with content, sequences of mappings) is refused with an error naming
- * the line: better a clear error than a silent misreading. Works on a
- * buffer of known length (no NUL needed); never reads outside it. */
+/* The YAML reader of the importers (MLflow meta.yaml, Lightning
+ * hparams.yaml) and of skills' SKILL.md frontmatter, on libyaml: all of
+ * YAML 1.1 (anchors and aliases, merge keys, flow and block collections,
+ * block scalars, comments, tags). The
+ * document must be one mapping (or empty); nested mappings become paths
+ * joined with '/', and a sequence (or an empty mapping) is one value, its
+ * JSON text. Works on a buffer of known length (no NUL needed). */
 #ifndef PMCP_UTIL_YAML_H
 #define PMCP_UTIL_YAML_H
 
@@ -15,8 +12,9 @@
 
 #include "util/value.h"
 
-/* Called once per scalar (or sequence) with its full path ("a/b/c"). A
- * non-zero return stops the parse and is returned. */
+/* Called once per scalar (or sequence) with its full path ("a/b/c") and
+ * the 1-based line where the value starts. A non-zero return stops the
+ * parse and is returned. */
 typedef int (*pmcp__yaml_fn)(void *ud, const char *path,
                              const pmcp__imp_value *v, int line);
 

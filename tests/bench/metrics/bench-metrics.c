@@ -65,7 +65,7 @@ static void die(const char *what, pmcp_store *s)
 static void log_curve(pmcp_store *s, pmcp_tenant t, const char *run, const char *key,
                       const pmcp_label *l, size_t nl, size_t n, double phase)
 {
-  pmcp_series_spec sp = {key, l, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, l, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t id;
   if (pmcp_store_series(s, t, run, &sp, &id))
     die("series", s);

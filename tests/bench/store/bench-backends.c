@@ -153,7 +153,7 @@ int main(int argc, char **argv)
   r.id = "long";
   r.flags = PMCP_STORE_REUSE;
   CHECK(s, pmcp_store_run_create(s, t, &r, NULL));
-  pmcp_series_spec sp = {"train/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "train/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
   int64_t series;
   CHECK(s, pmcp_store_series(s, t, "long", &sp, &series));
   enum { BATCH = 10000 };
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
    * transactions of 1000 calls, then 200 calls each its own transaction
    * (as `probe log` makes; each rewrites the series' partial tail block). */
   if (n_points) {
-    pmcp_series_spec sp2 = {"train/lr", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    pmcp_series_spec sp2 = {PMCP_SERIES_SPEC_VERSION, "train/lr", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     int64_t small;
     CHECK(s, pmcp_store_series(s, t, "long", &sp2, &small));
     pmcp_point few[10];

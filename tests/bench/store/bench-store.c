@@ -101,7 +101,7 @@ int main(int argc, char **argv)
   r.id = "bench";
   if (pmcp_store_run_create(s, t, &r, NULL))
     FAIL(s, "run");
-  pmcp_series_spec sp = {"train/loss", NULL, 0, 0, 0};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, "train/loss", NULL, 0, 0, 0};
   int64_t series;
   if (pmcp_store_series(s, t, "bench", &sp, &series))
     FAIL(s, "series");

@@ -90,7 +90,7 @@ static int build(const char *path, int n, int k, int step)
     CHECK(pmcp_store_set_attr(s, t, ref, "config/optimizer", &v));
     pmcp_value f = {PMCP_V_FLOAT, NULL, 0, 0.0001 * (1 + i % 20), NULL, 0};
     CHECK(pmcp_store_set_attr(s, t, ref, "config/lr", &f));
-    pmcp_series_spec ss = {"val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+    pmcp_series_spec ss = {PMCP_SERIES_SPEC_VERSION, "val/loss", NULL, 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     int64_t sid;
     CHECK(pmcp_store_series(s, t, id, &ss, &sid));
     pmcp_point pt[3] = {{0, 0, 2.0}, {1, 0, 1.0}, {2, 0, 0.2 + (i % 100) / 100.0}};

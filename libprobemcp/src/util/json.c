@@ -91,6 +91,26 @@ static const char *skip_number(const char *p, const char *end)
   return p;
 }
 
+/* The member at @p p of an object's text ("key": value, whitespace
+ * allowed): its key's raw span [*ks, *ke) and the value's start; NULL
+ * when the text there is no member. */
+static const char *member_head(const char *p, const char *end, const char **ks,
+                               const char **ke)
+{
+  p = ws(p, end);
+  if (p >= end || *p != '"')
+    return NULL;
+  *ks = p + 1;
+  p = skip_string(p, end);
+  if (!p)
+    return NULL;
+  *ke = p - 1;
+  p = ws(p, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return ws(p + 1, end);
+}
+
 static const char *skip_value(const char *p, const char *end, int depth)
 {
   p = ws(p, end);
@@ -108,16 +128,9 @@ static const char *skip_value(const char *p, const char *end, int depth)
       return p + 1;
     for (;;) {
       if (obj) {
-        p = ws(p, end);
-        if (p >= end || *p != '"')
+        const char *ks, *ke;
+        if (!(p = member_head(p, end, &ks, &ke)))
           return NULL;
-        p = skip_string(p, end);
-        if (!p)
-          return NULL;
-        p = ws(p, end);
-        if (p >= end || *p != ':')
-          return NULL;
-        p++;
       }
       p = skip_value(p, end, depth + 1);
       if (!p)
@@ -208,26 +221,6 @@ static int key_equals(const char *s, const char *e, const char *key)
     k++;
   }
   return key[k] == '\0';
-}
-
-/* The member at @p p of an object's text ("key": value, whitespace
- * allowed): its key's raw span [*ks, *ke) and the value's start; NULL
- * when the text there is no member. */
-static const char *member_head(const char *p, const char *end, const char **ks,
-                               const char **ke)
-{
-  p = ws(p, end);
-  if (p >= end || *p != '"')
-    return NULL;
-  *ks = p + 1;
-  p = skip_string(p, end);
-  if (!p)
-    return NULL;
-  *ke = p - 1;
-  p = ws(p, end);
-  if (p >= end || *p != ':')
-    return NULL;
-  return ws(p + 1, end);
 }
 
 int pmcp__json_member(const char *obj, size_t len, const char *key,

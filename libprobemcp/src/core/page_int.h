@@ -86,6 +86,10 @@ struct pmcp_page {
   int img_w, img_h;
   size_t img_tokens;
 
+  /* pmcp__page_resume_empty(): the page payload a page without items
+   * continues at (the source read items it did not show), or empty. */
+  pmcp_buf empty_state;
+
   pmcp_json *w;
   int done;
   pmcp_page_stats stats;
@@ -141,6 +145,10 @@ int pmcp__page_offset_encode(const void *payload, size_t plen, pmcp_buf *out);
 
 /* Exact tokens of the page's text as it would render now with its items
  * (with a next_cursor when @p more or the page is full). */
+/* The position a page that ends with no item continues at (a tool that
+ * read items and showed none of them, e.g. all hidden): without it such a
+ * page carries no next_cursor. Copied; PMCP_EINVAL when too long. */
+int pmcp__page_resume_empty(pmcp_page *pg, const void *resume, size_t resume_len);
 int pmcp__page_text_tokens(pmcp_page *pg, int more, size_t *tokens);
 /* Width and height from a PNG's signature and IHDR: 0 or PMCP_EINVAL. */
 int pmcp__png_size(const unsigned char *p, size_t len, int *w, int *h);

@@ -1005,6 +1005,14 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
     /* The running count and the full count disagree: keep the answer
      * within budget by dropping items from the end; next_cursor then
      * resumes after the last item kept. */
+    if (n == 0 && pg->n == 0 && pg->empty_state.len && !pg->by_offset) {
+      /* the fields and a next_cursor over no item: refused, naming the
+       * budget they need, rather than ending without the cursor */
+      pmcp__page_refuse(pg, pmcp__page_needed_budget(tokens + pg->reserve + 1, out->len));
+      *is_error = 1;
+      rc = render_failure(pg, out);
+      goto out;
+    }
     if (n == 0) {
       rc = PMCP_EINTERNAL;
       pg->status = rc;

@@ -11,6 +11,7 @@
 #include "probemcp/budget.h"
 #include "probemcp/tokens.h"
 #include "util/buf.h"
+#include "core/page_int.h" /* pmcp__page_resume_empty */
 
 static const unsigned char key[32] = "k3y-for-the-budget-unit-tests!!!";
 
@@ -533,6 +534,89 @@ START_TEST(whole_object_fits_or_names_budget)
 }
 END_TEST
 
+/* A page of fields and @p words words in one, a list, no item, resumed at
+ * "after-hidden" (the source read items it did not show). */
+static pmcp_page *empty_page(int budget, int words, const char *cursor, int *field_rc)
+{
+  pmcp_page_options o = PMCP_PAGE_OPTIONS_INIT;
+  o.token_budget = budget;
+  o.tool = "toy";
+  o.key = key;
+  o.key_len = sizeof key;
+  o.cursor = cursor;
+  pmcp_page *pg = NULL;
+  ck_assert_int_eq(pmcp_page_new(&pg, &o), 0);
+  pmcp_buf t = PMCP_BUF_INIT;
+  for (int i = 0; i < words; i++)
+    pmcp__buf_printf(&t, "w%d ", i);
+  *field_rc = pmcp_page_field_string(pg, "note", t.ptr ? t.ptr : "");
+  pmcp_buf_dispose(&t);
+  if (*field_rc == 0) {
+    ck_assert_int_eq(pmcp_page_list(pg, "items"), 0);
+    ck_assert_int_eq(pmcp__page_resume_empty(pg, "after-hidden", 12), 0);
+  }
+  return pg;
+}
+
+START_TEST(empty_page_continues_or_names_budget)
+{
+  pmcp_buf out = PMCP_BUF_INIT;
+  int is_error = 1, frc = 0;
+  /* room to spare: no item, and next_cursor at the position given */
+  pmcp_page *pg = empty_page(512, 10, NULL, &frc);
+  ck_assert_int_eq(frc, 0);
+  ck_assert_int_eq(pmcp_page_render(pg, 1, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 0);
+  cJSON *v = check_answer(&out, 512, 0);
+  ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(v, "items")), 0);
+  cJSON *nc = cJSON_GetObjectItem(v, "next_cursor");
+  ck_assert(cJSON_IsString(nc));
+  pmcp_page_free(pg);
+  pg = empty_page(512, 1, nc->valuestring, &frc);
+  const void *pos = NULL;
+  size_t pos_len = 0;
+  ck_assert_int_eq(pmcp_page_position(pg, &pos, &pos_len), 0);
+  ck_assert_uint_eq(pos_len, 12);
+  ck_assert(memcmp(pos, "after-hidden", 12) == 0);
+  pmcp_page_free(pg);
+  cJSON_Delete(v);
+  /* nothing more: no cursor */
+  pg = empty_page(512, 10, NULL, &frc);
+  ck_assert_int_eq(pmcp_page_render(pg, 0, &out, &is_error), 0);
+  v = check_answer(&out, 512, 0);
+  ck_assert_ptr_null(cJSON_GetObjectItem(v, "next_cursor"));
+  cJSON_Delete(v);
+  pmcp_page_free(pg);
+  /* fields that fit only without the cursor: refused with the budget
+   * they need, which then holds them and the cursor */
+  int words = 10;
+  for (;; words += 4) {
+    pg = empty_page(512, words + 4, NULL, &frc);
+    pmcp_page_free(pg);
+    if (frc)
+      break;
+  }
+  pg = empty_page(512, words, NULL, &frc);
+  ck_assert_int_eq(frc, 0);
+  ck_assert_int_eq(pmcp_page_render(pg, 1, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 1);
+  v = check_answer(&out, 512, 1);
+  ck_assert_str_eq(cJSON_GetObjectItem(v, "error")->valuestring, "token_budget_too_small");
+  int need = (int)cJSON_GetObjectItem(v, "min_token_budget")->valuedouble;
+  ck_assert_int_gt(need, 512);
+  cJSON_Delete(v);
+  pmcp_page_free(pg);
+  pg = empty_page(need, words, NULL, &frc);
+  ck_assert_int_eq(pmcp_page_render(pg, 1, &out, &is_error), 0);
+  ck_assert_int_eq(is_error, 0);
+  v = check_answer(&out, need, 0);
+  ck_assert(cJSON_IsString(cJSON_GetObjectItem(v, "next_cursor")));
+  cJSON_Delete(v);
+  pmcp_page_free(pg);
+  pmcp_buf_dispose(&out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("budget");
@@ -548,6 +632,7 @@ static Suite *suite(void)
   tcase_add_test(tc, refused_cursor_is_a_restart_error);
   tcase_add_test(tc, options_are_checked);
   tcase_add_test(tc, whole_object_fits_or_names_budget);
+  tcase_add_test(tc, empty_page_continues_or_names_budget);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -151,6 +151,7 @@ void pmcp_page_free(pmcp_page *pg)
   pmcp_buf_dispose(&pg->fail_members);
   pmcp_buf_dispose(&pg->off_hint);
   pmcp_buf_dispose(&pg->image);
+  pmcp_buf_dispose(&pg->empty_state);
   pmcp_tokens_counter_free(pg->ctr);
   pmcp_tokens_counter_free(pg->prev);
   pmcp_tokens_counter_free(pg->work);
@@ -753,6 +754,20 @@ int pmcp_page_add(pmcp_page *pg, const char *json, size_t len,
   return add_plain(pg, json, len, resume, resume_len, 0);
 }
 
+int pmcp__page_resume_empty(pmcp_page *pg, const void *resume, size_t resume_len)
+{
+  if (!pg || pg->magic != PMCP__PAGE_MAGIC)
+    return PMCP_EMISUSE;
+  if ((!resume && resume_len) || resume_len > PMCP__RESUME_MAX)
+    return PMCP_EINVAL;
+  unsigned char tag = PMCP__POS_PLAIN;
+  pmcp__buf_reset(&pg->empty_state);
+  int rc = pmcp__buf_append(&pg->empty_state, &tag, 1);
+  if (!rc && resume_len)
+    rc = pmcp__buf_append(&pg->empty_state, resume, resume_len);
+  return rc;
+}
+
 pmcp_json *pmcp_page_item(pmcp_page *pg)
 {
   if (!pg || pg->magic != PMCP__PAGE_MAGIC || pg->status)
@@ -918,9 +933,14 @@ static int render_items(pmcp_page *pg, size_t n, int more, pmcp_buf *out,
   int need_cursor = n > 0 && (more || pg->it[n - 1].partial);
   if (pg->by_offset)
     need_cursor = n > 0 && pg->off_base + n < pg->off_total;
+  /* no item shown, yet the source moved on: continue where it stopped */
+  int empty_cursor = n == 0 && more && pg->n == 0 && pg->empty_state.len && !pg->by_offset;
   if (need_cursor) {
     const pmcp__pitem *last = &pg->it[n - 1];
     rc = encode_payload(pg, pg->states.ptr + last->st_off, last->st_len, cur);
+  } else if (empty_cursor) {
+    rc = encode_payload(pg, pg->empty_state.ptr, pg->empty_state.len, cur);
+    need_cursor = 1;
   }
   if (!rc)
     rc = build_tail(pg, n, need_cursor ? cur->ptr : NULL, cur->len, tail);
@@ -985,6 +1005,14 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
     /* The running count and the full count disagree: keep the answer
      * within budget by dropping items from the end; next_cursor then
      * resumes after the last item kept. */
+    if (n == 0 && pg->n == 0 && pg->empty_state.len && !pg->by_offset) {
+      /* the fields and a next_cursor over no item: refused, naming the
+       * budget they need, rather than ending without the cursor */
+      pmcp__page_refuse(pg, pmcp__page_needed_budget(tokens + pg->reserve + 1, out->len));
+      *is_error = 1;
+      rc = render_failure(pg, out);
+      goto out;
+    }
     if (n == 0) {
       rc = PMCP_EINTERNAL;
       pg->status = rc;

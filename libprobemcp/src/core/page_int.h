@@ -86,6 +86,10 @@ struct pmcp_page {
   int img_w, img_h;
   size_t img_tokens;
 
+  /* pmcp__page_resume_empty(): the page payload a page without items
+   * continues at (the source read items it did not show), or empty. */
+  pmcp_buf empty_state;
+
   pmcp_json *w;
   int done;
   pmcp_page_stats stats;
@@ -139,6 +143,10 @@ int pmcp__page_offset_tail(const pmcp_page *pg, size_t n, const char *next,
 size_t pmcp__page_offset_tail_bound(const pmcp_page *pg);
 int pmcp__page_offset_encode(const void *payload, size_t plen, pmcp_buf *out);
 
+/* The position a page that ends with no item continues at (a tool that
+ * read items and showed none of them, e.g. all hidden): without it such a
+ * page carries no next_cursor. Copied; PMCP_EINVAL when too long. */
+int pmcp__page_resume_empty(pmcp_page *pg, const void *resume, size_t resume_len);
 /* Exact tokens of the page's text as it would render now with its items
  * (with a next_cursor when @p more or the page is full). */
 int pmcp__page_text_tokens(pmcp_page *pg, int more, size_t *tokens);

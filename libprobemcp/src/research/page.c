@@ -7,6 +7,7 @@
 #include "core/call.h"
 #include "research/page.h"
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
+#include "core/page_int.h"   /* pmcp__page_resume_empty */
 
 #include <math.h>
 #include <stdio.h>
@@ -357,6 +358,13 @@ int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSO
   if (!rc && next) {
     cJSON *st = next(n, ud);
     *more = st != NULL;
+    if (st && n == 0) {
+      /* nothing shown, but items were read (all hidden): the page
+       * still continues after them */
+      char *s = cJSON_PrintUnformatted(st);
+      rc = s ? pmcp__page_resume_empty(pg, s, strlen(s)) : PMCP_ENOMEM;
+      cJSON_free(s);
+    }
     cJSON_Delete(st);
   }
   return rc;

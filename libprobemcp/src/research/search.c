@@ -819,6 +819,14 @@ static int search(pmcp_call *call, void *ud)
       }
       if (w.total >= 0)
         cJSON_AddNumberToObject(channels, "keyword", w.total);
+      if (kw_n < want && w.next) {
+        /* the read limit, not the matches, ended the page */
+        char why[200];
+        snprintf(why, sizeof why, "%zu matches read, %zu shown (the others are hidden or "
+                 "shown above): next_cursor continues after the last one read",
+                 w.page_n - skip, kw_n);
+        cJSON_AddStringToObject(channels, "read", why);
+      }
       if (hidden)
         cJSON_AddStringToObject(channels, "deleted",
                                 "matches on deleted things are left out "

@@ -437,6 +437,21 @@ test('write tools: the role checked is the one in the workspace the call acts in
   }
 });
 
+// What a --hold server reports (the held tool, asked over session @s):
+// state() reads it; until(pred) waits, bounded, for a state.
+function holdProbe(s) {
+  const state = async () => JSON.parse((await s.call('tools/call', { name: 'held', arguments: {} }))
+    .msg.result.content[0].text);
+  const until = async (pred) => {
+    for (let i = 0; i < 3000; i++) {
+      if (pred(await state())) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
+  };
+  return { state, until };
+}
+
 // Capacity over HTTP: one engine worker and room for one waiting call
 // (PROBE_MCP_QUEUE_MAX=1). The test moves by what the server reports (held:
 // how many holds run, how many calls wait), never by how long anything
@@ -451,15 +466,7 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
     { PROBE_MCP_QUEUE_MAX: '1' });
   try {
     const s = await session(srv.port, key);
-    const state = async () => JSON.parse((await s.call('tools/call', { name: 'held', arguments: {} }))
-      .msg.result.content[0].text);
-    const until = async (pred) => {
-      for (let i = 0; i < 3000; i++) {
-        if (pred(await state())) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
-    };
+    const { state, until } = holdProbe(s);
     const first = s.call('tools/call', { name: 'hold', arguments: {} });
     await until((x) => x.running === 1);
     const second = s.call('tools/call', { name: 'hold', arguments: {} });
@@ -497,15 +504,7 @@ test('fair workers: one key\'s flood leaves workers for another key', async () =
   const srv = await startWriteServer(store, [], ['--hold', '--workers', '4']);
   try {
     const sb = await session(srv.port, b);
-    const state = async () => JSON.parse((await sb.call('tools/call', { name: 'held', arguments: {} }))
-      .msg.result.content[0].text);
-    const until = async (pred) => {
-      for (let i = 0; i < 3000; i++) {
-        if (pred(await state())) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
-    };
+    const { state, until } = holdProbe(sb);
     const sa = [];
     for (let i = 0; i < 3; i++) sa.push(await session(srv.port, a));
     const flood = [];

@@ -119,6 +119,12 @@ static void call_hold(harness *h, const char *session, int id)
   h_send(h, session, buf);
 }
 
+static void flood(harness *h, const char *session, int n)
+{
+  for (int i = 0; i < n; i++)
+    call_hold(h, session, 100 + i);
+}
+
 /* Reads @p n answers, each a result (none refused as busy). */
 static void expect_answers(harness *h, int n)
 {
@@ -149,8 +155,7 @@ START_TEST(flood_leaves_workers_for_others)
   unsetenv("PROBE_MCP_WORKERS_PER_CALLER");
   reset();
   harness *h = server();
-  for (int i = 0; i < 6; i++)
-    call_hold(h, "a", 100 + i);
+  flood(h, "a", 6);
   ck_assert_int_eq(wait_started(A, 2), 2);
   /* A's other four wait in the queue, not refused and not started */
   ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 4);
@@ -177,8 +182,7 @@ START_TEST(cap_is_configurable)
   setenv("PROBE_MCP_WORKERS_PER_CALLER", "3", 1);
   reset();
   harness *h = server();
-  for (int i = 0; i < 6; i++)
-    call_hold(h, "a", 100 + i);
+  flood(h, "a", 6);
   ck_assert_int_eq(wait_started(A, 3), 3);
   ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 3);
   call_hold(h, "b", 200);
@@ -198,8 +202,7 @@ START_TEST(no_caller_takes_the_pool)
   unsetenv("PROBE_MCP_WORKERS_PER_CALLER");
   reset();
   harness *h = server();
-  for (int i = 0; i < 6; i++)
-    call_hold(h, NULL, 100 + i);
+  flood(h, NULL, 6);
   ck_assert_int_eq(wait_started(NONE, 4), 4);
   ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 2);
   open_the_gate();
@@ -218,8 +221,7 @@ START_TEST(stop_runs_queue_dry)
   unsetenv("PROBE_MCP_WORKERS_PER_CALLER");
   reset();
   harness *h = server();
-  for (int i = 0; i < 6; i++)
-    call_hold(h, "a", 100 + i);
+  flood(h, "a", 6);
   ck_assert_int_eq(wait_started(A, 2), 2);
   ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 4);
   open_the_gate();

@@ -437,6 +437,21 @@ test('write tools: the role checked is the one in the workspace the call acts in
   }
 });
 
+// What a --hold server reports (the held tool, asked over session @s):
+// state() reads it; until(pred) waits, bounded, for a state.
+function holdProbe(s) {
+  const state = async () => JSON.parse((await s.call('tools/call', { name: 'held', arguments: {} }))
+    .msg.result.content[0].text);
+  const until = async (pred) => {
+    for (let i = 0; i < 3000; i++) {
+      if (pred(await state())) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
+  };
+  return { state, until };
+}
+
 // Capacity over HTTP: one engine worker and room for one waiting call
 // (PROBE_MCP_QUEUE_MAX=1). The test moves by what the server reports (held:
 // how many holds run, how many calls wait), never by how long anything
@@ -451,15 +466,7 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
     { PROBE_MCP_QUEUE_MAX: '1' });
   try {
     const s = await session(srv.port, key);
-    const state = async () => JSON.parse((await s.call('tools/call', { name: 'held', arguments: {} }))
-      .msg.result.content[0].text);
-    const until = async (pred) => {
-      for (let i = 0; i < 3000; i++) {
-        if (pred(await state())) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.fail(`the server never reached the state: ${JSON.stringify(await state())}`);
-    };
+    const { state, until } = holdProbe(s);
     const first = s.call('tools/call', { name: 'hold', arguments: {} });
     await until((x) => x.running === 1);
     const second = s.call('tools/call', { name: 'hold', arguments: {} });
@@ -477,6 +484,40 @@ test('capacity: a full worker queue answers a retryable busy error', async () =>
     // Room again: a new call is accepted.
     const again = await s.call('tools/call', { name: 'hold', arguments: {} });
     assert.equal(again.msg.result.content[0].text, 'released', again.body);
+  } finally {
+    await srv.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The engine's workers are shared fairly among principals: with 4 workers
+// one key runs at most 2 holds at once (PROBE_MCP_WORKERS_PER_CALLER's
+// default, half the pool); its further holds wait in the queue, not
+// refused, and another key's hold, queued behind them, starts at once.
+// Moved by what the server reports (held), never by timing.
+test('fair workers: one key\'s flood leaves workers for another key', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pmcp-auth-'));
+  const store = storeIn(dir);
+  probe(store, ['init']);
+  const a = probe(store, ['key', 'create']);
+  const b = probe(store, ['key', 'create']);
+  const srv = await startWriteServer(store, [], ['--hold', '--workers', '4']);
+  try {
+    const sb = await session(srv.port, b);
+    const { state, until } = holdProbe(sb);
+    const sa = [];
+    for (let i = 0; i < 3; i++) sa.push(await session(srv.port, a));
+    const flood = [];
+    for (let i = 0; i < 6; i++) flood.push(sa[i % 3].call('tools/call', { name: 'hold', arguments: {} }));
+    await until((x) => x.running === 2 && x.waiting === 4);
+    const pb = sb.call('tools/call', { name: 'hold', arguments: {} });
+    await until((x) => x.running === 3);
+    assert.deepEqual(await state(), { running: 3, waiting: 4 });
+    await sb.call('tools/call', { name: 'release', arguments: {} });
+    for (const p of [...flood, pb]) {
+      const r = await p;
+      assert.equal(r.msg.result.content[0].text, 'released', r.body);
+    }
   } finally {
     await srv.stop();
     rmSync(dir, { recursive: true, force: true });

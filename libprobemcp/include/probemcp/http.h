@@ -166,7 +166,8 @@ typedef struct pmcp_http_options {
    * principal, an object of the host's that lives as long as the
    * transport (the same object for the same identity: a session only
    * accepts requests of the principal it was opened with, others get 404
-   * like an unknown session; it is the session's ud in the engine), or
+   * like an unknown session; it is the session's ud in the engine, and
+   * the caller its worker pool is fair to), or
    * NULL: 401 with "WWW-Authenticate: " + what was written to
    * @p challenge and a JSON-RPC error carrying @p why; when @p challenge
    * is left empty the credential could not be checked (the host's store

@@ -279,6 +279,10 @@ enum {
  * Opens a session explicitly (pmcp_server_handle() opens unknown ids
  * implicitly with flags 0). @p ud is handed to tool handlers through
  * pmcp_call_session_ud(): a frontend puts the connection's identity there.
+ * It is also the caller the worker pool is fair to: sessions with the same
+ * @p ud (pointer) run at most PROBE_MCP_WORKERS_PER_CALLER blocking calls
+ * at once (default half the workers), the rest waiting while other
+ * callers' calls go first; NULL is no caller (no such bound).
  * @return 0; PMCP_EEXIST if open; PMCP_ENOMEM.
  */
 PMCP_API int pmcp_server_session_open(pmcp_server *server, const char *session,

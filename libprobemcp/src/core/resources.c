@@ -272,6 +272,7 @@ void pmcp__method_resources_read(pmcp__req *req, cJSON *params)
   }
   if (call->resource->flags & PMCP_TOOL_BLOCKING) {
     req->on_worker = 1;
+    j->job.key = req->sess->ud; /* fair among callers, as tools/call */
     int src = pmcp__workers_submit(req->srv, &j->job);
     if (src == 0)
       return;

@@ -221,6 +221,9 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
   if (t->flags & (PMCP_TOOL_BLOCKING | PMCP_TOOL_OPEN_WEB)) {
     req->on_worker = 1;
     j->job.web = (t->flags & PMCP_TOOL_OPEN_WEB) != 0;
+    /* the session's identity (one object per HTTP principal) keeps one
+     * caller from taking every worker */
+    j->job.key = req->sess->ud;
     int src = pmcp__workers_submit(srv, &j->job);
     if (src == 0)
       return;

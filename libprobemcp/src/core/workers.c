@@ -1,7 +1,10 @@
 /* The worker pool that runs calls which may block (PMCP_TOOL_BLOCKING).
  * Open-web jobs (PMCP_TOOL_OPEN_WEB) wait in their own queue and take at
  * most web_cap workers at once; a free worker serves other work first, so
- * with web_cap < n a burst of web calls leaves workers for everything else. */
+ * with web_cap < n a burst of web calls leaves workers for everything else.
+ * Within both queues a job whose caller (job->key) already runs key_cap
+ * jobs is passed over, not refused: it waits while the next caller's job
+ * goes, so one caller never holds every worker. */
 #include "core/engine.h"
 #include "util/cnum.h"
 
@@ -43,6 +46,20 @@ size_t pmcp__workers_queue_max(size_t n, const char *spec)
   return SIZE_MAX;
 }
 
+size_t pmcp__workers_key_cap(size_t n, const char *spec)
+{
+  size_t cap = n / 2;
+  if (spec && *spec) {
+    char *end = NULL;
+    unsigned long v = strtoul(spec, &end, 10);
+    if (end && !*end && *spec != '-' && v >= 1 && v <= 1000000)
+      cap = (size_t)v;
+  }
+  if (cap > n)
+    cap = n;
+  return cap ? cap : 1;
+}
+
 PMCP_API int pmcp_server_set_queue_max(pmcp_server *srv, size_t max)
 {
   if (!srv)
@@ -62,27 +79,65 @@ PMCP_API int pmcp_server_set_text_max(pmcp_server *srv, size_t max)
   return 0;
 }
 
-/* The next job a worker may take, or NULL (under the lock). */
-static pmcp__job *take(pmcp__workers *w)
+/* The running count of @p key, or NULL when it runs nothing; with @p add a
+ * free entry for it (there always is one: at most n_wanted jobs run, and
+ * the worker asking runs none). Under the lock. */
+static pmcp__key_running *key_entry(pmcp__workers *w, const void *key, int add)
 {
-  pmcp__job *job = w->head;
-  if (job) {
-    w->head = job->next;
-    if (!w->head)
-      w->tail = NULL;
-    w->queued--;
-    return job;
+  pmcp__key_running *spare = NULL;
+  for (size_t i = 0; i < w->n_wanted; i++) {
+    if (w->by_key[i].n && w->by_key[i].key == key)
+      return &w->by_key[i];
+    if (!w->by_key[i].n && !spare)
+      spare = &w->by_key[i];
   }
-  job = w->web_head;
-  if (job && w->web_running < w->web_cap) {
-    w->web_head = job->next;
-    if (!w->web_head)
-      w->web_tail = NULL;
-    w->web_running++;
+  if (add && spare)
+    spare->key = key;
+  return add ? spare : NULL;
+}
+
+static int key_may_run(pmcp__workers *w, const void *key)
+{
+  if (!key)
+    return 1;
+  pmcp__key_running *e = key_entry(w, key, 0);
+  return !e || e->n < w->key_cap;
+}
+
+/* Unlinks the first job of a queue whose caller is under its cap. */
+static pmcp__job *take_from(pmcp__workers *w, pmcp__job **head, pmcp__job **tail)
+{
+  pmcp__job *prev = NULL;
+  for (pmcp__job *job = *head; job; prev = job, job = job->next) {
+    if (!key_may_run(w, job->key))
+      continue;
+    if (prev)
+      prev->next = job->next;
+    else
+      *head = job->next;
+    if (*tail == job)
+      *tail = prev;
     w->queued--;
     return job;
   }
   return NULL;
+}
+
+/* The next job a worker may take, or NULL (under the lock). */
+static pmcp__job *take(pmcp__workers *w)
+{
+  pmcp__job *job = take_from(w, &w->head, &w->tail);
+  if (!job && w->web_running < w->web_cap) {
+    job = take_from(w, &w->web_head, &w->web_tail);
+    if (job)
+      w->web_running++;
+  }
+  if (job && job->key) {
+    pmcp__key_running *e = key_entry(w, job->key, 1);
+    if (e)
+      e->n++;
+  }
+  return job;
 }
 
 static void *worker_main(void *arg)
@@ -94,19 +149,26 @@ static void *worker_main(void *arg)
   pthread_mutex_lock(&w->mu);
   for (;;) {
     pmcp__job *job;
-    while (!(job = take(w)) && !(w->stopping && !w->web_head))
+    /* A job passed over waits for a running one of its caller, which
+     * ends and wakes us: stopping leaves only once both queues are dry. */
+    while (!(job = take(w)) && !(w->stopping && !w->head && !w->web_head))
       pthread_cond_wait(&w->cond, &w->mu);
     if (!job)
       break; /* stopping and the queues are dry */
     int web = job->web;
+    const void *key = job->key;
     pthread_mutex_unlock(&w->mu);
     job->run(job); /* frees job */
     pthread_mutex_lock(&w->mu);
-    if (web) {
+    if (web)
       w->web_running--;
-      /* a waiting web job may go now */
-      pthread_cond_broadcast(&w->cond);
+    if (key) {
+      pmcp__key_running *e = key_entry(w, key, 0);
+      if (e)
+        e->n--;
     }
+    if (web || key)
+      pthread_cond_broadcast(&w->cond); /* a job passed over may go now */
   }
   pthread_mutex_unlock(&w->mu);
   pmcp__c_numeric_leave(prev);
@@ -129,6 +191,8 @@ int pmcp__workers_init(pmcp_server *srv, size_t n)
   w->web_head = w->web_tail = NULL;
   w->web_running = 0;
   w->web_cap = pmcp__workers_web_cap(w->n_wanted, getenv("PROBE_MCP_WEB_CAPACITY"));
+  w->by_key = NULL;
+  w->key_cap = pmcp__workers_key_cap(w->n_wanted, getenv("PROBE_MCP_WORKERS_PER_CALLER"));
   w->queued = 0;
   w->queue_max = pmcp__workers_queue_max(w->n_wanted, getenv("PROBE_MCP_QUEUE_MAX"));
   w->stopping = 0;
@@ -167,7 +231,12 @@ int pmcp__workers_submit(pmcp_server *srv, pmcp__job *job)
      * never blocks never pays for threads. */
     if (!w->threads) {
       w->threads = pmcp__calloc(srv, w->n_wanted, sizeof *w->threads);
-      if (!w->threads) {
+      w->by_key = pmcp__calloc(srv, w->n_wanted, sizeof *w->by_key);
+      if (!w->threads || !w->by_key) {
+        pmcp__free(srv, w->threads);
+        pmcp__free(srv, w->by_key);
+        w->threads = NULL;
+        w->by_key = NULL;
         rc = PMCP_ENOMEM;
         goto out;
       }
@@ -211,7 +280,9 @@ void pmcp__workers_stop(pmcp_server *srv)
   for (size_t i = 0; i < w->n_threads; i++)
     pthread_join(w->threads[i], NULL);
   pmcp__free(srv, w->threads);
+  pmcp__free(srv, w->by_key);
   w->threads = NULL;
+  w->by_key = NULL;
   w->n_threads = 0;
   pthread_cond_destroy(&w->cond);
   pthread_mutex_destroy(&w->mu);

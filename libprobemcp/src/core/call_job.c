@@ -4,6 +4,19 @@
 #include <stdlib.h>
 
 #include "core/call_job.h"
+#include "util/buf.h"
+
+int pmcp__call_items_append(const pmcp_call *call, pmcp_buf *b)
+{
+  int rc = 0;
+  for (size_t i = 0; i < call->n_items && !rc; i++) {
+    if (i)
+      rc = pmcp__buf_putc(b, ',');
+    if (!rc)
+      rc = pmcp__buf_append(b, call->items[i].json, call->items[i].json_len);
+  }
+  return rc;
+}
 
 void pmcp__call_run(pmcp_call *call, const pmcp__call_ops *ops)
 {

@@ -94,12 +94,8 @@ static void prompt_answer(pmcp_call *call, int rc)
   }
   if (!rc)
     rc = pmcp__buf_puts(&b, "\"messages\":[");
-  for (size_t i = 0; i < call->n_items && !rc; i++) {
-    if (i)
-      rc = pmcp__buf_putc(&b, ',');
-    if (!rc)
-      rc = pmcp__buf_append(&b, call->items[i].json, call->items[i].json_len);
-  }
+  if (!rc)
+    rc = pmcp__call_items_append(call, &b);
   if (!rc)
     rc = pmcp__buf_puts(&b, "]}");
   if (rc)

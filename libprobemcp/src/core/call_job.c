@@ -6,16 +6,21 @@
 #include "core/call_job.h"
 #include "util/buf.h"
 
-int pmcp__call_items_append(const pmcp_call *call, pmcp_buf *b)
+void pmcp__call_answer_items(pmcp_call *call, pmcp_buf *b, int rc)
 {
-  int rc = 0;
   for (size_t i = 0; i < call->n_items && !rc; i++) {
     if (i)
       rc = pmcp__buf_putc(b, ',');
     if (!rc)
       rc = pmcp__buf_append(b, call->items[i].json, call->items[i].json_len);
   }
-  return rc;
+  if (!rc)
+    rc = pmcp__buf_puts(b, "]}");
+  if (rc)
+    pmcp__req_error(call->req, -32603, "Internal error: out of memory", NULL);
+  else
+    pmcp__req_result(call->req, b->ptr, b->len);
+  pmcp_buf_dispose(b);
 }
 
 void pmcp__call_run(pmcp_call *call, const pmcp__call_ops *ops)

@@ -24,8 +24,10 @@ typedef struct pmcp__call_job {
   const pmcp__call_ops *ops;
 } pmcp__call_job;
 
-/* Appends the call's items to @p b, comma-separated (an array's inside). */
-int pmcp__call_items_append(const pmcp_call *call, pmcp_buf *b);
+/* Answers the call's request with @p b (its opening written, @p rc how
+ * that went) followed by the call's items, comma-separated, and "]}";
+ * disposes @p b. */
+void pmcp__call_answer_items(pmcp_call *call, pmcp_buf *b, int rc);
 /* Runs @p call's handler and answers @p call's request. */
 void pmcp__call_run(pmcp_call *call, const pmcp__call_ops *ops);
 /* A job for @p req with its call initialized as @p kind; NULL (the

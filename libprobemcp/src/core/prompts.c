@@ -94,15 +94,7 @@ static void prompt_answer(pmcp_call *call, int rc)
   }
   if (!rc)
     rc = pmcp__buf_puts(&b, "\"messages\":[");
-  if (!rc)
-    rc = pmcp__call_items_append(call, &b);
-  if (!rc)
-    rc = pmcp__buf_puts(&b, "]}");
-  if (rc)
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-  else
-    pmcp__req_result(req, b.ptr, b.len);
-  pmcp_buf_dispose(&b);
+  pmcp__call_answer_items(call, &b, rc);
 }
 
 static const pmcp__call_ops prompt_ops = {prompt_invoke, prompt_answer, "prompt"};

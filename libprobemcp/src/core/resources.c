@@ -187,15 +187,7 @@ static void read_answer(pmcp_call *call, int rc)
   } else {
     pmcp_buf b = PMCP_BUF_INIT;
     rc = pmcp__buf_puts(&b, "{\"contents\":[");
-    if (!rc)
-      rc = pmcp__call_items_append(call, &b);
-    if (!rc)
-      rc = pmcp__buf_puts(&b, "]}");
-    if (rc)
-      pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-    else
-      pmcp__req_result(req, b.ptr, b.len);
-    pmcp_buf_dispose(&b);
+    pmcp__call_answer_items(call, &b, rc);
   }
 }
 

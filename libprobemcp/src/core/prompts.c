@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/call.h"
+#include "core/call_job.h"
 #include "util/buf.h"
 #include "util/json.h"
 
@@ -70,6 +70,35 @@ static int prompt_args_check(pmcp__req *req, const pmcp__prompt *p, const cJSON 
   return 0;
 }
 
+static int prompt_invoke(pmcp_call *call)
+{
+  return call->prompt->get(call, call->prompt->ud);
+}
+
+static void prompt_answer(pmcp_call *call, int rc)
+{
+  pmcp__req *req = call->req;
+  if (rc < 0) {
+    pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Prompt '%s' failed: %s", call->name,
+                     pmcp_strerror(rc));
+    return;
+  }
+  pmcp_buf b = PMCP_BUF_INIT;
+  rc = pmcp__buf_putc(&b, '{');
+  if (!rc && call->description) {
+    rc = pmcp__buf_puts(&b, "\"description\":");
+    if (!rc)
+      rc = pmcp__buf_json_string(&b, call->description, strlen(call->description));
+    if (!rc)
+      rc = pmcp__buf_putc(&b, ',');
+  }
+  if (!rc)
+    rc = pmcp__buf_puts(&b, "\"messages\":[");
+  pmcp__call_answer_items(call, &b, rc);
+}
+
+static const pmcp__call_ops prompt_ops = {prompt_invoke, prompt_answer, "prompt"};
+
 void pmcp__method_prompts_get(pmcp__req *req, cJSON *params)
 {
   cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
@@ -103,40 +132,7 @@ void pmcp__method_prompts_get(pmcp__req *req, cJSON *params)
   call.prompt = p;
   call.name = p->name;
   call.args = args;
-  int rc = p->get(&call, p->ud);
-  if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
-    pmcp__req_drop(req);
-  } else if (pmcp__mrtr_finish(&call)) {
-    /* answered: input_required, or the input could not be asked for */
-  } else if (rc < 0) {
-    pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Prompt '%s' failed: %s", p->name,
-                     pmcp_strerror(rc));
-  } else {
-    pmcp_buf b = PMCP_BUF_INIT;
-    rc = pmcp__buf_putc(&b, '{');
-    if (!rc && call.description) {
-      rc = pmcp__buf_puts(&b, "\"description\":");
-      if (!rc)
-        rc = pmcp__buf_json_string(&b, call.description, strlen(call.description));
-      if (!rc)
-        rc = pmcp__buf_putc(&b, ',');
-    }
-    if (!rc)
-      rc = pmcp__buf_puts(&b, "\"messages\":[");
-    for (size_t i = 0; i < call.n_items && !rc; i++) {
-      if (i)
-        rc = pmcp__buf_putc(&b, ',');
-      if (!rc)
-        rc = pmcp__buf_append(&b, call.items[i].json, call.items[i].json_len);
-    }
-    if (!rc)
-      rc = pmcp__buf_puts(&b, "]}");
-    if (rc)
-      pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-    else
-      pmcp__req_result(req, b.ptr, b.len);
-    pmcp_buf_dispose(&b);
-  }
+  pmcp__call_run(&call, &prompt_ops);
   pmcp__call_dispose(&call);
 }
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/call.h"
+#include "core/call_job.h"
 #include "util/buf.h"
 #include "util/json.h"
 
@@ -154,11 +154,6 @@ static int template_match(pmcp_call *call, const char *tpl, const char *uri)
 
 /* ---- read ---- */
 
-typedef struct read_job {
-  pmcp__job job;
-  pmcp_call call;
-} read_job;
-
 static void not_found(pmcp__req *req, const char *uri)
 {
   pmcp_buf d = PMCP_BUF_INIT;
@@ -174,19 +169,15 @@ static void not_found(pmcp__req *req, const char *uri)
   pmcp_buf_dispose(&d);
 }
 
-static void read_run(pmcp__job *job)
+static int read_invoke(pmcp_call *call)
 {
-  read_job *j = (read_job *)job;
-  pmcp_call *call = &j->call;
+  return call->resource->read(call, call->resource->ud);
+}
+
+static void read_answer(pmcp_call *call, int rc)
+{
   pmcp__req *req = call->req;
-  int rc = PMCP_ECANCELLED;
-  if (!atomic_load(&req->cancelled))
-    rc = call->resource->read(call, call->resource->ud);
-  if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
-    pmcp__req_drop(req);
-  } else if (pmcp__mrtr_finish(call)) {
-    /* answered: input_required, or the input could not be asked for */
-  } else if (rc == PMCP_ENOTFOUND) {
+  if (rc == PMCP_ENOTFOUND) {
     not_found(req, call->uri);
   } else if (rc < 0) {
     pmcp__log(call->srv, PMCP_LOG_WARNING, "reading '%s' failed: %s", call->uri,
@@ -196,23 +187,11 @@ static void read_run(pmcp__job *job)
   } else {
     pmcp_buf b = PMCP_BUF_INIT;
     rc = pmcp__buf_puts(&b, "{\"contents\":[");
-    for (size_t i = 0; i < call->n_items && !rc; i++) {
-      if (i)
-        rc = pmcp__buf_putc(&b, ',');
-      if (!rc)
-        rc = pmcp__buf_append(&b, call->items[i].json, call->items[i].json_len);
-    }
-    if (!rc)
-      rc = pmcp__buf_puts(&b, "]}");
-    if (rc)
-      pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-    else
-      pmcp__req_result(req, b.ptr, b.len);
-    pmcp_buf_dispose(&b);
+    pmcp__call_answer_items(call, &b, rc);
   }
-  pmcp__call_dispose(call);
-  free(j);
 }
+
+static const pmcp__call_ops read_ops = {read_invoke, read_answer, "read"};
 
 /* Finds the resource for @p uri: fixed first, then templates in order. */
 static int resolve(pmcp_call *call, const char *uri)
@@ -250,43 +229,22 @@ void pmcp__method_resources_read(pmcp__req *req, cJSON *params)
   cJSON *uri = uri_param(req, params, "resources/read");
   if (!uri)
     return;
-  read_job *j = calloc(1, sizeof *j);
-  if (!j) {
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  pmcp__call_job *j = pmcp__call_job_new(req, PMCP__CALL_RESOURCE, &read_ops);
+  if (!j)
     return;
-  }
   pmcp_call *call = &j->call;
-  pmcp__call_init(call, req, PMCP__CALL_RESOURCE);
   call->uri = uri->valuestring;
   call->name = uri->valuestring;
-  j->job.run = read_run;
   int m = resolve(call, uri->valuestring);
   if (m <= 0) {
     if (m < 0)
       pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
     else
       not_found(req, uri->valuestring);
-    pmcp__call_dispose(call);
-    free(j);
+    pmcp__call_job_free(j);
     return;
   }
-  if (call->resource->flags & PMCP_TOOL_BLOCKING) {
-    req->on_worker = 1;
-    j->job.key = req->sess->ud; /* fair among callers, as tools/call */
-    int src = pmcp__workers_submit(req->srv, &j->job);
-    if (src == 0)
-      return;
-    req->on_worker = 0;
-    if (src == PMCP_ETIMEOUT)
-      pmcp__req_error(req, -32000, "Server busy: every worker is taken; retry in a moment",
-                      "{\"retryable\":true,\"retry_after_ms\":1000}");
-    else
-      pmcp__req_error(req, -32603, "Internal error: no worker could take the read", NULL);
-    pmcp__call_dispose(call);
-    free(j);
-    return;
-  }
-  read_run(&j->job);
+  pmcp__call_job_start(j, (call->resource->flags & PMCP_TOOL_BLOCKING) != 0, 0);
 }
 
 static void subscription(pmcp__req *req, cJSON *params, int on)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/call.h"
+#include "core/call_job.h"
 #include "core/jdoc.h"
 #include "core/validate.h"
 #include "util/buf.h"
@@ -42,11 +42,6 @@ void pmcp__method_tools_list(pmcp__req *req, cJSON *params)
   pmcp__req_answer(req, rc, &b);
 }
 
-typedef struct tool_job {
-  pmcp__job job;
-  pmcp_call call;
-} tool_job;
-
 /* THE finalization point of every tools/call result: handler results and
  * argument errors alike pass here once, just before serialization. The
  * budget engine hooks in here for PMCP_TOOL_BUDGETED tools (measure the
@@ -67,9 +62,8 @@ static int tool_result_finalize(pmcp_call *call)
   return 0;
 }
 
-static void tool_reply(tool_job *j)
+static void tool_reply(pmcp_call *call)
 {
-  pmcp_call *call = &j->call;
   pmcp__req *req = call->req;
   pmcp_buf b = PMCP_BUF_INIT;
   int rc = tool_result_finalize(call);
@@ -81,23 +75,17 @@ static void tool_reply(tool_job *j)
   else
     pmcp__req_result(req, b.ptr, b.len);
   pmcp_buf_dispose(&b);
-  pmcp__call_dispose(call);
-  free(j);
 }
 
-static void tool_run(pmcp__job *job)
+static int tool_invoke(pmcp_call *call)
 {
-  tool_job *j = (tool_job *)job;
-  pmcp_call *call = &j->call;
+  return call->tool->handler(call, call->tool->ud);
+}
+
+static void tool_answer(pmcp_call *call, int rc)
+{
   pmcp__req *req = call->req;
-  int rc = PMCP_ECANCELLED;
-  if (!atomic_load(&req->cancelled))
-    rc = call->tool->handler(call, call->tool->ud);
-  if (rc == PMCP_ECANCELLED || atomic_load(&req->cancelled)) {
-    pmcp__req_drop(req);
-  } else if (pmcp__mrtr_finish(call)) {
-    /* answered: input_required, or the input could not be asked for */
-  } else if (rc == 0 && call->to_task) {
+  if (rc == 0 && call->to_task) {
     if (pmcp__tasks_create(req, (cJSON *)call->params))
       pmcp__req_error(req, -32603, "Internal error: out of memory creating a task", NULL);
   } else if (rc < 0) {
@@ -106,12 +94,11 @@ static void tool_run(pmcp__job *job)
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Tool '%s' failed: %s", call->name,
                      pmcp_strerror(rc));
   } else {
-    tool_reply(j);
-    return;
+    tool_reply(call);
   }
-  pmcp__call_dispose(call);
-  free(j);
 }
+
+static const pmcp__call_ops tool_ops = {tool_invoke, tool_answer, "call"};
 
 /* An argument error is a tool execution error (isError result), so the
  * model sees what to fix; one text item holding a JSON object, like every
@@ -177,17 +164,13 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
                     "Invalid params: tools/call \"arguments\" must be an object", NULL);
     return;
   }
-  tool_job *j = calloc(1, sizeof *j);
-  if (!j) {
-    pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
+  pmcp__call_job *j = pmcp__call_job_new(req, PMCP__CALL_TOOL, &tool_ops);
+  if (!j)
     return;
-  }
   pmcp_call *call = &j->call;
-  pmcp__call_init(call, req, PMCP__CALL_TOOL);
   call->tool = t;
   call->name = t->name;
   call->args = args;
-  j->job.run = tool_run;
 
   pmcp_buf problems = PMCP_BUF_INIT;
   int rc = pmcp__validate(t, args, &call->mode, &problems);
@@ -195,22 +178,21 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     rc = arg_error_result(call, &problems);
     pmcp_buf_dispose(&problems);
     if (!rc) {
-      tool_reply(j);
+      tool_reply(call);
+      pmcp__call_job_free(j);
       return;
     }
   }
   pmcp_buf_dispose(&problems);
   if (rc) {
     pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);
-    pmcp__call_dispose(call);
-    free(j);
+    pmcp__call_job_free(j);
     return;
   }
   if (as_task) {
     if (pmcp__tasks_create(req, params))
       pmcp__req_error(req, -32603, "Internal error: out of memory creating a task", NULL);
-    pmcp__call_dispose(call);
-    free(j);
+    pmcp__call_job_free(j);
     return;
   }
   if (t->flags & PMCP_TOOL_BUDGETED) {
@@ -218,30 +200,8 @@ void pmcp__method_tools_call(pmcp__req *req, cJSON *params)
     if (pmcp_arg_int(call, "token_budget", &budget) == 0)
       call->token_budget = (int)budget;
   }
-  if (t->flags & (PMCP_TOOL_BLOCKING | PMCP_TOOL_OPEN_WEB)) {
-    req->on_worker = 1;
-    j->job.web = (t->flags & PMCP_TOOL_OPEN_WEB) != 0;
-    /* the session's identity (one object per HTTP principal) keeps one
-     * caller from taking every worker */
-    j->job.key = req->sess->ud;
-    int src = pmcp__workers_submit(srv, &j->job);
-    if (src == 0)
-      return;
-    req->on_worker = 0;
-    if (src == PMCP_ETIMEOUT) {
-      /* Full: refused at once (never an unbounded queue), and said to be
-       * worth retrying. */
-      char msg[160];
-      snprintf(msg, sizeof msg, "Server busy: every worker is taken and %zu calls are "
-               "waiting; retry in a moment", srv->workers.queue_max);
-      pmcp__req_error(req, -32000, msg, "{\"retryable\":true,\"retry_after_ms\":1000}");
-    } else
-      pmcp__req_error(req, -32603, "Internal error: no worker could take the call", NULL);
-    pmcp__call_dispose(call);
-    free(j);
-    return;
-  }
-  tool_run(&j->job);
+  pmcp__call_job_start(j, (t->flags & (PMCP_TOOL_BLOCKING | PMCP_TOOL_OPEN_WEB)) != 0,
+                       (t->flags & PMCP_TOOL_OPEN_WEB) != 0);
 }
 
 int pmcp_call_task(pmcp_call *call)

@@ -14,6 +14,7 @@
 #include "research/long_calls.h"
 #include "research/metrics.h"
 #include "research/sql_guard.h"
+#include "research/sql_rows.h"
 #ifdef PMCP_HAVE_POSTGRES
 #include "research/sql_pg.h"
 #endif
@@ -163,17 +164,39 @@ static void hex_blob(pmcp_json *j, const unsigned char *p, int n)
   free(s);
 }
 
-/* The rows sent so far, as a page's position: how many and their digest.
- * A cursor is bound to them (not to the store): the statement is run again
- * and continues while its first rows are those already sent, whatever else
- * the lab logged meanwhile. */
-typedef struct sql_pos {
-  uint64_t next;
-  uint64_t digest;
-} sql_pos;
+/* A statement's rows for the shared pager (sql_rows.h). */
+typedef struct sq_rows {
+  pmcp_call *call;
+  pmcp__sqlg *g;
+  sqlite3_stmt *st;
+  int armed;
+  char err[300];
+} sq_rows;
 
-static uint64_t row_digest(uint64_t h, sqlite3_stmt *st, int nc)
+static const char *sq_name(void *src, int c)
 {
+  return sqlite3_column_name(((sq_rows *)src)->st, c);
+}
+
+static int sq_next(void *src)
+{
+  sq_rows *r = src;
+  if (!r->armed) {
+    pmcp__sqlg_arm(r->g, r->call);
+    r->armed = 1;
+  }
+  int rc = pmcp__sqlg_step(r->g, r->st, r->err, sizeof r->err);
+  if (rc == SQLITE_ROW)
+    return 1;
+  if (rc == SQLITE_DONE)
+    return 0;
+  return strcmp(r->err, "cancelled") ? PMCP_EIO : PMCP_ECANCELLED;
+}
+
+static uint64_t sq_digest(void *src, uint64_t h)
+{
+  sqlite3_stmt *st = ((sq_rows *)src)->st;
+  int nc = sqlite3_column_count(st);
   for (int c = 0; c < nc; c++) {
     int t = sqlite3_column_type(st, c);
     h = pmcp__rs_scope_mix(h, t);
@@ -196,101 +219,54 @@ static uint64_t row_digest(uint64_t h, sqlite3_stmt *st, int nc)
   return h;
 }
 
+static void sq_cells(void *src, pmcp_json *j)
+{
+  sqlite3_stmt *st = ((sq_rows *)src)->st;
+  int nc = sqlite3_column_count(st);
+  for (int c = 0; c < nc; c++) {
+    switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER:
+      pmcp_json_int(j, sqlite3_column_int64(st, c));
+      break;
+    case SQLITE_FLOAT:
+      pmcp_json_number_lossless(j, sqlite3_column_double(st, c));
+      break;
+    case SQLITE_TEXT:
+      pmcp_json_string_n(j, (const char *)sqlite3_column_text(st, c),
+                         (size_t)sqlite3_column_bytes(st, c));
+      break;
+    case SQLITE_BLOB:
+      hex_blob(j, sqlite3_column_blob(st, c), sqlite3_column_bytes(st, c));
+      break;
+    default:
+      pmcp_json_null(j);
+    }
+  }
+}
+
+static void sq_end(void *src)
+{
+  sq_rows *r = src;
+  sqlite3_finalize(r->st);
+  r->st = NULL;
+}
+
+static int sq_fail(void *src, pmcp_call *call, int rc)
+{
+  if (rc == PMCP_ECANCELLED)
+    return PMCP_ECANCELLED;
+  return pmcp__rs_fail(call, "sql_error", "%s", ((sq_rows *)src)->err);
+}
+
 static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, size_t len)
 {
-  sqlite3_stmt *st = NULL;
-  char err[300];
-  int rc = pmcp__sqlg_prepare(g, sql, len, call, &st, err, sizeof err);
+  sq_rows r = {call, g, NULL, 0, ""};
+  int rc = pmcp__sqlg_prepare(g, sql, len, call, &r.st, r.err, sizeof r.err);
   if (rc)
-    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", err);
-  pmcp_page *pg = pmcp__rs_page_scoped(call, q->rs, PMCP_PAGE_LOSSLESS, 1);
-  if (!pg) {
-    sqlite3_finalize(st);
-    return 0;
-  }
-  sql_pos at = {0, 0};
-  const void *pd = NULL;
-  size_t pl = 0;
-  if (pmcp_page_position(pg, &pd, &pl) == 0 && pd && pl == sizeof at)
-    memcpy(&at, pd, sizeof at);
-  uint64_t pos = at.next, digest = 0;
-  int nc = sqlite3_column_count(st);
-  pmcp_json *cj = NULL;
-  if (pmcp_json_new(&cj, 0) == 0) {
-    pmcp_json_array_begin(cj);
-    for (int c = 0; c < nc; c++)
-      pmcp_json_string(cj, sqlite3_column_name(st, c));
-    pmcp_json_array_end(cj);
-    size_t cl = 0;
-    const char *ct = pmcp_json_text(cj, &cl);
-    if (ct)
-      pmcp_page_field_json(pg, "columns", ct, cl);
-    pmcp_json_free(cj);
-  }
-  pmcp_page_list(pg, "rows");
-  int more = 0, src;
-  uint64_t row = 0;
-  pmcp__sqlg_arm(g, call);
-  int changed = 0;
-  while ((src = pmcp__sqlg_step(g, st, err, sizeof err)) == SQLITE_ROW) {
-    if (row++ < pos) {
-      digest = row_digest(digest, st, nc); /* sent on an earlier page */
-      continue;
-    }
-    if (row == pos + 1 && pos && digest != at.digest) {
-      changed = 1;
-      break;
-    }
-    digest = row_digest(digest, st, nc);
-    pmcp_json *j = pmcp_page_item(pg);
-    if (!j)
-      break;
-    pmcp_json_array_begin(j);
-    for (int c = 0; c < nc; c++) {
-      switch (sqlite3_column_type(st, c)) {
-      case SQLITE_INTEGER:
-        pmcp_json_int(j, sqlite3_column_int64(st, c));
-        break;
-      case SQLITE_FLOAT:
-        pmcp_json_number_lossless(j, sqlite3_column_double(st, c));
-        break;
-      case SQLITE_TEXT:
-        pmcp_json_string_n(j, (const char *)sqlite3_column_text(st, c),
-                           (size_t)sqlite3_column_bytes(st, c));
-        break;
-      case SQLITE_BLOB:
-        hex_blob(j, sqlite3_column_blob(st, c), sqlite3_column_bytes(st, c));
-        break;
-      default:
-        pmcp_json_null(j);
-      }
-    }
-    pmcp_json_array_end(j);
-    sql_pos next = {row, digest};
-    int arc = pmcp_page_commit(pg, &next, sizeof next);
-    if (arc == PMCP_EBUDGET) {
-      more = 1;
-      break;
-    }
-    if (arc)
-      break;
-  }
-  sqlite3_finalize(st);
-  if (src == SQLITE_DONE && pos && row <= pos && (row < pos || digest != at.digest))
-    changed = 1; /* rows sent earlier are gone or changed */
-  if (changed) {
-    pmcp_page_free(pg);
-    return pmcp__rs_restart(call, "stale",
-                            "The rows on the pages before changed. Call query_sql again "
-                            "without `cursor` to start over.");
-  }
-  if (src != SQLITE_ROW && src != SQLITE_DONE) {
-    pmcp_page_free(pg);
-    if (!strcmp(err, "cancelled"))
-      return PMCP_ECANCELLED;
-    return pmcp__rs_fail(call, "sql_error", "%s", err);
-  }
-  return pmcp__rs_send(call, pg, more);
+    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", r.err);
+  pmcp__sql_rows rows = {&r, sqlite3_column_count(r.st), sq_name, sq_next, sq_digest,
+                         sq_cells, sq_end, sq_fail};
+  return pmcp__sql_rows_send(call, q->rs, &rows);
 }
 
 /* SQLite: the guarded connection whose views keep workspace @p t's rows,

@@ -13,6 +13,7 @@
 #include "probemcp/budget.h"
 #include "research/metrics.h"
 #include "research/sql_pg.h"
+#include "research/sql_rows.h"
 #include "util/cnum.h"
 
 #define MAX_VALUE (1 << 20)
@@ -104,18 +105,48 @@ static int sql_fail(pmcp_call *call, int rc, const char *err)
 
 #define TOO_BIG "a value is larger than the limit (1 MiB): select less"
 
-/* The rows sent so far, as a page's position: how many and their digest.
- * A cursor is bound to them (not to the store): the statement runs again
- * and continues while its first rows are those already sent, whatever
- * else the lab logged meanwhile. */
-typedef struct pg_pos {
-  uint64_t next;
-  uint64_t digest;
-} pg_pos;
+/* A statement's rows for the shared pager (sql_rows.h), one PGresult of
+ * one row at a time. */
+typedef struct pg_rows {
+  pmcp__pgq *q;
+  PGresult *r;
+  int started;
+  char err[400];
+} pg_rows;
 
-static uint64_t row_digest(uint64_t h, const PGresult *r, int nc)
+static const char *pg_name(void *src, int c)
 {
-  for (int c = 0; c < nc; c++) {
+  return PQfname(((pg_rows *)src)->r, c);
+}
+
+static int pg_next(void *src)
+{
+  pg_rows *s = src;
+  if (s->started) {
+    PQclear(s->r);
+    s->r = NULL;
+    void *nx = NULL;
+    int nrc = pmcp__pgq_next(s->q, &nx, s->err, sizeof s->err);
+    if (nrc < 0)
+      return nrc;
+    if (nrc != 1)
+      return 0;
+    s->r = nx;
+  }
+  s->started = 1;
+  if (PQntuples(s->r) != 1)
+    return 0;
+  if (too_big(s->r)) {
+    snprintf(s->err, sizeof s->err, TOO_BIG);
+    return PMCP_ETOOBIG;
+  }
+  return 1;
+}
+
+static uint64_t pg_digest(void *src, uint64_t h)
+{
+  const PGresult *r = ((pg_rows *)src)->r;
+  for (int c = 0; c < PQnfields(r); c++) {
     int null = PQgetisnull(r, 0, c);
     h = pmcp__rs_scope_mix(h, null ? -1 : PQgetlength(r, 0, c));
     const char *p = null ? "" : PQgetvalue(r, 0, c);
@@ -125,100 +156,40 @@ static uint64_t row_digest(uint64_t h, const PGresult *r, int nc)
   return h;
 }
 
+static void pg_cells(void *src, pmcp_json *j)
+{
+  const PGresult *r = ((pg_rows *)src)->r;
+  for (int c = 0; c < PQnfields(r); c++)
+    cell(j, r, 0, c);
+}
+
+static void pg_end(void *src)
+{
+  pg_rows *s = src;
+  PQclear(s->r);
+  s->r = NULL;
+  pmcp__pgq_end(s->q);
+}
+
+static int pg_fail(void *src, pmcp_call *call, int rc)
+{
+  return sql_fail(call, rc, ((pg_rows *)src)->err);
+}
+
 /* Rows are read one at a time and the statement stops when the page is
  * full, so memory holds one row and a page, whatever the result's size. */
 int pmcp__sqlpg_run(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q, pmcp_tenant t,
                     const char *sql, size_t len)
 {
-  char err[400] = "";
+  pg_rows s = {q, NULL, 0, ""};
   void *res = NULL;
-  int rc = pmcp__pgq_start(q, t, sql, len, 5000, &res, err, sizeof err);
+  int rc = pmcp__pgq_start(q, t, sql, len, 5000, &res, s.err, sizeof s.err);
   if (rc)
-    return sql_fail(call, rc, err);
-  PGresult *r = res;
-  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, PMCP_PAGE_LOSSLESS, 1);
-  if (!pg) {
-    PQclear(r);
-    pmcp__pgq_end(q);
-    return 0;
-  }
-  pg_pos at = {0, 0};
-  const void *pd = NULL;
-  size_t pl = 0;
-  if (pmcp_page_position(pg, &pd, &pl) == 0 && pd && pl == sizeof at)
-    memcpy(&at, pd, sizeof at);
-  uint64_t pos = at.next, digest = 0, seen = 0;
-  int changed = 0;
-  int nc = PQnfields(r);
-  pmcp_json *cj = NULL;
-  if (pmcp_json_new(&cj, 0) == 0) {
-    pmcp_json_array_begin(cj);
-    for (int c = 0; c < nc; c++)
-      pmcp_json_string(cj, PQfname(r, c));
-    pmcp_json_array_end(cj);
-    size_t cl = 0;
-    const char *ct = pmcp_json_text(cj, &cl);
-    if (ct)
-      pmcp_page_field_json(pg, "columns", ct, cl);
-    pmcp_json_free(cj);
-  }
-  pmcp_page_list(pg, "rows");
-  int more = 0, failed = 0;
-  for (uint64_t i = 0; PQntuples(r) == 1; i++) {
-    if (too_big(r)) {
-      failed = PMCP_ETOOBIG;
-      snprintf(err, sizeof err, TOO_BIG);
-      break;
-    }
-    seen = i + 1;
-    if (i < pos) {
-      digest = row_digest(digest, r, nc); /* sent on an earlier page */
-    } else if (i == pos && pos && digest != at.digest) {
-      changed = 1;
-      break;
-    } else {
-      digest = row_digest(digest, r, nc);
-      pmcp_json *j = pmcp_page_item(pg);
-      if (!j)
-        break;
-      pmcp_json_array_begin(j);
-      for (int c = 0; c < nc; c++)
-        cell(j, r, 0, c);
-      pmcp_json_array_end(j);
-      pg_pos next = {i + 1, digest};
-      int arc = pmcp_page_commit(pg, &next, sizeof next);
-      if (arc == PMCP_EBUDGET) {
-        more = 1;
-        break;
-      }
-      if (arc)
-        break;
-    }
-    PQclear(r);
-    r = NULL;
-    void *nx = NULL;
-    int nrc = pmcp__pgq_next(q, &nx, err, sizeof err);
-    if (nrc < 0)
-      failed = nrc;
-    if (nrc != 1)
-      break;
-    r = nx;
-  }
-  PQclear(r);
-  pmcp__pgq_end(q);
-  if (!failed && !changed && !more && pos && seen <= pos && (seen < pos || digest != at.digest))
-    changed = 1; /* rows sent earlier are gone or changed */
-  if (failed) {
-    pmcp_page_free(pg);
-    return sql_fail(call, failed, err);
-  }
-  if (changed) {
-    pmcp_page_free(pg);
-    return pmcp__rs_restart(call, "stale",
-                            "The rows on the pages before changed. Call query_sql again "
-                            "without `cursor` to start over.");
-  }
-  return pmcp__rs_send(call, pg, more);
+    return sql_fail(call, rc, s.err);
+  s.r = res;
+  pmcp__sql_rows rows = {&s, PQnfields(s.r), pg_name, pg_next, pg_digest, pg_cells,
+                         pg_end, pg_fail};
+  return pmcp__sql_rows_send(call, rs, &rows);
 }
 
 /* Writes table number @p t of the listing result (rows: table, column,

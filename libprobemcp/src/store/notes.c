@@ -23,6 +23,31 @@ static int slug_of(pmcp_store *s, pmcp__sql *q, const char *table, int64_t id, p
   return rc;
 }
 
+/* The end of writing a note or an artifact version: the search index
+ * learns @p ref's text (both buffers disposed). */
+static int written(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, pmcp_buf *ref,
+                   const char *kind, const char *title, pmcp_buf *body)
+{
+  int rc = pmcp__sql_index(s, q, t, ref->ptr, kind, title, body->ptr);
+  pmcp_buf_dispose(ref);
+  pmcp_buf_dispose(body);
+  return rc;
+}
+
+/* Hands back the written slug (disposed) and version when @p rc is 0. */
+static int answer_written(pmcp_buf *slug, int64_t version, pmcp_buf *out_id,
+                          int64_t *out_version, int rc)
+{
+  if (rc == 0 && out_id) {
+    pmcp__buf_reset(out_id);
+    rc = pmcp__buf_puts(out_id, slug->ptr);
+  }
+  if (rc == 0 && out_version)
+    *out_version = version;
+  pmcp_buf_dispose(slug);
+  return rc;
+}
+
 /* ---- notes ---- */
 
 static int note_kind_ok(const char *k)
@@ -190,19 +215,10 @@ static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_s
       pmcp__buf_putc(&body, '\n');
       pmcp__buf_puts(&body, spec->summary);
     }
-    rc = pmcp__sql_index(s, q, t, ref.ptr, is_sub ? "sub-note" : "note",
-                        spec->title ? spec->title : slug.ptr, body.ptr);
-    pmcp_buf_dispose(&ref);
-    pmcp_buf_dispose(&body);
+    rc = written(s, q, t, &ref, is_sub ? "sub-note" : "note",
+                 spec->title ? spec->title : slug.ptr, &body);
   }
-  if (rc == 0 && out_id) {
-    pmcp__buf_reset(out_id);
-    rc = pmcp__buf_puts(out_id, slug.ptr);
-  }
-  if (rc == 0 && out_version)
-    *out_version = version;
-  pmcp_buf_dispose(&slug);
-  return rc;
+  return answer_written(&slug, version, out_id, out_version, rc);
 }
 
 int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
@@ -434,18 +450,9 @@ static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_ar
                      sp->content ? sha : (sp->sha256 ? sp->sha256 : ""));
     if (text && sp->size <= (1u << 20))
       pmcp__buf_append(&body, sp->content, sp->size);
-    rc = pmcp__sql_index(s, q, t, ref.ptr, "artifact", sp->name, body.ptr);
-    pmcp_buf_dispose(&ref);
-    pmcp_buf_dispose(&body);
+    rc = written(s, q, t, &ref, "artifact", sp->name, &body);
   }
-  if (rc == 0 && out_id) {
-    pmcp__buf_reset(out_id);
-    rc = pmcp__buf_puts(out_id, slug.ptr);
-  }
-  if (rc == 0 && out_version)
-    *out_version = version;
-  pmcp_buf_dispose(&slug);
-  return rc;
+  return answer_written(&slug, version, out_id, out_version, rc);
 }
 
 int pmcp__sql_artifact_add(pmcp_store *s, void *ctx, pmcp_tenant t,

@@ -1,17 +1,18 @@
 /* PostgreSQL backend: the kinds of pmcp_store_list() (list_kinds.h) in
  * this dialect; list.c runs them. */
+#include "store/dialect.h"
 #include "store/list.h"
 #include "store/pg.h"
 
-#define JO "json_build_object("
-#define B(col) "(" col "=1)"
+#define JO PG_JO
+#define B(col) PG_B(col)
 #define BB(expr) "(" expr ")"
 #define BF(col) "(" col "=1)=:f"
-#define JSON(x) x "::json"
-#define JARG(x) x "::json"
-#define NUM(x) x "::numeric"
-#define ARR(x) "coalesce(json_agg(" x " ORDER BY " x "), '[]'::json)"
-#define FALSE_ "false"
+#define JSON(x) PG_JSON(x)
+#define JARG(x) PG_JARG(x)
+#define NUM(x) PG_NUM(x)
+#define ARR(x) PG_ARR(x)
+#define FALSE_ PG_FALSE_
 #define SQ_PG(a, b) b
 
 static const list_kind kinds[] = {

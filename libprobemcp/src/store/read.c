@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "store/dialect.h"
 #include "store/sql.h"
 #include "store/ws_scope.h"
 #include "util/json.h"
@@ -189,57 +190,45 @@ static void add_tags(rd *r, cJSON *o, const char *kind, int64_t owner)
 
 static void add_notes_of(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
-  static const char sql_sq[] =
-      "SELECT json_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END"
-      " || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version, 'updated', n.updated)"
-      " FROM notes n WHERE n.tenant_id=?1 AND n.owner_kind=?3 AND n.owner_id=?2"
-      " ORDER BY n.updated DESC, n.id DESC LIMIT 100";
-  static const char sql_pg[] =
-      "SELECT json_build_object('ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END"
-      " || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version, 'updated', n.updated)"
-      " FROM notes n WHERE n.tenant_id=?1 AND n.owner_kind=?3 AND n.owner_id=?2"
-      " ORDER BY n.updated DESC, n.id DESC LIMIT 100";
+#define SQL_1(D) \
+    "SELECT " D##_JO "'ref', CASE n.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:'" \
+    " END || n.slug, 'kind', n.kind, 'title', n.title, 'version', n.version," \
+    " 'updated', n.updated) FROM notes n WHERE n.tenant_id=?1 AND n.owner_kind=?3 AND" \
+    " n.owner_id=?2 ORDER BY n.updated DESC, n.id DESC LIMIT 100"
+  PMCP__SQL_BOTH(sql, SQL_1);
+#undef SQL_1
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "notes", jrows(r, sql, owner, kind));
 }
 
 static void add_sessions_of(rd *r, cJSON *o, const char *ref)
 {
-  static const char sql_sq[] =
-      "SELECT json_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
-      " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
-      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2/*ws row sessions s.id*/"
-      " ORDER BY coalesce(s.started, s.created) DESC"
-      " LIMIT 100";
-  static const char sql_pg[] =
-      "SELECT json_build_object('ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent,"
-      " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id"
-      " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2/*ws row sessions s.id*/"
-      " ORDER BY coalesce(s.started, s.created) DESC"
-      " LIMIT 100";
+#define SQL_2(D) \
+    "SELECT " D##_JO "'ref', 'session:' || s.slug, 'title', s.title, 'agent', s.agent," \
+    " 'started', s.started) FROM sessions s JOIN session_links l ON l.session_id=s.id" \
+    " WHERE l.tenant_id=?1 AND l.ref=?3 AND ?2=?2/*ws row sessions s.id*/ ORDER BY" \
+    " coalesce(s.started, s.created) DESC LIMIT 100"
+  PMCP__SQL_BOTH(sql, SQL_2);
+#undef SQL_2
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "sessions", jrows(r, sql, 0, ref));
 }
 
 static void add_lineage_of(rd *r, cJSON *o, const char *ref)
 {
-  static const char up_sq[] =
-      "SELECT json_object('from', from_ref, 'relation', relation, 'steps', json(steps))"
-      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2/*ws ref from_ref*/"
-      " ORDER BY id LIMIT 100";
-  static const char up_pg[] =
-      "SELECT json_build_object('from', from_ref, 'relation', relation, 'steps', steps::json)"
-      " FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2/*ws ref from_ref*/"
-      " ORDER BY id LIMIT 100";
+#define UP_3(D) \
+    "SELECT " D##_JO "'from', from_ref, 'relation', relation, 'steps', " \
+    D##_JSON("steps") ") FROM lineage WHERE tenant_id=?1 AND to_ref=?3 AND ?2=?2/*ws" \
+    " ref from_ref*/ ORDER BY id LIMIT 100"
+  PMCP__SQL_BOTH(up, UP_3);
+#undef UP_3
   const char *up = PMCP__SQL_PICK(r->q, up_sq, up_pg);
-  static const char down_sq[] =
-      "SELECT json_object('to', to_ref, 'relation', relation, 'steps', json(steps))"
-      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2/*ws ref to_ref*/"
-      " ORDER BY id LIMIT 100";
-  static const char down_pg[] =
-      "SELECT json_build_object('to', to_ref, 'relation', relation, 'steps', steps::json)"
-      " FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2/*ws ref to_ref*/"
-      " ORDER BY id LIMIT 100";
+#define DOWN_4(D) \
+    "SELECT " D##_JO "'to', to_ref, 'relation', relation, 'steps', " D##_JSON("steps") \
+    ") FROM lineage WHERE tenant_id=?1 AND from_ref=?3 AND ?2=?2/*ws ref to_ref*/" \
+    " ORDER BY id LIMIT 100"
+  PMCP__SQL_BOTH(down, DOWN_4);
+#undef DOWN_4
   const char *down = PMCP__SQL_PICK(r->q, down_sq, down_pg);
   add(o, "upstream", jrows(r, up, 0, ref));
   add(o, "downstream", jrows(r, down, 0, ref));
@@ -247,14 +236,12 @@ static void add_lineage_of(rd *r, cJSON *o, const char *ref)
 
 static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
-  static const char sql_sq[] =
-      "SELECT json_object('ref', 'artifact:' || slug, 'name', name, 'latest', latest,"
-      " 'shared', json(CASE shared WHEN 1 THEN 'true' ELSE 'false' END)) FROM artifacts"
-      " WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY name LIMIT 200";
-  static const char sql_pg[] =
-      "SELECT json_build_object('ref', 'artifact:' || slug, 'name', name, 'latest', latest,"
-      " 'shared', (shared=1)) FROM artifacts"
-      " WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY name LIMIT 200";
+#define SQL_5(D) \
+    "SELECT " D##_JO "'ref', 'artifact:' || slug, 'name', name, 'latest', latest," \
+    " 'shared', " D##_B("shared") ") FROM artifacts WHERE tenant_id=?1 AND" \
+    " owner_kind=?3 AND owner_id=?2 ORDER BY name LIMIT 200"
+  PMCP__SQL_BOTH(sql, SQL_5);
+#undef SQL_5
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   add(o, "artifacts", jrows(r, sql, owner, kind));
 }
@@ -544,14 +531,12 @@ static cJSON *get_note(rd *r, const char *id)
   int64_t nid = row_id(r, "note", base);
   cJSON *o = jrow(r, PMCP__SQL_PICK(r->q, note_sql_sq, note_sql_pg), nid, NULL);
   if (o && want) {
-    static const char sql_sq[] =
-        "SELECT json_object('version', version, 'title', title, 'body', body, 'summary', summary,"
-        " 'status', status, 'author', author, 'via', via, 'created', created) FROM note_versions"
-        " WHERE tenant_id=?1 AND note_id=?2 AND version=?3";
-    static const char sql_pg[] =
-        "SELECT json_build_object('version', version, 'title', title, 'body', body, 'summary', summary,"
-        " 'status', status, 'author', author, 'via', via, 'created', created) FROM note_versions"
-        " WHERE tenant_id=?1 AND note_id=?2 AND version=?3";
+#define SQL_6(D) \
+    "SELECT " D##_JO "'version', version, 'title', title, 'body', body, 'summary'," \
+    " summary, 'status', status, 'author', author, 'via', via, 'created', created)" \
+    " FROM note_versions WHERE tenant_id=?1 AND note_id=?2 AND version=?3"
+    PMCP__SQL_BOTH(sql, SQL_6);
+#undef SQL_6
     const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
     char vb[32];
     snprintf(vb, sizeof vb, "%lld", want);
@@ -672,14 +657,12 @@ static cJSON *get_dataset(rd *r, const char *id)
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, did, NULL);
   if (o && at) {
-    static const char sql_v_sq[] =
-        "SELECT json_object('version', version, 'uri', uri, 'sha256', sha256, 'size', size,"
-        " 'rows', rows, 'description', description, 'created', created) FROM dataset_versions"
-        " WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3";
-    static const char sql_v_pg[] =
-        "SELECT json_build_object('version', version, 'uri', uri, 'sha256', sha256, 'size', size,"
-        " 'rows', rows, 'description', description, 'created', created) FROM dataset_versions"
-        " WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3";
+#define SQL_V_7(D) \
+    "SELECT " D##_JO "'version', version, 'uri', uri, 'sha256', sha256, 'size', size," \
+    " 'rows', rows, 'description', description, 'created', created) FROM" \
+    " dataset_versions WHERE tenant_id=?1 AND dataset_id=?2 AND version=?3"
+    PMCP__SQL_BOTH(sql_v, SQL_V_7);
+#undef SQL_V_7
     const char *sql_v = PMCP__SQL_PICK(r->q, sql_v_sq, sql_v_pg);
     cJSON *v = jrow(r, sql_v, did, at);
     if (!v && !r->rc)
@@ -770,18 +753,15 @@ static cJSON *get_checkpoint(rd *r, const char *id)
 
 static cJSON *get_simple(rd *r, const char *kind, const char *id)
 {
-  static const char sql_source_sq[] =
-      "SELECT json_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
-      " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
-      " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
-      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'/*ws ref l.to_ref*/))"
-      " FROM sources s WHERE tenant_id=?1 AND id=?2";
-  static const char sql_source_pg[] =
-      "SELECT json_build_object('kind', 'source', 'ref', 'source:' || slug, 'id', slug, 'provider',"
-      " provider, 'source_kind', kind, 'uri', uri, 'version', version, 'description', description,"
-      " 'created', created, 'runs', (SELECT count(*) FROM lineage l WHERE l.tenant_id=s.tenant_id"
-      " AND l.from_ref='source:' || s.slug AND l.to_ref LIKE 'run:%'/*ws ref l.to_ref*/))"
-      " FROM sources s WHERE tenant_id=?1 AND id=?2";
+#define SQL_SOURCE_8(D) \
+    "SELECT " D##_JO "'kind', 'source', 'ref', 'source:' || slug, 'id', slug," \
+    " 'provider', provider, 'source_kind', kind, 'uri', uri, 'version', version," \
+    " 'description', description, 'created', created, 'runs', (SELECT count(*) FROM" \
+    " lineage l WHERE l.tenant_id=s.tenant_id AND l.from_ref='source:' || s.slug AND" \
+    " l.to_ref LIKE 'run:%'/*ws ref l.to_ref*/)) FROM sources s WHERE tenant_id=?1" \
+    " AND id=?2"
+  PMCP__SQL_BOTH(sql_source, SQL_SOURCE_8);
+#undef SQL_SOURCE_8
   const char *sql_source = PMCP__SQL_PICK(r->q, sql_source_sq, sql_source_pg);
   static const char sql_group_sq[] =
       "SELECT json_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
@@ -800,16 +780,14 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
       " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
       " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
-  static const char sql_trial_sq[] =
-      "SELECT json_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
-      " 'run', 'run:' || r.slug, 'params', json(t.params), 'status', t.status, 'score', json(pmcp_num(t.score)),"
-      " 'trajectory', json(t.trajectory), 'created', t.created)"
-      " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
-  static const char sql_trial_pg[] =
-      "SELECT json_build_object('kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug, 'name', t.name,"
-      " 'run', 'run:' || r.slug, 'params', t.params::json, 'status', t.status, 'score', t.score,"
-      " 'trajectory', t.trajectory::json, 'created', t.created)"
-      " FROM trials t JOIN runs r ON r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2";
+#define SQL_TRIAL_9(D) \
+    "SELECT " D##_JO "'kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug," \
+    " 'name', t.name, 'run', 'run:' || r.slug, 'params', " D##_JSON("t.params") \
+    ", 'status', t.status, 'score', " D##_NUMJ("t.score") ", 'trajectory', " \
+    D##_JSON("t.trajectory") ", 'created', t.created) FROM trials t JOIN runs r ON" \
+    " r.id=t.run_id WHERE t.tenant_id=?1 AND t.id=?2"
+  PMCP__SQL_BOTH(sql_trial, SQL_TRIAL_9);
+#undef SQL_TRIAL_9
   const char *sql_trial = PMCP__SQL_PICK(r->q, sql_trial_sq, sql_trial_pg);
   static const char sql_session_sq[] =
       "SELECT json_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
@@ -868,16 +846,14 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
 
 static cJSON *get_paper(rd *r, const char *id)
 {
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id, 'title',"
-      " title, 'abstract', abstract, 'authors', authors, 'categories', categories, 'published',"
-      " published, 'updated', updated, 'doi', doi, 'journal_ref', journal_ref, 'comments', comments,"
-      " 'provenance', 'open-web') FROM papers WHERE tenant_id=?1 AND ?2=?2 AND arxiv_id=?3";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id, 'title',"
-      " title, 'abstract', abstract, 'authors', authors, 'categories', categories, 'published',"
-      " published, 'updated', updated, 'doi', doi, 'journal_ref', journal_ref, 'comments', comments,"
-      " 'provenance', 'open-web') FROM papers WHERE tenant_id=?1 AND ?2=?2 AND arxiv_id=?3";
+#define SQL_10(D) \
+    "SELECT " D##_JO "'kind', 'paper', 'ref', 'paper:' || arxiv_id, 'id', arxiv_id," \
+    " 'title', title, 'abstract', abstract, 'authors', authors, 'categories'," \
+    " categories, 'published', published, 'updated', updated, 'doi', doi," \
+    " 'journal_ref', journal_ref, 'comments', comments, 'provenance', 'open-web')" \
+    " FROM papers WHERE tenant_id=?1 AND ?2=?2 AND arxiv_id=?3"
+  PMCP__SQL_BOTH(sql, SQL_10);
+#undef SQL_10
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, 0, id);
   if (!o && !r->rc)

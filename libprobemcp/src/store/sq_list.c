@@ -1,18 +1,19 @@
 /* SQLite backend: the kinds of pmcp_store_list() (list_kinds.h) in this
  * dialect; list.c runs them. */
+#include "store/dialect.h"
 #include "store/list.h"
 #include "store/sq.h"
 
-#define JO "json_object("
-#define B(col) "json(CASE " col " WHEN 1 THEN 'true' ELSE 'false' END)"
+#define JO SQ_JO
+#define B(col) SQ_B(col)
 #define BB(expr) B("(" expr ")")
 /* A condition the planner can match to an index (list.h). */
 #define BF(col) col "=:f"
-#define JSON(x) "json(" x ")"
-#define JARG(x) x
-#define NUM(x) x
-#define ARR(x) "json_group_array(" x ")"
-#define FALSE_ "0"
+#define JSON(x) SQ_JSON(x)
+#define JARG(x) SQ_JARG(x)
+#define NUM(x) SQ_NUM(x)
+#define ARR(x) SQ_ARR(x)
+#define FALSE_ SQ_FALSE_
 #define SQ_PG(a, b) a
 
 static const list_kind kinds[] = {

@@ -4,7 +4,8 @@ the C files of the frontends named on the command line is a public header
 (probemcp/...) or a file of the frontend's own folder. Run by meson at
 configure time; a private header fails the build, naming the line.
 
-usage: check_includes.py FRONTENDS_DIR NAME...
+usage: check_includes.py [--stamp FILE] FRONTENDS_DIR NAME...
+       (--stamp: written when the check passes, for a build step)
 """
 import os
 import re
@@ -12,7 +13,11 @@ import sys
 
 
 def main():
-    root, names = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    stamp = None
+    if args[:1] == ["--stamp"]:
+        stamp, args = args[1], args[2:]
+    root, names = args[0], args[1:]
     bad = []
     for name in names:
         d = os.path.join(root, name)
@@ -35,6 +40,9 @@ def main():
                                % (os.path.relpath(path, root), n, inc))
     for b in bad:
         print(b)
+    if not bad and stamp:
+        with open(stamp, "w") as f:
+            f.write("frontends %s include public headers only\n" % " ".join(names))
     return 1 if bad else 0
 
 

@@ -212,7 +212,12 @@ test('connections that send nothing: timed out by the header timeout, bounded pe
       collect(s, { want: 1, ms: 5000 }).then(({ responses }) => { s.destroy(); resolve(responses[0]); }, reject);
     });
     assert.equal(sid?.status, 200, 'a new client gets a slot');
-    const evicted = socks.filter((w) => w.closedAt && !w.data.startsWith('HTTP/1.1 503'));
+    // the evicted socket's close may reach this process after the reply
+    // did: wait for it (bounded) rather than race it
+    const isEvicted = (w) => w.closedAt && !w.data.startsWith('HTTP/1.1 503');
+    for (let t = 0; t < 100 && !socks.some(isEvicted); t++)
+      await new Promise((res) => setTimeout(res, 20));
+    const evicted = socks.filter(isEvicted);
     assert.ok(evicted.length >= 1, 'an idle connection was closed to make room');
     // The silent ones are closed by the header timeout, not the 60 s idle one.
     await new Promise((res) => setTimeout(res, 2500));

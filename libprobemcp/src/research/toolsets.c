@@ -68,13 +68,13 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
   /* Tasks in the store's tasks table; a store that cannot be written
    * leaves them in memory, which is said. */
   if (!o.memory_tasks) {
-    pmcp_task_store ts;
+    pmcp_task_store tstore;
     char why[400] = "";
-    int trc = pmcp_store_task_store(o.store, o.tenant, &ts, why, sizeof why);
+    int trc = pmcp_store_task_store(o.store, o.tenant, &tstore, why, sizeof why);
     if (trc == 0) {
-      ts.owner = o.task_owner;
-      if ((trc = pmcp_server_set_task_store(server, &ts)) != 0)
-        ts.release(ts.ud);
+      tstore.owner = o.task_owner;
+      if ((trc = pmcp_server_set_task_store(server, &tstore)) != 0)
+        tstore.release(tstore.ud);
     }
     if (trc && msg)
       pmcp__buf_printf(msg, "tasks are kept in memory and end with this process (the "

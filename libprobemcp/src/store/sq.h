@@ -177,6 +177,9 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
                   pmcp_buf *out);
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out);
+/* papers_search.h: the papers index's ranked search (sq_papers.c). */
+int pmcp__sq_papers(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp__papers_query *q,
+                    pmcp__papers_result *r);
 int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
                     size_t cap, size_t *n_out, int64_t *next_id);

@@ -192,9 +192,11 @@ def main():
           % (rec_new / nq, rec_old / nq, mrr_new / nq, mrr_old / nq, nq))
     check(rec_new >= rec_old - 1e-9 and mrr_new >= mrr_old - 1e-9,
           "relevance below the previous ranking's")
-    # a question of stopwords alone searches for them; no words at all is an error
+    # a question of stopwords alone searches for them (PostgreSQL's english
+    # configuration indexes none: nothing matches there); no words at all is
+    # an error
     r, err = srv.call("find_papers", {"mode": "search", "query": "what is the", "limit": 3})
-    check(not err and r.get("total") == len(corpus.rank(["what", "is", "the"])),
+    check(not err and r.get("total") == (0 if rd.PG else len(corpus.rank(["what", "is", "the"]))),
           "stopwords alone: %s" % r)
     r, err = srv.call("find_papers", {"mode": "search", "query": "?? --", "limit": 3})
     check(err and "no words" in r.get("message", ""), "no words: %s" % r)

@@ -141,3 +141,15 @@ int pmcp__store_papers_search(pmcp_store *s, pmcp_tenant t, const pmcp__papers_q
   pmcp__buf_reset(&r->records);
   return s->papers(s, s->ctx, t, q, r);
 }
+
+int pmcp__store_papers_bulk(pmcp_store *s, int begin)
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC)
+    return PMCP_EINVAL;
+  pmcp__store_clear_error(s);
+  if (!s->papers_bulk)
+    return PMCP_EUNSUPPORTED;
+  if (s->flags & PMCP_STORE_READONLY)
+    return pmcp_store_set_error(s, PMCP_EREADONLY, "the store is open read-only");
+  return s->papers_bulk(s, s->ctx, begin);
+}

@@ -64,6 +64,15 @@ int pmcp__store_papers_version(pmcp_store *s, pmcp_tenant t, pmcp__papers_result
 int pmcp__store_papers_search(pmcp_store *s, pmcp_tenant t, const pmcp__papers_query *q,
                               pmcp__papers_result *r);
 
+/* Inside the caller's write transaction, a bulk load of papers: begin (1)
+ * stops indexing each new paper as it is written, end (0) indexes every
+ * paper added since in one statement (FTS5 builds its segments once,
+ * about twice as fast) and indexes each one again from then on; a
+ * rollback undoes both. Papers may only be added in between, never
+ * changed. PMCP_EUNSUPPORTED when the backend indexes as it writes
+ * anyway (PostgreSQL's generated tsvector). */
+int pmcp__store_papers_bulk(pmcp_store *s, int begin);
+
 /* Every category of @p want is among @p have (space separated). */
 int pmcp__papers_cats_match(const char *have, const char *const *want, size_t n);
 

@@ -113,3 +113,34 @@ out:
   pmcp_buf_dispose(&match);
   return rc;
 }
+
+int pmcp__sq_papers_bulk(pmcp_store *s, void *ctx, int begin)
+{
+  pmcp__sq *q = SQ(ctx);
+  sqlite3_stmt *st;
+  int rc, src;
+  if (begin) {
+    if ((rc = pmcp__sq_prep(s, q, "SELECT coalesce(max(id), 0) FROM papers", &st)))
+      return rc;
+    src = sqlite3_step(st);
+    q->papers_bulk_from = src == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (src != SQLITE_ROW)
+      return pmcp__sq_err(s, q, src, "papers import");
+    src = sqlite3_exec(q->db, "DROP TRIGGER papers_ai; DROP TRIGGER papers_au;", NULL, NULL,
+                       NULL);
+    return src == SQLITE_OK ? 0 : pmcp__sq_err(s, q, src, "papers import");
+  }
+  static const char sql[] =
+      "INSERT INTO papers_fts(rowid, title, abstract, authors)"
+      " SELECT id, title, abstract, authors FROM papers WHERE id > ?1 ORDER BY id";
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
+    return rc;
+  sqlite3_bind_int64(st, 1, q->papers_bulk_from);
+  src = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (src != SQLITE_DONE)
+    return pmcp__sq_err(s, q, src, "papers import");
+  src = sqlite3_exec(q->db, PMCP__SQ_PAPERS_AI PMCP__SQ_PAPERS_AU, NULL, NULL, NULL);
+  return src == SQLITE_OK ? 0 : pmcp__sq_err(s, q, src, "papers import");
+}

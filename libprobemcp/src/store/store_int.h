@@ -38,6 +38,7 @@ struct pmcp_store {
   pmcp_store_ops ops;
   pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
   pmcp__papers_fn papers; /* the papers index's ranked search, or NULL */
+  int (*papers_bulk)(pmcp_store *s, void *ctx, int begin); /* or NULL */
   void *ctx;             /* the backend's state */
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
   const struct pmcp__db_ops *db;

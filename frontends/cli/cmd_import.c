@@ -99,6 +99,8 @@ static void on_progress(const char *what, uint64_t done, uint64_t total,
   if (strcmp(what, "mlflow") == 0)
     fprintf(stderr, "\r\033[Kimporting %s: %llu/%llu runs", what,
             (unsigned long long)done, (unsigned long long)total);
+  else if (strcmp(what, "papers index") == 0)
+    fprintf(stderr, "\r\033[Kbuilding the papers search index");
   else if (strcmp(what, "hf") == 0)
     fprintf(stderr, "\r\033[Kimporting %s: %llu/%llu log entries", what,
             (unsigned long long)done, (unsigned long long)total);

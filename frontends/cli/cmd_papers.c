@@ -22,7 +22,9 @@ static void papers_usage(FILE *f)
           "  --json      print the counts as one JSON object\n\n"
           "One transaction: a malformed line is an error naming the line, and\n"
           "leaves the index as it was. Papers already indexed (by arXiv id) are\n"
-          "skipped, so importing the same file again adds nothing.\n");
+          "skipped, so importing the same file again adds nothing. On SQLite the\n"
+          "search index of the new papers is built once, at the end (the progress\n"
+          "line says \"papers index\").\n");
 }
 
 int probe_cmd_papers(const probe_globals *g, int argc, char **argv)

@@ -31,7 +31,8 @@ PMCP_BEGIN_DECLS
 /* Importing                                                          */
 
 /** Progress of an import: @p what is a short label ("runs", "points",
- *  "papers"), @p total 0 when unknown. Called on the importing thread. */
+ *  "papers", "papers index"), @p total 0 when unknown. Called on the importing
+ *  thread. */
 typedef void (*pmcp_import_progress_fn)(const char *what, uint64_t done, uint64_t total,
                                         void *ud);
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "probemcp/error.h"
+#include "store/papers_search.h"
 #include "util/buf.h"
 
 typedef struct series_ent {
@@ -607,8 +608,26 @@ int pmcp__import(pmcp_store *st, pmcp_tenant t, const char *kind,
   if (rc == 0 && o && o->experiment && strcmp(kind, "mlflow") != 0 &&
       strcmp(kind, "arxiv") != 0)
     rc = ensure_experiment(&cx, &s, o->experiment, 0, 0, NULL, &s.experiment);
+  /* arXiv snapshots are large: the papers' search index is built once
+   * at the end, in this transaction (papers are only added here, never
+   * changed: the sink skips ids it holds) */
+  int bulk = 0;
+  if (rc == 0 && own_txn && strcmp(kind, "arxiv") == 0) {
+    rc = pmcp__store_papers_bulk(st, 1);
+    bulk = rc == 0;
+    if (rc == PMCP_EUNSUPPORTED)
+      rc = 0;
+    else if (rc)
+      pmcp__imp_fail(&cx, rc, "store: %s", pmcp_store_errmsg(st));
+  }
   if (rc == 0)
     rc = parse(&cx, path);
+  if (rc == 0 && bulk) {
+    pmcp__imp_progress(&cx, "papers index", 0, 0);
+    rc = pmcp__store_papers_bulk(st, 0);
+    if (rc)
+      pmcp__imp_fail(&cx, rc, "store: indexing the papers: %s", pmcp_store_errmsg(st));
+  }
   /* Nothing new (every run already there, or none found): the project and
    * experiment made for this import would be left empty, so keep nothing. */
   const pmcp__imp_counts *n = &cx.n;

@@ -16,8 +16,11 @@
 
 #include "probemcp/budget.h"
 #include "research/metrics.h"
+#include "store/store_int.h"
 #include "util/buf.h"
 
+/* a store without the ranked papers search (a custom backend): keyword
+ * search pages, re-ranked here */
 #define MAX_MATCHES 200   /* local results kept per query */
 #define MAX_SCANNED 1000  /* local search hits looked at for categories */
 #define EXCERPT 400       /* characters of abstract in a result list */
@@ -170,6 +173,156 @@ static int local_collect(pmcp_call *call, pmcp__research *rs, const char *query,
   return rc;
 }
 
+/* The local index's ranked search (store/papers_search.h): a page is one
+ * top-k pass after the position of the previous page's last paper (its
+ * score, then its row id), so every page costs what the first does and
+ * pages neither overlap nor skip while the index stays as it was (the
+ * cursor is bound to the index's version). */
+typedef struct local_pos {
+  double score;
+  int64_t id;
+} local_pos;
+
+/* the categories argument; 1 after sending an error for a bad one */
+static int read_cats(pmcp_call *call, const char **cats, size_t *n)
+{
+  *n = pmcp_arg_count(call, "categories");
+  if (*n > PMCP__PAPERS_CATS_MAX)
+    *n = PMCP__PAPERS_CATS_MAX;
+  for (size_t i = 0; i < *n; i++) {
+    cats[i] = "";
+    pmcp_arg_string_at(call, "categories", i, &cats[i]);
+    if (!*cats[i] || strpbrk(cats[i], " \t\r\n")) {
+      pmcp__rs_fail(call, "invalid_argument",
+                    "category '%.40s' is not an arXiv category (one word, e.g. cs.LG)",
+                    cats[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* 0 with the page sent; PMCP_EUNSUPPORTED when the store has no ranked
+ * papers search (nothing sent); another code after sending an error. */
+static int local_ranked(pmcp_call *call, pmcp__research *rs, int similar, const char *query,
+                        const char *pid, const cJSON *me, int64_t limit)
+{
+  const char *cats[PMCP__PAPERS_CATS_MAX];
+  size_t n_cats = 0;
+  if (read_cats(call, cats, &n_cats))
+    return 0;
+  pmcp__papers_result r;
+  memset(&r, 0, sizeof r);
+  pthread_mutex_lock(rs->lock);
+  int rc = pmcp__store_papers_version(rs->store, rs->tenant, &r);
+  const char *m = pmcp_store_errmsg(rs->store);
+  char err[300];
+  snprintf(err, sizeof err, "%s", m && *m ? m : pmcp_strerror(rc));
+  pthread_mutex_unlock(rs->lock);
+  if (rc == PMCP_EUNSUPPORTED)
+    return rc;
+  if (rc)
+    return pmcp__rs_fail(call, "search_error", "%s", err);
+  pmcp__papers_words_t w;
+  if (pmcp__papers_words(query, &w)) {
+    pmcp__papers_words_free(&w);
+    return PMCP_ENOMEM;
+  }
+  if (w.n == 0) {
+    pmcp__papers_words_free(&w);
+    return pmcp__rs_fail(call, "invalid_argument", "the query has no words");
+  }
+  /* bound to the index's version and to what this list searches */
+  uint64_t scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(0, 'k'), (int64_t)r.version);
+  for (size_t i = 0; i < w.n; i++) {
+    for (const char *c = w.w[i]; *c; c++)
+      scope = pmcp__rs_scope_mix(scope, (unsigned char)*c);
+    scope = pmcp__rs_scope_mix(scope, -1);
+  }
+  for (size_t i = 0; i < n_cats; i++) {
+    for (const char *c = cats[i]; *c; c++)
+      scope = pmcp__rs_scope_mix(scope, (unsigned char)*c);
+    scope = pmcp__rs_scope_mix(scope, -2);
+  }
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, scope);
+  if (!pg) {
+    pmcp__papers_words_free(&w);
+    return 0;
+  }
+  pmcp__papers_query q = {0};
+  q.words = w.w;
+  q.n_words = w.n;
+  q.cats = cats;
+  q.n_cats = n_cats;
+  const void *d = NULL;
+  size_t dl = 0;
+  if (pmcp_page_position(pg, &d, &dl) == 0 && d && dl == sizeof(local_pos)) {
+    local_pos lp;
+    memcpy(&lp, d, sizeof lp);
+    q.has_after = 1;
+    q.after_score = lp.score;
+    q.after_id = lp.id;
+  }
+  /* one more than the page tells whether another follows; similar skips
+   * the paper itself */
+  q.k = (size_t)limit + 1 + (similar ? 1 : 0);
+  pthread_mutex_lock(rs->lock);
+  rc = pmcp__store_papers_search(rs->store, rs->tenant, &q, &r);
+  m = pmcp_store_errmsg(rs->store);
+  snprintf(err, sizeof err, "%s", m && *m ? m : pmcp_strerror(rc));
+  pthread_mutex_unlock(rs->lock);
+  pmcp__papers_words_free(&w);
+  cJSON *recs = rc ? NULL : cJSON_ParseWithLength(r.records.ptr ? r.records.ptr : "",
+                                                  r.records.len);
+  pmcp_buf_dispose(&r.records);
+  if (rc || cJSON_GetArraySize(recs) != (int)r.n) {
+    cJSON_Delete(recs);
+    pmcp_page_free(pg);
+    return pmcp__rs_fail(call, "search_error", "%s",
+                         rc ? err : "the store returned papers that are not JSON");
+  }
+  int64_t total = r.total;
+  if (similar && me && pmcp__papers_cats_match(pmcp__js(me, "categories"), cats, n_cats))
+    total--; /* its own words: the paper always matches them */
+  pmcp_page_field_string(pg, "mode", similar ? "similar" : "search");
+  pmcp_page_field_string(pg, "source", "local");
+  if (similar) {
+    char ref[80];
+    snprintf(ref, sizeof ref, "paper:%s", pid);
+    pmcp_page_field_string(pg, "paper", ref);
+  }
+  pmcp_page_field_int(pg, "total", total > 0 ? total : 0);
+  pmcp_page_list(pg, "papers");
+  size_t placed = 0;
+  int more = 0;
+  const cJSON *p = recs->child;
+  for (size_t i = 0; i < r.n; i++, p = p->next) {
+    if (similar && !strcmp(pmcp__js(p, "id"), pid))
+      continue;
+    if (placed == (size_t)limit) {
+      more = 1;
+      break;
+    }
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      break;
+    /* a distance: grows as relevance falls */
+    double rel = -r.hits[i].score;
+    paper_item(j, p, 1.0 / (1.0 + (rel > 0 ? rel : 0)), EXCERPT);
+    local_pos lp = {r.hits[i].score, r.hits[i].id};
+    int arc = pmcp_page_commit(pg, &lp, sizeof lp);
+    if (arc == PMCP_EBUDGET) {
+      more = 1;
+      break;
+    }
+    if (arc)
+      break;
+    placed++;
+  }
+  cJSON_Delete(recs);
+  return pmcp__rs_send(call, pg, more);
+}
+
 /* ---- modes ------------------------------------------------------------------ */
 
 static int fail_remote(pmcp_call *call, int rc, const char *err)
@@ -265,8 +418,8 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
     total = pos + (size_t)cJSON_GetArraySize(papers);
   } else {
     char *q2 = NULL;
+    cJSON *me = NULL;
     if (similar) {
-      cJSON *me = NULL;
       char ref[80];
       snprintf(ref, sizeof ref, "paper:%s", pid);
       rc = pmcp__rs_get(rs, ref, &me, err, sizeof err);
@@ -280,11 +433,17 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       if (q2)
         snprintf(q2, tl + (al > 600 ? 600 : al) + 2, "%s %.600s", pmcp__js(me, "title"),
                  pmcp__js(me, "abstract"));
-      cJSON_Delete(me);
       if (!q2) {
+        cJSON_Delete(me);
         pmcp_page_free(pg);
         return PMCP_ENOMEM;
       }
+    }
+    rc = local_ranked(call, rs, similar, similar ? q2 : query, pid, me, limit);
+    cJSON_Delete(me);
+    if (rc != PMCP_EUNSUPPORTED) {
+      free(q2);
+      return rc == PMCP_ECANCELLED || rc == PMCP_ENOMEM ? rc : 0;
     }
     rc = local_collect(call, rs, similar ? q2 : query, similar ? pid : NULL, &papers, err,
                        sizeof err);

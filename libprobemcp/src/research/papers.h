@@ -18,4 +18,23 @@ int pmcp__papers_get(const char *base, int timeout_ms, const char *path,
 /* URL-escapes @p s (free() the result); NULL on failure. */
 char *pmcp__papers_escape(const char *s);
 
+/* The words of a question for the local index (papers_words.c): each
+ * word once (letters, digits, non-ASCII bytes; lower case), English
+ * stopwords dropped unless nothing else is left, at most
+ * PMCP__PAPERS_QWORDS of them (the first 64 words looked at). */
+#define PMCP__PAPERS_QWORDS 32
+#define PMCP__PW_MAX 64
+typedef struct pmcp__papers_words_t {
+  char *text;               /* owns the words */
+  const char *w[PMCP__PAPERS_QWORDS];
+  size_t n;                 /* 0: the query has no words */
+  int only_stopwords;       /* nothing but stopwords: these are them */
+} pmcp__papers_words_t;
+/* 0 or PMCP_ENOMEM; free with pmcp__papers_words_free (also after an
+ * error). */
+int pmcp__papers_words(const char *query, pmcp__papers_words_t *out);
+void pmcp__papers_words_free(pmcp__papers_words_t *w);
+/* 1 when @p w (lower case) is on the stopword list */
+int pmcp__papers_stopword(const char *w);
+
 #endif

@@ -262,6 +262,9 @@ int pmcp__pg_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
                   pmcp_buf *out);
 int pmcp__pg_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out);
+/* papers_search.h: the papers index's ranked search (pg_papers.c). */
+int pmcp__pg_papers(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp__papers_query *q,
+                    pmcp__papers_result *r);
 int pmcp__pg_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                          pmcp_buf *out);
 int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,

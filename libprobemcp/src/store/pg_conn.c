@@ -542,6 +542,7 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   g->c.ops = &pmcp__pg_sql_ops;
   s->ops = pg_ops;
+  s->papers = pmcp__pg_papers;
   s->ctx = g;
   s->db = &pmcp__pg_db_ops;
   g->readonly = (flags & PMCP_STORE_READONLY) != 0;

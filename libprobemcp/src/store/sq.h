@@ -59,6 +59,7 @@ typedef struct pmcp__sq_dec {
 typedef struct pmcp__sq {
   pmcp__sql c;           /* the shared statement interface (first) */
   sqlite3 *db;
+  int64_t papers_bulk_from; /* a bulk papers import: papers above this id are not indexed yet */
   int readonly;
   int in_txn;            /* an explicit transaction is open */
   pmcp__sq_pending *pending;
@@ -177,6 +178,22 @@ int pmcp__sq_list(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_list_opts 
                   pmcp_buf *out);
 int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
                     const char *kinds, const char *after, size_t limit, pmcp_buf *out);
+/* The triggers that keep papers_fts in step with papers (schema v2; a
+ * bulk import drops and restores them, sq_papers.c). */
+#define PMCP__SQ_PAPERS_AI                                                     \
+  "CREATE TRIGGER papers_ai AFTER INSERT ON papers BEGIN"                      \
+  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"                  \
+  "  VALUES(new.id, new.title, new.abstract, new.authors); END;"
+#define PMCP__SQ_PAPERS_AU                                                     \
+  "CREATE TRIGGER papers_au AFTER UPDATE ON papers BEGIN"                      \
+  "  INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)"      \
+  "  VALUES('delete', old.id, old.title, old.abstract, old.authors);"          \
+  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"                  \
+  "  VALUES(new.id, new.title, new.abstract, new.authors); END;"
+int pmcp__sq_papers_bulk(pmcp_store *s, void *ctx, int begin);
+/* papers_search.h: the papers index's ranked search (sq_papers.c). */
+int pmcp__sq_papers(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp__papers_query *q,
+                    pmcp__papers_result *r);
 int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
                     int64_t step_from, int64_t step_to, int64_t after_id, pmcp_point *out,
                     size_t cap, size_t *n_out, int64_t *next_id);

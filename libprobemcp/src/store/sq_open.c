@@ -779,6 +779,8 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   int src = sqlite3_open_v2(path, &q->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
   s->ops = sq_ops;
   s->scan = pmcp__sq_scan;
+  s->papers = pmcp__sq_papers;
+  s->papers_bulk = pmcp__sq_papers_bulk;
   s->ctx = q;
   s->db = &pmcp__sq_db_ops;
   if (src != SQLITE_OK)

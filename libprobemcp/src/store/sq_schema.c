@@ -141,17 +141,11 @@ static const char v2[] =
   "CREATE VIRTUAL TABLE search_fts USING fts5(title, body, tokenize='porter unicode61');"
   "CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, authors,"
   "  content='papers', content_rowid='id', tokenize='porter unicode61');"
-  "CREATE TRIGGER papers_ai AFTER INSERT ON papers BEGIN"
-  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"
-  "  VALUES(new.id, new.title, new.abstract, new.authors); END;"
+  PMCP__SQ_PAPERS_AI
   "CREATE TRIGGER papers_ad AFTER DELETE ON papers BEGIN"
   "  INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)"
   "  VALUES('delete', old.id, old.title, old.abstract, old.authors); END;"
-  "CREATE TRIGGER papers_au AFTER UPDATE ON papers BEGIN"
-  "  INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)"
-  "  VALUES('delete', old.id, old.title, old.abstract, old.authors);"
-  "  INSERT INTO papers_fts(rowid, title, abstract, authors)"
-  "  VALUES(new.id, new.title, new.abstract, new.authors); END;";
+  PMCP__SQ_PAPERS_AU;
 
 /* v3: indexes that keep the research listings fast on large labs: live
  * run counts per project / experiment and the lab's run list and its total

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "probemcp/store.h"
+#include "store/papers_search.h"
 
 #define PMCP__STORE_MAGIC 0x53544f52u /* "STOR" */
 
@@ -36,6 +37,8 @@ struct pmcp_store {
   unsigned flags;        /* PMCP_STORE_READONLY ... as opened */
   pmcp_store_ops ops;
   pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
+  pmcp__papers_fn papers; /* the papers index's ranked search, or NULL */
+  int (*papers_bulk)(pmcp_store *s, void *ctx, int begin); /* or NULL */
   void *ctx;             /* the backend's state */
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
   const struct pmcp__db_ops *db;

@@ -370,7 +370,9 @@ static int check_param_claims(pmcp__req *req, cJSON *params)
 int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
 {
   cJSON *meta = pmcp__jget(params, "_meta");
-  cJSON *pv = pmcp__jget(meta, META_VERSION);
+  /* A _meta seen before: its members were found once (jdoc_meta.c). */
+  const pmcp__meta_entry *known = pmcp__meta_cache_of(req->srv, meta);
+  cJSON *pv = known ? (cJSON *)known->version : pmcp__jget(meta, META_VERSION);
   const method_facts *mf = facts(method);
   unsigned flags = mf ? mf->flags : 0;
   if (!pv && !(flags & M_MODERN_ONLY))
@@ -384,7 +386,7 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32602,
                   "Invalid params: params._meta needs the string \"" META_VERSION "\"",
                   NULL);
-  cJSON *caps = pmcp__jget(meta, META_CAPS);
+  cJSON *caps = known ? (cJSON *)known->caps : pmcp__jget(meta, META_CAPS);
   if (!cJSON_IsObject(caps))
     return refuse(req, 400, -32602,
                   "Invalid params: params._meta needs the object \"" META_CAPS "\"", NULL);
@@ -407,7 +409,7 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
                            : "Header mismatch: the Mcp-Name header is required", NULL);
   if (cl && strcmp(method, "tools/call") == 0 && check_param_claims(req, params))
     return -1;
-  cJSON *lv = pmcp__jget(meta, META_LOG);
+  cJSON *lv = known ? (cJSON *)known->log : pmcp__jget(meta, META_LOG);
   if (lv) {
     if (!cJSON_IsString(lv) || pmcp__level_parse(lv->valuestring, &req->log_level))
       return refuse(req, 400, -32602,
@@ -473,6 +475,16 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
   int complete = !has_type || (vlen == 10 && memcmp(v, "\"complete\"", 10) == 0);
   if (meta && (meta_len < 2 || meta[0] != '{'))
     meta = NULL;
+  int body = !blank(open + 1, close);
+  if (!has_type && !meta && !req->cacheable) {
+    /* The usual case, written once per server. */
+    int rc = pmcp__buf_append(out, srv->modern_head, srv->modern_head_len);
+    if (!rc && body)
+      rc = pmcp__buf_putc(out, ',');
+    if (!rc)
+      rc = pmcp__buf_append(out, open + 1, (size_t)(close - (open + 1)));
+    return rc ? rc : pmcp__buf_putc(out, '}');
+  }
   int n = 0;
   int rc = pmcp__buf_putc(out, '{');
   if (!rc && !has_type) {
@@ -496,7 +508,6 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
       rc = pmcp__buf_putc(out, '}');
     n++;
   }
-  int body = !blank(open + 1, close);
   if (!rc && n && body)
     rc = pmcp__buf_putc(out, ',');
   if (!rc && meta) {

@@ -133,6 +133,15 @@ static int modern_only(const char *method)
 
 /* ---- classification ---- */
 
+/* snprintf(out, size, "%s", s) without the formatter (every message of a
+ * transport is classified). */
+static void copy_cut(char *out, size_t size, const char *s)
+{
+  size_t n = strnlen(s, size - 1);
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
 {
   if (!cJSON_IsObject(m))
@@ -154,9 +163,9 @@ pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
     info->initialize = 1;
   if (first) {
     const cJSON *pv = pmcp__jget(pmcp__jget(pmcp__jget(m, "params"), "_meta"), META_VERSION);
-    snprintf(info->method, sizeof info->method, "%s", method->valuestring);
+    copy_cut(info->method, sizeof info->method, method->valuestring);
     if (cJSON_IsString(pv))
-      snprintf(info->version, sizeof info->version, "%s", pv->valuestring);
+      copy_cut(info->version, sizeof info->version, pv->valuestring);
     info->era = pv || modern_only(method->valuestring) ? PMCP_ERA_MODERN : PMCP_ERA_LEGACY;
   }
   return PMCP_MSG_REQUEST;
@@ -339,7 +348,7 @@ static int check_param_claims(pmcp__req *req, cJSON *params)
   cJSON *name = pmcp__jget(params, "name");
   const pmcp__tool *t = cJSON_IsString(name) ? pmcp__tool_find(req->srv, name->valuestring)
                                              : NULL;
-  if (!t || !t->list_json || !strstr(t->list_json, "x-mcp-header"))
+  if (!t || !t->list_json || !t->header_params)
     return 0;
   cJSON *def = cJSON_Parse(t->list_json);
   cJSON *props = cJSON_GetObjectItemCaseSensitive(

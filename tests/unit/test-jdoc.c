@@ -13,6 +13,7 @@
 
 #include "core/engine.h"
 #include "core/jdoc.h"
+#include "util/json.h"
 
 static void quiet_sink(const pmcp_out *o, void *ud)
 {
@@ -348,6 +349,66 @@ START_TEST(meta_cache)
 }
 END_TEST
 
+/* RFC 3629 byte by byte: the reference for pmcp__utf8_valid. */
+static int utf8_ref(const unsigned char *p, size_t n)
+{
+  for (size_t i = 0; i < n;) {
+    unsigned c = p[i];
+    size_t k;
+    unsigned cp, min;
+    if (c < 0x80) { i++; continue; }
+    else if ((c & 0xE0) == 0xC0) { k = 1; cp = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { k = 2; cp = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { k = 3; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (i + k >= n)
+      return 0;
+    for (size_t j = 1; j <= k; j++) {
+      if ((p[i + j] & 0xC0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (p[i + j] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return 0;
+    i += k + 1;
+  }
+  return 1;
+}
+
+/* The validator's ASCII fast paths (32 and 8 bytes at a time) against the
+ * reference: long ASCII runs with one multi-byte sequence, valid or not,
+ * at every offset, and random bytes. */
+START_TEST(utf8_valid_against_reference)
+{
+  static const char *const seqs[] = {
+    "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xc0\xaf", "\xe0\x80\xaf",
+    "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3", "\xe4\xb8", "\x80", "\xff", "\xf0\x9f\x98",
+  };
+  unsigned char buf[200];
+  for (size_t q = 0; q < sizeof seqs / sizeof seqs[0]; q++) {
+    size_t sl = strlen(seqs[q]);
+    for (size_t len = sl; len <= 100; len++) {
+      for (size_t at = 0; at + sl <= len; at++) {
+        memset(buf, 'a', len);
+        memcpy(buf + at, seqs[q], sl);
+        ck_assert_int_eq(pmcp__utf8_valid((const char *)buf, len), utf8_ref(buf, len));
+      }
+    }
+  }
+  unsigned seed = 12345;
+  for (int t = 0; t < 200000; t++) {
+    size_t len = (size_t)(t % 97);
+    for (size_t i = 0; i < len; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      /* mostly ASCII, some lead and continuation bytes */
+      buf[i] = (unsigned char)(r % 8 ? 0x20 + r % 90 : 0x80 + (r >> 3) % 128);
+    }
+    ck_assert_int_eq(pmcp__utf8_valid((const char *)buf, len), utf8_ref(buf, len));
+  }
+}
+END_TEST
+
 typedef struct {
   pmcp_server *s;
   int seed;
@@ -400,6 +461,7 @@ static Suite *suite(void)
   tcase_add_test(tc, nul_strings);
   tcase_add_test(tc, meta_cache);
   tcase_add_test(tc, meta_cache_threads);
+  tcase_add_test(tc, utf8_valid_against_reference);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -404,7 +404,8 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32020,
                   "Header mismatch: MCP-Protocol-Version differs from params._meta's "
                   "protocol version", NULL);
-  if (pmcp_protocol_version_era(pv->valuestring, strlen(pv->valuestring)) != PMCP_ERA_MODERN)
+  if (!(known && known->modern_version) &&
+      pmcp_protocol_version_era(pv->valuestring, strlen(pv->valuestring)) != PMCP_ERA_MODERN)
     return unsupported_version(req, pv->valuestring);
   if (cl && !(cl->method && claim_matches(cl->method, method)))
     return refuse(req, 400, -32020,

@@ -60,6 +60,7 @@ typedef struct pmcp__meta_entry {
   cJSON *root;
   /* its members protocolVersion, clientCapabilities, logLevel, or NULL */
   const cJSON *version, *caps, *log;
+  int modern_version; /* version is the 2026-07-28 revision */
 } pmcp__meta_entry;
 /* The entry whose text starts [p, p + avail), usable at parser depth
  * @p depth; NULL when none. */

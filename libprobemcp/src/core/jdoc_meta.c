@@ -89,6 +89,7 @@ void pmcp__meta_cache_offer(pmcp_server *srv, const char *text, size_t len,
   e->version = pmcp__jget(e->root, META_VERSION);
   e->caps = pmcp__jget(e->root, META_CAPS);
   e->log = pmcp__jget(e->root, META_LOG);
+  e->modern_version = strcmp(e->version->valuestring, PMCP__MODERN_VERSION) == 0;
   for (int i = slot; i < PMCP__META_SLOTS; i++) {
     pmcp__meta_entry *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(&srv->meta_cache[i], &expected, e,

@@ -409,12 +409,22 @@ static const char *dup_member(const cJSON *msg)
 {
   static const char *const names[] = {"jsonrpc", "id", "method", "params",
                                       "result", "error"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    int n = 0;
-    for (const cJSON *x = msg->child; x; x = x->next)
-      if (x->string && strcmp(x->string, names[i]) == 0 && ++n > 1)
-        return names[i];
+  enum { N = sizeof names / sizeof names[0] };
+  int seen[N] = {0};
+  /* One pass; a name is compared only when its first byte matches (every
+   * message comes through here). */
+  for (const cJSON *x = msg->child; x; x = x->next) {
+    if (!x->string)
+      continue;
+    for (size_t i = 0; i < N; i++)
+      if (x->string[0] == names[i][0] && strcmp(x->string, names[i]) == 0) {
+        seen[i]++;
+        break;
+      }
   }
+  for (size_t i = 0; i < N; i++)
+    if (seen[i] > 1)
+      return names[i];
   return NULL;
 }
 

@@ -9,7 +9,11 @@
 
 #include <probemcp/probemcp.h>
 
+#include <pthread.h>
+
+#include "core/engine.h"
 #include "core/jdoc.h"
+#include "util/json.h"
 
 static void quiet_sink(const pmcp_out *o, void *ud)
 {
@@ -218,6 +222,232 @@ START_TEST(nul_strings)
 }
 END_TEST
 
+/* The first child of params._meta of a message parsed into @p doc. */
+static const cJSON *meta_child(const cJSON *root)
+{
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(root, "params"), "_meta");
+  return m ? m->child : NULL;
+}
+
+static char *request_with_meta(const char *meta, int id)
+{
+  size_t n = strlen(meta) + 200;
+  char *t = malloc(n);
+  snprintf(t, n, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+           "{\"name\":\"echo\",\"_meta\":%s,\"arguments\":{\"text\":\"x\"}}}", id, meta);
+  return t;
+}
+
+#define MV "\"io.modelcontextprotocol/protocolVersion\""
+#define MC "\"io.modelcontextprotocol/clientCapabilities\""
+
+/* A repeated modern _meta links the server's kept tree: the same tree as a
+ * fresh parse every time (cJSON's), for the first eight distinct ones and
+ * for every later one, none kept with a NUL, none linked across a byte of
+ * difference, and the nesting limit the same as without it. */
+START_TEST(meta_cache)
+{
+  pmcp_server *s = server();
+  char metas[12][256];
+  for (int i = 0; i < 12; i++)
+    snprintf(metas[i], sizeof metas[i],
+             "{" MV ":\"2026-07-28\"," MC ":{%s},\"io.modelcontextprotocol/clientInfo\":"
+             "{\"name\":\"c%d\",\"version\":\"1\"}}", i % 2 ? "\"roots\":{}" : "", i);
+  const cJSON *kept[12] = {0};
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 12; i++) {
+      char *t = request_with_meta(metas[i], i);
+      accepts(s, t);
+      pmcp__jdoc *doc = NULL;
+      cJSON *root = NULL;
+      ck_assert_int_eq(pmcp__jdoc_parse(&doc, &root, s, t, strlen(t)), 0);
+      const cJSON *c = meta_child(root);
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(root, "params"), "_meta");
+      const pmcp__meta_entry *e = pmcp__meta_cache_of(s, m);
+      if (i < PMCP__META_SLOTS) {
+        /* kept from the first parse on: the same nodes every time */
+        ck_assert_ptr_nonnull(e);
+        ck_assert_str_eq(e->version->valuestring, "2026-07-28");
+        ck_assert_ptr_eq(e->caps, cJSON_GetObjectItemCaseSensitive(
+                                      m, "io.modelcontextprotocol/clientCapabilities"));
+        ck_assert_ptr_null(e->log);
+        if (kept[i])
+          ck_assert_ptr_eq(kept[i], c);
+        kept[i] = c;
+      } else {
+        ck_assert_ptr_null(e); /* the slots are full: parsed each time */
+      }
+      /* the cached tree is followed by the rest of the message as usual */
+      ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(
+                           cJSON_GetObjectItemCaseSensitive(
+                               cJSON_GetObjectItemCaseSensitive(root, "params"), "arguments"),
+                           "text")->valuestring, "x");
+      pmcp__jdoc_unref(doc);
+      free(t);
+    }
+  }
+  /* one byte different, other spacing, a longer value, a NUL: not linked */
+  static const char *const near[] = {
+    "{" MV ":\"2026-07-29\"," MC ":{},\"io.modelcontextprotocol/clientInfo\":"
+    "{\"name\":\"c0\",\"version\":\"1\"}}",
+    "{ " MV ":\"2026-07-28\"," MC ":{},\"io.modelcontextprotocol/clientInfo\":"
+    "{\"name\":\"c0\",\"version\":\"1\"}}",
+    "{" MV ":\"2026-07-28\"," MC ":{},\"io.modelcontextprotocol/clientInfo\":"
+    "{\"name\":\"c0\",\"version\":\"1\"},\"progressToken\":3}",
+    "{" MV ":\"2026-07-28\"," MC ":{},\"x\":\"a\\u0000b\"}",
+  };
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+      char *t = request_with_meta(near[i], 1);
+      accepts(s, t);
+      pmcp__jdoc *doc = NULL;
+      cJSON *root = NULL;
+      ck_assert_int_eq(pmcp__jdoc_parse(&doc, &root, s, t, strlen(t)), 0);
+      ck_assert_int_eq(pmcp__jdoc_has_nul(doc), i == 3);
+      for (int j = 0; j < 12; j++)
+        ck_assert_ptr_ne(meta_child(root), kept[j]);
+      pmcp__jdoc_unref(doc);
+      free(t);
+    }
+  }
+  /* a kept text cut short, or followed by what ends no object */
+  char cut[300];
+  snprintf(cut, sizeof cut, "{\"params\":{\"_meta\":%.*s", (int)strlen(metas[0]) - 1, metas[0]);
+  refuses(s, cut, strlen(cut));
+  snprintf(cut, sizeof cut, "{\"params\":{\"_meta\":%s]}", metas[0]);
+  refuses(s, cut, strlen(cut));
+  snprintf(cut, sizeof cut, "{\"params\":{\"_meta\":%s}}", metas[0]);
+  accepts(s, cut);
+  /* depth: a kept _meta of nesting 2 fits one level less deep than one
+   * of nesting 1, exactly as without the cache */
+  const char *deep = metas[0]; /* nesting 2: clientInfo */
+  for (int extra = 0; extra < 2; extra++) {
+    size_t arrays = PMCP__JDOC_DEPTH - 2 - (size_t)extra; /* + params + _meta... */
+    size_t n = arrays * 2 + strlen(deep) + 64;
+    char *t = malloc(n), *o = t;
+    for (size_t i = 0; i < arrays; i++)
+      *o++ = '[';
+    o += sprintf(o, "{\"_meta\":%s}", deep);
+    for (size_t i = 0; i < arrays; i++)
+      *o++ = ']';
+    *o = '\0';
+    pmcp_server *fresh = server();
+    pmcp__jdoc *d1 = NULL, *d2 = NULL;
+    cJSON *r1 = NULL, *r2 = NULL;
+    int rc_fresh = pmcp__jdoc_parse_plain(&d1, &r1, fresh, t, strlen(t));
+    int rc_cached = pmcp__jdoc_parse(&d2, &r2, s, t, strlen(t));
+    ck_assert_int_eq(rc_fresh, rc_cached);
+    ck_assert_int_eq(rc_fresh, extra ? 0 : PMCP_EPROTO);
+    pmcp__jdoc_unref(d1);
+    pmcp__jdoc_unref(d2);
+    pmcp_server_free(fresh);
+    free(t);
+  }
+  pmcp_server_free(s);
+}
+END_TEST
+
+/* RFC 3629 byte by byte: the reference for pmcp__utf8_valid. */
+static int utf8_ref(const unsigned char *p, size_t n)
+{
+  for (size_t i = 0; i < n;) {
+    unsigned c = p[i];
+    size_t k;
+    unsigned cp, min;
+    if (c < 0x80) { i++; continue; }
+    else if ((c & 0xE0) == 0xC0) { k = 1; cp = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { k = 2; cp = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { k = 3; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (i + k >= n)
+      return 0;
+    for (size_t j = 1; j <= k; j++) {
+      if ((p[i + j] & 0xC0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (p[i + j] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return 0;
+    i += k + 1;
+  }
+  return 1;
+}
+
+/* The validator's ASCII fast paths (32 and 8 bytes at a time) against the
+ * reference: long ASCII runs with one multi-byte sequence, valid or not,
+ * at every offset, and random bytes. */
+START_TEST(utf8_valid_against_reference)
+{
+  static const char *const seqs[] = {
+    "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xc0\xaf", "\xe0\x80\xaf",
+    "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3", "\xe4\xb8", "\x80", "\xff", "\xf0\x9f\x98",
+  };
+  unsigned char buf[200];
+  for (size_t q = 0; q < sizeof seqs / sizeof seqs[0]; q++) {
+    size_t sl = strlen(seqs[q]);
+    for (size_t len = sl; len <= 100; len++) {
+      for (size_t at = 0; at + sl <= len; at++) {
+        memset(buf, 'a', len);
+        memcpy(buf + at, seqs[q], sl);
+        ck_assert_int_eq(pmcp__utf8_valid((const char *)buf, len), utf8_ref(buf, len));
+      }
+    }
+  }
+  unsigned seed = 12345;
+  for (int t = 0; t < 200000; t++) {
+    size_t len = (size_t)(t % 97);
+    for (size_t i = 0; i < len; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      /* mostly ASCII, some lead and continuation bytes */
+      buf[i] = (unsigned char)(r % 8 ? 0x20 + r % 90 : 0x80 + (r >> 3) % 128);
+    }
+    ck_assert_int_eq(pmcp__utf8_valid((const char *)buf, len), utf8_ref(buf, len));
+  }
+}
+END_TEST
+
+typedef struct {
+  pmcp_server *s;
+  int seed;
+} race_arg;
+
+static void *race(void *p)
+{
+  race_arg *a = p;
+  for (int i = 0; i < 400; i++) {
+    char meta[200];
+    snprintf(meta, sizeof meta, "{" MV ":\"2026-07-28\"," MC ":{},\"n\":%d}",
+             (i * 7 + a->seed) % 11);
+    char *t = request_with_meta(meta, i);
+    accepts(a->s, t);
+    free(t);
+  }
+  return NULL;
+}
+
+/* Threads offering and linking at once (ASan/TSan builds watch it). */
+START_TEST(meta_cache_threads)
+{
+  pmcp_server *s = server();
+  pthread_t th[4];
+  race_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (race_arg){s, i};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, race, &args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++)
+    pthread_join(th[i], NULL);
+  int kept = 0;
+  for (int i = 0; i < PMCP__META_SLOTS; i++)
+    kept += s->meta_cache[i] != NULL;
+  ck_assert_int_eq(kept, PMCP__META_SLOTS);
+  pmcp_server_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("jdoc");
@@ -229,6 +459,9 @@ static Suite *suite(void)
   tcase_add_test(tc, big_messages);
   tcase_add_test(tc, references);
   tcase_add_test(tc, nul_strings);
+  tcase_add_test(tc, meta_cache);
+  tcase_add_test(tc, meta_cache_threads);
+  tcase_add_test(tc, utf8_valid_against_reference);
   suite_add_tcase(s, tc);
   return s;
 }

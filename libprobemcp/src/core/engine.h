@@ -20,6 +20,7 @@
 #include "core/registry.h"
 #include "core/workers.h"
 #include "core/cursor_int.h"
+#include "core/jdoc.h"
 
 #define PMCP__SERVER_MAGIC 0x706d6370u
 #define PMCP__DEFAULT_PAGE 100
@@ -45,6 +46,13 @@ struct pmcp_server {
    * of every modern result's _meta, written once (malloc'd). */
   char *info_json;
   size_t info_len;
+  /* What a modern result without resultType and _meta starts with:
+   * {"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":
+   * INFO}} without its final '}' (malloc'd, with info_json). */
+  char *modern_head;
+  size_t modern_head_len;
+  /* params._meta trees of modern clients (jdoc_meta.c) */
+  _Atomic(pmcp__meta_entry *) meta_cache[PMCP__META_SLOTS];
   pmcp_log_fn log;
   void *log_ud;
   pmcp_log_level log_level;
@@ -252,6 +260,10 @@ void pmcp__rpc_error(pmcp_server *srv, pmcp__session *s, pmcp__batch *batch,
 /* Completes @p req with a result (JSON object text) or an error, then frees
  * it. A cancelled request is freed without an answer. */
 void pmcp__req_result(pmcp__req *req, const char *result, size_t len);
+/* The same for a result the engine wrote: one compact object ('{' first,
+ * '}' last) whose top level has no resultType, _meta nor ttlMs, so a
+ * modern result is decorated without reading it again. */
+void pmcp__req_result_bare(pmcp__req *req, const char *result, size_t len);
 /* Answers @p result (and disposes it) when @p rc is 0, else the
  * out-of-memory error the building of it met. */
 void pmcp__req_answer(pmcp__req *req, int rc, pmcp_buf *result);

@@ -133,6 +133,15 @@ static int modern_only(const char *method)
 
 /* ---- classification ---- */
 
+/* snprintf(out, size, "%s", s) without the formatter (every message of a
+ * transport is classified). */
+static void copy_cut(char *out, size_t size, const char *s)
+{
+  size_t n = strnlen(s, size - 1);
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
 {
   if (!cJSON_IsObject(m))
@@ -154,9 +163,9 @@ pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
     info->initialize = 1;
   if (first) {
     const cJSON *pv = pmcp__jget(pmcp__jget(pmcp__jget(m, "params"), "_meta"), META_VERSION);
-    snprintf(info->method, sizeof info->method, "%s", method->valuestring);
+    copy_cut(info->method, sizeof info->method, method->valuestring);
     if (cJSON_IsString(pv))
-      snprintf(info->version, sizeof info->version, "%s", pv->valuestring);
+      copy_cut(info->version, sizeof info->version, pv->valuestring);
     info->era = pv || modern_only(method->valuestring) ? PMCP_ERA_MODERN : PMCP_ERA_LEGACY;
   }
   return PMCP_MSG_REQUEST;
@@ -339,7 +348,7 @@ static int check_param_claims(pmcp__req *req, cJSON *params)
   cJSON *name = pmcp__jget(params, "name");
   const pmcp__tool *t = cJSON_IsString(name) ? pmcp__tool_find(req->srv, name->valuestring)
                                              : NULL;
-  if (!t || !t->list_json || !strstr(t->list_json, "x-mcp-header"))
+  if (!t || !t->list_json || !t->header_params)
     return 0;
   cJSON *def = cJSON_Parse(t->list_json);
   cJSON *props = cJSON_GetObjectItemCaseSensitive(
@@ -370,7 +379,9 @@ static int check_param_claims(pmcp__req *req, cJSON *params)
 int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
 {
   cJSON *meta = pmcp__jget(params, "_meta");
-  cJSON *pv = pmcp__jget(meta, META_VERSION);
+  /* A _meta seen before: its members were found once (jdoc_meta.c). */
+  const pmcp__meta_entry *known = pmcp__meta_cache_of(req->srv, meta);
+  cJSON *pv = known ? (cJSON *)known->version : pmcp__jget(meta, META_VERSION);
   const method_facts *mf = facts(method);
   unsigned flags = mf ? mf->flags : 0;
   if (!pv && !(flags & M_MODERN_ONLY))
@@ -384,7 +395,7 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32602,
                   "Invalid params: params._meta needs the string \"" META_VERSION "\"",
                   NULL);
-  cJSON *caps = pmcp__jget(meta, META_CAPS);
+  cJSON *caps = known ? (cJSON *)known->caps : pmcp__jget(meta, META_CAPS);
   if (!cJSON_IsObject(caps))
     return refuse(req, 400, -32602,
                   "Invalid params: params._meta needs the object \"" META_CAPS "\"", NULL);
@@ -393,7 +404,8 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
     return refuse(req, 400, -32020,
                   "Header mismatch: MCP-Protocol-Version differs from params._meta's "
                   "protocol version", NULL);
-  if (pmcp_protocol_version_era(pv->valuestring, strlen(pv->valuestring)) != PMCP_ERA_MODERN)
+  if (!(known && known->modern_version) &&
+      pmcp_protocol_version_era(pv->valuestring, strlen(pv->valuestring)) != PMCP_ERA_MODERN)
     return unsupported_version(req, pv->valuestring);
   if (cl && !(cl->method && claim_matches(cl->method, method)))
     return refuse(req, 400, -32020,
@@ -407,7 +419,7 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params)
                            : "Header mismatch: the Mcp-Name header is required", NULL);
   if (cl && strcmp(method, "tools/call") == 0 && check_param_claims(req, params))
     return -1;
-  cJSON *lv = pmcp__jget(meta, META_LOG);
+  cJSON *lv = known ? (cJSON *)known->log : pmcp__jget(meta, META_LOG);
   if (lv) {
     if (!cJSON_IsString(lv) || pmcp__level_parse(lv->valuestring, &req->log_level))
       return refuse(req, 400, -32602,
@@ -473,6 +485,16 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
   int complete = !has_type || (vlen == 10 && memcmp(v, "\"complete\"", 10) == 0);
   if (meta && (meta_len < 2 || meta[0] != '{'))
     meta = NULL;
+  int body = !blank(open + 1, close);
+  if (!has_type && !meta && !req->cacheable) {
+    /* The usual case, written once per server. */
+    int rc = pmcp__buf_append(out, srv->modern_head, srv->modern_head_len);
+    if (!rc && body)
+      rc = pmcp__buf_putc(out, ',');
+    if (!rc)
+      rc = pmcp__buf_append(out, open + 1, (size_t)(close - (open + 1)));
+    return rc ? rc : pmcp__buf_putc(out, '}');
+  }
   int n = 0;
   int rc = pmcp__buf_putc(out, '{');
   if (!rc && !has_type) {
@@ -496,7 +518,6 @@ int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len, pmcp_buf 
       rc = pmcp__buf_putc(out, '}');
     n++;
   }
-  int body = !blank(open + 1, close);
   if (!rc && n && body)
     rc = pmcp__buf_putc(out, ',');
   if (!rc && meta) {

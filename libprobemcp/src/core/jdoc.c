@@ -42,6 +42,7 @@ typedef struct parser {
   int depth;
   int oom;
   int last_nul; /* the string just parsed decoded a \u0000 */
+  int cache;    /* look params' _meta up in the server's cache */
 } parser;
 
 static void *take(parser *ps, size_t n, size_t align)
@@ -296,6 +297,29 @@ static int literal(parser *ps, const char *word, size_t n)
 
 static int parse_value(parser *ps, cJSON *item);
 
+/* A _meta member's value: 1 when linked from the cache or parsed and
+ * offered to it, 0 to parse it as any value, -1 when malformed. */
+static int parse_meta(parser *ps, cJSON *item)
+{
+  skip_ws(ps);
+  if (ps->p >= ps->end || *ps->p != '{')
+    return 0;
+  pmcp_server *srv = ps->doc->srv;
+  const pmcp__meta_entry *e =
+      pmcp__meta_cache_find(srv, ps->p, (size_t)(ps->end - ps->p), ps->depth);
+  if (e) {
+    item->type = cJSON_Object;
+    item->child = e->root->child;
+    ps->p += e->len;
+    return 1;
+  }
+  const char *start = ps->p;
+  if (parse_value(ps, item))
+    return -1;
+  pmcp__meta_cache_offer(srv, start, (size_t)(ps->p - start), item);
+  return 1;
+}
+
 /* The members of an object or the elements of an array, after its opening
  * bracket; links them as cJSON does (child->prev is the last one). */
 static int parse_container(parser *ps, cJSON *item, int object)
@@ -328,9 +352,17 @@ static int parse_container(parser *ps, cJSON *item, int object)
       if (ps->p >= ps->end || *ps->p != ':')
         return -1;
       ps->p++;
+      if (ps->cache && child->string[0] == '_' && strcmp(child->string, "_meta") == 0) {
+        int r = parse_meta(ps, child);
+        if (r < 0)
+          return -1;
+        if (r)
+          goto linked;
+      }
     }
     if (parse_value(ps, child))
       return -1;
+  linked:
     if (key_nul)
       child->type |= PMCP__JDOC_NULKEY;
     if (last) {
@@ -387,8 +419,8 @@ static int parse_value(parser *ps, cJSON *item)
   }
 }
 
-int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
-                     const char *text, size_t len)
+static int parse_doc(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                     const char *text, size_t len, int cache)
 {
   *out = NULL;
   *root = NULL;
@@ -405,7 +437,7 @@ int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
   first->used = 0;
   doc->blocks = first;
   doc->nul = 0;
-  parser ps = {doc, text, text + len, 0, 0, 0};
+  parser ps = {doc, text, text + len, 0, 0, 0, cache};
   cJSON *r = new_node(&ps);
   int bad = !r || parse_value(&ps, r);
   if (!bad) {
@@ -419,6 +451,18 @@ int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
   *out = doc;
   *root = r;
   return 0;
+}
+
+int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                     const char *text, size_t len)
+{
+  return parse_doc(out, root, srv, text, len, 1);
+}
+
+int pmcp__jdoc_parse_plain(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                           const char *text, size_t len)
+{
+  return parse_doc(out, root, srv, text, len, 0);
 }
 
 int pmcp__jdoc_has_nul(const pmcp__jdoc *doc)

@@ -42,6 +42,39 @@ typedef struct pmcp__jdoc pmcp__jdoc;
 int pmcp__jdoc_parse(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
                      const char *text, size_t len);
 
+/* The same without the _meta cache below (a cache entry's own parse). */
+int pmcp__jdoc_parse_plain(pmcp__jdoc **out, cJSON **root, pmcp_server *srv,
+                           const char *text, size_t len);
+
+/* ---- the _meta cache (jdoc_meta.c) ----
+ * A member "_meta" whose object holds the modern protocol version is kept
+ * parsed by the server (first ones seen, PMCP__META_SLOTS of them); when a
+ * later message has the same bytes there, its _meta node links the kept
+ * tree's members. Same tree, same answers; admission reads the facts. */
+#define PMCP__META_SLOTS 8
+typedef struct pmcp__meta_entry {
+  const char *text; /* the value's exact bytes */
+  size_t len;
+  int depth;        /* nesting of the value, itself included */
+  pmcp__jdoc *doc;
+  cJSON *root;
+  /* its members protocolVersion, clientCapabilities, logLevel, or NULL */
+  const cJSON *version, *caps, *log;
+  int modern_version; /* version is the 2026-07-28 revision */
+} pmcp__meta_entry;
+/* The entry whose text starts [p, p + avail), usable at parser depth
+ * @p depth; NULL when none. */
+const pmcp__meta_entry *pmcp__meta_cache_find(pmcp_server *srv, const char *p,
+                                              size_t avail, int depth);
+/* The entry whose members the _meta object @p meta links, or NULL. */
+const pmcp__meta_entry *pmcp__meta_cache_of(const pmcp_server *srv, const cJSON *meta);
+/* Keeps [text, text + len), parsed as @p parsed, when it qualifies and a
+ * slot is free. */
+void pmcp__meta_cache_offer(pmcp_server *srv, const char *text, size_t len,
+                            const cJSON *parsed);
+/* At server teardown, when no message is left. */
+void pmcp__meta_cache_free(pmcp_server *srv);
+
 /* cJSON_GetObjectItemCaseSensitive without a library call and a strcmp
  * per member on the way: the first byte is compared inline. Same answer
  * (NULL for a NULL or non-object @p obj); works on any cJSON tree. */

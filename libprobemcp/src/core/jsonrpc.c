@@ -267,26 +267,36 @@ void pmcp__req_answer(pmcp__req *req, int rc, pmcp_buf *result)
   pmcp_buf_dispose(result);
 }
 
-void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
+static void req_result(pmcp__req *req, const char *result, size_t len, int bare)
 {
   if (atomic_load(&req->cancelled)) {
     req_end_silently(req);
     return;
   }
+  pmcp_server *srv = req->srv;
   pmcp_buf b = PMCP_BUF_INIT;
+  size_t id_len = strlen(req->id);
   /* (room for a modern result's resultType, cache hints and serverInfo) */
-  int rc = pmcp__buf_reserve(&b, len + strlen(req->id) + 40 +
-                                 (req->modern ? req->srv->info_len + 120 : 0));
+  int rc = pmcp__buf_reserve(&b, len + id_len + 40 +
+                                 (req->modern ? srv->modern_head_len + 80 : 0));
   if (!rc)
-    rc = pmcp__buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    rc = pmcp__buf_append(&b, "{\"jsonrpc\":\"2.0\",\"id\":", 22);
   if (!rc)
-    rc = pmcp__buf_puts(&b, req->id);
+    rc = pmcp__buf_append(&b, req->id, id_len);
   if (!rc)
-    rc = pmcp__buf_puts(&b, ",\"result\":");
-  if (!rc && req->modern)
+    rc = pmcp__buf_append(&b, ",\"result\":", 10);
+  if (!rc && req->modern && bare && !req->cacheable) {
+    /* What pmcp__era_decorate writes for it, without reading it again. */
+    rc = pmcp__buf_append(&b, srv->modern_head, srv->modern_head_len);
+    if (!rc && len > 2)
+      rc = pmcp__buf_putc(&b, ',');
+    if (!rc)
+      rc = pmcp__buf_append(&b, result + 1, len - 1);
+  } else if (!rc && req->modern) {
     rc = pmcp__era_decorate(req, result, len, &b);
-  else if (!rc)
+  } else if (!rc) {
     rc = pmcp__buf_append(&b, result, len);
+  }
   if (!rc)
     rc = pmcp__buf_putc(&b, '}');
   if (rc) {
@@ -295,9 +305,19 @@ void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
     return;
   }
   req_unlink(req);
-  emit(req->srv, req->sess, req->batch, req->id, b.ptr, b.len, 0);
+  emit(srv, req->sess, req->batch, req->id, b.ptr, b.len, 0);
   pmcp_buf_dispose(&b);
   req_free(req);
+}
+
+void pmcp__req_result(pmcp__req *req, const char *result, size_t len)
+{
+  req_result(req, result, len, 0);
+}
+
+void pmcp__req_result_bare(pmcp__req *req, const char *result, size_t len)
+{
+  req_result(req, result, len, 1);
 }
 
 void pmcp__req_error(pmcp__req *req, int code, const char *msg,
@@ -389,12 +409,22 @@ static const char *dup_member(const cJSON *msg)
 {
   static const char *const names[] = {"jsonrpc", "id", "method", "params",
                                       "result", "error"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    int n = 0;
-    for (const cJSON *x = msg->child; x; x = x->next)
-      if (x->string && strcmp(x->string, names[i]) == 0 && ++n > 1)
-        return names[i];
+  enum { N = sizeof names / sizeof names[0] };
+  int seen[N] = {0};
+  /* One pass; a name is compared only when its first byte matches (every
+   * message comes through here). */
+  for (const cJSON *x = msg->child; x; x = x->next) {
+    if (!x->string)
+      continue;
+    for (size_t i = 0; i < N; i++)
+      if (x->string[0] == names[i][0] && strcmp(x->string, names[i]) == 0) {
+        seen[i]++;
+        break;
+      }
   }
+  for (size_t i = 0; i < N; i++)
+    if (seen[i] > 1)
+      return names[i];
   return NULL;
 }
 

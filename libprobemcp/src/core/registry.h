@@ -45,6 +45,7 @@ typedef struct pmcp__tool {
   void *ud;
   void (*ud_free)(void *ud);
   char *list_json;      /* the tools/list entry, prebuilt */
+  int header_params;    /* list_json names an x-mcp-header parameter */
   char *meta;           /* minified `_meta` object, or NULL (meta.c) */
 } pmcp__tool;
 

@@ -354,6 +354,8 @@ int pmcp__schema_build(pmcp_server *srv, pmcp__tool *t)
     rc = pmcp__buf_putc(&b, '}');
   if (!rc && !(t->list_json = pmcp__strdup(srv, b.ptr)))
     rc = PMCP_ENOMEM;
+  if (!rc)
+    t->header_params = strstr(t->list_json, "x-mcp-header") != NULL;
   pmcp_buf_dispose(&b);
   return rc;
 }

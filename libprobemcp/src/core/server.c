@@ -56,6 +56,8 @@ void pmcp_server_free(pmcp_server *server)
   pmcp__free(server, server->version);
   pmcp__free(server, server->instructions);
   free(server->info_json);
+  free(server->modern_head);
+  pmcp__meta_cache_free(server);
   pthread_cond_destroy(&server->idle_cond);
   pthread_mutex_destroy(&server->mu);
   pthread_mutex_destroy(&server->err_mu);
@@ -85,8 +87,22 @@ static int server_info_init(pmcp_server *srv)
     pmcp_buf_dispose(&b);
     return rc;
   }
+  pmcp_buf h = PMCP_BUF_INIT;
+  rc = pmcp__buf_puts(&h, "{\"resultType\":\"complete\",\"_meta\":{"
+                          "\"io.modelcontextprotocol/serverInfo\":");
+  if (!rc)
+    rc = pmcp__buf_append(&h, b.ptr, b.len);
+  if (!rc)
+    rc = pmcp__buf_putc(&h, '}');
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    pmcp_buf_dispose(&h);
+    return rc;
+  }
   srv->info_json = b.ptr;
   srv->info_len = b.len;
+  srv->modern_head = h.ptr;
+  srv->modern_head_len = h.len;
   return 0;
 }
 
@@ -137,6 +153,7 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
                     ? server_info_init(srv) : PMCP_ENOMEM;
   if (locks < 4 || info_rc || (opts->instructions && !srv->instructions)) {
     free(srv->info_json);
+    free(srv->modern_head);
     pmcp__free(srv, srv->name);
     pmcp__free(srv, srv->title);
     pmcp__free(srv, srv->version);

@@ -73,7 +73,7 @@ static void tool_reply(pmcp_call *call)
     pmcp__req_errorf(req, pmcp_error_rpc_code(rc), "Internal error: tool '%s': %s",
                      call->name, pmcp_strerror(rc));
   else
-    pmcp__req_result(req, b.ptr, b.len);
+    pmcp__req_result_bare(req, b.ptr, b.len);
   pmcp_buf_dispose(&b);
 }
 

@@ -112,6 +112,9 @@ console.log(`${eraRatio <= 1.10 ? 'met ' : 'MISS'}  modern / legacy server CPU p
   `(handlers on the loop: ${eraRatioInline.toFixed(3)}; target <= 1.10)`);
 console.log(`ratio server CPU per call (sdk/ours): ${(sdk.cpuUsPerCall / ours.cpuUsPerCall).toFixed(1)}x (target >= 20x); ` +
   `with handlers on the loop: ${(sdk.cpuUsPerCall / inline.cpuUsPerCall).toFixed(1)}x`);
+console.log(`ratio server CPU per call (sdk/ours), modern era: ${(sdk.cpuUsPerCall / modernCpu).toFixed(1)}x; ` +
+  `handlers on the loop: ${(sdk.cpuUsPerCall / med((r) => r.inlineModern.cpuUsPerCall)).toFixed(1)}x ` +
+  `(zod ${JSON.parse(readFileSync(path.join(here, 'node_modules/zod/package.json'), 'utf8')).version})`);
 console.log(`ratio calls/s (ours/sdk): ${(ours.cps / sdk.cps).toFixed(1)}x`);
 console.log(`ratio p50 latency (sdk/ours): ${(sdk.p50 / ours.p50).toFixed(1)}x, p99: ${(sdk.p99 / ours.p99).toFixed(1)}x`);
 console.log(`our idle RSS: ${(ours.idleRssKb / 1024).toFixed(1)} MB after start, ${(ours.afterRssKb / 1024).toFixed(1)} MB after the run (target < 10 MB)`);

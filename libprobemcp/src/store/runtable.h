@@ -35,6 +35,12 @@ typedef struct pmcp__rt_query {
    * and no filter (a page pmcp__store_run_page() chose). */
   const int64_t *ids;
   size_t n_ids;
+  /* When max_rows > 0 (and no ids): at most that many runs, the next
+   * after run (after_created, after_id) in the newest-first order when
+   * after_id > 0; a caller walks the table in chunks so that it never
+   * holds every run at once. */
+  size_t max_rows;
+  int64_t after_created, after_id;
 } pmcp__rt_query;
 
 typedef struct pmcp__rt_run {

@@ -617,7 +617,9 @@ static const char run_col_indexes[] =
   "CREATE INDEX IF NOT EXISTS runs_project_status ON runs(tenant_id, project_id, deleted,"
   "  status, created DESC, id DESC);"
   "CREATE INDEX IF NOT EXISTS runs_project_name ON runs(tenant_id, project_id, deleted,"
-  "  name COLLATE \"C\");";
+  "  name COLLATE \"C\");"
+  "CREATE INDEX IF NOT EXISTS notes_owner_recent ON notes(owner_kind, owner_id, updated DESC,"
+  "  id DESC);";
 static const char *const v_runcols[] = {run_col_indexes, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};

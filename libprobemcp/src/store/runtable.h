@@ -122,6 +122,13 @@ int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
 int pmcp__store_key_split(pmcp_store *s, pmcp_tenant t, const char *project,
                           const char *key, const char *scale, char *out, size_t outlen);
 
+/* The workspace (slug, into @p ws) of project @p slug as the call sees
+ * it: one indexed lookup, where the project's record would also list its
+ * experiments and notes. @return 0; PMCP_ENOTFOUND; PMCP_EUNSUPPORTED
+ * (custom backends); store errors. */
+int pmcp__store_project_ws(pmcp_store *s, pmcp_tenant t, const char *slug, char *ws,
+                           size_t size);
+
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);
 

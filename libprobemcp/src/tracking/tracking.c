@@ -3,6 +3,8 @@
  * runs as rows of the filter language. */
 #include "tracking/tracking.h"
 
+#include "store/runtable.h"
+
 #ifdef PMCP_HAVE_CAIRO
 #include "research/chart.h"
 #endif
@@ -307,7 +309,25 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
     as_ref("project", p, ref, sizeof ref);
   }
   cJSON *rec = NULL;
-  int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+  /* only the ref and the workspace are read: one lookup when the store
+   * has it (a missing project takes the record's path and its message) */
+  char ws[200];
+  pthread_mutex_lock(tk->rs->lock);
+  int rc = pmcp__store_project_ws(tk->rs->store, tk->rs->tenant, ref + 8, ws, sizeof ws);
+  pthread_mutex_unlock(tk->rs->lock);
+  if (!rc) {
+    rec = cJSON_CreateObject();
+    char wsref[220];
+    snprintf(wsref, sizeof wsref, "workspace:%s", ws);
+    if (!rec || !cJSON_AddStringToObject(rec, "ref", ref) ||
+        !cJSON_AddStringToObject(rec, "workspace", wsref)) {
+      cJSON_Delete(rec);
+      rec = NULL;
+      rc = PMCP_ENOMEM;
+    }
+  }
+  if (rc)
+    rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc) {
     pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
                   rc == PMCP_ENOTFOUND ? "project '%s' not found" : "%s",

@@ -18,7 +18,9 @@
  * the server's workers; this process does nothing else meanwhile) and its
  * ratio to the smallest size's, so the curve shows whether a listing grows
  * with the lab; and the process's RSS when idle (store open, server
- * initialised) and after each size's calls (target: within 20 MB). */
+ * initialised) and after each size's calls (target: within 20 MB).
+ * BENCH_OPS=SUBSTRING runs only the calls whose names hold it;
+ * BENCH_SHOW=1 prints each call's last answer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,8 @@ int main(int argc, char **argv)
     idle[z] = rss_mb();
     double *cpu = calloc((size_t)rounds, sizeof *cpu);
     for (size_t k = 0; k < N_OPS; k++) {
+      if (getenv("BENCH_OPS") && !strstr(ops[k].name, getenv("BENCH_OPS")))
+        continue;
       char msg[1024];
       snprintf(msg, sizeof msg,
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"

@@ -588,6 +588,7 @@ START_TEST(list_total_capped)
   ck_assert_ptr_null(cJSON_GetObjectItem(j, "total_estimated"));
   cJSON_Delete(j);
   pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
 }
 END_TEST
 

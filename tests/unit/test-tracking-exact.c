@@ -637,11 +637,11 @@ START_TEST(stale_statistics_analyzed)
 END_TEST
 
 /* The run table walked in chunks (tracking/runtable.c reads 1,024 runs a
- * statement): 2,600 runs whose creation times tie in sevens across the
+ * statement): 1,500 runs whose creation times tie in sevens across the
  * chunk edges, deleted runs among them, NaN and tied last values, names
  * the evaluator's RE2 `matches` picks (no SQL). Pages anywhere, sorted
  * or not, agree with the run-by-run evaluator. */
-#define N_BIG 2600
+#define N_BIG 1500
 /* PostgreSQL: just past one chunk (the run-by-run side reads each run in
  * statements of its own) */
 #define N_BIG_PG 1100
@@ -696,10 +696,10 @@ START_TEST(chunked_scan_agrees)
     "\"offset\":40,\"limit\":100}",
     "{\"project\":\"p\",\"filter\":[{\"attr\":\"sys/name\",\"op\":\"contains\","
     "\"value\":\"-1\"}],\"sort\":{\"series\":\"val/loss\",\"function\":\"min\","
-    "\"direction\":\"desc\"},\"offset\":500,\"limit\":50}",
+    "\"direction\":\"desc\"},\"offset\":300,\"limit\":50}",
     "{\"project\":\"p\",\"filter\":[{\"attr\":\"sys/name\",\"op\":\"matches\","
     "\"value\":\"2\"}],\"sort\":{\"attr\":\"sys/name\",\"direction\":\"asc\"},"
-    "\"offset\":1000,\"limit\":25}",
+    "\"offset\":300,\"limit\":25}",
   };
   size_t n_cases = st_is_pg() ? 2 : sizeof cases / sizeof cases[0];
   for (size_t i = 0; i < n_cases; i++) {

@@ -63,30 +63,13 @@ typedef struct hit {
   size_t order; /* store order: newest first; ties keep it */
 } hit;
 
-static int hit_cmp_ctx(const pmcp__sort *s, const hit *a, const hit *b)
+static int hit_cmp_ctx(const void *x, const void *y, const void *ctx)
 {
-  int c = pmcp__sort_cmp(s, &a->key, &b->key);
+  const hit *a = x, *b = y;
+  int c = pmcp__sort_cmp(ctx, &a->key, &b->key);
   if (c)
     return c;
   return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* A merge sort (stable, with a context) so no global state is needed. */
-static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
-{
-  if (n < 2)
-    return;
-  size_t m = n / 2;
-  sort_hits(s, h, tmp, m);
-  sort_hits(s, h + m, tmp, n - m);
-  size_t i = 0, j = m, k = 0;
-  while (i < m && j < n)
-    tmp[k++] = hit_cmp_ctx(s, &h[j], &h[i]) < 0 ? h[j++] : h[i++];
-  while (i < m)
-    tmp[k++] = h[i++];
-  while (j < n)
-    tmp[k++] = h[j++];
-  memcpy(h, tmp, n * sizeof *h);
 }
 
 /* The stored attributes of the page's runs [offset, offset+limit) of
@@ -509,7 +492,7 @@ static int fetch_run_by_run(pmcp_call *call, pmcp__tracking *tk, const lr_args *
     hit *tmp = malloc(p->n_hits * sizeof *tmp);
     if (!tmp)
       return PMCP_ENOMEM;
-    sort_hits(&a->sort, p->hits, tmp, p->n_hits);
+    pmcp__trk_msort(p->hits, p->n_hits, sizeof *p->hits, tmp, hit_cmp_ctx, &a->sort);
     free(tmp);
   }
   return 0;

@@ -164,30 +164,14 @@ typedef struct match {
   char *str;
 } match;
 
-static int match_cmp(const pmcp__sort *s, const match *a, const match *b)
+/* Sort order, ties in the store's order. */
+static int match_cmp(const void *x, const void *y, const void *ctx)
 {
-  int c = s ? pmcp__sort_cmp(s, &a->key, &b->key) : 0;
+  const match *a = x, *b = y;
+  int c = pmcp__sort_cmp(ctx, &a->key, &b->key);
   if (c)
     return c;
   return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* A merge sort (stable, with a context): ties keep the store's order. */
-static void sort_matches(const pmcp__sort *s, match *m, match *tmp, size_t n)
-{
-  if (n < 2)
-    return;
-  size_t h = n / 2;
-  sort_matches(s, m, tmp, h);
-  sort_matches(s, m + h, tmp, n - h);
-  size_t i = 0, j = h, k = 0;
-  while (i < h && j < n)
-    tmp[k++] = match_cmp(s, &m[j], &m[i]) < 0 ? m[j++] : m[i++];
-  while (i < h)
-    tmp[k++] = m[i++];
-  while (j < n)
-    tmp[k++] = m[j++];
-  memcpy(m, tmp, n * sizeof *m);
 }
 
 typedef struct walk {
@@ -320,7 +304,7 @@ int pmcp__trk_run_scan(pmcp_call *call, pmcp__tracking *tk, const char *project,
       rc = PMCP_ENOMEM;
       goto out;
     }
-    sort_matches(sort, w.m, tmp, w.n);
+    pmcp__trk_msort(w.m, w.n, sizeof *w.m, tmp, match_cmp, sort);
     free(tmp);
   }
   *total = w.n;

@@ -768,3 +768,27 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
                        "run '%.100s' not found (as an id, a ref, a run name or an MLflow run "
                        "id): list_runs finds runs by name and attributes", id), 1;
 }
+
+/* A stable merge sort with a context (no global state); @p tmp holds n
+ * elements. */
+void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,
+                     int (*cmp)(const void *a, const void *b, const void *ctx),
+                     const void *ctx)
+{
+  if (n < 2)
+    return;
+  char *b = base, *t = tmp;
+  size_t h = n / 2;
+  pmcp__trk_msort(b, h, size, tmp, cmp, ctx);
+  pmcp__trk_msort(b + h * size, n - h, size, tmp, cmp, ctx);
+  size_t i = 0, j = h, k = 0;
+  while (i < h && j < n) {
+    /* the right one first only when strictly smaller: ties keep order */
+    int right = cmp(b + j * size, b + i * size, ctx) < 0;
+    memcpy(t + k++ * size, b + (right ? j++ : i++) * size, size);
+  }
+  memcpy(t + k * size, b + i * size, (h - i) * size);
+  k += h - i;
+  memcpy(t + k * size, b + j * size, (n - j) * size);
+  memcpy(b, t, n * size);
+}

@@ -200,6 +200,11 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                        const cJSON *filter, const pmcp__sort *sort, size_t offset,
                        size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total);
 
+/* A stable merge sort with a context; @p tmp has room for @p n elements. */
+void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,
+                     int (*cmp)(const void *a, const void *b, const void *ctx),
+                     const void *ctx);
+
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */
 const char *pmcp__trk_scale(const char *seed_scale);

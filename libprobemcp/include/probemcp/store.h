@@ -603,7 +603,9 @@ typedef struct pmcp_list_opts {
 /**
  * Lists records, newest first where the kind has a time (runs, notes,
  * sessions, events), else by name or version.
- * @param[out] out {"items":[...],"total":N,"next":P}.
+ * @param[out] out {"items":[...],"total":N,"next":P}; "total_estimated":true
+ *   after "total" when more than 10,000 items follow the page: counting
+ *   stops there and N is a lower bound.
  * @return 0; PMCP_EINVAL (unknown kind, bad filter, foreign position);
  *         PMCP_ENOTFOUND (parent).
  */

@@ -151,6 +151,8 @@ static int flat(pmcp_call *call, pmcp__research *rs, const pmcp__list_req *q,
   }
   if (w.total >= 0)
     cJSON_AddNumberToObject(root, "total", w.total);
+  if (w.total >= 0 && w.total_estimated)
+    cJSON_AddBoolToObject(root, "total_estimated", 1);
   cJSON *items = w.items;
   w.items = NULL;
   rc = pmcp__rs_emit(call, rs, root, q->list, items, pmcp__window_next, &w);
@@ -291,6 +293,9 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   if (w.total >= 0) {
     snprintf(key, sizeof key, "%s_total", q.list);
     cJSON_AddNumberToObject(item, key, w.total);
+    snprintf(key, sizeof key, "%s_total_estimated", q.list);
+    if (w.total_estimated)
+      cJSON_AddBoolToObject(item, key, 1);
   }
   cJSON_AddItemToObject(item, q.list, w.items);
   w.items = NULL;
@@ -424,6 +429,9 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     char key[64];
     snprintf(key, sizeof key, "%s_total", q.list);
     cJSON_AddNumberToObject(root, key, w.total);
+    snprintf(key, sizeof key, "%s_total_estimated", q.list);
+    if (w.total_estimated)
+      cJSON_AddBoolToObject(root, key, 1);
   }
   /* At the lab root's first page, also the runs not filed in a project. */
   if (top == PMCP__REF_NONE && !st) {
@@ -439,6 +447,8 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     size_t shown = (size_t)cJSON_GetArraySize(uw.items);
     if (uw.total >= 0)
       cJSON_AddNumberToObject(root, "unfiled_total", uw.total);
+    if (uw.total >= 0 && uw.total_estimated)
+      cJSON_AddBoolToObject(root, "unfiled_total_estimated", 1);
     cJSON_AddItemToObject(root, "unfiled", uw.items);
     uw.items = NULL;
     cJSON *ust = pmcp__window_next(shown, &uw);

@@ -137,6 +137,8 @@ int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
   w->page_n = (size_t)cJSON_GetArraySize(items);
   w->next = pmcp__js(w->page, "next")[0] ? pmcp__js(w->page, "next") : NULL;
   w->total = pmcp__jn(w->page, "total", -1);
+  w->total_estimated =
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w->page, "total_estimated"));
   w->anchor_in = q->anchor;
   if (q->anchor) {
     if (!pmcp__anchor_holds(items, skip, q->anchor)) {

@@ -30,6 +30,7 @@ typedef struct pmcp__window {
   size_t page_n;    /* items in the store page */
   const char *next; /* the store's next position (in page), or NULL */
   double total;
+  int total_estimated; /* total is a lower bound (the store stopped counting) */
   const char *list;
   const char *parent;
   const char *anchor_in; /* the anchor the window was read at, or NULL */

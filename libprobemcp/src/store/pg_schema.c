@@ -610,6 +610,17 @@ static const char writer_locks[] =
   "DO $g$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname='probe_service') THEN"
   "  GRANT SELECT, INSERT, UPDATE ON writer_locks TO probe_service; END IF; END $g$;";
 static const char *const v_wlock[] = {writer_locks, NULL};
+/* v14 (SQLite v13): list_runs conditions on a run's state or name
+ * prefix (bytewise, as the evaluator compares) from an index; tags_tag
+ * exists since v1. */
+static const char run_col_indexes[] =
+  "CREATE INDEX IF NOT EXISTS runs_project_status ON runs(tenant_id, project_id, deleted,"
+  "  status, created DESC, id DESC);"
+  "CREATE INDEX IF NOT EXISTS runs_project_name ON runs(tenant_id, project_id, deleted,"
+  "  name COLLATE \"C\");"
+  "CREATE INDEX IF NOT EXISTS notes_owner_recent ON notes(owner_kind, owner_id, updated DESC,"
+  "  id DESC);";
+static const char *const v_runcols[] = {run_col_indexes, NULL};
 static const char *const v6s[] = {v6_pg, NULL};
 static const char *const v8s[] = {v8_pg, NULL};
 
@@ -633,6 +644,7 @@ static const struct {
   {0, v_wlock},                               /* writer_locks; the reader's functions */
   {0, NULL},                                  /* query_sql's views leave deleted rows out */
   {12, NULL},                                 /* tasks (SQLite v12) */
+  {0, v_runcols},                             /* runs_project_status, _name (SQLite v13) */
 };
 #define PG_VERSIONS ((int)(sizeof pg_versions / sizeof pg_versions[0]))
 

@@ -355,12 +355,182 @@ static int attr_in(rf *c, const char *path, const cJSON *list, uint64_t *out)
   return 0;
 }
 
+/* ---- run columns and tags (sys/ paths) --------------------------------- */
+
+/* The run row's column behind a text sys/ path, or NULL. A run lists the
+ * path only when the column is not empty (names default to the id). */
+static const char *run_col(const char *path)
+{
+  static const char *const cols[][2] = {
+    {"sys/state", "r.status"}, {"sys/name", "r.name"}, {"sys/id", "r.slug"}};
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+    if (!strcmp(path, cols[i][0]))
+      return cols[i][1];
+  return NULL;
+}
+
+/* The literal prefix of a pattern "^literal" (no metacharacter after the
+ * anchor: the pattern then matches exactly the texts starting with it),
+ * copied to @p out; 0 when the pattern is anything else. */
+static int literal_prefix(const char *re, char *out, size_t size)
+{
+  if (re[0] != '^')
+    return 0;
+  size_t n = strlen(re + 1);
+  if (n + 1 >= size)
+    return 0;
+  for (size_t i = 1; re[i]; i++)
+    if (strchr(".^$*+?()[]{}|\\", re[i]) || (unsigned char)re[i] < 0x20)
+      return 0;
+  memcpy(out, re + 1, n + 1);
+  return 1;
+}
+
+/* Scans the project's live runs whose column @p col (not empty) also
+ * satisfies @p cond (SQL over the binds already in @p a after ?2). */
+static int col_scan(rf *c, const char *col, const char *cond, scan_args *a, uint64_t *out)
+{
+  char sql[500];
+  snprintf(sql, sizeof sql,
+           "SELECT r.id FROM runs r WHERE r.tenant_id=?1 AND r.project_id=?2 AND r.deleted=0"
+           " AND %s<>''%s%s", col, *cond ? " AND " : "", cond);
+  return scan(c, sql, a, out);
+}
+
+/* The runs whose column @p col equals one of the strings of @p vals (an
+ * array) or @p one. */
+static int col_eq(rf *c, const char *col, const cJSON *vals, const cJSON *one, uint64_t *out)
+{
+  const cJSON *it = vals ? vals->child : one;
+  for (; it; it = vals ? it->next : NULL) {
+    if (!cJSON_IsString(it))
+      continue; /* another type never equals a text */
+    scan_args a = {.n = 0};
+    arg_int(&a, c->project);
+    char cond[80];
+    snprintf(cond, sizeof cond, "%s = ?%d", col, arg_text(&a, it->valuestring));
+    int rc = col_scan(c, col, cond, &a, out);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* A condition on a run column: exact for eq, ne, in, not_in, exists, the
+ * ordered comparisons with a text and matches with a literal prefix.
+ * Returns 0, 1 (not exact) or an error; with @p out NULL only decides. */
+static int col_leaf(rf *c, const char *col, const char *op, const cJSON *v, uint64_t *out)
+{
+  char prefix[256];
+  int exists = !strcmp(op, "exists"), eq = !strcmp(op, "eq") || !strcmp(op, "in");
+  int neg = !strcmp(op, "ne") || !strcmp(op, "not_in");
+  int ordered = is_cmp(op) && strcmp(op, "eq") && cJSON_IsString(v);
+  int pre = !strcmp(op, "matches") && cJSON_IsString(v) &&
+            literal_prefix(v->valuestring, prefix, sizeof prefix);
+  if (!exists && !eq && !neg && !ordered && !pre)
+    return 1;
+  if (!out)
+    return 0;
+  int many = !strcmp(op, "in") || !strcmp(op, "not_in");
+  scan_args a = {.n = 0};
+  arg_int(&a, c->project);
+  char cond[200] = "";
+  if (exists || neg) {
+    int rc = col_scan(c, col, "", &a, out);
+    if (rc || (exists && (!v || cJSON_IsTrue(v))))
+      return rc;
+    uint64_t *eqs = bm_new(c, 0);
+    if (!eqs)
+      return PMCP_ENOMEM;
+    rc = exists ? 0 : col_eq(c, col, many ? v : NULL, many ? NULL : v, eqs);
+    for (size_t i = 0; !rc && i < c->words; i++)
+      out[i] = exists ? ~out[i] : out[i] & ~eqs[i]; /* exists false: none; the scope cuts */
+    free(eqs);
+    return rc;
+  }
+  if (eq)
+    return col_eq(c, col, many ? v : NULL, many ? NULL : v, out);
+  if (ordered) {
+    static const char *const sym[][2] = {{"gt", ">"}, {"gte", ">="}, {"lt", "<"},
+                                         {"lte", "<="}};
+    const char *o = ">";
+    for (size_t i = 0; i < sizeof sym / sizeof sym[0]; i++)
+      if (!strcmp(op, sym[i][0]))
+        o = sym[i][1];
+    snprintf(cond, sizeof cond, "%s%s %s ?%d", col, PMCP__RT_BYTES(c->q), o,
+             arg_text(&a, v->valuestring));
+    return col_scan(c, col, cond, &a, out);
+  }
+  /* matches "^prefix": the texts in [prefix, prefix with its last byte
+   * raised), bytewise (UTF-8 never holds 0xff) */
+  size_t n = strlen(prefix);
+  if (!n)
+    return col_scan(c, col, "", &a, out);
+  char upper[256];
+  memcpy(upper, prefix, n + 1);
+  upper[n - 1] = (char)((unsigned char)upper[n - 1] + 1);
+  int lo = arg_text(&a, prefix), hi = arg_text(&a, upper);
+  snprintf(cond, sizeof cond, "%s%s >= ?%d AND %s%s < ?%d", col, PMCP__RT_BYTES(c->q), lo, col,
+           PMCP__RT_BYTES(c->q), hi);
+  return col_scan(c, col, cond, &a, out);
+}
+
+#define TAG_SCAN                                                                           \
+  "SELECT g.owner_id FROM tags g WHERE g.tenant_id=?1 AND g.owner_kind='run' AND g.tag=?2"
+
+/* sys/tags (a set): contains, contains_any, contains_all, each a
+ * membership test of whole tags. */
+static int tags_leaf(rf *c, const char *op, const cJSON *v, uint64_t *out)
+{
+  int all = !strcmp(op, "contains_all");
+  if (!strcmp(op, "contains") ? !cJSON_IsString(v)
+                              : (strcmp(op, "contains_any") && !all) || !cJSON_IsArray(v))
+    return 1;
+  if (!out)
+    return 0;
+  const cJSON *it = cJSON_IsString(v) ? v : v->child;
+  uint64_t *one = all ? bm_new(c, 0) : NULL;
+  int rc = all && !one ? PMCP_ENOMEM : 0;
+  if (all && !it)
+    memset(out, 0xff, c->words * sizeof *out); /* all of none: every run */
+  for (int first = 1; !rc && it; it = cJSON_IsString(v) ? NULL : it->next, first = 0) {
+    if (!cJSON_IsString(it)) {
+      rc = 1;
+      break;
+    }
+    scan_args a = {.n = 0};
+    arg_text(&a, it->valuestring);
+    if (!all) {
+      rc = scan(c, TAG_SCAN, &a, out);
+      continue;
+    }
+    memset(one, 0, c->words * sizeof *one);
+    rc = scan(c, TAG_SCAN, &a, one);
+    for (size_t i = 0; !rc && i < c->words; i++)
+      out[i] = first ? one[i] : out[i] & one[i];
+  }
+  free(one);
+  return rc;
+}
+
+static int sys_leaf(rf *c, const char *path, const char *op, const cJSON *v, uint64_t *out)
+{
+  const char *col = run_col(path);
+  if (col)
+    return col_leaf(c, col, op, v, out);
+  if (!strcmp(path, "sys/tags"))
+    return tags_leaf(c, op, v, out);
+  return 1; /* times, experiment, duration: the candidate path */
+}
+
 static int attr_leaf(rf *c, const cJSON *cond, uint64_t *out)
 {
   const char *path = js(cond, "attr"), *op = js(cond, "op");
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(cond, "value");
-  if (!path || !op || !strncmp(path, "sys/", 4))
-    return 1; /* run columns, tags: the candidate path */
+  if (!path || !op)
+    return 1;
+  if (!strncmp(path, "sys/", 4))
+    return sys_leaf(c, path, op, v, out);
   int neg = 0, rc;
   uint64_t *have = NULL;
   if (!strcmp(op, "exists")) {

@@ -147,3 +147,35 @@ int pmcp__rt_project_id(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, const char *
   }
   return 0;
 }
+
+int pmcp__store_project_ws(pmcp_store *s, pmcp_tenant t, const char *slug, char *ws,
+                           size_t size)
+{
+  ws[0] = '\0';
+  pmcp__sql *c = pmcp__rt_sql(s);
+  if (!c)
+    return PMCP_EUNSUPPORTED;
+  int own = 0;
+  int64_t id = 0;
+  int rc = pmcp__rt_read_begin(s, c, t, &own);
+  if (rc)
+    return rc;
+  if (!(rc = pmcp__rt_project_id(s, c, t, slug, &id))) {
+    static const char sql[] = "SELECT w.slug FROM projects p JOIN workspaces w"
+                              " ON w.id=p.workspace_id WHERE p.id=?1";
+    pmcp__stmt *st = NULL;
+    if (!(rc = pmcp__sql_prep(s, c, sql, &st))) {
+      pmcp__st_bind_int64(st, 1, id);
+      int src = pmcp__st_step(st);
+      const char *w = src == PMCP__ROW ? pmcp__st_text(st, 0) : NULL;
+      if (w)
+        snprintf(ws, size, "%s", w);
+      else if (src == PMCP__ROW || src == PMCP__DONE)
+        rc = pmcp_store_set_error(s, PMCP_ENOTFOUND, "project '%s' not found", slug);
+      else
+        rc = pmcp__st_err(s, st, "read the project");
+      pmcp__st_reset(st);
+    }
+  }
+  return pmcp__rt_read_end(s, c, own, rc);
+}

@@ -332,6 +332,12 @@ static void scope(sqlb *q, const pmcp__rt_query *rq, int with_filter, size_t *pu
     return;
   }
   put(q, " FROM runs r WHERE r.tenant_id=?1 AND r.deleted=0 AND r.project_id=?2");
+  if (rq->max_rows && rq->after_id > 0) {
+    int kc = bind_v(q, 2, 0, rq->after_created, NULL), ki = bind_v(q, 2, 0, rq->after_id, NULL);
+    if (kc < 0 || ki < 0)
+      q->oom = 1;
+    put(q, " AND r.created <= ?%d AND (r.created < ?%d OR r.id < ?%d)", kc, kc, ki);
+  }
   if (with_filter && rq->filter) {
     size_t p = push_filter(q, rq->filter);
     if (pushed)
@@ -538,6 +544,8 @@ static int read_runs(pmcp_store *s, sqlb *q, pmcp_tenant t, int64_t project,
          " (SELECT e.slug FROM experiments e WHERE e.id=r.experiment_id)");
   scope(q, rq, 1, &out->pushed);
   put(q, " ORDER BY r.created DESC, r.id DESC");
+  if (rq->max_rows && !rq->ids)
+    put(q, " LIMIT %zu", rq->max_rows);
   int rc = prep(s, q, t.id, project, &st), src;
   if (rc)
     return rc;
@@ -708,7 +716,8 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   q->max = pmcp__rt_maxp(c);
   pmcp__rt_run **by_id = NULL;
   pmcp_buf ids = PMCP_BUF_INIT;
-  int64_t project = 0;
+  int64_t project = 0, *chunk_ids = NULL;
+  pmcp__rt_query chunk;
   int own = 0;
   int rc = pmcp__rt_read_begin(s, c, t, &own);
   if (rc)
@@ -720,6 +729,21 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
     goto out;
   if (!out->n || (!rq->n_paths && !rq->n_keys && !rq->tags))
     goto out;
+  /* a chunk's details are read for its own ids (inline), not by scans
+   * of every run's values that pass over the others' rows */
+  if (rq->max_rows && !rq->ids) {
+    chunk_ids = malloc(out->n * sizeof *chunk_ids);
+    if (!chunk_ids) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    for (size_t i = 0; i < out->n; i++)
+      chunk_ids[i] = out->runs[i].id;
+    chunk = *rq;
+    chunk.ids = chunk_ids;
+    chunk.n_ids = out->n;
+    rq = &chunk;
+  }
   by_id = malloc(out->n * sizeof *by_id);
   if (!by_id) {
     rc = PMCP_ENOMEM;
@@ -741,6 +765,7 @@ int pmcp__store_run_table(pmcp_store *s, pmcp_tenant t, const pmcp__rt_query *rq
   rc = read_details(s, q, t, project, rq, out, by_id, ids.ptr);
 out:
   rc = pmcp__rt_read_end(s, c, own, rc);
+  free(chunk_ids);
   free(by_id);
   pmcp_buf_dispose(&ids);
   pmcp_buf_dispose(&q->sql);

@@ -35,6 +35,12 @@ typedef struct pmcp__rt_query {
    * and no filter (a page pmcp__store_run_page() chose). */
   const int64_t *ids;
   size_t n_ids;
+  /* When max_rows > 0 (and no ids): at most that many runs, the next
+   * after run (after_created, after_id) in the newest-first order when
+   * after_id > 0; a caller walks the table in chunks so that it never
+   * holds every run at once. */
+  size_t max_rows;
+  int64_t after_created, after_id;
 } pmcp__rt_query;
 
 typedef struct pmcp__rt_run {
@@ -115,6 +121,13 @@ int pmcp__store_key_scales(pmcp_store *s, pmcp_tenant t, const char *project,
  * hooks); store errors. */
 int pmcp__store_key_split(pmcp_store *s, pmcp_tenant t, const char *project,
                           const char *key, const char *scale, char *out, size_t outlen);
+
+/* The workspace (slug, into @p ws) of project @p slug as the call sees
+ * it: one indexed lookup, where the project's record would also list its
+ * experiments and notes. @return 0; PMCP_ENOTFOUND; PMCP_EUNSUPPORTED
+ * (custom backends); store errors. */
+int pmcp__store_project_ws(pmcp_store *s, pmcp_tenant t, const char *slug, char *ws,
+                           size_t size);
 
 /* Frees one run's contents (its pointers are then NULL). */
 void pmcp__rt_run_dispose(pmcp__rt_run *r);

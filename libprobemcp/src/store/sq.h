@@ -17,7 +17,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 12
+#define PMCP__SQ_SCHEMA_VERSION 13
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK PMCP__METRIC_BLOCK
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */

@@ -288,8 +288,22 @@ static const char v11[] =
   "CREATE INDEX IF NOT EXISTS series_key_shape ON series(key, scale, labels, kind);";
 static const char *const v11s[] = {v11, NULL};
 static const char *const v12s[] = {NULL}; /* v12: the tasks table (service tables) */
+/* v13: list_runs conditions on the run row and tags answered from an
+ * index (runfilter.c): a state (its runs newest first, as a page reads
+ * them), a name prefix (a range of names), a tag (its runs). tenant_id
+ * last in tags_tag, as in v10. notes_owner_recent: an entity's latest
+ * notes (its card, its tree) without walking every note of the lab
+ * newest first through notes_recent. */
+static const char v13[] =
+  "CREATE INDEX IF NOT EXISTS runs_project_status ON runs(tenant_id, project_id, deleted,"
+  "  status, created DESC, id DESC);"
+  "CREATE INDEX IF NOT EXISTS runs_project_name ON runs(tenant_id, project_id, deleted, name);"
+  "CREATE INDEX IF NOT EXISTS tags_tag ON tags(owner_kind, tag, owner_id, tenant_id);"
+  "CREATE INDEX IF NOT EXISTS notes_owner_recent ON notes(owner_kind, owner_id, updated DESC,"
+  "  id DESC);";
+static const char *const v13s[] = {v13, NULL};
 static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s,
-                                                v10s, v11s, v12s};
+                                                v10s, v11s, v12s, v13s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {

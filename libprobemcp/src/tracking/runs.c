@@ -63,30 +63,13 @@ typedef struct hit {
   size_t order; /* store order: newest first; ties keep it */
 } hit;
 
-static int hit_cmp_ctx(const pmcp__sort *s, const hit *a, const hit *b)
+static int hit_cmp_ctx(const void *x, const void *y, const void *ctx)
 {
-  int c = pmcp__sort_cmp(s, &a->key, &b->key);
+  const hit *a = x, *b = y;
+  int c = pmcp__sort_cmp(ctx, &a->key, &b->key);
   if (c)
     return c;
   return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* A merge sort (stable, with a context) so no global state is needed. */
-static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
-{
-  if (n < 2)
-    return;
-  size_t m = n / 2;
-  sort_hits(s, h, tmp, m);
-  sort_hits(s, h + m, tmp, n - m);
-  size_t i = 0, j = m, k = 0;
-  while (i < m && j < n)
-    tmp[k++] = hit_cmp_ctx(s, &h[j], &h[i]) < 0 ? h[j++] : h[i++];
-  while (i < m)
-    tmp[k++] = h[i++];
-  while (j < n)
-    tmp[k++] = h[j++];
-  memcpy(h, tmp, n * sizeof *h);
 }
 
 /* The stored attributes of the page's runs [offset, offset+limit) of
@@ -292,265 +275,347 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
   return rc;
 }
 
-static int list_runs(pmcp_call *call, void *ud)
+/* ---- list_runs: parse, fetch, render ------------------------------------ */
+
+/* list_runs' arguments, checked. */
+typedef struct lr_args {
+  cJSON *fjson, *sjson, *cjson;
+  pmcp__filter *f;
+  pmcp__sort sort;
+  int have_sort;
+  summary_col *cols;
+  size_t n_cols, n_attr_cols;
+  int64_t limit, offset;
+} lr_args;
+
+static void lr_args_dispose(lr_args *a)
 {
-  pmcp__tracking *tk = ud;
+  for (size_t i = 0; i < a->n_cols && a->cols; i++)
+    pmcp__sort_dispose(&a->cols[i].spec);
+  free(a->cols);
+  pmcp__sort_dispose(&a->sort);
+  pmcp__filter_free(a->f);
+  cJSON_Delete(a->fjson);
+  cJSON_Delete(a->sjson);
+  cJSON_Delete(a->cjson);
+}
+
+/* Every refusal before any store work. 0, 1 after sending the error, or
+ * a negative code; @p a is disposed by the caller either way. */
+static int lr_parse(pmcp_call *call, lr_args *a)
+{
   char err[300];
-  /* Arguments first: every refusal before any store work. */
+  memset(a, 0, sizeof *a);
   const char *fj = NULL, *sj = NULL, *cj = NULL;
   pmcp_arg_json(call, "filter", &fj);
   pmcp_arg_json(call, "sort", &sj);
   pmcp_arg_json(call, "summary_columns", &cj);
-  cJSON *fjson = fj ? cJSON_Parse(fj) : NULL;
-  cJSON *sjson = sj ? cJSON_Parse(sj) : NULL;
-  cJSON *cjson = cj ? cJSON_Parse(cj) : NULL;
-  pmcp__filter *f = NULL;
-  pmcp__sort sort;
-  int have_sort = sjson != NULL;
-  memset(&sort, 0, sizeof sort);
-  summary_col *cols = NULL;
-  size_t n_cols = 0;
-  hit *hits = NULL;
-  size_t n_hits = 0;
-  pmcp__trk_run *table = NULL;
-  size_t n_table = 0;
-  cJSON **page_attrs = NULL;
-  cJSON *proj = NULL, *runs = NULL;
+  a->fjson = fj ? cJSON_Parse(fj) : NULL;
+  a->sjson = sj ? cJSON_Parse(sj) : NULL;
+  a->cjson = cj ? cJSON_Parse(cj) : NULL;
+  a->have_sort = a->sjson != NULL;
+  const char *bs = bad_scale(a->fjson) ? bad_scale(a->fjson)
+                   : bad_scale(a->sjson) ? bad_scale(a->sjson)
+                                         : bad_scale(a->cjson);
   int rc = 0;
-  const char *bs = bad_scale(fjson) ? bad_scale(fjson) : bad_scale(sjson) ? bad_scale(sjson)
-                                                                         : bad_scale(cjson);
-  if (bs) {
+  if (bs)
     rc = pmcp__rs_fail(call, "invalid_argument",
                        "unknown scale '%.40s': use STEP, ENVIRONMENT_STEP or EPISODE", bs);
-    goto out;
-  }
-  if (pmcp__filter_parse(fjson, &f, err, sizeof err)) {
+  else if (pmcp__filter_parse(a->fjson, &a->f, err, sizeof err))
     rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    goto out;
-  }
-  if (have_sort && pmcp__sort_parse(sjson, &sort, err, sizeof err)) {
+  else if (a->have_sort && pmcp__sort_parse(a->sjson, &a->sort, err, sizeof err))
     rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
-    goto out;
+  else
+    goto columns;
+  return rc ? rc : 1;
+columns:
+  a->n_attr_cols = pmcp_arg_count(call, "columns");
+  a->limit = 20;
+  pmcp_arg_int(call, "limit", &a->limit);
+  pmcp_arg_int(call, "offset", &a->offset);
+  if (!a->cjson)
+    return 0;
+  a->n_cols = (size_t)cJSON_GetArraySize(a->cjson);
+  if (a->n_cols > MAX_COLUMNS) {
+    a->n_cols = 0;
+    rc = pmcp__rs_fail(call, "invalid_argument", "summary_columns: at most %d", MAX_COLUMNS);
+    return rc ? rc : 1;
   }
-  if (cjson) {
-    n_cols = (size_t)cJSON_GetArraySize(cjson);
-    if (n_cols > MAX_COLUMNS) {
-      rc = pmcp__rs_fail(call, "invalid_argument", "summary_columns: at most %d", MAX_COLUMNS);
-      goto out;
+  a->cols = calloc(a->n_cols ? a->n_cols : 1, sizeof *a->cols);
+  if (!a->cols)
+    return PMCP_ENOMEM;
+  for (size_t i = 0; i < a->n_cols; i++) {
+    cJSON *c = cJSON_GetArrayItem(a->cjson, (int)i);
+    if (cJSON_IsObject(c) && cJSON_GetObjectItemCaseSensitive(c, "direction")) {
+      rc = pmcp__rs_fail(call, "invalid_argument",
+                         "summary_columns[%zu]: unknown key \"direction\"", i);
+      return rc ? rc : 1;
     }
-    cols = calloc(n_cols ? n_cols : 1, sizeof *cols);
-    if (!cols) {
-      rc = PMCP_ENOMEM;
-      goto out;
+    if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
+        pmcp__sort_parse(c, &a->cols[i].spec, err, sizeof err)) {
+      rc = pmcp__rs_fail(call, "invalid_argument",
+                         "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
+                         "last|first|min|max|avg|count, \"scale\"?, \"labels\"?}%s%s",
+                         i, cJSON_IsObject(c) ? ": " : "",
+                         cJSON_IsObject(c) ? err + (strncmp(err, "sort: ", 6) ? 0 : 6) : "");
+      return rc ? rc : 1;
     }
-    for (size_t i = 0; i < n_cols; i++) {
-      cJSON *c = cJSON_GetArrayItem(cjson, (int)i);
-      if (cJSON_IsObject(c) && cJSON_GetObjectItemCaseSensitive(c, "direction")) {
+    col_name(&a->cols[i]);
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(a->cols[j].name, a->cols[i].name)) {
         rc = pmcp__rs_fail(call, "invalid_argument",
-                           "summary_columns[%zu]: unknown key \"direction\"", i);
-        goto out;
+                           "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
+                           a->cols[i].name);
+        return rc ? rc : 1;
       }
-      if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
-          pmcp__sort_parse(c, &cols[i].spec, err, sizeof err)) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
-                           "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
-                           "last|first|min|max|avg|count, \"scale\"?, \"labels\"?}%s%s",
-                           i, cJSON_IsObject(c) ? ": " : "",
-                           cJSON_IsObject(c) ? err + (strncmp(err, "sort: ", 6) ? 0 : 6) : "");
-        goto out;
-      }
-      col_name(&cols[i]);
-      for (size_t j = 0; j < i; j++)
-        if (!strcmp(cols[j].name, cols[i].name)) {
-          rc = pmcp__rs_fail(call, "invalid_argument",
-                             "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
-                             cols[i].name);
-          goto out;
-        }
+  }
+  return 0;
+}
+
+/* The runs of one page and what rendering them needs. */
+typedef struct lr_page {
+  hit *hits;
+  size_t n_hits;
+  size_t first;       /* the page's first hit */
+  size_t total;       /* runs the filter matches */
+  int from_table;     /* rows from the store's run table: attributes to complete */
+  cJSON **page_attrs; /* the page's stored attributes (from_table), or NULL */
+  size_t n_attrs;
+} lr_page;
+
+static void lr_page_dispose(lr_page *p)
+{
+  for (size_t i = 0; i < p->n_hits; i++)
+    pmcp__trk_run_dispose(&p->hits[i].run);
+  free(p->hits);
+  for (size_t i = 0; p->page_attrs && i < p->n_attrs; i++)
+    cJSON_Delete(p->page_attrs[i]);
+  free(p->page_attrs);
+}
+
+/* The page's rows answered by the store: whole in SQL, else its run
+ * table walked in chunks. 0, 1 (error sent), PMCP_EUNSUPPORTED (no run
+ * table: run by run) or a negative code. */
+static int fetch_table(pmcp_call *call, pmcp__tracking *tk, const lr_args *a,
+                       const char *project, lr_page *p)
+{
+  const pmcp__sort *so = a->have_sort ? &a->sort : NULL;
+  pmcp__trk_run *table = NULL;
+  size_t n_table = 0;
+  int rc = pmcp__trk_run_page(call, tk, project, a->fjson, so, (size_t)a->offset,
+                              (size_t)a->limit, &table, &n_table, &p->total);
+  if (rc == PMCP_EUNSUPPORTED)
+    rc = pmcp__trk_run_scan(call, tk, project, a->fjson, a->f, so, (size_t)a->offset,
+                            (size_t)a->limit, &table, &n_table, &p->total);
+  if (rc)
+    return rc;
+  p->hits = calloc(n_table ? n_table : 1, sizeof *p->hits);
+  if (!p->hits) {
+    for (size_t i = 0; i < n_table; i++)
+      pmcp__trk_run_dispose(&table[i]);
+    free(table);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < n_table; i++) {
+    hit *h = &p->hits[p->n_hits++];
+    h->run = table[i];
+    h->order = i;
+    pmcp__filter_row row = pmcp__trk_row(&h->run);
+    if (so && pmcp__sort_key_of(so, &row, &h->key) < 0 && !rc) {
+      int f = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'",
+                            h->run.id);
+      rc = f ? f : 1;
     }
   }
-  size_t n_attr_cols = pmcp_arg_count(call, "columns");
-  int64_t limit = 20, offset = 0;
-  pmcp_arg_int(call, "limit", &limit);
-  pmcp_arg_int(call, "offset", &offset);
-  if (pmcp__trk_project(call, tk, &proj))
-    goto out;
-  char pref[300];
-  snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
-  if ((rc = rl_scales_given(call, tk, pref, fjson, sjson, cjson)) != 0) {
-    rc = rc == 1 ? 0 : rc;
-    goto out;
+  free(table);
+  if (rc)
+    return rc;
+  p->from_table = 1;
+  p->n_attrs = (size_t)a->limit;
+  rc = page_attributes(tk, p->hits, p->n_hits, 0, (size_t)a->limit, &p->page_attrs);
+  if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+    int f = pmcp__rs_fail(call, "store_error", "%s", "the runs' attributes cannot be read");
+    return f ? f : 1;
   }
-  /* The whole answer from the store when it states the filter and the
-   * sort exactly (only the page's runs are read); else the candidates of
-   * its run table (the filter narrowed in SQL, values read in set
-   * queries) checked here; else run by run. */
-  size_t total = 0;
-  int exact = pmcp__trk_run_page(call, tk, pref + 8, fjson, have_sort ? &sort : NULL,
-                                 (size_t)offset, (size_t)limit, &table, &n_table, &total);
-  if (exact == 1)
-    goto out;
-  if (exact && exact != PMCP_EUNSUPPORTED) {
-    rc = exact;
-    goto out;
-  }
-  exact = exact == 0;
-  int fast = exact ? 0 : pmcp__trk_run_table(call, tk, pref + 8, fjson,
-                                             have_sort ? &sort : NULL, &table, &n_table);
-  if (fast == 1)
-    goto out;
-  if (fast && fast != PMCP_EUNSUPPORTED) {
-    rc = fast;
-    goto out;
-  }
-  if (fast && pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
-    goto out;
-  size_t n_runs = fast ? (size_t)cJSON_GetArraySize(runs) : n_table;
-  hits = calloc(n_runs ? n_runs : 1, sizeof *hits);
-  if (!hits) {
+  return rc == PMCP_ENOMEM ? rc : 0;
+}
+
+/* Every run of the project through the public store API, each checked
+ * and sorted here (backends without a run table). */
+static int fetch_run_by_run(pmcp_call *call, pmcp__tracking *tk, const lr_args *a,
+                            const char *pref, lr_page *p)
+{
+  char err[300];
+  cJSON *runs = NULL;
+  if (pmcp__trk_list_all(call, tk, "run", pref, MAX_RUNS, &runs))
+    return 1;
+  size_t n_runs = (size_t)cJSON_GetArraySize(runs);
+  int rc = 0;
+  p->hits = calloc(n_runs ? n_runs : 1, sizeof *p->hits);
+  if (!p->hits)
     rc = PMCP_ENOMEM;
-    goto out;
-  }
   const cJSON *item = runs ? runs->child : NULL;
-  for (size_t idx = 0; idx < n_runs; idx++) {
+  for (size_t idx = 0; !rc && idx < n_runs; idx++, item = item->next) {
     if (pmcp_call_cancelled(call)) {
       rc = PMCP_ECANCELLED;
-      goto out;
+      break;
     }
-    hit *h = &hits[n_hits];
-    if (!fast) {
-      h->run = table[idx];
-      memset(&table[idx], 0, sizeof table[idx]);
-    } else {
-      int lr = pmcp__trk_run_load(tk, item, &h->run, err, sizeof err);
-      item = item->next;
-      if (lr) {
-        pmcp__trk_run_dispose(&h->run);
-        rc = pmcp__rs_fail(call, "store_error", "%s", err);
-        goto out;
-      }
+    hit *h = &p->hits[p->n_hits];
+    if (pmcp__trk_run_load(tk, item, &h->run, err, sizeof err)) {
+      pmcp__trk_run_dispose(&h->run);
+      rc = pmcp__rs_fail(call, "store_error", "%s", err);
+      rc = rc ? rc : 1;
+      break;
     }
     pmcp__filter_row row = pmcp__trk_row(&h->run);
-    int m = exact ? 1 : pmcp__filter_match(f, &row);
-    if (m > 0 && have_sort)
-      m = pmcp__sort_key_of(&sort, &row, &h->key) < 0 ? -1 : 1;
-    if (m < 0) {
-      pmcp__trk_run_dispose(&h->run);
-      rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'", h->run.id);
-      goto out;
-    }
-    if (m == 0) {
+    int m = pmcp__filter_match(a->f, &row);
+    if (m > 0 && a->have_sort)
+      m = pmcp__sort_key_of(&a->sort, &row, &h->key) < 0 ? -1 : 1;
+    if (m <= 0) {
+      if (m < 0) {
+        rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'",
+                           h->run.id);
+        rc = rc ? rc : 1;
+      }
       pmcp__trk_run_dispose(&h->run);
       continue;
     }
     h->order = idx;
-    n_hits++;
+    p->n_hits++;
   }
-  /* the exact path's rows are the page, in order */
-  size_t first = exact ? 0 : (size_t)offset;
-  if (!exact)
-    total = n_hits;
-  if (have_sort && !exact) {
-    hit *tmp = malloc((n_hits ? n_hits : 1) * sizeof *tmp);
-    if (!tmp) {
-      rc = PMCP_ENOMEM;
-      goto out;
-    }
-    sort_hits(&sort, hits, tmp, n_hits);
+  cJSON_Delete(runs);
+  if (rc)
+    return rc;
+  p->total = p->n_hits;
+  p->first = (size_t)a->offset;
+  if (a->have_sort && p->n_hits > 1) {
+    hit *tmp = malloc(p->n_hits * sizeof *tmp);
+    if (!tmp)
+      return PMCP_ENOMEM;
+    pmcp__trk_msort(p->hits, p->n_hits, sizeof *p->hits, tmp, hit_cmp_ctx, &a->sort);
     free(tmp);
   }
-  if (!fast) {
-    rc = page_attributes(tk, hits, n_hits, first, (size_t)limit, &page_attrs);
-    if (rc && rc != PMCP_EUNSUPPORTED) {
-      rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, "store_error", "%s",
-                                                  "the runs' attributes cannot be read");
-      goto out;
+  return 0;
+}
+
+/* One row of the table: the run, its chosen (or default) columns, the
+ * sort's value and the summary columns. NULL when out of memory. */
+static cJSON *render_row(pmcp_call *call, const lr_args *a, hit *h)
+{
+  pmcp__trk_run *r = &h->run;
+  cJSON *row = cJSON_CreateObject();
+  if (!row)
+    return NULL;
+  cJSON_AddStringToObject(row, "run", r->id);
+  if (a->n_attr_cols) {
+    for (size_t c = 0; c < a->n_attr_cols; c++) {
+      const char *path = NULL;
+      pmcp_arg_string_at(call, "columns", c, &path);
+      const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(r->attrs, path) : NULL;
+      if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
+        cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
     }
-    rc = 0;
+  } else {
+    static const char *const dflt[] = {"sys/name", "sys/state", "sys/creation_time", NULL};
+    for (size_t c = 0; dflt[c]; c++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, dflt[c]);
+      if (v)
+        cJSON_AddItemToObject(row, dflt[c], cJSON_Duplicate(v, 1));
+    }
   }
+  const pmcp__sort *so = a->have_sort ? &a->sort : NULL;
+  /* The sort's value is shown, so the order can be checked. */
+  if (so && so->attr && !cJSON_GetObjectItemCaseSensitive(row, so->attr)) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, so->attr);
+    if (v)
+      cJSON_AddItemToObject(row, so->attr, cJSON_Duplicate(v, 1));
+  }
+  pmcp__filter_row fr = pmcp__trk_row(r);
+  for (size_t c = 0; c < a->n_cols; c++) {
+    pmcp__sort_key k;
+    if (pmcp__sort_key_of(&a->cols[c].spec, &fr, &k) == 0 && k.kind == 1)
+      cJSON_AddNumberToObject(row, a->cols[c].name, k.num);
+  }
+  if (so && so->series && h->key.kind == 1) {
+    char name[300];
+    snprintf(name, sizeof name, "%s(%s)", so->function, so->series);
+    if (!cJSON_GetObjectItemCaseSensitive(row, name))
+      cJSON_AddNumberToObject(row, name, h->key.num);
+  }
+  return row;
+}
+
+static int lr_render(pmcp_call *call, pmcp__tracking *tk, const lr_args *a, lr_page *p,
+                     const char *project)
+{
+  char err[300];
   cJSON *rows = cJSON_CreateArray();
-  for (size_t i = first; i < n_hits && i < first + (size_t)limit; i++) {
-    pmcp__trk_run *r = &hits[i].run;
-    if (!fast) {
+  if (!rows)
+    return PMCP_ENOMEM;
+  for (size_t i = p->first; i < p->n_hits && i < p->first + (size_t)a->limit; i++) {
+    pmcp__trk_run *r = &p->hits[i].run;
+    if (p->from_table) {
       /* a table row holds only what the filter read: the page's runs get
-       * their other attributes (read above in one query), and their series
-       * are read afresh for the summary columns */
-      const cJSON *a, *stored = page_attrs ? page_attrs[i - first] : NULL;
-      cJSON_ArrayForEach(a, stored)
+       * their other attributes (read in one query), and their series are
+       * read afresh for the summary columns */
+      const cJSON *at, *stored = p->page_attrs ? p->page_attrs[i - p->first] : NULL;
+      cJSON_ArrayForEach(at, stored)
       {
-        if (!cJSON_GetObjectItemCaseSensitive(r->attrs, a->string))
-          cJSON_AddItemToObject(r->attrs, a->string, cJSON_Duplicate(a, 1));
+        if (!cJSON_GetObjectItemCaseSensitive(r->attrs, at->string))
+          cJSON_AddItemToObject(r->attrs, at->string, cJSON_Duplicate(at, 1));
       }
-      if (!page_attrs && (rc = pmcp__trk_run_attrs(tk, r, err, sizeof err)) != 0) {
+      if (!p->page_attrs && pmcp__trk_run_attrs(tk, r, err, sizeof err)) {
         cJSON_Delete(rows);
-        rc = pmcp__rs_fail(call, "store_error", "%s", err);
-        goto out;
+        int rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        return rc;
       }
       cJSON_Delete(r->series);
       r->series = NULL;
     }
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "run", r->id);
-    if (n_attr_cols) {
-      for (size_t c = 0; c < n_attr_cols; c++) {
-        const char *path = NULL;
-        pmcp_arg_string_at(call, "columns", c, &path);
-        const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(r->attrs, path) : NULL;
-        if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
-          cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
-      }
-    } else {
-      static const char *const dflt[] = {"sys/name", "sys/state", "sys/creation_time", NULL};
-      for (size_t c = 0; dflt[c]; c++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, dflt[c]);
-        if (v)
-          cJSON_AddItemToObject(row, dflt[c], cJSON_Duplicate(v, 1));
-      }
-    }
-    /* The sort's value is shown, so the order can be checked. */
-    if (have_sort && sort.attr && !cJSON_GetObjectItemCaseSensitive(row, sort.attr)) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, sort.attr);
-      if (v)
-        cJSON_AddItemToObject(row, sort.attr, cJSON_Duplicate(v, 1));
-    }
-    pmcp__filter_row fr = pmcp__trk_row(r);
-    for (size_t c = 0; c < n_cols; c++) {
-      pmcp__sort_key k;
-      if (pmcp__sort_key_of(&cols[c].spec, &fr, &k) == 0 && k.kind == 1)
-        cJSON_AddNumberToObject(row, cols[c].name, k.num);
-    }
-    if (have_sort && sort.series && hits[i].key.kind == 1) {
-      char name[300];
-      snprintf(name, sizeof name, "%s(%s)", sort.function, sort.series);
-      if (!cJSON_GetObjectItemCaseSensitive(row, name))
-        cJSON_AddNumberToObject(row, name, hits[i].key.num);
+    cJSON *row = render_row(call, a, &p->hits[i]);
+    if (!row) {
+      cJSON_Delete(rows);
+      return PMCP_ENOMEM;
     }
     cJSON_AddItemToArray(rows, row);
   }
   cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
-  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, total);
+  cJSON_AddStringToObject(root, "project", project);
+  return pmcp__trk_emit(call, root, "rows", rows, (size_t)a->offset, p->total);
+}
+
+static int list_runs(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  lr_args a;
+  lr_page p;
+  memset(&p, 0, sizeof p);
+  cJSON *proj = NULL;
+  int rc = lr_parse(call, &a);
+  if (rc)
+    goto out;
+  if (pmcp__trk_project(call, tk, &proj))
+    goto out;
+  char pref[300];
+  snprintf(pref, sizeof pref, "%s", pmcp__js(proj, "ref"));
+  if ((rc = rl_scales_given(call, tk, pref, a.fjson, a.sjson, a.cjson)) != 0)
+    goto out;
+  /* The whole answer from the store when it states the filter and the
+   * sort exactly (only the page's runs are read); else its run table in
+   * chunks checked here; else run by run. */
+  rc = fetch_table(call, tk, &a, pref + 8, &p);
+  if (rc == PMCP_EUNSUPPORTED) {
+    lr_page_dispose(&p);
+    memset(&p, 0, sizeof p);
+    rc = fetch_run_by_run(call, tk, &a, pref, &p);
+  }
+  if (!rc)
+    rc = lr_render(call, tk, &a, &p, pmcp__js(proj, "ref") + 8);
 out:
-  for (size_t i = 0; i < n_hits; i++)
-    pmcp__trk_run_dispose(&hits[i].run);
-  free(hits);
-  for (size_t i = 0; i < n_table; i++)
-    pmcp__trk_run_dispose(&table[i]);
-  free(table);
-  for (size_t i = 0; page_attrs && i < (size_t)limit; i++)
-    cJSON_Delete(page_attrs[i]);
-  free(page_attrs);
-  for (size_t i = 0; i < n_cols && cols; i++)
-    pmcp__sort_dispose(&cols[i].spec);
-  free(cols);
-  pmcp__sort_dispose(&sort);
-  pmcp__filter_free(f);
-  cJSON_Delete(fjson);
-  cJSON_Delete(sjson);
-  cJSON_Delete(cjson);
+  lr_page_dispose(&p);
+  lr_args_dispose(&a);
   cJSON_Delete(proj);
-  cJSON_Delete(runs);
-  return rc;
+  return rc == 1 ? 0 : rc;
 }
 
 static int by_name(const void *a, const void *b)

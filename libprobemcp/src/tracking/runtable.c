@@ -151,20 +151,136 @@ static int load_rows(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *
   return 0;
 }
 
-int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
-                        const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
-                        size_t *n_out)
+/* Runs the table walk reads per statement: what one call holds at once,
+ * whatever the size of the project. */
+#define CHUNK 1024
+
+/* A match of the walk: its store id, store order and sort key (a string
+ * key is owned: the row it came from is gone). */
+typedef struct match {
+  int64_t sid;
+  size_t order;
+  pmcp__sort_key key;
+  char *str;
+} match;
+
+/* Sort order, ties in the store's order. */
+static int match_cmp(const void *x, const void *y, const void *ctx)
+{
+  const match *a = x, *b = y;
+  int c = pmcp__sort_cmp(ctx, &a->key, &b->key);
+  if (c)
+    return c;
+  return a->order < b->order ? -1 : a->order > b->order;
+}
+
+typedef struct walk {
+  match *m;
+  size_t n, cap, seen;
+} walk;
+
+/* Checks one table run against the filter; keeps a match's key. */
+static int take(pmcp_call *call, pmcp__tracking *tk, const pmcp__filter *f,
+                const pmcp__sort *sort, const char *project, pmcp__rt_run *t, walk *w)
+{
+  pmcp__trk_run r;
+  int rc = to_row(tk, t, project, &r);
+  if (rc) {
+    pmcp__trk_run_dispose(&r);
+    return rc;
+  }
+  pmcp__filter_row row = pmcp__trk_row(&r);
+  int m = pmcp__filter_match(f, &row);
+  pmcp__sort_key key = {0, 0, NULL};
+  if (m > 0 && sort)
+    m = pmcp__sort_key_of(sort, &row, &key) < 0 ? -1 : 1;
+  if (m < 0) {
+    rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'", r.id);
+    pmcp__trk_run_dispose(&r);
+    return rc ? rc : 1;
+  }
+  size_t order = w->seen++;
+  if (m > 0 && w->n == w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 256;
+    match *nm = realloc(w->m, cap * sizeof *nm);
+    if (!nm)
+      rc = PMCP_ENOMEM;
+    else {
+      w->m = nm;
+      w->cap = cap;
+    }
+  }
+  if (m > 0 && !rc) {
+    match *x = &w->m[w->n];
+    x->sid = t->id;
+    x->order = order;
+    x->key = key;
+    x->str = key.str ? strdup(key.str) : NULL;
+    x->key.str = x->str;
+    if (key.str && !x->str)
+      rc = PMCP_ENOMEM;
+    else
+      w->n++;
+  }
+  pmcp__trk_run_dispose(&r);
+  return rc;
+}
+
+/* Walks the project's run table newest first in chunks of CHUNK runs
+ * (each narrowed in SQL by what the filter lets SQL state, with the values
+ * the filter and the sort read), checking each run and keeping only its
+ * id and sort key. */
+static int walk_table(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *base,
+                      const pmcp__filter *f, const pmcp__sort *sort, walk *w)
+{
+  pmcp__rt_query q = *base;
+  q.max_rows = CHUNK;
+  int rc = 0;
+  for (;;) {
+    if (pmcp_call_cancelled(call))
+      return PMCP_ECANCELLED;
+    pmcp__rt_result res;
+    memset(&res, 0, sizeof res);
+    pthread_mutex_lock(tk->rs->lock);
+    rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, &q, &res);
+    if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
+      pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+                    pmcp_store_errmsg(tk->rs->store));
+      rc = 1;
+    }
+    pthread_mutex_unlock(tk->rs->lock);
+    if (rc)
+      return rc;
+    for (size_t i = 0; !rc && i < res.n; i++)
+      rc = take(call, tk, f, sort, q.project, &res.runs[i], w);
+    size_t n = res.n;
+    if (n) {
+      q.after_created = res.runs[n - 1].created;
+      q.after_id = res.runs[n - 1].id;
+    }
+    pmcp__rt_result_dispose(&res);
+    if (rc || n < CHUNK)
+      return rc;
+  }
+}
+
+int pmcp__trk_run_scan(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                       const cJSON *filter, const pmcp__filter *f, const pmcp__sort *sort,
+                       size_t offset, size_t limit, pmcp__trk_run **out, size_t *n_out,
+                       size_t *total)
 {
   *out = NULL;
   *n_out = 0;
+  *total = 0;
   cJSON *fcopy = filter ? cJSON_Duplicate(filter, 1) : NULL;
   cJSON *paths = cJSON_CreateArray(), *keys = cJSON_CreateArray();
   const char **pv = NULL, **kv = NULL;
+  walk w = {NULL, 0, 0, 0};
+  int64_t *ids = NULL;
   int tags = 0, rc = PMCP_ENOMEM;
   if ((filter && !fcopy) || !paths || !keys)
     goto out;
   collect(fcopy, paths, keys, &tags);
-  tags = 1; /* sys/tags is a column the page may show */
   if (sort && sort->attr)
     want_attr(paths, &tags, sort->attr);
   if (sort && sort->series)
@@ -179,11 +295,42 @@ int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project
   cJSON_ArrayForEach(it, paths) pv[i++] = it->valuestring;
   i = 0;
   cJSON_ArrayForEach(it, keys) kv[i++] = it->valuestring;
-  pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags, NULL, 0};
+  pmcp__rt_query q = {project, fcopy, pv, np, kv, nk, tags, NULL, 0, 0, 0, 0};
+  if ((rc = walk_table(call, tk, &q, f, sort, &w)))
+    goto out;
+  if (sort && w.n > 1) {
+    match *tmp = malloc(w.n * sizeof *tmp);
+    if (!tmp) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    pmcp__trk_msort(w.m, w.n, sizeof *w.m, tmp, match_cmp, sort);
+    free(tmp);
+  }
+  *total = w.n;
+  size_t n = offset < w.n ? w.n - offset : 0;
+  if (n > limit)
+    n = limit;
+  if (!n)
+    goto out;
+  if (!(ids = malloc(n * sizeof *ids))) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  for (i = 0; i < n; i++)
+    ids[i] = w.m[offset + i].sid;
+  /* the page's rows: what the sort and the row read, for these runs */
+  const char *spv[1] = {sort ? sort->attr : NULL}, *skv[1] = {sort ? sort->series : NULL};
+  pmcp__rt_query pq = {project, NULL, spv, spv[0] ? 1 : 0, skv, skv[0] ? 1 : 0, 1, ids, n,
+                       0, 0, 0};
   pthread_mutex_lock(tk->rs->lock);
-  rc = load_rows(call, tk, &q, out, n_out);
+  rc = load_rows(call, tk, &pq, out, n_out);
   pthread_mutex_unlock(tk->rs->lock);
 out:
+  for (i = 0; i < w.n; i++)
+    free(w.m[i].str);
+  free(w.m);
+  free(ids);
   free(pv);
   free(kv);
   cJSON_Delete(paths);
@@ -222,7 +369,7 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
     /* the page's rows: what the sort and the row read, for these runs */
     const char *pv[1] = {sort ? sort->attr : NULL}, *kv[1] = {sort ? sort->series : NULL};
     pmcp__rt_query q = {project, NULL, pv, pv[0] ? 1 : 0, kv, kv[0] ? 1 : 0, 1,
-                        pg.ids, pg.n};
+                        pg.ids, pg.n, 0, 0, 0};
     rc = load_rows(call, tk, &q, out, n_out);
   } else if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
     pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",

@@ -3,6 +3,8 @@
  * runs as rows of the filter language. */
 #include "tracking/tracking.h"
 
+#include "store/runtable.h"
+
 #ifdef PMCP_HAVE_CAIRO
 #include "research/chart.h"
 #endif
@@ -307,7 +309,25 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
     as_ref("project", p, ref, sizeof ref);
   }
   cJSON *rec = NULL;
-  int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
+  /* only the ref and the workspace are read: one lookup when the store
+   * has it (a missing project takes the record's path and its message) */
+  char ws[200];
+  pthread_mutex_lock(tk->rs->lock);
+  int rc = pmcp__store_project_ws(tk->rs->store, tk->rs->tenant, ref + 8, ws, sizeof ws);
+  pthread_mutex_unlock(tk->rs->lock);
+  if (!rc) {
+    rec = cJSON_CreateObject();
+    char wsref[220];
+    snprintf(wsref, sizeof wsref, "workspace:%s", ws);
+    if (!rec || !cJSON_AddStringToObject(rec, "ref", ref) ||
+        !cJSON_AddStringToObject(rec, "workspace", wsref)) {
+      cJSON_Delete(rec);
+      rec = NULL;
+      rc = PMCP_ENOMEM;
+    }
+  }
+  if (rc)
+    rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc) {
     pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
                   rc == PMCP_ENOTFOUND ? "project '%s' not found" : "%s",
@@ -747,4 +767,28 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
   return pmcp__rs_fail(call, "not_found",
                        "run '%.100s' not found (as an id, a ref, a run name or an MLflow run "
                        "id): list_runs finds runs by name and attributes", id), 1;
+}
+
+/* A stable merge sort with a context (no global state); @p tmp holds n
+ * elements. */
+void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,
+                     int (*cmp)(const void *a, const void *b, const void *ctx),
+                     const void *ctx)
+{
+  if (n < 2)
+    return;
+  char *b = base, *t = tmp;
+  size_t h = n / 2;
+  pmcp__trk_msort(b, h, size, tmp, cmp, ctx);
+  pmcp__trk_msort(b + h * size, n - h, size, tmp, cmp, ctx);
+  size_t i = 0, j = h, k = 0;
+  while (i < h && j < n) {
+    /* the right one first only when strictly smaller: ties keep order */
+    int right = cmp(b + j * size, b + i * size, ctx) < 0;
+    memcpy(t + k++ * size, b + (right ? j++ : i++) * size, size);
+  }
+  memcpy(t + k * size, b + i * size, (h - i) * size);
+  k += h - i;
+  memcpy(t + k * size, b + j * size, (n - j) * size);
+  memcpy(b, t, n * size);
 }

@@ -176,25 +176,34 @@ pmcp__filter_row pmcp__trk_row(pmcp__trk_run *r);
 /* The store's series item a (key, scale, labels) names in @p r, or NULL. */
 const cJSON *pmcp__trk_find_series(pmcp__trk_run *r, const char *key, const char *scale,
                                    const cJSON *labels);
-/* list_runs' candidates read from the store's run table in a few set
- * queries, the filter narrowed in SQL where it can be: rows like
- * pmcp__trk_run_load()'s holding the attributes and series @p filter and
- * @p sort (may be NULL) read. Returns 0 with *out (caller disposes each
- * row and frees the array), 1 after sending an error, PMCP_EUNSUPPORTED
- * when the store has no run table (read run by run), or a negative code. */
-int pmcp__trk_run_table(pmcp_call *call, pmcp__tracking *tk, const char *project,
-                        const cJSON *filter, const pmcp__sort *sort, pmcp__trk_run **out,
-                        size_t *n_out);
+/* list_runs over the store's run table when the store cannot answer
+ * the filter and sort whole (pmcp__trk_run_page): the project's runs
+ * newest first, a chunk at a time (narrowed in SQL where it can), each
+ * checked with @p f (the parsed @p filter) and kept as an id and a sort
+ * key only, so memory does not grow with the project's runs but with its
+ * matches. *total runs match, and *out holds the rows of page
+ * [offset, offset + limit) in order, as pmcp__trk_run_page's. Returns 0,
+ * 1 after sending an error, PMCP_EUNSUPPORTED when the store has no run
+ * table (read run by run), or a negative code. */
+int pmcp__trk_run_scan(pmcp_call *call, pmcp__tracking *tk, const char *project,
+                       const cJSON *filter, const pmcp__filter *f, const pmcp__sort *sort,
+                       size_t offset, size_t limit, pmcp__trk_run **out, size_t *n_out,
+                       size_t *total);
 
 /* list_runs answered whole by the store (pmcp__store_run_page): *total
- * runs match @p filter, and *out holds rows (as pmcp__trk_run_table's) of
+ * runs match @p filter, and *out holds rows (as pmcp__trk_run_scan's) of
  * page [offset, offset + limit) in order. Returns 0, 1 after sending an
  * error, PMCP_EUNSUPPORTED when the store cannot answer this filter and
- * sort exactly (take pmcp__trk_run_table's candidates), or a negative
+ * sort exactly (take pmcp__trk_run_scan's), or a negative
  * code. */
 int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                        const cJSON *filter, const pmcp__sort *sort, size_t offset,
                        size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total);
+
+/* A stable merge sort with a context; @p tmp has room for @p n elements. */
+void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,
+                     int (*cmp)(const void *a, const void *b, const void *ctx),
+                     const void *ctx);
 
 /* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
  * store's; NULL when unknown. */

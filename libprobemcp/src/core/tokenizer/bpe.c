@@ -68,7 +68,14 @@ typedef struct piece_ent {
   uint32_t ids[PIECE_IDS];
 } piece_ent;
 
+/* The piece cache is skipped for SKIP_RUN pieces whenever fewer than
+ * 1 / 16 of the last PROBE_RUN lookups hit (text whose pieces do not
+ * repeat, such as base64, would pay a miss and a store on every piece). */
+#define PROBE_RUN 256u
+#define SKIP_RUN 4096u
+
 typedef struct tk_cache {
+  uint32_t looks, hits, skip;
   piece_ent piece[1u << PIECE_BITS];
   uint64_t join[1u << JOIN_BITS];
 } tk_cache;
@@ -506,11 +513,21 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
   tk_cache *tc = cache_get();
   if (n > PIECE_KEY || !tc)
     return merge_piece(tc, p, n, out, count);
+  if (tc->skip) {
+    tc->skip--;
+    return merge_piece(tc, p, n, out, count);
+  }
+  if (++tc->looks == PROBE_RUN) {
+    if (tc->hits < PROBE_RUN / 16)
+      tc->skip = SKIP_RUN;
+    tc->looks = tc->hits = 0;
+  }
   piece_ent *e = &tc->piece[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
   if (e->len == n && memcmp(e->bytes, p, n) == 0 && (!out || e->has_ids)) {
     if (out)
       memcpy(out, e->ids, e->count * sizeof *out);
     *count = e->count;
+    tc->hits++;
     return 0;
   }
   uint32_t ids[PIECE_KEY];

@@ -159,6 +159,44 @@ for (let done = 0; done < N;) {
 }
 console.log(`random: ${checked} texts (seed ${SEED}) in ${Date.now() - t0} ms`);
 
+// 2b. ASCII runs against non-ASCII neighbours (the pre-tokenizer decides
+// ASCII pieces from its own table and defers to the Unicode path whenever a
+// neighbour is not ASCII): words, digits, punctuation and whitespace runs
+// each followed or preceded by a mark, a non-ASCII letter, digit, space or
+// symbol, contractions, base64 and long mixed-case runs, cut anywhere.
+{
+  const asciiRuns = ['word', 'Word', 'WORD', 'wORD', 'x', 'X', ' word', ' Word', '(word', '\tword', '.word', ' ',
+    '  ', '\t\t', '\n', '\r\n', ' \n', '\n  ', '12', '123', '1234567', '.', '...', ' ...', '//', ' /', '!\n', '"/\r\n',
+    "'s", "word's", "WORD'LL", "'", "x'", 'aBcD', 'HTTPServer', 'a1b2', '_', '__init__', '+/=', '-->'];
+  const neighbours = ['\u0301', '\u0308', 'é', 'É', 'ß', '中', 'ǅ', 'ʰ', '٣', '²', '\u00a0', '\u3000', '\u2028', '\u0085',
+    '—', '€', '😀', '\u200d', '\ufeff', 'ſ', '\u212a', 'İ', '’'];
+  const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const texts = [];
+  for (let i = 0; i < 3000; i++) {
+    let t = '';
+    const k = int(1, 10);
+    for (let j = 0; j < k; j++) {
+      const r = next() % 6;
+      if (r === 0) t += pick(neighbours);
+      else if (r === 1) { let b = ''; for (let q = int(1, 60); q > 0; q--) b += b64[next() % 64]; t += b; }
+      else t += pick(asciiRuns);
+    }
+    // cut at any UTF-16 unit that is not inside a surrogate pair
+    let cut = int(0, t.length);
+    if (cut > 0 && cut < t.length && /[\ud800-\udbff]/.test(t[cut - 1])) cut--;
+    texts.push(next() % 3 === 0 ? t.slice(0, cut) : t);
+  }
+  const ok = texts.filter((t) => t.length > 0);
+  const out = encodeAll(ok);
+  ok.forEach((t, i) => {
+    const want = Array.from(enc.encode_ordinary(t));
+    const got = out[i] === undefined ? null : JSON.parse(out[i]);
+    if (!got || !same(got, want)) fail(`ascii-boundary text ${JSON.stringify(t)}: got ${out[i] && out[i].slice(0, 120)}, want ${JSON.stringify(want).slice(0, 120)}`);
+  });
+  all.push(...ok.slice(0, 200));
+  console.log(`ascii boundaries: ${ok.length} texts`);
+}
+
 // 3. bare count of a concatenation, through a file and through stdin
 {
   const big = all.join('');

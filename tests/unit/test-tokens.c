@@ -14,6 +14,7 @@
 #include "core/tokenizer/bpe.h"
 #include "core/tokenizer/ranks.h"
 #include "core/tokenizer/tokclass.h"
+#include "core/tokenizer/tokenizer.h"
 #include "probemcp/probemcp.h"
 
 unsigned pmcp__pretok_ascii_class(unsigned c);
@@ -490,6 +491,141 @@ END_TEST
  * two letters) and one long CJK word, whole pieces, against the reference;
  * the public count of the same text equals the reference's count where the
  * pre-tokenizer keeps it one piece. */
+/* Reference UTF-8 validation, written from the definition (RFC 3629 table
+ * of well-formed sequences), independent of the scanner's fast paths:
+ * the valid prefix length, and whether the rest is a cut character. */
+static size_t ref_utf8(const unsigned char *s, size_t n, int *truncated)
+{
+  static const struct {
+    unsigned char lead_lo, lead_hi, b1_lo, b1_hi, len;
+  } rows[] = {
+    {0x00, 0x7F, 0, 0, 1},       {0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3},
+    {0xE1, 0xEC, 0x80, 0xBF, 3}, {0xED, 0xED, 0x80, 0x9F, 3}, {0xEE, 0xEF, 0x80, 0xBF, 3},
+    {0xF0, 0xF0, 0x90, 0xBF, 4}, {0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4},
+  };
+  size_t i = 0;
+  *truncated = 0;
+  while (i < n) {
+    size_t r = 0, nr = sizeof rows / sizeof rows[0];
+    while (r < nr && !(s[i] >= rows[r].lead_lo && s[i] <= rows[r].lead_hi))
+      r++;
+    if (r == nr)
+      return i;
+    size_t len = rows[r].len;
+    for (size_t k = 1; k < len; k++) {
+      if (i + k >= n) {
+        *truncated = 1;
+        return i;
+      }
+      unsigned lo = k == 1 ? rows[r].b1_lo : 0x80, hi = k == 1 ? rows[r].b1_hi : 0xBF;
+      if (s[i + k] < lo || s[i + k] > hi)
+        return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+/* Random byte strings biased to the scanner's branches (runs of ASCII,
+ * three-byte characters with every lead, E0/ED/F0/F4 edges, stray
+ * continuations, cuts at the end) against the reference validation. */
+START_TEST(utf8_scan_matches_reference)
+{
+  static const unsigned char leads[] = {0xC2, 0xDF, 0xE0, 0xE1, 0xE4, 0xEC, 0xED, 0xEE, 0xEF,
+                                        0xF0, 0xF1, 0xF3, 0xF4, 0xC0, 0xC1, 0xF5, 0xFF};
+  unsigned char buf[96];
+  for (int iter = 0; iter < 200000; iter++) {
+    size_t n = 1 + rnd() % sizeof buf;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t m = rnd() % 8;
+      buf[i] = m < 3   ? (unsigned char)(0x20 + rnd() % 0x5F)
+               : m < 5 ? (unsigned char)(0x80 + rnd() % 0x40)
+               : m < 7 ? leads[rnd() % sizeof leads]
+                       : (unsigned char)rnd();
+    }
+    /* mostly well-formed three-byte characters, one damaged byte at most */
+    if (iter % 2) {
+      for (size_t i = 0; i + 3 <= n; i += 3) {
+        buf[i] = (unsigned char)(0xE1 + rnd() % 15);
+        buf[i + 1] = (unsigned char)(0x80 + rnd() % 0x40);
+        buf[i + 2] = (unsigned char)(0x80 + rnd() % 0x40);
+      }
+      if (rnd() % 2)
+        buf[rnd() % n] = (unsigned char)rnd();
+    }
+    int t1, t2;
+    size_t a = pmcp__utf8_scan(buf, n, &t1), b = ref_utf8(buf, n, &t2);
+    ck_assert_msg(a == b, "iter %d: valid prefix %zu, reference %zu", iter, a, b);
+    if (a < n)
+      ck_assert_msg(t1 == t2, "iter %d: truncated %d, reference %d", iter, t1, t2);
+  }
+}
+END_TEST
+
+/* Every two-byte piece, and three-byte pieces from several alphabets: the
+ * short pieces decided without the merge loop. */
+START_TEST(short_pieces_match_reference)
+{
+  unsigned char p[3];
+  for (unsigned v = 0; v < 65536; v++) {
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)v;
+    uint32_t want[2], got[2];
+    size_t nw = ref_bpe(p, 2, want), ng;
+    ck_assert_int_eq(pmcp__bpe(p, 2, got, &ng), 0);
+    ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%02X %02X", p[0], p[1]);
+  }
+  static const char alpha[] = "aaAbBzZ09+/= \n'\xC3\xA9\xE4\xB8\xAD\x80\xFF";
+  for (int iter = 0; iter < 100000; iter++) {
+    for (int i = 0; i < 3; i++)
+      p[i] = iter % 4 ? (unsigned char)alpha[rnd() % (sizeof alpha - 1)] : (unsigned char)rnd();
+    uint32_t want[3], got[3];
+    size_t nw = ref_bpe(p, 3, want), ng;
+    ck_assert_int_eq(pmcp__bpe(p, 3, got, &ng), 0);
+    ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%02X %02X %02X", p[0],
+                  p[1], p[2]);
+    ck_assert_int_eq(pmcp__bpe(p, 3, NULL, &ng), 0);
+    ck_assert_uint_eq(ng, nw);
+  }
+}
+END_TEST
+
+/* Pieces that never repeat (the piece cache turns itself off), then
+ * pieces that repeat (it turns back on): every answer stays the
+ * reference's, counting and encoding. */
+START_TEST(piece_cache_bypass_is_exact)
+{
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char *words[] = {" unfolded", " extraordinary", "Tokenization", " jumps", " qu'il"};
+  unsigned char p[PMCP__BPE_SCAN];
+  uint32_t want[PMCP__BPE_SCAN], got[PMCP__BPE_SCAN];
+  for (int phase = 0; phase < 4; phase++) {
+    for (int iter = 0; iter < 6000; iter++) {
+      size_t n;
+      if (phase % 2 == 0) {
+        n = 4 + rnd() % (sizeof p - 4);
+        for (size_t i = 0; i < n; i++)
+          p[i] = (unsigned char)b64[rnd() % (sizeof b64 - 1)];
+      } else {
+        const char *w = words[rnd() % (sizeof words / sizeof words[0])];
+        n = strlen(w);
+        memcpy(p, w, n);
+      }
+      /* one call per piece: a second call of the same piece would hit */
+      size_t nw = ref_bpe(p, n, want), ng;
+      if (iter % 2) {
+        ck_assert_int_eq(pmcp__bpe(p, n, NULL, &ng), 0);
+        ck_assert_msg(ng == nw, "phase %d iter %d: count", phase, iter);
+      } else {
+        ck_assert_int_eq(pmcp__bpe(p, n, got, &ng), 0);
+        ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "phase %d iter %d",
+                      phase, iter);
+      }
+    }
+  }
+}
+END_TEST
+
 START_TEST(long_runs_match_reference)
 {
   static const char *units[] = {"a", "\xE4\xB8\xAD", "7", " ", "ab", "\xF0\x9F\x98\x80", "=", "aB"};
@@ -725,6 +861,9 @@ static Suite *tokens_suite(void)
   tcase_add_test(tc, long_pieces);
   tcase_add_test(tc, merge_matches_reference_random);
   tcase_add_test(tc, long_runs_match_reference);
+  tcase_add_test(tc, utf8_scan_matches_reference);
+  tcase_add_test(tc, short_pieces_match_reference);
+  tcase_add_test(tc, piece_cache_bypass_is_exact);
   tcase_add_test(tc, counter_matches_count);
   tcase_add_test(tc, counter_utf8);
   tcase_add_test(tc, counter_reopens_pieces);

@@ -68,7 +68,14 @@ typedef struct piece_ent {
   uint32_t ids[PIECE_IDS];
 } piece_ent;
 
+/* The piece cache is skipped for SKIP_RUN pieces whenever fewer than
+ * 1 / 16 of the last PROBE_RUN lookups hit (text whose pieces do not
+ * repeat, such as base64, would pay a miss and a store on every piece). */
+#define PROBE_RUN 256u
+#define SKIP_RUN 4096u
+
 typedef struct tk_cache {
+  uint32_t looks, hits, skip;
   piece_ent piece[1u << PIECE_BITS];
   uint64_t join[1u << JOIN_BITS];
 } tk_cache;
@@ -155,9 +162,13 @@ static void bpe_small(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *
     if (best == PMCP__TK_NORANK)
       break;
     /* parts bi and bi+1 become one */
-    memmove(st + bi + 1, st + bi + 2, (m - bi - 1) * sizeof *st);
-    memmove(id + bi + 1, id + bi + 2, (m - bi - 2) * sizeof *id);
-    memmove(rk + bi + 1, rk + bi + 2, (m - bi - 2) * sizeof *rk);
+    /* plain loops: the arrays are short, a libc call costs more */
+    for (size_t k = bi + 1; k < m; k++)
+      st[k] = st[k + 1];
+    for (size_t k = bi + 1; k + 1 < m; k++) {
+      id[k] = id[k + 1];
+      rk[k] = rk[k + 1];
+    }
     m--;
     id[bi] = best;
     rk[bi] = bi + 1 < m ? join_rank(tc, best, id[bi + 1], p + st[bi], st[bi + 2] - st[bi])
@@ -477,14 +488,46 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
       return 0;
     }
   }
+  /* two or three bytes that are no token: at most one merge, decided by
+   * the two-byte table (no cache: such pieces, as in base64, rarely repeat
+   * and a cache miss costs more than the answer) */
+  if (n == 2 || n == 3) {
+    uint32_t r01 = pmcp__tk_pair_rank[(unsigned)p[0] << 8 | p[1]];
+    uint32_t r12 = n == 3 ? pmcp__tk_pair_rank[(unsigned)p[1] << 8 | p[2]] : PMCP__TK_NORANK;
+    uint32_t t[3] = {pmcp__tk_byte_rank[p[0]], pmcp__tk_byte_rank[p[1]],
+                     n == 3 ? pmcp__tk_byte_rank[p[2]] : 0};
+    size_t k = n;
+    if (r01 != PMCP__TK_NORANK && r01 <= r12) { /* ties: the leftmost pair */
+      t[0] = r01;
+      t[1] = t[2];
+      k--;
+    } else if (r12 != PMCP__TK_NORANK) {
+      t[1] = r12;
+      k--;
+    }
+    if (out)
+      memcpy(out, t, k * sizeof *out);
+    *count = k;
+    return 0;
+  }
   tk_cache *tc = cache_get();
   if (n > PIECE_KEY || !tc)
     return merge_piece(tc, p, n, out, count);
+  if (tc->skip) {
+    tc->skip--;
+    return merge_piece(tc, p, n, out, count);
+  }
+  if (++tc->looks == PROBE_RUN) {
+    if (tc->hits < PROBE_RUN / 16)
+      tc->skip = SKIP_RUN;
+    tc->looks = tc->hits = 0;
+  }
   piece_ent *e = &tc->piece[pmcp__tk_hashbytes(p, n) >> (64 - PIECE_BITS)];
   if (e->len == n && memcmp(e->bytes, p, n) == 0 && (!out || e->has_ids)) {
     if (out)
       memcpy(out, e->ids, e->count * sizeof *out);
     *count = e->count;
+    tc->hits++;
     return 0;
   }
   uint32_t ids[PIECE_KEY];

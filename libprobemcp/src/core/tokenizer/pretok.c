@@ -163,8 +163,100 @@ static size_t alt2(scan *sc, size_t q)
   return i;
 }
 
+/* ---- ASCII fast path ----
+ * The common pieces of ASCII text (a word with its optional prefix
+ * character, up to three digits, punctuation, a whitespace run) decided
+ * from the ASCII table alone, with exactly the general path's result and
+ * at_end. Whenever the decision would depend on a non-ASCII character or
+ * on a contraction, it returns NONE and the general path decides. */
+#define ASC_UP(c) ((unsigned)(c) - 'A' < 26u)
+#define ASC_LO(c) ((unsigned)(c) - 'a' < 26u)
+
+/* [A]*[B]+ | [A]+[B]* over ASCII letters from @p i (a letter): the
+ * uppercase run, then the lowercase run; both alternatives end there. */
+static size_t ascii_word(const unsigned char *s, size_t n, size_t i, int *at_end)
+{
+  while (i < n && ASC_UP(s[i]))
+    i++;
+  while (i < n && ASC_LO(s[i]))
+    i++;
+  if (i < n && (s[i] >= 0x80 || s[i] == '\''))
+    return NONE; /* a mark or letter may follow, or a contraction */
+  *at_end = i >= n;
+  return i;
+}
+
+static size_t ascii_fast(const unsigned char *s, size_t n, size_t pos, int *at_end)
+{
+  unsigned c0 = s[pos];
+  if (c0 >= 0x80)
+    return NONE;
+  unsigned f0 = ascii_class[c0];
+  if (f0 & F_L)
+    return ascii_word(s, n, pos, at_end);
+  if (f0 & F_N) {
+    /* \p{N}{1,3}: looks at up to two more characters */
+    size_t e = pos + 1;
+    int end = 0;
+    for (int k = 0; k < 2; k++) {
+      if (e >= n) {
+        end = 1;
+        break;
+      }
+      if (s[e] >= 0x80)
+        return NONE;
+      if (!(ascii_class[s[e]] & F_N))
+        break;
+      e++;
+    }
+    *at_end = end;
+    return e;
+  }
+  /* whitespace or other: the next character decides */
+  if (pos + 1 >= n || s[pos + 1] >= 0x80)
+    return NONE;
+  unsigned f1 = ascii_class[s[pos + 1]];
+  if (IS_P(f0) && (f1 & F_L))
+    return ascii_word(s, n, pos + 1, at_end);
+  size_t e = NONE;
+  if (c0 == ' ' && IS_OTHER(f1))
+    e = pos + 1;
+  else if (IS_OTHER(f0))
+    e = pos;
+  if (e != NONE) {
+    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+    while (e < n && s[e] < 0x80 && IS_OTHER(ascii_class[s[e]]))
+      e++;
+    if (e < n && s[e] >= 0x80)
+      return NONE;
+    while (e < n && (s[e] == '\r' || s[e] == '\n' || s[e] == '/'))
+      e++;
+    *at_end = e >= n;
+    return e;
+  }
+  /* a whitespace run, as in the general path */
+  size_t w = pos, last_nl = NONE, last_start = pos;
+  while (w < n && s[w] < 0x80 && (ascii_class[s[w]] & F_WS)) {
+    if (ascii_class[s[w]] & F_NL)
+      last_nl = w + 1;
+    last_start = w;
+    w++;
+  }
+  if (w < n && s[w] >= 0x80)
+    return NONE; /* it may be whitespace too */
+  *at_end = w >= n;
+  if (last_nl != NONE)
+    return last_nl;
+  if (w >= n)
+    return n;
+  return last_start > pos ? last_start : w;
+}
+
 size_t pmcp__pretok_next(const unsigned char *s, size_t n, size_t pos, int *at_end)
 {
+  size_t fe = ascii_fast(s, n, pos, at_end);
+  if (fe != NONE)
+    return fe;
   scan sc = {s, n, 0};
   size_t l0, len, e;
   unsigned f0 = at(&sc, pos, &l0);

@@ -29,6 +29,17 @@ size_t pmcp__utf8_scan(const unsigned char *s, size_t n, int *truncated)
       i++;
       continue;
     }
+    /* three-byte characters whose second byte may be any continuation
+     * (most of the BMP: CJK, kana, Hangul) take one test */
+    while (c >= 0xE1 && c <= 0xEF && c != 0xED && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 &&
+           (s[i + 2] & 0xC0) == 0x80) {
+      i += 3;
+      if (i >= n)
+        return n;
+      c = s[i];
+    }
+    if (c < 0x80)
+      continue;
     size_t need;
     unsigned lo = 0x80, hi = 0xBF; /* range of the second byte */
     if (c >= 0xC2 && c <= 0xDF) {

@@ -16,8 +16,10 @@
 
 /* Points handed to pmcp_store_log() at once per series (a store block). */
 #define SLOT_POINTS 16384
-/* A batch: this many lines, two seconds of input, or the end of input. */
+/* A batch: this many lines or bytes, two seconds of input, or the end of
+ * input. */
 #define BATCH_LINES 1000000
+#define BATCH_BYTES (64u << 20)
 #define BATCH_SECONDS 2
 
 typedef struct series_slot {
@@ -63,7 +65,7 @@ static void log_usage(FILE *f)
     "  {\"key\":\"emb\",\"kind\":\"scatter\",\"step\":5,\"x\":[0.1,0.2],\"y\":[1,2]}\n"
     "time: epoch milliseconds or ISO 8601 (UTC); scale: step (default), env_step,\n"
     "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". Lines are written in\n"
-    "batches (1000000 lines or 2 seconds of input), each in one transaction: a bad line\n"
+    "batches (1000000 lines, 64 MiB or 2 seconds of input), each in one transaction: a bad line\n"
     "is named and nothing of its batch is stored (a file that fits one batch is all\n"
     "or nothing).\n");
 }
@@ -512,7 +514,7 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       end = scanned;
     }
     scanned = used;
-    if (!eof && lines < BATCH_LINES && time(NULL) - started < BATCH_SECONDS)
+    if (!eof && lines < BATCH_LINES && end < BATCH_BYTES && time(NULL) - started < BATCH_SECONDS)
       continue;
     size_t stop = eof ? used : end; /* at end of input, a last line without '\n' too */
     if (stop == 0)

@@ -3,6 +3,7 @@
 #include "log_parse.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,50 @@ static inline uint64_t digits(uint64_t m, const char *p, const char *e)
   return m;
 }
 
+/* The gap from positive finite @p d to its neighbour below and above. */
+static double gap_min(double d)
+{
+  uint64_t b;
+  memcpy(&b, &d, 8);
+  uint64_t lo = b - 1, hi = b + 1;
+  double dl, dh;
+  memcpy(&dl, &lo, 8);
+  memcpy(&dh, &hi, 8);
+  double a = d - dl, c = dh - d;
+  return a < c ? a : c;
+}
+
+/* m * 10^e10 (m < 2^64, |e10| <= 22, so 10^|e10| is exact) correctly
+ * rounded, for mantissas of more than 53 bits (17-digit decimals): the
+ * first rounding q and its exact residual (fma) give the rest c, and the
+ * sum is kept only when its rounding residual plus a bound on the error
+ * of c stays clear of half the gap to either neighbour, so it is the
+ * correctly rounded value; else 0 (strtod decides). */
+static int near_exact(uint64_t m, int e10, double *out)
+{
+  double mh = (double)m;
+  if (mh >= 18446744073709551616.0)
+    return 0;
+  double ml = (double)(int64_t)(m - (uint64_t)mh); /* exact: |ml| <= 2^11 */
+  double p = POW10[e10 < 0 ? -e10 : e10], q, c;
+  if (e10 < 0) {
+    q = mh / p;
+    c = (fma(-q, p, mh) + ml) / p;
+  } else {
+    q = mh * p;
+    c = fma(mh, p, -q) + ml * p;
+  }
+  if (!isfinite(q) || q < 2.2250738585072014e-292) /* no subnormal margins */
+    return 0;
+  double sum = q + c;
+  double e = c - (sum - q); /* Fast2Sum: |q| >= |c| */
+  double err = fabs(c) * 0x1p-49 + fabs(q) * 0x1p-104;
+  if (fabs(e) + err >= gap_min(sum) / 2)
+    return 0;
+  *out = sum;
+  return 1;
+}
+
 /* A number (JSON grammar). Converted exactly: with at most 19 digits, a
  * mantissa below 2^53 and a power of ten within 10^+-22, one IEEE
  * multiply or divide is correctly rounded (both operands are exact);
@@ -242,6 +287,11 @@ static int num(rd *r, double *out)
     if (m < (1ull << 53) && e10 >= -22 && e10 <= 22) {
       double v = (double)m;
       v = e10 < 0 ? v / POW10[-e10] : v * POW10[e10];
+      *out = neg ? -v : v;
+      return 0;
+    }
+    double v;
+    if (m && e10 >= -22 && e10 <= 22 && near_exact(m, e10, &v)) {
       *out = neg ? -v : v;
       return 0;
     }

@@ -121,7 +121,7 @@ static double run_floor(size_t n, int ten)
   pmcp_point *p[40];
   size_t np[40] = {0};
   for (size_t k = 0; k < ns; k++) {
-    char rank[4];
+    char rank[24];
     snprintf(rank, sizeof rank, "%zu", k / 10);
     pmcp_label l = {"rank", rank};
     pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, ten ? KEYS[k % 10] : "train/loss",

@@ -1,17 +1,35 @@
 /* probe log RUN: metric points as JSON lines on stdin (or --file), logged
- * in one transaction, so a bad line leaves the store as it was. */
+ * in batches, each in one transaction, so a bad line leaves the store as it
+ * was before its batch. Lines are read by log_parse.c (no JSON document is
+ * built) and points go to the store in runs of whole blocks. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli_util.h"
+#include "log_parse.h"
+
+/* Points handed to pmcp_store_log() at once per series (a store block). */
+#define SLOT_POINTS 16384
+/* A batch: this many lines or bytes, two seconds of input, or the end of
+ * input. */
+#define BATCH_LINES 1000000
+#define BATCH_BYTES (64u << 20)
+#define BATCH_SECONDS 2
 
 typedef struct series_slot {
-  char *sig;           /* key \x1f labels-json \x1f kind \x1f scale */
+  char *key;
+  char *sig; /* length-prefixed labels, kind, scale, key */
+  size_t sig_len;
+  uint64_t hash;
   int64_t id;
   pmcp_point *pts;
-  size_t n, cap;
+  size_t n;
 } series_slot;
 
 typedef struct log_ctx {
@@ -20,6 +38,17 @@ typedef struct log_ctx {
   const char *run;
   series_slot *slots;
   size_t n_slots, cap_slots;
+  size_t *tab; /* open addressing: slot index + 1, 0 empty */
+  size_t tab_cap;
+  char *sig;   /* the current line's signature: context, then the key */
+  size_t sig_cap, ctx_len;
+  /* Per line template (log_parse.h): the slots its keys went to, by
+   * position. A line that matches a template has its keys, labels, kind
+   * and scale, so its points go to these slots without a lookup. */
+  struct {
+    size_t *slot, n, cap;
+  } cache[LOG_TMPLS];
+  int ctx_ok; /* c->sig holds the current line's context */
   uint64_t points, sets;
 } log_ctx;
 
@@ -36,7 +65,7 @@ static void log_usage(FILE *f)
     "  {\"key\":\"emb\",\"kind\":\"scatter\",\"step\":5,\"x\":[0.1,0.2],\"y\":[1,2]}\n"
     "time: epoch milliseconds or ISO 8601 (UTC); scale: step (default), env_step,\n"
     "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". Lines are written in\n"
-    "batches (50000 lines or 2 seconds of input), each in one transaction: a bad line\n"
+    "batches (1000000 lines, 64 MiB or 2 seconds of input), each in one transaction: a bad line\n"
     "is named and nothing of its batch is stored (a file that fits one batch is all\n"
     "or nothing).\n");
 }
@@ -51,50 +80,79 @@ static int flush_slot(log_ctx *c, series_slot *sl)
   return rc;
 }
 
-static int get_series(log_ctx *c, const char *key, cJSON *labels, const char *kind,
-                      const char *scale, series_slot **out, char *err, size_t errn)
+static uint64_t fnv1a(const char *p, size_t n)
 {
-  char *lj = labels ? cJSON_PrintUnformatted(labels) : NULL;
-  size_t need = strlen(key) + (lj ? strlen(lj) : 0) + strlen(kind) + strlen(scale) + 4;
-  char *sig = malloc(need);
-  if (!sig) {
-    cJSON_free(lj);
-    snprintf(err, errn, "out of memory");
-    return PMCP_ENOMEM;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Appends a length-prefixed field to the signature. */
+static int sig_put(log_ctx *c, size_t *len, const char *s)
+{
+  size_t n = strlen(s);
+  if (*len + n + 4 > c->sig_cap) {
+    size_t cap = c->sig_cap ? c->sig_cap : 256;
+    while (cap < *len + n + 4)
+      cap *= 2;
+    char *ns = realloc(c->sig, cap);
+    if (!ns)
+      return -1;
+    c->sig = ns;
+    c->sig_cap = cap;
   }
-  snprintf(sig, need, "%s\x1f%s\x1f%s\x1f%s", key, lj ? lj : "", kind, scale);
-  cJSON_free(lj);
-  for (size_t i = 0; i < c->n_slots; i++)
-    if (strcmp(c->slots[i].sig, sig) == 0) {
-      free(sig);
-      *out = &c->slots[i];
-      return 0;
+  uint32_t n32 = (uint32_t)n;
+  memcpy(c->sig + *len, &n32, 4);
+  memcpy(c->sig + *len + 4, s, n);
+  *len += n + 4;
+  return 0;
+}
+
+static int tab_insert(log_ctx *c, size_t slot)
+{
+  if ((c->n_slots + 1) * 2 > c->tab_cap) {
+    size_t cap = c->tab_cap ? c->tab_cap * 2 : 64;
+    size_t *nt = calloc(cap, sizeof *nt);
+    if (!nt)
+      return -1;
+    for (size_t i = 0; i < c->n_slots; i++) {
+      size_t h = (size_t)c->slots[i].hash & (cap - 1);
+      while (nt[h])
+        h = (h + 1) & (cap - 1);
+      nt[h] = i + 1;
     }
+    free(c->tab);
+    c->tab = nt;
+    c->tab_cap = cap;
+  }
+  size_t h = (size_t)c->slots[slot].hash & (c->tab_cap - 1);
+  while (c->tab[h])
+    h = (h + 1) & (c->tab_cap - 1);
+  c->tab[h] = slot + 1;
+  return 0;
+}
+
+/* Creates the series of c->sig (@p len bytes, @p hash) as a new slot. */
+static int new_series(log_ctx *c, const char *key, const log_line *l, const char *kind,
+                      const char *scale, size_t len, uint64_t hash, char *err, size_t errn)
+{
+  if (l->n_labels > 32) {
+    snprintf(err, errn, "more than 32 labels");
+    return PMCP_EINVAL;
+  }
   pmcp_label lab[32];
-  size_t nl = 0;
-  cJSON *it;
-  cJSON_ArrayForEach(it, labels) {
-    if (nl == 32) {
-      free(sig);
-      snprintf(err, errn, "more than 32 labels");
-      return PMCP_EINVAL;
-    }
-    if (!cJSON_IsString(it)) {
-      free(sig);
-      snprintf(err, errn, "label \"%s\" must be a string", it->string);
-      return PMCP_EINVAL;
-    }
-    lab[nl].key = it->string;
-    lab[nl].value = it->valuestring;
-    nl++;
+  for (size_t i = 0; i < l->n_labels; i++) {
+    lab[i].key = l->labels[i].name;
+    lab[i].value = l->labels[i].str;
   }
-  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, lab, nl, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
+  pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, key, lab, l->n_labels, PMCP_METRIC_FLOAT,
+                         PMCP_SCALE_STEP};
   if (strcmp(kind, "histogram") == 0)
     sp.kind = PMCP_METRIC_HISTOGRAM;
   else if (strcmp(kind, "scatter") == 0)
     sp.kind = PMCP_METRIC_SCATTER;
   else if (strcmp(kind, "float") != 0) {
-    free(sig);
     snprintf(err, errn, "unknown kind \"%s\" (float, histogram, scatter)", kind);
     return PMCP_EINVAL;
   }
@@ -103,7 +161,6 @@ static int get_series(log_ctx *c, const char *key, cJSON *labels, const char *ki
   else if (strcmp(scale, "episode") == 0)
     sp.scale = PMCP_SCALE_EPISODE;
   else if (strcmp(scale, "step") != 0) {
-    free(sig);
     snprintf(err, errn, "unknown scale \"%s\" (step, env_step, episode)", scale);
     return PMCP_EINVAL;
   }
@@ -111,7 +168,7 @@ static int get_series(log_ctx *c, const char *key, cJSON *labels, const char *ki
     size_t cap = c->cap_slots ? c->cap_slots * 2 : 16;
     series_slot *ns = realloc(c->slots, cap * sizeof *ns);
     if (!ns) {
-      free(sig);
+      snprintf(err, errn, "out of memory");
       return PMCP_ENOMEM;
     }
     c->slots = ns;
@@ -121,131 +178,189 @@ static int get_series(log_ctx *c, const char *key, cJSON *labels, const char *ki
   memset(sl, 0, sizeof *sl);
   int rc = pmcp_store_series(c->s, c->t, c->run, &sp, &sl->id);
   if (rc) {
-    free(sig);
     snprintf(err, errn, "%s", pmcp_store_errmsg(c->s));
     return rc;
   }
-  sl->sig = sig;
+  sl->sig = malloc(len);
+  sl->key = strdup(key);
+  if (!sl->sig || !sl->key) {
+    free(sl->sig);
+    free(sl->key);
+    snprintf(err, errn, "out of memory");
+    return PMCP_ENOMEM;
+  }
+  memcpy(sl->sig, c->sig, len);
+  sl->sig_len = len;
+  sl->hash = hash;
   c->n_slots++;
-  *out = sl;
+  if (tab_insert(c, c->n_slots - 1)) {
+    snprintf(err, errn, "out of memory");
+    return PMCP_ENOMEM;
+  }
   return 0;
 }
 
-static int num_value(cJSON *v, double *out)
+/* The context of a line's points (labels, kind, scale) as the start of
+ * c->sig; checks the labels' types. */
+static int line_context(log_ctx *c, const log_line *l, const char *kind, const char *scale,
+                        char *err, size_t errn)
 {
-  if (cJSON_IsNumber(v)) {
-    *out = v->valuedouble;
-    return 0;
+  size_t len = 0;
+  int mem = 0;
+  for (size_t i = 0; i < l->n_labels; i++) {
+    if (l->labels[i].type != LJ_STRING) {
+      snprintf(err, errn, "label \"%s\" must be a string", l->labels[i].name);
+      return PMCP_EINVAL;
+    }
+    mem |= sig_put(c, &len, l->labels[i].name) | sig_put(c, &len, l->labels[i].str);
   }
-  if (cJSON_IsString(v)) {
-    if (strcmp(v->valuestring, "NaN") == 0)
-      *out = NAN;
-    else if (strcmp(v->valuestring, "Infinity") == 0)
-      *out = INFINITY;
-    else if (strcmp(v->valuestring, "-Infinity") == 0)
-      *out = -INFINITY;
-    else
-      return -1;
-    return 0;
+  mem |= sig_put(c, &len, kind) | sig_put(c, &len, scale);
+  if (mem) {
+    snprintf(err, errn, "out of memory");
+    return PMCP_ENOMEM;
   }
-  return -1;
+  c->ctx_len = len;
+  c->ctx_ok = 1;
+  return 0;
 }
 
-static int num_array(cJSON *a, double **out, size_t *n)
+/* The series of @p key in the line's context (line_context()), the
+ * @p pos-th key of its line; created on first use. */
+static int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
+                      const char *kind, const char *scale, series_slot **out, char *err,
+                      size_t errn)
 {
-  *out = NULL;
-  *n = 0;
-  if (!cJSON_IsArray(a))
-    return -1;
-  size_t k = (size_t)cJSON_GetArraySize(a);
-  double *d = malloc((k ? k : 1) * sizeof *d);
-  if (!d)
-    return -1;
-  cJSON *it;
-  size_t i = 0;
-  cJSON_ArrayForEach(it, a) {
-    if (!cJSON_IsNumber(it)) {
-      free(d);
-      return -1;
-    }
-    d[i++] = it->valuedouble;
+  int ti = l->tmpl;
+  if (ti >= 0 && pos < c->cache[ti].n) {
+    *out = &c->slots[c->cache[ti].slot[pos]];
+    return 0;
   }
-  *out = d;
-  *n = k;
+  int rc;
+  if (!c->ctx_ok && (rc = line_context(c, l, kind, scale, err, errn)))
+    return rc;
+  size_t len = c->ctx_len;
+  if (sig_put(c, &len, key)) {
+    snprintf(err, errn, "out of memory");
+    return PMCP_ENOMEM;
+  }
+  uint64_t hash = fnv1a(c->sig, len);
+  size_t found = SIZE_MAX;
+  for (size_t h = c->tab_cap ? (size_t)hash & (c->tab_cap - 1) : 0; c->tab_cap && c->tab[h];
+       h = (h + 1) & (c->tab_cap - 1)) {
+    series_slot *sl = &c->slots[c->tab[h] - 1];
+    if (sl->hash == hash && sl->sig_len == len && !memcmp(sl->sig, c->sig, len)) {
+      found = c->tab[h] - 1;
+      break;
+    }
+  }
+  if (found == SIZE_MAX) {
+    rc = new_series(c, key, l, kind, scale, len, hash, err, errn);
+    if (rc)
+      return rc;
+    found = c->n_slots - 1;
+  }
+  if (ti >= 0 && pos == c->cache[ti].n) { /* the cache stays a prefix */
+    if (pos == c->cache[ti].cap) {
+      size_t cap = pos ? pos * 2 : 16;
+      size_t *nc = realloc(c->cache[ti].slot, cap * sizeof *nc);
+      if (!nc) {
+        snprintf(err, errn, "out of memory");
+        return PMCP_ENOMEM;
+      }
+      c->cache[ti].slot = nc;
+      c->cache[ti].cap = cap;
+    }
+    c->cache[ti].slot[c->cache[ti].n++] = found;
+  }
+  *out = &c->slots[found];
+  return 0;
+}
+
+/* A float value: a number, or "NaN", "Infinity", "-Infinity". */
+static int num_value(lj_type t, double num, const char *str, double *out)
+{
+  if (t == LJ_NUMBER) {
+    *out = num;
+    return 0;
+  }
+  if (t != LJ_STRING)
+    return -1;
+  if (strcmp(str, "NaN") == 0)
+    *out = NAN;
+  else if (strcmp(str, "Infinity") == 0)
+    *out = INFINITY;
+  else if (strcmp(str, "-Infinity") == 0)
+    *out = -INFINITY;
+  else
+    return -1;
   return 0;
 }
 
 static int add_point(log_ctx *c, series_slot *sl, int64_t step, int64_t time_ms, double v)
 {
-  if (sl->n == sl->cap) {
-    size_t cap = sl->cap ? sl->cap * 2 : 256;
-    if (cap > 4096)
-      cap = 4096;
-    pmcp_point *np = realloc(sl->pts, cap * sizeof *np);
-    if (!np)
-      return PMCP_ENOMEM;
-    sl->pts = np;
-    sl->cap = cap;
-  }
+  if (!sl->pts && !(sl->pts = malloc(SLOT_POINTS * sizeof *sl->pts)))
+    return PMCP_ENOMEM;
   sl->pts[sl->n++] = (pmcp_point){step, time_ms, v};
-  if (sl->n == 4096)
+  if (sl->n == SLOT_POINTS)
     return flush_slot(c, sl);
   return 0;
 }
 
-/* One line. Returns 0, or an error with @p err filled. */
-static int log_line(log_ctx *c, cJSON *o, char *err, size_t errn)
+/* One parsed line. Returns 0, or an error with @p err filled. */
+static int log_line_store(log_ctx *c, const log_line *l, char *err, size_t errn)
 {
-  if (!cJSON_IsObject(o)) {
-    snprintf(err, errn, "not a JSON object");
-    return PMCP_EINVAL;
-  }
-  cJSON *jstep = cJSON_GetObjectItemCaseSensitive(o, "step");
-  if (!cJSON_IsNumber(jstep) || jstep->valuedouble != floor(jstep->valuedouble) ||
-      fabs(jstep->valuedouble) > 9007199254740992.0) {
+  if (l->step_t != LJ_NUMBER || l->step != floor(l->step) ||
+      fabs(l->step) > 9007199254740992.0) {
     snprintf(err, errn, "\"step\" must be an integer");
     return PMCP_EINVAL;
   }
-  int64_t step = (int64_t)jstep->valuedouble, time_ms = 0;
-  cJSON *jt = cJSON_GetObjectItemCaseSensitive(o, "time");
-  if (jt && !cJSON_IsNull(jt)) {
-    if (cJSON_IsNumber(jt))
-      time_ms = (int64_t)jt->valuedouble;
-    else if (!cJSON_IsString(jt) || probe_cli_time(jt->valuestring, &time_ms)) {
+  int64_t step = (int64_t)l->step, time_ms = 0;
+  if (l->time_t != LJ_ABSENT && l->time_t != LJ_NULL) {
+    if (l->time_t == LJ_NUMBER && fabs(l->time_num) < 9.2e18)
+      time_ms = (int64_t)l->time_num;
+    else if (l->time_t != LJ_STRING || probe_cli_time(l->time_str, &time_ms)) {
       snprintf(err, errn, "\"time\" must be epoch milliseconds or an ISO 8601 time");
       return PMCP_EINVAL;
     }
   }
-  cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
-  if (labels && !cJSON_IsObject(labels)) {
+  if (l->labels_t != LJ_ABSENT && l->labels_t != LJ_OBJECT) {
     snprintf(err, errn, "\"labels\" must be an object of strings");
     return PMCP_EINVAL;
   }
-  cJSON *jk = cJSON_GetObjectItemCaseSensitive(o, "kind");
-  cJSON *jsc = cJSON_GetObjectItemCaseSensitive(o, "scale");
-  if ((jk && !cJSON_IsString(jk)) || (jsc && !cJSON_IsString(jsc))) {
+  if ((l->kind_t != LJ_ABSENT && l->kind_t != LJ_STRING) ||
+      (l->scale_t != LJ_ABSENT && l->scale_t != LJ_STRING)) {
     snprintf(err, errn, "\"kind\" and \"scale\" must be strings");
     return PMCP_EINVAL;
   }
-  const char *kind = jk ? jk->valuestring : "float";
-  const char *scale = jsc ? jsc->valuestring : "step";
-  cJSON *values = cJSON_GetObjectItemCaseSensitive(o, "values");
-  cJSON *jkey = cJSON_GetObjectItemCaseSensitive(o, "key");
+  const char *kind = l->kind_t == LJ_STRING ? l->kind : "float";
+  const char *scale = l->scale_t == LJ_STRING ? l->scale : "step";
   series_slot *sl;
   int rc;
+  int values = l->values_t != LJ_ABSENT;
+  if (values && (l->values_t != LJ_OBJECT || strcmp(kind, "float") != 0)) {
+    snprintf(err, errn, "\"values\" must be an object of numbers (float points)");
+    return PMCP_EINVAL;
+  }
+  if (!values && (l->key_t != LJ_STRING || !*l->key)) {
+    snprintf(err, errn, "\"key\" (a string) or \"values\" is missing");
+    return PMCP_EINVAL;
+  }
+  /* A new template's line starts its cache; a template's line has the
+   * context of the line it was made from (checked then). */
+  c->ctx_ok = 0;
+  if (l->tmpl >= 0 && l->tmpl_new)
+    c->cache[l->tmpl].n = 0;
+  if ((l->tmpl < 0 || l->tmpl_new) && (rc = line_context(c, l, kind, scale, err, errn)))
+    return rc;
   if (values) {
-    if (!cJSON_IsObject(values) || strcmp(kind, "float") != 0) {
-      snprintf(err, errn, "\"values\" must be an object of numbers (float points)");
-      return PMCP_EINVAL;
-    }
-    cJSON *it;
-    cJSON_ArrayForEach(it, values) {
+    for (size_t i = 0; i < l->n_values; i++) {
+      const log_kv *it = &l->values[i];
       double v;
-      if (num_value(it, &v)) {
-        snprintf(err, errn, "value of \"%s\" is not a number", it->string);
+      if (num_value(it->type, it->num, it->str, &v)) {
+        snprintf(err, errn, "value of \"%s\" is not a number", it->name);
         return PMCP_EINVAL;
       }
-      if ((rc = get_series(c, it->string, labels, kind, scale, &sl, err, errn)))
+      if ((rc = get_series(c, it->name, i, l, kind, scale, &sl, err, errn)))
         return rc;
       if ((rc = add_point(c, sl, step, time_ms, v))) {
         snprintf(err, errn, "%s", pmcp_store_errmsg(c->s));
@@ -254,15 +369,11 @@ static int log_line(log_ctx *c, cJSON *o, char *err, size_t errn)
     }
     return 0;
   }
-  if (!cJSON_IsString(jkey) || !*jkey->valuestring) {
-    snprintf(err, errn, "\"key\" (a string) or \"values\" is missing");
-    return PMCP_EINVAL;
-  }
-  if ((rc = get_series(c, jkey->valuestring, labels, kind, scale, &sl, err, errn)))
+  if ((rc = get_series(c, l->key, 0, l, kind, scale, &sl, err, errn)))
     return rc;
   if (strcmp(kind, "float") == 0) {
     double v;
-    if (num_value(cJSON_GetObjectItemCaseSensitive(o, "value"), &v)) {
+    if (num_value(l->value_t, l->value, l->value_str, &v)) {
       snprintf(err, errn, "\"value\" must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
       return PMCP_EINVAL;
     }
@@ -272,34 +383,57 @@ static int log_line(log_ctx *c, cJSON *o, char *err, size_t errn)
     return rc;
   }
   int hist = strcmp(kind, "histogram") == 0;
-  double *a, *b;
-  size_t na, nb;
+  const log_arr *a = &l->arr[hist ? LA_EDGES : LA_X], *b = &l->arr[hist ? LA_COUNTS : LA_Y];
   const char *an = hist ? "edges" : "x", *bn = hist ? "counts" : "y";
-  if (num_array(cJSON_GetObjectItemCaseSensitive(o, an), &a, &na)) {
+  if (a->type != LJ_ARRAY || !a->all_numbers) {
     snprintf(err, errn, "\"%s\" must be an array of numbers", an);
     return PMCP_EINVAL;
   }
-  if (num_array(cJSON_GetObjectItemCaseSensitive(o, bn), &b, &nb)) {
-    free(a);
+  if (b->type != LJ_ARRAY || !b->all_numbers) {
     snprintf(err, errn, "\"%s\" must be an array of numbers", bn);
     return PMCP_EINVAL;
   }
-  if (hist ? na != nb + 1 : na != nb) {
-    free(a);
-    free(b);
+  if (hist ? a->n != b->n + 1 : a->n != b->n) {
     snprintf(err, errn, hist ? "a histogram needs one more edge than counts"
                              : "\"x\" and \"y\" must be as long");
     return PMCP_EINVAL;
   }
-  rc = hist ? pmcp_store_log_histogram(c->s, c->t, sl->id, step, time_ms, a, b, nb)
-            : pmcp_store_log_scatter(c->s, c->t, sl->id, step, time_ms, a, b, nb);
+  /* empty arrays: the store names the problem; it needs a real pointer */
+  static const double none[1] = {0};
+  const double *av = a->n ? a->v : none, *bv = b->n ? b->v : none;
+  rc = hist ? pmcp_store_log_histogram(c->s, c->t, sl->id, step, time_ms, av, bv, b->n)
+            : pmcp_store_log_scatter(c->s, c->t, sl->id, step, time_ms, av, bv, b->n);
   if (rc)
     snprintf(err, errn, "%s", pmcp_store_errmsg(c->s));
   else
     c->sets++;
-  free(a);
-  free(b);
   return rc;
+}
+
+/* Parses and stores one line (blank lines are skipped). */
+static int one_line(log_ctx *c, log_line *l, log_tmpl *t, char *p, size_t n, char *err,
+                    size_t errn)
+{
+  size_t w = 0;
+  while (w < n && (p[w] == ' ' || p[w] == '\t' || p[w] == '\r'))
+    w++;
+  if (w == n)
+    return 0;
+  char why[200];
+  int prc = probe_log_parse(p, n, l, t, why, sizeof why);
+  if (prc == -1) {
+    snprintf(err, errn, "not valid JSON (%s)", why);
+    return PMCP_EPARSE;
+  }
+  if (prc == -2) {
+    snprintf(err, errn, "not a JSON object");
+    return PMCP_EINVAL;
+  }
+  if (prc) {
+    snprintf(err, errn, "out of memory");
+    return PMCP_ENOMEM;
+  }
+  return log_line_store(c, l, err, errn);
 }
 
 int probe_cmd_log(const probe_globals *g, int argc, char **argv)
@@ -326,82 +460,80 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
     log_usage(stderr);
     return 2;
   }
-  FILE *in = file && strcmp(file, "-") ? fopen(file, "r") : stdin;
-  if (!in)
+  int fd = file && strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : 0;
+  if (fd < 0)
     return probe_cli_err(1, "log", "cannot open %s", file);
   const char *name = file ? file : "stdin";
   log_ctx c;
   memset(&c, 0, sizeof c);
   c.run = run;
   if (probe_cli_open(g, 0, &c.s, &c.t)) {
-    if (in != stdin)
-      fclose(in);
+    if (fd)
+      close(fd);
     return 1;
   }
-  /* Lines are taken in batches (50000 lines, or what arrived within two
-   * seconds, or the rest at end of input); each batch is written in one
-   * transaction, and no transaction stays open while waiting for input, so
-   * a training job can stream into `probe log` for hours. */
-  int rc = 0;
-  char *line = NULL;
-  size_t cap = 0, lineno = 0, batch_first = 1;
-  ssize_t len;
-  char err[600];
-  char **batch = NULL;
-  size_t nb = 0, capb = 0;
+  /* Input is read in large chunks and taken in batches (BATCH_LINES lines,
+   * or what arrived within BATCH_SECONDS, or the rest at end of input);
+   * each batch is parsed and written in one transaction, and no
+   * transaction stays open while waiting for input, so a training job can
+   * stream into `probe log` for hours. */
+  int rc = 0, eof = 0;
+  char *buf = NULL, err[600];
+  size_t cap = 0, used = 0, scanned = 0, lines = 0, end = 0; /* end: after the last '\n' */
+  size_t batch_first = 1;
   uint64_t stored_lines = 0;
   time_t started = time(NULL);
-  int eof = 0;
+  log_line ln;
+  log_tmpl tmpl;
+  memset(&ln, 0, sizeof ln);
+  memset(&tmpl, 0, sizeof tmpl);
   while (rc == 0 && !eof) {
-    len = getline(&line, &cap, in);
-    if (len < 0)
-      eof = 1;
-    else {
-      lineno++;
-      if (nb == capb) {
-        capb = capb ? capb * 2 : 1024;
-        char **nbp = realloc(batch, capb * sizeof *nbp);
-        if (!nbp) {
-          rc = probe_cli_err(1, "log", "out of memory");
-          break;
-        }
-        batch = nbp;
-      }
-      batch[nb] = strdup(line);
-      if (!batch[nb]) {
+    if (cap - used < (1u << 20)) {
+      size_t ncap = cap ? cap * 2 : (4u << 20);
+      char *nb = realloc(buf, ncap);
+      if (!nb) {
         rc = probe_cli_err(1, "log", "out of memory");
         break;
       }
-      nb++;
+      buf = nb;
+      cap = ncap;
     }
-    if (!eof && nb < 50000 && time(NULL) - started < 2)
+    ssize_t r = read(fd, buf + used, cap - used);
+    if (r < 0 && errno == EINTR)
       continue;
-    if (nb == 0)
+    if (r < 0) {
+      rc = probe_cli_err(1, "log", "cannot read %s: %s", name, strerror(errno));
+      break;
+    }
+    if (r == 0)
+      eof = 1;
+    used += (size_t)r;
+    for (char *q; scanned < used && (q = memchr(buf + scanned, '\n', used - scanned));) {
+      lines++;
+      scanned = (size_t)(q - buf) + 1;
+      end = scanned;
+    }
+    scanned = used;
+    if (!eof && lines < BATCH_LINES && end < BATCH_BYTES && time(NULL) - started < BATCH_SECONDS)
       continue;
-    rc = pmcp_store_begin(c.s);
-    if (rc)
+    size_t stop = eof ? used : end; /* at end of input, a last line without '\n' too */
+    if (stop == 0)
+      continue;
+    if ((rc = pmcp_store_begin(c.s)))
       probe_cli_fail("log", c.s, rc);
-    for (size_t k = 0; rc == 0 && k < nb; k++) {
-      const char *ln = batch[k];
-      size_t l = strlen(ln), w = 0;
-      while (w < l && (ln[w] == ' ' || ln[w] == '\t' || ln[w] == '\r' || ln[w] == '\n'))
-        w++;
-      if (w == l)
-        continue;
-      cJSON *o = cJSON_ParseWithLength(ln, l);
-      if (!o) {
-        snprintf(err, sizeof err, "not valid JSON");
-        rc = PMCP_EPARSE;
-      } else {
-        rc = log_line(&c, o, err, sizeof err);
-        cJSON_Delete(o);
-      }
+    size_t k = 0, nl = 0;
+    for (size_t pos = 0; rc == 0 && pos < stop; nl++) {
+      char *q = memchr(buf + pos, '\n', stop - pos);
+      size_t n = q ? (size_t)(q - (buf + pos)) : stop - pos;
+      rc = one_line(&c, &ln, &tmpl, buf + pos, n, err, sizeof err);
       if (rc) {
-        fprintf(stderr, "probe log: %s: line %zu: %s\n", name, batch_first + k, err);
+        fprintf(stderr, "probe log: %s: line %zu: %s\n", name, batch_first + nl, err);
         if (stored_lines)
           fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
                   (unsigned long long)stored_lines, batch_first);
       }
+      pos += n + 1;
+      k = nl + 1;
     }
     for (size_t i = 0; rc == 0 && i < c.n_slots; i++)
       if ((rc = flush_slot(&c, &c.slots[i])))
@@ -413,29 +545,38 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       for (size_t i = 0; i < c.n_slots; i++)
         c.slots[i].n = 0;
     } else {
-      stored_lines += nb;
+      stored_lines += k;
     }
-    for (size_t k = 0; k < nb; k++)
-      free(batch[k]);
-    batch_first += nb;
-    nb = 0;
+    batch_first += k;
+    memmove(buf, buf + stop, used - stop);
+    used -= stop;
+    scanned = end = 0;
+    lines = 0;
+    for (char *q; scanned < used && (q = memchr(buf + scanned, '\n', used - scanned));) {
+      lines++;
+      scanned = (size_t)(q - buf) + 1;
+      end = scanned;
+    }
+    scanned = used;
     started = time(NULL);
   }
-  for (size_t k = 0; k < nb; k++)
-    free(batch[k]);
-  free(batch);
-  (void)lineno;
+  probe_log_line_free(&ln, &tmpl);
+  free(buf);
   if (rc == 0 && !g->quiet)
     fprintf(stderr, "probe log: %llu points and %llu histogram/scatter sets in %zu series of %s\n",
             (unsigned long long)c.points, (unsigned long long)c.sets, c.n_slots, run);
   for (size_t i = 0; i < c.n_slots; i++) {
     free(c.slots[i].sig);
+    free(c.slots[i].key);
     free(c.slots[i].pts);
   }
   free(c.slots);
-  free(line);
-  if (in != stdin)
-    fclose(in);
+  free(c.tab);
+  free(c.sig);
+  for (int i = 0; i < LOG_TMPLS; i++)
+    free(c.cache[i].slot);
+  if (fd)
+    close(fd);
   pmcp_store_free(c.s);
   return rc ? 1 : 0;
 }

@@ -76,7 +76,7 @@ static const pmcp_arg_spec series_args[] = {
   A_STEP_FROM,
   A_STEP_TO,
   {"smoothing", PMCP_T_NUMBER, 0, "TensorBoard EMA weight [0,1): adds smoothed", 1, 1, 0, 1, NULL, NULL},
-  {"max_points", PMCP_T_INTEGER, 0, "points per row, ends and extremes kept", 1, 1, 4, 2000, NULL, "100"},
+  {"max_points", PMCP_T_INTEGER, 0, "points per row (exact), ends and extremes kept", 1, 1, 4, 2000, NULL, "100"},
   A_WHERE,
   A_SCALE,
 #ifdef PMCP_HAVE_CAIRO

@@ -82,13 +82,16 @@ size_t pmcp__mx_pos(pmcp_page *pg);
 /* Writes "labels":{...} members of @p labels into @p j. */
 void pmcp__mx_labels(pmcp_json *j, const cJSON *labels);
 
-/* Downsampling (metrics_series.c). Reduces @p n points (steps ascending)
- * kept as the union of: the first and last finite point and, per bucket of
- * @p k equal step-width buckets, the points at the bucket's minimum and
- * maximum. Non-finite points are never kept. Writes indices into @p idx
- * (room for 2k + 2), returns how many, in step order. */
+/* Downsampling (metrics_series.c). Of @p n finite points sorted by (step,
+ * value), keeps exactly min(n, @p m) (m >= 4): all of them when n <= m;
+ * otherwise the first and the last, and over the inner points split by
+ * rank into (m - 1) / 2 groups of at least two points, each group's
+ * minimum and maximum (when m is odd, the one inner point that bends the
+ * line least is dropped, never the global minimum or maximum). Ranks, not
+ * step widths, so gaps and duplicate steps never leave a bucket empty.
+ * Writes ascending indices into @p idx (room for m + 1), returns how many. */
 size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
-                                  size_t n, size_t k, size_t *idx);
+                                  size_t n, size_t m, size_t *idx);
 
 /* TensorBoard's debiased exponential moving average with weight @p w in
  * [0, 1), in place over @p n values. */

@@ -10,6 +10,7 @@
  * point, and blocks outside the range are never read. */
 #include "research/metrics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,54 +268,97 @@ typedef struct group {
   size_t n_series;
 } group;
 
-int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
+/* A grouped call's arguments (g_parse). */
+typedef struct grq {
+  const char *run, *key, *axis_s, *scale, *across_s;
+  int axis, across, width_given, rows_given, budget;
+  int64_t from, to, width; /* width: step_bucket, 0 when not given */
+  size_t max_rows, fit_rows;
+  int want[7]; /* mean min max count sum first last */
+} grq;
+
+static const char *const agg_names[] = {"mean", "min", "max", "count", "sum", "first", "last"};
+
+/* What g_fetch read: the series, their groups and the bucket cells. */
+typedef struct gres {
+  pmcp__mx_where *where;
+  pmcp__mx_catalog c;
+  int have_cat;
+  size_t *mem, nm;       /* the catalog's series that are members */
+  group *g;
+  size_t *gof, ng, nby;  /* group of each member; groups; `by` labels */
+  cell *cells;           /* rows (members when across, else groups) x nb */
+  int64_t lo, hi, t0, origin, width;
+  size_t nb;
+  uint64_t no_time;
+} gres;
+
+static void gres_free(gres *r)
 {
-  const char *run = NULL, *key = NULL, *axis_s = "step", *scale = NULL, *across_s = NULL;
-  pmcp_arg_string(call, "run_id", &run, NULL);
-  pmcp_arg_string(call, "key", &key, NULL);
+  for (size_t i = 0; r->g && i < r->ng; i++)
+    cJSON_free(r->g[i].key);
+  free(r->g);
+  free(r->gof);
+  free(r->mem);
+  free(r->cells);
+  pmcp__mx_where_free(r->where);
+  if (r->have_cat)
+    pmcp__mx_catalog_free(&r->c);
+}
+
+/* Reads the arguments into @p q. 0; 1 when an error result was sent. */
+static int g_parse(pmcp_call *call, grq *q)
+{
+  q->run = q->key = q->scale = q->across_s = NULL;
+  q->axis_s = "step";
+  pmcp_arg_string(call, "run_id", &q->run, NULL);
+  pmcp_arg_string(call, "key", &q->key, NULL);
   if (pmcp_arg_has(call, "axis"))
-    pmcp_arg_string(call, "axis", &axis_s, NULL);
+    pmcp_arg_string(call, "axis", &q->axis_s, NULL);
   if (pmcp_arg_has(call, "scale"))
-    pmcp_arg_string(call, "scale", &scale, NULL);
+    pmcp_arg_string(call, "scale", &q->scale, NULL);
   if (pmcp_arg_has(call, "across"))
-    pmcp_arg_string(call, "across", &across_s, NULL);
-  int axis = !strcmp(axis_s, "wall_clock") ? AX_WALL : !strcmp(axis_s, "relative_time") ? AX_REL
-                                                                                         : AX_STEP;
-  int across = AC_NONE;
-  for (int i = 1; across_s && i <= AC_MEDIAN; i++)
-    if (!strcmp(across_s, across_names[i]))
-      across = i;
-  int64_t from = INT64_MIN, to = INT64_MAX, width = 0, v;
+    pmcp_arg_string(call, "across", &q->across_s, NULL);
+  q->axis = !strcmp(q->axis_s, "wall_clock")      ? AX_WALL
+            : !strcmp(q->axis_s, "relative_time") ? AX_REL
+                                                  : AX_STEP;
+  q->across = AC_NONE;
+  for (int i = 1; q->across_s && i <= AC_MEDIAN; i++)
+    if (!strcmp(q->across_s, across_names[i]))
+      q->across = i;
+  int64_t v;
+  q->from = INT64_MIN;
+  q->to = INT64_MAX;
+  q->width = 0;
   if (pmcp_arg_int(call, "step_from", &v) == 0)
-    from = v;
+    q->from = v;
   if (pmcp_arg_int(call, "step_to", &v) == 0)
-    to = v;
-  if (from > to)
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    q->to = v;
+  if (q->from > q->to)
+    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to"), 1;
   if (pmcp_arg_int(call, "step_bucket", &v) == 0)
-    width = v;
-  int width_given = width > 0;
-  size_t max_rows = 0;
-  int rows_given = pmcp_arg_has(call, "max_rows") && pmcp_arg_int(call, "max_rows", &v) == 0;
-  if (rows_given)
-    max_rows = (size_t)v;
+    q->width = v;
+  q->width_given = q->width > 0;
+  q->max_rows = 0;
+  q->rows_given = pmcp_arg_has(call, "max_rows") && pmcp_arg_int(call, "max_rows", &v) == 0;
+  if (q->rows_given)
+    q->max_rows = (size_t)v;
   /* aggregations */
-  int want[7] = {0}; /* mean min max count sum first last */
-  static const char *const agg_names[] = {"mean", "min", "max", "count", "sum", "first", "last"};
+  memset(q->want, 0, sizeof q->want);
   size_t na = pmcp_arg_count(call, "agg");
   if (!na)
-    want[0] = want[1] = want[2] = want[3] = 1;
+    q->want[0] = q->want[1] = q->want[2] = q->want[3] = 1;
   for (size_t i = 0; i < na; i++) {
     const char *a = NULL;
     pmcp_arg_string_at(call, "agg", i, &a);
     for (int k = 0; k < 7; k++)
       if (!strcmp(a, agg_names[k]))
-        want[k] = 1;
+        q->want[k] = 1;
   }
-  if (across && na)
+  if (q->across && na)
     return pmcp__rs_fail(call, "invalid_argument",
                          "agg and across do not combine: across reduces each series' bucket "
-                         "mean across the group's series");
+                         "mean across the group's series"), 1;
   /* The buckets one group can show in the call's budget: each array entry
    * costs at most about 6 tokens (a six-figure number and its comma), a
    * bucket one entry per array (the axis, each aggregation, or across's
@@ -322,51 +366,52 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
    * that does not is told this value. */
   size_t arrays = 1;
   for (int k = 0; k < 7; k++)
-    arrays += (size_t)want[k];
-  if (across)
+    arrays += (size_t)q->want[k];
+  if (q->across)
     arrays = 3;
-  int budget = pmcp__rs_budget(call);
-  size_t fit_rows = budget > 600 ? (size_t)(budget - 500) / (arrays * 6) : 2;
-  if (fit_rows < 2)
-    fit_rows = 2;
-  if (fit_rows > 100)
-    fit_rows = 100;
-  if (!rows_given)
-    max_rows = fit_rows;
-  pmcp__mx_where *where = NULL;
-  int wrc = pmcp__mx_where_from_call(call, &where);
+  q->budget = pmcp__rs_budget(call);
+  q->fit_rows = q->budget > 600 ? (size_t)(q->budget - 500) / (arrays * 6) : 2;
+  if (q->fit_rows < 2)
+    q->fit_rows = 2;
+  if (q->fit_rows > 100)
+    q->fit_rows = 100;
+  if (!q->rows_given)
+    q->max_rows = q->fit_rows;
+  assert(q->max_rows >= 1 && q->fit_rows >= 2);
+  return 0;
+}
+
+/* Picks the members and groups, sizes the buckets and bins every member's
+ * points. 0; 1 when a result was sent (an error naming the problem); <0 a
+ * failure to return. */
+static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
+{
+  int wrc = pmcp__mx_where_from_call(call, &r->where);
   if (wrc)
-    return wrc > 0 ? 0 : wrc;
-  pmcp__mx_catalog c;
-  int rc = pmcp__mx_catalog_read(call, rs, run, &c);
-  if (rc) {
-    pmcp__mx_where_free(where);
-    return rc > 0 ? 0 : rc;
-  }
-  /* members: the series of the key that pass where / scale */
-  size_t *mem = malloc((c.n ? c.n : 1) * sizeof *mem), nm = 0;
-  group *g = calloc(c.n ? c.n : 1, sizeof *g);
-  size_t *gof = malloc((c.n ? c.n : 1) * sizeof *gof), ng = 0;
-  cell *cells = NULL;
-  double *vals = NULL;
-  pmcp_page *pg = NULL;
-  if (!mem || !g || !gof) {
-    rc = PMCP_ENOMEM;
-    goto out;
-  }
-  pmcp__mx_pick pick = {key, "float", where, scale, 0};
+    return wrc > 0 ? 1 : wrc;
+  int rc = pmcp__mx_catalog_read(call, rs, q->run, &r->c);
+  if (rc)
+    return rc > 0 ? 1 : rc;
+  r->have_cat = 1;
+  /* members: the series of the q->key that pass r->where / q->scale */
+  r->mem = malloc((r->c.n ? r->c.n : 1) * sizeof *r->mem);
+  r->g = calloc(r->c.n ? r->c.n : 1, sizeof *r->g);
+  r->gof = malloc((r->c.n ? r->c.n : 1) * sizeof *r->gof);
+  if (!r->mem || !r->g || !r->gof)
+    return PMCP_ENOMEM;
+  pmcp__mx_pick pick = {q->key, "float", r->where, q->scale, 0};
   pmcp__mx_misses why;
-  nm = pmcp__mx_select(&c, &pick, mem, &why);
-  if (!nm) {
-    rc = pmcp__mx_select_fail(call, &c, run, &pick, &why);
-    goto out;
+  r->nm = pmcp__mx_select(&r->c, &pick, r->mem, &why);
+  if (!r->nm) {
+    rc = pmcp__mx_select_fail(call, &r->c, q->run, &pick, &why);
+    return rc ? rc : 1;
   }
   /* groups by the values of `by` */
-  size_t nby = pmcp_arg_count(call, "by");
-  for (size_t m = 0; m < nm; m++) {
-    const pmcp__mx_series *s = &c.s[mem[m]];
+  r->nby = pmcp_arg_count(call, "by");
+  for (size_t m = 0; m < r->nm; m++) {
+    const pmcp__mx_series *s = &r->c.s[r->mem[m]];
     cJSON *kv = cJSON_CreateObject();
-    for (size_t b = 0; b < nby; b++) {
+    for (size_t b = 0; b < r->nby; b++) {
       const char *lk = NULL;
       pmcp_arg_string_at(call, "by", b, &lk);
       const cJSON *lv = cJSON_GetObjectItemCaseSensitive(s->labels, lk);
@@ -374,151 +419,158 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     }
     char *k = cJSON_PrintUnformatted(kv);
     cJSON_Delete(kv);
-    if (!k) {
-      rc = PMCP_ENOMEM;
-      goto out;
-    }
+    if (!k)
+      return PMCP_ENOMEM;
     size_t gi = 0;
-    while (gi < ng && strcmp(g[gi].key, k))
+    while (gi < r->ng && strcmp(r->g[gi].key, k))
       gi++;
-    if (gi == ng) {
-      g[ng].key = k;
-      g[ng].labels = s->labels;
-      ng++;
+    if (gi == r->ng) {
+      r->g[r->ng].key = k;
+      r->g[r->ng].labels = s->labels;
+      r->ng++;
     } else {
       cJSON_free(k);
     }
-    g[gi].n_series++;
-    gof[m] = gi;
+    r->g[gi].n_series++;
+    r->gof[m] = gi;
   }
-  /* the axis range */
-  int64_t lo = INT64_MAX, hi = INT64_MIN, t0 = INT64_MAX;
-  for (size_t m = 0; m < nm; m++) {
-    const pmcp__mx_series *s = &c.s[mem[m]];
-    if (s->time_min > 0 && s->time_min < t0)
-      t0 = s->time_min;
+  /* the q->axis range */
+  r->lo = INT64_MAX;
+  r->hi = INT64_MIN;
+  r->t0 = INT64_MAX;
+  for (size_t m = 0; m < r->nm; m++) {
+    const pmcp__mx_series *s = &r->c.s[r->mem[m]];
+    if (s->time_min > 0 && s->time_min < r->t0)
+      r->t0 = s->time_min;
     if (!s->count)
       continue;
-    if (axis == AX_STEP) {
-      int64_t a = s->step_min > from ? s->step_min : from;
-      int64_t b = s->step_max < to ? s->step_max : to;
+    if (q->axis == AX_STEP) {
+      int64_t a = s->step_min > q->from ? s->step_min : q->from;
+      int64_t b = s->step_max < q->to ? s->step_max : q->to;
       if (a <= b) {
-        lo = a < lo ? a : lo;
-        hi = b > hi ? b : hi;
+        r->lo = a < r->lo ? a : r->lo;
+        r->hi = b > r->hi ? b : r->hi;
       }
     } else if (s->time_min > 0) {
-      lo = s->time_min < lo ? s->time_min : lo;
-      hi = s->time_max > hi ? s->time_max : hi;
+      r->lo = s->time_min < r->lo ? s->time_min : r->lo;
+      r->hi = s->time_max > r->hi ? s->time_max : r->hi;
     }
   }
-  if (axis == AX_REL && lo <= hi) {
-    lo -= t0;
-    hi -= t0;
+  if (q->axis == AX_REL && r->lo <= r->hi) {
+    r->lo -= r->t0;
+    r->hi -= r->t0;
   }
-  size_t nb = 0;
-  int64_t origin = lo;
-  if (lo <= hi) {
-    uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
-    if (width <= 0) {
-      width = (int64_t)((span + max_rows - 1) / max_rows);
-      if (width < 1)
-        width = 1;
+  r->nb = 0;
+  r->origin = r->lo;
+  r->width = q->width;
+  if (r->lo <= r->hi) {
+    uint64_t span = (uint64_t)r->hi - (uint64_t)r->lo + 1;
+    if (r->width <= 0) {
+      r->width = (int64_t)((span + q->max_rows - 1) / q->max_rows);
+      if (r->width < 1)
+        r->width = 1;
     } else {
-      /* a given width gets round edges: multiples of the width */
-      origin = lo >= 0 ? lo - lo % width : lo - ((lo % width) + width) % width;
+      /* a given r->width gets round edges: multiples of the r->width */
+      r->origin = r->lo >= 0 ? r->lo - r->lo % r->width : r->lo - ((r->lo % r->width) + r->width) % r->width;
     }
-    nb = (size_t)(((uint64_t)hi - (uint64_t)origin) / (uint64_t)width + 1);
-    if (nb > max_rows) {
-      /* what would do, at this budget: a wider bucket for these max_rows,
-       * or more rows up to what the budget holds */
+    r->nb = (size_t)(((uint64_t)r->hi - (uint64_t)r->origin) / (uint64_t)r->width + 1);
+    if (r->nb > q->max_rows) {
+      /* what would do, at this budget: a wider bucket for these q->max_rows,
+       * or more rows up q->to what the budget holds */
       char would[160];
-      if (max_rows > fit_rows)
+      if (q->max_rows > q->fit_rows)
         snprintf(would, sizeof would, "step_bucket %lld with max_rows %zu fits the budget",
-                 (long long)fitting_width(lo, hi, fit_rows), fit_rows);
+                 (long long)fitting_width(r->lo, r->hi, q->fit_rows), q->fit_rows);
       else
         snprintf(would, sizeof would, "step_bucket %lld makes at most %zu%s",
-                 (long long)fitting_width(lo, hi, max_rows), max_rows,
-                 max_rows < fit_rows ? ", raise max_rows (the budget holds more)" : "");
+                 (long long)fitting_width(r->lo, r->hi, q->max_rows), q->max_rows,
+                 q->max_rows < q->fit_rows ? ", raise max_rows (the budget holds more)" : "");
       pmcp__rs_fail(call, "invalid_argument",
                     "step_bucket %lld over %s %lld..%lld makes %zu buckets, more than "
                     "max_rows %zu: %s, or narrow the range",
-                    (long long)width, axis == AX_STEP ? "steps" : "milliseconds",
-                    (long long)lo, (long long)hi, nb, max_rows, would);
-      goto out;
+                    (long long)r->width, q->axis == AX_STEP ? "steps" : "milliseconds",
+                    (long long)r->lo, (long long)r->hi, r->nb, q->max_rows, would);
+      return 1;
     }
   }
-  /* per series cells when reducing across series, else per group */
-  size_t rows = across ? nm : ng;
-  if (nb && rows * nb > MAX_BUCKET_CELLS) {
+  /* per series r->cells when reducing q->across series, else per group */
+  size_t rows = q->across ? r->nm : r->ng;
+  if (r->nb && rows * r->nb > MAX_BUCKET_CELLS) {
     pmcp__rs_fail(call, "invalid_argument", "too many series x buckets (%zu x %zu): lower "
-                  "max_rows or narrow where", rows, nb);
-    goto out;
+                  "max_rows or narrow where", rows, r->nb);
+    return 1;
   }
-  cells = calloc(rows * (nb ? nb : 1), sizeof *cells);
-  if (!cells) {
-    rc = PMCP_ENOMEM;
-    goto out;
-  }
-  gscan gs = {NULL, axis, origin, hi, t0, width, 0, call, 0};
+  r->cells = calloc(rows * (r->nb ? r->nb : 1), sizeof *r->cells);
+  if (!r->cells)
+    return PMCP_ENOMEM;
+  gscan gs = {NULL, q->axis, r->origin, r->hi, r->t0, r->width, 0, call, 0};
   pmcp__scan_cb cb = {g_block, g_points, &gs};
-  for (size_t m = 0; m < nm && nb; m++) {
-    const pmcp__mx_series *s = &c.s[mem[m]];
-    gs.row = cells + (across ? m : gof[m]) * nb;
+  for (size_t m = 0; m < r->nm && r->nb; m++) {
+    const pmcp__mx_series *s = &r->c.s[r->mem[m]];
+    gs.row = r->cells + (q->across ? m : r->gof[m]) * r->nb;
     pthread_mutex_lock(rs->lock);
-    rc = pmcp__store_scan(rs->store, rs->tenant, s->id, from, to,
-                          axis == AX_STEP ? PMCP__SCAN_NO_TIME : 0, &cb);
+    rc = pmcp__store_scan(rs->store, rs->tenant, s->id, q->from, q->to,
+                          q->axis == AX_STEP ? PMCP__SCAN_NO_TIME : 0, &cb);
     pthread_mutex_unlock(rs->lock);
     if (rc)
       break;
   }
-  uint64_t no_time = gs.no_time;
+  r->no_time = gs.no_time;
   if (rc == PMCP_ECANCELLED)
-    goto out;
+    return rc;
   if (rc) {
-    pmcp__rs_fail(call, "store_error", "the points of %s in %s cannot be read", key, run);
-    rc = 0;
-    goto out;
+    pmcp__rs_fail(call, "store_error", "the points of %s in %s cannot be read", q->key, q->run);
+    return 1;
   }
+  assert(r->nb == 0 || (r->width >= 1 && r->nb <= q->max_rows));
+  return 0;
+}
+
+/* The page: one item per group with its buckets' aggregations (or the
+ * reduction across its series). */
+static int g_render(pmcp_call *call, pmcp__research *rs, const grq *q, const gres *r)
+{
   /* bound to the group's series and their point counts, not to the store:
    * points logged to other series leave the cursor valid */
   uint64_t scope = 0;
-  for (size_t m = 0; m < nm; m++)
-    scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(scope, c.s[mem[m]].id), c.s[mem[m]].count);
-  pg = pmcp__rs_page_scoped(call, rs, 0, scope ? scope : 1);
+  for (size_t m = 0; m < r->nm; m++)
+    scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(scope, r->c.s[r->mem[m]].id), r->c.s[r->mem[m]].count);
+  pmcp_page *pg = pmcp__rs_page_scoped(call, rs, 0, scope ? scope : 1);
   if (!pg)
-    goto out;
+    return 0;
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "grouped");
-  pmcp_page_field_string(pg, "run", c.s[0].run);
-  pmcp_page_field_string(pg, "key", key);
-  pmcp_page_field_string(pg, "axis", axis_s);
-  if (scale)
-    pmcp_page_field_string(pg, "scale", scale);
-  pmcp_page_field_int(pg, "bucket", width);
-  if (across)
-    pmcp_page_field_string(pg, "across", across_s);
-  if (no_time)
-    pmcp_page_field_int(pg, "points_without_time", (int64_t)no_time);
+  pmcp_page_field_string(pg, "run", r->c.s[0].run);
+  pmcp_page_field_string(pg, "key", q->key);
+  pmcp_page_field_string(pg, "axis", q->axis_s);
+  if (q->scale)
+    pmcp_page_field_string(pg, "scale", q->scale);
+  pmcp_page_field_int(pg, "bucket", r->width);
+  if (q->across)
+    pmcp_page_field_string(pg, "across", q->across_s);
+  if (r->no_time)
+    pmcp_page_field_int(pg, "points_without_time", (int64_t)r->no_time);
   pmcp_page_list(pg, "groups");
-  vals = malloc((nm ? nm : 1) * sizeof *vals);
+  double *vals = malloc((r->nm ? r->nm : 1) * sizeof *vals);
+  int rc = 0;
   int more = 0;
-  const char *xname = axis == AX_STEP ? "step" : axis == AX_WALL ? "time_ms" : "relative_ms";
-  for (size_t gi = pos; gi < ng && vals; gi++) {
+  const char *xname = q->axis == AX_STEP ? "step" : q->axis == AX_WALL ? "time_ms" : "relative_ms";
+  for (size_t gi = pos; gi < r->ng && vals; gi++) {
     pmcp_json *j = pmcp_page_item(pg);
     if (!j)
       break;
     pmcp_json_object_begin(j);
-    if (nby) {
-      cJSON *kv = cJSON_Parse(g[gi].key);
+    if (r->nby) {
+      cJSON *kv = cJSON_Parse(r->g[gi].key);
       pmcp__mx_labels(j, kv);
       cJSON_Delete(kv);
     }
     pmcp_json_key(j, "series");
-    pmcp_json_uint(j, g[gi].n_series);
-    /* merge the group's cells (pooled) or reduce its series' means */
-    cell *gc = calloc(nb ? nb : 1, sizeof *gc);
-    double *red = calloc(nb ? nb : 1, sizeof *red);
-    size_t *nser = calloc(nb ? nb : 1, sizeof *nser);
+    pmcp_json_uint(j, r->g[gi].n_series);
+    /* merge the group's r->cells (pooled) or reduce its series' means */
+    cell *gc = calloc(r->nb ? r->nb : 1, sizeof *gc);
+    double *red = calloc(r->nb ? r->nb : 1, sizeof *red);
+    size_t *nser = calloc(r->nb ? r->nb : 1, sizeof *nser);
     if (!gc || !red || !nser) {
       free(gc);
       free(red);
@@ -527,21 +579,21 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
       break;
     }
     uint64_t nonfinite = 0;
-    for (size_t b = 0; b < nb; b++) {
+    for (size_t b = 0; b < r->nb; b++) {
       size_t k = 0;
-      if (across) {
-        for (size_t m = 0; m < nm; m++)
-          if (gof[m] == gi) {
-            const cell *x = &cells[m * nb + b];
+      if (q->across) {
+        for (size_t m = 0; m < r->nm; m++)
+          if (r->gof[m] == gi) {
+            const cell *x = &r->cells[m * r->nb + b];
             cell_merge(&gc[b], x);
             if (x->count)
               vals[k++] = x->sum / (double)x->count;
           }
         nser[b] = k;
         if (k)
-          red[b] = pmcp__mx_reduce(vals, k, across);
+          red[b] = pmcp__mx_reduce(vals, k, q->across);
       } else {
-        gc[b] = cells[gi * nb + b];
+        gc[b] = r->cells[gi * r->nb + b];
       }
       nonfinite += gc[b].nonfinite;
     }
@@ -551,30 +603,30 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     }
     pmcp_json_key(j, xname);
     pmcp_json_array_begin(j);
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < r->nb; b++)
       if (gc[b].count)
-        pmcp_json_int(j, origin + (int64_t)b * width);
+        pmcp_json_int(j, r->origin + (int64_t)b * r->width);
     pmcp_json_array_end(j);
-    if (across) {
-      pmcp_json_key(j, across_s);
+    if (q->across) {
+      pmcp_json_key(j, q->across_s);
       pmcp_json_array_begin(j);
-      for (size_t b = 0; b < nb; b++)
+      for (size_t b = 0; b < r->nb; b++)
         if (gc[b].count)
           pmcp_json_number(j, red[b]);
       pmcp_json_array_end(j);
       pmcp_json_key(j, "n_series");
       pmcp_json_array_begin(j);
-      for (size_t b = 0; b < nb; b++)
+      for (size_t b = 0; b < r->nb; b++)
         if (gc[b].count)
           pmcp_json_uint(j, nser[b]);
       pmcp_json_array_end(j);
     } else {
       for (int k = 0; k < 7; k++) {
-        if (!want[k])
+        if (!q->want[k])
           continue;
         pmcp_json_key(j, agg_names[k]);
         pmcp_json_array_begin(j);
-        for (size_t b = 0; b < nb; b++) {
+        for (size_t b = 0; b < r->nb; b++) {
           const cell *x = &gc[b];
           if (!x->count)
             continue;
@@ -597,20 +649,21 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     pmcp_json_object_end(j);
     uint64_t next = gi + 1;
     int arc = pmcp_page_commit(pg, &next, sizeof next);
-    if (arc == PMCP_EBUDGET && gi == pos && rows_given && max_rows > fit_rows) {
+    if (arc == PMCP_EBUDGET && gi == pos && q->rows_given && q->max_rows > q->fit_rows) {
       pmcp_page_free(pg);
       pg = NULL;
       /* with a given step_bucket the buckets are its own: the value that
        * fits names the bucket too */
-      int64_t fw = width_given ? fitting_width(lo, hi, fit_rows) : 0;
+      int64_t fw = q->width_given ? fitting_width(r->lo, r->hi, q->fit_rows) : 0;
       char with[64] = "";
       if (fw > 0)
         snprintf(with, sizeof with, " with step_bucket %lld", (long long)fw);
       pmcp__rs_fail(call, "budget_exceeded",
                     "max_rows %zu: one group of %zu buckets does not fit the token budget "
                     "(%d); max_rows %zu fits it (the default)%s, or raise the budget",
-                    max_rows, nb, budget, fit_rows, with);
-      goto out;
+                    q->max_rows, r->nb, q->budget, q->fit_rows, with);
+      free(vals);
+      return 0;
     }
     if (arc == PMCP_EBUDGET) {
       more = 1;
@@ -619,21 +672,25 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
     if (arc)
       break;
   }
-  if (rc == 0)
-    rc = pmcp__rs_send(call, pg, more);
-  else
-    pmcp_page_free(pg);
-  pg = NULL;
-out:
-  pmcp_page_free(pg);
-  for (size_t i = 0; g && i < ng; i++)
-    cJSON_free(g[i].key);
-  free(g);
-  free(gof);
-  free(mem);
-  free(cells);
   free(vals);
-  pmcp__mx_where_free(where);
-  pmcp__mx_catalog_free(&c);
+  if (rc == 0)
+    return pmcp__rs_send(call, pg, more);
+  pmcp_page_free(pg);
+  return rc;
+}
+
+int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
+{
+  grq q;
+  if (g_parse(call, &q))
+    return 0;
+  gres r;
+  memset(&r, 0, sizeof r);
+  int rc = g_fetch(call, rs, &q, &r);
+  if (rc == 0)
+    rc = g_render(call, rs, &q, &r);
+  else if (rc > 0)
+    rc = 0;
+  gres_free(&r);
   return rc;
 }

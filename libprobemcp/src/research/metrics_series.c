@@ -3,6 +3,7 @@
  * min, max, avg, ... per series, from the catalog). */
 #include "research/metrics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,53 +35,77 @@ void pmcp__mx_smooth(double *v, size_t n, double w)
   }
 }
 
-size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
-                                  size_t n, size_t k, size_t *idx)
+/* Twice the area of the triangle (a, b, c) in (step, value): how much
+ * dropping b changes the line through its neighbours. */
+static double tri_area(const int64_t *step, const double *v, size_t a, size_t b, size_t c)
 {
-  size_t first = n, last = n;
-  for (size_t i = 0; i < n; i++)
-    if (isfinite(value[i])) {
-      if (first == n)
-        first = i;
-      last = i;
+  double x1 = (double)step[b] - (double)step[a], y1 = v[b] - v[a];
+  double x2 = (double)step[c] - (double)step[a], y2 = v[c] - v[a];
+  return fabs(x1 * y2 - x2 * y1);
+}
+
+size_t pmcp__mx_downsample_points(const int64_t *step, const double *value, size_t n,
+                                  size_t m, size_t *idx)
+{
+  assert(m >= 4);
+  if (n <= m) {
+    for (size_t i = 0; i < n; i++)
+      idx[i] = i;
+    return n;
+  }
+  /* n > m >= 4: the n - 2 inner points (at least m - 1) split by rank into
+   * g groups of at least two points each; every group keeps its minimum
+   * (first of equals) and its maximum (last of equals): two distinct
+   * points, in step order. */
+  size_t inner = n - 2, g = (m - 1) / 2, k = 0;
+  assert(inner >= 2 * g);
+  size_t gmin = 0, gmax = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (value[i] < value[gmin])
+      gmin = i;
+    if (value[i] >= value[gmax]) /* the last maximum, as the groups keep */
+      gmax = i;
+  }
+  idx[k++] = 0;
+  for (size_t j = 0; j < g; j++) {
+    size_t a = 1 + (size_t)((uint64_t)j * inner / g);
+    size_t b = 1 + (size_t)((uint64_t)(j + 1) * inner / g);
+    assert(b - a >= 2);
+    size_t lo = a, hi = a;
+    for (size_t i = a; i < b; i++) {
+      if (value[i] < value[lo])
+        lo = i;
+      if (value[i] >= value[hi])
+        hi = i;
     }
-  if (first == n || k == 0)
-    return 0;
-  int64_t lo = step[first], hi = step[last];
-  uint64_t width = ((uint64_t)hi - (uint64_t)lo) / k + 1;
-  size_t *mn = malloc(k * sizeof *mn), *mx = malloc(k * sizeof *mx);
-  if (!mn || !mx) {
-    free(mn);
-    free(mx);
-    return 0;
+    if (lo == hi) /* one value throughout: its first and last point */
+      hi = b - 1;
+    idx[k++] = lo < hi ? lo : hi;
+    idx[k++] = lo < hi ? hi : lo;
   }
-  for (size_t b = 0; b < k; b++)
-    mn[b] = mx[b] = n;
-  for (size_t i = first; i <= last; i++) {
-    if (!isfinite(value[i]) || step[i] < lo || step[i] > hi)
-      continue;
-    size_t b = (size_t)(((uint64_t)step[i] - (uint64_t)lo) / width);
-    if (mn[b] == n || value[i] < value[mn[b]])
-      mn[b] = i;
-    if (mx[b] == n || value[i] > value[mx[b]])
-      mx[b] = i;
+  idx[k++] = n - 1;
+  if (k > m) {
+    /* m odd: one point too many. Drop the inner point whose removal bends
+     * the line least, never the global minimum or maximum
+     * kept. */
+    assert(k == m + 1);
+    size_t drop = 0;
+    double best = INFINITY;
+    for (size_t i = 1; i + 1 < k; i++) {
+      if (idx[i] == gmin || idx[i] == gmax)
+        continue;
+      double a = tri_area(step, value, idx[i - 1], idx[i], idx[i + 1]);
+      if (a < best || drop == 0) {
+        best = a;
+        drop = i;
+      }
+    }
+    assert(drop != 0);
+    memmove(idx + drop, idx + drop + 1, (k - drop - 1) * sizeof *idx);
+    k--;
   }
-  size_t m = 0;
-  idx[m++] = first;
-  for (size_t b = 0; b < k; b++) {
-    if (mn[b] == n)
-      continue;
-    size_t a = mn[b] < mx[b] ? mn[b] : mx[b], c = mn[b] < mx[b] ? mx[b] : mn[b];
-    if (a != idx[m - 1])
-      idx[m++] = a;
-    if (c != idx[m - 1])
-      idx[m++] = c;
-  }
-  if (last != idx[m - 1])
-    idx[m++] = last;
-  free(mn);
-  free(mx);
-  return m;
+  assert(k == m);
+  return k;
 }
 
 /* ---- series rows ---------------------------------------------------------- */
@@ -122,116 +147,68 @@ typedef struct row_req {
   double smoothing;
 } row_req;
 
-/* Builds the downsampled points of one series. */
-static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
-                      pt **out, size_t *n_out, uint64_t *nonfinite, uint64_t *total)
+/* Why a row keeps fewer than max_points points (NULL: it keeps them all). */
+static const char *const FEWER_ALL = "every finite point in the range";
+static const char *const FEWER_FLAT =
+    "the range is too long to read whole and its block summaries hold fewer distinct points";
+
+/* Exactly q->max_points of the @p n candidates @p c (sorted, distinct),
+ * or all of them when there are no more: written to @p out. */
+static size_t keep_points(const pt *c, size_t n, size_t m, pt *out)
 {
-  *out = NULL;
-  *n_out = 0;
-  *nonfinite = 0;
-  *total = 0;
-  int64_t lo = q->from > s->step_min ? q->from : s->step_min;
-  int64_t hi = q->to < s->step_max ? q->to : s->step_max;
-  if (s->count == 0 || lo > hi)
-    return 0;
-  size_t k = (q->max_points - 2) / 2;
-  /* A long series (over DECODE_MAX points) is summarized from its blocks'
-   * min/max without decoding them: the store does that when there are at
-   * least two blocks per bucket, so use fewer buckets (fewer points kept,
-   * never fewer than the ends and extremes) rather than decode millions of
-   * points. */
-  uint64_t blocks = (uint64_t)s->count / STORE_BLOCK;
-  if ((uint64_t)s->count > DECODE_MAX && blocks >= 8 && blocks < 2 * (uint64_t)k)
-    k = (size_t)(blocks / 2);
-  pmcp_bucket *bk = calloc(k, sizeof *bk);
-  if (!bk)
-    return PMCP_ENOMEM;
-  size_t nb = 0;
-  pthread_mutex_lock(rs->lock);
-  int rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, k, bk, &nb);
-  pthread_mutex_unlock(rs->lock);
-  if (rc) {
-    free(bk);
-    return rc;
+  if (n <= m) {
+    memmove(out, c, n * sizeof *c);
+    return n;
   }
-  for (size_t b = 0; b < nb; b++) {
-    *total += bk[b].count;
-    *nonfinite += bk[b].nonfinite;
+  int64_t *st = malloc(n * sizeof *st);
+  double *va = malloc(n * sizeof *va);
+  size_t *idx = malloc((m + 1) * sizeof *idx);
+  size_t k = 0;
+  if (st && va && idx) {
+    for (size_t i = 0; i < n; i++) {
+      st[i] = c[i].step;
+      va[i] = c[i].v;
+    }
+    k = pmcp__mx_downsample_points(st, va, n, m, idx);
+    for (size_t i = 0; i < k; i++) /* idx ascending: out may be c */
+      out[i] = c[idx[i]];
   }
-  pt *p = NULL;
-  size_t m = 0;
-  /* Smoothing is over the raw points (as TensorBoard's), so a smoothed
-   * series is read whole up to DECODE_MAX points. */
-  if (*total <= q->max_points || *total <= RAW_MAX ||
-      (q->smoothing > 0 && *total <= DECODE_MAX)) {
-    /* Few points: read them and downsample exactly. */
-    size_t cap = (size_t)*total;
-    pmcp_point *raw = malloc((cap ? cap : 1) * sizeof *raw);
-    int64_t *st = malloc((cap ? cap : 1) * sizeof *st);
-    double *va = malloc((cap ? cap : 1) * sizeof *va);
-    size_t *idx = malloc((2 * k + 2) * sizeof *idx);
-    p = malloc((cap ? cap : 1) * sizeof *p);
-    size_t got = 0;
-    int64_t next = 0;
-    if (!raw || !st || !va || !idx || !p)
+  free(st);
+  free(va);
+  free(idx);
+  return k;
+}
+
+/* Reads the range's points whole (finite ones kept, sorted, smoothed over
+ * all of them) and keeps q->max_points of them. */
+static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q, int64_t lo,
+                   int64_t hi, size_t cap, pt **out, size_t *n_out)
+{
+  pmcp_point *raw = malloc((cap ? cap : 1) * sizeof *raw);
+  pt *p = malloc((cap ? cap : 1) * sizeof *p);
+  size_t got = 0, m = 0;
+  int64_t next = 0;
+  int rc = raw && p ? 0 : PMCP_ENOMEM;
+  if (!rc) {
+    pthread_mutex_lock(rs->lock);
+    rc = pmcp_store_points(rs->store, rs->tenant, s->id, lo, hi, 0, raw, cap, &got, &next);
+    pthread_mutex_unlock(rs->lock);
+  }
+  if (!rc) {
+    /* logging order is not always step order (restarts): sort */
+    for (size_t i = 0; i < got; i++)
+      p[i] = (pt){raw[i].step, raw[i].value, 0};
+    qsort(p, got, sizeof *p, pt_cmp);
+    ema_points(p, got, q->smoothing);
+    for (size_t i = 0; i < got; i++)
+      if (isfinite(p[i].v))
+        p[m++] = p[i];
+    size_t k = keep_points(p, m, q->max_points, p);
+    if (m && !k)
       rc = PMCP_ENOMEM;
-    if (!rc) {
-      pthread_mutex_lock(rs->lock);
-      rc = pmcp_store_points(rs->store, rs->tenant, s->id, lo, hi, 0, raw, cap, &got, &next);
-      pthread_mutex_unlock(rs->lock);
-    }
-    if (!rc) {
-      /* logging order is not always step order (restarts): sort */
-      pt *tmp = p;
-      for (size_t i = 0; i < got; i++)
-        tmp[i] = (pt){raw[i].step, raw[i].value, 0};
-      qsort(tmp, got, sizeof *tmp, pt_cmp);
-      ema_points(tmp, got, q->smoothing);
-      if (got <= q->max_points) {
-        for (size_t i = 0; i < got; i++)
-          if (isfinite(tmp[i].v))
-            p[m++] = tmp[i];
-      } else {
-        for (size_t i = 0; i < got; i++) {
-          st[i] = tmp[i].step;
-          va[i] = tmp[i].v;
-        }
-        size_t nk = pmcp__mx_downsample_points(st, va, got, k, idx);
-        /* p is tmp: kept points move forward, idx ascending */
-        for (size_t i = 0; i < nk; i++)
-          p[m++] = tmp[idx[i]];
-      }
-    }
-    free(raw);
-    free(st);
-    free(va);
-    free(idx);
-  } else {
-    /* Many points: per-bucket extremes from block summaries, plus the
-     * range's first and last points. */
-    p = malloc((2 * nb + 2) * sizeof *p);
-    if (!p)
-      rc = PMCP_ENOMEM;
-    for (size_t b = 0; !rc && b < nb; b++) {
-      if (b == 0 && isfinite(bk[b].first))
-        p[m++] = (pt){bk[b].step_first, bk[b].first, NAN};
-      if (isfinite(bk[b].min))
-        p[m++] = (pt){bk[b].step_at_min, bk[b].min, NAN};
-      if (isfinite(bk[b].max))
-        p[m++] = (pt){bk[b].step_at_max, bk[b].max, NAN};
-      if (b + 1 == nb && isfinite(bk[b].last))
-        p[m++] = (pt){bk[b].step_last, bk[b].last, NAN};
-    }
-    if (!rc) {
-      qsort(p, m, sizeof *p, pt_cmp);
-      size_t w = 0;
-      for (size_t i = 0; i < m; i++)
-        if (!w || p[i].step != p[w - 1].step || p[i].v != p[w - 1].v)
-          p[w++] = p[i];
-      m = w;
-    }
+    m = k;
   }
-  free(bk);
+  free(raw);
   if (rc) {
     free(p);
     return rc;
@@ -241,14 +218,129 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   return 0;
 }
 
+/* The candidates of a long range: the first, minimum, maximum and last
+ * finite point of each bucket (sorted, repeats dropped). */
+static size_t bucket_candidates(const pmcp_bucket *bk, size_t nb, pt *p)
+{
+  size_t m = 0;
+  for (size_t b = 0; b < nb; b++) {
+    if (isfinite(bk[b].first))
+      p[m++] = (pt){bk[b].step_first, bk[b].first, NAN};
+    if (isfinite(bk[b].min))
+      p[m++] = (pt){bk[b].step_at_min, bk[b].min, NAN};
+    if (isfinite(bk[b].max))
+      p[m++] = (pt){bk[b].step_at_max, bk[b].max, NAN};
+    if (isfinite(bk[b].last))
+      p[m++] = (pt){bk[b].step_last, bk[b].last, NAN};
+  }
+  qsort(p, m, sizeof *p, pt_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < m; i++)
+    if (!w || p[i].step != p[w - 1].step || p[i].v != p[w - 1].v)
+      p[w++] = p[i];
+  return w;
+}
+
+/* Builds the downsampled points of one series: exactly q->max_points
+ * when the range holds that many finite points (*why NULL), else as many
+ * as there are and *why says why. */
+static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                      pt **out, size_t *n_out, uint64_t *nonfinite, uint64_t *total,
+                      const char **why)
+{
+  *out = NULL;
+  *n_out = 0;
+  *nonfinite = 0;
+  *total = 0;
+  *why = NULL;
+  int64_t lo = q->from > s->step_min ? q->from : s->step_min;
+  int64_t hi = q->to < s->step_max ? q->to : s->step_max;
+  if (s->count == 0 || lo > hi)
+    return 0;
+  size_t m = q->max_points;
+  /* Candidate buckets: 2m exact ones; for a long series with at least m/2
+   * blocks, half as many buckets as blocks so the store summarizes inner
+   * blocks whole (coarse) without decoding them. Each bucket offers up to
+   * four points; too few candidates and the buckets are refined. */
+  uint64_t blocks = (uint64_t)s->count / STORE_BLOCK;
+  size_t nbk = 2 * m;
+  if ((uint64_t)s->count > DECODE_MAX && 2 * blocks >= m && blocks < 4 * (uint64_t)m)
+    nbk = (size_t)(blocks / 2);
+  pmcp_bucket *bk = NULL;
+  pt *p = NULL;
+  size_t nb = 0, c = 0;
+  int rc = 0;
+  for (int pass = 0;; pass++) {
+    free(bk);
+    bk = calloc(nbk, sizeof *bk);
+    if (!bk)
+      return PMCP_ENOMEM;
+    pthread_mutex_lock(rs->lock);
+    rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, nbk, bk, &nb);
+    pthread_mutex_unlock(rs->lock);
+    if (rc)
+      break;
+    *total = *nonfinite = 0;
+    for (size_t b = 0; b < nb; b++) {
+      *total += bk[b].count;
+      *nonfinite += bk[b].nonfinite;
+    }
+    uint64_t finite = *total - *nonfinite;
+    /* Few points, or smoothing (over the raw points, as TensorBoard's):
+     * read them whole, exact. */
+    if (*total <= RAW_MAX || finite <= m || (q->smoothing > 0 && *total <= DECODE_MAX)) {
+      free(bk);
+      rc = row_raw(rs, s, q, lo, hi, (size_t)*total, out, n_out);
+      if (!rc && *n_out < m)
+        *why = FEWER_ALL;
+      return rc;
+    }
+    free(p);
+    p = malloc((4 * nb + 1) * sizeof *p);
+    if (!p) {
+      rc = PMCP_ENOMEM;
+      break;
+    }
+    c = bucket_candidates(bk, nb, p);
+    if (c >= m || nbk >= 100000)
+      break;
+    if (*total <= DECODE_MAX && pass > 0) {
+      /* summaries too flat to offer m distinct points: read it whole */
+      free(bk);
+      free(p);
+      return row_raw(rs, s, q, lo, hi, (size_t)*total, out, n_out);
+    }
+    nbk = nbk * 4 > 100000 ? 100000 : nbk * 4;
+  }
+  free(bk);
+  if (rc) {
+    free(p);
+    return rc;
+  }
+  size_t k = keep_points(p, c, m, p);
+  if (c && !k) {
+    free(p);
+    return PMCP_ENOMEM;
+  }
+  if (k < m)
+    *why = FEWER_FLAT;
+  *out = p;
+  *n_out = k;
+  return 0;
+}
+
 static void write_row(pmcp_json *j, const pmcp__mx_series *s, const pt *p, size_t m,
-                      uint64_t nonfinite, uint64_t total, double smoothing)
+                      uint64_t nonfinite, uint64_t total, double smoothing, const char *why)
 {
   pmcp__mx_head(j, s, 1);
   pmcp_json_key(j, "points");
   pmcp_json_uint(j, total);
   pmcp_json_key(j, "kept");
   pmcp_json_uint(j, m);
+  if (why) {
+    pmcp_json_key(j, "kept_fewer");
+    pmcp_json_string(j, why);
+  }
   if (nonfinite) {
     pmcp_json_key(j, "non_finite");
     pmcp_json_uint(j, nonfinite);
@@ -509,7 +601,8 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     pt *p = NULL;
     size_t m = 0;
     uint64_t nf = 0, total = 0;
-    rc = row_points(rs, s, &q, &p, &m, &nf, &total);
+    const char *why = NULL;
+    rc = row_points(rs, s, &q, &p, &m, &nf, &total, &why);
     if (rc) {
       free(p);
       pmcp_page_fail(pg, NULL, "the points of %s %s cannot be read", s->run, s->key);
@@ -521,7 +614,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
       free(p);
       break;
     }
-    write_row(j, s, p, m, nf, total, q.smoothing);
+    write_row(j, s, p, m, nf, total, q.smoothing, why);
     uint64_t next = i + 1;
     int arc = pmcp_page_commit(pg, &next, sizeof next);
 #ifdef PMCP_HAVE_CAIRO

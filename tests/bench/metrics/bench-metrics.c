@@ -207,6 +207,22 @@ int main(int argc, char **argv)
     tm[i] = timed_call("metrics", grouped_rank, 1), cm[i] = cpu_last;
   snprintf(what, sizeof what, "grouped %zu points (by rank, 100 buckets each)", 10 * n);
   report(what, tm, cm, 5);
+  double wide_ns = cm[2] * 1e6 / (double)(10 * n);
+
+  /* Narrow buckets: one step each over 100 steps (1,000 points of the
+   * ten ranks), against the wide buckets above, per point. */
+  char narrow[400];
+  snprintf(narrow, sizeof narrow,
+           "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\",\"by\":[\"rank\"],"
+           "\"step_bucket\":1,\"step_from\":%zu,\"step_to\":%zu,\"max_rows\":1000,"
+           "\"token_budget\":8000}", n / 2, n / 2 + 99);
+  timed_call("metrics", narrow, 1);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("metrics", narrow, 1), cm[i] = cpu_last;
+  report("grouped 1,000 points (by rank, 1-step buckets)", tm, cm, 5);
+  double narrow_ns = cm[2] * 1e6 / 1000.0;
+  printf("  per point: wide %.1f ns, narrow %.1f ns (narrow / wide %.2f)\n", wide_ns, narrow_ns,
+         narrow_ns / wide_ns);
 
   /* query_sql: an aggregate over the 10 x N points of "grad" read point by
    * point through metric_points (the blocks decoded as rows), and the same

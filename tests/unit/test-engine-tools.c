@@ -222,9 +222,10 @@ static void expect_arg_error(harness *h, const char *args, const char *n1,
   ck_assert_msg(strstr(t, n1) != NULL, "'%s' lacks '%s'", t, n1);
   if (n2)
     ck_assert_msg(strstr(t, n2) != NULL, "'%s' lacks '%s'", t, n2);
-  /* The text is one JSON object with a message. */
+  /* The text is one JSON object with a message and the table's code. */
   cJSON *obj = cJSON_Parse(t);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(obj, "message"));
+  ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(obj, "error")), "invalid_argument");
   cJSON_Delete(obj);
   cJSON_Delete(r);
 }
@@ -669,6 +670,33 @@ START_TEST(tool_filter)
 }
 END_TEST
 
+/* The tool error table: every value has a distinct lower-case code that
+ * maps back to it; anything else is "internal" / PMCP_TERR_NONE. */
+START_TEST(tool_error_table)
+{
+  const char *seen[PMCP_TERR_MAX_ + 1] = {0};
+  for (int c = 1; c <= PMCP_TERR_MAX_; c++) {
+    const char *s = pmcp_tool_error_name(c);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_gt(strlen(s), 0);
+    ck_assert_uint_eq(strspn(s, "abcdefghijklmnopqrstuvwxyz_"), strlen(s));
+    ck_assert_uint_gt(strlen(pmcp_tool_error_meaning(c)), 0);
+    ck_assert_int_eq(pmcp_tool_error_from_name(s), c);
+    for (int d = 1; d < c; d++)
+      ck_assert_str_ne(seen[d], s);
+    seen[c] = s;
+  }
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_NOT_FOUND), "not_found");
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_STORE), "store_error");
+  ck_assert_str_eq(pmcp_tool_error_name(0), "internal");
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_MAX_ + 1), "internal");
+  ck_assert_str_eq(pmcp_tool_error_name(-3), "internal");
+  ck_assert_int_eq(pmcp_tool_error_from_name(NULL), PMCP_TERR_NONE);
+  ck_assert_int_eq(pmcp_tool_error_from_name("store"), PMCP_TERR_NONE);
+  ck_assert_int_eq(pmcp_tool_error_from_name("Not_Found"), PMCP_TERR_NONE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-tools");
@@ -682,6 +710,7 @@ static Suite *suite(void)
   tcase_add_test(tc, budgeted_args);
   tcase_add_test(tc, offset_paged_args);
   tcase_add_test(tc, tool_filter);
+  tcase_add_test(tc, tool_error_table);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "error.h"
 #include "server.h"
+#include "tool_error.h"
 
 PMCP_BEGIN_DECLS
 

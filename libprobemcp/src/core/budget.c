@@ -74,7 +74,10 @@ int pmcp__budget_finalize(pmcp_call *call)
              "a budgeted tool answers with exactly one text item (and at most "
              "one PNG image after it). This is a bug in the tool.",
              call->name, call->n_items, n_text);
-    return replace(call, budget, msg, "\"error\":\"tool_result_shape\"");
+    char shape[64];
+    snprintf(shape, sizeof shape, "\"error\":\"%s\"",
+             pmcp_tool_error_name(PMCP_TERR_RESULT_SHAPE));
+    return replace(call, budget, msg, shape);
   }
   const char *text = call->items[0].text;
   size_t len = call->items[0].len;
@@ -100,8 +103,17 @@ int pmcp__budget_finalize(pmcp_call *call)
     cJSON *v = cJSON_ParseWithLength(text, len);
     cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "message");
     const char *mtext = cJSON_IsString(m) ? m->valuestring : "The tool failed.";
-    pmcp_buf t = PMCP_BUF_INIT;
-    rc = pmcp__budget_error_text(budget, mtext, strlen(mtext), NULL, 0, &t, NULL);
+    /* the code stays: it is what a client branches on */
+    cJSON *code = cJSON_GetObjectItemCaseSensitive(v, "error");
+    pmcp_buf mem = PMCP_BUF_INIT, t = PMCP_BUF_INIT;
+    rc = 0;
+    if (cJSON_IsString(code))
+      rc = pmcp__buf_puts(&mem, "\"error\":");
+    if (!rc && cJSON_IsString(code))
+      rc = pmcp__buf_json_string(&mem, code->valuestring, strlen(code->valuestring));
+    if (!rc)
+      rc = pmcp__budget_error_text(budget, mtext, strlen(mtext), mem.ptr, mem.len, &t, NULL);
+    pmcp_buf_dispose(&mem);
     cJSON_Delete(v);
     if (!rc) {
       pmcp__call_clear_items(call);
@@ -121,7 +133,7 @@ int pmcp__budget_finalize(pmcp_call *call)
            budget, cap);
   char members[128];
   snprintf(members, sizeof members,
-           "\"error\":\"budget_exceeded\",\"tokens\":%zu,\"token_budget\":%d",
-           tokens + image_tokens, budget);
+           "\"error\":\"%s\",\"tokens\":%zu,\"token_budget\":%d",
+           pmcp_tool_error_name(PMCP_TERR_BUDGET_EXCEEDED), tokens + image_tokens, budget);
   return replace(call, budget, msg, members);
 }

@@ -889,7 +889,8 @@ static int render_failure(pmcp_page *pg, pmcp_buf *out)
     rc = pmcp__buf_printf(&msg, "%s Call %s again without `cursor` to start over.",
                           pmcp_cursor_status_message((int)pg->cstatus), pg->tool);
     if (!rc)
-      rc = pmcp__buf_printf(&mem, "\"error\":\"invalid_cursor\",\"reason\":\"%s\",\"restart\":true",
+      rc = pmcp__buf_printf(&mem, "\"error\":\"%s\",\"reason\":\"%s\",\"restart\":true",
+                            pmcp_tool_error_name(PMCP_TERR_INVALID_CURSOR),
                             pmcp_cursor_status_name((int)pg->cstatus));
   } else if (pg->status == PMCP_EBUDGET) {
     if (pg->min_budget > PMCP_BUDGET_MAX)
@@ -904,8 +905,9 @@ static int render_failure(pmcp_page *pg, pmcp_buf *out)
           pg->budget, pg->min_budget, pg->tool, pg->min_budget,
           pg->continued ? " and the same cursor" : "");
     if (!rc)
-      rc = pmcp__buf_printf(&mem, "\"error\":\"token_budget_too_small\","
+      rc = pmcp__buf_printf(&mem, "\"error\":\"%s\","
                             "\"min_token_budget\":%zu,\"token_budget\":%d",
+                            pmcp_tool_error_name(PMCP_TERR_TOKEN_BUDGET_TOO_SMALL),
                             pg->min_budget, pg->budget);
   } else if (pg->failed) {
     rc = pmcp__buf_append(&msg, pg->fail_msg.ptr ? pg->fail_msg.ptr : "",

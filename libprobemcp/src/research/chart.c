@@ -645,8 +645,8 @@ int pmcp__chart_attach(pmcp_page *pg, const pmcp__chart *c, int more)
   int need = pmcp_page_budget(pg) - room + pmcp__chart_min_cost();
   char members[160];
   snprintf(members, sizeof members,
-           "\"error\":\"token_budget_too_small\",\"min_token_budget\":%d,"
-           "\"token_budget\":%d", need, pmcp_page_budget(pg));
+           "\"error\":\"%s\",\"min_token_budget\":%d,\"token_budget\":%d",
+           pmcp_tool_error_name(PMCP_TERR_TOKEN_BUDGET_TOO_SMALL), need, pmcp_page_budget(pg));
   return pmcp_page_fail(pg,
       members, "The chart does not fit token_budget %d after the text: the smallest chart "
       "(%dx%d) costs %d tokens, so this answer needs token_budget %d or more%s. Raise "

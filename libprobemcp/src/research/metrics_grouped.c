@@ -290,7 +290,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
   if (pmcp_arg_int(call, "step_to", &v) == 0)
     to = v;
   if (from > to)
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from is after step_to");
   if (pmcp_arg_int(call, "step_bucket", &v) == 0)
     width = v;
   int width_given = width > 0;
@@ -312,7 +312,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
         want[k] = 1;
   }
   if (across && na)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "agg and across do not combine: across reduces each series' bucket "
                          "mean across the group's series");
   /* The buckets one group can show in the call's budget: each array entry
@@ -439,7 +439,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
         snprintf(would, sizeof would, "step_bucket %lld makes at most %zu%s",
                  (long long)fitting_width(lo, hi, max_rows), max_rows,
                  max_rows < fit_rows ? ", raise max_rows (the budget holds more)" : "");
-      pmcp__rs_fail(call, "invalid_argument",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                     "step_bucket %lld over %s %lld..%lld makes %zu buckets, more than "
                     "max_rows %zu: %s, or narrow the range",
                     (long long)width, axis == AX_STEP ? "steps" : "milliseconds",
@@ -450,7 +450,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
   /* per series cells when reducing across series, else per group */
   size_t rows = across ? nm : ng;
   if (nb && rows * nb > MAX_BUCKET_CELLS) {
-    pmcp__rs_fail(call, "invalid_argument", "too many series x buckets (%zu x %zu): lower "
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "too many series x buckets (%zu x %zu): lower "
                   "max_rows or narrow where", rows, nb);
     goto out;
   }
@@ -475,7 +475,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
   if (rc == PMCP_ECANCELLED)
     goto out;
   if (rc) {
-    pmcp__rs_fail(call, "store_error", "the points of %s in %s cannot be read", key, run);
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "the points of %s in %s cannot be read", key, run);
     rc = 0;
     goto out;
   }
@@ -606,7 +606,7 @@ int pmcp__mx_grouped(pmcp_call *call, pmcp__research *rs)
       char with[64] = "";
       if (fw > 0)
         snprintf(with, sizeof with, " with step_bucket %lld", (long long)fw);
-      pmcp__rs_fail(call, "budget_exceeded",
+      pmcp__rs_fail(call, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
                     "max_rows %zu: one group of %zu buckets does not fit the token budget "
                     "(%d); max_rows %zu fits it (the default)%s, or raise the budget",
                     max_rows, nb, budget, fit_rows, with);

@@ -183,7 +183,7 @@ static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pr
     cJSON *page = NULL;
     char err[300];
     if ((rc = pmcp__rs_list(tk->rs, &o, &page, err, sizeof err)) != 0) {
-      int f = pmcp__rs_fail(call, "store_error", "%s", err);
+      int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
       rc = f ? f : 1;
       break;
     }
@@ -264,7 +264,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
       rc = pmcp__store_key_split(tk->rs->store, tk->rs->tenant, pref + 8, u[i].key,
                                  u[i].scale, u[i].split, sizeof u[i].split);
     if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-      int f = pmcp__rs_fail(call, "store_error", "%s", pmcp_store_errmsg(tk->rs->store));
+      int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", pmcp_store_errmsg(tk->rs->store));
       rc = f ? f : 1;
     }
     pthread_mutex_unlock(tk->rs->lock);
@@ -274,7 +274,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
   for (i = 0; i < n && !rc; i++)
     if (!u[i].scaled && !(u[i].mask & 1) && (u[i].mask & 6)) {
       const char *sc = pmcp__trk_scale_name(u[i].mask & 2 ? "env_step" : "episode");
-      int f = pmcp__rs_fail(call, "invalid_argument",
+      int f = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s: series '%.200s' is logged on the %s scale only: RL series "
                          "always need their scale (add \"scale\": \"%s\"; ENVIRONMENT_STEP "
                          "for per-step values, EPISODE for per-episode ones)",
@@ -282,7 +282,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
       rc = f ? f : 1;
     } else if (!u[i].labelled && u[i].split[0]) {
       size_t first = strcspn(u[i].split, "}") + 1;
-      int f = pmcp__rs_fail(call, "invalid_argument",
+      int f = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s: series '%.200s' is split by labels in some runs (%s): add "
                          "\"labels\" naming the one to read, e.g. \"labels\": %.*s",
                          u[i].where, u[i].key, u[i].split, (int)first, u[i].split);
@@ -320,22 +320,23 @@ static int list_runs(pmcp_call *call, void *ud)
   const char *bs = bad_scale(fjson) ? bad_scale(fjson) : bad_scale(sjson) ? bad_scale(sjson)
                                                                          : bad_scale(cjson);
   if (bs) {
-    rc = pmcp__rs_fail(call, "invalid_argument",
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                        "unknown scale '%.40s': use STEP, ENVIRONMENT_STEP or EPISODE", bs);
     goto out;
   }
   if (pmcp__filter_parse(fjson, &f, err, sizeof err)) {
-    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err);
     goto out;
   }
   if (have_sort && pmcp__sort_parse(sjson, &sort, err, sizeof err)) {
-    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err);
     goto out;
   }
   if (cjson) {
     n_cols = (size_t)cJSON_GetArraySize(cjson);
     if (n_cols > MAX_COLUMNS) {
-      rc = pmcp__rs_fail(call, "invalid_argument", "summary_columns: at most %d", MAX_COLUMNS);
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                         "summary_columns: at most %d", MAX_COLUMNS);
       goto out;
     }
     cols = calloc(n_cols ? n_cols : 1, sizeof *cols);
@@ -346,13 +347,13 @@ static int list_runs(pmcp_call *call, void *ud)
     for (size_t i = 0; i < n_cols; i++) {
       cJSON *c = cJSON_GetArrayItem(cjson, (int)i);
       if (cJSON_IsObject(c) && cJSON_GetObjectItemCaseSensitive(c, "direction")) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "summary_columns[%zu]: unknown key \"direction\"", i);
         goto out;
       }
       if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
           pmcp__sort_parse(c, &cols[i].spec, err, sizeof err)) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
                            "last|first|min|max|avg|count, \"scale\"?, \"labels\"?}%s%s",
                            i, cJSON_IsObject(c) ? ": " : "",
@@ -362,7 +363,7 @@ static int list_runs(pmcp_call *call, void *ud)
       col_name(&cols[i]);
       for (size_t j = 0; j < i; j++)
         if (!strcmp(cols[j].name, cols[i].name)) {
-          rc = pmcp__rs_fail(call, "invalid_argument",
+          rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                              "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
                              cols[i].name);
           goto out;
@@ -426,7 +427,7 @@ static int list_runs(pmcp_call *call, void *ud)
       item = item->next;
       if (lr) {
         pmcp__trk_run_dispose(&h->run);
-        rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
         goto out;
       }
     }
@@ -436,7 +437,7 @@ static int list_runs(pmcp_call *call, void *ud)
       m = pmcp__sort_key_of(&sort, &row, &h->key) < 0 ? -1 : 1;
     if (m < 0) {
       pmcp__trk_run_dispose(&h->run);
-      rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'", h->run.id);
+      rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "cannot read the series of run '%s'", h->run.id);
       goto out;
     }
     if (m == 0) {
@@ -462,7 +463,7 @@ static int list_runs(pmcp_call *call, void *ud)
   if (!fast) {
     rc = page_attributes(tk, hits, n_hits, first, (size_t)limit, &page_attrs);
     if (rc && rc != PMCP_EUNSUPPORTED) {
-      rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, "store_error", "%s",
+      rc = rc == PMCP_ENOMEM ? rc : pmcp__rs_fail(call, PMCP_TERR_STORE, "%s",
                                                   "the runs' attributes cannot be read");
       goto out;
     }
@@ -483,7 +484,7 @@ static int list_runs(pmcp_call *call, void *ud)
       }
       if (!page_attrs && (rc = pmcp__trk_run_attrs(tk, r, err, sizeof err)) != 0) {
         cJSON_Delete(rows);
-        rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
         goto out;
       }
       cJSON_Delete(r->series);
@@ -569,7 +570,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
   cJSON *rec = NULL;
   int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc)
-    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
                          rc == PMCP_ENOTFOUND ? "run '%s' not found" : "%s",
                          rc == PMCP_ENOTFOUND ? ref + 4 : err);
   if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
@@ -580,7 +581,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     }
     int same = strcmp(pmcp__js(proj, "ref"), pmcp__js(rec, "project")) == 0;
     if (!same) {
-      rc = pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", ref + 4,
+      rc = pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run '%s' not found in project '%s'", ref + 4,
                          pmcp__js(proj, "ref") + 8);
       cJSON_Delete(proj);
       cJSON_Delete(rec);
@@ -593,7 +594,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
   if (rc) {
     pmcp__trk_run_dispose(&r);
     cJSON_Delete(rec);
-    return pmcp__rs_fail(call, "store_error", "%s", err);
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
   }
   /* Project and timings from the record, which a listing item lacks. */
   if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8 &&

@@ -124,7 +124,7 @@ static int load_rows(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *
   memset(&res, 0, sizeof res);
   int rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, q, &res);
   if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE, "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }
@@ -225,7 +225,7 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                         pg.ids, pg.n};
     rc = load_rows(call, tk, &q, out, n_out);
   } else if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE, "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }

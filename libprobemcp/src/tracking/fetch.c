@@ -21,6 +21,8 @@
 
 #define MAX_RUNS 50
 #define MAX_KEYS 20
+/* the order of axes[] (the axis argument's values) */
+enum { AXIS_STEP, AXIS_WALL_CLOCK, AXIS_RELATIVE };
 
 typedef pmcp__trk_sel sel;
 
@@ -299,7 +301,9 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     return rc;
   const char *axis = "step";
   pmcp_arg_string(call, "axis", &axis, NULL);
-  int by_step = !strcmp(axis, "step"), relative = !strcmp(axis, "relative_time");
+  size_t axis_i = AXIS_STEP;
+  pmcp_arg_enum(call, "axis", &axis_i);
+  int by_step = axis_i == AXIS_STEP, relative = axis_i == AXIS_RELATIVE;
   int ax_kind = by_step ? PMCP__TRK_AX_STEP : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
   int64_t nbk = 50, from, to;
   pmcp_arg_int(call, "buckets", &nbk);

@@ -1,5 +1,5 @@
 /* `browse`: "what exists here?" Lists the lab's structure and catalogs,
- * one mode per question (seed 000). Every list pages through the store's
+ * one mode per question. Every list pages through the store's
  * positions; a cursor's state is {"l": list, "p": parent ref, "a": store
  * position, "s": items of that store page already shown}, so a page cut by
  * the budget in the middle of a store page resumes at the exact item. */

@@ -5,6 +5,7 @@
  * to one JSON object with "message" and shortened to fit; anything else
  * over the limits is a tool bug and becomes an error saying so, never an
  * over-budget answer. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
  * for if it is usable, else the default. */
 static int budget_of(const pmcp_call *call)
 {
+  static_assert(PMCP_BUDGET_MIN > 0 && PMCP_BUDGET_MIN <= PMCP_BUDGET_DEFAULT &&
+                PMCP_BUDGET_DEFAULT <= PMCP_BUDGET_MAX, "budget bounds");
   if (call->token_budget >= PMCP_BUDGET_MIN && call->token_budget <= PMCP_BUDGET_MAX)
     return call->token_budget;
   const cJSON *b = call->args ? cJSON_GetObjectItemCaseSensitive(call->args, "token_budget")

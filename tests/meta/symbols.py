@@ -13,7 +13,9 @@ Checks:
  3. every exported symbol carries a version node of the map;
  4. every PMCP_API function of a header that has man pages is named in a
     man3 page (a header no page mentions yet is reported, not failed);
- 5. every error code of error.h is listed in libprobemcp-errors(7);
+ 5. every error code of error.h is listed in libprobemcp-errors(7), and
+    every tool error code of tool_error.h (name and string) in
+    pmcp_tool_errors(7);
  6. with --readme, README.md links every man page source.
 """
 import argparse
@@ -122,6 +124,29 @@ def main():
     unlisted = [c for c in codes if f"PMCP_{c}" not in errpage]
     check(bool(codes) and not unlisted, f"libprobemcp-errors(7) lists all {len(codes)} codes"
           + (f"; not {unlisted}" if unlisted else ""))
+
+    terrh = open(os.path.join(a.headers, "tool_error.h")).read()
+    tcodes = re.findall(r"^\s*X\((\w+), \d+, \"(\w+)\"", terrh, re.M)
+    tpage = pages.get("pmcp_tool_errors.7.scd", "")
+    tunlisted = [c for c, s in tcodes
+                 if f"PMCP_TERR_{c}" not in tpage or f":- {s}\n" not in tpage]
+    check(bool(tcodes) and not tunlisted,
+          f"pmcp_tool_errors(7) lists all {len(tcodes)} tool error codes"
+          + (f"; not {tunlisted}" if tunlisted else ""))
+
+    # every emitter takes its code from the table: no code spelled out in
+    # the library's sources ("error":"x" in text, or an "error" member
+    # added with a literal)
+    src = os.path.normpath(os.path.join(a.headers, "..", "..", "src"))
+    spelled = []
+    for root, _, files in os.walk(src):
+        for f in files:
+            if f.endswith((".c", ".h")):
+                text = strip_comments(open(os.path.join(root, f)).read())
+                for m in re.finditer(r'\\"error\\":\\"[a-z]|"error",\s*"[a-z_]*"\s*\)', text):
+                    spelled.append(f"{f}:{text.count(chr(10), 0, m.start()) + 1}")
+    check(not spelled, "every tool error code comes from the table"
+          + (f"; spelled out at {spelled}" if spelled else ""))
 
     if a.readme:
         readme = open(a.readme).read()

@@ -16,7 +16,7 @@ principals A and B) and one authenticated probe-mcp-http.
     refused as busy at once, and B's browse and SELECT 1 keep answering
     quickly;
   - after a server restart the next statement succeeds (reconnected);
-    while the server is down it fails as `unavailable`, saying the
+    while the server is down it fails as `store_error`, saying the
     connection was lost, never as `invalid_sql`;
   - a store migrated by a superuser leaves the reader role no signalling
     function and no view of other sessions.
@@ -235,9 +235,9 @@ with Cluster(PGCTL) as pg:
         check(err is False, "the server without authentication reads too (%s)" % got)
         pg.ctl("halt")
         got, err = call(url_open, "query_sql", {"sql": "SELECT 1 AS x"})
-        check(got is not None and err is True and got.get("error") == "unavailable"
+        check(got is not None and err is True and got.get("error") == "store_error"
               and "connection to PostgreSQL was lost" in got.get("message", ""),
-              "with the server down: unavailable, the connection lost (%s)" % got)
+              "with the server down: store_error, the connection lost (%s)" % got)
         pg.ctl("start")
         got, err = call(url_open, "query_sql", {"sql": "SELECT 1 AS x"})
         check(err is False and got["rows"] == [[1]], "back: the statement succeeds (%s)" % got)

@@ -222,9 +222,10 @@ static void expect_arg_error(harness *h, const char *args, const char *n1,
   ck_assert_msg(strstr(t, n1) != NULL, "'%s' lacks '%s'", t, n1);
   if (n2)
     ck_assert_msg(strstr(t, n2) != NULL, "'%s' lacks '%s'", t, n2);
-  /* The text is one JSON object with a message. */
+  /* The text is one JSON object with a message and the table's code. */
   cJSON *obj = cJSON_Parse(t);
   ck_assert_ptr_nonnull(cJSON_GetObjectItem(obj, "message"));
+  ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(obj, "error")), "invalid_argument");
   cJSON_Delete(obj);
   cJSON_Delete(r);
 }
@@ -669,6 +670,153 @@ START_TEST(tool_filter)
 }
 END_TEST
 
+/* Typed access to enums, arrays and objects: each handler answer is
+ * compared with what the arguments literally say. */
+static const char *const axis_enum[] = {"step", "wall_clock", "relative_time", NULL};
+static const char *const agg_enum[] = {"min", "max", "mean", NULL};
+static const pmcp_arg_spec typed_a_args[] = {
+  {"axis", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, axis_enum, "\"wall_clock\""},
+  {"aggs", PMCP_T_STRING_ARRAY, 0, NULL, 0, 0, 0, 0, agg_enum, NULL},
+  {"items", PMCP_T_ARRAY, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"opts", PMCP_T_OBJECT, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+  {"plain", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, NULL, NULL},
+};
+static const pmcp_mode_spec typed_modes[] = {
+  {"a", NULL, typed_a_args, 5},
+  {"b", NULL, NULL, 0},
+};
+
+static int typed_tool(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  char out[1024];
+  size_t n = 0, mi = 99, ax = 99, k;
+  const char *s;
+  double d;
+  if (strcmp(pmcp_call_name(call), "modeless") == 0) {
+    ck_assert_int_eq(pmcp_call_mode_index(call, &mi), PMCP_ENOTFOUND);
+    ck_assert_int_eq(pmcp_call_mode_index(call, NULL), PMCP_EINVAL);
+    return pmcp_result_text(call, "modeless", 8);
+  }
+  ck_assert_int_eq(pmcp_call_mode_index(call, &mi), 0);
+  n += (size_t)snprintf(out + n, sizeof out - n, "mode=%zu", mi);
+  if (mi == 0) {
+    ck_assert_int_eq(pmcp_arg_enum(call, "axis", &ax), 0);
+    n += (size_t)snprintf(out + n, sizeof out - n, " axis=%zu aggs=", ax);
+    for (size_t i = 0; i < pmcp_arg_count(call, "aggs"); i++) {
+      ck_assert_int_eq(pmcp_arg_enum_at(call, "aggs", i, &k), 0);
+      n += (size_t)snprintf(out + n, sizeof out - n, "%zu,", k);
+    }
+    ck_assert_int_eq(pmcp_arg_enum_at(call, "aggs", pmcp_arg_count(call, "aggs"), &k),
+                     PMCP_ENOTFOUND);
+    n += (size_t)snprintf(out + n, sizeof out - n, " items=");
+    for (size_t i = 0; i < pmcp_arg_count(call, "items"); i++) {
+      ck_assert_int_eq(pmcp_arg_json_at(call, "items", i, &s), 0);
+      n += (size_t)snprintf(out + n, sizeof out - n, "%s;", s);
+    }
+    n += (size_t)snprintf(out + n, sizeof out - n, " opts=");
+    for (size_t i = 0; i < pmcp_arg_member_count(call, "opts"); i++) {
+      ck_assert_int_eq(pmcp_arg_member_key(call, "opts", i, &s), 0);
+      const char *j;
+      ck_assert_int_eq(pmcp_arg_member_json(call, "opts", s, &j), 0);
+      n += (size_t)snprintf(out + n, sizeof out - n, "%s=%s;", s, j);
+    }
+    if (pmcp_arg_has(call, "opts")) {
+      ck_assert_int_eq(pmcp_arg_member_key(call, "opts", pmcp_arg_member_count(call, "opts"),
+                                           &s), PMCP_ENOTFOUND);
+      ck_assert_int_eq(pmcp_arg_member_string(call, "opts", "name", &s), 0);
+      ck_assert_str_eq(s, "x");
+      ck_assert_int_eq(pmcp_arg_member_number(call, "opts", "n", &d), 0);
+      ck_assert(d == 2.5);
+      ck_assert_int_eq(pmcp_arg_member_number(call, "opts", "name", &d), PMCP_EINVAL);
+      ck_assert_int_eq(pmcp_arg_member_string(call, "opts", "nope", &s), PMCP_ENOTFOUND);
+    } else {
+      ck_assert_int_eq(pmcp_arg_member_string(call, "opts", "name", &s), PMCP_ENOTFOUND);
+    }
+    /* the wrong kinds of argument */
+    ck_assert_int_eq(pmcp_arg_enum(call, "plain", &k), pmcp_arg_has(call, "plain")
+                                                          ? PMCP_EINVAL : PMCP_ENOTFOUND);
+    ck_assert_int_eq(pmcp_arg_member_count(call, "items"), 0);
+    if (pmcp_arg_has(call, "items")) {
+      ck_assert_int_eq(pmcp_arg_member_key(call, "items", 0, &s), PMCP_EINVAL);
+      ck_assert_int_eq(pmcp_arg_json_at(call, "opts", 0, &s),
+                       pmcp_arg_has(call, "opts") ? PMCP_EINVAL : PMCP_ENOTFOUND);
+    }
+  } else {
+    ck_assert_int_eq(pmcp_arg_enum(call, "axis", &ax), PMCP_ENOTFOUND);
+  }
+  return pmcp_result_text(call, out, n);
+}
+
+START_TEST(typed_access)
+{
+  harness *h = h_new(NULL);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "typed";
+  d.modes = typed_modes;
+  d.n_modes = 2;
+  d.handler = typed_tool;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &d), 0);
+  pmcp_tool_def e = PMCP_TOOL_DEF_INIT;
+  e.name = "modeless";
+  e.handler = typed_tool;
+  ck_assert_int_eq(pmcp_server_add_tool(h->srv, &e), 0);
+  h_init(h, NULL, "2025-11-25");
+  static const struct { const char *args, *want; } cases[] = {
+    {"{\"mode\":\"a\"}", "mode=0 axis=1 aggs= items= opts="},
+    {"{\"mode\":\"a\",\"axis\":\"relative_time\",\"aggs\":[\"mean\",\"min\",\"mean\"]}",
+     "mode=0 axis=2 aggs=2,0,2, items= opts="},
+    {"{\"mode\":\"a\",\"axis\":\"step\",\"items\":[1,\"two\",{\"c\":[3]},null],"
+     "\"opts\":{\"name\":\"x\",\"n\":2.5,\"deep\":{\"k\":[]}},\"plain\":\"p\"}",
+     "mode=0 axis=0 aggs= items=1;\"two\";{\"c\":[3]};null; "
+     "opts=name=\"x\";n=2.5;deep={\"k\":[]};"},
+    {"{\"mode\":\"b\"}", "mode=1"},
+  };
+  char buf[1024];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+             "\"params\":{\"name\":\"typed\",\"arguments\":%s}}", cases[i].args);
+    cJSON *r = h_call(h, NULL, buf);
+    ck_assert_msg(!h_is_error(r), "%s", cases[i].args);
+    ck_assert_str_eq(h_text0(r), cases[i].want);
+    cJSON_Delete(r);
+  }
+  /* a mode-less tool has no mode index */
+  cJSON *r = h_call(h, NULL, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"modeless\"}}");
+  ck_assert_str_eq(h_text0(r), "modeless");
+  cJSON_Delete(r);
+  h_free(h);
+}
+END_TEST
+
+/* The tool error table: every value has a distinct lower-case code that
+ * maps back to it; anything else is "internal" / PMCP_TERR_NONE. */
+START_TEST(tool_error_table)
+{
+  const char *seen[PMCP_TERR_MAX_ + 1] = {0};
+  for (int c = 1; c <= PMCP_TERR_MAX_; c++) {
+    const char *s = pmcp_tool_error_name(c);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_gt(strlen(s), 0);
+    ck_assert_uint_eq(strspn(s, "abcdefghijklmnopqrstuvwxyz_"), strlen(s));
+    ck_assert_uint_gt(strlen(pmcp_tool_error_meaning(c)), 0);
+    ck_assert_int_eq(pmcp_tool_error_from_name(s), c);
+    for (int d = 1; d < c; d++)
+      ck_assert_str_ne(seen[d], s);
+    seen[c] = s;
+  }
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_NOT_FOUND), "not_found");
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_STORE), "store_error");
+  ck_assert_str_eq(pmcp_tool_error_name(0), "internal");
+  ck_assert_str_eq(pmcp_tool_error_name(PMCP_TERR_MAX_ + 1), "internal");
+  ck_assert_str_eq(pmcp_tool_error_name(-3), "internal");
+  ck_assert_int_eq(pmcp_tool_error_from_name(NULL), PMCP_TERR_NONE);
+  ck_assert_int_eq(pmcp_tool_error_from_name("store"), PMCP_TERR_NONE);
+  ck_assert_int_eq(pmcp_tool_error_from_name("Not_Found"), PMCP_TERR_NONE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("engine-tools");
@@ -682,6 +830,8 @@ static Suite *suite(void)
   tcase_add_test(tc, budgeted_args);
   tcase_add_test(tc, offset_paged_args);
   tcase_add_test(tc, tool_filter);
+  tcase_add_test(tc, tool_error_table);
+  tcase_add_test(tc, typed_access);
   suite_add_tcase(s, tc);
   return s;
 }

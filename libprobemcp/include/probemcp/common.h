@@ -32,8 +32,19 @@ PMCP_BEGIN_DECLS
 /**
  * A custom allocator (zstd's model: one per object, not global).
  * A NULL allocator pointer anywhere in the API means malloc/realloc/free.
- * The library never calls cJSON_InitHooks: cJSON's own allocations use the
- * process-wide cJSON hooks.
+ *
+ * What it covers, and what it does not: a server's allocator
+ * (pmcp_server_options.allocator) serves the engine's long-lived
+ * structures: the server object and its info strings, the registrations
+ * (tools, resources, prompts, skills, their schemas and cached lists),
+ * sessions, the worker queue, subscriptions, and the parsed request
+ * documents. Everything else uses malloc/realloc/free: the per-call state
+ * (call contexts, result items, pages, cursors, tasks), every pmcp_buf
+ * (which is why pmcp_buf_dispose() frees with free()), the tokenizer,
+ * the store, the toolsets and the transports. The library never calls
+ * cJSON_InitHooks: cJSON's own allocations use the process-wide cJSON
+ * hooks. So an allocator can account for and bound a server's standing
+ * memory, not be its only source of memory.
  */
 typedef struct pmcp_allocator {
   void *(*malloc_fn)(size_t size, void *ud);

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "error.h"
 #include "server.h"
+#include "tool_error.h"
 
 PMCP_BEGIN_DECLS
 
@@ -317,6 +318,50 @@ PMCP_API int pmcp_arg_number_at(const pmcp_call *call, const char *name, size_t 
 /** Compact JSON text of any argument; with @p name NULL, of the whole
  *  arguments object. Borrowed until the handler returns. */
 PMCP_API int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out);
+
+/* Typed access to enums, arrays and objects (@since 0.2): no re-parsing of
+ * JSON text and no strcmp() chains in the handler. Strings, keys and JSON
+ * text are borrowed until the handler returns. */
+
+/** The index of the chosen mode among the tool's declared modes (the
+ *  order of pmcp_tool_def.modes), for a switch in place of comparing
+ *  names. @return 0; PMCP_ENOTFOUND (a mode-less tool, or not a tool
+ *  call); PMCP_EINVAL (NULL). @since 0.2 */
+PMCP_API int pmcp_call_mode_index(const pmcp_call *call, size_t *out);
+/** The index of a string argument's value (or its declared default) in the
+ *  argument's enum_values, in their declared order.
+ *  @return 0; PMCP_ENOTFOUND (absent, no default); PMCP_EINVAL (not a
+ *  string, the argument declares no enum_values, or the value is none of
+ *  them). @since 0.2 */
+PMCP_API int pmcp_arg_enum(const pmcp_call *call, const char *name, size_t *out);
+/** The same for item @p i of a string-array argument (a lone string of a
+ *  PMCP_T_STRING_OR_STRING_ARRAY is item 0). @return as pmcp_arg_enum();
+ *  PMCP_ENOTFOUND also past the last item. @since 0.2 */
+PMCP_API int pmcp_arg_enum_at(const pmcp_call *call, const char *name, size_t i,
+                              size_t *out);
+/** Compact JSON text of item @p i of an array argument (PMCP_T_ARRAY
+ *  items of any type). @return 0; PMCP_ENOTFOUND (absent, or past the
+ *  last item); PMCP_EINVAL (not an array); PMCP_ENOMEM. @since 0.2 */
+PMCP_API int pmcp_arg_json_at(const pmcp_call *call, const char *name, size_t i,
+                              const char **out);
+/** Number of members of an object argument; 0 when absent or not an
+ *  object. @since 0.2 */
+PMCP_API size_t pmcp_arg_member_count(const pmcp_call *call, const char *name);
+/** The key of member @p i of an object argument, in the caller's order.
+ *  @return 0; PMCP_ENOTFOUND (absent, or past the last member);
+ *  PMCP_EINVAL (not an object). @since 0.2 */
+PMCP_API int pmcp_arg_member_key(const pmcp_call *call, const char *name, size_t i,
+                                 const char **out);
+/** Member @p key of an object argument as a string, a number or compact
+ *  JSON text (any type). @return 0; PMCP_ENOTFOUND (the argument or the
+ *  member is absent); PMCP_EINVAL (the argument is not an object, or the
+ *  member has another type); PMCP_ENOMEM (json). @since 0.2 */
+PMCP_API int pmcp_arg_member_string(const pmcp_call *call, const char *name,
+                                    const char *key, const char **out);
+PMCP_API int pmcp_arg_member_number(const pmcp_call *call, const char *name,
+                                    const char *key, double *out);
+PMCP_API int pmcp_arg_member_json(const pmcp_call *call, const char *name,
+                                  const char *key, const char **out);
 
 /* ---- Building results --------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /**
  * @file tracking.h
- * The tracking toolset: seed 001's discovery tools (list_workspaces,
+ * The tracking toolset: discovery tools (list_workspaces,
  * list_projects, list_experiments, list_runs, get_run_attributes, ...) over
  * the same engine, budget engine and store as the research toolset. Runs
  * are selected with the library's filter language (attribute, series and

@@ -5,6 +5,7 @@
  * to one JSON object with "message" and shortened to fit; anything else
  * over the limits is a tool bug and becomes an error saying so, never an
  * over-budget answer. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
  * for if it is usable, else the default. */
 static int budget_of(const pmcp_call *call)
 {
+  static_assert(PMCP_BUDGET_MIN > 0 && PMCP_BUDGET_MIN <= PMCP_BUDGET_DEFAULT &&
+                PMCP_BUDGET_DEFAULT <= PMCP_BUDGET_MAX, "budget bounds");
   if (call->token_budget >= PMCP_BUDGET_MIN && call->token_budget <= PMCP_BUDGET_MAX)
     return call->token_budget;
   const cJSON *b = call->args ? cJSON_GetObjectItemCaseSensitive(call->args, "token_budget")
@@ -74,7 +77,10 @@ int pmcp__budget_finalize(pmcp_call *call)
              "a budgeted tool answers with exactly one text item (and at most "
              "one PNG image after it). This is a bug in the tool.",
              call->name, call->n_items, n_text);
-    return replace(call, budget, msg, "\"error\":\"tool_result_shape\"");
+    char shape[64];
+    snprintf(shape, sizeof shape, "\"error\":\"%s\"",
+             pmcp_tool_error_name(PMCP_TERR_RESULT_SHAPE));
+    return replace(call, budget, msg, shape);
   }
   const char *text = call->items[0].text;
   size_t len = call->items[0].len;
@@ -100,8 +106,17 @@ int pmcp__budget_finalize(pmcp_call *call)
     cJSON *v = cJSON_ParseWithLength(text, len);
     cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "message");
     const char *mtext = cJSON_IsString(m) ? m->valuestring : "The tool failed.";
-    pmcp_buf t = PMCP_BUF_INIT;
-    rc = pmcp__budget_error_text(budget, mtext, strlen(mtext), NULL, 0, &t, NULL);
+    /* the code stays: it is what a client branches on */
+    cJSON *code = cJSON_GetObjectItemCaseSensitive(v, "error");
+    pmcp_buf mem = PMCP_BUF_INIT, t = PMCP_BUF_INIT;
+    rc = 0;
+    if (cJSON_IsString(code))
+      rc = pmcp__buf_puts(&mem, "\"error\":");
+    if (!rc && cJSON_IsString(code))
+      rc = pmcp__buf_json_string(&mem, code->valuestring, strlen(code->valuestring));
+    if (!rc)
+      rc = pmcp__budget_error_text(budget, mtext, strlen(mtext), mem.ptr, mem.len, &t, NULL);
+    pmcp_buf_dispose(&mem);
     cJSON_Delete(v);
     if (!rc) {
       pmcp__call_clear_items(call);
@@ -121,7 +136,7 @@ int pmcp__budget_finalize(pmcp_call *call)
            budget, cap);
   char members[128];
   snprintf(members, sizeof members,
-           "\"error\":\"budget_exceeded\",\"tokens\":%zu,\"token_budget\":%d",
-           tokens + image_tokens, budget);
+           "\"error\":\"%s\",\"tokens\":%zu,\"token_budget\":%d",
+           pmcp_tool_error_name(PMCP_TERR_BUDGET_EXCEEDED), tokens + image_tokens, budget);
   return replace(call, budget, msg, members);
 }

@@ -1,5 +1,6 @@
 /* Handler-facing API: typed argument access, result building, and the call
  * context (cancellation, progress, logging). */
+#include <assert.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -335,6 +336,133 @@ int pmcp_arg_json(const pmcp_call *call, const char *name, const char **out)
     return 0;
   }
   return own_json(call, v, out);
+}
+
+/* ---- enums, array items, object members ---- */
+
+int pmcp_call_mode_index(const pmcp_call *call, size_t *out)
+{
+  if (!call_ok(call) || !out)
+    return PMCP_EINVAL;
+  if (call->kind != PMCP__CALL_TOOL || !call->tool || !call->mode)
+    return PMCP_ENOTFOUND;
+  size_t i = (size_t)(call->mode - call->tool->modes);
+  assert(i < call->tool->n_modes);
+  *out = i;
+  return 0;
+}
+
+/* The index of string @p v among @p a's declared values. */
+static int enum_index(const pmcp__arg *a, const cJSON *v, size_t *out)
+{
+  if (!a || !a->enum_values)
+    return PMCP_EINVAL;
+  for (size_t k = 0; k < a->n_enum; k++)
+    if (strcmp(a->enum_values[k], v->valuestring) == 0) {
+      if (out)
+        *out = k;
+      return 0;
+    }
+  return PMCP_EINVAL;
+}
+
+int pmcp_arg_enum(const pmcp_call *call, const char *name, size_t *out)
+{
+  const cJSON *v;
+  int rc = typed(arg_value(call, name), cJSON_IsString, &v);
+  return rc ? rc : enum_index(spec_of(call, name), v, out);
+}
+
+int pmcp_arg_enum_at(const pmcp_call *call, const char *name, size_t i, size_t *out)
+{
+  const cJSON *it;
+  int rc = item_at(call, name, i, cJSON_IsString, &it);
+  return rc ? rc : enum_index(spec_of(call, name), it, out);
+}
+
+static cJSON_bool is_any(const cJSON *const v)
+{
+  return v != NULL;
+}
+
+int pmcp_arg_json_at(const pmcp_call *call, const char *name, size_t i, const char **out)
+{
+  if (!out)
+    return PMCP_EINVAL;
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsArray(v))
+    return PMCP_EINVAL;
+  const cJSON *it;
+  int rc = item_at(call, name, i, is_any, &it);
+  return rc ? rc : own_json(call, it, out);
+}
+
+size_t pmcp_arg_member_count(const pmcp_call *call, const char *name)
+{
+  const cJSON *v = arg_value(call, name);
+  return cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 0;
+}
+
+int pmcp_arg_member_key(const pmcp_call *call, const char *name, size_t i, const char **out)
+{
+  const cJSON *v = arg_value(call, name);
+  if (!v)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsObject(v))
+    return PMCP_EINVAL;
+  const cJSON *m = v->child;
+  for (size_t k = 0; m && k < i; k++)
+    m = m->next;
+  if (!m)
+    return PMCP_ENOTFOUND;
+  if (out)
+    *out = m->string;
+  return 0;
+}
+
+/* Member @p key of object argument @p name, when it passes @p is. */
+static int member(const pmcp_call *call, const char *name, const char *key,
+                  cJSON_bool (*is)(const cJSON *const), const cJSON **out)
+{
+  const cJSON *v = arg_value(call, name);
+  *out = NULL;
+  if (!v || !key)
+    return PMCP_ENOTFOUND;
+  if (!cJSON_IsObject(v))
+    return PMCP_EINVAL;
+  return typed(pmcp__jget(v, key), is, out);
+}
+
+int pmcp_arg_member_string(const pmcp_call *call, const char *name, const char *key,
+                           const char **out)
+{
+  const cJSON *m;
+  int rc = member(call, name, key, cJSON_IsString, &m);
+  if (!rc && out)
+    *out = m->valuestring;
+  return rc;
+}
+
+int pmcp_arg_member_number(const pmcp_call *call, const char *name, const char *key,
+                           double *out)
+{
+  const cJSON *m;
+  int rc = member(call, name, key, cJSON_IsNumber, &m);
+  if (!rc && out)
+    *out = m->valuedouble;
+  return rc;
+}
+
+int pmcp_arg_member_json(const pmcp_call *call, const char *name, const char *key,
+                         const char **out)
+{
+  if (!out)
+    return PMCP_EINVAL;
+  const cJSON *m;
+  int rc = member(call, name, key, is_any, &m);
+  return rc ? rc : own_json(call, m, out);
 }
 
 /* ---- results ---- */

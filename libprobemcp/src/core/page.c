@@ -3,6 +3,7 @@
  * next_cursor, and checked once more in full before it is handed over. */
 #include "core/page_int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,7 @@ int pmcp_page_new(pmcp_page **out, const pmcp_page_options *o)
     return PMCP_ENOMEM;
   pg->magic = PMCP__PAGE_MAGIC;
   pg->budget = o->token_budget;
+  assert(pg->budget >= PMCP_BUDGET_MIN && pg->budget <= PMCP_BUDGET_MAX);
   pg->flags = o->flags;
   pg->version = o->source_version;
   memcpy(pg->key, o->key, o->key_len);
@@ -739,6 +741,7 @@ static int add_plain(pmcp_page *pg, const char *json, size_t len,
   if (pg->by_offset) {
     /* the offset after this item is what continues the listing */
     uint64_t next = pg->off_base + pg->n + 1;
+    assert(next > pg->off_base && "page offsets only grow");
     memcpy(payload, &next, sizeof next);
     plen = sizeof next;
   }
@@ -819,9 +822,11 @@ int pmcp__budget_error_text(int budget, const char *msg, size_t msg_len,
                             const char *members, size_t members_len,
                             pmcp_buf *out, size_t *out_tokens)
 {
+  assert(budget > 0 && "a budget is never zero or negative");
   size_t cap = (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
   size_t keep = msg_len;
   for (int attempt = 0; attempt < 40; attempt++) {
+    assert(keep <= msg_len && "the message only ever shrinks");
     pmcp__buf_reset(out);
     int rc = pmcp__buf_puts(out, "{\"message\":");
     pmcp_buf m = PMCP_BUF_INIT;
@@ -889,7 +894,8 @@ static int render_failure(pmcp_page *pg, pmcp_buf *out)
     rc = pmcp__buf_printf(&msg, "%s Call %s again without `cursor` to start over.",
                           pmcp_cursor_status_message((int)pg->cstatus), pg->tool);
     if (!rc)
-      rc = pmcp__buf_printf(&mem, "\"error\":\"invalid_cursor\",\"reason\":\"%s\",\"restart\":true",
+      rc = pmcp__buf_printf(&mem, "\"error\":\"%s\",\"reason\":\"%s\",\"restart\":true",
+                            pmcp_tool_error_name(PMCP_TERR_INVALID_CURSOR),
                             pmcp_cursor_status_name((int)pg->cstatus));
   } else if (pg->status == PMCP_EBUDGET) {
     if (pg->min_budget > PMCP_BUDGET_MAX)
@@ -904,8 +910,9 @@ static int render_failure(pmcp_page *pg, pmcp_buf *out)
           pg->budget, pg->min_budget, pg->tool, pg->min_budget,
           pg->continued ? " and the same cursor" : "");
     if (!rc)
-      rc = pmcp__buf_printf(&mem, "\"error\":\"token_budget_too_small\","
+      rc = pmcp__buf_printf(&mem, "\"error\":\"%s\","
                             "\"min_token_budget\":%zu,\"token_budget\":%d",
+                            pmcp_tool_error_name(PMCP_TERR_TOKEN_BUDGET_TOO_SMALL),
                             pg->min_budget, pg->budget);
   } else if (pg->failed) {
     rc = pmcp__buf_append(&msg, pg->fail_msg.ptr ? pg->fail_msg.ptr : "",

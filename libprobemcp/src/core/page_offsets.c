@@ -7,6 +7,7 @@
  * says how to go on. */
 #include "core/page_int.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,7 @@ static int cut(const pmcp_page *pg)
 int pmcp__page_offset_tail(const pmcp_page *pg, size_t n, const char *next,
                            size_t next_len, pmcp_buf *out)
 {
+  assert(pg->off_base <= pg->off_total);
   int c = cut(pg);
   int rc = 0;
   if (pg->list_open)

@@ -106,7 +106,8 @@ static const pmcp__call_ops tool_ops = {tool_invoke, tool_answer, "call"};
 static int arg_error_result(pmcp_call *call, const pmcp_buf *problems)
 {
   pmcp_buf t = PMCP_BUF_INIT;
-  int rc = pmcp__buf_puts(&t, "{\"error\":\"invalid_arguments\",\"message\":");
+  int rc = pmcp__buf_printf(&t, "{\"error\":\"%s\",\"message\":",
+                            pmcp_tool_error_name(PMCP_TERR_INVALID_ARGUMENT));
   if (!rc)
     rc = pmcp__buf_json_string(&t, problems->ptr, problems->len);
   if (!rc)

@@ -1,4 +1,4 @@
-/* The filter language of the tracking toolset (seed 001), implemented once
+/* The filter language of the tracking toolset, implemented once
  * for every tool that selects runs or environments.
  *
  * A filter is a JSON array of conditions that must all hold:

@@ -1,5 +1,5 @@
 /* `browse`: "what exists here?" Lists the lab's structure and catalogs,
- * one mode per question (seed 000). Every list pages through the store's
+ * one mode per question. Every list pages through the store's
  * positions; a cursor's state is {"l": list, "p": parent ref, "a": store
  * position, "s": items of that store page already shown}, so a page cut by
  * the budget in the middle of a store page resumes at the exact item. */
@@ -127,9 +127,9 @@ static int list_fail(pmcp_call *call, int rc, const char *err)
   if (rc == PMCP_ECURSOR)
     return pmcp__rs_restart(call, "stale", "%s. Call browse again without `cursor` to start over.",
                             err);
-  return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found"
-                             : rc == PMCP_EINVAL   ? "invalid_argument"
-                                                   : "store_error",
+  return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
+                             : rc == PMCP_EINVAL   ? PMCP_TERR_INVALID_ARGUMENT
+                                                   : PMCP_TERR_STORE,
                        "%s", err);
 }
 
@@ -205,11 +205,11 @@ static int norm_ref(pmcp_call *call, const char *arg, pmcp__ref_kind kind,
     rc = pmcp__ref_parse(&r, v, err, sizeof err);
   }
   if (rc) {
-    pmcp__rs_fail(call, "invalid_argument", "%s: %s", arg, err);
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s: %s", arg, err);
     return 1;
   }
   if (r.kind != kind) {
-    pmcp__rs_fail(call, "invalid_argument",
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                   "%s: expected a %s ref (%s:ID or the bare ID), got a %s "
                   "ref",
                   arg, pmcp__ref_kind_name(kind), pmcp__ref_kind_name(kind),
@@ -331,9 +331,9 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   if (rv) {
     char err[256];
     if (pmcp__ref_parse(&r, rv, err, sizeof err))
-      return pmcp__rs_fail(call, "invalid_argument", "ref: %s", err);
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "ref: %s", err);
     if (r.kind != PMCP__REF_PROJECT && r.kind != PMCP__REF_EXPERIMENT)
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "ref: tree opens a project: or experiment: ref; "
                            "read a %s with entity",
                            pmcp__ref_kind_name(r.kind));
@@ -538,12 +538,12 @@ static int browse(pmcp_call *call, void *ud)
       pmcp__ref r;
       char err[256];
       if (pmcp__ref_parse(&r, on, err, sizeof err)) {
-        rc = pmcp__rs_fail(call, "invalid_argument", "on: %s", err);
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "on: %s", err);
         goto out;
       }
       if (r.kind != PMCP__REF_PROJECT && r.kind != PMCP__REF_EXPERIMENT &&
           r.kind != PMCP__REF_RUN) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "on: notes are on project:, experiment: or run: "
                            "refs, not %s",
                            pmcp__ref_kind_name(r.kind));
@@ -561,7 +561,7 @@ static int browse(pmcp_call *call, void *ud)
     if (ws) {
       if (!pmcp__ref_id_ok(ws, strlen(ws)) &&
           strncmp(ws, "workspace:", 10) != 0) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "workspace: an id of letters, digits, '.', '_' "
                            "and '-'");
         goto out;
@@ -603,7 +603,7 @@ static int browse(pmcp_call *call, void *ud)
     add_filter(filter, "provider", opt_str(call, "provider"), 0, 0);
     add_filter(filter, "kind", opt_str(call, "kind"), 0, 0);
   } else {
-    rc = pmcp__rs_fail(call, "invalid_argument", "unknown mode %s", mode);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "unknown mode %s", mode);
     goto out;
   }
   {

@@ -16,6 +16,7 @@
 #include "util/cnum.h"
 
 const char *const pmcp__chart_renders[] = {"png", "png_log", NULL};
+enum { RENDER_PNG, RENDER_PNG_LOG }; /* the order of pmcp__chart_renders */
 
 /* Line colours (Tableau 10 without its grey, which reads as an axis). */
 static const double palette[][3] = {
@@ -645,8 +646,8 @@ int pmcp__chart_attach(pmcp_page *pg, const pmcp__chart *c, int more)
   int need = pmcp_page_budget(pg) - room + pmcp__chart_min_cost();
   char members[160];
   snprintf(members, sizeof members,
-           "\"error\":\"token_budget_too_small\",\"min_token_budget\":%d,"
-           "\"token_budget\":%d", need, pmcp_page_budget(pg));
+           "\"error\":\"%s\",\"min_token_budget\":%d,\"token_budget\":%d",
+           pmcp_tool_error_name(PMCP_TERR_TOKEN_BUDGET_TOO_SMALL), need, pmcp_page_budget(pg));
   return pmcp_page_fail(pg,
       members, "The chart does not fit token_budget %d after the text: the smallest chart "
       "(%dx%d) costs %d tokens, so this answer needs token_budget %d or more%s. Raise "
@@ -658,11 +659,11 @@ int pmcp__chart_attach(pmcp_page *pg, const pmcp__chart *c, int more)
 int pmcp__chart_wanted(pmcp_call *call, int *log_y)
 {
   *log_y = 0;
-  const char *r = NULL;
-  if (!pmcp_arg_has(call, "render") || pmcp_arg_string(call, "render", &r, NULL) || !r)
+  size_t r;
+  if (!pmcp_arg_has(call, "render") || pmcp_arg_enum(call, "render", &r))
     return 0;
-  *log_y = strcmp(r, "png_log") == 0;
-  return *log_y || strcmp(r, "png") == 0;
+  *log_y = r == RENDER_PNG_LOG;
+  return 1;
 }
 
 void pmcp__chart_run_name(pmcp__research *rs, const char *run_ref, char *out, size_t size)

@@ -192,7 +192,7 @@ static int send_error(pmcp_call *call, cJSON *o)
   return rc;
 }
 
-int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
+int pmcp__rs_fail(pmcp_call *call, pmcp_tool_error code, const char *fmt, ...)
 {
   char msg[1024];
   va_list ap;
@@ -202,9 +202,19 @@ int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
   cJSON *o = cJSON_CreateObject();
   if (!o)
     return PMCP_ENOMEM;
-  cJSON_AddStringToObject(o, "error", code);
+  cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(code));
   cJSON_AddStringToObject(o, "message", msg);
   return send_error(call, o);
+}
+
+const char *pmcp__rs_error_member(pmcp_tool_error code)
+{
+  switch (code) {
+#define X(name, value, str, meaning) case value: return "\"error\":\"" str "\"";
+    PMCP_TOOL_ERROR_TABLE(X)
+#undef X
+  default: return pmcp__rs_error_member(PMCP_TERR_INTERNAL);
+  }
 }
 
 int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
@@ -217,7 +227,7 @@ int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
   cJSON *o = cJSON_CreateObject();
   if (!o)
     return PMCP_ENOMEM;
-  cJSON_AddStringToObject(o, "error", "invalid_cursor");
+  cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(PMCP_TERR_INVALID_CURSOR));
   cJSON_AddStringToObject(o, "reason", reason);
   cJSON_AddTrueToObject(o, "restart");
   cJSON_AddStringToObject(o, "message", msg);

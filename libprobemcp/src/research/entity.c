@@ -58,9 +58,9 @@ static void vctx_free(pmcp__vctx *v)
   v->doc = NULL;
 }
 
-static const char *err_code_of(int rc)
+static pmcp_tool_error err_code_of(int rc)
 {
-  return rc == PMCP_ENOTFOUND ? "not_found" : "invalid_argument";
+  return rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_INVALID_ARGUMENT;
 }
 
 /* ---- one ref ------------------------------------------------------------ */
@@ -345,7 +345,7 @@ static cJSON *batch_item(pmcp__vctx *v)
   if (v->err_code) {
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "ref", v->ref_text);
-    cJSON_AddStringToObject(o, "error", v->err_code);
+    cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(v->err_code));
     cJSON_AddStringToObject(o, "message", v->err);
     return o;
   }
@@ -366,7 +366,7 @@ static cJSON *batch_item(pmcp__vctx *v)
       char err[400];
       v->list.limit = 5;
       if (pmcp__fetch(v->rs, &v->list, NULL, 0, &w, err, sizeof err)) {
-        cJSON_AddStringToObject(o, "error", "store_error");
+        cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(PMCP_TERR_STORE));
         cJSON_AddStringToObject(o, "message", err);
         return o;
       }
@@ -426,14 +426,14 @@ static int entity(pmcp_call *call, void *ud)
   pmcp__research *rs = ud;
   size_t n = pmcp_arg_count(call, "refs");
   if (n < 1 || n > PMCP__REFS_MAX)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "refs: give 1 to 20 refs, got %zu", n);
   const char *view = "card";
   if (pmcp_arg_has(call, "view"))
     pmcp_arg_string(call, "view", &view, NULL);
   const pmcp__view_info *vi = pmcp__view_find(view);
   if (!vi)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "view: unknown view \"%.40s\"; card lists each "
                          "entity's available_views",
                          view);
@@ -444,7 +444,7 @@ static int entity(pmcp_call *call, void *ud)
       opts = cJSON_Parse(oj);
     if (!cJSON_IsObject(opts)) {
       cJSON_Delete(opts);
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options must be an object");
     }
     for (const cJSON *c = opts->child; c; c = c->next) {
@@ -456,7 +456,7 @@ static int entity(pmcp_call *call, void *ud)
                    vi->options[i]);
         }
         int rc = pmcp__rs_fail(
-            call, "invalid_argument",
+            call, PMCP_TERR_INVALID_ARGUMENT,
             "view_options.%.60s is not read by view %s (%s%s)", c->string,
             view, reads[0] ? "it reads: " : "it takes no view_options",
             reads);
@@ -475,12 +475,12 @@ static int entity(pmcp_call *call, void *ud)
     const char *s = NULL;
     char err[300];
     if (pmcp_arg_string_at(call, "refs", i, &s) || !s) {
-      rc = pmcp__rs_fail(call, "invalid_argument", "refs[%zu] is not a string",
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "refs[%zu] is not a string",
                          i);
       goto out;
     }
     if (pmcp__ref_parse(&refs[i], s, err, sizeof err)) {
-      rc = pmcp__rs_fail(call, "invalid_argument", "refs[%zu]: %s", i, err);
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "refs[%zu]: %s", i, err);
       goto out;
     }
     if (!pmcp__view_allowed(refs[i].kind, view)) {
@@ -491,7 +491,7 @@ static int entity(pmcp_call *call, void *ud)
         size_t l = strlen(list);
         snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "", vs[k]);
       }
-      rc = pmcp__rs_fail(call, "invalid_argument",
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "refs[%zu]: a %s has no view %s (views: %s)", i,
                          pmcp__ref_kind_name(refs[i].kind), view, list);
       goto out;

@@ -1,5 +1,5 @@
 /* `metrics`: "what are the numbers?" One question about grain, asked with
- * a required `mode` (seed 000's table, plus seed 001's summaries,
+ * a required `mode` (points, series, ..., plus run-filtered summaries,
  * histograms, scatter sets, time axes and RL reductions as modes and
  * options). The engine validates each mode against its own arguments, so
  * an argument the mode does not read (points with `by`) is refused. */

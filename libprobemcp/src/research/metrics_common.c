@@ -45,18 +45,18 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
   pmcp__ref ref;
   char err[256];
   if (pmcp__ref_parse_run(&ref, run_arg, err, sizeof err))
-    return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err), 1;
   pmcp_buf b = PMCP_BUF_INIT;
   pthread_mutex_lock(rs->lock);
   int rc = pmcp_store_series_list(rs->store, rs->tenant, ref.id, &b);
   pthread_mutex_unlock(rs->lock);
   if (rc == PMCP_ENOTFOUND) {
     pmcp_buf_dispose(&b);
-    return pmcp__rs_fail(call, "not_found", "run:%s not found", ref.id), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run:%s not found", ref.id), 1;
   }
   if (rc) {
     pmcp_buf_dispose(&b);
-    return pmcp__rs_fail(call, "store_error", "the metrics of run:%s cannot be read",
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "the metrics of run:%s cannot be read",
                          ref.id), 1;
   }
   out->json = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
@@ -64,7 +64,7 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
   const cJSON *items = cJSON_GetObjectItemCaseSensitive(out->json, "items");
   if (!cJSON_IsArray(items)) {
     pmcp__mx_catalog_free(out);
-    return pmcp__rs_fail(call, "store_error", "the series catalog is unreadable"), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "the series catalog is unreadable"), 1;
   }
   size_t n = (size_t)cJSON_GetArraySize(items);
   out->s = calloc(n ? n : 1, sizeof *out->s);
@@ -273,7 +273,8 @@ int pmcp__mx_where_from_call(pmcp_call *call, pmcp__mx_where **out)
   if (rc) {
     pmcp__mx_where_free(w);
     if (rc == PMCP_EINVAL)
-      return pmcp__rs_fail(call, "invalid_argument", "%s%s", strncmp(err, "where", 5) ? "where: " : "", err), 1;
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                           "%s%s", strncmp(err, "where", 5) ? "where: " : "", err), 1;
     return rc;
   }
   *out = w;
@@ -337,18 +338,18 @@ int pmcp__mx_select_fail(pmcp_call *call, const pmcp__mx_catalog *c, const char 
 {
   const char *r = c->n ? c->s[0].run : run;
   if (why->rl)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s of %s is logged on an RL scale: scale is required (env_step for "
                          "per-step values, episode for per-episode ones)",
                          p->key ? p->key : "a series", r);
   if (p->key && why->key_seen)
-    return pmcp__rs_fail(call, "not_found",
+    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
                          "no %s series of '%s' in %s matches (mode=coordinates lists them)",
                          p->kind ? p->kind : "", p->key, r);
   if (p->key)
-    return pmcp__rs_fail(call, "not_found", "%s has no series '%s' (mode=coordinates lists "
+    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "%s has no series '%s' (mode=coordinates lists "
                          "them)", r, p->key);
-  return pmcp__rs_fail(call, "not_found", "no series of %s matches", r);
+  return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "no series of %s matches", r);
 }
 
 void pmcp__mx_head(pmcp_json *j, const pmcp__mx_series *s, int with_run)

@@ -335,7 +335,7 @@ static int g_parse(pmcp_call *call, grq *q)
   if (pmcp_arg_int(call, "step_to", &v) == 0)
     q->to = v;
   if (q->from > q->to)
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to"), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from is after step_to"), 1;
   if (pmcp_arg_int(call, "step_bucket", &v) == 0)
     q->width = v;
   q->width_given = q->width > 0;
@@ -356,7 +356,7 @@ static int g_parse(pmcp_call *call, grq *q)
         q->want[k] = 1;
   }
   if (q->across && na)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "agg and across do not combine: across reduces each series' bucket "
                          "mean across the group's series"), 1;
   /* The buckets one group can show in the call's budget: each array entry
@@ -485,7 +485,7 @@ static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
         snprintf(would, sizeof would, "step_bucket %lld makes at most %zu%s",
                  (long long)fitting_width(r->lo, r->hi, q->max_rows), q->max_rows,
                  q->max_rows < q->fit_rows ? ", raise max_rows (the budget holds more)" : "");
-      pmcp__rs_fail(call, "invalid_argument",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                     "step_bucket %lld over %s %lld..%lld makes %zu buckets, more than "
                     "max_rows %zu: %s, or narrow the range",
                     (long long)r->width, q->axis == AX_STEP ? "steps" : "milliseconds",
@@ -496,7 +496,7 @@ static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
   /* per series r->cells when reducing q->across series, else per group */
   size_t rows = q->across ? r->nm : r->ng;
   if (r->nb && rows * r->nb > MAX_BUCKET_CELLS) {
-    pmcp__rs_fail(call, "invalid_argument", "too many series x buckets (%zu x %zu): lower "
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "too many series x buckets (%zu x %zu): lower "
                   "max_rows or narrow where", rows, r->nb);
     return 1;
   }
@@ -519,7 +519,7 @@ static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
   if (rc == PMCP_ECANCELLED)
     return rc;
   if (rc) {
-    pmcp__rs_fail(call, "store_error", "the points of %s in %s cannot be read", q->key, q->run);
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "the points of %s in %s cannot be read", q->key, q->run);
     return 1;
   }
   assert(r->nb == 0 || (r->width >= 1 && r->nb <= q->max_rows));
@@ -658,7 +658,7 @@ static int g_render(pmcp_call *call, pmcp__research *rs, const grq *q, const gre
       char with[64] = "";
       if (fw > 0)
         snprintf(with, sizeof with, " with step_bucket %lld", (long long)fw);
-      pmcp__rs_fail(call, "budget_exceeded",
+      pmcp__rs_fail(call, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
                     "max_rows %zu: one group of %zu buckets does not fit the token budget "
                     "(%d); max_rows %zu fits it (the default)%s, or raise the budget",
                     q->max_rows, r->nb, q->budget, q->fit_rows, with);

@@ -581,21 +581,21 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
   if (pmcp_arg_int(call, "step_to", &v) == 0)
     so.to = v;
   if (so.from > so.to)
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from is after step_to");
   size_t limit = 500;
   if (pmcp_arg_int(call, "limit", &v) == 0)
     limit = (size_t)v;
   if (pmcp_arg_has(call, "density"))
     pmcp_arg_bool(call, "density", &so.density);
   if ((stat_s || so.density) && strcmp(kind, "histogram"))
-    return pmcp__rs_fail(call, "invalid_argument", "%s applies to kind=\"histogram\" only",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s applies to kind=\"histogram\" only",
                          stat_s ? "stat" : "density");
   if (stat_s && pmcp__mx_hist_stat_parse(stat_s, &so.stat))
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "stat '%.32s' is not one of mean, std, min, max, median, pN "
                          "(a percentile such as p95)", stat_s);
   if (stat_s && so.density)
-    return pmcp__rs_fail(call, "invalid_argument", "stat and density do not combine");
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "stat and density do not combine");
   int64_t a_series = 0, a_pos = 0;
   if (after_s) {
     if (parse_after(after_s, &a_series, &a_pos)) {
@@ -604,16 +604,16 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
           (!strncmp(after_s, "pt:", 3) || !strncmp(after_s, "set:", 4)))
         a_pos = -1, a_series = strtoll(after_s + (after_s[0] == 'p' ? 3 : 4), NULL, 10);
       else if (looks_like_cursor(after_s))
-        return pmcp__rs_fail(call, "invalid_argument",
+        return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                              "after_id takes the last_id of a points item (\"pt:...\" or "
                              "\"set:...\"), not an MCP cursor: pass next_cursor as cursor");
       else
-        return pmcp__rs_fail(call, "invalid_argument",
+        return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                              "after_id '%.40s' is not a point id (the last_id of a points "
                              "item, \"pt:...\" or \"set:...\")", after_s);
     }
     if ((!strncmp(after_s, "pt:", 3)) != !strcmp(kind, "float"))
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "after_id '%.40s' belongs to another kind of series than %s",
                            after_s, kind);
   }
@@ -670,7 +670,7 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
       free(sel);
       pmcp__mx_catalog_free(&c);
       pmcp_page_free(pg);
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "after_id names a series this call does not read");
     }
   }
@@ -704,6 +704,7 @@ int pmcp__mx_points(pmcp_call *call, pmcp__research *rs)
   free(sel);
   pmcp__mx_catalog_free(&c);
   if (rc < 0 && pmcp_page_status(pg) == 0)
-    pmcp_page_fail(pg, NULL, "the points cannot be read");
+    pmcp_page_fail(pg, pmcp__rs_error_member(PMCP_TERR_STORE),
+                   "the points cannot be read");
   return pmcp__rs_send(call, pg, more);
 }

@@ -475,7 +475,8 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
       if (!strcmp(prev, run)) {
         pmcp__mx_where_free(where);
         free(idx);
-        return pmcp__rs_fail(call, "invalid_argument", "run_ids names '%.64s' twice", run), 1;
+        return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                             "run_ids names '%.64s' twice", run), 1;
       }
     }
     rc = pmcp__mx_catalog_read(call, rs, run, &r->cat[i]);
@@ -557,13 +558,13 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
   if (pmcp_arg_int(call, "step_to", &v) == 0)
     q.to = v;
   if (q.from > q.to)
-    return pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from is after step_to");
   if (pmcp_arg_int(call, "max_points", &v) == 0)
     q.max_points = (size_t)v;
   double sm = 0;
   if (pmcp_arg_number(call, "smoothing", &sm) == 0) {
     if (!(sm >= 0 && sm < 1))
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "smoothing is an EMA weight in [0, 1), e.g. 0.6");
     q.smoothing = sm;
   }
@@ -605,7 +606,8 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     rc = row_points(rs, s, &q, &p, &m, &nf, &total, &why);
     if (rc) {
       free(p);
-      pmcp_page_fail(pg, NULL, "the points of %s %s cannot be read", s->run, s->key);
+      pmcp_page_fail(pg, pmcp__rs_error_member(PMCP_TERR_STORE),
+                     "the points of %s %s cannot be read", s->run, s->key);
       rc = 0;
       break;
     }
@@ -619,7 +621,8 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
     int arc = pmcp_page_commit(pg, &next, sizeof next);
 #ifdef PMCP_HAVE_CAIRO
     if (!arc && chart && chart_row(rs, &ch, s, p, m, &q, pmcp_arg_count(call, "keys") > 1))
-      pmcp_page_fail(pg, NULL, "the chart of %s %s cannot be drawn", s->run, s->key);
+      pmcp_page_fail(pg, pmcp__rs_error_member(PMCP_TERR_INTERNAL),
+                     "the chart of %s %s cannot be drawn", s->run, s->key);
 #endif
     free(p);
     if (arc == PMCP_EBUDGET) {

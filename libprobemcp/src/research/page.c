@@ -147,7 +147,7 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
 {
   uint64_t ver = scope;
   if (!scoped && pmcp__rs_version(rs, &ver)) {
-    pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "the store cannot be read");
     return NULL;
   }
   pmcp_page_options o = PMCP_PAGE_OPTIONS_INIT;
@@ -167,7 +167,7 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
   o.flags = flags;
   pmcp_page *pg = NULL;
   if (pmcp_page_new(&pg, &o)) {
-    pmcp__rs_fail(call, "internal", "the result page could not be made");
+    pmcp__rs_fail(call, PMCP_TERR_INTERNAL, "the result page could not be made");
     return NULL;
   }
   return pg;
@@ -280,7 +280,7 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
     args = "{}";
   uint64_t ver = 0;
   if (pmcp__rs_version(rs, &ver)) {
-    pmcp__rs_fail(call, "store_unavailable", "the store cannot be read");
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "the store cannot be read");
     return 1;
   }
   pmcp_buf st = PMCP_BUF_INIT;

@@ -193,7 +193,7 @@ static int read_cats(pmcp_call *call, const char **cats, size_t *n)
     cats[i] = "";
     pmcp_arg_string_at(call, "categories", i, &cats[i]);
     if (!*cats[i] || strpbrk(cats[i], " \t\r\n")) {
-      pmcp__rs_fail(call, "invalid_argument",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                     "category '%.40s' is not an arXiv category (one word, e.g. cs.LG)",
                     cats[i]);
       return 1;
@@ -222,7 +222,7 @@ static int local_ranked(pmcp_call *call, pmcp__research *rs, int similar, const 
   if (rc == PMCP_EUNSUPPORTED)
     return rc;
   if (rc)
-    return pmcp__rs_fail(call, "search_error", "%s", err);
+    return pmcp__rs_fail(call, PMCP_TERR_PROVIDER, "%s", err);
   pmcp__papers_words_t w;
   if (pmcp__papers_words(query, &w)) {
     pmcp__papers_words_free(&w);
@@ -230,7 +230,7 @@ static int local_ranked(pmcp_call *call, pmcp__research *rs, int similar, const 
   }
   if (w.n == 0) {
     pmcp__papers_words_free(&w);
-    return pmcp__rs_fail(call, "invalid_argument", "the query has no words");
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "the query has no words");
   }
   /* bound to the index's version and to what this list searches */
   uint64_t scope = pmcp__rs_scope_mix(pmcp__rs_scope_mix(0, 'k'), (int64_t)r.version);
@@ -278,7 +278,7 @@ static int local_ranked(pmcp_call *call, pmcp__research *rs, int similar, const 
   if (rc || cJSON_GetArraySize(recs) != (int)r.n) {
     cJSON_Delete(recs);
     pmcp_page_free(pg);
-    return pmcp__rs_fail(call, "search_error", "%s",
+    return pmcp__rs_fail(call, PMCP_TERR_PROVIDER, "%s",
                          rc ? err : "the store returned papers that are not JSON");
   }
   int64_t total = r.total;
@@ -329,7 +329,8 @@ static int fail_remote(pmcp_call *call, int rc, const char *err)
 {
   if (rc == PMCP_ECANCELLED)
     return rc;
-  return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "provider_error", "%s", err);
+  return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_PROVIDER,
+                       "%s", err);
 }
 
 /* search and similar: a list of papers */
@@ -342,7 +343,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
   if (similar) {
     pmcp_arg_string(call, "paper", &praw, NULL);
     if (paper_id(praw, &pid))
-      return pmcp__rs_fail(call, "invalid_argument",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "paper '%.80s' is not a paper ref (paper:ID with an arXiv id)", praw);
   } else {
     pmcp_arg_string(call, "query", &query, NULL);
@@ -400,7 +401,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
     if (bad) {
       cJSON_Delete(papers);
       pmcp_page_free(pg);
-      return pmcp__rs_fail(call, "provider_error",
+      return pmcp__rs_fail(call, PMCP_TERR_PROVIDER,
                            "the papers provider's answer has no list of papers with id and title");
     }
     size_t i = 0;
@@ -425,7 +426,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       rc = pmcp__rs_get(rs, ref, &me, err, sizeof err);
       if (rc) {
         pmcp_page_free(pg);
-        return pmcp__rs_fail(call, "not_found", "no paper '%s' in the papers index", pid);
+        return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "no paper '%s' in the papers index", pid);
       }
       /* the paper's own words: title, then the start of its abstract */
       size_t tl = strlen(pmcp__js(me, "title")), al = strlen(pmcp__js(me, "abstract"));
@@ -453,7 +454,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       pmcp_page_free(pg);
       if (rc == PMCP_ECANCELLED)
         return rc;
-      return pmcp__rs_fail(call, "search_error", "%s", err);
+      return pmcp__rs_fail(call, PMCP_TERR_PROVIDER, "%s", err);
     }
     total = (size_t)cJSON_GetArraySize(papers);
     uint64_t scope = pmcp__rs_scope_mix(0, 'l');
@@ -509,7 +510,7 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
   const char *praw = NULL, *pid = NULL;
   pmcp_arg_string(call, "paper", &praw, NULL);
   if (paper_id(praw, &pid))
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "paper '%.80s' is not a paper ref (paper:ID with an arXiv id)", praw);
   char err[300];
   cJSON *p = NULL;
@@ -525,7 +526,7 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
       return fail_remote(call, rc, err);
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "title"))) {
       cJSON_Delete(p);
-      return pmcp__rs_fail(call, "provider_error",
+      return pmcp__rs_fail(call, PMCP_TERR_PROVIDER,
                            "the papers provider's answer is not a paper (no title)");
     }
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "id")))
@@ -535,7 +536,7 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
     snprintf(ref, sizeof ref, "paper:%s", pid);
     rc = pmcp__rs_get(rs, ref, &p, err, sizeof err);
     if (rc)
-      return pmcp__rs_fail(call, "not_found", "no paper '%s' in the papers index", pid);
+      return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "no paper '%s' in the papers index", pid);
   }
   /* bound to the paper's full text (the fragments' source), not the store */
   uint64_t scope = pmcp__rs_scope_mix(0, 't');

@@ -255,7 +255,7 @@ static int sq_fail(void *src, pmcp_call *call, int rc)
 {
   if (rc == PMCP_ECANCELLED)
     return PMCP_ECANCELLED;
-  return pmcp__rs_fail(call, "sql_error", "%s", ((sq_rows *)src)->err);
+  return pmcp__rs_fail(call, PMCP_TERR_SQL, "%s", ((sq_rows *)src)->err);
 }
 
 static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, size_t len)
@@ -263,7 +263,8 @@ static int run_sql(pmcp_call *call, qsql *q, pmcp__sqlg *g, const char *sql, siz
   sq_rows r = {call, g, NULL, 0, ""};
   int rc = pmcp__sqlg_prepare(g, sql, len, call, &r.st, r.err, sizeof r.err);
   if (rc)
-    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? "denied" : "invalid_sql", "%s", r.err);
+    return pmcp__rs_fail(call, rc == PMCP_EDENIED ? PMCP_TERR_DENIED : PMCP_TERR_INVALID_SQL,
+                         "%s", r.err);
   pmcp__sql_rows rows = {&r, sqlite3_column_count(r.st), sq_name, sq_next, sq_digest,
                          sq_cells, sq_end, sq_fail};
   return pmcp__sql_rows_send(call, q->rs, &rows);
@@ -370,7 +371,7 @@ static int query_sql(pmcp_call *call, void *ud)
     who = pmcp_call_session(call);
   char busy[200];
   if (pmcp__long_enter(&q->running, pmcp_call_server(call), who, busy, sizeof busy))
-    return pmcp__rs_fail(call, "busy", "%s", busy);
+    return pmcp__rs_fail(call, PMCP_TERR_BUSY, "%s", busy);
   int rc = query_sql_in(call, q, t);
   pmcp__long_leave(&q->running, who);
   return rc;
@@ -395,7 +396,8 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
       pmcp__pgq *c = pg_take(q, err, sizeof err);
       qunlock(q);
       if (!c)
-        return pmcp__rs_fail(call, strncmp(err, "busy", 4) ? "unavailable" : "busy", "%s", err);
+        return pmcp__rs_fail(call, strncmp(err, "busy", 4) ? PMCP_TERR_STORE : PMCP_TERR_BUSY,
+                             "%s", err);
       rc = pmcp__sqlpg_run(call, q->rs, c, t, sql, len);
       pg_give(q, c);
       return rc;
@@ -408,7 +410,7 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
   if (g && t.workspace)
     g = scoped_guard(q, t, err, sizeof err);
   if (!g) {
-    rc = pmcp__rs_fail(call, "unavailable", "%s", err[0] ? err : q->open_err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err[0] ? err : q->open_err);
   } else if (!pmcp_arg_has(call, "sql")) {
     rc = list_tables(call, q, g);
   } else {

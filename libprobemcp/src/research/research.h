@@ -130,11 +130,13 @@ int pmcp__rs_cursor_decode(pmcp__research *rs, const char *tool,
 
 /* An isError result: {"error": CODE, "message": MSG} in one text item and
  * as structuredContent. Returns 0 (a tool error is a normal result). */
-int pmcp__rs_fail(pmcp_call *call, const char *code, const char *fmt, ...)
+int pmcp__rs_fail(pmcp_call *call, pmcp_tool_error code, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 /* A cursor that cannot continue, in the one shape every tool (and the
  * engine's pages) answers: {"error":"invalid_cursor","reason":REASON,
  * "restart":true,"message":MSG}. Returns 0. */
+/* The member "error":"CODE" of tool error @p code, for pmcp_page_fail(). */
+const char *pmcp__rs_error_member(pmcp_tool_error code);
 int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 

@@ -33,7 +33,7 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
   if (rs->scope) {
     char msg[256] = "";
     if (rs->scope(call, asked, sc, msg, sizeof msg, rs->scope_ud) != 0) {
-      pmcp__rs_fail(call, "denied", "%s", msg[0] ? msg : "no access to this workspace");
+      pmcp__rs_fail(call, PMCP_TERR_DENIED, "%s", msg[0] ? msg : "no access to this workspace");
       return 1;
     }
     sc->workspace[sizeof sc->workspace - 1] = '\0';
@@ -54,10 +54,10 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
   /* With a host deciding, a workspace it allowed but the store lacks is
    * answered like a refused one; without a host, the caller named it. */
   if (rc == PMCP_ENOTFOUND || rc == PMCP_EINVAL)
-    pmcp__rs_fail(call, rs->scope ? "denied" : "not_found", "%s",
+    pmcp__rs_fail(call, rs->scope ? PMCP_TERR_DENIED : PMCP_TERR_NOT_FOUND, "%s",
                   rs->scope ? "no such workspace, or no access to it" : why);
   else
-    pmcp__rs_fail(call, "store", "%s", why);
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", why);
   return 1;
 }
 

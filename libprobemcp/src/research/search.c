@@ -641,7 +641,7 @@ static int search(pmcp_call *call, void *ud)
   pmcp__research *rs = ud;
   const char *q = NULL;
   if (pmcp_arg_string(call, "query", &q, NULL) || !q || !*q)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "query: give the words, name, id, path, hash or URI "
                          "to look for");
   int semantic = 0;

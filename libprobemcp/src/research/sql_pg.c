@@ -84,18 +84,18 @@ static int too_big(const PGresult *r)
  * connection is the store's trouble, not the SQL's. */
 static int sql_fail(pmcp_call *call, int rc, const char *err)
 {
-  const char *code = "invalid_sql";
+  pmcp_tool_error code = PMCP_TERR_INVALID_SQL;
   switch (rc) {
   case PMCP_EDENIED:
-    code = "denied";
+    code = PMCP_TERR_DENIED;
     break;
   case PMCP_EIO:
-    code = "unavailable";
+    code = PMCP_TERR_STORE;
     break;
   case PMCP_ETIMEOUT:
   case PMCP_ETOOBIG:
   case PMCP_ENOMEM:
-    code = "sql_error";
+    code = PMCP_TERR_SQL;
     break;
   default:
     break;
@@ -217,7 +217,7 @@ int pmcp__sqlpg_list(pmcp_call *call, pmcp__research *rs, pmcp__pgq *q)
   void *res = NULL;
   int rc = pmcp__pgq_tables(q, &res, err, sizeof err);
   if (rc)
-    return pmcp__rs_fail(call, "unavailable", "%s", err);
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
   PGresult *r = res;
   /* bound to the listing itself (tables, columns, types) */
   uint64_t scope = 0;

@@ -88,6 +88,163 @@ static int named_index(const named_sql *ns, const char *nm)
   return 0;
 }
 
+/* The filters of a listing (o->filter: a JSON object of name -> value):
+ * each one found in @p lk's rules adds its condition, binding its own :fN,
+ * to @p where. *out is the parsed object the bound values live in (the
+ * caller deletes it, also on failure). */
+typedef struct list_filters {
+  const filter_rule *used[5];
+  cJSON *vals[5];
+  int n;
+} list_filters;
+
+static int parse_filters(pmcp_store *s, const list_kind *lk, const pmcp_list_opts *o,
+                         const char *pref, pmcp_buf *where, cJSON **out, list_filters *fs)
+{
+  int rc = 0;
+  *out = NULL;
+  fs->n = 0;
+  if (o->filter && *o->filter) {
+    cJSON *f = *out = cJSON_Parse(o->filter);
+    if (!cJSON_IsObject(f)) {
+      cJSON_Delete(f);
+      *out = NULL;
+      return pmcp_store_set_error(s, PMCP_EINVAL, "the list filter is not a JSON object");
+    }
+    cJSON *it;
+    cJSON_ArrayForEach(it, f) {
+      const filter_rule *fr = NULL;
+      for (int i = 0; i < 5 && lk->filters[i].name; i++)
+        if (strcmp(lk->filters[i].name, it->string) == 0)
+          fr = &lk->filters[i];
+      if (!fr || fs->n == 5) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items have no filter '%.32s'", lk->kind,
+                                  it->string);
+        break;
+      }
+      int ok = fr->type == 'b' ? cJSON_IsBool(it)
+             : fr->type == 's' ? cJSON_IsString(it)
+                               : cJSON_IsNumber(it);
+      if (!ok) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL, "filter '%s' must be a %s", fr->name,
+                                  fr->type == 'b' ? "boolean" : fr->type == 's' ? "string" : "number");
+        break;
+      }
+      if (strcmp(fr->name, "direction") == 0 &&
+          (!pref || (strcmp(it->valuestring, "upstream") && strcmp(it->valuestring, "downstream")))) {
+        rc = pmcp_store_set_error(s, PMCP_EINVAL,
+            "filter 'direction' is upstream or downstream and needs a parent ref");
+        break;
+      }
+      char cond[512];
+      const char *bar = fr->type == 'b' ? strchr(fr->cond, '|') : NULL;
+      if (bar) {
+        if (cJSON_IsTrue(it))
+          snprintf(cond, sizeof cond, "%.*s", (int)(bar - fr->cond), fr->cond);
+        else
+          snprintf(cond, sizeof cond, "%s", bar + 1);
+      } else {
+        snprintf(cond, sizeof cond, "%s", fr->cond);
+      }
+      /* Each filter binds its own :fN. */
+      pmcp_buf c2 = PMCP_BUF_INIT;
+      for (const char *p = cond; *p; p++) {
+        if (p[0] == ':' && p[1] == 'f') {
+          pmcp__buf_printf(&c2, ":f%d", fs->n);
+          p++;
+        } else {
+          pmcp__buf_putc(&c2, *p);
+        }
+      }
+      pmcp__buf_printf(where, " AND (%s)", c2.ptr);
+      pmcp_buf_dispose(&c2);
+      fs->used[fs->n] = fr;
+      fs->vals[fs->n] = it;
+      fs->n++;
+    }
+  }
+  return rc;
+}
+
+/* The count, then the page's rows of a listing's two statements (named
+ * parameters :t :p :pref :q :lim :off :cap :fN), the rows appended to @p out. */
+typedef struct list_binds {
+  pmcp_tenant t;
+  int64_t prow, offset, cap; /* cap: count no further (COUNT_PAST past the page) */
+  const char *pref;
+  size_t limit;
+  const list_filters *fs;
+} list_binds;
+
+static int fetch_rows(pmcp_store *s, pmcp__sql *q, const pmcp_list_opts *o, const list_binds *lb,
+                      const char *sql_count, const char *sql_items, pmcp_buf *out,
+                      int64_t *out_total, size_t *out_n)
+{
+  pmcp_tenant t = lb->t;
+  const list_filters *fs = lb->fs;
+  int64_t total = 0;
+  size_t n = 0, limit = lb->limit;
+  int rc = 0;
+  for (int k = 0; k < 2 && rc == 0; k++) {
+    named_sql ns;
+    if ((rc = name_params(s, k ? sql_items : sql_count, &ns)))
+      break;
+    pmcp__stmt *st = NULL;
+    if ((rc = pmcp__sql_prep_text(s, q, ns.sql.ptr, &st))) {
+      pmcp_buf_dispose(&ns.sql);
+      break;
+    }
+    int ix;
+#define BIND_NAME(nm, call)                                                   \
+  do {                                                                        \
+    if ((ix = named_index(&ns, nm)) > 0)                                      \
+      call;                                                                   \
+  } while (0)
+    BIND_NAME("t", pmcp__st_bind_int64(st, ix, t.id));
+    BIND_NAME("p", pmcp__st_bind_int64(st, ix, lb->prow));
+    BIND_NAME("pref", pmcp__st_bind_text(st, ix, lb->pref ? lb->pref : ""));
+    BIND_NAME("q", pmcp__st_bind_text(st, ix, o->query ? o->query : ""));
+    BIND_NAME("lim", pmcp__st_bind_int64(st, ix, (int64_t)limit + 1));
+    BIND_NAME("off", pmcp__st_bind_int64(st, ix, lb->offset));
+    BIND_NAME("cap", pmcp__st_bind_int64(st, ix, lb->cap));
+    for (int i = 0; i < fs->n; i++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "f%d", i);
+      cJSON *v = fs->vals[i];
+      /* A boolean filter compares with an SQL boolean on PostgreSQL, with
+       * 0/1 on SQLite. */
+      if (fs->used[i]->type == 'b' && q->ops->pg)
+        BIND_NAME(nm, pmcp__st_bind_text(st, ix, cJSON_IsTrue(v) ? "true" : "false"));
+      else if (fs->used[i]->type == 'b')
+        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, cJSON_IsTrue(v)));
+      else if (fs->used[i]->type == 's')
+        BIND_NAME(nm, pmcp__st_bind_text(st, ix, v->valuestring));
+      else
+        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, (int64_t)v->valuedouble));
+    }
+#undef BIND_NAME
+    int src;
+    while ((src = pmcp__st_step(st)) == PMCP__ROW) {
+      if (k == 0) {
+        total = pmcp__st_int64(st, 0);
+        continue;
+      }
+      if (n == limit)
+        break;
+      if (n++)
+        pmcp__buf_putc(out, ',');
+      pmcp__st_json_col(out, st, 0);
+    }
+    if (src != PMCP__ROW && src != PMCP__DONE)
+      rc = pmcp__st_err(s, st, "list");
+    pmcp__sql_release(q, st);
+    pmcp_buf_dispose(&ns.sql);
+  }
+  *out_total = total;
+  *out_n = n;
+  return rc;
+}
+
 int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n_kinds,
                    pmcp_tenant t, const pmcp_list_opts *o, pmcp_buf *out)
 {
@@ -172,73 +329,11 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
                                             " AND strpos(lower(%s), lower(:q)) > 0"),
                      lk->query);
   }
-  /* Filters: a JSON object of name -> value. */
   cJSON *f = NULL;
-  const filter_rule *used[5];
-  cJSON *vals[5];
-  int n_used = 0;
-  if (o->filter && *o->filter) {
-    f = cJSON_Parse(o->filter);
-    if (!cJSON_IsObject(f)) {
-      cJSON_Delete(f);
-      rc = pmcp_store_set_error(s, PMCP_EINVAL, "the list filter is not a JSON object");
-      goto out;
-    }
-    cJSON *it;
-    cJSON_ArrayForEach(it, f) {
-      const filter_rule *fr = NULL;
-      for (int i = 0; i < 5 && lk->filters[i].name; i++)
-        if (strcmp(lk->filters[i].name, it->string) == 0)
-          fr = &lk->filters[i];
-      if (!fr || n_used == 5) {
-        rc = pmcp_store_set_error(s, PMCP_EINVAL, "%s items have no filter '%.32s'", lk->kind,
-                                  it->string);
-        break;
-      }
-      int ok = fr->type == 'b' ? cJSON_IsBool(it)
-             : fr->type == 's' ? cJSON_IsString(it)
-                               : cJSON_IsNumber(it);
-      if (!ok) {
-        rc = pmcp_store_set_error(s, PMCP_EINVAL, "filter '%s' must be a %s", fr->name,
-                                  fr->type == 'b' ? "boolean" : fr->type == 's' ? "string" : "number");
-        break;
-      }
-      if (strcmp(fr->name, "direction") == 0 &&
-          (!pref || (strcmp(it->valuestring, "upstream") && strcmp(it->valuestring, "downstream")))) {
-        rc = pmcp_store_set_error(s, PMCP_EINVAL,
-            "filter 'direction' is upstream or downstream and needs a parent ref");
-        break;
-      }
-      char cond[512];
-      const char *bar = fr->type == 'b' ? strchr(fr->cond, '|') : NULL;
-      if (bar) {
-        if (cJSON_IsTrue(it))
-          snprintf(cond, sizeof cond, "%.*s", (int)(bar - fr->cond), fr->cond);
-        else
-          snprintf(cond, sizeof cond, "%s", bar + 1);
-      } else {
-        snprintf(cond, sizeof cond, "%s", fr->cond);
-      }
-      /* Each filter binds its own :fN. */
-      pmcp_buf c2 = PMCP_BUF_INIT;
-      for (const char *p = cond; *p; p++) {
-        if (p[0] == ':' && p[1] == 'f') {
-          pmcp__buf_printf(&c2, ":f%d", n_used);
-          p++;
-        } else {
-          pmcp__buf_putc(&c2, *p);
-        }
-      }
-      pmcp__buf_printf(&where, " AND (%s)", c2.ptr);
-      pmcp_buf_dispose(&c2);
-      used[n_used] = fr;
-      vals[n_used] = it;
-      n_used++;
-    }
-    if (rc) {
-      cJSON_Delete(f);
-      goto out;
-    }
+  list_filters fs;
+  if ((rc = parse_filters(s, lk, o, pref, &where, &f, &fs))) {
+    cJSON_Delete(f);
+    goto out;
   }
   /* The page's rows are chosen first (row ids in order: an index walk or a
    * sort of narrow rows) and only they are turned into JSON: building the
@@ -290,60 +385,9 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
   size_t n = 0;
-  for (int k = 0; k < 2 && rc == 0; k++) {
-    named_sql ns;
-    if ((rc = name_params(s, k ? sql_items.ptr : sql_count.ptr, &ns)))
-      break;
-    pmcp__stmt *st = NULL;
-    if ((rc = pmcp__sql_prep_text(s, q, ns.sql.ptr, &st))) {
-      pmcp_buf_dispose(&ns.sql);
-      break;
-    }
-    int ix;
-#define BIND_NAME(nm, call)                                                   \
-  do {                                                                        \
-    if ((ix = named_index(&ns, nm)) > 0)                                      \
-      call;                                                                   \
-  } while (0)
-    BIND_NAME("t", pmcp__st_bind_int64(st, ix, t.id));
-    BIND_NAME("p", pmcp__st_bind_int64(st, ix, prow));
-    BIND_NAME("pref", pmcp__st_bind_text(st, ix, pref ? pref : ""));
-    BIND_NAME("q", pmcp__st_bind_text(st, ix, o->query ? o->query : ""));
-    BIND_NAME("lim", pmcp__st_bind_int64(st, ix, (int64_t)limit + 1));
-    BIND_NAME("off", pmcp__st_bind_int64(st, ix, offset));
-    BIND_NAME("cap", pmcp__st_bind_int64(st, ix, cap));
-    for (int i = 0; i < n_used; i++) {
-      char nm[16];
-      snprintf(nm, sizeof nm, "f%d", i);
-      cJSON *v = vals[i];
-      /* A boolean filter compares with an SQL boolean on PostgreSQL, with
-       * 0/1 on SQLite. */
-      if (used[i]->type == 'b' && q->ops->pg)
-        BIND_NAME(nm, pmcp__st_bind_text(st, ix, cJSON_IsTrue(v) ? "true" : "false"));
-      else if (used[i]->type == 'b')
-        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, cJSON_IsTrue(v)));
-      else if (used[i]->type == 's')
-        BIND_NAME(nm, pmcp__st_bind_text(st, ix, v->valuestring));
-      else
-        BIND_NAME(nm, pmcp__st_bind_int64(st, ix, (int64_t)v->valuedouble));
-    }
-#undef BIND_NAME
-    int src;
-    while ((src = pmcp__st_step(st)) == PMCP__ROW) {
-      if (k == 0) {
-        total = pmcp__st_int64(st, 0);
-        continue;
-      }
-      if (n == limit)
-        break;
-      if (n++)
-        pmcp__buf_putc(out, ',');
-      pmcp__st_json_col(out, st, 0);
-    }
-    if (src != PMCP__ROW && src != PMCP__DONE)
-      rc = pmcp__st_err(s, st, "list");
-    pmcp__sql_release(q, st);
-    pmcp_buf_dispose(&ns.sql);
+  if (rc == 0) {
+    list_binds lb = {t, prow, offset, cap, pref, limit, &fs};
+    rc = fetch_rows(s, q, o, &lb, sql_count.ptr, sql_items.ptr, out, &total, &n);
   }
   pmcp_buf_dispose(&sql_items);
   pmcp_buf_dispose(&sql_count);

@@ -56,6 +56,45 @@ static int note_kind_ok(const char *k)
          strcmp(k, "sub-note") == 0 || strcmp(k, "team") == 0;
 }
 
+/* The one row of @p sql (SELECT id, slug ... WHERE tenant_id=?1 AND
+ * <what>=?2 AND owner ?3/?4) a note or an artifact is found by: its owner
+ * (none for lab-wide rows) and @p what. *id stays 0 when there is none. */
+static int find_owned(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *sql,
+                      const char *what, const char *ok, int64_t owner, int64_t *id,
+                      pmcp_buf *slug)
+{
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep(s, q, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__st_bind_int64(st, 1, t.id);
+  pmcp__st_bind_text(st, 2, what);
+  if (owner) {
+    pmcp__st_bind_text(st, 3, ok);
+    pmcp__st_bind_int64(st, 4, owner);
+  }
+  if (pmcp__st_step(st) == PMCP__ROW) {
+    *id = pmcp__st_int64(st, 0);
+    if (slug)
+      pmcp__st_text_col(slug, st, 1);
+  }
+  pmcp__st_reset(st);
+  return 0;
+}
+
+/* The slug base of a row owned by @p ok:@p owner: the owner's slug, @p sep
+ * and @p name ("exp-3-overview", "run-7.model.pt"). */
+static int owned_base(pmcp_store *s, pmcp__sql *q, const char *ok, int64_t owner,
+                      const char *sep, const char *name, pmcp_buf *base)
+{
+  pmcp_buf os = PMCP_BUF_INIT;
+  int rc = slug_of(s, q, pmcp__kind_table(ok), owner, &os);
+  if (rc == 0)
+    rc = pmcp__buf_printf(base, "%s%s%s", os.ptr, sep, name);
+  pmcp_buf_dispose(&os);
+  return rc;
+}
+
 static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_spec *spec,
                    pmcp_buf *out_id, int64_t *out_version)
 {
@@ -98,22 +137,14 @@ static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_s
     /* One overview page per entity and one team note per tenant: writing
      * them again adds a version. */
     if (strcmp(kind, "overview") == 0 || strcmp(kind, "team") == 0) {
-      static const char sql_sq[] = "SELECT id FROM notes WHERE tenant_id=?1 AND kind=?2"
+      static const char sql_sq[] = "SELECT id, slug FROM notes WHERE tenant_id=?1 AND kind=?2"
                                    " AND owner_kind IS ?3 AND owner_id IS ?4";
-      static const char sql_pg[] = "SELECT id FROM notes WHERE tenant_id=?1 AND kind=?2"
+      static const char sql_pg[] = "SELECT id, slug FROM notes WHERE tenant_id=?1 AND kind=?2"
                                    " AND owner_kind IS NOT DISTINCT FROM ?3"
                                    " AND owner_id IS NOT DISTINCT FROM ?4::bigint";
-      if ((rc = pmcp__sql_prep(s, q, PMCP__SQL_PICK(q, sql_sq, sql_pg), &st)))
+      if ((rc = find_owned(s, q, t, PMCP__SQL_PICK(q, sql_sq, sql_pg), kind, ok, owner, &note,
+                           NULL)))
         return rc;
-      pmcp__st_bind_int64(st, 1, t.id);
-      pmcp__st_bind_text(st, 2, kind);
-      if (owner) {
-        pmcp__st_bind_text(st, 3, ok);
-        pmcp__st_bind_int64(st, 4, owner);
-      }
-      if (pmcp__st_step(st) == PMCP__ROW)
-        note = pmcp__st_int64(st, 0);
-      pmcp__st_reset(st);
     }
   }
   int64_t now = spec->created_ms ? spec->created_ms : pmcp__now_ms();
@@ -124,14 +155,11 @@ static int note_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_note_s
     if (strcmp(kind, "team") == 0) {
       pmcp__buf_puts(&base, "team-note");
     } else {
-      pmcp_buf os = PMCP_BUF_INIT;
-      if ((rc = slug_of(s, q, pmcp__kind_table(ok), owner, &os)) == 0) {
-        if (strcmp(kind, "overview") == 0)
-          pmcp__buf_printf(&base, "%s-overview", os.ptr);
-        else
-          pmcp__buf_printf(&base, "%s-%s", os.ptr, spec->title ? spec->title : kind);
-      }
-      pmcp_buf_dispose(&os);
+      rc = owned_base(s, q, ok, owner, "-",
+                      strcmp(kind, "overview") == 0 ? "overview"
+                      : spec->title                 ? spec->title
+                                                    : kind,
+                      &base);
     }
     if (rc == 0)
       rc = pmcp__sql_new_id(s, q, t, "notes", NULL, base.ptr, &slug, &exists);
@@ -335,34 +363,22 @@ static int artifact_in(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const pmcp_ar
     return rc;
   pmcp__stmt *st;
   static const char sql_find_sq[] = "SELECT id, slug FROM artifacts WHERE tenant_id=?1"
-                                    " AND owner_kind IS ?2 AND owner_id IS ?3 AND name=?4";
+                                    " AND name=?2 AND owner_kind IS ?3 AND owner_id IS ?4";
   static const char sql_find_pg[] = "SELECT id, slug FROM artifacts WHERE tenant_id=?1"
-                                    " AND owner_kind IS NOT DISTINCT FROM ?2"
-                                    " AND owner_id IS NOT DISTINCT FROM ?3::bigint AND name=?4";
-  if ((rc = pmcp__sql_prep(s, q, PMCP__SQL_PICK(q, sql_find_sq, sql_find_pg), &st)))
-    return rc;
-  pmcp__st_bind_int64(st, 1, t.id);
-  if (owner) {
-    pmcp__st_bind_text(st, 2, ok);
-    pmcp__st_bind_int64(st, 3, owner);
-  }
-  pmcp__st_bind_text(st, 4, sp->name);
+                                    " AND name=?2 AND owner_kind IS NOT DISTINCT FROM ?3"
+                                    " AND owner_id IS NOT DISTINCT FROM ?4::bigint";
   pmcp_buf slug = PMCP_BUF_INIT;
-  if (pmcp__st_step(st) == PMCP__ROW) {
-    art = pmcp__st_int64(st, 0);
-    pmcp__st_text_col(&slug, st, 1);
+  if ((rc = find_owned(s, q, t, PMCP__SQL_PICK(q, sql_find_sq, sql_find_pg), sp->name, ok, owner,
+                       &art, &slug))) {
+    pmcp_buf_dispose(&slug);
+    return rc;
   }
-  pmcp__st_reset(st);
   int64_t now = sp->created_ms ? sp->created_ms : pmcp__now_ms();
   if (!art) {
     pmcp_buf base = PMCP_BUF_INIT;
     int64_t exists;
     if (owner) {
-      pmcp_buf os = PMCP_BUF_INIT;
-      rc = slug_of(s, q, pmcp__kind_table(ok), owner, &os);
-      if (rc == 0)
-        pmcp__buf_printf(&base, "%s.%s", os.ptr, sp->name);
-      pmcp_buf_dispose(&os);
+      rc = owned_base(s, q, ok, owner, ".", sp->name, &base);
     } else {
       pmcp__buf_puts(&base, sp->name);
       /* A lab-wide name must be unique among shared artifacts. */

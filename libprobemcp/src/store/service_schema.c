@@ -11,7 +11,7 @@
 
 #include "store/db.h"
 
-/* v6 (auth, issue 7): local users, their roles per workspace, workspace API
+/* v6 (auth): local users, their roles per workspace, workspace API
  * keys, OAuth connections (the grant a person gave a client: one default
  * workspace, an access level), and the append-only audit log. */
 static const char *const v6[] = {
@@ -44,9 +44,9 @@ static const char *const v6[] = {
   NULL
 };
 
-/* v7 (oauth, issue 7): the OAuth 2.1 authorization server of
+/* v7 (oauth): the OAuth 2.1 authorization server of
  * probe-mcp-http. Every step of a flow is a row, so any replica can serve
- * any step (issue 9). Single use (a code exchanged once, a refresh token
+ * any step. Single use (a code exchanged once, a refresh token
  * rotated once) is a conditional UPDATE on used/rotated IS NULL.
  *   oauth_clients   dynamic registrations (RFC 7591), public clients only;
  *                   redirect_uris a JSON array; used: the first sign-in

@@ -37,7 +37,7 @@ static int allowed_workspaces(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
     }
   }
   if (!*out) {
-    pmcp__rs_fail(call, "store_error", "the workspaces of this connection could not be read");
+    pmcp__rs_fail(call, PMCP_TERR_STORE, "the workspaces of this connection could not be read");
     return 1;
   }
   return 0;
@@ -116,7 +116,7 @@ static int list_projects(pmcp_call *call, void *ud)
     int rc = pmcp__rs_get(tk->rs, wref, &rec, err, sizeof err);
     cJSON_Delete(rec);
     if (rc)
-      return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+      return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
                            rc == PMCP_ENOTFOUND ? "workspace '%s' not found" : "%s",
                            rc == PMCP_ENOTFOUND ? wref + 10 : err);
   }
@@ -203,7 +203,7 @@ static int each_run(pmcp_call *call, pmcp__tracking *tk, cJSON **proj,
     if (pmcp__trk_run_load(tk, item, &r, err, sizeof err) || each(&r, ud)) {
       pmcp__trk_run_dispose(&r);
       cJSON_Delete(runs);
-      pmcp__rs_fail(call, "store_error", "cannot read the runs of the project");
+      pmcp__rs_fail(call, PMCP_TERR_STORE, "cannot read the runs of the project");
       return 1;
     }
     pmcp__trk_run_dispose(&r);

@@ -124,11 +124,11 @@ static int get_doc(pmcp_call *call, void *ud)
   pmcp_arg_int(call, "offset", &offset);
   const pmcp__trk_doc *d = find_doc(name ? name : "");
   if (!d)
-    return pmcp__rs_fail(call, "not_found",
+    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
                          "no documentation page '%.200s' (list_docs names them)", name);
   size_t total = chars_of(d->markdown, d->len);
   if ((size_t)offset >= total && !(offset == 0 && total == 0))
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "offset %lld is past the end of '%s' (%zu characters)",
                          (long long)offset, d->page, total);
   size_t b0 = byte_of(d->markdown, d->len, (size_t)offset);
@@ -191,7 +191,7 @@ static int get_doc(pmcp_call *call, void *ud)
       lo = clo;
     }
     if (lo == b0)
-      return pmcp__rs_fail(call, "token_budget_too_small",
+      return pmcp__rs_fail(call, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
                            "no part of '%s' fits token_budget=%d: raise token_budget",
                            d->page, pmcp__rs_budget(call));
     end = lo;

@@ -21,6 +21,8 @@
 
 #define MAX_RUNS 50
 #define MAX_KEYS 20
+/* the order of axes[] (the axis argument's values) */
+enum { AXIS_STEP, AXIS_WALL_CLOCK, AXIS_RELATIVE };
 
 typedef pmcp__trk_sel sel;
 
@@ -58,7 +60,7 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
     const cJSON *l;
     cJSON_ArrayForEach(l, s->labels) if (!cJSON_IsString(l))
     {
-      pmcp__rs_fail(call, "invalid_argument", "label \"%s\" must have a string value",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "label \"%s\" must have a string value",
                     l->string);
       return 1;
     }
@@ -95,7 +97,7 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
       cJSON *rec = NULL;
       if (pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
           strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref")) != 0) {
-        pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", ref + 4,
+        pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run '%s' not found in project '%s'", ref + 4,
                       pmcp__js(proj, "ref") + 8);
         cJSON_Delete(rec);
         cJSON_Delete(proj);
@@ -125,7 +127,7 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   if (n_keys && n_missing == n_keys) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", 0, &key);
-    pmcp__rs_fail(call, "not_found",
+    pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
                   "no series '%.200s'%s in the run%s asked for: list_metrics names a "
                   "project's metrics, list_series a run's series", key,
                   n_keys > 1 ? " (nor any other asked)" : "", s->n_runs == 1 ? "" : "s");
@@ -149,7 +151,7 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
           rl = e->scale;
       }
     if (rl && !on_scale) {
-      pmcp__rs_fail(call, "invalid_argument",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                     "%s is an RL series logged on the %s scale: RL series always need their "
                     "scale (ENVIRONMENT_STEP for per-step values, EPISODE for per-episode "
                     "ones)", key, pmcp__trk_scale_name(rl));
@@ -283,7 +285,7 @@ static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *ou
   }
   cJSON_Delete(v);
   if (bad)
-    pmcp__rs_fail(call, "invalid_argument", relative
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, relative
                   ? "%s on axis relative_time is a number of seconds since the run's first point"
                   : "%s on axis wall_clock is an ISO 8601 date-time (2024-05-01T12:00:00Z) or "
                     "epoch milliseconds", name);
@@ -299,7 +301,9 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     return rc;
   const char *axis = "step";
   pmcp_arg_string(call, "axis", &axis, NULL);
-  int by_step = !strcmp(axis, "step"), relative = !strcmp(axis, "relative_time");
+  size_t axis_i = AXIS_STEP;
+  pmcp_arg_enum(call, "axis", &axis_i);
+  int by_step = axis_i == AXIS_STEP, relative = axis_i == AXIS_RELATIVE;
   int ax_kind = by_step ? PMCP__TRK_AX_STEP : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
   int64_t nbk = 50, from, to;
   pmcp_arg_int(call, "buckets", &nbk);
@@ -310,14 +314,14 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   }
   if (ranged && !by_step) {
     pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, "invalid_argument", "step_from and step_to narrow the step "
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from and step_to narrow the step "
                          "axis only: with axis %s use time_from and time_to", axis);
   }
   /* time_from / time_to: the range of a time axis, in its own unit */
   int has_tf = pmcp_arg_has(call, "time_from"), has_tt = pmcp_arg_has(call, "time_to");
   if ((has_tf || has_tt) && by_step) {
     pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, "invalid_argument", "time_from and time_to narrow the "
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "time_from and time_to narrow the "
                          "wall_clock and relative_time axes: on the step axis use step_from "
                          "and step_to");
   }
@@ -334,7 +338,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
     }
     if (from > to) {
       pmcp__trk_sel_free(&s);
-      return pmcp__rs_fail(call, "invalid_argument", "time_from is after time_to");
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "time_from is after time_to");
     }
   }
   /* The shared axis: one range, so one set of edges, for every entry,
@@ -417,7 +421,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 #endif
         pmcp__trk_sel_free(&s);
         cJSON_Delete(all);
-        return pmcp__rs_fail(call, "store_error", "the series %s of run %s cannot be read",
+        return pmcp__rs_fail(call, PMCP_TERR_STORE, "the series %s of run %s cannot be read",
                              e->key, e->run + 4);
       }
       if (!by_step && e->time_min <= 0)
@@ -547,7 +551,7 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   pmcp_arg_string(call, "histogram_statistic", &stat_name, NULL);
   if (stat_name && pmcp__mx_hist_stat_parse(stat_name, &stat)) {
     pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "histogram_statistic '%.40s' is not mean, std, min, max, median or "
                          "pNN (a percentile, 0 to 100)", stat_name);
   }
@@ -648,12 +652,13 @@ static int fetch_float_series(pmcp_call *call, void *ud)
 #endif
     cJSON_Delete(all);
     return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
-                                    : pmcp__rs_fail(call, "store_error", "the points cannot be read");
+                                    : pmcp__rs_fail(call, PMCP_TERR_STORE,
+                                                    "the points cannot be read");
   }
   if (hist_skipped && cJSON_GetArraySize(all) == 0) {
     cJSON_Delete(all);
     cJSON_Delete(root);
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s is a histogram series: pass histogram_statistic (mean, std, min, "
                          "max, median or pNN) to read it as one value per step, or read whole "
                          "histograms with fetch_histogram_series", hist_key);

@@ -77,7 +77,8 @@ static int kind_check(pmcp_call *call, const pmcp__trk_sel *s, const char *kind)
     }
   if (!other)
     return 0; /* nothing logged under these keys: an empty answer */
-  pmcp__rs_fail(call, "invalid_argument", "%s is a %s series, not a %s one: read it with %s",
+  pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                "%s is a %s series, not a %s one: read it with %s",
                 other_key, other, kind,
                 !strcmp(other, "float")       ? "fetch_float_series"
                 : !strcmp(other, "histogram") ? "fetch_histogram_series (or fetch_float_series "
@@ -253,7 +254,7 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
     cJSON_Delete(root);
     cJSON_Delete(a.items);
     return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
-                                    : pmcp__rs_fail(call, "store_error",
+                                    : pmcp__rs_fail(call, PMCP_TERR_STORE,
                                                     "the %s sets cannot be read", kind);
   }
   return pmcp__trk_emit(call, root, hist ? "histograms" : "sets", a.items,

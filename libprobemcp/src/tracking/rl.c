@@ -91,7 +91,7 @@ static int list_rl_environments(pmcp_call *call, void *ud)
       pmcp__rl_check_scales(call, "summary_columns", cjson))
     goto out;
   if (sjson && pmcp__sort_parse(sjson, &sort, err, sizeof err)) {
-    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err);
     goto out;
   }
   for (size_t i = 0; i < n_cols; i++) {
@@ -99,7 +99,7 @@ static int list_rl_environments(pmcp_call *call, void *ud)
     if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
         cJSON_GetObjectItemCaseSensitive(c, "direction") ||
         pmcp__sort_parse(c, &cols[i], err, sizeof err)) {
-      rc = pmcp__rs_fail(call, "invalid_argument",
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
                          "last|first|min|max|avg|count, \"scale\": EPISODE|ENVIRONMENT_STEP, "
                          "\"labels\"?}", i);

@@ -118,7 +118,7 @@ static int load_versions(pmcp_call *call, pmcp__rl_run *r, int64_t as_of)
     free(after);
     after = NULL;
     if (rc) {
-      pmcp__rs_fail(call, "store_error", "the environment attributes of run '%s' cannot be "
+      pmcp__rs_fail(call, PMCP_TERR_STORE, "the environment attributes of run '%s' cannot be "
                     "read", r->id);
       return 1;
     }
@@ -177,7 +177,7 @@ int pmcp__rl_load_run(pmcp_call *call, pmcp__tracking *tk, const char *run, int 
     int same = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err) == 0 &&
                !strcmp(pmcp__js(rec, "project"), pmcp__js(proj, "ref"));
     if (!same)
-      pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", r->id,
+      pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run '%s' not found in project '%s'", r->id,
                     pmcp__js(proj, "ref") + 8);
     cJSON_Delete(rec);
     cJSON_Delete(proj);
@@ -237,7 +237,7 @@ int pmcp__rl_load(pmcp_call *call, pmcp__tracking *tk, int64_t as_of, pmcp__rl_r
 
 int pmcp__rl_env_missing(pmcp_call *call, const pmcp__rl_run *r, const char *id)
 {
-  return pmcp__rs_fail(call, "not_found",
+  return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
                        "environment '%.100s' not found in run '%s' (list_rl_environments "
                        "names them)", id, r->id);
 }
@@ -330,13 +330,13 @@ int pmcp__rl_check_scales(pmcp_call *call, const char *what, const cJSON *j)
     return 0;
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scale");
   if (!sc) {
-    pmcp__rs_fail(call, "invalid_argument",
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                   "%s: RL series always need their scale: add \"scale\": \"EPISODE\" "
                   "(per-episode values) or \"ENVIRONMENT_STEP\" (per-step values)", what);
     return 1;
   }
   if (!cJSON_IsString(sc) || !pmcp__trk_scale(sc->valuestring)) {
-    pmcp__rs_fail(call, "invalid_argument",
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                   "%s: unknown scale (STEP, ENVIRONMENT_STEP or EPISODE)", what);
     return 1;
   }
@@ -378,7 +378,7 @@ int pmcp__rl_select(pmcp_call *call, pmcp__rl_run *r, unsigned char *keep)
   if (rc == PMCP_ENOMEM)
     return rc;
   if (rc)
-    return pmcp__rs_fail(call, "invalid_argument", "%s", err), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err), 1;
   for (size_t i = 0; i < r->n_envs; i++) {
     if (!keep[i])
       continue;

@@ -32,7 +32,7 @@ static int range_args(pmcp_call *call, cJSON **labels, int64_t *lo, int64_t *hi)
     const cJSON *l;
     cJSON_ArrayForEach(l, *labels) if (!cJSON_IsString(l))
     {
-      pmcp__rs_fail(call, "invalid_argument", "label \"%s\" must have a string value",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "label \"%s\" must have a string value",
                     l->string);
       return 1;
     }
@@ -67,12 +67,12 @@ static int key_missing(pmcp_call *call, const pmcp__rl_run *r, const char *key,
     other = s->scale;
   }
   if (other)
-    pmcp__rs_fail(call, "invalid_argument",
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                   "%s is logged on the %s scale in run '%s', not on %s: pass scale=%s", key,
                   pmcp__trk_scale_name(other), r->id, pmcp__trk_scale_name(scale),
                   pmcp__trk_scale_name(other));
   else
-    pmcp__rs_fail(call, "not_found", "run '%s' has no series '%s' (list_rl_metrics names "
+    pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run '%s' has no series '%s' (list_rl_metrics names "
                   "its RL metrics)", r->id, key);
   return 1;
 }
@@ -167,7 +167,7 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
             continue;
           int src = pmcp__trk_bucket_scan(tk, s->id, &ax, 0, lo, hi, bk, NULL);
           if (src) {
-            rc = pmcp__rs_fail(call, "store_error", "the series %s of environment %s cannot "
+            rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "the series %s of environment %s cannot "
                                "be read", s->key, e->id);
             goto out;
           }
@@ -290,7 +290,7 @@ int pmcp__rl_aggregate(pmcp_call *call, void *ud)
           (labels && !labels_include(s->labels, labels)))
         continue;
       if (found) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "environment %s has several %s series (other labels): pick one "
                            "with labels", r.envs[i].id, key);
         goto out;
@@ -353,7 +353,7 @@ int pmcp__rl_aggregate(pmcp_call *call, void *ud)
     if (rc == PMCP_ECANCELLED || rc == PMCP_ENOMEM)
       goto out;
     if (rc) {
-      rc = pmcp__rs_fail(call, "store_error", "the points of %s in environment %s cannot be "
+      rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "the points of %s in environment %s cannot be "
                          "read", key, mem[m].env->id);
       goto out;
     }

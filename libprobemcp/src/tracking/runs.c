@@ -166,7 +166,7 @@ static int scales_run_by_run(pmcp_call *call, pmcp__tracking *tk, const char *pr
     cJSON *page = NULL;
     char err[300];
     if ((rc = pmcp__rs_list(tk->rs, &o, &page, err, sizeof err)) != 0) {
-      int f = pmcp__rs_fail(call, "store_error", "%s", err);
+      int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
       rc = f ? f : 1;
       break;
     }
@@ -247,7 +247,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
       rc = pmcp__store_key_split(tk->rs->store, tk->rs->tenant, pref + 8, u[i].key,
                                  u[i].scale, u[i].split, sizeof u[i].split);
     if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-      int f = pmcp__rs_fail(call, "store_error", "%s", pmcp_store_errmsg(tk->rs->store));
+      int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", pmcp_store_errmsg(tk->rs->store));
       rc = f ? f : 1;
     }
     pthread_mutex_unlock(tk->rs->lock);
@@ -257,7 +257,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
   for (i = 0; i < n && !rc; i++)
     if (!u[i].scaled && !(u[i].mask & 1) && (u[i].mask & 6)) {
       const char *sc = pmcp__trk_scale_name(u[i].mask & 2 ? "env_step" : "episode");
-      int f = pmcp__rs_fail(call, "invalid_argument",
+      int f = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s: series '%.200s' is logged on the %s scale only: RL series "
                          "always need their scale (add \"scale\": \"%s\"; ENVIRONMENT_STEP "
                          "for per-step values, EPISODE for per-episode ones)",
@@ -265,7 +265,7 @@ static int rl_scales_given(pmcp_call *call, pmcp__tracking *tk, const char *pref
       rc = f ? f : 1;
     } else if (!u[i].labelled && u[i].split[0]) {
       size_t first = strcspn(u[i].split, "}") + 1;
-      int f = pmcp__rs_fail(call, "invalid_argument",
+      int f = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "%s: series '%.200s' is split by labels in some runs (%s): add "
                          "\"labels\" naming the one to read, e.g. \"labels\": %.*s",
                          u[i].where, u[i].key, u[i].split, (int)first, u[i].split);
@@ -319,12 +319,12 @@ static int lr_parse(pmcp_call *call, lr_args *a)
                                          : bad_scale(a->cjson);
   int rc = 0;
   if (bs)
-    rc = pmcp__rs_fail(call, "invalid_argument",
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                        "unknown scale '%.40s': use STEP, ENVIRONMENT_STEP or EPISODE", bs);
   else if (pmcp__filter_parse(a->fjson, &a->f, err, sizeof err))
-    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err);
   else if (a->have_sort && pmcp__sort_parse(a->sjson, &a->sort, err, sizeof err))
-    rc = pmcp__rs_fail(call, "invalid_argument", "%s", err);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s", err);
   else
     goto columns;
   return rc ? rc : 1;
@@ -338,7 +338,7 @@ columns:
   a->n_cols = (size_t)cJSON_GetArraySize(a->cjson);
   if (a->n_cols > MAX_COLUMNS) {
     a->n_cols = 0;
-    rc = pmcp__rs_fail(call, "invalid_argument", "summary_columns: at most %d", MAX_COLUMNS);
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "summary_columns: at most %d", MAX_COLUMNS);
     return rc ? rc : 1;
   }
   a->cols = calloc(a->n_cols ? a->n_cols : 1, sizeof *a->cols);
@@ -347,13 +347,13 @@ columns:
   for (size_t i = 0; i < a->n_cols; i++) {
     cJSON *c = cJSON_GetArrayItem(a->cjson, (int)i);
     if (cJSON_IsObject(c) && cJSON_GetObjectItemCaseSensitive(c, "direction")) {
-      rc = pmcp__rs_fail(call, "invalid_argument",
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "summary_columns[%zu]: unknown key \"direction\"", i);
       return rc ? rc : 1;
     }
     if (!cJSON_IsObject(c) || !cJSON_GetObjectItemCaseSensitive(c, "series") ||
         pmcp__sort_parse(c, &a->cols[i].spec, err, sizeof err)) {
-      rc = pmcp__rs_fail(call, "invalid_argument",
+      rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "summary_columns[%zu] must be {\"series\": KEY, \"function\": "
                          "last|first|min|max|avg|count, \"scale\"?, \"labels\"?}%s%s",
                          i, cJSON_IsObject(c) ? ": " : "",
@@ -363,7 +363,7 @@ columns:
     col_name(&a->cols[i]);
     for (size_t j = 0; j < i; j++)
       if (!strcmp(a->cols[j].name, a->cols[i].name)) {
-        rc = pmcp__rs_fail(call, "invalid_argument",
+        rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                            "summary_columns[%zu] repeats summary_columns[%zu] (%s)", i, j,
                            a->cols[i].name);
         return rc ? rc : 1;
@@ -422,7 +422,7 @@ static int fetch_table(pmcp_call *call, pmcp__tracking *tk, const lr_args *a,
     h->order = i;
     pmcp__filter_row row = pmcp__trk_row(&h->run);
     if (so && pmcp__sort_key_of(so, &row, &h->key) < 0 && !rc) {
-      int f = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'",
+      int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "cannot read the series of run '%s'",
                             h->run.id);
       rc = f ? f : 1;
     }
@@ -434,7 +434,7 @@ static int fetch_table(pmcp_call *call, pmcp__tracking *tk, const lr_args *a,
   p->n_attrs = (size_t)a->limit;
   rc = page_attributes(tk, p->hits, p->n_hits, 0, (size_t)a->limit, &p->page_attrs);
   if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-    int f = pmcp__rs_fail(call, "store_error", "%s", "the runs' attributes cannot be read");
+    int f = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", "the runs' attributes cannot be read");
     return f ? f : 1;
   }
   return rc == PMCP_ENOMEM ? rc : 0;
@@ -463,7 +463,7 @@ static int fetch_run_by_run(pmcp_call *call, pmcp__tracking *tk, const lr_args *
     hit *h = &p->hits[p->n_hits];
     if (pmcp__trk_run_load(tk, item, &h->run, err, sizeof err)) {
       pmcp__trk_run_dispose(&h->run);
-      rc = pmcp__rs_fail(call, "store_error", "%s", err);
+      rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
       rc = rc ? rc : 1;
       break;
     }
@@ -473,7 +473,7 @@ static int fetch_run_by_run(pmcp_call *call, pmcp__tracking *tk, const lr_args *
       m = pmcp__sort_key_of(&a->sort, &row, &h->key) < 0 ? -1 : 1;
     if (m <= 0) {
       if (m < 0) {
-        rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'",
+        rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "cannot read the series of run '%s'",
                            h->run.id);
         rc = rc ? rc : 1;
       }
@@ -566,7 +566,7 @@ static int lr_render(pmcp_call *call, pmcp__tracking *tk, const lr_args *a, lr_p
       }
       if (!p->page_attrs && pmcp__trk_run_attrs(tk, r, err, sizeof err)) {
         cJSON_Delete(rows);
-        int rc = pmcp__rs_fail(call, "store_error", "%s", err);
+        int rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
         return rc;
       }
       cJSON_Delete(r->series);
@@ -634,7 +634,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
   cJSON *rec = NULL;
   int rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc)
-    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
                          rc == PMCP_ENOTFOUND ? "run '%s' not found" : "%s",
                          rc == PMCP_ENOTFOUND ? ref + 4 : err);
   if (pmcp_arg_has(call, "project") || pmcp_arg_has(call, "workspace")) {
@@ -645,7 +645,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
     }
     int same = strcmp(pmcp__js(proj, "ref"), pmcp__js(rec, "project")) == 0;
     if (!same) {
-      rc = pmcp__rs_fail(call, "not_found", "run '%s' not found in project '%s'", ref + 4,
+      rc = pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "run '%s' not found in project '%s'", ref + 4,
                          pmcp__js(proj, "ref") + 8);
       cJSON_Delete(proj);
       cJSON_Delete(rec);
@@ -658,7 +658,7 @@ static int get_run_attributes(pmcp_call *call, void *ud)
   if (rc) {
     pmcp__trk_run_dispose(&r);
     cJSON_Delete(rec);
-    return pmcp__rs_fail(call, "store_error", "%s", err);
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
   }
   /* Project and timings from the record, which a listing item lacks. */
   if (*pmcp__js(rec, "project") && strlen(pmcp__js(rec, "project")) > 8 &&

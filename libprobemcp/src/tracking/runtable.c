@@ -124,7 +124,7 @@ static int load_rows(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query *
   memset(&res, 0, sizeof res);
   int rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, q, &res);
   if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE, "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }
@@ -195,7 +195,7 @@ static int take(pmcp_call *call, pmcp__tracking *tk, const pmcp__filter *f,
   if (m > 0 && sort)
     m = pmcp__sort_key_of(sort, &row, &key) < 0 ? -1 : 1;
   if (m < 0) {
-    rc = pmcp__rs_fail(call, "store_error", "cannot read the series of run '%s'", r.id);
+    rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "cannot read the series of run '%s'", r.id);
     pmcp__trk_run_dispose(&r);
     return rc ? rc : 1;
   }
@@ -244,7 +244,7 @@ static int walk_table(pmcp_call *call, pmcp__tracking *tk, const pmcp__rt_query 
     pthread_mutex_lock(tk->rs->lock);
     rc = pmcp__store_run_table(tk->rs->store, tk->rs->tenant, &q, &res);
     if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-      pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+      pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE, "%s",
                     pmcp_store_errmsg(tk->rs->store));
       rc = 1;
     }
@@ -372,7 +372,7 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                         pg.ids, pg.n, 0, 0, 0};
     rc = load_rows(call, tk, &q, out, n_out);
   } else if (rc && rc != PMCP_EUNSUPPORTED && rc != PMCP_ENOMEM) {
-    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error", "%s",
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE, "%s",
                   pmcp_store_errmsg(tk->rs->store));
     rc = 1;
   }

@@ -131,13 +131,13 @@ static int trk_tool_call(pmcp_call *call, void *ud)
     for (size_t k = 0; k < n; k++)
       chars += ((unsigned char)s[k] & 0xC0) != 0x80;
     if (chars > PMCP__TRK_NAME_MAX)
-      return pmcp__rs_fail(call, "invalid_argument", "%s is longer than %d characters",
+      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "%s is longer than %d characters",
                            named[i], PMCP__TRK_NAME_MAX);
   }
   int64_t offset = 0;
   if (w->offset_cap && pmcp_arg_int(call, "offset", &offset) == 0 &&
       offset > PMCP__TRK_OFFSET_MAX)
-    return pmcp__rs_fail(call, "invalid_argument", "offset is larger than %d",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "offset is larger than %d",
                          PMCP__TRK_OFFSET_MAX);
   /* Without a host's hook the tools' `workspace` keeps its own meaning
    * (narrowing a listing) and the whole tenant is read, as before. */
@@ -257,9 +257,9 @@ int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
       cJSON_Delete(*out);
       *out = NULL;
       if (rc == PMCP_ENOTFOUND)
-        pmcp__rs_fail(call, "not_found", "%s", err);
+        pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "%s", err);
       else
-        pmcp__rs_fail(call, "store_error", "%s", err);
+        pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
       return 1;
     }
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
@@ -296,7 +296,7 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
       p = pmcp__js(cJSON_GetArrayItem(all, 0), "ref");
     if (n != 1 || !*p) {
       cJSON_Delete(all);
-      pmcp__rs_fail(call, "invalid_argument",
+      pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                     n ? "pass project: this connection has no default project "
                         "(list_projects names them)"
                       : "there are no projects to read%s",
@@ -329,7 +329,7 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   if (rc)
     rc = pmcp__rs_get(tk->rs, ref, &rec, err, sizeof err);
   if (rc) {
-    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? "not_found" : "store_error",
+    pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
                   rc == PMCP_ENOTFOUND ? "project '%s' not found" : "%s",
                   rc == PMCP_ENOTFOUND ? ref + 8 : err);
     return 1;
@@ -337,7 +337,7 @@ int pmcp__trk_project(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   if (w) {
     const char *ws = pmcp__js(rec, "workspace");
     if (strcmp(ws, as_ref("workspace", w, wref, sizeof wref)) != 0) {
-      pmcp__rs_fail(call, "not_found", "project '%s' not found in workspace '%s'", ref + 8,
+      pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND, "project '%s' not found in workspace '%s'", ref + 8,
                     wref + 10);
       cJSON_Delete(rec);
       return 1;
@@ -444,7 +444,7 @@ static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
   cJSON_Delete(root);
   if (rc == 1) {
     pmcp_page_free(pg);
-    return pmcp__rs_fail(call, "token_budget_too_small",
+    return pmcp__rs_fail(call, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
                          "this listing's envelope does not fit token_budget=%d: raise "
                          "token_budget", pmcp__rs_budget(call));
   }
@@ -705,7 +705,7 @@ int pmcp__trk_step_range(pmcp_call *call, int64_t *lo, int64_t *hi, int *ranged)
   if (ranged)
     *ranged = has_from || has_to;
   if (*lo > *hi) {
-    pmcp__rs_fail(call, "invalid_argument", "step_from is after step_to");
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from is after step_to");
     return 1;
   }
   return 0;
@@ -729,7 +729,7 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
       return 0;
     }
     if (rc != PMCP_ENOTFOUND)
-      return pmcp__rs_fail(call, "store_error", "%s", err), 1;
+      return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err), 1;
   }
   /* by name: every live run whose name is exactly @p id */
   cJSON *page = NULL;
@@ -738,7 +738,7 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
   o.query = id;
   o.limit = 100;
   if (*id && pmcp__rs_list(tk->rs, &o, &page, err, sizeof err) != 0)
-    return pmcp__rs_fail(call, "store_error", "%s", err), 1;
+    return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err), 1;
   const cJSON *it;
   char names[200] = "", pref[300] = "";
   const char *proj = NULL;
@@ -761,10 +761,10 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
   if (hits == 1)
     return 0;
   if (hits > 1)
-    return pmcp__rs_fail(call, "invalid_argument",
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
                          "run name '%.100s' is shared by %zu runs (%s): pass one id, or "
                          "narrow with list_runs", id, hits, names), 1;
-  return pmcp__rs_fail(call, "not_found",
+  return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
                        "run '%.100s' not found (as an id, a ref, a run name or an MLflow run "
                        "id): list_runs finds runs by name and attributes", id), 1;
 }

@@ -140,7 +140,7 @@ static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
   size_t from = (nlines ? ix[start - 1] : 0) + col;
   size_t to = start < nlines ? ix[start] : len;
   if (from > to)
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "the cursor is past the end of line %zu", start);
   /* the largest length that fits: fits(mid cut at a character) falls as
    * mid grows, so the search moves on mid itself */
@@ -178,7 +178,7 @@ static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
     }
   }
   if (!best)
-    return pmcp__view_fail(v, "token_budget_too_small",
+    return pmcp__view_fail(v, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
                            "line %zu is too long to show any of it in this budget", start);
   cJSON_Delete(v->obj);
   v->obj = best;
@@ -188,10 +188,10 @@ static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
 static int refuse(pmcp__vctx *v, const char *why)
 {
   if (v->ref.kind == PMCP__REF_FILE)
-    return pmcp__view_fail(v, "not_text",
+    return pmcp__view_fail(v, PMCP_TERR_NOT_TEXT,
                            "%s %s; read it from its uri (view=record)",
                            v->ref_text, why);
-  return pmcp__view_fail(v, "not_text",
+  return pmcp__view_fail(v, PMCP_TERR_NOT_TEXT,
                          "%s %s; download it with `probe artifact download "
                          "%s`",
                          v->ref_text, why, v->ref_text);
@@ -207,27 +207,27 @@ int pmcp__view_content(pmcp__vctx *v)
   if (jstart) {
     if (!cJSON_IsNumber(jstart) || jstart->valuedouble < 1 ||
         jstart->valuedouble != (double)(long long)jstart->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.start_line is a whole number >= 1");
     start = (size_t)jstart->valuedouble;
   }
   if (jctx) {
     if (!jgrep)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.context_lines goes with grep");
     if (!cJSON_IsNumber(jctx) || jctx->valuedouble < 0 ||
         jctx->valuedouble > 20 ||
         jctx->valuedouble != (double)(int)jctx->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.context_lines is 0 to 20");
     ctx = (size_t)jctx->valuedouble;
   }
   if (jgrep && jstart)
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options: use start_line or grep, not both");
   if (jgrep && (!cJSON_IsString(jgrep) || !*jgrep->valuestring ||
                 strlen(jgrep->valuestring) > 500))
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.grep is a non-empty pattern of at "
                            "most 500 characters");
   /* The version read: the cursor's pinned one, else the ref's, else 0
@@ -239,7 +239,7 @@ int pmcp__view_content(pmcp__vctx *v)
     char *end;
     long long n = strtoll(v->ref.version, &end, 10);
     if (*end || n < 1)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "%s: content reads a version number "
                              "(artifact:NAME@3); find a label's number with "
                              "view=versions",
@@ -250,15 +250,15 @@ int pmcp__view_content(pmcp__vctx *v)
   if (jver && !(v->state && pmcp__jn(v->state, "v", 0) > 0)) {
     if (!cJSON_IsNumber(jver) || jver->valuedouble < 1 || jver->valuedouble > 1e15 ||
         jver->valuedouble != (double)(long long)jver->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.version is a version number >= 1 (view=versions "
                              "lists them)");
     if (v->ref.kind == PMCP__REF_FILE)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.version reads an artifact's older version; a "
                              "file has one text");
     if (version && version != (int64_t)jver->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "%s names version %lld and view_options.version %.0f: give one",
                              v->ref_text, (long long)version, jver->valuedouble);
     version = (int64_t)jver->valuedouble;
@@ -300,8 +300,8 @@ int pmcp__view_content(pmcp__vctx *v)
       pmcp_buf_dispose(&meta);
       if (rc == PMCP_ENOMEM)
         return rc;
-      return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
-                                                     : "store_error",
+      return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
+                                                     : PMCP_TERR_STORE,
                              "%s", err);
     }
   }
@@ -348,7 +348,7 @@ int pmcp__view_content(pmcp__vctx *v)
       regerror(rerr, &re, why, sizeof why);
       free(ix);
       pmcp_buf_dispose(&data);
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.grep: not a valid extended "
                              "regular expression (%s)",
                              why);
@@ -452,7 +452,7 @@ int pmcp__view_content(pmcp__vctx *v)
     pmcp_buf_dispose(&data);
     cJSON_Delete(v->obj);
     v->obj = NULL;
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.start_line %zu is past the end "
                            "(%zu lines)",
                            start, nlines);

@@ -95,7 +95,7 @@ int pmcp__view_lineage(pmcp__vctx *v)
   if (dir) {
     if (!cJSON_IsString(dir) || (strcmp(dir->valuestring, "upstream") &&
                                  strcmp(dir->valuestring, "downstream")))
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.direction is \"upstream\" or "
                              "\"downstream\"");
     down = strcmp(dir->valuestring, "downstream") == 0;
@@ -104,13 +104,13 @@ int pmcp__view_lineage(pmcp__vctx *v)
   if (dep) {
     if (!cJSON_IsNumber(dep) || dep->valuedouble < 1 || dep->valuedouble > 8 ||
         dep->valuedouble != (double)(int)dep->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.depth is a whole number from 1 "
                              "to 8");
     depth = (int)dep->valuedouble;
   }
   if (stp && !cJSON_IsBool(stp))
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.steps is true or false");
   int steps = cJSON_IsTrue(stp);
   const char *filter = down ? "{\"direction\":\"downstream\"}"
@@ -177,8 +177,8 @@ int pmcp__view_lineage(pmcp__vctx *v)
           cJSON_Delete(edges_seen);
           if (rc == PMCP_ENOMEM)
             return rc;
-          return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
-                                                         : "store_error",
+          return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
+                                                         : PMCP_TERR_STORE,
                                  "%s", err);
         }
         if (*pmcp__js(page, "next"))

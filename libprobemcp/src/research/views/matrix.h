@@ -1,4 +1,4 @@
-/* The entity view matrix of seed 000: which views each ref kind has, what
+/* The entity view matrix: which views each ref kind has, what
  * each view reads, and which view_options it takes. One table, so card's
  * available_views, the refusal of a view a kind lacks, the refusal of a
  * view_options key a view does not read, and the tool description all

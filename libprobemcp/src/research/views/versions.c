@@ -31,7 +31,7 @@ int pmcp__view_versions(pmcp__vctx *v)
   case PMCP__REF_EXPERIMENT: kind = "experiment-version"; break;
   case PMCP__REF_CHECKPOINT:
     if (req)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.requirement: checkpoints have "
                              "steps, not versions; browse mode=checkpoints "
                              "narrows them");
@@ -41,18 +41,18 @@ int pmcp__view_versions(pmcp__vctx *v)
     v->list_name = "saves";
     return 0;
   default:
-    return pmcp__view_fail(v, "invalid_argument", "%s has no versions",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT, "%s has no versions",
                            v->ref_text);
   }
   pmcp__req r;
   char err[300];
   if (req) {
     if (!cJSON_IsString(req))
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.requirement is a string such as "
                              "\">=2\", \"==3\" or a label");
     if (pmcp__req_parse(&r, req->valuestring, err, sizeof err))
-      return pmcp__view_fail(v, "invalid_argument", "view_options.%s", err);
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT, "view_options.%s", err);
   }
   if (!req) {
     snprintf(v->parent, sizeof v->parent, "%s", parent);
@@ -84,8 +84,8 @@ int pmcp__view_versions(pmcp__vctx *v)
     if (rc) {
       cJSON_Delete(existing);
       return rc == PMCP_ENOMEM ? rc
-             : pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found"
-                                                       : "store_error",
+             : pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
+                                                       : PMCP_TERR_STORE,
                                "%s: %s", v->ref_text, err);
     }
     const cJSON *it;

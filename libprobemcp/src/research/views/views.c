@@ -9,7 +9,7 @@
 
 #include "research/views/matrix.h"
 
-int pmcp__view_fail(pmcp__vctx *v, const char *code, const char *fmt, ...)
+int pmcp__view_fail(pmcp__vctx *v, pmcp_tool_error code, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -28,7 +28,7 @@ int pmcp__view_record(pmcp__vctx *v)
   if (rc == PMCP_ENOMEM)
     return rc;
   if (rc) {
-    pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? "not_found" : "invalid_ref",
+    pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_INVALID_ARGUMENT,
                     "%s: %s", v->ref_text, err);
     return 1;
   }
@@ -77,11 +77,11 @@ static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
   const char *s = cJSON_IsString(field) ? field->valuestring : NULL;
   const cJSON *part = cJSON_IsArray(field) ? field->child : NULL;
   if (!s && !cJSON_IsArray(field))
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.field is a dotted path string or a "
                            "list of keys");
   if (cJSON_IsArray(field) && !part)
-    return pmcp__view_fail(v, "invalid_argument",
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.field: the path list is empty");
   char seg[257];
   for (;;) {
@@ -91,7 +91,7 @@ static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
       const char *dot = strchr(s, '.');
       size_t n = dot ? (size_t)(dot - s) : strlen(s);
       if (n == 0 || n >= sizeof seg)
-        return pmcp__view_fail(v, "invalid_argument",
+        return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                                "view_options.field: empty or overlong "
                                "segment in \"%.80s\"",
                                field->valuestring);
@@ -102,7 +102,7 @@ static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
       if (!part)
         break;
       if (!cJSON_IsString(part) || strlen(part->valuestring) >= sizeof seg)
-        return pmcp__view_fail(v, "invalid_argument",
+        return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                                "view_options.field: every path item is a "
                                "key string");
       snprintf(seg, sizeof seg, "%s", part->valuestring);
@@ -129,7 +129,7 @@ static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
         }
       }
       return pmcp__view_fail(
-          v, "not_found",
+          v, PMCP_TERR_NOT_FOUND,
           "%s has no field \"%s\" at %s%s%s%s", v->ref_text, seg,
           path[0] ? path : "the top level",
           keys[0] ? " (keys there: " : "", keys, keys[0] ? ")" : "");
@@ -322,7 +322,7 @@ static int overview_note(pmcp__vctx *v, cJSON **note)
   if (rc == PMCP_ENOMEM)
     return rc;
   if (rc)
-    return pmcp__view_fail(v, "store_error", "%s", err), 1;
+    return pmcp__view_fail(v, PMCP_TERR_STORE, "%s", err), 1;
   cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
   cJSON *first = cJSON_GetArrayItem(items, 0);
   char ref[PMCP__REF_MAX + 16];
@@ -335,7 +335,7 @@ static int overview_note(pmcp__vctx *v, cJSON **note)
   if (rc == PMCP_ENOMEM)
     return rc;
   if (rc)
-    return pmcp__view_fail(v, "store_error", "%s", err), 1;
+    return pmcp__view_fail(v, PMCP_TERR_STORE, "%s", err), 1;
   return 0;
 }
 
@@ -401,7 +401,7 @@ static int view_summary_history(pmcp__vctx *v)
   if (ver) {
     if (!cJSON_IsNumber(ver) || ver->valuedouble < 1 ||
         ver->valuedouble != (double)(int64_t)ver->valuedouble)
-      return pmcp__view_fail(v, "invalid_argument",
+      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                              "view_options.version is a whole number >= 1");
     /* One version's markdown: list versions and pick it. */
     pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
@@ -413,7 +413,7 @@ static int view_summary_history(pmcp__vctx *v)
     rc = pmcp__rs_list(v->rs, &o, &page, err, sizeof err);
     if (rc)
       return rc == PMCP_ENOMEM ? rc
-                               : pmcp__view_fail(v, "store_error", "%s", err);
+                               : pmcp__view_fail(v, PMCP_TERR_STORE, "%s", err);
     const cJSON *it;
     cJSON *found = NULL;
     char have[200] = "";
@@ -428,7 +428,7 @@ static int view_summary_history(pmcp__vctx *v)
     }
     if (!found) {
       cJSON_Delete(page);
-      return pmcp__view_fail(v, "not_found",
+      return pmcp__view_fail(v, PMCP_TERR_NOT_FOUND,
                              "the Overview page of %s has no version %.0f "
                              "(versions: %s)",
                              v->ref_text, ver->valuedouble, have);
@@ -447,7 +447,7 @@ static int view_summary_history(pmcp__vctx *v)
     rc = pmcp__rs_get(v->rs, vref, &vrec, err, sizeof err);
     if (rc)
       return rc == PMCP_ENOMEM ? rc
-                               : pmcp__view_fail(v, "store_error", "%s", err);
+                               : pmcp__view_fail(v, PMCP_TERR_STORE, "%s", err);
     const char *t = pmcp__js(vrec, "body");
     v->doc = strdup(t);
     v->doc_format = "text_fragment";
@@ -533,12 +533,12 @@ static int view_metrics(pmcp__vctx *v)
   if (rc) {
     pmcp_buf_dispose(&b);
     return rc == PMCP_ENOMEM ? rc
-                             : pmcp__view_fail(v, "store_error", "%s", err);
+                             : pmcp__view_fail(v, PMCP_TERR_STORE, "%s", err);
   }
   cJSON *page = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len);
   pmcp_buf_dispose(&b);
   if (!page)
-    return pmcp__view_fail(v, "store_error", "unreadable series catalog");
+    return pmcp__view_fail(v, PMCP_TERR_STORE, "unreadable series catalog");
   static const char *const k[] = {"key", "labels", "kind", "scale", "count",
                                   "step_min", "step_max", "first", "last",
                                   "min", "max", NULL};
@@ -659,6 +659,6 @@ static int view_dispatch(pmcp__vctx *v)
     return pmcp__view_versions(v);
   if (strcmp(w, "lineage") == 0)
     return pmcp__view_lineage(v);
-  return pmcp__view_fail(v, "invalid_argument", "view %s is not available",
+  return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT, "view %s is not available",
                          w);
 }

@@ -32,7 +32,7 @@ typedef struct pmcp__vctx {
   char *doc;               /* malloc'd */
   const char *doc_format;  /* "text_fragment" or "json_fragment" */
   /* An error the view reported: code and message. */
-  const char *err_code;
+  pmcp_tool_error err_code; /* PMCP_TERR_NONE: no error */
   char err[600];
   /* Storage for list_req strings. */
   char parent[PMCP__REF_MAX + 48];
@@ -57,7 +57,7 @@ int pmcp__view_versions(pmcp__vctx *v);
 int pmcp__view_lineage(pmcp__vctx *v);
 
 /* Helper: sets the error of @p v (printf-style). Returns 0. */
-int pmcp__view_fail(pmcp__vctx *v, const char *code, const char *fmt, ...)
+int pmcp__view_fail(pmcp__vctx *v, pmcp_tool_error code, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 
 #endif

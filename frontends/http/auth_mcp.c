@@ -17,6 +17,15 @@
 #include "store/db.h"
 #include "util/buf.h"
 
+/* A store handle of one authenticating thread (the transport's loop): the
+ * credential check on every request runs on it without a lock, so the
+ * loop never waits for a tool call's audit write on the shared handle,
+ * and its prepared statements stay cached in that connection. */
+typedef struct thread_store {
+  struct thread_store *next;
+  pmcp_store *st;
+} thread_store;
+
 typedef struct holder {
   struct holder *next;
   pthread_mutex_t mu;
@@ -35,6 +44,10 @@ struct mcp_auth {
   mcp_token_fn token_fn;
   void *token_ud;
   pmcp_server *srv;          /* for the tools' hints (immutable once served) */
+  char *where;               /* the store, for per-thread handles; NULL: none */
+  pthread_key_t key;         /* this thread's thread_store */
+  int have_key;
+  thread_store *stores;      /* every thread's, under hmu; freed with a */
 };
 
 int mcp_auth_new(mcp_auth **out, pmcp_store *st, const char *tenant,
@@ -75,9 +88,55 @@ void mcp_auth_free(mcp_auth *a)
     pthread_mutex_destroy(&h->mu);
     free(h);
   }
+  for (thread_store *t = a->stores, *n; t; t = n) {
+    n = t->next;
+    pmcp_store_free(t->st);
+    free(t);
+  }
+  if (a->have_key)
+    pthread_key_delete(a->key);
+  free(a->where);
   pthread_mutex_destroy(&a->mu);
   pthread_mutex_destroy(&a->hmu);
   free(a);
+}
+
+int mcp_auth_set_store(mcp_auth *a, const char *where)
+{
+  if (a->have_key || !where)
+    return PMCP_EINVAL;
+  if (!(a->where = strdup(where)))
+    return PMCP_ENOMEM;
+  if (pthread_key_create(&a->key, NULL) != 0) {
+    free(a->where);
+    a->where = NULL;
+    return PMCP_ENOMEM;
+  }
+  a->have_key = 1;
+  return 0;
+}
+
+/* This thread's own handle (opened on its first request), or NULL: use
+ * the shared one under mu (no location given, or it would not open). */
+static pmcp_store *thread_store_of(mcp_auth *a)
+{
+  if (!a->have_key)
+    return NULL;
+  thread_store *t = pthread_getspecific(a->key);
+  if (t)
+    return t->st;
+  pmcp_store *st = NULL;
+  if (pmcp_store_open(&st, a->where, 0) != 0 || !(t = calloc(1, sizeof *t))) {
+    pmcp_store_free(st);
+    return NULL; /* retried at the next request */
+  }
+  t->st = st;
+  pthread_mutex_lock(&a->hmu);
+  t->next = a->stores;
+  a->stores = t;
+  pthread_mutex_unlock(&a->hmu);
+  pthread_setspecific(a->key, t);
+  return st;
 }
 
 void mcp_auth_set_token_resolver(mcp_auth *a, const char *prefix, mcp_token_fn fn,
@@ -181,24 +240,30 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
   pmcp__principal p;
   int rc = PMCP_EDENIED;
   const char *msg = "invalid or revoked credential";
-  pthread_mutex_lock(&a->mu);
+  pmcp_store *own = thread_store_of(a);
+  pmcp_store *st = own ? own : a->st;
+  if (!own)
+    pthread_mutex_lock(&a->mu);
   if (len >= 3 && strncmp(tok, "pk_", 3) == 0) {
-    rc = pmcp__auth_key_principal(a->st, tok, len, &p);
+    rc = pmcp__auth_key_principal(st, tok, len, &p);
     msg = "invalid or revoked API key";
   } else if (a->token_fn && a->token_prefix[0] &&
              strncmp(tok, a->token_prefix, strlen(a->token_prefix)) == 0) {
     char conn[64] = "";
     /* The oauth code uses its own store handle and lock. */
-    pthread_mutex_unlock(&a->mu);
+    if (!own)
+      pthread_mutex_unlock(&a->mu);
     int ok = a->token_fn(a->token_ud, tok, len, conn);
-    pthread_mutex_lock(&a->mu);
+    if (!own)
+      pthread_mutex_lock(&a->mu);
     msg = "invalid or expired access token";
     if (ok == 1)
-      rc = pmcp__auth_connection_principal(a->st, conn, &p);
+      rc = pmcp__auth_connection_principal(st, conn, &p);
     else
       rc = ok < 0 ? PMCP_ESTORE : PMCP_EDENIED;
   }
-  pthread_mutex_unlock(&a->mu);
+  if (!own)
+    pthread_mutex_unlock(&a->mu);
   /* A credential of another tenant is answered exactly like an unknown
    * one: nothing says the other tenant exists. */
   if (rc == 0 && p.tenant_id != a->tenant.id)
@@ -272,7 +337,7 @@ static void write_tool_free(void *ud)
 static void audit_arguments(pmcp_buf *d, pmcp_call *call)
 {
   const char *text = NULL;
-  pmcp__buf_puts(d, pmcp_arg_json(call, NULL, &text) == 0 && text && *text == '{' ? text : "{}");
+  pmcp_buf_puts(d, pmcp_arg_json(call, NULL, &text) == 0 && text && *text == '{' ? text : "{}");
 }
 
 static int write_handler(pmcp_call *call, void *ud)
@@ -299,11 +364,11 @@ static int write_handler(pmcp_call *call, void *ud)
   /* A tool that answered with an error result did not do its write. */
   int failed = rc != 0 || call->is_error;
   pmcp_buf d = PMCP_BUF_INIT;
-  pmcp__buf_puts(&d, "{\"tool\":");
-  pmcp__buf_json_string(&d, w->name, strlen(w->name));
-  pmcp__buf_printf(&d, ",\"status\":\"%s\",\"arguments\":", failed ? "failed" : "done");
+  pmcp_buf_puts(&d, "{\"tool\":");
+  pmcp_buf_json_string(&d, w->name, strlen(w->name));
+  pmcp_buf_printf(&d, ",\"status\":\"%s\",\"arguments\":", failed ? "failed" : "done");
   audit_arguments(&d, call);
-  pmcp__buf_putc(&d, '}');
+  pmcp_buf_putc(&d, '}');
   if (d.ptr) {
     pthread_mutex_lock(&w->a->mu);
     pmcp_tenant t = {p.tenant_id, 0, 0};
@@ -411,10 +476,10 @@ int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
   pmcp__principal p;
   if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
     return PMCP_EDENIED;
-  pmcp__buf_putc(out, '{');
+  pmcp_buf_putc(out, '{');
   if (p.kind != PMCP__P_CONNECTION) {
-    pmcp__buf_json_string(out, p.workspace, strlen(p.workspace));
-    pmcp__buf_printf(out, ":\"%s\"}", pmcp_role_name(p.role));
+    pmcp_buf_json_string(out, p.workspace, strlen(p.workspace));
+    pmcp_buf_printf(out, ":\"%s\"}", pmcp_role_name(p.role));
     return out->ptr ? 0 : PMCP_ENOMEM;
   }
   char tid[24];
@@ -434,11 +499,11 @@ int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
     if (role == PMCP_ROLE_NONE || !ws)
       continue;
     if (n++)
-      pmcp__buf_putc(out, ',');
-    pmcp__buf_json_string(out, ws, strlen(ws));
-    pmcp__buf_printf(out, ":\"%s\"", pmcp_role_name(role));
+      pmcp_buf_putc(out, ',');
+    pmcp_buf_json_string(out, ws, strlen(ws));
+    pmcp_buf_printf(out, ":\"%s\"", pmcp_role_name(role));
   }
   pmcp__db_res_free(r);
-  pmcp__buf_putc(out, '}');
+  pmcp_buf_putc(out, '}');
   return out->ptr ? 0 : PMCP_ENOMEM;
 }

@@ -32,6 +32,14 @@ int mcp_auth_new(mcp_auth **out, pmcp_store *st, const char *tenant,
                  size_t whysize);
 void mcp_auth_free(mcp_auth *a);
 
+/* Where @p st of mcp_auth_new lives (as pmcp_store_open() takes it): each
+ * thread that authenticates requests (the transport's loop) then opens a
+ * handle of its own on its first request and checks credentials there,
+ * without the lock every other use of @p st takes. Without it credentials
+ * are checked on @p st under that lock. Call once, before serving. 0 or
+ * PMCP_EINVAL / PMCP_ENOMEM. */
+int mcp_auth_set_store(mcp_auth *a, const char *where);
+
 /* Tokens starting with @p prefix (e.g. "pbm_at_") go to @p fn. One slot. */
 void mcp_auth_set_token_resolver(mcp_auth *a, const char *prefix, mcp_token_fn fn,
                                  void *ud);

@@ -45,7 +45,7 @@ static const char style[] =
   "td,th{text-align:left;padding:.4rem;border-bottom:1px solid #e2e4e8}";
 
 static void esc(page_ctx *p, const char *s) { poauth_html_escape(&p->res->body, s); }
-static void out(page_ctx *p, const char *s) { pmcp__buf_puts(&p->res->body, s); }
+static void out(page_ctx *p, const char *s) { pmcp_buf_puts(&p->res->body, s); }
 
 static void page_begin(page_ctx *p, int status, const char *title)
 {
@@ -244,24 +244,24 @@ static void redirect_to_client(page_ctx *p, const poauth_request *r, const char 
                                const char *error, const char *desc)
 {
   pmcp_buf b = PMCP_BUF_INIT;
-  pmcp__buf_puts(&b, r->redirect_uri);
-  pmcp__buf_putc(&b, strchr(r->redirect_uri, '?') ? '&' : '?');
+  pmcp_buf_puts(&b, r->redirect_uri);
+  pmcp_buf_putc(&b, strchr(r->redirect_uri, '?') ? '&' : '?');
   if (code) {
-    pmcp__buf_puts(&b, "code=");
+    pmcp_buf_puts(&b, "code=");
     poauth_url_escape(&b, code);
   } else {
-    pmcp__buf_puts(&b, "error=");
+    pmcp_buf_puts(&b, "error=");
     poauth_url_escape(&b, error);
-    pmcp__buf_puts(&b, "&error_description=");
+    pmcp_buf_puts(&b, "&error_description=");
     poauth_url_escape(&b, desc);
   }
   if (r->state) {
-    pmcp__buf_puts(&b, "&state=");
+    pmcp_buf_puts(&b, "&state=");
     poauth_url_escape(&b, r->state);
   }
   char issuer[700];
   snprintf(issuer, sizeof issuer, "%s/oauth", p->base);
-  pmcp__buf_puts(&b, "&iss=");
+  pmcp_buf_puts(&b, "&iss=");
   poauth_url_escape(&b, issuer);
   see_other(p, b.ptr ? b.ptr : r->redirect_uri);
   free(b.ptr);
@@ -491,12 +491,12 @@ static void do_login(page_ctx *p)
   set_cookie(p, LOGIN_COOKIE, "", 0);
   memset(cookie, 0, sizeof cookie);
   pmcp_buf loc = PMCP_BUF_INIT;
-  pmcp__buf_puts(&loc, p->app);
+  pmcp_buf_puts(&loc, p->app);
   if (v[2] && *v[2]) {
-    pmcp__buf_puts(&loc, "/oauth/consent?req=");
+    pmcp_buf_puts(&loc, "/oauth/consent?req=");
     poauth_url_escape(&loc, v[2]);
   } else {
-    pmcp__buf_puts(&loc, "/oauth/connections");
+    pmcp_buf_puts(&loc, "/oauth/connections");
   }
   see_other(p, loc.ptr ? loc.ptr : "/oauth/connections");
   free(loc.ptr);

@@ -348,6 +348,18 @@ int main(int argc, char **argv)
       pmcp_store_free(svc);
       return 1;
     }
+    /* The loop checks credentials on a handle of its own (auth_mcp.h). */
+    pmcp_buf where = PMCP_BUF_INIT;
+    int wrc = pmcp_store_resolve(&where, store);
+    if (wrc == 0)
+      wrc = mcp_auth_set_store(x.auth, where.ptr);
+    pmcp_buf_dispose(&where);
+    if (wrc != 0) {
+      fprintf(stderr, "probe-mcp-http: %s\n", pmcp_strerror(wrc));
+      mcp_auth_free(x.auth);
+      pmcp_store_free(svc);
+      return 1;
+    }
     o.auth = mcp_auth_http;
     o.auth_ud = x.auth;
     /* The OAuth 2.1 server and consent pages (/.well-known/..., /oauth/...)

@@ -239,7 +239,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
     f->too_big = 1;
     return 0;
   }
-  return pmcp__buf_append(&f->body, p, size * n) ? 0 : size * n;
+  return pmcp_buf_append(&f->body, p, size * n) ? 0 : size * n;
 }
 
 /* Cache-Control (no-store, no-cache, max-age=N) and Age. */

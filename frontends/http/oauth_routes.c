@@ -107,9 +107,9 @@ void poauth_header(pmcp_http_response *res, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  pmcp__buf_vprintf(&res->headers, fmt, ap);
+  pmcp_buf_vprintf(&res->headers, fmt, ap);
   va_end(ap);
-  pmcp__buf_puts(&res->headers, "\r\n");
+  pmcp_buf_puts(&res->headers, "\r\n");
 }
 
 void poauth_json(pmcp_http_response *res, int status, const char *json)
@@ -117,7 +117,7 @@ void poauth_json(pmcp_http_response *res, int status, const char *json)
   res->status = status;
   res->content_type = "application/json";
   res->body.len = 0;
-  pmcp__buf_puts(&res->body, json);
+  pmcp_buf_puts(&res->body, json);
 }
 
 void poauth_json_error(pmcp_http_response *res, int status, const char *error,
@@ -363,11 +363,11 @@ static void error_page(pmcp_http_response *res, int status, const char *msg)
 {
   res->status = status;
   res->content_type = "text/html; charset=utf-8";
-  pmcp__buf_puts(&res->body, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+  pmcp_buf_puts(&res->body, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                               "<title>Sign-in request refused</title></head><body>"
                               "<h1>Sign-in request refused</h1><p>");
   poauth_html_escape(&res->body, msg);
-  pmcp__buf_puts(&res->body, "</p></body></html>");
+  pmcp_buf_puts(&res->body, "</p></body></html>");
   poauth_header(res, "Cache-Control: no-store");
   poauth_header(res, "Content-Security-Policy: default-src 'none'");
 }
@@ -377,17 +377,17 @@ static void redirect_error(pmcp_http_response *res, const char *uri, const char 
                            const char *desc, const char *state, const char *issuer)
 {
   pmcp_buf b = PMCP_BUF_INIT;
-  pmcp__buf_puts(&b, uri);
-  pmcp__buf_putc(&b, strchr(uri, '?') ? '&' : '?');
-  pmcp__buf_puts(&b, "error=");
+  pmcp_buf_puts(&b, uri);
+  pmcp_buf_putc(&b, strchr(uri, '?') ? '&' : '?');
+  pmcp_buf_puts(&b, "error=");
   poauth_url_escape(&b, error);
-  pmcp__buf_puts(&b, "&error_description=");
+  pmcp_buf_puts(&b, "&error_description=");
   poauth_url_escape(&b, desc);
   if (state) {
-    pmcp__buf_puts(&b, "&state=");
+    pmcp_buf_puts(&b, "&state=");
     poauth_url_escape(&b, state);
   }
-  pmcp__buf_puts(&b, "&iss=");
+  pmcp_buf_puts(&b, "&iss=");
   poauth_url_escape(&b, issuer);
   res->status = 302;
   poauth_header(res, "Location: %s", b.ptr ? b.ptr : uri);

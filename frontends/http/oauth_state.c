@@ -259,7 +259,7 @@ int poauth_request_seal(poauth_state *s, const poauth_request *r, char **sealed)
   free(text);
   if (rc == 0) {
     mac_of(s, b.ptr, b.len, mac);
-    rc = pmcp__buf_putc(&b, '.') ? PMCP_ENOMEM : pmcp__b64url_encode(&b, mac, sizeof mac);
+    rc = pmcp_buf_putc(&b, '.') ? PMCP_ENOMEM : pmcp__b64url_encode(&b, mac, sizeof mac);
   }
   if (rc == 0 && b.len > SEALED_MAX)
     rc = PMCP_EINVAL;

@@ -443,10 +443,10 @@ int poauth_url_escape(pmcp_buf *b, const char *s)
     unsigned char c = (unsigned char)*s;
     int rc;
     if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      rc = pmcp__buf_putc(b, (char)c);
+      rc = pmcp_buf_putc(b, (char)c);
     } else {
       char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-      rc = pmcp__buf_append(b, e, 3);
+      rc = pmcp_buf_append(b, e, 3);
     }
     if (rc != 0)
       return rc;
@@ -459,12 +459,12 @@ int poauth_html_escape(pmcp_buf *b, const char *s)
   for (; s && *s; s++) {
     int rc;
     switch (*s) {
-    case '&': rc = pmcp__buf_puts(b, "&amp;"); break;
-    case '<': rc = pmcp__buf_puts(b, "&lt;"); break;
-    case '>': rc = pmcp__buf_puts(b, "&gt;"); break;
-    case '"': rc = pmcp__buf_puts(b, "&quot;"); break;
-    case '\'': rc = pmcp__buf_puts(b, "&#39;"); break;
-    default: rc = pmcp__buf_putc(b, *s); break;
+    case '&': rc = pmcp_buf_puts(b, "&amp;"); break;
+    case '<': rc = pmcp_buf_puts(b, "&lt;"); break;
+    case '>': rc = pmcp_buf_puts(b, "&gt;"); break;
+    case '"': rc = pmcp_buf_puts(b, "&quot;"); break;
+    case '\'': rc = pmcp_buf_puts(b, "&#39;"); break;
+    default: rc = pmcp_buf_putc(b, *s); break;
     }
     if (rc != 0)
       return rc;

@@ -275,7 +275,8 @@ int main(int argc, char **argv)
   pmcp_store *svc = NULL;
   char why[300];
   if (pmcp_store_open(&svc, store, 0) || pmcp_store_open(&x.rw, store, 0) ||
-      mcp_auth_new(&x.auth, svc, NULL, NULL, "/mcp", why, sizeof why)) {
+      mcp_auth_new(&x.auth, svc, NULL, NULL, "/mcp", why, sizeof why) ||
+      (store && mcp_auth_set_store(x.auth, store))) {
     fprintf(stderr, "http-writeserver: cannot start: %s\n", pmcp_store_errmsg(svc));
     return 1;
   }

@@ -6,6 +6,7 @@
 #ifndef PROBEMCP_COMMON_H
 #define PROBEMCP_COMMON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +88,27 @@ typedef struct pmcp_buf {
 
 /** Frees the contents of @p buf (malloc'd) and zeroes it. NULL is allowed. */
 PMCP_API void pmcp_buf_dispose(pmcp_buf *buf);
+
+/* Appending to a pmcp_buf (a zeroed one included): each keeps @c ptr
+ * NUL-terminated and returns 0, or PMCP_ENOMEM (PMCP_EINVAL for a format
+ * vsnprintf refuses), having appended nothing (pmcp_buf_json_string: maybe
+ * part of the literal). Numbers are formatted in the C locale whatever the
+ * process's locale. Release with pmcp_buf_dispose(). */
+/** Makes room for @p extra more bytes (and the NUL). */
+PMCP_API int pmcp_buf_reserve(pmcp_buf *b, size_t extra);
+/** Appends @p len bytes of @p data. */
+PMCP_API int pmcp_buf_append(pmcp_buf *b, const void *data, size_t len);
+/** Appends the string @p s. */
+PMCP_API int pmcp_buf_puts(pmcp_buf *b, const char *s);
+/** Appends the byte @p c. */
+PMCP_API int pmcp_buf_putc(pmcp_buf *b, char c);
+/** Appends printf-formatted text. */
+PMCP_API int pmcp_buf_printf(pmcp_buf *b, const char *fmt, ...) PMCP_PRINTF(2, 3);
+/** The same with a va_list (consumed, as vsnprintf does). */
+PMCP_API int pmcp_buf_vprintf(pmcp_buf *b, const char *fmt, va_list ap) PMCP_PRINTF(2, 0);
+/** Appends @p len bytes of @p s as a JSON string literal (quoted, with
+ *  '"', '\\' and control characters escaped; other bytes as they are). */
+PMCP_API int pmcp_buf_json_string(pmcp_buf *b, const char *s, size_t len);
 
 /** The library's version string, e.g. "0.1.0" (equals PMCP_VERSION_STRING
  *  of the headers it was built with). */

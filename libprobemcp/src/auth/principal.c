@@ -35,9 +35,13 @@ static int b64url_char(char c)
          c == '-' || c == '_';
 }
 
+/* Copies @p src cut to @p size - 1 bytes (on every request: no printf). */
 static void copy(char *dst, size_t size, const char *src)
 {
-  snprintf(dst, size, "%s", src ? src : "");
+  size_t n = src ? strnlen(src, size - 1) : 0;
+  if (n)
+    memcpy(dst, src, n);
+  dst[n] = '\0';
 }
 
 int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,

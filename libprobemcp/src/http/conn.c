@@ -194,7 +194,7 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     r->body.len += len; /* discarded, only counted against the limit */
     return 0;
   }
-  if (hbuf_append(&r->body, at, len) != 0)
+  if (pmcp_buf_append(&r->body, at, len) != 0)
     return reject(c, 503, "out of memory");
   return 0;
 }
@@ -249,7 +249,7 @@ const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
 static void conn_free(phttp_conn *c)
 {
   free(c->req.arena);
-  hbuf_free(&c->req.body);
+  pmcp_buf_dispose(&c->req.body);
   free(c->pending);
   free(c);
 }
@@ -827,10 +827,10 @@ void phttp_respond_error(phttp_conn *c, int status, int rpc_code,
                          const char *message)
 {
   pmcp_buf b = PMCP_BUF_INIT;
-  hbuf_printf(&b, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":",
+  pmcp_buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":",
                    rpc_code);
-  hbuf_json_string(&b, message, strlen(message));
-  hbuf_puts(&b, "},\"id\":null}");
+  pmcp_buf_json_string(&b, message, strlen(message));
+  pmcp_buf_puts(&b, "},\"id\":null}");
   const char *extra = NULL;
   if (status == 405)
     extra = c->h->o.stateless ? "Allow: POST\r\n" : "Allow: GET, POST, DELETE\r\n";
@@ -838,7 +838,7 @@ void phttp_respond_error(phttp_conn *c, int status, int rpc_code,
     phttp_respond(c, status, "application/json", extra, b.ptr, b.len);
   else
     phttp_respond(c, status, NULL, extra, NULL, 0);
-  hbuf_free(&b);
+  pmcp_buf_dispose(&b);
 }
 
 void phttp_begin_sse(phttp_conn *c, const char *extra)
@@ -865,25 +865,25 @@ void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
   for (size_t i = 0; i < len; i++)
     if (data[i] == '\n')
       lines++;
-  if (hbuf_reserve(&b, len + 64 + 6 * lines + (id ? strlen(id) : 0)) != 0) {
+  if (pmcp_buf_reserve(&b, len + 64 + 6 * lines + (id ? strlen(id) : 0)) != 0) {
     hard_close(c);
     return;
   }
   if (c->chunked)
-    hbuf_puts(&b, "00000000\r\n"); /* size patched below */
+    pmcp_buf_puts(&b, "00000000\r\n"); /* size patched below */
   size_t start = b.len;
   if (id) {
-    hbuf_puts(&b, "id: ");
-    hbuf_puts(&b, id);
-    hbuf_putc(&b, '\n');
+    pmcp_buf_puts(&b, "id: ");
+    pmcp_buf_puts(&b, id);
+    pmcp_buf_putc(&b, '\n');
   }
   if (retry) {
-    hbuf_puts(&b, "retry: ");
-    hbuf_puts(&b, retry);
-    hbuf_putc(&b, '\n');
+    pmcp_buf_puts(&b, "retry: ");
+    pmcp_buf_puts(&b, retry);
+    pmcp_buf_putc(&b, '\n');
   }
   if (len)
-    hbuf_puts(&b, "event: message\n");
+    pmcp_buf_puts(&b, "event: message\n");
   /* One data: line per line of the message (JSON from the engine has no
    * raw newlines, but the framing must not depend on it). */
   size_t i = 0;
@@ -891,23 +891,23 @@ void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
     size_t j = i;
     while (j < len && data[j] != '\n' && data[j] != '\r')
       j++;
-    hbuf_puts(&b, len ? "data: " : "data:");
-    hbuf_append(&b, data + i, j - i);
-    hbuf_putc(&b, '\n');
+    pmcp_buf_puts(&b, len ? "data: " : "data:");
+    pmcp_buf_append(&b, data + i, j - i);
+    pmcp_buf_putc(&b, '\n');
     if (j < len && data[j] == '\r' && j + 1 < len && data[j + 1] == '\n')
       j++;
     i = j + 1;
   } while (i < len);
-  hbuf_putc(&b, '\n');
+  pmcp_buf_putc(&b, '\n');
   if (c->chunked) {
     char sz[9];
     snprintf(sz, sizeof sz, "%08zx", b.len - start);
     memcpy(b.ptr, sz, 8);
-    hbuf_puts(&b, "\r\n");
+    pmcp_buf_puts(&b, "\r\n");
   }
   if (b.ptr)
     phttp_conn_write(c, b.ptr, b.len);
-  hbuf_free(&b);
+  pmcp_buf_dispose(&b);
 }
 
 void phttp_response_done(phttp_conn *c)

@@ -57,13 +57,6 @@ int phttp_version_supported(const char *value, size_t len);
 /* Session ids are visible ASCII (0x21-0x7E), 1..64 bytes. */
 int phttp_valid_session_id(const char *value, size_t len);
 
-int hbuf_reserve(pmcp_buf *b, size_t extra);
-int hbuf_append(pmcp_buf *b, const void *data, size_t len);
-int hbuf_puts(pmcp_buf *b, const char *s);
-int hbuf_putc(pmcp_buf *b, char c);
-int hbuf_printf(pmcp_buf *b, const char *fmt, ...) PMCP_PRINTF(2, 3);
-int hbuf_json_string(pmcp_buf *b, const char *s, size_t len);
-void hbuf_free(pmcp_buf *b);
 
 /* ---- requests and connections (conn.c) ---------------------------------- */
 

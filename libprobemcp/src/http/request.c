@@ -690,12 +690,12 @@ static int authenticate(phttp_conn *c)
   pmcp_buf esc = PMCP_BUF_INIT;
   const char *msg = why[0] ? why : down ? "the credential could not be checked: try again"
                                         : "authentication required";
-  hbuf_json_string(&esc, msg, strlen(msg));
+  pmcp_buf_json_string(&esc, msg, strlen(msg));
   snprintf(body, sizeof body,
            "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,\"message\":%s%s},\"id\":null}",
            down ? -32000 : -32001, esc.ptr ? esc.ptr : "\"authentication required\"",
            down ? ",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}" : "");
-  hbuf_free(&esc);
+  pmcp_buf_dispose(&esc);
   phttp_respond(c, down ? 503 : 401, "application/json", extra, body, strlen(body));
   return -1;
 }

@@ -101,8 +101,8 @@ int phttp_route_claim(phttp_conn *c)
 
 static void job_free(struct phttp_route_job *j)
 {
-  hbuf_free(&j->res.headers);
-  hbuf_free(&j->res.body);
+  pmcp_buf_dispose(&j->res.headers);
+  pmcp_buf_dispose(&j->res.body);
   free(j->mem);
   free(j->names);
   free(j->values);
@@ -146,26 +146,26 @@ static void job_done(uv_work_t *w, int status)
     int keep = c->req.keep_alive && !c->close_after && !c->h->stopping &&
                !c->peer_eof;
     pmcp_buf out = PMCP_BUF_INIT;
-    int rc = hbuf_printf(&out, "HTTP/1.1 %d %s\r\n", st, status_text(st));
+    int rc = pmcp_buf_printf(&out, "HTTP/1.1 %d %s\r\n", st, status_text(st));
     if (res->content_type)
-      rc |= hbuf_printf(&out, "Content-Type: %s\r\n", res->content_type);
-    rc |= hbuf_printf(&out, "Content-Length: %zu\r\n%s", res->body.len,
+      rc |= pmcp_buf_printf(&out, "Content-Type: %s\r\n", res->content_type);
+    rc |= pmcp_buf_printf(&out, "Content-Length: %zu\r\n%s", res->body.len,
                       keep ? (c->req.http_minor ? "" : "Connection: keep-alive\r\n")
                            : "Connection: close\r\n");
     if (res->headers.len)
-      rc |= hbuf_append(&out, res->headers.ptr, res->headers.len);
-    rc |= hbuf_puts(&out, "\r\n");
+      rc |= pmcp_buf_append(&out, res->headers.ptr, res->headers.len);
+    rc |= pmcp_buf_puts(&out, "\r\n");
     if (res->body.len && c->req.method != HTTP_HEAD)
-      rc |= hbuf_append(&out, res->body.ptr, res->body.len);
+      rc |= pmcp_buf_append(&out, res->body.ptr, res->body.len);
     if (rc != 0) {
-      hbuf_free(&out);
+      pmcp_buf_dispose(&out);
       c->close_after = 1;
       phttp_respond(c, 503, NULL, NULL, NULL, 0);
     } else {
       if (!keep)
         c->close_after = 1;
       phttp_conn_write(c, out.ptr, out.len);
-      hbuf_free(&out);
+      pmcp_buf_dispose(&out);
       phttp_response_done(c);
     }
   }

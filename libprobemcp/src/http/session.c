@@ -204,7 +204,7 @@ void phttp_stream_free(phttp_stream *st)
   for (size_t i = 0; i < st->nids; i++)
     free(st->ids[i].id);
   free(st->ids);
-  hbuf_free(&st->collected);
+  pmcp_buf_dispose(&st->collected);
   free(st);
 }
 
@@ -465,14 +465,14 @@ static void json_reply(pmcp_http *h, phttp_stream *st)
   phttp_session_header(st->s, extra, sizeof extra);
   if (st->batch) {
     pmcp_buf b = PMCP_BUF_INIT;
-    hbuf_putc(&b, '[');
-    hbuf_append(&b, st->collected.ptr, st->collected.len);
-    hbuf_putc(&b, ']');
+    pmcp_buf_putc(&b, '[');
+    pmcp_buf_append(&b, st->collected.ptr, st->collected.len);
+    pmcp_buf_putc(&b, ']');
     for (size_t i = 0; b.ptr && i < b.len; i++)
       if (b.ptr[i] == '\x1e')
         b.ptr[i] = ',';
     phttp_respond(c, 200, "application/json", extra, b.ptr, b.len);
-    hbuf_free(&b);
+    pmcp_buf_dispose(&b);
   } else {
     phttp_respond(c, st->status ? st->status : 200, "application/json", extra,
                   st->collected.ptr, st->collected.len);
@@ -591,8 +591,8 @@ static void deliver_to_stream(pmcp_http *h, phttp_stream *st, size_t idx,
       /* Collected as a JSON array body; \x1e separates entries until we
        * know whether the reply stays JSON (then commas are written). */
       if (st->ncollected)
-        hbuf_putc(&st->collected, '\x1e');
-      hbuf_append(&st->collected, m->data, m->len);
+        pmcp_buf_putc(&st->collected, '\x1e');
+      pmcp_buf_append(&st->collected, m->data, m->len);
       st->ncollected++;
     }
     if (st->initialize && final)

@@ -115,6 +115,10 @@ struct pmcp__pg {
     char *sql;           /* its INSERT ... SELECT */
   } docs[8];
   size_t n_docs;
+  /* The service tables' SQL texts (pg_db.c), copied so their statements
+   * are cached (pmcp__pg_prep keys by address) and prepared once. */
+  char *db_sql[64];
+  size_t n_db_sql;
   unsigned gen;          /* connection generation: bumps on reconnect */
   unsigned next_stmt;    /* names of prepared statements */
   char lasterr[256];     /* the server's message of the last failure */

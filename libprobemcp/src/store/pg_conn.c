@@ -452,6 +452,8 @@ static void pg_close(pmcp_store *s, void *ctx)
   free(g->sent);
   for (size_t i = 0; i < g->n_docs; i++)
     free(g->docs[i].sql);
+  for (size_t i = 0; i < g->n_db_sql; i++)
+    free(g->db_sql[i]);
   pmcp__pg_drop_pending(g);
   free(g->pending);
   if (g->conn) /* NULL when libpq could not be loaded */

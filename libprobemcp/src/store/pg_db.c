@@ -1,6 +1,8 @@
 /* PostgreSQL side of db.h: the service tables' SQL already uses $1..$N,
  * so it runs as written, every parameter text (or NULL) and every column
- * read back as text. Statements run on the store's own connection (inside
+ * read back as text. The first texts a connection sees (the service's
+ * fixed statements, run on every authenticated request) are prepared on
+ * the server once and kept; any beyond those run unprepared. Statements run on the store's own connection (inside
  * the caller's transaction when one is open); a connection lost outside
  * a transaction is re-established and the statement run once more. */
 #include <stdlib.h>
@@ -45,6 +47,16 @@ static int check_sql(pmcp_store *s, const char *sql)
   return 0;
 }
 
+/* Done with @p st: a kept statement is reset (its result freed), another
+ * finalized. */
+static void release(pmcp__pg_stmt *st)
+{
+  if (st && st->cached)
+    pmcp__pg_reset(st);
+  else
+    pmcp__pg_finalize(st);
+}
+
 static int prepare(pmcp_store *s, pmcp__pg *g, const char *sql, int n,
                    const char *const *params, pmcp__pg_stmt **out)
 {
@@ -55,14 +67,22 @@ static int prepare(pmcp_store *s, pmcp__pg *g, const char *sql, int n,
   if (n > PMCP__PG_MAXP)
     return pmcp_store_set_error(s, PMCP_EINVAL, "service query: too many parameters (%d)", n);
   int rc = pmcp__pg_ready(s, g, 0);
-  if (rc == 0)
-    rc = pmcp__pg_prep_dyn(s, g, sql, out);
+  if (rc)
+    return rc;
+  const char *kept = NULL;
+  for (size_t i = 0; i < g->n_db_sql && !kept; i++)
+    if (strcmp(g->db_sql[i], sql) == 0)
+      kept = g->db_sql[i];
+  if (!kept && g->n_db_sql < sizeof g->db_sql / sizeof g->db_sql[0] &&
+      (g->db_sql[g->n_db_sql] = strdup(sql)) != NULL)
+    kept = g->db_sql[g->n_db_sql++];
+  rc = kept ? pmcp__pg_prep(s, g, kept, out) : pmcp__pg_prep_dyn(s, g, sql, out);
   if (rc)
     return rc;
   /* A placeholder beyond n is refused, so a typo cannot bind NULL. */
   if ((*out)->sqlparams > n) {
     int k = (*out)->sqlparams;
-    pmcp__pg_finalize(*out);
+    release(*out);
     *out = NULL;
     return pmcp_store_set_error(s, PMCP_EINVAL,
         "service query: placeholder $%d has no parameter (%d given)", k, n);
@@ -84,7 +104,7 @@ static int pg_db_exec(pmcp_store *s, void *ctx, const char *sql, int n,
     else if (changes)
       *changes = pmcp__pg_changes(st);
   }
-  pmcp__pg_finalize(st);
+  release(st);
   return rc;
 }
 
@@ -109,7 +129,7 @@ static int pg_db_query(pmcp_store *s, void *ctx, const char *sql, int n,
     }
     src = pmcp__pg_step(st);
   }
-  pmcp__pg_finalize(st);
+  release(st);
   return rc;
 }
 

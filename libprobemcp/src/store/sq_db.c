@@ -1,8 +1,9 @@
 /* SQLite side of db.h: $1..$N are SQLite named parameters ("$1" is an
  * identifier to SQLite), bound by name as text; every column is read back
- * as text (integers as decimal). Statements are prepared per call: the
- * service tables are touched a few times per request, and the SQL may be
- * built by the caller. */
+ * as text (integers as decimal). Statements come from the connection's
+ * cache of run-time texts (sq_stmt.c, keyed by content): the service
+ * tables are read on every authenticated request, and parsing a join
+ * costs more than running it. The SQL may still be built by the caller. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,21 +30,27 @@ static int bind_all(pmcp_store *s, sqlite3_stmt *st, int n, const char *const *p
   return 0;
 }
 
+/* The cached statement of @p sql, bound. One statement per call: the
+ * cached statement's own text must be the whole of @p sql (but for
+ * trailing blanks and semicolons). */
 static int prepare(pmcp_store *s, pmcp__sq *q, const char *sql, int n,
                    const char *const *params, sqlite3_stmt **out)
 {
   *out = NULL;
-  const char *tail = NULL;
-  int src = sqlite3_prepare_v2(q->db, sql, -1, out, &tail);
-  if (src != SQLITE_OK)
-    return pmcp__sq_err(s, q, src, "service query");
-  if (!*out)
+  sqlite3_stmt *st = NULL;
+  int rc = pmcp__sq_prep_text(s, q, sql, &st);
+  if (rc)
+    return rc;
+  if (!st)
     return pmcp_store_set_error(s, PMCP_EINVAL, "service query: empty statement");
-  while (tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';'))
+  const char *first = sqlite3_sql(st);
+  const char *tail = sql + (first ? strlen(first) : 0);
+  while (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';')
     tail++;
-  if (tail && *tail)
+  if (*tail)
     return pmcp_store_set_error(s, PMCP_EINVAL, "service query: one statement per call");
-  return bind_all(s, *out, n, params);
+  *out = st;
+  return bind_all(s, st, n, params);
 }
 
 static int sq_db_exec(pmcp_store *s, void *ctx, const char *sql, int n,
@@ -61,7 +68,10 @@ static int sq_db_exec(pmcp_store *s, void *ctx, const char *sql, int n,
     else if (changes)
       *changes = sqlite3_changes64(q->db);
   }
-  sqlite3_finalize(st);
+  if (st) {
+    sqlite3_reset(st); /* cached: reset, never finalized */
+    sqlite3_clear_bindings(st);
+  }
   return rc;
 }
 
@@ -88,7 +98,10 @@ static int sq_db_query(pmcp_store *s, void *ctx, const char *sql, int n,
   }
   if (rc == 0 && src != SQLITE_DONE)
     rc = pmcp__sq_err(s, q, src, "service query");
-  sqlite3_finalize(st);
+  if (st) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+  }
   return rc;
 }
 

@@ -146,3 +146,35 @@ char *pmcp__buf_steal(pmcp_buf *b, size_t *len)
   b->len = b->cap = 0;
   return p;
 }
+
+/* The public calls (probemcp/common.h): the library itself calls the
+ * hidden pmcp__ names, which no host can interpose. */
+int pmcp_buf_reserve(pmcp_buf *b, size_t extra) { return pmcp__buf_reserve(b, extra); }
+
+int pmcp_buf_append(pmcp_buf *b, const void *data, size_t len)
+{
+  return pmcp__buf_append(b, data, len);
+}
+
+int pmcp_buf_puts(pmcp_buf *b, const char *s) { return pmcp__buf_puts(b, s); }
+
+int pmcp_buf_putc(pmcp_buf *b, char c) { return pmcp__buf_putc(b, c); }
+
+int pmcp_buf_printf(pmcp_buf *b, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = pmcp__buf_vprintf(b, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+int pmcp_buf_vprintf(pmcp_buf *b, const char *fmt, va_list ap)
+{
+  return pmcp__buf_vprintf(b, fmt, ap);
+}
+
+int pmcp_buf_json_string(pmcp_buf *b, const char *s, size_t len)
+{
+  return pmcp__buf_json_string(b, s, len);
+}

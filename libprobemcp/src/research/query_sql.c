@@ -408,7 +408,12 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
   if (g && t.workspace)
     g = scoped_guard(q, t, err, sizeof err);
   if (!g) {
-    rc = pmcp__rs_fail(call, "unavailable", "%s", err[0] ? err : q->open_err);
+    const char *why = err[0] ? err : q->open_err;
+    int busy = !strncmp(why, "busy", 4);
+    rc = pmcp__rs_fail(call, busy ? "busy" : "unavailable", "%s", why);
+    /* every reader role in use is for now: the next call tries again */
+    if (busy && !err[0])
+      q->open_rc = 0, q->open_err[0] = '\0';
   } else if (!pmcp_arg_has(call, "sql")) {
     rc = list_tables(call, q, g);
   } else {

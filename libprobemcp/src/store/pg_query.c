@@ -62,9 +62,13 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
     snprintf(err, errlen, "the store's database cannot be reached");
     return rc;
   }
-  /* The schema's name and the query key, read by the store's own role. */
+  /* The schema's name, the query key and whether the store has login
+   * roles of its own for query_sql (pg_readers.c), read by the store's own
+   * role. */
   static const char sql[] =
-      "SELECT current_schema(), (SELECT value FROM secrets WHERE name='query_key')";
+      "SELECT current_schema(), k.value, EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname ="
+      " 'probe_q_' || left(encode(sha256(k.value || convert_to('probe-reader-role', 'UTF8')),"
+      " 'hex'), 12)) FROM (SELECT (SELECT value FROM secrets WHERE name='query_key') AS value) k";
   pmcp__pg_stmt *st;
   if ((rc = pmcp__pg_prep(store, g, sql, &st)))
     return rc;
@@ -78,6 +82,9 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
            pmcp__pg_text(st, 0));
   size_t klen = 0;
   const unsigned char *key = pmcp__pg_blob(st, 1, &klen);
+  /* An operator's PROBE_PG_QUERY_USER is the role they chose: it wins. */
+  const char *user = getenv("PROBE_PG_QUERY_USER");
+  int own = pmcp__pg_int64(st, 2) != 0 && !(user && *user);
   pmcp__pgq *q = calloc(1, sizeof *q);
   if (!q || !key) {
     pmcp__pg_reset(st);
@@ -94,30 +101,14 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
   memcpy(q->key, key, klen);
   q->klen = klen;
   pmcp__pg_reset(st);
-  const char *user = getenv("PROBE_PG_QUERY_USER");
-  /* Bounded like the store's own connection (pg_conn.c): the URL's
-   * connect_timeout, else PGCONNECT_TIMEOUT, else 10 s. */
-  const char *tmo = getenv("PGCONNECT_TIMEOUT");
-  const char *kw[] = {"connect_timeout", "dbname", "user", "options", "application_name", NULL};
-  const char *vals[] = {tmo && *tmo ? tmo : "10", g->conninfo,
-                        user && *user ? user : "probe_reader", options, "probe-mcp query_sql",
-                        NULL};
-  q->conn = PQconnectdbParams(kw, vals, 1);
-  if (!q->conn || PQstatus(q->conn) != CONNECTION_OK) {
-    /* The role hint only when the role is what is missing; libpq's text
-     * itself names the server's socket or host, so it is not passed on. */
-    const char *m = q->conn ? PQerrorMessage(q->conn) : "";
-    if (strstr(m, "role \"") && strstr(m, "does not exist"))
-      snprintf(err, errlen, "query_sql cannot log in as its read-only role '%s' (create it: "
-               "CREATE ROLE %s LOGIN, then run 'probe init')", vals[1], vals[1]);
-    else if (strstr(m, "authentication failed") || strstr(m, "no password supplied") ||
-             strstr(m, "pg_hba.conf"))
-      snprintf(err, errlen, "query_sql's read-only role '%s' may not log in to the store's "
-               "database (check its password and pg_hba.conf)", vals[1]);
-    else
-      snprintf(err, errlen, "the store's database cannot be reached");
+  char group[24];
+  if (own)
+    pmcp__pgq_group(q->key, q->klen, group);
+  q->conn = pmcp__pgq_login(g->conninfo, options, own ? group : NULL, q->key, q->klen, err,
+                            errlen);
+  if (!q->conn) {
     pmcp__pgq_free(q);
-    return PMCP_EUNSUPPORTED;
+    return strncmp(err, "busy", 4) ? PMCP_EUNSUPPORTED : PMCP_EIO;
   }
   PQsetNoticeProcessor(q->conn, quiet, NULL);
   *out = q;

@@ -380,7 +380,13 @@ try:
                        text=True)
     check(r.returncode == 0, "probe demo fills a SQLite store " + r.stderr.strip())
     la, lb = key(lite, "lite-a"), key(lite, "lite-b")
-    h, url = start_http(HTTP, lite)
+    for bad in ("0", "x", "-1"):
+        r = subprocess.run([HTTP, "--store", lite, "--workers-per-caller", bad],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and "--workers-per-caller" in r.stderr,
+              "--workers-per-caller %s is refused, naming the flag (%s)" % (bad, r.stderr.strip()))
+    # one worker per principal: A's four loops hold one, B's calls find the others
+    h, url = start_http(HTTP, lite, "--workers-per-caller", "1")
     try:
         fairness(url, la, lb, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
                  " SELECT count(*) FROM c", "SQLite", sql_each=False)

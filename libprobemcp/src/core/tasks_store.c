@@ -328,12 +328,15 @@ void pmcp__tasks_renewer_stop(pmcp_server *srv)
     return;
   pthread_mutex_lock(&d->mu);
   d->stop = 1;
-  int joined = d->renewer_started;
+  int joined = d->renewer_started, watched = d->watcher_started;
   d->renewer_started = 0;
+  d->watcher_started = 0;
   pthread_cond_broadcast(&d->cv);
   pthread_mutex_unlock(&d->mu);
   if (joined)
     pthread_join(d->renewer, NULL);
+  if (watched)
+    pthread_join(d->watcher, NULL);
 }
 
 void pmcp__tasks_store_close(pmcp_server *srv)
@@ -346,6 +349,9 @@ void pmcp__tasks_store_close(pmcp_server *srv)
     d->cb.release(d->cb.ud);
   pthread_cond_destroy(&d->cv);
   pthread_mutex_destroy(&d->mu);
+  for (size_t i = 0; i < d->n_seen; i++)
+    free(d->seen[i].id);
+  free(d->seen);
   free(d);
   srv->task_store = NULL;
 }

@@ -385,8 +385,7 @@ try:
                            capture_output=True, text=True, timeout=30)
         check(r.returncode == 2 and "--workers-per-caller" in r.stderr,
               "--workers-per-caller %s is refused, naming the flag (%s)" % (bad, r.stderr.strip()))
-    # one worker per principal: A's four loops hold one, B's calls find the others
-    h, url = start_http(HTTP, lite, "--workers-per-caller", "1")
+    h, url = start_http(HTTP, lite)
     try:
         fairness(url, la, lb, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
                  " SELECT count(*) FROM c", "SQLite", sql_each=False)

@@ -81,6 +81,9 @@ int pmcp__tasks_put(pmcp_server *srv, const pmcp_task_record *rec, int is_new);
 int pmcp__tasks_load(pmcp_server *srv, const char *id, pmcp_task_record *out);
 /* Now and then: the store's expired records are swept. */
 void pmcp__tasks_maybe_sweep(pmcp_server *srv);
+/* Runs @p fn every @p every ms until the store's threads are stopped
+ * (the renewer's and the watcher's loop). */
+void pmcp__tasks_every(pmcp_server *srv, long long every, void (*fn)(pmcp_server *srv));
 /* Starts the lease renewer (once); 0 or an error. */
 int pmcp__tasks_renewer_start(pmcp_server *srv);
 /* Stops the renewer (first thing in pmcp_server_free). */

@@ -283,11 +283,9 @@ static void renew_all(pmcp_server *srv)
   free(recs);
 }
 
-static void *renewer(void *arg)
+void pmcp__tasks_every(pmcp_server *srv, long long every, void (*fn)(pmcp_server *srv))
 {
-  pmcp_server *srv = arg;
   pmcp__task_durable *d = srv->task_store;
-  long long every = d->lease_ms / 3 > 0 ? d->lease_ms / 3 : 1;
   pthread_mutex_lock(&d->mu);
   while (!d->stop) {
     struct timespec ts;
@@ -299,10 +297,17 @@ static void *renewer(void *arg)
     if (d->stop)
       break;
     pthread_mutex_unlock(&d->mu);
-    renew_all(srv);
+    fn(srv);
     pthread_mutex_lock(&d->mu);
   }
   pthread_mutex_unlock(&d->mu);
+}
+
+static void *renewer(void *arg)
+{
+  pmcp_server *srv = arg;
+  pmcp__task_durable *d = srv->task_store;
+  pmcp__tasks_every(srv, d->lease_ms / 3 > 0 ? d->lease_ms / 3 : 1, renew_all);
   return NULL;
 }
 

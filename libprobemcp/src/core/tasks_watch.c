@@ -13,7 +13,6 @@
  * read per listened-for task and interval. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/tasks_int.h"
 #include "util/buf.h"
@@ -48,7 +47,14 @@ static pmcp__task_seen *seen_entry(pmcp__task_durable *d, const char *id, int ad
 void pmcp__tasks_seen_locked(pmcp_server *srv, const char *id, int status, long long updated_ms)
 {
   pmcp__task_durable *d = srv->task_store;
-  pmcp__task_seen *e = d ? seen_entry(d, id, 1) : NULL;
+  /* Remembered only while someone listens for it (the watcher forgets
+   * the rest), so tasks nobody listens to cost nothing here. */
+  int listened = 0;
+  for (pmcp__req *r = d ? srv->listeners : NULL; r && !listened; r = r->lnext)
+    for (const cJSON *u = r->listen_tasks ? r->listen_tasks->child : NULL; u && !listened;
+         u = u->next)
+      listened = strcmp(u->valuestring, id) == 0;
+  pmcp__task_seen *e = d ? seen_entry(d, id, listened) : NULL;
   if (e) {
     e->status = status;
     e->updated_ms = updated_ms;
@@ -195,23 +201,7 @@ static void watch_once(pmcp_server *srv)
 
 static void *watcher(void *arg)
 {
-  pmcp_server *srv = arg;
-  pmcp__task_durable *d = srv->task_store;
-  pthread_mutex_lock(&d->mu);
-  while (!d->stop) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long long ns = ts.tv_nsec + (PMCP__TASK_WATCH_MS % 1000) * 1000000LL;
-    ts.tv_sec += (time_t)(PMCP__TASK_WATCH_MS / 1000 + ns / 1000000000LL);
-    ts.tv_nsec = (long)(ns % 1000000000LL);
-    pthread_cond_timedwait(&d->cv, &d->mu, &ts);
-    if (d->stop)
-      break;
-    pthread_mutex_unlock(&d->mu);
-    watch_once(srv);
-    pthread_mutex_lock(&d->mu);
-  }
-  pthread_mutex_unlock(&d->mu);
+  pmcp__tasks_every(arg, PMCP__TASK_WATCH_MS, watch_once);
   return NULL;
 }
 

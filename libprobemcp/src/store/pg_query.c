@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "store/pg.h"
 #include "store/pg_query.h"
@@ -32,22 +31,6 @@ static void scope_text(pmcp_tenant t, char out[72])
 {
   snprintf(out, 72, "%lld/%lld/%d", (long long)t.id, (long long)t.workspace,
            t.workspace && t.unfiled ? 1 : 0);
-}
-
-/* hex(sha256(key || scope || key)), as probe_query_scope() checks. */
-static void token_of(const unsigned char *key, size_t klen, const char *scope, char out[65])
-{
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-  EVP_DigestUpdate(c, key, klen);
-  EVP_DigestUpdate(c, scope, strlen(scope));
-  EVP_DigestUpdate(c, key, klen);
-  EVP_DigestFinal_ex(c, md, &mdlen);
-  EVP_MD_CTX_free(c);
-  for (int i = 0; i < 32; i++)
-    snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err,
@@ -141,7 +124,8 @@ static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, siz
   snprintf(tenant, sizeof tenant, "%lld", (long long)t.id);
   snprintf(ws, sizeof ws, "%lld", (long long)t.workspace);
   scope_text(t, scope);
-  token_of(q->key, q->klen, scope, token);
+  /* hex(sha256(key || scope || key)), as probe_query_scope() checks */
+  pmcp__pgq_derive(q->key, q->klen, scope, 1, token);
   const char *pv[6] = {tenant, ws, t.workspace && t.unfiled ? "1" : "0", token, tmo, NULL};
   int ok = 0;
   for (int attempt = 0; attempt < 2 && !ok; attempt++) {

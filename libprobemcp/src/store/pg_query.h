@@ -79,6 +79,11 @@ int pmcp__pgq_views(pmcp_store *s, struct pmcp__pg *g);
  * pmcp__pgq_views, and when `probe init` opens a current store. */
 int pmcp__pgq_roles(pmcp_store *s, struct pmcp__pg *g);
 
+/* hex(sha256(key || text || key)) (@p wrap) or hex(sha256(key || text)):
+ * a statement's token, a login role's password, the group's tag. */
+void pmcp__pgq_derive(const unsigned char *key, size_t klen, const char *text, int wrap,
+                      char out[65]);
+
 /* The group's name for the store of query key @p key. */
 void pmcp__pgq_group(const unsigned char *key, size_t klen, char out[24]);
 

@@ -76,18 +76,17 @@ int pmcp__pgq_roles(pmcp_store *s, pmcp__pg *g)
   return pmcp__pg_exec(s, g, sql);
 }
 
-/* hex(sha256(key || salt || name || key)), as the DO block computes it. */
-static void derive(const unsigned char *key, size_t klen, const char *salt, const char *name,
-                   char out[65])
+void pmcp__pgq_derive(const unsigned char *key, size_t klen, const char *text, int wrap,
+                      char out[65])
 {
   unsigned char md[32];
   unsigned int mdlen = 0;
   EVP_MD_CTX *c = EVP_MD_CTX_new();
   EVP_DigestInit_ex(c, EVP_sha256(), NULL);
   EVP_DigestUpdate(c, key, klen);
-  EVP_DigestUpdate(c, salt, strlen(salt));
-  EVP_DigestUpdate(c, name, strlen(name));
-  EVP_DigestUpdate(c, key, klen);
+  EVP_DigestUpdate(c, text, strlen(text));
+  if (wrap)
+    EVP_DigestUpdate(c, key, klen);
   EVP_DigestFinal_ex(c, md, &mdlen);
   EVP_MD_CTX_free(c);
   for (int i = 0; i < 32; i++)
@@ -96,17 +95,9 @@ static void derive(const unsigned char *key, size_t klen, const char *salt, cons
 
 void pmcp__pgq_group(const unsigned char *key, size_t klen, char out[24])
 {
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-  EVP_DigestUpdate(c, key, klen);
-  EVP_DigestUpdate(c, TAG_SALT, strlen(TAG_SALT));
-  EVP_DigestFinal_ex(c, md, &mdlen);
-  EVP_MD_CTX_free(c);
-  memcpy(out, "probe_q_", 8);
-  for (int i = 0; i < 6; i++)
-    snprintf(out + 8 + 2 * i, 3, "%02x", md[i]);
+  char hex[65];
+  pmcp__pgq_derive(key, klen, TAG_SALT, 0, hex);
+  snprintf(out, 24, "probe_q_%.12s", hex);
 }
 
 static PGconn *connect_as(const char *conninfo, const char *options, const char *user,
@@ -155,9 +146,10 @@ PGconn *pmcp__pgq_login(const char *conninfo, const char *options, const char *g
   }
   unsigned start = atomic_fetch_add(&next_role, 1) + (unsigned)getpid() * 7u;
   for (int i = 0; i < PMCP__PGQ_ROLES; i++) {
-    char user[40], password[65];
+    char user[40], salted[64], password[65];
     snprintf(user, sizeof user, "%s_%u", group, (start + (unsigned)i) % PMCP__PGQ_ROLES + 1);
-    derive(key, klen, PASS_SALT, user, password);
+    snprintf(salted, sizeof salted, PASS_SALT "%s", user);
+    pmcp__pgq_derive(key, klen, salted, 1, password);
     PGconn *c = connect_as(conninfo, options, user, password);
     OPENSSL_cleanse(password, sizeof password);
     if (c && PQstatus(c) == CONNECTION_OK)

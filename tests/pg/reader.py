@@ -331,10 +331,37 @@ with Cluster(PGCTL) as pg:
                  "PostgreSQL")
 
         # ---- restart -------------------------------------------------------------
+        # The roles the query connections log in as, taken by others while
+        # the server restarts (as another replica would): the connections
+        # log in again as free ones.
+        taken = psql(pg.admin, "SELECT DISTINCT usename FROM pg_stat_activity WHERE"
+                     " application_name = 'probe-mcp query_sql'")
+        taken = [l.strip() for l in taken.splitlines()[2:] if l.strip().startswith(group)]
         pg.ctl("restart")
+        holders = []
+        for role in taken:
+            pw = scalar(psql(owner, "SELECT encode(sha256(value || convert_to('reader-password/"
+                             "%s', 'UTF8') || value), 'hex') AS p FROM secrets WHERE"
+                             " name = 'query_key'" % role))
+            holders.append(subprocess.Popen(
+                ["psql", "postgresql:///probe?host=%s&user=%s" % (pg.dir, role), "-X", "-q",
+                 "-c", "SELECT pg_sleep(30)"], env=dict(os.environ, PGPASSWORD=pw),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.time() + 20
+        n_held = "0"
+        while time.time() < deadline and n_held != str(len(taken)):
+            n_held = scalar(psql(pg.admin, "SELECT count(*) FROM pg_stat_activity WHERE"
+                                 " application_name = 'psql' AND usename LIKE '%s\\_%%'"
+                                 % group))
+            time.sleep(0.2)
+        check(len(taken) >= 2 and n_held == str(len(taken)), "the %d roles of the query"
+              " connections are held by others after the restart (%s)" % (len(taken), n_held))
         got, err = sql(url, ka, "SELECT 41 + 1 AS x")
         check(err is False and got["rows"] == [[42]],
-              "the first statement after a restart succeeds (%s)" % got)
+              "the first statement after a restart succeeds, as a free role (%s)" % got)
+        for p in holders:
+            p.terminate()
+            p.wait()
         # with the server down, keys cannot be checked (503): a server
         # without authentication answers the tool call
         got, err = call(url_open, "query_sql", {"sql": "SELECT 1 AS x"})

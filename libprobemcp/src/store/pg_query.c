@@ -15,6 +15,11 @@ struct pmcp__pgq {
   unsigned char *key; /* the store's query_key */
   size_t klen;
   int done; /* the streamed statement's results have all been read */
+  /* how it logged in, to log in again as another free role when its own
+   * was taken by another replica while the server was away */
+  char *conninfo;
+  char options[300];
+  char group[24]; /* "" : the shared role */
 };
 
 static void quiet(void *arg, const char *message)
@@ -84,12 +89,16 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
   memcpy(q->key, key, klen);
   q->klen = klen;
   pmcp__pg_reset(st);
-  char group[24];
   if (own)
-    pmcp__pgq_group(q->key, q->klen, group);
-  q->conn = pmcp__pgq_login(g->conninfo, options, own ? group : NULL, q->key, q->klen, err,
-                            errlen);
+    pmcp__pgq_group(q->key, q->klen, q->group);
+  snprintf(q->options, sizeof q->options, "%s", options);
+  q->conninfo = strdup(g->conninfo);
+  q->conn = q->conninfo ? pmcp__pgq_login(g->conninfo, options, own ? q->group : NULL, q->key,
+                                          q->klen, err, errlen)
+                        : NULL;
   if (!q->conn) {
+    if (!q->conninfo)
+      snprintf(err, errlen, "out of memory");
     pmcp__pgq_free(q);
     return strncmp(err, "busy", 4) ? PMCP_EUNSUPPORTED : PMCP_EIO;
   }
@@ -107,6 +116,7 @@ void pmcp__pgq_free(pmcp__pgq *q)
   if (q->key)
     OPENSSL_cleanse(q->key, q->klen);
   free(q->key);
+  free(q->conninfo);
   free(q);
 }
 
@@ -131,6 +141,17 @@ static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, siz
   for (int attempt = 0; attempt < 2 && !ok; attempt++) {
     if (PQstatus(q->conn) != CONNECTION_OK)
       PQreset(q->conn);
+    if (PQstatus(q->conn) != CONNECTION_OK && q->group[0]) {
+      /* its role may be another replica's now (CONNECTION LIMIT 1) */
+      char why[200];
+      PGconn *c = pmcp__pgq_login(q->conninfo, q->options, q->group, q->key, q->klen, why,
+                                  sizeof why);
+      if (c) {
+        PQfinish(q->conn);
+        q->conn = c;
+        PQsetNoticeProcessor(q->conn, quiet, NULL);
+      }
+    }
     if (PQstatus(q->conn) != CONNECTION_OK)
       break;
     PGresult *r = PQexec(q->conn, "BEGIN READ ONLY");

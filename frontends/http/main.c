@@ -48,8 +48,9 @@ static const char usage[] =
   "                         (default 64 per worker) before a retryable\n"
   "                         'Server busy' error; open-web work (find_papers)\n"
   "                         gets at most $PROBE_MCP_WEB_CAPACITY of them,\n"
-  "                         one principal $PROBE_MCP_WORKERS_PER_CALLER\n"
-  "                         (default half; its other calls wait)\n"
+  "                         one principal --workers-per-caller of them\n"
+  "  --workers-per-caller N  workers one principal runs at once, its other\n"
+  "                         calls waiting (default $PROBE_MCP_WORKERS_PER_CALLER)\n"
   "  --replay-buffer BYTES  SSE events kept per session for resumption\n"
   "                         (default 1048576)\n"
   "  --store S              the store to serve, read-only (SQLite path or\n"
@@ -100,6 +101,7 @@ typedef struct serve_ctx {
   const char *papers_url;
   mcp_auth *auth;     /* NULL: --insecure-no-auth */
   int memory_tasks;   /* --memory-tasks */
+  unsigned long caller_workers; /* --workers-per-caller; 0: not given */
 } serve_ctx;
 
 /* True for a listening address only this machine can reach. */
@@ -121,6 +123,8 @@ static int setup(pmcp_server *srv, void *ud)
   if (!getenv("PROBE_MCP_QUEUE_MAX"))
     pmcp_server_set_queue_max(srv, 0);
   pmcp_server_set_text_max(srv, 256 * 1024);
+  if (x->caller_workers)
+    pmcp_server_set_caller_workers(srv, x->caller_workers);
   if (x->auth && mcp_auth_install(x->auth, srv) != 0) {
     fprintf(stderr, "probe-mcp-http: cannot install the tool filter\n");
     return -1;
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
   const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
   const char *public_base = getenv("PUBLIC_BASE_URL");
   int no_auth = 0, memory_tasks = 0;
+  unsigned long caller_workers = 0;
   const char *hosts[64], *origins[64], *proxies[16];
   size_t np = 0;
   size_t nh = 0, no = 0;
@@ -250,6 +255,15 @@ int main(int argc, char **argv)
       if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
         return 2;
       o.max_queued = (unsigned)x;
+    } else if (!strcmp(a, "--workers-per-caller")) {
+      NEEDV();
+      if (parse_u(a, v, 1000000, &x) != 0)
+        return 2;
+      if (x == 0) {
+        fprintf(stderr, "probe-mcp-http: --workers-per-caller must be at least 1\n");
+        return 2;
+      }
+      caller_workers = x;
     } else if (!strcmp(a, "--replay-buffer")) {
       NEEDV();
       if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
@@ -312,7 +326,7 @@ int main(int argc, char **argv)
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL, memory_tasks};
+  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL, memory_tasks, caller_workers};
   pmcp_store *svc = NULL;
   poauth_server *oauth = NULL;
   if (no_auth && !loopback_host(host)) {

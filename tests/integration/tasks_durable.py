@@ -14,7 +14,9 @@ replicas on one PostgreSQL database (API keys on); a task made on A is
 read on B, and after A restarts on the new A; another key's caller does
 not see it; A killed while a task works (find_papers reading from a
 provider that never answers) leaves a task that B reports failed once A's
-lease has run out, never working for ever. Skips (77) without
+lease has run out, never working for ever; listeners on B
+(subscriptions/listen) hear the status of tasks that run on A, once, and
+no other key's listener does. Skips (77) without
 PROBE_TEST_PG_URL in pg mode unless PMCP_TEST_STRICT is set."""
 import json
 import os
@@ -270,6 +272,79 @@ def sqlite_part():
 
 # ---- PostgreSQL replicas ---------------------------------------------------------
 
+class Listen:
+    """subscriptions/listen for @p tids on @p srv as @p key: the stream's
+    messages collect in .events (with the time each came) as they come."""
+    def __init__(self, srv, tids, key):
+        import http.client
+        import urllib.parse
+        u = urllib.parse.urlparse(srv.url)
+        self.c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        body = json.dumps({"jsonrpc": "2.0", "id": 77, "method": "subscriptions/listen",
+                           "params": params({"notifications": {"taskIds": tids}}, EXT)})
+        self.c.request("POST", u.path, body, {
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": V, "Mcp-Method": "subscriptions/listen",
+            "Authorization": "Bearer " + key})
+        self.r = self.c.getresponse()
+        self.events = []
+        threading.Thread(target=self.pump, daemon=True).start()
+
+    def pump(self):
+        try:
+            for line in self.r:
+                line = line.decode().strip()
+                if line.startswith("data:") and line[5:].strip():
+                    self.events.append((time.time(), json.loads(line[5:])))
+        except Exception:
+            pass
+
+    def tasks(self, tid):
+        return [(t, e["params"]) for t, e in self.events
+                if e.get("method") == "notifications/tasks" and e["params"].get("taskId") == tid]
+
+    def close(self):
+        self.c.close()
+
+
+def notifications_across(a, b, key, other):
+    """A task runs on A; listeners on B hear of its status through the store."""
+    t = task_call(a, "query_sql", {"sql": "SELECT pg_sleep(2) AS s, 42 AS x"})
+    tid = t.get("taskId")
+    check(t.get("status") == "working", "pg: a 2 s statement on A is a working task")
+    on_b = Listen(b, [tid], key)
+    on_a = Listen(a, [tid], key)
+    stranger = Listen(b, [tid], other)
+    done = wait_done(b, tid)
+    finished = time.time()
+    deadline = time.time() + 10
+    while time.time() < deadline and not (on_b.tasks(tid) and on_a.tasks(tid)):
+        time.sleep(0.05)
+    time.sleep(2.5)  # two more watch intervals: nothing said twice
+    acks = [e for _, e in on_b.events if e.get("method") ==
+            "notifications/subscriptions/acknowledged"]
+    check(len(acks) == 1 and acks[0]["params"]["notifications"].get("taskIds") == [tid],
+          "pg: B acknowledges the listener for the task (%s)" % json.dumps(acks)[:200])
+    got = on_b.tasks(tid)
+    check(len(got) == 1 and got[0][1]["status"] == "completed"
+          and got[0][1].get("result") == done.get("result")
+          and got[0][1]["_meta"].get("io.modelcontextprotocol/subscriptionId") == 77,
+          "pg: a listener on B gets the completed status of A's task once, result inlined "
+          "(%s)" % json.dumps([g[1] for g in got])[:400])
+    if got:
+        late = got[0][0] - finished
+        check(late < 1.0 + 1.5, "pg: within the watch interval (1 s) of the end: %.2f s after "
+              "B's tasks/get saw it" % late)
+    got_a = on_a.tasks(tid)
+    check(len(got_a) == 1 and got_a[0][1]["status"] == "completed",
+          "pg: the listener on A (the runner) hears it once, not again from the store (%d)"
+          % len(got_a))
+    check(stranger.tasks(tid) == [], "pg: another key's listener on B hears nothing of it")
+    for l in (on_a, on_b, stranger):
+        l.close()
+    return tid
+
+
 class BlackHole:
     """A papers provider that accepts connections and never answers."""
     def __init__(self):
@@ -309,6 +384,7 @@ def pg_part():
         procs += [a, b]
         a.key = b.key = key
         ids = battery("pg replicas", a, reader=b)
+        notifications_across(a, b, key, other)
         for tool, tid, done in ids:
             r = get(b, tid, key=other)
             check(r.get("error", {}).get("code") == -32602,
@@ -337,6 +413,7 @@ def pg_part():
         r = get(b, tid).get("result") or {}
         check(r.get("status") == "working", "pg: it stays working while its replica renews "
               "its lease (%s)" % r.get("status"))
+        on_b = Listen(b, [tid], key)
         c.close(kill=True)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -349,6 +426,14 @@ def pg_part():
               "why (%s)" % json.dumps(r)[:300])
         r2 = get(a, tid).get("result") or {}
         check(r2.get("status") == "failed", "pg: and failed on the other replica too")
+        deadline = time.time() + 5
+        while time.time() < deadline and not on_b.tasks(tid):
+            time.sleep(0.1)
+        got = on_b.tasks(tid)
+        check(len(got) == 1 and got[0][1]["status"] == "failed",
+              "pg: a listener on B hears that the killed replica's task failed (%s)"
+              % json.dumps([g[1] for g in got])[:300])
+        on_b.close()
     finally:
         for p in procs:
             p.close()

@@ -18,6 +18,11 @@ principals A and B) and one authenticated probe-mcp-http.
   - after a server restart the next statement succeeds (reconnected);
     while the server is down it fails as `store_error`, saying the
     connection was lost, never as `invalid_sql`;
+  - with CREATEROLE (the owner is not a superuser) each query connection
+    logs in as a login role of its own, one connection each, across
+    replicas: A cannot read B's statement in pg_stat_activity nor cancel
+    or terminate it; the roles' passwords work when pg_hba.conf asks for
+    them; a store made without CREATEROLE gets them from `probe init`;
   - a store migrated by a superuser leaves the reader role no signalling
     function and no view of other sessions.
 Skips (77) without PROBE_TEST_PG_URL unless PMCP_TEST_STRICT is set."""
@@ -121,8 +126,43 @@ def fairness(url, ka, kb, runaway, label, sql_each=True):
 
 
 procs = []
+def group_of(url):
+    """The store's reader group, computed here from its query key (the
+    name pg_readers.c derives)."""
+    return scalar(psql(url, "SELECT 'probe_q_' || left(encode(sha256(value ||"
+                       " convert_to('probe-reader-role', 'UTF8')), 'hex'), 12) AS g"
+                       " FROM secrets WHERE name = 'query_key'"))
+
+
+def readers_of(admin, group):
+    """(login roles that are members of @p group, their connection limits)."""
+    out = psql(admin, "SELECT count(*) || '/' || coalesce(string_agg(DISTINCT u.rolconnlimit::text,"
+               " ','), '') || '/' || coalesce(bool_or(u.rolsuper OR u.rolcreaterole OR"
+               " u.rolcreatedb OR u.rolbypassrls)::text, '') AS x FROM pg_auth_members m JOIN pg_roles u ON"
+               " u.oid = m.member JOIN pg_roles g ON g.oid = m.roleid WHERE g.rolname = '%s'"
+               " AND u.rolcanlogin" % group)
+    return scalar(out)
+
+
 with Cluster(PGCTL) as pg:
     owner = pg.owner
+    # A store made while the owner may not create roles: query_sql shares
+    # probe_reader. Then the owner (not a superuser) gets CREATEROLE, and
+    # every store made or initialised since has login roles of its own.
+    nocr = with_schema(owner, "nocr")
+    psql(owner, "CREATE SCHEMA nocr")
+    r = subprocess.run([PROBE, "--store", nocr, "--quiet", "init"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, "probe init without CREATEROLE " + r.stderr.strip())
+    g_nocr = group_of(nocr)
+    check(readers_of(pg.admin, g_nocr) == "0//", "without CREATEROLE no reader roles are made"
+          " (%s)" % readers_of(pg.admin, g_nocr))
+    psql(pg.admin, "ALTER ROLE probe_owner CREATEROLE")
+    r = subprocess.run([PROBE, "--store", nocr, "--quiet", "init"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0 and readers_of(pg.admin, g_nocr) == "48/1/false",
+          "probe init again with CREATEROLE makes the 48 login roles, one connection each, no"
+          " other right (%s) %s" % (readers_of(pg.admin, g_nocr), r.stderr.strip()))
     r = subprocess.run([PROBE, "--store", owner, "--quiet", "demo"], capture_output=True,
                        text=True)
     check(r.returncode == 0, "probe demo fills the store " + r.stderr.strip())
@@ -158,10 +198,76 @@ with Cluster(PGCTL) as pg:
               % (done.get("s", -1), done.get("err", "")))
         held = psql(pg.admin, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a"
                     " ON a.pid = l.pid WHERE l.locktype = 'advisory'"
-                    " AND a.usename = 'probe_reader'")
+                    " AND a.application_name = 'probe-mcp query_sql'")
         held = scalar(held)
         check(held == "0", "no advisory lock of the reader outlives its call (%s)"
               % held)
+        # ---- readers of roles of their own: no watching, no signalling ---------
+        group = group_of(owner)
+        check(readers_of(pg.admin, group) == "48/1/false", "the store has its 48 login roles"
+              " (%s)" % readers_of(pg.admin, group))
+        b_out = {}
+
+        def b_long():
+            b_out["r"] = sql(url, kb, "SELECT pg_sleep(3), 'mark' || 'er-of-b' AS m")
+        th = threading.Thread(target=b_long)
+        th.start()
+        time.sleep(1.0)
+        # the truth, as the superuser sees it: B's statement runs as its own role
+        seen = psql(pg.admin, "SELECT usename || ' ' || pid FROM pg_stat_activity WHERE"
+                    " query LIKE '%%''mark'' || ''er-of-b''%%' AND usename LIKE '%s\\_%%'"
+                    % group)
+        b_role = [l.strip() for l in seen.splitlines()[2:] if l.strip().startswith(group)]
+        check(len(b_role) == 1, "B's statement runs as one of the store's login roles (%s)"
+              % seen)
+        b_pid = b_role[0].split()[1] if b_role else "0"
+        got, err = sql(url, ka, "SELECT count(*) FILTER (WHERE pid <> pg_backend_pid() AND query LIKE"
+                       " '%%er-of-b%%') AS text,"
+                       " count(*) FILTER (WHERE pid = %s) AS listed,"
+                       " count(*) FILTER (WHERE pid = %s AND (query IS NULL OR query ="
+                       " '<insufficient privilege>')) AS hidden FROM pg_stat_activity"
+                       % (b_pid, b_pid))
+        check(err is False and got["rows"][0][0] == 0 and got["rows"][0][2] >= 1,
+              "A cannot read B's statement in pg_stat_activity (%s)" % got)
+        for fn in ("pg_cancel_backend(%s)" % b_pid, "pg_terminate_backend(%s)" % b_pid):
+            got, err = sql(url, ka, "SELECT %s AS x" % fn)
+            check(err is True and got.get("error") == "denied",
+                  "A cannot %s B's session (%s)" % (fn.split("(")[0], got))
+        th.join()
+        got, err = b_out.get("r", (None, True))
+        check(err is False and got["rows"][0][1] == "marker-of-b",
+              "B's statement ran to its end, untouched (%s)" % got)
+        # every query connection of the server is a role of its own
+        conns = scalar(psql(pg.admin, "SELECT count(*) || '/' || count(DISTINCT usename) AS x"
+                            " FROM pg_stat_activity WHERE application_name ="
+                            " 'probe-mcp query_sql'"))
+        n_all, n_roles = (conns or "0/0").split("/")
+        check(int(n_all) >= 2 and n_all == n_roles, "each query connection logs in as a role"
+              " of its own (%s connections, %s roles)" % (n_all, n_roles))
+        # the roles' passwords: with pg_hba.conf asking the group's members
+        # for one, a new replica logs in (it computes them from the store)
+        hba = os.path.join(pg.dir, "data", "pg_hba.conf")
+        with open(hba) as f:
+            lines = f.read()
+        with open(hba, "w") as f:
+            f.write("local all +%s scram-sha-256\n" % group + lines)
+        psql(pg.admin, "SELECT pg_reload_conf()")
+        time.sleep(0.5)
+        r = subprocess.run(["psql", "postgresql:///probe?host=%s&user=%s_1" % (pg.dir, group),
+                            "-X", "-w", "-c", "SELECT 1"], capture_output=True, text=True)
+        check(r.returncode != 0 and "password" in r.stderr,
+              "the login roles need their password (%s)" % r.stderr.strip())
+        h2, url2 = start_http(HTTP, pg.service)
+        procs.append(h2)
+        got, err = sql(url2, kb, "SELECT 6 * 7 AS x")
+        check(err is False and got["rows"] == [[42]],
+              "a second replica logs in with the roles' passwords (%s)" % got)
+        conns = scalar(psql(pg.admin, "SELECT count(*) || '/' || count(DISTINCT usename) AS x"
+                            " FROM pg_stat_activity WHERE application_name ="
+                            " 'probe-mcp query_sql'"))
+        n_all, n_roles = (conns or "0/0").split("/")
+        check(n_all == n_roles, "two replicas never share a role (%s)" % conns)
+
         got, err = sql(url, ka, "SELECT set_config('statement_timeout', '0', false) AS t")
         got, err = sql(url, ka, "SELECT current_setting('statement_timeout') AS t,"
                        " current_setting('default_transaction_read_only') AS ro,"
@@ -225,10 +331,37 @@ with Cluster(PGCTL) as pg:
                  "PostgreSQL")
 
         # ---- restart -------------------------------------------------------------
+        # The roles the query connections log in as, taken by others while
+        # the server restarts (as another replica would): the connections
+        # log in again as free ones.
+        taken = psql(pg.admin, "SELECT DISTINCT usename FROM pg_stat_activity WHERE"
+                     " application_name = 'probe-mcp query_sql'")
+        taken = [l.strip() for l in taken.splitlines()[2:] if l.strip().startswith(group)]
         pg.ctl("restart")
+        holders = []
+        for role in taken:
+            pw = scalar(psql(owner, "SELECT encode(sha256(value || convert_to('reader-password/"
+                             "%s', 'UTF8') || value), 'hex') AS p FROM secrets WHERE"
+                             " name = 'query_key'" % role))
+            holders.append(subprocess.Popen(
+                ["psql", "postgresql:///probe?host=%s&user=%s" % (pg.dir, role), "-X", "-q",
+                 "-c", "SELECT pg_sleep(30)"], env=dict(os.environ, PGPASSWORD=pw),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.time() + 20
+        n_held = "0"
+        while time.time() < deadline and n_held != str(len(taken)):
+            n_held = scalar(psql(pg.admin, "SELECT count(*) FROM pg_stat_activity WHERE"
+                                 " application_name = 'psql' AND usename LIKE '%s\\_%%'"
+                                 % group))
+            time.sleep(0.2)
+        check(len(taken) >= 2 and n_held == str(len(taken)), "the %d roles of the query"
+              " connections are held by others after the restart (%s)" % (len(taken), n_held))
         got, err = sql(url, ka, "SELECT 41 + 1 AS x")
         check(err is False and got["rows"] == [[42]],
-              "the first statement after a restart succeeds (%s)" % got)
+              "the first statement after a restart succeeds, as a free role (%s)" % got)
+        for p in holders:
+            p.terminate()
+            p.wait()
         # with the server down, keys cannot be checked (503): a server
         # without authentication answers the tool call
         got, err = call(url_open, "query_sql", {"sql": "SELECT 1 AS x"})
@@ -274,6 +407,11 @@ try:
                        text=True)
     check(r.returncode == 0, "probe demo fills a SQLite store " + r.stderr.strip())
     la, lb = key(lite, "lite-a"), key(lite, "lite-b")
+    for bad in ("0", "x", "-1"):
+        r = subprocess.run([HTTP, "--store", lite, "--workers-per-caller", bad],
+                           capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and "--workers-per-caller" in r.stderr,
+              "--workers-per-caller %s is refused, naming the flag (%s)" % (bad, r.stderr.strip()))
     h, url = start_http(HTTP, lite)
     try:
         fairness(url, la, lb, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"

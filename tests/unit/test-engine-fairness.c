@@ -196,6 +196,47 @@ START_TEST(cap_is_configurable)
 }
 END_TEST
 
+/* The public call sets the cap, over the environment's; 0 is the default
+ * half again, and a bad server is refused. */
+START_TEST(cap_by_api)
+{
+  setenv("PROBE_MCP_WORKERS_PER_CALLER", "3", 1);
+  reset();
+  harness *h = server();
+  ck_assert_int_eq(pmcp_server_set_caller_workers(NULL, 1), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_set_caller_workers(h->srv, 2000000), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_set_caller_workers(h->srv, 1), 0);
+  flood(h, "a", 5);
+  ck_assert_int_eq(wait_started(A, 1), 1);
+  ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 4);
+  /* B still gets a worker at once */
+  call_hold(h, "b", 200);
+  ck_assert_int_eq(wait_started(B, 1), 1);
+  ck_assert_int_eq(get(started, A), 1);
+  /* raised while A's calls wait: one more of them starts, no more */
+  ck_assert_int_eq(pmcp_server_set_caller_workers(h->srv, 2), 0);
+  ck_assert_int_eq(wait_started(A, 2), 2);
+  ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 3);
+  open_the_gate();
+  expect_answers(h, 6);
+  ck_assert_int_eq(get(max_running, A), 2);
+  h_free(h);
+  /* past the pool: the pool; 0: half of it */
+  reset();
+  h = server();
+  ck_assert_int_eq(pmcp_server_set_caller_workers(h->srv, 99), 0);
+  ck_assert_int_eq(pmcp_server_set_caller_workers(h->srv, 0), 0);
+  flood(h, "a", 4);
+  ck_assert_int_eq(wait_started(A, 2), 2);
+  ck_assert_uint_eq(pmcp__workers_waiting(h->srv), 2);
+  open_the_gate();
+  expect_answers(h, 4);
+  ck_assert_int_eq(get(max_running, A), 2);
+  h_free(h);
+  unsetenv("PROBE_MCP_WORKERS_PER_CALLER");
+}
+END_TEST
+
 /* One caller without identity (stdio) takes the whole pool, as before. */
 START_TEST(no_caller_takes_the_pool)
 {
@@ -238,6 +279,7 @@ int main(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, cap_parsing);
   tcase_add_test(tc, flood_leaves_workers_for_others);
+  tcase_add_test(tc, cap_by_api);
   tcase_add_test(tc, cap_is_configurable);
   tcase_add_test(tc, no_caller_takes_the_pool);
   tcase_add_test(tc, stop_runs_queue_dry);

@@ -311,6 +311,63 @@ START_TEST(cancel_on_another_replica)
 }
 END_TEST
 
+/* Opens subscriptions/listen for task @p id on @p h as @p session (its
+ * request id "L" + session) and takes the acknowledgement. */
+static void listen_on(harness *h, const char *session, const char *id)
+{
+  char msg[2048];
+  snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":\"L%s\",\"method\":"
+           "\"subscriptions/listen\",\"params\":{\"notifications\":{\"taskIds\":[\"%s\"]},"
+           META "}}", session, id);
+  h_send(h, session, msg);
+  h_msg *m = h_next(h);
+  ck_assert_ptr_nonnull(strstr(m->data, "notifications/subscriptions/acknowledged"));
+  h_msg_free(m);
+}
+
+/* A task runs on A; its caller listens on B: B reads it from the store
+ * and says each change once, to that caller only (bob, on B too, hears
+ * nothing of alice's task). */
+START_TEST(notifications_across_replicas)
+{
+  pmcp_store *s = st_open_new(NULL);
+  pmcp_store_free(s);
+  atomic_store(&slow_release, 0);
+  atomic_store(&slow_running, 0);
+  harness *a = replica(0), *b = replica(0);
+  char *id = start(a, "slow", "{}");
+  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
+    sleep_ms(10);
+  listen_on(b, "a", id);
+  listen_on(b, "b", id);
+  /* working since before the listener came: nothing to say yet */
+  h_msg *m = h_next_wait(b, 1500);
+  ck_assert_msg(m == NULL, "said early: %s", m ? m->data : "");
+  atomic_store(&slow_release, 1);
+  int completed = 0, other = 0;
+  /* the watch interval is 1 s: two and a half of them see one change */
+  for (int i = 0; i < 25; i++) {
+    while ((m = h_next_wait(b, 100)) != NULL) {
+      if (strstr(m->data, "notifications/tasks")) {
+        if (strstr(m->data, "\"io.modelcontextprotocol/subscriptionId\":\"La\"") &&
+            strstr(m->data, "\"completed\"") && strstr(m->data, "slow done") &&
+            !strcmp(m->session, "a"))
+          completed++;
+        else
+          other++;
+      }
+      h_msg_free(m);
+    }
+  }
+  ck_assert_int_eq(completed, 1);
+  ck_assert_int_eq(other, 0);
+  free(id);
+  h_free(a);
+  h_free(b);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(runner_gone)
 {
   pmcp_store *s = st_open_new(NULL);
@@ -428,6 +485,7 @@ int main(void)
   tcase_add_test(tc, replicas_and_restart);
   tcase_add_test(tc, input_across_replicas);
   tcase_add_test(tc, cancel_on_another_replica);
+  tcase_add_test(tc, notifications_across_replicas);
   tcase_add_test(tc, runner_gone);
   suite_add_tcase(su, tc);
   return st_run_suite(su);

@@ -280,8 +280,8 @@ enum {
  * implicitly with flags 0). @p ud is handed to tool handlers through
  * pmcp_call_session_ud(): a frontend puts the connection's identity there.
  * It is also the caller the worker pool is fair to: sessions with the same
- * @p ud (pointer) run at most PROBE_MCP_WORKERS_PER_CALLER blocking calls
- * at once (default half the workers), the rest waiting while other
+ * @p ud (pointer) run at most pmcp_server_set_caller_workers() blocking
+ * calls at once (default half the workers), the rest waiting while other
  * callers' calls go first; NULL is no caller (no such bound).
  * @return 0; PMCP_EEXIST if open; PMCP_ENOMEM.
  */
@@ -320,6 +320,16 @@ PMCP_API int pmcp_server_set_page_size(pmcp_server *server, size_t n);
  *  instead of waiting. Default: PROBE_MCP_QUEUE_MAX from the environment
  *  at pmcp_server_new(), else no bound. @return 0; PMCP_EINVAL. @since 0.2 */
 PMCP_API int pmcp_server_set_queue_max(pmcp_server *server, size_t max);
+
+/** Bounds the workers one caller (the session's @p ud of
+ *  pmcp_server_session_open(): the HTTP principal) takes at once to @p n;
+ *  0: half the workers, at least 1; more than the pool: the pool. Its
+ *  further blocking calls wait, passed over while other callers' calls go
+ *  first, so one caller looping long calls never holds every worker.
+ *  Default: PROBE_MCP_WORKERS_PER_CALLER from the environment at
+ *  pmcp_server_new(), else half. @return 0; PMCP_EINVAL (NULL, or over
+ *  1,000,000). @since 0.2 */
+PMCP_API int pmcp_server_set_caller_workers(pmcp_server *server, size_t n);
 
 /** Cuts every tool text item longer than @p max bytes (0: never, the
  *  default), with a note saying so, so no client receives more than a

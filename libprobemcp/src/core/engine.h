@@ -140,6 +140,7 @@ struct pmcp__req {
   unsigned listen_kinds;  /* 1 << pmcp_list_kind */
   const cJSON *listen_uris; /* resourceSubscriptions (in @c doc) */
   const cJSON *listen_tasks; /* taskIds (in @c doc), tasks.c */
+  long long listen_since_ms; /* when it began listening (tasks_watch.c) */
   pmcp__req *lnext;
   /* Header claims; valid only while pmcp_server_handle_http() runs. */
   const pmcp_http_claims *claims;

@@ -9,6 +9,7 @@
 
 #include "core/engine.h"
 #include "core/jdoc.h"
+#include "core/tasks_int.h"
 #include "util/buf.h"
 #include "util/json.h"
 
@@ -92,6 +93,11 @@ void pmcp__method_listen(pmcp__req *req, cJSON *params)
   req->listen_kinds = kinds;
   req->listen_uris = res ? uris : NULL;
   req->listen_tasks = task_ids ? tasks : NULL;
+  req->listen_since_ms = pmcp__tasks_now_ms();
+  /* tasks running on other replicas reach this listener through the
+   * store (tasks_watch.c) */
+  if (task_ids && srv->task_store && pmcp__tasks_watch_start(srv))
+    pmcp__log(srv, PMCP_LOG_WARNING, "tasks: cannot start the watcher of tasks run elsewhere");
   /* Acknowledged before it is registered: nothing can come first. */
   pmcp__notify(srv, req->sess, req->id, "notifications/subscriptions/acknowledged", b.ptr);
   pmcp_buf_dispose(&b);

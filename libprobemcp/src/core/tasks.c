@@ -347,7 +347,7 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
 
 /* {"resultType":"task","taskId":...,"status":...,...} or, with @p detail,
  * the DetailedTask of tasks/get. Caller holds srv->mu. */
-static int task_json(const pmcp__task *t, int detail, pmcp_buf *b)
+int pmcp__task_json(const pmcp__task *t, int detail, pmcp_buf *b)
 {
   int rc = pmcp__buf_puts(b, detail ? "{\"taskId\":" : "{\"resultType\":\"task\",\"taskId\":");
   if (!rc)
@@ -378,13 +378,21 @@ static int task_json(const pmcp__task *t, int detail, pmcp_buf *b)
 
 /* notifications/tasks to the caller's listeners of the task, after a
  * change of status (the task as tasks/get shows it). */
+int pmcp__task_running_here_locked(pmcp_server *srv, const char *id)
+{
+  pmcp__task *t = store_find_locked(srv, id);
+  return t && t->running;
+}
+
 static void announce(pmcp_server *srv, const char *id)
 {
   pmcp_buf b = PMCP_BUF_INIT;
   pthread_mutex_lock(&srv->mu);
   pmcp__task *t = store_find_locked(srv, id);
   const void *ud = t ? t->ud : NULL;
-  int rc = t ? task_json(t, 1, &b) : PMCP_ENOTFOUND;
+  int rc = t ? pmcp__task_json(t, 1, &b) : PMCP_ENOTFOUND;
+  if (t) /* said here: the watcher of tasks elsewhere keeps quiet on it */
+    pmcp__tasks_seen_locked(srv, id, (int)t->status, t->updated_ms);
   pthread_mutex_unlock(&srv->mu);
   if (!rc && b.len >= 2) {
     b.ptr[b.len - 1] = '\0'; /* the members, without the braces */
@@ -473,7 +481,7 @@ int pmcp__tasks_create(pmcp__req *req, cJSON *params)
   pmcp__task *gone = store_expire_locked(srv, t->created_ms);
   rc = adopt_locked(srv, req, t);
   if (!rc)
-    rc = task_json(t, 0, &b);
+    rc = pmcp__task_json(t, 0, &b);
   pthread_mutex_unlock(&srv->mu);
   tasks_bury(srv, gone);
   if (rc) {
@@ -596,7 +604,7 @@ void pmcp__method_tasks_get(pmcp__req *req, cJSON *params)
   if (!t)
     return;
   pmcp_buf b = PMCP_BUF_INIT;
-  int rc = task_json(t, 1, &b);
+  int rc = pmcp__task_json(t, 1, &b);
   pthread_mutex_unlock(&srv->mu);
   if (rc)
     pmcp__req_error(req, -32603, "Internal error: out of memory", NULL);

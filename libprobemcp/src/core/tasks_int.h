@@ -31,6 +31,17 @@ typedef struct pmcp__task {
   struct pmcp__task *next;
 } pmcp__task;
 
+/* The latest state of a task this process announced or saw (tasks_watch.c). */
+typedef struct pmcp__task_seen {
+  char *id;
+  int status; /* a pmcp__t_status, -1 before the first */
+  long long updated_ms;
+} pmcp__task_seen;
+
+/* How often a replica reads the tasks its listeners ask about that run
+ * elsewhere (tasks_watch.c): their notifications come at most this late. */
+#define PMCP__TASK_WATCH_MS 1000
+
 /* The server's task store, when the host gave one. */
 typedef struct pmcp__task_durable {
   pmcp_task_store cb;
@@ -41,6 +52,10 @@ typedef struct pmcp__task_durable {
   pthread_cond_t cv;
   pthread_t renewer;
   int renewer_started, stop; /* under mu */
+  pthread_t watcher;        /* tasks_watch.c; shares mu, cv and stop */
+  int watcher_started;      /* under mu */
+  pmcp__task_seen *seen;    /* guarded by srv->mu */
+  size_t n_seen, cap_seen;
 } pmcp__task_durable;
 
 const char *pmcp__task_status_name(pmcp__t_status s);
@@ -66,6 +81,9 @@ int pmcp__tasks_put(pmcp_server *srv, const pmcp_task_record *rec, int is_new);
 int pmcp__tasks_load(pmcp_server *srv, const char *id, pmcp_task_record *out);
 /* Now and then: the store's expired records are swept. */
 void pmcp__tasks_maybe_sweep(pmcp_server *srv);
+/* Runs @p fn every @p every ms until the store's threads are stopped
+ * (the renewer's and the watcher's loop). */
+void pmcp__tasks_every(pmcp_server *srv, long long every, void (*fn)(pmcp_server *srv));
 /* Starts the lease renewer (once); 0 or an error. */
 int pmcp__tasks_renewer_start(pmcp_server *srv);
 /* Stops the renewer (first thing in pmcp_server_free). */
@@ -73,6 +91,24 @@ void pmcp__tasks_renewer_stop(pmcp_server *srv);
 /* Stops a call this process runs whose record @p rec (read from the store)
  * became final elsewhere (tasks.c). */
 void pmcp__tasks_stop_local(pmcp_server *srv, const char *id, const pmcp_task_record *rec);
+/* ---- tasks.c, for tasks_watch.c ---- */
+/* The task as tasks/get shows it (@p detail) or as a task result. Caller
+ * holds srv->mu when @p t is one of the server's. */
+int pmcp__task_json(const pmcp__task *t, int detail, pmcp_buf *b);
+/* True when a round of task @p id runs in this process now. Caller holds
+ * srv->mu. */
+int pmcp__task_running_here_locked(pmcp_server *srv, const char *id);
+
+/* ---- tasks_watch.c ---- */
+/* Starts the watcher of tasks running elsewhere (once; only with a task
+ * store); 0 or an error. Stopped with the renewer. */
+int pmcp__tasks_watch_start(pmcp_server *srv);
+/* Remembers that this process announced task @p id at @p status,
+ * @p updated_ms, so the watcher does not say it again. Caller holds
+ * srv->mu. */
+void pmcp__tasks_seen_locked(pmcp_server *srv, const char *id, int status,
+                             long long updated_ms);
+
 /* Stops the renewer and lets go of the store (pmcp_server_free). */
 void pmcp__tasks_store_close(pmcp_server *srv);
 

@@ -283,11 +283,9 @@ static void renew_all(pmcp_server *srv)
   free(recs);
 }
 
-static void *renewer(void *arg)
+void pmcp__tasks_every(pmcp_server *srv, long long every, void (*fn)(pmcp_server *srv))
 {
-  pmcp_server *srv = arg;
   pmcp__task_durable *d = srv->task_store;
-  long long every = d->lease_ms / 3 > 0 ? d->lease_ms / 3 : 1;
   pthread_mutex_lock(&d->mu);
   while (!d->stop) {
     struct timespec ts;
@@ -299,10 +297,17 @@ static void *renewer(void *arg)
     if (d->stop)
       break;
     pthread_mutex_unlock(&d->mu);
-    renew_all(srv);
+    fn(srv);
     pthread_mutex_lock(&d->mu);
   }
   pthread_mutex_unlock(&d->mu);
+}
+
+static void *renewer(void *arg)
+{
+  pmcp_server *srv = arg;
+  pmcp__task_durable *d = srv->task_store;
+  pmcp__tasks_every(srv, d->lease_ms / 3 > 0 ? d->lease_ms / 3 : 1, renew_all);
   return NULL;
 }
 
@@ -328,12 +333,15 @@ void pmcp__tasks_renewer_stop(pmcp_server *srv)
     return;
   pthread_mutex_lock(&d->mu);
   d->stop = 1;
-  int joined = d->renewer_started;
+  int joined = d->renewer_started, watched = d->watcher_started;
   d->renewer_started = 0;
+  d->watcher_started = 0;
   pthread_cond_broadcast(&d->cv);
   pthread_mutex_unlock(&d->mu);
   if (joined)
     pthread_join(d->renewer, NULL);
+  if (watched)
+    pthread_join(d->watcher, NULL);
 }
 
 void pmcp__tasks_store_close(pmcp_server *srv)
@@ -346,6 +354,9 @@ void pmcp__tasks_store_close(pmcp_server *srv)
     d->cb.release(d->cb.ud);
   pthread_cond_destroy(&d->cv);
   pthread_mutex_destroy(&d->mu);
+  for (size_t i = 0; i < d->n_seen; i++)
+    free(d->seen[i].id);
+  free(d->seen);
   free(d);
   srv->task_store = NULL;
 }

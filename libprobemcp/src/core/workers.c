@@ -71,6 +71,21 @@ PMCP_API int pmcp_server_set_queue_max(pmcp_server *srv, size_t max)
   return 0;
 }
 
+PMCP_API int pmcp_server_set_caller_workers(pmcp_server *srv, size_t n)
+{
+  if (!srv || n > 1000000)
+    return PMCP_EINVAL;
+  pmcp__workers *w = &srv->workers;
+  pthread_mutex_lock(&w->mu);
+  w->key_cap = pmcp__workers_key_cap(w->n_wanted, NULL);
+  if (n)
+    w->key_cap = n < w->n_wanted ? n : w->n_wanted;
+  /* a caller passed over may run now that the bound is higher */
+  pthread_cond_broadcast(&w->cond);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
 PMCP_API int pmcp_server_set_text_max(pmcp_server *srv, size_t max)
 {
   if (!srv)

@@ -410,7 +410,12 @@ static int query_sql_in(pmcp_call *call, qsql *q, pmcp_tenant t)
   if (g && t.workspace)
     g = scoped_guard(q, t, err, sizeof err);
   if (!g) {
-    rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err[0] ? err : q->open_err);
+    const char *why = err[0] ? err : q->open_err;
+    int busy = !strncmp(why, "busy", 4);
+    rc = pmcp__rs_fail(call, busy ? PMCP_TERR_BUSY : PMCP_TERR_STORE, "%s", why);
+    /* every reader role in use is for now: the next call tries again */
+    if (busy && !err[0])
+      q->open_rc = 0, q->open_err[0] = '\0';
   } else if (!pmcp_arg_has(call, "sql")) {
     rc = list_tables(call, q, g);
   } else {

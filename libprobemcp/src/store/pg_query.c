@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "store/pg.h"
 #include "store/pg_query.h"
@@ -16,6 +15,11 @@ struct pmcp__pgq {
   unsigned char *key; /* the store's query_key */
   size_t klen;
   int done; /* the streamed statement's results have all been read */
+  /* how it logged in, to log in again as another free role when its own
+   * was taken by another replica while the server was away */
+  char *conninfo;
+  char options[300];
+  char group[24]; /* "" : the shared role */
 };
 
 static void quiet(void *arg, const char *message)
@@ -34,22 +38,6 @@ static void scope_text(pmcp_tenant t, char out[72])
            t.workspace && t.unfiled ? 1 : 0);
 }
 
-/* hex(sha256(key || scope || key)), as probe_query_scope() checks. */
-static void token_of(const unsigned char *key, size_t klen, const char *scope, char out[65])
-{
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(c, EVP_sha256(), NULL);
-  EVP_DigestUpdate(c, key, klen);
-  EVP_DigestUpdate(c, scope, strlen(scope));
-  EVP_DigestUpdate(c, key, klen);
-  EVP_DigestFinal_ex(c, md, &mdlen);
-  EVP_MD_CTX_free(c);
-  for (int i = 0; i < 32; i++)
-    snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err,
                    size_t errlen)
 {
@@ -62,9 +50,13 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
     snprintf(err, errlen, "the store's database cannot be reached");
     return rc;
   }
-  /* The schema's name and the query key, read by the store's own role. */
+  /* The schema's name, the query key and whether the store has login
+   * roles of its own for query_sql (pg_readers.c), read by the store's own
+   * role. */
   static const char sql[] =
-      "SELECT current_schema(), (SELECT value FROM secrets WHERE name='query_key')";
+      "SELECT current_schema(), k.value, EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname ="
+      " 'probe_q_' || left(encode(sha256(k.value || convert_to('probe-reader-role', 'UTF8')),"
+      " 'hex'), 12)) FROM (SELECT (SELECT value FROM secrets WHERE name='query_key') AS value) k";
   pmcp__pg_stmt *st;
   if ((rc = pmcp__pg_prep(store, g, sql, &st)))
     return rc;
@@ -78,6 +70,9 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
            pmcp__pg_text(st, 0));
   size_t klen = 0;
   const unsigned char *key = pmcp__pg_blob(st, 1, &klen);
+  /* An operator's PROBE_PG_QUERY_USER is the role they chose: it wins. */
+  const char *user = getenv("PROBE_PG_QUERY_USER");
+  int own = pmcp__pg_int64(st, 2) != 0 && !(user && *user);
   pmcp__pgq *q = calloc(1, sizeof *q);
   if (!q || !key) {
     pmcp__pg_reset(st);
@@ -94,30 +89,18 @@ int pmcp__pgq_open(pmcp__pgq **out, pmcp_store *store, int64_t tenant, char *err
   memcpy(q->key, key, klen);
   q->klen = klen;
   pmcp__pg_reset(st);
-  const char *user = getenv("PROBE_PG_QUERY_USER");
-  /* Bounded like the store's own connection (pg_conn.c): the URL's
-   * connect_timeout, else PGCONNECT_TIMEOUT, else 10 s. */
-  const char *tmo = getenv("PGCONNECT_TIMEOUT");
-  const char *kw[] = {"connect_timeout", "dbname", "user", "options", "application_name", NULL};
-  const char *vals[] = {tmo && *tmo ? tmo : "10", g->conninfo,
-                        user && *user ? user : "probe_reader", options, "probe-mcp query_sql",
-                        NULL};
-  q->conn = PQconnectdbParams(kw, vals, 1);
-  if (!q->conn || PQstatus(q->conn) != CONNECTION_OK) {
-    /* The role hint only when the role is what is missing; libpq's text
-     * itself names the server's socket or host, so it is not passed on. */
-    const char *m = q->conn ? PQerrorMessage(q->conn) : "";
-    if (strstr(m, "role \"") && strstr(m, "does not exist"))
-      snprintf(err, errlen, "query_sql cannot log in as its read-only role '%s' (create it: "
-               "CREATE ROLE %s LOGIN, then run 'probe init')", vals[1], vals[1]);
-    else if (strstr(m, "authentication failed") || strstr(m, "no password supplied") ||
-             strstr(m, "pg_hba.conf"))
-      snprintf(err, errlen, "query_sql's read-only role '%s' may not log in to the store's "
-               "database (check its password and pg_hba.conf)", vals[1]);
-    else
-      snprintf(err, errlen, "the store's database cannot be reached");
+  if (own)
+    pmcp__pgq_group(q->key, q->klen, q->group);
+  snprintf(q->options, sizeof q->options, "%s", options);
+  q->conninfo = strdup(g->conninfo);
+  q->conn = q->conninfo ? pmcp__pgq_login(g->conninfo, options, own ? q->group : NULL, q->key,
+                                          q->klen, err, errlen)
+                        : NULL;
+  if (!q->conn) {
+    if (!q->conninfo)
+      snprintf(err, errlen, "out of memory");
     pmcp__pgq_free(q);
-    return PMCP_EUNSUPPORTED;
+    return strncmp(err, "busy", 4) ? PMCP_EUNSUPPORTED : PMCP_EIO;
   }
   PQsetNoticeProcessor(q->conn, quiet, NULL);
   *out = q;
@@ -133,6 +116,7 @@ void pmcp__pgq_free(pmcp__pgq *q)
   if (q->key)
     OPENSSL_cleanse(q->key, q->klen);
   free(q->key);
+  free(q->conninfo);
   free(q);
 }
 
@@ -150,12 +134,24 @@ static int begin(pmcp__pgq *q, pmcp_tenant t, int64_t timeout_ms, char *err, siz
   snprintf(tenant, sizeof tenant, "%lld", (long long)t.id);
   snprintf(ws, sizeof ws, "%lld", (long long)t.workspace);
   scope_text(t, scope);
-  token_of(q->key, q->klen, scope, token);
+  /* hex(sha256(key || scope || key)), as probe_query_scope() checks */
+  pmcp__pgq_derive(q->key, q->klen, scope, 1, token);
   const char *pv[6] = {tenant, ws, t.workspace && t.unfiled ? "1" : "0", token, tmo, NULL};
   int ok = 0;
   for (int attempt = 0; attempt < 2 && !ok; attempt++) {
     if (PQstatus(q->conn) != CONNECTION_OK)
       PQreset(q->conn);
+    if (PQstatus(q->conn) != CONNECTION_OK && q->group[0]) {
+      /* its role may be another replica's now (CONNECTION LIMIT 1) */
+      char why[200];
+      PGconn *c = pmcp__pgq_login(q->conninfo, q->options, q->group, q->key, q->klen, why,
+                                  sizeof why);
+      if (c) {
+        PQfinish(q->conn);
+        q->conn = c;
+        PQsetNoticeProcessor(q->conn, quiet, NULL);
+      }
+    }
     if (PQstatus(q->conn) != CONNECTION_OK)
       break;
     PGresult *r = PQexec(q->conn, "BEGIN READ ONLY");

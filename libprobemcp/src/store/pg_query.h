@@ -11,11 +11,13 @@
  * What a statement can still do while it runs is bounded by its timeout
  * and harms no one: the writers' turn is a row lock on a table the role
  * cannot reach, so an advisory lock (or pg_sleep) holds up no writer;
- * set_config() changes only this transaction. Readers share the role;
- * a migration run by a superuser takes signalling (pg_terminate_backend,
- * pg_cancel_backend) and other sessions' activity from PUBLIC, so they
- * cannot stop or watch each other (README: the statements, for an
- * administrator when the owner is not a superuser). */
+ * set_config() changes only this transaction. Each connection logs in
+ * as a role of its own when the store has them (pg_readers.c: made when
+ * the owner may create roles), so readers cannot see each other's
+ * statements or signal each other's sessions. Without them readers share
+ * probe_reader; then only a migration run by a superuser takes signalling
+ * (pg_terminate_backend, pg_cancel_backend) and other sessions' activity
+ * from PUBLIC (README: the statements, for an administrator). */
 #ifndef PMCP_STORE_PG_QUERY_H
 #define PMCP_STORE_PG_QUERY_H
 
@@ -64,5 +66,33 @@ int pmcp__pgq_tables(pmcp__pgq *q, void **out, char *err, size_t errlen);
  * inside its transaction, whenever the schema's version moves. */
 struct pmcp__pg;
 int pmcp__pgq_views(pmcp_store *s, struct pmcp__pg *g);
+
+/* ---- the login roles (pg_readers.c) -------------------------------------- */
+
+/* Login roles per store: query connections open at once, across every
+ * replica, up to this many. */
+#define PMCP__PGQ_ROLES 48
+
+/* Makes the store's reader group and login roles, members of it, and
+ * grants the group the views, when the current role may create roles and
+ * they are not all there yet (else it does nothing): after
+ * pmcp__pgq_views, and when `probe init` opens a current store. */
+int pmcp__pgq_roles(pmcp_store *s, struct pmcp__pg *g);
+
+/* hex(sha256(key || text || key)) (@p wrap) or hex(sha256(key || text)):
+ * a statement's token, a login role's password, the group's tag. */
+void pmcp__pgq_derive(const unsigned char *key, size_t klen, const char *text, int wrap,
+                      char out[65]);
+
+/* The group's name for the store of query key @p key. */
+void pmcp__pgq_group(const unsigned char *key, size_t klen, char out[24]);
+
+/* A query connection: as a free login role of @p group (NULL: the shared
+ * role, PROBE_PG_QUERY_USER or probe_reader), with @p options. NULL with a
+ * message in @p err (starting "busy" when every role is in use). */
+struct pg_conn;
+struct pg_conn *pmcp__pgq_login(const char *conninfo, const char *options, const char *group,
+                                const unsigned char *key, size_t klen, char *err,
+                                size_t errlen);
 
 #endif

@@ -719,8 +719,13 @@ int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags)
   if (version == 0 && !(flags & PMCP_STORE_CREATE))
     return pmcp_store_set_error(s, PMCP_ENOTFOUND,
         "no probe store in this database schema (create one with 'probe init')");
-  if ((rc = check_version(s, version, ro)) || version == PMCP__PG_SCHEMA_VERSION)
+  if ((rc = check_version(s, version, ro)))
     return rc;
+  /* A current store: `probe init` (a creating open) still makes query_sql's
+   * login roles when they are missing, say after the owner was given
+   * CREATEROLE (pg_readers.c); nothing when they are there. */
+  if (version == PMCP__PG_SCHEMA_VERSION)
+    return (flags & PMCP_STORE_CREATE) && !ro ? pmcp__pgq_roles(s, g) : 0;
   /* Migrate under the lock; another replica may have done it meanwhile. */
   g->sqlstate[0] = '\0'; /* set again by a failure of PostgreSQL's */
   if ((rc = pmcp__pg_exec(s, g, "BEGIN")))
@@ -754,6 +759,10 @@ int pmcp__pg_migrate(pmcp_store *s, pmcp__pg *g, unsigned flags)
     rc = pmcp__pg_exec(s, g, sql);
     if (rc == 0 && version == 0)
       rc = pmcp__pg_initialize(s, g);
+    /* after the views, which it grants, and the query key, which names
+     * the roles */
+    if (rc == 0)
+      rc = pmcp__pgq_roles(s, g);
   }
   if (rc == 0)
     rc = pmcp__pg_exec(s, g, "COMMIT");

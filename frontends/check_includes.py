@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Frontends use the library's public API only: every #include "..." in
 the C files of the frontends named on the command line is a public header
 (probemcp/...) or a file of the frontend's own folder. Run by meson at

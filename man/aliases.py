@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Lists, for `man FUNCTION` to find its page, every name a section-3
 page documents (in its NAME section, or declared in its SYNOPSIS) that is
 not a page of its own: one line "NAME PAGE" each (PAGE without its

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Builds skill files into the library: a C file defining one array of
 pmcp_skill_file (path relative to the skill's folder, the bytes as they are
 checked in) and its length.

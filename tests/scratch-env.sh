@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one test in a scratch environment of its own: a fresh HOME with its
 # XDG folders, and none of the settings the programs read from the
 # environment of whoever runs the suite (a default store made by

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Registers probe-mcp with Claude Code (user scope: every project).
 # Everything after "--" is the server's command line.
 claude mcp add --scope user probe -- \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Opens the MCP Inspector (a web UI) on probe-mcp-stdio. Needs Node and npx.
 npx @modelcontextprotocol/inspector \
   /opt/probe-mcp/build/frontends/stdio/probe-mcp-stdio \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # An engine-only host (stdio_host, built against libprobemcp-engine) must
 # not need SQLite, libpq or libprobemcp (the store and toolsets), and must
 # serve MCP: initialize and a tools/call in 2025-11-25, server/discover in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A minimal host embedding libprobemcp: it creates a server, registers its
  * own tool, hands JSON-RPC messages to pmcp_server_handle() and reads the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A complete MCP server over Streamable HTTP: one tool, served by the
  * library's HTTP transport at http://127.0.0.1:PORT/mcp until SIGINT or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A complete MCP server over stdio: one tool, served by the library's stdio
  * transport until end of input.

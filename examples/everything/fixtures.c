@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The conformance fixtures. Names, texts, MIME types and schemas follow the
  * server scenarios of @modelcontextprotocol/conformance 0.1.16 (the version

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The "everything" fixtures: every tool, resource, template, prompt and
  * completion the official MCP conformance suite

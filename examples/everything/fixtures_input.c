@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fixtures that ask the client for input (sampling, elicitation, roots)
  * through pmcp_call_input(), which works in both eras: a server-to-client
  * request in a 2025-11-25 session, an input_required round trip for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Skills extension's fixture (io.modelcontextprotocol/skills): one
  * skill with a supporting file, for the suite's skills scenarios

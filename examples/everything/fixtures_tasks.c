@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fixtures of the Tasks extension (io.modelcontextprotocol/tasks), named
  * as the conformance suite's everything server names them: a sync tool, a
  * sleeping one that can be cancelled, a tool error, a protocol error, tools

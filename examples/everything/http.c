@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The --http mode of probe-mcp-everything: the conformance fixtures served
  * by pmcp_http_run() of the library's HTTP transport (probemcp/http.h). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-everything --http HOST:PORT: the fixtures over the Streamable
  * HTTP transport of frontends/http (the same code as probe-mcp-http). */
 #ifndef EVERYTHING_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * probe-mcp-everything: the conformance fixtures (fixtures.c) served over
  * stdio (newline-delimited JSON-RPC) or, where the HTTP transport is built,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Embeds libprobemcp in Python through ctypes (standard library only).
 
 It creates a server, registers a tool written in Python, and drives it with

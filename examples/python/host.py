@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """An MCP server in Python on libprobemcp: one budgeted tool, served on
 stdin/stdout (see python/probemcp) to clients of either protocol era: a
 2025-11-25 client initializes a session, a 2026-07-28 client sends each

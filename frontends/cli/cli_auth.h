@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by probe key|user|audit (cmd_key.c). */
 #ifndef PROBE_CLI_AUTH_H
 #define PROBE_CLI_AUTH_H

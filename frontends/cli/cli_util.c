@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe: shared helpers for the store commands (see cli_util.h). */
 #include "cli_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the probe commands that use the store: opening it with
  * the global options, reporting failures, reading files, parsing options. */
 #ifndef PROBE_CLI_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe artifact add|ref|label|promote|download: artifacts with monotonic
  * versions, moving labels, stored content or references, and promotion to
  * the shared lab-wide level. */

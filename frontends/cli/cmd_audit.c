@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe audit: reads the append-only audit log (key and user changes from
  * the CLI, authorizations, revocations and write tools from MCP), oldest
  * first. Without --tenant every tenant's entries and the store-wide ones

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe dataset|checkpoint|source|lineage: the data catalog, written as
  * pmcp_store_put() records built from options. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe demo: fills a fresh store with the bundled demo lab. The real logs
  * (Lightning CSV, TensorBoard event files, arXiv records) are compiled into
  * the program; they are unpacked into a temporary folder and brought in by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe embed: computes and caches the embeddings of the lab's indexed
  * documents (runs, notes, summaries, artifacts' text, ...) with an
  * OpenAI-compatible embeddings endpoint, for search semantic=true. Only

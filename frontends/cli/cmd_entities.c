@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe workspace|project|experiment create, probe run create|status|event|
  * delete|restore: the hierarchy the research tools browse. `probe run create
  * --git DIR` records the code state (commit, branch, remote, dirty diff). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe import: bring what a lab already has into the store.
  *
  *   probe import mlflow DIR          an MLflow file store (mlruns/)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe key create|list|revoke: workspace API keys for probe-mcp-http.
  * The secret is printed once, at creation; the store keeps its SHA-256.
  * Every creation and revocation is audited with via=cli. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe log RUN: metric points as JSON lines on stdin (or --file), logged
  * in batches, each in one transaction, so a bad line leaves the store as it
  * was before its batch. Lines are read by log_parse.c (no JSON document is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe note REF TEXT: notes, overview pages (with the person-written
  * summary block), hand-offs, sub-notes and the team note; writing to an
  * existing note (--id, or an overview / the team note) adds a version. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe papers: the store's local papers index.
  *
  *   probe papers import FILE   arXiv metadata as JSON lines (the Kaggle /

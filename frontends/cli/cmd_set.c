@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe set REF ...: configuration, attributes and tags of a run,
  * experiment or project, typed (string, int, float, bool, datetime, string
  * set), all in one transaction. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe init | show | list | search | put: create a store, read it back,
  * and write any catalog record kind as JSON. */
 #include <stdlib.h>

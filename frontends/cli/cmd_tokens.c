@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe tokens: count or encode text with the built-in o200k_base tokenizer
  * (tokens.h), exactly as tiktoken's encode_ordinary.
  *

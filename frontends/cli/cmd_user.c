@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe user create|list|disable|enable|set-role|passwd: the local users
  * who sign in on probe-mcp-http's consent page, and their role per
  * workspace (viewer, editor, admin). A password is read from stdin (piped)

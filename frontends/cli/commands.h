@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The probe CLI's commands. main.c parses the global options (which come
  * before the command) and dispatches; each cmd_*.c implements one command
  * group and returns the process exit status (0 ok, 1 failure, 2 usage). */

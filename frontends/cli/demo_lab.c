@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe demo: the generated part of the demo lab, written through the
  * store API in one transaction. Everything is deterministic (a fixed
  * PRNG seed, fixed times) so two demo stores hold the same lab. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe log's line parser (log_parse.h): a strict JSON reader (RFC 8259
  * grammar, nesting up to 512 levels) that fills a log_line directly. */
 #include "log_parse.h"

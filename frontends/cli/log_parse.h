@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The line format of `probe log` (one JSON object a line, see probe(1)),
  * parsed without building a document: the members the format knows are
  * read straight into a log_line, any other member is checked as JSON and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe: the write path of probe-mcp (create, log, import) and its utilities.
  * Global options come before the command: probe [--store S] [--tenant T]
  * <command> ... */

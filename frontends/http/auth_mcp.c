@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See auth_mcp.h. Principals live in a table of holders, one per identity
  * (key id or connection id), for the life of the server: sessions and
  * engine calls keep pointers to them without reference counting, and each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Authentication and authorization of probe-mcp-http's MCP endpoint
  * (issue 7): who a request is (a workspace API key "pk_...", or an OAuth
  * access token resolved by the oauth code into a connection), re-read from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The consent pages: server-rendered HTML, no script at all.
  *   GET  /oauth/consent?req=ID   sign-in form, or the decision form
  *   POST /oauth/login            a local user's name and password

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-http: serves libprobemcp over MCP Streamable HTTP. The
  * transport lives in transport.c (shared with probe-mcp-everything --http);
  * this file only reads the command line. */

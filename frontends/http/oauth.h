@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-http's OAuth 2.1 authorization server and consent pages
  * (issue 7, seed 002). Files:
  *   oauth_util.c    pure pieces: PKCE, redirect-URI rules, token format and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Client ID metadata documents (draft-ietf-oauth-client-id-metadata-
  * document, the registration MCP 2026-07-28 prefers): a client_id that is
  * an https URL names a JSON document listing the client's name and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rate limits and lockouts of the OAuth server's unauthenticated steps
  * (oauth.h): registrations and pending authorizations per client address,
  * failed sign-ins per user and per address. Fixed windows in a bounded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OAuth 2.1 protocol endpoints of probe-mcp-http:
  *   metadata   RFC 9728 protected-resource metadata; RFC 8414 authorization
  *              server metadata for issuer {base}/oauth at the path-insertion,

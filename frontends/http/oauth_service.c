@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-http's wiring of the OAuth server: its own writable handle on
  * the store (the research tools read through a read-only one), the auth
  * module's password check and audit log, and the access-token lookup the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OAuth server's state: every step is a row in the store (db.h), so a
  * flow can hop between replicas. One mutex serialises this process's use
  * of its store handle (a pmcp_store is used by one thread at a time);

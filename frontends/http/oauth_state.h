@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OAuth server's state in the store (oauth_state.c): clients, decisions on
  * requests, codes, connections, tokens and consent-page sessions, through
  * store/db.h so every backend (and every replica) serves every step. */

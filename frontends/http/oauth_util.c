@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pure pieces of the OAuth server: PKCE, redirect-URI rules, token
  * shapes and hashes, form parsing, escaping, base URLs. No I/O, no state:
  * tests/unit/test-oauth.c covers each. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Streamable HTTP transport is the library's (probemcp/http.h, built as
  * libprobemcp-http); this name stays for the service's own headers. */
 #ifndef PMCP_HTTP_TRANSPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-stdio: newline-delimited JSON-RPC on stdin/stdout around one
  * pmcp_server (the loop is the library's, probemcp/stdio.h). Only protocol reaches stdout;
  * diagnostics go to stderr. Calls that may block run on the engine's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The ABI of the fresh libprobemcp.so against the last release's
 # (tests/abi/libprobemcp.abi), with libabigail: abidw describes the build's
 # public symbols and the types the public headers declare, abidiff compares

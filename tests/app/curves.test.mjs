@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The curves MCP App (ui://probe/curves) in a real browser. probe-mcp-stdio
 // serves a demo store; this test is the host: it reads the App's page and
 // the tool results from the server (raw JSON-RPC over stdio), and a host

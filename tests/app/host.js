@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The host side of MCP Apps, as a web host does it: the view (the ui://
 // resource's HTML) in a sandboxed frame of its own opaque origin, with the
 // CSP built from the resource's _meta.ui.csp (as the spec constructs it),

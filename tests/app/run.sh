@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one node:test file of tests/app. Skips (77) when `npm ci` has not
 # been run here or Chromium is missing; under CI (PMCP_TEST_STRICT or
 # CI=true, as .ci/test sets) either is a failure instead.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmarks' helper (tests/bench only): the CPU time of a local
  * PostgreSQL server's client backends, read from /proc. Include once. */
 #ifndef PMCP_BENCH_PG_CPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Property test of the budget engine: randomly shaped results at random
  * budgets, every answer checked against its token budget
  * (counted by libprobemcp's o200k_base tokenizer) and byte ceiling, its

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // The budget property test, counted by the reference: runs budget-prop
 // (10,000 randomly shaped results at random budgets), then counts every
 // answer with the tiktoken npm package (the WASM build of tiktoken,

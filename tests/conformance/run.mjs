@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 // pinned in package.json) with --suite all against probe-mcp-everything:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stdio-to-HTTP bridge: holds `probe-mcp-everything --stdio` to the same
 // conformance suite as the HTTP transport. Each HTTP session (served by the
 // TypeScript SDK's StreamableHTTPServerTransport, with an event store for

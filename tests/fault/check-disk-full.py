@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A full disk during `probe import` is named as such, and loses nothing:
 
   check-disk-full.py PROBE ENOSPC_SO DATA_DIR

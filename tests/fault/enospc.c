@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A preloaded library that makes the disk look full: once the files under
  * PMCP_TEST_ENOSPC_DIR have been written PMCP_TEST_ENOSPC_AFTER bytes,
  * every further write to them fails with ENOSPC, the way a full file

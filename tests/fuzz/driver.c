@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Standalone fuzz driver: replays inputs through a libFuzzer-style target
  * (LLVMFuzzerTestOneInput) without libFuzzer, so the corpora run as plain
  * meson tests in suite 'fuzz' with any compiler. Each argument is a file or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CSV reader (metrics.csv), then the whole CSV importer on the same
  * bytes written to a temporary file. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cursor decoder and the page's reading of cursor payloads. The first
  * byte picks what the rest is:
  *   0: cursor text, decoded as a client would send it;

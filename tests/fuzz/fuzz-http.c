@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target for the Streamable HTTP transport's request handling: HTTP/1.1
  * parsing (llhttp callbacks, header limits, chunked bodies, pipelining),
  * the MCP checks (Accept, Content-Type, Host/Origin, session and protocol

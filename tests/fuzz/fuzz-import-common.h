@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A sink that accepts everything, for the importer fuzz targets. */
 #ifndef FUZZ_IMPORT_COMMON_H
 #define FUZZ_IMPORT_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: JSON-RPC message handling. The input is split into lines,
  * each handed to pmcp_server_handle(); a line "@name <json>" goes to
  * session "name". Sessions "" (2025-11-25) and "b" (2025-03-26, batches)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OAuth server's parsers on arbitrary bytes (frontends/http/oauth_util.c):
  * form/query parsing, redirect-URI rules, token shapes, cookies, configured
  * and forwarded base URLs, and the escapers. Beyond not crashing, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON as Python writes it (NaN / Infinity rewriting, then cJSON), and
  * the trainer_state.json importer over the same bytes. */
 #include <stdio.h>

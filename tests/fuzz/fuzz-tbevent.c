@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One Event protobuf (what a TFRecord holds once its CRCs check out):
  * the protobuf wire reader, Summary values, tensors and histograms. The
  * first byte splits the input into two events decoded with one state, so

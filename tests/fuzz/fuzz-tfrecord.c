@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TFRecord framing + Event decoding, from a file's bytes. */
 #include <stdio.h>
 #include <stdlib.h>

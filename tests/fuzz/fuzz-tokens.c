@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target: the o200k_base tokenizer on arbitrary bytes.
  * Invariants: count and encode agree with each other and with the UTF-8
  * check (invalid input is refused by both, never crashes); decode gives the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The importers' YAML reader on libyaml (MLflow meta.yaml, Lightning hparams.yaml). */
 #include <string.h>
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one libFuzzer target for a bounded time: it reads the committed
 # corpus and writes the new inputs it finds to NEW (a folder in the build
 # tree, kept between runs; copy what is worth keeping into

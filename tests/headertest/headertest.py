@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every public header compiles on its own, twice included, as C11 -pedantic
 and as C++11 -pedantic, with warnings as errors.
 

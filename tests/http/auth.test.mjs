@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Authentication and authorization of the MCP endpoint (issue 7), against
 // the test-only write server (http-writeserver: whoami + a write tool) and
 // probe-mcp-http itself: 401s with resource_metadata, cookies stripped,

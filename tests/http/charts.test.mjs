@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Metric charts over the real HTTP service: the PNG of `render: "png"`
 // arrives as base64 in the JSON reply (the service's 256 KiB cut of long
 // text items must not touch it): decoded, every chunk's CRC checked and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Connection handling of the HTTP transport over raw sockets (loopback
 // only, bounded): pipelined requests all answered in order, malformed
 // framing refused, and connections that send nothing neither hold slots

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Closed-loop MCP load client for the load test and the HTTP benchmark.
  *
  *   http-load --port P [--conns 200] [--requests 100000] [--slowloris K]

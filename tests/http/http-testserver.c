@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A pmcp_server with a few tools that exercise the HTTP transport (fast
  * inline answers, blocking calls with progress and logging, a server to
  * client sampling request, a call that closes its own SSE stream), served

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test-only server (never installed): probe-mcp-http's authentication and
  * tool gating around a write tool, which the research toolsets do not
  * have. It serves, with authentication on, over the store given:

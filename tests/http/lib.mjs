@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for the HTTP transport tests: start a server binary on port 0,
 // read the URL it prints, stop it; raw HTTP requests with any headers.
 import { execFileSync, spawn } from 'node:child_process';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bounded loopback load test: 200 keep-alive connections make
 // HTTP_LOAD_REQUESTS tools/call requests (default 100,000; meson passes
 // 20,000 under AddressSanitizer, where every call costs ~5x more) while 3

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one node:test file of this folder on PostgreSQL (PMCP_TEST_STORE=pg,
 # lib.mjs's storeIn): skips (77) without the private test cluster of
 # tests/pg (PROBE_TEST_PG_URL), fails instead under PMCP_TEST_STRICT or CI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTTP transport against the TypeScript SDK's StreamableHTTPClientTransport
 // and against raw requests for every status code the specification names.
 // HTTP_TESTSERVER is the path of build/tests/http/http-testserver.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // probe-mcp-http itself: serves the research toolset of a store read-only
 // over the transport (SDK client), refuses a store it cannot open, and
 // answers --help.

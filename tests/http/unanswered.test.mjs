@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every HTTP request is answered and nothing is held forever: bodies the
 // engine cannot read (invalid UTF-8, a NUL byte, a byte-order mark,
 // trailing bytes) get their parse error on the request that carried them,

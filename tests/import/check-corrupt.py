@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Corrupt and truncated inputs must be refused with an error that names
 the file and the byte offset or line of the fault.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Independent reading of importer inputs (python3 stdlib only), compared
 with what the C importers produce.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """`probe import` / `probe papers import` end to end, checked against an
 independent reading of the inputs (check-import.py's readers) and an
 independent reading of the resulting SQLite store (python3's sqlite3):

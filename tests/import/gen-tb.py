@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes TensorBoard event files covering what the real sample files lack:
 HistogramProto histograms (packed and unpacked buckets), scalars written as
 tensors (float / double / half / int64, content or *_val fields, metadata

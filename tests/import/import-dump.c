@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* import-dump KIND PATH [--project P] [--name N]: runs one importer's
  * parser with a sink that prints every record as a JSON line on stdout,
  * then the counts. The tests compare this with an independent reading of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """probe log's line format against Python's json module as the truth.
 
 usage: cli_log.py PROBE PROBE_MCP_STDIO

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The probe CLI's store commands, end to end: every command writes through
 the store and reads back what it wrote; bad input gets a clear error and an
 exit status of 1 (bad data) or 2 (bad usage) and leaves the store as it was.

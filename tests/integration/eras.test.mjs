@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Real clients of both protocol eras against probe-mcp-stdio and
 // probe-mcp-http: the TypeScript SDK v1 client (@modelcontextprotocol/sdk
 // 1.32, initialize and a 2025-11-25 session) and the v2 client

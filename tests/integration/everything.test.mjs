@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // probe-mcp-everything --stdio driven by the official TypeScript SDK client:
 // every tool, resource, template, prompt and completion the conformance
 // suite expects, plus logging, progress, sampling, elicitation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers: start a server binary under the official TypeScript SDK
 // client over stdio, and check how it exits.
 import assert from 'node:assert/strict';

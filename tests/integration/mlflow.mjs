@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The truth of the tracking tests: the live runs of an MLflow file store,
 // read from its files (params/, metrics/, meta.yaml), never from a server.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """find_papers search on the local papers index, against a brute-force BM25.
 
 gen-arxiv writes 3,000 arXiv-format records and question-shaped queries

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stdio framing of a server, byte by byte (no SDK): malformed lines,
 // partial reads, CRLF, very large lines, EOF while a call runs. Runs against
 // the binary in $STDIO_BIN with the arguments in $STDIO_ARGS (JSON array).

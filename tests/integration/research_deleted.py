@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every research tool hides deleted things unless asked (include_deleted).
 
 On stores of several shapes: each importer's real data in tests/data (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """search semantic=true ranks by both channels, against the truth.
 
 A deterministic OpenAI-compatible embeddings server runs in this process on

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Lineage and lookups resolve every ref form to the entity.
 
 A store made here: a run R with checkpoints (best at step 100), a shared

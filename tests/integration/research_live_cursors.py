@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Cursors survive a lab that is training.
 
 A writer process logs metric points to one run W of the demo lab (one

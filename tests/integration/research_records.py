@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The record view is the stored record: every double exactly as the files.
 
 Each importer's data in tests/data is imported into a store of its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """search: each entity once, the same ranking at every page size, the right
 kind on every exact hit; NUL in a text argument refused by every tool.
 

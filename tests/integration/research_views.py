@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """content, record, series smoothing and grouped defaults against the truth.
 
 A store made here: a 500-line training log stored as an artifact in two

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one node:test file of this folder; skips (77) when `npm ci` has not
 # been run here (.ci/test runs it in every folder with a package-lock.json).
 here=$(cd "$(dirname "$0")" && pwd)

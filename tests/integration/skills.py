@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The skill research-with-probe, served by probe-mcp-stdio and probe-mcp-http
 over the demo store, against the truth.
 

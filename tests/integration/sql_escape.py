@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """query_sql's escape battery (tests/data/sql-escape/battery.json, the same
 attempts the in-process suite research-sql-escape runs) over the real
 frontends:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // probe-mcp-stdio driven by the official TypeScript SDK client: the
 // lifecycle, the tool listing, the logging level and a clean exit at EOF.
 // Where the CLI has `probe demo`, the server reads a demo store made for

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Drives probe-mcp-stdio with scripted input: the protocol surface that
 exists without a toolset (initialize, ping, tools/list, errors), framing
 (partial writes, CRLF, blank lines, a 64 MiB line, a last line without a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Tasks of the research tools in the 2026-07-28 era, durable in the store:
 
   tasks_durable.py PROBE PROBE_MCP_STDIO PROBE_MCP_HTTP [pg]

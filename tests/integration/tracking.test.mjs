@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The tracking toolset driven by the official TypeScript SDK client:
 // probe-mcp-stdio --toolset tracking over a store the probe CLI imported
 // from an MLflow file store (tests/data/mlflow-adamw), answering seed 001's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Filters and sorts over every attribute type of real runs, checked
 against the raw files: the MLflow samples of tests/data (parameters of
 ints, floats, strings, and a float parameter with MLflow's "None" among

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What the tracking toolset costs an agent before its first call: the
 result of tools/list, counted in o200k_base tokens by `probe tokens count`
 (the engine's own tokenizer, itself checked against tiktoken's vectors by

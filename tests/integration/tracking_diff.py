@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The tracking toolset's fetch tools against a brute-force reduction of
 the raw files.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The pages list_docs / get_doc serve name only what exists: read through
 the tools themselves (every page, every piece), each JSON example must be
 a call of a tool of tools/list with arguments its schema has (filter

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The tracking toolset on imported real data (tests/data/mlflow-kymatio).
 
 Imports the MLflow sample with the probe CLI, serves it with

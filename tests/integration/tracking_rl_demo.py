@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The tracking toolset's RL and histogram tools on the demo lab.
 
 Fills a store with `probe demo` (the PPO runs: four environments, returns

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the tracking tests share: probe-mcp-stdio as a session (Server)
 and a store on a new schema of the PostgreSQL test cluster (pg_store)."""
 import json

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `meson install` into a DESTDIR puts the library (shared, with its soname
 # links, and static), the headers, libprobemcp.pc, the programs and the man
 # pages in place; then examples/embed/embed.c is compiled against the

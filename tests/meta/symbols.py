@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The exported ABI agrees with the headers, the version map and the man pages.
 
 usage: symbols.py --lib libprobemcp.so --map libprobemcp.map

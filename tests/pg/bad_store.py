@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Bad PostgreSQL stores given to every frontend (issue 9):
 
   bad_store.py PROBE PROBE_MCP_HTTP PROBE_MCP_STDIO PGCTL

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The probe CLI and every importer on PostgreSQL, unchanged, compared with
 the same commands on SQLite:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """PostgreSQL stops and comes back in the middle of a run (issue 9):
 
   outage.py PROBE PROBE_MCP_HTTP PROBE_MCP_STDIO PGCTL

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A private PostgreSQL cluster for the tests: `pgctl.sh start DIR` creates
 # it in DIR (initdb), starts it on a unix socket inside DIR only (no TCP
 # listener, so parallel runs never collide) and prints the environment the

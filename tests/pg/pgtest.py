@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the Python tests of tests/pg share: checks, psql, schemas in the
 test cluster, private clusters (pgctl.sh), probe-mcp-http replicas and
 JSON-RPC over HTTP. Imported by the scripts next to it (python3 puts a

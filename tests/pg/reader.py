@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """query_sql's readers on PostgreSQL do not stop the others:
 
   reader.py PROBE PROBE_MCP_HTTP PGCTL

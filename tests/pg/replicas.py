@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Two probe-mcp-http replicas on one PostgreSQL database, stateless, as
 behind a load balancer:
 

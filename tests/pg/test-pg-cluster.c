@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The private test cluster (tests/pg/pgctl.sh) is what the PostgreSQL
  * tests assume: the owner role can create schemas, and the service role is
  * neither a superuser nor allowed to bypass row-level security. Skips

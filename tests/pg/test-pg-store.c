@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What only the PostgreSQL backend has: tenant isolation enforced by
  * row-level security for the service role (checked connected as that role,
  * with raw SQL that "forgets" its tenant filter), migrations racing from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Upgrading a PostgreSQL store made before metric points moved to
  * metric_chunks (schema version 9): tests/data/pg-upgrade/store.sql is a
  * store made by the code of that time (tests/pg/upgrade/make-fixture.sh)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The data and the reads of the PostgreSQL upgrade test (test-pg-upgrade.c),
  * shared with the program that made its fixture with the code before
  * metric_chunks (upgrade/make-fixture.c, built against that code by

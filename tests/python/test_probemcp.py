@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The probemcp Python module against the built libprobemcp: registration
 with modes and typed arguments, validation by the engine, results, errors,
 budgeted pages whose cursors reach every item exactly once, and serving

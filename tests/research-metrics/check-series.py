@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """metrics series downsampling against an independent computation on real
 data (python3 stdlib only).
 

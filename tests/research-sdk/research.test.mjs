@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The research toolset through probe-mcp-stdio, driven by the official
 // TypeScript SDK client, on real data: the MLflow file store in
 // tests/data/mlflow-kymatio imported with `probe import mlflow`. Counts are

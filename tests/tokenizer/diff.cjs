@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // Differential test of `probe tokens` against the tiktoken npm package (the
 // WASM build of the reference Rust core), o200k_base encode_ordinary.
 //

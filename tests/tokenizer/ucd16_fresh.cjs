@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // Regenerates ucd16_tables.c with gen/gen_ucd16.mjs into a temporary file
 // and checks it is byte-identical to the committed one.
 //   node ucd16_fresh.cjs libprobemcp/src/core/tokenizer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test harness for the engine suites: a server whose sink records every
  * outgoing message, and helpers to send and read back JSON. */
 #ifndef ENGINE_HARNESS_H

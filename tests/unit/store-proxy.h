@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A custom store backend (pmcp_store_new_custom) that forwards every read
  * to another store handle. Tools that use a backend's own fast paths when
  * the store is SQLite (list_runs' run table, pmcp__store_run_page) see a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the test-store-*.c suites: a fresh store per test,
  * and assertion shorthands that print the store's message on failure.
  *

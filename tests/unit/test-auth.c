@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The auth module over a real store: passwords (PBKDF2), API keys (shape,
  * hash, revocation, tampering), principals of keys and OAuth connections
  * re-read from the store (disabled users, changed and removed roles,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Budgets end to end through pmcp_server_handle(): a toy PMCP_TOOL_BUDGETED
  * tool pages a long list across calls with changing token_budget, and the
  * engine's checks (range, result shape, overflow, restart errors, shared

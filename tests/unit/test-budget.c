@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page builder (budget.h) with the real o200k_base tokenizer. */
 #include <check.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric charts (`render: "png"`): the PNG is decoded here (signature and
  * IHDR by hand, pixels with Cairo's PNG reader) and checked against the
  * data: one colour per line, the drawn extent spanning the plot, a NaN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cursors (cursor.h): round trips, canonical arguments, and every reason a
  * cursor is refused. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ABI rules of libprobemcp(7): every older version of a definition is
  * accepted and a newer one refused; tool and prompt definitions of
  * version 2 say their element sizes, so a caller compiled with larger

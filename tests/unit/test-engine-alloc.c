@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-server allocator: every engine-owned allocation goes through it
  * and is returned by pmcp_server_free(); and a fail-the-Nth-allocation loop
  * over registration and a scripted session never crashes or leaks. */

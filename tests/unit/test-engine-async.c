@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Logging levels, progress, cancellation, server-to-client requests,
  * workers, drain/free with calls in flight, and many threads at once. */
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Capacity (issue 7): the worker pool never queues without bound. With
  * PROBE_MCP_QUEUE_MAX waiting calls, the next blocking call is refused at
  * once with a retryable "Server busy" error, and every accepted call still

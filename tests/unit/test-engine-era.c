@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The two protocol eras on one server: classification, admission of a
  * 2026-07-28 request (_meta, version, header claims, removed methods),
  * result decoration (resultType, serverInfo, cache hints), server/discover,

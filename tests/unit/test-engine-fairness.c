@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker pool is fair among callers: a caller (the session's user
  * data, one object per HTTP principal) runs at most
  * PROBE_MCP_WORKERS_PER_CALLER of the workers at once; its further calls

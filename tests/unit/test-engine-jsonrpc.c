@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC framing and the lifecycle: parse errors, invalid requests, id
  * echo, batches per protocol version, initialize and version negotiation,
  * requests before initialize, sessions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resources (list, read, templates, subscriptions), prompts and
  * completion. */
 #include <stdio.h>

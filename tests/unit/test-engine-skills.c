@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The skills registry: registration refusals (each naming the problem and
  * leaving the registry as it was), the extension declared in both eras only
  * with a skill, skills/list paging, skills/get, the frontmatter as JSON,

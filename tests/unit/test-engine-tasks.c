@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Tasks extension (io.modelcontextprotocol/tasks): task creation only
  * for a declaring 2026-07-28 request, tasks/get outcomes (completed with the
  * tool's result, failed with the protocol error), input inside a task

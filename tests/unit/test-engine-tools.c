@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/list (pagination, schemas) and tools/call (mode validation, typed
  * arguments, content kinds, errors). */
 #include <stdio.h>

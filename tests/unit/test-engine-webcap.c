@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The open-web share of the worker pool (PMCP_TOOL_OPEN_WEB): a burst of
  * slow web calls runs on at most PROBE_MCP_WEB_CAPACITY of the workers and
  * never delays other blocking tools, which answer while the burst is still

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The filter language (libprobemcp/src/filter): every operator, series
  * conditions, any_of groups, sorting, RE2 patterns (hostile ones
  * included) and every refusal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fragments (pmcp_page_add_fragment()): random documents, multi-byte text
  * at the cuts, reassembled and compared by hash; pinning. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The HTTP transport's public API (probemcp/http.h) through the shared
  * libprobemcp-http alone: options checked (version, endpoint), a real bind
  * on loopback reporting its port, a taken port refused with PMCP_EIO, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The HTTP transport's header logic (libprobemcp/src/http/hdr.c): Accept with
  * wildcards and q=0, Content-Type, Host and Origin names (DNS-rebinding
  * checks depend on them), Last-Event-ID, protocol versions, session ids,

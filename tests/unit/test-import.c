@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the importers' readers: CRC-32C, the protobuf wire reader,
  * the YAML subset, CSV, number parsing, arXiv dates. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The arena message parser (core/jdoc.c) against cJSON: every well-formed
  * message gives the tree cJSON gives (compared through cJSON's printer and
  * the fields the engine reads), and what is not strict JSON is refused. */

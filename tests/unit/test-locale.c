@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numbers keep '.' under any LC_NUMERIC the host sets: a host calls
  * setlocale(LC_ALL, ...) with a two-byte decimal point (ps_AF: U+066B) or a
  * comma (de_DE) and numbers go through the JSON writer, tool arguments

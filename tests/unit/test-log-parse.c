@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe log's line parser (frontends/cli/log_parse.c) against the C
  * library: every number it converts, over random doubles printed with 6
  * to 20 significant digits and random bit patterns, must equal strtod()'s

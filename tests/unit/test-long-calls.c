@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's bounds (research/long_calls.h): statements per principal and
  * in all, checked against a model over random admissions and ends, the
  * environment's bounds, more principals than slots, and the ticket lock's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared number serializer and the JSON writer (json.h). */
 #include <check.h>
 #include <locale.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe-mcp-http's OAuth server (frontends/http/oauth_*.c): PKCE S256,
  * redirect-URI rules, token shapes and hashes (tampered, truncated),
  * form parsing, escaping, base URLs, and the code / refresh-token state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_page_offsets(): pages continued by offset. Over a listing of items
  * of varied size, every page fits its budget, next_offset is the first
  * item not returned (also when the budget cut the page), truncated and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The `metrics` tool driven through the engine over a real SQLite store the
  * test fills: every mode and refusal, lossless points with continuation,
  * series downsampling checked against an independent computation on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* find_papers over the local papers index and over a remote provider: a
  * small HTTP server this test starts on loopback, which also plays a slow,
  * a broken and a garbage-speaking provider. Every result carries

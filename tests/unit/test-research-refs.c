@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Refs, version requirements and the view matrix of the research toolset. */
 #include <check.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `metrics` mode `series` over generated series against brute force on
  * the raw points the test logged: regular, gappy (NaN, +/-Inf), duplicate
  * steps, irregular steps, logged out of step order (a restart), flat,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's escape battery (tests/data/sql-escape/battery.json, shared
  * with the stdio and HTTP runners of tests/integration/sql_escape.py),
  * in process: a store with two labs, two workspaces each (and the first

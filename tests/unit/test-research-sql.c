@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's guard battery: a store with two tenants; the tool registered
  * for one of them must answer SELECTs over its own rows exactly and refuse,
  * with a clear message, every attempt to write, attach, change a pragma,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* browse and search over a real SQLite store (the other research suites use
  * an in-memory fake): the live counts the store keeps for the tree follow
  * every write and survive the schema migration (v9) that introduced them; the

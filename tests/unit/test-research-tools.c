@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The research tools driven through the engine (pmcp_server_handle) over a
  * small in-memory store backend (pmcp_store_new_custom), so every mode,
  * view, refusal and multi-page walk is checked against data the test

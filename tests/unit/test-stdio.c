@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stdio transport (probemcp/stdio.h) through its public API: framing
  * (CRLF, blank lines, a last line without newline, pipelined lines),
  * the line limit, read and write errors, argument checks. The input is

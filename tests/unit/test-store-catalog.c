@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Notes with versions, artifacts (versions, labels, promotion, content and
  * references), the JSON record kinds of pmcp_store_put(), keyword search,
  * the papers index. */

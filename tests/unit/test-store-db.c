@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* db.h on SQLite: parameter binding by $N, text results and NULLs, change
  * counts for single-use updates, clear errors (never the SQL text), the
  * read-only refusal, the v6 service tables and the append-only audit log. */

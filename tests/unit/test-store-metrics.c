@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric series: lossless points through the block codec, step ranges and
  * positions, summaries checked against a brute-force reduction, tail-block
  * merging across many small writes, histograms, scatter sets, labels. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Store opening: location resolution, creation, read-only opens (never
  * write, never migrate), migrations, refusals, secrets, tenants, custom
  * backends. */

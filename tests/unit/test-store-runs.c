@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workspaces, projects, experiments and runs; typed attributes, tags,
  * status, events, deletion; list paging; data-version bumps; bad input. */
 #include <math.h>

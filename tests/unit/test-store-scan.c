@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp__store_scan(): the SQLite backend's own scan (block summaries where
  * the caller takes them, only the blocks a step range touches) and the
  * generic one a backend without a scan gets (pages of ops.points) see the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Durable tasks (probemcp/tasks.h over pmcp_store_task_store()): two
  * servers on one store act as two replicas (a task made on one is read,
  * answered and cancelled on the other), a server made afresh on the store

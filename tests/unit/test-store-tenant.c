@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tenant isolation: two labs with the same ids and names; every read of
  * one never returns the other's rows, and writes through one cannot touch
  * the other's entities. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Transactions: an import-sized group of writes commits as one, a
  * rollback leaves the store exactly as before (rows, points, version), and
  * two writer processes at once are both kept whole. */

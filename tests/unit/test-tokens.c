@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the o200k_base tokenizer (probemcp/tokens.h).
  * Data: $PMCP_TEST_DATA/tokenizer/ (vectors_public.jsonl produced by the
  * tiktoken npm package 1.0.22, the WASM build of the reference; a 256 KiB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracking toolset's docs tools: list_docs names every page of the
  * source tree's docs/agent folder (read here, not from the library), with
  * its first heading as title; get_doc returns a page as markdown, whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list_runs' fast paths against its slow exact one. One store, two servers:
  * one over the SQLite store itself (the answer from index scans,
  * pmcp__store_run_page, or the run table's candidates checked in C) and

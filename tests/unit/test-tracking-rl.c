@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracking toolset's RL, histogram and scatter tools over a real
  * SQLite store: get_rl_info, list_rl_environments, list_rl_metrics,
  * list_rl_attribute_definitions, get_rl_environment_attributes (versioned

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracking toolset over a real SQLite store: every tool, the filter
  * language through list_runs (the seed's AdamW example checked against
  * answers computed here from the generated data), sorting, columns, offset

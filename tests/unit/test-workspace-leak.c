@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workspace isolation as a property: nothing of another workspace reaches
  * a call scoped to one, through any tool, view, count or link.
  *

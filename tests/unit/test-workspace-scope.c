@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workspace scoping (issue 7): one tenant with workspaces alpha and beta
  * (a project each, runs, notes, artifacts, series, datasets) and an
  * unfiled run in the default workspace.

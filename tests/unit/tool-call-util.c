@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See tool-call-util.h. */
 #include "tool-call-util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Drives one pmcp_server from the test thread: a sink that keeps the last
  * response, JSON-RPC requests with fresh ids, and tools/call shorthands
  * that check the result contracts of DESIGN.md (one text item holding one

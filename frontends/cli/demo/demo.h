@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The demo's bundled data files (generated demo_data.c) and the lab the
  * demo generates around them (cmd_demo.c, demo_lab.c). */
 #ifndef PROBE_DEMO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Build tool: compiles the demo's data files into a C source, each file
  * zstd-compressed, so `probe demo` needs nothing beside the program.
  *   probe-demo-embed OUT.c FILE...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file common.h
  * Export macros, C++ guards, the allocator and the log callback shared by

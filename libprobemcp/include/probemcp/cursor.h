@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file cursor.h
  * Continuation cursors: opaque, URL-safe (base64url without padding),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file engine.h
  * The engine alone: include this one to build an MCP server with your own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file error.h
  * Error codes. Every function that can fail returns 0 on success or one of

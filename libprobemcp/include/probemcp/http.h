@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file http.h
  * The MCP Streamable HTTP transport over libuv, an optional module of its

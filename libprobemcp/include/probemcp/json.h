@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file json.h
  * The one JSON writer tools use for their results. It writes compact JSON

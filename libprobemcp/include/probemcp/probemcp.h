@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file probemcp.h
  * Umbrella header of libprobemcp (the engine, the store and the toolsets):

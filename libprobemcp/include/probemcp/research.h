@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file research.h
  * The research toolset: read-only MCP tools over a pmcp_store that let an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file server.h
  * The MCP server engine. A pmcp_server is handed whole JSON-RPC messages with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file service.h
  * The service layer of a store: importing experiment data, workspace API

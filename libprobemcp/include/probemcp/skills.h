@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file skills.h
  * The skills registry: Agent Skills served over MCP (the extension

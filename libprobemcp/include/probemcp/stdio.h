@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file stdio.h
  * The stdio transport: newline-delimited JSON-RPC on two file descriptors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file store.h
  * The research store: the data the research tools read and the only write

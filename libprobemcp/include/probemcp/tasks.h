@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file tasks.h
  * Durable tasks (io.modelcontextprotocol/tasks): the hook through which the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file tokens.h
  * The o200k_base tokenizer, exactly as tiktoken's `encode_ordinary` (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file tool.h
  * Tools, resources, prompts and completions, and the call context their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file tool_error.h
  * The codes of tool errors: what the "error" member of a tool's error

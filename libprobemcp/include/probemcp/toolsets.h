@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file toolsets.h
  * Serving the research and tracking toolsets over a store, the way

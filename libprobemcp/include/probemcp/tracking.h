@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /**
  * @file tracking.h
  * The tracking toolset: discovery tools (list_workspaces,

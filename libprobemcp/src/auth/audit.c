@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The append-only audit log: who did what, in which tenant, through which
  * door (mcp | cli), with details as a JSON object whose secrets are masked
  * before they reach the store. The backends refuse UPDATE and DELETE on the

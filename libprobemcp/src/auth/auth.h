@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: who may call probe-mcp-http and what they did. Local users and
  * their roles per workspace, workspace API keys, the principal a request
  * acts as, and the append-only audit log, all in the store's service

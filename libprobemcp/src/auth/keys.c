@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workspace API keys: "pk_" + 32 random bytes in base64url, shown once.
  * The store keeps the SHA-256 (hex) of the whole text, a display prefix,
  * the tenant, the workspace and the scope (read | write). A presented key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Passwords: PBKDF2-HMAC-SHA256 from libcrypto with a random 16-byte salt
  * and a high iteration count, stored with its parameters so the count can
  * be raised later without breaking old hashes:

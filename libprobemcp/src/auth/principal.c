@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The principal a request acts as, resolved from its credential and
  * re-read from the store on every request: a revoked key, a disabled
  * person, a changed or removed role takes effect at the next call. Every

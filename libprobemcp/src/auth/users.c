@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Local users (the people who sign in on the consent page) and their role
  * per workspace. Users are store-wide (one person may belong to workspaces
  * of several tenants); memberships carry the tenant. Every change is

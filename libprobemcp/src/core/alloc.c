@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server's allocator, for the engine's own structures. cJSON trees use
  * cJSON's process-wide hooks, which the library never changes. */
 #include <errno.h>

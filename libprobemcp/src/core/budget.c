@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's side of the budget contract (budget.h): after the handler
  * of a PMCP_TOOL_BUDGETED tool returns, its result must be one text item
  * (and at most one PNG image after it, priced from its header) within

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Handler-facing API: typed argument access, result building, and the call
  * context (cancellation, progress, logging). */
 #include <assert.h>

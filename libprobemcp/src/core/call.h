@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The handler context (struct pmcp_call) and the result it accumulates. */
 #ifndef PMCP_CORE_CALL_H
 #define PMCP_CORE_CALL_H

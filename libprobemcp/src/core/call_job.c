@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one runner of handler calls: tools, resource reads and prompts share
  * cancellation, input_required and worker submission here. */
 #include <stdio.h>

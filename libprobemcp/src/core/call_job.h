@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one runner of a handler call (tools/call, resources/read,
  * prompts/get): inline or on a worker, dropped when cancelled, answered
  * with input_required when the handler asked for input, otherwise by the

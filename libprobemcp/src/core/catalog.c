@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Registration of resources, resource templates, prompts and the
  * completion handler (tools: registry.c). */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cursor codec. Layout before base64url (all integers LEB128 varints):
  *
  *   u8 format(1) | varint total length | u8 flags | 4 tool hash |

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal cursor API: the codec with an explicit key (pages and tests use
  * it without a server), argument canonicalisation, and the server's key
  * slot. */

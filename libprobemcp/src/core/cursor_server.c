@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server-keyed cursor calls (cursor.h): the key lives in the server
  * (pmcp__server_cursor_key()), the codec in cursor.c. */
 #include "core/cursor_int.h"

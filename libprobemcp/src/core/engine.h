@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal state of a pmcp_server shared by the core files.
  *
  * Locking: srv->mu guards the session table, every session's state (flags,

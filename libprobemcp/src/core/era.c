@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The two protocol eras on one endpoint: the one version list, the one
  * message classifier and batch rule, the admission of a modern-era
  * (2026-07-28) request (per-request _meta, version, header claims, removed

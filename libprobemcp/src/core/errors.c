@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error names, messages and JSON-RPC mapping, generated from the one table in
  * error.h so the three can never disagree. */
 #include "probemcp/error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What this build of the library is and has, asked at run time. */
 #include "probemcp/common.h"
 #include "probemcp/version.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fragments (budget.h, pmcp_page_add_fragment()): a document too large for
  * a page is served as a sequence of items whose texts, concatenated in
  * offset order, give it back, with the whole document's SHA-256. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Arena-held JSON messages (jdoc.h). */
 #include "core/jdoc.h"
 

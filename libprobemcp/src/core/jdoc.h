@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Incoming messages parsed into cJSON nodes that live in a few arena blocks
  * (usually one allocation per message) instead of one malloc per node and
  * per string: parsing and freeing a small request was half the engine's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Requests of the 2026-07-28 era carry the same params._meta (protocol
  * version, client capabilities, client info) on every request of a
  * client. Its first copy is kept parsed beside the server; a later message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC 2.0 framing: message shape checks, request ids (echoed exactly),
  * responses and errors, and batches (protocol 2025-03-26 only). */
 #include <math.h>

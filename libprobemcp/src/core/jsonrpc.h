@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON-RPC framing shared by the core (see jsonrpc.c). */
 #ifndef PMCP_CORE_JSONRPC_H
 #define PMCP_CORE_JSONRPC_H

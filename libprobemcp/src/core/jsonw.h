@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal JSON text helpers shared by the writer, pages, cursors and
  * fragments. */
 #ifndef PMCP_CORE_JSONW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON writer tools build results with (json.h). */
 #include "probemcp/json.h"
 

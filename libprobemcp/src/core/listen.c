@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* subscriptions/listen (2026-07-28): a request that stays open and carries
  * the list-changed and resource-updated notifications its filter asked
  * for, each tagged with the listen request's id, after an acknowledgement

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Diagnostics for the host (the log callback) and the handle's errmsg. The
  * library itself never writes to stdout or stderr. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_message_read(): a message read once for a transport, so that it
  * routes each item (its kind, the id its answers carry, whether it blocks,
  * its bytes) by the engine's own reading instead of parsing the body. */

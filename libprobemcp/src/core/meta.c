@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `_meta` of tools and resources: an object the host gives after
  * registering, kept minified and shown in the list entries (and on the
  * contents of a resource read, call.c). MCP Apps use it both ways: a tool

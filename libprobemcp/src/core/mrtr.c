@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input from the client, one API for both eras (pmcp_call_input): a
  * server-to-client request in a 2025-11-25 session, a multi-round-trip
  * request (input_required with inputRequests and a sealed requestState)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one number serializer every tool result goes through: six
  * significant figures, or the shortest round-trip form in lossless mode;
  * non-finite values become strings so JSON stays valid and nothing is lost

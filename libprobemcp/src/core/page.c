@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page builder (budget.h): a tool's result object, filled item by item
  * under an exact running token count, closed with count / truncated /
  * next_cursor, and checked once more in full before it is handed over. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page builder's link to a tool call: reading token_budget, cursor and
  * arguments from the call, and handing the finished page to it. */
 #include "core/call.h"

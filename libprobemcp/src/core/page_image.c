@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One PNG image beside a page's text (budget.h): its reference cost of
  * width * height / 750 tokens is counted with the text against
  * token_budget, and the engine's final check (budget.c) prices the image

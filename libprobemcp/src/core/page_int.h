@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal state of a pmcp_page, shared by page.c and fragment.c. */
 #ifndef PMCP_CORE_PAGE_INT_H
 #define PMCP_CORE_PAGE_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A page that is one prepared object (budget.h, pmcp_page_object()): for
  * answers that are not a list and cannot be split, such as one entity's
  * record. It goes through the same exact count, byte ceiling and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pages continued by offset (budget.h, pmcp_page_offsets()): the same
  * builder, counting and fitting as cursor pages, with a different ending.
  * Instead of a next_cursor the page carries next_offset, the listing

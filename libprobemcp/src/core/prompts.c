@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prompts/list, prompts/get (argument checks before the handler) and
  * completion/complete. */
 #include <stdlib.h>

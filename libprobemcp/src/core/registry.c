@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Registration of tools: copies of the host's declarations, checked once so
  * that calls never meet a malformed declaration; the registry's lifetime,
  * the tool filter and list pagination. Resources and prompts: catalog.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Registered tools, resources, prompts and the completion handler: engine
  * copies of the host's declarations, immutable once messages flow. */
 #ifndef PMCP_CORE_REGISTRY_H

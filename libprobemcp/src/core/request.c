@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Server-to-client requests made from a blocking handler (sampling,
  * elicitation, roots) and the routing of the client's responses. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* resources/list, resources/templates/list, resources/read (fixed URIs and
  * RFC 6570 level-1 templates), subscribe and unsubscribe. */
 #include <stdlib.h>

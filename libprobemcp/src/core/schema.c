@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Builds a tool's inputSchema (JSON Schema 2020-12) from its mode
  * declaration, and its tools/list entry. The schema is the union of every
  * mode's arguments; each property's description says which modes read it,

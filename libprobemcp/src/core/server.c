@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The server object, message intake, lifecycle (initialize, ping,
  * notifications/initialized, cancellation, logging/setLevel) and the
  * method table. */

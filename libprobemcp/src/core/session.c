@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sessions: the table, per-session sink serialization, subscriptions and
  * the notifications that go to every session. */
 #include <string.h>

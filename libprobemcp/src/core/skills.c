@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The skills registry (io.modelcontextprotocol/skills): registration of
  * skills and their files, the files as skill:// resources, and the
  * skills/list and skills/get methods. Every entry is built once at

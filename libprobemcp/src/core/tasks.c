@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Tasks extension (io.modelcontextprotocol/tasks, 2026-07-28): a
  * tools/call from a client that declared the extension, to a tool that may
  * run as a task, is answered at once with a task; the call itself runs as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tasks inside the engine: the record a process keeps for the tasks it
  * knows (tasks.c) and the write-through to a host's task store
  * (tasks_store.c, probemcp/tasks.h). */

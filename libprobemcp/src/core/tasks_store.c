@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tasks in a host's task store (probemcp/tasks.h): records to and from
  * the engine's tasks, the write-through, the reading that fails a task
  * whose runner is gone, the sweep of expired records and the renewer that

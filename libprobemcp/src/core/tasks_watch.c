@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Task status notifications for tasks run by another process (replica):
  * with a task store, a client listening (subscriptions/listen) on this
  * replica for a task running on another one gets its notifications/tasks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/list and tools/call: lookup, validation, running the handler inline
  * or on a worker, and the one place a result is finalized. */
 #include <stdio.h>

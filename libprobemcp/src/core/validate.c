@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Validation before the handler runs: the mode, arguments the mode does not
  * read, unknown arguments, types, bounds, enums and required arguments.
  * Every message names the JSON pointer and what was expected. */

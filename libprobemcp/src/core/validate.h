@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Argument validation of a tool call against its mode declaration. */
 #ifndef PMCP_CORE_VALIDATE_H
 #define PMCP_CORE_VALIDATE_H

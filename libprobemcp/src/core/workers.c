@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker pool that runs calls which may block (PMCP_TOOL_BLOCKING).
  * Open-web jobs (PMCP_TOOL_OPEN_WEB) wait in their own queue and take at
  * most web_cap workers at once; a free worker serves other work first, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A fixed pool of pthreads for calls that may block. Threads start on the
  * first job, so servers that never block never create one. */
 #ifndef PMCP_CORE_WORKERS_H

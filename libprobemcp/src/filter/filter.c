@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The filter language: parsing (every refusal named), evaluation over a
  * row read through callbacks, and sort keys. See filter.h. */
 #include "filter/filter.h"

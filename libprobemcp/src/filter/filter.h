@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The filter language of the tracking toolset, implemented once
  * for every tool that selects runs or environments.
  *

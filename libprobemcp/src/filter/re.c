@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reaching the RE2 shim (re.h): linked in, or the module loaded on first
  * use. */
 #define _GNU_SOURCE /* dladdr */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The regular expressions of the filter language's `matches`: RE2 syntax
  * and RE2's engine (linear time in the subject, no backtracking), reached
  * from C through a small C++ shim (re2shim.cc).

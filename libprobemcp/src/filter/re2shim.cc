@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // C entry points to RE2 for the filter language. RE2 guarantees time
 // linear in the subject and refuses constructs that need backtracking
 // (backreferences, lookaround), so a hostile pattern cannot stall a call.

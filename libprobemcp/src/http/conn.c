@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HTTP/1.1 connections: libuv I/O, llhttp parsing, limits, timeouts and
  * response framing. A connection handles one request at a time: the parser
  * pauses at the end of each message and resumes when its response is

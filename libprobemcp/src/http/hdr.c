@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pure header logic of the HTTP transport. Every function here reads
  * untrusted bytes with explicit lengths (header values are not
  * NUL-terminated in the arena) and is exercised by tests/fuzz/fuzz-http.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internals of the Streamable HTTP transport, shared by its files:
  *   hdr.c   pure header logic (Accept, media types, Host/Origin, ids)
  *   conn.c  connections: libuv I/O, llhttp parsing, timeouts, writing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Running handlers off the loop.
  *
  * pmcp_server_handle() runs a tool that is not declared PMCP_TOOL_BLOCKING

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP Streamable HTTP requests: the checks the specification asks of
  * every request (status codes per header, DNS-rebinding protection), then
  * POST (JSON-RPC in, a stream or a JSON reply out), GET (the session's SSE

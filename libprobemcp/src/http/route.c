@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host's own routes (pmcp_http_options.route_*): probe-mcp-http's OAuth
  * server and consent pages. A claimed request is copied out of the
  * connection and handed to a libuv worker thread, because its handler

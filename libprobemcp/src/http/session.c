@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MCP Streamable HTTP state: sessions, streams, the SSE replay buffer and
  * the routing of everything the engine emits (requests are in request.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The transport object: options, listening socket, the queue that carries
  * the engine's output from any thread to the loop, signals and the
  * graceful shutdown. */

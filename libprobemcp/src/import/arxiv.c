@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `probe papers import FILE`: arXiv metadata as JSON lines (the Kaggle /
  * OAI snapshot schema: id, title, abstract, authors, authors_parsed,
  * categories, versions[{version, created}], update_date, doi,

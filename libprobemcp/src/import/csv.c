@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "import/csv.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A CSV reader (RFC 4180: quoted fields with "" escapes and line breaks
  * inside quotes; LF or CRLF line ends) over a buffer of known length.
  * Blank lines are skipped. Malformed input yields an error with the line

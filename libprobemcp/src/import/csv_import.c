@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `probe import csv FILE|DIR`: metric logs as CSV, in two shapes.
  *  - Long ("plain"): columns step, key, value (any order; "name" or
  *    "metric" for key; optional "timestamp" / "wall_time" in seconds).

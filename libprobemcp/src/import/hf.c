@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `probe import hf FILE`: a Hugging Face Trainer's trainer_state.json.
  * log_history is a list of entries, each with a "step" and the numbers
  * logged at it (loss, learning_rate, eval_*, epoch, grad_norm, the final

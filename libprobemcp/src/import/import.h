@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Importers: parsers for what labs already have (MLflow file stores,
  * TensorBoard event files, Lightning / plain CSV logs, Hugging Face
  * trainer_state.json, arXiv metadata). Each parser only reads and emits

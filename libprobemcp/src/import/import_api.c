@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_import() of probemcp/service.h: the public face of the importers
  * (import_store.c), with versioned option and count structs. */
 #include <string.h>

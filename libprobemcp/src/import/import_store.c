@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store sink: what the parsers emit, written through the store API
  * (store.h) inside one transaction, so an import either lands whole or
  * leaves the store exactly as it was.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Importing into a store: the parsers of import.h with the store sink,
  * inside one transaction (import_store.c). */
 #ifndef PMCP_IMPORT_IMPORT_STORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emitters every parser calls (they count and skip), and small helpers
  * the parsers share: whole-file reads, number parsing as Python writes
  * numbers, UTF-8 checks, paths. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `probe import mlflow DIR`: an MLflow file store (the mlruns/ folder).
  *   <exp>/meta.yaml                      experiment: experiment_id, name,
  *                                        lifecycle_stage, creation_time

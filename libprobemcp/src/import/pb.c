@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "import/pb.h"
 
 #include <stdlib.h>

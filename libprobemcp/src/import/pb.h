@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small protobuf wire-format reader (just what the TensorBoard event
  * records need): iterate the fields of one message held in memory. Never
  * reads outside [p, end); malformed input yields -1, never a crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* JSON as Python writes it (bare NaN / Infinity allowed), parsed with
  * cJSON; errors name the file and line (hf.c). */
 #ifndef PMCP_IMPORT_PYJSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TensorBoard Event records (the protobufs inside the TFRecord framing
  * of event files, tfrecord.c). From each Event (wall_time = 1, step = 2, summary = 5) we take
  * the Summary values (tag = 1, simple_value = 2, histo = 5, tensor = 8,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decoding TensorBoard Event records into sink calls (tb_event.c). */
 #ifndef PMCP_IMPORT_TB_EVENT_H
 #define PMCP_IMPORT_TB_EVENT_H

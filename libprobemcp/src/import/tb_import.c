@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `probe import tensorboard PATH`: PATH is an event file or a folder
  * searched recursively for files whose name contains "tfevents". Every
  * folder holding event files is one run (TensorBoard's own notion of a

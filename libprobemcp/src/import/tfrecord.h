@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TFRecord framing (what TensorBoard event files are made of):
  *   uint64 length (little-endian), uint32 masked CRC-32C of those 8 bytes,
  *   data[length], uint32 masked CRC-32C of the data.

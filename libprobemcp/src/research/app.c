@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The curves App: one fixed resource whose text is the page gen_app.py
  * built from app/curves.html (with its own strict CSP), and the tool
  * _meta that points hosts at it. */

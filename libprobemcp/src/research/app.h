@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MCP App of the metric tools (io.modelcontextprotocol/ui): the page
  * ui://probe/curves, built into the library, that a host with Apps renders
  * beside the result of a curve tool (research `metrics`, tracking

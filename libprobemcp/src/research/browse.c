@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `browse`: "what exists here?" Lists the lab's structure and catalogs,
  * one mode per question. Every list pages through the store's
  * positions; a cursor's state is {"l": list, "p": parent ref, "a": store

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric charts drawn with Cairo's image surface and written with its PNG
  * writer (chart.h). Text uses Cairo's toy API with the system's sans
  * family (fontconfig picks a fallback). Nothing time- or host-dependent is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric charts as PNG images (Cairo), shared by the research `metrics`
  * tool and the tracking fetch tools: one line per run x key drawn from the
  * points the text answer carries, axes with ticks and labels, a legend, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared plumbing of the research tools (see research.h). */
 #include "research/research.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Embeddings for search's semantic channel: a client for OpenAI-compatible
  * embeddings endpoints (POST {"model","input":[...]} -> {"data":[{"index",
  * "embedding"}]}) over libcurl, pmcp_research_embed() which computes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Embeddings for the semantic channel (see embed.c). */
 #ifndef PMCP_RESEARCH_EMBED_H
 #define PMCP_RESEARCH_EMBED_H

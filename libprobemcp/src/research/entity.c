@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `entity`: one or more refs through one view of the matrix. One ref gets
  * the whole view, paged (lists), cut into fragments (documents, records)
  * or in 40-line sections (content); several refs get one compact item

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lists read from the store in windows: items [skip, skip+limit) of the
  * store page that starts at a store position. A cursor's state is
  * {"l": list, "p": parent ref, "a": store position, "s": skip}, so a page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lists read from the store in windows (see lists.c). */
 #ifndef PMCP_RESEARCH_LISTS_H
 #define PMCP_RESEARCH_LISTS_H

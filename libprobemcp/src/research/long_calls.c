@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Long calls per principal and in all (long_calls.h). */
 #include <stdio.h>
 #include <stdlib.h>

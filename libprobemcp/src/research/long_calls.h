@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: how many long calls (query_sql's statements) run at once, per
  * principal and in all, so that one caller looping runaway statements
  * keeps neither the workers nor the query connection from the others:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `metrics`: "what are the numbers?" One question about grain, asked with
  * a required `mode` (points, series, ..., plus run-filtered summaries,
  * histograms, scatter sets, time axes and RL reductions as modes and

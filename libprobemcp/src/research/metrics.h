@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The `metrics` tool: one run's numbers at the grain asked for, or several
  * runs' curves side by side. Modes (each validated against its own
  * arguments by the engine): grouped, coordinates, points, series,

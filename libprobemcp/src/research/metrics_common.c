@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared parts of the `metrics` tool: the run's series catalog, label
  * conditions (`where`), and pages under the toolset's cursor key. */
 #include "research/metrics.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `metrics` mode `grouped`: one key of one run reduced over label axes
  * (`by`) and buckets on a shared axis (step, wall clock, or time since the
  * run's first point), each bucket with mean / min / max / count (and sum,

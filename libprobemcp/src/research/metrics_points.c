@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `metrics` modes `coordinates` (the run's catalog: keys, label keys and
  * values, scales, point counts) and `points` (raw points losslessly, one
  * bounded page; whole histograms or scatter sets for those kinds, or one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `metrics` modes `series` (several runs x keys, one row per series,
  * downsampled with endpoints and extremes kept) and `summaries` (last,
  * min, max, avg, ... per series, from the catalog). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Budgeted pages for the research tools (see page.h): an adapter from the
  * research handlers' cJSON results to the engine's page builder
  * (budget.h), which does all counting, fitting, refusing and cursor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pages of the research tools, built by the engine's page builder
  * (probemcp/budget.h): a result object holding one list, filled with as
  * many items as the call's token budget allows, closed with count,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `find_papers`: "what does the literature report?" Modes search (a
  * natural-language question, categories AND-combined), read (one paper:
  * abstract and metadata, full text in fragments when the provider has it)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `find_papers` internals shared by papers.c and papers_remote.c. */
 #ifndef PMCP_RESEARCH_PAPERS_H
 #define PMCP_RESEARCH_PAPERS_H

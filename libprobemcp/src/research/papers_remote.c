@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The remote papers provider of `find_papers`: GET requests to a
  * configured base URL over libcurl, with a connect and a whole-request
  * timeout and a size cap, so a slow, down or babbling provider gives a

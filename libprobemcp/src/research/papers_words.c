@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The words find_papers searches the local papers index for. A question
  * ("what is known about the effect of warmup on training?") is mostly
  * function words: OR-ed into the search, they match nearly every paper

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Prompts of the research server: guided walks through the read-only
  * tools (compare runs, summarize an experiment, reproduce a run, check a
  * result against the literature). They only tell the agent which calls to

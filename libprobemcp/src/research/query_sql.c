@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `query_sql`: "what exactly do the tables say?" One read-only SELECT over
  * the lab's research tables in `sql`, enforced by SQLite (sql_guard.h);
  * called without `sql` it lists the tables and columns this caller may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing of `kind:id` refs (see refs.h). Errors are sentences an agent can
  * act on: they quote the offending ref (cut to a safe length) and say what
  * a valid one looks like. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entity references of the research toolset: `kind:id` strings.
  *
  * A ref keeps its kind prefix everywhere (browse and search return refs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Version requirement parsing and matching (see require.h). */
 #include "research/require.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Version requirements for artifact, dataset and experiment versions.
  *
  * Versions are monotonic integers with optional labels, not semver: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_research_register(): the research toolset on a server. The parts
  * table is the extension point: a later tool (metrics, query_sql,
  * find_papers) adds its pmcp__research_add_*() line here. */

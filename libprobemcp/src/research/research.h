@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal plumbing shared by the research tools: the toolset context (the
  * read-only store, the tenant, a lock), store reads parsed to cJSON, error
  * results, provenance labels, and the list of parts that register

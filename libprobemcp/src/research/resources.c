@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resources of the research server: each run's card at probe://run/{id}
  * (a resource template), the entity view matrix at probe://views, and the
  * skill that teaches the toolset (skill://research-with-probe/...). */

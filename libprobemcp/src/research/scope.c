@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The workspace each research or tracking call acts in. A host that
  * authenticates its callers (probe-mcp-http) answers through its scope
  * hook: an API key's workspace, a signed-in connection's default, or

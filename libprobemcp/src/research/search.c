@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `search`: "find things about X". Two channels, each result saying which
  * found it and where its text came from:
  *  - exact: the query as a ref, an id, a name, a path, a hash or a URI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The guarded read-only SQL connection of `query_sql` (see sql_guard.h). */
 #include "research/sql_guard.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The read-only SQL connection behind `query_sql`, isolated by
  * construction rather than by looking at the SQL text or at names:
  *  - the agent's SQL runs on a connection of its own that opens no file:

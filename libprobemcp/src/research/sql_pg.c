@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql on PostgreSQL (sql_pg.h): rows keep their types (integers as
  * integers, floats and numerics in shortest round-trip form, booleans,
  * bytea as x'..' hex, the rest as text), a value over 1 MiB is an error,

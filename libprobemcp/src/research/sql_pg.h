@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql on the PostgreSQL store: the same tool answers, rows and pages
  * as on SQLite (query_sql.c), over the guarded connection of
  * store/pg_query.h. Built only with the PostgreSQL backend. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's proxy tables (see sql_proxy.h). Comparisons of a column with
  * a value (=, <, <=, >, >=) are pushed down to the private connection, so
  * its indexes serve joins and lookups; SQLite still checks every pushed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tables of query_sql's agent connection: each a TEMP virtual table
  * that proxies one scoped view held on a second, private connection.
  *

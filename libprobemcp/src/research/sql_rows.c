@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The row-paging loop of query_sql, shared by the SQLite and PostgreSQL
  * stores (sql_rows.h). */
 #include <string.h>

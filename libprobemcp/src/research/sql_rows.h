@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rows of a query_sql statement as a budgeted page, for either store:
  * "columns", then "rows" until the budget, with a cursor bound to the rows
  * already sent (their count and digest). The statement is run again for

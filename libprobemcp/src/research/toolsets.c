@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_toolsets_register(): the store-opening and toolset registration
  * every server of the toolsets does (probe-mcp-stdio, probe-mcp-http), in
  * one place. */

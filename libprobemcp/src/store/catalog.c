@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): the data catalog's record kinds of pmcp_store_put():
  * datasets and their versions, checkpoints, sources, lineage edges (with
  * method steps) and run-use edges. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The backend-neutral half of db.h: handle checks, dispatch to the
  * backend's hooks, and the result set every backend fills. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* db.h: parameterized SQL over a store's own connection, for the service
  * tables (users, memberships, API keys, OAuth, audit). Placeholders are
  * $1..$N (PostgreSQL syntax; the SQLite side binds them by name). Every

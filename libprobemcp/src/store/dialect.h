@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: SQL text written once for both backends. A statement is a
  * macro of the dialect D (SQ or PG) that spells what differs with these,
  * D##_JO and so on; PMCP__SQL_BOTH defines its two texts, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): "env-attribute" records, the attributes of an RL run's
  * environments. An environment is named by the value of the `env` label
  * its series carry; its attributes are versioned by episode: each record

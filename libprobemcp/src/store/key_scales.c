@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp__store_key_scales() (runtable.h): which scales a project logs a
  * series key on, for both built-in backends through their SQL hooks
  * (db.h): one probe per scale, each stopping at its first row. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_store_list() of both backends: the options checked against a kind's
  * rules, the WHERE clause assembled from the kind's fixed fragments (every
  * value bound), the page and the total. Each backend keeps only its table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: pmcp_store_list() of both backends (list.c) over a backend's
  * table of list kinds. Each kind is a row: the item's JSON expression (in
  * the backend's dialect), its FROM clause, order, which parents narrow it

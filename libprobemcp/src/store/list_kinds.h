@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the kinds of pmcp_store_list() (list.h) for both backends,
  * written once. sq_list.c and pg_list.c each include this file inside the
  * initializer of their table, with these macros defined in their dialect:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric series, written once for both backends over sql.h (metrics.h):
  * series, the pending buffers of float points, histogram and scatter
  * sets. Points wait in a per-series pending buffer until a block fills or

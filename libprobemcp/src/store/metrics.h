@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the metric series code both backends share, written once over
  * sql.h (metrics.c: series, logging, pending points, sets; metrics_read.c:
  * the reads' common parts). A backend keeps only how float points are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading metric series, the parts both backends share (metrics.h): the
  * checks before a read, a summary's range and bucketing mode, the run's
  * series catalog and histogram / scatter sets. How points are read and

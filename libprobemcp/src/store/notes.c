@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): notes (with versions: who, when, through what), artifacts
  * (monotonic integer versions, moving labels, inline content or references,
  * SHA-256, promotion to the shared lab-wide level) and the papers index. */

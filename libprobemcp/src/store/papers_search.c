@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The papers index's ranked search: what both backends share (the check
  * of a query, the category test, the bounded heap), and the dispatch. */
 #include "store/papers_search.h"

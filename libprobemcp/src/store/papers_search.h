@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the papers index's ranked search (find_papers' local source).
  * One pass over the query's matches keeps the best k after a position
  * (a keyset: score, then row id), so a page costs the same at any depth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the PostgreSQL backend's state and the helpers its files share.
  * Only files under src/store include this (libpq types stay out of the
  * public headers).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: writing one metric block. A block of up to
  * PMCP__PG_BLOCK points is one metric_blocks row (its summary: count, min,
  * max, sum, first, last, step range ...) and one metric_chunks row per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: opening (connect, migrate under an advisory lock),
  * the tenant of each call (row-level security's session setting), the
  * write scope of each call (a transaction of its own or a savepoint in the

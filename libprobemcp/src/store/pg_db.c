@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL side of db.h: the service tables' SQL already uses $1..$N,
  * so it runs as written, every parameter text (or NULL) and every column
  * read back as text. The first texts a connection sees (the service's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: how float points are stored (metrics.c has the rest
  * of the metric series code, shared with SQLite). Points are kept in
  * blocks of up to PMCP__PG_BLOCK points (pg_block.c), each row carrying

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: reading float points (metrics_read.c has what both
  * backends share). Raw points by step range with positions (unnesting only
  * the chunks a page needs), and summaries whose buckets are made in SQL

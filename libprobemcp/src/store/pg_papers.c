@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: the papers index's ranked search (papers_search.h).
  * The query's words become plainto_tsquery terms OR-ed together (nothing
  * the caller types is an operator); the GIN index finds the matches,

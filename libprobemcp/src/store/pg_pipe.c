@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: pipeline mode (libpq >= 14, loaded by pq_dl.c; with
  * an older libpq, or PROBE_PG_PIPELINE=off, every statement waits for its
  * answer as before and pmcp__pg_defer runs at once).

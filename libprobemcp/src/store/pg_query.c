@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's guarded connection on PostgreSQL (pg_query.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: query_sql's connection on the PostgreSQL backend. It logs in
  * as the reader role (PROBE_PG_QUERY_USER, default probe_reader), whose
  * only privilege is SELECT on the views of <schema>_sql. Each statement

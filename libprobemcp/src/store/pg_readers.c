@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's login roles on PostgreSQL (pg_query.h): one role per query
  * connection, so readers cannot watch or signal each other.
  *

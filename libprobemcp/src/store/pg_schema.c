@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: the schema and its versioned migrations.
  *
  * The tables mirror the SQLite schema (sq_schema.c) with PostgreSQL types;

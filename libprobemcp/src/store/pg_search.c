@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: keyword search (full text: tsvector, ts_rank) over
  * the documents the write calls index (runs, experiments, projects, notes,
  * artifacts, datasets, sources, sessions, trials, groups, files) and the

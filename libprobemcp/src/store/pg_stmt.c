@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PostgreSQL backend: the statement layer. A statement is SQL text with
  * $1..$N parameters bound by position; the first step runs it with
  * PQexecParams and later steps walk its rows. Values travel as text

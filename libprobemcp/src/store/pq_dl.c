@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libpq loaded on first use: see pq_dl.h for why. */
 #define PMCP_PQ_DL_IMPL
 #include "store/pq_dl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: libpq, loaded on first use instead of linked.
  *
  * Why: libpq pulls ~20 libraries (GSSAPI, LDAP, GnuTLS, ...) into every

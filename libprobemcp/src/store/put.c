@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_store_put() of both backends, records described as JSON. This file
  * holds what every kind shares (field readers that name a mistyped field,
  * slugs, ref checks, the keyword index) and the dispatch; the kinds are in

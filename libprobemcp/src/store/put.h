@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what the pmcp_store_put() record kinds share (put.c): the
  * call's context and JSON field readers that name a mistyped field. */
 #ifndef PMCP_STORE_PUT_H

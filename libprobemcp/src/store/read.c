@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): pmcp_store_get(), one entity's whole record
  * as JSON. The base row comes out of the database's JSON functions (each
  * dialect's text of a statement is picked with PMCP__SQL_PICK: SQLite's

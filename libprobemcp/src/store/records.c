@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): the other record kinds of pmcp_store_put(): groups,
  * trials with trajectories, sessions with transcripts, shared and
  * per-workspace files, project paper links and experiment versions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp__store_run_page() (runtable.h) for both built-in backends, over
  * sql.h: list_runs' whole answer (total and one page of run ids) from
  * index scans, when SQL can state every filter condition and the sort

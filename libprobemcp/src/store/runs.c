@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store (both backends): workspaces, projects, experiments and runs; typed
  * attributes, tags, status and events; and their keyword-index documents. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runsql.h's helpers: the few places where the run table and the exact
  * page need a backend's own state (which backend a store is, its
  * parameter limit, its transaction, PostgreSQL's table statistics), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what the run table (runtable.c) and the exact page
  * (runfilter.c) share. Both are written once over sql.h for the two
  * built-in backends; the few places where SQLite's and PostgreSQL's SQL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The run table (runtable.h) for both built-in backends, over sql.h: a
  * project's runs narrowed by the filter conditions SQL can state, then the
  * attribute values, tags and series summaries the caller asked for, each

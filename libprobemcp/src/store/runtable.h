@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The run table: one project's live runs read in a few set queries (not one
  * listing per run) with just the attribute values and series summaries a
  * run filter, sort or summary column needs, for the tracking toolset's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Keyword search: the arguments and the page's end, the same on both
  * backends (search.h). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what keyword search does the same on both backends (search.c):
  * reading the caller's arguments and closing a page. The ranking itself is
  * the backend's (SQLite: FTS5 and BM25, sq_search.c; PostgreSQL: tsvector

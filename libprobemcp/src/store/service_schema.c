@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The service tables (who may call probe-mcp-http, and what happened), in
  * portable SQL run by every backend's migrations: TEXT and BIGINT columns,
  * text primary keys made by the caller, times in integer milliseconds.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the SQLite backend's state and the helpers its files share.
  * Only files under src/store include this (SQLite types stay out of the
  * public headers). The logic both backends share is written once against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: the metric block codec. A block holds up to
  * PMCP__SQ_BLOCK points of one series:
  *   u8 codec version (2), varint n,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite side of db.h: $1..$N are SQLite named parameters ("$1" is an
  * identifier to SQLite), bound by name as text; every column is read back
  * as text (integers as decimal). Statements come from the connection's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: the kinds of pmcp_store_list() (list_kinds.h) in this
  * dialect; list.c runs them. */
 #include "store/dialect.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: how float points are stored (metrics.c has the rest of
  * the metric series code, shared with PostgreSQL). Points are kept in
  * compressed blocks (sq_codec.c) of up to PMCP__SQ_BLOCK points, each row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: reading float points (metrics_read.c has what both
  * backends share). Raw points by step range with positions (decoding only
  * the blocks a range touches), summaries into buckets from the per-block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: opening (WAL, busy timeout, migrations), the write scope
  * of each call, tenants, secrets, versions, transactions, and the small
  * helpers (ids, refs, lookups, the keyword index) every other file uses. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: the papers index's ranked search (papers_search.h).
  * One pass over FTS5's matches of the query's words (each a quoted term,
  * OR-ed: nothing the caller types is FTS5 syntax), each scored by bm25

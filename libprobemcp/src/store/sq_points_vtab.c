@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* query_sql's `metric_points`: every point of the tenant's float series as
  * an SQL row (series_id, step, time, value), decoded from the compressed
  * blocks while the statement runs. A read-only virtual table on the

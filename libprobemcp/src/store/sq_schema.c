@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: the schema and its forward migrations. migrations[i]
  * takes a store from version i to i + 1; a store records its version in
  * meta.schema_version. Every tenant-owned table has tenant_id, and every

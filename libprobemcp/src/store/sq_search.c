@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: keyword search (FTS5, BM25) over the documents the write
  * calls index (runs, experiments, projects, notes, artifacts, datasets,
  * sources, sessions, trials, groups, files) and the papers index. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: the statement caches (fixed statements by the literal's
  * address, run-time texts by content) and the shared statement interface
  * of sql.h over them. A statement used through the interface gets a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SQLite backend: writers waiting for each other. One writer at a time
  * holds a SQLite store; the others wait for as long as it takes (or
  * $PROBE_STORE_WAIT seconds), saying on stderr who holds the store and

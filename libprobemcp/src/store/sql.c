@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store's shared statement helpers (sql.h): one-step statements, text
  * columns, digests, and the lookups of refs and ids that every backend
  * file uses (by slug, with artifacts also by their lab-wide name). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the statement interface both store backends implement, so the
  * logic they share (record kinds, notes, runs, row readers ...) is written
  * once. It is SQLite's prepare / bind / step / column model:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public store API: resolves where a store lives, picks a backend and
  * dispatches every call through the backend's function table after checking
  * the handle, the tenant and the read-only flag, so no backend can forget

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the store handle shared by the public dispatcher (store.c) and
  * the backends. Nothing here is SQLite-specific; sqlite.h holds that. */
 #ifndef PMCP_STORE_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A task store (probemcp/tasks.h) over a store's tasks table, in the
  * portable SQL of the service tables (db.h), so the same code serves a
  * SQLite file and every replica of a PostgreSQL database. The tasks of a

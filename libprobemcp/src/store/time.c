@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_time_parse() and pmcp_time_format() of store.h: the ISO 8601
  * times of util/isotime.c for programs that write the store. */
 #include "probemcp/store.h"

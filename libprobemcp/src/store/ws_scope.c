@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Workspace scoping shared by the built-in backends: see ws_scope.h.
  * Predicates are portable SQL naming :t, :w and :u; the longer ones (refs
  * stored as text) are put together at run time from arms that each stay

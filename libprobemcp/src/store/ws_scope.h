@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: workspace scoping of reads, shared by both built-in backends.
  *
  * A pmcp_tenant whose `workspace` is non-zero (pmcp_store_scope()) sees

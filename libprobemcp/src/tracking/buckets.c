@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Exact buckets on an axis shared by every entry of one call: the edges
  * are fixed from the call's range before any series is read, and each
  * series is scanned into them (pmcp__store_scan): a storage block lying

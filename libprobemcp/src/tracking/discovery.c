@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Discovery tools of the tracking toolset: list_workspaces, list_projects,
  * list_experiments, list_attribute_definitions and list_metrics. Each
  * reads its whole listing from the store, then pages it by offset. */

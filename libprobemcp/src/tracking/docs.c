@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Docs tools of the tracking toolset: list_docs (every page on using the
  * tools, with title and URL) and get_doc (one page as markdown,
  * cut at line ends into pieces that fit the token budget, continued by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The documentation the tracking toolset's list_docs / get_doc serve: the
  * pages of docs/agent (how to use the tools), built in at build time by
  * gen_docs.py (a custom_target of this folder's meson.build), so nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Metric fetch tools of the tracking toolset: fetch_series_summaries and
  * fetch_float_series_buckets. Series are found through the research
  * metrics tool's catalog reader (pmcp__mx_catalog_read) and bucketed by

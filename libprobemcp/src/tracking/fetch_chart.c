@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Charts of the tracking fetch tools (`render: "png"`): one line per entry,
  * drawn from the entry's own arrays (exact points, or bucket means with a
  * faint min..max band), broken where the store holds only non-finite

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Charts of the tracking fetch tools (fetch_chart.c), with Cairo only. */
 #ifndef PMCP_TRACKING_FETCH_CHART_H
 #define PMCP_TRACKING_FETCH_CHART_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Builds the tracking toolset's documentation into a C source file.
 
 usage: gen_docs.py OUT.c PAGE.md ...

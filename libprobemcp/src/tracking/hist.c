@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Histogram and scatter tools of the tracking toolset:
  * fetch_histogram_series (whole histograms: edges, counts or densities,
  * and their statistics), fetch_scatter_series (point sets per step), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RL tools of the tracking toolset (the environment model is in
  * rl_env.c, the series tools in rl_series.c): get_rl_info,
  * list_rl_environments, list_rl_metrics, list_rl_attribute_definitions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RL tools of the tracking toolset (rl_env.c, rl.c, rl_series.c): a
  * run's environments, read from the store.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A run's RL environments as the RL tools read them (see rl.h): loading
  * the run's series catalog and environment attributes, environments as
  * filter rows, and selecting them by id and filter. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The RL series tools of the tracking toolset:
  * fetch_rl_env_series_buckets (bucketed series of chosen environments on
  * a shared axis, from the store's block summaries as

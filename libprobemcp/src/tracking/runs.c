@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list_runs (the run table: filter, sort, chosen attribute and summary
  * columns) and get_run_attributes. */
 #include "tracking/tracking.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list_runs' candidates from the store's run table (store/runtable.h):
  * the project's runs narrowed in SQL by what the filter lets SQL state,
  * with the attribute values, tags and series summaries the filter and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pmcp_tracking_register() and the helpers every tracking tool shares:
  * project resolution, whole listings, offset pages cut to the budget, and
  * runs as rows of the filter language. */

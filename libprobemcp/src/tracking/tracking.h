@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal plumbing of the tracking toolset: its context (the research
  * toolset's store context plus the default workspace/project and role),
  * project resolution, run rows for the filter language, and offset pages

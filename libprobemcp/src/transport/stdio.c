@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stdio transport (probemcp/stdio.h): framing lines in, gathering replies out. */
 #include "probemcp/stdio.h"
 

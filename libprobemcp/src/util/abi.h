@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Versioned public structs (ABI policy in libprobemcp(7)): a struct's
  * version field says which of its layouts the caller was compiled with,
  * and every version from 1 to the current one is accepted. A struct only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal base64url (RFC 4648 section 5) without padding, with a strict
  * decoder: cursors must round-trip byte for byte, so anything another
  * encoder might produce (padding, '+' '/', line breaks, non-zero trailing

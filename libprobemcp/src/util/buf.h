@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal growable buffer helpers over the public pmcp_buf. Buffers handed
  * to callers are malloc'd so pmcp_buf_dispose() can free them. */
 #ifndef PMCP_UTIL_BUF_H

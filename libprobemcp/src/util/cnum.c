@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Locale-independent number text: see cnum.h. */
 #include "util/cnum.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numbers the library writes or reads (JSON, SQL text, arguments, imported
  * files) always use '.', whatever LC_NUMERIC the host process chose: printf
  * and strtod follow the thread's locale, and a decimal point such as

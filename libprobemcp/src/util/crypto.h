@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal wrappers over libcrypto: SHA-256, HMAC-SHA256, random bytes and
  * constant-time comparison. Kept behind one header so no other file includes
  * OpenSSL headers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/curl_dl.h"
 
 #ifdef PMCP_HAVE_CURL

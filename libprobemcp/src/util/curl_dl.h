@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libcurl, loaded on first use. Only the remote papers provider and the
  * embeddings endpoint need it, and linking it pulls ~30 libraries (TLS,
  * Kerberos, LDAP, ...) into every program that links libprobemcp, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ISO 8601 instants as epoch milliseconds (isotime.h). */
 #include "util/isotime.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ISO 8601 instants as epoch milliseconds, both ways: what the tracking
  * toolset shows for wall-clock values and datetime attributes, and what
  * its filters and time ranges accept. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "util/json.h"
 
 #include <math.h>

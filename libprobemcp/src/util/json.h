@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte-level JSON text helpers. cJSON gives us values but not their source
  * text; the engine needs the exact text of some values (a numeric request id
  * is echoed byte for byte, a literal schema is spliced in as written), so

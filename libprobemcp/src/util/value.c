@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numbers in text, as the readers of structured text need them
  * (util/value.h). */
 #include <errno.h>

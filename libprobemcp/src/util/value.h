@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A typed scalar as the readers of structured text hand it over: the YAML
  * reader (util/yaml.c, also read by the engine's skills frontmatter) and
  * the importers (import/import.h). */

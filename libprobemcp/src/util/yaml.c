@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* YAML for the importers through libyaml's document loader: it resolves
  * anchors and aliases and folds multi-line scalars; this file walks the
  * tree into the importers' paths and typed values. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The YAML reader of the importers (MLflow meta.yaml, Lightning
  * hparams.yaml) and of skills' SKILL.md frontmatter, on libyaml: all of
  * YAML 1.1 (anchors and aliases, merge keys, flow and block collections,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One keep-alive client of a Streamable HTTP MCP server: opens a session
  * (initialize, notifications/initialized), then sends CALLS requests one
  * after another and prints the server's CPU time per request, summed over

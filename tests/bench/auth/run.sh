@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Server CPU per request of probe-mcp-http with an API key, against the
 # same requests without authentication (so the difference is what the
 # credential check costs) and the everything example's echo (the floor of

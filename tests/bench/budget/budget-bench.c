@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Page-builder overhead: the time a page spends per item kept (counting,
  * fitting, cursor near the edge, final full count) against the time to
  * write the item's JSON, for small and large items at a few budgets; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // HTTP benchmark: tools/call `echo` over Streamable HTTP, 50 keep-alive
 // clients (build/tests/http/http-load), JSON replies, against our transport
 // (build/tests/http/http-testserver) and the TypeScript SDK server

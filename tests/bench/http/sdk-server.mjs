@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The comparison server of the HTTP benchmark: the TypeScript SDK's McpServer
 // with the same `echo` tool as build/tests/http/http-testserver, over its
 // StreamableHTTPServerTransport on node:http, one transport per session

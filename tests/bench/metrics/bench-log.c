@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe log ingest benchmark (never run as a test; prints figures):
  *   build/tests/bench/metrics/bench-log PROBE [POINTS] [ROUNDS] [PROBE_BEFORE]
  * Writes two inputs of POINTS points (default 2,000,000) in probe log's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics / query_sql benchmark (never run as a test; prints figures):
  *   build/tests/bench/metrics/bench-metrics [POINTS_PER_SERIES] [DIR]
  * Fills a store with 10 runs x 1 series of N points (default 1 million)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OAuth server figures (not a test): one whole flow (registration, sign-in
 // with PBKDF2, consent, code exchange), N refresh rotations, N /mcp
 // initialize calls with an access token, N metadata fetches; wall-clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-papers PROBE GEN_ARXIV [N...]: the papers index at N papers
  * (default 10^4 10^5 10^6), side by side with the previous search path.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen-arxiv N OUT.jsonl [QUERIES.tsv]: N arXiv-format metadata records
  * (the Kaggle / OAI snapshot schema `probe papers import` reads), made up
  * but shaped like the real thing, and question-shaped queries with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-research [N_RUNS [N_ARTIFACTS]]: fills a fresh SQLite store
  * through the store API (10 projects x 10 experiments, N_RUNS runs, a note
  * on every 10th run, N_ARTIFACTS artifacts (shared lab-wide), datasets, checkpoints, sources

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stdio benchmark: simple tool calls over one connection, sequential and
 // pipelined, against probe-mcp-everything (the same stdio loop as
 // probe-mcp-stdio, libprobemcp/src/transport/stdio.c) and against a

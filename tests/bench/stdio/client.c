@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C client of the stdio bench: spawns a server, talks to it over its
  * pipes and reads the server's own CPU time around the calls. The Node
  * client is slow enough that a server sleeps between two of its calls and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The transport floor of the stdio bench: the least a server can spend per
  * call on this machine's pipes. It reads lines and answers each request
  * with a canned reply built by string scanning, without parsing JSON,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine alone, in process: the same echo call as the stdio bench,
  * handed to pmcp_server_handle() with a sink that only counts bytes. The
  * difference between this and the stdio figure is the transport (pipes,

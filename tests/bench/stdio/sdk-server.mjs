@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reference: an MCP server built with the official TypeScript SDK that
 // has the same `echo` tool as probe-mcp-everything, served over stdio.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reference of the SDK's v2 line (@modelcontextprotocol/server 2.x, its
 // current recommended configuration: zod 4): the same `echo` tool as
 // probe-mcp-everything, served over stdio.

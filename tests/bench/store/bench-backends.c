@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The store on both backends, side by side (never run as a test):
  *   build/tests/bench/store/bench-backends STORE [N_POINTS] [N_RUNS] [SECONDS]
  * STORE is a SQLite path (created) or a postgresql:// URL of an empty schema.

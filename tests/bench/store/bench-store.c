@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Store benchmark (never run as a test; prints figures):
  *   build/tests/bench/store/bench-store [N_POINTS] [DIR]
  * 1. logs N points (default 10 million) of one realistic training curve and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark worker of the o200k_base tokenizer (run.cjs drives it and the
  * npm tokenizers side by side; it is built, never run as a test).
  *

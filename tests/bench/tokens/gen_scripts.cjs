@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // Deterministic per-script inputs of the tokenizer benchmark (run.cjs):
 // English prose, source code, CJK (Chinese and Japanese), emoji-heavy chat
 // text. Each is about TARGET bytes of valid UTF-8 from a fixed seed.

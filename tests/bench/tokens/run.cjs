@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // o200k_base counting benchmark: libprobemcp side by side with the npm
 // tokenizers (tiktoken = WASM build of the reference, js-tiktoken,
 // gpt-tokenizer), in one run. Built by meson, never run as a test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Listings at scale (never a test): the cost of one listing call as the
  * lab grows, 10^3 -> 10^4 -> 10^5 runs of one project by default.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* list_runs benchmark (never a test): a 3-condition filter (an attribute
  * eq, an any_of of an attribute lt and a series condition) and a series
  * sort over N runs of one project, through a real server and store.

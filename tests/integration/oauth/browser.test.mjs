@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The consent pages end to end in headless Chromium (Debian's
 // /usr/bin/chromium driven by playwright-core): sign in, pick a workspace
 // and an access level, approve; the connections page lists and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Client ID metadata documents: a client_id that is an https URL of a JSON
 // document naming the client and its redirect URIs. A local https server
 // (a self-signed certificate made here with openssl) serves the documents;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // probe-mcp-http's OAuth 2.1 server over plain HTTP: metadata documents,
 // registration rules, the code flow, and every refusal the issue lists
 // (code replay, reused refresh token, wrong PKCE verifier, foreign redirect

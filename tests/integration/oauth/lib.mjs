@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers for the OAuth tests: a store with users, a probe-mcp-http on a
 // free port, PKCE pairs, a tiny cookie-keeping HTTP client (what a browser
 // does, for the steps not driven by Chromium), and the consent steps done

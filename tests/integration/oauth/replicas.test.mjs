@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Issue 9: two probe-mcp-http replicas on one PostgreSQL database serve
 // one OAuth flow between them, each step on whichever replica: register on
 // A, authorize on B, sign in on A, consent on B, code exchange on A, /mcp

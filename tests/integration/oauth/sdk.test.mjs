@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The TypeScript SDK client completes the whole OAuth flow against
 // probe-mcp-http with its own auth provider (discovery from the 401,
 // metadata, dynamic registration, PKCE, code exchange, refresh), the

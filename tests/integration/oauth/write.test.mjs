@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Access levels of OAuth connections on the test-only write server
 // (tests/http/http-writeserver.c --oauth: the real OAuth server, the real
 // token resolver, a write tool): a read-only connection neither sees nor

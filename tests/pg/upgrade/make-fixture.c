@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Makes the PostgreSQL upgrade test's fixture with the code of an older
  * commit (make-fixture.sh builds this against it): fills a new store with
  * the series of ../upgrade_reads.h, then prints every read of them, as

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Remakes tests/data/pg-upgrade/: a PostgreSQL store made by the code of
 # COMMIT (default 82581a8^, the last one before metric points moved to
 # metric_chunks) and what that code read from it.

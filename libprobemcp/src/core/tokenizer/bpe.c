@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte-pair merging with tiktoken's exact semantics (see bpe.h).
  *
  * Very short pieces run tiktoken's own algorithm over stack arrays: keep

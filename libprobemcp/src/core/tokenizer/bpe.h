@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tiktoken-exact byte-pair merging of one piece: the adjacent pair whose
  * concatenated bytes have the lowest rank merges first, ties go to the
  * leftmost pair, until no adjacent pair is a token. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Incremental token counter (tokens.h).
  *
  * The pre-tokenizer reports, for each piece, whether its boundaries

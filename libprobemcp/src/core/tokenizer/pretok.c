@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The o200k_base pre-tokenizer (see pretok.h): a port of the regex-free
  * specification ref_o200k.mjs, checked against tiktoken on every public
  * vector and by the differential test in tests/tokenizer/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The o200k_base pre-tokenizer, hand-written (no regex engine): it cuts
  * valid UTF-8 into the pieces tiktoken's pattern
  *

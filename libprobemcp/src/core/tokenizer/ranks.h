@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The o200k_base merge ranks as built-in tables. gen/gen_ranks.c turns
  * o200k_base.tiktoken.zst into o200k_ranks.c at build time; nothing is read
  * at run time. This header is shared by the generator and the library so

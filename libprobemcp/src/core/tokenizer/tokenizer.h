@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interface of the o200k_base tokenizer (public API: tokens.h). */
 #ifndef PMCP_CORE_TOKENIZER_TOKENIZER_H
 #define PMCP_CORE_TOKENIZER_TOKENIZER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Public o200k_base API (tokens.h): validation, count, encode, decode. */
 #include <stdlib.h>
 #include <string.h>

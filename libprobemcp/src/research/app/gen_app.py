@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Builds the MCP App page (curves.html) into a C source file.
 
 usage: gen_app.py OUT.c curves.html

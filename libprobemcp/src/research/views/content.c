@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The content view: a file's own text in 40-line sections with its
  * SHA-256, paged with start_line (or the cursor), searched with grep (a
  * POSIX extended regular expression) and context_lines. Binary files, files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The lineage view: a breadth-first provenance walk over lineage edges,
  * upstream (what it came from, the default) or downstream (what used it),
  * 1-8 levels, reaching sources; steps=true adds each edge's method steps. */

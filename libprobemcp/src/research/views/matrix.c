@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The entity view matrix (see matrix.h). */
 #include "research/views/matrix.h"
 

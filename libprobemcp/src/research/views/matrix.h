@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The entity view matrix: which views each ref kind has, what
  * each view reads, and which view_options it takes. One table, so card's
  * available_views, the refusal of a view a kind lacks, the refusal of a

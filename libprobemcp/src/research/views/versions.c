@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The versions view: an artifact's, dataset's or experiment's versions,
  * filtered by view_options.requirement (require.h), or a checkpoint's
  * run's other saves. A requirement nothing satisfies answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The entity views (see views.h): what each view of the matrix reads from
  * the store record or from store lists. */
 #include "research/views/views.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entity views: each view of the matrix turns one ref into either an
  * object (card, record, code, ...) or a list (notes, versions, lineage,
  * ...). entity.c runs them for one ref (whole pages, with cursors) or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Build-time generator: o200k_base.tiktoken.zst -> o200k_ranks.c.
  *
  *   pmcp-gen-ranks INPUT.tiktoken.zst OUTPUT.c

@@ -515,6 +515,17 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       end = scanned;
     }
     scanned = used;
+    /* One line may not grow the buffer without bound: past a batch's bytes
+     * with no newline it is refused (what came before it is stored). */
+    if (!eof && used - end > BATCH_BYTES) {
+      fprintf(stderr, "probe log: %s: line %zu: longer than %u MiB (no newline in it)\n", name,
+              batch_first + lines, BATCH_BYTES >> 20);
+      if (stored_lines)
+        fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
+                (unsigned long long)stored_lines, batch_first);
+      rc = 1;
+      break;
+    }
     if (!eof && lines < BATCH_LINES && end < BATCH_BYTES && time(NULL) - started < BATCH_SECONDS)
       continue;
     size_t stop = eof ? used : end; /* at end of input, a last line without '\n' too */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "auth_mcp.h"
 #include "core/call.h"
@@ -24,7 +25,8 @@
  * and its prepared statements stay cached in that connection. */
 typedef struct thread_store {
   struct thread_store *next;
-  pmcp_store *st;
+  pmcp_store *st;   /* NULL: it would not open; retried from retry_at */
+  time_t retry_at;
 } thread_store;
 
 typedef struct holder {
@@ -124,14 +126,28 @@ static pmcp_store *thread_store_of(mcp_auth *a)
   if (!a->have_key)
     return NULL;
   thread_store *t = pthread_getspecific(a->key);
-  if (t)
+  if (t && (t->st || time(NULL) < t->retry_at))
     return t->st;
+  /* An open that failed (the database refusing or slow to connect) is
+   * tried again only after a pause: each try runs on this thread, which
+   * may be the event loop, so it must not stall every request. */
   pmcp_store *st = NULL;
-  if (pmcp_store_open(&st, a->where, 0) != 0 || !(t = calloc(1, sizeof *t))) {
+  int failed = pmcp_store_open(&st, a->where, 0) != 0;
+  if (failed) {
+    pmcp_store_free(st);
+    st = NULL;
+  }
+  if (t) {
+    t->st = st;
+    t->retry_at = failed ? time(NULL) + 5 : 0;
+    return st;
+  }
+  if (!(t = calloc(1, sizeof *t))) {
     pmcp_store_free(st);
     return NULL; /* retried at the next request */
   }
   t->st = st;
+  t->retry_at = failed ? time(NULL) + 5 : 0;
   pthread_mutex_lock(&a->hmu);
   t->next = a->stores;
   a->stores = t;

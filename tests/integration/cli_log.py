@@ -223,6 +223,13 @@ for bad_line, where, what in cases:
           f"{bad_line!r}: nothing stored")
 _ = where
 
+# A line of over 64 MiB without a newline is refused by its number while it
+# arrives (memory stays bounded), and nothing of its batch is stored.
+huge = '{"key":"fresh","step":2,"value":1,"note":"' + "x" * (65 << 20)
+rc, _, err = run("log", "r1", stdin=good + huge)
+check(rc == 1 and "line 2" in err and "longer than 64 MiB" in err, f"huge line: {err.strip()[:300]}")
+check(run("list", "series", "--parent", "run:r1")[1] == before, "huge line: nothing stored")
+
 if fails:
     sys.exit(f"{len(fails)} checks failed")
 print(f"ok: {sum(len(v) for v in truth.values())} points in {len(truth)} series, "

@@ -254,6 +254,8 @@ static int single(pmcp__vctx *v)
       }
       if (w.total >= 0)
         cJSON_AddNumberToObject(root, "total", w.total);
+      if (w.total >= 0 && w.total_estimated)
+        cJSON_AddBoolToObject(root, "total_estimated", 1);
       cJSON *items = w.items;
       w.items = NULL;
       rc = pmcp__rs_emit(call, v->rs, root, v->list_name, items,
@@ -362,6 +364,7 @@ static cJSON *batch_item(pmcp__vctx *v)
     }
     cJSON *items = NULL;
     double total = -1;
+    int estimated = 0;
     if (v->list.kind) {
       pmcp__window w;
       char err[400];
@@ -374,6 +377,7 @@ static cJSON *batch_item(pmcp__vctx *v)
       items = w.items;
       w.items = NULL;
       total = w.total;
+      estimated = w.total_estimated;
       pmcp__window_free(&w);
     } else {
       items = v->items;
@@ -385,6 +389,8 @@ static cJSON *batch_item(pmcp__vctx *v)
     cJSON_AddItemToObject(o, v->list_name, items);
     if (total >= 0)
       cJSON_AddNumberToObject(o, "total", total);
+    if (total >= 0 && estimated)
+      cJSON_AddBoolToObject(o, "total_estimated", 1);
     if (total > cJSON_GetArraySize(items))
       cJSON_AddStringToObject(o, "detail", door);
     return o;

@@ -270,6 +270,7 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   pmcp_bucket *bk = NULL;
   pt *p = NULL;
   size_t nb = 0, c = 0;
+  uint64_t finite = 0;
   int rc = 0;
   for (int pass = 0;; pass++) {
     free(bk);
@@ -286,10 +287,13 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
       *total += bk[b].count;
       *nonfinite += bk[b].nonfinite;
     }
-    uint64_t finite = *total - *nonfinite;
+    finite = *total - *nonfinite;
     /* Few points, or smoothing (over the raw points, as TensorBoard's):
-     * read them whole, exact. */
-    if (*total <= RAW_MAX || finite <= m || (q->smoothing > 0 && *total <= DECODE_MAX)) {
+     * read them whole, exact. Few finite points among very many NaN/Inf
+     * ones are found by refining the buckets instead: reading the range
+     * whole would hold every point of it at once. */
+    if (*total <= RAW_MAX || (finite <= m && *total <= DECODE_MAX) ||
+        (q->smoothing > 0 && *total <= DECODE_MAX)) {
       free(bk);
       rc = row_raw(rs, s, q, lo, hi, (size_t)*total, out, n_out);
       if (!rc && *n_out < m)
@@ -303,7 +307,7 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
       break;
     }
     c = bucket_candidates(bk, nb, p);
-    if (c >= m || nbk >= 100000)
+    if (c >= m || c >= finite || nbk >= 100000)
       break;
     if (*total <= DECODE_MAX && pass > 0) {
       /* summaries too flat to offer m distinct points: read it whole */
@@ -324,7 +328,7 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
     return PMCP_ENOMEM;
   }
   if (k < m)
-    *why = FEWER_FLAT;
+    *why = (uint64_t)k >= finite ? FEWER_ALL : FEWER_FLAT;
   *out = p;
   *n_out = k;
   return 0;

@@ -382,7 +382,11 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
       pmcp_buf_dispose(&scoped);
     }
   }
-  int64_t total = 0, cap = (int64_t)offset + (int64_t)limit + COUNT_PAST;
+  /* saturated: a position near INT64_MAX must not wrap the cap negative
+   * (PostgreSQL refuses a negative LIMIT, SQLite reads it as none) */
+  int64_t total = 0, cap = offset > INT64_MAX - (int64_t)limit - COUNT_PAST
+                               ? INT64_MAX
+                               : offset + (int64_t)limit + COUNT_PAST;
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
   size_t n = 0;

@@ -57,7 +57,8 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def marks_of(n):
-    return [m for m in (1000, 10000, 100000, 1000000) if m <= n] or [n]
+    marks = [m for m in (1000, 10000, 100000, 1000000) if m < n]
+    return marks + [n]
 
 
 def stdio_run(exe, store, n, pipelined):

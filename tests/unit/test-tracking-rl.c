@@ -902,6 +902,53 @@ START_TEST(float_series_statistics)
 }
 END_TEST
 
+START_TEST(scale_names)
+{
+  /* In filters, sorts and summary columns a scale is written as the tools
+   * name it or in the store's lower case: both read the same series. */
+  int want = 0;
+  for (int k = 1; k < N_ENVS; k++)
+    want += ret_of(k, N_EPISODES - 1) >= 100;
+  static const char *const ep[] = {"EPISODE", "episode"};
+  static const char *const env[] = {"ENVIRONMENT_STEP", "env_step"};
+  for (int i = 0; i < 2; i++) {
+    char a[640];
+    snprintf(a, sizeof a,
+             "{\"run\":\"rl-a\",\"filter\":[{\"attr\":\"env/level\",\"op\":\"eq\","
+             "\"value\":\"hard\"},{\"series\":\"episode/return\",\"function\":\"last\","
+             "\"op\":\"gte\",\"value\":100,\"scale\":\"%s\"}]}", ep[i]);
+    cJSON *o = tc_ok("list_rl_environments", a);
+    ck_assert_int_eq((int)tc_num(o, "total_count"), want);
+    cJSON_Delete(o);
+    snprintf(a, sizeof a,
+             "{\"run\":\"rl-a\",\"sort\":{\"series\":\"episode/return\",\"function\":"
+             "\"max\",\"scale\":\"%s\",\"direction\":\"desc\"},\"summary_columns\":"
+             "[{\"series\":\"loss/value\",\"function\":\"min\",\"scale\":\"%s\"}]}",
+             ep[i], env[i]);
+    o = tc_ok("list_rl_environments", a);
+    const cJSON *row = cJSON_GetArrayItem(tc_arr(o, "rows"), 0);
+    ck_assert_str_eq(tc_str(row, "environment"), "10");
+    near(tc_num(row, "max(episode/return)"), ret_of(3, N_EPISODES - 1));
+    near(tc_num(row, "min(loss/value)"), loss_of(3, N_STEPS - 1));
+    cJSON_Delete(o);
+  }
+  tc_refused("list_rl_environments", "{\"run\":\"rl-a\",\"filter\":[{\"series\":"
+             "\"episode/return\",\"op\":\"exists\",\"scale\":\"Episode\"}]}",
+             "unknown scale");
+  /* the `scale` argument itself takes the tools' names, each reading its
+   * own series */
+  cJSON *o = tc_ok("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":"
+                   "[\"loss/value\"],\"scale\":\"ENVIRONMENT_STEP\",\"buckets\":2}");
+  ck_assert_int_eq((int)tc_num(o, "total_count"), N_ENVS);
+  cJSON_Delete(o);
+  o = tc_ok("aggregate_rl_env_series", "{\"run\":\"rl-a\",\"series\":\"episode/return\","
+            "\"scale\":\"EPISODE\",\"function\":\"max\",\"buckets\":2}");
+  cJSON_Delete(o);
+  tc_refused("fetch_rl_env_series_buckets", "{\"run\":\"rl-a\",\"series\":"
+             "[\"episode/return\"],\"scale\":\"episode\"}", "scale");
+}
+END_TEST
+
 START_TEST(store_records)
 {
   pmcp_store *w = NULL;
@@ -974,6 +1021,7 @@ static Suite *suite(void)
   tcase_add_test(tc, histograms);
   tcase_add_test(tc, scatter);
   tcase_add_test(tc, float_series_statistics);
+  tcase_add_test(tc, scale_names);
   tcase_add_test(tc, store_records);
   suite_add_tcase(s, tc);
   return s;

@@ -578,6 +578,34 @@ START_TEST(definitions_and_metrics)
 }
 END_TEST
 
+START_TEST(scale_argument)
+{
+  /* `scale` defaults to STEP: the same answer either way */
+  cJSON *a = tc_ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"]}");
+  cJSON *b = tc_ok("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],"
+                   "\"scale\":\"STEP\"}");
+  char *ta = cJSON_PrintUnformatted(a), *tb = cJSON_PrintUnformatted(b);
+  ck_assert_str_eq(ta, tb);
+  const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "summaries"), 0);
+  ck_assert(fabs(tc_num(e, "last") - last_loss(1)) <= 1e-5 * last_loss(1));
+  cJSON_free(ta);
+  cJSON_free(tb);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  /* another scale reads that scale's series: none logged on EPISODE */
+  a = tc_ok("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPISODE\"}");
+  ck_assert_int_eq((int)tc_num(a, "total_count"), 0);
+  cJSON_Delete(a);
+  a = tc_ok("list_series", "{\"runs\":[\"v01\"]}");
+  ck_assert_int_gt((int)tc_num(a, "total_count"), 0);
+  cJSON_Delete(a);
+  /* the argument takes the tools' names only */
+  tc_refused("fetch_series_summaries", "{\"runs\":[\"v01\"],\"series\":[\"val/loss\"],"
+             "\"scale\":\"step\"}", "scale");
+  tc_refused("list_series", "{\"runs\":[\"v01\"],\"scale\":\"EPOCH\"}", "scale");
+}
+END_TEST
+
 START_TEST(fetch_summaries_and_buckets)
 {
   cJSON *o = tc_ok("fetch_series_summaries",
@@ -788,6 +816,7 @@ static Suite *suite(void)
   tcase_add_test(tc, label_split_series);
   tcase_add_test(tc, run_attributes);
   tcase_add_test(tc, fetch_summaries_and_buckets);
+  tcase_add_test(tc, scale_argument);
   tcase_add_test(tc, series_listings);
   tcase_add_test(tc, float_points);
   suite_add_tcase(s, tc);

@@ -4,6 +4,7 @@
  * positions; a cursor's state is {"l": list, "p": parent ref, "a": store
  * position, "s": items of that store page already shown}, so a page cut by
  * the budget in the middle of a store page resumes at the exact item. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,19 @@ static const pmcp_arg_spec src_args[] = {
 };
 
 #define N(a) (sizeof a / sizeof a[0])
+/* The modes in the order of modes[]: the handler switches on the index
+ * pmcp_call_mode_index() gives. */
+enum browse_mode {
+  M_TREE,
+  M_RUNS,
+  M_WORKSPACES,
+  M_NOTES,
+  M_FILES,
+  M_DATASETS,
+  M_CHECKPOINTS,
+  M_SOURCES,
+  M_COUNT
+};
 static const pmcp_mode_spec modes[] = {
   {"tree", "projects > experiments > runs", tree_args, N(tree_args)},
   {"runs", "newest first",
@@ -92,6 +106,7 @@ static const pmcp_mode_spec modes[] = {
   {"sources", "external, with their runs", src_args,
    N(src_args)},
 };
+_Static_assert(N(modes) == M_COUNT, "enum browse_mode follows modes[]");
 
 /* ---- what each list shows of a record -------------------------------- */
 
@@ -489,14 +504,15 @@ static int add_filter(cJSON *f, const char *key, const char *sval, int bset,
 static int browse(pmcp_call *call, void *ud)
 {
   pmcp__research *rs = ud;
-  const char *mode = pmcp_call_mode(call);
-  if (!mode || !*mode)
-    mode = "tree";
+  size_t m = M_TREE; /* the default mode */
+  pmcp_call_mode_index(call, &m);
+  assert(m < M_COUNT);
+  const char *mode = modes[m].name;
   cJSON *st = NULL;
   if (pmcp__rs_cursor_in(call, rs, &st))
     return 0;
   int rc;
-  if (strcmp(mode, "tree") == 0) {
+  if (m == M_TREE) {
     rc = tree(call, rs, st);
     cJSON_Delete(st);
     return rc;
@@ -510,7 +526,8 @@ static int browse(pmcp_call *call, void *ud)
   cJSON *filter = cJSON_CreateObject();
   char p1[PMCP__REF_MAX + 1], p2[PMCP__REF_MAX + 1], p3[PMCP__REF_MAX + 1];
   rc = 0;
-  if (strcmp(mode, "runs") == 0) {
+  switch ((enum browse_mode)m) {
+  case M_RUNS: {
     q.list = "runs";
     q.kind = "run";
     q.keys = k_run;
@@ -525,11 +542,15 @@ static int browse(pmcp_call *call, void *ud)
       add_filter(filter, "status", "running", 0, 0);
     else if (set)
       add_filter(filter, "active", NULL, 1, 0);
-  } else if (strcmp(mode, "workspaces") == 0) {
+    break;
+  }
+  case M_WORKSPACES: {
     q.list = "workspaces";
     q.kind = "workspace";
     q.keys = k_ws;
-  } else if (strcmp(mode, "notes") == 0) {
+    break;
+  }
+  case M_NOTES: {
     q.list = "notes";
     q.kind = "note";
     q.keys = k_note;
@@ -553,7 +574,9 @@ static int browse(pmcp_call *call, void *ud)
       pmcp__ref_format(&r, p1, sizeof p1);
       q.parent = p1;
     }
-  } else if (strcmp(mode, "files") == 0) {
+    break;
+  }
+  case M_FILES: {
     q.list = "files";
     q.kind = "file";
     q.keys = k_file;
@@ -573,7 +596,9 @@ static int browse(pmcp_call *call, void *ud)
     } else {
       add_filter(filter, "shared", NULL, 1, 1);
     }
-  } else if (strcmp(mode, "datasets") == 0) {
+    break;
+  }
+  case M_DATASETS: {
     q.list = "datasets";
     q.kind = "dataset";
     q.keys = k_dataset;
@@ -583,7 +608,9 @@ static int browse(pmcp_call *call, void *ud)
     q.parent = *p1 ? p1 : NULL;
     int reg = opt_bool(call, "registered", &set);
     add_filter(filter, "registered", NULL, set, reg);
-  } else if (strcmp(mode, "checkpoints") == 0) {
+    break;
+  }
+  case M_CHECKPOINTS: {
     q.list = "checkpoints";
     q.kind = "checkpoint";
     q.keys = k_ckpt;
@@ -596,14 +623,20 @@ static int browse(pmcp_call *call, void *ud)
     add_filter(filter, "best", NULL, set, best);
     int stored = opt_bool(call, "stored", &set);
     add_filter(filter, "stored", NULL, set, stored);
-  } else if (strcmp(mode, "sources") == 0) {
+    break;
+  }
+  case M_SOURCES: {
     q.list = "sources";
     q.kind = "source";
     q.keys = k_source;
     q.query = opt_str(call, "query");
     add_filter(filter, "provider", opt_str(call, "provider"), 0, 0);
     add_filter(filter, "kind", opt_str(call, "kind"), 0, 0);
-  } else {
+    break;
+  }
+  case M_TREE:
+  case M_COUNT:
+    assert(0 && "tree is answered above; the engine refuses other modes");
     rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "unknown mode %s", mode);
     goto out;
   }

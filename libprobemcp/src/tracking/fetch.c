@@ -8,6 +8,7 @@
  * left out. */
 #include "tracking/tracking.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,11 @@ cJSON *pmcp__trk_sel_done(sel *s)
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
 {
   memset(s, 0, sizeof *s);
-  const char *scale = "STEP";
-  pmcp_arg_string(call, "scale", &scale, NULL);
-  s->scale = pmcp__trk_scale(scale);
+  /* every tool reading a selection declares `scale` with default STEP */
+  s->scale = pmcp__trk_scale_arg(call, 0);
+  assert(s->scale);
+  if (!s->scale)
+    s->scale = "step";
   const char *lj = NULL;
   if (pmcp_arg_json(call, "labels", &lj) == 0 && lj) {
     s->labels = cJSON_Parse(lj);
@@ -732,7 +735,6 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   return pmcp__trk_window(call, root, "labels", all);
 }
 
-static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
 
 #define COMMON_ARGS                                                                        \
@@ -740,7 +742,7 @@ static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};
    NULL},                                                                                  \
   {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1,                          \
    MAX_KEYS, NULL, NULL},                                                                  \
-  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,                                  \
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, pmcp__trk_scales,                          \
    "\"STEP\""},                                                                            \
   {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,          \
    0, NULL, NULL},                                                                         \
@@ -766,7 +768,7 @@ static const pmcp_arg_spec list_series_args[] = {
    NULL},
   {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, pmcp__trk_scales,
    "\"STEP\""},
   {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,
    0, NULL, NULL},
@@ -778,7 +780,7 @@ static const pmcp_arg_spec label_values_args[] = {
    NULL, NULL},
   {"series", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0,
    MAX_KEYS, NULL, NULL},
-  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, pmcp__trk_scales,
    "\"STEP\""},
   PMCP__TRK_ARG_WORKSPACE, PMCP__TRK_ARG_PROJECT,
   PMCP__TRK_ARG_LIMIT("100"), PMCP__TRK_ARG_OFFSET};

@@ -383,13 +383,12 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
 
 /* ---- registration ---------------------------------------------------------- */
 
-static const char *const scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
 
 #define SET_ARGS                                                                           \
   {"runs", PMCP_T_STRING_ARRAY, 1, "Ids, names or refs.", 1, 1, 1, 50, NULL, NULL},    \
   {"series", PMCP_T_STRING_ARRAY, 1, NULL, 1, 1, 1, 20,                          \
    NULL, NULL},                                                                            \
-  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, scales,                                  \
+  {"scale", PMCP_T_STRING, 0, NULL, 0, 0, 0, 0, pmcp__trk_scales,                          \
    "\"STEP\""},                                                                            \
   {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0, 0,          \
    0, NULL, NULL},                                                                         \

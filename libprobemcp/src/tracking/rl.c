@@ -446,7 +446,6 @@ static int get_rl_environment_attributes(pmcp_call *call, void *ud)
 
 /* ---- registration --------------------------------------------------------------- */
 
-static const char *const rl_scales[] = {"ENVIRONMENT_STEP", "EPISODE", NULL};
 static const char *const functions[] = {"avg", "min", "max", "sum", "std", "median", NULL};
 
 #define RUN_ARG {"run", PMCP_T_STRING, 1, "Id, name or ref.", 1, 1, 1, 200, NULL, NULL}
@@ -457,7 +456,7 @@ static const char *const functions[] = {"avg", "min", "max", "sum", "std", "medi
   {"environments", PMCP_T_STRING_ARRAY, 0, NULL, 0, 1, 0, 200, NULL, NULL}
 #define SERIES_RANGE_ARGS                                                                  \
   {"scale", PMCP_T_STRING, 1, NULL, \
-   0, 0, 0, 0, rl_scales, NULL},                                                           \
+   0, 0, 0, 0, PMCP__TRK_RL_SCALES, NULL},                                                           \
   {"labels", PMCP_T_OBJECT, 0, NULL, 0, 0,\
    0, 0, NULL, NULL},                                                                      \
   {"buckets", PMCP_T_INTEGER, 0, NULL, 1, 1, 2, 1000, NULL, "50"},                        \

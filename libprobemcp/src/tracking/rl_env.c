@@ -346,9 +346,7 @@ int pmcp__rl_check_scales(pmcp_call *call, const char *what, const cJSON *j)
 
 const char *pmcp__rl_scale_arg(pmcp_call *call)
 {
-  const char *s = NULL;
-  pmcp_arg_string(call, "scale", &s, NULL);
-  return pmcp__trk_scale(s ? s : "");
+  return pmcp__trk_scale_arg(call, PMCP__TRK_RL_FIRST);
 }
 
 int pmcp__rl_select(pmcp_call *call, pmcp__rl_run *r, unsigned char *keep)

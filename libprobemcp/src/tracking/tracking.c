@@ -10,6 +10,7 @@
 #include "research/chart.h"
 #endif
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,23 +459,37 @@ static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
 
 /* ---- runs as filter rows ---------------------------------------------- */
 
+const char *const pmcp__trk_scales[] = {"STEP", "ENVIRONMENT_STEP", "EPISODE", NULL};
+/* The store's name of each, at the same index. */
+static const char *const store_scales[] = {"step", "env_step", "episode"};
+#define N_SCALES (sizeof store_scales / sizeof store_scales[0])
+_Static_assert(sizeof pmcp__trk_scales / sizeof pmcp__trk_scales[0] == N_SCALES + 1,
+               "a store name for every scale");
+
+const char *pmcp__trk_scale_arg(pmcp_call *call, size_t first)
+{
+  size_t i;
+  if (pmcp_arg_enum(call, "scale", &i) != 0)
+    return NULL;
+  assert(first + i < N_SCALES);
+  return store_scales[first + i];
+}
+
 const char *pmcp__trk_scale(const char *s)
 {
-  if (!s || !strcmp(s, "STEP") || !strcmp(s, "step"))
+  if (!s)
     return "step";
-  if (!strcmp(s, "ENVIRONMENT_STEP") || !strcmp(s, "env_step"))
-    return "env_step";
-  if (!strcmp(s, "EPISODE") || !strcmp(s, "episode"))
-    return "episode";
+  for (size_t i = 0; i < N_SCALES; i++)
+    if (!strcmp(s, pmcp__trk_scales[i]) || !strcmp(s, store_scales[i]))
+      return store_scales[i];
   return NULL;
 }
 
 const char *pmcp__trk_scale_name(const char *s)
 {
-  if (s && !strcmp(s, "env_step"))
-    return "ENVIRONMENT_STEP";
-  if (s && !strcmp(s, "episode"))
-    return "EPISODE";
+  for (size_t i = 1; s && i < N_SCALES; i++)
+    if (!strcmp(s, store_scales[i]))
+      return pmcp__trk_scales[i];
   return "STEP";
 }
 

@@ -206,10 +206,22 @@ void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,
                      int (*cmp)(const void *a, const void *b, const void *ctx),
                      const void *ctx);
 
-/* Maps the seed's scale names (STEP, ENVIRONMENT_STEP, EPISODE) to the
- * store's; NULL when unknown. */
+/* The tools' scale names (STEP, ENVIRONMENT_STEP, EPISODE; NULL-ended):
+ * the enum_values of every `scale` argument. The RL tools take the tail
+ * from ENVIRONMENT_STEP (PMCP__TRK_RL_SCALES), so one index maps both to
+ * the store's names. */
+extern const char *const pmcp__trk_scales[];
+#define PMCP__TRK_RL_FIRST 1
+#define PMCP__TRK_RL_SCALES (pmcp__trk_scales + PMCP__TRK_RL_FIRST)
+/* The store name of the call's `scale` argument (or its default), for a
+ * tool whose enum_values are pmcp__trk_scales + @p first; NULL when the
+ * argument is absent without a default. */
+const char *pmcp__trk_scale_arg(pmcp_call *call, size_t first);
+/* Maps a scale written in JSON (a filter's, a sort's) to the store's
+ * name: the tools' names or the store's own lower-case ones (step,
+ * env_step, episode); NULL when unknown. */
 const char *pmcp__trk_scale(const char *seed_scale);
-/* The seed's name of a store scale. */
+/* The tools' name of a store scale. */
 const char *pmcp__trk_scale_name(const char *store_scale);
 
 /* ---- the fetch tools' selection (fetch.c) ------------------------------ */

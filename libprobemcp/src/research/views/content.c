@@ -5,6 +5,7 @@
  * over 2 MiB and references are refused, naming the download command. The
  * version read is pinned: a cursor keeps reading the same version even if
  * a newer one is added. */
+#include <assert.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ static size_t *line_index(const char *t, size_t len, size_t *n)
 static size_t line_len(const char *t, size_t len, const size_t *ix, size_t n,
                        size_t i)
 {
+  assert(i < n);
   size_t end = i + 1 < n ? ix[i + 1] : len;
   size_t l = end - ix[i];
   if (l && t[ix[i] + l - 1] == '\n')
@@ -95,6 +97,7 @@ static cJSON *str_n(const char *s, size_t n)
 static cJSON *section(const cJSON *head, const char *t, size_t len, const size_t *ix,
                       size_t nlines, size_t start, size_t want, size_t *end)
 {
+  assert(start >= 1 && want >= 1 && (nlines ? start <= nlines : start == 1));
   size_t e = start - 1 + want;
   if (e > nlines)
     e = nlines;
@@ -138,6 +141,7 @@ static size_t line_cut(const char *s, size_t n, size_t cap)
 static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
                      size_t nlines, size_t start, size_t col)
 {
+  assert(start >= 1 && (nlines ? start <= nlines : start == 1));
   size_t from = (nlines ? ix[start - 1] : 0) + col;
   size_t to = start < nlines ? ix[start] : len;
   if (from > to)
@@ -198,250 +202,313 @@ static int refuse(pmcp__vctx *v, const char *why)
                          v->ref_text, why, v->ref_text);
 }
 
-int pmcp__view_content(pmcp__vctx *v)
+/* A refusal inside the steps below: the error is set, the step answers 1. */
+#define REFUSED(...) (pmcp__view_fail(v, __VA_ARGS__), 1)
+
+/* ---- parse: view_options and the version read ------------------------- */
+
+typedef struct content_opts {
+  const char *grep; /* pattern, or NULL for a page of lines */
+  size_t start;     /* first line (1-based) */
+  size_t ctx;       /* context lines around a match */
+  int64_t version;  /* 0: the latest */
+} content_opts;
+
+/* Reads view_options and the version into @p p. Returns 0, or 1 having
+ * set the error. */
+static int parse(pmcp__vctx *v, content_opts *p)
 {
   const cJSON *o = v->opts;
   const cJSON *jstart = o ? cJSON_GetObjectItemCaseSensitive(o, "start_line") : NULL;
   const cJSON *jgrep = o ? cJSON_GetObjectItemCaseSensitive(o, "grep") : NULL;
   const cJSON *jctx = o ? cJSON_GetObjectItemCaseSensitive(o, "context_lines") : NULL;
-  size_t start = 1, ctx = 2;
+  p->grep = NULL;
+  p->start = 1;
+  p->ctx = 2;
+  p->version = 0;
   if (jstart) {
     if (!cJSON_IsNumber(jstart) || jstart->valuedouble < 1 ||
         jstart->valuedouble != (double)(long long)jstart->valuedouble)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.start_line is a whole number >= 1");
-    start = (size_t)jstart->valuedouble;
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "view_options.start_line is a whole number >= 1");
+    p->start = (size_t)jstart->valuedouble;
   }
   if (jctx) {
     if (!jgrep)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.context_lines goes with grep");
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "view_options.context_lines goes with grep");
     if (!cJSON_IsNumber(jctx) || jctx->valuedouble < 0 ||
         jctx->valuedouble > 20 ||
         jctx->valuedouble != (double)(int)jctx->valuedouble)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.context_lines is 0 to 20");
-    ctx = (size_t)jctx->valuedouble;
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "view_options.context_lines is 0 to 20");
+    p->ctx = (size_t)jctx->valuedouble;
   }
   if (jgrep && jstart)
-    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                           "view_options: use start_line or grep, not both");
+    return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                   "view_options: use start_line or grep, not both");
   if (jgrep && (!cJSON_IsString(jgrep) || !*jgrep->valuestring ||
                 strlen(jgrep->valuestring) > 500))
-    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                           "view_options.grep is a non-empty pattern of at "
-                           "most 500 characters");
+    return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                   "view_options.grep is a non-empty pattern of at "
+                   "most 500 characters");
+  p->grep = jgrep ? jgrep->valuestring : NULL;
   /* The version read: the cursor's pinned one, else the ref's, else 0
    * (latest). */
-  int64_t version = 0;
-  if (v->state && pmcp__jn(v->state, "v", 0) > 0)
-    version = (int64_t)pmcp__jn(v->state, "v", 0);
+  int pinned = v->state && pmcp__jn(v->state, "v", 0) > 0;
+  if (pinned)
+    p->version = (int64_t)pmcp__jn(v->state, "v", 0);
   else if (v->ref.version[0]) {
     char *end;
     long long n = strtoll(v->ref.version, &end, 10);
     if (*end || n < 1)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "%s: content reads a version number "
-                             "(artifact:NAME@3); find a label's number with "
-                             "view=versions",
-                             v->ref_text);
-    version = n;
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "%s: content reads a version number "
+                     "(artifact:NAME@3); find a label's number with "
+                     "view=versions",
+                     v->ref_text);
+    p->version = n;
   }
   const cJSON *jver = o ? cJSON_GetObjectItemCaseSensitive(o, "version") : NULL;
-  if (jver && !(v->state && pmcp__jn(v->state, "v", 0) > 0)) {
+  if (jver && !pinned) {
     if (!cJSON_IsNumber(jver) || jver->valuedouble < 1 || jver->valuedouble > 1e15 ||
         jver->valuedouble != (double)(long long)jver->valuedouble)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.version is a version number >= 1 (view=versions "
-                             "lists them)");
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "view_options.version is a version number >= 1 (view=versions "
+                     "lists them)");
     if (v->ref.kind == PMCP__REF_FILE)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.version reads an artifact's older version; a "
-                             "file has one text");
-    if (version && version != (int64_t)jver->valuedouble)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "%s names version %lld and view_options.version %.0f: give one",
-                             v->ref_text, (long long)version, jver->valuedouble);
-    version = (int64_t)jver->valuedouble;
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "view_options.version reads an artifact's older version; a "
+                     "file has one text");
+    if (p->version && p->version != (int64_t)jver->valuedouble)
+      return REFUSED(PMCP_TERR_INVALID_ARGUMENT,
+                     "%s names version %lld and view_options.version %.0f: give one",
+                     v->ref_text, (long long)p->version, jver->valuedouble);
+    p->version = (int64_t)jver->valuedouble;
   }
-  pmcp_buf data = PMCP_BUF_INIT, meta = PMCP_BUF_INIT;
+  assert(p->start >= 1 && p->ctx <= 20 && p->version >= 0);
+  assert(!(p->grep && jstart));
+  return 0;
+}
+
+/* ---- fetch: the text, its metadata and its lines ---------------------- */
+
+typedef struct content_text {
+  pmcp_buf data;   /* the text (owned) */
+  cJSON *meta;     /* its metadata object (owned), or NULL */
+  const char *t;   /* data.ptr, or "" when empty */
+  size_t len;
+  size_t *ix;      /* line starts (owned); NULL when len is 0 */
+  size_t nlines;
+} content_text;
+
+static void text_free(content_text *x)
+{
+  free(x->ix);
+  x->ix = NULL;
+  pmcp_buf_dispose(&x->data);
+  cJSON_Delete(x->meta);
+  x->meta = NULL;
+}
+
+/* The stored bytes and metadata of the ref (@p version of an artifact)
+ * into @p data / @p meta. Returns 0, 1 having set the error, or a
+ * negative code. */
+static int fetch_bytes(pmcp__vctx *v, int64_t version, pmcp_buf *data, pmcp_buf *meta)
+{
   int rc = 0;
   if (v->ref.kind == PMCP__REF_FILE) {
     /* a file's text is in its record (or it is a reference) */
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(v->rec, "content");
     if (!cJSON_IsString(c))
-      return refuse(v, "is a reference to an outside file, not stored text");
-    rc = pmcp__buf_puts(&data, c->valuestring);
+      return refuse(v, "is a reference to an outside file, not stored text"), 1;
+    rc = pmcp__buf_puts(data, c->valuestring);
     char *mt = cJSON_PrintUnformatted(v->rec);
     if (!rc && mt)
-      rc = pmcp__buf_puts(&meta, mt);
+      rc = pmcp__buf_puts(meta, mt);
     cJSON_free(mt);
-    if (rc) {
-      pmcp_buf_dispose(&data);
-      pmcp_buf_dispose(&meta);
-      return PMCP_ENOMEM;
-    }
-  } else {
-    char base[PMCP__REF_MAX + 16];
-    snprintf(base, sizeof base, "artifact:%s", v->ref.id);
-    pthread_mutex_lock(v->rs->lock);
-    rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
-                                     version, &data, &meta);
-    char err[300] = "";
-    if (rc && rc != PMCP_EUNSUPPORTED)
-      snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
-    pthread_mutex_unlock(v->rs->lock);
-    if (rc == PMCP_EUNSUPPORTED) {
-      pmcp_buf_dispose(&data);
-      pmcp_buf_dispose(&meta);
-      return refuse(v, "is a reference to an outside file, not stored text");
-    }
-    if (rc) {
-      pmcp_buf_dispose(&data);
-      pmcp_buf_dispose(&meta);
-      if (rc == PMCP_ENOMEM)
-        return rc;
-      return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
-                                                     : PMCP_TERR_STORE,
-                             "%s", err);
-    }
+    return rc ? PMCP_ENOMEM : 0;
   }
-  cJSON *m = cJSON_ParseWithLength(meta.ptr ? meta.ptr : "{}",
-                                   meta.ptr ? meta.len : 2);
+  char base[PMCP__REF_MAX + 16];
+  snprintf(base, sizeof base, "artifact:%s", v->ref.id);
+  pthread_mutex_lock(v->rs->lock);
+  rc = pmcp_store_artifact_content(v->rs->store, v->rs->tenant, base,
+                                   version, data, meta);
+  char err[300] = "";
+  if (rc && rc != PMCP_EUNSUPPORTED)
+    snprintf(err, sizeof err, "%s", pmcp_store_errmsg(v->rs->store));
+  pthread_mutex_unlock(v->rs->lock);
+  if (rc == PMCP_EUNSUPPORTED)
+    return refuse(v, "is a reference to an outside file, not stored text"), 1;
+  if (rc == PMCP_ENOMEM)
+    return rc;
+  if (rc)
+    return REFUSED(rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
+                   "%s", err);
+  return 0;
+}
+
+/* The text to show: fetched, refused when over 2 MiB or not UTF-8 text,
+ * indexed by lines. Returns as fetch_bytes(); @p x is to be freed with
+ * text_free() either way. */
+static int fetch(pmcp__vctx *v, int64_t version, content_text *x)
+{
+  *x = (content_text){PMCP_BUF_INIT, NULL, "", 0, NULL, 0};
+  pmcp_buf meta = PMCP_BUF_INIT;
+  int rc = fetch_bytes(v, version, &x->data, &meta);
+  if (rc) {
+    pmcp_buf_dispose(&meta);
+    return rc;
+  }
+  x->meta = cJSON_ParseWithLength(meta.ptr ? meta.ptr : "{}",
+                                  meta.ptr ? meta.len : 2);
   pmcp_buf_dispose(&meta);
-  if (data.len > MAX_BYTES) {
-    pmcp_buf_dispose(&data);
-    cJSON_Delete(m);
-    return refuse(v, "is over 2 MiB");
-  }
-  if (!is_text((const unsigned char *)(data.ptr ? data.ptr : ""), data.len)) {
-    pmcp_buf_dispose(&data);
-    cJSON_Delete(m);
-    return refuse(v, "is binary");
-  }
-  const char *t = data.ptr ? data.ptr : "";
-  size_t len = data.len, nlines = 0;
-  size_t *ix = line_index(t, len, &nlines);
-  v->obj = cJSON_CreateObject();
-  if ((!ix && len) || !v->obj) {
-    free(ix);
-    pmcp_buf_dispose(&data);
-    cJSON_Delete(m);
+  if (x->data.len > MAX_BYTES)
+    return refuse(v, "is over 2 MiB"), 1;
+  if (!is_text((const unsigned char *)(x->data.ptr ? x->data.ptr : ""), x->data.len))
+    return refuse(v, "is binary"), 1;
+  x->t = x->data.ptr ? x->data.ptr : "";
+  x->len = x->data.len;
+  x->ix = line_index(x->t, x->len, &x->nlines);
+  if (!x->ix && x->len)
     return PMCP_ENOMEM;
-  }
+  assert(x->len <= MAX_BYTES);
+  assert(x->nlines <= x->len && (x->nlines == 0) == (x->len == 0));
+  return 0;
+}
+
+/* ---- render: the head, then the matches or a page of lines ------------- */
+
+/* v->obj: the fields every page of the content has. */
+static int render_head(pmcp__vctx *v, const content_text *x)
+{
+  v->obj = cJSON_CreateObject();
+  if (!v->obj)
+    return PMCP_ENOMEM;
   cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
   cJSON_AddStringToObject(v->obj, "view", "content");
   static const char *const mk[] = {"version", "path", "media_type", "size",
                                    "sha256", NULL};
   for (size_t i = 0; mk[i]; i++) {
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, mk[i]);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(x->meta, mk[i]);
     if (f && !cJSON_IsNull(f))
       cJSON_AddItemToObject(v->obj, mk[i], cJSON_Duplicate(f, 1));
   }
-  cJSON_AddNumberToObject(v->obj, "total_lines", (double)nlines);
-  cJSON_Delete(m);
+  cJSON_AddNumberToObject(v->obj, "total_lines", (double)x->nlines);
+  return 0;
+}
 
-  if (jgrep) {
-    regex_t re;
-    int rerr = regcomp(&re, jgrep->valuestring, REG_EXTENDED);
-    if (rerr) {
-      char why[160];
-      regerror(rerr, &re, why, sizeof why);
-      free(ix);
-      pmcp_buf_dispose(&data);
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.grep: not a valid extended "
-                             "regular expression (%s)",
-                             why);
-    }
-    v->items = cJSON_CreateArray();
-    v->list_name = "matches";
-    /* A block of contiguous matches is split at line boundaries when it
-     * outgrows a share of the budget, so each block fits a page: a
-     * continuation block says so ("continued"). */
-    int budget = pmcp__rs_budget(v->call);
-    size_t cap = budget > 1000 ? (size_t)(budget - 600) / 2 : 200;
-    size_t hits = 0, block_end = 0, block_tok = 0;
-    int open = 0, k_first = 1;
-    cJSON *block = NULL, *lines = NULL, *mlines = NULL;
-    char *line = malloc(len + 1);
-    for (size_t i = 0; line && i < nlines; i++) {
-      size_t ll = line_len(t, len, ix, nlines, i);
-      memcpy(line, t + ix[i], ll);
-      line[ll] = '\0';
-      regmatch_t at[1];
-      if (regexec(&re, line, 1, at, 0) != 0)
-        continue;
-      size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
-      hits++;
-      size_t from = i >= ctx ? i - ctx : 0;
-      size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
-      int cont = 0;
-      if (open && from <= block_end + 1) {
-        from = block_end + 1; /* overlaps the open block: the lines it lacks */
-        cont = 1;
-      }
-      for (size_t k = from; k <= to; k++) {
-        size_t kl = line_len(t, len, ix, nlines, k);
-        size_t tok = pmcp__rs_tokens(t + ix[k], kl) + 2;
-        if (!open || !cont || (block_tok + tok > cap && cJSON_GetArraySize(lines) > 0)) {
-          block = cJSON_CreateObject();
-          cJSON_AddNumberToObject(block, "start_line", (double)(k + 1));
-          if (open && cont)
-            cJSON_AddTrueToObject(block, "continued");
-          lines = cJSON_AddArrayToObject(block, "lines");
-          mlines = cJSON_AddArrayToObject(block, "match_lines");
-          cJSON_AddItemToArray(v->items, block);
-          block_tok = 0;
-          open = cont = 1;
-        }
-        if (tok > cap) {
-          /* a line longer than a block's share: the part that holds,
-           * from a little before the match (from its start for context
-           * lines), the whole line being in view=content */
-          size_t off = k == i ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
-          while (off > 0 && ((unsigned char)t[ix[k] + off] & 0xC0) == 0x80)
-            off--;
-          size_t n = line_cut(t + ix[k] + off, kl - off, cap);
-          cJSON_AddItemToArray(lines, str_n(t + ix[k] + off, n));
-          cJSON *cut = cJSON_GetObjectItemCaseSensitive(block, "cut_lines");
-          if (!cut)
-            cut = cJSON_AddArrayToObject(block, "cut_lines");
-          cJSON *c = cJSON_CreateObject();
-          cJSON_AddNumberToObject(c, "line", (double)(k + 1));
-          cJSON_AddNumberToObject(c, "from_byte", (double)off);
-          cJSON_AddNumberToObject(c, "bytes", (double)n);
-          cJSON_AddNumberToObject(c, "line_bytes", (double)kl);
-          cJSON_AddItemToArray(cut, c);
-          tok = cap;
-        } else {
-          cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
-        }
-        block_tok += tok;
-        if (k == i)
-          cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));
-      }
-      if (i < from) {
-        /* its line is shown already: in the block that holds it */
-        cJSON *b = cJSON_GetArrayItem(v->items, cJSON_GetArraySize(v->items) - 1);
-        while (b && b->prev && b != v->items->child && pmcp__jn(b, "start_line", 0) > (double)(i + 1))
-          b = b->prev;
-        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(b, "match_lines"),
-                             cJSON_CreateNumber((double)(i + 1)));
-      }
-      if (to > block_end || k_first)
-        block_end = to;
-      k_first = 0;
-    }
-    free(line);
-    regfree(&re);
-    cJSON_AddStringToObject(v->obj, "grep", jgrep->valuestring);
-    cJSON_AddNumberToObject(v->obj, "match_count", (double)hits);
-    free(ix);
-    pmcp_buf_dispose(&data);
-    return 0;
+/* The lines matching @p grep, with @p ctx lines around them, in blocks
+ * (v->items, "matches"). */
+static int render_grep(pmcp__vctx *v, const content_text *x, const char *grep, size_t ctx)
+{
+  const char *t = x->t;
+  size_t len = x->len, nlines = x->nlines;
+  const size_t *ix = x->ix;
+  regex_t re;
+  int rerr = regcomp(&re, grep, REG_EXTENDED);
+  if (rerr) {
+    char why[160];
+    regerror(rerr, &re, why, sizeof why);
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
+                           "view_options.grep: not a valid extended "
+                           "regular expression (%s)",
+                           why);
   }
+  v->items = cJSON_CreateArray();
+  v->list_name = "matches";
+  /* A block of contiguous matches is split at line boundaries when it
+   * outgrows a share of the budget, so each block fits a page: a
+   * continuation block says so ("continued"). */
+  int budget = pmcp__rs_budget(v->call);
+  size_t cap = budget > 1000 ? (size_t)(budget - 600) / 2 : 200;
+  size_t hits = 0, block_end = 0, block_tok = 0;
+  int open = 0, k_first = 1;
+  cJSON *block = NULL, *lines = NULL, *mlines = NULL;
+  char *line = malloc(len + 1);
+  for (size_t i = 0; line && i < nlines; i++) {
+    size_t ll = line_len(t, len, ix, nlines, i);
+    memcpy(line, t + ix[i], ll);
+    line[ll] = '\0';
+    regmatch_t at[1];
+    if (regexec(&re, line, 1, at, 0) != 0)
+      continue;
+    size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
+    hits++;
+    size_t from = i >= ctx ? i - ctx : 0;
+    size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
+    int cont = 0;
+    if (open && from <= block_end + 1) {
+      from = block_end + 1; /* overlaps the open block: the lines it lacks */
+      cont = 1;
+    }
+    for (size_t k = from; k <= to; k++) {
+      size_t kl = line_len(t, len, ix, nlines, k);
+      size_t tok = pmcp__rs_tokens(t + ix[k], kl) + 2;
+      if (!open || !cont || (block_tok + tok > cap && cJSON_GetArraySize(lines) > 0)) {
+        block = cJSON_CreateObject();
+        cJSON_AddNumberToObject(block, "start_line", (double)(k + 1));
+        if (open && cont)
+          cJSON_AddTrueToObject(block, "continued");
+        lines = cJSON_AddArrayToObject(block, "lines");
+        mlines = cJSON_AddArrayToObject(block, "match_lines");
+        cJSON_AddItemToArray(v->items, block);
+        block_tok = 0;
+        open = cont = 1;
+      }
+      if (tok > cap) {
+        /* a line longer than a block's share: the part that holds,
+         * from a little before the match (from its start for context
+         * lines), the whole line being in view=content */
+        size_t off = k == i ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
+        while (off > 0 && ((unsigned char)t[ix[k] + off] & 0xC0) == 0x80)
+          off--;
+        assert(off <= kl);
+        size_t n = line_cut(t + ix[k] + off, kl - off, cap);
+        cJSON_AddItemToArray(lines, str_n(t + ix[k] + off, n));
+        cJSON *cut = cJSON_GetObjectItemCaseSensitive(block, "cut_lines");
+        if (!cut)
+          cut = cJSON_AddArrayToObject(block, "cut_lines");
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "line", (double)(k + 1));
+        cJSON_AddNumberToObject(c, "from_byte", (double)off);
+        cJSON_AddNumberToObject(c, "bytes", (double)n);
+        cJSON_AddNumberToObject(c, "line_bytes", (double)kl);
+        cJSON_AddItemToArray(cut, c);
+        tok = cap;
+      } else {
+        cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
+      }
+      block_tok += tok;
+      if (k == i)
+        cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));
+    }
+    if (i < from) {
+      /* its line is shown already: in the block that holds it */
+      cJSON *b = cJSON_GetArrayItem(v->items, cJSON_GetArraySize(v->items) - 1);
+      while (b && b->prev && b != v->items->child && pmcp__jn(b, "start_line", 0) > (double)(i + 1))
+        b = b->prev;
+      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(b, "match_lines"),
+                           cJSON_CreateNumber((double)(i + 1)));
+    }
+    if (to > block_end || k_first)
+      block_end = to;
+    k_first = 0;
+  }
+  free(line);
+  regfree(&re);
+  cJSON_AddStringToObject(v->obj, "grep", grep);
+  cJSON_AddNumberToObject(v->obj, "match_count", (double)hits);
+  return 0;
+}
 
+/* A page of lines from @p start (or the cursor's line and column) that
+ * fits the budget, in v->obj. */
+static int render_page(pmcp__vctx *v, const content_text *x, size_t start)
+{
+  const char *t = x->t;
+  size_t len = x->len, nlines = x->nlines;
+  const size_t *ix = x->ix;
   size_t col = 0; /* a cursor inside a line too long for one page */
   if (v->state && pmcp__jn(v->state, "line", 0) >= 1) {
     start = (size_t)pmcp__jn(v->state, "line", 1);
@@ -449,8 +516,6 @@ int pmcp__view_content(pmcp__vctx *v)
     col = c > 0 ? (size_t)c : 0;
   }
   if (nlines == 0 ? start > 1 : start > nlines) {
-    free(ix);
-    pmcp_buf_dispose(&data);
     cJSON_Delete(v->obj);
     v->obj = NULL;
     return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
@@ -458,18 +523,16 @@ int pmcp__view_content(pmcp__vctx *v)
                            "(%zu lines)",
                            start, nlines);
   }
+  /* section() and line_part() read from line start, which is in the text */
+  assert(start >= 1 && (nlines ? start <= nlines : start == 1));
+  if (col)
+    return line_part(v, t, len, ix, nlines, start, col);
   /* The page: as many whole 40-line sections as the budget holds (a
    * bigger budget gives bigger pages); fewer lines when not even one
    * section fits. */
   size_t max_k = nlines >= start ? (nlines - start + SECTION_LINES) / SECTION_LINES : 1;
   size_t lo = 0, hi = 0;
   cJSON *best = NULL;
-  if (col) {
-    int rc = line_part(v, t, len, ix, nlines, start, col);
-    free(ix);
-    pmcp_buf_dispose(&data);
-    return rc;
-  }
   for (size_t k = 1; k <= max_k; k = k * 2 > max_k && k < max_k ? max_k : k * 2) {
     size_t end;
     cJSON *sec = section(v->obj, t, len, ix, nlines, start, k * SECTION_LINES, &end);
@@ -486,6 +549,8 @@ int pmcp__view_content(pmcp__vctx *v)
     if (k == max_k)
       break;
   }
+  /* lo sections fit and hi do not (0: none tried past lo) */
+  assert(!hi || lo < hi);
   while (lo && hi > lo + 1) {
     size_t mid = lo + (hi - lo) / 2, end;
     cJSON *sec = section(v->obj, t, len, ix, nlines, start, mid * SECTION_LINES, &end);
@@ -503,12 +568,11 @@ int pmcp__view_content(pmcp__vctx *v)
   if (best) {
     cJSON_Delete(v->obj);
     v->obj = best;
-    free(ix);
-    pmcp_buf_dispose(&data);
     return 0;
   }
   size_t want = SECTION_LINES / 2;
   for (;;) {
+    assert(want >= 1);
     size_t end;
     cJSON *sec = section(v->obj, t, len, ix, nlines, start, want, &end);
     /* 160 tokens stay free for the cursor entity.c adds. */
@@ -516,10 +580,7 @@ int pmcp__view_content(pmcp__vctx *v)
       if (want == 1 && !pmcp__rs_fits(v->call, sec, 160)) {
         /* One line too long for the budget: it is read in parts */
         cJSON_Delete(sec);
-        int rc = line_part(v, t, len, ix, nlines, start, 0);
-        free(ix);
-        pmcp_buf_dispose(&data);
-        return rc;
+        return line_part(v, t, len, ix, nlines, start, 0);
       }
       cJSON_Delete(v->obj);
       v->obj = sec;
@@ -530,7 +591,20 @@ int pmcp__view_content(pmcp__vctx *v)
   }
   /* entity.c turns next_start_line into next_cursor, pinned to this
    * version. */
-  free(ix);
-  pmcp_buf_dispose(&data);
   return 0;
+}
+
+int pmcp__view_content(pmcp__vctx *v)
+{
+  content_opts p;
+  if (parse(v, &p))
+    return 0;
+  content_text x;
+  int rc = fetch(v, p.version, &x);
+  if (!rc)
+    rc = render_head(v, &x);
+  if (!rc)
+    rc = p.grep ? render_grep(v, &x, p.grep, p.ctx) : render_page(v, &x, p.start);
+  text_free(&x);
+  return rc < 0 ? rc : 0;
 }

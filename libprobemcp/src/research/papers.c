@@ -51,20 +51,7 @@ static int cats_match(const char *have, const pmcp_call *call)
   for (size_t i = 0; i < n; i++) {
     const char *want = NULL;
     pmcp_arg_string_at(call, "categories", i, &want);
-    size_t wl = strlen(want);
-    int hit = 0;
-    for (const char *p = have; p && *p && !hit;) {
-      while (*p == ' ')
-        p++;
-      const char *e = p;
-      while (*e && *e != ' ')
-        e++;
-      size_t l = (size_t)(e - p);
-      hit = l && ((l == wl && !strncmp(p, want, l)) ||
-                  (l > wl && !strncmp(p, want, wl) && p[wl] == '.'));
-      p = e;
-    }
-    if (!hit)
+    if (!want || !pmcp__papers_cats_match(have, &want, 1))
       return 0;
   }
   return 1;

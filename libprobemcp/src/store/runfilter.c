@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/runpage.h"
 #include "store/runsql.h"
 #include "util/isotime.h"
 
@@ -59,6 +60,11 @@ typedef struct rf {
   int64_t tenant, project;
   size_t words;      /* bitmap size in 64-bit words */
   uint64_t *scope;   /* the project's live runs */
+  /* Set (runpage.c): the walks read the runs this SQL keeps (" AND ..."
+   * over runs r, ?3 the tenant, texts from ?8), not the bitmaps. */
+  const char *where;
+  const char *const *wtxt;
+  int wn;
 } rf;
 
 /* ---- bitmaps ------------------------------------------------------------ */
@@ -360,7 +366,7 @@ static int attr_in(rf *c, const char *path, const cJSON *list, uint64_t *out)
 
 /* The run row's column behind a text sys/ path, or NULL. A run lists the
  * path only when the column is not empty (names default to the id). */
-static const char *run_col(const char *path)
+const char *pmcp__rf_run_col(const char *path)
 {
   static const char *const cols[][2] = {
     {"sys/state", "r.status"}, {"sys/name", "r.name"}, {"sys/id", "r.slug"}};
@@ -373,7 +379,7 @@ static const char *run_col(const char *path)
 /* The literal prefix of a pattern "^literal" (no metacharacter after the
  * anchor: the pattern then matches exactly the texts starting with it),
  * copied to @p out; 0 when the pattern is anything else. */
-static int literal_prefix(const char *re, char *out, size_t size)
+int pmcp__rf_literal_prefix(const char *re, char *out, size_t size)
 {
   if (re[0] != '^')
     return 0;
@@ -427,7 +433,7 @@ static int col_leaf(rf *c, const char *col, const char *op, const cJSON *v, uint
   int neg = !strcmp(op, "ne") || !strcmp(op, "not_in");
   int ordered = is_cmp(op) && strcmp(op, "eq") && cJSON_IsString(v);
   int pre = !strcmp(op, "matches") && cJSON_IsString(v) &&
-            literal_prefix(v->valuestring, prefix, sizeof prefix);
+            pmcp__rf_literal_prefix(v->valuestring, prefix, sizeof prefix);
   if (!exists && !eq && !neg && !ordered && !pre)
     return 1;
   if (!out)
@@ -516,7 +522,7 @@ static int tags_leaf(rf *c, const char *op, const cJSON *v, uint64_t *out)
 
 static int sys_leaf(rf *c, const char *path, const char *op, const cJSON *v, uint64_t *out)
 {
-  const char *col = run_col(path);
+  const char *col = pmcp__rf_run_col(path);
   if (col)
     return col_leaf(c, col, op, v, out);
   if (!strcmp(path, "sys/tags"))
@@ -578,7 +584,7 @@ static int attr_leaf(rf *c, const cJSON *cond, uint64_t *out)
 /* ---- series conditions -------------------------------------------------- */
 
 /* The column a series summary is listed from. */
-static const char *series_expr(const char *fn)
+const char *pmcp__rf_series_expr(const char *fn)
 {
   static const char *const cols[][2] = {
     {"last", "last"}, {"first", "first"}, {"min", "vmin"}, {"max", "vmax"}, {"count", "count"},
@@ -660,7 +666,7 @@ static int series_leaf(rf *c, const cJSON *cond, uint64_t *out)
         out[i] = ~out[i];
     return rc;
   }
-  const char *e = series_expr(fn);
+  const char *e = pmcp__rf_series_expr(fn);
   int ne = !strcmp(op, "ne");
   if (!e || !cJSON_IsNumber(v) || (!ne && !is_cmp(op)) ||
       !(v->valuedouble > -MAX_EXACT && v->valuedouble < MAX_EXACT))
@@ -901,11 +907,13 @@ typedef struct swalk {
 static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, double x)
 {
   int64_t max = (int64_t)c->words * 64;
-  if (id < 0 || id >= max || !bm_has(c->scope, id))
-    return 0;
-  bm_set(w->valued, id);
-  if (!bm_has(m, id))
-    return 0;
+  if (!c->where) {
+    if (id < 0 || id >= max || !bm_has(c->scope, id))
+      return 0;
+    bm_set(w->valued, id);
+    if (!bm_has(m, id))
+      return 0;
+  }
   if (!w->have_raw || x != w->raw) {
     w->raw = x;
     w->lv = pmcp__rt_listed(x);
@@ -933,25 +941,71 @@ static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, dou
   return 0;
 }
 
+/* The rest of a series sort's page (c->where set): the runs kept without
+ * a value of the sort, newest first, after the valued ones placed. */
+static int walk_unvalued(rf *c, const pmcp__rt_sort *so, const char *e, page *p)
+{
+  size_t skip = p->offset > p->pos ? p->offset - p->pos : 0;
+  char sql[2600];
+  if (strlen(c->where) + 500 > sizeof sql)
+    return 1;
+  snprintf(sql, sizeof sql,
+           "SELECT r.id FROM runs r WHERE r.tenant_id=?3 AND r.project_id=?7 AND r.deleted=0%s"
+           " AND NOT EXISTS(SELECT 1 FROM series s WHERE s.run_id=r.id AND s.key=?1 AND"
+           " s.scale=?2 AND s.tenant_id=?3 AND %s IS NOT NULL)"
+           " ORDER BY r.created DESC, r.id DESC LIMIT ?4 OFFSET ?5", c->where, e);
+  pmcp__stmt *st;
+  int rc = pmcp__sql_prep_text(c->s, c->q, sql, &st);
+  if (rc)
+    return rc;
+  pmcp__st_bind_text(st, 1, so->series);
+  pmcp__st_bind_text(st, 2, so->scale ? so->scale : "step");
+  pmcp__st_bind_int64(st, 3, c->tenant);
+  pmcp__st_bind_int64(st, 4, (int64_t)(p->need - p->pos - skip));
+  pmcp__st_bind_int64(st, 5, (int64_t)skip);
+  pmcp__st_bind_int64(st, 6, 0);
+  pmcp__st_bind_int64(st, 7, c->project);
+  for (int i = 0; i < c->wn; i++)
+    pmcp__st_bind_text(st, 8 + i, c->wtxt[i]);
+  p->pos += skip;
+  int src;
+  while (p->pos < p->need && (src = pmcp__st_step(st)) == PMCP__ROW)
+    put_id(p, pmcp__st_int64(st, 0));
+  if (p->pos < p->need && src != PMCP__DONE)
+    rc = pmcp__st_err(c->s, st, "read the run table");
+  pmcp__sql_release(c->q, st);
+  return rc;
+}
+
 /* The page for a series sort: the key's series in value order, ties (equal
  * once rounded) in the store's order, then the matches without a value in
  * the store's order. */
 static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *p)
 {
-  const char *e = series_expr(so->function);
+  const char *e = pmcp__rf_series_expr(so->function);
   const char *dir = so->desc ? "DESC" : "ASC", *cmp = so->desc ? "<" : ">";
-  char sql[2][800];
-  /* (value, run id) order: the index's for `last`, and a key to continue */
+  char sql[2][2400];
+  /* (value, run id) order: the index's for `last`, and a key to continue;
+   * with a SQL condition, each row joined to its run and checked */
+  char from[2000] = "FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND";
+  if (c->where && strlen(c->where) + 300 > sizeof from)
+    return 1;
+  if (c->where)
+    snprintf(from, sizeof from,
+             "FROM series s %s runs r ON r.id=s.run_id WHERE s.key=?1 AND s.scale=?2 AND"
+             " s.tenant_id=?3 AND r.tenant_id=?3 AND r.project_id=?7 AND r.deleted=0%s AND",
+             PMCP__SQL_PICK(c->q, "CROSS JOIN", "JOIN"), c->where);
+  const char *rid = c->where ? "s.run_id" : "run_id";
   snprintf(sql[0], sizeof sql[0],
-           "SELECT run_id, %s FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND"
-           " %s IS NOT NULL ORDER BY %s %s, run_id %s LIMIT ?4", e, e, e, dir, dir);
+           "SELECT %s, %s %s %s IS NOT NULL ORDER BY %s %s, %s %s LIMIT ?4", rid, e, from, e, e,
+           dir, rid, dir);
   snprintf(sql[1], sizeof sql[1],
-           "SELECT run_id, %s FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND"
-           " %s IS NOT NULL AND %s %s= ?5 AND (%s %s ?5 OR run_id %s ?6)"
-           " ORDER BY %s %s, run_id %s LIMIT ?4", e, e, e, cmp, e, cmp, cmp, e, dir, dir);
-  swalk w = {NULL, 0, 64, 0, 0, 0, 0, 0, bm_new(c, 0)};
+           "SELECT %s, %s %s %s IS NOT NULL AND %s %s= ?5 AND (%s %s ?5 OR %s %s ?6)"
+           " ORDER BY %s %s, %s %s LIMIT ?4", rid, e, from, e, e, cmp, e, cmp, rid, cmp, e,
+           dir, rid, dir);
+  swalk w = {NULL, 0, 64, 0, 0, 0, 0, 0, c->where ? NULL : bm_new(c, 0)};
   w.g = malloc(w.cap * sizeof *w.g);
-  int rc = !w.valued || !w.g ? PMCP_ENOMEM : 0, more = 1, first = 1;
+  int rc = (!c->where && !w.valued) || !w.g ? PMCP_ENOMEM : 0, more = 1, first = 1;
   int64_t batch = BATCH_MIN, last_id = 0;
   double last_x = 0;
   while (!rc && more && !w.done) {
@@ -966,6 +1020,15 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
     if (!first) {
       pmcp__st_bind_double(st, 5, last_x);
       pmcp__st_bind_int64(st, 6, last_id);
+    } else if (c->where) {
+      /* ?5 and ?6 unused on the first batch: bound all the same */
+      pmcp__st_bind_double(st, 5, 0);
+      pmcp__st_bind_int64(st, 6, 0);
+    }
+    if (c->where) {
+      pmcp__st_bind_int64(st, 7, c->project);
+      for (int i = 0; i < c->wn; i++)
+        pmcp__st_bind_text(st, 8 + i, c->wtxt[i]);
     }
     int src;
     while (!rc && !w.done && (src = pmcp__st_step(st)) == PMCP__ROW) {
@@ -982,7 +1045,9 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
   }
   if (!rc && !w.done && w.n)
     rc = flush_group(c, w.g, w.n, p);
-  if (!rc && !w.done && p->pos < p->need) {
+  if (!rc && !w.done && p->pos < p->need && c->where) {
+    rc = walk_unvalued(c, so, e, p);
+  } else if (!rc && !w.done && p->pos < p->need) {
     /* every valued run was seen: the rest have no value */
     for (size_t i = 0; i < c->words; i++)
       w.valued[i] = m[i] & ~w.valued[i];
@@ -993,12 +1058,21 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
   return rc;
 }
 
+int pmcp__rf_series_where(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t project,
+                          const pmcp__rt_sort *so, const char *where, const char *const *txt,
+                          int n_txt, size_t offset, size_t limit, pmcp__rt_page *out)
+{
+  rf c = {s, q, tenant, project, 0, NULL, where, txt, n_txt};
+  page p = {out, offset, offset + limit, 0};
+  return walk_series(&c, so, NULL, &p);
+}
+
 /* Whether the sort can be answered here (0) or not (1). */
 static int sort_exact(rf *c, const pmcp__rt_sort *so)
 {
   if (!so)
     return 0;
-  if (so->attr || so->labels || !so->series || !series_expr(so->function))
+  if (so->attr || so->labels || !so->series || !pmcp__rf_series_expr(so->function))
     return 1;
   int one = one_series(c, so->series, so->scale ? so->scale : "step");
   return one < 0 ? one : !one;
@@ -1045,7 +1119,7 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
   pmcp__sql *q = pmcp__rt_sql(s);
   if (!q)
     return PMCP_EUNSUPPORTED;
-  rf c = {s, q, t.id, 0, 0, NULL};
+  rf c = {s, q, t.id, 0, 0, NULL, NULL, NULL, 0};
   uint64_t *m = NULL;
   int own = 0;
   int rc = pmcp__rt_read_begin(s, q, t, &own);
@@ -1055,6 +1129,14 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
     goto out;
   /* every condition and the sort exact, before any scan */
   if ((rc = filter_bits(&c, rq->filter, NULL)) || (rc = sort_exact(&c, rq->sort)))
+    goto out;
+  out->ids = malloc((rq->limit ? rq->limit : 1) * sizeof *out->ids);
+  if (!out->ids) {
+    rc = PMCP_ENOMEM;
+    goto out;
+  }
+  /* conditions on the run row and its tags: read in the page's order */
+  if ((rc = pmcp__rp_page(s, q, t.id, c.project, rq, out)) != 1)
     goto out;
   int64_t max_id = 0;
   if ((rc = max_run_id(&c, &max_id)))
@@ -1066,8 +1148,7 @@ int pmcp__store_run_page(pmcp_store *s, pmcp_tenant t, const pmcp__rt_page_query
   c.words = (size_t)(max_id / 64 + 1);
   c.scope = bm_new(&c, 0);
   m = bm_new(&c, 1);
-  out->ids = malloc((rq->limit ? rq->limit : 1) * sizeof *out->ids);
-  if (!c.scope || !m || !out->ids) {
+  if (!c.scope || !m) {
     rc = PMCP_ENOMEM;
     goto out;
   }

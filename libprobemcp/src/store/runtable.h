@@ -94,9 +94,11 @@ typedef struct pmcp__rt_page {
   int64_t *ids;                /* the page's runs (store ids), in order */
   size_t n;
   size_t total;                /* runs the filter matches */
+  int estimated;               /* total is a lower bound (counting stopped) */
 } pmcp__rt_page;
 
-/* list_runs answered whole in SQL: the number of matching runs and the
+/* list_runs answered whole in SQL: the number of matching runs (or, with
+ * estimated set, a lower bound past the page's end) and the
  * ids of page [offset, offset + limit) in the evaluator's order (ties and
  * the unsorted order: newest first; runs without a sort value last), with
  * exactly the evaluator's semantics. PMCP_EUNSUPPORTED when the backend

@@ -379,6 +379,7 @@ typedef struct lr_page {
   size_t n_hits;
   size_t first;       /* the page's first hit */
   size_t total;       /* runs the filter matches */
+  int estimated;      /* total is a lower bound */
   int from_table;     /* rows from the store's run table: attributes to complete */
   cJSON **page_attrs; /* the page's stored attributes (from_table), or NULL */
   size_t n_attrs;
@@ -404,7 +405,7 @@ static int fetch_table(pmcp_call *call, pmcp__tracking *tk, const lr_args *a,
   pmcp__trk_run *table = NULL;
   size_t n_table = 0;
   int rc = pmcp__trk_run_page(call, tk, project, a->fjson, so, (size_t)a->offset,
-                              (size_t)a->limit, &table, &n_table, &p->total);
+                              (size_t)a->limit, &table, &n_table, &p->total, &p->estimated);
   if (rc == PMCP_EUNSUPPORTED)
     rc = pmcp__trk_run_scan(call, tk, project, a->fjson, a->f, so, (size_t)a->offset,
                             (size_t)a->limit, &table, &n_table, &p->total);
@@ -582,6 +583,8 @@ static int lr_render(pmcp_call *call, pmcp__tracking *tk, const lr_args *a, lr_p
   }
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "project", project);
+  if (p->estimated)
+    cJSON_AddTrueToObject(root, "total_estimated");
   return pmcp__trk_emit(call, root, "rows", rows, (size_t)a->offset, p->total);
 }
 

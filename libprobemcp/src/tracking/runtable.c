@@ -342,11 +342,13 @@ out:
 
 int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                        const cJSON *filter, const pmcp__sort *sort, size_t offset,
-                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total)
+                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total,
+                       int *estimated)
 {
   *out = NULL;
   *n_out = 0;
   *total = 0;
+  *estimated = 0;
   cJSON *fcopy = filter ? cJSON_Duplicate(filter, 1) : NULL;
   cJSON *paths = cJSON_CreateArray(), *keys = cJSON_CreateArray();
   int tags = 0, rc = PMCP_ENOMEM;
@@ -378,8 +380,10 @@ int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
     rc = 1;
   }
   pthread_mutex_unlock(tk->rs->lock);
-  if (rc == 0)
+  if (rc == 0) {
     *total = pg.total;
+    *estimated = pg.estimated;
+  }
   pmcp__rt_page_dispose(&pg);
 out:
   cJSON_Delete(paths);

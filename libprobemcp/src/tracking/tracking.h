@@ -192,14 +192,16 @@ int pmcp__trk_run_scan(pmcp_call *call, pmcp__tracking *tk, const char *project,
                        size_t *total);
 
 /* list_runs answered whole by the store (pmcp__store_run_page): *total
- * runs match @p filter, and *out holds rows (as pmcp__trk_run_scan's) of
+ * runs match @p filter (*estimated set: at least that many; the store
+ * stopped counting past the page), and *out holds rows (as pmcp__trk_run_scan's) of
  * page [offset, offset + limit) in order. Returns 0, 1 after sending an
  * error, PMCP_EUNSUPPORTED when the store cannot answer this filter and
  * sort exactly (take pmcp__trk_run_scan's), or a negative
  * code. */
 int pmcp__trk_run_page(pmcp_call *call, pmcp__tracking *tk, const char *project,
                        const cJSON *filter, const pmcp__sort *sort, size_t offset,
-                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total);
+                       size_t limit, pmcp__trk_run **out, size_t *n_out, size_t *total,
+                       int *estimated);
 
 /* A stable merge sort with a context; @p tmp has room for @p n elements. */
 void pmcp__trk_msort(void *base, size_t n, size_t size, void *tmp,

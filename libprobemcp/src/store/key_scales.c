@@ -56,15 +56,18 @@ int pmcp__store_key_split(pmcp_store *s, pmcp_tenant t, const char *project,
     return rc;
   const char *p[] = {tid, project, key, scale};
   pmcp__db_res *r = NULL;
-  /* labelled series of runs that have no unlabelled series of the key */
-  rc = pmcp__db_query(s,
-                      "SELECT DISTINCT se.labels FROM series se JOIN runs r ON r.id=se.run_id"
-                      " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"
-                      " AND p.slug=$2 AND r.deleted=0 AND se.key=$3 AND se.scale=$4"
-                      " AND se.labels<>'{}' AND NOT EXISTS (SELECT 1 FROM series u"
-                      " WHERE u.run_id=se.run_id AND u.key=se.key AND u.scale=se.scale"
-                      " AND u.labels='{}') ORDER BY se.labels LIMIT 4",
-                      4, p, &r);
+  /* labelled series of runs that have no unlabelled series of the key;
+   * "labels <> '{}'" as the two ranges either side of it, so that
+   * series_key_shape reads only labelled series (not every run's) */
+#define LABELLED(cmp)                                                                       \
+  "SELECT se.labels FROM series se JOIN runs r ON r.id=se.run_id"                          \
+  " JOIN projects p ON p.id=r.project_id WHERE p.tenant_id=$1"                             \
+  " AND p.slug=$2 AND r.deleted=0 AND se.key=$3 AND se.scale=$4"                           \
+  " AND se.labels" cmp "'{}' AND NOT EXISTS (SELECT 1 FROM series u"                        \
+  " WHERE u.run_id=se.run_id AND u.key=se.key AND u.scale=se.scale AND u.labels='{}')"
+  rc = pmcp__db_query(s, LABELLED("<") " UNION " LABELLED(">") " ORDER BY 1 LIMIT 4", 4, p,
+                      &r);
+#undef LABELLED
   size_t used = 0;
   for (size_t i = 0; !rc && i < pmcp__db_nrows(r) && used < outlen; i++) {
     const char *v = pmcp__db_get(r, i, 0);

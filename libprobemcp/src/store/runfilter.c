@@ -882,10 +882,12 @@ static int flush_group(rf *c, member *g, size_t n, page *p)
     p->pos += n;
     return 0;
   }
-  qsort(g, n, sizeof *g, by_id);
-  int rc = group_created(c, g, n);
-  if (rc)
-    return rc;
+  if (!c->where) { /* with a SQL condition the walk read them */
+    qsort(g, n, sizeof *g, by_id);
+    int rc = group_created(c, g, n);
+    if (rc)
+      return rc;
+  }
   if (n > 1)
     qsort(g, n, sizeof *g, newest_first);
   for (size_t i = 0; i < n; i++)
@@ -904,7 +906,8 @@ typedef struct swalk {
 } swalk;
 
 /* Takes one row (run @p id, value @p x) of the walk in value order. */
-static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, double x)
+static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, double x,
+                    int64_t created)
 {
   int64_t max = (int64_t)c->words * 64;
   if (!c->where) {
@@ -937,7 +940,7 @@ static int walk_row(rf *c, swalk *w, const uint64_t *m, page *p, int64_t id, dou
   }
   w->glv = w->lv;
   w->g[w->n].id = id;
-  w->g[w->n++].created = 0;
+  w->g[w->n++].created = created;
   return 0;
 }
 
@@ -995,14 +998,14 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
              "FROM series s %s runs r ON r.id=s.run_id WHERE s.key=?1 AND s.scale=?2 AND"
              " s.tenant_id=?3 AND r.tenant_id=?3 AND r.project_id=?7 AND r.deleted=0%s AND",
              PMCP__SQL_PICK(c->q, "CROSS JOIN", "JOIN"), c->where);
-  const char *rid = c->where ? "s.run_id" : "run_id";
+  const char *rid = c->where ? "s.run_id" : "run_id", *crt = c->where ? "r.created" : "0";
   snprintf(sql[0], sizeof sql[0],
-           "SELECT %s, %s %s %s IS NOT NULL ORDER BY %s %s, %s %s LIMIT ?4", rid, e, from, e, e,
-           dir, rid, dir);
+           "SELECT %s, %s, %s %s %s IS NOT NULL ORDER BY %s %s, %s %s LIMIT ?4", rid, e, crt,
+           from, e, e, dir, rid, dir);
   snprintf(sql[1], sizeof sql[1],
-           "SELECT %s, %s %s %s IS NOT NULL AND %s %s= ?5 AND (%s %s ?5 OR %s %s ?6)"
-           " ORDER BY %s %s, %s %s LIMIT ?4", rid, e, from, e, e, cmp, e, cmp, rid, cmp, e,
-           dir, rid, dir);
+           "SELECT %s, %s, %s %s %s IS NOT NULL AND %s %s= ?5 AND (%s %s ?5 OR %s %s ?6)"
+           " ORDER BY %s %s, %s %s LIMIT ?4", rid, e, crt, from, e, e, cmp, e, cmp, rid, cmp,
+           e, dir, rid, dir);
   swalk w = {NULL, 0, 64, 0, 0, 0, 0, 0, c->where ? NULL : bm_new(c, 0)};
   w.g = malloc(w.cap * sizeof *w.g);
   int rc = (!c->where && !w.valued) || !w.g ? PMCP_ENOMEM : 0, more = 1, first = 1;
@@ -1035,7 +1038,7 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
       last_id = pmcp__st_int64(st, 0);
       last_x = pmcp__st_double(st, 1);
       rows++;
-      rc = walk_row(c, &w, m, p, last_id, last_x);
+      rc = walk_row(c, &w, m, p, last_id, last_x, pmcp__st_int64(st, 2));
     }
     if (!rc && !w.done && src != PMCP__DONE)
       rc = pmcp__st_err(c->s, st, "read the run table");

@@ -61,7 +61,7 @@ typedef struct rf {
   size_t words;      /* bitmap size in 64-bit words */
   uint64_t *scope;   /* the project's live runs */
   /* Set (runpage.c): the walks read the runs this SQL keeps (" AND ..."
-   * over runs r, ?3 the tenant, texts from ?8), not the bitmaps. */
+   * over runs r, texts from ?8), not the bitmaps. */
   const char *where;
   const char *const *wtxt;
   int wn;

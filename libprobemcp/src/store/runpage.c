@@ -36,15 +36,15 @@ typedef struct pred {
   const char *txt[MAX_BINDS];
   char *own[MAX_BINDS];      /* bounds made here */
   int n, n_own;
-  int tph, base;             /* placeholders: the tenant, the first text */
+  int base;                  /* the first text's placeholder */
   int hint;                  /* SQLite: keep ranges off the indexes (a walk in order) */
+  const char *driven;        /* a tag the read joins already: not checked again */
 } pred;
 
-static void pred_init(pred *p, int tph, int base, int hint)
+static void pred_init(pred *p, int base, int hint)
 {
   memset(p, 0, sizeof *p);
   p->sql = (pmcp_buf)PMCP_BUF_INIT;
-  p->tph = tph;
   p->base = base;
   p->hint = hint;
 }
@@ -155,7 +155,8 @@ static int put_col(pred *p, const pmcp__sql *q, const char *col, const char *op,
   return rc ? PMCP_ENOMEM : 0;
 }
 
-/* sys/tags: contains, contains_any, contains_all, whole tags. */
+/* sys/tags: contains, contains_any, contains_all, whole tags. The run's
+ * tags are its tenant's (no tenant_id: the primary key alone answers). */
 static int put_tags(pred *p, const char *op, const cJSON *v)
 {
   int all = !strcmp(op, "contains_all"), any = !strcmp(op, "contains_any");
@@ -164,14 +165,15 @@ static int put_tags(pred *p, const char *op, const cJSON *v)
   const cJSON *it = cJSON_IsString(v) ? v : v->child;
   int rc = 0, n = 0;
   for (; it; it = cJSON_IsString(v) ? NULL : it->next) {
+    if (!any && p->driven && it->valuestring == p->driven)
+      continue;
     int k = cJSON_IsString(it) ? ph(p, it->valuestring) : 0;
     if (!k)
       return 1;
     if (!any || !n)
       rc |= pmcp__buf_printf(&p->sql,
                              " AND EXISTS(SELECT 1 FROM tags x WHERE x.owner_kind='run' AND"
-                             " x.owner_id=r.id AND x.tenant_id=?%d AND x.tag%s",
-                             p->tph, any ? " IN (" : "=");
+                             " x.owner_id=r.id AND x.tag%s", any ? " IN (" : "=");
     rc |= pmcp__buf_printf(&p->sql, "%s?%d%s", any && n ? "," : "", k, any ? "" : ")");
     n++;
   }
@@ -248,6 +250,9 @@ static int count1(rp *c, const char *sql, const pred *p, int project, const int6
 }
 
 #define SCOPE "r.tenant_id=?1 AND r.project_id=?2 AND r.deleted=0"
+/* A run looked up by id: its project is its tenant's, and the check is
+ * then a covering index probe (runs_project_live) */
+#define SCOPE_OF_ID "r.project_id=?2 AND r.deleted=0"
 
 /* A condition's own index: a run column condition over the project's
  * runs, or one tag (a contains, or a member of a contains_all). */
@@ -282,7 +287,7 @@ static int driver_count(rp *c, const driver *d, int64_t cap, int64_t *out)
   char sql[1200];
   if (d->tag) {
     pred p;
-    pred_init(&p, 1, 2, 0);
+    pred_init(&p, 2, 0);
     ph(&p, d->tag);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM (SELECT 1 FROM tags g WHERE g.owner_kind='run' AND"
@@ -292,7 +297,7 @@ static int driver_count(rp *c, const driver *d, int64_t cap, int64_t *out)
     return rc;
   }
   pred p;
-  pred_init(&p, 1, 3, 0);
+  pred_init(&p, 3, 0);
   int rc = put_cond(&p, c->q, d->cond);
   if (!rc && p.sql.len + 200 > sizeof sql)
     rc = 1;
@@ -317,7 +322,7 @@ static int from_where(rp *c, const driver *d, pred *p, pmcp_buf *out)
       return 1;
     rc = pmcp__buf_printf(out,
                           " FROM tags g %s runs r ON r.id=g.owner_id WHERE g.owner_kind='run'"
-                          " AND g.tag=?%d AND g.tenant_id=?1 AND " SCOPE,
+                          " AND g.tag=?%d AND g.tenant_id=?1 AND " SCOPE_OF_ID,
                           PMCP__SQL_PICK(c->q, "CROSS JOIN", "JOIN"), k);
   } else {
     rc = pmcp__buf_puts(out, " FROM runs r WHERE " SCOPE);
@@ -449,7 +454,7 @@ static int read_driver(rp *c, const driver *d, pred *p, const pmcp__rt_page_quer
 static int walk_page(rp *c, const pmcp__rt_page_query *rq, pmcp__rt_page *out)
 {
   pred w;
-  pred_init(&w, rq->sort ? 3 : 1, rq->sort ? 8 : 3, !c->q->ops->pg);
+  pred_init(&w, rq->sort ? 8 : 3, !c->q->ops->pg);
   int rc = put_filter(&w, c->q, rq->filter);
   if (!rc && rq->sort) {
     rc = pmcp__rf_series_where(c->s, c->q, c->tenant, c->project, rq->sort,
@@ -483,9 +488,10 @@ static int count_total(rp *c, const driver *d, const pmcp__rt_page_query *rq,
                        pmcp__rt_page *out)
 {
   pred p;
-  pred_init(&p, 1, 3, 0);
+  pred_init(&p, 3, 0);
   pmcp_buf sql = PMCP_BUF_INIT;
   int64_t cap = (int64_t)(rq->offset + rq->limit) + PMCP__RP_COUNT_PAST, n = 0;
+  p.driven = d ? d->tag : NULL;
   int rc = put_filter(&p, c->q, rq->filter);
   if (!rc && !(rc = pmcp__buf_puts(&sql, "SELECT count(*) FROM (SELECT 1") ? PMCP_ENOMEM : 0))
     rc = from_where(c, d, &p, &sql);
@@ -512,7 +518,7 @@ int pmcp__rp_page(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t project,
     return 1;
   /* every condition stated here, before any read */
   pred all;
-  pred_init(&all, 1, 3, 0);
+  pred_init(&all, 3, 0);
   int rc = put_filter(&all, q, rq->filter);
   pred_free(&all);
   driver d[MAX_DRIVERS];
@@ -534,7 +540,8 @@ int pmcp__rp_page(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t project,
     return rc;
   if (best >= 0) {
     pred p;
-    pred_init(&p, 1, 3, 0);
+    pred_init(&p, 3, 0);
+    p.driven = d[best].tag;
     rc = put_filter(&p, q, rq->filter);
     if (!rc)
       rc = read_driver(&c, &d[best], &p, rq, out);

@@ -23,7 +23,7 @@ int pmcp__rp_page(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t project,
 
 /* runfilter.c: page [offset, offset + limit) of a series sort over the
  * project's live runs that the SQL @p where keeps (" AND ..." over runs
- * r, ?3 the tenant, its texts @p txt bound from ?8), appended to out->ids
+ * r, its texts @p txt bound from ?8), appended to out->ids
  * (room for @p limit). @return 0; store errors. */
 int pmcp__rf_series_where(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t project,
                           const pmcp__rt_sort *so, const char *where, const char *const *txt,

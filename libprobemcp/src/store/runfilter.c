@@ -993,11 +993,18 @@ static int walk_series(rf *c, const pmcp__rt_sort *so, const uint64_t *m, page *
   char from[2000] = "FROM series WHERE key=?1 AND scale=?2 AND tenant_id=?3 AND";
   if (c->where && strlen(c->where) + 300 > sizeof from)
     return 1;
-  if (c->where)
+  /* each row's run looked up by id in the index's order: PostgreSQL
+   * would rather hash every run of the project (see runpage.c) */
+  if (c->where && c->q->ops->pg)
     snprintf(from, sizeof from,
-             "FROM series s %s runs r ON r.id=s.run_id WHERE s.key=?1 AND s.scale=?2 AND"
+             "FROM series s CROSS JOIN LATERAL (SELECT r.created FROM runs r WHERE"
+             " r.id=s.run_id AND r.tenant_id=?3 AND r.project_id=?7 AND r.deleted=0%s OFFSET 0)"
+             " r WHERE s.key=?1 AND s.scale=?2 AND s.tenant_id=?3 AND", c->where);
+  else if (c->where)
+    snprintf(from, sizeof from,
+             "FROM series s CROSS JOIN runs r ON r.id=s.run_id WHERE s.key=?1 AND s.scale=?2 AND"
              " s.tenant_id=?3 AND r.tenant_id=?3 AND r.project_id=?7 AND r.deleted=0%s AND",
-             PMCP__SQL_PICK(c->q, "CROSS JOIN", "JOIN"), c->where);
+             c->where);
   const char *rid = c->where ? "s.run_id" : "run_id", *crt = c->where ? "r.created" : "0";
   snprintf(sql[0], sizeof sql[0],
            "SELECT %s, %s, %s %s %s IS NOT NULL ORDER BY %s %s, %s %s LIMIT ?4", rid, e, crt,

@@ -316,19 +316,28 @@ static int driver_count(rp *c, const driver *d, int64_t cap, int64_t *out)
 static int from_where(rp *c, const driver *d, pred *p, pmcp_buf *out)
 {
   int rc;
+  const char *cond = p->sql.len ? p->sql.ptr : "";
   if (d && d->tag) {
     int k = ph(p, d->tag);
     if (!k)
       return 1;
-    rc = pmcp__buf_printf(out,
-                          " FROM tags g %s runs r ON r.id=g.owner_id WHERE g.owner_kind='run'"
-                          " AND g.tag=?%d AND g.tenant_id=?1 AND " SCOPE_OF_ID,
-                          PMCP__SQL_PICK(c->q, "CROSS JOIN", "JOIN"), k);
+    /* each of the tag's runs looked up by id, in the tag's order: SQLite
+     * joins in the order written (CROSS JOIN); PostgreSQL would hash the
+     * project's runs instead (its row estimate ignores the LIMIT), which a
+     * LATERAL subquery it cannot flatten (OFFSET 0) rules out */
+    if (c->q->ops->pg)
+      rc = pmcp__buf_printf(out,
+                            " FROM tags g CROSS JOIN LATERAL (SELECT r.id, r.created FROM runs r"
+                            " WHERE r.id=g.owner_id AND " SCOPE_OF_ID "%s OFFSET 0) r WHERE"
+                            " g.owner_kind='run' AND g.tag=?%d AND g.tenant_id=?1", cond, k);
+    else
+      rc = pmcp__buf_printf(out,
+                            " FROM tags g CROSS JOIN runs r ON r.id=g.owner_id WHERE"
+                            " g.owner_kind='run' AND g.tag=?%d AND g.tenant_id=?1 AND "
+                            SCOPE_OF_ID "%s", k, cond);
   } else {
-    rc = pmcp__buf_puts(out, " FROM runs r WHERE " SCOPE);
+    rc = pmcp__buf_printf(out, " FROM runs r WHERE " SCOPE "%s", cond);
   }
-  if (!rc && p->sql.len)
-    rc = pmcp__buf_puts(out, p->sql.ptr);
   return rc ? PMCP_ENOMEM : 0;
 }
 

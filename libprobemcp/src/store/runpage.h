@@ -12,7 +12,7 @@
 
 /* Matching runs counted past the page's end; beyond, the total is a lower
  * bound (pmcp__rt_page.estimated). */
-#define PMCP__RP_COUNT_PAST 2000
+#define PMCP__RP_COUNT_PAST 1000
 
 /* pmcp__store_run_page()'s answer (inside its read) when every filter
  * condition is one on sys/state, sys/name, sys/id or sys/tags (no any_of)

@@ -21,7 +21,13 @@
  * with the lab; and the process's RSS when idle (store open, server
  * initialised) and after each size's calls (target: within 20 MB).
  * BENCH_OPS=SUBSTRING runs only the calls whose names hold it;
- * BENCH_SHOW=1 prints each call's last answer. */
+ * BENCH_SHOW=1 prints each call's last answer.
+ *
+ * PostgreSQL: DIR is a store URL (postgresql://...?host=...); size N uses
+ * schema scale_N of it (create the schemas first; a schema without the
+ * project is built). With PMCP_BENCH_PGDATA naming the cluster's data
+ * directory (a cluster of its own), the CPU of its backends is added to
+ * the figures (their clock ticks: 10 ms steps, so take many rounds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,7 @@
 #include <unistd.h>
 
 #include "probemcp/probemcp.h"
+#include "../pg_cpu.h"
 
 static char *last;
 
@@ -142,6 +149,19 @@ static int build(const char *path, int n)
   return 0;
 }
 
+/* Whether the PostgreSQL store at @p url holds the project already. */
+static int built_pg(const char *url)
+{
+  pmcp_store *s = NULL;
+  pmcp_tenant t;
+  pmcp_buf b = PMCP_BUF_INIT;
+  int ok = pmcp_store_open(&s, url, PMCP_STORE_CREATE) == 0 &&
+           pmcp_store_tenant(s, NULL, 0, &t) == 0 && pmcp_store_get(s, t, "project:big", &b) == 0;
+  pmcp_buf_dispose(&b);
+  pmcp_store_free(s);
+  return ok;
+}
+
 typedef struct op {
   const char *name, *tool, *args;
 } op;
@@ -188,9 +208,13 @@ int main(int argc, char **argv)
   static double med[MAX_SIZES][N_OPS];
   double idle[MAX_SIZES], after[MAX_SIZES];
   for (int z = 0; z < n_sizes; z++) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/scale-%d.db", dir, sizes[z]);
-    if (access(path, F_OK) != 0) {
+    char path[1200];
+    int pg = !strncmp(dir, "postgres", 8);
+    if (pg)
+      snprintf(path, sizeof path, "%s&options=-csearch_path%%3Dscale_%d", dir, sizes[z]);
+    else
+      snprintf(path, sizeof path, "%s/scale-%d.db", dir, sizes[z]);
+    if (pg ? !built_pg(path) : access(path, F_OK) != 0) {
       double c0 = cpu_ms();
       if (build(path, sizes[z]))
         return 1;
@@ -223,10 +247,12 @@ int main(int argc, char **argv)
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
                "\"%s\",\"arguments\":%s}}", ops[k].tool, ops[k].args);
       for (int r = 0; r < rounds; r++) {
-        double c = cpu_ms();
+        double c = cpu_ms(), sv = server_cpu_s();
         pmcp_server_handle(srv, "", msg, strlen(msg));
         pmcp_server_drain(srv);
         cpu[r] = cpu_ms() - c;
+        if (sv >= 0)
+          cpu[r] += (server_cpu_s() - sv) * 1e3;
         if (!last || strstr(last, "\"isError\":true")) {
           fprintf(stderr, "%s failed: %.400s\n", ops[k].name, last ? last : "(none)");
           return 1;
@@ -242,7 +268,8 @@ int main(int argc, char **argv)
     pmcp_server_free(srv);
     pmcp_store_free(s);
   }
-  printf("\nmedian CPU ms per call (x ratio to %d runs), %d rounds:\n", sizes[0], rounds);
+  printf("\nmedian CPU ms per call%s (x ratio to %d runs), %d rounds:\n",
+         server_cpu_s() >= 0 ? ", this process + the PostgreSQL backends" : "", sizes[0], rounds);
   printf("%-32s", "call");
   for (int z = 0; z < n_sizes; z++)
     printf(" %18d", sizes[z]);

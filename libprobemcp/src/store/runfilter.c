@@ -812,17 +812,16 @@ static int walk_store_order(rf *c, const uint64_t *want, page *p)
   return rc;
 }
 
-typedef struct member {
-  int64_t id, created;
-} member;
+typedef pmcp__rf_run member;
 
-static int newest_first(const void *a, const void *b)
+int pmcp__rf_newest_first(const void *a, const void *b)
 {
   const member *x = a, *y = b;
   if (x->created != y->created)
     return x->created > y->created ? -1 : 1;
   return x->id > y->id ? -1 : x->id < y->id;
 }
+#define newest_first pmcp__rf_newest_first
 
 static int by_id(const void *a, const void *b)
 {

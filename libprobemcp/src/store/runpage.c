@@ -344,18 +344,12 @@ static int from_where(rp *c, const driver *d, pred *p, pmcp_buf *out)
 /* ---- a driver's runs, sorted here ---------------------------------------- */
 
 typedef struct row {
-  int64_t id, created;
+  pmcp__rf_run run; /* first: pmcp__rf_newest_first() orders rows */
   int valued;
-  double raw, lv; /* the sort value, and as listed */
+  double raw, lv;   /* the sort value, and as listed */
 } row;
 
-static int newest_first(const void *a, const void *b)
-{
-  const row *x = a, *y = b;
-  if (x->created != y->created)
-    return x->created > y->created ? -1 : 1;
-  return x->id > y->id ? -1 : x->id < y->id;
-}
+#define newest_first pmcp__rf_newest_first
 
 /* The order of runfilter.c's series walk (the index's): valued rows by raw
  * value (a NaN above every number), then run id; descending reverses both. */
@@ -373,7 +367,7 @@ static int walk_order(const void *a, const void *b)
   else if (x->raw != y->raw)
     c = x->raw < y->raw ? -1 : 1;
   if (!c)
-    c = x->id < y->id ? -1 : x->id > y->id;
+    c = x->run.id < y->run.id ? -1 : x->run.id > y->run.id;
   return desc_walk ? -c : c;
 }
 
@@ -436,8 +430,8 @@ static int read_driver(rp *c, const driver *d, pred *p, const pmcp__rt_page_quer
       r = nr;
     }
     row *w = &r[n++];
-    w->id = pmcp__st_int64(st, 0);
-    w->created = pmcp__st_int64(st, 1);
+    w->run.id = pmcp__st_int64(st, 0);
+    w->run.created = pmcp__st_int64(st, 1);
     w->valued = !pmcp__st_null(st, 2);
     w->raw = w->valued ? pmcp__st_double(st, 2) : 0;
     w->lv = pmcp__rt_listed(w->raw);
@@ -452,7 +446,7 @@ static int read_driver(rp *c, const driver *d, pred *p, const pmcp__rt_page_quer
     sort_rows(r, n, so);
     out->total = n;
     for (size_t i = rq->offset; i < n && out->n < rq->limit; i++)
-      out->ids[out->n++] = r[i].id;
+      out->ids[out->n++] = r[i].run.id;
   }
   free(r);
   return rc;

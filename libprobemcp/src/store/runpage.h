@@ -29,6 +29,14 @@ int pmcp__rf_series_where(pmcp_store *s, pmcp__sql *q, int64_t tenant, int64_t p
                           const pmcp__rt_sort *so, const char *where, const char *const *txt,
                           int n_txt, size_t offset, size_t limit, pmcp__rt_page *out);
 
+/* A run in the store's order: newest first (created, then id, descending). */
+typedef struct pmcp__rf_run {
+  int64_t id, created;
+} pmcp__rf_run;
+/* runfilter.c: qsort() order of pmcp__rf_run (or of a struct that begins
+ * with one), newest first. */
+int pmcp__rf_newest_first(const void *a, const void *b);
+
 /* runfilter.c: the column behind a text sys/ path (r.status, r.name,
  * r.slug), or NULL. */
 const char *pmcp__rf_run_col(const char *path);

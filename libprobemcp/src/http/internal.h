@@ -65,6 +65,21 @@ typedef struct phttp_hdr { uint32_t name, name_len, value, value_len; } phttp_hd
 
 #define PHTTP_MAX_HEADERS 64
 
+/* The header fields the transport reads, indexed once as each field is
+ * parsed (conn.c), so every lookup is one array read. */
+typedef enum phttp_known {
+  PH_HOST, PH_ORIGIN, PH_ACCEPT, PH_CONTENT_TYPE, PH_EXPECT, PH_COOKIE,
+  PH_VERSION,      /* MCP-Protocol-Version */
+  PH_SESSION,      /* Mcp-Session-Id */
+  PH_LAST_EVENT,   /* Last-Event-ID */
+  PH_METHOD,       /* Mcp-Method */
+  PH_NAME,         /* Mcp-Name */
+  PH_COUNT,
+  PH_OTHER = PH_COUNT
+} phttp_known;
+/* Which known field a name is (any case), PH_OTHER when none. */
+phttp_known phttp_known_of(const char *name, size_t len);
+
 typedef struct phttp_req {
   uint8_t method;            /* llhttp_method_t */
   uint8_t http_minor;
@@ -74,6 +89,10 @@ typedef struct phttp_req {
   uint32_t url, url_len;
   phttp_hdr hdrs[PHTTP_MAX_HEADERS];
   unsigned nhdrs;
+  uint8_t first[PH_COUNT];   /* index + 1 of a known field's first line, 0: absent */
+  uint8_t count[PH_COUNT];   /* how many lines of it */
+  uint8_t n_params;          /* Mcp-Param-* lines */
+  unsigned accept;           /* ACCEPT_* of the Accept field (phttp_check_headers) */
   int in_value;              /* parsing a header value (vs a name) */
   int value_broken;          /* the value's last piece ended at a line end */
   pmcp_buf body;
@@ -297,7 +316,9 @@ void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
                      const char *data, size_t len);
 /* Ends the current response; the connection goes back to reading. */
 void phttp_response_done(phttp_conn *c);
-const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
+/* The first value of known field @p which (trailing blanks dropped, its
+ * length in *len), NULL when absent; *count: how many lines it has. */
+const char *phttp_header(const phttp_req *r, phttp_known which, size_t *len,
                          int *count);
 void phttp_conn_set_ping(phttp_conn *c);
 

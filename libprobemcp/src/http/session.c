@@ -129,7 +129,15 @@ static void new_session_id(pmcp_http *h, int stateless, char out[33])
   /* A stateless session (one request) never leaves the server: a counter
    * is enough, and its "s" prefix is no id a client could send. */
   if (stateless) {
-    snprintf(out, 33, "s%llu", (unsigned long long)++h->id_counter);
+    /* (by hand, not snprintf: one per modern-era request) */
+    char digits[21];
+    int n = 0;
+    for (uint64_t v = ++h->id_counter; v || !n; v /= 10)
+      digits[n++] = (char)('0' + v % 10);
+    out[0] = 's';
+    for (int i = 0; i < n; i++)
+      out[1 + i] = digits[n - 1 - i];
+    out[1 + n] = '\0';
     return;
   }
   size_t got = 0;

@@ -202,6 +202,11 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params);
  * value), its error message set on failure; the caller unrefs @p doc. */
 int pmcp__message_parse(pmcp_server *server, const char *msg, size_t len,
                         struct pmcp__jdoc **doc, cJSON **root);
+/* pmcp_server_handle_http() of a message already parsed (@p root in
+ * @p doc, read from @p msg): the same checks and dispatch, no parse. */
+int pmcp__handle_parsed(pmcp_server *server, const char *session, struct pmcp__jdoc *doc,
+                        cJSON *root, const char *msg, size_t len,
+                        const pmcp_http_claims *claims);
 /* The kind of JSON-RPC item @p m; of the first request (@p first) also
  * its era, version and method, and initialize, into @p info. */
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first);

@@ -206,20 +206,23 @@ struct phttp_session {
 /* ---- handler runs off the loop (pool.c) ---------------------------------- */
 
 typedef struct work_msg {
-  char *data;
-  size_t len;
   const char *id;            /* the stream's canonical id of a request */
   int rc;
 } work_msg;
 
+/* One POST's items for a handler thread: the engine's reading of the body
+ * (handed over whole, not parsed again) and the body it points into, taken
+ * from the connection; one allocation with the claims' strings after
+ * msgs[]. */
 typedef struct phttp_work {
   struct phttp_work *next;
   pmcp_http *h;
   phttp_session *s;          /* kept alive while s->nwork > 0 */
-  /* Header claims of a modern-era request (strings in claims_mem). */
+  pmcp_message *msg;
+  pmcp_buf body;
+  /* Header claims of a modern-era request. */
   pmcp_http_claims claims;
   int has_claims;
-  char *claims_mem;
   size_t n;
   work_msg msgs[];
 } phttp_work;

@@ -249,12 +249,11 @@ static void claims_read(const phttp_req *r, claims_buf *cb)
   cb->claims.param_values = cb->pvalues;
 }
 
-/* A copy of the claims that lives with a pool work item: one block with
- * the pointer arrays first, then the strings. */
-static int claims_copy(phttp_work *wk, const claims_buf *cb)
+/* The claims' strings in order: version, method, name, then the
+ * Mcp-Param names and values; returns how many. */
+static size_t claims_strings(const claims_buf *cb, const char **src)
 {
-  size_t np = cb->claims.n_params, ns = 3 + 2 * np;
-  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t np = cb->claims.n_params;
   src[0] = cb->claims.protocol_version;
   src[1] = cb->claims.method;
   src[2] = cb->claims.name;
@@ -262,12 +261,28 @@ static int claims_copy(phttp_work *wk, const claims_buf *cb)
     src[3 + i] = cb->pnames[i];
     src[3 + np + i] = cb->pvalues[i];
   }
-  size_t total = 2 * np * sizeof(char *);
+  return 3 + 2 * np;
+}
+
+/* Bytes claims_copy() writes. */
+static size_t claims_size(const claims_buf *cb)
+{
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t ns = claims_strings(cb, src);
+  size_t total = 2 * cb->claims.n_params * sizeof(char *);
   for (size_t i = 0; i < ns; i++)
     total += src[i] ? strlen(src[i]) + 1 : 0;
-  char *mem = wk->claims_mem = malloc(total + 1);
-  if (!mem)
-    return -1;
+  return total;
+}
+
+/* A copy of the claims that lives with a pool work item, in @p mem
+ * (claims_size() bytes, pointer-aligned): the pointer arrays first, then
+ * the strings. */
+static void claims_copy(phttp_work *wk, const claims_buf *cb, char *mem)
+{
+  size_t np = cb->claims.n_params;
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t ns = claims_strings(cb, src);
   const char **arr = (const char **)(void *)mem;
   char *p = mem + 2 * np * sizeof(char *);
   const char *dst[3 + 2 * MAX_PARAM_CLAIMS];
@@ -289,7 +304,6 @@ static int claims_copy(phttp_work *wk, const claims_buf *cb)
   wk->claims.param_names = arr;
   wk->claims.param_values = arr + np;
   wk->has_claims = 1;
-  return 0;
 }
 
 static void handle_post(phttp_conn *c)
@@ -399,10 +413,8 @@ static void handle_post(phttp_conn *c)
   }
   if (nreq == 0) {
     /* Notifications and responses only: accepted, nothing to wait for. */
-    for (size_t i = 0; i < nmsg; i++) {
-      const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      pmcp_server_handle(h->server, s->id, it->text, it->len);
-    }
+    for (size_t i = 0; i < nmsg; i++)
+      pmcp_server_handle_item(h->server, s->id, msg, i, NULL);
     pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request finished");
@@ -488,51 +500,40 @@ static void handle_post(phttp_conn *c)
   char sid[sizeof s->id];
   memcpy(sid, s->id, sizeof sid);
   if (offload) {
-    phttp_work *wk = calloc(1, sizeof *wk + nmsg * sizeof wk->msgs[0]);
-    int ok = wk != NULL;
-    size_t k = 0;
-    for (size_t i = 0; ok && i < nmsg; i++) {
-      const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      if ((wk->msgs[i].data = malloc(it->len + 1)) != NULL) {
-        memcpy(wk->msgs[i].data, it->text, it->len);
-        wk->msgs[i].data[it->len] = '\0';
-      }
-      ok = wk->msgs[i].data != NULL;
-      wk->msgs[i].len = ok ? it->len : 0;
-      if (it->kind == PMCP_MSG_REQUEST)
-        wk->msgs[i].id = st->ids[k++].id;
-      wk->n = i + 1;
-    }
-    if (ok && modern)
-      ok = claims_copy(wk, &cm) == 0;
-    if (ok) {
+    size_t head = sizeof(phttp_work) + nmsg * sizeof(work_msg);
+    head = (head + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+    phttp_work *wk = calloc(1, head + (modern ? claims_size(&cm) : 0));
+    if (wk) {
+      size_t k = 0;
+      for (size_t i = 0; i < nmsg; i++)
+        if (pmcp_message_item(msg, i)->kind == PMCP_MSG_REQUEST)
+          wk->msgs[i].id = st->ids[k++].id;
+      wk->n = nmsg;
+      if (modern)
+        claims_copy(wk, &cm, (char *)wk + head);
+      /* The items point into the body: it goes with them. */
+      wk->msg = msg;
+      wk->body = r->body;
+      r->body = (pmcp_buf)PMCP_BUF_INIT;
       wk->h = h;
       wk->s = s;
       s->nwork++;
       phttp_pool_submit(h, wk);
-      pmcp_message_free(msg);
       return;
-    }
-    if (wk) {
-      for (size_t i = 0; i < wk->n; i++)
-        free(wk->msgs[i].data);
-      free(wk->claims_mem);
-      free(wk);
     }
     /* Could not hand it over: answer every request with the failure. */
     for (size_t i = 0; i < st->nids; i++)
       if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
         phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
   } else if (!batch) {
-    int rc = pmcp_server_handle_http(h->server, sid, r->body.ptr, r->body.len,
-                                     modern ? &cm.claims : NULL);
+    int rc = pmcp_server_handle_item(h->server, sid, msg, 0, modern ? &cm.claims : NULL);
     if (rc != 0)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
     size_t k = 0;
     for (size_t i = 0; i < nmsg; i++) {
       const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      int rc = pmcp_server_handle(h->server, sid, it->text, it->len);
+      int rc = pmcp_server_handle_item(h->server, sid, msg, i, NULL);
       if (it->kind == PMCP_MSG_REQUEST) {
         if (rc != 0 && phttp_session_find(h, sid, strlen(sid)))
           phttp_answer_locally(h, s, st->ids[k].id, rc);

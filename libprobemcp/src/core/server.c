@@ -52,6 +52,7 @@ void pmcp_server_free(pmcp_server *server)
   pmcp__tasks_free(server);
   pmcp__registry_free(server);
   pmcp__free(server, server->buckets);
+  pmcp__sessions_free_spare(server);
   pmcp__free(server, server->name);
   pmcp__free(server, server->title);
   pmcp__free(server, server->version);

@@ -284,6 +284,9 @@ struct pmcp_http {
   size_t table_size;
   phttp_session *s_head, *s_tail;
   unsigned nsessions;
+  /* ended sessions kept for reuse (one per modern-era request), by hnext */
+  phttp_session *spare;
+  unsigned n_spare;
   unsigned inflight;         /* requests awaiting their final message */
   /* Requests in flight per principal (authentication on), so that one
    * principal cannot take every slot: a short list, entries dropped at 0. */
@@ -332,6 +335,10 @@ void phttp_session_touch(pmcp_http *h, phttp_session *s);
 phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
                                  int *status);
 void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why);
+/* The memory of an ended session whose workers are done: kept for the
+ * next session or freed. */
+void phttp_session_release(pmcp_http *h, phttp_session *s);
+void phttp_sessions_free_spare(pmcp_http *h);
 void phttp_session_header(phttp_session *s, char *out, size_t size);
 phttp_stream *phttp_stream_new(phttp_session *s);
 void phttp_stream_free(phttp_stream *st);

@@ -86,7 +86,7 @@ static void item_done(pmcp_http *h, phttp_work *wk)
     if (s->nwork == 0) {
       if (h->server)
         pmcp_server_session_close(h->server, s->id);
-      free(s);
+      phttp_session_release(h, s);
     }
   } else {
     for (size_t i = 0; i < wk->n; i++)

@@ -140,6 +140,54 @@ START_TEST(listen_address)
 }
 END_TEST
 
+/* The header index against a brute-force scan of the names it knows:
+ * every name in every case pattern of a seeded generator, and every name
+ * with one byte changed, cut short or lengthened. */
+START_TEST(known_fields)
+{
+  static const struct { const char *name; phttp_known id; } names[] = {
+    {"host", PH_HOST}, {"origin", PH_ORIGIN}, {"accept", PH_ACCEPT},
+    {"content-type", PH_CONTENT_TYPE}, {"expect", PH_EXPECT}, {"cookie", PH_COOKIE},
+    {"mcp-protocol-version", PH_VERSION}, {"mcp-session-id", PH_SESSION},
+    {"last-event-id", PH_LAST_EVENT}, {"mcp-method", PH_METHOD}, {"mcp-name", PH_NAME},
+  };
+  size_t nn = sizeof names / sizeof names[0];
+  unsigned seed = 12345;
+  for (size_t i = 0; i < nn; i++) {
+    size_t len = strlen(names[i].name);
+    char buf[64];
+    for (int round = 0; round < 200; round++) {
+      for (size_t k = 0; k < len; k++) {
+        seed = seed * 1103515245u + 12345u;
+        char ch = names[i].name[k];
+        buf[k] = ((seed >> 16) & 1) && ch >= 'a' && ch <= 'z' ? (char)(ch - 32) : ch;
+      }
+      ck_assert_int_eq(phttp_known_of(buf, len), names[i].id);
+      /* one byte changed: whatever the brute force says (no other name) */
+      seed = seed * 1103515245u + 12345u;
+      size_t at = (seed >> 16) % len;
+      char keep = buf[at];
+      buf[at] = (char)('0' + (seed >> 8) % 10);
+      phttp_known want = PH_OTHER;
+      for (size_t j = 0; j < nn; j++)
+        if (strlen(names[j].name) == len && strncasecmp(buf, names[j].name, len) == 0)
+          want = names[j].id;
+      ck_assert_int_eq(phttp_known_of(buf, len), want);
+      buf[at] = keep;
+    }
+    ck_assert_int_eq(phttp_known_of(names[i].name, len - 1), PH_OTHER);
+    memcpy(buf, names[i].name, len);
+    buf[len] = 's';
+    ck_assert_int_eq(phttp_known_of(buf, len + 1), PH_OTHER);
+  }
+  ck_assert_int_eq(phttp_known_of("", 0), PH_OTHER);
+  ck_assert_int_eq(phttp_known_of("mcp-param-region", 16), PH_OTHER);
+  char longname[300];
+  memset(longname, 'a', sizeof longname);
+  ck_assert_int_eq(phttp_known_of(longname, sizeof longname), PH_OTHER);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("http-hdr");
@@ -149,6 +197,7 @@ int main(void)
   tcase_add_test(tc, host_and_origin);
   tcase_add_test(tc, event_ids_versions_sessions);
   tcase_add_test(tc, listen_address);
+  tcase_add_test(tc, known_fields);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

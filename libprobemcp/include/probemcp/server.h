@@ -270,6 +270,18 @@ PMCP_API int pmcp_server_handle_http(pmcp_server *server, const char *session,
                                      const char *msg, size_t len,
                                      const pmcp_http_claims *claims);
 
+/** Handles item @p i of @p m (from pmcp_message_read()) exactly as
+ *  pmcp_server_handle_http() would handle the item's text, without reading
+ *  it again: the engine dispatches the tree pmcp_message_read() built. The
+ *  text given to pmcp_message_read() must still be valid; @p m may be
+ *  freed once this returns (the engine keeps what a running call needs).
+ *  @p claims as for pmcp_server_handle_http() (NULL: none).
+ *  @return as pmcp_server_handle(); PMCP_EINVAL when @p i is out of range.
+ *  @since 0.2 */
+PMCP_API int pmcp_server_handle_item(pmcp_server *server, const char *session,
+                                     const pmcp_message *m, size_t i,
+                                     const pmcp_http_claims *claims);
+
 /** Session flags for pmcp_server_session_open(). */
 enum {
   /** Stateless: no initialize needed; every request is self-contained. */

@@ -77,6 +77,10 @@ struct pmcp_server {
   /* session table (session.c) */
   pmcp__session **buckets;
   size_t n_buckets, n_sessions;
+  /* ended sessions kept for reuse (a modern-era HTTP request opens and
+   * ends one), chained by hnext */
+  pmcp__session *spare;
+  size_t n_spare;
 
   pmcp__registry reg;
   pmcp__workers workers;
@@ -113,7 +117,10 @@ struct pmcp__session {
   size_t n_subs, cap_subs;
   pmcp__pending *pending;
   pthread_mutex_t sink_mu;
+  /* Kept when the session is reused: session.c clears only the members
+   * before sink_mu. */
   pmcp__session *hnext;
+  size_t id_cap;       /* bytes for the id after the struct */
 };
 
 /* One client request from arrival to its response. */
@@ -184,6 +191,8 @@ int pmcp__notify(pmcp_server *srv, pmcp__session *s, const char *related_id,
                  const char *method, const char *params_json);
 /* Drops every session (server teardown). Caller holds srv->mu. */
 void pmcp__sessions_clear_locked(pmcp_server *srv);
+/* Frees the sessions kept for reuse (pmcp_server_free, at the end). */
+void pmcp__sessions_free_spare(pmcp_server *srv);
 /* Subscription set. Caller holds srv->mu. */
 int pmcp__session_subscribe_locked(pmcp_server *srv, pmcp__session *s,
                                    const char *uri, int on);
@@ -202,6 +211,11 @@ int pmcp__era_admit(pmcp__req *req, const char *method, cJSON *params);
  * value), its error message set on failure; the caller unrefs @p doc. */
 int pmcp__message_parse(pmcp_server *server, const char *msg, size_t len,
                         struct pmcp__jdoc **doc, cJSON **root);
+/* pmcp_server_handle_http() of a message already parsed (@p root in
+ * @p doc, read from @p msg): the same checks and dispatch, no parse. */
+int pmcp__handle_parsed(pmcp_server *server, const char *session, struct pmcp__jdoc *doc,
+                        cJSON *root, const char *msg, size_t len,
+                        const pmcp_http_claims *claims);
 /* The kind of JSON-RPC item @p m; of the first request (@p first) also
  * its era, version and method, and initialize, into @p info. */
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first);

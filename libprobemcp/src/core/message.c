@@ -16,6 +16,10 @@ struct pmcp_message {
   int has_nul;
   pmcp_msg_item *items;
   char *ids; /* the items' ids, NUL-separated */
+  /* The parsed body, kept for pmcp_server_handle_item(): an item's
+   * tree is nodes[i] (the root of a single message). */
+  pmcp__jdoc *doc;
+  cJSON **nodes;
 };
 
 /* Requests whose handlers the host wrote. */
@@ -35,6 +39,8 @@ void pmcp_message_free(pmcp_message *m)
     return;
   free(m->items);
   free(m->ids);
+  free(m->nodes);
+  pmcp__jdoc_unref(m->doc);
   free(m);
 }
 
@@ -91,8 +97,9 @@ int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
   m->info.batch = cJSON_IsArray(root);
   size_t n = m->info.batch ? (size_t)cJSON_GetArraySize(root) : 1;
   m->items = calloc(n ? n : 1, sizeof *m->items);
+  m->nodes = calloc(n ? n : 1, sizeof *m->nodes);
   offs = calloc(n ? n : 1, sizeof *offs);
-  if (!m->items || !offs)
+  if (!m->items || !m->nodes || !offs)
     goto nomem;
   const char *end = msg + len;
   /* Each batch item's span: after '[' (or a ','), up to where it ends. */
@@ -108,6 +115,7 @@ int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
       goto nomem; /* cannot be: the text parsed */
     if (read_item(m, v, p, e, &m->items[i], &ids, &offs[i]))
       goto nomem;
+    m->nodes[i] = (cJSON *)v;
     pmcp_msg_kind k = m->items[i].kind;
     any_invalid |= k == PMCP_MSG_INVALID;
     m->info.n_requests += k == PMCP_MSG_REQUEST;
@@ -126,7 +134,7 @@ int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
   for (size_t k = 0; k < i; k++)
     m->items[k].id = offs[k] == (size_t)-1 ? NULL : m->ids + offs[k];
   free(offs);
-  pmcp__jdoc_unref(doc);
+  m->doc = doc;
   *out = m;
   return 0;
 nomem:
@@ -150,4 +158,15 @@ int pmcp_message_has_nul(const pmcp_message *m)
 const pmcp_msg_item *pmcp_message_item(const pmcp_message *m, size_t i)
 {
   return m && i < m->info.n_items ? &m->items[i] : NULL;
+}
+
+int pmcp_server_handle_item(pmcp_server *server, const char *session,
+                            const pmcp_message *m, size_t i,
+                            const pmcp_http_claims *claims)
+{
+  if (!m || i >= m->info.n_items)
+    return PMCP_EINVAL;
+  const pmcp_msg_item *it = &m->items[i];
+  return pmcp__handle_parsed(server, session, m->doc, m->nodes[i], it->text, it->len,
+                             claims);
 }

@@ -52,6 +52,7 @@ void pmcp_server_free(pmcp_server *server)
   pmcp__tasks_free(server);
   pmcp__registry_free(server);
   pmcp__free(server, server->buckets);
+  pmcp__sessions_free_spare(server);
   pmcp__free(server, server->name);
   pmcp__free(server, server->title);
   pmcp__free(server, server->version);
@@ -229,9 +230,10 @@ int pmcp_server_handle_http(pmcp_server *server, const char *session,
   return rc;
 }
 
-static int handle_message(pmcp_server *server, const char *session,
-                          const char *msg, size_t len,
-                          const pmcp_http_claims *claims)
+/* What every message goes through before it is read: the size limit, a
+ * server still open, its session (opened when unknown). */
+static int message_session(pmcp_server *server, const char *session, const char *msg,
+                           size_t len, pmcp__session **out)
 {
   if (!server_ok(server))
     return PMCP_EMISUSE;
@@ -247,10 +249,48 @@ static int handle_message(pmcp_server *server, const char *session,
     pthread_mutex_unlock(&server->mu);
     return PMCP_EMISUSE;
   }
-  pmcp__session *s = pmcp__session_get_locked(server, session, 1, 0, NULL);
+  *out = pmcp__session_get_locked(server, session, 1, 0, NULL);
   pthread_mutex_unlock(&server->mu);
-  if (!s)
-    return PMCP_ENOMEM;
+  return *out ? 0 : PMCP_ENOMEM;
+}
+
+/* A message read: one request, notification or response, or a batch. */
+static void dispatch_root(pmcp_server *server, pmcp__session *s, pmcp__jdoc *doc,
+                          cJSON *root, const char *msg, size_t len,
+                          const pmcp_http_claims *claims)
+{
+  if (cJSON_IsObject(root))
+    pmcp__rpc_dispatch(server, s, doc, root, msg, len, NULL, claims);
+  else if (cJSON_IsArray(root))
+    pmcp__rpc_batch(server, s, doc, root, msg, len);
+  else
+    pmcp__rpc_error(server, s, NULL, NULL, -32600,
+                    "Invalid Request: a message must be a JSON object", NULL);
+}
+
+int pmcp__handle_parsed(pmcp_server *server, const char *session, pmcp__jdoc *doc,
+                        cJSON *root, const char *msg, size_t len,
+                        const pmcp_http_claims *claims)
+{
+  pmcp__session *s = NULL;
+  int rc = message_session(server, session, msg, len, &s);
+  if (rc)
+    return rc;
+  locale_t prev = pmcp__c_numeric_enter();
+  dispatch_root(server, s, doc, root, msg, len, claims);
+  pmcp__c_numeric_leave(prev);
+  pmcp__session_unref(server, s);
+  return 0;
+}
+
+static int handle_message(pmcp_server *server, const char *session,
+                          const char *msg, size_t len,
+                          const pmcp_http_claims *claims)
+{
+  pmcp__session *s = NULL;
+  int rc = message_session(server, session, msg, len, &s);
+  if (rc)
+    return rc;
 
   if (!pmcp__utf8_valid(msg, len)) {
     pmcp__rpc_error(server, s, NULL, NULL, -32700,
@@ -271,13 +311,7 @@ static int handle_message(pmcp_server *server, const char *session,
                     NULL);
     goto out;
   }
-  if (cJSON_IsObject(root))
-    pmcp__rpc_dispatch(server, s, doc, root, msg, len, NULL, claims);
-  else if (cJSON_IsArray(root))
-    pmcp__rpc_batch(server, s, doc, root, msg, len);
-  else
-    pmcp__rpc_error(server, s, NULL, NULL, -32600,
-                    "Invalid Request: a message must be a JSON object", NULL);
+  dispatch_root(server, s, doc, root, msg, len, claims);
   pmcp__jdoc_unref(doc);
 out:
   pmcp__session_unref(server, s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions: the table, per-session sink serialization, subscriptions and
  * the notifications that go to every session. */
+#include <stddef.h>
 #include <string.h>
 
 #include "core/engine.h"
@@ -37,15 +38,93 @@ static int grow_table(pmcp_server *srv)
   return 0;
 }
 
+/* Ended sessions kept (allocation and mutex) for the next one. */
+#define SPARE_MAX 8
+/* Room for the ids of stateless requests ("s" and a counter) and more. */
+#define ID_MIN 32
+
 static void session_destroy(pmcp_server *srv, pmcp__session *s)
 {
   for (size_t i = 0; i < s->n_subs; i++)
     pmcp__free(srv, s->subs[i]);
   pmcp__free(srv, s->subs);
   pmcp__free(srv, s->client_caps);
-  pmcp__free(srv, s->id);
+  if (srv->n_spare < SPARE_MAX && !srv->closing) {
+    s->hnext = srv->spare;
+    srv->spare = s;
+    srv->n_spare++;
+    return;
+  }
   pthread_mutex_destroy(&s->sink_mu);
   pmcp__free(srv, s);
+}
+
+void pmcp__sessions_free_spare(pmcp_server *srv)
+{
+  while (srv->spare) {
+    pmcp__session *s = srv->spare;
+    srv->spare = s->hnext;
+    pthread_mutex_destroy(&s->sink_mu);
+    pmcp__free(srv, s);
+  }
+  srv->n_spare = 0;
+}
+
+/* A kept session with room for an id of @p idlen bytes, cleared; NULL
+ * when none fits. */
+static pmcp__session *spare_take(pmcp_server *srv, size_t idlen)
+{
+  for (pmcp__session **pp = &srv->spare; *pp; pp = &(*pp)->hnext) {
+    pmcp__session *s = *pp;
+    if (s->id_cap <= idlen)
+      continue;
+    *pp = s->hnext;
+    srv->n_spare--;
+    memset(s, 0, offsetof(pmcp__session, sink_mu));
+    s->hnext = NULL;
+    return s;
+  }
+  return NULL;
+}
+
+/* A new session @p id, known not to be in the table. */
+static pmcp__session *session_create_locked(pmcp_server *srv, const char *id,
+                                            unsigned flags, void *ud)
+{
+  if (srv->n_sessions >= srv->n_buckets && grow_table(srv))
+    return NULL;
+  /* The id lives in the same allocation (a modern-era HTTP request opens
+   * and closes one session each). */
+  size_t idlen = strlen(id);
+  pmcp__session *s = spare_take(srv, idlen);
+  if (!s) {
+    size_t cap = idlen + 1 > ID_MIN ? idlen + 1 : ID_MIN;
+    s = pmcp__calloc(srv, 1, sizeof *s + cap);
+    if (!s)
+      return NULL;
+    s->id_cap = cap;
+    /* Recursive: a sink that notifies (pmcp_server_log, list_changed ...)
+     * from inside a sink call must not deadlock on its own session. */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    int bad = pthread_mutex_init(&s->sink_mu, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (bad) {
+      pmcp__free(srv, s);
+      return NULL;
+    }
+  }
+  s->id = memcpy((char *)(s + 1), id, idlen + 1);
+  s->flags = flags;
+  s->ud = ud;
+  s->level = PMCP_LOG_DEBUG; /* until logging/setLevel, everything goes */
+  s->refs = 2;               /* the table's and the caller's */
+  size_t k = hash_str(id) & (srv->n_buckets - 1);
+  s->hnext = srv->buckets[k];
+  srv->buckets[k] = s;
+  srv->n_sessions++;
+  return s;
 }
 
 pmcp__session *pmcp__session_get_locked(pmcp_server *srv, const char *id,
@@ -62,35 +141,7 @@ pmcp__session *pmcp__session_get_locked(pmcp_server *srv, const char *id,
       }
     }
   }
-  if (!create)
-    return NULL;
-  if (srv->n_sessions >= srv->n_buckets && grow_table(srv))
-    return NULL;
-  pmcp__session *s = pmcp__calloc(srv, 1, sizeof *s);
-  if (!s)
-    return NULL;
-  s->id = pmcp__strdup(srv, id);
-  /* Recursive: a sink that notifies (pmcp_server_log, list_changed ...)
-   * from inside a sink call must not deadlock on its own session. */
-  pthread_mutexattr_t attr;
-  pthread_mutexattr_init(&attr);
-  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-  int bad = !s->id || pthread_mutex_init(&s->sink_mu, &attr);
-  pthread_mutexattr_destroy(&attr);
-  if (bad) {
-    pmcp__free(srv, s->id);
-    pmcp__free(srv, s);
-    return NULL;
-  }
-  s->flags = flags;
-  s->ud = ud;
-  s->level = PMCP_LOG_DEBUG; /* until logging/setLevel, everything goes */
-  s->refs = 2;               /* the table's and the caller's */
-  size_t k = hash_str(id) & (srv->n_buckets - 1);
-  s->hnext = srv->buckets[k];
-  srv->buckets[k] = s;
-  srv->n_sessions++;
-  return s;
+  return create ? session_create_locked(srv, id, flags, ud) : NULL;
 }
 
 void pmcp__session_unref_locked(pmcp_server *srv, pmcp__session *s)
@@ -364,7 +415,7 @@ int pmcp_server_session_open(pmcp_server *server, const char *session,
     rc = pmcp__err(server, PMCP_EEXIST, "session '%s' is already open",
                    session ? session : "");
   } else {
-    s = pmcp__session_get_locked(server, session, 1, flags, ud);
+    s = session_create_locked(server, session ? session : "", flags, ud);
     if (!s)
       rc = PMCP_ENOMEM;
     else

@@ -58,6 +58,10 @@ static int on_message_begin(llhttp_t *p)
   r->url = 0;
   r->url_len = 0;
   r->nhdrs = 0;
+  memset(r->first, 0, sizeof r->first);
+  memset(r->count, 0, sizeof r->count);
+  r->n_params = 0;
+  r->accept = 0;
   r->hdrs[0].name_len = 0;
   r->hdrs[0].value_len = 0;
   r->in_value = 0;
@@ -141,6 +145,16 @@ static int on_header_value_complete(llhttp_t *p)
 {
   phttp_conn *c = P(p);
   phttp_req *r = &c->req;
+  const phttp_hdr *hd = &r->hdrs[r->nhdrs];
+  const char *name = r->arena + hd->name;
+  phttp_known k = phttp_known_of(name, hd->name_len);
+  if (k != PH_OTHER) {
+    if (!r->first[k])
+      r->first[k] = (uint8_t)(r->nhdrs + 1);
+    r->count[k]++;
+  } else if (hd->name_len > 10 && strncasecmp(name, "mcp-param-", 10) == 0) {
+    r->n_params++;
+  }
   r->nhdrs++;
   r->in_value = 0;
   if (r->nhdrs < PHTTP_MAX_HEADERS) {
@@ -164,7 +178,7 @@ static int on_headers_complete(llhttp_t *p)
     return reject(c, 413, "request body too large");
   size_t n;
   int count;
-  const char *ex = phttp_header(r, "expect", &n, &count);
+  const char *ex = phttp_header(r, PH_EXPECT, &n, &count);
   if (ex) {
     if (n == 12 && strncasecmp(ex, "100-continue", 12) == 0)
       r->expect_continue = 1;
@@ -223,25 +237,18 @@ static const llhttp_settings_t settings = {
   .on_message_complete = on_message_complete,
 };
 
-const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
+const char *phttp_header(const phttp_req *r, phttp_known which, size_t *len,
                          int *count)
 {
-  const char *found = NULL;
-  size_t nl = strlen(name);
-  *count = 0;
-  for (unsigned i = 0; i < r->nhdrs; i++) {
-    const phttp_hdr *hd = &r->hdrs[i];
-    if (hd->name_len == nl && strncasecmp(r->arena + hd->name, name, nl) == 0) {
-      (*count)++;
-      if (!found) {
-        found = r->arena + hd->value;
-        *len = hd->value_len;
-        /* llhttp keeps trailing whitespace of a value; drop it. */
-        while (*len && (found[*len - 1] == ' ' || found[*len - 1] == '\t'))
-          (*len)--;
-      }
-    }
-  }
+  *count = r->count[which];
+  if (!r->first[which])
+    return NULL;
+  const phttp_hdr *hd = &r->hdrs[r->first[which] - 1];
+  const char *found = r->arena + hd->value;
+  *len = hd->value_len;
+  /* llhttp keeps trailing whitespace of a value; drop it. */
+  while (*len && (found[*len - 1] == ' ' || found[*len - 1] == '\t'))
+    (*len)--;
   return found;
 }
 

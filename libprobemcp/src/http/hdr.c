@@ -320,3 +320,25 @@ int phttp_base64_decode(const char *in, size_t n, char *out, size_t size,
   *len = o;
   return 0;
 }
+
+phttp_known phttp_known_of(const char *name, size_t len)
+{
+  /* By length first: few case-insensitive compares at most. */
+  static const struct { const char *name; phttp_known id; } by_len[21][4] = {
+    [4] = {{"host", PH_HOST}},
+    [6] = {{"origin", PH_ORIGIN}, {"accept", PH_ACCEPT}, {"expect", PH_EXPECT},
+           {"cookie", PH_COOKIE}},
+    [8] = {{"mcp-name", PH_NAME}},
+    [10] = {{"mcp-method", PH_METHOD}},
+    [12] = {{"content-type", PH_CONTENT_TYPE}},
+    [13] = {{"last-event-id", PH_LAST_EVENT}},
+    [14] = {{"mcp-session-id", PH_SESSION}},
+    [20] = {{"mcp-protocol-version", PH_VERSION}},
+  };
+  if (len >= sizeof by_len / sizeof by_len[0])
+    return PH_OTHER;
+  for (int i = 0; i < 4 && by_len[len][i].name; i++)
+    if (strncasecmp(name, by_len[len][i].name, len) == 0)
+      return by_len[len][i].id;
+  return PH_OTHER;
+}

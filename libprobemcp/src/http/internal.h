@@ -65,6 +65,21 @@ typedef struct phttp_hdr { uint32_t name, name_len, value, value_len; } phttp_hd
 
 #define PHTTP_MAX_HEADERS 64
 
+/* The header fields the transport reads, indexed once as each field is
+ * parsed (conn.c), so every lookup is one array read. */
+typedef enum phttp_known {
+  PH_HOST, PH_ORIGIN, PH_ACCEPT, PH_CONTENT_TYPE, PH_EXPECT, PH_COOKIE,
+  PH_VERSION,      /* MCP-Protocol-Version */
+  PH_SESSION,      /* Mcp-Session-Id */
+  PH_LAST_EVENT,   /* Last-Event-ID */
+  PH_METHOD,       /* Mcp-Method */
+  PH_NAME,         /* Mcp-Name */
+  PH_COUNT,
+  PH_OTHER = PH_COUNT
+} phttp_known;
+/* Which known field a name is (any case), PH_OTHER when none. */
+phttp_known phttp_known_of(const char *name, size_t len);
+
 typedef struct phttp_req {
   uint8_t method;            /* llhttp_method_t */
   uint8_t http_minor;
@@ -74,6 +89,10 @@ typedef struct phttp_req {
   uint32_t url, url_len;
   phttp_hdr hdrs[PHTTP_MAX_HEADERS];
   unsigned nhdrs;
+  uint8_t first[PH_COUNT];   /* index + 1 of a known field's first line, 0: absent */
+  uint8_t count[PH_COUNT];   /* how many lines of it */
+  uint8_t n_params;          /* Mcp-Param-* lines */
+  unsigned accept;           /* ACCEPT_* of the Accept field (phttp_check_headers) */
   int in_value;              /* parsing a header value (vs a name) */
   int value_broken;          /* the value's last piece ended at a line end */
   pmcp_buf body;
@@ -187,20 +206,23 @@ struct phttp_session {
 /* ---- handler runs off the loop (pool.c) ---------------------------------- */
 
 typedef struct work_msg {
-  char *data;
-  size_t len;
   const char *id;            /* the stream's canonical id of a request */
   int rc;
 } work_msg;
 
+/* One POST's items for a handler thread: the engine's reading of the body
+ * (handed over whole, not parsed again) and the body it points into, taken
+ * from the connection; one allocation with the claims' strings after
+ * msgs[]. */
 typedef struct phttp_work {
   struct phttp_work *next;
   pmcp_http *h;
   phttp_session *s;          /* kept alive while s->nwork > 0 */
-  /* Header claims of a modern-era request (strings in claims_mem). */
+  pmcp_message *msg;
+  pmcp_buf body;
+  /* Header claims of a modern-era request. */
   pmcp_http_claims claims;
   int has_claims;
-  char *claims_mem;
   size_t n;
   work_msg msgs[];
 } phttp_work;
@@ -262,6 +284,9 @@ struct pmcp_http {
   size_t table_size;
   phttp_session *s_head, *s_tail;
   unsigned nsessions;
+  /* ended sessions kept for reuse (one per modern-era request), by hnext */
+  phttp_session *spare;
+  unsigned n_spare;
   unsigned inflight;         /* requests awaiting their final message */
   /* Requests in flight per principal (authentication on), so that one
    * principal cannot take every slot: a short list, entries dropped at 0. */
@@ -297,7 +322,9 @@ void phttp_sse_event(phttp_conn *c, const char *id, const char *retry,
                      const char *data, size_t len);
 /* Ends the current response; the connection goes back to reading. */
 void phttp_response_done(phttp_conn *c);
-const char *phttp_header(const phttp_req *r, const char *name, size_t *len,
+/* The first value of known field @p which (trailing blanks dropped, its
+ * length in *len), NULL when absent; *count: how many lines it has. */
+const char *phttp_header(const phttp_req *r, phttp_known which, size_t *len,
                          int *count);
 void phttp_conn_set_ping(phttp_conn *c);
 
@@ -308,6 +335,10 @@ void phttp_session_touch(pmcp_http *h, phttp_session *s);
 phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
                                  int *status);
 void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why);
+/* The memory of an ended session whose workers are done: kept for the
+ * next session or freed. */
+void phttp_session_release(pmcp_http *h, phttp_session *s);
+void phttp_sessions_free_spare(pmcp_http *h);
 void phttp_session_header(phttp_session *s, char *out, size_t size);
 phttp_stream *phttp_stream_new(phttp_session *s);
 void phttp_stream_free(phttp_stream *st);

@@ -34,8 +34,7 @@ static void run_item(phttp_work *wk)
       wk->msgs[i].rc = 0;
       continue;
     }
-    wk->msgs[i].rc = pmcp_server_handle_http(wk->h->server, wk->s->id,
-                                             wk->msgs[i].data, wk->msgs[i].len,
+    wk->msgs[i].rc = pmcp_server_handle_item(wk->h->server, wk->s->id, wk->msg, i,
                                              wk->has_claims ? &wk->claims : NULL);
   }
   phttp_in_work = 0;
@@ -87,16 +86,15 @@ static void item_done(pmcp_http *h, phttp_work *wk)
     if (s->nwork == 0) {
       if (h->server)
         pmcp_server_session_close(h->server, s->id);
-      free(s);
+      phttp_session_release(h, s);
     }
   } else {
     for (size_t i = 0; i < wk->n; i++)
       if (wk->msgs[i].id && wk->msgs[i].rc != 0)
         phttp_answer_locally(h, s, wk->msgs[i].id, wk->msgs[i].rc);
   }
-  for (size_t i = 0; i < wk->n; i++)
-    free(wk->msgs[i].data);
-  free(wk->claims_mem);
+  pmcp_message_free(wk->msg);
+  pmcp_buf_dispose(&wk->body);
   free(wk);
 }
 

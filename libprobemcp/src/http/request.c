@@ -32,7 +32,7 @@ void phttp_check_headers(phttp_conn *c)
     return;
   /* DNS rebinding: a browser tricked into talking to us sends a foreign
    * Host (and Origin); refuse before anything else. */
-  const char *host = phttp_header(r, "host", &n, &count);
+  const char *host = phttp_header(r, PH_HOST, &n, &count);
   if (count > 1)
     { set_reject(c, 400, "more than one Host header"); return; }
   if (!host) {
@@ -49,10 +49,10 @@ void phttp_check_headers(phttp_conn *c)
     return; /* the host's own route (OAuth, consent): it checks Origin */
   /* Browser cookies never reach MCP (nor its authentication): a web page
    * must not drive the endpoint with a person's signed-in session. */
-  for (unsigned i = 0; i < r->nhdrs; i++)
+  for (unsigned i = 0; r->count[PH_COOKIE] && i < r->nhdrs; i++)
     if (r->hdrs[i].name_len == 6 && strncasecmp(r->arena + r->hdrs[i].name, "cookie", 6) == 0)
       r->hdrs[i].name_len = 0;
-  const char *origin = phttp_header(r, "origin", &n, &count);
+  const char *origin = phttp_header(r, PH_ORIGIN, &n, &count);
   if (count > 1)
     { set_reject(c, 400, "more than one Origin header"); return; }
   if (origin) {
@@ -66,7 +66,7 @@ void phttp_check_headers(phttp_conn *c)
     if (!ok && phttp_origin_name(origin, n, name, sizeof name) == 0 &&
         pmcp_http_host_allowed(h, name)) {
       size_t hn;
-      const char *hv = phttp_header(r, "host", &hn, &count);
+      const char *hv = phttp_header(r, PH_HOST, &hn, &count);
       ok = hv && phttp_origin_same_port(origin, n, hv, hn);
     }
     if (!ok)
@@ -87,18 +87,18 @@ void phttp_check_headers(phttp_conn *c)
                            : "method not allowed");
     return;
   }
-  const char *acc = phttp_header(r, "accept", &n, &count);
-  unsigned accept = phttp_accept(acc, acc ? n : 0);
+  const char *acc = phttp_header(r, PH_ACCEPT, &n, &count);
+  unsigned accept = r->accept = phttp_accept(acc, acc ? n : 0);
   if (m == HTTP_POST) {
     if (!(accept & (ACCEPT_JSON | ACCEPT_SSE)))
       { set_reject(c, 406, "Not Acceptable: Accept must admit application/json or text/event-stream"); return; }
-    const char *ct = phttp_header(r, "content-type", &n, &count);
+    const char *ct = phttp_header(r, PH_CONTENT_TYPE, &n, &count);
     if (!ct || count > 1 || !phttp_is_json_type(ct, n))
       { set_reject(c, 415, "Unsupported Media Type: Content-Type must be application/json"); return; }
   } else if (m == HTTP_GET && !(accept & ACCEPT_SSE)) {
     { set_reject(c, 406, "Not Acceptable: Accept must admit text/event-stream"); return; }
   }
-  const char *ver = phttp_header(r, "mcp-protocol-version", &n, &count);
+  const char *ver = phttp_header(r, PH_VERSION, &n, &count);
   if (ver && count > 1)
     { set_reject(c, 400, "Bad Request: more than one MCP-Protocol-Version"); return; }
   if (ver && !phttp_version_supported(ver, n)) {
@@ -119,7 +119,7 @@ static phttp_session *request_session(phttp_conn *c)
 {
   size_t n;
   int count;
-  const char *sid = phttp_header(&c->req, "mcp-session-id", &n, &count);
+  const char *sid = phttp_header(&c->req, PH_SESSION, &n, &count);
   if (!sid) {
     phttp_respond_error(c, 400, -32000, "Bad Request: Mcp-Session-Id header is required");
     return NULL;
@@ -140,7 +140,7 @@ static phttp_session *request_session(phttp_conn *c)
    * version initialize negotiated (the engine's rule). */
   size_t vn;
   int vc;
-  const char *v = phttp_header(&c->req, "mcp-protocol-version", &vn, &vc);
+  const char *v = phttp_header(&c->req, PH_VERSION, &vn, &vc);
   char neg[32];
   if (v && pmcp_server_session_protocol(c->h->server, s->id, neg, sizeof neg) == 0 &&
       !pmcp_protocol_header_fits(neg, v, vn)) {
@@ -185,7 +185,7 @@ typedef struct claims_buf {
   char params[4096];   /* the Mcp-Param-* names and values, NUL-separated */
 } claims_buf;
 
-static const char *claim(const phttp_req *r, const char *header, char *out,
+static const char *claim(const phttp_req *r, phttp_known header, char *out,
                          size_t size, int decode)
 {
   size_t n;
@@ -216,15 +216,14 @@ static const char *claim(const phttp_req *r, const char *header, char *out,
 static void claims_read(const phttp_req *r, claims_buf *cb)
 {
   memset(&cb->claims, 0, sizeof cb->claims);
-  cb->claims.protocol_version = claim(r, "mcp-protocol-version", cb->version,
-                                      sizeof cb->version, 0);
-  cb->claims.method = claim(r, "mcp-method", cb->method, sizeof cb->method, 0);
-  cb->claims.name = claim(r, "mcp-name", cb->name, sizeof cb->name, 1);
+  cb->claims.protocol_version = claim(r, PH_VERSION, cb->version, sizeof cb->version, 0);
+  cb->claims.method = claim(r, PH_METHOD, cb->method, sizeof cb->method, 0);
+  cb->claims.name = claim(r, PH_NAME, cb->name, sizeof cb->name, 1);
   /* Mcp-Param-{Name}: the suffix lower-cased, the value as sent (the
    * engine decodes and compares it). What does not fit is left out, and
    * then mismatches. */
   size_t used = 0, n = 0;
-  for (unsigned i = 0; i < r->nhdrs && n < MAX_PARAM_CLAIMS; i++) {
+  for (unsigned i = 0; r->n_params && i < r->nhdrs && n < MAX_PARAM_CLAIMS; i++) {
     const phttp_hdr *hd = &r->hdrs[i];
     if (hd->name_len <= 10 || strncasecmp(r->arena + hd->name, "mcp-param-", 10) != 0)
       continue;
@@ -250,12 +249,11 @@ static void claims_read(const phttp_req *r, claims_buf *cb)
   cb->claims.param_values = cb->pvalues;
 }
 
-/* A copy of the claims that lives with a pool work item: one block with
- * the pointer arrays first, then the strings. */
-static int claims_copy(phttp_work *wk, const claims_buf *cb)
+/* The claims' strings in order: version, method, name, then the
+ * Mcp-Param names and values; returns how many. */
+static size_t claims_strings(const claims_buf *cb, const char **src)
 {
-  size_t np = cb->claims.n_params, ns = 3 + 2 * np;
-  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t np = cb->claims.n_params;
   src[0] = cb->claims.protocol_version;
   src[1] = cb->claims.method;
   src[2] = cb->claims.name;
@@ -263,12 +261,28 @@ static int claims_copy(phttp_work *wk, const claims_buf *cb)
     src[3 + i] = cb->pnames[i];
     src[3 + np + i] = cb->pvalues[i];
   }
-  size_t total = 2 * np * sizeof(char *);
+  return 3 + 2 * np;
+}
+
+/* Bytes claims_copy() writes. */
+static size_t claims_size(const claims_buf *cb)
+{
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t ns = claims_strings(cb, src);
+  size_t total = 2 * cb->claims.n_params * sizeof(char *);
   for (size_t i = 0; i < ns; i++)
     total += src[i] ? strlen(src[i]) + 1 : 0;
-  char *mem = wk->claims_mem = malloc(total + 1);
-  if (!mem)
-    return -1;
+  return total;
+}
+
+/* A copy of the claims that lives with a pool work item, in @p mem
+ * (claims_size() bytes, pointer-aligned): the pointer arrays first, then
+ * the strings. */
+static void claims_copy(phttp_work *wk, const claims_buf *cb, char *mem)
+{
+  size_t np = cb->claims.n_params;
+  const char *src[3 + 2 * MAX_PARAM_CLAIMS];
+  size_t ns = claims_strings(cb, src);
   const char **arr = (const char **)(void *)mem;
   char *p = mem + 2 * np * sizeof(char *);
   const char *dst[3 + 2 * MAX_PARAM_CLAIMS];
@@ -290,7 +304,6 @@ static int claims_copy(phttp_work *wk, const claims_buf *cb)
   wk->claims.param_names = arr;
   wk->claims.param_values = arr + np;
   wk->has_claims = 1;
-  return 0;
 }
 
 static void handle_post(phttp_conn *c)
@@ -332,7 +345,7 @@ static void handle_post(phttp_conn *c)
   size_t sn;
   int sc;
   int modern = !batch && info->era == PMCP_ERA_MODERN &&
-               !phttp_header(r, "mcp-session-id", &sn, &sc);
+               !phttp_header(r, PH_SESSION, &sn, &sc);
   if (r->bad_version && !modern) {
     pmcp_message_free(msg);
     phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
@@ -355,10 +368,14 @@ static void handle_post(phttp_conn *c)
      * 2025-03-26, as the specification tells servers to assume). */
     size_t vn;
     int vc;
-    const char *v = phttp_header(r, "mcp-protocol-version", &vn, &vc);
-    snprintf(s->proto, sizeof s->proto, "%.*s", v ? (int)(vn < 15 ? vn : 15) : 10,
-             v ? v : "2025-03-26");
-  } else if (is_init && !phttp_header(r, "mcp-session-id", &(size_t){0}, &(int){0})) {
+    const char *v = phttp_header(r, PH_VERSION, &vn, &vc);
+    if (!v)
+      v = "2025-03-26", vn = 10;
+    if (vn >= sizeof s->proto)
+      vn = sizeof s->proto - 1;
+    memcpy(s->proto, v, vn);
+    s->proto[vn] = '\0';
+  } else if (is_init && !phttp_header(r, PH_SESSION, &(size_t){0}, &(int){0})) {
     if (batch) {
       pmcp_message_free(msg);
       phttp_respond_error(c, 400, -32600, "Invalid Request: initialize must not be part of a batch");
@@ -396,10 +413,8 @@ static void handle_post(phttp_conn *c)
   }
   if (nreq == 0) {
     /* Notifications and responses only: accepted, nothing to wait for. */
-    for (size_t i = 0; i < nmsg; i++) {
-      const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      pmcp_server_handle(h->server, s->id, it->text, it->len);
-    }
+    for (size_t i = 0; i < nmsg; i++)
+      pmcp_server_handle_item(h->server, s->id, msg, i, NULL);
     pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request finished");
@@ -470,10 +485,7 @@ static void handle_post(phttp_conn *c)
   }
   st->batch = batch;
   st->initialize = is_init && !s->stateless && s->issued == 0;
-  size_t an;
-  int acount;
-  const char *acc = phttp_header(r, "accept", &an, &acount);
-  unsigned accept = phttp_accept(acc, acc ? an : 0);
+  unsigned accept = r->accept; /* read with the headers */
   st->mode = accept == ACCEPT_JSON ? MODE_JSON
            : accept == ACCEPT_SSE ? MODE_SSE : MODE_LAZY;
   st->conn = c;
@@ -485,54 +497,43 @@ static void handle_post(phttp_conn *c)
     phttp_stream_start_sse(st);
   /* Keep our own copy of the session id: an inline answer may end a
    * stateless session while we still hand it messages. */
-  char sid[65];
-  snprintf(sid, sizeof sid, "%s", s->id);
+  char sid[sizeof s->id];
+  memcpy(sid, s->id, sizeof sid);
   if (offload) {
-    phttp_work *wk = calloc(1, sizeof *wk + nmsg * sizeof wk->msgs[0]);
-    int ok = wk != NULL;
-    size_t k = 0;
-    for (size_t i = 0; ok && i < nmsg; i++) {
-      const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      if ((wk->msgs[i].data = malloc(it->len + 1)) != NULL) {
-        memcpy(wk->msgs[i].data, it->text, it->len);
-        wk->msgs[i].data[it->len] = '\0';
-      }
-      ok = wk->msgs[i].data != NULL;
-      wk->msgs[i].len = ok ? it->len : 0;
-      if (it->kind == PMCP_MSG_REQUEST)
-        wk->msgs[i].id = st->ids[k++].id;
-      wk->n = i + 1;
-    }
-    if (ok && modern)
-      ok = claims_copy(wk, &cm) == 0;
-    if (ok) {
+    size_t head = sizeof(phttp_work) + nmsg * sizeof(work_msg);
+    head = (head + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+    phttp_work *wk = calloc(1, head + (modern ? claims_size(&cm) : 0));
+    if (wk) {
+      size_t k = 0;
+      for (size_t i = 0; i < nmsg; i++)
+        if (pmcp_message_item(msg, i)->kind == PMCP_MSG_REQUEST)
+          wk->msgs[i].id = st->ids[k++].id;
+      wk->n = nmsg;
+      if (modern)
+        claims_copy(wk, &cm, (char *)wk + head);
+      /* The items point into the body: it goes with them. */
+      wk->msg = msg;
+      wk->body = r->body;
+      r->body = (pmcp_buf)PMCP_BUF_INIT;
       wk->h = h;
       wk->s = s;
       s->nwork++;
       phttp_pool_submit(h, wk);
-      pmcp_message_free(msg);
       return;
-    }
-    if (wk) {
-      for (size_t i = 0; i < wk->n; i++)
-        free(wk->msgs[i].data);
-      free(wk->claims_mem);
-      free(wk);
     }
     /* Could not hand it over: answer every request with the failure. */
     for (size_t i = 0; i < st->nids; i++)
       if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
         phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
   } else if (!batch) {
-    int rc = pmcp_server_handle_http(h->server, sid, r->body.ptr, r->body.len,
-                                     modern ? &cm.claims : NULL);
+    int rc = pmcp_server_handle_item(h->server, sid, msg, 0, modern ? &cm.claims : NULL);
     if (rc != 0)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
     size_t k = 0;
     for (size_t i = 0; i < nmsg; i++) {
       const pmcp_msg_item *it = pmcp_message_item(msg, i);
-      int rc = pmcp_server_handle(h->server, sid, it->text, it->len);
+      int rc = pmcp_server_handle_item(h->server, sid, msg, i, NULL);
       if (it->kind == PMCP_MSG_REQUEST) {
         if (rc != 0 && phttp_session_find(h, sid, strlen(sid)))
           phttp_answer_locally(h, s, st->ids[k].id, rc);
@@ -552,7 +553,7 @@ static void handle_get(phttp_conn *c)
     return;
   size_t n;
   int count;
-  const char *last = phttp_header(&c->req, "last-event-id", &n, &count);
+  const char *last = phttp_header(&c->req, PH_LAST_EVENT, &n, &count);
   char extra[128];
   phttp_session_header(s, extra, sizeof extra);
   if (last) {
@@ -714,9 +715,9 @@ void phttp_handle_request(phttp_conn *c)
     /* The modern era has no sessions: no GET stream, nothing to DELETE. */
     size_t n;
     int count;
-    const char *ver = phttp_header(&c->req, "mcp-protocol-version", &n, &count);
+    const char *ver = phttp_header(&c->req, PH_VERSION, &n, &count);
     size_t sn;
-    if (ver && !phttp_header(&c->req, "mcp-session-id", &sn, &count) &&
+    if (ver && !phttp_header(&c->req, PH_SESSION, &sn, &count) &&
         pmcp_protocol_version_era(ver, n) == PMCP_ERA_MODERN) {
       static const char why[] = "Method Not Allowed: protocol 2026-07-28 has no sessions\n";
       phttp_respond(c, 405, "text/plain", "Allow: POST\r\n", why, sizeof why - 1);

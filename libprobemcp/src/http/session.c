@@ -129,7 +129,15 @@ static void new_session_id(pmcp_http *h, int stateless, char out[33])
   /* A stateless session (one request) never leaves the server: a counter
    * is enough, and its "s" prefix is no id a client could send. */
   if (stateless) {
-    snprintf(out, 33, "s%llu", (unsigned long long)++h->id_counter);
+    /* (by hand, not snprintf: one per modern-era request) */
+    char digits[21];
+    int n = 0;
+    for (uint64_t v = ++h->id_counter; v || !n; v /= 10)
+      digits[n++] = (char)('0' + v % 10);
+    out[0] = 's';
+    for (int i = 0; i < n; i++)
+      out[1 + i] = digits[n - 1 - i];
+    out[1 + n] = '\0';
     return;
   }
   size_t got = 0;
@@ -249,9 +257,32 @@ void phttp_session_free(pmcp_http *h, phttp_session *s, const char *why)
     atomic_store(&s->dead, 1);
     s->zombie = 1;
   } else {
-    free(s);
+    phttp_session_release(h, s);
   }
   phttp_maybe_finish_shutdown(h);
+}
+
+#define SPARE_MAX 16
+
+void phttp_session_release(pmcp_http *h, phttp_session *s)
+{
+  if (h->n_spare >= SPARE_MAX) {
+    free(s);
+    return;
+  }
+  s->hnext = h->spare;
+  h->spare = s;
+  h->n_spare++;
+}
+
+void phttp_sessions_free_spare(pmcp_http *h)
+{
+  while (h->spare) {
+    phttp_session *s = h->spare;
+    h->spare = s->hnext;
+    free(s);
+  }
+  h->n_spare = 0;
 }
 
 static int table_grow(pmcp_http *h)
@@ -307,16 +338,21 @@ phttp_session *phttp_session_new(pmcp_http *h, int stateless, void *principal,
   }
   if (h->nsessions + 1 > h->table_size * 2 && table_grow(h) != 0)
     return NULL;
-  phttp_session *s = calloc(1, sizeof *s);
-  if (!s)
+  phttp_session *s = h->spare;
+  if (s) {
+    h->spare = s->hnext;
+    h->n_spare--;
+    memset(s, 0, sizeof *s);
+  } else if (!(s = calloc(1, sizeof *s))) {
     return NULL;
+  }
   s->stateless = stateless;
   s->principal = principal;
   new_session_id(h, stateless, s->id);
   int rc = pmcp_server_session_open(h->server, s->id,
                                     stateless ? PMCP_SESSION_STATELESS : 0, principal);
   if (rc != 0) {
-    free(s);
+    phttp_session_release(h, s);
     *status = 500;
     return NULL;
   }

@@ -479,6 +479,7 @@ void pmcp_http_free(pmcp_http *h)
     free(e);
   }
   free(h->table);
+  phttp_sessions_free_spare(h);
   free(h->host);
   free(h->endpoint);
   free(h);

@@ -10,20 +10,28 @@
 // 2025-11-25 era (a session per connection, initialize first) and the
 // 2026-07-28 era (no session, every call self-contained with its _meta and
 // headers: http-load --era modern), in alternating rounds, and the modern
-// era's server CPU per call is compared with the legacy era's.
+// era's server CPU per call is compared with the legacy era's, side by side
+// for handlers on a thread and on the loop. CPU is the server's time on CPU
+// summed over its threads (/proc/PID/task/*/schedstat, ns).
+// With --callgrind the four configurations run once each under callgrind
+// instead (no SDK peer): instructions per call after a warm-up, which the
+// machine's load does not change, and their modern / legacy ratios.
 //
-//   node tests/bench/http/run.mjs BUILD_DIR [CALLS] [ROUNDS]  (default 30000, 3)
+//   node tests/bench/http/run.mjs BUILD_DIR [CALLS] [ROUNDS] [--callgrind]
+//   (default 30000 calls, 3 rounds; --callgrind: 10000 calls)
 import { spawn, execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as cg from '../callgrind.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const build = path.resolve(process.argv[2] ?? 'build');
-const calls = Number(process.argv[3] ?? 30000);
-const ROUNDS = Math.max(1, Number(process.argv[4] ?? 3));
+const CALLGRIND = process.argv.includes('--callgrind');
+const pos = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const build = path.resolve(pos[0] ?? 'build');
+const calls = Number(pos[1] ?? (CALLGRIND ? 10000 : 30000));
+const ROUNDS = Math.max(1, Number(pos[2] ?? 3));
 const CONNS = 50;
-const TICK = 100; // USER_HZ on Linux
 const load = path.join(build, 'tests/http/http-load');
 
 function start(cmd, args) {
@@ -39,10 +47,16 @@ function start(cmd, args) {
   });
 }
 
-function cpuTicks(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]); // utime + stime
+// The process's time on CPU in seconds, all its threads (ns resolution;
+// utime/stime in /proc/PID/stat tick at 10 ms, a few ticks per run).
+function cpuSeconds(pid) {
+  let ns = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch { /* the thread ended */ }
+  }
+  return ns / 1e9;
 }
 
 function rssKb(pid) {
@@ -66,9 +80,9 @@ async function bench(name, cmd, args, era) {
   await new Promise((r) => setTimeout(r, 300));
   const idle = rssKb(child.pid);
   await runLoad(port, Math.min(2000, calls), era); // warm-up (JIT, caches)
-  const t0 = cpuTicks(child.pid);
+  const t0 = cpuSeconds(child.pid);
   const r = await runLoad(port, calls, era);
-  const cpu = (cpuTicks(child.pid) - t0) / TICK;
+  const cpu = cpuSeconds(child.pid) - t0;
   await new Promise((res) => setTimeout(res, 300));
   const after = rssKb(child.pid);
   child.kill('SIGTERM');
@@ -82,6 +96,44 @@ async function bench(name, cmd, args, era) {
 }
 
 const server = path.join(build, 'tests/http/http-testserver');
+
+// One configuration under callgrind: instructions per call of the server
+// (all its threads) over CALLS calls after a warm-up.
+async function instructionsPerCall(args, era) {
+  const files = cg.profiles();
+  const out = files.next();
+  const [vg, ...vgArgs] = cg.valgrind(out);
+  const { child, port } = await start(vg, [...vgArgs, server, ...args]);
+  try {
+    await runLoad(port, Math.min(1000, calls), era);
+    cg.zero(child.pid);
+    await runLoad(port, calls, era);
+    return cg.dump(child.pid, out) / calls;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((res) => child.on('exit', res));
+    files.done();
+  }
+}
+
+if (CALLGRIND) {
+  if (!cg.available()) {
+    console.error('run.mjs --callgrind: valgrind and callgrind_control are needed');
+    process.exit(2);
+  }
+  console.log(`instructions per call (callgrind, ${calls} calls on ${CONNS} connections after a warm-up):`);
+  console.log('                        legacy      modern   modern / legacy');
+  let worst = 0;
+  for (const [name, args] of [['handlers on a thread', []], ['handlers on the loop', ['--handler-threads', '0']]]) {
+    const l = await instructionsPerCall(['--listen', '127.0.0.1:0', ...args]);
+    const m = await instructionsPerCall(['--listen', '127.0.0.1:0', ...args], 'modern');
+    worst = Math.max(worst, m / l);
+    console.log(`${name.padEnd(20)} ${(l / 1000).toFixed(2).padStart(9)}k ${(m / 1000).toFixed(2).padStart(10)}k   ${cg.verdict(m / l)}`);
+  }
+  console.log(`${worst <= 1.10 ? 'met ' : 'MISS'}  modern / legacy instructions per call <= 1.10 in both configurations (worst ${worst.toFixed(3)})`);
+  process.exit(0);
+}
+
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 // Default: handlers on a handler thread. "inline": --handler-threads 0.
 // Each round runs every configuration in turn, so a change of load on this

@@ -36,8 +36,15 @@
 // The SDK server is measured in both of its lines, v1
 // (@modelcontextprotocol/sdk 1.x) and v2 (@modelcontextprotocol/server 2.x),
 // each with zod 4, their current recommended configuration.
+// With --callgrind (needs --inproc and --client) nothing is timed: the
+// engine in process (instructions inside pmcp_server_handle) and the stdio
+// loop (the whole server process, driven by the C client; the difference
+// of two runs of different lengths, so start-up cancels out) are counted
+// with callgrind in both eras, which the machine's load does not change,
+// and their modern / legacy ratios printed side by side.
 // This is a benchmark that prints figures, never a timed test.
 import { execFileSync, spawn } from 'node:child_process';
+import * as cg from '../callgrind.mjs';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +68,46 @@ const CALLS = Number(opt('--calls', '20000'));
 const SEQ_CALLS = Math.max(1000, Math.floor(CALLS / 4));
 const WARMUP = 2000;
 const STARTS = 15;
+
+if (argv.includes('--callgrind')) {
+  if (!INPROC || !CLIENT || !cg.available()) {
+    console.error('bench.mjs --callgrind: needs --inproc, --client and valgrind');
+    process.exit(2);
+  }
+  const files = cg.profiles();
+  const n = Number(opt('--calls', '20000'));
+  // The engine alone: instructions inside pmcp_server_handle() per call.
+  const engine = (modern) => {
+    const out = files.next();
+    const [vg, ...a] = cg.valgrind(out, ['--toggle-collect=pmcp_server_handle']);
+    execFileSync(vg, [...a, INPROC, String(n), ...(modern ? ['--modern'] : [])], { stdio: 'ignore' });
+    return cg.instructions(out) / n;
+  };
+  // The stdio loop: the server process over k x (n/10 sequential + n
+  // pipelined) calls; two lengths, the difference per call.
+  const loop = (modern) => {
+    const run = (k) => {
+      const out = files.next();
+      execFileSync(CLIENT, [...(modern ? ['--modern'] : []), '--warmup', '0',
+        '--seq', String(k * Math.floor(n / 10)), '--pipe', String(k * n), '--',
+        ...cg.valgrind(out), C_BIN, '--stdio'], { stdio: 'ignore' });
+      return cg.instructions(out);
+    };
+    return (run(2) - run(1)) / (Math.floor(n / 10) + n);
+  };
+  console.log(`instructions per echo call (callgrind; ${n} calls in process; `
+    + `${Math.floor(n / 10)} sequential + ${n} pipelined over stdio):`);
+  console.log('                         legacy      modern   modern / legacy');
+  let worst = 0;
+  for (const [name, f] of [['engine in process', engine], ['stdio loop (C client)', loop]]) {
+    const l = f(false), m = f(true);
+    worst = Math.max(worst, m / l);
+    console.log(`${name.padEnd(22)} ${(l / 1000).toFixed(2).padStart(8)}k ${(m / 1000).toFixed(2).padStart(10)}k   ${cg.verdict(m / l)}`);
+  }
+  files.done();
+  console.log(`${worst <= 1.10 ? 'met ' : 'MISS'}  modern / legacy instructions per call <= 1.10, engine and stdio loop (worst ${worst.toFixed(3)})`);
+  process.exit(0);
+}
 
 const SERVERS = [
   { name: 'probe-mcp', cmd: C_BIN, args: ['--stdio'] },
@@ -296,7 +343,10 @@ for (let k = 0; k < ROUNDS; k++) {
   console.log(`server CPU per call, modern era / legacy era: Node client sequential ${x.eraSeq.toFixed(3)}, pipelined ${x.eraPipe.toFixed(3)}`
     + (CLIENT ? `; C client sequential ${x.cEraSeq.toFixed(3)}, pipelined ${x.cEraPipe.toFixed(3)}` : ''));
 }
-const inproc = INPROC ? JSON.parse(execFileSync(INPROC, [String(CALLS * 10)], { encoding: 'utf8' })) : null;
+const inprocRun = (modern) => JSON.parse(execFileSync(INPROC, [String(CALLS * 10), ...(modern ? ['--modern'] : [])],
+  { encoding: 'utf8' }));
+const inproc = INPROC ? inprocRun(false) : null;
+const inprocModern = INPROC ? inprocRun(true) : null;
 
 const med = (f) => median(rounds.map(f));
 const c = { seq: { cpuPerCall: med((r) => r.results[0].seq.cpuPerCall), callsPerSec: med((r) => r.results[0].seq.callsPerSec) },
@@ -318,7 +368,8 @@ console.log('');
 console.log(`medians over ${ROUNDS} round(s):`);
 if (inproc) {
   console.log(`engine alone (pmcp_server_handle in process, no pipes): ${us(inproc.cpuPerCallNs)} us CPU per call, `
-    + `server setup ${(inproc.setupCpuNs / 1e6).toFixed(2)} ms CPU`);
+    + `server setup ${(inproc.setupCpuNs / 1e6).toFixed(2)} ms CPU; modern era ${us(inprocModern.cpuPerCallNs)} us, `
+    + `modern / legacy ${(inprocModern.cpuPerCallNs / inproc.cpuPerCallNs).toFixed(3)}`);
 }
 console.log(`server CPU per call: probe-mcp ${us(c.seq.cpuPerCall)} us sequential, ${us(c.pipe.cpuPerCall)} us pipelined; `
   + `SDK ${us(ts.seq.cpuPerCall)} us sequential, ${us(ts.pipe.cpuPerCall)} us pipelined`);
@@ -372,4 +423,4 @@ target(c.startMs < 10, `start-to-initialize-response < 10 ms, wall clock: median
   + `best ${c.startMinMs.toFixed(2)} ms, ${c.startCpuMs.toFixed(2)} ms of server CPU `
   + `(load average ${load()} on this machine)`);
 target(c.idleRssKiB < 8 * 1024, `idle RSS < 8 MB (${(c.idleRssKiB / 1024).toFixed(1)} MiB)`);
-if (argv.includes('--json')) console.log(JSON.stringify({ rounds, inproc }));
+if (argv.includes('--json')) console.log(JSON.stringify({ rounds, inproc, inprocModern }));

@@ -98,7 +98,7 @@ int poauth_cimd_url_check(const char *url, char *why, size_t whysize)
   char w[200];
   if (strncmp(url, "https://", 8) != 0)
     msg = "a client_id URL must use https (lower case https://)";
-  else if (n > POAUTH_CLIENT_ID_MAX)
+  else if (n > PMCP_OAUTH_CLIENT_ID_MAX)
     msg = "a client_id URL is longer than 400 characters";
   else if (poauth_redirect_uri_check(url, w, sizeof w) != 0)
     msg = "a client_id URL must be an https URL with a valid host, without user "

@@ -297,7 +297,7 @@ int main(int argc, char **argv)
     o.route_match = poauth_route_match;
     o.route_handle = poauth_route_handle;
     o.route_ud = oauth;
-    mcp_auth_set_token_resolver(x.auth, POAUTH_AT_PREFIX, poauth_service_token, oauth);
+    mcp_auth_set_token_resolver(x.auth, PMCP_OAUTH_AT_PREFIX, poauth_service_token, oauth);
   } else {
     mcp_auth_set_token_resolver(x.auth, "tst_", token_fn, NULL);
   }

@@ -44,7 +44,7 @@ static int default_audit(void *ud, pmcp_store *st, const char *tenant_id,
 {
   (void)ud;
   pmcp_tenant t = {tenant_id ? strtoll(tenant_id, NULL, 10) : 0, 0, 0};
-  return pmcp__audit(st, t, workspace, actor, action, "mcp", details);
+  return pmcp_audit_add(st, t, workspace, actor, action, "mcp", details);
 }
 
 int pmcp_oauth_new(pmcp_oauth **out, pmcp_store *st, const pmcp_oauth_hooks *hooks)

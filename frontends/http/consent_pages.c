@@ -18,7 +18,6 @@
 #include <time.h>
 
 #include "oauth.h"
-#include "util/buf.h"
 
 #define SESSION_COOKIE "pbm_session"
 #define LOGIN_COOKIE "pbm_login"

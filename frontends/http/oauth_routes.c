@@ -19,9 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "util/json.h"
 #include "oauth.h"
-#include "util/buf.h"
 
 #define SCOPE_READ "mcp:read"
 #define SCOPE_WRITE "mcp:write"
@@ -246,7 +244,7 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
     return;
   /* Names end up in HTML pages and the audit log's JSON: UTF-8 only. */
-  if (!pmcp__utf8_valid(req->body, req->body_len)) {
+  if (!pmcp_utf8_valid(req->body, req->body_len)) {
     poauth_json_error(res, 400, "invalid_client_metadata", "the body is not valid UTF-8");
     return;
   }

@@ -13,11 +13,7 @@
 #include <time.h>
 
 #include "auth_mcp.h"
-#include "core/call.h"
-#include "core/registry.h"
 #include "oauth.h"
-#include "store/db.h"
-#include "util/buf.h"
 
 /* A store handle of one authenticating thread (the transport's loop): the
  * credential check on every request runs on it without a lock, so the
@@ -32,7 +28,7 @@ typedef struct thread_store {
 typedef struct holder {
   struct holder *next;
   pthread_mutex_t mu;
-  pmcp__principal p;
+  pmcp_principal p;
 } holder;
 
 struct mcp_auth {
@@ -170,7 +166,7 @@ pmcp_tenant mcp_auth_tenant(const mcp_auth *a)
 }
 
 /* The holder of @p p's identity, refreshed from @p p. */
-static holder *holder_for(mcp_auth *a, const pmcp__principal *p)
+static holder *holder_for(mcp_auth *a, const pmcp_principal *p)
 {
   pthread_mutex_lock(&a->hmu);
   holder *h = a->holders;
@@ -190,7 +186,7 @@ static holder *holder_for(mcp_auth *a, const pmcp__principal *p)
   return h;
 }
 
-int mcp_auth_principal(void *session_ud, pmcp__principal *out)
+int mcp_auth_principal(void *session_ud, pmcp_principal *out)
 {
   holder *h = session_ud;
   if (!h)
@@ -204,11 +200,11 @@ int mcp_auth_principal(void *session_ud, pmcp__principal *out)
 int mcp_auth_task_owner(void *ud, const void *session_ud, char *out, size_t size)
 {
   (void)ud;
-  pmcp__principal p;
+  pmcp_principal p;
   if (mcp_auth_principal((void *)session_ud, &p) != 0)
     return PMCP_EDENIED; /* every call is authenticated here */
   snprintf(out, size, "%lld/%s:%s", (long long)p.tenant_id,
-           p.kind == PMCP__P_KEY ? "key" : "connection", p.id);
+           p.kind == PMCP_PRINCIPAL_KEY ? "key" : "connection", p.id);
   return 0;
 }
 
@@ -254,7 +250,7 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
   while (*tok == ' ')
     tok++;
   size_t len = strlen(tok);
-  pmcp__principal p;
+  pmcp_principal p;
   int rc = PMCP_EDENIED;
   const char *msg = "invalid or revoked credential";
   pmcp_store *own = thread_store_of(a);
@@ -262,7 +258,7 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
   if (!own)
     pthread_mutex_lock(&a->mu);
   if (len >= 3 && strncmp(tok, "pk_", 3) == 0) {
-    rc = pmcp__auth_key_principal(st, tok, len, &p);
+    rc = pmcp_principal_of_key(st, tok, len, &p);
     msg = "invalid or revoked API key";
   } else if (a->token_fn && a->token_prefix[0] &&
              strncmp(tok, a->token_prefix, strlen(a->token_prefix)) == 0) {
@@ -275,7 +271,7 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
       pthread_mutex_lock(&a->mu);
     msg = "invalid or expired access token";
     if (ok == 1)
-      rc = pmcp__auth_connection_principal(st, conn, &p);
+      rc = pmcp_principal_of_connection(st, conn, &p);
     else
       rc = ok < 0 ? PMCP_ESTORE : PMCP_EDENIED;
   }
@@ -308,19 +304,18 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
 
 static int is_write_tool(const pmcp_server *srv, const char *name)
 {
-  const pmcp__tool *t = srv ? pmcp__tool_find(srv, name) : NULL;
-  return !t || t->read_only != PMCP_HINT_TRUE;
+  return !pmcp_server_tool_read_only(srv, name);
 }
 
 static int filter(const char *tool, void *session_ud, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp__principal p;
+  pmcp_principal p;
   if (mcp_auth_principal(session_ud, &p) != 0)
     return 0; /* authentication is on: a session without a principal sees nothing */
   if (!is_write_tool(a->srv, tool))
     return 1;
-  return pmcp__principal_can_write(&p);
+  return pmcp_principal_can_write(&p);
 }
 
 int mcp_auth_install(mcp_auth *a, pmcp_server *srv)
@@ -349,7 +344,7 @@ static void write_tool_free(void *ud)
   free(w);
 }
 
-/* The call's arguments as audit details (pmcp__audit masks the values of
+/* The call's arguments as audit details (pmcp_audit_add masks the values of
  * secret-looking names and credentials). */
 static void audit_arguments(pmcp_buf *d, pmcp_call *call)
 {
@@ -362,7 +357,7 @@ static int write_handler(pmcp_call *call, void *ud)
   write_tool *w = ud;
   if (!w->a)
     return w->handler(call, w->ud);
-  pmcp__principal p;
+  pmcp_principal p;
   char msg[256];
   /* The filter already hides the tool; this is the second wall, with the
    * principal as of this call and its role in the workspace the call acts
@@ -372,14 +367,14 @@ static int write_handler(pmcp_call *call, void *ud)
     pmcp_result_errorf(call, "%s", msg);
     return 0;
   }
-  if (!pmcp__principal_can_write(&p)) {
+  if (!pmcp_principal_can_write(&p)) {
     pmcp_result_errorf(call, "this connection may not use write tools in workspace '%s'"
                        " (it needs write access and the editor role there)", p.workspace);
     return 0;
   }
   int rc = w->handler(call, w->ud);
   /* A tool that answered with an error result did not do its write. */
-  int failed = rc != 0 || call->is_error;
+  int failed = rc != 0 || pmcp_result_is_error(call);
   pmcp_buf d = PMCP_BUF_INIT;
   pmcp_buf_puts(&d, "{\"tool\":");
   pmcp_buf_json_string(&d, w->name, strlen(w->name));
@@ -389,7 +384,7 @@ static int write_handler(pmcp_call *call, void *ud)
   if (d.ptr) {
     pthread_mutex_lock(&w->a->mu);
     pmcp_tenant t = {p.tenant_id, 0, 0};
-    pmcp__audit(w->a->st, t, p.workspace, p.actor, w->action, "mcp", d.ptr);
+    pmcp_audit_add(w->a->st, t, p.workspace, p.actor, w->action, "mcp", d.ptr);
     pthread_mutex_unlock(&w->a->mu);
   }
   pmcp_buf_dispose(&d);
@@ -431,7 +426,7 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
  * workspace that does not exist, one of another tenant, and one the
  * person is not in. */
 static int principal_in(mcp_auth *a, pmcp_call *call, const char *asked,
-                        pmcp__principal *p, char *msg, size_t msg_size)
+                        pmcp_principal *p, char *msg, size_t msg_size)
 {
   /* The holder was refreshed from the store by this request's
    * authentication: a revoked key, a disabled person or a removed role of
@@ -441,13 +436,13 @@ static int principal_in(mcp_auth *a, pmcp_call *call, const char *asked,
     return PMCP_EDENIED;
   }
   if (asked && *asked && strcmp(asked, p->workspace) != 0) {
-    if (p->kind != PMCP__P_CONNECTION) {
+    if (p->kind != PMCP_PRINCIPAL_CONNECTION) {
       snprintf(msg, msg_size, "an API key acts only in its own workspace ('%s'): drop the"
                " workspace argument, or use a key of the other workspace", p->workspace);
       return PMCP_EDENIED;
     }
     pthread_mutex_lock(&a->mu);
-    int rc = pmcp__auth_principal_in_workspace(a->st, p, asked);
+    int rc = pmcp_principal_in_workspace(a->st, p, asked);
     pthread_mutex_unlock(&a->mu);
     if (rc != 0) {
       snprintf(msg, msg_size, "%s", rc == PMCP_EDENIED
@@ -463,14 +458,14 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
                    size_t msg_size, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp__principal p;
+  pmcp_principal p;
   memset(out, 0, sizeof *out);
   int rc = principal_in(a, call, asked, &p, msg, msg_size);
   if (rc)
     return rc;
   snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
   snprintf(out->role, sizeof out->role, "%s", pmcp_role_name(p.role));
-  if (p.kind == PMCP__P_CONNECTION)
+  if (p.kind == PMCP_PRINCIPAL_CONNECTION)
     snprintf(out->principal, sizeof out->principal, "user:%.60s",
              p.user_id[0] ? p.user_id : p.id);
   else
@@ -478,7 +473,7 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
   return 0;
 }
 
-int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp__principal *out,
+int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp_principal *out,
                             char *msg, size_t msg_size)
 {
   const char *asked = NULL;
@@ -490,37 +485,11 @@ int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp__principal *out,
 int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp__principal p;
+  pmcp_principal p;
   if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
     return PMCP_EDENIED;
-  pmcp_buf_putc(out, '{');
-  if (p.kind != PMCP__P_CONNECTION) {
-    pmcp_buf_json_string(out, p.workspace, strlen(p.workspace));
-    pmcp_buf_printf(out, ":\"%s\"}", pmcp_role_name(p.role));
-    return out->ptr ? 0 : PMCP_ENOMEM;
-  }
-  char tid[24];
-  snprintf(tid, sizeof tid, "%lld", (long long)p.tenant_id);
-  const char *q[] = {p.user_id, tid};
-  pmcp__db_res *r = NULL;
   pthread_mutex_lock(&a->mu);
-  int rc = pmcp__db_query(a->st, "SELECT workspace, role FROM memberships WHERE user_id = $1"
-                                 " AND tenant_id = $2 ORDER BY workspace", 2, q, &r);
+  int rc = pmcp_principal_workspaces(a->st, &p, out);
   pthread_mutex_unlock(&a->mu);
-  if (rc)
-    return rc;
-  size_t n = 0;
-  for (size_t i = 0; i < pmcp__db_nrows(r); i++) {
-    int role = pmcp_role_parse(pmcp__db_get(r, i, 1));
-    const char *ws = pmcp__db_get(r, i, 0);
-    if (role == PMCP_ROLE_NONE || !ws)
-      continue;
-    if (n++)
-      pmcp_buf_putc(out, ',');
-    pmcp_buf_json_string(out, ws, strlen(ws));
-    pmcp_buf_printf(out, ":\"%s\"", pmcp_role_name(role));
-  }
-  pmcp__db_res_free(r);
-  pmcp_buf_putc(out, '}');
-  return out->ptr ? 0 : PMCP_ENOMEM;
+  return rc;
 }

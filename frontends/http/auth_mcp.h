@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Authentication and authorization of probe-mcp-http's MCP endpoint
- * (issue 7): who a request is (a workspace API key "pk_...", or an OAuth
+/* Authentication and authorization of probe-mcp-http's MCP endpoint:
+ * who a request is (a workspace API key "pk_...", or an OAuth
  * access token resolved by the oauth code into a connection), re-read from
  * the store on every request; which tools its session sees (write tools
  * only for write access with an editor or admin role); and the audit of
@@ -13,7 +13,6 @@
 
 #include <probemcp/probemcp.h>
 
-#include "auth/auth.h"
 #include <probemcp/http.h>
 
 typedef struct mcp_auth mcp_auth;
@@ -61,7 +60,7 @@ int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *
 
 /* The current principal of a session (its engine ud): 0, or -1 when the
  * session has none (authentication off). */
-int mcp_auth_principal(void *session_ud, pmcp__principal *out);
+int mcp_auth_principal(void *session_ud, pmcp_principal *out);
 
 /* pmcp_task_store.owner: the principal's tenant and credential
  * ("TENANT/key:ID" or "TENANT/connection:ID"), the same on every replica. */
@@ -77,7 +76,7 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
  * names (with the same rules and messages as mcp_auth_scope, the role
  * re-read there), else its own. 0, or an error with @p msg set. Write
  * tools check their role with it and act in its workspace. */
-int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp__principal *out,
+int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp_principal *out,
                             char *msg, size_t msg_size);
 /* pmcp_scope_list_fn: the caller's workspaces and roles for
  * list_workspaces. */

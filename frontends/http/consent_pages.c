@@ -18,8 +18,6 @@
 #include <time.h>
 
 #include "oauth.h"
-#include "util/buf.h"
-#include "util/crypto.h"
 
 #define SESSION_COOKIE "pbm_session"
 #define LOGIN_COOKIE "pbm_login"
@@ -95,30 +93,21 @@ static void see_other(page_ctx *p, const char *location)
 /* A hidden CSRF field bound to the session (or to the pre-sign-in cookie). */
 static void csrf_field(page_ctx *p, const char *cookie)
 {
-  char tok[POAUTH_HASH_HEX];
-  poauth_csrf_token(cookie, tok);
+  char tok[PMCP_OAUTH_HASH_HEX];
+  pmcp_oauth_csrf_token(cookie, tok);
   out(p, "<input type=\"hidden\" name=\"csrf\" value=\"");
   esc(p, tok);
   out(p, "\">");
-}
-
-static int csrf_ok(const char *cookie, const char *given)
-{
-  char tok[POAUTH_HASH_HEX];
-  if (!cookie || !given || strlen(given) != POAUTH_HASH_HEX - 1)
-    return 0;
-  poauth_csrf_token(cookie, tok);
-  return pmcp__ct_equal(tok, given, POAUTH_HASH_HEX - 1);
 }
 
 /* ---- sign-in -------------------------------------------------------------- */
 
 static void signin_page(page_ctx *p, int status, const char *req_id, const char *error)
 {
-  char pre[POAUTH_TOKEN_MAX];
+  char pre[PMCP_OAUTH_TOKEN_MAX];
   /* Login CSRF: a random cookie and a form field derived from it; a form
    * posted from another site cannot know the value. */
-  if (poauth_token_new("pbm_li_", pre) != 0) {
+  if (pmcp_oauth_token_new("pbm_li_", pre) != 0) {
     message_page(p, 500, "Sign in", "The server could not make a random value.");
     return;
   }
@@ -151,8 +140,8 @@ static void signin_page(page_ctx *p, int status, const char *req_id, const char 
 
 static void consent_page(page_ctx *p, const char *req_id)
 {
-  poauth_request r;
-  int found = poauth_request_get(p->o->state, req_id, &r);
+  pmcp_oauth_request r;
+  int found = pmcp_oauth_request_get(p->o->state, req_id, &r);
   if (found != 1) {
     message_page(p, found < 0 ? 500 : 400, "Sign-in request not found",
                  "This sign-in request has expired or was already answered. "
@@ -169,7 +158,7 @@ static void consent_page(page_ctx *p, const char *req_id)
     free(uris);
     if (!listed) {
       free(name);
-      poauth_request_dispose(&r);
+      pmcp_oauth_request_dispose(&r);
       message_page(p, rc == -1 ? 500 : 400, "Application not accepted",
                    rc == 1 ? "The application's metadata document no longer lists its "
                              "redirect URI. Start again from your application."
@@ -181,12 +170,12 @@ static void consent_page(page_ctx *p, const char *req_id)
     r.client_name = name;
     poauth_cimd_host(r.client_id, host, sizeof host);
   }
-  poauth_ws *ws = NULL;
+  pmcp_oauth_workspace *ws = NULL;
   size_t nws = 0;
-  char *who = poauth_user_name(p->o->state, p->user_id);
-  if (poauth_workspaces(p->o->state, p->user_id, &ws, &nws) != 0) {
+  char *who = pmcp_oauth_user_name(p->o->state, p->user_id);
+  if (pmcp_oauth_workspaces(p->o->state, p->user_id, &ws, &nws) != 0) {
     free(who);
-    poauth_request_dispose(&r);
+    pmcp_oauth_request_dispose(&r);
     message_page(p, 500, "Error", "The store failed.");
     return;
   }
@@ -238,10 +227,10 @@ static void consent_page(page_ctx *p, const char *req_id)
   page_end(p);
   free(ws);
   free(who);
-  poauth_request_dispose(&r);
+  pmcp_oauth_request_dispose(&r);
 }
 
-static void redirect_to_client(page_ctx *p, const poauth_request *r, const char *code,
+static void redirect_to_client(page_ctx *p, const pmcp_oauth_request *r, const char *code,
                                const char *error, const char *desc)
 {
   pmcp_buf b = PMCP_BUF_INIT;
@@ -271,20 +260,20 @@ static void redirect_to_client(page_ctx *p, const poauth_request *r, const char 
 static void decide(page_ctx *p, char **v)
 {
   const char *req_id = v[0], *decision = v[1], *ws = v[2], *access = v[3];
-  poauth_request r;
+  pmcp_oauth_request r;
   if (!req_id || !decision) {
     message_page(p, 400, "Bad request", "The form is incomplete.");
     return;
   }
   if (strcmp(decision, "deny") == 0) {
-    int rc = poauth_deny(p->o->state, req_id, &r);
+    int rc = pmcp_oauth_deny(p->o->state, req_id, &r);
     if (rc != 1) {
       message_page(p, 400, "Sign-in request not found",
                    "This sign-in request has expired or was already answered.");
       return;
     }
     redirect_to_client(p, &r, NULL, "access_denied", "the person denied access");
-    poauth_request_dispose(&r);
+    pmcp_oauth_request_dispose(&r);
     return;
   }
   if (strcmp(decision, "approve") != 0 || !ws || !access ||
@@ -305,16 +294,16 @@ static void decide(page_ctx *p, char **v)
   /* A metadata-document client is stored as its document says now (and
    * must still list the redirect URI), so its codes and connections name
    * a known client. */
-  poauth_request q;
-  int pending = poauth_request_get(p->o->state, req_id, &q);
+  pmcp_oauth_request q;
+  int pending = pmcp_oauth_request_get(p->o->state, req_id, &q);
   if (pending == 1 && poauth_cimd_is_url(q.client_id)) {
     char *name = NULL, *uris = NULL, why[400];
     int lk = poauth_client_lookup(p->o, p->req, q.client_id, &name, &uris, why, sizeof why);
     char *listed = lk == 1 ? poauth_listed_uri(uris, q.redirect_uri) : NULL;
-    int st = listed ? poauth_client_remember(p->o->state, q.client_id, name, uris) : 0;
+    int st = listed ? pmcp_oauth_client_remember(p->o->state, q.client_id, name, uris) : 0;
     free(name);
     free(uris);
-    poauth_request_dispose(&q);
+    pmcp_oauth_request_dispose(&q);
     if (!listed || st) {
       free(listed);
       message_page(p, lk == -1 || st ? 500 : 400, "Not approved",
@@ -326,10 +315,10 @@ static void decide(page_ctx *p, char **v)
     }
     free(listed);
   } else if (pending == 1) {
-    poauth_request_dispose(&q);
+    pmcp_oauth_request_dispose(&q);
   }
-  char code[POAUTH_TOKEN_MAX], conn[40];
-  int rc = poauth_approve(p->o->state, req_id, p->user_id, tenant, colon + 1, access,
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  int rc = pmcp_oauth_approve(p->o->state, req_id, p->user_id, tenant, colon + 1, access,
                           code, &r, conn);
   if (rc != 1) {
     message_page(p, rc < 0 ? 500 : 400, "Not approved", rc < 0 ? "The store failed." :
@@ -339,7 +328,7 @@ static void decide(page_ctx *p, char **v)
   }
   redirect_to_client(p, &r, code, NULL, NULL);
   memset(code, 0, sizeof code);
-  poauth_request_dispose(&r);
+  pmcp_oauth_request_dispose(&r);
 }
 
 /* ---- connections ---------------------------------------------------------------------- */
@@ -360,13 +349,13 @@ static void when(page_ctx *p, int64_t ms)
 
 static void connections_page(page_ctx *p)
 {
-  poauth_conn_row *rows = NULL;
+  pmcp_oauth_connection *rows = NULL;
   size_t n = 0;
-  if (poauth_connections(p->o->state, p->user_id, &rows, &n) != 0) {
+  if (pmcp_oauth_connections(p->o->state, p->user_id, &rows, &n) != 0) {
     message_page(p, 500, "Error", "The store failed.");
     return;
   }
-  char *who = poauth_user_name(p->o->state, p->user_id);
+  char *who = pmcp_oauth_user_name(p->o->state, p->user_id);
   page_begin(p, 200, "Your connections");
   out(p, "<p>Signed in as <strong>");
   esc(p, who ? who : "");
@@ -442,7 +431,7 @@ static void do_login(page_ctx *p)
     goto out;
   const char *ck = pmcp_http_request_header(p->req, "cookie", NULL);
   char *pre = ck ? poauth_cookie_get(ck, LOGIN_COOKIE) : NULL;
-  int ok = pre && csrf_ok(pre, v[3]);
+  int ok = pre && pmcp_oauth_csrf_ok(pre, v[3]);
   free(pre);
   if (!ok) {
     signin_page(p, 403, v[2], "Your sign-in form expired. Please try again.");
@@ -453,7 +442,7 @@ static void do_login(page_ctx *p)
    * KDF, so guessing costs the server nothing). */
   const char *addr = p->req->peer ? p->req->peer : "";
   const char *user = v[0] ? v[0] : "";
-  int64_t now = poauth_now_ms(p->o->state);
+  int64_t now = pmcp_oauth_now_ms(p->o->state);
   int64_t wait = poauth_limit(p->o->limits, "login-user", user, POAUTH_LOGIN_FAIL_USER,
                               POAUTH_LOGIN_WINDOW_MS, now, 0);
   int64_t wait2 = poauth_limit(p->o->limits, "login-addr", addr, POAUTH_LOGIN_FAIL_ADDR,
@@ -464,31 +453,31 @@ static void do_login(page_ctx *p)
     char msg[200];
     snprintf(msg, sizeof msg, "Too many failed sign-ins for this user or from this address."
              " Try again in %lld minute(s).", (long long)(wait + 59999) / 60000);
-    poauth_audit_signin(p->o->state, user, addr, "auth.login_locked");
+    pmcp_oauth_audit_signin(p->o->state, user, addr, "auth.login_locked");
     signin_page(p, 429, v[2], msg);
     goto out;
   }
   char uid[128];
-  int rc = v[0] && v[1] ? poauth_user_check(p->o->state, v[0], v[1], uid) : 0;
+  int rc = v[0] && v[1] ? pmcp_oauth_user_check(p->o->state, v[0], v[1], uid) : 0;
   if (rc != 1) {
     if (rc == 0) {
       poauth_limit(p->o->limits, "login-user", user, POAUTH_LOGIN_FAIL_USER,
                    POAUTH_LOGIN_WINDOW_MS, now, 1);
       poauth_limit(p->o->limits, "login-addr", addr, POAUTH_LOGIN_FAIL_ADDR,
                    POAUTH_LOGIN_WINDOW_MS, now, 1);
-      poauth_audit_signin(p->o->state, user, addr, "auth.login_failed");
+      pmcp_oauth_audit_signin(p->o->state, user, addr, "auth.login_failed");
     }
     signin_page(p, rc < 0 ? 500 : 401, v[2],
                 rc < 0 ? "The store failed." : "Wrong user name or password.");
     goto out;
   }
   poauth_limit_clear(p->o->limits, "login-user", user);
-  char cookie[POAUTH_TOKEN_MAX];
-  if (poauth_session_new(p->o->state, uid, cookie) != 0) {
+  char cookie[PMCP_OAUTH_TOKEN_MAX];
+  if (pmcp_oauth_session_new(p->o->state, uid, cookie) != 0) {
     message_page(p, 500, "Error", "The store failed.");
     goto out;
   }
-  set_cookie(p, SESSION_COOKIE, cookie, POAUTH_SESSION_TTL);
+  set_cookie(p, SESSION_COOKIE, cookie, PMCP_OAUTH_SESSION_TTL);
   set_cookie(p, LOGIN_COOKIE, "", 0);
   memset(cookie, 0, sizeof cookie);
   pmcp_buf loc = PMCP_BUF_INIT;
@@ -543,7 +532,7 @@ int poauth_pages(poauth_server *o, const pmcp_http_request *req,
   }
   const char *ck = pmcp_http_request_header(req, "cookie", NULL);
   p.cookie = ck ? poauth_cookie_get(ck, SESSION_COOKIE) : NULL;
-  int signed_in = p.cookie && poauth_session_user(o->state, p.cookie, p.user_id) == 1;
+  int signed_in = p.cookie && pmcp_oauth_session_user(o->state, p.cookie, p.user_id) == 1;
   if (login && post) {
     do_login(&p);
   } else if (login) {
@@ -563,20 +552,20 @@ int poauth_pages(poauth_server *o, const pmcp_http_request *req,
                                         "connection"};
     char *v[6] = {0};
     if (form_params(&p, names, v, 6) == 0) {
-      if (!csrf_ok(p.cookie, v[4]))
+      if (!pmcp_oauth_csrf_ok(p.cookie, v[4]))
         message_page(&p, 403, "Not allowed",
                      "The form's security token does not match your sign-in. Reload the page.");
       else if (consent)
         decide(&p, v);
       else if (conns) {
-        int rc = v[5] ? poauth_connection_revoke(o->state, v[5], p.user_id,
+        int rc = v[5] ? pmcp_oauth_connection_revoke(o->state, v[5], p.user_id,
                                                  "disconnected on the connections page") : 0;
         if (rc < 0)
           message_page(&p, 500, "Error", "The store failed.");
         else
           see_other(&p, "/oauth/connections");
       } else {
-        poauth_session_end(o->state, p.cookie);
+        pmcp_oauth_session_end(o->state, p.cookie);
         set_cookie(&p, SESSION_COOKIE, "", 0);
         see_other(&p, "/oauth/connections");
       }

@@ -386,11 +386,11 @@ int main(int argc, char **argv)
       pmcp_store_free(svc);
       return 1;
     }
-    poauth_state_set_tenant(oauth->state, mcp_auth_tenant(x.auth).id);
+    pmcp_oauth_set_tenant(oauth->state, mcp_auth_tenant(x.auth).id);
     o.route_match = poauth_route_match;
     o.route_handle = poauth_route_handle;
     o.route_ud = oauth;
-    mcp_auth_set_token_resolver(x.auth, POAUTH_AT_PREFIX, poauth_service_token, oauth);
+    mcp_auth_set_token_resolver(x.auth, PMCP_OAUTH_AT_PREFIX, poauth_service_token, oauth);
   }
   int rc = pmcp_http_run(&o, &so, setup, &x);
   pmcp_store_free(x.st);

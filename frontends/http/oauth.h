@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* probe-mcp-http's OAuth 2.1 authorization server and consent pages
- * (issue 7, seed 002). Files:
- *   oauth_util.c    pure pieces: PKCE, redirect-URI rules, token format and
- *                   hashing, form/query parsing, URL and HTML escaping,
- *                   the advertised base URL
- *   oauth_state.c   the state in the store (through store/db.h): clients,
- *                   sealed requests and decisions, codes, connections, tokens, browser
- *                   sessions; single use by conditional UPDATEs
+ * over the library's public API only. Files:
+ *   oauth_util.c    pure pieces: redirect-URI rules, form/query parsing,
+ *                   URL and HTML escaping, the advertised base URL
  *   oauth_cimd.c    client ID metadata documents: fetch, checks, cache
  *   oauth_routes.c  the protocol endpoints: metadata (RFC 9728, RFC 8414),
  *                   registration (RFC 7591), authorize, token, revocation
  *                   (RFC 7009)
  *   consent_pages.c the server-rendered sign-in, consent and connections
  *                   pages (cookie session, CSRF token, Origin check)
+ * The state (clients, sealed requests and decisions, codes, connections,
+ * tokens, browser sessions) and PKCE and token checks are the library's
+ * service layer (probemcp/oauth.h), next to the tables' schema.
  * Everything here runs on libuv worker threads (route.c); the store is used
  * under one mutex, the password KDF outside it. */
 #ifndef PMCP_HTTP_OAUTH_H
@@ -26,54 +25,15 @@
 
 #include "transport.h"
 
-/* Lifetimes (seconds). */
-#define POAUTH_CODE_TTL 600            /* authorization codes: 10 minutes */
-#define POAUTH_ACCESS_TTL 3600         /* access tokens: 1 hour */
-#define POAUTH_REFRESH_TTL (30 * 86400) /* refresh tokens: 30 days */
-#define POAUTH_REQUEST_TTL 1800        /* a pending consent: 30 minutes */
-#define POAUTH_SESSION_TTL (12 * 3600) /* a consent-page sign-in */
-#define POAUTH_UNUSED_CLIENT_TTL 86400 /* registrations never used */
-
-/* Token prefixes; the secret part is 32 random bytes in base64url. */
-#define POAUTH_AT_PREFIX "pbm_at_"
-#define POAUTH_RT_PREFIX "pbm_rt_"
-#define POAUTH_CODE_PREFIX "pbm_ac_"
-#define POAUTH_SECRET_CHARS 43
-#define POAUTH_TOKEN_MAX 64            /* prefix + secret + NUL fits */
-#define POAUTH_HASH_HEX 65             /* SHA-256 hex + NUL */
-/* The longest client_id: a registration's, or a client ID metadata
- * document's URL. */
-#define POAUTH_CLIENT_ID_MAX 400
-
 /* ---- oauth_util.c ---------------------------------------------------------- */
 
-/* True when @p v is a PKCE code_verifier (RFC 7636 4.1: 43-128 characters
- * of [A-Za-z0-9-._~]). */
-int poauth_verifier_valid(const char *v);
-/* True when @p c looks like an S256 code_challenge (43 base64url chars). */
-int poauth_challenge_valid(const char *c);
-/* 1 when BASE64URL(SHA256(verifier)) equals @p challenge (compared in
- * constant time), 0 when not or when either is malformed. */
-int poauth_pkce_s256_ok(const char *verifier, const char *challenge);
-
-/* Redirect-URI rules of the seed: https with a host; http only on a
+/* Redirect-URI rules: https with a host; http only on a
  * loopback host (localhost, 127.0.0.0/8, [::1]); or a private-use scheme
  * (RFC 8252 7.1, e.g. cursor:// or com.example.app:/cb). Never a fragment,
  * userinfo, whitespace or control characters, nor schemes a browser would
  * run or read locally (javascript:, data:, file:, ...). Returns 0, or -1
  * with a reason for the client in @p why. */
 int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize);
-
-/* A fresh secret "<prefix><43 base64url chars>" into @p out
- * (POAUTH_TOKEN_MAX bytes). 0 or a negative PMCP_E* code. */
-int poauth_token_new(const char *prefix, char out[POAUTH_TOKEN_MAX]);
-/* True when @p tok has exactly the shape of a secret with @p prefix (so
- * truncated or padded tokens are refused before any lookup). */
-int poauth_token_shape_ok(const char *tok, const char *prefix);
-/* Lower-case hex SHA-256 of @p tok: what the store keeps. */
-int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX]);
-/* A random identifier (24 base64url chars) for rows and CSRF tokens. */
-int poauth_random_id(char out[33]);
 
 /* True when JSON text @p text holds a NUL byte or a \u0000 escape in a
  * string, which cJSON would cut the string at: such documents are refused. */
@@ -122,7 +82,7 @@ void poauth_cimd_free(poauth_cimd *c);
  * document rather than a registration. */
 int poauth_cimd_is_url(const char *client_id);
 /* The rules of a client_id URL: https, a valid host, a path, no user
- * information, fragment or dot segments, at most POAUTH_CLIENT_ID_MAX.
+ * information, fragment or dot segments, at most PMCP_OAUTH_CLIENT_ID_MAX.
  * 0 or -1 with the rule in @p why. */
 int poauth_cimd_url_check(const char *url, char *why, size_t whysize);
 /* 0 an ordinary address, 1 loopback, 2 private, link-local, multicast or
@@ -144,7 +104,6 @@ void poauth_cimd_host(const char *url, char *out, size_t size);
 
 /* ---- oauth_routes.c: the server object and its routes -------------------- */
 
-#include "oauth_state.h"
 
 /* Rate limits (oauth_limit.c): fixed windows per (kind, key) in a bounded
  * table; thread-safe. */
@@ -167,7 +126,7 @@ void poauth_limit_clear(poauth_limiter *l, const char *kind, const char *key);
 #define POAUTH_LOGIN_WINDOW_MS (15 * 60 * 1000) /* ... in 15 minutes lock it out */
 
 typedef struct poauth_server {
-  poauth_state *state;
+  pmcp_oauth *state;         /* the state in the store (probemcp/oauth.h) */
   poauth_limiter *limits;
   poauth_cimd *cimd;
   char public_base[512];     /* PUBLIC_BASE_URL normalised, or "" */
@@ -178,7 +137,7 @@ typedef struct poauth_server {
 /* Takes @p st (writable; freed with the server). @p public_base and
  * @p app_base may be NULL or "". Returns 0 or -1 with a reason. */
 int poauth_server_new(poauth_server **out, pmcp_store *st,
-                      const poauth_hooks *hooks, const char *endpoint,
+                      const pmcp_oauth_hooks *hooks, const char *endpoint,
                       const char *public_base, const char *app_base,
                       char *why, size_t whysize);
 void poauth_server_free(poauth_server *o);

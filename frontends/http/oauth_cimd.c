@@ -21,12 +21,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "oauth.h"
-#include "util/buf.h"
-#include "util/json.h"
 #ifdef PMCP_HAVE_CURL
-#include "util/curl_dl.h"
+/* Linked, not loaded: probe-mcp-http is a network service whose package
+ * depends on libcurl anyway, and the fetch's policy (https only, no proxy,
+ * no private addresses, a size cap) is this file's, not a library call's. */
+#include <curl/curl.h>
 #endif
+
+#include "oauth.h"
 
 #define CIMD_MAX_BYTES (64 * 1024)
 #define CIMD_TIMEOUT_MS 5000
@@ -98,7 +100,7 @@ int poauth_cimd_url_check(const char *url, char *why, size_t whysize)
   char w[200];
   if (strncmp(url, "https://", 8) != 0)
     msg = "a client_id URL must use https (lower case https://)";
-  else if (n > POAUTH_CLIENT_ID_MAX)
+  else if (n > PMCP_OAUTH_CLIENT_ID_MAX)
     msg = "a client_id URL is longer than 400 characters";
   else if (poauth_redirect_uri_check(url, w, sizeof w) != 0)
     msg = "a client_id URL must be an https URL with a valid host, without user "
@@ -225,6 +227,12 @@ static void cache_put(poauth_cimd *c, const char *url, const char *name, const c
 /* ---- the fetch ---------------------------------------------------------------- */
 
 #ifdef PMCP_HAVE_CURL
+/* curl_global_init is not thread-safe in every libcurl: once, before the
+ * first handle, so curl_easy_init never runs it on two threads at once. */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+
 typedef struct fetch {
   const poauth_cimd *c;
   pmcp_buf body;
@@ -291,43 +299,42 @@ static int fetch_doc(poauth_cimd *c, const char *url, pmcp_buf *body, long *cach
                          "ID metadata documents; register the client instead");
   return 0;
 #else
-  char err[200];
-  const pmcp__curl_api *cu = pmcp__curl(err, sizeof err);
-  if (!cu) {
+  pthread_once(&curl_once, curl_init);
+  if (curl_init_rc != CURLE_OK) {
     snprintf(why, whysize, "this server cannot read client ID metadata documents (%s); "
-                           "register the client instead", err);
+                           "register the client instead", curl_easy_strerror(curl_init_rc));
     return 0;
   }
-  CURL *h = cu->easy_init();
+  CURL *h = curl_easy_init();
   if (!h)
     return PMCP_ENOMEM;
   fetch f = {c, PMCP_BUF_INIT, 0, 0, -1, 0};
-  cu->easy_setopt(h, CURLOPT_URL, url);
-  cu->easy_setopt(h, CURLOPT_HTTPGET, 1L);
-  cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  cu->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CIMD_TIMEOUT_MS);
-  cu->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-  cu->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-  cu->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-  cu->easy_setopt(h, CURLOPT_PROXY, "");          /* never through an environment proxy */
-  cu->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)CIMD_MAX_BYTES);
-  cu->easy_setopt(h, CURLOPT_USERAGENT, "probe-mcp-http");
-  cu->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-  cu->easy_setopt(h, CURLOPT_WRITEDATA, &f);
-  cu->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  cu->easy_setopt(h, CURLOPT_HEADERDATA, &f);
-  cu->easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
-  cu->easy_setopt(h, CURLOPT_OPENSOCKETDATA, &f);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)CIMD_TIMEOUT_MS);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+  curl_easy_setopt(h, CURLOPT_PROXY, "");          /* never through an environment proxy */
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)CIMD_MAX_BYTES);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "probe-mcp-http");
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &f);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &f);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &f);
   if (c->ca_file)
-    cu->easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
-  struct curl_slist *hdr = cu->slist_append(NULL, "Accept: application/json");
-  cu->easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-  CURLcode cc = cu->easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+  struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  CURLcode cc = curl_easy_perform(h);
   long status = 0;
-  cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  cu->slist_free_all(hdr);
-  cu->easy_cleanup(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(hdr);
+  curl_easy_cleanup(h);
   int ok = 0;
   if (f.refused_addr && cc != CURLE_OK)
     snprintf(why, whysize, "the client's metadata document is on a loopback, private or "
@@ -340,7 +347,7 @@ static int fetch_doc(poauth_cimd *c, const char *url, pmcp_buf *body, long *cach
              CIMD_TIMEOUT_MS / 1000);
   else if (cc != CURLE_OK)
     snprintf(why, whysize, "the client's metadata document cannot be fetched (%s)",
-             cu->easy_strerror(cc));
+             curl_easy_strerror(cc));
   else if (status >= 300 && status < 400)
     snprintf(why, whysize, "the client's metadata document URL answered a redirect "
                            "(HTTP %ld), which is not followed", status);
@@ -366,7 +373,7 @@ static int validate(const char *url, const pmcp_buf *body, char **name, char **u
   const char *msg = NULL;
   char w[200];
   const char *text = body->ptr ? body->ptr : "";
-  if (!pmcp__utf8_valid(text, body->len) || poauth_json_has_nul(text, body->len)) {
+  if (!pmcp_utf8_valid(text, body->len) || poauth_json_has_nul(text, body->len)) {
     snprintf(why, whysize, "the client's metadata document is not valid UTF-8 JSON "
                            "without NUL characters");
     return 0;

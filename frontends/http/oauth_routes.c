@@ -19,15 +19,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "util/json.h"
 #include "oauth.h"
-#include "util/buf.h"
 
 #define SCOPE_READ "mcp:read"
 #define SCOPE_WRITE "mcp:write"
 
 int poauth_server_new(poauth_server **out, pmcp_store *st,
-                      const poauth_hooks *hooks, const char *endpoint,
+                      const pmcp_oauth_hooks *hooks, const char *endpoint,
                       const char *public_base, const char *app_base,
                       char *why, size_t whysize)
 {
@@ -55,7 +53,7 @@ int poauth_server_new(poauth_server **out, pmcp_store *st,
     poauth_limiter_free(o->limits);
     goto fail;
   }
-  if (poauth_state_new(&o->state, st, hooks) != 0) {
+  if (pmcp_oauth_new(&o->state, st, hooks) != 0) {
     snprintf(why, whysize, "out of memory");
     poauth_limiter_free(o->limits);
     poauth_cimd_free(o->cimd);
@@ -73,7 +71,7 @@ void poauth_server_free(poauth_server *o)
 {
   if (!o)
     return;
-  poauth_state_free(o->state);
+  pmcp_oauth_free(o->state);
   poauth_limiter_free(o->limits);
   poauth_cimd_free(o->cimd);
   free(o);
@@ -87,7 +85,7 @@ static int over_limit(poauth_server *o, const pmcp_http_request *req, const char
                       unsigned max, pmcp_http_response *res, int json)
 {
   int64_t wait = poauth_limit(o->limits, kind, req->peer, max, 60 * 1000,
-                              poauth_now_ms(o->state), 1);
+                              pmcp_oauth_now_ms(o->state), 1);
   if (!wait)
     return 0;
   char msg[200];
@@ -246,7 +244,7 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   if (over_limit(o, req, "registration", POAUTH_REGISTER_PER_MIN, res, 1))
     return;
   /* Names end up in HTML pages and the audit log's JSON: UTF-8 only. */
-  if (!pmcp__utf8_valid(req->body, req->body_len)) {
+  if (!pmcp_utf8_valid(req->body, req->body_len)) {
     poauth_json_error(res, 400, "invalid_client_metadata", "the body is not valid UTF-8");
     return;
   }
@@ -300,11 +298,11 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
       return;
     }
   }
-  poauth_prune(o->state);
+  pmcp_oauth_prune(o->state);
   char *uris_text = cJSON_PrintUnformatted(uris);
   char id[40];
   const char *cname = name ? name->valuestring : "";
-  int rc = uris_text ? poauth_client_register(o->state, cname, uris_text, id) : PMCP_ENOMEM;
+  int rc = uris_text ? pmcp_oauth_client_register(o->state, cname, uris_text, id) : PMCP_ENOMEM;
   free(uris_text);
   if (rc) {
     cJSON_Delete(in);
@@ -314,7 +312,7 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   cJSON *out = cJSON_CreateObject();
   cJSON_AddStringToObject(out, "client_id", id);
   cJSON_AddNumberToObject(out, "client_id_issued_at",
-                          (double)(poauth_now_ms(o->state) / 1000));
+                          (double)(pmcp_oauth_now_ms(o->state) / 1000));
   if (name)
     cJSON_AddStringToObject(out, "client_name", cname);
   cJSON_AddItemToObject(out, "redirect_uris", cJSON_Duplicate(uris, 1));
@@ -332,14 +330,14 @@ int poauth_client_lookup(poauth_server *o, const pmcp_http_request *req, const c
 {
   *name = *uris = NULL;
   if (!poauth_cimd_is_url(id)) {
-    int found = poauth_client_get(o->state, id, name, uris);
+    int found = pmcp_oauth_client_get(o->state, id, name, uris);
     if (found == 0)
       snprintf(why, whysize, "This application is not registered here (unknown client_id). "
                "Registrations never used are removed after a day: let the application "
                "register again.");
     return found < 0 ? -1 : found;
   }
-  int64_t now = poauth_now_ms(o->state);
+  int64_t now = pmcp_oauth_now_ms(o->state);
   int rc = poauth_cimd_cached(o->cimd, id, now, name, uris);
   if (rc)
     return rc == 1 ? 1 : -1;
@@ -468,7 +466,7 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
    * somebody has signed in with (RFC 9700 4.11.2): anyone may register a
    * client, so an error redirect for a fresh one would make this server
    * an open redirector with text of the attacker's choosing. */
-  int used = poauth_client_used(o->state, client);
+  int used = pmcp_oauth_client_used(o->state, client);
   if (used < 0) {
     error_page(res, 500, "The store failed.");
     free(redirect);
@@ -481,7 +479,7 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     err = "invalid_request", desc = "code_challenge is required (PKCE with S256)";
   else if (!method || strcmp(method, "S256") != 0)
     err = "invalid_request", desc = "code_challenge_method must be S256 (plain is not accepted)";
-  else if (!poauth_challenge_valid(challenge))
+  else if (!pmcp_oauth_challenge_valid(challenge))
     err = "invalid_request", desc = "code_challenge must be 43 base64url characters";
   else if (resource && !resource_ok(resource, mcp_url))
     err = "invalid_target", desc = "resource must be this server's MCP endpoint";
@@ -497,7 +495,7 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     error_page(res, 400, msg);
   }
   else {
-    poauth_request r = {0};
+    pmcp_oauth_request r = {0};
     char *id = NULL;
     r.client_id = client;
     r.redirect_uri = redirect;
@@ -508,7 +506,7 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     /* Nothing is stored: the request goes to the consent page sealed. */
     if (over_limit(o, req, "authorization", POAUTH_AUTHORIZE_PER_MIN, res, 0)) {
       /* answered */
-    } else if (poauth_request_seal(o->state, &r, &id) != 0) {
+    } else if (pmcp_oauth_request_seal(o->state, &r, &id) != 0) {
       error_page(res, 400, "The authorization request is too large.");
     } else {
       res->status = 302;
@@ -557,12 +555,12 @@ static int params(const pmcp_http_request *req, pmcp_http_response *res,
   return 0;
 }
 
-static void tokens_json(pmcp_http_response *res, const poauth_tokens *t)
+static void tokens_json(pmcp_http_response *res, const pmcp_oauth_tokens *t)
 {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "access_token", t->access);
   cJSON_AddStringToObject(o, "token_type", "Bearer");
-  cJSON_AddNumberToObject(o, "expires_in", POAUTH_ACCESS_TTL);
+  cJSON_AddNumberToObject(o, "expires_in", PMCP_OAUTH_ACCESS_TTL);
   cJSON_AddStringToObject(o, "refresh_token", t->refresh);
   cJSON_AddStringToObject(o, "scope", strcmp(t->access_level, "write") == 0
                                           ? SCOPE_READ " " SCOPE_WRITE : SCOPE_READ);
@@ -594,7 +592,7 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
     goto out;
   }
   char *cname = NULL, *uris = NULL;
-  int found = poauth_client_get(o->state, client, &cname, &uris);
+  int found = pmcp_oauth_client_get(o->state, client, &cname, &uris);
   free(cname);
   free(uris);
   if (found != 1) {
@@ -607,8 +605,8 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
     poauth_json_error(res, 400, "invalid_target", "resource must be this server's MCP endpoint");
     goto out;
   }
-  poauth_tokens t;
-  poauth_err e = {0};
+  pmcp_oauth_tokens t;
+  pmcp_oauth_err e = {0};
   int rc;
   if (strcmp(grant, "authorization_code") == 0) {
     if (!v[2] || !v[4]) {
@@ -616,14 +614,14 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
                         !v[2] ? "code is missing" : "code_verifier is missing (PKCE is required)");
       goto out;
     }
-    rc = poauth_exchange_code(o->state, v[2], client, v[3], v[4],
+    rc = pmcp_oauth_exchange_code(o->state, v[2], client, v[3], v[4],
                               resource ? mcp_url : NULL, &t, &e);
   } else {
     if (!v[5]) {
       poauth_json_error(res, 400, "invalid_request", "refresh_token is missing");
       goto out;
     }
-    rc = poauth_refresh(o->state, v[5], client, resource ? mcp_url : NULL, &t, &e);
+    rc = pmcp_oauth_refresh(o->state, v[5], client, resource ? mcp_url : NULL, &t, &e);
   }
   if (rc)
     poauth_json_error(res, e.status, e.error, e.description);
@@ -655,10 +653,10 @@ static void do_revoke(poauth_server *o, const pmcp_http_request *req,
     goto out;
   }
   char *cname = NULL, *uris = NULL;
-  int known = poauth_client_get(o->state, v[2], &cname, &uris);
+  int known = pmcp_oauth_client_get(o->state, v[2], &cname, &uris);
   free(cname);
   free(uris);
-  int rc = known == 1 ? poauth_revoke_token(o->state, v[0], v[2]) : known;
+  int rc = known == 1 ? pmcp_oauth_revoke_token(o->state, v[0], v[2]) : known;
   if (rc < 0) {
     poauth_json_error(res, 503, "temporarily_unavailable", "the store failed; try again");
     goto out;
@@ -747,7 +745,7 @@ void poauth_route_handle(void *ud, const pmcp_http_request *req, pmcp_http_respo
        * token here is a client trying to use it beyond /mcp. */
       error_page(res, 403, "API keys and access tokens are valid on the MCP endpoint only.");
     } else {
-      poauth_prune(o->state);
+      pmcp_oauth_prune(o->state);
       do_authorize(o, req, res, base, app);
     }
   } else if (!poauth_pages(o, req, res)) {

@@ -1,59 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The pure pieces of the OAuth server: PKCE, redirect-URI rules, token
- * shapes and hashes, form parsing, escaping, base URLs. No I/O, no state:
+/* The pure pieces of the OAuth server: redirect-URI rules, form parsing,
+ * escaping, base URLs (PKCE and tokens are the library's, oauth.h). No I/O, no state:
  * tests/unit/test-oauth.c covers each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "oauth.h"
-#include "util/base64url.h"
-#include "util/buf.h"
-#include "util/crypto.h"
 
 static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 static int is_digit(int c) { return c >= '0' && c <= '9'; }
-static int is_b64url(int c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '_'; }
 static int lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
-
-/* ---- PKCE (RFC 7636) ------------------------------------------------------ */
-
-int poauth_verifier_valid(const char *v)
-{
-  size_t n = v ? strlen(v) : 0;
-  if (n < 43 || n > 128)
-    return 0;
-  for (size_t i = 0; i < n; i++) {
-    int c = (unsigned char)v[i];
-    if (!is_b64url(c) && c != '.' && c != '~')
-      return 0;
-  }
-  return 1;
-}
-
-int poauth_challenge_valid(const char *c)
-{
-  if (!c || strlen(c) != 43)
-    return 0;
-  for (size_t i = 0; i < 43; i++)
-    if (!is_b64url((unsigned char)c[i]))
-      return 0;
-  return 1;
-}
-
-int poauth_pkce_s256_ok(const char *verifier, const char *challenge)
-{
-  if (!poauth_verifier_valid(verifier) || !poauth_challenge_valid(challenge))
-    return 0;
-  unsigned char d[PMCP__SHA256_LEN];
-  if (pmcp__sha256(verifier, strlen(verifier), d) != 0)
-    return 0;
-  pmcp_buf b = PMCP_BUF_INIT;
-  int ok = pmcp__b64url_encode(&b, d, sizeof d) == 0 && b.len == 43 &&
-           pmcp__ct_equal(b.ptr, challenge, 43);
-  free(b.ptr);
-  return ok;
-}
 
 /* ---- redirect URIs ---------------------------------------------------------- */
 
@@ -278,68 +235,6 @@ int poauth_redirect_uri_check(const char *uri, char *why, size_t whysize)
       return fail(why, whysize, bad);
   }
   return 0;
-}
-
-/* ---- tokens ------------------------------------------------------------------ */
-
-int poauth_token_new(const char *prefix, char out[POAUTH_TOKEN_MAX])
-{
-  unsigned char raw[32];
-  size_t pn = strlen(prefix);
-  if (pn + POAUTH_SECRET_CHARS + 1 > POAUTH_TOKEN_MAX)
-    return PMCP_EINVAL;
-  if (pmcp__random_bytes(raw, sizeof raw) != 0)
-    return PMCP_EINTERNAL;
-  pmcp_buf b = PMCP_BUF_INIT;
-  int rc = pmcp__b64url_encode(&b, raw, sizeof raw);
-  if (rc == 0 && b.len == POAUTH_SECRET_CHARS) {
-    memcpy(out, prefix, pn);
-    memcpy(out + pn, b.ptr, b.len + 1);
-  } else if (rc == 0) {
-    rc = PMCP_EINTERNAL;
-  }
-  free(b.ptr);
-  return rc;
-}
-
-int poauth_token_shape_ok(const char *tok, const char *prefix)
-{
-  size_t pn = strlen(prefix);
-  if (!tok || strncmp(tok, prefix, pn) != 0 ||
-      strlen(tok) != pn + POAUTH_SECRET_CHARS)
-    return 0;
-  const char *s = tok + pn;
-  for (size_t i = 0; i < POAUTH_SECRET_CHARS; i++)
-    if (!is_b64url((unsigned char)s[i]))
-      return 0;
-  /* 32 bytes leave 4 unused bits in the last character: our encoder
-   * writes them as zero, so a tampered last character is refused here. */
-  unsigned char d[40];
-  size_t dn;
-  return pmcp__b64url_decode(s, POAUTH_SECRET_CHARS, d, &dn) == PMCP__B64_OK &&
-         dn == 32;
-}
-
-int poauth_token_hash(const char *tok, char out[POAUTH_HASH_HEX])
-{
-  unsigned char d[PMCP__SHA256_LEN];
-  int rc = pmcp__sha256(tok, strlen(tok), d);
-  if (rc == 0)
-    pmcp__hex(d, sizeof d, out);
-  return rc;
-}
-
-int poauth_random_id(char out[33])
-{
-  unsigned char raw[18];
-  if (pmcp__random_bytes(raw, sizeof raw) != 0)
-    return PMCP_EINTERNAL;
-  pmcp_buf b = PMCP_BUF_INIT;
-  int rc = pmcp__b64url_encode(&b, raw, sizeof raw);
-  if (rc == 0)
-    snprintf(out, 33, "%s", b.ptr);
-  free(b.ptr);
-  return rc;
 }
 
 /* ---- forms, escaping ------------------------------------------------------------ */

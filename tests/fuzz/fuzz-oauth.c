@@ -48,12 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* A client_id URL that passes is https, short, header-safe, has a path. */
   if (poauth_cimd_url_check(s, why, sizeof why) == 0) {
     check(strncmp(s, "https://", 8) == 0);
-    check(strlen(s) <= POAUTH_CLIENT_ID_MAX);
+    check(strlen(s) <= PMCP_OAUTH_CLIENT_ID_MAX);
     check(header_safe(s));
     check(strchr(s + 8, '/') != NULL);
   }
-  if (poauth_token_shape_ok(s, POAUTH_AT_PREFIX))
-    check(strlen(s) == strlen(POAUTH_AT_PREFIX) + POAUTH_SECRET_CHARS);
+  if (pmcp_oauth_token_shape_ok(s, PMCP_OAUTH_AT_PREFIX))
+    check(strlen(s) == strlen(PMCP_OAUTH_AT_PREFIX) + PMCP_OAUTH_SECRET_CHARS);
   char *c = poauth_cookie_get(s, "pbm_session");
   free(c);
   char base[600];

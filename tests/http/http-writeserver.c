@@ -27,6 +27,7 @@
 
 #include <probemcp/probemcp.h>
 
+#include "auth/auth.h"
 #include "auth_mcp.h"
 #include "core/workers.h"
 #include "oauth.h"
@@ -100,22 +101,22 @@ static int add_simple(pmcp_server *srv, ctx *x, const char *name, pmcp_tool_fn f
 static int whoami(pmcp_call *call, void *ud)
 {
   (void)ud;
-  pmcp__principal p;
+  pmcp_principal p;
   if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
     return pmcp_result_errorf(call, "no principal");
   char out[800];
   snprintf(out, sizeof out,
            "{\"kind\":\"%s\",\"id\":\"%s\",\"tenant\":\"%s\",\"workspace\":\"%s\","
            "\"role\":\"%s\",\"write\":%s,\"actor\":\"%s\"}",
-           p.kind == PMCP__P_KEY ? "key" : "connection", p.id, p.tenant, p.workspace,
-           pmcp_role_name(p.role), pmcp__principal_can_write(&p) ? "true" : "false", p.actor);
+           p.kind == PMCP_PRINCIPAL_KEY ? "key" : "connection", p.id, p.tenant, p.workspace,
+           pmcp_role_name(p.role), pmcp_principal_can_write(&p) ? "true" : "false", p.actor);
   return pmcp_result_text(call, out, strlen(out));
 }
 
 static int delete_run(pmcp_call *call, void *ud)
 {
   ctx *x = ud;
-  pmcp__principal p;
+  pmcp_principal p;
   const char *run;
   size_t len;
   char msg[256];
@@ -297,7 +298,7 @@ int main(int argc, char **argv)
     o.route_match = poauth_route_match;
     o.route_handle = poauth_route_handle;
     o.route_ud = oauth;
-    mcp_auth_set_token_resolver(x.auth, POAUTH_AT_PREFIX, poauth_service_token, oauth);
+    mcp_auth_set_token_resolver(x.auth, PMCP_OAUTH_AT_PREFIX, poauth_service_token, oauth);
   } else {
     mcp_auth_set_token_resolver(x.auth, "tst_", token_fn, NULL);
   }

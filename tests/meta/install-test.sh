@@ -173,6 +173,19 @@ PY
     fail "http_host.c compiles with pkg-config libprobemcp-http"
   fi
 fi
+# probe-mcp-http links the shared libraries it is built on, like every
+# frontend, instead of carrying its own copy of them.
+case " $progs " in
+  *" probe-mcp-http "*)
+    pneeded=$(readelf -d "$dest$bindir/probe-mcp-http" 2>/dev/null |
+              sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+    for lib in libprobemcp.so.0 libprobemcp-http.so.0; do
+      case " $pneeded" in
+        *" $lib"*) ok "probe-mcp-http links the shared $lib (NEEDED: $pneeded)" ;;
+        *) fail "probe-mcp-http links the shared $lib (NEEDED: $pneeded)" ;;
+      esac
+    done ;;
+esac
 # The .pc asks only for what the library links (libpq and libcurl are
 # loaded at run time), and --static links a program against the archive.
 if grep -Eq 'libpq|libcurl' "$dest$libdir/pkgconfig/libprobemcp.pc"; then

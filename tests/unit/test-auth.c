@@ -80,21 +80,21 @@ START_TEST(keys)
   ck_assert_ptr_null(strstr(pmcp__db_get(r, 0, 0), sa.ptr + 3));
   ck_assert_uint_eq(strlen(pmcp__db_get(r, 0, 1)), 10);
   pmcp__db_res_free(r);
-  pmcp__principal p;
-  ST_OK(s, pmcp__auth_key_principal(s, sa.ptr, sa.len, &p));
-  ck_assert_int_eq(p.kind, PMCP__P_KEY);
+  pmcp_principal p;
+  ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
+  ck_assert_int_eq(p.kind, PMCP_PRINCIPAL_KEY);
   ck_assert_int_eq(p.tenant_id, a.id);
   ck_assert_str_eq(p.tenant, "default");
   ck_assert_str_eq(p.workspace, "default");
   ck_assert_int_eq(p.write, 0);
-  ck_assert(!pmcp__principal_can_write(&p));
+  ck_assert(!pmcp_principal_can_write(&p));
   ck_assert(!pmcp__principal_admin(&p));
-  ST_OK(s, pmcp__auth_key_principal(s, sb.ptr, sb.len, &p));
+  ST_OK(s, pmcp_principal_of_key(s, sb.ptr, sb.len, &p));
   ck_assert_int_eq(p.tenant_id, b.id);
-  ck_assert(pmcp__principal_can_write(&p));
+  ck_assert(pmcp_principal_can_write(&p));
   ck_assert(!pmcp__principal_admin(&p));  /* keys never pass admin gates */
   /* A key never leaves its workspace. */
-  ST_RC(s, pmcp__auth_principal_in_workspace(s, &p, "other"), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_in_workspace(s, &p, "other"), PMCP_EDENIED);
   /* Tampered, truncated, extended, foreign: one answer for all. */
   char t[64];
   const char *msg0 = NULL;
@@ -107,19 +107,19 @@ START_TEST(keys)
     if (i == 3) t[0] = 'P';
     if (i == 4) t[20] = '+';
     if (i == 5) n = 3;
-    ST_RC(s, pmcp__auth_key_principal(s, t, n, &p), PMCP_EDENIED);
+    ST_RC(s, pmcp_principal_of_key(s, t, n, &p), PMCP_EDENIED);
     if (!msg0)
       msg0 = strdup(pmcp_store_errmsg(s));
     else
       ck_assert_str_eq(pmcp_store_errmsg(s), msg0);
   }
-  ST_RC(s, pmcp__auth_key_principal(s, NULL, 0, &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_key(s, NULL, 0, &p), PMCP_EDENIED);
   /* Revocation: the next resolution fails with the same message; a key of
    * another tenant cannot be revoked from here (and is not revealed). */
   ST_RC(s, pmcp_key_revoke(s, a, ib.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
-  ST_OK(s, pmcp__auth_key_principal(s, sb.ptr, sb.len, &p));
+  ST_OK(s, pmcp_principal_of_key(s, sb.ptr, sb.len, &p));
   ST_OK(s, pmcp_key_revoke(s, a, ia.ptr, "cli:tester", "cli"));
-  ST_RC(s, pmcp__auth_key_principal(s, sa.ptr, sa.len, &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p), PMCP_EDENIED);
   ck_assert_str_eq(pmcp_store_errmsg(s), msg0);
   ST_RC(s, pmcp_key_revoke(s, a, ia.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
   free((void *)msg0);
@@ -173,8 +173,8 @@ START_TEST(key_while_store_held)
   ST_OK(w, pmcp_store_tenant(w, "held", PMCP_STORE_CREATE, &wt)); /* takes the write lock */
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  pmcp__principal p;
-  ST_OK(s, pmcp__auth_key_principal(s, sa.ptr, sa.len, &p));
+  pmcp_principal p;
+  ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   ck_assert_msg(took < 1.0, "key check took %.2f s while the store was held", took);
@@ -218,38 +218,38 @@ START_TEST(users_and_connections)
   ST_OK(s, pmcp__db_exec(s, "INSERT INTO mcp_connections(id, user_id, client_id, tenant_id,"
                             " workspace, access, created) VALUES('conn_1', $1, 'c', $2,"
                             " 'default', 'write', 1)", 2, (const char *[]){uid.ptr, tid}, NULL));
-  pmcp__principal p;
-  ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
-  ck_assert_int_eq(p.kind, PMCP__P_CONNECTION);
+  pmcp_principal p;
+  ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
+  ck_assert_int_eq(p.kind, PMCP_PRINCIPAL_CONNECTION);
   ck_assert_str_eq(p.user_name, "ada");
   ck_assert_str_eq(p.actor, "user:ada");
   ck_assert_int_eq(p.role, PMCP_ROLE_EDITOR);
-  ck_assert(pmcp__principal_can_write(&p));
+  ck_assert(pmcp_principal_can_write(&p));
   ck_assert(!pmcp__principal_admin(&p));
   /* Another workspace the person belongs to: viewer there. */
-  pmcp__principal q = p;
-  ST_OK(s, pmcp__auth_principal_in_workspace(s, &q, "vision"));
+  pmcp_principal q = p;
+  ST_OK(s, pmcp_principal_in_workspace(s, &q, "vision"));
   ck_assert_int_eq(q.role, PMCP_ROLE_VIEWER);
-  ck_assert(!pmcp__principal_can_write(&q));
+  ck_assert(!pmcp_principal_can_write(&q));
   q = p;
-  ST_RC(s, pmcp__auth_principal_in_workspace(s, &q, "nowhere"), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_in_workspace(s, &q, "nowhere"), PMCP_EDENIED);
   /* Role changes take effect at the next resolution. */
   ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_ADMIN, "cli:t", "cli"));
-  ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
+  ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
   ck_assert(pmcp__principal_admin(&p));
   ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_VIEWER, "cli:t", "cli"));
-  ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
-  ck_assert(!pmcp__principal_can_write(&p));
+  ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
+  ck_assert(!pmcp_principal_can_write(&p));
   ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_NONE, "cli:t", "cli"));
-  ST_RC(s, pmcp__auth_connection_principal(s, "conn_1", &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_connection(s, "conn_1", &p), PMCP_EDENIED);
   ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_EDITOR, "cli:t", "cli"));
-  ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
+  ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
   /* A disabled person: refused, then back. */
   ST_OK(s, pmcp_user_disable(s, "ada", 1, "cli:t", "cli"));
-  ST_RC(s, pmcp__auth_connection_principal(s, "conn_1", &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_connection(s, "conn_1", &p), PMCP_EDENIED);
   ST_RC(s, pmcp__user_check_password(s, "ada", "s3cret-pw", id), PMCP_EDENIED);
   ST_OK(s, pmcp_user_disable(s, "ada", 0, "cli:t", "cli"));
-  ST_OK(s, pmcp__auth_connection_principal(s, "conn_1", &p));
+  ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
   /* New password: the old one stops working. */
   ST_OK(s, pmcp_user_passwd(s, "ada", "n3w-pw", "cli:t", "cli"));
   ST_RC(s, pmcp__user_check_password(s, "ada", "s3cret-pw", id), PMCP_EDENIED);
@@ -258,8 +258,8 @@ START_TEST(users_and_connections)
   /* A revoked connection. */
   ST_OK(s, pmcp__db_exec(s, "UPDATE mcp_connections SET revoked = 5 WHERE id = 'conn_1'", 0,
                          NULL, NULL));
-  ST_RC(s, pmcp__auth_connection_principal(s, "conn_1", &p), PMCP_EDENIED);
-  ST_RC(s, pmcp__auth_connection_principal(s, "conn_x", &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_connection(s, "conn_1", &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_connection(s, "conn_x", &p), PMCP_EDENIED);
   /* Listing: passwords never appear. */
   pmcp_buf l = PMCP_BUF_INIT;
   ST_OK(s, pmcp_user_list(s, (pmcp_tenant){0}, &l));
@@ -323,9 +323,9 @@ START_TEST(audit_mask)
   /* Stored masked; refused without actor; time filter. */
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);
-  ST_OK(s, pmcp__audit(s, t, "default", "key:k1", "run.delete", "mcp",
+  ST_OK(s, pmcp_audit_add(s, t, "default", "key:k1", "run.delete", "mcp",
                        "{\"token\":\"pbm_at_secret\",\"run\":\"r1\"}"));
-  ST_RC(s, pmcp__audit(s, t, NULL, "", "x", "mcp", NULL), PMCP_EINVAL);
+  ST_RC(s, pmcp_audit_add(s, t, NULL, "", "x", "mcp", NULL), PMCP_EINVAL);
   pmcp_audit_query q = {PMCP_AUDIT_QUERY_VERSION, 0, "run.delete", 0, 0};
   ST_OK(s, pmcp_audit_list(s, &q, &m));
   ck_assert_ptr_nonnull(strstr(m.ptr, "\"token\":\"***\""));

@@ -57,8 +57,8 @@ START_TEST(cimd_rules)
     "https://app.example.com/c d"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     ck_assert_msg(poauth_cimd_url_check(bad[i], why, sizeof why) == -1, "%s", bad[i]);
-  char longer[POAUTH_CLIENT_ID_MAX + 40];
-  snprintf(longer, sizeof longer, "https://app.example.com/%0*d", POAUTH_CLIENT_ID_MAX, 0);
+  char longer[PMCP_OAUTH_CLIENT_ID_MAX + 40];
+  snprintf(longer, sizeof longer, "https://app.example.com/%0*d", PMCP_OAUTH_CLIENT_ID_MAX, 0);
   ck_assert_int_eq(poauth_cimd_url_check(longer, why, sizeof why), -1);
   ck_assert(poauth_cimd_is_url("https://x/y") && poauth_cimd_is_url("http://x/y"));
   ck_assert(!poauth_cimd_is_url("pbm_client_abc"));
@@ -75,28 +75,28 @@ START_TEST(pkce_rfc7636_example)
   /* RFC 7636 appendix B. */
   const char *v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
   const char *c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-  ck_assert(poauth_verifier_valid(v));
-  ck_assert(poauth_challenge_valid(c));
-  ck_assert(poauth_pkce_s256_ok(v, c));
+  ck_assert(pmcp_oauth_verifier_valid(v));
+  ck_assert(pmcp_oauth_challenge_valid(c));
+  ck_assert(pmcp_oauth_pkce_s256_ok(v, c));
   /* One character off in either. */
-  ck_assert(!poauth_pkce_s256_ok("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl", c));
-  ck_assert(!poauth_pkce_s256_ok(v, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"));
+  ck_assert(!pmcp_oauth_pkce_s256_ok("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl", c));
+  ck_assert(!pmcp_oauth_pkce_s256_ok(v, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"));
   /* plain: the verifier given as its own challenge never passes. */
-  ck_assert(!poauth_pkce_s256_ok(v, v));
+  ck_assert(!pmcp_oauth_pkce_s256_ok(v, v));
   /* Verifier bounds and alphabet. */
-  ck_assert(!poauth_verifier_valid("short"));
+  ck_assert(!pmcp_oauth_verifier_valid("short"));
   char longv[130];
   memset(longv, 'a', 129);
   longv[129] = '\0';
-  ck_assert(!poauth_verifier_valid(longv));
+  ck_assert(!pmcp_oauth_verifier_valid(longv));
   longv[128] = '\0';
-  ck_assert(poauth_verifier_valid(longv));
-  ck_assert(!poauth_verifier_valid("dBjftJeZ4CVP+mJ92K27uhbUJU1p1r/wW1gFWFOEjXk"));
-  ck_assert(poauth_verifier_valid("dBjftJeZ4CVP.mJ92K27uhbUJU1p1r~wW1gFWFOEjXk"));
-  ck_assert(!poauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c"));
-  ck_assert(!poauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM="));
-  ck_assert(!poauth_pkce_s256_ok(NULL, c));
-  ck_assert(!poauth_pkce_s256_ok(v, NULL));
+  ck_assert(pmcp_oauth_verifier_valid(longv));
+  ck_assert(!pmcp_oauth_verifier_valid("dBjftJeZ4CVP+mJ92K27uhbUJU1p1r/wW1gFWFOEjXk"));
+  ck_assert(pmcp_oauth_verifier_valid("dBjftJeZ4CVP.mJ92K27uhbUJU1p1r~wW1gFWFOEjXk"));
+  ck_assert(!pmcp_oauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c"));
+  ck_assert(!pmcp_oauth_challenge_valid("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM="));
+  ck_assert(!pmcp_oauth_pkce_s256_ok(NULL, c));
+  ck_assert(!pmcp_oauth_pkce_s256_ok(v, NULL));
 }
 END_TEST
 
@@ -163,41 +163,41 @@ END_TEST
 
 START_TEST(token_shapes)
 {
-  char a[POAUTH_TOKEN_MAX], b[POAUTH_TOKEN_MAX];
-  ck_assert_int_eq(poauth_token_new(POAUTH_AT_PREFIX, a), 0);
-  ck_assert_int_eq(poauth_token_new(POAUTH_AT_PREFIX, b), 0);
+  char a[PMCP_OAUTH_TOKEN_MAX], b[PMCP_OAUTH_TOKEN_MAX];
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, a), 0);
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, b), 0);
   ck_assert_str_ne(a, b);
-  ck_assert_uint_eq(strlen(a), strlen(POAUTH_AT_PREFIX) + POAUTH_SECRET_CHARS);
-  ck_assert(poauth_token_shape_ok(a, POAUTH_AT_PREFIX));
-  ck_assert(!poauth_token_shape_ok(a, POAUTH_RT_PREFIX));
+  ck_assert_uint_eq(strlen(a), strlen(PMCP_OAUTH_AT_PREFIX) + PMCP_OAUTH_SECRET_CHARS);
+  ck_assert(pmcp_oauth_token_shape_ok(a, PMCP_OAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(a, PMCP_OAUTH_RT_PREFIX));
   /* Truncated, extended, tampered. */
-  char t[POAUTH_TOKEN_MAX + 2];
+  char t[PMCP_OAUTH_TOKEN_MAX + 2];
   snprintf(t, sizeof t, "%s", a);
   t[strlen(t) - 1] = '\0';
-  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(t, PMCP_OAUTH_AT_PREFIX));
   snprintf(t, sizeof t, "%sA", a);
-  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(t, PMCP_OAUTH_AT_PREFIX));
   snprintf(t, sizeof t, "%s", a);
   t[10] = '!';
-  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(t, PMCP_OAUTH_AT_PREFIX));
   /* The last character carries 4 unused bits, always zero from us: 'B'
    * (000001) has one set. */
   snprintf(t, sizeof t, "%s", a);
   t[strlen(t) - 1] = 'B';
-  ck_assert(!poauth_token_shape_ok(t, POAUTH_AT_PREFIX));
-  ck_assert(!poauth_token_shape_ok("", POAUTH_AT_PREFIX));
-  ck_assert(!poauth_token_shape_ok(NULL, POAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(t, PMCP_OAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok("", PMCP_OAUTH_AT_PREFIX));
+  ck_assert(!pmcp_oauth_token_shape_ok(NULL, PMCP_OAUTH_AT_PREFIX));
   /* The hash: 64 lower-case hex, stable, different per token. */
-  char h1[POAUTH_HASH_HEX], h2[POAUTH_HASH_HEX], h3[POAUTH_HASH_HEX];
-  ck_assert_int_eq(poauth_token_hash(a, h1), 0);
-  ck_assert_int_eq(poauth_token_hash(a, h2), 0);
-  ck_assert_int_eq(poauth_token_hash(b, h3), 0);
+  char h1[PMCP_OAUTH_HASH_HEX], h2[PMCP_OAUTH_HASH_HEX], h3[PMCP_OAUTH_HASH_HEX];
+  ck_assert_int_eq(pmcp_oauth_token_hash(a, h1), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash(a, h2), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash(b, h3), 0);
   ck_assert_uint_eq(strlen(h1), 64);
   ck_assert_str_eq(h1, h2);
   ck_assert_str_ne(h1, h3);
   ck_assert_uint_eq(strspn(h1, "0123456789abcdef"), 64);
   /* SHA-256("abc"), to pin the function. */
-  ck_assert_int_eq(poauth_token_hash("abc", h1), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash("abc", h1), 0);
   ck_assert_str_eq(h1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 END_TEST
@@ -331,7 +331,7 @@ static int test_audit(void *ud, pmcp_store *st, const char *tenant, const char *
   return 0;
 }
 
-static poauth_state *state;
+static pmcp_oauth *state;
 static const char *const VER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 static const char *const CH = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 static const char *const CB = "http://127.0.0.1:9/cb";
@@ -353,15 +353,15 @@ static void setup(void)
   ck_assert_int_eq(pmcp__db_exec(s, "INSERT INTO memberships(user_id, tenant_id, workspace,"
                                     " role, created) SELECT $1, id, $2, 'editor', 1 FROM tenants"
                                     " WHERE name = 'default'", 2, m1, NULL), 0);
-  poauth_hooks hk = {test_verify, test_audit, NULL};
-  ck_assert_int_eq(poauth_state_new(&state, s, &hk), 0);
-  ck_assert_int_eq(poauth_client_register(state, "Test client", "[\"http://127.0.0.1:9/cb\"]",
+  pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
+  ck_assert_int_eq(pmcp_oauth_new(&state, s, &hk), 0);
+  ck_assert_int_eq(pmcp_oauth_client_register(state, "Test client", "[\"http://127.0.0.1:9/cb\"]",
                                           client), 0);
 }
 
 static void teardown(void)
 {
-  poauth_state_free(state);
+  pmcp_oauth_free(state);
   state = NULL;
   st_cleanup();
 }
@@ -369,9 +369,9 @@ static void teardown(void)
 static const char *tenant_id(void)
 {
   static char id[24];
-  poauth_ws *ws = NULL;
+  pmcp_oauth_workspace *ws = NULL;
   size_t n = 0;
-  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_int_eq(pmcp_oauth_workspaces(state, "u-ada", &ws, &n), 0);
   ck_assert_uint_eq(n, 1);
   ck_assert_str_eq(ws[0].tenant, "default");
   ck_assert_str_eq(ws[0].workspace, "main");
@@ -397,9 +397,9 @@ static size_t stored_requests(void)
 }
 
 /* A pending request approved by ada: returns the code. */
-static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char conn[40])
+static void approved_code(const char *access, char code[PMCP_OAUTH_TOKEN_MAX], char conn[40])
 {
-  poauth_request r = {0}, got;
+  pmcp_oauth_request r = {0}, got;
   char *id = NULL;
   r.client_id = client;
   r.redirect_uri = (char *)CB;
@@ -407,60 +407,60 @@ static void approved_code(const char *access, char code[POAUTH_TOKEN_MAX], char 
   r.state = (char *)"st-1";
   r.resource = (char *)RES;
   size_t before = stored_requests();
-  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
-  ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
   /* Nothing is stored until the person decides. */
   ck_assert_uint_eq(stored_requests(), before);
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
-  poauth_request_dispose(&got);
-  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code,
+  pmcp_oauth_request_dispose(&got);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code,
                                   &got, conn), 1);
   ck_assert_str_eq(got.redirect_uri, CB);
-  poauth_request_dispose(&got);
+  pmcp_oauth_request_dispose(&got);
   ck_assert_uint_eq(stored_requests(), before + 1);
   /* The request is decided: a second approval fails. */
-  char code2[POAUTH_TOKEN_MAX], conn2[40];
-  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
+  char code2[PMCP_OAUTH_TOKEN_MAX], conn2[40];
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
                                   &got, conn2), 0);
-  ck_assert(poauth_token_shape_ok(code, POAUTH_CODE_PREFIX));
+  ck_assert(pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX));
   free(id);
 }
 
 START_TEST(code_flow_and_replay)
 {
-  char code[POAUTH_TOKEN_MAX], conn[40];
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
   approved_code("write", code, conn);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
-  poauth_tokens t;
-  poauth_err e;
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
-  ck_assert(poauth_token_shape_ok(t.access, POAUTH_AT_PREFIX));
-  ck_assert(poauth_token_shape_ok(t.refresh, POAUTH_RT_PREFIX));
+  pmcp_oauth_tokens t;
+  pmcp_oauth_err e;
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
+  ck_assert(pmcp_oauth_token_shape_ok(t.access, PMCP_OAUTH_AT_PREFIX));
+  ck_assert(pmcp_oauth_token_shape_ok(t.refresh, PMCP_OAUTH_RT_PREFIX));
   ck_assert_str_eq(t.access_level, "write");
-  poauth_principal p;
-  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 1);
+  pmcp_oauth_principal p;
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
   ck_assert_str_eq(p.user_id, "u-ada");
   ck_assert_str_eq(p.workspace, "main");
   ck_assert_str_eq(p.access, "write");
   ck_assert_str_eq(p.client_id, client);
   ck_assert_str_eq(p.connection_id, conn);
   /* The refresh token is not an access token. */
-  ck_assert_int_eq(poauth_access_resolve(state, t.refresh, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.refresh, &p), 0);
   /* Replay: refused, and the connection is revoked with its tokens. */
-  poauth_tokens t2;
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
+  pmcp_oauth_tokens t2;
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
   ck_assert_str_eq(e.error, "invalid_grant");
   ck_assert_ptr_nonnull(strstr(e.description, "already used"));
-  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 0);
-  ck_assert_int_eq(poauth_refresh(state, t.refresh, client, NULL, &t2, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t.refresh, client, NULL, &t2, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "authorization code replayed"));
-  poauth_conn_row *rows;
+  pmcp_oauth_connection *rows;
   size_t n;
-  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
   ck_assert_uint_eq(n, 0);
   free(rows);
 }
@@ -468,94 +468,94 @@ END_TEST
 
 START_TEST(code_refusals)
 {
-  char code[POAUTH_TOKEN_MAX], conn[40];
-  poauth_tokens t;
-  poauth_err e;
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  pmcp_oauth_tokens t;
+  pmcp_oauth_err e;
   /* Wrong verifier: refused, and the code is spent. */
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB,
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB,
                                         "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl", RES, &t, &e), -1);
   ck_assert_str_eq(e.error, "invalid_grant");
   ck_assert_ptr_nonnull(strstr(e.description, "code_verifier"));
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
   /* Foreign redirect URI, other client, wrong resource, malformed code. */
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, "https://evil.example/cb", VER,
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, "https://evil.example/cb", VER,
                                         RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "redirect_uri"));
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, "pbm_client_other", CB, VER, RES, &t, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, "pbm_client_other", CB, VER, RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "another client"));
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER,
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER,
                                         "http://127.0.0.1:8080/other", &t, &e), -1);
   ck_assert_str_eq(e.error, "invalid_target");
-  char bad[POAUTH_TOKEN_MAX + 1];
+  char bad[PMCP_OAUTH_TOKEN_MAX + 1];
   snprintf(bad, sizeof bad, "%.*s", (int)strlen(code) - 1, code);
-  ck_assert_int_eq(poauth_exchange_code(state, bad, client, CB, VER, RES, &t, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, bad, client, CB, VER, RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "malformed"));
   /* Expired: 10 minutes. */
   approved_code("read", code, conn);
-  poauth_testing_shift_clock(state, (POAUTH_CODE_TTL + 1) * 1000LL);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
+  pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_CODE_TTL + 1) * 1000LL);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "expired"));
   /* Not a member: no approval. */
-  poauth_request r = {0}, got;
+  pmcp_oauth_request r = {0}, got;
   char *id = NULL, conn2[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
-  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
-  ck_assert_int_eq(poauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
                                   &got, conn2), 0);
-  ck_assert_int_eq(poauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
                                   &got, conn2), 0);
   /* Denied: the request closes. */
-  ck_assert_int_eq(poauth_deny(state, id, &got), 1);
-  poauth_request_dispose(&got);
-  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  ck_assert_int_eq(pmcp_oauth_deny(state, id, &got), 1);
+  pmcp_oauth_request_dispose(&got);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 0);
   /* Sealed, not stored: an altered or foreign request opens nothing. */
   char *alt = strdup(id);
   alt[3] = alt[3] == 'A' ? 'B' : 'A';
-  ck_assert_int_eq(poauth_request_get(state, alt, &got), 0);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, alt, &got), 0);
   free(alt);
   free(id);
   id = NULL;
-  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
   char *tail = strrchr(id, '.');
   tail[2] = tail[2] == 'A' ? 'B' : 'A';
-  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 0);
   free(id);
   id = NULL;
   /* ... and one past its lifetime neither. */
-  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
-  poauth_testing_shift_clock(state, (POAUTH_REQUEST_TTL + 1) * 1000LL);
-  ck_assert_int_eq(poauth_request_get(state, id, &got), 0);
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_REQUEST_TTL + 1) * 1000LL);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 0);
   free(id);
 }
 END_TEST
 
 START_TEST(refresh_rotation_and_reuse)
 {
-  char code[POAUTH_TOKEN_MAX], conn[40];
-  poauth_tokens t1, t2, t3;
-  poauth_err e;
-  poauth_principal p;
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  pmcp_oauth_tokens t1, t2, t3;
+  pmcp_oauth_err e;
+  pmcp_oauth_principal p;
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, NULL, &t1, &e), 0);
-  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, RES, &t2, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t1, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t1.refresh, client, RES, &t2, &e), 0);
   ck_assert_str_ne(t1.refresh, t2.refresh);
   ck_assert_str_ne(t1.access, t2.access);
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 1);
   ck_assert_str_eq(p.access, "read");
   /* Another client cannot use it (and it is not spent by that). */
-  ck_assert_int_eq(poauth_refresh(state, t2.refresh, "pbm_client_other", NULL, &t3, &e), -1);
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t2.refresh, "pbm_client_other", NULL, &t3, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 1);
   /* The rotated one comes back: the connection is revoked. */
-  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, NULL, &t3, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t1.refresh, client, NULL, &t3, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "already used"));
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
-  ck_assert_int_eq(poauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "rotated refresh token reused"));
 }
 END_TEST
@@ -564,30 +564,30 @@ END_TEST
  * cannot be written, the connection and its tokens stay as they were. */
 START_TEST(revocation_audit_atomic)
 {
-  char code[POAUTH_TOKEN_MAX], conn[40];
-  poauth_tokens t, t2;
-  poauth_err e;
-  poauth_principal p;
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  pmcp_oauth_tokens t, t2;
+  pmcp_oauth_err e;
+  pmcp_oauth_principal p;
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
   audit_fail = "mcp_connection.revoke";
-  ck_assert_int_lt(poauth_connection_revoke(state, conn, "u-ada", "test"), 0);
-  ck_assert_int_lt(poauth_revoke_token(state, t.refresh, client), 0);
+  ck_assert_int_lt(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 0);
+  ck_assert_int_lt(pmcp_oauth_revoke_token(state, t.refresh, client), 0);
   /* A replayed code cannot be answered "revoked" when it was not. */
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
   ck_assert_str_eq(e.error, "server_error");
-  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 1);
-  poauth_conn_row *rows;
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
+  pmcp_oauth_connection *rows;
   size_t n;
-  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
   ck_assert_uint_eq(n, 1);
   free(rows);
   ck_assert_ptr_null(strstr(audit_log, "mcp_connection.revoke|"));
   audit_fail = NULL;
-  ck_assert_int_eq(poauth_revoke_token(state, t.refresh, client), 0);
-  ck_assert_int_eq(poauth_access_resolve(state, t.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_revoke_token(state, t.refresh, client), 0);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 0);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
-  ck_assert_int_eq(poauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
   ck_assert_uint_eq(n, 0);
   free(rows);
 }
@@ -595,42 +595,42 @@ END_TEST
 
 START_TEST(expiry_revocation_prune)
 {
-  char code[POAUTH_TOKEN_MAX], conn[40];
-  poauth_tokens t1, t2;
-  poauth_err e;
-  poauth_principal p;
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  pmcp_oauth_tokens t1, t2;
+  pmcp_oauth_err e;
+  pmcp_oauth_principal p;
   approved_code("write", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   /* RFC 7009 from another client: no effect; from ours: revoked. */
-  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, "pbm_client_other"), 1);
-  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, NULL), 1);
-  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 1);
-  ck_assert_int_eq(poauth_revoke_token(state, "pbm_rt_garbage", client), 0);
+  ck_assert_int_eq(pmcp_oauth_revoke_token(state, t1.refresh, "pbm_client_other"), 1);
+  ck_assert_int_eq(pmcp_oauth_revoke_token(state, t1.refresh, NULL), 1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t1.access, &p), 1);
+  ck_assert_int_eq(pmcp_oauth_revoke_token(state, "pbm_rt_garbage", client), 0);
   /* An access token expires after an hour; the refresh token still works. */
-  poauth_testing_shift_clock(state, (POAUTH_ACCESS_TTL + 1) * 1000LL);
-  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 0);
-  ck_assert_int_eq(poauth_refresh(state, t1.refresh, client, NULL, &t2, &e), 0);
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
+  pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_ACCESS_TTL + 1) * 1000LL);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t1.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_refresh(state, t1.refresh, client, NULL, &t2, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 1);
   /* Disconnect from the connections page (only the owner can). */
-  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-bob", "test"), 0);
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 1);
-  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-ada", "test"), 1);
-  ck_assert_int_eq(poauth_access_resolve(state, t2.access, &p), 0);
-  ck_assert_int_eq(poauth_connection_revoke(state, conn, "u-ada", "test"), 0);
+  ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-bob", "test"), 0);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 1);
+  ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 1);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 0);
   /* Pruning: a registration never used goes after a day; ours stays. */
   char unused[40], *n1, *u1;
-  ck_assert_int_eq(poauth_client_register(state, "", "[\"https://a.example/cb\"]", unused), 0);
-  poauth_testing_shift_clock(state, (POAUTH_UNUSED_CLIENT_TTL + 10) * 1000LL);
-  poauth_prune(state);
-  ck_assert_int_eq(poauth_client_get(state, unused, &n1, &u1), 0);
-  ck_assert_int_eq(poauth_client_get(state, client, &n1, &u1), 1);
+  ck_assert_int_eq(pmcp_oauth_client_register(state, "", "[\"https://a.example/cb\"]", unused), 0);
+  pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_UNUSED_CLIENT_TTL + 10) * 1000LL);
+  pmcp_oauth_prune(state);
+  ck_assert_int_eq(pmcp_oauth_client_get(state, unused, &n1, &u1), 0);
+  ck_assert_int_eq(pmcp_oauth_client_get(state, client, &n1, &u1), 1);
   free(n1);
   free(u1);
   /* An RFC 7009 revocation of a refresh token ends the connection. */
   approved_code("read", code, conn);
-  ck_assert_int_eq(poauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
-  ck_assert_int_eq(poauth_revoke_token(state, t1.refresh, client), 0);
-  ck_assert_int_eq(poauth_access_resolve(state, t1.access, &p), 0);
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
+  ck_assert_int_eq(pmcp_oauth_revoke_token(state, t1.refresh, client), 0);
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t1.access, &p), 0);
 }
 END_TEST
 
@@ -658,36 +658,36 @@ START_TEST(consent_served_tenant_only)
   pmcp_tenant lb, def;
   char lbid[24], defid[24];
   member_of_lab_b(&lb, &def, lbid, defid);
-  poauth_ws *ws = NULL;
+  pmcp_oauth_workspace *ws = NULL;
   size_t n = 0;
   /* a state serving every tenant (the library's default) lists both */
-  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  ck_assert_int_eq(pmcp_oauth_workspaces(state, "u-ada", &ws, &n), 0);
   ck_assert_uint_eq(n, 2);
   free(ws);
-  poauth_state_set_tenant(state, def.id);
-  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  pmcp_oauth_set_tenant(state, def.id);
+  ck_assert_int_eq(pmcp_oauth_workspaces(state, "u-ada", &ws, &n), 0);
   ck_assert_uint_eq(n, 1);
   ck_assert_str_eq(ws[0].tenant_id, defid);
   ck_assert_str_eq(ws[0].workspace, "main");
   free(ws);
-  poauth_request r = {0}, got;
-  char *id = NULL, code[POAUTH_TOKEN_MAX], conn[40];
+  pmcp_oauth_request r = {0}, got;
+  char *id = NULL, code[PMCP_OAUTH_TOKEN_MAX], conn[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
   /* the other tenant's workspace, posted by hand: refused, request still open */
-  ck_assert_int_eq(poauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
                                   conn), 0);
-  ck_assert_int_eq(poauth_request_get(state, id, &got), 1);
-  poauth_request_dispose(&got);
-  ck_assert_int_eq(poauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
+  pmcp_oauth_request_dispose(&got);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
                                   conn), 1);
-  poauth_request_dispose(&got);
+  pmcp_oauth_request_dispose(&got);
   /* served from the other tenant: only its workspace */
-  poauth_state_set_tenant(state, lb.id);
-  ck_assert_int_eq(poauth_workspaces(state, "u-ada", &ws, &n), 0);
+  pmcp_oauth_set_tenant(state, lb.id);
+  ck_assert_int_eq(pmcp_oauth_workspaces(state, "u-ada", &ws, &n), 0);
   ck_assert_uint_eq(n, 1);
   ck_assert_str_eq(ws[0].workspace, "elsewhere");
   ck_assert_str_eq(ws[0].tenant, "lab-b");
@@ -700,7 +700,7 @@ END_TEST
  * are the served tenant's. */
 static char *consent_html(poauth_server *o, const char *req_id, const char *cookie)
 {
-  char query[9000], ck[POAUTH_TOKEN_MAX + 20];
+  char query[9000], ck[PMCP_OAUTH_TOKEN_MAX + 20];
   snprintf(query, sizeof query, "req=%s", req_id);
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
@@ -722,24 +722,24 @@ START_TEST(consent_page_served_tenant)
   member_of_lab_b(&lb, &def, lbid, defid);
   pmcp_store *st = NULL;
   ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
-  poauth_hooks hk = {test_verify, test_audit, NULL};
+  pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
   poauth_server *o = NULL;
   char why[200];
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
-  poauth_request r = {0};
-  char *id = NULL, cookie[POAUTH_TOKEN_MAX];
+  pmcp_oauth_request r = {0};
+  char *id = NULL, cookie[PMCP_OAUTH_TOKEN_MAX];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
-  ck_assert_int_eq(poauth_request_seal(o->state, &r, &id), 0);
-  ck_assert_int_eq(poauth_session_new(o->state, "u-ada", cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_request_seal(o->state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(o->state, "u-ada", cookie), 0);
   /* a server of the whole store offers both tenants' */
   char *html = consent_html(o, id, cookie);
   ck_assert_ptr_nonnull(strstr(html, "elsewhere"));
   free(html);
-  poauth_state_set_tenant(o->state, def.id);
+  pmcp_oauth_set_tenant(o->state, def.id);
   html = consent_html(o, id, cookie);
   char want[64];
   snprintf(want, sizeof want, "value=\"%s:main\"", defid);
@@ -754,24 +754,24 @@ END_TEST
 
 START_TEST(users_and_sessions)
 {
-  char uid[128], cookie[POAUTH_TOKEN_MAX];
-  ck_assert_int_eq(poauth_user_check(state, "ada", "pw-ada", uid), 1);
+  char uid[128], cookie[PMCP_OAUTH_TOKEN_MAX];
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid), 1);
   ck_assert_str_eq(uid, "u-ada");
-  ck_assert_int_eq(poauth_user_check(state, "ada", "wrong", uid), 0);
-  ck_assert_int_eq(poauth_user_check(state, "nobody", "pw-ada", uid), 0);
-  ck_assert_int_eq(poauth_session_new(state, "u-ada", cookie), 0);
-  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 1);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "wrong", uid), 0);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "nobody", "pw-ada", uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 1);
   ck_assert_str_eq(uid, "u-ada");
-  char t1[POAUTH_HASH_HEX], t2[POAUTH_HASH_HEX];
-  poauth_csrf_token(cookie, t1);
-  poauth_csrf_token(cookie, t2);
+  char t1[PMCP_OAUTH_HASH_HEX], t2[PMCP_OAUTH_HASH_HEX];
+  pmcp_oauth_csrf_token(cookie, t1);
+  pmcp_oauth_csrf_token(cookie, t2);
   ck_assert_str_eq(t1, t2);
   ck_assert_ptr_null(strstr(cookie, t1));
   cookie[10] ^= 1;
-  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
   cookie[10] ^= 1;
-  poauth_session_end(state, cookie);
-  ck_assert_int_eq(poauth_session_user(state, cookie, uid), 0);
+  pmcp_oauth_session_end(state, cookie);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
 }
 END_TEST
 

@@ -43,6 +43,11 @@ enum {
 PMCP_API size_t pmcp_json_format_number(double v, unsigned flags,
                                         char out[PMCP_JSON_NUMBER_MAX]);
 
+/** 1 when [@p s, @p s + @p len) is valid UTF-8 (no overlong forms, no
+ *  surrogates), else 0: what JSON text and
+ *  strings must be before they are parsed or written. */
+PMCP_API int pmcp_utf8_valid(const char *s, size_t len);
+
 /** Creates a writer. @return 0, PMCP_ENOMEM. */
 PMCP_API int pmcp_json_new(pmcp_json **out, unsigned flags);
 /** NULL ok. */

@@ -19,6 +19,7 @@
 #include "research.h"
 #include "tracking.h"
 #include "service.h"
+#include "oauth.h"
 #include "toolsets.h"
 #include "tokens.h"
 #include "json.h"

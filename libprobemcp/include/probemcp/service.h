@@ -157,7 +157,69 @@ PMCP_API int pmcp_user_set_role(pmcp_store *store, const char *name, pmcp_tenant
 PMCP_API int pmcp_user_list(pmcp_store *store, pmcp_tenant t, pmcp_buf *out);
 
 /* ------------------------------------------------------------------ */
+/* The principal a request acts as                                    */
+
+/** What kind of credential a principal comes from. */
+typedef enum pmcp_principal_kind {
+  PMCP_PRINCIPAL_KEY = 1,        /**< a workspace API key */
+  PMCP_PRINCIPAL_CONNECTION = 2  /**< an OAuth connection: a person through a client */
+} pmcp_principal_kind;
+
+/** What one request acts as, filled by the library from the store; a host
+ *  resolves it again on every request, so a revoked key, a disabled person
+ *  or a changed role takes effect at once. */
+typedef struct pmcp_principal {
+  int kind;                /**< pmcp_principal_kind */
+  char id[64];             /**< the key's or the connection's id */
+  char user_id[64];        /**< the person (connections), "" for keys */
+  char user_name[128];
+  int64_t tenant_id;
+  char tenant[128];        /**< the tenant's name */
+  char workspace[129];     /**< the workspace it acts in */
+  int write;               /**< the credential allows writes (key scope,
+                            *   connection access) */
+  int role;                /**< pmcp_role there; keys: editor with write
+                            *   scope, else viewer; never admin */
+  char actor[200];         /**< for the audit log: "key:ID" or "user:NAME" */
+} pmcp_principal;
+
+/** Resolves an API key's text ("pk_...", @p len bytes) and records its
+ *  last use (skipped on a read-only store). @return 0 with @p out filled;
+ *  PMCP_EDENIED (unknown, revoked or malformed: one message); a store
+ *  error. */
+PMCP_API int pmcp_principal_of_key(pmcp_store *store, const char *secret, size_t len,
+                                   pmcp_principal *out);
+/** The principal of an OAuth connection (see pmcp_oauth_access_resolve()).
+ *  @return 0; PMCP_EDENIED when the connection is revoked, its user
+ *  disabled or no longer a member of its workspace; a store error. */
+PMCP_API int pmcp_principal_of_connection(pmcp_store *store, const char *connection_id,
+                                          pmcp_principal *out);
+/** Moves connection principal @p p into another @p workspace of its tenant
+ *  that the person belongs to (role re-read there). @return 0;
+ *  PMCP_EDENIED (not a connection, no such workspace, not a member: one
+ *  message); a store error. */
+PMCP_API int pmcp_principal_in_workspace(pmcp_store *store, pmcp_principal *p,
+                                         const char *workspace);
+/** 1 when @p p may run write tools (write access and at least editor). */
+PMCP_API int pmcp_principal_can_write(const pmcp_principal *p);
+/** Appends to @p out a JSON object of the workspaces @p p may act in and
+ *  its role in each ({"default":"editor"}): a key's own workspace, or the
+ *  person's memberships in the principal's tenant. Reads.
+ *  @return 0, PMCP_ENOMEM or a store error. */
+PMCP_API int pmcp_principal_workspaces(pmcp_store *store, const pmcp_principal *p,
+                                       pmcp_buf *out);
+
+/* ------------------------------------------------------------------ */
 /* The audit log                                                      */
+
+/** Appends one entry for tenant @p t (@p t.id 0: not a tenant's event) by
+ *  @p actor via @p via. @p details_json: a JSON object or NULL; every value
+ *  under a secret-looking name (secret, password, token, key, code,
+ *  cookie, ...) is stored as "***". @return 0, PMCP_EINVAL or a store
+ *  error. */
+PMCP_API int pmcp_audit_add(pmcp_store *store, pmcp_tenant t, const char *workspace,
+                            const char *actor, const char *action, const char *via,
+                            const char *details_json);
 
 #define PMCP_AUDIT_QUERY_VERSION 1
 

@@ -187,6 +187,12 @@ typedef int (*pmcp_tool_filter_fn)(const char *tool, void *session_ud, void *ud)
 PMCP_API int pmcp_server_set_tool_filter(pmcp_server *server, pmcp_tool_filter_fn fn,
                                          void *ud, void (*ud_free)(void *ud));
 
+/** 1 when @p server has a tool named @p tool whose read_only hint is
+ *  PMCP_HINT_TRUE, else 0 (also for an unknown tool): what a tool filter
+ *  asks to tell reading tools from writing ones. Any thread, once
+ *  registrations are done. */
+PMCP_API int pmcp_server_tool_read_only(const pmcp_server *server, const char *tool);
+
 /* ---- Resources ---------------------------------------------------------- */
 
 /** Reads a resource: add contents with pmcp_result_resource_text/blob();
@@ -385,6 +391,10 @@ PMCP_API int pmcp_result_resource_link(pmcp_call *call, const char *uri,
 PMCP_API int pmcp_result_structured(pmcp_call *call, const char *json, size_t len);
 /** Marks the result isError. */
 PMCP_API void pmcp_result_set_error(pmcp_call *call, int is_error);
+/** 1 when the result is marked isError so far (pmcp_result_set_error(),
+ *  pmcp_result_errorf()), else 0: what a wrapper of a handler reads after
+ *  it ran. */
+PMCP_API int pmcp_result_is_error(const pmcp_call *call);
 /** Replaces the content with one text item holding @p message and sets
  *  isError. PMCP_PRINTF-style. */
 PMCP_API int pmcp_result_errorf(pmcp_call *call, const char *fmt, ...) PMCP_PRINTF(2, 3);

@@ -105,7 +105,7 @@ int pmcp__audit_mask(pmcp_buf *out, const char *json)
   return rc;
 }
 
-int pmcp__audit(pmcp_store *s, pmcp_tenant t, const char *workspace, const char *actor,
+int pmcp_audit_add(pmcp_store *s, pmcp_tenant t, const char *workspace, const char *actor,
                 const char *action, const char *via, const char *details_json)
 {
   if (!actor || !*actor || !action || !*action || !via || !*via)

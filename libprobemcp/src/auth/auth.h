@@ -39,49 +39,10 @@ int pmcp__password_hash(pmcp_buf *out, const char *pw, unsigned iter);
  * comparison. */
 int pmcp__password_verify(const char *stored, const char *pw);
 
-/* ---- the principal ---------------------------------------------------------- */
+/* ---- the principal: pmcp_principal_* in probemcp/service.h ------------------ */
 
-enum {
-  PMCP__P_KEY = 1,         /* a workspace API key */
-  PMCP__P_CONNECTION = 2   /* an OAuth connection: a person through a client */
-};
-
-/* What one request acts as, re-read from the store on every request. */
-typedef struct pmcp__principal {
-  int kind;                /* PMCP__P_* */
-  char id[64];             /* the key's or the connection's id */
-  char user_id[64];        /* the person (connections), "" for keys */
-  char user_name[128];
-  int64_t tenant_id;
-  char tenant[128];        /* the tenant's name */
-  char workspace[129];     /* the default workspace of every call */
-  int write;               /* the credential allows writes (key scope,
-                            * connection access) */
-  int role;                /* the role in the workspace; keys: editor with
-                            * write scope, else viewer; never admin */
-  char actor[200];         /* for the audit log: "key:ID" or "user:NAME" */
-} pmcp__principal;
-
-/* Effective: may this principal run write tools? (write access and at
- * least editor). Admin gates: pmcp__principal_admin (never a key). */
-int pmcp__principal_can_write(const pmcp__principal *p);
-int pmcp__principal_admin(const pmcp__principal *p);
-
-/* Resolves an API key's text ("pk_..."): PMCP_EDENIED (unknown, revoked,
- * malformed: the same message for all) or 0 with @p out filled; records
- * last_used. A read-only store resolves too (last_used is then skipped). */
-int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
-                             pmcp__principal *out);
-/* The principal of an OAuth connection by id (the oauth code calls this
- * once it has checked its access token): PMCP_EDENIED when the connection is
- * revoked, its user disabled or no longer a member of its workspace. */
-int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
-                                    pmcp__principal *out);
-/* For a connection: the principal acting in another @p workspace of its
- * tenant that the person belongs to (role re-read). PMCP_EDENIED (generic
- * message) otherwise. */
-int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
-                                      const char *workspace);
+/* May this principal use admin gates? (never a key) */
+int pmcp__principal_admin(const pmcp_principal *p);
 
 /* ---- users and memberships (users.c) ---------------------------------------- */
 
@@ -98,12 +59,7 @@ int pmcp__user_check_password(pmcp_store *s, const char *name, const char *passw
 
 /* ---- audit (audit.c) -------------------------------------------------------- */
 
-/* Appends one entry. @p details_json: a JSON object or NULL; every value
- * under a secret-looking name (secret, password, token, key, code,
- * authorization, cookie, verifier, ...) is replaced by "***" before it is
- * stored. @p t.id 0: not a tenant's event. */
-int pmcp__audit(pmcp_store *s, pmcp_tenant t, const char *workspace, const char *actor,
-                const char *action, const char *via, const char *details_json);
+/* Appending an entry: pmcp_audit_add (probemcp/service.h). */
 /* Masks @p json (an object) into @p out. */
 int pmcp__audit_mask(pmcp_buf *out, const char *json);
 

@@ -138,7 +138,7 @@ int pmcp_key_create(pmcp_store *s, pmcp_tenant t, const char *workspace, int wri
     else
       pmcp__buf_puts(&d, "null");
     pmcp__buf_puts(&d, "}");
-    rc = d.ptr ? pmcp__audit(s, t, workspace, actor, "api_key.create", via, d.ptr)
+    rc = d.ptr ? pmcp_audit_add(s, t, workspace, actor, "api_key.create", via, d.ptr)
                : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
     pmcp_buf_dispose(&d);
   }
@@ -214,7 +214,7 @@ int pmcp_key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *ac
     pmcp__buf_puts(&d, "{\"key_id\":");
     pmcp__buf_json_string(&d, id, strlen(id));
     pmcp__buf_putc(&d, '}');
-    rc = d.ptr ? pmcp__audit(s, t, NULL, actor, "api_key.revoke", via, d.ptr)
+    rc = d.ptr ? pmcp_audit_add(s, t, NULL, actor, "api_key.revoke", via, d.ptr)
                : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
     pmcp_buf_dispose(&d);
   }

@@ -20,14 +20,14 @@
 static const char denied_key[] = "invalid or revoked API key";
 static const char denied_conn[] = "the connection is no longer valid: sign in again";
 
-int pmcp__principal_can_write(const pmcp__principal *p)
+int pmcp_principal_can_write(const pmcp_principal *p)
 {
   return p && p->write && p->role >= PMCP_ROLE_EDITOR;
 }
 
-int pmcp__principal_admin(const pmcp__principal *p)
+int pmcp__principal_admin(const pmcp_principal *p)
 {
-  return p && p->kind == PMCP__P_CONNECTION && p->role >= PMCP_ROLE_ADMIN;
+  return p && p->kind == PMCP_PRINCIPAL_CONNECTION && p->role >= PMCP_ROLE_ADMIN;
 }
 
 static int b64url_char(char c)
@@ -45,8 +45,8 @@ static void copy(char *dst, size_t size, const char *src)
   dst[n] = '\0';
 }
 
-int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
-                             pmcp__principal *out)
+int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
+                          pmcp_principal *out)
 {
   memset(out, 0, sizeof *out);
   /* The shape first: a truncated, padded or foreign token never reaches
@@ -73,7 +73,7 @@ int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
     pmcp__db_res_free(r);
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_key);
   }
-  out->kind = PMCP__P_KEY;
+  out->kind = PMCP_PRINCIPAL_KEY;
   copy(out->id, sizeof out->id, pmcp__db_get(r, 0, 0));
   out->tenant_id = strtoll(pmcp__db_get(r, 0, 2), NULL, 10);
   copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 3));
@@ -97,8 +97,8 @@ int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
   return 0;
 }
 
-int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
-                                    pmcp__principal *out)
+int pmcp_principal_of_connection(pmcp_store *s, const char *connection_id,
+                                 pmcp_principal *out)
 {
   memset(out, 0, sizeof *out);
   if (!connection_id || !*connection_id || strlen(connection_id) >= sizeof out->id)
@@ -118,7 +118,7 @@ int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
     pmcp__db_res_free(r);
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_conn);
   }
-  out->kind = PMCP__P_CONNECTION;
+  out->kind = PMCP_PRINCIPAL_CONNECTION;
   copy(out->id, sizeof out->id, pmcp__db_get(r, 0, 0));
   copy(out->user_id, sizeof out->user_id, pmcp__db_get(r, 0, 1));
   out->tenant_id = strtoll(pmcp__db_get(r, 0, 2), NULL, 10);
@@ -132,8 +132,7 @@ int pmcp__auth_connection_principal(pmcp_store *s, const char *connection_id,
   return 0;
 }
 
-int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
-                                      const char *workspace)
+int pmcp_principal_in_workspace(pmcp_store *s, pmcp_principal *p, const char *workspace)
 {
   static const char no[] = "no such workspace, or no access to it";
   if (!workspace || !*workspace || strlen(workspace) >= sizeof p->workspace)
@@ -141,7 +140,7 @@ int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
   if (strcmp(workspace, p->workspace) == 0)
     return 0;
   /* A key lives in its one workspace. */
-  if (p->kind != PMCP__P_CONNECTION)
+  if (p->kind != PMCP_PRINCIPAL_CONNECTION)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", no);
   char tid[24];
   snprintf(tid, sizeof tid, "%lld", (long long)p->tenant_id);
@@ -158,4 +157,36 @@ int pmcp__auth_principal_in_workspace(pmcp_store *s, pmcp__principal *p,
   copy(p->workspace, sizeof p->workspace, workspace);
   p->role = role;
   return 0;
+}
+
+int pmcp_principal_workspaces(pmcp_store *s, const pmcp_principal *p, pmcp_buf *out)
+{
+  pmcp_buf_putc(out, '{');
+  if (p->kind != PMCP_PRINCIPAL_CONNECTION) {
+    pmcp_buf_json_string(out, p->workspace, strlen(p->workspace));
+    pmcp_buf_printf(out, ":\"%s\"}", pmcp_role_name(p->role));
+    return out->ptr ? 0 : PMCP_ENOMEM;
+  }
+  char tid[24];
+  snprintf(tid, sizeof tid, "%lld", (long long)p->tenant_id);
+  const char *q[] = {p->user_id, tid};
+  pmcp__db_res *r = NULL;
+  int rc = pmcp__db_query(s, "SELECT workspace, role FROM memberships WHERE user_id = $1"
+                             " AND tenant_id = $2 ORDER BY workspace", 2, q, &r);
+  if (rc)
+    return rc;
+  size_t n = 0;
+  for (size_t i = 0; i < pmcp__db_nrows(r); i++) {
+    int role = pmcp_role_parse(pmcp__db_get(r, i, 1));
+    const char *ws = pmcp__db_get(r, i, 0);
+    if (role == PMCP_ROLE_NONE || !ws)
+      continue;
+    if (n++)
+      pmcp_buf_putc(out, ',');
+    pmcp_buf_json_string(out, ws, strlen(ws));
+    pmcp_buf_printf(out, ":\"%s\"", pmcp_role_name(role));
+  }
+  pmcp__db_res_free(r);
+  pmcp_buf_putc(out, '}');
+  return out->ptr ? 0 : PMCP_ENOMEM;
 }

@@ -39,7 +39,7 @@ static int audit_user(pmcp_store *s, pmcp_tenant t, const char *ws, const char *
     pmcp__buf_json_string(&d, extra_val, strlen(extra_val));
   }
   pmcp__buf_putc(&d, '}');
-  int rc = d.ptr ? pmcp__audit(s, t, ws, actor, action, via, d.ptr)
+  int rc = d.ptr ? pmcp_audit_add(s, t, ws, actor, action, via, d.ptr)
                  : pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   pmcp_buf_dispose(&d);
   return rc;

@@ -696,6 +696,11 @@ void pmcp_result_set_error(pmcp_call *call, int is_error)
     call->is_error = is_error != 0;
 }
 
+int pmcp_result_is_error(const pmcp_call *call)
+{
+  return call && call->is_error;
+}
+
 int pmcp_result_errorf(pmcp_call *call, const char *fmt, ...)
 {
   if (!call_ok(call) || !fmt)

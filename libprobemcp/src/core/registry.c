@@ -96,6 +96,12 @@ const pmcp__tool *pmcp__tool_find(const pmcp_server *srv, const char *name)
   return NULL;
 }
 
+int pmcp_server_tool_read_only(const pmcp_server *srv, const char *name)
+{
+  const pmcp__tool *t = srv && name ? pmcp__tool_find(srv, name) : NULL;
+  return t && t->read_only == PMCP_HINT_TRUE;
+}
+
 const pmcp__prompt *pmcp__prompt_find(const pmcp_server *srv, const char *name)
 {
   for (size_t i = 0; i < srv->reg.n_prompts; i++)

@@ -403,6 +403,11 @@ int pmcp__utf8_valid(const char *s, size_t len)
   return 1;
 }
 
+int pmcp_utf8_valid(const char *s, size_t len)
+{
+  return s ? pmcp__utf8_valid(s, len) : len == 0;
+}
+
 size_t pmcp__utf8_count(const char *s, size_t len)
 {
   size_t n = 0;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The OAuth server's state: every step is a row in the store (db.h), so a
+/* The OAuth server's state (probemcp/oauth.h): every step is a row in the
+ * store's service tables (db.h, schema in store/), so a
  * flow can hop between replicas. One mutex serialises this process's use
  * of its store handle (a pmcp_store is used by one thread at a time);
  * single use across processes is a conditional UPDATE whose change count
  * says who won. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,30 +15,51 @@
 #include <cjson/cJSON.h>
 
 #include "auth/auth.h"
-#include "oauth.h" /* and oauth_state.h */
+#include "auth/oauth_internal.h"
+#include "probemcp/oauth.h"
 #include "store/db.h"
 #include "util/base64url.h"
 #include "util/buf.h"
 #include "util/crypto.h"
 
-struct poauth_state {
+struct pmcp_oauth {
   pmcp_store *st;
   pthread_mutex_t mu;
-  poauth_hooks hooks;
+  pmcp_oauth_hooks hooks;
   int64_t shift_ms;          /* testing: moves the clock */
   char tenant_id[24];        /* the tenant the server serves; "" any */
   unsigned char req_key[PMCP__SHA256_LEN]; /* seals authorization requests */
 };
 
-int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hooks)
+/* The library's own password check and audit log (pmcp_oauth_hooks). */
+static int default_verify(const char *stored, const char *password, void *ud)
+{
+  (void)ud;
+  return pmcp__password_verify(stored, password) == 1;
+}
+
+static int default_audit(void *ud, pmcp_store *st, const char *tenant_id,
+                         const char *workspace, const char *actor, const char *action,
+                         const char *details)
+{
+  (void)ud;
+  pmcp_tenant t = {tenant_id ? strtoll(tenant_id, NULL, 10) : 0, 0, 0};
+  return pmcp_audit_add(st, t, workspace, actor, action, "mcp", details);
+}
+
+int pmcp_oauth_new(pmcp_oauth **out, pmcp_store *st, const pmcp_oauth_hooks *hooks)
 {
   *out = NULL;
-  poauth_state *s = calloc(1, sizeof *s);
+  pmcp_oauth *s = calloc(1, sizeof *s);
   if (!s)
     return PMCP_ENOMEM;
   s->st = st;
   if (hooks)
     s->hooks = *hooks;
+  if (!s->hooks.verify_password)
+    s->hooks.verify_password = default_verify;
+  if (!s->hooks.audit)
+    s->hooks.audit = default_audit;
   /* Authorization requests travel sealed with a key derived from the
    * store's secret, so every replica opens what another sealed; a store
    * without one gets this process's random key. */
@@ -58,7 +81,7 @@ int poauth_state_new(poauth_state **out, pmcp_store *st, const poauth_hooks *hoo
   return 0;
 }
 
-void poauth_state_free(poauth_state *s)
+void pmcp_oauth_free(pmcp_oauth *s)
 {
   if (!s)
     return;
@@ -67,16 +90,16 @@ void poauth_state_free(poauth_state *s)
   free(s);
 }
 
-int64_t poauth_now_ms(const poauth_state *s)
+int64_t pmcp_oauth_now_ms(const pmcp_oauth *s)
 {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + s->shift_ms;
 }
 
-void poauth_testing_shift_clock(poauth_state *s, int64_t ms) { s->shift_ms += ms; }
+void pmcp_oauth_testing_shift_clock(pmcp_oauth *s, int64_t ms) { s->shift_ms += ms; }
 
-void poauth_state_set_tenant(poauth_state *s, int64_t tenant_id)
+void pmcp_oauth_set_tenant(pmcp_oauth *s, int64_t tenant_id)
 {
   if (tenant_id > 0)
     snprintf(s->tenant_id, sizeof s->tenant_id, "%lld", (long long)tenant_id);
@@ -84,8 +107,8 @@ void poauth_state_set_tenant(poauth_state *s, int64_t tenant_id)
     s->tenant_id[0] = '\0';
 }
 
-static void lock(poauth_state *s) { pthread_mutex_lock(&s->mu); }
-static void unlock(poauth_state *s) { pthread_mutex_unlock(&s->mu); }
+static void lock(pmcp_oauth *s) { pthread_mutex_lock(&s->mu); }
+static void unlock(pmcp_oauth *s) { pthread_mutex_unlock(&s->mu); }
 
 static void i64(char out[24], int64_t v) { snprintf(out, 24, "%lld", (long long)v); }
 
@@ -107,7 +130,7 @@ static void copy(char *dst, size_t size, const char *v)
                  (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
                  (const char *const[]){__VA_ARGS__}, (res))
 
-static int audit(poauth_state *s, const char *tenant, const char *ws,
+static int audit(pmcp_oauth *s, const char *tenant, const char *ws,
                  const char *actor, const char *action, cJSON *details)
 {
   char *d = details ? cJSON_PrintUnformatted(details) : NULL;
@@ -120,7 +143,7 @@ static int audit(poauth_state *s, const char *tenant, const char *ws,
 }
 
 /* "user:NAME", the audit log's actor for a person (lock held). */
-static void actor_of(poauth_state *s, const char *user_id, char *out, size_t size)
+static void actor_of(pmcp_oauth *s, const char *user_id, char *out, size_t size)
 {
   pmcp__db_res *r = NULL;
   int rc = QUERY(s, "SELECT name FROM users WHERE id = $1", &r, user_id);
@@ -131,28 +154,28 @@ static void actor_of(poauth_state *s, const char *user_id, char *out, size_t siz
 
 /* ---- clients ------------------------------------------------------------- */
 
-int poauth_client_register(poauth_state *s, const char *name,
+int pmcp_oauth_client_register(pmcp_oauth *s, const char *name,
                            const char *uris, char id_out[40])
 {
   char id[33], now[24];
-  int rc = poauth_random_id(id);
+  int rc = pmcp__oauth_random_id(id);
   if (rc)
     return rc;
   snprintf(id_out, 40, "pbm_client_%.24s", id);
   lock(s);
-  i64(now, poauth_now_ms(s));
+  i64(now, pmcp_oauth_now_ms(s));
   rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
                " VALUES($1, $2, $3, $4, NULL)", NULL, id_out, name, uris, now);
   unlock(s);
   return rc;
 }
 
-int poauth_client_remember(poauth_state *s, const char *url, const char *name,
+int pmcp_oauth_client_remember(pmcp_oauth *s, const char *url, const char *name,
                            const char *uris)
 {
   char now[24];
   lock(s);
-  i64(now, poauth_now_ms(s));
+  i64(now, pmcp_oauth_now_ms(s));
   int rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
                    " VALUES($1, $2, $3, $4, NULL) ON CONFLICT (id) DO UPDATE SET"
                    " name = excluded.name, redirect_uris = excluded.redirect_uris",
@@ -161,7 +184,7 @@ int poauth_client_remember(poauth_state *s, const char *url, const char *name,
   return rc;
 }
 
-int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
+int pmcp_oauth_client_get(pmcp_oauth *s, const char *id, char **name, char **uris)
 {
   pmcp__db_res *r = NULL;
   *name = *uris = NULL;
@@ -184,7 +207,7 @@ int poauth_client_get(poauth_state *s, const char *id, char **name, char **uris)
   return found;
 }
 
-int poauth_client_used(poauth_state *s, const char *id)
+int pmcp_oauth_client_used(pmcp_oauth *s, const char *id)
 {
   pmcp__db_res *r = NULL;
   lock(s);
@@ -198,13 +221,13 @@ int poauth_client_used(poauth_state *s, const char *id)
   return used;
 }
 
-void poauth_prune(poauth_state *s)
+void pmcp_oauth_prune(pmcp_oauth *s)
 {
   char now[24], day[24];
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
-  i64(day, t - (int64_t)POAUTH_UNUSED_CLIENT_TTL * 1000);
+  i64(day, t - (int64_t)PMCP_OAUTH_UNUSED_CLIENT_TTL * 1000);
   EXEC(s, "DELETE FROM oauth_clients WHERE used IS NULL AND created < $1", NULL, day);
   EXEC(s, "DELETE FROM oauth_requests WHERE expires < $1", NULL, now);
   EXEC(s, "DELETE FROM oauth_codes WHERE expires < $1", NULL, now);
@@ -223,7 +246,7 @@ void poauth_prune(poauth_state *s)
  * so nothing unauthenticated grows the store and nobody can alter it. */
 #define SEALED_MAX 8192
 
-static void mac_of(const poauth_state *s, const char *text, size_t n,
+static void mac_of(const pmcp_oauth *s, const char *text, size_t n,
                    unsigned char out[PMCP__SHA256_LEN])
 {
   static const char label[] = "request\n";
@@ -233,16 +256,16 @@ static void mac_of(const poauth_state *s, const char *text, size_t n,
 
 static cJSON *str_or_null(const char *v) { return v ? cJSON_CreateString(v) : cJSON_CreateNull(); }
 
-int poauth_request_seal(poauth_state *s, const poauth_request *r, char **sealed)
+int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r, char **sealed)
 {
   *sealed = NULL;
   char nonce[33];
-  int rc = poauth_random_id(nonce);
+  int rc = pmcp__oauth_random_id(nonce);
   if (rc)
     return rc;
   cJSON *a = cJSON_CreateArray();
   cJSON_AddItemToArray(a, cJSON_CreateNumber(
-      (double)(poauth_now_ms(s) + (int64_t)POAUTH_REQUEST_TTL * 1000)));
+      (double)(pmcp_oauth_now_ms(s) + (int64_t)PMCP_OAUTH_REQUEST_TTL * 1000)));
   cJSON_AddItemToArray(a, str_or_null(r->client_id));
   cJSON_AddItemToArray(a, str_or_null(r->redirect_uri));
   cJSON_AddItemToArray(a, str_or_null(r->challenge));
@@ -272,7 +295,7 @@ int poauth_request_seal(poauth_state *s, const poauth_request *r, char **sealed)
   return 0;
 }
 
-void poauth_request_dispose(poauth_request *r)
+void pmcp_oauth_request_dispose(pmcp_oauth_request *r)
 {
   free(r->client_id);
   free(r->client_name);
@@ -301,7 +324,7 @@ static char *item_str(const cJSON *a, int i, int *bad)
 
 /* Opens a sealed request: 1 (filled; id = its decision row's key), 0 not
  * ours, altered or expired, <0 out of memory. Needs no lock. */
-static int request_open(poauth_state *s, const char *sealed, poauth_request *out)
+static int request_open(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *out)
 {
   memset(out, 0, sizeof *out);
   size_t n = sealed ? strlen(sealed) : 0;
@@ -328,7 +351,7 @@ static int request_open(poauth_state *s, const char *sealed, poauth_request *out
   free(text);
   const cJSON *exp = cJSON_GetArrayItem(a, 0);
   int bad = !cJSON_IsArray(a) || cJSON_GetArraySize(a) != 8 || !cJSON_IsNumber(exp) ||
-            exp->valuedouble <= (double)poauth_now_ms(s);
+            exp->valuedouble <= (double)pmcp_oauth_now_ms(s);
   if (!bad) {
     out->client_id = item_str(a, 1, &bad);
     out->redirect_uri = item_str(a, 2, &bad);
@@ -341,13 +364,13 @@ static int request_open(poauth_state *s, const char *sealed, poauth_request *out
   }
   cJSON_Delete(a);
   if (bad) {
-    poauth_request_dispose(out);
+    pmcp_oauth_request_dispose(out);
     return 0;
   }
   unsigned char d[PMCP__SHA256_LEN];
   char hex[2 * PMCP__SHA256_LEN + 1];
   if (pmcp__sha256(sealed, n, d)) {
-    poauth_request_dispose(out);
+    pmcp_oauth_request_dispose(out);
     return PMCP_ENOMEM;
   }
   pmcp__hex(d, sizeof d, hex);
@@ -357,7 +380,7 @@ static int request_open(poauth_state *s, const char *sealed, poauth_request *out
 
 /* Opens @p sealed and checks it was not decided yet (lock held); fills
  * the client's name when it is stored. */
-static int request_load(poauth_state *s, const char *sealed, poauth_request *out)
+static int request_load(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *out)
 {
   int found = request_open(s, sealed, out);
   if (found != 1)
@@ -376,11 +399,11 @@ static int request_load(poauth_state *s, const char *sealed, poauth_request *out
   }
   pmcp__db_res_free(r);
   if (found != 1)
-    poauth_request_dispose(out);
+    pmcp_oauth_request_dispose(out);
   return found;
 }
 
-int poauth_request_get(poauth_state *s, const char *sealed, poauth_request *out)
+int pmcp_oauth_request_get(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *out)
 {
   lock(s);
   int rc = request_load(s, sealed, out);
@@ -390,7 +413,7 @@ int poauth_request_get(poauth_state *s, const char *sealed, poauth_request *out)
 
 /* Records the decision on @p r (lock held, in the caller's transaction):
  * 1 recorded, 0 decided before (by another tab or replica), <0 error. */
-static int request_decide(poauth_state *s, const poauth_request *r, const char *now)
+static int request_decide(pmcp_oauth *s, const pmcp_oauth_request *r, const char *now)
 {
   char exp[24];
   int64_t ch = 0;
@@ -405,7 +428,7 @@ static int request_decide(poauth_state *s, const poauth_request *r, const char *
 
 /* ---- people ---------------------------------------------------------------------- */
 
-int poauth_user_check(poauth_state *s, const char *name, const char *password,
+int pmcp_oauth_user_check(pmcp_oauth *s, const char *name, const char *password,
                       char user_id[128])
 {
   char id[64], *stored = NULL;
@@ -427,7 +450,7 @@ int poauth_user_check(poauth_state *s, const char *name, const char *password,
   return ok;
 }
 
-void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
+void pmcp_oauth_audit_signin(pmcp_oauth *s, const char *name, const char *address,
                          const char *action)
 {
   char actor[160];
@@ -454,7 +477,7 @@ void poauth_audit_signin(poauth_state *s, const char *name, const char *address,
   unlock(s);
 }
 
-int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
+int pmcp_oauth_workspaces(pmcp_oauth *s, const char *user_id, pmcp_oauth_workspace **out,
                       size_t *n)
 {
   pmcp__db_res *r = NULL;
@@ -493,7 +516,7 @@ int poauth_workspaces(poauth_state *s, const char *user_id, poauth_ws **out,
   return 0;
 }
 
-char *poauth_user_name(poauth_state *s, const char *user_id)
+char *pmcp_oauth_user_name(pmcp_oauth *s, const char *user_id)
 {
   pmcp__db_res *r = NULL;
   lock(s);
@@ -515,33 +538,33 @@ char *poauth_user_name(poauth_state *s, const char *user_id)
 
 /* ---- consent-page sessions ----------------------------------------------------------- */
 
-int poauth_session_new(poauth_state *s, const char *user_id,
-                       char cookie[POAUTH_TOKEN_MAX])
+int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id,
+                       char cookie[PMCP_OAUTH_TOKEN_MAX])
 {
-  char hash[POAUTH_HASH_HEX], now[24], exp[24];
-  int rc = poauth_token_new("pbm_ss_", cookie);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24];
+  int rc = pmcp_oauth_token_new("pbm_ss_", cookie);
   if (rc == 0)
-    rc = poauth_token_hash(cookie, hash);
+    rc = pmcp_oauth_token_hash(cookie, hash);
   if (rc)
     return rc;
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
-  i64(exp, t + (int64_t)POAUTH_SESSION_TTL * 1000);
+  i64(exp, t + (int64_t)PMCP_OAUTH_SESSION_TTL * 1000);
   rc = EXEC(s, "INSERT INTO oauth_sessions(hash, user_id, created, expires)"
                " VALUES($1, $2, $3, $4)", NULL, hash, user_id, now, exp);
   unlock(s);
   return rc;
 }
 
-int poauth_session_user(poauth_state *s, const char *cookie, char user_id[128])
+int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char user_id[128])
 {
-  char hash[POAUTH_HASH_HEX], now[24];
-  if (!poauth_token_shape_ok(cookie, "pbm_ss_") || poauth_token_hash(cookie, hash))
+  char hash[PMCP_OAUTH_HASH_HEX], now[24];
+  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash))
     return 0;
   pmcp__db_res *r = NULL;
   lock(s);
-  i64(now, poauth_now_ms(s));
+  i64(now, pmcp_oauth_now_ms(s));
   /* A sign-in older than the person's last change (password, disabled or
    * enabled: users.updated) is over. */
   int rc = QUERY(s, "SELECT s.user_id FROM oauth_sessions s JOIN users u ON u.id = s.user_id"
@@ -558,37 +581,19 @@ int poauth_session_user(poauth_state *s, const char *cookie, char user_id[128])
   return found;
 }
 
-void poauth_session_end(poauth_state *s, const char *cookie)
+void pmcp_oauth_session_end(pmcp_oauth *s, const char *cookie)
 {
-  char hash[POAUTH_HASH_HEX];
-  if (!poauth_token_shape_ok(cookie, "pbm_ss_") || poauth_token_hash(cookie, hash))
+  char hash[PMCP_OAUTH_HASH_HEX];
+  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash))
     return;
   lock(s);
   EXEC(s, "DELETE FROM oauth_sessions WHERE hash = $1", NULL, hash);
   unlock(s);
 }
 
-void poauth_csrf_token(const char *cookie, char out[POAUTH_HASH_HEX])
-{
-  unsigned char d[PMCP__SHA256_LEN];
-  static const char label[] = "probe-mcp consent csrf\n";
-  pmcp__sha256_ctx *c;
-  if (pmcp__sha256_begin(&c) == 0 &&
-      pmcp__sha256_update(c, label, sizeof label - 1) == 0 &&
-      pmcp__sha256_update(c, cookie, strlen(cookie)) == 0 &&
-      pmcp__sha256_end(c, d) == 0) {
-    pmcp__hex(d, sizeof d, out);
-    return;
-  }
-  /* Never a predictable token: a random one simply fails the check. */
-  unsigned char rnd[PMCP__SHA256_LEN] = {0};
-  pmcp__random_bytes(rnd, sizeof rnd);
-  pmcp__hex(rnd, sizeof rnd, out);
-}
-
 /* ---- decisions ---------------------------------------------------------------------- */
 
-static int is_member(poauth_state *s, const char *user_id, const char *tenant,
+static int is_member(pmcp_oauth *s, const char *user_id, const char *tenant,
                      const char *ws)
 {
   pmcp__db_res *r = NULL;
@@ -601,24 +606,24 @@ static int is_member(poauth_state *s, const char *user_id, const char *tenant,
   return rc ? rc : ok;
 }
 
-int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
+int pmcp_oauth_approve(pmcp_oauth *s, const char *req_id, const char *user_id,
                    const char *tenant_id, const char *workspace,
-                   const char *access, char code[POAUTH_TOKEN_MAX],
-                   poauth_request *req, char conn_id[40])
+                   const char *access, char code[PMCP_OAUTH_TOKEN_MAX],
+                   pmcp_oauth_request *req, char conn_id[40])
 {
-  char hash[POAUTH_HASH_HEX], now[24], exp[24], cid[33];
-  int rc = poauth_token_new(POAUTH_CODE_PREFIX, code);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], cid[33];
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_CODE_PREFIX, code);
   if (rc == 0)
-    rc = poauth_token_hash(code, hash);
+    rc = pmcp_oauth_token_hash(code, hash);
   if (rc == 0)
-    rc = poauth_random_id(cid);
+    rc = pmcp__oauth_random_id(cid);
   if (rc)
     return rc;
   snprintf(conn_id, 40, "conn_%.24s", cid);
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
-  i64(exp, t + (int64_t)POAUTH_CODE_TTL * 1000);
+  i64(exp, t + (int64_t)PMCP_OAUTH_CODE_TTL * 1000);
   int found = request_load(s, req_id, req);
   if (found != 1) {
     unlock(s);
@@ -627,7 +632,7 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
   int member = is_member(s, user_id, tenant_id, workspace);
   if (member != 1) {
     unlock(s);
-    poauth_request_dispose(req);
+    pmcp_oauth_request_dispose(req);
     return member;
   }
   int64_t ch = 0;
@@ -675,22 +680,22 @@ int poauth_approve(poauth_state *s, const char *req_id, const char *user_id,
   }
   unlock(s);
   if (rc || ch != 1) {
-    poauth_request_dispose(req);
+    pmcp_oauth_request_dispose(req);
     return rc ? rc : 0;
   }
   return 1;
 }
 
-int poauth_deny(poauth_state *s, const char *sealed, poauth_request *req)
+int pmcp_oauth_deny(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *req)
 {
   char now[24];
   lock(s);
-  i64(now, poauth_now_ms(s));
+  i64(now, pmcp_oauth_now_ms(s));
   int found = request_load(s, sealed, req);
   if (found == 1) {
     int rc = request_decide(s, req, now);
     if (rc != 1) {
-      poauth_request_dispose(req);
+      pmcp_oauth_request_dispose(req);
       found = rc;
     }
   }
@@ -705,13 +710,13 @@ int poauth_deny(poauth_state *s, const char *sealed, poauth_request *req)
  * failed audit write leaves the connection as it was). 1 when it was
  * live. Audited with @p actor ("user:NAME", "client:ID" or "system" when
  * the server revokes on its own) and @p reason. */
-static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor,
+static int revoke_locked(pmcp_oauth *s, const char *conn_id, const char *actor,
                          const char *reason)
 {
   char now[24];
   int64_t ch = 0;
   pmcp__db_res *r = NULL;
-  i64(now, poauth_now_ms(s));
+  i64(now, pmcp_oauth_now_ms(s));
   int rc = pmcp_store_begin(s->st);
   if (rc == 0)
     rc = QUERY(s, "SELECT user_id, tenant_id, workspace, client_id FROM mcp_connections"
@@ -739,8 +744,8 @@ static int revoke_locked(poauth_state *s, const char *conn_id, const char *actor
   return rc ? rc : ch == 1;
 }
 
-int poauth_connections(poauth_state *s, const char *user_id,
-                       poauth_conn_row **out, size_t *n)
+int pmcp_oauth_connections(pmcp_oauth *s, const char *user_id,
+                       pmcp_oauth_connection **out, size_t *n)
 {
   pmcp__db_res *r = NULL;
   *out = NULL;
@@ -761,7 +766,7 @@ int poauth_connections(poauth_state *s, const char *user_id,
     return PMCP_ENOMEM;
   }
   for (size_t i = 0; i < rows; i++) {
-    poauth_conn_row *c = &(*out)[i];
+    pmcp_oauth_connection *c = &(*out)[i];
     copy(c->id, sizeof c->id, pmcp__db_get(r, i, 0));
     copy(c->client, sizeof c->client, pmcp__db_get(r, i, 1));
     copy(c->tenant, sizeof c->tenant, pmcp__db_get(r, i, 2));
@@ -775,7 +780,7 @@ int poauth_connections(poauth_state *s, const char *user_id,
   return 0;
 }
 
-int poauth_connection_revoke(poauth_state *s, const char *conn_id,
+int pmcp_oauth_connection_revoke(pmcp_oauth *s, const char *conn_id,
                              const char *user_id, const char *reason)
 {
   pmcp__db_res *r = NULL;
@@ -797,7 +802,7 @@ int poauth_connection_revoke(poauth_state *s, const char *conn_id,
 
 /* ---- tokens ------------------------------------------------------------------------------ */
 
-static int set_err(poauth_err *e, const char *error, int status, const char *desc)
+static int set_err(pmcp_oauth_err *e, const char *error, int status, const char *desc)
 {
   e->error = error;
   e->status = status;
@@ -806,23 +811,23 @@ static int set_err(poauth_err *e, const char *error, int status, const char *des
 }
 
 /* Inserts a fresh access + refresh pair for @p conn (lock held). */
-static int issue_locked(poauth_state *s, const char *conn, const char *client,
-                        const char *resource, poauth_tokens *out)
+static int issue_locked(pmcp_oauth *s, const char *conn, const char *client,
+                        const char *resource, pmcp_oauth_tokens *out)
 {
-  char ah[POAUTH_HASH_HEX], rh[POAUTH_HASH_HEX], now[24], aexp[24], rexp[24];
-  int rc = poauth_token_new(POAUTH_AT_PREFIX, out->access);
+  char ah[PMCP_OAUTH_HASH_HEX], rh[PMCP_OAUTH_HASH_HEX], now[24], aexp[24], rexp[24];
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, out->access);
   if (rc == 0)
-    rc = poauth_token_new(POAUTH_RT_PREFIX, out->refresh);
+    rc = pmcp_oauth_token_new(PMCP_OAUTH_RT_PREFIX, out->refresh);
   if (rc == 0)
-    rc = poauth_token_hash(out->access, ah);
+    rc = pmcp_oauth_token_hash(out->access, ah);
   if (rc == 0)
-    rc = poauth_token_hash(out->refresh, rh);
+    rc = pmcp_oauth_token_hash(out->refresh, rh);
   if (rc)
     return rc;
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
-  i64(aexp, t + (int64_t)POAUTH_ACCESS_TTL * 1000);
-  i64(rexp, t + (int64_t)POAUTH_REFRESH_TTL * 1000);
+  i64(aexp, t + (int64_t)PMCP_OAUTH_ACCESS_TTL * 1000);
+  i64(rexp, t + (int64_t)PMCP_OAUTH_REFRESH_TTL * 1000);
   rc = pmcp_store_begin(s->st);
   if (rc == 0)
     rc = EXEC(s, "INSERT INTO oauth_tokens(hash, kind, connection_id, client_id, resource,"
@@ -841,7 +846,7 @@ static int issue_locked(poauth_state *s, const char *conn, const char *client,
 
 /* The access level of a live connection (lock held): 1 live, 0 revoked or
  * gone, <0 error. */
-static int conn_live(poauth_state *s, const char *conn, char access[8])
+static int conn_live(pmcp_oauth *s, const char *conn, char access[8])
 {
   pmcp__db_res *r = NULL;
   int rc = QUERY(s, "SELECT m.access FROM mcp_connections m JOIN users u ON u.id = m.user_id"
@@ -853,17 +858,17 @@ static int conn_live(poauth_state *s, const char *conn, char access[8])
   return rc ? rc : live;
 }
 
-int poauth_exchange_code(poauth_state *s, const char *code, const char *client_id,
+int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client_id,
                          const char *redirect_uri, const char *verifier,
-                         const char *resource, poauth_tokens *out, poauth_err *err)
+                         const char *resource, pmcp_oauth_tokens *out, pmcp_oauth_err *err)
 {
-  char hash[POAUTH_HASH_HEX], now[24];
+  char hash[PMCP_OAUTH_HASH_HEX], now[24];
   memset(out, 0, sizeof *out);
-  if (!poauth_token_shape_ok(code, POAUTH_CODE_PREFIX) || poauth_token_hash(code, hash))
+  if (!pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX) || pmcp_oauth_token_hash(code, hash))
     return set_err(err, "invalid_grant", 400, "the authorization code is malformed");
   pmcp__db_res *r = NULL;
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
   int rc = QUERY(s, "SELECT connection_id, client_id, redirect_uri, challenge, resource,"
                     " expires, used FROM oauth_codes WHERE hash = $1", &r, hash);
@@ -905,9 +910,9 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
     fail = set_err(err, "invalid_grant", 400, "the authorization code was issued to another client");
   else if (!redirect_uri || !want_uri || strcmp(redirect_uri, want_uri) != 0)
     fail = set_err(err, "invalid_grant", 400, "redirect_uri does not match the authorization request");
-  else if (!verifier || !poauth_verifier_valid(verifier))
+  else if (!verifier || !pmcp_oauth_verifier_valid(verifier))
     fail = set_err(err, "invalid_grant", 400, "code_verifier is missing or malformed (43-128 unreserved characters)");
-  else if (!poauth_pkce_s256_ok(verifier, challenge))
+  else if (!pmcp_oauth_pkce_s256_ok(verifier, challenge))
     fail = set_err(err, "invalid_grant", 400, "code_verifier does not match the code_challenge");
   else if (resource && want_res && strcmp(resource, want_res) != 0)
     fail = set_err(err, "invalid_target", 400, "resource does not match the authorization request");
@@ -923,16 +928,16 @@ int poauth_exchange_code(poauth_state *s, const char *code, const char *client_i
   return fail;
 }
 
-int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
-                   const char *resource, poauth_tokens *out, poauth_err *err)
+int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id,
+                   const char *resource, pmcp_oauth_tokens *out, pmcp_oauth_err *err)
 {
-  char hash[POAUTH_HASH_HEX], now[24];
+  char hash[PMCP_OAUTH_HASH_HEX], now[24];
   memset(out, 0, sizeof *out);
-  if (!poauth_token_shape_ok(refresh, POAUTH_RT_PREFIX) || poauth_token_hash(refresh, hash))
+  if (!pmcp_oauth_token_shape_ok(refresh, PMCP_OAUTH_RT_PREFIX) || pmcp_oauth_token_hash(refresh, hash))
     return set_err(err, "invalid_grant", 400, "the refresh token is malformed");
   pmcp__db_res *r = NULL;
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
   int rc = QUERY(s, "SELECT connection_id, client_id, resource, expires, rotated"
                     " FROM oauth_tokens WHERE hash = $1 AND kind = 'refresh'", &r, hash);
@@ -983,12 +988,12 @@ int poauth_refresh(poauth_state *s, const char *refresh, const char *client_id,
   return fail;
 }
 
-int poauth_revoke_token(poauth_state *s, const char *token, const char *client_id)
+int pmcp_oauth_revoke_token(pmcp_oauth *s, const char *token, const char *client_id)
 {
-  char hash[POAUTH_HASH_HEX];
-  int refresh = poauth_token_shape_ok(token, POAUTH_RT_PREFIX);
-  if ((!refresh && !poauth_token_shape_ok(token, POAUTH_AT_PREFIX)) ||
-      poauth_token_hash(token, hash))
+  char hash[PMCP_OAUTH_HASH_HEX];
+  int refresh = pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_RT_PREFIX);
+  if ((!refresh && !pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX)) ||
+      pmcp_oauth_token_hash(token, hash))
     return 0; /* RFC 7009 2.2: an invalid token is not an error */
   pmcp__db_res *r = NULL;
   lock(s);
@@ -1015,14 +1020,14 @@ int poauth_revoke_token(poauth_state *s, const char *token, const char *client_i
   return rc ? rc : other;
 }
 
-int poauth_access_resolve(poauth_state *s, const char *token, poauth_principal *out)
+int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token, pmcp_oauth_principal *out)
 {
-  char hash[POAUTH_HASH_HEX], now[24], stale[24];
-  if (!poauth_token_shape_ok(token, POAUTH_AT_PREFIX) || poauth_token_hash(token, hash))
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], stale[24];
+  if (!pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX) || pmcp_oauth_token_hash(token, hash))
     return 0;
   pmcp__db_res *r = NULL;
   lock(s);
-  int64_t t = poauth_now_ms(s);
+  int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
   int rc = QUERY(s, "SELECT m.id, m.user_id, m.client_id, m.tenant_id, m.workspace, m.access"
                     " FROM oauth_tokens k JOIN mcp_connections m ON m.id = k.connection_id"

@@ -11,6 +11,7 @@
 
 #include "core/engine.h"
 #include "core/jdoc.h"
+#include "util/abi.h"
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/cnum.h"
@@ -235,7 +236,7 @@ static int classify(const char *msg, size_t len, pmcp_msg_info *out)
 #ifdef PMCP__SYMVER
 #define CLASSIFY_0_2 pmcp__message_classify_0_2
 PMCP_API int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out);
-__asm__(".symver pmcp__message_classify_0_2, pmcp_message_classify@@PMCP_0.2");
+PMCP__SYMVER_AS(pmcp__message_classify_0_2, "pmcp_message_classify@@PMCP_0.2")
 #else
 #define CLASSIFY_0_2 pmcp_message_classify
 #endif
@@ -264,7 +265,6 @@ typedef struct msg_info_0_1 {
 } msg_info_0_1;
 
 PMCP_API int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out);
-__asm__(".symver pmcp__message_classify_0_1, pmcp_message_classify@PMCP_0.1");
 
 static void copy_cut(char *out, size_t size, const char *s)
 {
@@ -273,6 +273,7 @@ static void copy_cut(char *out, size_t size, const char *s)
   out[n] = '\0';
 }
 
+PMCP__SYMVER_AS(pmcp__message_classify_0_1, "pmcp_message_classify@PMCP_0.1")
 int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out)
 {
   if (!out || (!msg && len))

@@ -459,17 +459,18 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
 {
   mcp_auth *a = ud;
   pmcp_principal p;
-  memset(out, 0, sizeof *out);
   int rc = principal_in(a, call, asked, &p, msg, msg_size);
   if (rc)
     return rc;
-  snprintf(out->workspace, sizeof out->workspace, "%s", p.workspace);
-  snprintf(out->role, sizeof out->role, "%s", pmcp_role_name(p.role));
+  char who[72];
   if (p.kind == PMCP_PRINCIPAL_CONNECTION)
-    snprintf(out->principal, sizeof out->principal, "user:%.60s",
-             p.user_id[0] ? p.user_id : p.id);
+    snprintf(who, sizeof who, "user:%.60s", p.user_id[0] ? p.user_id : p.id);
   else
-    snprintf(out->principal, sizeof out->principal, "key:%.60s", p.id);
+    snprintf(who, sizeof who, "key:%.60s", p.id);
+  if (pmcp_call_scope_set_workspace(out, p.workspace) ||
+      pmcp_call_scope_set_role(out, pmcp_role_name(p.role)) ||
+      pmcp_call_scope_set_principal(out, who))
+    return PMCP_ENOMEM;
   return 0;
 }
 

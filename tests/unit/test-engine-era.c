@@ -6,6 +6,7 @@
  * multi-round-trip input through pmcp_call_input (sealed requestState:
  * round trips, tampering, binding, capabilities). */
 #define _GNU_SOURCE /* strndup */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,43 +138,75 @@ static harness *server(void)
   return h;
 }
 
+/* pmcp_message_classify into @p i (its strings from the last call freed). */
+static void classify(const char *msg, pmcp_msg_info *i)
+{
+  pmcp_msg_info_dispose(i);
+  pmcp_msg_info fresh = PMCP_MSG_INFO_INIT;
+  *i = fresh;
+  ck_assert_int_eq(pmcp_message_classify(msg, strlen(msg), i), 0);
+}
+
 START_TEST(classify_and_versions)
 {
-  pmcp_msg_info i;
+  pmcp_msg_info i = PMCP_MSG_INFO_INIT;
   const char *modern = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META "}}";
-  ck_assert_int_eq(pmcp_message_classify(modern, strlen(modern), &i), 0);
+  classify(modern, &i);
   ck_assert_int_eq(i.kind, PMCP_MSG_REQUEST);
   ck_assert_int_eq(i.era, PMCP_ERA_MODERN);
-  ck_assert_str_eq(i.version, "2026-07-28");
+  ck_assert_str_eq(i.protocol_version, "2026-07-28");
   ck_assert_str_eq(i.method, "tools/list");
   const char *disc = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}";
-  pmcp_message_classify(disc, strlen(disc), &i);
+  classify(disc, &i);
   ck_assert_int_eq(i.era, PMCP_ERA_MODERN); /* modern-only method, even bare */
-  ck_assert_str_eq(i.version, "");
+  ck_assert_str_eq(i.protocol_version, "");
   const char *init = "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\",\"params\":{}}";
-  pmcp_message_classify(init, strlen(init), &i);
+  classify(init, &i);
   ck_assert_int_eq(i.era, PMCP_ERA_LEGACY);
   ck_assert_int_eq(i.initialize, 1);
   const char *batch = "[{\"jsonrpc\":\"2.0\",\"method\":\"n\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]";
-  pmcp_message_classify(batch, strlen(batch), &i);
+  classify(batch, &i);
   ck_assert_int_eq(i.batch, 1);
   ck_assert_uint_eq(i.n_items, 2);
   ck_assert_uint_eq(i.n_requests, 1);
   ck_assert_int_eq(i.kind, PMCP_MSG_REQUEST);
   ck_assert_str_eq(i.method, "ping");
   const char *note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}";
-  pmcp_message_classify(note, strlen(note), &i);
+  classify(note, &i);
   ck_assert_int_eq(i.kind, PMCP_MSG_NOTIFICATION);
   ck_assert_int_eq(i.era, PMCP_ERA_NONE);
   const char *resp = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}";
-  pmcp_message_classify(resp, strlen(resp), &i);
+  classify(resp, &i);
   ck_assert_int_eq(i.kind, PMCP_MSG_RESPONSE);
   const char *bad[] = {"{", "[]", "[1]", "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}", "7"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-    pmcp_message_classify(bad[k], strlen(bad[k]), &i);
+    classify(bad[k], &i);
     ck_assert_msg(i.kind == PMCP_MSG_INVALID, "%s", bad[k]);
   }
   ck_assert_int_eq(pmcp_message_classify(NULL, 0, NULL), PMCP_EINVAL);
+  /* The strings come whole and decoded (release 0.1 cut the method at 63
+   * bytes); a layout the library does not know is refused. */
+  char longm[400];
+  char method[201];
+  memset(method, 'm', 200);
+  method[200] = '\0';
+  snprintf(longm, sizeof longm, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":"
+           "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-\\u00307-28\"}}}",
+           method);
+  classify(longm, &i);
+  ck_assert_str_eq(i.method, method);
+  ck_assert_str_eq(i.protocol_version, "2026-07-28");
+  pmcp_msg_info_dispose(&i);
+  ck_assert_str_eq(i.method, "");
+  ck_assert_str_eq(i.protocol_version, "");
+  pmcp_msg_info_dispose(NULL);
+  for (unsigned v = 0; v < 4; v++) {
+    pmcp_msg_info o = PMCP_MSG_INFO_INIT;
+    o.version = v == 3 ? PMCP_MSG_INFO_VERSION + 1 : v;
+    ck_assert_int_eq(pmcp_message_classify(longm, strlen(longm), &o),
+                     v == PMCP_MSG_INFO_VERSION ? 0 : PMCP_EINVAL);
+    pmcp_msg_info_dispose(&o);
+  }
 
   const char *const *v = pmcp_protocol_versions();
   ck_assert_str_eq(v[0], "2026-07-28");
@@ -209,6 +242,61 @@ START_TEST(classify_and_versions)
 }
 END_TEST
 
+/* pmcp_msg_info as release 0.1 declared it in server.h. */
+typedef struct msg_info_0_1 {
+  pmcp_msg_kind kind;
+  int batch;
+  size_t n_items;
+  size_t n_requests;
+  int initialize;
+  pmcp_era era;
+  char version[32];
+  char method[64];
+} msg_info_0_1;
+
+/* A program linked against release 0.1 calls pmcp_message_classify@PMCP_0.1
+ * with that layout and gets what it got then: the method cut at 63
+ * bytes. (The shared library's own symbol, looked up by version.) */
+START_TEST(classify_of_release_0_1)
+{
+  const char *path = getenv("PMCP_TEST_LIBPROBEMCP");
+  ck_assert_msg(path && *path, "PMCP_TEST_LIBPROBEMCP names the shared library");
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  ck_assert_msg(lib, "%s", dlerror());
+  int (*old)(const char *, size_t, msg_info_0_1 *) = NULL;
+  *(void **)&old = dlvsym(lib, "pmcp_message_classify", "PMCP_0.1");
+  ck_assert_msg(old != NULL, "pmcp_message_classify@PMCP_0.1: %s", dlerror());
+  void *cur = dlvsym(lib, "pmcp_message_classify", "PMCP_0.2");
+  ck_assert_msg(cur && cur != *(void **)&old, "a default version of its own");
+  char method[101], msg[400];
+  memset(method, 'm', 100);
+  method[100] = '\0';
+  snprintf(msg, sizeof msg, "[{\"jsonrpc\":\"2.0\",\"method\":\"n\"},{\"jsonrpc\":\"2.0\",\"id\":1,"
+           "\"method\":\"%s\",\"params\":{" META "}}]", method);
+  msg_info_0_1 i;
+  memset(&i, 0x5a, sizeof i); /* whatever the caller's stack held */
+  ck_assert_int_eq(old(msg, strlen(msg), &i), 0);
+  ck_assert_int_eq(i.kind, PMCP_MSG_REQUEST);
+  ck_assert_int_eq(i.batch, 1);
+  ck_assert_uint_eq(i.n_items, 2);
+  ck_assert_uint_eq(i.n_requests, 1);
+  ck_assert_int_eq(i.initialize, 0);
+  ck_assert_int_eq(i.era, PMCP_ERA_MODERN);
+  ck_assert_str_eq(i.version, "2026-07-28");
+  ck_assert_uint_eq(strlen(i.method), 63);
+  ck_assert_int_eq(strncmp(i.method, method, 63), 0);
+  const char *bare = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}";
+  ck_assert_int_eq(old(bare, strlen(bare), &i), 0);
+  ck_assert_int_eq(i.initialize, 1);
+  ck_assert_str_eq(i.version, "");
+  ck_assert_str_eq(i.method, "initialize");
+  ck_assert_int_eq(old("{", 1, &i), 0);
+  ck_assert_int_eq(i.kind, PMCP_MSG_INVALID);
+  ck_assert_int_eq(old(NULL, 0, NULL), PMCP_EINVAL);
+  dlclose(lib);
+}
+END_TEST
+
 /* pmcp_message_read: per item the kind, the bytes, whether it blocks, and
  * the id exactly as the engine then writes it in related_id (checked by
  * handing each item's bytes to the server and reading its answer). */
@@ -227,6 +315,9 @@ START_TEST(read_items)
   ck_assert_uint_eq(i->n_items, 4);
   ck_assert_uint_eq(i->n_requests, 3);
   ck_assert_int_eq(i->kind, PMCP_MSG_REQUEST);
+  ck_assert_uint_eq(i->version, PMCP_MSG_INFO_VERSION);
+  ck_assert_str_eq(i->method, "ping");
+  ck_assert_str_eq(i->protocol_version, "");
   ck_assert_int_eq(pmcp_message_has_nul(m), 0);
   ck_assert_ptr_null(pmcp_message_item(m, 4));
   const pmcp_msg_item *n = pmcp_message_item(m, 1);
@@ -821,6 +912,7 @@ static Suite *suite(void)
   Suite *s = suite_create("engine-era");
   TCase *tc = tcase_create("era");
   tcase_add_test(tc, classify_and_versions);
+  tcase_add_test(tc, classify_of_release_0_1);
   tcase_add_test(tc, read_items);
   tcase_add_test(tc, admission);
   tcase_add_test(tc, header_claims);

@@ -225,9 +225,8 @@ static int hook(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *
                 size_t size, void *ud)
 {
   (void)call, (void)msg, (void)size;
-  snprintf(out->workspace, sizeof out->workspace, "%s", asked ? asked : (const char *)ud);
-  snprintf(out->role, sizeof out->role, "viewer");
-  return 0;
+  return pmcp_call_scope_set_workspace(out, asked ? asked : (const char *)ud) ||
+         pmcp_call_scope_set_role(out, "viewer");
 }
 
 /* A server of the research tools for lab @p tenant, scoped to @p ws

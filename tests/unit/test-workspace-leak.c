@@ -352,9 +352,7 @@ static int hook(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *
     snprintf(msg, size, "an API key acts only in its own workspace");
     return PMCP_EDENIED;
   }
-  snprintf(out->workspace, sizeof out->workspace, "%s", HOME);
-  snprintf(out->role, sizeof out->role, "viewer");
-  return 0;
+  return pmcp_call_scope_set_workspace(out, HOME) || pmcp_call_scope_set_role(out, "viewer");
 }
 
 static int hook_list(pmcp_call *call, pmcp_buf *out, void *ud)

@@ -25,6 +25,7 @@
 
 #include "engine-harness.h"
 #include "store-test-util.h"
+#include "core/call_scope.h"
 #include "util/buf.h"
 
 static int64_t series_b;
@@ -211,9 +212,8 @@ static int hook(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *
   }
   for (int i = 0; i < 3 && P.member[i]; i++)
     if (strcmp(P.member[i], ws) == 0) {
-      snprintf(out->workspace, sizeof out->workspace, "%s", ws);
-      snprintf(out->role, sizeof out->role, "%s", P.role[i]);
-      return 0;
+      return pmcp_call_scope_set_workspace(out, ws) ||
+             pmcp_call_scope_set_role(out, P.role[i]);
     }
   snprintf(msg, size, "no such workspace, or no access to it");
   return PMCP_EDENIED;
@@ -354,6 +354,90 @@ START_TEST(key_sees_its_workspace_only)
            " SELECT name FROM x, runs\"}", 0, NULL, "betasecret");
     expect("query_sql", "{\"sql\":\"SELECT * FROM probe_query_scope()\"}", 1, NULL, NULL);
   }
+}
+END_TEST
+
+/* The call scope as release 0.1 declared it in tool.h, for a hook built
+ * against that release. */
+typedef struct scope_0_1 {
+  char workspace[129];
+  char role[16];
+  char principal[72];
+} scope_0_1;
+
+static int hook_0_1(pmcp_call *call, const char *asked, scope_0_1 *out, char *msg,
+                    size_t size, void *ud)
+{
+  (void)call, (void)ud;
+  if (asked && strcmp(asked, P.home) != 0) {
+    snprintf(msg, size, "an API key acts only in its own workspace");
+    return PMCP_EDENIED;
+  }
+  snprintf(out->workspace, sizeof out->workspace, "%s", P.home);
+  snprintf(out->role, sizeof out->role, "%s", P.role[0]);
+  snprintf(out->principal, sizeof out->principal, "key:k1");
+  return 0;
+}
+
+/* A program built against release 0.1 passes options of the versions it
+ * knew (research 3, tracking 2) and a hook that writes the 0.1 layout: its
+ * calls act in the workspace and role it names, as then. */
+START_TEST(hook_of_release_0_1)
+{
+  h_free(H);
+  H = h_new(NULL);
+  pmcp_scope_fn fn = (pmcp_scope_fn)(void (*)(void))hook_0_1;
+  pmcp_research_options ro = PMCP_RESEARCH_OPTIONS_INIT;
+  ro.version = 3;
+  ro.scope = fn;
+  ck_assert_int_eq(pmcp_research_register(H->srv, RO, &ro), 0);
+  pmcp_tracking_options to = PMCP_TRACKING_OPTIONS_INIT;
+  to.version = 2;
+  to.scope = fn;
+  ck_assert_int_eq(pmcp_tracking_register(H->srv, RO, &to), 0);
+  h_init(H, "", "2025-06-18");
+  P.is_key = 1;
+  P.home = "alpha";
+  P.member[0] = "alpha", P.role[0] = "editor";
+  expect("browse", "{\"mode\":\"runs\"}", 0, "run:ra", "run:rb");
+  expect("browse", "{\"mode\":\"notes\"}", 0, "alphasecret", "betasecret");
+  expect("query_sql", "{\"sql\":\"SELECT name FROM runs\"}", 0, "alphasecret", "betasecret");
+  expect("list_runs", "{\"project\":\"pb\"}", 1, "not found", "betasecret");
+  expect("list_workspaces", "{}", 0, "\"alpha\",\"project_count\":1,\"role\":\"editor\"", "beta");
+  expect("browse", "{\"mode\":\"runs\",\"workspace\":\"beta\"}", 1, "own workspace", "rb");
+  /* the newer options' hook of the same answer sees the same */
+  h_free(H);
+  H = h_new_scoped(RO, hook, NULL);
+  expect("browse", "{\"mode\":\"runs\"}", 0, "run:ra", "run:rb");
+  expect("list_workspaces", "{}", 0, "\"alpha\",\"project_count\":1,\"role\":\"editor\"", "beta");
+}
+END_TEST
+
+/* The parts are copied whole (no length limit) and read back as set;
+ * NULL or "" clears one. */
+START_TEST(scope_setters)
+{
+  pmcp_call_scope sc = PMCP__CALL_SCOPE_INIT;
+  char longid[301];
+  memset(longid, 'w', 300);
+  longid[300] = '\0';
+  ck_assert_str_eq(pmcp_call_scope_workspace(&sc), "");
+  ck_assert_int_eq(pmcp_call_scope_set_workspace(&sc, longid), 0);
+  ck_assert_int_eq(pmcp_call_scope_set_role(&sc, "viewer"), 0);
+  ck_assert_int_eq(pmcp_call_scope_set_principal(&sc, "user:u1"), 0);
+  longid[0] = 'x'; /* copied, not borrowed */
+  ck_assert_uint_eq(strlen(pmcp_call_scope_workspace(&sc)), 300);
+  ck_assert_int_eq(pmcp_call_scope_workspace(&sc)[0], 'w');
+  ck_assert_str_eq(pmcp_call_scope_role(&sc), "viewer");
+  ck_assert_str_eq(pmcp_call_scope_principal(&sc), "user:u1");
+  ck_assert_int_eq(pmcp_call_scope_set_role(&sc, NULL), 0);
+  ck_assert_str_eq(pmcp_call_scope_role(&sc), "");
+  ck_assert_int_eq(pmcp_call_scope_set_principal(&sc, ""), 0);
+  ck_assert_str_eq(pmcp_call_scope_principal(&sc), "");
+  ck_assert_int_eq(pmcp_call_scope_set_workspace(NULL, "a"), PMCP_EINVAL);
+  ck_assert_str_eq(pmcp_call_scope_workspace(NULL), "");
+  pmcp__call_scope_dispose(&sc);
+  ck_assert_str_eq(pmcp_call_scope_workspace(&sc), "");
 }
 END_TEST
 
@@ -1011,6 +1095,7 @@ int main(void)
   TCase *tc = tcase_create("store");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, store_scope);
+  tcase_add_test(tc, scope_setters);
   suite_add_tcase(su, tc);
   tc = tcase_create("tools");
   tcase_set_timeout(tc, 120);
@@ -1019,6 +1104,7 @@ int main(void)
   tcase_add_test(tc, person_switches_workspace);
   tcase_add_test(tc, default_workspace_holds_unfiled);
   tcase_add_test(tc, cursor_bound_to_workspace);
+  tcase_add_test(tc, hook_of_release_0_1);
   suite_add_tcase(su, tc);
   tc = tcase_create("postgres");
   tcase_set_timeout(tc, 240);

@@ -21,7 +21,7 @@
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_RESEARCH_OPTIONS_VERSION 3
+#define PMCP_RESEARCH_OPTIONS_VERSION 4
 
 /** Options of pmcp_research_register(). Strings are copied. */
 typedef struct pmcp_research_options {
@@ -48,9 +48,14 @@ typedef struct pmcp_research_options {
   /** The workspace each call acts in (a host that authenticates its
    *  callers), or NULL: every workspace of the tenant unless the call
    *  names one in its optional `workspace` argument. Every store read of
-   *  the call is then scoped to that workspace (pmcp_store_scope()). */
+   *  the call is then scoped to that workspace (pmcp_store_scope()).
+   *  From version 4 the hook fills an opaque pmcp_call_scope through
+   *  pmcp_call_scope_set_workspace() and the other setters; with version
+   *  3 it is a hook built against release 0.1, which wrote into a struct
+   *  of fixed-size strings, and is still served that way. */
   pmcp_scope_fn scope;
   void *scope_ud;
+  /* ---- version 4: no new member; @c scope fills a pmcp_call_scope ---- */
 } pmcp_research_options;
 
 #define PMCP_RESEARCH_OPTIONS_INIT {PMCP_RESEARCH_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \

@@ -157,7 +157,16 @@ typedef enum pmcp_msg_kind {
   PMCP_MSG_RESPONSE = 3      /**< a response to a server request */
 } pmcp_msg_kind;
 
+/** Version 2 (release 0.2) has the version member and string pointers;
+ *  release 0.1's layout had neither (fixed-size strings), and programs
+ *  linked against 0.1 still get that layout from pmcp_message_classify(). */
+#define PMCP_MSG_INFO_VERSION 2
+
 typedef struct pmcp_msg_info {
+  /** The layout the caller was compiled with: set by PMCP_MSG_INFO_INIT
+   *  for pmcp_message_classify(); the library's own in
+   *  pmcp_message_info(). */
+  unsigned version;
   /** Of a single message; of a batch: INVALID when an item is, else
    *  REQUEST when any item is a request, else NOTIFICATION or RESPONSE. */
   pmcp_msg_kind kind;
@@ -166,14 +175,29 @@ typedef struct pmcp_msg_info {
   size_t n_requests;    /**< items that are requests */
   int initialize;       /**< an initialize request is among them */
   pmcp_era era;         /**< of the (first) request */
-  char version[32];     /**< its _meta protocolVersion, "" when absent */
-  char method[64];      /**< its method (cut at 63 bytes), "" when none */
+  /** The first request's _meta protocolVersion, "" when absent, and its
+   *  method, "" when none: whole, never NULL, owned by the library (see
+   *  pmcp_message_classify() and pmcp_message_info()). */
+  const char *protocol_version;
+  const char *method;
 } pmcp_msg_info;
+
+#define PMCP_MSG_INFO_INIT {PMCP_MSG_INFO_VERSION, PMCP_MSG_INVALID, 0, 0, 0, 0, \
+    PMCP_ERA_NONE, NULL, NULL}
 
 /** Classifies one JSON-RPC message (or batch) the way pmcp_server_handle()
  *  will, so that a transport need not parse bodies itself.
- *  @return 0 (see out->kind), PMCP_EINVAL for NULL arguments. @since 0.2 */
+ *  @param out initialized with PMCP_MSG_INFO_INIT; its strings stay valid
+ *         until pmcp_msg_info_dispose(out), which the caller calls after
+ *         every successful call.
+ *  @return 0 (see out->kind); PMCP_EINVAL for NULL arguments or an
+ *          unknown out->version; PMCP_ENOMEM. @since 0.1 (version 2 of
+ *          pmcp_msg_info since 0.2) */
 PMCP_API int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out);
+
+/** Frees the strings pmcp_message_classify() put in @p info and leaves
+ *  them ""; NULL ok. Not for pmcp_message_info()'s. @since 0.2 */
+PMCP_API void pmcp_msg_info_dispose(pmcp_msg_info *info);
 
 /** A message read once by the engine, for a transport that must know, per
  *  item, what pmcp_server_handle() will see without parsing it itself:
@@ -218,7 +242,8 @@ PMCP_API int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
 /** NULL ok. */
 PMCP_API void pmcp_message_free(pmcp_message *m);
 
-/** What pmcp_message_classify() would say of the message. */
+/** What pmcp_message_classify() would say of the message; its strings
+ *  belong to @p m (no pmcp_msg_info_dispose()). */
 PMCP_API const pmcp_msg_info *pmcp_message_info(const pmcp_message *m);
 
 /** Whether a string or member name decodes a \u0000 (which the engine

@@ -495,21 +495,38 @@ PMCP_API int pmcp_call_token_budget(const pmcp_call *call);
 
 /** The workspace a call acts in, as a host that authenticates its callers
  *  decides it (probe-mcp-http: the API key's workspace, or the signed-in
- *  connection's). */
-typedef struct pmcp_call_scope {
-  /** The workspace id; "" for every workspace of the toolset's tenant. */
-  char workspace[129];
-  /** The caller's role there ("viewer", "editor", "admin"), or "". */
-  char role[16];
-  /** Who the call is for ("key:ID", "user:ID"), or "" when the host does
-   *  not say: long calls are bounded per principal (query_sql). */
-  char principal[72];
-} pmcp_call_scope;
+ *  connection's). An opaque handle the library owns and passes to the
+ *  host's pmcp_scope_fn, which fills it with the setters below; they copy
+ *  their strings, so the scope's parts have no length limit and the
+ *  handle can grow new parts without breaking the ABI. (Release 0.1 had a
+ *  struct of fixed-size strings here; hooks given through options of the
+ *  older versions that name it are still served, see
+ *  pmcp_research_options.) @since 0.2 */
+typedef struct pmcp_call_scope pmcp_call_scope;
+
+/** The workspace id; NULL or "": every workspace of the toolset's tenant.
+ *  @return 0; PMCP_EINVAL (@p scope NULL); PMCP_ENOMEM (the scope keeps
+ *  its previous value). @since 0.2 */
+PMCP_API int pmcp_call_scope_set_workspace(pmcp_call_scope *scope, const char *workspace);
+/** The caller's role there ("viewer", "editor", "admin"), or NULL/"".
+ *  @return as pmcp_call_scope_set_workspace(). @since 0.2 */
+PMCP_API int pmcp_call_scope_set_role(pmcp_call_scope *scope, const char *role);
+/** Who the call is for ("key:ID", "user:ID"), or NULL/"" when the host
+ *  does not say: long calls are bounded per principal (query_sql).
+ *  @return as pmcp_call_scope_set_workspace(). @since 0.2 */
+PMCP_API int pmcp_call_scope_set_principal(pmcp_call_scope *scope, const char *principal);
+/** What was set, "" when nothing (or @p scope is NULL); valid until the
+ *  part is set again or the hook's caller is done with the scope.
+ *  @since 0.2 */
+PMCP_API const char *pmcp_call_scope_workspace(const pmcp_call_scope *scope);
+PMCP_API const char *pmcp_call_scope_role(const pmcp_call_scope *scope);
+PMCP_API const char *pmcp_call_scope_principal(const pmcp_call_scope *scope);
 
 /**
  * Called by the research and tracking tools at the start of every call:
  * @p asked is the call's `workspace` argument, or NULL when it has none.
- * Fill @p out and return 0, or return a negative code with a message in
+ * Fill @p out (empty on entry; pmcp_call_scope_set_workspace() and the
+ * other setters) and return 0, or return a negative code with a message in
  * @p msg (sent to the caller as the tool's error: it must not tell whether
  * a workspace the caller may not use exists). Called from any thread.
  */

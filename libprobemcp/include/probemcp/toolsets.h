@@ -17,7 +17,7 @@
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_TOOLSETS_OPTIONS_VERSION 1
+#define PMCP_TOOLSETS_OPTIONS_VERSION 2
 
 /** Options of pmcp_toolsets_register(). Strings are borrowed for the call. */
 typedef struct pmcp_toolsets_options {
@@ -35,7 +35,8 @@ typedef struct pmcp_toolsets_options {
   const char *embed_url;
   const char *papers_url;
   /** The workspace each call acts in, for a host that authenticates its
-   *  callers (see pmcp_research_options.scope), or NULL. */
+   *  callers (see pmcp_research_options.scope), or NULL. Version 1: a
+   *  hook of release 0.1's layout, as pmcp_research_options version 3. */
   pmcp_scope_fn scope;
   void *scope_ud;
   pmcp_scope_list_fn scope_list;
@@ -48,6 +49,7 @@ typedef struct pmcp_toolsets_options {
   /** Who a task belongs to (pmcp_task_store.owner), for a host with
    *  identities; NULL: tasks are the tenant's. */
   int (*task_owner)(void *ud, const void *session_ud, char *out, size_t size);
+  /* ---- version 2: no new member; @c scope fills a pmcp_call_scope ---- */
 } pmcp_toolsets_options;
 
 #define PMCP_TOOLSETS_OPTIONS_INIT {PMCP_TOOLSETS_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \
@@ -71,7 +73,8 @@ typedef struct pmcp_toolsets_options {
  *        registered before the failure hold it).
  * @param msg appended to (the caller disposes it): the reason of a
  *        failure, or the note above; names no internals.
- * @return 0; PMCP_EINVAL (an unknown toolset, a struct without version);
+ * @return 0; PMCP_EINVAL (an unknown toolset, a struct without version
+ *         or of a version newer than the library's);
  *         the store's error (PMCP_ENOTFOUND for a missing store or
  *         tenant, PMCP_ECORRUPT, ...).
  */

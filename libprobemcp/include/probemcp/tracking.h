@@ -24,7 +24,7 @@
 
 PMCP_BEGIN_DECLS
 
-#define PMCP_TRACKING_OPTIONS_VERSION 2
+#define PMCP_TRACKING_OPTIONS_VERSION 3
 
 /** Options of pmcp_tracking_register(). Strings are copied. */
 typedef struct pmcp_tracking_options {
@@ -42,12 +42,14 @@ typedef struct pmcp_tracking_options {
   /* ---- version 2 ---- */
   /** As pmcp_research_options.scope: the workspace each call acts in (the
    *  tools' `workspace` argument is then the caller's request to act in
-   *  another one, which @c scope accepts or refuses), or NULL. */
+   *  another one, which @c scope accepts or refuses), or NULL. Version 2:
+   *  a hook of release 0.1's layout, as pmcp_research_options version 3. */
   pmcp_scope_fn scope;
   void *scope_ud;
   /** With @c scope: the workspaces list_workspaces shows and the caller's
    *  role in each, or NULL (then the scope's own workspace and role). */
   pmcp_scope_list_fn scope_list;
+  /* ---- version 3: no new member; @c scope fills a pmcp_call_scope ---- */
 } pmcp_tracking_options;
 
 #define PMCP_TRACKING_OPTIONS_INIT {PMCP_TRACKING_OPTIONS_VERSION, NULL, NULL, NULL, NULL, \

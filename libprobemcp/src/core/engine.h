@@ -217,8 +217,13 @@ int pmcp__handle_parsed(pmcp_server *server, const char *session, struct pmcp__j
                         cJSON *root, const char *msg, size_t len,
                         const pmcp_http_claims *claims);
 /* The kind of JSON-RPC item @p m; of the first request (@p first) also
- * its era, version and method, and initialize, into @p info. */
+ * its era, version and method (borrowed from @p m), and initialize, into
+ * @p info. */
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first);
+/* Appends @p info's strings (borrowed, NULL: "") to @p into, each with its
+ * NUL, at *@p pv_off and *@p method_off, and points them at "" until the
+ * caller points them into the buffer once it no longer moves. */
+int pmcp__msg_info_own(pmcp_msg_info *info, pmcp_buf *into, size_t *pv_off, size_t *method_off);
 int pmcp__era_decorate(pmcp__req *req, const char *result, size_t len,
                        pmcp_buf *out);
 /* Whether the client of @p req declared capability @p name (modern: the

@@ -11,6 +11,7 @@
 
 #include "core/engine.h"
 #include "core/jdoc.h"
+#include "util/abi.h"
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/cnum.h"
@@ -134,15 +135,6 @@ static int modern_only(const char *method)
 
 /* ---- classification ---- */
 
-/* snprintf(out, size, "%s", s) without the formatter (every message of a
- * transport is classified). */
-static void copy_cut(char *out, size_t size, const char *s)
-{
-  size_t n = strnlen(s, size - 1);
-  memcpy(out, s, n);
-  out[n] = '\0';
-}
-
 pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
 {
   if (!cJSON_IsObject(m))
@@ -164,19 +156,44 @@ pmcp_msg_kind pmcp__classify_one(const cJSON *m, pmcp_msg_info *info, int first)
     info->initialize = 1;
   if (first) {
     const cJSON *pv = pmcp__jget(pmcp__jget(pmcp__jget(m, "params"), "_meta"), META_VERSION);
-    copy_cut(info->method, sizeof info->method, method->valuestring);
+    info->method = method->valuestring;
     if (cJSON_IsString(pv))
-      copy_cut(info->version, sizeof info->version, pv->valuestring);
+      info->protocol_version = pv->valuestring;
     info->era = pv || modern_only(method->valuestring) ? PMCP_ERA_MODERN : PMCP_ERA_LEGACY;
   }
   return PMCP_MSG_REQUEST;
 }
 
-int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out)
+/* The one empty string of classified messages without a version or
+ * method (pmcp_msg_info_dispose() frees anything else). */
+static const char no_string[] = "";
+
+int pmcp__msg_info_own(pmcp_msg_info *info, pmcp_buf *into, size_t *pv_off, size_t *method_off)
 {
-  if (!out || (!msg && len))
-    return PMCP_EINVAL;
-  memset(out, 0, sizeof *out);
+  const char *pv = info->protocol_version ? info->protocol_version : no_string;
+  const char *me = info->method ? info->method : no_string;
+  info->protocol_version = info->method = no_string;
+  *pv_off = into->len;
+  if (pmcp__buf_append(into, pv, strlen(pv) + 1))
+    return PMCP_ENOMEM;
+  *method_off = into->len;
+  return pmcp__buf_append(into, me, strlen(me) + 1) ? PMCP_ENOMEM : 0;
+}
+
+void pmcp_msg_info_dispose(pmcp_msg_info *info)
+{
+  if (!info)
+    return;
+  if (info->protocol_version && info->protocol_version != no_string)
+    free((char *)info->protocol_version);
+  info->protocol_version = info->method = no_string;
+}
+
+/* Classifies @p msg into @p out (zeroed but its version); its strings
+ * are borrowed from the parse until made the caller's. */
+static int classify(const char *msg, size_t len, pmcp_msg_info *out)
+{
+  out->protocol_version = out->method = no_string;
   cJSON *root = cJSON_ParseWithLength(msg ? msg : "", len);
   if (!root)
     return 0;
@@ -195,9 +212,89 @@ int pmcp_message_classify(const char *msg, size_t len, pmcp_msg_info *out)
     out->kind = PMCP_MSG_REQUEST;
   else
     out->kind = n_notes ? PMCP_MSG_NOTIFICATION : PMCP_MSG_RESPONSE;
+  /* one block, "version\0method\0", owned by the caller's info */
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t pv, me;
+  int rc = pmcp__msg_info_own(out, &b, &pv, &me);
   cJSON_Delete(root);
+  if (rc) {
+    pmcp_buf_dispose(&b);
+    return rc;
+  }
+  if (b.len > 2) {
+    out->protocol_version = b.ptr + pv;
+    out->method = b.ptr + me;
+  } else {
+    pmcp_buf_dispose(&b);
+  }
   return 0;
 }
+
+/* Release 0.2's pmcp_message_classify (pmcp_msg_info version 2 on). With
+ * the version script it is the default version of the name and release
+ * 0.1's, below, stays for programs linked against 0.1. */
+#ifdef PMCP__SYMVER
+#define CLASSIFY_0_2 pmcp__message_classify_0_2
+PMCP_API int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out);
+PMCP__SYMVER_AS(pmcp__message_classify_0_2, "pmcp_message_classify@@PMCP_0.2")
+#else
+#define CLASSIFY_0_2 pmcp_message_classify
+#endif
+
+int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out)
+{
+  if (!out || (!msg && len) || out->version < 2 || out->version > PMCP_MSG_INFO_VERSION)
+    return PMCP_EINVAL;
+  unsigned version = out->version;
+  memset(out, 0, sizeof *out);
+  out->version = version;
+  return classify(msg, len, out);
+}
+
+#ifdef PMCP__SYMVER
+/* Release 0.1's layout: no version member, the strings cut to fit. */
+typedef struct msg_info_0_1 {
+  pmcp_msg_kind kind;
+  int batch;
+  size_t n_items;
+  size_t n_requests;
+  int initialize;
+  pmcp_era era;
+  char version[32];
+  char method[64];
+} msg_info_0_1;
+
+PMCP_API int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out);
+
+static void copy_cut(char *out, size_t size, const char *s)
+{
+  size_t n = strnlen(s, size - 1);
+  memcpy(out, s, n);
+  out[n] = '\0';
+}
+
+PMCP__SYMVER_AS(pmcp__message_classify_0_1, "pmcp_message_classify@PMCP_0.1")
+int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out)
+{
+  if (!out || (!msg && len))
+    return PMCP_EINVAL;
+  memset(out, 0, sizeof *out);
+  pmcp_msg_info i = PMCP_MSG_INFO_INIT;
+  int rc = CLASSIFY_0_2(msg, len, &i);
+  if (rc)
+    return rc;
+  out->kind = i.kind;
+  out->batch = i.batch;
+  out->n_items = i.n_items;
+  out->n_requests = i.n_requests;
+  out->initialize = i.initialize;
+  out->era = i.era;
+  copy_cut(out->version, sizeof out->version, i.protocol_version);
+  copy_cut(out->method, sizeof out->method, i.method);
+  pmcp_msg_info_dispose(&i);
+  return 0;
+}
+#endif
 
 /* ---- admission of a modern request ---- */
 

@@ -15,7 +15,7 @@ struct pmcp_message {
   pmcp_msg_info info;
   int has_nul;
   pmcp_msg_item *items;
-  char *ids; /* the items' ids, NUL-separated */
+  char *ids; /* the items' ids, NUL-separated, then info's two strings */
   /* The parsed body, kept for pmcp_server_handle_item(): an item's
    * tree is nodes[i] (the root of a single message). */
   pmcp__jdoc *doc;
@@ -93,6 +93,7 @@ int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
   size_t *offs = NULL;
   if (!m)
     goto nomem;
+  m->info.version = PMCP_MSG_INFO_VERSION;
   m->has_nul = pmcp__jdoc_has_nul(doc);
   m->info.batch = cJSON_IsArray(root);
   size_t n = m->info.batch ? (size_t)cJSON_GetArraySize(root) : 1;
@@ -129,8 +130,13 @@ int pmcp_message_read(pmcp_server *server, const char *msg, size_t len,
     m->info.kind = PMCP_MSG_REQUEST;
   else
     m->info.kind = n_notes ? PMCP_MSG_NOTIFICATION : PMCP_MSG_RESPONSE;
+  size_t pv_off, method_off;
+  if (pmcp__msg_info_own(&m->info, &ids, &pv_off, &method_off))
+    goto nomem;
   /* The ids' buffer no longer moves: point into it. */
   m->ids = ids.ptr;
+  m->info.protocol_version = m->ids + pv_off;
+  m->info.method = m->ids + method_off;
   for (size_t k = 0; k < i; k++)
     m->items[k].id = offs[k] == (size_t)-1 ? NULL : m->ids + offs[k];
   free(offs);

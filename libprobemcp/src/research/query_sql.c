@@ -361,20 +361,26 @@ static int query_sql(pmcp_call *call, void *ud)
     return 0;
   /* The workspace the call acts in (the host's scope hook). */
   pmcp_tenant t;
-  pmcp_call_scope sc;
-  if (pmcp__rs_scope(call, q->rs, &t, &sc))
-    return 0;
+  pmcp_call_scope sc = PMCP__CALL_SCOPE_INIT;
+  int rc = pmcp__rs_scope(call, q->rs, &t, &sc);
+  if (rc) {
+    pmcp__call_scope_dispose(&sc);
+    return rc > 0 ? 0 : rc;
+  }
   /* A bounded number at once, per principal (the host's, else the
    * session) and in all: each may hold a worker and a query connection
    * for seconds. */
-  const char *who = sc.principal;
+  const char *who = pmcp_call_scope_principal(&sc);
   if (!who[0] && pmcp_call_session(call))
     who = pmcp_call_session(call);
   char busy[200];
   if (pmcp__long_enter(&q->running, pmcp_call_server(call), who, busy, sizeof busy))
-    return pmcp__rs_fail(call, PMCP_TERR_BUSY, "%s", busy);
-  int rc = query_sql_in(call, q, t);
-  pmcp__long_leave(&q->running, who);
+    rc = pmcp__rs_fail(call, PMCP_TERR_BUSY, "%s", busy);
+  else {
+    rc = query_sql_in(call, q, t);
+    pmcp__long_leave(&q->running, who);
+  }
+  pmcp__call_scope_dispose(&sc);
   return rc;
 }
 

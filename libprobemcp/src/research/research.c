@@ -100,6 +100,7 @@ int pmcp_research_register(pmcp_server *server, pmcp_store *store,
   if (opts->version >= 3) {
     rs->scope = opts->scope;
     rs->scope_ud = opts->scope_ud;
+    rs->scope_0_1 = opts->version < 4;
   }
   if ((opts->embed_url && *opts->embed_url && !rs->embed_url) ||
       (opts->version >= 2 && opts->papers_url && *opts->papers_url && !rs->papers_url)) {

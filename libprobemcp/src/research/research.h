@@ -17,6 +17,8 @@
 #include "probemcp/store.h"
 #include "probemcp/tool.h"
 
+#include "core/call_scope.h"
+
 typedef struct pmcp__research {
   pmcp_store *store; /* read-only, borrowed */
   pmcp_tenant tenant;
@@ -26,9 +28,12 @@ typedef struct pmcp__research {
    * handle's own tool_lock (store_int.h), which every toolset registered
    * on the handle and every per-call view shares. */
   pthread_mutex_t *lock;
-  /* The host's scope hook (research options v3, tracking v2) or NULL. */
+  /* The host's scope hook (research options v3, tracking v2) or NULL;
+   * scope_0_1: it fills release 0.1's layout (research options v3,
+   * tracking v2, toolsets v1; core/call_scope.h). */
   pmcp_scope_fn scope;
   void *scope_ud;
+  int scope_0_1;
   char *embed_url, *embed_model, *embed_key;
   char *papers_url;      /* remote papers provider, or NULL: the local index */
   int papers_timeout_ms;
@@ -50,8 +55,10 @@ typedef struct pmcp__research {
 int pmcp__rs_add_tool(pmcp_server *server, const pmcp_tool_def *d, int with_arg);
 
 /* Fills @p t with the toolset tenant scoped as the call asks (see
- * pmcp__rs_add_tool) and @p sc (may be NULL) with the host's answer.
- * Returns 0, or 1 after sending the error result. */
+ * pmcp__rs_add_tool) and @p sc (NULL, or a scope of
+ * PMCP__CALL_SCOPE_INIT the caller disposes, on failure too) with the
+ * host's answer. Returns 0, 1 after sending the error result, or
+ * PMCP_ENOMEM. */
 int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc);
 
 /* The `workspace` argument pmcp__rs_add_tool adds. */

@@ -24,14 +24,16 @@ static int read_run(pmcp_call *call, void *ud)
   /* The run card is read in the workspace the caller acts in, like the
    * tools (a resource read has no arguments: the caller's default). */
   pmcp__research view = *rs;
-  pmcp_call_scope sc;
-  if (rs->scope && rs->scope(call, NULL, &sc, err, sizeof err, rs->scope_ud) != 0)
-    return PMCP_ENOTFOUND;
-  if (rs->scope && sc.workspace[0]) {
-    sc.workspace[sizeof sc.workspace - 1] = '\0';
-    pthread_mutex_lock(rs->lock);
-    int src = pmcp_store_scope(rs->store, rs->tenant, sc.workspace, &view.tenant);
-    pthread_mutex_unlock(rs->lock);
+  if (rs->scope) {
+    pmcp_call_scope sc = PMCP__CALL_SCOPE_INIT;
+    int src = pmcp__call_scope_ask(rs->scope, rs->scope_0_1, call, NULL, &sc, err, sizeof err,
+                                   rs->scope_ud);
+    if (src == 0 && pmcp_call_scope_workspace(&sc)[0]) {
+      pthread_mutex_lock(rs->lock);
+      src = pmcp_store_scope(rs->store, rs->tenant, pmcp_call_scope_workspace(&sc), &view.tenant);
+      pthread_mutex_unlock(rs->lock);
+    }
+    pmcp__call_scope_dispose(&sc);
     if (src)
       return src == PMCP_ENOMEM ? src : PMCP_ENOTFOUND;
   }

@@ -19,13 +19,8 @@ const pmcp_arg_spec pmcp__rs_workspace_arg = {
     "workspace id (default: the connection's)",
     1, 0, 1, 0, NULL, NULL};
 
-int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc)
+static int scope_in(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc)
 {
-  *t = rs->tenant;
-  pmcp_call_scope local;
-  if (!sc)
-    sc = &local;
-  memset(sc, 0, sizeof *sc);
   const char *asked = NULL;
   if (pmcp_arg_has(call, "workspace") && pmcp_arg_string(call, "workspace", &asked, NULL) != 0)
     asked = NULL;
@@ -33,20 +28,22 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
     asked += 10;
   if (rs->scope) {
     char msg[256] = "";
-    if (rs->scope(call, asked, sc, msg, sizeof msg, rs->scope_ud) != 0) {
+    int hrc = pmcp__call_scope_ask(rs->scope, rs->scope_0_1, call, asked, sc, msg, sizeof msg,
+                                   rs->scope_ud);
+    if (hrc == PMCP_ENOMEM)
+      return hrc;
+    if (hrc != 0) {
       pmcp__rs_fail(call, PMCP_TERR_DENIED, "%s", msg[0] ? msg : "no access to this workspace");
       return 1;
     }
-    sc->workspace[sizeof sc->workspace - 1] = '\0';
-    sc->role[sizeof sc->role - 1] = '\0';
-    sc->principal[sizeof sc->principal - 1] = '\0';
-  } else if (asked) {
-    snprintf(sc->workspace, sizeof sc->workspace, "%s", asked);
+  } else if (asked && pmcp_call_scope_set_workspace(sc, asked)) {
+    return PMCP_ENOMEM;
   }
-  if (!sc->workspace[0])
+  const char *ws = pmcp_call_scope_workspace(sc);
+  if (!ws[0])
     return 0;
   pthread_mutex_lock(rs->lock);
-  int rc = pmcp_store_scope(rs->store, rs->tenant, sc->workspace, t);
+  int rc = pmcp_store_scope(rs->store, rs->tenant, ws, t);
   char why[200];
   snprintf(why, sizeof why, "%s", pmcp_store_errmsg(rs->store));
   pthread_mutex_unlock(rs->lock);
@@ -60,6 +57,15 @@ int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_cal
   else
     pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", why);
   return 1;
+}
+
+int pmcp__rs_scope(pmcp_call *call, pmcp__research *rs, pmcp_tenant *t, pmcp_call_scope *sc)
+{
+  *t = rs->tenant;
+  pmcp_call_scope local = PMCP__CALL_SCOPE_INIT;
+  int rc = scope_in(call, rs, t, sc ? sc : &local);
+  pmcp__call_scope_dispose(&local);
+  return rc;
 }
 
 /* A view acting in one workspace signs its cursors with a key of that

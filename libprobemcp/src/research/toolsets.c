@@ -10,6 +10,7 @@
 #include "probemcp/tasks.h"
 #include "probemcp/toolsets.h"
 #include "probemcp/tracking.h"
+#include "util/abi.h"
 #include "util/buf.h"
 
 /* @p v, else the environment variable @p name (NULL when unset or empty). */
@@ -27,12 +28,14 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
   pmcp_toolsets_options o = PMCP_TOOLSETS_OPTIONS_INIT;
   if (store)
     *store = NULL;
-  if (!server || !store || (opts && opts->version < 1)) {
+  if (!server || !store ||
+      (opts && !PMCP__VERSION_OK(opts->version, PMCP_TOOLSETS_OPTIONS_VERSION))) {
     if (msg)
       pmcp__buf_puts(msg, !server || !store ? "pmcp_toolsets_register: a server and a place "
                                               "for the store are needed"
                                             : "pmcp_toolsets_register: the options' version "
-                                              "is not set (use PMCP_TOOLSETS_OPTIONS_INIT)");
+                                              "is not set or newer than the library's (use "
+                                              "PMCP_TOOLSETS_OPTIONS_INIT)");
     return PMCP_EINVAL;
   }
   if (opts)
@@ -98,6 +101,8 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
     ro.papers_url = or_env(o.papers_url, "PROBE_PAPERS_URL");
     ro.scope = o.scope;
     ro.scope_ud = o.scope_ud;
+    if (o.version < 2)
+      ro.version = 3; /* a hook of release 0.1's layout */
     rc = pmcp_research_register(server, st, &ro);
   }
   if (!rc && tracking) {
@@ -108,6 +113,8 @@ PMCP_API int pmcp_toolsets_register(pmcp_server *server, const pmcp_toolsets_opt
     to.scope = o.scope;
     to.scope_ud = o.scope_ud;
     to.scope_list = o.scope_list;
+    if (o.version < 2)
+      to.version = 2; /* a hook of release 0.1's layout */
     rc = pmcp_tracking_register(server, st, &to);
   }
   if (rc) {

@@ -30,6 +30,24 @@
 /* A JSON array aggregate of x, ordered by x. */
 #define SQ_ARR(x) "json_group_array(" x ")"
 #define PG_ARR(x) "coalesce(json_agg(" x " ORDER BY " x "), '[]'::json)"
+/* A JSON array aggregate of x in the order the rows come (PostgreSQL:
+ * [] for no rows, as SQLite). */
+#define SQ_AGG(x) "json_group_array(" x ")"
+#define PG_AGG(x) "coalesce(json_agg(" x "), '[]'::json)"
+/* The same, PostgreSQL's ordered by o (SQLite's in the order the rows
+ * come: its aggregates take no ORDER BY before 3.44). */
+#define SQ_AGG_BY(x, o) "json_group_array(" x ")"
+#define PG_AGG_BY(x, o) "coalesce(json_agg(" x " ORDER BY " o "), '[]'::json)"
+/* A JSON object aggregate of k: v (PostgreSQL's keys ordered, {} for no
+ * rows). */
+#define SQ_OBJ_AGG(k, v) "json_group_object(" k ", " v ")"
+#define PG_OBJ_AGG(k, v) "coalesce(json_object_agg(" k ", " v " ORDER BY " k "), '{}'::json)"
+/* An SQL boolean as a JSON boolean. */
+#define SQ_BB(expr) SQ_B("(" expr ")")
+#define PG_BB(expr) "(" expr ")"
+/* A BLOB of UTF-8 text as text. */
+#define SQ_TEXT(x) "CAST(" x " AS TEXT)"
+#define PG_TEXT(x) "convert_from(" x ", 'UTF8')"
 /* The false constant. */
 #define SQ_FALSE_ "0"
 #define PG_FALSE_ "false"

@@ -7,7 +7,7 @@
 
 #define JO PG_JO
 #define B(col) PG_B(col)
-#define BB(expr) "(" expr ")"
+#define BB(expr) PG_BB(expr)
 #define BF(col) "(" col "=1)=:f"
 #define JSON(x) PG_JSON(x)
 #define JARG(x) PG_JARG(x)

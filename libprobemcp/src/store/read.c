@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The store (both backends): pmcp_store_get(), one entity's whole record
- * as JSON. The base row comes out of the database's JSON functions (each
- * dialect's text of a statement is picked with PMCP__SQL_PICK: SQLite's
- * json_object(), PostgreSQL's json_build_object()); children (attributes
+ * as JSON. The base row comes out of the database's JSON functions: each
+ * statement is written once with the dialect macros of store/dialect.h
+ * (SQLite's json_object(), PostgreSQL's json_build_object(), ...), and
+ * PMCP__SQL_PICK takes the store's text of the two; children (attributes
  * as a nested tree, tags, versions, events, ...) are added with cJSON.
  * A record is the stored record: its doubles keep every digit (SQLite's
  * through pmcp_num(), its JSON writing 15; PostgreSQL's float8 as it is,
@@ -281,50 +282,31 @@ static int64_t row_id(rd *r, const char *kind, const char *id)
 static cJSON *get_run(rd *r, const char *id)
 {
   int64_t rid = row_id(r, "run", id);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name,"
-      " 'description', r.description, 'status', r.status,"
-      " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug,"
-      " 'created', r.created, 'started', r.started, 'ended', r.ended,"
-      " 'duration_ms', r.ended - r.started,"
-      " 'deleted', json(CASE r.deleted WHEN 1 THEN 'true' ELSE 'false' END),"
-      " 'command', r.command, 'environment', json(r.environment),"
-      " 'code', json_object('commit', r.git_commit, 'branch', r.git_branch, 'remote', r.git_remote,"
-      "   'dirty', json(CASE r.git_dirty WHEN 1 THEN 'true' ELSE 'false' END), 'diff', r.git_diff),"
-      " 'inherited', json(e.config),"
-      " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
-      " 'groups', (SELECT json_group_array('group:' || g.slug) FROM group_runs gr JOIN groups g"
-      "   ON g.id=gr.group_id WHERE gr.run_id=r.id/*ws row groups g.id*/),"
-      " 'checkpoints', (SELECT json_group_array(json_object('ref', 'checkpoint:' || r.slug ||"
-      "   '@step' || c.step, 'step', c.step, 'best', json(CASE c.best WHEN 1 THEN 'true' ELSE"
-      "   'false' END), 'stored', json(CASE c.stored WHEN 1 THEN 'true' ELSE 'false' END)))"
-      "   FROM (SELECT * FROM checkpoints WHERE run_id=r.id ORDER BY step) c),"
-      " 'trials', (SELECT count(*) FROM trials WHERE run_id=r.id),"
-      " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))"
-      " FROM runs r LEFT JOIN projects p ON p.id=r.project_id"
-      " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name,"
-      " 'description', r.description, 'status', r.status,"
-      " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug,"
-      " 'created', r.created, 'started', r.started, 'ended', r.ended,"
-      " 'duration_ms', r.ended - r.started,"
-      " 'deleted', (r.deleted=1),"
-      " 'command', r.command, 'environment', r.environment::json,"
-      " 'code', json_build_object('commit', r.git_commit, 'branch', r.git_branch, 'remote', r.git_remote,"
-      "   'dirty', (r.git_dirty=1), 'diff', r.git_diff),"
-      " 'inherited', e.config::json,"
-      " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id),"
-      " 'groups', (SELECT coalesce(json_agg('group:' || g.slug ORDER BY gr.group_id), '[]'::json) FROM group_runs gr JOIN groups g"
-      "   ON g.id=gr.group_id WHERE gr.run_id=r.id/*ws row groups g.id*/),"
-      " 'checkpoints', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug ||"
-      "   '@step' || c.step, 'step', c.step, 'best', (c.best=1)"
-      "   , 'stored', (c.stored=1))), '[]'::json)"
-      "   FROM (SELECT * FROM checkpoints WHERE run_id=r.id ORDER BY step) c),"
-      " 'trials', (SELECT count(*) FROM trials WHERE run_id=r.id),"
-      " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))"
-      " FROM runs r LEFT JOIN projects p ON p.id=r.project_id"
-      " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2";
+#define RUN_SQL(D) \
+    "SELECT " D##_JO "'kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name," \
+    " 'description', r.description, 'status', r.status," \
+    " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug," \
+    " 'created', r.created, 'started', r.started, 'ended', r.ended," \
+    " 'duration_ms', r.ended - r.started," \
+    " 'deleted', " D##_B("r.deleted") "," \
+    " 'command', r.command, 'environment', " D##_JSON("r.environment") "," \
+    " 'code', " D##_JO "'commit', r.git_commit, 'branch', r.git_branch, 'remote', r.git_remote," \
+    "   'dirty', " D##_B("r.git_dirty") ", 'diff', r.git_diff)," \
+    " 'inherited', " D##_JSON("e.config") "," \
+    " 'series_count', (SELECT count(*) FROM series WHERE run_id=r.id)," \
+    " 'groups', (SELECT " D##_AGG_BY("'group:' || g.slug", "gr.group_id") " FROM group_runs gr" \
+    " JOIN groups g" \
+    "   ON g.id=gr.group_id WHERE gr.run_id=r.id/*ws row groups g.id*/)," \
+    " 'checkpoints', (SELECT " D##_AGG(D##_JO "'ref', 'checkpoint:' || r.slug ||" \
+    "   '@step' || c.step, 'step', c.step, 'best', " D##_B("c.best") ", 'stored', " \
+    D##_B("c.stored") ")") \
+    "   FROM (SELECT * FROM checkpoints WHERE run_id=r.id ORDER BY step) c)," \
+    " 'trials', (SELECT count(*) FROM trials WHERE run_id=r.id)," \
+    " 'events', (SELECT count(*) FROM run_events WHERE run_id=r.id))" \
+    " FROM runs r LEFT JOIN projects p ON p.id=r.project_id" \
+    " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2"
+  PMCP__SQL_BOTH(sql, RUN_SQL);
+#undef RUN_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, rid, NULL);
   if (!o)
@@ -372,36 +354,25 @@ static cJSON *get_run(rd *r, const char *id)
 static cJSON *get_experiment(rd *r, const char *id)
 {
   int64_t eid = row_id(r, "experiment", id);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug,"
-      " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug,"
-      " 'config', json(e.config), 'created', e.created,"
-      " 'deleted', json(CASE e.deleted WHEN 1 THEN 'true' ELSE 'false' END),"
-      " 'runs', e.n_runs,"
-      " 'versions', (SELECT json_group_array(json_object('version', v.version, 'description',"
-      "   v.description, 'config', json(v.config), 'author', v.author, 'created', v.created))"
-      "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version DESC) v),"
-      " 'groups', (SELECT json_group_array(json_object('ref', 'group:' || g.slug, 'name', g.name))"
-      "   FROM groups g WHERE g.experiment_id=e.id),"
-      " 'overview', (SELECT json_object('ref', 'note:' || n.slug, 'version', n.version,"
-      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
-      "   AND n.owner_kind='experiment' AND n.owner_id=e.id))"
-      " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug,"
-      " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug,"
-      " 'config', e.config::json, 'created', e.created,"
-      " 'deleted', (e.deleted=1),"
-      " 'runs', e.n_runs,"
-      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'description',"
-      "   v.description, 'config', v.config::json, 'author', v.author, 'created', v.created)), '[]'::json)"
-      "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version DESC) v),"
-      " 'groups', (SELECT coalesce(json_agg(json_build_object('ref', 'group:' || g.slug, 'name', g.name) ORDER BY g.id), '[]'::json)"
-      "   FROM groups g WHERE g.experiment_id=e.id),"
-      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
-      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
-      "   AND n.owner_kind='experiment' AND n.owner_id=e.id))"
-      " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2";
+#define EXPERIMENT_SQL(D) \
+    "SELECT " D##_JO "'kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug," \
+    " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug," \
+    " 'config', " D##_JSON("e.config") ", 'created', e.created," \
+    " 'deleted', " D##_B("e.deleted") "," \
+    " 'runs', e.n_runs," \
+    " 'versions', (SELECT " D##_AGG(D##_JO "'version', v.version, 'description'," \
+    "   v.description, 'config', " D##_JSON("v.config") ", 'author', v.author, 'created'," \
+    " v.created)") \
+    "   FROM (SELECT * FROM experiment_versions WHERE experiment_id=e.id ORDER BY version" \
+    " DESC) v)," \
+    " 'groups', (SELECT " D##_AGG_BY(D##_JO "'ref', 'group:' || g.slug, 'name', g.name)", "g.id") \
+    "   FROM groups g WHERE g.experiment_id=e.id)," \
+    " 'overview', (SELECT " D##_JO "'ref', 'note:' || n.slug, 'version', n.version," \
+    "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'" \
+    "   AND n.owner_kind='experiment' AND n.owner_id=e.id))" \
+    " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2"
+  PMCP__SQL_BOTH(sql, EXPERIMENT_SQL);
+#undef EXPERIMENT_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, eid, NULL);
   if (!o)
@@ -415,34 +386,23 @@ static cJSON *get_experiment(rd *r, const char *id)
 static cJSON *get_project(rd *r, const char *id)
 {
   int64_t pid = row_id(r, "project", id);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug,"
-      " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug,"
-      " 'readme', p.readme, 'created', p.created,"
-      " 'experiments', (SELECT json_group_array(json_object('ref', 'experiment:' || slug, 'name',"
-      "   name)) FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER BY name)),"
-      " 'runs', p.n_runs,"
-      " 'papers', (SELECT json_group_array(json_object('ref', 'paper:' || pp.arxiv_id, 'title',"
-      "   pa.title, 'note', pp.note)) FROM project_papers pp LEFT JOIN papers pa"
-      "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id),"
-      " 'overview', (SELECT json_object('ref', 'note:' || n.slug, 'version', n.version,"
-      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
-      "   AND n.owner_kind='project' AND n.owner_id=p.id))"
-      " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug,"
-      " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug,"
-      " 'readme', p.readme, 'created', p.created,"
-      " 'experiments', (SELECT coalesce(json_agg(json_build_object('ref', 'experiment:' || slug, 'name',"
-      "   name)), '[]'::json) FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER BY name) x),"
-      " 'runs', p.n_runs,"
-      " 'papers', (SELECT coalesce(json_agg(json_build_object('ref', 'paper:' || pp.arxiv_id, 'title',"
-      "   pa.title, 'note', pp.note) ORDER BY pp.arxiv_id), '[]'::json) FROM project_papers pp LEFT JOIN papers pa"
-      "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id),"
-      " 'overview', (SELECT json_build_object('ref', 'note:' || n.slug, 'version', n.version,"
-      "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'"
-      "   AND n.owner_kind='project' AND n.owner_id=p.id))"
-      " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2";
+#define PROJECT_SQL(D) \
+    "SELECT " D##_JO "'kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug," \
+    " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug," \
+    " 'readme', p.readme, 'created', p.created," \
+    " 'experiments', (SELECT " D##_AGG(D##_JO "'ref', 'experiment:' || slug, 'name'," \
+    "   name)") " FROM (SELECT * FROM experiments WHERE project_id=p.id AND deleted=0 ORDER" \
+    " BY name) x)," \
+    " 'runs', p.n_runs," \
+    " 'papers', (SELECT " D##_AGG_BY(D##_JO "'ref', 'paper:' || pp.arxiv_id, 'title'," \
+    "   pa.title, 'note', pp.note)", "pp.arxiv_id") " FROM project_papers pp LEFT JOIN papers pa" \
+    "   ON pa.tenant_id=pp.tenant_id AND pa.arxiv_id=pp.arxiv_id WHERE pp.project_id=p.id)," \
+    " 'overview', (SELECT " D##_JO "'ref', 'note:' || n.slug, 'version', n.version," \
+    "   'status', n.status, 'updated', n.updated) FROM notes n WHERE n.kind='overview'" \
+    "   AND n.owner_kind='project' AND n.owner_id=p.id))" \
+    " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2"
+  PMCP__SQL_BOTH(sql, PROJECT_SQL);
+#undef PROJECT_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, pid, NULL);
   if (!o)
@@ -456,62 +416,41 @@ static cJSON *get_project(rd *r, const char *id)
 static cJSON *get_workspace(rd *r, const char *id)
 {
   int64_t wid = row_id(r, "workspace", id);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug,"
-      " 'name', w.name, 'description', w.description, 'created', w.created,"
-      " 'projects', (SELECT json_group_array(json_object('ref', 'project:' || slug, 'name', name))"
-      "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name)),"
-      " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))"
-      " FROM workspaces w WHERE w.tenant_id=?1 AND w.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug,"
-      " 'name', w.name, 'description', w.description, 'created', w.created,"
-      " 'projects', (SELECT coalesce(json_agg(json_build_object('ref', 'project:' || slug, 'name', name)), '[]'::json)"
-      "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name) x),"
-      " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))"
-      " FROM workspaces w WHERE w.tenant_id=?1 AND w.id=?2";
+#define WORKSPACE_SQL(D) \
+    "SELECT " D##_JO "'kind', 'workspace', 'ref', 'workspace:' || w.slug, 'id', w.slug," \
+    " 'name', w.name, 'description', w.description, 'created', w.created," \
+    " 'projects', (SELECT " D##_AGG(D##_JO "'ref', 'project:' || slug, 'name', name)") \
+    "   FROM (SELECT * FROM projects WHERE workspace_id=w.id ORDER BY name) x)," \
+    " 'files', (SELECT count(*) FROM files WHERE workspace_id=w.id))" \
+    " FROM workspaces w WHERE w.tenant_id=?1 AND w.id=?2"
+  PMCP__SQL_BOTH(sql, WORKSPACE_SQL);
+#undef WORKSPACE_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   return jrow(r, sql, wid, NULL);
 }
 
-static const char note_sql_sq[] =
-    "SELECT json_object('kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN"
-    " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN"
-    " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug,"
-    " 'note_kind', n.kind, 'title', n.title, 'status', n.status, 'on', n.owner_kind || ':' ||"
-    " (SELECT slug FROM runs WHERE n.owner_kind='run' AND id=n.owner_id UNION ALL"
-    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
-    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
-    " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
-    "   FROM notes p WHERE p.id=n.parent_id/*ws row notes p.id*/),"
-    " 'version', n.version, 'created', n.created, 'updated', n.updated,"
-    " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
-    " 'sub_notes', (SELECT json_group_array('sub-note:' || c.slug) FROM notes c"
-    "   WHERE c.parent_id=n.id/*ws row notes c.id*/),"
-    " 'history', (SELECT json_group_array(json_object('version', h.version, 'author', h.author,"
-    "   'via', h.via, 'created', h.created, 'status', h.status)) FROM (SELECT * FROM note_versions"
-    "   WHERE note_id=n.id ORDER BY version DESC) h))"
-    " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version"
-    " WHERE n.tenant_id=?1 AND n.id=?2";
-static const char note_sql_pg[] =
-    "SELECT json_build_object('kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN"
-    " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN"
-    " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug,"
-    " 'note_kind', n.kind, 'title', n.title, 'status', n.status, 'on', n.owner_kind || ':' ||"
-    " (SELECT slug FROM runs WHERE n.owner_kind='run' AND id=n.owner_id UNION ALL"
-    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL"
-    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id),"
-    " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug"
-    "   FROM notes p WHERE p.id=n.parent_id/*ws row notes p.id*/),"
-    " 'version', n.version, 'created', n.created, 'updated', n.updated,"
-    " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via,"
-    " 'sub_notes', (SELECT coalesce(json_agg('sub-note:' || c.slug ORDER BY c.id), '[]'::json) FROM notes c"
-    "   WHERE c.parent_id=n.id/*ws row notes c.id*/),"
-    " 'history', (SELECT coalesce(json_agg(json_build_object('version', h.version, 'author', h.author,"
-    "   'via', h.via, 'created', h.created, 'status', h.status)), '[]'::json) FROM (SELECT * FROM note_versions"
-    "   WHERE note_id=n.id ORDER BY version DESC) h))"
-    " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version"
-    " WHERE n.tenant_id=?1 AND n.id=?2";
+#define NOTE_SQL(D) \
+    "SELECT " D##_JO "'kind', CASE n.kind WHEN 'sub-note' THEN 'sub-note' WHEN 'team' THEN" \
+    " 'team-note' ELSE 'note' END, 'ref', CASE n.kind WHEN 'team' THEN 'team-note' WHEN" \
+    " 'sub-note' THEN 'sub-note:' || n.slug ELSE 'note:' || n.slug END, 'id', n.slug," \
+    " 'note_kind', n.kind, 'title', n.title, 'status', n.status, 'on', n.owner_kind || ':' ||" \
+    " (SELECT slug FROM runs WHERE n.owner_kind='run' AND id=n.owner_id UNION ALL" \
+    "  SELECT slug FROM experiments WHERE n.owner_kind='experiment' AND id=n.owner_id UNION ALL" \
+    "  SELECT slug FROM projects WHERE n.owner_kind='project' AND id=n.owner_id)," \
+    " 'parent', (SELECT CASE p.kind WHEN 'sub-note' THEN 'sub-note:' ELSE 'note:' END || p.slug" \
+    "   FROM notes p WHERE p.id=n.parent_id/*ws row notes p.id*/)," \
+    " 'version', n.version, 'created', n.created, 'updated', n.updated," \
+    " 'body', v.body, 'summary', v.summary, 'author', v.author, 'via', v.via," \
+    " 'sub_notes', (SELECT " D##_AGG_BY("'sub-note:' || c.slug", "c.id") " FROM notes c" \
+    "   WHERE c.parent_id=n.id/*ws row notes c.id*/)," \
+    " 'history', (SELECT " D##_AGG(D##_JO "'version', h.version, 'author', h.author," \
+    "   'via', h.via, 'created', h.created, 'status', h.status)") " FROM (SELECT * FROM" \
+    " note_versions" \
+    "   WHERE note_id=n.id ORDER BY version DESC) h))" \
+    " FROM notes n JOIN note_versions v ON v.note_id=n.id AND v.version=n.version" \
+    " WHERE n.tenant_id=?1 AND n.id=?2"
+PMCP__SQL_BOTH(note_sql, NOTE_SQL);
+#undef NOTE_SQL
 
 static cJSON *get_note(rd *r, const char *id)
 {
@@ -578,42 +517,27 @@ static cJSON *get_team_note(rd *r)
 static cJSON *get_artifact(rd *r, const char *id)
 {
   int64_t aid = row_id(r, "artifact", id);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug,"
-      " 'name', a.name, 'description', a.description,"
-      " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND id=a.owner_id"
-      "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id"
-      "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
-      " 'shared', json(CASE a.shared WHEN 1 THEN 'true' ELSE 'false' END), 'latest', a.latest,"
-      " 'created', a.created,"
-      " 'labels', (SELECT json_group_object(label, version) FROM artifact_labels"
-      "   WHERE artifact_id=a.id),"
-      " 'versions', (SELECT json_group_array(json_object('version', v.version, 'path', v.path,"
-      "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri,"
-      "   'stored', json(CASE WHEN v.content IS NULL THEN 'false' ELSE 'true' END),"
-      "   'text', json(CASE v.is_text WHEN 1 THEN 'true' ELSE 'false' END),"
-      "   'created', v.created, 'labels', (SELECT json_group_array(label) FROM artifact_labels l"
-      "   WHERE l.artifact_id=a.id AND l.version=v.version)))"
-      "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
-      " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug,"
-      " 'name', a.name, 'description', a.description,"
-      " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND id=a.owner_id"
-      "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id"
-      "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id),"
-      " 'shared', (a.shared=1), 'latest', a.latest,"
-      " 'created', a.created,"
-      " 'labels', (SELECT coalesce(json_object_agg(label, version ORDER BY label), '{}'::json) FROM artifact_labels"
-      "   WHERE artifact_id=a.id),"
-      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'path', v.path,"
-      "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri,"
-      "   'stored', v.content IS NOT NULL,"
-      "   'text', (v.is_text=1),"
-      "   'created', v.created, 'labels', (SELECT coalesce(json_agg(label ORDER BY label), '[]'::json) FROM artifact_labels l"
-      "   WHERE l.artifact_id=a.id AND l.version=v.version))), '[]'::json)"
-      "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))"
-      " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2";
+#define ARTIFACT_SQL(D) \
+    "SELECT " D##_JO "'kind', 'artifact', 'ref', 'artifact:' || a.slug, 'id', a.slug," \
+    " 'name', a.name, 'description', a.description," \
+    " 'on', a.owner_kind || ':' || (SELECT slug FROM runs WHERE a.owner_kind='run' AND" \
+    " id=a.owner_id" \
+    "  UNION ALL SELECT slug FROM experiments WHERE a.owner_kind='experiment' AND id=a.owner_id" \
+    "  UNION ALL SELECT slug FROM projects WHERE a.owner_kind='project' AND id=a.owner_id)," \
+    " 'shared', " D##_B("a.shared") ", 'latest', a.latest," \
+    " 'created', a.created," \
+    " 'labels', (SELECT " D##_OBJ_AGG("label", "version") " FROM artifact_labels" \
+    "   WHERE artifact_id=a.id)," \
+    " 'versions', (SELECT " D##_AGG(D##_JO "'version', v.version, 'path', v.path," \
+    "   'media_type', v.media_type, 'size', v.size, 'sha256', v.sha256, 'uri', v.uri," \
+    "   'stored', " D##_BB("v.content IS NOT NULL") "," \
+    "   'text', " D##_B("v.is_text") "," \
+    "   'created', v.created, 'labels', (SELECT " D##_ARR("label") " FROM artifact_labels l" \
+    "   WHERE l.artifact_id=a.id AND l.version=v.version))") \
+    "   FROM (SELECT * FROM artifact_versions WHERE artifact_id=a.id ORDER BY version DESC) v))" \
+    " FROM artifacts a WHERE a.tenant_id=?1 AND a.id=?2"
+  PMCP__SQL_BOTH(sql, ARTIFACT_SQL);
+#undef ARTIFACT_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, aid, NULL);
   if (o) {
@@ -633,28 +557,19 @@ static cJSON *get_dataset(rd *r, const char *id)
   if (at)
     *at++ = '\0';
   int64_t did = row_id(r, "dataset", base);
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug,"
-      " 'name', d.name, 'description', d.description, 'uri', d.uri,"
-      " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id),"
-      " 'registered', json(CASE d.registered WHEN 1 THEN 'true' ELSE 'false' END),"
-      " 'created', d.created,"
-      " 'versions', (SELECT json_group_array(json_object('version', v.version, 'uri', v.uri,"
-      "   'sha256', v.sha256, 'size', v.size, 'rows', v.rows, 'description', v.description,"
-      "   'created', v.created)) FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id"
-      "   ORDER BY created DESC, id DESC) v))"
-      " FROM datasets d WHERE d.tenant_id=?1 AND d.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug,"
-      " 'name', d.name, 'description', d.description, 'uri', d.uri,"
-      " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id),"
-      " 'registered', (d.registered=1),"
-      " 'created', d.created,"
-      " 'versions', (SELECT coalesce(json_agg(json_build_object('version', v.version, 'uri', v.uri,"
-      "   'sha256', v.sha256, 'size', v.size, 'rows', v.rows, 'description', v.description,"
-      "   'created', v.created)), '[]'::json) FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id"
-      "   ORDER BY created DESC, id DESC) v))"
-      " FROM datasets d WHERE d.tenant_id=?1 AND d.id=?2";
+#define DATASET_SQL(D) \
+    "SELECT " D##_JO "'kind', 'dataset', 'ref', 'dataset:' || d.slug, 'id', d.slug," \
+    " 'name', d.name, 'description', d.description, 'uri', d.uri," \
+    " 'project', 'project:' || (SELECT slug FROM projects WHERE id=d.project_id)," \
+    " 'registered', " D##_B("d.registered") "," \
+    " 'created', d.created," \
+    " 'versions', (SELECT " D##_AGG(D##_JO "'version', v.version, 'uri', v.uri," \
+    "   'sha256', v.sha256, 'size', v.size, 'rows', v.rows, 'description', v.description," \
+    "   'created', v.created)") " FROM (SELECT * FROM dataset_versions WHERE dataset_id=d.id" \
+    "   ORDER BY created DESC, id DESC) v))" \
+    " FROM datasets d WHERE d.tenant_id=?1 AND d.id=?2"
+  PMCP__SQL_BOTH(sql, DATASET_SQL);
+#undef DATASET_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, did, NULL);
   if (o && at) {
@@ -726,26 +641,18 @@ static cJSON *get_checkpoint(rd *r, const char *id)
       return NULL;
     }
   }
-  static const char sql_sq[] =
-      "SELECT json_object('kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step,"
-      " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
-      " 'best', json(CASE c.best WHEN 1 THEN 'true' ELSE 'false' END),"
-      " 'stored', json(CASE c.stored WHEN 1 THEN 'true' ELSE 'false' END), 'uri', c.uri,"
-      " 'size', c.size, 'metric', c.metric, 'value', json(pmcp_num(c.value)), 'created', c.created,"
-      " 'versions', (SELECT json_group_array(json_object('ref', 'checkpoint:' || r.slug || '@step'"
-      "   || o.step, 'step', o.step, 'best', json(CASE o.best WHEN 1 THEN 'true' ELSE 'false' END)))"
-      "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
-      " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2";
-  static const char sql_pg[] =
-      "SELECT json_build_object('kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step,"
-      " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step,"
-      " 'best', (c.best=1),"
-      " 'stored', (c.stored=1), 'uri', c.uri,"
-      " 'size', c.size, 'metric', c.metric, 'value', c.value, 'created', c.created,"
-      " 'versions', (SELECT coalesce(json_agg(json_build_object('ref', 'checkpoint:' || r.slug || '@step'"
-      "   || o.step, 'step', o.step, 'best', (o.best=1))), '[]'::json)"
-      "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))"
-      " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2";
+#define CHECKPOINT_SQL(D) \
+    "SELECT " D##_JO "'kind', 'checkpoint', 'ref', 'checkpoint:' || r.slug || '@step' || c.step," \
+    " 'id', c.slug, 'run', 'run:' || r.slug, 'step', c.step," \
+    " 'best', " D##_B("c.best") "," \
+    " 'stored', " D##_B("c.stored") ", 'uri', c.uri," \
+    " 'size', c.size, 'metric', c.metric, 'value', " D##_NUMJ("c.value") ", 'created', c.created," \
+    " 'versions', (SELECT " D##_AGG(D##_JO "'ref', 'checkpoint:' || r.slug || '@step'" \
+    "   || o.step, 'step', o.step, 'best', " D##_B("o.best") ")") \
+    "   FROM (SELECT * FROM checkpoints WHERE run_id=c.run_id ORDER BY step) o))" \
+    " FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE c.tenant_id=?1 AND c.id=?2"
+  PMCP__SQL_BOTH(sql, CHECKPOINT_SQL);
+#undef CHECKPOINT_SQL
   const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, cid, NULL);
   add_lineage_self(r, o);
@@ -764,22 +671,16 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
   PMCP__SQL_BOTH(sql_source, SQL_SOURCE_8);
 #undef SQL_SOURCE_8
   const char *sql_source = PMCP__SQL_PICK(r->q, sql_source_sq, sql_source_pg);
-  static const char sql_group_sq[] =
-      "SELECT json_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
-      " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
-      " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT json_group_array("
-      " json_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status, 'deleted',"
-      " json(CASE r.deleted WHEN 0 THEN 'false' ELSE 'true' END))) FROM group_runs gr"
-      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
-      " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
-  static const char sql_group_pg[] =
-      "SELECT json_build_object('kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name,"
-      " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments"
-      " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT coalesce(json_agg("
-      " json_build_object('ref', 'run:' || r.slug, 'name', r.name, 'status', r.status, 'deleted', r.deleted<>0)"
-      " ORDER BY gr.run_id), '[]'::json) FROM group_runs gr"
-      " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))"
-      " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2";
+#define SQL_GROUP(D) \
+    "SELECT " D##_JO "'kind', 'group', 'ref', 'group:' || g.slug, 'id', g.slug, 'name', g.name," \
+    " 'description', g.description, 'experiment', 'experiment:' || (SELECT slug FROM experiments" \
+    " WHERE id=g.experiment_id), 'created', g.created, 'runs', (SELECT " D##_AGG_BY( \
+    D##_JO "'ref', 'run:' || r.slug, 'name', r.name, 'status', r.status, 'deleted', " \
+    D##_BB("r.deleted<>0") ")", "gr.run_id") " FROM group_runs gr" \
+    " JOIN runs r ON r.id=gr.run_id WHERE gr.group_id=g.id/*ws row runs r.id*/))" \
+    " FROM groups g WHERE g.tenant_id=?1 AND g.id=?2"
+  PMCP__SQL_BOTH(sql_group, SQL_GROUP);
+#undef SQL_GROUP
   const char *sql_group = PMCP__SQL_PICK(r->q, sql_group_sq, sql_group_pg);
 #define SQL_TRIAL_9(D) \
     "SELECT " D##_JO "'kind', 'trial', 'ref', 'trial:' || t.slug, 'id', t.slug," \
@@ -790,31 +691,23 @@ static cJSON *get_simple(rd *r, const char *kind, const char *id)
   PMCP__SQL_BOTH(sql_trial, SQL_TRIAL_9);
 #undef SQL_TRIAL_9
   const char *sql_trial = PMCP__SQL_PICK(r->q, sql_trial_sq, sql_trial_pg);
-  static const char sql_session_sq[] =
-      "SELECT json_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
-      " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
-      " 'on', (SELECT json_group_array(ref) FROM session_links WHERE session_id=s.id),"
-      " 'transcript', json(s.transcript)) FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2";
-  static const char sql_session_pg[] =
-      "SELECT json_build_object('kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title',"
-      " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created,"
-      " 'on', (SELECT coalesce(json_agg(ref ORDER BY ref), '[]'::json) FROM session_links WHERE session_id=s.id),"
-      " 'transcript', s.transcript::json) FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2";
+#define SQL_SESSION(D) \
+    "SELECT " D##_JO "'kind', 'session', 'ref', 'session:' || s.slug, 'id', s.slug, 'title'," \
+    " s.title, 'agent', s.agent, 'started', s.started, 'ended', s.ended, 'created', s.created," \
+    " 'on', (SELECT " D##_ARR("ref") " FROM session_links WHERE session_id=s.id)," \
+    " 'transcript', " D##_JSON("s.transcript") ") FROM sessions s WHERE s.tenant_id=?1 AND s.id=?2"
+  PMCP__SQL_BOTH(sql_session, SQL_SESSION);
+#undef SQL_SESSION
   const char *sql_session = PMCP__SQL_PICK(r->q, sql_session_sq, sql_session_pg);
-  static const char sql_file_sq[] =
-      "SELECT json_object('kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path,"
-      " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id),"
-      " 'shared', json(CASE f.workspace_id WHEN 0 THEN 'true' ELSE 'false' END),"
-      " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
-      " 'created', f.created, 'content', CAST(f.content AS TEXT))"
-      " FROM files f WHERE f.tenant_id=?1 AND f.id=?2";
-  static const char sql_file_pg[] =
-      "SELECT json_build_object('kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path,"
-      " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id),"
-      " 'shared', f.workspace_id=0,"
-      " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri,"
-      " 'created', f.created, 'content', convert_from(f.content, 'UTF8'))"
-      " FROM files f WHERE f.tenant_id=?1 AND f.id=?2";
+#define SQL_FILE(D) \
+    "SELECT " D##_JO "'kind', 'file', 'ref', 'file:' || f.slug, 'id', f.slug, 'path', f.path," \
+    " 'workspace', 'workspace:' || (SELECT slug FROM workspaces WHERE id=f.workspace_id)," \
+    " 'shared', " D##_BB("f.workspace_id=0") "," \
+    " 'media_type', f.media_type, 'size', f.size, 'sha256', f.sha256, 'uri', f.uri," \
+    " 'created', f.created, 'content', " D##_TEXT("f.content") ")" \
+    " FROM files f WHERE f.tenant_id=?1 AND f.id=?2"
+  PMCP__SQL_BOTH(sql_file, SQL_FILE);
+#undef SQL_FILE
   const char *sql_file = PMCP__SQL_PICK(r->q, sql_file_sq, sql_file_pg);
   const char *sql = strcmp(kind, "source") == 0    ? sql_source
                     : strcmp(kind, "group") == 0   ? sql_group

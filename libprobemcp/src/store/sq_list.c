@@ -7,7 +7,7 @@
 
 #define JO SQ_JO
 #define B(col) SQ_B(col)
-#define BB(expr) B("(" expr ")")
+#define BB(expr) SQ_BB(expr)
 /* A condition the planner can match to an index (list.h). */
 #define BF(col) col "=:f"
 #define JSON(x) SQ_JSON(x)

@@ -25,8 +25,8 @@ static int allowed_workspaces(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
     return 0;
   if (!tk->scope_list) {
     *out = cJSON_CreateObject();
-    if (*out && tk->scope->workspace[0])
-      cJSON_AddStringToObject(*out, tk->scope->workspace, tk->scope->role);
+    if (*out && tk->scope->workspace)
+      cJSON_AddStringToObject(*out, tk->scope->workspace, pmcp_call_scope_role(tk->scope));
   } else {
     pmcp_buf b = PMCP_BUF_INIT;
     int rc = tk->scope_list(call, &b, tk->rs->scope_ud);

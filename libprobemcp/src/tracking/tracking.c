@@ -67,6 +67,7 @@ int pmcp_tracking_register(pmcp_server *server, pmcp_store *store,
   if (opts->version >= 2) {
     tk->rs->scope = opts->scope;
     tk->rs->scope_ud = opts->scope_ud;
+    tk->rs->scope_0_1 = opts->version < 3;
     tk->scope_list = opts->scope ? opts->scope_list : NULL;
   }
   int oom = 0;
@@ -147,19 +148,21 @@ static int trk_tool_call(pmcp_call *call, void *ud)
     return w->fn(call, w->tk);
   pmcp__tracking view = *w->tk;
   pmcp__research rview = *w->tk->rs;
-  pmcp_call_scope sc;
+  pmcp_call_scope sc = PMCP__CALL_SCOPE_INIT;
   int r = pmcp__rs_scope(call, w->tk->rs, &rview.tenant, &sc);
-  if (r)
+  if (r) {
+    pmcp__call_scope_dispose(&sc);
     return r > 0 ? 0 : r;
-  view.rs = &rview;
-  if (w->tk->rs->scope) {
-    view.scope = &sc;
-    if (sc.workspace[0])
-      view.workspace = sc.workspace;
-    if (sc.role[0])
-      view.role = sc.role;
   }
-  return w->fn(call, &view);
+  view.rs = &rview;
+  view.scope = &sc;
+  if (sc.workspace)
+    view.workspace = sc.workspace;
+  if (sc.role)
+    view.role = sc.role;
+  r = w->fn(call, &view);
+  pmcp__call_scope_dispose(&sc);
+  return r;
 }
 
 int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,

@@ -10,6 +10,21 @@
 #include <stddef.h>
 #include <string.h>
 
+/* PMCP__SYMVER_AS(name, "pub@VER") before the definition of @p name
+ * exports it as pub at symbol version VER ("pub@@VER": the default), so
+ * that a call whose types changed keeps its old version for programs
+ * linked against an older release. The attribute survives link-time
+ * optimization, which a top-level .symver does not. Only with the version
+ * script (meson defines PMCP__SYMVER). */
+#if defined(__has_attribute)
+#if __has_attribute(symver)
+#define PMCP__SYMVER_AS(name, sym) __attribute__((symver(sym)))
+#endif
+#endif
+#ifndef PMCP__SYMVER_AS
+#define PMCP__SYMVER_AS(name, sym) __asm__(".symver " #name ", " sym);
+#endif
+
 /* 1 when @p v is a version this library knows (1 .. @p current). */
 #define PMCP__VERSION_OK(v, current) ((v) >= 1u && (v) <= (unsigned)(current))
 

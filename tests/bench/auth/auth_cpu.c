@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench_io.h"
+
 static int fd = -1;
 static char sid[128];
 static char rbuf[1 << 20];
@@ -71,12 +73,9 @@ static void send_all(const char *b, size_t n)
 
 static void fill(void)
 {
-  if (rlen == sizeof rbuf)
-    die("reply too large");
-  ssize_t r = read(fd, rbuf + rlen, sizeof rbuf - rlen);
-  if (r <= 0)
-    die("the server closed the connection");
-  rlen += (size_t)r;
+  int rc = bench_read_more(fd, rbuf, sizeof rbuf, &rlen);
+  if (rc)
+    die(rc == -1 ? "reply too large" : "the server closed the connection");
 }
 
 /* Reads one response; returns its status; the body is left in body[]. */

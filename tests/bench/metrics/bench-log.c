@@ -23,29 +23,9 @@
 
 #include "probemcp/probemcp.h"
 
+#include "../bench_util.h"
+
 static const char *dir;
-
-static double cpu_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
 
 static const char *KEYS[10] = {"train/loss", "train/acc", "lr", "grad_norm", "val/loss",
                                "val/acc", "tokens_per_s", "gpu_mem", "loss_scale", "epoch"};
@@ -60,11 +40,11 @@ static void make_inputs(size_t n, char *f1, char *f10)
   }
   for (size_t i = 0; i < n; i++)
     fprintf(a, "{\"key\":\"train/loss\",\"step\":%zu,\"value\":%.17g}\n", i,
-            2.0 * exp(-(double)i / 1e6) + 0.01 * urand());
+            2.0 * exp(-(double)i / 1e6) + 0.01 * bench_uniform());
   for (size_t i = 0; i < n / 10; i++) {
     fprintf(b, "{\"step\":%zu,\"values\":{", i);
     for (int k = 0; k < 10; k++)
-      fprintf(b, "%s\"%s\":%.17g", k ? "," : "", KEYS[k], urand() * 10);
+      fprintf(b, "%s\"%s\":%.17g", k ? "," : "", KEYS[k], bench_uniform() * 10);
     fprintf(b, "},\"labels\":{\"rank\":\"%zu\"}}\n", i % 4);
   }
   fclose(a);
@@ -131,11 +111,11 @@ static double run_floor(size_t n, int ten)
       exit(1);
     p[k] = malloc(per * sizeof *p[k]);
   }
-  double c0 = cpu_s();
+  double c0 = bench_cpu_s();
   pmcp_store_begin(s);
   for (size_t i = 0; i < n; i++) {
     size_t k = ten ? (i / 10 % 4) * 10 + i % 10 : 0;
-    p[k][np[k]++] = (pmcp_point){(int64_t)(ten ? i / 10 : i), 0, urand()};
+    p[k][np[k]++] = (pmcp_point){(int64_t)(ten ? i / 10 : i), 0, bench_uniform()};
     if (np[k] == per) {
       pmcp_store_log(s, t, id[k], p[k], per);
       np[k] = 0;
@@ -148,7 +128,7 @@ static double run_floor(size_t n, int ten)
     fprintf(stderr, "bench-log: floor commit: %s\n", pmcp_store_errmsg(s));
     exit(1);
   }
-  double c = cpu_s() - c0;
+  double c = bench_cpu_s() - c0;
   pmcp_store_free(s);
   for (size_t k = 0; k < ns; k++)
     free(p[k]);
@@ -193,11 +173,11 @@ int main(int argc, char **argv)
   printf("%-34s %14s %14s %14s %10s\n", "input", "probe log", "floor (lib)", "before",
          "log/floor");
   for (int in = 0; in < 2; in++) {
-    qsort(cp[in], (size_t)rounds, sizeof(double), dcmp);
-    qsort(cf[in], (size_t)rounds, sizeof(double), dcmp);
+    bench_sort(cp[in], (size_t)rounds);
+    bench_sort(cf[in], (size_t)rounds);
     double p = (double)n / cp[in][rounds / 2], f = (double)n / cf[in][rounds / 2], b = 0;
     if (before) {
-      qsort(cb[in], (size_t)rounds, sizeof(double), dcmp);
+      bench_sort(cb[in], (size_t)rounds);
       b = (double)n / cb[in][rounds / 2];
     }
     char bs[32] = "-";

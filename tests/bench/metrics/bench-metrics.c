@@ -24,38 +24,9 @@
 
 #include "probemcp/probemcp.h"
 
-static char *last;
-
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(last);
-  last = strndup(m->data, m->len);
-}
-
-static double now_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "../bench_util.h"
 
 static double cpu_last; /* CPU time of the last timed call, all threads */
-
-static int dcmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static void die(const char *what, pmcp_store *s)
 {
@@ -100,14 +71,14 @@ static double timed_call(const char *tool, const char *args, int check)
   char *msg = malloc(strlen(args) + 256);
   sprintf(msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
           "{\"name\":\"%s\",\"arguments\":%s}}", rid++, tool, args);
-  double c0 = cpu_ms(), t0 = now_ms();
+  double c0 = bench_cpu_ms(), t0 = bench_wall_ms();
   pmcp_server_handle(srv, "", msg, strlen(msg));
   pmcp_server_drain(srv);
-  double dt = now_ms() - t0;
-  cpu_last = cpu_ms() - c0;
+  double dt = bench_wall_ms() - t0;
+  cpu_last = bench_cpu_ms() - c0;
   free(msg);
-  if (check && (!last || strstr(last, "\"isError\":true"))) {
-    fprintf(stderr, "bench-metrics: %s %s failed: %.400s\n", tool, args, last ? last : "");
+  if (check && (!bench_last || strstr(bench_last, "\"isError\":true"))) {
+    fprintf(stderr, "bench-metrics: %s %s failed: %.400s\n", tool, args, bench_last ? bench_last : "");
     exit(1);
   }
   return dt;
@@ -115,8 +86,8 @@ static double timed_call(const char *tool, const char *args, int check)
 
 static void report(const char *what, double *t, double *c, int n)
 {
-  qsort(t, (size_t)n, sizeof *t, dcmp);
-  qsort(c, (size_t)n, sizeof *c, dcmp);
+  bench_sort(t, (size_t)n);
+  bench_sort(c, (size_t)n);
   printf("%-50s wall p50 %8.2f ms p90 %8.2f ms | cpu p50 %8.2f ms min %8.2f ms (%d calls)\n",
          what, t[n / 2], t[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1], c[n / 2], c[0], n);
 }
@@ -140,7 +111,7 @@ int main(int argc, char **argv)
     die("open", s);
   pmcp_tenant t;
   pmcp_store_tenant(s, NULL, 0, &t);
-  double t0 = now_ms();
+  double t0 = bench_wall_ms();
   pmcp_store_begin(s);
   for (int r = 0; r < 10; r++) {
     char id[16];
@@ -164,21 +135,14 @@ int main(int argc, char **argv)
     die("commit", s);
   pmcp_store_free(s);
   printf("filled %s: 10 runs x %zu points + 10 ranks x %zu points in %.1f s\n", path, n, n,
-         (now_ms() - t0) / 1e3);
+         (bench_wall_ms() - t0) / 1e3);
 
   if (pmcp_store_open(&s, path, PMCP_STORE_READONLY))
     die("open read-only", s);
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "bench";
-  o.sink = sink;
-  pmcp_server_new(&srv, &o);
+  bench_server_new(&srv);
   if (pmcp_research_register(srv, s, NULL))
     die("register", s);
-  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
-  pmcp_server_handle(srv, "", init, strlen(init));
-  pmcp_server_drain(srv);
+  bench_initialize(srv);
 
   double tm[32], cm[32];
   char what[128];
@@ -191,9 +155,9 @@ int main(int argc, char **argv)
     tm[i] = timed_call("metrics", series_args, 1), cm[i] = cpu_last;
   snprintf(what, sizeof what, "series 10 runs x %zu points -> 100 points", n);
   report(what, tm, cm, 21);
-  const char *rows = strstr(last, "\\\"count\\\":");
+  const char *rows = strstr(bench_last, "\\\"count\\\":");
   printf("  (rows on the page: %.3s; the page's text: %zu bytes)\n", rows ? rows + 10 : "?",
-         strlen(last));
+         strlen(bench_last));
 
   const char *grouped_rank = "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\","
                              "\"by\":[\"rank\"],\"max_rows\":100,\"token_budget\":8000}";
@@ -246,9 +210,9 @@ int main(int argc, char **argv)
     timed_call("query_sql", args, 0);
     for (int i = 0; i < calls; i++) {
       double t = timed_call("query_sql", args, 0);
-      if (!last || strstr(last, "\"isError\":true")) {
+      if (!bench_last || strstr(bench_last, "\"isError\":true")) {
         printf("query_sql (%s) failed: %.300s\n", q ? "block summaries" : "every point",
-               last ? last : "");
+               bench_last ? bench_last : "");
         continue;
       }
       tm[ok] = t, cm[ok++] = cpu_last;
@@ -259,12 +223,12 @@ int main(int argc, char **argv)
     snprintf(what, sizeof what, "query_sql aggregate over %zu points (%s)", 10 * n,
              q ? "block summaries" : "every point");
     report(what, tm, cm, calls);
-    const char *rows = last ? strstr(last, "\"rows\":") : NULL;
+    const char *rows = bench_last ? strstr(bench_last, "\"rows\":") : NULL;
     printf("  query: %s\n  rows: %.160s\n", sqls[q], rows ? rows : "?");
   }
   pmcp_server_free(srv);
   pmcp_store_free(s);
-  free(last);
+  free(bench_last);
   if (argc <= 2) {
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -28,32 +28,11 @@
 #include "probemcp/probemcp.h"
 #include "util/buf.h"
 
-static char *last;
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(last);
-  last = strndup(m->data, m->len);
-}
-
-static double now_ms(clockid_t c)
-{
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "../bench_util.h"
 
 static double pct(double *v, int n, double p)
 {
-  qsort(v, (size_t)n, sizeof *v, cmpd);
+  bench_sort(v, (size_t)n);
   int i = (int)(p * (n - 1) + 0.5);
   return v[i];
 }
@@ -61,7 +40,7 @@ static double pct(double *v, int n, double p)
 /* runs argv, returns its exit status; *wall, *cpu in ms */
 static int run(char *const argv[], double *wall, double *cpu)
 {
-  double w0 = now_ms(CLOCK_MONOTONIC);
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC);
   pid_t pid = fork();
   if (pid == 0) {
     execv(argv[0], argv);
@@ -71,7 +50,7 @@ static int run(char *const argv[], double *wall, double *cpu)
   struct rusage ru;
   if (pid < 0 || wait4(pid, &st, 0, &ru) < 0)
     return -1;
-  *wall = now_ms(CLOCK_MONOTONIC) - w0;
+  *wall = bench_clock_ms(CLOCK_MONOTONIC) - w0;
   *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
          (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -90,20 +69,20 @@ static cJSON *call(pmcp_server *srv, cJSON *args, double *wall, double *cpu)
   cJSON_AddItemToObject(pa, "arguments", cJSON_Duplicate(args, 1));
   char *t = cJSON_PrintUnformatted(msg);
   cJSON_Delete(msg);
-  free(last);
-  last = NULL;
-  double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+  free(bench_last);
+  bench_last = NULL;
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
   pmcp_server_handle(srv, "", t, strlen(t));
   pmcp_server_drain(srv);
-  *cpu = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
-  *wall = now_ms(CLOCK_MONOTONIC) - w0;
+  *cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  *wall = bench_clock_ms(CLOCK_MONOTONIC) - w0;
   free(t);
-  cJSON *r = last ? cJSON_Parse(last) : NULL;
+  cJSON *r = bench_last ? cJSON_Parse(bench_last) : NULL;
   cJSON *sc = cJSON_DetachItemFromObject(cJSON_GetObjectItem(r, "result"), "structuredContent");
   int err = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "isError"));
   cJSON_Delete(r);
   if (err || !sc) {
-    fprintf(stderr, "bench: find_papers failed: %.300s\n", last ? last : "(none)");
+    fprintf(stderr, "bench: find_papers failed: %.300s\n", bench_last ? bench_last : "(none)");
     cJSON_Delete(sc);
     return NULL;
   }
@@ -245,19 +224,10 @@ static int bench_size(const char *probe, const char *gen, long n, int n_old)
     fprintf(stderr, "bench: cannot open %s\n", db);
     return 1;
   }
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "bench";
-  o.sink = sink;
   pmcp_server *srv = NULL;
-  if (pmcp_server_new(&srv, &o) || pmcp_research_register(srv, st, NULL))
+  if (bench_server_new(&srv) || pmcp_research_register(srv, st, NULL))
     return 1;
-  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
-  pmcp_server_handle(srv, "", init, strlen(init));
-  const char *inited = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-  pmcp_server_handle(srv, "", inited, strlen(inited));
-  pmcp_server_drain(srv);
+  bench_initialize(srv);
 
   double cw[400], cc[400], pw[200], pc[200], ow[200], oc[200];
   double rec_new = 0, mrr_new = 0, rec_old = 0, mrr_old = 0, rec_new_o = 0, mrr_new_o = 0;
@@ -305,11 +275,11 @@ static int bench_size(const char *probe, const char *gen, long n, int n_old)
     if (i < n_old) {
       char oid[10][24];
       int on = 0;
-      double w0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+      double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
       if (old_path(st, t, qs[i].text, oid, &on))
         fails++;
-      oc[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
-      ow[i] = now_ms(CLOCK_MONOTONIC) - w0;
+      oc[i] = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+      ow[i] = bench_clock_ms(CLOCK_MONOTONIC) - w0;
       old_cpu += oc[i];
       new_cpu_on_old += cc[i];
       judge(&qs[i], oid, on, &rc_, &rr);
@@ -377,12 +347,6 @@ int main(int argc, char **argv)
       n_old = atoi(getenv("BENCH_OLD_Q"));
     rc |= bench_size(argv[1], argv[2], sizes[i], n_old);
   }
-  double l1, l5, l15;
-  FILE *la = fopen("/proc/loadavg", "r");
-  if (la && fscanf(la, "%lf %lf %lf", &l1, &l5, &l15) == 3)
-    printf("\nload average: %.2f %.2f %.2f on %ld cores\n", l1, l5, l15,
-           sysconf(_SC_NPROCESSORS_ONLN));
-  if (la)
-    fclose(la);
+  bench_print_load("\nload average: ");
   return rc;
 }

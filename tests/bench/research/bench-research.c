@@ -23,30 +23,9 @@
 #include <unistd.h>
 
 #include "probemcp/probemcp.h"
+
+#include "../bench_util.h"
 #include "probemcp/tokens.h"
-
-static char *last;
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(last);
-  last = strndup(m->data, m->len);
-}
-
-static double clock_ms(clockid_t c)
-{
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static int id = 100;
 static int failures;
@@ -59,15 +38,15 @@ static void call(pmcp_server *srv, const char *tool, const char *args, double *w
   snprintf(msg, sizeof msg,
            "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
            "\"params\":{\"name\":\"%s\",\"arguments\":%s}}", id++, tool, args);
-  free(last);
-  last = NULL;
-  double w0 = clock_ms(CLOCK_MONOTONIC), c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+  free(bench_last);
+  bench_last = NULL;
+  double w0 = bench_clock_ms(CLOCK_MONOTONIC), c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
   pmcp_server_handle(srv, "", msg, strlen(msg));
   pmcp_server_drain(srv);
-  *cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
-  *wall = clock_ms(CLOCK_MONOTONIC) - w0;
-  if (!last || strstr(last, "\"isError\":true")) {
-    fprintf(stderr, "bench: %s %s failed: %.400s\n", tool, args, last ? last : "(none)");
+  *cpu = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  *wall = bench_clock_ms(CLOCK_MONOTONIC) - w0;
+  if (!bench_last || strstr(bench_last, "\"isError\":true")) {
+    fprintf(stderr, "bench: %s %s failed: %.400s\n", tool, args, bench_last ? bench_last : "(none)");
     failures++;
   }
 }
@@ -152,7 +131,7 @@ static void expand(const char *fmt, int i, int n_runs, char *out, size_t size)
 
 static void pct(double *t, int n, double *p50, double *p95, double *p99)
 {
-  qsort(t, (size_t)n, sizeof *t, cmp);
+  bench_sort(t, (size_t)n);
   *p50 = t[n / 2];
   *p95 = t[(int)(n * 0.95)];
   *p99 = t[(int)(n * 0.99)];
@@ -297,44 +276,35 @@ int main(int argc, char **argv)
       close(fd);
     }
     unlink(path);
-    double t0 = clock_ms(CLOCK_MONOTONIC);
+    double t0 = bench_clock_ms(CLOCK_MONOTONIC);
     CK(pmcp_store_open(&st, path, PMCP_STORE_CREATE));
     if (fill(st, n_runs, n_art))
       return 1;
     pmcp_store_free(st);
     printf("filled %d runs, %d artifacts, %d notes in %.0f ms\n", n_runs, n_art, n_runs / 10,
-           clock_ms(CLOCK_MONOTONIC) - t0);
+           bench_clock_ms(CLOCK_MONOTONIC) - t0);
     if (keep)
       return 0;
   }
 
   st = NULL;
   CK(pmcp_store_open(&st, path, PMCP_STORE_READONLY));
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "bench";
-  o.sink = sink;
   pmcp_server *srv = NULL;
-  if (pmcp_server_new(&srv, &o) || pmcp_research_register(srv, st, NULL)) {
+  if (bench_server_new(&srv) || pmcp_research_register(srv, st, NULL)) {
     fprintf(stderr, "bench: cannot set up the server\n");
     return 1;
   }
-  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
-  pmcp_server_handle(srv, "", init, strlen(init));
-  const char *inited = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-  pmcp_server_handle(srv, "", inited, strlen(inited));
-  pmcp_server_drain(srv);
+  bench_initialize(srv);
 
   /* what the tool list costs a client, as sent */
   const char *tl = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
-  free(last);
-  last = NULL;
+  free(bench_last);
+  bench_last = NULL;
   pmcp_server_handle(srv, "", tl, strlen(tl));
   pmcp_server_drain(srv);
   size_t tl_tokens = 0;
-  if (last && pmcp_tokens_count(last, strlen(last), &tl_tokens) == 0)
-    printf("tools/list: %zu tokens (o200k_base), %zu bytes\n", tl_tokens, strlen(last));
+  if (bench_last && pmcp_tokens_count(bench_last, strlen(bench_last), &tl_tokens) == 0)
+    printf("tools/list: %zu tokens (o200k_base), %zu bytes\n", tl_tokens, strlen(bench_last));
 
   double *wall = malloc((size_t)n_calls * sizeof *wall);
   double *cpu = malloc((size_t)n_calls * sizeof *cpu);
@@ -371,19 +341,13 @@ int main(int argc, char **argv)
            w95, w99, c50, c95, c99, op->target_ms, c99 < op->target_ms ? "OK" : "MISSED",
            w99 < op->target_ms ? "OK" : "MISSED");
   }
-  double l1, l5, l15;
-  FILE *la = fopen("/proc/loadavg", "r");
-  if (la && fscanf(la, "%lf %lf %lf", &l1, &l5, &l15) == 3)
-    printf("load average during the run: %.2f %.2f %.2f on %ld cores\n", l1, l5, l15,
-           sysconf(_SC_NPROCESSORS_ONLN));
-  if (la)
-    fclose(la);
+  bench_print_load("load average during the run: ");
   printf("verdict (cpu p99): %s\n", missed_cpu ? "TARGETS MISSED" : "all targets met");
   free(wall);
   free(cpu);
   pmcp_server_free(srv);
   pmcp_store_free(st);
-  free(last);
+  free(bench_last);
   if (!readp && !keep) {
     unlink(path);
     char side[600];

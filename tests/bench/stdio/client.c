@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench_io.h"
+
 static pid_t child;
 static int to_srv, from_srv;
 static int modern;
@@ -88,12 +90,9 @@ static char *read_line(void)
       rlen -= rpos;
       rpos = 0;
     }
-    if (rlen == sizeof rbuf)
-      die("a line longer than 1 MiB");
-    ssize_t r = read(from_srv, rbuf + rlen, sizeof rbuf - rlen);
-    if (r <= 0)
-      die("the server closed its output");
-    rlen += (size_t)r;
+    int rc = bench_read_more(from_srv, rbuf, sizeof rbuf, &rlen);
+    if (rc)
+      die(rc == -1 ? "a line longer than 1 MiB" : "the server closed its output");
   }
 }
 

@@ -34,12 +34,7 @@
 
 #include "probemcp/probemcp.h"
 
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "../bench_util.h"
 
 static double cpu_s(void)
 {
@@ -89,9 +84,9 @@ static long reader(int64_t series, double secs)
   pmcp_bucket bk[100];
   size_t nb;
   long calls = 0;
-  double end = now_s() + secs;
+  double end = bench_wall_s() + secs;
   unsigned k = (unsigned)getpid();
-  while (now_s() < end) {
+  while (bench_wall_s() < end) {
     char ref[32];
     snprintf(ref, sizeof ref, "run:r%u", (k = k * 1103515245u + 12345u) % 1000);
     CHECK(s, pmcp_store_get(s, t, ref, &b));
@@ -160,7 +155,7 @@ int main(int argc, char **argv)
   enum { BATCH = 10000 };
   pmcp_point *pts = malloc(BATCH * sizeof *pts);
   int64_t clock = 1700000000000;
-  double t0 = now_s(), c0 = cpu_s(), sc0 = server_cpu_s();
+  double t0 = bench_wall_s(), c0 = cpu_s(), sc0 = server_cpu_s();
   for (size_t i = 0; i < n_points;) {
     if (i % 1000000 == 0)
       CHECK(s, pmcp_store_begin(s));
@@ -176,7 +171,7 @@ int main(int argc, char **argv)
     if (i % 1000000 == 0 || i == n_points)
       CHECK(s, pmcp_store_commit(s));
   }
-  double dt = now_s() - t0;
+  double dt = bench_wall_s() - t0;
   if (n_points)
     printf("ingest: %zu points in %.2f s: %.0f points/s (client CPU %.2f s%s)\n", n_points, dt,
            (double)n_points / dt, cpu_s() - c0, server_note(sc0));
@@ -194,7 +189,7 @@ int main(int argc, char **argv)
     int64_t step = 0;
     for (int alone = 0; alone < 2; alone++) {
       size_t calls = alone ? 200 : 20000;
-      t0 = now_s();
+      t0 = bench_wall_s();
       c0 = cpu_s();
       sc0 = server_cpu_s();
       for (size_t c = 0; c < calls; c++) {
@@ -209,7 +204,7 @@ int main(int argc, char **argv)
         if (!alone && (c + 1) % 1000 == 0)
           CHECK(s, pmcp_store_commit(s));
       }
-      dt = now_s() - t0;
+      dt = bench_wall_s() - t0;
       printf("ingest, 10 points a call%s: %zu calls in %.2f s: %.0f calls/s, %.0f points/s"
              " (client CPU %.2f s%s)\n", alone ? ", each its own transaction" : "", calls, dt,
              (double)calls / dt, (double)calls * 10 / dt, cpu_s() - c0, server_note(sc0));
@@ -222,11 +217,11 @@ int main(int argc, char **argv)
   pmcp_bucket *bk = malloc(1000 * sizeof *bk);
   size_t nb = 0;
   for (int buckets = 100; buckets <= 1000; buckets *= 10) {
-    t0 = now_s();
+    t0 = bench_wall_s();
     c0 = cpu_s();
     sc0 = server_cpu_s();
     CHECK(s, pmcp_store_summary(s, t, series, INT64_MIN, INT64_MAX, (size_t)buckets, bk, &nb));
-    dt = now_s() - t0;
+    dt = bench_wall_s() - t0;
     uint64_t count = 0;
     for (size_t i = 0; i < nb; i++)
       count += bk[i].count;
@@ -236,12 +231,12 @@ int main(int argc, char **argv)
   /* The same on the time axis (where every block / chunk summary must
    * also know that all its points have a time). */
   for (int buckets = 1; buckets <= 1000; buckets *= 10) {
-    t0 = now_s();
+    t0 = bench_wall_s();
     c0 = cpu_s();
     sc0 = server_cpu_s();
     CHECK(s, pmcp_store_summary_time(s, t, series, INT64_MIN, INT64_MAX, (size_t)buckets, bk,
                                      &nb));
-    dt = now_s() - t0;
+    dt = bench_wall_s() - t0;
     uint64_t count = 0;
     for (size_t i = 0; i < nb; i++)
       count += bk[i].count;
@@ -256,7 +251,7 @@ int main(int argc, char **argv)
   if (n_runs == 0)
     goto readers;
   static const char *const status[] = {"finished", "failed", "running", "killed"};
-  t0 = now_s();
+  t0 = bench_wall_s();
   c0 = cpu_s();
   sc0 = server_cpu_s();
   for (size_t i = 0; i < n_runs; i++) {
@@ -276,7 +271,7 @@ int main(int argc, char **argv)
     if ((i + 1) % 5000 == 0 || i + 1 == n_runs)
       CHECK(s, pmcp_store_commit(s));
   }
-  printf("runs: %zu created in %.1f s (client CPU %.1f s%s)\n", n_runs, now_s() - t0,
+  printf("runs: %zu created in %.1f s (client CPU %.1f s%s)\n", n_runs, bench_wall_s() - t0,
          cpu_s() - c0, server_note(sc0));
   static const char *const filters[][2] = {
     {"{\"status\":\"failed\"}", NULL},
@@ -291,9 +286,9 @@ int main(int argc, char **argv)
     o.filter = filters[f][0];
     o.query = filters[f][1];
     o.limit = 50;
-    t0 = now_s();
+    t0 = bench_wall_s();
     CHECK(s, pmcp_store_list(s, t, &o, &b));
-    dt = now_s() - t0;
+    dt = bench_wall_s() - t0;
     const char *tot = strstr(b.ptr, "\"total\":");
     printf("list runs %s%s: first page of 50 in %.1f ms (total %lld)\n",
            filters[f][0] ? filters[f][0] : "query=", filters[f][1] ? filters[f][1] : "",

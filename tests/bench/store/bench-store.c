@@ -23,12 +23,7 @@
 
 #include "probemcp/probemcp.h"
 
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "../bench_util.h"
 
 static long long file_size(const char *p)
 {
@@ -36,27 +31,40 @@ static long long file_size(const char *p)
   return stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static double uniform(void)
-{
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
 static void gen(pmcp_point *p, size_t from, size_t n, size_t total, int64_t *clock)
 {
   double tau = (double)total / 5.0;
   for (size_t i = 0; i < n; i++) {
     size_t k = from + i;
-    *clock += 48 + (int64_t)(uniform() * 5.0);
+    *clock += 48 + (int64_t)(bench_uniform() * 5.0);
     double clean = 2.3 * exp(-(double)k / tau) + 0.15;
-    double noisy = clean * (1.0 + 0.03 * (2.0 * uniform() - 1.0));
+    double noisy = clean * (1.0 + 0.03 * (2.0 * bench_uniform() - 1.0));
     p[i].step = (int64_t)k;
     p[i].time_ms = *clock;
     p[i].value = (double)(float)noisy;
   }
+}
+
+/* Logs points 0..n-1 of the curve of @p total points (gen()) into @p series
+ * in calls of @p batch, in one transaction when @p txn. Returns the wall
+ * time in s without the generation's, or -1 (the store's error). */
+static double write_points(pmcp_store *s, pmcp_tenant t, int64_t series, pmcp_point *pts,
+                           size_t n, size_t total, size_t batch, int64_t *clock, int txn)
+{
+  double gen_time = 0, t0 = bench_wall_s();
+  if (txn && pmcp_store_begin(s))
+    return -1;
+  for (size_t done = 0; done < n; done += batch) {
+    size_t k = n - done < batch ? n - done : batch;
+    double g0 = bench_wall_s();
+    gen(pts, done, k, total, clock);
+    gen_time += bench_wall_s() - g0;
+    if (pmcp_store_log(s, t, series, pts, k))
+      return -1;
+  }
+  if (txn && pmcp_store_commit(s))
+    return -1;
+  return bench_wall_s() - t0 - gen_time;
 }
 
 /* Shortest text that reads back as the same double (as Python's repr). */
@@ -121,20 +129,9 @@ int main(int argc, char **argv)
   int64_t clock = 1700000000000LL;
   if (pmcp_store_open(&s, path, 0))
     FAIL(s, "open");
-  double gen_time = 0, t0 = now_s();
-  if (pmcp_store_begin(s))
-    FAIL(s, "begin");
-  for (size_t done = 0; done < total; done += batch) {
-    size_t n = total - done < batch ? total - done : batch;
-    double g0 = now_s();
-    gen(pts, done, n, total, &clock);
-    gen_time += now_s() - g0;
-    if (pmcp_store_log(s, t, series, pts, n))
-      FAIL(s, "log");
-  }
-  if (pmcp_store_commit(s))
-    FAIL(s, "commit");
-  double secs = now_s() - t0 - gen_time;
+  double secs = write_points(s, t, series, pts, total, total, batch, &clock, 1);
+  if (secs < 0)
+    FAIL(s, "write");
   pmcp_store_free(s);
   printf("write: %zu points in %.2f s = %.2f million points/s (one transaction, batches of "
          "%zu; generation time excluded)\n", total, secs, total / secs / 1e6, batch);
@@ -151,16 +148,9 @@ int main(int argc, char **argv)
       FAIL(s2, "open 2");
     size_t n2 = total < 2000000 ? total : 2000000;
     int64_t c2 = 1700000000000LL;
-    double w0 = now_s(), gsum = 0;
-    for (size_t done = 0; done < n2; done += batch) {
-      size_t n = n2 - done < batch ? n2 - done : batch;
-      double g0 = now_s();
-      gen(pts, done, n, total, &c2);
-      gsum += now_s() - g0;
-      if (pmcp_store_log(s2, t2, ser2, pts, n))
-        FAIL(s2, "log 2");
-    }
-    double ws = now_s() - w0 - gsum;
+    double ws = write_points(s2, t2, ser2, pts, n2, total, batch, &c2, 0);
+    if (ws < 0)
+      FAIL(s2, "write 2");
     printf("write: %zu points in %.2f s = %.2f million points/s (autocommit, one commit per "
            "%zu-point call)\n", n2, ws, n2 / ws / 1e6, batch);
     pmcp_store_free(s2);
@@ -187,7 +177,7 @@ int main(int argc, char **argv)
     return 1;
   }
   fprintf(fc, "step,timestamp,value\n");
-  rng = 0x9e3779b97f4a7c15ULL;
+  bench_uniform_restart();
   clock = 1700000000000LL;
   char num[40];
   for (size_t done = 0; done < total; done += batch) {
@@ -212,7 +202,7 @@ int main(int argc, char **argv)
   double best = 1e9, sum = 0;
   int reps = 5;
   for (int k = 0; k < reps; k++) {
-    double q0 = now_s();
+    double q0 = bench_wall_s();
     if (pmcp_store_open(&s, path, PMCP_STORE_READONLY))
       FAIL(s, "open ro");
     pmcp_bucket b[100];
@@ -220,7 +210,7 @@ int main(int argc, char **argv)
     if (pmcp_store_summary(s, t, series, INT64_MIN, INT64_MAX, 100, b, &nb))
       FAIL(s, "summary");
     pmcp_store_free(s);
-    double ms = (now_s() - q0) * 1000;
+    double ms = (bench_wall_s() - q0) * 1000;
     sum += ms;
     if (ms < best)
       best = ms;
@@ -237,11 +227,11 @@ int main(int argc, char **argv)
   pmcp_point *back = malloc(100000 * sizeof *back);
   size_t got;
   int64_t next;
-  double p0 = now_s();
+  double p0 = bench_wall_s();
   int64_t mid = (int64_t)total / 2;
   if (pmcp_store_points(s, t, series, mid, mid + 99999, 0, back, 100000, &got, &next))
     FAIL(s, "points");
-  double pms = (now_s() - p0) * 1000;
+  double pms = (bench_wall_s() - p0) * 1000;
   printf("read: %zu raw points from the middle of the series in %.2f ms\n", got, pms);
   pmcp_store_free(s);
   free(back);

@@ -37,23 +37,7 @@
 #include "probemcp/probemcp.h"
 #include "../pg_cpu.h"
 
-static char *last;
-
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(last);
-  last = strndup(m->data, m->len);
-}
-
-static double cpu_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "../bench_util.h"
 
 static double rss_mb(void)
 {
@@ -68,19 +52,7 @@ static double rss_mb(void)
   return kb / 1024;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-#define CHECK(x)                                                      \
-  do {                                                                \
-    if ((x) != 0) {                                                   \
-      fprintf(stderr, "failed: %s (%s)\n", #x, pmcp_store_errmsg(s)); \
-      return 1;                                                       \
-    }                                                                 \
-  } while (0)
+#define CHECK(x) BENCH_CHECK(s, x)
 
 static int build(const char *path, int n)
 {
@@ -88,10 +60,7 @@ static int build(const char *path, int n)
   pmcp_tenant t;
   CHECK(pmcp_store_open(&s, path, PMCP_STORE_CREATE));
   CHECK(pmcp_store_tenant(s, NULL, 0, &t));
-  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
-  p.id = "big";
-  p.name = "big";
-  CHECK(pmcp_store_create(s, t, "project", &p, NULL));
+  CHECK(bench_project(s, t, "big"));
   int n_exp = n / 10 ? n / 10 : 1;
   CHECK(pmcp_store_begin(s));
   for (int x = 0; x < n_exp; x++) {
@@ -215,10 +184,10 @@ int main(int argc, char **argv)
     else
       snprintf(path, sizeof path, "%s/scale-%d.db", dir, sizes[z]);
     if (pg ? !built_pg(path) : access(path, F_OK) != 0) {
-      double c0 = cpu_ms();
+      double c0 = bench_cpu_ms();
       if (build(path, sizes[z]))
         return 1;
-      printf("built %s (%d runs) in %.1f s of CPU\n", path, sizes[z], (cpu_ms() - c0) / 1e3);
+      printf("built %s (%d runs) in %.1f s of CPU\n", path, sizes[z], (bench_cpu_ms() - c0) / 1e3);
     }
     pmcp_store *s = NULL;
     /* a read-write open brings a kept store's schema up to date */
@@ -226,17 +195,10 @@ int main(int argc, char **argv)
     pmcp_store_free(s);
     CHECK(pmcp_store_open(&s, path, PMCP_STORE_READONLY));
     pmcp_server *srv = NULL;
-    pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-    o.name = "bench";
-    o.sink = sink;
-    if (pmcp_server_new(&srv, &o) || pmcp_research_register(srv, s, NULL) ||
+    if (bench_server_new(&srv) || pmcp_research_register(srv, s, NULL) ||
         pmcp_tracking_register(srv, s, NULL))
       return 1;
-    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                       "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                       "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
-    pmcp_server_handle(srv, "", init, strlen(init));
-    pmcp_server_drain(srv);
+    bench_initialize(srv);
     idle[z] = rss_mb();
     double *cpu = calloc((size_t)rounds, sizeof *cpu);
     for (size_t k = 0; k < N_OPS; k++) {
@@ -247,20 +209,20 @@ int main(int argc, char **argv)
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
                "\"%s\",\"arguments\":%s}}", ops[k].tool, ops[k].args);
       for (int r = 0; r < rounds; r++) {
-        double c = cpu_ms(), sv = server_cpu_s();
+        double c = bench_cpu_ms(), sv = server_cpu_s();
         pmcp_server_handle(srv, "", msg, strlen(msg));
         pmcp_server_drain(srv);
-        cpu[r] = cpu_ms() - c;
+        cpu[r] = bench_cpu_ms() - c;
         if (sv >= 0)
           cpu[r] += (server_cpu_s() - sv) * 1e3;
-        if (!last || strstr(last, "\"isError\":true")) {
-          fprintf(stderr, "%s failed: %.400s\n", ops[k].name, last ? last : "(none)");
+        if (!bench_last || strstr(bench_last, "\"isError\":true")) {
+          fprintf(stderr, "%s failed: %.400s\n", ops[k].name, bench_last ? bench_last : "(none)");
           return 1;
         }
       }
       if (getenv("BENCH_SHOW"))
-        printf("  %s: %.300s\n", ops[k].name, last);
-      qsort(cpu, (size_t)rounds, sizeof *cpu, cmp_d);
+        printf("  %s: %.300s\n", ops[k].name, bench_last);
+      bench_sort(cpu, (size_t)rounds);
       med[z][k] = cpu[rounds / 2];
     }
     free(cpu);
@@ -291,6 +253,6 @@ int main(int argc, char **argv)
     printf(" %18s", cell);
   }
   printf("\n");
-  free(last);
+  free(bench_last);
   return 0;
 }

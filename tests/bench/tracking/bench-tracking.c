@@ -27,43 +27,10 @@
 
 #include "probemcp/probemcp.h"
 
+#include "../bench_util.h"
 #include "../pg_cpu.h"
 
-static char *last;
-
-static void sink(const pmcp_out *m, void *ud)
-{
-  (void)ud;
-  if (m->kind != PMCP_OUT_RESPONSE)
-    return;
-  free(last);
-  last = strndup(m->data, m->len);
-}
-
-static double clock_ms(clockid_t c)
-{
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
-/* The tool runs on a worker thread: the whole process's CPU time. */
-static double cpu_ms(void) { return clock_ms(CLOCK_PROCESS_CPUTIME_ID); }
-
-static int cmp_d(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-#define CHECK(x)                                                      \
-  do {                                                                \
-    if ((x) != 0) {                                                   \
-      fprintf(stderr, "failed: %s (%s)\n", #x, pmcp_store_errmsg(s)); \
-      return 1;                                                       \
-    }                                                                 \
-  } while (0)
+#define CHECK(x) BENCH_CHECK(s, x)
 
 /* Creates runs k, k + step, k + 2 step ... < n of project "bench" on a
  * handle of its own, committing every 1,000 runs. */
@@ -135,10 +102,7 @@ int main(int argc, char **argv)
   }
   CHECK(pmcp_store_open(&s, path, PMCP_STORE_CREATE));
   CHECK(pmcp_store_tenant(s, NULL, 0, &t));
-  pmcp_entity_spec p = PMCP_ENTITY_SPEC_INIT;
-  p.id = "bench";
-  p.name = "bench";
-  int prc = pmcp_store_create(s, t, "project", &p, NULL);
+  int prc = bench_project(s, t, "bench");
   if (prc == PMCP_EEXIST && is_url) {
     printf("reusing project 'bench' of the schema (built for its own N; use an empty schema"
            " to rebuild)\n");
@@ -148,7 +112,7 @@ int main(int argc, char **argv)
   CHECK(prc);
   pmcp_store_free(s);
   s = NULL;
-  double t0 = now_ms();
+  double t0 = bench_wall_ms();
   int procs = 1;
   if (is_url && getenv("PMCP_BENCH_PROCS"))
     procs = atoi(getenv("PMCP_BENCH_PROCS"));
@@ -176,21 +140,14 @@ int main(int argc, char **argv)
   }
   if (failed)
     return 1;
-  printf("built %d runs in %.0f ms (%d process%s)\n", n, now_ms() - t0, procs,
+  printf("built %d runs in %.0f ms (%d process%s)\n", n, bench_wall_ms() - t0, procs,
          procs > 1 ? "es" : "");
 measure:
   CHECK(pmcp_store_open(&s, path, PMCP_STORE_READONLY));
   pmcp_server *srv = NULL;
-  pmcp_server_options o = PMCP_SERVER_OPTIONS_INIT;
-  o.name = "bench";
-  o.sink = sink;
-  if (pmcp_server_new(&srv, &o) || pmcp_tracking_register(srv, s, NULL))
+  if (bench_server_new(&srv) || pmcp_tracking_register(srv, s, NULL))
     return 1;
-  const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                     "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                     "\"clientInfo\":{\"name\":\"b\",\"version\":\"1\"}}}";
-  pmcp_server_handle(srv, "", init, strlen(init));
-  pmcp_server_drain(srv);
+  bench_initialize(srv);
   const char *call =
       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
       "\"list_runs\",\"arguments\":{\"project\":\"bench\",\"limit\":20,\"filter\":["
@@ -203,22 +160,22 @@ measure:
   double *srv_cpu = calloc((size_t)rounds, sizeof *srv_cpu);
   int have_srv = server_cpu_s() >= 0;
   for (int r = 0; r < rounds; r++) {
-    double a = now_ms(), c = cpu_ms(), sc = have_srv ? server_cpu_s() : 0;
+    double a = bench_wall_ms(), c = bench_cpu_ms(), sc = have_srv ? server_cpu_s() : 0;
     pmcp_server_handle(srv, "", call, strlen(call));
     pmcp_server_drain(srv);
-    ms[r] = now_ms() - a;
-    cpu[r] = cpu_ms() - c;
+    ms[r] = bench_wall_ms() - a;
+    cpu[r] = bench_cpu_ms() - c;
     srv_cpu[r] = have_srv ? (server_cpu_s() - sc) * 1e3 : 0;
     if (have_srv)
       srv_cpu[r] += cpu[r];
-    if (!last || !strstr(last, "total_count")) {
-      fprintf(stderr, "unexpected answer: %.300s\n", last ? last : "(none)");
+    if (!bench_last || !strstr(bench_last, "total_count")) {
+      fprintf(stderr, "unexpected answer: %.300s\n", bench_last ? bench_last : "(none)");
       return 1;
     }
   }
-  qsort(ms, (size_t)rounds, sizeof *ms, cmp_d);
-  qsort(cpu, (size_t)rounds, sizeof *cpu, cmp_d);
-  qsort(srv_cpu, (size_t)rounds, sizeof *srv_cpu, cmp_d);
+  bench_sort(ms, (size_t)rounds);
+  bench_sort(cpu, (size_t)rounds);
+  bench_sort(srv_cpu, (size_t)rounds);
   int p95 = (rounds * 95 + 99) / 100 - 1;
   printf("list_runs, 3-condition filter + series sort, %d runs, %d rounds:\n"
          "  wall: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n"
@@ -230,13 +187,13 @@ measure:
            " max %.1f ms\n", srv_cpu[rounds / 2], srv_cpu[p95], srv_cpu[rounds - 1]);
   printf("verdict: target p50 < 50 ms: wall %s, cpu %s\n", ms[rounds / 2] < 50 ? "MET" : "MISSED",
          cpu[rounds / 2] < 50 ? "MET" : "MISSED");
-  printf("answer: %.200s\n", last);
+  printf("answer: %.200s\n", bench_last);
   pmcp_server_free(srv);
   pmcp_store_free(s);
   free(ms);
   free(cpu);
   free(srv_cpu);
-  free(last);
+  free(bench_last);
   if (keep)
     return 0;
   char cmd[300];

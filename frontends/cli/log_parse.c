@@ -70,14 +70,28 @@ static inline uint64_t eight_digits(const char *p)
   return v;
 }
 
-/* m followed by the digits [p, e). */
-static inline uint64_t digits(uint64_t m, const char *p, const char *e)
+/* True when the eight bytes at @p p are all ASCII digits. */
+static inline int is_eight_digits(const char *p)
 {
-  for (; e - p >= 8; p += 8)
-    m = m * 100000000 + eight_digits(p);
-  for (; p < e; p++)
-    m = m * 10 + (uint64_t)(*p - '0');
-  return m;
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return ((v & 0xF0F0F0F0F0F0F0F0ull) |
+          (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+}
+
+/* The digits from @p p on, read into *m (m * 10 + digit, wrapping past
+ * 19 digits, when the caller does not use it); past them. */
+static inline char *digits(char *p, const char *e, uint64_t *m)
+{
+  uint64_t v = *m;
+  while (e - p >= 8 && is_eight_digits(p)) {
+    v = v * 100000000 + eight_digits(p);
+    p += 8;
+  }
+  while (p < e && (unsigned)(*p - '0') < 10)
+    v = v * 10 + (uint64_t)(*p++ - '0');
+  *m = v;
+  return p;
 }
 
 /* The gap from positive finite @p d to its neighbour below and above. */
@@ -134,11 +148,11 @@ static int num(rd *r, double *out)
   int neg = p < e && *p == '-';
   p += neg;
   char *ib = p;
+  uint64_t m = 0;
   if (p < e && *p == '0')
     p++;
   else
-    while (p < e && (unsigned)(*p - '0') < 10)
-      p++;
+    p = digits(p, e, &m);
   if (p == ib) {
     r->p = p;
     return bad(r, "a digit");
@@ -146,9 +160,7 @@ static int num(rd *r, double *out)
   char *ie = p, *fb = p, *fe = p;
   if (p < e && *p == '.') {
     fb = ++p;
-    while (p < e && (unsigned)(*p - '0') < 10)
-      p++;
-    fe = p;
+    p = fe = digits(p, e, &m);
     if (fe == fb) {
       r->p = p;
       return bad(r, "a digit after the decimal point");
@@ -176,7 +188,6 @@ static int num(rd *r, double *out)
   if (!out)
     return 0;
   if ((ie - ib) + (fe - fb) <= 19) {
-    uint64_t m = digits(digits(0, ib, ie), fb, fe);
     e10 -= (int)(fe - fb);
     if (m < (1ull << 53) && e10 >= -22 && e10 <= 22) {
       double v = (double)m;

@@ -228,15 +228,11 @@ static int line_context(log_ctx *c, const log_line *l, const char *kind, const c
 
 /* The series of @p key in the line's context (line_context()), the
  * @p pos-th key of its line; created on first use. */
-static int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
+static int find_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
                       const char *kind, const char *scale, series_slot **out, char *err,
                       size_t errn)
 {
   int ti = l->tmpl;
-  if (ti >= 0 && pos < c->cache[ti].n) {
-    *out = &c->slots[c->cache[ti].slot[pos]];
-    return 0;
-  }
   int rc;
   if (!c->ctx_ok && (rc = line_context(c, l, kind, scale, err, errn)))
     return rc;
@@ -278,8 +274,21 @@ static int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l
   return 0;
 }
 
+/* find_series(), without a call for the keys of a template's line */
+static inline int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
+                             const char *kind, const char *scale, series_slot **out, char *err,
+                             size_t errn)
+{
+  int ti = l->tmpl;
+  if (ti >= 0 && pos < c->cache[ti].n) {
+    *out = &c->slots[c->cache[ti].slot[pos]];
+    return 0;
+  }
+  return find_series(c, key, pos, l, kind, scale, out, err, errn);
+}
+
 /* A float value: a number, or "NaN", "Infinity", "-Infinity". */
-static int num_value(lj_type t, double num, const char *str, double *out)
+static inline int num_value(lj_type t, double num, const char *str, double *out)
 {
   if (t == LJ_NUMBER) {
     *out = num;
@@ -298,7 +307,8 @@ static int num_value(lj_type t, double num, const char *str, double *out)
   return 0;
 }
 
-static int add_point(log_ctx *c, series_slot *sl, int64_t step, int64_t time_ms, double v)
+static inline int add_point(log_ctx *c, series_slot *sl, int64_t step, int64_t time_ms,
+                            double v)
 {
   if (!sl->pts && !(sl->pts = malloc(SLOT_POINTS * sizeof *sl->pts)))
     return PMCP_ENOMEM;
@@ -579,10 +589,10 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       buf = nb;
       cap = ncap;
     }
-    /* a file's chunks stay at 1 MiB, which the cache keeps */
+    /* a file's chunks stay small enough for the cache to keep */
     size_t want = cap - used;
-    if (stream && want > (1u << 20))
-      want = 1u << 20;
+    if (stream && want > (256u << 10))
+      want = 256u << 10;
     ssize_t r = read(fd, buf + used, want);
     if (r < 0 && errno == EINTR)
       continue;

@@ -67,9 +67,9 @@ static void log_usage(FILE *f)
     "  {\"key\":\"emb\",\"kind\":\"scatter\",\"step\":5,\"x\":[0.1,0.2],\"y\":[1,2]}\n"
     "time: epoch milliseconds or ISO 8601 (UTC); scale: step (default), env_step,\n"
     "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". Lines are written in\n"
-    "batches (1000000 lines, 64 MiB or 2 seconds of input), each in one transaction: a bad line\n"
-    "is named and nothing of its batch is stored (a file that fits one batch is all\n"
-    "or nothing).\n");
+    "batches (1000000 lines, 64 MiB or, from a pipe, 2 seconds of input), each in one\n"
+    "transaction: a bad line is named and nothing of its batch is stored (a file that\n"
+    "fits one batch is all or nothing).\n");
 }
 
 static int flush_slot(log_ctx *c, series_slot *sl)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -66,9 +67,9 @@ static void log_usage(FILE *f)
     "  {\"key\":\"emb\",\"kind\":\"scatter\",\"step\":5,\"x\":[0.1,0.2],\"y\":[1,2]}\n"
     "time: epoch milliseconds or ISO 8601 (UTC); scale: step (default), env_step,\n"
     "episode; value may also be \"NaN\", \"Infinity\" or \"-Infinity\". Lines are written in\n"
-    "batches (1000000 lines, 64 MiB or 2 seconds of input), each in one transaction: a bad line\n"
-    "is named and nothing of its batch is stored (a file that fits one batch is all\n"
-    "or nothing).\n");
+    "batches (1000000 lines, 64 MiB or, from a pipe, 2 seconds of input), each in one\n"
+    "transaction: a bad line is named and nothing of its batch is stored (a file that\n"
+    "fits one batch is all or nothing).\n");
 }
 
 static int flush_slot(log_ctx *c, series_slot *sl)
@@ -227,15 +228,11 @@ static int line_context(log_ctx *c, const log_line *l, const char *kind, const c
 
 /* The series of @p key in the line's context (line_context()), the
  * @p pos-th key of its line; created on first use. */
-static int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
+static int find_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
                       const char *kind, const char *scale, series_slot **out, char *err,
                       size_t errn)
 {
   int ti = l->tmpl;
-  if (ti >= 0 && pos < c->cache[ti].n) {
-    *out = &c->slots[c->cache[ti].slot[pos]];
-    return 0;
-  }
   int rc;
   if (!c->ctx_ok && (rc = line_context(c, l, kind, scale, err, errn)))
     return rc;
@@ -277,8 +274,21 @@ static int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l
   return 0;
 }
 
+/* find_series(), without a call for the keys of a template's line */
+static inline int get_series(log_ctx *c, const char *key, size_t pos, const log_line *l,
+                             const char *kind, const char *scale, series_slot **out, char *err,
+                             size_t errn)
+{
+  int ti = l->tmpl;
+  if (ti >= 0 && pos < c->cache[ti].n) {
+    *out = &c->slots[c->cache[ti].slot[pos]];
+    return 0;
+  }
+  return find_series(c, key, pos, l, kind, scale, out, err, errn);
+}
+
 /* A float value: a number, or "NaN", "Infinity", "-Infinity". */
-static int num_value(lj_type t, double num, const char *str, double *out)
+static inline int num_value(lj_type t, double num, const char *str, double *out)
 {
   if (t == LJ_NUMBER) {
     *out = num;
@@ -297,7 +307,8 @@ static int num_value(lj_type t, double num, const char *str, double *out)
   return 0;
 }
 
-static int add_point(log_ctx *c, series_slot *sl, int64_t step, int64_t time_ms, double v)
+static inline int add_point(log_ctx *c, series_slot *sl, int64_t step, int64_t time_ms,
+                            double v)
 {
   if (!sl->pts && !(sl->pts = malloc(SLOT_POINTS * sizeof *sl->pts)))
     return PMCP_ENOMEM;
@@ -437,6 +448,83 @@ static int one_line(log_ctx *c, log_line *l, log_tmpl *t, char *p, size_t n, cha
   return log_line_store(c, l, err, errn);
 }
 
+/* Where the input stands: the batch being read (its first line's number)
+ * and what is stored. */
+typedef struct log_in {
+  const char *name;
+  size_t batch_first, batch_lines, batch_bytes;
+  uint64_t stored_lines;
+  int open; /* the batch's transaction is open */
+  time_t started;
+} log_in;
+
+static void say_stored(const log_in *in)
+{
+  if (in->stored_lines)
+    fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
+            (unsigned long long)in->stored_lines, in->batch_first);
+}
+
+/* Parses and stores the lines of [buf, buf + stop) (the last one may lack
+ * its '\n') in the batch's transaction, opened first if needed. */
+static int take_lines(log_ctx *c, log_line *ln, log_tmpl *t, log_in *in, char *buf,
+                      size_t stop)
+{
+  int rc = 0;
+  char err[600];
+  if (!in->open) {
+    if ((rc = pmcp_store_begin(c->s)))
+      return probe_cli_fail("log", c->s, rc);
+    in->open = 1;
+  }
+  for (size_t pos = 0; rc == 0 && pos < stop; in->batch_lines++) {
+    char *q = memchr(buf + pos, '\n', stop - pos);
+    size_t n = q ? (size_t)(q - (buf + pos)) : stop - pos;
+    rc = one_line(c, ln, t, buf + pos, n, err, sizeof err);
+    if (rc) {
+      fprintf(stderr, "probe log: %s: line %zu: %s\n", in->name,
+              in->batch_first + in->batch_lines, err);
+      say_stored(in);
+    }
+    pos += n + 1;
+  }
+  in->batch_bytes += stop;
+  return rc;
+}
+
+/* Ends the batch: its points written and committed, or (@p rc, an error
+ * already reported) rolled back. */
+static int end_batch(log_ctx *c, log_in *in, int rc)
+{
+  if (!in->open)
+    return rc;
+  for (size_t i = 0; rc == 0 && i < c->n_slots; i++)
+    if ((rc = flush_slot(c, &c->slots[i])))
+      probe_cli_fail("log", c->s, rc);
+  if (rc == 0 && (rc = pmcp_store_commit(c->s)))
+    probe_cli_fail("log", c->s, rc);
+  if (rc) {
+    pmcp_store_rollback(c->s);
+    for (size_t i = 0; i < c->n_slots; i++)
+      c->slots[i].n = 0;
+  } else {
+    in->stored_lines += in->batch_lines;
+  }
+  in->open = 0;
+  in->batch_first += in->batch_lines;
+  in->batch_lines = in->batch_bytes = 0;
+  in->started = time(NULL);
+  return rc;
+}
+
+/* A file's batches are not cut by time: reading it never waits, and a
+ * file that fits one batch stays all or nothing however long it takes. */
+static int batch_full(const log_in *in, int file, size_t lines, size_t bytes)
+{
+  return lines >= BATCH_LINES || bytes >= BATCH_BYTES ||
+         (!file && time(NULL) - in->started >= BATCH_SECONDS);
+}
+
 int probe_cmd_log(const probe_globals *g, int argc, char **argv)
 {
   const char *run = NULL, *file = NULL;
@@ -474,16 +562,18 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
     return 1;
   }
   /* Input is read in large chunks and taken in batches (BATCH_LINES lines,
-   * or what arrived within BATCH_SECONDS, or the rest at end of input);
-   * each batch is parsed and written in one transaction, and no
-   * transaction stays open while waiting for input, so a training job can
-   * stream into `probe log` for hours. */
+   * or what arrived within BATCH_SECONDS, or the rest at end of input),
+   * each parsed and written in one transaction. From a pipe or a terminal
+   * a batch is held until it is complete, so that no transaction stays
+   * open while waiting for input (a training job can stream into `probe
+   * log` for hours); a regular file never makes a read wait, so its lines
+   * are taken as each chunk arrives, in a buffer that stays small. */
+  struct stat fst;
+  int stream = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
   int rc = 0, eof = 0;
-  char *buf = NULL, err[600];
+  char *buf = NULL;
   size_t cap = 0, used = 0, scanned = 0, lines = 0, end = 0; /* end: after the last '\n' */
-  size_t batch_first = 1;
-  uint64_t stored_lines = 0;
-  time_t started = time(NULL);
+  log_in in = {name, 1, 0, 0, 0, 0, time(NULL)};
   log_line ln;
   log_tmpl tmpl;
   memset(&ln, 0, sizeof ln);
@@ -499,7 +589,11 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
       buf = nb;
       cap = ncap;
     }
-    ssize_t r = read(fd, buf + used, cap - used);
+    /* a file's chunks stay small enough for the cache to keep */
+    size_t want = cap - used;
+    if (stream && want > (256u << 10))
+      want = 256u << 10;
+    ssize_t r = read(fd, buf + used, want);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0) {
@@ -509,68 +603,41 @@ int probe_cmd_log(const probe_globals *g, int argc, char **argv)
     if (r == 0)
       eof = 1;
     used += (size_t)r;
-    for (char *q; scanned < used && (q = memchr(buf + scanned, '\n', used - scanned));) {
-      lines++;
-      scanned = (size_t)(q - buf) + 1;
-      end = scanned;
+    /* where the last complete line ends; a held batch counts its lines */
+    if (stream) {
+      for (size_t i = used; i > scanned; i--)
+        if (buf[i - 1] == '\n') {
+          end = i;
+          break;
+        }
+    } else {
+      for (char *q; scanned < used && (q = memchr(buf + scanned, '\n', used - scanned));) {
+        lines++;
+        scanned = (size_t)(q - buf) + 1;
+        end = scanned;
+      }
     }
     scanned = used;
     /* One line may not grow the buffer without bound: past a batch's bytes
      * with no newline it is refused (what came before it is stored). */
     if (!eof && used - end > BATCH_BYTES) {
       fprintf(stderr, "probe log: %s: line %zu: longer than %u MiB (no newline in it)\n", name,
-              batch_first + lines, BATCH_BYTES >> 20);
-      if (stored_lines)
-        fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
-                (unsigned long long)stored_lines, batch_first);
-      rc = 1;
+              in.batch_first + in.batch_lines + lines, BATCH_BYTES >> 20);
+      say_stored(&in);
+      rc = end_batch(&c, &in, 1);
       break;
     }
-    if (!eof && lines < BATCH_LINES && end < BATCH_BYTES && time(NULL) - started < BATCH_SECONDS)
+    if (!stream && !eof && !batch_full(&in, 0, lines, end))
       continue;
     size_t stop = eof ? used : end; /* at end of input, a last line without '\n' too */
-    if (stop == 0)
-      continue;
-    if ((rc = pmcp_store_begin(c.s)))
-      probe_cli_fail("log", c.s, rc);
-    size_t k = 0, nl = 0;
-    for (size_t pos = 0; rc == 0 && pos < stop; nl++) {
-      char *q = memchr(buf + pos, '\n', stop - pos);
-      size_t n = q ? (size_t)(q - (buf + pos)) : stop - pos;
-      rc = one_line(&c, &ln, &tmpl, buf + pos, n, err, sizeof err);
-      if (rc) {
-        fprintf(stderr, "probe log: %s: line %zu: %s\n", name, batch_first + nl, err);
-        if (stored_lines)
-          fprintf(stderr, "probe log: lines 1-%llu were stored; nothing from line %zu on\n",
-                  (unsigned long long)stored_lines, batch_first);
-      }
-      pos += n + 1;
-      k = nl + 1;
-    }
-    for (size_t i = 0; rc == 0 && i < c.n_slots; i++)
-      if ((rc = flush_slot(&c, &c.slots[i])))
-        probe_cli_fail("log", c.s, rc);
-    if (rc == 0 && (rc = pmcp_store_commit(c.s)))
-      probe_cli_fail("log", c.s, rc);
-    if (rc) {
-      pmcp_store_rollback(c.s);
-      for (size_t i = 0; i < c.n_slots; i++)
-        c.slots[i].n = 0;
-    } else {
-      stored_lines += k;
-    }
-    batch_first += k;
+    if (stop)
+      rc = take_lines(&c, &ln, &tmpl, &in, buf, stop);
+    if (rc || eof || !stream || batch_full(&in, 1, in.batch_lines, in.batch_bytes))
+      rc = end_batch(&c, &in, rc);
     memmove(buf, buf + stop, used - stop);
     used -= stop;
-    scanned = end = 0;
-    lines = 0;
-    for (char *q; scanned < used && (q = memchr(buf + scanned, '\n', used - scanned));) {
-      lines++;
-      scanned = (size_t)(q - buf) + 1;
-      end = scanned;
-    }
-    scanned = used;
-    started = time(NULL);
+    scanned = used; /* what is left holds no '\n' */
+    end = lines = 0;
   }
   probe_log_line_free(&ln, &tmpl);
   free(buf);

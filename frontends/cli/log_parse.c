@@ -3,6 +3,8 @@
  * grammar, nesting up to 512 levels) that fills a log_line directly. */
 #include "log_parse.h"
 
+#include "probemcp/json.h"
+
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,129 +37,20 @@ static inline void ws(rd *r)
     r->p++;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = p[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
-      return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static char *put_utf8(char *w, unsigned cp)
-{
-  if (cp < 0x80) {
-    *w++ = (char)cp;
-  } else if (cp < 0x800) {
-    *w++ = (char)(0xC0 | (cp >> 6));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *w++ = (char)(0xE0 | (cp >> 12));
-    *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  } else {
-    *w++ = (char)(0xF0 | (cp >> 18));
-    *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-    *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-    *w++ = (char)(0x80 | (cp & 0x3F));
-  }
-  return w;
-}
-
 /* A string at r->p (on its opening quote), decoded in place and
  * NUL-terminated (the decoded text is never longer than the escaped). */
 static int str(rd *r, const char **out)
 {
   assert(r->p < r->end && *r->p == '"');
-  char *p = ++r->p, *w;
-  /* fast path, eight bytes at a time: stop at a quote, a backslash or a
-   * control character */
-  while (r->end - p >= 8) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-    uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | (x - ones * 0x20);
-    if ((hit & ~x & high) != 0)
-      break;
-    p += 8;
+  size_t used, n;
+  const char *what;
+  if (pmcp_json_string_decode(r->p, (size_t)(r->end - r->p), PMCP_JSON_NO_NUL, r->p + 1, &used,
+                              &n, &what)) {
+    r->p += used;
+    return bad(r, what);
   }
-  while (p < r->end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-    p++;
-  w = p;
-  while (p < r->end && *p != '"') {
-    unsigned char c = (unsigned char)*p;
-    if (c < 0x20) {
-      r->p = p;
-      return bad(r, "a control character escaped in a string (\\n, \\u0001)");
-    }
-    if (c != '\\') {
-      *w++ = *p++;
-      continue;
-    }
-    if (p + 1 >= r->end) {
-      r->p = p + 1;
-      return bad(r, "an escape");
-    }
-    char e = p[1];
-    p += 2;
-    switch (e) {
-    case '"': *w++ = '"'; break;
-    case '\\': *w++ = '\\'; break;
-    case '/': *w++ = '/'; break;
-    case 'b': *w++ = '\b'; break;
-    case 'f': *w++ = '\f'; break;
-    case 'n': *w++ = '\n'; break;
-    case 'r': *w++ = '\r'; break;
-    case 't': *w++ = '\t'; break;
-    case 'u': {
-      unsigned cp, lo;
-      if (r->end - p < 4 || hex4(p, &cp)) {
-        r->p = p;
-        return bad(r, "four hex digits after \\u");
-      }
-      p += 4;
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (r->end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) || lo < 0xDC00 ||
-            lo > 0xDFFF) {
-          r->p = p;
-          return bad(r, "the low half of a surrogate pair (\\uDC00-\\uDFFF)");
-        }
-        p += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        r->p = p - 6;
-        return bad(r, "a high surrogate before this low one");
-      }
-      if (cp == 0) {
-        r->p = p - 6;
-        return bad(r, "a character other than \\u0000");
-      }
-      w = put_utf8(w, cp);
-      break;
-    }
-    default:
-      r->p = p - 1;
-      return bad(r, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
-    }
-  }
-  if (p >= r->end) {
-    r->p = p;
-    return bad(r, "the closing quote of a string");
-  }
-  *w = '\0'; /* at or before the closing quote */
-  *out = r->p;
-  r->p = p + 1;
+  *out = r->p + 1;
+  r->p += used;
   return 0;
 }
 
@@ -177,14 +70,28 @@ static inline uint64_t eight_digits(const char *p)
   return v;
 }
 
-/* m followed by the digits [p, e). */
-static inline uint64_t digits(uint64_t m, const char *p, const char *e)
+/* True when the eight bytes at @p p are all ASCII digits. */
+static inline int is_eight_digits(const char *p)
 {
-  for (; e - p >= 8; p += 8)
-    m = m * 100000000 + eight_digits(p);
-  for (; p < e; p++)
-    m = m * 10 + (uint64_t)(*p - '0');
-  return m;
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return ((v & 0xF0F0F0F0F0F0F0F0ull) |
+          (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+}
+
+/* The digits from @p p on, read into *m (m * 10 + digit, wrapping past
+ * 19 digits, when the caller does not use it); past them. */
+static inline char *digits(char *p, const char *e, uint64_t *m)
+{
+  uint64_t v = *m;
+  while (e - p >= 8 && is_eight_digits(p)) {
+    v = v * 100000000 + eight_digits(p);
+    p += 8;
+  }
+  while (p < e && (unsigned)(*p - '0') < 10)
+    v = v * 10 + (uint64_t)(*p++ - '0');
+  *m = v;
+  return p;
 }
 
 /* The gap from positive finite @p d to its neighbour below and above. */
@@ -241,11 +148,11 @@ static int num(rd *r, double *out)
   int neg = p < e && *p == '-';
   p += neg;
   char *ib = p;
+  uint64_t m = 0;
   if (p < e && *p == '0')
     p++;
   else
-    while (p < e && (unsigned)(*p - '0') < 10)
-      p++;
+    p = digits(p, e, &m);
   if (p == ib) {
     r->p = p;
     return bad(r, "a digit");
@@ -253,9 +160,7 @@ static int num(rd *r, double *out)
   char *ie = p, *fb = p, *fe = p;
   if (p < e && *p == '.') {
     fb = ++p;
-    while (p < e && (unsigned)(*p - '0') < 10)
-      p++;
-    fe = p;
+    p = fe = digits(p, e, &m);
     if (fe == fb) {
       r->p = p;
       return bad(r, "a digit after the decimal point");
@@ -283,7 +188,6 @@ static int num(rd *r, double *out)
   if (!out)
     return 0;
   if ((ie - ib) + (fe - fb) <= 19) {
-    uint64_t m = digits(digits(0, ib, ie), fb, fe);
     e10 -= (int)(fe - fb);
     if (m < (1ull << 53) && e10 >= -22 && e10 <= 22) {
       double v = (double)m;

@@ -11,7 +11,11 @@ valid JSON (escapes, \\u sequences, surrogate pairs, exponents, 17-digit
 floats, -0, whitespace, unknown members holding nested values, repeated
 members where the first counts), logs them, and reads every point back
 losslessly with metrics mode=points: each must equal what json.loads
-made of its line, in order. Then bad lines, each after good ones: the
+made of its line, in order; the same lines again from a file (read in
+chunks as it goes, lines cut across them), and a file of numbers that
+are hard to convert (subnormals, halfway cases, 17-20 digits, large
+exponents, -0, "NaN"/"Infinity" strings) in the shapes of the benchmark,
+against Python's float(). Then bad lines, each after good ones: the
 error names the line and the problem and nothing of the batch is stored."""
 import json
 import math
@@ -135,6 +139,55 @@ for i in range(6000):
 
 rc, _, err = run("log", "r1", stdin="\n".join(lines))  # no final newline
 check(rc == 0, "valid lines are logged: " + err)
+# A regular file is read in chunks as it goes (a pipe's batch is held
+# whole): the same lines from a file, with lines cut across chunks.
+src = os.path.join(tmp, "lines.jsonl")
+with open(src, "w") as f:
+    f.write("\n".join(lines))
+assert run("run", "create", "r2")[0] == 0
+rc, _, err = run("log", "r2", "--file", src)
+check(rc == 0, "valid lines from a file are logged: " + err)
+
+
+def awkward():
+    """A JSON spelling of a double that is hard to convert."""
+    k = rnd.randrange(10)
+    if k == 0:  # subnormals
+        v = rnd.random() * 2.2250738585072014e-308 * rnd.choice([1, 1e-5, 1e-15])
+    elif k == 1:  # large (a series whose sum overflows is not readable yet)
+        v = rnd.random() * 1e300
+    elif k == 2:  # halfway between neighbours, written out exactly
+        return "%d.5e%d" % (rnd.getrandbits(53) | 1, rnd.randrange(-30, 30))
+    elif k == 3:
+        return rnd.choice(["-0", "-0.0", "0e5", "0.000", "1E+0", "1e-0", "-1.0e-400", "1e300",
+                           "2.2250738585072011e-308", "2.2250738585072012e-308", "4.9e-324",
+                           "5e-324", "2.4703282292062328e-324", "9007199254740993",
+                           "9007199254740992.5", "123456789012345678901234567890", "0.1",
+                           "0.30000000000000004", "1.7976931348623157e300"])
+    elif k == 4:
+        return rnd.choice(['"NaN"', '"Infinity"', '"-Infinity"'])
+    else:
+        v = rnd.uniform(-1, 1) * 10 ** rnd.randrange(-320, 300)
+    return rnd.choice(["%.17g", "%.16g", "%.15g", "%.18g", "%.20e", "%.6g"]) % v
+
+
+truth_file = {}
+with open(os.path.join(tmp, "awkward.jsonl"), "w") as f:
+    for i in range(30000):
+        if i % 3:
+            vt = awkward()
+            f.write('{"key":"one","step":%d,"value":%s}\n' % (i, vt))
+            truth_file.setdefault(("one", (), "step"), []).append((i, float(vt.strip('"')), None))
+        else:
+            vals = [awkward() for _ in range(10)]
+            f.write('{"step":%d,"values":{%s},"labels":{"rank":"%d"}}\n' % (
+                i, ",".join('"k%d":%s' % (k, v) for k, v in enumerate(vals)), i % 4))
+            for k, v in enumerate(vals):
+                truth_file.setdefault(("k%d" % k, (("rank", str(i % 4)),), "step"),
+                                      []).append((i, float(v.strip('"')), None))
+assert run("run", "create", "r3")[0] == 0
+rc, _, err = run("log", "r3", "--file", os.path.join(tmp, "awkward.jsonl"))
+check(rc == 0, "awkward numbers from a file are logged: " + err)
 
 srv = subprocess.Popen([stdio, "--store", store], stdin=subprocess.PIPE,
                        stdout=subprocess.PIPE, text=True)
@@ -170,27 +223,36 @@ def same(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b  # the reader writes -0 as 0
 
 
-for (key, labels, scale), want in sorted(truth.items(), key=str):
-    args = {"mode": "points", "run_id": "r1", "key": key, "limit": 10000, "token_budget": 8000}
-    if labels:
-        args["where"] = [{"attr": k, "op": "eq", "value": v} for k, v in labels]
-    got, cur = [], None
-    while True:
-        page = call("metrics", dict(args, **({"cursor": cur} if cur else {})))
-        if "series" not in page:
-            check(False, f"{key} {labels} {scale}: {page}")
-            break
-        for item in page["series"]:
-            if tuple(sorted(item.get("labels", {}).items())) != labels or \
-                    item.get("scale", "step") != scale:
-                continue
-            got += list(zip(item["step"], [num(v) for v in item["value"]]))
-        cur = page.get("next_cursor")
-        if not cur:
-            break
-    check(len(got) == len(want), f"{key} {labels} {scale}: {len(got)} points, want {len(want)}")
-    bad = [(g, w) for g, w in zip(got, want) if g[0] != w[0] or not same(g[1], w[1])]
-    check(not bad, f"{key} {labels} {scale}: first differences {bad[:3]}")
+def verify(run_id, truth):
+    """Every point of @truth read back from @run_id, in order."""
+    for (key, labels, scale), want in sorted(truth.items(), key=str):
+        args = {"mode": "points", "run_id": run_id, "key": key, "limit": 10000,
+                "token_budget": 8000}
+        if labels:
+            args["where"] = [{"attr": k, "op": "eq", "value": v} for k, v in labels]
+        got, cur = [], None
+        while True:
+            page = call("metrics", dict(args, **({"cursor": cur} if cur else {})))
+            if "series" not in page:
+                check(False, f"{run_id} {key} {labels} {scale}: {page}")
+                break
+            for item in page["series"]:
+                if tuple(sorted(item.get("labels", {}).items())) != labels or \
+                        item.get("scale", "step") != scale:
+                    continue
+                got += list(zip(item["step"], [num(v) for v in item["value"]]))
+            cur = page.get("next_cursor")
+            if not cur:
+                break
+        check(len(got) == len(want),
+              f"{run_id} {key} {labels} {scale}: {len(got)} points, want {len(want)}")
+        bad = [(g, w) for g, w in zip(got, want) if g[0] != w[0] or not same(g[1], w[1])]
+        check(not bad, f"{run_id} {key} {labels} {scale}: first differences {bad[:3]}")
+
+
+verify("r1", truth)
+verify("r2", truth)  # the same lines from a file
+verify("r3", truth_file)
 srv.stdin.close()
 srv.wait()
 
@@ -221,6 +283,12 @@ for bad_line, where, what in cases:
     check(rc == 1 and "line 3" in err and what in err, f"{bad_line!r}: {err.strip()}")
     check(run("list", "series", "--parent", "run:r1")[1] == before,
           f"{bad_line!r}: nothing stored")
+    with open(src, "w") as f:
+        f.write(good * 2 + bad_line + "\n" + good)
+    rc, _, err = run("log", "r1", "--file", src)
+    check(rc == 1 and "line 3" in err and what in err, f"file: {bad_line!r}: {err.strip()}")
+    check(run("list", "series", "--parent", "run:r1")[1] == before,
+          f"file: {bad_line!r}: nothing stored")
 _ = where
 
 # A line of over 64 MiB without a newline is refused by its number while it
@@ -232,5 +300,6 @@ check(run("list", "series", "--parent", "run:r1")[1] == before, "huge line: noth
 
 if fails:
     sys.exit(f"{len(fails)} checks failed")
-print(f"ok: {sum(len(v) for v in truth.values())} points in {len(truth)} series, "
-      f"{len(cases)} bad lines refused")
+print(f"ok: {sum(len(v) for v in truth.values())} points in {len(truth)} series (twice), "
+      f"{sum(len(v) for v in truth_file.values())} awkward ones in {len(truth_file)}, "
+      f"{len(cases)} bad lines refused (twice)")

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file json.h
- * The one JSON writer tools use for their results. It writes compact JSON
- * (no spaces), checks nesting, replaces invalid UTF-8 in strings with
- * U+FFFD, and formats every double through one number serializer:
- * six significant figures by default, the shortest representation that
- * reads back to the same double with PMCP_JSON_LOSSLESS. Non-finite values
- * are never dropped silently: they are written as the strings "NaN",
- * "Infinity" and "-Infinity" and counted (pmcp_json_non_finite()); a page
- * reports the count as "non_finite".
+ * The one JSON writer tools use for their results, and the JSON string
+ * decoder. The writer writes compact JSON (no spaces), checks nesting,
+ * replaces invalid UTF-8 in strings with U+FFFD, and formats every double
+ * through one number serializer: six significant figures by default, the
+ * shortest representation that reads back to the same double with
+ * PMCP_JSON_LOSSLESS. Non-finite values are never dropped silently: they
+ * are written as the strings "NaN", "Infinity" and "-Infinity" and counted
+ * (pmcp_json_non_finite()); a page reports the count as "non_finite".
+ *
+ * pmcp_json_string_decode() reads a string literal, for hosts that parse
+ * JSON text of their own.
  *
  * Thread-safety: a writer is used by one thread at a time.
  */
@@ -88,6 +91,46 @@ PMCP_API const char *pmcp_json_text(const pmcp_json *j, size_t *len);
 PMCP_API int pmcp_json_error(const pmcp_json *j);
 /** How many non-finite doubles were written as strings. */
 PMCP_API size_t pmcp_json_non_finite(const pmcp_json *j);
+
+/* Reading. */
+
+/** pmcp_json_string_decode() flags. */
+enum {
+  /** Refuse \u0000, so that the decoded text is a C string. */
+  PMCP_JSON_NO_NUL = 1u << 0
+};
+
+/**
+ * Decodes the JSON string literal (RFC 8259) that starts [in, in + len)
+ * with its opening quote; bytes after its closing quote are not read.
+ * Escapes are decoded to UTF-8, a surrogate pair to one code point; other
+ * bytes are copied as they are (UTF-8 is not checked).
+ *
+ * @p out receives the decoded text and a NUL after it. It needs room for
+ * @p len bytes: the text is never longer than its literal (every escape
+ * is longer than what it stands for), so @p out may be @p in + 1 to
+ * decode in place, the text then ending at or before the closing quote.
+ * @p out NULL only checks the literal and measures it: then *out_len is
+ * the room minus one that a second call needs, and *out_len + 2 ==
+ * *used exactly when the literal has no escape (its text is then
+ * [in + 1, in + 1 + *out_len)).
+ *
+ * On success *used (NULL ok) is the literal's length, both quotes
+ * included, and *out_len (NULL ok) the text's length, a decoded \u0000
+ * included (then the text is not a C string; PMCP_JSON_NO_NUL in
+ * @p flags refuses it instead).
+ *
+ * @return 0; PMCP_EINVAL when the bytes are not a string literal: no
+ * opening or closing quote, an unescaped control character, an unknown
+ * escape, a \u without four hex digits, an unpaired surrogate. Then
+ * *used is the offset of the offending byte (len when the input ended
+ * first) and *expected (NULL ok) a static English phrase saying what was
+ * expected there, e.g. "four hex digits after \u"; @p out may hold part
+ * of the text.
+ * Thread-safe; allocates nothing.
+ */
+PMCP_API int pmcp_json_string_decode(const char *in, size_t len, unsigned flags, char *out,
+                                     size_t *used, size_t *out_len, const char **expected);
 
 PMCP_END_DECLS
 

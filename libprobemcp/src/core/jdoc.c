@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "probemcp/json.h"
 #include "util/buf.h"
 #include "util/cnum.h"
 
@@ -89,136 +90,29 @@ static void skip_ws(parser *ps)
   ps->p = p;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-  unsigned v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = p[i];
-    v <<= 4;
-    if (c >= '0' && c <= '9')
-      v |= (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      v |= (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F')
-      v |= (unsigned)(c - 'A' + 10);
-    else
-      return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static char *put_utf8(char *o, unsigned cp)
-{
-  if (cp < 0x80) {
-    *o++ = (char)cp;
-  } else if (cp < 0x800) {
-    *o++ = (char)(0xC0 | (cp >> 6));
-    *o++ = (char)(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *o++ = (char)(0xE0 | (cp >> 12));
-    *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-    *o++ = (char)(0x80 | (cp & 0x3F));
-  } else {
-    *o++ = (char)(0xF0 | (cp >> 18));
-    *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-    *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-    *o++ = (char)(0x80 | (cp & 0x3F));
-  }
-  return o;
-}
-
-/* Decodes the escapes of @p n raw bytes (already checked to end at the
- * closing quote) into @p o, which has room for @p n + 1. -1 on a bad escape. */
-static int unescape(const char *s, size_t n, char *o, int *nul)
-{
-  const char *end = s + n;
-  while (s < end) {
-    if (*s != '\\') {
-      *o++ = *s++;
-      continue;
-    }
-    s++; /* the scan guarantees a character after each backslash */
-    switch (*s++) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '/': *o++ = '/'; break;
-    case 'b': *o++ = '\b'; break;
-    case 'f': *o++ = '\f'; break;
-    case 'n': *o++ = '\n'; break;
-    case 'r': *o++ = '\r'; break;
-    case 't': *o++ = '\t'; break;
-    case 'u': {
-      unsigned cp;
-      if (end - s < 4 || hex4(s, &cp))
-        return -1;
-      s += 4;
-      if (cp >= 0xDC00 && cp <= 0xDFFF)
-        return -1; /* a low surrogate with no high one before it */
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        unsigned lo;
-        if (end - s < 6 || s[0] != '\\' || s[1] != 'u' || hex4(s + 2, &lo) ||
-            lo < 0xDC00 || lo > 0xDFFF)
-          return -1;
-        s += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-      }
-      if (cp == 0)
-        *nul = 1;
-      o = put_utf8(o, cp);
-      break;
-    }
-    default:
-      return -1;
-    }
-  }
-  *o = '\0';
-  return 0;
-}
-
-/* Bytes that end a plain run inside a string literal: control characters
- * (which must be escaped), the closing quote and a backslash. */
-static const unsigned char str_stop[256] = {
-  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-  ['"'] = 1, ['\\'] = 1,
-};
-
 /* A string literal at ps->p (its opening quote); the decoded text goes to
- * *out. */
+ * *out. The literal is measured first, so that the arena gives the text
+ * its exact room; a literal without escapes is copied as it is. */
 static int parse_string(parser *ps, char **out)
 {
-  const char *s = ps->p + 1, *q = s, *end = ps->end;
-  while (q < end && !str_stop[(unsigned char)*q])
-    q++;
-  int escaped = 0;
-  while (q < end && *q != '"') {
-    if ((unsigned char)*q < 0x20)
-      return -1; /* control characters must be escaped */
-    if (*q == '\\') {
-      escaped = 1;
-      if (++q >= end)
-        return -1;
-    }
-    q++;
-  }
-  if (q >= end)
+  size_t used, n;
+  if (pmcp_json_string_decode(ps->p, (size_t)(ps->end - ps->p), 0, NULL, &used, &n, NULL))
     return -1;
-  size_t n = (size_t)(q - s);
-  /* Decoding never lengthens: an escape is at least as long as its UTF-8. */
   char *o = take(ps, n + 1, 1);
   if (!o)
     return -1;
-  if (!escaped) {
-    memcpy(o, s, n);
+  if (n + 2 == used) {
+    memcpy(o, ps->p + 1, n);
     o[n] = '\0';
-  } else if (unescape(s, n, o, &ps->last_nul)) {
-    return -1;
+  } else {
+    pmcp_json_string_decode(ps->p, used, 0, o, &used, &n, NULL);
+    if (memchr(o, '\0', n))
+      ps->last_nul = 1;
   }
   if (ps->last_nul)
     ps->doc->nul = 1;
   *out = o;
-  ps->p = q + 1;
+  ps->p += used;
   return 0;
 }
 

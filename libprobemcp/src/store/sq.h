@@ -71,6 +71,7 @@ typedef struct pmcp__sq {
   size_t n_dyn;
   uint64_t dyn_clock;
   void *cctx;            /* zstd context, created on first use */
+  pmcp_buf enc_raw, enc_out; /* the block encoder's buffers, kept from block to block */
   pmcp__sq_dec dec;      /* the reads' block decoder */
   int immutable;         /* opened with immutable=1 (read-only folder) */
   /* Waiting for another writer (sq_wait.c). */
@@ -143,7 +144,9 @@ int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to);
 int pmcp__sq_schema_version(pmcp__sq *q, int *out);
 
 /* sq_codec.c: one block <-> bytes. */
-int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out);
+/* Encodes @p n points into *data, *len: @p q's buffer, valid until the
+ * next call. */
+int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, const void **data, size_t *len);
 /* Decodes one block into @p d's buffer (valid until the next call):
  * *pts, *n. With PMCP__SQ_DEC_NO_TIME the times are skipped (left 0). */
 #define PMCP__SQ_DEC_NO_TIME 1u

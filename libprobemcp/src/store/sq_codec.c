@@ -21,19 +21,18 @@
 
 #define ZSTD_LEVEL 3
 
-static int put_varint(pmcp_buf *b, uint64_t v)
+/* At most 10 bytes at @p w; past them. */
+static inline unsigned char *put_varint(unsigned char *w, uint64_t v)
 {
-  unsigned char tmp[10];
-  size_t n = 0;
   while (v >= 0x80) {
-    tmp[n++] = (unsigned char)(v | 0x80);
+    *w++ = (unsigned char)(v | 0x80);
     v >>= 7;
   }
-  tmp[n++] = (unsigned char)v;
-  return pmcp__buf_append(b, tmp, n);
+  *w++ = (unsigned char)v;
+  return w;
 }
 
-static uint64_t zz(int64_t v)
+static inline uint64_t zz(int64_t v)
 {
   return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
@@ -63,20 +62,19 @@ static inline int get_varint(const unsigned char **p, const unsigned char *end, 
   return -1;
 }
 
-/* Delta of delta in wrapping unsigned arithmetic: exact for any int64. */
-static int put_dod(pmcp_buf *b, const pmcp_point *p, size_t n, int which)
+/* Delta of delta in wrapping unsigned arithmetic: exact for any int64; at
+ * most 10 bytes a point at @p w. Past what it wrote. */
+static unsigned char *put_dod(unsigned char *w, const pmcp_point *p, size_t n, int which)
 {
   uint64_t prev = 0, prev_delta = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t v = (uint64_t)(which ? p[i].time_ms : p[i].step);
     uint64_t delta = v - prev;
-    int rc = put_varint(b, zz((int64_t)(delta - prev_delta)));
-    if (rc)
-      return rc;
+    w = put_varint(w, zz((int64_t)(delta - prev_delta)));
     prev = v;
     prev_delta = delta;
   }
-  return 0;
+  return w;
 }
 
 /* Decodes @p n delta-of-delta varints into steps (which 0) or times
@@ -119,22 +117,19 @@ static int skip_varints(const unsigned char **p, const unsigned char *end, size_
   return 0;
 }
 
-int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
+int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, const void **data, size_t *len)
 {
-  pmcp_buf raw = PMCP_BUF_INIT;
-  int rc = pmcp__buf_putc(&raw, 2);
-  if (!rc)
-    rc = put_varint(&raw, n);
-  if (!rc)
-    rc = put_dod(&raw, p, n, 0);
-  if (!rc)
-    rc = put_dod(&raw, p, n, 1);
-  if (!rc)
-    rc = pmcp__buf_reserve(&raw, n * 8 + 2);
-  if (rc) {
-    pmcp_buf_dispose(&raw);
+  /* version, count, steps and times (10 bytes each at most), shift,
+   * width, planes */
+  pmcp_buf *raw = &q->enc_raw;
+  pmcp__buf_reset(raw);
+  if (n > (SIZE_MAX - 16) / 28 || pmcp__buf_reserve(raw, 16 + n * 28))
     return PMCP_ENOMEM;
-  }
+  unsigned char *w = (unsigned char *)raw->ptr;
+  *w++ = 2;
+  w = put_varint(w, n);
+  w = put_dod(w, p, n, 0);
+  w = put_dod(w, p, n, 1);
   uint64_t orall = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t bits;
@@ -157,9 +152,9 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
   unsigned width = 0;
   while (width < 8 && (maxz >> (8 * width)))
     width++;
-  raw.ptr[raw.len++] = (char)shift;
-  raw.ptr[raw.len++] = (char)width;
-  unsigned char *planes = (unsigned char *)raw.ptr + raw.len;
+  *w++ = (unsigned char)shift;
+  *w++ = (unsigned char)width;
+  unsigned char *planes = w;
   prev = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t bits;
@@ -170,22 +165,19 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
     for (unsigned b = 0; b < width; b++)
       planes[(size_t)b * n + i] = (unsigned char)(z >> (8 * (width - 1 - b)));
   }
-  raw.len += n * width;
-  if (!q->cctx && !(q->cctx = ZSTD_createCCtx())) {
-    pmcp_buf_dispose(&raw);
+  raw->len = (size_t)(planes + n * width - (unsigned char *)raw->ptr);
+  if (!q->cctx && !(q->cctx = ZSTD_createCCtx()))
     return PMCP_ENOMEM;
-  }
-  size_t bound = ZSTD_compressBound(raw.len);
+  size_t bound = ZSTD_compressBound(raw->len);
+  pmcp_buf *out = &q->enc_out;
   pmcp__buf_reset(out);
-  if (pmcp__buf_reserve(out, bound)) {
-    pmcp_buf_dispose(&raw);
+  if (pmcp__buf_reserve(out, bound))
     return PMCP_ENOMEM;
-  }
-  size_t z = ZSTD_compressCCtx(q->cctx, out->ptr, bound, raw.ptr, raw.len, ZSTD_LEVEL);
-  pmcp_buf_dispose(&raw);
+  size_t z = ZSTD_compressCCtx(q->cctx, out->ptr, bound, raw->ptr, raw->len, ZSTD_LEVEL);
   if (ZSTD_isError(z))
     return PMCP_EINTERNAL;
-  out->len = z;
+  *data = out->ptr;
+  *len = z;
   return 0;
 }
 
@@ -322,5 +314,7 @@ void pmcp__sq_codec_free(pmcp__sq *q)
 {
   ZSTD_freeCCtx(q->cctx);
   q->cctx = NULL;
+  pmcp_buf_dispose(&q->enc_raw);
+  pmcp_buf_dispose(&q->enc_out);
   pmcp__sq_dec_free(&q->dec);
 }

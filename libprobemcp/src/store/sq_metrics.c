@@ -18,12 +18,11 @@ static int write_block(pmcp_store *s, pmcp__sql *c, int64_t tenant, int64_t seri
   (void)tenant;
   (void)fresh;
   pmcp__sq *q = (pmcp__sq *)c;
-  pmcp_buf data = PMCP_BUF_INIT;
-  int rc = pmcp__sq_encode(q, pts, n, &data);
-  if (rc) {
-    pmcp_buf_dispose(&data);
+  const void *data;
+  size_t data_len;
+  int rc = pmcp__sq_encode(q, pts, n, &data, &data_len);
+  if (rc)
     return pmcp_store_set_error(s, rc, "cannot compress metric points");
-  }
   int64_t smin = pts[0].step, smax = pts[0].step, tmin = 0, tmax = 0;
   int64_t at_min = 0, at_max = 0;
   double vmin = 0, vmax = 0, sum = 0;
@@ -62,10 +61,8 @@ static int write_block(pmcp_store *s, pmcp__sql *c, int64_t tenant, int64_t seri
       " step_at_min, step_at_max, codec, data)"
       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,1,?18)";
   sqlite3_stmt *st;
-  if ((rc = pmcp__sq_prep(s, q, sql, &st))) {
-    pmcp_buf_dispose(&data);
+  if ((rc = pmcp__sq_prep(s, q, sql, &st)))
     return rc;
-  }
   sqlite3_bind_int64(st, 1, series);
   sqlite3_bind_int64(st, 2, seq);
   sqlite3_bind_int64(st, 3, (int64_t)n);
@@ -89,10 +86,11 @@ static int write_block(pmcp_store *s, pmcp__sql *c, int64_t tenant, int64_t seri
     sqlite3_bind_double(st, 13, pts[n - 1].value);
   sqlite3_bind_int64(st, 14, pts[0].step);
   sqlite3_bind_int64(st, 15, pts[n - 1].step);
-  sqlite3_bind_blob(st, 18, data.ptr, (int)data.len, SQLITE_TRANSIENT);
+  /* the encoder's buffer outlives the step */
+  sqlite3_bind_blob(st, 18, data, (int)data_len, SQLITE_STATIC);
   int src = sqlite3_step(st);
+  sqlite3_clear_bindings(st);
   sqlite3_reset(st);
-  pmcp_buf_dispose(&data);
   if (src != SQLITE_DONE)
     return pmcp__sq_err(s, q, src, "store metric block");
   return 0;

@@ -220,6 +220,18 @@ int pmcp__sq_text_col(pmcp_buf *b, sqlite3_stmt *st, int col)
 
 /* ---- write scope ---- */
 
+/* An explicit transaction is a batch of writes (probe log, imports): its
+ * pages stay in a cache large enough that SQLite does not spill them to the
+ * WAL and read them back before the commit writes them; outside one the
+ * connection keeps SQLite's default, so readers stay small. */
+#define TXN_CACHE "PRAGMA cache_size=-65536" /* KiB */
+#define IDLE_CACHE "PRAGMA cache_size=-2000"
+
+static void txn_cache(pmcp__sq *q, int big)
+{
+  sqlite3_exec(q->db, big ? TXN_CACHE : IDLE_CACHE, NULL, NULL, NULL);
+}
+
 /* SQLite ends a transaction on its own after some errors (a full disk, an
  * I/O error): the caller's transaction is then gone, and saying so beats
  * letting later calls commit one by one. */
@@ -228,6 +240,7 @@ static int txn_lost(pmcp_store *s, pmcp__sq *q)
   q->in_txn = 0;
   pmcp__sq_drop_pending(q);
   pmcp__sq_holder_drop(q);
+  txn_cache(q, 0);
   return pmcp_store_set_error(s, PMCP_ESTORE,
       "the transaction was rolled back by the database after an error; nothing of it was "
       "stored");
@@ -396,6 +409,7 @@ int pmcp__sq_begin(pmcp_store *s, void *ctx)
   if (rc == 0) {
     q->in_txn = 1;
     pmcp__sq_holder_take(q); /* so that other writers can say who waits on whom */
+    txn_cache(q, 1);
   }
   return rc;
 }
@@ -417,6 +431,7 @@ int pmcp__sq_commit(pmcp_store *s, void *ctx)
     if (!sqlite3_get_autocommit(q->db))
       sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
   }
+  txn_cache(q, 0);
   return rc;
 }
 
@@ -428,6 +443,7 @@ int pmcp__sq_rollback(pmcp_store *s, void *ctx)
   q->in_txn = 0;
   pmcp__sq_drop_pending(q);
   pmcp__sq_holder_drop(q);
+  txn_cache(q, 0);
   if (!sqlite3_get_autocommit(q->db))
     return pmcp__sq_exec(s, q, "ROLLBACK");
   return 0;

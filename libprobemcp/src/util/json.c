@@ -25,35 +25,14 @@ static const char *ws(const char *p, const char *end)
   return p;
 }
 
-static int hexval(char c);
-
 /* p at the opening quote; strict: no raw control characters, valid escapes
  * (so that anything it accepts can be copied into a one-line message). */
 static const char *skip_string(const char *p, const char *end)
 {
-  for (p++; p < end; p++) {
-    unsigned char c = (unsigned char)*p;
-    if (c == '"')
-      return p + 1;
-    if (c < 0x20)
-      return NULL;
-    if (c != '\\')
-      continue;
-    p++;
-    if (p >= end)
-      return NULL;
-    if (*p == 'u') {
-      if (end - p < 5)
-        return NULL;
-      for (int i = 1; i <= 4; i++)
-        if (hexval(p[i]) < 0)
-          return NULL;
-      p += 4;
-    } else if (!strchr("\"\\/bfnrt", *p) || *p == '\0') {
-      return NULL;
-    }
-  }
-  return NULL;
+  size_t used;
+  if (pmcp_json_string_decode(p, (size_t)(end - p), 0, NULL, &used, NULL, NULL))
+    return NULL;
+  return p + used;
 }
 
 static int digit(const char *p, const char *end)
@@ -169,59 +148,23 @@ int pmcp__json_valid(const char *p, size_t len)
   return e && ws(e, end) == end;
 }
 
-static int hexval(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-/* Compares the raw string token [s, e) (quotes excluded) with @p key,
- * decoding escapes. Keys are ASCII member names, so \u escapes beyond
- * ASCII simply never match. */
+/* Compares the raw string token [s, e) (quotes excluded, already
+ * checked) with @p key, decoding escapes. */
 static int key_equals(const char *s, const char *e, const char *key)
 {
-  size_t k = 0;
-  while (s < e) {
-    unsigned c = (unsigned char)*s++;
-    if (c == '\\') {
-      if (s >= e)
-        return 0;
-      char x = *s++;
-      switch (x) {
-      case 'n': c = '\n'; break;
-      case 't': c = '\t'; break;
-      case 'r': c = '\r'; break;
-      case 'b': c = '\b'; break;
-      case 'f': c = '\f'; break;
-      case 'u': {
-        if (e - s < 4)
-          return 0;
-        int v = 0;
-        for (int i = 0; i < 4; i++) {
-          int h = hexval(s[i]);
-          if (h < 0)
-            return 0;
-          v = v * 16 + h;
-        }
-        s += 4;
-        if (v == 0 || v > 0x7f)
-          return 0;
-        c = (unsigned)v;
-        break;
-      }
-      default: c = (unsigned char)x; break;
-      }
-    }
-    if (key[k] == '\0' || (unsigned char)key[k] != c)
-      return 0;
-    k++;
-  }
-  return key[k] == '\0';
+  size_t n = (size_t)(e - s), k = strlen(key);
+  if (!memchr(s, '\\', n))
+    return n == k && memcmp(s, key, n) == 0;
+  /* every escape is at most six bytes for each byte it stands for */
+  if (n > 6 * k)
+    return 0;
+  char tmp[256], *buf = n + 2 <= sizeof tmp ? tmp : malloc(n + 2);
+  size_t got;
+  int eq = buf && pmcp_json_string_decode(s - 1, n + 2, 0, buf, NULL, &got, NULL) == 0 &&
+           got == k && memcmp(buf, key, k) == 0;
+  if (buf != tmp)
+    free(buf);
+  return eq;
 }
 
 int pmcp__json_member(const char *obj, size_t len, const char *key,

@@ -61,6 +61,12 @@ typedef struct pmcp__metrics {
                     &(q)->cap_pending})
 
 /* metrics.c */
+/* The summary of pts[0..n) (n >= 1) in logging order: what a bucket
+ * takes from points it takes whole (the first minimum / maximum wins;
+ * first / last as logged; min / max NaN when no value is finite; times of
+ * 0 mean none), and in *untimed how many points have no time. */
+void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *out,
+                            uint64_t *untimed);
 int pmcp__sql_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                      const pmcp_series_spec *spec, int64_t *out);
 /* Checks that @p series belongs to tenant @p t (and has @p kind unless

@@ -18,7 +18,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 13
+#define PMCP__SQ_SCHEMA_VERSION 14
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK PMCP__METRIC_BLOCK
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -181,6 +181,9 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
                     size_t *n);
 void pmcp__sq_codec_free(pmcp__sq *q);
 
+/* sq_metrics.c: rewrites every metric block of a codec version before 3
+ * as version 3 (the v14 migration), points and row summary unchanged. */
+int pmcp__sq_reencode_blocks(pmcp_store *s, pmcp__sq *q);
 /* sq_metrics.c (the block storage of metrics.c's shared code) */
 static inline int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t,
                                         int64_t series, const char *kind)

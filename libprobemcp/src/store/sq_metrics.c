@@ -72,6 +72,52 @@ static int write_block(pmcp_store *s, pmcp__sql *c, int64_t tenant, int64_t seri
   return 0;
 }
 
+int pmcp__sq_reencode_blocks(pmcp_store *s, pmcp__sq *q)
+{
+  /* codec is 3 for version 3 blocks, 1 for every older one. */
+  static const char sql_old[] = "SELECT id, data FROM metric_blocks WHERE codec<>3";
+  static const char sql_set[] = "UPDATE metric_blocks SET codec=3, data=?2 WHERE id=?1";
+  sqlite3_stmt *st = NULL, *up = NULL;
+  int src = sqlite3_prepare_v2(q->db, sql_old, -1, &st, NULL);
+  if (src == SQLITE_OK)
+    src = sqlite3_prepare_v2(q->db, sql_set, -1, &up, NULL);
+  if (src != SQLITE_OK) {
+    sqlite3_finalize(st);
+    return pmcp__sq_err(s, q, src, "migrate metric blocks");
+  }
+  pmcp_buf data = PMCP_BUF_INIT;
+  int rc = 0;
+  /* Updating rows the SELECT has passed is safe in SQLite (a rowid
+   * table's cursor keeps its place); a row is never rewritten twice. */
+  while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t id = sqlite3_column_int64(st, 0);
+    pmcp_point *pts;
+    size_t n;
+    rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(st, 1),
+                            (size_t)sqlite3_column_bytes(st, 1), 0, &pts, &n);
+    if (rc) {
+      rc = pmcp_store_set_error(s, rc, "metric block row %lld is corrupt", (long long)id);
+      break;
+    }
+    if ((rc = pmcp__sq_encode(q, pts, n, &data))) {
+      rc = pmcp_store_set_error(s, rc, "cannot compress metric points");
+      break;
+    }
+    sqlite3_bind_int64(up, 1, id);
+    sqlite3_bind_blob(up, 2, data.ptr, (int)data.len, SQLITE_STATIC);
+    int urc = sqlite3_step(up);
+    sqlite3_reset(up);
+    if (urc != SQLITE_DONE)
+      rc = pmcp__sq_err(s, q, urc, "migrate metric blocks");
+  }
+  if (rc == 0 && src != SQLITE_DONE)
+    rc = pmcp__sq_err(s, q, src, "migrate metric blocks");
+  sqlite3_finalize(st);
+  sqlite3_finalize(up);
+  pmcp_buf_dispose(&data);
+  return rc;
+}
+
 /* The tail block's bytes come with the tail query's row (column 3). */
 static int tail_load(pmcp_store *s, pmcp__sql *c, pmcp__stmt *st, int64_t series, int64_t seq,
                      int64_t n, pmcp__sql_pending *p)

@@ -96,11 +96,9 @@ int pmcp__sql_metric_read(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t se
 int pmcp__sql_points_begin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
                            int64_t after_id, size_t *n_out, int64_t *next_id);
 
-/* What a summary covers: the steps (or times) lo..hi, and whether blocks
- * inside it go whole to a bucket ("coarse": at least two per bucket). */
+/* What a summary covers: the steps (or times) lo..hi. */
 typedef struct pmcp__summary_range {
   int64_t lo, hi;
-  int coarse;
   int empty;             /* no points in range: no buckets */
 } pmcp__summary_range;
 

@@ -390,6 +390,69 @@ int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
   return summary_axis(s, SQ(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
 }
 
+/* Hands @p cb the points of pts[0..np) with steps in [from, to] (the
+ * buffer is the decoder's own: filtered in place). */
+static int scan_points(const pmcp__scan_cb *cb, pmcp_point *pts, size_t np, int64_t from,
+                       int64_t to, int inside)
+{
+  if (!inside) {
+    size_t k = 0;
+    for (size_t i = 0; i < np; i++)
+      if (pts[i].step >= from && pts[i].step <= to)
+        pts[k++] = pts[i];
+    np = k;
+  }
+  return np ? cb->points(cb->ud, pts, np) : 0;
+}
+
+/* A block whose summary was not taken: segment by segment, each offered
+ * to cb->block when it lies inside the range, decoded otherwise or when
+ * declined. A block of an older version is decoded whole. */
+static int scan_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
+                      int64_t from, int64_t to, unsigned dflags, const pmcp__scan_cb *cb)
+{
+  const unsigned char *h;
+  size_t hl = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS) < len ? PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS)
+                                                        : len;
+  int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
+  if (rc)
+    return rc;
+  pmcp__sq_seg segs[PMCP__SQ_MAX_SEGS];
+  size_t nseg = 0;
+  pmcp_point *pts;
+  size_t np;
+  int v3 = pmcp__sq_seg_headers(h, hl, len, segs, &nseg);
+  if (v3 < 0)
+    return dec_error(s, v3, id);
+  if (v3 == 0) {
+    if ((rc = blob_at(s, q, b, id, 0, 0, len, &h)))
+      return rc;
+    if ((rc = pmcp__sq_dec_block(&q->dec, h, len, dflags, &pts, &np)))
+      return dec_error(s, rc, id);
+    return scan_points(cb, pts, np, from, to, 0);
+  }
+  for (size_t k = 0; k < nseg; k++) {
+    const pmcp__sq_seg *g = &segs[k];
+    if (g->sum.step_max < from || g->sum.step_min > to)
+      continue;
+    int inside = g->sum.step_min >= from && g->sum.step_max <= to;
+    if (inside && cb->block) {
+      int want = cb->block(cb->ud, &g->sum);
+      if (want < 0)
+        return want;
+      if (!want)
+        continue;
+    }
+    if ((rc = blob_at(s, q, b, id, 0, g->at, g->len, &h)))
+      return rc;
+    if ((rc = pmcp__sq_dec_seg(&q->dec, h, g->len, g, dflags, &pts, &np)))
+      return dec_error(s, rc, id);
+    if ((rc = scan_points(cb, pts, np, from, to, inside)))
+      return rc;
+  }
+  return 0;
+}
+
 int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64_t step_from,
                   int64_t step_to, unsigned flags, const pmcp__scan_cb *cb)
 {
@@ -397,9 +460,8 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
   int rc = pmcp__sql_metric_read(s, &q->c, t, series);
   if (rc)
     return rc;
-  /* data last: SQLite reads a blob's overflow pages only when asked. */
   static const char sql[] =
-      "SELECT seq, " SUMMARY_COLS ", data FROM metric_blocks WHERE series_id=?1"
+      "SELECT id, " SUMMARY_COLS ", length(data) FROM metric_blocks WHERE series_id=?1"
       " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, sql, &st)))
@@ -408,12 +470,14 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
   sqlite3_bind_int64(st, 2, step_from);
   sqlite3_bind_int64(st, 3, step_to);
   unsigned dflags = flags & PMCP__SCAN_NO_TIME ? PMCP__SQ_DEC_NO_TIME : 0;
+  blob_rd b = {NULL, NULL, 0};
   int src = SQLITE_DONE;
   while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
     pmcp_bucket sum;
     row_summary(st, 1, &sum);
-    int inside = sum.step_min >= step_from && sum.step_max <= step_to;
-    if (inside && cb->block) {
+    /* The row keeps first / last only when finite (NaN otherwise, which
+     * a callback that needs them declines). */
+    if (sum.step_min >= step_from && sum.step_max <= step_to && cb->block) {
       int want = cb->block(cb->ud, &sum);
       if (want < 0) {
         rc = want;
@@ -422,28 +486,14 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
       if (!want)
         continue;
     }
-    pmcp_point *pts;
-    size_t np;
-    rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(st, 16),
-                            (size_t)sqlite3_column_bytes(st, 16), dflags, &pts, &np);
-    if (rc) {
-      rc = pmcp_store_set_error(s, rc, "metric block %lld of series %lld is corrupt",
-                                (long long)sqlite3_column_int64(st, 0), (long long)series);
-      break;
-    }
-    if (!inside) {
-      /* keep the points in range (the buffer is the decoder's own) */
-      size_t k = 0;
-      for (size_t i = 0; i < np; i++)
-        if (pts[i].step >= step_from && pts[i].step <= step_to)
-          pts[k++] = pts[i];
-      np = k;
-    }
-    if (np)
-      rc = cb->points(cb->ud, pts, np);
+    rc = scan_parts(s, q, &b, sqlite3_column_int64(st, 0), (size_t)sqlite3_column_int64(st, 16),
+                    step_from, step_to, dflags, cb);
   }
   if (rc == 0 && src != SQLITE_DONE)
     rc = pmcp__sq_err(s, q, src, "metric blocks");
   sqlite3_reset(st);
+  if (b.h)
+    sqlite3_blob_close(b.h);
+  free(b.buf);
   return rc;
 }

@@ -2,9 +2,10 @@
 /* SQLite backend: how float points are stored (metrics.c has the rest of
  * the metric series code, shared with PostgreSQL). Points are kept in
  * compressed blocks (sq_codec.c) of up to PMCP__SQ_BLOCK points, each row
- * carrying the block's count, min, max, sum, first, last and step range,
- * so reads by step range decode only the blocks they touch and summaries
- * read whole blocks without decoding them. */
+ * carrying the block's count, min, max, sum, first, last and step range
+ * (and the block itself its segments' summaries), so reads by step range
+ * decode only the blocks they touch and summaries read whole blocks and
+ * segments without decoding them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

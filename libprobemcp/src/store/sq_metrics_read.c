@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* SQLite backend: reading float points (metrics_read.c has what both
  * backends share). Raw points by step range with positions (decoding only
- * the blocks a range touches), summaries into buckets from the per-block
- * min/max/count/sum without decoding inner blocks, and the block scan the
- * research tools' grouped metrics use (pmcp__store_scan). */
+ * the blocks a range touches), exact summaries into buckets from the
+ * per-block summaries and, in the blocks a bucket edge cuts, the
+ * per-segment ones (sq_codec.c), decoding only the segments an edge cuts,
+ * and the block scan the research tools' grouped metrics use
+ * (pmcp__store_scan), which works by segment the same way. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>

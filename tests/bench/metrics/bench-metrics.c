@@ -7,7 +7,8 @@
  *  1. metrics mode=series over the 10 runs x "loss" to max_points 100
  *     (21 calls: p50, p90);
  *  2. metrics mode=grouped over the 10 x N points of "grad" (100 buckets,
- *     by rank and pooled; 5 calls each: p50);
+ *     by rank and pooled; 5 calls each: p50), and narrow buckets (100 of
+ *     one step, 100 of 100 steps) against them, per point;
  * Wall and CPU time (all threads of the process) are both printed: on a
  * shared machine the CPU figure is the one that says what the call costs.
  *  3. a query_sql aggregate over the 10 x N points of "grad", read point
@@ -224,6 +225,20 @@ int main(int argc, char **argv)
   double narrow_ns = cm[2] * 1e6 / 1000.0;
   printf("  per point: wide %.1f ns, narrow %.1f ns (narrow / wide %.2f)\n", wide_ns, narrow_ns,
          narrow_ns / wide_ns);
+  /* Narrow buckets over many points: 100 buckets of 100 steps (10,000
+   * steps of the ten ranks, 100,000 points: inside one block of each
+   * rank, whose segments the bucket edges cut), the same page size. */
+  snprintf(narrow, sizeof narrow,
+           "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\",\"by\":[\"rank\"],"
+           "\"step_bucket\":100,\"step_from\":%zu,\"step_to\":%zu,\"max_rows\":1000,"
+           "\"token_budget\":8000}", n / 2, n / 2 + 9999);
+  timed_call("metrics", narrow, 1);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("metrics", narrow, 1), cm[i] = cpu_last;
+  report("grouped 100,000 points (by rank, 100-step buckets)", tm, cm, 5);
+  double narrow100_ns = cm[2] * 1e6 / 100000.0;
+  printf("  per point: wide %.1f ns, narrow (100 steps) %.1f ns (narrow / wide %.2f)\n", wide_ns,
+         narrow100_ns, narrow100_ns / wide_ns);
 
   /* query_sql: an aggregate over the 10 x N points of "grad" read point by
    * point through metric_points (the blocks decoded as rows), and the same

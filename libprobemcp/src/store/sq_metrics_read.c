@@ -259,6 +259,45 @@ static int dec_error(pmcp_store *s, int rc, int64_t id)
                               (long long)id);
 }
 
+/* A cut block's parts: its segment headers (segs[0..*nseg), room for
+ * PMCP__SQ_MAX_SEGS) or, for a block of an older version (*nseg 0), all
+ * its points decoded (*pts, *np: the decoder's buffer). */
+static int block_open(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
+                      unsigned dflags, pmcp__sq_seg *segs, size_t *nseg, pmcp_point **pts,
+                      size_t *np)
+{
+  const unsigned char *h;
+  size_t hl = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS) < len ? PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS)
+                                                        : len;
+  *nseg = 0;
+  int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
+  if (rc)
+    return rc;
+  int v3 = pmcp__sq_seg_headers(h, hl, len, segs, nseg);
+  if (v3 < 0)
+    return dec_error(s, v3, id);
+  if (v3 == 1)
+    return 0;
+  if ((rc = blob_at(s, q, b, id, 0, 0, len, &h)))
+    return rc;
+  if ((rc = pmcp__sq_dec_block(&q->dec, h, len, dflags, pts, np)))
+    return dec_error(s, rc, id);
+  return 0;
+}
+
+/* The points of segment @p g of block row @p id (the decoder's buffer). */
+static int seg_points(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id,
+                      const pmcp__sq_seg *g, unsigned dflags, pmcp_point **pts, size_t *np)
+{
+  const unsigned char *h;
+  int rc = blob_at(s, q, b, id, 0, g->at, g->len, &h);
+  if (rc)
+    return rc;
+  if ((rc = pmcp__sq_dec_seg(&q->dec, h, g->len, g, dflags, pts, np)))
+    return dec_error(s, rc, id);
+  return 0;
+}
+
 /* A block that is not one bucket's whole: its segments, each taken from
  * its header when it lies in one bucket (and, on the time axis, every
  * point has a time), else decoded. A block of an older version is
@@ -266,24 +305,14 @@ static int dec_error(pmcp_store *s, int rc, int64_t id)
 static int block_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
                        bucket_acc *acc, int64_t lo, int64_t hi, uint64_t width, int by_time)
 {
-  const unsigned char *h;
-  size_t hl = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS) < len ? PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS)
-                                                        : len;
-  int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
-  if (rc)
-    return rc;
   pmcp__sq_seg segs[PMCP__SQ_MAX_SEGS];
-  size_t nseg = 0;
+  size_t nseg;
   pmcp_point *pts;
   size_t np;
-  int v3 = pmcp__sq_seg_headers(h, hl, len, segs, &nseg);
-  if (v3 < 0)
-    return dec_error(s, v3, id);
-  if (v3 == 0) {
-    if ((rc = blob_at(s, q, b, id, 0, 0, len, &h)))
-      return rc;
-    if ((rc = pmcp__sq_dec_block(&q->dec, h, len, 0, &pts, &np)))
-      return dec_error(s, rc, id);
+  int rc = block_open(s, q, b, id, len, 0, segs, &nseg, &pts, &np);
+  if (rc)
+    return rc;
+  if (nseg == 0) {
     acc_points(acc, pts, np, lo, hi, width, by_time);
     return 0;
   }
@@ -298,10 +327,8 @@ static int block_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_
       acc_block(&acc[bi], &g->sum);
       continue;
     }
-    if ((rc = blob_at(s, q, b, id, 0, g->at, g->len, &h)))
+    if ((rc = seg_points(s, q, b, id, g, 0, &pts, &np)))
       return rc;
-    if ((rc = pmcp__sq_dec_seg(&q->dec, h, g->len, g, 0, &pts, &np)))
-      return dec_error(s, rc, id);
     acc_points(acc, pts, np, lo, hi, width, by_time);
   }
   return 0;
@@ -413,26 +440,15 @@ static int scan_points(const pmcp__scan_cb *cb, pmcp_point *pts, size_t np, int6
 static int scan_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
                       int64_t from, int64_t to, unsigned dflags, const pmcp__scan_cb *cb)
 {
-  const unsigned char *h;
-  size_t hl = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS) < len ? PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS)
-                                                        : len;
-  int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
-  if (rc)
-    return rc;
   pmcp__sq_seg segs[PMCP__SQ_MAX_SEGS];
-  size_t nseg = 0;
+  size_t nseg;
   pmcp_point *pts;
   size_t np;
-  int v3 = pmcp__sq_seg_headers(h, hl, len, segs, &nseg);
-  if (v3 < 0)
-    return dec_error(s, v3, id);
-  if (v3 == 0) {
-    if ((rc = blob_at(s, q, b, id, 0, 0, len, &h)))
-      return rc;
-    if ((rc = pmcp__sq_dec_block(&q->dec, h, len, dflags, &pts, &np)))
-      return dec_error(s, rc, id);
+  int rc = block_open(s, q, b, id, len, dflags, segs, &nseg, &pts, &np);
+  if (rc)
+    return rc;
+  if (nseg == 0)
     return scan_points(cb, pts, np, from, to, 0);
-  }
   for (size_t k = 0; k < nseg; k++) {
     const pmcp__sq_seg *g = &segs[k];
     if (g->sum.step_max < from || g->sum.step_min > to)
@@ -445,10 +461,8 @@ static int scan_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t
       if (!want)
         continue;
     }
-    if ((rc = blob_at(s, q, b, id, 0, g->at, g->len, &h)))
+    if ((rc = seg_points(s, q, b, id, g, dflags, &pts, &np)))
       return rc;
-    if ((rc = pmcp__sq_dec_seg(&q->dec, h, g->len, g, dflags, &pts, &np)))
-      return dec_error(s, rc, id);
     if ((rc = scan_points(cb, pts, np, from, to, inside)))
       return rc;
   }

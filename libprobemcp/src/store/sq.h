@@ -166,6 +166,10 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out);
  * (no segments: decode it whole), PMCP_ECORRUPT. */
 int pmcp__sq_seg_headers(const void *data, size_t len, size_t block_len, pmcp__sq_seg *segs,
                          size_t *nseg);
+/* The points without a time of a version 3 block, from its first bytes
+ * (as pmcp__sq_seg_headers() reads them): 1 and *out, or 0 (an older
+ * block) or PMCP_ECORRUPT. */
+int pmcp__sq_block_untimed(const void *data, size_t len, uint64_t *out);
 /* Decodes segment bytes @p data (@p len, from the block at g->at) into
  * @p d's buffer, as pmcp__sq_dec_block() does a block. */
 int pmcp__sq_dec_seg(pmcp__sq_dec *d, const void *data, size_t len, const pmcp__sq_seg *g,

@@ -281,6 +281,20 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
   return rc;
 }
 
+int pmcp__sq_block_untimed(const void *data, size_t len, uint64_t *out)
+{
+  const unsigned char *h = data;
+  *out = 0;
+  if (len < 4 || h[0] != 3)
+    return len >= 1 && h[0] != 3 ? 0 : PMCP_ECORRUPT;
+  size_t ns = h[1];
+  if (ns == 0 || ns > PMCP__SQ_MAX_SEGS || len < PMCP__SQ_SEG_HDR(ns))
+    return PMCP_ECORRUPT;
+  for (size_t k = 0; k < ns; k++)
+    *out += get_le(h + 4 + k * 120 + 12, 4);
+  return 1;
+}
+
 int pmcp__sq_seg_headers(const void *data, size_t len, size_t block_len, pmcp__sq_seg *segs,
                          size_t *nseg)
 {

@@ -259,6 +259,13 @@ static int dec_error(pmcp_store *s, int rc, int64_t id)
                               (long long)id);
 }
 
+/* How many of a block's @p len bytes hold its segment headers at most. */
+static size_t hdr_len(size_t len)
+{
+  size_t most = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS);
+  return most < len ? most : len;
+}
+
 /* A cut block's parts: its segment headers (segs[0..*nseg), room for
  * PMCP__SQ_MAX_SEGS) or, for a block of an older version (*nseg 0), all
  * its points decoded (*pts, *np: the decoder's buffer). */
@@ -267,8 +274,7 @@ static int block_open(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t
                       size_t *np)
 {
   const unsigned char *h;
-  size_t hl = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS) < len ? PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS)
-                                                        : len;
+  size_t hl = hdr_len(len);
   *nseg = 0;
   int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
   if (rc)
@@ -359,7 +365,7 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
       "SELECT id, first IS NULL OR last IS NULL, " SUMMARY_COLS ", length(data)"
       " FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   static const char sql_tblocks[] =
-      "SELECT id, 1, " SUMMARY_COLS ", length(data)"
+      "SELECT id, first IS NULL OR last IS NULL, " SUMMARY_COLS ", length(data)"
       " FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tblocks : sql_blocks, &st))) {
@@ -372,20 +378,31 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
   blob_rd b = {NULL, NULL, 0};
   int src = SQLITE_DONE;
   while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    /* Whole from the row: on the step axis only (the row counts points
-     * without a time too, which the time axis leaves out), and when its
-     * first and last value are finite (the row keeps no other). */
+    /* Whole from the row when its first and last value are finite (the
+     * row keeps no other) and, on the time axis, every point has a time
+     * (the row counts the others too, which the time axis leaves out: the
+     * segment headers say how many). */
+    int64_t id = sqlite3_column_int64(st, 0);
+    size_t len = (size_t)sqlite3_column_int64(st, 17);
     if (!sqlite3_column_int(st, 1)) {
       pmcp_bucket sum;
       row_summary(st, 2, &sum);
-      ptrdiff_t bi = one_bucket(sum.step_min, sum.step_max, lo, hi, width);
+      ptrdiff_t bi = by_time ? one_bucket(sum.time_min, sum.time_max, lo, hi, width)
+                             : one_bucket(sum.step_min, sum.step_max, lo, hi, width);
+      if (bi >= 0 && by_time && sum.time_min) {
+        const unsigned char *h;
+        uint64_t untimed = 1;
+        if ((rc = blob_at(s, q, &b, id, 1, 0, hdr_len(len), &h)))
+          break;
+        if (pmcp__sq_block_untimed(h, hdr_len(len), &untimed) != 1 || untimed)
+          bi = -1;
+      }
       if (bi >= 0) {
         acc_block(&acc[bi], &sum);
         continue;
       }
     }
-    rc = block_parts(s, q, &b, sqlite3_column_int64(st, 0),
-                     (size_t)sqlite3_column_int64(st, 17), acc, lo, hi, width, by_time);
+    rc = block_parts(s, q, &b, id, len, acc, lo, hi, width, by_time);
   }
   if (rc == 0 && src != SQLITE_DONE)
     rc = pmcp__sq_err(s, q, src, "series summary");

@@ -4,6 +4,8 @@
  * merging across many small writes, histograms, scatter sets, labels. */
 #include <math.h>
 #include <sqlite3.h>
+#include <string.h>
+#include <zstd.h>
 
 #include "store-test-util.h"
 
@@ -605,6 +607,209 @@ START_TEST(histograms_and_scatter)
 }
 END_TEST
 
+/* Series shaped to catch a summary that takes a block or a segment whole
+ * when it must not, or reads one wrongly: lengths around the segment
+ * (1,024) and block (16,384) sizes, duplicate steps, gaps, steps out of
+ * order, NaN and infinities where a block or a segment begins or ends
+ * (its first / last) and runs of them, buckets whose edges fall exactly
+ * on block and segment edges (steps 0..n-1: 4 buckets of 4 blocks, 64 of
+ * one segment) and anywhere else, a range whose ends are block edges,
+ * both axes. Every field of every bucket must be the brute-force
+ * reduction of the raw points. */
+START_TEST(summary_exact_edges)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  static const size_t lens[] = {1, 1023, 1025, 16384, 16385, 4 * 16384, 3 * 16384 + 77};
+  size_t cap = 1000;
+  pmcp_bucket *got = malloc(cap * sizeof *got), *want = malloc(cap * sizeof *want);
+  ck_assert(got && want);
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    size_t n = lens[li];
+    char key[32];
+    snprintf(key, sizeof key, "edges/%zu", n);
+    int64_t id = mkseries(s, t, key, PMCP_METRIC_FLOAT);
+    pmcp_point *p = curve(n, 7 + li);
+    for (size_t i = 0; i < n; i++) {
+      p[i].step = (int64_t)i;
+      p[i].value = round(p[i].value * 50) / 50; /* ties */
+    }
+    if (n > 5000) {
+      for (size_t i = 3000; i < 3010; i++)
+        p[i].step = 2999; /* the same step ten times */
+      for (size_t i = 4000; i < n; i++)
+        p[i].step += 100000; /* a gap */
+      for (size_t i = 4100; i < 4140; i += 2) { /* out of order */
+        int64_t x = p[i].step;
+        p[i].step = p[i + 1].step;
+        p[i + 1].step = x;
+      }
+    }
+    /* Non-finite first / last values of blocks and segments. */
+    static const size_t at[] = {0, 1022, 1023, 1024, 2047, 16383, 16384, 16385, 32767, 49151};
+    static const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+      if (at[k] < n)
+        p[at[k]].value = bad[k % 3];
+    p[n - 1].value = INFINITY;
+    for (size_t i = 5000; i < 7048 && i < n; i++) /* whole segments of NaN */
+      p[i].value = NAN;
+    for (size_t i = 9000; i < 9100 && i < n; i++)
+      p[i].time_ms = 0;
+    /* In several calls, so the tail block is rewritten. */
+    size_t half = n / 3;
+    if (half)
+      ST_OK(s, pmcp_store_log(s, t, id, p, half));
+    ST_OK(s, pmcp_store_log(s, t, id, p + half, n - half));
+    static const size_t nbs[] = {1, 2, 3, 4, 7, 64, 100, 1000};
+    int64_t ranges[][2] = {{INT64_MIN, INT64_MAX}, {16384 + 100000, 32767 + 100000},
+                           {1024, 16383}, {5, (int64_t)n + 99990}};
+    for (int by_time = 0; by_time < 2; by_time++)
+      for (size_t r = 0; r < 4; r++)
+        for (size_t k = 0; k < sizeof nbs / sizeof nbs[0]; k++) {
+          int64_t from = ranges[r][0], to = ranges[r][1];
+          if (by_time && r) {
+            from = 1700000000000LL + (from % 100000) * 37;
+            to = 1700000000000LL + (to % 100000) * 37;
+          }
+          check_buckets(s, t, id, p, n, by_time, from, to, nbs[k], got, want, r);
+        }
+    free(p);
+  }
+  free(got);
+  free(want);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* A metric block as codec version 2 wrote it (the whole block one zstd
+ * frame; shift 0, 8 planes), to make a store of schema 13. */
+static void put_v(pmcp_buf *b, uint64_t v)
+{
+  while (v >= 0x80) {
+    ck_assert_int_eq(pmcp_buf_putc(b, (char)(v | 0x80)), 0);
+    v >>= 7;
+  }
+  ck_assert_int_eq(pmcp_buf_putc(b, (char)v), 0);
+}
+
+static uint64_t zzag(int64_t v)
+{
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static void encode_v2(const pmcp_point *p, size_t n, pmcp_buf *out)
+{
+  pmcp_buf raw = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_buf_putc(&raw, 2), 0);
+  put_v(&raw, n);
+  for (int which = 0; which < 2; which++) {
+    uint64_t prev = 0, prev_d = 0;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t v = (uint64_t)(which ? p[i].time_ms : p[i].step), d = v - prev;
+      put_v(&raw, zzag((int64_t)(d - prev_d)));
+      prev = v;
+      prev_d = d;
+    }
+  }
+  ck_assert_int_eq(pmcp_buf_putc(&raw, 0), 0);
+  ck_assert_int_eq(pmcp_buf_putc(&raw, 8), 0);
+  size_t at = raw.len;
+  ck_assert_int_eq(pmcp_buf_reserve(&raw, n * 8), 0);
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t bits;
+    memcpy(&bits, &p[i].value, 8);
+    uint64_t z = zzag((int64_t)(bits - prev));
+    prev = bits;
+    for (unsigned b = 0; b < 8; b++)
+      raw.ptr[at + (size_t)b * n + i] = (char)(z >> (8 * (7 - b)));
+  }
+  raw.len = at + n * 8;
+  size_t bound = ZSTD_compressBound(raw.len);
+  out->len = 0;
+  ck_assert_int_eq(pmcp_buf_reserve(out, bound), 0);
+  size_t z = ZSTD_compress(out->ptr, bound, raw.ptr, raw.len, 1);
+  ck_assert(!ZSTD_isError(z));
+  out->len = z;
+  pmcp_buf_dispose(&raw);
+}
+
+/* A store of schema 13, whose blocks are of codec version 2, opened for
+ * writing: every block is rewritten as version 3, and the points and
+ * every summary are those logged. */
+START_TEST(migration_reencodes_blocks)
+{
+  ST_SQLITE_ONLY(); /* the SQLite codec; PostgreSQL keeps arrays */
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "old", PMCP_METRIC_FLOAT);
+  size_t n = 2 * 16384 + 3000;
+  pmcp_point *p = curve(n, 3);
+  p[0].value = NAN;
+  p[16384].value = -INFINITY;
+  p[20000].time_ms = 0;
+  ST_OK(s, pmcp_store_log(s, t, id, p, n));
+  pmcp_store_free(s);
+  sqlite3 *db;
+  ck_assert_int_eq(sqlite3_open(st_path, &db), SQLITE_OK);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "UPDATE metric_blocks SET codec=1, data=?2"
+                                          " WHERE series_id=?3 AND seq=?1", -1, &st, NULL),
+                   SQLITE_OK);
+  pmcp_buf b = PMCP_BUF_INIT;
+  for (size_t seq = 0; seq * 16384 < n; seq++) {
+    size_t m = n - seq * 16384 < 16384 ? n - seq * 16384 : 16384;
+    encode_v2(p + seq * 16384, m, &b);
+    sqlite3_bind_int64(st, 1, (int64_t)seq);
+    sqlite3_bind_blob(st, 2, b.ptr, (int)b.len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, id);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    ck_assert_int_eq(sqlite3_changes(db), 1);
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  pmcp_buf_dispose(&b);
+  ck_assert_int_eq(sqlite3_exec(db, "UPDATE meta SET value='13' WHERE key='schema_version'",
+                                NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  ST_OK(s, pmcp_store_open(&s, st_path, 0));
+  ck_assert_int_eq(sqlite3_open(st_path, &db), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*), sum(codec=3 AND"
+                                          " hex(substr(data, 1, 1))='03') FROM metric_blocks",
+                                      -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_int_eq(sqlite3_column_int(st, 0), 3);
+  ck_assert_int_eq(sqlite3_column_int(st, 1), 3);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  pmcp_point *back = calloc(n + 1, sizeof *back);
+  size_t nb;
+  int64_t next;
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n + 1, &nb, &next));
+  ck_assert_uint_eq(nb, n);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_int_eq(back[i].step, p[i].step);
+    ck_assert_int_eq(back[i].time_ms, p[i].time_ms);
+    ck_assert(memcmp(&back[i].value, &p[i].value, 8) == 0);
+  }
+  free(back);
+  pmcp_bucket *got = malloc(100 * sizeof *got), *want = malloc(100 * sizeof *want);
+  static const size_t nbs[] = {1, 3, 100};
+  for (int by_time = 0; by_time < 2; by_time++)
+    for (size_t k = 0; k < 3; k++)
+      check_buckets(s, t, id, p, n, by_time, INT64_MIN, INT64_MAX, nbs[k], got, want, 0);
+  free(got);
+  free(want);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-metrics");
@@ -614,6 +819,8 @@ int main(void)
   tcase_add_test(tc, summary_matches_bruteforce);
   tcase_add_test(tc, summary_exact_inside_blocks);
   tcase_add_test(tc, summary_time_skips_untimed);
+  tcase_add_test(tc, summary_exact_edges);
+  tcase_add_test(tc, migration_reencodes_blocks);
   tcase_add_test(tc, failed_log_keeps_buffer);
   tcase_add_test(tc, small_writes_merge);
   tcase_add_test(tc, histograms_and_scatter);

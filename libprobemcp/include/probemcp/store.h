@@ -667,7 +667,8 @@ typedef struct pmcp_bucket {
  * Summarizes a FLOAT series over [@p step_from, @p step_to] into at most
  * @p n_buckets buckets of equal step width, from per-block summaries where
  * a bucket spans whole blocks (without decoding them) and from the points
- * where it does not. Empty buckets are left out.
+ * where it does not. Exact: each bucket is what its points give (sums may
+ * be added in another order). Empty buckets are left out.
  * @param[out] out up to @p n_buckets buckets; @p n_out how many.
  * @return 0; PMCP_ENOTFOUND; PMCP_EINVAL (n_buckets 0).
  */

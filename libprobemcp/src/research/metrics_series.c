@@ -259,10 +259,11 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   if (s->count == 0 || lo > hi)
     return 0;
   size_t m = q->max_points;
-  /* Candidate buckets: 2m exact ones; for a long series with at least m/2
-   * blocks, half as many buckets as blocks so the store summarizes inner
-   * blocks whole (coarse) without decoding them. Each bucket offers up to
-   * four points; too few candidates and the buckets are refined. */
+  /* Candidate buckets: 2m; for a long series with at least m/2 blocks,
+   * half as many buckets as blocks, so the store takes most blocks whole
+   * from their summaries and decodes one cut segment a bucket edge. Each
+   * bucket offers up to four points; too few candidates and the buckets
+   * are refined. */
   uint64_t blocks = (uint64_t)s->count / STORE_BLOCK;
   size_t nbk = 2 * m;
   if ((uint64_t)s->count > DECODE_MAX && 2 * blocks >= m && blocks < 4 * (uint64_t)m)

@@ -70,6 +70,52 @@ static int labels_json(pmcp_store *s, const pmcp_series_spec *spec, pmcp_buf *ou
   return pmcp__buf_putc(out, '}');
 }
 
+void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *o,
+                            uint64_t *untimed)
+{
+  memset(o, 0, sizeof *o);
+  o->step_min = o->step_max = o->step_first = pts[0].step;
+  o->step_last = pts[n - 1].step;
+  o->first = pts[0].value;
+  o->last = pts[n - 1].value;
+  o->count = n;
+  o->min = o->max = NAN;
+  uint64_t nt = 0;
+  int have = 0;
+  for (size_t i = 0; i < n; i++) {
+    const pmcp_point *pt = &pts[i];
+    if (pt->step < o->step_min)
+      o->step_min = pt->step;
+    if (pt->step > o->step_max)
+      o->step_max = pt->step;
+    if (pt->time_ms) {
+      if (!o->time_min || pt->time_ms < o->time_min)
+        o->time_min = pt->time_ms;
+      if (!o->time_max || pt->time_ms > o->time_max)
+        o->time_max = pt->time_ms;
+    } else {
+      nt++;
+    }
+    double v = pt->value;
+    if (!isfinite(v)) {
+      o->nonfinite++;
+      continue;
+    }
+    o->sum += v;
+    if (!have || v < o->min) {
+      o->min = v;
+      o->step_at_min = pt->step;
+    }
+    if (!have || v > o->max) {
+      o->max = v;
+      o->step_at_max = pt->step;
+    }
+    have = 1;
+  }
+  if (untimed)
+    *untimed = nt;
+}
+
 int pmcp__sql_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                      const pmcp_series_spec *spec, int64_t *out)
 {

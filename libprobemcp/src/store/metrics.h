@@ -61,6 +61,12 @@ typedef struct pmcp__metrics {
                     &(q)->cap_pending})
 
 /* metrics.c */
+/* The summary of pts[0..n) (n >= 1) in logging order: what a bucket
+ * takes from points it takes whole (the first minimum / maximum wins;
+ * first / last as logged; min / max NaN when no value is finite; times of
+ * 0 mean none), and in *untimed how many points have no time. */
+void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *out,
+                            uint64_t *untimed);
 int pmcp__sql_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,
                      const pmcp_series_spec *spec, int64_t *out);
 /* Checks that @p series belongs to tenant @p t (and has @p kind unless
@@ -90,11 +96,9 @@ int pmcp__sql_metric_read(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t se
 int pmcp__sql_points_begin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t series,
                            int64_t after_id, size_t *n_out, int64_t *next_id);
 
-/* What a summary covers: the steps (or times) lo..hi, and whether blocks
- * inside it go whole to a bucket ("coarse": at least two per bucket). */
+/* What a summary covers: the steps (or times) lo..hi. */
 typedef struct pmcp__summary_range {
   int64_t lo, hi;
-  int coarse;
   int empty;             /* no points in range: no buckets */
 } pmcp__summary_range;
 

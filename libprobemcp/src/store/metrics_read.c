@@ -37,7 +37,6 @@ int pmcp__sql_summary_range(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t 
                             pmcp__summary_range *r)
 {
   r->empty = 1;
-  r->coarse = 0;
   if (n_buckets == 0 || n_buckets > 100000)
     return pmcp_store_set_error(s, PMCP_EINVAL, "n_buckets must be 1-100000");
   if (from > to)
@@ -69,26 +68,6 @@ int pmcp__sql_summary_range(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int64_t 
     hi = to;
   if (lo > hi)
     return 0;
-  /* Many blocks per bucket ("coarse"): a block inside the range goes
-   * whole to the bucket of its middle, so no inner block is decoded and
-   * bucket edges fall on block edges. Few blocks: buckets are exact. */
-  static const char sql_count[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3";
-  static const char sql_tcount[] =
-      "SELECT count(*) FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3";
-  if ((rc = pmcp__sql_prep(s, c, by_time ? sql_tcount : sql_count, &st)))
-    return rc;
-  pmcp__st_bind_int64(st, 1, series);
-  pmcp__st_bind_int64(st, 2, lo);
-  pmcp__st_bind_int64(st, 3, hi);
-  src = pmcp__st_step(st);
-  if (src == PMCP__ROW)
-    r->coarse = (uint64_t)pmcp__st_int64(st, 0) >= 2 * (uint64_t)n_buckets;
-  else
-    rc = pmcp__st_err(s, st, "series summary");
-  pmcp__st_reset(st);
-  if (rc)
-    return rc;
   r->lo = lo;
   r->hi = hi;
   r->empty = 0;

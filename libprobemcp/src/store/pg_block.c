@@ -100,54 +100,6 @@ static void barr_bind(pmcp__pg_stmt *st, int i, barr *a, unsigned array_oid)
   a->p = NULL;
 }
 
-/* The summary of pts[0..n): what a bucket needs from points it takes
- * whole, with the SQLite backend's conventions (point by point in logging
- * order; the first minimum / maximum wins; times of 0 mean none). */
-typedef struct sumry {
-  int64_t smin, smax, tmin, tmax, sfirst, slast, at_min, at_max;
-  int64_t untimed, nonfinite;
-  double vmin, vmax, sum, first, last;
-  int have;
-} sumry;
-
-static void summarize(const pmcp_point *pts, size_t n, sumry *o)
-{
-  memset(o, 0, sizeof *o);
-  o->smin = o->smax = o->sfirst = pts[0].step;
-  o->slast = pts[n - 1].step;
-  o->first = pts[0].value;
-  o->last = pts[n - 1].value;
-  for (size_t i = 0; i < n; i++) {
-    const pmcp_point *pt = &pts[i];
-    if (pt->step < o->smin)
-      o->smin = pt->step;
-    if (pt->step > o->smax)
-      o->smax = pt->step;
-    if (pt->time_ms) {
-      if (!o->tmin || pt->time_ms < o->tmin)
-        o->tmin = pt->time_ms;
-      if (!o->tmax || pt->time_ms > o->tmax)
-        o->tmax = pt->time_ms;
-    } else {
-      o->untimed++;
-    }
-    if (!isfinite(pt->value)) {
-      o->nonfinite++;
-      continue;
-    }
-    o->sum += pt->value;
-    if (!o->have || pt->value < o->vmin) {
-      o->vmin = pt->value;
-      o->at_min = pt->step;
-    }
-    if (!o->have || pt->value > o->vmax) {
-      o->vmax = pt->value;
-      o->at_max = pt->step;
-    }
-    o->have = 1;
-  }
-}
-
 enum { A_STEPS, A_TIMES, A_VALS, C_SMIN, C_SMAX, C_TMIN, C_TMAX, C_NT, C_NF, C_VMIN, C_VMAX,
        C_SUM, C_FIRST, C_LAST, C_SFIRST, C_SLAST, C_ATMIN, C_ATMAX, N_ARR };
 
@@ -177,17 +129,18 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
   for (size_t c = 0; c < n_chunks; c++) {
     size_t from = c * PMCP__PG_CHUNK;
     size_t len = n - from < PMCP__PG_CHUNK ? n - from : PMCP__PG_CHUNK;
-    sumry m;
-    summarize(pts + from, len, &m);
-    barr_i64(&a[C_SMIN], m.smin);
-    barr_i64(&a[C_SMAX], m.smax);
-    barr_i64(&a[C_TMIN], m.tmin);
-    barr_i64(&a[C_TMAX], m.tmax);
-    barr_i32(&a[C_NT], (int32_t)m.untimed);
+    pmcp_bucket m;
+    uint64_t untimed;
+    pmcp__metric_summarize(pts + from, len, &m, &untimed);
+    barr_i64(&a[C_SMIN], m.step_min);
+    barr_i64(&a[C_SMAX], m.step_max);
+    barr_i64(&a[C_TMIN], m.time_min);
+    barr_i64(&a[C_TMAX], m.time_max);
+    barr_i32(&a[C_NT], (int32_t)untimed);
     barr_i32(&a[C_NF], (int32_t)m.nonfinite);
-    if (m.have) {
-      barr_f64(&a[C_VMIN], m.vmin);
-      barr_f64(&a[C_VMAX], m.vmax);
+    if (!isnan(m.min)) {
+      barr_f64(&a[C_VMIN], m.min);
+      barr_f64(&a[C_VMAX], m.max);
     } else {
       barr_null(&a[C_VMIN]);
       barr_null(&a[C_VMAX]);
@@ -197,13 +150,13 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
      * reading its points one by one would see them so. */
     barr_f64(&a[C_FIRST], m.first);
     barr_f64(&a[C_LAST], m.last);
-    barr_i64(&a[C_SFIRST], m.sfirst);
-    barr_i64(&a[C_SLAST], m.slast);
-    barr_i64(&a[C_ATMIN], m.at_min);
-    barr_i64(&a[C_ATMAX], m.at_max);
+    barr_i64(&a[C_SFIRST], m.step_first);
+    barr_i64(&a[C_SLAST], m.step_last);
+    barr_i64(&a[C_ATMIN], m.step_at_min);
+    barr_i64(&a[C_ATMAX], m.step_at_max);
   }
-  sumry b;
-  summarize(pts, n, &b);
+  pmcp_bucket b;
+  pmcp__metric_summarize(pts, n, &b, NULL);
   /* A block written again (the partial tail block, grown) replaces its
    * row and its chunks: it has at least as many chunks as before. */
 #define SL(a) "$" #a "[(c.k - 1) * " CHUNK_S " + 1 : c.k * " CHUNK_S "]"
@@ -253,21 +206,21 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
   pmcp__pg_bind_int64(st, 2, series);
   pmcp__pg_bind_int64(st, 3, seq);
   pmcp__pg_bind_int64(st, 4, (int64_t)n);
-  pmcp__pg_bind_int64(st, 5, b.nonfinite);
-  pmcp__pg_bind_int64(st, 6, b.smin);
-  pmcp__pg_bind_int64(st, 7, b.smax);
-  if (b.tmin) {
-    pmcp__pg_bind_int64(st, 8, b.tmin);
-    pmcp__pg_bind_int64(st, 9, b.tmax);
+  pmcp__pg_bind_int64(st, 5, (int64_t)b.nonfinite);
+  pmcp__pg_bind_int64(st, 6, b.step_min);
+  pmcp__pg_bind_int64(st, 7, b.step_max);
+  if (b.time_min) {
+    pmcp__pg_bind_int64(st, 8, b.time_min);
+    pmcp__pg_bind_int64(st, 9, b.time_max);
   } else {
     pmcp__pg_bind_null(st, 8);
     pmcp__pg_bind_null(st, 9);
   }
-  if (b.have) {
-    pmcp__pg_bind_double(st, 10, b.vmin);
-    pmcp__pg_bind_double(st, 11, b.vmax);
-    pmcp__pg_bind_int64(st, 17, b.at_min);
-    pmcp__pg_bind_int64(st, 18, b.at_max);
+  if (!isnan(b.min)) {
+    pmcp__pg_bind_double(st, 10, b.min);
+    pmcp__pg_bind_double(st, 11, b.max);
+    pmcp__pg_bind_int64(st, 17, b.step_at_min);
+    pmcp__pg_bind_int64(st, 18, b.step_at_max);
   } else {
     pmcp__pg_bind_null(st, 10);
     pmcp__pg_bind_null(st, 11);
@@ -278,8 +231,8 @@ int pmcp__pg_block_write(pmcp_store *s, pmcp__pg *q, int64_t tenant, int64_t ser
   /* The block's own first / last: absent when not finite (as on SQLite). */
   pmcp__pg_bind_finite(st, 13, b.first);
   pmcp__pg_bind_finite(st, 14, b.last);
-  pmcp__pg_bind_int64(st, 15, b.sfirst);
-  pmcp__pg_bind_int64(st, 16, b.slast);
+  pmcp__pg_bind_int64(st, 15, b.step_first);
+  pmcp__pg_bind_int64(st, 16, b.step_last);
   for (int k = 0; k < N_ARR; k++)
     barr_bind(st, 19 + k, &a[k],
               elem[k] == INT4OID ? INT4ARRAYOID : elem[k] == INT8OID ? INT8ARRAYOID

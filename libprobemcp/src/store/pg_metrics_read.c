@@ -100,22 +100,20 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   return 0;
 }
 
-/* Buckets computed in SQL, with the SQLite backend's results (the
+/* Buckets computed in SQL, exact, with the SQLite backend's results (the
  * LATERAL ... OFFSET 0 subqueries keep the planner from scanning every
  * chunk of the series when only a few blocks need theirs). Three kinds
  * of items, merged by one GROUP BY:
- *  - blocks inside one bucket (or, with many blocks per bucket, "coarse",
- *    inside the range: they go whole to the bucket of their middle) give
- *    their summary columns; their chunks are not read;
+ *  - blocks inside one bucket give their summary columns (when their
+ *    first and last values are finite: the block row keeps no other);
+ *    their chunks are not read;
  *  - the other blocks are split into their chunks (metric_chunks rows of
  *    PMCP__PG_CHUNK points each): a chunk inside one bucket gives its
  *    summary columns;
  *  - only the points of chunks straddling a bucket edge or the range's
  *    ends are read and bucketed one by one (each chunk's arrays are
  *    detoasted once, by the "|| '{}'" in a subquery that is not flattened,
- *    then indexed: unnest() costs twice as much). With 1000 buckets over
- *    10 million points that is some 80,000 chunk summaries and 130,000
- *    points instead of 10 million points.
+ *    then indexed: unnest() costs twice as much).
  * first / last / step of the extremes follow logging order (block seq,
  * then position in the block), taken with min/max over [position, value]
  * arrays rather than ordered aggregates (no sort). Only the buckets travel
@@ -127,8 +125,8 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   "WITH blk AS (SELECT seq, n, nonfinite, step_min, step_max, coalesce(time_min, 0) AS tmin,"   \
   " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
   " step_at_min, step_at_max, time_min, time_max,"                                             \
-  " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND ($5 OR (" KEYMIN "-$2)/$4 = (" \
-  KEYMAX "-$2)/$4)), false) AS whole"                                                          \
+  " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND first IS NOT NULL"        \
+  " AND last IS NOT NULL AND (" KEYMIN "-$2)/$4 = (" KEYMAX "-$2)/$4), false) AS whole"         \
   " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
   " ch AS (SELECT c.*,"                                                                        \
   "  (" CMIN ">=$2 AND " CMAX "<=$3 AND (" CMIN "-$2)/$4 = (" CMAX "-$2)/$4" CEXTRA ") AS whole" \
@@ -138,8 +136,7 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   "   WHERE c.series_id=$1 AND c.seq=b.seq AND " CMAX ">=$2 AND " CMIN "<=$3 OFFSET 0) c"       \
   "  WHERE NOT b.whole),"                                                                      \
   " items AS ("                                                                                \
-  " SELECT CASE WHEN $5 THEN ((" KEYMIN "-$2)/2 + (" KEYMAX "-$2)/2)/$4"                        \
-  "  ELSE (" KEYMIN "-$2)/$4 END AS bk, seq, 0::bigint AS o, n AS cnt, nonfinite AS nf,"        \
+  " SELECT (" KEYMIN "-$2)/$4 AS bk, seq, 0::bigint AS o, n AS cnt, nonfinite AS nf,"           \
   "  step_min AS smin, step_max AS smax, tmin, tmax, vmin, vmax, vsum, first, last,"            \
   "  step_first AS sfirst, step_last AS slast, step_at_min AS atmin, step_at_max AS atmax"      \
   "  FROM blk WHERE whole"                                                                     \
@@ -165,7 +162,7 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   " (min(ARRAY[seq * 65536 + o, sfirst]))[2], (max(ARRAY[seq * 65536 + o, slast]))[2],"          \
   " (min(ARRAY[vmin, (seq * 65536 + o)::float8, atmin]) FILTER (WHERE vmin IS NOT NULL))[3],"   \
   " (max(ARRAY[vmax, -(seq * 65536 + o)::float8, atmax]) FILTER (WHERE vmax IS NOT NULL))[3]"   \
-  " FROM items GROUP BY bk ORDER BY bk LIMIT $6"
+  " FROM items GROUP BY bk ORDER BY bk LIMIT $5"
 
 static const char sql_step[] =
     SUMMARY_SQL("step_min", "step_max", "step_min", "step_max", "", "c.step_min", "c.step_max",
@@ -199,8 +196,7 @@ static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t serie
   pmcp__pg_bind_int64(st, 2, lo);
   pmcp__pg_bind_int64(st, 3, hi);
   pmcp__pg_bind_int64(st, 4, width);
-  pmcp__pg_bind_text(st, 5, r.coarse ? "true" : "false");
-  pmcp__pg_bind_int64(st, 6, (int64_t)n_buckets);
+  pmcp__pg_bind_int64(st, 5, (int64_t)n_buckets);
   size_t n = 0;
   int src;
   while ((src = pmcp__pg_step(st)) == PG_ROW && n < n_buckets) {

@@ -18,7 +18,7 @@
 #include "util/buf.h"
 
 /* Schema version this library writes; sq_schema.c holds the migrations. */
-#define PMCP__SQ_SCHEMA_VERSION 13
+#define PMCP__SQ_SCHEMA_VERSION 14
 /* Points per metric block. */
 #define PMCP__SQ_BLOCK PMCP__METRIC_BLOCK
 /* A point's position id: block seq * PMCP__SQ_POS + index + 1. */
@@ -71,7 +71,6 @@ typedef struct pmcp__sq {
   size_t n_dyn;
   uint64_t dyn_clock;
   void *cctx;            /* zstd context, created on first use */
-  pmcp_buf enc_raw, enc_out; /* the block encoder's buffers, kept from block to block */
   pmcp__sq_dec dec;      /* the reads' block decoder */
   int immutable;         /* opened with immutable=1 (read-only folder) */
   /* Waiting for another writer (sq_wait.c). */
@@ -143,10 +142,38 @@ extern const struct pmcp__db_ops pmcp__sq_db_ops;
 int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to);
 int pmcp__sq_schema_version(pmcp__sq *q, int *out);
 
-/* sq_codec.c: one block <-> bytes. */
-/* Encodes @p n points into *data, *len: @p q's buffer, valid until the
- * next call. */
-int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, const void **data, size_t *len);
+/* sq_codec.c: one block <-> bytes. A block is written as version 3:
+ * segments of up to PMCP__SQ_SEG points, each compressed on its own and
+ * preceded (uncompressed, in a header) by its summary, so a read that
+ * needs the points of a few segments decodes only those, and a summary
+ * takes the others from their headers. */
+#define PMCP__SQ_SEG 1024
+#define PMCP__SQ_MAX_SEGS (PMCP__SQ_BLOCK / PMCP__SQ_SEG)
+/* A segment as its header describes it: its summary (first / last as
+ * logged, NaN or infinite too; min / max NaN when no value is finite),
+ * its points without a time, and where its bytes are in the block. */
+typedef struct pmcp__sq_seg {
+  pmcp_bucket sum;
+  uint64_t untimed;
+  size_t at, len;        /* its compressed bytes: offset in the block, length */
+} pmcp__sq_seg;
+/* Bytes of a version 3 header for @p nseg segments. */
+#define PMCP__SQ_SEG_HDR(nseg) (4 + (size_t)(nseg) * 120)
+int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out);
+/* Reads a block's segment headers from its first bytes (@p len: at least
+ * PMCP__SQ_SEG_HDR of the count in byte 1, or the whole block): 1 when
+ * the block is of version 3 (*nseg, segs[0..*nseg)), 0 when it is older
+ * (no segments: decode it whole), PMCP_ECORRUPT. */
+int pmcp__sq_seg_headers(const void *data, size_t len, size_t block_len, pmcp__sq_seg *segs,
+                         size_t *nseg);
+/* The points without a time of a version 3 block, from its first bytes
+ * (as pmcp__sq_seg_headers() reads them): 1 and *out, or 0 (an older
+ * block) or PMCP_ECORRUPT. */
+int pmcp__sq_block_untimed(const void *data, size_t len, uint64_t *out);
+/* Decodes segment bytes @p data (@p len, from the block at g->at) into
+ * @p d's buffer, as pmcp__sq_dec_block() does a block. */
+int pmcp__sq_dec_seg(pmcp__sq_dec *d, const void *data, size_t len, const pmcp__sq_seg *g,
+                     unsigned flags, pmcp_point **pts, size_t *n);
 /* Decodes one block into @p d's buffer (valid until the next call):
  * *pts, *n. With PMCP__SQ_DEC_NO_TIME the times are skipped (left 0). */
 #define PMCP__SQ_DEC_NO_TIME 1u
@@ -158,6 +185,9 @@ int pmcp__sq_decode(pmcp__sq *q, const void *data, size_t len, pmcp_point **pts,
                     size_t *n);
 void pmcp__sq_codec_free(pmcp__sq *q);
 
+/* sq_metrics.c: rewrites every metric block of a codec version before 3
+ * as version 3 (the v14 migration), points and row summary unchanged. */
+int pmcp__sq_reencode_blocks(pmcp_store *s, pmcp__sq *q);
 /* sq_metrics.c (the block storage of metrics.c's shared code) */
 static inline int pmcp__sq_series_check(pmcp_store *s, pmcp__sq *q, pmcp_tenant t,
                                         int64_t series, const char *kind)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* SQLite backend: reading float points (metrics_read.c has what both
  * backends share). Raw points by step range with positions (decoding only
- * the blocks a range touches), summaries into buckets from the per-block
- * min/max/count/sum without decoding inner blocks, and the block scan the
- * research tools' grouped metrics use (pmcp__store_scan). */
+ * the blocks a range touches), exact summaries into buckets from the
+ * per-block summaries and, in the blocks a bucket edge cuts, the
+ * per-segment ones (sq_codec.c), decoding only the segments an edge cuts,
+ * and the block scan the research tools' grouped metrics use
+ * (pmcp__store_scan), which works by segment the same way. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,8 +184,167 @@ static void acc_block(bucket_acc *a, const pmcp_bucket *x)
   }
 }
 
+/* Points into the buckets of width @p width from @p lo (keys outside
+ * [lo, hi] and, on the time axis, points without a time left out). */
+static void acc_points(bucket_acc *acc, const pmcp_point *pts, size_t np, int64_t lo,
+                       int64_t hi, uint64_t width, int by_time)
+{
+  /* Points come mostly in key order: divide only when a point leaves the
+   * current bucket. */
+  uint64_t cur_lo = 1, cur_hi = 0;
+  size_t bi = 0;
+  for (size_t i = 0; i < np; i++) {
+    int64_t key = by_time ? pts[i].time_ms : pts[i].step;
+    if (key < lo || key > hi || (by_time && pts[i].time_ms == 0))
+      continue;
+    uint64_t off = (uint64_t)key - (uint64_t)lo;
+    if (off < cur_lo || off > cur_hi) {
+      bi = (size_t)(off / width);
+      cur_lo = (uint64_t)bi * width;
+      cur_hi = cur_lo + (width - 1);
+    }
+    acc_point(&acc[bi], &pts[i]);
+  }
+}
+
+/* The bytes [at, at + len) of block row @p id's data, through one blob
+ * handle kept for the call: a segment is read without the rest of the
+ * block (its overflow pages). */
+typedef struct blob_rd {
+  sqlite3_blob *h;
+  unsigned char *buf;
+  size_t cap;
+} blob_rd;
+
+static int blob_at(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, int reopen, size_t at,
+                   size_t len, const unsigned char **out)
+{
+  int src = SQLITE_OK;
+  if (!b->h)
+    src = sqlite3_blob_open(q->db, "main", "metric_blocks", "data", id, 0, &b->h);
+  else if (reopen)
+    src = sqlite3_blob_reopen(b->h, id);
+  if (src != SQLITE_OK)
+    return pmcp__sq_err(s, q, src, "read metric block");
+  if (b->cap < len) {
+    unsigned char *nb = realloc(b->buf, len);
+    if (!nb)
+      return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+    b->buf = nb;
+    b->cap = len;
+  }
+  if (len && (src = sqlite3_blob_read(b->h, b->buf, (int)len, (int)at)) != SQLITE_OK)
+    return pmcp__sq_err(s, q, src, "read metric block");
+  *out = b->buf;
+  return 0;
+}
+
+/* The bucket of keys [kmin, kmax] when they all lie inside [lo, hi] and
+ * in one bucket, else -1. */
+static ptrdiff_t one_bucket(int64_t kmin, int64_t kmax, int64_t lo, int64_t hi, uint64_t width)
+{
+  if (kmin < lo || kmax > hi)
+    return -1;
+  uint64_t b0 = ((uint64_t)kmin - (uint64_t)lo) / width;
+  uint64_t b1 = ((uint64_t)kmax - (uint64_t)lo) / width;
+  return b0 == b1 ? (ptrdiff_t)b0 : -1;
+}
+
+/* A decoder's error @p rc on block row @p id, with its message. */
+static int dec_error(pmcp_store *s, int rc, int64_t id)
+{
+  if (rc == PMCP_ENOMEM)
+    return pmcp_store_set_error(s, rc, "out of memory");
+  return pmcp_store_set_error(s, PMCP_ECORRUPT, "metric block row %lld is corrupt",
+                              (long long)id);
+}
+
+/* How many of a block's @p len bytes hold its segment headers at most. */
+static size_t hdr_len(size_t len)
+{
+  size_t most = PMCP__SQ_SEG_HDR(PMCP__SQ_MAX_SEGS);
+  return most < len ? most : len;
+}
+
+/* A cut block's parts: its segment headers (segs[0..*nseg), room for
+ * PMCP__SQ_MAX_SEGS) or, for a block of an older version (*nseg 0), all
+ * its points decoded (*pts, *np: the decoder's buffer). */
+static int block_open(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
+                      unsigned dflags, pmcp__sq_seg *segs, size_t *nseg, pmcp_point **pts,
+                      size_t *np)
+{
+  const unsigned char *h;
+  size_t hl = hdr_len(len);
+  *nseg = 0;
+  int rc = blob_at(s, q, b, id, 1, 0, hl, &h);
+  if (rc)
+    return rc;
+  int v3 = pmcp__sq_seg_headers(h, hl, len, segs, nseg);
+  if (v3 < 0)
+    return dec_error(s, v3, id);
+  if (v3 == 1)
+    return 0;
+  if ((rc = blob_at(s, q, b, id, 0, 0, len, &h)))
+    return rc;
+  if ((rc = pmcp__sq_dec_block(&q->dec, h, len, dflags, pts, np)))
+    return dec_error(s, rc, id);
+  return 0;
+}
+
+/* The points of segment @p g of block row @p id (the decoder's buffer). */
+static int seg_points(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id,
+                      const pmcp__sq_seg *g, unsigned dflags, pmcp_point **pts, size_t *np)
+{
+  const unsigned char *h;
+  int rc = blob_at(s, q, b, id, 0, g->at, g->len, &h);
+  if (rc)
+    return rc;
+  if ((rc = pmcp__sq_dec_seg(&q->dec, h, g->len, g, dflags, pts, np)))
+    return dec_error(s, rc, id);
+  return 0;
+}
+
+/* A block that is not one bucket's whole: its segments, each taken from
+ * its header when it lies in one bucket (and, on the time axis, every
+ * point has a time), else decoded. A block of an older version is
+ * decoded whole. */
+static int block_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
+                       bucket_acc *acc, int64_t lo, int64_t hi, uint64_t width, int by_time)
+{
+  pmcp__sq_seg segs[PMCP__SQ_MAX_SEGS];
+  size_t nseg;
+  pmcp_point *pts;
+  size_t np;
+  int rc = block_open(s, q, b, id, len, 0, segs, &nseg, &pts, &np);
+  if (rc)
+    return rc;
+  if (nseg == 0) {
+    acc_points(acc, pts, np, lo, hi, width, by_time);
+    return 0;
+  }
+  for (size_t k = 0; k < nseg; k++) {
+    const pmcp__sq_seg *g = &segs[k];
+    int64_t kmin = by_time ? g->sum.time_min : g->sum.step_min;
+    int64_t kmax = by_time ? g->sum.time_max : g->sum.step_max;
+    if ((by_time && kmin == 0) || kmax < lo || kmin > hi)
+      continue;
+    ptrdiff_t bi = one_bucket(kmin, kmax, lo, hi, width);
+    if (bi >= 0 && (!by_time || g->untimed == 0)) {
+      acc_block(&acc[bi], &g->sum);
+      continue;
+    }
+    if ((rc = seg_points(s, q, b, id, g, 0, &pts, &np)))
+      return rc;
+    acc_points(acc, pts, np, lo, hi, width, by_time);
+  }
+  return 0;
+}
+
 /* Buckets over the step axis, or (by_time) over wall-clock time, where
- * points without a time are left out. */
+ * points without a time are left out. Every bucket is exact: a block
+ * inside one bucket is taken from its row, the others segment by
+ * segment (block_parts), so only the segments a bucket edge or the
+ * range's end cuts are decoded. */
 static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t series,
                         int64_t step_from, int64_t step_to, size_t n_buckets, pmcp_bucket *out,
                         size_t *n_out, int by_time)
@@ -194,23 +356,17 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
   if (rc || r.empty)
     return rc;
   int64_t lo = r.lo, hi = r.hi;
-  int coarse = r.coarse;
   uint64_t width = ((uint64_t)hi - (uint64_t)lo) / n_buckets + 1;
   bucket_acc *acc = calloc(n_buckets, sizeof *acc);
   if (!acc)
     return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  /* length(data) reads the blob's size, not its pages. */
   static const char sql_blocks[] =
-      "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
-      " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
-  static const char sql_data[] = "SELECT data FROM metric_blocks WHERE series_id=?1 AND seq=?2";
+      "SELECT id, first IS NULL OR last IS NULL, " SUMMARY_COLS ", length(data)"
+      " FROM metric_blocks WHERE series_id=?1 AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   static const char sql_tblocks[] =
-      "SELECT seq, NULL, " SUMMARY_COLS " FROM metric_blocks WHERE series_id=?1"
-      " AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
-  /* Coarse: a block inside the range goes whole to the bucket of its
-   * middle step (on the step axis only: see `whole` below). Otherwise
-   * buckets are exact, and blocks that straddle an edge are decoded.
-   * Blocks that straddle the range's ends are always decoded, so the range
-   * itself is exact. */
+      "SELECT id, first IS NULL OR last IS NULL, " SUMMARY_COLS ", length(data)"
+      " FROM metric_blocks WHERE series_id=?1 AND time_max>=?2 AND time_min<=?3 ORDER BY seq";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, by_time ? sql_tblocks : sql_blocks, &st))) {
     free(acc);
@@ -219,64 +375,41 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
   sqlite3_bind_int64(st, 1, series);
   sqlite3_bind_int64(st, 2, lo);
   sqlite3_bind_int64(st, 3, hi);
-  int src;
-  while ((src = sqlite3_step(st)) == SQLITE_ROW && rc == 0) {
-    pmcp_bucket sum;
-    row_summary(st, 2, &sum);
-    int64_t smin = sqlite3_column_int64(st, by_time ? 4 : 2);
-    int64_t smax = sqlite3_column_int64(st, by_time ? 5 : 3);
-    /* On the time axis a block is always read point by point: its summary
-     * counts its points without a time too (which the time axis leaves
-     * out), and nothing stored says whether it holds any. */
-    int whole = !by_time;
-    if (whole && smin >= lo && smax <= hi) {
-      size_t b0 = (size_t)(((uint64_t)smin - (uint64_t)lo) / width);
-      size_t b1 = (size_t)(((uint64_t)smax - (uint64_t)lo) / width);
-      if (coarse) {
-        uint64_t mid = ((uint64_t)smin - (uint64_t)lo) / 2 + ((uint64_t)smax - (uint64_t)lo) / 2;
-        acc_block(&acc[mid / width], &sum);
-        continue;
+  blob_rd b = {NULL, NULL, 0};
+  int src = SQLITE_DONE;
+  while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    /* Whole from the row when its first and last value are finite (the
+     * row keeps no other) and, on the time axis, every point has a time
+     * (the row counts the others too, which the time axis leaves out: the
+     * segment headers say how many). */
+    int64_t id = sqlite3_column_int64(st, 0);
+    size_t len = (size_t)sqlite3_column_int64(st, 17);
+    if (!sqlite3_column_int(st, 1)) {
+      pmcp_bucket sum;
+      row_summary(st, 2, &sum);
+      ptrdiff_t bi = by_time ? one_bucket(sum.time_min, sum.time_max, lo, hi, width)
+                             : one_bucket(sum.step_min, sum.step_max, lo, hi, width);
+      if (bi >= 0 && by_time && sum.time_min) {
+        const unsigned char *h;
+        uint64_t untimed = 1;
+        if ((rc = blob_at(s, q, &b, id, 1, 0, hdr_len(len), &h)))
+          break;
+        if (pmcp__sq_block_untimed(h, hdr_len(len), &untimed) != 1 || untimed)
+          bi = -1;
       }
-      if (b0 == b1) {
-        acc_block(&acc[b0], &sum);
+      if (bi >= 0) {
+        acc_block(&acc[bi], &sum);
         continue;
       }
     }
-    /* The block straddles a bucket edge or the range: read its points. */
-    sqlite3_stmt *sd;
-    if ((rc = pmcp__sq_prep(s, q, sql_data, &sd)))
-      break;
-    sqlite3_bind_int64(sd, 1, series);
-    sqlite3_bind_int64(sd, 2, sqlite3_column_int64(st, 0));
-    if (sqlite3_step(sd) == SQLITE_ROW) {
-      pmcp_point *pts;
-      size_t np;
-      rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(sd, 0),
-                              (size_t)sqlite3_column_bytes(sd, 0), 0, &pts, &np);
-      if (rc == 0) {
-        /* Points come mostly in step order: divide only when a point
-         * leaves the current bucket. */
-        uint64_t cur_lo = 1, cur_hi = 0;
-        size_t bi = 0;
-        for (size_t i = 0; i < np; i++) {
-          int64_t key = by_time ? pts[i].time_ms : pts[i].step;
-          if (key < lo || key > hi || (by_time && pts[i].time_ms == 0))
-            continue;
-          uint64_t off = (uint64_t)key - (uint64_t)lo;
-          if (off < cur_lo || off > cur_hi) {
-            bi = (size_t)(off / width);
-            cur_lo = (uint64_t)bi * width;
-            cur_hi = cur_lo + (width - 1);
-          }
-          acc_point(&acc[bi], &pts[i]);
-        }
-      } else {
-        pmcp_store_set_error(s, rc, "a metric block of series %lld is corrupt", (long long)series);
-      }
-    }
-    sqlite3_reset(sd);
+    rc = block_parts(s, q, &b, id, len, acc, lo, hi, width, by_time);
   }
+  if (rc == 0 && src != SQLITE_DONE)
+    rc = pmcp__sq_err(s, q, src, "series summary");
   sqlite3_reset(st);
+  if (b.h)
+    sqlite3_blob_close(b.h);
+  free(b.buf);
   size_t n = 0;
   for (size_t i = 0; i < n_buckets && rc == 0; i++)
     if (acc[i].used) {
@@ -303,6 +436,56 @@ int pmcp__sq_summary_time(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t serie
   return summary_axis(s, SQ(ctx), t, series, time_from, time_to, n_buckets, out, n_out, 1);
 }
 
+/* Hands @p cb the points of pts[0..np) with steps in [from, to] (the
+ * buffer is the decoder's own: filtered in place). */
+static int scan_points(const pmcp__scan_cb *cb, pmcp_point *pts, size_t np, int64_t from,
+                       int64_t to, int inside)
+{
+  if (!inside) {
+    size_t k = 0;
+    for (size_t i = 0; i < np; i++)
+      if (pts[i].step >= from && pts[i].step <= to)
+        pts[k++] = pts[i];
+    np = k;
+  }
+  return np ? cb->points(cb->ud, pts, np) : 0;
+}
+
+/* A block whose summary was not taken: segment by segment, each offered
+ * to cb->block when it lies inside the range, decoded otherwise or when
+ * declined. A block of an older version is decoded whole. */
+static int scan_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_t len,
+                      int64_t from, int64_t to, unsigned dflags, const pmcp__scan_cb *cb)
+{
+  pmcp__sq_seg segs[PMCP__SQ_MAX_SEGS];
+  size_t nseg;
+  pmcp_point *pts;
+  size_t np;
+  int rc = block_open(s, q, b, id, len, dflags, segs, &nseg, &pts, &np);
+  if (rc)
+    return rc;
+  if (nseg == 0)
+    return scan_points(cb, pts, np, from, to, 0);
+  for (size_t k = 0; k < nseg; k++) {
+    const pmcp__sq_seg *g = &segs[k];
+    if (g->sum.step_max < from || g->sum.step_min > to)
+      continue;
+    int inside = g->sum.step_min >= from && g->sum.step_max <= to;
+    if (inside && cb->block) {
+      int want = cb->block(cb->ud, &g->sum);
+      if (want < 0)
+        return want;
+      if (!want)
+        continue;
+    }
+    if ((rc = seg_points(s, q, b, id, g, dflags, &pts, &np)))
+      return rc;
+    if ((rc = scan_points(cb, pts, np, from, to, inside)))
+      return rc;
+  }
+  return 0;
+}
+
 int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64_t step_from,
                   int64_t step_to, unsigned flags, const pmcp__scan_cb *cb)
 {
@@ -310,9 +493,8 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
   int rc = pmcp__sql_metric_read(s, &q->c, t, series);
   if (rc)
     return rc;
-  /* data last: SQLite reads a blob's overflow pages only when asked. */
   static const char sql[] =
-      "SELECT seq, " SUMMARY_COLS ", data FROM metric_blocks WHERE series_id=?1"
+      "SELECT id, " SUMMARY_COLS ", length(data) FROM metric_blocks WHERE series_id=?1"
       " AND step_max>=?2 AND step_min<=?3 ORDER BY seq";
   sqlite3_stmt *st;
   if ((rc = pmcp__sq_prep(s, q, sql, &st)))
@@ -321,12 +503,14 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
   sqlite3_bind_int64(st, 2, step_from);
   sqlite3_bind_int64(st, 3, step_to);
   unsigned dflags = flags & PMCP__SCAN_NO_TIME ? PMCP__SQ_DEC_NO_TIME : 0;
+  blob_rd b = {NULL, NULL, 0};
   int src = SQLITE_DONE;
   while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
     pmcp_bucket sum;
     row_summary(st, 1, &sum);
-    int inside = sum.step_min >= step_from && sum.step_max <= step_to;
-    if (inside && cb->block) {
+    /* The row keeps first / last only when finite (NaN otherwise, which
+     * a callback that needs them declines). */
+    if (sum.step_min >= step_from && sum.step_max <= step_to && cb->block) {
       int want = cb->block(cb->ud, &sum);
       if (want < 0) {
         rc = want;
@@ -335,28 +519,14 @@ int pmcp__sq_scan(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series, int64
       if (!want)
         continue;
     }
-    pmcp_point *pts;
-    size_t np;
-    rc = pmcp__sq_dec_block(&q->dec, sqlite3_column_blob(st, 16),
-                            (size_t)sqlite3_column_bytes(st, 16), dflags, &pts, &np);
-    if (rc) {
-      rc = pmcp_store_set_error(s, rc, "metric block %lld of series %lld is corrupt",
-                                (long long)sqlite3_column_int64(st, 0), (long long)series);
-      break;
-    }
-    if (!inside) {
-      /* keep the points in range (the buffer is the decoder's own) */
-      size_t k = 0;
-      for (size_t i = 0; i < np; i++)
-        if (pts[i].step >= step_from && pts[i].step <= step_to)
-          pts[k++] = pts[i];
-      np = k;
-    }
-    if (np)
-      rc = cb->points(cb->ud, pts, np);
+    rc = scan_parts(s, q, &b, sqlite3_column_int64(st, 0), (size_t)sqlite3_column_int64(st, 16),
+                    step_from, step_to, dflags, cb);
   }
   if (rc == 0 && src != SQLITE_DONE)
     rc = pmcp__sq_err(s, q, src, "metric blocks");
   sqlite3_reset(st);
+  if (b.h)
+    sqlite3_blob_close(b.h);
+  free(b.buf);
   return rc;
 }

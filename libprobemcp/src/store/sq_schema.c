@@ -303,8 +303,12 @@ static const char v13[] =
   "CREATE INDEX IF NOT EXISTS notes_owner_recent ON notes(owner_kind, owner_id, updated DESC,"
   "  id DESC);";
 static const char *const v13s[] = {v13, NULL};
+/* v14: metric blocks of codec version 3 (sq_codec.c: segments with
+ * their summaries in a header). No DDL: the blocks of older versions are
+ * rewritten after it (pmcp__sq_reencode_blocks). */
+static const char *const v14s[] = {NULL};
 static const char *const *const migrations[] = {v1, v2s, v3s, v4s, v5s, v6s, v7s, v8s, v9s,
-                                                v10s, v11s, v12s, v13s};
+                                                v10s, v11s, v12s, v13s, v14s};
 
 int pmcp__sq_schema_version(pmcp__sq *q, int *out)
 {
@@ -390,6 +394,12 @@ int pmcp__sq_migrate(pmcp_store *s, pmcp__sq *q, int from, int to)
         rc = sqlite3_exec(q->db, *m, NULL, NULL, NULL);
       if (rc != SQLITE_OK)
         return pmcp__sq_err(s, q, rc, "migrate store");
+    }
+    /* A new store (from 0) has no blocks to rewrite. */
+    if (v + 1 == 14 && from > 0) {
+      int rc = pmcp__sq_reencode_blocks(s, q);
+      if (rc)
+        return rc;
     }
   }
   char sql[128];

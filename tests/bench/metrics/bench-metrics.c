@@ -7,7 +7,8 @@
  *  1. metrics mode=series over the 10 runs x "loss" to max_points 100
  *     (21 calls: p50, p90);
  *  2. metrics mode=grouped over the 10 x N points of "grad" (100 buckets,
- *     by rank and pooled; 5 calls each: p50);
+ *     by rank and pooled; 5 calls each: p50), and narrow buckets (100 of
+ *     one step, 100 of 100 steps) against them, per point;
  * Wall and CPU time (all threads of the process) are both printed: on a
  * shared machine the CPU figure is the one that says what the call costs.
  *  3. a query_sql aggregate over the 10 x N points of "grad", read point
@@ -92,6 +93,27 @@ static void report(const char *what, double *t, double *c, int n)
          what, t[n / 2], t[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1], c[n / 2], c[0], n);
 }
 
+/* grouped by rank over 100 buckets of @p width steps from @p from (5
+ * calls), and its CPU per point against @p wide_ns. */
+static void narrow_case(size_t from, size_t width, double wide_ns)
+{
+  char args[400], what[96];
+  snprintf(args, sizeof args,
+           "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\",\"by\":[\"rank\"],"
+           "\"step_bucket\":%zu,\"step_from\":%zu,\"step_to\":%zu,\"max_rows\":1000,"
+           "\"token_budget\":8000}", width, from, from + 100 * width - 1);
+  double tm[5], cm[5];
+  timed_call("metrics", args, 1);
+  for (int i = 0; i < 5; i++)
+    tm[i] = timed_call("metrics", args, 1), cm[i] = cpu_last;
+  snprintf(what, sizeof what, "grouped %zu points (by rank, %zu-step buckets)", 1000 * width,
+           width);
+  report(what, tm, cm, 5);
+  double ns = cm[2] * 1e6 / (double)(1000 * width);
+  printf("  per point: wide %.1f ns, narrow (%zu-step buckets) %.1f ns (narrow / wide %.2f)\n",
+         wide_ns, width, ns, ns / wide_ns);
+}
+
 int main(int argc, char **argv)
 {
   size_t n = argc > 1 ? (size_t)atol(argv[1]) : 1000000;
@@ -174,20 +196,12 @@ int main(int argc, char **argv)
   report(what, tm, cm, 5);
   double wide_ns = cm[2] * 1e6 / (double)(10 * n);
 
-  /* Narrow buckets: one step each over 100 steps (1,000 points of the
-   * ten ranks), against the wide buckets above, per point. */
-  char narrow[400];
-  snprintf(narrow, sizeof narrow,
-           "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\",\"by\":[\"rank\"],"
-           "\"step_bucket\":1,\"step_from\":%zu,\"step_to\":%zu,\"max_rows\":1000,"
-           "\"token_budget\":8000}", n / 2, n / 2 + 99);
-  timed_call("metrics", narrow, 1);
-  for (int i = 0; i < 5; i++)
-    tm[i] = timed_call("metrics", narrow, 1), cm[i] = cpu_last;
-  report("grouped 1,000 points (by rank, 1-step buckets)", tm, cm, 5);
-  double narrow_ns = cm[2] * 1e6 / 1000.0;
-  printf("  per point: wide %.1f ns, narrow %.1f ns (narrow / wide %.2f)\n", wide_ns, narrow_ns,
-         narrow_ns / wide_ns);
+  /* Narrow buckets against the wide ones above, per point: one step
+   * each over 100 steps (1,000 points of the ten ranks: the call's fixed
+   * cost shows), and 100 buckets of 100 steps (100,000 points inside one
+   * block of each rank, whose segments the bucket edges cut). */
+  narrow_case(n / 2, 1, wide_ns);
+  narrow_case(n / 2, 100, wide_ns);
 
   /* query_sql: an aggregate over the 10 x N points of "grad" read point by
    * point through metric_points (the blocks decoded as rows), and the same

@@ -8,7 +8,8 @@
 #
 #   sh tests/bench/research/calls.sh BUILD_DIR [STORE] [CALLS]   (default 2000)
 # PMCP_BENCH_BEFORE=OTHER_BUILD_DIR counts that build's instructions too
-# (its bench-calls, the same store), for a before/after ratio.
+# (its bench-calls, the same store), for a before/after ratio;
+# PMCP_BENCH_CG_CALLS calls of each under callgrind (default 40).
 set -eu
 build=$(cd "${1:-build}" && pwd)
 dir=$(mktemp -d /tmp/pmcp-callsbench-XXXX)
@@ -24,7 +25,7 @@ calls=${3:-2000}
 # instructions: one callgrind dump per call name (the bench's client
 # requests); the dump's totals over its CALLS calls
 count() { # BUILD TAG
-  ncalls=$((calls / 10 > 100 ? calls / 10 : 100))
+  ncalls=${PMCP_BENCH_CG_CALLS:-40}
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$2" \
     "$1/tests/bench/research/bench-calls" "$store" "$ncalls" >/dev/null 2>"$dir/vg.$2"
   for f in "$dir/cg.$2".*; do

@@ -72,6 +72,14 @@ int pmcp__principal_admin(const pmcp__principal *p);
  * last_used. A read-only store resolves too (last_used is then skipped). */
 int pmcp__auth_key_principal(pmcp_store *s, const char *secret, size_t len,
                              pmcp__principal *out);
+/* key_cache.c: the principal of @p secret cached on @p s under change
+ * mark @p mark (1, *@p out and its last_used filled) or 0. */
+int pmcp__key_cache_get(pmcp_store *s, const char *secret, size_t len,
+                        const uint64_t mark[2], pmcp__principal *out, int64_t *last_used);
+/* Keeps @p p as the principal of @p secret read under @p mark (best
+ * effort: without memory, nothing is kept). */
+void pmcp__key_cache_put(pmcp_store *s, const char *secret, size_t len,
+                         const uint64_t mark[2], const pmcp__principal *p, int64_t last_used);
 /* The principal of an OAuth connection by id (the oauth code calls this
  * once it has checked its access token): PMCP_EDENIED when the connection is
  * revoked, its user disabled or no longer a member of its workspace. */

@@ -214,6 +214,8 @@ void pmcp_store_free(pmcp_store *store)
   if (store->ops.close)
     store->ops.close(store, store->ctx);
   store->magic = 0;
+  if (store->attached_dispose)
+    store->attached_dispose(store->attached);
   pthread_mutex_destroy(&store->tool_lock);
   free(store);
 }

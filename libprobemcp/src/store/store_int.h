@@ -49,6 +49,9 @@ struct pmcp_store {
    * toolsets may share one handle, so the lock lives here, with the
    * handle, not with each toolset. */
   pthread_mutex_t tool_lock;
+  /* pmcp__store_attach(): kept with the handle, disposed with it */
+  void *attached;
+  void (*attached_dispose)(void *);
 };
 
 /* Reads the points of FLOAT series @p series with steps in [@p step_from,

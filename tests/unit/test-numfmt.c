@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "probemcp/json.h"
 
 static const char *fmt(double v, unsigned flags)
@@ -78,6 +80,45 @@ START_TEST(locale_independent)
   ck_assert_str_eq(fmt(0.5, 0), "0.5");
   ck_assert_str_eq(fmt(0.1, PMCP_JSON_LOSSLESS), "0.1");
   setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+/* pmcp_buf_json_string() against cJSON's own printing of the same string
+ * (the same escapes: quote, backslash, \b \f \n \r \t, \u00XX below
+ * 0x20, every other byte as it is), on random bytes dense in escapes,
+ * appended after what the buffer already holds. */
+START_TEST(json_string_matches_cjson)
+{
+  unsigned seed = 12345;
+  static const char pick[] = "\"\\\n\r\t\b\f\x01\x1f\x7f/aZ\xc3\xa9 ";
+  for (int round = 0; round < 2000; round++) {
+    char in[300];
+    seed = seed * 1103515245u + 12345u;
+    size_t n = (seed >> 16) % sizeof in;
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      in[i] = r % 3 ? pick[r % (sizeof pick - 1)] : (char)(1 + r % 255);
+    }
+    in[n] = '\0';
+    cJSON *str = cJSON_CreateString(in);
+    char *want = cJSON_PrintUnformatted(str);
+    pmcp_buf b = PMCP_BUF_INIT;
+    ck_assert_int_eq(pmcp_buf_json_string(&b, "x", 1), 0); /* something before */
+    ck_assert_int_eq(pmcp_buf_json_string(&b, in, n), 0);
+    ck_assert_uint_eq(b.len, 3 + strlen(want));
+    ck_assert_str_eq(b.ptr + 3, want);
+    ck_assert_uint_eq(strlen(b.ptr), b.len);
+    pmcp_buf_dispose(&b);
+    cJSON_free(want);
+    cJSON_Delete(str);
+  }
+  /* a NUL byte, which cJSON cannot carry */
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_buf_json_string(&b, "a\0b", 3), 0);
+  ck_assert_uint_eq(b.len, 10);
+  ck_assert(memcmp(b.ptr, "\"a\\u0000b\"", 10) == 0);
+  pmcp_buf_dispose(&b);
 }
 END_TEST
 
@@ -198,6 +239,7 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_lossless_mode);
   tcase_add_test(tc, writer_refuses_misuse);
   tcase_add_test(tc, writer_replaces_invalid_utf8);
+  tcase_add_test(tc, json_string_matches_cjson);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,64 @@ START_TEST(json_string_matches_cjson)
   ck_assert_uint_eq(b.len, 10);
   ck_assert(memcmp(b.ptr, "\"a\\u0000b\"", 10) == 0);
   pmcp_buf_dispose(&b);
+}
+END_TEST
+
+/* The formatter against printf itself: "%.6g", and in lossless mode the
+ * first precision from 1 up whose "%.*g" reads back as the value, over
+ * integers (every one to 2*10^4, random ones to 10^16, powers of ten and
+ * their neighbours, negatives, zeros) and random doubles of every
+ * magnitude. */
+static void ref_number(double v, int lossless, char *out)
+{
+  if (!lossless) {
+    snprintf(out, 64, "%.6g", v);
+    return;
+  }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(out, 64, "%.*g", p, v);
+    if (strtod(out, NULL) == v)
+      return;
+  }
+}
+
+static void check_number(double v)
+{
+  for (int lossless = 0; lossless < 2; lossless++) {
+    char want[64], got[PMCP_JSON_NUMBER_MAX];
+    ref_number(v, lossless, want);
+    size_t n = pmcp_json_format_number(v, lossless ? PMCP_JSON_LOSSLESS : 0, got);
+    ck_assert_msg(n == strlen(want) && strcmp(got, want) == 0, "%.17g (lossless %d): %s, not %s",
+                  v, lossless, got, want);
+  }
+}
+
+START_TEST(numbers_match_printf)
+{
+  for (int i = -20000; i <= 20000; i++)
+    check_number(i);
+  check_number(0.0);
+  check_number(-0.0);
+  double p10 = 1;
+  for (int e = 0; e <= 22; e++, p10 *= 10)
+    for (int d = -3; d <= 3; d++) {
+      check_number(p10 + d);
+      check_number(-(p10 + d));
+      check_number(p10 * 1.5 + d);
+      check_number(p10 / 1e9 + d);
+    }
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    check_number((double)(int64_t)(x % 10000000000000000ull) * (x & 1 ? 1 : -1));
+    check_number((double)(x % 1000000000ull) * 1000.0);
+    double r = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+    check_number(r);
+    check_number(r * pow(10, (int)(x % 40) - 20));
+    check_number(-r * 1e6);
+  }
 }
 END_TEST
 
@@ -240,6 +299,7 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_refuses_misuse);
   tcase_add_test(tc, writer_replaces_invalid_utf8);
   tcase_add_test(tc, json_string_matches_cjson);
+  tcase_add_test(tc, numbers_match_printf);
   suite_add_tcase(s, tc);
   return s;
 }

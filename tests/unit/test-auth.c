@@ -188,6 +188,65 @@ START_TEST(key_while_store_held)
 }
 END_TEST
 
+/* A key checked again after another handle (another process, in effect)
+ * changed what it grants or revoked it: the next check sees the store as
+ * it is, never an earlier answer; several keys checked in turn on one
+ * handle each get their own principal. */
+START_TEST(key_changed_elsewhere)
+{
+  pmcp_tenant a;
+  pmcp_store *s = st_open_new(&a);
+  pmcp_buf sa = PMCP_BUF_INIT, ia = PMCP_BUF_INIT;
+  make_key(s, a, "default", 0, &sa, &ia);
+  pmcp_store *w = NULL;
+  ST_OK(w, pmcp_store_open(&w, st_path, 0));
+  pmcp_principal p;
+  for (int i = 0; i < 3; i++) {
+    ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
+    ck_assert_int_eq(p.write, 0);
+  }
+  ST_OK(w, pmcp__db_exec(w, "UPDATE api_keys SET scope = 'write' WHERE id = $1", 1,
+                         (const char *[]){ia.ptr}, NULL));
+  ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
+  ck_assert_int_eq(p.write, 1);
+  ST_OK(w, pmcp__db_exec(w, "UPDATE api_keys SET workspace = 'moved' WHERE id = $1", 1,
+                         (const char *[]){ia.ptr}, NULL));
+  ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
+  ck_assert_str_eq(p.workspace, "moved");
+  ST_OK(w, pmcp_key_revoke(w, a, ia.ptr, "cli:tester", "cli"));
+  ST_RC(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p), PMCP_EDENIED);
+  ST_RC(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p), PMCP_EDENIED);
+  /* more keys than a handle keeps: each check answers for its own key */
+  enum { N = 7 };
+  pmcp_buf sk[N], ik[N];
+  for (int i = 0; i < N; i++) {
+    sk[i] = (pmcp_buf)PMCP_BUF_INIT;
+    ik[i] = (pmcp_buf)PMCP_BUF_INIT;
+    make_key(s, a, "default", i % 2, &sk[i], &ik[i]);
+  }
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < N; i++) {
+      int k = (i * 3 + round) % N;
+      ST_OK(s, pmcp_principal_of_key(s, sk[k].ptr, sk[k].len, &p));
+      ck_assert_str_eq(p.id, ik[k].ptr);
+      ck_assert_int_eq(p.write, k % 2);
+    }
+  /* revoked on the checking handle itself */
+  ST_OK(s, pmcp_key_revoke(s, a, ik[3].ptr, "cli:tester", "cli"));
+  ST_RC(s, pmcp_principal_of_key(s, sk[3].ptr, sk[3].len, &p), PMCP_EDENIED);
+  ST_OK(s, pmcp_principal_of_key(s, sk[4].ptr, sk[4].len, &p));
+  for (int i = 0; i < N; i++) {
+    pmcp_buf_dispose(&sk[i]);
+    pmcp_buf_dispose(&ik[i]);
+  }
+  pmcp_store_free(w);
+  pmcp_buf_dispose(&sa);
+  pmcp_buf_dispose(&ia);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 START_TEST(users_and_connections)
 {
   pmcp_tenant a, b;
@@ -354,6 +413,7 @@ int main(void)
   tcase_add_test(tc, passwords);
   tcase_add_test(tc, keys);
   tcase_add_test(tc, key_while_store_held);
+  tcase_add_test(tc, key_changed_elsewhere);
   tcase_add_test(tc, users_and_connections);
   tcase_add_test(tc, audit_mask);
   suite_add_tcase(su, tc);

@@ -95,6 +95,14 @@ static int page_of(const source *src, const char *tool, const char *args,
 }
 
 /* Checks the contract every answer keeps and returns the parsed object. */
+/* The text's tokens, counted whole. */
+static size_t tokens_of(const pmcp_buf *text)
+{
+  size_t n = 0;
+  ck_assert_int_eq(pmcp_tokens_count(text->ptr, text->len, &n), 0);
+  return n;
+}
+
 static cJSON *check_answer(const pmcp_buf *text, int budget, int is_error)
 {
   size_t tokens = 0;
@@ -141,8 +149,9 @@ START_TEST(fitting_result_keeps_shape)
   /* the layout: fields, the list, then the envelope, compact */
   ck_assert(strncmp(out.ptr, "{\"mode\":\"list\",\"items\":[{\"id\":0,\"score\":0.333333,", 48) == 0);
   ck_assert(strstr(out.ptr, "],\"count\":3,\"truncated\":false}") != NULL);
-  /* the running count was exact */
+  /* the running count was exact: the page's count is the text's */
   ck_assert_uint_eq(st.estimate, st.tokens);
+  ck_assert_uint_eq(st.tokens, tokens_of(&out));
   ck_assert_uint_eq(st.dropped, 0);
   ck_assert_uint_eq(st.bytes, out.len);
   cJSON_Delete(v);
@@ -165,6 +174,7 @@ static size_t page_through(const source *src, const int *budgets, size_t nb)
     ck_assert_msg(!err, "page %zu: %s", pages, out.ptr);
     cJSON *v = check_answer(&out, b, 0);
     ck_assert_uint_eq(st.estimate, st.tokens);
+    ck_assert_uint_eq(st.tokens, tokens_of(&out));
     pages++;
     cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(v, "items")) {

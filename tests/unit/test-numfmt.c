@@ -4,8 +4,11 @@
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "probemcp/json.h"
 
@@ -78,6 +81,103 @@ START_TEST(locale_independent)
   ck_assert_str_eq(fmt(0.5, 0), "0.5");
   ck_assert_str_eq(fmt(0.1, PMCP_JSON_LOSSLESS), "0.1");
   setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+/* pmcp_buf_json_string() against cJSON's own printing of the same string
+ * (the same escapes: quote, backslash, \b \f \n \r \t, \u00XX below
+ * 0x20, every other byte as it is), on random bytes dense in escapes,
+ * appended after what the buffer already holds. */
+START_TEST(json_string_matches_cjson)
+{
+  unsigned seed = 12345;
+  static const char pick[] = "\"\\\n\r\t\b\f\x01\x1f\x7f/aZ\xc3\xa9 ";
+  for (int round = 0; round < 2000; round++) {
+    char in[300];
+    seed = seed * 1103515245u + 12345u;
+    size_t n = (seed >> 16) % sizeof in;
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 16;
+      in[i] = r % 3 ? pick[r % (sizeof pick - 1)] : (char)(1 + r % 255);
+    }
+    in[n] = '\0';
+    cJSON *str = cJSON_CreateString(in);
+    char *want = cJSON_PrintUnformatted(str);
+    pmcp_buf b = PMCP_BUF_INIT;
+    ck_assert_int_eq(pmcp_buf_json_string(&b, "x", 1), 0); /* something before */
+    ck_assert_int_eq(pmcp_buf_json_string(&b, in, n), 0);
+    ck_assert_uint_eq(b.len, 3 + strlen(want));
+    ck_assert_str_eq(b.ptr + 3, want);
+    ck_assert_uint_eq(strlen(b.ptr), b.len);
+    pmcp_buf_dispose(&b);
+    cJSON_free(want);
+    cJSON_Delete(str);
+  }
+  /* a NUL byte, which cJSON cannot carry */
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_buf_json_string(&b, "a\0b", 3), 0);
+  ck_assert_uint_eq(b.len, 10);
+  ck_assert(memcmp(b.ptr, "\"a\\u0000b\"", 10) == 0);
+  pmcp_buf_dispose(&b);
+}
+END_TEST
+
+/* The formatter against printf itself: "%.6g", and in lossless mode the
+ * first precision from 1 up whose "%.*g" reads back as the value, over
+ * integers (every one to 2*10^4, random ones to 10^16, powers of ten and
+ * their neighbours, negatives, zeros) and random doubles of every
+ * magnitude. */
+static void ref_number(double v, int lossless, char *out)
+{
+  if (!lossless) {
+    snprintf(out, 64, "%.6g", v);
+    return;
+  }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(out, 64, "%.*g", p, v);
+    if (strtod(out, NULL) == v)
+      return;
+  }
+}
+
+static void check_number(double v)
+{
+  for (int lossless = 0; lossless < 2; lossless++) {
+    char want[64], got[PMCP_JSON_NUMBER_MAX];
+    ref_number(v, lossless, want);
+    size_t n = pmcp_json_format_number(v, lossless ? PMCP_JSON_LOSSLESS : 0, got);
+    ck_assert_msg(n == strlen(want) && strcmp(got, want) == 0, "%.17g (lossless %d): %s, not %s",
+                  v, lossless, got, want);
+  }
+}
+
+START_TEST(numbers_match_printf)
+{
+  for (int i = -20000; i <= 20000; i++)
+    check_number(i);
+  check_number(0.0);
+  check_number(-0.0);
+  double p10 = 1;
+  for (int e = 0; e <= 22; e++, p10 *= 10)
+    for (int d = -3; d <= 3; d++) {
+      check_number(p10 + d);
+      check_number(-(p10 + d));
+      check_number(p10 * 1.5 + d);
+      check_number(p10 / 1e9 + d);
+    }
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    check_number((double)(int64_t)(x % 10000000000000000ull) * (x & 1 ? 1 : -1));
+    check_number((double)(x % 1000000000ull) * 1000.0);
+    double r = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+    check_number(r);
+    check_number(r * pow(10, (int)(x % 40) - 20));
+    check_number(-r * 1e6);
+  }
 }
 END_TEST
 
@@ -198,6 +298,8 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_lossless_mode);
   tcase_add_test(tc, writer_refuses_misuse);
   tcase_add_test(tc, writer_replaces_invalid_utf8);
+  tcase_add_test(tc, json_string_matches_cjson);
+  tcase_add_test(tc, numbers_match_printf);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -43,6 +43,14 @@ int pmcp__password_verify(const char *stored, const char *pw);
 
 /* May this principal use admin gates? (never a key) */
 int pmcp__principal_admin(const pmcp_principal *p);
+/* key_cache.c: the principal of @p secret cached on @p s under change
+ * mark @p mark (1, *@p out and its last_used filled) or 0. */
+int pmcp__key_cache_get(pmcp_store *s, const char *secret, size_t len,
+                        const uint64_t mark[2], pmcp_principal *out, int64_t *last_used);
+/* Keeps @p p as the principal of @p secret read under @p mark (best
+ * effort: without memory, nothing is kept). */
+void pmcp__key_cache_put(pmcp_store *s, const char *secret, size_t len,
+                         const uint64_t mark[2], const pmcp_principal *p, int64_t last_used);
 
 /* ---- users and memberships (users.c) ---------------------------------------- */
 

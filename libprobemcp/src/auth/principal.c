@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "auth/auth.h"
 #include "store/db.h"
+#include "store/store_int.h" /* pmcp__store_clear_error */
 #include "util/crypto.h"
 
 #define KEY_TEXT_LEN 46   /* "pk_" + 43 base64url characters (32 bytes) */
@@ -45,6 +47,29 @@ static void copy(char *dst, size_t size, const char *src)
   dst[n] = '\0';
 }
 
+/* Writes the key's last_used when the one read (@p last_ms, -1: never) is
+ * a minute old; returns 0 (the write is best effort). */
+static int touch(pmcp_store *s, const pmcp_principal *p, int64_t last_ms)
+{
+  /* the clock pmcp__auth_now() reads, as a number: text only to write */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  int stale = last_ms < 0 || now_ms - last_ms >= LAST_USED_EVERY_MS;
+  if (stale && !pmcp_store_readonly(s)) {
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)now_ms);
+    const char *u[] = {now, p->id};
+    /* Best effort: a busy store must not refuse a valid key, nor hold the
+     * request (it runs on the HTTP loop) while an import writes. The write
+     * moves the change mark, so the next request reads the key again. */
+    int64_t was = pmcp__store_writer_wait(s, 0);
+    pmcp__db_exec(s, "UPDATE api_keys SET last_used = $1 WHERE id = $2", 2, u, NULL);
+    pmcp__store_writer_wait(s, was);
+  }
+  return 0;
+}
+
 int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
                           pmcp_principal *out)
 {
@@ -56,6 +81,14 @@ int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
     shape = b64url_char(secret[i]);
   if (!shape)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_key);
+  /* The mark before the read: a commit after it makes the entry stale. */
+  uint64_t mark[2];
+  int marked = pmcp__db_change_mark(s, mark) == 0;
+  int64_t last_ms = -1;
+  if (marked && pmcp__key_cache_get(s, secret, len, mark, out, &last_ms)) {
+    pmcp__store_clear_error(s);
+    return touch(s, out, last_ms);
+  }
   unsigned char md[32];
   char hash[65];
   pmcp__sha256(secret, len, md);
@@ -82,19 +115,11 @@ int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
   copy(out->tenant, sizeof out->tenant, pmcp__db_get(r, 0, 5));
   snprintf(out->actor, sizeof out->actor, "key:%s", out->id);
   const char *last = pmcp__db_get(r, 0, 6);
-  char now[24];
-  pmcp__auth_now(now);
-  int stale = !last || strtoll(now, NULL, 10) - strtoll(last, NULL, 10) >= LAST_USED_EVERY_MS;
+  last_ms = last ? strtoll(last, NULL, 10) : -1;
   pmcp__db_res_free(r);
-  if (stale && !pmcp_store_readonly(s)) {
-    const char *u[] = {now, out->id};
-    /* Best effort: a busy store must not refuse a valid key, nor hold the
-     * request (it runs on the HTTP loop) while an import writes. */
-    int64_t was = pmcp__store_writer_wait(s, 0);
-    pmcp__db_exec(s, "UPDATE api_keys SET last_used = $1 WHERE id = $2", 2, u, NULL);
-    pmcp__store_writer_wait(s, was);
-  }
-  return 0;
+  if (marked)
+    pmcp__key_cache_put(s, secret, len, mark, out, last_ms);
+  return touch(s, out, last_ms);
 }
 
 int pmcp_principal_of_connection(pmcp_store *s, const char *connection_id,

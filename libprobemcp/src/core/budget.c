@@ -96,8 +96,8 @@ int pmcp__budget_finalize(pmcp_call *call)
     free(copy);
     return rc;
   }
-  size_t tokens = 0;
-  int rc = pmcp_tokens_count(text, len, &tokens);
+  size_t tokens = call->items[0].tokens;
+  int rc = call->items[0].counted ? 0 : pmcp_tokens_count(text, len, &tokens);
   if (rc)
     return rc;
   if (tokens + image_tokens <= (size_t)budget && len <= cap)

@@ -21,6 +21,10 @@ typedef struct pmcp__item {
   size_t len;
   char *json;    /* serialized item */
   size_t json_len;
+  /* the text's token count, when the page that wrote it already counted it
+   * (pmcp__page_result), so the budget check does not count it again */
+  int counted;
+  size_t tokens;
 } pmcp__item;
 
 struct pmcp_call {

@@ -7,9 +7,53 @@
 #include "util/cnum.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* An integer of magnitude below 10^15 as "%.*g" writes it at the precision
+ * given (the fewest significant digits that round-trip, or 6): every such
+ * integer is a distinct double, so the shortest precision is its digits
+ * without trailing zeros. Returns 0 when @p v is not such an integer (the
+ * caller formats it with printf). */
+static size_t small_integer(double v, int lossless, char *out)
+{
+  if (!(v > -1e15 && v < 1e15) || v != (double)(int64_t)v || v == 0)
+    return 0;
+  uint64_t m = (uint64_t)(v < 0 ? -(int64_t)v : (int64_t)v);
+  char d[20];
+  int nd = 0;
+  for (uint64_t x = m; x; x /= 10)
+    d[nd++] = (char)('0' + x % 10); /* least significant first */
+  int zeros = 0;
+  while (d[zeros] == '0')
+    zeros++;
+  int sig = nd - zeros, x = nd - 1; /* significant digits, exponent */
+  int prec = lossless ? sig : 6;
+  size_t n = 0;
+  if (v < 0)
+    out[n++] = '-';
+  if (x < prec) { /* fixed notation: the integer's digits */
+    for (int i = nd - 1; i >= 0; i--)
+      out[n++] = d[i];
+  } else if (lossless) { /* d.ddde+XX, the significant digits only */
+    out[n++] = d[nd - 1];
+    if (sig > 1) {
+      out[n++] = '.';
+      for (int i = nd - 2; i >= zeros; i--)
+        out[n++] = d[i];
+    }
+    out[n++] = 'e';
+    out[n++] = '+';
+    out[n++] = (char)('0' + x / 10);
+    out[n++] = (char)('0' + x % 10);
+  } else {
+    return 0; /* six figures of a larger integer round: printf does it */
+  }
+  out[n] = '\0';
+  return n;
+}
 
 size_t pmcp_json_format_number(double v, unsigned flags,
                                char out[PMCP_JSON_NUMBER_MAX])
@@ -19,14 +63,25 @@ size_t pmcp_json_format_number(double v, unsigned flags,
   if (isinf(v))
     return (size_t)snprintf(out, PMCP_JSON_NUMBER_MAX,
                             v < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+  size_t k = small_integer(v, (flags & PMCP_JSON_LOSSLESS) != 0, out);
+  if (k)
+    return k;
   int n;
   if (flags & PMCP_JSON_LOSSLESS) {
-    n = 0;
-    for (int prec = 1; prec <= 17; prec++) {
-      n = pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.*g", prec, v);
+    /* The fewest significant digits that read back as @p v. If P digits
+     * do, P + 1 do too (the P-digit decimal is also a (P+1)-digit one, and
+     * the nearest (P+1)-digit decimal is no farther), so the precision is
+     * found by bisection over 1..17 (17 always does). */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.*g", mid, v);
       if (pmcp__c_strtod(out, NULL) == v)
-        break;
+        hi = mid;
+      else
+        lo = mid + 1;
     }
+    n = pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.*g", lo, v);
   } else {
     /* In the C locale: the host's LC_NUMERIC may have a comma or a
      * multi-byte decimal point. */

@@ -1001,7 +1001,13 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
   for (;;) {
     rc = render_items(pg, n, more, out, &cur, &tail);
     size_t tokens = 0;
-    if (!rc)
+    /* With every item kept, the running count of head and items is exact
+     * (pmcp_tokens_counter_peek() counts as pmcp_tokens_count() of the
+     * whole text does): only the tail is counted. Once items are dropped,
+     * the page is counted again in full. */
+    if (!rc && n == pg->n)
+      rc = peek(pg, pg->ctr, tail.ptr, tail.len, &tokens);
+    else if (!rc)
       rc = count_full(pg, out->ptr, out->len, &tokens);
     if (rc)
       goto out;
@@ -1047,12 +1053,10 @@ static int do_render(pmcp_page *pg, int more, pmcp_buf *out, int *is_error)
     }
   }
   /* The estimate the page worked with, for the same text: the running
-   * count of head + items plus the tail as rendered. */
-  {
-    size_t tail_tokens = 0;
-    if (n == pg->n && !peek(pg, pg->ctr, tail.ptr, tail.len, &tail_tokens))
-      pg->stats.estimate = tail_tokens;
-  }
+   * count of head + items plus the tail as rendered (what was counted
+   * above when no item was dropped). */
+  if (n == pg->n)
+    pg->stats.estimate = pg->stats.tokens;
   pg->n = n;
 out:
   pmcp_buf_dispose(&cur);

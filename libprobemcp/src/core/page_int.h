@@ -148,6 +148,13 @@ int pmcp__page_offset_encode(const void *payload, size_t plen, pmcp_buf *out);
  * read items and showed none of them, e.g. all hidden): without it such a
  * page carries no next_cursor. Copied; PMCP_EINVAL when too long. */
 int pmcp__page_resume_empty(pmcp_page *pg, const void *resume, size_t resume_len);
+/* Hands @p text, just rendered from @p pg (pmcp_page_render()), to @p call
+ * as its text item, carrying the count the page made of it so the budget
+ * check does not count it again, and with @p structured the same object
+ * as structuredContent (the page wrote it: an object, minified as any
+ * structured result is). */
+int pmcp__page_result(const pmcp_page *pg, pmcp_call *call, const char *text,
+                      size_t len, int structured);
 /* Exact tokens of the page's text as it would render now with its items
  * (with a next_cursor when @p more or the page is full). */
 int pmcp__page_text_tokens(pmcp_page *pg, int more, size_t *tokens);

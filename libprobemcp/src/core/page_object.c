@@ -18,10 +18,17 @@ int pmcp_page_object(pmcp_page *pg, const char *json, size_t len)
     return PMCP_EMISUSE;
   if (!json || len < 2 || json[0] != '{' || json[len - 1] != '}')
     return PMCP_EINVAL;
+  /* The counter holds the opening brace: the object is counted once, into
+   * a copy that becomes the page's count when it fits. */
   size_t tokens = 0;
-  pg->stats.counts++;
-  pg->stats.counted_bytes += len;
-  int rc = pmcp_tokens_count(json, len, &tokens);
+  int rc = pmcp_tokens_counter_copy(pg->work, pg->ctr);
+  if (!rc)
+    rc = pmcp__page_counter_add(pg, pg->work, json + 1, len - 2);
+  if (!rc) {
+    pg->stats.counts++;
+    pg->stats.counted_bytes++;
+    rc = pmcp_tokens_counter_peek(pg->work, "}", 1, &tokens);
+  }
   if (rc) {
     pg->status = rc == PMCP_ENOMEM ? rc : PMCP_EINVAL;
     return pg->status;
@@ -36,12 +43,13 @@ int pmcp_page_object(pmcp_page *pg, const char *json, size_t len)
   /* The head holds the object without its closing brace; with no list and
    * no fields after it, rendering adds just that brace back. */
   rc = pmcp__buf_append(&pg->head, json + 1, len - 2);
-  if (!rc)
-    rc = pmcp__page_counter_add(pg, pg->ctr, json + 1, len - 2);
   if (rc) {
     pg->status = PMCP_ENOMEM;
     return rc;
   }
+  pmcp_tokens_counter *t = pg->ctr;
+  pg->ctr = pg->work;
+  pg->work = t;
   pg->head_fields = len > 2;
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "core/cursor_int.h"
 #include "core/page_int.h" /* PMCP__POS_PLAIN */
+#include "store/store_int.h" /* pmcp__store_get_tree */
 #include "util/buf.h"
 
 void *pmcp__research_retain(pmcp__research *rs)
@@ -61,18 +62,14 @@ static int parse_out(pmcp__research *rs, pmcp_buf *b, cJSON **out, char *err,
 int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out, char *err,
                  size_t errlen)
 {
-  pmcp_buf b = PMCP_BUF_INIT;
   *out = NULL;
+  /* the record as a tree: not written as text to be parsed back */
   pthread_mutex_lock(rs->lock);
-  int rc = pmcp_store_get(rs->store, rs->tenant, ref, &b);
+  int rc = pmcp__store_get_tree(rs->store, rs->tenant, ref, out);
   if (rc)
     rc = store_fail(rs, rc, err, errlen);
   pthread_mutex_unlock(rs->lock);
-  if (rc) {
-    pmcp_buf_dispose(&b);
-    return rc;
-  }
-  return parse_out(rs, &b, out, err, errlen);
+  return rc;
 }
 
 int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,

@@ -8,7 +8,7 @@
 #include "core/call.h"
 #include "research/page.h"
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
-#include "core/page_int.h"   /* pmcp__page_resume_empty */
+#include "core/page_int.h"   /* pmcp__page_resume_empty, pmcp__page_result */
 
 #include <math.h>
 #include <stdio.h>
@@ -209,9 +209,7 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   }
   /* structuredContent mirrors the text, errors included (the research
    * tools have always answered so) */
-  rc = pmcp_result_text(call, b.ptr, b.len);
-  if (!rc)
-    rc = pmcp_result_structured(call, b.ptr, b.len);
+  rc = pmcp__page_result(pg, call, b.ptr, b.len, 1);
   if (!rc && is_err)
     pmcp_result_set_error(call, 1);
   if (!rc && !is_err)

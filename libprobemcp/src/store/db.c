@@ -55,6 +55,30 @@ int pmcp__db_query(pmcp_store *s, const char *sql, int n, const char *const *par
   return rc;
 }
 
+int pmcp__db_change_mark(pmcp_store *s, uint64_t mark[2])
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC || !mark)
+    return PMCP_EMISUSE;
+  mark[0] = mark[1] = 0;
+  if (!s->db || !s->db->mark)
+    return PMCP_EUNSUPPORTED;
+  return s->db->mark(s, s->ctx, mark);
+}
+
+void *pmcp__store_attached(pmcp_store *s)
+{
+  return s && s->magic == PMCP__STORE_MAGIC ? s->attached : NULL;
+}
+
+int pmcp__store_attach(pmcp_store *s, void *ud, void (*dispose)(void *))
+{
+  if (!s || s->magic != PMCP__STORE_MAGIC || s->attached)
+    return PMCP_EMISUSE;
+  s->attached = ud;
+  s->attached_dispose = dispose;
+  return 0;
+}
+
 size_t pmcp__db_nrows(const pmcp__db_res *r)
 {
   return r && r->ncols ? r->ncells / r->ncols : 0;

@@ -32,6 +32,16 @@ size_t pmcp__db_nrows(const pmcp__db_res *r);
 size_t pmcp__db_ncols(const pmcp__db_res *r);
 const char *pmcp__db_get(const pmcp__db_res *r, size_t row, size_t col); /* NULL: SQL NULL */
 void pmcp__db_res_free(pmcp__db_res *r);
+/* A change mark of the store: two marks read on @p s are equal only if no
+ * commit (from any connection, this one's included) came between them, so
+ * what was read between two equal marks is still what the store holds.
+ * One cheap read, no table lookup. 0; PMCP_EUNSUPPORTED (the backend
+ * cannot tell: read again); a store error. */
+int pmcp__db_change_mark(pmcp_store *s, uint64_t mark[2]);
+/* Something a caller keeps with the handle (the key cache of
+ * auth/key_cache.c), freed with it by @p dispose; 0 or PMCP_EMISUSE. */
+void *pmcp__store_attached(pmcp_store *s);
+int pmcp__store_attach(pmcp_store *s, void *ud, void (*dispose)(void *));
 /* How long a write on @p s waits for another writer of a SQLite store, in
  * ms (-1: as long as it takes); returns the previous value. For a
  * best-effort write that must not wait (0). Other backends: no-op, -1. */
@@ -49,6 +59,10 @@ typedef struct pmcp__db_ops {
   /* Makes the research tables of @p tenant readable on the connection
    * (PostgreSQL: its row-level security setting), or NULL: nothing to do. */
   int (*tenant)(pmcp_store *s, void *ctx, int64_t tenant);
+  /* Fills @p mark with what changes whenever a commit may have changed
+   * the store since it was last read: another connection's or this one's
+   * (see pmcp__db_change_mark), or NULL: the backend cannot tell. */
+  int (*mark)(pmcp_store *s, void *ctx, uint64_t mark[2]);
 } pmcp__db_ops;
 
 /* Before a pmcp__db_query over the research tables (workspaces, runs, ...)

@@ -546,6 +546,7 @@ int pmcp__store_pg_open(pmcp_store *s, const char *url, unsigned flags)
   g->c.ops = &pmcp__pg_sql_ops;
   s->ops = pg_ops;
   s->papers = pmcp__pg_papers;
+  s->get_tree = pmcp__sql_get_tree;
   s->ctx = g;
   s->db = &pmcp__pg_db_ops;
   g->readonly = (flags & PMCP_STORE_READONLY) != 0;

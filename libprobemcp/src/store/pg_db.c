@@ -139,4 +139,4 @@ static int pg_db_tenant(pmcp_store *s, void *ctx, int64_t tenant)
   return pmcp__pg_ready(s, PG(ctx), tenant);
 }
 
-const pmcp__db_ops pmcp__pg_db_ops = {pg_db_exec, pg_db_query, pg_db_tenant};
+const pmcp__db_ops pmcp__pg_db_ops = {pg_db_exec, pg_db_query, pg_db_tenant, NULL};

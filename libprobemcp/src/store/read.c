@@ -9,6 +9,7 @@
  * through pmcp_num(), its JSON writing 15; PostgreSQL's float8 as it is,
  * the session's extra_float_digits giving the shortest exact form).
  * Every query filters on the tenant. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -755,8 +756,40 @@ static cJSON *get_paper(rd *r, const char *id)
   return o;
 }
 
+/* As the record's text read back would be: a number that is not finite is
+ * written as null. */
+static void as_read_back(cJSON *v)
+{
+  for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
+    if (cJSON_IsNumber(c) && !isfinite(c->valuedouble)) {
+      c->type = cJSON_NULL | (c->type & cJSON_StringIsConst);
+      c->valuedouble = 0;
+      c->valueint = 0;
+    } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+      as_read_back(c);
+    }
+  }
+}
+
 int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
 {
+  cJSON *o = NULL;
+  int rc = pmcp__sql_get_tree(s, ctx, t, ref, &o);
+  if (rc)
+    return rc;
+  char *txt = pmcp__cjson_print(o);
+  cJSON_Delete(o);
+  if (!txt)
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
+  pmcp__buf_reset(out);
+  rc = pmcp__buf_puts(out, txt);
+  cJSON_free(txt);
+  return rc;
+}
+
+int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cJSON **out)
+{
+  *out = NULL;
   pmcp__sql *q = PMCP__SQL(ctx);
   rd r = {s, q, t, 0};
   if ((r.rc = pmcp__sql_ready(s, q, t)) || (r.rc = pmcp__sql_flush(s, q)))
@@ -802,12 +835,7 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
     cJSON_Delete(o);
     return r.rc ? r.rc : pmcp_store_set_error(s, PMCP_ENOTFOUND, "no such entity '%.64s'", ref);
   }
-  char *txt = pmcp__cjson_print(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
-  pmcp__buf_reset(out);
-  int rc = pmcp__buf_puts(out, txt);
-  cJSON_free(txt);
-  return rc;
+  as_read_back(o);
+  *out = o;
+  return 0;
 }

@@ -106,4 +106,24 @@ static int sq_db_query(pmcp_store *s, void *ctx, const char *sql, int n,
   return rc;
 }
 
-const pmcp__db_ops pmcp__sq_db_ops = {sq_db_exec, sq_db_query, NULL};
+/* PRAGMA data_version changes when another connection commits (in any
+ * process); the connection's own writes are in sqlite3_total_changes64. */
+static int sq_db_mark(pmcp_store *s, void *ctx, uint64_t mark[2])
+{
+  pmcp__sq *q = SQ(ctx);
+  sqlite3_stmt *st = NULL;
+  int rc = pmcp__sq_prep_text(s, q, "PRAGMA data_version", &st);
+  if (rc)
+    return rc;
+  int src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    mark[0] = (uint64_t)sqlite3_column_int64(st, 0);
+    mark[1] = (uint64_t)sqlite3_total_changes64(q->db);
+  } else {
+    rc = pmcp__sq_err(s, q, src, "change mark");
+  }
+  sqlite3_reset(st);
+  return rc;
+}
+
+const pmcp__db_ops pmcp__sq_db_ops = {sq_db_exec, sq_db_query, NULL, sq_db_mark};

@@ -797,6 +797,7 @@ int pmcp__store_sqlite_open(pmcp_store *s, const char *path, unsigned flags)
   s->ops = sq_ops;
   s->scan = pmcp__sq_scan;
   s->papers = pmcp__sq_papers;
+  s->get_tree = pmcp__sql_get_tree;
   s->papers_bulk = pmcp__sq_papers_bulk;
   s->ctx = q;
   s->db = &pmcp__sq_db_ops;

@@ -283,6 +283,11 @@ int pmcp__sql_tag(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cons
                   int add);
 /* read.c */
 int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out);
+/* The same record as a tree, as its text would parse back (the caller
+ * deletes it): for the toolsets, which read it as a tree. */
+struct cJSON;
+int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                       struct cJSON **out);
 /* notes.c */
 int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
                    pmcp_buf *out_id, int64_t *out_version);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "store/db.h"
 #include "store/store_int.h"
 #include "util/buf.h"
@@ -214,6 +216,8 @@ void pmcp_store_free(pmcp_store *store)
   if (store->ops.close)
     store->ops.close(store, store->ctx);
   store->magic = 0;
+  if (store->attached_dispose)
+    store->attached_dispose(store->attached);
   pthread_mutex_destroy(&store->tool_lock);
   free(store);
 }
@@ -508,6 +512,26 @@ int pmcp_store_get(pmcp_store *store, pmcp_tenant t, const char *ref, pmcp_buf *
   if (!ref || !out)
     return PMCP_EINVAL;
   READ_CALL(store, t, get, ref, out);
+}
+
+int pmcp__store_get_tree(pmcp_store *store, pmcp_tenant t, const char *ref, cJSON **out)
+{
+  if (!out)
+    return PMCP_EINVAL;
+  *out = NULL;
+  if (!ref)
+    return PMCP_EINVAL;
+  CHECK_HANDLE(store);
+  CHECK_OP(store, get);
+  CHECK_TENANT(store, t);
+  if (store->get_tree)
+    return store->get_tree(store, store->ctx, t, ref, out);
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = store->ops.get(store, store->ctx, t, ref, &b);
+  if (!rc && !(*out = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len)))
+    rc = pmcp_store_set_error(store, PMCP_ECORRUPT, "the store returned a record that is not JSON");
+  pmcp_buf_dispose(&b);
+  return rc;
 }
 
 int pmcp_store_list(pmcp_store *store, pmcp_tenant t, const pmcp_list_opts *opts,

@@ -33,6 +33,8 @@ typedef int (*pmcp__scan_fn)(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t se
                              int64_t step_from, int64_t step_to, unsigned flags,
                              const pmcp__scan_cb *cb);
 
+struct cJSON;
+
 struct pmcp_store {
   unsigned magic;
   unsigned flags;        /* PMCP_STORE_READONLY ... as opened */
@@ -40,6 +42,9 @@ struct pmcp_store {
   pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
   pmcp__papers_fn papers; /* the papers index's ranked search, or NULL */
   int (*papers_bulk)(pmcp_store *s, void *ctx, int begin); /* or NULL */
+  /* pmcp_store_get() as a tree, or NULL: the text is parsed */
+  int (*get_tree)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                  struct cJSON **out);
   void *ctx;             /* the backend's state */
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
   const struct pmcp__db_ops *db;
@@ -49,7 +54,15 @@ struct pmcp_store {
    * toolsets may share one handle, so the lock lives here, with the
    * handle, not with each toolset. */
   pthread_mutex_t tool_lock;
+  /* pmcp__store_attach(): kept with the handle, disposed with it */
+  void *attached;
+  void (*attached_dispose)(void *);
 };
+
+/* pmcp_store_get() as a tree (the caller deletes it), as the record's
+ * text would parse: through the backend's get_tree, else the text parsed.
+ * PMCP_ECORRUPT (message set) when a backend's text is not JSON. */
+int pmcp__store_get_tree(pmcp_store *s, pmcp_tenant t, const char *ref, struct cJSON **out);
 
 /* Reads the points of FLOAT series @p series with steps in [@p step_from,
  * @p step_to] through @p cb without copying them out page by page, using

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/buf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,51 +83,64 @@ int pmcp__buf_printf(pmcp_buf *b, const char *fmt, ...)
   return rc;
 }
 
+/* Bytes an escape adds to a byte of a JSON string: 1 for the two-character
+ * escapes (quote, backslash, \b \t \n \f \r), 5 for \u00XX, 0 for a byte
+ * copied as it is (every byte from 0x80 up is 0: UTF-8 is copied). */
+static const unsigned char esc_tab[256] = {
+  5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 5, 1, 1, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+  0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static unsigned char esc_extra(unsigned char c)
+{
+  return esc_tab[c];
+}
+
 int pmcp__buf_json_string(pmcp_buf *b, const char *s, size_t len)
 {
   static const char hex[] = "0123456789abcdef";
-  int rc = pmcp__buf_reserve(b, len + 2);
+  /* One pass for the exact length, one that writes in place: a page's
+   * text is mostly quotes between short runs. */
+  size_t extra = 0;
+  for (size_t i = 0; i < len; i++)
+    extra += esc_extra((unsigned char)s[i]);
+  if (len > SIZE_MAX / 2 - 2 || extra > SIZE_MAX / 2)
+    return PMCP_ENOMEM;
+  int rc = pmcp__buf_reserve(b, len + extra + 2);
   if (rc)
     return rc;
-  b->ptr[b->len++] = '"';
-  for (size_t i = 0; i < len; i++) {
-    /* Copy the run of bytes that need no escape in one go. */
+  char *o = b->ptr + b->len;
+  *o++ = '"';
+  size_t i = 0;
+  while (i < len) {
     size_t run = i;
-    while (run < len && (unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+    while (run < len && !esc_extra((unsigned char)s[run]))
       run++;
-    if (run > i) {
-      rc = pmcp__buf_append(b, s + i, run - i);
-      if (rc)
-        return rc;
-      i = run;
-      if (i >= len)
-        break;
-    }
-    unsigned char c = (unsigned char)s[i];
-    char esc = 0;
-    switch (c) {
-    case '"': esc = '"'; break;
-    case '\\': esc = '\\'; break;
-    case '\n': esc = 'n'; break;
-    case '\r': esc = 'r'; break;
-    case '\t': esc = 't'; break;
-    case '\b': esc = 'b'; break;
-    case '\f': esc = 'f'; break;
-    default: break;
-    }
-    if (esc) {
-      char e[2] = {'\\', esc};
-      rc = pmcp__buf_append(b, e, 2);
-    } else if (c < 0x20) {
-      char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-      rc = pmcp__buf_append(b, e, 6);
+    memcpy(o, s + i, run - i);
+    o += run - i;
+    if (run >= len)
+      break;
+    unsigned char c = (unsigned char)s[run];
+    char e = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r'
+           : c == '\t' ? 't' : c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+    *o++ = '\\';
+    if (e) {
+      *o++ = e;
     } else {
-      rc = pmcp__buf_append(b, &s[i], 1);
+      *o++ = 'u';
+      *o++ = '0';
+      *o++ = '0';
+      *o++ = hex[c >> 4];
+      *o++ = hex[c & 15];
     }
-    if (rc)
-      return rc;
+    i = run + 1;
   }
-  return pmcp__buf_putc(b, '"');
+  *o++ = '"';
+  b->len = (size_t)(o - b->ptr);
+  b->ptr[b->len] = '\0';
+  return 0;
 }
 
 void pmcp__buf_reset(pmcp_buf *b)

@@ -477,7 +477,7 @@ START_TEST(merge_matches_reference_random)
   /* pieces long enough to be merged in chunks, cut at random places */
   piece = malloc(6000);
   for (int iter = 0; iter < 48; iter++) {
-    size_t n = PMCP__BPE_CHUNKED + 1 + rnd() % (6000 - PMCP__BPE_CHUNKED - 1);
+    size_t n = PMCP__BPE_LONG + 1 + rnd() % (6000 - PMCP__BPE_LONG - 1);
     size_t a = (size_t)iter % (sizeof alphas / sizeof alphas[0] + 1);
     for (size_t i = 0; i < n; i++)
       piece[i] = a == sizeof alphas / sizeof alphas[0] ? (unsigned char)(rnd() & 0xFF)

@@ -18,9 +18,8 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
 #define PMCP__BPE_SMALL 128u
 #define PMCP__BPE_SCAN 24u
 #define PMCP__BPE_STACK 512u
-/* Longer pieces merge in chunks of about 256 bytes, cut where the cut
- * provably does not change the result (linear time; see bpe.c). */
-#define PMCP__BPE_CHUNKED 1024u
+/* Longer pieces go to the backtracking encoder (linear time). */
+#define PMCP__BPE_LONG 1024u
 
 /* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n
  * ids) writes the ids. Sets *@p count. @return 0 or PMCP_ENOMEM (only for
@@ -32,5 +31,14 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
  * each other and against a brute-force merge). */
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
+
+/* Whether tokens @p x then @p y are a valid pair: the merge of x's bytes
+ * then y's is [x, y]. With @p x == PMCP__TK_NORANK: whether the merge of
+ * y's bytes is [y]. Uses the calling thread's cache. */
+int pmcp__bpe_pair_valid(uint32_t x, uint32_t y);
+
+/* The backtracking encoder alone, for any n >= 1 (tests check it against
+ * the heap merge). 0, PMCP_ENOMEM or PMCP_ETOOBIG. */
+int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
 #endif

@@ -39,6 +39,18 @@ extern const uint32_t pmcp__tk_pair_rank[65536];           /* b0 << 8 | b1 */
  * of up to 8 bytes are checked with one load instead of a memcmp. */
 extern const uint64_t pmcp__tk_key8[PMCP__TK_NRANKS];
 
+/* Byte trie of all tokens, numbered breadth first: the children of node v
+ * (the root is 0) are nodes first[v] .. first[v + 1] - 1, sorted by byte;
+ * the root's child for byte c is 1 + c. node[v] packs the byte that leads
+ * to v and the token whose bytes spell the path to v (or NOTOK). */
+#define PMCP__TK_TRIE_NOTOK 0x3FFFFu
+#define PMCP__TK_TRIE_NODE(byte, tok) ((uint32_t)(byte) << 18 | (uint32_t)(tok))
+#define PMCP__TK_TRIE_BYTE(x) ((x) >> 18)
+#define PMCP__TK_TRIE_TOK(x) ((x) & 0x3FFFFu)
+extern const uint32_t pmcp__tk_trie_nodes;
+extern const uint32_t pmcp__tk_trie_first[]; /* nodes + 1 entries */
+extern const uint32_t pmcp__tk_trie_node[];
+
 static inline uint64_t pmcp__tk_load8(const unsigned char *p)
 {
   uint64_t v;

@@ -38,20 +38,49 @@ static inline uint32_t tok_len(uint32_t t)
 /* Child of trie node @p v for byte @p c, or 0 (the root is no child). */
 static inline uint32_t trie_child(uint32_t v, unsigned c)
 {
-  uint32_t lo = pmcp__tk_trie_first[v], hi = pmcp__tk_trie_first[v + 1];
-  while (hi - lo > 8) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[mid]) < c)
-      lo = mid + 1;
-    else
-      hi = mid;
+  uint32_t f = pmcp__tk_trie_first[v], lo = PMCP__TK_TRIE_BASE(f);
+  if (PMCP__TK_TRIE_MAP(f)) {
+    unsigned k = pmcp__tk_trie_map[PMCP__TK_TRIE_MAP(f)][c];
+    return k ? lo + k - 1 : 0;
   }
-  for (; lo < hi; lo++) {
+  uint32_t end = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v + 1]);
+  for (; lo < end; lo++) {
     unsigned b = PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[lo]);
     if (b >= c)
       return b == c ? lo : 0;
   }
   return 0;
+}
+
+/* Whether some token spans byte @p b of @p p[a..e): starts before b and
+ * ends after it (a < b < e, e - a <= 256). */
+static int spanned(const unsigned char *p, size_t a, size_t b, size_t e)
+{
+  for (size_t s = b; s-- > a;) {
+    uint32_t v = 1u + p[s];
+    size_t i = s + 1;
+    while (v && i < b)
+      v = trie_child(v, p[i++]);
+    for (; v && i < e; i++) {
+      v = trie_child(v, p[i]);
+      if (v && PMCP__TK_TRIE_TOK(pmcp__tk_trie_node[v]) != PMCP__TK_TRIE_NOTOK)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether token @p t, at @p p[pos..pos + tl), may follow @p last (the
+ * token before pos, or PMCP__TK_NORANK at the start): [last, t] is a valid
+ * pair. When no token spans pos inside the two, no merge of their bytes
+ * can cross it, and they merge as each does alone: last does into itself
+ * (it passed this test), so only t needs checking, alone. */
+static int fits(pmcp__bpe_ctx *cx, const unsigned char *p, size_t pos, uint32_t last, uint32_t t,
+                size_t tl)
+{
+  if (last == PMCP__TK_NORANK || !spanned(p, pos - tok_len(last), pos, pos + tl))
+    return pmcp__bpe_self_valid(cx, t);
+  return pmcp__bpe_pair_valid(cx, last, t);
 }
 
 /* The tokens that are prefixes of @p p[0..n), shortest first, with their
@@ -94,6 +123,7 @@ int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t 
   size_t k = 0, pos = 0;
   unsigned limit = PMCP__TK_MAXLEN; /* try lengths - 1 below this */
   int rc = 0;
+  pmcp__bpe_ctx *cx = pmcp__bpe_ctx_get();
   while (pos < n) {
     unsigned m = prefixes(p + pos, n - pos, ctok, clen);
     uint32_t last = k ? stk[k - 1] : PMCP__TK_NORANK;
@@ -104,7 +134,7 @@ int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t 
       size_t end = pos + clen[m] + 1;
       if (end < n && (dead[end / 64] >> (end % 64) & 1))
         continue;
-      if (!pmcp__bpe_pair_valid(last, ctok[m]))
+      if (!fits(cx, p, pos, last, ctok[m], clen[m] + 1u))
         continue;
       if (k == cap) {
         size_t ncap = cap * 2 < n ? cap * 2 : n;
@@ -125,9 +155,9 @@ int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t 
     if (taken)
       continue;
     if (k == 0) {
-      /* the merge's first token always fits; kept so that a broken table
-       * gives the exact answer slowly rather than a wrong one */
-      rc = -1;
+      /* cannot happen: the merge's first token always fits (a broken
+       * table or search would land here, and is reported, not hidden) */
+      rc = PMCP_EINTERNAL;
       break;
     }
     dead[pos / 64] |= 1ull << (pos % 64);
@@ -141,7 +171,5 @@ done:
   free(dead);
   if (!out)
     free(stk);
-  if (rc == -1)
-    return pmcp__bpe_heap(p, n, out, count);
   return rc;
 }

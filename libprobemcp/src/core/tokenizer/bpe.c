@@ -79,11 +79,14 @@ typedef struct piece_ent {
 #define PROBE_RUN 256u
 #define SKIP_RUN 4096u
 
-typedef struct tk_cache {
+typedef struct pmcp__bpe_ctx {
   uint32_t looks, hits, skip;
   piece_ent piece[1u << PIECE_BITS];
   uint64_t join[1u << JOIN_BITS];
   uint64_t pair[1u << PAIR_BITS];
+  /* per token: known, then whether it merges alone into itself */
+  uint64_t self_known[PMCP__TK_NRANKS / 64 + 1];
+  uint64_t self_ok[PMCP__TK_NRANKS / 64 + 1];
 } tk_cache;
 
 static pthread_key_t cache_key;
@@ -375,9 +378,28 @@ static int pair_merge(tk_cache *tc, uint32_t x, uint32_t y)
   return k == 2 && ids[0] == x && ids[1] == y;
 }
 
-int pmcp__bpe_pair_valid(uint32_t x, uint32_t y)
+pmcp__bpe_ctx *pmcp__bpe_ctx_get(void)
 {
-  tk_cache *tc = cache_get();
+  return (pmcp__bpe_ctx *)cache_get();
+}
+
+int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t)
+{
+  tk_cache *tc = (tk_cache *)cx;
+  if (!tc)
+    return pair_merge(NULL, PMCP__TK_NORANK, t);
+  uint64_t bit = 1ull << (t % 64);
+  if (!(tc->self_known[t / 64] & bit)) {
+    if (pair_merge(tc, PMCP__TK_NORANK, t))
+      tc->self_ok[t / 64] |= bit;
+    tc->self_known[t / 64] |= bit;
+  }
+  return (tc->self_ok[t / 64] & bit) != 0;
+}
+
+int pmcp__bpe_pair_valid(pmcp__bpe_ctx *cx, uint32_t x, uint32_t y)
+{
+  tk_cache *tc = (tk_cache *)cx;
   if (!tc)
     return pair_merge(NULL, x, y);
   /* key: x (or 0x3FFFF for none) << 18 | y, 36 bits; entry: 1 << 63 |

@@ -32,13 +32,22 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 int pmcp__bpe_heap(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 int pmcp__bpe_scan(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
+/* The calling thread's caches, or NULL when it has none (the calls below
+ * then work uncached). Owned by the thread. */
+typedef struct pmcp__bpe_ctx pmcp__bpe_ctx;
+pmcp__bpe_ctx *pmcp__bpe_ctx_get(void);
+
 /* Whether tokens @p x then @p y are a valid pair: the merge of x's bytes
  * then y's is [x, y]. With @p x == PMCP__TK_NORANK: whether the merge of
- * y's bytes is [y]. Uses the calling thread's cache. */
-int pmcp__bpe_pair_valid(uint32_t x, uint32_t y);
+ * y's bytes is [y]. @p cx: from pmcp__bpe_ctx_get on this thread. */
+int pmcp__bpe_pair_valid(pmcp__bpe_ctx *cx, uint32_t x, uint32_t y);
+
+/* Whether the merge of token @p t's bytes is [t]. */
+int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t);
 
 /* The backtracking encoder alone, for any n >= 1 (tests check it against
- * the heap merge). 0, PMCP_ENOMEM or PMCP_ETOOBIG. */
+ * the heap merge). 0, PMCP_ENOMEM, PMCP_ETOOBIG or PMCP_EINTERNAL (a
+ * search that finds no merge: a bug, never a wrong answer). */
 int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
 #endif

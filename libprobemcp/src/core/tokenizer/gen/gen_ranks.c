@@ -166,28 +166,48 @@ static void put_trie(FILE *f)
   uint32_t *order = malloc(npool * sizeof *order);  /* BFS number -> pool */
   uint32_t *first = malloc((npool + 1) * sizeof *first);
   uint32_t *node = malloc(npool * sizeof *node);
-  if (!order || !first || !node)
+  unsigned char *map = malloc(256 * (size_t)(PMCP__TK_TRIE_MAPS_MAX + 1));
+  if (!order || !first || !node || !map)
     die("out of memory", NULL);
-  uint32_t head = 0, tail = 0;
+  uint32_t head = 0, tail = 0, nmap = 0;
   order[tail++] = 0;
   while (head < tail) {
     uint32_t v = order[head];
     first[head] = tail;
+    if (pool[v].nkid > PMCP__TK_TRIE_SCAN && head != 0) {
+      if (nmap == PMCP__TK_TRIE_MAPS_MAX || pool[v].nkid > 255)
+        die("trie", "more wide nodes than the child maps can index");
+      unsigned char *m = map + 256 * (size_t)nmap++;
+      memset(m, 0, 256);
+      for (uint32_t k = 0; k < pool[v].nkid; k++)
+        m[pool[pool[v].kid[k]].byte] = (unsigned char)(k + 1);
+      first[head] |= nmap << PMCP__TK_TRIE_BASE_BITS;
+    }
     for (uint32_t k = 0; k < pool[v].nkid; k++)
       order[tail++] = pool[v].kid[k];
     head++;
   }
   first[npool] = tail;
-  if (tail != npool || pool[0].nkid != 256)
-    die("trie", "not every node reached, or a byte is missing");
+  if (tail != npool || pool[0].nkid != 256 || npool >= 1u << PMCP__TK_TRIE_BASE_BITS)
+    die("trie", "not every node reached, a byte missing, or too many nodes");
   for (uint32_t i = 0; i < npool; i++)
     node[i] = PMCP__TK_TRIE_NODE(pool[order[i]].byte, pool[order[i]].tok);
   fprintf(f, "const uint32_t pmcp__tk_trie_nodes = %u;\n", npool);
   put_u32_array(f, "const uint32_t pmcp__tk_trie_first[]", first, npool + 1);
   put_u32_array(f, "const uint32_t pmcp__tk_trie_node[]", node, npool);
+  fprintf(f, "const unsigned char pmcp__tk_trie_map[][256] = {\n{0},\n");
+  for (uint32_t i = 0; i < nmap; i++) {
+    fputc('{', f);
+    for (unsigned c = 0; c < 256; c++)
+      fprintf(f, "%u,", map[256 * (size_t)i + c]);
+    fputs("},\n", f);
+  }
+  fprintf(f, "};\n");
+  fprintf(stderr, "pmcp-gen-ranks: trie of %u nodes, %u with child maps\n", npool, nmap);
   free(order);
   free(first);
   free(node);
+  free(map);
 }
 
 int main(int argc, char **argv)

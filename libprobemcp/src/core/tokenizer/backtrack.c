@@ -105,28 +105,20 @@ static unsigned prefixes(const unsigned char *p, size_t n, uint32_t *tok, uint8_
   return m;
 }
 
-int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+/* The search over caller-provided memory: @p dead (zeroed) has n + 1
+ * bits; @p *stk room for *cap ids, grown with realloc when @p grow. */
+static int search(const unsigned char *p, size_t n, uint64_t *dead, uint32_t **stk, size_t *cap,
+                  int grow, size_t *count)
 {
-  if (n >= UINT32_MAX)
-    return PMCP_ETOOBIG;
-  uint64_t *dead = calloc(n / 64 + 1, sizeof *dead);
-  size_t cap = out ? n : n / 4 + 16;
-  uint32_t *stk = out ? out : malloc(cap * sizeof *stk);
-  if (!dead || !stk) {
-    free(dead);
-    if (!out)
-      free(stk);
-    return PMCP_ENOMEM;
-  }
   uint32_t ctok[PMCP__TK_MAXLEN];
   uint8_t clen[PMCP__TK_MAXLEN]; /* length - 1 */
   size_t k = 0, pos = 0;
   unsigned limit = PMCP__TK_MAXLEN; /* try lengths - 1 below this */
-  int rc = 0;
   pmcp__bpe_ctx *cx = pmcp__bpe_ctx_get();
+  uint32_t *st = *stk;
   while (pos < n) {
     unsigned m = prefixes(p + pos, n - pos, ctok, clen);
-    uint32_t last = k ? stk[k - 1] : PMCP__TK_NORANK;
+    uint32_t last = k ? st[k - 1] : PMCP__TK_NORANK;
     int taken = 0;
     while (m-- > 0) {
       if (clen[m] >= limit)
@@ -136,17 +128,15 @@ int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t 
         continue;
       if (!fits(cx, p, pos, last, ctok[m], clen[m] + 1u))
         continue;
-      if (k == cap) {
-        size_t ncap = cap * 2 < n ? cap * 2 : n;
-        uint32_t *ns = realloc(stk, ncap * sizeof *ns);
-        if (!ns) {
-          rc = PMCP_ENOMEM;
-          goto done;
-        }
-        stk = ns;
-        cap = ncap;
+      if (k == *cap) {
+        size_t ncap = *cap * 2 < n ? *cap * 2 : n;
+        uint32_t *ns = grow ? realloc(st, ncap * sizeof *ns) : NULL;
+        if (!ns)
+          return PMCP_ENOMEM;
+        *stk = st = ns;
+        *cap = ncap;
       }
-      stk[k++] = ctok[m];
+      st[k++] = ctok[m];
       pos = end;
       limit = PMCP__TK_MAXLEN;
       taken = 1;
@@ -154,20 +144,32 @@ int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t 
     }
     if (taken)
       continue;
-    if (k == 0) {
-      /* cannot happen: the merge's first token always fits (a broken
-       * table or search would land here, and is reported, not hidden) */
-      rc = PMCP_EINTERNAL;
-      break;
-    }
+    if (k == 0) /* cannot happen: the merge's first token always fits */
+      return PMCP_EINTERNAL;
     dead[pos / 64] |= 1ull << (pos % 64);
-    uint32_t t = stk[--k];
+    uint32_t t = st[--k];
     pos -= tok_len(t);
     limit = tok_len(t) - 1;
   }
-  if (rc == 0)
-    *count = k;
-done:
+  *count = k;
+  return 0;
+}
+
+int pmcp__bpe_backtrack(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
+{
+  if (n >= UINT32_MAX)
+    return PMCP_ETOOBIG;
+  if (n <= PMCP__BPE_STACK) {
+    uint64_t dead[PMCP__BPE_STACK / 64 + 1] = {0};
+    uint32_t ids[PMCP__BPE_STACK];
+    uint32_t *stk = out ? out : ids;
+    size_t cap = n;
+    return search(p, n, dead, &stk, &cap, 0, count);
+  }
+  uint64_t *dead = calloc(n / 64 + 1, sizeof *dead);
+  size_t cap = out ? n : n / 4 + 16;
+  uint32_t *stk = out ? out : malloc(cap * sizeof *stk);
+  int rc = dead && stk ? search(p, n, dead, &stk, &cap, !out, count) : PMCP_ENOMEM;
   free(dead);
   if (!out)
     free(stk);

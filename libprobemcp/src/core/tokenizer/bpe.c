@@ -4,16 +4,16 @@
  * Very short pieces run tiktoken's own algorithm over stack arrays: keep
  * the rank of every adjacent pair, merge the leftmost minimum, update the
  * two neighbouring ranks (O(n*m), cheapest while n is tiny). Longer pieces
- * (CJK words, base64, a megabyte of one letter) use an indexed binary heap
- * keyed by (rank, position) over a linked list of parts, which merges in
- * the same order in O(n log n), on the stack up to PMCP__BPE_STACK bytes.
+ * (CJK words, base64, a megabyte of one letter) go to the backtracking
+ * encoder (backtrack.c), linear in n. An indexed binary heap keyed by
+ * (rank, position) over a linked list of parts, which merges in tiktoken's
+ * order in O(n log n), decides token pairs of over PMCP__BPE_SMALL bytes
+ * and serves the tests as an independent oracle.
  * Two per-thread caches take lookups off the 2 MB rank hash, whose probes
  * are cache misses: multi-token pieces of up to PIECE_KEY bytes with their
  * tokens (text repeats its words), and the rank of the join of two tokens
  * by their ids (CJK and emoji text join the same pairs again and again).
- * Pieces longer than PMCP__BPE_LONG go to the backtracking encoder
- * (backtrack.c), which is linear; it asks here whether two tokens are a
- * valid pair. */
+ * The backtracking encoder asks here whether two tokens are a valid pair. */
 #include "core/tokenizer/bpe.h"
 
 #include <pthread.h>
@@ -420,9 +420,7 @@ static int merge_piece(tk_cache *tc, const unsigned char *p, size_t n, uint32_t 
     bpe_small(tc, p, n, out, count);
     return 0;
   }
-  if (n > PMCP__BPE_LONG)
-    return pmcp__bpe_backtrack(p, n, out, count);
-  return bpe_big(tc, p, n, out, count);
+  return pmcp__bpe_backtrack(p, n, out, count);
 }
 
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)

@@ -11,19 +11,19 @@
 /* Rank of the token with bytes @p p[0..n), or PMCP__TK_NORANK. */
 uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
 
-/* Pieces up to PMCP__BPE_SCAN bytes merge by tiktoken's linear scan; longer
- * ones use a heap (O(n log n)), on the stack up to PMCP__BPE_STACK bytes,
- * over malloc'd arrays beyond. PMCP__BPE_SMALL bounds pieces the scan may
- * be given (pmcp__bpe_scan). */
+/* Pieces up to PMCP__BPE_SCAN bytes merge by tiktoken's linear scan;
+ * longer ones by the backtracking encoder (linear), with its search state
+ * on the stack up to PMCP__BPE_STACK bytes. The heap merge (O(n log n), on
+ * the stack up to PMCP__BPE_STACK bytes) checks token pairs of over
+ * PMCP__BPE_SMALL bytes, which bounds pieces the scan may be given
+ * (pmcp__bpe_scan). */
 #define PMCP__BPE_SMALL 128u
-#define PMCP__BPE_SCAN 24u
+#define PMCP__BPE_SCAN 12u
 #define PMCP__BPE_STACK 512u
-/* Longer pieces go to the backtracking encoder (linear time). */
-#define PMCP__BPE_LONG 1024u
 
 /* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n
  * ids) writes the ids. Sets *@p count. @return 0 or PMCP_ENOMEM (only for
- * pieces longer than PMCP__BPE_SCAN). */
+ * pieces longer than PMCP__BPE_STACK). */
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count);
 
 /* The heap merge alone, for any n >= 1, and the linear scan alone, for

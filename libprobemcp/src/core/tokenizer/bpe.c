@@ -416,7 +416,7 @@ int pmcp__bpe_pair_valid(pmcp__bpe_ctx *cx, uint32_t x, uint32_t y)
 static int merge_piece(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
                        size_t *count)
 {
-  if (n <= PMCP__BPE_SCAN) {
+  if (n <= PMCP__BPE_SCAN || (n <= PMCP__BPE_SCAN_ASCII && p[n - 1] < 0x80)) {
     bpe_small(tc, p, n, out, count);
     return 0;
   }

@@ -11,14 +11,17 @@
 /* Rank of the token with bytes @p p[0..n), or PMCP__TK_NORANK. */
 uint32_t pmcp__tk_rank(const unsigned char *p, size_t n);
 
-/* Pieces up to PMCP__BPE_SCAN bytes merge by tiktoken's linear scan;
- * longer ones by the backtracking encoder (linear), with its search state
+/* Pieces up to PMCP__BPE_SCAN bytes (PMCP__BPE_SCAN_ASCII when they end
+ * in ASCII, as words, numbers and JSON do: the scan is cheaper there)
+ * merge by tiktoken's linear scan; longer ones by the backtracking encoder
+ * (linear; cheaper on CJK and emoji runs), with its search state
  * on the stack up to PMCP__BPE_STACK bytes. The heap merge (O(n log n), on
  * the stack up to PMCP__BPE_STACK bytes) checks token pairs of over
  * PMCP__BPE_SMALL bytes, which bounds pieces the scan may be given
  * (pmcp__bpe_scan). */
 #define PMCP__BPE_SMALL 128u
 #define PMCP__BPE_SCAN 12u
+#define PMCP__BPE_SCAN_ASCII 24u
 #define PMCP__BPE_STACK 512u
 
 /* Merges the piece @p p[0..n) (n >= 1). With @p out non-NULL (room for n

@@ -440,6 +440,9 @@ static void check_piece(const unsigned char *p, size_t n, const char *what)
   }
   ck_assert_int_eq(pmcp__bpe_heap(p, n, got, &ng), 0);
   ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%s, %zu bytes: heap", what, n);
+  ck_assert_int_eq(pmcp__bpe_backtrack(p, n, got, &ng), 0);
+  ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%s, %zu bytes: backtracking",
+                what, n);
   if (n <= PMCP__BPE_SMALL) {
     ck_assert_int_eq(pmcp__bpe_scan(p, n, got, &ng), 0);
     ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0, "%s, %zu bytes: scan", what, n);
@@ -474,10 +477,10 @@ START_TEST(merge_matches_reference_random)
     check_piece(piece, n, a == sizeof alphas / sizeof alphas[0] ? "random bytes" : alphas[a]);
   }
   free(piece);
-  /* pieces long enough to be merged in chunks, cut at random places */
+  /* pieces long enough for the encoder's heap-allocated search state */
   piece = malloc(6000);
   for (int iter = 0; iter < 48; iter++) {
-    size_t n = PMCP__BPE_CHUNKED + 1 + rnd() % (6000 - PMCP__BPE_CHUNKED - 1);
+    size_t n = PMCP__BPE_STACK + 1 + rnd() % (6000 - PMCP__BPE_STACK - 1);
     size_t a = (size_t)iter % (sizeof alphas / sizeof alphas[0] + 1);
     for (size_t i = 0; i < n; i++)
       piece[i] = a == sizeof alphas / sizeof alphas[0] ? (unsigned char)(rnd() & 0xFF)
@@ -485,6 +488,135 @@ START_TEST(merge_matches_reference_random)
     check_piece(piece, n, a == sizeof alphas / sizeof alphas[0] ? "long random bytes" : alphas[a]);
   }
   free(piece);
+}
+END_TEST
+
+/* The generated trie holds exactly the tokens: walking each token's bytes
+ * (children found by a plain scan of the node's child range) ends at a
+ * node marked with that token, every node marked with a token spells it,
+ * and every child map agrees with the child range it indexes. */
+START_TEST(trie_is_the_tokens)
+{
+  uint32_t marked = 0;
+  for (uint32_t v = 0; v < pmcp__tk_trie_nodes; v++) {
+    uint32_t lo = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v]);
+    uint32_t hi = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v + 1]);
+    ck_assert_uint_le(lo, hi);
+    for (uint32_t c = lo; c + 1 < hi; c++)
+      ck_assert_uint_lt(PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[c]),
+                        PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[c + 1]));
+    uint32_t mi = PMCP__TK_TRIE_MAP(pmcp__tk_trie_first[v]);
+    ck_assert(mi ? hi - lo > PMCP__TK_TRIE_SCAN && v != 0 : hi - lo <= PMCP__TK_TRIE_SCAN || v == 0);
+    if (mi) {
+      uint32_t seen = 0;
+      for (unsigned b = 0; b < 256; b++) {
+        unsigned k = pmcp__tk_trie_map[mi][b];
+        if (k) {
+          ck_assert_uint_le(k, hi - lo);
+          ck_assert_uint_eq(PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[lo + k - 1]), b);
+          seen++;
+        }
+      }
+      ck_assert_uint_eq(seen, hi - lo);
+    }
+    if (PMCP__TK_TRIE_TOK(pmcp__tk_trie_node[v]) != PMCP__TK_TRIE_NOTOK)
+      marked++;
+  }
+  ck_assert_uint_eq(marked, PMCP__TK_NRANKS);
+  for (uint32_t r = 0; r < PMCP__TK_NRANKS; r++) {
+    const unsigned char *t = pmcp__tk_bytes + pmcp__tk_off[r];
+    uint32_t len = pmcp__tk_off[r + 1] - pmcp__tk_off[r], v = 0;
+    for (uint32_t i = 0; i < len; i++) {
+      uint32_t lo = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v]);
+      uint32_t hi = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v + 1]), c = lo;
+      while (c < hi && PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[c]) != t[i])
+        c++;
+      ck_assert_msg(c < hi, "token %u: byte %u not in the trie", r, i);
+      v = c;
+    }
+    ck_assert_uint_eq(PMCP__TK_TRIE_TOK(pmcp__tk_trie_node[v]), r);
+  }
+}
+END_TEST
+
+/* Differential test of the backtracking encoder against the heap merge
+ * (the previous long-piece merge, kept as the oracle) on long pieces:
+ * random bytes, random code points of every UTF-8 length, runs of one unit
+ * with random interruptions, CJK and emoji words, base64, and counting
+ * through the public API where the text stays one piece.
+ * PMCP_TOKENIZER_BT_N sets the number of pieces (default 600). */
+START_TEST(backtrack_matches_heap)
+{
+  static const char *units[] = {"a", " ", "\xE4\xB8\xAD", "ab", "\xF0\x9F\x98\x80", "=", "\xC3\xA9",
+                                "\n", "aB", "\xE2\x80\x8D"};
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char *env = getenv("PMCP_TOKENIZER_BT_N");
+  long iters = env ? atol(env) : 600;
+  size_t cap = 40000;
+  unsigned char *p = malloc(cap + 4);
+  uint32_t *want = malloc(cap * sizeof *want), *got = malloc(cap * sizeof *got);
+  ck_assert(p && want && got);
+  for (long iter = 0; iter < iters; iter++) {
+    size_t n = 0, target = 1 + rnd() % (rnd() % 4 == 0 ? cap : 3000);
+    int mode = (int)(rnd() % 5);
+    const char *u = units[rnd() % (sizeof units / sizeof units[0])];
+    while (n < target) {
+      if (mode == 0) {
+        p[n++] = (unsigned char)(rnd() & 0xFF);
+      } else if (mode == 1) { /* random code point, UTF-8 */
+        uint32_t cp;
+        do {
+          unsigned w = rnd() % 4;
+          cp = w == 0 ? rnd() % 0x80 : w == 1 ? rnd() % 0x800 : w == 2 ? rnd() % 0x10000 : rnd() % 0x110000;
+        } while (cp >= 0xD800 && cp < 0xE000);
+        if (cp < 0x80) {
+          p[n++] = (unsigned char)cp;
+        } else if (cp < 0x800) {
+          p[n++] = (unsigned char)(0xC0 | cp >> 6);
+          p[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          p[n++] = (unsigned char)(0xE0 | cp >> 12);
+          p[n++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+          p[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        } else {
+          p[n++] = (unsigned char)(0xF0 | cp >> 18);
+          p[n++] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+          p[n++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+          p[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+        }
+      } else if (mode == 2) { /* a run of one unit, now and then broken */
+        size_t ul = strlen(u);
+        if (rnd() % 64 == 0) {
+          p[n++] = (unsigned char)("xyz0 .-"[rnd() % 7]);
+        } else {
+          memcpy(p + n, u, ul);
+          n += ul;
+        }
+      } else if (mode == 3) { /* CJK characters from a small block */
+        uint32_t cp = 0x4E00 + rnd() % 200;
+        p[n++] = (unsigned char)(0xE0 | cp >> 12);
+        p[n++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        p[n++] = (unsigned char)(0x80 | (cp & 0x3F));
+      } else {
+        p[n++] = (unsigned char)b64[rnd() % 64];
+      }
+    }
+    if (n > cap)
+      n = cap;
+    size_t nw, ng, nc;
+    ck_assert_int_eq(pmcp__bpe_heap(p, n, want, &nw), 0);
+    ck_assert_int_eq(pmcp__bpe_backtrack(p, n, got, &ng), 0);
+    ck_assert_msg(ng == nw && memcmp(got, want, nw * sizeof *got) == 0,
+                  "iter %ld, mode %d, %zu bytes: backtracking differs from the heap merge", iter, mode,
+                  n);
+    ck_assert_int_eq(pmcp__bpe_backtrack(p, n, NULL, &nc), 0);
+    ck_assert_uint_eq(nc, nw);
+    ck_assert_int_eq(pmcp__bpe(p, n, NULL, &nc), 0);
+    ck_assert_uint_eq(nc, nw);
+  }
+  free(p);
+  free(want);
+  free(got);
 }
 END_TEST
 
@@ -598,8 +730,8 @@ START_TEST(piece_cache_bypass_is_exact)
 {
   static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   static const char *words[] = {" unfolded", " extraordinary", "Tokenization", " jumps", " qu'il"};
-  unsigned char p[PMCP__BPE_SCAN];
-  uint32_t want[PMCP__BPE_SCAN], got[PMCP__BPE_SCAN];
+  unsigned char p[24]; /* short pieces, within the piece cache's reach */
+  uint32_t want[24], got[24];
   for (int phase = 0; phase < 4; phase++) {
     for (int iter = 0; iter < 6000; iter++) {
       size_t n;
@@ -861,6 +993,8 @@ static Suite *tokens_suite(void)
   tcase_add_test(tc, heap_merge_matches_linear);
   tcase_add_test(tc, long_pieces);
   tcase_add_test(tc, merge_matches_reference_random);
+  tcase_add_test(tc, trie_is_the_tokens);
+  tcase_add_test(tc, backtrack_matches_heap);
   tcase_add_test(tc, long_runs_match_reference);
   tcase_add_test(tc, utf8_scan_matches_reference);
   tcase_add_test(tc, short_pieces_match_reference);

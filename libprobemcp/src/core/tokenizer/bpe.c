@@ -4,13 +4,16 @@
  * Very short pieces run tiktoken's own algorithm over stack arrays: keep
  * the rank of every adjacent pair, merge the leftmost minimum, update the
  * two neighbouring ranks (O(n*m), cheapest while n is tiny). Longer pieces
- * (CJK words, base64, a megabyte of one letter) use an indexed binary heap
- * keyed by (rank, position) over a linked list of parts, which merges in
- * the same order in O(n log n), on the stack up to PMCP__BPE_STACK bytes.
+ * (CJK words, base64, a megabyte of one letter) go to the backtracking
+ * encoder (backtrack.c), linear in n. An indexed binary heap keyed by
+ * (rank, position) over a linked list of parts, which merges in tiktoken's
+ * order in O(n log n), decides token pairs of over PMCP__BPE_SMALL bytes
+ * and serves the tests as an independent oracle.
  * Two per-thread caches take lookups off the 2 MB rank hash, whose probes
  * are cache misses: multi-token pieces of up to PIECE_KEY bytes with their
  * tokens (text repeats its words), and the rank of the join of two tokens
- * by their ids (CJK and emoji text join the same pairs again and again). */
+ * by their ids (CJK and emoji text join the same pairs again and again).
+ * The backtracking encoder asks here whether two tokens are a valid pair. */
 #include "core/tokenizer/bpe.h"
 
 #include <pthread.h>
@@ -60,6 +63,7 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
 #define PIECE_BITS 11u
 #define JOIN_BITS 15u
 #define JOIN_NONE 0x3FFFFu
+#define PAIR_BITS 14u
 
 typedef struct piece_ent {
   uint8_t len;   /* 0: empty */
@@ -75,10 +79,14 @@ typedef struct piece_ent {
 #define PROBE_RUN 256u
 #define SKIP_RUN 4096u
 
-typedef struct tk_cache {
+typedef struct pmcp__bpe_ctx {
   uint32_t looks, hits, skip;
   piece_ent piece[1u << PIECE_BITS];
   uint64_t join[1u << JOIN_BITS];
+  uint64_t pair[1u << PAIR_BITS];
+  /* per token: known, then whether it merges alone into itself */
+  uint64_t self_known[PMCP__TK_NRANKS / 64 + 1];
+  uint64_t self_ok[PMCP__TK_NRANKS / 64 + 1];
 } tk_cache;
 
 static pthread_key_t cache_key;
@@ -344,137 +352,75 @@ static int bpe_big(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out
   return 0;
 }
 
-/* ---- long pieces: independent chunks with checked cuts ----
- * Cut the piece A B at byte b, merge A and B on their own into X and Y. If
- * the last token x of X and the first token y of Y merge into themselves
- * (the merge of the bytes of x then y is [x, y]), the merge of A B is X Y:
- * until a merge across b happens, each side evolves as it does alone, and
- * the x and y regions as they do in x y; the first merge across b in A B
- * would then also happen in x y, which it does not. Chained over several
- * cuts (each checked against the chunks as finally cut), every chunk's
- * merge is final. A cut that fails its check moves one character right,
- * a few times, then goes away (its two chunks merge as one): the result is
- * exact in every case, and linear when cuts hold, as they do on text.
- * Chunks are small enough for the stack heap and the caches. */
-#define CHUNK 256u
-#define CUT_TRIES 6
+/* ---- token pairs, for the backtracking encoder (backtrack.c) ----
+ * Tokens x then y are a valid pair when the merge of their bytes is
+ * [x, y]. The answer comes from the exact merge above, so it is right by
+ * definition; a per-thread direct-mapped cache keeps the answers of pairs
+ * seen before (long runs join the same few pairs again and again). */
 
-/* Whether tokens @p x then @p y stay two tokens when merged together. */
-static int cut_holds(tk_cache *tc, uint32_t x, uint32_t y)
+static int pair_merge(tk_cache *tc, uint32_t x, uint32_t y)
 {
   unsigned char buf[2 * PMCP__TK_MAXLEN];
-  uint32_t xl = pmcp__tk_off[x + 1] - pmcp__tk_off[x], yl = pmcp__tk_off[y + 1] - pmcp__tk_off[y];
-  memcpy(buf, pmcp__tk_bytes + pmcp__tk_off[x], xl);
+  uint32_t xl = 0, yl = pmcp__tk_off[y + 1] - pmcp__tk_off[y];
+  if (x != PMCP__TK_NORANK) {
+    xl = pmcp__tk_off[x + 1] - pmcp__tk_off[x];
+    memcpy(buf, pmcp__tk_bytes + pmcp__tk_off[x], xl);
+  }
   memcpy(buf + xl, pmcp__tk_bytes + pmcp__tk_off[y], yl);
   uint32_t ids[2 * PMCP__TK_MAXLEN];
   size_t k;
   if (xl + yl <= PMCP__BPE_SMALL)
     bpe_small(tc, buf, xl + yl, ids, &k);
   else
-    bpe_big(tc, buf, xl + yl, ids, &k);
+    bpe_big(tc, buf, xl + yl, ids, &k); /* on the stack: cannot fail */
+  if (x == PMCP__TK_NORANK)
+    return k == 1 && ids[0] == y;
   return k == 2 && ids[0] == x && ids[1] == y;
 }
 
-typedef struct chunk {
-  uint32_t start, end; /* bytes; ids at buf[start..start+count) */
-  uint32_t count;
-} chunk;
-
-static int encode_chunk(tk_cache *tc, const unsigned char *p, chunk *c, uint32_t *buf)
+pmcp__bpe_ctx *pmcp__bpe_ctx_get(void)
 {
-  size_t k;
-  int rc = c->end - c->start <= PMCP__BPE_SCAN
-               ? (bpe_small(tc, p + c->start, c->end - c->start, buf + c->start, &k), 0)
-               : bpe_big(tc, p + c->start, c->end - c->start, buf + c->start, &k);
-  c->count = (uint32_t)k;
-  return rc;
+  return (pmcp__bpe_ctx *)cache_get();
 }
 
-/* Next character boundary after @p i (UTF-8 continuation bytes skipped). */
-static uint32_t next_char(const unsigned char *p, uint32_t i, uint32_t n)
+int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t)
 {
-  i++;
-  while (i < n && (p[i] & 0xC0) == 0x80)
-    i++;
-  return i;
+  tk_cache *tc = (tk_cache *)cx;
+  if (!tc)
+    return pair_merge(NULL, PMCP__TK_NORANK, t);
+  uint64_t bit = 1ull << (t % 64);
+  if (!(tc->self_known[t / 64] & bit)) {
+    if (pair_merge(tc, PMCP__TK_NORANK, t))
+      tc->self_ok[t / 64] |= bit;
+    tc->self_known[t / 64] |= bit;
+  }
+  return (tc->self_ok[t / 64] & bit) != 0;
 }
 
-static int bpe_chunked(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
-                       size_t *count)
+int pmcp__bpe_pair_valid(pmcp__bpe_ctx *cx, uint32_t x, uint32_t y)
 {
-  if (n >= UINT32_MAX)
-    return PMCP_ETOOBIG;
-  size_t nc = (n + CHUNK - 1) / CHUNK;
-  chunk *ch = malloc(nc * sizeof *ch);
-  uint32_t *buf = malloc(n * sizeof *buf);
-  unsigned char *tries = calloc(nc, 1);
-  int rc = 0;
-  if (!ch || !buf || !tries) {
-    rc = PMCP_ENOMEM;
-    goto done;
-  }
-  /* cuts at character boundaries, about CHUNK bytes apart */
-  size_t m = 0;
-  for (uint32_t s = 0; s < n;) {
-    uint32_t e = s + CHUNK >= n ? (uint32_t)n : s + CHUNK;
-    while (e < n && (p[e] & 0xC0) == 0x80)
-      e++;
-    ch[m].start = s;
-    ch[m].end = e;
-    if ((rc = encode_chunk(tc, p, &ch[m], buf)) < 0)
-      goto done;
-    m++;
-    s = e;
-  }
-  /* check the cut before chunk i; a change rechecks the cut before it */
-  for (size_t i = 1; i < m;) {
-    chunk *a = &ch[i - 1], *b = &ch[i];
-    if (cut_holds(tc, buf[a->start + a->count - 1], buf[b->start])) {
-      i++;
-      continue;
-    }
-    uint32_t moved = next_char(p, b->start, b->end);
-    if (tries[i] < CUT_TRIES && moved < b->end) {
-      tries[i]++;
-      a->end = b->start = moved;
-      if ((rc = encode_chunk(tc, p, a, buf)) < 0 || (rc = encode_chunk(tc, p, b, buf)) < 0)
-        goto done;
-    } else {
-      /* the cut goes: chunk i joins chunk i - 1 */
-      a->end = b->end;
-      if ((rc = encode_chunk(tc, p, a, buf)) < 0)
-        goto done;
-      memmove(ch + i, ch + i + 1, (m - i - 1) * sizeof *ch);
-      memmove(tries + i, tries + i + 1, m - i - 1);
-      m--;
-    }
-    if (i > 1)
-      i--;
-  }
-  size_t c = 0;
-  for (size_t i = 0; i < m; i++) {
-    if (out)
-      memcpy(out + c, buf + ch[i].start, ch[i].count * sizeof *out);
-    c += ch[i].count;
-  }
-  *count = c;
-done:
-  free(ch);
-  free(buf);
-  free(tries);
-  return rc;
+  tk_cache *tc = (tk_cache *)cx;
+  if (!tc)
+    return pair_merge(NULL, x, y);
+  /* key: x (or 0x3FFFF for none) << 18 | y, 36 bits; entry: 1 << 63 |
+   * valid << 62 | key */
+  uint64_t key = (uint64_t)(x & 0x3FFFFu) << 18 | y;
+  uint64_t *e = &tc->pair[(key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_BITS)];
+  if ((*e & ~(1ull << 62)) == (key | 1ull << 63))
+    return (int)(*e >> 62 & 1);
+  int ok = pair_merge(tc, x, y);
+  *e = 1ull << 63 | (uint64_t)ok << 62 | key;
+  return ok;
 }
 
 static int merge_piece(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out,
                        size_t *count)
 {
-  if (n <= PMCP__BPE_SCAN) {
+  if (n <= PMCP__BPE_SCAN || (n <= PMCP__BPE_SCAN_ASCII && p[n - 1] < 0x80)) {
     bpe_small(tc, p, n, out, count);
     return 0;
   }
-  if (n > PMCP__BPE_CHUNKED)
-    return bpe_chunked(tc, p, n, out, count);
-  return bpe_big(tc, p, n, out, count);
+  return pmcp__bpe_backtrack(p, n, out, count);
 }
 
 int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)

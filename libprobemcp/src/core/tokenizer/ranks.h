@@ -39,6 +39,27 @@ extern const uint32_t pmcp__tk_pair_rank[65536];           /* b0 << 8 | b1 */
  * of up to 8 bytes are checked with one load instead of a memcmp. */
 extern const uint64_t pmcp__tk_key8[PMCP__TK_NRANKS];
 
+/* Byte trie of all tokens, numbered breadth first: the children of node v
+ * (the root is 0) are nodes BASE(first[v]) .. BASE(first[v + 1]) - 1,
+ * sorted by byte; the root's child for byte c is 1 + c. node[v] packs the
+ * byte that leads to v and the token whose bytes spell the path to v (or
+ * NOTOK). A node (not the root) with more than PMCP__TK_TRIE_SCAN children
+ * has a child map, map[MAP(first[v])] (MAP 0: none): its child for byte c
+ * is BASE(first[v]) + map[..][c] - 1, none where map[..][c] is 0. */
+#define PMCP__TK_TRIE_SCAN 8u
+#define PMCP__TK_TRIE_BASE_BITS 19u
+#define PMCP__TK_TRIE_MAPS_MAX ((1u << (32 - PMCP__TK_TRIE_BASE_BITS)) - 1u)
+#define PMCP__TK_TRIE_BASE(f) ((f) & ((1u << PMCP__TK_TRIE_BASE_BITS) - 1u))
+#define PMCP__TK_TRIE_MAP(f) ((f) >> PMCP__TK_TRIE_BASE_BITS)
+#define PMCP__TK_TRIE_NOTOK 0x3FFFFu
+#define PMCP__TK_TRIE_NODE(byte, tok) ((uint32_t)(byte) << 18 | (uint32_t)(tok))
+#define PMCP__TK_TRIE_BYTE(x) ((x) >> 18)
+#define PMCP__TK_TRIE_TOK(x) ((x) & 0x3FFFFu)
+extern const uint32_t pmcp__tk_trie_nodes;
+extern const uint32_t pmcp__tk_trie_first[]; /* nodes + 1 entries */
+extern const uint32_t pmcp__tk_trie_node[];
+extern const unsigned char pmcp__tk_trie_map[][256];
+
 static inline uint64_t pmcp__tk_load8(const unsigned char *p)
 {
   uint64_t v;

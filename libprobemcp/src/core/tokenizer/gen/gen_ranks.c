@@ -7,7 +7,8 @@
  * zstd-compressed. The output holds, as constant data (no run-time init):
  * the token bytes by rank, their offsets, an open-addressing hash of bytes
  * to rank (layout in ../ranks.h), the single-byte ranks and a 64 Ki table
- * of two-byte ranks. The generator refuses a file whose ranks are not
+ * of two-byte ranks, and a byte trie of all tokens (for longest-prefix
+ * matches; layout in ../ranks.h). The generator refuses a file whose ranks are not
  * exactly 0..N-1 with every byte present and no duplicate, so a damaged
  * input fails the build instead of miscounting. */
 #include <errno.h>
@@ -103,6 +104,112 @@ static void put_u32_array(FILE *f, const char *decl, const uint32_t *a, size_t n
   fprintf(f, "\n};\n\n");
 }
 
+
+/* ---- the token trie ----
+ * Built as a pointer trie, then numbered breadth first so the children of
+ * every node are contiguous and sorted by byte: node v's children are
+ * first[v] .. first[v + 1] - 1, and the root's are 1 + byte. */
+typedef struct tnode {
+  uint32_t tok;
+  uint32_t nkid, capkid;
+  uint32_t *kid; /* indexes into the node pool, sorted by byte */
+  unsigned char byte;
+} tnode;
+
+static tnode *pool;
+static uint32_t npool, cappool;
+
+static uint32_t new_node(unsigned char byte)
+{
+  if (npool == cappool) {
+    cappool = cappool ? cappool * 2 : 1u << 16;
+    pool = realloc(pool, cappool * sizeof *pool);
+    if (!pool)
+      die("out of memory", NULL);
+  }
+  pool[npool] = (tnode){PMCP__TK_TRIE_NOTOK, 0, 0, NULL, byte};
+  return npool++;
+}
+
+static void trie_insert(const unsigned char *t, size_t n, uint32_t rank)
+{
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    tnode *nd = &pool[v];
+    uint32_t k = 0;
+    while (k < nd->nkid && pool[nd->kid[k]].byte < t[i])
+      k++;
+    if (k < nd->nkid && pool[nd->kid[k]].byte == t[i]) {
+      v = nd->kid[k];
+      continue;
+    }
+    uint32_t c = new_node(t[i]);
+    nd = &pool[v]; /* the pool may have moved */
+    if (nd->nkid == nd->capkid) {
+      nd->capkid = nd->capkid ? nd->capkid * 2 : 2;
+      nd->kid = realloc(nd->kid, nd->capkid * sizeof *nd->kid);
+      if (!nd->kid)
+        die("out of memory", NULL);
+    }
+    memmove(nd->kid + k + 1, nd->kid + k, (nd->nkid - k) * sizeof *nd->kid);
+    nd->kid[k] = c;
+    nd->nkid++;
+    v = c;
+  }
+  if (pool[v].tok != PMCP__TK_TRIE_NOTOK)
+    die("trie", "duplicate token");
+  pool[v].tok = rank;
+}
+
+static void put_trie(FILE *f)
+{
+  uint32_t *order = malloc(npool * sizeof *order);  /* BFS number -> pool */
+  uint32_t *first = malloc((npool + 1) * sizeof *first);
+  uint32_t *node = malloc(npool * sizeof *node);
+  unsigned char *map = malloc(256 * (size_t)(PMCP__TK_TRIE_MAPS_MAX + 1));
+  if (!order || !first || !node || !map)
+    die("out of memory", NULL);
+  uint32_t head = 0, tail = 0, nmap = 0;
+  order[tail++] = 0;
+  while (head < tail) {
+    uint32_t v = order[head];
+    first[head] = tail;
+    if (pool[v].nkid > PMCP__TK_TRIE_SCAN && head != 0) {
+      if (nmap == PMCP__TK_TRIE_MAPS_MAX || pool[v].nkid > 255)
+        die("trie", "more wide nodes than the child maps can index");
+      unsigned char *m = map + 256 * (size_t)nmap++;
+      memset(m, 0, 256);
+      for (uint32_t k = 0; k < pool[v].nkid; k++)
+        m[pool[pool[v].kid[k]].byte] = (unsigned char)(k + 1);
+      first[head] |= nmap << PMCP__TK_TRIE_BASE_BITS;
+    }
+    for (uint32_t k = 0; k < pool[v].nkid; k++)
+      order[tail++] = pool[v].kid[k];
+    head++;
+  }
+  first[npool] = tail;
+  if (tail != npool || pool[0].nkid != 256 || npool >= 1u << PMCP__TK_TRIE_BASE_BITS)
+    die("trie", "not every node reached, a byte missing, or too many nodes");
+  for (uint32_t i = 0; i < npool; i++)
+    node[i] = PMCP__TK_TRIE_NODE(pool[order[i]].byte, pool[order[i]].tok);
+  fprintf(f, "const uint32_t pmcp__tk_trie_nodes = %u;\n", npool);
+  put_u32_array(f, "const uint32_t pmcp__tk_trie_first[]", first, npool + 1);
+  put_u32_array(f, "const uint32_t pmcp__tk_trie_node[]", node, npool);
+  fprintf(f, "const unsigned char pmcp__tk_trie_map[][256] = {\n{0},\n");
+  for (uint32_t i = 0; i < nmap; i++) {
+    fputc('{', f);
+    for (unsigned c = 0; c < 256; c++)
+      fprintf(f, "%u,", map[256 * (size_t)i + c]);
+    fputs("},\n", f);
+  }
+  fprintf(f, "};\n");
+  fprintf(stderr, "pmcp-gen-ranks: trie of %u nodes, %u with child maps\n", npool, nmap);
+  free(order);
+  free(first);
+  free(node);
+  free(map);
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 3)
@@ -137,6 +244,7 @@ int main(int argc, char **argv)
    * rank and off[] is monotone. */
   size_t nb = 0;
   uint32_t next = 0;
+  new_node(0); /* the root */
   const unsigned char *p = raw, *end = raw + rawlen;
   unsigned long maxprobe = 0, totprobe = 0;
   while (p < end) {
@@ -175,6 +283,7 @@ int main(int argc, char **argv)
     totprobe += probes;
     if (probes > maxprobe)
       maxprobe = probes;
+    trie_insert(t, (size_t)tl, next);
     if (tl == 1)
       byte_rank[t[0]] = next;
     if (tl == 2)
@@ -218,7 +327,8 @@ int main(int argc, char **argv)
   fprintf(f, "const uint64_t pmcp__tk_key8[PMCP__TK_NRANKS] = {\n");
   for (uint32_t r = 0; r < next; r++)
     fprintf(f, "0x%llXu,%s", (unsigned long long)key8[r], (r % 8 == 7) ? "\n" : "");
-  fprintf(f, "\n};\n");
+  fprintf(f, "\n};\n\n");
+  put_trie(f);
   if (fclose(f) != 0)
     die(argv[2], "write error");
   free(raw);

@@ -525,6 +525,23 @@ START_TEST(code_refusals)
   char *tail = strrchr(id, '.');
   tail[2] = tail[2] == 'A' ? 'B' : 'A';
   ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 0);
+  /* A MAC of any other length, up to the longest sealed text, is refused
+   * before it is decoded (a long one must not overrun the MAC's buffer). */
+  size_t keep = (size_t)(strrchr(id, '.') - id) + 1;
+  char *longer = malloc(8192 + 1);
+  ck_assert_ptr_nonnull(longer);
+  memcpy(longer, id, keep);
+  for (size_t n = keep; n < 8192; n++)
+    longer[n] = 'A';
+  longer[8192] = '\0';
+  for (size_t cut = keep + 40; cut < 8192; cut = cut < keep + 48 ? cut + 1 : cut * 2) {
+    char c = longer[cut];
+    longer[cut] = '\0';
+    ck_assert_int_eq(pmcp_oauth_request_get(state, longer, &got), 0);
+    longer[cut] = c;
+  }
+  ck_assert_int_eq(pmcp_oauth_request_get(state, longer, &got), 0);
+  free(longer);
   free(id);
   id = NULL;
   /* ... and one past its lifetime neither. */

@@ -205,6 +205,8 @@ static int hook(pmcp_call *call, const char *asked, pmcp_call_scope *out, char *
                 size_t size, void *ud)
 {
   (void)call, (void)ud;
+  if (!asked && !P.home) /* every workspace of the tenant: none named */
+    return pmcp_call_scope_set_role(out, "viewer");
   const char *ws = asked ? asked : P.home;
   if (P.is_key && strcmp(ws, P.home) != 0) {
     snprintf(msg, size, "an API key acts only in its own workspace");
@@ -488,6 +490,27 @@ START_TEST(person_switches_workspace)
   /* a membership removed takes effect at the next call */
   P.member[1] = NULL;
   expect("browse", "{\"mode\":\"runs\",\"workspace\":\"beta\"}", 1, "no access", "rb");
+}
+END_TEST
+
+/* A hook that names no workspace (the whole tenant) and lists the
+ * caller's: list_workspaces marks none of them current. */
+START_TEST(tenant_wide_scope_lists_workspaces)
+{
+  P.home = NULL;
+  P.member[0] = "alpha", P.role[0] = "viewer";
+  P.member[1] = "default", P.role[1] = "viewer";
+  int e;
+  char *t = call("list_workspaces", "{}", &e);
+  ck_assert_msg(!e, "%s", t);
+  cJSON *o = cJSON_Parse(t);
+  cJSON *ws = cJSON_GetObjectItem(o, "workspaces");
+  ck_assert_int_eq(cJSON_GetArraySize(ws), 2);
+  cJSON *w;
+  cJSON_ArrayForEach(w, ws)
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(w, "current")));
+  cJSON_Delete(o);
+  free(t);
 }
 END_TEST
 
@@ -1102,6 +1125,7 @@ int main(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, key_sees_its_workspace_only);
   tcase_add_test(tc, person_switches_workspace);
+  tcase_add_test(tc, tenant_wide_scope_lists_workspaces);
   tcase_add_test(tc, default_workspace_holds_unfiled);
   tcase_add_test(tc, cursor_bound_to_workspace);
   tcase_add_test(tc, hook_of_release_0_1);

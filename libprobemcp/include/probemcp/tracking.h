@@ -8,8 +8,8 @@
  * any_of conditions) and sorted by an attribute or a series summary.
  * Listings page by offset: they give total_count and next_offset, which
  * points at the first item not returned even when the token budget cut
- * the page short. list_runs stops counting a few thousand matches past
- * the page: total_count is then a lower bound, marked total_estimated.
+ * the page short. list_runs stops counting 1,000 matches past the
+ * page: total_count is then a lower bound, marked total_estimated.
  *
  * Read-only by construction, like the research toolset.
  */

@@ -333,6 +333,10 @@ static int request_open(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *o
     return 0;
   unsigned char want[PMCP__SHA256_LEN], got[PMCP__SHA256_LEN + 4];
   size_t gl = 0, pl = (size_t)(dot - sealed);
+  /* The MAC's text has one length: checked before decoding, which writes
+   * 3 bytes per 4 characters into @c got. */
+  if (strlen(dot + 1) != pmcp__b64url_len(PMCP__SHA256_LEN))
+    return 0;
   if (pmcp__b64url_decode(dot + 1, strlen(dot + 1), got, &gl) != PMCP__B64_OK ||
       gl != PMCP__SHA256_LEN)
     return 0;

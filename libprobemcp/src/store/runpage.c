@@ -353,7 +353,7 @@ typedef struct row {
 
 /* The order of runfilter.c's series walk (the index's): valued rows by raw
  * value (a NaN above every number), then run id; descending reverses both. */
-static int desc_walk;
+static _Thread_local int desc_walk; /* qsort has no user data: per thread */
 static int walk_order(const void *a, const void *b)
 {
   const row *x = a, *y = b;
@@ -412,7 +412,7 @@ static int read_driver(rp *c, const driver *d, pred *p, const pmcp__rt_page_quer
     rc = pmcp__buf_puts(&sql, "SELECT r.id, r.created, NULL");
   if (rc || (rc = from_where(c, d, p, &sql))) {
     pmcp_buf_dispose(&sql);
-    return rc < 0 ? rc : rc ? PMCP_ENOMEM : 0;
+    return rc; /* 1: no room to state it here (the caller scans instead) */
   }
   pmcp__stmt *st;
   if ((rc = prep(c, sql.ptr, p, 1, NULL, 0, &st))) {

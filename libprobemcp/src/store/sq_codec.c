@@ -261,7 +261,7 @@ int pmcp__sq_encode(pmcp__sq *q, const pmcp_point *p, size_t n, pmcp_buf *out)
     if ((rc = raw_encode(&raw, p + from, m)))
       break;
     size_t bound = ZSTD_compressBound(raw.len);
-    if (pmcp__buf_reserve(out, out->len + bound)) {
+    if (pmcp__buf_reserve(out, bound)) { /* room past out->len */
       rc = PMCP_ENOMEM;
       break;
     }

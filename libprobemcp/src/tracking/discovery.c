@@ -76,7 +76,7 @@ static int list_workspaces(pmcp_call *call, void *ud)
     cJSON_AddNumberToObject(o, "project_count", pmcp__jn(it, "projects", 0));
     cJSON_AddStringToObject(o, "role", role ? role->valuestring : tk->role);
     if (tk->scope)
-      cJSON_AddBoolToObject(o, "current", strcmp(id, tk->scope->workspace) == 0);
+      cJSON_AddBoolToObject(o, "current", strcmp(id, pmcp_call_scope_workspace(tk->scope)) == 0);
     cJSON_AddItemToArray(all, o);
     if (allowed)
       cJSON_DeleteItemFromObjectCaseSensitive(allowed, id);
@@ -91,7 +91,7 @@ static int list_workspaces(pmcp_call *call, void *ud)
     cJSON_AddStringToObject(o, "name", "default");
     cJSON_AddNumberToObject(o, "project_count", 0);
     cJSON_AddStringToObject(o, "role", it->valuestring);
-    cJSON_AddBoolToObject(o, "current", strcmp("default", tk->scope->workspace) == 0);
+    cJSON_AddBoolToObject(o, "current", strcmp("default", pmcp_call_scope_workspace(tk->scope)) == 0);
     cJSON_AddItemToArray(all, o);
   }
   cJSON_Delete(allowed);

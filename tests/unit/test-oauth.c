@@ -356,7 +356,7 @@ static void setup(void)
   pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
   ck_assert_int_eq(pmcp_oauth_new(&state, s, &hk), 0);
   ck_assert_int_eq(pmcp_oauth_client_register(state, "Test client", "[\"http://127.0.0.1:9/cb\"]",
-                                          client), 0);
+                                          client, sizeof client), 0);
 }
 
 static void teardown(void)
@@ -399,7 +399,7 @@ static size_t stored_requests(void)
 /* A pending request approved by ada: returns the code. */
 static void approved_code(const char *access, char code[PMCP_OAUTH_TOKEN_MAX], char conn[40])
 {
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL;
   r.client_id = client;
   r.redirect_uri = (char *)CB;
@@ -414,15 +414,15 @@ static void approved_code(const char *access, char code[PMCP_OAUTH_TOKEN_MAX], c
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
   pmcp_oauth_request_dispose(&got);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code,
-                                  &got, conn), 1);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code, PMCP_OAUTH_TOKEN_MAX,
+                                  &got, conn, 40), 1);
   ck_assert_str_eq(got.redirect_uri, CB);
   pmcp_oauth_request_dispose(&got);
   ck_assert_uint_eq(stored_requests(), before + 1);
   /* The request is decided: a second approval fails. */
   char code2[PMCP_OAUTH_TOKEN_MAX], conn2[40];
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
-                                  &got, conn2), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2, PMCP_OAUTH_TOKEN_MAX,
+                                  &got, conn2, 40), 0);
   ck_assert(pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX));
   free(id);
 }
@@ -434,13 +434,13 @@ START_TEST(code_flow_and_replay)
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
-  pmcp_oauth_tokens t;
-  pmcp_oauth_err e;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
   ck_assert(pmcp_oauth_token_shape_ok(t.access, PMCP_OAUTH_AT_PREFIX));
   ck_assert(pmcp_oauth_token_shape_ok(t.refresh, PMCP_OAUTH_RT_PREFIX));
   ck_assert_str_eq(t.access_level, "write");
-  pmcp_oauth_principal p;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
   ck_assert_str_eq(p.user_id, "u-ada");
   ck_assert_str_eq(p.workspace, "main");
@@ -450,7 +450,7 @@ START_TEST(code_flow_and_replay)
   /* The refresh token is not an access token. */
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.refresh, &p), 0);
   /* Replay: refused, and the connection is revoked with its tokens. */
-  pmcp_oauth_tokens t2;
+  pmcp_oauth_tokens t2 = PMCP_OAUTH_TOKENS_INIT;
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
   ck_assert_str_eq(e.error, "invalid_grant");
   ck_assert_ptr_nonnull(strstr(e.description, "already used"));
@@ -469,8 +469,8 @@ END_TEST
 START_TEST(code_refusals)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t;
-  pmcp_oauth_err e;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   /* Wrong verifier: refused, and the code is spent. */
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB,
@@ -500,16 +500,16 @@ START_TEST(code_refusals)
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "expired"));
   /* Not a member: no approval. */
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, conn2[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
-                                  &got, conn2), 0);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
-                                  &got, conn2), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code, PMCP_OAUTH_TOKEN_MAX,
+                                  &got, conn2, 40), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code, PMCP_OAUTH_TOKEN_MAX,
+                                  &got, conn2, 40), 0);
   /* Denied: the request closes. */
   ck_assert_int_eq(pmcp_oauth_deny(state, id, &got), 1);
   pmcp_oauth_request_dispose(&got);
@@ -538,9 +538,9 @@ END_TEST
 START_TEST(refresh_rotation_and_reuse)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t1, t2, t3;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t1 = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT, t3 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t1, &e), 0);
   ck_assert_int_eq(pmcp_oauth_refresh(state, t1.refresh, client, RES, &t2, &e), 0);
@@ -565,9 +565,9 @@ END_TEST
 START_TEST(revocation_audit_atomic)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t, t2;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
   audit_fail = "mcp_connection.revoke";
@@ -596,9 +596,9 @@ END_TEST
 START_TEST(expiry_revocation_prune)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t1, t2;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t1 = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("write", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   /* RFC 7009 from another client: no effect; from ours: revoked. */
@@ -619,7 +619,8 @@ START_TEST(expiry_revocation_prune)
   ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 0);
   /* Pruning: a registration never used goes after a day; ours stays. */
   char unused[40], *n1, *u1;
-  ck_assert_int_eq(pmcp_oauth_client_register(state, "", "[\"https://a.example/cb\"]", unused), 0);
+  ck_assert_int_eq(pmcp_oauth_client_register(state, "", "[\"https://a.example/cb\"]", unused,
+                                              sizeof unused), 0);
   pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_UNUSED_CLIENT_TTL + 10) * 1000LL);
   pmcp_oauth_prune(state);
   ck_assert_int_eq(pmcp_oauth_client_get(state, unused, &n1, &u1), 0);
@@ -670,7 +671,7 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].tenant_id, defid);
   ck_assert_str_eq(ws[0].workspace, "main");
   free(ws);
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, code[PMCP_OAUTH_TOKEN_MAX], conn[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
@@ -678,12 +679,12 @@ START_TEST(consent_served_tenant_only)
   r.resource = (char *)RES;
   ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
   /* the other tenant's workspace, posted by hand: refused, request still open */
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
-                                  conn), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, PMCP_OAUTH_TOKEN_MAX, &got,
+                                  conn, 40), 0);
   ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
   pmcp_oauth_request_dispose(&got);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
-                                  conn), 1);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", defid, "main", "read", code, PMCP_OAUTH_TOKEN_MAX, &got,
+                                  conn, 40), 1);
   pmcp_oauth_request_dispose(&got);
   /* served from the other tenant: only its workspace */
   pmcp_oauth_set_tenant(state, lb.id);
@@ -727,14 +728,14 @@ START_TEST(consent_page_served_tenant)
   char why[200];
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
-  pmcp_oauth_request r = {0};
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, cookie[PMCP_OAUTH_TOKEN_MAX];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
   ck_assert_int_eq(pmcp_oauth_request_seal(o->state, &r, &id), 0);
-  ck_assert_int_eq(pmcp_oauth_session_new(o->state, "u-ada", cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(o->state, "u-ada", cookie, sizeof cookie), 0);
   /* a server of the whole store offers both tenants' */
   char *html = consent_html(o, id, cookie);
   ck_assert_ptr_nonnull(strstr(html, "elsewhere"));
@@ -755,12 +756,12 @@ END_TEST
 START_TEST(users_and_sessions)
 {
   char uid[128], cookie[PMCP_OAUTH_TOKEN_MAX];
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid), 1);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid, sizeof uid), 1);
   ck_assert_str_eq(uid, "u-ada");
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "wrong", uid), 0);
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "nobody", "pw-ada", uid), 0);
-  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie), 0);
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 1);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "wrong", uid, sizeof uid), 0);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "nobody", "pw-ada", uid, sizeof uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie, sizeof cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 1);
   ck_assert_str_eq(uid, "u-ada");
   char t1[PMCP_OAUTH_HASH_HEX], t2[PMCP_OAUTH_HASH_HEX];
   pmcp_oauth_csrf_token(cookie, t1);
@@ -768,10 +769,10 @@ START_TEST(users_and_sessions)
   ck_assert_str_eq(t1, t2);
   ck_assert_ptr_null(strstr(cookie, t1));
   cookie[10] ^= 1;
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 0);
   cookie[10] ^= 1;
   pmcp_oauth_session_end(state, cookie);
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 0);
 }
 END_TEST
 

@@ -532,7 +532,8 @@ int poauth_pages(poauth_server *o, const pmcp_http_request *req,
   }
   const char *ck = pmcp_http_request_header(req, "cookie", NULL);
   p.cookie = ck ? poauth_cookie_get(ck, SESSION_COOKIE) : NULL;
-  int signed_in = p.cookie && pmcp_oauth_session_user(o->state, p.cookie, p.user_id, sizeof p.user_id) == 1;
+  int signed_in = p.cookie &&
+                  pmcp_oauth_session_user(o->state, p.cookie, p.user_id, sizeof p.user_id) == 1;
   if (login && post) {
     do_login(&p);
   } else if (login) {

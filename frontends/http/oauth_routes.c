@@ -302,7 +302,8 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   char *uris_text = cJSON_PrintUnformatted(uris);
   char id[40];
   const char *cname = name ? name->valuestring : "";
-  int rc = uris_text ? pmcp_oauth_client_register(o->state, cname, uris_text, id, sizeof id) : PMCP_ENOMEM;
+  int rc = uris_text ? pmcp_oauth_client_register(o->state, cname, uris_text, id, sizeof id)
+                     : PMCP_ENOMEM;
   free(uris_text);
   if (rc) {
     cJSON_Delete(in);

@@ -265,8 +265,8 @@ PMCP_API int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const cha
                                       const char *resource, pmcp_oauth_tokens *out,
                                       pmcp_oauth_err *err);
 /** Rotates a refresh token: 0 with @p out, or -1 with @p err (both as for
- *  pmcp_oauth_exchange_code()). A token rotated before revokes the
- *  connection. */
+ *  pmcp_oauth_exchange_code(); @p refresh must not point into @p out). A
+ *  token rotated before revokes the connection. */
 PMCP_API int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id,
                                 const char *resource, pmcp_oauth_tokens *out,
                                 pmcp_oauth_err *err);

@@ -151,12 +151,12 @@ PMCP_API void pmcp_oauth_prune(pmcp_oauth *s);
 
 /* ---- authorization requests ---- */
 
+#define PMCP_OAUTH_REQUEST_VERSION 1
+
 /** An authorization request. Nothing is stored for it until the person
  *  decides: it travels in the consent page's links and forms sealed
  *  (authenticated, not encrypted) for PMCP_OAUTH_REQUEST_TTL; the decision
  *  is a row, so each request is decided once. */
-#define PMCP_OAUTH_REQUEST_VERSION 1
-
 typedef struct pmcp_oauth_request {
   unsigned version;          /**< PMCP_OAUTH_REQUEST_VERSION */
   char *id;                  /**< the key of its decision row (malloc'd) */
@@ -168,10 +168,12 @@ typedef struct pmcp_oauth_request {
 #define PMCP_OAUTH_REQUEST_INIT {PMCP_OAUTH_REQUEST_VERSION, NULL, NULL, NULL, NULL, NULL, \
                                  NULL, NULL, NULL, 0}
 /** Seals @p r (client_id, redirect_uri and challenge set) into @p sealed
- *  (malloc'd, URL- and HTML-safe). 0, PMCP_EINVAL (too long), PMCP_ENOMEM. */
+ *  (malloc'd, URL- and HTML-safe). 0, PMCP_EINVAL (too long, or an unknown
+ *  version), PMCP_ENOMEM. */
 PMCP_API int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r,
                                      char **sealed);
-/** Opens @p sealed into @p out (version set; what it held is disposed):
+/** Opens @p sealed into @p out (version set; what an earlier call filled
+ *  in it is disposed, so never pass one holding the caller's own strings):
  *  1 open and undecided (client_name filled when the client is stored), 0
  *  altered, foreign, expired or decided, <0 error (PMCP_EINVAL: a bad
  *  version). */

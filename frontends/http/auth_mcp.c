@@ -28,7 +28,9 @@ typedef struct thread_store {
 typedef struct holder {
   struct holder *next;
   pthread_mutex_t mu;
-  pmcp_principal p;
+  int kind;         /* the identity, immutable once listed (read under hmu) */
+  char *id;
+  pmcp_principal p; /* under mu */
 } holder;
 
 struct mcp_auth {
@@ -84,6 +86,8 @@ void mcp_auth_free(mcp_auth *a)
     return;
   for (holder *h = a->holders, *n; h; h = n) {
     n = h->next;
+    pmcp_principal_dispose(&h->p);
+    free(h->id);
     pthread_mutex_destroy(&h->mu);
     free(h);
   }
@@ -170,20 +174,28 @@ static holder *holder_for(mcp_auth *a, const pmcp_principal *p)
 {
   pthread_mutex_lock(&a->hmu);
   holder *h = a->holders;
-  while (h && !(h->p.kind == p->kind && strcmp(h->p.id, p->id) == 0))
+  while (h && !(h->kind == p->kind && strcmp(h->id, p->id) == 0))
     h = h->next;
   if (!h && (h = calloc(1, sizeof *h)) != NULL) {
+    if (!(h->id = strdup(p->id))) {
+      free(h);
+      pthread_mutex_unlock(&a->hmu);
+      return NULL;
+    }
     pthread_mutex_init(&h->mu, NULL);
+    h->kind = p->kind;
+    h->p.version = PMCP_PRINCIPAL_VERSION;
     h->next = a->holders;
     a->holders = h;
   }
   pthread_mutex_unlock(&a->hmu);
+  int rc = 0;
   if (h) {
     pthread_mutex_lock(&h->mu);
-    h->p = *p;
+    rc = pmcp_principal_copy(&h->p, p);
     pthread_mutex_unlock(&h->mu);
   }
-  return h;
+  return rc ? NULL : h;
 }
 
 int mcp_auth_principal(void *session_ud, pmcp_principal *out)
@@ -192,19 +204,20 @@ int mcp_auth_principal(void *session_ud, pmcp_principal *out)
   if (!h)
     return -1;
   pthread_mutex_lock(&h->mu);
-  *out = h->p;
+  int rc = pmcp_principal_copy(out, &h->p);
   pthread_mutex_unlock(&h->mu);
-  return 0;
+  return rc ? -1 : 0;
 }
 
 int mcp_auth_task_owner(void *ud, const void *session_ud, char *out, size_t size)
 {
   (void)ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   if (mcp_auth_principal((void *)session_ud, &p) != 0)
     return PMCP_EDENIED; /* every call is authenticated here */
   snprintf(out, size, "%lld/%s:%s", (long long)p.tenant_id,
            p.kind == PMCP_PRINCIPAL_KEY ? "key" : "connection", p.id);
+  pmcp_principal_dispose(&p);
   return 0;
 }
 
@@ -250,7 +263,7 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
   while (*tok == ' ')
     tok++;
   size_t len = strlen(tok);
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   int rc = PMCP_EDENIED;
   const char *msg = "invalid or revoked credential";
   pmcp_store *own = thread_store_of(a);
@@ -282,6 +295,7 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
   if (rc == 0 && p.tenant_id != a->tenant.id)
     rc = PMCP_EDENIED;
   if (rc == PMCP_EDENIED) {
+    pmcp_principal_dispose(&p);
     challenge_for(a, req, 1, challenge, challenge_size);
     snprintf(why, why_size, "%s", msg);
     return NULL;
@@ -290,11 +304,13 @@ void *mcp_auth_http(void *ud, const pmcp_http_request *req, char *challenge,
    * answers 503 (retry) rather than 401, which would tell the client to
    * drop its key or token. */
   if (rc != 0) {
+    pmcp_principal_dispose(&p);
     snprintf(why, why_size,
              "the credential could not be checked (the store is unavailable): try again");
     return NULL;
   }
   holder *h = holder_for(a, &p);
+  pmcp_principal_dispose(&p);
   if (!h)
     snprintf(why, why_size, "out of memory");
   return h;
@@ -310,12 +326,12 @@ static int is_write_tool(const pmcp_server *srv, const char *name)
 static int filter(const char *tool, void *session_ud, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   if (mcp_auth_principal(session_ud, &p) != 0)
     return 0; /* authentication is on: a session without a principal sees nothing */
-  if (!is_write_tool(a->srv, tool))
-    return 1;
-  return pmcp_principal_can_write(&p);
+  int ok = !is_write_tool(a->srv, tool) || pmcp_principal_can_write(&p);
+  pmcp_principal_dispose(&p);
+  return ok;
 }
 
 int mcp_auth_install(mcp_auth *a, pmcp_server *srv)
@@ -357,19 +373,21 @@ static int write_handler(pmcp_call *call, void *ud)
   write_tool *w = ud;
   if (!w->a)
     return w->handler(call, w->ud);
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   char msg[256];
   /* The filter already hides the tool; this is the second wall, with the
    * principal as of this call and its role in the workspace the call acts
    * in (the filter only knows the connection's own). */
   int prc = mcp_auth_call_principal(call, w->a, &p, msg, sizeof msg);
   if (prc != 0) {
+    pmcp_principal_dispose(&p);
     pmcp_result_errorf(call, "%s", msg);
     return 0;
   }
   if (!pmcp_principal_can_write(&p)) {
     pmcp_result_errorf(call, "this connection may not use write tools in workspace '%s'"
                        " (it needs write access and the editor role there)", p.workspace);
+    pmcp_principal_dispose(&p);
     return 0;
   }
   int rc = w->handler(call, w->ud);
@@ -388,6 +406,7 @@ static int write_handler(pmcp_call *call, void *ud)
     pthread_mutex_unlock(&w->a->mu);
   }
   pmcp_buf_dispose(&d);
+  pmcp_principal_dispose(&p);
   return rc;
 }
 
@@ -458,10 +477,12 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
                    size_t msg_size, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   int rc = principal_in(a, call, asked, &p, msg, msg_size);
-  if (rc)
+  if (rc) {
+    pmcp_principal_dispose(&p);
     return rc;
+  }
   char who[72];
   if (p.kind == PMCP_PRINCIPAL_CONNECTION)
     snprintf(who, sizeof who, "user:%.60s", p.user_id[0] ? p.user_id : p.id);
@@ -470,8 +491,9 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
   if (pmcp_call_scope_set_workspace(out, p.workspace) ||
       pmcp_call_scope_set_role(out, pmcp_role_name(p.role)) ||
       pmcp_call_scope_set_principal(out, who))
-    return PMCP_ENOMEM;
-  return 0;
+    rc = PMCP_ENOMEM;
+  pmcp_principal_dispose(&p);
+  return rc;
 }
 
 int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp_principal *out,
@@ -486,11 +508,12 @@ int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp_principal *out,
 int mcp_auth_scope_list(pmcp_call *call, pmcp_buf *out, void *ud)
 {
   mcp_auth *a = ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
     return PMCP_EDENIED;
   pthread_mutex_lock(&a->mu);
   int rc = pmcp_principal_workspaces(a->st, &p, out);
   pthread_mutex_unlock(&a->mu);
+  pmcp_principal_dispose(&p);
   return rc;
 }

@@ -58,8 +58,9 @@ int mcp_auth_install(mcp_auth *a, pmcp_server *srv);
 int mcp_auth_add_write_tool(mcp_auth *a, pmcp_server *srv, const pmcp_tool_def *def,
                             const char *action);
 
-/* The current principal of a session (its engine ud): 0, or -1 when the
- * session has none (authentication off). */
+/* The current principal of a session (its engine ud), copied into @p out
+ * (version set; the caller disposes it): 0, or -1 when the session has
+ * none (authentication off) or without memory. */
 int mcp_auth_principal(void *session_ud, pmcp_principal *out);
 
 /* pmcp_task_store.owner: the principal's tenant and credential
@@ -75,7 +76,8 @@ int mcp_auth_scope(pmcp_call *call, const char *asked, pmcp_call_scope *out, cha
 /* The principal as a call acts: in the workspace its `workspace` argument
  * names (with the same rules and messages as mcp_auth_scope, the role
  * re-read there), else its own. 0, or an error with @p msg set. Write
- * tools check their role with it and act in its workspace. */
+ * tools check their role with it and act in its workspace. @p out as for
+ * mcp_auth_principal(): the caller disposes it, also after an error. */
 int mcp_auth_call_principal(pmcp_call *call, mcp_auth *a, pmcp_principal *out,
                             char *msg, size_t msg_size);
 /* pmcp_scope_list_fn: the caller's workspaces and roles for

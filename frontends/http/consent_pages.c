@@ -140,7 +140,7 @@ static void signin_page(page_ctx *p, int status, const char *req_id, const char 
 
 static void consent_page(page_ctx *p, const char *req_id)
 {
-  pmcp_oauth_request r;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   int found = pmcp_oauth_request_get(p->o->state, req_id, &r);
   if (found != 1) {
     message_page(p, found < 0 ? 500 : 400, "Sign-in request not found",
@@ -260,7 +260,7 @@ static void redirect_to_client(page_ctx *p, const pmcp_oauth_request *r, const c
 static void decide(page_ctx *p, char **v)
 {
   const char *req_id = v[0], *decision = v[1], *ws = v[2], *access = v[3];
-  pmcp_oauth_request r;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   if (!req_id || !decision) {
     message_page(p, 400, "Bad request", "The form is incomplete.");
     return;
@@ -294,7 +294,7 @@ static void decide(page_ctx *p, char **v)
   /* A metadata-document client is stored as its document says now (and
    * must still list the redirect URI), so its codes and connections name
    * a known client. */
-  pmcp_oauth_request q;
+  pmcp_oauth_request q = PMCP_OAUTH_REQUEST_INIT;
   int pending = pmcp_oauth_request_get(p->o->state, req_id, &q);
   if (pending == 1 && poauth_cimd_is_url(q.client_id)) {
     char *name = NULL, *uris = NULL, why[400];
@@ -319,7 +319,7 @@ static void decide(page_ctx *p, char **v)
   }
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
   int rc = pmcp_oauth_approve(p->o->state, req_id, p->user_id, tenant, colon + 1, access,
-                          code, &r, conn);
+                              code, sizeof code, &r, conn, sizeof conn);
   if (rc != 1) {
     message_page(p, rc < 0 ? 500 : 400, "Not approved", rc < 0 ? "The store failed." :
                  "This sign-in request has expired or was already answered, or you are "
@@ -458,7 +458,7 @@ static void do_login(page_ctx *p)
     goto out;
   }
   char uid[128];
-  int rc = v[0] && v[1] ? pmcp_oauth_user_check(p->o->state, v[0], v[1], uid) : 0;
+  int rc = v[0] && v[1] ? pmcp_oauth_user_check(p->o->state, v[0], v[1], uid, sizeof uid) : 0;
   if (rc != 1) {
     if (rc == 0) {
       poauth_limit(p->o->limits, "login-user", user, POAUTH_LOGIN_FAIL_USER,
@@ -473,7 +473,7 @@ static void do_login(page_ctx *p)
   }
   poauth_limit_clear(p->o->limits, "login-user", user);
   char cookie[PMCP_OAUTH_TOKEN_MAX];
-  if (pmcp_oauth_session_new(p->o->state, uid, cookie) != 0) {
+  if (pmcp_oauth_session_new(p->o->state, uid, cookie, sizeof cookie) != 0) {
     message_page(p, 500, "Error", "The store failed.");
     goto out;
   }
@@ -532,7 +532,8 @@ int poauth_pages(poauth_server *o, const pmcp_http_request *req,
   }
   const char *ck = pmcp_http_request_header(req, "cookie", NULL);
   p.cookie = ck ? poauth_cookie_get(ck, SESSION_COOKIE) : NULL;
-  int signed_in = p.cookie && pmcp_oauth_session_user(o->state, p.cookie, p.user_id) == 1;
+  int signed_in = p.cookie &&
+                  pmcp_oauth_session_user(o->state, p.cookie, p.user_id, sizeof p.user_id) == 1;
   if (login && post) {
     do_login(&p);
   } else if (login) {

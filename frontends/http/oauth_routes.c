@@ -302,7 +302,8 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
   char *uris_text = cJSON_PrintUnformatted(uris);
   char id[40];
   const char *cname = name ? name->valuestring : "";
-  int rc = uris_text ? pmcp_oauth_client_register(o->state, cname, uris_text, id) : PMCP_ENOMEM;
+  int rc = uris_text ? pmcp_oauth_client_register(o->state, cname, uris_text, id, sizeof id)
+                     : PMCP_ENOMEM;
   free(uris_text);
   if (rc) {
     cJSON_Delete(in);
@@ -495,7 +496,7 @@ static void do_authorize(poauth_server *o, const pmcp_http_request *req,
     error_page(res, 400, msg);
   }
   else {
-    pmcp_oauth_request r = {0};
+    pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
     char *id = NULL;
     r.client_id = client;
     r.redirect_uri = redirect;
@@ -605,8 +606,8 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
     poauth_json_error(res, 400, "invalid_target", "resource must be this server's MCP endpoint");
     goto out;
   }
-  pmcp_oauth_tokens t;
-  pmcp_oauth_err e = {0};
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   int rc;
   if (strcmp(grant, "authorization_code") == 0) {
     if (!v[2] || !v[4]) {
@@ -623,11 +624,13 @@ static void do_token(poauth_server *o, const pmcp_http_request *req,
     }
     rc = pmcp_oauth_refresh(o->state, v[5], client, resource ? mcp_url : NULL, &t, &e);
   }
-  if (rc)
+  if (rc < -1) /* not a protocol error: the call itself was misused */
+    poauth_json_error(res, 500, "server_error", pmcp_strerror(rc));
+  else if (rc)
     poauth_json_error(res, e.status, e.error, e.description);
   else
     tokens_json(res, &t);
-  memset(&t, 0, sizeof t);
+  pmcp_oauth_tokens_dispose(&t); /* clears the secrets too */
 out:
   poauth_header(res, "Cache-Control: no-store");
   for (size_t i = 0; i < 7; i++)

@@ -35,10 +35,11 @@ int poauth_service_token(void *ud, const char *token, size_t len,
     return 0;
   memcpy(tok, token, len);
   tok[len] = '\0';
-  pmcp_oauth_principal p;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   int rc = pmcp_oauth_access_resolve(o->state, tok, &p);
-  if (rc == 1)
-    snprintf(connection_id, 64, "%s", p.connection_id);
+  if (rc == 1 && snprintf(connection_id, 64, "%s", p.connection_id) >= 64)
+    rc = 0; /* longer than any id the library makes: not one of ours */
+  pmcp_oauth_principal_dispose(&p);
   memset(tok, 0, sizeof tok);
   return rc;
 }

@@ -101,7 +101,7 @@ static int add_simple(pmcp_server *srv, ctx *x, const char *name, pmcp_tool_fn f
 static int whoami(pmcp_call *call, void *ud)
 {
   (void)ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   if (mcp_auth_principal(pmcp_call_session_ud(call), &p) != 0)
     return pmcp_result_errorf(call, "no principal");
   char out[800];
@@ -110,20 +110,23 @@ static int whoami(pmcp_call *call, void *ud)
            "\"role\":\"%s\",\"write\":%s,\"actor\":\"%s\"}",
            p.kind == PMCP_PRINCIPAL_KEY ? "key" : "connection", p.id, p.tenant, p.workspace,
            pmcp_role_name(p.role), pmcp_principal_can_write(&p) ? "true" : "false", p.actor);
+  pmcp_principal_dispose(&p);
   return pmcp_result_text(call, out, strlen(out));
 }
 
 static int delete_run(pmcp_call *call, void *ud)
 {
   ctx *x = ud;
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   const char *run;
   size_t len;
   char msg[256];
   if (pmcp_arg_string(call, "run", &run, &len) != 0)
     return pmcp_result_errorf(call, "bad call");
-  if (mcp_auth_call_principal(call, x->auth, &p, msg, sizeof msg) != 0)
+  if (mcp_auth_call_principal(call, x->auth, &p, msg, sizeof msg) != 0) {
+    pmcp_principal_dispose(&p);
     return pmcp_result_errorf(call, "%s", msg);
+  }
   pthread_mutex_lock(&x->mu);
   /* Writes act in the call's workspace (its `workspace` argument, else
    * the principal's): a run of another workspace is not found. */
@@ -132,6 +135,7 @@ static int delete_run(pmcp_call *call, void *ud)
   if (rc == 0)
     rc = pmcp_store_set_deleted(x->rw, t, run, 1);
   pthread_mutex_unlock(&x->mu);
+  pmcp_principal_dispose(&p);
   if (rc == PMCP_ENOTFOUND)
     return pmcp_result_errorf(call, "no run %s", run);
   if (rc)

@@ -80,7 +80,7 @@ START_TEST(keys)
   ck_assert_ptr_null(strstr(pmcp__db_get(r, 0, 0), sa.ptr + 3));
   ck_assert_uint_eq(strlen(pmcp__db_get(r, 0, 1)), 10);
   pmcp__db_res_free(r);
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
   ck_assert_int_eq(p.kind, PMCP_PRINCIPAL_KEY);
   ck_assert_int_eq(p.tenant_id, a.id);
@@ -123,6 +123,7 @@ START_TEST(keys)
   ck_assert_str_eq(pmcp_store_errmsg(s), msg0);
   ST_RC(s, pmcp_key_revoke(s, a, ia.ptr, "cli:tester", "cli"), PMCP_ENOTFOUND);
   free((void *)msg0);
+  pmcp_principal_dispose(&p);
   /* Lists are per tenant. */
   pmcp_buf l = PMCP_BUF_INIT;
   ST_OK(s, pmcp_key_list(s, a, &l));
@@ -173,12 +174,13 @@ START_TEST(key_while_store_held)
   ST_OK(w, pmcp_store_tenant(w, "held", PMCP_STORE_CREATE, &wt)); /* takes the write lock */
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   ck_assert_msg(took < 1.0, "key check took %.2f s while the store was held", took);
   ck_assert_int_eq(p.tenant_id, a.id);
+  pmcp_principal_dispose(&p);
   ST_OK(w, pmcp_store_rollback(w));
   pmcp_store_free(w);
   pmcp_buf_dispose(&sa);
@@ -200,7 +202,7 @@ START_TEST(key_changed_elsewhere)
   make_key(s, a, "default", 0, &sa, &ia);
   pmcp_store *w = NULL;
   ST_OK(w, pmcp_store_open(&w, st_path, 0));
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   for (int i = 0; i < 3; i++) {
     ST_OK(s, pmcp_principal_of_key(s, sa.ptr, sa.len, &p));
     ck_assert_int_eq(p.write, 0);
@@ -235,6 +237,7 @@ START_TEST(key_changed_elsewhere)
   ST_OK(s, pmcp_key_revoke(s, a, ik[3].ptr, "cli:tester", "cli"));
   ST_RC(s, pmcp_principal_of_key(s, sk[3].ptr, sk[3].len, &p), PMCP_EDENIED);
   ST_OK(s, pmcp_principal_of_key(s, sk[4].ptr, sk[4].len, &p));
+  pmcp_principal_dispose(&p);
   for (int i = 0; i < N; i++) {
     pmcp_buf_dispose(&sk[i]);
     pmcp_buf_dispose(&ik[i]);
@@ -277,7 +280,7 @@ START_TEST(users_and_connections)
   ST_OK(s, pmcp__db_exec(s, "INSERT INTO mcp_connections(id, user_id, client_id, tenant_id,"
                             " workspace, access, created) VALUES('conn_1', $1, 'c', $2,"
                             " 'default', 'write', 1)", 2, (const char *[]){uid.ptr, tid}, NULL));
-  pmcp_principal p;
+  pmcp_principal p = PMCP_PRINCIPAL_INIT;
   ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
   ck_assert_int_eq(p.kind, PMCP_PRINCIPAL_CONNECTION);
   ck_assert_str_eq(p.user_name, "ada");
@@ -286,12 +289,29 @@ START_TEST(users_and_connections)
   ck_assert(pmcp_principal_can_write(&p));
   ck_assert(!pmcp__principal_admin(&p));
   /* Another workspace the person belongs to: viewer there. */
-  pmcp_principal q = p;
+  pmcp_principal q = PMCP_PRINCIPAL_INIT;
+  ST_OK(s, pmcp_principal_copy(&q, &p));
+  ck_assert_ptr_ne(q.id, p.id); /* a copy of its own */
   ST_OK(s, pmcp_principal_in_workspace(s, &q, "vision"));
   ck_assert_int_eq(q.role, PMCP_ROLE_VIEWER);
+  ck_assert_str_eq(q.workspace, "vision");
+  ck_assert_str_eq(q.actor, "user:ada");
+  ck_assert_str_eq(p.workspace, "default"); /* the original is untouched */
   ck_assert(!pmcp_principal_can_write(&q));
-  q = p;
+  ST_OK(s, pmcp_principal_copy(&q, &p));
   ST_RC(s, pmcp_principal_in_workspace(s, &q, "nowhere"), PMCP_EDENIED);
+  ck_assert_str_eq(q.workspace, "default");
+  pmcp_principal_dispose(&q);
+  ck_assert_ptr_null(q.id);
+  ck_assert_uint_eq(q.version, PMCP_PRINCIPAL_VERSION);
+  /* A version the library does not know is refused, never half-filled. */
+  pmcp_principal bad = PMCP_PRINCIPAL_INIT;
+  bad.version = 0;
+  ck_assert_int_eq(pmcp_principal_of_connection(s, "conn_1", &bad), PMCP_EINVAL);
+  bad.version = PMCP_PRINCIPAL_VERSION + 1;
+  ck_assert_int_eq(pmcp_principal_of_connection(s, "conn_1", &bad), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_principal_copy(&bad, &p), PMCP_EINVAL);
+  ck_assert_ptr_null(bad.id);
   /* Role changes take effect at the next resolution. */
   ST_OK(s, pmcp_user_set_role(s, "ada", a, "default", PMCP_ROLE_ADMIN, "cli:t", "cli"));
   ST_OK(s, pmcp_principal_of_connection(s, "conn_1", &p));
@@ -319,6 +339,7 @@ START_TEST(users_and_connections)
                          NULL, NULL));
   ST_RC(s, pmcp_principal_of_connection(s, "conn_1", &p), PMCP_EDENIED);
   ST_RC(s, pmcp_principal_of_connection(s, "conn_x", &p), PMCP_EDENIED);
+  pmcp_principal_dispose(&p);
   /* Listing: passwords never appear. */
   pmcp_buf l = PMCP_BUF_INIT;
   ST_OK(s, pmcp_user_list(s, (pmcp_tenant){0}, &l));

@@ -356,7 +356,7 @@ static void setup(void)
   pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
   ck_assert_int_eq(pmcp_oauth_new(&state, s, &hk), 0);
   ck_assert_int_eq(pmcp_oauth_client_register(state, "Test client", "[\"http://127.0.0.1:9/cb\"]",
-                                          client), 0);
+                                          client, sizeof client), 0);
 }
 
 static void teardown(void)
@@ -399,7 +399,7 @@ static size_t stored_requests(void)
 /* A pending request approved by ada: returns the code. */
 static void approved_code(const char *access, char code[PMCP_OAUTH_TOKEN_MAX], char conn[40])
 {
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL;
   r.client_id = client;
   r.redirect_uri = (char *)CB;
@@ -414,15 +414,15 @@ static void approved_code(const char *access, char code[PMCP_OAUTH_TOKEN_MAX], c
   ck_assert_str_eq(got.client_name, "Test client");
   ck_assert_str_eq(got.state, "st-1");
   pmcp_oauth_request_dispose(&got);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code,
-                                  &got, conn), 1);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access,
+                                  code, PMCP_OAUTH_TOKEN_MAX, &got, conn, 40), 1);
   ck_assert_str_eq(got.redirect_uri, CB);
   pmcp_oauth_request_dispose(&got);
   ck_assert_uint_eq(stored_requests(), before + 1);
   /* The request is decided: a second approval fails. */
   char code2[PMCP_OAUTH_TOKEN_MAX], conn2[40];
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access, code2,
-                                  &got, conn2), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "main", access,
+                                  code2, PMCP_OAUTH_TOKEN_MAX, &got, conn2, 40), 0);
   ck_assert(pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX));
   free(id);
 }
@@ -434,13 +434,13 @@ START_TEST(code_flow_and_replay)
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
-  pmcp_oauth_tokens t;
-  pmcp_oauth_err e;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
   ck_assert(pmcp_oauth_token_shape_ok(t.access, PMCP_OAUTH_AT_PREFIX));
   ck_assert(pmcp_oauth_token_shape_ok(t.refresh, PMCP_OAUTH_RT_PREFIX));
   ck_assert_str_eq(t.access_level, "write");
-  pmcp_oauth_principal p;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
   ck_assert_str_eq(p.user_id, "u-ada");
   ck_assert_str_eq(p.workspace, "main");
@@ -450,7 +450,7 @@ START_TEST(code_flow_and_replay)
   /* The refresh token is not an access token. */
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.refresh, &p), 0);
   /* Replay: refused, and the connection is revoked with its tokens. */
-  pmcp_oauth_tokens t2;
+  pmcp_oauth_tokens t2 = PMCP_OAUTH_TOKENS_INIT;
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t2, &e), -1);
   ck_assert_str_eq(e.error, "invalid_grant");
   ck_assert_ptr_nonnull(strstr(e.description, "already used"));
@@ -463,14 +463,17 @@ START_TEST(code_flow_and_replay)
   ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
   ck_assert_uint_eq(n, 0);
   free(rows);
+  pmcp_oauth_tokens_dispose(&t);
+  pmcp_oauth_tokens_dispose(&t2);
+  pmcp_oauth_principal_dispose(&p);
 }
 END_TEST
 
 START_TEST(code_refusals)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t;
-  pmcp_oauth_err e;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   /* Wrong verifier: refused, and the code is spent. */
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB,
@@ -500,16 +503,16 @@ START_TEST(code_refusals)
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), -1);
   ck_assert_ptr_nonnull(strstr(e.description, "expired"));
   /* Not a member: no approval. */
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, conn2[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-bob", tenant_id(), "main", "read", code,
-                                  &got, conn2), 0);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read", code,
-                                  &got, conn2), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-bob", tenant_id(), "main", "read",
+                                  code, PMCP_OAUTH_TOKEN_MAX, &got, conn2, 40), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", tenant_id(), "other-ws", "read",
+                                  code, PMCP_OAUTH_TOKEN_MAX, &got, conn2, 40), 0);
   /* Denied: the request closes. */
   ck_assert_int_eq(pmcp_oauth_deny(state, id, &got), 1);
   pmcp_oauth_request_dispose(&got);
@@ -555,9 +558,10 @@ END_TEST
 START_TEST(refresh_rotation_and_reuse)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t1, t2, t3;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t1 = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT,
+                    t3 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t1, &e), 0);
   ck_assert_int_eq(pmcp_oauth_refresh(state, t1.refresh, client, RES, &t2, &e), 0);
@@ -574,6 +578,10 @@ START_TEST(refresh_rotation_and_reuse)
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 0);
   ck_assert_int_eq(pmcp_oauth_refresh(state, t2.refresh, client, NULL, &t3, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "rotated refresh token reused"));
+  pmcp_oauth_tokens_dispose(&t1);
+  pmcp_oauth_tokens_dispose(&t2);
+  pmcp_oauth_tokens_dispose(&t3);
+  pmcp_oauth_principal_dispose(&p);
 }
 END_TEST
 
@@ -582,9 +590,9 @@ END_TEST
 START_TEST(revocation_audit_atomic)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t, t2;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("read", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
   audit_fail = "mcp_connection.revoke";
@@ -607,15 +615,18 @@ START_TEST(revocation_audit_atomic)
   ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
   ck_assert_uint_eq(n, 0);
   free(rows);
+  pmcp_oauth_tokens_dispose(&t);
+  pmcp_oauth_tokens_dispose(&t2);
+  pmcp_oauth_principal_dispose(&p);
 }
 END_TEST
 
 START_TEST(expiry_revocation_prune)
 {
   char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
-  pmcp_oauth_tokens t1, t2;
-  pmcp_oauth_err e;
-  pmcp_oauth_principal p;
+  pmcp_oauth_tokens t1 = PMCP_OAUTH_TOKENS_INIT, t2 = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
   approved_code("write", code, conn);
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   /* RFC 7009 from another client: no effect; from ours: revoked. */
@@ -636,7 +647,8 @@ START_TEST(expiry_revocation_prune)
   ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 0);
   /* Pruning: a registration never used goes after a day; ours stays. */
   char unused[40], *n1, *u1;
-  ck_assert_int_eq(pmcp_oauth_client_register(state, "", "[\"https://a.example/cb\"]", unused), 0);
+  ck_assert_int_eq(pmcp_oauth_client_register(state, "", "[\"https://a.example/cb\"]", unused,
+                                              sizeof unused), 0);
   pmcp_oauth_testing_shift_clock(state, (PMCP_OAUTH_UNUSED_CLIENT_TTL + 10) * 1000LL);
   pmcp_oauth_prune(state);
   ck_assert_int_eq(pmcp_oauth_client_get(state, unused, &n1, &u1), 0);
@@ -648,6 +660,9 @@ START_TEST(expiry_revocation_prune)
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t1, &e), 0);
   ck_assert_int_eq(pmcp_oauth_revoke_token(state, t1.refresh, client), 0);
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t1.access, &p), 0);
+  pmcp_oauth_tokens_dispose(&t1);
+  pmcp_oauth_tokens_dispose(&t2);
+  pmcp_oauth_principal_dispose(&p);
 }
 END_TEST
 
@@ -687,7 +702,7 @@ START_TEST(consent_served_tenant_only)
   ck_assert_str_eq(ws[0].tenant_id, defid);
   ck_assert_str_eq(ws[0].workspace, "main");
   free(ws);
-  pmcp_oauth_request r = {0}, got;
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, code[PMCP_OAUTH_TOKEN_MAX], conn[40];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
@@ -695,12 +710,12 @@ START_TEST(consent_served_tenant_only)
   r.resource = (char *)RES;
   ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
   /* the other tenant's workspace, posted by hand: refused, request still open */
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", lbid, "elsewhere", "read", code, &got,
-                                  conn), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", lbid, "elsewhere", "read",
+                                  code, PMCP_OAUTH_TOKEN_MAX, &got, conn, 40), 0);
   ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
   pmcp_oauth_request_dispose(&got);
-  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", defid, "main", "read", code, &got,
-                                  conn), 1);
+  ck_assert_int_eq(pmcp_oauth_approve(state, id, "u-ada", defid, "main", "read",
+                                  code, PMCP_OAUTH_TOKEN_MAX, &got, conn, 40), 1);
   pmcp_oauth_request_dispose(&got);
   /* served from the other tenant: only its workspace */
   pmcp_oauth_set_tenant(state, lb.id);
@@ -744,14 +759,14 @@ START_TEST(consent_page_served_tenant)
   char why[200];
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
-  pmcp_oauth_request r = {0};
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, cookie[PMCP_OAUTH_TOKEN_MAX];
   r.client_id = client;
   r.redirect_uri = (char *)CB;
   r.challenge = (char *)CH;
   r.resource = (char *)RES;
   ck_assert_int_eq(pmcp_oauth_request_seal(o->state, &r, &id), 0);
-  ck_assert_int_eq(pmcp_oauth_session_new(o->state, "u-ada", cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(o->state, "u-ada", cookie, sizeof cookie), 0);
   /* a server of the whole store offers both tenants' */
   char *html = consent_html(o, id, cookie);
   ck_assert_ptr_nonnull(strstr(html, "elsewhere"));
@@ -769,15 +784,106 @@ START_TEST(consent_page_served_tenant)
 }
 END_TEST
 
+/* Versions and buffers: an unknown struct version is refused before
+ * anything happens, a buffer one byte short answers PMCP_ETOOBIG and one
+ * that fits exactly gets the whole string. */
+START_TEST(versions_and_buffers)
+{
+  char uid[6], small[5], id[40];
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid, 5), PMCP_ETOOBIG);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid, sizeof uid), 1);
+  ck_assert_str_eq(uid, "u-ada");
+  ck_assert_int_eq(pmcp_oauth_client_register(state, "x", "[\"https://a.example/cb\"]", small,
+                                              sizeof small), PMCP_ETOOBIG);
+  ck_assert_str_eq(small, "");
+  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", small, sizeof small), PMCP_ETOOBIG);
+  char cookie[PMCP_OAUTH_TOKEN_MAX];
+  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie, sizeof cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, 5), PMCP_ETOOBIG);
+  /* a code buffer too small approves nothing: the request stays open */
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT, got = PMCP_OAUTH_REQUEST_INIT;
+  char *sealed = NULL, code[PMCP_OAUTH_TOKEN_MAX];
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &sealed), 0);
+  ck_assert_int_eq(pmcp_oauth_approve(state, sealed, "u-ada", tenant_id(), "main", "read", code,
+                                      10, &got, id, sizeof id), PMCP_ETOOBIG);
+  ck_assert_int_eq(pmcp_oauth_approve(state, sealed, "u-ada", tenant_id(), "main", "read", code,
+                                      sizeof code, &got, id, 10), PMCP_ETOOBIG);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, sealed, &got), 1);
+  ck_assert_uint_eq(strlen(got.id), 32);
+  /* filling it again disposes what it held (valgrind sees a leak if not) */
+  ck_assert_int_eq(pmcp_oauth_request_get(state, sealed, &got), 1);
+  pmcp_oauth_request_dispose(&got);
+  ck_assert_ptr_null(got.client_id);
+  ck_assert_uint_eq(got.version, PMCP_OAUTH_REQUEST_VERSION);
+  pmcp_oauth_request bad = PMCP_OAUTH_REQUEST_INIT;
+  bad.version = 0;
+  ck_assert_int_eq(pmcp_oauth_request_get(state, sealed, &bad), PMCP_EINVAL);
+  bad.version = PMCP_OAUTH_REQUEST_VERSION + 1;
+  ck_assert_int_eq(pmcp_oauth_request_get(state, sealed, &bad), PMCP_EINVAL);
+  char *again = NULL;
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &bad, &again), PMCP_EINVAL);
+  ck_assert_ptr_null(again);
+  /* the code flow with versions the library does not know */
+  ck_assert_int_eq(pmcp_oauth_approve(state, sealed, "u-ada", tenant_id(), "main", "write",
+                                      code, sizeof code, &got, id, sizeof id), 1);
+  pmcp_oauth_request_dispose(&got);
+  pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
+  pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
+  t.version = 0;
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t, &e),
+                   PMCP_EINVAL);
+  t.version = PMCP_OAUTH_TOKENS_VERSION;
+  e.version = PMCP_OAUTH_ERR_VERSION + 1;
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t, &e),
+                   PMCP_EINVAL);
+  e.version = PMCP_OAUTH_ERR_VERSION;
+  /* refused before the code was looked at: it still works once */
+  ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, NULL, &t, &e), 0);
+  ck_assert_str_eq(t.access_level, "write");
+  pmcp_oauth_principal p = PMCP_OAUTH_PRINCIPAL_INIT;
+  p.version = 99;
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), PMCP_EINVAL);
+  p.version = PMCP_OAUTH_PRINCIPAL_VERSION;
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
+  ck_assert_str_eq(p.connection_id, id);
+  ck_assert_str_eq(p.user_id, "u-ada");
+  ck_assert_str_eq(p.tenant_id, tenant_id());
+  /* resolved again into the same struct: the old strings are released */
+  ck_assert_int_eq(pmcp_oauth_access_resolve(state, t.access, &p), 1);
+  ck_assert_str_eq(p.access, "write");
+  pmcp_oauth_principal_dispose(&p);
+  ck_assert_ptr_null(p.user_id);
+  /* rows and their strings: one allocation, one free() */
+  pmcp_oauth_connection *rows = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(rows[0].version, PMCP_OAUTH_CONNECTION_VERSION);
+  ck_assert_str_eq(rows[0].id, id);
+  ck_assert_str_eq(rows[0].client, "Test client");
+  ck_assert_str_eq(rows[0].workspace, "main");
+  ck_assert_str_eq(rows[0].access, "write");
+  ck_assert(rows[0].id >= (const char *)(rows + n)); /* after the rows, in their block */
+  free(rows);
+  pmcp_oauth_tokens_dispose(&t);
+  ck_assert_ptr_null(t.access);
+  ck_assert_uint_eq(t.version, PMCP_OAUTH_TOKENS_VERSION);
+  free(sealed);
+}
+END_TEST
+
 START_TEST(users_and_sessions)
 {
   char uid[128], cookie[PMCP_OAUTH_TOKEN_MAX];
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid), 1);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "pw-ada", uid, sizeof uid), 1);
   ck_assert_str_eq(uid, "u-ada");
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "wrong", uid), 0);
-  ck_assert_int_eq(pmcp_oauth_user_check(state, "nobody", "pw-ada", uid), 0);
-  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie), 0);
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 1);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "ada", "wrong", uid, sizeof uid), 0);
+  ck_assert_int_eq(pmcp_oauth_user_check(state, "nobody", "pw-ada", uid, sizeof uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_new(state, "u-ada", cookie, sizeof cookie), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 1);
   ck_assert_str_eq(uid, "u-ada");
   char t1[PMCP_OAUTH_HASH_HEX], t2[PMCP_OAUTH_HASH_HEX];
   pmcp_oauth_csrf_token(cookie, t1);
@@ -785,10 +891,10 @@ START_TEST(users_and_sessions)
   ck_assert_str_eq(t1, t2);
   ck_assert_ptr_null(strstr(cookie, t1));
   cookie[10] ^= 1;
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 0);
   cookie[10] ^= 1;
   pmcp_oauth_session_end(state, cookie);
-  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid), 0);
+  ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 0);
 }
 END_TEST
 
@@ -811,6 +917,7 @@ static Suite *suite(void)
   tcase_add_test(t, expiry_revocation_prune);
   tcase_add_test(t, revocation_audit_atomic);
   tcase_add_test(t, users_and_sessions);
+  tcase_add_test(t, versions_and_buffers);
   tcase_add_test(t, consent_served_tenant_only);
   tcase_add_test(t, consent_page_served_tenant);
   suite_add_tcase(s, t);

@@ -19,7 +19,14 @@
  * handle; the password KDF of a sign-in runs outside it.
  *
  * Out-parameters that are strings the library allocates are released with
- * free(); arrays of structs likewise (one free() of the array).
+ * free(); arrays of structs likewise (one free() of the array, which holds
+ * their strings too). A string the caller's buffer receives comes as a
+ * (buffer, size) pair: PMCP_ETOOBIG when it does not fit.
+ *
+ * Every struct starts with a version member (set it with the INIT macro;
+ * the library accepts every version up to its own, and sets it in the rows
+ * it returns) and holds no fixed-size string. This header changed layout
+ * before any release, so no older symbol versions exist for its calls.
  */
 #ifndef PROBEMCP_OAUTH_H
 #define PROBEMCP_OAUTH_H
@@ -82,12 +89,17 @@ PMCP_API int64_t pmcp_oauth_now_ms(const pmcp_oauth *s);
 /** Tests only: moves the server's clock by @p ms. */
 PMCP_API void pmcp_oauth_testing_shift_clock(pmcp_oauth *s, int64_t ms);
 
+#define PMCP_OAUTH_ERR_VERSION 1
+
 /** An error of a protocol step: the OAuth error code and a description. */
 typedef struct pmcp_oauth_err {
+  unsigned version;          /**< PMCP_OAUTH_ERR_VERSION */
   const char *error;         /**< "invalid_grant", ... (static) */
-  char description[200];
+  const char *description;   /**< static */
   int status;                /**< the HTTP status to answer with */
 } pmcp_oauth_err;
+
+#define PMCP_OAUTH_ERR_INIT {PMCP_OAUTH_ERR_VERSION, NULL, NULL, 0}
 
 /* ---- PKCE, tokens, CSRF ---- */
 
@@ -117,9 +129,12 @@ PMCP_API int pmcp_oauth_csrf_ok(const char *cookie, const char *given);
 /* ---- clients ---- */
 
 /** Registers a client (RFC 7591): @p redirect_uris_json a JSON array of
- *  checked URIs. Its id ("pbm_client_...") into @p id_out. 0 or an error. */
+ *  checked URIs. Its id ("pbm_client_...", under 40 bytes) into @p id_out
+ *  of @p id_size bytes. 0, PMCP_ETOOBIG (nothing registered) or an
+ *  error. */
 PMCP_API int pmcp_oauth_client_register(pmcp_oauth *s, const char *name,
-                                        const char *redirect_uris_json, char id_out[40]);
+                                        const char *redirect_uris_json, char *id_out,
+                                        size_t id_size);
 /** Stores (or refreshes) a metadata-document client (its id is the URL)
  *  as the consent page saw it, so its connections and codes name a known
  *  client. 0 or an error. */
@@ -136,41 +151,56 @@ PMCP_API void pmcp_oauth_prune(pmcp_oauth *s);
 
 /* ---- authorization requests ---- */
 
+#define PMCP_OAUTH_REQUEST_VERSION 1
+
 /** An authorization request. Nothing is stored for it until the person
  *  decides: it travels in the consent page's links and forms sealed
  *  (authenticated, not encrypted) for PMCP_OAUTH_REQUEST_TTL; the decision
  *  is a row, so each request is decided once. */
 typedef struct pmcp_oauth_request {
-  char id[40];               /**< the key of its decision row */
+  unsigned version;          /**< PMCP_OAUTH_REQUEST_VERSION */
+  char *id;                  /**< the key of its decision row (malloc'd) */
   char *client_id, *client_name, *redirect_uri, *challenge, *state, *resource,
        *scope;               /**< malloc'd or NULL */
   int64_t expires;           /**< ms since the epoch */
 } pmcp_oauth_request;
+
+#define PMCP_OAUTH_REQUEST_INIT {PMCP_OAUTH_REQUEST_VERSION, NULL, NULL, NULL, NULL, NULL, \
+                                 NULL, NULL, NULL, 0}
 /** Seals @p r (client_id, redirect_uri and challenge set) into @p sealed
- *  (malloc'd, URL- and HTML-safe). 0, PMCP_EINVAL (too long), PMCP_ENOMEM. */
+ *  (malloc'd, URL- and HTML-safe). 0, PMCP_EINVAL (too long, or an unknown
+ *  version), PMCP_ENOMEM. */
 PMCP_API int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r,
                                      char **sealed);
-/** Opens @p sealed: 1 open and undecided (client_name filled when the
- *  client is stored), 0 altered, foreign, expired or decided, <0 error. */
+/** Opens @p sealed into @p out (version set; what an earlier call filled
+ *  in it is disposed, so never pass one holding the caller's own strings):
+ *  1 open and undecided (client_name filled when the client is stored), 0
+ *  altered, foreign, expired or decided, <0 error (PMCP_EINVAL: a bad
+ *  version). */
 PMCP_API int pmcp_oauth_request_get(pmcp_oauth *s, const char *sealed,
                                     pmcp_oauth_request *out);
-/** Frees the strings of @p r and clears it. */
+/** Frees the strings of @p r and clears it (its version kept). */
 PMCP_API void pmcp_oauth_request_dispose(pmcp_oauth_request *r);
 
 /* ---- people ---- */
 
 /** Checks a local user's password (the KDF runs outside the lock, and
- *  also for an unknown name). 1 ok (id into @p user_id), 0 wrong, unknown
- *  or disabled, <0 error. */
+ *  also for an unknown name). 1 ok (id into @p user_id of @p id_size
+ *  bytes; 64 are enough), 0 wrong, unknown or disabled, <0 error
+ *  (PMCP_ETOOBIG: the id does not fit). */
 PMCP_API int pmcp_oauth_user_check(pmcp_oauth *s, const char *name, const char *password,
-                                   char user_id[128]);
+                                   char *user_id, size_t id_size);
 /** Audits a refused sign-in of @p name from @p address with @p action
  *  ("auth.login_failed", "auth.login_locked"). */
 PMCP_API void pmcp_oauth_audit_signin(pmcp_oauth *s, const char *name, const char *address,
                                       const char *action);
-/** One workspace a person belongs to. */
+#define PMCP_OAUTH_WORKSPACE_VERSION 1
+
+/** One workspace a person belongs to; its strings live in the array's
+ *  allocation. */
 typedef struct pmcp_oauth_workspace {
-  char tenant_id[24], tenant[128], workspace[128], role[16];
+  unsigned version;          /**< PMCP_OAUTH_WORKSPACE_VERSION (set by the library) */
+  const char *tenant_id, *tenant, *workspace, *role;
 } pmcp_oauth_workspace;
 /** The workspaces of @p user_id (in the served tenant): *@p out malloc'd
  *  (NULL when none), *@p n rows. 0 or an error. */
@@ -182,12 +212,15 @@ PMCP_API char *pmcp_oauth_user_name(pmcp_oauth *s, const char *user_id);
 /* ---- consent-page sign-ins (a cookie "pbm_ss_...") ---- */
 
 /** Signs @p user_id in for PMCP_OAUTH_SESSION_TTL: the cookie into
- *  @p cookie. 0 or an error. */
-PMCP_API int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id,
-                                    char cookie[PMCP_OAUTH_TOKEN_MAX]);
-/** 1 signed in (user id out), 0 not (expired, or the person changed since:
- *  password, disabled), <0 error. */
-PMCP_API int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char user_id[128]);
+ *  @p cookie of @p size bytes (PMCP_OAUTH_TOKEN_MAX are enough). 0,
+ *  PMCP_ETOOBIG (no sign-in made) or an error. */
+PMCP_API int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id, char *cookie,
+                                    size_t size);
+/** 1 signed in (user id into @p user_id of @p id_size bytes), 0 not
+ *  (expired, or the person changed since: password, disabled), <0 error
+ *  (PMCP_ETOOBIG: the id does not fit). */
+PMCP_API int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char *user_id,
+                                     size_t id_size);
 /** Ends the sign-in of @p cookie. */
 PMCP_API void pmcp_oauth_session_end(pmcp_oauth *s, const char *cookie);
 
@@ -195,32 +228,47 @@ PMCP_API void pmcp_oauth_session_end(pmcp_oauth *s, const char *cookie);
 
 /** Approves sealed request @p sealed for @p user_id: a new connection in
  *  (@p tenant_id, @p workspace) with @p access ("read" | "write") and a
- *  code, audited in the same transaction. 1 done (@p code, @p req and
- *  @p conn_id filled; dispose @p req), 0 the request is gone or decided,
- *  the client unknown or the user not a member there, <0 error. */
+ *  code, audited in the same transaction. 1 done (@p code of @p code_size
+ *  bytes, PMCP_OAUTH_TOKEN_MAX enough; @p req, version set; @p conn_id of
+ *  @p conn_size, 40 enough; dispose @p req), 0 the request is gone or
+ *  decided, the client unknown or the user not a member there, <0 error
+ *  (PMCP_ETOOBIG: a buffer too small, nothing approved). */
 PMCP_API int pmcp_oauth_approve(pmcp_oauth *s, const char *sealed, const char *user_id,
                                 const char *tenant_id, const char *workspace,
-                                const char *access, char code[PMCP_OAUTH_TOKEN_MAX],
-                                pmcp_oauth_request *req, char conn_id[40]);
+                                const char *access, char *code, size_t code_size,
+                                pmcp_oauth_request *req, char *conn_id, size_t conn_size);
 /** Marks the request denied: 1 when it was open (@p req filled), 0 else,
  *  <0 error. */
 PMCP_API int pmcp_oauth_deny(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *req);
 
 /* ---- tokens ---- */
 
-/** A token pair as issued. */
+#define PMCP_OAUTH_TOKENS_VERSION 1
+
+/** A token pair as issued. The strings point into one allocation the
+ *  library owns until pmcp_oauth_tokens_dispose(). */
 typedef struct pmcp_oauth_tokens {
-  char access[PMCP_OAUTH_TOKEN_MAX], refresh[PMCP_OAUTH_TOKEN_MAX];
-  char access_level[8];      /**< read | write: the scope granted */
+  unsigned version;          /**< PMCP_OAUTH_TOKENS_VERSION */
+  const char *access, *refresh;
+  const char *access_level;  /**< read | write: the scope granted */
+  void *pmcp__mem;           /**< the library's allocation; do not touch */
 } pmcp_oauth_tokens;
-/** Exchanges a code (PKCE checked): 0 with @p out, or -1 with @p err. A
- *  code used before revokes the connection it created. */
+
+#define PMCP_OAUTH_TOKENS_INIT {PMCP_OAUTH_TOKENS_VERSION, NULL, NULL, NULL, NULL}
+
+/** Frees what a call put in @p t (its version kept); NULL ok. */
+PMCP_API void pmcp_oauth_tokens_dispose(pmcp_oauth_tokens *t);
+/** Exchanges a code (PKCE checked): 0 with @p out (version set; what it
+ *  held is disposed; dispose it), or -1 with @p err (version set).
+ *  PMCP_EINVAL for a bad version of either. A code used before revokes
+ *  the connection it created. */
 PMCP_API int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client_id,
                                       const char *redirect_uri, const char *verifier,
                                       const char *resource, pmcp_oauth_tokens *out,
                                       pmcp_oauth_err *err);
-/** Rotates a refresh token: 0 with @p out, or -1 with @p err. A token
- *  rotated before revokes the connection. */
+/** Rotates a refresh token: 0 with @p out, or -1 with @p err (both as for
+ *  pmcp_oauth_exchange_code(); @p refresh must not point into @p out). A
+ *  token rotated before revokes the connection. */
 PMCP_API int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id,
                                 const char *resource, pmcp_oauth_tokens *out,
                                 pmcp_oauth_err *err);
@@ -229,22 +277,37 @@ PMCP_API int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *
  *  it was issued to another client (nothing revoked), <0 error. */
 PMCP_API int pmcp_oauth_revoke_token(pmcp_oauth *s, const char *token, const char *client_id);
 
-/** What an access token stands for. */
+#define PMCP_OAUTH_PRINCIPAL_VERSION 1
+
+/** What an access token stands for. The strings point into one allocation
+ *  the library owns until pmcp_oauth_principal_dispose(). */
 typedef struct pmcp_oauth_principal {
-  char connection_id[40], user_id[128], client_id[PMCP_OAUTH_CLIENT_ID_MAX + 1],
-      tenant_id[24], workspace[128], access[8];
+  unsigned version;          /**< PMCP_OAUTH_PRINCIPAL_VERSION */
+  const char *connection_id, *user_id, *client_id, *tenant_id, *workspace, *access;
+  void *pmcp__mem;           /**< the library's allocation; do not touch */
 } pmcp_oauth_principal;
-/** 1 valid (filled), 0 unknown, expired, revoked or malformed (a refresh
- *  token too), <0 error. Records the connection's last use (at most once
- *  a minute). */
+
+#define PMCP_OAUTH_PRINCIPAL_INIT {PMCP_OAUTH_PRINCIPAL_VERSION, NULL, NULL, NULL, NULL, \
+                                   NULL, NULL, NULL}
+
+/** Frees what a call put in @p p (its version kept); NULL ok. */
+PMCP_API void pmcp_oauth_principal_dispose(pmcp_oauth_principal *p);
+/** 1 valid (@p out filled: version set, what it held disposed; dispose
+ *  it), 0 unknown, expired, revoked or malformed (a refresh token too),
+ *  <0 error (PMCP_EINVAL: a bad version). Records the connection's last
+ *  use (at most once a minute). */
 PMCP_API int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token,
                                        pmcp_oauth_principal *out);
 
 /* ---- a person's connections ---- */
 
-/** One live connection of a person. */
+#define PMCP_OAUTH_CONNECTION_VERSION 1
+
+/** One live connection of a person; its strings live in the array's
+ *  allocation. */
 typedef struct pmcp_oauth_connection {
-  char id[40], client[128], tenant[128], workspace[128], access[8];
+  unsigned version;          /**< PMCP_OAUTH_CONNECTION_VERSION (set by the library) */
+  const char *id, *client, *tenant, *workspace, *access;
   int64_t created, last_used;  /**< ms since the epoch; last_used 0: never */
 } pmcp_oauth_connection;
 /** The live connections of @p user_id, newest first: *@p out malloc'd. 0

@@ -15,9 +15,12 @@
  * @p actor ("user:NAME", "key:ID", "cli:LOGIN") and @p via ("cli", "http")
  * the caller gives, in the same transaction as the change.
  *
- * Structs that the caller fills start with a version member: set it with
- * the INIT macro, so a program built against an older header keeps working
- * with a newer library.
+ * Structs that the caller fills, and those the library fills, start with
+ * a version member: set it with the INIT macro, so a program built against
+ * an older header keeps working with a newer library (every call accepts
+ * every version up to its own). No public struct has a fixed-size string.
+ * The principal calls changed layout before any release of this header,
+ * so no older symbol versions exist for them.
  */
 #ifndef PROBEMCP_SERVICE_H
 #define PROBEMCP_SERVICE_H
@@ -165,28 +168,51 @@ typedef enum pmcp_principal_kind {
   PMCP_PRINCIPAL_CONNECTION = 2  /**< an OAuth connection: a person through a client */
 } pmcp_principal_kind;
 
+#define PMCP_PRINCIPAL_VERSION 1
+
 /** What one request acts as, filled by the library from the store; a host
  *  resolves it again on every request, so a revoked key, a disabled person
- *  or a changed role takes effect at once. */
+ *  or a changed role takes effect at once.
+ *
+ *  The caller sets @c version (PMCP_PRINCIPAL_INIT); the calls below fill
+ *  the rest. Strings are never NULL ("" when absent) and point into one
+ *  allocation the library owns: they stay valid until
+ *  pmcp_principal_dispose(), which the caller calls once it is done with
+ *  a principal any call filled (also after a refusal: harmless then). A
+ *  plain struct copy shares those strings: copy with pmcp_principal_copy()
+ *  and dispose each. */
 typedef struct pmcp_principal {
+  unsigned version;        /**< PMCP_PRINCIPAL_VERSION */
   int kind;                /**< pmcp_principal_kind */
-  char id[64];             /**< the key's or the connection's id */
-  char user_id[64];        /**< the person (connections), "" for keys */
-  char user_name[128];
+  const char *id;          /**< the key's or the connection's id */
+  const char *user_id;     /**< the person (connections), "" for keys */
+  const char *user_name;
   int64_t tenant_id;
-  char tenant[128];        /**< the tenant's name */
-  char workspace[129];     /**< the workspace it acts in */
+  const char *tenant;      /**< the tenant's name */
+  const char *workspace;   /**< the workspace it acts in */
   int write;               /**< the credential allows writes (key scope,
                             *   connection access) */
   int role;                /**< pmcp_role there; keys: editor with write
                             *   scope, else viewer; never admin */
-  char actor[200];         /**< for the audit log: "key:ID" or "user:NAME" */
+  const char *actor;       /**< for the audit log: "key:ID" or "user:NAME" */
+  void *pmcp__mem;         /**< the library's allocation; do not touch */
 } pmcp_principal;
 
+#define PMCP_PRINCIPAL_INIT {PMCP_PRINCIPAL_VERSION, 0, NULL, NULL, NULL, 0, NULL, NULL, \
+                             0, 0, NULL, NULL}
+
+/** Frees the strings of @p p and leaves it as PMCP_PRINCIPAL_INIT left it
+ *  (its version kept); NULL ok. */
+PMCP_API void pmcp_principal_dispose(pmcp_principal *p);
+/** Makes @p dst (version set, empty or disposed) an independent copy of
+ *  @p src. @return 0; PMCP_EINVAL (a bad version); PMCP_ENOMEM. */
+PMCP_API int pmcp_principal_copy(pmcp_principal *dst, const pmcp_principal *src);
+
 /** Resolves an API key's text ("pk_...", @p len bytes) and records its
- *  last use (skipped on a read-only store). @return 0 with @p out filled;
- *  PMCP_EDENIED (unknown, revoked or malformed: one message); a store
- *  error. */
+ *  last use (skipped on a read-only store). @p out: version set; what it
+ *  held is disposed first. @return 0 with @p out filled; PMCP_EDENIED
+ *  (unknown, revoked or malformed: one message); PMCP_EINVAL (a bad
+ *  version); PMCP_ENOMEM; a store error. */
 PMCP_API int pmcp_principal_of_key(pmcp_store *store, const char *secret, size_t len,
                                    pmcp_principal *out);
 /** The principal of an OAuth connection (see pmcp_oauth_access_resolve()).
@@ -195,7 +221,8 @@ PMCP_API int pmcp_principal_of_key(pmcp_store *store, const char *secret, size_t
 PMCP_API int pmcp_principal_of_connection(pmcp_store *store, const char *connection_id,
                                           pmcp_principal *out);
 /** Moves connection principal @p p into another @p workspace of its tenant
- *  that the person belongs to (role re-read there). @return 0;
+ *  that the person belongs to (role re-read there; its strings are
+ *  replaced, so pointers read from @p p before are stale). @return 0;
  *  PMCP_EDENIED (not a connection, no such workspace, not a member: one
  *  message); a store error. */
 PMCP_API int pmcp_principal_in_workspace(pmcp_store *store, pmcp_principal *p,

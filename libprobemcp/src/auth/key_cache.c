@@ -34,9 +34,13 @@ typedef struct pmcp__key_cache {
 
 static void dispose(void *ud)
 {
-  if (ud)
-    OPENSSL_cleanse(ud, sizeof(pmcp__key_cache));
-  free(ud);
+  pmcp__key_cache *c = ud;
+  if (!c)
+    return;
+  for (int i = 0; i < SLOTS; i++)
+    pmcp_principal_dispose(&c->s[i].p);
+  OPENSSL_cleanse(c, sizeof *c);
+  free(c);
 }
 
 int pmcp__key_cache_get(pmcp_store *s, const char *secret, size_t len,
@@ -56,7 +60,9 @@ int pmcp__key_cache_get(pmcp_store *s, const char *secret, size_t len,
   }
   if (found < 0)
     return 0;
-  *out = c->s[found].p;
+  /* a copy the caller owns: the slot may be replaced while it is used */
+  if (pmcp_principal_copy(out, &c->s[found].p) != 0)
+    return 0;
   *last_used = c->s[found].last_used;
   return 1;
 }
@@ -71,6 +77,8 @@ void pmcp__key_cache_put(pmcp_store *s, const char *secret, size_t len,
     c = calloc(1, sizeof *c);
     if (!c)
       return; /* no cache: every request reads the store */
+    for (int i = 0; i < SLOTS; i++)
+      c->s[i].p.version = PMCP_PRINCIPAL_VERSION;
     if (pmcp__store_attach(s, c, dispose)) {
       free(c);
       return;
@@ -84,11 +92,14 @@ void pmcp__key_cache_put(pmcp_store *s, const char *secret, size_t len,
     e = &c->s[c->next];
     c->next = (c->next + 1) % SLOTS;
   }
+  if (pmcp_principal_copy(&e->p, p) != 0) {
+    e->used = 0; /* out of memory: the next request reads the store */
+    return;
+  }
   e->used = 1;
   e->mark[0] = mark[0];
   e->mark[1] = mark[1];
   e->len = len;
   memcpy(e->secret, secret, len);
-  e->p = *p;
   e->last_used = last_used;
 }

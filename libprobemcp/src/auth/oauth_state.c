@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -121,6 +123,48 @@ static void copy(char *dst, size_t size, const char *v)
   snprintf(dst, size, "%s", v ? v : "");
 }
 
+/* Copies @p v into the caller's @p dst of @p size bytes: 0, or
+ * PMCP_ETOOBIG (dst left "") when it does not fit. */
+static int put(char *dst, size_t size, const char *v)
+{
+  size_t n = v ? strlen(v) : 0;
+  if (!dst || n >= size) {
+    if (dst && size)
+      dst[0] = '\0';
+    return PMCP_ETOOBIG;
+  }
+  memcpy(dst, v ? v : "", n + 1);
+  return 0;
+}
+
+/* The bytes a string takes in a block (NULL: ""), and its copy at *@p at. */
+static size_t str_size(const char *v) { return (v ? strlen(v) : 0) + 1; }
+static const char *str_put(char **at, const char *v)
+{
+  size_t n = str_size(v);
+  memcpy(*at, v ? v : "", n);
+  const char *r = *at;
+  *at += n;
+  return r;
+}
+
+/* One allocation holding copies of the @p n strings @p v, *dst[i] set to
+ * each; NULL without memory (nothing set). */
+static void *str_block(size_t n, const char *const *v, const char **const *dst)
+{
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += str_size(v[i]);
+  char *mem = malloc(total), *at = mem;
+  if (!mem)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    *dst[i] = str_put(&at, v[i]);
+  return mem;
+}
+
+#define VERSION_OK(p, max) ((p) && (p)->version >= 1 && (p)->version <= (max))
+
 #define EXEC(s, sql, ch, ...)                                                 \
   pmcp__db_exec((s)->st, (sql),                                               \
                 (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
@@ -154,14 +198,16 @@ static void actor_of(pmcp_oauth *s, const char *user_id, char *out, size_t size)
 
 /* ---- clients ------------------------------------------------------------- */
 
-int pmcp_oauth_client_register(pmcp_oauth *s, const char *name,
-                           const char *uris, char id_out[40])
+int pmcp_oauth_client_register(pmcp_oauth *s, const char *name, const char *uris,
+                               char *id_out, size_t id_size)
 {
-  char id[33], now[24];
+  char id[33], now[24], cid[40];
   int rc = pmcp__oauth_random_id(id);
   if (rc)
     return rc;
-  snprintf(id_out, 40, "pbm_client_%.24s", id);
+  snprintf(cid, sizeof cid, "pbm_client_%.24s", id);
+  if ((rc = put(id_out, id_size, cid)) != 0)
+    return rc;
   lock(s);
   i64(now, pmcp_oauth_now_ms(s));
   rc = EXEC(s, "INSERT INTO oauth_clients(id, name, redirect_uris, created, used)"
@@ -259,6 +305,8 @@ static cJSON *str_or_null(const char *v) { return v ? cJSON_CreateString(v) : cJ
 int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r, char **sealed)
 {
   *sealed = NULL;
+  if (!VERSION_OK(r, PMCP_OAUTH_REQUEST_VERSION))
+    return PMCP_EINVAL;
   char nonce[33];
   int rc = pmcp__oauth_random_id(nonce);
   if (rc)
@@ -297,6 +345,10 @@ int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r, char **s
 
 void pmcp_oauth_request_dispose(pmcp_oauth_request *r)
 {
+  if (!r)
+    return;
+  unsigned v = r->version;
+  free(r->id);
   free(r->client_id);
   free(r->client_name);
   free(r->redirect_uri);
@@ -305,6 +357,7 @@ void pmcp_oauth_request_dispose(pmcp_oauth_request *r)
   free(r->resource);
   free(r->scope);
   memset(r, 0, sizeof *r);
+  r->version = v;
 }
 
 static char *item_str(const cJSON *a, int i, int *bad)
@@ -326,7 +379,9 @@ static char *item_str(const cJSON *a, int i, int *bad)
  * ours, altered or expired, <0 out of memory. Needs no lock. */
 static int request_open(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *out)
 {
-  memset(out, 0, sizeof *out);
+  if (!VERSION_OK(out, PMCP_OAUTH_REQUEST_VERSION))
+    return PMCP_EINVAL;
+  pmcp_oauth_request_dispose(out);
   size_t n = sealed ? strlen(sealed) : 0;
   const char *dot = n && n <= SEALED_MAX ? strrchr(sealed, '.') : NULL;
   if (!dot)
@@ -378,7 +433,11 @@ static int request_open(pmcp_oauth *s, const char *sealed, pmcp_oauth_request *o
     return PMCP_ENOMEM;
   }
   pmcp__hex(d, sizeof d, hex);
-  snprintf(out->id, sizeof out->id, "%.32s", hex);
+  hex[32] = '\0';
+  if (!(out->id = strdup(hex))) {
+    pmcp_oauth_request_dispose(out);
+    return PMCP_ENOMEM;
+  }
   return 1;
 }
 
@@ -433,7 +492,7 @@ static int request_decide(pmcp_oauth *s, const pmcp_oauth_request *r, const char
 /* ---- people ---------------------------------------------------------------------- */
 
 int pmcp_oauth_user_check(pmcp_oauth *s, const char *name, const char *password,
-                      char user_id[128])
+                          char *user_id, size_t id_size)
 {
   char id[64], *stored = NULL;
   int active = 0;
@@ -448,8 +507,8 @@ int pmcp_oauth_user_check(pmcp_oauth *s, const char *name, const char *password,
   int match = s->hooks.verify_password &&
               s->hooks.verify_password(stored ? stored : "", password, s->hooks.ud);
   int ok = stored && match && active;
-  if (ok)
-    copy(user_id, 128, id);
+  if (ok && put(user_id, id_size, id) != 0)
+    ok = PMCP_ETOOBIG;
   free(stored);
   return ok;
 }
@@ -501,19 +560,23 @@ int pmcp_oauth_workspaces(pmcp_oauth *s, const char *user_id, pmcp_oauth_workspa
   unlock(s);
   if (rc)
     return rc;
-  size_t rows = pmcp__db_nrows(r);
-  if (rows) {
-    *out = calloc(rows, sizeof **out);
-    if (!*out) {
-      pmcp__db_res_free(r);
-      return PMCP_ENOMEM;
-    }
+  size_t rows = pmcp__db_nrows(r), bytes = rows * sizeof **out;
+  for (size_t i = 0; i < rows; i++)
+    for (int c = 0; c < 4; c++)
+      bytes += str_size(pmcp__db_get(r, i, c));
+  /* the rows, then their strings: one free() releases both */
+  if (rows && !(*out = calloc(1, bytes))) {
+    pmcp__db_res_free(r);
+    return PMCP_ENOMEM;
   }
+  char *at = (char *)(*out + rows);
   for (size_t i = 0; i < rows; i++) {
-    copy((*out)[i].tenant_id, sizeof (*out)[i].tenant_id, pmcp__db_get(r, i, 0));
-    copy((*out)[i].tenant, sizeof (*out)[i].tenant, pmcp__db_get(r, i, 1));
-    copy((*out)[i].workspace, sizeof (*out)[i].workspace, pmcp__db_get(r, i, 2));
-    copy((*out)[i].role, sizeof (*out)[i].role, pmcp__db_get(r, i, 3));
+    pmcp_oauth_workspace *w = &(*out)[i];
+    w->version = PMCP_OAUTH_WORKSPACE_VERSION;
+    w->tenant_id = str_put(&at, pmcp__db_get(r, i, 0));
+    w->tenant = str_put(&at, pmcp__db_get(r, i, 1));
+    w->workspace = str_put(&at, pmcp__db_get(r, i, 2));
+    w->role = str_put(&at, pmcp__db_get(r, i, 3));
   }
   *n = rows;
   pmcp__db_res_free(r);
@@ -542,13 +605,14 @@ char *pmcp_oauth_user_name(pmcp_oauth *s, const char *user_id)
 
 /* ---- consent-page sessions ----------------------------------------------------------- */
 
-int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id,
-                       char cookie[PMCP_OAUTH_TOKEN_MAX])
+int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id, char *cookie, size_t size)
 {
-  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24];
-  int rc = pmcp_oauth_token_new("pbm_ss_", cookie);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], tok[PMCP_OAUTH_TOKEN_MAX];
+  int rc = pmcp_oauth_token_new("pbm_ss_", tok);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(cookie, hash);
+    rc = put(cookie, size, tok);
+  if (rc == 0)
+    rc = pmcp_oauth_token_hash(tok, hash);
   if (rc)
     return rc;
   lock(s);
@@ -561,7 +625,8 @@ int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id,
   return rc;
 }
 
-int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char user_id[128])
+int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char *user_id,
+                            size_t id_size)
 {
   char hash[PMCP_OAUTH_HASH_HEX], now[24];
   if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash))
@@ -579,8 +644,8 @@ int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char user_id[128]
   if (rc)
     return rc;
   int found = pmcp__db_nrows(r) == 1;
-  if (found)
-    copy(user_id, 128, pmcp__db_get(r, 0, 0));
+  if (found && put(user_id, id_size, pmcp__db_get(r, 0, 0)) != 0)
+    found = PMCP_ETOOBIG;
   pmcp__db_res_free(r);
   return found;
 }
@@ -612,18 +677,21 @@ static int is_member(pmcp_oauth *s, const char *user_id, const char *tenant,
 
 int pmcp_oauth_approve(pmcp_oauth *s, const char *req_id, const char *user_id,
                    const char *tenant_id, const char *workspace,
-                   const char *access, char code[PMCP_OAUTH_TOKEN_MAX],
-                   pmcp_oauth_request *req, char conn_id[40])
+                       const char *access, char *code, size_t code_size,
+                       pmcp_oauth_request *req, char *conn_id, size_t conn_size)
 {
-  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], cid[33];
-  int rc = pmcp_oauth_token_new(PMCP_OAUTH_CODE_PREFIX, code);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], cid[33], tok[PMCP_OAUTH_TOKEN_MAX];
+  char conn[40];
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_CODE_PREFIX, tok);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(code, hash);
+    rc = pmcp_oauth_token_hash(tok, hash);
   if (rc == 0)
     rc = pmcp__oauth_random_id(cid);
   if (rc)
     return rc;
-  snprintf(conn_id, 40, "conn_%.24s", cid);
+  snprintf(conn, sizeof conn, "conn_%.24s", cid);
+  if ((rc = put(code, code_size, tok)) != 0 || (rc = put(conn_id, conn_size, conn)) != 0)
+    return rc;
   lock(s);
   int64_t t = pmcp_oauth_now_ms(s);
   i64(now, t);
@@ -764,18 +832,24 @@ int pmcp_oauth_connections(pmcp_oauth *s, const char *user_id,
   unlock(s);
   if (rc)
     return rc;
-  size_t rows = pmcp__db_nrows(r);
-  if (rows && !(*out = calloc(rows, sizeof **out))) {
+  size_t rows = pmcp__db_nrows(r), bytes = rows * sizeof **out;
+  for (size_t i = 0; i < rows; i++)
+    for (int k = 0; k < 5; k++)
+      bytes += str_size(pmcp__db_get(r, i, k));
+  /* the rows, then their strings: one free() releases both */
+  if (rows && !(*out = calloc(1, bytes))) {
     pmcp__db_res_free(r);
     return PMCP_ENOMEM;
   }
+  char *at = (char *)(*out + rows);
   for (size_t i = 0; i < rows; i++) {
     pmcp_oauth_connection *c = &(*out)[i];
-    copy(c->id, sizeof c->id, pmcp__db_get(r, i, 0));
-    copy(c->client, sizeof c->client, pmcp__db_get(r, i, 1));
-    copy(c->tenant, sizeof c->tenant, pmcp__db_get(r, i, 2));
-    copy(c->workspace, sizeof c->workspace, pmcp__db_get(r, i, 3));
-    copy(c->access, sizeof c->access, pmcp__db_get(r, i, 4));
+    c->version = PMCP_OAUTH_CONNECTION_VERSION;
+    c->id = str_put(&at, pmcp__db_get(r, i, 0));
+    c->client = str_put(&at, pmcp__db_get(r, i, 1));
+    c->tenant = str_put(&at, pmcp__db_get(r, i, 2));
+    c->workspace = str_put(&at, pmcp__db_get(r, i, 3));
+    c->access = str_put(&at, pmcp__db_get(r, i, 4));
     c->created = to_i64(pmcp__db_get(r, i, 5));
     c->last_used = to_i64(pmcp__db_get(r, i, 6));
   }
@@ -810,22 +884,68 @@ static int set_err(pmcp_oauth_err *e, const char *error, int status, const char 
 {
   e->error = error;
   e->status = status;
-  snprintf(e->description, sizeof e->description, "%s", desc);
+  e->description = desc;
   return -1;
+}
+
+void pmcp_oauth_tokens_dispose(pmcp_oauth_tokens *t)
+{
+  if (!t)
+    return;
+  unsigned v = t->version;
+  /* the pair is a secret: not left in freed memory */
+  if (t->pmcp__mem)
+    OPENSSL_cleanse(t->pmcp__mem, str_size(t->access) + str_size(t->refresh));
+  free(t->pmcp__mem);
+  memset(t, 0, sizeof *t);
+  t->version = v;
+}
+
+void pmcp_oauth_principal_dispose(pmcp_oauth_principal *p)
+{
+  if (!p)
+    return;
+  unsigned v = p->version;
+  free(p->pmcp__mem);
+  memset(p, 0, sizeof *p);
+  p->version = v;
+}
+
+/* Checks the versions of a token call's out-parameters and clears @p out:
+ * 0, or PMCP_EINVAL. */
+static int tokens_start(pmcp_oauth_tokens *out, pmcp_oauth_err *err)
+{
+  if (!VERSION_OK(out, PMCP_OAUTH_TOKENS_VERSION) || !VERSION_OK(err, PMCP_OAUTH_ERR_VERSION))
+    return PMCP_EINVAL;
+  pmcp_oauth_tokens_dispose(out);
+  return 0;
+}
+
+/* Fills @p out with copies of the pair and its level: 0 or PMCP_ENOMEM. */
+static int tokens_fill(pmcp_oauth_tokens *out, const char *at, const char *rt,
+                       const char *level)
+{
+  const char *v[3] = {at, rt, level};
+  const char **dst[3] = {&out->access, &out->refresh, &out->access_level};
+  out->pmcp__mem = str_block(3, v, dst);
+  return out->pmcp__mem ? 0 : PMCP_ENOMEM;
 }
 
 /* Inserts a fresh access + refresh pair for @p conn (lock held). */
 static int issue_locked(pmcp_oauth *s, const char *conn, const char *client,
-                        const char *resource, pmcp_oauth_tokens *out)
+                        const char *resource, const char *level, pmcp_oauth_tokens *out)
 {
   char ah[PMCP_OAUTH_HASH_HEX], rh[PMCP_OAUTH_HASH_HEX], now[24], aexp[24], rexp[24];
-  int rc = pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, out->access);
+  char at[PMCP_OAUTH_TOKEN_MAX], rt[PMCP_OAUTH_TOKEN_MAX];
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, at);
   if (rc == 0)
-    rc = pmcp_oauth_token_new(PMCP_OAUTH_RT_PREFIX, out->refresh);
+    rc = pmcp_oauth_token_new(PMCP_OAUTH_RT_PREFIX, rt);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(out->access, ah);
+    rc = pmcp_oauth_token_hash(at, ah);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(out->refresh, rh);
+    rc = pmcp_oauth_token_hash(rt, rh);
+  if (rc == 0)
+    rc = tokens_fill(out, at, rt, level);
   if (rc)
     return rc;
   int64_t t = pmcp_oauth_now_ms(s);
@@ -845,6 +965,8 @@ static int issue_locked(pmcp_oauth *s, const char *conn, const char *client,
     rc = pmcp_store_commit(s->st);
   else
     pmcp_store_rollback(s->st);
+  if (rc)
+    pmcp_oauth_tokens_dispose(out);
   return rc;
 }
 
@@ -866,8 +988,9 @@ int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client
                          const char *redirect_uri, const char *verifier,
                          const char *resource, pmcp_oauth_tokens *out, pmcp_oauth_err *err)
 {
-  char hash[PMCP_OAUTH_HASH_HEX], now[24];
-  memset(out, 0, sizeof *out);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], level[8] = "";
+  if (tokens_start(out, err))
+    return PMCP_EINVAL;
   if (!pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX) || pmcp_oauth_token_hash(code, hash))
     return set_err(err, "invalid_grant", 400, "the authorization code is malformed");
   pmcp__db_res *r = NULL;
@@ -921,11 +1044,11 @@ int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client
   else if (resource && want_res && strcmp(resource, want_res) != 0)
     fail = set_err(err, "invalid_target", 400, "resource does not match the authorization request");
   if (!fail) {
-    int live = conn_live(s, conn, out->access_level);
+    int live = conn_live(s, conn, level);
     if (live != 1)
       fail = set_err(err, "invalid_grant", 400, "the connection was revoked");
   }
-  if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
+  if (!fail && issue_locked(s, conn, want_client, want_res, level, out) != 0)
     fail = set_err(err, "server_error", 500, "could not issue tokens");
   unlock(s);
   pmcp__db_res_free(r);
@@ -935,8 +1058,9 @@ int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client
 int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id,
                    const char *resource, pmcp_oauth_tokens *out, pmcp_oauth_err *err)
 {
-  char hash[PMCP_OAUTH_HASH_HEX], now[24];
-  memset(out, 0, sizeof *out);
+  char hash[PMCP_OAUTH_HASH_HEX], now[24], level[8] = "";
+  if (tokens_start(out, err))
+    return PMCP_EINVAL;
   if (!pmcp_oauth_token_shape_ok(refresh, PMCP_OAUTH_RT_PREFIX) || pmcp_oauth_token_hash(refresh, hash))
     return set_err(err, "invalid_grant", 400, "the refresh token is malformed");
   pmcp__db_res *r = NULL;
@@ -965,7 +1089,7 @@ int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id
   /* Before rotating: a refresh refused while the person is disabled (or
    * the connection revoked) must leave the token as it was, or the same
    * token tried again once enabled would look like a replay. */
-  int live = fail ? 1 : conn_live(s, conn, out->access_level);
+  int live = fail ? 1 : conn_live(s, conn, level);
   if (!fail && live != 1)
     fail = live < 0 ? set_err(err, "server_error", 500, "the store failed")
                     : set_err(err, "invalid_grant", 400,
@@ -985,7 +1109,7 @@ int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id
                            "the refresh token was already used; its connection is revoked");
     }
   }
-  if (!fail && issue_locked(s, conn, want_client, want_res, out) != 0)
+  if (!fail && issue_locked(s, conn, want_client, want_res, level, out) != 0)
     fail = set_err(err, "server_error", 500, "could not issue tokens");
   unlock(s);
   pmcp__db_res_free(r);
@@ -1027,6 +1151,9 @@ int pmcp_oauth_revoke_token(pmcp_oauth *s, const char *token, const char *client
 int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token, pmcp_oauth_principal *out)
 {
   char hash[PMCP_OAUTH_HASH_HEX], now[24], stale[24];
+  if (!VERSION_OK(out, PMCP_OAUTH_PRINCIPAL_VERSION))
+    return PMCP_EINVAL;
+  pmcp_oauth_principal_dispose(out);
   if (!pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX) || pmcp_oauth_token_hash(token, hash))
     return 0;
   pmcp__db_res *r = NULL;
@@ -1040,13 +1167,15 @@ int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token, pmcp_oauth_princ
                     " AND m.revoked IS NULL AND u.disabled = 0", &r, hash, now);
   int found = rc == 0 && pmcp__db_nrows(r) == 1;
   if (found) {
-    memset(out, 0, sizeof *out);
-    copy(out->connection_id, sizeof out->connection_id, pmcp__db_get(r, 0, 0));
-    copy(out->user_id, sizeof out->user_id, pmcp__db_get(r, 0, 1));
-    copy(out->client_id, sizeof out->client_id, pmcp__db_get(r, 0, 2));
-    copy(out->tenant_id, sizeof out->tenant_id, pmcp__db_get(r, 0, 3));
-    copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 4));
-    copy(out->access, sizeof out->access, pmcp__db_get(r, 0, 5));
+    const char *v[6];
+    for (int i = 0; i < 6; i++)
+      v[i] = pmcp__db_get(r, 0, i);
+    const char **dst[6] = {&out->connection_id, &out->user_id, &out->client_id,
+                           &out->tenant_id, &out->workspace, &out->access};
+    if (!(out->pmcp__mem = str_block(6, v, dst)))
+      rc = PMCP_ENOMEM;
+  }
+  if (found && rc == 0) {
     /* last_used at most once a minute: a write per call would serialise
      * every MCP call on the store's writer lock. */
     i64(stale, t - 60000);

@@ -38,13 +38,72 @@ static int b64url_char(char c)
          c == '-' || c == '_';
 }
 
-/* Copies @p src cut to @p size - 1 bytes (on every request: no printf). */
-static void copy(char *dst, size_t size, const char *src)
+/* The strings of a principal, in one allocation: @p v[0..5] are id,
+ * user_id, user_name, tenant, workspace, actor (NULL: ""). On failure
+ * @p out is left empty. */
+static int set_strings(pmcp_principal *out, const char *const v[6])
 {
-  size_t n = src ? strnlen(src, size - 1) : 0;
-  if (n)
-    memcpy(dst, src, n);
-  dst[n] = '\0';
+  size_t len[6], total = 0;
+  for (int i = 0; i < 6; i++)
+    total += (len[i] = v[i] ? strlen(v[i]) : 0) + 1;
+  char *mem = malloc(total);
+  if (!mem)
+    return PMCP_ENOMEM;
+  const char **dst[6] = {&out->id, &out->user_id, &out->user_name, &out->tenant,
+                         &out->workspace, &out->actor};
+  char *at = mem;
+  for (int i = 0; i < 6; i++) {
+    if (len[i])
+      memcpy(at, v[i], len[i]);
+    at[len[i]] = '\0';
+    *dst[i] = at;
+    at += len[i] + 1;
+  }
+  free(out->pmcp__mem);
+  out->pmcp__mem = mem;
+  return 0;
+}
+
+static int version_ok(const pmcp_principal *p)
+{
+  return p && p->version >= 1 && p->version <= PMCP_PRINCIPAL_VERSION;
+}
+
+void pmcp_principal_dispose(pmcp_principal *p)
+{
+  if (!p)
+    return;
+  unsigned v = p->version;
+  free(p->pmcp__mem);
+  memset(p, 0, sizeof *p);
+  p->version = v;
+}
+
+int pmcp_principal_copy(pmcp_principal *dst, const pmcp_principal *src)
+{
+  if (!version_ok(dst) || !version_ok(src))
+    return PMCP_EINVAL;
+  pmcp_principal_dispose(dst);
+  unsigned v = dst->version;
+  const char *str[6] = {src->id, src->user_id, src->user_name, src->tenant, src->workspace,
+                        src->actor};
+  pmcp_principal c = *src;
+  c.version = v;
+  c.pmcp__mem = NULL;
+  if (set_strings(&c, str))
+    return PMCP_ENOMEM;
+  *dst = c;
+  return 0;
+}
+
+/* Disposes @p out for a fresh fill; PMCP_EINVAL for a bad version. */
+static int reset(pmcp_store *s, pmcp_principal *out)
+{
+  if (!version_ok(out))
+    return s ? pmcp_store_set_error(s, PMCP_EINVAL, "pmcp_principal: unknown version")
+             : PMCP_EINVAL;
+  pmcp_principal_dispose(out);
+  return 0;
 }
 
 /* Writes the key's last_used when the one read (@p last_ms, -1: never) is
@@ -73,7 +132,9 @@ static int touch(pmcp_store *s, const pmcp_principal *p, int64_t last_ms)
 int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
                           pmcp_principal *out)
 {
-  memset(out, 0, sizeof *out);
+  int rc = reset(s, out);
+  if (rc)
+    return rc;
   /* The shape first: a truncated, padded or foreign token never reaches
    * the store. */
   int shape = secret && len == KEY_TEXT_LEN && memcmp(secret, "pk_", 3) == 0;
@@ -95,7 +156,7 @@ int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
   pmcp__hex(md, sizeof md, hash);
   const char *p[] = {hash};
   pmcp__db_res *r = NULL;
-  int rc = pmcp__db_query(s, "SELECT k.id, k.hash, k.tenant_id, k.workspace, k.scope, t.name,"
+  rc = pmcp__db_query(s, "SELECT k.id, k.hash, k.tenant_id, k.workspace, k.scope, t.name,"
                              " k.last_used FROM api_keys k JOIN tenants t ON t.id = k.tenant_id"
                              " WHERE k.hash = $1 AND k.revoked IS NULL", 1, p, &r);
   if (rc)
@@ -106,14 +167,20 @@ int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
     pmcp__db_res_free(r);
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_key);
   }
+  pmcp_buf actor = PMCP_BUF_INIT;
+  pmcp_buf_printf(&actor, "key:%s", pmcp__db_get(r, 0, 0));
+  const char *str[6] = {pmcp__db_get(r, 0, 0), "", "", pmcp__db_get(r, 0, 5),
+                        pmcp__db_get(r, 0, 3), actor.ptr};
+  rc = actor.ptr ? set_strings(out, str) : PMCP_ENOMEM;
+  pmcp_buf_dispose(&actor);
+  if (rc) {
+    pmcp__db_res_free(r);
+    return pmcp_store_set_error(s, rc, "out of memory");
+  }
   out->kind = PMCP_PRINCIPAL_KEY;
-  copy(out->id, sizeof out->id, pmcp__db_get(r, 0, 0));
   out->tenant_id = strtoll(pmcp__db_get(r, 0, 2), NULL, 10);
-  copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 3));
   out->write = strcmp(pmcp__db_get(r, 0, 4), "write") == 0;
   out->role = out->write ? PMCP_ROLE_EDITOR : PMCP_ROLE_VIEWER;
-  copy(out->tenant, sizeof out->tenant, pmcp__db_get(r, 0, 5));
-  snprintf(out->actor, sizeof out->actor, "key:%s", out->id);
   const char *last = pmcp__db_get(r, 0, 6);
   last_ms = last ? strtoll(last, NULL, 10) : -1;
   pmcp__db_res_free(r);
@@ -125,12 +192,14 @@ int pmcp_principal_of_key(pmcp_store *s, const char *secret, size_t len,
 int pmcp_principal_of_connection(pmcp_store *s, const char *connection_id,
                                  pmcp_principal *out)
 {
-  memset(out, 0, sizeof *out);
-  if (!connection_id || !*connection_id || strlen(connection_id) >= sizeof out->id)
+  int rc = reset(s, out);
+  if (rc)
+    return rc;
+  if (!connection_id || !*connection_id || strlen(connection_id) >= 64)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_conn);
   const char *p[] = {connection_id};
   pmcp__db_res *r = NULL;
-  int rc = pmcp__db_query(s,
+  rc = pmcp__db_query(s,
       "SELECT c.id, c.user_id, c.tenant_id, c.workspace, c.access, u.name, u.disabled,"
       " t.name, m.role FROM mcp_connections c JOIN users u ON u.id = c.user_id"
       " JOIN tenants t ON t.id = c.tenant_id LEFT JOIN memberships m ON m.user_id = c.user_id"
@@ -143,16 +212,20 @@ int pmcp_principal_of_connection(pmcp_store *s, const char *connection_id,
     pmcp__db_res_free(r);
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", denied_conn);
   }
+  pmcp_buf actor = PMCP_BUF_INIT;
+  pmcp_buf_printf(&actor, "user:%s", pmcp__db_get(r, 0, 5));
+  const char *str[6] = {pmcp__db_get(r, 0, 0), pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 5),
+                        pmcp__db_get(r, 0, 7), pmcp__db_get(r, 0, 3), actor.ptr};
+  rc = actor.ptr ? set_strings(out, str) : PMCP_ENOMEM;
+  pmcp_buf_dispose(&actor);
+  if (rc) {
+    pmcp__db_res_free(r);
+    return pmcp_store_set_error(s, rc, "out of memory");
+  }
   out->kind = PMCP_PRINCIPAL_CONNECTION;
-  copy(out->id, sizeof out->id, pmcp__db_get(r, 0, 0));
-  copy(out->user_id, sizeof out->user_id, pmcp__db_get(r, 0, 1));
   out->tenant_id = strtoll(pmcp__db_get(r, 0, 2), NULL, 10);
-  copy(out->workspace, sizeof out->workspace, pmcp__db_get(r, 0, 3));
   out->write = strcmp(pmcp__db_get(r, 0, 4), "write") == 0;
-  copy(out->user_name, sizeof out->user_name, pmcp__db_get(r, 0, 5));
-  copy(out->tenant, sizeof out->tenant, pmcp__db_get(r, 0, 7));
   out->role = role;
-  snprintf(out->actor, sizeof out->actor, "user:%s", out->user_name);
   pmcp__db_res_free(r);
   return 0;
 }
@@ -160,7 +233,9 @@ int pmcp_principal_of_connection(pmcp_store *s, const char *connection_id,
 int pmcp_principal_in_workspace(pmcp_store *s, pmcp_principal *p, const char *workspace)
 {
   static const char no[] = "no such workspace, or no access to it";
-  if (!workspace || !*workspace || strlen(workspace) >= sizeof p->workspace)
+  if (!version_ok(p) || !p->workspace)
+    return pmcp_store_set_error(s, PMCP_EINVAL, "pmcp_principal: unknown version or empty");
+  if (!workspace || !*workspace || strlen(workspace) > 128)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", no);
   if (strcmp(workspace, p->workspace) == 0)
     return 0;
@@ -179,7 +254,9 @@ int pmcp_principal_in_workspace(pmcp_store *s, pmcp_principal *p, const char *wo
   pmcp__db_res_free(r);
   if (role == PMCP_ROLE_NONE)
     return pmcp_store_set_error(s, PMCP_EDENIED, "%s", no);
-  copy(p->workspace, sizeof p->workspace, workspace);
+  const char *str[6] = {p->id, p->user_id, p->user_name, p->tenant, workspace, p->actor};
+  if (set_strings(p, str))
+    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   p->role = role;
   return 0;
 }

@@ -737,7 +737,7 @@ static char *consent_html(poauth_server *o, const char *req_id, const char *cook
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
   const char *values[] = {"127.0.0.1:8080", ck};
-  pmcp_http_request rq = {NULL, "GET", "/oauth/consent", query, "", 0, 2, names, values};
+  pmcp_http_request rq = {NULL, "GET", "/oauth/consent", query, "", 0, 2, names, values, ""};
   pmcp_http_response res = {0};
   ck_assert_int_eq(poauth_pages(o, &rq, &res), 1);
   ck_assert_int_eq(res.status, 200);

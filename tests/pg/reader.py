@@ -294,13 +294,22 @@ with Cluster(PGCTL) as pg:
         # a long result of small rows: one page, at once, with a cursor (the
         # set function in the select list yields row by row; in FROM it
         # would be made whole first)
-        t0 = time.time()
-        got, err = sql(url, ka, "SELECT generate_series(1, 200000000) AS g,"
-                       " repeat('x', 100) AS v", token_budget=2000)
-        took = time.time() - t0
-        check(err is False and got.get("next_cursor") and got["rows"][0] == [1, "x" * 100]
-              and took < 3.0, "the statement stopped at the page, not at its time limit"
-              " (%.2f s, %d rows)" % (took, len(got.get("rows", [])) if got else -1))
+        # (a second try when the first ran into the 5 s limit: a sanitizer
+        # build on a loaded machine can be that slow once; a statement
+        # that runs to its limit fails both)
+        tries = []
+        for _ in range(2):
+            t0 = time.time()
+            got, err = sql(url, ka, "SELECT generate_series(1, 200000000) AS g,"
+                           " repeat('x', 100) AS v", token_budget=2000)
+            took = time.time() - t0
+            ok = (err is False and got.get("next_cursor") and got["rows"][0] == [1, "x" * 100]
+                  and took < 3.0)
+            tries.append("%.2f s, %d rows" % (took, len(got.get("rows", [])) if got else -1))
+            if ok:
+                break
+        check(ok, "the statement stopped at the page, not at its time limit (%s)"
+              % "; ".join(tries))
         got, err = sql(url, ka, "SELECT 1 AS a, repeat('y', 2000000) AS b")
         check(err is True and got.get("error") == "sql_error" and "1 MiB" in got.get("message", ""),
               "a value over 1 MiB is an error (%s)" % str(got)[:200])

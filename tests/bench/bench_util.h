@@ -7,6 +7,7 @@
 #ifndef PMCP_BENCH_UTIL_H
 #define PMCP_BENCH_UTIL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,5 +137,23 @@ static inline int bench_project(pmcp_store *s, pmcp_tenant t, const char *id)
       return 1;                                                       \
     }                                                                 \
   } while (0)
+
+/* Points @p from .. @p from + @p m of a loss curve of @p n points (an
+ * exponential decay plus @p phase, 3% noise from the xorshift state
+ * @p r), at steps 0.. and 50 ms apart, into @p p. */
+static inline void bench_loss_curve(pmcp_point *p, size_t from, size_t m, size_t n, double phase,
+                                    uint64_t *r)
+{
+  for (size_t k = 0; k < m; k++) {
+    size_t st = from + k;
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    double noise = ((double)(*r >> 11) / 9007199254740992.0 - 0.5) * 0.06;
+    p[k].step = (int64_t)st;
+    p[k].time_ms = 1700000000000 + (int64_t)st * 50;
+    p[k].value = (float)((2.3 * exp(-(double)st / ((double)n / 5)) + 0.15 + phase) * (1 + noise));
+  }
+}
 
 #endif

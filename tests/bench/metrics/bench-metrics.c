@@ -47,17 +47,7 @@ static void log_curve(pmcp_store *s, pmcp_tenant t, const char *run, const char 
   uint64_t r = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(phase * 1e6);
   for (size_t i = 0; i < n; i += CH) {
     size_t m = n - i < CH ? n - i : CH;
-    for (size_t k = 0; k < m; k++) {
-      size_t st = i + k;
-      r ^= r << 13;
-      r ^= r >> 7;
-      r ^= r << 17;
-      double noise = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 0.06;
-      p[k].step = (int64_t)st;
-      p[k].time_ms = 1700000000000 + (int64_t)st * 50;
-      p[k].value = (float)((2.3 * exp(-(double)st / ((double)n / 5)) + 0.15 + phase) *
-                           (1 + noise));
-    }
+    bench_loss_curve(p, i, m, n, phase, &r);
     if (pmcp_store_log(s, t, id, p, m))
       die("log", s);
   }

@@ -23,13 +23,7 @@
 #include "probemcp/probemcp.h"
 
 #include "../pg_cpu.h"
-
-static double clock_ms(clockid_t id)
-{
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "../bench_util.h"
 
 static int dcmp(const void *a, const void *b)
 {
@@ -67,25 +61,16 @@ static int64_t the_series(pmcp_store *s, pmcp_tenant t, size_t n)
   enum { CH = 1 << 20 };
   pmcp_point *p = malloc(CH * sizeof *p);
   uint64_t r = 0x9e3779b97f4a7c15ULL;
-  double t0 = clock_ms(CLOCK_MONOTONIC);
+  double t0 = bench_clock_ms(CLOCK_MONOTONIC);
   for (size_t i = 0; i < n; i += CH) {
     size_t m = n - i < CH ? n - i : CH;
-    for (size_t k = 0; k < m; k++) {
-      size_t st = i + k;
-      r ^= r << 13;
-      r ^= r >> 7;
-      r ^= r << 17;
-      double noise = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 0.06;
-      p[k].step = (int64_t)st;
-      p[k].time_ms = 1700000000000 + (int64_t)st * 50;
-      p[k].value = (float)((2.3 * exp(-(double)st / ((double)n / 5)) + 0.15) * (1 + noise));
-    }
+    bench_loss_curve(p, i, m, n, 0, &r);
     if (pmcp_store_begin(s) || pmcp_store_log(s, t, id, p, m) || pmcp_store_commit(s))
       die("log", s);
   }
   free(p);
   fprintf(stderr, "bench-summary: logged %zu points in %.1f s\n", n,
-          (clock_ms(CLOCK_MONOTONIC) - t0) / 1e3);
+          (bench_clock_ms(CLOCK_MONOTONIC) - t0) / 1e3);
   return id;
 }
 
@@ -116,10 +101,10 @@ int main(int argc, char **argv)
   pmcp_store *s = NULL;
   pmcp_tenant t;
   /* Opening an older store migrates it: its time is printed. */
-  double o0 = clock_ms(CLOCK_MONOTONIC);
+  double o0 = bench_clock_ms(CLOCK_MONOTONIC);
   if (pmcp_store_open(&s, argv[1], PMCP_STORE_CREATE) || pmcp_store_tenant(s, NULL, 0, &t))
     die("open", s);
-  fprintf(stderr, "bench-summary: store opened in %.2f s\n", (clock_ms(CLOCK_MONOTONIC) - o0) / 1e3);
+  fprintf(stderr, "bench-summary: store opened in %.2f s\n", (bench_clock_ms(CLOCK_MONOTONIC) - o0) / 1e3);
   int64_t id = the_series(s, t, n);
   int pg = server_cpu_s() >= 0;
   double *w = malloc((size_t)rounds * sizeof *w), *c = malloc((size_t)rounds * sizeof *c);
@@ -140,11 +125,11 @@ int main(int argc, char **argv)
             hi = 1700000000000 + hi * 50;
           }
           size_t got = 0;
-          double s0 = pg ? server_cpu_s() : 0, c0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID),
-                 w0 = clock_ms(CLOCK_MONOTONIC);
+          double s0 = pg ? server_cpu_s() : 0, c0 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID),
+                 w0 = bench_clock_ms(CLOCK_MONOTONIC);
           int rc = axis ? pmcp_store_summary_time(s, t, id, lo, hi, nbs[k], b, &got)
                         : pmcp_store_summary(s, t, id, lo, hi, nbs[k], b, &got);
-          double w1 = clock_ms(CLOCK_MONOTONIC), c1 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+          double w1 = bench_clock_ms(CLOCK_MONOTONIC), c1 = bench_clock_ms(CLOCK_PROCESS_CPUTIME_ID);
           double s1 = pg ? server_cpu_s() : 0;
           if (rc)
             die("summary", s);

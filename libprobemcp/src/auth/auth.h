@@ -80,5 +80,12 @@ int pmcp__auth_new_id(char *out, size_t size, const char *prefix);
 int pmcp__auth_finish(pmcp_store *s, int rc);
 /* Current time in ms as decimal text. */
 void pmcp__auth_now(char out[24]);
+/* Strings of a versioned struct kept in one allocation (its pmcp__mem):
+ * the bytes @p v takes there (NULL: ""), its copy at *@p at (advanced),
+ * and one block holding copies of the @p n strings @p v with *dst[i] set
+ * to each (NULL without memory: nothing set). */
+size_t pmcp__str_size(const char *v);
+const char *pmcp__str_put(char **at, const char *v);
+void *pmcp__str_block(size_t n, const char *const *v, const char **const *dst);
 
 #endif

@@ -220,3 +220,27 @@ int pmcp_key_revoke(pmcp_store *s, pmcp_tenant t, const char *id, const char *ac
   }
   return pmcp__auth_finish(s, rc);
 }
+
+size_t pmcp__str_size(const char *v) { return (v ? strlen(v) : 0) + 1; }
+
+const char *pmcp__str_put(char **at, const char *v)
+{
+  size_t n = pmcp__str_size(v);
+  memcpy(*at, v ? v : "", n);
+  const char *r = *at;
+  *at += n;
+  return r;
+}
+
+void *pmcp__str_block(size_t n, const char *const *v, const char **const *dst)
+{
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += pmcp__str_size(v[i]);
+  char *mem = malloc(total), *at = mem;
+  if (!mem)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    *dst[i] = pmcp__str_put(&at, v[i]);
+  return mem;
+}

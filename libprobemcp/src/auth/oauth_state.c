@@ -137,31 +137,6 @@ static int put(char *dst, size_t size, const char *v)
   return 0;
 }
 
-/* The bytes a string takes in a block (NULL: ""), and its copy at *@p at. */
-static size_t str_size(const char *v) { return (v ? strlen(v) : 0) + 1; }
-static const char *str_put(char **at, const char *v)
-{
-  size_t n = str_size(v);
-  memcpy(*at, v ? v : "", n);
-  const char *r = *at;
-  *at += n;
-  return r;
-}
-
-/* One allocation holding copies of the @p n strings @p v, *dst[i] set to
- * each; NULL without memory (nothing set). */
-static void *str_block(size_t n, const char *const *v, const char **const *dst)
-{
-  size_t total = 0;
-  for (size_t i = 0; i < n; i++)
-    total += str_size(v[i]);
-  char *mem = malloc(total), *at = mem;
-  if (!mem)
-    return NULL;
-  for (size_t i = 0; i < n; i++)
-    *dst[i] = str_put(&at, v[i]);
-  return mem;
-}
 
 #define VERSION_OK(p, max) ((p) && (p)->version >= 1 && (p)->version <= (max))
 
@@ -563,7 +538,7 @@ int pmcp_oauth_workspaces(pmcp_oauth *s, const char *user_id, pmcp_oauth_workspa
   size_t rows = pmcp__db_nrows(r), bytes = rows * sizeof **out;
   for (size_t i = 0; i < rows; i++)
     for (int c = 0; c < 4; c++)
-      bytes += str_size(pmcp__db_get(r, i, c));
+      bytes += pmcp__str_size(pmcp__db_get(r, i, c));
   /* the rows, then their strings: one free() releases both */
   if (rows && !(*out = calloc(1, bytes))) {
     pmcp__db_res_free(r);
@@ -573,10 +548,10 @@ int pmcp_oauth_workspaces(pmcp_oauth *s, const char *user_id, pmcp_oauth_workspa
   for (size_t i = 0; i < rows; i++) {
     pmcp_oauth_workspace *w = &(*out)[i];
     w->version = PMCP_OAUTH_WORKSPACE_VERSION;
-    w->tenant_id = str_put(&at, pmcp__db_get(r, i, 0));
-    w->tenant = str_put(&at, pmcp__db_get(r, i, 1));
-    w->workspace = str_put(&at, pmcp__db_get(r, i, 2));
-    w->role = str_put(&at, pmcp__db_get(r, i, 3));
+    w->tenant_id = pmcp__str_put(&at, pmcp__db_get(r, i, 0));
+    w->tenant = pmcp__str_put(&at, pmcp__db_get(r, i, 1));
+    w->workspace = pmcp__str_put(&at, pmcp__db_get(r, i, 2));
+    w->role = pmcp__str_put(&at, pmcp__db_get(r, i, 3));
   }
   *n = rows;
   pmcp__db_res_free(r);
@@ -835,7 +810,7 @@ int pmcp_oauth_connections(pmcp_oauth *s, const char *user_id,
   size_t rows = pmcp__db_nrows(r), bytes = rows * sizeof **out;
   for (size_t i = 0; i < rows; i++)
     for (int k = 0; k < 5; k++)
-      bytes += str_size(pmcp__db_get(r, i, k));
+      bytes += pmcp__str_size(pmcp__db_get(r, i, k));
   /* the rows, then their strings: one free() releases both */
   if (rows && !(*out = calloc(1, bytes))) {
     pmcp__db_res_free(r);
@@ -845,11 +820,11 @@ int pmcp_oauth_connections(pmcp_oauth *s, const char *user_id,
   for (size_t i = 0; i < rows; i++) {
     pmcp_oauth_connection *c = &(*out)[i];
     c->version = PMCP_OAUTH_CONNECTION_VERSION;
-    c->id = str_put(&at, pmcp__db_get(r, i, 0));
-    c->client = str_put(&at, pmcp__db_get(r, i, 1));
-    c->tenant = str_put(&at, pmcp__db_get(r, i, 2));
-    c->workspace = str_put(&at, pmcp__db_get(r, i, 3));
-    c->access = str_put(&at, pmcp__db_get(r, i, 4));
+    c->id = pmcp__str_put(&at, pmcp__db_get(r, i, 0));
+    c->client = pmcp__str_put(&at, pmcp__db_get(r, i, 1));
+    c->tenant = pmcp__str_put(&at, pmcp__db_get(r, i, 2));
+    c->workspace = pmcp__str_put(&at, pmcp__db_get(r, i, 3));
+    c->access = pmcp__str_put(&at, pmcp__db_get(r, i, 4));
     c->created = to_i64(pmcp__db_get(r, i, 5));
     c->last_used = to_i64(pmcp__db_get(r, i, 6));
   }
@@ -895,7 +870,7 @@ void pmcp_oauth_tokens_dispose(pmcp_oauth_tokens *t)
   unsigned v = t->version;
   /* the pair is a secret: not left in freed memory */
   if (t->pmcp__mem)
-    OPENSSL_cleanse(t->pmcp__mem, str_size(t->access) + str_size(t->refresh));
+    OPENSSL_cleanse(t->pmcp__mem, pmcp__str_size(t->access) + pmcp__str_size(t->refresh));
   free(t->pmcp__mem);
   memset(t, 0, sizeof *t);
   t->version = v;
@@ -927,7 +902,7 @@ static int tokens_fill(pmcp_oauth_tokens *out, const char *at, const char *rt,
 {
   const char *v[3] = {at, rt, level};
   const char **dst[3] = {&out->access, &out->refresh, &out->access_level};
-  out->pmcp__mem = str_block(3, v, dst);
+  out->pmcp__mem = pmcp__str_block(3, v, dst);
   return out->pmcp__mem ? 0 : PMCP_ENOMEM;
 }
 
@@ -1172,7 +1147,7 @@ int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token, pmcp_oauth_princ
       v[i] = pmcp__db_get(r, 0, i);
     const char **dst[6] = {&out->connection_id, &out->user_id, &out->client_id,
                            &out->tenant_id, &out->workspace, &out->access};
-    if (!(out->pmcp__mem = str_block(6, v, dst)))
+    if (!(out->pmcp__mem = pmcp__str_block(6, v, dst)))
       rc = PMCP_ENOMEM;
   }
   if (found && rc == 0) {

@@ -43,22 +43,11 @@ static int b64url_char(char c)
  * @p out is left empty. */
 static int set_strings(pmcp_principal *out, const char *const v[6])
 {
-  size_t len[6], total = 0;
-  for (int i = 0; i < 6; i++)
-    total += (len[i] = v[i] ? strlen(v[i]) : 0) + 1;
-  char *mem = malloc(total);
-  if (!mem)
-    return PMCP_ENOMEM;
   const char **dst[6] = {&out->id, &out->user_id, &out->user_name, &out->tenant,
                          &out->workspace, &out->actor};
-  char *at = mem;
-  for (int i = 0; i < 6; i++) {
-    if (len[i])
-      memcpy(at, v[i], len[i]);
-    at[len[i]] = '\0';
-    *dst[i] = at;
-    at += len[i] + 1;
-  }
+  void *mem = pmcp__str_block(6, v, dst);
+  if (!mem)
+    return PMCP_ENOMEM;
   free(out->pmcp__mem);
   out->pmcp__mem = mem;
   return 0;

@@ -184,7 +184,10 @@ def run_b(first):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         sys.exit(__doc__)
     out = sys.argv[1]
     files = {

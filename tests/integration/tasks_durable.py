@@ -246,7 +246,8 @@ def sqlite_part():
         for tool, tid, done in ids:
             r = get(s, tid).get("result") or {}
             check(r.get("status") == "completed" and r.get("result") == done.get("result"),
-                  "stdio: the %s task is there after a restart" % tool)
+                  "stdio: the %s task is there after a restart (%s %s)" %
+                  (tool, r.get("status"), json.dumps(r.get("error"))[:200]))
         s.close()
         # --memory-tasks: nothing is written, the task ends with the process.
         s = Stdio(store, "--memory-tasks")
@@ -265,7 +266,8 @@ def sqlite_part():
         for tool, tid, done in ids:
             r = get(h, tid).get("result") or {}
             check(r.get("status") == "completed" and r.get("result") == done.get("result"),
-                  "http: the %s task is there after a restart" % tool)
+                  "http: the %s task is there after a restart (%s %s)" %
+                  (tool, r.get("status"), json.dumps(r.get("error"))[:200]))
         h.close()
     finally:
         shutil.rmtree(d, ignore_errors=True)

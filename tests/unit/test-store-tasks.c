@@ -80,6 +80,17 @@ static int flaky_get(void *ud, const char *id, pmcp_task_record *out)
   return real_get(ud, id, out);
 }
 
+/* The store's writes, failing on demand (a store busy past its wait). */
+static int (*real_update)(void *, const pmcp_task_record *);
+static atomic_int update_fails;
+
+static int flaky_update(void *ud, const pmcp_task_record *rec)
+{
+  if (atomic_load(&update_fails))
+    return PMCP_ESTORE;
+  return real_update(ud, rec);
+}
+
 /* The caller's name is the text its session user data points at. */
 static int owner_of(void *ud, const void *session_ud, char *out, size_t size)
 {
@@ -126,6 +137,8 @@ static harness *replica(long long lease_ms)
   ts.lease_ms = lease_ms;
   real_get = ts.get;
   ts.get = flaky_get;
+  real_update = ts.update;
+  ts.update = flaky_update;
   ck_assert_int_eq(pmcp_server_set_task_store(h->srv, &ts), 0);
   /* Callers: "alice" (session "a") and "bob" (session "b"). */
   static char alice[] = "alice", bob[] = "bob";
@@ -407,6 +420,45 @@ START_TEST(runner_gone)
 }
 END_TEST
 
+/* A call that ends while the store cannot be written keeps its result:
+ * its replica answers completed (never "failed, runner gone" once the
+ * lease is past), and writes it once the store takes writes again, for
+ * every replica to read. */
+START_TEST(result_kept_when_store_write_fails)
+{
+  pmcp_store *s = st_open_new(NULL);
+  pmcp_store_free(s);
+  atomic_store(&slow_release, 0);
+  atomic_store(&slow_running, 0);
+  harness *a = replica(600), *b = replica(600);
+  char *id = start(a, "slow", "{}");
+  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
+    sleep_ms(10);
+  atomic_store(&update_fails, 1);
+  atomic_store(&slow_release, 1);
+  cJSON *r = get_until(a, id, "working");
+  ck_assert_str_eq(str(h_result(r), "status"), "completed");
+  cJSON_Delete(r);
+  /* Past the lease, the store still saying "working": A answers for it. */
+  sleep_ms(1500);
+  r = task_req(a, "a", "tasks/get", id, NULL);
+  ck_assert_str_eq(str(h_result(r), "status"), "completed");
+  ck_assert_str_eq(text0(r), "slow done");
+  cJSON_Delete(r);
+  /* The store back: A's renewer writes the end, B reads it. */
+  atomic_store(&update_fails, 0);
+  sleep_ms(600);
+  r = task_req(b, "a", "tasks/get", id, NULL);
+  ck_assert_str_eq(str(h_result(r), "status"), "completed");
+  ck_assert_str_eq(text0(r), "slow done");
+  cJSON_Delete(r);
+  free(id);
+  h_free(a);
+  h_free(b);
+  st_cleanup();
+}
+END_TEST
+
 static pmcp_task_record rec_of(const char *id, const char *status, long long now)
 {
   pmcp_task_record r;
@@ -488,6 +540,7 @@ int main(void)
   tcase_add_test(tc, cancel_on_another_replica);
   tcase_add_test(tc, notifications_across_replicas);
   tcase_add_test(tc, runner_gone);
+  tcase_add_test(tc, result_kept_when_store_write_fails);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

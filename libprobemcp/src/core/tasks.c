@@ -134,18 +134,23 @@ static void tasks_bury(pmcp_server *srv, pmcp__task *gone)
 void pmcp__tasks_free(pmcp_server *srv)
 {
   /* A call still running here ends with the server: its record says so
-   * now rather than when its lease runs out. */
+   * now rather than when its lease runs out. An end not stored yet gets
+   * its last try. */
   while (srv->tasks) {
     pmcp__task *t = srv->tasks;
     srv->tasks = t->next;
+    int write = srv->task_store && t->unsaved;
     if (srv->task_store && t->status == T_WORKING && t->running) {
       t->status = T_FAILED;
       t->updated_ms = pmcp__tasks_now_ms();
       free(t->outcome);
       t->outcome = strdup("{\"code\":-32603,\"message\":\"Internal error: the server "
                           "stopped before this task finished; call the tool again\"}");
+      write = t->outcome != NULL;
+    }
+    if (write) {
       pmcp_task_record rec;
-      if (t->outcome && pmcp__task_to_record_locked(srv, t, &rec) == 0) {
+      if (pmcp__task_to_record_locked(srv, t, &rec) == 0) {
         pmcp__tasks_put(srv, &rec, 0);
         pmcp_task_record_clear(&rec);
       }
@@ -286,7 +291,10 @@ static int run_round(pmcp_server *srv, const char *id)
 static void announce(pmcp_server *srv, const char *id);
 
 /* Writes @p id's task through to the task store (nothing without one).
- * 0; PMCP_ESTALE when the stored task became final meanwhile. */
+ * 0; PMCP_ESTALE when the stored task became final meanwhile. A write
+ * that fails otherwise (the store busy or down) leaves the task unsaved:
+ * this process answers for it and the renewer writes it again, so a
+ * finished call's result is not lost to a store's passing trouble. */
 static int write_through(pmcp_server *srv, const char *id)
 {
   if (!srv->task_store)
@@ -295,11 +303,15 @@ static int write_through(pmcp_server *srv, const char *id)
   pthread_mutex_lock(&srv->mu);
   pmcp__task *t = store_find_locked(srv, id);
   int rc = t ? pmcp__task_to_record_locked(srv, t, &rec) : PMCP_ENOTFOUND;
+  unsigned snap = t ? ++t->snaps : 0;
+  if (t && !rc)
+    t->unsaved = 1;
   pthread_mutex_unlock(&srv->mu);
   if (rc)
     return rc;
   rc = pmcp__tasks_put(srv, &rec, 0);
   pmcp_task_record_clear(&rec);
+  pmcp__task_saved(srv, id, snap, rc);
   return rc;
 }
 
@@ -377,14 +389,24 @@ int pmcp__task_json(const pmcp__task *t, int detail, pmcp_buf *b)
   return rc;
 }
 
-/* notifications/tasks to the caller's listeners of the task, after a
- * change of status (the task as tasks/get shows it). */
-int pmcp__task_running_here_locked(pmcp_server *srv, const char *id)
+int pmcp__task_held_here_locked(pmcp_server *srv, const char *id)
 {
   pmcp__task *t = store_find_locked(srv, id);
-  return t && t->running;
+  return t && (t->running || t->unsaved);
 }
 
+void pmcp__task_saved(pmcp_server *srv, const char *id, unsigned snap, int rc)
+{
+  pthread_mutex_lock(&srv->mu);
+  pmcp__task *t = store_find_locked(srv, id);
+  /* a later snapshot's write decides for itself */
+  if (t && t->snaps == snap && (rc == 0 || rc == PMCP_ESTALE))
+    t->unsaved = 0;
+  pthread_mutex_unlock(&srv->mu);
+}
+
+/* notifications/tasks to the caller's listeners of the task, after a
+ * change of status (the task as tasks/get shows it). */
 static void announce(pmcp_server *srv, const char *id)
 {
   pmcp_buf b = PMCP_BUF_INIT;
@@ -545,11 +567,13 @@ static pmcp__task *lookup_locked(pmcp__req *req, cJSON *params)
     free(owner);
     pthread_mutex_lock(&srv->mu);
     pmcp__task *mine = fresh ? store_find_locked(srv, fresh->id) : NULL;
-    if (mine && mine->running) {
-      /* Running here: this copy is the newer, unless the task was ended
-       * elsewhere (cancelled on another replica); then it says so, and
-       * the renewer stops the call at its next round. */
+    if (mine && (mine->running || mine->unsaved)) {
+      /* Running here, or ended here and not stored yet: this copy is the
+       * newer, unless the task was ended elsewhere (cancelled on another
+       * replica); then it says so, and the renewer stops the call at its
+       * next round. */
       if (fresh->status >= T_COMPLETED) {
+        mine->unsaved = 0;
         mine->status = fresh->status;
         mine->updated_ms = fresh->updated_ms;
         free(mine->outcome);

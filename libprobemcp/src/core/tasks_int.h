@@ -29,6 +29,11 @@ typedef struct pmcp__task {
   char *outcome;     /* result or error object text */
   unsigned round;
   int running;       /* a round runs in this process now */
+  int unsaved;       /* its latest state is not in the task store yet (a write
+                      * failed): the renewer writes it again, and this copy,
+                      * not the store's, is the task until then */
+  unsigned snaps;    /* records taken of it for the store, to tell whose
+                      * write came last */
   struct pmcp__task *next;
 } pmcp__task;
 
@@ -77,7 +82,8 @@ char *pmcp__tasks_owner(pmcp_server *srv, const void *session_ud);
 /* Writes @p t through (create when @p is_new). Caller does NOT hold
  * srv->mu; @p rec comes from pmcp__task_to_record_locked. */
 int pmcp__tasks_put(pmcp_server *srv, const pmcp_task_record *rec, int is_new);
-/* Reads @p id; a working record whose runner's lease ran out is marked
+/* Reads @p id (caller does not hold srv->mu); a working record whose
+ * runner's lease ran out, not held here, is marked
  * failed on the way (and written back). */
 int pmcp__tasks_load(pmcp_server *srv, const char *id, pmcp_task_record *out);
 /* Now and then: the store's expired records are swept. */
@@ -96,9 +102,13 @@ void pmcp__tasks_stop_local(pmcp_server *srv, const char *id, const pmcp_task_re
 /* The task as tasks/get shows it (@p detail) or as a task result. Caller
  * holds srv->mu when @p t is one of the server's. */
 int pmcp__task_json(const pmcp__task *t, int detail, pmcp_buf *b);
-/* True when a round of task @p id runs in this process now. Caller holds
- * srv->mu. */
-int pmcp__task_running_here_locked(pmcp_server *srv, const char *id);
+/* Running here, or ended here with that end not written yet: this
+ * process's copy is the newer. Caller holds srv->mu. */
+int pmcp__task_held_here_locked(pmcp_server *srv, const char *id);
+/* The write of snapshot @p snap of task @p id ended with @p rc: a success
+ * (or a final record found there) marks it saved, unless a later
+ * snapshot was taken meanwhile. Takes srv->mu. */
+void pmcp__task_saved(pmcp_server *srv, const char *id, unsigned snap, int rc);
 
 /* ---- tasks_watch.c ---- */
 /* Starts the watcher of tasks running elsewhere (once; only with a task

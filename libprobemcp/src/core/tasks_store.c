@@ -201,10 +201,14 @@ int pmcp__tasks_load(pmcp_server *srv, const char *id, pmcp_task_record *out)
     pmcp_task_record_clear(out);
     return PMCP_ENOTFOUND;
   }
-  if (out->status && strcmp(out->status, "working") == 0 && out->lease_ms < now) {
+  pthread_mutex_lock(&srv->mu);
+  int here = pmcp__task_held_here_locked(srv, id);
+  pthread_mutex_unlock(&srv->mu);
+  if (!here && out->status && strcmp(out->status, "working") == 0 && out->lease_ms < now) {
     /* Its runner stopped renewing: the process is gone. The task fails,
      * once and for all (a final status never changes), so no reader
-     * waits for it for ever. */
+     * waits for it for ever. (A task this process holds is not gone: its
+     * renewal failed, and this copy answers for it.) */
     char *status = strdup("failed"), *error = strdup(gone_error);
     if (!status || !error) {
       free(status);
@@ -246,33 +250,40 @@ void pmcp__tasks_maybe_sweep(pmcp_server *srv)
 
 /* ---- the renewer ---- */
 
-/* Renews the lease of every task this process runs; one whose record
- * became final elsewhere (cancelled on another replica) stops here. */
+/* Renews the lease of every task this process runs, and writes again
+ * the ones whose last write failed; one whose record became final
+ * elsewhere (cancelled on another replica) stops here. */
 static void renew_all(pmcp_server *srv)
 {
   pmcp__task_durable *d = srv->task_store;
   size_t n = 0, cap = 0;
   pmcp_task_record *recs = NULL;
+  unsigned *snaps = NULL;
   pthread_mutex_lock(&srv->mu);
   for (pmcp__task *t = srv->tasks; t; t = t->next) {
     /* A call running here whose task ended elsewhere is among them: its
      * update is refused (final), which stops it below. */
-    if (!t->running)
+    if (!t->running && !t->unsaved)
       continue;
     if (n == cap) {
       size_t nc = cap ? 2 * cap : 8;
       pmcp_task_record *g = realloc(recs, nc * sizeof *g);
-      if (!g)
+      if (g)
+        recs = g;
+      unsigned *gs = g ? realloc(snaps, nc * sizeof *gs) : NULL;
+      if (!gs)
         break;
-      recs = g;
+      snaps = gs;
       cap = nc;
     }
     if (pmcp__task_to_record_locked(srv, t, &recs[n]) == 0)
-      n++;
+      snaps[n++] = ++t->snaps;
   }
   pthread_mutex_unlock(&srv->mu);
   for (size_t i = 0; i < n; i++) {
-    if (d->cb.update(d->cb.ud, &recs[i]) == PMCP_ESTALE) {
+    int rc = d->cb.update(d->cb.ud, &recs[i]);
+    pmcp__task_saved(srv, recs[i].id, snaps[i], rc);
+    if (rc == PMCP_ESTALE) {
       pmcp_task_record now;
       memset(&now, 0, sizeof now);
       if (d->cb.get(d->cb.ud, recs[i].id, &now) == 0)
@@ -282,6 +293,7 @@ static void renew_all(pmcp_server *srv)
     pmcp_task_record_clear(&recs[i]);
   }
   free(recs);
+  free(snaps);
 }
 
 void pmcp__tasks_every(pmcp_server *srv, long long every, void (*fn)(pmcp_server *srv))

@@ -93,7 +93,7 @@ static size_t collect_locked(pmcp_server *srv, interest **out)
   interest *in = NULL;
   for (pmcp__req *r = srv->listeners; r; r = r->lnext) {
     for (const cJSON *u = r->listen_tasks ? r->listen_tasks->child : NULL; u; u = u->next) {
-      if (pmcp__task_running_here_locked(srv, u->valuestring))
+      if (pmcp__task_held_here_locked(srv, u->valuestring))
         continue; /* announced by this process as it changes */
       if (n == cap) {
         size_t nc = cap ? 2 * cap : 8;
@@ -177,7 +177,7 @@ static void watch_once(pmcp_server *srv)
     pthread_mutex_lock(&srv->mu);
     pmcp__task_seen *e = seen_entry(d, in[i].id, 1);
     int changed = 0;
-    if (e && !pmcp__task_running_here_locked(srv, in[i].id)) {
+    if (e && !pmcp__task_held_here_locked(srv, in[i].id)) {
       /* Never seen: a change only when it came after the listener did
        * (the state before was the client's to ask for). */
       changed = e->status < 0 ? rec.updated_ms >= since

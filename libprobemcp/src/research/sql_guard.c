@@ -13,6 +13,7 @@
 #include "store/sq.h"
 #include "store/ws_scope.h"
 #include "util/buf.h"
+#include "util/sql_lex.h"
 
 /* The readable tables: each a TEMP view over main.<table> that keeps the
  * tenant's rows and leaves out internals
@@ -392,29 +393,6 @@ int pmcp__sqlg_open(pmcp__sqlg **out, pmcp_store *store, pmcp_tenant t,
   return 0;
 }
 
-/* True when @p s holds only blanks and SQL comments. */
-static int blank_sql(const char *s, const char *end)
-{
-  while (s < end) {
-    if (isspace((unsigned char)*s) || *s == ';') {
-      s++;
-    } else if (s + 1 < end && s[0] == '-' && s[1] == '-') {
-      while (s < end && *s != '\n')
-        s++;
-    } else if (s + 1 < end && s[0] == '/' && s[1] == '*') {
-      const char *e = s + 2;
-      while (e + 1 < end && !(e[0] == '*' && e[1] == '/'))
-        e++;
-      if (e + 1 >= end)
-        return 1; /* an unterminated comment is a comment to SQLite */
-      s = e + 2;
-    } else {
-      return 0;
-    }
-  }
-  return 1;
-}
-
 void pmcp__sqlg_arm(pmcp__sqlg *g, pmcp_call *call)
 {
   clock_gettime(CLOCK_MONOTONIC, &g->deadline);
@@ -469,7 +447,7 @@ int pmcp__sqlg_prepare(pmcp__sqlg *g, const char *sql, size_t len, pmcp_call *ca
     snprintf(err, errlen, "sql holds no statement");
     return PMCP_EINVAL;
   }
-  if (tail && !blank_sql(tail, sql + len)) {
+  if (tail && pmcp__sql_skip_blank(tail, sql + len, 0) != sql + len) {
     sqlite3_finalize(st);
     snprintf(err, errlen, "sql must hold exactly one statement (a second one follows the "
                           "first)");

@@ -9,6 +9,7 @@
 #include "store/pg.h"
 #include "store/pg_query.h"
 #include "store/ws_scope.h"
+#include "util/sql_lex.h"
 
 struct pmcp__pgq {
   PGconn *conn;
@@ -280,6 +281,17 @@ static void drain(pmcp__pgq *q)
 static int open_statement(pmcp__pgq *q, pmcp_tenant t, const char *sql, size_t len,
                           int64_t timeout_ms, char **text, char *err, size_t errlen)
 {
+  *text = NULL;
+  /* Refused before it reaches the server: a utility statement (ANALYZE,
+   * VACUUM, SET, ...) may do work there before it can be refused, and
+   * whatever it says on the way is no clear answer. */
+  const char *word = NULL;
+  size_t wn = pmcp__sql_command(sql, len, &word);
+  if (wn) {
+    snprintf(err, errlen, "not allowed: query_sql is read-only and runs one query (a SELECT, "
+             "or WITH ... SELECT), not %.*s; the tables may not be modified", (int)wn, word);
+    return PMCP_EDENIED;
+  }
   *text = strndup(sql, len);
   if (!*text)
     return PMCP_ENOMEM;

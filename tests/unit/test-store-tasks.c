@@ -445,9 +445,25 @@ START_TEST(result_kept_when_store_write_fails)
   ck_assert_str_eq(str(h_result(r), "status"), "completed");
   ck_assert_str_eq(text0(r), "slow done");
   cJSON_Delete(r);
-  /* The store back: A's renewer writes the end, B reads it. */
+  /* The store back: A's renewer writes the end (seen in the store
+   * itself, so B's read cannot come first and find the lease past),
+   * and B reads it. */
   atomic_store(&update_fails, 0);
-  sleep_ms(600);
+  pmcp_task_store ts;
+  char why[300];
+  ck_assert_int_eq(pmcp_store_task_store(st_path, NULL, &ts, why, sizeof why), 0);
+  int stored = 0;
+  for (int i = 0; i < 3000 && !stored; i++) {
+    pmcp_task_record rec;
+    memset(&rec, 0, sizeof rec);
+    stored = ts.get(ts.ud, id, &rec) == 0 && rec.status && !strcmp(rec.status, "completed");
+    pmcp_task_record_clear(&rec);
+    if (!stored)
+      sleep_ms(10);
+  }
+  if (ts.release)
+    ts.release(ts.ud);
+  ck_assert_msg(stored, "the end was not written within 30 s of the store's return");
   r = task_req(b, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "completed");
   ck_assert_str_eq(text0(r), "slow done");

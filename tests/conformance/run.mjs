@@ -5,6 +5,7 @@
 //   node run.mjs http  PROBE_MCP_EVERYTHING   # its --http mode on 127.0.0.1:0
 //   node run.mjs stdio PROBE_MCP_EVERYTHING   # --stdio behind stdio-bridge.mjs
 //   node run.mjs http  PROBE_MCP_EVERYTHING --requirements 2026-07-28
+//   node run.mjs http  PROBE_MCP_EVERYTHING --requirements 2025-11-25
 //
 // With --requirements REV the suite pinned in modern/package.json runs the
 // scenarios that revision requires, each at its own wire (2026-07-28:
@@ -35,6 +36,7 @@ const suiteDir = path.join(pkg, 'node_modules/@modelcontextprotocol/conformance'
 const suite = path.join(suiteDir, 'dist/index.js');
 // Not scored by the revision's requirements, and passing: held to it too.
 const ALSO_PASS = {
+  '2025-11-25': ['server-session-lifecycle', 'json-schema-2020-12', 'server-sse-polling'],
   '2026-07-28': ['http-custom-header-server-validation', 'http-header-validation',
     'json-schema-2020-12',
     // The Tasks extension (io.modelcontextprotocol/tasks).

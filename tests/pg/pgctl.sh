@@ -41,8 +41,18 @@ runas=""
 if [ "$(id -u)" -eq 0 ]; then
   if getent passwd postgres >/dev/null; then runas=postgres; else runas=nobody; fi
 fi
+# runuser lives in sbin, which a scrubbed PATH may lack
+runuser=$(PATH="$PATH:/usr/sbin:/sbin" command -v runuser || true)
 as_owner() {
-  if [ -n "$runas" ]; then runuser -u "$runas" -- "$@"; else "$@"; fi
+  if [ -n "$runas" ]; then
+    if [ -z "$runuser" ]; then
+      echo "pgctl.sh: runuser (util-linux) not found; run as a user other than root" >&2
+      exit 3
+    fi
+    "$runuser" -u "$runas" -- "$@"
+  else
+    "$@"
+  fi
 }
 
 data=$dir/data

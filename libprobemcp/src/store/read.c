@@ -27,6 +27,7 @@ typedef struct rd {
   pmcp__sql *q;
   pmcp_tenant t;
   int rc;
+  int brief; /* PMCP__GET_BRIEF: what a card shows (store_int.h) */
 } rd;
 
 /* Runs @p sql with ?1 = tenant, ?2 = a, ?3 = text (when non-NULL) and
@@ -253,6 +254,8 @@ static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
  * artifacts, sessions, lineage. */
 static void add_owned(rd *r, cJSON *o, const char *kind, int64_t rowid, const char *id)
 {
+  if (r->brief)
+    return;
   char ref[160];
   snprintf(ref, sizeof ref, "%s:%s", kind, id);
   add_notes_of(r, o, kind, rowid);
@@ -318,6 +321,8 @@ static cJSON *get_run(rd *r, const char *id)
   static const char sql_e[] = "SELECT experiment_id FROM runs WHERE id=?1";
   pmcp__stmt *st;
   int64_t eid = 0;
+  if (r->brief)
+    return o; /* no config, inherited config nor what the run owns */
   if (!r->rc && !(r->rc = pmcp__sql_prep(r->s, r->q, sql_e, &st))) {
     pmcp__st_bind_int64(st, 1, rid);
     if (pmcp__st_step(st) == PMCP__ROW)
@@ -774,7 +779,7 @@ static void as_read_back(cJSON *v)
 int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
 {
   cJSON *o = NULL;
-  int rc = pmcp__sql_get_tree(s, ctx, t, ref, &o);
+  int rc = pmcp__sql_get_tree(s, ctx, t, ref, 0, &o);
   if (rc)
     return rc;
   char *txt = pmcp__cjson_print(o);
@@ -787,13 +792,10 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
   return rc;
 }
 
-int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cJSON **out)
+static int get_tree(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *ref,
+                    unsigned flags, cJSON **out)
 {
-  *out = NULL;
-  pmcp__sql *q = PMCP__SQL(ctx);
-  rd r = {s, q, t, 0};
-  if ((r.rc = pmcp__sql_ready(s, q, t)) || (r.rc = pmcp__sql_flush(s, q)))
-    return r.rc;
+  rd r = {s, q, t, 0, (flags & PMCP__GET_BRIEF) != 0};
   cJSON *o = NULL;
   if (strcmp(ref, "team-note") == 0) {
     o = get_team_note(&r);
@@ -838,4 +840,20 @@ int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
   as_read_back(o);
   *out = o;
   return 0;
+}
+
+int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                       unsigned flags, cJSON **out)
+{
+  *out = NULL;
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc, opened = 0;
+  if ((rc = pmcp__sql_ready(s, q, t)) || (rc = pmcp__sql_flush(s, q)))
+    return rc;
+  /* one read transaction for the record's statements */
+  if ((rc = pmcp__sql_rbegin(s, q, &opened)))
+    return rc;
+  rc = get_tree(s, q, t, ref, flags, out);
+  pmcp__sql_rend(s, q, opened);
+  return rc;
 }

@@ -311,7 +311,20 @@ static cJSON *get_run(rd *r, const char *id)
     " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2"
   PMCP__SQL_BOTH(sql, RUN_SQL);
 #undef RUN_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+  /* brief: the base members only (what a card picks of them), without the
+   * environment, code, counts and lists the whole record carries */
+#define RUN_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name," \
+    " 'description', r.description, 'status', r.status," \
+    " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug," \
+    " 'created', r.created, 'started', r.started, 'ended', r.ended," \
+    " 'deleted', " D##_B("r.deleted") ")" \
+    " FROM runs r LEFT JOIN projects p ON p.id=r.project_id" \
+    " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2"
+  PMCP__SQL_BOTH(brief, RUN_BRIEF_SQL);
+#undef RUN_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, rid, NULL);
   if (!o)
     return NULL;
@@ -379,7 +392,15 @@ static cJSON *get_experiment(rd *r, const char *id)
     " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2"
   PMCP__SQL_BOTH(sql, EXPERIMENT_SQL);
 #undef EXPERIMENT_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+#define EXPERIMENT_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug," \
+    " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug," \
+    " 'created', e.created, 'deleted', " D##_B("e.deleted") ", 'runs', e.n_runs)" \
+    " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2"
+  PMCP__SQL_BOTH(brief, EXPERIMENT_BRIEF_SQL);
+#undef EXPERIMENT_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, eid, NULL);
   if (!o)
     return NULL;
@@ -409,7 +430,15 @@ static cJSON *get_project(rd *r, const char *id)
     " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2"
   PMCP__SQL_BOTH(sql, PROJECT_SQL);
 #undef PROJECT_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+#define PROJECT_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug," \
+    " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug," \
+    " 'created', p.created, 'runs', p.n_runs)" \
+    " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2"
+  PMCP__SQL_BOTH(brief, PROJECT_BRIEF_SQL);
+#undef PROJECT_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, pid, NULL);
   if (!o)
     return NULL;

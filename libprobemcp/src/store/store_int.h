@@ -61,10 +61,11 @@ struct pmcp_store {
 };
 
 /* get_tree flags. BRIEF: a run's, experiment's or project's record may
- * leave out what it owns (notes, artifacts, sessions, lineage) and a run's
- * config and inherited config: a card shows none of them, and reading them
- * was most of a card's statements. Every other member is as in the whole
- * record. */
+ * hold only what a card shows (the card_keys of research/views/views.c:
+ * names, status, times, owners, tags, attributes), each member as in the
+ * whole record; its lists (notes, artifacts, sessions, lineage, versions,
+ * checkpoints, ...), config, environment, code and readme are left out:
+ * reading them was most of a card's cost. */
 #define PMCP__GET_BRIEF 1u
 
 /* pmcp_store_get() as a tree (the caller deletes it), as the record's

@@ -12,6 +12,7 @@
  * is a genuine foreign-tool or changed-argument cursor, never a guess. */
 #include "core/cursor_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -220,6 +221,25 @@ static int get_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t 
 
 /* ---- encode ------------------------------------------------------------- */
 
+/* One compression context kept for the process: ZSTD_compress() made and
+ * freed one per cursor, about a third of a cursor's cost. Reusing a
+ * context gives the same frame. A worker that finds it taken compresses
+ * with a context of its own. */
+static pthread_mutex_t cctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *cctx_kept;
+
+static size_t compress3(void *dst, size_t cap, const void *src, size_t len)
+{
+  if (pthread_mutex_trylock(&cctx_lock) != 0)
+    return ZSTD_compress(dst, cap, src, len, 3);
+  if (!cctx_kept)
+    cctx_kept = ZSTD_createCCtx();
+  size_t z = cctx_kept ? ZSTD_compressCCtx(cctx_kept, dst, cap, src, len, 3)
+                       : ZSTD_compress(dst, cap, src, len, 3);
+  pthread_mutex_unlock(&cctx_lock);
+  return z;
+}
+
 int pmcp__cursor_encode_key(const void *key, size_t key_len, const char *tool,
                             const unsigned char args_hash[PMCP__ARGS_HASH_LEN],
                             uint64_t source_version, const void *state,
@@ -244,7 +264,7 @@ int pmcp__cursor_encode_key(const void *key, size_t key_len, const char *tool,
       return PMCP_ENOMEM;
     /* Level 3: cursor states are small, and level 19 cost ~9% of a browse
      * page in its set-up for no meaningful size gain. */
-    size_t z = ZSTD_compress(packed, cap, state, state_len, 3);
+    size_t z = compress3(packed, cap, state, state_len);
     if (!ZSTD_isError(z) && z < state_len) {
       packed_len = z;
       flags |= FLAG_ZSTD;

@@ -62,10 +62,16 @@ static int parse_out(pmcp__research *rs, pmcp_buf *b, cJSON **out, char *err,
 int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out, char *err,
                  size_t errlen)
 {
+  return pmcp__rs_get_card(rs, ref, 0, out, err, errlen);
+}
+
+int pmcp__rs_get_card(pmcp__research *rs, const char *ref, int card, cJSON **out, char *err,
+                      size_t errlen)
+{
   *out = NULL;
   /* the record as a tree: not written as text to be parsed back */
   pthread_mutex_lock(rs->lock);
-  int rc = pmcp__store_get_tree(rs->store, rs->tenant, ref, out);
+  int rc = pmcp__store_get_tree(rs->store, rs->tenant, ref, card ? PMCP__GET_BRIEF : 0, out);
   if (rc)
     rc = store_fail(rs, rc, err, errlen);
   pthread_mutex_unlock(rs->lock);

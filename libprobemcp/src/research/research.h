@@ -98,6 +98,10 @@ void pmcp__research_release(void *ud);
  * (no paths, no SQL). */
 int pmcp__rs_get(pmcp__research *rs, const char *ref, cJSON **out,
                  char *err, size_t errlen);
+/* The same; @p card 1: only what a card shows may be read (the members of
+ * the record it picks; PMCP__GET_BRIEF). */
+int pmcp__rs_get_card(pmcp__research *rs, const char *ref, int card, cJSON **out, char *err,
+                      size_t errlen);
 int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
                   char *err, size_t errlen);
 int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,

@@ -349,12 +349,17 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
       memcpy(alias, sp + 1, al), alias[al] = '\0';
   }
   /* Pieces joined with puts: printf's %s over these long fragments cost
-   * more than the rest of building a listing. */
+   * more than the rest of building a listing. SQLite: the page's row ids
+   * come out of a co-routine in their order and CROSS JOIN keeps it the
+   * outer loop (every table of the FROM clause after it), so the items
+   * come out in that order with no second sort; "rowid IN (...) ORDER
+   * BY" built a temporary table of the ids and sorted the items again. */
   pmcp_buf sql_items = PMCP_BUF_INIT, sql_count = PMCP_BUF_INIT;
-  const char *items_sq[] = {"SELECT ", lk->item, " FROM ", lk->from, " WHERE ", alias,
-                            ".rowid IN (SELECT ", alias, ".rowid FROM ", lk->from, " WHERE ",
-                            where.ptr, " ORDER BY ", lk->order,
-                            " LIMIT :lim OFFSET :off) ORDER BY ", lk->order, NULL};
+  const char *items_sq[] = {"SELECT ", lk->item, " FROM (SELECT ", alias,
+                            ".rowid AS pmcp_rid FROM ", lk->from, " WHERE ", where.ptr,
+                            " ORDER BY ", lk->order,
+                            " LIMIT :lim OFFSET :off) pmcp_page CROSS JOIN ", lk->from,
+                            " WHERE ", alias, ".rowid=pmcp_page.pmcp_rid", NULL};
   const char *items[] = {"SELECT ", lk->item, " FROM ", lk->from, " WHERE ", where.ptr,
                          " ORDER BY ", lk->order, " LIMIT :lim OFFSET :off", NULL};
   /* The total is counted up to COUNT_PAST items past the page, so that

@@ -27,6 +27,7 @@ typedef struct rd {
   pmcp__sql *q;
   pmcp_tenant t;
   int rc;
+  int brief; /* PMCP__GET_BRIEF: what a card shows (store_int.h) */
 } rd;
 
 /* Runs @p sql with ?1 = tenant, ?2 = a, ?3 = text (when non-NULL) and
@@ -253,6 +254,8 @@ static void add_artifacts_of(rd *r, cJSON *o, const char *kind, int64_t owner)
  * artifacts, sessions, lineage. */
 static void add_owned(rd *r, cJSON *o, const char *kind, int64_t rowid, const char *id)
 {
+  if (r->brief)
+    return;
   char ref[160];
   snprintf(ref, sizeof ref, "%s:%s", kind, id);
   add_notes_of(r, o, kind, rowid);
@@ -308,7 +311,20 @@ static cJSON *get_run(rd *r, const char *id)
     " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2"
   PMCP__SQL_BOTH(sql, RUN_SQL);
 #undef RUN_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+  /* brief: the base members only (what a card picks of them), without the
+   * environment, code, counts and lists the whole record carries */
+#define RUN_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'run', 'ref', 'run:' || r.slug, 'id', r.slug, 'name', r.name," \
+    " 'description', r.description, 'status', r.status," \
+    " 'project', 'project:' || p.slug, 'experiment', 'experiment:' || e.slug," \
+    " 'created', r.created, 'started', r.started, 'ended', r.ended," \
+    " 'deleted', " D##_B("r.deleted") ")" \
+    " FROM runs r LEFT JOIN projects p ON p.id=r.project_id" \
+    " LEFT JOIN experiments e ON e.id=r.experiment_id WHERE r.tenant_id=?1 AND r.id=?2"
+  PMCP__SQL_BOTH(brief, RUN_BRIEF_SQL);
+#undef RUN_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, rid, NULL);
   if (!o)
     return NULL;
@@ -318,6 +334,8 @@ static cJSON *get_run(rd *r, const char *id)
   static const char sql_e[] = "SELECT experiment_id FROM runs WHERE id=?1";
   pmcp__stmt *st;
   int64_t eid = 0;
+  if (r->brief)
+    return o; /* no config, inherited config nor what the run owns */
   if (!r->rc && !(r->rc = pmcp__sql_prep(r->s, r->q, sql_e, &st))) {
     pmcp__st_bind_int64(st, 1, rid);
     if (pmcp__st_step(st) == PMCP__ROW)
@@ -374,7 +392,15 @@ static cJSON *get_experiment(rd *r, const char *id)
     " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2"
   PMCP__SQL_BOTH(sql, EXPERIMENT_SQL);
 #undef EXPERIMENT_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+#define EXPERIMENT_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'experiment', 'ref', 'experiment:' || e.slug, 'id', e.slug," \
+    " 'name', e.name, 'description', e.description, 'project', 'project:' || p.slug," \
+    " 'created', e.created, 'deleted', " D##_B("e.deleted") ", 'runs', e.n_runs)" \
+    " FROM experiments e JOIN projects p ON p.id=e.project_id WHERE e.tenant_id=?1 AND e.id=?2"
+  PMCP__SQL_BOTH(brief, EXPERIMENT_BRIEF_SQL);
+#undef EXPERIMENT_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, eid, NULL);
   if (!o)
     return NULL;
@@ -404,7 +430,15 @@ static cJSON *get_project(rd *r, const char *id)
     " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2"
   PMCP__SQL_BOTH(sql, PROJECT_SQL);
 #undef PROJECT_SQL
-  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
+#define PROJECT_BRIEF_SQL(D) \
+    "SELECT " D##_JO "'kind', 'project', 'ref', 'project:' || p.slug, 'id', p.slug," \
+    " 'name', p.name, 'description', p.description, 'workspace', 'workspace:' || w.slug," \
+    " 'created', p.created, 'runs', p.n_runs)" \
+    " FROM projects p JOIN workspaces w ON w.id=p.workspace_id WHERE p.tenant_id=?1 AND p.id=?2"
+  PMCP__SQL_BOTH(brief, PROJECT_BRIEF_SQL);
+#undef PROJECT_BRIEF_SQL
+  const char *sql = r->brief ? PMCP__SQL_PICK(r->q, brief_sq, brief_pg)
+                             : PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   cJSON *o = jrow(r, sql, pid, NULL);
   if (!o)
     return NULL;
@@ -774,7 +808,7 @@ static void as_read_back(cJSON *v)
 int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp_buf *out)
 {
   cJSON *o = NULL;
-  int rc = pmcp__sql_get_tree(s, ctx, t, ref, &o);
+  int rc = pmcp__sql_get_tree(s, ctx, t, ref, 0, &o);
   if (rc)
     return rc;
   char *txt = pmcp__cjson_print(o);
@@ -787,13 +821,10 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
   return rc;
 }
 
-int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, cJSON **out)
+static int get_tree(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *ref,
+                    unsigned flags, cJSON **out)
 {
-  *out = NULL;
-  pmcp__sql *q = PMCP__SQL(ctx);
-  rd r = {s, q, t, 0};
-  if ((r.rc = pmcp__sql_ready(s, q, t)) || (r.rc = pmcp__sql_flush(s, q)))
-    return r.rc;
+  rd r = {s, q, t, 0, (flags & PMCP__GET_BRIEF) != 0};
   cJSON *o = NULL;
   if (strcmp(ref, "team-note") == 0) {
     o = get_team_note(&r);
@@ -838,4 +869,20 @@ int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
   as_read_back(o);
   *out = o;
   return 0;
+}
+
+int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+                       unsigned flags, cJSON **out)
+{
+  *out = NULL;
+  pmcp__sql *q = PMCP__SQL(ctx);
+  int rc, opened = 0;
+  if ((rc = pmcp__sql_ready(s, q, t)) || (rc = pmcp__sql_flush(s, q)))
+    return rc;
+  /* one read transaction for the record's statements */
+  if ((rc = pmcp__sql_rbegin(s, q, &opened)))
+    return rc;
+  rc = get_tree(s, q, t, ref, flags, out);
+  pmcp__sql_rend(s, q, opened);
+  return rc;
 }

@@ -187,6 +187,50 @@ static int g_flush(pmcp_store *s, pmcp__sql *c)
   return q->in_txn && q->n_pending ? pmcp__sq_flush(s, q) : 0;
 }
 
+/* SQLite starts and ends a read transaction around every statement run
+ * on its own (the WAL snapshot taken, the schema checked, the lock
+ * released): a record of a dozen statements paid that a dozen times. A
+ * deferred BEGIN takes no lock until the first read. */
+static const char sql_rbegin[] = "BEGIN";
+static const char sql_rend[] = "COMMIT";
+
+static int g_rbegin(pmcp_store *s, pmcp__sql *c, int *opened)
+{
+  pmcp__sq *q = (pmcp__sq *)c;
+  *opened = 0;
+  if (!sqlite3_get_autocommit(q->db))
+    return 0; /* inside the caller's transaction */
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, sql_rbegin, &st);
+  if (rc)
+    return rc;
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE)
+    return pmcp__sq_err(s, q, rc, "read");
+  *opened = 1;
+  return 0;
+}
+
+static void g_rend(pmcp_store *s, pmcp__sql *c, int opened)
+{
+  pmcp__sq *q = (pmcp__sq *)c;
+  if (!opened || sqlite3_get_autocommit(q->db))
+    return;
+  /* a read's failure is the caller's to report: this only ends it */
+  sqlite3_stmt *st;
+  int rc = SQLITE_ERROR;
+  char keep[sizeof s->errmsg];
+  memcpy(keep, s->errmsg, sizeof keep);
+  if (pmcp__sq_prep(s, q, sql_rend, &st) == 0) {
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
+  }
+  if (rc != SQLITE_DONE && !sqlite3_get_autocommit(q->db))
+    sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+  memcpy(s->errmsg, keep, sizeof keep);
+}
+
 static int g_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
   (void)t;
@@ -240,6 +284,8 @@ const pmcp__sql_ops pmcp__sq_sql_ops = {
   .exec = g_exec,
   .ready = NULL,
   .flush = g_flush,
+  .rbegin = g_rbegin,
+  .rend = g_rend,
   .wbegin = g_wbegin,
   .wend = g_wend,
   .index = g_index,

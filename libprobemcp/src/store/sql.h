@@ -80,6 +80,11 @@ typedef struct pmcp__sql_ops {
   /* Before a read inside the caller's transaction: writes its metric
    * points still held in memory (so the read sees them). */
   int (*flush)(pmcp_store *s, pmcp__sql *c);
+  /* A read of several statements as one read transaction, or NULL: each
+   * statement is its own. rbegin sets *opened when it opened one (none
+   * when the caller's transaction is open); rend(opened) ends it. */
+  int (*rbegin)(pmcp_store *s, pmcp__sql *c, int *opened);
+  void (*rend)(pmcp_store *s, pmcp__sql *c, int opened);
   /* The write scope of one call (sq.h / pg.h say more). */
   int (*wbegin)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t);
   int (*wend)(pmcp_store *s, pmcp__sql *c, pmcp_tenant t, int rc);
@@ -130,6 +135,16 @@ static inline int pmcp__sql_ready(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 static inline int pmcp__sql_flush(pmcp_store *s, pmcp__sql *c)
 {
   return c->ops->flush(s, c);
+}
+static inline int pmcp__sql_rbegin(pmcp_store *s, pmcp__sql *c, int *opened)
+{
+  *opened = 0;
+  return c->ops->rbegin ? c->ops->rbegin(s, c, opened) : 0;
+}
+static inline void pmcp__sql_rend(pmcp_store *s, pmcp__sql *c, int opened)
+{
+  if (opened && c->ops->rend)
+    c->ops->rend(s, c, opened);
 }
 static inline int pmcp__sql_wbegin(pmcp_store *s, pmcp__sql *c, pmcp_tenant t)
 {
@@ -287,7 +302,7 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
  * deletes it): for the toolsets, which read it as a tree. */
 struct cJSON;
 int pmcp__sql_get_tree(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
-                       struct cJSON **out);
+                       unsigned flags, struct cJSON **out);
 /* notes.c */
 int pmcp__sql_note(pmcp_store *s, void *ctx, pmcp_tenant t, const pmcp_note_spec *spec,
                    pmcp_buf *out_id, int64_t *out_version);

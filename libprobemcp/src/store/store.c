@@ -514,7 +514,8 @@ int pmcp_store_get(pmcp_store *store, pmcp_tenant t, const char *ref, pmcp_buf *
   READ_CALL(store, t, get, ref, out);
 }
 
-int pmcp__store_get_tree(pmcp_store *store, pmcp_tenant t, const char *ref, cJSON **out)
+int pmcp__store_get_tree(pmcp_store *store, pmcp_tenant t, const char *ref, unsigned flags,
+                         cJSON **out)
 {
   if (!out)
     return PMCP_EINVAL;
@@ -525,7 +526,7 @@ int pmcp__store_get_tree(pmcp_store *store, pmcp_tenant t, const char *ref, cJSO
   CHECK_OP(store, get);
   CHECK_TENANT(store, t);
   if (store->get_tree)
-    return store->get_tree(store, store->ctx, t, ref, out);
+    return store->get_tree(store, store->ctx, t, ref, flags, out);
   pmcp_buf b = PMCP_BUF_INIT;
   int rc = store->ops.get(store, store->ctx, t, ref, &b);
   if (!rc && !(*out = cJSON_ParseWithLength(b.ptr ? b.ptr : "", b.len)))

@@ -42,8 +42,9 @@ struct pmcp_store {
   pmcp__scan_fn scan;    /* internal fast path of a built-in backend, or NULL */
   pmcp__papers_fn papers; /* the papers index's ranked search, or NULL */
   int (*papers_bulk)(pmcp_store *s, void *ctx, int begin); /* or NULL */
-  /* pmcp_store_get() as a tree, or NULL: the text is parsed */
-  int (*get_tree)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref,
+  /* pmcp_store_get() as a tree, or NULL: the text is parsed;
+   * @p flags PMCP__GET_* */
+  int (*get_tree)(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, unsigned flags,
                   struct cJSON **out);
   void *ctx;             /* the backend's state */
   /* The backend's db.h hooks (service tables), or NULL: it has none. */
@@ -59,10 +60,20 @@ struct pmcp_store {
   void (*attached_dispose)(void *);
 };
 
+/* get_tree flags. BRIEF: a run's, experiment's or project's record may
+ * hold only what a card shows (the card_keys of research/views/views.c:
+ * names, status, times, owners, tags, attributes), each member as in the
+ * whole record; its lists (notes, artifacts, sessions, lineage, versions,
+ * checkpoints, ...), config, environment, code and readme are left out:
+ * reading them was most of a card's cost. */
+#define PMCP__GET_BRIEF 1u
+
 /* pmcp_store_get() as a tree (the caller deletes it), as the record's
- * text would parse: through the backend's get_tree, else the text parsed.
- * PMCP_ECORRUPT (message set) when a backend's text is not JSON. */
-int pmcp__store_get_tree(pmcp_store *s, pmcp_tenant t, const char *ref, struct cJSON **out);
+ * text would parse: through the backend's get_tree, else the text parsed
+ * (the whole record whatever @p flags asks). PMCP_ECORRUPT (message set)
+ * when a backend's text is not JSON. */
+int pmcp__store_get_tree(pmcp_store *s, pmcp_tenant t, const char *ref, unsigned flags,
+                         struct cJSON **out);
 
 /* Reads the points of FLOAT series @p series with steps in [@p step_from,
  * @p step_to] through @p cb without copying them out page by page, using

@@ -25,7 +25,9 @@ int pmcp__view_record(pmcp__vctx *v)
   if (v->rec)
     return 0;
   char err[512];
-  int rc = pmcp__rs_get(v->rs, v->ref_text, &v->rec, err, sizeof err);
+  /* a card picks a few members: what the entity owns is not read */
+  int rc = pmcp__rs_get_card(v->rs, v->ref_text, v->view && strcmp(v->view, "card") == 0,
+                             &v->rec, err, sizeof err);
   if (rc == PMCP_ENOMEM)
     return rc;
   if (rc) {

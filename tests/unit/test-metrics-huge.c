@@ -19,6 +19,7 @@
 
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
+#include "probemcp/tracking.h"
 #include "store-test-util.h"
 #include "tool-call-util.h"
 
@@ -89,8 +90,12 @@ static void fill(void)
   make(G_MAXED, "maxed", BLOCK + 3);
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);
+  pmcp_entity_spec pj = PMCP_ENTITY_SPEC_INIT;
+  pj.name = pj.id = "p";
+  ST_OK(s, pmcp_store_create(s, t, "project", &pj, NULL));
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
   r.id = "h";
+  r.project = "p";
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   for (int g = 0; g < G_N; g++) {
     pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, G[g].key, NULL, 0, PMCP_METRIC_FLOAT,
@@ -384,15 +389,72 @@ START_TEST(tool_series_extremes)
 }
 END_TEST
 
+/* The tracking toolset's buckets and summaries. */
+START_TEST(tracking_buckets)
+{
+  int g = _i;
+  char args[300];
+  snprintf(args, sizeof args,
+           "{\"runs\":[\"h\"],\"series\":[\"%s\"],\"buckets\":7,\"project\":\"p\"}",
+           G[g].key);
+  cJSON *o = tc_ok("fetch_float_series_buckets", args);
+  const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "entries"), 0);
+  const cJSON *st = tc_arr(e, "step"), *mean = tc_arr(e, "mean"), *cnt = tc_arr(e, "count");
+  const cJSON *edges = tc_arr(o, "bucket_edges");
+  int nb = cJSON_GetArraySize(st);
+  ck_assert_int_ge(nb, 1);
+  for (int b = 0; b < nb; b++) {
+    int64_t lo = (int64_t)cJSON_GetArrayItem(st, b)->valuedouble, hi = INT64_MAX;
+    for (int k = 0; k + 1 < cJSON_GetArraySize(edges); k++)
+      if ((int64_t)cJSON_GetArrayItem(edges, k)->valuedouble == lo)
+        hi = (int64_t)cJSON_GetArrayItem(edges, k + 1)->valuedouble - 1;
+    truth w = brute(g, lo, hi);
+    char what[96];
+    snprintf(what, sizeof what, "%s tracking bucket %lld..%lld", G[g].key, (long long)lo,
+             (long long)hi);
+    ck_assert_uint_eq((uint64_t)cJSON_GetArrayItem(cnt, b)->valuedouble, w.count - w.nonfinite);
+    const cJSON *m = cJSON_GetArrayItem(mean, b);
+    ck_assert_msg(cJSON_IsNumber(m) && isfinite(m->valuedouble), "%s: mean %s", what,
+                  cJSON_PrintUnformatted(m));
+    check_mean(what, m->valuedouble, &w, REL);
+  }
+  cJSON_Delete(o);
+  snprintf(args, sizeof args, "{\"runs\":[\"h\"],\"series\":[\"%s\"],\"project\":\"p\"}",
+           G[g].key);
+  o = tc_ok("fetch_series_summaries", args);
+  const char *txt = cJSON_PrintUnformatted(o);
+  truth w = brute(g, INT64_MIN, INT64_MAX);
+  const cJSON *avg = NULL, *it;
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, "summaries"))
+  {
+    avg = cJSON_GetObjectItem(it, "avg");
+    ck_assert_uint_eq((uint64_t)tc_num(it, "count"), w.count);
+  }
+  ck_assert_msg(cJSON_IsNumber(avg), "%s: no avg in %s", G[g].key, txt);
+  check_mean(G[g].key, avg->valuedouble, &w, REL);
+  cJSON_free((void *)txt);
+  cJSON_Delete(o);
+}
+END_TEST
+
+static pmcp_store *RO;
+
 static void setup(void)
 {
   fill();
-  tc_serve_research(st_path);
+  tc_server_new();
+  ck_assert_int_eq(pmcp_store_open(&RO, st_path, PMCP_STORE_READONLY), 0);
+  pmcp_tracking_options o = PMCP_TRACKING_OPTIONS_INIT;
+  ck_assert_int_eq(pmcp_tracking_register(tc_server(), RO, &o), 0);
+  ck_assert_int_eq(pmcp_research_register(tc_server(), RO, NULL), 0);
+  tc_initialize();
 }
 
 static void teardown(void)
 {
   tc_server_free();
+  pmcp_store_free(RO);
+  RO = NULL;
   st_cleanup();
 }
 
@@ -410,6 +472,7 @@ int main(void)
   tcase_add_test(tc, tool_summaries_avg);
   tcase_add_loop_test(tc, tool_grouped_buckets, 0, G_N);
   tcase_add_loop_test(tc, tool_series_extremes, 0, G_N);
+  tcase_add_loop_test(tc, tracking_buckets, 0, G_N);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_set_fork_status(sr, CK_NOFORK);

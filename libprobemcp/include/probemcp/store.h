@@ -630,7 +630,8 @@ PMCP_API int pmcp_store_search(pmcp_store *store, pmcp_tenant t, const char *que
 /** The series of a run as JSON: {"items":[{series, key, labels:{},
  *  kind, scale, count, nonfinite, step_min, step_max, time_min, time_max,
  *  first, last, min, max, mean}]}; min, max and mean skip non-finite
- *  values. */
+ *  values; numbers have 15 significant digits (never rounded past
+ *  DBL_MAX); mean is null when the series' sum is not a finite double. */
 PMCP_API int pmcp_store_series_list(pmcp_store *store, pmcp_tenant t, const char *run,
                                     pmcp_buf *out);
 
@@ -651,7 +652,9 @@ PMCP_API int pmcp_store_points(pmcp_store *store, pmcp_tenant t, int64_t series,
                                int64_t *next_id);
 
 /** One bucket of a downsampled series. Non-finite values are counted in
- *  @c nonfinite and left out of min/max/sum. */
+ *  @c nonfinite and left out of min/max/sum. The sum is the true sum of
+ *  the finite values rounded once: +/-Inf only when that is out of a
+ *  double's range (values near DBL_MAX), never NaN. */
 typedef struct pmcp_bucket {
   int64_t step_min, step_max;   /**< steps of the points in the bucket */
   int64_t time_min, time_max;

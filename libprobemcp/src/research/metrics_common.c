@@ -12,6 +12,7 @@
 #include "research/page.h"
 #include "research/refs.h"
 #include "util/cnum.h"
+#include "util/fsum.h"
 
 int pmcp__mx_scale_ok(const char *s)
 {
@@ -37,6 +38,40 @@ static double jd(const cJSON *o, const char *k)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The mean of a series whose stored sum does not fit a double (the
+ * catalog has none) from its points, summed without overflow: the mean
+ * of finite values always fits. NaN when they cannot be read. */
+static double mean_from_points(pmcp__research *rs, const pmcp__mx_series *s)
+{
+  enum { CAP = 4096 };
+  pmcp_point *p = malloc(CAP * sizeof *p);
+  pmcp__fsum sum = {0, 0};
+  uint64_t n = 0;
+  double min = INFINITY, max = -INFINITY;
+  int64_t after = 0;
+  int rc = p ? 0 : PMCP_ENOMEM;
+  while (rc == 0) {
+    size_t got = 0;
+    int64_t next = 0;
+    pthread_mutex_lock(rs->lock);
+    rc = pmcp_store_points(rs->store, rs->tenant, s->id, INT64_MIN, INT64_MAX, after, p, CAP,
+                           &got, &next);
+    pthread_mutex_unlock(rs->lock);
+    for (size_t i = 0; rc == 0 && i < got; i++)
+      if (isfinite(p[i].value)) {
+        pmcp__fsum_add(&sum, p[i].value);
+        n++;
+        min = p[i].value < min ? p[i].value : min;
+        max = p[i].value > max ? p[i].value : max;
+      }
+    if (rc || !next)
+      break;
+    after = next;
+  }
+  free(p);
+  return rc || !n ? NAN : pmcp__fsum_mean(&sum, (double)n, min, max);
 }
 
 int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
@@ -94,6 +129,8 @@ int pmcp__mx_catalog_read(pmcp_call *call, pmcp__research *rs,
     s->min = jd(it, "min");
     s->max = jd(it, "max");
     s->mean = jd(it, "mean");
+    if (s->kind && !strcmp(s->kind, "float") && s->count > s->nonfinite && !isfinite(s->mean))
+      s->mean = mean_from_points(rs, s);
     s->has_stats = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "count"));
   }
   return 0;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "store/store_int.h" /* pmcp__store_scan */
+#include "util/fsum.h"
 
 /* Points a time-axis or across call may bin (they keep per-series
  * buckets); the step axis with pooling has no limit. */
@@ -25,9 +26,15 @@
 
 typedef struct cell {
   uint64_t count, nonfinite;
-  double sum, min, max, first, last;
+  double min, max, first, last;
   int64_t step_first, step_last;
+  pmcp__fsum sum;        /* finite values near DBL_MAX add without overflow */
 } cell;
+
+static double cell_mean(const cell *c)
+{
+  return pmcp__fsum_mean(&c->sum, (double)c->count, c->min, c->max);
+}
 
 static void cell_add(cell *c, int64_t step, double v)
 {
@@ -53,7 +60,7 @@ static void cell_add(cell *c, int64_t step, double v)
     }
   }
   c->count++;
-  c->sum += v;
+  pmcp__fsum_add(&c->sum, v);
 }
 
 static void cell_merge(cell *a, const cell *b)
@@ -80,7 +87,7 @@ static void cell_merge(cell *a, const cell *b)
     a->last = b->last;
   }
   a->count += b->count;
-  a->sum += b->sum;
+  pmcp__fsum_merge(&a->sum, &b->sum);
 }
 
 enum { AX_STEP, AX_WALL, AX_REL };
@@ -112,11 +119,13 @@ static int g_block(void *ud, const pmcp_bucket *b)
     g->row[b0].nonfinite += b->nonfinite;
     return 0;
   }
+  /* a sum that did not fit a double is no use to the bucket's: decode */
   if (b->step_first != b->step_min || b->step_last != b->step_max || !isfinite(b->first) ||
-      !isfinite(b->last))
+      !isfinite(b->last) || !isfinite(b->sum))
     return 1;
-  cell x = {b->count - b->nonfinite, b->nonfinite, b->sum, b->min, b->max, b->first, b->last,
-            b->step_first, b->step_last};
+  cell x = {b->count - b->nonfinite, b->nonfinite, b->min, b->max, b->first, b->last,
+            b->step_first, b->step_last, {0, 0}};
+  pmcp__fsum_add(&x.sum, b->sum);
   cell_merge(&g->row[b0], &x);
   return 0;
 }
@@ -136,7 +145,7 @@ static void g_points_step(gscan *g, const pmcp_point *p, size_t n)
     uint64_t bi = ((uint64_t)x - (uint64_t)g->origin) / w;
     int64_t lo = g->origin + (int64_t)(bi * w);
     int64_t hi = (uint64_t)g->hi - (uint64_t)lo < w ? g->hi : lo + (int64_t)(w - 1);
-    cell r = {0, 0, 0, INFINITY, -INFINITY, NAN, NAN, INT64_MAX, INT64_MIN};
+    cell r = {0, 0, INFINITY, -INFINITY, NAN, NAN, INT64_MAX, INT64_MIN, {0, 0}};
     for (; i < n && p[i].step >= lo && p[i].step <= hi; i++) {
       double v = p[i].value;
       int64_t st = p[i].step;
@@ -145,7 +154,7 @@ static void g_points_step(gscan *g, const pmcp_point *p, size_t n)
         continue;
       }
       r.count++;
-      r.sum += v;
+      pmcp__fsum_add(&r.sum, v);
       r.min = v < r.min ? v : r.min;
       r.max = v > r.max ? v : r.max;
       if (st < r.step_first) {
@@ -235,17 +244,34 @@ double pmcp__mx_reduce(double *v, size_t n, int how)
     return r;
   case AC_SUM:
   case AC_AVG:
-    for (size_t i = 0; i < n; i++)
-      r += v[i];
-    return how == AC_SUM ? r : r / (double)n;
   case AC_STD: {
-    double m = 0, s = 0;
-    for (size_t i = 0; i < n; i++)
-      m += v[i];
-    m /= (double)n;
-    for (size_t i = 0; i < n; i++)
-      s += (v[i] - m) * (v[i] - m);
-    return sqrt(s / (double)n);
+    /* means near DBL_MAX: summed without overflow, deviations scaled by
+     * the largest so their squares do not overflow either */
+    pmcp__fsum f = {0, 0};
+    double lo = v[0], hi = v[0];
+    for (size_t i = 0; i < n; i++) {
+      pmcp__fsum_add(&f, v[i]);
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+    }
+    if (how == AC_SUM)
+      return pmcp__fsum_value(&f);
+    double m = pmcp__fsum_mean(&f, (double)n, lo, hi), s = 0;
+    if (how == AC_AVG)
+      return m;
+    if (fmax(fabs(lo), fabs(hi)) < 0x1p500) {
+      for (size_t i = 0; i < n; i++)
+        s += (v[i] - m) * (v[i] - m);
+      return sqrt(s / (double)n);
+    }
+    double d = fmax(m / 2 - lo / 2, hi / 2 - m / 2);
+    if (!(d > 0))
+      return 0;
+    for (size_t i = 0; i < n; i++) {
+      double x = (v[i] / 2 - m / 2) / d;
+      s += x * x;
+    }
+    return sqrt(s / (double)n) * 2 * d;
   }
   default:
     qsort(v, n, sizeof *v, dcmp);
@@ -588,7 +614,7 @@ static int g_render(pmcp_call *call, pmcp__research *rs, const grq *q, const gre
             const cell *x = &r->cells[m * r->nb + b];
             cell_merge(&gc[b], x);
             if (x->count)
-              vals[k++] = x->sum / (double)x->count;
+              vals[k++] = cell_mean(x);
           }
         nser[b] = k;
         if (k)
@@ -632,11 +658,12 @@ static int g_render(pmcp_call *call, pmcp__research *rs, const grq *q, const gre
           if (!x->count)
             continue;
           switch (k) {
-          case 0: pmcp_json_number(j, x->sum / (double)x->count); break;
+          case 0: pmcp_json_number(j, cell_mean(x)); break;
           case 1: pmcp_json_number(j, x->min); break;
           case 2: pmcp_json_number(j, x->max); break;
           case 3: pmcp_json_uint(j, x->count); break;
-          case 4: pmcp_json_number(j, x->sum); break;
+          /* +/-Inf (written as a string) when the sum is out of range */
+          case 4: pmcp_json_number(j, pmcp__fsum_value(&x->sum)); break;
           case 5: pmcp_json_number(j, x->first); break;
           default: pmcp_json_number(j, x->last); break;
           }

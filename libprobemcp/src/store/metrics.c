@@ -13,6 +13,7 @@
 
 #include "store/metrics.h"
 #include "store/ws_scope.h"
+#include "util/fsum.h"
 
 /* ---- series ---- */
 static const char *kind_name(pmcp_metric_kind k)
@@ -82,6 +83,7 @@ void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *o,
   o->min = o->max = NAN;
   uint64_t nt = 0;
   int have = 0;
+  pmcp__fsum sum = {0, 0};
   for (size_t i = 0; i < n; i++) {
     const pmcp_point *pt = &pts[i];
     if (pt->step < o->step_min)
@@ -101,7 +103,7 @@ void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *o,
       o->nonfinite++;
       continue;
     }
-    o->sum += v;
+    pmcp__fsum_add(&sum, v);
     if (!have || v < o->min) {
       o->min = v;
       o->step_at_min = pt->step;
@@ -112,6 +114,7 @@ void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *o,
     }
     have = 1;
   }
+  o->sum = pmcp__fsum_value(&sum);
   if (untimed)
     *untimed = nt;
 }
@@ -218,12 +221,20 @@ static int write_block(pmcp_store *s, const pmcp__metrics *m, pmcp__sql_pending 
   return m->ops->block_write(s, m->c, p->tenant, p->series, seq, fresh, pts, n);
 }
 
+/* The series' sum adds its blocks' in two parts, the huge ones scaled, so
+ * finite sums that do not fit on the way raise no overflow (PostgreSQL)
+ * and make no NaN (SQLite stores it as NULL): it is +/-Inf only when the
+ * total is out of range or blocks' sums already were (SQLite then keeps
+ * +Inf for a sum not known, PostgreSQL NaN). */
 static int update_series_stats(pmcp_store *s, pmcp__sql *c, int64_t series)
 {
   static const char sql_sq[] =
       "UPDATE series SET (count, nonfinite, step_min, step_max, time_min, time_max, vmin, vmax,"
       " vsum, first, last, next_seq) = (SELECT sum(n), sum(nonfinite), min(step_min),"
-      " max(step_max), min(time_min), max(time_max), min(vmin), max(vmax), total(vsum),"
+      " max(step_max), min(time_min), max(time_max), min(vmin), max(vmax),"
+      " coalesce(total(CASE WHEN abs(vsum) < 1e270 THEN vsum END)"
+      "  + 1.157920892373162e77 * total(CASE WHEN abs(vsum) >= 1e270"
+      "   THEN vsum * 8.636168555094445e-78 END), 9e999),"
       " (SELECT first FROM metric_blocks WHERE series_id=?1 ORDER BY seq LIMIT 1),"
       " (SELECT last FROM metric_blocks WHERE series_id=?1 ORDER BY seq DESC LIMIT 1),"
       " coalesce(max(seq) + 1, 0) FROM metric_blocks WHERE series_id=?1) WHERE id=?1";
@@ -231,7 +242,16 @@ static int update_series_stats(pmcp_store *s, pmcp__sql *c, int64_t series)
       "UPDATE series SET (count, nonfinite, step_min, step_max, time_min, time_max, vmin, vmax,"
       " vsum, first, last, next_seq) = (SELECT coalesce(sum(n), 0), coalesce(sum(nonfinite), 0),"
       " min(step_min), max(step_max), min(time_min), max(time_max), min(vmin), max(vmax),"
-      " coalesce(sum(vsum), 0),"
+      " (SELECT CASE WHEN coalesce(b, 0) = 0 THEN coalesce(a, 0) WHEN b = 'NaN' THEN b"
+      "  WHEN abs(b) < 1.552518092300709e231::float8"
+      "   AND abs(coalesce(a, 0) / 2 + b * 5.78960446186581e76::float8)"
+      "    <= 8.988465674311579e307::float8"
+      "  THEN (coalesce(a, 0) / 2 + b * 5.78960446186581e76::float8) * 2"
+      "  WHEN b > 0 THEN 'Infinity' ELSE '-Infinity' END"
+      "  FROM (SELECT sum(vsum) FILTER (WHERE abs(vsum) < 1e270::float8) AS a,"
+      "   sum(vsum * 8.636168555094445e-78::float8)"
+      "    FILTER (WHERE NOT abs(vsum) < 1e270::float8) AS b"
+      "   FROM metric_blocks WHERE series_id=?1) x),"
       " (SELECT first FROM metric_blocks WHERE series_id=?1 ORDER BY seq LIMIT 1),"
       " (SELECT last FROM metric_blocks WHERE series_id=?1 ORDER BY seq DESC LIMIT 1),"
       " coalesce(max(seq) + 1, 0) FROM metric_blocks WHERE series_id=?1) WHERE id=?1";

@@ -64,7 +64,11 @@ typedef struct pmcp__metrics {
 /* The summary of pts[0..n) (n >= 1) in logging order: what a bucket
  * takes from points it takes whole (the first minimum / maximum wins;
  * first / last as logged; min / max NaN when no value is finite; times of
- * 0 mean none), and in *untimed how many points have no time. */
+ * 0 mean none; the sum of the finite values rounded once, +/-Inf only
+ * when it is out of a double's range), and in *untimed how many points
+ * have no time. A stored summary whose sum is not finite while it holds
+ * finite values is no use to a sum over more points: readers decode its
+ * points instead. */
 void pmcp__metric_summarize(const pmcp_point *pts, size_t n, pmcp_bucket *out,
                             uint64_t *untimed);
 int pmcp__sql_series(pmcp_store *s, void *ctx, pmcp_tenant t, const char *run,

@@ -87,13 +87,21 @@ int pmcp__sql_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *r
     rc = pmcp__sql_resolve(s, c, t, run, "run", k, &run_id);
   if (rc)
     return rc;
+  /* 15 significant digits round a value within 5e-15 of DBL_MAX up past
+   * it (1.79769313486232e+308 reads back as Inf): such values go out
+   * rounded towards zero instead. A mean is missing when the series' sum
+   * is not a finite double (its blocks' sums out of range). */
+#define FIT15(x)                                                                            \
+  "CASE WHEN " x " > 1.79769313486231e308 THEN 1.79769313486231e308 WHEN " x                \
+  " < -1.79769313486231e308 THEN -1.79769313486231e308 ELSE " x " END"
   static const char sql_sq[] =
       "SELECT json_object('items', coalesce(json_group_array(json(o)), json('[]')))"
       " FROM (SELECT json_object('series', id, 'key', key, 'labels', json(labels), 'kind', kind,"
       " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
-      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first,"
-      " 'last', last, 'min', vmin, 'max', vmax, 'mean', CASE WHEN kind='float' AND count>nonfinite"
-      " THEN vsum / (count - nonfinite) END) AS o FROM series"
+      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', " FIT15("first")
+      ", 'last', " FIT15("last") ", 'min', " FIT15("vmin") ", 'max', " FIT15("vmax") ", 'mean',"
+      " CASE WHEN kind='float' AND count>nonfinite AND abs(vsum) <= 1.7976931348623157e308"
+      " THEN " FIT15("vsum / (count - nonfinite)") " END) AS o FROM series"
       " WHERE run_id=?1 AND tenant_id=?2 ORDER BY key, labels, kind, scale)";
   /* Floats go out through numeric, which keeps 15 significant digits, as
    * SQLite's JSON does: 0.0001 * 3 reads back as 0.0003 on both backends. */
@@ -102,10 +110,14 @@ int pmcp__sql_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *r
       " '[]'::json)) FROM (SELECT json_build_object('series', id, 'key', key, 'labels',"
       " labels::json, 'kind', kind,"
       " 'scale', scale, 'count', count, 'nonfinite', nonfinite, 'step_min', step_min,"
-      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', first::numeric,"
-      " 'last', last::numeric, 'min', vmin::numeric, 'max', vmax::numeric, 'mean', CASE WHEN"
-      " kind='float' AND count>nonfinite THEN (vsum / (count - nonfinite))::numeric END) AS o, key, labels, kind, scale FROM series"
+      " 'step_max', step_max, 'time_min', time_min, 'time_max', time_max, 'first', ("
+      FIT15("first") ")::numeric, 'last', (" FIT15("last") ")::numeric, 'min', (" FIT15("vmin")
+      ")::numeric, 'max', (" FIT15("vmax") ")::numeric, 'mean', CASE WHEN kind='float' AND"
+      " count>nonfinite AND abs(vsum) <= 1.7976931348623157e308::float8 THEN ("
+      FIT15("vsum / (count - nonfinite)") ")::numeric END) AS o, key, labels, kind, scale"
+      " FROM series"
       " WHERE run_id=?1 AND tenant_id=?2) x";
+#undef FIT15
   pmcp__stmt *st;
   if ((rc = pmcp__sql_prep(s, c, PMCP__SQL_PICK(c, sql_sq, sql_pg), &st)))
     return rc;

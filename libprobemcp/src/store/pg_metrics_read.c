@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "util/fsum.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -114,6 +115,9 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
  *    ends are read and bucketed one by one (each chunk's arrays are
  *    detoasted once, by the "|| '{}'" in a subquery that is not flattened,
  *    then indexed: unnest() costs twice as much).
+ * A block or chunk whose sum did not fit a double (+/-Inf) is split like
+ * one on an edge, and the items' sums are added in two parts, the huge
+ * ones scaled by 2^-256 (exactly), so no finite sum overflows on the way.
  * first / last / step of the extremes follow logging order (block seq,
  * then position in the block), taken with min/max over [position, value]
  * arrays rather than ordered aggregates (no sort). Only the buckets travel
@@ -126,10 +130,10 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   " coalesce(time_max, 0) AS tmax, vmin, vmax, vsum, first, last, step_first, step_last,"       \
   " step_at_min, step_at_max, time_min, time_max,"                                             \
   " coalesce((" KEYMIN ">=$2 AND " KEYMAX "<=$3" WHOLE_EXTRA " AND first IS NOT NULL"        \
-  " AND last IS NOT NULL AND (" KEYMIN "-$2)/$4 = (" KEYMAX "-$2)/$4), false) AS whole"         \
+  " AND last IS NOT NULL AND vsum NOT IN ('Infinity', '-Infinity') AND (" KEYMIN "-$2)/$4 = (" KEYMAX "-$2)/$4), false) AS whole"         \
   " FROM metric_blocks WHERE series_id=$1 AND " HI ">=$2 AND " LO "<=$3),"                      \
   " ch AS (SELECT c.*,"                                                                        \
-  "  (" CMIN ">=$2 AND " CMAX "<=$3 AND (" CMIN "-$2)/$4 = (" CMAX "-$2)/$4" CEXTRA ") AS whole" \
+  "  (" CMIN ">=$2 AND " CMAX "<=$3 AND c.vsum NOT IN ('Infinity', '-Infinity') AND (" CMIN "-$2)/$4 = (" CMAX "-$2)/$4" CEXTRA ") AS whole" \
   "  FROM blk b, LATERAL (SELECT c.seq, c.k, c.n, c.nonfinite, c.step_min, c.step_max,"       \
   "   c.time_min, c.time_max, c.untimed, c.vmin, c.vmax, c.vsum, c.first, c.last,"              \
   "   c.step_first, c.step_last, c.step_at_min, c.step_at_max FROM metric_chunks c"            \
@@ -156,7 +160,10 @@ int pmcp__pg_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
   "  LATERAL (SELECT u.v NOT IN ('NaN', 'Infinity', '-Infinity') AS fin) f"                     \
   "  WHERE NOT c.whole AND " PKEY ">=$2 AND " PKEY "<=$3" PEXTRA ")"                            \
   " SELECT bk, sum(cnt), sum(nf), min(smin), max(smax), coalesce(min(nullif(tmin, 0)), 0),"     \
-  " max(tmax), min(vmin), max(vmax), coalesce(sum(vsum), 0),"                                  \
+  " max(tmax), min(vmin), max(vmax),"                                                          \
+  " coalesce(sum(vsum) FILTER (WHERE abs(vsum) < 1e270::float8), 0),"                            \
+  " coalesce(sum(vsum * 8.636168555094445e-78::float8)"                                          \
+  "  FILTER (WHERE NOT abs(vsum) < 1e270::float8), 0),"                                          \
   " (min(ARRAY[(seq * 65536 + o)::float8, first]))[2],"                                        \
   " (max(ARRAY[(seq * 65536 + o)::float8, last]))[2],"                                          \
   " (min(ARRAY[seq * 65536 + o, sfirst]))[2], (max(ARRAY[seq * 65536 + o, slast]))[2],"          \
@@ -210,13 +217,15 @@ static int summary_axis(pmcp_store *s, pmcp__pg *q, pmcp_tenant t, int64_t serie
     b->time_max = pmcp__pg_int64(st, 6);
     b->min = pmcp__pg_double(st, 7);
     b->max = pmcp__pg_double(st, 8);
-    b->sum = pmcp__pg_double(st, 9);
-    b->first = pmcp__pg_double(st, 10);
-    b->last = pmcp__pg_double(st, 11);
-    b->step_first = pmcp__pg_int64(st, 12);
-    b->step_last = pmcp__pg_int64(st, 13);
-    b->step_at_min = pmcp__pg_int64(st, 14);
-    b->step_at_max = pmcp__pg_int64(st, 15);
+    /* the sum in two parts (SUMMARY_SQL): only here may it round to +/-Inf */
+    pmcp__fsum sum = {pmcp__pg_double(st, 9), pmcp__pg_double(st, 10)};
+    b->sum = pmcp__fsum_value(&sum);
+    b->first = pmcp__pg_double(st, 11);
+    b->last = pmcp__pg_double(st, 12);
+    b->step_first = pmcp__pg_int64(st, 13);
+    b->step_last = pmcp__pg_int64(st, 14);
+    b->step_at_min = pmcp__pg_int64(st, 15);
+    b->step_at_max = pmcp__pg_int64(st, 16);
     if (pmcp__pg_isnull(st, 7))
       b->min = b->max = NAN;
   }

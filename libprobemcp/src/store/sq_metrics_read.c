@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "store/sq.h"
+#include "util/fsum.h"
 
 /* ---- reads ---- */
 
@@ -70,8 +71,16 @@ int pmcp__sq_points(pmcp_store *s, void *ctx, pmcp_tenant t, int64_t series,
 
 typedef struct bucket_acc {
   pmcp_bucket b;
+  pmcp__fsum sum;        /* b.sum, without overflow on the way */
   int used, have_val;
 } bucket_acc;
+
+/* A summary that can be added to others whole: its sum is finite (or it
+ * has no finite value). */
+static int sum_usable(const pmcp_bucket *x)
+{
+  return isfinite(x->sum) || x->count == x->nonfinite;
+}
 
 static inline void acc_point(bucket_acc *a, const pmcp_point *p)
 {
@@ -100,7 +109,7 @@ static inline void acc_point(bucket_acc *a, const pmcp_point *p)
     b->nonfinite++;
     return;
   }
-  b->sum += p->value;
+  pmcp__fsum_add(&a->sum, p->value);
   if (!a->have_val || p->value < b->min) {
     b->min = p->value;
     b->step_at_min = p->step;
@@ -168,7 +177,8 @@ static void acc_block(bucket_acc *a, const pmcp_bucket *x)
     b->time_max = x->time_max;
   b->count += x->count;
   b->nonfinite += x->nonfinite;
-  b->sum += x->sum;
+  if (isfinite(x->sum))
+    pmcp__fsum_add(&a->sum, x->sum);
   b->last = x->last;
   b->step_last = x->step_last;
   if (has_val) {
@@ -329,7 +339,7 @@ static int block_parts(pmcp_store *s, pmcp__sq *q, blob_rd *b, int64_t id, size_
     if ((by_time && kmin == 0) || kmax < lo || kmin > hi)
       continue;
     ptrdiff_t bi = one_bucket(kmin, kmax, lo, hi, width);
-    if (bi >= 0 && (!by_time || g->untimed == 0)) {
+    if (bi >= 0 && (!by_time || g->untimed == 0) && sum_usable(&g->sum)) {
       acc_block(&acc[bi], &g->sum);
       continue;
     }
@@ -397,7 +407,7 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
         if (pmcp__sq_block_untimed(h, hdr_len(len), &untimed) != 1 || untimed)
           bi = -1;
       }
-      if (bi >= 0) {
+      if (bi >= 0 && sum_usable(&sum)) {
         acc_block(&acc[bi], &sum);
         continue;
       }
@@ -415,6 +425,7 @@ static int summary_axis(pmcp_store *s, pmcp__sq *q, pmcp_tenant t, int64_t serie
     if (acc[i].used) {
       if (!acc[i].have_val)
         acc[i].b.min = acc[i].b.max = NAN;
+      acc[i].b.sum = pmcp__fsum_value(&acc[i].sum);
       out[n++] = acc[i].b;
     }
   free(acc);

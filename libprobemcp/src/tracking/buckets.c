@@ -45,12 +45,13 @@ int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i)
 typedef struct scan {
   const pmcp__trk_axis *ax;
   int64_t off;
-  pmcp_bucket *bk;
+  pmcp__trk_bucket *bk;
   uint64_t no_time;
 } scan;
 
-static void bucket_add(pmcp_bucket *b, const pmcp_point *p)
+static void bucket_add(pmcp__trk_bucket *t, const pmcp_point *p)
 {
+  pmcp_bucket *b = &t->b;
   if (!b->count) {
     b->step_min = b->step_max = p->step;
     b->time_min = b->time_max = p->time_ms;
@@ -67,7 +68,7 @@ static void bucket_add(pmcp_bucket *b, const pmcp_point *p)
     b->nonfinite++;
     return;
   }
-  b->sum += p->value;
+  pmcp__fsum_add(&t->sum, p->value);
   b->min = p->value < b->min ? p->value : b->min;
   b->max = p->value > b->max ? p->value : b->max;
 }
@@ -86,9 +87,10 @@ static int on_block(void *ud, const pmcp_bucket *sum)
   if (s->ax->axis != PMCP__TRK_AX_STEP)
     return 1; /* times are not ordered by step: decode */
   long long b0 = bucket_of(s->ax, sum->step_min), b1 = bucket_of(s->ax, sum->step_max);
-  if (b0 < 0 || b0 != b1)
+  /* a sum out of a double's range is no use to the bucket's: decode */
+  if (b0 < 0 || b0 != b1 || (sum->count > sum->nonfinite && !isfinite(sum->sum)))
     return 1;
-  pmcp_bucket *b = &s->bk[b0];
+  pmcp_bucket *b = &s->bk[b0].b;
   uint64_t fin = sum->count - sum->nonfinite, had = b->count - b->nonfinite;
   if (!b->count) {
     b->step_min = sum->step_min;
@@ -104,7 +106,7 @@ static int on_block(void *ud, const pmcp_bucket *sum)
   b->count += sum->count;
   b->nonfinite += sum->nonfinite;
   if (fin) {
-    b->sum += sum->sum;
+    pmcp__fsum_add(&s->bk[b0].sum, sum->sum);
     b->min = had && b->min < sum->min ? b->min : sum->min;
     b->max = had && b->max > sum->max ? b->max : sum->max;
   }
@@ -131,8 +133,8 @@ static int on_points(void *ud, const pmcp_point *p, size_t n)
 }
 
 int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_axis *ax,
-                          int64_t off, int64_t step_from, int64_t step_to, pmcp_bucket *bk,
-                          uint64_t *no_time)
+                          int64_t off, int64_t step_from, int64_t step_to,
+                          pmcp__trk_bucket *bk, uint64_t *no_time)
 {
   memset(bk, 0, ax->n * sizeof *bk);
   if (no_time)
@@ -180,12 +182,12 @@ void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax)
     cJSON_AddNumberToObject(root, "bucket_width_s", (double)ax->width / 1000.0);
 }
 
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket *tb,
                            const pmcp__trk_axis *ax)
 {
   uint64_t nonfinite = 0;
   for (size_t b = 0; b < ax->n; b++)
-    nonfinite += bk[b].nonfinite;
+    nonfinite += tb[b].b.nonfinite;
   cJSON *x = cJSON_AddArrayToObject(o, x_name);
   cJSON *mean = cJSON_AddArrayToObject(o, "mean");
   cJSON *mn = cJSON_AddArrayToObject(o, "min");
@@ -193,17 +195,19 @@ void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
   cJSON *cnt = cJSON_AddArrayToObject(o, "count");
   cJSON *nf = nonfinite ? cJSON_AddArrayToObject(o, "nonfinite") : NULL;
   for (size_t b = 0; b < ax->n; b++) {
-    uint64_t finite = bk[b].count - bk[b].nonfinite;
-    if (!bk[b].count)
+    const pmcp_bucket *bk = &tb[b].b;
+    uint64_t finite = bk->count - bk->nonfinite;
+    if (!bk->count)
       continue; /* buckets without points are left out */
     cJSON_AddItemToArray(x, edge_value(ax, pmcp__trk_axis_edge(ax, b)));
     /* a bucket of non-finite points only: no statistics (null), count 0 */
-    cJSON_AddItemToArray(mean, finite ? cJSON_CreateNumber(bk[b].sum / (double)finite)
+    cJSON_AddItemToArray(mean, finite ? cJSON_CreateNumber(pmcp__fsum_mean(
+                                            &tb[b].sum, (double)finite, bk->min, bk->max))
                                       : cJSON_CreateNull());
-    cJSON_AddItemToArray(mn, finite ? cJSON_CreateNumber(bk[b].min) : cJSON_CreateNull());
-    cJSON_AddItemToArray(mx, finite ? cJSON_CreateNumber(bk[b].max) : cJSON_CreateNull());
+    cJSON_AddItemToArray(mn, finite ? cJSON_CreateNumber(bk->min) : cJSON_CreateNull());
+    cJSON_AddItemToArray(mx, finite ? cJSON_CreateNumber(bk->max) : cJSON_CreateNull());
     cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)finite));
     if (nf)
-      cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)bk[b].nonfinite));
+      cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)bk->nonfinite));
   }
 }

@@ -383,7 +383,7 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   pmcp__trk_axis ax;
   pmcp__trk_axis_make(&ax, ax_kind, lo, hi, (size_t)nbk);
   cJSON *all = cJSON_CreateArray();
-  pmcp_bucket *bk = calloc(ax.n ? ax.n : 1, sizeof *bk);
+  pmcp__trk_bucket *bk = calloc(ax.n ? ax.n : 1, sizeof *bk);
   if (!bk) {
     free(start);
     pmcp__trk_sel_free(&s);
@@ -573,7 +573,7 @@ static int fetch_float_series(pmcp_call *call, void *ud)
 #else
 #define NOTE_SRC(a, b)
 #endif
-  pmcp_bucket *bk = calloc((size_t)max_points, sizeof *bk);
+  pmcp__trk_bucket *bk = calloc((size_t)max_points, sizeof *bk);
   for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
     for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
@@ -618,7 +618,7 @@ static int fetch_float_series(pmcp_call *call, void *ud)
       pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, a, b, 1);
       if ((rc = pmcp__trk_bucket_scan(tk, e->id, &one, 0, a, b, bk, NULL)))
         break;
-      uint64_t in_range = bk[0].count - bk[0].nonfinite, nf = bk[0].nonfinite;
+      uint64_t in_range = bk[0].b.count - bk[0].b.nonfinite, nf = bk[0].b.nonfinite;
       if (in_range <= (uint64_t)max_points) {
         rc = exact_points(tk, e, a, b, 0, o, &fin, &nonfin);
         if (!rc && nonfin)

@@ -338,7 +338,7 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
       smax = a.step[i] > smax ? a.step[i] : smax;
     }
     double width = ((double)smax - (double)smin + 1) / (double)max_points;
-    typedef struct { double sum, min, max; uint64_t n; int64_t step; } bk;
+    typedef struct { pmcp__fsum sum; double min, max; uint64_t n; int64_t step; } bk;
     bk *b = calloc(max_points, sizeof *b);
     if (!b) {
       free(a.step);
@@ -355,7 +355,7 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
         b[k].min = a.value[i];
       if (!b[k].n || a.value[i] > b[k].max)
         b[k].max = a.value[i];
-      b[k].sum += a.value[i];
+      pmcp__fsum_add(&b[k].sum, a.value[i]);
       b[k].n++;
     }
     cJSON_AddBoolToObject(o, "bucketed", 1);
@@ -369,7 +369,8 @@ int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int 
       if (!b[k].n)
         continue;
       cJSON_AddItemToArray(st, cJSON_CreateNumber((double)b[k].step));
-      cJSON_AddItemToArray(mean, cJSON_CreateNumber(b[k].sum / (double)b[k].n));
+      cJSON_AddItemToArray(
+          mean, cJSON_CreateNumber(pmcp__fsum_mean(&b[k].sum, (double)b[k].n, b[k].min, b[k].max)));
       cJSON_AddItemToArray(mn, cJSON_CreateNumber(b[k].min));
       cJSON_AddItemToArray(mx, cJSON_CreateNumber(b[k].max));
       cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)b[k].n));

@@ -9,6 +9,7 @@
  * ENVIRONMENT_STEP. */
 #include "tracking/rl.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -112,7 +113,7 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
   }
   pmcp__rl_run r;
   unsigned char *keep = NULL;
-  pmcp_bucket *bk = NULL;
+  pmcp__trk_bucket *bk = NULL;
   cJSON *all = NULL;
   int rc = pmcp__rl_load(call, tk, INT64_MAX, &r);
   if (rc)
@@ -205,7 +206,7 @@ out:
 typedef struct member {
   const pmcp__rl_env *env;
   const pmcp__mx_series *s;
-  double *sum;
+  pmcp__fsum *sum;       /* without overflow on the way */
   uint32_t *n;
   size_t group;
 } member;
@@ -228,7 +229,7 @@ static int bin_points(pmcp_call *call, pmcp__tracking *tk, member *m, int64_t lo
       if (!isfinite(pts[i].value) || pts[i].step < lo || pts[i].step > hi)
         continue;
       size_t b = (size_t)((uint64_t)(pts[i].step - lo) / (uint64_t)width);
-      m->sum[b] += pts[i].value;
+      pmcp__fsum_add(&m->sum[b], pts[i].value);
       m->n[b]++;
     }
     if (!next || !got)
@@ -379,7 +380,7 @@ int pmcp__rl_aggregate(pmcp_call *call, void *ud)
       size_t k = 0;
       for (size_t m = 0; m < nm; m++)
         if (mem[m].group == g && mem[m].n[b])
-          vals[k++] = mem[m].sum[b] / (double)mem[m].n[b];
+          vals[k++] = pmcp__fsum_mean(&mem[m].sum[b], (double)mem[m].n[b], -DBL_MAX, DBL_MAX);
       if (!k)
         continue; /* no environment logged in this bucket: left out */
       cJSON_AddItemToArray(x, cJSON_CreateNumber((double)(lo + (int64_t)b * width)));

@@ -12,6 +12,7 @@
 #include "probemcp/tracking.h"
 #include "research/metrics.h"
 #include "research/research.h"
+#include "util/fsum.h"
 #include "util/isotime.h"
 
 typedef struct pmcp__tracking {
@@ -85,14 +86,21 @@ void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
                          size_t max_buckets);
 /* Edge @p i (0..n) of the axis. */
 int64_t pmcp__trk_axis_edge(const pmcp__trk_axis *ax, size_t i);
+/* A curve bucket: b.sum is not used, sum is the finite values' without
+ * overflow on the way (values near DBL_MAX keep a finite mean). */
+typedef struct pmcp__trk_bucket {
+  pmcp_bucket b;
+  pmcp__fsum sum;
+} pmcp__trk_bucket;
+
 /* Reads the points of series @p series with steps in [step_from, step_to]
  * into @p bk (ax->n buckets, zeroed here), exactly: count (every point),
  * nonfinite, and sum/min/max over the finite ones. Time axes place a
  * point at its time minus @p off; points without a time are counted in
  * *no_time (may be NULL). 0 or a store error. */
 int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_axis *ax,
-                          int64_t off, int64_t step_from, int64_t step_to, pmcp_bucket *bk,
-                          uint64_t *no_time);
+                          int64_t off, int64_t step_from, int64_t step_to,
+                          pmcp__trk_bucket *bk, uint64_t *no_time);
 /* Adds the shared edges to a response root, once: "bucket_edges" (n + 1
  * steps, seconds since the start, or ISO times) and the width. */
 void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
@@ -101,7 +109,7 @@ void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
  * count (finite points); with any non-finite point a parallel
  * "nonfinite" array. Buckets without points are left out; one holding
  * only non-finite points has count 0 and null statistics. */
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp_bucket *bk,
+void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket *bk,
                            const pmcp__trk_axis *ax);
 
 /* Resolves the call's project (argument, then default, then the tenant's

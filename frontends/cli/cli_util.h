@@ -50,10 +50,6 @@ int probe_cli_done(const char *cmd, pmcp_store *s, int rc);
 int probe_cli_int(const char *s, int64_t *out);
 /* Parses a double; 0 ok, -1 bad. */
 int probe_cli_double(const char *s, double *out);
-/* @p v as JSON text with every number in shortest round-trip form (cJSON's
- * printer treats doubles a few ulps apart as equal); free() it. NULL when
- * out of memory. */
-char *probe_cli_json_print(const cJSON *v);
 /* Parses an ISO 8601 time (YYYY-MM-DD[THH:MM[:SS[.fff]]][Z|+HH:MM], a space
  * for the T; UTC without a zone) or epoch milliseconds into ms; 0 ok,
  * -1 bad. */

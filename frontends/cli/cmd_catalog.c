@@ -12,6 +12,15 @@ typedef struct optdef {
   char type;          /* s string, i integer, n number, b flag (true) */
 } optdef;
 
+/* Adds @p v as the text of exactly its double: cJSON's printer would round
+ * it (0.30000000000000004 to 0.3). */
+static void add_number(cJSON *o, const char *field, double v)
+{
+  char text[PMCP_JSON_NUMBER_MAX];
+  pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, text);
+  cJSON_AddRawToObject(o, field, text);
+}
+
 /* Parses options into a JSON object, positional arguments into @p pos.
  * Returns 0, 2 on usage errors (printed). */
 static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJSON *o,
@@ -52,7 +61,7 @@ static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJS
       if (d->type == 'i' ? probe_cli_int(v, &n) : probe_cli_double(v, &x))
         return probe_cli_err(2, cmd, "%s: '%s' is not a %s", d->opt, v,
                              d->type == 'i' ? "whole number" : "number");
-      cJSON_AddNumberToObject(o, d->field, d->type == 'i' ? (double)n : x);
+      add_number(o, d->field, d->type == 'i' ? (double)n : x);
     }
   }
   return 0;
@@ -81,13 +90,22 @@ static void negated(cJSON *o, const char *neg, const char *field)
 
 static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
 {
-  char *json = probe_cli_json_print(o);
+  /* the record in the library's exact form (its strings escaped as the
+   * library writes them), whatever cJSON's printer does */
+  char *text = cJSON_PrintUnformatted(o);
+  pmcp_buf json = PMCP_BUF_INIT;
+  int rc = text ? pmcp_json_normalize(text, strlen(text), &json) : PMCP_ENOMEM;
+  cJSON_free(text);
+  if (rc) {
+    pmcp_buf_dispose(&json);
+    return probe_cli_err(1, cmd, "cannot write the record: %s", pmcp_strerror(rc));
+  }
   pmcp_store *s;
   pmcp_tenant t;
-  int rc = 1;
-  if (json && probe_cli_open(g, PMCP_STORE_CREATE, &s, &t) == 0) {
+  rc = 1;
+  if (probe_cli_open(g, PMCP_STORE_CREATE, &s, &t) == 0) {
     pmcp_buf ref = PMCP_BUF_INIT;
-    rc = pmcp_store_put(s, t, kind, json, strlen(json), &ref);
+    rc = pmcp_store_put(s, t, kind, json.ptr, json.len, &ref);
     if (rc == 0)
       printf("%s\n", ref.ptr);
     else
@@ -95,7 +113,7 @@ static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON 
     pmcp_buf_dispose(&ref);
     pmcp_store_free(s);
   }
-  free(json);
+  pmcp_buf_dispose(&json);
   return rc ? 1 : 0;
 }
 
@@ -199,7 +217,7 @@ int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv)
     rc = probe_cli_err(2, "checkpoint", "STEP must be a whole number, not '%s'", pos[1]);
   if (!rc) {
     cJSON_AddStringToObject(o, "run", pos[0]);
-    cJSON_AddNumberToObject(o, "step", (double)step);
+    add_number(o, "step", (double)step);
     negated(o, "not_stored", "stored");
     rc = put(g, "checkpoint", "checkpoint", o);
   }

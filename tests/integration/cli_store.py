@@ -211,6 +211,18 @@ def main():
         ok("checkpoint", "add", "r1", "200", store=store)
         check(json.loads(ok("show", "checkpoint:r1@best", store=store))["step"] == 100, "@best")
         check(json.loads(ok("show", "checkpoint:r1@latest", store=store))["step"] == 200, "@latest")
+        # Numbers reach the store as exactly the double given (a printer that
+        # rounds would make 0.30000000000000004 0.3), an argument that is not
+        # UTF-8 as text with U+FFFD.
+        ok("checkpoint", "add", "r1", "300", "--metric", "val/loss", "--value",
+           "0.30000000000000004", "--size", "9007199254740993", "--uri",
+           os.fsdecode(b"s3://c/a\xffb"), store=store)
+        ck = json.loads(ok("show", "checkpoint:r1@step300", store=store))
+        check(ck["value"] == 0.30000000000000004 and ck["size"] == 9007199254740992 and
+              ck["step"] == 300 and ck["uri"] == "s3://c/a\ufffdb", "checkpoint numbers exact")
+        ok("checkpoint", "add", "r1", "400", "--value", "5e-324", store=store)
+        check(json.loads(ok("show", "checkpoint:r1@step400", store=store))["value"] == 5e-324,
+              "a subnormal value is kept")
         src = ok("source", "add", "hf", "model", "hf://org/m", store=store).strip()
         ok("lineage", "add", "dataset:cifar@1", "run:r1", "--step", "tokenize:BPE", store=store)
         ok("lineage", "use", "r1", src, store=store)

@@ -61,6 +61,33 @@ START_TEST(formatter_and_writer)
 }
 END_TEST
 
+/* JSON text rewritten in its exact form reads its numbers with '.' and
+ * writes them so: each reads back (C locale) as the double the text
+ * spells, fractions, exponents, subnormals and the largest included. */
+START_TEST(normalized_text)
+{
+  host_locale();
+  static const char in[] =
+      "{\"a\": [1234.5, 0.1, -2.5e-7, 1e308, 5e-324, 0.30000000000000004, -0.0, 12.0],"
+      " \"b\": {\"c\": 6.02214076e23}}";
+  pmcp_buf b = PMCP_BUF_INIT;
+  ck_assert_int_eq(pmcp_json_normalize(in, sizeof in - 1, &b), 0);
+  ck_assert_str_eq(b.ptr, "{\"a\":[1234.5,0.1,-2.5e-07,1e+308,5e-324,0.30000000000000004,-0,12],"
+                          "\"b\":{\"c\":6.02214076e+23}}");
+  cJSON *want = parse_c(in), *got = parse_c(b.ptr);
+  const cJSON *w = cJSON_GetObjectItem(want, "a")->child, *g = cJSON_GetObjectItem(got, "a")->child;
+  for (; w && g; w = w->next, g = g->next)
+    ck_assert_msg(memcmp(&w->valuedouble, &g->valuedouble, sizeof(double)) == 0,
+                  "%.17g became %.17g under %s", w->valuedouble, g->valuedouble, LOC);
+  ck_assert(!w && !g);
+  cJSON_Delete(want);
+  cJSON_Delete(got);
+  pmcp_buf_dispose(&b);
+  /* the host's locale is as it set it */
+  ck_assert_str_ne(localeconv()->decimal_point, ".");
+}
+END_TEST
+
 /* Echoes its number arguments back through the JSON writer, cJSON and
  * snprintf: the three ways handlers and toolsets write numbers. */
 static int echo(pmcp_call *call, void *ud)
@@ -272,6 +299,7 @@ int main(void)
     TCase *tc = tcase_create("numbers");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, formatter_and_writer);
+    tcase_add_test(tc, normalized_text);
     tcase_add_test(tc, tool_arguments_round_trip);
     tcase_add_checked_fixture(tc, NULL, st_cleanup);
     tcase_add_test(tc, toolset_filters_and_store);

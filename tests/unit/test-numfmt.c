@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "probemcp/json.h"
+#include "test-random.h"
 
 static const char *fmt(double v, unsigned flags)
 {
@@ -45,16 +46,8 @@ START_TEST(lossless_round_trips)
   ck_assert_str_eq(fmt(1234567.0, PMCP_JSON_LOSSLESS), "1234567");
   /* random bit patterns: every finite double reads back exactly */
   uint64_t x = 0x9E3779B97F4A7C15ull;
-  int tested = 0;
-  while (tested < 20000) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    double v;
-    memcpy(&v, &x, sizeof v);
-    if (!isfinite(v))
-      continue;
-    tested++;
+  for (int tested = 0; tested < 20000; tested++) {
+    double v = tr_finite(&x);
     const char *s = fmt(v, PMCP_JSON_LOSSLESS);
     ck_assert_msg(strtod(s, NULL) == v, "%s does not read back", s);
     /* and the rounded form is never longer than %.6g allows */

@@ -400,6 +400,49 @@ START_TEST(search)
 }
 END_TEST
 
+/* The JSON a record keeps (a trial's params and trajectory) comes back as
+ * exactly its values: every double bit for bit, the sign of zero too, and
+ * a string that was not UTF-8 as valid text (U+FFFD for the stray bytes,
+ * as the library's writer writes them) rather than bytes no JSON reader
+ * takes. */
+START_TEST(stored_json_is_exact)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  pmcp_buf ref = PMCP_BUF_INIT, text = PMCP_BUF_INIT;
+  put(s, t, "trial", "{\"run\":\"r1\",\"name\":\"t0\",\"params\":{\"lr\":0.30000000000000004,"
+                     "\"eps\":5e-324,\"z\":-0.0,\"big\":1.7976931348623157e308,"
+                     "\"tag\":\"a\xff" "b\\u00e9\"},\"trajectory\":[{\"step\":9007199254740991,"
+                     "\"value\":2.2250738585072009e-308}]}", &ref);
+  ST_OK(s, pmcp_store_get(s, t, ref.ptr, &text));
+  ck_assert_msg(pmcp_utf8_valid(text.ptr, text.len), "not UTF-8: %s", text.ptr);
+  cJSON *o = st_json(&text);
+  const cJSON *p = cJSON_GetObjectItem(o, "params");
+  ck_assert_ptr_nonnull(p);
+  static const struct {
+    const char *key;
+    double v;
+  } want[] = {{"lr", 0.30000000000000004}, {"eps", 5e-324}, {"z", -0.0},
+              {"big", 1.7976931348623157e308}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const cJSON *v = cJSON_GetObjectItem(p, want[i].key);
+    ck_assert_msg(v && memcmp(&v->valuedouble, &want[i].v, sizeof(double)) == 0,
+                  "params.%s: %.17g, not %.17g", want[i].key, v ? v->valuedouble : NAN, want[i].v);
+  }
+  ck_assert_str_eq(cJSON_GetObjectItem(p, "tag")->valuestring, "a\xef\xbf\xbd" "b\xc3\xa9");
+  const cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "trajectory"), 0);
+  ck_assert_ptr_nonnull(pt);
+  ck_assert(cJSON_GetObjectItem(pt, "step")->valuedouble == 9007199254740991.0);
+  ck_assert(cJSON_GetObjectItem(pt, "value")->valuedouble == 2.2250738585072009e-308);
+  cJSON_Delete(o);
+  pmcp_buf_dispose(&text);
+  pmcp_buf_dispose(&ref);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
 int main(void)
 {
   Suite *su = suite_create("store-catalog");
@@ -409,6 +452,7 @@ int main(void)
   tcase_add_test(tc, artifacts);
   tcase_add_test(tc, put_kinds);
   tcase_add_test(tc, search);
+  tcase_add_test(tc, stored_json_is_exact);
   suite_add_tcase(su, tc);
   return st_run_suite(su);
 }

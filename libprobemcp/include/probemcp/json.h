@@ -11,7 +11,8 @@
  * (pmcp_json_non_finite()); a page reports the count as "non_finite".
  *
  * pmcp_json_string_decode() reads a string literal, for hosts that parse
- * JSON text of their own.
+ * JSON text of their own; pmcp_json_normalize() rewrites JSON text in the
+ * exact form the library stores values in.
  *
  * Thread-safety: a writer is used by one thread at a time.
  */
@@ -131,6 +132,34 @@ enum {
  */
 PMCP_API int pmcp_json_string_decode(const char *in, size_t len, unsigned flags, char *out,
                                      size_t *used, size_t *out_len, const char **expected);
+
+/**
+ * Appends to @p out the one JSON value of [json, json + len) (whitespace
+ * around it allowed) written exactly and compactly, as the store writes
+ * the values it keeps: every number in the fewest significant digits that
+ * read back as the same double (pmcp_json_format_number() with
+ * PMCP_JSON_LOSSLESS: 1.0 becomes 1, 1000 1e+03, 0.30000000000000004 and
+ * -0 stay; an integer beyond 2^53 becomes the double nearest it, as any
+ * parser that reads JSON numbers as doubles reads it), every string with
+ * the writer's escapes (bytes that are not UTF-8 become U+FFFD),
+ * insignificant whitespace dropped, members in their order and duplicates
+ * kept. The decimal point is '.' whatever LC_NUMERIC the host set. A host
+ * that builds JSON with a library whose printer rounds doubles gives it
+ * the numbers as text (pmcp_json_format_number()) and the result to this.
+ *
+ * @p out is the caller's (a zeroed pmcp_buf, or one holding text to
+ * append to) and stays so: release it with pmcp_buf_dispose(). On
+ * failure it is as it was.
+ *
+ * @return 0; PMCP_EPARSE when the text is not exactly one JSON value
+ * (RFC 8259); PMCP_ETOOBIG when it nests deeper than 1000 arrays and
+ * objects; PMCP_EINVAL when @p out is NULL, @p json is NULL with a
+ * length, a number is beyond the range of a double (1e400: it would read
+ * back as infinity) or a string holds \u0000 (the library's strings are
+ * C strings); PMCP_ENOMEM.
+ * Thread-safe.
+ */
+PMCP_API int pmcp_json_normalize(const char *json, size_t len, pmcp_buf *out);
 
 PMCP_END_DECLS
 

@@ -811,14 +811,11 @@ int pmcp__sql_get(pmcp_store *s, void *ctx, pmcp_tenant t, const char *ref, pmcp
   int rc = pmcp__sql_get_tree(s, ctx, t, ref, 0, &o);
   if (rc)
     return rc;
-  char *txt = pmcp__cjson_print(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return pmcp_store_set_error(s, PMCP_ENOMEM, "out of memory");
   pmcp__buf_reset(out);
-  rc = pmcp__buf_puts(out, txt);
-  cJSON_free(txt);
-  return rc;
+  rc = pmcp__cjson_write(out, o, 0);
+  cJSON_Delete(o);
+  return rc ? pmcp_store_set_error(s, rc, "the record cannot be printed: %s", pmcp_strerror(rc))
+            : 0;
 }
 
 static int get_tree(pmcp_store *s, pmcp__sql *q, pmcp_tenant t, const char *ref,

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "probemcp/error.h"
 #include "probemcp/json.h"
 #include "util/buf.h"
@@ -405,46 +403,4 @@ int pmcp__buf_number(pmcp_buf *b, double v)
       break;
   }
   return pmcp__buf_puts(b, tmp);
-}
-
-/* Every finite number of @p v becomes raw text of exactly its double. */
-static void exact_numbers(cJSON *v)
-{
-  for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
-    if (cJSON_IsNumber(c) && isfinite(c->valuedouble)) {
-      char buf[PMCP_JSON_NUMBER_MAX];
-      pmcp_json_format_number(c->valuedouble, PMCP_JSON_LOSSLESS, buf);
-      char *raw = cJSON_malloc(strlen(buf) + 1);
-      if (!raw)
-        continue; /* the number keeps cJSON's own spelling */
-      strcpy(raw, buf);
-      c->type = cJSON_Raw | (c->type & cJSON_StringIsConst);
-      c->valuestring = raw;
-    } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-      exact_numbers(c);
-    }
-  }
-}
-
-char *pmcp__cjson_print(const cJSON *v)
-{
-  if (!v)
-    return NULL;
-  cJSON *copy = cJSON_Duplicate(v, 1);
-  if (!copy)
-    return NULL;
-  if (cJSON_IsNumber(copy) && isfinite(copy->valuedouble)) {
-    char buf[PMCP_JSON_NUMBER_MAX];
-    pmcp_json_format_number(copy->valuedouble, PMCP_JSON_LOSSLESS, buf);
-    cJSON_Delete(copy);
-    size_t n = strlen(buf) + 1;
-    char *out = cJSON_malloc(n);
-    if (out)
-      memcpy(out, buf, n);
-    return out;
-  }
-  exact_numbers(copy);
-  char *out = cJSON_PrintUnformatted(copy);
-  cJSON_Delete(copy);
-  return out;
 }

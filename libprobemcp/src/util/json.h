@@ -54,12 +54,21 @@ int pmcp__json_minify(pmcp_buf *out, const char *p, size_t len);
  * up to 2^53 without exponent or fraction. PMCP_EINVAL for NaN/inf. */
 int pmcp__buf_number(pmcp_buf *b, double v);
 
-/* cJSON_PrintUnformatted() of @p v with every finite number written as
- * exactly its double (cJSON's printer takes a double within a few ulps for
- * the same and may write a neighbour: 0.30000000000000004 as 0.3); a
- * stored value goes through this. The text is freed with cJSON_free();
- * NULL when out of memory. */
+/* The exact printer of JSON trees (json_print.c), pmcp_json_normalize()'s
+ * too: compact, every finite number as exactly its double in shortest
+ * round-trip form (cJSON's printer takes a double within a few ulps for the
+ * same and may write a neighbour: 0.30000000000000004 as 0.3), strings
+ * with the writer's escapes (invalid UTF-8 as U+FFFD), raw items as they
+ * are. A number that is not finite is written as null, as the store reads
+ * it back, or refused (PMCP_EINVAL) with PMCP__PRINT_FINITE. Appends to
+ * @p out; 0, or PMCP_ENOMEM, PMCP_EINVAL (an invalid item),
+ * PMCP_ETOOBIG (nested deeper than cJSON parses), @p out then as it was. */
 typedef struct cJSON cJSON;
+enum { PMCP__PRINT_FINITE = 1u << 0 };
+int pmcp__cjson_write(pmcp_buf *out, const cJSON *v, unsigned flags);
+/* pmcp__cjson_write() of @p v as a string to free with cJSON_free(); NULL
+ * when out of memory (or for a tree no parse made: an invalid item, too
+ * deep). A stored value goes through this. */
 char *pmcp__cjson_print(const cJSON *v);
 
 #endif

@@ -263,7 +263,7 @@ START_TEST(base_urls)
   char err[200];
   ck_assert_int_eq(pmcp_http_new(&h, &o, err, sizeof err), 0);
   const char *names[4], *values[4];
-  pmcp_http_request r = {0};
+  pmcp_http_request r = PMCP_HTTP_REQUEST_INIT;
   r.h = h;
   r.names = names;
   r.values = values;
@@ -737,8 +737,16 @@ static char *consent_html(poauth_server *o, const char *req_id, const char *cook
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
   const char *values[] = {"127.0.0.1:8080", ck};
-  pmcp_http_request rq = {NULL, "GET", "/oauth/consent", query, "", 0, 2, names, values, ""};
-  pmcp_http_response res = {0};
+  pmcp_http_request rq = PMCP_HTTP_REQUEST_INIT;
+  rq.method = "GET";
+  rq.path = "/oauth/consent";
+  rq.query = query;
+  rq.body = "";
+  rq.nheaders = 2;
+  rq.names = names;
+  rq.values = values;
+  rq.peer = "";
+  pmcp_http_response res = PMCP_HTTP_RESPONSE_INIT;
   ck_assert_int_eq(poauth_pages(o, &rq, &res), 1);
   ck_assert_int_eq(res.status, 200);
   char *html = strdup(res.body.ptr);

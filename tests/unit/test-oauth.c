@@ -215,6 +215,25 @@ static int untouched(const char *b, size_t from, size_t n)
   return 1;
 }
 
+/* A digest call (token hash, CSRF token) of @p in, whose hex is @p want:
+ * a byte short, the exact size, NULL in or out. */
+static void digest_sizes(int (*fn)(const char *, char *, size_t), const char *in,
+                         const char *want)
+{
+  char h[PMCP_OAUTH_HASH_HEX + 8];
+  filled(h, sizeof h);
+  ck_assert_int_eq(fn(in, h, PMCP_OAUTH_HASH_HEX - 1), PMCP_ETOOBIG);
+  ck_assert_str_eq(h, "");
+  ck_assert(untouched(h, 1, sizeof h));
+  filled(h, sizeof h);
+  ck_assert_int_eq(fn(in, h, PMCP_OAUTH_HASH_HEX), 0);
+  ck_assert_str_eq(h, want);
+  ck_assert(untouched(h, PMCP_OAUTH_HASH_HEX, sizeof h));
+  ck_assert_int_eq(fn(NULL, h, sizeof h), PMCP_EINVAL);
+  ck_assert_str_eq(h, "");
+  ck_assert_int_eq(fn(in, NULL, PMCP_OAUTH_HASH_HEX), PMCP_EINVAL);
+}
+
 START_TEST(token_buffer_sizes)
 {
   char buf[PMCP_OAUTH_TOKEN_MAX + 16];
@@ -253,36 +272,19 @@ START_TEST(token_buffer_sizes)
   ck_assert_int_eq(pmcp_oauth_token_new(NULL, buf, sizeof buf), PMCP_EINVAL);
   ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, NULL, 64), PMCP_EINVAL);
 
-  char h[PMCP_OAUTH_HASH_HEX + 8];
-  filled(h, sizeof h);
-  ck_assert_int_eq(pmcp_oauth_token_hash("abc", h, PMCP_OAUTH_HASH_HEX - 1), PMCP_ETOOBIG);
-  ck_assert_str_eq(h, "");
-  ck_assert(untouched(h, 1, sizeof h));
-  filled(h, sizeof h);
-  ck_assert_int_eq(pmcp_oauth_token_hash("abc", h, PMCP_OAUTH_HASH_HEX), 0);
-  ck_assert_str_eq(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  ck_assert(untouched(h, PMCP_OAUTH_HASH_HEX, sizeof h));
-  ck_assert_int_eq(pmcp_oauth_token_hash("", h, sizeof h), 0);
-  ck_assert_str_eq(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  ck_assert_int_eq(pmcp_oauth_token_hash(NULL, h, sizeof h), PMCP_EINVAL);
-  ck_assert_str_eq(h, "");
-  ck_assert_int_eq(pmcp_oauth_token_hash("abc", NULL, 65), PMCP_EINVAL);
-
-  /* CSRF: SHA-256 of "probe-mcp consent csrf\n" and the cookie. */
+  /* SHA-256 of the token; the CSRF token's of "probe-mcp consent csrf\n"
+   * and the cookie. */
+  digest_sizes(pmcp_oauth_token_hash, "abc",
+               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  digest_sizes(pmcp_oauth_token_hash, "",
+               "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   const char *cookie = "pbm_ss_cookie-value";
-  filled(h, sizeof h);
-  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, h, PMCP_OAUTH_HASH_HEX - 1), PMCP_ETOOBIG);
-  ck_assert_str_eq(h, "");
-  ck_assert(untouched(h, 1, sizeof h));
-  filled(h, sizeof h);
-  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, h, PMCP_OAUTH_HASH_HEX), 0);
-  ck_assert_str_eq(h, "9fa84dad9b86333895fff3cabf0aba840a000534eca8ff6968a295fc98b05b37");
-  ck_assert(untouched(h, PMCP_OAUTH_HASH_HEX, sizeof h));
+  char h[PMCP_OAUTH_HASH_HEX];
+  digest_sizes(pmcp_oauth_csrf_token, cookie,
+               "9fa84dad9b86333895fff3cabf0aba840a000534eca8ff6968a295fc98b05b37");
+  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, h, sizeof h), 0);
   ck_assert(pmcp_oauth_csrf_ok(cookie, h));
   ck_assert(!pmcp_oauth_csrf_ok("pbm_ss_other", h));
-  ck_assert_int_eq(pmcp_oauth_csrf_token(NULL, h, sizeof h), PMCP_EINVAL);
-  ck_assert_str_eq(h, "");
-  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, NULL, 65), PMCP_EINVAL);
 }
 END_TEST
 

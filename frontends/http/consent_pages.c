@@ -94,7 +94,8 @@ static void see_other(page_ctx *p, const char *location)
 static void csrf_field(page_ctx *p, const char *cookie)
 {
   char tok[PMCP_OAUTH_HASH_HEX];
-  pmcp_oauth_csrf_token(cookie, tok);
+  if (pmcp_oauth_csrf_token(cookie, tok, sizeof tok) != 0)
+    tok[0] = '\0'; /* a form that fails its check */
   out(p, "<input type=\"hidden\" name=\"csrf\" value=\"");
   esc(p, tok);
   out(p, "\">");
@@ -107,7 +108,7 @@ static void signin_page(page_ctx *p, int status, const char *req_id, const char 
   char pre[PMCP_OAUTH_TOKEN_MAX];
   /* Login CSRF: a random cookie and a form field derived from it; a form
    * posted from another site cannot know the value. */
-  if (pmcp_oauth_token_new("pbm_li_", pre) != 0) {
+  if (pmcp_oauth_token_new("pbm_li_", pre, sizeof pre) != 0) {
     message_page(p, 500, "Sign in", "The server could not make a random value.");
     return;
   }

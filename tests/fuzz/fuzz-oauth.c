@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   pmcp_buf_dispose(&b);
   /* The input as a forwarded host and proto. */
-  pmcp_http_request r = {0};
+  pmcp_http_request r = PMCP_HTTP_REQUEST_INIT;
   const char *hn[3] = {"host", "x-forwarded-host", "forwarded"};
   const char *hv[3] = {"127.0.0.1:1", s, s};
   r.names = hn;

@@ -164,8 +164,8 @@ END_TEST
 START_TEST(token_shapes)
 {
   char a[PMCP_OAUTH_TOKEN_MAX], b[PMCP_OAUTH_TOKEN_MAX];
-  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, a), 0);
-  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, b), 0);
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, a, sizeof a), 0);
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, b, sizeof b), 0);
   ck_assert_str_ne(a, b);
   ck_assert_uint_eq(strlen(a), strlen(PMCP_OAUTH_AT_PREFIX) + PMCP_OAUTH_SECRET_CHARS);
   ck_assert(pmcp_oauth_token_shape_ok(a, PMCP_OAUTH_AT_PREFIX));
@@ -189,16 +189,102 @@ START_TEST(token_shapes)
   ck_assert(!pmcp_oauth_token_shape_ok(NULL, PMCP_OAUTH_AT_PREFIX));
   /* The hash: 64 lower-case hex, stable, different per token. */
   char h1[PMCP_OAUTH_HASH_HEX], h2[PMCP_OAUTH_HASH_HEX], h3[PMCP_OAUTH_HASH_HEX];
-  ck_assert_int_eq(pmcp_oauth_token_hash(a, h1), 0);
-  ck_assert_int_eq(pmcp_oauth_token_hash(a, h2), 0);
-  ck_assert_int_eq(pmcp_oauth_token_hash(b, h3), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash(a, h1, sizeof h1), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash(a, h2, sizeof h2), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash(b, h3, sizeof h3), 0);
   ck_assert_uint_eq(strlen(h1), 64);
   ck_assert_str_eq(h1, h2);
   ck_assert_str_ne(h1, h3);
   ck_assert_uint_eq(strspn(h1, "0123456789abcdef"), 64);
   /* SHA-256("abc"), to pin the function. */
-  ck_assert_int_eq(pmcp_oauth_token_hash("abc", h1), 0);
+  ck_assert_int_eq(pmcp_oauth_token_hash("abc", h1, sizeof h1), 0);
   ck_assert_str_eq(h1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+END_TEST
+
+/* The (buffer, size) calls: one byte short is PMCP_ETOOBIG with the buffer
+ * "" and nothing written past @p size, the exact size is enough, and what
+ * fits is what these calls always made (the digests against hashlib's). */
+static void filled(char *b, size_t n) { memset(b, 'x', n); }
+
+static int untouched(const char *b, size_t from, size_t n)
+{
+  for (size_t i = from; i < n; i++)
+    if (b[i] != 'x')
+      return 0;
+  return 1;
+}
+
+/* A digest call (token hash, CSRF token) of @p in, whose hex is @p want:
+ * a byte short, the exact size, NULL in or out. */
+static void digest_sizes(int (*fn)(const char *, char *, size_t), const char *in,
+                         const char *want)
+{
+  char h[PMCP_OAUTH_HASH_HEX + 8];
+  filled(h, sizeof h);
+  ck_assert_int_eq(fn(in, h, PMCP_OAUTH_HASH_HEX - 1), PMCP_ETOOBIG);
+  ck_assert_str_eq(h, "");
+  ck_assert(untouched(h, 1, sizeof h));
+  filled(h, sizeof h);
+  ck_assert_int_eq(fn(in, h, PMCP_OAUTH_HASH_HEX), 0);
+  ck_assert_str_eq(h, want);
+  ck_assert(untouched(h, PMCP_OAUTH_HASH_HEX, sizeof h));
+  ck_assert_int_eq(fn(NULL, h, sizeof h), PMCP_EINVAL);
+  ck_assert_str_eq(h, "");
+  ck_assert_int_eq(fn(in, NULL, PMCP_OAUTH_HASH_HEX), PMCP_EINVAL);
+}
+
+START_TEST(token_buffer_sizes)
+{
+  char buf[PMCP_OAUTH_TOKEN_MAX + 16];
+  /* The longest prefix PMCP_OAUTH_TOKEN_MAX leaves room for, and one more. */
+  char longest[PMCP_OAUTH_TOKEN_MAX], too_long[PMCP_OAUTH_TOKEN_MAX];
+  size_t lp = PMCP_OAUTH_TOKEN_MAX - PMCP_OAUTH_SECRET_CHARS - 1;
+  memset(longest, 'p', lp);
+  longest[lp] = '\0';
+  memset(too_long, 'p', lp + 1);
+  too_long[lp + 1] = '\0';
+  const char *prefixes[] = {PMCP_OAUTH_AT_PREFIX, PMCP_OAUTH_RT_PREFIX, PMCP_OAUTH_CODE_PREFIX,
+                            "pbm_li_", "", longest};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+    const char *p = prefixes[i];
+    size_t need = strlen(p) + PMCP_OAUTH_SECRET_CHARS + 1;
+    ck_assert_uint_le(need, PMCP_OAUTH_TOKEN_MAX);
+    filled(buf, sizeof buf);
+    ck_assert_int_eq(pmcp_oauth_token_new(p, buf, need - 1), PMCP_ETOOBIG);
+    ck_assert_str_eq(buf, "");
+    ck_assert(untouched(buf, 1, sizeof buf));
+    filled(buf, sizeof buf);
+    ck_assert_int_eq(pmcp_oauth_token_new(p, buf, need), 0);
+    ck_assert_uint_eq(strlen(buf), need - 1);
+    ck_assert(untouched(buf, need, sizeof buf));
+    ck_assert(pmcp_oauth_token_shape_ok(buf, p));
+    ck_assert_int_eq(strncmp(buf, p, strlen(p)), 0);
+  }
+  filled(buf, sizeof buf);
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, buf, 0), PMCP_ETOOBIG);
+  ck_assert(untouched(buf, 0, sizeof buf));
+  /* A prefix PMCP_OAUTH_TOKEN_MAX has no room for stays refused, however
+   * large the buffer, as before. */
+  filled(buf, sizeof buf);
+  ck_assert_int_eq(pmcp_oauth_token_new(too_long, buf, sizeof buf), PMCP_EINVAL);
+  ck_assert_str_eq(buf, "");
+  ck_assert_int_eq(pmcp_oauth_token_new(NULL, buf, sizeof buf), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, NULL, 64), PMCP_EINVAL);
+
+  /* SHA-256 of the token; the CSRF token's of "probe-mcp consent csrf\n"
+   * and the cookie. */
+  digest_sizes(pmcp_oauth_token_hash, "abc",
+               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  digest_sizes(pmcp_oauth_token_hash, "",
+               "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const char *cookie = "pbm_ss_cookie-value";
+  char h[PMCP_OAUTH_HASH_HEX];
+  digest_sizes(pmcp_oauth_csrf_token, cookie,
+               "9fa84dad9b86333895fff3cabf0aba840a000534eca8ff6968a295fc98b05b37");
+  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, h, sizeof h), 0);
+  ck_assert(pmcp_oauth_csrf_ok(cookie, h));
+  ck_assert(!pmcp_oauth_csrf_ok("pbm_ss_other", h));
 }
 END_TEST
 
@@ -263,7 +349,7 @@ START_TEST(base_urls)
   char err[200];
   ck_assert_int_eq(pmcp_http_new(&h, &o, err, sizeof err), 0);
   const char *names[4], *values[4];
-  pmcp_http_request r = {0};
+  pmcp_http_request r = PMCP_HTTP_REQUEST_INIT;
   r.h = h;
   r.names = names;
   r.values = values;
@@ -737,8 +823,16 @@ static char *consent_html(poauth_server *o, const char *req_id, const char *cook
   snprintf(ck, sizeof ck, "pbm_session=%s", cookie);
   const char *names[] = {"host", "cookie"};
   const char *values[] = {"127.0.0.1:8080", ck};
-  pmcp_http_request rq = {NULL, "GET", "/oauth/consent", query, "", 0, 2, names, values, ""};
-  pmcp_http_response res = {0};
+  pmcp_http_request rq = PMCP_HTTP_REQUEST_INIT;
+  rq.method = "GET";
+  rq.path = "/oauth/consent";
+  rq.query = query;
+  rq.body = "";
+  rq.nheaders = 2;
+  rq.names = names;
+  rq.values = values;
+  rq.peer = "";
+  pmcp_http_response res = PMCP_HTTP_RESPONSE_INIT;
   ck_assert_int_eq(poauth_pages(o, &rq, &res), 1);
   ck_assert_int_eq(res.status, 200);
   char *html = strdup(res.body.ptr);
@@ -886,8 +980,8 @@ START_TEST(users_and_sessions)
   ck_assert_int_eq(pmcp_oauth_session_user(state, cookie, uid, sizeof uid), 1);
   ck_assert_str_eq(uid, "u-ada");
   char t1[PMCP_OAUTH_HASH_HEX], t2[PMCP_OAUTH_HASH_HEX];
-  pmcp_oauth_csrf_token(cookie, t1);
-  pmcp_oauth_csrf_token(cookie, t2);
+  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, t1, sizeof t1), 0);
+  ck_assert_int_eq(pmcp_oauth_csrf_token(cookie, t2, sizeof t2), 0);
   ck_assert_str_eq(t1, t2);
   ck_assert_ptr_null(strstr(cookie, t1));
   cookie[10] ^= 1;
@@ -905,6 +999,7 @@ static Suite *suite(void)
   tcase_add_test(t, pkce_rfc7636_example);
   tcase_add_test(t, redirect_uris);
   tcase_add_test(t, token_shapes);
+  tcase_add_test(t, token_buffer_sizes);
   tcase_add_test(t, forms);
   tcase_add_test(t, base_urls);
   tcase_add_test(t, cimd_rules);

@@ -52,10 +52,25 @@ PMCP_BEGIN_DECLS
 
 typedef struct pmcp_http pmcp_http;
 
+/* The layouts of pmcp_http_request and pmcp_http_response. Version 2
+ * (release 0.2) leads with the version member; release 0.1's layouts had
+ * none. The library sets the member in what it hands a handler to the
+ * layout it filled, its own PMCP_HTTP_REQUEST_VERSION (or _RESPONSE_):
+ * each struct only grows at its end and each new member bumps its
+ * version, so a handler reads a member, or sets one of the response, only
+ * when the version says the library has it. A transport whose options
+ * are of version 1 (a program built against release 0.1) hands its
+ * handlers release 0.1's layouts, and such a program's calls of
+ * pmcp_http_request_header() and pmcp_http_peer_trusted() read those. */
+#define PMCP_HTTP_REQUEST_VERSION 2
+#define PMCP_HTTP_RESPONSE_VERSION 2
+
 /* A request to one of the host's own routes (pmcp_http_options.route_*),
- * as its handler sees it on a worker thread. Every string is
- * NUL-terminated and lives until the handler returns. */
+ * as its handler sees it on a worker thread (and, without the body, as
+ * the auth callback sees it). Every string is NUL-terminated and lives
+ * until the handler returns. */
 typedef struct pmcp_http_request {
+  unsigned version;          /* set by the library (see above) */
   pmcp_http *h;
   const char *method;        /* "GET", "POST", ... */
   const char *path;          /* without the query */
@@ -68,14 +83,24 @@ typedef struct pmcp_http_request {
   const char *peer;          /* the client's address ("127.0.0.1"), or "" */
 } pmcp_http_request;
 
-/* What a route handler answers. The transport adds Content-Length and
+/* For code that makes a request itself (a test calling its handler): the
+ * current version, every other member 0. */
+#define PMCP_HTTP_REQUEST_INIT {PMCP_HTTP_REQUEST_VERSION, NULL, NULL, NULL, NULL, NULL, \
+    0, 0, NULL, NULL, NULL}
+
+/* What a route handler answers, in a struct the library zeroes and
+ * versions before the handler runs. The transport adds Content-Length and
  * Connection; headers holds further lines, each ending in CRLF. */
 typedef struct pmcp_http_response {
+  unsigned version;          /* set by the library (see above) */
   int status;                /* 0: 500 */
   const char *content_type;  /* static string or NULL */
   pmcp_buf headers;
   pmcp_buf body;
 } pmcp_http_response;
+
+#define PMCP_HTTP_RESPONSE_INIT {PMCP_HTTP_RESPONSE_VERSION, 0, NULL, PMCP_BUF_INIT, \
+    PMCP_BUF_INIT}
 
 /* The value of header @p name (lower-case) or NULL; *count (may be NULL)
  * gets how many times it appeared. */
@@ -89,7 +114,11 @@ PMCP_API int pmcp_http_peer_trusted(const pmcp_http_request *req);
 /* The endpoint path ("/mcp" unless configured). */
 PMCP_API const char *pmcp_http_endpoint(const pmcp_http *h);
 
-#define PMCP_HTTP_OPTIONS_VERSION 1
+/* Version 2 (release 0.2) has no new member: route_handle and auth get
+ * the version 2 layouts of pmcp_http_request and pmcp_http_response, with
+ * their version member. Version 1 is release 0.1's, whose handlers get
+ * that release's layouts, without it. */
+#define PMCP_HTTP_OPTIONS_VERSION 2
 
 /* Every field but the version: 0 or NULL is its default. */
 typedef struct pmcp_http_options {

@@ -53,8 +53,8 @@ PMCP_BEGIN_DECLS
 #define PMCP_OAUTH_RT_PREFIX "pbm_rt_"
 #define PMCP_OAUTH_CODE_PREFIX "pbm_ac_"
 #define PMCP_OAUTH_SECRET_CHARS 43
-#define PMCP_OAUTH_TOKEN_MAX 64      /**< prefix + secret + NUL fits */
-#define PMCP_OAUTH_HASH_HEX 65       /**< SHA-256 hex + NUL */
+#define PMCP_OAUTH_TOKEN_MAX 64      /**< bytes: prefix + secret + NUL fits */
+#define PMCP_OAUTH_HASH_HEX 65       /**< bytes: SHA-256 hex + NUL */
 /** The longest client_id: a registration's, or a client ID metadata
  *  document's URL. */
 #define PMCP_OAUTH_CLIENT_ID_MAX 400
@@ -111,17 +111,24 @@ PMCP_API int pmcp_oauth_challenge_valid(const char *c);
 /** 1 when BASE64URL(SHA256(@p verifier)) equals @p challenge (compared in
  *  constant time), 0 when not or when either is malformed. */
 PMCP_API int pmcp_oauth_pkce_s256_ok(const char *verifier, const char *challenge);
-/** A fresh secret "<prefix><43 base64url chars>" into @p out. @return 0,
- *  PMCP_EINVAL (prefix too long), PMCP_EINTERNAL (no randomness). */
-PMCP_API int pmcp_oauth_token_new(const char *prefix, char out[PMCP_OAUTH_TOKEN_MAX]);
+/** A fresh secret "<prefix><43 base64url chars>" into @p out of @p size
+ *  bytes (PMCP_OAUTH_TOKEN_MAX are always enough). @return 0, PMCP_ETOOBIG
+ *  (it does not fit: @p out left ""), PMCP_EINVAL (NULL, or a prefix
+ *  longer than PMCP_OAUTH_TOKEN_MAX leaves room for), PMCP_EINTERNAL (no
+ *  randomness). */
+PMCP_API int pmcp_oauth_token_new(const char *prefix, char *out, size_t size);
 /** True when @p tok has exactly the shape of a secret with @p prefix, so
  *  truncated, padded or altered tokens are refused before any lookup. */
 PMCP_API int pmcp_oauth_token_shape_ok(const char *tok, const char *prefix);
-/** Lower-case hex SHA-256 of @p tok: what the store keeps. 0 or an error. */
-PMCP_API int pmcp_oauth_token_hash(const char *tok, char out[PMCP_OAUTH_HASH_HEX]);
+/** Lower-case hex SHA-256 of @p tok, what the store keeps, into @p out of
+ *  @p size bytes (PMCP_OAUTH_HASH_HEX). @return 0, PMCP_ETOOBIG (@p out
+ *  left ""), PMCP_EINVAL (NULL) or PMCP_EINTERNAL. */
+PMCP_API int pmcp_oauth_token_hash(const char *tok, char *out, size_t size);
 /** The CSRF token of a consent-page cookie: hex SHA-256 of a label and the
- *  cookie, so nothing more is stored and another origin cannot know it. */
-PMCP_API void pmcp_oauth_csrf_token(const char *cookie, char out[PMCP_OAUTH_HASH_HEX]);
+ *  cookie, so nothing more is stored and another origin cannot know it;
+ *  into @p out of @p size bytes (PMCP_OAUTH_HASH_HEX). @return 0,
+ *  PMCP_ETOOBIG (@p out left "") or PMCP_EINVAL (NULL). */
+PMCP_API int pmcp_oauth_csrf_token(const char *cookie, char *out, size_t size);
 /** 1 when @p given is @p cookie's CSRF token (compared in constant time),
  *  0 otherwise (also for NULL). */
 PMCP_API int pmcp_oauth_csrf_ok(const char *cookie, const char *given);

@@ -101,9 +101,12 @@ PMCP_API int pmcp_store_describe(pmcp_buf *out, const char *where);
  * filters read them. @return 0; PMCP_EINVAL when @p s is none of these.
  */
 PMCP_API int pmcp_time_parse(const char *s, int64_t *ms);
+/** Bytes pmcp_time_format() needs for any time, NUL included. */
+#define PMCP_TIME_MAX 32
 /** Writes @p ms as "2024-05-01T12:00:00.250Z" (UTC, milliseconds), the form
- *  the tracking tools show; @p out holds at least 32 bytes. */
-PMCP_API void pmcp_time_format(int64_t ms, char out[32]);
+ *  the tracking tools show, into @p out of @p size bytes. @return 0,
+ *  PMCP_ETOOBIG (@p out left "") or PMCP_EINVAL (NULL @p out). */
+PMCP_API int pmcp_time_format(int64_t ms, char *out, size_t size);
 
 /**
  * Opens (or with PMCP_STORE_CREATE creates) a store. @p where is resolved

@@ -583,11 +583,11 @@ char *pmcp_oauth_user_name(pmcp_oauth *s, const char *user_id)
 int pmcp_oauth_session_new(pmcp_oauth *s, const char *user_id, char *cookie, size_t size)
 {
   char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], tok[PMCP_OAUTH_TOKEN_MAX];
-  int rc = pmcp_oauth_token_new("pbm_ss_", tok);
+  int rc = pmcp_oauth_token_new("pbm_ss_", tok, sizeof tok);
   if (rc == 0)
     rc = put(cookie, size, tok);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(tok, hash);
+    rc = pmcp_oauth_token_hash(tok, hash, sizeof hash);
   if (rc)
     return rc;
   lock(s);
@@ -604,7 +604,7 @@ int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char *user_id,
                             size_t id_size)
 {
   char hash[PMCP_OAUTH_HASH_HEX], now[24];
-  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash))
+  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash, sizeof hash))
     return 0;
   pmcp__db_res *r = NULL;
   lock(s);
@@ -628,7 +628,7 @@ int pmcp_oauth_session_user(pmcp_oauth *s, const char *cookie, char *user_id,
 void pmcp_oauth_session_end(pmcp_oauth *s, const char *cookie)
 {
   char hash[PMCP_OAUTH_HASH_HEX];
-  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash))
+  if (!pmcp_oauth_token_shape_ok(cookie, "pbm_ss_") || pmcp_oauth_token_hash(cookie, hash, sizeof hash))
     return;
   lock(s);
   EXEC(s, "DELETE FROM oauth_sessions WHERE hash = $1", NULL, hash);
@@ -657,9 +657,9 @@ int pmcp_oauth_approve(pmcp_oauth *s, const char *req_id, const char *user_id,
 {
   char hash[PMCP_OAUTH_HASH_HEX], now[24], exp[24], cid[33], tok[PMCP_OAUTH_TOKEN_MAX];
   char conn[40];
-  int rc = pmcp_oauth_token_new(PMCP_OAUTH_CODE_PREFIX, tok);
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_CODE_PREFIX, tok, sizeof tok);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(tok, hash);
+    rc = pmcp_oauth_token_hash(tok, hash, sizeof hash);
   if (rc == 0)
     rc = pmcp__oauth_random_id(cid);
   if (rc)
@@ -912,13 +912,13 @@ static int issue_locked(pmcp_oauth *s, const char *conn, const char *client,
 {
   char ah[PMCP_OAUTH_HASH_HEX], rh[PMCP_OAUTH_HASH_HEX], now[24], aexp[24], rexp[24];
   char at[PMCP_OAUTH_TOKEN_MAX], rt[PMCP_OAUTH_TOKEN_MAX];
-  int rc = pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, at);
+  int rc = pmcp_oauth_token_new(PMCP_OAUTH_AT_PREFIX, at, sizeof at);
   if (rc == 0)
-    rc = pmcp_oauth_token_new(PMCP_OAUTH_RT_PREFIX, rt);
+    rc = pmcp_oauth_token_new(PMCP_OAUTH_RT_PREFIX, rt, sizeof rt);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(at, ah);
+    rc = pmcp_oauth_token_hash(at, ah, sizeof ah);
   if (rc == 0)
-    rc = pmcp_oauth_token_hash(rt, rh);
+    rc = pmcp_oauth_token_hash(rt, rh, sizeof rh);
   if (rc == 0)
     rc = tokens_fill(out, at, rt, level);
   if (rc)
@@ -966,7 +966,7 @@ int pmcp_oauth_exchange_code(pmcp_oauth *s, const char *code, const char *client
   char hash[PMCP_OAUTH_HASH_HEX], now[24], level[8] = "";
   if (tokens_start(out, err))
     return PMCP_EINVAL;
-  if (!pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX) || pmcp_oauth_token_hash(code, hash))
+  if (!pmcp_oauth_token_shape_ok(code, PMCP_OAUTH_CODE_PREFIX) || pmcp_oauth_token_hash(code, hash, sizeof hash))
     return set_err(err, "invalid_grant", 400, "the authorization code is malformed");
   pmcp__db_res *r = NULL;
   lock(s);
@@ -1036,7 +1036,7 @@ int pmcp_oauth_refresh(pmcp_oauth *s, const char *refresh, const char *client_id
   char hash[PMCP_OAUTH_HASH_HEX], now[24], level[8] = "";
   if (tokens_start(out, err))
     return PMCP_EINVAL;
-  if (!pmcp_oauth_token_shape_ok(refresh, PMCP_OAUTH_RT_PREFIX) || pmcp_oauth_token_hash(refresh, hash))
+  if (!pmcp_oauth_token_shape_ok(refresh, PMCP_OAUTH_RT_PREFIX) || pmcp_oauth_token_hash(refresh, hash, sizeof hash))
     return set_err(err, "invalid_grant", 400, "the refresh token is malformed");
   pmcp__db_res *r = NULL;
   lock(s);
@@ -1096,7 +1096,7 @@ int pmcp_oauth_revoke_token(pmcp_oauth *s, const char *token, const char *client
   char hash[PMCP_OAUTH_HASH_HEX];
   int refresh = pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_RT_PREFIX);
   if ((!refresh && !pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX)) ||
-      pmcp_oauth_token_hash(token, hash))
+      pmcp_oauth_token_hash(token, hash, sizeof hash))
     return 0; /* RFC 7009 2.2: an invalid token is not an error */
   pmcp__db_res *r = NULL;
   lock(s);
@@ -1129,7 +1129,7 @@ int pmcp_oauth_access_resolve(pmcp_oauth *s, const char *token, pmcp_oauth_princ
   if (!VERSION_OK(out, PMCP_OAUTH_PRINCIPAL_VERSION))
     return PMCP_EINVAL;
   pmcp_oauth_principal_dispose(out);
-  if (!pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX) || pmcp_oauth_token_hash(token, hash))
+  if (!pmcp_oauth_token_shape_ok(token, PMCP_OAUTH_AT_PREFIX) || pmcp_oauth_token_hash(token, hash, sizeof hash))
     return 0;
   pmcp__db_res *r = NULL;
   lock(s);

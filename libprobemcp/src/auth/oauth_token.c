@@ -59,16 +59,34 @@ int pmcp_oauth_pkce_s256_ok(const char *verifier, const char *challenge)
 
 /* ---- tokens ------------------------------------------------------------------ */
 
-int pmcp_oauth_token_new(const char *prefix, char out[PMCP_OAUTH_TOKEN_MAX])
+/* The start of a call writing into the caller's @p out of @p size bytes:
+ * PMCP_EINVAL for a NULL @p in or @p out, PMCP_ETOOBIG when fewer than
+ * @p need bytes, else 0. @p out is "" from here until the call succeeds. */
+static int out_begin(const void *in, char *out, size_t size, size_t need)
 {
-  unsigned char raw[32];
-  size_t pn = strlen(prefix);
-  if (pn + PMCP_OAUTH_SECRET_CHARS + 1 > PMCP_OAUTH_TOKEN_MAX)
+  if (!out)
     return PMCP_EINVAL;
+  if (size)
+    out[0] = '\0';
+  if (!in)
+    return PMCP_EINVAL;
+  return size < need ? PMCP_ETOOBIG : 0;
+}
+
+int pmcp_oauth_token_new(const char *prefix, char *out, size_t size)
+{
+  size_t pn = prefix ? strlen(prefix) : 0;
+  /* PMCP_OAUTH_TOKEN_MAX stays enough for every token */
+  if (pn + PMCP_OAUTH_SECRET_CHARS + 1 > PMCP_OAUTH_TOKEN_MAX)
+    prefix = NULL;
+  int rc = out_begin(prefix, out, size, pn + PMCP_OAUTH_SECRET_CHARS + 1);
+  if (rc)
+    return rc;
+  unsigned char raw[32];
   if (pmcp__random_bytes(raw, sizeof raw) != 0)
     return PMCP_EINTERNAL;
   pmcp_buf b = PMCP_BUF_INIT;
-  int rc = pmcp__b64url_encode(&b, raw, sizeof raw);
+  rc = pmcp__b64url_encode(&b, raw, sizeof raw);
   if (rc == 0 && b.len == PMCP_OAUTH_SECRET_CHARS) {
     memcpy(out, prefix, pn);
     memcpy(out + pn, b.ptr, b.len + 1);
@@ -97,10 +115,13 @@ int pmcp_oauth_token_shape_ok(const char *tok, const char *prefix)
          dn == 32;
 }
 
-int pmcp_oauth_token_hash(const char *tok, char out[PMCP_OAUTH_HASH_HEX])
+int pmcp_oauth_token_hash(const char *tok, char *out, size_t size)
 {
+  int rc = out_begin(tok, out, size, PMCP_OAUTH_HASH_HEX);
+  if (rc)
+    return rc;
   unsigned char d[PMCP__SHA256_LEN];
-  int rc = pmcp__sha256(tok, strlen(tok), d);
+  rc = pmcp__sha256(tok, strlen(tok), d);
   if (rc == 0)
     pmcp__hex(d, sizeof d, out);
   return rc;
@@ -121,22 +142,30 @@ int pmcp__oauth_random_id(char out[33])
 
 /* ---- CSRF ---- */
 
-void pmcp_oauth_csrf_token(const char *cookie, char out[PMCP_OAUTH_HASH_HEX])
+int pmcp_oauth_csrf_token(const char *cookie, char *out, size_t size)
 {
+  int rc = out_begin(cookie, out, size, PMCP_OAUTH_HASH_HEX);
+  if (rc)
+    return rc;
   unsigned char d[PMCP__SHA256_LEN];
   static const char label[] = "probe-mcp consent csrf\n";
-  pmcp__sha256_ctx *c;
-  if (pmcp__sha256_begin(&c) == 0 &&
-      pmcp__sha256_update(c, label, sizeof label - 1) == 0 &&
-      pmcp__sha256_update(c, cookie, strlen(cookie)) == 0 &&
-      pmcp__sha256_end(c, d) == 0) {
-    pmcp__hex(d, sizeof d, out);
-    return;
+  pmcp__sha256_ctx *c = NULL;
+  if (pmcp__sha256_begin(&c) == 0) {
+    if (pmcp__sha256_update(c, label, sizeof label - 1) == 0 &&
+        pmcp__sha256_update(c, cookie, strlen(cookie)) == 0) {
+      if (pmcp__sha256_end(c, d) == 0) {
+        pmcp__hex(d, sizeof d, out);
+        return 0;
+      }
+    } else {
+      pmcp__sha256_abort(c); /* _end frees it, an update does not */
+    }
   }
   /* Never a predictable token: a random one simply fails the check. */
   unsigned char rnd[PMCP__SHA256_LEN] = {0};
   pmcp__random_bytes(rnd, sizeof rnd);
   pmcp__hex(rnd, sizeof rnd, out);
+  return 0;
 }
 
 int pmcp_oauth_csrf_ok(const char *cookie, const char *given)
@@ -144,6 +173,7 @@ int pmcp_oauth_csrf_ok(const char *cookie, const char *given)
   char tok[PMCP_OAUTH_HASH_HEX];
   if (!cookie || !given || strlen(given) != PMCP_OAUTH_HASH_HEX - 1)
     return 0;
-  pmcp_oauth_csrf_token(cookie, tok);
+  if (pmcp_oauth_csrf_token(cookie, tok, sizeof tok) != 0)
+    return 0;
   return pmcp__ct_equal(tok, given, PMCP_OAUTH_HASH_HEX - 1);
 }

@@ -7,6 +7,7 @@
  *   pool.c  handler threads (tool calls never run on the loop)
  *   transport.c  the object, the sink queue, signals, shutdown, run()
  *   route.c  the host's own routes (OAuth, consent pages) off the loop
+ *   compat.c  release 0.1's request and response layouts for its hosts
  * Everything runs on the loop thread except the sink queue and the handler
  * threads (pool.c), which only call pmcp_server_handle() and hand back.
  */
@@ -383,6 +384,18 @@ int phttp_route_claim(phttp_conn *c);
 void phttp_peer_name(phttp_conn *c, char *out, size_t size);   /* at end of headers: 1 = ours */
 void phttp_route_handle(phttp_conn *c); /* body read: start the handler */
 void phttp_route_lost(phttp_conn *c);   /* the connection is closing */
+/* The value of header @p name among @p n (names, values), or NULL;
+ * *count (may be NULL) how many times it appeared. */
+const char *phttp_header_of(size_t n, const char *const *names, const char *const *values,
+                            const char *name, int *count);
+/* True when @p peer is one of @p h's trusted proxies (NULL h: not). */
+int phttp_peer_is_trusted(const pmcp_http *h, const char *peer);
+
+/* compat.c: the host's callbacks get the request and response in the
+ * layout of the release it was built for (its options' version). */
+void *phttp_call_auth(pmcp_http *h, const pmcp_http_request *req, char *challenge,
+                      size_t challenge_size, char *why, size_t why_size);
+void phttp_call_route(pmcp_http *h, const pmcp_http_request *req, pmcp_http_response *res);
 
 /* transport.c */
 /* Testing (fuzz): use @p server without running the loop; finish() ends

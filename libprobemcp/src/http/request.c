@@ -664,7 +664,7 @@ static int authenticate(phttp_conn *c)
     *p++ = '\0';
     n++;
   }
-  pmcp_http_request req = {0};
+  pmcp_http_request req = PMCP_HTTP_REQUEST_INIT;
   req.h = h;
   req.method = llhttp_method_name((llhttp_method_t)r->method);
   req.path = h->endpoint;
@@ -677,7 +677,7 @@ static int authenticate(phttp_conn *c)
   phttp_peer_name(c, peer, sizeof peer);
   req.peer = peer;
   char challenge[1024] = "", why[256] = "";
-  r->principal = h->o.auth(h->o.auth_ud, &req, challenge, sizeof challenge, why, sizeof why);
+  r->principal = phttp_call_auth(h, &req, challenge, sizeof challenge, why, sizeof why);
   free(mem);
   if (r->principal)
     return 0;

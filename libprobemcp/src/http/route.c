@@ -9,32 +9,56 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/abi.h"
 
 struct phttp_route_job {
   uv_work_t work;
   pmcp_http *h;
   phttp_conn *conn;          /* NULL once the connection is gone */
-  pmcp_http_request req;
+  pmcp_http_request req;     /* version set in job_new */
   pmcp_http_response res;
   char *mem;                 /* every string of req, one block */
   const char **names, **values;
   char peer[64];
 };
 
-const char *pmcp_http_request_header(const pmcp_http_request *r,
-                                     const char *name, int *count)
+const char *phttp_header_of(size_t n, const char *const *names, const char *const *values,
+                            const char *name, int *count)
 {
   const char *found = NULL;
-  int n = 0;
-  for (size_t i = 0; i < r->nheaders; i++)
-    if (strcmp(r->names[i], name) == 0) {
+  int k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0) {
       if (!found)
-        found = r->values[i];
-      n++;
+        found = values[i];
+      k++;
     }
   if (count)
-    *count = n;
+    *count = k;
   return found;
+}
+
+/* Release 0.2's pmcp_http_request_header and pmcp_http_peer_trusted read
+ * the request of version 2 on; with the version script they are the
+ * names' default versions, and release 0.1's (compat.c) stay for
+ * programs linked against 0.1. */
+#ifdef PMCP__SYMVER
+#define REQUEST_HEADER_0_2 pmcp__http_request_header_0_2
+#define PEER_TRUSTED_0_2 pmcp__http_peer_trusted_0_2
+PMCP_API const char *REQUEST_HEADER_0_2(const pmcp_http_request *r, const char *name,
+                                        int *count);
+PMCP_API int PEER_TRUSTED_0_2(const pmcp_http_request *req);
+#define SYMVER_0_2(name, sym) PMCP__SYMVER_AS(name, sym)
+#else
+#define SYMVER_0_2(name, sym)
+#define REQUEST_HEADER_0_2 pmcp_http_request_header
+#define PEER_TRUSTED_0_2 pmcp_http_peer_trusted
+#endif
+
+SYMVER_0_2(pmcp__http_request_header_0_2, "pmcp_http_request_header@@PMCP_0.2")
+const char *REQUEST_HEADER_0_2(const pmcp_http_request *r, const char *name, int *count)
+{
+  return phttp_header_of(r->nheaders, r->names, r->values, name, count);
 }
 
 int pmcp_http_host_allowed(const pmcp_http *h, const char *name)
@@ -61,14 +85,20 @@ int phttp_host_allowed(const pmcp_http *h, const char *name, long port)
 
 const char *pmcp_http_endpoint(const pmcp_http *h) { return h->endpoint; }
 
-int pmcp_http_peer_trusted(const pmcp_http_request *req)
+int phttp_peer_is_trusted(const pmcp_http *h, const char *peer)
 {
-  if (!req || !req->h || !req->peer || !req->peer[0])
+  if (!h || !peer || !peer[0])
     return 0;
-  for (size_t i = 0; i < req->h->o.n_trusted_proxies; i++)
-    if (strcmp(req->h->o.trusted_proxies[i], req->peer) == 0)
+  for (size_t i = 0; i < h->o.n_trusted_proxies; i++)
+    if (strcmp(h->o.trusted_proxies[i], peer) == 0)
       return 1;
   return 0;
+}
+
+SYMVER_0_2(pmcp__http_peer_trusted_0_2, "pmcp_http_peer_trusted@@PMCP_0.2")
+int PEER_TRUSTED_0_2(const pmcp_http_request *req)
+{
+  return req && phttp_peer_is_trusted(req->h, req->peer);
 }
 
 void phttp_peer_name(phttp_conn *c, char *out, size_t size)
@@ -113,7 +143,7 @@ static void job_free(struct phttp_route_job *j)
 static void run_job(uv_work_t *w)
 {
   struct phttp_route_job *j = w->data;
-  j->h->o.route_handle(j->h->o.route_ud, &j->req, &j->res);
+  phttp_call_route(j->h, &j->req, &j->res);
 }
 
 static const char *status_text(int s)
@@ -228,6 +258,8 @@ static struct phttp_route_job *job_new(phttp_conn *c)
    * own when one is in front). */
   phttp_peer_name(c, j->peer, sizeof j->peer);
   j->req.peer = j->peer;
+  j->req.version = PMCP_HTTP_REQUEST_VERSION;
+  j->res.version = PMCP_HTTP_RESPONSE_VERSION;
   j->req.h = c->h;
   j->h = c->h;
   j->conn = c;

@@ -10,8 +10,11 @@
 
 void pmcp__iso_ms(int64_t ms, char *out, size_t size)
 {
-  int64_t sec = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-  int frac = (int)(ms - sec * 1000);
+  /* floor division, without negating (INT64_MIN has no opposite) */
+  int frac = (int)(ms % 1000);
+  int64_t sec = ms / 1000 - (frac < 0);
+  if (frac < 0)
+    frac += 1000;
   time_t t = (time_t)sec;
   struct tm tm;
   char base[40];

@@ -143,6 +143,33 @@ START_TEST(integers_and_spellings)
   char *out = norm(lit);
   ck_assert_str_eq(out, "[1]");
   free(out);
+  /* long literals of every shape read as strtod reads them, inside a
+   * structure, and the same digits inside a string stay as they are */
+  char digits[201];
+  memset(digits, '7', 200);
+  digits[200] = '\0';
+  char doc[700];
+  snprintf(doc, sizeof doc, "{\"s\":\"%s\",\"a\":[-%s,0.%s,%.80se-20,2]}", digits, digits,
+           digits, digits);
+  out = norm(doc);
+  cJSON *t = cJSON_Parse(out);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(cJSON_GetObjectItem(t, "s")->valuestring, digits);
+  cJSON *a = cJSON_GetObjectItem(t, "a");
+  char want[300];
+  snprintf(want, sizeof want, "-%s", digits);
+  ck_assert(same_bits(cJSON_GetArrayItem(a, 0)->valuedouble, strtod(want, NULL)));
+  snprintf(want, sizeof want, "0.%s", digits);
+  ck_assert(same_bits(cJSON_GetArrayItem(a, 1)->valuedouble, strtod(want, NULL)));
+  snprintf(want, sizeof want, "%.80se-20", digits);
+  ck_assert(same_bits(cJSON_GetArrayItem(a, 2)->valuedouble, strtod(want, NULL)));
+  ck_assert_int_eq(cJSON_GetArrayItem(a, 3)->valueint, 2);
+  cJSON_Delete(t);
+  free(out);
+  /* and one beyond a double's range is refused, however long */
+  char big[420];
+  snprintf(big, sizeof big, "[1%0400d]", 0);
+  ck_assert_int_eq(rc_of(big, strlen(big)), PMCP_EINVAL);
 }
 END_TEST
 

@@ -108,6 +108,19 @@ static void fill(void)
       ST_OK(s, pmcp_store_log(s, t, id, G[g].p + at, k));
     }
   }
+  /* first and last values that are not finite, beside finite ones near
+   * DBL_MAX: the list's clamping of those must leave these alone */
+  pmcp_series_spec se = {PMCP_SERIES_SPEC_VERSION, "ends", NULL, 0, PMCP_METRIC_FLOAT,
+                         PMCP_SCALE_STEP};
+  int64_t eid;
+  ST_OK(s, pmcp_store_series(s, t, "h", &se, &eid));
+  pmcp_point ends[4] = {{0}};
+  double ev[4] = {INFINITY, DBL_MAX, -DBL_MAX, NAN};
+  for (int i = 0; i < 4; i++) {
+    ends[i].step = i;
+    ends[i].value = ev[i];
+  }
+  ST_OK(s, pmcp_store_log(s, t, eid, ends, 4));
   pmcp_store_free(s);
 }
 
@@ -283,6 +296,20 @@ START_TEST(series_list_mean)
     }
   }
   ck_assert_int_eq(seen, G_N);
+  /* +Inf first and NaN last are not finite numbers in the list */
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, "items"))
+  {
+    if (strcmp(cJSON_GetObjectItem(it, "key")->valuestring, "ends"))
+      continue;
+    seen++;
+    const cJSON *f = cJSON_GetObjectItem(it, "first"), *l = cJSON_GetObjectItem(it, "last");
+    char *txt = cJSON_PrintUnformatted(it);
+    ck_assert_msg(!(cJSON_IsNumber(f) && isfinite(f->valuedouble)) &&
+                      !(cJSON_IsNumber(l) && isfinite(l->valuedouble)),
+                  "a first of +Inf and a last of NaN came out as finite numbers: %s", txt);
+    cJSON_free(txt);
+  }
+  ck_assert_int_eq(seen, G_N + 1);
   cJSON_Delete(o);
   pmcp_buf_dispose(&out);
   pmcp_store_free(s);

@@ -127,7 +127,8 @@ PMCP_API int pmcp_oauth_token_hash(const char *tok, char *out, size_t size);
 /** The CSRF token of a consent-page cookie: hex SHA-256 of a label and the
  *  cookie, so nothing more is stored and another origin cannot know it;
  *  into @p out of @p size bytes (PMCP_OAUTH_HASH_HEX). @return 0,
- *  PMCP_ETOOBIG (@p out left "") or PMCP_EINVAL (NULL). */
+ *  PMCP_ETOOBIG (@p out left ""), PMCP_EINVAL (NULL) or PMCP_EINTERNAL
+ *  (the digest failed; @p out left ""). */
 PMCP_API int pmcp_oauth_csrf_token(const char *cookie, char *out, size_t size);
 /** 1 when @p given is @p cookie's CSRF token (compared in constant time),
  *  0 otherwise (also for NULL). */

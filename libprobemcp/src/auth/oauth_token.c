@@ -161,11 +161,9 @@ int pmcp_oauth_csrf_token(const char *cookie, char *out, size_t size)
       pmcp__sha256_abort(c); /* _end frees it, an update does not */
     }
   }
-  /* Never a predictable token: a random one simply fails the check. */
-  unsigned char rnd[PMCP__SHA256_LEN] = {0};
-  pmcp__random_bytes(rnd, sizeof rnd);
-  pmcp__hex(rnd, sizeof rnd, out);
-  return 0;
+  /* no token rather than one the caller cannot tell from a real one */
+  out[0] = '\0';
+  return PMCP_EINTERNAL;
 }
 
 int pmcp_oauth_csrf_ok(const char *cookie, const char *given)

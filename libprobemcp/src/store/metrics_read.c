@@ -89,11 +89,14 @@ int pmcp__sql_series_list(pmcp_store *s, void *ctx, pmcp_tenant t, const char *r
     return rc;
   /* 15 significant digits round a value within 5e-15 of DBL_MAX up past
    * it (1.79769313486232e+308 reads back as Inf): such values go out
-   * rounded towards zero instead. A mean is missing when the series' sum
+   * rounded towards zero instead (finite ones only: a first or last value
+   * of +/-Inf, or NaN, which PostgreSQL sorts above every number, goes
+   * out as it is). A mean is missing when the series' sum
    * is not a finite double (its blocks' sums out of range). */
 #define FIT15(x)                                                                            \
-  "CASE WHEN " x " > 1.79769313486231e308 THEN 1.79769313486231e308 WHEN " x                \
-  " < -1.79769313486231e308 THEN -1.79769313486231e308 ELSE " x " END"
+  "CASE WHEN " x " > 1.79769313486231e308 AND " x " <= 1.7976931348623157e308"                \
+  " THEN 1.79769313486231e308 WHEN " x " < -1.79769313486231e308 AND " x                      \
+  " >= -1.7976931348623157e308 THEN -1.79769313486231e308 ELSE " x " END"
   static const char sql_sq[] =
       "SELECT json_object('items', coalesce(json_group_array(json(o)), json('[]')))"
       " FROM (SELECT json_object('series', id, 'key', key, 'labels', json(labels), 'kind', kind,"

@@ -7,6 +7,8 @@
 #include "util/json.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -126,6 +128,67 @@ static void scan(const char *p, size_t len, int *depth, int *nul)
   }
 }
 
+/* cJSON reads at most 63 characters of a number (a longer literal fails
+ * its parse): such literals are rewritten as their double, in 17
+ * significant digits, before it sees the text. NULL when there is none
+ * (*@p rc 0) or on an error (*@p rc: PMCP_EINVAL for a number beyond a
+ * double's range, PMCP_ENOMEM). Runs in the C numeric locale. */
+static char *shorten_numbers(const char *json, size_t len, size_t *outlen, int *rc)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  size_t done = 0; /* bytes of @p json copied to b */
+  int in_str = 0;
+  *rc = 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = json[i];
+    if (in_str) {
+      if (ch == '\\')
+        i++;
+      else if (ch == '"')
+        in_str = 0;
+      continue;
+    }
+    if (ch == '"') {
+      in_str = 1;
+      continue;
+    }
+    if (ch != '-' && (ch < '0' || ch > '9'))
+      continue;
+    size_t e = i;
+    while (e < len && strchr("0123456789+-.eE", json[e]))
+      e++;
+    if (e - i > 63) {
+      char *lit = strndup(json + i, e - i);
+      double v = lit ? strtod(lit, NULL) : 0;
+      free(lit);
+      char num[40];
+      int n = snprintf(num, sizeof num, "%.17g", v);
+      if (!lit)
+        *rc = PMCP_ENOMEM;
+      else if (!isfinite(v))
+        *rc = PMCP_EINVAL;
+      else if (pmcp__buf_append(&b, json + done, i - done) ||
+               pmcp__buf_append(&b, num, (size_t)n))
+        *rc = PMCP_ENOMEM;
+      if (*rc) {
+        pmcp_buf_dispose(&b);
+        return NULL;
+      }
+      done = e;
+    }
+    i = e - 1;
+  }
+  if (!done)
+    return NULL;
+  if (pmcp__buf_append(&b, json + done, len - done)) {
+    *rc = PMCP_ENOMEM;
+    pmcp_buf_dispose(&b);
+    return NULL;
+  }
+  *outlen = b.len;
+  return b.ptr; /* a pmcp_buf's storage: free() releases it */
+}
+
 int pmcp_json_normalize(const char *json, size_t len, pmcp_buf *out)
 {
   if (!out || (!json && len))
@@ -141,11 +204,18 @@ int pmcp_json_normalize(const char *json, size_t len, pmcp_buf *out)
     return PMCP_EINVAL;
   /* cJSON reads numbers with the host's decimal point */
   locale_t prev = pmcp__c_numeric_enter();
-  cJSON *tree = cJSON_ParseWithLength(json, len);
+  size_t slen = 0;
+  int rc = 0;
+  char *shorter = shorten_numbers(json, len, &slen, &rc);
+  cJSON *tree = rc ? NULL : shorter ? cJSON_ParseWithLength(shorter, slen)
+                                    : cJSON_ParseWithLength(json, len);
   pmcp__c_numeric_leave(prev);
+  free(shorter);
+  if (rc)
+    return rc;
   if (!tree)
-    return PMCP_ENOMEM; /* the text is valid and within cJSON's nesting */
-  int rc = pmcp__cjson_write(out, tree, PMCP__PRINT_FINITE);
+    return PMCP_ENOMEM; /* the text is valid, within cJSON's nesting and numbers */
+  rc = pmcp__cjson_write(out, tree, PMCP__PRINT_FINITE);
   cJSON_Delete(tree);
   return rc;
 }

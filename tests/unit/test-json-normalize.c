@@ -148,7 +148,7 @@ START_TEST(integers_and_spellings)
   char digits[201];
   memset(digits, '7', 200);
   digits[200] = '\0';
-  char doc[700];
+  char doc[1024];
   snprintf(doc, sizeof doc, "{\"s\":\"%s\",\"a\":[-%s,0.%s,%.80se-20,2]}", digits, digits,
            digits, digits);
   out = norm(doc);

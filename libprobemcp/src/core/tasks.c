@@ -328,6 +328,10 @@ void pmcp__tasks_capture(pmcp_server *srv, pmcp__session *s, const char *data, s
     t->running = 0;
   if (t && t->status < T_COMPLETED && (result || error)) {
     changed = strdup(t->id);
+    /* unsaved from this moment: a tasks/get before the write below must
+     * answer with this end, not adopt the store's older working copy
+     * (which nothing would renew, so its lease would run out) */
+    t->unsaved = srv->task_store != NULL;
     cJSON *rt = cJSON_GetObjectItemCaseSensitive(result, "resultType");
     if (result && cJSON_IsString(rt) && strcmp(rt->valuestring, "input_required") == 0) {
       cJSON_Delete(t->asked);
@@ -670,6 +674,7 @@ void pmcp__method_tasks_update(pmcp__req *req, cJSON *params)
       rerun = 1;
     }
     t->updated_ms = now_ms();
+    t->unsaved = srv->task_store != NULL; /* this copy is the newer until written */
     changed = 1;
   }
   char *id = changed ? strdup(t->id) : NULL;
@@ -738,6 +743,7 @@ void pmcp__method_tasks_cancel(pmcp__req *req, cJSON *params)
   if (stop) {
     t->status = T_CANCELLED;
     t->updated_ms = now_ms();
+    t->unsaved = srv->task_store != NULL; /* this copy is the newer until written */
   }
   pthread_mutex_unlock(&srv->mu);
   /* Stored first: a runner on another replica sees it at its next lease

@@ -239,7 +239,9 @@ START_TEST(format_number_of_release_0_1)
 {
   const char *path = getenv("PMCP_TEST_LIBPROBEMCP");
   ck_assert_msg(path && *path, "PMCP_TEST_LIBPROBEMCP names the shared library");
-  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* Never unloaded: the library keeps its C locale (and a thread key
+   * whose destructor is its code) for the life of the process. */
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   ck_assert_msg(lib, "%s", dlerror());
   size_t (*old)(double, unsigned, char[PMCP_JSON_NUMBER_MAX]) = NULL;
   size_t (*cur)(double, unsigned, char *, size_t) = NULL;

@@ -17,6 +17,7 @@
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
 #include "store-test-util.h"
+#include "test-random.h"
 #include "tool-call-util.h"
 
 typedef struct gen {
@@ -31,10 +32,7 @@ static gen G[G_N];
 static uint64_t rng = 88172645463325252ull;
 static double urand(void)
 {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
+  return (double)(tr_next(&rng) >> 11) / 9007199254740992.0;
 }
 
 static void make(int g, const char *key, size_t n)

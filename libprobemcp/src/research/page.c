@@ -69,7 +69,7 @@ static void round_in(cJSON *v, int exact)
         /* the shortest text that reads back as this double (cJSON's own
          * printing may drop the last digit) */
         char buf[PMCP_JSON_NUMBER_MAX];
-        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf);
+        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf, sizeof buf);
         cJSON *raw = cJSON_CreateRaw(buf);
         if (raw) {
           raw->string = c->string;
@@ -81,7 +81,7 @@ static void round_in(cJSON *v, int exact)
         continue;
       }
       char buf[PMCP_JSON_NUMBER_MAX];
-      pmcp_json_format_number(d, 0, buf);
+      pmcp_json_format_number(d, 0, buf, sizeof buf);
       cJSON_SetNumberValue(c, pmcp__c_strtod(buf, NULL));
     } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
       round_in(c, exact);

@@ -492,7 +492,8 @@ static void sql_num(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     return;
   }
   char buf[PMCP_JSON_NUMBER_MAX];
-  size_t n = pmcp_json_format_number(sqlite3_value_double(argv[0]), PMCP_JSON_LOSSLESS, buf);
+  size_t n = pmcp_json_format_number(sqlite3_value_double(argv[0]), PMCP_JSON_LOSSLESS, buf,
+                                     sizeof buf);
   sqlite3_result_text(ctx, buf, (int)n, SQLITE_TRANSIENT);
 }
 

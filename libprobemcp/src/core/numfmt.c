@@ -94,15 +94,10 @@ static size_t format(double v, unsigned flags, char out[PMCP_JSON_NUMBER_MAX])
 /* Release 0.2's call, sized by the caller. With the version script it is
  * the default version of the name, and release 0.1's (below) stays for
  * programs linked against 0.1. */
-#ifdef PMCP__SYMVER
-#define FORMAT_0_2 pmcp__json_format_number_0_2
-PMCP_API size_t FORMAT_0_2(double v, unsigned flags, char *out, size_t out_size);
+PMCP_API size_t pmcp__json_format_number_0_2(double v, unsigned flags, char *out,
+                                             size_t out_size);
 PMCP__SYMVER_AS(pmcp__json_format_number_0_2, "pmcp_json_format_number@@PMCP_0.2")
-#else
-#define FORMAT_0_2 pmcp_json_format_number
-#endif
-
-size_t FORMAT_0_2(double v, unsigned flags, char *out, size_t out_size)
+size_t pmcp__json_format_number_0_2(double v, unsigned flags, char *out, size_t out_size)
 {
   if (out_size >= PMCP_JSON_NUMBER_MAX)
     return format(v, flags, out); /* room for any: no copy */
@@ -115,7 +110,6 @@ size_t FORMAT_0_2(double v, unsigned flags, char *out, size_t out_size)
   return n;
 }
 
-#ifdef PMCP__SYMVER
 /* Release 0.1's call: a fixed array of PMCP_JSON_NUMBER_MAX bytes. */
 PMCP_API size_t pmcp__json_format_number_0_1(double v, unsigned flags,
                                              char out[PMCP_JSON_NUMBER_MAX]);
@@ -125,4 +119,3 @@ size_t pmcp__json_format_number_0_1(double v, unsigned flags, char out[PMCP_JSON
 {
   return format(v, flags, out);
 }
-#endif

@@ -186,7 +186,7 @@ int pmcp__mx_cands_finish(pmcp__research *rs, int64_t series, pmcp__mx_cands *c)
    * finite point lies in [unit_lo, the lowest candidate's step]. Only
    * those steps are read (usually one segment); the same at the top. */
   efind f;
-  int rc;
+  int rc = 0;
   if (c->unit_lo <= c->p[0].step) {
     if ((rc = end_find(rs, series, c->unit_lo, c->p[0].step, 0, &f)))
       return rc;

@@ -660,8 +660,9 @@ static size_t ref_utf8(const unsigned char *s, size_t n, int *truncated)
 }
 
 /* Random byte strings biased to the scanner's branches (runs of ASCII,
- * three-byte characters with every lead, E0/ED/F0/F4 edges, stray
- * continuations, cuts at the end) against the reference validation. */
+ * three-byte characters with every lead, four-byte characters, E0/ED/F0/F4
+ * edges, stray continuations, cuts at the end) against the reference
+ * validation. */
 START_TEST(utf8_scan_matches_reference)
 {
   static const unsigned char leads[] = {0xC2, 0xDF, 0xE0, 0xE1, 0xE4, 0xEC, 0xED, 0xEE, 0xEF,
@@ -677,11 +678,23 @@ START_TEST(utf8_scan_matches_reference)
                        : (unsigned char)rnd();
     }
     /* mostly well-formed three-byte characters, one damaged byte at most */
-    if (iter % 2) {
+    if (iter % 3 == 1) {
       for (size_t i = 0; i + 3 <= n; i += 3) {
         buf[i] = (unsigned char)(0xE1 + rnd() % 15);
         buf[i + 1] = (unsigned char)(0x80 + rnd() % 0x40);
         buf[i + 2] = (unsigned char)(0x80 + rnd() % 0x40);
+      }
+      if (rnd() % 2)
+        buf[rnd() % n] = (unsigned char)rnd();
+    } else if (iter % 3 == 2) {
+      /* four-byte characters (emoji), second bytes at and past the edges
+       * of F0 and F4, one damaged byte at most */
+      static const unsigned char b1[] = {0x80, 0x8F, 0x90, 0x9F, 0xBF, 0x7F, 0xC0};
+      for (size_t i = 0; i + 4 <= n; i += 4) {
+        buf[i] = (unsigned char)(0xF0 + rnd() % 5);
+        buf[i + 1] = rnd() % 2 ? b1[rnd() % sizeof b1] : (unsigned char)(0x80 + rnd() % 0x40);
+        buf[i + 2] = (unsigned char)(0x80 + rnd() % 0x40);
+        buf[i + 3] = (unsigned char)(0x80 + rnd() % 0x40);
       }
       if (rnd() % 2)
         buf[rnd() % n] = (unsigned char)rnd();

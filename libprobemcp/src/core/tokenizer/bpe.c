@@ -24,7 +24,11 @@
 #include "core/tokenizer/trie.h"
 #include "probemcp/error.h"
 
-uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
+/* Inline, so the one lookup most pieces need costs no call. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t rank_of(const unsigned char *p, size_t n)
 {
   if (n == 1)
     return pmcp__tk_byte_rank[p[0]];
@@ -50,6 +54,11 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
     }
     idx = (idx + 1) & (PMCP__TK_HASH_SIZE - 1);
   }
+}
+
+uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
+{
+  return rank_of(p, n);
 }
 
 /* ---- per-thread caches ----
@@ -448,7 +457,7 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
   /* most pieces are one token: one probe of the rank hash */
   if (n <= PMCP__TK_MAXLEN) {
-    uint32_t r = pmcp__tk_rank(p, n);
+    uint32_t r = rank_of(p, n);
     if (r != PMCP__TK_NORANK) {
       if (out)
         out[0] = r;

@@ -10,6 +10,7 @@
 
 #include "store/search.h"
 #include "store/sq.h"
+#include "store/sq_search_rank.h"
 #include "store/ws_scope.h"
 
 /* The page at @p offset of every document of a store holding one lab. The
@@ -158,7 +159,9 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     sqlite3_reset(st);
   }
   if (single) {
-    rc = search_one_lab(s, q, a.match.ptr, offset, limit, out);
+    rc = pmcp__sq_search_topk(s, q, a.match.ptr, offset, limit, out);
+    if (rc == PMCP__TOPK_NONE)
+      rc = search_one_lab(s, q, a.match.ptr, offset, limit, out);
     goto out;
   }
   enum { PAGE_MAX = 200 };

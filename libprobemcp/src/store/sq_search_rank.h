@@ -47,6 +47,11 @@ int pmcp__sq_search_rank_setup(sqlite3 *db);
  * PMCP__TOPK_NONE when the query is not of that shape (the caller ranks it
  * with bm25(), exactly), or 0 / an error code. */
 #define PMCP__TOPK_NONE 1
+/* sq_search.c: appends the item (ref, kind, title, snippet of @p match,
+ * score) of document @p rid, of the papers index when @p paper, to @p out
+ * (a comma first after the first: *shown counts them). */
+int pmcp__sq_search_item(pmcp_store *s, pmcp__sq *q, int paper, int64_t rid, const char *match,
+                         double score, pmcp_buf *out, size_t *shown);
 int pmcp__sq_search_topk(pmcp_store *s, pmcp__sq *q, const char *match, int64_t offset,
                          size_t limit, pmcp_buf *out);
 

@@ -264,11 +264,6 @@ int pmcp__sq_search_topk(pmcp_store *s, pmcp__sq *q, const char *match, int64_t 
     if ((rc = read_ranked(s, q, st, limit + 1, rid, score, &n)))
       goto out;
   }
-  static const char sql_doc[] =
-      "SELECT json_object('ref', d.ref, 'kind', d.kind, 'title', f.title, 'snippet',"
-      " (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
-      "  WHERE search_fts MATCH ?2 AND search_fts.rowid=?1), 'score', round(?3, 4))"
-      " FROM search_docs d JOIN search_fts f ON f.rowid=d.id WHERE d.id=?1";
   /* the top-k pass reads no further than the page's end, and its common
    * word holds more than RARE_CAP documents: there are more */
   size_t first = topk ? (size_t)offset : 0;
@@ -277,25 +272,10 @@ int pmcp__sq_search_topk(pmcp_store *s, pmcp__sq *q, const char *match, int64_t 
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
   size_t shown = 0;
-  for (size_t j = 0; j < shown_n; j++) {
-    size_t i = first + j;
-    if ((rc = pmcp__sq_prep(s, q, sql_doc, &st)))
+  for (size_t j = 0; j < shown_n; j++)
+    if ((rc = pmcp__sq_search_item(s, q, 0, rid[first + j], match, score[first + j], out,
+                                   &shown)))
       goto out;
-    sqlite3_bind_int64(st, 1, rid[i]);
-    sqlite3_bind_text(st, 2, match, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(st, 3, score[i]);
-    int src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-      if (shown++)
-        pmcp__buf_putc(out, ',');
-      pmcp__sq_text_col(out, st, 0);
-    }
-    sqlite3_reset(st);
-    if (src != SQLITE_ROW && src != SQLITE_DONE) {
-      rc = pmcp__sq_err(s, q, src, "search");
-      goto out;
-    }
-  }
   int64_t end = offset + (int64_t)shown_n + (more ? 1 : 0);
   int64_t total = (int64_t)df_max > end ? (int64_t)df_max : end;
   if (shown_n == 0 && offset > total)

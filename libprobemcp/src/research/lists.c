@@ -234,17 +234,99 @@ void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip)
  * The store's page is read by spans of its JSON text and the items are
  * written with pmcp_json: no tree is parsed, picked and printed again. */
 
+/* Scanning the store's text, which pmcp__rs_list_text() checked to be one
+ * JSON value: tokens are found by their first byte, every step bounded by
+ * the end. */
+static const char *t_ws(const char *p, const char *e)
+{
+  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  return p;
+}
+
+static const char *t_str(const char *p, const char *e)
+{
+  for (p++; p < e && *p != '"'; p += *p == '\\' ? 2 : 1)
+    ;
+  return p < e ? p + 1 : e;
+}
+
+static const char *t_value(const char *p, const char *e)
+{
+  if (p >= e)
+    return e;
+  if (*p == '"')
+    return t_str(p, e);
+  if (*p == '{' || *p == '[') {
+    int d = 0;
+    while (p < e) {
+      char c = *p;
+      if (c == '"') {
+        p = t_str(p, e);
+        continue;
+      }
+      if (c == '{' || c == '[')
+        d++;
+      else if ((c == '}' || c == ']') && --d == 0)
+        return p + 1;
+      p++;
+    }
+    return e;
+  }
+  while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+         *p != '\r' && *p != '\t')
+    p++;
+  return p;
+}
+
+/* The next member of an object whose text continues at @p p (after its
+ * '{' or a value): key [*k, *k + *kl) (as written), value [*v, *v + *vl).
+ * Returns where the scan goes on, or NULL at the object's end. */
+static const char *t_member(const char *p, const char *e, const char **k, size_t *kl,
+                            const char **v, size_t *vl)
+{
+  p = t_ws(p, e);
+  if (p < e && *p == ',')
+    p = t_ws(p + 1, e);
+  if (p >= e || *p != '"')
+    return NULL;
+  const char *ke = t_str(p, e);
+  *k = p + 1;
+  *kl = ke > p + 1 ? (size_t)(ke - p - 2) : 0;
+  p = t_ws(ke, e);
+  if (p >= e || *p != ':')
+    return NULL;
+  p = t_ws(p + 1, e);
+  const char *ve = t_value(p, e);
+  *v = p;
+  *vl = (size_t)(ve - p);
+  return ve;
+}
+
+/* The span of member @p key of the object [o, o + ol), or NULL. */
+static const char *t_find(const char *o, size_t ol, const char *key, size_t *vl)
+{
+  const char *e = o + ol, *p = t_ws(o, e), *k, *v;
+  size_t kn = strlen(key), kl;
+  if (p >= e || *p != '{')
+    return NULL;
+  for (p++; (p = t_member(p, e, &k, &kl, &v, vl));)
+    if (kl == kn && !memcmp(k, key, kn))
+      return v;
+  return NULL;
+}
+
 /* The text of the JSON string [v, v + vl) in *s, *n: the literal's own
  * bytes when it has no escape, else decoded into @p tmp. 0 when it is not
  * a string. */
 static int str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n)
 {
-  size_t used = 0, len = 0;
-  if (!v || !vl || *v != '"' || pmcp_json_string_decode(v, vl, 0, NULL, &used, &len, NULL))
+  size_t len = 0;
+  if (!v || vl < 2 || *v != '"')
     return 0;
-  if (len + 2 == used) {
-    *s = v + 1;
-    *n = len;
+  if (!memchr(v + 1, '\\', vl - 2)) {
+    *s = v + 1; /* no escape: the literal's bytes are the text */
+    *n = vl - 2;
     return 1;
   }
   pmcp__buf_reset(tmp);
@@ -262,10 +344,10 @@ static int str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_
 static const char *member_str(const char *it, size_t il, const char *key, char *buf,
                               size_t size)
 {
-  const char *v;
   size_t vl;
   buf[0] = '\0';
-  if (!pmcp__json_member(it, il, key, &v, &vl))
+  const char *v = t_find(it, il, key, &vl);
+  if (!v)
     return buf;
   pmcp_buf tmp = PMCP_BUF_INIT;
   const char *s;
@@ -314,22 +396,32 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
     pmcp__window_free(w);
     return rc;
   }
+  /* the page's members, and the spans of its items */
+  const char *v[4] = {NULL, NULL, NULL, NULL};
+  size_t vl[4] = {0, 0, 0, 0};
   static const char *const keys[] = {"items", "total", "total_estimated", "next"};
-  const char *v[4];
-  size_t vl[4];
-  pmcp__json_members(w->text.ptr, w->text.len, keys, 4, v, vl);
-  /* the items' spans */
+  {
+    const char *e = w->text.ptr + w->text.len, *p = t_ws(w->text.ptr, e), *k, *mv;
+    size_t kl, ml;
+    if (p < e && *p == '{')
+      for (p++; (p = t_member(p, e, &k, &kl, &mv, &ml));)
+        for (int i = 0; i < 4; i++)
+          if (!v[i] && strlen(keys[i]) == kl && !memcmp(keys[i], k, kl)) {
+            v[i] = mv;
+            vl[i] = ml;
+            break;
+          }
+  }
   size_t cap = 0;
   if (v[0] && *v[0] == '[') {
     const char *p = v[0] + 1, *end = v[0] + vl[0];
     for (;;) {
-      while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ','))
-        p++;
+      p = t_ws(p, end);
+      if (p < end && *p == ',')
+        p = t_ws(p + 1, end);
       if (p >= end || *p == ']')
         break;
-      const char *e = pmcp__json_skip(p, end);
-      if (!e)
-        break;
+      const char *e = t_value(p, end);
       if (w->page_n == cap) {
         size_t nc = cap ? cap * 2 : 16;
         const char **ns = realloc(w->span, nc * sizeof *ns);
@@ -343,8 +435,6 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
         w->span_len = nl;
         cap = nc;
       }
-      while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-        p++;
       w->span[w->page_n] = p;
       w->span_len[w->page_n++] = (size_t)(e - p);
       p = e;
@@ -391,6 +481,20 @@ const char *pmcp__window_ref(const pmcp__window *w, size_t i, char *buf, size_t 
 {
   buf[0] = '\0';
   return w->skip + i < w->page_n ? span_ref(w, w->skip + i, buf, size) : buf;
+}
+
+int pmcp__window_member(const pmcp__window *w, size_t i, const char *key, const char **v,
+                        size_t *vl)
+{
+  *v = NULL;
+  *vl = 0;
+  return w->skip + i < w->page_n &&
+         (*v = t_find(w->span[w->skip + i], w->span_len[w->skip + i], key, vl)) != NULL;
+}
+
+int pmcp__json_str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n)
+{
+  return str_of(v, vl, tmp, s, n);
 }
 
 size_t pmcp__window_count(const pmcp__window *w)
@@ -530,13 +634,33 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
   while (keys[nk] && nk < MAX_KEYS)
     nk++;
   const char *v[MAX_KEYS];
-  size_t vl[MAX_KEYS];
-  pmcp__json_members(it, il, keys, nk, v, vl);
+  size_t vl[MAX_KEYS], kn[MAX_KEYS];
+  for (size_t k = 0; k < nk; k++)
+    v[k] = NULL, vl[k] = 0, kn[k] = strlen(keys[k]);
   /* what the additions after the pick read of the store's item */
   static const char *const extra[] = {"chars", "via", "kind", "provider", "attributes"};
-  const char *xv[5];
-  size_t xl[5];
-  pmcp__json_members(it, il, extra, 5, xv, xl);
+  static const size_t extra_len[] = {5, 3, 4, 8, 10};
+  const char *xv[5] = {NULL, NULL, NULL, NULL, NULL};
+  size_t xl[5] = {0, 0, 0, 0, 0};
+  {
+    /* one pass over the item; the first member of a name counts, as for
+     * cJSON_GetObjectItemCaseSensitive */
+    const char *e = it + il, *p = t_ws(it, e), *mk, *mv;
+    size_t mkl, mvl;
+    if (p < e && *p == '{')
+      for (p++; (p = t_member(p, e, &mk, &mkl, &mv, &mvl));) {
+        for (size_t k = 0; k < nk; k++)
+          if (!v[k] && kn[k] == mkl && !memcmp(keys[k], mk, mkl)) {
+            v[k] = mv;
+            vl[k] = mvl;
+          }
+        for (size_t x = 0; x < 5; x++)
+          if (!xv[x] && extra_len[x] == mkl && !memcmp(extra[x], mk, mkl)) {
+            xv[x] = mv;
+            xl[x] = mvl;
+          }
+      }
+  }
   int have_chars = xv[0] && is_number(xv[0], xl[0]);
   double chars = have_chars ? pmcp__c_strtod(xv[0], NULL) : -1;
   /* a note's excerpt: its "truncated" says whether the note is longer */
@@ -590,8 +714,13 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
       pmcp_json_key(j, key);
       put_tree(j, v[k], vl[k]);
     } else {
+      /* true, false; anything else a host's backend may have written is
+       * not passed on */
+      int t = vl[k] == 4 && !memcmp(v[k], "true", 4);
+      if (!t && !(vl[k] == 5 && !memcmp(v[k], "false", 5)))
+        continue;
       pmcp_json_key(j, key);
-      pmcp_json_raw(j, v[k], vl[k]); /* true, false */
+      pmcp_json_bool(j, t);
     }
     if (!strcmp(key, "ref"))
       has_ref = 1;
@@ -641,7 +770,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
       prov[0] = 'x';
     const char *iv;
     size_t ivl;
-    int import_attr = xv[4] && *xv[4] == '{' && pmcp__json_member(xv[4], xl[4], "import", &iv, &ivl);
+    int import_attr = xv[4] && *xv[4] == '{' && (iv = t_find(xv[4], xl[4], "import", &ivl));
     pmcp_json_key(j, "provenance");
     pmcp_json_string(j, pmcp__rs_provenance_of(via, kind, member_str(it, il, "ref", ref, sizeof ref),
                                                prov, import_attr));

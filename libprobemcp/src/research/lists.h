@@ -63,6 +63,14 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q,
                      size_t errlen);
 /* Items of a text window (those after its skip). */
 size_t pmcp__window_count(const pmcp__window *w);
+/* The span of member @p key of item @p i of text window @p w: 1, or 0
+ * when absent. */
+int pmcp__window_member(const pmcp__window *w, size_t i, const char *key, const char **v,
+                        size_t *vl);
+/* The text of the JSON string literal [v, v + vl) in *s, *n: the literal's
+ * own bytes when it has no escape, else decoded into @p tmp; 0 when it is
+ * not a string. */
+int pmcp__json_str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n);
 /* The ref of item @p i of text window @p w (as pmcp__rs_ref), in @p buf. */
 const char *pmcp__window_ref(const pmcp__window *w, size_t i, char *buf, size_t size);
 /* Writes what a list shows of item @p i of text window @p w (@p q's keys,

@@ -451,11 +451,15 @@ static const pmcp__list_req *children_req(pmcp__ref_kind parent_kind,
  * failure. Freed with free(). */
 static char *nested_cursor(tree_ctx *t, const pmcp__window *w, size_t shown)
 {
-  if (pmcp__window_state(t->state, w, shown) <= 0)
+  if (pmcp__window_state(t->state, w, shown) <= 0) {
+    pmcp_json_reset(t->state);
     return NULL;
+  }
   if (!t->have_version) {
-    if (pmcp__rs_version(t->rs, &t->version))
+    if (pmcp__rs_version(t->rs, &t->version)) {
+      pmcp_json_reset(t->state);
       return NULL;
+    }
     t->have_version = 1;
   }
   const char *args = NULL;
@@ -464,8 +468,10 @@ static char *nested_cursor(tree_ctx *t, const pmcp__window *w, size_t shown)
   size_t sl = 0;
   const char *st = pmcp_json_text(t->state, &sl);
   pmcp_buf out = PMCP_BUF_INIT;
-  if (!st || pmcp__rs_cursor_encode(t->rs, pmcp_call_name(t->call), args, t->version, st,
-                                    &out)) {
+  int rc = !st || pmcp__rs_cursor_encode(t->rs, pmcp_call_name(t->call), args, t->version,
+                                         st, &out);
+  pmcp_json_reset(t->state); /* the scratch is the caller's again */
+  if (rc) {
     pmcp_buf_dispose(&out);
     return NULL;
   }

@@ -71,6 +71,19 @@ static cJSON *anchored(cJSON *st, const char *anchor)
 cJSON *pmcp__window_next(size_t placed, void *ud)
 {
   pmcp__window *w = ud;
+  if (w->span || !w->page) {
+    /* a text window (pmcp__fetch): its state as pmcp__window_state writes it */
+    pmcp_json *j = NULL;
+    if (pmcp_json_new(&j, 0))
+      return NULL;
+    cJSON *st = NULL;
+    size_t len = 0;
+    const char *t;
+    if (pmcp__window_state(j, w, placed) > 0 && (t = pmcp_json_text(j, &len)))
+      st = cJSON_ParseWithLength(t, len);
+    pmcp_json_free(j);
+    return st;
+  }
   size_t consumed = w->skip + placed;
   const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
   char buf[300];
@@ -114,104 +127,38 @@ const char *pmcp__state_anchor(const cJSON *st)
   return *k ? k : NULL;
 }
 
-/* Fetches the window at (@p after, @p skip). Error text in @p err. */
+/* Fetches the window at (@p after, @p skip) with its items as cJSON (for
+ * the views that build their answer as a tree): the text window's items,
+ * each written as browse writes it and read back. Error text in @p err. */
 int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q, const char *after,
                  size_t skip, pmcp__window *w, char *err, size_t errlen)
 {
-  memset(w, 0, sizeof *w);
-  /* An anchored cursor reads the item before its position too, to check
-   * that it is still the anchor. */
-  char before[32];
-  if (q->anchor && pmcp__anchor_start(&after, &skip, before)) {
-    snprintf(err, errlen, "the cursor's position cannot be checked");
-    return PMCP_ECURSOR;
-  }
-  pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
-  o.kind = q->kind;
-  o.parent = q->parent;
-  o.query = q->query;
-  o.filter = q->filter;
-  o.include_deleted = q->include_deleted;
-  o.after = after;
-  o.limit = skip + q->limit;
-  int rc = pmcp__rs_list(rs, &o, &w->page, err, errlen);
+  int rc = pmcp__fetch_text(rs, q, after, skip, w, err, errlen);
   if (rc)
     return rc;
-  w->after = after ? strdup(after) : NULL;
-  w->skip = skip;
-  w->list = q->list;
-  w->parent = q->parent;
-  const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
-  w->page_n = (size_t)cJSON_GetArraySize(items);
-  w->next = pmcp__js(w->page, "next")[0] ? pmcp__js(w->page, "next") : NULL;
-  w->total = pmcp__jn(w->page, "total", -1);
-  w->total_estimated =
-      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w->page, "total_estimated"));
-  w->anchor_in = q->anchor;
-  if (q->anchor) {
-    if (!pmcp__anchor_holds(items, skip, q->anchor)) {
-      snprintf(err, errlen,
-               "the %s listing changed before the cursor's position (%.200s is no "
-               "longer the last item shown)", q->list ? q->list : "", q->anchor);
-      cJSON_Delete(w->page);
-      free(w->after);
-      memset(w, 0, sizeof *w);
-      return PMCP_ECURSOR;
-    }
-  }
+  pmcp_json *j = NULL;
   w->items = cJSON_CreateArray();
-  size_t i = 0;
-  const cJSON *it;
-  cJSON_ArrayForEach(it, items)
-  {
-    if (i++ < skip)
-      continue;
-    cJSON *p = pmcp__rs_pick(it, q->keys, q->excerpt);
-    if (p) {
-      /* counts the store reports under the names of nested lists */
-      static const char *const counts[] = {"runs", "experiments", NULL};
-      for (size_t c = 0; counts[c]; c++) {
-        cJSON *n = cJSON_GetObjectItemCaseSensitive(p, counts[c]);
-        if (cJSON_IsNumber(n)) {
-          char key[32];
-          snprintf(key, sizeof key, "n_%s", counts[c]);
-          cJSON_AddItemToObject(p, key, cJSON_DetachItemViaPointer(p, n));
-        }
-      }
-      if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "deleted")))
-        cJSON_DeleteItemFromObject(p, "deleted");
-      /* a note excerpt shorter than the note: name the detail door */
-      const cJSON *ex = cJSON_GetObjectItemCaseSensitive(p, "excerpt");
-      double chars = pmcp__jn(it, "chars", -1);
-      if (cJSON_IsString(ex) && chars >= 0) {
-        /* one "truncated" (the pick may have set it for a cut string) */
-        int cut = chars > (double)strlen(ex->valuestring) ||
-                  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "truncated"));
-        cJSON_DeleteItemFromObject(p, "truncated");
-        cJSON_AddBoolToObject(p, "truncated", cut);
-        if (cut) {
-          char door[PMCP__REF_MAX + 64];
-          snprintf(door, sizeof door, "entity refs=[\"%s\"] view=record",
-                   pmcp__js(it, "ref"));
-          cJSON_AddStringToObject(p, "detail", door);
-        }
-        cJSON_DeleteItemFromObject(p, "chars");
-      }
-      char buf[300];
-      if (!cJSON_HasObjectItem(p, "ref")) {
-        const char *r = pmcp__rs_ref(it, buf, sizeof buf);
-        if (*r)
-          cJSON_AddItemToObject(p, "ref", cJSON_CreateString(r));
-      }
-      if (cJSON_HasObjectItem(p, "text") || cJSON_HasObjectItem(p, "body") ||
-          cJSON_HasObjectItem(p, "excerpt") ||
-          cJSON_HasObjectItem(p, "description") ||
-          cJSON_HasObjectItem(p, "title") || cJSON_HasObjectItem(p, "message"))
-        cJSON_AddStringToObject(p, "provenance", pmcp__rs_provenance(it));
-      cJSON_AddItemToArray(w->items, p);
+  if (!w->items || pmcp_json_new(&j, 0)) {
+    pmcp__window_free(w);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < pmcp__window_count(w) && !rc; i++) {
+    pmcp_json_reset(j);
+    pmcp_json_object_begin(j);
+    pmcp__window_members(j, w, i, q, NULL);
+    pmcp_json_object_end(j);
+    size_t len = 0;
+    const char *t = pmcp_json_text(j, &len);
+    cJSON *it = t ? cJSON_ParseWithLength(t, len) : NULL;
+    if (!it || !cJSON_AddItemToArray(w->items, it)) {
+      cJSON_Delete(it);
+      rc = PMCP_ENOMEM;
     }
   }
-  return 0;
+  pmcp_json_free(j);
+  if (rc)
+    pmcp__window_free(w);
+  return rc;
 }
 
 /* Reads the incoming state for list @p list: position and skip. */

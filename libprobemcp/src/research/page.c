@@ -116,18 +116,46 @@ static int fits(const char *txt, size_t len, int budget, size_t *tokens)
   return *tokens <= (size_t)budget;
 }
 
+int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve)
+{
+  int budget = budget_of(call);
+  size_t tok;
+  return (size_t)budget > reserve && fits(t, len, budget - (int)reserve, &tok) &&
+         len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
+}
+
 int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
 {
   char *t = cJSON_PrintUnformatted(o);
   if (!t)
     return 0;
-  int budget = budget_of(call);
-  size_t tok, len = strlen(t);
-  int ok = (size_t)budget > reserve &&
-           fits(t, len, budget - (int)reserve, &tok) &&
-           len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
+  int ok = pmcp__rs_fits_text(call, t, strlen(t), reserve);
   cJSON_free(t);
   return ok;
+}
+
+int pmcp__rs_number(pmcp_json *j, double d)
+{
+  if (!isfinite(d))
+    return pmcp_json_string(j, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+  if (!(d == floor(d) && fabs(d) < 9007199254740992.0)) {
+    char six[PMCP_JSON_NUMBER_MAX];
+    pmcp_json_format_number(d, 0, six);
+    d = pmcp__c_strtod(six, NULL);
+  }
+  /* spelled as cJSON prints a double (the research tools' answers always
+   * were): an int as such, else 15 significant digits, 17 when 15 do not
+   * read back */
+  char buf[64];
+  int n;
+  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d)
+    n = pmcp__c_snprintf(buf, sizeof buf, "%d", (int)d);
+  else {
+    n = pmcp__c_snprintf(buf, sizeof buf, "%1.15g", d);
+    if (pmcp__c_strtod(buf, NULL) != d)
+      n = pmcp__c_snprintf(buf, sizeof buf, "%1.17g", d);
+  }
+  return pmcp_json_raw(j, buf, n > 0 ? (size_t)n : 0);
 }
 
 /* A page for the call under the toolset's cursor key and the store's data
@@ -177,6 +205,11 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
 pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
 {
   return new_page(call, rs, flags, 1);
+}
+
+pmcp_page *pmcp__rs_page_plain(pmcp_call *call, pmcp__research *rs)
+{
+  return new_page(call, rs, 0, 0);
 }
 
 pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
@@ -233,6 +266,19 @@ static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
   }
   int rc = pmcp_page_object(pg, txt, strlen(txt));
   cJSON_free(txt);
+  if (rc && rc != PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
+}
+
+int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len)
+{
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg)
+    return 0; /* the error result is sent */
+  int rc = pmcp_page_object(pg, txt, len);
   if (rc && rc != PMCP_EBUDGET) {
     pmcp_page_free(pg);
     return rc;

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "probemcp/budget.h"
+#include "probemcp/json.h"
 #include "research/research.h"
 
 /* The position state to continue after @p placed items of the page, as a
@@ -67,6 +68,22 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state);
 char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
                            const char *tool, const char *args_json,
                            const cJSON *state);
+
+/* A page for the call whose incoming cursor the handler opened itself
+ * (pmcp__rs_cursor_in): it only mints the next one. Sends the error
+ * result and returns NULL when something fails. */
+pmcp_page *pmcp__rs_page_plain(pmcp_call *call, pmcp__research *rs);
+/* Sends the object text [@p txt, + @p len) as a page that must fit whole
+ * (the refusal names min_token_budget otherwise). */
+int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len);
+
+/* Writes @p d as a summary number: six significant figures, non-finite
+ * values as strings, spelled as the cJSON route printed it (1234567.8 as
+ * 1234570, integers exact). */
+int pmcp__rs_number(pmcp_json *j, double d);
+
+/* pmcp__rs_fits() of JSON text. */
+int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve);
 
 /* True when @p o (serialized compactly, plus @p reserve tokens) fits the
  * call's budget and byte ceiling. */

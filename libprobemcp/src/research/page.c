@@ -140,7 +140,7 @@ int pmcp__rs_number(pmcp_json *j, double d)
     return pmcp_json_string(j, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
   if (!(d == floor(d) && fabs(d) < 9007199254740992.0)) {
     char six[PMCP_JSON_NUMBER_MAX];
-    pmcp_json_format_number(d, 0, six);
+    pmcp_json_format_number(d, 0, six, sizeof six);
     d = pmcp__c_strtod(six, NULL);
   }
   /* spelled as cJSON prints a double (the research tools' answers always

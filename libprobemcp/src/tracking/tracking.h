@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "probemcp/json.h"
+
 #include "filter/filter.h"
 #include "probemcp/tracking.h"
 #include "research/metrics.h"
@@ -153,6 +155,67 @@ int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *i
 struct pmcp__chart;
 int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
                            const struct pmcp__chart *chart);
+
+/* ---- answers through the JSON writer (out.c) ----------------------------- */
+
+/* A number as tracking answers show it: integers below 2^53 exactly,
+ * other finite values at six significant figures, printed the way the
+ * toolset always printed them (1.5e+06 reads 1500000, -0 reads 0);
+ * non-finite values as the strings "NaN", "Infinity", "-Infinity". Its
+ * text in @p out (PMCP_JSON_NUMBER_MAX bytes), its length returned. */
+size_t pmcp__trk_num_text(double v, char out[PMCP_JSON_NUMBER_MAX]);
+int pmcp__trk_num(pmcp_json *j, double v);
+/* A value read from the store (an attribute, a config) with its numbers
+ * as pmcp__trk_num writes them; NULL writes null. */
+int pmcp__trk_value(pmcp_json *j, const cJSON *v);
+/* A member: key, then the value. */
+int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
+int pmcp__trk_knum(pmcp_json *j, const char *key, double v);
+int pmcp__trk_kbool(pmcp_json *j, const char *key, int v);
+int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v);
+/* True when the answer text fits the call's budget and byte ceiling. */
+int pmcp__trk_fits(pmcp_call *call, const char *txt, size_t len);
+/* Sends @p j's one object (the whole answer; it must fit, else the error
+ * names min_token_budget). */
+int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j);
+
+/* An offset page written item by item: begin (the listing's @p total,
+ * the page starting at @p offset; @p hint NULL: the default; @p chart:
+ * see pmcp__trk_window_chart), the tool's own fields (pmcp__trk_field()
+ * then pmcp__trk_field_end(), or _str / _value), pmcp__trk_list()
+ * (total_count, offset, then the list @p name), items (pmcp__trk_item()
+ * then pmcp__trk_item_end(): NULL once the budget filled the page, so
+ * items past it are never built), then pmcp__trk_page_send(), which sends
+ * the answer, or the error a failed step left, and frees the page. The
+ * first error sticks; a field over the budget answers that the
+ * listing's envelope does not fit. */
+typedef struct pmcp__trk_page {
+  pmcp_call *call;
+  pmcp_page *pg;
+  pmcp_json *f; /* a field's value being written */
+  size_t offset, total;
+  const struct pmcp__chart *chart;
+  int rc;   /* the first error */
+  int full; /* an item was refused: the page is full */
+} pmcp__trk_page;
+/* The call's `offset` and `limit` (50 when absent). */
+void pmcp__trk_window_args(pmcp_call *call, size_t *offset, size_t *limit);
+int pmcp__trk_page_begin(pmcp__trk_page *p, pmcp_call *call, size_t offset, size_t total,
+                         const char *hint, const struct pmcp__chart *chart);
+pmcp_json *pmcp__trk_field(pmcp__trk_page *p);
+int pmcp__trk_field_end(pmcp__trk_page *p, const char *key);
+int pmcp__trk_field_str(pmcp__trk_page *p, const char *key, const char *s);
+int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v);
+int pmcp__trk_list(pmcp__trk_page *p, const char *name);
+pmcp_json *pmcp__trk_item(pmcp__trk_page *p);
+int pmcp__trk_item_end(pmcp__trk_page *p);
+int pmcp__trk_page_send(pmcp__trk_page *p);
+/* A page of @p n rows: the call's window of them, row @p i written by
+ * @p row(j, i, ud) as one item; @p fields (NULL: none) writes the fields
+ * before the list. */
+int pmcp__trk_send_rows(pmcp_call *call, size_t n, const char *name,
+                        int (*fields)(pmcp__trk_page *p, void *ud),
+                        int (*row)(pmcp_json *j, size_t i, void *ud), void *ud);
 
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */

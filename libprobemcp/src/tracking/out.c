@@ -9,7 +9,6 @@
 #endif
 
 #include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,15 +17,12 @@
 #include "research/page.h"
 #include "util/cnum.h"
 
-/* A double as cJSON 1.7 prints one: integers of int range with %d, other
- * values with 15 significant digits, or 17 when 15 do not read back (within
- * its tolerance). Tracking answers were printed so; keeping the printer
- * keeps them byte for byte (1.5e+06 from six figures reads 1500000). */
+/* A double as cJSON prints one: 15 significant digits, or 17 when 15 do
+ * not read back (within its tolerance). Tracking answers were printed so;
+ * keeping the printer keeps them byte for byte (1.5e+06 from six figures
+ * reads 1500000, -0 stays -0). */
 static size_t cjson_text(double d, char out[PMCP_JSON_NUMBER_MAX])
 {
-  int vi = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
-  if (d == (double)vi)
-    return (size_t)pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%d", vi);
   pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%1.15g", d);
   double t = pmcp__c_strtod(out, NULL);
   double m = fabs(t) > fabs(d) ? fabs(t) : fabs(d);
@@ -222,6 +218,14 @@ int pmcp__trk_item_end(pmcp__trk_page *p)
     return 0;
   }
   return keep(p, rc);
+}
+
+void pmcp__trk_page_abort(pmcp__trk_page *p)
+{
+  pmcp_json_free(p->f);
+  pmcp_page_free(p->pg);
+  p->f = NULL;
+  p->pg = NULL;
 }
 
 int pmcp__trk_page_send(pmcp__trk_page *p)

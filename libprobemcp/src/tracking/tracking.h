@@ -160,7 +160,7 @@ int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON
 
 /* A number as tracking answers show it: integers below 2^53 exactly,
  * other finite values at six significant figures, printed the way the
- * toolset always printed them (1.5e+06 reads 1500000, -0 reads 0);
+ * toolset always printed them (1.5e+06 reads 1500000, -0 stays -0);
  * non-finite values as the strings "NaN", "Infinity", "-Infinity". Its
  * text in @p out (PMCP_JSON_NUMBER_MAX bytes), its length returned. */
 size_t pmcp__trk_num_text(double v, char out[PMCP_JSON_NUMBER_MAX]);
@@ -210,6 +210,8 @@ int pmcp__trk_list(pmcp__trk_page *p, const char *name);
 pmcp_json *pmcp__trk_item(pmcp__trk_page *p);
 int pmcp__trk_item_end(pmcp__trk_page *p);
 int pmcp__trk_page_send(pmcp__trk_page *p);
+/* Frees the page unsent (the tool answers with an error of its own). */
+void pmcp__trk_page_abort(pmcp__trk_page *p);
 /* A page of @p n rows: the call's window of them, row @p i written by
  * @p row(j, i, ud) as one item; @p fields (NULL: none) writes the fields
  * before the list. */

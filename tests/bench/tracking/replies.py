@@ -71,8 +71,14 @@ def calls_for(lab):
                   ("list_runs", dict(wp, sort={"attr": "sys/name", "direction": "asc"})),
                   ("list_runs", dict(wp, filter=[{"attr": "sys/state", "op": "eq",
                                                   "value": "finished"}])),
-                  ("list_runs", dict(wp, columns=["sys/name", "sys/state", "config/lr"],
-                                     summary_columns=[m["name"] for m in mets[:3]]))]
+                  ("list_runs", dict(wp, columns=["sys/name", "sys/state", "sys/name", "sys/tags",
+                                              "sys/duration_ms"],
+                                     summary_columns=[{"series": m["name"], "function": f}
+                                                      for m in mets[:3]
+                                                      for f in ("last", "avg")])),
+                  ("list_runs", dict(wp, limit=5, sort={"series": (mets or [{"name": "x"}])[0]
+                                                        ["name"], "function": "max",
+                                                        "direction": "desc"}))]
             floats = [m["name"] for m in mets if m.get("kind") == "float"]
             hists = [m["name"] for m in mets if m.get("kind") == "histogram"]
             scats = [m["name"] for m in mets if m.get("kind") == "scatter"]

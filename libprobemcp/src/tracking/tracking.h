@@ -209,6 +209,8 @@ int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v);
 int pmcp__trk_list(pmcp__trk_page *p, const char *name);
 pmcp_json *pmcp__trk_item(pmcp__trk_page *p);
 int pmcp__trk_item_end(pmcp__trk_page *p);
+/* An item written already (one JSON value's text), as pmcp__trk_item_end. */
+int pmcp__trk_item_text(pmcp__trk_page *p, const char *txt, size_t len);
 int pmcp__trk_page_send(pmcp__trk_page *p);
 /* Frees the page unsent (the tool answers with an error of its own). */
 void pmcp__trk_page_abort(pmcp__trk_page *p);
@@ -331,6 +333,12 @@ int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx
                          const char *kind);
 /* {"run", "series", "labels"?} of an entry. */
 cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e);
+/* The same written as an open object (the caller adds members and ends
+ * it); the writer's error or 0. */
+int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e);
+/* The selection's field before a page's list: "missing_series" when some
+ * asked keys are in none of the runs. */
+int pmcp__trk_sel_fields(pmcp__trk_page *p, const pmcp__trk_sel *s);
 
 /* fetch_float_series' histogram statistic (hist.c): appends to @p o the
  * statistic @p stat of each histogram of @p e with steps in [lo, hi]:

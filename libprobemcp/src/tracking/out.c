@@ -220,6 +220,18 @@ int pmcp__trk_item_end(pmcp__trk_page *p)
   return keep(p, rc);
 }
 
+int pmcp__trk_item_text(pmcp__trk_page *p, const char *txt, size_t len)
+{
+  if (p->rc || p->full)
+    return p->rc;
+  int rc = pmcp_page_add(p->pg, txt, len, NULL, 0);
+  if (rc == PMCP_EBUDGET) {
+    p->full = 1;
+    return 0;
+  }
+  return keep(p, rc);
+}
+
 void pmcp__trk_page_abort(pmcp__trk_page *p)
 {
   pmcp_json_free(p->f);

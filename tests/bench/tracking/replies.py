@@ -108,13 +108,21 @@ def calls_for(lab):
                                                   step_to=60))]
             if floats:
                 c.append(("fetch_series_summaries", dict(wp, runs=rs, series=floats[:6] + ["zz"])))
+            many = runs[:50]  # histograms and scatter sets are in few runs
             for k in hists[:2]:
-                c += [("fetch_histogram_series", dict(wp, runs=rs[:2], series=[k])),
-                      ("fetch_histogram_series", dict(wp, runs=rs[:2], series=[k], density=True)),
-                      ("fetch_float_series", dict(wp, runs=rs[:2], series=[k],
-                                                  histogram_statistic="mean"))]
+                c += [("fetch_histogram_series", dict(wp, runs=many, series=[k])),
+                      ("fetch_histogram_series", dict(wp, runs=many, series=[k], density=True,
+                                                      limit=3, offset=2)),
+                      ("fetch_histogram_series", dict(wp, runs=many, series=[k], step_from=100,
+                                                      step_to=4000)),
+                      ("fetch_float_series", dict(wp, runs=many, series=[k],
+                                                  histogram_statistic="mean")),
+                      ("fetch_float_series", dict(wp, runs=many, series=[k], max_points=3,
+                                                  histogram_statistic="p90"))]
             for k in scats[:2]:
-                c.append(("fetch_scatter_series", dict(wp, runs=rs[:2], series=[k])))
+                c += [("fetch_scatter_series", dict(wp, runs=many, series=[k])),
+                      ("fetch_scatter_series", dict(wp, runs=many, series=[k], max_points=7,
+                                                    step_from=0, step_to=3000))]
             rl = [m["name"] for m in mets if m.get("scale") in ("ENVIRONMENT_STEP", "EPISODE")]
             for r in runs[:6]:
                 for k in rl[:2]:

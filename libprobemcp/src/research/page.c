@@ -10,6 +10,7 @@
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
 #include "core/page_int.h"   /* pmcp__page_resume_empty, pmcp__page_result */
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,28 +135,41 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
   return ok;
 }
 
+/* A double as cJSON prints one: 15 significant digits, or 17 when 15 do
+ * not read back (within its tolerance). The answers were printed so;
+ * keeping the printer keeps them byte for byte (1.5e+06 from six figures
+ * reads 1500000, -0 stays -0). */
+static size_t cjson_text(double d, char out[PMCP_JSON_NUMBER_MAX])
+{
+  pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%1.15g", d);
+  double t = pmcp__c_strtod(out, NULL);
+  double m = fabs(t) > fabs(d) ? fabs(t) : fabs(d);
+  if (!(fabs(t - d) <= m * DBL_EPSILON))
+    pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%1.17g", d);
+  return strlen(out);
+}
+
+size_t pmcp__rs_number_text(double v, char out[PMCP_JSON_NUMBER_MAX])
+{
+  if (!isfinite(v))
+    return (size_t)snprintf(out, PMCP_JSON_NUMBER_MAX, "\"%s\"",
+                            isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+  /* integers (ids, steps, counts, times) stay exact; the rest six figures */
+  if (!(v == floor(v) && fabs(v) < 9007199254740992.0)) {
+    char six[PMCP_JSON_NUMBER_MAX];
+    pmcp_json_format_number(v, 0, six, sizeof six);
+    v = pmcp__c_strtod(six, NULL);
+  }
+  return cjson_text(v, out);
+}
+
 int pmcp__rs_number(pmcp_json *j, double d)
 {
-  if (!isfinite(d))
-    return pmcp_json_string(j, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
-  if (!(d == floor(d) && fabs(d) < 9007199254740992.0)) {
-    char six[PMCP_JSON_NUMBER_MAX];
-    pmcp_json_format_number(d, 0, six, sizeof six);
-    d = pmcp__c_strtod(six, NULL);
-  }
-  /* spelled as cJSON prints a double (the research tools' answers always
-   * were): an int as such, else 15 significant digits, 17 when 15 do not
-   * read back */
-  char buf[64];
-  int n;
-  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d)
-    n = pmcp__c_snprintf(buf, sizeof buf, "%d", (int)d);
-  else {
-    n = pmcp__c_snprintf(buf, sizeof buf, "%1.15g", d);
-    if (pmcp__c_strtod(buf, NULL) != d)
-      n = pmcp__c_snprintf(buf, sizeof buf, "%1.17g", d);
-  }
-  return pmcp_json_raw(j, buf, n > 0 ? (size_t)n : 0);
+  char t[PMCP_JSON_NUMBER_MAX];
+  size_t n = pmcp__rs_number_text(d, t);
+  /* non-finite values are strings already, not the writer's counted ones:
+   * the answers never had a non_finite field */
+  return pmcp_json_raw(j, t, n);
 }
 
 /* A page for the call under the toolset's cursor key and the store's data

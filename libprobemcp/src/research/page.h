@@ -77,10 +77,13 @@ pmcp_page *pmcp__rs_page_plain(pmcp_call *call, pmcp__research *rs);
  * (the refusal names min_token_budget otherwise). */
 int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len);
 
-/* Writes @p d as a summary number: six significant figures, non-finite
- * values as strings, spelled as the cJSON route printed it (1234567.8 as
- * 1234570, integers exact). */
+/* Writes @p d as a summary number: integers below 2^53 exactly, other
+ * finite values at six significant figures, spelled as the cJSON route
+ * printed them (1234567.8 as 1234570, -0 stays -0); non-finite values as
+ * the strings "NaN", "Infinity", "-Infinity". pmcp__rs_number_text puts
+ * the text in @p out (PMCP_JSON_NUMBER_MAX bytes) and returns its length. */
 int pmcp__rs_number(pmcp_json *j, double d);
+size_t pmcp__rs_number_text(double v, char out[PMCP_JSON_NUMBER_MAX]);
 
 /* pmcp__rs_fits() of JSON text. */
 int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve);

@@ -171,13 +171,16 @@ static int list_workspaces(pmcp_call *call, void *ud)
       }
     }
   }
-  pmcp_page *pg = NULL;
-  size_t offset = 0, limit = 0;
-  rc = pmcp__trk_page_open(call, &pg, "workspaces", &offset, &limit, total);
+  size_t offset, limit;
+  pmcp__trk_window_args(call, &offset, &limit);
+  pmcp__trk_page p;
+  pmcp__trk_page_begin(&p, call, offset, total, NULL, NULL);
+  pmcp__trk_list(&p, "workspaces");
   size_t pos = 0, seen = 0;
-  for (size_t k = 0; !rc && k < nw; k++) {
+  int full = 0;
+  for (size_t k = 0; !full && k < nw; k++) {
     pmcp__window *w = &ws[k];
-    for (size_t i = 0; !rc && i < pmcp__window_count(w) && seen < max; i++) {
+    for (size_t i = 0; !full && i < pmcp__window_count(w) && seen < max; i++) {
       const char *wid;
       size_t n;
       workspace_id(w, i, &tmp, &wid, &n);
@@ -188,25 +191,23 @@ static int list_workspaces(pmcp_call *call, void *ud)
       seen++;
       if (pos++ < offset || pos > offset + limit)
         continue;
-      pmcp_json *j = pmcp_page_item(pg);
+      pmcp_json *j = pmcp__trk_item(&p);
       if (!j) {
-        rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
+        full = 1; /* the budget filled the page, or a step failed */
         break;
       }
       /* the id again: the name's decoding may have reused tmp */
       char idc[300];
       snprintf(idc, sizeof idc, "%s", id);
       workspace_item(j, w, i, idc, strlen(idc), role ? role->valuestring : tk->role, tk, &tmp);
-      rc = pmcp_page_commit(pg, NULL, 0);
+      pmcp__trk_item_end(&p);
     }
   }
-  if (!rc && dflt && pos++ >= offset && pos <= offset + limit) {
-    pmcp_json *j = pmcp_page_item(pg);
-    if (!j)
-      rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
-    else {
+  if (!full && dflt && pos++ >= offset && pos <= offset + limit) {
+    pmcp_json *j = pmcp__trk_item(&p);
+    if (j) {
       workspace_item(j, NULL, 0, "default", 7, dflt->valuestring, tk, &tmp);
-      rc = pmcp_page_commit(pg, NULL, 0);
+      pmcp__trk_item_end(&p);
     }
   }
   for (size_t k = 0; k < nw; k++)
@@ -214,7 +215,43 @@ static int list_workspaces(pmcp_call *call, void *ud)
   free(ws);
   cJSON_Delete(allowed);
   pmcp_buf_dispose(&tmp);
-  return pmcp__trk_page_close(call, pg, rc);
+  return pmcp__trk_page_send(&p);
+}
+
+/* Rows read from a store listing (its items in order). */
+typedef struct list_rows {
+  const cJSON **item;
+  const char *field_key, *field; /* a field before the list, or NULL */
+} list_rows;
+
+static int rows_of(list_rows *r, const cJSON *items, size_t *n)
+{
+  *n = (size_t)cJSON_GetArraySize(items);
+  r->item = calloc(*n ? *n : 1, sizeof *r->item);
+  if (!r->item)
+    return PMCP_ENOMEM;
+  size_t i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, items) r->item[i++] = it;
+  return 0;
+}
+
+static int one_field(pmcp__trk_page *p, void *ud)
+{
+  list_rows *r = ud;
+  return r->field ? pmcp__trk_field_str(p, r->field_key, r->field) : 0;
+}
+
+static int project_row(pmcp_json *j, size_t i, void *ud)
+{
+  const cJSON *it = ((list_rows *)ud)->item[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "project", after_colon(pmcp__js(it, "ref")));
+  pmcp__trk_kstr(j, "name", pmcp__js(it, "name"));
+  pmcp__trk_kstr(j, "workspace", after_colon(pmcp__js(it, "workspace")));
+  pmcp__trk_knum(j, "run_count", pmcp__jn(it, "runs", 0));
+  pmcp__trk_knum(j, "experiment_count", pmcp__jn(it, "experiments", 0));
+  return pmcp_json_object_end(j);
 }
 
 static int list_projects(pmcp_call *call, void *ud)
@@ -241,23 +278,24 @@ static int list_projects(pmcp_call *call, void *ud)
   }
   if (pmcp__trk_list_all(call, tk, "project", w ? wref : NULL, 100000, &ps))
     return 0;
-  cJSON *all = cJSON_CreateArray();
-  const cJSON *it;
-  cJSON_ArrayForEach(it, ps)
-  {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "project", after_colon(pmcp__js(it, "ref")));
-    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
-    cJSON_AddStringToObject(o, "workspace", after_colon(pmcp__js(it, "workspace")));
-    cJSON_AddNumberToObject(o, "run_count", pmcp__jn(it, "runs", 0));
-    cJSON_AddNumberToObject(o, "experiment_count", pmcp__jn(it, "experiments", 0));
-    cJSON_AddItemToArray(all, o);
-  }
+  list_rows r = {NULL, "workspace", w ? wref + 10 : NULL};
+  size_t n;
+  int rc = rows_of(&r, ps, &n);
+  if (!rc)
+    rc = pmcp__trk_send_rows(call, n, "projects", one_field, project_row, &r);
+  free(r.item);
   cJSON_Delete(ps);
-  cJSON *root = cJSON_CreateObject();
-  if (w)
-    cJSON_AddStringToObject(root, "workspace", wref + 10);
-  return pmcp__trk_window(call, root, "projects", all);
+  return rc;
+}
+
+static int experiment_row(pmcp_json *j, size_t i, void *ud)
+{
+  const cJSON *it = ((list_rows *)ud)->item[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "experiment", after_colon(pmcp__js(it, "ref")));
+  pmcp__trk_kstr(j, "name", pmcp__js(it, "name"));
+  pmcp__trk_knum(j, "run_count", pmcp__jn(it, "runs", 0));
+  return pmcp_json_object_end(j);
 }
 
 static int list_experiments(pmcp_call *call, void *ud)
@@ -267,25 +305,18 @@ static int list_experiments(pmcp_call *call, void *ud)
   if (pmcp__trk_project(call, tk, &proj))
     return 0;
   int bad = pmcp__trk_list_all(call, tk, "experiment", pmcp__js(proj, "ref"), 100000, &es);
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
-  cJSON_Delete(proj);
-  if (bad) {
-    cJSON_Delete(root);
-    return 0;
-  }
-  cJSON *all = cJSON_CreateArray();
-  const cJSON *it;
-  cJSON_ArrayForEach(it, es)
-  {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "experiment", after_colon(pmcp__js(it, "ref")));
-    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
-    cJSON_AddNumberToObject(o, "run_count", pmcp__jn(it, "runs", 0));
-    cJSON_AddItemToArray(all, o);
+  int rc = 0;
+  if (!bad) {
+    list_rows r = {NULL, "project", after_colon(pmcp__js(proj, "ref"))};
+    size_t n;
+    rc = rows_of(&r, es, &n);
+    if (!rc)
+      rc = pmcp__trk_send_rows(call, n, "experiments", one_field, experiment_row, &r);
+    free(r.item);
   }
   cJSON_Delete(es);
-  return pmcp__trk_window(call, root, "experiments", all);
+  cJSON_Delete(proj);
+  return rc;
 }
 
 /* The type the seed's clients know for a value read from a run row. */
@@ -331,8 +362,38 @@ static int each_run(pmcp_call *call, pmcp__tracking *tk, cJSON **proj,
   return 0;
 }
 
+/* Growing the array *p of *cap elements of @p size to hold @p n; 0 or
+ * PMCP_ENOMEM. */
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+  if (n <= *cap)
+    return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  while (c < n)
+    c *= 2;
+  void *q = realloc(*p, c * size);
+  if (!q)
+    return PMCP_ENOMEM;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+/* An attribute path as the runs hold it: its first type, the runs with
+ * it, and the runs of each type it holds. */
+typedef struct def_type {
+  char *type;
+  size_t runs;
+} def_type;
+typedef struct def_ent {
+  char *path;
+  size_t runs;
+  def_type *t;
+  size_t nt, tcap;
+} def_ent;
 typedef struct defs_acc {
-  cJSON *seen;  /* path -> {"path","type","run_count"} */
+  def_ent *e;
+  size_t n, cap;
 } defs_acc;
 
 static int add_defs(pmcp__trk_run *r, void *ud)
@@ -341,62 +402,127 @@ static int add_defs(pmcp__trk_run *r, void *ud)
   const cJSON *it;
   cJSON_ArrayForEach(it, r->attrs)
   {
-    cJSON *d = cJSON_GetObjectItemCaseSensitive(a->seen, it->string);
     const char *type = type_of(it->string, it, r->types);
+    def_ent *d = NULL;
+    for (size_t i = 0; i < a->n && !d; i++)
+      if (!strcmp(a->e[i].path, it->string))
+        d = &a->e[i];
     if (!d) {
-      d = cJSON_CreateObject();
-      cJSON_AddStringToObject(d, "path", it->string);
-      cJSON_AddStringToObject(d, "type", type);
-      cJSON_AddNumberToObject(d, "run_count", 0);
-      cJSON_AddObjectToObject(d, "types");
-      cJSON_AddItemToObject(a->seen, it->string, d);
+      if (grow((void **)&a->e, &a->cap, a->n + 1, sizeof *a->e))
+        return PMCP_ENOMEM;
+      d = &a->e[a->n];
+      memset(d, 0, sizeof *d);
+      if (!(d->path = strdup(it->string)))
+        return PMCP_ENOMEM;
+      a->n++;
     }
-    cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "run_count");
-    cJSON_SetNumberValue(n, n->valuedouble + 1);
+    d->runs++;
     /* a path holding values of several types says so, with the runs of each */
-    cJSON *types = cJSON_GetObjectItemCaseSensitive(d, "types");
-    cJSON *tn = cJSON_GetObjectItemCaseSensitive(types, type);
-    if (tn)
-      cJSON_SetNumberValue(tn, tn->valuedouble + 1);
-    else
-      cJSON_AddNumberToObject(types, type, 1);
+    def_type *t = NULL;
+    for (size_t i = 0; i < d->nt && !t; i++)
+      if (!strcmp(d->t[i].type, type))
+        t = &d->t[i];
+    if (!t) {
+      if (grow((void **)&d->t, &d->tcap, d->nt + 1, sizeof *d->t))
+        return PMCP_ENOMEM;
+      t = &d->t[d->nt];
+      t->runs = 0;
+      if (!(t->type = strdup(type)))
+        return PMCP_ENOMEM;
+      d->nt++;
+    }
+    t->runs++;
   }
   return 0;
+}
+
+static void defs_free(defs_acc *a)
+{
+  for (size_t i = 0; i < a->n; i++) {
+    for (size_t k = 0; k < a->e[i].nt; k++)
+      free(a->e[i].t[k].type);
+    free(a->e[i].t);
+    free(a->e[i].path);
+  }
+  free(a->e);
+}
+
+static int by_path(const void *x, const void *y)
+{
+  return strcmp(((const def_ent *)x)->path, ((const def_ent *)y)->path);
+}
+
+static int def_row(pmcp_json *j, size_t i, void *ud)
+{
+  const def_ent *d = &((defs_acc *)ud)->e[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "path", d->path);
+  pmcp__trk_kstr(j, "type", d->nt > 1 ? "mixed" : d->t[0].type);
+  pmcp__trk_knum(j, "run_count", (double)d->runs);
+  if (d->nt > 1) {
+    pmcp_json_key(j, "types");
+    pmcp_json_object_begin(j);
+    for (size_t k = 0; k < d->nt; k++)
+      pmcp__trk_knum(j, d->t[k].type, (double)d->t[k].runs);
+    pmcp_json_object_end(j);
+  }
+  return pmcp_json_object_end(j);
+}
+
+/* {"project"} before a project's list. */
+static int project_field(pmcp__trk_page *p, const char *ref)
+{
+  return pmcp__trk_field_str(p, "project", after_colon(ref));
+}
+
+typedef struct proj_rows {
+  const char *ref;
+  void *acc;
+} proj_rows;
+
+static int proj_field(pmcp__trk_page *p, void *ud)
+{
+  return project_field(p, ((proj_rows *)ud)->ref);
+}
+
+static int def_row_of(pmcp_json *j, size_t i, void *ud)
+{
+  return def_row(j, i, ((proj_rows *)ud)->acc);
 }
 
 static int list_attribute_definitions(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  defs_acc a = {cJSON_CreateObject()};
+  defs_acc a = {NULL, 0, 0};
   cJSON *proj = NULL;
-  if (each_run(call, tk, &proj, add_defs, &a)) {
-    cJSON_Delete(a.seen);
-    cJSON_Delete(proj);
-    return 0;
+  int rc = 0;
+  if (!each_run(call, tk, &proj, add_defs, &a)) {
+    qsort(a.e, a.n, sizeof *a.e, by_path);
+    proj_rows pr = {pmcp__js(proj, "ref"), &a};
+    rc = pmcp__trk_send_rows(call, a.n, "attributes", proj_field, def_row_of, &pr);
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
+  defs_free(&a);
   cJSON_Delete(proj);
-  cJSON *all = pmcp__trk_sorted_values(a.seen);
-  cJSON_Delete(a.seen);
-  if (!all) {
-    cJSON_Delete(root);
-    return PMCP_ENOMEM;
-  }
-  cJSON *d;
-  cJSON_ArrayForEach(d, all)
-  {
-    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "types")) > 1)
-      cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(d, "type"), "mixed");
-    else
-      cJSON_DeleteItemFromObjectCaseSensitive(d, "types");
-  }
-  return pmcp__trk_window(call, root, "attributes", all);
+  return rc;
 }
+
+/* A metric: one (key, scale, kind) over the runs, its label keys in the
+ * order first seen, and its series. */
+typedef struct met_ent {
+  char *id; /* key \x1f scale \x1f kind: the order of the list */
+  char *name, *kind;
+  const char *scale;
+  char **keys;
+  size_t nk, kcap, series;
+} met_ent;
+typedef struct met_acc {
+  met_ent *e;
+  size_t n, cap;
+} met_acc;
 
 static int add_metrics(pmcp__trk_run *r, void *ud)
 {
-  cJSON *seen = ud;
+  met_acc *a = ud;
   if (!pmcp__trk_find_series(r, "", "STEP", NULL) && r->series_err)
     return 1;
   const cJSON *s;
@@ -405,51 +531,89 @@ static int add_metrics(pmcp__trk_run *r, void *ud)
     const char *scale = pmcp__trk_scale_name(pmcp__js(s, "scale"));
     char id[600];
     snprintf(id, sizeof id, "%s\x1f%s\x1f%s", pmcp__js(s, "key"), scale, pmcp__js(s, "kind"));
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(seen, id);
+    met_ent *m = NULL;
+    for (size_t i = 0; i < a->n && !m; i++)
+      if (!strcmp(a->e[i].id, id))
+        m = &a->e[i];
     if (!m) {
-      m = cJSON_CreateObject();
-      cJSON_AddStringToObject(m, "name", pmcp__js(s, "key"));
-      cJSON_AddStringToObject(m, "scale", scale);
-      cJSON_AddStringToObject(m, "kind", pmcp__js(s, "kind"));
-      cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
-      cJSON_AddNumberToObject(m, "series_count", 0);
-      cJSON_AddItemToObject(seen, id, m);
+      if (grow((void **)&a->e, &a->cap, a->n + 1, sizeof *a->e))
+        return PMCP_ENOMEM;
+      m = &a->e[a->n];
+      memset(m, 0, sizeof *m);
+      m->scale = scale;
+      m->id = strdup(id);
+      m->name = strdup(pmcp__js(s, "key"));
+      m->kind = strdup(pmcp__js(s, "kind"));
+      a->n++;
+      if (!m->id || !m->name || !m->kind)
+        return PMCP_ENOMEM;
     }
-    cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
     const cJSON *l;
     cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(s, "labels"))
     {
       int have = 0;
-      const cJSON *k;
-      cJSON_ArrayForEach(k, keys) if (strcmp(k->valuestring, l->string) == 0) have = 1;
-      if (!have)
-        cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
+      for (size_t k = 0; k < m->nk && !have; k++)
+        have = strcmp(m->keys[k], l->string) == 0;
+      if (have)
+        continue;
+      if (grow((void **)&m->keys, &m->kcap, m->nk + 1, sizeof *m->keys) ||
+          !(m->keys[m->nk] = strdup(l->string)))
+        return PMCP_ENOMEM;
+      m->nk++;
     }
-    cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "series_count");
-    cJSON_SetNumberValue(n, n->valuedouble + 1);
+    m->series++;
   }
   return 0;
+}
+
+static void met_free(met_acc *a)
+{
+  for (size_t i = 0; i < a->n; i++) {
+    for (size_t k = 0; k < a->e[i].nk; k++)
+      free(a->e[i].keys[k]);
+    free(a->e[i].keys);
+    free(a->e[i].id);
+    free(a->e[i].name);
+    free(a->e[i].kind);
+  }
+  free(a->e);
+}
+
+static int by_id(const void *x, const void *y)
+{
+  return strcmp(((const met_ent *)x)->id, ((const met_ent *)y)->id);
+}
+
+static int met_row(pmcp_json *j, size_t i, void *ud)
+{
+  const met_ent *m = &((met_acc *)((proj_rows *)ud)->acc)->e[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "name", m->name);
+  pmcp__trk_kstr(j, "scale", m->scale);
+  pmcp__trk_kstr(j, "kind", m->kind);
+  pmcp_json_key(j, "label_keys");
+  pmcp_json_array_begin(j);
+  for (size_t k = 0; k < m->nk; k++)
+    pmcp_json_string(j, m->keys[k]);
+  pmcp_json_array_end(j);
+  pmcp__trk_knum(j, "series_count", (double)m->series);
+  return pmcp_json_object_end(j);
 }
 
 static int list_metrics(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
-  cJSON *seen = cJSON_CreateObject(), *proj = NULL;
-  if (each_run(call, tk, &proj, add_metrics, seen)) {
-    cJSON_Delete(seen);
-    cJSON_Delete(proj);
-    return 0;
+  met_acc a = {NULL, 0, 0};
+  cJSON *proj = NULL;
+  int rc = 0;
+  if (!each_run(call, tk, &proj, add_metrics, &a)) {
+    qsort(a.e, a.n, sizeof *a.e, by_id);
+    proj_rows pr = {pmcp__js(proj, "ref"), &a};
+    rc = pmcp__trk_send_rows(call, a.n, "metrics", proj_field, met_row, &pr);
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "project", after_colon(pmcp__js(proj, "ref")));
+  met_free(&a);
   cJSON_Delete(proj);
-  cJSON *all = pmcp__trk_sorted_values(seen);
-  cJSON_Delete(seen);
-  if (!all) {
-    cJSON_Delete(root);
-    return PMCP_ENOMEM;
-  }
-  return pmcp__trk_window(call, root, "metrics", all);
+  return rc;
 }
 
 static const pmcp_arg_spec ws_args[] = {PMCP__TRK_ARG_LIMIT("50"), PMCP__TRK_ARG_OFFSET};

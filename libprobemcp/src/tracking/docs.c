@@ -47,94 +47,70 @@ static const pmcp__trk_doc *find_doc(const char *name)
   return NULL;
 }
 
+static int doc_row(pmcp_json *j, size_t i, void *ud)
+{
+  (void)ud;
+  const pmcp__trk_doc *d = &pmcp__trk_docs[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "page", d->page);
+  pmcp__trk_kstr(j, "title", d->title);
+  pmcp__trk_kstr(j, "url", d->url);
+  pmcp__trk_knum(j, "chars", (double)chars_of(d->markdown, d->len));
+  return pmcp_json_object_end(j);
+}
+
 static int list_docs(pmcp_call *call, void *ud)
 {
   (void)ud;
-  cJSON *all = cJSON_CreateArray();
-  if (!all)
-    return PMCP_ENOMEM;
-  for (size_t i = 0; i < pmcp__trk_n_docs; i++) {
-    const pmcp__trk_doc *d = &pmcp__trk_docs[i];
-    cJSON *o = cJSON_CreateObject();
-    if (!o) {
-      cJSON_Delete(all);
-      return PMCP_ENOMEM;
-    }
-    cJSON_AddStringToObject(o, "page", d->page);
-    cJSON_AddStringToObject(o, "title", d->title);
-    cJSON_AddStringToObject(o, "url", d->url);
-    cJSON_AddNumberToObject(o, "chars", (double)chars_of(d->markdown, d->len));
-    cJSON_AddItemToArray(all, o);
-  }
-  return pmcp__trk_window(call, cJSON_CreateObject(), "docs", all);
+  return pmcp__trk_send_rows(call, pmcp__trk_n_docs, "docs", NULL, doc_row, NULL);
 }
 
-/* The answer holding markdown bytes [b0, b1) of @p d. */
-static cJSON *piece(const pmcp__trk_doc *d, size_t total, size_t offset, size_t b0, size_t b1)
+/* Writes into @p j (emptied) the answer holding markdown bytes [b0, b1)
+ * of @p d; 0 or the writer's error. */
+static int piece(pmcp_json *j, const pmcp__trk_doc *d, size_t total, size_t offset, size_t b0,
+                 size_t b1)
 {
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
-    return NULL;
+  pmcp_json_reset(j);
   size_t n = chars_of(d->markdown + b0, b1 - b0);
-  cJSON_AddStringToObject(o, "page", d->page);
-  cJSON_AddStringToObject(o, "title", d->title);
-  cJSON_AddStringToObject(o, "url", d->url);
-  cJSON_AddNumberToObject(o, "total_chars", (double)total);
-  cJSON_AddNumberToObject(o, "offset", (double)offset);
-  cJSON_AddNumberToObject(o, "chars", (double)n);
-  cJSON_AddNumberToObject(o, "count", 1); /* one piece of one page */
-  char *md = malloc(b1 - b0 + 1);
-  if (!md) {
-    cJSON_Delete(o);
-    return NULL;
-  }
-  memcpy(md, d->markdown + b0, b1 - b0);
-  md[b1 - b0] = '\0';
-  cJSON_AddStringToObject(o, "markdown", md);
-  free(md);
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "page", d->page);
+  pmcp__trk_kstr(j, "title", d->title);
+  pmcp__trk_kstr(j, "url", d->url);
+  pmcp__trk_knum(j, "total_chars", (double)total);
+  pmcp__trk_knum(j, "offset", (double)offset);
+  pmcp__trk_knum(j, "chars", (double)n);
+  pmcp__trk_knum(j, "count", 1); /* one piece of one page */
+  pmcp_json_key(j, "markdown");
+  pmcp_json_string_n(j, d->markdown + b0, b1 - b0);
   if (b1 < d->len) {
-    cJSON_AddNumberToObject(o, "next_offset", (double)(offset + n));
-    cJSON_AddBoolToObject(o, "truncated", 1);
-    cJSON_AddStringToObject(o, "hint", "the page goes on: call again with offset=next_offset "
-                                       "(or raise token_budget)");
+    pmcp__trk_knum(j, "next_offset", (double)(offset + n));
+    pmcp__trk_kbool(j, "truncated", 1);
+    pmcp__trk_kstr(j, "hint", "the page goes on: call again with offset=next_offset "
+                              "(or raise token_budget)");
   } else {
-    cJSON_AddBoolToObject(o, "truncated", 0);
+    pmcp__trk_kbool(j, "truncated", 0);
   }
-  return o;
+  return pmcp_json_object_end(j);
 }
 
 /* Whether the piece ending at byte @p b1 fits the call's budget; -1 when
  * out of memory. */
-static int fits_at(pmcp_call *call, const pmcp__trk_doc *d, size_t total, size_t offset,
-                   size_t b0, size_t b1)
+static int fits_at(pmcp_call *call, pmcp_json *j, const pmcp__trk_doc *d, size_t total,
+                   size_t offset, size_t b0, size_t b1)
 {
-  cJSON *o = piece(d, total, offset, b0, b1);
-  if (!o)
+  size_t len = 0;
+  const char *t = piece(j, d, total, offset, b0, b1) ? NULL : pmcp_json_text(j, &len);
+  if (!t)
     return -1;
-  int ok = pmcp__rs_fits(call, o, 0);
-  cJSON_Delete(o);
-  return ok;
+  return pmcp__trk_fits(call, t, len);
 }
 
-static int get_doc(pmcp_call *call, void *ud)
+/* Sends the piece of @p d from byte @p b0 (character @p offset) that fits
+ * the budget, written with @p j. */
+static int doc_piece(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j, const pmcp__trk_doc *d,
+                     size_t total, size_t offset, size_t b0, size_t end)
 {
-  pmcp__tracking *tk = ud;
-  const char *name = NULL;
-  int64_t offset = 0;
-  pmcp_arg_string(call, "page", &name, NULL);
-  pmcp_arg_int(call, "offset", &offset);
-  const pmcp__trk_doc *d = find_doc(name ? name : "");
-  if (!d)
-    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
-                         "no documentation page '%.200s' (list_docs names them)", name);
-  size_t total = chars_of(d->markdown, d->len);
-  if ((size_t)offset >= total && !(offset == 0 && total == 0))
-    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
-                         "offset %lld is past the end of '%s' (%zu characters)",
-                         (long long)offset, d->page, total);
-  size_t b0 = byte_of(d->markdown, d->len, (size_t)offset);
-  size_t end = d->len;
-  int ok = fits_at(call, d, total, (size_t)offset, b0, end);
+  int ok = fits_at(call, j, d, total, offset, b0, end);
   if (ok < 0)
     return PMCP_ENOMEM;
   if (!ok) {
@@ -158,7 +134,7 @@ static int get_doc(pmcp_call *call, void *ud)
         ihi = mid;
         continue;
       }
-      ok = fits_at(call, d, total, (size_t)offset, b0, ends[mid]);
+      ok = fits_at(call, j, d, total, offset, b0, ends[mid]);
       if (ok < 0) {
         free(ends);
         return PMCP_ENOMEM;
@@ -181,7 +157,7 @@ static int get_doc(pmcp_call *call, void *ud)
           mid--;
         if (mid == clo)
           break;
-        ok = fits_at(call, d, total, (size_t)offset, b0, mid);
+        ok = fits_at(call, j, d, total, offset, b0, mid);
         if (ok < 0)
           return PMCP_ENOMEM;
         if (ok)
@@ -197,10 +173,36 @@ static int get_doc(pmcp_call *call, void *ud)
                            d->page, pmcp__rs_budget(call));
     end = lo;
   }
-  cJSON *o = piece(d, total, (size_t)offset, b0, end);
-  if (!o)
+  if (piece(j, d, total, offset, b0, end))
     return PMCP_ENOMEM;
-  return pmcp__rs_emit_one(call, tk->rs, o);
+  return pmcp__trk_send_object(call, tk, j);
+}
+
+
+static int get_doc(pmcp_call *call, void *ud)
+{
+  pmcp__tracking *tk = ud;
+  const char *name = NULL;
+  int64_t offset = 0;
+  pmcp_arg_string(call, "page", &name, NULL);
+  pmcp_arg_int(call, "offset", &offset);
+  const pmcp__trk_doc *d = find_doc(name ? name : "");
+  if (!d)
+    return pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
+                         "no documentation page '%.200s' (list_docs names them)", name);
+  size_t total = chars_of(d->markdown, d->len);
+  if ((size_t)offset >= total && !(offset == 0 && total == 0))
+    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                         "offset %lld is past the end of '%s' (%zu characters)",
+                         (long long)offset, d->page, total);
+  size_t b0 = byte_of(d->markdown, d->len, (size_t)offset);
+  size_t end = d->len;
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  int rc = doc_piece(call, tk, j, d, total, (size_t)offset, b0, end);
+  pmcp_json_free(j);
+  return rc;
 }
 
 static const pmcp_arg_spec list_docs_args[] = {PMCP__TRK_ARG_LIMIT("100"),

@@ -194,6 +194,21 @@ cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e)
   return o;
 }
 
+int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e)
+{
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "run", e->run + 4);
+  pmcp__trk_kstr(j, "series", e->key);
+  if (cJSON_GetArraySize(e->labels) > 0)
+    pmcp__trk_kvalue(j, "labels", e->labels);
+  return pmcp_json_error(j);
+}
+
+int pmcp__trk_sel_fields(pmcp__trk_page *p, const sel *s)
+{
+  return s->missing ? pmcp__trk_field_value(p, "missing_series", s->missing) : p->rc;
+}
+
 /* Starts a fetch handler: refuses a cursor, reads the selection (a
  * refusal is sent). Returns 1 when the handler is done and must return
  * *ret, else 0 with @p s to free. */
@@ -209,45 +224,74 @@ static int begin(pmcp_call *call, pmcp__tracking *tk, sel *s, int *ret)
   return 1;
 }
 
-/* A listing of one item per wanted series of the selection (@p fn makes
- * it), sent as the page @p name. */
+/* The wanted series of a selection, in catalog order. */
+typedef struct wanted {
+  sel *s;
+  const pmcp__mx_series **e;
+  int (*fn)(pmcp_json *j, const pmcp__mx_series *e);
+} wanted;
+
+static int wanted_fields(pmcp__trk_page *p, void *ud)
+{
+  return pmcp__trk_sel_fields(p, ((wanted *)ud)->s);
+}
+
+static int wanted_row(pmcp_json *j, size_t i, void *ud)
+{
+  wanted *w = ud;
+  pmcp__trk_entry_head_w(j, w->e[i]);
+  w->fn(j, w->e[i]);
+  return pmcp_json_object_end(j);
+}
+
+/* A listing of one item per wanted series of the selection (@p fn writes
+ * its members after the entry's head), sent as the page @p name. */
 static int per_series(pmcp_call *call, void *ud, const char *name,
-                      cJSON *(*fn)(const pmcp__mx_series *e))
+                      int (*fn)(pmcp_json *j, const pmcp__mx_series *e))
 {
   pmcp__tracking *tk = ud;
   sel s;
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
-  cJSON *all = cJSON_CreateArray();
+  size_t n = 0, cap = 0;
+  for (size_t r = 0; r < s.n_runs; r++)
+    cap += s.cat[r].n;
+  wanted w = {&s, calloc(cap ? cap : 1, sizeof *w.e), fn};
+  if (!w.e) {
+    pmcp__trk_sel_free(&s);
+    return PMCP_ENOMEM;
+  }
   for (size_t r = 0; r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
       if (pmcp__trk_sel_wanted(call, &s, e, NULL))
-        cJSON_AddItemToArray(all, fn(e));
+        w.e[n++] = e;
     }
-  return pmcp__trk_window(call, pmcp__trk_sel_done(&s), name, all);
+  rc = pmcp__trk_send_rows(call, n, name, wanted_fields, wanted_row, &w);
+  free(w.e);
+  pmcp__trk_sel_free(&s);
+  return rc;
 }
 
-static cJSON *summary_of(const pmcp__mx_series *e)
+static int summary_of(pmcp_json *j, const pmcp__mx_series *e)
 {
-  cJSON *o = pmcp__trk_entry_head(e);
-  cJSON_AddStringToObject(o, "kind", e->kind);
-  cJSON_AddNumberToObject(o, "count", (double)e->count);
+  pmcp__trk_kstr(j, "kind", e->kind);
+  pmcp__trk_knum(j, "count", (double)e->count);
   if (e->has_stats && e->count > e->nonfinite && !strcmp(e->kind, "float")) {
-    cJSON_AddNumberToObject(o, "first", e->first);
-    cJSON_AddNumberToObject(o, "last", e->last);
-    cJSON_AddNumberToObject(o, "min", e->min);
-    cJSON_AddNumberToObject(o, "max", e->max);
-    cJSON_AddNumberToObject(o, "avg", e->mean);
+    pmcp__trk_knum(j, "first", e->first);
+    pmcp__trk_knum(j, "last", e->last);
+    pmcp__trk_knum(j, "min", e->min);
+    pmcp__trk_knum(j, "max", e->max);
+    pmcp__trk_knum(j, "avg", e->mean);
   }
   if (e->count > 0) {
-    cJSON_AddNumberToObject(o, "step_min", (double)e->step_min);
-    cJSON_AddNumberToObject(o, "step_max", (double)e->step_max);
+    pmcp__trk_knum(j, "step_min", (double)e->step_min);
+    pmcp__trk_knum(j, "step_max", (double)e->step_max);
   }
   if (e->nonfinite)
-    cJSON_AddNumberToObject(o, "nonfinite", (double)e->nonfinite);
-  return o;
+    pmcp__trk_knum(j, "nonfinite", (double)e->nonfinite);
+  return pmcp_json_error(j);
 }
 
 static int fetch_series_summaries(pmcp_call *call, void *ud)
@@ -255,13 +299,12 @@ static int fetch_series_summaries(pmcp_call *call, void *ud)
   return per_series(call, ud, "summaries", summary_of);
 }
 
-static cJSON *series_of(const pmcp__mx_series *e)
+static int series_of(pmcp_json *j, const pmcp__mx_series *e)
 {
-  cJSON *o = pmcp__trk_entry_head(e);
-  cJSON_AddStringToObject(o, "kind", e->kind);
-  cJSON_AddStringToObject(o, "scale", pmcp__trk_scale_name(e->scale));
-  cJSON_AddNumberToObject(o, "count", (double)e->count);
-  return o;
+  pmcp__trk_kstr(j, "kind", e->kind);
+  pmcp__trk_kstr(j, "scale", pmcp__trk_scale_name(e->scale));
+  pmcp__trk_knum(j, "count", (double)e->count);
+  return pmcp_json_error(j);
 }
 
 static int list_series(pmcp_call *call, void *ud)
@@ -690,6 +733,30 @@ static int fetch_float_series(pmcp_call *call, void *ud)
                                "or raise token_budget for more series per call");
 }
 
+/* The label keys of a selection's series, each with its values. */
+typedef struct label_rows {
+  sel *s;
+  cJSON *keys; /* key -> [values], in the order first seen */
+  const char *run;
+  const cJSON **k;
+} label_rows;
+
+static int label_fields(pmcp__trk_page *p, void *ud)
+{
+  label_rows *lr = ud;
+  pmcp__trk_sel_fields(p, lr->s);
+  return pmcp__trk_field_str(p, "run", lr->run);
+}
+
+static int label_row(pmcp_json *j, size_t i, void *ud)
+{
+  const cJSON *k = ((label_rows *)ud)->k[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "label", k->string);
+  pmcp__trk_kvalue(j, "values", k);
+  return pmcp_json_object_end(j);
+}
+
 static int list_series_label_values(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -718,21 +785,18 @@ static int list_series_label_values(pmcp_call *call, void *ud)
           cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
       }
     }
-  cJSON *root = pmcp__trk_sel_done(&s);
-  cJSON *all = cJSON_CreateArray();
-  cJSON *k;
-  cJSON_ArrayForEach(k, keys)
-  {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "label", k->string);
-    cJSON_AddItemToObject(o, "values", cJSON_Duplicate(k, 1));
-    cJSON_AddItemToArray(all, o);
-  }
-  cJSON_Delete(keys);
   const char *run = NULL;
   pmcp_arg_string_at(call, "runs", 0, &run);
-  cJSON_AddStringToObject(root, "run", strncmp(run, "run:", 4) ? run : run + 4);
-  return pmcp__trk_window(call, root, "labels", all);
+  label_rows lr = {&s, keys, strncmp(run, "run:", 4) ? run : run + 4, NULL};
+  size_t n = (size_t)cJSON_GetArraySize(keys), i = 0;
+  lr.k = calloc(n ? n : 1, sizeof *lr.k);
+  const cJSON *k;
+  cJSON_ArrayForEach(k, keys) if (lr.k) lr.k[i++] = k;
+  rc = lr.k ? pmcp__trk_send_rows(call, n, "labels", label_fields, label_row, &lr) : PMCP_ENOMEM;
+  free(lr.k);
+  cJSON_Delete(keys);
+  pmcp__trk_sel_free(&s);
+  return rc;
 }
 
 static const char *const axes[] = {"step", "wall_clock", "relative_time", NULL};

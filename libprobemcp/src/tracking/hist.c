@@ -96,12 +96,43 @@ typedef struct page_acc {
   int stop; /* the total is known: stop reading past the page */
   int density;
   size_t max_points; /* scatter */
-  cJSON *items;
+  /* the page's items as written text: a step range's total is known
+   * only once every set was read, and the page's fields come first */
+  pmcp_json *w;
+  char **txt;
+  size_t *len, n, cap;
 } page_acc;
 
-static cJSON *numbers(const cJSON *arr, const double *scale_by)
+/* Keeps the item @p a->w holds. */
+static int keep_item(page_acc *a)
 {
-  cJSON *o = cJSON_CreateArray();
+  size_t len = 0;
+  const char *t = pmcp_json_text(a->w, &len);
+  if (!t)
+    return pmcp_json_error(a->w) ? pmcp_json_error(a->w) : PMCP_EMISUSE;
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? 2 * a->cap : 16;
+    char **tx = realloc(a->txt, cap * sizeof *tx);
+    if (!tx)
+      return PMCP_ENOMEM;
+    a->txt = tx;
+    size_t *ln = realloc(a->len, cap * sizeof *ln);
+    if (!ln)
+      return PMCP_ENOMEM;
+    a->len = ln;
+    a->cap = cap;
+  }
+  if (!(a->txt[a->n] = malloc(len)))
+    return PMCP_ENOMEM;
+  memcpy(a->txt[a->n], t, len);
+  a->len[a->n++] = len;
+  return 0;
+}
+
+static void numbers(pmcp_json *j, const char *key, const cJSON *arr, const double *scale_by)
+{
+  pmcp_json_key(j, key);
+  pmcp_json_array_begin(j);
   const cJSON *x;
   int i = 0;
   cJSON_ArrayForEach(x, arr)
@@ -115,11 +146,11 @@ static cJSON *numbers(const cJSON *arr, const double *scale_by)
     if (scale_by)
       v *= scale_by[i];
     /* A non-finite bin stays in place, so the arrays stay parallel to the
-     * edges; the rounding spells it "NaN" / "Infinity" as everywhere. */
-    cJSON_AddItemToArray(o, cJSON_CreateNumber(v));
+     * edges, spelt "NaN" / "Infinity" as everywhere. */
+    pmcp__rs_number(j, v);
     i++;
   }
-  return o;
+  pmcp_json_array_end(j);
 }
 
 static int add_histogram(const cJSON *set, void *ud)
@@ -132,14 +163,16 @@ static int add_histogram(const cJSON *set, void *ud)
     return 0;
   const cJSON *edges = cJSON_GetObjectItemCaseSensitive(set, "edges");
   const cJSON *counts = cJSON_GetObjectItemCaseSensitive(set, "counts");
-  cJSON *o = pmcp__trk_entry_head(a->e);
-  cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
+  pmcp_json *j = a->w;
+  pmcp_json_reset(j);
+  pmcp__trk_entry_head_w(j, a->e);
+  pmcp__trk_knum(j, "step", pmcp__jn(set, "step", 0));
   if (pmcp__jn(set, "time", 0) > 0) {
     char iso[48];
     pmcp__iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
-    cJSON_AddStringToObject(o, "wall_time", iso);
+    pmcp__trk_kstr(j, "wall_time", iso);
   }
-  cJSON_AddItemToObject(o, "edges", numbers(edges, NULL));
+  numbers(j, "edges", edges, NULL);
   int nb = cJSON_GetArraySize(counts);
   double total = 0;
   const cJSON *c;
@@ -154,20 +187,22 @@ static int add_histogram(const cJSON *set, void *ud)
       dens[k] = total > 0 && w > 0 ? 1.0 / (total * w) : NAN;
     }
   }
-  cJSON_AddItemToObject(o, dens ? "densities" : "counts", numbers(counts, dens));
+  numbers(j, dens ? "densities" : "counts", counts, dens);
   free(dens);
-  cJSON *st = cJSON_AddObjectToObject(o, "stats");
-  cJSON_AddNumberToObject(st, "total", total);
+  pmcp_json_key(j, "stats");
+  pmcp_json_object_begin(j);
+  pmcp__trk_knum(j, "total", total);
   static const char *const names[] = {"mean", "std", "min", "max", "median"};
   for (size_t k = 0; k < 5 && total > 0; k++) {
     pmcp__mx_hist_stat hs;
     pmcp__mx_hist_stat_parse(names[k], &hs);
     double v = pmcp__mx_hist_value(&hs, edges, counts);
     if (isfinite(v))
-      cJSON_AddNumberToObject(st, names[k], v);
+      pmcp__trk_knum(j, names[k], v);
   }
-  cJSON_AddItemToArray(a->items, o);
-  return 0;
+  pmcp_json_object_end(j);
+  pmcp_json_object_end(j);
+  return keep_item(a);
 }
 
 static int add_scatter(const cJSON *set, void *ud)
@@ -181,33 +216,48 @@ static int add_scatter(const cJSON *set, void *ud)
   const cJSON *x = cJSON_GetObjectItemCaseSensitive(set, "x");
   const cJSON *y = cJSON_GetObjectItemCaseSensitive(set, "y");
   size_t n = (size_t)cJSON_GetArraySize(x);
-  cJSON *o = pmcp__trk_entry_head(a->e);
-  cJSON_AddNumberToObject(o, "step", pmcp__jn(set, "step", 0));
-  cJSON_AddNumberToObject(o, "points_total", (double)n);
+  pmcp_json *j = a->w;
+  pmcp_json_reset(j);
+  pmcp__trk_entry_head_w(j, a->e);
+  pmcp__trk_knum(j, "step", pmcp__jn(set, "step", 0));
+  pmcp__trk_knum(j, "points_total", (double)n);
   /* A set larger than max_points is sampled evenly (every k-th point), so
    * its shape survives; it says so. Non-finite points are left out. */
   size_t keep = n > a->max_points ? a->max_points : n;
   if (keep < n)
-    cJSON_AddBoolToObject(o, "sampled", 1);
-  cJSON *xs = cJSON_AddArrayToObject(o, "x");
-  cJSON *ys = cJSON_AddArrayToObject(o, "y");
-  /* Walk the arrays once; pick indices floor(j * n / keep). */
-  size_t j = 0, want = 0, k = 0;
-  const cJSON *px = x ? x->child : NULL, *py = y ? y->child : NULL;
-  for (; px && py && j < keep; px = px->next, py = py->next, k++) {
-    want = (size_t)((double)j * (double)n / (double)keep);
-    if (k != want)
-      continue;
-    j++;
-    if (cJSON_IsNumber(px) && cJSON_IsNumber(py) && isfinite(px->valuedouble) &&
-        isfinite(py->valuedouble)) {
-      cJSON_AddItemToArray(xs, cJSON_CreateNumber(px->valuedouble));
-      cJSON_AddItemToArray(ys, cJSON_CreateNumber(py->valuedouble));
+    pmcp__trk_kbool(j, "sampled", 1);
+  /* Walk the arrays once; pick indices floor(j * n / keep): x, then y. */
+  size_t kept = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    pmcp_json_key(j, pass ? "y" : "x");
+    pmcp_json_array_begin(j);
+    size_t jj = 0, want = 0, k = 0;
+    const cJSON *px = x ? x->child : NULL, *py = y ? y->child : NULL;
+    for (; px && py && jj < keep; px = px->next, py = py->next, k++) {
+      want = (size_t)((double)jj * (double)n / (double)keep);
+      if (k != want)
+        continue;
+      jj++;
+      if (cJSON_IsNumber(px) && cJSON_IsNumber(py) && isfinite(px->valuedouble) &&
+          isfinite(py->valuedouble)) {
+        pmcp__rs_number(j, pass ? py->valuedouble : px->valuedouble);
+        kept += !pass;
+      }
     }
+    pmcp_json_array_end(j);
   }
-  cJSON_AddNumberToObject(o, "count", (double)cJSON_GetArraySize(xs));
-  cJSON_AddItemToArray(a->items, o);
-  return 0;
+  pmcp__trk_knum(j, "count", (double)kept);
+  pmcp_json_object_end(j);
+  return keep_item(a);
+}
+
+static void page_acc_dispose(page_acc *a)
+{
+  for (size_t i = 0; i < a->n; i++)
+    free(a->txt[i]);
+  free(a->txt);
+  free(a->len);
+  pmcp_json_free(a->w);
 }
 
 static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
@@ -231,7 +281,11 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
    * series wholly before or after the page are not read. */
   int ranged = pmcp_arg_has(call, "step_from") || pmcp_arg_has(call, "step_to");
   page_acc a = {NULL, 0, (size_t)offset, (size_t)limit, !ranged, density, (size_t)maxp,
-                cJSON_CreateArray()};
+                NULL, NULL, NULL, 0, 0};
+  if (pmcp_json_new(&a.w, 0)) {
+    pmcp__trk_sel_free(&s);
+    return PMCP_ENOMEM;
+  }
   size_t total = 0;
   int hist = !strcmp(kind, "histogram");
   for (size_t r = 0; r < s.n_runs && !rc; r++)
@@ -250,16 +304,22 @@ static int fetch_sets(pmcp_call *call, pmcp__tracking *tk, const char *kind)
     }
   if (ranged)
     total = a.idx;
-  cJSON *root = pmcp__trk_sel_done(&s);
-  if (rc || !root) {
-    cJSON_Delete(root);
-    cJSON_Delete(a.items);
-    return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
-                                    : pmcp__rs_fail(call, PMCP_TERR_STORE,
-                                                    "the %s sets cannot be read", kind);
+  if (rc) {
+    page_acc_dispose(&a);
+    pmcp__trk_sel_free(&s);
+    return rc == PMCP_ENOMEM ? PMCP_ENOMEM
+                             : pmcp__rs_fail(call, PMCP_TERR_STORE, "the %s sets cannot be read",
+                                             kind);
   }
-  return pmcp__trk_emit(call, root, hist ? "histograms" : "sets", a.items,
-                        (size_t)offset, total);
+  pmcp__trk_page p;
+  pmcp__trk_page_begin(&p, call, (size_t)offset, total, NULL, NULL);
+  pmcp__trk_sel_fields(&p, &s);
+  pmcp__trk_list(&p, hist ? "histograms" : "sets");
+  for (size_t i = 0; i < a.n; i++)
+    pmcp__trk_item_text(&p, a.txt[i], a.len[i]);
+  page_acc_dispose(&a);
+  pmcp__trk_sel_free(&s);
+  return pmcp__trk_page_send(&p);
 }
 
 static int fetch_histogram_series(pmcp_call *call, void *ud)

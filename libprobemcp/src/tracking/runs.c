@@ -500,61 +500,101 @@ static int fetch_run_by_run(pmcp_call *call, pmcp__tracking *tk, const lr_args *
   return 0;
 }
 
+/* The keys a row holds so far: a key is written once (a column naming an
+ * attribute another column or the sort showed is not repeated). */
+typedef struct row_keys {
+  const char **k;
+  size_t n;
+} row_keys;
+
+static int has_key(const row_keys *rk, const char *key)
+{
+  for (size_t i = 0; i < rk->n; i++)
+    if (!strcmp(rk->k[i], key))
+      return 1;
+  return 0;
+}
+
+/* Writes @p key (kept in @p rk) and attribute value @p v. */
+static void put_attr(pmcp_json *j, row_keys *rk, const char *key, const cJSON *v)
+{
+  rk->k[rk->n++] = key;
+  pmcp__trk_kvalue(j, key, v);
+}
+
 /* One row of the table: the run, its chosen (or default) columns, the
- * sort's value and the summary columns. NULL when out of memory. */
-static cJSON *render_row(pmcp_call *call, const lr_args *a, hit *h)
+ * sort's value and the summary columns. */
+static int render_row(pmcp_call *call, const lr_args *a, hit *h, pmcp_json *j)
 {
   pmcp__trk_run *r = &h->run;
-  cJSON *row = cJSON_CreateObject();
-  if (!row)
-    return NULL;
-  cJSON_AddStringToObject(row, "run", r->id);
+  const char *keys[1 + 3 + 1 + MAX_COLUMNS + 1 + 64];
+  const char **kp = keys;
+  size_t cap = 1 + (a->n_attr_cols > 3 ? a->n_attr_cols : 3) + 1 + a->n_cols + 1;
+  if (cap > sizeof keys / sizeof keys[0] && !(kp = malloc(cap * sizeof *kp)))
+    return PMCP_ENOMEM;
+  row_keys rk = {kp, 0};
+  pmcp_json_object_begin(j);
+  rk.k[rk.n++] = "run";
+  pmcp__trk_kstr(j, "run", r->id);
   if (a->n_attr_cols) {
     for (size_t c = 0; c < a->n_attr_cols; c++) {
       const char *path = NULL;
       pmcp_arg_string_at(call, "columns", c, &path);
       const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(r->attrs, path) : NULL;
-      if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
-        cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
+      if (v && !has_key(&rk, path))
+        put_attr(j, &rk, path, v);
     }
   } else {
     static const char *const dflt[] = {"sys/name", "sys/state", "sys/creation_time", NULL};
     for (size_t c = 0; dflt[c]; c++) {
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, dflt[c]);
       if (v)
-        cJSON_AddItemToObject(row, dflt[c], cJSON_Duplicate(v, 1));
+        put_attr(j, &rk, dflt[c], v);
     }
   }
   const pmcp__sort *so = a->have_sort ? &a->sort : NULL;
   /* The sort's value is shown, so the order can be checked. */
-  if (so && so->attr && !cJSON_GetObjectItemCaseSensitive(row, so->attr)) {
+  if (so && so->attr && !has_key(&rk, so->attr)) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->attrs, so->attr);
     if (v)
-      cJSON_AddItemToObject(row, so->attr, cJSON_Duplicate(v, 1));
+      put_attr(j, &rk, so->attr, v);
   }
   pmcp__filter_row fr = pmcp__trk_row(r);
   for (size_t c = 0; c < a->n_cols; c++) {
     pmcp__sort_key k;
-    if (pmcp__sort_key_of(&a->cols[c].spec, &fr, &k) == 0 && k.kind == 1)
-      cJSON_AddNumberToObject(row, a->cols[c].name, k.num);
+    if (pmcp__sort_key_of(&a->cols[c].spec, &fr, &k) == 0 && k.kind == 1) {
+      rk.k[rk.n++] = a->cols[c].name;
+      pmcp__trk_knum(j, a->cols[c].name, k.num);
+    }
   }
   if (so && so->series && h->key.kind == 1) {
     char name[300];
     snprintf(name, sizeof name, "%s(%s)", so->function, so->series);
-    if (!cJSON_GetObjectItemCaseSensitive(row, name))
-      cJSON_AddNumberToObject(row, name, h->key.num);
+    if (!has_key(&rk, name))
+      pmcp__trk_knum(j, name, h->key.num);
   }
-  return row;
+  if (kp != keys)
+    free(kp);
+  return pmcp_json_object_end(j);
 }
 
 static int lr_render(pmcp_call *call, pmcp__tracking *tk, const lr_args *a, lr_page *p,
                      const char *project)
 {
   char err[300];
-  cJSON *rows = cJSON_CreateArray();
-  if (!rows)
-    return PMCP_ENOMEM;
-  for (size_t i = p->first; i < p->n_hits && i < p->first + (size_t)a->limit; i++) {
+  pmcp__trk_page pg;
+  pmcp__trk_page_begin(&pg, call, (size_t)a->offset, p->total, NULL, NULL);
+  pmcp__trk_field_str(&pg, "project", project);
+  if (p->estimated) {
+    pmcp_json *f = pmcp__trk_field(&pg);
+    if (f)
+      pmcp_json_bool(f, 1);
+    pmcp__trk_field_end(&pg, "total_estimated");
+  }
+  pmcp__trk_list(&pg, "rows");
+  pmcp_json *j;
+  for (size_t i = p->first;
+       i < p->n_hits && i < p->first + (size_t)a->limit && (j = pmcp__trk_item(&pg)); i++) {
     pmcp__trk_run *r = &p->hits[i].run;
     if (p->from_table) {
       /* a table row holds only what the filter read: the page's runs get
@@ -567,25 +607,20 @@ static int lr_render(pmcp_call *call, pmcp__tracking *tk, const lr_args *a, lr_p
           cJSON_AddItemToObject(r->attrs, at->string, cJSON_Duplicate(at, 1));
       }
       if (!p->page_attrs && pmcp__trk_run_attrs(tk, r, err, sizeof err)) {
-        cJSON_Delete(rows);
-        int rc = pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
-        return rc;
+        pmcp__trk_page_abort(&pg);
+        return pmcp__rs_fail(call, PMCP_TERR_STORE, "%s", err);
       }
       cJSON_Delete(r->series);
       r->series = NULL;
     }
-    cJSON *row = render_row(call, a, &p->hits[i]);
-    if (!row) {
-      cJSON_Delete(rows);
-      return PMCP_ENOMEM;
+    int rc = render_row(call, a, &p->hits[i], j);
+    if (rc) {
+      pmcp__trk_page_abort(&pg);
+      return rc;
     }
-    cJSON_AddItemToArray(rows, row);
+    pmcp__trk_item_end(&pg);
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "project", project);
-  if (p->estimated)
-    cJSON_AddTrueToObject(root, "total_estimated");
-  return pmcp__trk_emit(call, root, "rows", rows, (size_t)a->offset, p->total);
+  return pmcp__trk_page_send(&pg);
 }
 
 static int list_runs(pmcp_call *call, void *ud)
@@ -699,23 +734,28 @@ static int get_run_attributes(pmcp_call *call, void *ud)
       keep[total++] = it;
   }
   qsort(keep, total, sizeof *keep, by_name);
-  cJSON *page = cJSON_CreateArray();
-  for (size_t i = (size_t)offset; i < total && i < (size_t)(offset + limit); i++) {
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "path", keep[i]->string);
-    cJSON_AddItemToObject(row, "value", cJSON_Duplicate(keep[i], 1));
+  pmcp__trk_page pg;
+  pmcp__trk_page_begin(&pg, call, (size_t)offset, total, NULL, NULL);
+  pmcp__trk_field_str(&pg, "run", r.id);
+  pmcp__trk_list(&pg, "attributes");
+  pmcp_json *j;
+  for (size_t i = (size_t)offset;
+       i < total && i < (size_t)(offset + limit) && (j = pmcp__trk_item(&pg)); i++) {
+    pmcp_json_object_begin(j);
+    pmcp__trk_kstr(j, "path", keep[i]->string);
+    pmcp__trk_kvalue(j, "value", keep[i]);
     /* a datetime's ISO text would otherwise read as a string */
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(r.types, keep[i]->string);
     if (cJSON_IsString(type) && !strcmp(type->valuestring, "datetime"))
-      cJSON_AddStringToObject(row, "type", "datetime");
-    cJSON_AddItemToArray(page, row);
+      pmcp__trk_kstr(j, "type", "datetime");
+    pmcp_json_object_end(j);
+    pmcp__trk_item_end(&pg);
   }
   free(keep);
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
+  rc = pmcp__trk_page_send(&pg);
   pmcp__trk_run_dispose(&r);
   cJSON_Delete(rec);
-  return pmcp__trk_emit(call, root, "attributes", page, (size_t)offset, total);
+  return rc;
 }
 
 static const pmcp_arg_spec list_runs_args[] = {

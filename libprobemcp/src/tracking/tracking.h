@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "probemcp/json.h"
+
 #include "filter/filter.h"
 #include "probemcp/tracking.h"
 #include "research/metrics.h"
@@ -140,16 +142,6 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
  * listing) under @p name through pmcp__trk_emit, with the call's `limit`
  * and `offset`. */
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
-/* The same page for items written with pmcp_json: opens it (fields
- * total_count and offset, the list @p name) for the call's `limit` and
- * `offset` (in *limit, *offset) over @p total items. Returns 0; 1 when the
- * envelope alone is over the budget; an error. The caller adds the items
- * [offset, offset + limit) (pmcp_page_item, pmcp_page_commit) and ends
- * with pmcp__trk_page_close, passing the last return code: it sends the
- * page or the error. */
-int pmcp__trk_page_open(pmcp_call *call, pmcp_page **pg, const char *name, size_t *offset,
-                        size_t *limit, size_t total);
-int pmcp__trk_page_close(pmcp_call *call, pmcp_page *pg, int rc);
 /* The same with @p hint (NULL: the default) as the hint of a page the
  * budget cuts. */
 int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
@@ -163,6 +155,65 @@ int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *i
 struct pmcp__chart;
 int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
                            const struct pmcp__chart *chart);
+
+/* ---- answers through the JSON writer (out.c) ----------------------------- */
+
+/* Numbers are written with pmcp__rs_number (research/page.h). */
+/* A value read from the store (an attribute, a config) with its numbers
+ * as pmcp__trk_num writes them; NULL writes null. */
+int pmcp__trk_value(pmcp_json *j, const cJSON *v);
+/* A member: key, then the value. */
+int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
+int pmcp__trk_knum(pmcp_json *j, const char *key, double v);
+int pmcp__trk_kbool(pmcp_json *j, const char *key, int v);
+int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v);
+/* True when the answer text fits the call's budget and byte ceiling. */
+int pmcp__trk_fits(pmcp_call *call, const char *txt, size_t len);
+/* Sends @p j's one object (the whole answer; it must fit, else the error
+ * names min_token_budget). */
+int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j);
+
+/* An offset page written item by item: begin (the listing's @p total,
+ * the page starting at @p offset; @p hint NULL: the default; @p chart:
+ * see pmcp__trk_window_chart), the tool's own fields (pmcp__trk_field()
+ * then pmcp__trk_field_end(), or _str / _value), pmcp__trk_list()
+ * (total_count, offset, then the list @p name), items (pmcp__trk_item()
+ * then pmcp__trk_item_end(): NULL once the budget filled the page, so
+ * items past it are never built), then pmcp__trk_page_send(), which sends
+ * the answer, or the error a failed step left, and frees the page. The
+ * first error sticks; a field over the budget answers that the
+ * listing's envelope does not fit. */
+typedef struct pmcp__trk_page {
+  pmcp_call *call;
+  pmcp_page *pg;
+  pmcp_json *f; /* a field's value being written */
+  size_t offset, total;
+  const struct pmcp__chart *chart;
+  int rc;   /* the first error */
+  int full; /* an item was refused: the page is full */
+} pmcp__trk_page;
+/* The call's `offset` and `limit` (50 when absent). */
+void pmcp__trk_window_args(pmcp_call *call, size_t *offset, size_t *limit);
+int pmcp__trk_page_begin(pmcp__trk_page *p, pmcp_call *call, size_t offset, size_t total,
+                         const char *hint, const struct pmcp__chart *chart);
+pmcp_json *pmcp__trk_field(pmcp__trk_page *p);
+int pmcp__trk_field_end(pmcp__trk_page *p, const char *key);
+int pmcp__trk_field_str(pmcp__trk_page *p, const char *key, const char *s);
+int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v);
+int pmcp__trk_list(pmcp__trk_page *p, const char *name);
+pmcp_json *pmcp__trk_item(pmcp__trk_page *p);
+int pmcp__trk_item_end(pmcp__trk_page *p);
+/* An item written already (one JSON value's text), as pmcp__trk_item_end. */
+int pmcp__trk_item_text(pmcp__trk_page *p, const char *txt, size_t len);
+int pmcp__trk_page_send(pmcp__trk_page *p);
+/* Frees the page unsent (the tool answers with an error of its own). */
+void pmcp__trk_page_abort(pmcp__trk_page *p);
+/* A page of @p n rows: the call's window of them, row @p i written by
+ * @p row(j, i, ud) as one item; @p fields (NULL: none) writes the fields
+ * before the list. */
+int pmcp__trk_send_rows(pmcp_call *call, size_t n, const char *name,
+                        int (*fields)(pmcp__trk_page *p, void *ud),
+                        int (*row)(pmcp_json *j, size_t i, void *ud), void *ud);
 
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */
@@ -276,6 +327,12 @@ int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx
                          const char *kind);
 /* {"run", "series", "labels"?} of an entry. */
 cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e);
+/* The same written as an open object (the caller adds members and ends
+ * it); the writer's error or 0. */
+int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e);
+/* The selection's field before a page's list: "missing_series" when some
+ * asked keys are in none of the runs. */
+int pmcp__trk_sel_fields(pmcp__trk_page *p, const pmcp__trk_sel *s);
 
 /* fetch_float_series' histogram statistic (hist.c): appends to @p o the
  * statistic @p stat of each histogram of @p e with steps in [lo, hi]:

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Differential check of two builds' tracking answers: every tracking tool
+called over the store's workspaces, projects, runs and series (listings
+with filters, sorts, windows; series of each kind, bucketed on each axis;
+the RL tools on every run), at budgets that cut pages, then once more with
+each next_offset the answers handed out, sent to each build's
+probe-mcp-stdio on one store and compared byte for byte. Not a test: run by
+hand when a change must not alter any answer (the research twin,
+tests/bench/research/replies.py, covers few tracking tools).
+
+    python3 tests/bench/tracking/replies.py BEFORE_BUILD AFTER_BUILD STORE
+    # e.g. a store filled by `probe demo`; prints the differences, exits 1 on any
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "research"))
+from replies import serve, structured  # noqa: E402
+
+BUDGETS = [None, 512, 900, 2000, 8000]
+
+
+def discover(build, store):
+    """Workspaces, projects, runs and series of the store, read through
+    @build."""
+    a = serve(build, store, [("list_workspaces", {"token_budget": 8000, "limit": 100})])
+    wss = [w["workspace"] for w in structured(a[1]).get("workspaces", [])]
+    calls = [("list_projects", {"workspace": w, "token_budget": 8000, "limit": 100})
+             for w in wss]
+    a = serve(build, store, calls)
+    projects = []
+    for i, w in enumerate(wss, 1):
+        for p in structured(a[i]).get("projects", []):
+            projects.append((w, p["project"]))
+    calls = []
+    for w, p in projects:
+        calls += [("list_runs", {"workspace": w, "project": p, "limit": 100, "token_budget": 8000}),
+                  ("list_metrics", {"workspace": w, "project": p, "limit": 100,
+                                    "token_budget": 8000})]
+    a = serve(build, store, calls)
+    out = []
+    for i, (w, p) in enumerate(projects):
+        runs = [r.get("run") or r.get("id") or r.get("sys/id")
+                for r in structured(a[2 * i + 1]).get("rows", [])]
+        mets = structured(a[2 * i + 2]).get("metrics", [])
+        out.append((w, p, [r for r in runs if isinstance(r, str)], mets))
+    return out
+
+
+def calls_for(lab):
+    c = []
+    for b in BUDGETS:
+        x = {"token_budget": b} if b else {}
+        c += [("list_workspaces", dict(x)), ("list_workspaces", dict(limit=1, offset=1, **x)),
+              ("list_docs", dict(x)), ("list_docs", dict(limit=2, offset=1, **x))]
+        for page in ("finding-runs", "filters", "series-and-buckets", "rl", "nope"):
+            c += [("get_doc", dict(page=page, **x)), ("get_doc", dict(page=page, offset=500, **x))]
+        for w, p, runs, mets in lab:
+            wp = dict(workspace=w, project=p, **x)
+            c += [("list_projects", dict(workspace=w, **x)),
+                  ("list_experiments", dict(wp)),
+                  ("list_experiments", dict(wp, limit=1, offset=1)),
+                  ("list_attribute_definitions", dict(wp)),
+                  ("list_attribute_definitions", dict(wp, limit=3, offset=2)),
+                  ("list_metrics", dict(wp)),
+                  ("list_metrics", dict(wp, limit=2, offset=1)),
+                  ("list_runs", dict(wp)),
+                  ("list_runs", dict(wp, limit=3, offset=1)),
+                  ("list_runs", dict(wp, sort={"attr": "sys/name", "direction": "asc"})),
+                  ("list_runs", dict(wp, filter=[{"attr": "sys/state", "op": "eq",
+                                                  "value": "finished"}])),
+                  ("list_runs", dict(wp, columns=["sys/name", "sys/state", "sys/name", "sys/tags",
+                                              "sys/duration_ms"],
+                                     summary_columns=[{"series": m["name"], "function": f}
+                                                      for m in mets[:3]
+                                                      for f in ("last", "avg")])),
+                  ("list_runs", dict(wp, limit=5, sort={"series": (mets or [{"name": "x"}])[0]
+                                                        ["name"], "function": "max",
+                                                        "direction": "desc"}))]
+            floats = [m["name"] for m in mets if m.get("kind") == "float"]
+            hists = [m["name"] for m in mets if m.get("kind") == "histogram"]
+            scats = [m["name"] for m in mets if m.get("kind") == "scatter"]
+            rs = runs[:4]
+            for r in runs[:6]:
+                c += [("get_run_attributes", dict(wp, run=r)),
+                      ("get_run_attributes", dict(wp, run=r, limit=3, offset=2)),
+                      ("get_rl_info", dict(wp, run=r)),
+                      ("list_rl_environments", dict(wp, run=r)),
+                      ("list_rl_metrics", dict(wp, run=r)),
+                      ("list_rl_attribute_definitions", dict(wp, run=r))]
+            if not rs:
+                continue
+            c += [("list_series", dict(wp, runs=rs)),
+                  ("list_series", dict(wp, runs=rs, limit=3, offset=1)),
+                  ("list_series_label_values", dict(wp, runs=rs))]
+            for k in floats[:3]:
+                c += [("fetch_series_summaries", dict(wp, runs=rs, series=[k])),
+                      ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k])),
+                      ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], buckets=7,
+                                                          axis="wall_clock")),
+                      ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], buckets=5,
+                                                          axis="relative_time")),
+                      ("fetch_float_series", dict(wp, runs=rs[:2], series=[k])),
+                      ("fetch_float_series", dict(wp, runs=rs[:2], series=[k], max_points=20)),
+                      ("fetch_float_series", dict(wp, runs=rs[:2], series=[k], step_from=10,
+                                                  step_to=60))]
+            if floats:
+                c.append(("fetch_series_summaries", dict(wp, runs=rs, series=floats[:6] + ["zz"])))
+            many = runs[:50]  # histograms and scatter sets are in few runs
+            for k in hists[:2]:
+                c += [("fetch_histogram_series", dict(wp, runs=many, series=[k])),
+                      ("fetch_histogram_series", dict(wp, runs=many, series=[k], density=True,
+                                                      limit=3, offset=2)),
+                      ("fetch_histogram_series", dict(wp, runs=many, series=[k], step_from=100,
+                                                      step_to=4000)),
+                      ("fetch_float_series", dict(wp, runs=many, series=[k],
+                                                  histogram_statistic="mean")),
+                      ("fetch_float_series", dict(wp, runs=many, series=[k], max_points=3,
+                                                  histogram_statistic="p90"))]
+            for k in scats[:2]:
+                c += [("fetch_scatter_series", dict(wp, runs=many, series=[k])),
+                      ("fetch_scatter_series", dict(wp, runs=many, series=[k], max_points=7,
+                                                    step_from=0, step_to=3000))]
+            rl = [m["name"] for m in mets if m.get("scale") in ("ENVIRONMENT_STEP", "EPISODE")]
+            for r in runs[:6]:
+                for k in rl[:2]:
+                    sc = next(m["scale"] for m in mets if m["name"] == k)
+                    c += [("fetch_rl_env_series_buckets", dict(wp, run=r, series=[k], scale=sc)),
+                          ("aggregate_rl_env_series", dict(wp, run=r, series=k, scale=sc)),
+                          ("aggregate_rl_env_series", dict(wp, run=r, series=k, scale=sc,
+                                                           function="median", buckets=4))]
+    return c
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    before, after, store = sys.argv[1:]
+    calls = calls_for(discover(before, store))
+    a = serve(before, store, calls)
+    more = []
+    for i, (tool, args) in enumerate(calls, 1):
+        nxt = structured(a.get(i, "{}")).get("next_offset") if i in a else None
+        if isinstance(nxt, int):
+            more.append((tool, dict(args, offset=nxt)))
+    calls += more
+    a = serve(before, store, calls)
+    b = serve(after, store, calls)
+    diffs = 0
+    for i in range(1, len(calls) + 1):
+        if a.get(i) != b.get(i):
+            diffs += 1
+            if diffs <= 10:
+                print("differs: %s %s\n  before: %.600s\n  after:  %.600s" %
+                      (calls[i - 1][0], json.dumps(calls[i - 1][1]), a.get(i), b.get(i)))
+    errors = sum(1 for v in a.values() if '"isError":true' in v)
+    tools = sorted({t for t, _ in calls})
+    print("%d calls of %d tools (%d with a next_offset, %d answered with an error); "
+          "%d differences" % (len(calls), len(tools), len(more), errors, diffs))
+    sys.exit(1 if diffs else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probemcp/json.h"
 #include "research/embed.h"
 #include "research/lists.h"
 #include "research/page.h"
@@ -29,6 +30,28 @@ static const char *const exact_kinds[] = {
 /* Kinds whose names, paths, hashes or URIs the exact channel matches. */
 static const char *const exact_lists[] = {"artifact", "dataset", "source",
                                           "file", "checkpoint", NULL};
+
+/* {"KEY": "VAL"} as text to free(), for a store listing's filter; NULL
+ * when out of memory. */
+static char *filter_of(const char *key, const char *val)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0) != 0)
+    return NULL;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, key);
+  pmcp_json_string(j, val);
+  pmcp_json_object_end(j);
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  char *out = t ? malloc(n + 1) : NULL;
+  if (out) {
+    memcpy(out, t, n);
+    out[n] = '\0';
+  }
+  pmcp_json_free(j);
+  return out;
+}
 
 static int has_ref(const cJSON *arr, const char *ref)
 {
@@ -161,10 +184,7 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
   }
   /* Names, paths, hashes and URIs: literal matches in the catalogs, kept
    * when a field equals the query exactly. */
-  cJSON *fo = cJSON_CreateObject();
-  cJSON_AddStringToObject(fo, "exact", q);
-  char *exact = cJSON_PrintUnformatted(fo);
-  cJSON_Delete(fo);
+  char *exact = filter_of("exact", q);
   if (!exact)
     return PMCP_ENOMEM;
   for (size_t i = 0; exact_lists[i]; i++) {
@@ -208,7 +228,7 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
     }
     cJSON_Delete(page);
   }
-  cJSON_free(exact);
+  free(exact);
   return 0;
 }
 
@@ -280,10 +300,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
                             int incl, cJSON *out, char *why, size_t whylen)
 {
   const char *model = pmcp__embed_model(rs->embed_model);
-  cJSON *fm = cJSON_CreateObject();
-  cJSON_AddStringToObject(fm, "model", model);
-  char *filter = cJSON_PrintUnformatted(fm);
-  cJSON_Delete(fm);
+  char *filter = filter_of("model", model);
   if (!filter)
     return PMCP_ENOMEM;
   /* Without cached vectors there is nothing to compare: say so before
@@ -302,7 +319,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
              "and keyword results only",
              model);
     cJSON_Delete(page);
-    cJSON_free(filter);
+    free(filter);
     return 1;
   }
   cJSON_Delete(page);
@@ -312,12 +329,12 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
   int rc = pmcp__embed(rs->embed_url, rs->embed_model, rs->embed_key, inputs, 1,
                        &qv, &dim, err, sizeof err);
   if (rc == PMCP_ENOMEM) {
-    cJSON_free(filter);
+    free(filter);
     return rc;
   }
   if (rc) {
     snprintf(why, whylen, "off: %s; exact and keyword results only", err);
-    cJSON_free(filter);
+    free(filter);
     return 1;
   }
   /* Rank every cached vector, keeping the best lim. */
@@ -386,7 +403,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
   }
   free(top);
   free(qv);
-  cJSON_free(filter);
+  free(filter);
   return 0;
 }
 

@@ -196,6 +196,10 @@ def main():
                     semonly = [h for h in got if h["channel"] == "semantic"]
                     check(kwonly, "divergence: the note only keywords find is kept")
                     check(len(semonly) >= 2, "divergence: the instability notes (semantic only)")
+                    # a hit only the embeddings found is told apart by its kind and ref:
+                    # notes written by people
+                    for h in semonly:
+                        check(h.get("provenance") == "person", "divergence: provenance of %s" % h)
         finally:
             plain.close()
             srv.close()

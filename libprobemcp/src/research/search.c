@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probemcp/json.h"
 #include "research/embed.h"
 #include "research/lists.h"
 #include "research/page.h"
@@ -29,6 +30,28 @@ static const char *const exact_kinds[] = {
 /* Kinds whose names, paths, hashes or URIs the exact channel matches. */
 static const char *const exact_lists[] = {"artifact", "dataset", "source",
                                           "file", "checkpoint", NULL};
+
+/* {"KEY": "VAL"} as text to free(), for a store listing's filter; NULL
+ * when out of memory. */
+static char *filter_of(const char *key, const char *val)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0) != 0)
+    return NULL;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, key);
+  pmcp_json_string(j, val);
+  pmcp_json_object_end(j);
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  char *out = t ? malloc(n + 1) : NULL;
+  if (out) {
+    memcpy(out, t, n);
+    out[n] = '\0';
+  }
+  pmcp_json_free(j);
+  return out;
+}
 
 static int has_ref(const cJSON *arr, const char *ref)
 {
@@ -161,10 +184,7 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
   }
   /* Names, paths, hashes and URIs: literal matches in the catalogs, kept
    * when a field equals the query exactly. */
-  cJSON *fo = cJSON_CreateObject();
-  cJSON_AddStringToObject(fo, "exact", q);
-  char *exact = cJSON_PrintUnformatted(fo);
-  cJSON_Delete(fo);
+  char *exact = filter_of("exact", q);
   if (!exact)
     return PMCP_ENOMEM;
   for (size_t i = 0; exact_lists[i]; i++) {
@@ -208,8 +228,30 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
     }
     cJSON_Delete(page);
   }
-  cJSON_free(exact);
+  free(exact);
   return 0;
+}
+
+/* The refs the exact channel found: left out of the keyword ranking. */
+typedef struct refset {
+  char **ref;
+  size_t n;
+} refset;
+
+static int in_refs(const refset *s, const char *ref)
+{
+  for (size_t i = 0; i < s->n; i++) {
+    if (strcmp(s->ref[i], ref) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void refs_free(refset *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    free(s->ref[i]);
+  free(s->ref);
 }
 
 /* The most keyword matches one page reads from the store (its cap). */
@@ -218,14 +260,14 @@ static int exact_channel(pmcp__research *rs, const char *q, int incl, cJSON *out
 /* Keyword hits of @p kits after @p skip a page would show: not the exact
  * channel's, not deleted unless asked. */
 static size_t placeable(pmcp__research *rs, const cJSON *kits, size_t skip,
-                        const cJSON *ex_seen, int incl)
+                        const refset *ex_seen, int incl)
 {
   size_t i = 0, n = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, kits)
   {
     const char *ref = pmcp__js(it, "ref");
-    if (i++ >= skip && !has_ref(ex_seen, ref) && (incl || !pmcp__rs_ref_deleted(rs, ref)))
+    if (i++ >= skip && !in_refs(ex_seen, ref) && (incl || !pmcp__rs_ref_deleted(rs, ref)))
       n++;
   }
   return n;
@@ -280,10 +322,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
                             int incl, cJSON *out, char *why, size_t whylen)
 {
   const char *model = pmcp__embed_model(rs->embed_model);
-  cJSON *fm = cJSON_CreateObject();
-  cJSON_AddStringToObject(fm, "model", model);
-  char *filter = cJSON_PrintUnformatted(fm);
-  cJSON_Delete(fm);
+  char *filter = filter_of("model", model);
   if (!filter)
     return PMCP_ENOMEM;
   /* Without cached vectors there is nothing to compare: say so before
@@ -302,7 +341,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
              "and keyword results only",
              model);
     cJSON_Delete(page);
-    cJSON_free(filter);
+    free(filter);
     return 1;
   }
   cJSON_Delete(page);
@@ -312,12 +351,12 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
   int rc = pmcp__embed(rs->embed_url, rs->embed_model, rs->embed_key, inputs, 1,
                        &qv, &dim, err, sizeof err);
   if (rc == PMCP_ENOMEM) {
-    cJSON_free(filter);
+    free(filter);
     return rc;
   }
   if (rc) {
     snprintf(why, whylen, "off: %s; exact and keyword results only", err);
-    cJSON_free(filter);
+    free(filter);
     return 1;
   }
   /* Rank every cached vector, keeping the best lim. */
@@ -377,16 +416,13 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
     cJSON_AddStringToObject(h, "kind", kind);
     cJSON_AddStringToObject(h, "channel", "semantic");
     cJSON_AddNumberToObject(h, "score", top[i].s);
-    cJSON *stub = cJSON_CreateObject();
-    cJSON_AddStringToObject(stub, "kind", kind);
-    cJSON_AddStringToObject(stub, "ref", top[i].ref);
-    cJSON_AddStringToObject(h, "provenance", pmcp__rs_provenance(stub));
-    cJSON_Delete(stub);
+    /* the hit's kind and ref are all its provenance can be told from */
+    cJSON_AddStringToObject(h, "provenance", pmcp__rs_provenance(h));
     cJSON_AddItemToArray(out, h);
   }
   free(top);
   free(qv);
-  cJSON_free(filter);
+  free(filter);
   return 0;
 }
 
@@ -683,10 +719,9 @@ static int search(pmcp_call *call, void *ud)
   /* The exact channel is read on every page: an entity it found is shown
    * once, as its exact hit, and left out of the keyword ranking after. */
   cJSON *ex = cJSON_CreateArray();
-  cJSON *ex_seen = ex ? cJSON_CreateArray() : NULL;
-  if (!ex_seen || exact_channel(rs, q, incl, ex) == PMCP_ENOMEM) {
+  refset ex_seen = {NULL, 0};
+  if (!ex || exact_channel(rs, q, incl, ex) == PMCP_ENOMEM) {
     cJSON_Delete(ex);
-    cJSON_Delete(ex_seen);
     cJSON_Delete(items);
     cJSON_Delete(root);
     cJSON_Delete(st);
@@ -698,12 +733,27 @@ static int search(pmcp_call *call, void *ud)
     cJSON_AddNumberToObject(channels, "exact", (double)total_ex);
   }
   size_t ex_i = 0;
+  ex_seen.ref = calloc((size_t)cJSON_GetArraySize(ex) + 1, sizeof *ex_seen.ref);
+  if (!ex_seen.ref) {
+    cJSON_Delete(ex);
+    cJSON_Delete(items);
+    cJSON_Delete(root);
+    cJSON_Delete(st);
+    return PMCP_ENOMEM;
+  }
   cJSON *ex_it = ex->child;
   while (ex_it) {
     cJSON *nx = ex_it->next;
-    cJSON *ref = cJSON_CreateObject();
-    cJSON_AddStringToObject(ref, "ref", pmcp__js(ex_it, "ref"));
-    cJSON_AddItemToArray(ex_seen, ref);
+    char *ref = strdup(pmcp__js(ex_it, "ref"));
+    if (!ref) {
+      refs_free(&ex_seen);
+      cJSON_Delete(ex);
+      cJSON_Delete(items);
+      cJSON_Delete(root);
+      cJSON_Delete(st);
+      return PMCP_ENOMEM;
+    }
+    ex_seen.ref[ex_seen.n++] = ref;
     if (e >= 0 && ex_i >= e_start && n_exact < (size_t)lim) {
       cJSON_AddItemToArray(items, cJSON_DetachItemViaPointer(ex, ex_it));
       n_exact++;
@@ -727,7 +777,7 @@ static int search(pmcp_call *call, void *ud)
     char before[32];
     if (anchor && pmcp__anchor_start(&after, &skip, before)) {
       cJSON_Delete(items);
-      cJSON_Delete(ex_seen);
+      refs_free(&ex_seen);
       cJSON_Delete(root);
       cJSON_Delete(st);
       return pmcp__rs_restart(call, "stale", "The cursor's position cannot be checked. Call "
@@ -737,14 +787,14 @@ static int search(pmcp_call *call, void *ud)
      * and more again while deleted things leave the page short: a page
      * with no hit could carry no cursor (the store gives 200 at most) */
     size_t want = (size_t)lim - n_exact;
-    size_t ask = skip + want + (size_t)cJSON_GetArraySize(ex_seen);
+    size_t ask = skip + want + ex_seen.n;
     cJSON *page = NULL;
     char err[400];
     int rc;
     for (;;) {
       rc = pmcp__rs_search(rs, q, kinds, after, ask, &page, err, sizeof err);
       if (rc || !*pmcp__js(page, "next") || ask >= KW_READ_MAX ||
-          placeable(rs, cJSON_GetObjectItemCaseSensitive(page, "items"), skip, ex_seen,
+          placeable(rs, cJSON_GetObjectItemCaseSensitive(page, "items"), skip, &ex_seen,
                     incl) >= want)
         break;
       cJSON_Delete(page);
@@ -760,14 +810,14 @@ static int search(pmcp_call *call, void *ud)
                                  "`cursor` to start over.", anchor);
       cJSON_Delete(page);
       cJSON_Delete(items);
-      cJSON_Delete(ex_seen);
+      refs_free(&ex_seen);
       cJSON_Delete(root);
       cJSON_Delete(st);
       return src;
     }
     if (rc == PMCP_ENOMEM) {
       cJSON_Delete(items);
-      cJSON_Delete(ex_seen);
+      refs_free(&ex_seen);
       cJSON_Delete(root);
       cJSON_Delete(st);
       return rc;
@@ -790,7 +840,7 @@ static int search(pmcp_call *call, void *ud)
         cJSON_Delete(page);
         free(w.after);
         cJSON_Delete(items);
-        cJSON_Delete(ex_seen);
+        refs_free(&ex_seen);
         cJSON_Delete(root);
         cJSON_Delete(st);
         return PMCP_ENOMEM;
@@ -806,7 +856,7 @@ static int search(pmcp_call *call, void *ud)
           kw_end = i - 1; /* the page is full: the next one starts here */
           break;
         }
-        if (has_ref(ex_seen, pmcp__js(it, "ref")))
+        if (in_refs(&ex_seen, pmcp__js(it, "ref")))
           continue;
         int dead = pmcp__rs_ref_deleted(rs, pmcp__js(it, "ref"));
         if (dead && !incl) {
@@ -860,7 +910,7 @@ static int search(pmcp_call *call, void *ud)
               kw_raw, kw_n, kw_end};
   int rc = pmcp__rs_emit(call, rs, root, "results", items, search_next, &sn);
   free(kw_raw);
-  cJSON_Delete(ex_seen);
+  refs_free(&ex_seen);
   if (have_w) {
     w.items = NULL;
     pmcp__window_free(&w);

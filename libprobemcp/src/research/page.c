@@ -116,16 +116,20 @@ static int fits(const char *txt, size_t len, int budget, size_t *tokens)
   return *tokens <= (size_t)budget;
 }
 
+int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve)
+{
+  int budget = budget_of(call);
+  size_t tok;
+  return (size_t)budget > reserve && fits(t, len, budget - (int)reserve, &tok) &&
+         len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
+}
+
 int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
 {
   char *t = cJSON_PrintUnformatted(o);
   if (!t)
     return 0;
-  int budget = budget_of(call);
-  size_t tok, len = strlen(t);
-  int ok = (size_t)budget > reserve &&
-           fits(t, len, budget - (int)reserve, &tok) &&
-           len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
+  int ok = pmcp__rs_fits_text(call, t, strlen(t), reserve);
   cJSON_free(t);
   return ok;
 }
@@ -179,6 +183,11 @@ pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
   return new_page(call, rs, flags, 1);
 }
 
+pmcp_page *pmcp__rs_page_minting(pmcp_call *call, pmcp__research *rs, unsigned flags)
+{
+  return new_page(call, rs, flags, 0);
+}
+
 pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
                                 uint64_t scope)
 {
@@ -219,6 +228,19 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   return rc;
 }
 
+int pmcp__rs_emit_text(pmcp_call *call, pmcp__research *rs, const char *json, size_t len)
+{
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg)
+    return 0; /* the error result is sent */
+  int rc = pmcp_page_object(pg, json, len);
+  if (rc && rc != PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
+}
+
 /* A page made of one object (consumed) that must fit whole. */
 static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
 {
@@ -226,18 +248,9 @@ static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
   cJSON_Delete(root);
   if (!txt)
     return PMCP_ENOMEM;
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_free(txt);
-    return 0; /* the error result is sent */
-  }
-  int rc = pmcp_page_object(pg, txt, strlen(txt));
+  int rc = pmcp__rs_emit_text(call, rs, txt, strlen(txt));
   cJSON_free(txt);
-  if (rc && rc != PMCP_EBUDGET) {
-    pmcp_page_free(pg);
-    return rc;
-  }
-  return pmcp__rs_send(call, pg, 0);
+  return rc;
 }
 
 int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root)

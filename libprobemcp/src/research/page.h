@@ -39,6 +39,9 @@ int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSO
 /* Sends a single object (consumed) that must fit whole; when it does not,
  * an error names min_token_budget. */
 int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
+/* The same for an object already written (JSON text, numbers as they are
+ * to go out). */
+int pmcp__rs_emit_text(pmcp_call *call, pmcp__research *rs, const char *json, size_t len);
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version, decoding the call's cursor (lossless when @p flags has
@@ -51,6 +54,9 @@ pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
 pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
                                 uint64_t scope);
 uint64_t pmcp__rs_scope_mix(uint64_t h, int64_t v);
+/* A page that leaves the call's cursor alone (the handler opened it with
+ * pmcp__rs_cursor_in) and only mints the next one. */
+pmcp_page *pmcp__rs_page_minting(pmcp_call *call, pmcp__research *rs, unsigned flags);
 /* Renders @p pg as the call's result (text and structuredContent) and
  * frees it. */
 int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more);
@@ -71,6 +77,8 @@ char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
 /* True when @p o (serialized compactly, plus @p reserve tokens) fits the
  * call's budget and byte ceiling. */
 int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve);
+/* The same for object text. */
+int pmcp__rs_fits_text(pmcp_call *call, const char *json, size_t len, size_t reserve);
 
 /* The call's token budget (2000 when the engine reports none). */
 int pmcp__rs_budget(pmcp_call *call);

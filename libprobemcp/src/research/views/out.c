@@ -133,9 +133,27 @@ static int is_time_key(const char *k)
 int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_t max_chars,
                   int exact)
 {
+  /* one pass over the members finds each key's first member (a lookup
+   * per key walked the members once for each) */
+  const cJSON *at[64];
+  size_t nk = 0;
+  while (keys[nk])
+    nk++;
+  if (nk > sizeof at / sizeof at[0])
+    return PMCP_EINVAL;
+  memset(at, 0, nk * sizeof at[0]);
+  for (const cJSON *c = cJSON_IsObject(src) ? src->child : NULL; c; c = c->next) {
+    const char *name = c->string;
+    for (size_t i = 0; name && i < nk; i++) {
+      if (!at[i] && keys[i][0] == name[0] && strcmp(keys[i], name) == 0) {
+        at[i] = c;
+        break;
+      }
+    }
+  }
   int cut = 0;
-  for (size_t i = 0; keys[i]; i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
+  for (size_t i = 0; i < nk; i++) {
+    const cJSON *v = at[i];
     if (!v || cJSON_IsNull(v))
       continue;
     if (cJSON_IsNumber(v) && is_time_key(keys[i])) {

@@ -19,6 +19,7 @@
 #include "research/views/matrix.h"
 #include "research/views/views.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 static void hex_sha256(const char *s, size_t n, char out[65])
 {
@@ -58,6 +59,7 @@ static void vctx_free(pmcp__vctx *v)
   free(v->doc);
   pmcp_buf_dispose(&v->head);
   pmcp_buf_dispose(&v->data);
+  pmcp_buf_dispose(&v->list_text);
   v->rec = v->obj = v->items = NULL;
   v->doc = NULL;
 }
@@ -116,19 +118,62 @@ static int record_whole(const pmcp__vctx *v, pmcp_buf *out)
  * when there is one, 0 at the end, or a negative error. */
 typedef int (*next_fn)(size_t placed, void *ud, pmcp_buf *st);
 
+/* A list's items: a tree (a store window, a record's array) or the JSON
+ * array a view wrote. */
+typedef struct item_src {
+  const cJSON *tree;
+  const char *text;
+  size_t len;
+} item_src;
+
+/* The item after @p *p in a written array (or its first with @p *p at
+ * the '['): its text and length, or NULL after the last. */
+static const char *text_item(const char **p, const char *end, size_t *len)
+{
+  const char *q = *p;
+  while (q < end && (*q == '[' || *q == ',' || *q == ' '))
+    q++;
+  if (q >= end || *q == ']')
+    return NULL;
+  const char *e = pmcp__json_skip(q, end);
+  if (!e)
+    return NULL;
+  *len = (size_t)(e - q);
+  *p = e;
+  return q;
+}
+
+static item_src items_of(const pmcp__vctx *v, const cJSON *tree)
+{
+  item_src s = {tree, NULL, 0};
+  if (!tree && v->has_list) {
+    s.text = v->list_text.ptr;
+    s.len = v->list_text.len;
+  }
+  return s;
+}
+
 typedef struct offs_next {
   size_t start;
   size_t total;
-  const cJSON *items; /* the whole list, from its first item */
-  int pinned;         /* bound to the items shown (their digest) */
+  item_src items; /* the whole list, from its first item */
 } offs_next;
 
-/* The digest of the first @p n items of @p items (hex, into @p out). */
-static void prefix_digest(const cJSON *items, size_t n, char out[65])
+/* The digest of the first @p n items (hex, into @p out). */
+static void prefix_digest(const item_src *items, size_t n, char out[65])
 {
   pmcp_buf b = PMCP_BUF_INIT;
   size_t i = 0;
-  for (const cJSON *it = items ? items->child : NULL; it && i < n; it = it->next, i++) {
+  if (items->text) {
+    const char *p = items->text, *end = p + items->len, *t;
+    size_t len;
+    for (; i < n && (t = text_item(&p, end, &len)); i++) {
+      pmcp__buf_append(&b, t, len);
+      pmcp__buf_putc(&b, '\n');
+    }
+  }
+  for (const cJSON *it = items->tree ? items->tree->child : NULL; it && i < n;
+       it = it->next, i++) {
     char *t = cJSON_PrintUnformatted(it);
     if (t)
       pmcp__buf_puts(&b, t);
@@ -149,7 +194,7 @@ static int offset_next(size_t placed, void *ud, pmcp_buf *st)
   if (at >= o->total)
     return 0;
   char h[65];
-  prefix_digest(o->items, at, h);
+  prefix_digest(&o->items, at, h);
   return pmcp__buf_printf(st, "{\"o\":%zu,\"oh\":\"%s\",\"pin\":true}", at, h) ? PMCP_ENOMEM
                                                                               : 1;
 }
@@ -218,7 +263,7 @@ static int add_field(const char *key, const char *val, size_t len, void *ud)
  * items [@p from, end) of @p items as the list @p name, as many as fit;
  * each resumes at next(its position + 1). */
 static int emit_list(pmcp_call *call, pmcp__research *rs, const pmcp_buf *env, const char *name,
-                     const cJSON *items, size_t from, next_fn next, void *ud)
+                     item_src items, size_t from, next_fn next, void *ud)
 {
   pmcp_page *pg = pmcp__rs_page_minting(call, rs, 0);
   if (!pg)
@@ -250,10 +295,22 @@ static int emit_list(pmcp_call *call, pmcp__research *rs, const pmcp_buf *env, c
   }
   if (!rc)
     rc = pmcp_page_list(pg, name);
-  const cJSON *it = items ? items->child : NULL;
+  size_t placed = 0;
+  if (items.text) {
+    /* written already: each item as it is */
+    const char *p = items.text, *end = p + items.len, *t = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < from && text_item(&p, end, &len); i++)
+      ;
+    while (!rc && (t = text_item(&p, end, &len))) {
+      st.len = 0;
+      int has = next(++placed, ud, &st);
+      rc = has < 0 ? has : pmcp_page_add(pg, t, len, has ? st.ptr : NULL, has ? st.len : 0);
+    }
+  }
+  const cJSON *it = items.tree ? items.tree->child : NULL;
   for (size_t i = 0; it && i < from; i++)
     it = it->next;
-  size_t placed = 0;
   for (; !rc && it; it = it->next) {
     pmcp_json *j = pmcp_page_item(pg);
     if (!j) {
@@ -432,18 +489,19 @@ static int single_list(pmcp__vctx *v)
     pmcp_json_object_end(j);
     rc = pmcp__vw_take(j, &env);
     if (!rc)
-      rc = emit_list(call, v->rs, &env, v->list_name, w.items, 0, window_next, &w);
+      rc = emit_list(call, v->rs, &env, v->list_name, items_of(v, w.items), 0, window_next, &w);
     pmcp__window_free(&w);
     pmcp_buf_dispose(&env);
     return rc;
   }
-  size_t total = (size_t)cJSON_GetArraySize(v->items);
+  item_src src = items_of(v, v->items);
+  size_t total = v->items ? (size_t)cJSON_GetArraySize(v->items) : v->list_n;
   size_t start = v->state ? (size_t)pmcp__jn(v->state, "o", 0) : 0;
   if (start > total)
     start = total;
   if (v->state && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v->state, "pin"))) {
     char h[65];
-    prefix_digest(v->items, start, h);
+    prefix_digest(&src, start, h);
     if (strcmp(h, pmcp__js(v->state, "oh")) != 0) {
       pmcp_json_free(j);
       return pmcp__rs_restart(call, "stale",
@@ -456,9 +514,9 @@ static int single_list(pmcp__vctx *v)
   pmcp_json_object_end(j);
   rc = pmcp__vw_take(j, &env);
   /* the digests are of the whole list from its first item */
-  offs_next on = {start, total, v->items, 1};
+  offs_next on = {start, total, src};
   if (!rc)
-    rc = emit_list(call, v->rs, &env, v->list_name, v->items, start, offset_next, &on);
+    rc = emit_list(call, v->rs, &env, v->list_name, src, start, offset_next, &on);
   pmcp_buf_dispose(&env);
   return rc;
 }
@@ -504,7 +562,7 @@ static int single(pmcp__vctx *v)
     return rc;
   if (v->err_code)
     return pmcp__rs_fail(call, v->err_code, "%s", v->err);
-  if (v->list.kind || v->items)
+  if (v->list.kind || v->items || v->has_list)
     return single_list(v);
   pmcp_buf whole = PMCP_BUF_INIT;
   if (v->doc) {
@@ -565,7 +623,7 @@ static int batch_item(pmcp__vctx *v, pmcp_json *j)
   char door[PMCP__REF_MAX + 80];
   snprintf(door, sizeof door, "entity refs=[\"%s\"] view=%s", v->ref_text,
            v->view);
-  if (v->list.kind || v->items) {
+  if (v->list.kind || v->items || v->has_list) {
     pmcp_json_key(j, "ref");
     pmcp_json_string(j, v->ref_text);
     put_extras(j, v, NULL);
@@ -588,15 +646,23 @@ static int batch_item(pmcp__vctx *v, pmcp_json *j)
       items = w.items;
       total = w.total;
       estimated = w.total_estimated;
-    } else {
+    } else if (v->items) {
       items = v->items;
       total = cJSON_GetArraySize(items);
+    } else {
+      total = (double)v->list_n;
     }
     pmcp_json_key(j, v->list_name);
     pmcp_json_array_begin(j);
     int shown = 0;
     for (const cJSON *it = items ? items->child : NULL; it && shown < 5; it = it->next, shown++)
       pmcp__vw_value(j, it, 0);
+    if (!items && v->has_list) {
+      const char *p = v->list_text.ptr, *end = p + v->list_text.len, *t;
+      size_t len;
+      for (; shown < 5 && (t = text_item(&p, end, &len)); shown++)
+        pmcp_json_raw(j, t, len);
+    }
     pmcp_json_array_end(j);
     if (fetched)
       pmcp__window_free(&w);

@@ -36,6 +36,9 @@ typedef struct pmcp__vctx {
                               the content view's result */
   pmcp__list_req list;     /* a list view's store list ... */
   cJSON *items;            /* ... or an already built list */
+  pmcp_buf list_text;      /* ... or a list the view wrote: a JSON array */
+  size_t list_n;           /* its items */
+  int has_list;
   const char *list_name;
   /* A document: text served in fragments when it does not fit. */
   char *doc;               /* malloc'd */

@@ -308,7 +308,7 @@ void pmcp__rs_iso(int64_t ms, char *out, size_t size)
   strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int is_time_key(const char *k)
+int pmcp__rs_time_key(const char *k)
 {
   static const char *const names[] = {"created", "started", "ended",
                                       "updated", "time", "modified", NULL};
@@ -332,7 +332,7 @@ cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
     if (!v || cJSON_IsNull(v))
       continue;
     cJSON *c = NULL;
-    if (cJSON_IsNumber(v) && is_time_key(keys[i])) {
+    if (cJSON_IsNumber(v) && pmcp__rs_time_key(keys[i])) {
       if (v->valuedouble <= 0)
         continue; /* 0: not recorded */
       char iso[32];

@@ -151,6 +151,9 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
                              int take_cursor, int scoped, uint64_t scope)
 {
   uint64_t ver = scope;
+  /* scoped with @p take_cursor -1: a page of one whole object, which
+   * mints no cursor, so neither the version nor the arguments matter */
+  int whole = take_cursor < 0;
   if (!scoped && pmcp__rs_version(rs, &ver)) {
     pmcp__rs_fail(call, PMCP_TERR_STORE, "the store cannot be read");
     return NULL;
@@ -159,11 +162,11 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
   o.token_budget = budget_of(call);
   o.tool = pmcp_call_name(call);
   const char *args = NULL;
-  if (pmcp__call_cursor_args(call, &args) == 0)
+  if (!whole && pmcp__call_cursor_args(call, &args) == 0)
     o.args_json = args;
   const char *cur = NULL;
   size_t clen = 0;
-  if (take_cursor && pmcp_arg_has(call, "cursor") &&
+  if (take_cursor > 0 && pmcp_arg_has(call, "cursor") &&
       pmcp_arg_string(call, "cursor", &cur, &clen) == 0)
     o.cursor = (cur && clen && strlen(cur) == clen) ? cur : "\x01";
   o.source_version = ver;
@@ -230,7 +233,7 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
 
 int pmcp__rs_emit_text(pmcp_call *call, pmcp__research *rs, const char *json, size_t len)
 {
-  pmcp_page *pg = new_page(call, rs, 0, 0);
+  pmcp_page *pg = new_page_v(call, rs, 0, -1, 1, 0);
   if (!pg)
     return 0; /* the error result is sent */
   int rc = pmcp_page_object(pg, json, len);

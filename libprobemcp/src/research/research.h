@@ -184,6 +184,10 @@ cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated);
 cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
                      size_t max_chars);
 
+/* 1 when member @p k holds a time in milliseconds (created, started,
+ * ended, updated, time, modified, *_ms), which pick writes as ISO 8601. */
+int pmcp__rs_time_key(const char *k);
+
 /* Writes @p ms as "2024-05-01T12:00:00Z" into @p out (>= 21 bytes). */
 void pmcp__rs_iso(int64_t ms, char *out, size_t size);
 

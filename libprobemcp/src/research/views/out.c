@@ -118,18 +118,6 @@ int pmcp__vw_excerpt(pmcp_json *j, const char *s, size_t max, int *cut)
   return rc;
 }
 
-static int is_time_key(const char *k)
-{
-  static const char *const names[] = {"created", "started", "ended",
-                                      "updated", "time", "modified", NULL};
-  for (size_t i = 0; names[i]; i++) {
-    if (strcmp(k, names[i]) == 0)
-      return 1;
-  }
-  size_t n = strlen(k);
-  return n > 3 && strcmp(k + n - 3, "_ms") == 0;
-}
-
 int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_t max_chars,
                   int exact)
 {
@@ -156,7 +144,7 @@ int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_
     const cJSON *v = at[i];
     if (!v || cJSON_IsNull(v))
       continue;
-    if (cJSON_IsNumber(v) && is_time_key(keys[i])) {
+    if (cJSON_IsNumber(v) && pmcp__rs_time_key(keys[i])) {
       if (v->valuedouble <= 0)
         continue; /* 0: not recorded */
       char iso[32];

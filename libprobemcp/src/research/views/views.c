@@ -546,28 +546,41 @@ static void set_list(pmcp__vctx *v, const char *name, const char *kind,
 }
 
 /* An array field of the record as the list (trajectory, transcript). */
+/* Moves the array @p j wrote (@p n items) into the list of @p v. */
+static int take_list(pmcp__vctx *v, pmcp_json *j, size_t n)
+{
+  pmcp_json_array_end(j);
+  int rc = pmcp__vw_take(j, &v->list_text);
+  v->has_list = rc == 0;
+  v->list_n = n;
+  return rc;
+}
+
 static int record_array(pmcp__vctx *v, const char *key, const char *name,
                         const char *const *keys, const char *missing)
 {
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(v->rec, key);
   v->list_name = name;
-  v->items = cJSON_CreateArray();
-  if (!v->items)
-    return PMCP_ENOMEM;
-  if (!cJSON_IsArray(a)) {
-    cJSON_Delete(v->items);
-    v->items = NULL;
+  if (!cJSON_IsArray(a))
     return state_only(v, missing);
-  }
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_array_begin(j);
+  size_t n = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, a)
   {
-    cJSON *c = keys && cJSON_IsObject(it) ? pmcp__rs_pick(it, keys, 600)
-                                          : cJSON_Duplicate(it, 1);
-    if (c)
-      cJSON_AddItemToArray(v->items, c);
+    if (keys && cJSON_IsObject(it)) {
+      pmcp_json_object_begin(j);
+      pmcp__vw_pick(j, it, keys, 600, 0);
+      pmcp_json_object_end(j);
+    } else {
+      pmcp__vw_value(j, it, 0);
+    }
+    n++;
   }
-  return 0;
+  return take_list(v, j, n);
 }
 
 static int view_metrics(pmcp__vctx *v)
@@ -588,22 +601,34 @@ static int view_metrics(pmcp__vctx *v)
   pmcp_buf_dispose(&b);
   if (!page)
     return pmcp__view_fail(v, PMCP_TERR_STORE, "unreadable series catalog");
-  static const char *const k[] = {"key", "labels", "kind", "scale", "count",
-                                  "step_min", "step_max", "first", "last",
-                                  "min", "max", NULL};
-  v->items = cJSON_CreateArray();
+  /* labels only when there are some */
+  static const char *const k0[] = {"key", NULL};
+  static const char *const k[] = {"kind", "scale", "count", "step_min", "step_max",
+                                  "first", "last", "min", "max", NULL};
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0)) {
+    cJSON_Delete(page);
+    return PMCP_ENOMEM;
+  }
+  pmcp_json_array_begin(j);
+  size_t n = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
   {
-    cJSON *c = pmcp__rs_pick(it, k, 0);
-    const cJSON *lab = cJSON_GetObjectItemCaseSensitive(c, "labels");
-    if (cJSON_IsObject(lab) && !lab->child)
-      cJSON_DeleteItemFromObject(c, "labels");
-    cJSON_AddItemToArray(v->items, c);
+    pmcp_json_object_begin(j);
+    pmcp__vw_pick(j, it, k0, 0, 0);
+    const cJSON *lab = cJSON_GetObjectItemCaseSensitive(it, "labels");
+    if (lab && !cJSON_IsNull(lab) && !(cJSON_IsObject(lab) && !lab->child)) {
+      pmcp_json_key(j, "labels");
+      pmcp__vw_value(j, lab, 0);
+    }
+    pmcp__vw_pick(j, it, k, 0, 0);
+    pmcp_json_object_end(j);
+    n++;
   }
   cJSON_Delete(page);
   v->list_name = "series";
-  return 0;
+  return take_list(v, j, n);
 }
 
 /* ---- dispatch ---------------------------------------------------------- */

@@ -38,12 +38,14 @@ int pmcp__vw_number(pmcp_json *j, double d, int exact)
       return pmcp_json_int(j, (int64_t)d);
     return cjson_style(j, d);
   }
-  char b[PMCP_JSON_NUMBER_MAX];
   if (exact) /* the shortest text that reads back as this double */
-    return pmcp_json_raw(j, b, pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, b));
-  /* six figures, written as the rounded double always was: 1234567.8 is
+    return pmcp_json_number_lossless(j, d);
+  /* six figures (pmcp_json_format_number's "%.6g" of a non-integer or a
+   * large one), written as the rounded double always was: 1234567.8 is
    * 1234570, not 1.23457e+06 */
-  size_t n = pmcp_json_format_number(d, 0, b);
+  char b[PMCP_JSON_NUMBER_MAX];
+  int k = pmcp__c_snprintf(b, sizeof b, "%.6g", d);
+  size_t n = k > 0 ? (size_t)k : 0;
   double r = pmcp__c_strtod(b, NULL);
   if (r == floor(r) && fabs(r) < 1e15)
     return pmcp_json_int(j, (int64_t)r);

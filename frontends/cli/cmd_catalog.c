@@ -17,7 +17,7 @@ typedef struct optdef {
 static void add_number(cJSON *o, const char *field, double v)
 {
   char text[PMCP_JSON_NUMBER_MAX];
-  pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, text);
+  pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, text, sizeof text);
   cJSON_AddRawToObject(o, field, text);
 }
 

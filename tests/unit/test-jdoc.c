@@ -379,6 +379,40 @@ static int utf8_ref(const unsigned char *p, size_t n)
 /* The validator's ASCII fast paths (32 and 8 bytes at a time) against the
  * reference: long ASCII runs with one multi-byte sequence, valid or not,
  * at every offset, and random bytes. */
+/* pmcp__json_members (one pass, values skipped by their brackets and
+ * quotes) finds what pmcp__json_member (every value checked) finds, for
+ * values that nest arrays and objects and strings holding brackets,
+ * colons, commas and spaces: a store page's shape. */
+START_TEST(members_skip_nested_values)
+{
+  static const char *const docs[] = {
+    "{\"items\":[{\"ref\":\"run:a\",\"tags\":[]},{\"ref\":\"run:b\",\"tags\":[\"x\"]}],"
+    "\"total\":2,\"next\":null}",
+    "{\"items\":[{\"a\":\"b ] } , : c\",\"n\":[1,[2,{\"k\":\"]\"}]]}],\"total\":7,\"next\":\"3\"}",
+    "{ \"items\" : [ { \"a\" : [ ] } , { \"b\" : { } } ] , \"total\" : 1 , \"next\" : \"x\" }",
+    "{\"items\":[],\"total\":0}",
+    "{\"next\":\"\\\"]\",\"items\":[{\"e\":\"\\\\\"}],\"total\":-1}",
+  };
+  static const char *const keys[] = {"items", "total", "next", "absent"};
+  for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+    const char *vals[4];
+    size_t lens[4];
+    size_t found = pmcp__json_members(docs[d], strlen(docs[d]), keys, 4, vals, lens);
+    size_t want = 0;
+    for (size_t k = 0; k < 4; k++) {
+      const char *v = NULL;
+      size_t vl = 0;
+      int has = pmcp__json_member(docs[d], strlen(docs[d]), keys[k], &v, &vl);
+      want += has ? 1 : 0;
+      ck_assert_msg(has ? vals[k] == v && lens[k] == vl : vals[k] == NULL,
+                    "doc %zu, %s: %.*s, not %.*s", d, keys[k], (int)lens[k],
+                    vals[k] ? vals[k] : "", (int)vl, v ? v : "");
+    }
+    ck_assert_uint_eq(found, want);
+  }
+}
+END_TEST
+
 START_TEST(utf8_valid_against_reference)
 {
   static const char *const seqs[] = {
@@ -463,6 +497,7 @@ static Suite *suite(void)
   tcase_add_test(tc, meta_cache);
   tcase_add_test(tc, meta_cache_threads);
   tcase_add_test(tc, utf8_valid_against_reference);
+  tcase_add_test(tc, members_skip_nested_values);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -44,11 +44,11 @@ START_TEST(formatter_and_writer)
 {
   host_locale();
   char out[PMCP_JSON_NUMBER_MAX];
-  pmcp_json_format_number(1234.5, 0, out);
+  pmcp_json_format_number(1234.5, 0, out, sizeof out);
   ck_assert_str_eq(out, "1234.5");
-  pmcp_json_format_number(0.1, PMCP_JSON_LOSSLESS, out);
+  pmcp_json_format_number(0.1, PMCP_JSON_LOSSLESS, out, sizeof out);
   ck_assert_str_eq(out, "0.1");
-  pmcp_json_format_number(-2.5e-7, PMCP_JSON_LOSSLESS, out);
+  pmcp_json_format_number(-2.5e-7, PMCP_JSON_LOSSLESS, out, sizeof out);
   ck_assert_str_eq(out, "-2.5e-07");
   pmcp_json *j;
   ck_assert_int_eq(pmcp_json_new(&j, 0), 0);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The shared number serializer and the JSON writer (json.h). */
+#define _GNU_SOURCE /* dlvsym */
 #include <check.h>
+#include <dlfcn.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
@@ -16,7 +18,7 @@
 static const char *fmt(double v, unsigned flags)
 {
   static char out[PMCP_JSON_NUMBER_MAX];
-  size_t n = pmcp_json_format_number(v, flags, out);
+  size_t n = pmcp_json_format_number(v, flags, out, sizeof out);
   ck_assert_uint_eq(n, strlen(out));
   return out;
 }
@@ -139,7 +141,7 @@ static void check_number(double v)
   for (int lossless = 0; lossless < 2; lossless++) {
     char want[64], got[PMCP_JSON_NUMBER_MAX];
     ref_number(v, lossless, want);
-    size_t n = pmcp_json_format_number(v, lossless ? PMCP_JSON_LOSSLESS : 0, got);
+    size_t n = pmcp_json_format_number(v, lossless ? PMCP_JSON_LOSSLESS : 0, got, sizeof got);
     ck_assert_msg(n == strlen(want) && strcmp(got, want) == 0, "%.17g (lossless %d): %s, not %s",
                   v, lossless, got, want);
   }
@@ -161,9 +163,7 @@ START_TEST(numbers_match_printf)
     }
   uint64_t x = 88172645463325252ull;
   for (int i = 0; i < 20000; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    tr_next(&x);
     check_number((double)(int64_t)(x % 10000000000000000ull) * (x & 1 ? 1 : -1));
     check_number((double)(x % 1000000000ull) * 1000.0);
     double r = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
@@ -171,6 +171,102 @@ START_TEST(numbers_match_printf)
     check_number(r * pow(10, (int)(x % 40) - 20));
     check_number(-r * 1e6);
   }
+}
+END_TEST
+
+/* Values whose texts are long and short, in both modes: non-finite
+ * strings, the longest lossless texts (17 digits, a 3-digit exponent, a
+ * sign), one digit. */
+static const double awkward[] = {
+  NAN, INFINITY, -INFINITY, 0.0, -0.0, 7.0, -1.7976931348623157e308,
+  2.2250738585072014e-308, -4.9406564584124654e-324, 0.1, 1.0 / 3.0,
+  -123456789012345678.0, 1e15, 999999999999999.0, -0.000123456789};
+
+/* The sized form for every size from 0 to past the text's length, in a
+ * buffer of exactly that many bytes (an overrun is ASan's to see) and in
+ * one with guard bytes after it: the whole text when it fits, else "" and
+ * nothing past out[0], and always the text's length as the answer. */
+static void check_sizes(double v, unsigned flags)
+{
+  char want[64];
+  ref_number(v, (flags & PMCP_JSON_LOSSLESS) != 0, want);
+  if (isnan(v))
+    strcpy(want, "\"NaN\"");
+  else if (isinf(v))
+    strcpy(want, v < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+  size_t len = strlen(want);
+  ck_assert_uint_lt(len, PMCP_JSON_NUMBER_MAX);
+  ck_assert_uint_eq(pmcp_json_format_number(v, flags, NULL, 0), len);
+  for (size_t size = 0; size <= len + 2; size++) {
+    char *exact = malloc(size ? size : 1);
+    memset(exact, 'x', size ? size : 1);
+    size_t n = pmcp_json_format_number(v, flags, exact, size);
+    ck_assert_msg(n == len, "%s in %zu bytes: %zu", want, size, n);
+    if (size > len)
+      ck_assert_str_eq(exact, want);
+    else if (size > 0)
+      ck_assert_msg(exact[0] == '\0', "%s in %zu bytes: a cut text", want, size);
+    free(exact);
+    char guarded[PMCP_JSON_NUMBER_MAX + 16];
+    memset(guarded, 'x', sizeof guarded);
+    n = pmcp_json_format_number(v, flags, guarded, size);
+    ck_assert_uint_eq(n, len);
+    size_t written = size > len ? len + 1 : size ? 1 : 0;
+    for (size_t i = written; i < sizeof guarded; i++)
+      ck_assert_msg(guarded[i] == 'x', "%s in %zu bytes: byte %zu written", want, size, i);
+  }
+}
+
+START_TEST(sized_form_never_overruns)
+{
+  for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; i++) {
+    check_sizes(awkward[i], 0);
+    check_sizes(awkward[i], PMCP_JSON_LOSSLESS);
+  }
+  uint64_t x = 0x2545F4914F6CDD1Dull;
+  for (int i = 0; i < 300; i++) {
+    double v = tr_finite(&x);
+    check_sizes(v, 0);
+    check_sizes(v, PMCP_JSON_LOSSLESS);
+  }
+}
+END_TEST
+
+/* A host linked against release 0.1 calls pmcp_json_format_number@PMCP_0.1
+ * with its fixed array and no size, and gets the text it got then (the
+ * shared library's own symbol, looked up by version). */
+START_TEST(format_number_of_release_0_1)
+{
+  const char *path = getenv("PMCP_TEST_LIBPROBEMCP");
+  ck_assert_msg(path && *path, "PMCP_TEST_LIBPROBEMCP names the shared library");
+  /* Never unloaded: the library keeps its C locale (and a thread key
+   * whose destructor is its code) for the life of the process. */
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  ck_assert_msg(lib, "%s", dlerror());
+  size_t (*old)(double, unsigned, char[PMCP_JSON_NUMBER_MAX]) = NULL;
+  size_t (*cur)(double, unsigned, char *, size_t) = NULL;
+  *(void **)&old = dlvsym(lib, "pmcp_json_format_number", "PMCP_0.1");
+  ck_assert_msg(old != NULL, "pmcp_json_format_number@PMCP_0.1: %s", dlerror());
+  *(void **)&cur = dlvsym(lib, "pmcp_json_format_number", "PMCP_0.2");
+  ck_assert_msg(cur != NULL, "pmcp_json_format_number@PMCP_0.2: %s", dlerror());
+  ck_assert_msg(*(void **)&cur != *(void **)&old, "a default version of its own");
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 2000; i++) {
+    double v = i < (int)(sizeof awkward / sizeof awkward[0]) ? awkward[i] : tr_finite(&x);
+    for (unsigned flags = 0; flags <= PMCP_JSON_LOSSLESS; flags += PMCP_JSON_LOSSLESS) {
+      char want[64], got[PMCP_JSON_NUMBER_MAX], now[PMCP_JSON_NUMBER_MAX];
+      ref_number(v, flags != 0, want);
+      if (isnan(v))
+        strcpy(want, "\"NaN\"");
+      else if (isinf(v))
+        strcpy(want, v < 0 ? "\"-Infinity\"" : "\"Infinity\"");
+      size_t n = old(v, flags, got);
+      ck_assert_msg(n == strlen(want) && !strcmp(got, want), "0.1: %s, not %s", got, want);
+      ck_assert_uint_eq(cur(v, flags, now, sizeof now), n);
+      ck_assert_str_eq(now, want);
+    }
+  }
+  dlclose(lib);
 }
 END_TEST
 
@@ -293,6 +389,8 @@ static Suite *suite(void)
   tcase_add_test(tc, writer_replaces_invalid_utf8);
   tcase_add_test(tc, json_string_matches_cjson);
   tcase_add_test(tc, numbers_match_printf);
+  tcase_add_test(tc, sized_form_never_overruns);
+  tcase_add_test(tc, format_number_of_release_0_1);
   suite_add_tcase(s, tc);
   return s;
 }

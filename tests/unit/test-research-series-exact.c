@@ -17,25 +17,40 @@
 #include "probemcp/probemcp.h"
 #include "probemcp/research.h"
 #include "store-test-util.h"
+#include "test-random.h"
 #include "tool-call-util.h"
 
 typedef struct gen {
   const char *key;
+  const char *rank; /* label rank, or NULL */
   pmcp_point *p;
   size_t n;
+  pmcp_point *sorted; /* by (step, value): the "is a real point" lookup */
 } gen;
 
-enum { G_DENSE, G_GAPS, G_DUPS, G_IRREG, G_RESTART, G_FLAT, G_BINARY, G_TINY, G_NAN, G_N };
+/* After the first nine: long series the rows are made from summaries of
+ * (non-finite points at both ends, logged backwards in part, flat, one
+ * block and a point, nearly all non-finite, two label sets of one key). */
+enum { G_DENSE, G_GAPS, G_DUPS, G_IRREG, G_RESTART, G_FLAT, G_BINARY, G_TINY, G_NAN,
+       G_ENDS, G_BACK, G_LFLAT, G_EDGE, G_SPARSE, G_LAB0, G_LAB1, G_N };
 static gen G[G_N];
 
 static uint64_t rng = 88172645463325252ull;
 static double urand(void)
 {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
+  return (double)(tr_next(&rng) >> 11) / 9007199254740992.0;
 }
+
+static int pt_order(const void *a, const void *b)
+{
+  const pmcp_point *x = a, *y = b;
+  if (x->step != y->step)
+    return x->step < y->step ? -1 : 1;
+  return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* 1 when (s, v) is a finite point of @p x (v as the JSON writer rounds). */
+static int real_point(const gen *x, int64_t s, double v);
 
 static void make(int g, const char *key, size_t n)
 {
@@ -79,13 +94,50 @@ static void make(int g, const char *key, size_t n)
     case G_TINY:
       p->step = (int64_t)i * 10;
       break;
-    default:
+    case G_NAN:
       p->step = (int64_t)i;
       v = i % 2 ? NAN : INFINITY;
+      break;
+    case G_ENDS:
+      /* steps from -123456 by 7; 5,000 non-finite points first and 3,000
+       * last (so no summary's first or last value is finite there), a
+       * duplicate step under the first finite one */
+      p->step = -123456 + (int64_t)i * 7;
+      if (i < 5000)
+        v = i % 2 ? NAN : -INFINITY;
+      else if (i >= n - 3000)
+        v = i % 3 ? INFINITY : NAN;
+      if (i == 5001)
+        p->step = G[g].p[5000].step;
+      break;
+    case G_BACK:
+      /* the upper part logged first, then the lower part backwards: the
+       * lowest step is the last point logged */
+      p->step = i < n / 2 ? (int64_t)(n / 2 + i) : (int64_t)(n - 1 - i);
+      break;
+    case G_LFLAT:
+      p->step = 1000 + (int64_t)i;
+      v = -2.25;
+      break;
+    case G_EDGE:
+      p->step = 7 + 3 * (int64_t)i;
+      break;
+    case G_SPARSE:
+      p->step = (int64_t)i;
+      if (i % 1500 != 700)
+        v = NAN;
+      break;
+    default: /* G_LAB0, G_LAB1 */
+      p->step = 50 + (int64_t)i;
+      if (g == G_LAB1)
+        v = -v;
     }
     p->time_ms = 1700000000000 + (int64_t)i;
     p->value = v;
   }
+  G[g].sorted = malloc(n * sizeof *G[g].sorted);
+  memcpy(G[g].sorted, G[g].p, n * sizeof *G[g].p);
+  qsort(G[g].sorted, n, sizeof *G[g].sorted, pt_order);
 }
 
 static void fill(void)
@@ -99,6 +151,15 @@ static void fill(void)
   make(G_BINARY, "binary", 9000);
   make(G_TINY, "tiny", 6);
   make(G_NAN, "allnan", 50);
+  make(G_ENDS, "ends", 300000);
+  make(G_BACK, "backwards", 280000);
+  make(G_LFLAT, "longflat", 300000);
+  make(G_EDGE, "edge", 16384 * 17 + 1);
+  make(G_SPARSE, "sparse", 450000);
+  make(G_LAB0, "lab", 270000);
+  make(G_LAB1, "lab", 5000);
+  G[G_LAB0].rank = "0";
+  G[G_LAB1].rank = "1";
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);
   pmcp_run_spec r = PMCP_RUN_SPEC_INIT;
@@ -106,8 +167,9 @@ static void fill(void)
   ST_OK(s, pmcp_store_run_create(s, t, &r, NULL));
   ST_OK(s, pmcp_store_begin(s));
   for (int g = 0; g < G_N; g++) {
-    pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, G[g].key, NULL, 0, PMCP_METRIC_FLOAT,
-                           PMCP_SCALE_STEP};
+    pmcp_label l = {"rank", G[g].rank};
+    pmcp_series_spec sp = {PMCP_SERIES_SPEC_VERSION, G[g].key, G[g].rank ? &l : NULL,
+                           G[g].rank ? 1 : 0, PMCP_METRIC_FLOAT, PMCP_SCALE_STEP};
     int64_t id;
     ST_OK(s, pmcp_store_series(s, t, "g", &sp, &id));
     ST_OK(s, pmcp_store_log(s, t, id, G[g].p, G[g].n));
@@ -122,14 +184,33 @@ static int near(double a, double b)
   return fabs(a - b) <= 1e-5 * fabs(b) + 1e-9;
 }
 
+static int real_point(const gen *x, int64_t s, double v)
+{
+  size_t a = 0, b = x->n; /* the first point of step >= s */
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (x->sorted[mid].step < s)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  for (; a < x->n && x->sorted[a].step == s; a++)
+    if (isfinite(x->sorted[a].value) && near(v, x->sorted[a].value))
+      return 1;
+  return 0;
+}
+
 static void check(int g, int64_t from, int64_t to, int max_points)
 {
   const gen *x = &G[g];
-  char args[512];
+  char args[640], where[128] = "";
+  if (x->rank)
+    snprintf(where, sizeof where,
+             ",\"where\":[{\"attr\":\"rank\",\"op\":\"eq\",\"value\":\"%s\"}]", x->rank);
   snprintf(args, sizeof args,
            "{\"mode\":\"series\",\"run_ids\":[\"g\"],\"keys\":[\"%s\"],\"max_points\":%d,"
-           "\"step_from\":%lld,\"step_to\":%lld,\"token_budget\":8000}",
-           x->key, max_points, (long long)from, (long long)to);
+           "\"step_from\":%lld,\"step_to\":%lld,\"token_budget\":8000%s}",
+           x->key, max_points, (long long)from, (long long)to, where);
   /* brute force over the raw points */
   uint64_t total = 0, nonfinite = 0, finite = 0;
   int64_t first = INT64_MAX, last = INT64_MIN;
@@ -173,10 +254,7 @@ static void check(int g, int64_t from, int64_t to, int max_points)
     double v = cJSON_GetArrayItem(va, i)->valuedouble;
     ck_assert_msg(s >= prev, "%s: steps out of order at %d", x->key, i);
     prev = s;
-    int real = 0;
-    for (size_t k = 0; k < x->n && !real; k++)
-      real = x->p[k].step == s && isfinite(x->p[k].value) && near(v, x->p[k].value);
-    ck_assert_msg(real, "%s: (%lld, %g) is not a point of the series", x->key, (long long)s, v);
+    ck_assert_msg(real_point(x, s, v), "%s: (%lld, %g) is not a point of the series", x->key, (long long)s, v);
     has_min |= near(v, vmin);
     has_max |= near(v, vmax);
   }
@@ -198,9 +276,13 @@ static void teardown(void)
 {
   tc_server_free();
   st_cleanup();
+  for (int g = 0; g < G_N; g++) {
+    free(G[g].p);
+    free(G[g].sorted);
+  }
 }
 
-static const int MP[] = {4, 5, 7, 100, 101, 600};
+static const int MP[] = {4, 5, 7, 100, 101, 600, 800};
 
 START_TEST(series_keeps_exactly_max_points)
 {
@@ -215,6 +297,9 @@ START_TEST(series_keeps_exactly_max_points)
     check(g, lo + (hi - lo) / 3, lo + (hi - lo) / 3 * 2, MP[k]); /* a middle third */
   }
   check(g, lo, lo + 3, 4); /* a few steps */
+  /* ends inside blocks and segments, at odd places */
+  check(g, lo + (hi - lo) / 7, hi - (hi - lo) / 11, 100);
+  check(g, lo + 1, hi - 1, 37);
 }
 END_TEST
 

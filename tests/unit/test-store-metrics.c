@@ -8,6 +8,7 @@
 #include <zstd.h>
 
 #include "store-test-util.h"
+#include "store/store_int.h" /* pmcp__store_scan */
 
 static int64_t mkseries(pmcp_store *s, pmcp_tenant t, const char *key, pmcp_metric_kind kind)
 {
@@ -80,6 +81,63 @@ START_TEST(lossless_points)
   ck_assert_int_eq(back[99].step, 100990);
   ST_RC(s, pmcp_store_points(s, t, id, 0, 10, -1, back, n, &got, &next), PMCP_EINVAL);
   ST_RC(s, pmcp_store_points(s, t, 999999, 0, 10, 0, back, n, &got, &next), PMCP_ENOTFOUND);
+  free(back);
+  free(p);
+  pmcp_store_free(s);
+  st_cleanup();
+}
+END_TEST
+
+/* Runs of equal steps and time deltas of every length around the
+ * decoder's eight-at-a-time path (zero delta-of-delta bytes), read back
+ * whole, by page and through the scan without times. */
+typedef struct scan_back {
+  pmcp_point *p;
+  size_t n;
+} scan_back;
+
+static int sb_points(void *ud, const pmcp_point *p, size_t n)
+{
+  scan_back *b = ud;
+  memcpy(b->p + b->n, p, n * sizeof *p);
+  b->n += n;
+  return 0;
+}
+
+START_TEST(lossless_delta_runs)
+{
+  pmcp_tenant t;
+  pmcp_store *s = st_open_new(&t);
+  st_mkproject(s, t);
+  int64_t id = mkseries(s, t, "runs", PMCP_METRIC_FLOAT);
+  size_t n = 40000, i = 0;
+  pmcp_point *p = calloc(n, sizeof *p);
+  int64_t step = -70, time = 1700000000000, ds = 1, dt = 50;
+  for (size_t run = 1; i < n; run = run % 23 + 1) {
+    ds = ds % 7 + 1;
+    dt = run % 5 ? dt + 1 : 50;
+    for (size_t k = 0; k < run && i < n; k++, i++) {
+      step += ds;
+      time += run % 3 ? dt : dt * 300; /* also varints of several bytes */
+      p[i] = (pmcp_point){step, time, sin((double)i)};
+    }
+  }
+  ST_OK(s, pmcp_store_log(s, t, id, p, n));
+  pmcp_point *back = calloc(n, sizeof *back);
+  size_t got;
+  int64_t next;
+  ST_OK(s, pmcp_store_points(s, t, id, INT64_MIN, INT64_MAX, 0, back, n, &got, &next));
+  ck_assert_uint_eq(got, n);
+  ck_assert(memcmp(back, p, n * sizeof *p) == 0);
+  scan_back sb = {back, 0};
+  memset(back, 0, n * sizeof *back);
+  pmcp__scan_cb cb = {NULL, sb_points, &sb};
+  ck_assert_int_eq(pmcp__store_scan(s, t, id, INT64_MIN, INT64_MAX, PMCP__SCAN_NO_TIME, &cb), 0);
+  ck_assert_uint_eq(sb.n, n);
+  for (i = 0; i < n; i++) {
+    ck_assert_int_eq(back[i].step, p[i].step);
+    ck_assert(memcmp(&back[i].value, &p[i].value, sizeof p[i].value) == 0);
+  }
   free(back);
   free(p);
   pmcp_store_free(s);
@@ -816,6 +874,7 @@ int main(void)
   TCase *tc = tcase_create("metrics");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, lossless_points);
+  tcase_add_test(tc, lossless_delta_runs);
   tcase_add_test(tc, summary_matches_bruteforce);
   tcase_add_test(tc, summary_exact_inside_blocks);
   tcase_add_test(tc, summary_time_skips_untimed);

@@ -213,12 +213,74 @@ static const char *text0(const cJSON *r)
   return str(cJSON_GetArrayItem(c, 0), "text");
 }
 
-START_TEST(replicas_and_restart)
+/* Whether the store itself (no server between) holds task @p id with
+ * status @p status (NULL: any). */
+static int stored_as(const pmcp_task_store *ts, const char *id, const char *status)
+{
+  pmcp_task_record rec;
+  memset(&rec, 0, sizeof rec);
+  int yes = ts->get(ts->ud, id, &rec) == 0 && rec.status &&
+            (!status || !strcmp(rec.status, status));
+  pmcp_task_record_clear(&rec);
+  return yes;
+}
+
+static void task_store_open(pmcp_task_store *ts)
+{
+  char why[300];
+  int rc = pmcp_store_task_store(st_path, NULL, ts, why, sizeof why);
+  ck_assert_msg(rc == 0, "task store: %d %s", rc, why);
+}
+
+static void task_store_close(pmcp_task_store *ts)
+{
+  if (ts->release)
+    ts->release(ts->ud);
+}
+
+/* The start of every replica case: a fresh store, replicas A and B on it
+ * (lease @p lease_ms), the handlers' flags and the store's failures
+ * reset, and alice's task of @p tool made on A, in the store before its
+ * id came back. A "slow" call runs on A before this returns (5 s at
+ * most) and the store says working. @return the task id. */
+static char *task_on_a(const char *tool, const char *args, long long lease_ms, harness **a,
+                       harness **b)
 {
   pmcp_store *s = st_open_new(NULL);
   pmcp_store_free(s);
-  harness *a = replica(0), *b = replica(0);
-  char *id = start(a, "job", "{\"w\":\"made on A\"}");
+  atomic_store(&slow_release, 0);
+  atomic_store(&slow_saw_cancel, 0);
+  atomic_store(&slow_running, 0);
+  atomic_store(&get_fails, 0);
+  atomic_store(&update_fails, 0);
+  *a = replica(lease_ms);
+  *b = replica(lease_ms);
+  char *id = start(*a, tool, args);
+  int slow_call = !strcmp(tool, "slow");
+  for (int i = 0; i < 500 && slow_call && !atomic_load(&slow_running); i++)
+    sleep_ms(10);
+  ck_assert_msg(!slow_call || atomic_load(&slow_running), "the slow call did not start");
+  pmcp_task_store ts;
+  task_store_open(&ts);
+  int stored = stored_as(&ts, id, slow_call ? "working" : NULL);
+  task_store_close(&ts);
+  ck_assert_msg(stored, "task %s is not in the store%s", id, slow_call ? " as working" : "");
+  return id;
+}
+
+/* The end of every replica case. */
+static void replicas_done(char *id, harness *a, harness *b)
+{
+  free(id);
+  h_free(a);
+  h_free(b);
+  st_cleanup();
+}
+
+START_TEST(replicas_and_restart)
+{
+  harness *a, *b;
+  char *id = task_on_a("job", "{\"w\":\"made on A\"}", 0, &a, &b);
   /* B reads what A made and ran. */
   cJSON *r = get_until(b, id, "working");
   ck_assert_str_eq(str(h_result(r), "status"), "completed");
@@ -247,19 +309,14 @@ START_TEST(replicas_and_restart)
   r = task_req(a, "a", "tasks/get", id, NULL);
   ck_assert_int_eq(h_error_code(r), -32602);
   cJSON_Delete(r);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 
 START_TEST(input_across_replicas)
 {
-  pmcp_store *s = st_open_new(NULL);
-  pmcp_store_free(s);
-  harness *a = replica(0), *b = replica(0);
-  char *id = start(a, "inputs", "{}");
+  harness *a, *b;
+  char *id = task_on_a("inputs", "{}", 0, &a, &b);
   cJSON *r = get_until(b, id, "working");
   ck_assert_str_eq(str(h_result(r), "status"), "input_required");
   ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h_result(r),
@@ -283,24 +340,14 @@ START_TEST(input_across_replicas)
   ck_assert_str_eq(text0(r), "{\"action\":\"accept\",\"content\":{\"x\":1}}|"
                              "{\"action\":\"accept\",\"content\":{\"y\":2}}");
   cJSON_Delete(r);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 
 START_TEST(cancel_on_another_replica)
 {
-  pmcp_store *s = st_open_new(NULL);
-  pmcp_store_free(s);
-  atomic_store(&slow_release, 0);
-  atomic_store(&slow_saw_cancel, 0);
-  atomic_store(&slow_running, 0);
-  harness *a = replica(300), *b = replica(300);
-  char *id = start(a, "slow", "{}");
-  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
-    sleep_ms(10);
+  harness *a, *b;
+  char *id = task_on_a("slow", "{}", 300, &a, &b);
   cJSON *r = task_req(b, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "working");
   cJSON_Delete(r);
@@ -318,10 +365,7 @@ START_TEST(cancel_on_another_replica)
   r = task_req(a, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "cancelled");
   cJSON_Delete(r);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 
@@ -344,14 +388,8 @@ static void listen_on(harness *h, const char *session, const char *id)
  * nothing of alice's task). */
 START_TEST(notifications_across_replicas)
 {
-  pmcp_store *s = st_open_new(NULL);
-  pmcp_store_free(s);
-  atomic_store(&slow_release, 0);
-  atomic_store(&slow_running, 0);
-  harness *a = replica(0), *b = replica(0);
-  char *id = start(a, "slow", "{}");
-  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
-    sleep_ms(10);
+  harness *a, *b;
+  char *id = task_on_a("slow", "{}", 0, &a, &b);
   listen_on(b, "a", id);
   listen_on(b, "b", id);
   /* working since before the listener came: nothing to say yet */
@@ -375,23 +413,14 @@ START_TEST(notifications_across_replicas)
   }
   ck_assert_int_eq(completed, 1);
   ck_assert_int_eq(other, 0);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 
 START_TEST(runner_gone)
 {
-  pmcp_store *s = st_open_new(NULL);
-  pmcp_store_free(s);
-  atomic_store(&slow_release, 0);
-  atomic_store(&slow_running, 0);
-  harness *a = replica(300), *b = replica(300);
-  char *id = start(a, "slow", "{}");
-  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
-    sleep_ms(10);
+  harness *a, *b;
+  char *id = task_on_a("slow", "{}", 300, &a, &b);
   /* Kept working while A renews its lease... */
   sleep_ms(700);
   cJSON *r = task_req(b, "a", "tasks/get", id, NULL);
@@ -413,10 +442,7 @@ START_TEST(runner_gone)
   r = task_req(b, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "failed");
   cJSON_Delete(r);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 
@@ -426,14 +452,8 @@ END_TEST
  * every replica to read. */
 START_TEST(result_kept_when_store_write_fails)
 {
-  pmcp_store *s = st_open_new(NULL);
-  pmcp_store_free(s);
-  atomic_store(&slow_release, 0);
-  atomic_store(&slow_running, 0);
-  harness *a = replica(600), *b = replica(600);
-  char *id = start(a, "slow", "{}");
-  for (int i = 0; i < 500 && !atomic_load(&slow_running); i++)
-    sleep_ms(10);
+  harness *a, *b;
+  char *id = task_on_a("slow", "{}", 600, &a, &b);
   atomic_store(&update_fails, 1);
   atomic_store(&slow_release, 1);
   cJSON *r = get_until(a, id, "working");
@@ -450,28 +470,17 @@ START_TEST(result_kept_when_store_write_fails)
    * and B reads it. */
   atomic_store(&update_fails, 0);
   pmcp_task_store ts;
-  char why[300];
-  ck_assert_int_eq(pmcp_store_task_store(st_path, NULL, &ts, why, sizeof why), 0);
+  task_store_open(&ts);
   int stored = 0;
-  for (int i = 0; i < 3000 && !stored; i++) {
-    pmcp_task_record rec;
-    memset(&rec, 0, sizeof rec);
-    stored = ts.get(ts.ud, id, &rec) == 0 && rec.status && !strcmp(rec.status, "completed");
-    pmcp_task_record_clear(&rec);
-    if (!stored)
-      sleep_ms(10);
-  }
-  if (ts.release)
-    ts.release(ts.ud);
+  for (int i = 0; i < 3000 && !(stored = stored_as(&ts, id, "completed")); i++)
+    sleep_ms(10);
+  task_store_close(&ts);
   ck_assert_msg(stored, "the end was not written within 30 s of the store's return");
   r = task_req(b, "a", "tasks/get", id, NULL);
   ck_assert_str_eq(str(h_result(r), "status"), "completed");
   ck_assert_str_eq(text0(r), "slow done");
   cJSON_Delete(r);
-  free(id);
-  h_free(a);
-  h_free(b);
-  st_cleanup();
+  replicas_done(id, a, b);
 }
 END_TEST
 

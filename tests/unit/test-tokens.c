@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "core/tokenizer/bpe.h"
+#include "core/tokenizer/pretok.h"
 #include "core/tokenizer/ranks.h"
 #include "core/tokenizer/tokclass.h"
 #include "core/tokenizer/tokenizer.h"
@@ -660,8 +661,9 @@ static size_t ref_utf8(const unsigned char *s, size_t n, int *truncated)
 }
 
 /* Random byte strings biased to the scanner's branches (runs of ASCII,
- * three-byte characters with every lead, E0/ED/F0/F4 edges, stray
- * continuations, cuts at the end) against the reference validation. */
+ * three-byte characters with every lead, four-byte characters, E0/ED/F0/F4
+ * edges, stray continuations, cuts at the end) against the reference
+ * validation. */
 START_TEST(utf8_scan_matches_reference)
 {
   static const unsigned char leads[] = {0xC2, 0xDF, 0xE0, 0xE1, 0xE4, 0xEC, 0xED, 0xEE, 0xEF,
@@ -677,11 +679,23 @@ START_TEST(utf8_scan_matches_reference)
                        : (unsigned char)rnd();
     }
     /* mostly well-formed three-byte characters, one damaged byte at most */
-    if (iter % 2) {
+    if (iter % 3 == 1) {
       for (size_t i = 0; i + 3 <= n; i += 3) {
         buf[i] = (unsigned char)(0xE1 + rnd() % 15);
         buf[i + 1] = (unsigned char)(0x80 + rnd() % 0x40);
         buf[i + 2] = (unsigned char)(0x80 + rnd() % 0x40);
+      }
+      if (rnd() % 2)
+        buf[rnd() % n] = (unsigned char)rnd();
+    } else if (iter % 3 == 2) {
+      /* four-byte characters (emoji), second bytes at and past the edges
+       * of F0 and F4, one damaged byte at most */
+      static const unsigned char b1[] = {0x80, 0x8F, 0x90, 0x9F, 0xBF, 0x7F, 0xC0};
+      for (size_t i = 0; i + 4 <= n; i += 4) {
+        buf[i] = (unsigned char)(0xF0 + rnd() % 5);
+        buf[i + 1] = rnd() % 2 ? b1[rnd() % sizeof b1] : (unsigned char)(0x80 + rnd() % 0x40);
+        buf[i + 2] = (unsigned char)(0x80 + rnd() % 0x40);
+        buf[i + 3] = (unsigned char)(0x80 + rnd() % 0x40);
       }
       if (rnd() % 2)
         buf[rnd() % n] = (unsigned char)rnd();
@@ -691,6 +705,54 @@ START_TEST(utf8_scan_matches_reference)
     ck_assert_msg(a == b, "iter %d: valid prefix %zu, reference %zu", iter, a, b);
     if (a < n)
       ck_assert_msg(t1 == t2, "iter %d: truncated %d, reference %d", iter, t1, t2);
+  }
+}
+END_TEST
+
+/* Words of every length up to 40 (the pre-tokenizer scans lowercase runs
+ * eight bytes at a time), at every alignment, after a space and up to two
+ * capitals, ended by every ASCII byte that ends a word, by two non-ASCII
+ * characters that end one (an em dash, a no-break space) or by the end of
+ * the text: the piece is the space and the word, and only the end of the
+ * text is looked past. */
+START_TEST(word_ends)
+{
+  static const char *ends[] = {"\xE2\x80\x94", "\xC2\xA0", ""};
+  unsigned char t[80];
+  for (unsigned term = 1; term < 128 + 3; term++) {
+    if (term < 128 && (term == '\'' || (term >= 'a' && term <= 'z')))
+      continue;
+    for (size_t k = 0; k <= 40; k++) {
+      for (size_t off = 0; off < 8; off++) {
+        size_t up = rnd() % 3, n = 0;
+        if (k + up == 0 || (k == 0 && term >= 'A' && term <= 'Z'))
+          continue; /* no word, or the capital would continue it */
+        memset(t, '.', off);
+        n = off;
+        t[n++] = ' ';
+        for (size_t i = 0; i < up; i++)
+          t[n++] = (unsigned char)('A' + rnd() % 26);
+        for (size_t i = 0; i < k; i++)
+          t[n++] = (unsigned char)('a' + rnd() % 26);
+        size_t word_end = n;
+        if (term < 128) {
+          t[n++] = (unsigned char)term;
+        } else {
+          size_t el = strlen(ends[term - 128]);
+          memcpy(t + n, ends[term - 128], el);
+          n += el;
+        }
+        if (term != 130) {
+          memcpy(t + n, "x y", 3);
+          n += 3;
+        }
+        int at_end = -1;
+        size_t e = pmcp__pretok_next(t, n, off, &at_end);
+        ck_assert_msg(e == word_end, "byte %u after %zu+%zu letters at %zu: piece ends at %zu",
+                      term, up, k, off, e);
+        ck_assert_int_eq(at_end, word_end == n);
+      }
+    }
   }
 }
 END_TEST
@@ -998,6 +1060,7 @@ static Suite *tokens_suite(void)
   tcase_add_test(tc, long_runs_match_reference);
   tcase_add_test(tc, utf8_scan_matches_reference);
   tcase_add_test(tc, short_pieces_match_reference);
+  tcase_add_test(tc, word_ends);
   tcase_add_test(tc, piece_cache_bypass_is_exact);
   tcase_add_test(tc, counter_matches_count);
   tcase_add_test(tc, counter_utf8);

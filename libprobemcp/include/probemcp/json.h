@@ -33,19 +33,23 @@ enum {
   PMCP_JSON_LOSSLESS = 1u << 0
 };
 
-/** Room pmcp_json_format_number() needs, NUL included. */
+/** Room pmcp_json_format_number() needs for any double, NUL included. */
 #define PMCP_JSON_NUMBER_MAX 32
 
 /**
- * Formats @p v as JSON text: six significant figures ("%.6g" rules, e.g.
- * 0.333333, 1.23457e+06), or with PMCP_JSON_LOSSLESS in @p flags the
- * shortest text that strtod() reads back as exactly @p v. Non-finite values
- * become the quoted strings "NaN", "Infinity", "-Infinity". The decimal
- * point is '.' whatever LC_NUMERIC the host set.
- * @return the length written to @p out (NUL-terminated).
+ * Formats @p v as JSON text into @p out of @p out_size bytes: six
+ * significant figures ("%.6g" rules, e.g. 0.333333, 1.23457e+06), or with
+ * PMCP_JSON_LOSSLESS in @p flags the shortest text that strtod() reads
+ * back as exactly @p v. Non-finite values become the quoted strings "NaN",
+ * "Infinity", "-Infinity". The decimal point is '.' whatever LC_NUMERIC
+ * the host set. PMCP_JSON_NUMBER_MAX bytes always suffice.
+ * @return the text's length, NUL not counted, as snprintf() counts it:
+ * when that is @p out_size or more, @p out was too small and holds ""
+ * (nothing at all when @p out_size is 0; @p out may then be NULL), never
+ * a cut number.
  */
-PMCP_API size_t pmcp_json_format_number(double v, unsigned flags,
-                                        char out[PMCP_JSON_NUMBER_MAX]);
+PMCP_API size_t pmcp_json_format_number(double v, unsigned flags, char *out,
+                                        size_t out_size);
 
 /** 1 when [@p s, @p s + @p len) is valid UTF-8 (no overlong forms, no
  *  surrogates), else 0: what JSON text and

@@ -130,7 +130,7 @@ static int canon(const cJSON *v, int top, pmcp_buf *out)
     return pmcp__jw_put_string(out, v->valuestring, strlen(v->valuestring));
   if (cJSON_IsNumber(v)) {
     char tmp[PMCP_JSON_NUMBER_MAX];
-    size_t n = pmcp_json_format_number(v->valuedouble, PMCP_JSON_LOSSLESS, tmp);
+    size_t n = pmcp_json_format_number(v->valuedouble, PMCP_JSON_LOSSLESS, tmp, sizeof tmp);
     return pmcp__buf_append(out, tmp, n);
   }
   if (cJSON_IsTrue(v))

@@ -233,15 +233,9 @@ static int classify(const char *msg, size_t len, pmcp_msg_info *out)
 /* Release 0.2's pmcp_message_classify (pmcp_msg_info version 2 on). With
  * the version script it is the default version of the name and release
  * 0.1's, below, stays for programs linked against 0.1. */
-#ifdef PMCP__SYMVER
-#define CLASSIFY_0_2 pmcp__message_classify_0_2
-PMCP_API int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out);
+PMCP_API int pmcp__message_classify_0_2(const char *msg, size_t len, pmcp_msg_info *out);
 PMCP__SYMVER_AS(pmcp__message_classify_0_2, "pmcp_message_classify@@PMCP_0.2")
-#else
-#define CLASSIFY_0_2 pmcp_message_classify
-#endif
-
-int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out)
+int pmcp__message_classify_0_2(const char *msg, size_t len, pmcp_msg_info *out)
 {
   if (!out || (!msg && len) || out->version < 2 || out->version > PMCP_MSG_INFO_VERSION)
     return PMCP_EINVAL;
@@ -251,7 +245,6 @@ int CLASSIFY_0_2(const char *msg, size_t len, pmcp_msg_info *out)
   return classify(msg, len, out);
 }
 
-#ifdef PMCP__SYMVER
 /* Release 0.1's layout: no version member, the strings cut to fit. */
 typedef struct msg_info_0_1 {
   pmcp_msg_kind kind;
@@ -280,7 +273,7 @@ int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out)
     return PMCP_EINVAL;
   memset(out, 0, sizeof *out);
   pmcp_msg_info i = PMCP_MSG_INFO_INIT;
-  int rc = CLASSIFY_0_2(msg, len, &i);
+  int rc = pmcp__message_classify_0_2(msg, len, &i);
   if (rc)
     return rc;
   out->kind = i.kind;
@@ -294,7 +287,6 @@ int pmcp__message_classify_0_1(const char *msg, size_t len, msg_info_0_1 *out)
   pmcp_msg_info_dispose(&i);
   return 0;
 }
-#endif
 
 /* ---- admission of a modern request ---- */
 

@@ -186,7 +186,7 @@ int pmcp_json_uint(pmcp_json *j, uint64_t v)
 static int number(pmcp_json *j, double v, unsigned flags)
 {
   char tmp[PMCP_JSON_NUMBER_MAX];
-  size_t n = pmcp_json_format_number(v, flags, tmp);
+  size_t n = pmcp_json_format_number(v, flags, tmp, sizeof tmp);
   int rc = scalar(j, tmp, n);
   if (!rc && !isfinite(v))
     j->non_finite++;

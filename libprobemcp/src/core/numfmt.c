@@ -4,6 +4,7 @@
  * non-finite values become strings so JSON stays valid and nothing is lost
  * silently. */
 #include "probemcp/json.h"
+#include "util/abi.h"
 #include "util/cnum.h"
 
 #include <math.h>
@@ -55,8 +56,8 @@ static size_t small_integer(double v, int lossless, char *out)
   return n;
 }
 
-size_t pmcp_json_format_number(double v, unsigned flags,
-                               char out[PMCP_JSON_NUMBER_MAX])
+/* The number's text in @p out, which has room for any. */
+static size_t format(double v, unsigned flags, char out[PMCP_JSON_NUMBER_MAX])
 {
   if (isnan(v))
     return (size_t)snprintf(out, PMCP_JSON_NUMBER_MAX, "\"NaN\"");
@@ -88,4 +89,33 @@ size_t pmcp_json_format_number(double v, unsigned flags,
     n = pmcp__c_snprintf(out, PMCP_JSON_NUMBER_MAX, "%.6g", v);
   }
   return n < 0 ? 0 : (size_t)n;
+}
+
+/* Release 0.2's call, sized by the caller. With the version script it is
+ * the default version of the name, and release 0.1's (below) stays for
+ * programs linked against 0.1. */
+PMCP_API size_t pmcp__json_format_number_0_2(double v, unsigned flags, char *out,
+                                             size_t out_size);
+PMCP__SYMVER_AS(pmcp__json_format_number_0_2, "pmcp_json_format_number@@PMCP_0.2")
+size_t pmcp__json_format_number_0_2(double v, unsigned flags, char *out, size_t out_size)
+{
+  if (out_size >= PMCP_JSON_NUMBER_MAX)
+    return format(v, flags, out); /* room for any: no copy */
+  char tmp[PMCP_JSON_NUMBER_MAX];
+  size_t n = format(v, flags, tmp);
+  if (n < out_size)
+    memcpy(out, tmp, n + 1);
+  else if (out_size)
+    out[0] = '\0'; /* too small: no cut number that reads as another */
+  return n;
+}
+
+/* Release 0.1's call: a fixed array of PMCP_JSON_NUMBER_MAX bytes. */
+PMCP_API size_t pmcp__json_format_number_0_1(double v, unsigned flags,
+                                             char out[PMCP_JSON_NUMBER_MAX]);
+
+PMCP__SYMVER_AS(pmcp__json_format_number_0_1, "pmcp_json_format_number@PMCP_0.1")
+size_t pmcp__json_format_number_0_1(double v, unsigned flags, char out[PMCP_JSON_NUMBER_MAX])
+{
+  return format(v, flags, out);
 }

@@ -419,7 +419,7 @@ int pmcp_page_field_number(pmcp_page *pg, const char *key, double v)
 {
   char tmp[PMCP_JSON_NUMBER_MAX];
   unsigned fl = (pg && (pg->flags & PMCP_PAGE_LOSSLESS)) ? PMCP_JSON_LOSSLESS : 0;
-  size_t n = pmcp_json_format_number(v, fl, tmp);
+  size_t n = pmcp_json_format_number(v, fl, tmp, sizeof tmp);
   return add_field(pg, key, tmp, n, tmp[0] == '"');
 }
 

@@ -75,7 +75,6 @@ void phttp_call_route(pmcp_http *h, const pmcp_http_request *req, pmcp_http_resp
   res->body = ores.body;
 }
 
-#ifdef PMCP__SYMVER
 PMCP_API const char *pmcp__http_request_header_0_1(const request_0_1 *r, const char *name,
                                                    int *count);
 PMCP_API int pmcp__http_peer_trusted_0_1(const request_0_1 *req);
@@ -91,4 +90,3 @@ int pmcp__http_peer_trusted_0_1(const request_0_1 *req)
 {
   return req && phttp_peer_is_trusted(req->h, req->peer);
 }
-#endif

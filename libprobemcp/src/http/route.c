@@ -42,18 +42,12 @@ const char *phttp_header_of(size_t n, const char *const *names, const char *cons
  * the request of version 2 on; with the version script they are the
  * names' default versions, and release 0.1's (compat.c) stay for
  * programs linked against 0.1. */
-#ifdef PMCP__SYMVER
 #define REQUEST_HEADER_0_2 pmcp__http_request_header_0_2
 #define PEER_TRUSTED_0_2 pmcp__http_peer_trusted_0_2
 PMCP_API const char *REQUEST_HEADER_0_2(const pmcp_http_request *r, const char *name,
                                         int *count);
 PMCP_API int PEER_TRUSTED_0_2(const pmcp_http_request *req);
 #define SYMVER_0_2(name, sym) PMCP__SYMVER_AS(name, sym)
-#else
-#define SYMVER_0_2(name, sym)
-#define REQUEST_HEADER_0_2 pmcp_http_request_header
-#define PEER_TRUSTED_0_2 pmcp_http_peer_trusted
-#endif
 
 SYMVER_0_2(pmcp__http_request_header_0_2, "pmcp_http_request_header@@PMCP_0.2")
 const char *REQUEST_HEADER_0_2(const pmcp_http_request *r, const char *name, int *count)

@@ -5,11 +5,13 @@
  * position, "s": items of that store page already shown}, so a page cut by
  * the budget in the middle of a store page resumes at the exact item. */
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/call.h"
+#include "core/page_int.h" /* pmcp__page_resume_empty */
 #include "research/lists.h"
 #include "research/page.h"
 #include "research/refs.h"
@@ -149,9 +151,179 @@ static int list_fail(pmcp_call *call, int rc, const char *err)
                        "%s", err);
 }
 
-/* One flat list as the whole page. */
+/* ---- pages ------------------------------------------------------------
+ * Pages are written with pmcp_json from the store's text (lists.c): the
+ * fields first (kept as JSON text, so that an envelope over the budget can
+ * be refused as the whole object it is), then as many items as fit. */
+
+#define MAX_FIELDS 10
+typedef struct fields {
+  size_t n;
+  char key[MAX_FIELDS][64];
+  pmcp_buf val[MAX_FIELDS];
+  int err;
+} fields;
+
+static void fields_free(fields *f)
+{
+  for (size_t i = 0; i < f->n; i++)
+    pmcp_buf_dispose(&f->val[i]);
+  f->n = 0;
+}
+
+/* A field whose value is JSON text [v, v + len). */
+static void f_raw(fields *f, const char *key, const char *v, size_t len)
+{
+  if (f->err || f->n == MAX_FIELDS || !v) {
+    f->err = PMCP_ENOMEM;
+    return;
+  }
+  snprintf(f->key[f->n], sizeof f->key[0], "%s", key);
+  pmcp_buf b = PMCP_BUF_INIT;
+  if (pmcp__buf_append(&b, v, len)) {
+    f->err = PMCP_ENOMEM;
+    return;
+  }
+  f->val[f->n++] = b;
+}
+
+/* A field written by @p j (a complete value); @p j is reset. */
+static void f_json(fields *f, const char *key, pmcp_json *j)
+{
+  size_t len = 0;
+  const char *t = pmcp_json_text(j, &len);
+  f_raw(f, key, t, len);
+  pmcp_json_reset(j);
+}
+
+static void f_str(fields *f, const char *key, const char *v, pmcp_json *j)
+{
+  pmcp_json_string(j, v);
+  f_json(f, key, j);
+}
+
+static void f_total(fields *f, const char *list, const pmcp__window *w, pmcp_json *j)
+{
+  if (w->total < 0)
+    return;
+  char key[64];
+  snprintf(key, sizeof key, "%s_total", list);
+  pmcp__rs_number(j, w->total);
+  f_json(f, key, j);
+  if (w->total_estimated) {
+    snprintf(key, sizeof key, "%s_total_estimated", list);
+    f_raw(f, key, "true", 4);
+  }
+}
+
+/* The answer when the fields alone are over the budget: the whole
+ * envelope as one object, refused naming min_token_budget. */
+static int refuse_envelope(pmcp_call *call, pmcp__research *rs, const fields *f,
+                           const char *list)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  pmcp__buf_putc(&b, '{');
+  for (size_t i = 0; i < f->n; i++) {
+    pmcp__buf_printf(&b, "\"%s\":", f->key[i]);
+    pmcp__buf_append(&b, f->val[i].ptr, f->val[i].len);
+    pmcp__buf_putc(&b, ',');
+  }
+  pmcp__buf_printf(&b, "\"%s\":[],\"count\":0}", list);
+  int rc = b.ptr ? pmcp__rs_send_object(call, rs, b.ptr, b.len) : PMCP_ENOMEM;
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+typedef struct tree_ctx tree_ctx;
+static int tree_item(tree_ctx *t, pmcp_json *out, const pmcp__window *w, size_t i,
+                     const pmcp__list_req *q, pmcp__ref_kind child, int depth, char *err,
+                     size_t errlen);
+
+/* Sends the page of window @p w of list @p q after fields @p f (freed):
+ * its items as fit, each resuming after itself; with @p t, items of the
+ * tree with their children nested (@p child, @p depth). */
+static int send_list(pmcp_call *call, pmcp__research *rs, fields *f, const pmcp__list_req *q,
+                     pmcp__window *w, tree_ctx *t, pmcp__ref_kind child, int depth)
+{
+  char err[512] = "";
+  int rc = f->err;
+  pmcp_page *pg = rc ? NULL : pmcp__rs_page_plain(call, rs);
+  if (!rc && !pg) {
+    fields_free(f);
+    return 0; /* the error result is sent */
+  }
+  for (size_t i = 0; !rc && i < f->n; i++)
+    rc = pmcp_page_field_json(pg, f->key[i], f->val[i].ptr, f->val[i].len);
+  if (rc == PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    rc = refuse_envelope(call, rs, f, q->list);
+    fields_free(f);
+    return rc;
+  }
+  fields_free(f);
+  pmcp_json *sj = NULL, *tj = NULL;
+  if (!rc && (pmcp_json_new(&sj, 0) || (t && pmcp_json_new(&tj, 0))))
+    rc = PMCP_ENOMEM;
+  if (!rc)
+    rc = pmcp_page_list(pg, q->list);
+  size_t n = pmcp__window_count(w);
+  for (size_t i = 0; !rc && i < n; i++) {
+    int has = pmcp__window_state(sj, w, i + 1);
+    size_t sl = 0;
+    const char *s = has > 0 ? pmcp_json_text(sj, &sl) : NULL;
+    if (has < 0) {
+      rc = PMCP_ENOMEM;
+    } else if (t) {
+      rc = tree_item(t, tj, w, i, q, child, depth, err, sizeof err);
+      size_t tl = 0;
+      const char *txt = rc ? NULL : pmcp_json_text(tj, &tl);
+      if (rc) {
+        pmcp_page_free(pg);
+        pmcp_json_free(sj);
+        pmcp_json_free(tj);
+        return list_fail(call, rc, err);
+      }
+      rc = txt ? pmcp_page_add(pg, txt, tl, s, sl) : PMCP_ENOMEM;
+    } else {
+      pmcp_json *j = pmcp_page_item(pg);
+      if (!j) {
+        rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
+        break;
+      }
+      pmcp_json_object_begin(j);
+      pmcp__window_members(j, w, i, q, NULL);
+      pmcp_json_object_end(j);
+      rc = pmcp_page_commit(pg, s, sl);
+    }
+  }
+  int more = 0;
+  if (rc == PMCP_EBUDGET) {
+    more = 1; /* the page is full (or refused): it says so itself */
+    rc = 0;
+  } else if (!rc) {
+    int has = pmcp__window_state(sj, w, n);
+    more = has > 0;
+    if (has < 0) {
+      rc = PMCP_ENOMEM;
+    } else if (has > 0 && n == 0) {
+      /* nothing shown, but items were read: the page still continues */
+      size_t sl = 0;
+      const char *s = pmcp_json_text(sj, &sl);
+      rc = s ? pmcp__page_resume_empty(pg, s, sl) : PMCP_ENOMEM;
+    }
+  }
+  pmcp_json_free(sj);
+  pmcp_json_free(tj);
+  if (rc) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, more);
+}
+
+/* One flat list as the whole page, after fields @p f (freed). */
 static int flat(pmcp_call *call, pmcp__research *rs, const pmcp__list_req *q,
-                const cJSON *st, cJSON *root)
+                const cJSON *st, fields *f, pmcp_json *scratch)
 {
   const char *after;
   size_t skip;
@@ -160,18 +332,18 @@ static int flat(pmcp_call *call, pmcp__research *rs, const pmcp__list_req *q,
   qa.anchor = pmcp__state_anchor(st);
   pmcp__window w;
   char err[512];
-  int rc = pmcp__fetch(rs, &qa, after, skip, &w, err, sizeof err);
+  int rc = pmcp__fetch_text(rs, &qa, after, skip, &w, err, sizeof err);
   if (rc) {
-    cJSON_Delete(root);
+    fields_free(f);
     return list_fail(call, rc, err);
   }
-  if (w.total >= 0)
-    cJSON_AddNumberToObject(root, "total", w.total);
+  if (w.total >= 0) {
+    pmcp__rs_number(scratch, w.total);
+    f_json(f, "total", scratch);
+  }
   if (w.total >= 0 && w.total_estimated)
-    cJSON_AddBoolToObject(root, "total_estimated", 1);
-  cJSON *items = w.items;
-  w.items = NULL;
-  rc = pmcp__rs_emit(call, rs, root, q->list, items, pmcp__window_next, &w);
+    f_raw(f, "total_estimated", "true", 4);
+  rc = send_list(call, rs, f, q, &w, NULL, PMCP__REF_NONE, 0);
   pmcp__window_free(&w);
   return rc;
 }
@@ -238,13 +410,16 @@ static int norm_ref(pmcp_call *call, const char *arg, pmcp__ref_kind kind,
 
 /* ---- tree ------------------------------------------------------------- */
 
-typedef struct tree_ctx {
+struct tree_ctx {
   pmcp_call *call;
   pmcp__research *rs;
   size_t limit;
   int include_deleted;
   size_t nested_limit; /* items per nested list (shrinks to fit) */
-} tree_ctx;
+  pmcp_json *state;    /* scratch for a nested list's position */
+  uint64_t version;    /* the store's, for nested cursors (0: not read yet) */
+  int have_version;
+};
 
 static const pmcp__list_req *children_req(pmcp__ref_kind parent_kind,
                                     pmcp__list_req *q, const char *parent,
@@ -271,15 +446,45 @@ static const pmcp__list_req *children_req(pmcp__ref_kind parent_kind,
   return q;
 }
 
-/* Attaches the children of @p item (levels left: @p depth) as a nested
- * list with its own total and <list>_cursor. */
-static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
+/* A cursor continuing list window @p w after @p shown items, for a
+ * nested <list>_cursor (another call of browse); NULL at its end or on
+ * failure. Freed with free(). */
+static char *nested_cursor(tree_ctx *t, const pmcp__window *w, size_t shown)
+{
+  if (pmcp__window_state(t->state, w, shown) <= 0) {
+    pmcp_json_reset(t->state);
+    return NULL;
+  }
+  if (!t->have_version) {
+    if (pmcp__rs_version(t->rs, &t->version)) {
+      pmcp_json_reset(t->state);
+      return NULL;
+    }
+    t->have_version = 1;
+  }
+  const char *args = NULL;
+  if (pmcp__call_cursor_args(t->call, &args))
+    args = "{}";
+  size_t sl = 0;
+  const char *st = pmcp_json_text(t->state, &sl);
+  pmcp_buf out = PMCP_BUF_INIT;
+  int rc = !st || pmcp__rs_cursor_encode(t->rs, pmcp_call_name(t->call), args, t->version,
+                                         st, &out);
+  pmcp_json_reset(t->state); /* the scratch is the caller's again */
+  if (rc) {
+    pmcp_buf_dispose(&out);
+    return NULL;
+  }
+  return out.ptr;
+}
+
+/* Writes into the object open in @p j the children of the item @p ref
+ * (levels left: @p depth) as a nested list with its own total and
+ * <list>_cursor. */
+static int nest(tree_ctx *t, pmcp_json *j, const char *ref, pmcp__ref_kind kind, int depth,
                 char *err, size_t errlen)
 {
-  if (depth <= 0 || kind == PMCP__REF_RUN)
-    return 0;
-  const char *ref = pmcp__js(item, "ref");
-  if (!*ref)
+  if (depth <= 0 || kind == PMCP__REF_RUN || !*ref)
     return 0;
   char parent[PMCP__REF_MAX + 1];
   snprintf(parent, sizeof parent, "%s", ref);
@@ -287,55 +492,101 @@ static int nest(tree_ctx *t, cJSON *item, pmcp__ref_kind kind, int depth,
   children_req(kind, &q, parent, t);
   q.limit = t->nested_limit ? t->nested_limit : t->limit;
   pmcp__window w;
-  int rc = pmcp__fetch(t->rs, &q, NULL, 0, &w, err, errlen);
+  int rc = pmcp__fetch_text(t->rs, &q, NULL, 0, &w, err, errlen);
   if (rc)
     return rc;
   pmcp__ref_kind child = kind == PMCP__REF_PROJECT ? PMCP__REF_EXPERIMENT
                                                    : PMCP__REF_RUN;
-  const cJSON *c;
-  cJSON_ArrayForEach(c, w.items)
-  {
-    /* the tree already says where a child is filed */
-    cJSON_DeleteItemFromObject((cJSON *)c, "project");
-    cJSON_DeleteItemFromObject((cJSON *)c, "experiment");
-    rc = nest(t, (cJSON *)c, child, depth - 1, err, errlen);
-    if (rc) {
-      pmcp__window_free(&w);
-      return rc;
-    }
-  }
-  size_t shown = (size_t)cJSON_GetArraySize(w.items);
   char key[64];
   if (w.total >= 0) {
     snprintf(key, sizeof key, "%s_total", q.list);
-    cJSON_AddNumberToObject(item, key, w.total);
-    snprintf(key, sizeof key, "%s_total_estimated", q.list);
-    if (w.total_estimated)
-      cJSON_AddBoolToObject(item, key, 1);
+    pmcp_json_key(j, key);
+    pmcp__rs_number(j, w.total);
+    if (w.total_estimated) {
+      snprintf(key, sizeof key, "%s_total_estimated", q.list);
+      pmcp_json_key(j, key);
+      pmcp_json_bool(j, 1);
+    }
   }
-  cJSON_AddItemToObject(item, q.list, w.items);
-  w.items = NULL;
-  cJSON *st = pmcp__window_next(shown, &w);
-  if (st) {
-    const char *args = NULL;
-    if (pmcp__call_cursor_args(t->call, &args))
-      args = "{}";
-    char *cur = pmcp__rs_cursor_mint(t->call, t->rs, pmcp_call_name(t->call),
-                                     args, st);
-    cJSON_Delete(st);
+  /* the tree already says where a child is filed */
+  static const char *const filed[] = {"project", "experiment", NULL};
+  pmcp_json_key(j, q.list);
+  pmcp_json_array_begin(j);
+  size_t shown = pmcp__window_count(&w);
+  for (size_t i = 0; i < shown && !rc; i++) {
+    char cref[300];
+    pmcp_json_object_begin(j);
+    pmcp__window_members(j, &w, i, &q, filed);
+    rc = nest(t, j, pmcp__window_ref(&w, i, cref, sizeof cref), child, depth - 1, err, errlen);
+    pmcp_json_object_end(j);
+  }
+  pmcp_json_array_end(j);
+  if (!rc) {
+    char *cur = nested_cursor(t, &w, shown);
     if (cur) {
       snprintf(key, sizeof key, "%s_cursor", q.list);
-      cJSON_AddStringToObject(item, key, cur);
+      pmcp_json_key(j, key);
+      pmcp_json_string(j, cur);
       free(cur);
     }
   }
   pmcp__window_free(&w);
-  return 0;
+  return rc ? rc : pmcp_json_error(j);
+}
+
+/* Writes item @p i of the tree's window into @p out (reset) with its
+ * children nested; an item that would not fit a page on its own gets
+ * fewer nested items (then one level less), each cut list keeping its
+ * <list>_cursor, so the page always shows something. */
+static int tree_item(tree_ctx *t, pmcp_json *out, const pmcp__window *w, size_t i,
+                     const pmcp__list_req *q, pmcp__ref_kind child, int depth, char *err,
+                     size_t errlen)
+{
+  char ref[300];
+  pmcp__window_ref(w, i, ref, sizeof ref);
+  size_t lim = t->limit;
+  int d = depth, shrunk = 0;
+  for (;;) {
+    t->nested_limit = lim;
+    pmcp_json_reset(out);
+    pmcp_json_object_begin(out);
+    pmcp__window_members(out, w, i, q, NULL);
+    int rc = nest(t, out, ref, child, d, err, errlen);
+    if (rc)
+      return rc;
+    if (pmcp_json_object_end(out))
+      return pmcp_json_error(out);
+    size_t len = 0;
+    const char *txt = pmcp_json_text(out, &len);
+    if (d <= 0 || pmcp__rs_fits_text(t->call, txt, len, 250))
+      break;
+    shrunk = 1;
+    if (lim > 1)
+      lim /= 2;
+    else
+      d--;
+  }
+  if (!shrunk)
+    return 0;
+  /* the item again, with the note that its lists were cut */
+  size_t len = 0;
+  const char *txt = pmcp_json_text(out, &len);
+  pmcp_buf b = PMCP_BUF_INIT;
+  static const char nested[] = ",\"nested\":\"cut to fit token_budget: follow the "
+                               "<list>_cursor values or open this ref\"}";
+  int rc = pmcp__buf_append(&b, txt, len - 1);
+  if (!rc)
+    rc = pmcp__buf_append(&b, nested, sizeof nested - 1);
+  pmcp_json_reset(out);
+  if (!rc)
+    rc = pmcp_json_raw(out, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  return rc;
 }
 
 static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
 {
-  tree_ctx t = {call, rs, limit_of(call), 0, 0};
+  tree_ctx t = {call, rs, limit_of(call), 0, 0, NULL, 0, 0};
   int set;
   t.include_deleted = opt_bool(call, "include_deleted", &set);
   int64_t depth = 2;
@@ -359,13 +610,17 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
    * nested list under state.p. */
   const char *cl = st ? pmcp__js(st, "l") : "";
   const char *cp = st ? pmcp__js(st, "p") : "";
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "mode", "tree");
+  pmcp_json *sj = NULL;
+  if (pmcp_json_new(&sj, 0))
+    return PMCP_ENOMEM;
+  fields f = {0};
+  f_str(&f, "mode", "tree", sj);
   if (*ref)
-    cJSON_AddStringToObject(root, "ref", ref);
+    f_str(&f, "ref", ref, sj);
 
   pmcp__list_req q;
   char err[512];
+  int rc;
   if (strcmp(cl, "unfiled") == 0) {
     memset(&q, 0, sizeof q);
     q.list = "unfiled";
@@ -374,7 +629,9 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
     q.keys = k_run;
     q.limit = t.limit;
     q.include_deleted = t.include_deleted;
-    return flat(call, rs, &q, st, root);
+    rc = flat(call, rs, &q, st, &f, sj);
+    pmcp_json_free(sj);
+    return rc;
   }
   pmcp__ref_kind top = *ref ? r.kind : PMCP__REF_NONE;
   const char *parent = *ref ? ref : NULL;
@@ -382,13 +639,16 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   if (*cp) {
     /* A nested <list>_cursor: continue that parent's children only. */
     pmcp__ref pr;
-    if (pmcp__ref_parse(&pr, cp, err, sizeof err))
-      return cJSON_Delete(root), pmcp__rs_restart(call, "malformed",
-                                                 "invalid cursor state; call browse again "
-                                                 "without `cursor` to start over.");
+    if (pmcp__ref_parse(&pr, cp, err, sizeof err)) {
+      fields_free(&f);
+      pmcp_json_free(sj);
+      return pmcp__rs_restart(call, "malformed",
+                              "invalid cursor state; call browse again "
+                              "without `cursor` to start over.");
+    }
     top = pr.kind;
     parent = cp;
-    cJSON_AddStringToObject(root, "parent", cp);
+    f_str(&f, "parent", cp, sj);
     nested_depth = 0;
   }
   children_req(top, &q, parent, &t);
@@ -397,108 +657,67 @@ static int tree(pmcp_call *call, pmcp__research *rs, const cJSON *st)
   pmcp__state_pos(st, &after, &skip);
   q.anchor = pmcp__state_anchor(st);
   pmcp__window w;
-  int rc = pmcp__fetch(rs, &q, after, skip, &w, err, sizeof err);
+  rc = pmcp__fetch_text(rs, &q, after, skip, &w, err, sizeof err);
   if (rc) {
-    cJSON_Delete(root);
+    fields_free(&f);
+    pmcp_json_free(sj);
     return list_fail(call, rc, err);
   }
   pmcp__ref_kind child = top == PMCP__REF_NONE      ? PMCP__REF_PROJECT
                          : top == PMCP__REF_PROJECT ? PMCP__REF_EXPERIMENT
                                                     : PMCP__REF_RUN;
-  /* Nest each item's children; an item that would not fit a page on its
-   * own gets fewer nested items (then one level less), each cut list
-   * keeping its <list>_cursor, so the page always shows something. */
-  cJSON *c = w.items->child;
-  while (c) {
-    cJSON *next = c->next;
-    cJSON *orig = cJSON_Duplicate(c, 1);
-    size_t lim = t.limit;
-    int d = nested_depth, shrunk = 0;
-    for (;;) {
-      t.nested_limit = lim;
-      rc = nest(&t, c, child, d, err, sizeof err);
-      if (rc) {
-        cJSON_Delete(orig);
-        pmcp__window_free(&w);
-        cJSON_Delete(root);
-        return list_fail(call, rc, err);
-      }
-      if (d <= 0 || pmcp__rs_fits(call, c, 250))
-        break;
-      cJSON *fresh = cJSON_Duplicate(orig, 1);
-      cJSON_ReplaceItemViaPointer(w.items, c, fresh);
-      c = fresh;
-      shrunk = 1;
-      if (lim > 1)
-        lim /= 2;
-      else
-        d--;
-    }
-    if (shrunk)
-      cJSON_AddStringToObject(c, "nested",
-                              "cut to fit token_budget: follow the "
-                              "<list>_cursor values or open this ref");
-    cJSON_Delete(orig);
-    c = next;
-  }
-  if (w.total >= 0) {
-    char key[64];
-    snprintf(key, sizeof key, "%s_total", q.list);
-    cJSON_AddNumberToObject(root, key, w.total);
-    snprintf(key, sizeof key, "%s_total_estimated", q.list);
-    if (w.total_estimated)
-      cJSON_AddBoolToObject(root, key, 1);
-  }
+  t.state = sj;
+  f_total(&f, q.list, &w, sj);
   /* At the lab root's first page, also the runs not filed in a project. */
   if (top == PMCP__REF_NONE && !st) {
     pmcp__list_req uq = {"unfiled", "run", NULL, NULL, "{\"unfiled\":true}",
                    t.include_deleted, k_run, t.limit, 120, NULL};
     pmcp__window uw;
-    rc = pmcp__fetch(rs, &uq, NULL, 0, &uw, err, sizeof err);
+    rc = pmcp__fetch_text(rs, &uq, NULL, 0, &uw, err, sizeof err);
     if (rc) {
       pmcp__window_free(&w);
-      cJSON_Delete(root);
+      fields_free(&f);
+      pmcp_json_free(sj);
       return list_fail(call, rc, err);
     }
-    size_t shown = (size_t)cJSON_GetArraySize(uw.items);
-    if (uw.total >= 0)
-      cJSON_AddNumberToObject(root, "unfiled_total", uw.total);
-    if (uw.total >= 0 && uw.total_estimated)
-      cJSON_AddBoolToObject(root, "unfiled_total_estimated", 1);
-    cJSON_AddItemToObject(root, "unfiled", uw.items);
-    uw.items = NULL;
-    cJSON *ust = pmcp__window_next(shown, &uw);
-    if (ust) {
-      const char *args = NULL;
-      if (pmcp__call_cursor_args(call, &args))
-        args = "{}";
-      char *cur = pmcp__rs_cursor_mint(call, rs, pmcp_call_name(call), args,
-                                       ust);
-      cJSON_Delete(ust);
-      if (cur) {
-        cJSON_AddStringToObject(root, "unfiled_cursor", cur);
-        free(cur);
-      }
+    f_total(&f, "unfiled", &uw, sj);
+    size_t shown = pmcp__window_count(&uw);
+    pmcp_json_array_begin(sj);
+    for (size_t i = 0; i < shown; i++) {
+      pmcp_json_object_begin(sj);
+      pmcp__window_members(sj, &uw, i, &uq, NULL);
+      pmcp_json_object_end(sj);
+    }
+    pmcp_json_array_end(sj);
+    f_json(&f, "unfiled", sj);
+    char *cur = nested_cursor(&t, &uw, shown);
+    if (cur) {
+      f_str(&f, "unfiled_cursor", cur, sj);
+      free(cur);
     }
     pmcp__window_free(&uw);
   }
-  cJSON *items = w.items;
-  w.items = NULL;
-  rc = pmcp__rs_emit(call, rs, root, q.list, items, pmcp__window_next, &w);
+  rc = send_list(call, rs, &f, &q, &w, &t, child, nested_depth);
   pmcp__window_free(&w);
+  pmcp_json_free(sj);
   return rc;
 }
 
 /* ---- the handler ------------------------------------------------------ */
 
-static int add_filter(cJSON *f, const char *key, const char *sval, int bset,
-                      int bval)
+/* A member of the list filter (a JSON object written in @p f). */
+static void add_filter(pmcp_json *f, int *n, const char *key, const char *sval, int bset,
+                       int bval)
 {
+  if (!sval && !bset)
+    return;
+  if (!(*n)++)
+    pmcp_json_object_begin(f);
+  pmcp_json_key(f, key);
   if (sval)
-    return cJSON_AddStringToObject(f, key, sval) ? 0 : PMCP_ENOMEM;
-  if (bset)
-    return cJSON_AddBoolToObject(f, key, bval) ? 0 : PMCP_ENOMEM;
-  return 0;
+    pmcp_json_string(f, sval);
+  else
+    pmcp_json_bool(f, bval);
 }
 
 static int browse(pmcp_call *call, void *ud)
@@ -523,7 +742,12 @@ static int browse(pmcp_call *call, void *ud)
   q.excerpt = 160;
   int set = 0;
   q.include_deleted = opt_bool(call, "include_deleted", &set);
-  cJSON *filter = cJSON_CreateObject();
+  pmcp_json *filter = NULL;
+  if (pmcp_json_new(&filter, 0)) {
+    cJSON_Delete(st);
+    return PMCP_ENOMEM;
+  }
+  int nf = 0;
   char p1[PMCP__REF_MAX + 1], p2[PMCP__REF_MAX + 1], p3[PMCP__REF_MAX + 1];
   rc = 0;
   switch ((enum browse_mode)m) {
@@ -536,12 +760,12 @@ static int browse(pmcp_call *call, void *ud)
       goto refused;
     q.parent = *p2 ? p2 : *p1 ? p1 : NULL;
     if (*p1 && *p2)
-      add_filter(filter, "project", p1, 0, 0);
+      add_filter(filter, &nf, "project", p1, 0, 0);
     int active = opt_bool(call, "active", &set);
     if (set && active)
-      add_filter(filter, "status", "running", 0, 0);
+      add_filter(filter, &nf, "status", "running", 0, 0);
     else if (set)
-      add_filter(filter, "active", NULL, 1, 0);
+      add_filter(filter, &nf, "active", NULL, 1, 0);
     break;
   }
   case M_WORKSPACES: {
@@ -594,7 +818,7 @@ static int browse(pmcp_call *call, void *ud)
                strncmp(ws, "workspace:", 10) == 0 ? "" : "workspace:", ws);
       q.parent = p1;
     } else {
-      add_filter(filter, "shared", NULL, 1, 1);
+      add_filter(filter, &nf, "shared", NULL, 1, 1);
     }
     break;
   }
@@ -607,7 +831,7 @@ static int browse(pmcp_call *call, void *ud)
       goto refused;
     q.parent = *p1 ? p1 : NULL;
     int reg = opt_bool(call, "registered", &set);
-    add_filter(filter, "registered", NULL, set, reg);
+    add_filter(filter, &nf, "registered", NULL, set, reg);
     break;
   }
   case M_CHECKPOINTS: {
@@ -620,9 +844,9 @@ static int browse(pmcp_call *call, void *ud)
       goto refused;
     q.parent = *p3 ? p3 : *p2 ? p2 : *p1 ? p1 : NULL;
     int best = opt_bool(call, "best", &set);
-    add_filter(filter, "best", NULL, set, best);
+    add_filter(filter, &nf, "best", NULL, set, best);
     int stored = opt_bool(call, "stored", &set);
-    add_filter(filter, "stored", NULL, set, stored);
+    add_filter(filter, &nf, "stored", NULL, set, stored);
     break;
   }
   case M_SOURCES: {
@@ -630,8 +854,8 @@ static int browse(pmcp_call *call, void *ud)
     q.kind = "source";
     q.keys = k_source;
     q.query = opt_str(call, "query");
-    add_filter(filter, "provider", opt_str(call, "provider"), 0, 0);
-    add_filter(filter, "kind", opt_str(call, "kind"), 0, 0);
+    add_filter(filter, &nf, "provider", opt_str(call, "provider"), 0, 0);
+    add_filter(filter, &nf, "kind", opt_str(call, "kind"), 0, 0);
     break;
   }
   case M_TREE:
@@ -641,28 +865,36 @@ static int browse(pmcp_call *call, void *ud)
     goto out;
   }
   {
-    char *ftxt = NULL;
-    if (filter->child)
-      ftxt = cJSON_PrintUnformatted(filter);
+    const char *ftxt = NULL;
+    if (nf && pmcp_json_object_end(filter) == 0)
+      ftxt = pmcp_json_text(filter, NULL);
+    if (nf && !ftxt) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
     q.filter = ftxt;
     /* A cursor continues only the list it was made for. */
     if (st && strcmp(pmcp__js(st, "l"), q.list) != 0) {
-      cJSON_free(ftxt);
       rc = pmcp__rs_restart(call, "changed_arguments",
                             "this cursor belongs to another list; call browse "
                             "again without `cursor` to start over.");
       goto out;
     }
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "mode", mode);
-    rc = flat(call, rs, &q, st, root);
-    cJSON_free(ftxt);
+    pmcp_json *sj = NULL;
+    if (pmcp_json_new(&sj, 0)) {
+      rc = PMCP_ENOMEM;
+      goto out;
+    }
+    fields f = {0};
+    f_str(&f, "mode", mode, sj);
+    rc = flat(call, rs, &q, st, &f, sj);
+    pmcp_json_free(sj);
   }
   goto out;
 refused:
   rc = 0;
 out:
-  cJSON_Delete(filter);
+  pmcp_json_free(filter);
   cJSON_Delete(st);
   return rc;
 }

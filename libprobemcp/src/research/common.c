@@ -12,6 +12,7 @@
 #include "core/page_int.h" /* PMCP__POS_PLAIN */
 #include "store/store_int.h" /* pmcp__store_get_tree */
 #include "util/buf.h"
+#include "util/json.h"
 
 void *pmcp__research_retain(pmcp__research *rs)
 {
@@ -93,6 +94,24 @@ int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
     return rc;
   }
   return parse_out(rs, &b, out, err, errlen);
+}
+
+int pmcp__rs_list_text(pmcp__research *rs, const pmcp_list_opts *o, pmcp_buf *out,
+                       char *err, size_t errlen)
+{
+  pmcp__buf_reset(out);
+  pthread_mutex_lock(rs->lock);
+  int rc = pmcp_store_list(rs->store, rs->tenant, o, out);
+  if (rc)
+    rc = store_fail(rs, rc, err, errlen);
+  pthread_mutex_unlock(rs->lock);
+  /* a host's backend may hand anything: the text is read by spans */
+  if (!rc && (!out->ptr || !pmcp__json_valid(out->ptr, out->len))) {
+    if (err && errlen)
+      snprintf(err, errlen, "the store returned a record that is not JSON");
+    rc = PMCP_ECORRUPT;
+  }
+  return rc;
 }
 
 int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
@@ -256,22 +275,26 @@ int pmcp__jb(const cJSON *o, const char *key)
   return cJSON_IsTrue(v) || (cJSON_IsNumber(v) && v->valuedouble != 0);
 }
 
-const char *pmcp__rs_provenance(const cJSON *rec)
+const char *pmcp__rs_provenance_of(const char *via, const char *kind, const char *ref,
+                                   const char *provider, int import_attr)
 {
-  const char *via = pmcp__js(rec, "via");
-  const char *kind = pmcp__js(rec, "kind");
-  if (strcmp(kind, "paper") == 0 ||
-      strncmp(pmcp__js(rec, "ref"), "paper:", 6) == 0)
+  if (strcmp(kind, "paper") == 0 || strncmp(ref, "paper:", 6) == 0)
     return PMCP__PROV_OPEN_WEB;
-  if (strcmp(kind, "source") == 0 || pmcp__js(rec, "provider")[0])
+  if (strcmp(kind, "source") == 0 || provider[0])
     return PMCP__PROV_OUTSIDE;
   if (strncmp(via, "agent", 5) == 0 || strcmp(kind, "session") == 0)
     return PMCP__PROV_AGENT;
-  const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(rec, "attributes");
-  if (strcmp(via, "import") == 0 || strncmp(via, "import:", 7) == 0 ||
-      cJSON_GetObjectItemCaseSensitive(attrs, "import"))
+  if (strcmp(via, "import") == 0 || strncmp(via, "import:", 7) == 0 || import_attr)
     return PMCP__PROV_IMPORT;
   return PMCP__PROV_PERSON;
+}
+
+const char *pmcp__rs_provenance(const cJSON *rec)
+{
+  const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(rec, "attributes");
+  return pmcp__rs_provenance_of(pmcp__js(rec, "via"), pmcp__js(rec, "kind"),
+                                pmcp__js(rec, "ref"), pmcp__js(rec, "provider"),
+                                cJSON_GetObjectItemCaseSensitive(attrs, "import") != NULL);
 }
 
 cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated)

@@ -265,7 +265,7 @@ static int add_field(const char *key, const char *val, size_t len, void *ud)
 static int emit_list(pmcp_call *call, pmcp__research *rs, const pmcp_buf *env, const char *name,
                      item_src items, size_t from, next_fn next, void *ud)
 {
-  pmcp_page *pg = pmcp__rs_page_minting(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page_plain(call, rs);
   if (!pg)
     return 0; /* the error result is sent */
   int more = 0;
@@ -289,7 +289,7 @@ static int emit_list(pmcp_call *call, pmcp__research *rs, const pmcp_buf *env, c
     pmcp_buf t = PMCP_BUF_INIT;
     rc = pmcp__vw_take(j, &t);
     if (!rc)
-      rc = pmcp__rs_emit_text(call, rs, t.ptr, t.len);
+      rc = pmcp__rs_send_object(call, rs, t.ptr, t.len);
     pmcp_buf_dispose(&t);
     return rc;
   }
@@ -423,7 +423,7 @@ static int emit_doc(pmcp__vctx *v)
       return rc;
     }
     if (pmcp__rs_fits_text(call, page.ptr, page.len, 0) || chunk <= 16) {
-      rc = pmcp__rs_emit_text(call, v->rs, page.ptr, page.len);
+      rc = pmcp__rs_send_object(call, v->rs, page.ptr, page.len);
       pmcp_buf_dispose(&page);
       return rc;
     }
@@ -569,7 +569,7 @@ static int single(pmcp__vctx *v)
     /* Whole if it fits, else fragments. */
     rc = v->state ? 0 : doc_whole(v, &whole);
     if (!rc && !v->state && pmcp__rs_fits_text(call, whole.ptr, whole.len, 0))
-      rc = pmcp__rs_emit_text(call, v->rs, whole.ptr, whole.len);
+      rc = pmcp__rs_send_object(call, v->rs, whole.ptr, whole.len);
     else if (!rc)
       rc = emit_doc(v);
     pmcp_buf_dispose(&whole);
@@ -588,16 +588,16 @@ static int single(pmcp__vctx *v)
         rc = emit_doc(v);
       }
     } else if (!rc) {
-      rc = pmcp__rs_emit_text(call, v->rs, whole.ptr, whole.len);
+      rc = pmcp__rs_send_object(call, v->rs, whole.ptr, whole.len);
     }
     pmcp_buf_dispose(&whole);
     return rc;
   }
   if (v->has_head)
-    return pmcp__rs_emit_text(call, v->rs, v->head.ptr, v->head.len);
+    return pmcp__rs_send_object(call, v->rs, v->head.ptr, v->head.len);
   rc = content_out(v, &whole);
   if (!rc)
-    rc = pmcp__rs_emit_text(call, v->rs, whole.ptr, whole.len);
+    rc = pmcp__rs_send_object(call, v->rs, whole.ptr, whole.len);
   pmcp_buf_dispose(&whole);
   return rc;
 }
@@ -738,7 +738,7 @@ static int batch(pmcp_call *call, pmcp__research *rs, const pmcp__ref *refs, siz
   int rc = pmcp__vw_take(j, &env);
   if (rc)
     return rc;
-  pmcp_page *pg = pmcp__rs_page_minting(call, rs, 0);
+  pmcp_page *pg = pmcp__rs_page_plain(call, rs);
   if (!pg) {
     pmcp_buf_dispose(&env);
     return 0; /* the error result is sent */
@@ -750,7 +750,7 @@ static int batch(pmcp_call *call, pmcp__research *rs, const pmcp__ref *refs, siz
     env.len--; /* the envelope with an empty list: refused whole */
     rc = pmcp__buf_puts(&env, tail);
     if (!rc)
-      rc = pmcp__rs_emit_text(call, rs, env.ptr, env.len);
+      rc = pmcp__rs_send_object(call, rs, env.ptr, env.len);
     pmcp_buf_dispose(&env);
     return rc;
   }

@@ -7,7 +7,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "probemcp/json.h"
 #include "research/research.h"
+#include "util/buf.h"
 
 typedef struct pmcp__list_req {
   const char *list;   /* the key the items go under */
@@ -35,6 +37,12 @@ typedef struct pmcp__window {
   const char *list;
   const char *parent;
   const char *anchor_in; /* the anchor the window was read at, or NULL */
+  /* pmcp__fetch_text(): the store's answer kept as text (page and items
+   * NULL), each item of the store page a span of it */
+  pmcp_buf text;
+  const char **span;
+  size_t *span_len;
+  char *next_buf;
 } pmcp__window;
 
 
@@ -48,6 +56,33 @@ cJSON *pmcp__window_next(size_t placed, void *ud);
 int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q,
                 const char *after, size_t skip, pmcp__window *w, char *err,
                 size_t errlen);
+/* pmcp__fetch() with the store page kept as text: no cJSON tree is made;
+ * pmcp__window_members() writes an item, pmcp__window_state() a position. */
+int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q,
+                     const char *after, size_t skip, pmcp__window *w, char *err,
+                     size_t errlen);
+/* Items of a text window (those after its skip). */
+size_t pmcp__window_count(const pmcp__window *w);
+/* The span of member @p key of item @p i of text window @p w: 1, or 0
+ * when absent. */
+int pmcp__window_member(const pmcp__window *w, size_t i, const char *key, const char **v,
+                        size_t *vl);
+/* The text of the JSON string literal [v, v + vl) in *s, *n: the literal's
+ * own bytes when it has no escape, else decoded into @p tmp; 0 when it is
+ * not a string. */
+int pmcp__json_str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n);
+/* The ref of item @p i of text window @p w (as pmcp__rs_ref), in @p buf. */
+const char *pmcp__window_ref(const pmcp__window *w, size_t i, char *buf, size_t size);
+/* Writes what a list shows of item @p i of text window @p w (@p q's keys,
+ * the same members in the same order as pmcp__fetch() picks) as members of
+ * the object open in @p j, leaving out the members named in @p drop (NULL
+ * or NULL-terminated). */
+int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
+                         const pmcp__list_req *q, const char *const *drop);
+/* Writes into @p j (reset first) the position state after @p placed items
+ * of text window @p w, as pmcp__window_next() makes it. Returns 1 when
+ * written, 0 when nothing remains after them, or -1 (out of memory). */
+int pmcp__window_state(pmcp_json *j, const pmcp__window *w, size_t placed);
 /* Reads a cursor state's position and skip (NULL state: the start). */
 void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);
 /* A list cursor is bound to its listing, not to the whole store: its state

@@ -94,6 +94,38 @@ void pmcp__mx_labels(pmcp_json *j, const cJSON *labels);
 size_t pmcp__mx_downsample_points(const int64_t *step, const double *value,
                                   size_t n, size_t m, size_t *idx);
 
+/* A point of a `series` row: its step, value and the EMA there (NaN when
+ * it was not smoothed over the raw points). */
+typedef struct pmcp__mx_pt {
+  int64_t step;
+  double v;
+  double sm;
+} pmcp__mx_pt;
+
+/* Candidate points of a long range (metrics_cands.c): finite, real
+ * points; after pmcp__mx_cands_finish() sorted by (step, value), distinct,
+ * and holding the range's first and last finite point. */
+typedef struct pmcp__mx_cands {
+  pmcp__mx_pt *p;
+  size_t n, cap;
+  uint64_t total, nonfinite;  /* points in range read */
+  int64_t unit_lo, unit_hi;   /* span of the summaries taken with finite values */
+} pmcp__mx_cands;
+void pmcp__mx_cands_reset(pmcp__mx_cands *c);
+/* 1 when the store has a scan of its own (block and segment summaries):
+ * pmcp__mx_cands_scan() reads a long range cheaply; else use buckets. */
+int pmcp__mx_cands_scannable(const pmcp__research *rs);
+/* Resets @p c and reads lo..hi of @p series: summaries of at most @p unit
+ * points give four points each, decoded points four per @p unit. */
+int pmcp__mx_cands_scan(pmcp__research *rs, int64_t series, int64_t lo, int64_t hi,
+                        uint64_t unit, pmcp__mx_cands *c);
+/* Adds a bucket's (or summary's) count and its first, minimum, maximum and
+ * last finite points. */
+int pmcp__mx_cands_bucket(pmcp__mx_cands *c, const pmcp_bucket *b);
+/* Sorts and dedups, then makes the first and last finite points exact by
+ * reading the steps at the ends that summaries left open. */
+int pmcp__mx_cands_finish(pmcp__research *rs, int64_t series, pmcp__mx_cands *c);
+
 /* TensorBoard's debiased exponential moving average with weight @p w in
  * [0, 1), in place over @p n values. */
 void pmcp__mx_smooth(double *v, size_t n, double w);

@@ -111,11 +111,8 @@ size_t pmcp__mx_downsample_points(const int64_t *step, const double *value, size
 
 /* ---- series rows ---------------------------------------------------------- */
 
-typedef struct pt {
-  int64_t step;
-  double v;
-  double sm; /* the EMA at this point, over every raw point before it */
-} pt;
+/* sm: the EMA at this point, over every raw point before it */
+typedef pmcp__mx_pt pt;
 
 static int pt_cmp(const void *a, const void *b)
 {
@@ -181,9 +178,12 @@ static size_t keep_points(const pt *c, size_t n, size_t m, pt *out)
 }
 
 /* Reads the range's points whole (finite ones kept, sorted, smoothed over
- * all of them) and keeps q->max_points of them. */
+ * all of them) and keeps q->max_points of them; *total and *nonfinite
+ * count what was read. *cut (when not NULL) is set when the range holds
+ * more than @p cap points (nothing is returned then). */
 static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q, int64_t lo,
-                   int64_t hi, size_t cap, pt **out, size_t *n_out)
+                   int64_t hi, size_t cap, pt **out, size_t *n_out, uint64_t *total,
+                   uint64_t *nonfinite, int *cut)
 {
   pmcp_point *raw = malloc((cap ? cap : 1) * sizeof *raw);
   pt *p = malloc((cap ? cap : 1) * sizeof *p);
@@ -195,6 +195,12 @@ static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *
     rc = pmcp_store_points(rs->store, rs->tenant, s->id, lo, hi, 0, raw, cap, &got, &next);
     pthread_mutex_unlock(rs->lock);
   }
+  if (!rc && next && cut) {
+    free(raw);
+    free(p);
+    *cut = 1;
+    return 0;
+  }
   if (!rc) {
     /* logging order is not always step order (restarts): sort */
     for (size_t i = 0; i < got; i++)
@@ -204,6 +210,8 @@ static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *
     for (size_t i = 0; i < got; i++)
       if (isfinite(p[i].v))
         p[m++] = p[i];
+    *total = got;
+    *nonfinite = got - m;
     size_t k = keep_points(p, m, q->max_points, p);
     if (m && !k)
       rc = PMCP_ENOMEM;
@@ -219,27 +227,93 @@ static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *
   return 0;
 }
 
-/* The candidates of a long range: the first, minimum, maximum and last
- * finite point of each bucket (sorted, repeats dropped). */
-static size_t bucket_candidates(const pmcp_bucket *bk, size_t nb, pt *p)
+/* Whether a range of @p total points (@p finite of them finite) is read
+ * whole: few points, or smoothing (over the raw points, as TensorBoard's),
+ * exact. Few finite points among very many NaN/Inf ones are found from
+ * summaries instead: reading the range whole would hold every point of it
+ * at once. */
+static int read_whole(const row_req *q, uint64_t total, uint64_t finite)
 {
-  size_t m = 0;
-  for (size_t b = 0; b < nb; b++) {
-    if (isfinite(bk[b].first))
-      p[m++] = (pt){bk[b].step_first, bk[b].first, NAN};
-    if (isfinite(bk[b].min))
-      p[m++] = (pt){bk[b].step_at_min, bk[b].min, NAN};
-    if (isfinite(bk[b].max))
-      p[m++] = (pt){bk[b].step_at_max, bk[b].max, NAN};
-    if (isfinite(bk[b].last))
-      p[m++] = (pt){bk[b].step_last, bk[b].last, NAN};
+  return total <= RAW_MAX || (finite <= q->max_points && total <= DECODE_MAX) ||
+         (q->smoothing > 0 && total <= DECODE_MAX);
+}
+
+/* Candidates from the store's scan: summaries of blocks (or, for more
+ * points, of segments) inside the range give four real points each
+ * without being decoded; only the parts the range's ends cut, and the
+ * points at the first and last finite steps, are decoded. The unit shrinks
+ * (16,384 -> 1,024 -> 64 -> 4 -> 1 points) until there are max_points
+ * distinct candidates or every finite point is one. Returns 0 with
+ * *whole set when the range is to be read whole instead. */
+static int scan_points(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                       int64_t lo, int64_t hi, pmcp__mx_cands *c, int *whole)
+{
+  *whole = 0;
+  size_t m = q->max_points;
+  /* points in range, if they are spread evenly over the steps: only the
+   * first unit depends on it */
+  double est = (double)s->count;
+  if (lo > s->step_min || hi < s->step_max)
+    est *= ((double)hi - (double)lo + 1) / ((double)s->step_max - (double)s->step_min + 1);
+  uint64_t unit = STORE_BLOCK;
+  while (unit > 1 && est / (double)unit * 2 < (double)m)
+    unit = unit >= 16 ? unit / 16 : 1;
+  for (;;) {
+    int rc = pmcp__mx_cands_scan(rs, s->id, lo, hi, unit, c);
+    if (rc)
+      return rc;
+    uint64_t finite = c->total - c->nonfinite;
+    if (read_whole(q, c->total, finite)) {
+      *whole = 1;
+      return 0;
+    }
+    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
+      return rc;
+    if (c->n >= m || c->n >= finite || unit == 1)
+      return 0;
+    unit = unit >= 16 ? unit / 16 : 1;
   }
-  qsort(p, m, sizeof *p, pt_cmp);
-  size_t w = 0;
-  for (size_t i = 0; i < m; i++)
-    if (!w || p[i].step != p[w - 1].step || p[i].v != p[w - 1].v)
-      p[w++] = p[i];
-  return w;
+}
+
+/* Candidates from the store's buckets (a store without a scan of its
+ * own): 2m buckets, refined while they offer too few points. Returns 0
+ * with *whole set when the range is to be read whole instead. */
+static int bucket_points(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                         int64_t lo, int64_t hi, pmcp__mx_cands *c, int *whole)
+{
+  *whole = 0;
+  size_t m = q->max_points, nbk = 2 * m;
+  int rc = 0;
+  for (int pass = 0;; pass++) {
+    pmcp_bucket *bk = calloc(nbk, sizeof *bk);
+    size_t nb = 0;
+    if (!bk)
+      return PMCP_ENOMEM;
+    pthread_mutex_lock(rs->lock);
+    rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, nbk, bk, &nb);
+    pthread_mutex_unlock(rs->lock);
+    pmcp__mx_cands_reset(c);
+    for (size_t b = 0; b < nb && !rc; b++)
+      rc = pmcp__mx_cands_bucket(c, &bk[b]);
+    free(bk);
+    if (rc)
+      return rc;
+    uint64_t finite = c->total - c->nonfinite;
+    if (read_whole(q, c->total, finite)) {
+      *whole = 1;
+      return 0;
+    }
+    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
+      return rc;
+    if (c->n >= m || c->n >= finite || nbk >= 100000)
+      return 0;
+    if (c->total <= DECODE_MAX && pass > 0) {
+      /* summaries too flat to offer m distinct points: read it whole */
+      *whole = 1;
+      return 0;
+    }
+    nbk = nbk * 4 > 100000 ? 100000 : nbk * 4;
+  }
 }
 
 /* Builds the downsampled points of one series: exactly q->max_points
@@ -259,78 +333,44 @@ static int row_points(pmcp__research *rs, const pmcp__mx_series *s, const row_re
   if (s->count == 0 || lo > hi)
     return 0;
   size_t m = q->max_points;
-  /* Candidate buckets: 2m; for a long series with at least m/2 blocks,
-   * half as many buckets as blocks, so the store takes most blocks whole
-   * from their summaries and decodes one cut segment a bucket edge. Each
-   * bucket offers up to four points; too few candidates and the buckets
-   * are refined. */
-  uint64_t blocks = (uint64_t)s->count / STORE_BLOCK;
-  size_t nbk = 2 * m;
-  if ((uint64_t)s->count > DECODE_MAX && 2 * blocks >= m && blocks < 4 * (uint64_t)m)
-    nbk = (size_t)(blocks / 2);
-  pmcp_bucket *bk = NULL;
-  pt *p = NULL;
-  size_t nb = 0, c = 0;
-  uint64_t finite = 0;
-  int rc = 0;
-  for (int pass = 0;; pass++) {
-    free(bk);
-    bk = calloc(nbk, sizeof *bk);
-    if (!bk)
-      return PMCP_ENOMEM;
-    pthread_mutex_lock(rs->lock);
-    rc = pmcp_store_summary(rs->store, rs->tenant, s->id, lo, hi, nbk, bk, &nb);
-    pthread_mutex_unlock(rs->lock);
-    if (rc)
-      break;
-    *total = *nonfinite = 0;
-    for (size_t b = 0; b < nb; b++) {
-      *total += bk[b].count;
-      *nonfinite += bk[b].nonfinite;
-    }
-    finite = *total - *nonfinite;
-    /* Few points, or smoothing (over the raw points, as TensorBoard's):
-     * read them whole, exact. Few finite points among very many NaN/Inf
-     * ones are found by refining the buckets instead: reading the range
-     * whole would hold every point of it at once. */
-    if (*total <= RAW_MAX || (finite <= m && *total <= DECODE_MAX) ||
-        (q->smoothing > 0 && *total <= DECODE_MAX)) {
-      free(bk);
-      rc = row_raw(rs, s, q, lo, hi, (size_t)*total, out, n_out);
+  int rc;
+  if (s->count <= RAW_MAX) {
+    /* a short series: its range read whole at once (unless more points
+     * were logged since its catalog was read) */
+    int cut = 0;
+    rc = row_raw(rs, s, q, lo, hi, (size_t)s->count, out, n_out, total, nonfinite, &cut);
+    if (rc || !cut) {
       if (!rc && *n_out < m)
         *why = FEWER_ALL;
       return rc;
     }
-    free(p);
-    p = malloc((4 * nb + 1) * sizeof *p);
-    if (!p) {
-      rc = PMCP_ENOMEM;
-      break;
-    }
-    c = bucket_candidates(bk, nb, p);
-    if (c >= m || c >= finite || nbk >= 100000)
-      break;
-    if (*total <= DECODE_MAX && pass > 0) {
-      /* summaries too flat to offer m distinct points: read it whole */
-      free(bk);
-      free(p);
-      return row_raw(rs, s, q, lo, hi, (size_t)*total, out, n_out);
-    }
-    nbk = nbk * 4 > 100000 ? 100000 : nbk * 4;
   }
-  free(bk);
-  if (rc) {
-    free(p);
+  pmcp__mx_cands c = {0};
+  int whole = 0;
+  rc = pmcp__mx_cands_scannable(rs) ? scan_points(rs, s, q, lo, hi, &c, &whole)
+                                    : bucket_points(rs, s, q, lo, hi, &c, &whole);
+  if (!rc && whole) {
+    free(c.p);
+    rc = row_raw(rs, s, q, lo, hi, (size_t)c.total, out, n_out, total, nonfinite, NULL);
+    if (!rc && *n_out < m) /* the raw path keeps min(finite, m) */
+      *why = FEWER_ALL;
     return rc;
   }
-  size_t k = keep_points(p, c, m, p);
-  if (c && !k) {
-    free(p);
+  if (rc) {
+    free(c.p);
+    return rc;
+  }
+  *total = c.total;
+  *nonfinite = c.nonfinite;
+  uint64_t finite = c.total - c.nonfinite;
+  size_t k = keep_points(c.p, c.n, m, c.p);
+  if (c.n && !k) {
+    free(c.p);
     return PMCP_ENOMEM;
   }
   if (k < m)
     *why = (uint64_t)k >= finite ? FEWER_ALL : FEWER_FLAT;
-  *out = p;
+  *out = c.p;
   *n_out = k;
   return 0;
 }

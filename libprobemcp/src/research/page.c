@@ -69,7 +69,7 @@ static void round_in(cJSON *v, int exact)
         /* the shortest text that reads back as this double (cJSON's own
          * printing may drop the last digit) */
         char buf[PMCP_JSON_NUMBER_MAX];
-        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf);
+        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf, sizeof buf);
         cJSON *raw = cJSON_CreateRaw(buf);
         if (raw) {
           raw->string = c->string;
@@ -81,7 +81,7 @@ static void round_in(cJSON *v, int exact)
         continue;
       }
       char buf[PMCP_JSON_NUMBER_MAX];
-      pmcp_json_format_number(d, 0, buf);
+      pmcp_json_format_number(d, 0, buf, sizeof buf);
       cJSON_SetNumberValue(c, pmcp__c_strtod(buf, NULL));
     } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
       round_in(c, exact);
@@ -134,6 +134,30 @@ int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
   return ok;
 }
 
+int pmcp__rs_number(pmcp_json *j, double d)
+{
+  if (!isfinite(d))
+    return pmcp_json_string(j, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+  if (!(d == floor(d) && fabs(d) < 9007199254740992.0)) {
+    char six[PMCP_JSON_NUMBER_MAX];
+    pmcp_json_format_number(d, 0, six, sizeof six);
+    d = pmcp__c_strtod(six, NULL);
+  }
+  /* spelled as cJSON prints a double (the research tools' answers always
+   * were): an int as such, else 15 significant digits, 17 when 15 do not
+   * read back */
+  char buf[64];
+  int n;
+  if (d >= -2147483648.0 && d <= 2147483647.0 && d == (double)(int)d)
+    n = pmcp__c_snprintf(buf, sizeof buf, "%d", (int)d);
+  else {
+    n = pmcp__c_snprintf(buf, sizeof buf, "%1.15g", d);
+    if (pmcp__c_strtod(buf, NULL) != d)
+      n = pmcp__c_snprintf(buf, sizeof buf, "%1.17g", d);
+  }
+  return pmcp_json_raw(j, buf, n > 0 ? (size_t)n : 0);
+}
+
 /* A page for the call under the toolset's cursor key and the store's data
  * version; @p take_cursor: the page decodes the call's cursor itself. */
 static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags,
@@ -151,9 +175,6 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
                              int take_cursor, int scoped, uint64_t scope)
 {
   uint64_t ver = scope;
-  /* scoped with @p take_cursor -1: a page of one whole object, which
-   * mints no cursor, so neither the version nor the arguments matter */
-  int whole = take_cursor < 0;
   if (!scoped && pmcp__rs_version(rs, &ver)) {
     pmcp__rs_fail(call, PMCP_TERR_STORE, "the store cannot be read");
     return NULL;
@@ -162,11 +183,11 @@ static pmcp_page *new_page_v(pmcp_call *call, pmcp__research *rs, unsigned flags
   o.token_budget = budget_of(call);
   o.tool = pmcp_call_name(call);
   const char *args = NULL;
-  if (!whole && pmcp__call_cursor_args(call, &args) == 0)
+  if (pmcp__call_cursor_args(call, &args) == 0)
     o.args_json = args;
   const char *cur = NULL;
   size_t clen = 0;
-  if (take_cursor > 0 && pmcp_arg_has(call, "cursor") &&
+  if (take_cursor && pmcp_arg_has(call, "cursor") &&
       pmcp_arg_string(call, "cursor", &cur, &clen) == 0)
     o.cursor = (cur && clen && strlen(cur) == clen) ? cur : "\x01";
   o.source_version = ver;
@@ -186,9 +207,9 @@ pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags)
   return new_page(call, rs, flags, 1);
 }
 
-pmcp_page *pmcp__rs_page_minting(pmcp_call *call, pmcp__research *rs, unsigned flags)
+pmcp_page *pmcp__rs_page_plain(pmcp_call *call, pmcp__research *rs)
 {
-  return new_page(call, rs, flags, 0);
+  return new_page(call, rs, 0, 0);
 }
 
 pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
@@ -231,19 +252,6 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   return rc;
 }
 
-int pmcp__rs_emit_text(pmcp_call *call, pmcp__research *rs, const char *json, size_t len)
-{
-  pmcp_page *pg = new_page_v(call, rs, 0, -1, 1, 0);
-  if (!pg)
-    return 0; /* the error result is sent */
-  int rc = pmcp_page_object(pg, json, len);
-  if (rc && rc != PMCP_EBUDGET) {
-    pmcp_page_free(pg);
-    return rc;
-  }
-  return pmcp__rs_send(call, pg, 0);
-}
-
 /* A page made of one object (consumed) that must fit whole. */
 static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
 {
@@ -251,9 +259,31 @@ static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
   cJSON_Delete(root);
   if (!txt)
     return PMCP_ENOMEM;
-  int rc = pmcp__rs_emit_text(call, rs, txt, strlen(txt));
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg) {
+    cJSON_free(txt);
+    return 0; /* the error result is sent */
+  }
+  int rc = pmcp_page_object(pg, txt, strlen(txt));
   cJSON_free(txt);
-  return rc;
+  if (rc && rc != PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
+}
+
+int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len)
+{
+  pmcp_page *pg = new_page(call, rs, 0, 0);
+  if (!pg)
+    return 0; /* the error result is sent */
+  int rc = pmcp_page_object(pg, txt, len);
+  if (rc && rc != PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return rc;
+  }
+  return pmcp__rs_send(call, pg, 0);
 }
 
 int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root)

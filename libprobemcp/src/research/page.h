@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "probemcp/budget.h"
+#include "probemcp/json.h"
 #include "research/research.h"
 
 /* The position state to continue after @p placed items of the page, as a
@@ -39,9 +40,6 @@ int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSO
 /* Sends a single object (consumed) that must fit whole; when it does not,
  * an error names min_token_budget. */
 int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
-/* The same for an object already written (JSON text, numbers as they are
- * to go out). */
-int pmcp__rs_emit_text(pmcp_call *call, pmcp__research *rs, const char *json, size_t len);
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version, decoding the call's cursor (lossless when @p flags has
@@ -54,9 +52,6 @@ pmcp_page *pmcp__rs_page(pmcp_call *call, pmcp__research *rs, unsigned flags);
 pmcp_page *pmcp__rs_page_scoped(pmcp_call *call, pmcp__research *rs, unsigned flags,
                                 uint64_t scope);
 uint64_t pmcp__rs_scope_mix(uint64_t h, int64_t v);
-/* A page that leaves the call's cursor alone (the handler opened it with
- * pmcp__rs_cursor_in) and only mints the next one. */
-pmcp_page *pmcp__rs_page_minting(pmcp_call *call, pmcp__research *rs, unsigned flags);
 /* Renders @p pg as the call's result (text and structuredContent) and
  * frees it. */
 int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more);
@@ -74,11 +69,25 @@ char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
                            const char *tool, const char *args_json,
                            const cJSON *state);
 
+/* A page for the call whose incoming cursor the handler opened itself
+ * (pmcp__rs_cursor_in): it only mints the next one. Sends the error
+ * result and returns NULL when something fails. */
+pmcp_page *pmcp__rs_page_plain(pmcp_call *call, pmcp__research *rs);
+/* Sends the object text [@p txt, + @p len) as a page that must fit whole
+ * (the refusal names min_token_budget otherwise). */
+int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len);
+
+/* Writes @p d as a summary number: six significant figures, non-finite
+ * values as strings, spelled as the cJSON route printed it (1234567.8 as
+ * 1234570, integers exact). */
+int pmcp__rs_number(pmcp_json *j, double d);
+
+/* pmcp__rs_fits() of JSON text. */
+int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve);
+
 /* True when @p o (serialized compactly, plus @p reserve tokens) fits the
  * call's budget and byte ceiling. */
 int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve);
-/* The same for object text. */
-int pmcp__rs_fits_text(pmcp_call *call, const char *json, size_t len, size_t reserve);
 
 /* The call's token budget (2000 when the engine reports none). */
 int pmcp__rs_budget(pmcp_call *call);

@@ -104,6 +104,10 @@ int pmcp__rs_get_card(pmcp__research *rs, const char *ref, int card, cJSON **out
                       size_t errlen);
 int pmcp__rs_list(pmcp__research *rs, const pmcp_list_opts *o, cJSON **out,
                   char *err, size_t errlen);
+/* pmcp__rs_list() as the store's JSON text in @p out (checked to be one
+ * JSON value), for lists written with pmcp_json rather than a cJSON tree. */
+int pmcp__rs_list_text(pmcp__research *rs, const pmcp_list_opts *o, pmcp_buf *out,
+                       char *err, size_t errlen);
 int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
                     const char *after, size_t limit, cJSON **out, char *err,
                     size_t errlen);
@@ -167,6 +171,10 @@ int pmcp__rs_reply(pmcp_call *call, cJSON *obj);
 /* The provenance of a record's human/outside text, from its "via",
  * "author", "kind" or "provider" fields. */
 const char *pmcp__rs_provenance(const cJSON *rec);
+/* The same from the fields themselves ("" when absent); @p import_attr:
+ * the record's attributes have "import". */
+const char *pmcp__rs_provenance_of(const char *via, const char *kind, const char *ref,
+                                   const char *provider, int import_attr);
 
 /* Small cJSON readers that accept absent/mistyped fields. */
 const char *pmcp__js(const cJSON *o, const char *key);   /* "" if absent */
@@ -184,9 +192,9 @@ cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated);
 cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
                      size_t max_chars);
 
-/* 1 when member @p k holds a time in milliseconds (created, started,
- * ended, updated, time, modified, *_ms), which pick writes as ISO 8601. */
-int pmcp__rs_time_key(const char *k);
+/* Whether @p key names a time in milliseconds (what pmcp__rs_pick writes
+ * as ISO 8601). */
+int pmcp__rs_time_key(const char *key);
 
 /* Writes @p ms as "2024-05-01T12:00:00Z" into @p out (>= 21 bytes). */
 void pmcp__rs_iso(int64_t ms, char *out, size_t size);

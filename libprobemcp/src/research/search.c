@@ -597,6 +597,8 @@ static int fused(pmcp_call *call, pmcp__research *rs, const char *q, size_t lim,
     cJSON_AddStringToObject(ch, "keyword_error", err);
   else
     cJSON_AddNumberToObject(ch, "keyword", pmcp__jn(kpage, "total", (double)n_kw));
+  if (!krc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(kpage, "total_estimated")))
+    cJSON_AddTrueToObject(ch, "keyword_estimated");
   cJSON_AddNumberToObject(ch, "semantic", (double)n_sem);
   cJSON_AddStringToObject(ch, "fusion", "exact matches first, then keyword and semantic "
                                         "fused by reciprocal rank (1/(60+rank) summed), "
@@ -782,6 +784,7 @@ static int search(pmcp_call *call, void *ud)
       w.page_n = (size_t)cJSON_GetArraySize(kits);
       w.next = *pmcp__js(page, "next") ? pmcp__js(page, "next") : NULL;
       w.total = pmcp__jn(page, "total", -1);
+      w.total_estimated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(page, "total_estimated"));
       kw_raw = calloc(w.page_n + 1, sizeof *kw_raw);
       if (!kw_raw) {
         cJSON_Delete(page);
@@ -820,6 +823,8 @@ static int search(pmcp_call *call, void *ud)
       }
       if (w.total >= 0)
         cJSON_AddNumberToObject(channels, "keyword", w.total);
+      if (w.total >= 0 && w.total_estimated)
+        cJSON_AddTrueToObject(channels, "keyword_estimated");
       if (kw_n < want && w.next) {
         /* the read limit, not the matches, ended the page */
         char why[200];

@@ -350,16 +350,22 @@ int pmcp__sql_list(pmcp_store *s, pmcp__sql *q, const list_kind *kinds, size_t n
   }
   /* Pieces joined with puts: printf's %s over these long fragments cost
    * more than the rest of building a listing. SQLite: the page's row ids
-   * come out of a co-routine in their order and CROSS JOIN keeps it the
-   * outer loop (every table of the FROM clause after it), so the items
-   * come out in that order with no second sort; "rowid IN (...) ORDER
-   * BY" built a temporary table of the ids and sorted the items again. */
+   * come out of a co-routine (an index walk or a sort of narrow rows) and
+   * CROSS JOIN keeps it the outer loop; the outer ORDER BY, the kind's own
+   * order (total: it ends with the row's id), makes the items' order the
+   * statement's rather than the planner's loop order, which the tables
+   * joined after it (notes and their versions, checkpoints and runs,
+   * documents and FTS) could change. It sorts the page's rows only: "rowid
+   * IN (...) ORDER BY" built a temporary table of the ids and sorted the
+   * items again. (A row_number() of the co-routine to order by cost 7% of
+   * a runs listing: a second co-routine for the window.) */
   pmcp_buf sql_items = PMCP_BUF_INIT, sql_count = PMCP_BUF_INIT;
   const char *items_sq[] = {"SELECT ", lk->item, " FROM (SELECT ", alias,
                             ".rowid AS pmcp_rid FROM ", lk->from, " WHERE ", where.ptr,
                             " ORDER BY ", lk->order,
                             " LIMIT :lim OFFSET :off) pmcp_page CROSS JOIN ", lk->from,
-                            " WHERE ", alias, ".rowid=pmcp_page.pmcp_rid", NULL};
+                            " WHERE ", alias, ".rowid=pmcp_page.pmcp_rid ORDER BY ", lk->order,
+                            NULL};
   const char *items[] = {"SELECT ", lk->item, " FROM ", lk->from, " WHERE ", where.ptr,
                          " ORDER BY ", lk->order, " LIMIT :lim OFFSET :off", NULL};
   /* The total is counted up to COUNT_PAST items past the page, so that

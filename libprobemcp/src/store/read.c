@@ -177,8 +177,14 @@ static void add_attributes(rd *r, cJSON *o, const char *kind, int64_t owner)
 
 static void add_tags(rd *r, cJSON *o, const char *kind, int64_t owner)
 {
-  static const char sql[] =
+  /* SQLite took tags_tag for this (it covers tenant_id), reading every
+   * tag of the kind per card; the primary key finds the owner's own */
+  static const char sql_sq[] =
+      "SELECT tag FROM tags INDEXED BY sqlite_autoindex_tags_1 WHERE tenant_id=?1"
+      " AND owner_kind=?3 AND owner_id=?2 ORDER BY tag";
+  static const char sql_pg[] =
       "SELECT tag FROM tags WHERE tenant_id=?1 AND owner_kind=?3 AND owner_id=?2 ORDER BY tag";
+  const char *sql = PMCP__SQL_PICK(r->q, sql_sq, sql_pg);
   pmcp__stmt *st;
   if (r->rc || (r->rc = pmcp__sql_prep(r->s, r->q, sql, &st)))
     return;

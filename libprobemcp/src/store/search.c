@@ -102,10 +102,17 @@ void pmcp__search_args_free(pmcp__search_args *a)
 
 int pmcp__search_page_end(pmcp_buf *out, int64_t offset, size_t n, int64_t total)
 {
+  return pmcp__search_page_end_est(out, offset, n, total, 0);
+}
+
+int pmcp__search_page_end_est(pmcp_buf *out, int64_t offset, size_t n, int64_t total,
+                              int estimated)
+{
+  pmcp__buf_printf(out, "],\"total\":%lld,%s", (long long)total,
+                   estimated ? "\"total_estimated\":true," : "");
   if (offset + (int64_t)n < total)
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":\"%lld\"}", (long long)total,
-                     (long long)(offset + (int64_t)n));
+    pmcp__buf_printf(out, "\"next\":\"%lld\"}", (long long)(offset + (int64_t)n));
   else
-    pmcp__buf_printf(out, "],\"total\":%lld,\"next\":null}", (long long)total);
+    pmcp__buf_puts(out, "\"next\":null}");
   return out->ptr ? 0 : PMCP_ENOMEM;
 }

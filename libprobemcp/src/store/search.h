@@ -34,5 +34,10 @@ void pmcp__search_args_free(pmcp__search_args *a);
 /* Closes a page of @p n items begun at @p offset of @p total:
  * `],"total":N,"next":...}`. */
 int pmcp__search_page_end(pmcp_buf *out, int64_t offset, size_t n, int64_t total);
+/* The same, @p estimated saying the total is an estimate: the answer then
+ * carries "total_estimated":true (next is given while the page is short of
+ * @p total). */
+int pmcp__search_page_end_est(pmcp_buf *out, int64_t offset, size_t n, int64_t total,
+                              int estimated);
 
 #endif

@@ -73,6 +73,7 @@ typedef struct pmcp__sq {
   void *cctx;            /* zstd context, created on first use */
   pmcp__sq_dec dec;      /* the reads' block decoder */
   int immutable;         /* opened with immutable=1 (read-only folder) */
+  int rank_fn;           /* pmcp_bm25 is registered (sq_search_rank.h) */
   /* Waiting for another writer (sq_wait.c). */
   char *holder_path;     /* PATH-writer */
   int holding;           /* we wrote it */

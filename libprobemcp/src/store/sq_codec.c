@@ -97,7 +97,20 @@ static int get_dod(const unsigned char **p, const unsigned char *end, pmcp_point
   uint64_t prev = 0, prev_delta = 0;
   const unsigned char *c = *p;
   for (size_t i = 0; i < n; i++) {
-    uint64_t z;
+    uint64_t z, w;
+    /* eight zero bytes: eight points of the same delta */
+    if (n - i >= 8 && end - c >= 8 && (memcpy(&w, c, 8), w == 0)) {
+      for (int k = 0; k < 8; k++) {
+        prev += prev_delta;
+        if (which)
+          pts[i + k].time_ms = (int64_t)prev;
+        else
+          pts[i + k].step = (int64_t)prev;
+      }
+      c += 8;
+      i += 7;
+      continue;
+    }
     if (c < end && *c == 0) {
       c++;
       z = 0;
@@ -120,8 +133,19 @@ static int get_dod(const unsigned char **p, const unsigned char *end, pmcp_point
 static int skip_varints(const unsigned char **p, const unsigned char *end, size_t n)
 {
   const unsigned char *c = *p;
-  while (n && c < end)
+  uint64_t w;
+  /* eight zero bytes (regular clock ticks) are eight varints */
+  while (n >= 8 && end - c >= 8 && (memcpy(&w, c, 8), w == 0)) {
+    c += 8;
+    n -= 8;
+  }
+  while (n && c < end) {
     n -= *c++ < 0x80;
+    while (n >= 8 && end - c >= 8 && (memcpy(&w, c, 8), w == 0)) {
+      c += 8;
+      n -= 8;
+    }
+  }
   if (n)
     return -1;
   *p = c;

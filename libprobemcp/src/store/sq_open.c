@@ -14,6 +14,7 @@
 #include "probemcp/json.h"
 #include "store/db.h"
 #include "store/sq.h"
+#include "store/sq_search_rank.h"
 
 int pmcp__sq_err(pmcp_store *s, pmcp__sq *q, int src, const char *what)
 {
@@ -492,7 +493,8 @@ static void sql_num(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     return;
   }
   char buf[PMCP_JSON_NUMBER_MAX];
-  size_t n = pmcp_json_format_number(sqlite3_value_double(argv[0]), PMCP_JSON_LOSSLESS, buf);
+  size_t n = pmcp_json_format_number(sqlite3_value_double(argv[0]), PMCP_JSON_LOSSLESS, buf,
+                                     sizeof buf);
   sqlite3_result_text(ctx, buf, (int)n, SQLITE_TRANSIENT);
 }
 
@@ -503,6 +505,8 @@ static void connection_setup(pmcp__sq *q)
   sqlite3_extended_result_codes(q->db, 0);
   sqlite3_create_function(q->db, "pmcp_num", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                           sql_num, NULL, NULL);
+  /* without it search ranks every match with bm25() */
+  q->rank_fn = pmcp__sq_search_rank_setup(q->db) == SQLITE_OK;
 }
 
 static void busy_pause(pmcp__sq *q, unsigned attempt)

@@ -10,6 +10,7 @@
 
 #include "store/search.h"
 #include "store/sq.h"
+#include "store/sq_search_rank.h"
 #include "store/ws_scope.h"
 
 /* The page at @p offset of every document of a store holding one lab. The
@@ -77,6 +78,40 @@ static int search_one_lab(pmcp_store *s, pmcp__sq *q, const char *match, int64_t
   return pmcp__search_page_end(out, offset, n, total);
 }
 
+/* Appends the item of document @p rid (papers when @p paper) scored
+ * @p score to @p out, a comma before it after the first (*shown). */
+int pmcp__sq_search_item(pmcp_store *s, pmcp__sq *q, int paper, int64_t rid, const char *match,
+                         double score, pmcp_buf *out, size_t *shown)
+{
+  static const char sql_doc[] =
+      "SELECT json_object('ref', d.ref, 'kind', d.kind, 'title', f.title, 'snippet',"
+      " (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
+      "  WHERE search_fts MATCH ?2 AND search_fts.rowid=?1), 'score', round(?3, 4))"
+      " FROM search_docs d JOIN search_fts f ON f.rowid=d.id WHERE d.id=?1";
+  static const char sql_paper[] =
+      "SELECT json_object('ref', 'paper:' || p.arxiv_id, 'kind', 'paper', 'title', p.title,"
+      " 'snippet', (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
+      "  WHERE papers_fts MATCH ?2 AND papers_fts.rowid=?1), 'score', round(?3, 4))"
+      " FROM papers p WHERE p.id=?1";
+  sqlite3_stmt *st;
+  int rc = pmcp__sq_prep(s, q, paper ? sql_paper : sql_doc, &st);
+  if (rc)
+    return rc;
+  sqlite3_bind_int64(st, 1, rid);
+  sqlite3_bind_text(st, 2, match, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st, 3, score);
+  int src = sqlite3_step(st);
+  if (src == SQLITE_ROW) {
+    if ((*shown)++)
+      pmcp__buf_putc(out, ',');
+    pmcp__sq_text_col(out, st, 0);
+  }
+  sqlite3_reset(st);
+  if (src != SQLITE_ROW && src != SQLITE_DONE)
+    return pmcp__sq_err(s, q, src, "search");
+  return 0;
+}
+
 /* The parameters the rank and count statements share (?1-?5). */
 static void bind_common(sqlite3_stmt *st, pmcp_tenant t, const pmcp__search_args *a)
 {
@@ -120,16 +155,6 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
       "  AND (?3 OR instr(?4, ' ' || d.kind || ' ') > 0)) +"
       " (SELECT count(*) FROM papers_fts CROSS JOIN papers p ON p.id=papers_fts.rowid"
       "  WHERE ?5 AND papers_fts MATCH ?2 AND p.tenant_id=?1)";
-  static const char sql_doc[] =
-      "SELECT json_object('ref', d.ref, 'kind', d.kind, 'title', f.title, 'snippet',"
-      " (SELECT snippet(search_fts, 1, '', '', '...', 16) FROM search_fts"
-      "  WHERE search_fts MATCH ?2 AND search_fts.rowid=?1), 'score', round(?3, 4))"
-      " FROM search_docs d JOIN search_fts f ON f.rowid=d.id WHERE d.id=?1";
-  static const char sql_paper[] =
-      "SELECT json_object('ref', 'paper:' || p.arxiv_id, 'kind', 'paper', 'title', p.title,"
-      " 'snippet', (SELECT snippet(papers_fts, 1, '', '', '...', 16) FROM papers_fts"
-      "  WHERE papers_fts MATCH ?2 AND papers_fts.rowid=?1), 'score', round(?3, 4))"
-      " FROM papers p WHERE p.id=?1";
   sqlite3_stmt *st;
   int src;
   /* A store of one lab searching all its kinds needs no join to tell its
@@ -158,7 +183,9 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
     sqlite3_reset(st);
   }
   if (single) {
-    rc = search_one_lab(s, q, a.match.ptr, offset, limit, out);
+    rc = pmcp__sq_search_topk(s, q, a.match.ptr, offset, limit, out);
+    if (rc == PMCP__TOPK_NONE)
+      rc = search_one_lab(s, q, a.match.ptr, offset, limit, out);
     goto out;
   }
   enum { PAGE_MAX = 200 };
@@ -202,24 +229,10 @@ int pmcp__sq_search(pmcp_store *s, void *ctx, pmcp_tenant t, const char *query,
   pmcp__buf_reset(out);
   pmcp__buf_puts(out, "{\"items\":[");
   size_t shown = 0;
-  for (size_t i = 0; i < n; i++) {
-    if ((rc = pmcp__sq_prep(s, q, page_src[i] ? sql_paper : sql_doc, &st)))
+  for (size_t i = 0; i < n; i++)
+    if ((rc = pmcp__sq_search_item(s, q, page_src[i] != 0, page_rid[i], a.match.ptr,
+                                   page_score[i], out, &shown)))
       goto out;
-    sqlite3_bind_int64(st, 1, page_rid[i]);
-    sqlite3_bind_text(st, 2, a.match.ptr, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(st, 3, page_score[i]);
-    src = sqlite3_step(st);
-    if (src == SQLITE_ROW) {
-      if (shown++)
-        pmcp__buf_putc(out, ',');
-      pmcp__sq_text_col(out, st, 0);
-    }
-    sqlite3_reset(st);
-    if (src != SQLITE_ROW && src != SQLITE_DONE) {
-      rc = pmcp__sq_err(s, q, src, "search");
-      goto out;
-    }
-  }
   rc = pmcp__search_page_end(out, offset, n, total);
 out:
   free(scoped_rank);

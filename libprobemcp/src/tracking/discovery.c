@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "research/lists.h"
 #include "research/page.h"
+#include "util/cnum.h"
 
 static const char *after_colon(const char *ref)
 {
@@ -44,6 +46,55 @@ static int allowed_workspaces(pmcp_call *call, pmcp__tracking *tk, cJSON **out)
   return 0;
 }
 
+/* One workspace of the answer: its store item @p i of @p w (or, @p w
+ * NULL, the default workspace that has no row yet). */
+static void workspace_item(pmcp_json *j, const pmcp__window *w, size_t i, const char *id,
+                           size_t id_len, const char *role, const pmcp__tracking *tk,
+                           pmcp_buf *tmp)
+{
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "workspace");
+  pmcp_json_string_n(j, id, id_len);
+  pmcp_json_key(j, "name");
+  const char *v = NULL, *s = "";
+  size_t vl = 0, n = 0;
+  if (w && pmcp__window_member(w, i, "name", &v, &vl) && !pmcp__json_str_of(v, vl, tmp, &s, &n))
+    s = "", n = 0;
+  pmcp_json_string_n(j, w ? s : "default", w ? n : 7);
+  pmcp_json_key(j, "project_count");
+  if (w && pmcp__window_member(w, i, "projects", &v, &vl) && vl &&
+      (*v == '-' || (*v >= '0' && *v <= '9')))
+    pmcp__rs_number(j, pmcp__c_strtod(v, NULL));
+  else
+    pmcp_json_int(j, 0);
+  pmcp_json_key(j, "role");
+  pmcp_json_string(j, role);
+  if (tk->scope) {
+    pmcp_json_key(j, "current");
+    const char *cur = pmcp_call_scope_workspace(tk->scope);
+    pmcp_json_bool(j, cur && strlen(cur) == id_len && memcmp(cur, id, id_len) == 0);
+  }
+  pmcp_json_object_end(j);
+}
+
+/* The id of store item @p i (its ref after the colon) in *id, *n. */
+static int workspace_id(const pmcp__window *w, size_t i, pmcp_buf *tmp, const char **id,
+                        size_t *n)
+{
+  const char *v;
+  size_t vl;
+  *id = "";
+  *n = 0;
+  if (!pmcp__window_member(w, i, "ref", &v, &vl) || !pmcp__json_str_of(v, vl, tmp, id, n))
+    return 0;
+  const char *c = memchr(*id, ':', *n);
+  if (c) {
+    *n -= (size_t)(c + 1 - *id);
+    *id = c + 1;
+  }
+  return 1;
+}
+
 static int list_workspaces(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -51,52 +102,119 @@ static int list_workspaces(pmcp_call *call, void *ud)
   if (allowed_workspaces(call, tk, &allowed))
     return 0;
   /* The lab's workspaces are read unscoped (this call's scope is one
-   * workspace), then only those the caller may use are shown. */
+   * workspace), then only those the caller may use are shown. The store's
+   * pages stay text: each shown item is written from it. */
   pmcp__research lab = *tk->rs;
   lab.tenant.workspace = 0;
   lab.tenant.unfiled = 0;
-  pmcp__tracking labtk = *tk;
-  labtk.rs = &lab;
-  cJSON *ws = NULL;
-  if (pmcp__trk_list_all(call, &labtk, "workspace", NULL, 100000, &ws)) {
-    cJSON_Delete(allowed);
-    return 0;
+  static const char *const keys[] = {"ref", NULL};
+  pmcp__list_req q = {"workspaces", "workspace", NULL, NULL, NULL, 0, keys, 1000, 0, NULL};
+  pmcp__window *ws = NULL;
+  size_t nw = 0, total = 0, raw = 0, max = 100000;
+  char err[300] = "out of memory";
+  char id[300];
+  pmcp_buf tmp = PMCP_BUF_INIT;
+  int rc = 0;
+  for (const char *after = NULL;;) {
+    pmcp__window *nws = realloc(ws, (nw + 1) * sizeof *ws);
+    if (!nws) {
+      rc = PMCP_ENOMEM;
+      break;
+    }
+    ws = nws;
+    rc = pmcp__fetch_text(&lab, &q, after, 0, &ws[nw], err, sizeof err);
+    if (rc)
+      break;
+    pmcp__window *w = &ws[nw++];
+    /* only what the caller may see is counted */
+    for (size_t i = 0; i < pmcp__window_count(w) && raw < max; i++, raw++) {
+      const char *wid;
+      size_t n;
+      workspace_id(w, i, &tmp, &wid, &n);
+      snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), wid);
+      const cJSON *role = allowed ? cJSON_GetObjectItemCaseSensitive(allowed, id) : NULL;
+      if (!allowed || cJSON_IsString(role))
+        total++;
+    }
+    after = raw < max ? w->next : NULL;
+    if (!after)
+      break;
   }
-  cJSON *all = cJSON_CreateArray();
-  const cJSON *it;
-  cJSON_ArrayForEach(it, ws)
-  {
-    const char *id = after_colon(pmcp__js(it, "ref"));
-    const cJSON *role = allowed ? cJSON_GetObjectItemCaseSensitive(allowed, id) : NULL;
-    if (allowed && !cJSON_IsString(role))
-      continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "workspace", id);
-    cJSON_AddStringToObject(o, "name", pmcp__js(it, "name"));
-    cJSON_AddNumberToObject(o, "project_count", pmcp__jn(it, "projects", 0));
-    cJSON_AddStringToObject(o, "role", role ? role->valuestring : tk->role);
-    if (tk->scope)
-      cJSON_AddBoolToObject(o, "current", strcmp(id, pmcp_call_scope_workspace(tk->scope)) == 0);
-    cJSON_AddItemToArray(all, o);
-    if (allowed)
-      cJSON_DeleteItemFromObjectCaseSensitive(allowed, id);
+  if (rc) {
+    for (size_t k = 0; k < nw; k++)
+      pmcp__window_free(&ws[k]);
+    free(ws);
+    cJSON_Delete(allowed);
+    pmcp_buf_dispose(&tmp);
+    return pmcp__rs_fail(call, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
+                         "%s", err);
   }
   /* The default workspace has no row until a project is filed in it. */
-  cJSON_ArrayForEach(it, allowed)
-  {
-    if (!cJSON_IsString(it) || strcmp(it->string, "default") != 0)
-      continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "workspace", "default");
-    cJSON_AddStringToObject(o, "name", "default");
-    cJSON_AddNumberToObject(o, "project_count", 0);
-    cJSON_AddStringToObject(o, "role", it->valuestring);
-    cJSON_AddBoolToObject(o, "current", strcmp("default", pmcp_call_scope_workspace(tk->scope)) == 0);
-    cJSON_AddItemToArray(all, o);
+  const cJSON *dflt = NULL;
+  if (allowed) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, allowed)
+    {
+      if (!cJSON_IsString(it) || strcmp(it->string, "default") != 0)
+        continue;
+      int listed = 0;
+      for (size_t k = 0; k < nw && !listed; k++)
+        for (size_t i = 0; i < pmcp__window_count(&ws[k]) && !listed; i++) {
+          const char *wid;
+          size_t n;
+          listed = workspace_id(&ws[k], i, &tmp, &wid, &n) && n == 7 &&
+                   !memcmp(wid, "default", 7);
+        }
+      if (!listed && !dflt) {
+        dflt = it;
+        total++;
+      }
+    }
   }
+  pmcp_page *pg = NULL;
+  size_t offset = 0, limit = 0;
+  rc = pmcp__trk_page_open(call, &pg, "workspaces", &offset, &limit, total);
+  size_t pos = 0, seen = 0;
+  for (size_t k = 0; !rc && k < nw; k++) {
+    pmcp__window *w = &ws[k];
+    for (size_t i = 0; !rc && i < pmcp__window_count(w) && seen < max; i++) {
+      const char *wid;
+      size_t n;
+      workspace_id(w, i, &tmp, &wid, &n);
+      snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), wid);
+      const cJSON *role = allowed ? cJSON_GetObjectItemCaseSensitive(allowed, id) : NULL;
+      if (allowed && !cJSON_IsString(role))
+        continue;
+      seen++;
+      if (pos++ < offset || pos > offset + limit)
+        continue;
+      pmcp_json *j = pmcp_page_item(pg);
+      if (!j) {
+        rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
+        break;
+      }
+      /* the id again: the name's decoding may have reused tmp */
+      char idc[300];
+      snprintf(idc, sizeof idc, "%s", id);
+      workspace_item(j, w, i, idc, strlen(idc), role ? role->valuestring : tk->role, tk, &tmp);
+      rc = pmcp_page_commit(pg, NULL, 0);
+    }
+  }
+  if (!rc && dflt && pos++ >= offset && pos <= offset + limit) {
+    pmcp_json *j = pmcp_page_item(pg);
+    if (!j)
+      rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
+    else {
+      workspace_item(j, NULL, 0, "default", 7, dflt->valuestring, tk, &tmp);
+      rc = pmcp_page_commit(pg, NULL, 0);
+    }
+  }
+  for (size_t k = 0; k < nw; k++)
+    pmcp__window_free(&ws[k]);
+  free(ws);
   cJSON_Delete(allowed);
-  cJSON_Delete(ws);
-  return pmcp__trk_window(call, cJSON_CreateObject(), "workspaces", all);
+  pmcp_buf_dispose(&tmp);
+  return pmcp__trk_page_close(call, pg, rc);
 }
 
 static int list_projects(pmcp_call *call, void *ud)

@@ -358,6 +358,57 @@ static int emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
 static int window(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
                   const struct pmcp__chart *chart, const char *hint);
 
+int pmcp__trk_page_open(pmcp_call *call, pmcp_page **pg, const char *name, size_t *offset,
+                        size_t *limit, size_t total)
+{
+  int64_t lim = 50, off = 0;
+  pmcp_arg_int(call, "limit", &lim);
+  pmcp_arg_int(call, "offset", &off);
+  *offset = (size_t)off;
+  *limit = (size_t)lim;
+  *pg = NULL;
+  int rc = pmcp_page_begin(pg, call, 0);
+  if (!rc)
+    rc = pmcp_page_offsets(*pg, *offset < total ? *offset : total, total,
+                           "the token budget cut this page: continue with "
+                           "offset=next_offset or raise token_budget");
+  pmcp_json *j = NULL;
+  if (!rc && pmcp_json_new(&j, 0))
+    rc = PMCP_ENOMEM;
+  /* numbers as emit() rounds and prints them */
+  const char *t;
+  size_t len;
+  if (!rc && !pmcp__rs_number(j, (double)total) && (t = pmcp_json_text(j, &len)))
+    rc = pmcp_page_field_json(*pg, "total_count", t, len);
+  if (j)
+    pmcp_json_reset(j);
+  if (!rc && !pmcp__rs_number(j, (double)*offset) && (t = pmcp_json_text(j, &len)))
+    rc = pmcp_page_field_json(*pg, "offset", t, len);
+  pmcp_json_free(j);
+  if (rc == PMCP_EBUDGET)
+    return 1;
+  if (!rc)
+    rc = pmcp_page_list(*pg, name);
+  return rc;
+}
+
+int pmcp__trk_page_close(pmcp_call *call, pmcp_page *pg, int rc)
+{
+  if (rc == PMCP_EBUDGET)
+    rc = 0; /* the page is full: it says so itself */
+  if (rc == 1) {
+    pmcp_page_free(pg);
+    return pmcp__rs_fail(call, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
+                         "this listing's envelope does not fit token_budget=%d: raise "
+                         "token_budget", pmcp__rs_budget(call));
+  }
+  if (rc || !pg) {
+    pmcp_page_free(pg);
+    return rc ? rc : PMCP_EINTERNAL;
+  }
+  return pmcp__rs_send(call, pg, 0);
+}
+
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all)
 {
   return window(call, root, name, all, NULL, NULL);

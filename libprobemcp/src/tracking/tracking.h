@@ -140,6 +140,16 @@ int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
  * listing) under @p name through pmcp__trk_emit, with the call's `limit`
  * and `offset`. */
 int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
+/* The same page for items written with pmcp_json: opens it (fields
+ * total_count and offset, the list @p name) for the call's `limit` and
+ * `offset` (in *limit, *offset) over @p total items. Returns 0; 1 when the
+ * envelope alone is over the budget; an error. The caller adds the items
+ * [offset, offset + limit) (pmcp_page_item, pmcp_page_commit) and ends
+ * with pmcp__trk_page_close, passing the last return code: it sends the
+ * page or the error. */
+int pmcp__trk_page_open(pmcp_call *call, pmcp_page **pg, const char *name, size_t *offset,
+                        size_t *limit, size_t total);
+int pmcp__trk_page_close(pmcp_call *call, pmcp_page *pg, int rc);
 /* The same with @p hint (NULL: the default) as the hint of a page the
  * budget cuts. */
 int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,

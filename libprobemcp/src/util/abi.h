@@ -14,8 +14,8 @@
  * exports it as pub at symbol version VER ("pub@@VER": the default), so
  * that a call whose types changed keeps its old version for programs
  * linked against an older release. The attribute survives link-time
- * optimization, which a top-level .symver does not. Only with the version
- * script (meson defines PMCP__SYMVER). */
+ * optimization, which a top-level .symver does not. The build always
+ * links with the version script (meson refuses a linker without one). */
 #if defined(__has_attribute)
 #if __has_attribute(symver)
 #define PMCP__SYMVER_AS(name, sym) __attribute__((symver(sym)))

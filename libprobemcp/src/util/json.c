@@ -212,6 +212,11 @@ static const char *skip_trusted(const char *p, const char *end)
       continue;
     } else if (c == '}' || c == ']') {
       depth--;
+    } else if (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      /* between the tokens of an array or object: the next token may be
+       * a string or a container (skipped above as a literal, it swallowed
+       * its opening quote or bracket) */
+      continue;
     } else {
       /* a number or literal: up to its end */
       while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' &&

@@ -28,7 +28,7 @@
 static int put_number(pmcp_buf *b, double v)
 {
   char tmp[PMCP_JSON_NUMBER_MAX];
-  size_t n = pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, tmp);
+  size_t n = pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, tmp, sizeof tmp);
   return pmcp__buf_append(b, tmp, n);
 }
 

@@ -14,7 +14,10 @@
  *  3. a query_sql aggregate over the 10 x N points of "grad", read point
  *     by point through the metric_points table (3 calls), and the same
  *     figures from the per-block summaries (5 calls), each printed with
- *     its query. */
+ *     its query.
+ * PMCP_BENCH_REUSE=1 with DIR keeps DIR/store.db when it exists (no fill),
+ * PMCP_BENCH_CASES=series,grouped,narrow,sql runs only the cases named:
+ * for a profiler (callgrind) over one call kind. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,13 @@
 #include "../bench_util.h"
 
 static double cpu_last; /* CPU time of the last timed call, all threads */
+
+/* PMCP_BENCH_CASES names @p c, or is unset */
+static int wanted(const char *c)
+{
+  const char *e = getenv("PMCP_BENCH_CASES");
+  return !e || strstr(e, c) != NULL;
+}
 
 static void die(const char *what, pmcp_store *s)
 {
@@ -117,8 +127,13 @@ int main(int argc, char **argv)
   }
   char path[300];
   snprintf(path, sizeof path, "%s/store.db", dir);
-  unlink(path);
+  const char *reuse = getenv("PMCP_BENCH_REUSE");
+  int keep = argc > 2 && reuse && *reuse == '1' && access(path, F_OK) == 0;
+  if (!keep)
+    unlink(path);
   pmcp_store *s = NULL;
+  if (keep)
+    goto filled;
   if (pmcp_store_open(&s, path, PMCP_STORE_CREATE))
     die("open", s);
   pmcp_tenant t;
@@ -148,6 +163,7 @@ int main(int argc, char **argv)
   pmcp_store_free(s);
   printf("filled %s: 10 runs x %zu points + 10 ranks x %zu points in %.1f s\n", path, n, n,
          (bench_wall_ms() - t0) / 1e3);
+filled:
 
   if (pmcp_store_open(&s, path, PMCP_STORE_READONLY))
     die("open read-only", s);
@@ -162,36 +178,43 @@ int main(int argc, char **argv)
       "{\"mode\":\"series\",\"run_ids\":[\"run0\",\"run1\",\"run2\",\"run3\",\"run4\",\"run5\","
       "\"run6\",\"run7\",\"run8\",\"run9\"],\"keys\":[\"loss\"],\"max_points\":100,"
       "\"token_budget\":8000}";
-  timed_call("metrics", series_args, 1); /* warm the page cache */
-  for (int i = 0; i < 21; i++)
-    tm[i] = timed_call("metrics", series_args, 1), cm[i] = cpu_last;
-  snprintf(what, sizeof what, "series 10 runs x %zu points -> 100 points", n);
-  report(what, tm, cm, 21);
-  const char *rows = strstr(bench_last, "\\\"count\\\":");
-  printf("  (rows on the page: %.3s; the page's text: %zu bytes)\n", rows ? rows + 10 : "?",
-         strlen(bench_last));
+  if (wanted("series")) {
+    timed_call("metrics", series_args, 1); /* warm the page cache */
+    for (int i = 0; i < 21; i++)
+      tm[i] = timed_call("metrics", series_args, 1), cm[i] = cpu_last;
+    snprintf(what, sizeof what, "series 10 runs x %zu points -> 100 points", n);
+    report(what, tm, cm, 21);
+    const char *rows = strstr(bench_last, "\\\"count\\\":");
+    printf("  (rows on the page: %.3s; the page's text: %zu bytes)\n", rows ? rows + 10 : "?",
+           strlen(bench_last));
+  }
 
   const char *grouped_rank = "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\","
                              "\"by\":[\"rank\"],\"max_rows\":100,\"token_budget\":8000}";
   const char *grouped_pool = "{\"mode\":\"grouped\",\"run_id\":\"ranks\",\"key\":\"grad\","
                              "\"max_rows\":100,\"token_budget\":8000}";
-  timed_call("metrics", grouped_pool, 1);
-  for (int i = 0; i < 5; i++)
-    tm[i] = timed_call("metrics", grouped_pool, 1), cm[i] = cpu_last;
-  snprintf(what, sizeof what, "grouped %zu points (10 ranks pooled, 100 buckets)", 10 * n);
-  report(what, tm, cm, 5);
-  for (int i = 0; i < 5; i++)
-    tm[i] = timed_call("metrics", grouped_rank, 1), cm[i] = cpu_last;
-  snprintf(what, sizeof what, "grouped %zu points (by rank, 100 buckets each)", 10 * n);
-  report(what, tm, cm, 5);
-  double wide_ns = cm[2] * 1e6 / (double)(10 * n);
+  double wide_ns = NAN;
+  if (wanted("grouped")) {
+    timed_call("metrics", grouped_pool, 1);
+    for (int i = 0; i < 5; i++)
+      tm[i] = timed_call("metrics", grouped_pool, 1), cm[i] = cpu_last;
+    snprintf(what, sizeof what, "grouped %zu points (10 ranks pooled, 100 buckets)", 10 * n);
+    report(what, tm, cm, 5);
+    for (int i = 0; i < 5; i++)
+      tm[i] = timed_call("metrics", grouped_rank, 1), cm[i] = cpu_last;
+    snprintf(what, sizeof what, "grouped %zu points (by rank, 100 buckets each)", 10 * n);
+    report(what, tm, cm, 5);
+    wide_ns = cm[2] * 1e6 / (double)(10 * n);
+  }
 
   /* Narrow buckets against the wide ones above, per point: one step
    * each over 100 steps (1,000 points of the ten ranks: the call's fixed
    * cost shows), and 100 buckets of 100 steps (100,000 points inside one
    * block of each rank, whose segments the bucket edges cut). */
-  narrow_case(n / 2, 1, wide_ns);
-  narrow_case(n / 2, 100, wide_ns);
+  if (wanted("narrow")) {
+    narrow_case(n / 2, 1, wide_ns);
+    narrow_case(n / 2, 100, wide_ns);
+  }
 
   /* query_sql: an aggregate over the 10 x N points of "grad" read point by
    * point through metric_points (the blocks decoded as rows), and the same
@@ -205,7 +228,7 @@ int main(int argc, char **argv)
       "sum(b.vsum) / sum(b.n - b.nonfinite) AS mean, min(b.vmin) AS min, max(b.vmax) AS max "
       "FROM metric_blocks b JOIN series s ON s.id = b.series_id WHERE s.key = 'grad'";
   const char *sqls[2] = {sql_points, sql_blocks};
-  for (int q = 0; q < 2; q++) {
+  for (int q = 0; q < 2 && wanted("sql"); q++) {
     char args[1024];
     snprintf(args, sizeof args, "{\"sql\":\"%s\"}", sqls[q]);
     int calls = q ? 5 : 3, ok = 0;

@@ -28,6 +28,7 @@
 
 #include "core/tokenizer/bpe.h"
 #include "core/tokenizer/ranks.h"
+#include "core/tokenizer/trie.h"
 #include "probemcp/error.h"
 
 static inline uint32_t tok_len(uint32_t t)
@@ -35,50 +36,12 @@ static inline uint32_t tok_len(uint32_t t)
   return pmcp__tk_off[t + 1] - pmcp__tk_off[t];
 }
 
-/* Child of trie node @p v for byte @p c, or 0 (the root is no child). */
-static inline uint32_t trie_child(uint32_t v, unsigned c)
+/* Whether token @p t may follow @p last (the token before it, or
+ * PMCP__TK_NORANK at the start): [last, t] is a valid pair. A function of
+ * the two tokens alone, cached per thread (bpe.c). */
+static inline int fits(pmcp__bpe_ctx *cx, uint32_t last, uint32_t t)
 {
-  uint32_t f = pmcp__tk_trie_first[v], lo = PMCP__TK_TRIE_BASE(f);
-  if (PMCP__TK_TRIE_MAP(f)) {
-    unsigned k = pmcp__tk_trie_map[PMCP__TK_TRIE_MAP(f)][c];
-    return k ? lo + k - 1 : 0;
-  }
-  uint32_t end = PMCP__TK_TRIE_BASE(pmcp__tk_trie_first[v + 1]);
-  for (; lo < end; lo++) {
-    unsigned b = PMCP__TK_TRIE_BYTE(pmcp__tk_trie_node[lo]);
-    if (b >= c)
-      return b == c ? lo : 0;
-  }
-  return 0;
-}
-
-/* Whether some token spans byte @p b of @p p[a..e): starts before b and
- * ends after it (a < b < e, e - a <= 256). */
-static int spanned(const unsigned char *p, size_t a, size_t b, size_t e)
-{
-  for (size_t s = b; s-- > a;) {
-    uint32_t v = 1u + p[s];
-    size_t i = s + 1;
-    while (v && i < b)
-      v = trie_child(v, p[i++]);
-    for (; v && i < e; i++) {
-      v = trie_child(v, p[i]);
-      if (v && PMCP__TK_TRIE_TOK(pmcp__tk_trie_node[v]) != PMCP__TK_TRIE_NOTOK)
-        return 1;
-    }
-  }
-  return 0;
-}
-
-/* Whether token @p t, at @p p[pos..pos + tl), may follow @p last (the
- * token before pos, or PMCP__TK_NORANK at the start): [last, t] is a valid
- * pair. When no token spans pos inside the two, no merge of their bytes
- * can cross it, and they merge as each does alone: last does into itself
- * (it passed this test), so only t needs checking, alone. */
-static int fits(pmcp__bpe_ctx *cx, const unsigned char *p, size_t pos, uint32_t last, uint32_t t,
-                size_t tl)
-{
-  if (last == PMCP__TK_NORANK || !spanned(p, pos - tok_len(last), pos, pos + tl))
+  if (last == PMCP__TK_NORANK)
     return pmcp__bpe_self_valid(cx, t);
   return pmcp__bpe_pair_valid(cx, last, t);
 }
@@ -93,7 +56,7 @@ static unsigned prefixes(const unsigned char *p, size_t n, uint32_t *tok, uint8_
   len[m++] = 0;
   size_t lim = n < PMCP__TK_MAXLEN ? n : PMCP__TK_MAXLEN;
   for (size_t i = 1; i < lim; i++) {
-    v = trie_child(v, p[i]);
+    v = pmcp__tk_trie_child(v, p[i]);
     if (!v)
       break;
     uint32_t t = PMCP__TK_TRIE_TOK(pmcp__tk_trie_node[v]);
@@ -126,7 +89,7 @@ static int search(const unsigned char *p, size_t n, uint64_t *dead, uint32_t **s
       size_t end = pos + clen[m] + 1;
       if (end < n && (dead[end / 64] >> (end % 64) & 1))
         continue;
-      if (!fits(cx, p, pos, last, ctok[m], clen[m] + 1u))
+      if (!fits(cx, last, ctok[m]))
         continue;
       if (k == *cap) {
         size_t ncap = *cap * 2 < n ? *cap * 2 : n;

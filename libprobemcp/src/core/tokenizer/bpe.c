@@ -21,9 +21,14 @@
 #include <string.h>
 
 #include "core/tokenizer/ranks.h"
+#include "core/tokenizer/trie.h"
 #include "probemcp/error.h"
 
-uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
+/* Inline, so the one lookup most pieces need costs no call. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint32_t rank_of(const unsigned char *p, size_t n)
 {
   if (n == 1)
     return pmcp__tk_byte_rank[p[0]];
@@ -51,6 +56,11 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
   }
 }
 
+uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
+{
+  return rank_of(p, n);
+}
+
 /* ---- per-thread caches ----
  * Pieces: direct-mapped on the piece's hash; an entry holds the piece's
  * bytes, its token count and, when there are at most PIECE_IDS of them,
@@ -63,7 +73,7 @@ uint32_t pmcp__tk_rank(const unsigned char *p, size_t n)
 #define PIECE_BITS 11u
 #define JOIN_BITS 15u
 #define JOIN_NONE 0x3FFFFu
-#define PAIR_BITS 14u
+#define PAIR_BITS 16u
 
 typedef struct piece_ent {
   uint8_t len;   /* 0: empty */
@@ -354,9 +364,13 @@ static int bpe_big(tk_cache *tc, const unsigned char *p, size_t n, uint32_t *out
 
 /* ---- token pairs, for the backtracking encoder (backtrack.c) ----
  * Tokens x then y are a valid pair when the merge of their bytes is
- * [x, y]. The answer comes from the exact merge above, so it is right by
- * definition; a per-thread direct-mapped cache keeps the answers of pairs
- * seen before (long runs join the same few pairs again and again). */
+ * [x, y]. When no token spans the boundary between them, no merge of
+ * their bytes can cross it: they merge as each does alone, and the pair is
+ * valid when both merge alone into themselves (cached per token). Else the
+ * exact merge above decides, right by definition. A per-thread
+ * direct-mapped cache keeps the answers of pairs seen before (text joins
+ * the same pairs again and again), so the span walk and the merge are paid
+ * once per pair. */
 
 static int pair_merge(tk_cache *tc, uint32_t x, uint32_t y)
 {
@@ -378,14 +392,8 @@ static int pair_merge(tk_cache *tc, uint32_t x, uint32_t y)
   return k == 2 && ids[0] == x && ids[1] == y;
 }
 
-pmcp__bpe_ctx *pmcp__bpe_ctx_get(void)
+static int self_valid(tk_cache *tc, uint32_t t)
 {
-  return (pmcp__bpe_ctx *)cache_get();
-}
-
-int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t)
-{
-  tk_cache *tc = (tk_cache *)cx;
   if (!tc)
     return pair_merge(NULL, PMCP__TK_NORANK, t);
   uint64_t bit = 1ull << (t % 64);
@@ -397,18 +405,40 @@ int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t)
   return (tc->self_ok[t / 64] & bit) != 0;
 }
 
+static int pair_test(tk_cache *tc, uint32_t x, uint32_t y)
+{
+  unsigned char buf[2 * PMCP__TK_MAXLEN];
+  uint32_t xl = pmcp__tk_off[x + 1] - pmcp__tk_off[x], yl = pmcp__tk_off[y + 1] - pmcp__tk_off[y];
+  memcpy(buf, pmcp__tk_bytes + pmcp__tk_off[x], xl);
+  memcpy(buf + xl, pmcp__tk_bytes + pmcp__tk_off[y], yl);
+  if (!pmcp__tk_spanned(buf, 0, xl, xl + yl))
+    return self_valid(tc, x) && self_valid(tc, y);
+  return pair_merge(tc, x, y);
+}
+
+pmcp__bpe_ctx *pmcp__bpe_ctx_get(void)
+{
+  return (pmcp__bpe_ctx *)cache_get();
+}
+
+int pmcp__bpe_self_valid(pmcp__bpe_ctx *cx, uint32_t t)
+{
+  return self_valid((tk_cache *)cx, t);
+}
+
 int pmcp__bpe_pair_valid(pmcp__bpe_ctx *cx, uint32_t x, uint32_t y)
 {
   tk_cache *tc = (tk_cache *)cx;
+  if (x == PMCP__TK_NORANK)
+    return self_valid(tc, y);
   if (!tc)
-    return pair_merge(NULL, x, y);
-  /* key: x (or 0x3FFFF for none) << 18 | y, 36 bits; entry: 1 << 63 |
-   * valid << 62 | key */
-  uint64_t key = (uint64_t)(x & 0x3FFFFu) << 18 | y;
+    return pair_test(NULL, x, y);
+  /* key: x << 18 | y, 36 bits; entry: 1 << 63 | valid << 62 | key */
+  uint64_t key = (uint64_t)x << 18 | y;
   uint64_t *e = &tc->pair[(key * 0x9E3779B97F4A7C15ull) >> (64 - PAIR_BITS)];
   if ((*e & ~(1ull << 62)) == (key | 1ull << 63))
     return (int)(*e >> 62 & 1);
-  int ok = pair_merge(tc, x, y);
+  int ok = pair_test(tc, x, y);
   *e = 1ull << 63 | (uint64_t)ok << 62 | key;
   return ok;
 }
@@ -427,7 +457,7 @@ int pmcp__bpe(const unsigned char *p, size_t n, uint32_t *out, size_t *count)
 {
   /* most pieces are one token: one probe of the rank hash */
   if (n <= PMCP__TK_MAXLEN) {
-    uint32_t r = pmcp__tk_rank(p, n);
+    uint32_t r = rank_of(p, n);
     if (r != PMCP__TK_NORANK) {
       if (out)
         out[0] = r;

@@ -110,15 +110,12 @@ static inline uint64_t pmcp__tk_mix(uint64_t h)
   return h;
 }
 
-/* Hash of 1..8 bytes given as their key8 value @p v. */
+/* Hash of 1..8 bytes given as their key8 value @p v: one multiply (most
+ * pieces are words of up to 8 bytes, looked up once each); the shift
+ * folds the last bytes into the bits the multiply spreads to the top. */
 static inline uint64_t pmcp__tk_hash8(uint64_t v, size_t n)
 {
-  uint64_t h = 0x243F6A8885A308D3ull ^ n;
-  if (n == 8)
-    h = pmcp__tk_mix(h ^ v) + 0x13198A2E03707344ull;
-  else
-    h = pmcp__tk_mix(h ^ v ^ 0xA4093822299F31D0ull);
-  return pmcp__tk_mix(h);
+  return (v ^ v >> 29 ^ (uint64_t)n << 60) * 0x9E3779B97F4A7C15ull;
 }
 
 /* Hash of @p n (>= 1) bytes. Only the top 26 bits are used (index + tag).

@@ -39,6 +39,15 @@ size_t pmcp__utf8_scan(const unsigned char *s, size_t n, int *truncated)
         return n;
       c = s[i];
     }
+    /* four-byte characters (emoji: F0 9F ..) take one test too */
+    while (c >= 0xF0 && c <= 0xF4 && i + 3 < n && s[i + 1] >= (c == 0xF0 ? 0x90u : 0x80u) &&
+           s[i + 1] <= (c == 0xF4 ? 0x8Fu : 0xBFu) && (s[i + 2] & 0xC0) == 0x80 &&
+           (s[i + 3] & 0xC0) == 0x80) {
+      i += 4;
+      if (i >= n)
+        return n;
+      c = s[i];
+    }
     if (c < 0x80)
       continue;
     size_t need;

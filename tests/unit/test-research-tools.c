@@ -724,6 +724,9 @@ START_TEST(entity_record_fragments)
     blob[19998] = 'x';
   cJSON_AddStringToObject(big, "description", blob);
   free(blob);
+  /* a double that needs 17 digits: the fragments are the record's exact
+   * text, as the whole record view writes it (15 digits read back as 0.3) */
+  cJSON_AddRawToObject(big, "exact_x", "0.30000000000000004");
   char *expect = NULL;
   {
     cJSON *c = cJSON_Duplicate(big, 1);
@@ -760,6 +763,7 @@ START_TEST(entity_record_fragments)
     ck_assert_int_lt(pages, 200);
   }
   cJSON_Delete(prev);
+  ck_assert_ptr_nonnull(strstr(acc, "\"exact_x\":0.30000000000000004"));
   cJSON *back = cJSON_Parse(acc);
   cJSON *want = cJSON_Parse(expect);
   ck_assert(cJSON_Compare(back, want, 1));

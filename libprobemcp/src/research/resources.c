@@ -40,17 +40,18 @@ static int read_run(pmcp_call *call, void *ud)
   int rc = pmcp__rs_get(&view, ref, &rec, err, sizeof err);
   if (rc)
     return rc == PMCP_ENOMEM ? rc : PMCP_ENOTFOUND;
-  cJSON *card = pmcp__view_card(rec, PMCP__REF_RUN);
+  /* the stored values as they are (a resource is not a budgeted summary) */
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0)) {
+    cJSON_Delete(rec);
+    return PMCP_ENOMEM;
+  }
+  pmcp__view_card(j, rec, PMCP__REF_RUN, 1);
   cJSON_Delete(rec);
-  if (!card)
-    return PMCP_ENOMEM;
-  char *txt = cJSON_PrintUnformatted(card);
-  cJSON_Delete(card);
-  if (!txt)
-    return PMCP_ENOMEM;
-  rc = pmcp_result_resource_text(call, pmcp_call_uri(call), "application/json",
-                                 txt);
-  cJSON_free(txt);
+  const char *txt = pmcp_json_text(j, NULL);
+  rc = txt ? pmcp_result_resource_text(call, pmcp_call_uri(call), "application/json", txt)
+           : PMCP_ENOMEM;
+  pmcp_json_free(j);
   return rc;
 }
 

@@ -10,41 +10,100 @@
 
 #define MAX_NODES 400
 
-static int seen(cJSON *set, const char *ref)
+/* A set of strings, in the order added (a walk's working sets). */
+typedef struct strs {
+  char **v;
+  size_t n, cap;
+} strs;
+
+static int seen(const strs *set, const char *ref)
 {
-  const cJSON *s;
-  cJSON_ArrayForEach(s, set)
-  {
-    if (strcmp(s->valuestring, ref) == 0)
+  for (size_t i = 0; i < set->n; i++) {
+    if (strcmp(set->v[i], ref) == 0)
       return 1;
   }
   return 0;
 }
 
-static void add_alias(cJSON *names, const char *ref)
+static int strs_add(strs *s, const char *x)
 {
-  if (ref && *ref && !seen(names, ref))
-    cJSON_AddItemToArray(names, cJSON_CreateString(ref));
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 8;
+    char **nv = realloc(s->v, cap * sizeof *nv);
+    if (!nv)
+      return PMCP_ENOMEM;
+    s->v = nv;
+    s->cap = cap;
+  }
+  if (!(s->v[s->n] = strdup(x)))
+    return PMCP_ENOMEM;
+  s->n++;
+  return 0;
 }
 
-/* The entity @p ref names: its canonical ref first (as edges are recorded,
- * store/catalog.c), then the other texts edges recorded before that may
- * carry (an artifact's shared name, a checkpoint's @best / @latest while it
- * is that one, a source's @version, a dataset's name). *dead: a deleted
- * run or what hangs off one. @p rec: the record when already read. An
- * entity that cannot be read keeps @p ref. */
-static cJSON *entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *dead)
+static void strs_free(strs *s)
 {
-  cJSON *names = cJSON_CreateArray();
+  for (size_t i = 0; i < s->n; i++)
+    free(s->v[i]);
+  free(s->v);
+  *s = (strs){NULL, 0, 0};
+}
+
+/* The nodes of one level: each the names of one entity. */
+typedef struct nodes {
+  strs *v;
+  size_t n, cap;
+} nodes;
+
+/* Moves @p x into @p l (@p x is then empty). */
+static int nodes_add(nodes *l, strs *x)
+{
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 8;
+    strs *nv = realloc(l->v, cap * sizeof *nv);
+    if (!nv)
+      return PMCP_ENOMEM;
+    l->v = nv;
+    l->cap = cap;
+  }
+  l->v[l->n++] = *x;
+  *x = (strs){NULL, 0, 0};
+  return 0;
+}
+
+static void nodes_free(nodes *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    strs_free(&l->v[i]);
+  free(l->v);
+  *l = (nodes){NULL, 0, 0};
+}
+
+static int add_alias(strs *names, const char *ref)
+{
+  if (ref && *ref && !seen(names, ref))
+    return strs_add(names, ref);
+  return 0;
+}
+
+/* The entity @p ref names, into @p names: its canonical ref first (as
+ * edges are recorded, store/catalog.c), then the other texts edges
+ * recorded before that may carry (an artifact's shared name, a
+ * checkpoint's @best / @latest while it is that one, a source's @version,
+ * a dataset's name). *dead: a deleted run or what hangs off one. @p rec:
+ * the record when already read. An entity that cannot be read keeps
+ * @p ref. */
+static int entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *dead,
+                        strs *names)
+{
   cJSON *own = NULL;
   char err[200];
   *dead = 0;
   if (!rec && pmcp__rs_get(v->rs, ref, &own, err, sizeof err) == 0)
     rec = own;
-  if (!names || !rec) {
-    add_alias(names, ref);
-    return names;
-  }
+  if (!rec)
+    return add_alias(names, ref);
+  int rc = 0;
   *dead = pmcp__rs_rec_deleted(v->rs, rec);
   const char *canon = pmcp__js(rec, "ref");
   const char *at = strchr(ref, '@');
@@ -52,18 +111,18 @@ static cJSON *entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int
   const char *kind = pmcp__js(rec, "kind");
   if (!strcmp(kind, "dataset") && at && !strchr(canon, '@')) {
     snprintf(buf, sizeof buf, "%s%s", canon, at);
-    add_alias(names, buf);
+    rc |= add_alias(names, buf);
     snprintf(buf, sizeof buf, "dataset:%s%s", pmcp__js(rec, "name"), at);
-    add_alias(names, buf);
+    rc |= add_alias(names, buf);
   } else {
-    add_alias(names, *canon ? canon : ref);
+    rc |= add_alias(names, *canon ? canon : ref);
   }
   if (!strcmp(kind, "artifact") && pmcp__jb(rec, "shared")) {
     snprintf(buf, sizeof buf, "artifact:%s", pmcp__js(rec, "name"));
-    add_alias(names, buf);
+    rc |= add_alias(names, buf);
   } else if (!strcmp(kind, "source") && *pmcp__js(rec, "version")) {
     snprintf(buf, sizeof buf, "%s@%s", canon, pmcp__js(rec, "version"));
-    add_alias(names, buf);
+    rc |= add_alias(names, buf);
   } else if (!strcmp(kind, "checkpoint")) {
     const char *run = pmcp__js(rec, "run");
     double step = pmcp__jn(rec, "step", -1), last = -1;
@@ -74,16 +133,16 @@ static cJSON *entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int
     if (!strncmp(run, "run:", 4)) {
       if (pmcp__jb(rec, "best")) {
         snprintf(buf, sizeof buf, "checkpoint:%s@best", run + 4);
-        add_alias(names, buf);
+        rc |= add_alias(names, buf);
       }
       if (step >= 0 && step == last) {
         snprintf(buf, sizeof buf, "checkpoint:%s@latest", run + 4);
-        add_alias(names, buf);
+        rc |= add_alias(names, buf);
       }
     }
   }
   cJSON_Delete(own);
-  return names;
+  return rc ? PMCP_ENOMEM : 0;
 }
 
 int pmcp__view_lineage(pmcp__vctx *v)
@@ -116,18 +175,24 @@ int pmcp__view_lineage(pmcp__vctx *v)
   int steps = cJSON_IsTrue(stp);
   const char *filter = down ? "{\"direction\":\"downstream\"}"
                             : "{\"direction\":\"upstream\"}";
-  cJSON *visited = cJSON_CreateArray();
-  cJSON *frontier = cJSON_CreateArray();
-  v->items = cJSON_CreateArray();
-  if (!visited || !frontier || !v->items)
-    goto nomem;
+  strs visited = {0}, edges_seen = {0}, self = {0}, on = {0};
+  nodes frontier = {0}, next = {0};
+  pmcp_json *j = NULL;
+  int rc = pmcp_json_new(&j, 0);
+  if (rc)
+    goto done;
+  pmcp_json_array_begin(j);
   {
     int dead0;
-    cJSON *self = entity_names(v, v->ref_text, v->rec, &dead0);
-    if (!self)
-      goto nomem;
-    cJSON_AddItemToArray(visited, cJSON_CreateString(self->child->valuestring));
-    cJSON_AddItemToArray(frontier, self);
+    rc = entity_names(v, v->ref_text, v->rec, &dead0, &self);
+    if (!rc && !self.n)
+      rc = PMCP_ENOMEM;
+    if (!rc)
+      rc = strs_add(&visited, self.v[0]);
+    if (!rc)
+      rc = nodes_add(&frontier, &self);
+    if (rc)
+      goto done;
   }
   if (v->ref.kind == PMCP__REF_DATASET && !v->ref.version[0]) {
     /* Edges name dataset versions: a dataset's walk starts at each. */
@@ -142,45 +207,43 @@ int pmcp__view_lineage(pmcp__vctx *v)
       cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
       {
         const char *r = pmcp__js(it, "ref");
-        if (*r && !seen(visited, r)) {
+        if (!rc && *r && !seen(&visited, r)) {
           int d;
-          cJSON_AddItemToArray(visited, cJSON_CreateString(r));
-          cJSON_AddItemToArray(frontier, entity_names(v, r, NULL, &d));
+          rc = strs_add(&visited, r);
+          if (!rc)
+            rc = entity_names(v, r, NULL, &d, &on);
+          if (!rc)
+            rc = nodes_add(&frontier, &on);
         }
       }
     }
     cJSON_Delete(page);
+    if (rc)
+      goto done;
   }
   int truncated = 0;
-  cJSON *edges_seen = cJSON_CreateArray();
-  for (int level = 1; level <= depth && cJSON_GetArraySize(frontier); level++) {
-    cJSON *next = cJSON_CreateArray();
-    const cJSON *node;
-    cJSON_ArrayForEach(node, frontier)
-    {
+  size_t n_edges = 0;
+  for (int level = 1; level <= depth && frontier.n; level++) {
+    for (size_t ni = 0; ni < frontier.n; ni++) {
+      const strs *node = &frontier.v[ni];
       /* every text the node's edges may carry; shown by its canonical ref */
-      const char *canon = node->child ? node->child->valuestring : "";
-      const cJSON *name;
-      cJSON_ArrayForEach(name, node)
-      {
+      const char *canon = node->n ? node->v[0] : "";
+      for (size_t k = 0; k < node->n; k++) {
+        const char *name = node->v[k];
         pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
         lo.kind = "lineage";
-        lo.parent = name->valuestring;
+        lo.parent = name;
         lo.filter = filter;
         lo.limit = 200;
         cJSON *page = NULL;
         char err[400];
-        int rc = pmcp__rs_list(v->rs, &lo, &page, err, sizeof err);
+        rc = pmcp__rs_list(v->rs, &lo, &page, err, sizeof err);
         if (rc) {
-          cJSON_Delete(next);
-          cJSON_Delete(visited);
-          cJSON_Delete(frontier);
-          cJSON_Delete(edges_seen);
-          if (rc == PMCP_ENOMEM)
-            return rc;
-          return pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
+          if (rc != PMCP_ENOMEM)
+            rc = pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
                                                          : PMCP_TERR_STORE,
                                  "%s", err);
+          goto done;
         }
         if (*pmcp__js(page, "next"))
           truncated = 1;
@@ -190,73 +253,99 @@ int pmcp__view_lineage(pmcp__vctx *v)
           const char *from = pmcp__js(e, "from"), *to = pmcp__js(e, "to");
           /* Keep only edges pointing the way we walk from this node. */
           const char *other = down ? to : from;
-          const char *self = down ? from : to;
-          if (strcmp(self, name->valuestring) != 0 || !*other)
+          const char *me = down ? from : to;
+          if (rc || strcmp(me, name) != 0 || !*other)
             continue;
           /* a deleted run (or what hangs off one) is not walked to unless
            * asked; when asked, its edge says so */
           int dead;
-          cJSON *on = entity_names(v, other, NULL, &dead);
-          if (!on || !on->child || (dead && !v->include_deleted)) {
-            cJSON_Delete(on);
+          strs_free(&on);
+          rc = entity_names(v, other, NULL, &dead, &on);
+          if (rc || !on.n || (dead && !v->include_deleted))
             continue;
-          }
-          const char *oc = on->child->valuestring;
+          const char *oc = on.v[0];
           const char *rel = pmcp__js(e, "relation");
           char key[3 * PMCP__REF_MAX + 200];
           snprintf(key, sizeof key, "%s\n%s\n%s", down ? canon : oc, down ? oc : canon, rel);
-          if (seen(edges_seen, key)) {
-            cJSON_Delete(on);
+          if (seen(&edges_seen, key))
             continue;
+          rc = strs_add(&edges_seen, key);
+          pmcp_json_object_begin(j);
+          pmcp_json_key(j, "from");
+          pmcp_json_string(j, down ? canon : oc);
+          pmcp_json_key(j, "to");
+          pmcp_json_string(j, down ? oc : canon);
+          if (*rel) {
+            pmcp_json_key(j, "relation");
+            pmcp_json_string(j, rel);
           }
-          cJSON_AddItemToArray(edges_seen, cJSON_CreateString(key));
-          cJSON *edge = cJSON_CreateObject();
-          cJSON_AddStringToObject(edge, "from", down ? canon : oc);
-          cJSON_AddStringToObject(edge, "to", down ? oc : canon);
-          if (*rel)
-            cJSON_AddStringToObject(edge, "relation", rel);
-          cJSON_AddNumberToObject(edge, "level", level);
-          if (dead)
-            cJSON_AddTrueToObject(edge, "deleted");
+          pmcp_json_key(j, "level");
+          pmcp_json_int(j, level);
+          if (dead) {
+            pmcp_json_key(j, "deleted");
+            pmcp_json_bool(j, 1);
+          }
           const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "steps");
-          if (steps && cJSON_IsArray(st))
-            cJSON_AddItemToObject(edge, "steps", cJSON_Duplicate(st, 1));
-          cJSON_AddItemToArray(v->items, edge);
-          if (!seen(visited, oc)) {
-            if (cJSON_GetArraySize(visited) >= MAX_NODES) {
+          if (steps && cJSON_IsArray(st)) {
+            pmcp_json_key(j, "steps");
+            pmcp__vw_value(j, st, 0);
+          }
+          pmcp_json_object_end(j);
+          n_edges++;
+          if (!rc && !seen(&visited, oc)) {
+            if (visited.n >= MAX_NODES) {
               truncated = 1;
-              cJSON_Delete(on);
               continue;
             }
-            cJSON_AddItemToArray(visited, cJSON_CreateString(oc));
-            cJSON_AddItemToArray(next, on);
-            on = NULL;
+            rc = strs_add(&visited, oc);
+            if (!rc)
+              rc = nodes_add(&next, &on);
           }
-          cJSON_Delete(on);
         }
         cJSON_Delete(page);
+        if (rc)
+          goto done;
       }
     }
-    cJSON_Delete(frontier);
+    nodes_free(&frontier);
     frontier = next;
+    next = (nodes){NULL, 0, 0};
   }
-  cJSON_Delete(edges_seen);
-  cJSON_Delete(visited);
-  cJSON_Delete(frontier);
+  pmcp_json_array_end(j);
+  rc = pmcp__vw_take(j, &v->list_text);
+  j = NULL;
+  if (rc)
+    goto done;
+  v->has_list = 1;
+  v->list_n = n_edges;
   v->list_name = "edges";
   /* Direction and depth are echoed through the envelope by entity.c via
-   * the obj fields below. */
-  v->obj = cJSON_CreateObject();
-  cJSON_AddStringToObject(v->obj, "direction", down ? "downstream" : "upstream");
-  cJSON_AddNumberToObject(v->obj, "depth", depth);
-  if (truncated)
-    cJSON_AddStringToObject(v->obj, "walk",
-                            "stopped early: more than 400 entities or 200 "
-                            "edges on one entity; walk again from a listed "
-                            "ref");
-  return 0;
-nomem:
-  cJSON_Delete(visited);
-  cJSON_Delete(frontier);
-  return PMCP_ENOMEM;
+   * the members below. */
+  rc = pmcp_json_new(&j, 0);
+  if (rc)
+    goto done;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "direction");
+  pmcp_json_string(j, down ? "downstream" : "upstream");
+  pmcp_json_key(j, "depth");
+  pmcp_json_int(j, depth);
+  if (truncated) {
+    pmcp_json_key(j, "walk");
+    pmcp_json_string(j, "stopped early: more than 400 entities or 200 "
+                        "edges on one entity; walk again from a listed "
+                        "ref");
+  }
+  pmcp_json_object_end(j);
+  rc = pmcp__vw_take(j, &v->head);
+  j = NULL;
+  v->has_head = rc == 0;
+done:
+  pmcp_json_free(j);
+  strs_free(&visited);
+  strs_free(&edges_seen);
+  strs_free(&self);
+  strs_free(&on);
+  nodes_free(&frontier);
+  nodes_free(&next);
+  return rc < 0 ? rc : 0;
 }

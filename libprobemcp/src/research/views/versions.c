@@ -63,15 +63,19 @@ int pmcp__view_versions(pmcp__vctx *v)
     return 0;
   }
   /* Filter every version (versions are few: the store caps a page at
-   * 1000, and a name with more is paged through). */
-  v->items = cJSON_CreateArray();
-  cJSON *existing = cJSON_CreateArray();
-  if (!v->items || !existing) {
-    cJSON_Delete(existing);
+   * 1000, and a name with more is paged through). The matches are the
+   * list; the versions that exist are said when none matches. */
+  pmcp_json *items = NULL, *existing = NULL;
+  if (pmcp_json_new(&items, 0) || pmcp_json_new(&existing, 0)) {
+    pmcp_json_free(items);
     return PMCP_ENOMEM;
   }
+  pmcp_json_array_begin(items);
+  pmcp_json_array_begin(existing);
+  size_t matched = 0;
   const char *after = NULL;
   cJSON *page = NULL;
+  int rc = 0;
   for (int guard = 0; guard < 100; guard++) {
     pmcp_list_opts o = PMCP_LIST_OPTS_INIT;
     o.kind = kind;
@@ -79,11 +83,12 @@ int pmcp__view_versions(pmcp__vctx *v)
     o.after = after;
     o.limit = 1000;
     cJSON *np = NULL;
-    int rc = pmcp__rs_list(v->rs, &o, &np, err, sizeof err);
+    rc = pmcp__rs_list(v->rs, &o, &np, err, sizeof err);
     cJSON_Delete(page);
     page = np;
     if (rc) {
-      cJSON_Delete(existing);
+      pmcp_json_free(items);
+      pmcp_json_free(existing);
       return rc == PMCP_ENOMEM ? rc
              : pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
                                                        : PMCP_TERR_STORE,
@@ -113,17 +118,26 @@ int pmcp__view_versions(pmcp__vctx *v)
         else if (l->string && nl < 17)
           labels[nl++] = l->string; /* {"label": version} objects */
       }
-      cJSON *e = cJSON_CreateObject();
+      pmcp_json_object_begin(existing);
+      pmcp_json_key(existing, "version");
       if (cJSON_IsString(vs))
-        cJSON_AddStringToObject(e, "version", vs->valuestring);
+        pmcp_json_string(existing, vs->valuestring);
       else
-        cJSON_AddNumberToObject(e, "version", (double)ver);
-      if (nl)
-        cJSON_AddItemToObject(e, "labels", cJSON_CreateStringArray(labels,
-                                                                   (int)nl));
-      cJSON_AddItemToArray(existing, e);
-      if (pmcp__req_match(&r, ver, labels, nl))
-        cJSON_AddItemToArray(v->items, pmcp__rs_pick(it, k_ver, 200));
+        pmcp_json_int(existing, ver);
+      if (nl) {
+        pmcp_json_key(existing, "labels");
+        pmcp_json_array_begin(existing);
+        for (size_t i = 0; i < nl; i++)
+          pmcp_json_string(existing, labels[i]);
+        pmcp_json_array_end(existing);
+      }
+      pmcp_json_object_end(existing);
+      if (pmcp__req_match(&r, ver, labels, nl)) {
+        pmcp_json_object_begin(items);
+        pmcp__vw_pick(items, it, k_ver, 200, 0);
+        pmcp_json_object_end(items);
+        matched++;
+      }
     }
     const char *nx = pmcp__js(page, "next");
     if (!*nx)
@@ -131,18 +145,31 @@ int pmcp__view_versions(pmcp__vctx *v)
     after = nx;
   }
   cJSON_Delete(page);
+  pmcp_json_array_end(items);
+  pmcp_json_array_end(existing);
   v->list_name = "versions";
-  if (cJSON_GetArraySize(v->items) == 0) {
-    cJSON_Delete(v->items);
-    v->items = NULL;
-    v->obj = cJSON_CreateObject();
-    cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
-    cJSON_AddStringToObject(v->obj, "view", "versions");
-    cJSON_AddStringToObject(v->obj, "requirement", req->valuestring);
-    cJSON_AddStringToObject(v->obj, "state", "no_match");
-    cJSON_AddItemToObject(v->obj, "existing", existing);
-    return 0;
+  if (matched) {
+    pmcp_json_free(existing);
+    rc = pmcp__vw_take(items, &v->list_text);
+    v->has_list = rc == 0;
+    v->list_n = matched;
+    return rc;
   }
-  cJSON_Delete(existing);
-  return 0;
+  pmcp_json_free(items);
+  pmcp_buf ex = PMCP_BUF_INIT;
+  rc = pmcp__vw_take(existing, &ex);
+  pmcp_json *j = NULL;
+  if (!rc)
+    rc = pmcp__vw_begin(v, &j);
+  if (!rc) {
+    pmcp_json_key(j, "requirement");
+    pmcp_json_string(j, req->valuestring);
+    pmcp_json_key(j, "state");
+    pmcp_json_string(j, "no_match");
+    pmcp_json_key(j, "existing");
+    pmcp_json_raw(j, ex.ptr, ex.len);
+    rc = pmcp__vw_end(v, j);
+  }
+  pmcp_buf_dispose(&ex);
+  return rc;
 }

@@ -47,31 +47,39 @@ static const char *const card_keys[] = {
   "labels", "tags", "agent", "created", "started", "ended", "updated",
   "deleted", "shared", NULL};
 
-cJSON *pmcp__view_card(const cJSON *rec, pmcp__ref_kind kind)
+int pmcp__view_card(pmcp_json *j, const cJSON *rec, pmcp__ref_kind kind, int exact)
 {
-  cJSON *c = pmcp__rs_pick(rec, card_keys, 240);
-  if (!c)
-    return NULL;
+  pmcp_json_object_begin(j);
+  int cut = pmcp__vw_pick(j, rec, card_keys, 240, exact);
   /* Counts the store reports (runs, experiments, notes, versions, ...). */
   const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(rec, "counts");
-  if (cJSON_IsObject(cnt))
-    cJSON_AddItemToObject(c, "counts", cJSON_Duplicate(cnt, 1));
-  if (cJSON_HasObjectItem(c, "description") ||
-      cJSON_HasObjectItem(c, "title"))
-    cJSON_AddStringToObject(c, "provenance", pmcp__rs_provenance(rec));
-  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "truncated")))
-    cJSON_AddStringToObject(c, "detail", "view=record");
+  if (cJSON_IsObject(cnt)) {
+    pmcp_json_key(j, "counts");
+    pmcp__vw_value(j, cnt, exact);
+  }
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "description");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "title");
+  if ((d && !cJSON_IsNull(d)) || (t && !cJSON_IsNull(t))) {
+    pmcp_json_key(j, "provenance");
+    pmcp_json_string(j, pmcp__rs_provenance(rec));
+  }
+  if (cut) {
+    pmcp_json_key(j, "detail");
+    pmcp_json_string(j, "view=record");
+  }
   size_t n;
   const char *const *views = pmcp__views_of(kind, &n);
-  cJSON *av = cJSON_CreateStringArray(views, (int)n);
-  if (av)
-    cJSON_AddItemToObject(c, "available_views", av);
-  return c;
+  pmcp_json_key(j, "available_views");
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < n; i++)
+    pmcp_json_string(j, views[i]);
+  pmcp_json_array_end(j);
+  return pmcp_json_object_end(j);
 }
 
 /* ---- record with field selection --------------------------------------- */
 
-static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
+static int select_field(pmcp__vctx *v, const cJSON *field, const cJSON **out)
 {
   *out = NULL;
   const cJSON *cur = v->rec;
@@ -141,66 +149,85 @@ static int select_field(pmcp__vctx *v, const cJSON *field, cJSON **out)
     snprintf(path + l, sizeof path - l, "%s%s", l ? "." : "", seg);
     cur = next;
   }
-  *out = cJSON_Duplicate(cur, 1);
-  return *out ? 0 : PMCP_ENOMEM;
+  *out = cur;
+  return 0;
 }
 
 static int view_record(pmcp__vctx *v)
 {
   const cJSON *field = v->opts
       ? cJSON_GetObjectItemCaseSensitive(v->opts, "field") : NULL;
-  cJSON *data = NULL;
+  const cJSON *data = v->rec;
   if (field) {
     int rc = select_field(v, field, &data);
     if (rc || v->err_code)
       return rc;
-  } else {
-    data = cJSON_Duplicate(v->rec, 1);
   }
-  if (!data)
+  /* the stored values at full precision */
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
     return PMCP_ENOMEM;
-  v->obj = cJSON_CreateObject();
-  cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
-  cJSON_AddStringToObject(v->obj, "view", "record");
-  if (field)
-    cJSON_AddItemToObject(v->obj, "field", cJSON_Duplicate(field, 1));
-  cJSON_AddItemToObject(v->obj, "data", data);
-  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(v->rec));
+  pmcp__vw_value(j, data, 1);
+  int rc = pmcp__vw_take(j, &v->data);
+  if (rc)
+    return rc;
+  v->has_data = 1;
+  rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  if (field) {
+    pmcp_json_key(j, "field");
+    pmcp__vw_value(j, field, 1);
+  }
+  pmcp_json_key(j, "provenance");
+  pmcp_json_string(j, pmcp__rs_provenance(v->rec));
   /* A record too large for the page goes out as json fragments. */
   v->doc_format = "json_fragment";
-  return 0;
+  return pmcp__vw_end(v, j);
 }
 
 /* ---- object views read from the record --------------------------------- */
 
-static cJSON *obj_base(pmcp__vctx *v)
+/* A view object that only says why there is nothing to show. */
+static int state_only(pmcp__vctx *v, const char *state)
 {
-  cJSON *o = cJSON_CreateObject();
-  if (o) {
-    cJSON_AddStringToObject(o, "ref", v->ref_text);
-    cJSON_AddStringToObject(o, "view", v->view);
-  }
-  return o;
+  pmcp_json *j;
+  int rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  pmcp_json_key(j, "state");
+  pmcp_json_string(j, state);
+  return pmcp__vw_end(v, j);
 }
 
-/* Copies record fields @p keys (those present) into a new view object. */
-static int from_record(pmcp__vctx *v, const char *const *keys,
-                       const char *missing)
+/* Writes record fields @p keys (those present) as members; 1 when any. */
+static int put_fields(pmcp__vctx *v, pmcp_json *j, const char *const *keys)
 {
-  v->obj = obj_base(v);
-  if (!v->obj)
-    return PMCP_ENOMEM;
-  int any = 0;
+  int any = 0, exact = pmcp__vw_exact_view(v->view);
   for (size_t i = 0; keys[i]; i++) {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(v->rec, keys[i]);
     if (f && !cJSON_IsNull(f)) {
-      cJSON_AddItemToObject(v->obj, keys[i], cJSON_Duplicate(f, 1));
+      pmcp_json_key(j, keys[i]);
+      pmcp__vw_value(j, f, exact);
       any = 1;
     }
   }
-  if (!any)
-    cJSON_AddStringToObject(v->obj, "state", missing);
-  return 0;
+  return any;
+}
+
+/* Copies record fields @p keys (those present) into the view object. */
+static int from_record(pmcp__vctx *v, const char *const *keys,
+                       const char *missing)
+{
+  pmcp_json *j;
+  int rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  if (!put_fields(v, j, keys)) {
+    pmcp_json_key(j, "state");
+    pmcp_json_string(j, missing);
+  }
+  return pmcp__vw_end(v, j);
 }
 
 static int view_code(pmcp__vctx *v)
@@ -216,19 +243,25 @@ static int view_reproduce(pmcp__vctx *v)
                                   "git_remote", "git_dirty", "command",
                                   "environment", "config", "inherited",
                                   "datasets", "uses", NULL};
-  int rc = from_record(v, k, "nothing recorded to reproduce it from");
+  pmcp_json *j;
+  int rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  int any = put_fields(v, j, k);
   /* the run's parameters (an imported tracker's params/..., hyper-
    * parameters logged as attributes) are part of how it was made */
   const cJSON *at = cJSON_GetObjectItemCaseSensitive(v->rec, "attributes");
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(at, "params");
-  if (!rc && v->obj && cJSON_IsObject(params) && params->child) {
-    cJSON_DeleteItemFromObject(v->obj, "state");
-    cJSON_AddItemToObject(v->obj, "params", cJSON_Duplicate(params, 1));
+  if (cJSON_IsObject(params) && params->child) {
+    pmcp_json_key(j, "params");
+    pmcp__vw_value(j, params, 1);
+  } else if (!any) {
+    pmcp_json_key(j, "state");
+    pmcp_json_string(j, "nothing recorded to reproduce it from");
   }
-  if (!rc && v->obj)
-    cJSON_AddStringToObject(v->obj, "detail",
-                            "view=diff for uncommitted changes");
-  return rc;
+  pmcp_json_key(j, "detail");
+  pmcp_json_string(j, "view=diff for uncommitted changes");
+  return pmcp__vw_end(v, j);
 }
 
 static int view_inherited(pmcp__vctx *v)
@@ -258,18 +291,20 @@ static int text_doc(pmcp__vctx *v, const char *const *keys, const char *what)
       }
     }
   }
-  v->obj = obj_base(v);
-  if (!v->obj)
-    return PMCP_ENOMEM;
-  if (!t) {
-    cJSON_AddStringToObject(v->obj, "state", what);
-    return 0;
-  }
+  if (!t)
+    return state_only(v, what);
   (void)key;
   v->doc = strdup(t);
   v->doc_format = "text_fragment";
-  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(v->rec));
-  return v->doc ? 0 : PMCP_ENOMEM;
+  if (!v->doc)
+    return PMCP_ENOMEM;
+  pmcp_json *j;
+  int rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  pmcp_json_key(j, "provenance");
+  pmcp_json_string(j, pmcp__rs_provenance(v->rec));
+  return pmcp__vw_end(v, j);
 }
 
 static int view_diff(pmcp__vctx *v)
@@ -286,26 +321,32 @@ static int view_readme(pmcp__vctx *v)
 
 static int view_views(pmcp__vctx *v)
 {
-  v->obj = obj_base(v);
-  if (!v->obj)
-    return PMCP_ENOMEM;
-  cJSON *arr = cJSON_AddArrayToObject(v->obj, "views");
+  pmcp_json *j;
+  int rc = pmcp__vw_begin(v, &j);
+  if (rc)
+    return rc;
+  pmcp_json_key(j, "views");
+  pmcp_json_array_begin(j);
   size_t n;
   const char *const *names = pmcp__views_of(v->ref.kind, &n);
   for (size_t i = 0; i < n; i++) {
     const pmcp__view_info *vi = pmcp__view_find(names[i]);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "view", vi->name);
-    cJSON_AddStringToObject(o, "reads", vi->reads);
+    pmcp_json_object_begin(j);
+    pmcp_json_key(j, "view");
+    pmcp_json_string(j, vi->name);
+    pmcp_json_key(j, "reads");
+    pmcp_json_string(j, vi->reads);
     if (vi->options[0]) {
-      cJSON *opts = cJSON_CreateStringArray(vi->options, 0);
-      for (size_t j = 0; vi->options[j]; j++)
-        cJSON_AddItemToArray(opts, cJSON_CreateString(vi->options[j]));
-      cJSON_AddItemToObject(o, "view_options", opts);
+      pmcp_json_key(j, "view_options");
+      pmcp_json_array_begin(j);
+      for (size_t k = 0; vi->options[k]; k++)
+        pmcp_json_string(j, vi->options[k]);
+      pmcp_json_array_end(j);
     }
-    cJSON_AddItemToArray(arr, o);
+    pmcp_json_object_end(j);
   }
-  return 0;
+  pmcp_json_array_end(j);
+  return pmcp__vw_end(v, j);
 }
 
 /* ---- overview pages ---------------------------------------------------- */
@@ -348,40 +389,39 @@ static int view_overview(pmcp__vctx *v, int summary_only)
   int rc = overview_note(v, &note);
   if (rc)
     return rc < 0 ? rc : 0;
-  v->obj = obj_base(v);
-  if (!v->obj) {
-    cJSON_Delete(note);
-    return PMCP_ENOMEM;
-  }
-  if (!note) {
-    cJSON_AddStringToObject(v->obj, "state", "no Overview page yet");
-    return 0;
-  }
+  if (!note)
+    return state_only(v, "no Overview page yet");
   static const char *const meta[] = {"ref", "status", "title", "version",
                                      "author", "via", "updated", "created",
                                      NULL};
-  cJSON *m = pmcp__rs_pick(note, meta, 200);
-  cJSON_AddItemToObject(v->obj, "page", m);
-  cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(note));
+  pmcp_json *j;
+  rc = pmcp__vw_begin(v, &j);
+  if (rc) {
+    cJSON_Delete(note);
+    return rc;
+  }
+  pmcp_json_key(j, "page");
+  pmcp_json_object_begin(j);
+  pmcp__vw_pick(j, note, meta, 200, 0);
+  pmcp_json_object_end(j);
+  pmcp_json_key(j, "provenance");
+  pmcp_json_string(j, pmcp__rs_provenance(note));
   const char *text = summary_only ? pmcp__js(note, "summary")
                                   : pmcp__js(note, "body");
   if (!*text && !summary_only)
     text = pmcp__js(note, "text");
   if (summary_only && !*text) {
-    cJSON_AddStringToObject(v->obj, "state",
-                            "nobody has written a summary block yet");
+    pmcp_json_key(j, "state");
+    pmcp_json_string(j, "nobody has written a summary block yet");
   } else {
     v->doc = strdup(text);
     v->doc_format = "text_fragment";
-    cJSON_AddStringToObject(v->obj, "format",
-                            summary_only ? "document" : "markdown");
-    if (!v->doc) {
-      cJSON_Delete(note);
-      return PMCP_ENOMEM;
-    }
+    pmcp_json_key(j, "format");
+    pmcp_json_string(j, summary_only ? "document" : "markdown");
   }
   cJSON_Delete(note);
-  return 0;
+  rc = pmcp__vw_end(v, j);
+  return rc ? rc : (v->doc_format && !v->doc) ? PMCP_ENOMEM : 0;
 }
 
 static int view_summary_history(pmcp__vctx *v)
@@ -390,11 +430,8 @@ static int view_summary_history(pmcp__vctx *v)
   int rc = overview_note(v, &note);
   if (rc)
     return rc < 0 ? rc : 0;
-  if (!note) {
-    v->obj = obj_base(v);
-    cJSON_AddStringToObject(v->obj, "state", "no Overview page yet");
-    return 0;
-  }
+  if (!note)
+    return state_only(v, "no Overview page yet");
   char nref[300];
   snprintf(v->parent, sizeof v->parent, "%s",
            pmcp__rs_ref(note, nref, sizeof nref));
@@ -436,13 +473,24 @@ static int view_summary_history(pmcp__vctx *v)
                              "(versions: %s)",
                              v->ref_text, ver->valuedouble, have);
     }
-    v->obj = obj_base(v);
     static const char *const meta[] = {"version", "author", "via", "created",
                                        "status", NULL};
-    cJSON_AddItemToObject(v->obj, "page_version", pmcp__rs_pick(found, meta,
-                                                               200));
-    cJSON_AddStringToObject(v->obj, "provenance", pmcp__rs_provenance(found));
+    pmcp_json *j;
+    rc = pmcp__vw_begin(v, &j);
+    if (rc) {
+      cJSON_Delete(page);
+      return rc;
+    }
+    pmcp_json_key(j, "page_version");
+    pmcp_json_object_begin(j);
+    pmcp__vw_pick(j, found, meta, 200, 0);
+    pmcp_json_object_end(j);
+    pmcp_json_key(j, "provenance");
+    pmcp_json_string(j, pmcp__rs_provenance(found));
     cJSON_Delete(page);
+    rc = pmcp__vw_end(v, j);
+    if (rc)
+      return rc;
     /* the version's text: note:ID@N */
     char vref[PMCP__REF_MAX + 80];
     snprintf(vref, sizeof vref, "%s@%.0f", v->parent, ver->valuedouble);
@@ -498,30 +546,41 @@ static void set_list(pmcp__vctx *v, const char *name, const char *kind,
 }
 
 /* An array field of the record as the list (trajectory, transcript). */
+/* Moves the array @p j wrote (@p n items) into the list of @p v. */
+static int take_list(pmcp__vctx *v, pmcp_json *j, size_t n)
+{
+  pmcp_json_array_end(j);
+  int rc = pmcp__vw_take(j, &v->list_text);
+  v->has_list = rc == 0;
+  v->list_n = n;
+  return rc;
+}
+
 static int record_array(pmcp__vctx *v, const char *key, const char *name,
                         const char *const *keys, const char *missing)
 {
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(v->rec, key);
   v->list_name = name;
-  v->items = cJSON_CreateArray();
-  if (!v->items)
+  if (!cJSON_IsArray(a))
+    return state_only(v, missing);
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
     return PMCP_ENOMEM;
-  if (!cJSON_IsArray(a)) {
-    v->obj = obj_base(v);
-    cJSON_AddStringToObject(v->obj, "state", missing);
-    cJSON_Delete(v->items);
-    v->items = NULL;
-    return 0;
-  }
+  pmcp_json_array_begin(j);
+  size_t n = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, a)
   {
-    cJSON *c = keys && cJSON_IsObject(it) ? pmcp__rs_pick(it, keys, 600)
-                                          : cJSON_Duplicate(it, 1);
-    if (c)
-      cJSON_AddItemToArray(v->items, c);
+    if (keys && cJSON_IsObject(it)) {
+      pmcp_json_object_begin(j);
+      pmcp__vw_pick(j, it, keys, 600, 0);
+      pmcp_json_object_end(j);
+    } else {
+      pmcp__vw_value(j, it, 0);
+    }
+    n++;
   }
-  return 0;
+  return take_list(v, j, n);
 }
 
 static int view_metrics(pmcp__vctx *v)
@@ -542,22 +601,34 @@ static int view_metrics(pmcp__vctx *v)
   pmcp_buf_dispose(&b);
   if (!page)
     return pmcp__view_fail(v, PMCP_TERR_STORE, "unreadable series catalog");
-  static const char *const k[] = {"key", "labels", "kind", "scale", "count",
-                                  "step_min", "step_max", "first", "last",
-                                  "min", "max", NULL};
-  v->items = cJSON_CreateArray();
+  /* labels only when there are some */
+  static const char *const k0[] = {"key", NULL};
+  static const char *const k[] = {"kind", "scale", "count", "step_min", "step_max",
+                                  "first", "last", "min", "max", NULL};
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0)) {
+    cJSON_Delete(page);
+    return PMCP_ENOMEM;
+  }
+  pmcp_json_array_begin(j);
+  size_t n = 0;
   const cJSON *it;
   cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
   {
-    cJSON *c = pmcp__rs_pick(it, k, 0);
-    const cJSON *lab = cJSON_GetObjectItemCaseSensitive(c, "labels");
-    if (cJSON_IsObject(lab) && !lab->child)
-      cJSON_DeleteItemFromObject(c, "labels");
-    cJSON_AddItemToArray(v->items, c);
+    pmcp_json_object_begin(j);
+    pmcp__vw_pick(j, it, k0, 0, 0);
+    const cJSON *lab = cJSON_GetObjectItemCaseSensitive(it, "labels");
+    if (lab && !cJSON_IsNull(lab) && !(cJSON_IsObject(lab) && !lab->child)) {
+      pmcp_json_key(j, "labels");
+      pmcp__vw_value(j, lab, 0);
+    }
+    pmcp__vw_pick(j, it, k, 0, 0);
+    pmcp_json_object_end(j);
+    n++;
   }
   cJSON_Delete(page);
   v->list_name = "series";
-  return 0;
+  return take_list(v, j, n);
 }
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -585,8 +656,13 @@ static int view_dispatch(pmcp__vctx *v)
   const char *w = v->view;
   pmcp__ref_kind k = v->ref.kind;
   if (strcmp(w, "card") == 0) {
-    v->obj = pmcp__view_card(v->rec, k);
-    return v->obj ? 0 : PMCP_ENOMEM;
+    pmcp_json *j = NULL;
+    if (pmcp_json_new(&j, 0))
+      return PMCP_ENOMEM;
+    pmcp__view_card(j, v->rec, k, 0);
+    int rc = pmcp__vw_take(j, &v->head);
+    v->has_head = rc == 0;
+    return rc;
   }
   if (strcmp(w, "record") == 0)
     return view_record(v);

@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "probemcp/json.h"
+
 #include "research/lists.h"
 #include "research/refs.h"
 #include "research/research.h"
@@ -25,9 +27,18 @@ typedef struct pmcp__vctx {
   cJSON *rec;         /* the entity's record (fetched once) */
 
   /* What the view produced: */
-  cJSON *obj;              /* an object view's result */
+  pmcp_buf head;           /* an object view's result, written (pmcp_json) */
+  int has_head;
+  pmcp_buf data;           /* view record: its "data", written; head holds the
+                              rest, and data goes before its provenance */
+  int has_data;
+  cJSON *obj;              /* a list view's envelope members (lineage), or
+                              the content view's result */
   pmcp__list_req list;     /* a list view's store list ... */
   cJSON *items;            /* ... or an already built list */
+  pmcp_buf list_text;      /* ... or a list the view wrote: a JSON array */
+  size_t list_n;           /* its items */
+  int has_list;
   const char *list_name;
   /* A document: text served in fragments when it does not fit. */
   char *doc;               /* malloc'd */
@@ -47,8 +58,9 @@ int pmcp__view_run(pmcp__vctx *v);
 /* Fetches v->rec if not yet fetched; on failure sets err_code. */
 int pmcp__view_record(pmcp__vctx *v);
 
-/* The card of a record (also the batch summary of object views). */
-cJSON *pmcp__view_card(const cJSON *rec, pmcp__ref_kind kind);
+/* Writes the card of a record (also the batch summary of object views)
+ * as one object; @p exact: its numbers at full precision. */
+int pmcp__view_card(pmcp_json *j, const cJSON *rec, pmcp__ref_kind kind, int exact);
 
 /* content view (views/content.c): fills v->obj or v->err_code. */
 int pmcp__view_content(pmcp__vctx *v);
@@ -60,5 +72,36 @@ int pmcp__view_lineage(pmcp__vctx *v);
 /* Helper: sets the error of @p v (printf-style). Returns 0. */
 int pmcp__view_fail(pmcp__vctx *v, pmcp_tool_error code, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
+
+/* ---- writing (views/out.c) ---------------------------------------------
+ * Numbers follow pmcp__rs_round's rules, spelled as cJSON printed the
+ * rounded double (1234567.8 at six figures is 1234570): integers below
+ * 2^53 exact, non-finite values as "NaN", "Infinity", "-Infinity", others
+ * at six significant figures, or shortest round-trip when @p exact. */
+int pmcp__vw_number(pmcp_json *j, double d, int exact);
+/* A stored value; an object that is a record view's (pmcp__vw_exact_view
+ * with a ref) turns @p exact on for what it holds. */
+int pmcp__vw_value(pmcp_json *j, const cJSON *v, int exact);
+/* 1 for the views whose numbers are exact: record, reproduce, inherited. */
+int pmcp__vw_exact_view(const char *view);
+/* @p s cut to @p max bytes at a character, "..." after a cut (*cut = 1). */
+int pmcp__vw_excerpt(pmcp_json *j, const char *s, size_t max, int *cut);
+/* pmcp__rs_pick() into the open object of @p j: the members @p keys of
+ * @p src, then "truncated":true when a string was cut. Returns 1 then. */
+int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_t max_chars,
+                  int exact);
+/* Calls @p fn for each member of the object text [obj, obj+len), as
+ * pmcp_json wrote it; stops at the first non-zero return. */
+typedef int (*pmcp__vw_member_fn)(const char *key, const char *val, size_t len, void *ud);
+int pmcp__vw_each(const char *obj, size_t len, pmcp__vw_member_fn fn, void *ud);
+/* Copies the members of the object text into the open object of @p j,
+ * but those named in @p skip (NULL-terminated, or NULL). */
+int pmcp__vw_members(pmcp_json *j, const char *obj, size_t len, const char *const *skip);
+/* Moves the text of @p j (done) into @p out and frees @p j. */
+int pmcp__vw_take(pmcp_json *j, pmcp_buf *out);
+/* A writer holding the open object {"ref":...,"view":... of @p v. */
+int pmcp__vw_begin(pmcp__vctx *v, pmcp_json **j);
+/* Closes it into v->head. */
+int pmcp__vw_end(pmcp__vctx *v, pmcp_json *j);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,18 +150,47 @@ static size_t cjson_text(double d, char out[PMCP_JSON_NUMBER_MAX])
   return strlen(out);
 }
 
+/* An integer's digits (|v| < 1e15, so no printf is needed). */
+static size_t int_text(int64_t v, char out[PMCP_JSON_NUMBER_MAX])
+{
+  char tmp[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  size_t k = 0;
+  if (v < 0)
+    out[k++] = '-';
+  while (n)
+    out[k++] = tmp[--n];
+  out[k] = '\0';
+  return k;
+}
+
 size_t pmcp__rs_number_text(double v, char out[PMCP_JSON_NUMBER_MAX])
 {
   if (!isfinite(v))
     return (size_t)snprintf(out, PMCP_JSON_NUMBER_MAX, "\"%s\"",
                             isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
-  /* integers (ids, steps, counts, times) stay exact; the rest six figures */
-  if (!(v == floor(v) && fabs(v) < 9007199254740992.0)) {
-    char six[PMCP_JSON_NUMBER_MAX];
-    pmcp_json_format_number(v, 0, six, sizeof six);
-    v = pmcp__c_strtod(six, NULL);
+  /* integers (ids, steps, counts, times) stay exact; -0 is cJSON's "-0" */
+  if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+    if (fabs(v) < 1e15 && !(v == 0 && signbit(v)))
+      return int_text((int64_t)v, out);
+    return cjson_text(v, out);
   }
-  return cjson_text(v, out);
+  /* the rest six figures ("%.6g"), spelled as the rounded double always
+   * was: 1234567.8 is 1234570, not 1.23457e+06 */
+  char six[PMCP_JSON_NUMBER_MAX];
+  int k = pmcp__c_snprintf(six, sizeof six, "%.6g", v);
+  double r = pmcp__c_strtod(six, NULL);
+  if (r == floor(r) && fabs(r) < 1e15)
+    return int_text((int64_t)r, out);
+  if (fabs(r) < DBL_MIN || fabs(r) >= 1e15 || k <= 0 || (size_t)k >= sizeof six)
+    return cjson_text(r, out);
+  memcpy(out, six, (size_t)k + 1);
+  return (size_t)k;
 }
 
 int pmcp__rs_number(pmcp_json *j, double d)

@@ -14,35 +14,8 @@
 
 #include "probemcp/json.h"
 #include "research/page.h"
+#include "research/views/views.h"
 #include "util/cnum.h"
-
-int pmcp__trk_value(pmcp_json *j, const cJSON *v)
-{
-  if (!v)
-    return pmcp_json_null(j);
-  if (cJSON_IsNumber(v))
-    return pmcp__rs_number(j, v->valuedouble);
-  if (cJSON_IsString(v))
-    return pmcp_json_string(j, v->valuestring);
-  if (cJSON_IsBool(v))
-    return pmcp_json_bool(j, cJSON_IsTrue(v));
-  if (cJSON_IsRaw(v))
-    return pmcp_json_raw(j, v->valuestring, strlen(v->valuestring));
-  if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
-    int obj = cJSON_IsObject(v);
-    int rc = obj ? pmcp_json_object_begin(j) : pmcp_json_array_begin(j);
-    for (const cJSON *c = v->child; !rc && c; c = c->next) {
-      if (obj)
-        rc = pmcp_json_key(j, c->string ? c->string : "");
-      if (!rc)
-        rc = pmcp__trk_value(j, c);
-    }
-    if (!rc)
-      rc = obj ? pmcp_json_object_end(j) : pmcp_json_array_end(j);
-    return rc;
-  }
-  return pmcp_json_null(j);
-}
 
 int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s)
 {
@@ -65,7 +38,7 @@ int pmcp__trk_kbool(pmcp_json *j, const char *key, int v)
 int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v)
 {
   int rc = pmcp_json_key(j, key);
-  return rc ? rc : pmcp__trk_value(j, v);
+  return rc ? rc : pmcp__vw_value(j, v, 0);
 }
 
 int pmcp__trk_fits(pmcp_call *call, const char *txt, size_t len)
@@ -150,7 +123,7 @@ int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v)
 {
   pmcp_json *j = pmcp__trk_field(p);
   if (j)
-    pmcp__trk_value(j, v);
+    pmcp__vw_value(j, v, 0);
   return pmcp__trk_field_end(p, key);
 }
 

@@ -158,10 +158,8 @@ int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON
 
 /* ---- answers through the JSON writer (out.c) ----------------------------- */
 
-/* Numbers are written with pmcp__rs_number (research/page.h). */
-/* A value read from the store (an attribute, a config) with its numbers
- * as pmcp__trk_num writes them; NULL writes null. */
-int pmcp__trk_value(pmcp_json *j, const cJSON *v);
+/* Numbers are written with pmcp__rs_number (research/page.h), values
+ * read from the store with pmcp__vw_value (research/views/views.h). */
 /* A member: key, then the value. */
 int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
 int pmcp__trk_knum(pmcp_json *j, const char *key, double v);

@@ -5,53 +5,21 @@
  * members of an object already written copied into another. */
 #include "research/views/views.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "research/page.h"
 #include "util/buf.h"
-#include "util/cnum.h"
 #include "util/json.h"
-
-/* A double as cJSON's printer writes it: an int as %d, else %1.15g when
- * that reads back within an epsilon, else %1.17g. Only the rare numbers
- * whose six-figure spelling and this one differ come here. */
-static int cjson_style(pmcp_json *j, double d)
-{
-  char b[PMCP_JSON_NUMBER_MAX];
-  pmcp__c_snprintf(b, sizeof b, "%1.15g", d);
-  double t = pmcp__c_strtod(b, NULL);
-  double m = fabs(t) > fabs(d) ? fabs(t) : fabs(d);
-  if (!(fabs(t - d) <= m * DBL_EPSILON))
-    pmcp__c_snprintf(b, sizeof b, "%1.17g", d);
-  return pmcp_json_raw(j, b, strlen(b));
-}
 
 int pmcp__vw_number(pmcp_json *j, double d, int exact)
 {
-  if (!isfinite(d))
-    return pmcp_json_string(j, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
-  if (d == floor(d) && fabs(d) < 9007199254740992.0) {
-    /* integers (ids, steps, counts, times) stay exact */
-    if (fabs(d) < 1e15)
-      return pmcp_json_int(j, (int64_t)d);
-    return cjson_style(j, d);
-  }
-  if (exact) /* the shortest text that reads back as this double */
+  /* exact: the shortest text that reads back as this double; integers
+   * and non-finite values are written alike either way */
+  if (exact && isfinite(d) && !(d == floor(d) && fabs(d) < 9007199254740992.0))
     return pmcp_json_number_lossless(j, d);
-  /* six figures (pmcp_json_format_number's "%.6g" of a non-integer or a
-   * large one), written as the rounded double always was: 1234567.8 is
-   * 1234570, not 1.23457e+06 */
-  char b[PMCP_JSON_NUMBER_MAX];
-  int k = pmcp__c_snprintf(b, sizeof b, "%.6g", d);
-  size_t n = k > 0 ? (size_t)k : 0;
-  double r = pmcp__c_strtod(b, NULL);
-  if (r == floor(r) && fabs(r) < 1e15)
-    return pmcp_json_int(j, (int64_t)r);
-  if (fabs(r) < DBL_MIN || fabs(r) >= 1e15)
-    return cjson_style(j, r);
-  return pmcp_json_raw(j, b, n);
+  return pmcp__rs_number(j, d);
 }
 
 /* A record view's object ("view" record, reproduce or inherited, with a

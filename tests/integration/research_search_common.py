@@ -106,6 +106,20 @@ def check_query(srv, store, q, match, dead, n_pages):
               "%r: keyword count %s, %d match" % (q, ch.get("keyword"), total))
 
 
+def check_to_the_end(srv, store, q, match, dead):
+    """Every page followed to the last: the pages end (no position that
+    shows nothing handed out again and again) and hold every live match
+    once."""
+    live = {ref for ref, _ in truth(store, match) if ref.split(":", 1)[1] not in dead}
+    # a page the token budget cuts holds fewer than 50: bounded all the same
+    got, _ = pages(srv, q, 50, len(live) // 5)
+    refs = [h["ref"] for h in got]
+    check(len(refs) == len(set(refs)), "%r: a hit shown twice over the pages" % q)
+    check(set(refs) == live,
+          "%r: the pages held %d of %d live matches (pages still going: %s)" %
+          (q, len(set(refs) & live), len(live), len(refs) > len(live)))
+
+
 def main():
     rd.pg_skip()
     if rd.PG:
@@ -126,6 +140,7 @@ def main():
             check_query(srv, store, "trial-g07", '"trial" OR "g07"', dead, 12)
             check_query(srv, store, "g0042x trial", '"g0042x" OR "trial"', dead, 3)
             check_query(srv, store, "trial g07 trial", '"trial" OR "g07" OR "trial"', dead, 9)
+            check_to_the_end(srv, store, "g0042x trial", '"g0042x" OR "trial"', dead)
         finally:
             srv.close()
     rd.finish()

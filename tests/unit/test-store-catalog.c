@@ -394,6 +394,12 @@ START_TEST(search)
   ST_RC(s, pmcp_store_search(s, t, "  ?? ", NULL, NULL, 10, &b), PMCP_EINVAL);
   ST_RC(s, pmcp_store_search(s, t, "x", "galaxy", NULL, 10, &b), PMCP_EINVAL);
   ST_RC(s, pmcp_store_search(s, t, "x", NULL, "zz", 10, &b), PMCP_EINVAL);
+  /* a position past any page (one that overflows, or beyond INT32_MAX)
+   * is refused before the page's end is worked out from it */
+  ST_RC(s, pmcp_store_search(s, t, "gradient", NULL, "99999999999999999999", 10, &b), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_search(s, t, "gradient", NULL, "9223372036854775807", 10, &b), PMCP_EINVAL);
+  ST_RC(s, pmcp_store_search(s, t, "gradient", NULL, "2147483648", 10, &b), PMCP_EINVAL);
+  ST_OK(s, pmcp_store_search(s, t, "gradient", NULL, "2147483647", 10, &b));
   pmcp_buf_dispose(&b);
   pmcp_store_free(s);
   st_cleanup();

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Keyword search: the arguments and the page's end, the same on both
  * backends (search.h). */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,8 +83,11 @@ int pmcp__search_args_read(pmcp_store *s, const char *query, const char *kinds,
   }
   if (after && *after) {
     char *end;
+    errno = 0;
     long long v = strtoll(after, &end, 10);
-    if (*end || v < 0 || end == after)
+    /* a position past any page a store reaches is refused, so that the
+     * page's end (offset + limit) cannot overflow */
+    if (*end || v < 0 || end == after || errno == ERANGE || v > INT32_MAX)
       return pmcp_store_set_error(s, PMCP_EINVAL, "invalid search position '%.32s'", after);
     a->offset = v;
   }

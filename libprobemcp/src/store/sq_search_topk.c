@@ -218,7 +218,7 @@ int pmcp__sq_search_topk(pmcp_store *s, pmcp__sq *q, const char *match, int64_t 
   sqlite3_stmt *st;
   size_t n = 0;
   int topk = 0;
-  if (offset + (int64_t)limit <= RARE_CAP) {
+  if (offset <= RARE_CAP - (int64_t)limit) {
     rid = malloc(k * sizeof *rid);
     score = malloc(k * sizeof *score);
     if (!rid || !score) {
@@ -276,10 +276,12 @@ int pmcp__sq_search_topk(pmcp_store *s, pmcp__sq *q, const char *match, int64_t 
     if ((rc = pmcp__sq_search_item(s, q, 0, rid[first + j], match, score[first + j], out,
                                    &shown)))
       goto out;
+  /* The end of the matches is reached: the total is what the pages held
+   * (the common word's estimate may be above it, and a total past the
+   * last page would hand out a next position that shows nothing, again
+   * and again). Before that the estimate stands, at least past the page. */
   int64_t end = offset + (int64_t)shown_n + (more ? 1 : 0);
-  int64_t total = (int64_t)df_max > end ? (int64_t)df_max : end;
-  if (shown_n == 0 && offset > total)
-    total = offset;
+  int64_t total = !more ? end : (int64_t)df_max > end ? (int64_t)df_max : end;
   rc = pmcp__search_page_end_est(out, offset, shown_n, total, 1);
 out:
   free(rid);

@@ -176,11 +176,11 @@ static int list_workspaces(pmcp_call *call, void *ud)
   pmcp__trk_page p;
   pmcp__trk_page_begin(&p, call, offset, total, NULL, NULL);
   pmcp__trk_list(&p, "workspaces");
-  size_t pos = 0, seen = 0;
+  size_t pos = 0, seen = 0; /* seen: every item read, as the count above */
   int full = 0;
   for (size_t k = 0; !full && k < nw; k++) {
     pmcp__window *w = &ws[k];
-    for (size_t i = 0; !full && i < pmcp__window_count(w) && seen < max; i++) {
+    for (size_t i = 0; !full && i < pmcp__window_count(w) && seen < max; i++, seen++) {
       const char *wid;
       size_t n;
       workspace_id(w, i, &tmp, &wid, &n);
@@ -188,7 +188,6 @@ static int list_workspaces(pmcp_call *call, void *ud)
       const cJSON *role = allowed ? cJSON_GetObjectItemCaseSensitive(allowed, id) : NULL;
       if (allowed && !cJSON_IsString(role))
         continue;
-      seen++;
       if (pos++ < offset || pos > offset + limit)
         continue;
       pmcp_json *j = pmcp__trk_item(&p);

@@ -638,8 +638,8 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
       continue;
     if (isnum && pmcp__rs_time_key(key)) {
       double ms = pmcp__c_strtod(v[k], NULL);
-      if (ms <= 0)
-        continue; /* 0: not recorded */
+      if (!(ms > 0 && ms < 9.2e18))
+        continue; /* 0: not recorded; past int64 ms: no time at all */
       char iso[32];
       pmcp__rs_iso((int64_t)ms, iso, sizeof iso);
       pmcp_json_key(j, key);

@@ -167,7 +167,7 @@ static int add_histogram(const cJSON *set, void *ud)
   pmcp_json_reset(j);
   pmcp__trk_entry_head_w(j, a->e);
   pmcp__trk_knum(j, "step", pmcp__jn(set, "step", 0));
-  if (pmcp__jn(set, "time", 0) > 0) {
+  if (pmcp__jn(set, "time", 0) > 0 && pmcp__jn(set, "time", 0) < 9.2e18) {
     char iso[48];
     pmcp__iso_ms((int64_t)pmcp__jn(set, "time", 0), iso, sizeof iso);
     pmcp__trk_kstr(j, "wall_time", iso);

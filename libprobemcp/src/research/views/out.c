@@ -93,16 +93,16 @@ int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_
 {
   /* one pass over the members finds each key's first member (a lookup
    * per key walked the members once for each) */
-  const cJSON *at[64];
+  enum { AT_MAX = 64 };
+  const cJSON *at[AT_MAX];
   size_t nk = 0;
   while (keys[nk])
     nk++;
-  if (nk > sizeof at / sizeof at[0])
-    return PMCP_EINVAL;
-  memset(at, 0, nk * sizeof at[0]);
+  size_t na = nk < AT_MAX ? nk : AT_MAX; /* keys past it are looked up one by one */
+  memset(at, 0, na * sizeof at[0]);
   for (const cJSON *c = cJSON_IsObject(src) ? src->child : NULL; c; c = c->next) {
     const char *name = c->string;
-    for (size_t i = 0; name && i < nk; i++) {
+    for (size_t i = 0; name && i < na; i++) {
       if (!at[i] && keys[i][0] == name[0] && strcmp(keys[i], name) == 0) {
         at[i] = c;
         break;
@@ -111,12 +111,12 @@ int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_
   }
   int cut = 0;
   for (size_t i = 0; i < nk; i++) {
-    const cJSON *v = at[i];
+    const cJSON *v = i < na ? at[i] : cJSON_GetObjectItemCaseSensitive(src, keys[i]);
     if (!v || cJSON_IsNull(v))
       continue;
     if (cJSON_IsNumber(v) && pmcp__rs_time_key(keys[i])) {
-      if (v->valuedouble <= 0)
-        continue; /* 0: not recorded */
+      if (!(v->valuedouble > 0 && v->valuedouble < 9.2e18))
+        continue; /* 0: not recorded; past int64 ms: no time at all */
       char iso[32];
       pmcp__rs_iso((int64_t)v->valuedouble, iso, sizeof iso);
       pmcp_json_key(j, keys[i]);

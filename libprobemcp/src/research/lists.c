@@ -533,10 +533,7 @@ static void put_tree(pmcp_json *j, const char *v, size_t vl)
   cJSON_free(txt);
 }
 
-/* A string member, cut to @p max bytes (0: whole) at a character boundary
- * with "..." as pmcp__rs_excerpt cuts. Returns 1 when cut; *shown: the
- * bytes written. */
-static int put_excerpt(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown)
+int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown)
 {
   /* a C string: text after a decoded NUL was never shown */
   const char *nul = memchr(s, '\0', n);
@@ -651,7 +648,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
         continue;
       size_t shown;
       pmcp_json_key(j, key);
-      cut_any |= put_excerpt(j, s, n, q->excerpt, &shown);
+      cut_any |= pmcp__rs_excerpt_to(j, s, n, q->excerpt, &shown);
       if (k == ex)
         ex_shown = shown;
     } else if (isnum) {

@@ -101,6 +101,8 @@ typedef struct pmcp__mx_pt {
   double v;
   double sm;
 } pmcp__mx_pt;
+/* qsort order of points: by step, then by value. */
+int pmcp__mx_pt_cmp(const void *a, const void *b);
 
 /* Candidate points of a long range (metrics_cands.c): finite, real
  * points; after pmcp__mx_cands_finish() sorted by (step, value), distinct,

@@ -117,7 +117,7 @@ static int cs_points(void *ud, const pmcp_point *p, size_t n)
   return 0;
 }
 
-static int pt_cmp(const void *a, const void *b)
+int pmcp__mx_pt_cmp(const void *a, const void *b)
 {
   const pmcp__mx_pt *x = a, *y = b;
   if (x->step != y->step)
@@ -175,7 +175,7 @@ int pmcp__mx_cands_finish(pmcp__research *rs, int64_t series, pmcp__mx_cands *c)
 {
   if (!c->n)
     return 0;
-  qsort(c->p, c->n, sizeof *c->p, pt_cmp);
+  qsort(c->p, c->n, sizeof *c->p, pmcp__mx_pt_cmp);
   size_t w = 0;
   for (size_t i = 0; i < c->n; i++)
     if (!w || c->p[i].step != c->p[w - 1].step || c->p[i].v != c->p[w - 1].v)

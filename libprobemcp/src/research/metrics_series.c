@@ -114,14 +114,6 @@ size_t pmcp__mx_downsample_points(const int64_t *step, const double *value, size
 /* sm: the EMA at this point, over every raw point before it */
 typedef pmcp__mx_pt pt;
 
-static int pt_cmp(const void *a, const void *b)
-{
-  const pt *x = a, *y = b;
-  if (x->step != y->step)
-    return x->step < y->step ? -1 : 1;
-  return x->v < y->v ? -1 : x->v > y->v ? 1 : 0;
-}
-
 /* TensorBoard's EMA over the points in step order: a non-finite value is
  * skipped (it neither moves the average nor counts for the debias). */
 static void ema_points(pt *p, size_t n, double w)
@@ -205,7 +197,7 @@ static int row_raw(pmcp__research *rs, const pmcp__mx_series *s, const row_req *
     /* logging order is not always step order (restarts): sort */
     for (size_t i = 0; i < got; i++)
       p[i] = (pt){raw[i].step, raw[i].value, 0};
-    qsort(p, got, sizeof *p, pt_cmp);
+    qsort(p, got, sizeof *p, pmcp__mx_pt_cmp);
     ema_points(p, got, q->smoothing);
     for (size_t i = 0; i < got; i++)
       if (isfinite(p[i].v))

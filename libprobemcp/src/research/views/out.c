@@ -69,23 +69,10 @@ int pmcp__vw_value(pmcp_json *j, const cJSON *v, int exact)
 
 int pmcp__vw_excerpt(pmcp_json *j, const char *s, size_t max, int *cut)
 {
-  size_t n = strlen(s);
-  if (n <= max)
-    return pmcp_json_string_n(j, s, n);
-  /* back up to a UTF-8 lead byte so a code point is never split */
-  size_t at = max;
-  while (at > 0 && ((unsigned char)s[at] & 0xC0) == 0x80)
-    at--;
-  char *t = malloc(at + 4);
-  if (!t)
-    return PMCP_ENOMEM;
-  memcpy(t, s, at);
-  memcpy(t + at, "...", 4);
-  int rc = pmcp_json_string_n(j, t, at + 3);
-  free(t);
-  if (cut)
+  size_t shown;
+  if (pmcp__rs_excerpt_to(j, s, strlen(s), max, &shown) && cut)
     *cut = 1;
-  return rc;
+  return pmcp_json_error(j);
 }
 
 int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_t max_chars,

@@ -93,8 +93,7 @@ static int add_alias(strs *names, const char *ref)
  * a dataset's name). *dead: a deleted run or what hangs off one. @p rec:
  * the record when already read. An entity that cannot be read keeps
  * @p ref. */
-static int entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *dead,
-                        strs *names)
+static int entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *dead, strs *names)
 {
   cJSON *own = NULL;
   char err[200];
@@ -127,8 +126,8 @@ static int entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *d
     const char *run = pmcp__js(rec, "run");
     double step = pmcp__jn(rec, "step", -1), last = -1;
     const cJSON *o;
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(rec, "versions"))
-      if (pmcp__jn(o, "step", -1) > last)
+    cJSON_ArrayForEach(
+        o, cJSON_GetObjectItemCaseSensitive(rec, "versions")) if (pmcp__jn(o, "step", -1) > last)
         last = pmcp__jn(o, "step", -1);
     if (!strncmp(run, "run:", 4)) {
       if (pmcp__jb(rec, "best")) {
@@ -145,36 +144,76 @@ static int entity_names(pmcp__vctx *v, const char *ref, const cJSON *rec, int *d
   return rc ? PMCP_ENOMEM : 0;
 }
 
-int pmcp__view_lineage(pmcp__vctx *v)
+/* The walk's view_options: direction, depth (1-8), steps. Returns 0, or
+ * -1 after sending the error. */
+static int lineage_opts(pmcp__vctx *v, int *down, int *depth, int *steps)
 {
   const cJSON *o = v->opts;
   const cJSON *dir = o ? cJSON_GetObjectItemCaseSensitive(o, "direction") : NULL;
   const cJSON *dep = o ? cJSON_GetObjectItemCaseSensitive(o, "depth") : NULL;
   const cJSON *stp = o ? cJSON_GetObjectItemCaseSensitive(o, "steps") : NULL;
-  int down = 0;
+  *down = 0;
   if (dir) {
-    if (!cJSON_IsString(dir) || (strcmp(dir->valuestring, "upstream") &&
-                                 strcmp(dir->valuestring, "downstream")))
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.direction is \"upstream\" or "
-                             "\"downstream\"");
-    down = strcmp(dir->valuestring, "downstream") == 0;
+    if (!cJSON_IsString(dir) ||
+        (strcmp(dir->valuestring, "upstream") && strcmp(dir->valuestring, "downstream"))) {
+      pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
+                      "view_options.direction is \"upstream\" or "
+                      "\"downstream\"");
+      return -1;
+    }
+    *down = strcmp(dir->valuestring, "downstream") == 0;
   }
-  int depth = 1;
+  *depth = 1;
   if (dep) {
     if (!cJSON_IsNumber(dep) || dep->valuedouble < 1 || dep->valuedouble > 8 ||
-        dep->valuedouble != (double)(int)dep->valuedouble)
-      return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                             "view_options.depth is a whole number from 1 "
-                             "to 8");
-    depth = (int)dep->valuedouble;
+        dep->valuedouble != (double)(int)dep->valuedouble) {
+      pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
+                      "view_options.depth is a whole number from 1 "
+                      "to 8");
+      return -1;
+    }
+    *depth = (int)dep->valuedouble;
   }
-  if (stp && !cJSON_IsBool(stp))
-    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                           "view_options.steps is true or false");
-  int steps = cJSON_IsTrue(stp);
-  const char *filter = down ? "{\"direction\":\"downstream\"}"
-                            : "{\"direction\":\"upstream\"}";
+  if (stp && !cJSON_IsBool(stp)) {
+    pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT, "view_options.steps is true or false");
+    return -1;
+  }
+  *steps = cJSON_IsTrue(stp);
+  return 0;
+}
+
+/* One edge of the answer, from the walk's point of view. */
+static void put_edge(pmcp_json *j, const char *from, const char *to, const char *rel, int level,
+                     int dead, const cJSON *steps)
+{
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "from");
+  pmcp_json_string(j, from);
+  pmcp_json_key(j, "to");
+  pmcp_json_string(j, to);
+  if (*rel) {
+    pmcp_json_key(j, "relation");
+    pmcp_json_string(j, rel);
+  }
+  pmcp_json_key(j, "level");
+  pmcp_json_int(j, level);
+  if (dead) {
+    pmcp_json_key(j, "deleted");
+    pmcp_json_bool(j, 1);
+  }
+  if (steps) {
+    pmcp_json_key(j, "steps");
+    pmcp__vw_value(j, steps, 0);
+  }
+  pmcp_json_object_end(j);
+}
+
+int pmcp__view_lineage(pmcp__vctx *v)
+{
+  int down, depth, steps;
+  if (lineage_opts(v, &down, &depth, &steps))
+    return 0;
+  const char *filter = down ? "{\"direction\":\"downstream\"}" : "{\"direction\":\"upstream\"}";
   strs visited = {0}, edges_seen = {0}, self = {0}, on = {0};
   nodes frontier = {0}, next = {0};
   pmcp_json *j = NULL;
@@ -240,8 +279,7 @@ int pmcp__view_lineage(pmcp__vctx *v)
         rc = pmcp__rs_list(v->rs, &lo, &page, err, sizeof err);
         if (rc) {
           if (rc != PMCP_ENOMEM)
-            rc = pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND
-                                                         : PMCP_TERR_STORE,
+            rc = pmcp__view_fail(v, rc == PMCP_ENOTFOUND ? PMCP_TERR_NOT_FOUND : PMCP_TERR_STORE,
                                  "%s", err);
           goto done;
         }
@@ -270,27 +308,9 @@ int pmcp__view_lineage(pmcp__vctx *v)
           if (seen(&edges_seen, key))
             continue;
           rc = strs_add(&edges_seen, key);
-          pmcp_json_object_begin(j);
-          pmcp_json_key(j, "from");
-          pmcp_json_string(j, down ? canon : oc);
-          pmcp_json_key(j, "to");
-          pmcp_json_string(j, down ? oc : canon);
-          if (*rel) {
-            pmcp_json_key(j, "relation");
-            pmcp_json_string(j, rel);
-          }
-          pmcp_json_key(j, "level");
-          pmcp_json_int(j, level);
-          if (dead) {
-            pmcp_json_key(j, "deleted");
-            pmcp_json_bool(j, 1);
-          }
           const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "steps");
-          if (steps && cJSON_IsArray(st)) {
-            pmcp_json_key(j, "steps");
-            pmcp__vw_value(j, st, 0);
-          }
-          pmcp_json_object_end(j);
+          put_edge(j, down ? canon : oc, down ? oc : canon, rel, level, dead,
+                   steps && cJSON_IsArray(st) ? st : NULL);
           n_edges++;
           if (!rc && !seen(&visited, oc)) {
             if (visited.n >= MAX_NODES) {

@@ -110,6 +110,28 @@ def no_duplicates(pairs):
     return dict(pairs)
 
 
+def search_pages(srv, q, lim, n_pages=300, to_the_end=True):
+    """The hits of `search` for @q at @lim a page, following next_cursor
+    for at most @n_pages pages (a failure when @to_the_end and the pages
+    go on past them), and the first page's answer."""
+    out, cur, first = [], None, None
+    for _ in range(n_pages):
+        a = {"query": q, "limit": lim}
+        if cur:
+            a["cursor"] = cur
+        r, err = srv.call("search", a)
+        check(not err, "search %r limit %d: %s" % (q, lim, r))
+        if err:
+            return out, first
+        first = first or r
+        out += r.get("results", [])
+        cur = r.get("next_cursor")
+        if not cur:
+            return out, first
+    check(not to_the_end, "search %r limit %d: no end of pages" % (q, lim))
+    return out, first
+
+
 class Server:
     def __init__(self, store):
         self.p = subprocess.Popen([STDIO, "--store", store, "--toolset", "research"],

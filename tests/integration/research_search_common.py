@@ -67,21 +67,7 @@ def truth(store, match):
 
 
 def pages(srv, q, lim, n_pages):
-    out, cur, first = [], None, None
-    for _ in range(n_pages):
-        a = {"query": q, "limit": lim}
-        if cur:
-            a["cursor"] = cur
-        r, err = srv.call("search", a)
-        check(not err, "search %r limit %d: %s" % (q, lim, r))
-        if err:
-            break
-        first = first or r
-        out += r.get("results", [])
-        cur = r.get("next_cursor")
-        if not cur:
-            break
-    return out, first
+    return rd.search_pages(srv, q, lim, n_pages, to_the_end=False)
 
 
 def check_query(srv, store, q, match, dead, n_pages):
@@ -111,8 +97,7 @@ def check_to_the_end(srv, store, q, match, dead):
     shows nothing handed out again and again) and hold every live match
     once."""
     live = {ref for ref, _ in truth(store, match) if ref.split(":", 1)[1] not in dead}
-    # a page the token budget cuts holds fewer than 50: bounded all the same
-    got, _ = pages(srv, q, 50, len(live) // 5)
+    got, _ = rd.search_pages(srv, q, 50)
     refs = [h["ref"] for h in got]
     check(len(refs) == len(set(refs)), "%r: a hit shown twice over the pages" % q)
     check(set(refs) == live,

@@ -37,21 +37,7 @@ MODES = {"runs": "runs", "checkpoints": "checkpoints", "datasets": "datasets",
 
 
 def search_pages(srv, q, lim):
-    out, cur = [], None
-    for _ in range(300):
-        a = {"query": q, "limit": lim}
-        if cur:
-            a["cursor"] = cur
-        r, err = srv.call("search", a)
-        check(not err, "search %r limit %d: %s" % (q, lim, r))
-        if err:
-            return out
-        out += r.get("results", [])
-        cur = r.get("next_cursor")
-        if not cur:
-            return out
-    check(False, "search %r limit %d: no end of pages" % (q, lim))
-    return out
+    return rd.search_pages(srv, q, lim)[0]
 
 
 def queries(srv):

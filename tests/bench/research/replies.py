@@ -128,6 +128,23 @@ def calls_for(refs, workspaces, keys):
     return c
 
 
+def compare(before, after, store, calls, width=400):
+    """Both builds' answers to @calls; prints the first ten that differ
+    (@width characters of each). Returns (the answers before, the number
+    that differ)."""
+    a = serve(before, store, calls)
+    b = serve(after, store, calls)
+    diffs = 0
+    for i in range(1, len(calls) + 1):
+        if a.get(i) != b.get(i):
+            diffs += 1
+            if diffs <= 10:
+                print("differs: %s %s\n  before: %.*s\n  after:  %.*s" %
+                      (calls[i - 1][0], json.dumps(calls[i - 1][1]), width, a.get(i),
+                       width, b.get(i)))
+    return a, diffs
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -142,15 +159,7 @@ def main():
         if cur:
             more.append((tool, dict(args, cursor=cur)))
     calls += more
-    a = serve(before, store, calls)
-    b = serve(after, store, calls)
-    diffs = 0
-    for i in range(1, len(calls) + 1):
-        if a.get(i) != b.get(i):
-            diffs += 1
-            if diffs <= 10:
-                print("differs: %s %s\n  before: %.400s\n  after:  %.400s" %
-                      (calls[i - 1][0], json.dumps(calls[i - 1][1]), a.get(i), b.get(i)))
+    a, diffs = compare(before, after, store, calls)
     errors = sum(1 for v in a.values() if '"isError":true' in v)
     print("%d calls (%d with a cursor, %d answered with an error), %d refs; %d differences"
           % (len(calls), len(more), errors, sum(map(len, refs.values())), diffs))

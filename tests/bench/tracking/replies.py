@@ -12,12 +12,11 @@ tests/bench/research/replies.py, covers few tracking tools).
     python3 tests/bench/tracking/replies.py BEFORE_BUILD AFTER_BUILD STORE
     # e.g. a store filled by `probe demo`; prints the differences, exits 1 on any
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "research"))
-from replies import serve, structured  # noqa: E402
+from replies import compare, serve, structured  # noqa: E402
 
 BUDGETS = [None, 512, 900, 2000, 8000]
 
@@ -146,15 +145,7 @@ def main():
         if isinstance(nxt, int):
             more.append((tool, dict(args, offset=nxt)))
     calls += more
-    a = serve(before, store, calls)
-    b = serve(after, store, calls)
-    diffs = 0
-    for i in range(1, len(calls) + 1):
-        if a.get(i) != b.get(i):
-            diffs += 1
-            if diffs <= 10:
-                print("differs: %s %s\n  before: %.600s\n  after:  %.600s" %
-                      (calls[i - 1][0], json.dumps(calls[i - 1][1]), a.get(i), b.get(i)))
+    a, diffs = compare(before, after, store, calls, width=600)
     errors = sum(1 for v in a.values() if '"isError":true' in v)
     tools = sorted({t for t, _ in calls})
     print("%d calls of %d tools (%d with a next_offset, %d answered with an error); "

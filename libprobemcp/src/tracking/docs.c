@@ -102,7 +102,7 @@ static int fits_at(pmcp_call *call, pmcp_json *j, const pmcp__trk_doc *d, size_t
   const char *t = piece(j, d, total, offset, b0, b1) ? NULL : pmcp_json_text(j, &len);
   if (!t)
     return -1;
-  return pmcp__trk_fits(call, t, len);
+  return pmcp__rs_fits_text(call, t, len, 0);
 }
 
 /* Sends the piece of @p d from byte @p b0 (character @p offset) that fits

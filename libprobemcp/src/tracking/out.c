@@ -41,12 +41,6 @@ int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v)
   return rc ? rc : pmcp__vw_value(j, v, 0);
 }
 
-int pmcp__trk_fits(pmcp_call *call, const char *txt, size_t len)
-{
-  size_t budget = (size_t)pmcp__rs_budget(call);
-  return len <= budget * PMCP_BUDGET_BYTES_PER_TOKEN && pmcp__rs_tokens(txt, len) <= budget;
-}
-
 /* ---- offset pages --------------------------------------------------------- */
 
 void pmcp__trk_window_args(pmcp_call *call, size_t *offset, size_t *limit)

@@ -165,8 +165,6 @@ int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
 int pmcp__trk_knum(pmcp_json *j, const char *key, double v);
 int pmcp__trk_kbool(pmcp_json *j, const char *key, int v);
 int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v);
-/* True when the answer text fits the call's budget and byte ceiling. */
-int pmcp__trk_fits(pmcp_call *call, const char *txt, size_t len);
 /* Sends @p j's one object (the whole answer; it must fit, else the error
  * names min_token_budget). */
 int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j);

@@ -11,6 +11,7 @@
 #include "core/page_int.h"   /* pmcp__page_resume_empty, pmcp__page_result */
 
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -150,23 +151,10 @@ static size_t cjson_text(double d, char out[PMCP_JSON_NUMBER_MAX])
   return strlen(out);
 }
 
-/* An integer's digits (|v| < 1e15, so no printf is needed). */
+/* An integer's digits, as the writer's pmcp_json_int spells them. */
 static size_t int_text(int64_t v, char out[PMCP_JSON_NUMBER_MAX])
 {
-  char tmp[24];
-  size_t n = 0;
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do {
-    tmp[n++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  size_t k = 0;
-  if (v < 0)
-    out[k++] = '-';
-  while (n)
-    out[k++] = tmp[--n];
-  out[k] = '\0';
-  return k;
+  return (size_t)snprintf(out, PMCP_JSON_NUMBER_MAX, "%" PRId64, v);
 }
 
 size_t pmcp__rs_number_text(double v, char out[PMCP_JSON_NUMBER_MAX])

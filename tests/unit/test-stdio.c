@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The stdio transport (probemcp/stdio.h) through its public API: framing
  * (CRLF, blank lines, a last line without newline, pipelined lines),
- * the line limit, read and write errors, argument checks. The input is
- * written to a pipe whole before serving; the output pipe is read after. */
+ * the line limit, read and write errors, argument checks, and the pause
+ * at max_pending. The input is written to a pipe whole before serving and
+ * the output pipe read after, except where a client writes ahead while
+ * the server works (threads feed and drain the pipes). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +221,187 @@ START_TEST(test_output_closed)
 }
 END_TEST
 
+/* ---- reading pauses at max_pending ------------------------------------ */
+
+/* A blocking tool that notes the most requests the server held in
+ * progress while it ran, and waits while the gate is shut. */
+typedef struct held_state {
+  pmcp_server *srv;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  int open;
+  size_t most, calls;
+} held_state;
+
+static held_state held = {NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0, 0};
+
+static int held_tool(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  size_t now = pmcp_server_in_progress(held.srv);
+  pthread_mutex_lock(&held.mu);
+  if (now > held.most)
+    held.most = now;
+  held.calls++;
+  while (!held.open)
+    pthread_cond_wait(&held.cond, &held.mu);
+  pthread_mutex_unlock(&held.mu);
+  usleep(100);
+  return pmcp_result_text(call, "ok", 2);
+}
+
+typedef struct pipe_job {
+  int fd;
+  size_t n;   /* lines to write, or lines read */
+  size_t pad; /* spaces inside each request */
+} pipe_job;
+
+/* Writes initialize and n tools/call lines of about pad bytes each. */
+static void *feed(void *arg)
+{
+  pipe_job *j = arg;
+  size_t cap = j->pad + 256;
+  char *line = malloc(cap);
+  int n = snprintf(line, cap, "%s\n", INIT_LINE);
+  ck_assert_int_eq(write(j->fd, line, (size_t)n), n);
+  for (size_t i = 0; i < j->n; i++) {
+    n = snprintf(line, cap, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"held\",\"arguments\":{}}%*s}\n", i + 2,
+                 (int)j->pad, "");
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = write(j->fd, line + off, (size_t)(n - off));
+      ck_assert_int_gt(w, 0);
+      off += w;
+    }
+  }
+  free(line);
+  close(j->fd);
+  return NULL;
+}
+
+/* feed(), then the gate opens: a server that kept reading shut while its
+ * calls answered nothing would never let the writer get there. */
+static void *feed_then_open(void *arg)
+{
+  feed(arg);
+  pthread_mutex_lock(&held.mu);
+  held.open = 1;
+  pthread_cond_broadcast(&held.cond);
+  pthread_mutex_unlock(&held.mu);
+  return NULL;
+}
+
+/* Counts the lines of the output until its end. */
+static void *drain_lines(void *arg)
+{
+  pipe_job *j = arg;
+  char buf[1 << 14];
+  ssize_t r;
+  j->n = 0;
+  while ((r = read(j->fd, buf, sizeof buf)) > 0)
+    for (ssize_t i = 0; i < r; i++)
+      j->n += buf[i] == '\n';
+  return NULL;
+}
+
+/* Serves @p calls requests of about @p pad bytes written ahead by one
+ * thread while another reads the answers; the gate starts shut when
+ * @p shut, and opens once the writer is done. Returns the lines read. */
+static size_t serve_ahead(size_t calls, size_t pad, size_t max_pending, int shut)
+{
+  signal(SIGPIPE, SIG_IGN);
+  int in[2], outp[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(outp), 0);
+  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
+  o.max_pending = max_pending;
+  pmcp_stdio *io = NULL;
+  ck_assert_int_eq(pmcp_stdio_new(&io, in[0], outp[1], &o), 0);
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "stdio-test";
+  so.sink = pmcp_stdio_sink;
+  so.sink_ud = io;
+  so.workers = 4;
+  pmcp_server *srv = NULL;
+  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "held";
+  d.handler = held_tool;
+  d.flags = PMCP_TOOL_BLOCKING;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  held.srv = srv;
+  held.most = held.calls = 0;
+  held.open = !shut;
+  pipe_job w = {in[1], calls, pad}, r = {outp[0], 0, 0};
+  pthread_t tw, tr;
+  ck_assert_int_eq(pthread_create(&tw, NULL, shut ? feed_then_open : feed, &w), 0);
+  ck_assert_int_eq(pthread_create(&tr, NULL, drain_lines, &r), 0);
+  ck_assert_int_eq(pmcp_stdio_serve(io, srv), 0);
+  pthread_join(tw, NULL);
+  pmcp_server_free(srv);
+  pmcp_stdio_free(io);
+  close(outp[1]);
+  pthread_join(tr, NULL);
+  close(in[0]);
+  close(outp[0]);
+  held.srv = NULL;
+  return r.n;
+}
+
+START_TEST(test_pending_bounded)
+{
+  /* 2,000 calls of 4 KiB written ahead (8 MB): the server holds at most
+   * max_pending of them, plus one read()'s worth (16 lines) if the
+   * calls ever stall for a moment on a loaded machine; without the pause
+   * it reads the whole backlog while four workers chew on it. */
+  size_t lines = serve_ahead(2000, 4096, 16, 0);
+  ck_assert_uint_eq(lines, 2001); /* initialize and every call answered */
+  ck_assert_uint_eq(held.calls, 2000);
+  ck_assert_uint_le(held.most, 16 + 16);
+}
+END_TEST
+
+START_TEST(test_pending_stalled)
+{
+  /* Every call waits until the client has written all its input, as a
+   * call waiting for the client's reply would: reading must go on once
+   * the calls answer nothing, or client and server wait for each other. */
+  size_t lines = serve_ahead(64, 4096, 4, 1);
+  ck_assert_uint_eq(lines, 65);
+  ck_assert_uint_eq(held.calls, 64);
+}
+END_TEST
+
+START_TEST(test_pending_args)
+{
+  ck_assert_int_eq(pmcp_server_wait_room(NULL, 1, 0), PMCP_EINVAL);
+  ck_assert_uint_eq(pmcp_server_in_progress(NULL), 0);
+  pmcp_stdio *io = NULL;
+  ck_assert_int_eq(pmcp_stdio_new(&io, 0, 1, NULL), 0);
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "stdio-test";
+  so.sink = pmcp_stdio_sink;
+  so.sink_ud = io;
+  pmcp_server *srv = NULL;
+  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
+  ck_assert_int_eq(pmcp_server_wait_room(srv, 0, 0), PMCP_EINVAL);
+  ck_assert_int_eq(pmcp_server_wait_room(srv, 1, 0), 0); /* nothing in progress */
+  ck_assert_uint_eq(pmcp_server_in_progress(srv), 0);
+  pmcp_server_free(srv);
+  pmcp_stdio_free(io);
+  /* A version 1 options struct is read without its max_pending. */
+  struct {
+    unsigned version;
+    size_t max_line;
+    pmcp_log_fn log;
+    void *log_ud;
+  } v1 = {1, 0, NULL, NULL};
+  io = NULL;
+  ck_assert_int_eq(pmcp_stdio_new(&io, 0, 1, (const pmcp_stdio_options *)(void *)&v1), 0);
+  pmcp_stdio_free(io);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("stdio");
@@ -227,6 +411,9 @@ int main(void)
   tcase_add_test(tc, test_long_line);
   tcase_add_test(tc, test_read_error);
   tcase_add_test(tc, test_output_closed);
+  tcase_add_test(tc, test_pending_args);
+  tcase_add_test(tc, test_pending_bounded);
+  tcase_add_test(tc, test_pending_stalled);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

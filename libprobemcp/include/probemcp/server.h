@@ -386,6 +386,22 @@ PMCP_API int pmcp_server_set_cache_hints(pmcp_server *server, unsigned ttl_ms,
 /** Waits until no call is running or queued. @return 0. */
 PMCP_API int pmcp_server_drain(pmcp_server *server);
 
+/** Waits until fewer than @p max requests are in progress (received and
+ *  not yet answered), so that a transport can stop reading while the
+ *  server holds enough work and leave the rest to the client's side of
+ *  the pipe or socket. It waits for answers, not for room: it returns
+ *  PMCP_ETIMEOUT once no request has been answered for @p stall_ms,
+ *  because calls that answer nothing may be waiting for the client (a
+ *  server-to-client request), whose reply only further reading brings.
+ *  @return 0 (fewer than @p max in progress), PMCP_ETIMEOUT, PMCP_EINVAL
+ *  (NULL or a freed server, @p max 0). @since 0.2 */
+PMCP_API int pmcp_server_wait_room(pmcp_server *server, size_t max, unsigned stall_ms);
+
+/** The requests received and not yet answered (running, waiting for a
+ *  worker or for the client), for a host's health figures; 0 for NULL.
+ *  @since 0.2 */
+PMCP_API size_t pmcp_server_in_progress(pmcp_server *server);
+
 /** Sends notifications/resources/updated for @p uri to every session
  *  subscribed to it. @return 0 or PMCP_ENOMEM. */
 PMCP_API int pmcp_server_notify_resource_updated(pmcp_server *server, const char *uri);

@@ -26,6 +26,10 @@
  * reading goes on. Each line goes to pmcp_server_handle() on the reading
  * thread; calls the engine runs inline answer at once, blocking calls run on
  * the engine's workers, so a slow call never holds up ping or cancellation.
+ * Reading pauses while max_pending requests are in progress, so a client
+ * that writes far ahead waits on its side of the pipe instead of the
+ * server holding its backlog; calls that answer nothing for a moment
+ * (they may wait for the client) let reading go on.
  *
  * Writing: one message per line. Replies made on the reading thread while it
  * works through one read()'s worth of lines are written together (one
@@ -51,7 +55,7 @@ typedef struct pmcp_stdio pmcp_stdio;
 /** The longest input line by default: 16 MiB. */
 #define PMCP_STDIO_MAX_LINE ((size_t)16 << 20)
 
-#define PMCP_STDIO_OPTIONS_VERSION 1
+#define PMCP_STDIO_OPTIONS_VERSION 2
 
 /** Options of pmcp_stdio_new(); NULL there means all defaults. */
 typedef struct pmcp_stdio_options {
@@ -64,9 +68,16 @@ typedef struct pmcp_stdio_options {
    *  thread. */
   pmcp_log_fn log;
   void *log_ud;
+  /** Version 2. The most requests in progress before reading pauses
+   *  (pmcp_server_wait_room()); 0: PMCP_STDIO_MAX_PENDING; SIZE_MAX:
+   *  never pause. @since 0.2 */
+  size_t max_pending;
 } pmcp_stdio_options;
 
-#define PMCP_STDIO_OPTIONS_INIT {PMCP_STDIO_OPTIONS_VERSION, 0, NULL, NULL}
+/** The default of pmcp_stdio_options.max_pending. */
+#define PMCP_STDIO_MAX_PENDING ((size_t)256)
+
+#define PMCP_STDIO_OPTIONS_INIT {PMCP_STDIO_OPTIONS_VERSION, 0, NULL, NULL, 0}
 
 /** A transport reading @p in_fd and writing @p out_fd.
  *  @return 0; PMCP_EINVAL (NULL @p out, a negative descriptor, an unknown

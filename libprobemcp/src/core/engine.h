@@ -69,8 +69,12 @@ struct pmcp_server {
   int cache_private;
 
   pthread_mutex_t mu;
-  pthread_cond_t idle_cond;  /* signalled when busy drops to 0 */
+  /* Signalled when busy drops to 0, and on every answer while a
+   * transport waits for room (pmcp_server_wait_room); CLOCK_MONOTONIC. */
+  pthread_cond_t idle_cond;
   size_t busy;               /* requests received and not yet answered */
+  uint64_t answered;         /* requests answered since the start */
+  size_t room_waiters;       /* threads inside pmcp_server_wait_room */
   int closing;
   atomic_int started;        /* a message was handled: registry frozen */
 

@@ -235,7 +235,8 @@ static void req_free(pmcp__req *req)
   pthread_mutex_lock(&srv->mu);
   req_unlink_locked(req);
   pmcp__session_unref_locked(srv, req->sess);
-  if (--srv->busy == 0)
+  srv->answered++;
+  if (--srv->busy == 0 || srv->room_waiters)
     pthread_cond_broadcast(&srv->idle_cond);
   pthread_mutex_unlock(&srv->mu);
   pmcp__free(srv, req->progress_token);

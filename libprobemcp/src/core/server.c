@@ -2,8 +2,11 @@
 /* The server object, message intake, lifecycle (initialize, ping,
  * notifications/initialized, cancellation, logging/setLevel) and the
  * method table. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/engine.h"
 #include "core/jdoc.h"
@@ -108,6 +111,18 @@ static int server_info_init(pmcp_server *srv)
   return 0;
 }
 
+/* The idle condition on CLOCK_MONOTONIC, for pmcp_server_wait_room's
+ * timed wait (a wall-clock step must not stretch or cut a stall). */
+static int idle_cond_init(pthread_cond_t *c)
+{
+  pthread_condattr_t attr;
+  if (pthread_condattr_init(&attr))
+    return -1;
+  int rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) || pthread_cond_init(c, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc ? -1 : 0;
+}
+
 int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
 {
   if (!out)
@@ -142,7 +157,7 @@ int pmcp_server_new(pmcp_server **out, const pmcp_server_options *opts)
     locks++;
   if (locks == 1 && pthread_mutex_init(&srv->err_mu, NULL) == 0)
     locks++;
-  if (locks == 2 && pthread_cond_init(&srv->idle_cond, NULL) == 0)
+  if (locks == 2 && idle_cond_init(&srv->idle_cond) == 0)
     locks++;
   if (locks == 3 && pmcp__workers_init(srv, opts->workers) == 0)
     locks++;
@@ -195,6 +210,49 @@ int pmcp_server_set_page_size(pmcp_server *server, size_t n)
     return pmcp__err(server, PMCP_EINVAL, "page size must be at least 1");
   server->page_size = n;
   return 0;
+}
+
+int pmcp_server_wait_room(pmcp_server *server, size_t max, unsigned stall_ms)
+{
+  if (!server_ok(server) || max == 0)
+    return PMCP_EINVAL;
+  int rc = 0;
+  pthread_mutex_lock(&server->mu);
+  server->room_waiters++;
+  while (server->busy >= max) {
+    /* Wait for an answer, not for room: calls that keep answering are
+     * making progress, calls that answer nothing for stall_ms may be
+     * waiting for the client, whose reply only reading brings. */
+    uint64_t seen = server->answered;
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += (time_t)(stall_ms / 1000);
+    dl.tv_nsec += (long)(stall_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+    int w = 0;
+    while (server->busy >= max && server->answered == seen && w != ETIMEDOUT)
+      w = pthread_cond_timedwait(&server->idle_cond, &server->mu, &dl);
+    if (server->busy >= max && server->answered == seen) {
+      rc = PMCP_ETIMEOUT;
+      break;
+    }
+  }
+  server->room_waiters--;
+  pthread_mutex_unlock(&server->mu);
+  return rc;
+}
+
+size_t pmcp_server_in_progress(pmcp_server *server)
+{
+  if (!server_ok(server))
+    return 0;
+  pthread_mutex_lock(&server->mu);
+  size_t n = server->busy;
+  pthread_mutex_unlock(&server->mu);
+  return n;
 }
 
 int pmcp_server_drain(pmcp_server *server)

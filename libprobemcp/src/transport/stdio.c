@@ -20,6 +20,9 @@
  * least this long is written straight from the engine's buffer: batching
  * saves write() calls on small replies, copying big ones saves nothing. */
 #define OUT_BATCH (64u * 1024)
+/* How long reading stays paused at max_pending while no request is
+ * answered: past it the calls may be waiting for the client's reply. */
+#define STALL_MS 100u
 
 struct pmcp_stdio {
   pmcp_log_fn log;
@@ -27,6 +30,7 @@ struct pmcp_stdio {
   int in_fd, out_fd;
   int served;           /* pmcp_stdio_serve() ran: once per transport */
   size_t max_line;      /* longest message line accepted, newline excluded */
+  size_t max_pending;   /* requests in progress before reading pauses */
   pthread_mutex_t lock; /* guards everything below */
   int broken;           /* the output is gone: stop reading */
   /* The reading thread while pmcp_stdio_serve() runs, and whether it is
@@ -49,7 +53,11 @@ int pmcp_stdio_new(pmcp_stdio **out, int in_fd, int out_fd,
   if (opts) {
     if (opts->version < 1 || opts->version > PMCP_STDIO_OPTIONS_VERSION)
       return PMCP_EINVAL;
-    o = *opts; /* version 1 is the whole struct */
+    o.max_line = opts->max_line;
+    o.log = opts->log;
+    o.log_ud = opts->log_ud;
+    if (opts->version >= 2)
+      o.max_pending = opts->max_pending;
   }
   if (in_fd < 0 || out_fd < 0)
     return PMCP_EINVAL;
@@ -68,6 +76,7 @@ int pmcp_stdio_new(pmcp_stdio **out, int in_fd, int out_fd,
   io->max_line = o.max_line ? o.max_line : PMCP_STDIO_MAX_LINE;
   if (io->max_line > SIZE_MAX / 2)
     io->max_line = SIZE_MAX / 2;
+  io->max_pending = o.max_pending ? o.max_pending : PMCP_STDIO_MAX_PENDING;
   *out = io;
   return 0;
 }
@@ -190,6 +199,22 @@ static void refuse_long_line(pmcp_stdio *io)
   pmcp_stdio_sink(&out, io);
 }
 
+/* Before the next line: while the server holds max_pending requests,
+ * the gathered replies go out and reading waits for answers. Returns 1
+ * when the calls stalled (answered nothing for STALL_MS): the rest of
+ * this read()'s lines then go in unpaused, so that a reply the calls wait
+ * for is reached and a client that reads nothing until it has written
+ * everything is slowed, not stopped. */
+static int pause_for_room(pmcp_stdio *io, pmcp_server *srv)
+{
+  if (io->max_pending == SIZE_MAX || pmcp_server_in_progress(srv) < io->max_pending)
+    return 0;
+  pthread_mutex_lock(&io->lock);
+  flush_locked(io);
+  pthread_mutex_unlock(&io->lock);
+  return pmcp_server_wait_room(srv, io->max_pending, STALL_MS) == PMCP_ETIMEOUT;
+}
+
 /* Hands one line (without its newline) to the engine unless it is blank. */
 static void handle_line(pmcp_stdio *io, pmcp_server *srv, const char *line, size_t n)
 {
@@ -254,7 +279,10 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     size_t start = 0;
     char *nl;
     io->gathering = 1;
+    int stalled = 0;
     while ((nl = memchr(buf + scan, '\n', len - scan)) != NULL) {
+      if (!stalled)
+        stalled = pause_for_room(io, srv);
       size_t end = (size_t)(nl - buf);
       size_t n = end - start;
       if (n && buf[end - 1] == '\r')

@@ -22,11 +22,14 @@
 /* Points read per store call. */
 #define CHUNK 16384
 
-/* The common arguments: labels, the step range. Returns 1 after sending
- * an error. */
-static int range_args(pmcp_call *call, cJSON **labels, int64_t *lo, int64_t *hi)
+/* The common arguments: labels, the step range, the number of buckets.
+ * Returns 1 after sending an error (*labels freed then). */
+static int range_args(pmcp_call *call, cJSON **labels, int64_t *lo, int64_t *hi,
+                      int64_t *buckets)
 {
   *labels = NULL;
+  *buckets = 50;
+  pmcp_arg_int(call, "buckets", buckets);
   if (pmcp__trk_step_range(call, lo, hi, NULL))
     return 1;
   const char *lj = NULL;
@@ -37,6 +40,8 @@ static int range_args(pmcp_call *call, cJSON **labels, int64_t *lo, int64_t *hi)
     {
       pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "label \"%s\" must have a string value",
                     l->string);
+      cJSON_Delete(*labels);
+      *labels = NULL;
       return 1;
     }
   }
@@ -231,12 +236,9 @@ int pmcp__rl_fetch_buckets(pmcp_call *call, void *ud)
   pmcp__tracking *tk = ud;
   const char *scale = pmcp__rl_scale_arg(call);
   cJSON *labels = NULL;
-  int64_t from, to, nbk = 50;
-  pmcp_arg_int(call, "buckets", &nbk);
-  if (range_args(call, &labels, &from, &to)) {
-    cJSON_Delete(labels);
+  int64_t from, to, nbk;
+  if (range_args(call, &labels, &from, &to, &nbk))
     return 0;
-  }
   pmcp__rl_run r;
   unsigned char *keep = NULL;
   entries w;
@@ -514,12 +516,9 @@ int pmcp__rl_aggregate(pmcp_call *call, void *ud)
     pmcp_arg_string(call, "group_by", &a.group_by, NULL);
   a.how = pmcp__mx_reduce_kind(a.fn);
   cJSON *labels = NULL;
-  int64_t from, to, nbk = 50;
-  pmcp_arg_int(call, "buckets", &nbk);
-  if (range_args(call, &labels, &from, &to)) {
-    cJSON_Delete(labels);
+  int64_t from, to, nbk;
+  if (range_args(call, &labels, &from, &to, &nbk))
     return 0;
-  }
   a.labels = labels;
   pmcp__rl_run r;
   a.r = &r;

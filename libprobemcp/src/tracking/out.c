@@ -231,3 +231,68 @@ int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j)
     return pmcp_json_error(j) ? pmcp_json_error(j) : PMCP_EMISUSE;
   return pmcp__rs_send_object(call, tk->rs, t, len);
 }
+
+/* ---- bucketed series ------------------------------------------------------ */
+
+/* An edge: a step, seconds since the start, or an ISO time. */
+static int edge_w(pmcp_json *j, const pmcp__trk_axis *ax, int64_t e)
+{
+  if (ax->axis == PMCP__TRK_AX_STEP)
+    return pmcp__rs_number(j, (double)e);
+  if (ax->axis == PMCP__TRK_AX_RELATIVE)
+    return pmcp__rs_number(j, (double)e / 1000.0);
+  char iso[48];
+  pmcp__iso_ms(e, iso, sizeof iso);
+  return pmcp_json_string(j, iso);
+}
+
+int pmcp__trk_page_edges(pmcp__trk_page *p, const pmcp__trk_axis *ax)
+{
+  if (!ax->n)
+    return p->rc;
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j) {
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; i <= ax->n; i++)
+      edge_w(j, ax, pmcp__trk_axis_edge(ax, i));
+    pmcp_json_array_end(j);
+  }
+  pmcp__trk_field_end(p, "bucket_edges");
+  int step = ax->axis == PMCP__TRK_AX_STEP;
+  if ((j = pmcp__trk_field(p)))
+    pmcp__rs_number(j, step ? (double)ax->width : (double)ax->width / 1000.0);
+  return pmcp__trk_field_end(p, step ? "bucket_width_steps" : "bucket_width_s");
+}
+
+int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *tb,
+                        const pmcp__trk_axis *ax)
+{
+  uint64_t nonfinite = 0;
+  for (size_t b = 0; b < ax->n; b++)
+    nonfinite += tb[b].b.nonfinite;
+  /* parallel arrays, one after the other; "nonfinite" only with some */
+  static const char *const names[] = {NULL, "mean", "min", "max", "count", "nonfinite"};
+  for (int a = 0; a < (nonfinite ? 6 : 5); a++) {
+    pmcp_json_key(j, a ? names[a] : x_name);
+    pmcp_json_array_begin(j);
+    for (size_t b = 0; b < ax->n; b++) {
+      const pmcp_bucket *bk = &tb[b].b;
+      uint64_t finite = bk->count - bk->nonfinite;
+      if (!bk->count)
+        continue; /* buckets without points are left out */
+      /* a bucket of non-finite points only: no statistics (null), count 0 */
+      if (a == 0)
+        edge_w(j, ax, pmcp__trk_axis_edge(ax, b));
+      else if (a < 4 && !finite)
+        pmcp_json_null(j);
+      else if (a < 4)
+        pmcp__rs_number(j, a == 1   ? pmcp__fsum_mean(&tb[b].sum, (double)finite, bk->min, bk->max)
+                           : a == 2 ? bk->min
+                                    : bk->max);
+      else
+        pmcp__rs_number(j, (double)(a == 4 ? finite : bk->nonfinite));
+    }
+    pmcp_json_array_end(j);
+  }
+  return pmcp_json_error(j);
+}

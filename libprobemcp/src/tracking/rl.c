@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "research/page.h"
+#include "util/buf.h"
 
 #define MAX_COLUMNS 30
 
@@ -25,21 +26,29 @@ static int get_rl_info(pmcp_call *call, void *ud)
     pmcp__rl_dispose(&r);
     return rc < 0 ? rc : 0;
   }
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "run", r.id);
-  cJSON_AddNumberToObject(o, "count", 1); /* one run's overview, as every answer counts */
-  cJSON_AddNumberToObject(o, "environment_count", (double)r.n_envs);
-  if (r.latest_episode >= 0)
-    cJSON_AddNumberToObject(o, "latest_episode", (double)r.latest_episode);
-  if (r.latest_step >= 0)
-    cJSON_AddNumberToObject(o, "latest_rl_step", (double)r.latest_step);
-  cJSON_AddNumberToObject(o, "rl_series_count", (double)r.n_rl_series);
-  cJSON_AddStringToObject(o, "environment_label", PMCP__RL_LABEL);
-  if (!r.n_rl_series && !r.n_envs)
-    cJSON_AddStringToObject(o, "note", "this run logs no RL series (scale ENVIRONMENT_STEP "
-                                       "or EPISODE) and no environment attributes");
+  pmcp_json *j = NULL;
+  rc = pmcp_json_new(&j, 0);
+  if (!rc) {
+    pmcp_json_object_begin(j);
+    pmcp__trk_kstr(j, "run", r.id);
+    pmcp__trk_knum(j, "count", 1); /* one run's overview, as every answer counts */
+    pmcp__trk_knum(j, "environment_count", (double)r.n_envs);
+    if (r.latest_episode >= 0)
+      pmcp__trk_knum(j, "latest_episode", (double)r.latest_episode);
+    if (r.latest_step >= 0)
+      pmcp__trk_knum(j, "latest_rl_step", (double)r.latest_step);
+    pmcp__trk_knum(j, "rl_series_count", (double)r.n_rl_series);
+    pmcp__trk_kstr(j, "environment_label", PMCP__RL_LABEL);
+    if (!r.n_rl_series && !r.n_envs)
+      pmcp__trk_kstr(j, "note",
+                     "this run logs no RL series (scale ENVIRONMENT_STEP "
+                     "or EPISODE) and no environment attributes");
+    pmcp_json_object_end(j);
+    rc = pmcp__trk_send_object(call, ud, j);
+  }
+  pmcp_json_free(j);
   pmcp__rl_dispose(&r);
-  return pmcp__rs_reply(call, o);
+  return rc;
 }
 
 /* ---- list_rl_environments ----------------------------------------------------- */
@@ -70,6 +79,91 @@ static void sort_hits(const pmcp__sort *s, hit *h, hit *tmp, size_t n)
   while (j < n)
     tmp[k++] = h[j++];
   memcpy(h, tmp, n * sizeof *h);
+}
+
+/* What a row of list_rl_environments shows besides its environment: the
+ * asked paths (default: the last episode and step), the sort's value so
+ * the order can be checked, and the summary columns; a key shown once. */
+typedef struct env_rows {
+  pmcp_call *call;
+  const char *run;
+  const hit *hits;
+  const pmcp__sort *sort, *cols;
+  size_t n_cols, n_attr;
+  char names[MAX_COLUMNS + 1][300]; /* the summary columns', then the sort's */
+} env_rows;
+
+/* True, noting @p key, when the row has no member @p key yet. */
+static int fresh(const char **keys, size_t *n, const char *key)
+{
+  for (size_t i = 0; i < *n; i++)
+    if (!strcmp(keys[i], key))
+      return 0;
+  keys[(*n)++] = key;
+  return 1;
+}
+
+static int env_row(pmcp_json *j, size_t i, void *ud)
+{
+  const env_rows *w = ud;
+  pmcp__rl_env *e = w->hits[i].env;
+  const char *keys[2 * MAX_COLUMNS + 3];
+  size_t nk = 0;
+  static const char *const dflt[] = {"sys/last_episode", "sys/last_step"};
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "environment", e->id);
+  fresh(keys, &nk, "environment");
+  for (size_t c = 0; c < (w->n_attr ? w->n_attr : 2); c++) {
+    const char *path = dflt[c < 2 ? c : 0];
+    if (w->n_attr)
+      pmcp_arg_string_at(w->call, "columns", c, &path);
+    const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(e->attrs, path) : NULL;
+    if (v && fresh(keys, &nk, path))
+      pmcp__trk_kvalue(j, path, v);
+  }
+  if (w->sort->attr) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->attrs, w->sort->attr);
+    if (v && fresh(keys, &nk, w->sort->attr))
+      pmcp__trk_kvalue(j, w->sort->attr, v);
+  }
+  pmcp__filter_row fr = pmcp__rl_row(e);
+  for (size_t c = 0; c < w->n_cols; c++) {
+    pmcp__sort_key k;
+    if (pmcp__sort_key_of(&w->cols[c], &fr, &k) == 0 && k.kind == 1 &&
+        fresh(keys, &nk, w->names[c]))
+      pmcp__trk_knum(j, w->names[c], k.num);
+  }
+  if (w->sort->series && w->hits[i].key.kind == 1 && fresh(keys, &nk, w->names[MAX_COLUMNS]))
+    pmcp__trk_knum(j, w->names[MAX_COLUMNS], w->hits[i].key.num);
+  return pmcp_json_object_end(j);
+}
+
+static int env_fields(pmcp__trk_page *p, void *ud)
+{
+  return pmcp__trk_field_str(p, "run", ((env_rows *)ud)->run);
+}
+
+/* Sends the rows of the @p n chosen environments @p hits (in order). */
+static int send_env_rows(pmcp_call *call, const pmcp__rl_run *r, const hit *hits, size_t n,
+                         const pmcp__sort *sort, const pmcp__sort *cols, size_t n_cols)
+{
+  env_rows *w = calloc(1, sizeof *w);
+  if (!w)
+    return PMCP_ENOMEM;
+  w->call = call;
+  w->run = r->id;
+  w->hits = hits;
+  w->sort = sort;
+  w->cols = cols;
+  w->n_cols = n_cols;
+  w->n_attr = pmcp_arg_count(call, "columns");
+  for (size_t c = 0; c < n_cols; c++)
+    snprintf(w->names[c], sizeof w->names[c], "%s(%s)", cols[c].function, cols[c].series);
+  if (sort->series)
+    snprintf(w->names[MAX_COLUMNS], sizeof w->names[0], "%s(%s)", sort->function, sort->series);
+  int rc = pmcp__trk_send_rows(call, n, "rows", env_fields, env_row, w);
+  free(w);
+  return rc;
 }
 
 static int list_rl_environments(pmcp_call *call, void *ud)
@@ -136,50 +230,7 @@ static int list_rl_environments(pmcp_call *call, void *ud)
     n++;
   }
   sort_hits(sjson ? &sort : NULL, hits, tmp, n);
-  int64_t limit = 20, offset = 0;
-  pmcp_arg_int(call, "limit", &limit);
-  pmcp_arg_int(call, "offset", &offset);
-  size_t n_attr = pmcp_arg_count(call, "columns");
-  cJSON *rows = cJSON_CreateArray();
-  for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++) {
-    pmcp__rl_env *e = hits[i].env;
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "environment", e->id);
-    static const char *const dflt[] = {"sys/last_episode", "sys/last_step"};
-    for (size_t c = 0; c < (n_attr ? n_attr : 2); c++) {
-      const char *path = dflt[c < 2 ? c : 0];
-      if (n_attr)
-        pmcp_arg_string_at(call, "columns", c, &path);
-      const cJSON *v = path ? cJSON_GetObjectItemCaseSensitive(e->attrs, path) : NULL;
-      if (v && !cJSON_GetObjectItemCaseSensitive(row, path))
-        cJSON_AddItemToObject(row, path, cJSON_Duplicate(v, 1));
-    }
-    /* The sort's value is shown, so the order can be checked. */
-    if (sort.attr && !cJSON_GetObjectItemCaseSensitive(row, sort.attr)) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->attrs, sort.attr);
-      if (v)
-        cJSON_AddItemToObject(row, sort.attr, cJSON_Duplicate(v, 1));
-    }
-    pmcp__filter_row fr = pmcp__rl_row(e);
-    for (size_t c = 0; c < n_cols; c++) {
-      pmcp__sort_key k;
-      char name[300];
-      snprintf(name, sizeof name, "%s(%s)", cols[c].function, cols[c].series);
-      if (pmcp__sort_key_of(&cols[c], &fr, &k) == 0 && k.kind == 1 &&
-          !cJSON_GetObjectItemCaseSensitive(row, name))
-        cJSON_AddNumberToObject(row, name, k.num);
-    }
-    if (sort.series && hits[i].key.kind == 1) {
-      char name[300];
-      snprintf(name, sizeof name, "%s(%s)", sort.function, sort.series);
-      if (!cJSON_GetObjectItemCaseSensitive(row, name))
-        cJSON_AddNumberToObject(row, name, hits[i].key.num);
-    }
-    cJSON_AddItemToArray(rows, row);
-  }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  rc = pmcp__trk_emit(call, root, "rows", rows, (size_t)offset, n);
+  rc = send_env_rows(call, &r, hits, n, &sort, cols, n_cols);
 out:
   free(keep);
   free(hits);
@@ -195,23 +246,81 @@ out:
 
 /* ---- list_rl_metrics / list_rl_attribute_definitions --------------------------- */
 
-static void bump(cJSON *o, const char *k, double by)
-{
-  cJSON *n = cJSON_GetObjectItemCaseSensitive(o, k);
-  cJSON_SetNumberValue(n, n->valuedouble + by);
-}
+/* The items of a listing are kept in pmcp_buf arrays (pmcp__buf_append of
+ * one element at a time): n elements of the type at ptr. */
+#define AT(buf, type)    ((type *)(buf).ptr)
+#define COUNT(buf, type) ((buf).len / sizeof(type))
 
-static int has_str(const cJSON *arr, const char *s)
+/* One RL metric, a (key, scale, kind), over the runs read. */
+typedef struct rl_met {
+  char *id; /* key \x1f scale \x1f kind: the list's order */
+  char *name, *kind;
+  const char *scale;
+  pmcp_buf keys;                 /* char *: label keys besides env, in the order first seen */
+  pmcp_buf envs;                 /* char *: the environments counted in the run being read */
+  size_t runs, envs_n, run_seen; /* run_seen: the last run counted, from 1 */
+  double points;
+} rl_met;
+
+/* One environment attribute path over the runs read. */
+typedef struct rl_def {
+  char *path, *type;
+  size_t runs, envs, versions, run_seen;
+} rl_def;
+
+/* A listing being read: its items (rl_met or rl_def) and the runs read. */
+typedef struct rl_acc {
+  pmcp_buf items;
+  size_t run; /* the run being read, from 1 */
+} rl_acc;
+
+static int push_str(pmcp_buf *b, const char *s)
 {
-  const cJSON *x;
-  cJSON_ArrayForEach(x, arr) if (!strcmp(x->valuestring, s)) return 1;
+  char *d = strdup(s);
+  if (!d || pmcp__buf_append(b, &d, sizeof d)) {
+    free(d);
+    return PMCP_ENOMEM;
+  }
   return 0;
 }
 
-/* Adds @p r's RL metrics to @p seen (id -> item). */
-static void add_metrics(const pmcp__rl_run *r, cJSON *seen)
+static int has_str(const pmcp_buf *b, const char *s)
 {
-  cJSON *in_run = cJSON_CreateObject(); /* the ids this run counted */
+  for (size_t i = 0; i < COUNT(*b, char *); i++)
+    if (!strcmp(AT(*b, char *)[i], s))
+      return 1;
+  return 0;
+}
+
+static void free_strs(pmcp_buf *b)
+{
+  for (size_t i = 0; i < COUNT(*b, char *); i++)
+    free(AT(*b, char *)[i]);
+  pmcp_buf_dispose(b);
+}
+
+static rl_met *met_of(rl_acc *a, const char *id, const pmcp__mx_series *s, const char *scale)
+{
+  for (size_t i = 0; i < COUNT(a->items, rl_met); i++)
+    if (!strcmp(AT(a->items, rl_met)[i].id, id))
+      return &AT(a->items, rl_met)[i];
+  rl_met m = {0};
+  m.scale = scale;
+  m.id = strdup(id);
+  m.name = strdup(s->key);
+  m.kind = strdup(s->kind);
+  if (!m.id || !m.name || !m.kind || pmcp__buf_append(&a->items, &m, sizeof m)) {
+    free(m.id);
+    free(m.name);
+    free(m.kind);
+    return NULL;
+  }
+  return &AT(a->items, rl_met)[COUNT(a->items, rl_met) - 1];
+}
+
+/* Adds @p r's RL metrics to @p a. */
+static int add_metrics(const pmcp__rl_run *r, rl_acc *a)
+{
   for (size_t i = 0; i < r->cat.n; i++) {
     const pmcp__mx_series *s = &r->cat.s[i];
     if (!pmcp__rl_is_rl_scale(s->scale))
@@ -219,146 +328,247 @@ static void add_metrics(const pmcp__rl_run *r, cJSON *seen)
     const char *scale = pmcp__trk_scale_name(s->scale);
     char id[600];
     snprintf(id, sizeof id, "%s\x1f%s\x1f%s", s->key, scale, s->kind);
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(seen, id);
-    if (!m) {
-      m = cJSON_CreateObject();
-      cJSON_AddStringToObject(m, "name", s->key);
-      cJSON_AddStringToObject(m, "scale", scale);
-      cJSON_AddStringToObject(m, "kind", s->kind);
-      cJSON_AddItemToObject(m, "label_keys", cJSON_CreateArray());
-      cJSON_AddNumberToObject(m, "run_count", 0);
-      cJSON_AddNumberToObject(m, "environment_count", 0);
-      cJSON_AddNumberToObject(m, "point_count", 0);
-      cJSON_AddItemToObject(seen, id, m);
+    rl_met *m = met_of(a, id, s, scale);
+    if (!m)
+      return PMCP_ENOMEM;
+    if (m->run_seen != a->run) {
+      m->run_seen = a->run;
+      m->runs++;
+      free_strs(&m->envs);
     }
-    if (!cJSON_GetObjectItemCaseSensitive(in_run, id)) {
-      cJSON_AddTrueToObject(in_run, id);
-      bump(m, "run_count", 1);
-    }
-    cJSON *keys = cJSON_GetObjectItemCaseSensitive(m, "label_keys");
     const cJSON *l;
-    cJSON_ArrayForEach(l, s->labels) if (strcmp(l->string, PMCP__RL_LABEL) &&
-                                         !has_str(keys, l->string))
-        cJSON_AddItemToArray(keys, cJSON_CreateString(l->string));
+    cJSON_ArrayForEach(l, s->labels)
+    {
+      if (strcmp(l->string, PMCP__RL_LABEL) && !has_str(&m->keys, l->string) &&
+          push_str(&m->keys, l->string))
+        return PMCP_ENOMEM;
+    }
     /* distinct environments: one env may log a metric under other labels */
     const cJSON *env = cJSON_GetObjectItemCaseSensitive(s->labels, PMCP__RL_LABEL);
-    char eid[800];
-    if (cJSON_IsString(env)) {
-      snprintf(eid, sizeof eid, "%s\x1e%s", id, env->valuestring);
-      if (!cJSON_GetObjectItemCaseSensitive(in_run, eid)) {
-        cJSON_AddTrueToObject(in_run, eid);
-        bump(m, "environment_count", 1);
-      }
+    if (cJSON_IsString(env) && !has_str(&m->envs, env->valuestring)) {
+      if (push_str(&m->envs, env->valuestring))
+        return PMCP_ENOMEM;
+      m->envs_n++;
     }
-    bump(m, "point_count", (double)s->count);
+    m->points += (double)s->count;
   }
-  cJSON_Delete(in_run);
+  return 0;
 }
 
-/* Adds @p r's environment attribute paths to @p seen (path -> item). */
-static void add_defs(const pmcp__rl_run *r, cJSON *seen)
+static int met_row(pmcp_json *j, size_t i, void *ud)
 {
-  cJSON *in_run = cJSON_CreateObject();
+  const rl_met *m = &AT(((rl_acc *)ud)->items, rl_met)[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "name", m->name);
+  pmcp__trk_kstr(j, "scale", m->scale);
+  pmcp__trk_kstr(j, "kind", m->kind);
+  pmcp_json_key(j, "label_keys");
+  pmcp_json_array_begin(j);
+  for (size_t k = 0; k < COUNT(m->keys, char *); k++)
+    pmcp_json_string(j, AT(m->keys, char *)[k]);
+  pmcp_json_array_end(j);
+  pmcp__trk_knum(j, "run_count", (double)m->runs);
+  pmcp__trk_knum(j, "environment_count", (double)m->envs_n);
+  pmcp__trk_knum(j, "point_count", m->points);
+  return pmcp_json_object_end(j);
+}
+
+static int met_cmp(const void *x, const void *y)
+{
+  return strcmp(((const rl_met *)x)->id, ((const rl_met *)y)->id);
+}
+
+static void met_free(rl_acc *a)
+{
+  for (size_t i = 0; i < COUNT(a->items, rl_met); i++) {
+    rl_met *m = &AT(a->items, rl_met)[i];
+    free(m->id);
+    free(m->name);
+    free(m->kind);
+    free_strs(&m->keys);
+    free_strs(&m->envs);
+  }
+  pmcp_buf_dispose(&a->items);
+}
+
+static rl_def *def_of(rl_acc *a, const char *path)
+{
+  for (size_t i = 0; i < COUNT(a->items, rl_def); i++)
+    if (!strcmp(AT(a->items, rl_def)[i].path, path))
+      return &AT(a->items, rl_def)[i];
+  return NULL;
+}
+
+/* Adds @p r's environment attribute paths to @p a. */
+static int add_defs(const pmcp__rl_run *r, rl_acc *a)
+{
   for (size_t i = 0; i < r->n_envs; i++) {
     const pmcp__rl_env *e = &r->envs[i];
-    const cJSON *a;
-    cJSON_ArrayForEach(a, e->attrs)
+    const cJSON *at;
+    cJSON_ArrayForEach(at, e->attrs)
     {
-      cJSON *d = cJSON_GetObjectItemCaseSensitive(seen, a->string);
+      rl_def *d = def_of(a, at->string);
       if (!d) {
-        d = cJSON_CreateObject();
-        cJSON_AddStringToObject(d, "path", a->string);
-        cJSON_AddStringToObject(d, "type", pmcp__js(e->types, a->string));
-        cJSON_AddNumberToObject(d, "run_count", 0);
-        cJSON_AddNumberToObject(d, "environment_count", 0);
-        cJSON_AddNumberToObject(d, "version_count", 0);
-        cJSON_AddItemToObject(seen, a->string, d);
+        rl_def n = {0};
+        n.path = strdup(at->string);
+        n.type = strdup(pmcp__js(e->types, at->string));
+        if (!n.path || !n.type || pmcp__buf_append(&a->items, &n, sizeof n)) {
+          free(n.path);
+          free(n.type);
+          return PMCP_ENOMEM;
+        }
+        d = &AT(a->items, rl_def)[COUNT(a->items, rl_def) - 1];
       }
-      if (!cJSON_GetObjectItemCaseSensitive(in_run, a->string)) {
-        cJSON_AddTrueToObject(in_run, a->string);
-        bump(d, "run_count", 1);
+      if (d->run_seen != a->run) {
+        d->run_seen = a->run;
+        d->runs++;
       }
-      bump(d, "environment_count", 1);
+      d->envs++;
     }
     const cJSON *v;
     cJSON_ArrayForEach(v, e->versions)
     {
-      cJSON *d = cJSON_GetObjectItemCaseSensitive(seen, pmcp__js(v, "path"));
+      rl_def *d = def_of(a, pmcp__js(v, "path"));
       if (d)
-        bump(d, "version_count", 1);
+        d->versions++;
     }
   }
-  cJSON_Delete(in_run);
+  return 0;
+}
+
+static int def_row(pmcp_json *j, size_t i, void *ud)
+{
+  const rl_def *d = &AT(((rl_acc *)ud)->items, rl_def)[i];
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "path", d->path);
+  pmcp__trk_kstr(j, "type", d->type);
+  pmcp__trk_knum(j, "run_count", (double)d->runs);
+  pmcp__trk_knum(j, "environment_count", (double)d->envs);
+  pmcp__trk_knum(j, "version_count", (double)d->versions);
+  return pmcp_json_object_end(j);
+}
+
+static int def_cmp(const void *x, const void *y)
+{
+  return strcmp(((const rl_def *)x)->path, ((const rl_def *)y)->path);
+}
+
+static void def_free(rl_acc *a)
+{
+  for (size_t i = 0; i < COUNT(a->items, rl_def); i++) {
+    free(AT(a->items, rl_def)[i].path);
+    free(AT(a->items, rl_def)[i].type);
+  }
+  pmcp_buf_dispose(&a->items);
 }
 
 /* Most runs a project-wide RL listing reads. */
 #define MAX_PROJECT_RUNS 10000
 
-/* Feeds the call's `run`, or without one every run of its project, to
- * @p add, then sends the sorted items under @p name. */
-static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
-                      void (*add)(const pmcp__rl_run *r, cJSON *seen))
+/* What a listing reads and shows before its items: the run, or the
+ * project and how many of its runs were read. */
+typedef struct rl_head {
+  char run[160];
+  char *project;
+  size_t runs_read;
+  rl_acc acc;
+  int (*row)(pmcp_json *j, size_t i, void *ud);
+} rl_head;
+
+static int head_fields(pmcp__trk_page *p, void *ud)
 {
-  cJSON *seen = cJSON_CreateObject(), *root = cJSON_CreateObject();
+  const rl_head *h = ud;
+  if (!h->project)
+    return pmcp__trk_field_str(p, "run", h->run);
+  pmcp__trk_field_str(p, "project", h->project);
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j)
+    pmcp__rs_number(j, (double)h->runs_read);
+  return pmcp__trk_field_end(p, "runs_read");
+}
+
+static int head_row(pmcp_json *j, size_t i, void *ud)
+{
+  rl_head *h = ud;
+  return h->row(j, i, &h->acc);
+}
+
+/* Feeds the call's `run`, or without one every run of its project, to
+ * @p add. Returns 0, or 1 after sending an error, or a negative code. */
+static int rl_read(pmcp_call *call, pmcp__tracking *tk, rl_head *h,
+                   int (*add)(const pmcp__rl_run *r, rl_acc *a))
+{
   pmcp__rl_run r;
   int rc = 0;
   if (pmcp_arg_has(call, "run")) {
     rc = pmcp__rl_load(call, tk, INT64_MAX, &r);
     if (!rc) {
-      cJSON_AddStringToObject(root, "run", r.id);
-      add(&r, seen);
+      snprintf(h->run, sizeof h->run, "%s", r.id);
+      h->acc.run = 1;
+      rc = add(&r, &h->acc);
     }
     pmcp__rl_dispose(&r);
-  } else {
-    cJSON *proj = NULL, *runs = NULL;
-    rc = pmcp__trk_project(call, tk, &proj);
-    if (!rc)
-      rc = pmcp__trk_list_all(call, tk, "run", pmcp__js(proj, "ref"), MAX_PROJECT_RUNS, &runs);
-    if (!rc) {
-      cJSON_AddStringToObject(root, "project", pmcp__js(proj, "ref") + 8);
-      const cJSON *it;
-      size_t n = 0;
-      cJSON_ArrayForEach(it, runs)
-      {
-        if (pmcp_call_cancelled(call)) {
-          rc = PMCP_ECANCELLED;
-          break;
-        }
-        rc = pmcp__rl_load_run(call, tk, pmcp__js(it, "ref"), 0, INT64_MAX, &r);
-        if (!rc)
-          add(&r, seen);
-        pmcp__rl_dispose(&r);
-        if (rc)
-          break;
-        n++;
-      }
-      cJSON_AddNumberToObject(root, "runs_read", (double)n);
+    return rc;
+  }
+  cJSON *proj = NULL, *runs = NULL;
+  rc = pmcp__trk_project(call, tk, &proj);
+  if (!rc)
+    rc = pmcp__trk_list_all(call, tk, "run", pmcp__js(proj, "ref"), MAX_PROJECT_RUNS, &runs);
+  if (!rc && !(h->project = strdup(pmcp__js(proj, "ref") + 8)))
+    rc = PMCP_ENOMEM;
+  const cJSON *it, *list = rc ? NULL : runs;
+  cJSON_ArrayForEach(it, list)
+  {
+    if (pmcp_call_cancelled(call)) {
+      rc = PMCP_ECANCELLED;
+      break;
     }
-    cJSON_Delete(proj);
-    cJSON_Delete(runs);
+    rc = pmcp__rl_load_run(call, tk, pmcp__js(it, "ref"), 0, INT64_MAX, &r);
+    h->acc.run = h->runs_read + 1;
+    if (!rc)
+      rc = add(&r, &h->acc);
+    pmcp__rl_dispose(&r);
+    if (rc)
+      break;
+    h->runs_read++;
   }
+  cJSON_Delete(proj);
+  cJSON_Delete(runs);
+  return rc;
+}
+
+/* Reads the listing (rl_read), then sends its items, sorted by
+ * @p cmp, under @p name. */
+static int rl_listing(pmcp_call *call, pmcp__tracking *tk, const char *name,
+                      int (*add)(const pmcp__rl_run *r, rl_acc *a),
+                      int (*cmp)(const void *x, const void *y), size_t size,
+                      int (*row)(pmcp_json *j, size_t i, void *ud), void (*done)(rl_acc *a))
+{
+  rl_head h;
+  memset(&h, 0, sizeof h);
+  h.row = row;
+  int rc = rl_read(call, tk, &h, add);
   if (rc) {
-    cJSON_Delete(seen);
-    cJSON_Delete(root);
-    return rc < 0 ? rc : 0;
+    rc = rc < 0 ? rc : 0;
+  } else {
+    size_t n = h.acc.items.len / size;
+    if (n)
+      qsort(h.acc.items.ptr, n, size, cmp);
+    rc = pmcp__trk_send_rows(call, n, name, head_fields, head_row, &h);
   }
-  cJSON *all = pmcp__trk_sorted_values(seen);
-  cJSON_Delete(seen);
-  if (!all) {
-    cJSON_Delete(root);
-    return PMCP_ENOMEM;
-  }
-  return pmcp__trk_window(call, root, name, all);
+  done(&h.acc);
+  free(h.project);
+  return rc;
 }
 
 static int list_rl_metrics(pmcp_call *call, void *ud)
 {
-  return rl_listing(call, ud, "metrics", add_metrics);
+  return rl_listing(call, ud, "metrics", add_metrics, met_cmp, sizeof(rl_met), met_row, met_free);
 }
 
 static int list_rl_attribute_definitions(pmcp_call *call, void *ud)
 {
-  return rl_listing(call, ud, "attributes", add_defs);
+  return rl_listing(call, ud, "attributes", add_defs, def_cmp, sizeof(rl_def), def_row, def_free);
 }
 
 /* ---- get_rl_environment_attributes ------------------------------------------- */
@@ -374,6 +584,59 @@ static int path_wanted(pmcp_call *call, const char *path)
       return 1;
   }
   return n == 0;
+}
+
+/* An environment's attributes or versions as a page: the chosen items of
+ * @p e (versions: as of @p as_of, in their order; attributes: by path). */
+typedef struct attr_rows {
+  const pmcp__rl_run *r;
+  const pmcp__rl_env *e;
+  int64_t as_of;
+  const cJSON **items;
+} attr_rows;
+
+static int attr_fields(pmcp__trk_page *p, void *ud)
+{
+  const attr_rows *w = ud;
+  pmcp__trk_field_str(p, "run", w->r->id);
+  pmcp__trk_field_str(p, "environment", w->e->id);
+  if (w->as_of != INT64_MAX) {
+    pmcp_json *j = pmcp__trk_field(p);
+    if (j)
+      pmcp__rs_number(j, (double)w->as_of);
+    pmcp__trk_field_end(p, "as_of_episode");
+  }
+  return p->rc;
+}
+
+static int version_row(pmcp_json *j, size_t i, void *ud)
+{
+  const cJSON *v = ((attr_rows *)ud)->items[i];
+  const cJSON *val = cJSON_GetObjectItemCaseSensitive(v, "value");
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "path", pmcp__js(v, "path"));
+  pmcp__trk_knum(j, "episode", pmcp__jn(v, "episode", 0));
+  if (val)
+    pmcp__trk_kvalue(j, "value", val);
+  return pmcp_json_object_end(j);
+}
+
+static int attr_row(pmcp_json *j, size_t i, void *ud)
+{
+  const attr_rows *w = ud;
+  const cJSON *a = w->items[i];
+  const cJSON *since = cJSON_GetObjectItemCaseSensitive(w->e->since, a->string);
+  pmcp_json_object_begin(j);
+  pmcp__trk_kstr(j, "path", a->string);
+  pmcp__trk_kvalue(j, "value", a);
+  if (since)
+    pmcp__trk_knum(j, "since_episode", since->valuedouble);
+  return pmcp_json_object_end(j);
+}
+
+static int by_name(const void *x, const void *y)
+{
+  return strcmp((*(const cJSON *const *)x)->string, (*(const cJSON *const *)y)->string);
 }
 
 static int get_rl_environment_attributes(pmcp_call *call, void *ud)
@@ -397,51 +660,30 @@ static int get_rl_environment_attributes(pmcp_call *call, void *ud)
     pmcp__rl_dispose(&r);
     return rc;
   }
-  cJSON *all = cJSON_CreateArray();
-  if (history) {
-    /* Every version up to the episode asked, by path then episode. */
-    const cJSON *v;
-    cJSON_ArrayForEach(v, e->versions)
-    {
-      if (pmcp__jn(v, "episode", 0) > (double)as_of || !path_wanted(call, pmcp__js(v, "path")))
-        continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "path", pmcp__js(v, "path"));
-      cJSON_AddNumberToObject(o, "episode", pmcp__jn(v, "episode", 0));
-      cJSON_AddItemToObject(o, "value",
-                            cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(v, "value"), 1));
-      cJSON_AddItemToArray(all, o);
-    }
-  } else {
-    cJSON *byp = cJSON_CreateObject();
-    const cJSON *a;
-    cJSON_ArrayForEach(a, e->attrs)
-    {
-      if (!path_wanted(call, a->string))
-        continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "path", a->string);
-      cJSON_AddItemToObject(o, "value", cJSON_Duplicate(a, 1));
-      const cJSON *since = cJSON_GetObjectItemCaseSensitive(e->since, a->string);
-      if (since)
-        cJSON_AddNumberToObject(o, "since_episode", since->valuedouble);
-      cJSON_AddItemToObject(byp, a->string, o);
-    }
-    cJSON_Delete(all);
-    all = pmcp__trk_sorted_values(byp);
-    cJSON_Delete(byp);
-    if (!all) {
-      pmcp__rl_dispose(&r);
-      return PMCP_ENOMEM;
-    }
+  /* history: every version up to the episode asked, by path then episode */
+  const cJSON *from = history ? e->versions : e->attrs, *v;
+  attr_rows w = {&r, e, as_of, calloc((size_t)cJSON_GetArraySize(from) + 1, sizeof *w.items)};
+  size_t n = 0;
+  if (!w.items)
+    from = NULL;
+  cJSON_ArrayForEach(v, from)
+  {
+    if (history
+            ? pmcp__jn(v, "episode", 0) <= (double)as_of && path_wanted(call, pmcp__js(v, "path"))
+            : path_wanted(call, v->string))
+      w.items[n++] = v;
   }
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "run", r.id);
-  cJSON_AddStringToObject(root, "environment", e->id);
-  if (as_of != INT64_MAX)
-    cJSON_AddNumberToObject(root, "as_of_episode", (double)as_of);
+  if (!w.items)
+    rc = PMCP_ENOMEM;
+  else {
+    if (!history && n)
+      qsort(w.items, n, sizeof *w.items, by_name);
+    rc = pmcp__trk_send_rows(call, n, history ? "versions" : "attributes", attr_fields,
+                             history ? version_row : attr_row, &w);
+  }
+  free(w.items);
   pmcp__rl_dispose(&r);
-  return pmcp__trk_window(call, root, history ? "versions" : "attributes", all);
+  return rc;
 }
 
 /* ---- registration --------------------------------------------------------------- */

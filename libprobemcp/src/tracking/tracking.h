@@ -211,6 +211,13 @@ int pmcp__trk_send_rows(pmcp_call *call, size_t n, const char *name,
                         int (*fields)(pmcp__trk_page *p, void *ud),
                         int (*row)(pmcp_json *j, size_t i, void *ud), void *ud);
 
+/* pmcp__trk_add_edges() and pmcp__trk_add_buckets() through the writer:
+ * the edges and width as fields of page @p p; the buckets as members of
+ * the object open in @p j (the writer's error or 0). */
+int pmcp__trk_page_edges(pmcp__trk_page *p, const pmcp__trk_axis *ax);
+int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *bk,
+                        const pmcp__trk_axis *ax);
+
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */
 int pmcp__trk_labels_match(const cJSON *have, const cJSON *want);

@@ -130,6 +130,64 @@ def calls_for(lab):
                           ("aggregate_rl_env_series", dict(wp, run=r, series=k, scale=sc)),
                           ("aggregate_rl_env_series", dict(wp, run=r, series=k, scale=sc,
                                                            function="median", buckets=4))]
+            c += rl_calls(wp, runs, mets)
+    return c
+
+
+def rl_calls(wp, runs, mets):
+    """The RL tools' other arguments: sorts, columns, filters, chosen
+    environments, project-wide listings, attributes as of an episode and
+    their history, step ranges, groups, windows."""
+    rl = [m for m in mets if m.get("scale") in ("ENVIRONMENT_STEP", "EPISODE")]
+    c = [("list_rl_metrics", dict(wp)), ("list_rl_metrics", dict(wp, limit=1, offset=1)),
+         ("list_rl_attribute_definitions", dict(wp)),
+         ("list_rl_attribute_definitions", dict(wp, limit=2, offset=3))]
+    summ = [{"series": m["name"], "function": f, "scale": m["scale"]}
+            for m in rl[:2] for f in ("last", "avg")]
+    for r in runs[:3]:
+        wr = dict(wp, run=r)
+        c += [("list_rl_environments", dict(wr, sort={"attr": "physics/gravity",
+                                                      "direction": "desc"})),
+              ("list_rl_environments", dict(wr, columns=["env/level", "environment",
+                                                         "physics/gravity", "env/level",
+                                                         "env/wrappers", "nope"],
+                                            summary_columns=summ, limit=2, offset=1)),
+              ("list_rl_environments", dict(wr, filter=[{"attr": "env/level", "op": "eq",
+                                                         "value": "easy"}])),
+              ("list_rl_environments", dict(wr, environments=["3", "1", "9"])),
+              ("list_rl_environments", dict(wr, environments=["3", "1"], limit=1)),
+              ("list_rl_environments", dict(wr, offset=10)),
+              ("get_rl_environment_attributes", dict(wr, environment="nope"))]
+        if rl:
+            c.append(("list_rl_environments", dict(wr, summary_columns=summ[:1],
+                                                   sort=dict(summ[0], direction="desc"))))
+        for e in ("0", "1"):
+            c += [("get_rl_environment_attributes", dict(wr, environment=e)),
+                  ("get_rl_environment_attributes", dict(wr, environment=e, episode=100)),
+                  ("get_rl_environment_attributes", dict(wr, environment=e, history=True)),
+                  ("get_rl_environment_attributes", dict(wr, environment=e, history=True,
+                                                         episode=100, paths=["env/"])),
+                  ("get_rl_environment_attributes", dict(wr, environment=e, limit=2, offset=1))]
+        for m in rl[:2]:
+            k, sc = m["name"], m["scale"]
+            c += [("fetch_rl_env_series_buckets", dict(wr, series=[x["name"] for x in rl
+                                                               if x["scale"] == sc], scale=sc,
+                                                       buckets=3)),
+                  ("fetch_rl_env_series_buckets", dict(wr, series=[k], scale=sc,
+                                                       environments=["2", "0"], step_from=10,
+                                                       step_to=120, limit=1, offset=1)),
+                  ("fetch_rl_env_series_buckets", dict(wr, series=[k], scale=sc,
+                                                       labels={"x": "y"})),
+                  ("fetch_rl_env_series_buckets", dict(wr, series=[k], scale=sc,
+                                                       step_from=10 ** 9)),
+                  ("aggregate_rl_env_series", dict(wr, series=k, scale=sc, group_by="env/level")),
+                  ("aggregate_rl_env_series", dict(wr, series=k, scale=sc,
+                                                   group_by="physics/gravity", function="max",
+                                                   limit=1, offset=1)),
+                  ("aggregate_rl_env_series", dict(wr, series=k, scale=sc, group_by="nope",
+                                                   environments=["1", "2"], step_from=5,
+                                                   step_to=50, buckets=2)),
+                  ("aggregate_rl_env_series", dict(wr, series=k, scale=sc, step_from=10 ** 9))]
     return c
 
 

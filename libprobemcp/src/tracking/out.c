@@ -176,11 +176,10 @@ int pmcp__trk_page_send(pmcp__trk_page *p)
   p->f = NULL;
 #ifdef PMCP_HAVE_CAIRO
   if (!rc && p->chart) {
-    /* the lines of the entries this page holds */
+    /* the lines of the entries this page kept (a line was added for
+     * each item offered, the last perhaps refused) */
     pmcp__chart view = *p->chart;
     size_t kept = pmcp_page_count(p->pg);
-    view.lines = p->offset < p->chart->n ? p->chart->lines + p->offset : NULL;
-    view.n = p->offset < p->chart->n ? p->chart->n - p->offset : 0;
     if (view.n > kept)
       view.n = kept;
     rc = pmcp__chart_attach(p->pg, &view, 0);

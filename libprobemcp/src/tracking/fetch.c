@@ -34,9 +34,11 @@ void pmcp__trk_sel_free(sel *s)
     pmcp__mx_catalog_free(&s->cat[i]);
   free(s->cat);
   cJSON_Delete(s->labels);
-  cJSON_Delete(s->missing);
+  free(s->missing);
   s->cat = NULL;
-  s->labels = s->missing = NULL;
+  s->labels = NULL;
+  s->missing = NULL;
+  s->n_missing = 0;
 }
 
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
@@ -102,7 +104,9 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   cJSON_Delete(proj);
   /* A key none of the runs has is named, not answered with nothing: a
    * refusal when no asked key is anywhere, else a note. */
-  size_t n_keys = pmcp_arg_count(call, "series"), n_missing = 0;
+  size_t n_keys = pmcp_arg_count(call, "series");
+  if (n_keys && !(s->missing = calloc(n_keys, sizeof *s->missing)))
+    return PMCP_ENOMEM;
   for (size_t k = 0; k < n_keys; k++) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", k, &key);
@@ -110,14 +114,10 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
     for (size_t r = 0; key && !found && r < s->n_runs; r++)
       for (size_t i = 0; !found && i < s->cat[r].n; i++)
         found = strcmp(s->cat[r].s[i].key, key) == 0;
-    if (key && !found) {
-      if (!s->missing && !(s->missing = cJSON_CreateArray()))
-        return PMCP_ENOMEM;
-      cJSON_AddItemToArray(s->missing, cJSON_CreateString(key));
-      n_missing++;
-    }
+    if (key && !found)
+      s->missing[s->n_missing++] = key;
   }
-  if (n_keys && n_missing == n_keys) {
+  if (n_keys && s->n_missing == n_keys) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", 0, &key);
     pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
@@ -185,7 +185,16 @@ int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e)
 
 int pmcp__trk_sel_fields(pmcp__trk_page *p, const sel *s)
 {
-  return s->missing ? pmcp__trk_field_value(p, "missing_series", s->missing) : p->rc;
+  if (!s->n_missing)
+    return p->rc;
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j) {
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; i < s->n_missing; i++)
+      pmcp_json_string(j, s->missing[i]);
+    pmcp_json_array_end(j);
+  }
+  return pmcp__trk_field_end(p, "missing_series");
 }
 
 /* Starts a fetch handler: refuses a cursor, reads the selection (a
@@ -940,12 +949,14 @@ done:
   return rc;
 }
 
-/* The label keys of a selection's series, each with its values. */
+/* The label keys of a selection's series, each with its values: the
+ * distinct labels (items of the catalog's label objects), first seen
+ * first, and the first of each key. */
 typedef struct label_rows {
   sel *s;
-  cJSON *keys; /* key -> [values], in the order first seen */
   const char *run;
-  const cJSON **k;
+  const cJSON **pair, **k;
+  size_t n_pair, n_k;
 } label_rows;
 
 static int label_fields(pmcp__trk_page *p, void *ud)
@@ -957,11 +968,33 @@ static int label_fields(pmcp__trk_page *p, void *ud)
 
 static int label_row(pmcp_json *j, size_t i, void *ud)
 {
-  const cJSON *k = ((label_rows *)ud)->k[i];
+  const label_rows *lr = ud;
+  const cJSON *k = lr->k[i];
   pmcp_json_object_begin(j);
   pmcp__trk_kstr(j, "label", k->string);
-  pmcp__trk_kvalue(j, "values", k);
+  pmcp_json_key(j, "values");
+  pmcp_json_array_begin(j);
+  for (size_t n = 0; n < lr->n_pair; n++)
+    if (!strcmp(lr->pair[n]->string, k->string))
+      pmcp_json_string(j, lr->pair[n]->valuestring);
+  pmcp_json_array_end(j);
   return pmcp_json_object_end(j);
+}
+
+/* Notes label @p l: a new value of its key, and a new key. */
+static void label_note(label_rows *lr, const cJSON *l)
+{
+  int key_seen = 0;
+  for (size_t n = 0; n < lr->n_pair; n++) {
+    if (strcmp(lr->pair[n]->string, l->string) != 0)
+      continue;
+    if (!strcmp(lr->pair[n]->valuestring, l->valuestring))
+      return;
+    key_seen = 1;
+  }
+  lr->pair[lr->n_pair++] = l;
+  if (!key_seen)
+    lr->k[lr->n_k++] = l;
 }
 
 static int list_series_label_values(pmcp_call *call, void *ud)
@@ -971,37 +1004,27 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
-  cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
+  size_t cap = 0;
   for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++)
+      cap += (size_t)cJSON_GetArraySize(s.cat[r].s[i].labels);
+  const char *run = NULL;
+  pmcp_arg_string_at(call, "runs", 0, &run);
+  label_rows lr = {&s, strncmp(run, "run:", 4) ? run : run + 4, NULL, NULL, 0, 0};
+  lr.pair = calloc(cap ? cap : 1, sizeof *lr.pair);
+  lr.k = calloc(cap ? cap : 1, sizeof *lr.k);
+  for (size_t r = 0; lr.pair && lr.k && r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
       if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
         continue;
       const cJSON *l;
-      cJSON_ArrayForEach(l, e->labels)
-      {
-        if (!cJSON_IsString(l))
-          continue;
-        cJSON *vals = cJSON_GetObjectItemCaseSensitive(keys, l->string);
-        if (!vals)
-          vals = cJSON_AddArrayToObject(keys, l->string);
-        int have = 0;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, vals) if (!strcmp(v->valuestring, l->valuestring)) have = 1;
-        if (!have)
-          cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
-      }
+      cJSON_ArrayForEach(l, e->labels) if (cJSON_IsString(l)) label_note(&lr, l);
     }
-  const char *run = NULL;
-  pmcp_arg_string_at(call, "runs", 0, &run);
-  label_rows lr = {&s, keys, strncmp(run, "run:", 4) ? run : run + 4, NULL};
-  size_t n = (size_t)cJSON_GetArraySize(keys), i = 0;
-  lr.k = calloc(n ? n : 1, sizeof *lr.k);
-  const cJSON *k;
-  cJSON_ArrayForEach(k, keys) if (lr.k) lr.k[i++] = k;
-  rc = lr.k ? pmcp__trk_send_rows(call, n, "labels", label_fields, label_row, &lr) : PMCP_ENOMEM;
+  rc = lr.pair && lr.k ? pmcp__trk_send_rows(call, lr.n_k, "labels", label_fields, label_row, &lr)
+                       : PMCP_ENOMEM;
+  free(lr.pair);
   free(lr.k);
-  cJSON_Delete(keys);
   pmcp__trk_sel_free(&s);
   return rc;
 }

@@ -308,7 +308,8 @@ typedef struct pmcp__trk_sel {
   size_t n_runs;
   const char *scale;     /* store name */
   cJSON *labels;         /* wanted labels or NULL */
-  cJSON *missing;        /* asked `series` keys no run has, or NULL */
+  const char **missing;  /* asked `series` keys no run has (the call's) */
+  size_t n_missing;
 } pmcp__trk_sel;
 
 /* Reads the selection. `series` keys that none of the runs has are

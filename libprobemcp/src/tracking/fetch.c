@@ -736,26 +736,13 @@ static int is_bucketed(const pentry *pe)
   return pe->kind == P_BUCKETS || (pe->kind == P_HIST && pe->h.bucketed);
 }
 
-static void step_value(pmcp_json *j, const int64_t *step, const double *value, size_t n)
-{
-  pmcp_json_key(j, "step");
-  pmcp_json_array_begin(j);
-  for (size_t i = 0; i < n; i++)
-    pmcp__rs_number(j, (double)step[i]);
-  pmcp_json_array_end(j);
-  pmcp_json_key(j, "value");
-  pmcp_json_array_begin(j);
-  for (size_t i = 0; i < n; i++)
-    pmcp__rs_number(j, value[i]);
-  pmcp_json_array_end(j);
-}
-
 static void points_write(pcall *c, const pentry *pe, pmcp_json *j)
 {
   if (pe->kind == P_HIST) {
     pmcp__trk_hstat_write(j, &pe->h, c->stat_name);
   } else if (pe->kind == P_POINTS) {
-    step_value(j, c->step, c->value, pe->n);
+    pmcp__trk_kints(j, "step", c->step, pe->n);
+    pmcp__trk_knums(j, "value", c->value, pe->n);
     /* finite points before the ones returned (non-finite ones are never
      * returned, and counted apart) */
     if (!c->ranged && pe->finite > c->max_points)

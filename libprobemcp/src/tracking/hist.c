@@ -423,7 +423,7 @@ static int stat_buckets(const stat_acc *a, size_t max_points, pmcp__trk_hstat *h
     h->value[h->n] = pmcp__fsum_mean(&b[k].sum, (double)b[k].n, b[k].min, b[k].max);
     h->min[h->n] = b[k].min;
     h->max[h->n] = b[k].max;
-    h->count[h->n++] = b[k].n;
+    h->count[h->n++] = (int64_t)b[k].n;
   }
   free(b);
   return 0;
@@ -455,45 +455,23 @@ int pmcp__trk_hstat_read(pmcp__tracking *tk, const pmcp__mx_series *e, int range
   return rc;
 }
 
-static void int_array(pmcp_json *j, const char *key, const int64_t *v, size_t n)
-{
-  pmcp_json_key(j, key);
-  pmcp_json_array_begin(j);
-  for (size_t i = 0; i < n; i++)
-    pmcp__rs_number(j, (double)v[i]);
-  pmcp_json_array_end(j);
-}
-
-static void num_array(pmcp_json *j, const char *key, const double *v, size_t n)
-{
-  pmcp_json_key(j, key);
-  pmcp_json_array_begin(j);
-  for (size_t i = 0; i < n; i++)
-    pmcp__rs_number(j, v[i]);
-  pmcp_json_array_end(j);
-}
-
 int pmcp__trk_hstat_write(pmcp_json *j, const pmcp__trk_hstat *h, const char *stat_name)
 {
   pmcp__trk_kstr(j, "statistic", stat_name);
   if (!h->bucketed) {
     if (h->before)
       pmcp__trk_knum(j, "points_before", (double)h->before);
-    int_array(j, "step", h->step, h->n);
-    num_array(j, "value", h->value, h->n);
+    pmcp__trk_kints(j, "step", h->step, h->n);
+    pmcp__trk_knums(j, "value", h->value, h->n);
     return pmcp_json_error(j);
   }
   pmcp__trk_kbool(j, "bucketed", 1);
   pmcp__trk_knum(j, "points_in_range", (double)h->in_range);
-  int_array(j, "step", h->step, h->n);
-  num_array(j, "mean", h->value, h->n);
-  num_array(j, "min", h->min, h->n);
-  num_array(j, "max", h->max, h->n);
-  pmcp_json_key(j, "count");
-  pmcp_json_array_begin(j);
-  for (size_t i = 0; i < h->n; i++)
-    pmcp__rs_number(j, (double)h->count[i]);
-  pmcp_json_array_end(j);
+  pmcp__trk_kints(j, "step", h->step, h->n);
+  pmcp__trk_knums(j, "mean", h->value, h->n);
+  pmcp__trk_knums(j, "min", h->min, h->n);
+  pmcp__trk_knums(j, "max", h->max, h->n);
+  pmcp__trk_kints(j, "count", h->count, h->n);
   return pmcp_json_error(j);
 }
 

@@ -171,6 +171,9 @@ int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
 int pmcp__trk_knum(pmcp_json *j, const char *key, double v);
 int pmcp__trk_kbool(pmcp_json *j, const char *key, int v);
 int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v);
+/* A member holding an array of @p n numbers. */
+int pmcp__trk_knums(pmcp_json *j, const char *key, const double *v, size_t n);
+int pmcp__trk_kints(pmcp_json *j, const char *key, const int64_t *v, size_t n);
 /* Sends @p j's one object (the whole answer; it must fit, else the error
  * names min_token_budget). */
 int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j);
@@ -343,7 +346,7 @@ typedef struct pmcp__trk_hstat {
   int64_t *step;
   double *value;     /* the statistic; bucketed: the means */
   double *min, *max; /* bucketed only */
-  uint64_t *count;   /* bucketed only */
+  int64_t *count;    /* bucketed only */
 } pmcp__trk_hstat;
 /* Reads @p h (zeroed here; free with pmcp__trk_hstat_free either way);
  * @p ranged 0: no step range. Returns 0 or a negative code. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "research/page.h"
 #include "store/store_int.h" /* pmcp__store_scan */
 
 void pmcp__trk_axis_make(pmcp__trk_axis *ax, int axis, int64_t lo, int64_t hi,
@@ -210,4 +211,73 @@ void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket 
     if (nf)
       cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)bk->nonfinite));
   }
+}
+
+/* ---- the same through the JSON writer --------------------------------------- */
+
+static int edge_w(pmcp_json *j, const pmcp__trk_axis *ax, int64_t e)
+{
+  if (ax->axis == PMCP__TRK_AX_STEP)
+    return pmcp__rs_number(j, (double)e);
+  if (ax->axis == PMCP__TRK_AX_RELATIVE)
+    return pmcp__rs_number(j, (double)e / 1000.0);
+  char iso[48];
+  pmcp__iso_ms(e, iso, sizeof iso);
+  return pmcp_json_string(j, iso);
+}
+
+int pmcp__trk_edges_fields(pmcp__trk_page *p, const pmcp__trk_axis *ax)
+{
+  if (!ax->n)
+    return p->rc;
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j) {
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; i <= ax->n; i++)
+      edge_w(j, ax, pmcp__trk_axis_edge(ax, i));
+    pmcp_json_array_end(j);
+  }
+  pmcp__trk_field_end(p, "bucket_edges");
+  int step = ax->axis == PMCP__TRK_AX_STEP;
+  if ((j = pmcp__trk_field(p)))
+    pmcp__rs_number(j, step ? (double)ax->width : (double)ax->width / 1000.0);
+  return pmcp__trk_field_end(p, step ? "bucket_width_steps" : "bucket_width_s");
+}
+
+/* One of the parallel arrays: @p what 0 the first edges, 1 mean, 2 min,
+ * 3 max, 4 count, 5 nonfinite; buckets without points are left out. */
+static void bucket_array(pmcp_json *j, const char *key, int what, const pmcp__trk_bucket *tb,
+                         const pmcp__trk_axis *ax)
+{
+  pmcp_json_key(j, key);
+  pmcp_json_array_begin(j);
+  for (size_t b = 0; b < ax->n; b++) {
+    const pmcp_bucket *bk = &tb[b].b;
+    uint64_t finite = bk->count - bk->nonfinite;
+    if (!bk->count)
+      continue;
+    if (what == 0)
+      edge_w(j, ax, pmcp__trk_axis_edge(ax, b));
+    else if (what == 4 || what == 5)
+      pmcp__rs_number(j, (double)(what == 4 ? finite : bk->nonfinite));
+    else if (!finite) /* non-finite points only: no statistics */
+      pmcp_json_null(j);
+    else
+      pmcp__rs_number(j, what == 1   ? pmcp__fsum_mean(&tb[b].sum, (double)finite, bk->min, bk->max)
+                         : what == 2 ? bk->min
+                                     : bk->max);
+  }
+  pmcp_json_array_end(j);
+}
+
+int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *tb,
+                        const pmcp__trk_axis *ax)
+{
+  uint64_t nonfinite = 0;
+  for (size_t b = 0; b < ax->n; b++)
+    nonfinite += tb[b].b.nonfinite;
+  static const char *const keys[] = {NULL, "mean", "min", "max", "count", "nonfinite"};
+  for (int what = 0; what < (nonfinite ? 6 : 5); what++)
+    bucket_array(j, what ? keys[what] : x_name, what, tb, ax);
+  return pmcp_json_error(j);
 }

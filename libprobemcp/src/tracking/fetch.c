@@ -34,20 +34,11 @@ void pmcp__trk_sel_free(sel *s)
     pmcp__mx_catalog_free(&s->cat[i]);
   free(s->cat);
   cJSON_Delete(s->labels);
-  cJSON_Delete(s->missing);
+  free(s->missing);
   s->cat = NULL;
-  s->labels = s->missing = NULL;
-}
-
-cJSON *pmcp__trk_sel_done(sel *s)
-{
-  cJSON *root = cJSON_CreateObject();
-  if (root && s->missing) {
-    cJSON_AddItemToObject(root, "missing_series", s->missing);
-    s->missing = NULL;
-  }
-  pmcp__trk_sel_free(s);
-  return root;
+  s->labels = NULL;
+  s->missing = NULL;
+  s->n_missing = 0;
 }
 
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
@@ -113,7 +104,9 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
   cJSON_Delete(proj);
   /* A key none of the runs has is named, not answered with nothing: a
    * refusal when no asked key is anywhere, else a note. */
-  size_t n_keys = pmcp_arg_count(call, "series"), n_missing = 0;
+  size_t n_keys = pmcp_arg_count(call, "series");
+  if (n_keys && !(s->missing = calloc(n_keys, sizeof *s->missing)))
+    return PMCP_ENOMEM;
   for (size_t k = 0; k < n_keys; k++) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", k, &key);
@@ -121,14 +114,10 @@ int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, sel *s)
     for (size_t r = 0; key && !found && r < s->n_runs; r++)
       for (size_t i = 0; !found && i < s->cat[r].n; i++)
         found = strcmp(s->cat[r].s[i].key, key) == 0;
-    if (key && !found) {
-      if (!s->missing && !(s->missing = cJSON_CreateArray()))
-        return PMCP_ENOMEM;
-      cJSON_AddItemToArray(s->missing, cJSON_CreateString(key));
-      n_missing++;
-    }
+    if (key && !found)
+      s->missing[s->n_missing++] = key;
   }
-  if (n_keys && n_missing == n_keys) {
+  if (n_keys && s->n_missing == n_keys) {
     const char *key = NULL;
     pmcp_arg_string_at(call, "series", 0, &key);
     pmcp__rs_fail(call, PMCP_TERR_NOT_FOUND,
@@ -184,16 +173,6 @@ int pmcp__trk_sel_wanted(pmcp_call *call, const sel *s, const pmcp__mx_series *e
   return 0;
 }
 
-cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e)
-{
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "run", e->run + 4);
-  cJSON_AddStringToObject(o, "series", e->key);
-  if (cJSON_GetArraySize(e->labels) > 0)
-    cJSON_AddItemToObject(o, "labels", cJSON_Duplicate(e->labels, 1));
-  return o;
-}
-
 int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e)
 {
   pmcp_json_object_begin(j);
@@ -206,7 +185,16 @@ int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e)
 
 int pmcp__trk_sel_fields(pmcp__trk_page *p, const sel *s)
 {
-  return s->missing ? pmcp__trk_field_value(p, "missing_series", s->missing) : p->rc;
+  if (!s->n_missing)
+    return p->rc;
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j) {
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; i < s->n_missing; i++)
+      pmcp_json_string(j, s->missing[i]);
+    pmcp_json_array_end(j);
+  }
+  return pmcp__trk_field_end(p, "missing_series");
 }
 
 /* Starts a fetch handler: refuses a cursor, reads the selection (a
@@ -339,6 +327,224 @@ static int time_arg(pmcp_call *call, const char *name, int relative, int64_t *ou
   return bad;
 }
 
+/* The entries of a fetch call: the wanted float series with points (and,
+ * with @p hist, the histogram ones), in catalog order, with each one's
+ * run. */
+typedef struct entries {
+  const pmcp__mx_series **e;
+  size_t *run;
+  size_t n;
+} entries;
+
+static void entries_free(entries *en)
+{
+  free(en->e);
+  free(en->run);
+}
+
+/* Fills @p en; histograms left out when @p hist is 0 are counted in
+ * *skipped (may be NULL) with the last one's key in @p key. */
+static int entries_of(pmcp_call *call, const sel *s, int hist, entries *en, size_t *skipped,
+                      char *key, size_t keylen)
+{
+  size_t cap = 0;
+  memset(en, 0, sizeof *en);
+  for (size_t r = 0; r < s->n_runs; r++)
+    cap += s->cat[r].n;
+  en->e = calloc(cap ? cap : 1, sizeof *en->e);
+  en->run = calloc(cap ? cap : 1, sizeof *en->run);
+  if (!en->e || !en->run)
+    return PMCP_ENOMEM;
+  for (size_t r = 0; r < s->n_runs; r++)
+    for (size_t i = 0; i < s->cat[r].n; i++) {
+      const pmcp__mx_series *e = &s->cat[r].s[i];
+      if (e->count == 0)
+        continue;
+      if (skipped && pmcp__trk_sel_wanted(call, s, e, "histogram") && !hist) {
+        (*skipped)++;
+        snprintf(key, keylen, "%s", e->key);
+        continue;
+      }
+      if (pmcp__trk_sel_wanted(call, s, e, "float") ||
+          (hist && pmcp__trk_sel_wanted(call, s, e, "histogram"))) {
+        en->e[en->n] = e;
+        en->run[en->n++] = r;
+      }
+    }
+  return 0;
+}
+
+/* ---- fetch_float_series_buckets ------------------------------------------ */
+
+/* One call's shared axis, entries and chart. */
+typedef struct bcall {
+  pmcp_call *call;
+  pmcp__tracking *tk;
+  entries en;
+  pmcp__trk_axis ax;
+  int64_t from, to, *start; /* start: each run's first logged time */
+  int by_step, relative;
+  const char *xname;
+  pmcp__trk_bucket *bk;
+  struct pmcp__chart *ch; /* NULL: no chart */
+} bcall;
+
+/* Reads entry @p i into c->bk: 0, or 1 after sending the error. */
+static int bucket_read(bcall *c, size_t i, uint64_t *no_time)
+{
+  const pmcp__mx_series *e = c->en.e[i];
+  int64_t off = c->relative ? c->start[c->en.run[i]] : 0;
+  *no_time = 0;
+  int rc = 0;
+  if (c->by_step || e->time_min > 0)
+    /* a time range bounds the axis, not the steps read */
+    rc = pmcp__trk_bucket_scan(c->tk, e->id, &c->ax, off, c->by_step ? c->from : INT64_MIN,
+                               c->by_step ? c->to : INT64_MAX, c->bk, no_time);
+  else {
+    memset(c->bk, 0, (c->ax.n ? c->ax.n : 1) * sizeof *c->bk);
+    *no_time = (uint64_t)e->count; /* logged without a time */
+  }
+  if (rc)
+    pmcp__rs_fail(c->call, PMCP_TERR_STORE, "the series %s of run %s cannot be read", e->key,
+                  e->run + 4);
+  return rc ? 1 : 0;
+}
+
+/* Entry @p i as the page's item (and the chart's line). */
+static int bucket_item(bcall *c, size_t i, pmcp_json *j)
+{
+  const pmcp__mx_series *e = c->en.e[i];
+  uint64_t no_time;
+  if (bucket_read(c, i, &no_time))
+    return 1;
+  pmcp__trk_entry_head_w(j, e);
+  pmcp__trk_buckets_w(j, c->xname, c->bk, &c->ax);
+  if (no_time) /* those points have no place on this axis */
+    pmcp__trk_knum(j, "points_without_time", (double)no_time);
+  pmcp_json_object_end(j);
+#ifdef PMCP_HAVE_CAIRO
+  if (c->ch) {
+    int64_t off = c->relative ? c->start[c->en.run[i]] : 0;
+    pmcp__trk_chart_src cs = pmcp__trk_chart_src_of(e, c->ax.lo, c->ax.hi);
+    cs.off_ms = off;
+    cs.t_lo = c->ax.lo + off;
+    cs.t_hi = c->ax.hi + off;
+    pmcp__chart_line *ln = pmcp__trk_chart_buckets(c->call, c->tk->rs, c->ch, e, c->bk, &c->ax);
+    int rc = ln ? pmcp__trk_chart_gaps(c->tk->rs, &cs, c->ax.axis, ln) : PMCP_ENOMEM;
+    if (rc)
+      return rc;
+  }
+#endif
+  return pmcp_json_error(j);
+}
+
+/* On a time axis: whether an entry has points logged without a time (the
+ * answer says so before its entries), read until one has. 0, or 1 after
+ * sending the error. */
+static int any_timeless(bcall *c, int *timeless)
+{
+  *timeless = 0;
+  for (size_t i = 0; !c->by_step && i < c->en.n && !*timeless; i++)
+    *timeless = c->en.e[i]->time_min <= 0;
+  for (size_t i = 0; !c->by_step && i < c->en.n && !*timeless; i++) {
+    uint64_t no_time;
+    if (bucket_read(c, i, &no_time))
+      return 1;
+    *timeless = no_time > 0;
+  }
+  return 0;
+}
+
+/* Sends the page of @p c's entries. */
+static int bucket_page(bcall *c, const sel *s, const char *axis)
+{
+  size_t offset, limit;
+  pmcp__trk_window_args(c->call, &offset, &limit);
+  int timeless = 0;
+  if (any_timeless(c, &timeless))
+    return 0;
+  pmcp__trk_page p;
+  pmcp__trk_page_begin(&p, c->call, offset, c->en.n, NULL, c->ch);
+  pmcp__trk_sel_fields(&p, s);
+  pmcp__trk_field_str(&p, "axis", axis);
+  pmcp__trk_edges_fields(&p, &c->ax);
+  if (timeless)
+    pmcp__trk_field_str(&p, "note",
+                        "some entries have points logged without a time "
+                        "(points_without_time): they are left out of this time axis; the "
+                        "step axis holds them");
+  pmcp__trk_list(&p, "entries");
+  pmcp_json *j;
+  for (size_t i = offset; i < c->en.n && i - offset < limit && (j = pmcp__trk_item(&p)); i++) {
+    int rc = bucket_item(c, i, j);
+    if (rc) {
+      pmcp__trk_page_abort(&p);
+      return rc > 0 ? 0 : rc;
+    }
+    pmcp__trk_item_end(&p);
+  }
+  return pmcp__trk_page_send(&p);
+}
+
+/* The time range of a time axis (time_from / time_to, in its own unit)
+ * into [*from, *to]. Returns 1 after sending an error. */
+static int time_range(pmcp_call *call, int by_step, int relative, int64_t *from, int64_t *to)
+{
+  int has_tf = pmcp_arg_has(call, "time_from"), has_tt = pmcp_arg_has(call, "time_to");
+  if ((has_tf || has_tt) && by_step) {
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                  "time_from and time_to narrow the "
+                  "wall_clock and relative_time axes: on the step axis use step_from "
+                  "and step_to");
+    return 1;
+  }
+  static const char *const ends[] = {"time_from", "time_to"};
+  int64_t *at[] = {from, to};
+  for (int k = 0; k < 2; k++)
+    if (pmcp_arg_has(call, ends[k]) && time_arg(call, ends[k], relative, at[k]))
+      return 1;
+  if ((has_tf || has_tt) && *from > *to) {
+    pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "time_from is after time_to");
+    return 1;
+  }
+  return 0;
+}
+
+/* The shared axis' range: one range, so one set of edges, for every
+ * entry, fixed before any series is read; relative time counts from each
+ * run's first logged point (c->start, filled here). Explicit ends are
+ * kept as given. */
+static void shared_range(bcall *c, const sel *s, int64_t *lo, int64_t *hi)
+{
+  *lo = INT64_MAX;
+  *hi = INT64_MIN;
+  for (size_t r = 0; r < s->n_runs; r++) {
+    c->start[r] = INT64_MAX;
+    for (size_t i = 0; i < s->cat[r].n; i++)
+      if (s->cat[r].s[i].count > 0 && s->cat[r].s[i].time_min > 0 &&
+          s->cat[r].s[i].time_min < c->start[r])
+        c->start[r] = s->cat[r].s[i].time_min;
+  }
+  for (size_t k = 0; k < c->en.n; k++) {
+    const pmcp__mx_series *e = c->en.e[k];
+    int64_t st = c->start[c->en.run[k]];
+    if (!c->by_step && e->time_min <= 0)
+      continue;
+    int64_t a = c->by_step ? e->step_min : c->relative ? e->time_min - st : e->time_min;
+    int64_t b = c->by_step ? e->step_max : c->relative ? e->time_max - st : e->time_max;
+    a = a > c->from ? a : c->from;
+    b = b < c->to ? b : c->to;
+    if (a > b)
+      continue;
+    *lo = a < *lo ? a : *lo;
+    *hi = b > *hi ? b : *hi;
+  }
+  if (pmcp_arg_has(c->call, c->by_step ? "step_from" : "time_from"))
+    *lo = c->from;
+  if (pmcp_arg_has(c->call, c->by_step ? "step_to" : "time_to"))
+    *hi = c->to;
+}
+
 static int fetch_float_series_buckets(pmcp_call *call, void *ud)
 {
   pmcp__tracking *tk = ud;
@@ -346,195 +552,86 @@ static int fetch_float_series_buckets(pmcp_call *call, void *ud)
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
+  bcall c;
+  memset(&c, 0, sizeof c);
+  c.call = call;
+  c.tk = tk;
   const char *axis = "step";
   pmcp_arg_string(call, "axis", &axis, NULL);
   size_t axis_i = AXIS_STEP;
   pmcp_arg_enum(call, "axis", &axis_i);
-  int by_step = axis_i == AXIS_STEP, relative = axis_i == AXIS_RELATIVE;
-  int ax_kind = by_step ? PMCP__TRK_AX_STEP : relative ? PMCP__TRK_AX_RELATIVE : PMCP__TRK_AX_WALL;
-  int64_t nbk = 50, from, to;
+  c.by_step = axis_i == AXIS_STEP;
+  c.relative = axis_i == AXIS_RELATIVE;
+  int ax_kind = c.by_step    ? PMCP__TRK_AX_STEP
+                : c.relative ? PMCP__TRK_AX_RELATIVE
+                             : PMCP__TRK_AX_WALL;
+  c.xname = c.by_step ? "step" : c.relative ? "relative_time_s" : "wall_time";
+  int64_t nbk = 50, lo, hi;
   pmcp_arg_int(call, "buckets", &nbk);
   int ranged;
-  if (pmcp__trk_step_range(call, &from, &to, &ranged)) {
-    pmcp__trk_sel_free(&s);
-    return 0;
+  if (pmcp__trk_step_range(call, &c.from, &c.to, &ranged))
+    goto done;
+  if (ranged && !c.by_step) {
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                       "step_from and step_to narrow the "
+                       "step axis only: with axis %s use time_from and time_to",
+                       axis);
+    goto done;
   }
-  if (ranged && !by_step) {
-    pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "step_from and step_to narrow the step "
-                         "axis only: with axis %s use time_from and time_to", axis);
-  }
-  /* time_from / time_to: the range of a time axis, in its own unit */
-  int has_tf = pmcp_arg_has(call, "time_from"), has_tt = pmcp_arg_has(call, "time_to");
-  if ((has_tf || has_tt) && by_step) {
-    pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "time_from and time_to narrow the "
-                         "wall_clock and relative_time axes: on the step axis use step_from "
-                         "and step_to");
-  }
-  if (has_tf || has_tt) {
-    static const char *const ends[] = {"time_from", "time_to"};
-    int64_t *at[] = {&from, &to};
-    for (int k = 0; k < 2; k++) {
-      if (!pmcp_arg_has(call, ends[k]))
-        continue;
-      if (time_arg(call, ends[k], relative, at[k])) {
-        pmcp__trk_sel_free(&s);
-        return 0;
-      }
-    }
-    if (from > to) {
-      pmcp__trk_sel_free(&s);
-      return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT, "time_from is after time_to");
-    }
-  }
-  /* The shared axis: one range, so one set of edges, for every entry,
-   * fixed before any series is read; relative time counts from each
-   * run's first logged point. Explicit ends are kept as given. */
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  int64_t *start = calloc(s.n_runs ? s.n_runs : 1, sizeof *start);
-  if (!start) {
-    pmcp__trk_sel_free(&s);
-    return PMCP_ENOMEM;
-  }
-  for (size_t r = 0; r < s.n_runs; r++) {
-    start[r] = INT64_MAX;
-    for (size_t i = 0; i < s.cat[r].n; i++)
-      if (s.cat[r].s[i].count > 0 && s.cat[r].s[i].time_min > 0 &&
-          s.cat[r].s[i].time_min < start[r])
-        start[r] = s.cat[r].s[i].time_min;
-    for (size_t i = 0; i < s.cat[r].n; i++) {
-      const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
-        continue;
-      if (!by_step && e->time_min <= 0)
-        continue;
-      int64_t a = by_step ? e->step_min : relative ? e->time_min - start[r] : e->time_min;
-      int64_t b = by_step ? e->step_max : relative ? e->time_max - start[r] : e->time_max;
-      a = a > from ? a : from;
-      b = b < to ? b : to;
-      if (a > b)
-        continue;
-      lo = a < lo ? a : lo;
-      hi = b > hi ? b : hi;
-    }
-  }
-  if (pmcp_arg_has(call, by_step ? "step_from" : "time_from"))
-    lo = from;
-  if (pmcp_arg_has(call, by_step ? "step_to" : "time_to"))
-    hi = to;
-  pmcp__trk_axis ax;
-  pmcp__trk_axis_make(&ax, ax_kind, lo, hi, (size_t)nbk);
-  cJSON *all = cJSON_CreateArray();
-  pmcp__trk_bucket *bk = calloc(ax.n ? ax.n : 1, sizeof *bk);
-  if (!bk) {
-    free(start);
-    pmcp__trk_sel_free(&s);
-    cJSON_Delete(all);
-    return PMCP_ENOMEM;
-  }
-  size_t timeless = 0;
-  const char *xname = by_step ? "step" : relative ? "relative_time_s" : "wall_time";
-#ifdef PMCP_HAVE_CAIRO
-  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
-  pmcp__trk_chart_src *csrc = NULL;
-  size_t n_csrc = 0, cap_csrc = 0;
-#endif
-  for (size_t r = 0; r < s.n_runs; r++)
-    for (size_t i = 0; i < s.cat[r].n; i++) {
-      const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
-        continue;
-      uint64_t no_time = 0;
-      int64_t off = relative ? start[r] : 0;
-#ifdef PMCP_HAVE_CAIRO
-      if (chart && !pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, lo, hi)) {
-        pmcp__trk_chart_src *cs = &csrc[n_csrc - 1];
-        cs->off_ms = off;
-        cs->t_lo = lo + off;
-        cs->t_hi = hi + off;
-      }
-#endif
-      /* a time range bounds the axis, not the steps read */
-      int src = by_step || e->time_min > 0
-                  ? pmcp__trk_bucket_scan(tk, e->id, &ax, off, by_step ? from : INT64_MIN,
-                                          by_step ? to : INT64_MAX, bk, &no_time)
-                  : (memset(bk, 0, (ax.n ? ax.n : 1) * sizeof *bk), 0);
-      if (src) {
-        free(bk);
-        free(start);
-#ifdef PMCP_HAVE_CAIRO
-        free(csrc);
-#endif
-        pmcp__trk_sel_free(&s);
-        cJSON_Delete(all);
-        return pmcp__rs_fail(call, PMCP_TERR_STORE, "the series %s of run %s cannot be read",
-                             e->key, e->run + 4);
-      }
-      if (!by_step && e->time_min <= 0)
-        no_time = (uint64_t)e->count;
-      cJSON *o = pmcp__trk_entry_head(e);
-      pmcp__trk_add_buckets(o, xname, bk, &ax);
-      if (no_time) {
-        /* logged without a time: those points have no place on this axis */
-        cJSON_AddNumberToObject(o, "points_without_time", (double)no_time);
-        timeless++;
-      }
-      cJSON_AddItemToArray(all, o);
-    }
-  free(bk);
-  free(start);
+  if (time_range(call, c.by_step, c.relative, &c.from, &c.to))
+    goto done;
+  c.start = calloc(s.n_runs ? s.n_runs : 1, sizeof *c.start);
+  if (!c.start || (rc = entries_of(call, &s, 0, &c.en, NULL, NULL, 0)))
+    goto oom;
+  shared_range(&c, &s, &lo, &hi);
+  pmcp__trk_axis_make(&c.ax, ax_kind, lo, hi, (size_t)nbk);
+  if (!(c.bk = calloc(c.ax.n ? c.ax.n : 1, sizeof *c.bk)))
+    goto oom;
 #ifdef PMCP_HAVE_CAIRO
   pmcp__chart ch = {0};
-  if (chart) {
-    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, ax_kind,
-                               "bucket means (band: min..max)", &ch);
+  int log_y = 0;
+  if (pmcp__chart_wanted(call, &log_y)) {
+    pmcp__trk_chart_begin(call, ax_kind, "bucket means (band: min..max)", &ch);
+    c.ch = &ch;
   }
-  free(csrc);
 #endif
-  cJSON *root = pmcp__trk_sel_done(&s);
-  cJSON_AddStringToObject(root, "axis", axis);
-  pmcp__trk_add_edges(root, &ax);
-  if (timeless)
-    cJSON_AddStringToObject(root, "note", "some entries have points logged without a time "
-                            "(points_without_time): they are left out of this time axis; the "
-                            "step axis holds them");
+  rc = bucket_page(&c, &s, axis);
 #ifdef PMCP_HAVE_CAIRO
-  if (chart) {
-    if (!rc)
-      rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
-    else {
-      cJSON_Delete(root);
-      cJSON_Delete(all);
-    }
-    pmcp__chart_free(&ch);
-    return rc;
-  }
+  pmcp__chart_free(&ch);
 #endif
-  return pmcp__trk_window(call, root, "entries", all);
+  goto done;
+oom:
+  rc = PMCP_ENOMEM;
+done:
+  free(c.bk);
+  free(c.start);
+  entries_free(&c.en);
+  pmcp__trk_sel_free(&s);
+  return rc;
 }
+
+/* ---- fetch_float_series -------------------------------------------------- */
 
 /* Most exact points one series entry returns. */
 #define MAX_POINTS 1000
 
-/* Appends the exact points of @p e with steps in [lo, hi] to @p o; with
- * @p last_n > 0 only the last @p last_n (a ring over the whole read).
- * Non-finite values are left out: *finite and *nonfinite count what was
- * read of each. */
+/* The exact finite points of @p e with steps in [lo, hi], the last @p cap
+ * of them (a ring over the whole read) into @p step / @p value (*n, in
+ * step order). Non-finite values are left out: *finite and *nonfinite
+ * count what was read of each. */
 static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo, int64_t hi,
-                        size_t last_n, cJSON *o, size_t *finite, size_t *nonfinite)
+                        size_t cap, int64_t *step, double *value, size_t *n, size_t *finite,
+                        size_t *nonfinite)
 {
-  *finite = *nonfinite = 0;
+  *n = *finite = *nonfinite = 0;
   enum { CHUNK = 4096 };
   pmcp_point *buf = malloc(CHUNK * sizeof *buf);
-  pmcp_point *ring = malloc((last_n ? last_n : 1) * sizeof *ring);
+  pmcp_point *ring = malloc((cap ? cap : 1) * sizeof *ring);
   if (!buf || !ring) {
     free(buf);
     free(ring);
     return PMCP_ENOMEM;
   }
-  cJSON *st = cJSON_AddArrayToObject(o, "step");
-  cJSON *va = cJSON_AddArrayToObject(o, "value");
   size_t kept = 0;
   int64_t after = 0;
   int rc = 0;
@@ -548,34 +645,232 @@ static int exact_points(pmcp__tracking *tk, const pmcp__mx_series *e, int64_t lo
     if (rc)
       break;
     for (size_t i = 0; i < got; i++) {
-      if (!isfinite(buf[i].value)) {
+      if (!isfinite(buf[i].value))
         (*nonfinite)++;
-        continue;
-      }
-      if (last_n) {
-        ring[kept % last_n] = buf[i];
-        kept++;
-      } else {
-        cJSON_AddItemToArray(st, cJSON_CreateNumber((double)buf[i].step));
-        cJSON_AddItemToArray(va, cJSON_CreateNumber(buf[i].value));
-      }
+      else if (cap)
+        ring[kept++ % cap] = buf[i];
     }
     if (!next || got == 0)
       break;
     after = next;
   }
-  if (!rc && last_n) {
-    size_t n = kept < last_n ? kept : last_n;
-    for (size_t i = 0; i < n; i++) {
-      const pmcp_point *p = &ring[(kept - n + i) % last_n];
-      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)p->step));
-      cJSON_AddItemToArray(va, cJSON_CreateNumber(p->value));
-    }
+  size_t m = kept < cap ? kept : cap;
+  for (size_t i = 0; !rc && i < m; i++) {
+    const pmcp_point *p = &ring[(kept - m + i) % cap];
+    step[i] = p->step;
+    value[i] = p->value;
   }
-  *finite = last_n ? kept : (size_t)cJSON_GetArraySize(st);
+  *n = rc ? 0 : m;
+  *finite = kept;
   free(buf);
   free(ring);
   return rc;
+}
+
+/* One call of fetch_float_series. */
+typedef struct pcall {
+  pmcp_call *call;
+  pmcp__tracking *tk;
+  entries en;
+  int ranged;
+  int64_t lo, hi;
+  size_t max_points;
+  const char *stat_name;
+  pmcp__mx_hist_stat stat;
+  pmcp__trk_bucket *bk; /* max_points */
+  int64_t *step;        /* max_points */
+  double *value;
+  struct pmcp__chart *ch; /* NULL: no chart */
+} pcall;
+
+/* An entry as read. */
+typedef struct pentry {
+  int kind; /* what it holds */
+  size_t n, finite, nonfinite;
+  uint64_t in_range, nf;
+  pmcp__trk_axis ax;
+  pmcp__trk_hstat h;
+} pentry;
+enum { P_NONE, P_POINTS, P_BUCKETS, P_HIST };
+
+/* Reads entry @p e: a histogram's statistic, the last max_points points,
+ * a step range's points or, past max_points, its buckets. */
+static int points_read(pcall *c, const pmcp__mx_series *e, pentry *pe)
+{
+  memset(pe, 0, sizeof *pe);
+  if (!strcmp(e->kind, "histogram")) {
+    pe->kind = P_HIST;
+    return pmcp__trk_hstat_read(c->tk, e, c->ranged, c->lo, c->hi, c->max_points, &c->stat, &pe->h);
+  }
+  if (!c->ranged) {
+    pe->kind = P_POINTS;
+    return exact_points(c->tk, e, INT64_MIN, INT64_MAX, c->max_points, c->step, c->value, &pe->n,
+                        &pe->finite, &pe->nonfinite);
+  }
+  /* How many finite points the range holds decides exact or bucketed
+   * (counted exactly, from block summaries and the straddling points). */
+  int64_t a = c->lo > e->step_min ? c->lo : e->step_min;
+  int64_t b = c->hi < e->step_max ? c->hi : e->step_max;
+  if (a > b)
+    return 0; /* nothing in range: the entry's head alone */
+  pmcp__trk_axis one;
+  pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, a, b, 1);
+  int rc = pmcp__trk_bucket_scan(c->tk, e->id, &one, 0, a, b, c->bk, NULL);
+  if (rc)
+    return rc;
+  pe->in_range = c->bk[0].b.count - c->bk[0].b.nonfinite;
+  pe->nf = c->bk[0].b.nonfinite;
+  if (pe->in_range <= (uint64_t)c->max_points) {
+    pe->kind = P_POINTS;
+    return exact_points(c->tk, e, a, b, c->max_points, c->step, c->value, &pe->n, &pe->finite,
+                        &pe->nonfinite);
+  }
+  /* Too wide to return in full: buckets instead, and it says so. */
+  pe->kind = P_BUCKETS;
+  pmcp__trk_axis_make(&pe->ax, PMCP__TRK_AX_STEP, a, b, c->max_points);
+  return pmcp__trk_bucket_scan(c->tk, e->id, &pe->ax, 0, a, b, c->bk, NULL);
+}
+
+static int is_bucketed(const pentry *pe)
+{
+  return pe->kind == P_BUCKETS || (pe->kind == P_HIST && pe->h.bucketed);
+}
+
+static void points_write(pcall *c, const pentry *pe, pmcp_json *j)
+{
+  if (pe->kind == P_HIST) {
+    pmcp__trk_hstat_write(j, &pe->h, c->stat_name);
+  } else if (pe->kind == P_POINTS) {
+    pmcp__trk_kints(j, "step", c->step, pe->n);
+    pmcp__trk_knums(j, "value", c->value, pe->n);
+    /* finite points before the ones returned (non-finite ones are never
+     * returned, and counted apart) */
+    if (!c->ranged && pe->finite > c->max_points)
+      pmcp__trk_knum(j, "points_before", (double)(pe->finite - c->max_points));
+    if (pe->nonfinite)
+      pmcp__trk_knum(j, "nonfinite_points", (double)pe->nonfinite);
+  } else if (pe->kind == P_BUCKETS) {
+    pmcp__trk_kbool(j, "bucketed", 1);
+    pmcp__trk_knum(j, "points_in_range", (double)pe->in_range);
+    if (pe->nf)
+      pmcp__trk_knum(j, "nonfinite_points", (double)pe->nf);
+    pmcp__trk_knum(j, "bucket_width_steps", (double)pe->ax.width);
+    pmcp__trk_buckets_w(j, "step", c->bk, &pe->ax);
+  }
+}
+
+#ifdef PMCP_HAVE_CAIRO
+/* The chart's line of an entry: its points, or its buckets' means with
+ * the min..max band. */
+static int points_line(pcall *c, const pmcp__mx_series *e, const pentry *pe)
+{
+  pmcp__chart_line *ln;
+  const pmcp__trk_hstat *h = &pe->h;
+  if (pe->kind == P_BUCKETS) {
+    ln = pmcp__trk_chart_buckets(c->call, c->tk->rs, c->ch, e, c->bk, &pe->ax);
+  } else {
+    int hist = pe->kind == P_HIST;
+    size_t n = hist ? h->n : pe->n;
+    ln = pmcp__trk_chart_line(c->call, c->tk->rs, c->ch, e, n, hist && h->bucketed);
+    for (size_t k = 0; ln && k < n; k++) {
+      ln->x[k] = (double)(hist ? h->step[k] : c->step[k]);
+      ln->y[k] = hist ? h->value[k] : c->value[k];
+      if (ln->lo) {
+        ln->lo[k] = h->min[k];
+        ln->hi[k] = h->max[k];
+      }
+    }
+  }
+  if (!ln)
+    return PMCP_ENOMEM;
+  pmcp__trk_chart_src cs =
+      pmcp__trk_chart_src_of(e, c->ranged ? c->lo : INT64_MIN, c->ranged ? c->hi : INT64_MAX);
+  return pmcp__trk_chart_gaps(c->tk->rs, &cs, PMCP__TRK_AX_STEP, ln);
+}
+#endif
+
+/* Entry @p i as the page's item (and the chart's line). */
+static int points_item(pcall *c, size_t i, pmcp_json *j)
+{
+  const pmcp__mx_series *e = c->en.e[i];
+  pentry pe;
+  int rc = points_read(c, e, &pe);
+  if (!rc) {
+    pmcp__trk_entry_head_w(j, e);
+    points_write(c, &pe, j);
+    pmcp_json_object_end(j);
+    rc = pmcp_json_error(j);
+  }
+#ifdef PMCP_HAVE_CAIRO
+  if (!rc && c->ch)
+    rc = points_line(c, e, &pe);
+#endif
+  pmcp__trk_hstat_free(&pe.h);
+  return rc;
+}
+
+/* Whether an entry is bucketed (the answer says so before its entries):
+ * only a step range buckets, read until one is. */
+static int any_bucketed(pcall *c, int *bucketed)
+{
+  *bucketed = 0;
+  for (size_t i = 0; c->ranged && i < c->en.n && !*bucketed; i++) {
+    pentry pe;
+    int rc = points_read(c, c->en.e[i], &pe);
+    *bucketed = is_bucketed(&pe);
+    pmcp__trk_hstat_free(&pe.h);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int points_fail(pmcp_call *call, int rc)
+{
+  return rc == PMCP_ENOMEM ? PMCP_ENOMEM
+                           : pmcp__rs_fail(call, PMCP_TERR_STORE, "the points cannot be read");
+}
+
+/* Sends the page of @p c's entries. */
+static int points_page(pcall *c, const sel *s, size_t hist_skipped)
+{
+  int bucketed = 0, rc = any_bucketed(c, &bucketed);
+  if (rc)
+    return points_fail(c->call, rc);
+  size_t offset, limit;
+  pmcp__trk_window_args(c->call, &offset, &limit);
+#ifdef PMCP_HAVE_CAIRO
+  if (c->ch)
+    pmcp__trk_chart_begin(c->call, PMCP__TRK_AX_STEP,
+                          bucketed ? "points (bucketed: means, band min..max)" : "points", c->ch);
+#endif
+  /* Whole series only: a series never ends early, the ones that do not
+   * fit come on the next pages. */
+  pmcp__trk_page p;
+  pmcp__trk_page_begin(&p, c->call, offset, c->en.n,
+                       c->ch ? NULL
+                             : "only the first count series fit token_budget, each whole: "
+                               "the rest start at offset=next_offset; or lower max_points "
+                               "or raise token_budget for more series per call",
+                       c->ch);
+  pmcp__trk_sel_fields(&p, s);
+  if (bucketed)
+    pmcp__trk_field_str(&p, "note",
+                        "the step range holds more points than max_points: "
+                        "entries marked bucketed give per-bucket mean/min/max/count instead "
+                        "of points; narrow step_from/step_to for exact points");
+  if (hist_skipped)
+    pmcp__trk_field_str(&p, "skipped", "histogram series are left out without histogram_statistic");
+  pmcp__trk_list(&p, "entries");
+  pmcp_json *j;
+  for (size_t i = offset; i < c->en.n && i - offset < limit && (j = pmcp__trk_item(&p)); i++) {
+    if ((rc = points_item(c, i, j))) {
+      pmcp__trk_page_abort(&p);
+      return points_fail(c->call, rc);
+    }
+    pmcp__trk_item_end(&p);
+  }
+  return pmcp__trk_page_send(&p);
 }
 
 static int fetch_float_series(pmcp_call *call, void *ud)
@@ -585,160 +880,70 @@ static int fetch_float_series(pmcp_call *call, void *ud)
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
-  int64_t max_points = 200, lo, hi;
+  pcall c;
+  memset(&c, 0, sizeof c);
+  c.call = call;
+  c.tk = tk;
+  int64_t max_points = 200;
   pmcp_arg_int(call, "max_points", &max_points);
-  int ranged;
-  if (pmcp__trk_step_range(call, &lo, &hi, &ranged)) {
-    pmcp__trk_sel_free(&s);
-    return 0;
-  }
+  c.max_points = (size_t)max_points;
+  if (pmcp__trk_step_range(call, &c.lo, &c.hi, &c.ranged))
+    goto done;
   /* Histogram series read as one statistic per step (hist.c). */
-  const char *stat_name = NULL;
-  pmcp__mx_hist_stat stat;
-  pmcp_arg_string(call, "histogram_statistic", &stat_name, NULL);
-  if (stat_name && pmcp__mx_hist_stat_parse(stat_name, &stat)) {
-    pmcp__trk_sel_free(&s);
-    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
-                         "histogram_statistic '%.40s' is not mean, std, min, max, median or "
-                         "pNN (a percentile, 0 to 100)", stat_name);
+  pmcp_arg_string(call, "histogram_statistic", &c.stat_name, NULL);
+  if (c.stat_name && pmcp__mx_hist_stat_parse(c.stat_name, &c.stat)) {
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                       "histogram_statistic '%.40s' is not mean, std, min, max, median or "
+                       "pNN (a percentile, 0 to 100)",
+                       c.stat_name);
+    goto done;
   }
   size_t hist_skipped = 0;
-  char hist_key[256] = ""; /* the catalog is freed before the error is sent */
-  cJSON *all = cJSON_CreateArray();
-  int any_bucketed = 0;
-#ifdef PMCP_HAVE_CAIRO
-  int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
-  pmcp__trk_chart_src *csrc = NULL;
-  size_t n_csrc = 0, cap_csrc = 0;
-#define NOTE_SRC(a, b)                                                                   \
-  if (chart && pmcp__trk_chart_note(&csrc, &n_csrc, &cap_csrc, e, (a), (b)))             \
+  char hist_key[256] = "";
+  c.bk = calloc(c.max_points, sizeof *c.bk);
+  c.step = calloc(c.max_points, sizeof *c.step);
+  c.value = calloc(c.max_points, sizeof *c.value);
+  if (!c.bk || !c.step || !c.value ||
+      (rc = entries_of(call, &s, c.stat_name != NULL, &c.en, &hist_skipped, hist_key,
+                       sizeof hist_key))) {
     rc = PMCP_ENOMEM;
-#else
-#define NOTE_SRC(a, b)
-#endif
-  pmcp__trk_bucket *bk = calloc((size_t)max_points, sizeof *bk);
-  for (size_t r = 0; r < s.n_runs && bk && !rc; r++)
-    for (size_t i = 0; i < s.cat[r].n && !rc; i++) {
-      const pmcp__mx_series *e = &s.cat[r].s[i];
-      if (pmcp__trk_sel_wanted(call, &s, e, "histogram") && e->count > 0) {
-        if (!stat_name) {
-          hist_skipped++;
-          snprintf(hist_key, sizeof hist_key, "%s", e->key);
-          continue;
-        }
-        cJSON *o = pmcp__trk_entry_head(e);
-        cJSON_AddItemToArray(all, o);
-        NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
-        if (!rc)
-          rc = pmcp__trk_hist_stat_entry(tk, e, ranged, lo, hi, (size_t)max_points, &stat,
-                                       stat_name, o, &any_bucketed);
-        continue;
-      }
-      if (!pmcp__trk_sel_wanted(call, &s, e, "float") || e->count == 0)
-        continue;
-      cJSON *o = pmcp__trk_entry_head(e);
-      cJSON_AddItemToArray(all, o);
-      size_t fin = 0, nonfin = 0;
-      NOTE_SRC(ranged ? lo : INT64_MIN, ranged ? hi : INT64_MAX)
-      if (rc)
-        break;
-      if (!ranged) {
-        rc = exact_points(tk, e, INT64_MIN, INT64_MAX, (size_t)max_points, o, &fin, &nonfin);
-        /* finite points before the ones returned (non-finite ones are
-         * never returned, and counted apart) */
-        if (!rc && fin > (size_t)max_points)
-          cJSON_AddNumberToObject(o, "points_before", (double)(fin - (size_t)max_points));
-        if (!rc && nonfin)
-          cJSON_AddNumberToObject(o, "nonfinite_points", (double)nonfin);
-        continue;
-      }
-      /* How many finite points the range holds decides exact or bucketed
-       * (counted exactly, from block summaries and the straddling points). */
-      int64_t a = lo > e->step_min ? lo : e->step_min, b = hi < e->step_max ? hi : e->step_max;
-      if (a > b)
-        continue;
-      pmcp__trk_axis one;
-      pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, a, b, 1);
-      if ((rc = pmcp__trk_bucket_scan(tk, e->id, &one, 0, a, b, bk, NULL)))
-        break;
-      uint64_t in_range = bk[0].b.count - bk[0].b.nonfinite, nf = bk[0].b.nonfinite;
-      if (in_range <= (uint64_t)max_points) {
-        rc = exact_points(tk, e, a, b, 0, o, &fin, &nonfin);
-        if (!rc && nonfin)
-          cJSON_AddNumberToObject(o, "nonfinite_points", (double)nonfin);
-        continue;
-      }
-      /* Too wide to return in full: buckets instead, and it says so. */
-      any_bucketed = 1;
-      pmcp__trk_axis ax;
-      pmcp__trk_axis_make(&ax, PMCP__TRK_AX_STEP, a, b, (size_t)max_points);
-      if ((rc = pmcp__trk_bucket_scan(tk, e->id, &ax, 0, a, b, bk, NULL)))
-        break;
-      cJSON_AddBoolToObject(o, "bucketed", 1);
-      cJSON_AddNumberToObject(o, "points_in_range", (double)in_range);
-      if (nf)
-        cJSON_AddNumberToObject(o, "nonfinite_points", (double)nf);
-      cJSON_AddNumberToObject(o, "bucket_width_steps", (double)ax.width);
-      pmcp__trk_add_buckets(o, "step", bk, &ax);
-    }
-  free(bk);
+    goto done;
+  }
+  if (hist_skipped && c.en.n == 0) {
+    rc = pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
+                       "%s is a histogram series: pass histogram_statistic (mean, std, min, "
+                       "max, median or pNN) to read it as one value per step, or read whole "
+                       "histograms with fetch_histogram_series",
+                       hist_key);
+    goto done;
+  }
 #ifdef PMCP_HAVE_CAIRO
   pmcp__chart ch = {0};
-  if (chart && !rc)
-    rc = pmcp__trk_chart_build(call, tk->rs, all, csrc, n_csrc, PMCP__TRK_AX_STEP,
-                               any_bucketed ? "points (bucketed: means, band min..max)"
-                                            : "points", &ch);
-  free(csrc);
+  int log_y = 0;
+  if (pmcp__chart_wanted(call, &log_y))
+    c.ch = &ch;
 #endif
-#undef NOTE_SRC
-  cJSON *root = pmcp__trk_sel_done(&s);
-  if (rc || !root) {
-    cJSON_Delete(root);
+  rc = points_page(&c, &s, hist_skipped);
 #ifdef PMCP_HAVE_CAIRO
-    pmcp__chart_free(&ch);
+  pmcp__chart_free(&ch);
 #endif
-    cJSON_Delete(all);
-    return rc == PMCP_ENOMEM || !rc ? PMCP_ENOMEM
-                                    : pmcp__rs_fail(call, PMCP_TERR_STORE,
-                                                    "the points cannot be read");
-  }
-  if (hist_skipped && cJSON_GetArraySize(all) == 0) {
-    cJSON_Delete(all);
-    cJSON_Delete(root);
-    return pmcp__rs_fail(call, PMCP_TERR_INVALID_ARGUMENT,
-                         "%s is a histogram series: pass histogram_statistic (mean, std, min, "
-                         "max, median or pNN) to read it as one value per step, or read whole "
-                         "histograms with fetch_histogram_series", hist_key);
-  }
-  if (any_bucketed)
-    cJSON_AddStringToObject(root, "note",
-                            "the step range holds more points than max_points: entries marked "
-                            "bucketed give per-bucket mean/min/max/count instead of points; "
-                            "narrow step_from/step_to for exact points");
-  if (hist_skipped)
-    cJSON_AddStringToObject(root, "skipped",
-                            "histogram series are left out without histogram_statistic");
-#ifdef PMCP_HAVE_CAIRO
-  if (chart) {
-    rc = pmcp__trk_window_chart(call, root, "entries", all, &ch);
-    pmcp__chart_free(&ch);
-    return rc;
-  }
-#endif
-  /* Whole series only: a series never ends early, the ones that do not
-   * fit come on the next pages. */
-  return pmcp__trk_window_hint(call, root, "entries", all,
-                               "only the first count series fit token_budget, each whole: "
-                               "the rest start at offset=next_offset; or lower max_points "
-                               "or raise token_budget for more series per call");
+done:
+  free(c.bk);
+  free(c.step);
+  free(c.value);
+  entries_free(&c.en);
+  pmcp__trk_sel_free(&s);
+  return rc;
 }
 
-/* The label keys of a selection's series, each with its values. */
+/* The label keys of a selection's series, each with its values: the
+ * distinct labels (items of the catalog's label objects), first seen
+ * first, and the first of each key. */
 typedef struct label_rows {
   sel *s;
-  cJSON *keys; /* key -> [values], in the order first seen */
   const char *run;
-  const cJSON **k;
+  const cJSON **pair, **k;
+  size_t n_pair, n_k;
 } label_rows;
 
 static int label_fields(pmcp__trk_page *p, void *ud)
@@ -750,11 +955,33 @@ static int label_fields(pmcp__trk_page *p, void *ud)
 
 static int label_row(pmcp_json *j, size_t i, void *ud)
 {
-  const cJSON *k = ((label_rows *)ud)->k[i];
+  const label_rows *lr = ud;
+  const cJSON *k = lr->k[i];
   pmcp_json_object_begin(j);
   pmcp__trk_kstr(j, "label", k->string);
-  pmcp__trk_kvalue(j, "values", k);
+  pmcp_json_key(j, "values");
+  pmcp_json_array_begin(j);
+  for (size_t n = 0; n < lr->n_pair; n++)
+    if (!strcmp(lr->pair[n]->string, k->string))
+      pmcp_json_string(j, lr->pair[n]->valuestring);
+  pmcp_json_array_end(j);
   return pmcp_json_object_end(j);
+}
+
+/* Notes label @p l: a new value of its key, and a new key. */
+static void label_note(label_rows *lr, const cJSON *l)
+{
+  int key_seen = 0;
+  for (size_t n = 0; n < lr->n_pair; n++) {
+    if (strcmp(lr->pair[n]->string, l->string) != 0)
+      continue;
+    if (!strcmp(lr->pair[n]->valuestring, l->valuestring))
+      return;
+    key_seen = 1;
+  }
+  lr->pair[lr->n_pair++] = l;
+  if (!key_seen)
+    lr->k[lr->n_k++] = l;
 }
 
 static int list_series_label_values(pmcp_call *call, void *ud)
@@ -764,37 +991,27 @@ static int list_series_label_values(pmcp_call *call, void *ud)
   int rc = 0;
   if (begin(call, tk, &s, &rc))
     return rc;
-  cJSON *keys = cJSON_CreateObject(); /* key -> [values] */
+  size_t cap = 0;
   for (size_t r = 0; r < s.n_runs; r++)
+    for (size_t i = 0; i < s.cat[r].n; i++)
+      cap += (size_t)cJSON_GetArraySize(s.cat[r].s[i].labels);
+  const char *run = NULL;
+  pmcp_arg_string_at(call, "runs", 0, &run);
+  label_rows lr = {&s, strncmp(run, "run:", 4) ? run : run + 4, NULL, NULL, 0, 0};
+  lr.pair = calloc(cap ? cap : 1, sizeof *lr.pair);
+  lr.k = calloc(cap ? cap : 1, sizeof *lr.k);
+  for (size_t r = 0; lr.pair && lr.k && r < s.n_runs; r++)
     for (size_t i = 0; i < s.cat[r].n; i++) {
       const pmcp__mx_series *e = &s.cat[r].s[i];
       if (!pmcp__trk_sel_wanted(call, &s, e, NULL))
         continue;
       const cJSON *l;
-      cJSON_ArrayForEach(l, e->labels)
-      {
-        if (!cJSON_IsString(l))
-          continue;
-        cJSON *vals = cJSON_GetObjectItemCaseSensitive(keys, l->string);
-        if (!vals)
-          vals = cJSON_AddArrayToObject(keys, l->string);
-        int have = 0;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, vals) if (!strcmp(v->valuestring, l->valuestring)) have = 1;
-        if (!have)
-          cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
-      }
+      cJSON_ArrayForEach(l, e->labels) if (cJSON_IsString(l)) label_note(&lr, l);
     }
-  const char *run = NULL;
-  pmcp_arg_string_at(call, "runs", 0, &run);
-  label_rows lr = {&s, keys, strncmp(run, "run:", 4) ? run : run + 4, NULL};
-  size_t n = (size_t)cJSON_GetArraySize(keys), i = 0;
-  lr.k = calloc(n ? n : 1, sizeof *lr.k);
-  const cJSON *k;
-  cJSON_ArrayForEach(k, keys) if (lr.k) lr.k[i++] = k;
-  rc = lr.k ? pmcp__trk_send_rows(call, n, "labels", label_fields, label_row, &lr) : PMCP_ENOMEM;
+  rc = lr.pair && lr.k ? pmcp__trk_send_rows(call, lr.n_k, "labels", label_fields, label_row, &lr)
+                       : PMCP_ENOMEM;
+  free(lr.pair);
   free(lr.k);
-  cJSON_Delete(keys);
   pmcp__trk_sel_free(&s);
   return rc;
 }

@@ -365,81 +365,114 @@ static int add_stat(const cJSON *set, void *ud)
   return 0;
 }
 
-int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged,
-                              int64_t lo, int64_t hi, size_t max_points,
-                              const pmcp__mx_hist_stat *stat, const char *stat_name,
-                              cJSON *o, int *bucketed)
+void pmcp__trk_hstat_free(pmcp__trk_hstat *h)
 {
+  free(h->step);
+  free(h->value);
+  free(h->min);
+  free(h->max);
+  free(h->count);
+  memset(h, 0, sizeof *h);
+}
+
+/* Too many in the range: @p max_points buckets of equal step width over
+ * the steps present, as fetch_float_series does for float series. */
+static int stat_buckets(const stat_acc *a, size_t max_points, pmcp__trk_hstat *h)
+{
+  int64_t smin = a->step[0], smax = a->step[0];
+  for (size_t i = 1; i < a->n; i++) {
+    smin = a->step[i] < smin ? a->step[i] : smin;
+    smax = a->step[i] > smax ? a->step[i] : smax;
+  }
+  double width = ((double)smax - (double)smin + 1) / (double)max_points;
+  typedef struct {
+    pmcp__fsum sum;
+    double min, max;
+    uint64_t n;
+    int64_t step;
+  } bk;
+  bk *b = calloc(max_points, sizeof *b);
+  h->step = malloc(max_points * sizeof *h->step);
+  h->value = malloc(max_points * sizeof *h->value);
+  h->min = malloc(max_points * sizeof *h->min);
+  h->max = malloc(max_points * sizeof *h->max);
+  h->count = malloc(max_points * sizeof *h->count);
+  if (!b || !h->step || !h->value || !h->min || !h->max || !h->count) {
+    free(b);
+    return PMCP_ENOMEM;
+  }
+  for (size_t i = 0; i < a->n; i++) {
+    size_t k = (size_t)(((double)a->step[i] - (double)smin) / width);
+    if (k >= max_points)
+      k = max_points - 1;
+    if (!b[k].n || a->step[i] < b[k].step)
+      b[k].step = a->step[i];
+    if (!b[k].n || a->value[i] < b[k].min)
+      b[k].min = a->value[i];
+    if (!b[k].n || a->value[i] > b[k].max)
+      b[k].max = a->value[i];
+    pmcp__fsum_add(&b[k].sum, a->value[i]);
+    b[k].n++;
+  }
+  h->bucketed = 1;
+  h->in_range = a->n;
+  for (size_t k = 0; k < max_points; k++) {
+    if (!b[k].n)
+      continue;
+    h->step[h->n] = b[k].step;
+    h->value[h->n] = pmcp__fsum_mean(&b[k].sum, (double)b[k].n, b[k].min, b[k].max);
+    h->min[h->n] = b[k].min;
+    h->max[h->n] = b[k].max;
+    h->count[h->n++] = (int64_t)b[k].n;
+  }
+  free(b);
+  return 0;
+}
+
+int pmcp__trk_hstat_read(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged, int64_t lo,
+                         int64_t hi, size_t max_points, const pmcp__mx_hist_stat *stat,
+                         pmcp__trk_hstat *h)
+{
+  memset(h, 0, sizeof *h);
   stat_acc a = {stat, NULL, NULL, 0, 0};
   int rc = each_set(tk, e->id, lo, hi, MAX_SETS, add_stat, &a);
-  if (rc) {
-    free(a.step);
-    free(a.value);
-    return rc;
-  }
-  cJSON_AddStringToObject(o, "statistic", stat_name);
-  if (!ranged || a.n <= max_points) {
-    size_t from = a.n > max_points ? a.n - max_points : 0;
-    if (from)
-      cJSON_AddNumberToObject(o, "points_before", (double)from);
-    cJSON *st = cJSON_AddArrayToObject(o, "step");
-    cJSON *va = cJSON_AddArrayToObject(o, "value");
-    for (size_t i = from; i < a.n; i++) {
-      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)a.step[i]));
-      cJSON_AddItemToArray(va, cJSON_CreateNumber(a.value[i]));
+  if (!rc && ranged && a.n > max_points) {
+    rc = stat_buckets(&a, max_points, h);
+  } else if (!rc) {
+    /* the last max_points, kept in place */
+    h->before = a.n > max_points ? a.n - max_points : 0;
+    h->n = a.n - h->before;
+    if (h->before) {
+      memmove(a.step, a.step + h->before, h->n * sizeof *a.step);
+      memmove(a.value, a.value + h->before, h->n * sizeof *a.value);
     }
-  } else {
-    /* Too many in the range: max_points buckets of equal step width over
-     * the steps present, as fetch_float_series does for float series. */
-    *bucketed = 1;
-    int64_t smin = a.step[0], smax = a.step[0];
-    for (size_t i = 1; i < a.n; i++) {
-      smin = a.step[i] < smin ? a.step[i] : smin;
-      smax = a.step[i] > smax ? a.step[i] : smax;
-    }
-    double width = ((double)smax - (double)smin + 1) / (double)max_points;
-    typedef struct { pmcp__fsum sum; double min, max; uint64_t n; int64_t step; } bk;
-    bk *b = calloc(max_points, sizeof *b);
-    if (!b) {
-      free(a.step);
-      free(a.value);
-      return PMCP_ENOMEM;
-    }
-    for (size_t i = 0; i < a.n; i++) {
-      size_t k = (size_t)(((double)a.step[i] - (double)smin) / width);
-      if (k >= max_points)
-        k = max_points - 1;
-      if (!b[k].n || a.step[i] < b[k].step)
-        b[k].step = a.step[i];
-      if (!b[k].n || a.value[i] < b[k].min)
-        b[k].min = a.value[i];
-      if (!b[k].n || a.value[i] > b[k].max)
-        b[k].max = a.value[i];
-      pmcp__fsum_add(&b[k].sum, a.value[i]);
-      b[k].n++;
-    }
-    cJSON_AddBoolToObject(o, "bucketed", 1);
-    cJSON_AddNumberToObject(o, "points_in_range", (double)a.n);
-    cJSON *st = cJSON_AddArrayToObject(o, "step");
-    cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-    cJSON *mn = cJSON_AddArrayToObject(o, "min");
-    cJSON *mx = cJSON_AddArrayToObject(o, "max");
-    cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-    for (size_t k = 0; k < max_points; k++) {
-      if (!b[k].n)
-        continue;
-      cJSON_AddItemToArray(st, cJSON_CreateNumber((double)b[k].step));
-      cJSON_AddItemToArray(
-          mean, cJSON_CreateNumber(pmcp__fsum_mean(&b[k].sum, (double)b[k].n, b[k].min, b[k].max)));
-      cJSON_AddItemToArray(mn, cJSON_CreateNumber(b[k].min));
-      cJSON_AddItemToArray(mx, cJSON_CreateNumber(b[k].max));
-      cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)b[k].n));
-    }
-    free(b);
+    h->step = a.step;
+    h->value = a.value;
+    return 0;
   }
   free(a.step);
   free(a.value);
-  return 0;
+  return rc;
+}
+
+int pmcp__trk_hstat_write(pmcp_json *j, const pmcp__trk_hstat *h, const char *stat_name)
+{
+  pmcp__trk_kstr(j, "statistic", stat_name);
+  if (!h->bucketed) {
+    if (h->before)
+      pmcp__trk_knum(j, "points_before", (double)h->before);
+    pmcp__trk_kints(j, "step", h->step, h->n);
+    pmcp__trk_knums(j, "value", h->value, h->n);
+    return pmcp_json_error(j);
+  }
+  pmcp__trk_kbool(j, "bucketed", 1);
+  pmcp__trk_knum(j, "points_in_range", (double)h->in_range);
+  pmcp__trk_kints(j, "step", h->step, h->n);
+  pmcp__trk_knums(j, "mean", h->value, h->n);
+  pmcp__trk_knums(j, "min", h->min, h->n);
+  pmcp__trk_knums(j, "max", h->max, h->n);
+  pmcp__trk_kints(j, "count", h->count, h->n);
+  return pmcp_json_error(j);
 }
 
 /* ---- registration ---------------------------------------------------------- */

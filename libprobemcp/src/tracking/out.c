@@ -41,6 +41,24 @@ int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v)
   return rc ? rc : pmcp__vw_value(j, v, 0);
 }
 
+int pmcp__trk_knums(pmcp_json *j, const char *key, const double *v, size_t n)
+{
+  pmcp_json_key(j, key);
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < n; i++)
+    pmcp__rs_number(j, v[i]);
+  return pmcp_json_array_end(j);
+}
+
+int pmcp__trk_kints(pmcp_json *j, const char *key, const int64_t *v, size_t n)
+{
+  pmcp_json_key(j, key);
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < n; i++)
+    pmcp__rs_number(j, (double)v[i]); /* as the tree printed them: doubles */
+  return pmcp_json_array_end(j);
+}
+
 /* ---- offset pages --------------------------------------------------------- */
 
 void pmcp__trk_window_args(pmcp_call *call, size_t *offset, size_t *limit)
@@ -176,11 +194,10 @@ int pmcp__trk_page_send(pmcp__trk_page *p)
   p->f = NULL;
 #ifdef PMCP_HAVE_CAIRO
   if (!rc && p->chart) {
-    /* the lines of the entries this page holds */
+    /* the lines of the entries this page kept (a line was added for
+     * each item offered, the last perhaps refused) */
     pmcp__chart view = *p->chart;
     size_t kept = pmcp_page_count(p->pg);
-    view.lines = p->offset < p->chart->n ? p->chart->lines + p->offset : NULL;
-    view.n = p->offset < p->chart->n ? p->chart->n - p->offset : 0;
     if (view.n > kept)
       view.n = kept;
     rc = pmcp__chart_attach(p->pg, &view, 0);

@@ -113,6 +113,12 @@ void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
  * only non-finite points has count 0 and null statistics. */
 void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket *bk,
                            const pmcp__trk_axis *ax);
+/* The same written: the edges and width as a page's fields, the buckets
+ * as members of the open object @p j (the writer's error or 0). */
+struct pmcp__trk_page;
+int pmcp__trk_edges_fields(struct pmcp__trk_page *p, const pmcp__trk_axis *ax);
+int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *bk,
+                        const pmcp__trk_axis *ax);
 
 /* Resolves the call's project (argument, then default, then the tenant's
  * only project) into its full store record (*out, caller deletes).
@@ -165,13 +171,18 @@ int pmcp__trk_kstr(pmcp_json *j, const char *key, const char *s);
 int pmcp__trk_knum(pmcp_json *j, const char *key, double v);
 int pmcp__trk_kbool(pmcp_json *j, const char *key, int v);
 int pmcp__trk_kvalue(pmcp_json *j, const char *key, const cJSON *v);
+/* A member holding an array of @p n numbers. */
+int pmcp__trk_knums(pmcp_json *j, const char *key, const double *v, size_t n);
+int pmcp__trk_kints(pmcp_json *j, const char *key, const int64_t *v, size_t n);
 /* Sends @p j's one object (the whole answer; it must fit, else the error
  * names min_token_budget). */
 int pmcp__trk_send_object(pmcp_call *call, pmcp__tracking *tk, pmcp_json *j);
 
 /* An offset page written item by item: begin (the listing's @p total,
- * the page starting at @p offset; @p hint NULL: the default; @p chart:
- * see pmcp__trk_window_chart), the tool's own fields (pmcp__trk_field()
+ * the page starting at @p offset; @p hint NULL: the default; @p chart
+ * (NULL: none): a chart whose lines are the page's items from its first,
+ * one added with each item, drawn as the page's image at the largest
+ * size that fits after the text), the tool's own fields (pmcp__trk_field()
  * then pmcp__trk_field_end(), or _str / _value), pmcp__trk_list()
  * (total_count, offset, then the list @p name), items (pmcp__trk_item()
  * then pmcp__trk_item_end(): NULL once the budget filled the page, so
@@ -307,7 +318,8 @@ typedef struct pmcp__trk_sel {
   size_t n_runs;
   const char *scale;     /* store name */
   cJSON *labels;         /* wanted labels or NULL */
-  cJSON *missing;        /* asked `series` keys no run has, or NULL */
+  const char **missing;  /* asked `series` keys no run has (the call's) */
+  size_t n_missing;
 } pmcp__trk_sel;
 
 /* Reads the selection. `series` keys that none of the runs has are
@@ -319,33 +331,39 @@ typedef struct pmcp__trk_sel {
  * negative code. Free with pmcp__trk_sel_free() either way. */
 int pmcp__trk_sel_read(pmcp_call *call, pmcp__tracking *tk, pmcp__trk_sel *s);
 void pmcp__trk_sel_free(pmcp__trk_sel *s);
-/* Frees the selection; the answer's root object, holding
- * "missing_series" when some asked keys are in none of the runs (a key
- * in none of them when none of the keys is anywhere is refused by
- * pmcp__trk_sel_read). NULL when out of memory. */
-cJSON *pmcp__trk_sel_done(pmcp__trk_sel *s);
 /* True when catalog entry @p e is one of the asked series (of value kind
  * @p kind: "float", "histogram", "scatter"; NULL: any). */
 int pmcp__trk_sel_wanted(pmcp_call *call, const pmcp__trk_sel *s, const pmcp__mx_series *e,
                          const char *kind);
-/* {"run", "series", "labels"?} of an entry. */
-cJSON *pmcp__trk_entry_head(const pmcp__mx_series *e);
-/* The same written as an open object (the caller adds members and ends
- * it); the writer's error or 0. */
+/* {"run", "series", "labels"?} of an entry written as an open object (the
+ * caller adds members and ends it); the writer's error or 0. */
 int pmcp__trk_entry_head_w(pmcp_json *j, const pmcp__mx_series *e);
 /* The selection's field before a page's list: "missing_series" when some
  * asked keys are in none of the runs. */
 int pmcp__trk_sel_fields(pmcp__trk_page *p, const pmcp__trk_sel *s);
 
-/* fetch_float_series' histogram statistic (hist.c): appends to @p o the
- * statistic @p stat of each histogram of @p e with steps in [lo, hi]:
- * "statistic", parallel "step"/"value" arrays; without a range (@p ranged
- * 0) the last @p max_points, with one holding more than @p max_points,
- * buckets (bucketed: true, step/mean/min/max/count). *bucketed is set
- * then. Returns 0 or a negative code. */
-int pmcp__trk_hist_stat_entry(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged,
-                              int64_t lo, int64_t hi, size_t max_points,
-                              const pmcp__mx_hist_stat *stat, const char *stat_name,
-                              cJSON *o, int *bucketed);
+/* fetch_float_series' histogram statistic (hist.c): the statistic of
+ * each histogram of a series with steps in [lo, hi], in step order:
+ * without a range the last max_points (before: how many came earlier);
+ * with one holding more than max_points (bucketed), max_points buckets
+ * of equal step width: each one's first step, mean, min, max and count. */
+typedef struct pmcp__trk_hstat {
+  int bucketed;
+  size_t n, before, in_range;
+  int64_t *step;
+  double *value;     /* the statistic; bucketed: the means */
+  double *min, *max; /* bucketed only */
+  int64_t *count;    /* bucketed only */
+} pmcp__trk_hstat;
+/* Reads @p h (zeroed here; free with pmcp__trk_hstat_free either way);
+ * @p ranged 0: no step range. Returns 0 or a negative code. */
+int pmcp__trk_hstat_read(pmcp__tracking *tk, const pmcp__mx_series *e, int ranged, int64_t lo,
+                         int64_t hi, size_t max_points, const pmcp__mx_hist_stat *stat,
+                         pmcp__trk_hstat *h);
+/* Writes @p h as members of the open object @p j: "statistic", then
+ * "points_before"? and parallel "step"/"value", or bucketed: true,
+ * points_in_range, step/mean/min/max/count. The writer's error or 0. */
+int pmcp__trk_hstat_write(pmcp_json *j, const pmcp__trk_hstat *h, const char *stat_name);
+void pmcp__trk_hstat_free(pmcp__trk_hstat *h);
 
 #endif

@@ -48,6 +48,56 @@ def discover(build, store):
     return out
 
 
+# ---- the fetch tools: windows, ranges, bucketed entries, charts ---------------
+def fetch_calls(wp, rs, floats, hists, many):
+    """Calls of the fetch tools beyond the plain ones: small windows, step
+    and time ranges, series no run has, entries bucketed past max_points,
+    histograms read as a statistic (bucketed too), and the charts
+    (`render`) of each axis, whose images are compared with the text."""
+    c = []
+    for k in floats[:2]:
+        ks = [k, "zz"] + floats[2:3]
+        c += [("fetch_float_series_buckets", dict(wp, runs=rs, series=ks, limit=1, offset=1)),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], buckets=4,
+                                                  step_from=50, step_to=300)),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=ks, buckets=6,
+                                                  render="png")),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], buckets=9,
+                                                  axis="wall_clock", render="png", limit=2,
+                                                  offset=1)),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], buckets=3,
+                                                  axis="relative_time", render="png_log")),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], axis="relative_time",
+                                                  time_from=1, time_to=30)),
+              ("fetch_float_series_buckets", dict(wp, runs=rs, series=[k], axis="wall_clock",
+                                                  time_from="2020-01-01T00:00:00Z",
+                                                  time_to=4102444800000)),
+              ("fetch_float_series", dict(wp, runs=rs, series=ks, limit=2, offset=1,
+                                          max_points=5)),
+              ("fetch_float_series", dict(wp, runs=rs[:2], series=[k], render="png",
+                                          max_points=30)),
+              ("fetch_float_series", dict(wp, runs=rs, series=ks, step_from=0, step_to=5000,
+                                          max_points=4)),
+              ("fetch_float_series", dict(wp, runs=rs[:3], series=[k], step_from=20,
+                                          step_to=200, max_points=6, render="png")),
+              ("fetch_float_series", dict(wp, runs=rs[:2], series=[k], step_from=10 ** 9))]
+    for k in hists[:1]:
+        c += [("fetch_float_series", dict(wp, runs=many, series=[k], step_from=0,
+                                          step_to=10 ** 6, max_points=2,
+                                          histogram_statistic="median")),
+              ("fetch_float_series", dict(wp, runs=many, series=[k], max_points=4, limit=2,
+                                          offset=1, histogram_statistic="std", render="png")),
+              ("fetch_float_series", dict(wp, runs=many, series=[k] + floats[:1], step_from=0,
+                                          step_to=10 ** 6, max_points=3,
+                                          histogram_statistic="max", render="png")),
+              ("fetch_float_series", dict(wp, runs=many, series=[k] + floats[:1],
+                                          max_points=3)),
+              ("fetch_float_series", dict(wp, runs=many, series=[k])),
+              ("fetch_histogram_series", dict(wp, runs=many, series=[k], limit=1, offset=4))]
+    return c
+# ---- end of the fetch tools' calls --------------------------------------------
+
+
 def calls_for(lab):
     c = []
     for b in BUDGETS:
@@ -122,6 +172,7 @@ def calls_for(lab):
                 c += [("fetch_scatter_series", dict(wp, runs=many, series=[k])),
                       ("fetch_scatter_series", dict(wp, runs=many, series=[k], max_points=7,
                                                     step_from=0, step_to=3000))]
+            c += fetch_calls(wp, rs, floats, hists, many)
             rl = [m["name"] for m in mets if m.get("scale") in ("ENVIRONMENT_STEP", "EPISODE")]
             for r in runs[:6]:
                 for k in rl[:2]:

@@ -159,62 +159,6 @@ int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_ax
   return rc;
 }
 
-static cJSON *edge_value(const pmcp__trk_axis *ax, int64_t e)
-{
-  if (ax->axis == PMCP__TRK_AX_STEP)
-    return cJSON_CreateNumber((double)e);
-  if (ax->axis == PMCP__TRK_AX_RELATIVE)
-    return cJSON_CreateNumber((double)e / 1000.0);
-  char iso[48];
-  pmcp__iso_ms(e, iso, sizeof iso);
-  return cJSON_CreateString(iso);
-}
-
-void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax)
-{
-  if (!ax->n)
-    return;
-  cJSON *ed = cJSON_AddArrayToObject(root, "bucket_edges");
-  for (size_t i = 0; i <= ax->n; i++)
-    cJSON_AddItemToArray(ed, edge_value(ax, pmcp__trk_axis_edge(ax, i)));
-  if (ax->axis == PMCP__TRK_AX_STEP)
-    cJSON_AddNumberToObject(root, "bucket_width_steps", (double)ax->width);
-  else
-    cJSON_AddNumberToObject(root, "bucket_width_s", (double)ax->width / 1000.0);
-}
-
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket *tb,
-                           const pmcp__trk_axis *ax)
-{
-  uint64_t nonfinite = 0;
-  for (size_t b = 0; b < ax->n; b++)
-    nonfinite += tb[b].b.nonfinite;
-  cJSON *x = cJSON_AddArrayToObject(o, x_name);
-  cJSON *mean = cJSON_AddArrayToObject(o, "mean");
-  cJSON *mn = cJSON_AddArrayToObject(o, "min");
-  cJSON *mx = cJSON_AddArrayToObject(o, "max");
-  cJSON *cnt = cJSON_AddArrayToObject(o, "count");
-  cJSON *nf = nonfinite ? cJSON_AddArrayToObject(o, "nonfinite") : NULL;
-  for (size_t b = 0; b < ax->n; b++) {
-    const pmcp_bucket *bk = &tb[b].b;
-    uint64_t finite = bk->count - bk->nonfinite;
-    if (!bk->count)
-      continue; /* buckets without points are left out */
-    cJSON_AddItemToArray(x, edge_value(ax, pmcp__trk_axis_edge(ax, b)));
-    /* a bucket of non-finite points only: no statistics (null), count 0 */
-    cJSON_AddItemToArray(mean, finite ? cJSON_CreateNumber(pmcp__fsum_mean(
-                                            &tb[b].sum, (double)finite, bk->min, bk->max))
-                                      : cJSON_CreateNull());
-    cJSON_AddItemToArray(mn, finite ? cJSON_CreateNumber(bk->min) : cJSON_CreateNull());
-    cJSON_AddItemToArray(mx, finite ? cJSON_CreateNumber(bk->max) : cJSON_CreateNull());
-    cJSON_AddItemToArray(cnt, cJSON_CreateNumber((double)finite));
-    if (nf)
-      cJSON_AddItemToArray(nf, cJSON_CreateNumber((double)bk->nonfinite));
-  }
-}
-
-/* ---- the same through the JSON writer --------------------------------------- */
-
 static int edge_w(pmcp_json *j, const pmcp__trk_axis *ax, int64_t e)
 {
   if (ax->axis == PMCP__TRK_AX_STEP)

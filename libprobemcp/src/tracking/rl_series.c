@@ -215,7 +215,7 @@ static int send_entries(entries *w)
     if (j)
       pmcp__rs_number(j, (double)w->ax.width);
     pmcp__trk_field_end(p, "bucket_width");
-    pmcp__trk_page_edges(p, &w->ax);
+    pmcp__trk_edges_fields(p, &w->ax);
   }
   pmcp__trk_list(p, "entries");
   int rc = w->total && !p->rc ? each_entry(w, page_entry) : 0;

@@ -38,9 +38,6 @@ int pmcp__trk_add_docs(pmcp_server *server, pmcp__tracking *tk);
 
 /* Registers one read-only, budgeted, possibly blocking tracking tool
  * holding a reference to @p tk (title may be NULL). */
-/* Moves the members of object @p o into a new array sorted by key (NULL:
- * out of memory). */
-cJSON *pmcp__trk_sorted_values(cJSON *o);
 int pmcp__trk_add_tool(pmcp_server *server, pmcp__tracking *tk, const char *name,
                        const char *title, const char *desc, const pmcp_arg_spec *args,
                        size_t n_args, pmcp_tool_fn fn);
@@ -103,18 +100,14 @@ typedef struct pmcp__trk_bucket {
 int pmcp__trk_bucket_scan(pmcp__tracking *tk, int64_t series, const pmcp__trk_axis *ax,
                           int64_t off, int64_t step_from, int64_t step_to,
                           pmcp__trk_bucket *bk, uint64_t *no_time);
-/* Adds the shared edges to a response root, once: "bucket_edges" (n + 1
- * steps, seconds since the start, or ISO times) and the width. */
-void pmcp__trk_add_edges(cJSON *root, const pmcp__trk_axis *ax);
-/* Adds buckets as parallel arrays to entry @p o: under @p x_name each
- * bucket's first edge, then mean, min, max over its finite points and
- * count (finite points); with any non-finite point a parallel
- * "nonfinite" array. Buckets without points are left out; one holding
- * only non-finite points has count 0 and null statistics. */
-void pmcp__trk_add_buckets(cJSON *o, const char *x_name, const pmcp__trk_bucket *bk,
-                           const pmcp__trk_axis *ax);
-/* The same written: the edges and width as a page's fields, the buckets
- * as members of the open object @p j (the writer's error or 0). */
+/* The shared edges as the fields of page @p p, once: "bucket_edges"
+ * (n + 1 steps, seconds since the start, or ISO times) and the width.
+ * The buckets as parallel members of the object open in @p j: under
+ * @p x_name each bucket's first edge, then mean, min, max over its
+ * finite points and count (finite points); with any non-finite point a
+ * parallel "nonfinite" array. Buckets without points are left out; one
+ * holding only non-finite points has count 0 and null statistics. Both
+ * return the first error or 0. */
 struct pmcp__trk_page;
 int pmcp__trk_edges_fields(struct pmcp__trk_page *p, const pmcp__trk_axis *ax);
 int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *bk,
@@ -136,31 +129,6 @@ int pmcp__trk_run_ref(pmcp_call *call, pmcp__tracking *tk, const char *arg, char
  * Returns 0 with *out an array, or 1 after sending an error. */
 int pmcp__trk_list_all(pmcp_call *call, pmcp__tracking *tk, const char *kind,
                        const char *parent, size_t max, cJSON **out);
-
-/* Sends {"...root fields", "total_count", "offset", "count", NAME: items,
- * "next_offset"?, "truncated", "hint"?}: items (consumed; already the
- * page's items from @p offset) as many as fit the budget; next_offset is
- * the first item not returned. */
-int pmcp__trk_emit(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                   size_t offset, size_t total);
-
-/* Sends items [offset, offset+limit) of @p all (consumed; the whole
- * listing) under @p name through pmcp__trk_emit, with the call's `limit`
- * and `offset`. */
-int pmcp__trk_window(pmcp_call *call, cJSON *root, const char *name, cJSON *all);
-/* The same with @p hint (NULL: the default) as the hint of a page the
- * budget cuts. */
-int pmcp__trk_window_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
-                          const char *hint);
-int pmcp__trk_emit_hint(pmcp_call *call, cJSON *root, const char *name, cJSON *items,
-                        size_t offset, size_t total, const char *hint);
-
-/* pmcp__trk_window() with a chart (research/chart.h; NULL: none) whose
- * lines parallel @p all: the lines of the entries on the page are drawn
- * as the page's image, at the largest size that fits after the text. */
-struct pmcp__chart;
-int pmcp__trk_window_chart(pmcp_call *call, cJSON *root, const char *name, cJSON *all,
-                           const struct pmcp__chart *chart);
 
 /* ---- answers through the JSON writer (out.c) ----------------------------- */
 
@@ -221,13 +189,6 @@ void pmcp__trk_page_abort(pmcp__trk_page *p);
 int pmcp__trk_send_rows(pmcp_call *call, size_t n, const char *name,
                         int (*fields)(pmcp__trk_page *p, void *ud),
                         int (*row)(pmcp_json *j, size_t i, void *ud), void *ud);
-
-/* pmcp__trk_add_edges() and pmcp__trk_add_buckets() through the writer:
- * the edges and width as fields of page @p p; the buckets as members of
- * the object open in @p j (the writer's error or 0). */
-int pmcp__trk_page_edges(pmcp__trk_page *p, const pmcp__trk_axis *ax);
-int pmcp__trk_buckets_w(pmcp_json *j, const char *x_name, const pmcp__trk_bucket *bk,
-                        const pmcp__trk_axis *ax);
 
 /* True when every label of @p want (an object of strings) has the same
  * value in @p have. */

@@ -1013,6 +1013,12 @@ START_TEST(signin_audit_details)
   snprintf(want, sizeof want, "auth.login_failed|%s|-|user:a\"d\x01\xc3\xa9|{\"user\":"
            "\"a\\\"d\\u0001\xc3\xa9\",\"address\":\"192.0.2.7\"}\n", tenant_id());
   ck_assert_str_eq(audit_log, want);
+  /* a name that is not UTF-8 is written with U+FFFD: the details stay JSON
+   * text (PostgreSQL refuses the entry otherwise) */
+  audit_log[0] = '\0';
+  pmcp_oauth_audit_signin(state, "x\xffy", "192.0.2.7", "auth.login_failed");
+  ck_assert_ptr_nonnull(
+      strstr(audit_log, "|{\"user\":\"x\xef\xbf\xbdy\",\"address\":\"192.0.2.7\"}\n"));
 }
 END_TEST
 
@@ -1048,6 +1054,14 @@ START_TEST(sealed_request_text)
            client, CB, CH, RES, nonce);
   ck_assert_str_eq((const char *)text, want);
   ck_assert_uint_eq(strlen(nonce), 2 + 24 + 2); /* ,"<24 characters>"] */
+  free(id);
+  /* a state that is not UTF-8 comes back byte for byte */
+  pmcp_oauth_request got = PMCP_OAUTH_REQUEST_INIT;
+  r.state = (char *)"\xff\x01\xc3";
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
+  ck_assert_str_eq(got.state, "\xff\x01\xc3");
+  pmcp_oauth_request_dispose(&got);
   free(id);
 }
 END_TEST

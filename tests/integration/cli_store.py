@@ -99,11 +99,12 @@ def main():
            '{"lr": 0.1, "optimizer": {"name": "sgd"}}', store=store)
         check(ok("run", "create", "r1", "--experiment", "base", "--command", "python t.py",
                  "--env", "GPU=A100", store=store).strip() == "run:r1", "run create")
-        # --env: the object as given, a repeated key kept, strings escaped
+        # --env: the object as given, a repeated key kept, strings escaped,
+        # bytes that are not UTF-8 as U+FFFD
         ok("run", "create", "r-env", "--env", "A=1", "--env", 'B="x" \x01', "--env", "A=2",
-           "--env", "\u00e9=\u00fc", store=store)
+           "--env", os.fsdecode(b"\xc3\xa9=\xff"), store=store)
         env = ok("show", "run:r-env", store=store)
-        check('"environment":{"A":"1","B":"\\"x\\" \\u0001","A":"2","\u00e9":"\u00fc"}' in env,
+        check('"environment":{"A":"1","B":"\\"x\\" \\u0001","A":"2","\u00e9":"\ufffd"}' in env,
               "run create --env: %s" % env)
         if shutil.which("git"):
             repo = os.path.join(tmp, "repo")

@@ -173,17 +173,6 @@ static int need(const char *a, const char *v)
   return v != NULL;
 }
 
-/* A positive number of at most @p max for option @p a into *out (it stays
- * as it was on a bad value, which is reported). 0, or -1. */
-static int positive(const char *a, const char *v, unsigned long max, unsigned long *out)
-{
-  unsigned long x;
-  if (parse_u(a, v, max, &x) != 0 || x == 0)
-    return -1;
-  *out = x;
-  return 0;
-}
-
 /* A time in seconds into milliseconds; 0 s becomes 1 ms, never "none". */
 static int seconds(const char *a, const char *v, unsigned *ms)
 {
@@ -200,57 +189,59 @@ static int seconds(const char *a, const char *v, unsigned *ms)
 static int limit_option(cmdline *c, const char *a, const char *v)
 {
   pmcp_http_options *o = &c->o;
-  static const char *const secs[] = {"--session-idle", "--header-timeout", "--body-timeout",
-                                     "--idle-timeout", "--shutdown-timeout"};
-  unsigned *const sec_fields[] = {&o->session_idle_ms, &o->header_timeout_ms, &o->body_timeout_ms,
-                                  &o->idle_timeout_ms, &o->shutdown_timeout_ms};
-  for (size_t k = 0; k < sizeof secs / sizeof *secs; k++)
-    if (!strcmp(a, secs[k]))
-      return need(a, v) && seconds(a, v, sec_fields[k]) == 0 ? 2 : -1;
+  /* counts of at least 1, into an unsigned or a size_t */
+  const struct {
+    const char *name;
+    unsigned long max;
+    unsigned *u;
+    size_t *z;
+  } counts[] = {{"--max-body", 1ul << 30, NULL, &o->max_body},
+                {"--max-connections", 1000000, &o->max_connections, NULL},
+                {"--max-connections-per-client", 1000000, &o->max_connections_per_client, NULL},
+                {"--max-sessions", 10000000, &o->max_sessions, NULL},
+                {"--max-queued", 1000000, &o->max_queued, NULL},
+                {"--replay-buffer", 1ul << 30, NULL, &o->replay_bytes}};
+  const struct {
+    const char *name;
+    unsigned *ms;
+  } secs[] = {{"--session-idle", &o->session_idle_ms},
+              {"--header-timeout", &o->header_timeout_ms},
+              {"--body-timeout", &o->body_timeout_ms},
+              {"--idle-timeout", &o->idle_timeout_ms},
+              {"--shutdown-timeout", &o->shutdown_timeout_ms}};
   unsigned long x;
-  int rc = 0;
-  if (!strcmp(a, "--max-body")) {
-    rc = need(a, v) ? positive(a, v, 1ul << 30, &x) : -1;
-    if (!rc)
-      o->max_body = x;
-  } else if (!strcmp(a, "--max-connections")) {
-    rc = need(a, v) ? positive(a, v, 1000000, &x) : -1;
-    if (!rc)
-      o->max_connections = (unsigned)x;
-  } else if (!strcmp(a, "--max-connections-per-client")) {
-    rc = need(a, v) ? positive(a, v, 1000000, &x) : -1;
-    if (!rc)
-      o->max_connections_per_client = (unsigned)x;
-  } else if (!strcmp(a, "--max-sessions")) {
-    rc = need(a, v) ? positive(a, v, 10000000, &x) : -1;
-    if (!rc)
-      o->max_sessions = (unsigned)x;
-  } else if (!strcmp(a, "--handler-threads")) {
-    rc = need(a, v) ? parse_u(a, v, 16, &x) : -1;
-    if (!rc) {
-      o->handler_threads = (unsigned)x;
-      o->handlers_inline = x == 0;
-    }
-  } else if (!strcmp(a, "--max-queued")) {
-    rc = need(a, v) ? positive(a, v, 1000000, &x) : -1;
-    if (!rc)
-      o->max_queued = (unsigned)x;
-  } else if (!strcmp(a, "--workers-per-caller")) {
-    rc = need(a, v) ? parse_u(a, v, 1000000, &x) : -1;
-    if (!rc && x == 0) {
-      fprintf(stderr, "probe-mcp-http: --workers-per-caller must be at least 1\n");
-      rc = -1;
-    }
-    if (!rc)
-      c->caller_workers = x;
-  } else if (!strcmp(a, "--replay-buffer")) {
-    rc = need(a, v) ? positive(a, v, 1ul << 30, &x) : -1;
-    if (!rc)
-      o->replay_bytes = x;
-  } else {
-    return 0;
+  for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+    if (strcmp(a, counts[k].name))
+      continue;
+    if (!need(a, v) || parse_u(a, v, counts[k].max, &x) != 0 || x == 0)
+      return -1;
+    if (counts[k].u)
+      *counts[k].u = (unsigned)x;
+    else
+      *counts[k].z = x;
+    return 2;
   }
-  return rc ? -1 : 2;
+  for (size_t k = 0; k < sizeof secs / sizeof *secs; k++)
+    if (!strcmp(a, secs[k].name))
+      return need(a, v) && seconds(a, v, secs[k].ms) == 0 ? 2 : -1;
+  if (!strcmp(a, "--handler-threads")) {
+    if (!need(a, v) || parse_u(a, v, 16, &x) != 0)
+      return -1;
+    o->handler_threads = (unsigned)x;
+    o->handlers_inline = x == 0;
+    return 2;
+  }
+  if (!strcmp(a, "--workers-per-caller")) {
+    if (!need(a, v) || parse_u(a, v, 1000000, &x) != 0)
+      return -1;
+    if (x == 0) {
+      fprintf(stderr, "probe-mcp-http: --workers-per-caller must be at least 1\n");
+      return -1;
+    }
+    c->caller_workers = x;
+    return 2;
+  }
+  return 0;
 }
 
 /* Appends @p v to a repeatable option's list of at most @p max. */

@@ -853,11 +853,9 @@ static char *consent_html(poauth_server *o, const char *req_id, const char *cook
   return html;
 }
 
-START_TEST(consent_page_served_tenant)
+/* An OAuth server on the test store, at http://127.0.0.1:8080/mcp. */
+static poauth_server *test_server(void)
 {
-  pmcp_tenant lb, def;
-  char lbid[24], defid[24];
-  member_of_lab_b(&lb, &def, lbid, defid);
   pmcp_store *st = NULL;
   ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
   pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
@@ -865,6 +863,15 @@ START_TEST(consent_page_served_tenant)
   char why[200];
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
+  return o;
+}
+
+START_TEST(consent_page_served_tenant)
+{
+  pmcp_tenant lb, def;
+  char lbid[24], defid[24];
+  member_of_lab_b(&lb, &def, lbid, defid);
+  poauth_server *o = test_server();
   pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, cookie[PMCP_OAUTH_TOKEN_MAX];
   r.client_id = client;
@@ -1110,13 +1117,7 @@ static char *member(const char *json, const char *key)
  * escaped as JSON's printer always wrote them, integers as integers. */
 START_TEST(routes_json)
 {
-  pmcp_store *st = NULL;
-  ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
-  pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
-  poauth_server *o = NULL;
-  char why[200];
-  ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
-                                     sizeof why), 0);
+  poauth_server *o = test_server();
   pmcp_http_response res;
   route(o, "GET", "/.well-known/oauth-protected-resource/mcp", NULL, NULL, &res);
   ck_assert_int_eq(res.status, 200);

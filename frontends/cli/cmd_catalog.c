@@ -7,26 +7,47 @@
 #include "cli_util.h"
 
 typedef struct optdef {
-  const char *opt;    /* "--uri" */
-  const char *field;  /* JSON field */
-  char type;          /* s string, i integer, n number, b flag (true) */
+  const char *opt;     /* "--uri" */
+  const char *field;   /* JSON field */
+  char type;           /* s string, i integer, n number, b flag (true) */
+  const char *negates; /* b: the field its first use sets false instead */
 } optdef;
 
-/* Adds @p v as the text of exactly its double: cJSON's printer would round
- * it (0.30000000000000004 to 0.3). */
-static void add_number(cJSON *o, const char *field, double v)
+/* A record's writer, its object begun; numbers in shortest round-trip form
+ * (the text of exactly the double given). NULL when out of memory
+ * (reported). */
+static pmcp_json *record_new(const char *cmd)
 {
-  char text[PMCP_JSON_NUMBER_MAX];
-  pmcp_json_format_number(v, PMCP_JSON_LOSSLESS, text, sizeof text);
-  cJSON_AddRawToObject(o, field, text);
+  pmcp_json *o = NULL;
+  if (pmcp_json_new(&o, PMCP_JSON_LOSSLESS) != 0 || pmcp_json_object_begin(o) != 0) {
+    pmcp_json_free(o);
+    probe_cli_err(1, cmd, "cannot write the record: %s", pmcp_strerror(PMCP_ENOMEM));
+    return NULL;
+  }
+  return o;
 }
 
-/* Parses options into a JSON object, positional arguments into @p pos.
+static void field_str(pmcp_json *o, const char *field, const char *v)
+{
+  pmcp_json_key(o, field);
+  pmcp_json_string(o, v);
+}
+
+static void field_bool(pmcp_json *o, const char *field, int v)
+{
+  pmcp_json_key(o, field);
+  pmcp_json_bool(o, v);
+}
+
+/* Parses options into fields of @p o in their order, positional arguments
+ * into @p pos. A negating flag's first use is left out and its field
+ * named in *negated, to be written false after the positional fields.
  * Returns 0, 2 on usage errors (printed). */
-static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJSON *o,
-                 const char **pos, int max_pos, int *npos)
+static int parse(const char *cmd, int argc, char **argv, const optdef *defs, pmcp_json *o,
+                 const char **pos, int max_pos, int *npos, const char **negated)
 {
   *npos = 0;
+  *negated = NULL;
   for (int i = 0; i < argc; i++) {
     const optdef *d = NULL;
     const char *v = NULL;
@@ -51,17 +72,20 @@ static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJS
       pos[(*npos)++] = argv[i];
       continue;
     }
-    if (d->type == 'b') {
-      cJSON_AddTrueToObject(o, d->field);
+    if (d->type == 'b' && d->negates && !*negated) {
+      *negated = d->negates;
+    } else if (d->type == 'b') {
+      field_bool(o, d->field, 1);
     } else if (d->type == 's') {
-      cJSON_AddStringToObject(o, d->field, v);
+      field_str(o, d->field, v);
     } else {
       double x;
       int64_t n;
       if (d->type == 'i' ? probe_cli_int(v, &n) : probe_cli_double(v, &x))
         return probe_cli_err(2, cmd, "%s: '%s' is not a %s", d->opt, v,
                              d->type == 'i' ? "whole number" : "number");
-      add_number(o, d->field, d->type == 'i' ? (double)n : x);
+      pmcp_json_key(o, d->field);
+      pmcp_json_number(o, d->type == 'i' ? (double)n : x);
     }
   }
   return 0;
@@ -69,43 +93,31 @@ static int parse(const char *cmd, int argc, char **argv, const optdef *defs, cJS
 
 /* parse() wanting exactly @p want positional arguments (@p missing says
  * which when they are not all there). */
-static int parse_n(const char *cmd, int argc, char **argv, const optdef *defs, cJSON *o,
-                   const char **pos, int want, const char *missing)
+static int parse_n(const char *cmd, int argc, char **argv, const optdef *defs, pmcp_json *o,
+                   const char **pos, int want, const char *missing, const char **negated)
 {
   int npos;
-  int rc = parse(cmd, argc, argv, defs, o, pos, want, &npos);
+  int rc = parse(cmd, argc, argv, defs, o, pos, want, &npos, negated);
   if (!rc && npos != want)
     rc = probe_cli_err(2, cmd, "%s", missing);
   return rc;
 }
 
-/* A flag given as its negation (--not-stored): @p neg becomes @p field false. */
-static void negated(cJSON *o, const char *neg, const char *field)
+/* Stores the record @p o holds (its object still open) as @p kind and
+ * prints its ref. The writer's text is the library's exact form: strings
+ * escaped as the library writes them, numbers exactly their doubles. */
+static int put(const probe_globals *g, const char *cmd, const char *kind, pmcp_json *o)
 {
-  if (cJSON_GetObjectItem(o, neg)) {
-    cJSON_DeleteItemFromObject(o, neg);
-    cJSON_AddFalseToObject(o, field);
-  }
-}
-
-static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON *o)
-{
-  /* the record in the library's exact form (its strings escaped as the
-   * library writes them), whatever cJSON's printer does */
-  char *text = cJSON_PrintUnformatted(o);
-  pmcp_buf json = PMCP_BUF_INIT;
-  int rc = text ? pmcp_json_normalize(text, strlen(text), &json) : PMCP_ENOMEM;
-  cJSON_free(text);
-  if (rc) {
-    pmcp_buf_dispose(&json);
-    return probe_cli_err(1, cmd, "cannot write the record: %s", pmcp_strerror(rc));
-  }
+  size_t len = 0;
+  const char *json = pmcp_json_object_end(o) == 0 ? pmcp_json_text(o, &len) : NULL;
+  if (!json)
+    return probe_cli_err(1, cmd, "cannot write the record: %s", pmcp_strerror(pmcp_json_error(o)));
   pmcp_store *s;
   pmcp_tenant t;
-  rc = 1;
+  int rc = 1;
   if (probe_cli_open(g, PMCP_STORE_CREATE, &s, &t) == 0) {
     pmcp_buf ref = PMCP_BUF_INIT;
-    rc = pmcp_store_put(s, t, kind, json.ptr, json.len, &ref);
+    rc = pmcp_store_put(s, t, kind, json, len, &ref);
     if (rc == 0)
       printf("%s\n", ref.ptr);
     else
@@ -113,7 +125,6 @@ static int put(const probe_globals *g, const char *cmd, const char *kind, cJSON 
     pmcp_buf_dispose(&ref);
     pmcp_store_free(s);
   }
-  pmcp_buf_dispose(&json);
   return rc ? 1 : 0;
 }
 
@@ -162,33 +173,43 @@ int probe_cmd_dataset(const probe_globals *g, int argc, char **argv)
   if (rc >= 0)
     return rc;
   const char *sub = argv[1];
-  cJSON *o = cJSON_CreateObject();
-  const char *pos[1];
+  if (strcmp(sub, "add") != 0 && strcmp(sub, "version") != 0)
+    return probe_cli_err(2, "dataset", "unknown subcommand '%s' (add, version, list)", sub);
+  pmcp_json *o = record_new("dataset");
+  if (!o)
+    return 1;
+  const char *pos[1], *neg;
   if (strcmp(sub, "add") == 0) {
-    static const optdef defs[] = {{"--id", "id", 's'}, {"--project", "project", 's'},
-                                  {"--uri", "uri", 's'}, {"--description", "description", 's'},
-                                  {"--unregistered", "unregistered", 'b'}, {NULL, NULL, 0}};
-    rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1, "the dataset's name is missing");
+    static const optdef defs[] = {{"--id", "id", 's', NULL},
+                                  {"--project", "project", 's', NULL},
+                                  {"--uri", "uri", 's', NULL},
+                                  {"--description", "description", 's', NULL},
+                                  {"--unregistered", "unregistered", 'b', "registered"},
+                                  {NULL, NULL, 0, NULL}};
+    rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1, "the dataset's name is missing",
+                 &neg);
     if (!rc) {
-      cJSON_AddStringToObject(o, "name", pos[0]);
-      negated(o, "unregistered", "registered");
+      field_str(o, "name", pos[0]);
+      if (neg)
+        field_bool(o, neg, 0);
       rc = put(g, "dataset", "dataset", o);
     }
-  } else if (strcmp(sub, "version") == 0) {
-    static const optdef defs[] = {{"--version", "version", 's'}, {"--uri", "uri", 's'},
-                                  {"--sha256", "sha256", 's'}, {"--size", "size", 'i'},
-                                  {"--rows", "rows", 'i'}, {"--description", "description", 's'},
-                                  {NULL, NULL, 0}};
+  } else {
+    static const optdef defs[] = {{"--version", "version", 's', NULL},
+                                  {"--uri", "uri", 's', NULL},
+                                  {"--sha256", "sha256", 's', NULL},
+                                  {"--size", "size", 'i', NULL},
+                                  {"--rows", "rows", 'i', NULL},
+                                  {"--description", "description", 's', NULL},
+                                  {NULL, NULL, 0, NULL}};
     rc = parse_n("dataset", argc - 2, argv + 2, defs, o, pos, 1,
-                 "which dataset? ('probe dataset --help')");
+                 "which dataset? ('probe dataset --help')", &neg);
     if (!rc) {
-      cJSON_AddStringToObject(o, "dataset", pos[0]);
+      field_str(o, "dataset", pos[0]);
       rc = put(g, "dataset", "dataset-version", o);
     }
-  } else {
-    rc = probe_cli_err(2, "dataset", "unknown subcommand '%s' (add, version, list)", sub);
   }
-  cJSON_Delete(o);
+  pmcp_json_free(o);
   return rc;
 }
 
@@ -204,24 +225,31 @@ int probe_cmd_checkpoint(const probe_globals *g, int argc, char **argv)
   int rc = start(g, "checkpoint", argc, argv, usage, 1);
   if (rc >= 0)
     return rc;
-  static const optdef defs[] = {{"--best", "best", 'b'}, {"--uri", "uri", 's'},
-                                {"--size", "size", 'i'}, {"--metric", "metric", 's'},
-                                {"--value", "value", 'n'}, {"--not-stored", "not_stored", 'b'},
-                                {NULL, NULL, 0}};
-  cJSON *o = cJSON_CreateObject();
-  const char *pos[2];
+  static const optdef defs[] = {{"--best", "best", 'b', NULL},
+                                {"--uri", "uri", 's', NULL},
+                                {"--size", "size", 'i', NULL},
+                                {"--metric", "metric", 's', NULL},
+                                {"--value", "value", 'n', NULL},
+                                {"--not-stored", "not_stored", 'b', "stored"},
+                                {NULL, NULL, 0, NULL}};
+  pmcp_json *o = record_new("checkpoint");
+  if (!o)
+    return 1;
+  const char *pos[2], *neg;
   rc = parse_n("checkpoint", argc - 2, argv + 2, defs, o, pos, 2,
-               "give RUN and STEP ('probe checkpoint --help')");
+               "give RUN and STEP ('probe checkpoint --help')", &neg);
   int64_t step;
   if (!rc && probe_cli_int(pos[1], &step))
     rc = probe_cli_err(2, "checkpoint", "STEP must be a whole number, not '%s'", pos[1]);
   if (!rc) {
-    cJSON_AddStringToObject(o, "run", pos[0]);
-    add_number(o, "step", (double)step);
-    negated(o, "not_stored", "stored");
+    field_str(o, "run", pos[0]);
+    pmcp_json_key(o, "step");
+    pmcp_json_number(o, (double)step);
+    if (neg)
+      field_bool(o, neg, 0);
     rc = put(g, "checkpoint", "checkpoint", o);
   }
-  cJSON_Delete(o);
+  pmcp_json_free(o);
   return rc;
 }
 
@@ -235,19 +263,85 @@ int probe_cmd_source(const probe_globals *g, int argc, char **argv)
   int rc = start(g, "source", argc, argv, usage, 1);
   if (rc >= 0)
     return rc;
-  static const optdef defs[] = {{"--id", "id", 's'}, {"--version", "version", 's'},
-                                {"--description", "description", 's'}, {NULL, NULL, 0}};
-  cJSON *o = cJSON_CreateObject();
-  const char *pos[3];
+  static const optdef defs[] = {{"--id", "id", 's', NULL},
+                                {"--version", "version", 's', NULL},
+                                {"--description", "description", 's', NULL},
+                                {NULL, NULL, 0, NULL}};
+  pmcp_json *o = record_new("source");
+  if (!o)
+    return 1;
+  const char *pos[3], *neg;
   rc = parse_n("source", argc - 2, argv + 2, defs, o, pos, 3,
-               "give PROVIDER, KIND and URI ('probe source --help')");
+               "give PROVIDER, KIND and URI ('probe source --help')", &neg);
   if (!rc) {
-    cJSON_AddStringToObject(o, "provider", pos[0]);
-    cJSON_AddStringToObject(o, "kind", pos[1]);
-    cJSON_AddStringToObject(o, "uri", pos[2]);
+    field_str(o, "provider", pos[0]);
+    field_str(o, "kind", pos[1]);
+    field_str(o, "uri", pos[2]);
     rc = put(g, "source", "source", o);
   }
-  cJSON_Delete(o);
+  pmcp_json_free(o);
+  return rc;
+}
+
+/* A lineage step: NAME, or NAME:DESCRIPTION. */
+static void lineage_step(pmcp_json *o, const char *v)
+{
+  const char *colon = strchr(v, ':');
+  pmcp_json_object_begin(o);
+  pmcp_json_key(o, "name");
+  pmcp_json_string_n(o, v, colon ? (size_t)(colon - v) : strlen(v));
+  if (colon)
+    field_str(o, "description", colon + 1);
+  pmcp_json_object_end(o);
+}
+
+/* probe lineage add FROM TO [--relation R] [--step NAME[:DESCRIPTION]]... */
+static int lineage_add(const probe_globals *g, int argc, char **argv)
+{
+  const char *pos[2] = {NULL, NULL}, *rel = NULL, *v;
+  const char **steps = calloc((size_t)argc, sizeof *steps); /* each takes an argument */
+  if (!steps)
+    return probe_cli_err(1, "lineage", "out of memory");
+  int npos = 0, nsteps = 0, rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
+    int m;
+    if ((m = probe_cli_opt(argc, argv, &i, "--relation", &rel, "lineage"))) {
+      if (m < 0)
+        rc = 2;
+    } else if ((m = probe_cli_opt(argc, argv, &i, "--step", &v, "lineage"))) {
+      if (m < 0)
+        rc = 2;
+      else
+        steps[nsteps++] = v;
+    } else if (argv[i][0] == '-') {
+      rc = probe_cli_err(2, "lineage", "unknown option '%s'", argv[i]);
+    } else if (npos < 2) {
+      pos[npos++] = argv[i];
+    } else {
+      rc = probe_cli_err(2, "lineage", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  if (!rc && npos != 2)
+    rc = probe_cli_err(2, "lineage", "give FROM and TO ('probe lineage --help')");
+  pmcp_json *o = rc ? NULL : record_new("lineage");
+  if (!rc && !o)
+    rc = 1;
+  if (!rc) {
+    field_str(o, "from", pos[0]);
+    field_str(o, "to", pos[1]);
+    if (rel)
+      field_str(o, "relation", rel);
+    if (nsteps) {
+      pmcp_json_key(o, "steps");
+      pmcp_json_array_begin(o);
+      for (int k = 0; k < nsteps; k++)
+        lineage_step(o, steps[k]);
+      pmcp_json_array_end(o);
+    }
+    rc = put(g, "lineage", "lineage", o);
+  }
+  pmcp_json_free(o);
+  free(steps);
   return rc;
 }
 
@@ -277,63 +371,19 @@ int probe_cmd_lineage(const probe_globals *g, int argc, char **argv)
       av[n++] = argv[i];
     return probe_cmd_list(g, n, av);
   }
-  cJSON *o = cJSON_CreateObject();
-  int rc = 0;
   if (strcmp(sub, "use") == 0) {
     if (argc != 4)
-      rc = probe_cli_err(2, "lineage", "usage: probe lineage use RUN REF");
-    else {
-      cJSON_AddStringToObject(o, "run", argv[2]);
-      cJSON_AddStringToObject(o, "uses", argv[3]);
-      rc = put(g, "lineage", "run-use", o);
-    }
-  } else if (strcmp(sub, "add") == 0) {
-    const char *pos[2] = {NULL, NULL}, *rel = NULL, *v;
-    int npos = 0;
-    cJSON *steps = cJSON_CreateArray();
-    for (int i = 2; i < argc && !rc; i++) {
-      int m;
-      if ((m = probe_cli_opt(argc, argv, &i, "--relation", &rel, "lineage"))) {
-        if (m < 0)
-          rc = 2;
-      } else if ((m = probe_cli_opt(argc, argv, &i, "--step", &v, "lineage"))) {
-        if (m < 0) {
-          rc = 2;
-          break;
-        }
-        cJSON *st = cJSON_CreateObject();
-        const char *colon = strchr(v, ':');
-        char *name = colon ? strndup(v, (size_t)(colon - v)) : strdup(v);
-        cJSON_AddStringToObject(st, "name", name);
-        if (colon)
-          cJSON_AddStringToObject(st, "description", colon + 1);
-        free(name);
-        cJSON_AddItemToArray(steps, st);
-      } else if (argv[i][0] == '-') {
-        rc = probe_cli_err(2, "lineage", "unknown option '%s'", argv[i]);
-      } else if (npos < 2) {
-        pos[npos++] = argv[i];
-      } else {
-        rc = probe_cli_err(2, "lineage", "unexpected argument '%s'", argv[i]);
-      }
-    }
-    if (!rc && npos != 2)
-      rc = probe_cli_err(2, "lineage", "give FROM and TO ('probe lineage --help')");
-    if (!rc) {
-      cJSON_AddStringToObject(o, "from", pos[0]);
-      cJSON_AddStringToObject(o, "to", pos[1]);
-      if (rel)
-        cJSON_AddStringToObject(o, "relation", rel);
-      if (cJSON_GetArraySize(steps)) {
-        cJSON_AddItemToObject(o, "steps", steps);
-        steps = NULL;
-      }
-      rc = put(g, "lineage", "lineage", o);
-    }
-    cJSON_Delete(steps);
-  } else {
-    rc = probe_cli_err(2, "lineage", "unknown subcommand '%s' (add, use, list)", sub);
+      return probe_cli_err(2, "lineage", "usage: probe lineage use RUN REF");
+    pmcp_json *o = record_new("lineage");
+    if (!o)
+      return 1;
+    field_str(o, "run", argv[2]);
+    field_str(o, "uses", argv[3]);
+    int rc = put(g, "lineage", "run-use", o);
+    pmcp_json_free(o);
+    return rc;
   }
-  cJSON_Delete(o);
-  return rc;
+  if (strcmp(sub, "add") != 0)
+    return probe_cli_err(2, "lineage", "unknown subcommand '%s' (add, use, list)", sub);
+  return lineage_add(g, argc, argv);
 }

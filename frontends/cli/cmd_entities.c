@@ -183,11 +183,10 @@ static int run_create(const probe_globals *g, int argc, char **argv)
   pmcp_run_spec sp = PMCP_RUN_SPEC_INIT;
   const char *gitdir = NULL, *v;
   const char *times[3] = {NULL, NULL, NULL};
-  pmcp_buf env = PMCP_BUF_INIT;
+  pmcp_json *env = NULL; /* the --env object, begun at the first */
   int reuse = 0, rc = 0;
   pmcp_buf commit = PMCP_BUF_INIT, branch = PMCP_BUF_INIT, remote = PMCP_BUF_INIT,
            diff = PMCP_BUF_INIT, status = PMCP_BUF_INIT;
-  env.ptr = NULL;
   for (int i = 0; i < argc; i++) {
     int m;
     if (probe_cli_is_help(argv[i])) {
@@ -214,21 +213,16 @@ static int run_create(const probe_globals *g, int argc, char **argv)
         probe_cli_err(2, "run", "--env wants KEY=VALUE, not '%s'", v);
         goto usage_fail;
       }
-      /* Build the JSON object by hand: keys and values escaped. */
-      cJSON_bool first = env.len == 0;
+      /* Members in the order given, a repeated key kept: the store keeps
+       * the object as written. */
       char *k = strndup(v, (size_t)(eq - v));
-      cJSON *ks = cJSON_CreateString(k), *vs = cJSON_CreateString(eq + 1);
-      char *kt = cJSON_PrintUnformatted(ks), *vt = cJSON_PrintUnformatted(vs);
-      size_t need = env.len + strlen(kt) + strlen(vt) + 4;
-      char *p = realloc(env.ptr, need + 1);
-      if (p) {
-        env.ptr = p;
-        env.len += (size_t)sprintf(env.ptr + env.len, "%s%s:%s", first ? "{" : ",", kt, vt);
+      if (!k || (!env && (pmcp_json_new(&env, 0) != 0 || pmcp_json_object_begin(env) != 0))) {
+        free(k);
+        rc = probe_cli_err(1, "run", "out of memory");
+        goto out;
       }
-      cJSON_free(kt);
-      cJSON_free(vt);
-      cJSON_Delete(ks);
-      cJSON_Delete(vs);
+      pmcp_json_key(env, k);
+      pmcp_json_string(env, eq + 1);
       free(k);
     } else if (strcmp(argv[i], "--reuse") == 0) {
       reuse = 1;
@@ -249,14 +243,12 @@ static int run_create(const probe_globals *g, int argc, char **argv)
       probe_cli_err(2, "run", "%s: '%s' is not a time (ISO 8601 or epoch ms)", tn[k], times[k]);
       goto usage_fail;
     }
-  if (env.len) {
-    char *p = realloc(env.ptr, env.len + 2);
-    if (p) {
-      env.ptr = p;
-      env.ptr[env.len++] = '}';
-      env.ptr[env.len] = '\0';
+  if (env) {
+    if (pmcp_json_object_end(env) != 0) {
+      rc = probe_cli_err(1, "run", "out of memory");
+      goto out;
     }
-    sp.environment = env.ptr;
+    sp.environment = pmcp_json_text(env, NULL);
   }
   if (gitdir) {
     const char *a_commit[] = {"rev-parse", "HEAD", NULL};
@@ -301,10 +293,10 @@ out:
   pmcp_buf_dispose(&remote);
   pmcp_buf_dispose(&diff);
   pmcp_buf_dispose(&status);
-  free(env.ptr);
+  pmcp_json_free(env);
   return rc;
 usage_fail:
-  free(env.ptr);
+  pmcp_json_free(env);
   return 2;
 }
 

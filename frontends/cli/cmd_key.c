@@ -72,16 +72,24 @@ static int key_create(const probe_globals *g, int argc, char **argv)
   int rc = pmcp_key_create(a.s, a.t, ws, strcmp(scope, "write") == 0, name, a.actor, "cli",
                             &secret, &id);
   if (rc == 0 && json) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", id.ptr);
-    cJSON_AddStringToObject(o, "secret", secret.ptr);
-    cJSON_AddStringToObject(o, "tenant", g->tenant ? g->tenant : "default");
-    cJSON_AddStringToObject(o, "workspace", ws);
-    cJSON_AddStringToObject(o, "scope", scope);
-    char *text = cJSON_PrintUnformatted(o);
+    const char *const members[][2] = {{"id", id.ptr},
+                                      {"secret", secret.ptr},
+                                      {"tenant", g->tenant ? g->tenant : "default"},
+                                      {"workspace", ws},
+                                      {"scope", scope}};
+    pmcp_json *j = NULL;
+    const char *text = NULL;
+    if (pmcp_json_new(&j, 0) == 0) {
+      pmcp_json_object_begin(j);
+      for (size_t i = 0; i < sizeof members / sizeof *members; i++) {
+        pmcp_json_key(j, members[i][0]);
+        pmcp_json_string(j, members[i][1]);
+      }
+      if (pmcp_json_object_end(j) == 0)
+        text = pmcp_json_text(j, NULL);
+    }
     printf("%s\n", text ? text : "{}");
-    cJSON_free(text);
-    cJSON_Delete(o);
+    pmcp_json_free(j);
   } else if (rc == 0) {
     printf("%s\n", secret.ptr);
     if (!g->quiet)

@@ -151,248 +151,322 @@ static int setup(pmcp_server *srv, void *ud)
   return rc ? -1 : 0;
 }
 
-int main(int argc, char **argv)
-{
-  pmcp_http_options o = PMCP_HTTP_OPTIONS_INIT;
-  char host[128] = "127.0.0.1";
-  const char *store = NULL, *tenant = NULL, *toolset = NULL, *papers_url = NULL;
-  const char *public_base = getenv("PUBLIC_BASE_URL");
-  int no_auth = 0, memory_tasks = 0;
-  unsigned long caller_workers = 0;
+/* What the command line asks for; the arrays and base_host are borrowed
+ * by the server's options, so they live as long as the run. */
+typedef struct cmdline {
+  pmcp_http_options o;
+  char host[128];
+  int port;
+  const char *store, *tenant, *toolset, *papers_url, *public_base;
+  int no_auth, memory_tasks;
+  unsigned long caller_workers;
   const char *hosts[64], *origins[64], *proxies[16];
-  size_t np = 0;
-  size_t nh = 0, no = 0;
-  int port = 8080;
+  size_t nh, no, np;
+  char base_host[300];
+} cmdline;
+
+/* 1 when option @p a has its value @p v; else says so and returns 0. */
+static int need(const char *a, const char *v)
+{
+  if (!v)
+    fprintf(stderr, "probe-mcp-http: %s needs a value\n", a);
+  return v != NULL;
+}
+
+/* A time in seconds into milliseconds; 0 s becomes 1 ms, never "none". */
+static int seconds(const char *a, const char *v, unsigned *ms)
+{
+  unsigned long x;
+  if (parse_u(a, v, 86400 * 365, &x) != 0)
+    return -1;
+  *ms = x ? (unsigned)(x * 1000) : 1;
+  return 0;
+}
+
+/* The options that take a number: limits and timeouts. Returns 2 when
+ * @p a is one (its value @p v taken), 0 when it is none of them, -1 on a
+ * missing or bad value (reported). */
+static int limit_option(cmdline *c, const char *a, const char *v)
+{
+  pmcp_http_options *o = &c->o;
+  /* counts of at least 1, into an unsigned or a size_t */
+  const struct {
+    const char *name;
+    unsigned long max;
+    unsigned *u;
+    size_t *z;
+  } counts[] = {{"--max-body", 1ul << 30, NULL, &o->max_body},
+                {"--max-connections", 1000000, &o->max_connections, NULL},
+                {"--max-connections-per-client", 1000000, &o->max_connections_per_client, NULL},
+                {"--max-sessions", 10000000, &o->max_sessions, NULL},
+                {"--max-queued", 1000000, &o->max_queued, NULL},
+                {"--replay-buffer", 1ul << 30, NULL, &o->replay_bytes}};
+  const struct {
+    const char *name;
+    unsigned *ms;
+  } secs[] = {{"--session-idle", &o->session_idle_ms},
+              {"--header-timeout", &o->header_timeout_ms},
+              {"--body-timeout", &o->body_timeout_ms},
+              {"--idle-timeout", &o->idle_timeout_ms},
+              {"--shutdown-timeout", &o->shutdown_timeout_ms}};
+  unsigned long x;
+  for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+    if (strcmp(a, counts[k].name))
+      continue;
+    if (!need(a, v) || parse_u(a, v, counts[k].max, &x) != 0 || x == 0)
+      return -1;
+    if (counts[k].u)
+      *counts[k].u = (unsigned)x;
+    else
+      *counts[k].z = x;
+    return 2;
+  }
+  for (size_t k = 0; k < sizeof secs / sizeof *secs; k++)
+    if (!strcmp(a, secs[k].name))
+      return need(a, v) && seconds(a, v, secs[k].ms) == 0 ? 2 : -1;
+  if (!strcmp(a, "--handler-threads")) {
+    if (!need(a, v) || parse_u(a, v, 16, &x) != 0)
+      return -1;
+    o->handler_threads = (unsigned)x;
+    o->handlers_inline = x == 0;
+    return 2;
+  }
+  if (!strcmp(a, "--workers-per-caller")) {
+    if (!need(a, v) || parse_u(a, v, 1000000, &x) != 0)
+      return -1;
+    if (x == 0) {
+      fprintf(stderr, "probe-mcp-http: --workers-per-caller must be at least 1\n");
+      return -1;
+    }
+    c->caller_workers = x;
+    return 2;
+  }
+  return 0;
+}
+
+/* Appends @p v to a repeatable option's list of at most @p max. */
+static int listed(const char *a, const char *v, const char **list, size_t *n, size_t max)
+{
+  if (*n == max) {
+    fprintf(stderr, "probe-mcp-http: at most %zu %s\n", max, a);
+    return -1;
+  }
+  list[(*n)++] = v;
+  return 2;
+}
+
+/* The options that take a name or an address. Returns 2 when @p a is one
+ * (its value @p v taken), 0 when it is none of them, -1 on a missing or
+ * bad value (reported). */
+static int value_option(cmdline *c, const char *a, const char *v)
+{
+  enum { LISTEN, ENDPOINT, ALLOW_HOST, TRUSTED_PROXY, ALLOW_ORIGIN, TOOLSET, N_CHECKED };
+  static const char *const checked[N_CHECKED] = {[LISTEN] = "--listen",
+                                                 [ENDPOINT] = "--endpoint",
+                                                 [ALLOW_HOST] = "--allow-host",
+                                                 [TRUSTED_PROXY] = "--trusted-proxy",
+                                                 [ALLOW_ORIGIN] = "--allow-origin",
+                                                 [TOOLSET] = "--toolset"};
+  /* kept as given */
+  const char **plain = !strcmp(a, "--store")             ? &c->store
+                       : !strcmp(a, "--tenant")          ? &c->tenant
+                       : !strcmp(a, "--public-base-url") ? &c->public_base
+                       : !strcmp(a, "--papers-url")      ? &c->papers_url
+                                                         : NULL;
+  int k = 0;
+  while (!plain && k < N_CHECKED && strcmp(a, checked[k]))
+    k++;
+  if (!plain && k == N_CHECKED)
+    return 0;
+  if (!need(a, v))
+    return -1;
+  if (plain) {
+    *plain = v;
+    return 2;
+  }
+  char err[200];
+  switch (k) {
+  case LISTEN:
+    if (pmcp_http_parse_listen(v, c->host, sizeof c->host, &c->port, err, sizeof err) != 0) {
+      fprintf(stderr, "probe-mcp-http: --listen: %s\n", err);
+      return -1;
+    }
+    return 2;
+  case ENDPOINT:
+    if (v[0] != '/') {
+      fprintf(stderr, "probe-mcp-http: --endpoint must start with '/'\n");
+      return -1;
+    }
+    c->o.endpoint = v;
+    return 2;
+  case ALLOW_HOST: return listed(a, v, c->hosts, &c->nh, 64);
+  case TRUSTED_PROXY: return listed(a, v, c->proxies, &c->np, 16);
+  case ALLOW_ORIGIN: return listed(a, v, c->origins, &c->no, 64);
+  default:
+    if (strcmp(v, "research") && strcmp(v, "tracking") && strcmp(v, "all")) {
+      fprintf(stderr, "probe-mcp-http: --toolset must be research, tracking or all\n");
+      return -1;
+    }
+    c->toolset = v;
+    return 2;
+  }
+}
+
+/* Reads the command line into @p c. Returns -1 to go on serving, else
+ * the exit status (0 after --help or --version, 2 on a usage error). */
+static int parse_cmdline(cmdline *c, int argc, char **argv)
+{
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    unsigned long x;
-#define NEEDV()                                                              \
-    do {                                                                     \
-      if (!v) {                                                              \
-        fprintf(stderr, "probe-mcp-http: %s needs a value\n", a);            \
-        return 2;                                                            \
-      }                                                                      \
-      i++;                                                                   \
-    } while (0)
-#define SECS(field)                                                          \
-    do {                                                                     \
-      NEEDV();                                                               \
-      if (parse_u(a, v, 86400 * 365, &x) != 0)                               \
-        return 2;                                                            \
-      o.field = x ? (unsigned)(x * 1000) : 1;                                \
-    } while (0)
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       fputs(usage, stdout);
       return 0;
-    } else if (!strcmp(a, "--version")) {
+    }
+    if (!strcmp(a, "--version")) {
       printf("probe-mcp-http %s\n", pmcp_version());
       return 0;
-    } else if (!strcmp(a, "--listen")) {
-      char err[200];
-      NEEDV();
-      if (pmcp_http_parse_listen(v, host, sizeof host, &port, err, sizeof err) != 0) {
-        fprintf(stderr, "probe-mcp-http: --listen: %s\n", err);
-        return 2;
-      }
-    } else if (!strcmp(a, "--endpoint")) {
-      NEEDV();
-      if (v[0] != '/') {
-        fprintf(stderr, "probe-mcp-http: --endpoint must start with '/'\n");
-        return 2;
-      }
-      o.endpoint = v;
-    } else if (!strcmp(a, "--stateless")) {
-      o.stateless = 1;
-    } else if (!strcmp(a, "--allow-host")) {
-      NEEDV();
-      if (nh == 64) {
-        fprintf(stderr, "probe-mcp-http: at most 64 --allow-host\n");
-        return 2;
-      }
-      hosts[nh++] = v;
-    } else if (!strcmp(a, "--trusted-proxy")) {
-      NEEDV();
-      if (np == 16) {
-        fprintf(stderr, "probe-mcp-http: at most 16 --trusted-proxy\n");
-        return 2;
-      }
-      proxies[np++] = v;
-    } else if (!strcmp(a, "--allow-origin")) {
-      NEEDV();
-      if (no == 64) {
-        fprintf(stderr, "probe-mcp-http: at most 64 --allow-origin\n");
-        return 2;
-      }
-      origins[no++] = v;
-    } else if (!strcmp(a, "--max-body")) {
-      NEEDV();
-      if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
-        return 2;
-      o.max_body = x;
-    } else if (!strcmp(a, "--max-connections")) {
-      NEEDV();
-      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
-        return 2;
-      o.max_connections = (unsigned)x;
-    } else if (!strcmp(a, "--max-connections-per-client")) {
-      NEEDV();
-      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
-        return 2;
-      o.max_connections_per_client = (unsigned)x;
-    } else if (!strcmp(a, "--max-sessions")) {
-      NEEDV();
-      if (parse_u(a, v, 10000000, &x) != 0 || x == 0)
-        return 2;
-      o.max_sessions = (unsigned)x;
-    } else if (!strcmp(a, "--handler-threads")) {
-      NEEDV();
-      if (parse_u(a, v, 16, &x) != 0)
-        return 2;
-      o.handler_threads = (unsigned)x;
-      o.handlers_inline = x == 0;
-    } else if (!strcmp(a, "--max-queued")) {
-      NEEDV();
-      if (parse_u(a, v, 1000000, &x) != 0 || x == 0)
-        return 2;
-      o.max_queued = (unsigned)x;
-    } else if (!strcmp(a, "--workers-per-caller")) {
-      NEEDV();
-      if (parse_u(a, v, 1000000, &x) != 0)
-        return 2;
-      if (x == 0) {
-        fprintf(stderr, "probe-mcp-http: --workers-per-caller must be at least 1\n");
-        return 2;
-      }
-      caller_workers = x;
-    } else if (!strcmp(a, "--replay-buffer")) {
-      NEEDV();
-      if (parse_u(a, v, 1ul << 30, &x) != 0 || x == 0)
-        return 2;
-      o.replay_bytes = x;
-    } else if (!strcmp(a, "--session-idle")) {
-      SECS(session_idle_ms);
-    } else if (!strcmp(a, "--header-timeout")) {
-      SECS(header_timeout_ms);
-    } else if (!strcmp(a, "--body-timeout")) {
-      SECS(body_timeout_ms);
-    } else if (!strcmp(a, "--idle-timeout")) {
-      SECS(idle_timeout_ms);
-    } else if (!strcmp(a, "--shutdown-timeout")) {
-      SECS(shutdown_timeout_ms);
-    } else if (!strcmp(a, "--store")) {
-      NEEDV();
-      store = v;
-    } else if (!strcmp(a, "--tenant")) {
-      NEEDV();
-      tenant = v;
-    } else if (!strcmp(a, "--insecure-no-auth")) {
-      no_auth = 1;
-    } else if (!strcmp(a, "--memory-tasks")) {
-      memory_tasks = 1;
-    } else if (!strcmp(a, "--public-base-url")) {
-      NEEDV();
-      public_base = v;
-    } else if (!strcmp(a, "--papers-url")) {
-      NEEDV();
-      papers_url = v;
-    } else if (!strcmp(a, "--toolset")) {
-      NEEDV();
-      if (strcmp(v, "research") && strcmp(v, "tracking") && strcmp(v, "all")) {
-        fprintf(stderr, "probe-mcp-http: --toolset must be research, tracking or all\n");
-        return 2;
-      }
-      toolset = v;
-    } else {
-      fprintf(stderr, "probe-mcp-http: unknown option '%s' (see --help)\n", a);
-      return 2;
     }
+    int taken = limit_option(c, a, v);
+    if (taken == 0)
+      taken = value_option(c, a, v);
+    if (taken == 0) {
+      if (!strcmp(a, "--stateless"))
+        c->o.stateless = 1;
+      else if (!strcmp(a, "--insecure-no-auth"))
+        c->no_auth = 1;
+      else if (!strcmp(a, "--memory-tasks"))
+        c->memory_tasks = 1;
+      else {
+        fprintf(stderr, "probe-mcp-http: unknown option '%s' (see --help)\n", a);
+        return 2;
+      }
+      taken = 1;
+    }
+    if (taken < 0)
+      return 2;
+    i += taken - 1;
   }
-  if (!o.max_queued)
-    o.max_queued = 256 * (o.handler_threads ? o.handler_threads : 1);
-  o.host = host;
-  o.port = port;
+  return -1;
+}
+
+/* The defaults that depend on other options, and the lists handed over. */
+static void finish_options(cmdline *c)
+{
+  pmcp_http_options *o = &c->o;
+  if (!o->max_queued)
+    o->max_queued = 256 * (o->handler_threads ? o->handler_threads : 1);
+  o->host = c->host;
+  o->port = c->port;
   /* The public base URL's host and port are ours (a port mapping or a
-   * proxy in front); one that is malformed is reported below. */
-  char base_host[300];
-  if (public_base && *public_base && nh < 64 &&
-      poauth_base_host(public_base, base_host, sizeof base_host) == 0)
-    hosts[nh++] = base_host;
-  o.allow_hosts = hosts;
-  o.n_allow_hosts = nh;
-  o.trusted_proxies = proxies;
-  o.n_trusted_proxies = np;
-  o.allow_origins = origins;
-  o.n_allow_origins = no;
+   * proxy in front); one that is malformed is reported later. */
+  if (c->public_base && *c->public_base && c->nh < 64 &&
+      poauth_base_host(c->public_base, c->base_host, sizeof c->base_host) == 0)
+    c->hosts[c->nh++] = c->base_host;
+  o->allow_hosts = c->hosts;
+  o->n_allow_hosts = c->nh;
+  o->trusted_proxies = c->proxies;
+  o->n_trusted_proxies = c->np;
+  o->allow_origins = c->origins;
+  o->n_allow_origins = c->no;
+}
+
+/* Opens the service's own read-write handle on the store (key last use,
+ * audit; the tools get a read-only one in setup()), which also brings an
+ * older store's schema up to date. 0, or -1 (reported). */
+static int open_service_store(const char *store, pmcp_store **svc)
+{
+  int src = pmcp_store_open(svc, store, 0);
+  if (src == 0)
+    return 0;
+  /* The hint only where there is no store to hold the keys: for an
+   * unreachable server or a newer schema it would mislead. */
+  fprintf(stderr, "probe-mcp-http: cannot open the store: %s%s\n",
+          *svc ? pmcp_store_errmsg(*svc) : pmcp_strerror(src),
+          src == PMCP_ENOTFOUND
+              ? " (authentication needs the store that holds the API keys and users;"
+                " create it with 'probe init', or use --insecure-no-auth on loopback for"
+                " local development)"
+          : src == PMCP_EREADONLY ? " (authentication writes to the store: API keys' last use,"
+                                    " the audit log, OAuth grants)"
+                                  : "");
+  pmcp_store_free(*svc);
+  *svc = NULL;
+  return -1;
+}
+
+/* Authentication: the credential check on /mcp (API keys and OAuth access
+ * tokens) and the OAuth server's routes, wired into @p c's options. On
+ * failure (reported) everything opened here is closed again. 0, or -1. */
+static int setup_auth(cmdline *c, serve_ctx *x, pmcp_store **svc, poauth_server **oauth)
+{
+  pmcp_http_options *o = &c->o;
+  char why[600];
+  if (open_service_store(c->store, svc) != 0)
+    return -1;
+  if (mcp_auth_new(&x->auth, *svc, c->tenant, c->public_base, o->endpoint, why, sizeof why) != 0) {
+    fprintf(stderr, "probe-mcp-http: %s\n", why);
+    goto fail;
+  }
+  /* The loop checks credentials on a handle of its own (auth_mcp.h). */
+  pmcp_buf where = PMCP_BUF_INIT;
+  int wrc = pmcp_store_resolve(&where, c->store);
+  if (wrc == 0)
+    wrc = mcp_auth_set_store(x->auth, where.ptr);
+  pmcp_buf_dispose(&where);
+  if (wrc != 0) {
+    fprintf(stderr, "probe-mcp-http: %s\n", pmcp_strerror(wrc));
+    goto fail;
+  }
+  o->auth = mcp_auth_http;
+  o->auth_ud = x->auth;
+  /* The OAuth 2.1 server and consent pages (/.well-known/..., /oauth/...)
+   * keep their state in the store through a handle of their own; their
+   * access tokens are one kind of /mcp credential. */
+  if (poauth_service_open(oauth, c->store, o->endpoint, c->public_base, why, sizeof why) != 0) {
+    fprintf(stderr, "probe-mcp-http: %s\n", why);
+    goto fail;
+  }
+  pmcp_oauth_set_tenant((*oauth)->state, mcp_auth_tenant(x->auth).id);
+  o->route_match = poauth_route_match;
+  o->route_handle = poauth_route_handle;
+  o->route_ud = *oauth;
+  mcp_auth_set_token_resolver(x->auth, PMCP_OAUTH_AT_PREFIX, poauth_service_token, *oauth);
+  return 0;
+fail:
+  mcp_auth_free(x->auth);
+  x->auth = NULL;
+  pmcp_store_free(*svc);
+  *svc = NULL;
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  cmdline c = {.o = PMCP_HTTP_OPTIONS_INIT, .host = "127.0.0.1", .port = 8080};
+  c.public_base = getenv("PUBLIC_BASE_URL");
+  int rc = parse_cmdline(&c, argc, argv);
+  if (rc >= 0)
+    return rc;
+  finish_options(&c);
   pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
   so.name = "probe-mcp-http";
   so.title = "probe-mcp";
-  serve_ctx x = {store, tenant, toolset, NULL, papers_url, NULL, memory_tasks, caller_workers};
+  serve_ctx x = {c.store,      c.tenant, c.toolset,      NULL,
+                 c.papers_url, NULL,     c.memory_tasks, c.caller_workers};
   pmcp_store *svc = NULL;
   poauth_server *oauth = NULL;
-  if (no_auth && !loopback_host(host)) {
-    fprintf(stderr, "probe-mcp-http: --insecure-no-auth is for local development and only"
+  if (c.no_auth && !loopback_host(c.host)) {
+    fprintf(stderr,
+            "probe-mcp-http: --insecure-no-auth is for local development and only"
             " listens on loopback (127.0.0.1, ::1), not on %s: drop it and use API keys"
-            " (probe key create) or OAuth\n", host);
+            " (probe key create) or OAuth\n",
+            c.host);
     return 2;
   }
-  if (!no_auth) {
-    /* The service tables are written (key last use, audit); the tools get
-     * their own read-only handle in setup(). Opening read-write first also
-     * brings an older store's schema up to date. */
-    int src = pmcp_store_open(&svc, store, 0);
-    char why[600];
-    if (src != 0) {
-      /* The hint only where there is no store to hold the keys: for an
-       * unreachable server or a newer schema it would mislead. */
-      fprintf(stderr, "probe-mcp-http: cannot open the store: %s%s\n",
-              svc ? pmcp_store_errmsg(svc) : pmcp_strerror(src),
-              src == PMCP_ENOTFOUND
-                  ? " (authentication needs the store that holds the API keys and users;"
-                    " create it with 'probe init', or use --insecure-no-auth on loopback for"
-                    " local development)"
-                  : src == PMCP_EREADONLY
-                  ? " (authentication writes to the store: API keys' last use, the audit"
-                    " log, OAuth grants)"
-                  : "");
-      pmcp_store_free(svc);
-      return 1;
-    }
-    if (mcp_auth_new(&x.auth, svc, tenant, public_base, o.endpoint, why, sizeof why) != 0) {
-      fprintf(stderr, "probe-mcp-http: %s\n", why);
-      pmcp_store_free(svc);
-      return 1;
-    }
-    /* The loop checks credentials on a handle of its own (auth_mcp.h). */
-    pmcp_buf where = PMCP_BUF_INIT;
-    int wrc = pmcp_store_resolve(&where, store);
-    if (wrc == 0)
-      wrc = mcp_auth_set_store(x.auth, where.ptr);
-    pmcp_buf_dispose(&where);
-    if (wrc != 0) {
-      fprintf(stderr, "probe-mcp-http: %s\n", pmcp_strerror(wrc));
-      mcp_auth_free(x.auth);
-      pmcp_store_free(svc);
-      return 1;
-    }
-    o.auth = mcp_auth_http;
-    o.auth_ud = x.auth;
-    /* The OAuth 2.1 server and consent pages (/.well-known/..., /oauth/...)
-     * keep their state in the store through a handle of their own; their
-     * access tokens are one kind of /mcp credential. */
-    if (poauth_service_open(&oauth, store, o.endpoint, public_base, why, sizeof why) != 0) {
-      fprintf(stderr, "probe-mcp-http: %s\n", why);
-      mcp_auth_free(x.auth);
-      pmcp_store_free(svc);
-      return 1;
-    }
-    pmcp_oauth_set_tenant(oauth->state, mcp_auth_tenant(x.auth).id);
-    o.route_match = poauth_route_match;
-    o.route_handle = poauth_route_handle;
-    o.route_ud = oauth;
-    mcp_auth_set_token_resolver(x.auth, PMCP_OAUTH_AT_PREFIX, poauth_service_token, oauth);
-  }
-  int rc = pmcp_http_run(&o, &so, setup, &x);
+  if (!c.no_auth && setup_auth(&c, &x, &svc, &oauth) != 0)
+    return 1;
+  rc = pmcp_http_run(&c.o, &so, setup, &x);
   pmcp_store_free(x.st);
   mcp_auth_free(x.auth);
   poauth_server_free(oauth);

@@ -119,30 +119,66 @@ void poauth_json(pmcp_http_response *res, int status, const char *json)
   pmcp_buf_puts(&res->body, json);
 }
 
-void poauth_json_error(pmcp_http_response *res, int status, const char *error,
-                       const char *description)
+/* A writer for an answer's object, its opening brace written; NULL when
+ * out of memory (json_send() then answers 500). */
+static pmcp_json *json_object(void)
 {
-  cJSON *e = cJSON_CreateObject();
-  cJSON_AddStringToObject(e, "error", error);
-  if (description)
-    cJSON_AddStringToObject(e, "error_description", description);
-  char *t = cJSON_PrintUnformatted(e);
-  poauth_json(res, status, t ? t : "{\"error\":\"server_error\"}");
-  free(t);
-  cJSON_Delete(e);
-  if (status == 401)
-    poauth_header(res, "WWW-Authenticate: Bearer error=\"%s\"", error);
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0) != 0)
+    return NULL;
+  pmcp_json_object_begin(j);
+  return j;
 }
 
-static void json_obj(pmcp_http_response *res, int status, cJSON *obj)
+/* A member whose value is a string. */
+static void json_str(pmcp_json *j, const char *key, const char *v)
 {
-  char *t = obj ? cJSON_PrintUnformatted(obj) : NULL;
+  pmcp_json_key(j, key);
+  pmcp_json_string(j, v);
+}
+
+/* A member whose value is an array of @p n strings. */
+static void json_strs(pmcp_json *j, const char *key, const char *const *v, size_t n)
+{
+  pmcp_json_key(j, key);
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < n; i++)
+    pmcp_json_string(j, v[i]);
+  pmcp_json_array_end(j);
+}
+
+/* Closes the object json_object() began: its text, borrowed from @p j;
+ * NULL when out of memory. */
+static const char *json_close(pmcp_json *j)
+{
+  return j && pmcp_json_object_end(j) == 0 ? pmcp_json_text(j, NULL) : NULL;
+}
+
+/* Answers the object @p j holds with @p status; frees @p j. */
+static void json_send(pmcp_http_response *res, int status, pmcp_json *j)
+{
+  const char *t = json_close(j);
   if (t)
     poauth_json(res, status, t);
   else
     poauth_json_error(res, 500, "server_error", "out of memory");
-  free(t);
-  cJSON_Delete(obj);
+  pmcp_json_free(j);
+}
+
+void poauth_json_error(pmcp_http_response *res, int status, const char *error,
+                       const char *description)
+{
+  pmcp_json *j = json_object();
+  if (j) {
+    json_str(j, "error", error);
+    if (description)
+      json_str(j, "error_description", description);
+  }
+  const char *t = json_close(j);
+  poauth_json(res, status, t ? t : "{\"error\":\"server_error\"}");
+  pmcp_json_free(j);
+  if (status == 401)
+    poauth_header(res, "WWW-Authenticate: Bearer error=\"%s\"", error);
 }
 
 int poauth_bases(poauth_server *o, const pmcp_http_request *req,
@@ -160,31 +196,24 @@ int poauth_bases(poauth_server *o, const pmcp_http_request *req,
 
 /* ---- metadata ---------------------------------------------------------------- */
 
-static cJSON *str_array(const char *const *v, size_t n)
-{
-  cJSON *a = cJSON_CreateArray();
-  for (size_t i = 0; i < n; i++)
-    cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
-  return a;
-}
-
 static void resource_metadata(poauth_server *o, const char *base,
                               pmcp_http_response *res)
 {
   static const char *const scopes[] = {SCOPE_READ, SCOPE_WRITE};
   static const char *const methods[] = {"header"};
   char url[1100];
-  cJSON *m = cJSON_CreateObject();
-  snprintf(url, sizeof url, "%s%s", base, o->endpoint);
-  cJSON_AddStringToObject(m, "resource", url);
-  snprintf(url, sizeof url, "%s/oauth", base);
-  cJSON *as = cJSON_CreateArray();
-  cJSON_AddItemToArray(as, cJSON_CreateString(url));
-  cJSON_AddItemToObject(m, "authorization_servers", as);
-  cJSON_AddItemToObject(m, "bearer_methods_supported", str_array(methods, 1));
-  cJSON_AddItemToObject(m, "scopes_supported", str_array(scopes, 2));
-  cJSON_AddStringToObject(m, "resource_name", "probe-mcp");
-  json_obj(res, 200, m);
+  pmcp_json *m = json_object();
+  if (m) {
+    snprintf(url, sizeof url, "%s%s", base, o->endpoint);
+    json_str(m, "resource", url);
+    snprintf(url, sizeof url, "%s/oauth", base);
+    const char *servers[] = {url};
+    json_strs(m, "authorization_servers", servers, 1);
+    json_strs(m, "bearer_methods_supported", methods, 1);
+    json_strs(m, "scopes_supported", scopes, 2);
+    json_str(m, "resource_name", "probe-mcp");
+  }
+  json_send(res, 200, m);
 }
 
 static void server_metadata(const char *base, pmcp_http_response *res)
@@ -194,31 +223,36 @@ static void server_metadata(const char *base, pmcp_http_response *res)
   static const char *const gtypes[] = {"authorization_code", "refresh_token"};
   static const char *const pkce[] = {"S256"};
   static const char *const auth[] = {"none"};
+  static const char *const modes[] = {"query"};
+  static const char *const endpoints[][2] = {{"issuer", ""},
+                                             {"authorization_endpoint", "/authorize"},
+                                             {"token_endpoint", "/token"},
+                                             {"registration_endpoint", "/register"},
+                                             {"revocation_endpoint", "/revoke"}};
   char url[1100];
-  cJSON *m = cJSON_CreateObject();
-#define URL(key, suffix)                                                      \
-  do {                                                                       \
-    snprintf(url, sizeof url, "%s/oauth%s", base, suffix);                   \
-    cJSON_AddStringToObject(m, key, url);                                    \
-  } while (0)
-  URL("issuer", "");
-  URL("authorization_endpoint", "/authorize");
-  URL("token_endpoint", "/token");
-  URL("registration_endpoint", "/register");
-  URL("revocation_endpoint", "/revoke");
-#undef URL
-  cJSON_AddItemToObject(m, "scopes_supported", str_array(scopes, 2));
-  cJSON_AddItemToObject(m, "response_types_supported", str_array(rtypes, 1));
-  cJSON_AddItemToObject(m, "response_modes_supported", str_array((const char *const[]){"query"}, 1));
-  cJSON_AddItemToObject(m, "grant_types_supported", str_array(gtypes, 2));
-  cJSON_AddItemToObject(m, "code_challenge_methods_supported", str_array(pkce, 1));
-  cJSON_AddItemToObject(m, "token_endpoint_auth_methods_supported", str_array(auth, 1));
-  cJSON_AddItemToObject(m, "revocation_endpoint_auth_methods_supported", str_array(auth, 1));
-  cJSON_AddBoolToObject(m, "authorization_response_iss_parameter_supported", 1);
+  pmcp_json *m = json_object();
+  if (!m) {
+    json_send(res, 200, NULL);
+    return;
+  }
+  for (size_t i = 0; i < sizeof endpoints / sizeof *endpoints; i++) {
+    snprintf(url, sizeof url, "%s/oauth%s", base, endpoints[i][1]);
+    json_str(m, endpoints[i][0], url);
+  }
+  json_strs(m, "scopes_supported", scopes, 2);
+  json_strs(m, "response_types_supported", rtypes, 1);
+  json_strs(m, "response_modes_supported", modes, 1);
+  json_strs(m, "grant_types_supported", gtypes, 2);
+  json_strs(m, "code_challenge_methods_supported", pkce, 1);
+  json_strs(m, "token_endpoint_auth_methods_supported", auth, 1);
+  json_strs(m, "revocation_endpoint_auth_methods_supported", auth, 1);
+  pmcp_json_key(m, "authorization_response_iss_parameter_supported");
+  pmcp_json_bool(m, 1);
   /* Both registrations: RFC 7591 above, and client IDs that are https
    * URLs of metadata documents (oauth_cimd.c). */
-  cJSON_AddBoolToObject(m, "client_id_metadata_document_supported", 1);
-  json_obj(res, 200, m);
+  pmcp_json_key(m, "client_id_metadata_document_supported");
+  pmcp_json_bool(m, 1);
+  json_send(res, 200, m);
 }
 
 /* ---- registration (RFC 7591) ---------------------------------------------------------- */
@@ -310,18 +344,25 @@ static void do_register(poauth_server *o, const pmcp_http_request *req,
     poauth_json_error(res, 500, "server_error", "could not store the registration");
     return;
   }
-  cJSON *out = cJSON_CreateObject();
-  cJSON_AddStringToObject(out, "client_id", id);
-  cJSON_AddNumberToObject(out, "client_id_issued_at",
-                          (double)(pmcp_oauth_now_ms(o->state) / 1000));
-  if (name)
-    cJSON_AddStringToObject(out, "client_name", cname);
-  cJSON_AddItemToObject(out, "redirect_uris", cJSON_Duplicate(uris, 1));
-  cJSON_AddItemToObject(out, "grant_types", str_array(gtypes, 2));
-  cJSON_AddItemToObject(out, "response_types", str_array(rtypes, 1));
-  cJSON_AddStringToObject(out, "token_endpoint_auth_method", "none");
+  pmcp_json *out = json_object();
+  if (out) {
+    json_str(out, "client_id", id);
+    pmcp_json_key(out, "client_id_issued_at");
+    pmcp_json_int(out, pmcp_oauth_now_ms(o->state) / 1000);
+    if (name)
+      json_str(out, "client_name", cname);
+    /* the URIs as registered (each checked to be a string above) */
+    pmcp_json_key(out, "redirect_uris");
+    pmcp_json_array_begin(out);
+    cJSON_ArrayForEach(u, uris)
+      pmcp_json_string(out, u->valuestring);
+    pmcp_json_array_end(out);
+    json_strs(out, "grant_types", gtypes, 2);
+    json_strs(out, "response_types", rtypes, 1);
+    json_str(out, "token_endpoint_auth_method", "none");
+  }
   cJSON_Delete(in);
-  json_obj(res, 201, out);
+  json_send(res, 201, out);
 }
 
 /* ---- clients of both kinds ------------------------------------------------------------ */
@@ -558,14 +599,17 @@ static int params(const pmcp_http_request *req, pmcp_http_response *res,
 
 static void tokens_json(pmcp_http_response *res, const pmcp_oauth_tokens *t)
 {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "access_token", t->access);
-  cJSON_AddStringToObject(o, "token_type", "Bearer");
-  cJSON_AddNumberToObject(o, "expires_in", PMCP_OAUTH_ACCESS_TTL);
-  cJSON_AddStringToObject(o, "refresh_token", t->refresh);
-  cJSON_AddStringToObject(o, "scope", strcmp(t->access_level, "write") == 0
-                                          ? SCOPE_READ " " SCOPE_WRITE : SCOPE_READ);
-  json_obj(res, 200, o);
+  pmcp_json *o = json_object();
+  if (o) {
+    json_str(o, "access_token", t->access);
+    json_str(o, "token_type", "Bearer");
+    pmcp_json_key(o, "expires_in");
+    pmcp_json_int(o, PMCP_OAUTH_ACCESS_TTL);
+    json_str(o, "refresh_token", t->refresh);
+    json_str(o, "scope",
+             strcmp(t->access_level, "write") == 0 ? SCOPE_READ " " SCOPE_WRITE : SCOPE_READ);
+  }
+  json_send(res, 200, o);
 }
 
 static void do_token(poauth_server *o, const pmcp_http_request *req,

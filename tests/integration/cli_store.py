@@ -99,6 +99,13 @@ def main():
            '{"lr": 0.1, "optimizer": {"name": "sgd"}}', store=store)
         check(ok("run", "create", "r1", "--experiment", "base", "--command", "python t.py",
                  "--env", "GPU=A100", store=store).strip() == "run:r1", "run create")
+        # --env: the object as given, a repeated key kept, strings escaped,
+        # bytes that are not UTF-8 as U+FFFD
+        ok("run", "create", "r-env", "--env", "A=1", "--env", 'B="x" \x01', "--env", "A=2",
+           "--env", os.fsdecode(b"\xc3\xa9=\xff"), store=store)
+        env = ok("show", "run:r-env", store=store)
+        check('"environment":{"A":"1","B":"\\"x\\" \\u0001","A":"2","\u00e9":"\ufffd"}' in env,
+              "run create --env: %s" % env)
         if shutil.which("git"):
             repo = os.path.join(tmp, "repo")
             os.makedirs(repo)
@@ -233,6 +240,45 @@ def main():
         check(rc == 2 and "STEP" in err, "checkpoint wants a numeric step")
         rc, _, err = run("lineage", "add", "run:r1", "dataset:none", store=store)
         check(rc == 1 and "none" in err, "lineage names a missing entity")
+
+        # Each catalog option lands in its field: a repeated option counts
+        # once (the first), a negated flag is false, steps keep their order
+        # and text (quotes, controls, UTF-8).
+        ok("dataset", "add", "gold", "--uri", "a", "--uri", "b", "--unregistered",
+           "--unregistered", "--description", 'q "x" \\ \t\x01 \u00e9', store=store)
+        ok("dataset", "version", "gold", "--size", "1000", "--rows", "7", "--sha256", "ab",
+           "--version", "v1", store=store)
+        d = json.loads(ok("show", "dataset:gold@v1", store=store))
+        check({k: d[k] for k in ("name", "uri", "registered", "description")} ==
+              {"name": "gold", "uri": "a", "registered": False,
+               "description": 'q "x" \\ \t\x01 \u00e9'} and
+              {k: d["version"][k] for k in ("version", "size", "rows", "sha256")} ==
+              {"version": "v1", "size": 1000, "rows": 7, "sha256": "ab"},
+              "dataset options in their fields: %s" % d)
+        ok("checkpoint", "add", "r1", "12", "--not-stored", "--value", "0.1", "--metric", "m",
+           "--size", "-3", "--uri", "s3://g", store=store)
+        d = json.loads(ok("show", "checkpoint:r1@step12", store=store))
+        check({k: d[k] for k in ("step", "stored", "value", "metric", "size", "best")} ==
+              {"step": 12, "stored": False, "value": 0.1, "metric": "m", "size": -3,
+               "best": False}, "checkpoint options in their fields: %s" % d)
+        ok("source", "add", "hf", "model", "hf://o/gold", "--version", "v2", "--id", "gold",
+           "--description", "d", store=store)
+        d = json.loads(ok("show", "source:gold", store=store))
+        check({k: d[k] for k in ("provider", "source_kind", "uri", "version", "description")} ==
+              {"provider": "hf", "source_kind": "model", "uri": "hf://o/gold", "version": "v2",
+               "description": "d"}, "source options in their fields: %s" % d)
+        ok("lineage", "add", "dataset:gold@v1", "checkpoint:r1@step12", "--relation", "fed",
+           "--step", 'a:b:"c"', "--step", "plain", store=store)
+        d = json.loads(ok("lineage", "list", "checkpoint:r1@step12", store=store))["items"][0]
+        check({k: d[k] for k in ("from", "to", "relation", "steps")} ==
+              {"from": "dataset:gold@v1", "to": "checkpoint:r1@step12", "relation": "fed",
+               "steps": [{"name": "a", "description": 'b:"c"'}, {"name": "plain"}]},
+              "lineage options in their fields: %s" % d)
+        # key create --json: its members in this order
+        out = ok("key", "create", "--json", "--scope", "write", "--name", "k", store=store)
+        k = json.loads(out)
+        check(out == '{"id":"%s","secret":"%s","tenant":"default","workspace":"default",'
+              '"scope":"write"}\n' % (k["id"], k["secret"]), "key create --json: %s" % out)
 
         # put: JSON lines, atomic.
         recs = os.path.join(tmp, "recs.jsonl")

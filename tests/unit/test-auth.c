@@ -400,6 +400,16 @@ START_TEST(audit_mask)
   ck_assert_int_eq(pmcp__audit_mask(&m, "[1]"), PMCP_EINVAL);
   ck_assert_int_eq(pmcp__audit_mask(&m, "{bad"), PMCP_EINVAL);
   pmcp_buf_dispose(&m);
+  /* No details: an empty object. Others as written, only secrets masked. */
+  ck_assert_int_eq(pmcp__audit_mask(&m, NULL), 0);
+  ck_assert_str_eq(m.ptr, "{}");
+  pmcp_buf_dispose(&m);
+  ck_assert_int_eq(pmcp__audit_mask(&m, "{\"n\": 1000000, \"x\": 0.1, \"s\": \"a\\u0001\u00e9\","
+                                        " \"pin\": 7, \"l\": [true, null]}"),
+                   0);
+  ck_assert_str_eq(m.ptr, "{\"n\":1000000,\"x\":0.1,\"s\":\"a\\u0001\u00e9\",\"pin\":\"***\","
+                          "\"l\":[true,null]}");
+  pmcp_buf_dispose(&m);
   /* Stored masked; refused without actor; time filter. */
   pmcp_tenant t;
   pmcp_store *s = st_open_new(&t);

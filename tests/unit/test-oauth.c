@@ -11,9 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "oauth.h"
 #include "store-test-util.h"
 #include "store/db.h"
+#include "util/base64url.h"
 
 /* ---- client ID metadata documents: URL rules, address classes ---------------- */
 
@@ -520,6 +523,11 @@ START_TEST(code_flow_and_replay)
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.authorize|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "|main|user:ada|"));
   ck_assert_ptr_null(strstr(audit_log, code)); /* never a secret in the log */
+  /* the details exactly, members in this order */
+  char want[400];
+  snprintf(want, sizeof want, "|{\"connection\":\"%s\",\"client_id\":\"%s\","
+           "\"client_name\":\"Test client\",\"access\":\"write\"}\n", conn, client);
+  ck_assert_msg(strstr(audit_log, want) != NULL, "no %s in %s", want, audit_log);
   pmcp_oauth_tokens t = PMCP_OAUTH_TOKENS_INIT;
   pmcp_oauth_err e = PMCP_OAUTH_ERR_INIT;
   ck_assert_int_eq(pmcp_oauth_exchange_code(state, code, client, CB, VER, RES, &t, &e), 0);
@@ -544,6 +552,10 @@ START_TEST(code_flow_and_replay)
   ck_assert_int_eq(pmcp_oauth_refresh(state, t.refresh, client, NULL, &t2, &e), -1);
   ck_assert_ptr_nonnull(strstr(audit_log, "mcp_connection.revoke|"));
   ck_assert_ptr_nonnull(strstr(audit_log, "authorization code replayed"));
+  snprintf(want, sizeof want, "mcp_connection.revoke|%s|main|system|{\"connection\":\"%s\","
+           "\"client_id\":\"%s\",\"reason\":\"authorization code replayed\"}\n",
+           tenant_id(), conn, client);
+  ck_assert_msg(strstr(audit_log, want) != NULL, "no %s in %s", want, audit_log);
   pmcp_oauth_connection *rows;
   size_t n;
   ck_assert_int_eq(pmcp_oauth_connections(state, "u-ada", &rows, &n), 0);
@@ -841,11 +853,9 @@ static char *consent_html(poauth_server *o, const char *req_id, const char *cook
   return html;
 }
 
-START_TEST(consent_page_served_tenant)
+/* An OAuth server on the test store, at http://127.0.0.1:8080/mcp. */
+static poauth_server *test_server(void)
 {
-  pmcp_tenant lb, def;
-  char lbid[24], defid[24];
-  member_of_lab_b(&lb, &def, lbid, defid);
   pmcp_store *st = NULL;
   ck_assert_int_eq(pmcp_store_open(&st, st_path, 0), 0);
   pmcp_oauth_hooks hk = {test_verify, test_audit, NULL};
@@ -853,6 +863,15 @@ START_TEST(consent_page_served_tenant)
   char why[200];
   ck_assert_int_eq(poauth_server_new(&o, st, &hk, "/mcp", "http://127.0.0.1:8080", NULL, why,
                                      sizeof why), 0);
+  return o;
+}
+
+START_TEST(consent_page_served_tenant)
+{
+  pmcp_tenant lb, def;
+  char lbid[24], defid[24];
+  member_of_lab_b(&lb, &def, lbid, defid);
+  poauth_server *o = test_server();
   pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
   char *id = NULL, cookie[PMCP_OAUTH_TOKEN_MAX];
   r.client_id = client;
@@ -992,6 +1011,205 @@ START_TEST(users_and_sessions)
 }
 END_TEST
 
+/* A failed sign-in's audit entry: the name as typed, escaped as JSON
+ * strings are (a quote, a control character, UTF-8 as it is). */
+START_TEST(signin_audit_details)
+{
+  pmcp_oauth_audit_signin(state, "a\"d\x01\xc3\xa9", "192.0.2.7", "auth.login_failed");
+  char want[300];
+  snprintf(want, sizeof want, "auth.login_failed|%s|-|user:a\"d\x01\xc3\xa9|{\"user\":"
+           "\"a\\\"d\\u0001\xc3\xa9\",\"address\":\"192.0.2.7\"}\n", tenant_id());
+  ck_assert_str_eq(audit_log, want);
+  /* a name that is not UTF-8 is written with U+FFFD: the details stay JSON
+   * text (PostgreSQL refuses the entry otherwise) */
+  audit_log[0] = '\0';
+  pmcp_oauth_audit_signin(state, "x\xffy", "192.0.2.7", "auth.login_failed");
+  ck_assert_ptr_nonnull(
+      strstr(audit_log, "|{\"user\":\"x\xef\xbf\xbdy\",\"address\":\"192.0.2.7\"}\n"));
+}
+END_TEST
+
+/* A sealed request's text: [expiry ms, client, redirect URI, challenge,
+ * state, resource, scope, nonce], absent members null. */
+START_TEST(sealed_request_text)
+{
+  pmcp_oauth_request r = PMCP_OAUTH_REQUEST_INIT;
+  char *id = NULL;
+  r.client_id = client;
+  r.redirect_uri = (char *)CB;
+  r.challenge = (char *)CH;
+  r.state = (char *)"st \"1\"";
+  r.resource = (char *)RES;
+  int64_t t0 = pmcp_oauth_now_ms(state);
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  int64_t t1 = pmcp_oauth_now_ms(state);
+  const char *dot = strrchr(id, '.');
+  ck_assert_ptr_nonnull(dot);
+  unsigned char text[2000];
+  size_t n = 0;
+  ck_assert_int_lt((size_t)(dot - id), sizeof text * 4 / 3 - 4);
+  ck_assert_int_eq(pmcp__b64url_decode(id, (size_t)(dot - id), text, &n), PMCP__B64_OK);
+  text[n] = '\0';
+  long long exp = 0;
+  int used = 0;
+  ck_assert_int_eq(sscanf((const char *)text, "[%lld%n", &exp, &used), 1);
+  ck_assert(exp >= t0 + PMCP_OAUTH_REQUEST_TTL * 1000 && exp <= t1 + PMCP_OAUTH_REQUEST_TTL * 1000);
+  const char *nonce = strrchr((const char *)text, ',');
+  ck_assert_ptr_nonnull(nonce);
+  char want[600];
+  snprintf(want, sizeof want, "[%lld,\"%s\",\"%s\",\"%s\",\"st \\\"1\\\"\",\"%s\",null%s", exp,
+           client, CB, CH, RES, nonce);
+  ck_assert_str_eq((const char *)text, want);
+  ck_assert_uint_eq(strlen(nonce), 2 + 24 + 2); /* ,"<24 characters>"] */
+  free(id);
+  /* a state that is not UTF-8 comes back byte for byte */
+  pmcp_oauth_request got = PMCP_OAUTH_REQUEST_INIT;
+  r.state = (char *)"\xff\x01\xc3";
+  ck_assert_int_eq(pmcp_oauth_request_seal(state, &r, &id), 0);
+  ck_assert_int_eq(pmcp_oauth_request_get(state, id, &got), 1);
+  ck_assert_str_eq(got.state, "\xff\x01\xc3");
+  pmcp_oauth_request_dispose(&got);
+  free(id);
+}
+END_TEST
+
+/* One request to the OAuth routes; the response is the caller's. */
+static void route(poauth_server *o, const char *method, const char *path, const char *ctype,
+                  const char *body, pmcp_http_response *res)
+{
+  const char *names[] = {"host", "content-type"};
+  const char *values[] = {"127.0.0.1:8080", ctype ? ctype : ""};
+  pmcp_http_request rq = PMCP_HTTP_REQUEST_INIT;
+  rq.method = method;
+  rq.path = path;
+  rq.query = "";
+  rq.body = body ? body : "";
+  rq.body_len = strlen(rq.body);
+  rq.nheaders = ctype ? 2 : 1;
+  rq.names = names;
+  rq.values = values;
+  rq.peer = "192.0.2.9";
+  pmcp_http_response r = PMCP_HTTP_RESPONSE_INIT;
+  *res = r;
+  poauth_route_handle(o, &rq, res);
+}
+
+static void response_dispose(pmcp_http_response *res)
+{
+  pmcp_buf_dispose(&res->body);
+  pmcp_buf_dispose(&res->headers);
+}
+
+/* The member @p key of the JSON object @p json as a string, malloc'd. */
+static char *member(const char *json, const char *key)
+{
+  cJSON *o = cJSON_Parse(json);
+  const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+  ck_assert_msg(v != NULL, "no \"%s\" in %s", key, json);
+  char *copy = strdup(v);
+  cJSON_Delete(o);
+  return copy;
+}
+
+#define FORM "application/x-www-form-urlencoded"
+
+/* The routes' JSON answers byte for byte: members in their order, strings
+ * escaped as JSON's printer always wrote them, integers as integers. */
+START_TEST(routes_json)
+{
+  poauth_server *o = test_server();
+  pmcp_http_response res;
+  route(o, "GET", "/.well-known/oauth-protected-resource/mcp", NULL, NULL, &res);
+  ck_assert_int_eq(res.status, 200);
+  ck_assert_str_eq(res.body.ptr,
+                   "{\"resource\":\"http://127.0.0.1:8080/mcp\",\"authorization_servers\":"
+                   "[\"http://127.0.0.1:8080/oauth\"],\"bearer_methods_supported\":[\"header\"],"
+                   "\"scopes_supported\":[\"mcp:read\",\"mcp:write\"],\"resource_name\":"
+                   "\"probe-mcp\"}");
+  response_dispose(&res);
+  route(o, "GET", "/.well-known/oauth-authorization-server/oauth", NULL, NULL, &res);
+  ck_assert_int_eq(res.status, 200);
+  ck_assert_str_eq(
+      res.body.ptr,
+      "{\"issuer\":\"http://127.0.0.1:8080/oauth\",\"authorization_endpoint\":"
+      "\"http://127.0.0.1:8080/oauth/authorize\",\"token_endpoint\":"
+      "\"http://127.0.0.1:8080/oauth/token\",\"registration_endpoint\":"
+      "\"http://127.0.0.1:8080/oauth/register\",\"revocation_endpoint\":"
+      "\"http://127.0.0.1:8080/oauth/revoke\",\"scopes_supported\":[\"mcp:read\",\"mcp:write\"],"
+      "\"response_types_supported\":[\"code\"],\"response_modes_supported\":[\"query\"],"
+      "\"grant_types_supported\":[\"authorization_code\",\"refresh_token\"],"
+      "\"code_challenge_methods_supported\":[\"S256\"],"
+      "\"token_endpoint_auth_methods_supported\":[\"none\"],"
+      "\"revocation_endpoint_auth_methods_supported\":[\"none\"],"
+      "\"authorization_response_iss_parameter_supported\":true,"
+      "\"client_id_metadata_document_supported\":true}");
+  response_dispose(&res);
+
+  /* registration: the name and URIs echoed as written */
+  int64_t t0 = pmcp_oauth_now_ms(o->state) / 1000;
+  route(o, "POST", "/oauth/register", "application/json",
+        "{\"redirect_uris\":[\"http://127.0.0.1:9/cb\",\"http://localhost:7/x?a=1&b=%2F\"],"
+        "\"client_name\":\"T\\u00e9st \\\"q\\\" \\\\ / \\t\\u0001\"}",
+        &res);
+  int64_t t1 = pmcp_oauth_now_ms(o->state) / 1000;
+  ck_assert_int_eq(res.status, 201);
+  char *id = member(res.body.ptr, "client_id");
+  const char *at = strstr(res.body.ptr, "\"client_id_issued_at\":");
+  ck_assert_ptr_nonnull(at);
+  long long issued = strtoll(at + 22, NULL, 10);
+  ck_assert(issued >= t0 && issued <= t1);
+  char want[1200];
+  snprintf(want, sizeof want,
+           "{\"client_id\":\"%s\",\"client_id_issued_at\":%lld,\"client_name\":"
+           "\"T\xc3\xa9st \\\"q\\\" \\\\ / \\t\\u0001\",\"redirect_uris\":"
+           "[\"http://127.0.0.1:9/cb\",\"http://localhost:7/x?a=1&b=%%2F\"],"
+           "\"grant_types\":[\"authorization_code\",\"refresh_token\"],"
+           "\"response_types\":[\"code\"],\"token_endpoint_auth_method\":\"none\"}",
+           id, issued);
+  ck_assert_str_eq(res.body.ptr, want);
+  free(id);
+  response_dispose(&res);
+
+  /* errors: with a description, and the 401's challenge */
+  route(o, "POST", "/oauth/token", FORM, "client_id=x", &res);
+  ck_assert_int_eq(res.status, 400);
+  ck_assert_str_eq(res.body.ptr,
+                   "{\"error\":\"invalid_request\",\"error_description\":\"grant_type is missing\"}");
+  response_dispose(&res);
+  route(o, "POST", "/oauth/token", FORM, "grant_type=refresh_token&client_id=nobody", &res);
+  ck_assert_int_eq(res.status, 401);
+  ck_assert_str_eq(res.body.ptr,
+                   "{\"error\":\"invalid_client\",\"error_description\":\"unknown client_id\"}");
+  ck_assert_ptr_nonnull(strstr(res.headers.ptr, "WWW-Authenticate: Bearer error=\"invalid_client\""));
+  response_dispose(&res);
+
+  /* tokens */
+  char code[PMCP_OAUTH_TOKEN_MAX], conn[40];
+  approved_code("write", code, conn);
+  pmcp_buf form = PMCP_BUF_INIT;
+  pmcp_buf_printf(&form, "grant_type=authorization_code&client_id=%s&code=", client);
+  poauth_url_escape(&form, code);
+  pmcp_buf_puts(&form, "&redirect_uri=");
+  poauth_url_escape(&form, CB);
+  pmcp_buf_printf(&form, "&code_verifier=%s&resource=", VER);
+  poauth_url_escape(&form, RES);
+  route(o, "POST", "/oauth/token", FORM, form.ptr, &res);
+  pmcp_buf_dispose(&form);
+  ck_assert_int_eq(res.status, 200);
+  char *access = member(res.body.ptr, "access_token");
+  char *refresh = member(res.body.ptr, "refresh_token");
+  snprintf(want, sizeof want,
+           "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":%d,"
+           "\"refresh_token\":\"%s\",\"scope\":\"mcp:read mcp:write\"}",
+           access, PMCP_OAUTH_ACCESS_TTL, refresh);
+  ck_assert_str_eq(res.body.ptr, want);
+  free(access);
+  free(refresh);
+  response_dispose(&res);
+  poauth_server_free(o);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("oauth");
@@ -1015,6 +1233,9 @@ static Suite *suite(void)
   tcase_add_test(t, versions_and_buffers);
   tcase_add_test(t, consent_served_tenant_only);
   tcase_add_test(t, consent_page_served_tenant);
+  tcase_add_test(t, signin_audit_details);
+  tcase_add_test(t, sealed_request_text);
+  tcase_add_test(t, routes_json);
   suite_add_tcase(s, t);
   return s;
 }

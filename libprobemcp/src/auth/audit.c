@@ -85,9 +85,14 @@ static int mask(cJSON *node)
   return 0;
 }
 
+/* The details are parsed, masked in place and printed again: the tree is
+ * the caller's object, edited, so cJSON's printer keeps every other value
+ * as the caller wrote it. */
 int pmcp__audit_mask(pmcp_buf *out, const char *json)
 {
-  cJSON *o = json ? cJSON_Parse(json) : cJSON_CreateObject();
+  if (!json)
+    return pmcp__buf_puts(out, "{}"); /* no details: an empty object */
+  cJSON *o = cJSON_Parse(json);
   if (!o || !cJSON_IsObject(o)) {
     cJSON_Delete(o);
     return PMCP_EINVAL;

@@ -18,6 +18,7 @@
 
 #include "auth/auth.h"
 #include "auth/oauth_internal.h"
+#include "probemcp/json.h"
 #include "probemcp/oauth.h"
 #include "store/db.h"
 #include "util/base64url.h"
@@ -149,15 +150,30 @@ static int put(char *dst, size_t size, const char *v)
                  (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
                  (const char *const[]){__VA_ARGS__}, (res))
 
-static int audit(pmcp_oauth *s, const char *tenant, const char *ws,
-                 const char *actor, const char *action, cJSON *details)
+/* A member of an audit entry's details: every one is a string. */
+typedef struct detail {
+  const char *key, *value;
+} detail;
+
+/* An audit entry whose details are the object of the @p n members @p d. */
+static int audit(pmcp_oauth *s, const char *tenant, const char *ws, const char *actor,
+                 const char *action, const detail *d, size_t n)
 {
-  char *d = details ? cJSON_PrintUnformatted(details) : NULL;
+  pmcp_json *j = NULL;
+  const char *text = NULL;
+  if (pmcp_json_new(&j, 0) == 0) {
+    pmcp_json_object_begin(j);
+    for (size_t i = 0; i < n; i++) {
+      pmcp_json_key(j, d[i].key);
+      pmcp_json_string(j, d[i].value);
+    }
+    if (pmcp_json_object_end(j) == 0)
+      text = pmcp_json_text(j, NULL);
+  }
   int rc = 0;
   if (s->hooks.audit)
-    rc = s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, d ? d : "{}");
-  free(d);
-  cJSON_Delete(details);
+    rc = s->hooks.audit(s->hooks.ud, s->st, tenant, ws, actor, action, text ? text : "{}");
+  pmcp_json_free(j);
   return rc;
 }
 
@@ -275,6 +291,10 @@ static void mac_of(const pmcp_oauth *s, const char *text, size_t n,
     pmcp__random_bytes(out, PMCP__SHA256_LEN); /* never a predictable MAC */
 }
 
+/* The sealed request is a record read back by request_open(), not an
+ * answer: cJSON writes and reads it, so that a state or scope that is not
+ * UTF-8 comes back byte for byte (the writer would make it U+FFFD, and a
+ * client gets back its state exactly, RFC 6749 4.1.2). */
 static cJSON *str_or_null(const char *v) { return v ? cJSON_CreateString(v) : cJSON_CreateNull(); }
 
 int pmcp_oauth_request_seal(pmcp_oauth *s, const pmcp_oauth_request *r, char **sealed)
@@ -493,9 +513,7 @@ void pmcp_oauth_audit_signin(pmcp_oauth *s, const char *name, const char *addres
 {
   char actor[160];
   snprintf(actor, sizeof actor, "user:%.140s", name && *name ? name : "?");
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "user", name ? name : "");
-  cJSON_AddStringToObject(d, "address", address ? address : "");
+  const detail d[] = {{"user", name ? name : ""}, {"address", address ? address : ""}};
   lock(s);
   /* The entry goes to the person's tenant when the name is known, else to
    * the first tenant (the one a single-tenant server serves). */
@@ -509,7 +527,7 @@ void pmcp_oauth_audit_signin(pmcp_oauth *s, const char *name, const char *addres
   if (!tenant && QUERY(s, "SELECT MIN(id) FROM tenants WHERE $1 = $1", &t, "x") == 0 &&
       pmcp__db_nrows(t) == 1)
     tenant = pmcp__db_get(t, 0, 0);
-  audit(s, tenant, NULL, actor, action, d);
+  audit(s, tenant, NULL, actor, action, d, 2);
   pmcp__db_res_free(t);
   pmcp__db_res_free(r);
   unlock(s);
@@ -711,14 +729,13 @@ int pmcp_oauth_approve(pmcp_oauth *s, const char *req_id, const char *user_id,
               NULL, req->client_id, now);
   if (rc == 0 && ch == 1) {
     /* In the same transaction: no connection without its audit entry. */
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "connection", conn_id);
-    cJSON_AddStringToObject(d, "client_id", req->client_id);
-    cJSON_AddStringToObject(d, "client_name", req->client_name ? req->client_name : "");
-    cJSON_AddStringToObject(d, "access", access);
+    const detail d[] = {{"connection", conn_id},
+                        {"client_id", req->client_id},
+                        {"client_name", req->client_name ? req->client_name : ""},
+                        {"access", access}};
     char actor[200];
     actor_of(s, user_id, actor, sizeof actor);
-    rc = audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d);
+    rc = audit(s, tenant_id, workspace, actor, "mcp_connection.authorize", d, 4);
   }
   if (rc == 0 && ch == 1) {
     rc = pmcp_store_commit(s->st);
@@ -775,13 +792,11 @@ static int revoke_locked(pmcp_oauth *s, const char *conn_id, const char *actor,
   if (rc == 0)
     rc = EXEC(s, "DELETE FROM oauth_tokens WHERE connection_id = $1", NULL, conn_id);
   if (rc == 0 && ch == 1 && pmcp__db_nrows(r) == 1) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "connection", conn_id);
     const char *client = pmcp__db_get(r, 0, 3);
-    cJSON_AddStringToObject(d, "client_id", client ? client : "");
-    cJSON_AddStringToObject(d, "reason", reason);
-    rc = audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2), actor,
-               "mcp_connection.revoke", d);
+    const detail d[] = {
+        {"connection", conn_id}, {"client_id", client ? client : ""}, {"reason", reason}};
+    rc = audit(s, pmcp__db_get(r, 0, 1), pmcp__db_get(r, 0, 2), actor, "mcp_connection.revoke", d,
+               3);
   }
   if (rc == 0)
     rc = pmcp_store_commit(s->st);

@@ -306,7 +306,14 @@ static void claims_copy(phttp_work *wk, const claims_buf *cb, char *mem)
   wk->has_claims = 1;
 }
 
-static void handle_post(phttp_conn *c)
+/* ---- POST ----------------------------------------------------------------- */
+
+/* Each step of a POST below either lets it go on or has answered it and
+ * freed its message (and the stateless session it was given, where the
+ * step says so). */
+
+/* Reads the body into the engine's message; NULL when it is answered. */
+static pmcp_message *post_read(phttp_conn *c)
 {
   pmcp_http *h = c->h;
   phttp_req *r = &c->req;
@@ -321,154 +328,180 @@ static void handle_post(phttp_conn *c)
     if (prc == PMCP_ENOMEM)
       phttp_respond_error(c, 503, -32603, "out of memory reading the body");
     else
-      phttp_respond_error(c, 400, -32700, prc == PMCP_EPROTO
-                          ? pmcp_server_errmsg(h->server)
-                          : "Parse error: the body is not valid JSON");
-    return;
+      phttp_respond_error(c, 400, -32700,
+                          prc == PMCP_EPROTO ? pmcp_server_errmsg(h->server)
+                                             : "Parse error: the body is not valid JSON");
+    return NULL;
   }
   const pmcp_msg_info *info = pmcp_message_info(msg);
-  int batch = info->batch;
-  size_t nmsg = info->n_items;
-  if (batch && nmsg == 0) {
+  const char *bad = info->batch && info->n_items == 0 ? "Invalid Request: empty batch"
+                    : info->kind == PMCP_MSG_INVALID
+                        ? "Invalid Request: not a JSON-RPC request, notification or response"
+                        : NULL;
+  if (bad) {
     pmcp_message_free(msg);
-    phttp_respond_error(c, 400, -32600, "Invalid Request: empty batch");
-    return;
+    phttp_respond_error(c, 400, -32600, bad);
+    return NULL;
   }
-  if (info->kind == PMCP_MSG_INVALID) {
+  return msg;
+}
+
+/* A session of one request (a stateless server's, or a modern-era
+ * request's). No negotiation to remember: the request says its version
+ * (absent: 2025-03-26, as the specification tells servers to assume). */
+static phttp_session *post_stateless_session(phttp_conn *c, pmcp_message *msg)
+{
+  phttp_req *r = &c->req;
+  int status;
+  phttp_session *s = phttp_session_new(c->h, 1, r->principal, &status);
+  if (!s) {
     pmcp_message_free(msg);
-    phttp_respond_error(c, 400, -32600, "Invalid Request: not a JSON-RPC request, notification or response");
-    return;
+    phttp_respond_error(c, status, -32603, "cannot open a session");
+    return NULL;
   }
-  int nreq = (int)info->n_requests, is_init = info->initialize;
-  /* The engine decides the era; a modern-era request (its own _meta, no
-   * session) is served statelessly beside the sessions of older clients. */
-  size_t sn;
-  int sc;
-  int modern = !batch && info->era == PMCP_ERA_MODERN &&
-               !phttp_header(r, PH_SESSION, &sn, &sc);
-  if (r->bad_version && !modern) {
-    pmcp_message_free(msg);
-    phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
-    return;
-  }
-  claims_buf cm;
-  if (modern)
-    claims_read(r, &cm);
-  phttp_session *s;
-  if (h->o.stateless || modern) {
+  s->issued = 1;
+  size_t vn;
+  int vc;
+  const char *v = phttp_header(r, PH_VERSION, &vn, &vc);
+  if (!v)
+    v = "2025-03-26", vn = 10;
+  if (vn >= sizeof s->proto)
+    vn = sizeof s->proto - 1;
+  memcpy(s->proto, v, vn);
+  s->proto[vn] = '\0';
+  return s;
+}
+
+/* The session the POST runs in: one of its own when stateless or
+ * @p modern, a new one for an initialize without a session, else the one
+ * its Mcp-Session-Id names. NULL when answered. */
+static phttp_session *post_session(phttp_conn *c, pmcp_message *msg, int modern)
+{
+  pmcp_http *h = c->h;
+  phttp_req *r = &c->req;
+  const pmcp_msg_info *info = pmcp_message_info(msg);
+  if (h->o.stateless || modern)
+    return post_stateless_session(c, msg);
+  if (info->initialize && !phttp_header(r, PH_SESSION, &(size_t){0}, &(int){0})) {
+    if (info->batch) {
+      pmcp_message_free(msg);
+      phttp_respond_error(c, 400, -32600,
+                          "Invalid Request: initialize must not be part of a batch");
+      return NULL;
+    }
     int status;
-    s = phttp_session_new(h, 1, r->principal, &status);
+    phttp_session *s = phttp_session_new(h, 0, r->principal, &status);
     if (!s) {
       pmcp_message_free(msg);
-      phttp_respond_error(c, status, -32603, "cannot open a session");
-      return;
+      phttp_respond_error(c, status, -32000,
+                          status == 503 ? "too many sessions: try again later"
+                                        : "cannot open a session");
     }
-    s->issued = 1;
-    /* No negotiation to remember: the request says its version (absent:
-     * 2025-03-26, as the specification tells servers to assume). */
-    size_t vn;
-    int vc;
-    const char *v = phttp_header(r, PH_VERSION, &vn, &vc);
-    if (!v)
-      v = "2025-03-26", vn = 10;
-    if (vn >= sizeof s->proto)
-      vn = sizeof s->proto - 1;
-    memcpy(s->proto, v, vn);
-    s->proto[vn] = '\0';
-  } else if (is_init && !phttp_header(r, PH_SESSION, &(size_t){0}, &(int){0})) {
-    if (batch) {
-      pmcp_message_free(msg);
-      phttp_respond_error(c, 400, -32600, "Invalid Request: initialize must not be part of a batch");
-      return;
-    }
-    int status;
-    s = phttp_session_new(h, 0, r->principal, &status);
-    if (!s) {
-      pmcp_message_free(msg);
-      phttp_respond_error(c, status, -32000, status == 503
-                          ? "too many sessions: try again later"
-                          : "cannot open a session");
-      return;
-    }
-  } else {
-    s = request_session(c);
-    if (!s) {
-      pmcp_message_free(msg);
-      return;
-    }
+    return s;
   }
-  if (batch && (s->stateless || s->issued > 0)) {
-    /* A stateless request says its version in its header (s->proto). */
-    char ver[32];
-    if (s->stateless)
-      snprintf(ver, sizeof ver, "%s", s->proto);
-    if ((s->stateless || pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0) &&
-        !pmcp_protocol_batch_allowed(ver)) {
-      if (s->stateless)
-        phttp_session_free(h, s, "request refused");
-      pmcp_message_free(msg);
-      phttp_respond_error(c, 400, -32600, "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
-      return;
-    }
-  }
-  if (nreq == 0) {
-    /* Notifications and responses only: accepted, nothing to wait for. */
-    for (size_t i = 0; i < nmsg; i++)
-      pmcp_server_handle_item(h->server, s->id, msg, i, NULL);
+  phttp_session *s = request_session(c);
+  if (!s)
     pmcp_message_free(msg);
+  return s;
+}
+
+/* A batch where the session's protocol version has none is refused (a
+ * stateless session freed). 0: go on; -1: answered. */
+static int post_batch_check(phttp_conn *c, phttp_session *s, pmcp_message *msg)
+{
+  pmcp_http *h = c->h;
+  if (!pmcp_message_info(msg)->batch || !(s->stateless || s->issued > 0))
+    return 0;
+  /* A stateless request says its version in its header (s->proto). */
+  char ver[32];
+  if (s->stateless)
+    snprintf(ver, sizeof ver, "%s", s->proto);
+  if ((s->stateless || pmcp_server_session_protocol(h->server, s->id, ver, sizeof ver) == 0) &&
+      !pmcp_protocol_batch_allowed(ver)) {
     if (s->stateless)
-      phttp_session_free(h, s, "request finished");
-    phttp_respond(c, 202, NULL, NULL, NULL, 0);
-    phttp_drain_queue(h);
-    return;
+      phttp_session_free(h, s, "request refused");
+    pmcp_message_free(msg);
+    phttp_respond_error(
+        c, 400, -32600,
+        "Invalid Request: JSON-RPC batches are not allowed by the negotiated protocol version");
+    return -1;
   }
-  /* Handlers the host wrote may block: they never run on the loop. */
-  int offload = 0;
-  for (size_t i = 0; i < nmsg && !h->o.testing && !h->o.handlers_inline; i++)
-    offload |= pmcp_message_item(msg, i)->runs_handler;
+  return 0;
+}
+
+/* Notifications and responses only: accepted, nothing to wait for. */
+static void post_notifications(phttp_conn *c, phttp_session *s, pmcp_message *msg)
+{
+  pmcp_http *h = c->h;
+  size_t nmsg = pmcp_message_info(msg)->n_items;
+  for (size_t i = 0; i < nmsg; i++)
+    pmcp_server_handle_item(h->server, s->id, msg, i, NULL);
+  pmcp_message_free(msg);
+  if (s->stateless)
+    phttp_session_free(h, s, "request finished");
+  phttp_respond(c, 202, NULL, NULL, NULL, 0);
+  phttp_drain_queue(h);
+}
+
+/* Admission of @p nreq requests: 503 when they need a handler thread and
+ * its queue is full, 429 over an in-flight limit (a stateless session
+ * freed). 0: admitted; -1: answered. */
+static int post_admit(phttp_conn *c, phttp_session *s, pmcp_message *msg, unsigned nreq,
+                      int offload)
+{
+  pmcp_http *h = c->h;
   if (offload && phttp_pool_full(h)) {
     pmcp_message_free(msg);
     if (s->stateless)
       phttp_session_free(h, s, "request refused");
     static const char busy[] =
-      "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Server busy: every "
-      "handler thread is taken and the queue is full; retry in a moment\",\"data\":"
-      "{\"retryable\":true,\"retry_after_ms\":1000}},\"id\":null}";
+        "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Server busy: every "
+        "handler thread is taken and the queue is full; retry in a moment\",\"data\":"
+        "{\"retryable\":true,\"retry_after_ms\":1000}},\"id\":null}";
     phttp_respond(c, 503, "application/json", "Retry-After: 1\r\n", busy, sizeof busy - 1);
-    return;
+    return -1;
   }
   /* In-flight limits: per session, per principal (so one principal's many
    * sessions cannot take every slot) and for the whole server. */
   const char *limit = NULL;
-  if (s->inflight + (unsigned)nreq > h->o.max_inflight)
+  if (s->inflight + nreq > h->o.max_inflight)
     limit = "too many requests in flight in this session";
-  else if (phttp_principal_inflight(h, s->principal, 0) + (unsigned)nreq >
-           h->o.max_inflight_principal)
+  else if (phttp_principal_inflight(h, s->principal, 0) + nreq > h->o.max_inflight_principal)
     limit = "too many requests in flight for this principal";
-  else if (h->inflight + (unsigned)nreq > h->o.max_inflight_total)
+  else if (h->inflight + nreq > h->o.max_inflight_total)
     limit = "too many requests in flight in this server";
-  if (limit) {
-    pmcp_message_free(msg);
-    if (s->stateless)
-      phttp_session_free(h, s, "request refused");
-    char body[300];
-    snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
-             "\"%s: retry in a moment\",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}},"
-             "\"id\":null}", limit);
-    phttp_respond(c, 429, "application/json", "Retry-After: 1\r\n", body, strlen(body));
-    return;
-  }
+  if (!limit)
+    return 0;
+  pmcp_message_free(msg);
+  if (s->stateless)
+    phttp_session_free(h, s, "request refused");
+  char body[300];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
+           "\"%s: retry in a moment\",\"data\":{\"retryable\":true,\"retry_after_ms\":1000}},"
+           "\"id\":null}",
+           limit);
+  phttp_respond(c, 429, "application/json", "Retry-After: 1\r\n", body, strlen(body));
+  return -1;
+}
+
+/* The stream the POST's answers go to, waiting for its @p nreq request
+ * ids, counted in flight (and started when it is SSE). NULL: answered. */
+static phttp_stream *post_stream(phttp_conn *c, phttp_session *s, pmcp_message *msg, unsigned nreq)
+{
+  pmcp_http *h = c->h;
+  const pmcp_msg_info *info = pmcp_message_info(msg);
   phttp_stream *st = phttp_stream_new(s);
-  if (!st || !(st->ids = calloc((size_t)nreq, sizeof *st->ids))) {
+  if (!st || !(st->ids = calloc(nreq, sizeof *st->ids))) {
     if (st)
       phttp_stream_free(st);
     pmcp_message_free(msg);
     phttp_respond_error(c, 503, -32603, "out of memory");
-    return;
+    return NULL;
   }
   /* The ids this POST waits for, as the engine will write them in the
    * related_id of its answers. Two streams must not wait for one id. */
-  for (size_t i = 0; i < nmsg; i++) {
+  for (size_t i = 0; i < info->n_items; i++) {
     const pmcp_msg_item *it = pmcp_message_item(msg, i);
     if (it->kind != PMCP_MSG_REQUEST)
       continue;
@@ -478,55 +511,77 @@ static void handle_post(phttp_conn *c)
       free(id);
       phttp_stream_free(st);
       pmcp_message_free(msg);
-      phttp_respond_error(c, 409, -32600, "Invalid Request: a request with this id is already in progress in this session");
-      return;
+      phttp_respond_error(
+          c, 409, -32600,
+          "Invalid Request: a request with this id is already in progress in this session");
+      return NULL;
     }
     st->ids[st->nids++].id = id;
   }
-  st->batch = batch;
-  st->initialize = is_init && !s->stateless && s->issued == 0;
-  unsigned accept = r->accept; /* read with the headers */
-  st->mode = accept == ACCEPT_JSON ? MODE_JSON
-           : accept == ACCEPT_SSE ? MODE_SSE : MODE_LAZY;
+  st->batch = info->batch;
+  st->initialize = info->initialize && !s->stateless && s->issued == 0;
+  unsigned accept = c->req.accept; /* read with the headers */
+  st->mode = accept == ACCEPT_JSON ? MODE_JSON : accept == ACCEPT_SSE ? MODE_SSE : MODE_LAZY;
   st->conn = c;
   c->stream = st;
-  s->inflight += (unsigned)nreq;
-  h->inflight += (unsigned)nreq;
-  phttp_principal_inflight(h, s->principal, nreq);
+  s->inflight += nreq;
+  h->inflight += nreq;
+  phttp_principal_inflight(h, s->principal, (int)nreq);
   if (st->mode == MODE_SSE)
     phttp_stream_start_sse(st);
+  return st;
+}
+
+/* Hands the POST's items to the handler threads, with the message, the
+ * body its items point into and a copy of the modern-era claims @p cm
+ * (NULL: none). 0, or PMCP_ENOMEM with nothing handed over. */
+static int post_offload(phttp_conn *c, phttp_session *s, const phttp_stream *st, pmcp_message *msg,
+                        const claims_buf *cm)
+{
+  pmcp_http *h = c->h;
+  size_t nmsg = pmcp_message_info(msg)->n_items;
+  size_t head = sizeof(phttp_work) + nmsg * sizeof(work_msg);
+  head = (head + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+  phttp_work *wk = calloc(1, head + (cm ? claims_size(cm) : 0));
+  if (!wk)
+    return PMCP_ENOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < nmsg; i++)
+    if (pmcp_message_item(msg, i)->kind == PMCP_MSG_REQUEST)
+      wk->msgs[i].id = st->ids[k++].id;
+  wk->n = nmsg;
+  if (cm)
+    claims_copy(wk, cm, (char *)wk + head);
+  wk->msg = msg;
+  wk->body = c->req.body;
+  c->req.body = (pmcp_buf)PMCP_BUF_INIT;
+  wk->h = h;
+  wk->s = s;
+  s->nwork++;
+  phttp_pool_submit(h, wk);
+  return 0;
+}
+
+/* Runs the POST's items: on the handler threads when @p offload, else
+ * here; a request the engine could not take is answered with its error. */
+static void post_run(phttp_conn *c, phttp_session *s, phttp_stream *st, pmcp_message *msg,
+                     int offload, const claims_buf *cm)
+{
+  pmcp_http *h = c->h;
+  size_t nmsg = pmcp_message_info(msg)->n_items;
   /* Keep our own copy of the session id: an inline answer may end a
    * stateless session while we still hand it messages. */
   char sid[sizeof s->id];
   memcpy(sid, s->id, sizeof sid);
   if (offload) {
-    size_t head = sizeof(phttp_work) + nmsg * sizeof(work_msg);
-    head = (head + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
-    phttp_work *wk = calloc(1, head + (modern ? claims_size(&cm) : 0));
-    if (wk) {
-      size_t k = 0;
-      for (size_t i = 0; i < nmsg; i++)
-        if (pmcp_message_item(msg, i)->kind == PMCP_MSG_REQUEST)
-          wk->msgs[i].id = st->ids[k++].id;
-      wk->n = nmsg;
-      if (modern)
-        claims_copy(wk, &cm, (char *)wk + head);
-      /* The items point into the body: it goes with them. */
-      wk->msg = msg;
-      wk->body = r->body;
-      r->body = (pmcp_buf)PMCP_BUF_INIT;
-      wk->h = h;
-      wk->s = s;
-      s->nwork++;
-      phttp_pool_submit(h, wk);
+    if (post_offload(c, s, st, msg, cm) == 0)
       return;
-    }
     /* Could not hand it over: answer every request with the failure. */
     for (size_t i = 0; i < st->nids; i++)
       if (!st->ids[i].done && phttp_session_find(h, sid, strlen(sid)))
         phttp_answer_locally(h, s, st->ids[i].id, PMCP_ENOMEM);
-  } else if (!batch) {
-    int rc = pmcp_server_handle_item(h->server, sid, msg, 0, modern ? &cm.claims : NULL);
+  } else if (!pmcp_message_info(msg)->batch) {
+    int rc = pmcp_server_handle_item(h->server, sid, msg, 0, cm ? &cm->claims : NULL);
     if (rc != 0)
       phttp_answer_locally(h, s, st->ids[0].id, rc);
   } else {
@@ -543,6 +598,47 @@ static void handle_post(phttp_conn *c)
   }
   pmcp_message_free(msg);
   phttp_drain_queue(h);
+}
+
+static void handle_post(phttp_conn *c)
+{
+  pmcp_http *h = c->h;
+  phttp_req *r = &c->req;
+  pmcp_message *msg = post_read(c);
+  if (!msg)
+    return;
+  const pmcp_msg_info *info = pmcp_message_info(msg);
+  /* The engine decides the era; a modern-era request (its own _meta, no
+   * session) is served statelessly beside the sessions of older clients. */
+  size_t sn;
+  int sc;
+  int modern =
+      !info->batch && info->era == PMCP_ERA_MODERN && !phttp_header(r, PH_SESSION, &sn, &sc);
+  if (r->bad_version && !modern) {
+    pmcp_message_free(msg);
+    phttp_respond_error(c, 400, -32000, "Bad Request: unsupported MCP-Protocol-Version");
+    return;
+  }
+  claims_buf cm;
+  if (modern)
+    claims_read(r, &cm);
+  phttp_session *s = post_session(c, msg, modern);
+  if (!s || post_batch_check(c, s, msg) != 0)
+    return;
+  unsigned nreq = (unsigned)info->n_requests;
+  if (nreq == 0) {
+    post_notifications(c, s, msg);
+    return;
+  }
+  /* Handlers the host wrote may block: they never run on the loop. */
+  int offload = 0;
+  for (size_t i = 0; i < info->n_items && !h->o.testing && !h->o.handlers_inline; i++)
+    offload |= pmcp_message_item(msg, i)->runs_handler;
+  if (post_admit(c, s, msg, nreq, offload) != 0)
+    return;
+  phttp_stream *st = post_stream(c, s, msg, nreq);
+  if (st)
+    post_run(c, s, st, msg, offload, modern ? &cm : NULL);
 }
 
 static void handle_get(phttp_conn *c)

@@ -470,7 +470,8 @@ typedef struct rowset {
     size_t s;
   } *rows;
   size_t n;
-  cJSON *missing; /* [{run, key}] */
+  pmcp_json *missing; /* the open array [{run, key}] of keys a run lacks */
+  size_t n_missing;
 } rowset;
 
 static void rowset_free(rowset *r)
@@ -479,7 +480,19 @@ static void rowset_free(rowset *r)
     pmcp__mx_catalog_free(&r->cat[i]);
   free(r->cat);
   free(r->rows);
-  cJSON_Delete(r->missing);
+  pmcp_json_free(r->missing);
+}
+
+/* The page's "not_found": the keys a run lacks, on the first page. */
+static void put_missing(pmcp_page *pg, size_t pos, rowset *r)
+{
+  if (pos || !r->n_missing)
+    return;
+  pmcp_json_array_end(r->missing);
+  size_t n = 0;
+  const char *t = pmcp_json_text(r->missing, &n);
+  if (t)
+    pmcp_page_field_json(pg, "not_found", t, n);
 }
 
 /* Reads the catalogs and lists the rows; 1 when an error result was sent. */
@@ -496,9 +509,8 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
   if (wrc)
     return wrc;
   r->cat = calloc(nr ? nr : 1, sizeof *r->cat);
-  r->missing = cJSON_CreateArray();
   size_t *idx = NULL;
-  if (!r->cat || !r->missing) {
+  if (!r->cat || pmcp_json_new(&r->missing, 0) || pmcp_json_array_begin(r->missing)) {
     pmcp__mx_where_free(where);
     return PMCP_ENOMEM;
   }
@@ -556,15 +568,16 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
         return pmcp__mx_select_fail(call, c, run, &pick, &why), 1;
       }
       if (!found && key) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "run", c->s ? c->s[0].run : run);
-        if (!c->n) {
-          char rr[300];
+        char rr[300];
+        if (!c->n) /* no catalog to name the run: as it was asked for */
           snprintf(rr, sizeof rr, "%s%s", strchr(run, ':') ? "" : "run:", run);
-          cJSON_ReplaceItemInObject(m, "run", cJSON_CreateString(rr));
-        }
-        cJSON_AddStringToObject(m, "key", key);
-        cJSON_AddItemToArray(r->missing, m);
+        pmcp_json_object_begin(r->missing);
+        pmcp_json_key(r->missing, "run");
+        pmcp_json_string(r->missing, c->n ? c->s[0].run : rr);
+        pmcp_json_key(r->missing, "key");
+        pmcp_json_string(r->missing, key);
+        pmcp_json_object_end(r->missing);
+        r->n_missing++;
       }
     }
   }
@@ -619,12 +632,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
   }
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "series");
-  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
-    char *mj = cJSON_PrintUnformatted(r.missing);
-    if (mj)
-      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
-    cJSON_free(mj);
-  }
+  put_missing(pg, pos, &r);
 #ifdef PMCP_HAVE_CAIRO
   int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
   pmcp__chart ch = {0};
@@ -710,12 +718,7 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
   }
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "summaries");
-  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
-    char *mj = cJSON_PrintUnformatted(r.missing);
-    if (mj)
-      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
-    cJSON_free(mj);
-  }
+  put_missing(pg, pos, &r);
   pmcp_page_list(pg, "series");
   int more = 0;
   for (size_t i = pos; i < r.n; i++) {

@@ -230,6 +230,24 @@ static int read_whole(const row_req *q, uint64_t total, uint64_t finite)
          (q->smoothing > 0 && total <= DECODE_MAX);
 }
 
+/* Whether the candidates just read settle the row: 1 when the range is
+ * to be read whole (*whole set) or, finished, they are enough, all the
+ * finite points there are, or the @p last pass; 0 when a finer pass is
+ * to follow; a negative error. */
+static int cands_settle(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                        pmcp__mx_cands *c, int last, int *whole)
+{
+  uint64_t finite = c->total - c->nonfinite;
+  if (read_whole(q, c->total, finite)) {
+    *whole = 1;
+    return 1;
+  }
+  int rc = pmcp__mx_cands_finish(rs, s->id, c);
+  if (rc)
+    return rc;
+  return c->n >= q->max_points || c->n >= finite || last;
+}
+
 /* Candidates from the store's scan: summaries of blocks (or, for more
  * points, of segments) inside the range give four real points each
  * without being decoded; only the parts the range's ends cut, and the
@@ -252,17 +270,10 @@ static int scan_points(pmcp__research *rs, const pmcp__mx_series *s, const row_r
     unit = unit >= 16 ? unit / 16 : 1;
   for (;;) {
     int rc = pmcp__mx_cands_scan(rs, s->id, lo, hi, unit, c);
+    if (!rc)
+      rc = cands_settle(rs, s, q, c, unit == 1, whole);
     if (rc)
-      return rc;
-    uint64_t finite = c->total - c->nonfinite;
-    if (read_whole(q, c->total, finite)) {
-      *whole = 1;
-      return 0;
-    }
-    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
-      return rc;
-    if (c->n >= m || c->n >= finite || unit == 1)
-      return 0;
+      return rc < 0 ? rc : 0;
     unit = unit >= 16 ? unit / 16 : 1;
   }
 }
@@ -288,17 +299,10 @@ static int bucket_points(pmcp__research *rs, const pmcp__mx_series *s, const row
     for (size_t b = 0; b < nb && !rc; b++)
       rc = pmcp__mx_cands_bucket(c, &bk[b]);
     free(bk);
+    if (!rc)
+      rc = cands_settle(rs, s, q, c, nbk >= 100000, whole);
     if (rc)
-      return rc;
-    uint64_t finite = c->total - c->nonfinite;
-    if (read_whole(q, c->total, finite)) {
-      *whole = 1;
-      return 0;
-    }
-    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
-      return rc;
-    if (c->n >= m || c->n >= finite || nbk >= 100000)
-      return 0;
+      return rc < 0 ? rc : 0;
     if (c->total <= DECODE_MAX && pass > 0) {
       /* summaries too flat to offer m distinct points: read it whole */
       *whole = 1;

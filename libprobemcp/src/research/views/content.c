@@ -315,6 +315,43 @@ typedef struct page_end {
   size_t col;  /* next_start_col inside a cut line, or 0 */
 } page_end;
 
+/* The page of lines @p start .. at->end, from byte @p col of line
+ * @p start, whose text is [from, from + n) of the text (@p cut: the line
+ * goes on past it), into @p out; @p at says where the next page starts. */
+static int write_lines(const pmcp__vctx *v, const content_text *x, size_t start, size_t col,
+                       size_t from, size_t n, int cut, const page_end *at, pmcp_buf *out)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_object_begin(j);
+  put_head(j, v, x);
+  pmcp_json_key(j, "start_line");
+  pmcp_json_uint(j, start);
+  pmcp_json_key(j, "end_line");
+  pmcp_json_uint(j, at->end);
+  if (col) {
+    pmcp_json_key(j, "start_col");
+    pmcp_json_uint(j, col);
+  }
+  pmcp_json_key(j, "text");
+  pmcp_json_string_n(j, x->t + from, n);
+  if (cut) {
+    pmcp_json_key(j, "line_truncated");
+    pmcp_json_bool(j, 1);
+  }
+  if (at->line) {
+    pmcp_json_key(j, "next_start_line");
+    pmcp_json_uint(j, at->line);
+  }
+  if (at->col) {
+    pmcp_json_key(j, "next_start_col");
+    pmcp_json_uint(j, at->col);
+  }
+  pmcp_json_object_end(j);
+  return pmcp__vw_take(j, out);
+}
+
 /* Lines start .. start-1+want (to the end at most) of the text as a page,
  * into @p out; @p at says where it ends. */
 static int section(const pmcp__vctx *v, const content_text *x, size_t start, size_t want,
@@ -328,23 +365,7 @@ static int section(const pmcp__vctx *v, const content_text *x, size_t start, siz
   *at = (page_end){e, e < nlines ? e + 1 : 0, 0};
   size_t from = nlines ? x->ix[start - 1] : 0;
   size_t to = e < nlines ? x->ix[e] : x->len;
-  pmcp_json *j = NULL;
-  if (pmcp_json_new(&j, 0))
-    return PMCP_ENOMEM;
-  pmcp_json_object_begin(j);
-  put_head(j, v, x);
-  pmcp_json_key(j, "start_line");
-  pmcp_json_uint(j, start);
-  pmcp_json_key(j, "end_line");
-  pmcp_json_uint(j, e);
-  pmcp_json_key(j, "text");
-  pmcp_json_string_n(j, x->t + from, to - from);
-  if (at->line) {
-    pmcp_json_key(j, "next_start_line");
-    pmcp_json_uint(j, at->line);
-  }
-  pmcp_json_object_end(j);
-  return pmcp__vw_take(j, out);
+  return write_lines(v, x, start, 0, from, to - from, 0, at, out);
 }
 
 /* Makes @p page (taken) the view's object, and its continuation the
@@ -373,35 +394,7 @@ static int line_piece(const pmcp__vctx *v, const content_text *x, size_t start, 
 {
   int last = from + l == to;
   *at = (page_end){start, !last ? start : start < x->nlines ? start + 1 : 0, !last ? col + l : 0};
-  pmcp_json *j = NULL;
-  if (pmcp_json_new(&j, 0))
-    return PMCP_ENOMEM;
-  pmcp_json_object_begin(j);
-  put_head(j, v, x);
-  pmcp_json_key(j, "start_line");
-  pmcp_json_uint(j, start);
-  pmcp_json_key(j, "end_line");
-  pmcp_json_uint(j, start);
-  if (col) {
-    pmcp_json_key(j, "start_col");
-    pmcp_json_uint(j, col);
-  }
-  pmcp_json_key(j, "text");
-  pmcp_json_string_n(j, x->t + from, l);
-  if (!last) {
-    pmcp_json_key(j, "line_truncated");
-    pmcp_json_bool(j, 1);
-  }
-  if (at->line) {
-    pmcp_json_key(j, "next_start_line");
-    pmcp_json_uint(j, at->line);
-  }
-  if (at->col) {
-    pmcp_json_key(j, "next_start_col");
-    pmcp_json_uint(j, at->col);
-  }
-  pmcp_json_object_end(j);
-  return pmcp__vw_take(j, out);
+  return write_lines(v, x, start, col, from, l, !last, at, out);
 }
 
 /* A page of line @p start from byte @p col of it, for a line too long

@@ -54,13 +54,12 @@ static size_t count_chars(const char *s, size_t len)
 static void vctx_free(pmcp__vctx *v)
 {
   cJSON_Delete(v->rec);
-  cJSON_Delete(v->obj);
-  cJSON_Delete(v->items);
   free(v->doc);
   pmcp_buf_dispose(&v->head);
+  pmcp_buf_dispose(&v->resume);
   pmcp_buf_dispose(&v->data);
   pmcp_buf_dispose(&v->list_text);
-  v->rec = v->obj = v->items = NULL;
+  v->rec = NULL;
   v->doc = NULL;
 }
 
@@ -76,23 +75,12 @@ static pmcp_json *writer(void)
   return pmcp_json_new(&j, 0) ? NULL : j;
 }
 
-/* The envelope members a view gave beside its result (v->obj, or v->head
- * when the view wrote them), but those named in @p skip. */
+/* The envelope members a list view gave beside its list (v->head), but
+ * those named in @p skip. */
 static void put_extras(pmcp_json *j, const pmcp__vctx *v, const char *const *skip)
 {
-  if (v->has_head) {
+  if (v->has_head)
     pmcp__vw_members(j, v->head.ptr, v->head.len, skip);
-    return;
-  }
-  for (const cJSON *c = v->obj ? v->obj->child : NULL; c; c = c->next) {
-    int keep = 1;
-    for (size_t i = 0; keep && skip && skip[i]; i++)
-      keep = strcmp(skip[i], c->string) != 0;
-    if (keep) {
-      pmcp_json_key(j, c->string);
-      pmcp__vw_value(j, c, 0);
-    }
-  }
 }
 
 /* View record whole: its members with "data" before the provenance. */
@@ -494,8 +482,8 @@ static int single_list(pmcp__vctx *v)
     pmcp_buf_dispose(&env);
     return rc;
   }
-  item_src src = items_of(v, v->items);
-  size_t total = v->items ? (size_t)cJSON_GetArraySize(v->items) : v->list_n;
+  item_src src = items_of(v, NULL);
+  size_t total = v->list_n;
   size_t start = v->state ? (size_t)pmcp__jn(v->state, "o", 0) : 0;
   if (start > total)
     start = total;
@@ -521,34 +509,20 @@ static int single_list(pmcp__vctx *v)
   return rc;
 }
 
-/* The content view's object (a cJSON tree) with its next_cursor. */
-static int content_out(pmcp__vctx *v, pmcp_buf *out)
+/* An object view that continues (content) with its next_cursor. */
+static int resumed_out(pmcp__vctx *v, pmcp_buf *out)
 {
   pmcp_json *j = writer();
   if (!j)
     return PMCP_ENOMEM;
-  const cJSON *o = v->obj;
   pmcp_json_object_begin(j);
-  for (const cJSON *c = o ? o->child : NULL; c; c = c->next) {
-    pmcp_json_key(j, c->string);
-    pmcp__vw_value(j, c, 0);
-  }
-  const cJSON *nsl = cJSON_GetObjectItemCaseSensitive(o, "next_start_line");
-  if (cJSON_IsNumber(nsl)) {
-    /* content: continue at the next section of the same version */
-    pmcp_buf st = PMCP_BUF_INIT;
-    const cJSON *col = cJSON_GetObjectItemCaseSensitive(o, "next_start_col");
-    pmcp__buf_printf(&st, "{\"line\":%.0f", nsl->valuedouble);
-    if (cJSON_IsNumber(col))
-      pmcp__buf_printf(&st, ",\"col\":%.0f", col->valuedouble);
-    pmcp__buf_printf(&st, ",\"v\":%.0f}", pmcp__jn(o, "version", 0));
-    char *cur = st.ptr ? mint(v->call, v->rs, st.ptr, 1) : NULL;
-    pmcp_buf_dispose(&st);
-    if (cur) {
-      pmcp_json_key(j, "next_cursor");
-      pmcp_json_string(j, cur);
-      free(cur);
-    }
+  pmcp__vw_members(j, v->head.ptr, v->head.len, NULL);
+  /* continue at the next page of the same version */
+  char *cur = mint(v->call, v->rs, v->resume.ptr, 1);
+  if (cur) {
+    pmcp_json_key(j, "next_cursor");
+    pmcp_json_string(j, cur);
+    free(cur);
   }
   pmcp_json_object_end(j);
   return pmcp__vw_take(j, out);
@@ -562,7 +536,7 @@ static int single(pmcp__vctx *v)
     return rc;
   if (v->err_code)
     return pmcp__rs_fail(call, v->err_code, "%s", v->err);
-  if (v->list.kind || v->items || v->has_list)
+  if (v->list.kind || v->has_list)
     return single_list(v);
   pmcp_buf whole = PMCP_BUF_INIT;
   if (v->doc) {
@@ -593,9 +567,11 @@ static int single(pmcp__vctx *v)
     pmcp_buf_dispose(&whole);
     return rc;
   }
-  if (v->has_head)
+  if (!v->has_head)
+    return pmcp__rs_send_object(call, v->rs, "{}", 2); /* a view that showed nothing */
+  if (!v->resume.len)
     return pmcp__rs_send_object(call, v->rs, v->head.ptr, v->head.len);
-  rc = content_out(v, &whole);
+  rc = resumed_out(v, &whole);
   if (!rc)
     rc = pmcp__rs_send_object(call, v->rs, whole.ptr, whole.len);
   pmcp_buf_dispose(&whole);
@@ -623,7 +599,7 @@ static int batch_item(pmcp__vctx *v, pmcp_json *j)
   char door[PMCP__REF_MAX + 80];
   snprintf(door, sizeof door, "entity refs=[\"%s\"] view=%s", v->ref_text,
            v->view);
-  if (v->list.kind || v->items || v->has_list) {
+  if (v->list.kind || v->has_list) {
     pmcp_json_key(j, "ref");
     pmcp_json_string(j, v->ref_text);
     put_extras(j, v, NULL);
@@ -646,9 +622,6 @@ static int batch_item(pmcp__vctx *v, pmcp_json *j)
       items = w.items;
       total = w.total;
       estimated = w.total_estimated;
-    } else if (v->items) {
-      items = v->items;
-      total = cJSON_GetArraySize(items);
     } else {
       total = (double)v->list_n;
     }
@@ -711,13 +684,7 @@ static int batch_item(pmcp__vctx *v, pmcp_json *j)
       return rc;
     return pmcp_json_object_end(j);
   }
-  if (v->has_head)
-    pmcp__vw_members(j, v->head.ptr, v->head.len, NULL);
-  else
-    for (const cJSON *c = v->obj ? v->obj->child : NULL; c; c = c->next) {
-      pmcp_json_key(j, c->string);
-      pmcp__vw_value(j, c, 0);
-    }
+  pmcp__vw_members(j, v->head.ptr, v->head.len, NULL);
   return pmcp_json_object_end(j);
 }
 

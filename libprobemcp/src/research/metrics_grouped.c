@@ -323,7 +323,7 @@ typedef struct gres {
 static void gres_free(gres *r)
 {
   for (size_t i = 0; r->g && i < r->ng; i++)
-    cJSON_free(r->g[i].key);
+    free(r->g[i].key);
   free(r->g);
   free(r->gof);
   free(r->mem);
@@ -408,6 +408,42 @@ static int g_parse(pmcp_call *call, grq *q)
   return 0;
 }
 
+/* Writes the object of the `by` labels' values in @p labels (null for a
+ * label the series lacks): a group's identity and its "labels". */
+static void by_labels(pmcp_json *j, pmcp_call *call, size_t nby, const cJSON *labels)
+{
+  pmcp_json_object_begin(j);
+  for (size_t b = 0; b < nby; b++) {
+    const char *lk = NULL;
+    pmcp_arg_string_at(call, "by", b, &lk);
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(labels, lk);
+    pmcp_json_key(j, lk);
+    if (cJSON_IsString(lv))
+      pmcp_json_string(j, lv->valuestring);
+    else if (cJSON_IsNumber(lv))
+      pmcp_json_number_lossless(j, lv->valuedouble); /* as pmcp__mx_labels */
+    else
+      pmcp_json_null(j);
+  }
+  pmcp_json_object_end(j);
+}
+
+/* The identity of the group of @p labels (malloc'd JSON text), or NULL. */
+static char *group_key(pmcp_call *call, size_t nby, const cJSON *labels)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return NULL;
+  by_labels(j, call, nby, labels);
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  char *k = t ? malloc(n + 1) : NULL;
+  if (k)
+    memcpy(k, t, n + 1);
+  pmcp_json_free(j);
+  return k;
+}
+
 /* Picks the members and groups, sizes the buckets and bins every member's
  * points. 0; 1 when a result was sent (an error naming the problem); <0 a
  * failure to return. */
@@ -437,15 +473,7 @@ static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
   r->nby = pmcp_arg_count(call, "by");
   for (size_t m = 0; m < r->nm; m++) {
     const pmcp__mx_series *s = &r->c.s[r->mem[m]];
-    cJSON *kv = cJSON_CreateObject();
-    for (size_t b = 0; b < r->nby; b++) {
-      const char *lk = NULL;
-      pmcp_arg_string_at(call, "by", b, &lk);
-      const cJSON *lv = cJSON_GetObjectItemCaseSensitive(s->labels, lk);
-      cJSON_AddItemToObject(kv, lk, lv ? cJSON_Duplicate(lv, 1) : cJSON_CreateNull());
-    }
-    char *k = cJSON_PrintUnformatted(kv);
-    cJSON_Delete(kv);
+    char *k = group_key(call, r->nby, s->labels);
     if (!k)
       return PMCP_ENOMEM;
     size_t gi = 0;
@@ -456,7 +484,7 @@ static int g_fetch(pmcp_call *call, pmcp__research *rs, const grq *q, gres *r)
       r->g[r->ng].labels = s->labels;
       r->ng++;
     } else {
-      cJSON_free(k);
+      free(k);
     }
     r->g[gi].n_series++;
     r->gof[m] = gi;
@@ -588,9 +616,8 @@ static int g_render(pmcp_call *call, pmcp__research *rs, const grq *q, const gre
       break;
     pmcp_json_object_begin(j);
     if (r->nby) {
-      cJSON *kv = cJSON_Parse(r->g[gi].key);
-      pmcp__mx_labels(j, kv);
-      cJSON_Delete(kv);
+      pmcp_json_key(j, "labels");
+      by_labels(j, call, r->nby, r->g[gi].labels);
     }
     pmcp_json_key(j, "series");
     pmcp_json_uint(j, r->g[gi].n_series);

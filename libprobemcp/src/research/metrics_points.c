@@ -16,12 +16,131 @@
 
 /* ---- coordinates ------------------------------------------------------------ */
 
-static int has_str(const cJSON *arr, const char *s)
+/* Distinct strings in the order first seen (borrowed), at most @p max. */
+typedef struct strset {
+  const char **v;
+  size_t n, cap, max;
+} strset;
+
+static int strset_add(strset *set, const char *s)
 {
-  const cJSON *x;
-  cJSON_ArrayForEach(x, arr)
-    if (cJSON_IsString(x) && !strcmp(x->valuestring, s))
-      return 1;
+  for (size_t i = 0; i < set->n; i++)
+    if (!strcmp(set->v[i], s))
+      return 0;
+  if (set->n >= set->max)
+    return 0;
+  if (set->n == set->cap) {
+    size_t cap = set->cap ? set->cap * 2 : 8;
+    const char **nv = realloc(set->v, cap * sizeof *nv);
+    if (!nv)
+      return PMCP_ENOMEM;
+    set->v = nv;
+    set->cap = cap;
+  }
+  set->v[set->n++] = s;
+  return 0;
+}
+
+/* A label key and its values seen. */
+typedef struct label_vals {
+  const char *key;
+  strset vals;
+} label_vals;
+
+/* What the run's catalog holds, each in the order first seen: keys,
+ * scales, kinds, and label keys with up to 50 values each. */
+typedef struct coords {
+  strset keys, scales, kinds;
+  label_vals *lk;
+  size_t nlk, cap_lk;
+  int64_t points;
+} coords;
+
+static void coords_free(coords *k)
+{
+  free(k->keys.v);
+  free(k->scales.v);
+  free(k->kinds.v);
+  for (size_t i = 0; i < k->nlk; i++)
+    free(k->lk[i].vals.v);
+  free(k->lk);
+}
+
+static int coords_read(const pmcp__mx_catalog *c, coords *k)
+{
+  memset(k, 0, sizeof *k);
+  k->keys.max = k->scales.max = k->kinds.max = SIZE_MAX;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < c->n; i++) {
+    const pmcp__mx_series *s = &c->s[i];
+    k->points += s->count;
+    rc = strset_add(&k->keys, s->key);
+    if (!rc)
+      rc = strset_add(&k->scales, s->scale);
+    if (!rc)
+      rc = strset_add(&k->kinds, s->kind);
+    const cJSON *l;
+    cJSON_ArrayForEach(l, s->labels)
+    {
+      size_t x = 0;
+      while (x < k->nlk && strcmp(k->lk[x].key, l->string))
+        x++;
+      if (x == k->nlk) {
+        if (x == k->cap_lk) {
+          size_t cap = x ? x * 2 : 8;
+          label_vals *nl = realloc(k->lk, cap * sizeof *nl);
+          if (!nl)
+            return PMCP_ENOMEM;
+          k->lk = nl;
+          k->cap_lk = cap;
+        }
+        k->lk[k->nlk++] = (label_vals){l->string, {NULL, 0, 0, 50}};
+      }
+      if (!rc && cJSON_IsString(l))
+        rc = strset_add(&k->lk[x].vals, l->valuestring);
+    }
+  }
+  return rc;
+}
+
+static void put_strings(pmcp_json *j, const strset *set)
+{
+  pmcp_json_array_begin(j);
+  for (size_t i = 0; i < set->n; i++)
+    pmcp_json_string(j, set->v[i]);
+  pmcp_json_array_end(j);
+}
+
+/* A field of the page written by @p j (reset first). */
+static void field_of(pmcp_page *pg, const char *name, pmcp_json *j)
+{
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  if (t)
+    pmcp_page_field_json(pg, name, t, n);
+  pmcp_json_reset(j);
+}
+
+/* The catalog's keys, label_values, scales and kinds as page fields. */
+static int coords_fields(pmcp_page *pg, const coords *k)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  put_strings(j, &k->keys);
+  field_of(pg, "keys", j);
+  pmcp_json_object_begin(j);
+  for (size_t i = 0; i < k->nlk; i++) {
+    pmcp_json_key(j, k->lk[i].key);
+    put_strings(j, &k->lk[i].vals);
+  }
+  pmcp_json_object_end(j);
+  field_of(pg, "label_values", j);
+  put_strings(j, &k->scales);
+  field_of(pg, "scales", j);
+  put_strings(j, &k->kinds);
+  field_of(pg, "kinds", j);
+  pmcp_json_free(j);
   return 0;
 }
 
@@ -34,62 +153,27 @@ int pmcp__mx_coordinates(pmcp_call *call, pmcp__research *rs)
   if (rc)
     return rc > 0 ? 0 : rc;
   /* label keys with their values, scales and kinds present */
-  cJSON *lk = cJSON_CreateObject(), *scales = cJSON_CreateArray(),
-        *kinds = cJSON_CreateArray(), *keys = cJSON_CreateArray();
-  int64_t points = 0;
-  for (size_t i = 0; i < c.n; i++) {
-    const pmcp__mx_series *s = &c.s[i];
-    points += s->count;
-    if (!has_str(keys, s->key))
-      cJSON_AddItemToArray(keys, cJSON_CreateString(s->key));
-    if (!has_str(scales, s->scale))
-      cJSON_AddItemToArray(scales, cJSON_CreateString(s->scale));
-    if (!has_str(kinds, s->kind))
-      cJSON_AddItemToArray(kinds, cJSON_CreateString(s->kind));
-    const cJSON *l;
-    cJSON_ArrayForEach(l, s->labels)
-    {
-      cJSON *vals = cJSON_GetObjectItemCaseSensitive(lk, l->string);
-      if (!vals)
-        vals = cJSON_AddArrayToObject(lk, l->string);
-      if (cJSON_IsString(l) && !has_str(vals, l->valuestring) &&
-          cJSON_GetArraySize(vals) < 50)
-        cJSON_AddItemToArray(vals, cJSON_CreateString(l->valuestring));
-    }
-  }
-  pmcp_page *pg = pmcp__rs_page(call, rs, 0);
+  coords k;
+  rc = coords_read(&c, &k);
+  pmcp_page *pg = rc ? NULL : pmcp__rs_page(call, rs, 0);
   if (!pg) {
-    cJSON_Delete(lk);
-    cJSON_Delete(scales);
-    cJSON_Delete(kinds);
-    cJSON_Delete(keys);
+    coords_free(&k);
     pmcp__mx_catalog_free(&c);
-    return 0;
+    return rc;
   }
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "coordinates");
   pmcp_page_field_string(pg, "run", c.n ? c.s[0].run : run);
   pmcp_page_field_int(pg, "series_total", (int64_t)c.n);
-  pmcp_page_field_int(pg, "points_total", points);
-  char *t;
-  if (pos == 0) {
-    t = cJSON_PrintUnformatted(keys);
-    pmcp_page_field_json(pg, "keys", t, strlen(t));
-    cJSON_free(t);
-    t = cJSON_PrintUnformatted(lk);
-    pmcp_page_field_json(pg, "label_values", t, strlen(t));
-    cJSON_free(t);
-    t = cJSON_PrintUnformatted(scales);
-    pmcp_page_field_json(pg, "scales", t, strlen(t));
-    cJSON_free(t);
-    t = cJSON_PrintUnformatted(kinds);
-    pmcp_page_field_json(pg, "kinds", t, strlen(t));
-    cJSON_free(t);
+  pmcp_page_field_int(pg, "points_total", k.points);
+  if (pos == 0)
+    rc = coords_fields(pg, &k);
+  coords_free(&k);
+  if (rc) {
+    pmcp_page_free(pg);
+    pmcp__mx_catalog_free(&c);
+    return rc;
   }
-  cJSON_Delete(lk);
-  cJSON_Delete(scales);
-  cJSON_Delete(kinds);
-  cJSON_Delete(keys);
   pmcp_page_list(pg, "series");
   int more = 0;
   for (size_t i = pos; i < c.n; i++) {

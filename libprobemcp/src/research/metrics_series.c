@@ -230,6 +230,24 @@ static int read_whole(const row_req *q, uint64_t total, uint64_t finite)
          (q->smoothing > 0 && total <= DECODE_MAX);
 }
 
+/* Whether the candidates just read settle the row: 1 when the range is
+ * to be read whole (*whole set) or, finished, they are enough, all the
+ * finite points there are, or the @p last pass; 0 when a finer pass is
+ * to follow; a negative error. */
+static int cands_settle(pmcp__research *rs, const pmcp__mx_series *s, const row_req *q,
+                        pmcp__mx_cands *c, int last, int *whole)
+{
+  uint64_t finite = c->total - c->nonfinite;
+  if (read_whole(q, c->total, finite)) {
+    *whole = 1;
+    return 1;
+  }
+  int rc = pmcp__mx_cands_finish(rs, s->id, c);
+  if (rc)
+    return rc;
+  return c->n >= q->max_points || c->n >= finite || last;
+}
+
 /* Candidates from the store's scan: summaries of blocks (or, for more
  * points, of segments) inside the range give four real points each
  * without being decoded; only the parts the range's ends cut, and the
@@ -252,17 +270,10 @@ static int scan_points(pmcp__research *rs, const pmcp__mx_series *s, const row_r
     unit = unit >= 16 ? unit / 16 : 1;
   for (;;) {
     int rc = pmcp__mx_cands_scan(rs, s->id, lo, hi, unit, c);
+    if (!rc)
+      rc = cands_settle(rs, s, q, c, unit == 1, whole);
     if (rc)
-      return rc;
-    uint64_t finite = c->total - c->nonfinite;
-    if (read_whole(q, c->total, finite)) {
-      *whole = 1;
-      return 0;
-    }
-    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
-      return rc;
-    if (c->n >= m || c->n >= finite || unit == 1)
-      return 0;
+      return rc < 0 ? rc : 0;
     unit = unit >= 16 ? unit / 16 : 1;
   }
 }
@@ -288,17 +299,10 @@ static int bucket_points(pmcp__research *rs, const pmcp__mx_series *s, const row
     for (size_t b = 0; b < nb && !rc; b++)
       rc = pmcp__mx_cands_bucket(c, &bk[b]);
     free(bk);
+    if (!rc)
+      rc = cands_settle(rs, s, q, c, nbk >= 100000, whole);
     if (rc)
-      return rc;
-    uint64_t finite = c->total - c->nonfinite;
-    if (read_whole(q, c->total, finite)) {
-      *whole = 1;
-      return 0;
-    }
-    if ((rc = pmcp__mx_cands_finish(rs, s->id, c)))
-      return rc;
-    if (c->n >= m || c->n >= finite || nbk >= 100000)
-      return 0;
+      return rc < 0 ? rc : 0;
     if (c->total <= DECODE_MAX && pass > 0) {
       /* summaries too flat to offer m distinct points: read it whole */
       *whole = 1;
@@ -470,7 +474,8 @@ typedef struct rowset {
     size_t s;
   } *rows;
   size_t n;
-  cJSON *missing; /* [{run, key}] */
+  pmcp_json *missing; /* the open array [{run, key}] of keys a run lacks */
+  size_t n_missing;
 } rowset;
 
 static void rowset_free(rowset *r)
@@ -479,7 +484,19 @@ static void rowset_free(rowset *r)
     pmcp__mx_catalog_free(&r->cat[i]);
   free(r->cat);
   free(r->rows);
-  cJSON_Delete(r->missing);
+  pmcp_json_free(r->missing);
+}
+
+/* The page's "not_found": the keys a run lacks, on the first page. */
+static void put_missing(pmcp_page *pg, size_t pos, rowset *r)
+{
+  if (pos || !r->n_missing)
+    return;
+  pmcp_json_array_end(r->missing);
+  size_t n = 0;
+  const char *t = pmcp_json_text(r->missing, &n);
+  if (t)
+    pmcp_page_field_json(pg, "not_found", t, n);
 }
 
 /* Reads the catalogs and lists the rows; 1 when an error result was sent. */
@@ -496,9 +513,8 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
   if (wrc)
     return wrc;
   r->cat = calloc(nr ? nr : 1, sizeof *r->cat);
-  r->missing = cJSON_CreateArray();
   size_t *idx = NULL;
-  if (!r->cat || !r->missing) {
+  if (!r->cat || pmcp_json_new(&r->missing, 0) || pmcp_json_array_begin(r->missing)) {
     pmcp__mx_where_free(where);
     return PMCP_ENOMEM;
   }
@@ -556,15 +572,16 @@ static int rows_collect(pmcp_call *call, pmcp__research *rs, int need_keys,
         return pmcp__mx_select_fail(call, c, run, &pick, &why), 1;
       }
       if (!found && key) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "run", c->s ? c->s[0].run : run);
-        if (!c->n) {
-          char rr[300];
+        char rr[300];
+        if (!c->n) /* no catalog to name the run: as it was asked for */
           snprintf(rr, sizeof rr, "%s%s", strchr(run, ':') ? "" : "run:", run);
-          cJSON_ReplaceItemInObject(m, "run", cJSON_CreateString(rr));
-        }
-        cJSON_AddStringToObject(m, "key", key);
-        cJSON_AddItemToArray(r->missing, m);
+        pmcp_json_object_begin(r->missing);
+        pmcp_json_key(r->missing, "run");
+        pmcp_json_string(r->missing, c->n ? c->s[0].run : rr);
+        pmcp_json_key(r->missing, "key");
+        pmcp_json_string(r->missing, key);
+        pmcp_json_object_end(r->missing);
+        r->n_missing++;
       }
     }
   }
@@ -619,12 +636,7 @@ int pmcp__mx_series_mode(pmcp_call *call, pmcp__research *rs)
   }
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "series");
-  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
-    char *mj = cJSON_PrintUnformatted(r.missing);
-    if (mj)
-      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
-    cJSON_free(mj);
-  }
+  put_missing(pg, pos, &r);
 #ifdef PMCP_HAVE_CAIRO
   int log_y = 0, chart = pmcp__chart_wanted(call, &log_y);
   pmcp__chart ch = {0};
@@ -710,12 +722,7 @@ int pmcp__mx_summaries(pmcp_call *call, pmcp__research *rs)
   }
   size_t pos = pmcp__mx_pos(pg);
   pmcp_page_field_string(pg, "mode", "summaries");
-  if (pos == 0 && cJSON_GetArraySize(r.missing) > 0) {
-    char *mj = cJSON_PrintUnformatted(r.missing);
-    if (mj)
-      pmcp_page_field_json(pg, "not_found", mj, strlen(mj));
-    cJSON_free(mj);
-  }
+  put_missing(pg, pos, &r);
   pmcp_page_list(pg, "series");
   int more = 0;
   for (size_t i = pos; i < r.n; i++) {

@@ -80,41 +80,6 @@ static size_t line_len(const char *t, size_t len, const size_t *ix, size_t n,
   return l;
 }
 
-static cJSON *str_n(const char *s, size_t n)
-{
-  char *c = malloc(n + 1);
-  if (!c)
-    return NULL;
-  memcpy(c, s, n);
-  c[n] = '\0';
-  cJSON *v = cJSON_CreateString(c);
-  free(c);
-  return v;
-}
-
-/* Lines start .. start-1+want (to the end at most) of the text as a page
- * of @p head's fields; *end is the last line's number. */
-static cJSON *section(const cJSON *head, const char *t, size_t len, const size_t *ix,
-                      size_t nlines, size_t start, size_t want, size_t *end)
-{
-  assert(start >= 1 && want >= 1 && (nlines ? start <= nlines : start == 1));
-  size_t e = start - 1 + want;
-  if (e > nlines)
-    e = nlines;
-  *end = e;
-  size_t from = nlines ? ix[start - 1] : 0;
-  size_t to = e < nlines ? ix[e] : len;
-  cJSON *sec = cJSON_Duplicate(head, 1);
-  if (!sec)
-    return NULL;
-  cJSON_AddNumberToObject(sec, "start_line", (double)start);
-  cJSON_AddNumberToObject(sec, "end_line", (double)e);
-  cJSON_AddItemToObject(sec, "text", str_n(t + from, to - from));
-  if (e < nlines)
-    cJSON_AddNumberToObject(sec, "next_start_line", (double)(e + 1));
-  return sec;
-}
-
 /* The longest prefix of [s, s+n), cut at a character, of at most @p cap
  * tokens. */
 static size_t line_cut(const char *s, size_t n, size_t cap)
@@ -132,62 +97,6 @@ static size_t line_cut(const char *s, size_t n, size_t cap)
   while (lo > 0 && lo < n && ((unsigned char)s[lo] & 0xC0) == 0x80)
     lo--;
   return lo;
-}
-
-/* A page of line @p start from byte @p col of it, for a line too long
- * for one page: as many bytes as the budget holds, by tokens, cut at a
- * character; the next page continues the line at next_start_col (the
- * text of the pages joins back to the line). */
-static int line_part(pmcp__vctx *v, const char *t, size_t len, const size_t *ix,
-                     size_t nlines, size_t start, size_t col)
-{
-  assert(start >= 1 && (nlines ? start <= nlines : start == 1));
-  size_t from = (nlines ? ix[start - 1] : 0) + col;
-  size_t to = start < nlines ? ix[start] : len;
-  if (from > to)
-    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
-                           "the cursor is past the end of line %zu", start);
-  /* the largest length that fits: fits(mid cut at a character) falls as
-   * mid grows, so the search moves on mid itself */
-  size_t lo = 1, hi = to - from;
-  cJSON *best = NULL;
-  while (lo <= hi) {
-    size_t mid = lo + (hi - lo) / 2, l = mid;
-    while (l > 0 && from + l < to && ((unsigned char)t[from + l] & 0xC0) == 0x80)
-      l--; /* a character's continuation bytes stay with it */
-    int last = from + l == to;
-    cJSON *sec = cJSON_Duplicate(v->obj, 1);
-    if (!sec)
-      break;
-    cJSON_AddNumberToObject(sec, "start_line", (double)start);
-    cJSON_AddNumberToObject(sec, "end_line", (double)start);
-    if (col)
-      cJSON_AddNumberToObject(sec, "start_col", (double)col);
-    cJSON_AddItemToObject(sec, "text", str_n(t + from, l));
-    if (!last) {
-      cJSON_AddTrueToObject(sec, "line_truncated");
-      cJSON_AddNumberToObject(sec, "next_start_line", (double)start);
-      cJSON_AddNumberToObject(sec, "next_start_col", (double)(col + l));
-    } else if (start < nlines) {
-      cJSON_AddNumberToObject(sec, "next_start_line", (double)(start + 1));
-    }
-    if (l > 0 && pmcp__rs_fits(v->call, sec, last && start >= nlines ? 0 : 160)) {
-      cJSON_Delete(best);
-      best = sec;
-      if (last)
-        break;
-      lo = mid + 1;
-    } else {
-      cJSON_Delete(sec);
-      hi = mid - 1;
-    }
-  }
-  if (!best)
-    return pmcp__view_fail(v, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
-                           "line %zu is too long to show any of it in this budget", start);
-  cJSON_Delete(v->obj);
-  v->obj = best;
-  return 0;
 }
 
 static int refuse(pmcp__vctx *v, const char *why)
@@ -379,32 +288,390 @@ static int fetch(pmcp__vctx *v, int64_t version, content_text *x)
 
 /* ---- render: the head, then the matches or a page of lines ------------- */
 
-/* v->obj: the fields every page of the content has. */
-static int render_head(pmcp__vctx *v, const content_text *x)
+/* The fields every page of the content has. */
+static void put_head(pmcp_json *j, const pmcp__vctx *v, const content_text *x)
 {
-  v->obj = cJSON_CreateObject();
-  if (!v->obj)
-    return PMCP_ENOMEM;
-  cJSON_AddStringToObject(v->obj, "ref", v->ref_text);
-  cJSON_AddStringToObject(v->obj, "view", "content");
+  pmcp_json_key(j, "ref");
+  pmcp_json_string(j, v->ref_text);
+  pmcp_json_key(j, "view");
+  pmcp_json_string(j, "content");
   static const char *const mk[] = {"version", "path", "media_type", "size",
                                    "sha256", NULL};
   for (size_t i = 0; mk[i]; i++) {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(x->meta, mk[i]);
-    if (f && !cJSON_IsNull(f))
-      cJSON_AddItemToObject(v->obj, mk[i], cJSON_Duplicate(f, 1));
+    if (f && !cJSON_IsNull(f)) {
+      pmcp_json_key(j, mk[i]);
+      pmcp__vw_value(j, f, 0);
+    }
   }
-  cJSON_AddNumberToObject(v->obj, "total_lines", (double)x->nlines);
+  pmcp_json_key(j, "total_lines");
+  pmcp_json_uint(j, x->nlines);
+}
+
+/* Where a page of lines ends and the next one starts (line 0: none). */
+typedef struct page_end {
+  size_t end;  /* the page's last line */
+  size_t line; /* next_start_line, or 0 at the end of the text */
+  size_t col;  /* next_start_col inside a cut line, or 0 */
+} page_end;
+
+/* The page of lines @p start .. at->end, from byte @p col of line
+ * @p start, whose text is [from, from + n) of the text (@p cut: the line
+ * goes on past it), into @p out; @p at says where the next page starts. */
+static int write_lines(const pmcp__vctx *v, const content_text *x, size_t start, size_t col,
+                       size_t from, size_t n, int cut, const page_end *at, pmcp_buf *out)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_object_begin(j);
+  put_head(j, v, x);
+  pmcp_json_key(j, "start_line");
+  pmcp_json_uint(j, start);
+  pmcp_json_key(j, "end_line");
+  pmcp_json_uint(j, at->end);
+  if (col) {
+    pmcp_json_key(j, "start_col");
+    pmcp_json_uint(j, col);
+  }
+  pmcp_json_key(j, "text");
+  pmcp_json_string_n(j, x->t + from, n);
+  if (cut) {
+    pmcp_json_key(j, "line_truncated");
+    pmcp_json_bool(j, 1);
+  }
+  if (at->line) {
+    pmcp_json_key(j, "next_start_line");
+    pmcp_json_uint(j, at->line);
+  }
+  if (at->col) {
+    pmcp_json_key(j, "next_start_col");
+    pmcp_json_uint(j, at->col);
+  }
+  pmcp_json_object_end(j);
+  return pmcp__vw_take(j, out);
+}
+
+/* Lines start .. start-1+want (to the end at most) of the text as a page,
+ * into @p out; @p at says where it ends. */
+static int section(const pmcp__vctx *v, const content_text *x, size_t start, size_t want,
+                   page_end *at, pmcp_buf *out)
+{
+  size_t nlines = x->nlines;
+  assert(start >= 1 && want >= 1 && (nlines ? start <= nlines : start == 1));
+  size_t e = start - 1 + want;
+  if (e > nlines)
+    e = nlines;
+  *at = (page_end){e, e < nlines ? e + 1 : 0, 0};
+  size_t from = nlines ? x->ix[start - 1] : 0;
+  size_t to = e < nlines ? x->ix[e] : x->len;
+  return write_lines(v, x, start, 0, from, to - from, 0, at, out);
+}
+
+/* Makes @p page (taken) the view's object, and its continuation the
+ * position state entity.c mints the next_cursor from: the next line (and
+ * column) of the same version. */
+static int keep_page(pmcp__vctx *v, const content_text *x, pmcp_buf *page, const page_end *at)
+{
+  pmcp_buf_dispose(&v->head);
+  v->head = *page;
+  *page = (pmcp_buf)PMCP_BUF_INIT;
+  v->has_head = 1;
+  if (!at->line)
+    return 0;
+  int rc = pmcp__buf_printf(&v->resume, "{\"line\":%zu", at->line);
+  if (!rc && at->col)
+    rc = pmcp__buf_printf(&v->resume, ",\"col\":%zu", at->col);
+  if (!rc)
+    rc = pmcp__buf_printf(&v->resume, ",\"v\":%.0f}", pmcp__jn(x->meta, "version", 0));
+  return rc ? PMCP_ENOMEM : 0;
+}
+
+/* Bytes [from, from + l) of line @p start, beginning at column @p col, as a
+ * page into @p out; @p at says where it ends. */
+static int line_piece(const pmcp__vctx *v, const content_text *x, size_t start, size_t col,
+                      size_t from, size_t l, size_t to, page_end *at, pmcp_buf *out)
+{
+  int last = from + l == to;
+  *at = (page_end){start, !last ? start : start < x->nlines ? start + 1 : 0, !last ? col + l : 0};
+  return write_lines(v, x, start, col, from, l, !last, at, out);
+}
+
+/* A page of line @p start from byte @p col of it, for a line too long
+ * for one page: as many bytes as the budget holds, by tokens, cut at a
+ * character; the next page continues the line at next_start_col (the
+ * text of the pages joins back to the line). */
+static int line_part(pmcp__vctx *v, const content_text *x, size_t start, size_t col)
+{
+  size_t nlines = x->nlines;
+  const char *t = x->t;
+  assert(start >= 1 && (nlines ? start <= nlines : start == 1));
+  size_t from = (nlines ? x->ix[start - 1] : 0) + col;
+  size_t to = start < nlines ? x->ix[start] : x->len;
+  if (from > to)
+    return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT, "the cursor is past the end of line %zu",
+                           start);
+  /* the largest length that fits: fits(mid cut at a character) falls as
+   * mid grows, so the search moves on mid itself */
+  size_t lo = 1, hi = to - from;
+  pmcp_buf best = PMCP_BUF_INIT, sec = PMCP_BUF_INIT;
+  page_end best_at = {0, 0, 0}, at;
+  int rc = 0, found = 0;
+  while (!rc && lo <= hi) {
+    size_t mid = lo + (hi - lo) / 2, l = mid;
+    while (l > 0 && from + l < to && ((unsigned char)t[from + l] & 0xC0) == 0x80)
+      l--; /* a character's continuation bytes stay with it */
+    int last = from + l == to;
+    rc = line_piece(v, x, start, col, from, l, to, &at, &sec);
+    if (rc)
+      break;
+    if (l > 0 && pmcp__rs_fits_text(v->call, sec.ptr, sec.len, last && start >= nlines ? 0 : 160)) {
+      pmcp_buf swap = best;
+      best = sec;
+      sec = swap;
+      best_at = at;
+      found = 1;
+      if (last)
+        break;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  pmcp_buf_dispose(&sec);
+  if (!rc && !found)
+    rc = pmcp__view_fail(v, PMCP_TERR_TOKEN_BUDGET_TOO_SMALL,
+                         "line %zu is too long to show any of it in this budget", start);
+  else if (!rc)
+    rc = keep_page(v, x, &best, &best_at);
+  pmcp_buf_dispose(&best);
+  return rc;
+}
+
+/* ---- grep: the matching lines in blocks --------------------------------- */
+
+/* A block of lines shown ("matches" item): its lines, cut lines and
+ * match lines are runs of the arrays of grep_out. */
+typedef struct grep_block {
+  size_t start_line;
+  int continued;
+  size_t line0, nline;    /* its lines: lines[line0 .. +nline) */
+  size_t cut0, ncut;      /* its cut lines: cuts[cut0 .. +ncut) */
+  size_t m_first, m_last; /* its match lines: a chain through matches (+1; 0 none) */
+} grep_block;
+
+typedef struct grep_cut {
+  size_t line, from_byte, bytes, line_bytes;
+} grep_cut;
+
+typedef struct grep_match {
+  size_t line, next; /* next: index + 1 of the block's next match, 0 none */
+} grep_match;
+
+typedef struct grep_out {
+  grep_block *blocks;
+  size_t nblocks, cap_blocks;
+  size_t (*lines)[2]; /* offset and length in the text */
+  size_t nlines, cap_lines;
+  grep_cut *cuts;
+  size_t ncuts, cap_cuts;
+  grep_match *matches;
+  size_t nmatches, cap_matches;
+} grep_out;
+
+/* Room for one more element of @p *arr (n used of *cap). */
+static int room(void **arr, size_t n, size_t *cap, size_t size)
+{
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *p = realloc(*arr, c * size);
+  if (!p)
+    return PMCP_ENOMEM;
+  *arr = p;
+  *cap = c;
+  return 0;
+}
+
+#define GROW(g, arr, n, cap) room((void **)&(g)->arr, (g)->n, &(g)->cap, sizeof *(g)->arr)
+
+static void grep_free(grep_out *g)
+{
+  free(g->blocks);
+  free(g->lines);
+  free(g->cuts);
+  free(g->matches);
+}
+
+/* Adds match line @p line to block @p b. */
+static int add_match(grep_out *g, size_t b, size_t line)
+{
+  if (GROW(g, matches, nmatches, cap_matches))
+    return PMCP_ENOMEM;
+  g->matches[g->nmatches++] = (grep_match){line, 0};
+  grep_block *bl = &g->blocks[b];
+  if (bl->m_last)
+    g->matches[bl->m_last - 1].next = g->nmatches;
+  else
+    bl->m_first = g->nmatches;
+  bl->m_last = g->nmatches;
+  return 0;
+}
+
+/* The blocks as a JSON array into @p out. */
+static int grep_write(const grep_out *g, const char *t, pmcp_buf *out)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_array_begin(j);
+  for (size_t b = 0; b < g->nblocks; b++) {
+    const grep_block *bl = &g->blocks[b];
+    pmcp_json_object_begin(j);
+    pmcp_json_key(j, "start_line");
+    pmcp_json_uint(j, bl->start_line);
+    if (bl->continued) {
+      pmcp_json_key(j, "continued");
+      pmcp_json_bool(j, 1);
+    }
+    pmcp_json_key(j, "lines");
+    pmcp_json_array_begin(j);
+    for (size_t i = bl->line0; i < bl->line0 + bl->nline; i++)
+      pmcp_json_string_n(j, t + g->lines[i][0], g->lines[i][1]);
+    pmcp_json_array_end(j);
+    pmcp_json_key(j, "match_lines");
+    pmcp_json_array_begin(j);
+    for (size_t m = bl->m_first; m; m = g->matches[m - 1].next)
+      pmcp_json_uint(j, g->matches[m - 1].line);
+    pmcp_json_array_end(j);
+    if (bl->ncut) {
+      pmcp_json_key(j, "cut_lines");
+      pmcp_json_array_begin(j);
+      for (size_t i = bl->cut0; i < bl->cut0 + bl->ncut; i++) {
+        const grep_cut *c = &g->cuts[i];
+        pmcp_json_object_begin(j);
+        pmcp_json_key(j, "line");
+        pmcp_json_uint(j, c->line);
+        pmcp_json_key(j, "from_byte");
+        pmcp_json_uint(j, c->from_byte);
+        pmcp_json_key(j, "bytes");
+        pmcp_json_uint(j, c->bytes);
+        pmcp_json_key(j, "line_bytes");
+        pmcp_json_uint(j, c->line_bytes);
+        pmcp_json_object_end(j);
+      }
+      pmcp_json_array_end(j);
+    }
+    pmcp_json_object_end(j);
+  }
+  pmcp_json_array_end(j);
+  return pmcp__vw_take(j, out);
+}
+
+/* Line @p k of the text into the open block: whole, or, when longer than
+ * a block's share (@p cap tokens), the part that holds from a little
+ * before the match at @p at_byte (from its start for context lines), the
+ * whole line being in view=content. Returns the tokens it counts for. */
+static int grep_line(grep_out *g, const content_text *x, size_t k, size_t kl, size_t tok,
+                     size_t cap, int is_match, size_t at_byte, size_t *counted)
+{
+  const char *t = x->t;
+  size_t off = 0, n = kl;
+  if (tok > cap) {
+    off = is_match ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
+    while (off > 0 && ((unsigned char)t[x->ix[k] + off] & 0xC0) == 0x80)
+      off--;
+    assert(off <= kl);
+    n = line_cut(t + x->ix[k] + off, kl - off, cap);
+    if (GROW(g, cuts, ncuts, cap_cuts))
+      return PMCP_ENOMEM;
+    grep_block *bl = &g->blocks[g->nblocks - 1];
+    if (!bl->ncut)
+      bl->cut0 = g->ncuts;
+    bl->ncut++;
+    g->cuts[g->ncuts++] = (grep_cut){k + 1, off, n, kl};
+    tok = cap;
+  }
+  if (GROW(g, lines, nlines, cap_lines))
+    return PMCP_ENOMEM;
+  g->lines[g->nlines][0] = x->ix[k] + off;
+  g->lines[g->nlines][1] = n;
+  g->nlines++;
+  g->blocks[g->nblocks - 1].nline++;
+  *counted = tok;
   return 0;
 }
 
 /* The lines matching @p grep, with @p ctx lines around them, in blocks
- * (v->items, "matches"). */
-static int render_grep(pmcp__vctx *v, const content_text *x, const char *grep, size_t ctx)
+ * (into @p g); *hits counts the matching lines. */
+static int grep_scan(pmcp__vctx *v, const content_text *x, regex_t *re, size_t ctx, grep_out *g,
+                     size_t *hits)
 {
   const char *t = x->t;
   size_t len = x->len, nlines = x->nlines;
   const size_t *ix = x->ix;
+  /* A block of contiguous matches is split at line boundaries when it
+   * outgrows a share of the budget, so each block fits a page: a
+   * continuation block says so ("continued"). */
+  int budget = pmcp__rs_budget(v->call);
+  size_t cap = budget > 1000 ? (size_t)(budget - 600) / 2 : 200;
+  size_t block_end = 0, block_tok = 0;
+  int open = 0, k_first = 1, rc = 0;
+  char *line = malloc(len + 1);
+  if (!line)
+    return PMCP_ENOMEM;
+  for (size_t i = 0; !rc && i < nlines; i++) {
+    size_t ll = line_len(t, len, ix, nlines, i);
+    memcpy(line, t + ix[i], ll);
+    line[ll] = '\0';
+    regmatch_t at[1];
+    if (regexec(re, line, 1, at, 0) != 0)
+      continue;
+    size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
+    (*hits)++;
+    size_t from = i >= ctx ? i - ctx : 0;
+    size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
+    int cont = 0;
+    if (open && from <= block_end + 1) {
+      from = block_end + 1; /* overlaps the open block: the lines it lacks */
+      cont = 1;
+    }
+    for (size_t k = from; !rc && k <= to; k++) {
+      size_t kl = line_len(t, len, ix, nlines, k);
+      size_t tok = pmcp__rs_tokens(t + ix[k], kl) + 2;
+      if (!open || !cont || (block_tok + tok > cap && g->blocks[g->nblocks - 1].nline > 0)) {
+        if (GROW(g, blocks, nblocks, cap_blocks)) {
+          rc = PMCP_ENOMEM;
+          break;
+        }
+        g->blocks[g->nblocks++] = (grep_block){k + 1, open && cont, g->nlines, 0, 0, 0, 0, 0};
+        block_tok = 0;
+        open = cont = 1;
+      }
+      rc = grep_line(g, x, k, kl, tok, cap, k == i, at_byte, &tok);
+      block_tok += tok;
+      if (!rc && k == i)
+        rc = add_match(g, g->nblocks - 1, i + 1);
+    }
+    if (!rc && i < from) {
+      /* its line is shown already: in the block that holds it */
+      size_t b = g->nblocks - 1;
+      while (b > 0 && g->blocks[b].start_line > i + 1)
+        b--;
+      rc = add_match(g, b, i + 1);
+    }
+    if (to > block_end || k_first)
+      block_end = to;
+    k_first = 0;
+  }
+  free(line);
+  return rc;
+}
+
+/* The lines matching @p grep, with @p ctx lines around them, in blocks
+ * (the list "matches"; the head with grep and match_count in v->head). */
+static int render_grep(pmcp__vctx *v, const content_text *x, const char *grep, size_t ctx)
+{
   regex_t re;
   int rerr = regcomp(&re, grep, REG_EXTENDED);
   if (rerr) {
@@ -415,183 +682,125 @@ static int render_grep(pmcp__vctx *v, const content_text *x, const char *grep, s
                            "regular expression (%s)",
                            why);
   }
-  v->items = cJSON_CreateArray();
-  v->list_name = "matches";
-  /* A block of contiguous matches is split at line boundaries when it
-   * outgrows a share of the budget, so each block fits a page: a
-   * continuation block says so ("continued"). */
-  int budget = pmcp__rs_budget(v->call);
-  size_t cap = budget > 1000 ? (size_t)(budget - 600) / 2 : 200;
-  size_t hits = 0, block_end = 0, block_tok = 0;
-  int open = 0, k_first = 1;
-  cJSON *block = NULL, *lines = NULL, *mlines = NULL;
-  char *line = malloc(len + 1);
-  for (size_t i = 0; line && i < nlines; i++) {
-    size_t ll = line_len(t, len, ix, nlines, i);
-    memcpy(line, t + ix[i], ll);
-    line[ll] = '\0';
-    regmatch_t at[1];
-    if (regexec(&re, line, 1, at, 0) != 0)
-      continue;
-    size_t at_byte = at[0].rm_so > 0 ? (size_t)at[0].rm_so : 0;
-    hits++;
-    size_t from = i >= ctx ? i - ctx : 0;
-    size_t to = i + ctx < nlines ? i + ctx : nlines - 1;
-    int cont = 0;
-    if (open && from <= block_end + 1) {
-      from = block_end + 1; /* overlaps the open block: the lines it lacks */
-      cont = 1;
-    }
-    for (size_t k = from; k <= to; k++) {
-      size_t kl = line_len(t, len, ix, nlines, k);
-      size_t tok = pmcp__rs_tokens(t + ix[k], kl) + 2;
-      if (!open || !cont || (block_tok + tok > cap && cJSON_GetArraySize(lines) > 0)) {
-        block = cJSON_CreateObject();
-        cJSON_AddNumberToObject(block, "start_line", (double)(k + 1));
-        if (open && cont)
-          cJSON_AddTrueToObject(block, "continued");
-        lines = cJSON_AddArrayToObject(block, "lines");
-        mlines = cJSON_AddArrayToObject(block, "match_lines");
-        cJSON_AddItemToArray(v->items, block);
-        block_tok = 0;
-        open = cont = 1;
-      }
-      if (tok > cap) {
-        /* a line longer than a block's share: the part that holds,
-         * from a little before the match (from its start for context
-         * lines), the whole line being in view=content */
-        size_t off = k == i ? (at_byte > 64 ? at_byte - 64 : 0) : 0;
-        while (off > 0 && ((unsigned char)t[ix[k] + off] & 0xC0) == 0x80)
-          off--;
-        assert(off <= kl);
-        size_t n = line_cut(t + ix[k] + off, kl - off, cap);
-        cJSON_AddItemToArray(lines, str_n(t + ix[k] + off, n));
-        cJSON *cut = cJSON_GetObjectItemCaseSensitive(block, "cut_lines");
-        if (!cut)
-          cut = cJSON_AddArrayToObject(block, "cut_lines");
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddNumberToObject(c, "line", (double)(k + 1));
-        cJSON_AddNumberToObject(c, "from_byte", (double)off);
-        cJSON_AddNumberToObject(c, "bytes", (double)n);
-        cJSON_AddNumberToObject(c, "line_bytes", (double)kl);
-        cJSON_AddItemToArray(cut, c);
-        tok = cap;
-      } else {
-        cJSON_AddItemToArray(lines, str_n(t + ix[k], kl));
-      }
-      block_tok += tok;
-      if (k == i)
-        cJSON_AddItemToArray(mlines, cJSON_CreateNumber((double)(i + 1)));
-    }
-    if (i < from) {
-      /* its line is shown already: in the block that holds it */
-      cJSON *b = cJSON_GetArrayItem(v->items, cJSON_GetArraySize(v->items) - 1);
-      while (b && b->prev && b != v->items->child && pmcp__jn(b, "start_line", 0) > (double)(i + 1))
-        b = b->prev;
-      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(b, "match_lines"),
-                           cJSON_CreateNumber((double)(i + 1)));
-    }
-    if (to > block_end || k_first)
-      block_end = to;
-    k_first = 0;
-  }
-  free(line);
+  grep_out g = {0};
+  size_t hits = 0;
+  int rc = grep_scan(v, x, &re, ctx, &g, &hits);
   regfree(&re);
-  cJSON_AddStringToObject(v->obj, "grep", grep);
-  cJSON_AddNumberToObject(v->obj, "match_count", (double)hits);
-  return 0;
+  if (!rc)
+    rc = grep_write(&g, x->t, &v->list_text);
+  v->list_n = g.nblocks;
+  grep_free(&g);
+  if (rc)
+    return rc;
+  v->has_list = 1;
+  v->list_name = "matches";
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_object_begin(j);
+  put_head(j, v, x);
+  pmcp_json_key(j, "grep");
+  pmcp_json_string(j, grep);
+  pmcp_json_key(j, "match_count");
+  pmcp_json_uint(j, hits);
+  pmcp_json_object_end(j);
+  rc = pmcp__vw_take(j, &v->head);
+  v->has_head = rc == 0;
+  return rc;
+}
+
+/* ---- a page of lines ----------------------------------------------------- */
+
+/* The page of @p want lines from @p start into @p sec when it fits the
+ * budget (160 tokens stay free for the cursor entity.c adds when more
+ * follows): 1 it fits, 0 not, or a negative error. */
+static int try_section(const pmcp__vctx *v, const content_text *x, size_t start, size_t want,
+                       page_end *at, pmcp_buf *sec)
+{
+  int rc = section(v, x, start, want, at, sec);
+  if (rc)
+    return rc;
+  return pmcp__rs_fits_text(v->call, sec->ptr, sec->len, at->end < x->nlines ? 160 : 0);
 }
 
 /* A page of lines from @p start (or the cursor's line and column) that
- * fits the budget, in v->obj. */
+ * fits the budget, in v->head. */
 static int render_page(pmcp__vctx *v, const content_text *x, size_t start)
 {
-  const char *t = x->t;
-  size_t len = x->len, nlines = x->nlines;
-  const size_t *ix = x->ix;
+  size_t nlines = x->nlines;
   size_t col = 0; /* a cursor inside a line too long for one page */
   if (v->state && pmcp__jn(v->state, "line", 0) >= 1) {
     start = (size_t)pmcp__jn(v->state, "line", 1);
     double c = pmcp__jn(v->state, "col", 0);
     col = c > 0 ? (size_t)c : 0;
   }
-  if (nlines == 0 ? start > 1 : start > nlines) {
-    cJSON_Delete(v->obj);
-    v->obj = NULL;
+  if (nlines == 0 ? start > 1 : start > nlines)
     return pmcp__view_fail(v, PMCP_TERR_INVALID_ARGUMENT,
                            "view_options.start_line %zu is past the end "
                            "(%zu lines)",
                            start, nlines);
-  }
   /* section() and line_part() read from line start, which is in the text */
   assert(start >= 1 && (nlines ? start <= nlines : start == 1));
   if (col)
-    return line_part(v, t, len, ix, nlines, start, col);
+    return line_part(v, x, start, col);
   /* The page: as many whole 40-line sections as the budget holds (a
    * bigger budget gives bigger pages); fewer lines when not even one
    * section fits. */
   size_t max_k = nlines >= start ? (nlines - start + SECTION_LINES) / SECTION_LINES : 1;
   size_t lo = 0, hi = 0;
-  cJSON *best = NULL;
+  pmcp_buf best = PMCP_BUF_INIT, sec = PMCP_BUF_INIT;
+  page_end best_at = {0, 0, 0}, at;
+  int fit = 0;
   for (size_t k = 1; k <= max_k; k = k * 2 > max_k && k < max_k ? max_k : k * 2) {
-    size_t end;
-    cJSON *sec = section(v->obj, t, len, ix, nlines, start, k * SECTION_LINES, &end);
-    if (!sec)
-      break;
-    if (!pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
-      cJSON_Delete(sec);
+    if ((fit = try_section(v, x, start, k * SECTION_LINES, &at, &sec)) <= 0) {
       hi = k;
       break;
     }
-    cJSON_Delete(best);
+    pmcp_buf swap = best;
     best = sec;
+    sec = swap;
+    best_at = at;
     lo = k;
     if (k == max_k)
       break;
   }
   /* lo sections fit and hi do not (0: none tried past lo) */
-  assert(!hi || lo < hi);
-  while (lo && hi > lo + 1) {
-    size_t mid = lo + (hi - lo) / 2, end;
-    cJSON *sec = section(v->obj, t, len, ix, nlines, start, mid * SECTION_LINES, &end);
-    if (!sec)
-      break;
-    if (pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
-      cJSON_Delete(best);
+  assert(fit < 0 || !hi || lo < hi);
+  while (fit >= 0 && lo && hi > lo + 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if ((fit = try_section(v, x, start, mid * SECTION_LINES, &at, &sec)) > 0) {
+      pmcp_buf swap = best;
       best = sec;
+      sec = swap;
+      best_at = at;
       lo = mid;
     } else {
-      cJSON_Delete(sec);
       hi = mid;
     }
   }
-  if (best) {
-    cJSON_Delete(v->obj);
-    v->obj = best;
-    return 0;
-  }
   size_t want = SECTION_LINES / 2;
-  for (;;) {
+  while (fit >= 0 && !lo) {
     assert(want >= 1);
-    size_t end;
-    cJSON *sec = section(v->obj, t, len, ix, nlines, start, want, &end);
-    /* 160 tokens stay free for the cursor entity.c adds. */
-    if (want == 1 || pmcp__rs_fits(v->call, sec, end < nlines ? 160 : 0)) {
-      if (want == 1 && !pmcp__rs_fits(v->call, sec, 160)) {
+    fit = try_section(v, x, start, want, &at, &sec);
+    if (fit > 0 || (fit == 0 && want == 1)) {
+      if (want == 1 && !pmcp__rs_fits_text(v->call, sec.ptr, sec.len, 160)) {
         /* One line too long for the budget: it is read in parts */
-        cJSON_Delete(sec);
-        return line_part(v, t, len, ix, nlines, start, 0);
+        pmcp_buf_dispose(&best);
+        pmcp_buf_dispose(&sec);
+        return line_part(v, x, start, 0);
       }
-      cJSON_Delete(v->obj);
-      v->obj = sec;
-      break;
+      pmcp_buf swap = best;
+      best = sec;
+      sec = swap;
+      best_at = at;
+      lo = 1;
     }
-    cJSON_Delete(sec);
     want /= 2;
   }
-  /* entity.c turns next_start_line into next_cursor, pinned to this
-   * version. */
-  return 0;
+  int rc = fit < 0 ? fit : keep_page(v, x, &best, &best_at);
+  pmcp_buf_dispose(&best);
+  pmcp_buf_dispose(&sec);
+  return rc;
 }
 
 int pmcp__view_content(pmcp__vctx *v)
@@ -601,8 +810,6 @@ int pmcp__view_content(pmcp__vctx *v)
     return 0;
   content_text x;
   int rc = fetch(v, p.version, &x);
-  if (!rc)
-    rc = render_head(v, &x);
   if (!rc)
     rc = p.grep ? render_grep(v, &x, p.grep, p.ctx) : render_page(v, &x, p.start);
   text_free(&x);

@@ -32,10 +32,10 @@ typedef struct pmcp__vctx {
   pmcp_buf data;           /* view record: its "data", written; head holds the
                               rest, and data goes before its provenance */
   int has_data;
-  cJSON *obj;              /* a list view's envelope members (lineage), or
-                              the content view's result */
+  pmcp_buf resume;         /* an object view that continues (content): the
+                              position state of its next page, pinned to
+                              what it read; the next_cursor is minted from it */
   pmcp__list_req list;     /* a list view's store list ... */
-  cJSON *items;            /* ... or an already built list */
   pmcp_buf list_text;      /* ... or a list the view wrote: a JSON array */
   size_t list_n;           /* its items */
   int has_list;
@@ -51,8 +51,8 @@ typedef struct pmcp__vctx {
   char filter[256];
 } pmcp__vctx;
 
-/* Runs view @p v->view for @p v->ref. Returns 0 with one of obj / list /
- * items / doc set, or err_code set; negative on memory failure. */
+/* Runs view @p v->view for @p v->ref. Returns 0 with one of head / data /
+ * list / list_text / doc set, or err_code set; negative on memory failure. */
 int pmcp__view_run(pmcp__vctx *v);
 
 /* Fetches v->rec if not yet fetched; on failure sets err_code. */
@@ -62,7 +62,8 @@ int pmcp__view_record(pmcp__vctx *v);
  * as one object; @p exact: its numbers at full precision. */
 int pmcp__view_card(pmcp_json *j, const cJSON *rec, pmcp__ref_kind kind, int exact);
 
-/* content view (views/content.c): fills v->obj or v->err_code. */
+/* content view (views/content.c): fills v->head (and v->resume), or
+ * v->head and v->list_text (grep), or v->err_code. */
 int pmcp__view_content(pmcp__vctx *v);
 
 /* versions view (views/versions.c) and lineage view (views/lineage.c). */

@@ -27,23 +27,6 @@ void pmcp__window_free(pmcp__window *w)
   memset(w, 0, sizeof *w);
 }
 
-cJSON *pmcp__state_make(const char *list, const char *parent,
-                         const char *after, size_t skip)
-{
-  cJSON *st = cJSON_CreateObject();
-  if (!st)
-    return NULL;
-  cJSON_AddStringToObject(st, "l", list);
-  if (parent)
-    cJSON_AddStringToObject(st, "p", parent);
-  if (after)
-    cJSON_AddStringToObject(st, "a", after);
-  else
-    cJSON_AddNullToObject(st, "a");
-  cJSON_AddNumberToObject(st, "s", (double)skip);
-  return st;
-}
-
 /* A store position the anchor can be checked at: an offset (the built-in
  * backends' positions) of at least 1. */
 static int offset_of(const char *pos, long long *out)
@@ -56,48 +39,20 @@ static int offset_of(const char *pos, long long *out)
   return 1;
 }
 
-/* Binds @p st to the listing: the anchor and "pin" (the cursor is checked
- * by its anchor, not by the store's version). */
-static cJSON *anchored(cJSON *st, const char *anchor)
-{
-  if (st && anchor && *anchor) {
-    cJSON_AddStringToObject(st, "k", anchor);
-    cJSON_AddTrueToObject(st, "pin");
-  }
-  return st;
-}
-
-/* The position after @p placed items of the window, or NULL at the end. */
+/* The position after @p placed items of the window, or NULL at the end:
+ * pmcp__window_state() read back as a tree. */
 cJSON *pmcp__window_next(size_t placed, void *ud)
 {
-  pmcp__window *w = ud;
-  if (w->span || !w->page) {
-    /* a text window (pmcp__fetch): its state as pmcp__window_state writes it */
-    pmcp_json *j = NULL;
-    if (pmcp_json_new(&j, 0))
-      return NULL;
-    cJSON *st = NULL;
-    size_t len = 0;
-    const char *t;
-    if (pmcp__window_state(j, w, placed) > 0 && (t = pmcp_json_text(j, &len)))
-      st = cJSON_ParseWithLength(t, len);
-    pmcp_json_free(j);
-    return st;
-  }
-  size_t consumed = w->skip + placed;
-  const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
-  char buf[300];
-  const char *last =
-      consumed ? pmcp__rs_ref(cJSON_GetArrayItem(items, (int)consumed - 1), buf, sizeof buf)
-               : w->anchor_in;
-  long long off;
-  if (consumed < w->page_n)
-    return anchored(pmcp__state_make(w->list, w->parent, w->after, consumed),
-                    consumed || (w->after && offset_of(w->after, &off)) ? last : NULL);
-  if (w->next)
-    return anchored(pmcp__state_make(w->list, w->parent, w->next, 0),
-                    offset_of(w->next, &off) ? last : NULL);
-  return NULL;
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return NULL;
+  cJSON *st = NULL;
+  size_t len = 0;
+  const char *t;
+  if (pmcp__window_state(j, ud, placed) > 0 && (t = pmcp_json_text(j, &len)))
+    st = cJSON_ParseWithLength(t, len);
+  pmcp_json_free(j);
+  return st;
 }
 
 int pmcp__anchor_start(const char **after, size_t *skip, char before[32])
@@ -181,86 +136,13 @@ void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip)
  * The store's page is read by spans of its JSON text and the items are
  * written with pmcp_json: no tree is parsed, picked and printed again. */
 
-/* Scanning the store's text, which pmcp__rs_list_text() checked to be one
- * JSON value: tokens are found by their first byte, every step bounded by
- * the end. */
-static const char *t_ws(const char *p, const char *e)
-{
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-    p++;
-  return p;
-}
-
-static const char *t_str(const char *p, const char *e)
-{
-  for (p++; p < e && *p != '"'; p += *p == '\\' ? 2 : 1)
-    ;
-  return p < e ? p + 1 : e;
-}
-
-static const char *t_value(const char *p, const char *e)
-{
-  if (p >= e)
-    return e;
-  if (*p == '"')
-    return t_str(p, e);
-  if (*p == '{' || *p == '[') {
-    int d = 0;
-    while (p < e) {
-      char c = *p;
-      if (c == '"') {
-        p = t_str(p, e);
-        continue;
-      }
-      if (c == '{' || c == '[')
-        d++;
-      else if ((c == '}' || c == ']') && --d == 0)
-        return p + 1;
-      p++;
-    }
-    return e;
-  }
-  while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
-         *p != '\r' && *p != '\t')
-    p++;
-  return p;
-}
-
-/* The next member of an object whose text continues at @p p (after its
- * '{' or a value): key [*k, *k + *kl) (as written), value [*v, *v + *vl).
- * Returns where the scan goes on, or NULL at the object's end. */
-static const char *t_member(const char *p, const char *e, const char **k, size_t *kl,
-                            const char **v, size_t *vl)
-{
-  p = t_ws(p, e);
-  if (p < e && *p == ',')
-    p = t_ws(p + 1, e);
-  if (p >= e || *p != '"')
-    return NULL;
-  const char *ke = t_str(p, e);
-  *k = p + 1;
-  *kl = ke > p + 1 ? (size_t)(ke - p - 2) : 0;
-  p = t_ws(ke, e);
-  if (p >= e || *p != ':')
-    return NULL;
-  p = t_ws(p + 1, e);
-  const char *ve = t_value(p, e);
-  *v = p;
-  *vl = (size_t)(ve - p);
-  return ve;
-}
-
-/* The span of member @p key of the object [o, o + ol), or NULL. */
+/* The span of member @p key of the object [o, o + ol) (text the store
+ * gave, checked to be JSON), or NULL. */
 static const char *t_find(const char *o, size_t ol, const char *key, size_t *vl)
 {
-  const char *e = o + ol, *p = t_ws(o, e), *k, *v;
-  size_t kn = strlen(key), kl;
-  if (p >= e || *p != '{')
-    return NULL;
-  for (p++; (p = t_member(p, e, &k, &kl, &v, vl));)
-    if (kl == kn && !memcmp(k, key, kn))
-      return v;
-  return NULL;
+  const char *v = NULL;
+  pmcp__json_members(o, ol, &key, 1, &v, vl);
+  return v;
 }
 
 /* The text of the JSON string [v, v + vl) in *s, *n: the literal's own
@@ -347,28 +229,12 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
   const char *v[4] = {NULL, NULL, NULL, NULL};
   size_t vl[4] = {0, 0, 0, 0};
   static const char *const keys[] = {"items", "total", "total_estimated", "next"};
-  {
-    const char *e = w->text.ptr + w->text.len, *p = t_ws(w->text.ptr, e), *k, *mv;
-    size_t kl, ml;
-    if (p < e && *p == '{')
-      for (p++; (p = t_member(p, e, &k, &kl, &mv, &ml));)
-        for (int i = 0; i < 4; i++)
-          if (!v[i] && strlen(keys[i]) == kl && !memcmp(keys[i], k, kl)) {
-            v[i] = mv;
-            vl[i] = ml;
-            break;
-          }
-  }
+  pmcp__json_members(w->text.ptr, w->text.len, keys, 4, v, vl);
   size_t cap = 0;
   if (v[0] && *v[0] == '[') {
-    const char *p = v[0] + 1, *end = v[0] + vl[0];
-    for (;;) {
-      p = t_ws(p, end);
-      if (p < end && *p == ',')
-        p = t_ws(p + 1, end);
-      if (p >= end || *p == ']')
-        break;
-      const char *e = t_value(p, end);
+    const char *p = v[0] + 1, *end = v[0] + vl[0], *e;
+    size_t el;
+    while ((p = pmcp__json_element(p, end, &e, &el))) {
       if (w->page_n == cap) {
         size_t nc = cap ? cap * 2 : 16;
         const char **ns = realloc(w->span, nc * sizeof *ns);
@@ -382,9 +248,8 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
         w->span_len = nl;
         cap = nc;
       }
-      w->span[w->page_n] = p;
-      w->span_len[w->page_n++] = (size_t)(e - p);
-      p = e;
+      w->span[w->page_n] = e;
+      w->span_len[w->page_n++] = el;
     }
   }
   w->total = -1;
@@ -480,7 +345,15 @@ int pmcp__window_state(pmcp_json *j, const pmcp__window *w, size_t placed)
   pmcp_json_reset(j);
   size_t consumed = w->skip + placed;
   char buf[300];
-  const char *last = consumed ? span_ref(w, consumed - 1, buf, sizeof buf) : w->anchor_in;
+  /* a text window's item by its span; a window over a store page the
+   * tool parsed itself (search's keyword page) by its tree */
+  const char *last =
+      !consumed ? w->anchor_in
+      : w->span ? span_ref(w, consumed - 1, buf, sizeof buf)
+                : pmcp__rs_ref(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w->page,
+                                                                                  "items"),
+                                                  (int)consumed - 1),
+                               buf, sizeof buf);
   long long off;
   if (consumed < w->page_n)
     return state_write(j, w, w->after, consumed,
@@ -578,33 +451,15 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
   while (keys[nk] && nk < MAX_KEYS)
     nk++;
   const char *v[MAX_KEYS];
-  size_t vl[MAX_KEYS], kn[MAX_KEYS];
-  for (size_t k = 0; k < nk; k++)
-    v[k] = NULL, vl[k] = 0, kn[k] = strlen(keys[k]);
+  size_t vl[MAX_KEYS];
   /* what the additions after the pick read of the store's item */
   static const char *const extra[] = {"chars", "via", "kind", "provider", "attributes"};
-  static const size_t extra_len[] = {5, 3, 4, 8, 10};
-  const char *xv[5] = {NULL, NULL, NULL, NULL, NULL};
-  size_t xl[5] = {0, 0, 0, 0, 0};
-  {
-    /* one pass over the item; the first member of a name counts, as for
-     * cJSON_GetObjectItemCaseSensitive */
-    const char *e = it + il, *p = t_ws(it, e), *mk, *mv;
-    size_t mkl, mvl;
-    if (p < e && *p == '{')
-      for (p++; (p = t_member(p, e, &mk, &mkl, &mv, &mvl));) {
-        for (size_t k = 0; k < nk; k++)
-          if (!v[k] && kn[k] == mkl && !memcmp(keys[k], mk, mkl)) {
-            v[k] = mv;
-            vl[k] = mvl;
-          }
-        for (size_t x = 0; x < 5; x++)
-          if (!xv[x] && extra_len[x] == mkl && !memcmp(extra[x], mk, mkl)) {
-            xv[x] = mv;
-            xl[x] = mvl;
-          }
-      }
-  }
+  const char *xv[5];
+  size_t xl[5];
+  /* the first member of a name counts, as for
+   * cJSON_GetObjectItemCaseSensitive */
+  pmcp__json_members(it, il, keys, nk, v, vl);
+  pmcp__json_members(it, il, extra, 5, xv, xl);
   int have_chars = xv[0] && is_number(xv[0], xl[0]);
   double chars = have_chars ? pmcp__c_strtod(xv[0], NULL) : -1;
   /* a note's excerpt: its "truncated" says whether the note is longer */

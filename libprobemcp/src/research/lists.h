@@ -47,9 +47,7 @@ typedef struct pmcp__window {
 
 
 void pmcp__window_free(pmcp__window *w);
-cJSON *pmcp__state_make(const char *list, const char *parent,
-                        const char *after, size_t skip);
-/* The position after @p placed items of the window (a pmcp__window *), or
+/* pmcp__window_state() of the window (a pmcp__window *) as a tree, or
  * NULL at the end: a pmcp__rs_next_fn. */
 cJSON *pmcp__window_next(size_t placed, void *ud);
 /* Fetches the window at (@p after, @p skip). Error text in @p err. */
@@ -86,8 +84,9 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
  * *shown: the bytes written. */
 int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown);
 /* Writes into @p j (reset first) the position state after @p placed items
- * of text window @p w, as pmcp__window_next() makes it. Returns 1 when
- * written, 0 when nothing remains after them, or -1 (out of memory). */
+ * of window @p w: a text window, or one over a store page the tool parsed
+ * (page set, its "items" the page's items). Returns 1 when written, 0 when
+ * nothing remains after them, or -1 (out of memory). */
 int pmcp__window_state(pmcp_json *j, const pmcp__window *w, size_t placed);
 /* Reads a cursor state's position and skip (NULL state: the start). */
 void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);

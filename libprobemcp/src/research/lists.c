@@ -168,10 +168,8 @@ static int str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_
   return 1;
 }
 
-/* A string member of an item as a C string in @p buf ("" when absent or
- * not a string; cut to @p size). */
-static const char *member_str(const char *it, size_t il, const char *key, char *buf,
-                              size_t size)
+const char *pmcp__json_member_str(const char *it, size_t il, const char *key, char *buf,
+                                  size_t size)
 {
   size_t vl;
   buf[0] = '\0';
@@ -192,12 +190,12 @@ static const char *span_ref(const pmcp__window *w, size_t idx, char *buf, size_t
 {
   const char *it = w->span[idx];
   size_t il = w->span_len[idx];
-  member_str(it, il, "ref", buf, size);
+  pmcp__json_member_str(it, il, "ref", buf, size);
   if (*buf)
     return buf;
   char k[64], id[PMCP__REF_MAX + 1];
-  member_str(it, il, "kind", k, sizeof k);
-  member_str(it, il, "id", id, sizeof id);
+  pmcp__json_member_str(it, il, "kind", k, sizeof k);
+  pmcp__json_member_str(it, il, "id", id, sizeof id);
   if (*k && *id)
     snprintf(buf, size, "%s:%s", k, id);
   return buf;
@@ -544,7 +542,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
     if (cut) {
       char door[PMCP__REF_MAX + 64];
       snprintf(door, sizeof door, "entity refs=[\"%s\"] view=record",
-               member_str(it, il, "ref", ref, sizeof ref));
+               pmcp__json_member_str(it, il, "ref", ref, sizeof ref));
       pmcp_json_key(j, "detail");
       pmcp_json_string(j, door);
     }
@@ -571,7 +569,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
     size_t ivl;
     int import_attr = xv[4] && *xv[4] == '{' && (iv = t_find(xv[4], xl[4], "import", &ivl));
     pmcp_json_key(j, "provenance");
-    pmcp_json_string(j, pmcp__rs_provenance_of(via, kind, member_str(it, il, "ref", ref, sizeof ref),
+    pmcp_json_string(j, pmcp__rs_provenance_of(via, kind, pmcp__json_member_str(it, il, "ref", ref, sizeof ref),
                                                prov, import_attr));
   }
   pmcp_buf_dispose(&tmp);

@@ -69,6 +69,11 @@ int pmcp__window_member(const pmcp__window *w, size_t i, const char *key, const 
  * own bytes when it has no escape, else decoded into @p tmp; 0 when it is
  * not a string. */
 int pmcp__json_str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n);
+/* The string member @p key of the object text [o, o + ol) (JSON the store
+ * or the writer made) as a C string in @p buf: "" when absent or not a
+ * string, cut to @p size; pmcp__js() of text. */
+const char *pmcp__json_member_str(const char *o, size_t ol, const char *key, char *buf,
+                                  size_t size);
 /* The ref of item @p i of text window @p w (as pmcp__rs_ref), in @p buf. */
 const char *pmcp__window_ref(const pmcp__window *w, size_t i, char *buf, size_t size);
 /* Writes what a list shows of item @p i of text window @p w (@p q's keys,

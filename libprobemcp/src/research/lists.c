@@ -8,6 +8,7 @@
 
 #include "research/page.h"
 #include "research/refs.h"
+#include "research/views/views.h"
 #include "util/cnum.h"
 #include "util/json.h"
 
@@ -387,21 +388,13 @@ static void put_number(pmcp_json *j, const char *v, size_t vl)
   pmcp__rs_number(j, pmcp__c_strtod(tmp, NULL));
 }
 
-/* A nested array or object: rounded as the cJSON route rounded it. */
+/* A nested array or object: read, and written with the views' number
+ * rules (those pmcp__rs_round applied to the tree). */
 static void put_tree(pmcp_json *j, const char *v, size_t vl)
 {
   cJSON *t = cJSON_ParseWithLength(v, vl);
-  char *txt = NULL;
-  if (t) {
-    pmcp__rs_round(t);
-    txt = cJSON_PrintUnformatted(t);
-    cJSON_Delete(t);
-  }
-  if (txt)
-    pmcp_json_raw(j, txt, strlen(txt));
-  else
-    pmcp_json_null(j);
-  cJSON_free(txt);
+  pmcp__vw_value(j, t, 0);
+  cJSON_Delete(t);
 }
 
 int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown)

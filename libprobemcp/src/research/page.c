@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Budgeted pages for the research tools (see page.h): an adapter from the
- * research handlers' cJSON results to the engine's page builder
- * (budget.h), which does all counting, fitting, refusing and cursor
- * minting. What stays here is what is the research tools' own: rounding,
- * cursors decoded against a store version or a pin, nested <list>_cursor
- * values for other calls. */
+/* Budgeted pages for the research tools (see page.h) on the engine's page
+ * builder (budget.h), which does all counting, fitting, refusing and
+ * cursor minting. What stays here is what is the research tools' own: the
+ * summary numbers' spelling, cursors decoded against a store version or a
+ * pin, nested <list>_cursor values for other calls, and the adapter that
+ * still pages a result built as a cJSON tree (pmcp__rs_fill). */
 #include "core/call.h"
 #include "research/page.h"
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
@@ -284,27 +284,6 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   return rc;
 }
 
-/* A page made of one object (consumed) that must fit whole. */
-static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
-{
-  char *txt = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
-  if (!txt)
-    return PMCP_ENOMEM;
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_free(txt);
-    return 0; /* the error result is sent */
-  }
-  int rc = pmcp_page_object(pg, txt, strlen(txt));
-  cJSON_free(txt);
-  if (rc && rc != PMCP_EBUDGET) {
-    pmcp_page_free(pg);
-    return rc;
-  }
-  return pmcp__rs_send(call, pg, 0);
-}
-
 int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len)
 {
   pmcp_page *pg = new_page(call, rs, 0, 0);
@@ -316,12 +295,6 @@ int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, s
     return rc;
   }
   return pmcp__rs_send(call, pg, 0);
-}
-
-int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root)
-{
-  pmcp__rs_round(root);
-  return send_whole(call, rs, root);
 }
 
 char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
@@ -445,37 +418,4 @@ int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSO
     cJSON_Delete(st);
   }
   return rc;
-}
-
-int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
-                  const char *name, cJSON *items, pmcp__rs_next_fn next,
-                  void *ud)
-{
-  pmcp__rs_round(items);
-  pmcp__rs_round(root);
-  /* The incoming cursor was opened by pmcp__rs_cursor_in(); the page only
-   * mints the next one. */
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_Delete(items);
-    cJSON_Delete(root);
-    return 0;
-  }
-  int more = 0;
-  int rc = pmcp__rs_fill(pg, root, name, items, next, ud, &more);
-  cJSON_Delete(items);
-  if (rc == 1) {
-    /* The envelope alone is over the budget: answer as for any object
-     * that cannot fit (the refusal names min_token_budget). */
-    pmcp_page_free(pg);
-    cJSON_AddItemToObject(root, name, cJSON_CreateArray());
-    cJSON_AddNumberToObject(root, "count", 0);
-    return send_whole(call, rs, root);
-  }
-  cJSON_Delete(root);
-  if (rc) {
-    pmcp_page_free(pg);
-    return rc;
-  }
-  return pmcp__rs_send(call, pg, more);
 }

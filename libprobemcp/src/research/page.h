@@ -21,25 +21,12 @@
  * new cJSON object, or NULL when nothing remains after them. */
 typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
 
-/* Sends @p root (consumed; its members become the page's fields) with the
- * items of @p items (consumed, an array) as the list @p name: as many as
- * fit. Each item resumes at next(its position + 1); when more remains the
- * page has next_cursor. An indivisible first item that cannot fit makes an
- * error result naming min_token_budget. */
-int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
-                  const char *name, cJSON *items, pmcp__rs_next_fn next,
-                  void *ud);
-
 /* Adds @p root's members as @p pg's fields and @p items as its list
  * @p name (as many as fit; each resumes at next(its position + 1) when
  * @p next is given). Returns 0 with *more set when items remain after the
  * page, 1 when the fields alone do not fit the budget, or an error. */
 int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
                   pmcp__rs_next_fn next, void *ud, int *more);
-
-/* Sends a single object (consumed) that must fit whole; when it does not,
- * an error names min_token_budget. */
-int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version, decoding the call's cursor (lossless when @p flags has

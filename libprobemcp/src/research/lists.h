@@ -84,9 +84,8 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
                          const pmcp__list_req *q, const char *const *drop);
 /* Writes [@p s, + @p n) as a string (up to a NUL in it: text after one
  * was never shown), cut to @p max bytes (0: whole) at a character
- * boundary with "..." after the cut, as pmcp__rs_excerpt cuts a cJSON
- * string. Returns 1 when cut;
- * *shown: the bytes written. */
+ * boundary with "..." after the cut. Returns 1 when cut; *shown: the
+ * bytes written. */
 int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown);
 /* Writes into @p j (reset first) the position state after @p placed items
  * of window @p w: a text window, or one over a store page the tool parsed

@@ -134,6 +134,28 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
   return parse_out(rs, &b, out, err, errlen);
 }
 
+char *pmcp__rs_filter(const char *key, const char *val)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0) != 0)
+    return NULL;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, key);
+  pmcp_json_string(j, val);
+  pmcp_json_object_end(j);
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  char *out = t ? malloc(n + 1) : NULL;
+  if (out) {
+    memcpy(out, t, n);
+    out[n] = '\0';
+  }
+  pmcp_json_free(j);
+  return out;
+}
+
+
+
 int pmcp__rs_rec_deleted(pmcp__research *rs, const cJSON *rec)
 {
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "deleted")))

@@ -134,6 +134,10 @@ void pmcp__rs_prune_deleted(cJSON *rec, int keep);
 /* The call's include_deleted argument (false when absent). */
 int pmcp__rs_include_deleted(pmcp_call *call);
 
+/* {"KEY": "VAL"} as text to free(), for a store listing's filter; NULL
+ * when out of memory. */
+char *pmcp__rs_filter(const char *key, const char *val);
+
 /* Cursors under the toolset's key (cursor.h semantics: bound to the tool,
  * the canonical arguments without token_budget/cursor, and a version). */
 int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,

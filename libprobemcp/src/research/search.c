@@ -34,30 +34,6 @@ static const char *const exact_kinds[] = {
 static const char *const exact_lists[] = {"artifact", "dataset", "source",
                                           "file", "checkpoint", NULL};
 
-/* {"KEY": "VAL"} as text to free(), for a store listing's filter; NULL
- * when out of memory. */
-static char *filter_of(const char *key, const char *val)
-{
-  pmcp_json *j = NULL;
-  if (pmcp_json_new(&j, 0) != 0)
-    return NULL;
-  pmcp_json_object_begin(j);
-  pmcp_json_key(j, key);
-  pmcp_json_string(j, val);
-  pmcp_json_object_end(j);
-  size_t n = 0;
-  const char *t = pmcp_json_text(j, &n);
-  char *out = t ? malloc(n + 1) : NULL;
-  if (out) {
-    memcpy(out, t, n);
-    out[n] = '\0';
-  }
-  pmcp_json_free(j);
-  return out;
-}
-
-
-
 /* Which field of @p rec equals @p q exactly, or NULL. */
 static const char *exact_field(const cJSON *rec, const char *q)
 {
@@ -284,7 +260,7 @@ static int exact_ids(exact_ctx *x, const char *q, const char *const *kinds, int 
  * when a field equals the query exactly. */
 static int exact_catalogs(exact_ctx *x, const char *q)
 {
-  char *exact = filter_of("exact", q);
+  char *exact = pmcp__rs_filter("exact", q);
   if (!exact)
     return PMCP_ENOMEM;
   int rc = 0;
@@ -362,7 +338,7 @@ static int semantic_channel(pmcp__research *rs, const char *q, size_t lim,
                             int incl, hits *out, char *why, size_t whylen)
 {
   const char *model = pmcp__embed_model(rs->embed_model);
-  char *filter = filter_of("model", model);
+  char *filter = pmcp__rs_filter("model", model);
   if (!filter)
     return PMCP_ENOMEM;
   /* Without cached vectors there is nothing to compare: say so before

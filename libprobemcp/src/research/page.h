@@ -28,6 +28,26 @@ typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
 int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
                   pmcp__rs_next_fn next, void *ud, int *more);
 
+/* The items of a page written with pmcp_json, for pmcp__rs_send_items. */
+typedef struct pmcp__rs_items {
+  size_t n; /* items the page may show */
+  /* writes item @p i into @p j */
+  int (*item)(pmcp_json *j, size_t i, void *ud);
+  /* writes into @p j (reset) the position after @p placed items: 1, or 0
+   * when nothing remains after them, or -1 (out of memory) */
+  int (*state)(pmcp_json *j, size_t placed, void *ud);
+  void *ud;
+} pmcp__rs_items;
+
+/* Sends a page for the call whose incoming cursor the handler opened
+ * (pmcp__rs_cursor_in): the members of the object @p root holds as its
+ * fields, then @p r's items as the list @p name, each written only when
+ * it is placed, as many as fit, each resuming after itself. When the
+ * fields alone are over the budget, the envelope with the list empty is
+ * refused naming min_token_budget. */
+int pmcp__rs_send_items(pmcp_call *call, pmcp__research *rs, pmcp_json *root, const char *name,
+                        const pmcp__rs_items *r);
+
 /* A page for the call under the toolset's cursor key and the store's data
  * version, decoding the call's cursor (lossless when @p flags has
  * PMCP_PAGE_LOSSLESS), for handlers that write items with pmcp_json.

@@ -413,6 +413,37 @@ START_TEST(members_skip_nested_values)
 }
 END_TEST
 
+/* pmcp__json_element walks an array's elements as pmcp__json_skip finds
+ * them: spans without the whitespace around, nested brackets and strings
+ * holding them skipped whole, the end at ']'. */
+START_TEST(elements_of_arrays)
+{
+  static const struct {
+    const char *arr;
+    const char *want[4];
+  } cases[] = {
+    {"[]", {NULL}},
+    {"[ ]", {NULL}},
+    {"[1]", {"1", NULL}},
+    {"[ {\"a\":[1,\"]\"]} , \"x,]\" ,null,-2.5e3 ]",
+     {"{\"a\":[1,\"]\"]}", "\"x,]\"", "null", "-2.5e3"}},
+    {"[[],{},[[\"\\\"\"]]]", {"[]", "{}", "[[\"\\\"\"]]", NULL}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *a = cases[c].arr, *end = a + strlen(a), *p = a + 1, *v;
+    size_t vl, n = 0;
+    while ((p = pmcp__json_element(p, end, &v, &vl))) {
+      ck_assert_msg(n < 4 && cases[c].want[n], "case %zu: extra element %.*s", c, (int)vl, v);
+      ck_assert_msg(vl == strlen(cases[c].want[n]) && !memcmp(v, cases[c].want[n], vl),
+                    "case %zu element %zu: %.*s", c, n, (int)vl, v);
+      ck_assert_ptr_eq(pmcp__json_skip(v, end), v + vl);
+      n++;
+    }
+    ck_assert_msg(n == 4 || !cases[c].want[n], "case %zu: %zu elements", c, n);
+  }
+}
+END_TEST
+
 START_TEST(utf8_valid_against_reference)
 {
   static const char *const seqs[] = {
@@ -498,6 +529,7 @@ static Suite *suite(void)
   tcase_add_test(tc, meta_cache_threads);
   tcase_add_test(tc, utf8_valid_against_reference);
   tcase_add_test(tc, members_skip_nested_values);
+  tcase_add_test(tc, elements_of_arrays);
   suite_add_tcase(s, tc);
   return s;
 }

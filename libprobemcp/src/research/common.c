@@ -10,6 +10,7 @@
 
 #include "core/cursor_int.h"
 #include "core/page_int.h" /* PMCP__POS_PLAIN */
+#include "probemcp/json.h"
 #include "store/store_int.h" /* pmcp__store_get_tree */
 #include "util/buf.h"
 #include "util/json.h"
@@ -133,6 +134,28 @@ int pmcp__rs_search(pmcp__research *rs, const char *query, const char *kinds,
   return parse_out(rs, &b, out, err, errlen);
 }
 
+char *pmcp__rs_filter(const char *key, const char *val)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0) != 0)
+    return NULL;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, key);
+  pmcp_json_string(j, val);
+  pmcp_json_object_end(j);
+  size_t n = 0;
+  const char *t = pmcp_json_text(j, &n);
+  char *out = t ? malloc(n + 1) : NULL;
+  if (out) {
+    memcpy(out, t, n);
+    out[n] = '\0';
+  }
+  pmcp_json_free(j);
+  return out;
+}
+
+
+
 int pmcp__rs_rec_deleted(pmcp__research *rs, const cJSON *rec)
 {
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "deleted")))
@@ -193,26 +216,48 @@ int pmcp__rs_version(pmcp__research *rs, uint64_t *out)
   return rc;
 }
 
+/* Sends the object text [@p txt, + @p len) as the result: one text item and
+ * the same object as structuredContent. */
+static int reply_text(pmcp_call *call, const char *txt, size_t len)
+{
+  int rc = pmcp_result_text(call, txt, len);
+  if (!rc)
+    rc = pmcp_result_structured(call, txt, len);
+  return rc;
+}
+
 int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
 {
   char *txt = cJSON_PrintUnformatted(obj);
   cJSON_Delete(obj);
   if (!txt)
     return PMCP_ENOMEM;
-  size_t n = strlen(txt);
-  int rc = pmcp_result_text(call, txt, n);
-  if (!rc)
-    rc = pmcp_result_structured(call, txt, n);
+  int rc = reply_text(call, txt, strlen(txt));
   cJSON_free(txt);
   return rc;
 }
 
-/* Sends @p o (consumed) as the call's isError result. */
-static int send_error(pmcp_call *call, cJSON *o)
+/* Sends the object @p j holds (freed) as the call's isError result. */
+static int send_error(pmcp_call *call, pmcp_json *j)
 {
-  int rc = pmcp__rs_reply(call, o);
+  size_t len = 0;
+  const char *txt = pmcp_json_object_end(j) == 0 ? pmcp_json_text(j, &len) : NULL;
+  int rc = txt ? reply_text(call, txt, len) : PMCP_ENOMEM;
+  pmcp_json_free(j);
   pmcp_result_set_error(call, 1);
   return rc;
+}
+
+/* An error object opened in a new writer with its "error" member. */
+static pmcp_json *error_begin(pmcp_tool_error code)
+{
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return NULL;
+  pmcp_json_object_begin(j);
+  pmcp_json_key(j, "error");
+  pmcp_json_string(j, pmcp_tool_error_name(code));
+  return j;
 }
 
 int pmcp__rs_fail(pmcp_call *call, pmcp_tool_error code, const char *fmt, ...)
@@ -222,12 +267,12 @@ int pmcp__rs_fail(pmcp_call *call, pmcp_tool_error code, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
+  pmcp_json *j = error_begin(code);
+  if (!j)
     return PMCP_ENOMEM;
-  cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(code));
-  cJSON_AddStringToObject(o, "message", msg);
-  return send_error(call, o);
+  pmcp_json_key(j, "message");
+  pmcp_json_string(j, msg);
+  return send_error(call, j);
 }
 
 const char *pmcp__rs_error_member(pmcp_tool_error code)
@@ -247,14 +292,16 @@ int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
+  pmcp_json *j = error_begin(PMCP_TERR_INVALID_CURSOR);
+  if (!j)
     return PMCP_ENOMEM;
-  cJSON_AddStringToObject(o, "error", pmcp_tool_error_name(PMCP_TERR_INVALID_CURSOR));
-  cJSON_AddStringToObject(o, "reason", reason);
-  cJSON_AddTrueToObject(o, "restart");
-  cJSON_AddStringToObject(o, "message", msg);
-  return send_error(call, o);
+  pmcp_json_key(j, "reason");
+  pmcp_json_string(j, reason);
+  pmcp_json_key(j, "restart");
+  pmcp_json_bool(j, 1);
+  pmcp_json_key(j, "message");
+  pmcp_json_string(j, msg);
+  return send_error(call, j);
 }
 
 const char *pmcp__js(const cJSON *o, const char *key)
@@ -297,29 +344,6 @@ const char *pmcp__rs_provenance(const cJSON *rec)
                                 cJSON_GetObjectItemCaseSensitive(attrs, "import") != NULL);
 }
 
-cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated)
-{
-  size_t n = strlen(s);
-  if (truncated)
-    *truncated = 0;
-  if (n <= max)
-    return cJSON_CreateString(s);
-  /* Back up to a UTF-8 lead byte so a code point is never split. */
-  size_t cut = max;
-  while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-    cut--;
-  char *t = malloc(cut + 4);
-  if (!t)
-    return NULL;
-  memcpy(t, s, cut);
-  memcpy(t + cut, "...", 4);
-  cJSON *v = cJSON_CreateString(t);
-  free(t);
-  if (truncated)
-    *truncated = 1;
-  return v;
-}
-
 void pmcp__rs_iso(int64_t ms, char *out, size_t size)
 {
   time_t sec = (time_t)(ms / 1000);
@@ -341,39 +365,6 @@ int pmcp__rs_time_key(const char *k)
   }
   size_t n = strlen(k);
   return n > 3 && strcmp(k + n - 3, "_ms") == 0;
-}
-
-cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
-                     size_t max_chars)
-{
-  cJSON *o = cJSON_CreateObject();
-  if (!o)
-    return NULL;
-  int cut_any = 0;
-  for (size_t i = 0; keys[i]; i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keys[i]);
-    if (!v || cJSON_IsNull(v))
-      continue;
-    cJSON *c = NULL;
-    if (cJSON_IsNumber(v) && pmcp__rs_time_key(keys[i])) {
-      if (v->valuedouble <= 0)
-        continue; /* 0: not recorded */
-      char iso[32];
-      pmcp__rs_iso((int64_t)v->valuedouble, iso, sizeof iso);
-      c = cJSON_CreateString(iso);
-    } else if (cJSON_IsString(v) && max_chars) {
-      int cut = 0;
-      c = pmcp__rs_excerpt(v->valuestring, max_chars, &cut);
-      cut_any |= cut;
-    } else {
-      c = cJSON_Duplicate(v, 1);
-    }
-    if (c)
-      cJSON_AddItemToObject(o, keys[i], c);
-  }
-  if (cut_any)
-    cJSON_AddTrueToObject(o, "truncated");
-  return o;
 }
 
 const char *pmcp__rs_ref(const cJSON *rec, char *buf, size_t size)

@@ -18,6 +18,7 @@
 #include "util/curl_dl.h"
 #endif
 
+#include "probemcp/json.h"
 #include "util/buf.h"
 
 #define DEFAULT_MODEL "text-embedding-3-small"
@@ -54,18 +55,22 @@ int pmcp__embed(const char *url, const char *model, const char *key,
   const pmcp__curl_api *cu = pmcp__curl(err, errlen);
   if (!cu)
     return PMCP_EUNSUPPORTED;
-  cJSON *req = cJSON_CreateObject();
-  cJSON_AddStringToObject(req, "model", pmcp__embed_model(model));
-  cJSON *in = cJSON_AddArrayToObject(req, "input");
-  for (size_t i = 0; i < n; i++)
-    cJSON_AddItemToArray(in, cJSON_CreateString(inputs[i]));
-  char *body = cJSON_PrintUnformatted(req);
-  cJSON_Delete(req);
-  if (!body)
+  pmcp_json *req = NULL;
+  if (pmcp_json_new(&req, 0))
     return PMCP_ENOMEM;
-  CURL *h = cu->easy_init();
+  pmcp_json_object_begin(req);
+  pmcp_json_key(req, "model");
+  pmcp_json_string(req, pmcp__embed_model(model));
+  pmcp_json_key(req, "input");
+  pmcp_json_array_begin(req);
+  for (size_t i = 0; i < n; i++)
+    pmcp_json_string(req, inputs[i]);
+  pmcp_json_array_end(req);
+  pmcp_json_object_end(req);
+  const char *body = pmcp_json_text(req, NULL); /* NUL-terminated */
+  CURL *h = body ? cu->easy_init() : NULL;
   if (!h) {
-    cJSON_free(body);
+    pmcp_json_free(req);
     return PMCP_ENOMEM;
   }
   pmcp_buf resp = PMCP_BUF_INIT;
@@ -88,7 +93,7 @@ int pmcp__embed(const char *url, const char *model, const char *key,
   cu->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   cu->slist_free_all(hdr);
   cu->easy_cleanup(h);
-  cJSON_free(body);
+  pmcp_json_free(req);
   int rc = 0;
   if (cc != CURLE_OK) {
     snprintf(err, errlen, "the embeddings endpoint could not be reached (%s)",
@@ -195,18 +200,39 @@ static int flush(pmcp_store *store, pmcp_tenant t, const pmcp_research_options *
                        (const char *const *)texts, n, &v, &dim, err, sizeof err);
   if (rc)
     return pmcp_store_set_error(store, rc, "%s", err);
+  /* the vectors exactly (the store keeps numbers so); a value that is not
+   * finite as null, which is what it reads back as */
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, PMCP_JSON_LOSSLESS)) {
+    free(v);
+    return PMCP_ENOMEM;
+  }
   rc = pmcp_store_begin(store);
   for (size_t i = 0; i < n && !rc; i++) {
-    cJSON *rec = cJSON_CreateObject();
-    cJSON_AddStringToObject(rec, "ref", refs[i]);
-    cJSON_AddStringToObject(rec, "model", pmcp__embed_model(o->embed_model));
-    cJSON_AddStringToObject(rec, "text_sha256", shas[i]);
-    cJSON_AddItemToObject(rec, "vector", cJSON_CreateDoubleArray(v + i * dim, (int)dim));
-    char *j = cJSON_PrintUnformatted(rec);
-    cJSON_Delete(rec);
-    rc = j ? pmcp_store_put(store, t, "embedding", j, strlen(j), NULL) : PMCP_ENOMEM;
-    cJSON_free(j);
+    pmcp_json_reset(j);
+    pmcp_json_object_begin(j);
+    pmcp_json_key(j, "ref");
+    pmcp_json_string(j, refs[i]);
+    pmcp_json_key(j, "model");
+    pmcp_json_string(j, pmcp__embed_model(o->embed_model));
+    pmcp_json_key(j, "text_sha256");
+    pmcp_json_string(j, shas[i]);
+    pmcp_json_key(j, "vector");
+    pmcp_json_array_begin(j);
+    for (size_t k = 0; k < dim; k++) {
+      double x = v[i * dim + k];
+      if (isfinite(x))
+        pmcp_json_number(j, x);
+      else
+        pmcp_json_null(j);
+    }
+    pmcp_json_array_end(j);
+    pmcp_json_object_end(j);
+    size_t len = 0;
+    const char *txt = pmcp_json_text(j, &len);
+    rc = txt ? pmcp_store_put(store, t, "embedding", txt, len, NULL) : PMCP_ENOMEM;
   }
+  pmcp_json_free(j);
   free(v);
   if (rc) {
     pmcp_store_rollback(store);
@@ -215,6 +241,113 @@ static int flush(pmcp_store *store, pmcp_tenant t, const pmcp_research_options *
   rc = pmcp_store_commit(store);
   if (!rc)
     *done += n;
+  return rc;
+}
+
+/* The vectors cached already: each ref's text hash, sorted by ref, the
+ * first listed of a ref before the others (it is the one that counts). */
+typedef struct cached {
+  char *ref, *sha;
+  size_t at; /* listing order */
+} cached;
+
+typedef struct cache {
+  cached *v;
+  size_t n, cap;
+} cache;
+
+static void cache_free(cache *c)
+{
+  for (size_t i = 0; i < c->n; i++) {
+    free(c->v[i].ref);
+    free(c->v[i].sha);
+  }
+  free(c->v);
+  memset(c, 0, sizeof *c);
+}
+
+static int cache_cmp(const void *a, const void *b)
+{
+  const cached *x = a, *y = b;
+  int c = strcmp(x->ref, y->ref);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static int cache_add(cache *c, const char *ref, const char *sha)
+{
+  if (c->n == c->cap) {
+    size_t nc = c->cap ? c->cap * 2 : 64;
+    cached *nv = realloc(c->v, nc * sizeof *nv);
+    if (!nv)
+      return PMCP_ENOMEM;
+    c->v = nv;
+    c->cap = nc;
+  }
+  cached *e = &c->v[c->n];
+  e->ref = strdup(ref);
+  e->sha = strdup(sha);
+  e->at = c->n;
+  if (!e->ref || !e->sha) {
+    free(e->ref);
+    free(e->sha);
+    return PMCP_ENOMEM;
+  }
+  c->n++;
+  return 0;
+}
+
+/* The text hash cached for @p ref, or NULL. */
+static const char *cache_sha(const cache *c, const char *ref)
+{
+  size_t lo = 0, hi = c->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(c->v[mid].ref, ref) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < c->n && strcmp(c->v[lo].ref, ref) == 0 ? c->v[lo].sha : NULL;
+}
+
+/* Reads the store's embeddings listed under @p filter into @p c. */
+static int cache_read(pmcp_store *store, pmcp_tenant t, const char *filter, cache *c)
+{
+  char *after = NULL;
+  int rc = 0;
+  for (;;) {
+    pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
+    lo.kind = "embedding";
+    lo.filter = filter;
+    lo.after = after;
+    lo.limit = 1000;
+    pmcp_buf b = PMCP_BUF_INIT;
+    rc = pmcp_store_list(store, t, &lo, &b);
+    free(after);
+    after = NULL;
+    if (rc) {
+      pmcp_buf_dispose(&b);
+      return rc;
+    }
+    cJSON *page = cJSON_ParseWithLength(b.ptr, b.len);
+    pmcp_buf_dispose(&b);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
+    {
+      const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ref");
+      const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "text_sha256");
+      if (cJSON_IsString(r) && !rc)
+        rc = cache_add(c, r->valuestring, cJSON_IsString(h) ? h->valuestring : "");
+    }
+    const cJSON *nx = cJSON_GetObjectItemCaseSensitive(page, "next");
+    if (cJSON_IsString(nx) && !rc)
+      after = strdup(nx->valuestring);
+    cJSON_Delete(page);
+    if (!after)
+      break;
+  }
+  if (!rc)
+    qsort(c->v, c->n, sizeof *c->v, cache_cmp);
   return rc;
 }
 
@@ -234,48 +367,15 @@ int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
     return rc;
   const char *model = pmcp__embed_model(opts->embed_model);
   /* What is cached already, by ref: its text hash. */
-  cJSON *have = cJSON_CreateObject();
-  char filter[400];
-  cJSON *fm = cJSON_CreateObject();
-  cJSON_AddStringToObject(fm, "model", model);
-  char *ft = cJSON_PrintUnformatted(fm);
-  cJSON_Delete(fm);
-  snprintf(filter, sizeof filter, "%s", ft ? ft : "{}");
-  cJSON_free(ft);
-  char *after = NULL;
-  for (;;) {
-    pmcp_list_opts lo = PMCP_LIST_OPTS_INIT;
-    lo.kind = "embedding";
-    lo.filter = filter;
-    lo.after = after;
-    lo.limit = 1000;
-    pmcp_buf b = PMCP_BUF_INIT;
-    rc = pmcp_store_list(store, t, &lo, &b);
-    free(after);
-    after = NULL;
-    if (rc) {
-      pmcp_buf_dispose(&b);
-      cJSON_Delete(have);
-      return rc;
-    }
-    cJSON *page = cJSON_ParseWithLength(b.ptr, b.len);
-    pmcp_buf_dispose(&b);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items"))
-    {
-      const cJSON *r = cJSON_GetObjectItemCaseSensitive(it, "ref");
-      const cJSON *h = cJSON_GetObjectItemCaseSensitive(it, "text_sha256");
-      if (cJSON_IsString(r))
-        cJSON_AddStringToObject(have, r->valuestring,
-                                cJSON_IsString(h) ? h->valuestring : "");
-    }
-    const cJSON *nx = cJSON_GetObjectItemCaseSensitive(page, "next");
-    if (cJSON_IsString(nx))
-      after = strdup(nx->valuestring);
-    cJSON_Delete(page);
-    if (!after)
-      break;
+  char *filter = pmcp__rs_filter("model", model);
+  cache have = {NULL, 0, 0};
+  rc = filter ? cache_read(store, t, filter, &have) : PMCP_ENOMEM;
+  free(filter);
+  if (rc) {
+    cache_free(&have);
+    return rc;
   }
+  char *after = NULL;
   /* The indexed documents, in batches. */
   char *texts[BATCH];
   char refs[BATCH][300];
@@ -316,8 +416,8 @@ int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
       }
       char sha[65];
       sha_hex(txt.ptr, txt.len, sha);
-      const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, r->valuestring);
-      if (cJSON_IsString(h) && strcmp(h->valuestring, sha) == 0) {
+      const char *h = cache_sha(&have, r->valuestring);
+      if (h && strcmp(h, sha) == 0) {
         pmcp_buf_dispose(&txt);
         continue; /* cached for this text */
       }
@@ -346,7 +446,7 @@ int pmcp_research_embed(pmcp_store *store, const pmcp_research_options *opts,
   for (size_t i = 0; i < nb; i++)
     free(texts[i]);
   free(after);
-  cJSON_Delete(have);
+  cache_free(&have);
   if (out_embedded)
     *out_embedded = done;
   return rc;

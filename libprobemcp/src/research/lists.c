@@ -8,6 +8,7 @@
 
 #include "research/page.h"
 #include "research/refs.h"
+#include "research/views/views.h"
 #include "util/cnum.h"
 #include "util/json.h"
 
@@ -27,23 +28,6 @@ void pmcp__window_free(pmcp__window *w)
   memset(w, 0, sizeof *w);
 }
 
-cJSON *pmcp__state_make(const char *list, const char *parent,
-                         const char *after, size_t skip)
-{
-  cJSON *st = cJSON_CreateObject();
-  if (!st)
-    return NULL;
-  cJSON_AddStringToObject(st, "l", list);
-  if (parent)
-    cJSON_AddStringToObject(st, "p", parent);
-  if (after)
-    cJSON_AddStringToObject(st, "a", after);
-  else
-    cJSON_AddNullToObject(st, "a");
-  cJSON_AddNumberToObject(st, "s", (double)skip);
-  return st;
-}
-
 /* A store position the anchor can be checked at: an offset (the built-in
  * backends' positions) of at least 1. */
 static int offset_of(const char *pos, long long *out)
@@ -56,48 +40,20 @@ static int offset_of(const char *pos, long long *out)
   return 1;
 }
 
-/* Binds @p st to the listing: the anchor and "pin" (the cursor is checked
- * by its anchor, not by the store's version). */
-static cJSON *anchored(cJSON *st, const char *anchor)
-{
-  if (st && anchor && *anchor) {
-    cJSON_AddStringToObject(st, "k", anchor);
-    cJSON_AddTrueToObject(st, "pin");
-  }
-  return st;
-}
-
-/* The position after @p placed items of the window, or NULL at the end. */
+/* The position after @p placed items of the window, or NULL at the end:
+ * pmcp__window_state() read back as a tree. */
 cJSON *pmcp__window_next(size_t placed, void *ud)
 {
-  pmcp__window *w = ud;
-  if (w->span || !w->page) {
-    /* a text window (pmcp__fetch): its state as pmcp__window_state writes it */
-    pmcp_json *j = NULL;
-    if (pmcp_json_new(&j, 0))
-      return NULL;
-    cJSON *st = NULL;
-    size_t len = 0;
-    const char *t;
-    if (pmcp__window_state(j, w, placed) > 0 && (t = pmcp_json_text(j, &len)))
-      st = cJSON_ParseWithLength(t, len);
-    pmcp_json_free(j);
-    return st;
-  }
-  size_t consumed = w->skip + placed;
-  const cJSON *items = cJSON_GetObjectItemCaseSensitive(w->page, "items");
-  char buf[300];
-  const char *last =
-      consumed ? pmcp__rs_ref(cJSON_GetArrayItem(items, (int)consumed - 1), buf, sizeof buf)
-               : w->anchor_in;
-  long long off;
-  if (consumed < w->page_n)
-    return anchored(pmcp__state_make(w->list, w->parent, w->after, consumed),
-                    consumed || (w->after && offset_of(w->after, &off)) ? last : NULL);
-  if (w->next)
-    return anchored(pmcp__state_make(w->list, w->parent, w->next, 0),
-                    offset_of(w->next, &off) ? last : NULL);
-  return NULL;
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return NULL;
+  cJSON *st = NULL;
+  size_t len = 0;
+  const char *t;
+  if (pmcp__window_state(j, ud, placed) > 0 && (t = pmcp_json_text(j, &len)))
+    st = cJSON_ParseWithLength(t, len);
+  pmcp_json_free(j);
+  return st;
 }
 
 int pmcp__anchor_start(const char **after, size_t *skip, char before[32])
@@ -181,86 +137,13 @@ void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip)
  * The store's page is read by spans of its JSON text and the items are
  * written with pmcp_json: no tree is parsed, picked and printed again. */
 
-/* Scanning the store's text, which pmcp__rs_list_text() checked to be one
- * JSON value: tokens are found by their first byte, every step bounded by
- * the end. */
-static const char *t_ws(const char *p, const char *e)
-{
-  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-    p++;
-  return p;
-}
-
-static const char *t_str(const char *p, const char *e)
-{
-  for (p++; p < e && *p != '"'; p += *p == '\\' ? 2 : 1)
-    ;
-  return p < e ? p + 1 : e;
-}
-
-static const char *t_value(const char *p, const char *e)
-{
-  if (p >= e)
-    return e;
-  if (*p == '"')
-    return t_str(p, e);
-  if (*p == '{' || *p == '[') {
-    int d = 0;
-    while (p < e) {
-      char c = *p;
-      if (c == '"') {
-        p = t_str(p, e);
-        continue;
-      }
-      if (c == '{' || c == '[')
-        d++;
-      else if ((c == '}' || c == ']') && --d == 0)
-        return p + 1;
-      p++;
-    }
-    return e;
-  }
-  while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
-         *p != '\r' && *p != '\t')
-    p++;
-  return p;
-}
-
-/* The next member of an object whose text continues at @p p (after its
- * '{' or a value): key [*k, *k + *kl) (as written), value [*v, *v + *vl).
- * Returns where the scan goes on, or NULL at the object's end. */
-static const char *t_member(const char *p, const char *e, const char **k, size_t *kl,
-                            const char **v, size_t *vl)
-{
-  p = t_ws(p, e);
-  if (p < e && *p == ',')
-    p = t_ws(p + 1, e);
-  if (p >= e || *p != '"')
-    return NULL;
-  const char *ke = t_str(p, e);
-  *k = p + 1;
-  *kl = ke > p + 1 ? (size_t)(ke - p - 2) : 0;
-  p = t_ws(ke, e);
-  if (p >= e || *p != ':')
-    return NULL;
-  p = t_ws(p + 1, e);
-  const char *ve = t_value(p, e);
-  *v = p;
-  *vl = (size_t)(ve - p);
-  return ve;
-}
-
-/* The span of member @p key of the object [o, o + ol), or NULL. */
+/* The span of member @p key of the object [o, o + ol) (text the store
+ * gave, checked to be JSON), or NULL. */
 static const char *t_find(const char *o, size_t ol, const char *key, size_t *vl)
 {
-  const char *e = o + ol, *p = t_ws(o, e), *k, *v;
-  size_t kn = strlen(key), kl;
-  if (p >= e || *p != '{')
-    return NULL;
-  for (p++; (p = t_member(p, e, &k, &kl, &v, vl));)
-    if (kl == kn && !memcmp(k, key, kn))
-      return v;
-  return NULL;
+  const char *v = NULL;
+  pmcp__json_members(o, ol, &key, 1, &v, vl);
+  return v;
 }
 
 /* The text of the JSON string [v, v + vl) in *s, *n: the literal's own
@@ -286,10 +169,8 @@ static int str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_
   return 1;
 }
 
-/* A string member of an item as a C string in @p buf ("" when absent or
- * not a string; cut to @p size). */
-static const char *member_str(const char *it, size_t il, const char *key, char *buf,
-                              size_t size)
+const char *pmcp__json_member_str(const char *it, size_t il, const char *key, char *buf,
+                                  size_t size)
 {
   size_t vl;
   buf[0] = '\0';
@@ -310,12 +191,12 @@ static const char *span_ref(const pmcp__window *w, size_t idx, char *buf, size_t
 {
   const char *it = w->span[idx];
   size_t il = w->span_len[idx];
-  member_str(it, il, "ref", buf, size);
+  pmcp__json_member_str(it, il, "ref", buf, size);
   if (*buf)
     return buf;
   char k[64], id[PMCP__REF_MAX + 1];
-  member_str(it, il, "kind", k, sizeof k);
-  member_str(it, il, "id", id, sizeof id);
+  pmcp__json_member_str(it, il, "kind", k, sizeof k);
+  pmcp__json_member_str(it, il, "id", id, sizeof id);
   if (*k && *id)
     snprintf(buf, size, "%s:%s", k, id);
   return buf;
@@ -347,28 +228,12 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
   const char *v[4] = {NULL, NULL, NULL, NULL};
   size_t vl[4] = {0, 0, 0, 0};
   static const char *const keys[] = {"items", "total", "total_estimated", "next"};
-  {
-    const char *e = w->text.ptr + w->text.len, *p = t_ws(w->text.ptr, e), *k, *mv;
-    size_t kl, ml;
-    if (p < e && *p == '{')
-      for (p++; (p = t_member(p, e, &k, &kl, &mv, &ml));)
-        for (int i = 0; i < 4; i++)
-          if (!v[i] && strlen(keys[i]) == kl && !memcmp(keys[i], k, kl)) {
-            v[i] = mv;
-            vl[i] = ml;
-            break;
-          }
-  }
+  pmcp__json_members(w->text.ptr, w->text.len, keys, 4, v, vl);
   size_t cap = 0;
   if (v[0] && *v[0] == '[') {
-    const char *p = v[0] + 1, *end = v[0] + vl[0];
-    for (;;) {
-      p = t_ws(p, end);
-      if (p < end && *p == ',')
-        p = t_ws(p + 1, end);
-      if (p >= end || *p == ']')
-        break;
-      const char *e = t_value(p, end);
+    const char *p = v[0] + 1, *end = v[0] + vl[0], *e;
+    size_t el;
+    while ((p = pmcp__json_element(p, end, &e, &el))) {
       if (w->page_n == cap) {
         size_t nc = cap ? cap * 2 : 16;
         const char **ns = realloc(w->span, nc * sizeof *ns);
@@ -382,9 +247,8 @@ int pmcp__fetch_text(pmcp__research *rs, const pmcp__list_req *q, const char *af
         w->span_len = nl;
         cap = nc;
       }
-      w->span[w->page_n] = p;
-      w->span_len[w->page_n++] = (size_t)(e - p);
-      p = e;
+      w->span[w->page_n] = e;
+      w->span_len[w->page_n++] = el;
     }
   }
   w->total = -1;
@@ -480,7 +344,15 @@ int pmcp__window_state(pmcp_json *j, const pmcp__window *w, size_t placed)
   pmcp_json_reset(j);
   size_t consumed = w->skip + placed;
   char buf[300];
-  const char *last = consumed ? span_ref(w, consumed - 1, buf, sizeof buf) : w->anchor_in;
+  /* a text window's item by its span; a window over a store page the
+   * tool parsed itself (search's keyword page) by its tree */
+  const char *last =
+      !consumed ? w->anchor_in
+      : w->span ? span_ref(w, consumed - 1, buf, sizeof buf)
+                : pmcp__rs_ref(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w->page,
+                                                                                  "items"),
+                                                  (int)consumed - 1),
+                               buf, sizeof buf);
   long long off;
   if (consumed < w->page_n)
     return state_write(j, w, w->after, consumed,
@@ -516,21 +388,13 @@ static void put_number(pmcp_json *j, const char *v, size_t vl)
   pmcp__rs_number(j, pmcp__c_strtod(tmp, NULL));
 }
 
-/* A nested array or object: rounded as the cJSON route rounded it. */
+/* A nested array or object: read, and written with the views' number
+ * rules (those pmcp__rs_round applied to the tree). */
 static void put_tree(pmcp_json *j, const char *v, size_t vl)
 {
   cJSON *t = cJSON_ParseWithLength(v, vl);
-  char *txt = NULL;
-  if (t) {
-    pmcp__rs_round(t);
-    txt = cJSON_PrintUnformatted(t);
-    cJSON_Delete(t);
-  }
-  if (txt)
-    pmcp_json_raw(j, txt, strlen(txt));
-  else
-    pmcp_json_null(j);
-  cJSON_free(txt);
+  pmcp__vw_value(j, t, 0);
+  cJSON_Delete(t);
 }
 
 int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown)
@@ -578,33 +442,15 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
   while (keys[nk] && nk < MAX_KEYS)
     nk++;
   const char *v[MAX_KEYS];
-  size_t vl[MAX_KEYS], kn[MAX_KEYS];
-  for (size_t k = 0; k < nk; k++)
-    v[k] = NULL, vl[k] = 0, kn[k] = strlen(keys[k]);
+  size_t vl[MAX_KEYS];
   /* what the additions after the pick read of the store's item */
   static const char *const extra[] = {"chars", "via", "kind", "provider", "attributes"};
-  static const size_t extra_len[] = {5, 3, 4, 8, 10};
-  const char *xv[5] = {NULL, NULL, NULL, NULL, NULL};
-  size_t xl[5] = {0, 0, 0, 0, 0};
-  {
-    /* one pass over the item; the first member of a name counts, as for
-     * cJSON_GetObjectItemCaseSensitive */
-    const char *e = it + il, *p = t_ws(it, e), *mk, *mv;
-    size_t mkl, mvl;
-    if (p < e && *p == '{')
-      for (p++; (p = t_member(p, e, &mk, &mkl, &mv, &mvl));) {
-        for (size_t k = 0; k < nk; k++)
-          if (!v[k] && kn[k] == mkl && !memcmp(keys[k], mk, mkl)) {
-            v[k] = mv;
-            vl[k] = mvl;
-          }
-        for (size_t x = 0; x < 5; x++)
-          if (!xv[x] && extra_len[x] == mkl && !memcmp(extra[x], mk, mkl)) {
-            xv[x] = mv;
-            xl[x] = mvl;
-          }
-      }
-  }
+  const char *xv[5];
+  size_t xl[5];
+  /* the first member of a name counts, as for
+   * cJSON_GetObjectItemCaseSensitive */
+  pmcp__json_members(it, il, keys, nk, v, vl);
+  pmcp__json_members(it, il, extra, 5, xv, xl);
   int have_chars = xv[0] && is_number(xv[0], xl[0]);
   double chars = have_chars ? pmcp__c_strtod(xv[0], NULL) : -1;
   /* a note's excerpt: its "truncated" says whether the note is longer */
@@ -689,7 +535,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
     if (cut) {
       char door[PMCP__REF_MAX + 64];
       snprintf(door, sizeof door, "entity refs=[\"%s\"] view=record",
-               member_str(it, il, "ref", ref, sizeof ref));
+               pmcp__json_member_str(it, il, "ref", ref, sizeof ref));
       pmcp_json_key(j, "detail");
       pmcp_json_string(j, door);
     }
@@ -716,7 +562,7 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
     size_t ivl;
     int import_attr = xv[4] && *xv[4] == '{' && (iv = t_find(xv[4], xl[4], "import", &ivl));
     pmcp_json_key(j, "provenance");
-    pmcp_json_string(j, pmcp__rs_provenance_of(via, kind, member_str(it, il, "ref", ref, sizeof ref),
+    pmcp_json_string(j, pmcp__rs_provenance_of(via, kind, pmcp__json_member_str(it, il, "ref", ref, sizeof ref),
                                                prov, import_attr));
   }
   pmcp_buf_dispose(&tmp);

@@ -47,9 +47,7 @@ typedef struct pmcp__window {
 
 
 void pmcp__window_free(pmcp__window *w);
-cJSON *pmcp__state_make(const char *list, const char *parent,
-                        const char *after, size_t skip);
-/* The position after @p placed items of the window (a pmcp__window *), or
+/* pmcp__window_state() of the window (a pmcp__window *) as a tree, or
  * NULL at the end: a pmcp__rs_next_fn. */
 cJSON *pmcp__window_next(size_t placed, void *ud);
 /* Fetches the window at (@p after, @p skip). Error text in @p err. */
@@ -71,6 +69,11 @@ int pmcp__window_member(const pmcp__window *w, size_t i, const char *key, const 
  * own bytes when it has no escape, else decoded into @p tmp; 0 when it is
  * not a string. */
 int pmcp__json_str_of(const char *v, size_t vl, pmcp_buf *tmp, const char **s, size_t *n);
+/* The string member @p key of the object text [o, o + ol) (JSON the store
+ * or the writer made) as a C string in @p buf: "" when absent or not a
+ * string, cut to @p size; pmcp__js() of text. */
+const char *pmcp__json_member_str(const char *o, size_t ol, const char *key, char *buf,
+                                  size_t size);
 /* The ref of item @p i of text window @p w (as pmcp__rs_ref), in @p buf. */
 const char *pmcp__window_ref(const pmcp__window *w, size_t i, char *buf, size_t size);
 /* Writes what a list shows of item @p i of text window @p w (@p q's keys,
@@ -81,13 +84,13 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
                          const pmcp__list_req *q, const char *const *drop);
 /* Writes [@p s, + @p n) as a string (up to a NUL in it: text after one
  * was never shown), cut to @p max bytes (0: whole) at a character
- * boundary with "..." after the cut, as pmcp__rs_excerpt cuts a cJSON
- * string. Returns 1 when cut;
- * *shown: the bytes written. */
+ * boundary with "..." after the cut. Returns 1 when cut; *shown: the
+ * bytes written. */
 int pmcp__rs_excerpt_to(pmcp_json *j, const char *s, size_t n, size_t max, size_t *shown);
 /* Writes into @p j (reset first) the position state after @p placed items
- * of text window @p w, as pmcp__window_next() makes it. Returns 1 when
- * written, 0 when nothing remains after them, or -1 (out of memory). */
+ * of window @p w: a text window, or one over a store page the tool parsed
+ * (page set, its "items" the page's items). Returns 1 when written, 0 when
+ * nothing remains after them, or -1 (out of memory). */
 int pmcp__window_state(pmcp_json *j, const pmcp__window *w, size_t placed);
 /* Reads a cursor state's position and skip (NULL state: the start). */
 void pmcp__state_pos(const cJSON *st, const char **after, size_t *skip);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Budgeted pages for the research tools (see page.h): an adapter from the
- * research handlers' cJSON results to the engine's page builder
- * (budget.h), which does all counting, fitting, refusing and cursor
- * minting. What stays here is what is the research tools' own: rounding,
- * cursors decoded against a store version or a pin, nested <list>_cursor
- * values for other calls. */
+/* Budgeted pages for the research tools (see page.h) on the engine's page
+ * builder (budget.h), which does all counting, fitting, refusing and
+ * cursor minting. What stays here is what is the research tools' own: the
+ * summary numbers' spelling, cursors decoded against a store version or a
+ * pin, nested <list>_cursor values for other calls, and the adapter that
+ * still pages a result built as a cJSON tree (pmcp__rs_fill). */
 #include "core/call.h"
 #include "research/page.h"
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */
@@ -22,6 +22,8 @@
 #include "probemcp/cursor.h"
 #include "probemcp/json.h"
 #include "probemcp/tokens.h"
+#include "research/views/views.h" /* pmcp__vw_each */
+#include "util/buf.h"
 #include "util/cnum.h"
 
 size_t pmcp__rs_tokens(const char *s, size_t len)
@@ -284,27 +286,6 @@ int pmcp__rs_send(pmcp_call *call, pmcp_page *pg, int more)
   return rc;
 }
 
-/* A page made of one object (consumed) that must fit whole. */
-static int send_whole(pmcp_call *call, pmcp__research *rs, cJSON *root)
-{
-  char *txt = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
-  if (!txt)
-    return PMCP_ENOMEM;
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_free(txt);
-    return 0; /* the error result is sent */
-  }
-  int rc = pmcp_page_object(pg, txt, strlen(txt));
-  cJSON_free(txt);
-  if (rc && rc != PMCP_EBUDGET) {
-    pmcp_page_free(pg);
-    return rc;
-  }
-  return pmcp__rs_send(call, pg, 0);
-}
-
 int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, size_t len)
 {
   pmcp_page *pg = new_page(call, rs, 0, 0);
@@ -316,12 +297,6 @@ int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, s
     return rc;
   }
   return pmcp__rs_send(call, pg, 0);
-}
-
-int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root)
-{
-  pmcp__rs_round(root);
-  return send_whole(call, rs, root);
 }
 
 char *pmcp__rs_cursor_mint(pmcp_call *call, pmcp__research *rs,
@@ -447,32 +422,78 @@ int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSO
   return rc;
 }
 
-int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
-                  const char *name, cJSON *items, pmcp__rs_next_fn next,
-                  void *ud)
+static int add_field(const char *key, const char *val, size_t len, void *ud)
 {
-  pmcp__rs_round(items);
-  pmcp__rs_round(root);
-  /* The incoming cursor was opened by pmcp__rs_cursor_in(); the page only
-   * mints the next one. */
-  pmcp_page *pg = new_page(call, rs, 0, 0);
-  if (!pg) {
-    cJSON_Delete(items);
-    cJSON_Delete(root);
-    return 0;
+  return pmcp_page_field_json(ud, key, val, len);
+}
+
+/* The answer when the fields alone are over the budget: the envelope as
+ * one object with the list @p name empty, refused naming min_token_budget. */
+static int refuse_envelope(pmcp_call *call, pmcp__research *rs, const char *root, size_t len,
+                           const char *name)
+{
+  pmcp_buf b = PMCP_BUF_INIT;
+  int rc = pmcp__buf_append(&b, root, len - 1);
+  if (!rc)
+    rc = pmcp__buf_printf(&b, ",\"%s\":[],\"count\":0}", name);
+  if (!rc)
+    rc = pmcp__rs_send_object(call, rs, b.ptr, b.len);
+  pmcp_buf_dispose(&b);
+  return rc;
+}
+
+int pmcp__rs_send_items(pmcp_call *call, pmcp__research *rs, pmcp_json *root,
+                        const char *name, const pmcp__rs_items *r)
+{
+  size_t rl = 0;
+  const char *rt = pmcp_json_text(root, &rl);
+  if (!rt)
+    return PMCP_ENOMEM;
+  /* the incoming cursor was opened by pmcp__rs_cursor_in(); the page only
+   * mints the next one */
+  pmcp_page *pg = pmcp__rs_page_plain(call, rs);
+  if (!pg)
+    return 0; /* the error result is sent */
+  int rc = pmcp__vw_each(rt, rl, add_field, pg);
+  if (rc == PMCP_EBUDGET) {
+    pmcp_page_free(pg);
+    return refuse_envelope(call, rs, rt, rl, name);
+  }
+  pmcp_json *sj = NULL;
+  if (!rc && pmcp_json_new(&sj, 0))
+    rc = PMCP_ENOMEM;
+  if (!rc)
+    rc = pmcp_page_list(pg, name);
+  for (size_t i = 0; !rc && i < r->n; i++) {
+    int has = r->state(sj, i + 1, r->ud);
+    size_t sl = 0;
+    const char *s = has > 0 ? pmcp_json_text(sj, &sl) : NULL;
+    pmcp_json *j = has < 0 || (has > 0 && !s) ? NULL : pmcp_page_item(pg);
+    if (!j) {
+      rc = pmcp_page_status(pg) ? pmcp_page_status(pg) : PMCP_ENOMEM;
+      break;
+    }
+    rc = r->item(j, i, r->ud);
+    if (!rc)
+      rc = pmcp_page_commit(pg, s, sl);
   }
   int more = 0;
-  int rc = pmcp__rs_fill(pg, root, name, items, next, ud, &more);
-  cJSON_Delete(items);
-  if (rc == 1) {
-    /* The envelope alone is over the budget: answer as for any object
-     * that cannot fit (the refusal names min_token_budget). */
-    pmcp_page_free(pg);
-    cJSON_AddItemToObject(root, name, cJSON_CreateArray());
-    cJSON_AddNumberToObject(root, "count", 0);
-    return send_whole(call, rs, root);
+  if (rc == PMCP_EBUDGET) {
+    more = 1; /* the page is full (or refused): it says so itself */
+    rc = 0;
+  } else if (!rc) {
+    int has = r->state(sj, r->n, r->ud);
+    more = has > 0;
+    size_t sl = 0;
+    const char *s = has > 0 ? pmcp_json_text(sj, &sl) : NULL;
+    if (has < 0 || (has > 0 && !s))
+      rc = PMCP_ENOMEM;
+    else if (has > 0 && r->n == 0)
+      /* nothing shown, but items were read (all hidden): the page still
+       * continues after them */
+      rc = pmcp__page_resume_empty(pg, s, sl);
   }
-  cJSON_Delete(root);
+  pmcp_json_free(sj);
   if (rc) {
     pmcp_page_free(pg);
     return rc;

@@ -21,15 +21,6 @@
  * new cJSON object, or NULL when nothing remains after them. */
 typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
 
-/* Sends @p root (consumed; its members become the page's fields) with the
- * items of @p items (consumed, an array) as the list @p name: as many as
- * fit. Each item resumes at next(its position + 1); when more remains the
- * page has next_cursor. An indivisible first item that cannot fit makes an
- * error result naming min_token_budget. */
-int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
-                  const char *name, cJSON *items, pmcp__rs_next_fn next,
-                  void *ud);
-
 /* Adds @p root's members as @p pg's fields and @p items as its list
  * @p name (as many as fit; each resumes at next(its position + 1) when
  * @p next is given). Returns 0 with *more set when items remain after the
@@ -37,9 +28,25 @@ int pmcp__rs_emit(pmcp_call *call, pmcp__research *rs, cJSON *root,
 int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
                   pmcp__rs_next_fn next, void *ud, int *more);
 
-/* Sends a single object (consumed) that must fit whole; when it does not,
- * an error names min_token_budget. */
-int pmcp__rs_emit_one(pmcp_call *call, pmcp__research *rs, cJSON *root);
+/* The items of a page written with pmcp_json, for pmcp__rs_send_items. */
+typedef struct pmcp__rs_items {
+  size_t n; /* items the page may show */
+  /* writes item @p i into @p j */
+  int (*item)(pmcp_json *j, size_t i, void *ud);
+  /* writes into @p j (reset) the position after @p placed items: 1, or 0
+   * when nothing remains after them, or -1 (out of memory) */
+  int (*state)(pmcp_json *j, size_t placed, void *ud);
+  void *ud;
+} pmcp__rs_items;
+
+/* Sends a page for the call whose incoming cursor the handler opened
+ * (pmcp__rs_cursor_in): the members of the object @p root holds as its
+ * fields, then @p r's items as the list @p name, each written only when
+ * it is placed, as many as fit, each resuming after itself. When the
+ * fields alone are over the budget, the envelope with the list empty is
+ * refused naming min_token_budget. */
+int pmcp__rs_send_items(pmcp_call *call, pmcp__research *rs, pmcp_json *root, const char *name,
+                        const pmcp__rs_items *r);
 
 /* A page for the call under the toolset's cursor key and the store's data
  * version, decoding the call's cursor (lossless when @p flags has

@@ -80,9 +80,9 @@ static void put_str(pmcp_json *j, const char *k, const cJSON *o, const char *fro
   }
 }
 
-static void paper_item(pmcp_json *j, const cJSON *p, double score, size_t abstract_max)
+static void paper_item(pmcp_json *j, const cJSON *p, const char *id, double score,
+                       size_t abstract_max)
 {
-  const char *id = pmcp__js(p, "id");
   char ref[80];
   snprintf(ref, sizeof ref, "paper:%.64s", id);
   pmcp_json_object_begin(j);
@@ -104,20 +104,49 @@ static void paper_item(pmcp_json *j, const cJSON *p, double score, size_t abstra
 
 /* ---- local index ----------------------------------------------------------- */
 
-typedef struct hits {
-  cJSON *recs; /* array of paper records with "_score" */
-} hits;
+/* The papers of a list: each paper's record (parsed) and its distance. */
+typedef struct plist {
+  cJSON *owner; /* the provider's answer the records are in, or NULL: */
+  cJSON **rec;  /* each record owned */
+  double *score;
+  size_t n, cap;
+} plist;
+
+static int plist_push(plist *l, cJSON *rec, double score)
+{
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? l->cap * 2 : 16;
+    cJSON **nr = realloc(l->rec, nc * sizeof *nr);
+    if (nr)
+      l->rec = nr;
+    double *ns = nr ? realloc(l->score, nc * sizeof *ns) : NULL;
+    if (!ns)
+      return PMCP_ENOMEM;
+    l->score = ns;
+    l->cap = nc;
+  }
+  l->rec[l->n] = rec;
+  l->score[l->n++] = score;
+  return 0;
+}
+
+static void plist_free(plist *l)
+{
+  for (size_t i = 0; !l->owner && i < l->n; i++)
+    cJSON_Delete(l->rec[i]);
+  cJSON_Delete(l->owner);
+  free(l->rec);
+  free(l->score);
+  memset(l, 0, sizeof *l);
+}
 
 static int local_collect(pmcp_call *call, pmcp__research *rs, const char *query,
-                         const char *exclude, cJSON **out, char *err, size_t errlen)
+                         const char *exclude, plist *out, char *err, size_t errlen)
 {
-  *out = cJSON_CreateArray();
-  if (!*out)
-    return PMCP_ENOMEM;
   char *after = NULL;
   size_t scanned = 0;
   int rc = 0;
-  while (!rc && scanned < MAX_SCANNED && cJSON_GetArraySize(*out) < MAX_MATCHES) {
+  while (!rc && scanned < MAX_SCANNED && out->n < MAX_MATCHES) {
     cJSON *res = NULL;
     rc = pmcp__rs_search(rs, query, "paper", after, 50, &res, err, errlen);
     free(after);
@@ -141,9 +170,12 @@ static int local_collect(pmcp_call *call, pmcp__research *rs, const char *query,
       }
       /* a distance: grows as BM25 relevance falls */
       double rel = pmcp__jn(it, "score", 0);
-      cJSON_AddNumberToObject(rec, "_score", 1.0 / (1.0 + (rel > 0 ? rel : 0)));
-      cJSON_AddItemToArray(*out, rec);
-      if (cJSON_GetArraySize(*out) >= MAX_MATCHES)
+      if (plist_push(out, rec, 1.0 / (1.0 + (rel > 0 ? rel : 0)))) {
+        cJSON_Delete(rec);
+        rc = PMCP_ENOMEM;
+        break;
+      }
+      if (out->n >= MAX_MATCHES)
         break;
     }
     const cJSON *nx = cJSON_GetObjectItemCaseSensitive(res, "next");
@@ -296,7 +328,7 @@ static int local_ranked(pmcp_call *call, pmcp__research *rs, int similar, const 
       break;
     /* a distance: grows as relevance falls */
     double rel = -r.hits[i].score;
-    paper_item(j, p, 1.0 / (1.0 + (rel > 0 ? rel : 0)), EXCERPT);
+    paper_item(j, p, pmcp__js(p, "id"), 1.0 / (1.0 + (rel > 0 ? rel : 0)), EXCERPT);
     local_pos lp = {r.hits[i].score, r.hits[i].id};
     int arc = pmcp_page_commit(pg, &lp, sizeof lp);
     if (arc == PMCP_EBUDGET) {
@@ -347,7 +379,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       return 0;
     pos = pmcp__mx_pos(pg);
   }
-  cJSON *papers = NULL;
+  plist papers = {NULL, NULL, NULL, 0, 0};
   int rc = 0, more = 0;
   size_t total = 0, base = 0; /* base: index of papers[0] in the whole list */
   if (rs->papers_url) {
@@ -380,31 +412,29 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       pmcp_page_free(pg);
       return fail_remote(call, rc, err);
     }
-    papers = cJSON_DetachItemFromObjectCaseSensitive(res, "papers");
-    cJSON_Delete(res);
-    int bad = !cJSON_IsArray(papers);
-    for (const cJSON *p = bad ? NULL : papers->child; p; p = p->next)
+    papers.owner = res;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(res, "papers");
+    int bad = !cJSON_IsArray(list);
+    for (cJSON *p = bad ? NULL : list->child; p && !bad; p = p->next) {
       bad |= !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "id")) ||
              !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "title"));
+      /* the provider's score is a distance too; without one, the rank */
+      const cJSON *sc = cJSON_GetObjectItemCaseSensitive(p, "score");
+      if (!bad && plist_push(&papers, p,
+                             cJSON_IsNumber(sc) ? sc->valuedouble : (double)(pos + papers.n + 1))) {
+        plist_free(&papers);
+        pmcp_page_free(pg);
+        return PMCP_ENOMEM;
+      }
+    }
     if (bad) {
-      cJSON_Delete(papers);
+      plist_free(&papers);
       pmcp_page_free(pg);
       return pmcp__rs_fail(call, PMCP_TERR_PROVIDER,
                            "the papers provider's answer has no list of papers with id and title");
     }
-    size_t i = 0;
-    cJSON *it;
-    cJSON_ArrayForEach(it, papers)
-    {
-      /* the provider's score is a distance too; without one, the rank */
-      if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "score")))
-        cJSON_AddNumberToObject(it, "score", (double)(pos + i + 1));
-      cJSON_AddNumberToObject(it, "_score",
-                              cJSON_GetObjectItemCaseSensitive(it, "score")->valuedouble);
-      i++;
-    }
     base = pos;
-    total = pos + (size_t)cJSON_GetArraySize(papers);
+    total = pos + papers.n;
   } else {
     char *q2 = NULL;
     cJSON *me = NULL;
@@ -438,24 +468,22 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
                        sizeof err);
     free(q2);
     if (rc) {
-      cJSON_Delete(papers);
+      plist_free(&papers);
       pmcp_page_free(pg);
       if (rc == PMCP_ECANCELLED)
         return rc;
       return pmcp__rs_fail(call, PMCP_TERR_PROVIDER, "%s", err);
     }
-    total = (size_t)cJSON_GetArraySize(papers);
+    total = papers.n;
     uint64_t scope = pmcp__rs_scope_mix(0, 'l');
-    const cJSON *it;
-    cJSON_ArrayForEach(it, papers)
-    {
-      for (const char *c = pmcp__js(it, "id"); *c; c++)
+    for (size_t i = 0; i < papers.n; i++) {
+      for (const char *c = pmcp__js(papers.rec[i], "id"); *c; c++)
         scope = pmcp__rs_scope_mix(scope, (unsigned char)*c);
       scope = pmcp__rs_scope_mix(scope, -1);
     }
     pg = pmcp__rs_page_scoped(call, rs, 0, scope);
     if (!pg) {
-      cJSON_Delete(papers);
+      plist_free(&papers);
       return 0;
     }
     pos = pmcp__mx_pos(pg);
@@ -474,11 +502,11 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       more = 1;
       break;
     }
-    const cJSON *p = cJSON_GetArrayItem(papers, (int)(i - base));
+    const cJSON *p = papers.rec[i - base];
     pmcp_json *j = pmcp_page_item(pg);
     if (!j)
       break;
-    paper_item(j, p, pmcp__jn(p, "_score", NAN), EXCERPT);
+    paper_item(j, p, pmcp__js(p, "id"), papers.score[i - base], EXCERPT);
     uint64_t next = i + 1;
     int arc = pmcp_page_commit(pg, &next, sizeof next);
     if (arc == PMCP_EBUDGET) {
@@ -489,7 +517,7 @@ static int list_mode(pmcp_call *call, pmcp__research *rs, int similar)
       break;
     placed++;
   }
-  cJSON_Delete(papers);
+  plist_free(&papers);
   return pmcp__rs_send(call, pg, more);
 }
 
@@ -517,8 +545,6 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
       return pmcp__rs_fail(call, PMCP_TERR_PROVIDER,
                            "the papers provider's answer is not a paper (no title)");
     }
-    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "id")))
-      cJSON_AddStringToObject(p, "id", pid);
   } else {
     char ref[80];
     snprintf(ref, sizeof ref, "paper:%s", pid);
@@ -540,7 +566,9 @@ static int read_mode(pmcp_call *call, pmcp__research *rs)
   pmcp_page_field_string(pg, "source", rs->papers_url ? "remote" : "local");
   pmcp_json *j = NULL;
   if (pmcp_json_new(&j, 0) == 0) {
-    paper_item(j, p, NAN, 0);
+    /* a provider's paper without its id is the one asked for */
+    const cJSON *idv = cJSON_GetObjectItemCaseSensitive(p, "id");
+    paper_item(j, p, cJSON_IsString(idv) ? idv->valuestring : pid, NAN, 0);
     size_t l = 0;
     const char *t = pmcp_json_text(j, &l);
     /* the metadata whole (with the abstract), then any full text */

@@ -134,6 +134,10 @@ void pmcp__rs_prune_deleted(cJSON *rec, int keep);
 /* The call's include_deleted argument (false when absent). */
 int pmcp__rs_include_deleted(pmcp_call *call);
 
+/* {"KEY": "VAL"} as text to free(), for a store listing's filter; NULL
+ * when out of memory. */
+char *pmcp__rs_filter(const char *key, const char *val);
+
 /* Cursors under the toolset's key (cursor.h semantics: bound to the tool,
  * the canonical arguments without token_budget/cursor, and a version). */
 int pmcp__rs_cursor_encode(pmcp__research *rs, const char *tool,
@@ -181,19 +185,8 @@ const char *pmcp__js(const cJSON *o, const char *key);   /* "" if absent */
 double pmcp__jn(const cJSON *o, const char *key, double dflt);
 int pmcp__jb(const cJSON *o, const char *key);           /* 0 if absent */
 
-/* Copies @p s truncated to @p max characters (UTF-8 safe) into a new cJSON
- * string; sets *truncated when cut. */
-cJSON *pmcp__rs_excerpt(const char *s, size_t max, int *truncated);
-
-/* A compact copy of @p src with only @p keys (NULL-terminated) that are
- * present; strings longer than @p max_chars are cut (and "truncated":true
- * is set on the copy); times in milliseconds (created, started, ended,
- * updated, time and *_ms keys) become ISO 8601 UTC strings. */
-cJSON *pmcp__rs_pick(const cJSON *src, const char *const *keys,
-                     size_t max_chars);
-
-/* Whether @p key names a time in milliseconds (what pmcp__rs_pick writes
- * as ISO 8601). */
+/* Whether @p key names a time in milliseconds (what the picks write as
+ * ISO 8601). */
 int pmcp__rs_time_key(const char *key);
 
 /* Writes @p ms as "2024-05-01T12:00:00Z" into @p out (>= 21 bytes). */

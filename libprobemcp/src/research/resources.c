@@ -58,20 +58,24 @@ static int read_run(pmcp_call *call, void *ud)
 static int read_views(pmcp_call *call, void *ud)
 {
   (void)ud;
-  cJSON *o = cJSON_CreateObject();
+  pmcp_json *j = NULL;
+  if (pmcp_json_new(&j, 0))
+    return PMCP_ENOMEM;
+  pmcp_json_object_begin(j);
   for (int k = PMCP__REF_RUN; k < PMCP__REF_KINDS_; k++) {
     size_t n;
     const char *const *v = pmcp__views_of((pmcp__ref_kind)k, &n);
-    cJSON_AddItemToObject(o, pmcp__ref_kind_name((pmcp__ref_kind)k),
-                          cJSON_CreateStringArray(v, (int)n));
+    pmcp_json_key(j, pmcp__ref_kind_name((pmcp__ref_kind)k));
+    pmcp_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+      pmcp_json_string(j, v[i]);
+    pmcp_json_array_end(j);
   }
-  char *txt = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (!txt)
-    return PMCP_ENOMEM;
-  int rc = pmcp_result_resource_text(call, pmcp_call_uri(call),
-                                     "application/json", txt);
-  cJSON_free(txt);
+  pmcp_json_object_end(j);
+  const char *txt = pmcp_json_text(j, NULL);
+  int rc = txt ? pmcp_result_resource_text(call, pmcp_call_uri(call), "application/json", txt)
+               : PMCP_ENOMEM;
+  pmcp_json_free(j);
   return rc;
 }
 

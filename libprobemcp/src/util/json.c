@@ -263,6 +263,22 @@ size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
   return found;
 }
 
+const char *pmcp__json_element(const char *p, const char *end, const char **val,
+                               size_t *val_len)
+{
+  p = ws(p, end);
+  if (p < end && *p == ',')
+    p = ws(p + 1, end);
+  if (p >= end || *p == ']')
+    return NULL;
+  const char *e = skip_trusted(p, end);
+  if (!e)
+    return NULL;
+  *val = p;
+  *val_len = (size_t)(e - p);
+  return e;
+}
+
 int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
                     size_t n_keys, const char **val, size_t *val_len)
 {

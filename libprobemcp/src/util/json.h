@@ -32,6 +32,13 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
 size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
                           size_t n, const char **vals, size_t *lens);
 
+/* The next element of an array whose well-formed text (as for
+ * pmcp__json_members) continues at @p p, just after its '[' or after an
+ * element: its span (no surrounding whitespace) in *val, *val_len.
+ * Returns where the scan goes on, or NULL at the array's end. */
+const char *pmcp__json_element(const char *p, const char *end, const char **val,
+                               size_t *val_len);
+
 /* Follows a path of member names, e.g. {"params","_meta","progressToken"}. */
 int pmcp__json_path(const char *obj, size_t len, const char *const *keys,
                     size_t n_keys, const char **val, size_t *val_len);

@@ -87,8 +87,10 @@ int pmcp__vw_value(pmcp_json *j, const cJSON *v, int exact);
 int pmcp__vw_exact_view(const char *view);
 /* @p s cut to @p max bytes at a character, "..." after a cut (*cut = 1). */
 int pmcp__vw_excerpt(pmcp_json *j, const char *s, size_t max, int *cut);
-/* pmcp__rs_pick() into the open object of @p j: the members @p keys of
- * @p src, then "truncated":true when a string was cut. Returns 1 then. */
+/* Writes into the open object of @p j the members @p keys of @p src that
+ * are there and not null (strings cut to @p max_chars, times in
+ * milliseconds as ISO 8601 UTC), then "truncated":true when a string was
+ * cut. Returns 1 then. */
 int pmcp__vw_pick(pmcp_json *j, const cJSON *src, const char *const *keys, size_t max_chars,
                   int exact);
 /* Calls @p fn for each member of the object text [obj, obj+len), as

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The tracking tools' number rule as the JSON writer writes it
  * (tracking/out.c) against the tree path it replaced: a cJSON number
- * rounded by pmcp__rs_round and printed by cJSON, on awkward values
+ * rounded to six figures (non-finite ones as strings, integers below 2^53
+ * exact) and printed by cJSON, on awkward values
  * (both sides of 2^31, 2^53, 1e15, six-figure ties, -0, subnormals,
  * DBL_MAX, non-finite ones) and random bit patterns. */
 #include <check.h>
@@ -15,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "research/page.h"
+#include "util/cnum.h"
 #include "test-random.h"
 #include "tracking/tracking.h"
 
@@ -22,8 +24,15 @@
 static void tree_text(double v, char *out, size_t size)
 {
   cJSON *a = cJSON_CreateArray();
-  cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
-  pmcp__rs_round(a);
+  if (!isfinite(v)) {
+    cJSON_AddItemToArray(a, cJSON_CreateString(isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity"));
+  } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+  } else {
+    char six[PMCP_JSON_NUMBER_MAX];
+    pmcp_json_format_number(v, 0, six, sizeof six);
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(pmcp__c_strtod(six, NULL)));
+  }
   char *t = cJSON_PrintUnformatted(a);
   size_t n = strlen(t);
   ck_assert_uint_ge(n, 2);

@@ -226,17 +226,6 @@ static int reply_text(pmcp_call *call, const char *txt, size_t len)
   return rc;
 }
 
-int pmcp__rs_reply(pmcp_call *call, cJSON *obj)
-{
-  char *txt = cJSON_PrintUnformatted(obj);
-  cJSON_Delete(obj);
-  if (!txt)
-    return PMCP_ENOMEM;
-  int rc = reply_text(call, txt, strlen(txt));
-  cJSON_free(txt);
-  return rc;
-}
-
 /* Sends the object @p j holds (freed) as the call's isError result. */
 static int send_error(pmcp_call *call, pmcp_json *j)
 {

@@ -36,69 +36,6 @@ size_t pmcp__rs_tokens(const char *s, size_t len)
   return n;
 }
 
-/* The views that show stored values are the stored values: the record,
- * and what re-creates an entity (reproduce's params and config, inherited
- * config). Their numbers go out at full precision (only non-finite ones
- * become strings); six figures are for summaries and curves. */
-static int is_record_view(const cJSON *v)
-{
-  const cJSON *w = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "view") : NULL;
-  return cJSON_IsString(w) && cJSON_HasObjectItem(v, "ref") &&
-         (strcmp(w->valuestring, "record") == 0 || strcmp(w->valuestring, "reproduce") == 0 ||
-          strcmp(w->valuestring, "inherited") == 0);
-}
-
-static void round_in(cJSON *v, int exact)
-{
-  exact = exact || is_record_view(v);
-  for (cJSON *c = v ? v->child : NULL; c; c = c->next) {
-    if (cJSON_IsNumber(c)) {
-      double d = c->valuedouble;
-      if (!isfinite(d)) {
-        const char *s = isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity";
-        cJSON *str = cJSON_CreateString(s);
-        if (str) {
-          /* replace in place, keeping the position and the member's key:
-           * the key moves over (the replaced item is freed without it) */
-          str->string = c->string;
-          str->type |= c->type & cJSON_StringIsConst;
-          c->string = NULL;
-          cJSON_ReplaceItemViaPointer(v, c, str);
-          c = str;
-        }
-        continue;
-      }
-      if (d == floor(d) && fabs(d) < 9007199254740992.0)
-        continue; /* integers (ids, steps, counts, times) stay exact */
-      if (exact) {
-        /* the shortest text that reads back as this double (cJSON's own
-         * printing may drop the last digit) */
-        char buf[PMCP_JSON_NUMBER_MAX];
-        pmcp_json_format_number(d, PMCP_JSON_LOSSLESS, buf, sizeof buf);
-        cJSON *raw = cJSON_CreateRaw(buf);
-        if (raw) {
-          raw->string = c->string;
-          raw->type |= c->type & cJSON_StringIsConst;
-          c->string = NULL;
-          cJSON_ReplaceItemViaPointer(v, c, raw);
-          c = raw;
-        }
-        continue;
-      }
-      char buf[PMCP_JSON_NUMBER_MAX];
-      pmcp_json_format_number(d, 0, buf, sizeof buf);
-      cJSON_SetNumberValue(c, pmcp__c_strtod(buf, NULL));
-    } else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-      round_in(c, exact);
-    }
-  }
-}
-
-void pmcp__rs_round(cJSON *v)
-{
-  round_in(v, 0);
-}
-
 static int budget_of(pmcp_call *call)
 {
   int b = pmcp_call_token_budget(call);
@@ -127,16 +64,6 @@ int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserv
   size_t tok;
   return (size_t)budget > reserve && fits(t, len, budget - (int)reserve, &tok) &&
          len + reserve * 4 <= (size_t)budget * PMCP_BUDGET_BYTES_PER_TOKEN;
-}
-
-int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve)
-{
-  char *t = cJSON_PrintUnformatted(o);
-  if (!t)
-    return 0;
-  int ok = pmcp__rs_fits_text(call, t, strlen(t), reserve);
-  cJSON_free(t);
-  return ok;
 }
 
 /* A double as cJSON prints one: 15 significant digits, or 17 when 15 do
@@ -364,62 +291,6 @@ int pmcp__rs_cursor_in(pmcp_call *call, pmcp__research *rs, cJSON **state)
                                       : "The cursor cannot be read.",
                    pmcp_call_name(call));
   return 1;
-}
-
-/* Adds root's members as the page's fields, in order. */
-static int add_fields(pmcp_page *pg, const cJSON *root)
-{
-  for (const cJSON *c = root->child; c; c = c->next) {
-    char *v = cJSON_PrintUnformatted(c);
-    if (!v)
-      return PMCP_ENOMEM;
-    int rc = pmcp_page_field_json(pg, c->string, v, strlen(v));
-    cJSON_free(v);
-    if (rc)
-      return rc;
-  }
-  return 0;
-}
-
-int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
-                  pmcp__rs_next_fn next, void *ud, int *more)
-{
-  *more = 0;
-  int rc = add_fields(pg, root);
-  if (rc == PMCP_EBUDGET)
-    return 1;
-  if (!rc)
-    rc = pmcp_page_list(pg, name);
-  size_t i = 0, n = (size_t)cJSON_GetArraySize(items);
-  for (const cJSON *it = items->child; !rc && it; it = it->next, i++) {
-    char *t = cJSON_PrintUnformatted(it);
-    cJSON *st = next ? next(i + 1, ud) : NULL;
-    char *s = st ? cJSON_PrintUnformatted(st) : NULL;
-    cJSON_Delete(st);
-    if (!t || (st && !s))
-      rc = PMCP_ENOMEM;
-    else
-      rc = pmcp_page_add(pg, t, strlen(t), s, s ? strlen(s) : 0);
-    cJSON_free(t);
-    cJSON_free(s);
-  }
-  if (rc == PMCP_EBUDGET) {
-    *more = 1; /* the page is full (or refused): it says so itself */
-    return 0;
-  }
-  if (!rc && next) {
-    cJSON *st = next(n, ud);
-    *more = st != NULL;
-    if (st && n == 0) {
-      /* nothing shown, but items were read (all hidden): the page
-       * still continues after them */
-      char *s = cJSON_PrintUnformatted(st);
-      rc = s ? pmcp__page_resume_empty(pg, s, strlen(s)) : PMCP_ENOMEM;
-      cJSON_free(s);
-    }
-    cJSON_Delete(st);
-  }
-  return rc;
 }
 
 static int add_field(const char *key, const char *val, size_t len, void *ud)

@@ -17,17 +17,6 @@
 #include "probemcp/json.h"
 #include "research/research.h"
 
-/* The position state to continue after @p placed items of the page, as a
- * new cJSON object, or NULL when nothing remains after them. */
-typedef cJSON *(*pmcp__rs_next_fn)(size_t placed, void *ud);
-
-/* Adds @p root's members as @p pg's fields and @p items as its list
- * @p name (as many as fit; each resumes at next(its position + 1) when
- * @p next is given). Returns 0 with *more set when items remain after the
- * page, 1 when the fields alone do not fit the budget, or an error. */
-int pmcp__rs_fill(pmcp_page *pg, const cJSON *root, const char *name, const cJSON *items,
-                  pmcp__rs_next_fn next, void *ud, int *more);
-
 /* The items of a page written with pmcp_json, for pmcp__rs_send_items. */
 typedef struct pmcp__rs_items {
   size_t n; /* items the page may show */
@@ -92,20 +81,12 @@ int pmcp__rs_send_object(pmcp_call *call, pmcp__research *rs, const char *txt, s
 int pmcp__rs_number(pmcp_json *j, double d);
 size_t pmcp__rs_number_text(double v, char out[PMCP_JSON_NUMBER_MAX]);
 
-/* pmcp__rs_fits() of JSON text. */
+/* True when JSON text @p t (plus @p reserve tokens) fits the call's
+ * budget and byte ceiling. */
 int pmcp__rs_fits_text(pmcp_call *call, const char *t, size_t len, size_t reserve);
-
-/* True when @p o (serialized compactly, plus @p reserve tokens) fits the
- * call's budget and byte ceiling. */
-int pmcp__rs_fits(pmcp_call *call, const cJSON *o, size_t reserve);
 
 /* The call's token budget (2000 when the engine reports none). */
 int pmcp__rs_budget(pmcp_call *call);
-
-/* Rounds every number of @p v to six significant figures and turns
- * non-finite values into the strings "NaN", "Infinity", "-Infinity".
- * A record view's object (view "record") keeps its numbers exact. */
-void pmcp__rs_round(cJSON *v);
 
 /* Exact o200k_base token count of @p s. */
 size_t pmcp__rs_tokens(const char *s, size_t len);

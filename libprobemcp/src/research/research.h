@@ -160,9 +160,6 @@ const char *pmcp__rs_error_member(pmcp_tool_error code);
 int pmcp__rs_restart(pmcp_call *call, const char *reason, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 
-/* Sends @p obj (consumed) as the result: compact JSON in one text item and
- * the same object as structuredContent. */
-int pmcp__rs_reply(pmcp_call *call, cJSON *obj);
 
 /* Provenance labels for text people or outside sources wrote. */
 #define PMCP__PROV_PERSON "person"      /* written by a lab member */

@@ -363,12 +363,128 @@ END_TEST
 
 START_TEST(test_pending_stalled)
 {
-  /* Every call waits until the client has written all its input, as a
-   * call waiting for the client's reply would: reading must go on once
-   * the calls answer nothing, or client and server wait for each other. */
-  size_t lines = serve_ahead(64, 4096, 4, 1);
-  ck_assert_uint_eq(lines, 65);
-  ck_assert_uint_eq(held.calls, 64);
+  /* Every call waits until the client has written all its input (96 KiB,
+   * more than the pipe holds): reading must let lines through while the
+   * calls answer nothing, or client and server wait for each other. */
+  size_t lines = serve_ahead(24, 4096, 4, 1);
+  ck_assert_uint_eq(lines, 25);
+  ck_assert_uint_eq(held.calls, 24);
+}
+END_TEST
+
+/* ---- a call waiting for its client's reply ---------------------------- */
+
+/* Asks the client for a ping and answers "ok" with its reply. */
+static int asking_tool(pmcp_call *call, void *ud)
+{
+  (void)ud;
+  pmcp_buf out = PMCP_BUF_INIT;
+  int rc = pmcp_call_request(call, "ping", "{}", 1000, &out);
+  pmcp_buf_dispose(&out);
+  return rc ? pmcp_result_errorf(call, "no reply (%d)", rc) : pmcp_result_text(call, "ok", 2);
+}
+
+typedef struct client {
+  int in_fd, out_fd;
+  size_t calls, ok, answers;
+  pthread_mutex_t mu; /* one writer of the input at a time */
+} client;
+
+static void client_write(client *c, const char *line, size_t n)
+{
+  pthread_mutex_lock(&c->mu);
+  for (size_t off = 0; off < n;) {
+    ssize_t w = write(c->in_fd, line + off, n - off);
+    ck_assert_int_gt(w, 0);
+    off += (size_t)w;
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* Writes initialize and the calls (4 KiB each) without reading. */
+static void *client_feed(void *arg)
+{
+  client *c = arg;
+  char *line = malloc(4096 + 256);
+  int n = snprintf(line, 4096 + 256, "%s\n", INIT_LINE);
+  client_write(c, line, (size_t)n);
+  for (size_t i = 0; i < c->calls; i++) {
+    n = snprintf(line, 4096 + 256, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"asks\",\"arguments\":{}}%*s}\n", i + 2, 4096, "");
+    client_write(c, line, (size_t)n);
+  }
+  free(line);
+  return NULL;
+}
+
+/* Reads the output: answers the server's pings, counts the answers, and
+ * ends the input once every call has answered. */
+static void *client_read(void *arg)
+{
+  client *c = arg;
+  FILE *f = fdopen(c->out_fd, "r");
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    const char *id = strstr(line, "\"id\":");
+    if (strstr(line, "\"method\":\"ping\"") && id) {
+      char reply[96];
+      int n = snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{}}\n",
+                       strtol(id + 5, NULL, 10));
+      client_write(c, reply, (size_t)n);
+      continue;
+    }
+    c->ok += strstr(line, "\"text\":\"ok\"") != NULL;
+    if (++c->answers == c->calls + 1) {
+      pthread_mutex_lock(&c->mu);
+      close(c->in_fd);
+      pthread_mutex_unlock(&c->mu);
+    }
+  }
+  free(line);
+  fclose(f);
+  return NULL;
+}
+
+START_TEST(test_pending_client_reply)
+{
+  /* Four workers each wait for a ping's reply while the client's pings
+   * answers sit behind 60 more calls of 4 KiB: reading must go on at once
+   * (paced at a line per 100 ms, the replies would come after the calls'
+   * 1 s timeout). */
+  signal(SIGPIPE, SIG_IGN);
+  int in[2], outp[2];
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(outp), 0);
+  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
+  o.max_pending = 4;
+  pmcp_stdio *io = NULL;
+  ck_assert_int_eq(pmcp_stdio_new(&io, in[0], outp[1], &o), 0);
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "stdio-test";
+  so.sink = pmcp_stdio_sink;
+  so.sink_ud = io;
+  so.workers = 4;
+  pmcp_server *srv = NULL;
+  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = "asks";
+  d.handler = asking_tool;
+  d.flags = PMCP_TOOL_BLOCKING;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  client c = {in[1], outp[0], 64, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+  pthread_t tw, tr;
+  ck_assert_int_eq(pthread_create(&tw, NULL, client_feed, &c), 0);
+  ck_assert_int_eq(pthread_create(&tr, NULL, client_read, &c), 0);
+  ck_assert_int_eq(pmcp_stdio_serve(io, srv), 0);
+  pthread_join(tw, NULL);
+  pmcp_server_free(srv);
+  pmcp_stdio_free(io);
+  close(outp[1]);
+  pthread_join(tr, NULL);
+  close(in[0]);
+  ck_assert_uint_eq(c.answers, 65);
+  ck_assert_uint_eq(c.ok, 64);
 }
 END_TEST
 
@@ -414,6 +530,7 @@ int main(void)
   tcase_add_test(tc, test_pending_args);
   tcase_add_test(tc, test_pending_bounded);
   tcase_add_test(tc, test_pending_stalled);
+  tcase_add_test(tc, test_pending_client_reply);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -390,9 +390,10 @@ PMCP_API int pmcp_server_drain(pmcp_server *server);
  *  not yet answered), so that a transport can stop reading while the
  *  server holds enough work and leave the rest to the client's side of
  *  the pipe or socket. It waits for answers, not for room: it returns
- *  PMCP_ETIMEOUT once no request has been answered for @p stall_ms,
- *  because calls that answer nothing may be waiting for the client (a
- *  server-to-client request), whose reply only further reading brings.
+ *  PMCP_ETIMEOUT at once while a call waits for its client's reply
+ *  (pmcp_call_request(), which only further reading brings), and once no
+ *  request has been answered for @p stall_ms, so that the transport can
+ *  let a line through (a cancellation, a ping) while every call is slow.
  *  @return 0 (fewer than @p max in progress), PMCP_ETIMEOUT, PMCP_EINVAL
  *  (NULL or a freed server, @p max 0). @since 0.2 */
 PMCP_API int pmcp_server_wait_room(pmcp_server *server, size_t max, unsigned stall_ms);

@@ -28,13 +28,15 @@
  * the engine's workers, so a slow call never holds up ping or cancellation.
  * Reading pauses while max_pending requests are in progress, so a client
  * that writes far ahead waits on its side of the pipe instead of the
- * server holding its backlog; calls that answer nothing for a moment
- * (they may wait for the client) let reading go on.
+ * server holding its backlog. It reads on while a call waits for the
+ * client's reply, and lets one line through (a cancellation, a ping) after
+ * each 100 ms in which no call answered.
  *
  * Writing: one message per line. Replies made on the reading thread while it
  * works through one read()'s worth of lines are written together (one
- * write() per read(), however many messages were pipelined); messages from
- * other threads are written at once. Lines are never interleaved. A write
+ * write() per read(), however many messages were pipelined, unless reading
+ * pauses in between, which writes them first); messages from other threads
+ * are written at once. Lines are never interleaved. A write
  * error (the client went away) ends serving; the host should ignore SIGPIPE
  * (signal(SIGPIPE, SIG_IGN)) or a closed pipe kills the process.
  *

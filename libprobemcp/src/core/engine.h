@@ -75,6 +75,7 @@ struct pmcp_server {
   size_t busy;               /* requests received and not yet answered */
   uint64_t answered;         /* requests answered since the start */
   size_t room_waiters;       /* threads inside pmcp_server_wait_room */
+  size_t client_waits;       /* calls waiting for a reply from their client */
   int closing;
   atomic_int started;        /* a message was handled: registry frozen */
 

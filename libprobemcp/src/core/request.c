@@ -90,6 +90,10 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
   p.next = s->pending;
   s->pending = &p;
   req->pending = &p;
+  /* A transport paused for room must read on: the reply comes that way. */
+  srv->client_waits++;
+  if (srv->room_waiters)
+    pthread_cond_broadcast(&srv->idle_cond);
   pthread_mutex_unlock(&srv->mu);
 
   int rc = pmcp__buf_printf(&b, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":",
@@ -136,6 +140,7 @@ int pmcp_call_request(pmcp_call *call, const char *method, const char *params_js
   }
   unlink_pending(s, &p);
   req->pending = NULL;
+  srv->client_waits--;
   pthread_mutex_unlock(&srv->mu);
   pthread_cond_destroy(&p.cond);
   if (rc == PMCP_ETIMEOUT)

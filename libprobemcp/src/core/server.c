@@ -220,9 +220,14 @@ int pmcp_server_wait_room(pmcp_server *server, size_t max, unsigned stall_ms)
   pthread_mutex_lock(&server->mu);
   server->room_waiters++;
   while (server->busy >= max) {
-    /* Wait for an answer, not for room: calls that keep answering are
-     * making progress, calls that answer nothing for stall_ms may be
-     * waiting for the client, whose reply only reading brings. */
+    /* A call waiting for its client's reply needs reading to go on. */
+    if (server->client_waits) {
+      rc = PMCP_ETIMEOUT;
+      break;
+    }
+    /* Otherwise wait for an answer, not for room: calls that keep
+     * answering are making progress; after stall_ms without one, the
+     * caller may let a line through (a cancellation, a ping). */
     uint64_t seen = server->answered;
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -233,9 +238,10 @@ int pmcp_server_wait_room(pmcp_server *server, size_t max, unsigned stall_ms)
       dl.tv_nsec -= 1000000000L;
     }
     int w = 0;
-    while (server->busy >= max && server->answered == seen && w != ETIMEDOUT)
+    while (server->busy >= max && server->answered == seen && !server->client_waits &&
+           w != ETIMEDOUT)
       w = pthread_cond_timedwait(&server->idle_cond, &server->mu, &dl);
-    if (server->busy >= max && server->answered == seen) {
+    if (server->busy >= max && server->answered == seen && !server->client_waits) {
       rc = PMCP_ETIMEOUT;
       break;
     }

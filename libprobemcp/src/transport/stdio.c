@@ -21,7 +21,7 @@
  * saves write() calls on small replies, copying big ones saves nothing. */
 #define OUT_BATCH (64u * 1024)
 /* How long reading stays paused at max_pending while no request is
- * answered: past it the calls may be waiting for the client's reply. */
+ * answered before one line is let through. */
 #define STALL_MS 100u
 
 struct pmcp_stdio {
@@ -200,19 +200,19 @@ static void refuse_long_line(pmcp_stdio *io)
 }
 
 /* Before the next line: while the server holds max_pending requests,
- * the gathered replies go out and reading waits for answers. Returns 1
- * when the calls stalled (answered nothing for STALL_MS): the rest of
- * this read()'s lines then go in unpaused, so that a reply the calls wait
- * for is reached and a client that reads nothing until it has written
- * everything is slowed, not stopped. */
-static int pause_for_room(pmcp_stdio *io, pmcp_server *srv)
+ * the gathered replies go out and reading waits for an answer. It reads
+ * on at once while a call waits for its client's reply (which comes this
+ * way), and after STALL_MS without an answer lets this one line through,
+ * so that a cancellation or a ping still arrives while every call is slow
+ * (the backlog then grows by at most a line per STALL_MS). */
+static void pause_for_room(pmcp_stdio *io, pmcp_server *srv)
 {
   if (io->max_pending == SIZE_MAX || pmcp_server_in_progress(srv) < io->max_pending)
-    return 0;
+    return;
   pthread_mutex_lock(&io->lock);
   flush_locked(io);
   pthread_mutex_unlock(&io->lock);
-  return pmcp_server_wait_room(srv, io->max_pending, STALL_MS) == PMCP_ETIMEOUT;
+  (void)pmcp_server_wait_room(srv, io->max_pending, STALL_MS);
 }
 
 /* Hands one line (without its newline) to the engine unless it is blank. */
@@ -279,10 +279,8 @@ int pmcp_stdio_serve(pmcp_stdio *io, pmcp_server *srv)
     size_t start = 0;
     char *nl;
     io->gathering = 1;
-    int stalled = 0;
     while ((nl = memchr(buf + scan, '\n', len - scan)) != NULL) {
-      if (!stalled)
-        stalled = pause_for_room(io, srv);
+      pause_for_room(io, srv);
       size_t end = (size_t)(nl - buf);
       size_t n = end - start;
       if (n && buf[end - 1] == '\r')

@@ -34,7 +34,9 @@ cases = [("list_metrics", dict(W)), ("list_attribute_definitions", dict(W)),
          ("get_run_attributes", dict(W, run="baseline-seed0")),
          ("fetch_series_summaries", dict(W, runs=runs, series=["val/acc", "train/loss"])),
          ("fetch_histogram_series", dict(W, runs=runs, series=["grad/norm"], token_budget=8000)),
-         ("get_doc", {"page": "filters", "token_budget": 1000})]
+         ("get_doc", {"page": "filters", "token_budget": 1000}),
+         ("fetch_float_series_buckets", dict(W, runs=runs, series=["val/acc", "train/loss"])),
+         ("fetch_float_series", dict(W, runs=runs[:2], series=["train/loss"], token_budget=8000))]
 N = 10
 for b in sys.argv[1:3]:
     base = ir(b, store, [])

@@ -392,6 +392,10 @@ START_TEST(members_skip_nested_values)
     "{ \"items\" : [ { \"a\" : [ ] } , { \"b\" : { } } ] , \"total\" : 1 , \"next\" : \"x\" }",
     "{\"items\":[],\"total\":0}",
     "{\"next\":\"\\\"]\",\"items\":[{\"e\":\"\\\\\"}],\"total\":-1}",
+    /* quotes after runs of backslashes, in keys and values */
+    "{\"a\\\\\":\"\\\\\\\"\",\"it\\\"ems\":1,\"next\":\"\\\\\\\\\",\"items\":\"\\\"\\\\\","
+    "\"total\":[\"\\\\\\\\\\\"\"]}",
+    "{\"\\u0074otal\":3,\"total\":4,\"items\":\"\\\\\\\\\\\\\\\\\"}",
   };
   static const char *const keys[] = {"items", "total", "next", "absent"};
   for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {

@@ -441,16 +441,29 @@ int pmcp__window_members(pmcp_json *j, const pmcp__window *w, size_t i,
   size_t nk = 0;
   while (keys[nk] && nk < MAX_KEYS)
     nk++;
-  const char *v[MAX_KEYS];
-  size_t vl[MAX_KEYS];
-  /* what the additions after the pick read of the store's item */
+  /* what the additions after the pick read of the store's item, looked
+   * for in the same pass as the picked keys (one name, one slot) */
   static const char *const extra[] = {"chars", "via", "kind", "provider", "attributes"};
-  const char *xv[5];
-  size_t xl[5];
+  const char *all[MAX_KEYS + 5];
+  size_t xi[5], na = nk;
+  memcpy(all, keys, nk * sizeof *all);
+  for (size_t e = 0; e < 5; e++) {
+    size_t k = 0;
+    while (k < nk && strcmp(keys[k], extra[e]) != 0)
+      k++;
+    if (k == nk)
+      all[k = na++] = extra[e];
+    xi[e] = k;
+  }
+  const char *v[MAX_KEYS + 5];
+  size_t vl[MAX_KEYS + 5];
   /* the first member of a name counts, as for
    * cJSON_GetObjectItemCaseSensitive */
-  pmcp__json_members(it, il, keys, nk, v, vl);
-  pmcp__json_members(it, il, extra, 5, xv, xl);
+  pmcp__json_members(it, il, all, na, v, vl);
+  const char *xv[5];
+  size_t xl[5];
+  for (size_t e = 0; e < 5; e++)
+    xv[e] = v[xi[e]], xl[e] = vl[xi[e]];
   int have_chars = xv[0] && is_number(xv[0], xl[0]);
   double chars = have_chars ? pmcp__c_strtod(xv[0], NULL) : -1;
   /* a note's excerpt: its "truncated" says whether the note is longer */

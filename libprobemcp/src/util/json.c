@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "probemcp/error.h"
@@ -193,6 +194,24 @@ int pmcp__json_member(const char *obj, size_t len, const char *key,
   }
 }
 
+/* The closing quote of a well-formed string whose text starts at @p p
+ * (after its opening quote), or NULL: quotes found by memchr, one preceded
+ * by an odd run of backslashes is escaped. */
+static const char *trusted_quote(const char *p, const char *end)
+{
+  for (;;) {
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (!q)
+      return NULL;
+    size_t bs = 0;
+    while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+      bs++;
+    if (!(bs & 1))
+      return q;
+    p = q + 1;
+  }
+}
+
 /* Past the value at @p p of text known to be well-formed (no checks but
  * the bounds): strings skipped by their quotes, containers by depth. */
 static const char *skip_trusted(const char *p, const char *end)
@@ -202,9 +221,7 @@ static const char *skip_trusted(const char *p, const char *end)
   while (p < end) {
     char c = *p++;
     if (c == '"') {
-      while (p < end && *p != '"')
-        p += *p == '\\' ? 2 : 1;
-      if (p >= end)
+      if (!(p = trusted_quote(p, end)))
         return NULL;
       p++;
     } else if (c == '{' || c == '[') {
@@ -229,6 +246,23 @@ static const char *skip_trusted(const char *p, const char *end)
   return NULL;
 }
 
+/* member_head() of well-formed text: the key skipped by its quotes. */
+static const char *member_head_trusted(const char *p, const char *end, const char **ks,
+                                       const char **ke)
+{
+  p = ws(p, end);
+  if (p >= end || *p != '"')
+    return NULL;
+  *ks = ++p;
+  if (!(p = trusted_quote(p, end)))
+    return NULL;
+  *ke = p++;
+  p = ws(p, end);
+  if (p >= end || *p != ':')
+    return NULL;
+  return ws(p + 1, end);
+}
+
 size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
                           size_t n, const char **vals, size_t *lens)
 {
@@ -242,19 +276,31 @@ size_t pmcp__json_members(const char *obj, size_t len, const char *const *keys,
   p = ws(p + 1, end);
   if (p < end && *p == '}')
     return 0;
+  /* The keys' lengths once, and a member's escapes looked for once: a
+   * list page asks this of every member of every item. */
+  size_t klen[32];
+  for (size_t i = 0; i < n && i < 32; i++)
+    klen[i] = strlen(keys[i]);
   while (found < n) {
     const char *ks, *ke;
-    const char *vs = member_head(p, end, &ks, &ke);
+    const char *vs = member_head_trusted(p, end, &ks, &ke);
     const char *ve = vs ? skip_trusted(vs, end) : NULL;
     if (!ve)
       return found;
-    for (size_t i = 0; i < n; i++)
-      if (!vals[i] && key_equals(ks, ke, keys[i])) {
+    size_t kn = (size_t)(ke - ks);
+    int plain = !memchr(ks, '\\', kn);
+    for (size_t i = 0; i < n; i++) {
+      if (vals[i])
+        continue;
+      int eq = plain && i < 32 ? kn == klen[i] && memcmp(ks, keys[i], kn) == 0
+                               : key_equals(ks, ke, keys[i]);
+      if (eq) {
         vals[i] = vs;
         lens[i] = (size_t)(ve - vs);
         found++;
         break;
       }
+    }
     p = ws(ve, end);
     if (p >= end || *p != ',')
       return found;

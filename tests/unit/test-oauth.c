@@ -740,8 +740,16 @@ START_TEST(expiry_revocation_prune)
   /* Disconnect from the connections page (only the owner can). */
   ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-bob", "test"), 0);
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 1);
-  ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 1);
+  /* without a reason: the detail is left out, not written "" */
+  audit_log[0] = '\0';
+  ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", NULL), 1);
   ck_assert_int_eq(pmcp_oauth_access_resolve(state, t2.access, &p), 0);
+  {
+    char want[400];
+    snprintf(want, sizeof want, "mcp_connection.revoke|%s|main|user:ada|{\"connection\":\"%s\","
+             "\"client_id\":\"%s\"}\n", tenant_id(), conn, client);
+    ck_assert_msg(strstr(audit_log, want) != NULL, "no %s in [%s]", want, audit_log);
+  }
   ck_assert_int_eq(pmcp_oauth_connection_revoke(state, conn, "u-ada", "test"), 0);
   /* Pruning: a registration never used goes after a day; ours stays. */
   char unused[40], *n1, *u1;

@@ -164,6 +164,8 @@ static int audit(pmcp_oauth *s, const char *tenant, const char *ws, const char *
   if (pmcp_json_new(&j, 0) == 0) {
     pmcp_json_object_begin(j);
     for (size_t i = 0; i < n; i++) {
+      if (!d[i].value)
+        continue; /* an absent detail is left out, not written "" */
       pmcp_json_key(j, d[i].key);
       pmcp_json_string(j, d[i].value);
     }

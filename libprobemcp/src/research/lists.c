@@ -375,7 +375,7 @@ static int is_number(const char *v, size_t vl)
   return vl && (*v == '-' || (*v >= '0' && *v <= '9'));
 }
 
-/* A summary number member (pmcp__rs_round's rules, cJSON's spelling). */
+/* A summary number member (pmcp__rs_number's rules, cJSON's spelling). */
 static void put_number(pmcp_json *j, const char *v, size_t vl)
 {
   /* an integer literal of up to 15 digits reads back and prints as itself */
@@ -389,7 +389,7 @@ static void put_number(pmcp_json *j, const char *v, size_t vl)
 }
 
 /* A nested array or object: read, and written with the views' number
- * rules (those pmcp__rs_round applied to the tree). */
+ * rules (pmcp__vw_value). */
 static void put_tree(pmcp_json *j, const char *v, size_t vl)
 {
   cJSON *t = cJSON_ParseWithLength(v, vl);

@@ -48,7 +48,7 @@ typedef struct pmcp__window {
 
 void pmcp__window_free(pmcp__window *w);
 /* pmcp__window_state() of the window (a pmcp__window *) as a tree, or
- * NULL at the end: a pmcp__rs_next_fn. */
+ * NULL at the end (after @p placed items). */
 cJSON *pmcp__window_next(size_t placed, void *ud);
 /* Fetches the window at (@p after, @p skip). Error text in @p err. */
 int pmcp__fetch(pmcp__research *rs, const pmcp__list_req *q,

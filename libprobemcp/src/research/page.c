@@ -3,8 +3,8 @@
  * builder (budget.h), which does all counting, fitting, refusing and
  * cursor minting. What stays here is what is the research tools' own: the
  * summary numbers' spelling, cursors decoded against a store version or a
- * pin, nested <list>_cursor values for other calls, and the adapter that
- * still pages a result built as a cJSON tree (pmcp__rs_fill). */
+ * pin, nested <list>_cursor values for other calls, and the pager of
+ * items written with the JSON writer (pmcp__rs_send_items). */
 #include "core/call.h"
 #include "research/page.h"
 #include "core/cursor_int.h" /* PMCP__CURSOR_ANY_VERSION */

@@ -6,6 +6,7 @@
  * tool. */
 #include "tracking/rl.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +94,20 @@ typedef struct env_rows {
   char names[MAX_COLUMNS + 1][300]; /* the summary columns', then the sort's */
 } env_rows;
 
+/* The most members a row writes: the environment, the columns, the sort's
+ * attribute, the summary columns and the sort's series. */
+#define ROW_KEYS (2 * MAX_COLUMNS + 3)
+
 /* True, noting @p key, when the row has no member @p key yet. */
 static int fresh(const char **keys, size_t *n, const char *key)
 {
   for (size_t i = 0; i < *n; i++)
     if (!strcmp(keys[i], key))
       return 0;
+  /* the argument schema caps columns and summary_columns at MAX_COLUMNS */
+  assert(*n < ROW_KEYS);
+  if (*n >= ROW_KEYS)
+    return 0;
   keys[(*n)++] = key;
   return 1;
 }
@@ -107,7 +116,7 @@ static int env_row(pmcp_json *j, size_t i, void *ud)
 {
   const env_rows *w = ud;
   pmcp__rl_env *e = w->hits[i].env;
-  const char *keys[2 * MAX_COLUMNS + 3];
+  const char *keys[ROW_KEYS];
   size_t nk = 0;
   static const char *const dflt[] = {"sys/last_episode", "sys/last_step"};
   pmcp_json_object_begin(j);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* How the entity views write what they show (pmcp_json): the store's
- * values with the research tools' number rules (those of pmcp__rs_round,
- * spelled as the answers have always spelled them), picked members, and
+ * values with the research tools' number rules (pmcp__rs_number, spelled
+ * as the answers have always spelled them), picked members, and
  * members of an object already written copied into another. */
 #include "research/views/views.h"
 
@@ -23,7 +23,8 @@ int pmcp__vw_number(pmcp_json *j, double d, int exact)
 }
 
 /* A record view's object ("view" record, reproduce or inherited, with a
- * ref) keeps its numbers exact wherever it is (pmcp__rs_round's rule). */
+ * ref) keeps its numbers exact wherever it is: its values are the stored
+ * ones, not summaries. */
 static int is_exact_view(const cJSON *v)
 {
   const cJSON *w = cJSON_GetObjectItemCaseSensitive(v, "view");

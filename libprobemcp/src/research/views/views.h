@@ -75,7 +75,7 @@ int pmcp__view_fail(pmcp__vctx *v, pmcp_tool_error code, const char *fmt, ...)
     PMCP_PRINTF(3, 4);
 
 /* ---- writing (views/out.c) ---------------------------------------------
- * Numbers follow pmcp__rs_round's rules (pmcp__rs_number), spelled as cJSON printed the
+ * Numbers follow the research tools' rules (pmcp__rs_number), spelled as cJSON printed the
  * rounded double (1234567.8 at six figures is 1234570): integers below
  * 2^53 exact, non-finite values as "NaN", "Infinity", "-Infinity", others
  * at six significant figures, or shortest round-trip when @p exact. */

@@ -693,6 +693,26 @@ typedef struct pentry {
 } pentry;
 enum { P_NONE, P_POINTS, P_BUCKETS, P_HIST };
 
+/* The float series @p e's part [*a, *b] of the call's step range (*a > *b:
+ * none) and how many finite and non-finite points it holds (counted
+ * exactly, from block summaries and the straddling points): that decides
+ * exact or bucketed. */
+static int range_count(pcall *c, const pmcp__mx_series *e, pentry *pe, int64_t *a, int64_t *b)
+{
+  *a = c->lo > e->step_min ? c->lo : e->step_min;
+  *b = c->hi < e->step_max ? c->hi : e->step_max;
+  if (*a > *b)
+    return 0;
+  pmcp__trk_axis one;
+  pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, *a, *b, 1);
+  int rc = pmcp__trk_bucket_scan(c->tk, e->id, &one, 0, *a, *b, c->bk, NULL);
+  if (rc)
+    return rc;
+  pe->in_range = c->bk[0].b.count - c->bk[0].b.nonfinite;
+  pe->nf = c->bk[0].b.nonfinite;
+  return 0;
+}
+
 /* Reads entry @p e: a histogram's statistic, the last max_points points,
  * a step range's points or, past max_points, its buckets. */
 static int points_read(pcall *c, const pmcp__mx_series *e, pentry *pe)
@@ -707,19 +727,10 @@ static int points_read(pcall *c, const pmcp__mx_series *e, pentry *pe)
     return exact_points(c->tk, e, INT64_MIN, INT64_MAX, c->max_points, c->step, c->value, &pe->n,
                         &pe->finite, &pe->nonfinite);
   }
-  /* How many finite points the range holds decides exact or bucketed
-   * (counted exactly, from block summaries and the straddling points). */
-  int64_t a = c->lo > e->step_min ? c->lo : e->step_min;
-  int64_t b = c->hi < e->step_max ? c->hi : e->step_max;
-  if (a > b)
-    return 0; /* nothing in range: the entry's head alone */
-  pmcp__trk_axis one;
-  pmcp__trk_axis_make(&one, PMCP__TRK_AX_STEP, a, b, 1);
-  int rc = pmcp__trk_bucket_scan(c->tk, e->id, &one, 0, a, b, c->bk, NULL);
-  if (rc)
-    return rc;
-  pe->in_range = c->bk[0].b.count - c->bk[0].b.nonfinite;
-  pe->nf = c->bk[0].b.nonfinite;
+  int64_t a, b;
+  int rc = range_count(c, e, pe, &a, &b);
+  if (rc || a > b)
+    return rc; /* nothing in range: the entry's head alone */
   if (pe->in_range <= (uint64_t)c->max_points) {
     pe->kind = P_POINTS;
     return exact_points(c->tk, e, a, b, c->max_points, c->step, c->value, &pe->n, &pe->finite,
@@ -744,9 +755,10 @@ static void points_write(pcall *c, const pentry *pe, pmcp_json *j)
     pmcp__trk_kints(j, "step", c->step, pe->n);
     pmcp__trk_knums(j, "value", c->value, pe->n);
     /* finite points before the ones returned (non-finite ones are never
-     * returned, and counted apart) */
-    if (!c->ranged && pe->finite > c->max_points)
-      pmcp__trk_knum(j, "points_before", (double)(pe->finite - c->max_points));
+     * returned, and counted apart): the whole series' beyond max_points,
+     * or a range's that grew past it between counting and reading */
+    if (pe->finite > pe->n)
+      pmcp__trk_knum(j, "points_before", (double)(pe->finite - pe->n));
     if (pe->nonfinite)
       pmcp__trk_knum(j, "nonfinite_points", (double)pe->nonfinite);
   } else if (pe->kind == P_BUCKETS) {
@@ -815,10 +827,20 @@ static int any_bucketed(pcall *c, int *bucketed)
 {
   *bucketed = 0;
   for (size_t i = 0; c->ranged && i < c->en.n && !*bucketed; i++) {
+    const pmcp__mx_series *e = c->en.e[i];
     pentry pe;
-    int rc = points_read(c, c->en.e[i], &pe);
-    *bucketed = is_bucketed(&pe);
-    pmcp__trk_hstat_free(&pe.h);
+    int rc;
+    if (strcmp(e->kind, "histogram") != 0) {
+      /* a float series only needs its count, not its points */
+      int64_t a, b;
+      memset(&pe, 0, sizeof pe);
+      rc = range_count(c, e, &pe, &a, &b);
+      *bucketed = !rc && a <= b && pe.in_range > (uint64_t)c->max_points;
+    } else {
+      rc = points_read(c, e, &pe);
+      *bucketed = is_bucketed(&pe);
+      pmcp__trk_hstat_free(&pe.h);
+    }
     if (rc)
       return rc;
   }

@@ -183,9 +183,8 @@ int pmcp__trk_edges_fields(pmcp__trk_page *p, const pmcp__trk_axis *ax)
   }
   pmcp__trk_field_end(p, "bucket_edges");
   int step = ax->axis == PMCP__TRK_AX_STEP;
-  if ((j = pmcp__trk_field(p)))
-    pmcp__rs_number(j, step ? (double)ax->width : (double)ax->width / 1000.0);
-  return pmcp__trk_field_end(p, step ? "bucket_width_steps" : "bucket_width_s");
+  return pmcp__trk_field_num(p, step ? "bucket_width_steps" : "bucket_width_s",
+                             step ? (double)ax->width : (double)ax->width / 1000.0);
 }
 
 /* One of the parallel arrays: @p what 0 the first edges, 1 mean, 2 min,

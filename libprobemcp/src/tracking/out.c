@@ -131,6 +131,14 @@ int pmcp__trk_field_str(pmcp__trk_page *p, const char *key, const char *s)
   return pmcp__trk_field_end(p, key);
 }
 
+int pmcp__trk_field_num(pmcp__trk_page *p, const char *key, double v)
+{
+  pmcp_json *j = pmcp__trk_field(p);
+  if (j)
+    pmcp__rs_number(j, v);
+  return pmcp__trk_field_end(p, key);
+}
+
 int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v)
 {
   pmcp_json *j = pmcp__trk_field(p);

@@ -490,10 +490,7 @@ static int head_fields(pmcp__trk_page *p, void *ud)
   if (!h->project)
     return pmcp__trk_field_str(p, "run", h->run);
   pmcp__trk_field_str(p, "project", h->project);
-  pmcp_json *j = pmcp__trk_field(p);
-  if (j)
-    pmcp__rs_number(j, (double)h->runs_read);
-  return pmcp__trk_field_end(p, "runs_read");
+  return pmcp__trk_field_num(p, "runs_read", (double)h->runs_read);
 }
 
 static int head_row(pmcp_json *j, size_t i, void *ud)
@@ -609,12 +606,8 @@ static int attr_fields(pmcp__trk_page *p, void *ud)
   const attr_rows *w = ud;
   pmcp__trk_field_str(p, "run", w->r->id);
   pmcp__trk_field_str(p, "environment", w->e->id);
-  if (w->as_of != INT64_MAX) {
-    pmcp_json *j = pmcp__trk_field(p);
-    if (j)
-      pmcp__rs_number(j, (double)w->as_of);
-    pmcp__trk_field_end(p, "as_of_episode");
-  }
+  if (w->as_of != INT64_MAX)
+    pmcp__trk_field_num(p, "as_of_episode", (double)w->as_of);
   return p->rc;
 }
 

@@ -211,10 +211,7 @@ static int send_entries(entries *w)
   pmcp__trk_field_str(p, "scale", pmcp__trk_scale_name(w->scale));
   pmcp__trk_field_str(p, "axis", axis_name(w->scale));
   if (w->ax.n) {
-    pmcp_json *j = pmcp__trk_field(p);
-    if (j)
-      pmcp__rs_number(j, (double)w->ax.width);
-    pmcp__trk_field_end(p, "bucket_width");
+    pmcp__trk_field_num(p, "bucket_width", (double)w->ax.width);
     pmcp__trk_edges_fields(p, &w->ax);
   }
   pmcp__trk_list(p, "entries");
@@ -463,15 +460,9 @@ static int agg_fields(pmcp__trk_page *p, void *ud)
   pmcp__trk_field_str(p, "scale", pmcp__trk_scale_name(a->scale));
   pmcp__trk_field_str(p, "function", a->fn);
   pmcp__trk_field_str(p, "axis", axis_name(a->scale));
-  pmcp_json *j;
-  if (a->nb && (j = pmcp__trk_field(p))) {
-    pmcp__rs_number(j, (double)a->width);
-    pmcp__trk_field_end(p, "bucket_width");
-  }
-  if ((j = pmcp__trk_field(p))) {
-    pmcp__rs_number(j, (double)a->nm);
-    pmcp__trk_field_end(p, "environment_count");
-  }
+  if (a->nb)
+    pmcp__trk_field_num(p, "bucket_width", (double)a->width);
+  pmcp__trk_field_num(p, "environment_count", (double)a->nm);
   if (a->group_by)
     pmcp__trk_field_str(p, "group_by", a->group_by);
   return p->rc;

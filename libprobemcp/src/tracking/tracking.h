@@ -174,6 +174,7 @@ int pmcp__trk_page_begin(pmcp__trk_page *p, pmcp_call *call, size_t offset, size
 pmcp_json *pmcp__trk_field(pmcp__trk_page *p);
 int pmcp__trk_field_end(pmcp__trk_page *p, const char *key);
 int pmcp__trk_field_str(pmcp__trk_page *p, const char *key, const char *s);
+int pmcp__trk_field_num(pmcp__trk_page *p, const char *key, double v);
 int pmcp__trk_field_value(pmcp__trk_page *p, const char *key, const cJSON *v);
 int pmcp__trk_list(pmcp__trk_page *p, const char *name);
 pmcp_json *pmcp__trk_item(pmcp__trk_page *p);

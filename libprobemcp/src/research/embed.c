@@ -346,7 +346,7 @@ static int cache_read(pmcp_store *store, pmcp_tenant t, const char *filter, cach
     if (!after)
       break;
   }
-  if (!rc)
+  if (!rc && c->n) /* an empty cache has no table to sort */
     qsort(c->v, c->n, sizeof *c->v, cache_cmp);
   return rc;
 }

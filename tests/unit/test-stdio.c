@@ -304,31 +304,41 @@ static void *drain_lines(void *arg)
   return NULL;
 }
 
+/* A transport on two new pipes (@p in, @p outp) pausing at @p max_pending,
+ * around a server of four workers with one blocking tool @p name. */
+static pmcp_server *serve_pipes(int in[2], int outp[2], size_t max_pending, const char *name,
+                                pmcp_tool_fn fn, pmcp_stdio **io)
+{
+  signal(SIGPIPE, SIG_IGN);
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(outp), 0);
+  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
+  o.max_pending = max_pending;
+  *io = NULL;
+  ck_assert_int_eq(pmcp_stdio_new(io, in[0], outp[1], &o), 0);
+  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
+  so.name = "stdio-test";
+  so.sink = pmcp_stdio_sink;
+  so.sink_ud = *io;
+  so.workers = 4;
+  pmcp_server *srv = NULL;
+  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
+  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
+  d.name = name;
+  d.handler = fn;
+  d.flags = PMCP_TOOL_BLOCKING;
+  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  return srv;
+}
+
 /* Serves @p calls requests of about @p pad bytes written ahead by one
  * thread while another reads the answers; the gate starts shut when
  * @p shut, and opens once the writer is done. Returns the lines read. */
 static size_t serve_ahead(size_t calls, size_t pad, size_t max_pending, int shut)
 {
-  signal(SIGPIPE, SIG_IGN);
   int in[2], outp[2];
-  ck_assert_int_eq(pipe(in), 0);
-  ck_assert_int_eq(pipe(outp), 0);
-  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
-  o.max_pending = max_pending;
-  pmcp_stdio *io = NULL;
-  ck_assert_int_eq(pmcp_stdio_new(&io, in[0], outp[1], &o), 0);
-  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
-  so.name = "stdio-test";
-  so.sink = pmcp_stdio_sink;
-  so.sink_ud = io;
-  so.workers = 4;
-  pmcp_server *srv = NULL;
-  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = "held";
-  d.handler = held_tool;
-  d.flags = PMCP_TOOL_BLOCKING;
-  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  pmcp_stdio *io;
+  pmcp_server *srv = serve_pipes(in, outp, max_pending, "held", held_tool, &io);
   held.srv = srv;
   held.most = held.calls = 0;
   held.open = !shut;
@@ -452,26 +462,9 @@ START_TEST(test_pending_client_reply)
    * answers sit behind 60 more calls of 4 KiB: reading must go on at once
    * (paced at a line per 100 ms, the replies would come after the calls'
    * 1 s timeout). */
-  signal(SIGPIPE, SIG_IGN);
   int in[2], outp[2];
-  ck_assert_int_eq(pipe(in), 0);
-  ck_assert_int_eq(pipe(outp), 0);
-  pmcp_stdio_options o = PMCP_STDIO_OPTIONS_INIT;
-  o.max_pending = 4;
-  pmcp_stdio *io = NULL;
-  ck_assert_int_eq(pmcp_stdio_new(&io, in[0], outp[1], &o), 0);
-  pmcp_server_options so = PMCP_SERVER_OPTIONS_INIT;
-  so.name = "stdio-test";
-  so.sink = pmcp_stdio_sink;
-  so.sink_ud = io;
-  so.workers = 4;
-  pmcp_server *srv = NULL;
-  ck_assert_int_eq(pmcp_server_new(&srv, &so), 0);
-  pmcp_tool_def d = PMCP_TOOL_DEF_INIT;
-  d.name = "asks";
-  d.handler = asking_tool;
-  d.flags = PMCP_TOOL_BLOCKING;
-  ck_assert_int_eq(pmcp_server_add_tool(srv, &d), 0);
+  pmcp_stdio *io;
+  pmcp_server *srv = serve_pipes(in, outp, 4, "asks", asking_tool, &io);
   client c = {in[1], outp[0], 64, 0, 0, PTHREAD_MUTEX_INITIALIZER};
   pthread_t tw, tr;
   ck_assert_int_eq(pthread_create(&tw, NULL, client_feed, &c), 0);
